@@ -1,0 +1,171 @@
+# Makefile - symd: libsym, the sym tool, the symd daemon, tests.
+#
+#   make                 build bin/sym, lib/libsym.{a,so}
+#   make check           install missing Debian packages, build, run all tests
+#   make demo            install missing packages, build, run the demo
+#   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line
+#   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
+#   make install         prefix=/usr/local DESTDIR=
+#
+# Knobs: SANITIZE=address,undefined  V=1  DEVELOPER=1 (-Werror)
+# CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's; required flags live
+# in SYM_CFLAGS.
+
+prefix ?= /usr/local
+exec_prefix ?= $(prefix)
+bindir ?= $(exec_prefix)/bin
+libdir ?= $(exec_prefix)/lib
+includedir ?= $(prefix)/include
+datarootdir ?= $(prefix)/share
+mandir ?= $(datarootdir)/man
+pkgconfigdir ?= $(libdir)/pkgconfig
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+AR ?= ar
+INSTALL ?= install
+
+VERSION := $(shell sed -n 's/^\#define SYM_VERSION "\(.*\)"/\1/p' libsym/sym.h)
+SOMAJOR := $(shell sed -n 's/^\#define SYM_VERSION_MAJOR //p' libsym/sym.h)
+SONAME := libsym.so.$(SOMAJOR)
+
+ifeq ($(V),1)
+Q =
+msg = @true
+else
+Q = @
+msg = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+SYM_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wshadow \
+	-Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter \
+	-fvisibility=hidden -fPIC -Ilibsym -MMD -MP
+ifeq ($(DEVELOPER),1)
+SYM_CFLAGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+SAN_FLAGS = -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+endif
+
+# Recursive (=) on purpose: pkg-config runs only when something is built,
+# after `make check` has installed the packages.
+LIB_PKGS = libdw libelf libzstd liblzma
+DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
+DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -liberty
+ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+
+B = build
+LIB_SRCS := $(wildcard libsym/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(B)/%.o)
+UNIT_SRCS := $(wildcard tests/unit/t-*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
+
+PROGS = bin/sym
+LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc
+
+.PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
+	install uninstall clean abi-check
+all: $(PROGS) $(LIBS)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+lib/libsym.a: $(LIB_OBJS)
+	@mkdir -p lib
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map abi-check
+	@mkdir -p lib
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=libsym/libsym.map -Wl,--no-undefined \
+		-o $@ $(LIB_OBJS) $(DEP_LIBS) $(LDLIBS)
+
+lib/libsym.so: lib/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
+
+lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
+	@mkdir -p lib
+	$(call msg,GEN,$@)sed -e 's|@PREFIX@|$(prefix)|' \
+		-e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# The exported symbols must be exactly the SYM_API functions of sym.h.
+abi-check:
+	$(Q)tests/abi-check.sh libsym/sym.h libsym/libsym.map
+
+bin/sym: $(TOOL_OBJS) lib/libsym.a
+	@mkdir -p bin
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
+$(B)/tests/t-%: tests/unit/t-%.c lib/libsym.a tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit \
+		$(ALL_LDFLAGS) -o $@ $< lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
+# Fuzz targets built as plain programs that replay their corpus.
+$(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c lib/libsym.a
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
+deps:
+	$(Q)tools/install-deps.sh
+
+# check installs what is missing first, then builds in a sub-make so that
+# pkg-config sees the new packages.
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-build
+	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' -j2 $(UNIT_BINS) $(FUZZ_REPLAY:%=%) \
+		$(sort $(wildcard tests/e2e/t*.sh))
+
+check-build: all $(UNIT_BINS) $(FUZZ_REPLAY)
+
+check-unit: all $(UNIT_BINS)
+	$(Q)prove --exec '' $(UNIT_BINS)
+
+check-e2e: all
+	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' $(sort $(wildcard tests/e2e/t*.sh))
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/bench/bench.sh
+
+FUZZ_TIME ?= 60
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_TIME=$(FUZZ_TIME)
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) \
+		$(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) \
+		$(DESTDIR)$(mandir)/man1
+	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
+	$(INSTALL) -m 644 lib/libsym.a $(DESTDIR)$(libdir)/
+	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
+	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 lib/libsym.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
+
+uninstall:
+	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
+		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
+		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(includedir)/sym.h \
+		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1
+
+clean:
+	rm -rf $(B) bin lib
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,228 @@
+/*
+ * internal.h - libsym's private declarations, shared between its files.
+ *
+ * Nothing here is installed or exported.  Cross-file internals are named
+ * symi_*; everything else in libsym is static.
+ *
+ * Module map:
+ *   error.c    sym_strerror(), logging (symi_log*), overflow helpers
+ *   elf.c      opening ELF files (path or memory), zstd decompression,
+ *              build IDs, .gnu_debuglink, finding separate debug files
+ *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
+ *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
+ *   build.c    the table builder: dedup, sort, sweep, serialize
+ *   table.c    the table format reader: open and lookups
+ *   module.c   struct sym_module: glue of the above
+ *   demangle.c libiberty wrapper
+ */
+#ifndef SYM_INTERNAL_H
+#define SYM_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+
+#include "sym.h"
+#include "banned.h"
+
+/*
+ * Logging.  symi_log() checks the level before formatting.
+ */
+extern int symi_log_level;
+void symi_log_(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define symi_log(level, ...)                                                 \
+	do {                                                                 \
+		if ((level) <= symi_log_level)                               \
+			symi_log_((level), __VA_ARGS__);                     \
+	} while (0)
+#define symi_warn(...) symi_log(SYM_LOG_WARN, __VA_ARGS__)
+#define symi_info(...) symi_log(SYM_LOG_INFO, __VA_ARGS__)
+#define symi_debug(...) symi_log(SYM_LOG_DEBUG, __VA_ARGS__)
+
+/* Overflow-checked size arithmetic: return false on overflow. */
+static inline bool symi_add(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+static inline bool symi_mul(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/*
+ * Grow *arr (of *cap elements of size elem) so that it holds at least
+ * need elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.
+ */
+int symi_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* Fault injection for tests: SYM_TEST_FAIL_ALLOC=N fails the Nth call. */
+void *symi_malloc(size_t n);
+void *symi_calloc(size_t n, size_t m);
+void *symi_realloc(void *p, size_t n);
+char *symi_strdup(const char *s);
+
+/*
+ * ELF files (elf.c).
+ */
+
+/** An open ELF file.  Zeroed means closed. */
+struct symi_elf {
+	Elf *elf;		/* elf_end() */
+	int fd;			/* close if >= 0 */
+	void *image;		/* free(): memory image for elf_memory() */
+	char *path;		/* free(); NULL for memory images */
+	void **bufs;		/* free() each: decompressed section data */
+	size_t nbufs, capbufs;
+	GElf_Ehdr ehdr;
+	/* Build ID, raw bytes; id_len 0 when there is none. */
+	uint8_t build_id[64];
+	size_t build_id_len;
+};
+
+/*
+ * symi_elf_open() - open an ELF file read-only.
+ * @return 0, -errno, -SYM_E_NOTELF, -SYM_E_BADELF
+ * On success the ELF header and build ID are read and every
+ * zstd-compressed section has been decompressed in memory (elfutils 0.188
+ * cannot), so libdw sees plain or zlib sections only.  @e must be zeroed;
+ * it is zeroed again on failure.
+ */
+int symi_elf_open(const char *path, struct symi_elf *e);
+
+/* symi_elf_open_mem() - the same over a copy of @buf. */
+int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e);
+
+/* symi_elf_close() - release everything; @e is zeroed.  NULL-safe. */
+void symi_elf_close(struct symi_elf *e);
+
+/* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
+bool symi_elf_has_dwarf(const struct symi_elf *e);
+
+/* Lowercase hex of @id into @hex (2 * len + 1 bytes). */
+void symi_hex(const uint8_t *id, size_t len, char *hex);
+
+/*
+ * symi_find_debug_file() - find the separate debug file of @e.
+ * @param e      the opened module (its path and build ID are used)
+ * @param opts   debuginfo_path and debug_dir; NULL for defaults
+ * @param[out] dbg  on success the opened debug file
+ * @return 0, -SYM_E_NOTFOUND
+ * Order: build ID under each debuginfo_path dir and the debug dir
+ * (DIR/.build-id/xx/rest.debug); then .gnu_debuglink next to the file,
+ * in DIR/.debug/ beside it, under each debuginfo_path dir (DIR/name and
+ * DIR/<dirname of file>/name) and under the debug dir
+ * (DEBUGDIR/<dirname of file>/name).  A debuglink candidate must match
+ * the CRC; a build-ID candidate must match the build ID.
+ */
+int symi_find_debug_file(const struct symi_elf *e,
+			 const struct sym_module_opts *opts,
+			 struct symi_elf *dbg);
+
+/*
+ * symi_find_alt_file() - find the dwz alt file named by @e's
+ * .gnu_debugaltlink: the path it gives (relative to @e's directory) and
+ * the build ID under the debug dirs.
+ * @return 0, -SYM_E_NOTFOUND (also when @e has no such section)
+ */
+int symi_find_alt_file(const struct symi_elf *e,
+		       const struct sym_module_opts *opts,
+		       struct symi_elf *alt);
+
+/*
+ * The table builder (build.c).  The DWARF walker and the symbol reader
+ * feed it; symi_builder_finish() turns it into a table buffer.
+ */
+struct symi_builder;
+
+#define SYMI_NONE UINT32_MAX
+
+int symi_builder_new(struct symi_builder **out);
+void symi_builder_free(struct symi_builder *b);
+
+/* Intern a string; returns its offset in the string blob, 0 for NULL/"".
+ * Returns SYMI_NONE on -ENOMEM. */
+uint32_t symi_builder_str(struct symi_builder *b, const char *s);
+
+/* Set the address window: anything outside [lo, hi) is dropped (tombstones,
+ * discarded sections).  Called once, before adding. */
+void symi_builder_window(struct symi_builder *b, uint64_t lo, uint64_t hi);
+
+/* Is [lo, hi) inside an executable section?  Used to drop tombstones. */
+void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi);
+bool symi_builder_in_text(const struct symi_builder *b, uint64_t addr);
+
+/* Symbol binding/type as stored (enum symi_sym_kind). */
+enum symi_sym_flags {
+	SYMI_SYM_GLOBAL = 1 << 0,
+	SYMI_SYM_WEAK = 1 << 1,
+	SYMI_SYM_FUNC = 1 << 2,   /* STT_FUNC / STT_GNU_IFUNC */
+	SYMI_SYM_OBJECT = 1 << 3, /* STT_OBJECT / STT_TLS / STT_COMMON */
+	SYMI_SYM_SIZED = 1 << 4,
+};
+
+/* Add one symbol.  @name is copied (interned).  Returns 0 or -ENOMEM. */
+int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
+			    uint64_t size, const char *name, uint32_t flags);
+
+/* A function: name, linkage name (may be NULL), declaration.  Returns
+ * the function index or SYMI_NONE on -ENOMEM.  Deduplicated. */
+uint32_t symi_builder_func(struct symi_builder *b, const char *name,
+			   const char *linkage, const char *decl_file,
+			   uint32_t decl_line);
+
+/* A source file by full path.  Returns the file index or SYMI_NONE. */
+uint32_t symi_builder_file(struct symi_builder *b, const char *path);
+
+/* A scope: a subprogram (parent SYMI_NONE) or an inlined instance.
+ * Returns the scope index or SYMI_NONE on -ENOMEM. */
+uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
+			    uint32_t func, uint32_t call_file,
+			    uint32_t call_line, uint32_t call_column,
+			    uint64_t entry);
+
+/* An address range [lo, hi) of @scope at nesting @depth (0 for a
+ * subprogram).  Returns 0 or -ENOMEM. */
+int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
+			     uint32_t depth, uint64_t lo, uint64_t hi);
+
+/* A line-table row range [lo, hi).  Where rows of different sequences
+ * overlap, the one added first wins.  Returns 0 or -ENOMEM. */
+int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
+		      uint32_t file, uint32_t line, uint32_t column,
+		      uint32_t discriminator);
+
+/* Mark that DWARF contributed to the table. */
+void symi_builder_set_dwarf(struct symi_builder *b);
+
+/*
+ * symi_builder_finish() - sort, sweep and serialize.
+ * @param[out] buf  caller owns, free(); 8-byte aligned
+ * @param[out] len  its size
+ * @return 0, -ENOMEM, -SYM_E_TOOBIG
+ */
+int symi_builder_finish(struct symi_builder *b, void **buf, size_t *len);
+
+/*
+ * Symbols (symtab.c): read .symtab, .dynsym and MiniDebugInfo
+ * (.gnu_debugdata, xz) of @e into @b.  Returns 0 or -ENOMEM; unreadable
+ * tables are logged and skipped.
+ */
+int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e);
+
+/* The executable sections of @e into symi_builder_add_text(). */
+int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
+
+/*
+ * DWARF (dwarf.c): walk every CU of @dbg (with its dwz alt file @alt, may
+ * be NULL) into @b.  Returns 0, -ENOMEM, -SYM_E_BADDWARF.
+ */
+int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
+		    struct symi_elf *alt);
+
+/* Demangle (demangle.c); caller frees; NULL when not mangled. */
+char *symi_demangle(const char *name);
+
+#endif /* SYM_INTERNAL_H */

@@ -1,0 +1,418 @@
+/*
+ * sym.h - libsym: exact symbolization of ELF addresses.
+ *
+ * libsym turns an address inside an ELF file into the function, the chain
+ * of inlined calls and file:line:column for every frame.  It reads DWARF
+ * (2 to 5) with libdw and the symbol tables (.symtab, .dynsym and
+ * MiniDebugInfo) with libelf, once, into one compact, immutable lookup table
+ * per module.  Every lookup afterwards is a binary search over that table.
+ *
+ * The typical life of a module:
+ *
+ *	struct sym_module *mod = NULL;
+ *	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = dirs);
+ *	err = sym_module_open("/usr/lib/x86_64-linux-gnu/libc.so.6", &opts,
+ *			      &mod);
+ *	...
+ *	struct sym_frame fr[SYM_MAX_FRAMES];
+ *	size_t n;
+ *	err = sym_module_lookup(mod, 0x29d90, fr, SYM_MAX_FRAMES, &n);
+ *	...
+ *	sym_module_close(mod);
+ *
+ * Addresses.  Every address given to or returned by libsym is an ELF
+ * virtual address of the module's file as linked (the p_vaddr space), never
+ * a runtime address.  A caller frame's return address must be decremented
+ * by one by the caller before the lookup, so that the call's line comes out.
+ *
+ * The table.  sym_module_table() returns the module's table: one
+ * position-independent byte buffer (docs/table-format.md) that can be
+ * written to disk or to LMDB and read in place again with sym_table_open().
+ * Lookups never touch DWARF.
+ *
+ * Caveats:
+ *  - A struct sym_module is used by one thread at a time.  A struct
+ *    sym_table is immutable: any number of threads may look up in it at
+ *    once.  Distinct objects are independent.
+ *  - libsym holds file descriptors and memory maps of the files it opened
+ *    until sym_module_close().  After fork(), use modules in one process
+ *    only.
+ *  - A module whose code spans 4 GiB or more cannot be represented in a
+ *    table (offsets are 32 bits); it fails with -SYM_E_TOOBIG.
+ *  - libsym never exits and never prints, except through the log callback
+ *    (sym_set_log()).  By default warnings go to stderr.
+ *
+ * Errors.  Calls that can fail return 0 or a negative error code:
+ * -errno for system failures (-ENOMEM, -ENOENT, ...) and -SYM_E_* for
+ * library failures.  sym_strerror() describes both.  An address without an
+ * answer is not an error: the lookup succeeds with zero frames.
+ */
+#ifndef SYM_H
+#define SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYM_API __attribute__((visibility("default")))
+
+/** Library version, as a string and as numbers. */
+#define SYM_VERSION_MAJOR 0
+#define SYM_VERSION_MINOR 1
+#define SYM_VERSION_PATCH 0
+#define SYM_VERSION "0.1.0"
+
+/**
+ * Library error codes.  They are returned negated, like -errno, and they
+ * sit above the errno range so that the two never collide.
+ */
+enum sym_error {
+	SYM_E_BASE = 4096,
+	/** The file is not an ELF file. */
+	SYM_E_NOTELF,
+	/** The ELF file is truncated or its headers are inconsistent. */
+	SYM_E_BADELF,
+	/** The DWARF data is corrupt or uses forms libdw cannot read. */
+	SYM_E_BADDWARF,
+	/** The buffer is not a valid lookup table, or from another format. */
+	SYM_E_BADTABLE,
+	/** The module spans 4 GiB or more of addresses. */
+	SYM_E_TOOBIG,
+	/** Something that was looked for does not exist. */
+	SYM_E_NOTFOUND,
+	/** The file is valid but of a kind libsym does not handle. */
+	SYM_E_UNSUPPORTED,
+	/** A compressed section could not be decompressed. */
+	SYM_E_DECOMPRESS,
+	SYM_E_MAX,
+};
+
+/**
+ * sym_strerror() - describe an error code returned by libsym.
+ * @param err   0, -errno or -SYM_E_* (the sign is ignored)
+ * @param buf   caller's buffer, filled with a NUL-terminated message
+ * @param len   size of @buf; the message is truncated to fit
+ * @return @buf
+ * Thread-safety: safe.
+ */
+SYM_API const char *sym_strerror(int err, char *buf, size_t len);
+
+/** Log levels for sym_set_log(). */
+enum sym_log_level {
+	SYM_LOG_WARN = 1,
+	SYM_LOG_INFO = 2,
+	SYM_LOG_DEBUG = 3,
+};
+
+/** A log sink: @msg is one line without the trailing newline. */
+typedef void (*sym_log_fn)(void *ctx, int level, const char *msg);
+
+/**
+ * sym_set_log() - route libsym's messages.
+ * @param fn     the sink; NULL restores the default (stderr)
+ * @param ctx    passed to @fn unchanged
+ * @param level  the most verbose level to emit; 0 keeps the current one.
+ *               The default is SYM_LOG_WARN, or $SYM_LOG_LEVEL (1 to 3)
+ *               when it is set.
+ * Thread-safety: call it before other threads use libsym.
+ */
+SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
+
+/** Flags of struct sym_frame. */
+enum sym_frame_flags {
+	/** The frame is an inlined call, inside the next frame's function. */
+	SYM_FRAME_INLINED = (1 << 0),
+	/** The function name comes from the symbol table (no DWARF). */
+	SYM_FRAME_SYMTAB = (1 << 1),
+	/** The chain was longer than the caller's array and was cut. */
+	SYM_FRAME_TRUNCATED = (1 << 2),
+};
+
+/** The most frames one lookup can return; deeper chains are cut. */
+#define SYM_MAX_FRAMES 128
+
+/**
+ * One frame of a lookup.  All strings are borrowed from the table the
+ * frame came from and stay valid until that table (or its module) is
+ * closed.  A string that is unknown is NULL, never "".
+ */
+struct sym_frame {
+	/** DW_AT_name of the function (of its abstract origin for inlined
+	 *  frames), or the symbol's name when there is no DWARF. */
+	const char *name;
+	/** Raw linkage (mangled) name, or NULL when there is none. */
+	const char *linkage_name;
+	/** Demangled linkage name (C++, Rust, D), NULL when not mangled. */
+	const char *demangled;
+	/** Source file, as the DWARF line table spells it. */
+	const char *file;
+	/** Where the function is declared (DW_AT_decl_file/line). */
+	const char *decl_file;
+	/** Line; 0 when unknown. */
+	uint32_t line;
+	/** Column; 0 when unknown. */
+	uint32_t column;
+	/** Line-table discriminator; 0 when none. */
+	uint32_t discriminator;
+	/** DW_AT_decl_line of the function; 0 when unknown. */
+	uint32_t decl_line;
+	/** Entry address of the function (of the inlined instance for
+	 *  inlined frames); 0 when unknown.  addr - entry is the offset
+	 *  into the function. */
+	uint64_t entry;
+	/** Symbol-table entry covering the address: outermost frame only,
+	 *  NULL when no symbol covers it.  May differ from @name, e.g.
+	 *  "foo.cold" or "nftw64@GLIBC_2.2.5"-style versioned names. */
+	const char *symbol;
+	/** Address of @symbol; 0 when @symbol is NULL. */
+	uint64_t symbol_addr;
+	/** Size of @symbol; 0 when unknown. */
+	uint64_t symbol_size;
+	/** enum sym_frame_flags. */
+	uint32_t flags;
+};
+
+/*
+ * Tables.
+ */
+
+/** An immutable lookup table over a caller's buffer.  Opaque. */
+struct sym_table;
+
+/** Format version of the tables this library builds and reads. */
+#define SYM_TABLE_FORMAT 1
+
+/**
+ * sym_table_open() - view a table buffer for lookups.
+ * @param buf    the table bytes, as sym_table_data() gave them; borrowed:
+ *               it must stay valid and unchanged until sym_table_close().
+ *               It must be 8-byte aligned.
+ * @param len    size of @buf
+ * @param[out] out  caller owns, free with sym_table_close()
+ * @return 0, -EINVAL (NULL or misaligned), -ENOMEM, -SYM_E_BADTABLE (not a
+ *         table, another format version, or inconsistent sizes)
+ * The check is O(1): every index a lookup follows is bounds-checked again
+ * at lookup time, so a corrupt buffer gives wrong answers, never a crash.
+ */
+SYM_API int sym_table_open(const void *buf, size_t len,
+			   struct sym_table **out);
+
+/**
+ * sym_table_close() - free a table view (not its buffer).  NULL is a no-op.
+ * Tables returned by sym_module_table() belong to their module: do not
+ * close them.
+ */
+SYM_API void sym_table_close(struct sym_table *t);
+
+/**
+ * sym_table_data() - the table's bytes, for storing.
+ * @param[out] buf  borrowed from @t, valid until it is closed
+ * @param[out] len  size in bytes
+ */
+SYM_API void sym_table_data(const struct sym_table *t, const void **buf,
+			    size_t *len);
+
+/** Counts of what a table holds, from sym_table_stat(). */
+struct sym_table_stat {
+	size_t size;		/**< bytes */
+	uint64_t base;		/**< base address of all offsets */
+	uint64_t start, end;	/**< address range covered, [start, end) */
+	uint32_t ranges;	/**< address ranges */
+	uint32_t scopes;	/**< functions and inlined instances */
+	uint32_t funcs;		/**< distinct function names */
+	uint32_t files;		/**< distinct source files */
+	uint32_t symbols;	/**< symbol-table entries */
+	uint32_t strings_size;	/**< bytes of deduplicated strings */
+	uint32_t flags;		/**< enum sym_table_flags */
+};
+
+/** Flags of struct sym_table_stat. */
+enum sym_table_flags {
+	/** The table was built from DWARF. */
+	SYM_TABLE_DWARF = (1 << 0),
+	/** The table has symbols (.symtab, .dynsym or MiniDebugInfo). */
+	SYM_TABLE_SYMBOLS = (1 << 1),
+};
+
+/** sym_table_stat() - fill @st with what @t holds. */
+SYM_API void sym_table_stat(const struct sym_table *t,
+			    struct sym_table_stat *st);
+
+/**
+ * sym_table_lookup() - symbolize one address.
+ * @param t       a table
+ * @param addr    ELF virtual address (see the top of this file)
+ * @param[out] frames  filled innermost first; strings borrowed from @t
+ * @param max     room in @frames; SYM_MAX_FRAMES is always enough
+ * @param[out] n  frames written: 0 when nothing is known about @addr
+ * @return 0, -EINVAL when an argument is NULL or @max is 0
+ * The outermost frame has @symbol set when a symbol covers @addr.  When
+ * the table has no DWARF for @addr but a symbol covers it, one frame with
+ * SYM_FRAME_SYMTAB is returned.
+ * Thread-safety: any number of threads at once.
+ */
+SYM_API int sym_table_lookup(const struct sym_table *t, uint64_t addr,
+			     struct sym_frame *frames, size_t max, size_t *n);
+
+/**
+ * The callback of sym_table_lookup_batch(): the frames of addrs[idx].
+ * @frames is valid only during the call.  Return 0 to go on, anything
+ * else to stop the batch with that value.
+ */
+typedef int (*sym_frames_fn)(void *ctx, size_t idx,
+			     const struct sym_frame *frames, size_t n);
+
+/**
+ * sym_table_lookup_batch() - symbolize many addresses.
+ * @param addrs  the addresses; any order, but sorted input is faster (each
+ *               search starts where the previous one ended)
+ * @param count  number of addresses
+ * @param fn     called once per address, in the order of @addrs
+ * @return 0, -EINVAL, or the first non-zero value @fn returned
+ */
+SYM_API int sym_table_lookup_batch(const struct sym_table *t,
+				   const uint64_t *addrs, size_t count,
+				   sym_frames_fn fn, void *ctx);
+
+/**
+ * sym_table_find_symbol() - the address of a symbol, by name.
+ * @param name   a symbol name as the symbol table spells it
+ * @param[out] addr  its address
+ * @param[out] size  its size (0 when unknown); may be NULL
+ * @return 0, -SYM_E_NOTFOUND
+ * When several symbols share the name, the preferred one is returned
+ * (global over weak over local, sized over sizeless).  Linear in the
+ * number of symbols.
+ */
+SYM_API int sym_table_find_symbol(const struct sym_table *t, const char *name,
+				  uint64_t *addr, uint64_t *size);
+
+/*
+ * Modules.
+ */
+
+/** An ELF file, its separate debug files and its table.  Opaque. */
+struct sym_module;
+
+/** Flags of struct sym_module_opts. */
+enum sym_module_flags {
+	/** Do not read DWARF: symbols only. */
+	SYM_MODULE_NO_DWARF = (1 << 0),
+	/** Do not look for a separate debug file. */
+	SYM_MODULE_NO_SEARCH = (1 << 1),
+};
+
+/**
+ * Options of sym_module_open().  Declare them with SYM_OPTS(), which sets
+ * @sz, so that newer fields can be added without breaking callers.
+ */
+struct sym_module_opts {
+	size_t sz;
+	/** Separate debug file to use; no search is done when it is set. */
+	const char *debug_file;
+	/** NULL-terminated list of extra directories searched for debug
+	 *  files (like eu-addr2line's --debuginfo-path): by build ID under
+	 *  DIR/.build-id/xx/rest.debug and by debuglink under DIR and
+	 *  DIR/<dir of the file>.  Borrowed during the call only. */
+	const char *const *debuginfo_path;
+	/** The global debug directory; NULL means /usr/lib/debug. */
+	const char *debug_dir;
+	/** enum sym_module_flags. */
+	uint32_t flags;
+};
+
+/** Declare a zeroed options struct NAME of type struct TYPE with sz set. */
+#define SYM_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/**
+ * sym_module_open() - open an ELF file and find its debug information.
+ * @param path   the ELF file (an executable, shared object or debug file)
+ * @param opts   NULL for the defaults
+ * @param[out] out  caller owns, free with sym_module_close(); NULL on error
+ * @return 0, -ENOENT/-EACCES/... (cannot open @path), -SYM_E_NOTELF,
+ *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file)
+ * The separate debug file is searched like gdb and eu-addr2line do: the
+ * build ID under .build-id/ of each debuginfo_path directory and of the
+ * debug directory, then .gnu_debuglink (CRC checked) next to the file, in
+ * its .debug/ directory and under the debug directory.  A missing debug
+ * file is not an error: the module then has symbols only.
+ */
+SYM_API int sym_module_open(const char *path,
+			    const struct sym_module_opts *opts,
+			    struct sym_module **out);
+
+/**
+ * sym_module_open_mem() - open an ELF image held in memory.
+ * @param buf   the image; copied, so the caller may free it on return
+ * @param len   its size
+ * @param opts  as for sym_module_open(); only @debug_file and @flags
+ *              apply, since a memory image has no directory to search
+ * Same returns as sym_module_open().  Used by the fuzzers.
+ */
+SYM_API int sym_module_open_mem(const void *buf, size_t len,
+				const struct sym_module_opts *opts,
+				struct sym_module **out);
+
+/** sym_module_close() - free a module and its table.  NULL is a no-op. */
+SYM_API void sym_module_close(struct sym_module *mod);
+
+/**
+ * sym_module_build_id() - the module's GNU build ID in lowercase hex.
+ * @return borrowed from @mod; NULL when the file has no NT_GNU_BUILD_ID
+ */
+SYM_API const char *sym_module_build_id(const struct sym_module *mod);
+
+/**
+ * sym_module_debug_file() - where the DWARF came from.
+ * @return borrowed path: the separate debug file, the module itself when
+ *         the DWARF is inside it, or NULL when there is no DWARF
+ */
+SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
+
+/**
+ * sym_module_table() - the module's lookup table, built on first call.
+ * @param[out] out  borrowed from @mod, valid until sym_module_close()
+ * @return 0, -ENOMEM, -SYM_E_BADDWARF (the DWARF is corrupt; the
+ *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS
+ * The table is built in one pass over each compilation unit.  A module
+ * with no usable DWARF still gets a table of its symbols.  A failure is
+ * remembered: later calls return the same error at once.
+ */
+SYM_API int sym_module_table(struct sym_module *mod,
+			     const struct sym_table **out);
+
+/**
+ * sym_module_lookup() - sym_module_table() followed by sym_table_lookup().
+ * Same parameters and returns as those two.
+ */
+SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
+			      struct sym_frame *frames, size_t max,
+			      size_t *n);
+
+/**
+ * sym_file_build_id() - read the GNU build ID of a file without opening a
+ * module (only the notes are read).
+ * @param path   an ELF file
+ * @param hex    caller's buffer for the lowercase hex ID
+ * @param len    size of @hex; 2 * 64 + 1 is always enough
+ * @return 0, -SYM_E_NOTFOUND (no build ID), -SYM_E_NOTELF, -SYM_E_BADELF,
+ *         -ERANGE (@hex too small), -errno
+ */
+SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
+
+/**
+ * sym_demangle() - demangle a C++, Rust (legacy and v0) or D name, as the
+ * table builder does.
+ * @return caller owns, free(); NULL when @name is not a mangled name
+ */
+SYM_API char *sym_demangle(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYM_H */

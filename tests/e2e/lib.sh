@@ -1,0 +1,88 @@
+# lib.sh - shared helpers for the end-to-end tests (sourced, not run).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   plan 3                     (or: plan_skip "why")
+#   ok "description" cmd...    one TAP point from a command's status
+#   is "desc" "$got" "$want"   one TAP point from a string comparison
+#   run_compare "desc" cmd...  <<'EOF'  diff stdout+stderr against stdin
+#   fixture NAME               path of a fixture binary (built on demand)
+#   need CMD...                skip the whole test when a command is missing
+#   $T                         a private temporary directory, removed at exit
+#   $SYM                       the sym binary under test
+#
+# Tests print TAP and run under prove; they never need a network.
+
+SYM_ROOT=${SYM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+SYM=${SYM:-$SYM_ROOT/bin/sym}
+SHARED=${SHARED:-$SYM_ROOT/../shared}
+T=$(mktemp -d "${TMPDIR:-/tmp}/sym-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+_tap_n=0
+_tap_fail=0
+export LC_ALL=C
+
+plan() { echo "1..$1"; }
+plan_skip() { echo "1..0 # SKIP $*"; exit 0; }
+
+_tap() {
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $_tap_n - $2"
+	else
+		_tap_fail=$((_tap_fail + 1))
+		echo "not ok $_tap_n - $2"
+	fi
+}
+
+ok() {
+	_d=$1; shift
+	if "$@" > "$T/.ok.out" 2>&1; then
+		_tap 0 "$_d"
+	else
+		_tap 1 "$_d"
+		echo "#   command: $*"
+		sed 's/^/#   /' "$T/.ok.out" | head -20
+	fi
+}
+
+is() {
+	if [ "$2" = "$3" ]; then
+		_tap 0 "$1"
+	else
+		_tap 1 "$1"
+		echo "#   got:  $2"
+		echo "#   want: $3"
+	fi
+}
+
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $*"; }
+
+run_compare() {
+	_d=$1; shift
+	cat > "$T/.expected"
+	"$@" > "$T/.actual" 2>&1
+	if diff -u "$T/.expected" "$T/.actual" > "$T/.diff"; then
+		_tap 0 "$_d"
+	else
+		_tap 1 "$_d"
+		sed 's/^/#   /' "$T/.diff" | head -40
+	fi
+}
+
+need() {
+	for _c; do
+		command -v "$_c" >/dev/null 2>&1 || plan_skip "$_c not installed"
+	done
+}
+
+# fixture NAME: path of fixtures/build/NAME, building the fixtures first
+# when needed (fixtures/build.sh is idempotent and locks).
+fixture() {
+	"$SYM_ROOT/fixtures/build.sh" >&2 || return 1
+	echo "$SYM_ROOT/fixtures/build/$1"
+}
+
+done_testing() {
+	[ "$_tap_fail" = 0 ]
+}

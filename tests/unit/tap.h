@@ -1,0 +1,57 @@
+/*
+ * tap.h - the smallest TAP producer for unit tests.
+ *
+ * Each CHECK() is one TAP test point; a failure prints the file, the line
+ * and the expression.  CHECK_ERR() also prints sym_strerror() of an error
+ * code.  Call tap_done() at the end: it prints the plan and returns the exit
+ * status for main().
+ */
+#ifndef SYM_TAP_H
+#define SYM_TAP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "sym.h"
+
+static int tap_n, tap_failed;
+
+static inline void tap_ok(int ok, const char *file, int line,
+			  const char *what)
+{
+	tap_n++;
+	if (!ok)
+		tap_failed++;
+	printf("%sok %d - %s\n", ok ? "" : "not ", tap_n, what);
+	if (!ok)
+		printf("#   failed at %s:%d\n", file, line);
+	fflush(stdout);
+}
+
+#define CHECK(expr) tap_ok(!!(expr), __FILE__, __LINE__, #expr)
+
+/* CHECK_ERR(call, want): the int that call returns equals want. */
+#define CHECK_ERR(call, want)                                               \
+	do {                                                                 \
+		int tap_rc_ = (call);                                        \
+		tap_ok(tap_rc_ == (want), __FILE__, __LINE__, #call);        \
+		if (tap_rc_ != (want)) {                                     \
+			char tap_b_[128];                                    \
+			printf("#   got %d (%s), want %d\n", tap_rc_,         \
+			       sym_strerror(tap_rc_, tap_b_,                  \
+					    sizeof(tap_b_)), (want));         \
+		}                                                            \
+	} while (0)
+
+static inline void tap_skip_all(const char *why)
+{
+	printf("1..0 # SKIP %s\n", why);
+	exit(0);
+}
+
+static inline int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#endif /* SYM_TAP_H */

@@ -1,0 +1,42 @@
+#!/bin/sh
+# install-deps.sh - install the Debian 12 packages symd builds and tests with.
+#
+# Runs as the first step of `make check`, `make demo` and `make bench`.  It
+# does nothing when every package is already installed, so it is cheap to
+# run each time.  It installs with apt-get as root, or through sudo.
+# Set SYM_NO_INSTALL=1 to only report what is missing.
+set -e
+
+# Build: compiler, libraries.  Tests: the oracles (llvm-symbolizer 14 and 19,
+# GNU addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
+# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time.
+PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
+libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
+binutils elfutils llvm llvm-19 clang libclang-rt-14-dev dwz zstd
+libc6-dbg python3.11-dbg python3 perl time debuginfod curl"
+
+missing=
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	   grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: missing Debian packages:$missing" >&2
+if [ -n "$SYM_NO_INSTALL" ]; then
+	exit 1
+fi
+if [ "$(id -u)" = 0 ]; then
+	SUDO=
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO=sudo
+else
+	echo "install-deps: not root and no sudo; install them by hand" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
