@@ -222,6 +222,10 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt);
 
+/* The table takes ownership of @buf, a malloc()ed table buffer, and frees
+ * it in sym_table_close() (table.c). */
+void symi_table_adopt(struct sym_table *t, void *buf);
+
 /* Demangle (demangle.c); caller frees; NULL when not mangled. */
 char *symi_demangle(const char *name);
 

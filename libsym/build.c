@@ -1,0 +1,894 @@
+/*
+ * build.c - the table builder: collect, deduplicate, sweep, serialize.
+ *
+ * The DWARF walker (dwarf.c) and the symbol reader (symtab.c) feed the
+ * builder with raw facts: strings, files, functions, scopes with their
+ * address ranges and nesting depth, line-table rows, and symbols.
+ * symi_builder_finish() turns them into the flat table of format.h:
+ *
+ *  1. Scope ranges are sorted (start ascending, end descending, depth
+ *     ascending) and swept with a stack, so every address gets its
+ *     innermost covering scope.  Inline trees nest, so the stack top is the
+ *     innermost scope; partial overlaps from bad DWARF only make the answer
+ *     imprecise, never unsafe.
+ *  2. Line rows are sorted by start; where rows of different sequences
+ *     overlap, the row added first keeps the overlapped part.
+ *  3. The two segment lists are merged into one list of ranges, each with
+ *     a leaf (innermost scope + line row).  Neighbours with equal leaves
+ *     are coalesced; holes get an empty leaf.
+ *
+ * Invariants: strings are interned (offset 0 is ""); files and functions
+ * are deduplicated; nothing outside an executable section is kept, which
+ * drops gc-sections tombstones (address 0, -1 or -2) the way
+ * llvm-symbolizer ignores them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "format.h"
+
+struct siv {
+	uint64_t lo, hi;
+	uint32_t scope, depth;
+};
+
+struct liv {
+	uint64_t lo, hi;
+	uint32_t file, line, column, discriminator;
+	uint32_t seq;
+};
+
+struct bsym {
+	uint64_t addr, size;
+	uint32_t name, flags;
+	uint32_t seq;
+};
+
+struct span {
+	uint64_t lo, hi;
+};
+
+struct seg {
+	uint64_t lo, hi;
+	uint32_t idx;		/* scope index or liv index */
+};
+
+struct symi_builder {
+	/* string blob and its hash set of offsets (0 = empty slot) */
+	char *str;
+	size_t str_len, str_cap;
+	uint32_t *str_set;
+	size_t str_set_cap, str_count;
+
+	struct symt_func *funcs;
+	size_t n_funcs, cap_funcs;
+	uint32_t *func_set;	/* func index + 1, 0 = empty */
+	size_t func_set_cap;
+
+	uint32_t *files;	/* string offsets */
+	size_t n_files, cap_files;
+	uint32_t *file_set;	/* file index + 1 */
+	size_t file_set_cap;
+
+	struct symt_scope *scopes;
+	uint64_t *scope_entry;
+	size_t n_scopes, cap_scopes, cap_entry;
+
+	struct siv *sivs;
+	size_t n_sivs, cap_sivs;
+	struct liv *livs;
+	size_t n_livs, cap_livs;
+	struct bsym *syms;
+	size_t n_syms, cap_syms;
+	struct span *text;
+	size_t n_text, cap_text;
+	bool text_sorted;
+	bool dwarf;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+#define HASH_INIT 0xcbf29ce484222325ULL
+
+int symi_builder_new(struct symi_builder **out)
+{
+	struct symi_builder *b;
+
+	*out = NULL;
+	b = symi_calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	/* Offset 0 is the empty string. */
+	b->str = symi_malloc(4096);
+	if (!b->str) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->str_cap = 4096;
+	b->str[0] = '\0';
+	b->str_len = 1;
+	*out = b;
+	return 0;
+}
+
+void symi_builder_free(struct symi_builder *b)
+{
+	if (!b)
+		return;
+	free(b->str);
+	free(b->str_set);
+	free(b->funcs);
+	free(b->func_set);
+	free(b->files);
+	free(b->file_set);
+	free(b->scopes);
+	free(b->scope_entry);
+	free(b->sivs);
+	free(b->livs);
+	free(b->syms);
+	free(b->text);
+	free(b);
+}
+
+/* Rehash an open-addressing set of u32 values (0 = empty) whose keys are
+ * computed by keyfn.  New capacity is twice the old (min 1024). */
+static int set_grow(uint32_t **set, size_t *cap,
+		    uint64_t (*keyfn)(struct symi_builder *, uint32_t),
+		    struct symi_builder *b)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *ns = symi_calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < *cap; i++) {
+		uint32_t v = (*set)[i];
+		size_t j;
+
+		if (!v)
+			continue;
+		j = keyfn(b, v) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = v;
+	}
+	free(*set);
+	*set = ns;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t str_key(struct symi_builder *b, uint32_t off)
+{
+	const char *s = b->str + off;
+
+	return hash_bytes(s, strlen(s), HASH_INIT);
+}
+
+uint32_t symi_builder_str(struct symi_builder *b, const char *s)
+{
+	size_t n, j, need;
+	uint64_t h;
+	uint32_t off;
+
+	if (!s || !s[0])
+		return 0;
+	n = strlen(s);
+	if ((b->str_count + 1) * 2 > b->str_set_cap &&
+	    set_grow(&b->str_set, &b->str_set_cap, str_key, b))
+		return SYMI_NONE;
+	h = hash_bytes(s, n, HASH_INIT);
+	j = h & (b->str_set_cap - 1);
+	while (b->str_set[j]) {
+		const char *t = b->str + b->str_set[j];
+
+		if (memcmp(t, s, n + 1) == 0)
+			return b->str_set[j];
+		j = (j + 1) & (b->str_set_cap - 1);
+	}
+	/* Strings live in a u32-addressed blob. */
+	if (!symi_add(b->str_len, n + 1, &need) || need >= UINT32_MAX)
+		return SYMI_NONE;
+	if (need > b->str_cap) {
+		size_t cap = b->str_cap;
+
+		if (symi_grow((void **)&b->str, &cap, need, 1))
+			return SYMI_NONE;
+		b->str_cap = cap;
+	}
+	off = (uint32_t)b->str_len;
+	memcpy(b->str + off, s, n + 1);
+	b->str_len = need;
+	b->str_set[j] = off;
+	b->str_count++;
+	return off;
+}
+
+static uint64_t func_hash(const struct symt_func *f)
+{
+	return hash_bytes(f, sizeof(*f), HASH_INIT);
+}
+
+static uint64_t func_key(struct symi_builder *b, uint32_t v)
+{
+	struct symt_func f = b->funcs[v - 1];
+
+	f.demangled = 0;
+	return func_hash(&f);
+}
+
+uint32_t symi_builder_func(struct symi_builder *b, const char *name,
+			   const char *linkage, const char *decl_file,
+			   uint32_t decl_line)
+{
+	struct symt_func f = { 0 };
+	char *dem;
+	size_t j;
+	uint64_t h;
+
+	f.name = symi_builder_str(b, name);
+	f.linkage = symi_builder_str(b, linkage);
+	f.decl_file = decl_file ? symi_builder_file(b, decl_file) : SYMT_NONE;
+	f.decl_line = decl_line;
+	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE ||
+	    (decl_file && f.decl_file == SYMI_NONE))
+		return SYMI_NONE;
+	if ((b->n_funcs + 1) * 2 > b->func_set_cap &&
+	    set_grow(&b->func_set, &b->func_set_cap, func_key, b))
+		return SYMI_NONE;
+	h = func_hash(&f);
+	j = h & (b->func_set_cap - 1);
+	while (b->func_set[j]) {
+		const struct symt_func *g = &b->funcs[b->func_set[j] - 1];
+
+		if (g->name == f.name && g->linkage == f.linkage &&
+		    g->decl_file == f.decl_file && g->decl_line == f.decl_line)
+			return b->func_set[j] - 1;
+		j = (j + 1) & (b->func_set_cap - 1);
+	}
+	if (b->n_funcs >= SYMT_NONE - 1 ||
+	    symi_grow((void **)&b->funcs, &b->cap_funcs, b->n_funcs + 1,
+		      sizeof(f)))
+		return SYMI_NONE;
+	/* Demangle once per distinct function, here, never at lookup. */
+	if (f.linkage) {
+		dem = symi_demangle(linkage);
+		if (dem) {
+			f.demangled = symi_builder_str(b, dem);
+			free(dem);
+			if (f.demangled == SYMI_NONE)
+				return SYMI_NONE;
+		}
+	}
+	b->funcs[b->n_funcs] = f;
+	b->func_set[j] = (uint32_t)++b->n_funcs;
+	return (uint32_t)(b->n_funcs - 1);
+}
+
+static uint64_t file_key(struct symi_builder *b, uint32_t v)
+{
+	uint32_t off = b->files[v - 1];
+
+	return hash_bytes(&off, sizeof(off), HASH_INIT);
+}
+
+uint32_t symi_builder_file(struct symi_builder *b, const char *path)
+{
+	uint32_t off = symi_builder_str(b, path);
+	size_t j;
+
+	if (off == SYMI_NONE)
+		return SYMI_NONE;
+	if ((b->n_files + 1) * 2 > b->file_set_cap &&
+	    set_grow(&b->file_set, &b->file_set_cap, file_key, b))
+		return SYMI_NONE;
+	j = hash_bytes(&off, sizeof(off), HASH_INIT) & (b->file_set_cap - 1);
+	while (b->file_set[j]) {
+		if (b->files[b->file_set[j] - 1] == off)
+			return b->file_set[j] - 1;
+		j = (j + 1) & (b->file_set_cap - 1);
+	}
+	if (b->n_files >= SYMT_NONE - 1 ||
+	    symi_grow((void **)&b->files, &b->cap_files, b->n_files + 1,
+		      sizeof(*b->files)))
+		return SYMI_NONE;
+	b->files[b->n_files] = off;
+	b->file_set[j] = (uint32_t)++b->n_files;
+	return (uint32_t)(b->n_files - 1);
+}
+
+uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
+			    uint32_t func, uint32_t call_file,
+			    uint32_t call_line, uint32_t call_column,
+			    uint64_t entry)
+{
+	struct symt_scope *s;
+
+	if (b->n_scopes >= SYMT_NONE - 1 ||
+	    symi_grow((void **)&b->scopes, &b->cap_scopes, b->n_scopes + 1,
+		      sizeof(*b->scopes)) ||
+	    symi_grow((void **)&b->scope_entry, &b->cap_entry,
+		      b->n_scopes + 1, sizeof(*b->scope_entry)))
+		return SYMI_NONE;
+	s = &b->scopes[b->n_scopes];
+	s->parent = parent;
+	s->func = func;
+	s->call_file = call_file;
+	s->call_line = call_line;
+	s->call_column = call_column;
+	s->entry = 0;
+	b->scope_entry[b->n_scopes] = entry;
+	return (uint32_t)b->n_scopes++;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	if (symi_grow((void **)&b->text, &b->cap_text, b->n_text + 1,
+		      sizeof(*b->text)))
+		return;	/* best effort: fewer text spans, more dropped rows */
+	b->text[b->n_text].lo = lo;
+	b->text[b->n_text].hi = hi;
+	b->n_text++;
+	b->text_sorted = false;
+}
+
+static void text_sort(struct symi_builder *b)
+{
+	size_t i, o = 0;
+
+	if (b->text_sorted)
+		return;
+	qsort(b->text, b->n_text, sizeof(*b->text), span_cmp);
+	for (i = 0; i < b->n_text; i++) {
+		if (o && b->text[i].lo <= b->text[o - 1].hi) {
+			if (b->text[i].hi > b->text[o - 1].hi)
+				b->text[o - 1].hi = b->text[i].hi;
+		} else {
+			b->text[o++] = b->text[i];
+		}
+	}
+	b->n_text = o;
+	b->text_sorted = true;
+}
+
+bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
+{
+	struct symi_builder *b = (struct symi_builder *)cb;
+	size_t lo = 0, hi;
+
+	if (!b->n_text)
+		return addr != 0 && addr < UINT64_MAX - 1;
+	text_sort(b);
+	hi = b->n_text;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->text[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < b->text[lo - 1].hi;
+}
+
+int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
+			     uint32_t depth, uint64_t lo, uint64_t hi)
+{
+	struct siv *v;
+
+	if (hi <= lo || !symi_builder_in_text(b, lo))
+		return 0;
+	if (symi_grow((void **)&b->sivs, &b->cap_sivs, b->n_sivs + 1,
+		      sizeof(*b->sivs)))
+		return -ENOMEM;
+	v = &b->sivs[b->n_sivs++];
+	v->lo = lo;
+	v->hi = hi;
+	v->scope = scope;
+	v->depth = depth;
+	return 0;
+}
+
+int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
+		      uint32_t file, uint32_t line, uint32_t column,
+		      uint32_t discriminator)
+{
+	struct liv *v;
+
+	if (hi <= lo || !symi_builder_in_text(b, lo))
+		return 0;
+	if (b->n_livs >= UINT32_MAX ||
+	    symi_grow((void **)&b->livs, &b->cap_livs, b->n_livs + 1,
+		      sizeof(*b->livs)))
+		return -ENOMEM;
+	v = &b->livs[b->n_livs];
+	v->lo = lo;
+	v->hi = hi;
+	v->file = file;
+	v->line = line;
+	v->column = column;
+	v->discriminator = discriminator;
+	v->seq = (uint32_t)b->n_livs++;
+	return 0;
+}
+
+int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
+			    uint64_t size, const char *name, uint32_t flags)
+{
+	struct bsym *s;
+	uint32_t off;
+
+	if (!name || !name[0])
+		return 0;
+	off = symi_builder_str(b, name);
+	if (off == SYMI_NONE)
+		return -ENOMEM;
+	if (b->n_syms >= UINT32_MAX ||
+	    symi_grow((void **)&b->syms, &b->cap_syms, b->n_syms + 1,
+		      sizeof(*b->syms)))
+		return -ENOMEM;
+	s = &b->syms[b->n_syms];
+	s->addr = addr;
+	s->size = size > UINT32_MAX ? UINT32_MAX : size;
+	s->name = off;
+	s->flags = flags | (size ? SYMI_SYM_SIZED : 0);
+	s->seq = (uint32_t)b->n_syms++;
+	return 0;
+}
+
+void symi_builder_set_dwarf(struct symi_builder *b)
+{
+	b->dwarf = true;
+}
+
+/*
+ * Sorting and sweeping.
+ */
+
+static int siv_cmp(const void *a, const void *b)
+{
+	const struct siv *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->scope < y->scope ? -1 : x->scope > y->scope;
+}
+
+static int liv_cmp(const void *a, const void *b)
+{
+	const struct liv *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Symbol rank at one address: lower is better.  Like eu-addr2line:
+ * sized over sizeless, global over weak over local, functions over
+ * objects over untyped; then the first one read. */
+static unsigned sym_rank(const struct bsym *s)
+{
+	unsigned r = 0;
+
+	if (!(s->flags & SYMI_SYM_SIZED))
+		r += 8;
+	if (!(s->flags & SYMI_SYM_GLOBAL))
+		r += (s->flags & SYMI_SYM_WEAK) ? 2 : 4;
+	if (!(s->flags & SYMI_SYM_FUNC))
+		r += (s->flags & SYMI_SYM_OBJECT) ? 1 : 0;
+	return r;
+}
+
+static int bsym_cmp(const void *a, const void *b)
+{
+	const struct bsym *x = a, *y = b;
+	unsigned rx, ry;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	rx = sym_rank(x);
+	ry = sym_rank(y);
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+struct segs {
+	struct seg *v;
+	size_t n, cap;
+};
+
+static int seg_push(struct segs *s, uint64_t lo, uint64_t hi, uint32_t idx)
+{
+	if (hi <= lo)
+		return 0;
+	if (s->n && s->v[s->n - 1].hi == lo && s->v[s->n - 1].idx == idx) {
+		s->v[s->n - 1].hi = hi;
+		return 0;
+	}
+	if (symi_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
+	s->v[s->n].lo = lo;
+	s->v[s->n].hi = hi;
+	s->v[s->n].idx = idx;
+	s->n++;
+	return 0;
+}
+
+/* Innermost scope per address, as non-overlapping ascending segments. */
+static int sweep_scopes(struct symi_builder *b, struct segs *out)
+{
+	size_t *stack = NULL, sp = 0, cap = 0;
+	uint64_t pos = 0;
+	int err = 0;
+
+	qsort(b->sivs, b->n_sivs, sizeof(*b->sivs), siv_cmp);
+	for (size_t i = 0; i < b->n_sivs; i++) {
+		const struct siv *iv = &b->sivs[i];
+
+		while (sp) {
+			const struct siv *top = &b->sivs[stack[sp - 1]];
+
+			if (top->hi > iv->lo)
+				break;
+			if (pos < top->hi) {
+				err = seg_push(out, pos, top->hi, top->scope);
+				if (err)
+					goto out;
+				pos = top->hi;
+			}
+			sp--;
+		}
+		if (sp && pos < iv->lo) {
+			err = seg_push(out, pos, iv->lo,
+				       b->sivs[stack[sp - 1]].scope);
+			if (err)
+				goto out;
+		}
+		err = symi_grow((void **)&stack, &cap, sp + 1, sizeof(*stack));
+		if (err)
+			goto out;
+		stack[sp++] = i;
+		pos = iv->lo;
+	}
+	while (sp) {
+		const struct siv *top = &b->sivs[stack[--sp]];
+
+		if (pos < top->hi) {
+			err = seg_push(out, pos, top->hi, top->scope);
+			if (err)
+				goto out;
+			pos = top->hi;
+		}
+	}
+out:
+	free(stack);
+	return err;
+}
+
+/* Line rows as non-overlapping ascending segments (idx = liv index). */
+static int sweep_lines(struct symi_builder *b, struct segs *out)
+{
+	uint64_t end = 0;
+
+	qsort(b->livs, b->n_livs, sizeof(*b->livs), liv_cmp);
+	for (size_t i = 0; i < b->n_livs; i++) {
+		struct liv *l = &b->livs[i];
+		uint64_t lo = l->lo;
+
+		if (out->n && lo < end)
+			lo = end;
+		if (lo >= l->hi)
+			continue;
+		/* No coalescing of line segments: seg_push() merges equal
+		 * idx only, and each row has its own. */
+		if (seg_push(out, lo, l->hi, (uint32_t)i))
+			return -ENOMEM;
+		end = l->hi;
+	}
+	return 0;
+}
+
+struct ranges {
+	uint64_t *addr;
+	struct symt_leaf *leaf;
+	size_t n, cap_a, cap_l;
+};
+
+static bool leaf_eq(const struct symt_leaf *a, const struct symt_leaf *b)
+{
+	return a->scope == b->scope && a->file == b->file &&
+	       a->line == b->line && a->column == b->column &&
+	       a->discriminator == b->discriminator;
+}
+
+static int range_push(struct ranges *r, uint64_t addr,
+		      const struct symt_leaf *leaf)
+{
+	if (r->n && leaf_eq(&r->leaf[r->n - 1], leaf))
+		return 0;
+	if (r->n && r->addr[r->n - 1] == addr) {
+		r->leaf[r->n - 1] = *leaf;
+		return 0;
+	}
+	if (symi_grow((void **)&r->addr, &r->cap_a, r->n + 1,
+		      sizeof(*r->addr)) ||
+	    symi_grow((void **)&r->leaf, &r->cap_l, r->n + 1,
+		      sizeof(*r->leaf)))
+		return -ENOMEM;
+	r->addr[r->n] = addr;
+	r->leaf[r->n] = *leaf;
+	r->n++;
+	return 0;
+}
+
+static const struct symt_leaf empty_leaf = {
+	.scope = SYMT_NONE, .file = SYMT_NONE,
+};
+
+/* Merge scope and line segments into ranges with leaves. */
+static int merge(struct symi_builder *b, const struct segs *S,
+		 const struct segs *L, struct ranges *r)
+{
+	size_t i = 0, j = 0;
+	uint64_t pos;
+	int err;
+
+	if (!S->n && !L->n)
+		return 0;
+	pos = !S->n ? L->v[0].lo : !L->n ? S->v[0].lo :
+	      S->v[0].lo < L->v[0].lo ? S->v[0].lo : L->v[0].lo;
+	for (;;) {
+		struct symt_leaf leaf = empty_leaf;
+		uint64_t next = UINT64_MAX;
+
+		while (i < S->n && S->v[i].hi <= pos)
+			i++;
+		while (j < L->n && L->v[j].hi <= pos)
+			j++;
+		if (i == S->n && j == L->n)
+			break;
+		if (i < S->n) {
+			if (S->v[i].lo <= pos) {
+				leaf.scope = S->v[i].idx;
+				next = S->v[i].hi;
+			} else {
+				next = S->v[i].lo;
+			}
+		}
+		if (j < L->n) {
+			const struct seg *g = &L->v[j];
+
+			if (g->lo <= pos) {
+				const struct liv *l = &b->livs[g->idx];
+
+				leaf.file = l->file;
+				leaf.line = l->line;
+				leaf.column = l->column;
+				leaf.discriminator = l->discriminator;
+				if (g->hi < next)
+					next = g->hi;
+			} else if (g->lo < next) {
+				next = g->lo;
+			}
+		}
+		err = range_push(r, pos, &leaf);
+		if (err)
+			return err;
+		pos = next;
+	}
+	/* Terminator: nothing is known past the last range. */
+	return range_push(r, pos, &empty_leaf);
+}
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
+{
+	struct segs S = { 0 }, L = { 0 };
+	struct ranges R = { 0 };
+	struct symt_header *h;
+	uint64_t base = UINT64_MAX, end = 0, symlo, symhi;
+	size_t off, o_addrs, o_leaves, o_scopes, o_funcs, o_files, o_syms,
+		o_str, n_syms = 0, i;
+	char *buf = NULL;
+	int err;
+
+	*bufp = NULL;
+	*lenp = 0;
+	err = sweep_scopes(b, &S);
+	if (!err)
+		err = sweep_lines(b, &L);
+	if (!err)
+		err = merge(b, &S, &L, &R);
+	if (err)
+		goto out;
+
+	/* The code window fixes the base; it must span less than 4 GiB. */
+	if (R.n) {
+		base = R.addr[0];
+		end = R.addr[R.n - 1];
+	}
+	for (i = 0; i < b->n_text; i++) {
+		if (b->text[i].lo < base)
+			base = b->text[i].lo;
+		if (b->text[i].hi > end)
+			end = b->text[i].hi;
+	}
+	qsort(b->syms, b->n_syms, sizeof(*b->syms), bsym_cmp);
+	/* Symbols may widen the window (data below .text) while it stays
+	 * under 4 GiB; the rest are dropped. */
+	symlo = base;
+	symhi = end;
+	for (i = 0; i < b->n_syms; i++) {
+		uint64_t a = b->syms[i].addr;
+		uint64_t lo = a < symlo ? a : symlo;
+		uint64_t hi = a + 1 > symhi ? a + 1 : symhi;
+
+		if (base == UINT64_MAX || hi - lo < UINT32_MAX) {
+			symlo = lo;
+			symhi = hi;
+			if (base == UINT64_MAX)
+				base = a, end = a + 1;
+		}
+	}
+	if (base == UINT64_MAX)
+		base = end = 0;
+	if (symlo < base)
+		base = symlo;
+	if (symhi > end)
+		end = symhi;
+	if (end - base >= UINT32_MAX) {
+		symi_warn("table: module spans 0x%llx..0x%llx, 4 GiB or more",
+			  (unsigned long long)base, (unsigned long long)end);
+		err = -SYM_E_TOOBIG;
+		goto out;
+	}
+	for (i = 0; i < b->n_syms; i++) {
+		if (b->syms[i].addr >= base && b->syms[i].addr < end)
+			b->syms[n_syms++] = b->syms[i];
+	}
+
+	off = align8(sizeof(*h));
+	o_addrs = off;
+	off = align8(off + R.n * sizeof(uint32_t));
+	o_leaves = off;
+	off = align8(off + R.n * sizeof(struct symt_leaf));
+	o_scopes = off;
+	off = align8(off + b->n_scopes * sizeof(struct symt_scope));
+	o_funcs = off;
+	off = align8(off + b->n_funcs * sizeof(struct symt_func));
+	o_files = off;
+	off = align8(off + b->n_files * sizeof(uint32_t));
+	o_syms = off;
+	off = align8(off + n_syms * sizeof(struct symt_sym));
+	o_str = off;
+	/* Demangled symbol names are interned below, so size strings last. */
+	{
+		uint32_t *dem = symi_calloc(n_syms ? n_syms : 1,
+					    sizeof(*dem));
+
+		if (!dem) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < n_syms; i++) {
+			char *d = symi_demangle(b->str + b->syms[i].name);
+
+			if (!d)
+				continue;
+			dem[i] = symi_builder_str(b, d);
+			free(d);
+			if (dem[i] == SYMI_NONE) {
+				free(dem);
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		off = align8(off + b->str_len);
+		if (off >= UINT32_MAX) {
+			free(dem);
+			err = -SYM_E_TOOBIG;
+			goto out;
+		}
+		/* malloc() memory is aligned for any type, so 8 too. */
+		buf = symi_malloc(off);
+		if (!buf) {
+			free(dem);
+			err = -ENOMEM;
+			goto out;
+		}
+		memset(buf, 0, off);
+		for (i = 0; i < n_syms; i++) {
+			struct symt_sym *s = (struct symt_sym *)(buf + o_syms) +
+					     i;
+
+			s->addr = (uint32_t)(b->syms[i].addr - base);
+			s->size = (uint32_t)b->syms[i].size;
+			s->name = b->syms[i].name;
+			s->demangled = dem[i];
+			s->flags = b->syms[i].flags;
+		}
+		free(dem);
+	}
+
+	h = (struct symt_header *)buf;
+	memcpy(h->magic, SYMT_MAGIC, sizeof(h->magic));
+	h->format = SYM_TABLE_FORMAT;
+	h->bom = SYMT_BOM;
+	h->flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
+		   (n_syms ? SYM_TABLE_SYMBOLS : 0);
+	h->size = (uint32_t)off;
+	h->base = base;
+	h->start = R.n ? R.addr[0] : base;
+	h->end = end;
+	h->n_ranges = (uint32_t)R.n;
+	h->off_addrs = (uint32_t)o_addrs;
+	h->off_leaves = (uint32_t)o_leaves;
+	h->n_scopes = (uint32_t)b->n_scopes;
+	h->off_scopes = (uint32_t)o_scopes;
+	h->n_funcs = (uint32_t)b->n_funcs;
+	h->off_funcs = (uint32_t)o_funcs;
+	h->n_files = (uint32_t)b->n_files;
+	h->off_files = (uint32_t)o_files;
+	h->n_syms = (uint32_t)n_syms;
+	h->off_syms = (uint32_t)o_syms;
+	h->off_strings = (uint32_t)o_str;
+	h->strings_size = (uint32_t)b->str_len;
+
+	for (i = 0; i < R.n; i++)
+		((uint32_t *)(buf + o_addrs))[i] = (uint32_t)(R.addr[i] - base);
+	if (R.n)
+		memcpy(buf + o_leaves, R.leaf, R.n * sizeof(*R.leaf));
+	for (i = 0; i < b->n_scopes; i++) {
+		uint64_t e = b->scope_entry[i];
+
+		b->scopes[i].entry = e >= base && e < end ?
+				     (uint32_t)(e - base) : SYMT_NONE;
+	}
+	if (b->n_scopes)
+		memcpy(buf + o_scopes, b->scopes,
+		       b->n_scopes * sizeof(*b->scopes));
+	if (b->n_funcs)
+		memcpy(buf + o_funcs, b->funcs, b->n_funcs * sizeof(*b->funcs));
+	if (b->n_files)
+		memcpy(buf + o_files, b->files, b->n_files * sizeof(*b->files));
+	memcpy(buf + o_str, b->str, b->str_len);
+
+	*bufp = buf;
+	*lenp = off;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	free(S.v);
+	free(L.v);
+	free(R.addr);
+	free(R.leaf);
+	return err;
+}

@@ -1,0 +1,30 @@
+/*
+ * demangle.c - C++, Rust (legacy and v0) and D demangling via libiberty.
+ *
+ * libiberty's cplus_demangle() with DMGL_AUTO recognises the scheme from
+ * the prefix (_Z, _R, _D, and Rust legacy hashes inside _ZN...E).  The
+ * table builder demangles each distinct linkage name once and stores the
+ * result; lookups never call this.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <libiberty/demangle.h>
+
+#include "internal.h"
+
+char *symi_demangle(const char *name)
+{
+	if (!name || !name[0])
+		return NULL;
+	/* Only names with a known mangling prefix; plain C names pass. */
+	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R' ||
+				 name[1] == 'D')) &&
+	    strncmp(name, "__Z", 3) != 0)
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+char *sym_demangle(const char *name)
+{
+	return symi_demangle(name);
+}

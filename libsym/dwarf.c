@@ -1,0 +1,516 @@
+/*
+ * dwarf.c - the one-pass DWARF walk that feeds the table builder.
+ *
+ * For each compilation unit (dwarf_get_units(); split units are reached
+ * through their skeleton, dwz partial units through the references into
+ * them), the walk does two things and nothing per address:
+ *
+ *  - the line program (dwarf_getsrclines()) becomes row ranges
+ *    [addr, next addr).  Where several rows share an address the last one
+ *    wins, as in llvm-symbolizer.
+ *  - the DIE tree is walked once, depth first.  Each subprogram with code
+ *    becomes a root scope, each DW_TAG_inlined_subroutine a child scope
+ *    with its call site (DW_AT_call_file/line/column); lexical blocks are
+ *    walked through.  Every DW_AT_low_pc/high_pc or DW_AT_ranges range of
+ *    a scope is added with its nesting depth.
+ *
+ * Function names come from the DIE or its abstract origin/specification
+ * (dwarf_attr_integrate() follows those, across CUs and into the dwz alt
+ * file), and are resolved once per origin DIE: a small hash map keyed by
+ * the DIE's address in the mapped section caches the function index.
+ *
+ * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
+ * input); a CU whose line table or DIEs cannot be read is logged and
+ * skipped.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#include "internal.h"
+
+#define MAX_DEPTH 256
+#define FILE_UNSET (SYMI_NONE - 1)
+
+/* DIE address -> function index. */
+struct fcache {
+	struct fent {
+		const void *key;
+		uint32_t func;
+	} *v;
+	size_t n, cap;
+};
+
+struct cuspan {
+	Dwarf_Addr lo, hi;
+};
+
+struct walk {
+	struct symi_builder *b;
+	/* The current CU's address ranges, sorted. */
+	struct cuspan *cur;
+	size_t ncur, cur_cap;
+	const char *path;
+	struct fcache fc;
+	/* The current CU's file table and its index -> builder file map. */
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint32_t *fmap;
+	size_t fmap_cap;
+	/* The explicit DFS stack. */
+	struct frame {
+		Dwarf_Die die;
+		uint32_t scope;
+		uint32_t depth;
+	} *stack;
+	size_t sp, stack_cap;
+	unsigned long cu_errors;
+};
+
+static uint32_t file_of(struct walk *w, Dwarf_Files *files, size_t idx)
+{
+	const char *name;
+
+	if (!files)
+		return SYMI_NONE;
+	if (files == w->files && idx < w->nfiles) {
+		if (w->fmap[idx] != FILE_UNSET)
+			return w->fmap[idx];
+	}
+	name = dwarf_filesrc(files, idx, NULL, NULL);
+	if (!name)
+		return SYMI_NONE;
+	if (files == w->files && idx < w->nfiles) {
+		w->fmap[idx] = symi_builder_file(w->b, name);
+		return w->fmap[idx];
+	}
+	return symi_builder_file(w->b, name);
+}
+
+static int cu_files(struct walk *w, Dwarf_Die *cudie)
+{
+	Dwarf_Files *files = NULL;
+	size_t n = 0;
+
+	w->files = NULL;
+	w->nfiles = 0;
+	if (dwarf_getsrcfiles(cudie, &files, &n) != 0)
+		return 0;	/* no file table: no call sites either */
+	if (symi_grow((void **)&w->fmap, &w->fmap_cap, n ? n : 1,
+		      sizeof(*w->fmap)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w->fmap[i] = FILE_UNSET;
+	w->files = files;
+	w->nfiles = n;
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct cuspan *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The CU's address ranges, sorted, into w->cur. */
+static int cu_ranges(struct walk *w, Dwarf_Die *cudie)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	w->ncur = 0;
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (symi_grow((void **)&w->cur, &w->cur_cap, w->ncur + 1,
+			      sizeof(*w->cur)))
+			return -ENOMEM;
+		w->cur[w->ncur].lo = lo;
+		w->cur[w->ncur].hi = hi;
+		w->ncur++;
+	}
+	qsort(w->cur, w->ncur, sizeof(*w->cur), span_cmp);
+	return 0;
+}
+
+/*
+ * Clip the row range [a, *na) to the CU range holding @a.  libdw sorts
+ * the rows of all sequences of a CU by address and drops the sequence
+ * boundaries, so a zero-length row at the end of one sequence (say a
+ * .cold part) would otherwise reach to the next sequence, megabytes
+ * away.  Returns false when the CU has ranges and none holds @a.
+ */
+static bool clip(const struct walk *w, Dwarf_Addr a, Dwarf_Addr *na)
+{
+	size_t lo = 0, hi = w->ncur;
+
+	if (!w->ncur)
+		return true;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->cur[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || a >= w->cur[lo - 1].hi)
+		return false;
+	if (*na > w->cur[lo - 1].hi)
+		*na = w->cur[lo - 1].hi;
+	return true;
+}
+
+static int do_lines(struct walk *w, Dwarf_Die *cudie)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+	int err;
+
+	if (dwarf_getsrclines(cudie, &lines, &n) != 0) {
+		/* A CU without DW_AT_stmt_list is normal. */
+		if (dwarf_hasattr(cudie, DW_AT_stmt_list)) {
+			symi_warn("dwarf: cannot read line table of CU at 0x%llx in '%s': %s",
+				  (unsigned long long)dwarf_dieoffset(cudie),
+				  w->path, dwarf_errmsg(-1));
+			w->cu_errors++;
+		}
+		return 0;
+	}
+	err = cu_ranges(w, cudie);
+	if (err)
+		return err;
+	for (size_t i = 0; i + 1 < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Line *nx = dwarf_onesrcline(lines, i + 1);
+		Dwarf_Addr a, na;
+		Dwarf_Files *files;
+		size_t idx;
+		bool end;
+		int line = 0, col = 0;
+		unsigned int disc = 0;
+		uint32_t file = SYMI_NONE;
+
+		if (!l || !nx || dwarf_lineendsequence(l, &end) || end ||
+		    dwarf_lineaddr(l, &a) || dwarf_lineaddr(nx, &na) ||
+		    na <= a || !clip(w, a, &na))
+			continue;
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		dwarf_linediscriminator(l, &disc);
+		if (dwarf_line_file(l, &files, &idx) == 0)
+			file = file_of(w, files, idx);
+		err = symi_builder_line(w->b, a, na, file,
+					line > 0 ? (uint32_t)line : 0,
+					col > 0 ? (uint32_t)col : 0, disc);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const char *attr_str(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute a;
+
+	if (!dwarf_attr_integrate(die, name, &a))
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+static uint64_t ptr_hash(const void *p)
+{
+	uint64_t x = (uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int fcache_grow(struct fcache *c)
+{
+	size_t ncap = c->cap ? c->cap * 2 : 4096;
+	struct fent *nv = symi_calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t j;
+
+		if (!c->v[i].key)
+			continue;
+		j = ptr_hash(c->v[i].key) & (ncap - 1);
+		while (nv[j].key)
+			j = (j + 1) & (ncap - 1);
+		nv[j] = c->v[i];
+	}
+	free(c->v);
+	c->v = nv;
+	c->cap = ncap;
+	return 0;
+}
+
+/* The function index of a subprogram or inlined instance @die. */
+static uint32_t func_of(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin = *die, tmp;
+	const char *name, *linkage, *decl_file;
+	int decl_line = 0;
+	uint32_t f;
+	size_t j;
+
+	/* Key on the outermost origin so all instances share one entry. */
+	for (int i = 0; i < 8; i++) {
+		if (!dwarf_attr(&origin, DW_AT_abstract_origin, &a) ||
+		    !dwarf_formref_die(&a, &tmp))
+			break;
+		origin = tmp;
+	}
+	if ((w->fc.n + 1) * 2 > w->fc.cap && fcache_grow(&w->fc))
+		return SYMI_NONE;
+	j = ptr_hash(origin.addr) & (w->fc.cap - 1);
+	while (w->fc.v[j].key) {
+		if (w->fc.v[j].key == origin.addr)
+			return w->fc.v[j].func;
+		j = (j + 1) & (w->fc.cap - 1);
+	}
+	name = attr_str(&origin, DW_AT_name);
+	linkage = attr_str(&origin, DW_AT_linkage_name);
+	if (!linkage)
+		linkage = attr_str(&origin, DW_AT_MIPS_linkage_name);
+	decl_file = dwarf_decl_file(&origin);
+	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
+		decl_line = 0;
+	f = symi_builder_func(w->b, name, linkage, decl_file,
+			      (uint32_t)decl_line);
+	if (f == SYMI_NONE)
+		return SYMI_NONE;
+	w->fc.v[j].key = origin.addr;
+	w->fc.v[j].func = f;
+	w->fc.n++;
+	return f;
+}
+
+static uint32_t udata(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+
+	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0)
+		return 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/*
+ * Add a scope for @die (subprogram or inlined instance) with all its
+ * ranges.  *scope is SYMI_NONE when the DIE has no code.
+ */
+static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
+		     uint32_t depth, uint32_t *scope)
+{
+	Dwarf_Addr base, lo, hi, entry = 0;
+	ptrdiff_t off = 0;
+	uint32_t func, s, cf = SYMI_NONE, cl = 0, cc = 0;
+	bool any = false;
+	int err;
+
+	*scope = SYMI_NONE;
+	/* First pass: is there code at all, and where does it start? */
+	off = dwarf_ranges(die, 0, &base, &lo, &hi);
+	if (off <= 0)
+		return 0;
+	if (dwarf_lowpc(die, &entry) != 0)
+		entry = lo;
+	func = func_of(w, die);
+	if (func == SYMI_NONE)
+		return -ENOMEM;
+	if (parent != SYMI_NONE) {
+		Dwarf_Attribute a;
+		Dwarf_Word idx;
+
+		if (dwarf_attr(die, DW_AT_call_file, &a) &&
+		    dwarf_formudata(&a, &idx) == 0)
+			cf = file_of(w, w->files, idx);
+		cl = udata(die, DW_AT_call_line);
+		cc = udata(die, DW_AT_call_column);
+	}
+	s = symi_builder_scope(w->b, parent, func, cf, cl, cc, entry);
+	if (s == SYMI_NONE)
+		return -ENOMEM;
+	off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		err = symi_builder_scope_range(w->b, s, depth, lo, hi);
+		if (err)
+			return err;
+		any = true;
+	}
+	if (any)
+		*scope = s;
+	return 0;
+}
+
+static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
+		uint32_t depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return 0;
+	if (symi_grow((void **)&w->stack, &w->stack_cap, w->sp + 1,
+		      sizeof(*w->stack)))
+		return -ENOMEM;
+	w->stack[w->sp].die = child;
+	w->stack[w->sp].scope = scope;
+	w->stack[w->sp].depth = depth;
+	w->sp++;
+	return 0;
+}
+
+/*
+ * Walk the DIE tree below @top.  The stack holds, per level, the next
+ * sibling to visit; visiting a DIE advances its slot to the sibling and
+ * may push its first child.
+ */
+static int do_dies(struct walk *w, Dwarf_Die *top)
+{
+	int err;
+
+	w->sp = 0;
+	err = push(w, top, SYMI_NONE, 0);
+	while (!err && w->sp) {
+		struct frame *fr = &w->stack[w->sp - 1];
+		Dwarf_Die die = fr->die;
+		uint32_t scope = fr->scope, depth = fr->depth, s;
+		int rc = dwarf_siblingof(&die, &fr->die);
+
+		if (rc != 0) {
+			/* No more siblings (1) or corrupt (-1): pop. */
+			if (rc < 0)
+				w->cu_errors++;
+			w->sp--;
+		}
+		switch (dwarf_tag(&die)) {
+		case DW_TAG_subprogram:
+			err = add_scope(w, &die, SYMI_NONE, 0, &s);
+			if (!err && s != SYMI_NONE)
+				err = push(w, &die, s, 1);
+			break;
+		case DW_TAG_inlined_subroutine:
+			err = add_scope(w, &die, scope,
+					scope == SYMI_NONE ? 0 : depth, &s);
+			if (!err && s != SYMI_NONE)
+				err = push(w, &die, s,
+					   (scope == SYMI_NONE ? 0 : depth) + 1);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+		case DW_TAG_common_block:
+			if (scope != SYMI_NONE)
+				err = push(w, &die, scope, depth);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			if (scope == SYMI_NONE)
+				err = push(w, &die, SYMI_NONE, 0);
+			break;
+		default:
+			break;
+		}
+	}
+	return err;
+}
+
+int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
+		    struct symi_elf *alt)
+{
+	struct walk w = { .b = b, .path = dbg->path ? dbg->path : "<memory>" };
+	Dwarf *dw = NULL, *altdw = NULL;
+	Dwarf_CU *cu = NULL, *next;
+	unsigned long units = 0;
+	int err = 0, rc;
+
+	dw = dwarf_begin_elf(dbg->elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		/* The caller saw .debug_info, so this is corruption. */
+		symi_warn("dwarf: cannot read DWARF of '%s': %s", w.path,
+			  dwarf_errmsg(-1));
+		return -SYM_E_BADDWARF;
+	}
+	if (alt && alt->elf) {
+		altdw = dwarf_begin_elf(alt->elf, DWARF_C_READ, NULL);
+		if (altdw)
+			dwarf_setalt(dw, altdw);
+		else
+			symi_warn("dwarf: cannot read dwz alt file '%s': %s",
+				  alt->path ? alt->path : "<memory>",
+				  dwarf_errmsg(-1));
+	}
+	symi_builder_set_dwarf(b);
+
+	while ((rc = dwarf_get_units(dw, cu, &next, NULL, NULL, NULL,
+				     NULL)) == 0) {
+		Dwarf_Die cudie, subdie;
+		uint8_t type = 0;
+		Dwarf_Die *walk_die;
+
+		cu = next;
+		if (dwarf_cu_info(cu, NULL, &type, &cudie, &subdie, NULL, NULL,
+				  NULL) != 0) {
+			w.cu_errors++;
+			continue;
+		}
+		units++;
+		if (type != DW_UT_compile && type != DW_UT_skeleton &&
+		    type != DW_UT_split_compile)
+			continue;
+		walk_die = &cudie;
+		if (type == DW_UT_skeleton) {
+			if (dwarf_tag(&subdie) == DW_TAG_compile_unit)
+				walk_die = &subdie;
+			else
+				symi_info("dwarf: split unit of '%s' not found (%s)",
+					  w.path,
+					  attr_str(&cudie, DW_AT_dwo_name) ?:
+					  attr_str(&cudie, DW_AT_GNU_dwo_name) ?:
+					  "?");
+		}
+		/* Line rows name files of the unit's own line table; call
+		 * sites of a split unit name those of its .dwo, if any. */
+		err = cu_files(&w, &cudie);
+		if (!err)
+			err = do_lines(&w, &cudie);
+		if (!err && walk_die != &cudie) {
+			err = cu_files(&w, walk_die);
+			if (!err && !w.files)
+				err = cu_files(&w, &cudie);
+		}
+		if (err)
+			goto out;
+		err = do_dies(&w, walk_die);
+		if (err)
+			goto out;
+	}
+	if (rc < 0) {
+		symi_warn("dwarf: cannot read units of '%s': %s", w.path,
+			  dwarf_errmsg(-1));
+		err = -SYM_E_BADDWARF;
+		goto out;
+	}
+	if (w.cu_errors)
+		symi_warn("dwarf: %lu unreadable parts in '%s' were skipped",
+			  w.cu_errors, w.path);
+out:
+	free(w.fc.v);
+	free(w.fmap);
+	free(w.stack);
+	free(w.cur);
+	dwarf_end(dw);
+	dwarf_end(altdw);
+	return err;
+}

@@ -1,0 +1,1029 @@
+/*
+ * elf.c - opening ELF files, build IDs, zstd sections and the search for
+ * separate debug files and dwz alt files.
+ *
+ * Invariants of an open struct symi_elf:
+ *  - every header the rest of libsym (and libdw) will read lies inside the
+ *    file: e_phoff/e_shoff tables and the data of every section that is
+ *    not SHT_NOBITS were checked against the file size in elf_check();
+ *  - no section is SHF_COMPRESSED with ELFCOMPRESS_ZSTD any more.
+ *    elfutils 0.188 cannot decompress those, so elf_unzstd() does it with
+ *    libzstd and then makes the section look like a plain one to libelf:
+ *    its cached Elf_Data points at our buffer (owned by e->bufs) and its
+ *    header loses SHF_COMPRESSED.  libdw's check_section() only looks at
+ *    gelf_getshdr() and elf_getdata(), so it reads the plain bytes.
+ *    gelf_update_shdr() is safe on a read-only ELF_C_READ_MMAP image (and
+ *    on elf_memory(), which reads the same way): for these commands
+ *    libelf's file_read_elf() copies the section headers out of the map
+ *    ("We need a copy to be able to write"), so nothing is written to the
+ *    PROT_READ mapping and the file is never modified.
+ *
+ * Limits: a zstd section may expand to at most 4 GiB, and no more than its
+ * ch_size says; output memory grows with the data actually decompressed,
+ * so a lying ch_size costs nothing.  Build IDs are at most 64 bytes.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "internal.h"
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+/* The largest size a zstd section may decompress to. */
+#define ZSTD_SECTION_CAP ((uint64_t)4 << 30)
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+
+/* Room for one candidate path; longer ones are skipped, not truncated. */
+#define PATH_ROOM 4096
+
+/* Read a field of a caller's options struct, honouring its sz. */
+#define OPT(o, f)                                                            \
+	((o) && (o)->sz >= offsetof(struct sym_module_opts, f) +              \
+			       sizeof((o)->f) ? (o)->f : 0)
+
+enum open_flags {
+	/* Headers and build ID only: no zstd decompression. */
+	OPEN_NOTES_ONLY = (1 << 0),
+	/* Accept ET_REL too: a dwz multifile (dwz -m) is one. */
+	OPEN_DWZ = (1 << 1),
+};
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+
+static void elf_init_once(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+static const char *elf_name(const struct symi_elf *e)
+{
+	return e->path ? e->path : "<memory>";
+}
+
+static void free_bufs(struct symi_elf *e)
+{
+	for (size_t i = 0; i < e->nbufs; i++)
+		free(e->bufs[i]);
+	free(e->bufs);
+	e->bufs = NULL;
+	e->nbufs = e->capbufs = 0;
+}
+
+void symi_elf_close(struct symi_elf *e)
+{
+	if (!e)
+		return;
+	/* elf_end() first: libelf may still point at our buffers. */
+	if (e->elf)
+		elf_end(e->elf);
+	free_bufs(e);
+	/* Only a file opened by path owns its fd: a zeroed struct (fd 0) is
+	 * closed too. */
+	if (e->path && e->fd >= 0)
+		close(e->fd);
+	free(e->image);
+	free(e->path);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Is [off, off + len) inside a file of @size bytes? */
+static bool in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
+ * elf_check() - reject files that would make libelf or libdw read past
+ * the end: the program and section header tables and the data of every
+ * section must lie inside the file.  Program header contents are not
+ * checked, because separate debug files keep the program headers of the
+ * stripped file, whose offsets point at data that is not there.
+ */
+static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
+{
+	const char *name = elf_name(e);
+	size_t shnum, phnum, shstrndx, ent;
+
+	if (!gelf_getehdr(e->elf, &e->ehdr)) {
+		symi_info("elf: cannot read the ELF header of '%s': %s", name,
+			  elf_errmsg(-1));
+		return -SYM_E_BADELF;
+	}
+	switch (e->ehdr.e_type) {
+	case ET_EXEC:
+	case ET_DYN:
+		break;
+	case ET_REL:
+		if (flags & OPEN_DWZ)
+			break;
+		/* fall through */
+	case ET_CORE:
+		symi_info("elf: '%s' is a %s file, which is not supported",
+			  name, e->ehdr.e_type == ET_REL ? "relocatable"
+							 : "core");
+		return -SYM_E_UNSUPPORTED;
+	default:
+		symi_info("elf: '%s' has an unknown ELF type %u", name,
+			  (unsigned)e->ehdr.e_type);
+		return -SYM_E_BADELF;
+	}
+
+	if (elf_getphdrnum(e->elf, &phnum) < 0) {
+		symi_info("elf: cannot read program headers of '%s': %s",
+			  name, elf_errmsg(-1));
+		return -SYM_E_BADELF;
+	}
+	if (phnum > 0) {
+		ent = gelf_fsize(e->elf, ELF_T_PHDR, 1, EV_CURRENT);
+		if (e->ehdr.e_phentsize != ent ||
+		    !in_file(e->ehdr.e_phoff, (uint64_t)phnum * ent, size)) {
+			symi_info("elf: program headers of '%s' lie outside the file",
+				  name);
+			return -SYM_E_BADELF;
+		}
+	}
+
+	if (elf_getshdrnum(e->elf, &shnum) < 0) {
+		symi_info("elf: cannot read section headers of '%s': %s",
+			  name, elf_errmsg(-1));
+		return -SYM_E_BADELF;
+	}
+	if (shnum == 0)
+		return 0;
+	ent = gelf_fsize(e->elf, ELF_T_SHDR, 1, EV_CURRENT);
+	if (e->ehdr.e_shentsize != ent ||
+	    !in_file(e->ehdr.e_shoff, (uint64_t)shnum * ent, size)) {
+		symi_info("elf: section headers of '%s' lie outside the file",
+			  name);
+		return -SYM_E_BADELF;
+	}
+	if (elf_getshdrstrndx(e->elf, &shstrndx) < 0 || shstrndx >= shnum) {
+		symi_info("elf: cannot read section names of '%s': %s", name,
+			  elf_errmsg(-1));
+		return -SYM_E_BADELF;
+	}
+	for (size_t i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(e->elf, i);
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			symi_info("elf: cannot read section header %zu of '%s': %s",
+				  i, name, elf_errmsg(-1));
+			return -SYM_E_BADELF;
+		}
+		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+			continue;
+		if (!in_file(sh.sh_offset, sh.sh_size, size)) {
+			symi_info("elf: section %zu of '%s' lies outside the file",
+				  i, name);
+			return -SYM_E_BADELF;
+		}
+	}
+	return 0;
+}
+
+/* Find NT_GNU_BUILD_ID in one block of notes. */
+static bool notes_build_id(Elf_Data *data, struct symi_elf *e)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!data || !data->d_buf)
+		return false;
+	while (off < data->d_size) {
+		next = gelf_getnote(data, off, &nh, &name_off, &desc_off);
+		if (next == 0)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= sizeof(e->build_id) &&
+		    name_off <= data->d_size - 4 &&
+		    desc_off <= data->d_size &&
+		    nh.n_descsz <= data->d_size - desc_off &&
+		    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0) {
+			memcpy(e->build_id, (char *)data->d_buf + desc_off,
+			       nh.n_descsz);
+			e->build_id_len = nh.n_descsz;
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+/*
+ * Read the build ID: from SHT_NOTE sections when there are any (in a
+ * separate debug file the PT_NOTE offsets are those of the stripped file),
+ * else from PT_NOTE segments.  No build ID is not an error.
+ */
+static void read_build_id(struct symi_elf *e, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+	bool have_notes = false;
+	size_t phnum;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		have_notes = true;
+		if (notes_build_id(elf_getdata(scn, NULL), e))
+			return;
+	}
+	if (have_notes || elf_getphdrnum(e->elf, &phnum) < 0)
+		return;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		Elf_Data *data;
+
+		if (!gelf_getphdr(e->elf, i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz == 0 || !in_file(ph.p_offset, ph.p_filesz, size))
+			continue;
+		data = elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
+					    ph.p_align == 8 ? ELF_T_NHDR8
+							    : ELF_T_NHDR);
+		if (notes_build_id(data, e))
+			return;
+	}
+}
+
+/* Remember a decompressed buffer; takes ownership of @buf, even on
+ * failure. */
+static int keep_buf(struct symi_elf *e, void *buf)
+{
+	void *arr = e->bufs;
+	int err = symi_grow(&arr, &e->capbufs, e->nbufs + 1, sizeof(void *));
+
+	if (err) {
+		free(buf);
+		return err;
+	}
+	e->bufs = arr;
+	e->bufs[e->nbufs++] = buf;
+	return 0;
+}
+
+/*
+ * zstd_inflate() - decompress @src into a new buffer of exactly @want
+ * bytes.  The buffer grows with the output, so that a forged @want does
+ * not allocate up front.
+ * @param[out] out  caller owns, free()
+ * @return 0, -ENOMEM, -SYM_E_DECOMPRESS
+ */
+static int zstd_inflate(ZSTD_DCtx *dctx, const void *src, size_t srclen,
+			size_t want, void **out)
+{
+	ZSTD_inBuffer in = { src, srclen, 0 };
+	ZSTD_outBuffer ob;
+	size_t cap, ret;
+	char *buf = NULL, *nbuf;
+	int err;
+
+	/* One byte beyond @want, so that too much output is noticed. */
+	cap = srclen < (SIZE_MAX - 1) / 4 ? srclen * 4 : SIZE_MAX - 1;
+	if (cap < 65536)
+		cap = 65536;
+	if (cap > want)
+		cap = want;
+	cap++;
+	buf = symi_malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	ob = (ZSTD_outBuffer){ buf, cap, 0 };
+	ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+	for (;;) {
+		size_t in_pos = in.pos, out_pos = ob.pos;
+
+		ret = ZSTD_decompressStream(dctx, &ob, &in);
+		if (ZSTD_isError(ret)) {
+			symi_debug("elf: zstd: %s", ZSTD_getErrorName(ret));
+			err = -SYM_E_DECOMPRESS;
+			goto fail;
+		}
+		if (ret == 0 && in.pos == in.size)
+			break;
+		if (ob.pos == ob.size) {
+			if (cap > want) {
+				err = -SYM_E_DECOMPRESS; /* more than ch_size */
+				goto fail;
+			}
+			cap = cap <= want / 2 ? cap * 2 : want;
+			cap++;
+			nbuf = symi_realloc(buf, cap);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			buf = nbuf;
+			ob.dst = buf;
+			ob.size = cap;
+			continue;
+		}
+		if (in.pos == in_pos && ob.pos == out_pos) {
+			err = -SYM_E_DECOMPRESS; /* truncated frame */
+			goto fail;
+		}
+	}
+	if (ob.pos != want) {
+		err = -SYM_E_DECOMPRESS;
+		goto fail;
+	}
+	*out = buf;
+	return 0;
+fail:
+	free(buf);
+	return err;
+}
+
+/* Decompress one zstd section and make it look uncompressed. */
+static int unzstd_section(struct symi_elf *e, Elf_Scn *scn, ZSTD_DCtx *dctx)
+{
+	const char *name = elf_name(e);
+	size_t chsz = e->ehdr.e_ident[EI_CLASS] == ELFCLASS32
+			      ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+	GElf_Chdr ch;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	void *buf = NULL;
+	int err;
+
+	if (!gelf_getchdr(scn, &ch) || !(data = elf_getdata(scn, NULL)) ||
+	    !data->d_buf || data->d_size < chsz || !gelf_getshdr(scn, &sh)) {
+		symi_info("elf: cannot read compressed section %zu of '%s': %s",
+			  elf_ndxscn(scn), name, elf_errmsg(-1));
+		return -SYM_E_DECOMPRESS;
+	}
+	if (ch.ch_size > ZSTD_SECTION_CAP || ch.ch_size > SIZE_MAX - 1) {
+		symi_info("elf: section %zu of '%s' is too large (%llu bytes)",
+			  elf_ndxscn(scn), name,
+			  (unsigned long long)ch.ch_size);
+		return -SYM_E_DECOMPRESS;
+	}
+	err = zstd_inflate(dctx, (char *)data->d_buf + chsz,
+			   data->d_size - chsz, ch.ch_size, &buf);
+	if (err) {
+		if (err == -SYM_E_DECOMPRESS)
+			symi_info("elf: cannot decompress zstd section %zu of '%s'",
+				  elf_ndxscn(scn), name);
+		return err;
+	}
+	err = keep_buf(e, buf);
+	if (err)
+		return err;
+
+	/* libelf keeps this Elf_Data cached; later elf_getdata() calls
+	 * (libdw's among them) return it as it is now. */
+	data->d_buf = buf;
+	data->d_size = ch.ch_size;
+	data->d_type = ELF_T_BYTE;
+	data->d_off = 0;
+	data->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
+	sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh.sh_size = ch.ch_size;
+	sh.sh_addralign = data->d_align;
+	if (!gelf_update_shdr(scn, &sh)) {
+		symi_info("elf: cannot update section %zu of '%s': %s",
+			  elf_ndxscn(scn), name, elf_errmsg(-1));
+		return -SYM_E_DECOMPRESS;
+	}
+	return 0;
+}
+
+/* Is @scn a zstd-compressed section? */
+static bool is_zstd(Elf_Scn *scn)
+{
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+
+	if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
+	    sh.sh_type == SHT_NOBITS)
+		return false;
+	/* A bad header is reported by unzstd_section(). */
+	return !gelf_getchdr(scn, &ch) || ch.ch_type == ELFCOMPRESS_ZSTD;
+}
+
+static int elf_unzstd(struct symi_elf *e)
+{
+	ZSTD_DCtx *dctx = NULL;
+	Elf_Scn *scn = NULL;
+	bool any = false;
+	int err = 0;
+
+	while ((scn = elf_nextscn(e->elf, scn)) && !any)
+		any = is_zstd(scn);
+	if (!any)
+		return 0;
+
+	dctx = ZSTD_createDCtx();
+	if (!dctx)
+		return -ENOMEM;
+	scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!is_zstd(scn))
+			continue;
+		err = unzstd_section(e, scn, dctx);
+		if (err)
+			break;
+	}
+	ZSTD_freeDCtx(dctx);
+	return err;
+}
+
+/*
+ * Common part of the opens: e->elf is set (or NULL after a failed
+ * elf_begin()), @magic holds the first bytes of the file.
+ */
+static int elf_setup(struct symi_elf *e, const unsigned char *magic,
+		     uint64_t size, unsigned flags)
+{
+	int err;
+
+	if (size < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0)
+		return -SYM_E_NOTELF;
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
+		symi_info("elf: cannot open '%s': %s", elf_name(e),
+			  e->elf ? "not a valid ELF file" : elf_errmsg(-1));
+		return -SYM_E_BADELF;
+	}
+	err = elf_check(e, size, flags);
+	if (err)
+		return err;
+	read_build_id(e, size);
+	if (!(flags & OPEN_NOTES_ONLY))
+		return elf_unzstd(e);
+	return 0;
+}
+
+static int elf_open_path(const char *path, struct symi_elf *e,
+			 unsigned flags)
+{
+	unsigned char magic[SELFMAG] = { 0 };
+	struct stat st;
+	ssize_t n;
+	int err;
+
+	pthread_once(&elf_once, elf_init_once);
+	memset(e, 0, sizeof(*e));
+	e->fd = -1;
+	e->path = symi_strdup(path);
+	if (!e->path) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (fstat(e->fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -SYM_E_NOTELF;
+		goto fail;
+	}
+	n = pread(e->fd, magic, sizeof(magic), 0);
+	if (n < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if ((size_t)n < sizeof(magic) ||
+	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		err = -SYM_E_NOTELF;
+		goto fail;
+	}
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	err = elf_setup(e, magic, st.st_size, flags);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	symi_elf_close(e);
+	return err;
+}
+
+int symi_elf_open(const char *path, struct symi_elf *e)
+{
+	return elf_open_path(path, e, 0);
+}
+
+int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e)
+{
+	int err;
+
+	pthread_once(&elf_once, elf_init_once);
+	memset(e, 0, sizeof(*e));
+	e->fd = -1;
+	if (!buf || len < SELFMAG || memcmp(buf, ELFMAG, SELFMAG) != 0) {
+		e->fd = 0;
+		return -SYM_E_NOTELF;
+	}
+	/* A private, writable copy: see the top of the file. */
+	e->image = symi_malloc(len);
+	if (!e->image) {
+		e->fd = 0;
+		return -ENOMEM;
+	}
+	memcpy(e->image, buf, len);
+	e->elf = elf_memory(e->image, len);
+	err = elf_setup(e, e->image, len, 0);
+	if (err)
+		symi_elf_close(e);
+	return err;
+}
+
+void symi_hex(const uint8_t *id, size_t len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 0xf];
+	}
+	hex[2 * len] = '\0';
+}
+
+int sym_file_build_id(const char *path, char *hex, size_t len)
+{
+	struct symi_elf e;
+	int err;
+
+	if (!path || !hex)
+		return -EINVAL;
+	err = elf_open_path(path, &e, OPEN_NOTES_ONLY);
+	if (err)
+		return err;
+	if (e.build_id_len == 0)
+		err = -SYM_E_NOTFOUND;
+	else if (len < 2 * e.build_id_len + 1)
+		err = -ERANGE;
+	else
+		symi_hex(e.build_id, e.build_id_len, hex);
+	symi_elf_close(&e);
+	return err;
+}
+
+/* The section named @name, or NULL. */
+static Elf_Scn *find_section(const struct symi_elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!e->elf || elf_getshdrstrndx(e->elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		s = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		if (s && strcmp(s, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+bool symi_elf_has_dwarf(const struct symi_elf *e)
+{
+	static const char *const names[] = { ".debug_info", ".zdebug_info" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Scn *scn = find_section(e, names[i]);
+		GElf_Shdr sh;
+
+		if (scn && gelf_getshdr(scn, &sh) &&
+		    sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The section's bytes as libelf gives them (for SHT_PROGBITS these are the
+ * file's bytes).  NULL when the section is absent, empty or NOBITS.
+ */
+static Elf_Data *section_bytes(const struct symi_elf *e, const char *name)
+{
+	Elf_Scn *scn = find_section(e, name);
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+	    (sh.sh_flags & SHF_COMPRESSED))
+		return NULL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || data->d_size == 0)
+		return NULL;
+	return data;
+}
+
+/*
+ * CRC-32 as gdb and objcopy compute it for .gnu_debuglink: the reflected
+ * 0xedb88320 polynomial of zlib's crc32(), initial and final XOR ~0.
+ */
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n)
+{
+	crc = ~crc;
+	while (n--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* The CRC of the whole file behind @e. */
+static int file_crc(const struct symi_elf *e, uint32_t *out)
+{
+	unsigned char buf[65536];
+	uint32_t crc = 0;
+	off_t off = 0;
+	ssize_t n;
+
+	pthread_once(&crc_once, crc_init);
+	if (e->fd < 0)
+		return -EBADF;
+	for (;;) {
+		n = pread(e->fd, buf, sizeof(buf), off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		crc = crc32_update(crc, buf, n);
+		off += n;
+	}
+	*out = crc;
+	return 0;
+}
+
+/* State of one debug file search. */
+struct search {
+	const struct symi_elf *e;	/* the module; borrowed */
+	struct stat st;			/* of the module, to skip itself */
+	bool have_st;
+	const uint8_t *want_id;		/* borrowed; NULL: check the CRC */
+	size_t want_id_len;
+	uint32_t crc;			/* .gnu_debuglink CRC */
+	bool by_crc;			/* a debuglink candidate */
+	bool dwz;			/* looking for a dwz alt file */
+};
+
+enum { CAND_NO = 1 };
+
+/*
+ * try_candidate() - open @path and accept it as the debug (or alt) file.
+ * @return 0 (@out is open), CAND_NO (not this one: go on), -ENOMEM
+ */
+static int try_candidate(struct search *s, const char *path,
+			 struct symi_elf *out)
+{
+	struct symi_elf c;
+	struct stat st;
+	uint32_t crc;
+	int err;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return CAND_NO;
+	if (s->have_st && st.st_dev == s->st.st_dev &&
+	    st.st_ino == s->st.st_ino)
+		return CAND_NO;
+	err = elf_open_path(path, &c,
+			    OPEN_NOTES_ONLY | (s->dwz ? OPEN_DWZ : 0));
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		symi_debug("elf: skipping debug file candidate '%s'", path);
+		return CAND_NO;
+	}
+
+	if (!s->by_crc || (s->want_id_len && c.build_id_len)) {
+		/* The build ID decides when both sides have one, as in
+		 * libdwfl: it is stronger than the CRC, and cheaper. */
+		if (c.build_id_len != s->want_id_len ||
+		    memcmp(c.build_id, s->want_id, s->want_id_len) != 0) {
+			symi_info("elf: '%s' has another build ID, skipping it",
+				  path);
+			goto no;
+		}
+	} else {
+		err = file_crc(&c, &crc);
+		if (err == 0 && crc != s->crc) {
+			symi_info("elf: '%s' does not match the debuglink CRC, skipping it",
+				  path);
+			goto no;
+		}
+		if (err) {
+			symi_debug("elf: cannot read '%s': %s", path,
+				   strerror(-err));
+			goto no;
+		}
+	}
+
+	err = elf_unzstd(&c);
+	if (err == -ENOMEM) {
+		symi_elf_close(&c);
+		return err;
+	}
+	if (err)
+		goto no;
+	*out = c;
+	return 0;
+no:
+	symi_elf_close(&c);
+	return CAND_NO;
+}
+
+/* snprintf() a candidate path and try it; overlong paths are skipped. */
+static int try_fmt(struct search *s, struct symi_elf *out, const char *fmt,
+		   ...) __attribute__((format(printf, 3, 4)));
+
+static int try_fmt(struct search *s, struct symi_elf *out, const char *fmt,
+		   ...)
+{
+	char path[PATH_ROOM];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return CAND_NO;
+	return try_candidate(s, path, out);
+}
+
+/* DIR/.build-id/xx/rest.debug */
+static int try_build_id(struct search *s, const char *dir,
+			struct symi_elf *out)
+{
+	char hex[2 * sizeof(s->e->build_id) + 1];
+
+	symi_hex(s->want_id, s->want_id_len, hex);
+	return try_fmt(s, out, "%s/.build-id/%.2s/%s.debug", dir, hex,
+		       hex + 2);
+}
+
+/*
+ * ROOT/<absdir>/LINK the way libdwfl explores it: the file's absolute
+ * directory with its leading components cut off one at a time, ending with
+ * ROOT/LINK.  So /usr/lib/debug/usr/bin/x.debug comes first for /usr/bin/x,
+ * and a tree copied elsewhere (eu-addr2line's --debuginfo-path) is found.
+ */
+static int try_link_under(struct search *s, const char *root,
+			  const char *absdir, const char *link,
+			  struct symi_elf *out)
+{
+	const char *sub = absdir;
+	int err;
+
+	if (!absdir || absdir[0] != '/')
+		return try_fmt(s, out, "%s/%s", root, link);
+	for (;;) {
+		sub = strchr(sub, '/');
+		if (!sub)
+			return try_fmt(s, out, "%s/%s", root, link);
+		sub++;
+		if (*sub) {
+			err = try_fmt(s, out, "%s/%s/%s", root, sub, link);
+			if (err != CAND_NO)
+				return err;
+		}
+	}
+}
+
+/* dirname() into a new string; "." when @path has no slash. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return symi_strdup(".");
+	if (slash == path)
+		return symi_strdup("/");
+	d = symi_malloc(slash - path + 1);
+	if (d) {
+		memcpy(d, path, slash - path);
+		d[slash - path] = '\0';
+	}
+	return d;
+}
+
+/*
+ * The directories of @path to search relative to: as given, and the
+ * canonical one when that differs (a symlinked file, a relative path).
+ * dirs[1] is NULL when there is only one.  Caller frees both.
+ */
+static int file_dirs(const char *path, char *dirs[2])
+{
+	char *canon;
+
+	dirs[0] = dir_of(path);
+	dirs[1] = NULL;
+	if (!dirs[0])
+		return -ENOMEM;
+	canon = realpath(path, NULL);
+	if (canon) {
+		dirs[1] = dir_of(canon);
+		free(canon);
+		if (!dirs[1])
+			return -ENOMEM;
+		if (strcmp(dirs[0], dirs[1]) == 0) {
+			free(dirs[1]);
+			dirs[1] = NULL;
+		}
+	}
+	return 0;
+}
+
+/* Parse .gnu_debuglink: NUL-terminated name, padding to 4, CRC-32. */
+static bool read_debuglink(const struct symi_elf *e, const char **name,
+			   uint32_t *crc)
+{
+	Elf_Data *data = section_bytes(e, ".gnu_debuglink");
+	const unsigned char *p, *end, *c;
+	size_t off;
+
+	if (!data)
+		return false;
+	p = data->d_buf;
+	end = memchr(p, '\0', data->d_size);
+	if (!end || end == p)
+		return false;
+	off = ((size_t)(end - p) + 1 + 3) & ~(size_t)3;
+	if (off > data->d_size || data->d_size - off < 4)
+		return false;
+	c = p + off;
+	if (e->ehdr.e_ident[EI_DATA] == ELFDATA2MSB)
+		*crc = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 |
+		       (uint32_t)c[2] << 8 | c[3];
+	else
+		*crc = (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 |
+		       (uint32_t)c[1] << 8 | c[0];
+	*name = (const char *)p;
+	/* A link naming a path would escape the search directories. */
+	return strchr(*name, '/') == NULL;
+}
+
+static void search_init(struct search *s, const struct symi_elf *e)
+{
+	memset(s, 0, sizeof(*s));
+	s->e = e;
+	if (e->fd >= 0 && fstat(e->fd, &s->st) == 0)
+		s->have_st = true;
+	else if (e->path && stat(e->path, &s->st) == 0)
+		s->have_st = true;
+}
+
+int symi_find_debug_file(const struct symi_elf *e,
+			 const struct sym_module_opts *opts,
+			 struct symi_elf *dbg)
+{
+	const char *const *paths = OPT(opts, debuginfo_path);
+	const char *debug_dir = OPT(opts, debug_dir);
+	char *dirs[2] = { NULL, NULL };
+	const char *link = NULL;
+	struct search s;
+	int err = CAND_NO;
+
+	memset(dbg, 0, sizeof(*dbg));
+	if (!debug_dir)
+		debug_dir = DEFAULT_DEBUG_DIR;
+	search_init(&s, e);
+
+	/* 1. By build ID. */
+	if (e->build_id_len > 0) {
+		s.want_id = e->build_id;
+		s.want_id_len = e->build_id_len;
+		for (size_t i = 0; paths && paths[i] && err == CAND_NO; i++)
+			err = try_build_id(&s, paths[i], dbg);
+		if (err == CAND_NO)
+			err = try_build_id(&s, debug_dir, dbg);
+		if (err != CAND_NO)
+			goto out;
+	}
+
+	/* 2. By .gnu_debuglink. */
+	if (!e->path || !read_debuglink(e, &link, &s.crc))
+		goto out;
+	s.by_crc = true;
+	err = file_dirs(e->path, dirs);
+	if (err)
+		goto out;
+	err = CAND_NO;
+	for (int d = 0; d < 2 && dirs[d] && err == CAND_NO; d++) {
+		err = try_fmt(&s, dbg, "%s/%s", dirs[d], link);
+		if (err == CAND_NO)
+			err = try_fmt(&s, dbg, "%s/.debug/%s", dirs[d], link);
+	}
+	for (int d = 0; d < 2 && dirs[d] && err == CAND_NO; d++) {
+		for (size_t i = 0; paths && paths[i] && err == CAND_NO; i++)
+			err = try_link_under(&s, paths[i], dirs[d], link, dbg);
+		if (err == CAND_NO)
+			err = try_link_under(&s, debug_dir, dirs[d], link,
+					     dbg);
+	}
+out:
+	free(dirs[0]);
+	free(dirs[1]);
+	if (err == CAND_NO) {
+		symi_debug("elf: no separate debug file for '%s'",
+			   elf_name(e));
+		return -SYM_E_NOTFOUND;
+	}
+	return err;
+}
+
+int symi_find_alt_file(const struct symi_elf *e,
+		       const struct sym_module_opts *opts,
+		       struct symi_elf *alt)
+{
+	const char *const *paths = OPT(opts, debuginfo_path);
+	const char *debug_dir = OPT(opts, debug_dir);
+	char *dirs[2] = { NULL, NULL };
+	const char *name, *nul, *base;
+	Elf_Data *data;
+	struct search s;
+	int err = CAND_NO;
+
+	memset(alt, 0, sizeof(*alt));
+	if (!debug_dir)
+		debug_dir = DEFAULT_DEBUG_DIR;
+	data = section_bytes(e, ".gnu_debugaltlink");
+	if (!data)
+		return -SYM_E_NOTFOUND;
+	name = data->d_buf;
+	nul = memchr(name, '\0', data->d_size);
+	if (!nul || nul == name) {
+		symi_warn("elf: bad .gnu_debugaltlink in '%s'", elf_name(e));
+		return -SYM_E_NOTFOUND;
+	}
+	search_init(&s, e);
+	s.dwz = true;
+	s.want_id = (const uint8_t *)nul + 1;
+	s.want_id_len = data->d_size - (size_t)(nul + 1 - name);
+	if (s.want_id_len == 0 || s.want_id_len > sizeof(e->build_id)) {
+		symi_warn("elf: bad build ID in .gnu_debugaltlink of '%s'",
+			  elf_name(e));
+		return -SYM_E_NOTFOUND;
+	}
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+
+	/* 1. The path it names, relative to the debug file's directory. */
+	if (name[0] == '/') {
+		err = try_candidate(&s, name, alt);
+	} else if (e->path) {
+		err = file_dirs(e->path, dirs);
+		if (err)
+			goto out;
+		err = CAND_NO;
+		for (int d = 0; d < 2 && dirs[d] && err == CAND_NO; d++)
+			err = try_fmt(&s, alt, "%s/%s", dirs[d], name);
+	}
+	/* 2. By build ID, then DIR/.dwz/ as libdwfl does for moved trees. */
+	for (size_t i = 0; paths && paths[i] && err == CAND_NO; i++) {
+		err = try_build_id(&s, paths[i], alt);
+		if (err == CAND_NO)
+			err = try_fmt(&s, alt, "%s/.dwz/%s", paths[i], base);
+	}
+	if (err == CAND_NO)
+		err = try_build_id(&s, debug_dir, alt);
+out:
+	free(dirs[0]);
+	free(dirs[1]);
+	if (err == CAND_NO) {
+		symi_info("elf: cannot find the dwz file '%s' of '%s'", name,
+			  elf_name(e));
+		return -SYM_E_NOTFOUND;
+	}
+	return err;
+}

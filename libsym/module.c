@@ -1,0 +1,260 @@
+/*
+ * module.c - struct sym_module: an ELF file, its debug files, its table.
+ *
+ * Opening a module reads the ELF headers and the build ID and finds the
+ * separate debug file (elf.c).  The table is built on the first call to
+ * sym_module_table(): text sections, symbols of both files, then the
+ * DWARF of whichever file has it.  Once built, the ELF files and libdw
+ * state are released: lookups need the table only, and the memory is
+ * better spent elsewhere.  The outcome (table or error) is kept, so a
+ * failed build is not retried.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct sym_module {
+	struct symi_elf main;	/* symi_elf_close() */
+	struct symi_elf dbg;	/* separate debug file; zeroed when none */
+	struct sym_module_opts opts;	/* copy; strings below */
+	char *debug_dir;	/* free() */
+	char **paths;		/* free() each and the array */
+	char *debug_path;	/* free(): where the DWARF is, or NULL */
+	char build_id[129];	/* "" when none */
+	struct sym_table *table;	/* sym_table_close() */
+	int table_err;		/* outcome of the build, once built */
+	bool built;
+};
+
+static int copy_opts(struct sym_module *m, const struct sym_module_opts *o)
+{
+	size_t n = 0;
+
+	if (!o)
+		return 0;
+	/* Only the fields the caller's struct has (o->sz) are read. */
+	memcpy(&m->opts, o, o->sz < sizeof(m->opts) ? o->sz : sizeof(m->opts));
+	m->opts.sz = sizeof(m->opts);
+	m->opts.debug_file = NULL;	/* used during open only */
+	if (m->opts.debug_dir) {
+		m->debug_dir = symi_strdup(m->opts.debug_dir);
+		if (!m->debug_dir)
+			return -ENOMEM;
+	}
+	m->opts.debug_dir = m->debug_dir;
+	if (m->opts.debuginfo_path) {
+		while (m->opts.debuginfo_path[n])
+			n++;
+		m->paths = symi_calloc(n + 1, sizeof(*m->paths));
+		if (!m->paths)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			m->paths[i] = symi_strdup(m->opts.debuginfo_path[i]);
+			if (!m->paths[i])
+				return -ENOMEM;
+		}
+	}
+	m->opts.debuginfo_path = (const char *const *)m->paths;
+	return 0;
+}
+
+static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
+{
+	const char *dbgfile = o && o->sz > offsetof(struct sym_module_opts,
+						    debug_file) ?
+			      o->debug_file : NULL;
+	int err;
+
+	err = copy_opts(m, o);
+	if (err)
+		return err;
+	if (m->main.build_id_len)
+		symi_hex(m->main.build_id, m->main.build_id_len, m->build_id);
+	if (m->opts.flags & SYM_MODULE_NO_DWARF)
+		return 0;
+	if (dbgfile) {
+		err = symi_elf_open(dbgfile, &m->dbg);
+		if (err) {
+			char eb[128];
+
+			symi_warn("module: cannot open debug file '%s': %s",
+				  dbgfile, sym_strerror(err, eb, sizeof(eb)));
+			return err;
+		}
+	} else if (!(m->opts.flags & SYM_MODULE_NO_SEARCH) &&
+		   !symi_elf_has_dwarf(&m->main) && m->main.path) {
+		/* Not finding one is normal: symbols only. */
+		if (symi_find_debug_file(&m->main, &m->opts, &m->dbg) != 0)
+			memset(&m->dbg, 0, sizeof(m->dbg));
+	}
+	if (m->dbg.elf && symi_elf_has_dwarf(&m->dbg))
+		m->debug_path = symi_strdup(m->dbg.path ? m->dbg.path : "");
+	else if (symi_elf_has_dwarf(&m->main))
+		m->debug_path = symi_strdup(m->main.path ? m->main.path :
+					    "<memory>");
+	else
+		return 0;
+	return m->debug_path ? 0 : -ENOMEM;
+}
+
+int sym_module_open(const char *path, const struct sym_module_opts *opts,
+		    struct sym_module **out)
+{
+	struct sym_module *m;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!path)
+		return -EINVAL;
+	m = symi_calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = symi_elf_open(path, &m->main);
+	if (!err)
+		err = finish_open(m, opts);
+	if (err) {
+		sym_module_close(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+int sym_module_open_mem(const void *buf, size_t len,
+			const struct sym_module_opts *opts,
+			struct sym_module **out)
+{
+	struct sym_module *m;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!buf)
+		return -EINVAL;
+	m = symi_calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = symi_elf_open_mem(buf, len, &m->main);
+	if (!err)
+		err = finish_open(m, opts);
+	if (err) {
+		sym_module_close(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+void sym_module_close(struct sym_module *m)
+{
+	if (!m)
+		return;
+	sym_table_close(m->table);
+	symi_elf_close(&m->dbg);
+	symi_elf_close(&m->main);
+	if (m->paths) {
+		for (size_t i = 0; m->paths[i]; i++)
+			free(m->paths[i]);
+		free(m->paths);
+	}
+	free(m->debug_dir);
+	free(m->debug_path);
+	free(m);
+}
+
+const char *sym_module_build_id(const struct sym_module *m)
+{
+	return m && m->build_id[0] ? m->build_id : NULL;
+}
+
+const char *sym_module_debug_file(const struct sym_module *m)
+{
+	return m ? m->debug_path : NULL;
+}
+
+static int build(struct sym_module *m)
+{
+	struct symi_builder *b = NULL;
+	struct symi_elf alt = { 0 };
+	struct symi_elf *dw = NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = symi_builder_new(&b);
+	if (err)
+		return err;
+	/* Text first: it decides which DWARF ranges are real code. */
+	err = symi_text_read(b, &m->main);
+	if (!err && m->dbg.elf)
+		err = symi_text_read(b, &m->dbg);
+	if (!err)
+		err = symi_symtab_read(b, &m->main);
+	if (!err && m->dbg.elf)
+		err = symi_symtab_read(b, &m->dbg);
+	if (err)
+		goto out;
+	if (!(m->opts.flags & SYM_MODULE_NO_DWARF)) {
+		if (m->dbg.elf && symi_elf_has_dwarf(&m->dbg))
+			dw = &m->dbg;
+		else if (symi_elf_has_dwarf(&m->main))
+			dw = &m->main;
+	}
+	if (dw) {
+		/* A missing alt file is not fatal; libdw also looks itself. */
+		if (symi_find_alt_file(dw, &m->opts, &alt) != 0)
+			memset(&alt, 0, sizeof(alt));
+		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL);
+		if (err)
+			goto out;
+	}
+	err = symi_builder_finish(b, &buf, &len);
+	if (err)
+		goto out;
+	err = sym_table_open(buf, len, &m->table);
+	if (err)
+		goto out;
+	symi_table_adopt(m->table, buf);
+	buf = NULL;
+	/* The table is all lookups need from now on. */
+	symi_elf_close(&m->dbg);
+	symi_elf_close(&m->main);
+out:
+	free(buf);
+	symi_elf_close(&alt);
+	symi_builder_free(b);
+	return err;
+}
+
+int sym_module_table(struct sym_module *m, const struct sym_table **out)
+{
+	if (!m || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!m->built) {
+		m->table_err = build(m);
+		m->built = true;
+	}
+	if (m->table_err)
+		return m->table_err;
+	*out = m->table;
+	return 0;
+}
+
+int sym_module_lookup(struct sym_module *m, uint64_t addr,
+		      struct sym_frame *frames, size_t max, size_t *n)
+{
+	const struct sym_table *t;
+	int err;
+
+	if (n)
+		*n = 0;
+	err = sym_module_table(m, &t);
+	if (err)
+		return err;
+	return sym_table_lookup(t, addr, frames, max, n);
+}

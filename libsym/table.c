@@ -1,0 +1,355 @@
+/*
+ * table.c - reading a lookup table in place: open and lookups.
+ *
+ * sym_table_open() checks the header in O(1): magic, format, byte order,
+ * and that every array lies inside the buffer.  It does not walk the
+ * arrays, because tables are opened for each lookup batch straight from
+ * LMDB pages.  Instead, every index a lookup follows (scope, parent, func,
+ * file, string) is bounds-checked when it is used, and parent chains are
+ * cut after SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong
+ * answers, never an out-of-bounds read or a loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "format.h"
+
+struct sym_table {
+	const char *buf;
+	size_t len;
+	const struct symt_header *h;
+	const uint32_t *addrs;
+	const struct symt_leaf *leaves;
+	const struct symt_scope *scopes;
+	const struct symt_func *funcs;
+	const uint32_t *files;
+	const struct symt_sym *syms;
+	const char *str;
+	void *owned;		/* free() on close: see symi_table_adopt() */
+};
+
+static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
+{
+	uint64_t end;
+
+	if (off % 4)
+		return false;
+	if (__builtin_mul_overflow(n, (uint64_t)elem, &end) ||
+	    __builtin_add_overflow(end, (uint64_t)off, &end))
+		return false;
+	return end <= size;
+}
+
+int sym_table_open(const void *buf, size_t len, struct sym_table **out)
+{
+	const struct symt_header *h = buf;
+	struct sym_table *t;
+	const char *p = buf;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!buf || ((uintptr_t)buf & 7))
+		return -EINVAL;
+	if (len < sizeof(*h) || memcmp(h->magic, SYMT_MAGIC, 8) != 0 ||
+	    h->bom != SYMT_BOM || h->format != SYM_TABLE_FORMAT ||
+	    h->size > len || h->size < sizeof(*h))
+		return -SYM_E_BADTABLE;
+	if (!in_buf(h->size, h->off_addrs, h->n_ranges, sizeof(uint32_t)) ||
+	    !in_buf(h->size, h->off_leaves, h->n_ranges,
+		    sizeof(struct symt_leaf)) ||
+	    !in_buf(h->size, h->off_scopes, h->n_scopes,
+		    sizeof(struct symt_scope)) ||
+	    !in_buf(h->size, h->off_funcs, h->n_funcs,
+		    sizeof(struct symt_func)) ||
+	    !in_buf(h->size, h->off_files, h->n_files, sizeof(uint32_t)) ||
+	    !in_buf(h->size, h->off_syms, h->n_syms,
+		    sizeof(struct symt_sym)) ||
+	    !in_buf(h->size, h->off_strings, h->strings_size, 1) ||
+	    h->strings_size == 0 || p[h->off_strings] != '\0' ||
+	    p[h->off_strings + h->strings_size - 1] != '\0')
+		return -SYM_E_BADTABLE;
+	t = symi_calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->buf = p;
+	t->len = h->size;
+	t->h = h;
+	t->addrs = (const uint32_t *)(p + h->off_addrs);
+	t->leaves = (const struct symt_leaf *)(p + h->off_leaves);
+	t->scopes = (const struct symt_scope *)(p + h->off_scopes);
+	t->funcs = (const struct symt_func *)(p + h->off_funcs);
+	t->files = (const uint32_t *)(p + h->off_files);
+	t->syms = (const struct symt_sym *)(p + h->off_syms);
+	t->str = p + h->off_strings;
+	*out = t;
+	return 0;
+}
+
+/* The table takes ownership of @buf (it was malloc()ed): internal. */
+void symi_table_adopt(struct sym_table *t, void *buf)
+{
+	t->owned = buf;
+}
+
+void sym_table_close(struct sym_table *t)
+{
+	if (!t)
+		return;
+	free(t->owned);
+	free(t);
+}
+
+void sym_table_data(const struct sym_table *t, const void **buf, size_t *len)
+{
+	*buf = t->buf;
+	*len = t->len;
+}
+
+void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
+{
+	const struct symt_header *h = t->h;
+
+	memset(st, 0, sizeof(*st));
+	st->size = h->size;
+	st->base = h->base;
+	st->start = h->start;
+	st->end = h->end;
+	st->ranges = h->n_ranges;
+	st->scopes = h->n_scopes;
+	st->funcs = h->n_funcs;
+	st->files = h->n_files;
+	st->symbols = h->n_syms;
+	st->strings_size = h->strings_size;
+	st->flags = h->flags;
+}
+
+static const char *str_at(const struct sym_table *t, uint32_t off)
+{
+	if (off == 0 || off >= t->h->strings_size)
+		return NULL;
+	return t->str + off;
+}
+
+static const char *file_at(const struct sym_table *t, uint32_t idx)
+{
+	if (idx >= t->h->n_files)
+		return NULL;
+	return str_at(t, t->files[idx]);
+}
+
+static uint64_t entry_at(const struct sym_table *t, uint32_t off)
+{
+	return off == SYMT_NONE ? 0 : t->h->base + off;
+}
+
+/* Index of the last element of the ascending u32 array @v (stride
+ * @stride bytes) that is <= @key, or -1. */
+static long last_le(const void *v, size_t n, size_t stride, uint32_t key,
+		    size_t hint)
+{
+	const char *p = v;
+	size_t lo = 0, hi = n;
+
+#define AT(i) (*(const uint32_t *)(p + (i) * stride))
+	/* Sorted batches: try the neighbourhood of the previous answer. */
+	if (hint < n && AT(hint) <= key) {
+		if (hint + 1 == n || AT(hint + 1) > key)
+			return (long)hint;
+		if (hint + 2 == n || AT(hint + 2) > key)
+			return (long)hint + 1;
+		lo = hint + 2;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (AT(mid) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+#undef AT
+	return (long)lo - 1;
+}
+
+/* The preferred symbol covering @off, or NULL. */
+static const struct symt_sym *sym_cover(const struct sym_table *t,
+					uint32_t off)
+{
+	long i = last_le(t->syms, t->h->n_syms, sizeof(*t->syms), off,
+			 SIZE_MAX);
+	const struct symt_sym *s;
+	uint32_t a;
+
+	if (i < 0)
+		return NULL;
+	a = t->syms[i].addr;
+	while (i > 0 && t->syms[i - 1].addr == a)
+		i--;
+	/* The group is in preference order; the first that covers wins. */
+	for (s = &t->syms[i]; s < t->syms + t->h->n_syms && s->addr == a;
+	     s++) {
+		if (!s->size || off - a < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+static void frame_func(const struct sym_table *t, uint32_t func,
+		       struct sym_frame *f)
+{
+	const struct symt_func *fn;
+
+	if (func >= t->h->n_funcs)
+		return;
+	fn = &t->funcs[func];
+	f->name = str_at(t, fn->name);
+	f->linkage_name = str_at(t, fn->linkage);
+	f->demangled = str_at(t, fn->demangled);
+	f->decl_file = file_at(t, fn->decl_file);
+	f->decl_line = fn->decl_line;
+}
+
+static size_t lookup(const struct sym_table *t, uint64_t addr,
+		     struct sym_frame *fr, size_t max, size_t *hint)
+{
+	const struct symt_header *h = t->h;
+	const struct symt_leaf *leaf = NULL;
+	const struct symt_sym *sym = NULL;
+	uint32_t off, s;
+	size_t n = 0, steps = 0;
+	long i;
+
+	if (addr < h->base || addr - h->base >= UINT32_MAX)
+		return 0;
+	off = (uint32_t)(addr - h->base);
+	i = last_le(t->addrs, h->n_ranges, sizeof(uint32_t), off, *hint);
+	if (i >= 0) {
+		*hint = (size_t)i;
+		leaf = &t->leaves[i];
+		if (leaf->scope == SYMT_NONE && leaf->file == SYMT_NONE)
+			leaf = NULL;
+	}
+	if (h->n_syms)
+		sym = sym_cover(t, off);
+	if (!leaf && !sym)
+		return 0;
+
+	memset(&fr[0], 0, sizeof(fr[0]));
+	if (leaf) {
+		fr[0].file = file_at(t, leaf->file);
+		fr[0].line = leaf->line;
+		fr[0].column = leaf->column;
+		fr[0].discriminator = leaf->discriminator;
+	}
+	n = 1;
+	s = leaf ? leaf->scope : SYMT_NONE;
+	if (s < h->n_scopes) {
+		const struct symt_scope *sc = &t->scopes[s];
+
+		frame_func(t, sc->func, &fr[0]);
+		fr[0].entry = entry_at(t, sc->entry);
+		/* Walk up the inline chain: each caller frame's location is
+		 * the call site recorded in its callee's scope. */
+		while (sc->parent < h->n_scopes && steps++ < SYM_MAX_FRAMES) {
+			const struct symt_scope *up = &t->scopes[sc->parent];
+			struct sym_frame *f;
+
+			fr[n - 1].flags |= SYM_FRAME_INLINED;
+			if (n == max) {
+				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
+				break;
+			}
+			f = &fr[n++];
+			memset(f, 0, sizeof(*f));
+			frame_func(t, up->func, f);
+			f->file = file_at(t, sc->call_file);
+			f->line = sc->call_line;
+			f->column = sc->call_column;
+			f->entry = entry_at(t, up->entry);
+			sc = up;
+		}
+	}
+	if (sym) {
+		struct sym_frame *f = &fr[n - 1];
+
+		f->symbol = str_at(t, sym->name);
+		f->symbol_addr = h->base + sym->addr;
+		f->symbol_size = sym->size;
+		/* No DWARF function: the symbol names the frame. */
+		if (!f->name && !f->linkage_name) {
+			if (sym->demangled) {
+				f->linkage_name = f->symbol;
+				f->demangled = str_at(t, sym->demangled);
+			}
+			f->name = f->symbol;
+			f->entry = f->symbol_addr;
+			f->flags |= SYM_FRAME_SYMTAB;
+		}
+	}
+	return n;
+}
+
+int sym_table_lookup(const struct sym_table *t, uint64_t addr,
+		     struct sym_frame *frames, size_t max, size_t *n)
+{
+	size_t hint = SIZE_MAX;
+
+	if (n)
+		*n = 0;
+	if (!t || !frames || !max || !n)
+		return -EINVAL;
+	*n = lookup(t, addr, frames, max, &hint);
+	return 0;
+}
+
+int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,
+			   size_t count, sym_frames_fn fn, void *ctx)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	size_t hint = SIZE_MAX;
+
+	if (!t || (!addrs && count) || !fn)
+		return -EINVAL;
+	for (size_t i = 0; i < count; i++) {
+		size_t n = lookup(t, addrs[i], fr, SYM_MAX_FRAMES, &hint);
+		int rc = fn(ctx, i, fr, n);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int sym_table_find_symbol(const struct sym_table *t, const char *name,
+			  uint64_t *addr, uint64_t *size)
+{
+	const struct symt_sym *best = NULL;
+
+	if (!t || !name || !addr)
+		return -EINVAL;
+	/* Symbols are sorted by address and, per address, best first; so
+	 * among equal names the first seen per address is preferred, and
+	 * across addresses global/sized beats the rest. */
+	for (uint32_t i = 0; i < t->h->n_syms; i++) {
+		const struct symt_sym *s = &t->syms[i];
+		const char *nm = str_at(t, s->name);
+
+		if (!nm || strcmp(nm, name) != 0)
+			continue;
+		if (!best || ((s->flags & SYMI_SYM_GLOBAL) &&
+			      !(best->flags & SYMI_SYM_GLOBAL)) ||
+		    ((s->flags & SYMI_SYM_SIZED) &&
+		     !(best->flags & SYMI_SYM_SIZED) &&
+		     (s->flags & SYMI_SYM_GLOBAL) ==
+			     (best->flags & SYMI_SYM_GLOBAL)))
+			best = s;
+	}
+	if (!best)
+		return -SYM_E_NOTFOUND;
+	*addr = t->h->base + best->addr;
+	if (size)
+		*size = best->size;
+	return 0;
+}
