@@ -83,6 +83,7 @@ struct symi_builder {
 	size_t n_syms, cap_syms;
 	struct span *text;
 	size_t n_text, cap_text;
+	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
 	bool dwarf;
 };
@@ -356,7 +357,8 @@ static void text_sort(struct symi_builder *b)
 
 	if (b->text_sorted)
 		return;
-	qsort(b->text, b->n_text, sizeof(*b->text), span_cmp);
+	if (b->n_text > 1)
+		qsort(b->text, b->n_text, sizeof(*b->text), span_cmp);
 	for (i = 0; i < b->n_text; i++) {
 		if (o && b->text[i].lo <= b->text[o - 1].hi) {
 			if (b->text[i].hi > b->text[o - 1].hi)
@@ -377,6 +379,10 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 	if (!b->n_text)
 		return addr != 0 && addr < UINT64_MAX - 1;
 	text_sort(b);
+	/* Rows arrive in address order: the last span usually holds. */
+	if (b->text_last < b->n_text && b->text[b->text_last].lo <= addr &&
+	    addr < b->text[b->text_last].hi)
+		return true;
 	hi = b->n_text;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -386,7 +392,11 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo > 0 && addr < b->text[lo - 1].hi;
+	if (lo > 0 && addr < b->text[lo - 1].hi) {
+		b->text_last = lo - 1;
+		return true;
+	}
+	return false;
 }
 
 int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
@@ -544,7 +554,8 @@ static int sweep_scopes(struct symi_builder *b, struct segs *out)
 	uint64_t pos = 0;
 	int err = 0;
 
-	qsort(b->sivs, b->n_sivs, sizeof(*b->sivs), siv_cmp);
+	if (b->n_sivs > 1)
+		qsort(b->sivs, b->n_sivs, sizeof(*b->sivs), siv_cmp);
 	for (size_t i = 0; i < b->n_sivs; i++) {
 		const struct siv *iv = &b->sivs[i];
 
@@ -593,7 +604,8 @@ static int sweep_lines(struct symi_builder *b, struct segs *out)
 {
 	uint64_t end = 0;
 
-	qsort(b->livs, b->n_livs, sizeof(*b->livs), liv_cmp);
+	if (b->n_livs > 1)
+		qsort(b->livs, b->n_livs, sizeof(*b->livs), liv_cmp);
 	for (size_t i = 0; i < b->n_livs; i++) {
 		struct liv *l = &b->livs[i];
 		uint64_t lo = l->lo;
@@ -721,6 +733,9 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 
 	*bufp = NULL;
 	*lenp = 0;
+	symi_debug("table: %zu line rows, %zu scope ranges, %zu scopes, %zu functions, %zu files, %zu symbols, %zu string bytes",
+		   b->n_livs, b->n_sivs, b->n_scopes, b->n_funcs, b->n_files,
+		   b->n_syms, b->str_len);
 	err = sweep_scopes(b, &S);
 	if (!err)
 		err = sweep_lines(b, &L);
@@ -740,7 +755,8 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		if (b->text[i].hi > end)
 			end = b->text[i].hi;
 	}
-	qsort(b->syms, b->n_syms, sizeof(*b->syms), bsym_cmp);
+	if (b->n_syms > 1)
+		qsort(b->syms, b->n_syms, sizeof(*b->syms), bsym_cmp);
 	/* Symbols may widen the window (data below .text) while it stays
 	 * under 4 GiB; the rest are dropped. */
 	symlo = base;

@@ -131,7 +131,8 @@ static int cu_ranges(struct walk *w, Dwarf_Die *cudie)
 		w->cur[w->ncur].hi = hi;
 		w->ncur++;
 	}
-	qsort(w->cur, w->ncur, sizeof(*w->cur), span_cmp);
+	if (w->ncur > 1)
+		qsort(w->cur, w->ncur, sizeof(*w->cur), span_cmp);
 	return 0;
 }
 
@@ -263,12 +264,22 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	uint32_t f;
 	size_t j;
 
-	/* Key on the outermost origin so all instances share one entry. */
-	for (int i = 0; i < 8; i++) {
-		if (!dwarf_attr(&origin, DW_AT_abstract_origin, &a) ||
-		    !dwarf_formref_die(&a, &tmp))
-			break;
-		origin = tmp;
+	/*
+	 * Key on the outermost origin so all instances share one entry,
+	 * unless the DIE names itself: a concrete out-of-line copy may carry
+	 * its own DW_AT_linkage_name while its abstract origin has none.
+	 * The names are then read from the DIE first, then its origins
+	 * (dwarf_attr_integrate()), as eu-addr2line does.
+	 */
+	if (!dwarf_hasattr(die, DW_AT_name) &&
+	    !dwarf_hasattr(die, DW_AT_linkage_name) &&
+	    !dwarf_hasattr(die, DW_AT_MIPS_linkage_name)) {
+		for (int i = 0; i < 8; i++) {
+			if (!dwarf_attr(&origin, DW_AT_abstract_origin, &a) ||
+			    !dwarf_formref_die(&a, &tmp))
+				break;
+			origin = tmp;
+		}
 	}
 	if ((w->fc.n + 1) * 2 > w->fc.cap && fcache_grow(&w->fc))
 		return SYMI_NONE;

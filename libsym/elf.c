@@ -55,8 +55,9 @@
 enum open_flags {
 	/* Headers and build ID only: no zstd decompression. */
 	OPEN_NOTES_ONLY = (1 << 0),
-	/* Accept ET_REL too: a dwz multifile (dwz -m) is one. */
-	OPEN_DWZ = (1 << 1),
+	/* Accept ET_REL and ET_CORE too: a dwz multifile (dwz -m) is
+	 * ET_REL, and sym_file_build_id() reads any ELF file. */
+	OPEN_ANY_TYPE = (1 << 1),
 };
 
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
@@ -113,7 +114,7 @@ static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 {
 	const char *name = elf_name(e);
-	size_t shnum, phnum, shstrndx, ent;
+	size_t shnum = 0, phnum = 0, shstrndx, ent;
 
 	if (!gelf_getehdr(e->elf, &e->ehdr)) {
 		symi_info("elf: cannot read the ELF header of '%s': %s", name,
@@ -125,10 +126,9 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 	case ET_DYN:
 		break;
 	case ET_REL:
-		if (flags & OPEN_DWZ)
-			break;
-		/* fall through */
 	case ET_CORE:
+		if (flags & OPEN_ANY_TYPE)
+			break;
 		symi_info("elf: '%s' is a %s file, which is not supported",
 			  name, e->ehdr.e_type == ET_REL ? "relocatable"
 							 : "core");
@@ -139,9 +139,16 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 		return -SYM_E_BADELF;
 	}
 
-	if (elf_getphdrnum(e->elf, &phnum) < 0) {
-		symi_info("elf: cannot read program headers of '%s': %s",
-			  name, elf_errmsg(-1));
+	/*
+	 * libelf quietly reports 0 sections (or fewer segments) when the
+	 * tables do not fit in the file, so the counts in the ELF header
+	 * are checked as well.  PN_XNUM and e_shnum 0 mean the real counts
+	 * are in section header 0, which libelf reads for us.
+	 */
+	if (elf_getphdrnum(e->elf, &phnum) < 0 ||
+	    (e->ehdr.e_phnum != PN_XNUM && phnum != e->ehdr.e_phnum)) {
+		symi_info("elf: program headers of '%s' lie outside the file",
+			  name);
 		return -SYM_E_BADELF;
 	}
 	if (phnum > 0) {
@@ -154,15 +161,13 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 		}
 	}
 
-	if (elf_getshdrnum(e->elf, &shnum) < 0) {
-		symi_info("elf: cannot read section headers of '%s': %s",
-			  name, elf_errmsg(-1));
-		return -SYM_E_BADELF;
-	}
-	if (shnum == 0)
+	if (e->ehdr.e_shoff == 0)
 		return 0;
 	ent = gelf_fsize(e->elf, ELF_T_SHDR, 1, EV_CURRENT);
 	if (e->ehdr.e_shentsize != ent ||
+	    !in_file(e->ehdr.e_shoff, ent, size) ||
+	    elf_getshdrnum(e->elf, &shnum) < 0 || shnum == 0 ||
+	    (e->ehdr.e_shnum != 0 && shnum != e->ehdr.e_shnum) ||
 	    !in_file(e->ehdr.e_shoff, (uint64_t)shnum * ent, size)) {
 		symi_info("elf: section headers of '%s' lie outside the file",
 			  name);
@@ -563,7 +568,7 @@ int sym_file_build_id(const char *path, char *hex, size_t len)
 
 	if (!path || !hex)
 		return -EINVAL;
-	err = elf_open_path(path, &e, OPEN_NOTES_ONLY);
+	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
 	if (err)
 		return err;
 	if (e.build_id_len == 0)
@@ -716,7 +721,7 @@ static int try_candidate(struct search *s, const char *path,
 	    st.st_ino == s->st.st_ino)
 		return CAND_NO;
 	err = elf_open_path(path, &c,
-			    OPEN_NOTES_ONLY | (s->dwz ? OPEN_DWZ : 0));
+			    OPEN_NOTES_ONLY | (s->dwz ? OPEN_ANY_TYPE : 0));
 	if (err == -ENOMEM)
 		return err;
 	if (err) {

@@ -88,4 +88,11 @@ struct symt_sym {
 	uint32_t flags;		/* enum symi_sym_flags */
 };
 
+/* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
+_Static_assert(sizeof(struct symt_header) == 120, "header layout");
+_Static_assert(sizeof(struct symt_leaf) == 20, "leaf layout");
+_Static_assert(sizeof(struct symt_scope) == 24, "scope layout");
+_Static_assert(sizeof(struct symt_func) == 20, "func layout");
+_Static_assert(sizeof(struct symt_sym) == 20, "sym layout");
+
 #endif /* SYM_FORMAT_H */

@@ -22,6 +22,7 @@ struct sym_module {
 	char **paths;		/* free() each and the array */
 	char *debug_path;	/* free(): where the DWARF is, or NULL */
 	char build_id[129];	/* "" when none */
+	struct sym_module_info info;
 	struct sym_table *table;	/* sym_table_close() */
 	int table_err;		/* outcome of the build, once built */
 	bool built;
@@ -71,6 +72,10 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 		return err;
 	if (m->main.build_id_len)
 		symi_hex(m->main.build_id, m->main.build_id_len, m->build_id);
+	m->info.elf_class = m->main.ehdr.e_ident[EI_CLASS] == ELFCLASS32 ?
+			    32 : 64;
+	m->info.elf_type = m->main.ehdr.e_type;
+	m->info.machine = m->main.ehdr.e_machine;
 	if (m->opts.flags & SYM_MODULE_NO_DWARF)
 		return 0;
 	if (dbgfile) {
@@ -169,6 +174,11 @@ void sym_module_close(struct sym_module *m)
 const char *sym_module_build_id(const struct sym_module *m)
 {
 	return m && m->build_id[0] ? m->build_id : NULL;
+}
+
+void sym_module_info(const struct sym_module *m, struct sym_module_info *info)
+{
+	*info = m->info;
 }
 
 const char *sym_module_debug_file(const struct sym_module *m)

@@ -129,6 +129,9 @@ enum sym_frame_flags {
 	SYM_FRAME_SYMTAB = (1 << 1),
 	/** The chain was longer than the caller's array and was cut. */
 	SYM_FRAME_TRUNCATED = (1 << 2),
+	/** @symbol is a data object (STT_OBJECT, STT_TLS, STT_COMMON), not
+	 *  a function: GNU addr2line does not name code after those. */
+	SYM_FRAME_SYMBOL_OBJECT = (1 << 3),
 };
 
 /** The most frames one lookup can return; deeper chains are cut. */
@@ -365,6 +368,24 @@ SYM_API void sym_module_close(struct sym_module *mod);
  * @return borrowed from @mod; NULL when the file has no NT_GNU_BUILD_ID
  */
 SYM_API const char *sym_module_build_id(const struct sym_module *mod);
+
+/** What sym_module_info() tells about the module's ELF file. */
+struct sym_module_info {
+	/** 32 or 64 (ELFCLASS32/64): addresses print with 8 or 16 digits. */
+	int elf_class;
+	/** e_type: ET_EXEC (2) or ET_DYN (3). */
+	int elf_type;
+	/** e_machine, e.g. EM_X86_64 (62) or EM_386 (3). */
+	int machine;
+};
+
+/**
+ * sym_module_info() - the ELF class, type and machine of the module.
+ * @param[out] info  filled; the module keeps no reference
+ * Thread-safety: as for the module.
+ */
+SYM_API void sym_module_info(const struct sym_module *mod,
+			     struct sym_module_info *info);
 
 /**
  * sym_module_debug_file() - where the DWARF came from.

@@ -277,6 +277,8 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 		f->symbol = str_at(t, sym->name);
 		f->symbol_addr = h->base + sym->addr;
 		f->symbol_size = sym->size;
+		if (sym->flags & SYMI_SYM_OBJECT)
+			f->flags |= SYM_FRAME_SYMBOL_OBJECT;
 		/* No DWARF function: the symbol names the frame. */
 		if (!f->name && !f->linkage_name) {
 			if (sym->demangled) {

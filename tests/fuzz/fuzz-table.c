@@ -1,0 +1,141 @@
+/*
+ * fuzz-table.c - libFuzzer target over the table reader.
+ *
+ * Tables come back from LMDB and from disk, so sym_table_open() and every
+ * lookup must be safe on any bytes: sym.h promises "a corrupt buffer gives
+ * wrong answers, never a crash".  One input is one table buffer.  It is
+ * copied into a buffer of exactly its size (8-byte aligned, as
+ * sym_table_open() requires; ASan catches any read past its end), opened,
+ * and looked up across the range it claims to cover: evenly spaced
+ * addresses, the edges, addresses taken from the input, and the entries
+ * and symbols the answers name; then all of them again through
+ * sym_table_lookup_batch(), unsorted and sorted.
+ *
+ * Only memory safety and the shape of the answers are checked here
+ * (strict = 0 in fuzz.h): the content of a corrupt table is garbage.
+ * The seeds are tables that libsym built (tests/fuzz/gen-table-seeds.c).
+ */
+#include "fuzz.h"
+
+#include <stdbool.h>
+
+#define SWEEP 48		/* evenly spaced lookups over [start, end) */
+#define MAX_ADDRS 128
+
+struct batch_ctx {
+	size_t calls, count;
+};
+
+static int batch_cb(void *ctx, size_t idx, const struct sym_frame *fr,
+		    size_t n)
+{
+	struct batch_ctx *c = ctx;
+
+	FUZZ_CHECK(idx == c->calls && idx < c->count);
+	FUZZ_CHECK(n <= SYM_MAX_FRAMES);
+	fuzz_touch_frames(fr, n, 0);
+	c->calls++;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool init;
+	struct sym_table *t = NULL;
+	struct sym_table_stat st;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	uint64_t addrs[MAX_ADDRS], span, a, sz;
+	size_t na = 0, n, len;
+	struct batch_ctx bc;
+	const void *dbuf;
+	void *buf;
+	int err;
+
+	if (!init) {
+		if (!getenv("FUZZ_VERBOSE"))
+			sym_set_log(fuzz_quiet_log, NULL, SYM_LOG_WARN);
+		init = true;
+	}
+
+	/* libFuzzer's data has no alignment promise: copy.  malloc(0) may
+	 * return NULL; the table reader must reject a 0-byte table anyway. */
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return 0;
+	if (size)
+		memcpy(buf, data, size);
+
+	err = sym_table_open(buf, size, &t);
+	if (err) {
+		FUZZ_CHECK(err < 0);
+		free(buf);
+		return 0;
+	}
+	FUZZ_CHECK(t != NULL);
+
+	sym_table_data(t, &dbuf, &len);
+	FUZZ_CHECK(dbuf == buf && len == size);
+	sym_table_stat(t, &st);
+	fuzz_sink += st.size + st.ranges + st.scopes + st.funcs + st.files +
+		     st.symbols + st.strings_size + st.flags;
+
+	/* The covered range as the table claims it; it may be nonsense. */
+	span = st.end > st.start ? st.end - st.start : 0;
+	addrs[na++] = st.start;
+	addrs[na++] = st.start - 1;
+	addrs[na++] = st.end;
+	addrs[na++] = st.end - 1;
+	addrs[na++] = st.base;
+	addrs[na++] = 0;
+	addrs[na++] = UINT64_MAX;
+	for (int i = 0; i < SWEEP; i++)
+		addrs[na++] = st.start + (span / SWEEP) * (uint64_t)i +
+			      (uint64_t)i % 7;
+	for (size_t off = 0; off + 8 <= size && na < 64; off += size / 8 + 1)
+		addrs[na++] = st.start + (span ? fuzz_u64(data + off, 8) % span
+					       : fuzz_u64(data + off, 8));
+
+	/* Single lookups, and the names and entries they point to. */
+	for (size_t i = 0, first = na; i < first; i++) {
+		n = SIZE_MAX;
+		FUZZ_CHECK(sym_table_lookup(t, addrs[i], fr, SYM_MAX_FRAMES,
+					    &n) == 0);
+		FUZZ_CHECK(n <= SYM_MAX_FRAMES);
+		fuzz_touch_frames(fr, n, 0);
+		if (!n)
+			continue;
+		if (na < MAX_ADDRS)
+			addrs[na++] = fr[0].entry;
+		if (fr[n - 1].symbol &&
+		    sym_table_find_symbol(t, fr[n - 1].symbol, &a, &sz) == 0 &&
+		    na < MAX_ADDRS)
+			addrs[na++] = a + (sz ? sz - 1 : 0);
+		/* A short array: the chain is cut, not overrun. */
+		FUZZ_CHECK(sym_table_lookup(t, addrs[i], fr, 2, &n) == 0);
+		FUZZ_CHECK(n <= 2);
+		fuzz_touch_frames(fr, n, 0);
+	}
+	(void)sym_table_find_symbol(t, "main", &a, &sz);
+	(void)sym_table_find_symbol(t, "", &a, NULL);
+
+	/* The batch path has its own search (it resumes from the previous
+	 * position), so run it unsorted and sorted. */
+	bc = (struct batch_ctx){ .count = na };
+	FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb, &bc) == 0);
+	FUZZ_CHECK(bc.calls == na);
+	qsort(addrs, na, sizeof(addrs[0]), cmp_u64);
+	bc = (struct batch_ctx){ .count = na };
+	FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb, &bc) == 0);
+	FUZZ_CHECK(bc.calls == na);
+
+	sym_table_close(t);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,103 @@
+# fuzz.mk - build and run the libFuzzer targets.
+#
+#   make fuzz CC=clang [FUZZ_TIME=60]      (the top Makefile calls this)
+#   make -f tests/fuzz/fuzz.mk FUZZ_TARGETS=fuzz-table FUZZ_TIME=300
+#   make -f tests/fuzz/fuzz.mk build       build only
+#
+# Each target tests/fuzz/fuzz-<name>.c is linked with -fsanitize=fuzzer
+# against the libsym sources compiled here with the same sanitizers
+# (fuzzer-no-link, address, undefined), into build/fuzz/, so the normal
+# build/ objects are left alone.  libelf and libdw are Debian's, not
+# instrumented: a bug inside them shows as a crash whose top frames are in
+# libdw.so/libelf.so.
+#
+# Each target then runs for FUZZ_TIME seconds, starting from the committed
+# seeds in tests/fuzz/corpus/<target>/ plus what earlier runs found in
+# build/fuzz/work/<target>/ (where libFuzzer writes new inputs).  The
+# committed corpus is never written.  After the run the inputs that add
+# coverage over the committed corpus are merged into
+# build/fuzz/new/<target>/: review them and copy the useful ones into
+# tests/fuzz/corpus/<target>/ by hand.  Crashes, leaks, timeouts and
+# out-of-memory inputs land in build/fuzz/artifacts/<target>/; the run
+# fails when one is found.
+
+FUZZ_TIME ?= 60
+# ELF seeds are under 20 KB; room to grow, yet small enough for fast execs.
+FUZZ_MAX_LEN ?= 65536
+# Per-input limits: a slow or huge input is a bug too (sym must never hang).
+FUZZ_TIMEOUT ?= 10
+FUZZ_RSS_MB ?= 2048
+FUZZ_FLAGS ?=
+# Extra compiler flags, e.g. -fno-sanitize=nonnull-attribute to get past a
+# known finding while it is being fixed.
+FUZZ_EXTRA_CFLAGS ?=
+
+# libFuzzer needs clang.  `make fuzz` without CC=clang gets cc (gcc), so
+# fall back to clang unless the given compiler is a clang.
+FUZZ_CC := $(if $(findstring clang,$(CC)),$(CC),clang)
+PKG_CONFIG ?= pkg-config
+
+B := build/fuzz
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+LIB_SRCS := $(wildcard libsym/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+# The same required flags as the top Makefile's SYM_CFLAGS, plus the
+# sanitizers; -O1 -g as libFuzzer recommends.
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+	-fvisibility=hidden -Ilibsym -MMD -MP -O1 -g $(SAN) $(FUZZ_EXTRA_CFLAGS) \
+	$(shell $(PKG_CONFIG) --cflags libdw libelf libzstd liblzma)
+FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf libzstd liblzma) \
+	-liberty
+
+.PHONY: all build run $(FUZZ_TARGETS:%=run-%)
+all: run
+build: $(FUZZ_TARGETS:%=$(B)/%)
+run: $(FUZZ_TARGETS:%=run-%)
+
+$(B)/libsym/%.o: libsym/%.c
+	@mkdir -p $(dir $@)
+	@printf '  %-7s %s\n' CC $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/libsym-fuzz.a: $(LIB_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+
+$(B)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(B)/libsym-fuzz.a
+	@mkdir -p $(dir $@)
+	@printf '  %-7s %s\n' LD $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(B)/libsym-fuzz.a $(FUZZ_LIBS)
+
+# One run: fuzz, then merge what adds coverage over the committed corpus
+# into new/ (the committed files are copied into a scratch dir first, so
+# that merge keeps only the new ones; we then drop the copies again).
+$(FUZZ_TARGETS:%=run-%): run-%: $(B)/%
+	@mkdir -p $(B)/work/$* $(B)/artifacts/$* $(B)/new/$* $(B)/logs
+	@echo "fuzz: $* for $(FUZZ_TIME) s (log: $(B)/logs/$*.log)"
+	@dict=; [ -f tests/fuzz/$*.dict ] && dict=-dict=tests/fuzz/$*.dict; \
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	UBSAN_OPTIONS=print_stacktrace=1 \
+	./$(B)/$* -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) \
+		-timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
+		-print_final_stats=1 $$dict \
+		-artifact_prefix=$(B)/artifacts/$*/ $(FUZZ_FLAGS) \
+		$(B)/work/$* tests/fuzz/corpus/$* > $(B)/logs/$*.log 2>&1; \
+	rc=$$?; \
+	grep -E '^#[0-9]+ +DONE|^stat::|^(==[0-9]+==)?(ERROR|SUMMARY)|^artifact_prefix|Test unit written' \
+		$(B)/logs/$*.log | tail -20; \
+	rm -rf $(B)/merge/$*; mkdir -p $(B)/merge/$*; \
+	cp tests/fuzz/corpus/$*/* $(B)/merge/$*/ 2>/dev/null; \
+	./$(B)/$* -merge=1 -max_len=$(FUZZ_MAX_LEN) -timeout=$(FUZZ_TIMEOUT) \
+		-rss_limit_mb=$(FUZZ_RSS_MB) $(B)/merge/$* $(B)/work/$* \
+		> $(B)/logs/$*.merge.log 2>&1; \
+	for f in $(B)/merge/$*/*; do \
+		[ -e "tests/fuzz/corpus/$*/$${f##*/}" ] || mv "$$f" $(B)/new/$*/; \
+	done; \
+	echo "fuzz: $*: $$(ls $(B)/new/$* | wc -l) inputs that add coverage in $(B)/new/$*/"; \
+	echo "fuzz: $*: $$(ls $(B)/artifacts/$* | wc -l) artifacts in $(B)/artifacts/$*/"; \
+	exit $$rc
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

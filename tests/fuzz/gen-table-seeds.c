@@ -1,0 +1,77 @@
+/*
+ * gen-table-seeds.c - write the lookup tables libsym builds, as seeds for
+ * the fuzz-table target.
+ *
+ *   gen-table-seeds OUTDIR ELF...
+ *
+ * For each ELF file, the module is opened without a debug-file search, its
+ * table is built, and the table bytes (sym_table_data()) are written to
+ * OUTDIR/table-<basename of ELF>.  tests/fuzz/make-seeds.sh builds and
+ * runs it, then derives corrupted variants from its output.
+ *
+ * Build: cc -std=gnu11 -Ilibsym -o gen-table-seeds
+ *        tests/fuzz/gen-table-seeds.c lib/libsym.a $(pkg-config --libs
+ *        libdw libelf libzstd liblzma) -liberty
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sym.h"
+
+static int write_table(const char *outdir, const char *elf)
+{
+	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
+	struct sym_module *mod = NULL;
+	const struct sym_table *t = NULL;
+	struct sym_table_stat st;
+	const void *buf;
+	size_t len;
+	const char *base = strrchr(elf, '/');
+	char path[4096], msg[128];
+	FILE *f;
+	int err;
+
+	base = base ? base + 1 : elf;
+	err = sym_module_open(elf, &opts, &mod);
+	if (!err)
+		err = sym_module_table(mod, &t);
+	if (err) {
+		fprintf(stderr, "gen-table-seeds: '%s': %s\n", elf,
+			sym_strerror(err, msg, sizeof(msg)));
+		sym_module_close(mod);
+		return 1;
+	}
+	sym_table_data(t, &buf, &len);
+	sym_table_stat(t, &st);
+	if (snprintf(path, sizeof(path), "%s/table-%s", outdir, base) >=
+	    (int)sizeof(path)) {
+		fprintf(stderr, "gen-table-seeds: path too long\n");
+		sym_module_close(mod);
+		return 1;
+	}
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "gen-table-seeds: cannot write '%s': %s\n",
+			path, strerror(errno));
+		sym_module_close(mod);
+		return 1;
+	}
+	printf("%s: %zu bytes, %u ranges, %u scopes, %u symbols\n", path, len,
+	       st.ranges, st.scopes, st.symbols);
+	sym_module_close(mod);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int failed = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: gen-table-seeds OUTDIR ELF...\n");
+		return 2;
+	}
+	for (int i = 2; i < argc; i++)
+		failed |= write_table(argv[1], argv[i]);
+	return failed;
+}

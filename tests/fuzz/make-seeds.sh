@@ -1,0 +1,202 @@
+#!/bin/sh
+# make-seeds.sh - regenerate the seed corpora of the fuzz targets.
+#
+#   tests/fuzz/make-seeds.sh            (from the project root)
+#
+# Writes tests/fuzz/corpus/fuzz-elf/seed-* and
+# tests/fuzz/corpus/fuzz-table/seed-*.  Files not named seed-* (crash-*
+# regressions, inputs a fuzzer run found and someone copied in) are kept.
+# Needs gcc, g++, clang, binutils, dwz, xz, python3, and lib/libsym.a for
+# the table seeds (built with `make lib/libsym.a` when missing).
+#
+# The ELF seeds are the freestanding programs of tests/fuzz/seeds/ (no
+# libc: -nostdlib -static, a few KB each) built with both compilers, at
+# several -O levels and DWARF versions, then post-processed the ways the
+# library must handle: compressed debug sections, stripped, debug-only,
+# shared object, MiniDebugInfo, dwz, split DWARF skeleton, i386.  Broken
+# variants are derived from them with corrupt.py (truncations, flipped
+# bytes in chosen sections, bad section and ELF headers).  The table seeds
+# are the tables libsym builds for some of those (gen-table-seeds.c),
+# plus targeted corruptions of the documented table format: parent-link
+# cycles, out-of-range indexes and string offsets, unsorted addresses,
+# bad counts and offsets.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+SEEDS=tests/fuzz/seeds
+ELF_OUT=tests/fuzz/corpus/fuzz-elf
+TAB_OUT=tests/fuzz/corpus/fuzz-table
+CORRUPT="python3 tests/fuzz/corrupt.py"
+T=$(mktemp -d "${TMPDIR:-/tmp}/sym-seeds.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+mkdir -p "$ELF_OUT" "$TAB_OUT"
+rm -f "$ELF_OUT"/seed-* "$TAB_OUT"/seed-*
+
+# Small freestanding links: no separate code pages, no RELRO padding.
+LDSMALL="-nostdlib -static -Wl,-z,noseparate-code -Wl,-z,norelro
+-Wl,--build-id=sha1 -Wl,--no-warn-rwx-segments"
+CXXSMALL="-fno-exceptions -fno-rtti -fno-asynchronous-unwind-tables"
+
+e() { echo "  $*" >&2; "$@"; }
+
+# elf NAME COMPILER SOURCE FLAGS...: build one ELF seed.
+elf() {
+	name=$1 cc=$2 src=$3
+	shift 3
+	# shellcheck disable=SC2086
+	e $cc "$@" $LDSMALL -o "$T/$name" "$SEEDS/$src"
+	cp "$T/$name" "$ELF_OUT/seed-$name"
+}
+
+# --- ELF seeds -------------------------------------------------------------
+elf gcc-O2-dw5 gcc tiny.c -g -gdwarf-5 -O2
+elf gcc-O0-dw4 gcc tiny.c -g -gdwarf-4 -O0
+elf gcc-O2-dw2 gcc tiny.c -g -gdwarf-2 -O2
+elf gcc-O2-gc gcc tiny.c -g -O2 -ffunction-sections -Wl,--gc-sections
+elf clang-O2-dw5 clang tiny.c -g -gdwarf-5 -O2
+elf clang-O1-dw4 clang tiny.c -g -gdwarf-4 -O1
+# shellcheck disable=SC2086
+elf gxx-O2-dw5 g++ tiny.cc -g -gdwarf-5 -O2 $CXXSMALL
+# shellcheck disable=SC2086
+elf clangxx-O2-dw4 clang++ tiny.cc -g -gdwarf-4 -O2 $CXXSMALL
+# shellcheck disable=SC2086
+elf gxx-O0-dw4 g++ tiny.cc -g -gdwarf-4 -O0 $CXXSMALL
+elf gcc-O2-split gcc tiny.c -g -O2 -gsplit-dwarf
+rm -f ./*.dwo "$T"/*.dwo
+elf gcc-O2-i386 gcc tiny.c -m32 -g -O2
+# A shared object: .dynsym, relative addresses, ET_DYN.
+e gcc -shared -fPIC -g -O2 -nostdlib -Wl,-z,noseparate-code -Wl,-z,norelro \
+	-Wl,--build-id=sha1 -o "$T/gcc-O2-shared.so" "$SEEDS/tiny.c"
+cp "$T/gcc-O2-shared.so" "$ELF_OUT/seed-gcc-O2-shared"
+
+g="$T/gcc-O2-dw5"
+e objcopy --compress-debug-sections=zlib "$g" "$ELF_OUT/seed-gcc-O2-zlib"
+if objcopy --compress-debug-sections=zstd "$g" "$T/zstd" 2>/dev/null; then
+	cp "$T/zstd" "$ELF_OUT/seed-gcc-O2-zstd"
+fi
+e objcopy --compress-debug-sections=zlib "$T/gxx-O2-dw5" \
+	"$ELF_OUT/seed-gxx-O2-zlib"
+e strip --strip-debug -o "$ELF_OUT/seed-gcc-O2-nodebug" "$g"
+e strip --strip-all -o "$T/stripped" "$g"
+cp "$T/stripped" "$ELF_OUT/seed-gcc-O2-stripped"
+e objcopy --only-keep-debug "$g" "$ELF_OUT/seed-gcc-O2-debugonly"
+e objcopy --only-keep-debug "$T/clang-O2-dw5" \
+	"$ELF_OUT/seed-clang-O2-debugonly"
+
+# MiniDebugInfo as Fedora makes it (gdb manual, "MiniDebugInfo"): the
+# function symbols of .symtab, xz-compressed into .gnu_debugdata of the
+# stripped file.
+nm "$g" --format=posix --defined-only | awk '{ print $1 }' | sort \
+	> "$T/funcsyms"
+e objcopy --only-keep-debug "$g" "$T/mini.debug"
+e objcopy -S --remove-section .gdb_index --remove-section .comment \
+	--keep-symbols="$T/funcsyms" "$T/mini.debug"
+xz -k "$T/mini.debug"
+e objcopy --add-section .gnu_debugdata="$T/mini.debug.xz" "$T/stripped" \
+	"$ELF_OUT/seed-gcc-O2-minidebug"
+
+# dwz on one file (no alt file): partial units, DW_TAG_imported_unit.
+cp "$T/gxx-O0-dw4" "$T/dwz"
+if e dwz "$T/dwz" 2>/dev/null; then
+	cp "$T/dwz" "$ELF_OUT/seed-gxx-O0-dwz"
+fi
+
+# --- broken ELF seeds -------------------------------------------------------
+b() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$ELF_OUT/seed-bad-$name" "$@"; }
+b trunc-ehdr "$g" truncbytes 64
+b trunc-half "$g" trunc 0.5
+b trunc-90 "$T/clang-O2-dw5" trunc 0.9
+b trunc-zlib "$ELF_OUT/seed-gcc-O2-zlib" trunc 0.8
+b info-flip "$g" flip .debug_info 1 12
+b info-flip2 "$T/gxx-O2-dw5" flip .debug_info 2 24
+b info-zero "$T/clang-O2-dw5" zero .debug_info
+b abbrev-flip "$g" flip .debug_abbrev 3 6
+b line-flip "$g" flip .debug_line 4 10
+b line-flip-clang "$T/clang-O2-dw5" flip .debug_line 5 10
+b str-offsets-flip "$T/clang-O2-dw5" flip .debug_str_offsets 6 4
+b rnglists-flip "$g" flip .debug_rnglists 7 4
+b loclists-zero "$g" zero .debug_loclists
+b aranges-flip "$T/gcc-O0-dw4" flip .debug_aranges 8 6
+b zlib-flip "$ELF_OUT/seed-gcc-O2-zlib" flip .debug_info 9 8
+b zlib-size "$ELF_OUT/seed-gcc-O2-zlib" shdr size 0x7fffffff .debug_info
+b symtab-flip "$g" flip .symtab 10 16
+b strtab-zero "$g" zero .strtab
+b symtab-entsize "$g" shdr entsize 0 .symtab
+b symtab-link "$g" shdr link 9999 .symtab
+b note-flip "$g" flip .note.gnu.build-id 11 4
+b shoff "$g" ehdr shoff 0xfffffffffff0
+b shnum "$g" ehdr shnum 0xffff
+b shstrndx "$g" ehdr shstrndx 0xfff0
+b shentsize "$g" ehdr shentsize 7
+b phoff "$g" ehdr phoff 0xfffffff0
+b sh-offsets "$g" shdr offset 0x7ffffffffff0 .debug_info
+b sh-sizes "$g" shdr size 0xffffffffffff .debug_line
+b text-addr "$g" shdr addr 0xffffffffffff0000 .text
+b minidebug-flip "$ELF_OUT/seed-gcc-O2-minidebug" flip .gnu_debugdata 12 8
+b bytes "$T/gxx-O2-dw5" bytes 13 40
+b bytes-hdr "$g" bytes 14 8 0
+if [ -f "$ELF_OUT/seed-gcc-O2-zstd" ]; then
+	b zstd-flip "$ELF_OUT/seed-gcc-O2-zstd" flip .debug_info 15 8
+	b zstd-size "$ELF_OUT/seed-gcc-O2-zstd" shdr size 0x7fffffff .debug_line
+fi
+printf 'not an ELF file\n' > "$ELF_OUT/seed-bad-notelf"
+: > "$ELF_OUT/seed-bad-empty"
+
+# --- table seeds ------------------------------------------------------------
+if [ ! -f lib/libsym.a ]; then
+	make --no-print-directory lib/libsym.a
+fi
+# shellcheck disable=SC2046
+e cc -std=gnu11 -O1 -Ilibsym -o "$T/gen-table-seeds" \
+	tests/fuzz/gen-table-seeds.c lib/libsym.a \
+	$(pkg-config --libs libdw libelf libzstd liblzma) -liberty
+e "$T/gen-table-seeds" "$T" "$g" "$T/clang-O2-dw5" "$T/gxx-O2-dw5" \
+	"$T/clangxx-O2-dw4" "$ELF_OUT/seed-gcc-O2-nodebug" \
+	"$ELF_OUT/seed-gcc-O2-minidebug" "$T/gcc-O2-shared.so" \
+	"$T/gcc-O2-i386" >&2
+for f in "$T"/table-*; do
+	cp "$f" "$TAB_OUT/seed-${f##*/}"
+done
+
+tg="$T/table-gcc-O2-dw5"
+tx="$T/table-gxx-O2-dw5"
+t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
+t trunc-hdr "$tg" truncbytes 64
+t trunc-half "$tg" trunc 0.5
+t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
+t magic "$tg" thdr format 99
+t bom "$tg" thdr bom 0x04030201
+t size "$tg" thdr size 0xffffffff
+t range "$tg" thdr end 0
+t base "$tg" thdr base 0xffffffffffffff00
+t n-ranges "$tg" thdr n_ranges 0xffffffff
+t n-scopes "$tg" thdr n_scopes 0x7fffffff
+t n-syms "$tg" thdr n_syms 0x10000000
+t off-leaves "$tg" thdr off_leaves 0xfffffff8
+t off-misaligned "$tg" thdr off_scopes 4
+t off-strings "$tg" thdr off_strings 0xfffffff0
+t strings-size "$tg" thdr strings_size 0xffffffff
+t strings-nonul "$tg" tstrnonul
+t parent-self "$tx" tarr scopes parent self
+t parent-zero "$tx" tarr scopes parent 0
+t parent-oob "$tx" tarr scopes parent 0x7ffffff0
+t func-oob "$tx" tarr scopes func 0x7ffffff0
+t callfile-oob "$tx" tarr scopes call_file 0x7ffffff0
+t leaf-scope-oob "$tx" tarr leaves scope 0x7ffffff0
+t leaf-file-oob "$tx" tarr leaves file 0x7ffffff0 2
+t func-name-oob "$tx" tarr funcs name 0xfffffff0
+t func-name-last "$tx" tarr funcs linkage 0xffffffff
+t func-declfile-oob "$tx" tarr funcs decl_file 0x7ffffff0
+t file-name-oob "$tx" tarr files name 0xfffffff0
+t sym-name-oob "$tg" tarr syms name 0xfffffff0
+t sym-size-huge "$tg" tarr syms size 0xffffffff
+t addrs-unsorted "$tg" treverse
+t addrs-same "$tg" tarr addrs addr 0
+t bytes "$tx" bytes 21 32 120
+t bytes-hdr "$tg" bytes 22 6 0
+
+du -sh tests/fuzz/corpus
+ls "$ELF_OUT" | wc -l
+ls "$TAB_OUT" | wc -l

@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""oracle.py - compare `sym addr2line` inline chains against llvm-symbolizer.
+
+  tests/oracle.py [options] BINARY
+  tests/oracle.py --manifest fixtures/build/MANIFEST [options] NAME
+
+Addresses are instruction starts from `objdump -d` of the address source
+(the binary itself, or its unstripped original), a seeded random sample of
+--sample of them (all when there are fewer). Both tools get all addresses on
+stdin in one process each. For each address the inline chains must have the
+same number of frames, and every frame the same function name, file
+basename and line. Clone suffixes (.cold, .part.N, .isra.N, .constprop.N,
+.lto_priv.N, "[clone .x]" and combinations) and symbol versions (@GLIBC_x)
+are ignored. For the outermost frame, the oracle's symbol-table name (what
+llvm-symbolizer prints by default) or the DWARF name counts as agreeing.
+llvm-symbolizer 14 and 19 have no --use-symbol-table=false, so the DWARF
+name comes from a second oracle run with --functions=short (DW_AT_name, no
+symbol-table override): it must equal our name, or, for C++, our name's
+unqualified base name without parameters and template arguments.
+
+Exit status: 0 when agreement >= --threshold percent, 1 when below, 2 on
+usage or tool failure. Stdlib only.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OURS = (os.path.join(ROOT, "bin", "sym") +
+                " addr2line --output-style=JSON -f -i -C -e {obj} {opts}")
+DEFAULT_ORACLE = "llvm-symbolizer"
+
+# ------------------------------------------------------------- addresses
+
+_INSN = re.compile(r"^\s*([0-9a-f]+):\t")
+
+
+def objdump_addresses(path):
+    """Instruction-start addresses of every code section `objdump -d`
+    disassembles (no symbols needed: a stripped file works too)."""
+    p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if p.returncode != 0:
+        die("objdump -d %s failed: %s" % (path, p.stderr.strip()))
+    addrs = set()
+    for line in p.stdout.splitlines():
+        m = _INSN.match(line)
+        if m:
+            addrs.add(int(m.group(1), 16))
+    return sorted(addrs)
+
+
+def sample(addrs, n, seed):
+    if n <= 0 or len(addrs) <= n:
+        return list(addrs)
+    return sorted(random.Random(seed).sample(addrs, n))
+
+# ----------------------------------------------------------- tool runners
+
+
+def run_tool(cmd, addrs, what, timeout, any_rc=False):
+    """Run CMD (a shell-quoted string) with one 0x address per line on
+    stdin; return (stdout, seconds)."""
+    data = "".join("0x%x\n" % a for a in addrs)
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, shell=True, input=data,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, errors="replace",
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        die("%s timed out after %d s: %s" % (what, timeout, cmd))
+    dt = time.time() - t0
+    if p.returncode != 0 and not (any_rc and p.stdout):
+        die("%s exited %d: %s\n%s" % (what, p.returncode, cmd,
+                                      p.stderr.strip()[:2000]))
+    return p.stdout, dt
+
+
+def parse_json_stream(text, addrs, what):
+    """llvm-symbolizer's JSON: one object per address. Returns a list of
+    frame lists (dicts with FunctionName, FileName, Line)."""
+    dec = json.JSONDecoder()
+    out = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except ValueError as e:
+            die("%s: bad JSON after %d objects: %s: %r" %
+                (what, len(out), e, text[i:i + 200]))
+        if isinstance(obj, list):  # tolerate one big array
+            out.extend(obj)
+        else:
+            out.append(obj)
+    if len(out) != len(addrs):
+        die("%s: %d JSON objects for %d addresses" %
+            (what, len(out), len(addrs)))
+    chains = []
+    for a, obj in zip(addrs, out):
+        got = obj.get("Address")
+        if got is not None and parse_addr(got) != a:
+            die("%s: answer for %s where 0x%x was expected" % (what, got, a))
+        if "Error" in obj:
+            chains.append([{"FunctionName": "??", "FileName": "??",
+                            "Line": 0, "error": obj["Error"]}])
+        else:
+            chains.append(obj.get("Symbol") or [])
+    return chains
+
+
+def parse_addr(s):
+    try:
+        return int(str(s), 16)
+    except ValueError:
+        return None
+
+
+_FILELINE = re.compile(r"^(.*?):(\d+|\?)(?::\d+)?(?: \(discriminator \d+\))?$")
+_EU_INLINED = re.compile(r" inlined at .* in .*$")
+_ADDRLINE = re.compile(r"^0x[0-9a-f]+$")
+
+
+def parse_pairs(text, addrs, what, eu=False):
+    """GNU addr2line / eu-addr2line `-a -f -i` output: an address line,
+    then function and file:line[:col] lines per frame, innermost first."""
+    groups = []
+    cur = None
+    for line in text.splitlines():
+        if _ADDRLINE.match(line):
+            cur = []
+            groups.append(cur)
+        elif cur is None:
+            die("%s: output does not start with an address" % what)
+        else:
+            cur.append(line)
+    if len(groups) != len(addrs):
+        die("%s: %d answers for %d addresses" % (what, len(groups), len(addrs)))
+    chains = []
+    for g in groups:
+        frames = []
+        for j in range(0, len(g) - 1, 2):
+            fn = g[j]
+            if eu:
+                fn = _EU_INLINED.sub("", fn)
+            m = _FILELINE.match(g[j + 1])
+            if m:
+                f, ln = m.group(1), m.group(2)
+            else:
+                f, ln = g[j + 1], "0"
+            frames.append({"FunctionName": fn, "FileName": f,
+                           "Line": int(ln) if ln.isdigit() else 0})
+        chains.append(frames)
+    return chains
+
+# ----------------------------------------------------------- normalising
+
+_CLONE = re.compile(r"(\.(cold|part|isra|constprop|lto_priv|localalias|"
+                    r"clone|str|llvm)(\.\d+)*)+$")
+_CLONE_CXX = re.compile(r"( \[clone \.[A-Za-z_]+(\.\d+)*\])+$")
+_VERSION = re.compile(r"@@?[A-Za-z0-9_.]+$")
+
+
+def norm_name(s):
+    if s is None or s in ("", "??", "<invalid>"):
+        return "??"
+    s = _VERSION.sub("", s)
+    # Demanglers differ in spelling only: "> >" (libiberty, LLVM 14)
+    # versus ">>" (LLVM 19).
+    while "> >" in s:
+        s = s.replace("> >", ">>")
+    for _ in range(3):
+        t = _CLONE_CXX.sub("", _CLONE.sub("", s))
+        if t == s:
+            break
+        s = t
+    return s
+
+
+def norm_file(s):
+    if s is None or s in ("", "??", "<invalid>"):
+        return "??"
+    return os.path.basename(s)
+
+
+def norm_frame(fr):
+    return (norm_name(fr.get("FunctionName")), norm_file(fr.get("FileName")),
+            int(fr.get("Line") or 0))
+
+
+def norm_chain(ch):
+    fr = [norm_frame(f) for f in ch]
+    # An empty answer and a single all-unknown frame mean the same.
+    if not fr:
+        fr = [("??", "??", 0)]
+    return fr
+
+
+def _strip_balanced_suffix(s, open_c, close_c):
+    """Remove one balanced OPEN...CLOSE group at the end of s."""
+    if not s.endswith(close_c):
+        return s
+    depth = 0
+    for i in range(len(s) - 1, -1, -1):
+        if s[i] == close_c:
+            depth += 1
+        elif s[i] == open_c:
+            depth -= 1
+            if depth == 0:
+                return s[:i]
+    return s
+
+
+def cxx_base(name):
+    """'long ns::fold<int>(std::vector<int> const&) const' -> 'fold'."""
+    s = name.strip()
+    if "operator" in s:
+        return s[s.rfind("operator"):].split("(")[0].strip()
+    for suffix in (" const", " volatile", " &", " &&"):
+        if s.endswith(suffix):
+            s = s[:-len(suffix)]
+    s = _strip_balanced_suffix(s, "(", ")")
+    s = _strip_balanced_suffix(s, "<", ">")
+    depth = 0
+    cut = 0
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c in "<({[":
+            depth += 1
+        elif c in ">)}]":
+            depth -= 1
+        elif depth == 0 and s.startswith("::", i):
+            cut = i + 2
+            i += 1
+        elif depth == 0 and c == " ":
+            cut = i + 1
+        i += 1
+    return s[cut:]
+
+
+def short_base(name):
+    s = _strip_balanced_suffix(name.strip(), "<", ">").strip()
+    if "operator" in s:
+        s = s[s.rfind("operator"):]
+    return s
+
+
+def compare(ours, oracle, dwarf_outer):
+    """Return None when the chains agree, else a reason string."""
+    if len(ours) != len(oracle):
+        return "frame count %d vs %d" % (len(ours), len(oracle))
+    for k, (a, b) in enumerate(zip(ours, oracle)):
+        outer = k == len(ours) - 1
+        if a[1] != b[1]:
+            return "frame %d file" % k
+        if a[2] != b[2]:
+            return "frame %d line" % k
+        if a[0] == b[0]:
+            continue
+        if outer and dwarf_outer is not None:
+            if a[0] == dwarf_outer:
+                continue
+            if dwarf_outer != "??" and cxx_base(a[0]) == short_base(dwarf_outer):
+                continue
+        return "frame %d function" % k
+    return None
+
+# ------------------------------------------------------------------ main
+
+
+def die(msg):
+    sys.stderr.write("oracle.py: %s\n" % msg)
+    sys.exit(2)
+
+
+def read_manifest(path, name):
+    base = os.path.dirname(os.path.abspath(path))
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            fld = line.rstrip("\n").split("\t")
+            if len(fld) != 7 or fld[0] != name:
+                continue
+
+            def p(x):
+                return x if os.path.isabs(x) else os.path.join(base, x)
+
+            def o(x):
+                return "" if x == "-" else x
+            return {"binary": p(fld[0]), "kind": fld[1], "ours_opts": o(fld[2]),
+                    "oracle": fld[3], "oracle_obj": p(fld[4]),
+                    "oracle_opts": o(fld[5]), "addr_source": p(fld[6])}
+    die("%s: no entry named %r" % (path, name))
+
+
+def fmt_chain(ch):
+    return " <- ".join("%s %s:%d" % f for f in ch)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="compare inline chains against llvm-symbolizer")
+    ap.add_argument("binary", help="binary, or manifest entry with --manifest")
+    ap.add_argument("--manifest", help="fixtures/build/MANIFEST")
+    ap.add_argument("--ours", default=DEFAULT_OURS,
+                    help="command under test; {obj} and {opts} are "
+                    "substituted (default: %(default)s)")
+    ap.add_argument("--ours-format", choices=("json", "gnu", "eu"),
+                    default="json", help="output format of --ours")
+    ap.add_argument("--ours-opts", default=None,
+                    help="extra options for --ours (debug-info lookup)")
+    ap.add_argument("--oracle", default=None,
+                    help="oracle command (default llvm-symbolizer)")
+    ap.add_argument("--oracle-obj", help="file the oracle reads (default: "
+                    "the binary)")
+    ap.add_argument("--oracle-opts", default=None,
+                    help="extra oracle options, e.g. --debug-file-directory=D")
+    ap.add_argument("--addr-source", help="file to objdump for addresses "
+                    "(default: the binary)")
+    ap.add_argument("--addresses", help="file of addresses (one hex per "
+                    "line) instead of objdump")
+    ap.add_argument("--sample", type=int, default=1000,
+                    help="addresses to sample, 0 = all (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threshold", type=float, default=99.5,
+                    help="minimum agreement %% (default %(default)s)")
+    ap.add_argument("--show", type=int, default=20,
+                    help="disagreements to print (default %(default)s)")
+    ap.add_argument("--peer", action="append", default=[],
+                    choices=("gnu", "eu"),
+                    help="also report GNU addr2line / eu-addr2line agreement "
+                    "(reference only, does not affect the exit status)")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="print only the summary line and disagreements")
+    args = ap.parse_args()
+
+    if args.manifest:
+        e = read_manifest(args.manifest, args.binary)
+    else:
+        b = os.path.abspath(args.binary)
+        e = {"binary": b, "kind": "-", "ours_opts": "",
+             "oracle": DEFAULT_ORACLE, "oracle_obj": b, "oracle_opts": "",
+             "addr_source": b}
+    for k in ("oracle", "oracle_obj", "oracle_opts", "addr_source",
+              "ours_opts"):
+        v = getattr(args, k)
+        if v is not None:
+            e[k] = v
+    label = args.binary
+
+    if args.addresses:
+        with open(args.addresses) as f:
+            addrs = [int(x, 16) for x in f.read().split()]
+        total = len(addrs)
+        addrs = sample(sorted(set(addrs)), args.sample, args.seed)
+    else:
+        alla = objdump_addresses(e["addr_source"])
+        total = len(alla)
+        addrs = sample(alla, args.sample, args.seed)
+    if not addrs:
+        die("no addresses from %s" % e["addr_source"])
+
+    oracle_base = "%s --obj=%s --inlining -C --output-style=JSON %s" % (
+        e["oracle"], shlex.quote(e["oracle_obj"]), e["oracle_opts"])
+    out, t_or = run_tool(oracle_base, addrs, "oracle", args.timeout)
+    oracle = [norm_chain(c) for c in parse_json_stream(out, addrs, "oracle")]
+    out, _ = run_tool(oracle_base + " --functions=short", addrs,
+                      "oracle (DWARF names)", args.timeout)
+    dwarf = [norm_chain(c) for c in parse_json_stream(out, addrs, "oracle")]
+    dwarf_outer = [c[-1][0] for c in dwarf]
+
+    ours_cmd = args.ours.format(obj=shlex.quote(e["binary"]),
+                                opts=e["ours_opts"])
+    out, t_us = run_tool(ours_cmd, addrs, "ours", args.timeout,
+                         any_rc=args.ours_format == "eu")
+    if args.ours_format == "json":
+        ours = parse_json_stream(out, addrs, "ours")
+    else:
+        ours = parse_pairs(out, addrs, "ours", eu=args.ours_format == "eu")
+    ours = [norm_chain(c) for c in ours]
+
+    bad = []
+    reasons = {}
+    for i, a in enumerate(addrs):
+        r = compare(ours[i], oracle[i], dwarf_outer[i])
+        if r:
+            bad.append((a, r, ours[i], oracle[i], dwarf_outer[i]))
+            key = re.sub(r"frame \d+", "frame N", r) if "count" not in r \
+                else "frame count"
+            reasons[key] = reasons.get(key, 0) + 1
+    n = len(addrs)
+    pct = 100.0 * (n - len(bad)) / n
+    inl = sum(1 for c in oracle if len(c) > 1)
+    print("# %s [%s]: %.2f%% agree (%d/%d sampled of %d insns, %d with "
+          "inline frames; oracle %.2fs, ours %.2fs)" %
+          (label, e["kind"], pct, n - len(bad), n, total, inl, t_or, t_us))
+    if reasons:
+        print("# disagreement kinds: " + ", ".join(
+            "%s: %d" % kv for kv in sorted(reasons.items(),
+                                           key=lambda kv: -kv[1])))
+    for a, r, o, g, d in bad[:args.show]:
+        print("# 0x%x: %s" % (a, r))
+        print("#   ours:   " + fmt_chain(o))
+        print("#   oracle: " + fmt_chain(g) +
+              ("  (DWARF name: %s)" % d if d != g[-1][0] else ""))
+    if not args.quiet:
+        print("#   oracle: " + oracle_base)
+        print("#   ours:   " + ours_cmd)
+
+    for peer in args.peer:
+        if peer == "gnu":
+            cmd = "addr2line -a -f -i -C -e %s" % shlex.quote(e["binary"])
+        else:
+            cmd = "eu-addr2line -a -f -i -C -e %s %s" % (
+                shlex.quote(e["binary"]), e["ours_opts"])
+        try:
+            # eu-addr2line exits 1 when some address has no answer.
+            out, t = run_tool(cmd, addrs, peer, args.timeout, any_rc=True)
+            ch = [norm_chain(c) for c in
+                  parse_pairs(out, addrs, peer, eu=peer == "eu")]
+        except SystemExit:
+            print("# peer %s: failed" % peer)
+            continue
+        nb = sum(1 for i in range(n)
+                 if compare(ch[i], oracle[i], dwarf_outer[i]))
+        print("# peer %s: %.2f%% agree (%d/%d, %.2fs): %s" %
+              (peer, 100.0 * (n - nb) / n, n - nb, n, t, cmd))
+
+    sys.exit(0 if pct >= args.threshold else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+/*
+ * t-table.c - the table builder and reader on synthetic input: inline
+ * chains, holes, overlapping rows, tombstones, symbol preference, and
+ * the checks sym_table_open() makes on corrupt buffers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "internal.h"
+#include "format.h"
+
+static struct sym_table *build(struct symi_builder *b, void **buf)
+{
+	struct sym_table *t = NULL;
+	size_t len;
+
+	CHECK_ERR(symi_builder_finish(b, buf, &len), 0);
+	CHECK_ERR(sym_table_open(*buf, len, &t), 0);
+	return t;
+}
+
+static size_t look(struct sym_table *t, uint64_t a, struct sym_frame *fr)
+{
+	size_t n = 99;
+
+	if (sym_table_lookup(t, a, fr, SYM_MAX_FRAMES, &n) != 0)
+		return 99;
+	return n;
+}
+
+static int same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static void test_chain(void)
+{
+	struct symi_builder *b = NULL;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_table *t;
+	struct sym_table_stat st;
+	uint32_t fmain, fsq, fadd, fc, fh, smain, sadd, ssq;
+	void *buf = NULL;
+	size_t n;
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x1000, 0x2000);
+	fc = symi_builder_file(b, "/src/main.c");
+	fh = symi_builder_file(b, "/src/util.h");
+	CHECK(fc != SYMI_NONE && fh != SYMI_NONE && fc != fh);
+	CHECK(symi_builder_file(b, "/src/main.c") == fc);
+	fmain = symi_builder_func(b, "main", NULL, "/src/main.c", 10);
+	fadd = symi_builder_func(b, "add3", "_Z4add3i", "/src/util.h", 5);
+	fsq = symi_builder_func(b, "sq", "_Z2sqi", "/src/util.h", 2);
+	CHECK(symi_builder_func(b, "sq", "_Z2sqi", "/src/util.h", 2) == fsq);
+	/* main [0x1100,0x1200) inlines add3 [0x1120,0x1160) at main.c:12,
+	 * which inlines sq [0x1130,0x1140) at util.h:6. */
+	smain = symi_builder_scope(b, SYMI_NONE, fmain, SYMI_NONE, 0, 0,
+				   0x1100);
+	sadd = symi_builder_scope(b, smain, fadd, fc, 12, 7, 0x1120);
+	ssq = symi_builder_scope(b, sadd, fsq, fh, 6, 10, 0x1130);
+	CHECK_ERR(symi_builder_scope_range(b, smain, 0, 0x1100, 0x1200), 0);
+	CHECK_ERR(symi_builder_scope_range(b, sadd, 1, 0x1120, 0x1160), 0);
+	CHECK_ERR(symi_builder_scope_range(b, ssq, 2, 0x1130, 0x1140), 0);
+	/* A tombstoned copy at 0 must vanish. */
+	CHECK_ERR(symi_builder_scope_range(b, ssq, 0, 0x0, 0x40), 0);
+	CHECK_ERR(symi_builder_line(b, 0x1100, 0x1130, fc, 11, 3, 0), 0);
+	CHECK_ERR(symi_builder_line(b, 0x1130, 0x1140, fh, 2, 30, 4), 0);
+	CHECK_ERR(symi_builder_line(b, 0x1140, 0x1200, fc, 13, 1, 0), 0);
+	CHECK_ERR(symi_builder_line(b, 0x0, 0x20, fc, 99, 1, 0), 0);
+	/* An overlapping row added later loses the overlap. */
+	CHECK_ERR(symi_builder_line(b, 0x1100, 0x1108, fc, 77, 1, 0), 0);
+	symi_builder_set_dwarf(b);
+	CHECK_ERR(symi_builder_add_symbol(b, 0x1100, 0x100, "main",
+					  SYMI_SYM_GLOBAL | SYMI_SYM_FUNC), 0);
+	t = build(b, &buf);
+	symi_builder_free(b);
+	if (!t)
+		return;
+	sym_table_stat(t, &st);
+	CHECK(st.flags & SYM_TABLE_DWARF);
+	CHECK(st.flags & SYM_TABLE_SYMBOLS);
+	CHECK(st.scopes == 3 && st.funcs == 3 && st.files == 2);
+
+	n = look(t, 0x1134, fr);
+	CHECK(n == 3);
+	CHECK(same(fr[0].name, "sq") && same(fr[0].file, "/src/util.h") &&
+	      fr[0].line == 2 && fr[0].column == 30 &&
+	      fr[0].discriminator == 4);
+	CHECK(same(fr[0].linkage_name, "_Z2sqi") &&
+	      same(fr[0].demangled, "sq(int)"));
+	CHECK(fr[0].flags & SYM_FRAME_INLINED);
+	CHECK(fr[0].entry == 0x1130);
+	CHECK(same(fr[1].name, "add3") && same(fr[1].file, "/src/util.h") &&
+	      fr[1].line == 6 && fr[1].column == 10);
+	CHECK(same(fr[2].name, "main") && same(fr[2].file, "/src/main.c") &&
+	      fr[2].line == 12 && fr[2].column == 7);
+	CHECK(!(fr[2].flags & SYM_FRAME_INLINED));
+	CHECK(same(fr[2].symbol, "main") && fr[2].symbol_addr == 0x1100);
+	CHECK(fr[2].entry == 0x1100 && same(fr[2].decl_file, "/src/main.c") &&
+	      fr[2].decl_line == 10);
+
+	n = look(t, 0x1150, fr);
+	CHECK(n == 2 && same(fr[0].name, "add3") && fr[0].line == 13);
+	n = look(t, 0x1104, fr);
+	CHECK(n == 1 && fr[0].line == 11);
+	n = look(t, 0x11ff, fr);
+	CHECK(n == 1 && same(fr[0].name, "main") && fr[0].line == 13);
+	/* Past the end, before the start, in a tombstone: nothing. */
+	CHECK(look(t, 0x1200, fr) == 0);
+	CHECK(look(t, 0x10ff, fr) == 0);
+	CHECK(look(t, 0x10, fr) == 0);
+	CHECK(look(t, UINT64_MAX, fr) == 0);
+
+	/* A short array truncates the chain and says so. */
+	CHECK_ERR(sym_table_lookup(t, 0x1134, fr, 2, &n), 0);
+	CHECK(n == 2 && (fr[1].flags & SYM_FRAME_TRUNCATED));
+	CHECK_ERR(sym_table_lookup(t, 0x1134, fr, 0, &n), -EINVAL);
+	CHECK_ERR(sym_table_lookup(NULL, 0x1134, fr, 2, &n), -EINVAL);
+	sym_table_close(t);
+	free(buf);
+}
+
+struct batch {
+	size_t calls;
+	size_t frames[4];
+};
+
+static int batch_cb(void *ctx, size_t idx, const struct sym_frame *fr,
+		    size_t n)
+{
+	struct batch *bt = ctx;
+
+	(void)fr;
+	bt->calls++;
+	if (idx < 4)
+		bt->frames[idx] = n;
+	return 0;
+}
+
+static void test_symbols(void)
+{
+	struct symi_builder *b = NULL;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_table *t;
+	void *buf = NULL;
+	uint64_t a, sz;
+	uint64_t addrs[4] = { 0x2010, 0x2000, 0x3000, 0x2050 };
+	struct batch bt = { 0 };
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x2000, 0x3000);
+	/* At 0x2000: a local, a weak and a global alias; the global wins. */
+	symi_builder_add_symbol(b, 0x2000, 0x40, "local_alias",
+				SYMI_SYM_FUNC);
+	symi_builder_add_symbol(b, 0x2000, 0x40, "weak_alias",
+				SYMI_SYM_FUNC | SYMI_SYM_WEAK);
+	symi_builder_add_symbol(b, 0x2000, 0x40, "_Z6globali",
+				SYMI_SYM_FUNC | SYMI_SYM_GLOBAL);
+	/* A sizeless symbol covers up to the next one. */
+	symi_builder_add_symbol(b, 0x2040, 0, "sizeless", SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x2080, 0x10, "after", SYMI_SYM_GLOBAL);
+	t = build(b, &buf);
+	symi_builder_free(b);
+	if (!t)
+		return;
+	CHECK(look(t, 0x2010, fr) == 1);
+	CHECK(same(fr[0].symbol, "_Z6globali") && same(fr[0].name, "_Z6globali"));
+	CHECK(same(fr[0].demangled, "global(int)"));
+	CHECK(fr[0].flags & SYM_FRAME_SYMTAB);
+	CHECK(fr[0].entry == 0x2000 && fr[0].symbol_size == 0x40);
+	CHECK(look(t, 0x2050, fr) == 1 && same(fr[0].symbol, "sizeless"));
+	CHECK(look(t, 0x2085, fr) == 1 && same(fr[0].symbol, "after"));
+	CHECK(look(t, 0x2095, fr) == 0);
+	CHECK_ERR(sym_table_find_symbol(t, "weak_alias", &a, &sz), 0);
+	CHECK(a == 0x2000 && sz == 0x40);
+	CHECK_ERR(sym_table_find_symbol(t, "nope", &a, NULL), -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, 4, batch_cb, &bt), 0);
+	CHECK(bt.calls == 4 && bt.frames[0] == 1 && bt.frames[2] == 0 &&
+	      bt.frames[3] == 1);
+	sym_table_close(t);
+	free(buf);
+}
+
+static void test_corrupt(void)
+{
+	struct symi_builder *b = NULL;
+	struct sym_table *t = NULL;
+	struct symt_header *h;
+	char *copy;
+	void *buf = NULL;
+	size_t len = 0;
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_symbol(b, 0x1000, 4, "f", SYMI_SYM_GLOBAL);
+	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
+	symi_builder_free(b);
+	if (!buf)
+		return;
+	copy = malloc(len + 8);
+	memcpy(copy, buf, len);
+	h = (struct symt_header *)copy;
+	CHECK_ERR(sym_table_open(copy, len - 1, &t), -SYM_E_BADTABLE);
+	CHECK(t == NULL);
+	CHECK_ERR(sym_table_open(copy, 10, &t), -SYM_E_BADTABLE);
+	CHECK_ERR(sym_table_open(NULL, len, &t), -EINVAL);
+	memmove(copy + 1, copy, len);
+	CHECK_ERR(sym_table_open(copy + 1, len, &t), -EINVAL);
+	memmove(copy, copy + 1, len);
+	h->format++;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	h->format--;
+	h->off_syms = (uint32_t)len;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	copy[h->off_strings + h->strings_size - 1] = 'x';
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	CHECK_ERR(sym_table_open(copy, len, &t), 0);
+	sym_table_close(t);
+	sym_table_close(NULL);
+	free(copy);
+	free(buf);
+}
+
+static void test_errors(void)
+{
+	char buf[64];
+	struct sym_module *m = NULL;
+
+	CHECK(same(sym_strerror(-SYM_E_NOTELF, buf, sizeof(buf)),
+		   "not an ELF file"));
+	CHECK(same(sym_strerror(-ENOENT, buf, sizeof(buf)),
+		   "No such file or directory"));
+	CHECK(same(sym_strerror(0, buf, sizeof(buf)), "success"));
+	CHECK(strncmp(sym_strerror(-99999, buf, sizeof(buf)), "unknown", 7) ==
+	      0);
+	sym_strerror(-SYM_E_BADDWARF, buf, 5);
+	CHECK(strlen(buf) == 4);
+	CHECK_ERR(sym_module_open("/nonexistent/x", NULL, &m), -ENOENT);
+	CHECK(m == NULL);
+	CHECK_ERR(sym_module_open(NULL, NULL, &m), -EINVAL);
+	sym_module_close(NULL);
+	CHECK(sym_demangle("main") == NULL);
+	{
+		char *d = sym_demangle("_ZN2ns3fooEv");
+
+		CHECK(same(d, "ns::foo()"));
+		free(d);
+		d = sym_demangle("_RNvCs1234_7mycrate3foo");
+		CHECK(same(d, "mycrate::foo"));
+		free(d);
+	}
+}
+
+int main(void)
+{
+	test_chain();
+	test_symbols();
+	test_corrupt();
+	test_errors();
+	return tap_done();
+}

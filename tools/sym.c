@@ -1,0 +1,96 @@
+/*
+ * sym.c - the `sym` command: a git-style dispatcher over subcommands.
+ *
+ *	sym <command> [args]     run a command
+ *	sym help [command]       list the commands, or one command's help
+ *	sym --version            print the version
+ *	sym <command> --help     each command's own help
+ *
+ * Adding a command is one file, tools/<name>.c exporting cmd_<name>(), and
+ * one line in the table below.  The command gets argv with argv[0] set to
+ * its name and returns the exit status (enum tool_exit).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools.h"
+
+static const struct tool_cmd commands[] = {
+	{ "addr2line", cmd_addr2line,
+	  "translate addresses into functions, files and lines" },
+	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: sym <command> [args]\n"
+		   "       sym help [<command>]\n"
+		   "       sym --version\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "   %-12s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(f, "\nSee 'sym <command> --help' and sym(1).\n");
+}
+
+static const struct tool_cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* "sym addr2line" etc., for error messages; static storage suffices. */
+static char prog_buf[64];
+
+static int run(const struct tool_cmd *cmd, int argc, char **argv)
+{
+	snprintf(prog_buf, sizeof(prog_buf), "sym %s", cmd->name);
+	tool_set_prog(prog_buf);
+	return cmd->fn(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct tool_cmd *cmd;
+	char *help_argv[3];
+
+	if (argc < 2) {
+		usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0 ||
+	    strcmp(argv[1], "version") == 0) {
+		printf("sym (symd) %s\n", SYM_VERSION);
+		return TOOL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		if (argc < 3) {
+			usage(stdout);
+			return TOOL_EXIT_OK;
+		}
+		cmd = find_cmd(argv[2]);
+		if (!cmd) {
+			tool_err("'%s' is not a sym command; see 'sym help'",
+				 argv[2]);
+			return TOOL_EXIT_USAGE;
+		}
+		help_argv[0] = argv[2];
+		help_argv[1] = "--help";
+		help_argv[2] = NULL;
+		return run(cmd, 2, help_argv);
+	}
+	cmd = find_cmd(argv[1]);
+	if (!cmd) {
+		tool_err("'%s' is not a sym command; see 'sym help'", argv[1]);
+		return TOOL_EXIT_USAGE;
+	}
+	return run(cmd, argc - 1, argv + 1);
+}
