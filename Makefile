@@ -51,7 +51,7 @@ endif
 
 # Recursive (=) on purpose: pkg-config runs only when something is built,
 # after `make check` has installed the packages.
-LIB_PKGS = libdw libelf libzstd liblzma
+LIB_PKGS = libdw libelf libzstd liblzma libdeflate
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -liberty
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)

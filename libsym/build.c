@@ -41,6 +41,7 @@ struct liv {
 
 struct bsym {
 	uint64_t addr, size;
+	uint64_t limit;		/* sizeless: end of its section's reach */
 	uint32_t name, flags;
 	uint32_t seq;
 };
@@ -83,6 +84,8 @@ struct symi_builder {
 	size_t n_syms, cap_syms;
 	struct span *text;
 	size_t n_text, cap_text;
+	struct span *secs;	/* allocated sections, for sizeless symbols */
+	size_t n_secs, cap_secs;
 	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
 	bool dwarf;
@@ -137,6 +140,7 @@ void symi_builder_free(struct symi_builder *b)
 	free(b->livs);
 	free(b->syms);
 	free(b->text);
+	free(b->secs);
 	free(b);
 }
 
@@ -397,6 +401,36 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 		return true;
 	}
 	return false;
+}
+
+void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
+			      uint64_t hi)
+{
+	if (hi <= lo ||
+	    symi_grow((void **)&b->secs, &b->cap_secs, b->n_secs + 1,
+		      sizeof(*b->secs)))
+		return;	/* best effort: sizeless symbols then cover less */
+	b->secs[b->n_secs].lo = lo;
+	b->secs[b->n_secs].hi = hi;
+	b->n_secs++;
+}
+
+/* End of the section holding @addr (sorted b->secs), or @addr if none. */
+static uint64_t section_end(const struct symi_builder *b, uint64_t addr)
+{
+	size_t lo = 0, hi = b->n_secs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->secs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < b->secs[lo - 1].hi)
+		return b->secs[lo - 1].hi;
+	return addr;
 }
 
 int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
@@ -715,6 +749,163 @@ static int merge(struct symi_builder *b, const struct segs *S,
 	return range_push(r, pos, &empty_leaf);
 }
 
+/*
+ * Which symbol names each address: eu-addr2line's rules
+ * (dwfl_module_addrsym()), precomputed per address range.
+ *  - Sized symbols that cover the address compete in symbol-table order:
+ *    a later one wins when it starts closer or binds more strongly
+ *    (global > weak > local); at an equal start, a smaller or more
+ *    strongly bound one wins.
+ *  - Only when no sized symbol covers it, a sizeless symbol at the
+ *    highest start at or below the address names it, if that start is not
+ *    below the end of any sized symbol seen before ("min_label"), and the
+ *    address is in the symbol's section (SHN_ABS: the exact address only).
+ *    Among several such, the last in table order wins.
+ * syms[] are sorted by address; @out gets ascending (addr, index) pairs.
+ */
+#define SWEEP_ACTIVE_MAX 256
+
+struct srange {
+	uint64_t addr;
+	uint32_t idx;
+};
+
+struct sranges {
+	struct srange *v;
+	size_t n, cap;
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+static int bind_value(uint32_t flags)
+{
+	if (flags & SYMI_SYM_GLOBAL)
+		return 3;
+	if (flags & SYMI_SYM_WEAK)
+		return 2;
+	return 1;
+}
+
+static bool eu_better(const struct bsym *cur, const struct bsym *s)
+{
+	int bc = bind_value(cur->flags), bs = bind_value(s->flags);
+
+	if (cur->addr < s->addr || bc < bs)
+		return true;
+	return cur->addr == s->addr &&
+	       ((cur->size > s->size && bc <= bs) ||
+		(cur->size >= s->size && bc < bs));
+}
+
+static int sweep_symbols(const struct bsym *syms, size_t n, uint64_t end,
+			 struct sranges *out)
+{
+	uint64_t *pts = NULL, ml = 0, V = 0;
+	size_t *act = NULL, nact = 0, npts = 0, k = 0, g0 = 0, g1 = 0, i;
+	bool seen = false;
+	int err = -ENOMEM;
+
+	if (!n)
+		return 0;
+	pts = symi_calloc(2 * n, sizeof(*pts));
+	act = symi_calloc(SWEEP_ACTIVE_MAX, sizeof(*act));
+	if (!pts || !act)
+		goto out;
+	for (i = 0; i < n; i++) {
+		uint64_t e = syms[i].size ? syms[i].addr + syms[i].size :
+			     syms[i].limit;
+
+		pts[npts++] = syms[i].addr;
+		if (e > syms[i].addr && e <= end)
+			pts[npts++] = e;
+	}
+	qsort(pts, npts, sizeof(*pts), u64_cmp);
+	for (size_t pi = 0; pi < npts; pi++) {
+		uint64_t p = pts[pi];
+		uint32_t pick = SYMT_NONE;
+		size_t j, o;
+
+		if (pi && pts[pi - 1] == p)
+			continue;
+		while (k < n && syms[k].addr <= p) {
+			const struct bsym *s = &syms[k];
+
+			if (s->addr + s->size > ml || !seen)
+				ml = s->addr + s->size;
+			seen = true;
+			if (s->size && nact < SWEEP_ACTIVE_MAX)
+				act[nact++] = k;
+			if (k == 0 || s->addr != V) {
+				V = s->addr;
+				g0 = k;
+			}
+			g1 = k + 1;
+			k++;
+		}
+		/* Drop sized symbols that end at or before p. */
+		for (j = o = 0; j < nact; j++) {
+			if (p - syms[act[j]].addr < syms[act[j]].size)
+				act[o++] = act[j];
+		}
+		nact = o;
+		if (nact) {
+			const struct bsym *best = NULL;
+			uint32_t best_seq = 0;
+
+			/* Replay the candidates in symbol-table order. */
+			for (;;) {
+				const struct bsym *next = NULL;
+				size_t ni = 0;
+
+				for (j = 0; j < nact; j++) {
+					const struct bsym *c = &syms[act[j]];
+
+					if ((!best || c->seq > best_seq) &&
+					    (!next || c->seq < next->seq)) {
+						next = c;
+						ni = act[j];
+					}
+				}
+				if (!next)
+					break;
+				best_seq = next->seq;
+				if (pick == SYMT_NONE ||
+				    eu_better(&syms[pick], next))
+					pick = (uint32_t)ni;
+				best = next;
+			}
+		} else if (seen && V >= ml) {
+			uint32_t top = 0;
+
+			for (j = g0; j < g1; j++) {
+				if (!syms[j].size && p < syms[j].limit &&
+				    (pick == SYMT_NONE || syms[j].seq > top)) {
+					pick = (uint32_t)j;
+					top = syms[j].seq;
+				}
+			}
+		}
+		if (out->n && out->v[out->n - 1].idx == pick)
+			continue;
+		if (symi_grow((void **)&out->v, &out->cap, out->n + 1,
+			      sizeof(*out->v)))
+			goto out;
+		out->v[out->n].addr = p;
+		out->v[out->n].idx = pick;
+		out->n++;
+	}
+	err = 0;
+out:
+	free(pts);
+	free(act);
+	return err;
+}
+
 static size_t align8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -724,10 +915,11 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 {
 	struct segs S = { 0 }, L = { 0 };
 	struct ranges R = { 0 };
+	struct sranges SR = { 0 };
 	struct symt_header *h;
 	uint64_t base = UINT64_MAX, end = 0, symlo, symhi;
 	size_t off, o_addrs, o_leaves, o_scopes, o_funcs, o_files, o_syms,
-		o_str, n_syms = 0, i;
+		o_str, o_saddrs, o_sidx, n_syms = 0, i;
 	char *buf = NULL;
 	int err;
 
@@ -785,10 +977,38 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		err = -SYM_E_TOOBIG;
 		goto out;
 	}
+	/* Keep the window's symbols, once each (.symtab and .dynsym, or a
+	 * file and its debug file, repeat them), and give sizeless ones
+	 * their reach: to the end of their section, or only their own
+	 * address for SHN_ABS. */
+	if (b->n_secs > 1)
+		qsort(b->secs, b->n_secs, sizeof(*b->secs), span_cmp);
 	for (i = 0; i < b->n_syms; i++) {
-		if (b->syms[i].addr >= base && b->syms[i].addr < end)
-			b->syms[n_syms++] = b->syms[i];
+		struct bsym *s = &b->syms[i];
+		bool dup = false;
+
+		if (s->addr < base || s->addr >= end)
+			continue;
+		for (size_t j = n_syms; j-- > 0 && j + 16 > n_syms;) {
+			const struct bsym *t = &b->syms[j];
+
+			if (t->addr != s->addr)
+				break;
+			if (t->size == s->size && t->name == s->name &&
+			    t->flags == s->flags) {
+				dup = true;
+				break;
+			}
+		}
+		if (dup)
+			continue;
+		s->limit = (s->flags & SYMI_SYM_ABS) ? s->addr + 1 :
+			   section_end(b, s->addr);
+		b->syms[n_syms++] = *s;
 	}
+	err = sweep_symbols(b->syms, n_syms, end, &SR);
+	if (err)
+		goto out;
 
 	off = align8(sizeof(*h));
 	o_addrs = off;
@@ -803,6 +1023,10 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	off = align8(off + b->n_files * sizeof(uint32_t));
 	o_syms = off;
 	off = align8(off + n_syms * sizeof(struct symt_sym));
+	o_saddrs = off;
+	off = align8(off + SR.n * sizeof(uint32_t));
+	o_sidx = off;
+	off = align8(off + SR.n * sizeof(uint32_t));
 	o_str = off;
 	/* Demangled symbol names are interned below, so size strings last. */
 	{
@@ -874,6 +1098,14 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	h->off_files = (uint32_t)o_files;
 	h->n_syms = (uint32_t)n_syms;
 	h->off_syms = (uint32_t)o_syms;
+	h->n_sranges = (uint32_t)SR.n;
+	h->off_saddrs = (uint32_t)o_saddrs;
+	h->off_sidx = (uint32_t)o_sidx;
+	for (i = 0; i < SR.n; i++) {
+		((uint32_t *)(buf + o_saddrs))[i] =
+			(uint32_t)(SR.v[i].addr - base);
+		((uint32_t *)(buf + o_sidx))[i] = SR.v[i].idx;
+	}
 	h->off_strings = (uint32_t)o_str;
 	h->strings_size = (uint32_t)b->str_len;
 
@@ -906,5 +1138,6 @@ out:
 	free(L.v);
 	free(R.addr);
 	free(R.leaf);
+	free(SR.v);
 	return err;
 }

@@ -446,6 +446,11 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 	unsigned long units = 0;
 	int err = 0, rc;
 
+	err = symi_elf_prepare_dwarf(dbg);
+	if (!err && alt && alt->elf)
+		err = symi_elf_prepare_dwarf(alt);
+	if (err)
+		return err;
 	dw = dwarf_begin_elf(dbg->elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		/* The caller saw .debug_info, so this is corruption. */

@@ -45,7 +45,11 @@ struct symt_header {
 	uint32_t n_syms, off_syms;
 	/* NUL-terminated strings; offset 0 is "", the last byte is NUL */
 	uint32_t off_strings, strings_size;
-	uint32_t reserved[4];
+	/* Symbol ranges: n_sranges ascending u32 offsets at off_saddrs and
+	 * as many u32 symbol indices (SYMT_NONE: no symbol) at off_sidx.
+	 * The chosen symbol of each range is precomputed (build.c). */
+	uint32_t n_sranges, off_saddrs, off_sidx;
+	uint32_t reserved;
 };
 
 /* What is known at one address range: the innermost scope and the line

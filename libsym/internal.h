@@ -98,6 +98,14 @@ int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e);
 /* symi_elf_close() - release everything; @e is zeroed.  NULL-safe. */
 void symi_elf_close(struct symi_elf *e);
 
+/*
+ * symi_elf_prepare_dwarf() - before libdw opens @e (sections.c): empty
+ * the compressed debug sections the builder never reads and decompress
+ * the zlib ones it reads with libdeflate.  Returns 0 or -ENOMEM; other
+ * problems leave the section for libdw.
+ */
+int symi_elf_prepare_dwarf(struct symi_elf *e);
+
 /* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
 bool symi_elf_has_dwarf(const struct symi_elf *e);
 
@@ -161,7 +169,13 @@ enum symi_sym_flags {
 	SYMI_SYM_FUNC = 1 << 2,   /* STT_FUNC / STT_GNU_IFUNC */
 	SYMI_SYM_OBJECT = 1 << 3, /* STT_OBJECT / STT_TLS / STT_COMMON */
 	SYMI_SYM_SIZED = 1 << 4,
+	SYMI_SYM_ABS = 1 << 5,    /* SHN_ABS and other reserved indices */
 };
+
+/* An allocated section [lo, hi): a sizeless symbol covers addresses of
+ * its own section only, as in eu-addr2line. */
+void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
+			      uint64_t hi);
 
 /* Add one symbol.  @name is copied (interned).  Returns 0 or -ENOMEM. */
 int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,

@@ -25,6 +25,7 @@ struct sym_table {
 	const struct symt_func *funcs;
 	const uint32_t *files;
 	const struct symt_sym *syms;
+	const uint32_t *saddrs, *sidx;
 	const char *str;
 	void *owned;		/* free() on close: see symi_table_adopt() */
 };
@@ -66,6 +67,8 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    !in_buf(h->size, h->off_files, h->n_files, sizeof(uint32_t)) ||
 	    !in_buf(h->size, h->off_syms, h->n_syms,
 		    sizeof(struct symt_sym)) ||
+	    !in_buf(h->size, h->off_saddrs, h->n_sranges, sizeof(uint32_t)) ||
+	    !in_buf(h->size, h->off_sidx, h->n_sranges, sizeof(uint32_t)) ||
 	    !in_buf(h->size, h->off_strings, h->strings_size, 1) ||
 	    h->strings_size == 0 || p[h->off_strings] != '\0' ||
 	    p[h->off_strings + h->strings_size - 1] != '\0')
@@ -82,6 +85,8 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t->funcs = (const struct symt_func *)(p + h->off_funcs);
 	t->files = (const uint32_t *)(p + h->off_files);
 	t->syms = (const struct symt_sym *)(p + h->off_syms);
+	t->saddrs = (const uint32_t *)(p + h->off_saddrs);
+	t->sidx = (const uint32_t *)(p + h->off_sidx);
 	t->str = p + h->off_strings;
 	*out = t;
 	return 0;
@@ -173,27 +178,16 @@ static long last_le(const void *v, size_t n, size_t stride, uint32_t key,
 	return (long)lo - 1;
 }
 
-/* The preferred symbol covering @off, or NULL. */
+/* The symbol naming @off (chosen at build time), or NULL. */
 static const struct symt_sym *sym_cover(const struct sym_table *t,
 					uint32_t off)
 {
-	long i = last_le(t->syms, t->h->n_syms, sizeof(*t->syms), off,
+	long i = last_le(t->saddrs, t->h->n_sranges, sizeof(uint32_t), off,
 			 SIZE_MAX);
-	const struct symt_sym *s;
-	uint32_t a;
 
-	if (i < 0)
+	if (i < 0 || t->sidx[i] >= t->h->n_syms)
 		return NULL;
-	a = t->syms[i].addr;
-	while (i > 0 && t->syms[i - 1].addr == a)
-		i--;
-	/* The group is in preference order; the first that covers wins. */
-	for (s = &t->syms[i]; s < t->syms + t->h->n_syms && s->addr == a;
-	     s++) {
-		if (!s->size || off - a < s->size)
-			return s;
-	}
-	return NULL;
+	return &t->syms[t->sidx[i]];
 }
 
 static void frame_func(const struct sym_table *t, uint32_t func,
@@ -231,7 +225,7 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 		if (leaf->scope == SYMT_NONE && leaf->file == SYMT_NONE)
 			leaf = NULL;
 	}
-	if (h->n_syms)
+	if (h->n_sranges)
 		sym = sym_cover(t, off);
 	if (!leaf && !sym)
 		return 0;

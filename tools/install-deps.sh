@@ -12,6 +12,7 @@ set -e
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time.
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
+libdeflate-dev
 binutils elfutils llvm llvm-19 clang libclang-rt-14-dev dwz zstd
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl"
 

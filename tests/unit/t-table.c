@@ -151,6 +151,7 @@ static void test_symbols(void)
 
 	CHECK_ERR(symi_builder_new(&b), 0);
 	symi_builder_add_text(b, 0x2000, 0x3000);
+	symi_builder_add_section(b, 0x2000, 0x2090);
 	/* At 0x2000: a local, a weak and a global alias; the global wins. */
 	symi_builder_add_symbol(b, 0x2000, 0x40, "local_alias",
 				SYMI_SYM_FUNC);
@@ -161,6 +162,10 @@ static void test_symbols(void)
 	/* A sizeless symbol covers up to the next one. */
 	symi_builder_add_symbol(b, 0x2040, 0, "sizeless", SYMI_SYM_GLOBAL);
 	symi_builder_add_symbol(b, 0x2080, 0x10, "after", SYMI_SYM_GLOBAL);
+	/* SHN_ABS: its own address only; outside every section: nothing. */
+	symi_builder_add_symbol(b, 0x2100, 0, "_etext",
+				SYMI_SYM_GLOBAL | SYMI_SYM_ABS);
+	symi_builder_add_symbol(b, 0x2200, 0, "nosection", SYMI_SYM_GLOBAL);
 	t = build(b, &buf);
 	symi_builder_free(b);
 	if (!t)
@@ -173,6 +178,10 @@ static void test_symbols(void)
 	CHECK(look(t, 0x2050, fr) == 1 && same(fr[0].symbol, "sizeless"));
 	CHECK(look(t, 0x2085, fr) == 1 && same(fr[0].symbol, "after"));
 	CHECK(look(t, 0x2095, fr) == 0);
+	CHECK(look(t, 0x3000, fr) == 0);
+	CHECK(look(t, 0x2100, fr) == 1 && same(fr[0].symbol, "_etext"));
+	CHECK(look(t, 0x2101, fr) == 0);
+	CHECK(look(t, 0x2200, fr) == 0);
 	CHECK_ERR(sym_table_find_symbol(t, "weak_alias", &a, &sz), 0);
 	CHECK(a == 0x2000 && sz == 0x40);
 	CHECK_ERR(sym_table_find_symbol(t, "nope", &a, NULL), -SYM_E_NOTFOUND);
