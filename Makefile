@@ -91,11 +91,12 @@ lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map abi-check
 lib/libsym.so: lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $@
 
+PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
+	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
+
 lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 	@mkdir -p lib
-	$(call msg,GEN,$@)sed -e 's|@PREFIX@|$(prefix)|' \
-		-e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(call msg,GEN,$@)$(PC_SED) $< > $@
 
 # The exported symbols must be exactly the SYM_API functions of sym.h.
 abi-check:
@@ -156,7 +157,7 @@ install: all
 	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
 	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
-	$(INSTALL) -m 644 lib/libsym.pc $(DESTDIR)$(pkgconfigdir)/
+	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 
 uninstall:

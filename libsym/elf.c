@@ -18,9 +18,24 @@
  *    ("We need a copy to be able to write"), so nothing is written to the
  *    PROT_READ mapping and the file is never modified.
  *
+ * Ownership: a file opened by path owns fd, elf and path; a memory image
+ * owns image and has fd -1.  A zeroed struct is closed, so
+ * symi_elf_close() closes fd only when path is set (a zeroed fd is 0).
+ *
+ * Debug file search (symi_find_debug_file()) follows libdwfl's
+ * find-debuginfo.c: build ID first, then .gnu_debuglink.  For a debuglink
+ * candidate the build ID decides when both files have one (as in libdwfl;
+ * it is stronger than the CRC, survives a recompressed debug file, and
+ * needs no read of the whole file); the CRC decides otherwise.
+ *
+ * Logging: a failure that symi_elf_open() returns is logged at INFO only,
+ * since the caller reports the error itself and a second line on stderr
+ * would break eu-addr2line-compatible output.
+ *
  * Limits: a zstd section may expand to at most 4 GiB, and no more than its
  * ch_size says; output memory grows with the data actually decompressed,
  * so a lying ch_size costs nothing.  Build IDs are at most 64 bytes.
+ * Candidate paths longer than 4095 bytes are skipped.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -254,7 +269,8 @@ static void read_build_id(struct symi_elf *e, uint64_t size)
 		Elf_Data *data;
 
 		if (!gelf_getphdr(e->elf, i, &ph) || ph.p_type != PT_NOTE ||
-		    ph.p_filesz == 0 || !in_file(ph.p_offset, ph.p_filesz, size))
+		    ph.p_filesz == 0 ||
+		    !in_file(ph.p_offset, ph.p_filesz, size))
 			continue;
 		data = elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
 					    ph.p_align == 8 ? ELF_T_NHDR8

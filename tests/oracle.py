@@ -383,6 +383,10 @@ def main():
                       "oracle (DWARF names)", args.timeout)
     dwarf = [norm_chain(c) for c in parse_json_stream(out, addrs, "oracle")]
     dwarf_outer = [c[-1][0] for c in dwarf]
+    with_line = sum(1 for c in oracle if c[0][1] != "??" and c[0][2] > 0)
+    if with_line * 10 < len(addrs):
+        die("the oracle has line info for only %d of %d addresses: is its "
+            "debug info found? (%s)" % (with_line, len(addrs), oracle_base))
 
     ours_cmd = args.ours.format(obj=shlex.quote(e["binary"]),
                                 opts=e["ours_opts"])

@@ -34,6 +34,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools.h"
 
@@ -62,7 +63,7 @@ struct a2l {
 	/* State. */
 	struct sym_module *mod;		/* close with sym_module_close() */
 	const struct sym_table *tab;	/* borrowed from mod */
-	struct tool_elf_ident id;
+	struct sym_module_info info;
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
 	size_t nout;			/* answers printed, for JSON commas */
@@ -133,10 +134,46 @@ static void usage(FILE *f)
 		"GNU)\n\nSee sym(1).\n");
 }
 
-/* Route libsym's messages through our prefix. */
+/*
+ * libsym's messages.  While the module opens they are held back: on
+ * failure the last one completes the one-line error, on success they are
+ * printed as warnings.  Afterwards they go straight to stderr.
+ */
+#define MAX_HELD 8
+
+static struct {
+	bool hold;
+	size_t n, dropped;
+	char msg[MAX_HELD][256];
+} held;
+
 static void log_fn(void *ctx, int level, const char *msg)
 {
-	tool_err("%s", msg);
+	if (!held.hold) {
+		tool_err("%s", msg);
+		return;
+	}
+	if (held.n == MAX_HELD) {
+		held.dropped++;
+		/* Keep the last message: it is the one an error quotes. */
+		snprintf(held.msg[MAX_HELD - 1], sizeof(held.msg[0]), "%s",
+			 msg);
+		return;
+	}
+	snprintf(held.msg[held.n++], sizeof(held.msg[0]), "%s", msg);
+}
+
+static void release_held(void)
+{
+	size_t i;
+
+	held.hold = false;
+	for (i = 0; i < held.n; i++)
+		tool_err("%s", held.msg[i]);
+	if (held.dropped)
+		tool_err("(%zu more messages)", held.dropped);
+	held.n = 0;
+	held.dropped = 0;
 }
 
 static int add_dirs(struct a2l *a, const char *arg)
@@ -502,7 +539,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr, size_t n)
 		/* libdwfl names no section outside ET_REL files: "()"
 		 * relative to the load base (0 here) for ET_DYN, "??"
 		 * for ET_EXEC. */
-		if (a->id.elf_type == 3)
+		if (a->info.elf_type == 3)
 			printf("()+%#" PRIx64 "%c", addr, sep);
 		else
 			printf("??%c", sep);
@@ -738,46 +775,73 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * open_module() - open -e FILE and build its table, or print one line
+ * "sym addr2line: 'FILE': <what> (<libsym's last message>)".
+ */
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
 		 .debuginfo_path = a->ndirs ? a->dirs : NULL);
+	char buf[256];
 	int err;
 
-	err = tool_elf_ident(a->exe, &a->id);
-	if (err)
-		goto out;
-	a->width = a->id.elf_class == 1 ? 8 : 16;
+	held.hold = true;
 	err = sym_module_open(a->exe, &opts, &a->mod);
 	if (err)
 		goto out;
+	sym_module_info(a->mod, &a->info);
+	a->width = a->info.elf_class == 32 ? 8 : 16;
 	err = sym_module_table(a->mod, &a->tab);
 out:
-	if (err)
-		tool_err_code(a->exe, err);
+	if (!err) {
+		release_held();
+		return 0;
+	}
+	sym_strerror(err, buf, sizeof(buf));
+	if (held.n)
+		tool_err("'%s': %s (%s)", a->exe, buf, held.msg[held.n - 1]);
+	else
+		tool_err("'%s': %s", a->exe, buf);
+	held.hold = false;
+	held.n = 0;
 	return err;
 }
 
+struct stdin_ctx {
+	struct a2l *a;
+	int status;
+};
+
+static int stdin_line(void *ctx, char *line)
+{
+	struct stdin_ctx *c = ctx;
+	char *s = tool_trim(line);
+
+	if (*s == '\0')
+		return 0;
+	if (handle(c->a, s))
+		c->status = TOOL_EXIT_FAIL;
+	return 0;
+}
+
+/*
+ * The co-process contract: one answer per line, out before the next line
+ * is waited for.  tool_read_lines() flushes before each blocking read, so
+ * a pipe full of addresses is still answered in large writes.
+ */
 static int run_stdin(struct a2l *a)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	int status = TOOL_EXIT_OK;
-	char *s;
+	struct stdin_ctx c = { .a = a, .status = TOOL_EXIT_OK };
+	int err;
 
 	a->from_stdin = true;
-	while (getline(&line, &cap, stdin) >= 0) {
-		s = tool_trim(line);
-		if (*s == '\0')
-			continue;
-		if (handle(a, s))
-			status = TOOL_EXIT_FAIL;
-		/* The co-process contract: one answer per line, now. */
-		if (fflush(stdout) != 0)
-			break;
+	err = tool_read_lines(STDIN_FILENO, stdin_line, &c);
+	if (err) {
+		tool_err("reading standard input: %s", strerror(-err));
+		c.status = TOOL_EXIT_FAIL;
 	}
-	free(line);
-	return status;
+	return c.status;
 }
 
 int cmd_addr2line(int argc, char **argv)

@@ -88,21 +88,20 @@ int tool_parse_offset(const char *s, int64_t *out);
  */
 char *tool_trim(char *s);
 
-/** What tool_elf_ident() reads from an ELF header. */
-struct tool_elf_ident {
-	/** ELFCLASS32 (1) or ELFCLASS64 (2). */
-	int elf_class;
-	/** e_type: ET_EXEC (2), ET_DYN (3), ... */
-	int elf_type;
-};
+/** Longest input line tool_read_lines() accepts; longer ones are cut. */
+#define TOOL_LINE_MAX 65536
+
+/** Called by tool_read_lines() with one line, without its newline. */
+typedef int (*tool_line_fn)(void *ctx, char *line);
 
 /**
- * tool_elf_ident() - read the class and type of an ELF file, the 18 bytes
- * of its header that the output formats depend on (addresses print with 8
- * hex digits for ELFCLASS32, 16 for ELFCLASS64).  libsym does not expose
- * them (see .notes/cli-needs.md).
- * @return 0, -errno, -SYM_E_NOTELF
+ * tool_read_lines() - call @fn for each line read from @fd, for tools that
+ * work as co-processes (llvm-symbolizer style): stdout is flushed before
+ * every read(2) that could block, so each answer is out as soon as its
+ * question has been read, but a batch on a pipe is answered in big writes.
+ * @return 0 at EOF, -errno on a read error, or the first non-zero value
+ *         of @fn.  A line longer than TOOL_LINE_MAX is cut to that length.
  */
-int tool_elf_ident(const char *path, struct tool_elf_ident *id);
+int tool_read_lines(int fd, tool_line_fn fn, void *ctx);
 
 #endif /* SYM_TOOLS_H */

@@ -9,7 +9,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,27 +100,65 @@ char *tool_trim(char *s)
 	return s;
 }
 
-int tool_elf_ident(const char *path, struct tool_elf_ident *id)
+int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 {
-	unsigned char h[18];
-	ssize_t got;
-	int fd, err;
+	char *buf = malloc(TOOL_LINE_MAX + 1);
+	size_t len = 0, start = 0;
+	bool skipping = false;
+	int rc = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = pread(fd, h, sizeof(h), 0);
-	err = got < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	if (got < (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4) != 0)
-		return -SYM_E_NOTELF;
-	id->elf_class = h[4];
-	/* e_type follows e_ident; EI_DATA (h[5]) says its byte order. */
-	if (h[5] == 2)
-		id->elf_type = h[16] << 8 | h[17];
-	else
-		id->elf_type = h[17] << 8 | h[16];
-	return 0;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		char *nl;
+		ssize_t got;
+
+		/* Answer every complete line already buffered. */
+		while (start < len &&
+		       (nl = memchr(buf + start, '\n', len - start))) {
+			*nl = '\0';
+			if (!skipping)
+				rc = fn(ctx, buf + start);
+			skipping = false;
+			start = nl - buf + 1;
+			if (rc)
+				goto out;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		start = 0;
+		if (len == TOOL_LINE_MAX) {
+			/* Over-long line: answer its head, drop the rest. */
+			buf[len] = '\0';
+			if (!skipping)
+				rc = fn(ctx, buf);
+			skipping = true;
+			len = 0;
+			if (rc)
+				goto out;
+		}
+		/* About to block: the answers so far must be out first. */
+		if (fflush(stdout) != 0) {
+			rc = -EIO;
+			goto out;
+		}
+		got = read(fd, buf + len, TOOL_LINE_MAX - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	/* A last line without a newline still counts. */
+	if (len && !skipping) {
+		buf[len] = '\0';
+		rc = fn(ctx, buf);
+	}
+out:
+	free(buf);
+	return rc;
 }

@@ -54,11 +54,15 @@ mkdir -p "$OUT"
 LB="$OUT/lookup-bench"
 if [ ! -x "$LB" ] || [ tests/bench/lookup-bench.c -nt "$LB" ] ||
    [ lib/libsym.a -nt "$LB" ]; then
-	[ -f lib/libsym.a ] || die "no lib/libsym.a; run make first"
-	# shellcheck disable=SC2046
+	[ -f lib/libsym.a ] && [ -f lib/libsym.pc ] ||
+		die "no lib/libsym.a or lib/libsym.pc; run make first"
+	# The static library's dependencies, as its .pc file lists them.
+	deps=$(sed -n 's/^Requires.private: *//p' lib/libsym.pc | tr , ' ')
+	# shellcheck disable=SC2046,SC2086
 	${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Ilibsym -o "$LB" \
 		tests/bench/lookup-bench.c lib/libsym.a \
-		$(pkg-config --libs libdw libelf libzstd liblzma) -liberty ||
+		$(pkg-config --libs $deps) \
+		$(sed -n 's/^Libs.private: *//p' lib/libsym.pc) ||
 		die "cannot build $LB"
 fi
 

@@ -20,8 +20,9 @@ Table operations (libsym table format, docs/table-format.md):
     tarr ARRAY FIELD VALUE [STRIDE]
                                set FIELD of every STRIDE-th record of
                                ARRAY (scopes, leaves, funcs, syms, addrs,
-                               files); VALUE "self" = the record's index
-    treverse                   reverse the address array
+                               files, saddrs, sidx); VALUE "self" = the record's index
+    treverse [ARRAY]           reverse an address array (addrs, the
+                               default, or saddrs)
     tstrnonul                  make the last string byte non-NUL
 
 Both:
@@ -70,13 +71,14 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h: magic, 4 u32, 3 u64, 17 u32.
+# struct symt_header of libsym/format.h (120 bytes): magic, 4 u32, 3 u64,
+# 17 u32.
 THDR = struct.Struct("<8sIIIIQQQ" + "I" * 17)
 T_FIELDS = ["magic", "format", "bom", "flags", "size", "base", "start",
             "end", "n_ranges", "off_addrs", "off_leaves", "n_scopes",
             "off_scopes", "n_funcs", "off_funcs", "n_files", "off_files",
             "n_syms", "off_syms", "off_strings", "strings_size",
-            "r0", "r1", "r2", "r3"]
+            "n_sranges", "off_saddrs", "off_sidx", "reserved"]
 # array: (count field, offset field, record fields of u32)
 T_ARRAYS = {
     "addrs": ("n_ranges", "off_addrs", ["addr"]),
@@ -90,6 +92,8 @@ T_ARRAYS = {
     "files": ("n_files", "off_files", ["name"]),
     "syms": ("n_syms", "off_syms",
              ["addr", "size", "name", "demangled", "flags"]),
+    "saddrs": ("n_sranges", "off_saddrs", ["addr"]),
+    "sidx": ("n_sranges", "off_sidx", ["sym"]),
 }
 
 
@@ -153,7 +157,8 @@ def main():
             struct.pack_into("<I", b, at, v & 0xffffffff)
     elif op == "treverse":
         h = thdr(b)
-        n, off = h["n_ranges"], h["off_addrs"]
+        cnt_f, off_f, _ = T_ARRAYS[args[0] if args else "addrs"]
+        n, off = h[cnt_f], h[off_f]
         a = list(struct.unpack_from("<%dI" % n, b, off))
         struct.pack_into("<%dI" % n, b, off, *reversed(a))
     elif op == "tstrnonul":

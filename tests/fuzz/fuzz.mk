@@ -42,15 +42,21 @@ FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 LIB_SRCS := $(wildcard libsym/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
 
+# The library's dependencies, as the top Makefile has them (so that this
+# file follows when the library gains one): its LIB_PKGS for pkg-config,
+# and what DEP_LIBS adds after the pkg-config call (-liberty).
+LIB_PKGS := $(shell sed -n 's/^LIB_PKGS *= *//p' Makefile)
+extra_sed := s/^DEP_LIBS *=.*)) *//p
+LIB_EXTRA := $(shell sed -n '$(extra_sed)' Makefile)
+
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 # The same required flags as the top Makefile's SYM_CFLAGS, plus the
 # sanitizers; -O1 -g as libFuzzer recommends.
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-fvisibility=hidden -Ilibsym -MMD -MP -O1 -g $(SAN) $(FUZZ_EXTRA_CFLAGS) \
-	$(shell $(PKG_CONFIG) --cflags libdw libelf libzstd liblzma)
-FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf libzstd liblzma) \
-	-liberty
+	$(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
+FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(LIB_EXTRA)
 
 .PHONY: all build run $(FUZZ_TARGETS:%=run-%)
 all: run
@@ -86,7 +92,8 @@ $(FUZZ_TARGETS:%=run-%): run-%: $(B)/%
 		-artifact_prefix=$(B)/artifacts/$*/ $(FUZZ_FLAGS) \
 		$(B)/work/$* tests/fuzz/corpus/$* > $(B)/logs/$*.log 2>&1; \
 	rc=$$?; \
-	grep -E '^#[0-9]+ +DONE|^stat::|^(==[0-9]+==)?(ERROR|SUMMARY)|^artifact_prefix|Test unit written' \
+	grep -E '^#[0-9]+[[:space:]].*cov:' $(B)/logs/$*.log | tail -1; \
+	grep -E '^stat::|^(==[0-9]+==)?(ERROR|SUMMARY)|contract violated|^artifact_prefix|Test unit written' \
 		$(B)/logs/$*.log | tail -20; \
 	rm -rf $(B)/merge/$*; mkdir -p $(B)/merge/$*; \
 	cp tests/fuzz/corpus/$*/* $(B)/merge/$*/ 2>/dev/null; \

@@ -9,9 +9,8 @@
  * OUTDIR/table-<basename of ELF>.  tests/fuzz/make-seeds.sh builds and
  * runs it, then derives corrupted variants from its output.
  *
- * Build: cc -std=gnu11 -Ilibsym -o gen-table-seeds
- *        tests/fuzz/gen-table-seeds.c lib/libsym.a $(pkg-config --libs
- *        libdw libelf libzstd liblzma) -liberty
+ * Build: as make-seeds.sh does, against lib/libsym.a and the libraries
+ *        lib/libsym.pc lists as private (Requires.private, Libs.private).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -145,13 +145,13 @@ printf 'not an ELF file\n' > "$ELF_OUT/seed-bad-notelf"
 : > "$ELF_OUT/seed-bad-empty"
 
 # --- table seeds ------------------------------------------------------------
-if [ ! -f lib/libsym.a ]; then
-	make --no-print-directory lib/libsym.a
-fi
-# shellcheck disable=SC2046
+make --no-print-directory lib/libsym.a lib/libsym.pc
+# The static library's dependencies, as its .pc file lists them.
+deps=$(sed -n 's/^Requires.private: *//p' lib/libsym.pc | tr , ' ')
+# shellcheck disable=SC2046,SC2086
 e cc -std=gnu11 -O1 -Ilibsym -o "$T/gen-table-seeds" \
-	tests/fuzz/gen-table-seeds.c lib/libsym.a \
-	$(pkg-config --libs libdw libelf libzstd liblzma) -liberty
+	tests/fuzz/gen-table-seeds.c lib/libsym.a $(pkg-config --libs $deps) \
+	$(sed -n 's/^Libs.private: *//p' lib/libsym.pc)
 e "$T/gen-table-seeds" "$T" "$g" "$T/clang-O2-dw5" "$T/gxx-O2-dw5" \
 	"$T/clangxx-O2-dw4" "$ELF_OUT/seed-gcc-O2-nodebug" \
 	"$ELF_OUT/seed-gcc-O2-minidebug" "$T/gcc-O2-shared.so" \
@@ -193,6 +193,10 @@ t file-name-oob "$tx" tarr files name 0xfffffff0
 t sym-name-oob "$tg" tarr syms name 0xfffffff0
 t sym-size-huge "$tg" tarr syms size 0xffffffff
 t addrs-unsorted "$tg" treverse
+t saddrs-unsorted "$tg" treverse saddrs
+t sidx-oob "$tg" tarr sidx sym 0x7ffffff0 2
+t n-sranges "$tg" thdr n_sranges 0x7fffffff
+t off-sidx "$tg" thdr off_sidx 0xfffffff8
 t addrs-same "$tg" tarr addrs addr 0
 t bytes "$tx" bytes 21 32 120
 t bytes-hdr "$tg" bytes 22 6 0

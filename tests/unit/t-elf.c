@@ -23,6 +23,8 @@
 
 #define BUILD_ID "0123456789abcdef0123456789abcdef01234567"
 #define OTHER_ID "fedcba9876543210fedcba9876543210fedcba98"
+/* BUILD_ID's place in a .build-id tree. */
+#define BID_FILE ".build-id/01/23456789abcdef0123456789abcdef01234567.debug"
 
 static char tmp[256];
 
@@ -411,20 +413,18 @@ static void test_search(void)
 	sh("rm -r alt");
 
 	/* By build ID, under the debug dir and under debuginfo_path. */
-	sh("mkdir -p bid/.build-id/01 && "
-	   "cp plain.debug bid/.build-id/01/23456789abcdef0123456789abcdef01234567.debug");
+	sh("mkdir -p bid/.build-id/01 && cp plain.debug bid/" BID_FILE);
 	o.debuginfo_path = NULL;
 	o.debug_dir = P("bid");
 	CHECK_ERR(find(&o, where, sizeof(where)), 0);
-	CHECK(strcmp(where, "/bid/.build-id/01/"
-			    "23456789abcdef0123456789abcdef01234567.debug") == 0);
+	CHECK(strcmp(where, "/bid/" BID_FILE) == 0);
 	o.debug_dir = P("nodebug");
 	paths[0] = P("bid");
 	o.debuginfo_path = paths;
 	CHECK_ERR(find(&o, where, sizeof(where)), 0);
 
 	/* A build-ID candidate with another build ID is refused. */
-	sh("cp other.debug bid/.build-id/01/23456789abcdef0123456789abcdef01234567.debug");
+	sh("cp other.debug bid/" BID_FILE);
 	CHECK_ERR(find(&o, where, sizeof(where)), -SYM_E_NOTFOUND);
 	/* And so is a debuglink candidate with another build ID. */
 	sh("cp other.debug bin/plain.debug");
@@ -502,7 +502,28 @@ static void test_alt(void)
 	symi_elf_close(&a);
 }
 
-/* Build a table of @files' symbols and text; look @name up. */
+/* Debian's dwz files: binutils-x86-64-linux-gnu-dbg, when installed. */
+static void test_debian_dwz(void)
+{
+	struct symi_elf e = { 0 }, d = { 0 }, a = { 0 };
+
+	if (access("/usr/lib/debug/.dwz/x86_64-linux-gnu/"
+		   "binutils-x86-64-linux-gnu.debug", R_OK) != 0 ||
+	    symi_elf_open("/usr/bin/x86_64-linux-gnu-objdump", &e) != 0) {
+		printf("ok %d # skip binutils-x86-64-linux-gnu-dbg is not "
+		       "installed\n", ++tap_n);
+		return;
+	}
+	CHECK_ERR(symi_find_debug_file(&e, NULL, &d), 0);
+	CHECK(symi_elf_has_dwarf(&d));
+	CHECK_ERR(symi_find_alt_file(&d, NULL, &a), 0);
+	CHECK(a.path && strstr(a.path, "/.dwz/"));
+	symi_elf_close(&a);
+	symi_elf_close(&d);
+	symi_elf_close(&e);
+}
+
+/* Build a table of @file's symbols and text; look @name up. */
 static int table_symbol(const char *file, const char *name, uint64_t *addr,
 			bool *in_text)
 {
@@ -650,6 +671,7 @@ int main(void)
 	test_search();
 	test_crc();
 	test_alt();
+	test_debian_dwz();
 	test_symbols();
 	test_i386();
 

@@ -1,0 +1,50 @@
+#!/bin/sh
+# t0010-install.sh - `make install` honours prefix and DESTDIR, installs a
+# versioned shared library with a soname, the header and a libsym.pc that
+# a program can build and link against.
+. "$(dirname "$0")/lib.sh"
+need readelf pkg-config cc
+plan 7
+
+D=$T/dest
+ok "make install DESTDIR prefix=/opt/sym" \
+	make -C "$SYM_ROOT" --no-print-directory install DESTDIR="$D" prefix=/opt/sym
+ok "bin, header, static and shared library installed" \
+	test -x "$D/opt/sym/bin/sym" -a -f "$D/opt/sym/include/sym.h" \
+	     -a -f "$D/opt/sym/lib/libsym.a" -a -f "$D/opt/sym/lib/libsym.so.0" \
+	     -a -L "$D/opt/sym/lib/libsym.so"
+soname=$(readelf -d "$D/opt/sym/lib/libsym.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+is "shared library has soname libsym.so.0" "$soname" "libsym.so.0"
+# Only the documented API is exported.
+exported=$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" |
+	awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
+	sed 's/@.*//' | grep -v '^sym_' | head -3)
+is "exports only sym_* functions" "$exported" ""
+pcfile=$D/opt/sym/lib/pkgconfig/libsym.pc
+ok "libsym.pc names the prefix" grep -q '^prefix=/opt/sym' "$pcfile"
+
+cat > "$T/use.c" <<'EOC'
+#include <stdio.h>
+#include <sym.h>
+int main(int argc, char **argv)
+{
+	struct sym_module *m = NULL;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	size_t n = 0;
+	int err = sym_module_open(argv[0], NULL, &m);
+
+	if (!err)
+		err = sym_module_lookup(m, (unsigned long)&main, fr,
+					SYM_MAX_FRAMES, &n);
+	printf("%d %zu\n", err, n);
+	sym_module_close(m);
+	return err != 0;
+}
+EOC
+# Build against the staged tree: point pkg-config at it and rewrite paths.
+sed "s|/opt/sym|$D/opt/sym|" "$pcfile" > "$T/libsym.pc"
+ok "a program compiles and links with pkg-config --cflags --libs libsym" \
+	sh -c "cc -no-pie -g -o '$T/use' '$T/use.c' \$(PKG_CONFIG_PATH='$T' pkg-config --cflags --libs libsym)"
+ok "and runs against the shared library" \
+	env LD_LIBRARY_PATH="$D/opt/sym/lib" "$T/use"
+done_testing
