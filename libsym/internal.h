@@ -71,7 +71,7 @@ char *symi_strdup(const char *s);
 /** An open ELF file.  Zeroed means closed. */
 struct symi_elf {
 	Elf *elf;		/* elf_end() */
-	int fd;			/* close if >= 0 */
+	int fd;			/* close if path != NULL */
 	void *image;		/* free(): memory image for elf_memory() */
 	char *path;		/* free(); NULL for memory images */
 	void **bufs;		/* free() each: decompressed section data */

@@ -8,10 +8,12 @@
  * address (sized over sizeless, global over weak over local) is the
  * builder's job, not ours.
  *
- * Skipped: undefined, SHN_ABS and SHN_COMMON symbols (no address in the
- * file's vaddr space), STT_SECTION and STT_FILE, and STT_TLS, whose value
+ * Skipped: undefined and SHN_COMMON symbols (no address in the file's
+ * vaddr space), STT_SECTION and STT_FILE, and STT_TLS, whose value
  * is an offset into the TLS block, not an address (libdwfl skips them
- * too).  Version suffixes (@GLIBC_2.2.5) are not added.
+ * too).  SHN_ABS symbols are kept with SYMI_SYM_ABS: eu-addr2line names
+ * their exact address with them.  Version suffixes (@GLIBC_2.2.5) are not
+ * added.
  *
  * Limits: MiniDebugInfo expands to at most 256 MiB.  A table that cannot
  * be read (bad sh_link, bad entry size) is logged and skipped; a name past
@@ -104,9 +106,11 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS ||
-		    sym.st_shndx == SHN_COMMON || type == STT_SECTION ||
-		    type == STT_FILE || type == STT_TLS)
+		/* SHN_ABS symbols (_etext, _end) name their exact address
+		 * only; TLS values are offsets, not addresses. */
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_COMMON ||
+		    type == STT_SECTION || type == STT_FILE ||
+		    type == STT_TLS)
 			continue;
 		if (sym.st_name == 0 || sym.st_name >= strs->d_size ||
 		    !memchr(str + sym.st_name, '\0',
@@ -116,7 +120,10 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 			continue;
 		err = symi_builder_add_symbol(b, sym.st_value, sym.st_size,
 					      str + sym.st_name,
-					      sym_flags(&sym));
+					      sym_flags(&sym) |
+					      (sym.st_shndx >= SHN_LORESERVE &&
+					       sym.st_shndx != SHN_XINDEX ?
+					       SYMI_SYM_ABS : 0));
 		if (err)
 			return err;
 	}
@@ -261,12 +268,29 @@ static int read_minidebuginfo(struct symi_builder *b,
 	return err;
 }
 
+/* Allocated sections: a sizeless symbol covers only its own section. */
+static void read_sections(struct symi_builder *b, const struct symi_elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_size == 0 || sh.sh_addr > UINT64_MAX - sh.sh_size)
+			continue;
+		symi_builder_add_section(b, sh.sh_addr,
+					 sh.sh_addr + sh.sh_size);
+	}
+}
+
 int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e)
 {
 	int err;
 
 	if (!e->elf)
 		return 0;
+	read_sections(b, e);
 	err = read_tables(b, e);
 	if (err)
 		return err;

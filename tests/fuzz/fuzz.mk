@@ -31,6 +31,8 @@ FUZZ_FLAGS ?=
 # Extra compiler flags, e.g. -fno-sanitize=nonnull-attribute to get past a
 # known finding while it is being fixed.
 FUZZ_EXTRA_CFLAGS ?=
+# The engine to link, OSS-Fuzz style (it sets this to its own).
+LIB_FUZZING_ENGINE ?= -fsanitize=fuzzer
 
 # libFuzzer needs clang.  `make fuzz` without CC=clang gets cc (gcc), so
 # fall back to clang unless the given compiler is a clang.
@@ -74,7 +76,7 @@ $(B)/libsym-fuzz.a: $(LIB_OBJS)
 $(B)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(B)/libsym-fuzz.a
 	@mkdir -p $(dir $@)
 	@printf '  %-7s %s\n' LD $@
-	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(LIB_FUZZING_ENGINE) -o $@ $< \
 		$(B)/libsym-fuzz.a $(FUZZ_LIBS)
 
 # One run: fuzz, then merge what adds coverage over the committed corpus
@@ -100,6 +102,7 @@ $(FUZZ_TARGETS:%=run-%): run-%: $(B)/%
 	./$(B)/$* -merge=1 -max_len=$(FUZZ_MAX_LEN) -timeout=$(FUZZ_TIMEOUT) \
 		-rss_limit_mb=$(FUZZ_RSS_MB) $(B)/merge/$* $(B)/work/$* \
 		> $(B)/logs/$*.merge.log 2>&1; \
+	rm -rf $(B)/new/$*; mkdir -p $(B)/new/$*; \
 	for f in $(B)/merge/$*/*; do \
 		[ -e "tests/fuzz/corpus/$*/$${f##*/}" ] || mv "$$f" $(B)/new/$*/; \
 	done; \

@@ -201,6 +201,7 @@ t addrs-same "$tg" tarr addrs addr 0
 t bytes "$tx" bytes 21 32 120
 t bytes-hdr "$tg" bytes 22 6 0
 
+chmod 644 "$ELF_OUT"/seed-* "$TAB_OUT"/seed-*
 du -sh tests/fuzz/corpus
 ls "$ELF_OUT" | wc -l
 ls "$TAB_OUT" | wc -l
