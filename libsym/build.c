@@ -42,7 +42,7 @@ struct liv {
 struct bsym {
 	uint64_t addr, size;
 	uint64_t limit;		/* sizeless: end of its section's reach */
-	uint32_t name, flags;
+	uint32_t name, file, flags;
 	uint32_t seq;
 };
 
@@ -475,15 +475,17 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 }
 
 int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
-			    uint64_t size, const char *name, uint32_t flags)
+			    uint64_t size, const char *name, const char *file,
+			    uint32_t flags)
 {
 	struct bsym *s;
-	uint32_t off;
+	uint32_t off, foff;
 
 	if (!name || !name[0])
 		return 0;
 	off = symi_builder_str(b, name);
-	if (off == SYMI_NONE)
+	foff = symi_builder_str(b, file);
+	if (off == SYMI_NONE || foff == SYMI_NONE)
 		return -ENOMEM;
 	if (b->n_syms >= UINT32_MAX ||
 	    symi_grow((void **)&b->syms, &b->cap_syms, b->n_syms + 1,
@@ -493,6 +495,7 @@ int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
 	s->addr = addr;
 	s->size = size > UINT32_MAX ? UINT32_MAX : size;
 	s->name = off;
+	s->file = foff;
 	s->flags = flags | (size ? SYMI_SYM_SIZED : 0);
 	s->seq = (uint32_t)b->n_syms++;
 	return 0;
@@ -1072,6 +1075,7 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 			s->size = (uint32_t)b->syms[i].size;
 			s->name = b->syms[i].name;
 			s->demangled = dem[i];
+			s->file = b->syms[i].file;
 			s->flags = b->syms[i].flags;
 		}
 		free(dem);

@@ -89,6 +89,7 @@ struct symt_sym {
 	uint32_t size;		/* 0 when unknown (sizeless symbol) */
 	uint32_t name;
 	uint32_t demangled;
+	uint32_t file;		/* STT_FILE name of a local symbol, or 0 */
 	uint32_t flags;		/* enum symi_sym_flags */
 };
 
@@ -97,6 +98,6 @@ _Static_assert(sizeof(struct symt_header) == 120, "header layout");
 _Static_assert(sizeof(struct symt_leaf) == 20, "leaf layout");
 _Static_assert(sizeof(struct symt_scope) == 24, "scope layout");
 _Static_assert(sizeof(struct symt_func) == 20, "func layout");
-_Static_assert(sizeof(struct symt_sym) == 20, "sym layout");
+_Static_assert(sizeof(struct symt_sym) == 24, "sym layout");
 
 #endif /* SYM_FORMAT_H */

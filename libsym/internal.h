@@ -177,9 +177,13 @@ enum symi_sym_flags {
 void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
 			      uint64_t hi);
 
-/* Add one symbol.  @name is copied (interned).  Returns 0 or -ENOMEM. */
+/* Add one symbol.  @name is copied (interned).  @file is the STT_FILE
+ * name a local symbol belongs to (the source file when there is no
+ * DWARF, as llvm-symbolizer and GNU addr2line print it), or NULL.
+ * Returns 0 or -ENOMEM. */
 int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
-			    uint64_t size, const char *name, uint32_t flags);
+			    uint64_t size, const char *name, const char *file,
+			    uint32_t flags);
 
 /* A function: name, linkage name (may be NULL), declaration.  Returns
  * the function index or SYMI_NONE on -ENOMEM.  Deduplicated. */

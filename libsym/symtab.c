@@ -71,7 +71,7 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 	Elf_Data *data, *strs;
 	GElf_Shdr strsh;
 	Elf_Scn *strscn;
-	const char *str;
+	const char *str, *file = NULL;
 	int err;
 
 	entsize = gelf_fsize(e->elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -98,7 +98,8 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 	str = strs->d_buf;
 	nsyms = data->d_size / entsize;
 
-	/* Entry 0 is the null symbol. */
+	/* Entry 0 is the null symbol.  An STT_FILE symbol names the source
+	 * file of the local symbols after it. */
 	for (size_t i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		int type;
@@ -106,6 +107,14 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_FILE) {
+			file = NULL;
+			if (sym.st_name && sym.st_name < strs->d_size &&
+			    memchr(str + sym.st_name, '\0',
+				   strs->d_size - sym.st_name))
+				file = str + sym.st_name;
+			continue;
+		}
 		/* SHN_ABS symbols (_etext, _end) name their exact address
 		 * only; TLS values are offsets, not addresses. */
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_COMMON ||
@@ -120,6 +129,8 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 			continue;
 		err = symi_builder_add_symbol(b, sym.st_value, sym.st_size,
 					      str + sym.st_name,
+					      GELF_ST_BIND(sym.st_info) ==
+					      STB_LOCAL ? file : NULL,
 					      sym_flags(&sym) |
 					      (sym.st_shndx >= SHN_LORESERVE &&
 					       sym.st_shndx != SHN_XINDEX ?

@@ -265,7 +265,8 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 			sc = up;
 		}
 	}
-	if (sym) {
+	/* The symbol belongs to the outermost frame; a cut chain has none. */
+	if (sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
 		struct sym_frame *f = &fr[n - 1];
 
 		f->symbol = str_at(t, sym->name);
@@ -282,6 +283,8 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 			f->name = f->symbol;
 			f->entry = f->symbol_addr;
 			f->flags |= SYM_FRAME_SYMTAB;
+			if (!f->file)
+				f->file = str_at(t, sym->file);
 		}
 	}
 	return n;

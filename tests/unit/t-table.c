@@ -72,7 +72,7 @@ static void test_chain(void)
 	/* An overlapping row added later loses the overlap. */
 	CHECK_ERR(symi_builder_line(b, 0x1100, 0x1108, fc, 77, 1, 0), 0);
 	symi_builder_set_dwarf(b);
-	CHECK_ERR(symi_builder_add_symbol(b, 0x1100, 0x100, "main",
+	CHECK_ERR(symi_builder_add_symbol(b, 0x1100, 0x100, "main", NULL,
 					  SYMI_SYM_GLOBAL | SYMI_SYM_FUNC), 0);
 	t = build(b, &buf);
 	symi_builder_free(b);
@@ -153,19 +153,21 @@ static void test_symbols(void)
 	symi_builder_add_text(b, 0x2000, 0x3000);
 	symi_builder_add_section(b, 0x2000, 0x2090);
 	/* At 0x2000: a local, a weak and a global alias; the global wins. */
-	symi_builder_add_symbol(b, 0x2000, 0x40, "local_alias",
+	symi_builder_add_symbol(b, 0x2000, 0x40, "local_alias", NULL,
 				SYMI_SYM_FUNC);
-	symi_builder_add_symbol(b, 0x2000, 0x40, "weak_alias",
+	symi_builder_add_symbol(b, 0x2000, 0x40, "weak_alias", NULL,
 				SYMI_SYM_FUNC | SYMI_SYM_WEAK);
-	symi_builder_add_symbol(b, 0x2000, 0x40, "_Z6globali",
+	symi_builder_add_symbol(b, 0x2000, 0x40, "_Z6globali", NULL,
 				SYMI_SYM_FUNC | SYMI_SYM_GLOBAL);
 	/* A sizeless symbol covers up to the next one. */
-	symi_builder_add_symbol(b, 0x2040, 0, "sizeless", SYMI_SYM_GLOBAL);
-	symi_builder_add_symbol(b, 0x2080, 0x10, "after", SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x2040, 0, "sizeless", NULL,
+				SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x2080, 0x10, "after", "after.c", 0);
 	/* SHN_ABS: its own address only; outside every section: nothing. */
-	symi_builder_add_symbol(b, 0x2100, 0, "_etext",
+	symi_builder_add_symbol(b, 0x2100, 0, "_etext", NULL,
 				SYMI_SYM_GLOBAL | SYMI_SYM_ABS);
-	symi_builder_add_symbol(b, 0x2200, 0, "nosection", SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x2200, 0, "nosection", NULL,
+				SYMI_SYM_GLOBAL);
 	t = build(b, &buf);
 	symi_builder_free(b);
 	if (!t)
@@ -177,6 +179,7 @@ static void test_symbols(void)
 	CHECK(fr[0].entry == 0x2000 && fr[0].symbol_size == 0x40);
 	CHECK(look(t, 0x2050, fr) == 1 && same(fr[0].symbol, "sizeless"));
 	CHECK(look(t, 0x2085, fr) == 1 && same(fr[0].symbol, "after"));
+	CHECK(same(fr[0].file, "after.c") && fr[0].line == 0);
 	CHECK(look(t, 0x2095, fr) == 0);
 	CHECK(look(t, 0x3000, fr) == 0);
 	CHECK(look(t, 0x2100, fr) == 1 && same(fr[0].symbol, "_etext"));
@@ -202,7 +205,7 @@ static void test_corrupt(void)
 	size_t len = 0;
 
 	CHECK_ERR(symi_builder_new(&b), 0);
-	symi_builder_add_symbol(b, 0x1000, 4, "f", SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x1000, 4, "f", NULL, SYMI_SYM_GLOBAL);
 	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
 	symi_builder_free(b);
 	if (!buf)
