@@ -46,10 +46,6 @@ struct bsym {
 	uint32_t seq;
 };
 
-struct span {
-	uint64_t lo, hi;
-};
-
 struct seg {
 	uint64_t lo, hi;
 	uint32_t idx;		/* scope index or liv index */
@@ -82,9 +78,9 @@ struct symi_builder {
 	size_t n_livs, cap_livs;
 	struct bsym *syms;
 	size_t n_syms, cap_syms;
-	struct span *text;
+	struct symi_span *text;
 	size_t n_text, cap_text;
-	struct span *secs;	/* allocated sections, for sizeless symbols */
+	struct symi_span *secs;	/* allocated sections, for sizeless symbols */
 	size_t n_secs, cap_secs;
 	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
@@ -337,9 +333,30 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 
 static int span_cmp(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct symi_span *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void symi_span_sort(struct symi_span *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(*v), span_cmp);
+}
+
+long symi_span_find(const struct symi_span *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < v[lo - 1].hi ? (long)lo - 1 : -1;
 }
 
 void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi)
@@ -361,8 +378,7 @@ static void text_sort(struct symi_builder *b)
 
 	if (b->text_sorted)
 		return;
-	if (b->n_text > 1)
-		qsort(b->text, b->n_text, sizeof(*b->text), span_cmp);
+	symi_span_sort(b->text, b->n_text);
 	for (i = 0; i < b->n_text; i++) {
 		if (o && b->text[i].lo <= b->text[o - 1].hi) {
 			if (b->text[i].hi > b->text[o - 1].hi)
@@ -378,7 +394,7 @@ static void text_sort(struct symi_builder *b)
 bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 {
 	struct symi_builder *b = (struct symi_builder *)cb;
-	size_t lo = 0, hi;
+	long i;
 
 	if (!b->n_text)
 		return addr != 0 && addr < UINT64_MAX - 1;
@@ -387,20 +403,11 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 	if (b->text_last < b->n_text && b->text[b->text_last].lo <= addr &&
 	    addr < b->text[b->text_last].hi)
 		return true;
-	hi = b->n_text;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->text[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && addr < b->text[lo - 1].hi) {
-		b->text_last = lo - 1;
-		return true;
-	}
-	return false;
+	i = symi_span_find(b->text, b->n_text, addr);
+	if (i < 0)
+		return false;
+	b->text_last = (size_t)i;
+	return true;
 }
 
 void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
@@ -418,19 +425,9 @@ void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
 /* End of the section holding @addr (sorted b->secs), or @addr if none. */
 static uint64_t section_end(const struct symi_builder *b, uint64_t addr)
 {
-	size_t lo = 0, hi = b->n_secs;
+	long i = symi_span_find(b->secs, b->n_secs, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->secs[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && addr < b->secs[lo - 1].hi)
-		return b->secs[lo - 1].hi;
-	return addr;
+	return i < 0 ? addr : b->secs[i].hi;
 }
 
 int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
@@ -984,8 +981,7 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	 * file and its debug file, repeat them), and give sizeless ones
 	 * their reach: to the end of their section, or only their own
 	 * address for SHN_ABS. */
-	if (b->n_secs > 1)
-		qsort(b->secs, b->n_secs, sizeof(*b->secs), span_cmp);
+	symi_span_sort(b->secs, b->n_secs);
 	for (i = 0; i < b->n_syms; i++) {
 		struct bsym *s = &b->syms[i];
 		bool dup = false;

@@ -42,14 +42,10 @@ struct fcache {
 	size_t n, cap;
 };
 
-struct cuspan {
-	Dwarf_Addr lo, hi;
-};
-
 struct walk {
 	struct symi_builder *b;
 	/* The current CU's address ranges, sorted. */
-	struct cuspan *cur;
+	struct symi_span *cur;
 	size_t ncur, cur_cap;
 	const char *path;
 	struct fcache fc;
@@ -107,13 +103,6 @@ static int cu_files(struct walk *w, Dwarf_Die *cudie)
 	return 0;
 }
 
-static int span_cmp(const void *a, const void *b)
-{
-	const struct cuspan *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* The CU's address ranges, sorted, into w->cur. */
 static int cu_ranges(struct walk *w, Dwarf_Die *cudie)
 {
@@ -131,8 +120,7 @@ static int cu_ranges(struct walk *w, Dwarf_Die *cudie)
 		w->cur[w->ncur].hi = hi;
 		w->ncur++;
 	}
-	if (w->ncur > 1)
-		qsort(w->cur, w->ncur, sizeof(*w->cur), span_cmp);
+	symi_span_sort(w->cur, w->ncur);
 	return 0;
 }
 
@@ -145,22 +133,15 @@ static int cu_ranges(struct walk *w, Dwarf_Die *cudie)
  */
 static bool clip(const struct walk *w, Dwarf_Addr a, Dwarf_Addr *na)
 {
-	size_t lo = 0, hi = w->ncur;
+	long i;
 
 	if (!w->ncur)
 		return true;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w->cur[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || a >= w->cur[lo - 1].hi)
+	i = symi_span_find(w->cur, w->ncur, a);
+	if (i < 0)
 		return false;
-	if (*na > w->cur[lo - 1].hi)
-		*na = w->cur[lo - 1].hi;
+	if (*na > w->cur[i].hi)
+		*na = w->cur[i].hi;
 	return true;
 }
 

@@ -139,6 +139,18 @@ int symi_find_alt_file(const struct symi_elf *e,
 		       const struct sym_module_opts *opts,
 		       struct symi_elf *alt);
 
+/* An address range [lo, hi). */
+struct symi_span {
+	uint64_t lo, hi;
+};
+
+/* Sort spans by start (build.c). */
+void symi_span_sort(struct symi_span *v, size_t n);
+
+/* Index of the span of the sorted array @v holding @addr, or -1 when
+ * none does.  Spans must not overlap. */
+long symi_span_find(const struct symi_span *v, size_t n, uint64_t addr);
+
 /*
  * The table builder (build.c).  The DWARF walker and the symbol reader
  * feed it; symi_builder_finish() turns it into a table buffer.

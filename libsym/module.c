@@ -103,8 +103,10 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 	return m->debug_path ? 0 : -ENOMEM;
 }
 
-int sym_module_open(const char *path, const struct sym_module_opts *opts,
-		    struct sym_module **out)
+/* Open @path, or the memory image @buf/@len when @path is NULL. */
+static int module_open(const char *path, const void *buf, size_t len,
+		       const struct sym_module_opts *opts,
+		       struct sym_module **out)
 {
 	struct sym_module *m;
 	int err;
@@ -112,12 +114,13 @@ int sym_module_open(const char *path, const struct sym_module_opts *opts,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!path)
+	if (!path && !buf)
 		return -EINVAL;
 	m = symi_calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	err = symi_elf_open(path, &m->main);
+	err = path ? symi_elf_open(path, &m->main) :
+		     symi_elf_open_mem(buf, len, &m->main);
 	if (!err)
 		err = finish_open(m, opts);
 	if (err) {
@@ -128,30 +131,27 @@ int sym_module_open(const char *path, const struct sym_module_opts *opts,
 	return 0;
 }
 
+int sym_module_open(const char *path, const struct sym_module_opts *opts,
+		    struct sym_module **out)
+{
+	if (!path) {
+		if (out)
+			*out = NULL;
+		return -EINVAL;
+	}
+	return module_open(path, NULL, 0, opts, out);
+}
+
 int sym_module_open_mem(const void *buf, size_t len,
 			const struct sym_module_opts *opts,
 			struct sym_module **out)
 {
-	struct sym_module *m;
-	int err;
-
-	if (!out)
+	if (!buf) {
+		if (out)
+			*out = NULL;
 		return -EINVAL;
-	*out = NULL;
-	if (!buf)
-		return -EINVAL;
-	m = symi_calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	err = symi_elf_open_mem(buf, len, &m->main);
-	if (!err)
-		err = finish_open(m, opts);
-	if (err) {
-		sym_module_close(m);
-		return err;
 	}
-	*out = m;
-	return 0;
+	return module_open(NULL, buf, len, opts, out);
 }
 
 void sym_module_close(struct sym_module *m)
