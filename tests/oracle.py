@@ -11,12 +11,17 @@ stdin in one process each. For each address the inline chains must have the
 same number of frames, and every frame the same function name, file
 basename and line. Clone suffixes (.cold, .part.N, .isra.N, .constprop.N,
 .lto_priv.N, "[clone .x]" and combinations) and symbol versions (@GLIBC_x)
-are ignored. For the outermost frame, the oracle's symbol-table name (what
+are ignored. A frame with line 0 and no file agrees with the oracle's
+line-0 frame named after an STT_FILE symbol. For the outermost frame, the oracle's symbol-table name (what
 llvm-symbolizer prints by default) or the DWARF name counts as agreeing.
 llvm-symbolizer 14 and 19 have no --use-symbol-table=false, so the DWARF
 name comes from a second oracle run with --functions=short (DW_AT_name, no
 symbol-table override): it must equal our name, or, for C++, our name's
-unqualified base name without parameters and template arguments.
+unqualified base name without parameters and template arguments. A
+symbol-table alias of the oracle's function start (glibc's __GI_abort for
+abort) counts too, as does the name the oracle gives reading --symtab-obj
+(the unstripped original or the debug file, whose .symtab llvm-symbolizer
+does not read when given a stripped binary).
 
 Exit status: 0 when agreement >= --threshold percent, 1 when below, 2 on
 usage or tool failure. Stdlib only.
@@ -33,7 +38,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_OURS = (os.path.join(ROOT, "bin", "sym") +
+DEFAULT_OURS = (shlex.quote(os.environ.get("SYM") or
+                            os.path.join(ROOT, "bin", "sym")) +
                 " addr2line --output-style=JSON -f -i -C -e {obj} {opts}")
 DEFAULT_ORACLE = "llvm-symbolizer"
 
@@ -288,26 +294,113 @@ def short_base(name):
     return s
 
 
-def compare(ours, oracle, dwarf_outer):
+class Sections:
+    """Executable section ranges of a file (readelf -SW), to tell whether
+    two addresses lie in the same section."""
+
+    def __init__(self, path):
+        self.ranges = []
+        p = subprocess.run(["readelf", "-SW", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True)
+        for line in p.stdout.splitlines():
+            m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+"
+                         r"[0-9a-f]+\s+([0-9a-f]+)\s", line)
+            if m and int(m.group(2), 16):
+                a = int(m.group(2), 16)
+                self.ranges.append((a, a + int(m.group(3), 16)))
+
+    def index(self, a):
+        for k, (lo, hi) in enumerate(self.ranges):
+            if lo <= a < hi:
+                return k
+        return None
+
+    def same(self, a, b):
+        i = self.index(a)
+        return i is not None and i == self.index(b)
+
+
+class LazySymbols:
+    """symbol_addresses(paths), read on first use only (nm -C of a big
+    C++ binary takes a while, and most runs never need it)."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.m = None
+
+    def get(self, name, default):
+        if self.m is None:
+            self.m = symbol_addresses(self.paths)
+        return self.m.get(name, default)
+
+
+def symbol_addresses(paths):
+    """name -> set of addresses, from `nm -C` (.symtab) and `nm -D -C`
+    (.dynsym) of each file; names normalised like frame names."""
+    m = {}
+    for path in paths:
+        for extra in ([], ["-D"]):
+            p = subprocess.run(["nm", "-C", "--defined-only"] + extra + [path],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               universal_newlines=True, errors="replace")
+            for line in p.stdout.splitlines():
+                f = line.split(" ", 2)
+                if len(f) != 3 or f[1] not in "TtWwiA":
+                    continue
+                try:
+                    a = int(f[0], 16)
+                except ValueError:
+                    continue
+                m.setdefault(norm_name(f[2]), set()).add(a)
+    return m
+
+
+def compare(ours, oracle, dwarf_outer, aliases=None, start=None, why=None,
+            sections=None, addr=None):
     """Return None when the chains agree, else a reason string.
+    aliases: name -> addresses from the symbol tables; start: the set of
+    the oracle's StartAddress values for the outermost frame; why: a list
+    that gets the names of the relaxed rules that were needed.
     dwarf_outer: [DWARF short name, other accepted outermost names...]"""
     if len(ours) != len(oracle):
         return "frame count %d vs %d" % (len(ours), len(oracle))
     for k, (a, b) in enumerate(zip(ours, oracle)):
         outer = k == len(ours) - 1
+        # Without a line row, llvm-symbolizer takes the file from the
+        # STT_FILE symbol before a local symbol (crtstuff.c, line 0); an
+        # answer with no file at all agrees with that.
         if a[1] != b[1]:
-            return "frame %d file" % k
+            if not (a[1] == "??" and a[2] == 0 and b[2] == 0):
+                return "frame %d file" % k
+            if why is not None:
+                why.append("no file vs STT_FILE")
         if a[2] != b[2]:
             return "frame %d line" % k
         if a[0] == b[0]:
             continue
         if outer and dwarf_outer:
-            if a[0] in dwarf_outer[1:]:
-                continue
+            rule = None
             d = dwarf_outer[0]
-            if a[0] == d:
-                continue
-            if d != "??" and cxx_base(a[0]) == short_base(d):
+            if a[0] in dwarf_outer[1:]:
+                rule = "--symtab-obj name"
+            elif a[0] == d and d != "??":
+                rule = "DWARF name"
+            elif d != "??" and cxx_base(a[0]) == short_base(d):
+                rule = "DWARF base name"
+            # Another symbol at the oracle's function start: glibc's
+            # __GI_abort for abort (its DW_AT_linkage_name), an alias.
+            elif aliases and start and start & aliases.get(a[0], set()):
+                rule = "symbol alias"
+            # llvm-symbolizer lets a sizeless symbol run on into the next
+            # section (`_init` in .init names all of .plt); GNU addr2line,
+            # eu-addr2line and sym say ?? there.
+            elif (a[0] == "??" and a[1] == "??" and b[1] == "??" and
+                  sections is not None and start and
+                  not any(sections.same(x, addr) for x in start if x)):
+                rule = "?? outside the oracle symbol's section"
+            if rule:
+                if why is not None:
+                    why.append(rule)
                 continue
         return "frame %d function" % k
     return None
@@ -377,6 +470,8 @@ def main():
                     help="minimum agreement %% (default %(default)s)")
     ap.add_argument("--show", type=int, default=20,
                     help="disagreements to print (default %(default)s)")
+    ap.add_argument("--show-relaxed", type=int, default=0, metavar="N",
+                    help="print N agreements that needed a relaxed rule")
     ap.add_argument("--peer", action="append", default=[],
                     choices=("gnu", "eu"),
                     help="also report GNU addr2line / eu-addr2line agreement "
@@ -412,33 +507,14 @@ def main():
     if not addrs:
         die("no addresses from %s" % e["addr_source"])
 
-    oracle_base = "%s --obj=%s --inlining --output-style=JSON %s" % (
+    oracle_base = "%s --obj=%s --inlining --no-demangle --output-style=JSON %s" % (
         e["oracle"], shlex.quote(e["oracle_obj"]), e["oracle_opts"])
     out, t_or = run_tool(oracle_base, addrs, "oracle", args.timeout)
     raw = parse_json_stream(out, addrs, "oracle")
     demangle_all(raw)
     oracle = [norm_chain(c) for c in raw]
-    out, _ = run_tool(oracle_base + " --functions=short", addrs,
-                      "oracle (DWARF names)", args.timeout)
-    dwarf = [norm_chain(c) for c in parse_json_stream(out, addrs, "oracle")]
-    dwarf_outer = [[c[-1][0]] for c in dwarf]
-    # llvm-symbolizer names the outermost frame from the symbol table of
-    # the file it was given only, so for a stripped binary it has no name
-    # where the debug file's .symtab has one. That name counts too: from
-    # --symtab-obj, by default the unstripped original (the address
-    # source) when it differs from the binary.
-    symobj = e.get("symtab_obj")
-    if symobj is None and e["addr_source"] != e["binary"]:
-        symobj = e["addr_source"]
-    if symobj and symobj != e["oracle_obj"]:
-        cmd = "%s --obj=%s --inlining --output-style=JSON" % (
-            e["oracle"], shlex.quote(symobj))
-        out, _ = run_tool(cmd, addrs, "oracle (symbol table of %s)" % symobj,
-                          args.timeout)
-        raw = parse_json_stream(out, addrs, "oracle")
-        demangle_all(raw)
-        for i, c in enumerate(raw):
-            dwarf_outer[i].append(norm_chain(c)[-1][0])
+    starts = [{parse_addr(c[-1].get("StartAddress"))} if c else set()
+              for c in raw]
     with_line = sum(1 for c in oracle if c[0][1] != "??" and c[0][2] > 0)
     if with_line * 10 < len(addrs):
         die("the oracle has line info for only %d of %d addresses: is its "
@@ -454,34 +530,7 @@ def main():
         ours = parse_pairs(out, addrs, "ours", eu=args.ours_format == "eu")
     ours = [norm_chain(c) for c in ours]
 
-    bad = []
-    reasons = {}
-    for i, a in enumerate(addrs):
-        r = compare(ours[i], oracle[i], dwarf_outer[i])
-        if r:
-            bad.append((a, r, ours[i], oracle[i], dwarf_outer[i]))
-            key = re.sub(r"frame \d+", "frame N", r) if "count" not in r \
-                else "frame count"
-            reasons[key] = reasons.get(key, 0) + 1
-    n = len(addrs)
-    pct = 100.0 * (n - len(bad)) / n
-    inl = sum(1 for c in oracle if len(c) > 1)
-    print("# %s [%s]: %.2f%% agree (%d/%d sampled of %d insns, %d with "
-          "inline frames; oracle %.2fs, ours %.2fs)" %
-          (label, e["kind"], pct, n - len(bad), n, total, inl, t_or, t_us))
-    if reasons:
-        print("# disagreement kinds: " + ", ".join(
-            "%s: %d" % kv for kv in sorted(reasons.items(),
-                                           key=lambda kv: -kv[1])))
-    for a, r, o, g, d in bad[:args.show]:
-        print("# 0x%x: %s" % (a, r))
-        print("#   ours:   " + fmt_chain(o))
-        print("#   oracle: " + fmt_chain(g) +
-              ("  (also accepted: %s)" % ", ".join(d)))
-    if not args.quiet:
-        print("#   oracle: " + oracle_base)
-        print("#   ours:   " + ours_cmd)
-
+    peers = []
     for peer in args.peer:
         if peer == "gnu":
             cmd = "addr2line -a -f -i -C -e %s" % shlex.quote(e["binary"])
@@ -496,8 +545,111 @@ def main():
         except SystemExit:
             print("# peer %s: failed" % peer)
             continue
-        nb = sum(1 for i in range(n)
-                 if compare(ch[i], oracle[i], dwarf_outer[i]))
+        peers.append((peer, cmd, t, ch))
+
+    # Other names for the outermost frame, looked up only for the
+    # addresses whose outermost function name is all that differs:
+    # 1. the DWARF name: a second oracle run with --functions=short;
+    # 2. llvm-symbolizer names the outermost frame from the symbol table
+    #    of the file it was given only, so for a stripped binary it has no
+    #    name where the debug file's .symtab has one. The name it gives
+    #    reading --symtab-obj counts (by default the unstripped original,
+    #    the address source, when it differs from the binary);
+    # 3. any symbol-table alias of the oracle's function start address.
+    #    The whole chain the oracle gives reading --symtab-obj counts as
+    #    well: it is the same code, and llvm-symbolizer also takes the
+    #    file of a line-0 frame from an STT_FILE symbol there.
+    def failing(chains):
+        return {i for i in range(len(addrs))
+                if compare(chains[i], oracle[i], None) is not None}
+    need = failing(ours)
+    for p in peers:
+        need |= failing(p[3])
+    need = sorted(need)
+    dwarf_outer = [None] * len(addrs)
+    alt_chain = [None] * len(addrs)
+    aliases = None
+    symobj = e.get("symtab_obj")
+    if symobj is None and e["addr_source"] != e["binary"]:
+        symobj = e["addr_source"]
+    if need:
+        sub = [addrs[i] for i in need]
+        out, _ = run_tool(oracle_base + " --functions=short", sub,
+                          "oracle (DWARF names)", args.timeout)
+        for i, c in zip(need, parse_json_stream(out, sub, "oracle")):
+            dwarf_outer[i] = [norm_chain(c)[-1][0]]
+        if symobj and symobj != e["oracle_obj"]:
+            cmd = "%s --obj=%s --inlining --no-demangle --output-style=JSON" % (
+                e["oracle"], shlex.quote(symobj))
+            out, _ = run_tool(cmd, sub, "oracle (symbol table of %s)" % symobj,
+                              args.timeout)
+            raw = parse_json_stream(out, sub, "oracle")
+            demangle_all(raw)
+            for i, c in zip(need, raw):
+                alt_chain[i] = norm_chain(c)
+                dwarf_outer[i].append(alt_chain[i][-1][0])
+                if c:
+                    starts[i].add(parse_addr(c[-1].get("StartAddress")))
+        files = [e["binary"], e["oracle_obj"]] + ([symobj] if symobj else [])
+        aliases = LazySymbols(sorted(set(files)))
+    sections = Sections(e["addr_source"]) if need else None
+
+    bad = []
+    reasons = {}
+    def judge(chains, i, rules=None):
+        why = []
+        r = compare(chains[i], oracle[i], dwarf_outer[i], aliases, starts[i],
+                    why, sections, addrs[i])
+        if r and alt_chain[i] is not None:
+            why = ["oracle on --symtab-obj"]
+            if compare(chains[i], alt_chain[i], dwarf_outer[i], aliases,
+                       starts[i], why, sections, addrs[i]) is None:
+                r = None
+        if r is None and rules is not None and why:
+            for w in why:
+                rules[w] = rules.get(w, 0) + 1
+            if len(relaxed) < args.show_relaxed:
+                relaxed.append((addrs[i], why, chains[i], oracle[i]))
+        return r
+
+    rules = {}
+    relaxed = []
+    for i, a in enumerate(addrs):
+        r = judge(ours, i, rules)
+        if r:
+            bad.append((a, r, ours[i], oracle[i], dwarf_outer[i]))
+            key = re.sub(r"frame \d+", "frame N", r) if "count" not in r \
+                else "frame count"
+            reasons[key] = reasons.get(key, 0) + 1
+    n = len(addrs)
+    pct = 100.0 * (n - len(bad)) / n
+    inl = sum(1 for c in oracle if len(c) > 1)
+    print("# %s [%s]: %.2f%% agree (%d/%d sampled of %d insns, %d with "
+          "inline frames; oracle %.2fs, ours %.2fs)" %
+          (label, e["kind"], pct, n - len(bad), n, total, inl, t_or, t_us))
+    if rules:
+        print("# agreeing through relaxed rules: " + ", ".join(
+            "%s: %d" % kv for kv in sorted(rules.items(),
+                                           key=lambda kv: -kv[1])))
+    for a, why, o, g in relaxed:
+        print("# 0x%x agrees by %s:" % (a, ", ".join(why)))
+        print("#   ours:   " + fmt_chain(o))
+        print("#   oracle: " + fmt_chain(g))
+    if reasons:
+        print("# disagreement kinds: " + ", ".join(
+            "%s: %d" % kv for kv in sorted(reasons.items(),
+                                           key=lambda kv: -kv[1])))
+    for a, r, o, g, d in bad[:args.show]:
+        print("# 0x%x: %s" % (a, r))
+        print("#   ours:   " + fmt_chain(o))
+        print("#   oracle: " + fmt_chain(g) +
+              ("  (also accepted: %s)" % ", ".join(d) if d else ""))
+    if not args.quiet:
+        print("#   oracle: " + oracle_base)
+        print("#   ours:   " + ours_cmd)
+
+    for peer, cmd, t, ch in peers:
+        nb = sum(1 for i in range(n) if judge(ch, i))
         print("# peer %s: %.2f%% agree (%d/%d, %.2fs): %s" %
               (peer, 100.0 * (n - nb) / n, n - nb, n, t, cmd))
 

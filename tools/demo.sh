@@ -40,8 +40,9 @@ if [ -z "$CXX" ]; then
 fi
 [ -n "$CXX" ] || fail "no C++ compiler (g++ or clang++)"
 
-say "1. Build a C++ program whose crash happens three inlined calls deep"
-echo "   main -> lambda -> checkout() -> total() -> line_price<Item>() -> *null"
+say "1. Build a C++ program whose crash happens four inlined calls deep"
+echo "   main -> lambda -> checkout() -> total() -> line_price<Item>()"
+echo "        -> Price::cents() -> *null"
 ( cd "$T" && run "$CXX" -O2 -g -Wl,--build-id -o crash "$SRC" ) ||
 	fail "cannot build $SRC"
 
@@ -70,7 +71,7 @@ grep -q '^#0 pc 0x' "$T/stack" || fail "no raw stack printed"
 # The faulting PC is looked up as is; return addresses at address - 1, so
 # that the line of the call comes out, not the line after it.
 addrs=
-while read -r n kind a; do
+while read -r _n kind a; do
 	case $kind in
 	pc) addrs="$addrs $a" ;;
 	ret) addrs="$addrs $(printf '0x%x' $((a - 1)))" ;;
@@ -84,20 +85,20 @@ run "$SYM" addr2line -f -i -C -p -a -e "$T/crash" --debuginfo-path "$dbgdir" \
 	$addrs | tee "$T/sym.out"
 
 # The chain must be there, innermost first, with the inlined frames.
-for f in 'shop::line_price<shop::Item>' 'shop::total' 'shop::checkout' \
-	 'main'; do
+for f in 'shop::Price::cents' 'shop::line_price<shop::Item>' 'shop::total' \
+	 'shop::checkout' 'main'; do
 	grep -qF "$f" "$T/sym.out" || fail "'$f' missing from the answer"
 done
 grep -q '(inlined by) shop::checkout' "$T/sym.out" ||
 	fail "the inline chain of the crash is missing"
 grep -q 'crash.cc:[0-9]' "$T/sym.out" || fail "no source lines"
-echo "   The faulting load is inlined three levels deep into checkout(); the"
+echo "   The faulting load is inlined four levels deep into checkout(); the"
 echo "   lambda is inlined into main.  _start comes from crt1.o, which has no"
 echo "   DWARF: its name comes from the symbol table, and ??:? is what the"
 echo "   peers print for an unknown line too."
 
 say "5. The same crash address, in GNU addr2line's default layout and as JSON"
-pc=$(echo $addrs | cut -d' ' -f1)
+pc=$(echo "$addrs" | awk '{ print $1 }')
 run "$SYM" addr2line -f -i -C -e "$T/crash" --debuginfo-path "$dbgdir" "$pc"
 run "$SYM" addr2line -f -i -C --output-style=JSON -e "$T/crash" \
 	--debuginfo-path "$dbgdir" "$pc" || fail "JSON output failed"

@@ -51,11 +51,14 @@ note() { echo "bench: $*" >&2; }
 mkdir -p "$OUT"
 
 # --- lookup-bench, built against lib/libsym.a when stale ---------------
+# (test -nt is not POSIX, but dash, bash and busybox sh all have it.)
 LB="$OUT/lookup-bench"
+# shellcheck disable=SC3013
 if [ ! -x "$LB" ] || [ tests/bench/lookup-bench.c -nt "$LB" ] ||
    [ lib/libsym.a -nt "$LB" ]; then
-	[ -f lib/libsym.a ] && [ -f lib/libsym.pc ] ||
+	if [ ! -f lib/libsym.a ] || [ ! -f lib/libsym.pc ]; then
 		die "no lib/libsym.a or lib/libsym.pc; run make first"
+	fi
 	# The static library's dependencies, as its .pc file lists them.
 	deps=$(sed -n 's/^Requires.private: *//p' lib/libsym.pc | tr , ' ')
 	# shellcheck disable=SC2046,SC2086
@@ -88,9 +91,6 @@ run_one() {
 	echo "$(( (t1 - t0) / 1000000 )) $rss"
 }
 
-# fmt_ratio OURS PEER
-fmt_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
-
 ROWS="$OUT/rows.txt"
 LROWS="$OUT/lookup-rows.txt"
 SAN="$OUT/sanity.txt"
@@ -119,6 +119,7 @@ for spec in $INPUTS; do
 	fi
 
 	addrs="$OUT/$name.addrs"
+	# shellcheck disable=SC3013
 	if [ ! -s "$addrs" ] || [ "$f" -nt "$addrs" ] ||
 	   [ "$(wc -l < "$addrs")" -ne "$NADDR" ] ||
 	   [ "$(cat "$addrs.seed" 2>/dev/null)" != "$SEED" ]; then
@@ -135,7 +136,7 @@ for spec in $INPUTS; do
 	for tool in $tools; do
 		n=$RUNS
 		[ "$tool" = eu-addr2line ] && n=$EU_RUNS
-		walls= rsss= ok=1
+		walls='' rsss='' ok=1
 		i=0
 		while [ $i -lt "$n" ]; do
 			i=$((i + 1))
@@ -166,8 +167,10 @@ for spec in $INPUTS; do
 		fi
 	done
 	for tool in llvm-symbolizer addr2line eu-addr2line; do
-		[ -s "$OUT/$name.$tool.frames" ] && [ -s "$OUT/$name.sym.frames" ] ||
+		if [ ! -s "$OUT/$name.$tool.frames" ] ||
+		   [ ! -s "$OUT/$name.sym.frames" ]; then
 			continue
+		fi
 		# shellcheck disable=SC2086
 		pct=$($UTIL agree "$OUT/$name.sym.frames" "$OUT/$name.$tool.frames")
 		echo "$name: same number of frames as $tool on $pct% of addresses" >> "$SAN"

@@ -86,3 +86,13 @@ fixture() {
 done_testing() {
 	[ "$_tap_fail" = 0 ]
 }
+
+# oracle_point DESC ARGS...: one TAP point from tests/oracle.py ARGS (its
+# exit status); its summary and any disagreements become TAP diagnostics.
+oracle_point() {
+	_d=$1; shift
+	SYM="$SYM" python3 "$SYM_ROOT/tests/oracle.py" "$@" > "$T/.oracle.out" 2>&1
+	_rc=$?
+	_tap "$_rc" "$_d"
+	sed 's/^\([^#]\)/# \1/' "$T/.oracle.out"
+}

@@ -203,5 +203,4 @@ t bytes-hdr "$tg" bytes 22 6 0
 
 chmod 644 "$ELF_OUT"/seed-* "$TAB_OUT"/seed-*
 du -sh tests/fuzz/corpus
-ls "$ELF_OUT" | wc -l
-ls "$TAB_OUT" | wc -l
+echo "$(find "$ELF_OUT" -type f | wc -l) ELF inputs, $(find "$TAB_OUT" -type f | wc -l) table inputs"

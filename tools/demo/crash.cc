@@ -3,7 +3,7 @@
 // It computes a basket total through a chain of inlined calls
 // (main -> lambda -> checkout -> total -> line_price -> Price::cents) and,
 // when run with the argument "crash", one item has no price: the null
-// dereference happens three inline levels deep inside checkout().
+// dereference happens four inline levels deep inside checkout().
 //
 // A SIGSEGV handler then prints what a profiler agent would ship: the raw
 // stack as ELF virtual addresses of this executable (runtime PC minus the
@@ -25,7 +25,8 @@ struct Price {
 	const int *cents_ptr;
 	inline __attribute__((always_inline)) int cents() const
 	{
-		return *cents_ptr; // the crash: cents_ptr is null
+		int c = *cents_ptr; // the crash: cents_ptr is null
+		return c < 0 ? 0 : c;
 	}
 };
 
