@@ -228,7 +228,7 @@ static uint64_t func_key(struct symi_builder *b, uint32_t v)
 }
 
 uint32_t symi_builder_func(struct symi_builder *b, const char *name,
-			   const char *linkage, const char *decl_file,
+			   const char *linkage, uint32_t decl_file,
 			   uint32_t decl_line)
 {
 	struct symt_func f = { 0 };
@@ -238,10 +238,9 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 
 	f.name = symi_builder_str(b, name);
 	f.linkage = symi_builder_str(b, linkage);
-	f.decl_file = decl_file ? symi_builder_file(b, decl_file) : SYMT_NONE;
+	f.decl_file = decl_file < b->n_files ? decl_file : SYMT_NONE;
 	f.decl_line = decl_line;
-	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE ||
-	    (decl_file && f.decl_file == SYMI_NONE))
+	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE)
 		return SYMI_NONE;
 	if ((b->n_funcs + 1) * 2 > b->func_set_cap &&
 	    set_grow(&b->func_set, &b->func_set_cap, func_key, b))

@@ -49,6 +49,14 @@ struct walk {
 	size_t ncur, cur_cap;
 	const char *path;
 	struct fcache fc;
+	/* .debug_line and its string sections, for lines.c; line.data is
+	 * NULL when libdw must read the line tables instead. */
+	struct symi_lines_in lin;
+	/* The current CU's files as lines.c read them (index -> builder
+	 * file), when call sites use that table. */
+	uint32_t *own;
+	size_t nown;
+	Dwarf_CU *cu;		/* the CU being walked */
 	/* The current CU's file table and its index -> builder file map. */
 	Dwarf_Files *files;
 	size_t nfiles;
@@ -82,6 +90,85 @@ static uint32_t file_of(struct walk *w, Dwarf_Files *files, size_t idx)
 		return w->fmap[idx];
 	}
 	return symi_builder_file(w->b, name);
+}
+
+/* The builder file of the CU's file number @idx (DW_AT_call_file). */
+static uint32_t call_file(struct walk *w, size_t idx)
+{
+	if (w->own)
+		return idx < w->nown ? w->own[idx] : SYMI_NONE;
+	return file_of(w, w->files, idx);
+}
+
+static void section(Elf *elf, size_t shstrndx, const char *want,
+		    struct symi_sec *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, want) != 0)
+			continue;
+		/* Still compressed (libdw failed on it too): no fast path. */
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf) {
+			out->data = d->d_buf;
+			out->size = d->d_size;
+		}
+		return;
+	}
+}
+
+/* Find the sections lines.c reads; leave lin.line.data NULL if it can't. */
+static void lines_setup(struct walk *w, struct symi_elf *e)
+{
+	size_t shstrndx;
+
+	memset(&w->lin, 0, sizeof(w->lin));
+	/* SYM_LINES=libdw forces libdw's reader, to compare the two. */
+	if ((getenv("SYM_LINES") && strcmp(getenv("SYM_LINES"), "libdw") == 0) ||
+	    e->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		return;
+	section(e->elf, shstrndx, ".debug_line", &w->lin.line);
+	section(e->elf, shstrndx, ".debug_line_str", &w->lin.line_str);
+	section(e->elf, shstrndx, ".debug_str", &w->lin.str);
+}
+
+/*
+ * Read the CU's line program with lines.c.  Returns 0 (w->own set),
+ * -SYM_E_BADDWARF to fall back to libdw, or -ENOMEM.
+ */
+static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
+{
+	struct symi_lines_out out;
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	uint8_t asz = 0;
+	int err;
+
+	if (!w->lin.line.data ||
+	    !dwarf_attr(cudie, DW_AT_stmt_list, &a) ||
+	    dwarf_formudata(&a, &off) != 0 ||
+	    dwarf_cu_info(cu, NULL, NULL, NULL, NULL, NULL, &asz, NULL) != 0)
+		return -SYM_E_BADDWARF;
+	w->lin.off = off;
+	w->lin.addr_size = asz;
+	w->lin.comp_dir = dwarf_attr(cudie, DW_AT_comp_dir, &a) ?
+			  dwarf_formstring(&a) : NULL;
+	err = symi_lines_read(w->b, &w->lin, &out);
+	if (err)
+		return err;
+	w->own = out.files;
+	w->nown = out.nfiles;
+	return 0;
 }
 
 static int cu_files(struct walk *w, Dwarf_Die *cudie)
@@ -202,6 +289,27 @@ static const char *attr_str(Dwarf_Die *die, unsigned int name)
 	return dwarf_formstring(&a);
 }
 
+/*
+ * The declaration file of @die.  In the CU being walked, from the file
+ * table lines.c read; elsewhere (an origin in another CU, a dwz partial
+ * unit) through libdw, whose dwarf_decl_file() parses that CU's whole line
+ * program: worth avoiding for the common case.
+ */
+static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	const char *path;
+
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) ||
+	    dwarf_formudata(&a, &idx) != 0)
+		return SYMI_NONE;
+	if (w->own && a.cu == w->cu)
+		return idx < w->nown ? w->own[idx] : SYMI_NONE;
+	path = dwarf_decl_file(die);
+	return path ? symi_builder_file(w->b, path) : SYMI_NONE;
+}
+
 static uint64_t ptr_hash(const void *p)
 {
 	uint64_t x = (uintptr_t)p;
@@ -240,7 +348,8 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Die origin = *die, tmp;
-	const char *name, *linkage, *decl_file;
+	const char *name, *linkage;
+	uint32_t decl_file;
 	int decl_line = 0;
 	uint32_t f;
 	size_t j;
@@ -274,7 +383,7 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	linkage = attr_str(&origin, DW_AT_linkage_name);
 	if (!linkage)
 		linkage = attr_str(&origin, DW_AT_MIPS_linkage_name);
-	decl_file = dwarf_decl_file(&origin);
+	decl_file = decl_file_of(w, &origin);
 	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
 		decl_line = 0;
 	f = symi_builder_func(w->b, name, linkage, decl_file,
@@ -326,7 +435,7 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 
 		if (dwarf_attr(die, DW_AT_call_file, &a) &&
 		    dwarf_formudata(&a, &idx) == 0)
-			cf = file_of(w, w->files, idx);
+			cf = call_file(w, idx);
 		cl = udata(die, DW_AT_call_line);
 		cc = udata(die, DW_AT_call_column);
 	}
@@ -449,6 +558,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 				  dwarf_errmsg(-1));
 	}
 	symi_builder_set_dwarf(b);
+	lines_setup(&w, dbg);
 
 	while ((rc = dwarf_get_units(dw, cu, &next, NULL, NULL, NULL,
 				     NULL)) == 0) {
@@ -457,6 +567,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		Dwarf_Die *walk_die;
 
 		cu = next;
+		w.cu = cu;
 		if (dwarf_cu_info(cu, NULL, &type, &cudie, &subdie, NULL, NULL,
 				  NULL) != 0) {
 			w.cu_errors++;
@@ -479,13 +590,29 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		}
 		/* Line rows name files of the unit's own line table; call
 		 * sites of a split unit name those of its .dwo, if any. */
-		err = cu_files(&w, &cudie);
-		if (!err)
-			err = do_lines(&w, &cudie);
+		free(w.own);
+		w.own = NULL;
+		w.nown = 0;
+		w.files = NULL;
+		err = fast_lines(&w, cu, &cudie);
+		if (err == -SYM_E_BADDWARF) {
+			err = cu_files(&w, &cudie);
+			if (!err)
+				err = do_lines(&w, &cudie);
+		}
 		if (!err && walk_die != &cudie) {
+			uint32_t *own = w.own;
+
+			w.own = NULL;
 			err = cu_files(&w, walk_die);
-			if (!err && !w.files)
-				err = cu_files(&w, &cudie);
+			if (!err && !w.files) {
+				/* No .dwo file table: the skeleton's. */
+				w.own = own;
+				own = NULL;
+				if (!w.own)
+					err = cu_files(&w, &cudie);
+			}
+			free(own);
 		}
 		if (err)
 			goto out;
@@ -505,6 +632,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 out:
 	free(w.fc.v);
 	free(w.fmap);
+	free(w.own);
 	free(w.stack);
 	free(w.cur);
 	dwarf_end(dw);

@@ -197,10 +197,11 @@ int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
 			    uint64_t size, const char *name, const char *file,
 			    uint32_t flags);
 
-/* A function: name, linkage name (may be NULL), declaration.  Returns
- * the function index or SYMI_NONE on -ENOMEM.  Deduplicated. */
+/* A function: name, linkage name (may be NULL), declaration (a file from
+ * symi_builder_file() or SYMI_NONE).  Returns the function index or
+ * SYMI_NONE on -ENOMEM.  Deduplicated. */
 uint32_t symi_builder_func(struct symi_builder *b, const char *name,
-			   const char *linkage, const char *decl_file,
+			   const char *linkage, uint32_t decl_file,
 			   uint32_t decl_line);
 
 /* A source file by full path.  Returns the file index or SYMI_NONE. */
@@ -255,6 +256,36 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */
 void symi_table_adopt(struct sym_table *t, void *buf);
+
+/*
+ * Line programs (lines.c): a direct reader of .debug_line, faster than
+ * dwarf_getsrclines() and exact about sequence boundaries.
+ */
+struct symi_sec {
+	const unsigned char *data;	/* borrowed; NULL when absent */
+	size_t size;
+};
+
+struct symi_lines_in {
+	struct symi_sec line, line_str, str;
+	uint64_t off;		/* DW_AT_stmt_list */
+	const char *comp_dir;	/* DW_AT_comp_dir, may be NULL */
+	unsigned addr_size;	/* of the CU, for versions before 5 */
+};
+
+struct symi_lines_out {
+	uint32_t *files;	/* free(): file index -> builder file */
+	size_t nfiles;
+};
+
+/*
+ * symi_lines_read() - add the rows of one line program to @b.
+ * @return 0, -ENOMEM, -SYM_E_BADDWARF when the header is not understood
+ *         (no row was added then: fall back to libdw).  A program cut
+ *         short keeps the rows before the damage and returns 0.
+ */
+int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
+		    struct symi_lines_out *out);
 
 /* Demangle (demangle.c); caller frees; NULL when not mangled. */
 char *symi_demangle(const char *name);

@@ -50,10 +50,10 @@ static void test_chain(void)
 	fh = symi_builder_file(b, "/src/util.h");
 	CHECK(fc != SYMI_NONE && fh != SYMI_NONE && fc != fh);
 	CHECK(symi_builder_file(b, "/src/main.c") == fc);
-	fmain = symi_builder_func(b, "main", NULL, "/src/main.c", 10);
-	fadd = symi_builder_func(b, "add3", "_Z4add3i", "/src/util.h", 5);
-	fsq = symi_builder_func(b, "sq", "_Z2sqi", "/src/util.h", 2);
-	CHECK(symi_builder_func(b, "sq", "_Z2sqi", "/src/util.h", 2) == fsq);
+	fmain = symi_builder_func(b, "main", NULL, fc, 10);
+	fadd = symi_builder_func(b, "add3", "_Z4add3i", fh, 5);
+	fsq = symi_builder_func(b, "sq", "_Z2sqi", fh, 2);
+	CHECK(symi_builder_func(b, "sq", "_Z2sqi", fh, 2) == fsq);
 	/* main [0x1100,0x1200) inlines add3 [0x1120,0x1160) at main.c:12,
 	 * which inlines sq [0x1130,0x1140) at util.h:6. */
 	smain = symi_builder_scope(b, SYMI_NONE, fmain, SYMI_NONE, 0, 0,
