@@ -74,7 +74,17 @@ LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc
 	install uninstall clean abi-check
 all: $(PROGS) $(LIBS)
 
-$(B)/%.o: %.c
+# Objects remember the flags they were built with: changing SANITIZE or
+# CFLAGS rebuilds them instead of mixing instrumented and plain objects.
+FLAGS_NOW = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
+$(B)/.flags: FORCE
+	@mkdir -p $(B)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+
+.PHONY: FORCE
+FORCE:
+
+$(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -107,13 +117,14 @@ bin/sym: $(TOOL_OBJS) lib/libsym.a
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
 		$(DEP_LIBS) $(LDLIBS)
 
-$(B)/tests/t-%: tests/unit/t-%.c lib/libsym.a tests/unit/tap.h
+$(B)/tests/t-%: tests/unit/t-%.c lib/libsym.a tests/unit/tap.h $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit \
 		$(ALL_LDFLAGS) -o $@ $< lib/libsym.a $(DEP_LIBS) $(LDLIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
-$(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c lib/libsym.a
+$(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c lib/libsym.a \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c lib/libsym.a $(DEP_LIBS) $(LDLIBS)

@@ -43,8 +43,13 @@ int main(int argc, char **argv)
 EOC
 # Build against the staged tree: point pkg-config at it and rewrite paths.
 sed "s|/opt/sym|$D/opt/sym|" "$pcfile" > "$T/libsym.pc"
+# A library built by `make check SANITIZE=...` needs the same runtime.
+san=
+if nm -D "$D/opt/sym/lib/libsym.so.0" | grep -q '__asan_init'; then
+	san="-fsanitize=address,undefined"
+fi
 ok "a program compiles and links with pkg-config --cflags --libs libsym" \
-	sh -c "cc -no-pie -g -o '$T/use' '$T/use.c' \$(PKG_CONFIG_PATH='$T' pkg-config --cflags --libs libsym)"
+	sh -c "cc $san -no-pie -g -o '$T/use' '$T/use.c' \$(PKG_CONFIG_PATH='$T' pkg-config --cflags --libs libsym)"
 ok "and runs against the shared library" \
 	env LD_LIBRARY_PATH="$D/opt/sym/lib" "$T/use"
 done_testing
