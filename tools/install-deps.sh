@@ -13,7 +13,7 @@ set -e
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev
-binutils elfutils llvm llvm-19 clang libclang-rt-14-dev dwz zstd xz-utils
+binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl"
 
