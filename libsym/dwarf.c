@@ -142,6 +142,8 @@ static void lines_setup(struct walk *w, struct symi_elf *e)
 	section(e->elf, shstrndx, ".debug_str", &w->lin.str);
 }
 
+static int cu_ranges(struct walk *w, Dwarf_Die *cudie);
+
 /*
  * Read the CU's line program with lines.c.  Returns 0 (w->own set),
  * -SYM_E_BADDWARF to fall back to libdw, or -ENOMEM.
@@ -159,6 +161,11 @@ static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
 	    dwarf_formudata(&a, &off) != 0 ||
 	    dwarf_cu_info(cu, NULL, NULL, NULL, NULL, NULL, &asz, NULL) != 0)
 		return -SYM_E_BADDWARF;
+	err = cu_ranges(w, cudie);
+	if (err)
+		return err;
+	w->lin.ranges = w->cur;
+	w->lin.nranges = w->ncur;
 	w->lin.off = off;
 	w->lin.addr_size = asz;
 	w->lin.comp_dir = dwarf_attr(cudie, DW_AT_comp_dir, &a) ?

@@ -271,6 +271,11 @@ struct symi_lines_in {
 	uint64_t off;		/* DW_AT_stmt_list */
 	const char *comp_dir;	/* DW_AT_comp_dir, may be NULL */
 	unsigned addr_size;	/* of the CU, for versions before 5 */
+	/* The CU's address ranges, sorted; rows are clipped to them (none:
+	 * no clipping).  llvm-symbolizer only asks a CU's line table about
+	 * addresses inside the CU, so padding between CUs has no line. */
+	const struct symi_span *ranges;
+	size_t nranges;
 };
 
 struct symi_lines_out {

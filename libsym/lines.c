@@ -271,6 +271,23 @@ struct pending {
 	uint32_t file, line, column, disc;
 };
 
+/* Add the pending row as [pend->addr, end), clipped to the CU range
+ * holding its start (dropped when the CU has ranges and none holds it). */
+static int add_row(struct symi_builder *b, const struct symi_lines_in *in,
+		   const struct pending *pend, uint64_t end)
+{
+	if (in->nranges) {
+		long i = symi_span_find(in->ranges, in->nranges, pend->addr);
+
+		if (i < 0)
+			return 0;
+		if (end > in->ranges[i].hi)
+			end = in->ranges[i].hi;
+	}
+	return symi_builder_line(b, pend->addr, end, pend->file, pend->line,
+				 pend->column, pend->disc);
+}
+
 int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 		    struct symi_lines_out *out)
 {
@@ -491,9 +508,7 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 			continue;
 		/* The pending row ends where this one starts. */
 		if (pend.valid && r.addr > pend.addr) {
-			err = symi_builder_line(b, pend.addr, r.addr, pend.file,
-						pend.line, pend.column,
-						pend.disc);
+			err = add_row(b, in, &pend, r.addr);
 			if (err)
 				goto out;
 		}
