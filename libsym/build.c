@@ -76,6 +76,7 @@ struct symi_builder {
 	size_t n_sivs, cap_sivs;
 	struct liv *livs;
 	size_t n_livs, cap_livs;
+	bool livs_unsorted;	/* a row started below its predecessor */
 	struct bsym *syms;
 	size_t n_syms, cap_syms;
 	struct symi_span *text;
@@ -455,11 +456,14 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 
 	if (hi <= lo || !symi_builder_in_text(b, lo))
 		return 0;
-	if (b->n_livs >= UINT32_MAX ||
-	    symi_grow((void **)&b->livs, &b->cap_livs, b->n_livs + 1,
-		      sizeof(*b->livs)))
+	if (b->n_livs == b->cap_livs &&
+	    (b->n_livs >= UINT32_MAX ||
+	     symi_grow((void **)&b->livs, &b->cap_livs, b->n_livs + 1,
+		       sizeof(*b->livs))))
 		return -ENOMEM;
 	v = &b->livs[b->n_livs];
+	if (b->n_livs && lo < v[-1].lo)
+		b->livs_unsorted = true;
 	v->lo = lo;
 	v->hi = hi;
 	v->file = file;
@@ -632,28 +636,29 @@ out:
 	return err;
 }
 
-/* Line rows as non-overlapping ascending segments (idx = liv index). */
-static int sweep_lines(struct symi_builder *b, struct segs *out)
+/*
+ * Make the line rows non-overlapping and ascending, in place.  Rows
+ * usually arrive sorted (sequence after sequence, CU after CU), and the
+ * sort is skipped then; it costs as much as the rest of the build.
+ */
+static void sweep_lines(struct symi_builder *b)
 {
 	uint64_t end = 0;
+	size_t o = 0;
 
-	if (b->n_livs > 1)
+	if (b->livs_unsorted && b->n_livs > 1)
 		qsort(b->livs, b->n_livs, sizeof(*b->livs), liv_cmp);
 	for (size_t i = 0; i < b->n_livs; i++) {
-		struct liv *l = &b->livs[i];
-		uint64_t lo = l->lo;
+		struct liv l = b->livs[i];
 
-		if (out->n && lo < end)
-			lo = end;
-		if (lo >= l->hi)
+		if (o && l.lo < end)
+			l.lo = end;
+		if (l.lo >= l.hi)
 			continue;
-		/* No coalescing of line segments: seg_push() merges equal
-		 * idx only, and each row has its own. */
-		if (seg_push(out, lo, l->hi, (uint32_t)i))
-			return -ENOMEM;
-		end = l->hi;
+		b->livs[o++] = l;
+		end = l.hi;
 	}
-	return 0;
+	b->n_livs = o;
 }
 
 struct ranges {
@@ -693,27 +698,28 @@ static const struct symt_leaf empty_leaf = {
 	.scope = SYMT_NONE, .file = SYMT_NONE,
 };
 
-/* Merge scope and line segments into ranges with leaves. */
+/* Merge scope segments and (swept) line rows into ranges with leaves. */
 static int merge(struct symi_builder *b, const struct segs *S,
-		 const struct segs *L, struct ranges *r)
+		 struct ranges *r)
 {
-	size_t i = 0, j = 0;
+	const struct liv *L = b->livs;
+	size_t i = 0, j = 0, nl = b->n_livs;
 	uint64_t pos;
 	int err;
 
-	if (!S->n && !L->n)
+	if (!S->n && !nl)
 		return 0;
-	pos = !S->n ? L->v[0].lo : !L->n ? S->v[0].lo :
-	      S->v[0].lo < L->v[0].lo ? S->v[0].lo : L->v[0].lo;
+	pos = !S->n ? L[0].lo : !nl ? S->v[0].lo :
+	      S->v[0].lo < L[0].lo ? S->v[0].lo : L[0].lo;
 	for (;;) {
 		struct symt_leaf leaf = empty_leaf;
 		uint64_t next = UINT64_MAX;
 
 		while (i < S->n && S->v[i].hi <= pos)
 			i++;
-		while (j < L->n && L->v[j].hi <= pos)
+		while (j < nl && L[j].hi <= pos)
 			j++;
-		if (i == S->n && j == L->n)
+		if (i == S->n && j == nl)
 			break;
 		if (i < S->n) {
 			if (S->v[i].lo <= pos) {
@@ -723,20 +729,18 @@ static int merge(struct symi_builder *b, const struct segs *S,
 				next = S->v[i].lo;
 			}
 		}
-		if (j < L->n) {
-			const struct seg *g = &L->v[j];
+		if (j < nl) {
+			const struct liv *l = &L[j];
 
-			if (g->lo <= pos) {
-				const struct liv *l = &b->livs[g->idx];
-
+			if (l->lo <= pos) {
 				leaf.file = l->file;
 				leaf.line = l->line;
 				leaf.column = l->column;
 				leaf.discriminator = l->discriminator;
-				if (g->hi < next)
-					next = g->hi;
-			} else if (g->lo < next) {
-				next = g->lo;
+				if (l->hi < next)
+					next = l->hi;
+			} else if (l->lo < next) {
+				next = l->lo;
 			}
 		}
 		err = range_push(r, pos, &leaf);
@@ -912,7 +916,7 @@ static size_t align8(size_t n)
 
 int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 {
-	struct segs S = { 0 }, L = { 0 };
+	struct segs S = { 0 };
 	struct ranges R = { 0 };
 	struct sranges SR = { 0 };
 	struct symt_header *h;
@@ -928,10 +932,9 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		   b->n_livs, b->n_sivs, b->n_scopes, b->n_funcs, b->n_files,
 		   b->n_syms, b->str_len);
 	err = sweep_scopes(b, &S);
+	sweep_lines(b);
 	if (!err)
-		err = sweep_lines(b, &L);
-	if (!err)
-		err = merge(b, &S, &L, &R);
+		err = merge(b, &S, &R);
 	if (err)
 		goto out;
 
@@ -1134,7 +1137,6 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 out:
 	free(buf);
 	free(S.v);
-	free(L.v);
 	free(R.addr);
 	free(R.leaf);
 	free(SR.v);

@@ -229,7 +229,8 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 void symi_builder_set_dwarf(struct symi_builder *b);
 
 /*
- * symi_builder_finish() - sort, sweep and serialize.
+ * symi_builder_finish() - sort, sweep and serialize; the builder is used
+ * up (only symi_builder_free() may follow).
  * @param[out] buf  caller owns, free(); 8-byte aligned
  * @param[out] len  its size
  * @return 0, -ENOMEM, -SYM_E_TOOBIG
