@@ -1057,14 +1057,14 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 			err = -SYM_E_TOOBIG;
 			goto out;
 		}
-		/* malloc() memory is aligned for any type, so 8 too. */
-		buf = symi_malloc(off);
+		/* malloc() memory is aligned for any type, so 8 too; calloc()
+		 * gets fresh zero pages from the kernel without a memset. */
+		buf = symi_calloc(1, off);
 		if (!buf) {
 			free(dem);
 			err = -ENOMEM;
 			goto out;
 		}
-		memset(buf, 0, off);
 		for (i = 0; i < n_syms; i++) {
 			struct symt_sym *s = (struct symt_sym *)(buf + o_syms) +
 					     i;
