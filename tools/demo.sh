@@ -2,7 +2,8 @@
 # demo.sh - `make demo`: a stripped program crashes in inlined code, and
 # sym turns its raw addresses back into the inline chain.
 #
-# 1. Build tools/demo/crash.cc (C++, -O2 -g) in a temporary directory.
+# 1. Build the fixture fixtures/src/demo_crash.cc (C++, -O2 -g) in a
+#    temporary directory.
 # 2. Split its DWARF into a separate debug file stored by build ID
 #    (DIR/.build-id/xx/rest.debug, as Debian's -dbg packages do) and strip
 #    the program, as it would ship.
@@ -18,7 +19,7 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SYM=${SYM:-$ROOT/bin/sym}
-SRC=$ROOT/tools/demo/crash.cc
+SRC=$ROOT/fixtures/src/demo_crash.cc
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-demo.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export LC_ALL=C
@@ -91,7 +92,7 @@ for f in 'shop::Price::cents' 'shop::line_price<shop::Item>' 'shop::total' \
 done
 grep -q '(inlined by) shop::checkout' "$T/sym.out" ||
 	fail "the inline chain of the crash is missing"
-grep -q 'crash.cc:[0-9]' "$T/sym.out" || fail "no source lines"
+grep -q 'demo_crash.cc:[0-9]' "$T/sym.out" || fail "no source lines"
 echo "   The faulting load is inlined four levels deep into checkout(); the"
 echo "   lambda is inlined into main.  _start comes from crt1.o, which has no"
 echo "   DWARF: its name comes from the symbol table, and ??:? is what the"
