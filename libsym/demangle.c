@@ -1,8 +1,9 @@
 /*
  * demangle.c - C++, Rust (legacy and v0) and D demangling via libiberty.
  *
- * libiberty's cplus_demangle() with DMGL_AUTO recognises the scheme from
- * the prefix (_Z, _R, _D, and Rust legacy hashes inside _ZN...E).  The
+ * libiberty's cplus_demangle() with DMGL_AUTO recognises C++ (_Z) and
+ * Rust (legacy hashes inside _ZN...E, and v0 _R); D (_D) needs
+ * DMGL_DLANG explicitly, so it is tried second.  The
  * table builder demangles each distinct linkage name once and stores the
  * result; lookups never call this.
  */
@@ -14,6 +15,8 @@
 
 char *symi_demangle(const char *name)
 {
+	char *d;
+
 	if (!name || !name[0])
 		return NULL;
 	/* Only names with a known mangling prefix; plain C names pass. */
@@ -21,7 +24,11 @@ char *symi_demangle(const char *name)
 				 name[1] == 'D')) &&
 	    strncmp(name, "__Z", 3) != 0)
 		return NULL;
-	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	/* DMGL_AUTO tries Rust, then the C++ ABI; D only when asked for. */
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!d && name[1] == 'D')
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_DLANG);
+	return d;
 }
 
 char *sym_demangle(const char *name)

@@ -263,6 +263,12 @@ static void test_errors(void)
 		d = sym_demangle("_RNvCs1234_7mycrate3foo");
 		CHECK(same(d, "mycrate::foo"));
 		free(d);
+		d = sym_demangle("_ZN4core3fmt5write17h1234567890abcdefE");
+		CHECK(same(d, "core::fmt::write"));
+		free(d);
+		d = sym_demangle("_D3foo3barFZv");
+		CHECK(same(d, "foo.bar()"));
+		free(d);
 	}
 }
 
