@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elfutils/version.h>
+
 #include "internal.h"
 #include "format.h"
 
@@ -1100,6 +1102,8 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	h->off_files = (uint32_t)o_files;
 	h->n_syms = (uint32_t)n_syms;
 	h->off_syms = (uint32_t)o_syms;
+	h->converter = SYMI_CONVERTER_VERSION;
+	h->elfutils = _ELFUTILS_VERSION;
 	h->n_sranges = (uint32_t)SR.n;
 	h->off_saddrs = (uint32_t)o_saddrs;
 	h->off_sidx = (uint32_t)o_sidx;
@@ -1130,6 +1134,7 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		memcpy(buf + o_files, b->files, b->n_files * sizeof(*b->files));
 	memcpy(buf + o_str, b->str, b->str_len);
 
+	h->crc = symi_table_crc(buf, off);
 	*bufp = buf;
 	*lenp = off;
 	buf = NULL;

@@ -49,7 +49,12 @@ struct symt_header {
 	 * as many u32 symbol indices (SYMT_NONE: no symbol) at off_sidx.
 	 * The chosen symbol of each range is precomputed (build.c). */
 	uint32_t n_sranges, off_saddrs, off_sidx;
-	uint32_t reserved;
+	/* CRC-32 (zlib's polynomial) of the whole table with this field
+	 * taken as zero; checked by sym_table_verify(), not on open. */
+	uint32_t crc;
+	/* Who built it: SYMI_CONVERTER_VERSION and _ELFUTILS_VERSION. */
+	uint32_t converter;
+	uint32_t elfutils;
 };
 
 /* What is known at one address range: the innermost scope and the line
@@ -94,7 +99,7 @@ struct symt_sym {
 };
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
-_Static_assert(sizeof(struct symt_header) == 120, "header layout");
+_Static_assert(sizeof(struct symt_header) == 128, "header layout");
 _Static_assert(sizeof(struct symt_leaf) == 20, "leaf layout");
 _Static_assert(sizeof(struct symt_scope) == 24, "scope layout");
 _Static_assert(sizeof(struct symt_func) == 20, "func layout");

@@ -65,6 +65,16 @@ void *symi_realloc(void *p, size_t n);
 char *symi_strdup(const char *s);
 
 /*
+ * The version of the converter (the DWARF and symbol reading and the
+ * builder).  Bump it whenever a fix changes what a table says for the
+ * same input: stored tables from an older converter are then rebuilt.
+ */
+#define SYMI_CONVERTER_VERSION 1
+
+/* CRC of a table buffer with its header's crc field taken as zero. */
+uint32_t symi_table_crc(const void *buf, size_t len);
+
+/*
  * ELF files (elf.c).
  */
 

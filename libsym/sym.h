@@ -186,7 +186,7 @@ struct sym_frame {
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 1
+#define SYM_TABLE_FORMAT 2
 
 /**
  * sym_table_open() - view a table buffer for lookups.
@@ -230,7 +230,17 @@ struct sym_table_stat {
 	uint32_t symbols;	/**< symbol-table entries */
 	uint32_t strings_size;	/**< bytes of deduplicated strings */
 	uint32_t flags;		/**< enum sym_table_flags */
+	uint32_t converter;	/**< libsym converter version that built it */
+	uint32_t elfutils;	/**< elfutils version that built it, e.g. 188 */
 };
+
+/**
+ * The version of libsym's converter (DWARF and symbol reading, table
+ * building).  It changes whenever a fix changes what a table says for the
+ * same input; a stored table whose sym_table_stat() converter differs
+ * should be rebuilt.
+ */
+SYM_API uint32_t sym_converter_version(void);
 
 /** Flags of struct sym_table_stat. */
 enum sym_table_flags {
@@ -243,6 +253,17 @@ enum sym_table_flags {
 /** sym_table_stat() - fill @st with what @t holds. */
 SYM_API void sym_table_stat(const struct sym_table *t,
 			    struct sym_table_stat *st);
+
+/**
+ * sym_table_verify() - check a table completely: its checksum, and that
+ * every array is ordered and every index points inside its array (scope
+ * parents only to earlier scopes, so chains cannot loop).
+ * @return 0, -SYM_E_BADTABLE (the reason is logged at SYM_LOG_WARN)
+ * O(size of the table).  sym_table_open() only checks the header, so call
+ * this on tables read back from storage that may have been damaged.
+ * Thread-safety: any number of threads at once.
+ */
+SYM_API int sym_table_verify(const struct sym_table *t);
 
 /**
  * sym_table_lookup() - symbolize one address.

@@ -9,8 +9,10 @@
  * cut after SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong
  * answers, never an out-of-bounds read or a loop.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 
 #include "internal.h"
 #include "format.h"
@@ -128,6 +130,109 @@ void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
 	st->symbols = h->n_syms;
 	st->strings_size = h->strings_size;
 	st->flags = h->flags;
+	st->converter = h->converter;
+	st->elfutils = h->elfutils;
+}
+
+uint32_t sym_converter_version(void)
+{
+	return SYMI_CONVERTER_VERSION;
+}
+
+uint32_t symi_table_crc(const void *buf, size_t len)
+{
+	const size_t at = offsetof(struct symt_header, crc);
+	static const uint32_t zero;
+	uint32_t crc;
+
+	if (len < sizeof(struct symt_header))
+		return 0;
+	crc = libdeflate_crc32(0, buf, at);
+	crc = libdeflate_crc32(crc, &zero, sizeof(zero));
+	return libdeflate_crc32(crc, (const char *)buf + at + 4,
+				len - at - 4);
+}
+
+/* Is the u32 array @v (stride @stride) ascending (strictly if @strict)? */
+static bool ascending(const void *v, size_t n, size_t stride, bool strict)
+{
+	const char *p = v;
+
+	for (size_t i = 1; i < n; i++) {
+		uint32_t a = *(const uint32_t *)(p + (i - 1) * stride);
+		uint32_t b = *(const uint32_t *)(p + i * stride);
+
+		if (b < a || (strict && b == a))
+			return false;
+	}
+	return true;
+}
+
+#define IN(idx, n) ((idx) < (n))
+#define IN_OR_NONE(idx, n) ((idx) == SYMT_NONE || (idx) < (n))
+
+int sym_table_verify(const struct sym_table *t)
+{
+	const struct symt_header *h;
+	const char *why = NULL;
+	uint32_t i, ns;
+
+	if (!t)
+		return -EINVAL;
+	h = t->h;
+	ns = h->strings_size;
+	if (symi_table_crc(t->buf, t->len) != h->crc)
+		why = "checksum mismatch";
+	else if (!ascending(t->addrs, h->n_ranges, 4, true))
+		why = "ranges out of order";
+	else if (!ascending(t->syms, h->n_syms, sizeof(*t->syms), false))
+		why = "symbols out of order";
+	else if (!ascending(t->saddrs, h->n_sranges, 4, true))
+		why = "symbol ranges out of order";
+	for (i = 0; !why && i < h->n_ranges; i++) {
+		const struct symt_leaf *l = &t->leaves[i];
+
+		if (!IN_OR_NONE(l->scope, h->n_scopes) ||
+		    !IN_OR_NONE(l->file, h->n_files))
+			why = "range leaf index out of bounds";
+	}
+	for (i = 0; !why && i < h->n_scopes; i++) {
+		const struct symt_scope *s = &t->scopes[i];
+
+		/* Parents are built before their children. */
+		if (!(s->parent == SYMT_NONE || s->parent < i) ||
+		    !IN(s->func, h->n_funcs) ||
+		    !IN_OR_NONE(s->call_file, h->n_files))
+			why = "scope index out of bounds";
+	}
+	for (i = 0; !why && i < h->n_funcs; i++) {
+		const struct symt_func *f = &t->funcs[i];
+
+		if (!IN(f->name, ns) || !IN(f->linkage, ns) ||
+		    !IN(f->demangled, ns) ||
+		    !IN_OR_NONE(f->decl_file, h->n_files))
+			why = "function index out of bounds";
+	}
+	for (i = 0; !why && i < h->n_files; i++) {
+		if (!IN(t->files[i], ns))
+			why = "file name out of bounds";
+	}
+	for (i = 0; !why && i < h->n_syms; i++) {
+		const struct symt_sym *s = &t->syms[i];
+
+		if (!IN(s->name, ns) || !IN(s->demangled, ns) ||
+		    !IN(s->file, ns))
+			why = "symbol name out of bounds";
+	}
+	for (i = 0; !why && i < h->n_sranges; i++) {
+		if (!IN_OR_NONE(t->sidx[i], h->n_syms))
+			why = "symbol range index out of bounds";
+	}
+	if (why) {
+		symi_warn("table: %s", why);
+		return -SYM_E_BADTABLE;
+	}
+	return 0;
 }
 
 static const char *str_at(const struct sym_table *t, uint32_t off)

@@ -31,8 +31,10 @@ Both:
 Random choices come from random.Random(SEED), so the output is the same
 on every run.  Values accept 0x hex.
 """
+import os
 import random
 import struct
+import zlib
 import sys
 
 
@@ -71,14 +73,16 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (120 bytes): magic, 4 u32, 3 u64,
-# 17 u32.
-THDR = struct.Struct("<8sIIIIQQQ" + "I" * 17)
+# struct symt_header of libsym/format.h (128 bytes): magic, 4 u32, 3 u64,
+# 19 u32, padding.
+THDR = struct.Struct("<8sIIIIQQQ" + "I" * 19)
 T_FIELDS = ["magic", "format", "bom", "flags", "size", "base", "start",
             "end", "n_ranges", "off_addrs", "off_leaves", "n_scopes",
             "off_scopes", "n_funcs", "off_funcs", "n_files", "off_files",
             "n_syms", "off_syms", "off_strings", "strings_size",
-            "n_sranges", "off_saddrs", "off_sidx", "reserved"]
+            "n_sranges", "off_saddrs", "off_sidx", "crc", "converter",
+            "elfutils"]
+T_CRC_AT = 8 + 4 * 4 + 3 * 8 + 4 * 16  # offset of the crc field
 # array: (count field, offset field, record fields of u32)
 T_ARRAYS = {
     "addrs": ("n_ranges", "off_addrs", ["addr"]),
@@ -91,7 +95,7 @@ T_ARRAYS = {
               ["name", "linkage", "demangled", "decl_file", "decl_line"]),
     "files": ("n_files", "off_files", ["name"]),
     "syms": ("n_syms", "off_syms",
-             ["addr", "size", "name", "demangled", "flags"]),
+             ["addr", "size", "name", "demangled", "file", "flags"]),
     "saddrs": ("n_sranges", "off_saddrs", ["addr"]),
     "sidx": ("n_sranges", "off_sidx", ["sym"]),
 }
@@ -166,6 +170,13 @@ def main():
         b[h["off_strings"] + h["strings_size"] - 1] = ord("x")
     else:
         sys.exit("corrupt.py: unknown operation " + op)
+    # Table corruptions keep a valid checksum, so that sym_table_verify()
+    # gets past it to the structural checks (fixcrc=0 to leave it stale).
+    if op.startswith("t") and op != "trunc" and op != "truncbytes" and \
+            os.environ.get("fixcrc", "1") == "1" and len(b) >= 128:
+        struct.pack_into("<I", b, T_CRC_AT, 0)
+        end = min(len(b), thdr(b)["size"])
+        struct.pack_into("<I", b, T_CRC_AT, zlib.crc32(bytes(b[:end])))
     open(dst, "wb").write(bytes(b))
 
 

@@ -79,6 +79,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(t != NULL);
+	/* The deep check reads every array: it must be safe too, and a
+	 * table it accepts must also be one lookups are safe on. */
+	err = sym_table_verify(t);
+	FUZZ_CHECK(err == 0 || err == -SYM_E_BADTABLE);
 
 	/* The table is the header's size; trailing bytes are not part of
 	 * it. */

@@ -79,6 +79,8 @@ static void test_chain(void)
 	if (!t)
 		return;
 	sym_table_stat(t, &st);
+	CHECK_ERR(sym_table_verify(t), 0);
+	CHECK(st.converter == sym_converter_version() && st.elfutils >= 188);
 	CHECK(st.flags & SYM_TABLE_DWARF);
 	CHECK(st.flags & SYM_TABLE_SYMBOLS);
 	CHECK(st.scopes == 3 && st.funcs == 3 && st.files == 2);
@@ -230,8 +232,23 @@ static void test_corrupt(void)
 	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
 	memcpy(copy, buf, len);
 	CHECK_ERR(sym_table_open(copy, len, &t), 0);
+	CHECK_ERR(sym_table_verify(t), 0);
 	sym_table_close(t);
 	sym_table_close(NULL);
+
+	/* A flipped byte opens (O(1) checks) but fails verification. */
+	copy[h->off_strings + 1] ^= 0x20;
+	CHECK_ERR(sym_table_open(copy, len, &t), 0);
+	CHECK_ERR(sym_table_verify(t), -SYM_E_BADTABLE);
+	sym_table_close(t);
+	/* With a valid checksum, a bad index is still caught. */
+	memcpy(copy, buf, len);
+	((struct symt_sym *)(copy + h->off_syms))->name = h->strings_size;
+	h->crc = symi_table_crc(copy, len);
+	CHECK_ERR(sym_table_open(copy, len, &t), 0);
+	CHECK_ERR(sym_table_verify(t), -SYM_E_BADTABLE);
+	sym_table_close(t);
+	CHECK_ERR(sym_table_verify(NULL), -EINVAL);
 	free(copy);
 	free(buf);
 }
