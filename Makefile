@@ -53,7 +53,8 @@ endif
 # after `make check` has installed the packages.
 LIB_PKGS = libdw libelf libzstd liblzma libdeflate
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
-DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -liberty
+# LMDB installs no .pc file: plain -llmdb.
+DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 

@@ -87,6 +87,10 @@ enum sym_error {
 	SYM_E_UNSUPPORTED,
 	/** A compressed section could not be decompressed. */
 	SYM_E_DECOMPRESS,
+	/** The directory is not a symd store, or of a newer layout. */
+	SYM_E_BADSTORE,
+	/** A stored table was built by another format or converter. */
+	SYM_E_STALE,
 	SYM_E_MAX,
 };
 
@@ -452,6 +456,206 @@ SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
  * @return caller owns, free(); NULL when @name is not a mangled name
  */
 SYM_API char *sym_demangle(const char *name);
+
+/*
+ * Stores.
+ *
+ * A store is a directory: an LMDB environment (data.mdb) holding the
+ * table of each build ID, its metadata and negative entries.  Tables are
+ * stored exactly as built, in address-ordered chunks of at most
+ * opts.chunk_size bytes each, and read in place inside a read
+ * transaction: nothing is re-parsed on the warm path.  See
+ * docs/store.md.
+ */
+
+/** A store.  Opaque. */
+struct sym_store;
+
+/** Flags of struct sym_store_opts. */
+enum sym_store_flags {
+	/** Open read-only: puts, removals and gc fail with -EROFS. */
+	SYM_STORE_RDONLY = (1 << 0),
+};
+
+/** Options of sym_store_open(); declare with SYM_OPTS(). */
+struct sym_store_opts {
+	size_t sz;
+	/** Bound on the logical bytes of live tables, evicted least
+	 *  recently used first by sym_store_gc(); 0 for none. */
+	uint64_t max_size;
+	/** Largest the LMDB map may grow to; 0 for 64 GiB. */
+	uint64_t map_max;
+	/** Largest chunk of a table in one LMDB value; 0 for 64 MiB. */
+	uint64_t chunk_size;
+	/** Seconds a "no debug info exists" entry lasts; 0 for 7 days. */
+	uint32_t ttl_absent;
+	/** Seconds a "fetch failed" entry lasts; 0 for 60. */
+	uint32_t ttl_failed;
+	/** enum sym_store_flags. */
+	uint32_t flags;
+};
+
+/**
+ * sym_store_default_dir() - where a store lives when none is given:
+ * $SYM_STORE, else $XDG_CACHE_HOME/sym, else $HOME/.cache/sym.
+ * @return 0, -ERANGE (@buf too small), -ENOENT (no HOME either)
+ */
+SYM_API int sym_store_default_dir(char *buf, size_t len);
+
+/**
+ * sym_store_open() - open (creating when needed) the store in @dir.
+ * @param dir   the store directory; created with its parents if missing
+ * @param opts  NULL for the defaults
+ * @param[out] out  caller owns, free with sym_store_close()
+ * @return 0, -errno, -SYM_E_BADSTORE (not a store, or a newer layout)
+ * Stale reader slots of killed processes are cleared (mdb_reader_check).
+ * Thread-safety: a store may be used by several threads at once; each
+ * call runs its own LMDB transaction.  Use a store in the process that
+ * opened it only (not after fork()).
+ */
+SYM_API int sym_store_open(const char *dir, const struct sym_store_opts *opts,
+			   struct sym_store **out);
+
+/** sym_store_close() - flush pending access times and close.  NULL-safe. */
+SYM_API void sym_store_close(struct sym_store *st);
+
+/**
+ * sym_store_put() - store the table of @build_id, replacing any entry.
+ * @param build_id  lowercase hex, 2 to 128 digits
+ * @param t         the table; copied
+ * @param source    where its debug info came from (a path, "upload", a
+ *                  URL); copied; may be NULL
+ * @return 0, -EINVAL, -EROFS, -ENOSPC (disk full or the map bound
+ *         reached; nothing already stored is lost), -ENOMEM, -errno
+ * Each chunk is written in its own write transaction and the metadata
+ * last, so a crash mid-way leaves the old entry (or none), never a
+ * half-written one; readers are never blocked.
+ */
+SYM_API int sym_store_put(struct sym_store *st, const char *build_id,
+			  const struct sym_table *t, const char *source);
+
+/** Kinds of negative entries (sym_store_put_negative()). */
+enum sym_store_negative {
+	/** No source has debug info for the build ID (long TTL). */
+	SYM_STORE_ABSENT = 1,
+	/** A fetch failed transiently (short backoff). */
+	SYM_STORE_FAILED = 2,
+	/** Conversion failed: remembered until the converter changes. */
+	SYM_STORE_BADCONV = 3,
+};
+
+/**
+ * sym_store_put_negative() - remember that @build_id has no table, and
+ * why.  An existing table is kept (and the call fails with -EEXIST).
+ * @param kind    enum sym_store_negative
+ * @param reason  one line for humans; copied; may be NULL
+ * @return 0, -EEXIST, -EINVAL, -EROFS, -ENOSPC, -errno
+ */
+SYM_API int sym_store_put_negative(struct sym_store *st, const char *build_id,
+				   int kind, const char *reason);
+
+/** What the store knows of one build ID (sym_store_stat_entry()). */
+struct sym_store_entry {
+	/** 0 for a table, else enum sym_store_negative. */
+	int negative;
+	/** Logical size of the table in bytes; 0 for negative entries. */
+	uint64_t size;
+	/** Number of chunks the table is stored in. */
+	uint32_t chunks;
+	/** Format and converter versions of the stored table. */
+	uint32_t format, converter;
+	/** Unix times: stored, last used, and (negative) expiry. */
+	int64_t created, last_access, expires;
+	/** Source or reason; borrowed until the next call on the store
+	 *  from this thread. */
+	char text[512];
+};
+
+/**
+ * sym_store_stat_entry() - what the store holds for @build_id.
+ * @param[out] e  filled
+ * @return 0, -SYM_E_NOTFOUND (nothing, or an expired negative entry)
+ */
+SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
+				 struct sym_store_entry *e);
+
+/**
+ * sym_store_lookup() - symbolize addresses with the stored table.
+ * @param addrs  any order; sorted is faster
+ * @param fn     called once per address, in order, inside a read
+ *               transaction: the frames' strings point into the mapped
+ *               store and are valid only during the call
+ * @return 0, the first non-zero value of @fn, -SYM_E_NOTFOUND (no table;
+ *         a negative entry also gives -SYM_E_NOTFOUND, see
+ *         sym_store_stat_entry()), -SYM_E_STALE (built by another format
+ *         or converter: rebuild and put it again), -SYM_E_BADTABLE (a
+ *         chunk failed its checksum: the entry was removed; rebuild it)
+ * Each chunk's checksum is verified once per process, the first time it
+ * is read.  The access time is recorded in memory and written in batches.
+ */
+SYM_API int sym_store_lookup(struct sym_store *st, const char *build_id,
+			     const uint64_t *addrs, size_t count,
+			     sym_frames_fn fn, void *ctx);
+
+/**
+ * sym_store_remove() - delete the entry (table or negative) of @build_id.
+ * @return 0, -SYM_E_NOTFOUND, -EROFS, -errno
+ * Readers inside a transaction keep seeing the old pages (LMDB MVCC).
+ */
+SYM_API int sym_store_remove(struct sym_store *st, const char *build_id);
+
+/** Called by sym_store_list() for each entry; non-zero stops. */
+typedef int (*sym_store_list_fn)(void *ctx, const char *build_id,
+				 const struct sym_store_entry *e);
+
+/** sym_store_list() - every entry, in build-ID order. */
+SYM_API int sym_store_list(struct sym_store *st, sym_store_list_fn fn,
+			   void *ctx);
+
+/** What sym_store_gc() did. */
+struct sym_store_gc_stats {
+	uint64_t live_bytes;	/**< logical bytes of tables kept */
+	uint32_t evicted;	/**< tables removed to meet max_size */
+	uint32_t expired;	/**< negative entries past their TTL */
+	uint32_t orphans;	/**< chunks without metadata (a crash) */
+	uint64_t file_before, file_after;	/**< data.mdb bytes */
+};
+
+/**
+ * sym_store_gc() - drop expired negative entries and orphan chunks, and
+ * evict least recently used tables until the live bytes fit max_size.
+ * @param compact  also rewrite data.mdb without free pages
+ *                 (mdb_env_copy2(MDB_CP_COMPACT) to a temporary file,
+ *                 then rename): data.mdb never shrinks by itself
+ * @param[out] stats  may be NULL
+ */
+SYM_API int sym_store_gc(struct sym_store *st, int compact,
+			 struct sym_store_gc_stats *stats);
+
+/** Called by sym_store_verify() for each problem found. */
+typedef void (*sym_store_problem_fn)(void *ctx, const char *build_id,
+				     const char *what);
+
+/**
+ * sym_store_verify() - check every entry: metadata, chunk coverage and
+ * every chunk's checksum and structure (sym_table_verify()).
+ * @param fn  called per problem; may be NULL
+ * @return 0 when all is well, else the number of problems (positive),
+ *         or -errno
+ */
+SYM_API int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
+			     void *ctx);
+
+/**
+ * sym_table_split() - cut a table into self-contained tables of at most
+ * about @max_bytes each, in address order (each holds the ranges,
+ * scopes, functions, files, strings and symbols its addresses need).
+ * @param[out] parts  caller owns: sym_table_close() each, free() the array
+ * @param[out] n      number of parts (1 when the table already fits)
+ * @return 0, -ENOMEM, -EINVAL
+ */
+SYM_API int sym_table_split(const struct sym_table *t, size_t max_bytes,
+			    struct sym_table ***parts, size_t *n);
 
 #ifdef __cplusplus
 }

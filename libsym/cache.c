@@ -1,0 +1,1365 @@
+/*
+ * cache.c - the store: tables per build ID in LMDB, read in place.
+ *
+ * This is the only file that sees LMDB.  Layout (docs/store.md):
+ *
+ *   DIR/data.mdb, DIR/lock.mdb   the LMDB environment, two databases:
+ *     "meta"    key: len(id) u8 | id bytes
+ *               value: struct meta_v (+ source or reason text)
+ *     "chunks"  key: len(id) u8 | id bytes | generation be32 | start be64
+ *               value: one self-contained table (sym_table_split())
+ *
+ * Writes.  A put splits the table into chunks, writes each chunk in its
+ * own write transaction under a new generation number, then, in a last
+ * transaction, points the metadata at the new generation and deletes the
+ * old chunks.  A crash before that last commit leaves the old entry
+ * intact and some orphan chunks of an unused generation, which gc drops;
+ * readers never see a half-written table.  No write transaction holds
+ * more than one chunk (at most chunk_size bytes), so writers are never
+ * blocked for long.  MDB_WRITEMAP is not used: a full disk is then an
+ * error (MDB_MAP_FULL or ENOSPC), not SIGBUS.
+ *
+ * The map grows: on MDB_MAP_FULL the write is retried after doubling the
+ * map size (mdb_env_set_mapsize(), under an exclusive lock so that no
+ * transaction of this process is open), up to map_max; beyond it the put
+ * fails with -ENOSPC and the store is unchanged.
+ *
+ * Reads.  A lookup opens one read transaction, reads the metadata, and
+ * finds each address's chunk with one cursor seek; the chunk is used in
+ * place (copied only when LMDB gives it unaligned, which happens for
+ * values small enough to sit inside a leaf page).  A chunk's checksum and
+ * structure are verified the first time this process reads it; a bad one
+ * removes the entry, so that the caller rebuilds it.
+ *
+ * Access times are kept in memory and written in one batch when 64 are
+ * pending or 30 s have passed, and at close: a lookup never writes.
+ *
+ * Thread-safety: a store may be used by many threads.  Every call runs
+ * its own transaction under a shared lock; map resizing takes it
+ * exclusively.  The small in-memory sets (pending access times, verified
+ * chunks) have their own mutex.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <lmdb.h>
+
+#include "internal.h"
+#include "format.h"
+
+#define STORE_LAYOUT 1
+#define META_MAGIC 0x53594d4du	/* "SYMM" */
+#define ID_MAX 64
+#define KEY_MAX (1 + ID_MAX + 4 + 8)
+#define MAP_START ((size_t)64 << 20)
+#define PENDING_MAX 64
+#define PENDING_SECS 30
+#define VERIFIED_MAX 65536
+
+struct meta_v {
+	uint32_t magic;
+	uint32_t kind;		/* 0: table; else enum sym_store_negative */
+	uint64_t size;
+	uint32_t chunks;
+	uint32_t gen;
+	uint32_t format;
+	uint32_t converter;
+	int64_t created;
+	int64_t last_access;
+	int64_t expires;	/* negative entries; 0: no expiry */
+	uint32_t text_len;
+	uint32_t pad;
+	/* followed by text_len bytes of text, no NUL */
+};
+
+struct pending {
+	uint8_t id[ID_MAX];
+	uint8_t idlen;
+	int64_t when;
+};
+
+struct sym_store {
+	MDB_env *env;
+	MDB_dbi meta, chunks;
+	char *dir;
+	struct sym_store_opts opts;
+	size_t mapsize;
+	pthread_rwlock_t rw;	/* shared: any txn; exclusive: resize */
+	pthread_mutex_t mu;	/* pending[], verified[] */
+	struct pending pending[PENDING_MAX];
+	size_t npending;
+	int64_t last_flush;
+	uint64_t *verified;	/* open-addressed set of chunk hashes */
+	size_t nverified;
+};
+
+static int64_t now(void)
+{
+	return (int64_t)time(NULL);
+}
+
+/* Translate an LMDB result: MDB codes to -SYM_E_* or -errno. */
+static int mdb_err(int rc, const char *what)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_NOTFOUND)
+		return -SYM_E_NOTFOUND;
+	if (rc == MDB_MAP_FULL)
+		return -ENOSPC;
+	symi_warn("store: %s: %s", what, mdb_strerror(rc));
+	if (rc > 0)
+		return -rc;
+	if (rc == MDB_CORRUPTED || rc == MDB_INVALID ||
+	    rc == MDB_VERSION_MISMATCH || rc == MDB_PAGE_NOTFOUND)
+		return -SYM_E_BADSTORE;
+	return -EIO;
+}
+
+static int parse_id(const char *hex, uint8_t *id, size_t *len)
+{
+	size_t n = hex ? strlen(hex) : 0;
+
+	if (n < 2 || n > 2 * ID_MAX || n % 2)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi, lo;
+		char a = hex[i], b = hex[i + 1];
+
+		hi = a >= '0' && a <= '9' ? a - '0' : a >= 'a' && a <= 'f' ?
+		     a - 'a' + 10 : -1;
+		lo = b >= '0' && b <= '9' ? b - '0' : b >= 'a' && b <= 'f' ?
+		     b - 'a' + 10 : -1;
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		id[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = n / 2;
+	return 0;
+}
+
+static size_t meta_key(uint8_t *k, const uint8_t *id, size_t idlen)
+{
+	k[0] = (uint8_t)idlen;
+	memcpy(k + 1, id, idlen);
+	return 1 + idlen;
+}
+
+static void be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint64_t rd_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t rd_be32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static size_t chunk_key(uint8_t *k, const uint8_t *id, size_t idlen,
+			uint32_t gen, uint64_t start)
+{
+	size_t n = meta_key(k, id, idlen);
+
+	be32(k + n, gen);
+	be64(k + n + 4, start);
+	return n + 12;
+}
+
+int sym_store_default_dir(char *buf, size_t len)
+{
+	const char *e = getenv("SYM_STORE"), *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (e && *e)
+		n = snprintf(buf, len, "%s", e);
+	else if (x && *x == '/')
+		n = snprintf(buf, len, "%s/sym", x);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/sym", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int env_open(struct sym_store *st)
+{
+	unsigned flags = MDB_NOTLS;
+	MDB_txn *txn = NULL;
+	int rc, dead = 0;
+
+	rc = mdb_env_create(&st->env);
+	if (rc)
+		return mdb_err(rc, "cannot create environment");
+	mdb_env_set_maxdbs(st->env, 4);
+	mdb_env_set_maxreaders(st->env, 254);
+	rc = mdb_env_set_mapsize(st->env, st->mapsize);
+	if (rc)
+		return mdb_err(rc, "cannot set map size");
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		flags |= MDB_RDONLY;
+	rc = mdb_env_open(st->env, st->dir, flags, 0644);
+	if (rc) {
+		symi_warn("store: cannot open '%s': %s", st->dir,
+			  mdb_strerror(rc));
+		return rc > 0 ? -rc : -SYM_E_BADSTORE;
+	}
+	/* Readers killed by SIGKILL pin pages until cleared. */
+	mdb_reader_check(st->env, &dead);
+	if (dead)
+		symi_info("store: cleared %d stale readers in '%s'", dead,
+			  st->dir);
+	{
+		MDB_envinfo info;
+
+		if (mdb_env_info(st->env, &info) == 0 &&
+		    info.me_mapsize > st->mapsize)
+			st->mapsize = info.me_mapsize;
+	}
+	rc = mdb_txn_begin(st->env, NULL,
+			   (flags & MDB_RDONLY) ? MDB_RDONLY : 0, &txn);
+	if (rc)
+		return mdb_err(rc, "cannot begin transaction");
+	rc = mdb_dbi_open(txn, "meta",
+			  (flags & MDB_RDONLY) ? 0 : MDB_CREATE, &st->meta);
+	if (!rc)
+		rc = mdb_dbi_open(txn, "chunks",
+				  (flags & MDB_RDONLY) ? 0 : MDB_CREATE,
+				  &st->chunks);
+	if (rc) {
+		mdb_txn_abort(txn);
+		if (rc == MDB_NOTFOUND)	/* read-only and never written */
+			return -SYM_E_NOTFOUND;
+		return mdb_err(rc, "cannot open databases");
+	}
+	rc = mdb_txn_commit(txn);
+	return mdb_err(rc, "cannot commit");
+}
+
+int sym_store_open(const char *dir, const struct sym_store_opts *o,
+		   struct sym_store **out)
+{
+	struct sym_store *st;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dir || !*dir)
+		return -EINVAL;
+	st = symi_calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	if (o)
+		memcpy(&st->opts, o, o->sz < sizeof(st->opts) ? o->sz :
+		       sizeof(st->opts));
+	st->opts.sz = sizeof(st->opts);
+	if (!st->opts.map_max)
+		st->opts.map_max = (uint64_t)64 << 30;
+	if (!st->opts.chunk_size)
+		st->opts.chunk_size = (uint64_t)64 << 20;
+	if (!st->opts.ttl_absent)
+		st->opts.ttl_absent = 7 * 24 * 3600;
+	if (!st->opts.ttl_failed)
+		st->opts.ttl_failed = 60;
+	st->mapsize = MAP_START;
+	pthread_rwlock_init(&st->rw, NULL);
+	pthread_mutex_init(&st->mu, NULL);
+	st->last_flush = now();
+	st->dir = symi_strdup(dir);
+	if (!st->dir) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (!(st->opts.flags & SYM_STORE_RDONLY)) {
+		err = make_dirs(dir);
+		if (err) {
+			symi_warn("store: cannot create '%s': %s", dir,
+				  strerror(-err));
+			goto fail;
+		}
+	}
+	err = env_open(st);
+	if (err)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	if (st->env)
+		mdb_env_close(st->env);
+	st->env = NULL;
+	sym_store_close(st);
+	return err;
+}
+
+static void flush_pending(struct sym_store *st);
+
+void sym_store_close(struct sym_store *st)
+{
+	if (!st)
+		return;
+	if (st->env) {
+		flush_pending(st);
+		mdb_env_close(st->env);
+	}
+	pthread_rwlock_destroy(&st->rw);
+	pthread_mutex_destroy(&st->mu);
+	free(st->verified);
+	free(st->dir);
+	free(st);
+}
+
+/* Grow the map (exclusive lock: no transaction of ours is open). */
+static int grow_map(struct sym_store *st)
+{
+	size_t want;
+	int rc;
+
+	pthread_rwlock_wrlock(&st->rw);
+	want = st->mapsize * 2;
+	if (want > st->opts.map_max)
+		want = st->opts.map_max;
+	if (want <= st->mapsize) {
+		pthread_rwlock_unlock(&st->rw);
+		symi_warn("store: '%s' reached its size bound of %llu bytes",
+			  st->dir, (unsigned long long)st->opts.map_max);
+		return -ENOSPC;
+	}
+	rc = mdb_env_set_mapsize(st->env, want);
+	if (!rc)
+		st->mapsize = want;
+	pthread_rwlock_unlock(&st->rw);
+	return mdb_err(rc, "cannot grow the map");
+}
+
+/*
+ * Run @fn in a write transaction, growing the map and retrying when it
+ * is full.  @fn returns an MDB code.
+ */
+typedef int (*write_fn)(struct sym_store *st, MDB_txn *txn, void *ctx);
+
+static int write_txn(struct sym_store *st, write_fn fn, void *ctx)
+{
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		return -EROFS;
+	for (;;) {
+		MDB_txn *txn = NULL;
+		int rc, err;
+
+		pthread_rwlock_rdlock(&st->rw);
+		rc = mdb_txn_begin(st->env, NULL, 0, &txn);
+		if (!rc) {
+			rc = fn(st, txn, ctx);
+			if (rc)
+				mdb_txn_abort(txn);
+			else
+				rc = mdb_txn_commit(txn);
+		}
+		pthread_rwlock_unlock(&st->rw);
+		if (rc == MDB_MAP_FULL) {
+			err = grow_map(st);
+			if (err)
+				return err;
+			continue;
+		}
+		if (rc > 0 && rc < SYM_E_BASE && rc != EIO)
+			return -rc;	/* errno from @fn or LMDB (ENOSPC) */
+		return mdb_err(rc, "write failed");
+	}
+}
+
+static int get_meta(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
+		    size_t idlen, struct meta_v *m, const char **text)
+{
+	uint8_t k[KEY_MAX];
+	MDB_val key = { meta_key(k, id, idlen), k }, val;
+	int rc = mdb_get(txn, dbi, &key, &val);
+
+	if (rc)
+		return rc;
+	if (val.mv_size < sizeof(*m))
+		return MDB_CORRUPTED;
+	memcpy(m, val.mv_data, sizeof(*m));
+	if (m->magic != META_MAGIC ||
+	    m->text_len > val.mv_size - sizeof(*m))
+		return MDB_CORRUPTED;
+	if (text)
+		*text = (const char *)val.mv_data + sizeof(*m);
+	return 0;
+}
+
+static int put_meta(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
+		    size_t idlen, const struct meta_v *m, const char *text)
+{
+	uint8_t k[KEY_MAX], buf[sizeof(*m) + 511];
+	size_t tl = text ? strlen(text) : 0;
+	MDB_val key = { meta_key(k, id, idlen), k }, val;
+	struct meta_v mm = *m;
+
+	if (tl > sizeof(buf) - sizeof(mm))
+		tl = sizeof(buf) - sizeof(mm);
+	mm.text_len = (uint32_t)tl;
+	memcpy(buf, &mm, sizeof(mm));
+	if (tl)
+		memcpy(buf + sizeof(mm), text, tl);
+	val.mv_size = sizeof(mm) + tl;
+	val.mv_data = buf;
+	return mdb_put(txn, dbi, &key, &val, 0);
+}
+
+/* Delete every chunk of @id (any generation, or only @gen if >= 0). */
+static int del_chunks(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
+		      size_t idlen, int64_t gen)
+{
+	uint8_t k[KEY_MAX];
+	size_t pl = meta_key(k, id, idlen);
+	MDB_cursor *c = NULL;
+	MDB_val key = { pl, k }, val;
+	int rc;
+
+	rc = mdb_cursor_open(txn, dbi, &c);
+	if (rc)
+		return rc;
+	rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+	while (!rc) {
+		if (key.mv_size != pl + 12 || memcmp(key.mv_data, k, pl))
+			break;
+		if (gen < 0 ||
+		    rd_be32((const uint8_t *)key.mv_data + pl) ==
+			    (uint32_t)gen) {
+			rc = mdb_cursor_del(c, 0);
+			if (rc)
+				break;
+			rc = mdb_cursor_get(c, &key, &val, MDB_GET_CURRENT);
+			if (rc == MDB_NOTFOUND || rc == EINVAL)
+				break;
+			continue;
+		}
+		rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+struct put_ctx {
+	const uint8_t *id;
+	size_t idlen;
+	uint32_t gen, old_gen;
+	bool had_old;
+	const void *data;
+	size_t len;
+	uint64_t start;
+	struct meta_v meta;
+	const char *text;
+	int kind;
+};
+
+static int put_chunk_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	uint8_t k[KEY_MAX];
+	MDB_val key = { chunk_key(k, p->id, p->idlen, p->gen, p->start), k };
+	MDB_val val = { p->len, (void *)p->data };
+
+	return mdb_put(txn, st->chunks, &key, &val, 0);
+}
+
+static int put_meta_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	struct meta_v old;
+	int rc;
+
+	rc = get_meta(txn, st->meta, p->id, p->idlen, &old, NULL);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	rc = put_meta(txn, st->meta, p->id, p->idlen, &p->meta, p->text);
+	/* The old generation goes with the same commit. */
+	if (!rc && p->had_old && p->old_gen != p->gen)
+		rc = del_chunks(txn, st->chunks, p->id, p->idlen, p->old_gen);
+	return rc;
+}
+
+static int read_gen(struct sym_store *st, const uint8_t *id, size_t idlen,
+		    uint32_t *gen, bool *had)
+{
+	MDB_txn *txn = NULL;
+	struct meta_v m;
+	int rc;
+
+	*had = false;
+	*gen = 0;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (!rc) {
+		rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
+		if (!rc && m.kind == 0) {
+			*had = true;
+			*gen = m.gen;
+		}
+		mdb_txn_abort(txn);
+	}
+	pthread_rwlock_unlock(&st->rw);
+	return rc == MDB_NOTFOUND || rc == 0 ? 0 :
+	       mdb_err(rc, "cannot read metadata");
+}
+
+static int enforce_bound(struct sym_store *st);
+
+int sym_store_put(struct sym_store *st, const char *build_id,
+		  const struct sym_table *t, const char *source)
+{
+	struct sym_table **parts = NULL;
+	struct sym_table_stat ts;
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen, n = 0;
+	int err;
+
+	if (!st || !t || parse_id(build_id, id, &idlen))
+		return -EINVAL;
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		return -EROFS;
+	err = read_gen(st, id, idlen, &p.old_gen, &p.had_old);
+	if (err)
+		return err;
+	/* A generation nobody uses: orphans of a killed put may hold
+	 * old_gen + 1, so pick from the clock and the old one. */
+	p.gen = p.old_gen + 1 + (uint32_t)(now() & 0xffff);
+	if (p.gen == p.old_gen)
+		p.gen++;
+	err = sym_table_split(t, st->opts.chunk_size, &parts, &n);
+	if (err)
+		return err;
+	p.id = id;
+	p.idlen = idlen;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct sym_table_stat ps;
+
+		sym_table_stat(parts[i], &ps);
+		sym_table_data(parts[i], &p.data, &p.len);
+		p.start = i == 0 ? 0 : ps.start;
+		err = write_txn(st, put_chunk_fn, &p);
+	}
+	sym_table_stat(t, &ts);
+	if (!err) {
+		p.meta.magic = META_MAGIC;
+		p.meta.kind = 0;
+		p.meta.size = ts.size;
+		p.meta.chunks = (uint32_t)n;
+		p.meta.gen = p.gen;
+		p.meta.format = SYM_TABLE_FORMAT;
+		p.meta.converter = ts.converter;
+		p.meta.created = now();
+		p.meta.last_access = p.meta.created;
+		p.text = source;
+		err = write_txn(st, put_meta_fn, &p);
+	}
+	for (size_t i = 0; i < n; i++)
+		sym_table_close(parts[i]);
+	free(parts);
+	if (!err && st->opts.max_size)
+		enforce_bound(st);
+	return err;
+}
+
+static int put_neg_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	struct meta_v old;
+	int rc;
+
+	rc = get_meta(txn, st->meta, p->id, p->idlen, &old, NULL);
+	if (!rc && old.kind == 0)
+		return EEXIST;
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	return put_meta(txn, st->meta, p->id, p->idlen, &p->meta, p->text);
+}
+
+int sym_store_put_negative(struct sym_store *st, const char *build_id,
+			   int kind, const char *reason)
+{
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen;
+
+	if (!st || parse_id(build_id, id, &idlen) || kind < SYM_STORE_ABSENT ||
+	    kind > SYM_STORE_BADCONV)
+		return -EINVAL;
+	p.id = id;
+	p.idlen = idlen;
+	p.text = reason;
+	p.meta.magic = META_MAGIC;
+	p.meta.kind = (uint32_t)kind;
+	p.meta.converter = SYMI_CONVERTER_VERSION;
+	p.meta.format = SYM_TABLE_FORMAT;
+	p.meta.created = now();
+	p.meta.last_access = p.meta.created;
+	p.meta.expires = kind == SYM_STORE_ABSENT ?
+			 p.meta.created + st->opts.ttl_absent :
+			 kind == SYM_STORE_FAILED ?
+			 p.meta.created + st->opts.ttl_failed : 0;
+	return write_txn(st, put_neg_fn, &p);
+}
+
+/* Is a negative entry still in force? */
+static bool neg_live(const struct meta_v *m, int64_t t)
+{
+	if (m->kind == SYM_STORE_BADCONV)
+		return m->converter == SYMI_CONVERTER_VERSION;
+	return !m->expires || t < m->expires;
+}
+
+static void fill_entry(const struct meta_v *m, const char *text,
+		       struct sym_store_entry *e)
+{
+	size_t tl = m->text_len < sizeof(e->text) - 1 ? m->text_len :
+		    sizeof(e->text) - 1;
+
+	memset(e, 0, sizeof(*e));
+	e->negative = (int)m->kind;
+	e->size = m->kind ? 0 : m->size;
+	e->chunks = m->chunks;
+	e->format = m->format;
+	e->converter = m->converter;
+	e->created = m->created;
+	e->last_access = m->last_access;
+	e->expires = m->expires;
+	memcpy(e->text, text, tl);
+	e->text[tl] = '\0';
+}
+
+int sym_store_stat_entry(struct sym_store *st, const char *build_id,
+			 struct sym_store_entry *e)
+{
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	MDB_txn *txn = NULL;
+	struct meta_v m;
+	const char *text;
+	int rc;
+
+	if (!st || !e || parse_id(build_id, id, &idlen))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (!rc) {
+		rc = get_meta(txn, st->meta, id, idlen, &m, &text);
+		if (!rc) {
+			if (m.kind && !neg_live(&m, now()))
+				rc = MDB_NOTFOUND;
+			else
+				fill_entry(&m, text, e);
+		}
+		mdb_txn_abort(txn);
+	}
+	pthread_rwlock_unlock(&st->rw);
+	return mdb_err(rc, "cannot read metadata");
+}
+
+/* Batched access times. */
+static int flush_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct pending *pv = ctx;
+
+	for (size_t i = 0; pv[i].idlen; i++) {
+		struct meta_v m;
+		const char *text;
+		char tbuf[512];
+		int rc = get_meta(txn, st->meta, pv[i].id, pv[i].idlen, &m,
+				  &text);
+
+		if (rc == MDB_NOTFOUND || rc == MDB_CORRUPTED)
+			continue;
+		if (rc)
+			return rc;
+		if (m.last_access >= pv[i].when)
+			continue;
+		m.last_access = pv[i].when;
+		if (m.text_len >= sizeof(tbuf))
+			m.text_len = sizeof(tbuf) - 1;
+		memcpy(tbuf, text, m.text_len);
+		tbuf[m.text_len] = '\0';
+		rc = put_meta(txn, st->meta, pv[i].id, pv[i].idlen, &m, tbuf);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void flush_pending(struct sym_store *st)
+{
+	struct pending pv[PENDING_MAX + 1];
+	size_t n;
+
+	pthread_mutex_lock(&st->mu);
+	n = st->npending;
+	memcpy(pv, st->pending, n * sizeof(pv[0]));
+	st->npending = 0;
+	st->last_flush = now();
+	pthread_mutex_unlock(&st->mu);
+	if (!n || (st->opts.flags & SYM_STORE_RDONLY))
+		return;
+	pv[n].idlen = 0;
+	write_txn(st, flush_fn, pv);	/* best effort */
+}
+
+static void note_access(struct sym_store *st, const uint8_t *id,
+			size_t idlen)
+{
+	bool flush = false;
+	int64_t t = now();
+	size_t i;
+
+	pthread_mutex_lock(&st->mu);
+	for (i = 0; i < st->npending; i++) {
+		if (st->pending[i].idlen == idlen &&
+		    !memcmp(st->pending[i].id, id, idlen))
+			break;
+	}
+	if (i == st->npending && st->npending < PENDING_MAX) {
+		memcpy(st->pending[i].id, id, idlen);
+		st->pending[i].idlen = (uint8_t)idlen;
+		st->npending++;
+	}
+	if (i < PENDING_MAX)
+		st->pending[i].when = t;
+	flush = st->npending >= PENDING_MAX ||
+		t - st->last_flush >= PENDING_SECS;
+	pthread_mutex_unlock(&st->mu);
+	if (flush)
+		flush_pending(st);
+}
+
+/* Has this process verified the chunk with this (crc, start, size)? */
+static bool verified_test_set(struct sym_store *st, uint64_t h, bool set)
+{
+	bool hit = false;
+	size_t j;
+
+	if (!h)
+		h = 1;
+	pthread_mutex_lock(&st->mu);
+	if (!st->verified)
+		st->verified = calloc(VERIFIED_MAX, sizeof(*st->verified));
+	if (st->verified) {
+		j = (size_t)(h % VERIFIED_MAX);
+		for (size_t k = 0; k < VERIFIED_MAX; k++) {
+			size_t s = (j + k) % VERIFIED_MAX;
+
+			if (st->verified[s] == h) {
+				hit = true;
+				break;
+			}
+			if (!st->verified[s]) {
+				if (set && st->nverified < VERIFIED_MAX / 2) {
+					st->verified[s] = h;
+					st->nverified++;
+				}
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&st->mu);
+	return hit;
+}
+
+struct chunk {
+	struct sym_table *t;
+	void *copy;		/* free(): aligned copy, when needed */
+	uint64_t start, end;
+};
+
+static void chunk_drop(struct chunk *c)
+{
+	sym_table_close(c->t);
+	free(c->copy);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Open the chunk holding @addr.  MDB codes, or -SYM_E_BADTABLE. */
+static int chunk_find(struct sym_store *st, MDB_cursor *cur,
+		      const uint8_t *id, size_t idlen, uint32_t gen,
+		      uint64_t addr, struct chunk *c)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl = chunk_key(k, id, idlen, gen, addr), pl = kl - 8;
+	MDB_val key = { kl, k }, val;
+	const struct symt_header *h;
+	struct sym_table_stat ts;
+	const void *data;
+	int rc;
+
+	chunk_drop(c);
+	/* The last key <= (id, gen, addr): seek past, step back. */
+	rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+	if (rc == 0 && key.mv_size == kl && memcmp(key.mv_data, k, kl) == 0)
+		;	/* exact hit */
+	else if (rc == 0 || rc == MDB_NOTFOUND)
+		rc = mdb_cursor_get(cur, &key, &val,
+				    rc == 0 ? MDB_PREV : MDB_LAST);
+	if (rc)
+		return rc;
+	if (key.mv_size != kl || memcmp(key.mv_data, k, pl) != 0)
+		return MDB_NOTFOUND;
+	data = val.mv_data;
+	if ((uintptr_t)data & 7) {
+		c->copy = malloc(val.mv_size ? val.mv_size : 1);
+		if (!c->copy)
+			return ENOMEM;
+		memcpy(c->copy, data, val.mv_size);
+		data = c->copy;
+	}
+	if (sym_table_open(data, val.mv_size, &c->t) != 0) {
+		chunk_drop(c);
+		return -SYM_E_BADTABLE;
+	}
+	h = data;
+	if (!verified_test_set(st, ((uint64_t)h->crc << 32) ^
+				       rd_be64((const uint8_t *)key.mv_data +
+					       pl) ^ val.mv_size, false)) {
+		if (sym_table_verify(c->t) != 0) {
+			chunk_drop(c);
+			return -SYM_E_BADTABLE;
+		}
+		verified_test_set(st, ((uint64_t)h->crc << 32) ^
+				      rd_be64((const uint8_t *)key.mv_data +
+					      pl) ^ val.mv_size, true);
+	}
+	sym_table_stat(c->t, &ts);
+	c->start = rd_be64((const uint8_t *)key.mv_data + pl);
+	c->end = ts.end;
+	return 0;
+}
+
+int sym_store_lookup(struct sym_store *st, const char *build_id,
+		     const uint64_t *addrs, size_t count, sym_frames_fn fn,
+		     void *ctx)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct chunk c = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	struct meta_v m;
+	int rc, err = 0;
+	bool bad = false;
+
+	if (!st || !fn || (!addrs && count) || parse_id(build_id, id, &idlen))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (rc) {
+		pthread_rwlock_unlock(&st->rw);
+		return mdb_err(rc, "cannot begin read transaction");
+	}
+	rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
+	if (rc == MDB_NOTFOUND || (!rc && m.kind)) {
+		err = -SYM_E_NOTFOUND;
+		goto out;
+	}
+	if (rc) {
+		err = mdb_err(rc, "cannot read metadata");
+		goto out;
+	}
+	if (m.format != SYM_TABLE_FORMAT ||
+	    m.converter != SYMI_CONVERTER_VERSION) {
+		err = -SYM_E_STALE;
+		goto out;
+	}
+	rc = mdb_cursor_open(txn, st->chunks, &cur);
+	if (rc) {
+		err = mdb_err(rc, "cannot open cursor");
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		size_t n = 0;
+
+		if (!c.t || addrs[i] < c.start || addrs[i] >= c.end) {
+			rc = chunk_find(st, cur, id, idlen, m.gen, addrs[i],
+					&c);
+			if (rc == -SYM_E_BADTABLE) {
+				bad = true;
+				err = rc;
+				goto out;
+			}
+			if (rc && rc != MDB_NOTFOUND) {
+				err = rc == ENOMEM ? -ENOMEM :
+				      mdb_err(rc, "cannot read chunk");
+				goto out;
+			}
+		}
+		if (c.t && addrs[i] >= c.start && addrs[i] < c.end)
+			sym_table_lookup(c.t, addrs[i], fr, SYM_MAX_FRAMES,
+					 &n);
+		err = fn(ctx, i, fr, n);
+		if (err)
+			goto out;
+	}
+out:
+	chunk_drop(&c);
+	if (cur)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&st->rw);
+	if (bad) {
+		symi_warn("store: table of %s is corrupt; removed", build_id);
+		sym_store_remove(st, build_id);
+	} else if (!err || err > 0 || err == -SYM_E_NOTFOUND) {
+		if (!err || err > 0)
+			note_access(st, id, idlen);
+	}
+	return err;
+}
+
+static int remove_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	uint8_t k[KEY_MAX];
+	MDB_val key = { meta_key(k, p->id, p->idlen), k };
+	int rc = mdb_del(txn, st->meta, &key, NULL);
+
+	if (rc == MDB_NOTFOUND)
+		p->kind = -1;
+	else if (rc)
+		return rc;
+	return del_chunks(txn, st->chunks, p->id, p->idlen, -1);
+}
+
+int sym_store_remove(struct sym_store *st, const char *build_id)
+{
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	int err;
+
+	if (!st || parse_id(build_id, id, &idlen))
+		return -EINVAL;
+	p.id = id;
+	p.idlen = idlen;
+	err = write_txn(st, remove_fn, &p);
+	if (!err && p.kind == -1)
+		return -SYM_E_NOTFOUND;
+	return err;
+}
+
+static void hex_of(const uint8_t *id, size_t n, char *out)
+{
+	symi_hex(id, n, out);
+}
+
+int sym_store_list(struct sym_store *st, sym_store_list_fn fn, void *ctx)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val key, val;
+	int rc, err = 0;
+	int64_t t = now();
+
+	if (!st || !fn)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (!rc)
+		rc = mdb_cursor_open(txn, st->meta, &cur);
+	if (rc) {
+		if (txn)
+			mdb_txn_abort(txn);
+		pthread_rwlock_unlock(&st->rw);
+		return mdb_err(rc, "cannot list");
+	}
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); !rc;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		const uint8_t *k = key.mv_data;
+		struct sym_store_entry e;
+		struct meta_v m;
+		char hex[2 * ID_MAX + 1];
+
+		if (key.mv_size < 2 || k[0] != key.mv_size - 1 ||
+		    k[0] > ID_MAX || val.mv_size < sizeof(m))
+			continue;
+		memcpy(&m, val.mv_data, sizeof(m));
+		if (m.magic != META_MAGIC ||
+		    m.text_len > val.mv_size - sizeof(m) ||
+		    (m.kind && !neg_live(&m, t)))
+			continue;
+		fill_entry(&m, (const char *)val.mv_data + sizeof(m), &e);
+		hex_of(k + 1, k[0], hex);
+		err = fn(ctx, hex, &e);
+		if (err)
+			break;
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&st->rw);
+	return err;
+}
+
+/*
+ * Garbage collection.
+ */
+struct lru {
+	uint8_t id[ID_MAX];
+	uint8_t idlen;
+	int64_t last;
+	uint64_t size;
+};
+
+static int lru_cmp(const void *a, const void *b)
+{
+	const struct lru *x = a, *y = b;
+
+	return x->last < y->last ? -1 : x->last > y->last;
+}
+
+struct gc_ctx {
+	struct lru *v;
+	size_t n, cap;
+	uint64_t live;
+	uint32_t expired, orphans;
+	int64_t now;
+};
+
+/* One write txn: drop expired negatives and orphan chunks, and collect
+ * the tables for the LRU pass. */
+static int gc_scan_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct gc_ctx *g = ctx;
+	MDB_cursor *cur = NULL;
+	MDB_val key, val;
+	int rc;
+
+	g->n = 0;
+	g->live = 0;
+	g->expired = g->orphans = 0;
+	rc = mdb_cursor_open(txn, st->meta, &cur);
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); !rc;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		const uint8_t *k = key.mv_data;
+		struct meta_v m;
+
+		if (key.mv_size < 2 || k[0] != key.mv_size - 1 ||
+		    k[0] > ID_MAX || val.mv_size < sizeof(m))
+			continue;
+		memcpy(&m, val.mv_data, sizeof(m));
+		if (m.kind) {
+			if (!neg_live(&m, g->now)) {
+				rc = mdb_cursor_del(cur, 0);
+				if (rc)
+					break;
+				g->expired++;
+			}
+			continue;
+		}
+		if (symi_grow((void **)&g->v, &g->cap, g->n + 1,
+			      sizeof(*g->v))) {
+			rc = ENOMEM;
+			break;
+		}
+		memcpy(g->v[g->n].id, k + 1, k[0]);
+		g->v[g->n].idlen = k[0];
+		g->v[g->n].last = m.last_access;
+		g->v[g->n].size = m.size;
+		g->live += m.size;
+		g->n++;
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	/* Orphan chunks: no metadata, or another generation. */
+	rc = mdb_cursor_open(txn, st->chunks, &cur);
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); !rc;) {
+		const uint8_t *k = key.mv_data;
+		struct meta_v m;
+		bool orphan = true;
+
+		if (key.mv_size >= 13 && k[0] <= ID_MAX &&
+		    key.mv_size == (size_t)k[0] + 13u &&
+		    get_meta(txn, st->meta, k + 1, k[0], &m, NULL) == 0 &&
+		    m.kind == 0 && m.gen == rd_be32(k + 1 + k[0]))
+			orphan = false;
+		if (orphan) {
+			rc = mdb_cursor_del(cur, 0);
+			if (rc)
+				break;
+			g->orphans++;
+			rc = mdb_cursor_get(cur, &key, &val, MDB_GET_CURRENT);
+			if (rc == EINVAL)
+				rc = MDB_NOTFOUND;
+			continue;
+		}
+		rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
+{
+	*evicted = 0;
+	if (!st->opts.max_size || g->live <= st->opts.max_size)
+		return 0;
+	qsort(g->v, g->n, sizeof(*g->v), lru_cmp);
+	for (size_t i = 0; i < g->n && g->live > st->opts.max_size; i++) {
+		char hex[2 * ID_MAX + 1];
+		int err;
+
+		hex_of(g->v[i].id, g->v[i].idlen, hex);
+		err = sym_store_remove(st, hex);
+		if (err && err != -SYM_E_NOTFOUND)
+			return err;
+		g->live -= g->v[i].size;
+		(*evicted)++;
+	}
+	return 0;
+}
+
+static int enforce_bound(struct sym_store *st)
+{
+	struct gc_ctx g = { .now = now() };
+	uint32_t ev;
+	int err;
+
+	flush_pending(st);
+	err = write_txn(st, gc_scan_fn, &g);
+	if (!err)
+		err = evict(st, &g, &ev);
+	free(g.v);
+	return err;
+}
+
+static uint64_t file_size(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	if (snprintf(path, sizeof(path), "%s/data.mdb", dir) >=
+	    (int)sizeof(path) || stat(path, &sb) != 0)
+		return 0;
+	return (uint64_t)sb.st_size;
+}
+
+static int compact(struct sym_store *st)
+{
+	char tmp[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
+	int rc, err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.compact", st->dir) >=
+		    (int)sizeof(tmp) ||
+	    snprintf(from, sizeof(from), "%s/data.mdb", tmp) >=
+		    (int)sizeof(from) ||
+	    snprintf(to, sizeof(to), "%s/data.mdb", st->dir) >=
+		    (int)sizeof(to))
+		return -ENAMETOOLONG;
+	unlink(from);
+	if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	pthread_rwlock_wrlock(&st->rw);
+	rc = mdb_env_copy2(st->env, tmp, MDB_CP_COMPACT);
+	if (rc) {
+		pthread_rwlock_unlock(&st->rw);
+		unlink(from);
+		rmdir(tmp);
+		return mdb_err(rc, "cannot compact");
+	}
+	/* Swap the files: the copy is complete and synced by LMDB. */
+	mdb_env_close(st->env);
+	st->env = NULL;
+	if (rename(from, to) != 0) {
+		err = -errno;
+		symi_warn("store: cannot replace '%s': %s", to,
+			  strerror(-err));
+	} else {
+		err = 0;
+	}
+	rmdir(tmp);
+	st->mapsize = MAP_START;
+	rc = env_open(st);
+	pthread_rwlock_unlock(&st->rw);
+	return err ? err : rc;
+}
+
+int sym_store_gc(struct sym_store *st, int do_compact,
+		 struct sym_store_gc_stats *stats)
+{
+	struct gc_ctx g = { .now = now() };
+	struct sym_store_gc_stats s = { 0 };
+	int err;
+
+	if (!st)
+		return -EINVAL;
+	s.file_before = file_size(st->dir);
+	flush_pending(st);
+	err = write_txn(st, gc_scan_fn, &g);
+	if (!err)
+		err = evict(st, &g, &s.evicted);
+	s.live_bytes = g.live;
+	s.expired = g.expired;
+	s.orphans = g.orphans;
+	free(g.v);
+	if (!err && do_compact)
+		err = compact(st);
+	s.file_after = file_size(st->dir);
+	if (stats)
+		*stats = s;
+	return err;
+}
+
+int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
+		     void *ctx)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL, *cc = NULL;
+	MDB_val key, val;
+	int rc, problems = 0;
+	char hex[2 * ID_MAX + 1];
+
+	if (!st)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (!rc)
+		rc = mdb_cursor_open(txn, st->meta, &cur);
+	if (!rc)
+		rc = mdb_cursor_open(txn, st->chunks, &cc);
+	if (rc) {
+		if (txn)
+			mdb_txn_abort(txn);
+		pthread_rwlock_unlock(&st->rw);
+		return mdb_err(rc, "cannot verify");
+	}
+#define PROBLEM(what)                                                        \
+	do {                                                                 \
+		problems++;                                                  \
+		if (fn)                                                      \
+			fn(ctx, hex, (what));                                \
+	} while (0)
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); !rc;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		const uint8_t *k = key.mv_data;
+		uint8_t ck[KEY_MAX];
+		struct meta_v m;
+		uint64_t expect = 0, size = 0;
+		uint32_t nch = 0;
+		size_t kl, pl;
+		MDB_val ckey, cval;
+		int r;
+
+		if (key.mv_size < 2 || k[0] != key.mv_size - 1 ||
+		    k[0] > ID_MAX) {
+			snprintf(hex, sizeof(hex), "?");
+			PROBLEM("bad metadata key");
+			continue;
+		}
+		hex_of(k + 1, k[0], hex);
+		if (val.mv_size < sizeof(m)) {
+			PROBLEM("truncated metadata");
+			continue;
+		}
+		memcpy(&m, val.mv_data, sizeof(m));
+		if (m.magic != META_MAGIC ||
+		    m.text_len > val.mv_size - sizeof(m)) {
+			PROBLEM("corrupt metadata");
+			continue;
+		}
+		if (m.kind)
+			continue;
+		kl = chunk_key(ck, k + 1, k[0], m.gen, 0);
+		pl = kl - 8;
+		ckey.mv_size = kl;
+		ckey.mv_data = ck;
+		for (r = mdb_cursor_get(cc, &ckey, &cval, MDB_SET_RANGE);
+		     !r && ckey.mv_size == kl &&
+		     !memcmp(ckey.mv_data, ck, pl);
+		     r = mdb_cursor_get(cc, &ckey, &cval, MDB_NEXT)) {
+			uint64_t start = rd_be64((const uint8_t *)ckey.mv_data +
+						 pl);
+			struct sym_table *t = NULL;
+			struct sym_table_stat ts;
+			void *copy = malloc(cval.mv_size ? cval.mv_size : 1);
+
+			if (!copy) {
+				problems = -ENOMEM;
+				goto done;
+			}
+			memcpy(copy, cval.mv_data, cval.mv_size);
+			if (sym_table_open(copy, cval.mv_size, &t) != 0 ||
+			    sym_table_verify(t) != 0) {
+				PROBLEM("chunk fails its checksum or checks");
+			} else {
+				sym_table_stat(t, &ts);
+				if (nch && start != expect)
+					PROBLEM("chunks do not tile the range");
+				expect = ts.end;
+				size += ts.size;
+			}
+			sym_table_close(t);
+			free(copy);
+			nch++;
+		}
+		if (nch != m.chunks)
+			PROBLEM("chunk count differs from metadata");
+		(void)size;
+	}
+done:
+#undef PROBLEM
+	mdb_cursor_close(cc);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&st->rw);
+	return problems;
+}

@@ -1,0 +1,261 @@
+/*
+ * t-store.c - the LMDB store on disk: put and lookup (one chunk and many),
+ * metadata, negative entries and their TTLs, removal, listing, eviction
+ * to max_size, compaction, a full map, and a corrupted chunk.  The table
+ * is this test program's own (it is built with -g).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+struct cmp {
+	const struct sym_table *t;
+	const uint64_t *addrs;
+	size_t bad, calls;
+};
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Each answer from the store must equal the in-memory table's. */
+static int cmp_cb(void *ctx, size_t idx, const struct sym_frame *fr,
+		  size_t n)
+{
+	struct cmp *c = ctx;
+	struct sym_frame want[SYM_MAX_FRAMES];
+	size_t nw;
+
+	c->calls++;
+	sym_table_lookup(c->t, c->addrs[idx], want, SYM_MAX_FRAMES, &nw);
+	if (nw != n) {
+		c->bad++;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!same_str(fr[i].name, want[i].name) ||
+		    !same_str(fr[i].file, want[i].file) ||
+		    !same_str(fr[i].symbol, want[i].symbol) ||
+		    fr[i].line != want[i].line ||
+		    fr[i].column != want[i].column) {
+			c->bad++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int count_cb(void *ctx, const char *id, const struct sym_store_entry *e)
+{
+	(void)id;
+	(void)e;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static size_t sample(const struct sym_table *t, uint64_t *a, size_t max)
+{
+	struct sym_table_stat st;
+	size_t n = 0;
+
+	sym_table_stat(t, &st);
+	for (uint64_t x = st.start; x < st.end && n < max;
+	     x += (st.end - st.start) / max + 1)
+		a[n++] = x;
+	/* Unsorted too: the store must seek back. */
+	for (size_t i = 0; i + 1 < n; i += 3) {
+		uint64_t tmp = a[i];
+
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = tmp;
+	}
+	return n;
+}
+
+static const char *ID = "0123456789abcdef0123456789abcdef01234567";
+
+/* The corruption tests make libsym warn once per damaged chunk. */
+static void quiet(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	(void)msg;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/t-store.XXXXXX";
+	struct sym_module *m = NULL;
+	const struct sym_table *t;
+	struct sym_store *st = NULL;
+	struct sym_store_entry e;
+	struct sym_store_gc_stats gs;
+	static uint64_t addrs[4000];
+	struct cmp c = { 0 };
+	size_t n;
+	int count;
+
+	(void)argc;
+	sym_set_log(quiet, NULL, SYM_LOG_WARN);
+	if (!mkdtemp(dir))
+		tap_skip_all("no temporary directory");
+	CHECK_ERR(sym_module_open(argv[0], NULL, &m), 0);
+	CHECK_ERR(sym_module_table(m, &t), 0);
+	n = sample(t, addrs, 4000);
+	c.t = t;
+	c.addrs = addrs;
+
+	/* Small chunks, so that this table is split. */
+	SYM_OPTS(sym_store_opts, o, .chunk_size = 64 << 10);
+	CHECK_ERR(sym_store_open(dir, &o, &st), 0);
+	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c),
+		  -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_store_put(st, ID, t, "/some/debug/file"), 0);
+	CHECK_ERR(sym_store_stat_entry(st, ID, &e), 0);
+	CHECK(e.negative == 0 && e.chunks > 1 && e.size > 0 &&
+	      strcmp(e.text, "/some/debug/file") == 0);
+	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c), 0);
+	CHECK(c.calls == n && c.bad == 0);
+	/* Replacing keeps answering, from one generation at a time. */
+	CHECK_ERR(sym_store_put(st, ID, t, "again"), 0);
+	c.calls = c.bad = 0;
+	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c), 0);
+	CHECK(c.calls == n && c.bad == 0);
+	CHECK_ERR(sym_store_verify(st, NULL, NULL), 0);
+	sym_store_close(st);
+	st = NULL;
+
+	/* Persisted; one chunk with the default chunk size. */
+	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+	c.calls = c.bad = 0;
+	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c), 0);
+	CHECK(c.calls == n && c.bad == 0);
+	CHECK_ERR(sym_store_put(st, "aa", t, NULL), 0);
+	CHECK_ERR(sym_store_stat_entry(st, "aa", &e), 0);
+	CHECK(e.chunks == 1);
+
+	/* Negative entries. */
+	CHECK_ERR(sym_store_put_negative(st, ID, SYM_STORE_ABSENT, "x"),
+		  -EEXIST);
+	CHECK_ERR(sym_store_put_negative(st, "bb", SYM_STORE_ABSENT,
+					 "no source has it"), 0);
+	CHECK_ERR(sym_store_stat_entry(st, "bb", &e), 0);
+	CHECK(e.negative == SYM_STORE_ABSENT && e.expires > e.created &&
+	      strcmp(e.text, "no source has it") == 0);
+	CHECK_ERR(sym_store_lookup(st, "bb", addrs, 1, cmp_cb, &c),
+		  -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_store_put_negative(st, "cc", SYM_STORE_BADCONV, "bad"),
+		  0);
+	CHECK_ERR(sym_store_stat_entry(st, "cc", &e), 0);
+	CHECK(e.negative == SYM_STORE_BADCONV && e.expires == 0);
+	CHECK_ERR(sym_store_put_negative(st, "dd", 7, NULL), -EINVAL);
+	CHECK_ERR(sym_store_stat_entry(st, "not-hex", &e), -EINVAL);
+	count = 0;
+	CHECK_ERR(sym_store_list(st, count_cb, &count), 0);
+	CHECK(count == 4);
+
+	/* Removal. */
+	CHECK_ERR(sym_store_remove(st, "cc"), 0);
+	CHECK_ERR(sym_store_remove(st, "cc"), -SYM_E_NOTFOUND);
+
+	/* Eviction to max_size: the least recently used table goes. */
+	sym_store_close(st);
+	st = NULL;
+	{
+		struct sym_table_stat ts;
+
+		sym_table_stat(t, &ts);
+		SYM_OPTS(sym_store_opts, o2, .max_size = ts.size + 1);
+		CHECK_ERR(sym_store_open(dir, &o2, &st), 0);
+	}
+	CHECK_ERR(sym_store_gc(st, 1, &gs), 0);
+	CHECK(gs.evicted == 1 && gs.file_after > 0);
+	count = 0;
+	sym_store_list(st, count_cb, &count);
+	CHECK(count == 2);	/* one table and the negative entry */
+	CHECK_ERR(sym_store_verify(st, NULL, NULL), 0);
+	sym_store_close(st);
+	st = NULL;
+
+	/* A map bound too small for the table: -ENOSPC, nothing lost. */
+	{
+		SYM_OPTS(sym_store_opts, o3, .map_max = 64 << 20,
+			 .chunk_size = 64 << 10);
+		char big[64];
+
+		CHECK_ERR(sym_store_open(dir, &o3, &st), 0);
+		count = 0;
+		for (int i = 0; i < 2000; i++) {
+			int err;
+
+			snprintf(big, sizeof(big), "%04x", i);
+			err = sym_store_put(st, big, t, NULL);
+			if (err) {
+				CHECK_ERR(err, -ENOSPC);
+				break;
+			}
+			count++;
+		}
+		CHECK(count > 0 && count < 2000);
+		CHECK_ERR(sym_store_verify(st, NULL, NULL), 0);
+		c.calls = c.bad = 0;
+		snprintf(big, sizeof(big), "%04x", 0);
+		CHECK_ERR(sym_store_lookup(st, big, addrs, n, cmp_cb, &c), 0);
+		CHECK(c.bad == 0);
+		sym_store_close(st);
+		st = NULL;
+	}
+
+	/* A flipped byte inside a stored table: detected, removed. */
+	{
+		char path[256];
+		int fd;
+		struct stat sb;
+		unsigned char *p;
+		int hits = 0;
+
+		snprintf(path, sizeof(path), "%s/data.mdb", dir);
+		fd = open(path, O_RDWR);
+		CHECK(fd >= 0 && fstat(fd, &sb) == 0);
+		p = malloc(sb.st_size);
+		if (p && pread(fd, p, sb.st_size, 0) == sb.st_size) {
+			for (off_t i = 0; i + 8 < sb.st_size; i++) {
+				if (memcmp(p + i, "SYMTAB\r\n", 8) == 0) {
+					/* Damage every table body. */
+					p[i + 200] ^= 0x5a;
+					hits++;
+				}
+			}
+			if (pwrite(fd, p, sb.st_size, 0) != sb.st_size)
+				hits = 0;
+		}
+		free(p);
+		close(fd);
+		CHECK(hits > 0);
+		CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+		CHECK(sym_store_verify(st, NULL, NULL) > 0);
+		c.calls = c.bad = 0;
+		CHECK_ERR(sym_store_lookup(st, "0000", addrs, n, cmp_cb, &c),
+			  -SYM_E_BADTABLE);
+		CHECK(c.bad == 0);
+		CHECK_ERR(sym_store_stat_entry(st, "0000", &e),
+			  -SYM_E_NOTFOUND);
+		sym_store_close(st);
+	}
+	sym_module_close(m);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", dir);
+	}
+	return tap_done();
+}
