@@ -1089,7 +1089,8 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		   (n_syms ? SYM_TABLE_SYMBOLS : 0);
 	h->size = (uint32_t)off;
 	h->base = base;
-	h->start = R.n ? R.addr[0] : base;
+	/* Lookups answer from symbols too: cover them. */
+	h->start = base;
 	h->end = end;
 	h->n_ranges = (uint32_t)R.n;
 	h->off_addrs = (uint32_t)o_addrs;

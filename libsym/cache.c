@@ -478,8 +478,11 @@ static int del_chunks(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
 			rc = mdb_cursor_del(c, 0);
 			if (rc)
 				break;
+			/* After deleting the last key, LMDB answers EINVAL. */
 			rc = mdb_cursor_get(c, &key, &val, MDB_GET_CURRENT);
-			if (rc == MDB_NOTFOUND || rc == EINVAL)
+			if (rc == EINVAL)
+				rc = MDB_NOTFOUND;
+			if (rc)
 				break;
 			continue;
 		}

@@ -352,6 +352,26 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 	parts = symi_calloc(nparts, sizeof(*parts));
 	if (!parts)
 		return -ENOMEM;
+	if (nparts == 1) {
+		/* It fits: an exact copy, every symbol and alias kept. */
+		char *copy = symi_malloc(v.h->size);
+
+		if (!copy) {
+			free(parts);
+			return -ENOMEM;
+		}
+		memcpy(copy, v.buf, v.h->size);
+		err = sym_table_open(copy, v.h->size, &parts[0]);
+		if (err) {
+			free(copy);
+			free(parts);
+			return err;
+		}
+		symi_table_adopt(parts[0], copy);
+		*partsp = parts;
+		*np = 1;
+		return 0;
+	}
 	per = v.h->n_ranges ? (v.h->n_ranges - 1 + nparts - 1) / nparts : 0;
 	pstart = v.h->start;
 	r0 = 0;

@@ -21,6 +21,20 @@
  * co-process.  An input is hex (0x optional), a symbol name, or
  * symbol+offset / symbol-offset.
  *
+ * The table of a file with a build ID is kept in the store (sym.h,
+ * "Stores"): a later run answers from the stored table without reading
+ * DWARF; sym_module_open() reads only the ELF headers and notes.  The
+ * store is an optimization and never a reason to fail: when it cannot be
+ * opened or written, one warning is printed and the answers come from the
+ * file.  Answers from the store arrive through a callback inside a read
+ * transaction, so every style prints from frames handed to it (emit())
+ * and never keeps them.  Hex inputs are answered in batches (one
+ * sym_store_lookup() per batch); a symbol name needs the module's table,
+ * which is then built.
+ *
+ * `sym lookup BUILDID ADDR...` (tools/lookup.c) is this code with no file:
+ * the store is the only source.
+ *
  * Each style copies its peer's format and quirks on purpose, because
  * scripts parse them; they are listed in docs/sym.1.  One GNU quirk is
  * not copied: bfd sometimes names an inlined innermost frame that has no
@@ -34,6 +48,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools.h"
@@ -55,20 +70,45 @@ struct a2l {
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
 	bool symbols, sections;
+	bool no_cache, stats;
+	const char *store_dir;		/* --store, NULL for the default */
 	const char *dirs[MAX_DIRS + 1];	/* NULL-terminated */
 	size_t ndirs;
 	char *dirs_buf[MAX_DIRS];	/* strdup'ed --debuginfo-path parts */
 	size_t ndirs_buf;
 
+	/* What is being symbolized. */
+	bool lookup;			/* sym lookup: the store alone */
+	const char *build_id;		/* borrowed from argv or mod; NULL */
+	const char *module_name;	/* JSON "ModuleName": exe or build ID */
+
 	/* State. */
 	struct sym_module *mod;		/* close with sym_module_close() */
-	const struct sym_table *tab;	/* borrowed from mod */
+	const struct sym_table *tab;	/* borrowed from mod; NULL until built */
+	struct sym_store *store;	/* close with sym_store_close(); NULL
+					 * when not used */
+	char store_path[4096];		/* its directory, for messages */
+	bool from_cache;		/* answers come from the store */
+	const char *not_cached;		/* why the table is not stored */
 	struct sym_module_info info;
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
 	size_t nout;			/* answers printed, for JSON commas */
 	char *dm;			/* last demangled name; free() */
 	struct sym_frame frames[SYM_MAX_FRAMES];
+
+	/* Hex addresses waiting to be answered in one batch, in input
+	 * order (see flush_batch()). */
+	uint64_t *batch;		/* free() */
+	size_t nbatch, batch_cap;
+	const uint64_t *batch_addrs;	/* the ones sym_store_lookup() has */
+	size_t batch_done;		/* answered by the store callback */
+	bool fatal;			/* stop reading input */
+
+	/* --stats: milliseconds per step. */
+	double t_open, t_store, t_build, t_put, t_lookup;
+	size_t naddrs;
+	bool rebuilt;			/* a stored table was unusable */
 };
 
 enum {
@@ -79,6 +119,9 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_FILE,
 	OPT_VERSION,
+	OPT_STORE,
+	OPT_NO_CACHE,
+	OPT_STATS,
 };
 
 static const struct option longopts[] = {
@@ -102,36 +145,57 @@ static const struct option longopts[] = {
 	{ "debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH },
 	{ "debug-file", required_argument, NULL, OPT_DEBUG_FILE },
 	{ "output-style", required_argument, NULL, OPT_OUTPUT_STYLE },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
-static void usage(FILE *f)
+static const char usage_styles[] =
+	"  -a, --addresses         print each address first\n"
+	"  -f, --functions         print function names\n"
+	"  -i, --inlines           print the inlined-call chain\n"
+	"  -C, --demangle[=STYLE]  demangle names (STYLE is ignored)\n"
+	"  -p, --pretty-print      one line per frame\n"
+	"  -s, --basenames         strip directories from file names\n"
+	"  -S, --symbols           print symbol+offset (elfutils)\n"
+	"  -x, --symbols-sections  like -S (section names are not "
+	"printed)\n"
+	"      --output-style=GNU|LLVM|JSON|elfutils\n"
+	"                          whose output to copy (default GNU)\n"
+	"      --store=DIR         the store (default $SYM_STORE, else\n"
+	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
+	"      --stats             say on stderr where the table came from\n"
+	"                          and how long each step took\n";
+
+static void usage(FILE *f, bool lookup)
 {
+	if (lookup) {
+		fprintf(f,
+			"usage: sym lookup [options] BUILDID [ADDR...]\n\n"
+			"Translate addresses of the module with build ID "
+			"BUILDID using the table\nin the store only.  ADDR is "
+			"hex (0x optional); with no ADDR they are\nread from "
+			"stdin, one per line.  Exit status 1 when the store "
+			"has no\ntable for BUILDID.\n\n%s\nSee sym(1).\n",
+			usage_styles);
+		return;
+	}
 	fprintf(f,
 		"usage: sym addr2line [options] [-e FILE] [ADDR...]\n\n"
 		"Translate addresses of FILE (default a.out) into function "
 		"names and\nsource locations.  ADDR is hex (0x optional), "
 		"SYMBOL, SYMBOL+OFF or\nSYMBOL-OFF; with no ADDR they are read "
-		"from stdin, one per line.\n\n"
-		"  -e, --exe=FILE          the ELF file\n"
-		"  -a, --addresses         print each address first\n"
-		"  -f, --functions         print function names\n"
-		"  -i, --inlines           print the inlined-call chain\n"
-		"  -C, --demangle[=STYLE]  demangle names (STYLE is ignored)\n"
-		"  -p, --pretty-print      one line per frame\n"
-		"  -s, --basenames         strip directories from file names\n"
-		"  -S, --symbols           print symbol+offset (elfutils)\n"
-		"  -x, --symbols-sections  like -S (section names are not "
-		"printed)\n"
+		"from stdin, one per line.\nThe table of FILE is kept in the "
+		"store, by build ID, for the next run.\n\n"
+		"  -e, --exe=FILE          the ELF file\n%s"
+		"      --no-cache          neither read nor write the store\n"
 		"      --debuginfo-path=DIR[:DIR...]  also search DIR for "
 		"debug files\n"
 		"      --debug-file=FILE   use FILE as the separate debug "
-		"file\n"
-		"      --output-style=GNU|LLVM|JSON|elfutils\n"
-		"                          whose output to copy (default "
-		"GNU)\n\nSee sym(1).\n");
+		"file\n\nSee sym(1).\n", usage_styles);
 }
 
 /*
@@ -277,9 +341,9 @@ static const char *file_name(struct a2l *a, const char *file)
 /*
  * GNU style (binutils 2.40 addr2line.c, translate_addresses()).
  */
-static void print_gnu(struct a2l *a, uint64_t addr, size_t n)
+static void print_gnu(struct a2l *a, uint64_t addr,
+		      const struct sym_frame *fr, size_t n)
 {
-	const struct sym_frame *fr = a->frames;
 	const char *name, *file;
 	size_t i, last;
 
@@ -348,9 +412,9 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	printf("%s:%u:%u\n", file ? file : "??", line, col);
 }
 
-static void print_llvm(struct a2l *a, uint64_t addr, size_t n)
+static void print_llvm(struct a2l *a, uint64_t addr,
+		       const struct sym_frame *fr, size_t n)
 {
-	const struct sym_frame *fr = a->frames;
 	size_t i;
 
 	if (a->addresses)
@@ -441,14 +505,14 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 	printf(",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
-static void print_json(struct a2l *a, uint64_t addr, size_t n)
+static void print_json(struct a2l *a, uint64_t addr,
+		       const struct sym_frame *fr, size_t n)
 {
-	const struct sym_frame *fr = a->frames;
 	size_t i;
 
 	json_begin(a);
 	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->exe);
+	json_str(a->module_name);
 	fputs(",\"Symbol\":[", stdout);
 	if (n == 0) {
 		print_json_frame(a, NULL, NULL);
@@ -472,7 +536,7 @@ static void print_json_error(struct a2l *a, const char *input)
 	      stdout);
 	json_body(input);
 	fputs("\"},\"ModuleName\":", stdout);
-	json_str(a->exe);
+	json_str(a->module_name);
 	putchar('}');
 	json_end(a);
 }
@@ -495,9 +559,9 @@ static void eu_src(struct a2l *a, const struct sym_frame *f)
  * FILE:LINE in " and returns false, so that the caller completes the line
  * with the symbol name.
  */
-static bool eu_dwarf_function(struct a2l *a, size_t n)
+static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
+			      size_t n)
 {
-	const struct sym_frame *fr = a->frames;
 	const char *name, *file;
 
 	if (n == 0 || (fr[0].flags & SYM_FRAME_SYMTAB) || !raw_name(&fr[0]))
@@ -528,10 +592,11 @@ static bool eu_dwarf_function(struct a2l *a, size_t n)
 }
 
 /* print_addrsym(): SYMBOL[+OFF], or a section-relative form. */
-static void eu_addrsym(struct a2l *a, uint64_t addr, size_t n)
+static void eu_addrsym(struct a2l *a, uint64_t addr,
+		       const struct sym_frame *fr, size_t n)
 {
-	const struct sym_frame *o = n ? &a->frames[n - 1] : NULL;
-	const char *sym = outer_symbol(a->frames, n);
+	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
+	const char *sym = outer_symbol(fr, n);
 	char sep = a->pretty ? ' ' : '\n';
 	uint64_t base;
 
@@ -552,22 +617,22 @@ static void eu_addrsym(struct a2l *a, uint64_t addr, size_t n)
 	putchar(sep);
 }
 
-static void print_eu(struct a2l *a, uint64_t addr, size_t n)
+static void print_eu(struct a2l *a, uint64_t addr,
+		     const struct sym_frame *fr, size_t n)
 {
-	const struct sym_frame *fr = a->frames;
 	const char *name;
 	size_t i;
 
 	if (a->addresses)
 		printf("0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
-	if (a->functions && !eu_dwarf_function(a, n) && !a->symbols) {
+	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
 		name = outer_symbol(fr, n);
 		printf("%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
 	if (a->symbols)
-		eu_addrsym(a, addr, n);
+		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
 		fputs("at ", stdout);
 	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
@@ -599,16 +664,348 @@ static void print_eu(struct a2l *a, uint64_t addr, size_t n)
 }
 
 /*
+ * Answers.
+ */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* emit() - print the answer for @addr in the chosen style. */
+static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
+		 size_t n)
+{
+	switch (a->style) {
+	case STYLE_GNU:
+		print_gnu(a, addr, fr, n);
+		break;
+	case STYLE_LLVM:
+		print_llvm(a, addr, fr, n);
+		break;
+	case STYLE_JSON:
+		print_json(a, addr, fr, n);
+		break;
+	case STYLE_ELFUTILS:
+		print_eu(a, addr, fr, n);
+		break;
+	}
+}
+
+/*
+ * emit_unknown() - the answer to an input that names no address: nothing
+ * in elfutils style (as eu-addr2line), "??" in the other styles, so that a
+ * co-process reading answers stays in step.
+ */
+static void emit_unknown(struct a2l *a, const char *input)
+{
+	switch (a->style) {
+	case STYLE_ELFUTILS:
+		break;
+	case STYLE_JSON:
+		print_json_error(a, input);
+		break;
+	case STYLE_LLVM:
+		print_llvm(a, 0, NULL, 0);
+		break;
+	case STYLE_GNU:
+		print_gnu(a, 0, NULL, 0);
+		break;
+	}
+}
+
+/*
+ * The store.  It is an optimization for `sym addr2line`: when it cannot
+ * be opened or written, one warning says so and the answers come from the
+ * file, as with --no-cache.  For `sym lookup` it is the only source.
+ */
+static bool store_warned;
+
+static void store_warn(struct a2l *a, const char *what, int err)
+{
+	char buf[256];
+
+	if (store_warned)
+		return;
+	store_warned = true;
+	tool_err("warning: %s '%s': %s; going on without it", what,
+		 a->store_path, sym_strerror(err, buf, sizeof(buf)));
+}
+
+/*
+ * open_store() - open the store for @a->build_id and decide whether the
+ * answers come from it.  Messages libsym logs while the store opens are
+ * dropped: the one warning (or error) printed here says it all.
+ * @return 0, or the error of sym_store_open() (already printed)
+ */
+static int open_store(struct a2l *a)
+{
+	size_t held_before = held.n;
+	bool was_holding = held.hold;
+	double t0 = now_ms();
+	int err;
+
+	held.hold = true;
+	err = tool_store_open(a->store_dir, 0, NULL, a->store_path,
+			      sizeof(a->store_path), &a->store);
+	if (err == -EROFS || err == -EACCES || err == -EPERM)
+		err = tool_store_open(a->store_dir, SYM_STORE_RDONLY, NULL,
+				      a->store_path, sizeof(a->store_path),
+				      &a->store);
+	a->t_store = now_ms() - t0;
+	if (err && held.n > held_before && !a->lookup) {
+		/* Quote libsym's reason once, inside the warning. */
+		char buf[256], msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", held.msg[held.n - 1]);
+		held.n = held_before;
+		held.hold = was_holding;
+		store_warned = true;
+		tool_err("warning: cannot open the store '%s': %s (%s); going "
+			 "on without it", a->store_path,
+			 sym_strerror(err, buf, sizeof(buf)), msg);
+		return err;
+	}
+	held.n = held_before;
+	held.hold = was_holding;
+	if (err && !a->lookup)
+		store_warn(a, "cannot open the store", err);
+	return err;
+}
+
+/* Names of enum sym_store_negative, for messages. */
+static const char *negative_name(int kind)
+{
+	switch (kind) {
+	case SYM_STORE_ABSENT:
+		return "no debug info exists";
+	case SYM_STORE_FAILED:
+		return "fetch failed";
+	case SYM_STORE_BADCONV:
+		return "conversion failed";
+	default:
+		return "negative entry";
+	}
+}
+
+/* Does the store hold a current table for a->build_id? */
+static bool store_has_table(struct a2l *a)
+{
+	struct sym_store_entry e;
+
+	if (sym_store_stat_entry(a->store, a->build_id, &e))
+		return false;
+	return e.negative == 0 && e.format == SYM_TABLE_FORMAT &&
+	       e.converter == sym_converter_version();
+}
+
+/*
+ * build_table() - parse the module into its table and store it.  A table
+ * that cannot be stored is still used.
+ * @return 0, or the error of sym_module_table() (not printed)
+ */
+static int build_table(struct a2l *a)
+{
+	struct sym_table_stat ts;
+	const char *src;
+	char *real = NULL;
+	double t0 = now_ms();
+	int err;
+
+	err = sym_module_table(a->mod, &a->tab);
+	a->t_build += now_ms() - t0;
+	if (!a->store || !a->build_id)
+		return err;
+	if (err) {
+		/* Remembered until the converter changes (sym lookup
+		 * quotes it); another error is not the converter's. */
+		if (err == -SYM_E_BADDWARF || err == -SYM_E_TOOBIG ||
+		    err == -SYM_E_DECOMPRESS) {
+			char buf[256];
+
+			sym_strerror(err, buf, sizeof(buf));
+			sym_store_put_negative(a->store, a->build_id,
+					       SYM_STORE_BADCONV, buf);
+		}
+		return err;
+	}
+	/* A table without DWARF is not stored: under the build ID it would
+	 * hide the debug file from a later run that finds it (another
+	 * --debuginfo-path, a debug package installed since).  Reading
+	 * symbols again is cheap. */
+	sym_table_stat(a->tab, &ts);
+	if (!(ts.flags & SYM_TABLE_DWARF)) {
+		a->not_cached = "no DWARF found, symbols only";
+		return 0;
+	}
+	src = sym_module_debug_file(a->mod);
+	real = realpath(src ? src : a->exe, NULL);
+	t0 = now_ms();
+	err = sym_store_put(a->store, a->build_id, a->tab,
+			    real ? real : src ? src : a->exe);
+	a->t_put += now_ms() - t0;
+	free(real);
+	if (err == -EROFS) {
+		a->not_cached = "the store is read-only";
+	} else if (err) {
+		a->not_cached = "the store could not be written";
+		store_warn(a, "cannot store the table in", err);
+	}
+	return 0;
+}
+
+/* The callback of sym_store_lookup(): print right here, since the
+ * frames' strings live only as long as the read transaction. */
+static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
+			size_t n)
+{
+	struct a2l *a = ctx;
+
+	emit(a, a->batch_addrs[idx], fr, n);
+	a->batch_done = idx + 1;
+	return 0;
+}
+
+/*
+ * cache_failed() - the store could not answer (its table is gone, stale
+ * or corrupt).  `sym addr2line` rebuilds the table from the file and
+ * stores it again; `sym lookup` can only say so.
+ * @return 0 when the answers can go on from the rebuilt table
+ */
+static int cache_failed(struct a2l *a, int err)
+{
+	char buf[256];
+
+	a->from_cache = false;
+	a->fatal = a->lookup;
+	if (a->lookup) {
+		if (err == -SYM_E_BADTABLE)
+			tool_err("the table of build ID %s in store '%s' is "
+				 "corrupt and was removed; add its file again "
+				 "with 'sym store add FILE'", a->build_id,
+				 a->store_path);
+		else if (err == -SYM_E_STALE)
+			tool_err("the table of build ID %s in store '%s' was "
+				 "built by another version of sym; add its "
+				 "file again with 'sym store add FILE'",
+				 a->build_id, a->store_path);
+		else if (err == -SYM_E_NOTFOUND)
+			tool_err("no table for build ID %s in store '%s'",
+				 a->build_id, a->store_path);
+		else
+			tool_err("store '%s': %s", a->store_path,
+				 sym_strerror(err, buf, sizeof(buf)));
+		return err;
+	}
+	a->rebuilt = true;
+	if (err == -SYM_E_BADTABLE)
+		tool_err("warning: the stored table of build ID %s is corrupt "
+			 "(it was removed); rebuilding it from '%s'",
+			 a->build_id, a->exe);
+	else if (err != -SYM_E_STALE && err != -SYM_E_NOTFOUND)
+		store_warn(a, "cannot read the table from", err);
+	err = build_table(a);
+	if (err) {
+		tool_err_code(a->exe, err);
+		a->fatal = true;
+	}
+	return err;
+}
+
+/*
+ * answer() - print the answers for @n addresses, from the store when it
+ * has the table, else from the module's table.
+ * @return 0, or an error after which no more can be answered (printed)
+ */
+static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
+{
+	double t0 = now_ms();
+	size_t i, nf;
+	int err;
+
+	a->naddrs += n;
+	if (a->from_cache) {
+		a->batch_addrs = addrs;
+		a->batch_done = 0;
+		err = sym_store_lookup(a->store, a->build_id, addrs, n,
+				       store_frames, a);
+		a->t_lookup += now_ms() - t0;
+		if (!err)
+			return 0;
+		/* Answered so far stays answered; the rest goes on from
+		 * the rebuilt table. */
+		addrs += a->batch_done;
+		n -= a->batch_done;
+		err = cache_failed(a, err);
+		if (err)
+			return err;
+		t0 = now_ms();
+	}
+	for (i = 0; i < n; i++) {
+		if (sym_table_lookup(a->tab, addrs[i], a->frames,
+				     SYM_MAX_FRAMES, &nf))
+			nf = 0;
+		emit(a, addrs[i], a->frames, nf);
+	}
+	a->t_lookup += now_ms() - t0;
+	return 0;
+}
+
+/* The largest batch of addresses answered by one sym_store_lookup(). */
+#define BATCH_MAX 65536
+
+static int flush_batch(struct a2l *a)
+{
+	size_t n = a->nbatch;
+
+	a->nbatch = 0;
+	if (n == 0 || a->fatal)
+		return 0;
+	return answer(a, a->batch, n);
+}
+
+/* queue() - answer @addr with the next batch, or at once. */
+static int queue(struct a2l *a, uint64_t addr)
+{
+	uint64_t *grown;
+	size_t cap;
+	int err;
+
+	if (a->nbatch == a->batch_cap) {
+		if (a->batch_cap == BATCH_MAX) {
+			err = flush_batch(a);
+			if (err)
+				return err;
+		} else {
+			cap = a->batch_cap ? a->batch_cap * 2 : 256;
+			grown = realloc(a->batch, cap * sizeof(*grown));
+			if (!grown) {
+				err = flush_batch(a);
+				return err ? err : answer(a, &addr, 1);
+			}
+			a->batch = grown;
+			a->batch_cap = cap;
+		}
+	}
+	a->batch[a->nbatch++] = addr;
+	return 0;
+}
+
+/*
  * Input.
  */
 
 /*
- * resolve() - the address an input line names: hex, SYMBOL, SYMBOL+OFF
- * or SYMBOL-OFF (eu-addr2line's forms).
+ * resolve_symbol() - the address of SYMBOL, SYMBOL+OFF or SYMBOL-OFF
+ * (eu-addr2line's forms).  Symbol names need the module's table: when the
+ * answers come from the store, the table is built for them.
  * @return 0, -EINVAL (not parseable), -SYM_E_NOTFOUND (no such symbol);
  *         the reason is printed
  */
-static int resolve(struct a2l *a, const char *s, uint64_t *addr)
+static int resolve_symbol(struct a2l *a, const char *s, uint64_t *addr)
 {
 	char name[512];
 	uint64_t value, size;
@@ -616,8 +1013,12 @@ static int resolve(struct a2l *a, const char *s, uint64_t *addr)
 	size_t len;
 	int err;
 
-	if (tool_parse_hex(s, addr) == 0)
-		return 0;
+	if (a->lookup) {
+		if (a->style != STYLE_JSON)
+			tool_err("cannot parse address '%s' (sym lookup takes "
+				 "hex addresses only)", s);
+		return -EINVAL;
+	}
 	len = strcspn(s, "+-");
 	if (len == 0 || len >= sizeof(name))
 		goto bad;
@@ -625,6 +1026,16 @@ static int resolve(struct a2l *a, const char *s, uint64_t *addr)
 		goto bad;
 	memcpy(name, s, len);
 	name[len] = '\0';
+	if (!a->tab) {
+		double t0 = now_ms();
+
+		err = sym_module_table(a->mod, &a->tab);
+		a->t_build += now_ms() - t0;
+		if (err) {
+			tool_err_code(a->exe, err);
+			return err;
+		}
+	}
 	err = sym_table_find_symbol(a->tab, name, &value, &size);
 	if (err) {
 		tool_err("cannot find symbol '%s'", name);
@@ -642,51 +1053,30 @@ bad:
 }
 
 /*
- * handle() - answer one input.  An input that names no address prints
- * nothing in elfutils style (as eu-addr2line) and "??" in the other
- * styles, so that a co-process reading answers stays in step.
- * @return 0, or a negative error when the input was not understood
+ * handle() - answer one input.  Hex addresses are queued and answered in
+ * batches (flush_batch()); anything else first answers the queue, so the
+ * answers and messages stay in input order.
+ * @return 0, or a negative error when the input was not understood or
+ *         could not be answered
  */
 static int handle(struct a2l *a, const char *input)
 {
 	uint64_t addr = 0;
-	size_t n = 0;
 	int err;
 
-	err = resolve(a, input, &addr);
+	if (a->fatal)
+		return -ECANCELED;
+	if (tool_parse_hex(input, &addr) == 0)
+		return queue(a, addr);
+	err = flush_batch(a);
+	if (err)
+		return err;
+	err = resolve_symbol(a, input, &addr);
 	if (err) {
-		switch (a->style) {
-		case STYLE_ELFUTILS:
-			break;
-		case STYLE_JSON:
-			print_json_error(a, input);
-			break;
-		case STYLE_LLVM:
-			print_llvm(a, 0, 0);
-			break;
-		case STYLE_GNU:
-			print_gnu(a, 0, 0);
-			break;
-		}
+		emit_unknown(a, input);
 		return err;
 	}
-	if (sym_table_lookup(a->tab, addr, a->frames, SYM_MAX_FRAMES, &n))
-		n = 0;
-	switch (a->style) {
-	case STYLE_GNU:
-		print_gnu(a, addr, n);
-		break;
-	case STYLE_LLVM:
-		print_llvm(a, addr, n);
-		break;
-	case STYLE_JSON:
-		print_json(a, addr, n);
-		break;
-	case STYLE_ELFUTILS:
-		print_eu(a, addr, n);
-		break;
-	}
-	return 0;
+	return answer(a, &addr, 1);
 }
 
 static int parse_args(struct a2l *a, int argc, char **argv)
@@ -711,6 +1101,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case 'e':
 			a->exe = optarg;
+			if (a->lookup)
+				goto file_opt;
 			break;
 		case 'f':
 			a->functions = true;
@@ -742,6 +1134,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			tool_err("-j/--section is not supported");
 			return -EINVAL;
 		case OPT_DEBUGINFO_PATH:
+			if (a->lookup)
+				goto file_opt;
 			err = add_dirs(a, optarg);
 			if (err) {
 				tool_err("--debuginfo-path: %s",
@@ -751,6 +1145,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			}
 			break;
 		case OPT_DEBUG_FILE:
+			if (a->lookup)
+				goto file_opt;
 			a->debug_file = optarg;
 			break;
 		case OPT_OUTPUT_STYLE:
@@ -760,23 +1156,46 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case OPT_STORE:
+			a->store_dir = optarg;
+			break;
+		case OPT_NO_CACHE:
+			if (a->lookup) {
+				tool_err("--no-cache: sym lookup answers from "
+					 "the store only");
+				return -EINVAL;
+			}
+			a->no_cache = true;
+			break;
+		case OPT_STATS:
+			a->stats = true;
+			break;
 		case 'h':
-			usage(stdout);
+			usage(stdout, a->lookup);
 			return 1;
 		case 'V':
 		case OPT_VERSION:
-			printf("sym addr2line (symd) %s\n", SYM_VERSION);
+			printf("sym %s (symd) %s\n",
+			       a->lookup ? "lookup" : "addr2line",
+			       SYM_VERSION);
 			return 1;
 		default:
-			usage(stderr);
+			usage(stderr, a->lookup);
 			return -EINVAL;
 		}
 	}
 	return 0;
+file_opt:
+	tool_err("sym lookup takes no file (-e, --debug-file, "
+		 "--debuginfo-path): it answers from the store; see "
+		 "'sym addr2line'");
+	return -EINVAL;
 }
 
 /*
- * open_module() - open -e FILE and build its table, or print one line
+ * open_module() - open -e FILE and get its table: from the store when it
+ * has a current one for the file's build ID (then no DWARF is read),
+ * else built and stored.  On failure one line is printed:
  * "sym addr2line: 'FILE': <what> (<libsym's last message>)".
  */
 static int open_module(struct a2l *a)
@@ -784,15 +1203,28 @@ static int open_module(struct a2l *a)
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
 		 .debuginfo_path = a->ndirs ? a->dirs : NULL);
 	char buf[256];
+	double t0;
 	int err;
 
 	held.hold = true;
+	t0 = now_ms();
 	err = sym_module_open(a->exe, &opts, &a->mod);
+	a->t_open = now_ms() - t0;
 	if (err)
 		goto out;
 	sym_module_info(a->mod, &a->info);
 	a->width = a->info.elf_class == 32 ? 8 : 16;
-	err = sym_module_table(a->mod, &a->tab);
+	a->build_id = sym_module_build_id(a->mod);
+	if (a->no_cache)
+		a->not_cached = "--no-cache";
+	else if (!a->build_id)
+		a->not_cached = "the file has no build ID";
+	else if (open_store(a))
+		a->not_cached = "the store could not be opened";
+	else
+		a->from_cache = store_has_table(a);
+	if (!a->from_cache)
+		err = build_table(a);
 out:
 	if (!err) {
 		release_held();
@@ -806,6 +1238,72 @@ out:
 	held.hold = false;
 	held.n = 0;
 	return err;
+}
+
+/*
+ * open_lookup() - `sym lookup`: the store must have a current table for
+ * the build ID, or the command says why not and fails.
+ */
+static int open_lookup(struct a2l *a)
+{
+	struct sym_store_entry e;
+	char buf[256];
+	int err;
+
+	err = open_store(a);
+	if (err) {
+		release_held();
+		tool_err("cannot open the store '%s': %s", a->store_path,
+			 sym_strerror(err, buf, sizeof(buf)));
+		return err;
+	}
+	release_held();
+	err = sym_store_stat_entry(a->store, a->build_id, &e);
+	if (err == -SYM_E_NOTFOUND) {
+		tool_err("no table for build ID %s in store '%s'", a->build_id,
+			 a->store_path);
+		return err;
+	}
+	if (err) {
+		tool_err("store '%s': %s", a->store_path,
+			 sym_strerror(err, buf, sizeof(buf)));
+		return err;
+	}
+	if (e.negative) {
+		tool_err("no table for build ID %s in store '%s' (%s%s%s)",
+			 a->build_id, a->store_path, negative_name(e.negative),
+			 e.text[0] ? ": " : "", e.text);
+		return -SYM_E_NOTFOUND;
+	}
+	if (e.format != SYM_TABLE_FORMAT ||
+	    e.converter != sym_converter_version())
+		return cache_failed(a, -SYM_E_STALE);
+	a->from_cache = true;
+	return 0;
+}
+
+static void print_stats(struct a2l *a)
+{
+	if (a->from_cache) {
+		tool_err("stats: table from cache (build ID %s, store '%s')",
+			 a->build_id, a->store_path);
+		tool_err("stats: open %.3f ms, store open %.3f ms, cache read "
+			 "and lookups %.3f ms for %zu addresses", a->t_open,
+			 a->t_store, a->t_lookup, a->naddrs);
+		return;
+	}
+	if (a->lookup)
+		return;
+	if (a->not_cached)
+		tool_err("stats: table from parsing (not cached: %s)",
+			 a->not_cached);
+	else
+		tool_err("stats: table from parsing (%sstored as build ID %s "
+			 "in '%s')", a->rebuilt ? "the stored one was "
+			 "unusable; " : "", a->build_id, a->store_path);
+	tool_err("stats: open %.3f ms, store open %.3f ms, build %.3f ms, "
+		 "put %.3f ms, lookups %.3f ms for %zu addresses", a->t_open,
+		 a->t_store, a->t_build, a->t_put, a->t_lookup, a->naddrs);
 }
 
 struct stdin_ctx {
@@ -822,13 +1320,23 @@ static int stdin_line(void *ctx, char *line)
 		return 0;
 	if (handle(c->a, s))
 		c->status = TOOL_EXIT_FAIL;
-	return 0;
+	return c->a->fatal;
+}
+
+static int stdin_flush(void *ctx)
+{
+	struct stdin_ctx *c = ctx;
+
+	if (flush_batch(c->a))
+		c->status = TOOL_EXIT_FAIL;
+	return c->a->fatal;
 }
 
 /*
  * The co-process contract: one answer per line, out before the next line
- * is waited for.  tool_read_lines() flushes before each blocking read, so
- * a pipe full of addresses is still answered in large writes.
+ * is waited for.  tool_read_lines_batch() answers the queued lines and
+ * flushes before each blocking read, so a pipe full of addresses is still
+ * answered in large batches and large writes.
  */
 static int run_stdin(struct a2l *a)
 {
@@ -836,15 +1344,18 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
-	err = tool_read_lines(STDIN_FILENO, stdin_line, &c);
-	if (err) {
+	err = tool_read_lines_batch(STDIN_FILENO, stdin_line, stdin_flush,
+				    &c);
+	if (err < 0) {
 		tool_err("reading standard input: %s", strerror(-err));
 		c.status = TOOL_EXIT_FAIL;
 	}
+	if (a->fatal)
+		c.status = TOOL_EXIT_FAIL;
 	return c.status;
 }
 
-int cmd_addr2line(int argc, char **argv)
+int tool_addr2line(int argc, char **argv, bool lookup)
 {
 	struct a2l *a;
 	int status = TOOL_EXIT_OK;
@@ -855,6 +1366,7 @@ int cmd_addr2line(int argc, char **argv)
 		tool_err("out of memory");
 		return TOOL_EXIT_FAIL;
 	}
+	a->lookup = lookup;
 	a->exe = "a.out";
 	a->width = 16;
 	err = parse_args(a, argc, argv);
@@ -863,26 +1375,61 @@ int cmd_addr2line(int argc, char **argv)
 		goto out;
 	}
 	sym_set_log(log_fn, NULL, 0);
-	if (open_module(a)) {
+	if (lookup) {
+		if (optind == argc) {
+			usage(stderr, true);
+			status = TOOL_EXIT_USAGE;
+			goto out;
+		}
+		if (!tool_valid_build_id(argv[optind])) {
+			tool_err("'%s' is not a build ID (2 to 128 hex "
+				 "digits)", argv[optind]);
+			status = TOOL_EXIT_USAGE;
+			goto out;
+		}
+		a->build_id = argv[optind++];
+		a->module_name = a->build_id;
+		/* No file, so no ELF header: print addresses with 16
+		 * digits, and name an address without a symbol as
+		 * libdwfl does in a shared object or PIE. */
+		a->info.elf_class = 64;
+		a->info.elf_type = 3;
+		err = open_lookup(a);
+	} else {
+		a->module_name = a->exe;
+		err = open_module(a);
+	}
+	if (err) {
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
 	if (optind == argc) {
 		status = run_stdin(a);
 	} else {
-		for (i = optind; i < argc; i++)
+		for (i = optind; i < argc && !a->fatal; i++)
 			if (handle(a, argv[i]))
 				status = TOOL_EXIT_FAIL;
+		if (flush_batch(a) || a->fatal)
+			status = TOOL_EXIT_FAIL;
 		if (a->style == STYLE_JSON && a->nout)
 			puts("]");
 	}
 	if (fflush(stdout) != 0)
 		status = TOOL_EXIT_FAIL;
+	if (a->stats)
+		print_stats(a);
 out:
+	sym_store_close(a->store);
 	sym_module_close(a->mod);
 	for (i = 0; i < (int)a->ndirs_buf; i++)
 		free(a->dirs_buf[i]);
+	free(a->batch);
 	free(a->dm);
 	free(a);
 	return status;
+}
+
+int cmd_addr2line(int argc, char **argv)
+{
+	return tool_addr2line(argc, argv, false);
 }

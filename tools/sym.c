@@ -19,6 +19,10 @@ static const struct tool_cmd commands[] = {
 	{ "addr2line", cmd_addr2line,
 	  "translate addresses into functions, files and lines" },
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
+	{ "lookup", cmd_lookup,
+	  "translate addresses of a build ID with the stored table" },
+	{ "store", cmd_store,
+	  "fill, list and check the table store (add ls info rm gc verify)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -43,6 +43,39 @@ struct tool_cmd {
 
 int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
+int cmd_lookup(int argc, char **argv);
+int cmd_store(int argc, char **argv);
+
+/**
+ * tool_addr2line() - the body of `sym addr2line` and of `sym lookup`,
+ * which share options, output styles and stdin handling.
+ * @param lookup  true for `sym lookup BUILDID ADDR...`: answers come from
+ *                the store alone, and no file is opened
+ * @return the exit status
+ */
+int tool_addr2line(int argc, char **argv, bool lookup);
+
+/**
+ * tool_store_open() - open the store named by --store DIR, or the
+ * default one (sym_store_default_dir()).  Nothing is printed.
+ * @param dir    --store's argument; NULL for the default
+ * @param flags  enum sym_store_flags
+ * @param opts   NULL, or options whose @flags are replaced by @flags
+ * @param[out] path  filled with the directory, for messages
+ * @param len    size of @path
+ * @param[out] out   caller owns, free with sym_store_close()
+ * @return 0, or what sym_store_default_dir() or sym_store_open() returned
+ */
+int tool_store_open(const char *dir, uint32_t flags,
+		    const struct sym_store_opts *opts, char *path, size_t len,
+		    struct sym_store **out);
+
+/**
+ * tool_valid_build_id() - lowercase @s in place and check that it is a
+ * build ID: 2 to 128 hex digits, an even number of them.
+ * @return true when it is
+ */
+bool tool_valid_build_id(char *s);
 
 /**
  * tool_set_prog() - name used as the prefix of error messages.
@@ -103,5 +136,21 @@ typedef int (*tool_line_fn)(void *ctx, char *line);
  *         of @fn.  A line longer than TOOL_LINE_MAX is cut to that length.
  */
 int tool_read_lines(int fd, tool_line_fn fn, void *ctx);
+
+/** Called by tool_read_lines_batch() before it may block, and at EOF. */
+typedef int (*tool_flush_fn)(void *ctx);
+
+/**
+ * tool_read_lines_batch() - tool_read_lines() for tools that answer lines
+ * in batches: @fn may only queue a line, and @flush, called before every
+ * read(2) that could block and once at EOF (before stdout is flushed),
+ * answers what is queued.  So a co-process still gets each answer before
+ * its next question is waited for, and a pipe full of addresses is
+ * answered in batches as large as one read.
+ * @param flush  may be NULL (then this is tool_read_lines())
+ * @return as tool_read_lines(), or the first non-zero value of @flush
+ */
+int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
+			  void *ctx);
 
 #endif /* SYM_TOOLS_H */

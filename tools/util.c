@@ -87,6 +87,18 @@ int tool_parse_offset(const char *s, int64_t *out)
 	return 0;
 }
 
+bool tool_valid_build_id(char *s)
+{
+	size_t n;
+
+	for (n = 0; s[n]; n++) {
+		if (!isxdigit((unsigned char)s[n]))
+			return false;
+		s[n] = (char)tolower((unsigned char)s[n]);
+	}
+	return n >= 2 && n <= 128 && n % 2 == 0;
+}
+
 char *tool_trim(char *s)
 {
 	size_t n;
@@ -101,6 +113,12 @@ char *tool_trim(char *s)
 }
 
 int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
+{
+	return tool_read_lines_batch(fd, fn, NULL, ctx);
+}
+
+int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
+			  void *ctx)
 {
 	char *buf = malloc(TOOL_LINE_MAX + 1);
 	size_t len = 0, start = 0;
@@ -138,6 +156,11 @@ int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 				goto out;
 		}
 		/* About to block: the answers so far must be out first. */
+		if (flush) {
+			rc = flush(ctx);
+			if (rc)
+				goto out;
+		}
 		if (fflush(stdout) != 0) {
 			rc = -EIO;
 			goto out;
@@ -158,6 +181,8 @@ int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 		buf[len] = '\0';
 		rc = fn(ctx, buf);
 	}
+	if (!rc && flush)
+		rc = flush(ctx);
 out:
 	free(buf);
 	return rc;

@@ -9,6 +9,7 @@
 #   need CMD...                skip the whole test when a command is missing
 #   $T                         a private temporary directory, removed at exit
 #   $SYM                       the sym binary under test
+#   $SYM_STORE                 exported: the test's own store, $T/.store
 #
 # Tests print TAP and run under prove; they never need a network.
 
@@ -18,6 +19,9 @@ SHARED=${SHARED:-$SYM_ROOT/../shared}
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
+# sym addr2line caches tables in a store: every test gets its own, so no
+# test reads or writes ~/.cache/sym, and repeated runs exercise the cache.
+export SYM_STORE="$T/.store"
 _tap_n=0
 _tap_fail=0
 export LC_ALL=C

@@ -1,0 +1,23 @@
+/*
+ * lookup.c - `sym lookup BUILDID ADDR...`: symbolize addresses of a module
+ * known only by its build ID, from the table in the store.
+ *
+ * It is `sym addr2line` without a file (tools/addr2line.c does both): the
+ * same options and output styles, addresses from argv or from stdin one
+ * per line, answered from the stored table inside LMDB read transactions.
+ * Nothing is parsed.  When the store has no table for the build ID, one
+ * line says so, with the reason of a negative entry when there is one,
+ * and the exit status is 1.  Once symd exists this is where a fetch from
+ * it will go.
+ *
+ * Without the ELF file, two details of the output are fixed rather than
+ * read from its header: addresses print with 16 hex digits (-a in the GNU
+ * and elfutils styles), and an address without a symbol prints as
+ * "()+0x..." with -S, as eu-addr2line does for shared objects and PIEs.
+ */
+#include "tools.h"
+
+int cmd_lookup(int argc, char **argv)
+{
+	return tool_addr2line(argc, argv, true);
+}
