@@ -222,6 +222,12 @@ static int build(struct sym_module *m)
 		if (err)
 			goto out;
 	}
+	/* The builder holds copies of all it needs: drop the inputs
+	 * (inflated sections, mapped files, libdw state) before the sweeps,
+	 * which are the peak of memory.  The outcome is kept either way. */
+	symi_elf_close(&alt);
+	symi_elf_close(&m->dbg);
+	symi_elf_close(&m->main);
 	err = symi_builder_finish(b, &buf, &len);
 	if (err)
 		goto out;
@@ -230,9 +236,6 @@ static int build(struct sym_module *m)
 		goto out;
 	symi_table_adopt(m->table, buf);
 	buf = NULL;
-	/* The table is all lookups need from now on. */
-	symi_elf_close(&m->dbg);
-	symi_elf_close(&m->main);
 out:
 	free(buf);
 	symi_elf_close(&alt);
