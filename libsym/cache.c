@@ -340,6 +340,16 @@ fail:
 	return err;
 }
 
+const char *symi_store_dir(const struct sym_store *st)
+{
+	return st->dir;
+}
+
+bool symi_store_rdonly(const struct sym_store *st)
+{
+	return st->opts.flags & SYM_STORE_RDONLY;
+}
+
 static void flush_pending(struct sym_store *st);
 
 void sym_store_close(struct sym_store *st)
@@ -991,6 +1001,8 @@ int sym_store_remove(struct sym_store *st, const char *build_id)
 	p.id = id;
 	p.idlen = idlen;
 	err = write_txn(st, remove_fn, &p);
+	if (!err)
+		symi_files_remove(st, build_id);
 	if (!err && p.kind == -1)
 		return -SYM_E_NOTFOUND;
 	return err;

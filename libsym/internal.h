@@ -74,6 +74,12 @@ char *symi_strdup(const char *s);
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
 
+/* The store's directory and mode, for files.c (cache.c keeps LMDB). */
+const char *symi_store_dir(const struct sym_store *st);
+bool symi_store_rdonly(const struct sym_store *st);
+/* Delete the files of @build_id from the file area (files.c). */
+void symi_files_remove(struct sym_store *st, const char *build_id);
+
 /*
  * ELF files (elf.c).
  */

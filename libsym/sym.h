@@ -646,6 +646,38 @@ typedef void (*sym_store_problem_fn)(void *ctx, const char *build_id,
 SYM_API int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 			     void *ctx);
 
+/** Kinds of files in the store's file area. */
+enum sym_store_file_kind {
+	/** The separate debug file (debuginfod's "debuginfo"). */
+	SYM_STORE_DEBUGINFO = 1,
+	/** The executable or shared object ("executable"). */
+	SYM_STORE_EXECUTABLE = 2,
+};
+
+/**
+ * sym_store_put_file() - copy a file into the store's file area, laid out
+ * as debuginfod serves it: DIR/files/<build-id>/debuginfo or
+ * .../executable.
+ * @param kind  enum sym_store_file_kind
+ * @param path  the file; its GNU build ID must be @build_id
+ * @return 0, -EINVAL (bad ID or kind), -SYM_E_NOTFOUND (the file has no
+ *         build ID), -EXDEV (its build ID is another one), -EROFS,
+ *         -errno (copy, fsync, rename)
+ * The file is written to a temporary name in the same directory, fsynced
+ * and renamed, so a crash never leaves a half-written file under the real
+ * name.  An existing file of the same size is kept as it is.
+ */
+SYM_API int sym_store_put_file(struct sym_store *st, const char *build_id,
+			       int kind, const char *path);
+
+/**
+ * sym_store_file_path() - where the store keeps a file, if it has it.
+ * @param[out] buf  the path
+ * @return 0, -SYM_E_NOTFOUND, -ERANGE (@buf too small), -EINVAL
+ */
+SYM_API int sym_store_file_path(struct sym_store *st, const char *build_id,
+				int kind, char *buf, size_t len);
+
 /**
  * sym_table_split() - cut a table into self-contained tables of at most
  * about @max_bytes each, in address order (each holds the ranges,

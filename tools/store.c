@@ -213,6 +213,21 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		sym_module_close(mod);
 		return err;
 	}
+	/* The files too, as debuginfod would serve them: the file as the
+	 * executable, and its debug file (itself, when the DWARF is inside
+	 * it) as debuginfo. */
+	err = sym_store_put_file(sc->st, bid, SYM_STORE_EXECUTABLE, file);
+	if (!err && src)
+		err = sym_store_put_file(sc->st, bid, SYM_STORE_DEBUGINFO, src);
+	if (err) {
+		char buf[256];
+
+		tool_err("'%s': cannot store the files of build ID %s in '%s': "
+			 "%s", file, bid, sc->path,
+			 sym_strerror(err, buf, sizeof(buf)));
+		sym_module_close(mod);
+		return err;
+	}
 	if (sym_store_stat_entry(sc->st, bid, &e) == 0)
 		printf("%s  %s  %" PRIu64 " bytes, %u chunks\n", bid, file,
 		       e.size, e.chunks);

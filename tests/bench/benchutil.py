@@ -17,10 +17,17 @@
     benchutil.py agree A B
         Two `frames` files: the share of addresses with the same number of
         frames, as a percentage.
+    benchutil.py debugsize FILE...
+        The .debug_* sections of the ELF files together: prints
+        "uncompressed_bytes on_disk_bytes sections".  A SHF_COMPRESSED
+        section counts with the ch_size of its Elf64_Chdr, a GNU .zdebug_*
+        one with the size after its "ZLIB" magic; SHT_NOBITS sections
+        (the placeholders of a stripped file) do not count.
 """
 import random
 import re
 import statistics
+import struct
 import sys
 
 INSN = re.compile(r"^\s+([0-9a-f]+):\s")
@@ -73,6 +80,50 @@ def agree(a, b):
     print("%.1f" % (100.0 * same / max(1, max(len(x), len(y)))))
 
 
+def debugsize(paths):
+    total = disk = count = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            ident = f.read(16)
+            if ident[:4] != b"\x7fELF" or ident[4] != 2:
+                sys.exit("benchutil: %s: not a 64-bit ELF file" % path)
+            end = "<" if ident[5] == 1 else ">"
+            f.seek(0)
+            hdr = f.read(64)
+            shoff, = struct.unpack_from(end + "Q", hdr, 0x28)
+            shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH",
+                                                            hdr, 0x3a)
+            shdrs = []
+            for i in range(shnum):
+                f.seek(shoff + i * shentsize)
+                shdrs.append(struct.unpack(end + "IIQQQQIIQQ",
+                                           f.read(64)))
+            f.seek(shdrs[shstrndx][4])
+            names = f.read(shdrs[shstrndx][5])
+            for (name, stype, flags, _addr, off, size, *_rest) in shdrs:
+                n = names[name:names.index(b"\0", name)].decode()
+                if stype == 8 or not (n.startswith(".debug_") or
+                                      n.startswith(".zdebug_")):
+                    continue
+                count += 1
+                disk += size
+                if flags & 0x800:       # SHF_COMPRESSED: Elf64_Chdr
+                    f.seek(off)
+                    _type, _res, usize = struct.unpack(end + "IIQ",
+                                                       f.read(16))
+                    total += usize
+                elif n.startswith(".zdebug_"):
+                    f.seek(off)
+                    head = f.read(12)
+                    if head[:4] == b"ZLIB":
+                        total += struct.unpack(">Q", head[4:])[0]
+                    else:
+                        total += size
+                else:
+                    total += size
+    print("%d %d %d" % (total, disk, count))
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "sample":
@@ -81,6 +132,8 @@ def main():
         print(statistics.median(float(v) for v in sys.argv[2:]))
     elif cmd == "frames":
         frames(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "debugsize":
+        debugsize(sys.argv[2:])
     elif cmd == "agree":
         agree(sys.argv[2], sys.argv[3])
     else:

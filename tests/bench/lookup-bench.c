@@ -1,7 +1,7 @@
 /*
  * lookup-bench.c - what a lookup costs once the table is built.
  *
- *   lookup-bench [-r REPS] [-d DIR] FILE ADDRFILE
+ *   lookup-bench [-r REPS] [-d DIR] [-s STORE -b BUILDID] FILE ADDRFILE
  *
  * Opens FILE as `sym addr2line -e FILE` would (debug file searched by
  * build ID and debuglink, plus DIR when given), builds its table and times
@@ -19,6 +19,16 @@
  *   single_sorted_ns 40.2
  *   batch_unsorted_ns 93.0
  *   batch_sorted_ns 21.7
+ *
+ * With -s and -b it then opens the store STORE (read-only), which must
+ * hold the table of BUILDID (sym store add), and times sym_store_lookup()
+ * over the same addresses: the first call of the process (which also
+ * checks each chunk's checksum, once per process), then the median of
+ * REPS calls, unsorted and sorted:
+ *
+ *   store_first_ms 120.5
+ *   store_unsorted_ns 110.2
+ *   store_sorted_ns 35.0
  *
  * The frames are read (every name pointer and line) so that the work is
  * not optimized away and that the cost includes what a caller pays to
@@ -122,6 +132,69 @@ static double median_of(const struct sym_table *t, const uint64_t *addrs,
 	return v[reps / 2];
 }
 
+/* One sym_store_lookup() over @addrs; returns ns per address. */
+static double store_pass(struct sym_store *st, const char *bid,
+			 const uint64_t *addrs, size_t count)
+{
+	uint64_t acc = 0;
+	double t0 = now();
+
+	if (sym_store_lookup(st, bid, addrs, count, batch_cb, &acc))
+		return -1;
+	t0 = now() - t0;
+	sink += acc;
+	return t0 * 1e9 / (double)count;
+}
+
+static double store_median(struct sym_store *st, const char *bid,
+			   const uint64_t *addrs, size_t count, int reps)
+{
+	double v[64];
+
+	if (reps > 64)
+		reps = 64;
+	for (int r = 0; r < reps; r++) {
+		v[r] = store_pass(st, bid, addrs, count);
+		if (v[r] < 0)
+			return -1;
+	}
+	qsort(v, (size_t)reps, sizeof(v[0]), cmp_double);
+	return v[reps / 2];
+}
+
+/* The store figures; 0 or 1 on failure. */
+static int store_bench(const char *dir, const char *bid,
+		       const uint64_t *addrs, const uint64_t *sorted,
+		       size_t count, int reps)
+{
+	SYM_OPTS(sym_store_opts, opts, .flags = SYM_STORE_RDONLY);
+	struct sym_store *st = NULL;
+	char msg[128];
+	double first;
+	int err;
+
+	err = sym_store_open(dir, &opts, &st);
+	if (err) {
+		fprintf(stderr, "lookup-bench: store '%s': %s\n", dir,
+			sym_strerror(err, msg, sizeof(msg)));
+		return 1;
+	}
+	first = store_pass(st, bid, addrs, count);
+	if (first < 0) {
+		fprintf(stderr, "lookup-bench: store '%s' has no usable table of %s\n",
+			dir, bid);
+		sym_store_close(st);
+		return 1;
+	}
+	printf("store_first_ms %.1f\n", first * (double)count / 1e6);
+	printf("store_unsorted_ns %.1f\n",
+	       store_median(st, bid, addrs, count, reps));
+	printf("store_sorted_ns %.1f\n",
+	       store_median(st, bid, sorted, count, reps));
+	sym_store_close(st);
+	return 0;
+}
+
 static int read_addrs(const char *path, uint64_t **out, size_t *count)
 {
 	FILE *f = fopen(path, "r");
@@ -158,27 +231,32 @@ static int read_addrs(const char *path, uint64_t **out, size_t *count)
 int main(int argc, char **argv)
 {
 	const char *dirs[2] = { NULL, NULL };
+	const char *store = NULL, *bid = NULL;
 	struct sym_module *mod = NULL;
 	const struct sym_table *t = NULL;
 	struct sym_table_stat st;
 	struct rusage ru;
 	uint64_t *addrs = NULL, *sorted = NULL;
 	size_t count = 0, frames = 0;
-	int reps = 7, opt, err;
+	int reps = 7, opt, err, rc = 0;
 	char msg[128];
 	double t0, build;
 
-	while ((opt = getopt(argc, argv, "r:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:d:s:b:")) != -1) {
 		if (opt == 'r')
 			reps = atoi(optarg) > 0 ? atoi(optarg) : 1;
 		else if (opt == 'd')
 			dirs[0] = optarg;
+		else if (opt == 's')
+			store = optarg;
+		else if (opt == 'b')
+			bid = optarg;
 		else
 			return 2;
 	}
-	if (argc - optind != 2) {
+	if (argc - optind != 2 || !store != !bid) {
 		fprintf(stderr,
-			"usage: lookup-bench [-r REPS] [-d DIR] FILE ADDRFILE\n");
+			"usage: lookup-bench [-r REPS] [-d DIR] [-s STORE -b BUILDID] FILE ADDRFILE\n");
 		return 2;
 	}
 	err = read_addrs(argv[optind + 1], &addrs, &count);
@@ -228,9 +306,14 @@ int main(int argc, char **argv)
 	printf("single_sorted_ns %.1f\n", median_of(t, sorted, count, 0, reps));
 	printf("batch_unsorted_ns %.1f\n", median_of(t, addrs, count, 1, reps));
 	printf("batch_sorted_ns %.1f\n", median_of(t, sorted, count, 1, reps));
+	fflush(stdout);
+	/* Free the built table first: the store figures are those of a
+	 * process that only maps the store. */
+	sym_module_close(mod);
+	if (store)
+		rc = store_bench(store, bid, addrs, sorted, count, reps);
 
 	free(sorted);
 	free(addrs);
-	sym_module_close(mod);
-	return 0;
+	return rc;
 }

@@ -161,6 +161,32 @@ int main(int argc, char **argv)
 	CHECK_ERR(sym_store_list(st, count_cb, &count), 0);
 	CHECK(count == 4);
 
+	/* The file area: checked build ID, debuginfod's layout. */
+	{
+		char path[512], hex[129];
+
+		CHECK_ERR(sym_file_build_id(argv[0], hex, sizeof(hex)), 0);
+		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
+					      path, sizeof(path)),
+			  -SYM_E_NOTFOUND);
+		CHECK_ERR(sym_store_put_file(st, hex, SYM_STORE_EXECUTABLE,
+					     argv[0]), 0);
+		CHECK_ERR(sym_store_put_file(st, hex, SYM_STORE_EXECUTABLE,
+					     argv[0]), 0);
+		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
+					      path, sizeof(path)), 0);
+		CHECK(strstr(path, "/files/") && strstr(path, "/executable"));
+		CHECK_ERR(sym_store_put_file(st, ID, SYM_STORE_DEBUGINFO,
+					     argv[0]), -EXDEV);
+		CHECK_ERR(sym_store_put_file(st, hex, 9, argv[0]), -EINVAL);
+		CHECK_ERR(sym_store_put_negative(st, hex, SYM_STORE_FAILED,
+						 "x"), 0);
+		CHECK_ERR(sym_store_remove(st, hex), 0);
+		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
+					      path, sizeof(path)),
+			  -SYM_E_NOTFOUND);
+	}
+
 	/* Removal. */
 	CHECK_ERR(sym_store_remove(st, "cc"), 0);
 	CHECK_ERR(sym_store_remove(st, "cc"), -SYM_E_NOTFOUND);

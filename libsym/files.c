@@ -1,0 +1,199 @@
+/*
+ * files.c - the store's file area: debug files and executables by build
+ * ID, laid out as a debuginfod server serves them:
+ *
+ *   DIR/files/<build-id>/debuginfo
+ *   DIR/files/<build-id>/executable
+ *
+ * A file is copied to "<name>.tmp.<pid>" in the same directory, fsynced,
+ * renamed over the real name, and the directory is fsynced: after a crash
+ * the real name holds the old file, the new one, or nothing, never half a
+ * file.  Leftover temporary files are harmless and have no real name.
+ * The build ID inside the file is checked against the one it is filed
+ * under, so a store never serves a wrong file.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *kind_name(int kind)
+{
+	return kind == SYM_STORE_DEBUGINFO ? "debuginfo" :
+	       kind == SYM_STORE_EXECUTABLE ? "executable" : NULL;
+}
+
+static bool valid_id(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (n < 2 || n > 128 || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		      (id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+int sym_store_file_path(struct sym_store *st, const char *build_id,
+			int kind, char *buf, size_t len)
+{
+	const char *k = kind_name(kind);
+	struct stat sb;
+	int n;
+
+	if (!st || !buf || !k || !valid_id(build_id))
+		return -EINVAL;
+	n = snprintf(buf, len, "%s/files/%s/%s", symi_store_dir(st),
+		     build_id, k);
+	if (n < 0 || (size_t)n >= len)
+		return -ERANGE;
+	if (stat(buf, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return -SYM_E_NOTFOUND;
+	return 0;
+}
+
+/* Copy @from to the open @fd, whole. */
+static int copy_fd(int from, int fd)
+{
+	char buf[1 << 16];
+
+	for (;;) {
+		ssize_t got = read(from, buf, sizeof(buf));
+		char *p = buf;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return 0;
+		while (got > 0) {
+			ssize_t put = write(fd, p, (size_t)got);
+
+			if (put < 0 && errno == EINTR)
+				continue;
+			if (put < 0)
+				return -errno;
+			p += put;
+			got -= put;
+		}
+	}
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) != 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
+		       const char *path)
+{
+	char dir[PATH_MAX], dest[PATH_MAX], tmp[PATH_MAX + 32], hex[129];
+	const char *k = kind_name(kind);
+	struct stat src, old;
+	int in = -1, out = -1, err;
+
+	if (!st || !path || !k || !valid_id(build_id))
+		return -EINVAL;
+	if (symi_store_rdonly(st))
+		return -EROFS;
+	err = sym_file_build_id(path, hex, sizeof(hex));
+	if (err)
+		return err;
+	if (strcmp(hex, build_id) != 0) {
+		symi_warn("store: '%s' has build ID %s, not %s", path, hex,
+			  build_id);
+		return -EXDEV;
+	}
+	if (snprintf(dir, sizeof(dir), "%s/files/%s", symi_store_dir(st),
+		     build_id) >= (int)sizeof(dir) ||
+	    snprintf(dest, sizeof(dest), "%s/%s", dir, k) >=
+		    (int)sizeof(dest))
+		return -ENAMETOOLONG;
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &src) != 0) {
+		err = -errno;
+		goto out;
+	}
+	/* Already there (same build ID, same size): nothing to do. */
+	if (stat(dest, &old) == 0 && old.st_size == src.st_size) {
+		err = 0;
+		goto out;
+	}
+	if ((mkdir(dir, 0755) != 0 && errno != EEXIST)) {
+		char files[PATH_MAX];
+
+		snprintf(files, sizeof(files), "%s/files", symi_store_dir(st));
+		if (mkdir(files, 0755) != 0 && errno != EEXIST) {
+			err = -errno;
+			goto out;
+		}
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			err = -errno;
+			goto out;
+		}
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid());
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = copy_fd(in, out);
+	if (!err && fsync(out) != 0)
+		err = -errno;
+	if (close(out) != 0 && !err)
+		err = -errno;
+	out = -1;
+	if (!err && rename(tmp, dest) != 0)
+		err = -errno;
+	if (err) {
+		symi_warn("store: cannot store '%s' as %s: %s", path, dest,
+			  strerror(-err));
+		unlink(tmp);
+		goto out;
+	}
+	err = fsync_dir(dir);
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return err;
+}
+
+void symi_files_remove(struct sym_store *st, const char *build_id)
+{
+	char path[PATH_MAX];
+
+	if (!valid_id(build_id))
+		return;
+	for (int kind = SYM_STORE_DEBUGINFO; kind <= SYM_STORE_EXECUTABLE;
+	     kind++) {
+		if (snprintf(path, sizeof(path), "%s/files/%s/%s",
+			     symi_store_dir(st), build_id,
+			     kind_name(kind)) < (int)sizeof(path))
+			unlink(path);
+	}
+	if (snprintf(path, sizeof(path), "%s/files/%s", symi_store_dir(st),
+		     build_id) < (int)sizeof(path))
+		rmdir(path);
+}
