@@ -535,8 +535,9 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 }
 
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt)
+		    struct symi_elf *alt, struct sym_module_stats *ph)
 {
+	double t0 = symi_now(), t1;
 	struct walk w = { .b = b, .path = dbg->path ? dbg->path : "<memory>" };
 	Dwarf *dw = NULL, *altdw = NULL;
 	Dwarf_CU *cu = NULL, *next;
@@ -566,6 +567,8 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 	}
 	symi_builder_set_dwarf(b);
 	lines_setup(&w, dbg);
+	t1 = symi_now();
+	ph->inflate += t1 - t0;
 
 	while ((rc = dwarf_get_units(dw, cu, &next, NULL, NULL, NULL,
 				     NULL)) == 0) {
@@ -601,6 +604,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		w.own = NULL;
 		w.nown = 0;
 		w.files = NULL;
+		t0 = symi_now();
 		err = fast_lines(&w, cu, &cudie);
 		if (err == -SYM_E_BADDWARF) {
 			err = cu_files(&w, &cudie);
@@ -621,9 +625,12 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 			}
 			free(own);
 		}
+		t1 = symi_now();
+		ph->lines += t1 - t0;
 		if (err)
 			goto out;
 		err = do_dies(&w, walk_die);
+		ph->dies += symi_now() - t1;
 		if (err)
 			goto out;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -148,4 +149,12 @@ int symi_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	*arr = p;
 	*cap = ncap;
 	return 0;
+}
+
+double symi_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }

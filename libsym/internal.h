@@ -268,7 +268,10 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
  * be NULL) into @b.  Returns 0, -ENOMEM, -SYM_E_BADDWARF.
  */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt);
+		    struct symi_elf *alt, struct sym_module_stats *ph);
+
+/* Seconds on a monotonic clock (error.c). */
+double symi_now(void);
 
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */

@@ -23,6 +23,7 @@ struct sym_module {
 	char *debug_path;	/* free(): where the DWARF is, or NULL */
 	char build_id[129];	/* "" when none */
 	struct sym_module_info info;
+	struct sym_module_stats stats;
 	struct sym_table *table;	/* sym_table_close() */
 	int table_err;		/* outcome of the build, once built */
 	bool built;
@@ -176,6 +177,11 @@ const char *sym_module_build_id(const struct sym_module *m)
 	return m && m->build_id[0] ? m->build_id : NULL;
 }
 
+void sym_module_stats(const struct sym_module *m, struct sym_module_stats *st)
+{
+	*st = m->stats;
+}
+
 void sym_module_info(const struct sym_module *m, struct sym_module_info *info)
 {
 	*info = m->info;
@@ -193,6 +199,7 @@ static int build(struct sym_module *m)
 	struct symi_elf *dw = NULL;
 	void *buf = NULL;
 	size_t len = 0;
+	double t0 = symi_now();
 	int err;
 
 	err = symi_builder_new(&b);
@@ -208,6 +215,7 @@ static int build(struct sym_module *m)
 		err = symi_symtab_read(b, &m->dbg);
 	if (err)
 		goto out;
+	m->stats.symbols = symi_now() - t0;
 	if (!(m->opts.flags & SYM_MODULE_NO_DWARF)) {
 		if (m->dbg.elf && symi_elf_has_dwarf(&m->dbg))
 			dw = &m->dbg;
@@ -218,7 +226,7 @@ static int build(struct sym_module *m)
 		/* A missing alt file is not fatal; libdw also looks itself. */
 		if (symi_find_alt_file(dw, &m->opts, &alt) != 0)
 			memset(&alt, 0, sizeof(alt));
-		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL);
+		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, &m->stats);
 		if (err)
 			goto out;
 	}
@@ -228,7 +236,9 @@ static int build(struct sym_module *m)
 	symi_elf_close(&alt);
 	symi_elf_close(&m->dbg);
 	symi_elf_close(&m->main);
+	t0 = symi_now();
 	err = symi_builder_finish(b, &buf, &len);
+	m->stats.build = symi_now() - t0;
 	if (err)
 		goto out;
 	err = sym_table_open(buf, len, &m->table);

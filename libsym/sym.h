@@ -431,6 +431,22 @@ SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
 SYM_API int sym_module_table(struct sym_module *mod,
 			     const struct sym_table **out);
 
+/** Where the time of building a module's table went, in seconds. */
+struct sym_module_stats {
+	double symbols;	/**< sections and symbol tables */
+	double inflate;	/**< decompressing debug sections, opening libdw */
+	double lines;	/**< line programs */
+	double dies;	/**< the walk over the DIEs */
+	double build;	/**< the builder's sweeps and serialization */
+};
+
+/**
+ * sym_module_stats() - the phases of the table build; all zero before
+ * sym_module_table() has built it.
+ */
+SYM_API void sym_module_stats(const struct sym_module *mod,
+			      struct sym_module_stats *st);
+
 /**
  * sym_module_lookup() - sym_module_table() followed by sym_table_lookup().
  * Same parameters and returns as those two.

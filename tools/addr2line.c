@@ -1304,6 +1304,15 @@ static void print_stats(struct a2l *a)
 	tool_err("stats: open %.3f ms, store open %.3f ms, build %.3f ms, "
 		 "put %.3f ms, lookups %.3f ms for %zu addresses", a->t_open,
 		 a->t_store, a->t_build, a->t_put, a->t_lookup, a->naddrs);
+	if (a->mod) {
+		struct sym_module_stats ms;
+
+		sym_module_stats(a->mod, &ms);
+		tool_err("stats: build phases: symbols %.3f ms, inflate %.3f "
+			 "ms, lines %.3f ms, DIE walk %.3f ms, table %.3f ms",
+			 ms.symbols * 1e3, ms.inflate * 1e3, ms.lines * 1e3,
+			 ms.dies * 1e3, ms.build * 1e3);
+	}
 }
 
 struct stdin_ctx {
