@@ -280,9 +280,7 @@ static void read_build_id(struct symi_elf *e, uint64_t size)
 	}
 }
 
-/* Remember a decompressed buffer; takes ownership of @buf, even on
- * failure. */
-static int keep_buf(struct symi_elf *e, void *buf)
+int symi_elf_keep_buf(struct symi_elf *e, void *buf)
 {
 	void *arr = e->bufs;
 	int err = symi_grow(&arr, &e->capbufs, e->nbufs + 1, sizeof(void *));
@@ -400,26 +398,36 @@ static int unzstd_section(struct symi_elf *e, Elf_Scn *scn, ZSTD_DCtx *dctx)
 				  elf_ndxscn(scn), name);
 		return err;
 	}
-	err = keep_buf(e, buf);
+	err = symi_elf_keep_buf(e, buf);
 	if (err)
 		return err;
-
-	/* libelf keeps this Elf_Data cached; later elf_getdata() calls
-	 * (libdw's among them) return it as it is now. */
-	data->d_buf = buf;
-	data->d_size = ch.ch_size;
-	data->d_type = ELF_T_BYTE;
-	data->d_off = 0;
-	data->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
-	sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh.sh_size = ch.ch_size;
-	sh.sh_addralign = data->d_align;
-	if (!gelf_update_shdr(scn, &sh)) {
+	if (!symi_elf_set_plain(scn, data, buf, ch.ch_size,
+				ch.ch_addralign)) {
 		symi_info("elf: cannot update section %zu of '%s': %s",
 			  elf_ndxscn(scn), name, elf_errmsg(-1));
 		return -SYM_E_DECOMPRESS;
 	}
 	return 0;
+}
+
+bool symi_elf_set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
+			uint64_t align)
+{
+	GElf_Shdr sh;
+
+	if (!gelf_getshdr(scn, &sh))
+		return false;
+	/* libelf keeps this Elf_Data cached; later elf_getdata() calls
+	 * (libdw's among them) return it as it is now. */
+	data->d_buf = buf;
+	data->d_size = len;
+	data->d_type = ELF_T_BYTE;
+	data->d_off = 0;
+	data->d_align = align ? align : 1;
+	sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh.sh_size = len;
+	sh.sh_addralign = data->d_align;
+	return gelf_update_shdr(scn, &sh) != 0;
 }
 
 /* Is @scn a zstd-compressed section? */

@@ -1,10 +1,10 @@
 /*
  * format.h - the on-disk (and in-memory) layout of a lookup table.
  *
- * Shared by build.c (the writer) and table.c (the reader).  The layout is
- * documented for humans in docs/table-format.md; keep the two in step and
- * bump SYM_TABLE_FORMAT for any change a reader of the old format would
- * misread.
+ * Shared by build.c (the writer), table.c (the reader) and split.c.  The
+ * layout is documented for humans in docs/table-format.md; keep the two in
+ * step and bump SYM_TABLE_FORMAT for any change a reader of the old format
+ * would misread.
  *
  * A table is one byte buffer: a header, then arrays at 8-byte aligned
  * offsets from the start of the buffer.  Every address is stored as a
@@ -96,6 +96,25 @@ struct symt_sym {
 	uint32_t demangled;
 	uint32_t file;		/* STT_FILE name of a local symbol, or 0 */
 	uint32_t flags;		/* enum symi_sym_flags */
+};
+
+/*
+ * The view of a table buffer (table.c opens it; split.c reads it): the
+ * header and the arrays, located once.
+ */
+struct sym_table {
+	const char *buf;
+	size_t len;
+	const struct symt_header *h;
+	const uint32_t *addrs;
+	const struct symt_leaf *leaves;
+	const struct symt_scope *scopes;
+	const struct symt_func *funcs;
+	const uint32_t *files;
+	const struct symt_sym *syms;
+	const uint32_t *saddrs, *sidx;
+	const char *str;
+	void *owned;		/* free() on close: see symi_table_adopt() */
 };
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */

@@ -114,6 +114,19 @@ int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e);
 /* symi_elf_close() - release everything; @e is zeroed.  NULL-safe. */
 void symi_elf_close(struct symi_elf *e);
 
+/* Remember a decompressed buffer of @e, freed in symi_elf_close(); takes
+ * ownership of @buf, even on failure.  Returns 0 or -ENOMEM. */
+int symi_elf_keep_buf(struct symi_elf *e, void *buf);
+
+/*
+ * symi_elf_set_plain() - make a (compressed) section look plain to libelf
+ * and libdw: its cached Elf_Data points at @buf (@len bytes) and its
+ * header loses SHF_COMPRESSED.  @buf must outlive the ELF (use
+ * symi_elf_keep_buf()).  Returns false when libelf refuses.
+ */
+bool symi_elf_set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
+			uint64_t align);
+
 /*
  * symi_elf_prepare_dwarf() - before libdw opens @e (sections.c): empty
  * the compressed debug sections the builder never reads and decompress

@@ -110,38 +110,6 @@ struct pool {
 	size_t next;		/* next job to take: atomic */
 };
 
-static int keep(struct symi_elf *e, void *buf)
-{
-	void *arr = e->bufs;
-
-	if (symi_grow(&arr, &e->capbufs, e->nbufs + 1, sizeof(void *))) {
-		free(buf);
-		return -ENOMEM;
-	}
-	e->bufs = arr;
-	e->bufs[e->nbufs++] = buf;
-	return 0;
-}
-
-/* Point @scn's cached data at @buf (@len bytes) and clear the flag. */
-static bool replace(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
-		    uint64_t align)
-{
-	GElf_Shdr sh;
-
-	if (!gelf_getshdr(scn, &sh))
-		return false;
-	data->d_buf = buf;
-	data->d_size = len;
-	data->d_type = ELF_T_BYTE;
-	data->d_off = 0;
-	data->d_align = align ? align : 1;
-	sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh.sh_size = len;
-	sh.sh_addralign = data->d_align;
-	return gelf_update_shdr(scn, &sh) != 0;
-}
-
 /* Take jobs until none is left.  Runs on every thread; touches only the
  * pool's index and the jobs it takes.  No decompressor, no jobs: they
  * stay pending for the other threads or for the caller to report. */
@@ -282,7 +250,7 @@ int symi_elf_prepare_dwarf(struct symi_elf *e)
 		if (is_unused(name)) {
 			static char empty[1];
 
-			replace(scn, data, empty, 0, 1);
+			symi_elf_set_plain(scn, data, empty, 0, 1);
 			continue;
 		}
 		err = add_job(&jobs, &n, &cap, scn, data, &ch, chsz);
@@ -315,12 +283,12 @@ int symi_elf_prepare_dwarf(struct symi_elf *e)
 		}
 		if (err)
 			continue;
-		err = keep(e, j->buf);	/* frees it on failure */
+		err = symi_elf_keep_buf(e, j->buf); /* frees it on failure */
 		j->buf = NULL;
 		if (err)
 			continue;
-		if (!replace(j->scn, j->data, e->bufs[e->nbufs - 1], j->out,
-			     j->align))
+		if (!symi_elf_set_plain(j->scn, j->data, e->bufs[e->nbufs - 1],
+					j->out, j->align))
 			symi_debug("elf: cannot update section %zu of '%s': %s",
 				   elf_ndxscn(j->scn), path, elf_errmsg(-1));
 	}

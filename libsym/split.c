@@ -19,39 +19,6 @@
 #include "internal.h"
 #include "format.h"
 
-/* The view internals of table.c that splitting needs. */
-struct view {
-	const char *buf;
-	const struct symt_header *h;
-	const uint32_t *addrs, *files, *saddrs, *sidx;
-	const struct symt_leaf *leaves;
-	const struct symt_scope *scopes;
-	const struct symt_func *funcs;
-	const struct symt_sym *syms;
-	const char *str;
-};
-
-static void view_of(const struct sym_table *t, struct view *v)
-{
-	const void *buf;
-	size_t len;
-	const struct symt_header *h;
-
-	sym_table_data(t, &buf, &len);
-	h = buf;
-	v->buf = buf;
-	v->h = h;
-	v->addrs = (const uint32_t *)(v->buf + h->off_addrs);
-	v->leaves = (const struct symt_leaf *)(v->buf + h->off_leaves);
-	v->scopes = (const struct symt_scope *)(v->buf + h->off_scopes);
-	v->funcs = (const struct symt_func *)(v->buf + h->off_funcs);
-	v->files = (const uint32_t *)(v->buf + h->off_files);
-	v->syms = (const struct symt_sym *)(v->buf + h->off_syms);
-	v->saddrs = (const uint32_t *)(v->buf + h->off_saddrs);
-	v->sidx = (const uint32_t *)(v->buf + h->off_sidx);
-	v->str = v->buf + h->off_strings;
-}
-
 /* Old index -> new index maps (SYMT_NONE: not used). */
 struct maps {
 	uint32_t *scope, *func, *file, *sym, *str;
@@ -59,7 +26,7 @@ struct maps {
 	size_t str_len;
 };
 
-static uint32_t map_str(struct maps *m, const struct view *v, uint32_t off)
+static uint32_t map_str(struct maps *m, const struct sym_table *v, uint32_t off)
 {
 	size_t n;
 
@@ -73,7 +40,7 @@ static uint32_t map_str(struct maps *m, const struct view *v, uint32_t off)
 	return m->str[off];
 }
 
-static void mark_file(struct maps *m, const struct view *v, uint32_t f)
+static void mark_file(struct maps *m, const struct sym_table *v, uint32_t f)
 {
 	if (f < v->h->n_files)
 		m->file[f] = 0;
@@ -85,7 +52,7 @@ static size_t align8(size_t n)
 }
 
 /* Build the part holding ranges [r0, r1) and addresses [pstart, pend). */
-static int one_part(const struct view *v, size_t r0, size_t r1,
+static int one_part(const struct sym_table *v, size_t r0, size_t r1,
 		    uint64_t pstart, uint64_t pend, struct sym_table **out)
 {
 	const struct symt_header *h = v->h;
@@ -333,7 +300,7 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 		    struct sym_table ***partsp, size_t *np)
 {
 	struct sym_table **parts = NULL;
-	struct view v;
+	const struct sym_table *v = t;
 	size_t nparts, per, r0, n = 0;
 	uint64_t pstart;
 	int err = 0;
@@ -342,26 +309,25 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 		return -EINVAL;
 	*partsp = NULL;
 	*np = 0;
-	view_of(t, &v);
 	/* Ranges carry most of the bytes; split them evenly. */
-	nparts = (v.h->size + max_bytes - 1) / max_bytes;
-	if (nparts < 1 || v.h->n_ranges < 2)
+	nparts = (v->h->size + max_bytes - 1) / max_bytes;
+	if (nparts < 1 || v->h->n_ranges < 2)
 		nparts = 1;
-	if (nparts > v.h->n_ranges / 2 + 1)
-		nparts = v.h->n_ranges / 2 + 1;
+	if (nparts > v->h->n_ranges / 2 + 1)
+		nparts = v->h->n_ranges / 2 + 1;
 	parts = symi_calloc(nparts, sizeof(*parts));
 	if (!parts)
 		return -ENOMEM;
 	if (nparts == 1) {
 		/* It fits: an exact copy, every symbol and alias kept. */
-		char *copy = symi_malloc(v.h->size);
+		char *copy = symi_malloc(v->h->size);
 
 		if (!copy) {
 			free(parts);
 			return -ENOMEM;
 		}
-		memcpy(copy, v.buf, v.h->size);
-		err = sym_table_open(copy, v.h->size, &parts[0]);
+		memcpy(copy, v->buf, v->h->size);
+		err = sym_table_open(copy, v->h->size, &parts[0]);
 		if (err) {
 			free(copy);
 			free(parts);
@@ -372,28 +338,28 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 		*np = 1;
 		return 0;
 	}
-	per = v.h->n_ranges ? (v.h->n_ranges - 1 + nparts - 1) / nparts : 0;
-	pstart = v.h->start;
+	per = v->h->n_ranges ? (v->h->n_ranges - 1 + nparts - 1) / nparts : 0;
+	pstart = v->h->start;
 	r0 = 0;
 	for (size_t p = 0; p < nparts; p++) {
-		size_t r1 = p + 1 == nparts ? (v.h->n_ranges ?
-					       v.h->n_ranges - 1 : 0) :
+		size_t r1 = p + 1 == nparts ? (v->h->n_ranges ?
+					       v->h->n_ranges - 1 : 0) :
 			    r0 + per;
 		uint64_t pend;
 
-		if (r1 > (v.h->n_ranges ? v.h->n_ranges - 1 : 0))
-			r1 = v.h->n_ranges ? v.h->n_ranges - 1 : 0;
-		pend = p + 1 == nparts ? v.h->end :
-		       v.h->base + v.addrs[r1];
+		if (r1 > (v->h->n_ranges ? v->h->n_ranges - 1 : 0))
+			r1 = v->h->n_ranges ? v->h->n_ranges - 1 : 0;
+		pend = p + 1 == nparts ? v->h->end :
+		       v->h->base + v->addrs[r1];
 		if (pend < pstart)
 			pend = pstart;
-		err = one_part(&v, r0, r1, pstart, pend, &parts[n]);
+		err = one_part(v, r0, r1, pstart, pend, &parts[n]);
 		if (err)
 			break;
 		n++;
 		r0 = r1;
 		pstart = pend;
-		if (r0 + 1 >= v.h->n_ranges && p + 1 < nparts)
+		if (r0 + 1 >= v->h->n_ranges && p + 1 < nparts)
 			break;
 	}
 	if (err) {

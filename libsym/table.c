@@ -17,20 +17,6 @@
 #include "internal.h"
 #include "format.h"
 
-struct sym_table {
-	const char *buf;
-	size_t len;
-	const struct symt_header *h;
-	const uint32_t *addrs;
-	const struct symt_leaf *leaves;
-	const struct symt_scope *scopes;
-	const struct symt_func *funcs;
-	const uint32_t *files;
-	const struct symt_sym *syms;
-	const uint32_t *saddrs, *sidx;
-	const char *str;
-	void *owned;		/* free() on close: see symi_table_adopt() */
-};
 
 static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
 {
