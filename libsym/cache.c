@@ -122,7 +122,7 @@ static int mdb_err(int rc, const char *what)
 	return -EIO;
 }
 
-static int parse_id(const char *hex, uint8_t *id, size_t *len)
+int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len)
 {
 	size_t n = hex ? strlen(hex) : 0;
 
@@ -577,7 +577,7 @@ int sym_store_put(struct sym_store *st, const char *build_id,
 	size_t idlen, n = 0;
 	int err;
 
-	if (!st || !t || parse_id(build_id, id, &idlen))
+	if (!st || !t || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	if (st->opts.flags & SYM_STORE_RDONLY)
 		return -EROFS;
@@ -645,7 +645,7 @@ int sym_store_put_negative(struct sym_store *st, const char *build_id,
 	uint8_t id[ID_MAX];
 	size_t idlen;
 
-	if (!st || parse_id(build_id, id, &idlen) || kind < SYM_STORE_ABSENT ||
+	if (!st || symi_build_id_parse(build_id, id, &idlen) || kind < SYM_STORE_ABSENT ||
 	    kind > SYM_STORE_BADCONV)
 		return -EINVAL;
 	p.id = id;
@@ -701,7 +701,7 @@ int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 	const char *text;
 	int rc;
 
-	if (!st || !e || parse_id(build_id, id, &idlen))
+	if (!st || !e || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	pthread_rwlock_rdlock(&st->rw);
 	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
@@ -839,6 +839,29 @@ static void chunk_drop(struct chunk *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * View a chunk value as a table, in place when LMDB gives it 8-byte
+ * aligned (values on overflow pages), else from a copy (small values
+ * inside a leaf page).  Returns 0, ENOMEM or -SYM_E_BADTABLE.
+ */
+static int chunk_open(const MDB_val *val, struct chunk *c)
+{
+	const void *data = val->mv_data;
+
+	if ((uintptr_t)data & 7) {
+		c->copy = malloc(val->mv_size ? val->mv_size : 1);
+		if (!c->copy)
+			return ENOMEM;
+		memcpy(c->copy, data, val->mv_size);
+		data = c->copy;
+	}
+	if (sym_table_open(data, val->mv_size, &c->t) != 0) {
+		chunk_drop(c);
+		return -SYM_E_BADTABLE;
+	}
+	return 0;
+}
+
 /* Open the chunk holding @addr.  MDB codes, or -SYM_E_BADTABLE. */
 static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		      const uint8_t *id, size_t idlen, uint32_t gen,
@@ -849,7 +872,7 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 	MDB_val key = { kl, k }, val;
 	const struct symt_header *h;
 	struct sym_table_stat ts;
-	const void *data;
+	uint64_t vh;
 	int rc;
 
 	chunk_drop(c);
@@ -864,32 +887,20 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		return rc;
 	if (key.mv_size != kl || memcmp(key.mv_data, k, pl) != 0)
 		return MDB_NOTFOUND;
-	data = val.mv_data;
-	if ((uintptr_t)data & 7) {
-		c->copy = malloc(val.mv_size ? val.mv_size : 1);
-		if (!c->copy)
-			return ENOMEM;
-		memcpy(c->copy, data, val.mv_size);
-		data = c->copy;
-	}
-	if (sym_table_open(data, val.mv_size, &c->t) != 0) {
-		chunk_drop(c);
-		return -SYM_E_BADTABLE;
-	}
-	h = data;
-	if (!verified_test_set(st, ((uint64_t)h->crc << 32) ^
-				       rd_be64((const uint8_t *)key.mv_data +
-					       pl) ^ val.mv_size, false)) {
+	rc = chunk_open(&val, c);
+	if (rc)
+		return rc;
+	h = (const struct symt_header *)c->t->buf;
+	c->start = rd_be64((const uint8_t *)key.mv_data + pl);
+	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val.mv_size;
+	if (!verified_test_set(st, vh, false)) {
 		if (sym_table_verify(c->t) != 0) {
 			chunk_drop(c);
 			return -SYM_E_BADTABLE;
 		}
-		verified_test_set(st, ((uint64_t)h->crc << 32) ^
-				      rd_be64((const uint8_t *)key.mv_data +
-					      pl) ^ val.mv_size, true);
+		verified_test_set(st, vh, true);
 	}
 	sym_table_stat(c->t, &ts);
-	c->start = rd_be64((const uint8_t *)key.mv_data + pl);
 	c->end = ts.end;
 	return 0;
 }
@@ -908,7 +919,7 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	int rc, err = 0;
 	bool bad = false;
 
-	if (!st || !fn || (!addrs && count) || parse_id(build_id, id, &idlen))
+	if (!st || !fn || (!addrs && count) || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	pthread_rwlock_rdlock(&st->rw);
 	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
@@ -996,7 +1007,7 @@ int sym_store_remove(struct sym_store *st, const char *build_id)
 	size_t idlen;
 	int err;
 
-	if (!st || parse_id(build_id, id, &idlen))
+	if (!st || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	p.id = id;
 	p.idlen = idlen;
@@ -1006,11 +1017,6 @@ int sym_store_remove(struct sym_store *st, const char *build_id)
 	if (!err && p.kind == -1)
 		return -SYM_E_NOTFOUND;
 	return err;
-}
-
-static void hex_of(const uint8_t *id, size_t n, char *out)
-{
-	symi_hex(id, n, out);
 }
 
 int sym_store_list(struct sym_store *st, sym_store_list_fn fn, void *ctx)
@@ -1049,7 +1055,7 @@ int sym_store_list(struct sym_store *st, sym_store_list_fn fn, void *ctx)
 		    (m.kind && !neg_live(&m, t)))
 			continue;
 		fill_entry(&m, (const char *)val.mv_data + sizeof(m), &e);
-		hex_of(k + 1, k[0], hex);
+		symi_hex(k + 1, k[0], hex);
 		err = fn(ctx, hex, &e);
 		if (err)
 			break;
@@ -1173,7 +1179,7 @@ static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
 		char hex[2 * ID_MAX + 1];
 		int err;
 
-		hex_of(g->v[i].id, g->v[i].idlen, hex);
+		symi_hex(g->v[i].id, g->v[i].idlen, hex);
 		err = sym_store_remove(st, hex);
 		if (err && err != -SYM_E_NOTFOUND)
 			return err;
@@ -1308,7 +1314,7 @@ int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 		const uint8_t *k = key.mv_data;
 		uint8_t ck[KEY_MAX];
 		struct meta_v m;
-		uint64_t expect = 0, size = 0;
+		uint64_t expect = 0;
 		uint32_t nch = 0;
 		size_t kl, pl;
 		MDB_val ckey, cval;
@@ -1320,7 +1326,7 @@ int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 			PROBLEM("bad metadata key");
 			continue;
 		}
-		hex_of(k + 1, k[0], hex);
+		symi_hex(k + 1, k[0], hex);
 		if (val.mv_size < sizeof(m)) {
 			PROBLEM("truncated metadata");
 			continue;
@@ -1343,32 +1349,27 @@ int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 		     r = mdb_cursor_get(cc, &ckey, &cval, MDB_NEXT)) {
 			uint64_t start = rd_be64((const uint8_t *)ckey.mv_data +
 						 pl);
-			struct sym_table *t = NULL;
+			struct chunk ch = { 0 };
 			struct sym_table_stat ts;
-			void *copy = malloc(cval.mv_size ? cval.mv_size : 1);
+			int o = chunk_open(&cval, &ch);
 
-			if (!copy) {
+			if (o == ENOMEM) {
 				problems = -ENOMEM;
 				goto done;
 			}
-			memcpy(copy, cval.mv_data, cval.mv_size);
-			if (sym_table_open(copy, cval.mv_size, &t) != 0 ||
-			    sym_table_verify(t) != 0) {
+			if (o || sym_table_verify(ch.t) != 0) {
 				PROBLEM("chunk fails its checksum or checks");
 			} else {
-				sym_table_stat(t, &ts);
+				sym_table_stat(ch.t, &ts);
 				if (nch && start != expect)
 					PROBLEM("chunks do not tile the range");
 				expect = ts.end;
-				size += ts.size;
 			}
-			sym_table_close(t);
-			free(copy);
+			chunk_drop(&ch);
 			nch++;
 		}
 		if (nch != m.chunks)
 			PROBLEM("chunk count differs from metadata");
-		(void)size;
 	}
 done:
 #undef PROBLEM

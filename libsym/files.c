@@ -30,16 +30,10 @@ static const char *kind_name(int kind)
 
 static bool valid_id(const char *id)
 {
-	size_t n = id ? strlen(id) : 0;
+	uint8_t raw[64];
+	size_t n;
 
-	if (n < 2 || n > 128 || n % 2)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		      (id[i] >= 'a' && id[i] <= 'f')))
-			return false;
-	}
-	return true;
+	return symi_build_id_parse(id, raw, &n) == 0;
 }
 
 int sym_store_file_path(struct sym_store *st, const char *build_id,
