@@ -61,7 +61,6 @@ enum a2l_style {
 };
 
 /* The most --debuginfo-path directories kept; more is a usage error. */
-#define MAX_DIRS 32
 
 struct a2l {
 	/* Options. */
@@ -72,10 +71,7 @@ struct a2l {
 	bool symbols, sections;
 	bool no_cache, stats;
 	const char *store_dir;		/* --store, NULL for the default */
-	const char *dirs[MAX_DIRS + 1];	/* NULL-terminated */
-	size_t ndirs;
-	char *dirs_buf[MAX_DIRS];	/* strdup'ed --debuginfo-path parts */
-	size_t ndirs_buf;
+	struct tool_dirs dirs;		/* --debuginfo-path */
 
 	/* What is being symbolized. */
 	bool lookup;			/* sym lookup: the store alone */
@@ -238,34 +234,6 @@ static void release_held(void)
 		tool_err("(%zu more messages)", held.dropped);
 	held.n = 0;
 	held.dropped = 0;
-}
-
-static int add_dirs(struct a2l *a, const char *arg)
-{
-	char *copy, *p, *next;
-
-	if (a->ndirs_buf == MAX_DIRS)
-		return -E2BIG;
-	copy = strdup(arg);
-	if (!copy)
-		return -ENOMEM;
-	a->dirs_buf[a->ndirs_buf++] = copy;
-	/* eu-addr2line's path syntax: DIR:DIR..., a leading + or - on an
-	 * element only switches CRC checking in libdwfl. */
-	for (p = copy; p; p = next) {
-		next = strchr(p, ':');
-		if (next)
-			*next++ = '\0';
-		if (*p == '+' || *p == '-')
-			p++;
-		if (*p == '\0')
-			continue;
-		if (a->ndirs == MAX_DIRS)
-			return -E2BIG;
-		a->dirs[a->ndirs++] = p;
-	}
-	a->dirs[a->ndirs] = NULL;
-	return 0;
 }
 
 static int parse_style(const char *s, enum a2l_style *out)
@@ -1136,7 +1104,7 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case OPT_DEBUGINFO_PATH:
 			if (a->lookup)
 				goto file_opt;
-			err = add_dirs(a, optarg);
+			err = tool_dirs_add(&a->dirs, optarg);
 			if (err) {
 				tool_err("--debuginfo-path: %s",
 					 err == -ENOMEM ? "out of memory" :
@@ -1201,7 +1169,7 @@ file_opt:
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
-		 .debuginfo_path = a->ndirs ? a->dirs : NULL);
+		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL);
 	char buf[256];
 	double t0;
 	int err;
@@ -1430,8 +1398,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 out:
 	sym_store_close(a->store);
 	sym_module_close(a->mod);
-	for (i = 0; i < (int)a->ndirs_buf; i++)
-		free(a->dirs_buf[i]);
+	tool_dirs_release(&a->dirs);
 	free(a->batch);
 	free(a->dm);
 	free(a);

@@ -160,7 +160,6 @@ static int parse_size(const char *s, uint64_t *out)
  */
 
 /* The most --debuginfo-path directories kept. */
-#define MAX_DIRS 32
 
 static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		   const char *file)
@@ -248,44 +247,26 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dirs[MAX_DIRS + 1] = { NULL };
-	char *bufs[MAX_DIRS];
-	size_t ndirs = 0, nbufs = 0, k;
+	struct tool_dirs dirs = { 0 };
 	const char *debug_file = NULL;
 	int status = TOOL_EXIT_OK;
-	int c, i;
+	int c, i, err;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			sc->dir = optarg;
 			break;
-		case 'P': {
-			char *copy, *p, *next;
-
-			if (nbufs == MAX_DIRS)
+		case 'P':
+			err = tool_dirs_add(&dirs, optarg);
+			if (err == -E2BIG)
 				goto too_many;
-			copy = strdup(optarg);
-			if (!copy) {
+			if (err) {
 				tool_err("out of memory");
 				status = TOOL_EXIT_FAIL;
 				goto out;
 			}
-			bufs[nbufs++] = copy;
-			for (p = copy; p; p = next) {
-				next = strchr(p, ':');
-				if (next)
-					*next++ = '\0';
-				if (*p == '+' || *p == '-')
-					p++;
-				if (*p == '\0')
-					continue;
-				if (ndirs == MAX_DIRS)
-					goto too_many;
-				dirs[ndirs++] = p;
-			}
 			break;
-		}
 		case 'D':
 			debug_file = optarg;
 			break;
@@ -328,7 +309,7 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 	}
 	{
 		SYM_OPTS(sym_module_opts, mo, .debug_file = debug_file,
-			 .debuginfo_path = ndirs ? dirs : NULL);
+			 .debuginfo_path = dirs.n ? dirs.dirs : NULL);
 
 		for (i = optind; i < argc; i++)
 			if (add_one(sc, &mo, argv[i]))
@@ -339,8 +320,7 @@ too_many:
 	tool_err("--debuginfo-path: too many directories");
 	status = TOOL_EXIT_USAGE;
 out:
-	for (k = 0; k < nbufs; k++)
-		free(bufs[k]);
+	tool_dirs_release(&dirs);
 	return status;
 }
 
@@ -451,22 +431,37 @@ static int list_error(struct store_cmd *sc, int err)
 	return TOOL_EXIT_FAIL;
 }
 
-static int store_ls(struct store_cmd *sc, int argc, char **argv)
+/*
+ * The common start of the commands that take no operand: parse the plain
+ * options, refuse operands, open the store.  Returns -1 to go on, else the
+ * exit status to return.
+ */
+static int noargs_start(struct store_cmd *sc, int argc, char **argv,
+			const char *usage, bool rdonly)
 {
-	int err;
+	int err = plain_opts(sc, argc, argv, usage);
 
-	err = plain_opts(sc, argc, argv, "usage: sym store ls [--store=DIR]"
-			 "\n\nOne line per entry: build ID, kind (table, "
-			 "absent, failed, badconv),\nsize in bytes, chunks, "
-			 "last access (UTC), source or reason.\n");
 	if (err)
 		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
 	if (optind != argc) {
 		tool_err("unexpected argument '%s'", argv[optind]);
 		return TOOL_EXIT_USAGE;
 	}
-	if (open_store(sc, true))
+	if (open_store(sc, rdonly))
 		return TOOL_EXIT_FAIL;
+	return -1;
+}
+
+static int store_ls(struct store_cmd *sc, int argc, char **argv)
+{
+	int err;
+
+	err = noargs_start(sc, argc, argv, "usage: sym store ls [--store=DIR]"
+			   "\n\nOne line per entry: build ID, kind (table, "
+			   "absent, failed, badconv),\nsize in bytes, chunks, "
+			   "last access (UTC), source or reason.\n", true);
+	if (err >= 0)
+		return err;
 	err = sym_store_list(sc->st, ls_one, NULL);
 	if (err)
 		return list_error(sc, err);
@@ -644,18 +639,13 @@ static int store_verify(struct store_cmd *sc, int argc, char **argv)
 	char buf[256];
 	int err;
 
-	err = plain_opts(sc, argc, argv, "usage: sym store verify "
-			 "[--store=DIR]\n\nCheck every entry: metadata, chunk "
-			 "coverage, checksums and structure.\nEach problem "
-			 "is printed; exit status 1 if there is any.\n");
-	if (err)
-		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
-	if (optind != argc) {
-		tool_err("unexpected argument '%s'", argv[optind]);
-		return TOOL_EXIT_USAGE;
-	}
-	if (open_store(sc, true))
-		return TOOL_EXIT_FAIL;
+	err = noargs_start(sc, argc, argv, "usage: sym store verify "
+			   "[--store=DIR]\n\nCheck every entry: metadata, "
+			   "chunk coverage, checksums and structure.\nEach "
+			   "problem is printed; exit status 1 if there is "
+			   "any.\n", true);
+	if (err >= 0)
+		return err;
 	err = sym_store_verify(sc->st, verify_problem, NULL);
 	if (err < 0) {
 		tool_err("store '%s': %s", sc->path,

@@ -121,6 +121,30 @@ int tool_parse_offset(const char *s, int64_t *out);
  */
 char *tool_trim(char *s);
 
+/** Most --debuginfo-path directories a command takes. */
+#define TOOL_DIRS_MAX 32
+
+/** The directories of --debuginfo-path options.  Zero it to start. */
+struct tool_dirs {
+	/** NULL-terminated, for sym_module_opts.debuginfo_path; points into
+	 *  bufs. */
+	const char *dirs[TOOL_DIRS_MAX + 1];
+	size_t n;
+	char *bufs[TOOL_DIRS_MAX];	/* free(): copies of the options */
+	size_t nbufs;
+};
+
+/**
+ * tool_dirs_add() - add the directories of one --debuginfo-path option,
+ * in eu-addr2line's syntax: DIR:DIR..., where a leading + or - on an
+ * element (libdwfl's CRC switch) is dropped.
+ * @return 0, -ENOMEM, -E2BIG (more than TOOL_DIRS_MAX)
+ */
+int tool_dirs_add(struct tool_dirs *d, const char *arg);
+
+/** tool_dirs_release() - free the copies; @d is zeroed. */
+void tool_dirs_release(struct tool_dirs *d);
+
 /** Longest input line tool_read_lines() accepts; longer ones are cut. */
 #define TOOL_LINE_MAX 65536
 

@@ -187,3 +187,36 @@ out:
 	free(buf);
 	return rc;
 }
+
+int tool_dirs_add(struct tool_dirs *d, const char *arg)
+{
+	char *copy, *p, *next;
+
+	if (d->nbufs == TOOL_DIRS_MAX)
+		return -E2BIG;
+	copy = strdup(arg);
+	if (!copy)
+		return -ENOMEM;
+	d->bufs[d->nbufs++] = copy;
+	for (p = copy; p; p = next) {
+		next = strchr(p, ':');
+		if (next)
+			*next++ = '\0';
+		if (*p == '+' || *p == '-')
+			p++;
+		if (*p == '\0')
+			continue;
+		if (d->n == TOOL_DIRS_MAX)
+			return -E2BIG;
+		d->dirs[d->n++] = p;
+	}
+	d->dirs[d->n] = NULL;
+	return 0;
+}
+
+void tool_dirs_release(struct tool_dirs *d)
+{
+	for (size_t i = 0; i < d->nbufs; i++)
+		free(d->bufs[i]);
+	memset(d, 0, sizeof(*d));
+}
