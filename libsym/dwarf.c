@@ -129,11 +129,12 @@ static void section(Elf *elf, size_t shstrndx, const char *want,
 /* Find the sections lines.c reads; leave lin.line.data NULL if it can't. */
 static void lines_setup(struct walk *w, struct symi_elf *e)
 {
+	const char *force = getenv("SYM_LINES");
 	size_t shstrndx;
 
 	memset(&w->lin, 0, sizeof(w->lin));
 	/* SYM_LINES=libdw forces libdw's reader, to compare the two. */
-	if ((getenv("SYM_LINES") && strcmp(getenv("SYM_LINES"), "libdw") == 0) ||
+	if ((force && strcmp(force, "libdw") == 0) ||
 	    e->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    elf_getshdrstrndx(e->elf, &shstrndx) != 0)
 		return;
