@@ -55,7 +55,12 @@ LIB_PKGS = libdw libelf libzstd liblzma libdeflate
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 # LMDB installs no .pc file: plain -llmdb.
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
+# The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
+SYMD_PKGS = libevent libevent_pthreads
+SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -lpthread
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+# symd/ sources also see libevent's flags.
+$(B)/symd/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 B = build
@@ -65,10 +70,12 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(B)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/t-*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+SYMD_SRCS := $(filter-out symd/main.c,$(wildcard symd/*.c))
+SYMD_OBJS := $(SYMD_SRCS:%.c=$(B)/%.o)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
 
-PROGS = bin/sym
+PROGS = bin/sym $(if $(wildcard symd/main.c),bin/symd)
 LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
@@ -118,17 +125,29 @@ bin/sym: $(TOOL_OBJS) lib/libsym.a
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
 		$(DEP_LIBS) $(LDLIBS)
 
-$(B)/tests/t-%: tests/unit/t-%.c lib/libsym.a tests/unit/tap.h $(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit \
-		$(ALL_LDFLAGS) -o $@ $< lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+# The daemon's modules, as an archive the daemon and the tests link.
+$(B)/libsymd.a: $(SYMD_OBJS)
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
-# Fuzz targets built as plain programs that replay their corpus.
-$(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c lib/libsym.a \
+bin/symd: $(B)/symd/main.o $(B)/libsymd.a lib/libsym.a
+	@mkdir -p bin
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/symd/main.o \
+		$(B)/libsymd.a lib/libsym.a $(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
+
+$(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(B)/.flags
 	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) \
-		-o $@ $< tests/fuzz/replay.c lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Isymd \
+		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
+		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
+
+# Fuzz targets built as plain programs that replay their corpus.
+$(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
+		$(B)/libsymd.a lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Isymd $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c $(B)/libsymd.a lib/libsym.a \
+		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
 deps:
 	$(Q)tools/install-deps.sh

@@ -12,10 +12,10 @@ set -e
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time.
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
-libdeflate-dev
+libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
 binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
-libc6-dbg python3.11-dbg python3 perl time debuginfod curl"
+libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk"
 
 missing=
 for p in $PKGS; do
