@@ -905,16 +905,47 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 	return 0;
 }
 
+/* symi_batch_lookup()'s view of a stored table: the chunk at an address. */
+struct chunk_at {
+	struct sym_store *st;
+	MDB_cursor *cur;
+	const uint8_t *id;
+	size_t idlen;
+	uint32_t gen;
+	struct chunk c;
+	bool bad;
+};
+
+static int chunk_at(void *ctx, uint64_t addr, const struct sym_table **t,
+		    uint64_t *start, uint64_t *end)
+{
+	struct chunk_at *ca = ctx;
+	int rc = chunk_find(ca->st, ca->cur, ca->id, ca->idlen, ca->gen, addr,
+			    &ca->c);
+
+	*t = NULL;
+	if (rc == -SYM_E_BADTABLE) {
+		ca->bad = true;
+		return rc;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return rc == ENOMEM ? -ENOMEM : mdb_err(rc, "cannot read chunk");
+	if (!rc && addr >= ca->c.start && addr < ca->c.end) {
+		*t = ca->c.t;
+		*start = ca->c.start;
+		*end = ca->c.end;
+	}
+	return 0;
+}
+
 int sym_store_lookup(struct sym_store *st, const char *build_id,
 		     const uint64_t *addrs, size_t count, sym_frames_fn fn,
 		     void *ctx)
 {
-	struct sym_frame fr[SYM_MAX_FRAMES];
-	struct chunk c = { 0 };
+	struct chunk_at ca = { .st = st };
 	uint8_t id[ID_MAX];
 	size_t idlen;
 	MDB_txn *txn = NULL;
-	MDB_cursor *cur = NULL;
 	struct meta_v m;
 	int rc, err = 0;
 	bool bad = false;
@@ -941,39 +972,20 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		err = -SYM_E_STALE;
 		goto out;
 	}
-	rc = mdb_cursor_open(txn, st->chunks, &cur);
+	rc = mdb_cursor_open(txn, st->chunks, &ca.cur);
 	if (rc) {
 		err = mdb_err(rc, "cannot open cursor");
 		goto out;
 	}
-	for (size_t i = 0; i < count; i++) {
-		size_t n = 0;
-
-		if (!c.t || addrs[i] < c.start || addrs[i] >= c.end) {
-			rc = chunk_find(st, cur, id, idlen, m.gen, addrs[i],
-					&c);
-			if (rc == -SYM_E_BADTABLE) {
-				bad = true;
-				err = rc;
-				goto out;
-			}
-			if (rc && rc != MDB_NOTFOUND) {
-				err = rc == ENOMEM ? -ENOMEM :
-				      mdb_err(rc, "cannot read chunk");
-				goto out;
-			}
-		}
-		if (c.t && addrs[i] >= c.start && addrs[i] < c.end)
-			sym_table_lookup(c.t, addrs[i], fr, SYM_MAX_FRAMES,
-					 &n);
-		err = fn(ctx, i, fr, n);
-		if (err)
-			goto out;
-	}
+	ca.id = id;
+	ca.idlen = idlen;
+	ca.gen = m.gen;
+	err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
+	bad = ca.bad;
 out:
-	chunk_drop(&c);
-	if (cur)
-		mdb_cursor_close(cur);
+	chunk_drop(&ca.c);
+	if (ca.cur)
+		mdb_cursor_close(ca.cur);
 	mdb_txn_abort(txn);
 	pthread_rwlock_unlock(&st->rw);
 	if (bad) {

@@ -290,6 +290,36 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 /* Seconds on a monotonic clock (error.c). */
 double symi_now(void);
 
+/*
+ * Lookups (table.c, batch.c).  A cursor carries the search hints of one
+ * table from one lookup to the next: a lookup at an address >= the
+ * previous one starts where that one ended.
+ */
+struct symi_cursor {
+	size_t range, srange;
+};
+#define SYMI_CURSOR_INIT { SIZE_MAX, SIZE_MAX }
+
+/* The frames of @addr in @t into @fr[@max]; returns how many. */
+size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
+			 struct sym_frame *fr, size_t max,
+			 struct symi_cursor *cur);
+
+/* The table that holds @addr, for symi_batch_lookup(): sets *@t (NULL:
+ * none) and the address range [*@start, *@end) it answers for, which must
+ * contain @addr when *@t is set.  Any earlier table may be closed.  Returns
+ * 0 or a negative error that ends the batch. */
+typedef int (*symi_table_at_fn)(void *ctx, uint64_t addr,
+				const struct sym_table **t, uint64_t *start,
+				uint64_t *end);
+
+/* Look @addrs[@count] up (in address order when that pays) and call @fn
+ * once per address in input order.  Returns 0, the first non-zero value
+ * of @fn, or the first error of @at. */
+int symi_batch_lookup(const uint64_t *addrs, size_t count,
+		      symi_table_at_fn at, void *actx, sym_frames_fn fn,
+		      void *ctx);
+
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */
 void symi_table_adopt(struct sym_table *t, void *buf);

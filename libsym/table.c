@@ -240,43 +240,49 @@ static uint64_t entry_at(const struct sym_table *t, uint32_t off)
 	return off == SYMT_NONE ? 0 : t->h->base + off;
 }
 
-/* Index of the last element of the ascending u32 array @v (stride
- * @stride bytes) that is <= @key, or -1. */
-static long last_le(const void *v, size_t n, size_t stride, uint32_t key,
-		    size_t hint)
+/*
+ * Index of the last element of the ascending array @v[@n] that is <= @key,
+ * or -1.  When @hint says where the previous (smaller or equal) key was
+ * found, gallop forward from there: sorted batches then probe memory the
+ * previous search just touched instead of starting over.
+ */
+static long last_le(const uint32_t *v, size_t n, uint32_t key, size_t hint)
 {
-	const char *p = v;
 	size_t lo = 0, hi = n;
 
-#define AT(i) (*(const uint32_t *)(p + (i) * stride))
-	/* Sorted batches: try the neighbourhood of the previous answer. */
-	if (hint < n && AT(hint) <= key) {
-		if (hint + 1 == n || AT(hint + 1) > key)
-			return (long)hint;
-		if (hint + 2 == n || AT(hint + 2) > key)
-			return (long)hint + 1;
-		lo = hint + 2;
+	if (hint < n && v[hint] <= key) {
+		size_t step = 1;
+
+		while (hint + step < n && v[hint + step] <= key) {
+			hint += step;
+			step *= 2;
+		}
+		lo = hint + 1;
+		hi = hint + step < n ? hint + step : n;
+	} else if (hint < n) {
+		hi = hint;
 	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (AT(mid) <= key)
+		if (v[mid] <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-#undef AT
 	return (long)lo - 1;
 }
 
 /* The symbol naming @off (chosen at build time), or NULL. */
 static const struct symt_sym *sym_cover(const struct sym_table *t,
-					uint32_t off)
+					uint32_t off, size_t *hint)
 {
-	long i = last_le(t->saddrs, t->h->n_sranges, sizeof(uint32_t), off,
-			 SIZE_MAX);
+	long i = last_le(t->saddrs, t->h->n_sranges, off, *hint);
 
-	if (i < 0 || t->sidx[i] >= t->h->n_syms)
+	if (i < 0)
+		return NULL;
+	*hint = (size_t)i;
+	if (t->sidx[i] >= t->h->n_syms)
 		return NULL;
 	return &t->syms[t->sidx[i]];
 }
@@ -296,8 +302,9 @@ static void frame_func(const struct sym_table *t, uint32_t func,
 	f->decl_line = fn->decl_line;
 }
 
-static size_t lookup(const struct sym_table *t, uint64_t addr,
-		     struct sym_frame *fr, size_t max, size_t *hint)
+size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
+			 struct sym_frame *fr, size_t max,
+			 struct symi_cursor *cur)
 {
 	const struct symt_header *h = t->h;
 	const struct symt_leaf *leaf = NULL;
@@ -309,15 +316,15 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
 		return 0;
 	off = (uint32_t)(addr - h->base);
-	i = last_le(t->addrs, h->n_ranges, sizeof(uint32_t), off, *hint);
+	i = last_le(t->addrs, h->n_ranges, off, cur->range);
 	if (i >= 0) {
-		*hint = (size_t)i;
+		cur->range = (size_t)i;
 		leaf = &t->leaves[i];
 		if (leaf->scope == SYMT_NONE && leaf->file == SYMT_NONE)
 			leaf = NULL;
 	}
 	if (h->n_sranges)
-		sym = sym_cover(t, off);
+		sym = sym_cover(t, off, &cur->srange);
 	if (!leaf && !sym)
 		return 0;
 
@@ -384,32 +391,33 @@ static size_t lookup(const struct sym_table *t, uint64_t addr,
 int sym_table_lookup(const struct sym_table *t, uint64_t addr,
 		     struct sym_frame *frames, size_t max, size_t *n)
 {
-	size_t hint = SIZE_MAX;
+	struct symi_cursor cur = SYMI_CURSOR_INIT;
 
 	if (n)
 		*n = 0;
 	if (!t || !frames || !max || !n)
 		return -EINVAL;
-	*n = lookup(t, addr, frames, max, &hint);
+	*n = symi_table_lookup(t, addr, frames, max, &cur);
+	return 0;
+}
+
+/* symi_batch_lookup()'s view of one table: it covers everything. */
+static int whole_table(void *ctx, uint64_t addr, const struct sym_table **t,
+		       uint64_t *start, uint64_t *end)
+{
+	*t = ctx;
+	*start = 0;
+	*end = UINT64_MAX;
 	return 0;
 }
 
 int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,
 			   size_t count, sym_frames_fn fn, void *ctx)
 {
-	struct sym_frame fr[SYM_MAX_FRAMES];
-	size_t hint = SIZE_MAX;
-
 	if (!t || (!addrs && count) || !fn)
 		return -EINVAL;
-	for (size_t i = 0; i < count; i++) {
-		size_t n = lookup(t, addrs[i], fr, SYM_MAX_FRAMES, &hint);
-		int rc = fn(ctx, i, fr, n);
-
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return symi_batch_lookup(addrs, count, whole_table, (void *)t, fn,
+				 ctx);
 }
 
 int sym_table_find_symbol(const struct sym_table *t, const char *name,

@@ -124,6 +124,7 @@ run_one() {
 	sym-lookup) set -- "$SYM" lookup --store "$r_st" "$r_bid" -a -f -i -C ;;
 	sym-addr2line) set -- "$SYM" addr2line --store "$r_st" --stats -a -f -i -C -e "$r_f" ;;
 	esac
+	rm -f "$r_o"	# its truncation is not the tool's time
 	t0=$(date +%s%N)
 	if ! "$TIME" -f '%M' -o "$OUT/time.tmp" "$@" < "$r_addrs" > "$r_o" \
 	     2> "$r_o.err"; then
