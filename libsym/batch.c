@@ -23,11 +23,11 @@
 
 #include "internal.h"
 
-#define WINDOW_BITS 14			/* addresses per sorted window */
+#define WINDOW_BITS 16			/* addresses per sorted window */
 #define WINDOW ((size_t)1 << WINDOW_BITS)
 #define KEY_BITS (64 - WINDOW_BITS)	/* room left for address - min */
 #define SMALL 32			/* below this, sorting cannot pay */
-#define BUF_MAX ((size_t)32 << 20)	/* bytes of buffered frames */
+#define BUF_MAX ((size_t)64 << 20)	/* bytes of buffered frames */
 #define DIGIT 11			/* radix digit bits */
 
 struct batch {
@@ -41,9 +41,9 @@ struct batch {
 	uint64_t t_start, t_end;
 	struct symi_cursor cur;
 	/* Window state: keys sorted, answers by input position. */
-	uint64_t *keys, *tmp;		/* WINDOW each */
-	uint32_t *first;		/* WINDOW: index into fr */
-	uint8_t *nfr;			/* WINDOW: frames per address */
+	uint64_t *keys, *tmp;		/* a window each */
+	uint32_t *first;		/* per address: index into fr */
+	uint8_t *nfr;			/* per address: frames */
 	struct sym_frame *fr;
 	size_t fr_cap;
 };
@@ -193,15 +193,17 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
 		.cur = SYMI_CURSOR_INIT,
 	};
+	size_t w;
 	int rc = 0;
 
 	_Static_assert(SYM_MAX_FRAMES <= UINT8_MAX, "nfr is a byte");
 	if (count < SMALL || ascending(addrs, count))
 		return direct(&b, 0, count);
-	b.keys = symi_malloc(WINDOW * sizeof(*b.keys));
-	b.tmp = symi_malloc(WINDOW * sizeof(*b.tmp));
-	b.first = symi_malloc(WINDOW * sizeof(*b.first));
-	b.nfr = symi_malloc(WINDOW);
+	w = count < WINDOW ? count : WINDOW;
+	b.keys = symi_malloc(w * sizeof(*b.keys));
+	b.tmp = symi_malloc(w * sizeof(*b.tmp));
+	b.first = symi_malloc(w * sizeof(*b.first));
+	b.nfr = symi_malloc(w);
 	if (!b.keys || !b.tmp || !b.first || !b.nfr) {
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;

@@ -3,6 +3,7 @@
  * chains, holes, overlapping rows, tombstones, symbol preference, and
  * the checks sym_table_open() makes on corrupt buffers.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,75 @@ static void test_symbols(void)
 	free(buf);
 }
 
+/* Batches: input order kept across sorted windows, the same answers as
+ * single lookups, far-apart addresses, and a callback that stops. */
+struct order {
+	struct sym_table *t;
+	const uint64_t *addrs;
+	size_t next, bad, stop_at;
+};
+
+static int order_cb(void *ctx, size_t idx, const struct sym_frame *fr,
+		    size_t n)
+{
+	struct order *o = ctx;
+	struct sym_frame one[SYM_MAX_FRAMES];
+	size_t m = look(o->t, o->addrs[idx], one);
+
+	if (idx != o->next++ || m != n ||
+	    (n && (!same(fr[0].name, one[0].name) ||
+		   fr[0].entry != one[0].entry)))
+		o->bad++;
+	return idx == o->stop_at ? 7 : 0;
+}
+
+static void test_batch_order(void)
+{
+	enum { NSYM = 4000, NADDR = 150000 };
+	struct symi_builder *b = NULL;
+	struct sym_table *t;
+	struct order o = { 0 };
+	uint64_t *addrs = malloc(NADDR * sizeof(*addrs));
+	void *buf = NULL;
+	char name[32];
+	unsigned seed = 1;
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x10000, 0x10000 + NSYM * 0x10);
+	symi_builder_add_section(b, 0x10000, 0x10000 + NSYM * 0x10);
+	for (int i = 0; i < NSYM; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		symi_builder_add_symbol(b, 0x10000 + (uint64_t)i * 0x10, 0x10,
+					name, NULL,
+					SYMI_SYM_FUNC | SYMI_SYM_GLOBAL);
+	}
+	t = build(b, &buf);
+	symi_builder_free(b);
+	if (!t || !addrs) {
+		free(addrs);
+		return;
+	}
+	/* Unsorted, with misses below and above, and in the second window
+	 * one address so far away that the window cannot be sorted. */
+	for (size_t i = 0; i < NADDR; i++) {
+		seed = seed * 1103515245 + 12345;
+		addrs[i] = 0xff00 + (seed >> 8) % (NSYM * 0x10 + 0x200);
+	}
+	addrs[70000] = (uint64_t)1 << 63;
+	o.t = t;
+	o.addrs = addrs;
+	o.stop_at = SIZE_MAX;
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, NADDR, order_cb, &o), 0);
+	CHECK(o.next == NADDR && o.bad == 0);
+	o.next = 0;
+	o.stop_at = 100000;
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, NADDR, order_cb, &o), 7);
+	CHECK(o.next == 100001 && o.bad == 0);
+	sym_table_close(t);
+	free(buf);
+	free(addrs);
+}
+
 static void test_corrupt(void)
 {
 	struct symi_builder *b = NULL;
@@ -293,6 +363,7 @@ int main(void)
 {
 	test_chain();
 	test_symbols();
+	test_batch_order();
 	test_corrupt();
 	test_errors();
 	return tap_done();
