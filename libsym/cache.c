@@ -862,6 +862,33 @@ static int chunk_open(const MDB_val *val, struct chunk *c)
 	return 0;
 }
 
+/* Open the chunk at @key/@val into @c, verifying it if this process has
+ * not yet.  0, ENOMEM, or -SYM_E_BADTABLE. */
+static int chunk_check(struct sym_store *st, const MDB_val *key,
+		       const MDB_val *val, struct chunk *c)
+{
+	const struct symt_header *h;
+	struct sym_table_stat ts;
+	uint64_t vh;
+	int rc = chunk_open(val, c);
+
+	if (rc)
+		return rc;
+	h = (const struct symt_header *)c->t->buf;
+	c->start = rd_be64((const uint8_t *)key->mv_data + key->mv_size - 8);
+	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val->mv_size;
+	if (!verified_test_set(st, vh, false)) {
+		if (sym_table_verify(c->t) != 0) {
+			chunk_drop(c);
+			return -SYM_E_BADTABLE;
+		}
+		verified_test_set(st, vh, true);
+	}
+	sym_table_stat(c->t, &ts);
+	c->end = ts.end;
+	return 0;
+}
+
 /* Open the chunk holding @addr.  MDB codes, or -SYM_E_BADTABLE. */
 static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		      const uint8_t *id, size_t idlen, uint32_t gen,
@@ -870,9 +897,6 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 	uint8_t k[KEY_MAX];
 	size_t kl = chunk_key(k, id, idlen, gen, addr), pl = kl - 8;
 	MDB_val key = { kl, k }, val;
-	const struct symt_header *h;
-	struct sym_table_stat ts;
-	uint64_t vh;
 	int rc;
 
 	chunk_drop(c);
@@ -887,22 +911,7 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		return rc;
 	if (key.mv_size != kl || memcmp(key.mv_data, k, pl) != 0)
 		return MDB_NOTFOUND;
-	rc = chunk_open(&val, c);
-	if (rc)
-		return rc;
-	h = (const struct symt_header *)c->t->buf;
-	c->start = rd_be64((const uint8_t *)key.mv_data + pl);
-	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val.mv_size;
-	if (!verified_test_set(st, vh, false)) {
-		if (sym_table_verify(c->t) != 0) {
-			chunk_drop(c);
-			return -SYM_E_BADTABLE;
-		}
-		verified_test_set(st, vh, true);
-	}
-	sym_table_stat(c->t, &ts);
-	c->end = ts.end;
-	return 0;
+	return chunk_check(st, &key, &val, c);
 }
 
 /* symi_batch_lookup()'s view of a stored table: the chunk at an address. */
@@ -994,6 +1003,71 @@ out:
 	} else if (!err || err > 0 || err == -SYM_E_NOTFOUND) {
 		if (!err || err > 0)
 			note_access(st, id, idlen);
+	}
+	return err;
+}
+
+int sym_store_warm(struct sym_store *st, const char *build_id)
+{
+	struct chunk c = { 0 };
+	uint8_t id[ID_MAX], k[KEY_MAX];
+	size_t idlen, kl, pl;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val key, val;
+	struct meta_v m;
+	int rc, err = 0;
+
+	if (!st || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&st->rw);
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	if (rc) {
+		pthread_rwlock_unlock(&st->rw);
+		return mdb_err(rc, "cannot begin read transaction");
+	}
+	rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
+	if (rc == MDB_NOTFOUND || (!rc && m.kind)) {
+		err = -SYM_E_NOTFOUND;
+		goto out;
+	}
+	if (rc) {
+		err = mdb_err(rc, "cannot read metadata");
+		goto out;
+	}
+	if (m.format != SYM_TABLE_FORMAT ||
+	    m.converter != SYMI_CONVERTER_VERSION) {
+		err = -SYM_E_STALE;
+		goto out;
+	}
+	rc = mdb_cursor_open(txn, st->chunks, &cur);
+	if (rc) {
+		err = mdb_err(rc, "cannot open cursor");
+		goto out;
+	}
+	kl = chunk_key(k, id, idlen, m.gen, 0);
+	pl = kl - 8;
+	key = (MDB_val){ kl, k };
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+	     rc == 0 && key.mv_size == kl && memcmp(key.mv_data, k, pl) == 0;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		err = chunk_check(st, &key, &val, &c);
+		chunk_drop(&c);
+		if (err)
+			break;
+	}
+	if (!err && rc && rc != MDB_NOTFOUND)
+		err = mdb_err(rc, "cannot read chunk");
+	else if (err == ENOMEM)
+		err = -ENOMEM;
+out:
+	if (cur)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&st->rw);
+	if (err == -SYM_E_BADTABLE) {
+		symi_warn("store: table of %s is corrupt; removed", build_id);
+		sym_store_remove(st, build_id);
 	}
 	return err;
 }

@@ -95,8 +95,28 @@ static int fsync_dir(const char *dir)
 	return err;
 }
 
-int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
-		       const char *path)
+/* Make DIR/files/<id>/ exist. */
+static int make_dirs(struct sym_store *st, const char *dir)
+{
+	char files[PATH_MAX];
+
+	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+		return 0;
+	snprintf(files, sizeof(files), "%s/files", symi_store_dir(st));
+	if (mkdir(files, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Put @path under its real name: copied (then @path is left alone), or
+ * with @move renamed when it is on the store's file system (a file that
+ * was downloaded or uploaded into the store: no second copy is written).
+ */
+static int put_file(struct sym_store *st, const char *build_id, int kind,
+		    const char *path, bool move)
 {
 	char dir[PATH_MAX], dest[PATH_MAX], tmp[PATH_MAX + 32], hex[129];
 	const char *k = kind_name(kind);
@@ -130,20 +150,27 @@ int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
 	/* Already there (same build ID, same size): nothing to do. */
 	if (stat(dest, &old) == 0 && old.st_size == src.st_size) {
 		err = 0;
+		if (move)
+			unlink(path);
 		goto out;
 	}
-	if ((mkdir(dir, 0755) != 0 && errno != EEXIST)) {
-		char files[PATH_MAX];
-
-		snprintf(files, sizeof(files), "%s/files", symi_store_dir(st));
-		if (mkdir(files, 0755) != 0 && errno != EEXIST) {
+	err = make_dirs(st, dir);
+	if (err)
+		goto out;
+	if (move) {
+		if (fsync(in) != 0) {
 			err = -errno;
 			goto out;
 		}
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		if (rename(path, dest) == 0) {
+			err = fsync_dir(dir);
+			goto out;
+		}
+		if (errno != EXDEV) {
 			err = -errno;
 			goto out;
 		}
+		/* Another file system: copy below, then unlink. */
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid());
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -166,12 +193,26 @@ int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
 		goto out;
 	}
 	err = fsync_dir(dir);
+	if (!err && move)
+		unlink(path);
 out:
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
 		close(out);
 	return err;
+}
+
+int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
+		       const char *path)
+{
+	return put_file(st, build_id, kind, path, false);
+}
+
+int sym_store_take_file(struct sym_store *st, const char *build_id, int kind,
+			const char *path)
+{
+	return put_file(st, build_id, kind, path, true);
 }
 
 void symi_files_remove(struct sym_store *st, const char *build_id)

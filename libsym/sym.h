@@ -695,6 +695,47 @@ SYM_API int sym_store_file_path(struct sym_store *st, const char *build_id,
 				int kind, char *buf, size_t len);
 
 /**
+ * sym_store_take_file() - like sym_store_put_file(), but @path is moved:
+ * renamed into place when it is on the store's file system (after an
+ * fsync), else copied and then unlinked.  For files written into the
+ * store directory itself (uploads, downloads), so none is kept twice.
+ * @return as sym_store_put_file(); on error @path is left where it was
+ */
+SYM_API int sym_store_take_file(struct sym_store *st, const char *build_id,
+				int kind, const char *path);
+
+/**
+ * sym_store_warm() - verify every chunk of the table of @build_id now
+ * (each chunk's checksum is checked once per process), so that later
+ * sym_store_lookup() calls never pay for it.  A server calls this from a
+ * worker before it answers from a table on a latency-critical thread.
+ * @return 0, -SYM_E_NOTFOUND, -SYM_E_STALE, -SYM_E_BADTABLE (the entry was
+ *         removed; rebuild it), -ENOMEM, -errno
+ */
+SYM_API int sym_store_warm(struct sym_store *st, const char *build_id);
+
+/**
+ * sym_store_convert() - build the table of @build_id from the files the
+ * store holds for it and store it.
+ * The executable is opened with the stored debug file as its debug file;
+ * with only a debug file, that alone; with only an executable, its debug
+ * file is searched as sym_module_open() does.
+ * @param source  recorded as the table's source (an URL, "upload"); NULL
+ *                for the path of the debug file used
+ * @param[out] stats  the build phases; may be NULL
+ * @return 0, -SYM_E_NOTFOUND (no file), the errors of sym_module_open(),
+ *         sym_module_table() and sym_store_put()
+ * A file that cannot be converted (not ELF, bad ELF or DWARF, too big,
+ * undecompressable, unsupported) leaves a SYM_STORE_BADCONV negative
+ * entry with the reason, so it is not tried again with this converter.
+ * Thread-safety: as sym_store_put(); it takes seconds to minutes on big
+ * modules, so call it off any latency-critical thread.
+ */
+SYM_API int sym_store_convert(struct sym_store *st, const char *build_id,
+			      const char *source,
+			      struct sym_module_stats *stats);
+
+/**
  * sym_table_split() - cut a table into self-contained tables of at most
  * about @max_bytes each, in address order (each holds the ranges,
  * scopes, functions, files, strings and symbols its addresses need).

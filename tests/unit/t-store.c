@@ -185,6 +185,36 @@ int main(int argc, char **argv)
 		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
 					      path, sizeof(path)),
 			  -SYM_E_NOTFOUND);
+
+		/* Taken (moved) into place, then converted from the store's
+		 * own files; the answers are those of the module. */
+		{
+			char tmp[600], cmd[1300];
+
+			snprintf(tmp, sizeof(tmp), "%s/incoming", dir);
+			snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", argv[0], tmp);
+			CHECK(system(cmd) == 0);
+			CHECK_ERR(sym_store_take_file(st, ID,
+						      SYM_STORE_DEBUGINFO, tmp),
+				  -EXDEV);
+			CHECK(access(tmp, F_OK) == 0);
+			CHECK_ERR(sym_store_convert(st, hex, NULL, NULL),
+				  -SYM_E_NOTFOUND);
+			CHECK_ERR(sym_store_take_file(st, hex,
+						      SYM_STORE_EXECUTABLE, tmp),
+				  0);
+			CHECK(access(tmp, F_OK) != 0);
+			CHECK_ERR(sym_store_warm(st, hex), -SYM_E_NOTFOUND);
+			CHECK_ERR(sym_store_convert(st, hex, "upload", NULL), 0);
+			CHECK_ERR(sym_store_stat_entry(st, hex, &e), 0);
+			CHECK(e.negative == 0 && strcmp(e.text, "upload") == 0);
+			CHECK_ERR(sym_store_warm(st, hex), 0);
+			c.calls = c.bad = 0;
+			CHECK_ERR(sym_store_lookup(st, hex, addrs, n, cmp_cb,
+						   &c), 0);
+			CHECK(c.calls == n && c.bad == 0);
+			CHECK_ERR(sym_store_remove(st, hex), 0);
+		}
 	}
 
 	/* Removal. */

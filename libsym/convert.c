@@ -1,0 +1,87 @@
+/*
+ * convert.c - build a stored table from the store's own files.
+ *
+ * The daemon receives debug files (uploads, debuginfod fetches) into the
+ * store's file area and converts them later, in a worker.  This is that
+ * conversion, on the public API only: open the module from the files the
+ * store holds, build the table, store it, or remember why it failed.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Failures that say something about the file, not the system: a retry
+ * with the same converter would fail the same way. */
+static bool is_bad_input(int err)
+{
+	switch (-err) {
+	case SYM_E_NOTELF:
+	case SYM_E_BADELF:
+	case SYM_E_BADDWARF:
+	case SYM_E_TOOBIG:
+	case SYM_E_DECOMPRESS:
+	case SYM_E_UNSUPPORTED:
+		return true;
+	}
+	return false;
+}
+
+int sym_store_convert(struct sym_store *st, const char *build_id,
+		      const char *source, struct sym_module_stats *stats)
+{
+	char exe[PATH_MAX], dbg[PATH_MAX], why[256];
+	bool have_exe, have_dbg;
+	struct sym_module *mod = NULL;
+	const struct sym_table *tab;
+	const char *bid;
+	int err;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!st)
+		return -EINVAL;
+	err = sym_store_file_path(st, build_id, SYM_STORE_EXECUTABLE, exe,
+				  sizeof(exe));
+	if (err && err != -SYM_E_NOTFOUND)
+		return err;
+	have_exe = !err;
+	err = sym_store_file_path(st, build_id, SYM_STORE_DEBUGINFO, dbg,
+				  sizeof(dbg));
+	if (err && err != -SYM_E_NOTFOUND)
+		return err;
+	have_dbg = !err;
+	if (!have_exe && !have_dbg)
+		return -SYM_E_NOTFOUND;
+	{
+		/* The debug file the store has wins over any search. */
+		SYM_OPTS(sym_module_opts, mo,
+			 .debug_file = have_exe && have_dbg ? dbg : NULL,
+			 .flags = have_exe ? 0 : SYM_MODULE_NO_SEARCH);
+
+		err = sym_module_open(have_exe ? exe : dbg, &mo, &mod);
+	}
+	if (!err) {
+		bid = sym_module_build_id(mod);
+		if (!bid || strcmp(bid, build_id) != 0)
+			err = -SYM_E_BADELF;	/* replaced under our feet */
+	}
+	if (!err)
+		err = sym_module_table(mod, &tab);
+	if (stats && mod)
+		sym_module_stats(mod, stats);
+	if (!err) {
+		const char *src = source;
+
+		if (!src)
+			src = sym_module_debug_file(mod);
+		err = sym_store_put(st, build_id, tab,
+				    src ? src : have_exe ? exe : dbg);
+	} else if (is_bad_input(err)) {
+		sym_store_put_negative(st, build_id, SYM_STORE_BADCONV,
+				       sym_strerror(err, why, sizeof(why)));
+	}
+	sym_module_close(mod);
+	return err;
+}
