@@ -626,6 +626,36 @@ static Elf_Scn *find_section(const struct symi_elf *e, const char *name)
 	return NULL;
 }
 
+int sym_file_section(const char *path, const char *name, uint64_t *off,
+		     uint64_t *size)
+{
+	struct symi_elf e;
+	struct stat st;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	int err;
+
+	if (!path || !name || !off || !size)
+		return -EINVAL;
+	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
+	if (err)
+		return err;
+	scn = find_section(&e, name);
+	if (fstat(e.fd, &st) != 0)
+		err = -errno;
+	else if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		err = -SYM_E_NOTFOUND;
+	else if (sh.sh_offset > (uint64_t)st.st_size ||
+		 sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)
+		err = -SYM_E_BADELF;
+	else {
+		*off = sh.sh_offset;
+		*size = sh.sh_size;
+	}
+	symi_elf_close(&e);
+	return err;
+}
+
 bool symi_elf_has_dwarf(const struct symi_elf *e)
 {
 	static const char *const names[] = { ".debug_info", ".zdebug_info" };

@@ -467,6 +467,17 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
 /**
+ * sym_file_section() - where the bytes of section @name are in @path, as
+ * debuginfod's /buildid/<id>/section/<name> serves them (raw, compressed
+ * or not).
+ * @param[out] off, size  the section's file offset and size
+ * @return 0, -SYM_E_NOTFOUND (no such section, or SHT_NOBITS: a debug
+ *         file's .text), -SYM_E_NOTELF, -SYM_E_BADELF, -errno
+ */
+SYM_API int sym_file_section(const char *path, const char *name,
+			     uint64_t *off, uint64_t *size);
+
+/**
  * sym_demangle() - demangle a C++, Rust (legacy and v0) or D name, as the
  * table builder does.
  * @return caller owns, free(); NULL when @name is not a mangled name
