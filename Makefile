@@ -57,7 +57,7 @@ DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
-SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -lpthread
+SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # symd/ sources also see libevent's flags.
 $(B)/symd/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))

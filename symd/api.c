@@ -1,0 +1,854 @@
+/*
+ * api.c - the routes of docs/http-api.md, on the loop thread.
+ *
+ *   POST /v1/symbolize, /v1/symbolize/<id>   answer from ready tables;
+ *        wait up to wait_ms for cold build IDs (work.c), then say pending
+ *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
+ *        uploads stream to a temporary file inside the store, then a
+ *        worker checks the build ID and takes the file in (work.c)
+ *   GET|HEAD /buildid/<id>/debuginfo|executable|section/<name>
+ *        the debuginfod protocol, from the store, else from upstream
+ *   GET /metrics, GET /healthz
+ *
+ * Each request gets a struct call (its user pointer), freed in on_done().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "sym.h"
+#include "api.h"
+#include "fetch.h"
+#include "http.h"
+#include "req.h"
+#include "symd.h"
+
+enum call_kind { C_OTHER, C_SYMBOLIZE, C_UPLOAD, C_FILE };
+
+struct call {
+	struct symd_api *api;
+	struct symd_http_req *req;
+	enum call_kind kind;
+	enum symd_route route;
+	bool gone;		/* on_abort() came: @req is not ours */
+	uint64_t frames;
+	/* symbolize */
+	struct symd_req sr;
+	struct symd_waiter **waiters;
+	size_t nwaiters, npending;
+	struct event *timer;
+	/* upload */
+	char build_id[SYMD_BUILD_ID_MAX + 1];
+	int fkind;
+	int fd;
+	char tmp[4096];
+	uint64_t bytes;
+	struct symd_job *job;
+	bool head;		/* GET or HEAD (debuginfod routes) */
+};
+
+struct symd_api {
+	struct symd_api_opts o;
+	struct symd_http *http;
+};
+
+/* -------------------------------------------------------------- helpers */
+
+static void reply_error(struct call *c, int status, const char *msg)
+{
+	if (!c->gone)
+		symd_http_req_reply_json_error(c->req, status, msg);
+}
+
+static void reply_buf(struct call *c, int status, const char *type,
+		      struct symd_buf *b)
+{
+	struct evbuffer *ev = evbuffer_new();
+
+	if (!ev || (b->len && evbuffer_add(ev, b->p, b->len) != 0)) {
+		reply_error(c, 503, "out of memory");
+	} else if (!c->gone) {
+		symd_http_req_reply(c->req, status, type, ev);
+	}
+	if (ev)
+		evbuffer_free(ev);
+}
+
+static void overloaded(struct call *c)
+{
+	symd_http_req_add_header(c->req, "Retry-After", "1");
+	reply_error(c, 503, "overloaded: the work queues are full");
+}
+
+/* Does @path start with @prefix?  Then the rest. */
+static const char *after(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(path, prefix, n) == 0 ? path + n : NULL;
+}
+
+/* The build ID at the start of @s, up to '/' or the end. */
+static int take_id(struct call *c, const char *s, const char **rest)
+{
+	const char *end = strchr(s, '/'), *why = NULL;
+
+	if (!end)
+		end = s + strlen(s);
+	if (symd_build_id_norm(s, (size_t)(end - s), c->build_id, &why)) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "bad build ID in the URL: %s",
+			 why ? why : "invalid");
+		reply_error(c, 400, msg);
+		return -EINVAL;
+	}
+	*rest = end;
+	return 0;
+}
+
+/* Authorization: Bearer <token>, compared in constant time. */
+static bool authorized(struct call *c)
+{
+	const char *h = symd_http_req_header(c->req, "Authorization");
+	const char *tok = c->api->o.token;
+	size_t n, m;
+	unsigned diff = 0;
+
+	if (!tok) {
+		reply_error(c, 403, "uploads and deletions are disabled: "
+			    "symd runs without --upload-token-file");
+		return false;
+	}
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+		symd_http_req_add_header(c->req, "WWW-Authenticate",
+					 "Bearer realm=\"symd\"");
+		reply_error(c, 401, "missing bearer token");
+		return false;
+	}
+	h += 7;
+	while (*h == ' ')
+		h++;
+	n = strlen(h);
+	m = strlen(tok);
+	for (size_t i = 0; i < m; i++)
+		diff |= (unsigned)(tok[i] ^ (i < n ? h[i] : 0));
+	if (diff || n != m) {
+		reply_error(c, 403, "wrong token");
+		return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ symbolize */
+
+static const char *state_name(enum symd_state s)
+{
+	switch (s) {
+	case SYMD_READY:
+		return "ok";
+	case SYMD_MISSING:
+		return "missing";
+	case SYMD_FAILED:
+		return "error";
+	default:
+		return "pending";
+	}
+}
+
+struct enc {
+	struct symd_buf *b;
+	const uint64_t *addrs;
+	uint64_t frames;
+	int err;
+};
+
+/* One address's frames: [{...}, ...], innermost first. */
+static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
+		      size_t n)
+{
+	struct enc *e = ctx;
+	struct symd_buf *b = e->b;
+	int err;
+
+	err = symd_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct sym_frame *f = &fr[i];
+		const char *fn = f->demangled ? f->demangled : f->name;
+
+		/* Keys of unknown values are left out, "function" too. */
+		err = symd_buf_add(b, i ? ",{" : "{", i ? 2 : 1);
+		if (!err && fn) {
+			err = symd_buf_add(b, "\"function\":", 11);
+			if (!err)
+				err = symd_buf_add_json_cstr(b, fn);
+			if (!err)
+				err = symd_buf_addc(b, ',');
+		}
+		if (!err && f->linkage_name) {
+			err = symd_buf_add(b, "\"linkage_name\":", 15);
+			if (!err)
+				err = symd_buf_add_json_cstr(b, f->linkage_name);
+			if (!err)
+				err = symd_buf_addc(b, ',');
+		}
+		if (!err && f->file) {
+			err = symd_buf_add(b, "\"file\":", 7);
+			if (!err)
+				err = symd_buf_add_json_cstr(b, f->file);
+			if (!err)
+				err = symd_buf_addc(b, ',');
+		}
+		if (!err)
+			err = symd_buf_add(b, "\"line\":", 7);
+		if (!err)
+			err = symd_buf_add_u64(b, f->line);
+		if (!err)
+			err = symd_buf_add(b, ",\"column\":", 10);
+		if (!err)
+			err = symd_buf_add_u64(b, f->column);
+		if (!err)
+			err = (f->flags & SYM_FRAME_INLINED) ?
+			      symd_buf_add(b, ",\"inlined\":true", 15) :
+			      symd_buf_add(b, ",\"inlined\":false", 16);
+		/* The offset into the outermost function. */
+		if (!err && i == n - 1 && f->entry &&
+		    e->addrs[idx] >= f->entry) {
+			err = symd_buf_add(b, ",\"offset\":", 10);
+			if (!err)
+				err = symd_buf_add_u64(b, e->addrs[idx] -
+							  f->entry);
+		}
+		if (!err)
+			err = symd_buf_addc(b, '}');
+	}
+	if (!err)
+		err = symd_buf_addc(b, ']');
+	e->frames += n;
+	e->err = err;
+	return err ? 1 : 0;
+}
+
+/* One module's object of the response. */
+static int enc_module(struct call *c, struct symd_buf *b,
+		      const struct symd_req_module *m)
+{
+	struct symd_status st;
+	struct enc e = { .b = b, .addrs = m->addrs };
+	size_t mark;
+	int err, rc;
+
+	rc = symd_work_status(c->api->o.work, m->build_id, &st);
+	if (rc == -EBUSY) {
+		st.state = SYMD_PENDING;
+		st.retry_after_ms = 1000;
+	}
+	err = symd_buf_add(b, "{\"build_id\":\"", 13);
+	if (!err)
+		err = symd_buf_add(b, m->build_id, strlen(m->build_id));
+	if (!err)
+		err = symd_buf_add(b, "\",\"status\":\"", 12);
+	mark = b->len;
+	if (st.state == SYMD_READY) {
+		err = err ? err : symd_buf_add(b, "ok\",\"frames\":[", 14);
+		rc = err ? 0 : sym_store_lookup(c->api->o.store, m->build_id,
+						m->addrs, m->naddrs,
+						enc_frames, &e);
+		if (e.err)
+			return e.err;
+		if (!rc) {
+			c->frames += e.frames;
+			return symd_buf_add(b, "]}", 2);
+		}
+		/* Gone from the store (evicted, deleted, corrupt): start
+		 * over, and say pending this time. */
+		b->len = mark;
+		symd_work_forget(c->api->o.work, m->build_id);
+		symd_work_status(c->api->o.work, m->build_id, &st);
+		if (st.state == SYMD_READY)
+			st.state = SYMD_PENDING;
+		if (!st.retry_after_ms)
+			st.retry_after_ms = 500;
+	}
+	if (!err)
+		err = symd_buf_add(b, state_name(st.state),
+				   strlen(state_name(st.state)));
+	if (!err)
+		err = symd_buf_addc(b, '"');
+	if (!err && st.error[0]) {
+		err = symd_buf_add(b, ",\"error\":", 9);
+		if (!err)
+			err = symd_buf_add_json_cstr(b, st.error);
+	}
+	if (!err && st.retry_after_ms &&
+	    (st.state == SYMD_PENDING || st.state == SYMD_FAILED)) {
+		err = symd_buf_add(b, ",\"retry_after_ms\":", 18);
+		if (!err)
+			err = symd_buf_add_u64(b, st.retry_after_ms);
+	}
+	/* No answers: one empty list per address. */
+	if (!err)
+		err = symd_buf_add(b, ",\"frames\":[", 11);
+	for (size_t i = 0; i < m->naddrs && !err; i++)
+		err = symd_buf_add(b, i ? ",[]" : "[]", i ? 3 : 2);
+	if (!err)
+		err = symd_buf_add(b, "]}", 2);
+	return err;
+}
+
+static void drop_waits(struct call *c)
+{
+	for (size_t i = 0; i < c->nwaiters; i++)
+		symd_work_unwait(c->api->o.work, c->waiters[i]);
+	free(c->waiters);
+	c->waiters = NULL;
+	c->nwaiters = c->npending = 0;
+	if (c->timer) {
+		event_free(c->timer);
+		c->timer = NULL;
+	}
+}
+
+static void symbolize_reply(struct call *c)
+{
+	struct symd_buf b;
+	int err;
+
+	drop_waits(c);
+	symd_buf_init(&b, c->api->o.max_response);
+	err = symd_buf_add(&b, "{\"modules\":[", 12);
+	for (size_t i = 0; i < c->sr.nmodules && !err; i++) {
+		if (i)
+			err = symd_buf_addc(&b, ',');
+		if (!err)
+			err = enc_module(c, &b, &c->sr.modules[i]);
+	}
+	if (!err)
+		err = symd_buf_add(&b, "]}\n", 3);
+	if (err == -E2BIG)
+		reply_error(c, 413, "the response would be too large; send "
+			    "fewer addresses per request");
+	else if (err)
+		reply_error(c, 503, "out of memory");
+	else
+		reply_buf(c, 200, "application/json", &b);
+	symd_metrics_frames(c->sr.naddrs, c->frames);
+	symd_buf_release(&b);
+	symd_req_release(&c->sr);
+}
+
+static void waited(void *arg, const char *build_id)
+{
+	struct call *c = arg;
+
+	(void)build_id;
+	if (--c->npending == 0)
+		symbolize_reply(c);
+}
+
+static void wait_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	symbolize_reply(arg);
+}
+
+static void symbolize_body(struct symd_http_req *req)
+{
+	struct call *c = symd_http_req_user(req);
+	struct evbuffer *body = symd_http_req_body(req);
+	size_t len = evbuffer_get_length(body);
+	const char *p = (const char *)evbuffer_pullup(body, -1);
+	char why[SYMD_REQ_ERRLEN];
+	bool cold = false;
+	int err;
+
+	err = symd_req_parse(p, len, c->build_id[0] ? c->build_id : NULL,
+			     &c->api->o.limits, &c->sr, why, sizeof(why));
+	if (err) {
+		reply_error(c, err == -E2BIG ? 413 : err == -ENOMEM ? 503 : 400,
+			    why[0] ? why : "bad request");
+		return;
+	}
+	/* Start every cold build ID now; wait for them together. */
+	c->waiters = calloc(c->sr.nmodules, sizeof(*c->waiters));
+	if (!c->waiters && c->sr.nmodules) {
+		reply_error(c, 503, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < c->sr.nmodules; i++) {
+		const char *id = c->sr.modules[i].build_id;
+		struct symd_status st;
+		bool seen = false;
+
+		if (symd_work_status(c->api->o.work, id, &st) == -EBUSY) {
+			drop_waits(c);
+			symd_req_release(&c->sr);
+			overloaded(c);
+			return;
+		}
+		symd_metrics_cache(st.state == SYMD_READY);
+		if (st.state != SYMD_PENDING)
+			continue;
+		cold = true;
+		for (size_t k = 0; k < i; k++)
+			seen |= strcmp(c->sr.modules[k].build_id, id) == 0;
+		if (seen || c->sr.wait_ms == 0)
+			continue;
+		c->waiters[c->nwaiters] = symd_work_wait(c->api->o.work, id,
+							 waited, c);
+		if (c->waiters[c->nwaiters]) {
+			c->nwaiters++;
+			c->npending++;
+		}
+	}
+	if (!cold || c->npending == 0) {
+		symbolize_reply(c);
+		return;
+	}
+	c->timer = evtimer_new(c->api->o.base, wait_timeout, c);
+	if (!c->timer) {
+		symbolize_reply(c);
+		return;
+	}
+	{
+		struct timeval tv = {
+			.tv_sec = c->sr.wait_ms / 1000,
+			.tv_usec = (c->sr.wait_ms % 1000) * 1000,
+		};
+
+		evtimer_add(c->timer, &tv);
+	}
+}
+
+/* --------------------------------------------------------------- files */
+
+/* Serve the stored @kind file of the call's build ID; false if none. */
+static bool serve_stored(struct call *c, int kind)
+{
+	char path[4096], size[32];
+	struct stat sb;
+	int fd;
+
+	if (sym_store_file_path(c->api->o.store, c->build_id, kind, path,
+				sizeof(path)) != 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	snprintf(size, sizeof(size), "%lld", (long long)sb.st_size);
+	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
+	symd_http_req_reply_file(c->req, 200, "application/octet-stream", fd,
+				 0, (uint64_t)sb.st_size);
+	return true;
+}
+
+/* A section of a stored file: debuginfo first, then the executable. */
+static bool serve_section(struct call *c, const char *name)
+{
+	static const int kinds[] = { SYM_STORE_DEBUGINFO,
+				     SYM_STORE_EXECUTABLE };
+	char path[4096], size[32];
+
+	for (size_t i = 0; i < 2; i++) {
+		uint64_t off, len;
+		int fd;
+
+		if (sym_store_file_path(c->api->o.store, c->build_id, kinds[i],
+					path, sizeof(path)) != 0 ||
+		    sym_file_section(path, name, &off, &len) != 0)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)len);
+		symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
+		symd_http_req_reply_file(c->req, 200,
+					 "application/octet-stream", fd, off,
+					 len);
+		return true;
+	}
+	return false;
+}
+
+static void fetched(void *arg, int status, const char *path, bool temporary,
+		    const char *msg)
+{
+	struct call *c = arg;
+	struct stat sb;
+	char size[32];
+	int fd;
+
+	c->job = NULL;
+	if (c->gone) {
+		if (temporary && path)
+			symd_fetch_discard(path);
+		return;
+	}
+	if (status != 200) {
+		reply_error(c, status, msg);
+		return;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A temporary file (a section) is unlinked at once: the open
+	 * descriptor keeps it readable until the reply is sent. */
+	if (temporary)
+		symd_fetch_discard(path);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		reply_error(c, 500, "the fetched file went away");
+		return;
+	}
+	snprintf(size, sizeof(size), "%lld", (long long)sb.st_size);
+	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
+	symd_http_req_reply_file(c->req, 200, "application/octet-stream", fd,
+				 0, (uint64_t)sb.st_size);
+}
+
+/* GET|HEAD /buildid/<id>/debuginfo|executable|section/<name> */
+static void route_buildid(struct call *c, const char *rest)
+{
+	const char *what, *section = NULL;
+	int kind, fkind;
+
+	c->route = SYMD_R_BUILDID;
+	if (take_id(c, rest, &what))
+		return;
+	if (strcmp(what, "/debuginfo") == 0) {
+		kind = SYM_STORE_DEBUGINFO;
+		fkind = SYMD_FETCH_DEBUGINFO;
+	} else if (strcmp(what, "/executable") == 0) {
+		kind = SYM_STORE_EXECUTABLE;
+		fkind = SYMD_FETCH_EXECUTABLE;
+	} else if ((section = after(what, "/section/")) && *section &&
+		   strlen(section) <= 128 &&
+		   strspn(section, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+			  "QRSTUVWXYZ0123456789._-") == strlen(section)) {
+		kind = 0;
+		fkind = SYMD_FETCH_SECTION;
+	} else {
+		reply_error(c, 404, "no such debuginfod route");
+		return;
+	}
+	if (kind ? serve_stored(c, kind) : serve_section(c, section))
+		return;
+	/* Not here: ask the upstreams (federation), in a worker. */
+	c->kind = C_FILE;
+	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
+				      section, fetched, c);
+	if (!c->job) {
+		if (errno == EBUSY)
+			overloaded(c);
+		else
+			reply_error(c, 404, "not found");
+	}
+}
+
+/* ------------------------------------------------------------- uploads */
+
+static int upload_piece(struct symd_http_req *req, const void *data,
+			size_t len)
+{
+	struct call *c = symd_http_req_user(req);
+	const char *p = data;
+
+	if (c->api->o.max_upload && c->bytes + len > c->api->o.max_upload) {
+		reply_error(c, 413, "the upload is larger than the limit");
+		return -EFBIG;
+	}
+	while (len) {
+		ssize_t n = write(c->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			reply_error(c, errno == ENOSPC || errno == EDQUOT ?
+				    507 : 500, errno == ENOSPC ?
+				    "the store's disk is full" :
+				    "cannot write the upload");
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		c->bytes += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void ingested(void *arg, int status, const char *msg)
+{
+	struct call *c = arg;
+	struct symd_buf b;
+
+	c->job = NULL;
+	c->tmp[0] = '\0';	/* the job moved or removed it */
+	if (c->gone)
+		return;
+	if (status) {
+		reply_error(c, status, msg);
+		return;
+	}
+	symd_metrics_upload(c->bytes);
+	symd_buf_init(&b, 0);
+	if (symd_buf_add(&b, "{\"build_id\":\"", 13) ||
+	    symd_buf_add(&b, c->build_id, strlen(c->build_id)) ||
+	    symd_buf_add(&b, "\",\"stored\":true,\"bytes\":", 24) ||
+	    symd_buf_add_u64(&b, c->bytes) || symd_buf_add(&b, "}\n", 2))
+		reply_error(c, 503, "out of memory");
+	else
+		reply_buf(c, 201, "application/json", &b);
+	symd_buf_release(&b);
+}
+
+static void upload_done(struct symd_http_req *req)
+{
+	struct call *c = symd_http_req_user(req);
+
+	if (close(c->fd) != 0) {
+		c->fd = -1;
+		reply_error(c, 500, "cannot write the upload");
+		return;
+	}
+	c->fd = -1;
+	if (c->bytes == 0) {
+		reply_error(c, 400, "empty body");
+		return;
+	}
+	c->job = symd_work_ingest(c->api->o.work, c->build_id, c->fkind,
+				  c->tmp, ingested, c);
+	if (!c->job) {
+		if (errno == EBUSY)
+			overloaded(c);
+		else
+			reply_error(c, 503, "cannot queue the upload");
+	}
+}
+
+/* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
+static void route_files(struct call *c, const char *rest, int kind)
+{
+	const char *m = symd_http_req_method(c->req), *end;
+	uint64_t len;
+
+	c->route = SYMD_R_DEBUGINFO;
+	if (take_id(c, rest, &end))
+		return;
+	if (*end) {
+		reply_error(c, 404, "no such route");
+		return;
+	}
+	if (strcmp(m, "HEAD") == 0 || strcmp(m, "GET") == 0) {
+		if (!serve_stored(c, kind))
+			reply_error(c, 404, "not in the store");
+		return;
+	}
+	if (strcmp(m, "DELETE") == 0) {
+		int err;
+
+		if (!authorized(c))
+			return;
+		err = sym_store_remove(c->api->o.store, c->build_id);
+		symd_work_forget(c->api->o.work, c->build_id);
+		if (err == -SYM_E_NOTFOUND)
+			reply_error(c, 404, "not in the store");
+		else if (err)
+			reply_error(c, 500, "cannot remove the entry");
+		else
+			symd_http_req_reply(c->req, 204, NULL, NULL);
+		return;
+	}
+	if (strcmp(m, "PUT") != 0) {
+		symd_http_req_add_header(c->req, "Allow",
+					 "GET, HEAD, PUT, DELETE");
+		reply_error(c, 405, "method not allowed");
+		return;
+	}
+	if (!authorized(c))
+		return;
+	if (c->api->o.max_upload &&
+	    symd_http_req_content_length(c->req, &len) == 0 &&
+	    len > c->api->o.max_upload) {
+		reply_error(c, 413, "the upload is larger than the limit");
+		return;
+	}
+	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
+		 c->api->o.store_dir);
+	c->fd = mkostemp(c->tmp, O_CLOEXEC);
+	if (c->fd < 0) {
+		c->tmp[0] = '\0';
+		reply_error(c, 500, "cannot create a temporary file");
+		return;
+	}
+	c->kind = C_UPLOAD;
+	c->fkind = kind;
+	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+}
+
+/* --------------------------------------------------------------- routes */
+
+static void on_abort(struct symd_http_req *req)
+{
+	struct call *c = symd_http_req_user(req);
+
+	c->gone = true;
+	drop_waits(c);
+	symd_work_detach(c->job);
+}
+
+static void route(struct symd_http_req *req, void *ctx)
+{
+	struct symd_api *api = ctx;
+	const char *path = symd_http_req_path(req);
+	const char *m = symd_http_req_method(req), *rest;
+	struct call *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		symd_http_req_reply_json_error(req, 503, "out of memory");
+		return;
+	}
+	c->api = api;
+	c->req = req;
+	c->fd = -1;
+	c->route = SYMD_R_OTHER;
+	symd_http_req_set_user(req, c);
+	symd_http_req_on_abort(req, on_abort);
+	if ((rest = after(path, "/v1/symbolize")) &&
+	    (*rest == '\0' || *rest == '/')) {
+		c->route = SYMD_R_SYMBOLIZE;
+		if (strcmp(m, "POST") != 0) {
+			symd_http_req_add_header(req, "Allow", "POST");
+			reply_error(c, 405, "use POST");
+			return;
+		}
+		if (*rest == '/' && take_id(c, rest + 1, &rest))
+			return;
+		if (*rest) {
+			reply_error(c, 404, "no such route");
+			return;
+		}
+		c->kind = C_SYMBOLIZE;
+		if (symd_http_req_buffer_body(req, api->o.max_body,
+					      symbolize_body) == -EFBIG)
+			reply_error(c, 413, "request body over the limit");
+	} else if ((rest = after(path, "/v1/debuginfo/"))) {
+		route_files(c, rest, SYM_STORE_DEBUGINFO);
+	} else if ((rest = after(path, "/v1/executable/"))) {
+		route_files(c, rest, SYM_STORE_EXECUTABLE);
+	} else if ((rest = after(path, "/buildid/"))) {
+		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+			c->route = SYMD_R_BUILDID;
+			symd_http_req_add_header(req, "Allow", "GET, HEAD");
+			reply_error(c, 405, "method not allowed");
+			return;
+		}
+		route_buildid(c, rest);
+	} else if (strcmp(path, "/metrics") == 0) {
+		struct symd_buf b;
+
+		c->route = SYMD_R_METRICS;
+		symd_buf_init(&b, 0);
+		if (symd_metrics_render(&b, api->o.store, api->o.work))
+			reply_error(c, 503, "out of memory");
+		else
+			reply_buf(c, 200, "text/plain; version=0.0.4", &b);
+		symd_buf_release(&b);
+	} else if (strcmp(path, "/healthz") == 0) {
+		static const char health[] = "{\"status\":\"ok\","
+			"\"version\":\"" SYMD_VERSION "\",\"jobs_queued\":";
+		struct symd_buf b;
+		unsigned q, r;
+
+		c->route = SYMD_R_HEALTHZ;
+		symd_work_counts(api->o.work, &q, &r);
+		symd_buf_init(&b, 0);
+		if (symd_buf_add(&b, health, sizeof(health) - 1) ||
+		    symd_buf_add_u64(&b, q) ||
+		    symd_buf_add(&b, ",\"jobs_running\":", 16) ||
+		    symd_buf_add_u64(&b, r) || symd_buf_add(&b, "}\n", 2))
+			reply_error(c, 503, "out of memory");
+		else
+			reply_buf(c, 200, "application/json", &b);
+		symd_buf_release(&b);
+	} else {
+		reply_error(c, 404, "no such route");
+	}
+}
+
+static void on_done(struct symd_http_req *req, int status,
+		    uint64_t latency_us, void *ctx)
+{
+	struct symd_api *api = ctx;
+	struct call *c = symd_http_req_user(req);
+
+	symd_metrics_request(c ? c->route : SYMD_R_OTHER, status, latency_us);
+	if (api->o.log)
+		fprintf(stderr, "symd: %s %s %d %.3f ms %llu frames\n",
+			symd_http_req_method(req), symd_http_req_path(req),
+			status, (double)latency_us / 1000.0,
+			c ? (unsigned long long)c->frames : 0ULL);
+	if (!c)
+		return;
+	drop_waits(c);
+	symd_work_detach(c->job);
+	symd_req_release(&c->sr);
+	if (c->fd >= 0)
+		close(c->fd);
+	/* An upload that never reached a worker. */
+	if (c->kind == C_UPLOAD && c->tmp[0] && !c->job)
+		unlink(c->tmp);
+	free(c);
+}
+
+int symd_api_new(const struct symd_api_opts *o, struct symd_api **out)
+{
+	struct symd_api *api = calloc(1, sizeof(*api));
+	struct symd_http_opts ho = { 0 };
+	char dir[4096];
+	int err;
+
+	*out = NULL;
+	if (!api)
+		return -ENOMEM;
+	api->o = *o;
+	snprintf(dir, sizeof(dir), "%s/incoming", o->store_dir);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		err = -errno;
+		free(api);
+		return err;
+	}
+	ho = o->http;
+	ho.on_request = route;
+	ho.on_done = on_done;
+	ho.ctx = api;
+	err = symd_http_new(o->base, &ho, &api->http);
+	if (err) {
+		free(api);
+		return err;
+	}
+	*out = api;
+	return 0;
+}
+
+struct symd_http *symd_api_http(struct symd_api *api)
+{
+	return api->http;
+}
+
+void symd_api_free(struct symd_api *api)
+{
+	if (!api)
+		return;
+	symd_http_free(api->http);
+	free(api);
+}

@@ -1,0 +1,308 @@
+/*
+ * metrics.c - what /metrics shows, in Prometheus' text format (0.0.4).
+ *
+ * Counters are process-wide relaxed atomics: the loop thread counts
+ * requests and frames, workers count fetches and conversions, and a
+ * scrape reads them all without a lock (a scrape may see one counter a
+ * moment ahead of another, which Prometheus tolerates).  The store's
+ * figures are read at scrape time.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sym.h"
+#include "req.h"
+#include "symd.h"
+
+#define NBUCKETS 16
+/* Seconds: request latency (sub-millisecond matters here) ... */
+static const double lat_le[NBUCKETS] = {
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+/* ... and fetches and conversions (seconds to minutes). */
+static const double job_le[NBUCKETS] = {
+	0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+	120, 300, 600,
+};
+
+struct hist {
+	atomic_uint_fast64_t bucket[NBUCKETS];	/* not cumulative */
+	atomic_uint_fast64_t count, sum_us;
+};
+
+static const char *const route_name[SYMD_R_MAX] = {
+	[SYMD_R_SYMBOLIZE] = "symbolize",
+	[SYMD_R_DEBUGINFO] = "debuginfo",
+	[SYMD_R_BUILDID] = "buildid",
+	[SYMD_R_METRICS] = "metrics",
+	[SYMD_R_HEALTHZ] = "healthz",
+	[SYMD_R_OTHER] = "other",
+};
+
+/* Job results, in a fixed order for the output. */
+static const char *const results[] = {
+	"ok", "absent", "failed", "badid", "cancelled", "badconv", "error",
+};
+#define NRESULTS (sizeof(results) / sizeof(results[0]))
+
+static struct {
+	atomic_uint_fast64_t requests[SYMD_R_MAX][600];
+	struct hist latency[SYMD_R_MAX];
+	atomic_uint_fast64_t addresses, frames, hits, misses;
+	atomic_uint_fast64_t fetches[NRESULTS], fetch_bytes;
+	atomic_uint_fast64_t converts[NRESULTS], upload_bytes;
+	struct hist fetch_time, convert_time;
+} m;
+
+static void observe(struct hist *h, const double *le, uint64_t usec)
+{
+	size_t i = 0;
+
+	while (i < NBUCKETS - 1 && (double)usec / 1e6 > le[i])
+		i++;
+	/* Past the last bound: only +Inf (count) holds it. */
+	if ((double)usec / 1e6 <= le[i])
+		atomic_fetch_add_explicit(&h->bucket[i], 1,
+					  memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_us, usec, memory_order_relaxed);
+}
+
+static size_t result_index(const char *r)
+{
+	for (size_t i = 0; i < NRESULTS; i++) {
+		if (strcmp(r, results[i]) == 0)
+			return i;
+	}
+	return NRESULTS - 1;
+}
+
+void symd_metrics_request(enum symd_route r, int status, uint64_t usec)
+{
+	if ((unsigned)r >= SYMD_R_MAX)
+		r = SYMD_R_OTHER;
+	if (status < 0 || status >= 600)
+		status = 0;
+	atomic_fetch_add_explicit(&m.requests[r][status], 1,
+				  memory_order_relaxed);
+	observe(&m.latency[r], lat_le, usec);
+}
+
+void symd_metrics_frames(uint64_t addresses, uint64_t frames)
+{
+	atomic_fetch_add_explicit(&m.addresses, addresses,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&m.frames, frames, memory_order_relaxed);
+}
+
+void symd_metrics_cache(bool hit)
+{
+	atomic_fetch_add_explicit(hit ? &m.hits : &m.misses, 1,
+				  memory_order_relaxed);
+}
+
+void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&m.fetches[result_index(result)], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&m.fetch_bytes, bytes,
+				  memory_order_relaxed);
+	observe(&m.fetch_time, job_le, usec);
+}
+
+void symd_metrics_convert(const char *result, uint64_t usec)
+{
+	atomic_fetch_add_explicit(&m.converts[result_index(result)], 1,
+				  memory_order_relaxed);
+	observe(&m.convert_time, job_le, usec);
+}
+
+void symd_metrics_upload(uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&m.upload_bytes, bytes,
+				  memory_order_relaxed);
+}
+
+static uint64_t get(atomic_uint_fast64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Append printf-style; the lines are short. */
+static int addf(struct symd_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int addf(struct symd_buf *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	return symd_buf_add(b, line, (size_t)n < sizeof(line) ?
+				     (size_t)n : sizeof(line) - 1);
+}
+
+static int hist(struct symd_buf *b, const char *name, const char *labels,
+		struct hist *h, const double *le)
+{
+	uint64_t cum = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < NBUCKETS && !err; i++) {
+		cum += get(&h->bucket[i]);
+		err = addf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels,
+			   *labels ? "," : "", le[i], (unsigned long long)cum);
+	}
+	if (!err)
+		err = addf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name,
+			   labels, *labels ? "," : "",
+			   (unsigned long long)get(&h->count));
+	if (!err)
+		err = addf(b, "%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name,
+			   labels, (double)get(&h->sum_us) / 1e6, name, labels,
+			   (unsigned long long)get(&h->count));
+	return err;
+}
+
+struct store_fig {
+	uint64_t bytes, tables, negative[4];
+};
+
+static int count_entry(void *ctx, const char *id,
+		       const struct sym_store_entry *e)
+{
+	struct store_fig *f = ctx;
+
+	(void)id;
+	if (e->negative == 0) {
+		f->tables++;
+		f->bytes += e->size;
+	} else if (e->negative > 0 && e->negative < 4) {
+		f->negative[e->negative]++;
+	}
+	return 0;
+}
+
+int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
+			struct symd_work *w)
+{
+	static const char *const neg[4] = { "", "absent", "failed",
+					    "badconv" };
+	struct store_fig f = { 0 };
+	unsigned queued = 0, running = 0;
+	char labels[64];
+	int err = 0;
+
+	err = addf(b, "# HELP symd_requests_total HTTP requests by route and "
+		   "status.\n# TYPE symd_requests_total counter\n");
+	for (int r = 0; r < SYMD_R_MAX && !err; r++) {
+		for (int s = 0; s < 600 && !err; s++) {
+			uint64_t v = get(&m.requests[r][s]);
+
+			if (v)
+				err = addf(b, "symd_requests_total{route=\"%s\","
+					   "code=\"%d\"} %llu\n", route_name[r],
+					   s, (unsigned long long)v);
+		}
+	}
+	if (!err)
+		err = addf(b, "# HELP symd_request_duration_seconds Time from "
+			   "the first byte to the reply.\n# TYPE "
+			   "symd_request_duration_seconds histogram\n");
+	for (int r = 0; r < SYMD_R_MAX && !err; r++) {
+		if (!get(&m.latency[r].count))
+			continue;
+		snprintf(labels, sizeof(labels), "route=\"%s\"",
+			 route_name[r]);
+		err = hist(b, "symd_request_duration_seconds", labels,
+			   &m.latency[r], lat_le);
+	}
+	if (!err)
+		err = addf(b,
+			   "# HELP symd_addresses_total Addresses symbolized.\n"
+			   "# TYPE symd_addresses_total counter\n"
+			   "symd_addresses_total %llu\n"
+			   "# HELP symd_frames_total Frames served.\n"
+			   "# TYPE symd_frames_total counter\n"
+			   "symd_frames_total %llu\n"
+			   "# HELP symd_cache_hits_total Modules answered from "
+			   "a ready table.\n"
+			   "# TYPE symd_cache_hits_total counter\n"
+			   "symd_cache_hits_total %llu\n"
+			   "# HELP symd_cache_misses_total Modules that needed "
+			   "a worker (cold, missing or failed).\n"
+			   "# TYPE symd_cache_misses_total counter\n"
+			   "symd_cache_misses_total %llu\n",
+			   (unsigned long long)get(&m.addresses),
+			   (unsigned long long)get(&m.frames),
+			   (unsigned long long)get(&m.hits),
+			   (unsigned long long)get(&m.misses));
+	if (!err)
+		err = addf(b, "# HELP symd_fetches_total Upstream debuginfod "
+			   "fetches by result.\n"
+			   "# TYPE symd_fetches_total counter\n");
+	for (size_t i = 0; i < NRESULTS && !err; i++)
+		err = addf(b, "symd_fetches_total{result=\"%s\"} %llu\n",
+			   results[i], (unsigned long long)get(&m.fetches[i]));
+	if (!err)
+		err = addf(b, "# HELP symd_fetch_bytes_total Bytes fetched.\n"
+			   "# TYPE symd_fetch_bytes_total counter\n"
+			   "symd_fetch_bytes_total %llu\n"
+			   "# HELP symd_upload_bytes_total Bytes uploaded.\n"
+			   "# TYPE symd_upload_bytes_total counter\n"
+			   "symd_upload_bytes_total %llu\n"
+			   "# HELP symd_fetch_duration_seconds Fetch time.\n"
+			   "# TYPE symd_fetch_duration_seconds histogram\n",
+			   (unsigned long long)get(&m.fetch_bytes),
+			   (unsigned long long)get(&m.upload_bytes));
+	if (!err)
+		err = hist(b, "symd_fetch_duration_seconds", "", &m.fetch_time,
+			   job_le);
+	if (!err)
+		err = addf(b, "# HELP symd_conversions_total Table builds by "
+			   "result.\n# TYPE symd_conversions_total counter\n");
+	for (size_t i = 0; i < NRESULTS && !err; i++)
+		err = addf(b, "symd_conversions_total{result=\"%s\"} %llu\n",
+			   results[i],
+			   (unsigned long long)get(&m.converts[i]));
+	if (!err)
+		err = addf(b, "# HELP symd_conversion_duration_seconds Table "
+			   "build time.\n# TYPE "
+			   "symd_conversion_duration_seconds histogram\n");
+	if (!err)
+		err = hist(b, "symd_conversion_duration_seconds", "",
+			   &m.convert_time, job_le);
+	if (!err && st)
+		sym_store_list(st, count_entry, &f);
+	if (w)
+		symd_work_counts(w, &queued, &running);
+	if (!err)
+		err = addf(b, "# HELP symd_store_bytes Logical bytes of the "
+			   "stored tables.\n# TYPE symd_store_bytes gauge\n"
+			   "symd_store_bytes %llu\n"
+			   "# HELP symd_store_tables Stored tables.\n"
+			   "# TYPE symd_store_tables gauge\n"
+			   "symd_store_tables %llu\n"
+			   "# HELP symd_negative_entries Negative entries by "
+			   "kind.\n# TYPE symd_negative_entries gauge\n",
+			   (unsigned long long)f.bytes,
+			   (unsigned long long)f.tables);
+	for (int k = 1; k < 4 && !err; k++)
+		err = addf(b, "symd_negative_entries{kind=\"%s\"} %llu\n",
+			   neg[k], (unsigned long long)f.negative[k]);
+	if (!err)
+		err = addf(b, "# HELP symd_jobs Worker jobs by state.\n"
+			   "# TYPE symd_jobs gauge\n"
+			   "symd_jobs{state=\"queued\"} %u\n"
+			   "symd_jobs{state=\"running\"} %u\n", queued,
+			   running);
+	return err;
+}

@@ -1,0 +1,147 @@
+/*
+ * symd.h - the daemon's own modules and how they meet.
+ *
+ *   main.c     options, start-up, signals, shutdown
+ *   api.c      the HTTP routes (on the loop thread)
+ *   work.c     what is known of each build ID, and the worker threads
+ *              that warm, fetch, convert and ingest off the loop
+ *   metrics.c  counters and histograms, Prometheus text
+ *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
+ *   fetch.c    the debuginfod client (fetch.h)
+ *
+ * The event loop thread answers every request.  It reads the store
+ * (sym_store_lookup(): memory-speed reads of mapped LMDB pages) but never
+ * builds a table, checks a checksum for the first time, or waits on the
+ * network: work.c does those on worker threads and hands results back
+ * through an event.  The daemon knows nothing of DWARF: tables are
+ * libsym's business (sym.h).
+ */
+#ifndef SYMD_H
+#define SYMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct sym_store;
+
+#define SYMD_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- work */
+
+/** What the daemon knows of a build ID (work.c). */
+enum symd_state {
+	SYMD_UNKNOWN = 0,	/* never asked, or forgotten */
+	SYMD_PENDING,		/* a worker is on it */
+	SYMD_READY,		/* the table is stored and verified */
+	SYMD_MISSING,		/* no source has it */
+	SYMD_FAILED,		/* fetch or conversion failed (see error) */
+};
+
+struct symd_status {
+	enum symd_state state;
+	unsigned retry_after_ms;	/* PENDING, FAILED: when to ask again */
+	char error[512];		/* FAILED: why */
+};
+
+struct symd_work;
+
+struct symd_work_opts {
+	struct sym_store *store;
+	const char *store_dir;
+	/* Upstream debuginfod URLs (space separated); NULL: none. */
+	const char *urls;
+	unsigned cpu_workers;	/* conversions, checksums: 0 = cores - 1 */
+	unsigned fetch_workers;	/* downloads: 0 = 4 */
+	unsigned queue_max;	/* jobs waiting at most: 0 = 4096 */
+	unsigned fetch_timeout_s;	/* 0 = 30 */
+	unsigned ttl_failed;	/* seconds before a failed build ID is
+				 * tried again; 0 = 60 */
+	uint64_t max_store_size;	/* enforced after each conversion */
+};
+
+/** Called on the loop thread when a build ID waited on is settled. */
+typedef void (*symd_wait_fn)(void *arg, const char *build_id);
+
+/** Called on the loop thread when an upload was stored (status 0) or
+ *  refused (an HTTP status and a reason). */
+typedef void (*symd_ingest_fn)(void *arg, int http_status, const char *msg);
+
+/** Called on the loop thread with a fetched file for the debuginfod
+ *  routes: @path (status 200) or an HTTP status and a reason.  A
+ *  @temporary file (a section) is the callee's to delete when served. */
+typedef void (*symd_file_fn)(void *arg, int http_status, const char *path,
+			     bool temporary, const char *msg);
+
+/* Start the workers.  Loop thread; evthread_use_pthreads() done. */
+int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
+		  struct symd_work **out);
+/* Cancel fetches, let running conversions finish, join the threads.
+ * Pending waiters are not called. */
+void symd_work_free(struct symd_work *w);
+
+/*
+ * Loop thread.  What is known of @build_id; UNKNOWN starts a job (then
+ * PENDING), unless the queues are full: -EBUSY (answer 503).
+ */
+int symd_work_status(struct symd_work *w, const char *build_id,
+		     struct symd_status *st);
+/* Call @fn once @build_id is no longer PENDING (@build_id must have been
+ * passed to symd_work_status() just before).  Returns a handle that the
+ * caller frees with symd_work_unwait(), whether @fn was called or not
+ * (after the call only the memory is left); NULL on ENOMEM. */
+struct symd_waiter *symd_work_wait(struct symd_work *w, const char *build_id,
+				   symd_wait_fn fn, void *arg);
+void symd_work_unwait(struct symd_work *w, struct symd_waiter *wt);
+/* The store no longer answers for @build_id (removed, stale, corrupt):
+ * forget what was known, so the next request starts over. */
+void symd_work_forget(struct symd_work *w, const char *build_id);
+/* An uploaded file at @path (inside the store directory) for @build_id,
+ * kind SYM_STORE_DEBUGINFO or _EXECUTABLE: check its build ID, take it
+ * into the store, call @fn, then convert it in the background.  The job
+ * owns @path from here on (it is moved or unlinked).  Returns the job,
+ * or NULL with errno (EBUSY: queues full). */
+struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
+				  int kind, const char *path,
+				  symd_ingest_fn fn, void *arg);
+/* A file the store lacks, for the debuginfod routes: fetch it from the
+ * upstreams.  kind: SYMD_FETCH_* (fetch.h); @section for sections.
+ * Returns the job, or NULL with errno (ENOENT: no upstream; EBUSY). */
+struct symd_job *symd_work_fetch_file(struct symd_work *w,
+				      const char *build_id, int kind,
+				      const char *section, symd_file_fn fn,
+				      void *arg);
+/* The caller of a job went away: its callback will not be called. */
+void symd_work_detach(struct symd_job *job);
+/* Whether fetching from upstreams is configured. */
+bool symd_work_can_fetch(const struct symd_work *w);
+/* Jobs queued and running, for /healthz and /metrics. */
+void symd_work_counts(struct symd_work *w, unsigned *queued,
+		      unsigned *running);
+
+/* ------------------------------------------------------------- metrics */
+
+enum symd_route {
+	SYMD_R_SYMBOLIZE,
+	SYMD_R_DEBUGINFO,	/* HEAD/PUT/DELETE /v1/debuginfo|executable */
+	SYMD_R_BUILDID,		/* GET /buildid/... (debuginfod protocol) */
+	SYMD_R_METRICS,
+	SYMD_R_HEALTHZ,
+	SYMD_R_OTHER,
+	SYMD_R_MAX
+};
+
+void symd_metrics_request(enum symd_route r, int status, uint64_t usec);
+void symd_metrics_frames(uint64_t addresses, uint64_t frames);
+void symd_metrics_cache(bool hit);
+void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes);
+void symd_metrics_convert(const char *result, uint64_t usec);
+void symd_metrics_upload(uint64_t bytes);
+/* Append the Prometheus text exposition to @out (a struct symd_buf);
+ * the store's figures are read here. */
+struct symd_buf;
+int symd_metrics_render(struct symd_buf *out, struct sym_store *st,
+			struct symd_work *w);
+
+#endif /* SYMD_H */

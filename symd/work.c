@@ -1,0 +1,967 @@
+/*
+ * work.c - what the daemon knows of each build ID, and the workers that
+ * find out.
+ *
+ * The loop thread keeps a map from build ID to state (symd.h: enum
+ * symd_state).  A build ID it knows nothing of gets one job, however
+ * many requests ask for it; the requests wait on the entry.  The job runs
+ * on worker threads in stages:
+ *
+ *   PREPARE (cpu)  the store has a table: verify its checksums once
+ *                  (sym_store_warm()) -> READY; a negative entry ->
+ *                  MISSING or FAILED; files but no table (an upload, a
+ *                  stale converter) -> convert; nothing -> FETCH
+ *   FETCH (fetch)  download the debug file from the upstreams (fetch.c)
+ *                  into the store -> CONVERT; a 404 everywhere ->
+ *                  ABSENT entry, MISSING; else a FAILED entry (backoff)
+ *   CONVERT (cpu)  sym_store_convert(), then warm -> READY
+ *
+ * Two pools, so that a slow download never holds up a conversion and a
+ * long conversion never holds up a download: "cpu" threads (by default
+ * one fewer than the cores, so the event loop keeps a core for warm
+ * answers) and "fetch" threads (mostly waiting on the network).  Results
+ * go back to the loop through a done list and one event; waiters are
+ * called only there.  Every queue is bounded: a full one is -EBUSY, and
+ * the API answers 503 with Retry-After.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "sym.h"
+#include "fetch.h"
+#include "symd.h"
+
+#define ID_MAX 128
+#define NBUCKETS 16384
+#define ENTRIES_MAX 65536	/* known build IDs kept before a sweep */
+#define MISSING_RECHECK 60	/* seconds a MISSING answer is reused */
+#define NOSOURCE_RECHECK 5	/* MISSING with no upstream: an upload may
+				 * come at any time */
+
+enum job_kind { J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE };
+
+struct symd_waiter {
+	struct symd_waiter *next, *prev;
+	struct entry *e;
+	symd_wait_fn fn;
+	void *arg;
+};
+
+struct entry {
+	char id[ID_MAX + 1];
+	enum symd_state state;
+	char error[512];
+	double until;		/* MISSING, FAILED: valid until (monotonic) */
+	bool rerun;		/* new files came while PENDING */
+	struct symd_waiter *waiters;
+	struct entry *hnext;
+};
+
+struct symd_job {
+	enum job_kind kind;
+	struct symd_job *next;
+	struct entry *e;	/* PREPARE, FETCH, CONVERT */
+	char id[ID_MAX + 1];
+	char source[512];	/* where the debug file came from */
+	/* INGEST, FILE */
+	int fkind;
+	char section[130];
+	char *path;
+	bool temporary;
+	symd_ingest_fn ifn;
+	symd_file_fn ffn;
+	void *arg;
+	/* The result, read by the loop once the job is on the done list. */
+	enum symd_state state;
+	int http_status;
+	unsigned retry_after_ms;
+	char msg[512];
+};
+
+struct queue {
+	struct symd_job *head, *tail;
+	unsigned n;
+	pthread_cond_t cv;
+};
+
+struct symd_work {
+	struct symd_work_opts o;
+	struct event_base *base;
+	struct event *done_ev;
+	/* Loop thread only. */
+	struct entry *buckets[NBUCKETS];
+	unsigned nentries;
+	/* Under mu. */
+	pthread_mutex_t mu;
+	struct queue cpu, fetch;
+	struct symd_job *done;
+	unsigned running;
+	bool stopping;
+	/* Threads; one fetch client per fetch thread. */
+	pthread_t *threads;
+	unsigned nthreads;
+	struct symd_fetch **clients;
+	unsigned nclients;
+	bool can_fetch;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t now_us(void)
+{
+	return (uint64_t)(now_s() * 1e6);
+}
+
+/* ------------------------------------------------------ the entry map */
+
+static unsigned hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h % NBUCKETS;
+}
+
+static struct entry *find(struct symd_work *w, const char *id)
+{
+	for (struct entry *e = w->buckets[hash(id)]; e; e = e->hnext) {
+		if (strcmp(e->id, id) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Bound the map: drop every settled entry nobody waits on.  They are
+ * cheap to learn again (one PREPARE job that finds them verified). */
+static void sweep(struct symd_work *w)
+{
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		struct entry **pp = &w->buckets[b];
+
+		while (*pp) {
+			struct entry *e = *pp;
+
+			if (e->state != SYMD_PENDING && !e->waiters) {
+				*pp = e->hnext;
+				free(e);
+				w->nentries--;
+			} else {
+				pp = &e->hnext;
+			}
+		}
+	}
+}
+
+static struct entry *find_or_add(struct symd_work *w, const char *id)
+{
+	struct entry *e = find(w, id);
+	unsigned h;
+
+	if (e)
+		return e;
+	if (strlen(id) > ID_MAX)
+		return NULL;
+	if (w->nentries >= ENTRIES_MAX)
+		sweep(w);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	strcpy(e->id, id);
+	h = hash(id);
+	e->hnext = w->buckets[h];
+	w->buckets[h] = e;
+	w->nentries++;
+	return e;
+}
+
+/* -------------------------------------------------------------- queues */
+
+static void push(struct queue *q, struct symd_job *j)
+{
+	j->next = NULL;
+	if (q->tail)
+		q->tail->next = j;
+	else
+		q->head = j;
+	q->tail = j;
+	q->n++;
+	pthread_cond_signal(&q->cv);
+}
+
+static struct symd_job *pop(struct queue *q)
+{
+	struct symd_job *j = q->head;
+
+	if (j) {
+		q->head = j->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->n--;
+	}
+	return j;
+}
+
+/* Queue @j (loop thread); -EBUSY when the queues are full. */
+static int submit(struct symd_work *w, struct symd_job *j, bool to_fetch)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->stopping)
+		err = -ESHUTDOWN;
+	else if (w->cpu.n + w->fetch.n >= w->o.queue_max)
+		err = -EBUSY;
+	else
+		push(to_fetch ? &w->fetch : &w->cpu, j);
+	pthread_mutex_unlock(&w->mu);
+	return err;
+}
+
+/* A worker hands @j back to the loop. */
+static void finish(struct symd_work *w, struct symd_job *j)
+{
+	pthread_mutex_lock(&w->mu);
+	j->next = w->done;
+	w->done = j;
+	pthread_mutex_unlock(&w->mu);
+	event_active(w->done_ev, EV_READ, 0);
+}
+
+/* A worker moves @j on to the other pool. */
+static void forward(struct symd_work *w, struct symd_job *j, bool to_fetch)
+{
+	pthread_mutex_lock(&w->mu);
+	push(to_fetch ? &w->fetch : &w->cpu, j);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* -------------------------------------------------------- the stages */
+
+static void settle(struct symd_job *j, enum symd_state s, unsigned retry_ms,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void settle(struct symd_job *j, enum symd_state s, unsigned retry_ms,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	j->state = s;
+	j->retry_after_ms = retry_ms;
+	j->msg[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(j->msg, sizeof(j->msg), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static const char *errstr(int err)
+{
+	static __thread char buf[128];
+
+	return sym_strerror(err, buf, sizeof(buf));
+}
+
+/* The table is stored: check it once, so the loop never does. */
+static void warm(struct symd_work *w, struct symd_job *j)
+{
+	int err = sym_store_warm(w->o.store, j->id);
+
+	if (!err)
+		settle(j, SYMD_READY, 0, NULL);
+	else
+		settle(j, SYMD_FAILED, 1000, "reading the stored table: %s",
+		       errstr(err));
+}
+
+/* Build the table from the store's files.  Returns true when done
+ * (settled), false when there are no files (fetch next). */
+static bool convert(struct symd_work *w, struct symd_job *j)
+{
+	uint64_t t0 = now_us();
+	int err = sym_store_convert(w->o.store, j->id,
+				    j->source[0] ? j->source : NULL, NULL);
+
+	if (err == -SYM_E_NOTFOUND)
+		return false;
+	symd_metrics_convert(!err ? "ok" : err == -SYM_E_BADDWARF ||
+			     err == -SYM_E_BADELF || err == -SYM_E_NOTELF ||
+			     err == -SYM_E_TOOBIG || err == -SYM_E_DECOMPRESS ||
+			     err == -SYM_E_UNSUPPORTED ? "badconv" : "error",
+			     now_us() - t0);
+	if (err) {
+		settle(j, SYMD_FAILED, w->o.ttl_failed * 1000,
+		       "conversion failed: %s", errstr(err));
+		return true;
+	}
+	if (w->o.max_store_size)
+		sym_store_gc(w->o.store, 0, NULL);
+	warm(w, j);
+	return true;
+}
+
+/* Returns true when @j is settled, false when it went to the fetch pool
+ * (and is no longer this thread's to touch). */
+static bool prepare(struct symd_work *w, struct symd_job *j)
+{
+	struct sym_store_entry se;
+	int err = sym_store_stat_entry(w->o.store, j->id, &se);
+
+	if (!err && se.negative == 0) {
+		err = sym_store_warm(w->o.store, j->id);
+		if (!err) {
+			settle(j, SYMD_READY, 0, NULL);
+			return true;
+		}
+		/* Stale (another converter) or corrupt (removed): build it
+		 * again from the files, or fetch them. */
+		if (err != -SYM_E_STALE && err != -SYM_E_BADTABLE &&
+		    err != -SYM_E_NOTFOUND) {
+			settle(j, SYMD_FAILED, 1000, "store: %s", errstr(err));
+			return true;
+		}
+	} else if (!err && se.negative == SYM_STORE_ABSENT) {
+		settle(j, SYMD_MISSING, 0, "%s", se.text);
+		return true;
+	} else if (!err) {
+		int64_t left = se.expires - (int64_t)time(NULL);
+
+		settle(j, SYMD_FAILED, se.expires && left > 0 ?
+		       (unsigned)left * 1000 : 60000, "%s%s",
+		       se.negative == SYM_STORE_BADCONV ?
+		       "conversion failed: " : "", se.text);
+		return true;
+	} else if (err != -SYM_E_NOTFOUND) {
+		settle(j, SYMD_FAILED, 1000, "store: %s", errstr(err));
+		return true;
+	}
+	if (convert(w, j))
+		return true;
+	if (!w->can_fetch) {
+		settle(j, SYMD_MISSING, 0, "no debug file and no upstream");
+		return true;
+	}
+	j->kind = J_FETCH;
+	forward(w, j, true);
+	return false;
+}
+
+static void fetch(struct symd_work *w, struct symd_fetch *f,
+		  struct symd_job *j)
+{
+	struct symd_fetch_info info;
+	char *path = NULL;
+	int err;
+
+	err = symd_fetch_get(f, SYMD_FETCH_DEBUGINFO, j->id, NULL, NULL, &path,
+			     &info);
+	symd_metrics_fetch(!err ? "ok" : err == -SYMD_FETCH_ABSENT ? "absent" :
+			   err == -SYMD_FETCH_BADID ? "badid" :
+			   err == -SYMD_FETCH_CANCELLED ? "cancelled" :
+			   "failed", info.usec, info.fetched);
+	if (!err) {
+		err = sym_store_take_file(w->o.store, j->id,
+					  SYM_STORE_DEBUGINFO, path);
+		if (err)
+			symd_fetch_discard(path);
+		free(path);
+		if (err) {
+			settle(j, SYMD_FAILED, 1000, "storing %s: %s",
+			       info.url, errstr(err));
+			finish(w, j);
+			return;
+		}
+		snprintf(j->source, sizeof(j->source), "%s", info.url);
+		j->kind = J_CONVERT;
+		forward(w, j, false);
+		return;
+	}
+	if (err == -SYMD_FETCH_ABSENT) {
+		sym_store_put_negative(w->o.store, j->id, SYM_STORE_ABSENT,
+				       info.msg[0] ? info.msg :
+				       "no upstream has it");
+		settle(j, SYMD_MISSING, 0, "%s", info.msg);
+	} else if (err == -SYMD_FETCH_CANCELLED) {
+		settle(j, SYMD_FAILED, 1000, "shutting down");
+	} else {
+		sym_store_put_negative(w->o.store, j->id, SYM_STORE_FAILED,
+				       info.msg);
+		settle(j, SYMD_FAILED, w->o.ttl_failed * 1000, "%s",
+		       info.msg[0] ? info.msg : symd_fetch_strerror(err));
+	}
+	finish(w, j);
+}
+
+/* An upload: right file?  Then into the store. */
+static void ingest(struct symd_work *w, struct symd_job *j)
+{
+	char hex[ID_MAX + 1];
+	int err = sym_file_build_id(j->path, hex, sizeof(hex));
+
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
+	    err == -SYM_E_UNSUPPORTED) {
+		j->http_status = 422;
+		snprintf(j->msg, sizeof(j->msg), "not a valid ELF file: %s",
+			 errstr(err));
+	} else if (err == -SYM_E_NOTFOUND) {
+		j->http_status = 422;
+		snprintf(j->msg, sizeof(j->msg), "the file has no GNU build ID");
+	} else if (err) {
+		j->http_status = 500;
+		snprintf(j->msg, sizeof(j->msg), "reading the upload: %s",
+			 errstr(err));
+	} else if (strcmp(hex, j->id) != 0) {
+		j->http_status = 422;
+		snprintf(j->msg, sizeof(j->msg),
+			 "the file's build ID is %s, not %s", hex, j->id);
+	} else {
+		err = sym_store_take_file(w->o.store, j->id, j->fkind,
+					  j->path);
+		j->http_status = err ? 500 : 0;
+		if (err)
+			snprintf(j->msg, sizeof(j->msg), "storing: %s",
+				 errstr(err));
+	}
+	if (j->http_status)
+		unlink(j->path);
+	finish(w, j);
+}
+
+static void file_fetch(struct symd_work *w, struct symd_fetch *f,
+		       struct symd_job *j)
+{
+	struct symd_fetch_info info;
+	char *path = NULL, buf[4096];
+	int err;
+
+	err = symd_fetch_get(f, j->fkind, j->id, j->section, NULL, &path,
+			     &info);
+	symd_metrics_fetch(!err ? "ok" : err == -SYMD_FETCH_ABSENT ? "absent" :
+			   "failed", info.usec, info.fetched);
+	if (!err && j->fkind != SYMD_FETCH_SECTION) {
+		int kind = j->fkind == SYMD_FETCH_DEBUGINFO ?
+			   SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE;
+
+		err = sym_store_take_file(w->o.store, j->id, kind, path);
+		if (!err)
+			err = sym_store_file_path(w->o.store, j->id, kind, buf,
+						  sizeof(buf));
+		if (err) {
+			symd_fetch_discard(path);
+			free(path);
+			j->http_status = 500;
+			snprintf(j->msg, sizeof(j->msg), "storing: %s",
+				 errstr(err));
+			finish(w, j);
+			return;
+		}
+		free(path);
+		path = strdup(buf);
+	}
+	if (!err && path) {
+		j->http_status = 200;
+		j->path = path;
+		j->temporary = j->fkind == SYMD_FETCH_SECTION;
+	} else {
+		free(path);
+		j->http_status = !err ? 500 : err == -SYMD_FETCH_ABSENT ? 404 :
+				 err == -SYMD_FETCH_INVAL ? 400 : 502;
+		snprintf(j->msg, sizeof(j->msg), "%s", !err ? "out of memory" :
+			 info.msg[0] ? info.msg : symd_fetch_strerror(err));
+	}
+	finish(w, j);
+}
+
+/* ------------------------------------------------------------ threads */
+
+struct thread_arg {
+	struct symd_work *w;
+	struct symd_fetch *client;	/* NULL: a cpu thread */
+};
+
+static void *worker(void *arg)
+{
+	struct thread_arg *ta = arg;
+	struct symd_work *w = ta->w;
+	struct symd_fetch *f = ta->client;
+	struct queue *q = f ? &w->fetch : &w->cpu;
+
+	free(ta);
+	for (;;) {
+		struct symd_job *j;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->stopping && !q->head)
+			pthread_cond_wait(&q->cv, &w->mu);
+		if (w->stopping) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		j = pop(q);
+		w->running++;
+		pthread_mutex_unlock(&w->mu);
+		switch (j->kind) {
+		case J_PREPARE:
+			if (prepare(w, j))
+				finish(w, j);
+			break;
+		case J_CONVERT:
+			if (!convert(w, j))
+				settle(j, SYMD_FAILED, 1000,
+				       "the fetched file went away");
+			finish(w, j);
+			break;
+		case J_FETCH:
+			fetch(w, f, j);
+			break;
+		case J_INGEST:
+			ingest(w, j);
+			break;
+		case J_FILE:
+			file_fetch(w, f, j);
+			break;
+		}
+		pthread_mutex_lock(&w->mu);
+		w->running--;
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+/* --------------------------------------------------- the loop's side */
+
+static void wake_waiters(struct entry *e)
+{
+	struct symd_waiter *list = e->waiters;
+
+	/* Detach first: a callback may unwait others or wait anew.  The
+	 * waiter itself stays allocated until its owner unwaits it. */
+	e->waiters = NULL;
+	while (list) {
+		struct symd_waiter *wt = list;
+
+		list = wt->next;
+		wt->e = NULL;
+		wt->next = wt->prev = NULL;
+		wt->fn(wt->arg, e->id);
+	}
+}
+
+static void start_job(struct symd_work *w, struct entry *e,
+		      enum job_kind kind);
+
+static void job_done(struct symd_work *w, struct symd_job *j)
+{
+	struct entry *e = j->e;
+
+	switch (j->kind) {
+	case J_PREPARE:
+	case J_FETCH:
+	case J_CONVERT:
+		e->state = j->state;
+		snprintf(e->error, sizeof(e->error), "%s", j->msg);
+		e->until = now_s() + (j->state == SYMD_MISSING ?
+				      (w->can_fetch ? MISSING_RECHECK :
+				       NOSOURCE_RECHECK) :
+				      j->retry_after_ms / 1000.0);
+		free(j);
+		if (e->rerun) {
+			e->rerun = false;
+			start_job(w, e, J_CONVERT);
+			if (e->state == SYMD_PENDING)
+				return;
+		}
+		wake_waiters(e);
+		return;
+	case J_INGEST:
+		if (j->ifn)
+			j->ifn(j->arg, j->http_status, j->msg);
+		if (j->http_status == 0) {
+			/* New files: convert them (once the running job, if
+			 * any, is over).  The conversion replaces whatever
+			 * the store said before, a negative entry too. */
+			e = find_or_add(w, j->id);
+			if (e && e->state == SYMD_PENDING)
+				e->rerun = true;
+			else if (e)
+				start_job(w, e, J_CONVERT);
+		}
+		break;
+	case J_FILE:
+		if (j->ffn)
+			j->ffn(j->arg, j->http_status, j->path, j->temporary,
+			       j->msg);
+		else if (j->temporary && j->path)
+			symd_fetch_discard(j->path);
+		break;
+	}
+	free(j->path);
+	free(j);
+}
+
+static void done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct symd_work *w = arg;
+	struct symd_job *list, *rev = NULL;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&w->mu);
+	list = w->done;
+	w->done = NULL;
+	pthread_mutex_unlock(&w->mu);
+	/* The list is newest first: answer in completion order. */
+	while (list) {
+		struct symd_job *j = list;
+
+		list = j->next;
+		j->next = rev;
+		rev = j;
+	}
+	while (rev) {
+		struct symd_job *j = rev;
+
+		rev = j->next;
+		job_done(w, j);
+	}
+}
+
+/* Start a PREPARE (or CONVERT) job for @e; on a full queue, @e stays
+ * UNKNOWN. */
+static void start_job(struct symd_work *w, struct entry *e,
+		      enum job_kind kind)
+{
+	struct symd_job *j = calloc(1, sizeof(*j));
+
+	e->state = SYMD_UNKNOWN;
+	if (!j)
+		return;
+	j->kind = kind;
+	j->e = e;
+	strcpy(j->id, e->id);
+	if (submit(w, j, false) != 0) {
+		free(j);
+		return;
+	}
+	e->state = SYMD_PENDING;
+}
+
+int symd_work_status(struct symd_work *w, const char *build_id,
+		     struct symd_status *st)
+{
+	struct entry *e = find_or_add(w, build_id);
+	double now;
+
+	memset(st, 0, sizeof(*st));
+	if (!e)
+		return -ENOMEM;
+	now = now_s();
+	if ((e->state == SYMD_MISSING || e->state == SYMD_FAILED) &&
+	    now >= e->until)
+		e->state = SYMD_UNKNOWN;
+	if (e->state == SYMD_UNKNOWN) {
+		start_job(w, e, J_PREPARE);
+		if (e->state == SYMD_UNKNOWN)
+			return -EBUSY;
+	}
+	st->state = e->state;
+	if (e->state == SYMD_FAILED) {
+		snprintf(st->error, sizeof(st->error), "%s", e->error);
+		st->retry_after_ms = (unsigned)((e->until - now) * 1000) + 1;
+	} else if (e->state == SYMD_MISSING) {
+		snprintf(st->error, sizeof(st->error), "%s", e->error);
+	} else if (e->state == SYMD_PENDING) {
+		st->retry_after_ms = 500;
+	}
+	return 0;
+}
+
+struct symd_waiter *symd_work_wait(struct symd_work *w, const char *build_id,
+				   symd_wait_fn fn, void *arg)
+{
+	struct entry *e = find(w, build_id);
+	struct symd_waiter *wt;
+
+	if (!e || !(wt = calloc(1, sizeof(*wt))))
+		return NULL;
+	wt->e = e;
+	wt->fn = fn;
+	wt->arg = arg;
+	wt->next = e->waiters;
+	if (e->waiters)
+		e->waiters->prev = wt;
+	e->waiters = wt;
+	return wt;
+}
+
+void symd_work_unwait(struct symd_work *w, struct symd_waiter *wt)
+{
+	(void)w;
+	if (!wt)
+		return;
+	if (!wt->e)
+		;	/* already called: only the memory is left */
+	else if (wt->prev)
+		wt->prev->next = wt->next;
+	else if (wt->e->waiters == wt)
+		wt->e->waiters = wt->next;
+	if (wt->e && wt->next)
+		wt->next->prev = wt->prev;
+	free(wt);
+}
+
+void symd_work_forget(struct symd_work *w, const char *build_id)
+{
+	struct entry *e = find(w, build_id);
+
+	if (e && e->state != SYMD_PENDING)
+		e->state = SYMD_UNKNOWN;
+}
+
+struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
+				  int kind, const char *path,
+				  symd_ingest_fn fn, void *arg)
+{
+	struct symd_job *j = calloc(1, sizeof(*j));
+	int err;
+
+	if (!j || strlen(build_id) > ID_MAX || !(j->path = strdup(path))) {
+		if (j)
+			free(j->path);
+		free(j);
+		errno = ENOMEM;
+		return NULL;
+	}
+	j->kind = J_INGEST;
+	strcpy(j->id, build_id);
+	snprintf(j->source, sizeof(j->source), "upload");
+	j->fkind = kind;
+	j->ifn = fn;
+	j->arg = arg;
+	err = submit(w, j, false);
+	if (err) {
+		free(j->path);
+		free(j);
+		errno = -err;
+		return NULL;
+	}
+	return j;
+}
+
+struct symd_job *symd_work_fetch_file(struct symd_work *w,
+				      const char *build_id, int kind,
+				      const char *section, symd_file_fn fn,
+				      void *arg)
+{
+	struct symd_job *j;
+	int err;
+
+	if (!w->can_fetch) {
+		errno = ENOENT;
+		return NULL;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || strlen(build_id) > ID_MAX ||
+	    (section && strlen(section) >= sizeof(j->section))) {
+		free(j);
+		errno = j ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	j->kind = J_FILE;
+	strcpy(j->id, build_id);
+	j->fkind = kind;
+	if (section)
+		strcpy(j->section, section);
+	j->ffn = fn;
+	j->arg = arg;
+	err = submit(w, j, true);
+	if (err) {
+		free(j);
+		errno = -err;
+		return NULL;
+	}
+	return j;
+}
+
+void symd_work_detach(struct symd_job *j)
+{
+	if (j) {
+		j->ifn = NULL;
+		j->ffn = NULL;
+		j->arg = NULL;
+	}
+}
+
+bool symd_work_can_fetch(const struct symd_work *w)
+{
+	return w->can_fetch;
+}
+
+void symd_work_counts(struct symd_work *w, unsigned *queued,
+		      unsigned *running)
+{
+	pthread_mutex_lock(&w->mu);
+	*queued = w->cpu.n + w->fetch.n;
+	*running = w->running;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static int start_thread(struct symd_work *w, struct symd_fetch *client)
+{
+	struct thread_arg *ta = calloc(1, sizeof(*ta));
+	int err;
+
+	if (!ta)
+		return -ENOMEM;
+	ta->w = w;
+	ta->client = client;
+	err = pthread_create(&w->threads[w->nthreads], NULL, worker, ta);
+	if (err) {
+		free(ta);
+		return -err;
+	}
+	w->nthreads++;
+	return 0;
+}
+
+int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
+		  struct symd_work **out)
+{
+	struct symd_work *w;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	char cache[4096];
+	int err = -ENOMEM;
+
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->o = *o;
+	w->base = base;
+	if (!w->o.cpu_workers)
+		w->o.cpu_workers = cores > 1 ? (unsigned)cores - 1 : 1;
+	if (!w->o.fetch_workers)
+		w->o.fetch_workers = 4;
+	if (!w->o.queue_max)
+		w->o.queue_max = 4096;
+	if (!w->o.ttl_failed)
+		w->o.ttl_failed = 60;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cpu.cv, NULL);
+	pthread_cond_init(&w->fetch.cv, NULL);
+	w->can_fetch = o->urls && strspn(o->urls, " \t") < strlen(o->urls);
+	{
+		/* libdebuginfod's cache lives in the store, so a fetched
+		 * file is renamed into place, never copied. */
+		struct symd_fetch_opts fo = {
+			.urls = w->can_fetch ? o->urls : NULL,
+			.cache_dir = cache,
+			.timeout_s = o->fetch_timeout_s,
+			.wake_signal = SIGURG,
+		};
+
+		snprintf(cache, sizeof(cache), "%s/debuginfod-cache",
+			 o->store_dir);
+		err = symd_fetch_global_init(&fo);
+		if (err)
+			goto fail;
+		w->clients = calloc(w->o.fetch_workers, sizeof(*w->clients));
+		err = -ENOMEM;
+		if (!w->clients)
+			goto fail;
+		for (unsigned i = 0; w->can_fetch && i < w->o.fetch_workers;
+		     i++) {
+			w->clients[i] = symd_fetch_new(&fo);
+			if (!w->clients[i])
+				goto fail;
+			w->nclients++;
+		}
+	}
+	w->done_ev = event_new(base, -1, 0, done_cb, w);
+	w->threads = calloc(w->o.cpu_workers + w->nclients,
+			    sizeof(*w->threads));
+	if (!w->done_ev || !w->threads)
+		goto fail;
+	for (unsigned i = 0; i < w->o.cpu_workers; i++) {
+		err = start_thread(w, NULL);
+		if (err)
+			goto fail;
+	}
+	for (unsigned i = 0; i < w->nclients; i++) {
+		err = start_thread(w, w->clients[i]);
+		if (err)
+			goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	symd_work_free(w);
+	return err;
+}
+
+static void free_jobs(struct symd_job *j)
+{
+	while (j) {
+		struct symd_job *next = j->next;
+
+		if (j->kind == J_INGEST && j->path)
+			unlink(j->path);
+		else if (j->kind == J_FILE && j->temporary && j->path)
+			symd_fetch_discard(j->path);
+		free(j->path);
+		free(j);
+		j = next;
+	}
+}
+
+void symd_work_free(struct symd_work *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->cpu.cv);
+	pthread_cond_broadcast(&w->fetch.cv);
+	pthread_mutex_unlock(&w->mu);
+	for (unsigned i = 0; i < w->nclients; i++)
+		symd_fetch_cancel(w->clients[i]);
+	for (unsigned i = 0; i < w->nthreads; i++)
+		pthread_join(w->threads[i], NULL);
+	for (unsigned i = 0; i < w->nclients; i++)
+		symd_fetch_free(w->clients[i]);
+	free_jobs(w->cpu.head);
+	free_jobs(w->fetch.head);
+	free_jobs(w->done);
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		while (w->buckets[b]) {
+			struct entry *e = w->buckets[b];
+
+			w->buckets[b] = e->hnext;
+			/* Waiters belong to their owners, who are gone by
+			 * now (the HTTP server is freed first). */
+			free(e);
+		}
+	}
+	if (w->done_ev)
+		event_free(w->done_ev);
+	pthread_cond_destroy(&w->cpu.cv);
+	pthread_cond_destroy(&w->fetch.cv);
+	pthread_mutex_destroy(&w->mu);
+	free(w->threads);
+	free(w->clients);
+	free(w);
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""symd_check.py - client-side checks of a running symd for the e2e tests.
+
+  symd_check.py compare URL BUILDID FILE [N]
+      POST N instruction addresses of FILE (objdump -d) to URL/v1/symbolize
+      and compare every frame (function, file, line, column, inline chain)
+      with `sym addr2line --output-style=JSON -f -i -C -e FILE` on the same
+      addresses.  Exit 0 when all agree.
+  symd_check.py status URL BUILDID ADDR WAIT_MS
+      print the module's status (ok, missing, pending, error) and, for ok,
+      the innermost function of ADDR.
+  symd_check.py raw HOST PORT HEX-BYTES|@FILE [DELAY]
+      send raw bytes (optionally in 1-byte steps DELAY seconds apart),
+      print the status line of the answer, or "closed".
+
+Only the standard library: urllib, socket, subprocess, json.
+"""
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+SYM = os.environ.get("SYM", "bin/sym")
+
+
+def post(url, body, timeout=60):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def text_addresses(path, n, seed=7):
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path],
+                         capture_output=True, text=True, check=True).stdout
+    addrs = []
+    for line in out.splitlines():
+        line = line.strip()
+        if ":" in line and line.split(":", 1)[0] and \
+                all(c in "0123456789abcdef" for c in line.split(":", 1)[0]) \
+                and "\t" in line:
+            addrs.append(int(line.split(":", 1)[0], 16))
+    random.Random(seed).shuffle(addrs)
+    return addrs[:n]
+
+
+def expected(path, addrs):
+    p = subprocess.run([SYM, "addr2line", "--no-cache", "--output-style=JSON",
+                        "-f", "-i", "-C", "-e", path],
+                       input="".join("0x%x\n" % a for a in addrs),
+                       capture_output=True, text=True, check=True)
+    res = []
+    for line in p.stdout.splitlines():
+        line = line.strip().rstrip(",").lstrip("[").rstrip("]")
+        if not line:
+            continue
+        res.append(json.loads(line))
+    return res
+
+
+def compare(url, build_id, path, n):
+    addrs = text_addresses(path, n)
+    st, got = post(url + "/v1/symbolize",
+                   {"modules": [{"build_id": build_id,
+                                 "addresses": ["0x%x" % a for a in addrs]}],
+                    "wait_ms": 20000})
+    if st != 200:
+        print("HTTP %d: %s" % (st, got))
+        return 1
+    mod = got["modules"][0]
+    if mod["status"] != "ok":
+        print("status %s: %s" % (mod["status"], mod.get("error")))
+        return 1
+    want = expected(path, addrs)
+    bad = 0
+    for a, fr, w in zip(addrs, mod["frames"], want):
+        wf = w["Symbol"]
+        if len(wf) == 1 and not wf[0]["FunctionName"] and \
+                not wf[0]["FileName"] and not wf[0]["Line"]:
+            wf = []     # llvm's way of saying "nothing known"
+        g = [(f.get("function", ""), os.path.basename(f.get("file", "")),
+              f["line"], f["column"]) for f in fr]
+        e = [(s["FunctionName"], os.path.basename(s["FileName"]),
+              s["Line"], s["Column"]) for s in wf]
+        if g != e:
+            bad += 1
+            if bad <= 5:
+                print("0x%x: symd %s\n       sym  %s" % (a, g, e))
+    print("%d addresses, %d differ" % (len(addrs), bad))
+    return 1 if bad or len(mod["frames"]) != len(addrs) else 0
+
+
+def status(url, build_id, addr, wait_ms):
+    st, got = post(url + "/v1/symbolize/" + build_id,
+                   {"addresses": [addr], "wait_ms": int(wait_ms)})
+    if st != 200:
+        print("http %d %s" % (st, got.get("error", "")))
+        return 0
+    mod = got["modules"][0]
+    fn = mod["frames"][0][0]["function"] if mod["frames"] and \
+        mod["frames"][0] else "-"
+    print(mod["status"], fn, mod.get("error", ""))
+    return 0
+
+
+def raw(host, port, data, delay=0.0):
+    if data.startswith("@"):
+        with open(data[1:], "rb") as f:
+            payload = f.read()
+    else:
+        payload = bytes.fromhex(data)
+    s = socket.create_connection((host, int(port)), timeout=10)
+    try:
+        if delay:
+            for i in range(len(payload)):
+                s.sendall(payload[i:i + 1])
+                time.sleep(delay)
+        else:
+            s.sendall(payload)
+        ans = s.recv(4096)
+    except (BrokenPipeError, ConnectionResetError):
+        ans = b""
+    s.close()
+    if not ans:
+        print("closed")
+    else:
+        print(ans.split(b"\r\n", 1)[0].decode(errors="replace"))
+    return 0
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "compare":
+        n = int(sys.argv[5]) if len(sys.argv) > 5 else 300
+        return compare(sys.argv[2], sys.argv[3], sys.argv[4], n)
+    if cmd == "status":
+        return status(*sys.argv[2:6])
+    if cmd == "raw":
+        return raw(sys.argv[2], sys.argv[3], sys.argv[4],
+                   float(sys.argv[5]) if len(sys.argv) > 5 else 0.0)
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
