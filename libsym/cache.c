@@ -786,11 +786,26 @@ static void note_access(struct sym_store *st, const uint8_t *id,
 	}
 	if (i < PENDING_MAX)
 		st->pending[i].when = t;
-	flush = st->npending >= PENDING_MAX ||
-		t - st->last_flush >= PENDING_SECS;
+	flush = (st->npending >= PENDING_MAX ||
+		 t - st->last_flush >= PENDING_SECS) &&
+		!(st->opts.flags & SYM_STORE_NO_READER_WRITES);
 	pthread_mutex_unlock(&st->mu);
 	if (flush)
 		flush_pending(st);
+}
+
+int sym_store_maintain(struct sym_store *st)
+{
+	int dead = 0;
+
+	if (!st)
+		return -EINVAL;
+	flush_pending(st);
+	mdb_reader_check(st->env, &dead);
+	if (dead)
+		symi_info("store: cleared %d stale readers in '%s'", dead,
+			  st->dir);
+	return dead;
 }
 
 /* Has this process verified the chunk with this (crc, start, size)? */

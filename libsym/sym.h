@@ -502,6 +502,10 @@ struct sym_store;
 enum sym_store_flags {
 	/** Open read-only: puts, removals and gc fail with -EROFS. */
 	SYM_STORE_RDONLY = (1 << 0),
+	/** Lookups never write: access times wait in memory for
+	 *  sym_store_maintain() (a server's latency-critical thread must
+	 *  never wait for LMDB's single writer). */
+	SYM_STORE_NO_READER_WRITES = (1 << 1),
 };
 
 /** Options of sym_store_open(); declare with SYM_OPTS(). */
@@ -545,6 +549,15 @@ SYM_API int sym_store_open(const char *dir, const struct sym_store_opts *opts,
 
 /** sym_store_close() - flush pending access times and close.  NULL-safe. */
 SYM_API void sym_store_close(struct sym_store *st);
+
+/**
+ * sym_store_maintain() - write the access times noted in memory, and
+ * clear the reader slots of processes that died without closing (their
+ * stale slots keep old pages from being reused).  Long-running users call
+ * it now and then (symd: every few seconds, on a worker).
+ * @return the number of stale readers cleared, -EINVAL
+ */
+SYM_API int sym_store_maintain(struct sym_store *st);
 
 /**
  * sym_store_put() - store the table of @build_id, replacing any entry.

@@ -147,6 +147,46 @@ static int target_path(char *buf, size_t len, enum symd_fetch_kind kind,
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
+/* @name next to @path (in its directory); 0 or -ENAMETOOLONG. */
+static int sibling(char *buf, size_t len, const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	int n = slash ? (int)(slash - path) : 0;
+
+	n = snprintf(buf, len, "%.*s/%s", n, path, name);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/*
+ * For a section of a server without section support (503), 0.188
+ * downloads the whole debuginfo (or executable) into the cache and
+ * extracts the section.  Those downloads are not what was asked for and
+ * would stay for good: delete what did not exist before the call (@had:
+ * bit 0 debuginfo, bit 1 executable).
+ */
+static int whole_files(const char *target)
+{
+	static const char *const names[] = { "debuginfo", "executable" };
+	char p[PATH_MAX];
+	int had = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (!sibling(p, sizeof(p), target, names[i]) &&
+		    access(p, F_OK) == 0)
+			had |= 1 << i;
+	return had;
+}
+
+static void drop_whole_files(const char *target, int had)
+{
+	static const char *const names[] = { "debuginfo", "executable" };
+	char p[PATH_MAX];
+
+	for (int i = 0; i < 2; i++)
+		if (!(had & 1 << i) && !sibling(p, sizeof(p), target, names[i]))
+			unlink(p);
+}
+
 /* Remove the directory of @path if it is empty; failures are harmless. */
 static void rmdir_parent(const char *path)
 {
@@ -463,7 +503,7 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	uint64_t t0 = now_ns();
 	char *path = NULL;
 	const char *url;
-	int rc, err;
+	int rc, err, had = 0;
 
 	if (!info)
 		info = &scratch;
@@ -526,6 +566,8 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 		err = -SYMD_FETCH_CANCELLED;
 		goto out;
 	}
+	if (kind == SYMD_FETCH_SECTION)
+		had = whole_files(target);
 	arm_deadline(f);
 	rc = query(f, kind, build_id, section, &path);
 	disarm_deadline(f);
@@ -535,6 +577,8 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	if (url)
 		snprintf(info->url, sizeof(info->url), "%s", url);
 
+	if (kind == SYMD_FETCH_SECTION && v.queried > 1)
+		drop_whole_files(target, had);
 	if (rc < 0) {
 		free(path);
 		err = classify(f, rc, kind, &v, info);

@@ -151,6 +151,13 @@ static void on_signal(evutil_socket_t sig, short what, void *ctx)
 	symd_http_shutdown(symd_api_http(d->api), stopped, d);
 }
 
+static void on_tick(evutil_socket_t fd, short what, void *ctx)
+{
+	(void)fd;
+	(void)what;
+	symd_work_maintain(ctx);
+}
+
 static void log_lib(void *ctx, int level, const char *msg)
 {
 	(void)ctx;
@@ -207,7 +214,8 @@ int main(int argc, char **argv)
 	struct sym_store *store = NULL;
 	struct symd_work *work = NULL;
 	struct daemon d = { 0 };
-	struct event *sigs[2] = { NULL, NULL };
+	struct event *sigs[2] = { NULL, NULL }, *tick = NULL;
+	struct timeval tick_tv = { .tv_sec = 5 };
 	unsigned port, bound = 0, u;
 	uint64_t size;
 	int opt, err, status = 1;
@@ -329,6 +337,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
+	/* The loop reads the store; only workers write it. */
+	so.flags |= SYM_STORE_NO_READER_WRITES;
 	err = sym_store_open(store_dir, &so, &store);
 	if (err) {
 		fprintf(stderr, "symd: cannot open the store '%s': %s\n",
@@ -364,8 +374,9 @@ int main(int argc, char **argv)
 	}
 	sigs[0] = evsignal_new(d.base, SIGTERM, on_signal, &d);
 	sigs[1] = evsignal_new(d.base, SIGINT, on_signal, &d);
-	if (!sigs[0] || !sigs[1] || evsignal_add(sigs[0], NULL) ||
-	    evsignal_add(sigs[1], NULL)) {
+	tick = event_new(d.base, -1, EV_PERSIST, on_tick, work);
+	if (!sigs[0] || !sigs[1] || !tick || evsignal_add(sigs[0], NULL) ||
+	    evsignal_add(sigs[1], NULL) || event_add(tick, &tick_tv)) {
 		fprintf(stderr, "symd: cannot catch signals\n");
 		goto out;
 	}
@@ -385,6 +396,8 @@ out:
 	for (int i = 0; i < 2; i++)
 		if (sigs[i])
 			event_free(sigs[i]);
+	if (tick)
+		event_free(tick);
 	if (d.base)
 		event_base_free(d.base);
 	sym_store_close(store);

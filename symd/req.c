@@ -496,7 +496,8 @@ static int read_literal(struct parser *p)
 	for (size_t k = 0; k < sizeof(lits) / sizeof(lits[0]); k++) {
 		size_t n = strlen(lits[k]);
 
-		if (p->len - p->pos >= n && !memcmp(p->s + p->pos, lits[k], n)) {
+		if (p->len - p->pos >= n &&
+		    !memcmp(p->s + p->pos, lits[k], n)) {
 			p->pos += n;
 			return 0;
 		}
@@ -612,7 +613,8 @@ static int skip_value(struct parser *p, unsigned int depth)
 		for (;;) {
 			if (!sp)
 				return 0;
-			err = next_or_close(p, stack[sp - 1] == '{' ? '}' : ']');
+			err = next_or_close(p, stack[sp - 1] == '{' ? '}' :
+							       ']');
 			if (err < 0)
 				return err;
 			if (err == 0) {
@@ -978,6 +980,11 @@ int symd_req_parse(const char *body, size_t len, const char *url_build_id,
 		p.mod_cap = len / 32 + 1;
 	else
 		p.mod_cap = l.max_modules;
+	if (p.addr_cap > SIZE_MAX / sizeof(*req->addrs) ||
+	    p.mod_cap > SIZE_MAX / sizeof(*req->modules)) {
+		rc = fail(&p, -ENOMEM, 0, "out of memory");
+		goto out;
+	}
 	if (p.addr_cap) {
 		req->addrs = malloc(p.addr_cap * sizeof(*req->addrs));
 		if (!req->addrs) {
@@ -1126,7 +1133,8 @@ int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
 		uint8_t c;
 		int k = 0;
 
-		/* A run of plain bytes and well-formed UTF-8, copied at once. */
+		/* A run of plain bytes and well-formed UTF-8, copied at
+		 * once. */
 		run = i;
 		for (;;) {
 			i = scan_plain(s, i, n);

@@ -165,12 +165,15 @@ struct symd_req {
  *                   to @errlen (SYMD_REQ_ERRLEN is always enough); ""
  *                   on success; may be NULL when @errlen is 0
  * @param errlen     size of @err
- * @return 0; -EINVAL: not a valid request (malformed JSON, wrong type,
- *         bad address or build ID, duplicate key, missing key, nesting
- *         deeper than lim->max_depth, trailing data, empty body, a bad
- *         @url_build_id, or NULL @req) - answer 400; -E2BIG: more than
- *         lim->max_modules modules or lim->max_addresses addresses -
- *         answer 413; -ENOMEM - answer 503.
+ * @return 0;
+ *         -EINVAL (answer 400): not a valid request - malformed JSON, a
+ *         wrong type, a bad address or build ID, a duplicate or missing
+ *         key, nesting deeper than lim->max_depth, trailing data, an
+ *         empty body, a bad @url_build_id - or a NULL @req, or a NULL
+ *         @body with @len > 0;
+ *         -E2BIG (answer 413): more than lim->max_modules modules or
+ *         more than lim->max_addresses addresses;
+ *         -ENOMEM (answer 503).
  * The first error found is reported; parsing stops there.  The time
  * taken is linear in @len, and the stack used is constant (nesting is
  * tracked in a SYMD_REQ_DEPTH_CAP-byte array, not by recursion).

@@ -114,6 +114,10 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 				      void *arg);
 /* The caller of a job went away: its callback will not be called. */
 void symd_work_detach(struct symd_job *job);
+/* Loop thread, now and then: write access times, clear stale LMDB
+ * readers and enforce max_store_size, on a worker (sym_store_maintain()).
+ * A no-op while the previous one is still out. */
+void symd_work_maintain(struct symd_work *w);
 /* Whether fetching from upstreams is configured. */
 bool symd_work_can_fetch(const struct symd_work *w);
 /* Jobs queued and running, for /healthz and /metrics. */

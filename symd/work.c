@@ -47,7 +47,7 @@
 #define NOSOURCE_RECHECK 5	/* MISSING with no upstream: an upload may
 				 * come at any time */
 
-enum job_kind { J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE };
+enum job_kind { J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE, J_MAINTAIN };
 
 struct symd_waiter {
 	struct symd_waiter *next, *prev;
@@ -112,6 +112,7 @@ struct symd_work {
 	struct symd_fetch **clients;
 	unsigned nclients;
 	bool can_fetch;
+	bool maintaining;	/* loop: a J_MAINTAIN job is out */
 };
 
 static double now_s(void)
@@ -535,6 +536,13 @@ static void *worker(void *arg)
 		case J_FILE:
 			file_fetch(w, f, j);
 			break;
+		case J_MAINTAIN:
+			/* Access times and stale readers; the size bound. */
+			sym_store_maintain(w->o.store);
+			if (w->o.max_store_size)
+				sym_store_gc(w->o.store, 0, NULL);
+			finish(w, j);
+			break;
 		}
 		pthread_mutex_lock(&w->mu);
 		w->running--;
@@ -600,6 +608,9 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 			else if (e)
 				start_job(w, e, J_CONVERT);
 		}
+		break;
+	case J_MAINTAIN:
+		w->maintaining = false;
 		break;
 	case J_FILE:
 		if (j->ffn)
@@ -804,6 +815,20 @@ void symd_work_detach(struct symd_job *j)
 		j->ffn = NULL;
 		j->arg = NULL;
 	}
+}
+
+void symd_work_maintain(struct symd_work *w)
+{
+	struct symd_job *j;
+
+	if (w->maintaining || !(j = calloc(1, sizeof(*j))))
+		return;
+	j->kind = J_MAINTAIN;
+	if (submit(w, j, false) != 0) {
+		free(j);
+		return;
+	}
+	w->maintaining = true;
 }
 
 bool symd_work_can_fetch(const struct symd_work *w)
