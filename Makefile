@@ -190,12 +190,15 @@ install: all
 	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
 	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
+	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
+	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
 
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
 		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
 		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(includedir)/sym.h \
-		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1
+		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
+		$(DESTDIR)$(mandir)/man8/symd.8
 
 clean:
 	rm -rf $(B) bin lib
