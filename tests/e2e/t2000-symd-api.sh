@@ -16,7 +16,7 @@ other=$(fixture gcc-O2-d4-c)
 CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
 export SYM
 
-plan 48
+plan 51
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --header-timeout-ms 500 \
@@ -109,6 +109,18 @@ if command -v debuginfod-find >/dev/null; then
 else
 	skip "no debuginfod-find"
 fi
+
+# --- a 1 GiB upload streams to disk --------------------------------------
+# Not an ELF file, so it is refused once received; what counts here is
+# that symd never held it in memory.
+code=$( (printf '\177ELF'; head -c 1073741824 /dev/zero) |
+	curl -s -o /dev/null -w '%{http_code}' --max-time 120 -X PUT -H "$auth" \
+		-H 'Content-Type: application/octet-stream' -T - "$U/v1/executable/$id")
+is "1 GiB upload (chunked) received and refused as not ELF: 422" "$code" 422
+hwm=$(awk '/^VmHWM:/ {print $2}' /proc/$SYMD_PID/status)
+ok "symd's peak RSS stayed under 200 MB during the 1 GiB upload (${hwm} kB)" \
+	test "$hwm" -lt 204800
+ok "the refused upload left nothing behind" sh -c "[ -z \"\$(ls '$T/symd-store/incoming')\" ]"
 
 # --- metrics ----------------------------------------------------------
 curl -sS "$U/metrics" > "$T/metrics"
