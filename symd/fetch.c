@@ -74,8 +74,8 @@ struct symd_fetch {
 /* What the verbose log says about one query. */
 struct vlog {
 	int queried;			/* transfers attempted (query lines) */
-	int failures, n404;		/* failed transfers, and 404s among them */
-	int status;			/* first HTTP error status other than 404 */
+	int failures, n404;		/* failed transfers; 404s among them */
+	int status;			/* first HTTP error other than 404 */
 	uint64_t size;			/* X-DEBUGINFOD-SIZE, if one value */
 	int sizes;			/* 0 none, 1 one value, 2 conflicting */
 	char detail[200];		/* first failure other than a 404 */
@@ -159,19 +159,20 @@ static int sibling(char *buf, size_t len, const char *path, const char *name)
 
 /*
  * For a section of a server without section support (503), 0.188
- * downloads the whole debuginfo (or executable) into the cache and
- * extracts the section.  Those downloads are not what was asked for and
- * would stay for good: delete what did not exist before the call (@had:
- * bit 0 debuginfo, bit 1 executable).
+ * downloads the whole debuginfo (or executable) into the cache and cuts
+ * the section out.  That download was not asked for and would stay for
+ * good: whole_files() notes which of the two exist before the query (a
+ * bit each), drop_whole_files() deletes the others afterwards.
  */
+static const char *const whole_names[] = { "debuginfo", "executable" };
+
 static int whole_files(const char *target)
 {
-	static const char *const names[] = { "debuginfo", "executable" };
 	char p[PATH_MAX];
 	int had = 0;
 
 	for (int i = 0; i < 2; i++)
-		if (!sibling(p, sizeof(p), target, names[i]) &&
+		if (!sibling(p, sizeof(p), target, whole_names[i]) &&
 		    access(p, F_OK) == 0)
 			had |= 1 << i;
 	return had;
@@ -179,11 +180,11 @@ static int whole_files(const char *target)
 
 static void drop_whole_files(const char *target, int had)
 {
-	static const char *const names[] = { "debuginfo", "executable" };
 	char p[PATH_MAX];
 
 	for (int i = 0; i < 2; i++)
-		if (!(had & 1 << i) && !sibling(p, sizeof(p), target, names[i]))
+		if (!(had & 1 << i) &&
+		    !sibling(p, sizeof(p), target, whole_names[i]))
 			unlink(p);
 }
 
@@ -818,7 +819,8 @@ int symd_fetch_global_init(const struct symd_fetch_opts *opts)
 			return -EINVAL;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = wake_handler;
-		sa.sa_flags = SA_RESTART;	/* poll() returns EINTR anyway */
+		/* poll() is interrupted even so; other calls restart. */
+		sa.sa_flags = SA_RESTART;
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(opts->wake_signal, &sa, NULL) != 0)
 			return -errno;

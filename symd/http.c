@@ -20,8 +20,9 @@
  *   pipelined request therefore waits, unread, until the reply before it
  *   has drained to the socket (write_cb() -> req_done()).
  * - Bufferevents use BEV_OPT_DEFER_CALLBACKS, so no libevent callback runs
- *   inside a call the caller makes.  A connection is freed only from its
- *   own libevent callbacks (read, write, event, timer, kick) and from
+ *   inside a call the caller makes; conn_kick() asks for conn_process()
+ *   the same way.  A connection is freed only from its own libevent
+ *   callbacks (read, write, event, timer) and from
  *   symd_http_shutdown()/symd_http_free(); every path that frees it
  *   (conn_free(), conn_end(), req_fail()) is a tail call.
  * - The caller's callbacks run with c->req still set, so a
@@ -42,7 +43,6 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -56,6 +56,7 @@
 #include <http_parser.h>
 
 #include "http.h"
+#include "req.h"
 #include "banned.h"
 
 /* How long a closing connection reads and discards what the client still
@@ -74,7 +75,6 @@ struct conn {
 	struct conn *prev, *next;	/* http->conns */
 	struct bufferevent *bev;	/* owned */
 	struct event *timer;		/* owned; see tkind */
-	struct event *kick;		/* owned; runs conn_process() */
 	http_parser parser;
 	struct symd_http_req *req;	/* owned; the request served, or NULL */
 	size_t hdr_raw;		/* wire bytes of the current head so far */
@@ -129,7 +129,9 @@ struct symd_http {
 
 static void conn_process(struct conn *c);
 static void conn_free(struct conn *c);
+static void conn_kick(struct conn *c);
 static int reply_json(struct symd_http_req *r, int status, const char *msg);
+static const char *reason(int status);
 
 static uint64_t now_us(void)
 {
@@ -477,13 +479,15 @@ static int conn_parse(struct conn *c, struct evbuffer *in)
 
 	if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 		return 0;
+	if (v.iov_len > SYMD_HTTP_READ_MAX)	/* a flushed pair's chain */
+		v.iov_len = SYMD_HTTP_READ_MAX;
 	if (head) {
 		/* Feed the head no further than its limit: a head that
 		 * does not end within it is too large, whatever it is. */
 		size_t room = c->http->o.max_header_bytes - c->hdr_raw;
 
 		if (!room) {
-			req_fail(c, 431, "request header fields too large");
+			req_fail(c, 431, reason(431));
 			return 1;
 		}
 		if (v.iov_len > room)
@@ -509,12 +513,8 @@ static int conn_parse(struct conn *c, struct evbuffer *in)
 	}
 	status = c->req && c->req->fail_status ? c->req->fail_status :
 		 err == HPE_HEADER_OVERFLOW ? 431 : 400;
-	req_fail(c, status, status == 413 ? "request body too large" :
-		 status == 414 ? "request target too long" :
-		 status == 431 ? "request header fields too large" :
-		 status == 500 ? "request body not accepted" :
-		 status == 505 ? "http version not supported" :
-		 http_errno_description(err));
+	req_fail(c, status, status == 400 ? http_errno_description(err) :
+		 reason(status));
 	return 1;
 }
 
@@ -530,7 +530,11 @@ static void conn_process(struct conn *c)
 	while (!c->linger) {
 		struct symd_http_req *r = c->req;
 
-		if (r && r->headers_done && !r->dispatched) {
+		/* (http-parser may fail a request after its headers
+		 * complete, say for a Transfer-Encoding it cannot frame:
+		 * then the layer has answered and the caller never
+		 * hears of it.) */
+		if (r && r->headers_done && !r->dispatched && !r->status) {
 			r->dispatched = true;
 			c->http->o.on_request(r, c->http->o.ctx);
 		} else if (r && r->msg_done && r->mode != BODY_NONE &&
@@ -592,6 +596,14 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	conn_process(arg);
 }
 
+/* Run conn_process() soon, from the loop: through the read callback,
+ * deferred, whatever the input holds. */
+static void conn_kick(struct conn *c)
+{
+	bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+			    BEV_TRIG_DEFER_CALLBACKS);
+}
+
 static void write_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
@@ -630,11 +642,6 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_free(c);	/* idle, lingering, or nothing sent yet */
 }
 
-static void kick_cb(evutil_socket_t fd, short what, void *arg)
-{
-	conn_process(arg);
-}
-
 static void conn_free(struct conn *c)
 {
 	struct symd_http *h = c->http;
@@ -649,7 +656,6 @@ static void conn_free(struct conn *c)
 		c->next->prev = c->prev;
 	h->nconns--;
 	event_free(c->timer);
-	event_free(c->kick);
 	/* A pair's other end learns of the close this way (no-op for
 	 * sockets). */
 	bufferevent_flush(c->bev, EV_WRITE, BEV_FINISHED);
@@ -660,28 +666,21 @@ static void conn_free(struct conn *c)
 		event_active(h->done_ev, EV_TIMEOUT, 1);
 }
 
-static void fmt_peer(char *buf, size_t len, const struct sockaddr *sa)
+static void fmt_peer(char *buf, size_t len, const struct sockaddr *sa,
+		     socklen_t sl)
 {
-	char host[INET6_ADDRSTRLEN];
+	char host[NI_MAXHOST], port[NI_MAXSERV];
 
 	buf[0] = '\0';
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s = (const void *)sa;
-
-		if (inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host)))
-			snprintf(buf, len, "%s:%u", host, ntohs(s->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s = (const void *)sa;
-
-		if (inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host)))
-			snprintf(buf, len, "[%s]:%u", host,
-				 ntohs(s->sin6_port));
-	}
+	if (getnameinfo(sa, sl, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]:%s" :
+			 "%s:%s", host, port);
 }
 
 /* Serve @bev (taken over, even on failure). */
 static int conn_new(struct symd_http *h, struct bufferevent *bev,
-		    const struct sockaddr *sa)
+		    const struct sockaddr *sa, socklen_t sl)
 {
 	struct timeval wt = ms_tv(h->o.write_timeout_ms);
 	struct conn *c = calloc(1, sizeof(*c));
@@ -689,15 +688,13 @@ static int conn_new(struct symd_http *h, struct bufferevent *bev,
 	if (!c)
 		goto fail;
 	c->timer = evtimer_new(h->base, timer_cb, c);
-	c->kick = event_new(h->base, -1, 0, kick_cb, c);
-	if (!c->timer || !c->kick)
+	if (!c->timer)
 		goto fail;
 	c->http = h;
 	c->bev = bev;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
-	if (sa)
-		fmt_peer(c->peer, sizeof(c->peer), sa);
+	fmt_peer(c->peer, sizeof(c->peer), sa, sl);
 	bufferevent_setcb(bev, read_cb, write_cb, event_cb, c);
 	bufferevent_setwatermark(bev, EV_READ, 0, SYMD_HTTP_READ_MAX);
 	bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
@@ -715,8 +712,6 @@ static int conn_new(struct symd_http *h, struct bufferevent *bev,
 fail:
 	if (c && c->timer)
 		event_free(c->timer);
-	if (c && c->kick)
-		event_free(c->kick);
 	free(c);
 	bufferevent_free(bev);
 	return -ENOMEM;
@@ -741,7 +736,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
-	(void)conn_new(h, bev, sa);
+	(void)conn_new(h, bev, sa, (socklen_t)salen);
 }
 
 /* accept() failed for want of descriptors or memory.  The client stays
@@ -869,9 +864,9 @@ int symd_http_adopt_bev(struct symd_http *h, struct bufferevent *bev)
 	}
 	if (fd < 0 || getpeername(fd, (void *)&ss, &sl) < 0)
 		ss.ss_family = AF_UNSPEC;
-	err = conn_new(h, bev, (void *)&ss);
+	err = conn_new(h, bev, (void *)&ss, sl);
 	if (!err)	/* it may hold input already */
-		event_active(h->conns->kick, EV_TIMEOUT, 1);
+		conn_kick(h->conns);
 	return err;
 }
 
@@ -1017,18 +1012,24 @@ static int body_mode(struct symd_http_req *r, enum body_mode mode)
 		}
 		conn_timer(c, T_BODY);
 	}
-	/* The parser may be waiting for this decision. */
-	event_active(c->kick, EV_TIMEOUT, 1);
+	conn_kick(c);		/* the parser may wait for this decision */
 	return 0;
+}
+
+static int body_check(const struct symd_http_req *r)
+{
+	if (r->aborted)
+		return -ECANCELED;
+	return r->mode != BODY_NONE || r->status ? -EALREADY : 0;
 }
 
 int symd_http_req_buffer_body(struct symd_http_req *r, size_t limit,
 			      symd_http_req_fn on_complete)
 {
-	if (r->aborted)
-		return -ECANCELED;
-	if (r->mode != BODY_NONE || r->status)
-		return -EALREADY;
+	int err = body_check(r);
+
+	if (err)
+		return err;
 	if (r->has_clen && r->clen > limit)
 		return -EFBIG;
 	r->body = evbuffer_new();
@@ -1048,10 +1049,10 @@ int symd_http_req_stream_body(struct symd_http_req *r,
 			      symd_http_body_fn on_body,
 			      symd_http_req_fn on_complete)
 {
-	if (r->aborted)
-		return -ECANCELED;
-	if (r->mode != BODY_NONE || r->status)
-		return -EALREADY;
+	int err = body_check(r);
+
+	if (err)
+		return err;
 	r->on_body = on_body;
 	r->on_complete = on_complete;
 	return body_mode(r, BODY_STREAM);
@@ -1072,45 +1073,38 @@ void symd_http_req_resume(struct symd_http_req *r)
 	r->paused = false;
 	if (!r->status && !r->aborted)
 		conn_timer(r->conn, T_BODY);
-	event_active(r->conn->kick, EV_TIMEOUT, 1);
+	conn_kick(r->conn);
 }
 
 /*
  * Replies.
  */
 
+static const struct {
+	int status;
+	const char *text;
+} reasons[] = {
+	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
+	{ 204, "No Content" }, { 206, "Partial Content" },
+	{ 304, "Not Modified" }, { 400, "Bad Request" },
+	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
+	{ 405, "Method Not Allowed" }, { 408, "Request Timeout" },
+	{ 409, "Conflict" }, { 411, "Length Required" },
+	{ 413, "Content Too Large" }, { 414, "URI Too Long" },
+	{ 415, "Unsupported Media Type" }, { 416, "Range Not Satisfiable" },
+	{ 422, "Unprocessable Content" }, { 429, "Too Many Requests" },
+	{ 431, "Request Header Fields Too Large" },
+	{ 500, "Internal Server Error" }, { 501, "Not Implemented" },
+	{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
+	{ 504, "Gateway Timeout" }, { 505, "HTTP Version Not Supported" },
+	{ 507, "Insufficient Storage" },
+};
+
 static const char *reason(int status)
 {
-	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 206: return "Partial Content";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 409: return "Conflict";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 415: return "Unsupported Media Type";
-	case 416: return "Range Not Satisfiable";
-	case 422: return "Unprocessable Content";
-	case 429: return "Too Many Requests";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 505: return "HTTP Version Not Supported";
-	case 507: return "Insufficient Storage";
-	}
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].status == status)
+			return reasons[i].text;
 	return status < 300 ? "OK" : status < 400 ? "Redirection" :
 	       status < 500 ? "Client Error" : "Server Error";
 }
@@ -1215,64 +1209,28 @@ int symd_http_req_reply(struct symd_http_req *r, int status,
 			body ? evbuffer_get_length(body) : 0);
 }
 
-/* Length of the valid UTF-8 sequence at @s (NUL-terminated), 0 if
- * invalid: overlong forms, surrogates and values past U+10FFFF are. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned n, cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (unsigned i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)	/* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
+/* {"error":"@msg"}, escaped by req.c's JSON writer (invalid UTF-8 comes
+ * out as U+FFFD, so any bytes make valid JSON). */
 static int reply_json(struct symd_http_req *r, int status, const char *msg)
 {
-	const unsigned char *s = (const unsigned char *)(msg ? msg : "");
-	struct evbuffer *b = evbuffer_new();
-	int err = -ENOMEM;
+	struct evbuffer *e = evbuffer_new();
+	struct symd_buf b;
+	int err = e ? 0 : -ENOMEM;
 
-	if (!b || evbuffer_add(b, "{\"error\":\"", 10))
-		goto out;
-	while (*s) {
-		size_t n = utf8_len(s);
-		int rc;
-
-		if (*s == '"' || *s == '\\')
-			rc = evbuffer_add_printf(b, "\\%c", *s);
-		else if (*s < 0x20 || *s == 0x7f)
-			rc = evbuffer_add_printf(b, "\\u%04x", *s);
-		else if (!n)
-			rc = evbuffer_add(b, "\\ufffd", 6);
-		else
-			rc = evbuffer_add(b, s, n);
-		if (rc < 0)
-			goto out;
-		s += n ? n : 1;
-	}
-	if (evbuffer_add(b, "\"}", 2))
-		goto out;
-	err = req_send(r, status, "application/json", b, NULL,
-		       evbuffer_get_length(b));
-out:
-	if (b)
-		evbuffer_free(b);
+	symd_buf_init(&b, 0);
+	if (!err)
+		err = symd_buf_add_lit(&b, "{\"error\":");
+	if (!err)
+		err = symd_buf_add_json_cstr(&b, msg ? msg : "");
+	if (!err)
+		err = symd_buf_addc(&b, '}');
+	if (!err && evbuffer_add(e, b.p, b.len))
+		err = -ENOMEM;
+	if (!err)
+		err = req_send(r, status, "application/json", e, NULL, b.len);
+	symd_buf_release(&b);
+	if (e)
+		evbuffer_free(e);
 	return err;
 }
 

@@ -35,19 +35,23 @@
  *   on that thread; a worker hands its result back to the loop first
  *   (event_active() on an event of its own, with evthread_use_pthreads()).
  *   Nothing here locks.
- * - Callbacks never run inside a call of this API: the layer calls the
- *   caller only from the event loop (its bufferevents use
+ * - Callbacks never run inside a call of this API (except
+ *   symd_http_free(), which ends the requests in flight): the layer calls
+ *   the caller only from the event loop (its bufferevents use
  *   BEV_OPT_DEFER_CALLBACKS), so replying from a callback is safe.
  * - One request at a time per connection.  Pipelined requests wait, unread
  *   (the input buffer is capped at SYMD_HTTP_READ_MAX bytes), until the
  *   reply before them has been written to the socket.
  * - The layer prints nothing.  on_done() is the place to log and count.
+ * - The process must ignore SIGPIPE: libevent writes with writev() and
+ *   sendfile(), which raise it when a client has gone away.
  * - Errors are 0 or -errno.
  *
  * What the layer answers by itself, always as {"error": "..."} with
  * Content-Type application/json and then closing the connection:
  *   400  malformed request (request line, header syntax, chunk framing,
- *        unknown method, Content-Length together with chunked)
+ *        unknown method, a Transfer-Encoding other than chunked,
+ *        Content-Length together with chunked)
  *   408  the request line and headers took longer than header_timeout_ms,
  *        or no body bytes came for body_timeout_ms
  *   413  a buffered body grew over its limit (symd_http_req_buffer_body())
@@ -108,9 +112,9 @@ typedef void (*symd_http_request_fn)(struct symd_http_req *req, void *ctx);
  * @param latency_us  from the request's first byte to now
  * @param ctx         symd_http_opts.ctx
  * Called exactly once for every request that reached on_request() and for
- * every request the layer answered by itself (400, 408, ...).  A partial
- * request whose connection died quietly (EOF or the header timeout with
- * nothing to answer) gets no call.  "Went to the socket" means the kernel
+ * every request the layer answered by itself (400, 408, ...).  A request
+ * whose connection ended before its headers were complete (EOF, reset)
+ * gets no call.  "Went to the socket" means the kernel
  * took the last byte, not that the client read it; a reply cut short by a
  * dead connection still reports its status.
  */
@@ -179,7 +183,8 @@ int symd_http_new(struct event_base *base, const struct symd_http_opts *opts,
 /**
  * symd_http_listen() - accept connections on @addr:@port (TCP).
  * @param addr            numeric IPv4 or IPv6 address, or a host name
- *                        (resolved once, blocking: call it at startup)
+ *                        (resolved once, blocking: call it at startup;
+ *                        the first address found is used)
  * @param port            0 picks a free port
  * @param[out] bound_port the port bound; may be NULL
  * @return 0, -EINVAL (port > 65535), -EADDRNOTAVAIL (@addr does not
@@ -213,7 +218,9 @@ int symd_http_adopt_bev(struct symd_http *http, struct bufferevent *bev);
  * Requests that arrive on those connections meanwhile are not read.
  * @param done  may be NULL; called once, never from inside this call
  * Calling it again only replaces @done and @ctx.  Timeouts still apply,
- * so a stuck client delays @done by at most the longest of them.
+ * so a slow client delays @done by at most the longest of them (plus two
+ * seconds of lingering close); a request the caller never answers delays
+ * it for good.
  */
 void symd_http_shutdown(struct symd_http *http, symd_http_shutdown_fn done,
 			void *ctx);
@@ -222,7 +229,9 @@ void symd_http_shutdown(struct symd_http *http, symd_http_shutdown_fn done,
  * symd_http_free() - close everything now and free the server.  Requests
  * in flight get on_abort() (if they had one and no reply yet) and
  * on_done().  Not from inside a callback of this server, except the
- * shutdown done callback.  NULL is a no-op.
+ * shutdown done callback.  NULL is a no-op.  libevent's deferred
+ * callbacks hold references to the freed bufferevents: run the loop once
+ * more (EVLOOP_NONBLOCK) before event_base_free(), or they leak.
  */
 void symd_http_free(struct symd_http *http);
 
@@ -334,8 +343,8 @@ int symd_http_req_add_header(struct symd_http_req *req, const char *name,
  * @return 0, -EINVAL (status), -EALREADY (replied before), -ECANCELED
  *         (after on_abort()), -ENOMEM.  On error @body is untouched.
  *
- * Content-Length is always sent (except with 204 and 304, which have no
- * body), Connection: close when the connection will close.  To a HEAD
+ * Content-Length is always sent (except with 204), Connection: close when
+ * the connection will close; 204 and 304 never carry a body.  To a HEAD
  * request the headers go out with the body's Content-Length and the body
  * is dropped.  A reply made while the request body is still arriving (an
  * early 401 for an upload) closes the connection after it; the rest of
@@ -352,8 +361,9 @@ int symd_http_req_reply(struct symd_http_req *req, int status,
 
 /**
  * symd_http_req_reply_json_error() - reply {"error":"@msg"} with
- * application/json.  @msg is escaped for JSON; bytes that are not valid
- * UTF-8 become U+FFFD.  Returns as symd_http_req_reply().
+ * application/json.  @msg is escaped for JSON (symd_buf_add_json_cstr()
+ * of req.h: ill-formed UTF-8 becomes U+FFFD).  Returns as
+ * symd_http_req_reply(), and -E2BIG for a message of hundreds of MB.
  */
 int symd_http_req_reply_json_error(struct symd_http_req *req, int status,
 				   const char *msg);

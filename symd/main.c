@@ -392,6 +392,10 @@ out:
 	 * then the workers (running conversions finish, fetches are
 	 * cancelled); the store last. */
 	symd_api_free(d.api);
+	/* One more turn: libevent's deferred callbacks free the closed
+	 * connections' bufferevents. */
+	if (d.base)
+		event_base_loop(d.base, EVLOOP_NONBLOCK);
 	symd_work_free(work);
 	for (int i = 0; i < 2; i++)
 		if (sigs[i])

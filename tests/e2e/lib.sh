@@ -8,6 +8,7 @@
 #   fixture NAME               path of a fixture binary (built on demand)
 #   need CMD...                skip the whole test when a command is missing
 #   $T                         a private temporary directory, removed at exit
+#   at_exit CMD                run CMD at exit (servers to stop)
 #   $SYM                       the sym binary under test
 #   $SYM_STORE                 exported: the test's own store, $T/.store
 #
@@ -17,7 +18,10 @@ SYM_ROOT=${SYM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SYM=${SYM:-$SYM_ROOT/bin/sym}
 SHARED=${SHARED:-$SYM_ROOT/../shared}
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+# at_exit CMD: run CMD at exit (last added first), before $T goes.
+_exit_hooks=
+at_exit() { _exit_hooks="$1; $_exit_hooks"; }
+trap 'eval "$_exit_hooks"; rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
 # sym addr2line caches tables in a store: every test gets its own, so no
 # test reads or writes ~/.cache/sym, and repeated runs exercise the cache.

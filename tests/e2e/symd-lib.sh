@@ -11,7 +11,7 @@
 
 SYMD=${SYMD:-$SYM_ROOT/bin/symd}
 SYMD_PID=
-trap 'rm -rf "$T"; [ -n "$SYMD_PID" ] && kill -9 "$SYMD_PID" 2>/dev/null' EXIT
+at_exit '[ -n "$SYMD_PID" ] && kill -9 "$SYMD_PID" 2>/dev/null'
 
 start_symd() {
 	rm -f "$T/symd.out"

@@ -7,9 +7,11 @@
 # Each target tests/fuzz/fuzz-<name>.c is linked with -fsanitize=fuzzer
 # against the libsym sources compiled here with the same sanitizers
 # (fuzzer-no-link, address, undefined), into build/fuzz/, so the normal
-# build/ objects are left alone.  libelf and libdw are Debian's, not
-# instrumented: a bug inside them shows as a crash whose top frames are in
-# libdw.so/libelf.so.
+# build/ objects are left alone.  The targets in SYMD_TARGETS, which drive
+# the daemon's code, also get symd/*.c (but main.c), compiled the same
+# way, and the daemon's libraries (libevent, http-parser, ...).  libelf,
+# libdw and libevent are Debian's, not instrumented: a bug inside them
+# shows as a crash whose top frames are in their .so files.
 #
 # Each target then runs for FUZZ_TIME seconds, starting from the committed
 # seeds in tests/fuzz/corpus/<target>/ plus what earlier runs found in
@@ -60,6 +62,18 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	$(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(LIB_EXTRA)
 
+# The daemon's modules and dependencies, read from the top Makefile the
+# same way: its SYMD_PKGS, and what SYMD_LIBS adds after the pkg-config
+# call (-lhttp_parser, ...).
+SYMD_TARGETS ?= fuzz-http fuzz-req
+SYMD_SRCS := $(filter-out symd/main.c,$(wildcard symd/*.c))
+SYMD_OBJS := $(SYMD_SRCS:%.c=$(B)/%.o)
+SYMD_PKGS := $(shell sed -n 's/^SYMD_PKGS *= *//p' Makefile)
+symd_extra_sed := s/^SYMD_LIBS *=.*)) *//p
+SYMD_EXTRA := $(shell sed -n '$(symd_extra_sed)' Makefile)
+SYMD_CFLAGS := -Isymd $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
+SYMD_LIBS := $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) $(SYMD_EXTRA)
+
 .PHONY: all build run $(FUZZ_TARGETS:%=run-%)
 all: run
 build: $(FUZZ_TARGETS:%=$(B)/%)
@@ -73,11 +87,25 @@ $(B)/libsym/%.o: libsym/%.c
 $(B)/libsym-fuzz.a: $(LIB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
+$(B)/symd/%.o: symd/%.c
+	@mkdir -p $(dir $@)
+	@printf '  %-7s %s\n' CC $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYMD_CFLAGS) -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
+
+$(B)/libsymd-fuzz.a: $(SYMD_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+
+# Only the SYMD_TARGETS depend on the daemon's code (and its build).
+$(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a
+$(SYMD_TARGETS:%=$(B)/%): FUZZ_SYMD = $(SYMD_CFLAGS) $(B)/libsymd-fuzz.a
+$(SYMD_TARGETS:%=$(B)/%): FUZZ_SYMD_LIBS = $(SYMD_LIBS)
+
 $(B)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(B)/libsym-fuzz.a
 	@mkdir -p $(dir $@)
 	@printf '  %-7s %s\n' LD $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(LIB_FUZZING_ENGINE) -o $@ $< \
-		$(B)/libsym-fuzz.a $(FUZZ_LIBS)
+		$(FUZZ_SYMD) $(B)/libsym-fuzz.a $(FUZZ_LIBS) $(FUZZ_SYMD_LIBS)
 
 # One run: fuzz, then merge what adds coverage over the committed corpus
 # into new/ (the committed files are copied into a scratch dir first, so
