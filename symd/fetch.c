@@ -720,7 +720,7 @@ const char *symd_fetch_strerror(int err)
 	case SYMD_FETCH_CANCELLED:
 		return "fetch cancelled";
 	case SYMD_FETCH_BADID:
-		return "upstream served a file with another build ID";
+		return "upstream served the wrong file";
 	case SYMD_FETCH_INVAL:
 		return "invalid build ID or section name";
 	default:
