@@ -58,9 +58,13 @@ DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
 SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
+# The sym tool's own: libcurl's header (sym upload, sym lookup --server);
+# the library itself is dlopen()ed on first use (tools/client.c).
+TOOL_PKGS = libcurl
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-# symd/ sources also see libevent's flags.
+# symd/ sources also see libevent's flags, tools/ sources libcurl's.
 $(B)/symd/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
+$(B)/tools/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS))
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 B = build

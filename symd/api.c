@@ -12,6 +12,7 @@
  *
  * Each request gets a struct call (its user pointer), freed in on_done().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -214,6 +215,11 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			err = symd_buf_add(b, ",\"column\":", 10);
 		if (!err)
 			err = symd_buf_add_u64(b, f->column);
+		if (!err && f->discriminator) {
+			err = symd_buf_add(b, ",\"discriminator\":", 17);
+			if (!err)
+				err = symd_buf_add_u64(b, f->discriminator);
+		}
 		if (!err)
 			err = (f->flags & SYM_FRAME_INLINED) ?
 			      symd_buf_add(b, ",\"inlined\":true", 15) :
@@ -810,6 +816,21 @@ static void on_done(struct symd_http_req *req, int status,
 	free(c);
 }
 
+/* Uploads a crash cut short: nothing refers to them any more. */
+static void sweep_incoming(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "upload.", 7) == 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
 int symd_api_new(const struct symd_api_opts *o, struct symd_api **out)
 {
 	struct symd_api *api = calloc(1, sizeof(*api));
@@ -827,6 +848,7 @@ int symd_api_new(const struct symd_api_opts *o, struct symd_api **out)
 		free(api);
 		return err;
 	}
+	sweep_incoming(dir);
 	ho = o->http;
 	ho.on_request = route;
 	ho.on_done = on_done;

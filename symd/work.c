@@ -24,7 +24,9 @@
  * called only there.  Every queue is bounded: a full one is -EBUSY, and
  * the API answers 503 with Retry-After.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -845,6 +847,36 @@ void symd_work_counts(struct symd_work *w, unsigned *queued,
 	pthread_mutex_unlock(&w->mu);
 }
 
+static int rm_entry(const char *path, const struct stat *sb, int type,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	if (ftw->level > 0)
+		(type == FTW_DP ? rmdir : unlink)(path);
+	return 0;
+}
+
+/* Files left in libdebuginfod's cache by a crash (half downloads, files
+ * never taken into the store): the cache only holds files in transit, so
+ * every build-ID directory in it goes.  Its config files stay. */
+static void sweep_cache(const char *cache)
+{
+	DIR *d = opendir(cache);
+	struct dirent *de;
+	char path[4096];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", cache, de->d_name);
+		nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
 static int start_thread(struct symd_work *w, struct symd_fetch *client)
 {
 	struct thread_arg *ta = calloc(1, sizeof(*ta));
@@ -901,6 +933,7 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 
 		snprintf(cache, sizeof(cache), "%s/debuginfod-cache",
 			 o->store_dir);
+		sweep_cache(cache);
 		err = symd_fetch_global_init(&fo);
 		if (err)
 			goto fail;

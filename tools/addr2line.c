@@ -33,7 +33,8 @@
  * which is then built.
  *
  * `sym lookup BUILDID ADDR...` (tools/lookup.c) is this code with no file:
- * the store is the only source.
+ * the store is the only source, or with --server URL a symd server
+ * (tools/client.c), whose JSON frames are printed by the same styles.
  *
  * Each style copies its peer's format and quirks on purpose, because
  * scripts parse them; they are listed in docs/sym.1.  One GNU quirk is
@@ -51,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "tools.h"
 
 enum a2l_style {
@@ -75,6 +77,10 @@ struct a2l {
 
 	/* What is being symbolized. */
 	bool lookup;			/* sym lookup: the store alone */
+	const char *server;		/* sym lookup --server URL; NULL */
+	unsigned wait_ms;		/* --wait-ms */
+	struct client *client;		/* client_free(); NULL without
+					 * --server */
 	const char *build_id;		/* borrowed from argv or mod; NULL */
 	const char *module_name;	/* JSON "ModuleName": exe or build ID */
 
@@ -118,6 +124,8 @@ enum {
 	OPT_STORE,
 	OPT_NO_CACHE,
 	OPT_STATS,
+	OPT_SERVER,
+	OPT_WAIT_MS,
 };
 
 static const struct option longopts[] = {
@@ -144,6 +152,8 @@ static const struct option longopts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -175,7 +185,12 @@ static void usage(FILE *f, bool lookup)
 			"BUILDID using the table\nin the store only.  ADDR is "
 			"hex (0x optional); with no ADDR they are\nread from "
 			"stdin, one per line.  Exit status 1 when the store "
-			"has no\ntable for BUILDID.\n\n%s\nSee sym(1).\n",
+			"has no\ntable for BUILDID.\n\n%s"
+			"      --server=URL        ask symd at URL instead of "
+			"the store\n"
+			"      --wait-ms=N         how long symd may fetch or "
+			"convert (default\n"
+			"                          10000)\n\nSee sym(1).\n",
 			usage_styles);
 		return;
 	}
@@ -875,8 +890,9 @@ static int build_table(struct a2l *a)
 	return 0;
 }
 
-/* The callback of sym_store_lookup(): print right here, since the
- * frames' strings live only as long as the read transaction. */
+/* The callback of sym_store_lookup() and client_symbolize(): print right
+ * here, since the frames' strings live only as long as the read
+ * transaction (the reply). */
 static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			size_t n)
 {
@@ -945,6 +961,15 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 	int err;
 
 	a->naddrs += n;
+	if (a->client) {
+		/* Nothing to fall back on: an error ends the input. */
+		a->batch_addrs = addrs;
+		err = client_symbolize(a->client, a->build_id, addrs, n,
+				       a->wait_ms, store_frames, a);
+		a->t_lookup += now_ms() - t0;
+		a->fatal = err != 0;
+		return err;
+	}
 	if (a->from_cache) {
 		a->batch_addrs = addrs;
 		a->batch_done = 0;
@@ -971,6 +996,10 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 	a->t_lookup += now_ms() - t0;
 	return 0;
 }
+
+/* sym lookup --server: seconds without an answer, beyond --wait-ms,
+ * before the server is given up on. */
+#define LOOKUP_STALL 20
 
 /* The largest batch of addresses answered by one sym_store_lookup(). */
 #define BATCH_MAX 65536
@@ -1099,6 +1128,7 @@ static int handle(struct a2l *a, const char *input)
 
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
+	char *end;
 	int c, err;
 
 	/* Options may follow addresses, as with GNU getopt in both peers.
@@ -1187,6 +1217,26 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case OPT_STATS:
 			a->stats = true;
+			break;
+		case OPT_SERVER:
+		case OPT_WAIT_MS:
+			if (!a->lookup) {
+				tool_err("--server, --wait-ms: only sym lookup "
+					 "asks a server");
+				return -EINVAL;
+			}
+			if (c == OPT_SERVER) {
+				a->server = optarg;
+				break;
+			}
+			errno = 0;
+			a->wait_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno ||
+			    strlen(optarg) > 7) {
+				tool_err("--wait-ms: '%s' is not a number of "
+					 "milliseconds", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			usage(stdout, a->lookup);
@@ -1394,6 +1444,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		return TOOL_EXIT_FAIL;
 	}
 	a->lookup = lookup;
+	a->wait_ms = 10000;
 	a->exe = "a.out";
 	a->width = 16;
 	/* Big writes, not one per 4 KiB: answers are flushed before every
@@ -1425,7 +1476,22 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		 * libdwfl does in a shared object or PIE. */
 		a->info.elf_class = 64;
 		a->info.elf_type = 3;
-		err = open_lookup(a);
+		if (!a->server) {
+			err = open_lookup(a);
+		} else if (a->store_dir) {
+			tool_err("--store, --server: sym lookup answers from "
+				 "one of them");
+			status = TOOL_EXIT_USAGE;
+			goto out;
+		} else if ((err = client_new(a->server, LOOKUP_STALL,
+					     &a->client)) == -EINVAL) {
+			tool_err("--server: '%s' is not an http:// or "
+				 "https:// URL", a->server);
+			status = TOOL_EXIT_USAGE;
+			goto out;
+		} else if (err) {
+			tool_err("out of memory");
+		}
 	} else {
 		a->module_name = a->exe;
 		err = open_module(a);
@@ -1450,6 +1516,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	if (a->stats)
 		print_stats(a);
 out:
+	client_free(a->client);
 	sym_store_close(a->store);
 	sym_module_close(a->mod);
 	tool_dirs_release(&a->dirs);

@@ -20,9 +20,11 @@ static const struct tool_cmd commands[] = {
 	  "translate addresses into functions, files and lines" },
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
 	{ "lookup", cmd_lookup,
-	  "translate addresses of a build ID with the stored table" },
+	  "translate addresses of a build ID with the stored table or symd" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
+	{ "upload", cmd_upload,
+	  "upload executables and debug files to a symd server" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

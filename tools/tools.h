@@ -45,6 +45,7 @@ int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
 int cmd_store(int argc, char **argv);
+int cmd_upload(int argc, char **argv);	/* upload.c */
 
 /**
  * tool_addr2line() - the body of `sym addr2line` and of `sym lookup`,

@@ -1,0 +1,108 @@
+/*
+ * client.h - the sym tools' HTTP client for symd (docs/http-api.md), on
+ * libcurl: `sym upload` and `sym lookup --server`.
+ *
+ * One struct client per process holds one libcurl handle, so successive
+ * requests reuse the connection.  Every request has a connect timeout and
+ * a stall limit (no byte moved for that long), so a dead or stopped
+ * server costs seconds, never a hung CI job.  Replies are read into
+ * memory only for the small JSON bodies of the API; uploads stream from
+ * the file.
+ *
+ * Nothing here prints, except client_symbolize(), which reports the
+ * module's status the way `sym lookup` does.  libcurl's declarations stay
+ * in client.c.
+ */
+#ifndef SYM_CLIENT_H
+#define SYM_CLIENT_H
+
+#include "tools.h"
+
+
+/** A connection to one symd.  Opaque. */
+struct client;
+
+/** Defaults: seconds to connect, and seconds without progress. */
+#define CLIENT_CONNECT_TIMEOUT 10
+#define CLIENT_STALL_TIMEOUT 60
+
+/** The outcome of one request. */
+struct client_result {
+	/** The HTTP status; 0 when no answer came. */
+	long status;
+	/** No connection could be made (refused, no such host, connect
+	 *  timeout): later requests to the same server will fail too. */
+	bool unreachable;
+	/** When status is 0 or not 2xx: why, in one line ("wrong token
+	 *  (HTTP 403)", "Failed to connect to ..."). */
+	char msg[512];
+	/** A JSON reply's "bytes" member (PUT); 0 when absent. */
+	uint64_t bytes;
+};
+
+/**
+ * client_new() - a client for the symd at @server.
+ * @param server  "http://host:port" or "https://...", with an optional
+ *                path prefix; trailing slashes are dropped.  Borrowed.
+ * @param stall_s  give up a request after this many seconds without a
+ *                 byte moving; 0 for CLIENT_STALL_TIMEOUT
+ * @param[out] out  caller owns, free with client_free()
+ * @return 0, -EINVAL (not an http(s) URL), -ENOMEM
+ */
+int client_new(const char *server, unsigned stall_s, struct client **out);
+
+/** client_free() - close the connection.  NULL-safe. */
+void client_free(struct client *c);
+
+/** The server's URL as given to client_new(), for messages. */
+const char *client_server(const struct client *c);
+
+/**
+ * client_set_token() - send "Authorization: Bearer @token" from now on.
+ * @param token  borrowed; printable ASCII without blanks
+ * @return 0, -EINVAL (a character that cannot go in a header), -ENOMEM
+ */
+int client_set_token(struct client *c, const char *token);
+
+/** Called now and then while a file uploads: @done of @total bytes sent. */
+typedef void (*client_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/**
+ * client_head() - HEAD @path (e.g. "/v1/debuginfo/<id>").
+ * @param[out] r  filled
+ * @return 0 when an answer came (see r->status), else -EIO (r->msg says
+ *         why)
+ */
+int client_head(struct client *c, const char *path, struct client_result *r);
+
+/**
+ * client_put_file() - PUT @size bytes of @f to @path, streamed from the
+ * file: it is never read whole into memory.
+ * @param name      the file's name, for messages
+ * @param progress  NULL, or called as bytes go out
+ * @return as client_head(); a read error of @f is -EIO too
+ */
+int client_put_file(struct client *c, const char *path, FILE *f,
+		    const char *name, uint64_t size,
+		    client_progress_fn progress, void *ctx,
+		    struct client_result *r);
+
+/**
+ * client_symbolize() - POST /v1/symbolize/@build_id and hand each
+ * address's frames to @fn, in the order of @addrs, as sym_store_lookup()
+ * does: the frames and their strings are valid only during the call.
+ * The frames hold what the API sends (names, linkage names, file, line,
+ * column, discriminator, the inline flag, and the entry of the outermost
+ * function when "offset" is there); symbol-table fields are unknown.
+ * @param wait_ms  how long the server may wait for a cold build ID
+ * @return 0, the first non-zero value of @fn, or a negative error after
+ *         one line on stderr: the server unreachable or answering an
+ *         HTTP error (its "error" message), the build ID missing,
+ *         pending (still being fetched or converted) or failed, or a
+ *         reply that is not the API's
+ */
+int client_symbolize(struct client *c, const char *build_id,
+		     const uint64_t *addrs, size_t n, unsigned wait_ms,
+		     sym_frames_fn fn, void *ctx);
+
+#endif /* SYM_CLIENT_H */
