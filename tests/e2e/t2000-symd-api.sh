@@ -16,7 +16,7 @@ other=$(fixture gcc-O2-d4-c)
 CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
 export SYM
 
-plan 51
+plan 52
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --header-timeout-ms 500 \
@@ -157,6 +157,8 @@ kill "$trickle" 2>/dev/null
 wait "$trickle" 2>/dev/null
 ok "the store verifies after kill -9" "$SYM" store verify --store "$T/symd-store"
 start_symd --upload-token-file "$T/token" || exit 1
+ok "the cut-short upload was swept at start-up" sh -c "[ -z \"\$(ls '$T/symd-store/incoming')\" ]"
+
 U=$SYMD_URL
 ok "after restart the same answers" $CHECK compare "$U" "$id" "$exe" 100
 
