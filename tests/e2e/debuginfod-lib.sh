@@ -101,6 +101,7 @@ start_debuginfod() {
 start_stub_debuginfod() {
 	_dbgd_n=$((_dbgd_n + 1))
 	_out=$T/stub-$_dbgd_n
+	: > "$_out"	# before the background job's own redirection
 	python3 "$DEBUGINFOD_STUB" "$@" > "$_out" 2> "$_out.err" &
 	STUB_PID=$!
 	_dbgd_pids="$_dbgd_pids $STUB_PID"
