@@ -13,15 +13,23 @@
 #    the debug file through --debuginfo-path by build ID.  Caller frames
 #    are return addresses, so they are looked up at address - 1.
 #
+# 6. The service: start symd on a free 127.0.0.1 port with an empty
+#    store, upload the debug file with `sym upload` (as CI would), and
+#    symbolize the same raw stack through the HTTP API (curl) and with
+#    `sym lookup --server`: the daemon converts the file once and answers
+#    from its table.
+#
 # Fails (non-zero exit) when a step fails or when the answer does not
 # name the inlined functions the crash went through.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SYM=${SYM:-$ROOT/bin/sym}
+SYMD=${SYMD:-$ROOT/bin/symd}
 SRC=$ROOT/fixtures/src/demo_crash.cc
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-demo.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+SYMD_PID=
+trap '[ -n "$SYMD_PID" ] && kill "$SYMD_PID" 2>/dev/null; rm -rf "$T"' EXIT
 export LC_ALL=C
 
 if [ -t 1 ]; then
@@ -104,4 +112,49 @@ run "$SYM" addr2line -f -i -C -e "$T/crash" --debuginfo-path "$dbgdir" "$pc"
 run "$SYM" addr2line -f -i -C --output-style=JSON -e "$T/crash" \
 	--debuginfo-path "$dbgdir" "$pc" || fail "JSON output failed"
 
-say "Done: a stripped binary, a debug file found by build ID, and the full inline chain."
+say "6. The service: symd, a CI upload, and the same stack over HTTP"
+[ -x "$SYMD" ] || fail "no $SYMD; run make first"
+echo demo-token > "$T/token"
+printf '$ %s\n' "symd --listen 127.0.0.1:0 --store STORE --upload-token-file token &"
+"$SYMD" --listen 127.0.0.1:0 --store "$T/store" --upload-token-file "$T/token" \
+	> "$T/symd.out" 2> "$T/symd.log" &
+SYMD_PID=$!
+port=
+for _ in $(seq 100); do
+	port=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$T/symd.out")
+	[ -n "$port" ] && break
+	sleep 0.05
+done
+[ -n "$port" ] || fail "symd did not start: $(cat "$T/symd.log")"
+url=http://127.0.0.1:$port
+cat "$T/symd.out"
+run "$SYM" upload --server "$url" --token-file "$T/token" "$dbg" ||
+	fail "sym upload failed"
+# shellcheck disable=SC2086
+list=$(printf '"%s",' $addrs)
+body="{\"modules\":[{\"build_id\":\"$id\",\"addresses\":[${list%,}]}],\"wait_ms\":10000}"
+printf "\$ curl -s -X POST -d '%s' %s/v1/symbolize\n" "$body" "$url"
+curl -s -X POST -d "$body" "$url/v1/symbolize" > "$T/answer.json" ||
+	fail "POST /v1/symbolize failed"
+python3 -m json.tool "$T/answer.json" 2>/dev/null | head -60 ||
+	cat "$T/answer.json"
+grep -q '"status":"ok"' "$T/answer.json" || fail "symd did not answer ok"
+grep -q 'shop::line_price<shop::Item>' "$T/answer.json" ||
+	fail "symd's answer lacks the inline chain"
+# shellcheck disable=SC2086
+printf '$ %s\n' "$SYM lookup --server $url -f -i -C -p -a $id$addrs"
+# shellcheck disable=SC2086
+"$SYM" lookup --server "$url" -f -i -C -p -a "$id" $addrs | tee "$T/server.out"
+# shellcheck disable=SC2086
+"$SYM" addr2line -f -i -C -p -a -e "$T/crash" --debuginfo-path "$dbgdir" \
+	$addrs > "$T/local.out"
+cmp -s "$T/local.out" "$T/server.out" ||
+	fail "sym lookup --server differs from sym addr2line"
+echo "   The same answer as in step 4, now from the daemon's table."
+echo "   symd's log, one line per request:"
+sed 's/^/   /' "$T/symd.log"
+kill "$SYMD_PID"
+wait "$SYMD_PID" 2>/dev/null || true
+SYMD_PID=
+
+say "Done: a stripped binary, its debug file found by build ID, the full inline chain, and the same answer from symd."
