@@ -929,6 +929,59 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 	return chunk_check(st, &key, &val, c);
 }
 
+/*
+ * A read of one table: the read lock, a read transaction, the metadata
+ * checked (a table, of this format and converter), a cursor on the
+ * chunks.  end_table_read() undoes it, whatever begin_table_read()
+ * managed to do.
+ */
+struct table_read {
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	struct meta_v m;
+	bool locked;
+};
+
+static int begin_table_read(struct sym_store *st, const uint8_t *id,
+			    size_t idlen, struct table_read *r)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	pthread_rwlock_rdlock(&st->rw);
+	r->locked = true;
+	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn);
+	if (rc) {
+		r->txn = NULL;
+		return mdb_err(rc, "cannot begin read transaction");
+	}
+	rc = get_meta(r->txn, st->meta, id, idlen, &r->m, NULL);
+	if (rc == MDB_NOTFOUND || (!rc && r->m.kind))
+		return -SYM_E_NOTFOUND;
+	if (rc)
+		return mdb_err(rc, "cannot read metadata");
+	if (r->m.format != SYM_TABLE_FORMAT ||
+	    r->m.converter != SYMI_CONVERTER_VERSION)
+		return -SYM_E_STALE;
+	rc = mdb_cursor_open(r->txn, st->chunks, &r->cur);
+	if (rc) {
+		r->cur = NULL;
+		return mdb_err(rc, "cannot open cursor");
+	}
+	return 0;
+}
+
+static void end_table_read(struct sym_store *st, struct table_read *r)
+{
+	if (r->cur)
+		mdb_cursor_close(r->cur);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	if (r->locked)
+		pthread_rwlock_unlock(&st->rw);
+	r->locked = false;
+}
+
 /* symi_batch_lookup()'s view of a stored table: the chunk at an address. */
 struct chunk_at {
 	struct sym_store *st;
@@ -967,57 +1020,29 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		     void *ctx)
 {
 	struct chunk_at ca = { .st = st };
+	struct table_read r;
 	uint8_t id[ID_MAX];
 	size_t idlen;
-	MDB_txn *txn = NULL;
-	struct meta_v m;
-	int rc, err = 0;
-	bool bad = false;
+	int err;
 
-	if (!st || !fn || (!addrs && count) || symi_build_id_parse(build_id, id, &idlen))
+	if (!st || !fn || (!addrs && count) ||
+	    symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
-	pthread_rwlock_rdlock(&st->rw);
-	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
-	if (rc) {
-		pthread_rwlock_unlock(&st->rw);
-		return mdb_err(rc, "cannot begin read transaction");
+	err = begin_table_read(st, id, idlen, &r);
+	if (!err) {
+		ca.cur = r.cur;
+		ca.id = id;
+		ca.idlen = idlen;
+		ca.gen = r.m.gen;
+		err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
 	}
-	rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
-	if (rc == MDB_NOTFOUND || (!rc && m.kind)) {
-		err = -SYM_E_NOTFOUND;
-		goto out;
-	}
-	if (rc) {
-		err = mdb_err(rc, "cannot read metadata");
-		goto out;
-	}
-	if (m.format != SYM_TABLE_FORMAT ||
-	    m.converter != SYMI_CONVERTER_VERSION) {
-		err = -SYM_E_STALE;
-		goto out;
-	}
-	rc = mdb_cursor_open(txn, st->chunks, &ca.cur);
-	if (rc) {
-		err = mdb_err(rc, "cannot open cursor");
-		goto out;
-	}
-	ca.id = id;
-	ca.idlen = idlen;
-	ca.gen = m.gen;
-	err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
-	bad = ca.bad;
-out:
 	chunk_drop(&ca.c);
-	if (ca.cur)
-		mdb_cursor_close(ca.cur);
-	mdb_txn_abort(txn);
-	pthread_rwlock_unlock(&st->rw);
-	if (bad) {
+	end_table_read(st, &r);
+	if (ca.bad) {
 		symi_warn("store: table of %s is corrupt; removed", build_id);
 		sym_store_remove(st, build_id);
-	} else if (!err || err > 0 || err == -SYM_E_NOTFOUND) {
-		if (!err || err > 0)
-			note_access(st, id, idlen);
+	} else if (!err || err > 0) {
+		note_access(st, id, idlen);
 	}
 	return err;
 }
@@ -1025,47 +1050,23 @@ out:
 int sym_store_warm(struct sym_store *st, const char *build_id)
 {
 	struct chunk c = { 0 };
+	struct table_read r;
 	uint8_t id[ID_MAX], k[KEY_MAX];
 	size_t idlen, kl, pl;
-	MDB_txn *txn = NULL;
-	MDB_cursor *cur = NULL;
 	MDB_val key, val;
-	struct meta_v m;
-	int rc, err = 0;
+	int rc, err;
 
 	if (!st || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
-	pthread_rwlock_rdlock(&st->rw);
-	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
-	if (rc) {
-		pthread_rwlock_unlock(&st->rw);
-		return mdb_err(rc, "cannot begin read transaction");
-	}
-	rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
-	if (rc == MDB_NOTFOUND || (!rc && m.kind)) {
-		err = -SYM_E_NOTFOUND;
+	err = begin_table_read(st, id, idlen, &r);
+	if (err)
 		goto out;
-	}
-	if (rc) {
-		err = mdb_err(rc, "cannot read metadata");
-		goto out;
-	}
-	if (m.format != SYM_TABLE_FORMAT ||
-	    m.converter != SYMI_CONVERTER_VERSION) {
-		err = -SYM_E_STALE;
-		goto out;
-	}
-	rc = mdb_cursor_open(txn, st->chunks, &cur);
-	if (rc) {
-		err = mdb_err(rc, "cannot open cursor");
-		goto out;
-	}
-	kl = chunk_key(k, id, idlen, m.gen, 0);
+	kl = chunk_key(k, id, idlen, r.m.gen, 0);
 	pl = kl - 8;
 	key = (MDB_val){ kl, k };
-	for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+	for (rc = mdb_cursor_get(r.cur, &key, &val, MDB_SET_RANGE);
 	     rc == 0 && key.mv_size == kl && memcmp(key.mv_data, k, pl) == 0;
-	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+	     rc = mdb_cursor_get(r.cur, &key, &val, MDB_NEXT)) {
 		err = chunk_check(st, &key, &val, &c);
 		chunk_drop(&c);
 		if (err)
@@ -1076,10 +1077,7 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 	else if (err == ENOMEM)
 		err = -ENOMEM;
 out:
-	if (cur)
-		mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	pthread_rwlock_unlock(&st->rw);
+	end_table_read(st, &r);
 	if (err == -SYM_E_BADTABLE) {
 		symi_warn("store: table of %s is corrupt; removed", build_id);
 		sym_store_remove(st, build_id);
