@@ -28,8 +28,41 @@ static bool is_bad_input(int err)
 	return false;
 }
 
+/* How long a converter waits for another process converting the same
+ * build ID before it converts anyway. */
+#define LOCK_WAIT_MS (10 * 60 * 1000)
+
+static int convert(struct sym_store *st, const char *build_id,
+		   const char *source, struct sym_module_stats *stats);
+
 int sym_store_convert(struct sym_store *st, const char *build_id,
 		      const char *source, struct sym_module_stats *stats)
+{
+	struct sym_store_lock *lock = NULL;
+	struct sym_store_entry e;
+	int waited = 0, err;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!st)
+		return -EINVAL;
+	/* Another process converting it: wait, then take its work. */
+	err = sym_store_lock(st, build_id, LOCK_WAIT_MS, &lock, &waited);
+	if (err && err != -ETIMEDOUT)
+		return err;
+	if (waited && sym_store_stat_entry(st, build_id, &e) == 0 &&
+	    e.negative == 0 && e.format == SYM_TABLE_FORMAT &&
+	    e.converter == sym_converter_version()) {
+		sym_store_unlock(lock);
+		return 0;
+	}
+	err = convert(st, build_id, source, stats);
+	sym_store_unlock(lock);
+	return err;
+}
+
+static int convert(struct sym_store *st, const char *build_id,
+		   const char *source, struct sym_module_stats *stats)
 {
 	char exe[PATH_MAX], dbg[PATH_MAX], why[256];
 	bool have_exe, have_dbg;
@@ -38,10 +71,6 @@ int sym_store_convert(struct sym_store *st, const char *build_id,
 	const char *bid;
 	int err;
 
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	if (!st)
-		return -EINVAL;
 	err = sym_store_file_path(st, build_id, SYM_STORE_EXECUTABLE, exe,
 				  sizeof(exe));
 	if (err && err != -SYM_E_NOTFOUND)

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -231,4 +233,92 @@ void symi_files_remove(struct sym_store *st, const char *build_id)
 	if (snprintf(path, sizeof(path), "%s/files/%s", symi_store_dir(st),
 		     build_id) < (int)sizeof(path))
 		rmdir(path);
+}
+
+/*
+ * Conversion locks: DIR/locks/<build-id>, held with flock().  The kernel
+ * drops a dead holder's lock, so a crash never leaves a stale marker and
+ * the only timeout needed is the waiter's own.  The holder unlinks the
+ * file before it lets go; a waiter that then gets the lock on the old,
+ * unlinked file sees that the name no longer leads to it and tries again.
+ */
+struct sym_store_lock {
+	int fd;
+	char path[PATH_MAX];
+};
+
+int sym_store_lock(struct sym_store *st, const char *build_id,
+		   unsigned wait_ms, struct sym_store_lock **out, int *waited)
+{
+	struct sym_store_lock *l;
+	char dir[PATH_MAX];
+	double deadline = symi_now() + wait_ms / 1000.0;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (waited)
+		*waited = 0;
+	if (!st || !out || !valid_id(build_id))
+		return -EINVAL;
+	if (symi_store_rdonly(st))
+		return -EROFS;
+	l = symi_calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->fd = -1;
+	if (snprintf(dir, sizeof(dir), "%s/locks", symi_store_dir(st)) >=
+		    (int)sizeof(dir) ||
+	    snprintf(l->path, sizeof(l->path), "%s/%s", dir, build_id) >=
+		    (int)sizeof(l->path)) {
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		err = -errno;
+		goto fail;
+	}
+	for (;;) {
+		struct stat a, b;
+
+		l->fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (l->fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+		if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstat(l->fd, &a) == 0 && stat(l->path, &b) == 0 &&
+			    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+				*out = l;
+				return 0;
+			}
+		} else if (errno != EWOULDBLOCK) {
+			err = -errno;
+			goto fail;
+		} else if (waited) {
+			*waited = 1;
+		}
+		close(l->fd);
+		l->fd = -1;
+		if (symi_now() >= deadline) {
+			err = -ETIMEDOUT;
+			goto fail;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+			  NULL);
+	}
+fail:
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l);
+	return err;
+}
+
+void sym_store_unlock(struct sym_store_lock *l)
+{
+	if (!l)
+		return;
+	unlink(l->path);
+	close(l->fd);
+	free(l);
 }

@@ -738,6 +738,31 @@ SYM_API int sym_store_take_file(struct sym_store *st, const char *build_id,
  */
 SYM_API int sym_store_warm(struct sym_store *st, const char *build_id);
 
+/** A held conversion lock (sym_store_lock()).  Opaque. */
+struct sym_store_lock;
+
+/**
+ * sym_store_lock() - claim the conversion of @build_id, so that processes
+ * sharing a store do not all build the same table: the first converts,
+ * the others wait and then read what it stored.
+ * @param wait_ms  how long to wait for another holder
+ * @param[out] out     the lock; release with sym_store_unlock()
+ * @param[out] waited  set to 1 when another process held it first (then
+ *                     look in the store again before converting); may be
+ *                     NULL
+ * @return 0, -ETIMEDOUT (still held after @wait_ms: convert anyway or
+ *         give up; tables are written atomically either way), -EROFS,
+ *         -EINVAL, -errno
+ * The lock is a flock() on DIR/locks/<build-id>: a holder that dies
+ * releases it, so there are no stale markers to time out.
+ */
+SYM_API int sym_store_lock(struct sym_store *st, const char *build_id,
+			   unsigned wait_ms, struct sym_store_lock **out,
+			   int *waited);
+
+/** sym_store_unlock() - release a conversion lock.  NULL-safe. */
+SYM_API void sym_store_unlock(struct sym_store_lock *l);
+
 /**
  * sym_store_convert() - build the table of @build_id from the files the
  * store holds for it and store it.

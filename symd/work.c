@@ -863,7 +863,7 @@ static void sweep_cache(const char *cache)
 {
 	DIR *d = opendir(cache);
 	struct dirent *de;
-	char path[4096];
+	char path[4096 + 256];
 
 	if (!d)
 		return;

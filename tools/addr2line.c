@@ -109,6 +109,7 @@ struct a2l {
 
 	/* --stats: milliseconds per step. */
 	double t_open, t_store, t_build, t_put, t_lookup;
+	double t_wait;			/* for another process's conversion */
 	size_t naddrs;
 	bool rebuilt;			/* a stored table was unusable */
 };
@@ -1266,10 +1267,14 @@ file_opt:
  * else built and stored.  On failure one line is printed:
  * "sym addr2line: 'FILE': <what> (<libsym's last message>)".
  */
+/* How long to wait for another process converting the same build ID. */
+#define LOCK_WAIT_MS (10 * 60 * 1000)
+
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
 		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL);
+	struct sym_store_lock *lock = NULL;
 	char buf[256];
 	double t0;
 	int err;
@@ -1291,8 +1296,20 @@ static int open_module(struct a2l *a)
 		a->not_cached = "the store could not be opened";
 	else
 		a->from_cache = store_has_table(a);
+	if (!a->from_cache && a->store && a->build_id) {
+		/* Another sym converting the same file: wait for its table
+		 * rather than build it twice. */
+		int waited = 0;
+
+		t0 = now_ms();
+		if (sym_store_lock(a->store, a->build_id, LOCK_WAIT_MS,
+				   &lock, &waited) == 0 && waited)
+			a->from_cache = store_has_table(a);
+		a->t_wait = waited ? now_ms() - t0 : 0;
+	}
 	if (!a->from_cache)
 		err = build_table(a);
+	sym_store_unlock(lock);
 out:
 	if (!err) {
 		release_held();
@@ -1352,6 +1369,9 @@ static int open_lookup(struct a2l *a)
 
 static void print_stats(struct a2l *a)
 {
+	if (a->t_wait > 0)
+		tool_err("stats: waited %.3f ms for another process converting "
+			 "build ID %s", a->t_wait, a->build_id);
 	if (a->from_cache) {
 		tool_err("stats: table from cache (build ID %s, store '%s')",
 			 a->build_id, a->store_path);

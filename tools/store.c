@@ -164,6 +164,8 @@ static int parse_size(const char *s, uint64_t *out)
 static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		   const char *file)
 {
+	struct sym_store_lock *lock = NULL;
+	int waited = 0;
 	struct sym_module *mod = NULL;
 	const struct sym_table *tab;
 	struct sym_store_entry e;
@@ -183,10 +185,20 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		sym_module_close(mod);
 		return 0;
 	}
+	/* Another process converting it: wait for it, then only the files
+	 * are left to put. */
+	if (sym_store_lock(sc->st, bid, 10 * 60 * 1000, &lock, &waited) == 0 &&
+	    waited && sym_store_stat_entry(sc->st, bid, &e) == 0 &&
+	    e.negative == 0 && e.converter == sym_converter_version()) {
+		sym_store_unlock(lock);
+		lock = NULL;
+		goto files;
+	}
 	err = sym_module_table(mod, &tab);
 	if (err) {
 		char buf[256];
 
+		sym_store_unlock(lock);
 		tool_err_code(file, err);
 		if (err == -SYM_E_BADDWARF || err == -SYM_E_TOOBIG ||
 		    err == -SYM_E_DECOMPRESS)
@@ -202,6 +214,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 			 "%s has symbols only", file, bid);
 	real = realpath(src ? src : file, NULL);
 	err = sym_store_put(sc->st, bid, tab, real ? real : src ? src : file);
+	sym_store_unlock(lock);
 	free(real);
 	if (err) {
 		char buf[256];
@@ -215,6 +228,8 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	/* The files too, as debuginfod would serve them: the file as the
 	 * executable, and its debug file (itself, when the DWARF is inside
 	 * it) as debuginfo. */
+files:
+	src = sym_module_debug_file(mod);
 	err = sym_store_put_file(sc->st, bid, SYM_STORE_EXECUTABLE, file);
 	if (!err && src)
 		err = sym_store_put_file(sc->st, bid, SYM_STORE_DEBUGINFO, src);

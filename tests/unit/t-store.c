@@ -217,6 +217,27 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Conversion locks: a second claim waits, then times out; after
+	 * the unlock it succeeds at once. */
+	{
+		struct sym_store_lock *l1 = NULL, *l2 = NULL;
+		int waited = 0;
+
+		CHECK_ERR(sym_store_lock(st, ID, 0, &l1, &waited), 0);
+		CHECK(l1 && waited == 0);
+		CHECK_ERR(sym_store_lock(st, ID, 100, &l2, &waited),
+			  -ETIMEDOUT);
+		CHECK(!l2 && waited == 1);
+		CHECK_ERR(sym_store_lock(st, "aa", 0, &l2, &waited), 0);
+		sym_store_unlock(l2);
+		sym_store_unlock(l1);
+		CHECK_ERR(sym_store_lock(st, ID, 0, &l2, &waited), 0);
+		CHECK(waited == 0);
+		sym_store_unlock(l2);
+		CHECK_ERR(sym_store_lock(st, "../x", 0, &l2, NULL), -EINVAL);
+		sym_store_unlock(NULL);
+	}
+
 	/* Removal. */
 	CHECK_ERR(sym_store_remove(st, "cc"), 0);
 	CHECK_ERR(sym_store_remove(st, "cc"), -SYM_E_NOTFOUND);
