@@ -1184,7 +1184,7 @@ static int lru_cmp(const void *a, const void *b)
 
 struct gc_ctx {
 	struct lru *v;
-	size_t n, cap;
+	size_t n, cap, nsorted;
 	uint64_t live;
 	uint32_t expired, orphans;
 	int64_t now;
@@ -1268,6 +1268,50 @@ static int gc_scan_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+	const struct lru *x = a, *y = b;
+
+	if (x->idlen != y->idlen)
+		return x->idlen < y->idlen ? -1 : 1;
+	return memcmp(x->id, y->id, x->idlen);
+}
+
+/* The file area counts too: a build ID's files are added to its entry,
+ * and files no entry owns (an upload whose conversion never ran) become
+ * entries of their own, as old as the files. */
+static int gc_file_fn(void *ctx, const char *hex, uint64_t bytes,
+		      int64_t mtime)
+{
+	struct gc_ctx *g = ctx;
+	struct lru key, *hit;
+	size_t len;
+
+	if (symi_build_id_parse(hex, key.id, &len))
+		return 0;
+	key.idlen = (uint8_t)len;
+	hit = bsearch(&key, g->v, g->nsorted, sizeof(*g->v), id_cmp);
+	if (!hit) {
+		if (symi_grow((void **)&g->v, &g->cap, g->n + 1,
+			      sizeof(*g->v)))
+			return -ENOMEM;
+		hit = &g->v[g->n++];
+		*hit = key;
+		hit->last = mtime;
+		hit->size = 0;
+	}
+	hit->size += bytes;
+	g->live += bytes;
+	return 0;
+}
+
+static int count_files(struct sym_store *st, struct gc_ctx *g)
+{
+	qsort(g->v, g->n, sizeof(*g->v), id_cmp);
+	g->nsorted = g->n;
+	return symi_files_scan(st, gc_file_fn, g);
+}
+
 static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
 {
 	*evicted = 0;
@@ -1296,6 +1340,8 @@ static int enforce_bound(struct sym_store *st)
 
 	flush_pending(st);
 	err = write_txn(st, gc_scan_fn, &g);
+	if (!err)
+		err = count_files(st, &g);
 	if (!err)
 		err = evict(st, &g, &ev);
 	free(g.v);
@@ -1365,6 +1411,8 @@ int sym_store_gc(struct sym_store *st, int do_compact,
 	s.file_before = file_size(st->dir);
 	flush_pending(st);
 	err = write_txn(st, gc_scan_fn, &g);
+	if (!err)
+		err = count_files(st, &g);
 	if (!err)
 		err = evict(st, &g, &s.evicted);
 	s.live_bytes = g.live;

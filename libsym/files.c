@@ -12,6 +12,7 @@
  * The build ID inside the file is checked against the one it is filed
  * under, so a store never serves a wrong file.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -215,6 +216,43 @@ int sym_store_take_file(struct sym_store *st, const char *build_id, int kind,
 			const char *path)
 {
 	return put_file(st, build_id, kind, path, true);
+}
+
+int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/files", symi_store_dir(st)) >=
+	    (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (de = readdir(d))) {
+		uint64_t bytes = 0;
+		int64_t mtime = 0;
+		struct stat sb;
+
+		if (!valid_id(de->d_name))
+			continue;
+		for (int kind = SYM_STORE_DEBUGINFO;
+		     kind <= SYM_STORE_EXECUTABLE; kind++) {
+			snprintf(path, sizeof(path), "%s/%s/%s", dir,
+				 de->d_name, kind_name(kind));
+			if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+				continue;
+			bytes += (uint64_t)sb.st_size;
+			if (sb.st_mtime > mtime)
+				mtime = sb.st_mtime;
+		}
+		if (bytes)
+			err = fn(ctx, de->d_name, bytes, mtime);
+	}
+	closedir(d);
+	return err;
 }
 
 void symi_files_remove(struct sym_store *st, const char *build_id)

@@ -82,6 +82,11 @@ int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
 const char *symi_store_dir(const struct sym_store *st);
 bool symi_store_rdonly(const struct sym_store *st);
 /* Delete the files of @build_id from the file area (files.c). */
+/* Each build ID of the file area with its files' bytes and newest
+ * mtime (files.c); a non-zero return of @fn stops the scan. */
+typedef int (*symi_files_fn)(void *ctx, const char *hex, uint64_t bytes,
+			     int64_t mtime);
+int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx);
 void symi_files_remove(struct sym_store *st, const char *build_id);
 
 /*

@@ -511,8 +511,9 @@ enum sym_store_flags {
 /** Options of sym_store_open(); declare with SYM_OPTS(). */
 struct sym_store_opts {
 	size_t sz;
-	/** Bound on the logical bytes of live tables, evicted least
-	 *  recently used first by sym_store_gc(); 0 for none. */
+	/** Bound on the logical bytes of live tables and of the files in
+	 *  the file area, evicted least recently used first (a build ID's
+	 *  table and files go together) by sym_store_gc(); 0 for none. */
 	uint64_t max_size;
 	/** Largest the LMDB map may grow to; 0 for 64 GiB. */
 	uint64_t map_max;
@@ -654,7 +655,7 @@ SYM_API int sym_store_list(struct sym_store *st, sym_store_list_fn fn,
 
 /** What sym_store_gc() did. */
 struct sym_store_gc_stats {
-	uint64_t live_bytes;	/**< logical bytes of tables kept */
+	uint64_t live_bytes;	/**< logical bytes of tables and files kept */
 	uint32_t evicted;	/**< tables removed to meet max_size */
 	uint32_t expired;	/**< negative entries past their TTL */
 	uint32_t orphans;	/**< chunks without metadata (a crash) */

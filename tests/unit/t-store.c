@@ -258,6 +258,28 @@ int main(int argc, char **argv)
 	sym_store_list(st, count_cb, &count);
 	CHECK(count == 2);	/* one table and the negative entry */
 	CHECK_ERR(sym_store_verify(st, NULL, NULL), 0);
+	/* Files count toward the bound, aged by their mtime: an old
+	 * executable no table owns goes first. */
+	{
+		static const struct timespec old[2] = { { 946684800, 0 },
+							{ 946684800, 0 } };
+		char hex[129], path[512];
+
+		CHECK_ERR(sym_file_build_id(argv[0], hex, sizeof(hex)), 0);
+		CHECK_ERR(sym_store_put_file(st, hex, SYM_STORE_EXECUTABLE,
+					     argv[0]), 0);
+		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
+					      path, sizeof(path)), 0);
+		CHECK(utimensat(AT_FDCWD, path, old, 0) == 0);
+		CHECK_ERR(sym_store_gc(st, 0, &gs), 0);
+		CHECK(gs.evicted == 1);
+		CHECK_ERR(sym_store_file_path(st, hex, SYM_STORE_EXECUTABLE,
+					      path, sizeof(path)),
+			  -SYM_E_NOTFOUND);
+		count = 0;
+		sym_store_list(st, count_cb, &count);
+		CHECK(count == 2);	/* the table stayed */
+	}
 	sym_store_close(st);
 	st = NULL;
 
