@@ -754,6 +754,17 @@ static int merge(struct symi_builder *b, const struct segs *S,
 	return range_push(r, pos, &empty_leaf);
 }
 
+/* The converter version written into tables.  SYM_TEST_CONVERTER_VERSION
+ * (tests only) fakes a table from another converter, which every reader
+ * must then treat as stale and rebuild. */
+static uint32_t converter_version(void)
+{
+	const char *e = getenv("SYM_TEST_CONVERTER_VERSION");
+
+	return e && *e ? (uint32_t)strtoul(e, NULL, 10) :
+			 SYMI_CONVERTER_VERSION;
+}
+
 /*
  * Which symbol names each address: eu-addr2line's rules
  * (dwfl_module_addrsym()), precomputed per address range.
@@ -1103,7 +1114,7 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	h->off_files = (uint32_t)o_files;
 	h->n_syms = (uint32_t)n_syms;
 	h->off_syms = (uint32_t)o_syms;
-	h->converter = SYMI_CONVERTER_VERSION;
+	h->converter = converter_version();
 	h->elfutils = _ELFUTILS_VERSION;
 	h->n_sranges = (uint32_t)SR.n;
 	h->off_saddrs = (uint32_t)o_saddrs;
