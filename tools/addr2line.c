@@ -1002,8 +1002,12 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
  * before the server is given up on. */
 #define LOOKUP_STALL 20
 
-/* The largest batch of addresses answered by one sym_store_lookup(). */
-#define BATCH_MAX 65536
+/* The largest batch of addresses answered by one sym_store_lookup().
+ * Measured on python3.11d and libjvm (100,000 unsorted addresses, warm
+ * store): 2,048 to 4,096 is fastest for a whole process; larger batches
+ * sort better but their frames no longer stay in cache before printing
+ * (16,384: +10%; 65,536: +80%). */
+#define BATCH_MAX 4096
 
 static int flush_batch(struct a2l *a)
 {

@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,14 @@ int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 	return tool_read_lines_batch(fd, fn, NULL, ctx);
 }
 
+/* Would a read() of @fd return at once? */
+static bool input_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
 			  void *ctx)
 {
@@ -155,15 +164,20 @@ int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
 			if (rc)
 				goto out;
 		}
-		/* About to block: the answers so far must be out first. */
-		if (flush) {
-			rc = flush(ctx);
-			if (rc)
+		/* About to block: the answers so far must be out first (a
+		 * co-process waits for them before it writes more).  Input
+		 * that is already there (a file, a busy pipe) is read on,
+		 * so that batches grow big enough to sort. */
+		if (!input_ready(fd)) {
+			if (flush) {
+				rc = flush(ctx);
+				if (rc)
+					goto out;
+			}
+			if (fflush(stdout) != 0) {
+				rc = -EIO;
 				goto out;
-		}
-		if (fflush(stdout) != 0) {
-			rc = -EIO;
-			goto out;
+			}
 		}
 		got = read(fd, buf + len, TOOL_LINE_MAX - len);
 		if (got < 0 && errno == EINTR)
