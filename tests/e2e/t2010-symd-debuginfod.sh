@@ -28,7 +28,7 @@ cp "$(dbgfile "$B")" "$T/up/b.debug"
 cp "$(dbgfile "$C")" "$T/up/c.debug"
 cp "$a_str" "$T/up/a.stripped"
 
-plan 22
+plan 25
 
 start_debuginfod "$T/up" "$A" "$B" "$C" "$A/executable" ||
 	plan_skip "debuginfod did not start"
@@ -115,6 +115,18 @@ is "wrong build ID from upstream: nothing stored for it" \
 	"$(http_status -I "$SYMD_URL/v1/debuginfo/$B")" 404
 is "after that, a good build ID from the same upstream: ok" \
 	"$($CHECK status "$SYMD_URL" "$A" 0x1000 10000 | cut -d' ' -f1)" ok
+stop_symd
+# Overload: full queues give 503 with Retry-After, not an endless queue.
+start_symd --store "$T/s-busy" --queue-max 2 --fetch-workers 1 \
+	--debuginfod-urls "$STUB_URL/delay=3" || exit 1
+mods=$(python3 -c 'print(",".join("{\"build_id\":\"%040x\",\"addresses\":[1]}" % (0xabc0 + i) for i in range(8)))')
+curl -s -D "$T/busy.h" -o "$T/busy.b" -X POST -d "{\"modules\":[$mods],\"wait_ms\":0}" \
+	"$SYMD_URL/v1/symbolize"
+is "eight cold build IDs at once with --queue-max 2: 503" \
+	"$(sed -n 's/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$T/busy.h")" 503
+ok "with Retry-After and a JSON error" sh -c \
+	"grep -qi '^retry-after: [0-9]' '$T/busy.h' && grep -q '\"error\"' '$T/busy.b'"
+is "overloaded, /healthz still answers" "$(http_status "$SYMD_URL/healthz")" 200
 stop_symd
 # 404 everywhere: missing (remembered as absent).
 start_symd --store "$T/s-404" --debuginfod-urls "$STUB_URL/mode=404" || exit 1
