@@ -791,16 +791,30 @@ static void route(struct symd_http_req *req, void *ctx)
 	}
 }
 
+/* @s for a log line: printable ASCII only, at most @n - 1 bytes, so a
+ * client cannot forge log lines or flood the log. */
+static const char *loggable(const char *s, char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < n; i++)
+		buf[i] = s[i] > 0x20 && s[i] < 0x7f ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
 static void on_done(struct symd_http_req *req, int status,
 		    uint64_t latency_us, void *ctx)
 {
 	struct symd_api *api = ctx;
 	struct call *c = symd_http_req_user(req);
+	char path[256];
 
 	symd_metrics_request(c ? c->route : SYMD_R_OTHER, status, latency_us);
 	if (api->o.log)
 		fprintf(stderr, "symd: %s %s %d %.3f ms %llu frames\n",
-			symd_http_req_method(req), symd_http_req_path(req),
+			symd_http_req_method(req),
+			loggable(symd_http_req_path(req), path, sizeof(path)),
 			status, (double)latency_us / 1000.0,
 			c ? (unsigned long long)c->frames : 0ULL);
 	if (!c)
