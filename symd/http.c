@@ -618,8 +618,14 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
 
+	/* With deferred callbacks libevent merges the events that came in
+	 * one loop turn: an EOF on reading together with an error on
+	 * writing (the client closed while our reply was on its way) is
+	 * not a half-close, and writing is already off: free, or the
+	 * connection would wait forever with no timer running. */
 	if ((what & BEV_EVENT_EOF) && (what & BEV_EVENT_READING) &&
-	    !c->linger) {
+	    !(what & (BEV_EVENT_ERROR | BEV_EVENT_WRITING |
+		      BEV_EVENT_TIMEOUT)) && !c->linger) {
 		/* A half-close: what was sent before it is still served. */
 		c->eof = true;
 		conn_process(c);

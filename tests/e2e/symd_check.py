@@ -9,6 +9,9 @@
   symd_check.py status URL BUILDID ADDR WAIT_MS
       print the module's status (ok, missing, pending, error) and, for ok,
       the innermost function of ADDR.
+  symd_check.py abort PORT BUILDID ADDR N CLIENTS
+      CLIENTS clients at once each POST N copies of ADDR (a big answer)
+      and reset the connection as soon as the answer starts to arrive.
   symd_check.py raw HOST PORT HEX-BYTES|@FILE [DELAY]
       send raw bytes (optionally in 1-byte steps DELAY seconds apart),
       print the status line of the answer, or "closed".
@@ -137,6 +140,30 @@ def raw(host, port, data, delay=0.0):
     return 0
 
 
+def abort(port, build_id, addr, n, clients):
+    import struct
+    import threading
+    body = json.dumps({"addresses": [addr] * int(n),
+                       "wait_ms": 0}).encode()
+    req = b"POST /v1/symbolize/%s HTTP/1.1\r\nHost: x\r\n" \
+          b"Content-Length: %d\r\n\r\n" % (build_id.encode(), len(body)) \
+          + body
+
+    def one():
+        s = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+        s.sendall(req)
+        s.recv(1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                     struct.pack("ii", 1, 0))
+        s.close()
+    ts = [threading.Thread(target=one) for _ in range(int(clients))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return 0
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "compare":
@@ -144,6 +171,8 @@ def main():
         return compare(sys.argv[2], sys.argv[3], sys.argv[4], n)
     if cmd == "status":
         return status(*sys.argv[2:6])
+    if cmd == "abort":
+        return abort(*sys.argv[2:7])
     if cmd == "raw":
         return raw(sys.argv[2], sys.argv[3], sys.argv[4],
                    float(sys.argv[5]) if len(sys.argv) > 5 else 0.0)

@@ -16,7 +16,7 @@ other=$(fixture gcc-O2-d4-c)
 CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
 export SYM
 
-plan 52
+plan 55
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --header-timeout-ms 500 \
@@ -167,7 +167,20 @@ ok "the cut-short upload was swept at start-up" sh -c "[ -z \"\$(ls '$T/symd-sto
 U=$SYMD_URL
 ok "after restart the same answers" $CHECK compare "$U" "$id" "$exe" 100
 
+# --- clients that reset while a big answer is on its way -----------------
+fds() { ls /proc/"$SYMD_PID"/fd | wc -l; }
+before=$(fds)
+main=0x$(objdump -d "$exe" | awk '/<main>:/{print $1; exit}')
+for i in 1 2 3; do $CHECK abort "$SYMD_PORT" "$id" "$main" 50000 16; done
+sleep 1
+ok "connections reset mid-answer are all closed ($before fds before, $(fds) after)" \
+	test "$(fds)" -le $((before + 2))
+still_ok "clients that reset mid-answer"
+
 # --- graceful stop ------------------------------------------------------
+kill -TERM "$SYMD_PID"
+for i in $(seq 100); do kill -0 "$SYMD_PID" 2>/dev/null || break; sleep 0.1; done
+ok "SIGTERM stops symd within 10 s" sh -c "! kill -0 $SYMD_PID 2>/dev/null"
 stop_symd TERM
 is "SIGTERM: exit status 0" "$SYMD_STATUS" 0
 ok "SIGTERM: logged as stopped" grep -q 'symd: stopped' "$T/symd.err"
