@@ -43,18 +43,21 @@ static const char *const route_name[SYMD_R_MAX] = {
 	[SYMD_R_OTHER] = "other",
 };
 
-/* Job results, in a fixed order for the output. */
-static const char *const results[] = {
-	"ok", "absent", "failed", "badid", "cancelled", "badconv", "error",
+/* Job results, in a fixed order for the output: fetches and conversions
+ * have their own. */
+static const char *const fetch_results[] = {
+	"ok", "absent", "failed", "badid", "cancelled",
 };
-#define NRESULTS (sizeof(results) / sizeof(results[0]))
+static const char *const convert_results[] = { "ok", "badconv", "error" };
+#define NFETCH (sizeof(fetch_results) / sizeof(fetch_results[0]))
+#define NCONVERT (sizeof(convert_results) / sizeof(convert_results[0]))
 
 static struct {
 	atomic_uint_fast64_t requests[SYMD_R_MAX][600];
 	struct hist latency[SYMD_R_MAX];
 	atomic_uint_fast64_t addresses, frames, hits, misses;
-	atomic_uint_fast64_t fetches[NRESULTS], fetch_bytes;
-	atomic_uint_fast64_t converts[NRESULTS], upload_bytes;
+	atomic_uint_fast64_t fetches[NFETCH], fetch_bytes;
+	atomic_uint_fast64_t converts[NCONVERT], upload_bytes;
 	struct hist fetch_time, convert_time;
 } m;
 
@@ -72,13 +75,14 @@ static void observe(struct hist *h, const double *le, uint64_t usec)
 	atomic_fetch_add_explicit(&h->sum_us, usec, memory_order_relaxed);
 }
 
-static size_t result_index(const char *r)
+/* The index of @r in @v[@n]; unknown results count as the last one. */
+static size_t result_index(const char *const *v, size_t n, const char *r)
 {
-	for (size_t i = 0; i < NRESULTS; i++) {
-		if (strcmp(r, results[i]) == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(r, v[i]) == 0)
 			return i;
 	}
-	return NRESULTS - 1;
+	return n - 1;
 }
 
 void symd_metrics_request(enum symd_route r, int status, uint64_t usec)
@@ -107,7 +111,8 @@ void symd_metrics_cache(bool hit)
 
 void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes)
 {
-	atomic_fetch_add_explicit(&m.fetches[result_index(result)], 1,
+	atomic_fetch_add_explicit(&m.fetches[result_index(fetch_results,
+							   NFETCH, result)], 1,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&m.fetch_bytes, bytes,
 				  memory_order_relaxed);
@@ -116,7 +121,8 @@ void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes)
 
 void symd_metrics_convert(const char *result, uint64_t usec)
 {
-	atomic_fetch_add_explicit(&m.converts[result_index(result)], 1,
+	atomic_fetch_add_explicit(&m.converts[result_index(convert_results,
+							    NCONVERT, result)], 1,
 				  memory_order_relaxed);
 	observe(&m.convert_time, job_le, usec);
 }
@@ -166,8 +172,10 @@ static int hist(struct symd_buf *b, const char *name, const char *labels,
 			   labels, *labels ? "," : "",
 			   (unsigned long long)get(&h->count));
 	if (!err)
-		err = addf(b, "%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name,
-			   labels, (double)get(&h->sum_us) / 1e6, name, labels,
+		err = addf(b, "%s_sum%s%s%s %.6f\n%s_count%s%s%s %llu\n", name,
+			   *labels ? "{" : "", labels, *labels ? "}" : "",
+			   (double)get(&h->sum_us) / 1e6, name,
+			   *labels ? "{" : "", labels, *labels ? "}" : "",
 			   (unsigned long long)get(&h->count));
 	return err;
 }
@@ -249,9 +257,10 @@ int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
 		err = addf(b, "# HELP symd_fetches_total Upstream debuginfod "
 			   "fetches by result.\n"
 			   "# TYPE symd_fetches_total counter\n");
-	for (size_t i = 0; i < NRESULTS && !err; i++)
+	for (size_t i = 0; i < NFETCH && !err; i++)
 		err = addf(b, "symd_fetches_total{result=\"%s\"} %llu\n",
-			   results[i], (unsigned long long)get(&m.fetches[i]));
+			   fetch_results[i],
+			   (unsigned long long)get(&m.fetches[i]));
 	if (!err)
 		err = addf(b, "# HELP symd_fetch_bytes_total Bytes fetched.\n"
 			   "# TYPE symd_fetch_bytes_total counter\n"
@@ -269,9 +278,9 @@ int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
 	if (!err)
 		err = addf(b, "# HELP symd_conversions_total Table builds by "
 			   "result.\n# TYPE symd_conversions_total counter\n");
-	for (size_t i = 0; i < NRESULTS && !err; i++)
+	for (size_t i = 0; i < NCONVERT && !err; i++)
 		err = addf(b, "symd_conversions_total{result=\"%s\"} %llu\n",
-			   results[i],
+			   convert_results[i],
 			   (unsigned long long)get(&m.converts[i]));
 	if (!err)
 		err = addf(b, "# HELP symd_conversion_duration_seconds Table "
