@@ -178,6 +178,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
+	$(Q)tests/bench/symd-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps
