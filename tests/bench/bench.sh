@@ -72,14 +72,8 @@ note() { echo "bench: $*" >&2; }
 [ -x "$TIME" ] || die "no $TIME (Debian package time)"
 mkdir -p "$OUT"
 
-# debug_file F: the separate debug file of F found by build ID, or nothing.
-debug_file() {
-	b=$(readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -1)
-	[ -n "$b" ] || return 0
-	d=/usr/lib/debug/.build-id/$(echo "$b" | cut -c1-2)/$(echo "$b" | cut -c3-).debug
-	[ -r "$d" ] && echo "$d"
-	return 0
-}
+# debug_file, usable_input
+. "$ROOT/tests/bench/lib.sh"
 
 if [ -z "${BENCH_INPUTS:-}" ]; then
 	INPUTS="libc=/lib/x86_64-linux-gnu/libc.so.6 python3.11d=/usr/bin/python3.11d"
@@ -177,15 +171,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 for spec in $INPUTS; do
 	name=${spec%%=*}
 	f=${spec#*=}
-	if [ ! -r "$f" ]; then
-		note "skipping $name: no $f"
-		continue
-	fi
-	dbg=$(debug_file "$f")
-	if [ -z "$dbg" ] && ! readelf -S "$f" | grep -q '\.debug_info'; then
-		note "skipping $name: no debug info for $f"
-		continue
-	fi
+	usable_input "$name" "$f" || continue
 	bid=$("$SYM" buildid "$f" | awk '{ print $1 }')
 
 	addrs="$OUT/$name.addrs"

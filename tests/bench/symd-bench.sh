@@ -101,14 +101,8 @@ trap 'exit 1' INT TERM HUP
 ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -o "$LOAD" \
 	tests/bench/symd-load.c -pthread || die "cannot build $LOAD"
 
-# debug_file F: the separate debug file of F found by build ID, or nothing.
-debug_file() {
-	b=$(readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -1)
-	[ -n "$b" ] || return 0
-	d=/usr/lib/debug/.build-id/$(echo "$b" | cut -c1-2)/$(echo "$b" | cut -c3-).debug
-	[ -r "$d" ] && echo "$d"
-	return 0
-}
+# debug_file, usable_input
+. "$ROOT/tests/bench/lib.sh"
 
 # kv KEY LINE: the value of KEY=... in a symd-load line.
 kv() {
@@ -156,15 +150,7 @@ NAMES=
 for spec in python3.11d=/usr/bin/python3.11d libc=/lib/x86_64-linux-gnu/libc.so.6; do
 	name=${spec%%=*}
 	f=${spec#*=}
-	if [ ! -r "$f" ]; then
-		note "skipping $name: no $f"
-		continue
-	fi
-	dbg=$(debug_file "$f")
-	if [ -z "$dbg" ] && ! readelf -S "$f" | grep -q '\.debug_info'; then
-		note "skipping $name: no debug info for $f"
-		continue
-	fi
+	usable_input "$name" "$f" || continue
 	addrs=$W/$name.addrs
 	# bench.sh's address file when it is the same draw, else the same way.
 	# shellcheck disable=SC3013
