@@ -463,8 +463,18 @@ static bool serve_stored(struct call *c, int kind)
 	int fd;
 
 	if (sym_store_file_path(c->api->o.store, c->build_id, kind, path,
-				sizeof(path)) != 0)
-		return false;
+				sizeof(path)) != 0) {
+		uint64_t off, len;
+
+		/* As debuginfod does: an executable that carries its own
+		 * DWARF is its debuginfo too. */
+		if (kind != SYM_STORE_DEBUGINFO ||
+		    sym_store_file_path(c->api->o.store, c->build_id,
+					SYM_STORE_EXECUTABLE, path,
+					sizeof(path)) != 0 ||
+		    sym_file_section(path, ".debug_info", &off, &len) != 0)
+			return false;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		if (fd >= 0)

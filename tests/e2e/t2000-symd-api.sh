@@ -16,7 +16,7 @@ other=$(fixture gcc-O2-d4-c)
 CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
 export SYM
 
-plan 55
+plan 56
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --header-timeout-ms 500 \
@@ -101,6 +101,10 @@ objcopy --dump-section .debug_line="$T/want.line" "$dbg" "$T/dump.tmp"
 curl -sS -o "$T/got.line" "$U/buildid/$id/section/.debug_line"
 ok "GET /buildid/<id>/section/.debug_line is the section's bytes" cmp "$T/got.line" "$T/want.line"
 is "a missing executable: 404" "$(http_status "$U/buildid/$id/executable")" 404
+ucid=$("$SYM" buildid "$other" | cut -d' ' -f1)
+curl -sS -o /dev/null -X PUT -H "$auth" --data-binary @"$other" "$U/v1/executable/$ucid"
+curl -sS -o "$T/got.exe" "$U/buildid/$ucid/debuginfo"
+ok "an uploaded executable with DWARF is served as its debuginfo too" cmp "$T/got.exe" "$other"
 is "a bad section name: 404" "$(http_status "$U/buildid/$id/section/..%2fx")" 404
 if command -v debuginfod-find >/dev/null; then
 	rm -rf "$T/dcache"
