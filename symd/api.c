@@ -52,7 +52,6 @@ struct call {
 	char tmp[4096];
 	uint64_t bytes;
 	struct symd_job *job;
-	bool head;		/* GET or HEAD (debuginfod routes) */
 };
 
 struct symd_api {

@@ -1160,7 +1160,7 @@ int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
 			e[1] = (char)c;
 			err = symd_buf_add(b, e, 2);
 			i++;
-		} else if (short_esc[c]) {
+		} else if (c < 0x20 && short_esc[c]) {
 			e[0] = '\\';
 			e[1] = short_esc[c];
 			err = symd_buf_add(b, e, 2);
