@@ -145,6 +145,15 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
+# The reader of symd's answers lives in the sym tool (tools/client.c).
+$(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
+		tools/client.c tools/util.c lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools \
+		$(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS)) $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
+		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 		$(B)/libsymd.a lib/libsym.a $(B)/.flags

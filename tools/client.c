@@ -502,8 +502,9 @@ static bool read_frame(struct jr *j, uint64_t addr, struct sym_frame *f)
  * read_answers() - the second pass over "frames" (at @j): one call of
  * @fn per address.  The first pass checked the syntax and the count.
  */
-static int read_answers(struct client *c, struct jr *j, const uint64_t *addrs,
-			size_t n, sym_frames_fn fn, void *ctx)
+static int read_answers(struct sym_frame *frames, struct jr *j,
+			const uint64_t *addrs, size_t n, sym_frames_fn fn,
+			void *ctx)
 {
 	size_t i = 0, k, nf;
 	int rc;
@@ -519,12 +520,12 @@ static int read_answers(struct client *c, struct jr *j, const uint64_t *addrs,
 			/* A deeper chain than libsym returns: cut it. */
 			if (nf == SYM_MAX_FRAMES)
 				skip(j, 0);
-			else if (read_frame(j, addrs[i - 1], &c->frames[nf]))
+			else if (read_frame(j, addrs[i - 1], &frames[nf]))
 				nf++;
 		}
 		if (j->bad)
 			return -EPROTO;
-		rc = fn(ctx, i - 1, c->frames, nf);
+		rc = fn(ctx, i - 1, frames, nf);
 		if (rc)
 			return rc;
 	}
@@ -871,13 +872,8 @@ int client_symbolize(struct client *c, const char *build_id,
 {
 	struct curl_slist *h;
 	struct client_result r;
-	struct jr j, frames = { 0 };
-	const char *status = NULL, *error = NULL;
-	uint64_t retry = 0;
-	size_t len, nmod = 0, k, nframes = 0;
+	size_t len;
 	char path[160], *body;
-	bool have_frames = false;
-	char *name;
 	int err;
 
 	snprintf(path, sizeof(path), "/v1/symbolize/%s", build_id);
@@ -902,9 +898,25 @@ int client_symbolize(struct client *c, const char *build_id,
 		tool_err("server '%s': %s", c->server, r.msg);
 		return -EPROTO;
 	}
+	return client_read_symbolize(c->body, c->len, build_id, addrs, n,
+				     wait_ms, c->frames, fn, ctx);
+}
+
+int client_read_symbolize(char *body, size_t len, const char *build_id,
+			  const uint64_t *addrs, size_t n, unsigned wait_ms,
+			  struct sym_frame *frames_buf, sym_frames_fn fn,
+			  void *ctx)
+{
+	struct jr j, frames = { 0 };
+	const char *status = NULL, *error = NULL;
+	uint64_t retry = 0;
+	size_t nmod = 0, k, nframes = 0;
+	bool have_frames = false;
+	char *name;
+	int err;
 
 	/* Pass 1: the module's status; where "frames" is, and its size. */
-	j = (struct jr){ .p = c->body, .end = c->body + c->len };
+	j = (struct jr){ .p = body, .end = body + len };
 	if (member(&j, "modules") && eat(&j, '[')) {
 		while (more(&j, ']', &nmod)) {
 			if (nmod > 1 || !eat(&j, '{')) {
@@ -940,7 +952,7 @@ int client_symbolize(struct client *c, const char *build_id,
 		return -EPROTO;
 	}
 	/* Pass 2: the answers. */
-	err = read_answers(c, &frames, addrs, n, fn, ctx);
+	err = read_answers(frames_buf, &frames, addrs, n, fn, ctx);
 	if (err == -EPROTO)
 		tool_err("the server's reply has a bad frame");
 	return err;

@@ -96,6 +96,11 @@ $(B)/symd/%.o: symd/%.c
 $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
+# fuzz-reply drives the sym tool's reader of symd's answers.
+$(B)/fuzz-reply: tools/client.c tools/util.c
+$(B)/fuzz-reply: FUZZ_SYMD = -Itools $(shell $(PKG_CONFIG) --cflags libcurl) \
+	tools/client.c tools/util.c
+
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a
 $(SYMD_TARGETS:%=$(B)/%): FUZZ_SYMD = $(SYMD_CFLAGS) $(B)/libsymd-fuzz.a
