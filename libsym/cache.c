@@ -691,6 +691,15 @@ static void fill_entry(const struct meta_v *m, const char *text,
 	e->text[tl] = '\0';
 }
 
+int sym_store_has_table(struct sym_store *st, const char *build_id)
+{
+	struct sym_store_entry e;
+
+	return sym_store_stat_entry(st, build_id, &e) == 0 &&
+	       e.negative == 0 && e.format == SYM_TABLE_FORMAT &&
+	       e.converter == SYMI_CONVERTER_VERSION;
+}
+
 int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 			 struct sym_store_entry *e)
 {

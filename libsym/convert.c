@@ -39,7 +39,6 @@ int sym_store_convert(struct sym_store *st, const char *build_id,
 		      const char *source, struct sym_module_stats *stats)
 {
 	struct sym_store_lock *lock = NULL;
-	struct sym_store_entry e;
 	int waited = 0, err;
 
 	if (stats)
@@ -50,9 +49,7 @@ int sym_store_convert(struct sym_store *st, const char *build_id,
 	err = sym_store_lock(st, build_id, LOCK_WAIT_MS, &lock, &waited);
 	if (err && err != -ETIMEDOUT)
 		return err;
-	if (waited && sym_store_stat_entry(st, build_id, &e) == 0 &&
-	    e.negative == 0 && e.format == SYM_TABLE_FORMAT &&
-	    e.converter == sym_converter_version()) {
+	if (waited && sym_store_has_table(st, build_id)) {
 		sym_store_unlock(lock);
 		return 0;
 	}

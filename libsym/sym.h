@@ -621,6 +621,13 @@ SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 				 struct sym_store_entry *e);
 
 /**
+ * sym_store_has_table() - does the store hold a table for @build_id that
+ * this library can read (its format and converter version)?
+ * @return 1 or 0 (also for a negative entry, a stale table, a bad ID)
+ */
+SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
+
+/**
  * sym_store_lookup() - symbolize addresses with the stored table.
  * @param addrs  any order; sorted is faster
  * @param fn     called once per address, in order, inside a read

@@ -828,12 +828,7 @@ static const char *negative_name(int kind)
 /* Does the store hold a current table for a->build_id? */
 static bool store_has_table(struct a2l *a)
 {
-	struct sym_store_entry e;
-
-	if (sym_store_stat_entry(a->store, a->build_id, &e))
-		return false;
-	return e.negative == 0 && e.format == SYM_TABLE_FORMAT &&
-	       e.converter == sym_converter_version();
+	return sym_store_has_table(a->store, a->build_id);
 }
 
 /*

@@ -188,8 +188,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	/* Another process converting it: wait for it, then only the files
 	 * are left to put. */
 	if (sym_store_lock(sc->st, bid, 10 * 60 * 1000, &lock, &waited) == 0 &&
-	    waited && sym_store_stat_entry(sc->st, bid, &e) == 0 &&
-	    e.negative == 0 && e.converter == sym_converter_version()) {
+	    waited && sym_store_has_table(sc->st, bid)) {
 		sym_store_unlock(lock);
 		lock = NULL;
 		goto files;

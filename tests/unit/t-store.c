@@ -151,6 +151,9 @@ int main(int argc, char **argv)
 	      strcmp(e.text, "no source has it") == 0);
 	CHECK_ERR(sym_store_lookup(st, "bb", addrs, 1, cmp_cb, &c),
 		  -SYM_E_NOTFOUND);
+	CHECK(sym_store_has_table(st, ID) == 1);
+	CHECK(sym_store_has_table(st, "bb") == 0);
+	CHECK(sym_store_has_table(st, "../x") == 0);
 	CHECK_ERR(sym_store_put_negative(st, "cc", SYM_STORE_BADCONV, "bad"),
 		  0);
 	CHECK_ERR(sym_store_stat_entry(st, "cc", &e), 0);
