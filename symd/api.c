@@ -792,7 +792,7 @@ static void route(struct symd_http_req *req, void *ctx)
 
 		c->route = SYMD_R_METRICS;
 		symd_buf_init(&b, 0);
-		if (symd_metrics_render(&b, api->o.store, api->o.work))
+		if (symd_metrics_render(&b, api->o.work))
 			reply_error(c, 503, "out of memory");
 		else
 			reply_buf(c, 200, "text/plain; version=0.0.4", &b);

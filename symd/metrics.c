@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sym.h"
+#include "fetch.h"
 #include "req.h"
 #include "symd.h"
 
@@ -43,10 +44,15 @@ static const char *const route_name[SYMD_R_MAX] = {
 	[SYMD_R_OTHER] = "other",
 };
 
-/* Job results, in a fixed order for the output: fetches and conversions
- * have their own. */
+/* Job results, in a fixed order for the output: fetches (indexed by
+ * enum symd_fetch_error, 0 for ok) and conversions have their own. */
 static const char *const fetch_results[] = {
-	"ok", "absent", "failed", "badid", "cancelled",
+	[0] = "ok",
+	[SYMD_FETCH_ABSENT] = "absent",
+	[SYMD_FETCH_FAILED] = "failed",
+	[SYMD_FETCH_CANCELLED] = "cancelled",
+	[SYMD_FETCH_BADID] = "badid",
+	[SYMD_FETCH_INVAL] = "invalid",
 };
 static const char *const convert_results[] = { "ok", "badconv", "error" };
 #define NFETCH (sizeof(fetch_results) / sizeof(fetch_results[0]))
@@ -75,15 +81,6 @@ static void observe(struct hist *h, const double *le, uint64_t usec)
 	atomic_fetch_add_explicit(&h->sum_us, usec, memory_order_relaxed);
 }
 
-/* The index of @r in @v[@n]; unknown results count as the last one. */
-static size_t result_index(const char *const *v, size_t n, const char *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(r, v[i]) == 0)
-			return i;
-	}
-	return n - 1;
-}
 
 void symd_metrics_request(enum symd_route r, int status, uint64_t usec)
 {
@@ -109,20 +106,21 @@ void symd_metrics_cache(bool hit)
 				  memory_order_relaxed);
 }
 
-void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes)
+void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes)
 {
-	atomic_fetch_add_explicit(&m.fetches[result_index(fetch_results,
-							   NFETCH, result)], 1,
+	size_t i = err <= 0 && (size_t)-err < NFETCH ? (size_t)-err :
+		   SYMD_FETCH_FAILED;
+
+	atomic_fetch_add_explicit(&m.fetches[i], 1,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&m.fetch_bytes, bytes,
 				  memory_order_relaxed);
 	observe(&m.fetch_time, job_le, usec);
 }
 
-void symd_metrics_convert(const char *result, uint64_t usec)
+void symd_metrics_convert(int err, bool badconv, uint64_t usec)
 {
-	atomic_fetch_add_explicit(&m.converts[result_index(convert_results,
-							    NCONVERT, result)], 1,
+	atomic_fetch_add_explicit(&m.converts[!err ? 0 : badconv ? 1 : 2], 1,
 				  memory_order_relaxed);
 	observe(&m.convert_time, job_le, usec);
 }
@@ -184,6 +182,12 @@ struct store_fig {
 	uint64_t bytes, tables, negative[4];
 };
 
+/* The store's figures, counted by a worker (symd_metrics_store()): a
+ * scrape on the loop thread never walks the whole store. */
+static struct {
+	atomic_uint_fast64_t bytes, tables, negative[4];
+} store_figs;
+
 static int count_entry(void *ctx, const char *id,
 		       const struct sym_store_entry *e)
 {
@@ -199,12 +203,25 @@ static int count_entry(void *ctx, const char *id,
 	return 0;
 }
 
-int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
-			struct symd_work *w)
+void symd_metrics_store(struct sym_store *st)
+{
+	struct store_fig f = { 0 };
+
+	if (sym_store_list(st, count_entry, &f) != 0)
+		return;
+	atomic_store_explicit(&store_figs.bytes, f.bytes,
+			      memory_order_relaxed);
+	atomic_store_explicit(&store_figs.tables, f.tables,
+			      memory_order_relaxed);
+	for (int k = 0; k < 4; k++)
+		atomic_store_explicit(&store_figs.negative[k], f.negative[k],
+				      memory_order_relaxed);
+}
+
+int symd_metrics_render(struct symd_buf *b, struct symd_work *w)
 {
 	static const char *const neg[4] = { "", "absent", "failed",
 					    "badconv" };
-	struct store_fig f = { 0 };
 	unsigned queued = 0, running = 0;
 	char labels[64];
 	int err = 0;
@@ -289,8 +306,6 @@ int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
 	if (!err)
 		err = hist(b, "symd_conversion_duration_seconds", "",
 			   &m.convert_time, job_le);
-	if (!err && st)
-		sym_store_list(st, count_entry, &f);
 	if (w)
 		symd_work_counts(w, &queued, &running);
 	if (!err)
@@ -302,11 +317,12 @@ int symd_metrics_render(struct symd_buf *b, struct sym_store *st,
 			   "symd_store_tables %llu\n"
 			   "# HELP symd_negative_entries Negative entries by "
 			   "kind.\n# TYPE symd_negative_entries gauge\n",
-			   (unsigned long long)f.bytes,
-			   (unsigned long long)f.tables);
+			   (unsigned long long)get(&store_figs.bytes),
+			   (unsigned long long)get(&store_figs.tables));
 	for (int k = 1; k < 4 && !err; k++)
 		err = addf(b, "symd_negative_entries{kind=\"%s\"} %llu\n",
-			   neg[k], (unsigned long long)f.negative[k]);
+			   neg[k],
+			   (unsigned long long)get(&store_figs.negative[k]));
 	if (!err)
 		err = addf(b, "# HELP symd_jobs Worker jobs by state.\n"
 			   "# TYPE symd_jobs gauge\n"

@@ -139,13 +139,17 @@ enum symd_route {
 void symd_metrics_request(enum symd_route r, int status, uint64_t usec);
 void symd_metrics_frames(uint64_t addresses, uint64_t frames);
 void symd_metrics_cache(bool hit);
-void symd_metrics_fetch(const char *result, uint64_t usec, uint64_t bytes);
-void symd_metrics_convert(const char *result, uint64_t usec);
+/* @err: symd_fetch_get()'s result. */
+void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
+/* @err: sym_store_convert()'s result; @badconv: it was the input's fault. */
+void symd_metrics_convert(int err, bool badconv, uint64_t usec);
 void symd_metrics_upload(uint64_t bytes);
-/* Append the Prometheus text exposition to @out (a struct symd_buf);
- * the store's figures are read here. */
+/* Count the store's tables, bytes and negative entries for /metrics: a
+ * walk over the whole store, so on a worker (work.c: at start-up, after
+ * each conversion and with each maintenance pass), never on a scrape. */
+void symd_metrics_store(struct sym_store *st);
+/* Append the Prometheus text exposition to @out (a struct symd_buf). */
 struct symd_buf;
-int symd_metrics_render(struct symd_buf *out, struct sym_store *st,
-			struct symd_work *w);
+int symd_metrics_render(struct symd_buf *out, struct symd_work *w);
 
 #endif /* SYMD_H */

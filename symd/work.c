@@ -302,11 +302,17 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 
 	if (err == -SYM_E_NOTFOUND)
 		return false;
-	symd_metrics_convert(!err ? "ok" : err == -SYM_E_BADDWARF ||
-			     err == -SYM_E_BADELF || err == -SYM_E_NOTELF ||
-			     err == -SYM_E_TOOBIG || err == -SYM_E_DECOMPRESS ||
-			     err == -SYM_E_UNSUPPORTED ? "badconv" : "error",
-			     now_us() - t0);
+	if (err) {
+		struct sym_store_entry se;
+
+		/* sym_store_convert() says "bad input" with a BADCONV entry. */
+		symd_metrics_convert(err, sym_store_stat_entry(w->o.store, j->id,
+							       &se) == 0 &&
+				     se.negative == SYM_STORE_BADCONV,
+				     now_us() - t0);
+	} else {
+		symd_metrics_convert(0, false, now_us() - t0);
+	}
 	if (err) {
 		settle(j, SYMD_FAILED, w->o.ttl_failed * 1000,
 		       "conversion failed: %s", errstr(err));
@@ -314,6 +320,7 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 	}
 	if (w->o.max_store_size)
 		sym_store_gc(w->o.store, 0, NULL);
+	symd_metrics_store(w->o.store);
 	warm(w, j);
 	return true;
 }
@@ -373,10 +380,7 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 
 	err = symd_fetch_get(f, SYMD_FETCH_DEBUGINFO, j->id, NULL, NULL, &path,
 			     &info);
-	symd_metrics_fetch(!err ? "ok" : err == -SYMD_FETCH_ABSENT ? "absent" :
-			   err == -SYMD_FETCH_BADID ? "badid" :
-			   err == -SYMD_FETCH_CANCELLED ? "cancelled" :
-			   "failed", info.usec, info.fetched);
+	symd_metrics_fetch(err, info.usec, info.fetched);
 	if (!err) {
 		err = sym_store_take_file(w->o.store, j->id,
 					  SYM_STORE_DEBUGINFO, path);
@@ -454,8 +458,7 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 
 	err = symd_fetch_get(f, j->fkind, j->id, j->section, NULL, &path,
 			     &info);
-	symd_metrics_fetch(!err ? "ok" : err == -SYMD_FETCH_ABSENT ? "absent" :
-			   "failed", info.usec, info.fetched);
+	symd_metrics_fetch(err, info.usec, info.fetched);
 	if (!err && j->fkind != SYMD_FETCH_SECTION) {
 		int kind = j->fkind == SYMD_FETCH_DEBUGINFO ?
 			   SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE;
@@ -543,6 +546,7 @@ static void *worker(void *arg)
 			sym_store_maintain(w->o.store);
 			if (w->o.max_store_size)
 				sym_store_gc(w->o.store, 0, NULL);
+			symd_metrics_store(w->o.store);
 			finish(w, j);
 			break;
 		}
@@ -934,6 +938,7 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		snprintf(cache, sizeof(cache), "%s/debuginfod-cache",
 			 o->store_dir);
 		sweep_cache(cache);
+		symd_metrics_store(o->store);
 		err = symd_fetch_global_init(&fo);
 		if (err)
 			goto fail;
