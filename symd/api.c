@@ -454,12 +454,44 @@ static void symbolize_body(struct symd_http_req *req)
 
 /* --------------------------------------------------------------- files */
 
+/*
+ * Answer with @len bytes of the open file @fd from @off (the whole file
+ * when @len is UINT64_MAX), as debuginfod does: octet-stream with
+ * X-DEBUGINFOD-SIZE.  Takes @fd.  False (and @fd closed) when it cannot
+ * be read.
+ */
+static bool send_file(struct call *c, int fd, uint64_t off, uint64_t len)
+{
+	struct stat sb;
+	char size[32];
+
+	if (len == UINT64_MAX) {
+		if (fstat(fd, &sb) != 0) {
+			close(fd);
+			return false;
+		}
+		len = (uint64_t)sb.st_size;
+	}
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)len);
+	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
+	symd_http_req_reply_file(c->req, 200, "application/octet-stream", fd,
+				 off, len);
+	return true;
+}
+
+/* Open @path and send_file() it; false if it cannot be opened. */
+static bool send_path(struct call *c, const char *path, uint64_t off,
+		      uint64_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd >= 0 && send_file(c, fd, off, len);
+}
+
 /* Serve the stored @kind file of the call's build ID; false if none. */
 static bool serve_stored(struct call *c, int kind)
 {
-	char path[4096], size[32];
-	struct stat sb;
-	int fd;
+	char path[4096];
 
 	if (sym_store_file_path(c->api->o.store, c->build_id, kind, path,
 				sizeof(path)) != 0) {
@@ -474,17 +506,7 @@ static bool serve_stored(struct call *c, int kind)
 		    sym_file_section(path, ".debug_info", &off, &len) != 0)
 			return false;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	snprintf(size, sizeof(size), "%lld", (long long)sb.st_size);
-	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
-	symd_http_req_reply_file(c->req, 200, "application/octet-stream", fd,
-				 0, (uint64_t)sb.st_size);
-	return true;
+	return send_path(c, path, 0, UINT64_MAX);
 }
 
 /* A section of a stored file: debuginfo first, then the executable. */
@@ -492,25 +514,16 @@ static bool serve_section(struct call *c, const char *name)
 {
 	static const int kinds[] = { SYM_STORE_DEBUGINFO,
 				     SYM_STORE_EXECUTABLE };
-	char path[4096], size[32];
+	char path[4096];
 
 	for (size_t i = 0; i < 2; i++) {
 		uint64_t off, len;
-		int fd;
 
 		if (sym_store_file_path(c->api->o.store, c->build_id, kinds[i],
-					path, sizeof(path)) != 0 ||
-		    sym_file_section(path, name, &off, &len) != 0)
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		snprintf(size, sizeof(size), "%llu", (unsigned long long)len);
-		symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
-		symd_http_req_reply_file(c->req, 200,
-					 "application/octet-stream", fd, off,
-					 len);
-		return true;
+					path, sizeof(path)) == 0 &&
+		    sym_file_section(path, name, &off, &len) == 0 &&
+		    send_path(c, path, off, len))
+			return true;
 	}
 	return false;
 }
@@ -519,8 +532,6 @@ static void fetched(void *arg, int status, const char *path, bool temporary,
 		    const char *msg)
 {
 	struct call *c = arg;
-	struct stat sb;
-	char size[32];
 	int fd;
 
 	c->job = NULL;
@@ -538,16 +549,8 @@ static void fetched(void *arg, int status, const char *path, bool temporary,
 	 * descriptor keeps it readable until the reply is sent. */
 	if (temporary)
 		symd_fetch_discard(path);
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0 || !send_file(c, fd, 0, UINT64_MAX))
 		reply_error(c, 500, "the fetched file went away");
-		return;
-	}
-	snprintf(size, sizeof(size), "%lld", (long long)sb.st_size);
-	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", size);
-	symd_http_req_reply_file(c->req, 200, "application/octet-stream", fd,
-				 0, (uint64_t)sb.st_size);
 }
 
 /* GET|HEAD /buildid/<id>/debuginfo|executable|section/<name> */
