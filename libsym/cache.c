@@ -1166,10 +1166,10 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 
 	if (!st || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
+	/* On this thread only: servers warm tables from worker pools sized
+	 * to leave a core to their event loop (symd: cores - 1). */
 	err = begin_table_read(st, id, idlen, &r);
 	if (!err)
-		err = verify_table(st, &r, id, idlen);
-	if (!err)	/* one chunk, or the parallel pass already done */
 		err = verify_chunks(st, r.cur, id, idlen, r.m.gen, 0, 1);
 	end_table_read(st, &r);
 	if (err == -SYM_E_BADTABLE) {
