@@ -91,6 +91,8 @@ enum sym_error {
 	SYM_E_BADSTORE,
 	/** A stored table was built by another format or converter. */
 	SYM_E_STALE,
+	/** A profile (raw stack format or pprof) is malformed. */
+	SYM_E_BADPROFILE,
 	SYM_E_MAX,
 };
 
@@ -802,6 +804,298 @@ SYM_API int sym_store_convert(struct sym_store *st, const char *build_id,
  */
 SYM_API int sym_table_split(const struct sym_table *t, size_t max_bytes,
 			    struct sym_table ***parts, size_t *n);
+
+/*
+ * Profiles: the raw stack format (docs/raw-format.md) and pprof.
+ *
+ * A struct sym_prof is one profile in memory: a header, a table of
+ * mappings, processes and threads, and unique stacks of unsymbolized
+ * frames with a count and a weight each.  sym record and the views build,
+ * read and write it; it owns every string and array it holds.
+ *
+ *	struct sym_prof *p = NULL;
+ *	char msg[256];
+ *	err = sym_prof_read_file("cpu.raw", &p, msg, sizeof(msg));
+ *	for (size_t i = 0; i < sym_prof_nstacks(p); i++) {
+ *		const struct sym_prof_stack *s = sym_prof_stack(p, i);
+ *		...
+ *	}
+ *	sym_prof_free(p);
+ *
+ * Thread-safety: a profile is used by one thread at a time; distinct
+ * profiles are independent.
+ */
+
+/** An in-memory profile.  Opaque. */
+struct sym_prof;
+
+/** Kinds of struct sym_prof_map. */
+enum sym_prof_map_kind {
+	SYM_PROF_MAP_FILE = 0,	/**< a mapped ELF file */
+	SYM_PROF_MAP_VDSO,	/**< the vDSO, named by its in-memory build ID */
+	SYM_PROF_MAP_KERNEL,	/**< the kernel: addresses are runtime ones */
+	SYM_PROF_MAP_ANON,	/**< anonymous executable memory (JIT) */
+};
+
+/** Flags of struct sym_prof_map. */
+enum sym_prof_map_flags {
+	/** @vaddr was not known (a pprof mapping has no field for it) and
+	 *  was set to @pgoff, which is right when the PT_LOAD segment has
+	 *  p_vaddr == p_offset (usual for PIE and shared objects). */
+	SYM_PROF_MAP_VADDR_GUESSED = (1 << 0),
+};
+
+/** One executable mapping of one process. */
+struct sym_prof_map {
+	/** Index in the profile's map table; set by sym_prof_add_map(). */
+	uint32_t id;
+	/** enum sym_prof_map_kind. */
+	uint32_t kind;
+	/** Host PID; -1 for the kernel. */
+	int32_t pid;
+	/** enum sym_prof_map_flags. */
+	uint32_t flags;
+	/** Runtime range [start, end). */
+	uint64_t start, end;
+	/** File offset mapped at @start. */
+	uint64_t pgoff;
+	/** ELF virtual address of @start: vaddr(pc) = pc - start + vaddr. */
+	uint64_t vaddr;
+	/** Lowercase hex GNU build ID, or NULL when unknown. */
+	const char *build_id;
+	/** Path as the process saw it, "[vdso]", "[kernel.kallsyms]", or
+	 *  NULL. */
+	const char *path;
+};
+
+/** Frame has no mapping: sym_prof_frame.addr is a runtime address. */
+#define SYM_PROF_NOMAP UINT32_MAX
+
+/** Flags of struct sym_prof_frame. */
+enum sym_prof_frame_flags {
+	/** @addr is a return address: look up addr - 1. */
+	SYM_PROF_FRAME_RETURN = (1 << 0),
+};
+
+/** One unsymbolized frame. */
+struct sym_prof_frame {
+	/** ELF virtual address in map @map (runtime address for the kernel
+	 *  and for SYM_PROF_NOMAP). */
+	uint64_t addr;
+	/** Map id, or SYM_PROF_NOMAP. */
+	uint32_t map;
+	/** enum sym_prof_frame_flags. */
+	uint32_t flags;
+};
+
+/** Problems of a stack (docs/raw-format.md, "Stacks"). */
+enum sym_prof_stack_flags {
+	SYM_PROF_TRUNCATED = (1 << 0),	/**< hit the depth limit */
+	SYM_PROF_BADRETURN = (1 << 1),	/**< return address outside mappings */
+	SYM_PROF_LEAF = (1 << 2),	/**< leaf's caller may be missing */
+	SYM_PROF_UNWIND = (1 << 3),	/**< CFI unwind stopped early */
+	SYM_PROF_KERNEL = (1 << 4),	/**< only kernel frames captured */
+	SYM_PROF_UNKNOWN_FLAG = (1 << 31), /**< a flag this reader does not know */
+};
+
+/** Number of named stack flags (bits 0 to SYM_PROF_NFLAGS - 1). */
+#define SYM_PROF_NFLAGS 5
+
+/** Most frames in one stack. */
+#define SYM_PROF_MAX_FRAMES 1024
+
+/** One unique stack. */
+struct sym_prof_stack {
+	/** Samples, and the sum of their weights (header's weight_unit). */
+	uint64_t count, weight;
+	/** Host PID and TID; 0 when unknown. */
+	int32_t pid, tid;
+	/** enum sym_prof_stack_flags. */
+	uint32_t flags;
+	/** Number of @frames. */
+	uint32_t nframes;
+	/** Leaf (innermost) first; owned by the profile. */
+	const struct sym_prof_frame *frames;
+};
+
+/** A profile's header (docs/raw-format.md, "Header lines").  Strings are
+ *  NULL when unknown. */
+struct sym_prof_header {
+	const char *host;
+	/** Writer name and version, e.g. "sym-record", "0.1.0". */
+	const char *tool, *tool_version;
+	/** Wall-clock start, nanoseconds since the Unix epoch. */
+	int64_t start_ns;
+	/** Wall-clock length of the recording. */
+	uint64_t duration_ns;
+	/** "cpu-clock", "task-clock", "wall". */
+	const char *event;
+	/** "fp", "dwarf", "thread-timer", "process-timer", "wall". */
+	const char *mode;
+	/** Requested Hz; 0 for a fixed period. */
+	uint64_t frequency;
+	/** Nominal weight of one sample, in @weight_unit. */
+	uint64_t period;
+	/** "ns" or "samples". */
+	const char *weight_unit;
+	/** Samples written, lost by the kernel, throttle events, dropped by
+	 *  the writer. */
+	uint64_t samples, lost, throttled, dropped;
+	/** Samples whose stack carries flag bit i. */
+	uint64_t flagged[SYM_PROF_NFLAGS];
+	/** Inode of the recorder's PID namespace; 0 when unknown. */
+	uint64_t pidns;
+};
+
+/**
+ * sym_prof_new() - an empty profile.
+ * @param[out] out  caller owns: sym_prof_free()
+ * @return 0 or -ENOMEM
+ */
+SYM_API int sym_prof_new(struct sym_prof **out);
+
+/**
+ * sym_prof_free() - free a profile and everything it owns.
+ * @param p  may be NULL
+ */
+SYM_API void sym_prof_free(struct sym_prof *p);
+
+/**
+ * sym_prof_set_header() - replace the header; strings are copied.
+ * @return 0 or -ENOMEM (the old header is kept)
+ */
+SYM_API int sym_prof_set_header(struct sym_prof *p,
+				const struct sym_prof_header *h);
+
+/**
+ * sym_prof_header() - the header.
+ * @return borrowed, valid until the next call that changes @p
+ */
+SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
+
+/**
+ * sym_prof_add_map() - append a mapping; strings are copied.
+ * @param[out] id  the new map's id (may be NULL); m->id is ignored
+ * @return 0, -ENOMEM, -E2BIG (too many maps), -EINVAL (start > end)
+ */
+SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
+			     uint32_t *id);
+
+/**
+ * sym_prof_add_process() - record a process's PID namespace and name.
+ * @param pidns  namespace inode, 0 when unknown
+ * @param nspid  PID inside that namespace, 0 when unknown
+ * @param comm   may be NULL; copied
+ * @return 0 or -ENOMEM; a second call for one @pid replaces the first
+ */
+SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
+				 uint64_t pidns, int32_t nspid,
+				 const char *comm);
+
+/**
+ * sym_prof_add_thread() - record a thread's name.
+ * @return 0 or -ENOMEM; a second call for one @tid replaces the first
+ */
+SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
+				const char *comm);
+
+/**
+ * sym_prof_add_stack() - add samples of a stack; an identical stack (pid,
+ * tid, flags, frames) already present gets @s's count and weight added,
+ * so the profile holds each unique stack once.  The frames are copied.
+ * Header counts (samples, flagged) are not touched: the writer of the
+ * profile keeps them.
+ * @return 0, -ENOMEM, -E2BIG (too many frames or stacks), -EINVAL (a frame
+ *         names a map that does not exist)
+ */
+SYM_API int sym_prof_add_stack(struct sym_prof *p,
+			       const struct sym_prof_stack *s);
+
+/** sym_prof_nmaps() - number of mappings; ids are 0 to n - 1. */
+SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
+
+/**
+ * sym_prof_map() - mapping @id.
+ * @return borrowed until @p changes or is freed; NULL when out of range
+ */
+SYM_API const struct sym_prof_map *sym_prof_map(const struct sym_prof *p,
+						uint32_t id);
+
+/** sym_prof_nstacks() - number of unique stacks. */
+SYM_API size_t sym_prof_nstacks(const struct sym_prof *p);
+
+/**
+ * sym_prof_stack() - stack @i, in the order they were first added.
+ * @return borrowed until @p changes or is freed; NULL when out of range
+ */
+SYM_API const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
+						    size_t i);
+
+/**
+ * sym_prof_process() - what sym_prof_add_process() recorded for @pid.
+ * @param[out] pidns, nspid  may be NULL
+ * @return the comm (borrowed, may be NULL), or NULL with *nspid = 0 when
+ *         @pid is unknown
+ */
+SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
+				     uint64_t *pidns, int32_t *nspid);
+
+/**
+ * sym_prof_thread() - the comm of thread @tid.
+ * @return borrowed, or NULL when unknown
+ */
+SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
+
+/**
+ * sym_prof_write() - write @p in the raw stack format.
+ * @param fd  written with write(2), not closed
+ * @return 0 or -errno
+ */
+SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read() - parse the raw stack format.
+ * @param buf, len  the whole file
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  filled on error with "line N: what is wrong"; may
+ *                     be NULL
+ * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
+ *         limit of docs/raw-format.md exceeded)
+ */
+SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
+			  char *msg, size_t msglen);
+
+/**
+ * sym_prof_write_pprof() - write @p as a gzipped pprof profile
+ * (profile.proto), unsymbolized: locations hold runtime addresses
+ * (vaddr - map.vaddr + map.start), mappings their start, limit, file
+ * offset, path and build ID.  Sample values are [samples/count,
+ * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
+ * pid, tid and the stack flags go into sample labels.
+ * @param fd  written with write(2), not closed
+ * @return 0, -errno, -ENOMEM
+ */
+SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read_pprof() - parse a pprof profile, gzipped or not.
+ * Locations become frames (the first of several lines' address), with
+ * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
+ * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
+ * sym_prof_write_pprof().
+ * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
+ */
+SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
+				struct sym_prof **out, char *msg,
+				size_t msglen);
+
+/**
+ * sym_prof_read_file() - read a raw or pprof file, telling them apart by
+ * their first bytes.
+ * @return as sym_prof_read(), or -errno when @path cannot be read
+ */
+SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
+			       char *msg, size_t msglen);
 
 #ifdef __cplusplus
 }
