@@ -1065,38 +1065,6 @@ SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);
 
-/**
- * sym_prof_write_pprof() - write @p as a gzipped pprof profile
- * (profile.proto), unsymbolized: locations hold runtime addresses
- * (vaddr - map.vaddr + map.start), mappings their start, limit, file
- * offset, path and build ID.  Sample values are [samples/count,
- * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
- * pid, tid and the stack flags go into sample labels.
- * @param fd  written with write(2), not closed
- * @return 0, -errno, -ENOMEM
- */
-SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
-
-/**
- * sym_prof_read_pprof() - parse a pprof profile, gzipped or not.
- * Locations become frames (the first of several lines' address), with
- * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
- * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
- * sym_prof_write_pprof().
- * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
- */
-SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
-				struct sym_prof **out, char *msg,
-				size_t msglen);
-
-/**
- * sym_prof_read_file() - read a raw or pprof file, telling them apart by
- * their first bytes.
- * @return as sym_prof_read(), or -errno when @path cannot be read
- */
-SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
-			       char *msg, size_t msglen);
-
 #ifdef __cplusplus
 }
 #endif
