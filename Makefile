@@ -124,10 +124,11 @@ lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 abi-check:
 	$(Q)tests/abi-check.sh libsym/sym.h libsym/libsym.map
 
+# -lm: tools/stats.c (erfc, sqrt, log).
 bin/sym: $(TOOL_OBJS) lib/libsym.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
+		$(DEP_LIBS) -lm $(LDLIBS)
 
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
@@ -153,6 +154,15 @@ $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		$(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS)) $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
 		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
+# The statistics of sym report and sym diff live in the sym tool
+# (tools/stats.c); they are pure functions and need only libm.
+$(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
+		tests/unit/tap.h lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
+		$(DEP_LIBS) -lm $(LDLIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
