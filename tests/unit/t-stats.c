@@ -365,6 +365,8 @@ static void test_within(void)
 		  9.944903161976935, 2.654320611811232e-23, true },
 		{ 5, 0, 0, 10000, 0.0005, 0.0002235508890610816,
 		  2.236627204212922, 0.025310715377991823, true },
+		{ 130, 95, 0, 1000, 0.035, 0.014959110936148578,
+		  2.3397112401528335, 0.019298654509606435, true },
 	};
 	struct stats_diff d, keep;
 
@@ -380,9 +382,30 @@ static void test_within(void)
 		CHECKF(d.differ == ref[i].differ && consistent(&d),
 		       "within #%zu: differ = %d", i, ref[i].differ);
 	}
-	/* Worked example of docs/views.md: 11.0% vs 10.0% of 1000. */
+	/* The worked examples of docs/views.md.  11.0% vs 10.0% of 1000:
+	 * cannot tell apart, and the samples it would take. */
 	CHECK_ERR(stats_diff_within(110, 100, 0, 1000, 0, &d), 0);
 	CHECK(!d.differ && d.lo < 0 && d.hi > 0);
+	{
+		uint64_t n50, n80;
+
+		CHECK_ERR(stats_n_apart(0.11, 0.10, 0, 0, 0, &n50), 0);
+		CHECK_ERR(stats_n_apart(0.11, 0.10, 0, 0, 0.8, &n80), 0);
+		CHECKF(n50 == 8064 && n80 == 16475, "n_apart(11%%, 10%%) = "
+		       "8064, 16475 at 80%% power");
+	}
+	/* 13.0% vs 9.5%: the Wilson intervals overlap, yet they differ. */
+	{
+		struct stats_interval i1, i2;
+
+		stats_wilson(130, 1000, 0, &i1);
+		stats_wilson(95, 1000, 0, &i2);
+		NEAR(i1.lo, 0.1106, 0, 5e-5, "13.0%% of 1000: lo 11.06%%");
+		NEAR(i2.hi, 0.1148, 0, 5e-5, "9.5%% of 1000: hi 11.48%%");
+		CHECK(i1.lo < i2.hi);
+		stats_diff_within(130, 95, 0, 1000, 0, &d);
+		CHECK(d.differ);
+	}
 
 	/* Shares and counts agree. */
 	{
@@ -767,8 +790,8 @@ static void sim_within(void)
 	RATE(overlap, R, 0.05, "within: equal overlapping totals rejected "
 	     "at 5%% with k12");
 	CHECKF(naive < overlap / 4, "within: ignoring the overlap is far "
-	       "too cautious (%llu vs %llu)", (unsigned long long)naive,
-	       (unsigned long long)overlap);
+	       "too cautious (%llu vs %llu of %d)", (unsigned long long)naive,
+	       (unsigned long long)overlap, R);
 }
 
 /*
