@@ -299,8 +299,7 @@ int stats_diff_within(uint64_t k1, uint64_t k2, uint64_t k12, uint64_t n,
 	if (n == 0)
 		return stats_diff_within_shares(0, 0, 0, 0, conf, out);
 	return stats_diff_within_shares((double)k1 / dn, (double)k2 / dn,
-					(double)k12 / dn, dn, conf,
-					out);
+					(double)k12 / dn, dn, conf, out);
 }
 
 static void newcombe(const struct stats_share *a, const struct stats_share *b,
