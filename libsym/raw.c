@@ -445,7 +445,7 @@ struct rd {
 	size_t msglen;
 
 	char *line;		/* free(); MAX_LINE + 1 bytes */
-	char *f[MAX_FIELDS + 1];	/* fields of the line, in @line */
+	char *f[MAX_FIELDS];	/* fields of the line, in @line */
 	size_t nf;
 
 	struct symi_idx mapids;	/* file's map ID -> profile map id */
@@ -489,9 +489,7 @@ static int parse_u64(struct rd *r, const char *s, const char *what,
 {
 	uint64_t v = 0;
 
-	if (!*s)
-		return bad(r, what, s);
-	for (const char *c = s; *c; c++) {
+	for (const char *c = s; *c || c == s; c++) {
 		if (*c < '0' || *c > '9')
 			return fail(r, -SYM_E_BADPROFILE,
 				    "%s " Q " is not a decimal number", what,
@@ -511,7 +509,7 @@ static int parse_hex(struct rd *r, const char *s, const char *what,
 {
 	uint64_t v = 0;
 
-	for (const char *c = s; *c; c++) {
+	for (const char *c = s; *c || c == s; c++) {
 		unsigned d;
 
 		if (*c >= '0' && *c <= '9')
@@ -1040,8 +1038,11 @@ static int split(struct rd *r, size_t n)
 				return fail(r, -SYM_E_BADPROFILE,
 					    "empty field (two spaces, or a "
 					    "space at the start or end)");
-			if (r->nf == MAX_FIELDS + 1)
-				return fail(r, -E2BIG,
+			if (r->nf == MAX_FIELDS)
+				return strcmp(r->f[0], "stack") ?
+				       fail(r, -SYM_E_BADPROFILE,
+					    "too many fields") :
+				       fail(r, -E2BIG,
 					    "more than %d frames in a stack",
 					    SYM_PROF_MAX_FRAMES);
 			c[i] = '\0';
@@ -1175,6 +1176,7 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 		s = nl + 1;
 	}
 	if (!r.lineno) {
+		r.lineno = 1;
 		err = fail(&r, -SYM_E_BADPROFILE, "empty file");
 		goto out;
 	}
