@@ -1061,11 +1061,21 @@ static int read_magic(struct rd *r, const char *s, size_t n)
 {
 	if (n == 9 && !memcmp(s, "sym-raw 1", 9))
 		return 0;
-	if (n > 8 && !memcmp(s, "sym-raw ", 8))
+	if (n > 8 && !memcmp(s, "sym-raw ", 8)) {
+		size_t k = 8;
+
+		/* Quote the version only when it is printable. */
+		while (k < n && s[k] > 0x20 && s[k] < 0x7f)
+			k++;
+		if (k < n)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "byte 0x%02x in the 'sym-raw 1' line (CRLF "
+				    "line ends?)", (unsigned char)s[k]);
 		return fail(r, -SYM_E_BADPROFILE,
 			    "sym-raw version '%.*s' is not 1, the one this "
 			    "reader knows", (int)(n - 8 > 20 ? 20 : n - 8),
 			    s + 8);
+	}
 	return fail(r, -SYM_E_BADPROFILE,
 		    "not a sym-raw file (the first line is not 'sym-raw 1')");
 }

@@ -543,10 +543,11 @@ static void test_read_errors(void)
 {
 	BAD("", 1, "empty file");
 	BAD("hello\n", 1, "not a sym-raw file");
-	BAD("sym-raw 1 \n", 1, "not 1");
+	BAD("sym-raw 1 \n", 1, "byte 0x20 in the 'sym-raw 1' line");
 	BAD("sym-raw 2\nend\n", 1, "version '2' is not 1");
 	BAD("# a comment\nsym-raw 1\nend\n", 1, "not a sym-raw file");
-	BAD("sym-raw 1\r\n", 1, "not 1");
+	BAD("sym-raw 1\r\n", 1, "byte 0x0d in the 'sym-raw 1' line");
+	BAD("sym-raw 10\nend\n", 1, "version '10' is not 1");
 	BAD(HEAD, 4, "no 'end' line");
 	BAD(HEAD MAP0 "stack 1 1 1 1 - p0:1000\n", 6, "no 'end' line");
 	BAD(HEAD "end", 4, "no newline at the end");
