@@ -444,7 +444,8 @@ struct rd {
 	char *msg;
 	size_t msglen;
 
-	char *line;		/* free(); MAX_LINE + 1 bytes */
+	char *line;		/* free(); grown to the longest line + 1 */
+	size_t capline;
 	char *f[MAX_FIELDS];	/* fields of the line, in @line */
 	size_t nf;
 
@@ -1103,6 +1104,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		if (key == H_N)
 			return 0; /* a keyword this reader does not know */
 	}
+	if (symi_grow((void **)&r->line, &r->capline, n + 1, 1))
+		return fail(r, -ENOMEM, "out of memory");
 	memcpy(r->line, s, n);
 	r->line[n] = '\0';
 	err = split(r, n);
@@ -1158,9 +1161,8 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 	err = sym_prof_new(&r.p);
 	if (err)
 		return fail(&r, err, "out of memory");
-	r.line = symi_malloc(MAX_LINE + 1);
-	r.frames = symi_calloc(SYM_PROF_MAX_FRAMES, sizeof(*r.frames));
-	if (!r.line || !r.frames) {
+	r.frames = symi_malloc(SYM_PROF_MAX_FRAMES * sizeof(*r.frames));
+	if (!r.frames) {
 		err = fail(&r, -ENOMEM, "out of memory");
 		goto out;
 	}
