@@ -226,7 +226,7 @@ static void wkey_str(struct wbuf *w, const char *key, const char *s)
 /* RFC 3339 UTC with nanoseconds; 0 (unknown) as "-". */
 static void wtime(struct wbuf *w, int64_t ns)
 {
-	int64_t sec, days, y;
+	int64_t sec, rem, days, y;
 	uint64_t frac;
 	unsigned mo, d, sod;
 	char b[64];
@@ -235,10 +235,15 @@ static void wtime(struct wbuf *w, int64_t ns)
 		wc(w, '-');
 		return;
 	}
+	/* Floor division, without sec * 1e9 (which overflows for the
+	 * earliest times). */
 	sec = ns / (int64_t)NS_PER_S;
-	if (ns % (int64_t)NS_PER_S < 0)
+	rem = ns % (int64_t)NS_PER_S;
+	if (rem < 0) {
 		sec--;
-	frac = (uint64_t)(ns - sec * (int64_t)NS_PER_S);
+		rem += (int64_t)NS_PER_S;
+	}
+	frac = (uint64_t)rem;
 	days = sec / 86400;
 	if (sec % 86400 < 0)
 		days--;
@@ -623,6 +628,7 @@ static int parse_time(struct rd *r, const char *s, int64_t *out)
 	const char *c = s;
 	uint64_t frac = 0;
 	int64_t days, ns;
+	__int128 wide;
 	unsigned nfrac = 0;
 
 	if (!strcmp(s, "-")) {
@@ -656,12 +662,15 @@ static int parse_time(struct rd *r, const char *s, int64_t *out)
 	if (strcmp(c, "Z"))
 		goto bad;
 	days = days_from_civil(v[0], v[1], v[2]);
-	if (__builtin_mul_overflow(days * 86400 + v[3] * 3600 + v[4] * 60 +
-					   v[5],
-				   (int64_t)NS_PER_S, &ns) ||
-	    __builtin_add_overflow(ns, (int64_t)frac, &ns))
+	/* 128 bits: the last second before 1677-09-21T00:12:44Z is in
+	 * range only once its fraction is added. */
+	wide = ((__int128)days * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) *
+		       (int64_t)NS_PER_S + (int64_t)frac;
+	if (wide < INT64_MIN || wide > INT64_MAX)
 		return fail(r, -SYM_E_BADPROFILE,
-			    "start " Q " is out of range (1678 to 2262)", s);
+			    "start " Q " is out of range (1677-09-21 to "
+			    "2262-04-11)", s);
+	ns = (int64_t)wide;
 	*out = ns;
 	return 0;
 bad:

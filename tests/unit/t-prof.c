@@ -289,6 +289,43 @@ static void test_empty(void)
 	sym_prof_free(NULL);
 }
 
+/* Start times: the edges of 64-bit nanoseconds, and before 1970. */
+static void test_times(void)
+{
+	static const struct {
+		int64_t ns;
+		const char *text;
+	} t[] = {
+		{ INT64_MAX, "2262-04-11T23:47:16.854775807Z" },
+		{ INT64_MIN, "1677-09-21T00:12:43.145224192Z" },
+		{ -1, "1969-12-31T23:59:59.999999999Z" },
+		{ 1, "1970-01-01T00:00:00.000000001Z" },
+		{ 951782400000000000LL, "2000-02-29T00:00:00.000000000Z" },
+		{ 1796059275123456789LL, "2026-11-30T17:21:15.123456789Z" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		struct sym_prof_header h = { .weight_unit = "ns",
+					     .start_ns = t[i].ns };
+		struct sym_prof *p = NULL, *q = NULL;
+		char *text = NULL, want[64], msg[128];
+		size_t len;
+
+		CHECK_ERR(sym_prof_new(&p), 0);
+		CHECK_ERR(sym_prof_set_header(p, &h), 0);
+		CHECK_ERR(write_mem(p, &text, &len), 0);
+		snprintf(want, sizeof(want), "\nstart %s\n", t[i].text);
+		CHECK(text && strstr(text, want));
+		if (text)
+			CHECK_ERR(sym_prof_read(text, len, &q, msg,
+						sizeof(msg)), 0);
+		CHECK(q && sym_prof_header(q)->start_ns == t[i].ns);
+		free(text);
+		sym_prof_free(p);
+		sym_prof_free(q);
+	}
+}
+
 static void test_aggregation(void)
 {
 	struct sym_prof *p = NULL;
@@ -613,6 +650,10 @@ static void test_read_errors(void)
 	    "is not YYYY");
 	BAD(HEAD "start 2263-01-01T00:00:00Z\nend\n", 4, "out of range");
 	BAD(HEAD "start 1677-01-01T00:00:00Z\nend\n", 4, "out of range");
+	BAD(HEAD "start 2262-04-11T23:47:16.854775808Z\nend\n", 4,
+	    "out of range");
+	BAD(HEAD "start 1677-09-21T00:12:43.145224191Z\nend\n", 4,
+	    "out of range");
 	BAD(HEAD "duration 1.\nend\n", 4, "1 to 9 fraction digits");
 	BAD(HEAD "duration 1.0000000001\nend\n", 4, "1 to 9 fraction");
 	BAD(HEAD "duration .5\nend\n", 4, "'' is not a decimal number");
@@ -828,6 +869,7 @@ int main(void)
 {
 	test_round_trip();
 	test_empty();
+	test_times();
 	test_aggregation();
 	test_api_errors();
 	test_many();
