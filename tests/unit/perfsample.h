@@ -200,9 +200,15 @@ static void ps_collect(struct ps_session *s, struct ps_sample *out,
 	*got = n;
 }
 
+/* The read end of the running workload's stdout, kept open so that a
+ * workload that writes more does not die of SIGPIPE. */
+static int ps_out_fd = -1;
+
+static void ps_kill(pid_t pid);
+
 /*
  * ps_spawn() - run @argv with stdout on a pipe and wait for its "ready"
- * line.  @return the pid, or -1.
+ * line.  One workload at a time.  @return the pid, or -1.
  */
 static pid_t ps_spawn(char *const argv[])
 {
@@ -225,10 +231,9 @@ static pid_t ps_spawn(char *const argv[])
 	}
 	close(pfd[1]);
 	r = read(pfd[0], buf, sizeof(buf));
-	close(pfd[0]);
+	ps_out_fd = pfd[0];
 	if (r < 5 || memcmp(buf, "ready", 5) != 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		ps_kill(pid);
 		return -1;
 	}
 	return pid;
@@ -240,6 +245,9 @@ static void ps_kill(pid_t pid)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+	if (ps_out_fd >= 0)
+		close(ps_out_fd);
+	ps_out_fd = -1;
 }
 
 /* One executable mapping of /proc/PID/maps. */
