@@ -1343,6 +1343,15 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		    const void *stack, size_t stack_size, uint64_t *pcs,
 		    size_t max, size_t *n, int *stopped_early)
 {
+	return unwinder_unwind_exact(u, pid, regs, stack, stack_size, pcs,
+				     NULL, max, n, stopped_early);
+}
+
+int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
+			  const void *stack, size_t stack_size, uint64_t *pcs,
+			  unsigned char *exact_out, size_t max, size_t *n,
+			  int *stopped_early)
+{
 	struct uw_regs cur, next;
 	struct uw_proc *p;
 	struct uw_ctx c;
@@ -1359,6 +1368,8 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	c.size = stack_size;
 	p = proc_find(u, pid);
 	for (;;) {
+		if (exact_out)
+			exact_out[k] = exact;
 		pcs[k++] = cur.r[UW_RA];
 		stop = step(u, p, &cur, exact, &c, &next, &signal);
 		if (stop == UW_OUTERMOST) {

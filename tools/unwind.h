@@ -22,8 +22,8 @@
  * - Code without CFI (JIT code, anonymous executable memory, hand-written
  *   assembly without directives) ends the unwind (UNWIND_STOP_NOMAP or
  *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.
- * - A frame interrupted by a signal has an exact PC, not a return address,
- *   but it is stored in pcs[] like every caller frame.
+ * - A frame interrupted by a signal has an exact PC, not a return address:
+ *   unwinder_unwind_exact() says which frames those are.
  * - Not thread-safe: one thread uses an unwinder at a time.
  *
  * Cost: a per-unwinder cache of the evaluated CFI rows, keyed by file and
@@ -136,7 +136,8 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
  *               dyn_size) bytes copied from address regs[UNWIND_REG_SP]
  * @param[out] pcs  runtime addresses, leaf first: pcs[0] is the exact PC,
  *               pcs[1..] are return addresses (look up pc - 1 to
- *               symbolize them)
+ *               symbolize them), except a frame that a signal interrupted,
+ *               whose PC is exact (see unwinder_unwind_exact())
  * @param max    size of @pcs, at least 1
  * @param[out] n  number of @pcs filled (at least 1 on success)
  * @param[out] stopped_early  enum unwind_stop: UNWIND_STOP_NONE when the
@@ -148,6 +149,21 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
 int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		    const void *stack, size_t stack_size, uint64_t *pcs,
 		    size_t max, size_t *n, int *stopped_early);
+
+/**
+ * unwinder_unwind_exact() - unwinder_unwind(), also saying which PCs are
+ * exact: the raw format writes those as `p` frames, return addresses as
+ * `r` (docs/raw-format.md).
+ * @param[out] exact  NULL, or @max bytes: exact[i] is 1 when pcs[i] is an
+ *               exact PC (the leaf, or a frame interrupted by a signal,
+ *               found above a signal trampoline such as __restore_rt), 0
+ *               when it is a return address
+ * @return as unwinder_unwind()
+ */
+int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
+			  const void *stack, size_t stack_size, uint64_t *pcs,
+			  unsigned char *exact, size_t max, size_t *n,
+			  int *stopped_early);
 
 /**
  * unwinder_leaf_ra() - fp-mode leaf repair: the return address of the frame

@@ -296,6 +296,17 @@ static uint64_t stack_top(void)
 	return top;
 }
 
+/* A copy of raw stack, redzones and all: not through ASan's memcpy. */
+static __attribute__((no_sanitize_address)) void
+raw_copy(unsigned char *dst, uint64_t src, size_t n)
+{
+	const volatile unsigned char *p = (const void *)(uintptr_t)src;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
 static __attribute__((noipa)) int self_c(struct self_shot *s)
 {
 	uint64_t top;
@@ -309,7 +320,7 @@ static __attribute__((noipa)) int self_c(struct self_shot *s)
 	s->stack = malloc(s->size ? s->size : 1);
 	if (!s->stack)
 		return -1;
-	memcpy(s->stack, (void *)(uintptr_t)s->regs[UNWIND_REG_SP], s->size);
+	raw_copy(s->stack, s->regs[UNWIND_REG_SP], s->size);
 	return 0;
 }
 
@@ -558,8 +569,72 @@ test_signal(const struct symtab *t, uint64_t bias)
 	}
 	CHECK(chain);
 	CHECK(stop == UNWIND_STOP_NONE);
+	/* Exact: the leaf and uw_fault + 0, nothing else. */
+	{
+		unsigned char exact[MAXF];
+		uint64_t pcs2[MAXF];
+		size_t n2 = 0, bad = 0;
+
+		CHECK_ERR(unwinder_unwind_exact(u, getpid(), sig_shot.regs,
+						sig_shot.stack, sig_shot.size,
+						pcs2, exact, MAXF, &n2, &stop),
+			  0);
+		for (k = 0; k < n2; k++)
+			bad += exact[k] != (k == 0 || (at && k == at + 2));
+		CHECK(n2 == n && at && bad == 0);
+	}
 	unwinder_free(u);
 	free(sig_shot.stack);
+}
+
+/*
+ * Garbage: PCs anywhere in this process's executable mappings, stacks of
+ * random words and plausible return addresses.  Every unwind must return
+ * 0 with 1 to max frames and a known stop reason (and, under ASan, read
+ * nothing outside the copy).
+ */
+static void test_garbage(void)
+{
+	static struct ps_map maps[256];
+	struct unwinder *u = NULL;
+	uint64_t regs[UNWIND_NREGS], pcs[16], stack[256], ra;
+	unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+	size_t n, bad = 0, i, j, deep = 0;
+	int nmaps, stop;
+
+#define RND() (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, \
+	       seed >> 17)
+	CHECK_ERR(unwinder_new(&u), 0);
+	nmaps = ps_maps(getpid(), maps, 256);
+	ps_feed(u, getpid(), maps, nmaps);
+	for (i = 0; i < 20000 && nmaps > 0; i++) {
+		const struct ps_map *m = &maps[RND() % (unsigned)nmaps];
+
+		for (j = 0; j < UNWIND_NREGS; j++)
+			regs[j] = RND();
+		regs[UNWIND_REG_IP] = m->start + RND() % (m->end - m->start);
+		regs[UNWIND_REG_SP] = 0x7ff000000000ULL + (RND() & ~7ULL);
+		for (j = 0; j < 256; j++) {
+			const struct ps_map *r = &maps[RND() % (unsigned)nmaps];
+
+			stack[j] = RND() % 3 ? r->start + RND() %
+						   (r->end - r->start) :
+					       regs[UNWIND_REG_SP] + RND() % 4096;
+		}
+		n = 0;
+		stop = -1;
+		if (unwinder_unwind(u, getpid(), regs, stack,
+				    RND() % sizeof(stack), pcs, 16, &n,
+				    &stop) != 0 || n < 1 || n > 16 ||
+		    stop < 0 || stop > UNWIND_STOP_DEPTH)
+			bad++;
+		deep += n > 2;
+		unwinder_leaf_ra(u, getpid(), regs, stack, sizeof(stack), &ra);
+	}
+#undef RND
+	printf("# garbage: %zu unwinds went past 2 frames\n", deep);
+	CHECK(bad == 0);
+	unwinder_free(u);
 }
 
 /* ---- sampled workloads -------------------------------------------------- */
@@ -756,12 +831,14 @@ static void test_workload(const struct workload *w)
 		const struct ps_sample *x = &r.samples[i];
 		uint64_t pcs[MAXF];
 		const char *names[MAXF], *got[MAXF];
+		unsigned char exact_got[MAXF];
 		size_t n = 0, k, ng = 0;
 		int stop = -1, c;
 		bool ok = true, has_sig = false, has_vdso = false;
 
-		if (unwinder_unwind(r.u, r.pid, x->regs, x->stack, x->size,
-				    pcs, MAXF, &n, &stop) != 0)
+		if (unwinder_unwind_exact(r.u, r.pid, x->regs, x->stack,
+					  x->size, pcs, exact_got, MAXF, &n,
+					  &stop) != 0)
 			ok = false;
 		if (stop >= 0 && stop <= UNWIND_STOP_DEPTH)
 			stops[stop]++;
@@ -773,6 +850,8 @@ static void test_workload(const struct workload *w)
 						strcmp(names[k - 2],
 						       "handler") == 0);
 
+			if (exact_got[k] != exact)
+				ok = false;
 			names[k] = bin_name(&r, pcs[k] - !exact);
 			if (names[k] && strcmp(names[k], "handler") == 0)
 				has_sig = true;
@@ -896,6 +975,7 @@ int main(void)
 	}
 	test_api();
 	test_self();
+	test_garbage();
 	if (access(src_dir, R_OK) != 0) {
 		skip("sampled workloads", "fixtures/src not found "
 		     "(set SYM_ROOT)");
