@@ -12,7 +12,10 @@
  * It knows the processes' executable mappings only through
  * unwinder_map(), unwinder_unmap() and unwinder_forget(): the caller feeds
  * it /proc/PID/maps at start and the PERF_RECORD_MMAP2, EXIT and COMM
- * (exec) records as they come.
+ * (exec) records as they come.  A pid argument is always the process (the
+ * thread group: the pid of PERF_SAMPLE_TID), never a thread id, since
+ * threads share their mappings.  Memory grows with the mappings the caller
+ * keeps: forget processes that exit.
  *
  * Caveats:
  * - x86-64 processes only (PERF_SAMPLE_REGS_ABI_64).  Skip or flag
