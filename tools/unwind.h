@@ -6,8 +6,8 @@
  * carries the user registers at the sample and a copy of the top of the
  * user stack.  The unwinder walks that copy with the call frame
  * information of each mapped file (.eh_frame first, then .debug_frame of
- * the file or of its /usr/lib/debug/.build-id/ debug file), and returns the
- * runtime PCs of the frames, leaf first.
+ * the file or of its build-ID debug file, see unwinder_set_debug_dir()),
+ * and returns the runtime PCs of the frames, leaf first.
  *
  * It knows the processes' executable mappings only through
  * unwinder_map(), unwinder_unmap() and unwinder_forget(): the caller feeds
@@ -197,6 +197,18 @@ struct unwind_stats {
 
 /** unwinder_stats() - fill @st with @u's counters. */
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *st);
+
+/**
+ * unwinder_set_debug_dir() - where build-ID debug files are looked for
+ * (DIR/xx/rest.debug) when a file's .eh_frame has no row for a PC and the
+ * file has no .debug_frame of its own.  Only debug files that have a
+ * .debug_frame, of at most 64 MiB, are opened.  Files already consulted
+ * keep their answer.
+ * @param dir  copied; NULL for the default, /usr/lib/debug/.build-id;
+ *             "" to never look
+ * @return 0, -EINVAL (@u NULL), -ENOMEM
+ */
+int unwinder_set_debug_dir(struct unwinder *u, const char *dir);
 
 /**
  * unwinder_set_cache() - turn the CFI row cache off (0) or on (1, the

@@ -7,7 +7,8 @@
  *
  * With perf (skipped when perf_event_open() is refused): the workloads of
  * fixtures/src/unwind_*.c are built with gcc into a temporary directory
- * (without frame pointers; one with .debug_frame instead of .eh_frame; one
+ * (without frame pointers; one with .debug_frame instead of .eh_frame, and
+ * the same stripped with its .debug_frame in a build-ID debug file; one
  * with frame pointers), run, and sampled on cpu-clock with user registers
  * and 8 KiB of user stack.  Every sample is unwound, and the frames that
  * fall in the workload binary, resolved with nm, must be exactly a suffix
@@ -647,6 +648,8 @@ struct workload {
 	 * frames of every sample must be a suffix of one of them. */
 	const char *const *chains[3];
 	bool plt;		/* PCs in the binary outside any symbol */
+	/* Stripped, with its .debug_frame in a build-ID debug file. */
+	bool debugfile;
 };
 
 static const char *const chain_cba[] = { "c", "b", "a", "main", "_start",
@@ -660,14 +663,17 @@ static const char *const chain_sig_main[] = { "handler_work", "handler",
 
 #define NOFP "-O2 -g -fomit-frame-pointer"
 static const struct workload workloads[] = {
-	{ "chain", "chain", NOFP, { chain_cba }, false },
+	{ "chain", "chain", NOFP, { chain_cba }, false, false },
 	{ "chain-debug-frame", "chain",
 	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
-	  { chain_cba }, false },
-	{ "leaf", "leaf", NOFP, { chain_leaf }, false },
-	{ "sys", "sys", NOFP, { chain_sig_a, chain_sig_main }, true },
+	  { chain_cba }, false, false },
+	{ "chain-debug-file", "chain",
+	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
+	  { chain_cba }, false, true },
+	{ "leaf", "leaf", NOFP, { chain_leaf }, false, false },
+	{ "sys", "sys", NOFP, { chain_sig_a, chain_sig_main }, true, false },
 	{ "leaf-fp", "leaf", "-O2 -g -fno-omit-frame-pointer",
-	  { chain_leaf }, false },
+	  { chain_leaf }, false, false },
 };
 
 struct run {
@@ -679,15 +685,32 @@ struct run {
 	uint64_t bin_start, bin_end, bin_pgoff;
 	struct symtab syms;
 	struct unwinder *u;
+	struct unwinder *u_nodebug;	/* debugfile: one not told where */
 };
 
 static int perf_err;
 
+/*
+ * Build @w into tmp.  A debugfile workload keeps its symbols (nm needs
+ * them) but loses .debug_*: its CFI, .debug_frame, goes to
+ * tmp/debug/xx/rest.debug.
+ */
 static bool build(const struct workload *w, char *bin, size_t len)
 {
 	snprintf(bin, len, "%s/%s", tmp, w->name);
-	return sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
-		  w->src);
+	if (!sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
+		w->src))
+		return false;
+	if (!w->debugfile)
+		return true;
+	return sh("set -e; cd '%s'; "
+		  "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p'); "
+		  "mkdir -p debug/$(echo $id | cut -c1-2); "
+		  "objcopy --only-keep-debug '%s' "
+		  "debug/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug; "
+		  "objcopy --strip-debug '%s'; "
+		  "! readelf -SW '%s' | grep -q debug_frame", tmp, bin, bin,
+		  bin, bin);
 }
 
 /* Run, sample and map one workload; false (and a skip) when it cannot. */
@@ -729,6 +752,15 @@ static bool run_start(const struct workload *w, struct run *r)
 		}
 	}
 	CHECK_ERR(unwinder_new(&r->u), 0);
+	if (w->debugfile) {
+		char dir[300];
+
+		snprintf(dir, sizeof(dir), "%s/debug", tmp);
+		CHECK_ERR(unwinder_set_debug_dir(r->u, dir), 0);
+		CHECK_ERR(unwinder_new(&r->u_nodebug), 0);
+		CHECK_ERR(unwinder_set_debug_dir(r->u_nodebug, ""), 0);
+		ps_feed(r->u_nodebug, r->pid, r->maps, r->nmaps);
+	}
 	CHECK(r->bin_end && ps_feed(r->u, r->pid, r->maps, r->nmaps) ==
 				    r->nmaps);
 	r->samples = calloc(NSAMPLES, sizeof(*r->samples));
@@ -752,6 +784,7 @@ static void run_end(struct run *r)
 	free(r->samples);
 	free(r->syms.s);
 	unwinder_free(r->u);
+	unwinder_free(r->u_nodebug);
 }
 
 /* The name of runtime PC @pc if it is in the workload binary: a symbol,
@@ -891,6 +924,24 @@ static void test_workload(const struct workload *w)
 	snprintf(what, sizeof(what), "%s: >= 99%% of samples reach main",
 		 w->name);
 	tap_ok(r.n > 0 && good * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	if (r.u_nodebug) {
+		/* Without the debug file, c, b and a have no CFI. */
+		size_t nocfi = 0;
+
+		for (i = 0; i < r.n; i++) {
+			uint64_t pcs[MAXF];
+			size_t n = 0;
+			int stop = -1;
+
+			unwinder_unwind(r.u_nodebug, r.pid, r.samples[i].regs,
+					r.samples[i].stack, r.samples[i].size,
+					pcs, MAXF, &n, &stop);
+			nocfi += stop == UNWIND_STOP_NOCFI;
+		}
+		snprintf(what, sizeof(what), "%s: without the debug file, "
+			 "unwinds stop for want of CFI", w->name);
+		tap_ok(nocfi * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	}
 	if (w->chains[1]) {
 		snprintf(what, sizeof(what), "%s: samples in the signal "
 			 "handler unwind through the trampoline", w->name);
