@@ -20,8 +20,9 @@
  * Caveats:
  * - x86-64 processes only (PERF_SAMPLE_REGS_ABI_64).  Skip or flag
  *   samples whose regs ABI is PERF_SAMPLE_REGS_ABI_32 or _NONE.
- * - Memory is read only from the stack copy: a frame whose CFA or saved
- *   registers lie beyond it ends the unwind (UNWIND_STOP_READ).
+ * - Memory is read only from the stack copy: a frame whose CFA or return
+ *   address lies beyond it ends the unwind (UNWIND_STOP_READ); a saved
+ *   register beyond it is only marked unknown.
  * - Code without CFI (JIT code, anonymous executable memory, hand-written
  *   assembly without directives) ends the unwind (UNWIND_STOP_NOMAP or
  *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.
