@@ -164,6 +164,22 @@ $(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
 		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
 		$(DEP_LIBS) -lm $(LDLIBS)
 
+# The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
+UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
+	lib/libsym.a tests/unit/tap.h $(B)/.flags
+$(B)/tests/t-unwind: tests/unit/t-unwind.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
+# Its benchmark: build/tests/unwind-bench (see docs/record.md).
+$(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 		$(B)/libsymd.a lib/libsym.a $(B)/.flags
