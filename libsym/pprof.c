@@ -18,13 +18,15 @@
  *    weight] ([count] when the weight is in samples and equals the count),
  *    labels "pid" and "tid" (numeric) and "sym_flags" (string).
  *  - What pprof has no field for travels in Profile.comment strings that
- *    start with "sym-": the header, each map's vaddr, kind and pid, the
- *    processes and threads, and which locations are exact PCs.
+ *    start with "#sym-" (pprof leaves '#' comments out of its reports):
+ *    the header, each map's vaddr, kind and pid, the processes and
+ *    threads, and the locations where pprof's leaf-exact, rest-return
+ *    rule is wrong.
  *
  * Reading trusts nothing: every string index, id and reference is checked
  * before use, input and decoded sizes are capped (PPROF_MAX_INPUT,
  * PPROF_MAX_DECODED) and an error says what is wrong where, e.g.
- * "location 7 (id 9): mapping_id 4 does not exist".  The "sym-*" comments
+ * "location 7 (id 9): mapping_id 4 does not exist".  The "#sym-*" comments
  * are believed only where they can be checked against the file: a map's
  * comment must name its id and range, the list of exact PCs must come with
  * the checksum of the location table it was written for.  A profile that
@@ -62,10 +64,10 @@
 #define PPROF_MAX_DECODED (2ULL << 30)
 /* Most bytes sym_prof_read_file() reads. */
 #define PROF_FILE_MAX (1ULL << 30)
-/* Longest "sym-pc" comment we write, in bytes. */
+/* Longest "#sym-pc" or "#sym-ret" comment we write, in bytes. */
 #define PC_COMMENT_MAX 4000
 
-/* Version of the "sym-*" comments (docs/pprof.md). */
+/* Version of the "#sym-*" comments (docs/pprof.md). */
 #define SYM_PPROF_VERSION 1
 
 static const char *const flag_names[SYM_PROF_NFLAGS] = {
@@ -109,8 +111,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 /*
  * CRC-32 of a location table: (id, mapping_id, address) of each location,
- * little-endian, in file order.  The writer puts it in the "sym-pprof"
- * comment; the reader believes the "sym-pc" list only when it matches.
+ * little-endian, in file order.  The writer puts it in the "#sym-pprof"
+ * comment; the reader believes "#sym-pc" and "#sym-ret" only when it
+ * matches.
  */
 static uint32_t locations_crc(PbLocation *const *locs, size_t n)
 {
@@ -442,7 +445,7 @@ static int enc_types(struct enc *e)
 	if (strcmp(wu, "ns") == 0) {
 		unit = "nanoseconds";
 	} else if (strcmp(wu, "samples") == 0) {
-		type = "samples";
+		type = "weight";	/* "samples" is the count's */
 		unit = "count";
 	} else {
 		type = "weight";
@@ -675,85 +678,36 @@ static int enc_locations(struct enc *e)
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* tid and pid pairs, sorted by tid. */
-struct tidpid {
-	int32_t tid, pid;
-};
-
-/*
- * The sym-process and sym-thread comments.  The model can be asked about
- * a pid or a tid but not enumerated, so these are the processes of the
- * maps and stacks and the threads of the stacks (the ones a view can
- * show; a process named nowhere else is not kept).
- */
+/* The sym-process and sym-thread comments, in the model's order. */
 static int enc_tasks(struct enc *e)
 {
-	size_t nm = sym_prof_nmaps(e->p), ns = sym_prof_nstacks(e->p);
-	size_t i, n = 0, nt = 0;
-	int32_t *pids = NULL;
-	struct tidpid *tids = NULL;
 	struct sbuf b = { 0 };
+	size_t i, n;
 	int err = 0;
 
-	pids = symi_calloc(nm + ns + 1, sizeof(*pids));
-	tids = symi_calloc(ns + 1, sizeof(*tids));
-	if (!pids || !tids) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nm; i++)
-		pids[n++] = sym_prof_map(e->p, (uint32_t)i)->pid;
-	for (i = 0; i < ns; i++) {
-		const struct sym_prof_stack *s = sym_prof_stack(e->p, i);
-
-		pids[n++] = s->pid;
-		if (s->tid)
-			tids[nt++] = (struct tidpid){ s->tid, s->pid };
-	}
-	qsort(pids, n, sizeof(*pids), cmp_i32);
-	qsort(tids, nt, sizeof(*tids), cmp_i32);
-	for (i = 0; i < n; i++) {
+	n = symi_prof_nprocs(e->p);
+	for (i = 0; i < n && !err; i++) {
 		uint64_t pidns = 0;
-		int32_t nspid = 0;
+		int32_t pid = 0, nspid = 0;
 		const char *comm;
 
-		if (i > 0 && pids[i] == pids[i - 1])
-			continue;
-		comm = sym_prof_process(e->p, pids[i], &pidns, &nspid);
-		if (!comm && !pidns && !nspid)
-			continue;
-		sb_printf(&b, "sym-process %d %llu %d ", pids[i],
+		comm = symi_prof_proc_at(e->p, i, &pid, &pidns, &nspid);
+		sb_printf(&b, "#sym-process %d %llu %d ", pid,
 			  (unsigned long long)pidns, nspid);
 		sb_pct(&b, comm);
 		err = enc_comment(e, &b);
-		if (err)
-			goto out;
 	}
-	for (i = 0; i < nt; i++) {
+	n = symi_prof_nthreads(e->p);
+	for (i = 0; i < n && !err; i++) {
+		int32_t pid = 0, tid = 0;
 		const char *comm;
 
-		if (i > 0 && tids[i].tid == tids[i - 1].tid)
-			continue;
-		comm = sym_prof_thread(e->p, tids[i].tid);
-		if (!comm)
-			continue;
-		sb_printf(&b, "sym-thread %d %d ", tids[i].pid, tids[i].tid);
+		comm = symi_prof_thread_at(e->p, i, &pid, &tid);
+		sb_printf(&b, "#sym-thread %d %d ", pid, tid);
 		sb_pct(&b, comm);
 		err = enc_comment(e, &b);
-		if (err)
-			goto out;
 	}
-out:
 	free(b.s);
-	free(pids);
-	free(tids);
 	return err;
 }
 
@@ -761,11 +715,55 @@ static int enc_header_comment(struct enc *e, const char *key, uint64_t v)
 {
 	struct sbuf b = { 0 };
 
-	sb_printf(&b, "sym-header %s %llu", key, (unsigned long long)v);
+	sb_printf(&b, "#sym-header %s %llu", key, (unsigned long long)v);
 	return enc_comment(e, &b);
 }
 
-/* Everything pprof has no field for, as "sym-*" comments. */
+/*
+ * The locations where pprof's rule (the leaf is an exact PC, every other
+ * frame a return address) is wrong: "#sym-pc" lists exact PCs that occur
+ * above the leaf, "#sym-ret" return addresses that occur as a leaf (a
+ * location is one (map, address, flag), so its flag is the same wherever
+ * it occurs).  Usually both lists are empty.
+ */
+static int enc_exceptions(struct enc *e)
+{
+	static const char *const kw[2] = { "#sym-pc", "#sym-ret" };
+	struct sbuf b = { 0 };
+	uint8_t *pos;		/* bit 0: seen as a leaf, bit 1: above */
+	size_t i, j, k;
+	int err = 0;
+
+	if (!e->lt.n)
+		return 0;
+	pos = symi_calloc(e->lt.n, 1);
+	if (!pos)
+		return -ENOMEM;
+	for (i = 0; i < e->prof.n_sample; i++)
+		for (j = 0; j < e->samples[i].n_location_id; j++)
+			pos[e->samples[i].location_id[j] - 1] |= j ? 2 : 1;
+	for (k = 0; k < 2 && !err; k++) {
+		for (i = 0; i < e->lt.n && !err; i++) {
+			bool ret = e->lt.keys[i].flags & SYM_PROF_FRAME_RETURN;
+
+			if (ret != (k == 1) || !(pos[i] & (k == 1 ? 1 : 2)))
+				continue;
+			if (b.len == 0)
+				sb_printf(&b, "%s", kw[k]);
+			sb_printf(&b, " %zu", i + 1);
+			if (b.len >= PC_COMMENT_MAX)
+				err = enc_comment(e, &b);
+		}
+		if (!err && b.len)
+			err = enc_comment(e, &b);
+	}
+	free(b.s);
+	free(pos);
+	return err;
+}
+
+/* Everything pprof has no field for, as "#sym-*" comments ('#': pprof
+ * leaves them out of its reports' legends; -comments shows them). */
 static int enc_comments(struct enc *e)
 {
 	const struct sym_prof_header *h = e->h;
@@ -773,28 +771,28 @@ static int enc_comments(struct enc *e)
 	size_t i, n;
 	int err;
 
-	sb_printf(&b, "sym-pprof %d locations=%zu crc=%08x", SYM_PPROF_VERSION,
+	sb_printf(&b, "#sym-pprof %d locations=%zu crc=%08x", SYM_PPROF_VERSION,
 		  e->prof.n_location,
 		  locations_crc(e->prof.location, e->prof.n_location));
 	err = enc_comment(e, &b);
 	if (err)
 		return err;
 
-	sb_printf(&b, "sym-header host ");
+	sb_printf(&b, "#sym-header host ");
 	sb_pct(&b, h->host);
 	err = enc_comment(e, &b);
-	sb_printf(&b, "sym-header tool ");
+	sb_printf(&b, "#sym-header tool ");
 	sb_pct(&b, h->tool);
 	sb_printf(&b, " ");
 	sb_pct(&b, h->tool_version);
 	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "sym-header event ");
+	sb_printf(&b, "#sym-header event ");
 	sb_pct(&b, h->event);
 	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "sym-header mode ");
+	sb_printf(&b, "#sym-header mode ");
 	sb_pct(&b, h->mode);
 	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "sym-header weight-unit ");
+	sb_printf(&b, "#sym-header weight-unit ");
 	sb_pct(&b, h->weight_unit);
 	err = err ? err : enc_comment(e, &b);
 	err = err ? err : enc_header_comment(e, "frequency", h->frequency);
@@ -806,7 +804,7 @@ static int enc_comments(struct enc *e)
 	err = err ? err : enc_header_comment(e, "dropped", h->dropped);
 	err = err ? err : enc_header_comment(e, "pidns", h->pidns);
 	for (i = 0; !err && i < SYM_PROF_NFLAGS; i++) {
-		sb_printf(&b, "sym-header flagged %s %llu", flag_names[i],
+		sb_printf(&b, "#sym-header flagged %s %llu", flag_names[i],
 			  (unsigned long long)h->flagged[i]);
 		err = enc_comment(e, &b);
 	}
@@ -817,7 +815,7 @@ static int enc_comments(struct enc *e)
 	for (i = 0; i < n; i++) {
 		const struct sym_prof_map *m = sym_prof_map(e->p, (uint32_t)i);
 
-		sb_printf(&b, "sym-map %zu start=%llx limit=%llx offset=%llx "
+		sb_printf(&b, "#sym-map %zu start=%llx limit=%llx offset=%llx "
 			  "vaddr=%llx kind=%s pid=%d%s", i + 1,
 			  (unsigned long long)m->start,
 			  (unsigned long long)m->end,
@@ -835,22 +833,7 @@ static int enc_comments(struct enc *e)
 	if (err)
 		goto out;
 
-	/* The exact PCs (frames without SYM_PROF_FRAME_RETURN), which
-	 * pprof would otherwise take for return addresses but in the leaf. */
-	for (i = 0; i < e->lt.n; i++) {
-		if (e->lt.keys[i].flags & SYM_PROF_FRAME_RETURN)
-			continue;
-		if (b.len == 0)
-			sb_printf(&b, "sym-pc");
-		sb_printf(&b, " %zu", i + 1);
-		if (b.len >= PC_COMMENT_MAX) {
-			err = enc_comment(e, &b);
-			if (err)
-				goto out;
-		}
-	}
-	if (b.len)
-		err = enc_comment(e, &b);
+	err = enc_exceptions(e);
 out:
 	free(b.s);
 	if (!err) {
@@ -1160,7 +1143,7 @@ static uint64_t function_id_at(const void *tab, size_t i)
 	return ((PbFunction *const *)tab)[i]->id;
 }
 
-/* A "sym-map" comment. */
+/* A "#sym-map" comment. */
 struct map_note {
 	uint64_t id, start, limit, offset, vaddr;
 	uint32_t kind, flags;
@@ -1192,7 +1175,7 @@ struct dec {
 	uint64_t *loc_addr;	/* per Location: the frame's address */
 	uint8_t *loc_pc;	/* per Location: 1 exact PC, 2 return,
 				 * 0 by position (leaf or not) */
-	bool ours;		/* a "sym-pprof 1" comment */
+	bool ours;		/* a "#sym-pprof 1" comment */
 	bool pc_trusted;	/* its location checksum matched */
 	struct map_note *notes;
 	size_t nnotes, capnotes;
@@ -1638,23 +1621,30 @@ static int note_task(struct dec *d, size_t ci, char **w, size_t n)
 	char *comm;
 	int err = 0;
 
-	if (strcmp(w[0], "sym-process") == 0) {
+	if (strcmp(w[0], "#sym-process") == 0) {
 		if (n != 5 || !parse_i32(w[1], &pid) ||
 		    !parse_u64(w[2], 10, &pidns) || !parse_i32(w[3], &tid) ||
 		    !pct_decode(w[4], &comm))
 			BAD(d, "comment %zu: bad sym-process", ci);
-		return sym_prof_add_process(d->p, pid, pidns, tid, comm);
+		err = sym_prof_add_process(d->p, pid, pidns, tid, comm);
+	} else {
+		if (n != 4 || !parse_i32(w[1], &pid) ||
+		    !parse_i32(w[2], &tid) || !pct_decode(w[3], &comm))
+			BAD(d, "comment %zu: bad sym-thread", ci);
+		err = sym_prof_add_thread(d->p, pid, tid, comm);
 	}
-	if (n != 4 || !parse_i32(w[1], &pid) || !parse_i32(w[2], &tid) ||
-	    !pct_decode(w[3], &comm))
-		BAD(d, "comment %zu: bad sym-thread", ci);
-	return sym_prof_add_thread(d->p, pid, tid, comm);
+	if (err == -EINVAL)
+		BAD(d, "comment %zu: %s: negative pid or tid", ci, w[0]);
+	if (err == -E2BIG)
+		set_msg(d->msg, d->msglen, "comment %zu: too many %s", ci,
+			w[0] + 5);
 out:
 	return err;
 }
 
-/* Mark the locations of a "sym-pc" comment as exact PCs. */
-static int note_pc(struct dec *d, size_t ci, const char *s)
+/* Mark the locations of a "#sym-pc" comment as exact PCs (@val 1), of
+ * a "#sym-ret" one as return addresses (@val 2). */
+static int note_pc(struct dec *d, size_t ci, const char *s, uint8_t val)
 {
 	const PbProfile *pb = d->pb;
 	uint64_t id;
@@ -1662,27 +1652,35 @@ static int note_pc(struct dec *d, size_t ci, const char *s)
 	char *end;
 	int err = 0;
 
-	s += strlen("sym-pc");
+	s += strcspn(s, " ");
 	while (*s) {
 		if (*s != ' ')
-			BAD(d, "comment %zu: bad sym-pc", ci);
+			BAD(d, "comment %zu: bad location list", ci);
 		s++;
 		if (*s < '0' || *s > '9')
-			BAD(d, "comment %zu: bad sym-pc", ci);
+			BAD(d, "comment %zu: bad location list", ci);
 		errno = 0;
 		id = strtoull(s, &end, 10);
 		if (errno)
-			BAD(d, "comment %zu: bad sym-pc", ci);
+			BAD(d, "comment %zu: bad location list", ci);
 		s = end;
 		k = idx_find(d->lix, pb->n_location, id, location_id_at,
 			     pb->location);
 		if (k < 0)
-			BAD(d, "comment %zu: sym-pc: location %llu does not "
-			    "exist", ci, (unsigned long long)id);
-		d->loc_pc[k] = 1;
+			BAD(d, "comment %zu: location %llu does not exist", ci,
+			    (unsigned long long)id);
+		d->loc_pc[k] = val;
 	}
 out:
 	return err;
+}
+
+/* @c is keyword @kw, alone or followed by a space. */
+static bool is_list(const char *c, const char *kw)
+{
+	size_t n = strlen(kw);
+
+	return strncmp(c, kw, n) == 0 && (c[n] == ' ' || c[n] == '\0');
 }
 
 /* Is this profile ours, and is its location table as we wrote it? */
@@ -1693,13 +1691,13 @@ static void find_marker(struct dec *d)
 	const char *c;
 	size_t i;
 
-	snprintf(want, sizeof(want), "sym-pprof %d locations=%zu crc=%08x",
+	snprintf(want, sizeof(want), "#sym-pprof %d locations=%zu crc=%08x",
 		 SYM_PPROF_VERSION, pb->n_location,
 		 locations_crc(pb->location, pb->n_location));
 	for (i = 0; i < pb->n_comment; i++) {
 		c = str_at(pb, pb->comment[i]);
-		if (strncmp(c, "sym-pprof 1 ", 12) != 0 &&
-		    strcmp(c, "sym-pprof 1") != 0)
+		if (strncmp(c, "#sym-pprof 1 ", 13) != 0 &&
+		    strcmp(c, "#sym-pprof 1") != 0)
 			continue;
 		d->ours = true;
 		if (strcmp(c, want) == 0)
@@ -1707,7 +1705,7 @@ static void find_marker(struct dec *d)
 	}
 }
 
-/* Read the "sym-*" comments of one of our files. */
+/* Read the "#sym-*" comments of one of our files. */
 static int dec_comments(struct dec *d)
 {
 	const PbProfile *pb = d->pb;
@@ -1718,9 +1716,9 @@ static int dec_comments(struct dec *d)
 
 	for (i = 0; i < pb->n_comment && !err; i++) {
 		c = str_at(pb, pb->comment[i]);
-		if (strncmp(c, "sym-", 4) != 0)
+		if (strncmp(c, "#sym-", 5) != 0)
 			continue;
-		if (strncmp(c, "sym-pc", 6) == 0 && (c[6] == ' ' || !c[6]))
+		if (is_list(c, "#sym-pc") || is_list(c, "#sym-ret"))
 			continue;	/* dec_pcs(), once locations are read */
 		free(copy);
 		copy = symi_strdup(c);
@@ -1731,12 +1729,12 @@ static int dec_comments(struct dec *d)
 		n = split_words(copy, w);
 		if (n > MAX_WORDS)
 			BAD(d, "comment %zu: too many words", i);
-		if (strcmp(w[0], "sym-header") == 0)
+		if (strcmp(w[0], "#sym-header") == 0)
 			err = note_header(d, i, w, n);
-		else if (strcmp(w[0], "sym-map") == 0)
+		else if (strcmp(w[0], "#sym-map") == 0)
 			err = note_map(d, i, w, n);
-		else if (strcmp(w[0], "sym-process") == 0 ||
-			 strcmp(w[0], "sym-thread") == 0)
+		else if (strcmp(w[0], "#sym-process") == 0 ||
+			 strcmp(w[0], "#sym-thread") == 0)
 			err = note_task(d, i, w, n);
 		/* sym-pprof, and keywords of later minor versions. */
 	}
@@ -1748,9 +1746,9 @@ out:
 }
 
 /*
- * The "sym-pc" comments, when the location table is the one they were
- * written for: listed locations are exact PCs, the others return
- * addresses, wherever they sit in a stack.
+ * The "#sym-pc" and "#sym-ret" comments, when the location table is the
+ * one they were written for: they name the locations where pprof's rule
+ * (leaf exact, the rest return addresses) is wrong.
  */
 static int dec_pcs(struct dec *d)
 {
@@ -1759,11 +1757,12 @@ static int dec_pcs(struct dec *d)
 	size_t i;
 	int err = 0;
 
-	memset(d->loc_pc, 2, pb->n_location);
 	for (i = 0; i < pb->n_comment && !err; i++) {
 		c = str_at(pb, pb->comment[i]);
-		if (strncmp(c, "sym-pc", 6) == 0 && (c[6] == ' ' || !c[6]))
-			err = note_pc(d, i, c);
+		if (is_list(c, "#sym-pc"))
+			err = note_pc(d, i, c, 1);
+		else if (is_list(c, "#sym-ret"))
+			err = note_pc(d, i, c, 2);
 	}
 	return err;
 }
@@ -1886,7 +1885,7 @@ static int dec_mappings(struct dec *d)
 		}
 		err = sym_prof_add_map(d->p, &m, &d->map_model[i]);
 		if (err == -E2BIG)
-			set_msg(d->msg, d->msglen, "too many mappings");
+			set_msg(d->msg, d->msglen, "more than 2^20 mappings");
 		else if (err == -EINVAL)
 			BAD(d, "mapping %zu (id %llu): refused", i,
 			    (unsigned long long)pm->id);
@@ -2079,12 +2078,17 @@ static int dec_samples(struct dec *d)
 		}
 		s.nframes = (uint32_t)n;
 		s.frames = fr;
+		if (s.pid < 0 || s.tid < 0)
+			BAD(d, "sample %zu: negative pid or tid label", i);
 		err = sym_prof_add_stack(d->p, &s);
 		if (err == -E2BIG) {
-			set_msg(d->msg, d->msglen, "sample %zu: too many "
-				"stacks", i);
+			set_msg(d->msg, d->msglen, "sample %zu: more than "
+				"2^24 unique stacks", i);
 			goto out;
 		}
+		if (err == -EOVERFLOW)
+			BAD(d, "sample %zu: the count or weight of its stack "
+			    "sums past 2^64 - 1", i);
 		if (err == -EINVAL)
 			BAD(d, "sample %zu: refused by the model", i);
 		if (err)
