@@ -1969,7 +1969,9 @@ static void foreign_header(struct dec *d)
 		if (strcmp(unit, "nanoseconds") == 0)
 			h->weight_unit = "ns";
 		else if (strcmp(unit, "count") != 0)
-			h->weight_unit = *unit ? unit : NULL;
+			/* Any other unit as it is ("bytes"); an empty one
+			 * as "unknown", since the raw format needs one. */
+			h->weight_unit = *unit ? unit : "unknown";
 		if (strcmp(type, "cpu") == 0)
 			h->event = "cpu-clock";
 		else
