@@ -1705,6 +1705,14 @@ static void find_marker(struct dec *d)
 	}
 }
 
+/* The comments dec_comments() reads. */
+static bool is_known(const char *kw)
+{
+	return strcmp(kw, "#sym-header") == 0 || strcmp(kw, "#sym-map") == 0 ||
+	       strcmp(kw, "#sym-process") == 0 ||
+	       strcmp(kw, "#sym-thread") == 0;
+}
+
 /* Read the "#sym-*" comments of one of our files. */
 static int dec_comments(struct dec *d)
 {
@@ -1727,8 +1735,10 @@ static int dec_comments(struct dec *d)
 			break;
 		}
 		n = split_words(copy, w);
-		if (n > MAX_WORDS)
+		if (n > MAX_WORDS && is_known(w[0]))
 			BAD(d, "comment %zu: too many words", i);
+		if (n > MAX_WORDS)
+			continue;	/* a later minor version's */
 		if (strcmp(w[0], "#sym-header") == 0)
 			err = note_header(d, i, w, n);
 		else if (strcmp(w[0], "#sym-map") == 0)
