@@ -127,7 +127,7 @@ abi-check:
 bin/sym: $(TOOL_OBJS) lib/libsym.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
+		$(DEP_LIBS) -lm $(LDLIBS)
 
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
