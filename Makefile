@@ -145,6 +145,14 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
+# The sym tool's stack trie and flame graph writer, tested on their own.
+$(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
+		tools/flame.c lib/libsym.a tests/unit/tap.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
+		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		tools/client.c tools/util.c lib/libsym.a $(B)/.flags
@@ -153,6 +161,14 @@ $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		$(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS)) $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
 		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
+# fuzz-folded drives the sym tool's folded reader and flame graph writer.
+$(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
+		tools/stacktree.c tools/flame.c lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
+		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \

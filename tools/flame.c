@@ -3,12 +3,11 @@
  *
  * Three passes over the tree, none recursive (stacks can be thousands of
  * frames deep):
- *   1. choose the smallest drawn count, min_count: a node is drawn when
- *      its total >= min_count.  Children never have more samples than
- *      their parent, so the drawn nodes always form a tree hanging from
- *      the root, and counting them is one pass over the node array.
- *      When they are more than max_frames, min_count goes up to just
- *      above the total of the (max_frames + 1)-th widest node.
+ *   1. choose the drawn nodes: those at least minwidth wide, and when
+ *      they are more than max_frames, the widest max_frames of them
+ *      (choose_drawn()).  Children never have more samples than their
+ *      parent, so the drawn nodes always form a tree hanging from the
+ *      root, and counting them is one pass over the node array.
  *   2. in differential mode, find each drawn node's twin in the "before"
  *      tree (the same path; parents have smaller ids, so one pass in id
  *      order) and the largest change of share, which scales the colours;
@@ -216,7 +215,11 @@ struct layout {
 	const struct stacktree *t, *base;
 	const struct flame_opts *o;
 	uint64_t total, base_total;
-	uint64_t min_count;	/* drawn iff total >= min_count */
+	uint32_t *depth;	/* of every node */
+	/* Drawn: total > min_count, or == min_count and depth < tie_depth
+	 * (is_drawn()). */
+	uint64_t min_count;
+	uint32_t tie_depth;
 	double scale;		/* px per sample */
 	unsigned height, top, bottom;
 	size_t max_depth;
@@ -241,27 +244,56 @@ static int child_cmp(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-static int u64_desc(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+struct key {
+	uint64_t total;
+	uint32_t depth;
+};
 
-	return (x < y) - (x > y);
+/* Widest first; among equals, the shallower first (parents first). */
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->total != y->total)
+		return (x->total < y->total) - (x->total > y->total);
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+static bool is_drawn(const struct layout *L, uint32_t id)
+{
+	uint64_t tot = stacktree_total(L->t, id);
+
+	return tot > L->min_count ||
+	       (tot == L->min_count && L->depth[id] < L->tie_depth);
 }
 
 /*
- * Pass 1: min_count from the minimum width and max_frames; the depth of
- * the deepest drawn node; the count of nodes left out.
+ * Pass 1: which nodes are drawn, from the minimum width and max_frames;
+ * the depth of the deepest drawn node; the count of nodes left out.
+ *
+ * Drawn are the nodes whose key (total, depth) comes before a bound in
+ * key_cmp() order.  A parent's key always comes before its children's
+ * (more samples, or as many and shallower), so the drawn nodes form a
+ * tree from the root.  The bound depends on the tree alone, not on the
+ * order stacks were inserted in, so output stays deterministic; among
+ * frames with equal keys at the bound none is drawn, so the cap holds.
  */
-static int choose_min_count(struct layout *L, struct flame_stats *st)
+static int choose_drawn(struct layout *L, struct flame_stats *st)
 {
 	const struct stacktree *t = L->t;
 	size_t n = stacktree_size(t), i, drawn = 0, omitted = 0;
 	double minpx = L->o->minwidth;
-	uint32_t *depth = NULL;
-	uint64_t *totals = NULL, c;
+	struct key *keys = NULL;
+	uint64_t c;
 	bool capped;
 	int err = 0;
 
+	L->depth = malloc(n * sizeof(*L->depth));
+	if (!L->depth)
+		return -ENOMEM;
+	L->depth[0] = 0;
+	for (i = 1; i < n; i++)
+		L->depth[i] = L->depth[stacktree_parent(t, (uint32_t)i)] + 1;
 	if (L->o->minwidth_pct)
 		minpx = L->o->minwidth / 100.0 * (double)L->total * L->scale;
 	/* The smallest count whose width reaches minpx. */
@@ -278,57 +310,52 @@ static int choose_min_count(struct layout *L, struct flame_stats *st)
 		if (c == 0)
 			c = 1;
 	}
+	L->min_count = c;
+	L->tie_depth = UINT32_MAX;
 	for (i = 0; i < n; i++)
-		if (stacktree_total(t, (uint32_t)i) >= c)
+		if (is_drawn(L, (uint32_t)i))
 			drawn++;
 	capped = drawn > L->o->max_frames;
 	if (capped) {
 		size_t k = 0;
 
-		totals = malloc(drawn * sizeof(*totals));
-		if (!totals) {
+		keys = malloc(drawn * sizeof(*keys));
+		if (!keys) {
 			err = -ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < n; i++)
-			if (stacktree_total(t, (uint32_t)i) >= c)
-				totals[k++] = stacktree_total(t, (uint32_t)i);
-		qsort(totals, k, sizeof(*totals), u64_desc);
-		/* totals[max_frames] is the widest frame that must go. */
-		c = totals[L->o->max_frames] + 1;
-	}
-	L->min_count = c;
-	depth = malloc(n * sizeof(*depth));
-	if (!depth) {
-		err = -ENOMEM;
-		goto out;
+		for (i = 0; i < n; i++) {
+			if (!is_drawn(L, (uint32_t)i))
+				continue;
+			keys[k].total = stacktree_total(t, (uint32_t)i);
+			keys[k++].depth = L->depth[i];
+		}
+		qsort(keys, k, sizeof(*keys), key_cmp);
+		/* keys[max_frames] is the first frame that must go. */
+		L->min_count = keys[L->o->max_frames].total;
+		L->tie_depth = keys[L->o->max_frames].depth;
 	}
 	drawn = 0;
 	L->max_depth = 0;
-	depth[0] = 0;
 	for (i = 0; i < n; i++) {
-		uint64_t tot = stacktree_total(t, (uint32_t)i);
-
-		if (i > 0)
-			depth[i] = depth[stacktree_parent(t, (uint32_t)i)] + 1;
-		if (tot >= c) {
+		if (is_drawn(L, (uint32_t)i)) {
 			drawn++;
-			if (depth[i] > L->max_depth)
-				L->max_depth = depth[i];
-		} else if (tot > 0) {
+			if (L->depth[i] > L->max_depth)
+				L->max_depth = L->depth[i];
+		} else if (stacktree_total(t, (uint32_t)i) > 0) {
 			omitted++;
 		}
 	}
 	if (st) {
 		st->drawn = drawn;
 		st->omitted = omitted;
-		st->minwidth_px = capped ? (double)c * L->scale : minpx;
+		st->minwidth_px = capped ? (double)L->min_count * L->scale :
+					   minpx;
 		st->depth = L->max_depth;
 		st->capped = capped;
 	}
 out:
-	free(totals);
-	free(depth);
+	free(keys);
 	return err;
 }
 
@@ -355,14 +382,13 @@ static int find_twins(struct layout *L)
 		double d;
 
 		L->twin[i] = STACKTREE_NONE;
-		if (stacktree_total(t, (uint32_t)i) < L->min_count ||
-		    L->twin[p] == STACKTREE_NONE)
+		if (!is_drawn(L, (uint32_t)i) || L->twin[p] == STACKTREE_NONE)
 			goto change;
 		name = stacktree_name(t, (uint32_t)i, &len);
 		tw = stacktree_find(b, L->twin[p], name, len);
 		L->twin[i] = tw;
 change:
-		if (stacktree_total(t, (uint32_t)i) < L->min_count)
+		if (!is_drawn(L, (uint32_t)i))
 			continue;
 		d = share(stacktree_total(t, (uint32_t)i), L->total) -
 		    (L->twin[i] == STACKTREE_NONE ? 0 :
@@ -622,7 +648,7 @@ static int put_frames(FILE *f, const struct layout *L)
 			}
 			kids[nk].name = stacktree_name(L->t, c, &kids[nk].len);
 			kids[nk].id = c;
-			if (stacktree_total(L->t, c) >= L->min_count)
+			if (is_drawn(L, c))
 				ndrawn++;
 			nk++;
 		}
@@ -652,7 +678,7 @@ static int put_frames(FILE *f, const struct layout *L)
 			uint64_t w = stacktree_total(L->t, kids[i].id);
 
 			x -= w;
-			if (w >= L->min_count)
+			if (is_drawn(L, kids[i].id))
 				stack[nstack++] = (struct todo){
 					kids[i].id, cur.depth + 1, x };
 		}
@@ -932,7 +958,7 @@ int flame_write(FILE *out, const struct stacktree *t,
 	if (L.base)
 		L.base_total = stacktree_total(L.base, STACKTREE_ROOT);
 	L.scale = (double)(opts->width - 2 * XPAD) / (double)L.total;
-	err = choose_min_count(&L, &stats);
+	err = choose_drawn(&L, &stats);
 	if (err)
 		goto out;
 	if (L.base) {
@@ -955,5 +981,6 @@ int flame_write(FILE *out, const struct stacktree *t,
 		*st = stats;
 out:
 	free(L.twin);
+	free(L.depth);
 	return err;
 }

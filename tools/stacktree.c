@@ -479,7 +479,7 @@ int stacktree_parse_folded(const char *line, size_t len, int ncounts,
 	memset(out, 0, sizeof(*out));
 	*why = NULL;
 	if (len > STACKTREE_LINE_MAX) {
-		*why = "line too long";
+		*why = "line longer than 65536 bytes";
 		return -EINVAL;
 	}
 	if (memchr(line, '\0', len)) {

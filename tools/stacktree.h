@@ -134,7 +134,7 @@ uint32_t stacktree_next_sibling(const struct stacktree *t, uint32_t node);
  */
 
 /** Longest folded line accepted, in bytes, without its newline. */
-#define STACKTREE_LINE_MAX 65536
+#define STACKTREE_LINE_MAX 65536	/* messages say "65536" too */
 
 /** One parsed folded line; pointers point into the parsed text. */
 struct stacktree_folded {

@@ -290,13 +290,15 @@ def check_struct(svg, folded, base, want_all, cap=None, minwidth=None):
                                          sorted(drawn - want)[:3]))
 
     if cap is not None:
+        # The widest are drawn; among equally wide, the shallower.
         drawn = set(f.path for f in frames[1:])
-        dt = [totals[p] for p in drawn]
-        ot = [c for p, c in totals.items() if p not in drawn and c > 0]
-        report(len(frames) <= cap and ot and min(dt) > max(ot),
+        dk = [(-totals[p], len(p)) for p in drawn]
+        ok = [(-c, len(p)) for p, c in totals.items()
+              if p not in drawn and c > 0]
+        report(len(frames) <= cap and ok and max(dk) < min(ok),
                "at most %d frames drawn (%d), the widest: the narrowest "
                "drawn has %d samples, the widest left out %d" % (
-                   cap, len(frames), min(dt), max(ot or [0])))
+                   cap, len(frames), -max(dk)[0], -min(ok or [(0, 0)])[0]))
     if minwidth is not None:
         drawn = set(f.path for f in frames[1:])
         narrow = [p for p in drawn if totals[p] * scale < minwidth]
