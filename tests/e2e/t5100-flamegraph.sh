@@ -60,14 +60,14 @@ sed -e 's/^main;compute;work 100$/main;compute;work 60/' \
     -e 's/^main;parse;malloc 10$/main;parse;malloc 45/' \
     -e '/^main;jit/d' "$T/known.folded" > "$T/before.folded"
 
-# A big profile: 20,000 distinct stacks drawn from a random call graph.
+# A big profile: 8,000 distinct stacks drawn from a random call graph.
 python3 - "$T/big.folded" <<'EOF'
 import random, sys
 r = random.Random(5100)
 n = 400
 calls = {i: [r.randrange(n) for _ in range(r.randint(1, 5))] for i in range(n)}
 seen = {}
-while len(seen) < 20000:
+while len(seen) < 8000:
     st, f = ["main"], 0
     for _ in range(r.randint(2, 25)):
         f = r.choice(calls[f])
