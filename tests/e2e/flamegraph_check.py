@@ -347,11 +347,14 @@ FRAME_JS = """
 
 
 def center_of(page, i):
-    """Where frame @i is on the screen; None when not displayed."""
+    """Where frame @i is on the screen, scrolled into view; None when it
+    is not displayed."""
     return page.eval("""(function () {
       var g = document.getElementById('frames').children[%d];
       if (getComputedStyle(g).display === 'none') return null;
-      var b = g.getElementsByTagName('rect')[0].getBoundingClientRect();
+      var r = g.getElementsByTagName('rect')[0];
+      r.scrollIntoView({block: 'center', inline: 'center'});
+      var b = r.getBoundingClientRect();
       return [b.x + b.width / 2, b.y + b.height / 2];
     })()""" % i)
 
@@ -361,8 +364,9 @@ def text_of(page, id_):
 
 
 def box_of(page, id_):
-    return page.eval("(function(){var b=document.getElementById(%r)"
-                     ".getBoundingClientRect();return [b.x+b.width/2,"
+    return page.eval("(function(){var e=document.getElementById(%r);"
+                     "e.scrollIntoView({block:'center',inline:'center'});"
+                     "var b=e.getBoundingClientRect();return [b.x+b.width/2,"
                      "b.y+b.height/2];})()" % id_)
 
 
