@@ -598,7 +598,7 @@ static void put_frame(FILE *f, const struct layout *L, uint32_t id,
 	put_title(f, L, id);
 	fprintf(f, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
 		   "fill=\"%s\" fg:x=\"%llu\" fg:w=\"%llu\"/>",
-		px, y, pw, FRAME_H - 1, fill, (unsigned long long)x,
+		px, y, pw, (unsigned)FRAME_H - 1, fill, (unsigned long long)x,
 		(unsigned long long)w);
 	fprintf(f, "<text x=\"%.2f\" y=\"%.1f\">", px + 3,
 		y + (FRAME_H - 1) / 2.0 + 3);

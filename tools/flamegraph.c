@@ -109,8 +109,9 @@ static int read_input(const char *path, struct stacktree *t,
 
 	f = is_stdin ? stdin : fopen(path, "r");
 	if (!f) {
-		tool_err_code(path, -errno);
-		return -errno;
+		err = -errno;
+		tool_err_code(path, err);
+		return err;
 	}
 	err = stacktree_read_folded(t, t2, f, name, msg, sizeof(msg));
 	if (err)
@@ -127,6 +128,7 @@ static int read_input(const char *path, struct stacktree *t,
 static FILE *open_output(const char *path, char *tmp, size_t len)
 {
 	struct stat sb;
+	mode_t mask;
 	FILE *f;
 	int fd;
 
@@ -135,8 +137,10 @@ static FILE *open_output(const char *path, char *tmp, size_t len)
 		return stdout;
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
 		f = fopen(path, "w");
-		if (!f)
-			tool_err_code(path, -errno);
+		if (!f) {
+			fd = -errno;
+			tool_err_code(path, fd);
+		}
 		return f;
 	}
 	if ((size_t)snprintf(tmp, len, "%s.XXXXXX", path) >= len) {
@@ -146,22 +150,19 @@ static FILE *open_output(const char *path, char *tmp, size_t len)
 	}
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		tool_err_code(path, -errno);
+		fd = -errno;
+		tool_err_code(path, fd);
 		tmp[0] = '\0';
 		return NULL;
 	}
-	/* mkstemp() makes it 0600; a picture is for sharing. */
-	{
-		mode_t mask = umask(0);
-
-		umask(mask);
-		if (fchmod(fd, 0666 & ~mask) != 0) {
-			/* not fatal: the file is merely private */
-		}
-	}
+	/* mkstemp() makes it 0600; a picture is for sharing.  Should this
+	 * fail, the file is merely private. */
+	mask = umask(0);
+	umask(mask);
+	(void)fchmod(fd, 0666 & ~mask);
 	f = fdopen(fd, "w");
 	if (!f) {
-		tool_err_code(path, -errno);
+		tool_err_code(path, -errno);	/* before close() can change it */
 		close(fd);
 		unlink(tmp);
 		tmp[0] = '\0';
