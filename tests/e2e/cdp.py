@@ -75,8 +75,12 @@ class Browser:
                 "--disable-background-networking", "--disable-sync",
                 "--disable-component-update", "--mute-audio",
                 "--user-data-dir=" + self.profile, "about:blank"]
+        # Chromium's own files (crash reports, caches) go to the profile
+        # too, never to ~/.config or ~/.cache.
+        env = dict(os.environ, XDG_CONFIG_HOME=self.profile,
+                   XDG_CACHE_HOME=self.profile)
         self.proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, preexec_fn=child_fds,
             close_fds=False)
         for fd in (to_browser_r, from_browser_w, hi_r2, hi_w2):

@@ -17,8 +17,9 @@ need python3
 CHECK="python3 $SYM_ROOT/tests/e2e/flamegraph_check.py"
 
 # check_points CMD...: one TAP point per PASS/FAIL line of the checker.
+# Its temporary files (Chromium's profile) live in $T.
 check_points() {
-	"$@" > "$T/.check" 2>&1
+	TMPDIR=$T "$@" > "$T/.check" 2>&1
 	_rc=$?
 	while IFS= read -r _l; do
 		case $_l in
