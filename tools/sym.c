@@ -20,6 +20,8 @@ static const struct tool_cmd commands[] = {
 	  "translate addresses into functions, files and lines" },
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
 	{ "convert", cmd_convert, "convert a profile between raw and pprof" },
+	{ "flamegraph", cmd_flamegraph,
+	  "write an interactive SVG flame graph of folded stacks" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "store", cmd_store,

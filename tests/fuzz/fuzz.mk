@@ -114,6 +114,10 @@ $(B)/fuzz-reply: tools/client.c tools/util.c
 $(B)/fuzz-reply: FUZZ_SYMD = -Itools $(shell $(PKG_CONFIG) --cflags libcurl) \
 	tools/client.c tools/util.c
 
+# fuzz-folded drives the sym tool's folded reader and flame graph writer.
+$(B)/fuzz-folded: tools/stacktree.c tools/flame.c
+$(B)/fuzz-folded: FUZZ_SYMD = -Itools tools/stacktree.c tools/flame.c -lm
+
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a
 $(SYMD_TARGETS:%=$(B)/%): FUZZ_SYMD = $(SYMD_CFLAGS) $(B)/libsymd-fuzz.a
