@@ -1078,7 +1078,7 @@ void pm_exit(struct pm *pm, int32_t pid, int32_t tid, uint64_t t)
 struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
 {
 	struct proc *p = proc_get(pm, pid);
-	struct pm_map *m;
+	struct pm_map *m, *best;
 	size_t i;
 
 	if (!p)
@@ -1093,7 +1093,17 @@ struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
 		    t < m->t_end)
 			return m;
 	}
-	return NULL;
+	/* A sample taken inside execve() after the exec's COMM record still
+	 * has the user registers of the old image: the mapping that held
+	 * @pc last, if nothing holds it now. */
+	best = NULL;
+	for (i = 0; i < p->ndead; i++) {
+		m = p->dead[i];
+		if (m->start <= pc && pc < m->end && m->t_end <= t &&
+		    (!best || m->t_end > best->t_end))
+			best = m;
+	}
+	return best;
 }
 
 const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,

@@ -48,6 +48,7 @@
 #include "tools.h"
 #include "perf.h"
 #include "procmaps.h"
+#include "retcheck.h"
 
 #if __has_include("../tools/unwind.h")
 #include "unwind.h"
@@ -118,6 +119,7 @@ struct rec {
 
 	struct pm *pm;
 	struct unwinder *uw;
+	struct retcheck *rc;
 
 	/* The current window. */
 	struct sym_prof *prof;
@@ -133,7 +135,7 @@ struct rec {
 
 	/* Whole-run counters. */
 	uint64_t total_samples, total_lost, total_flagged, unmapped_leaf,
-		 repaired, bad_records;
+		 repaired, bad_records, not_after_call;
 	uint64_t max_time;
 	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
 	char host[256];
@@ -710,6 +712,10 @@ static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
 	if (err)
 		return err;
 	f->addr = pc - m->start + m->vaddr;
+	if (ret && retcheck_ok(r->rc, m, pc) == 0) {
+		*flags |= SYM_PROF_BADRETURN;
+		r->not_after_call++;
+	}
 	return 0;
 }
 
@@ -729,8 +735,13 @@ static size_t fp_user(struct rec *r, const struct perf_sample *s,
 		      const uint64_t *chain, size_t n, uint64_t *pcs,
 		      size_t max, uint32_t *flags)
 {
-	size_t k = n < max ? n : max;
+	size_t k;
 
+	/* The walk reads one frame past the outermost: a zero "return
+	 * address" there ends the chain, it is not a frame. */
+	while (n > 1 && chain[n - 1] == 0)
+		n--;
+	k = n < max ? n : max;
 	memcpy(pcs, chain, k * sizeof(*pcs));
 	if (k == 0)
 		return 0;
@@ -1161,6 +1172,7 @@ static void make_attr(struct rec *r)
 	a->exclude_callchain_user = o->cg == CG_DWARF;
 	a->sample_max_stack = (uint16_t)(o->max_depth < 127 ? o->max_depth :
 					 127);
+	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
 	a->comm_exec = 1;
@@ -1264,7 +1276,6 @@ static int open_task(struct rec *r, pid_t pid, bool probe)
 			continue;
 		}
 		for (;;) {
-			r->attr.wakeup_watermark = 0;
 			err = perf_ring_map(ring, fd, pages);
 			if (err != -EPERM || pages <= 8)
 				break;
@@ -1427,13 +1438,8 @@ static int out_path(const struct rec *r, char *buf, size_t len)
 
 static int write_prof(struct rec *r, int fd)
 {
-	if (r->o.format == FMT_PPROF) {
-#ifdef SYM_PROF_HAVE_PPROF
+	if (r->o.format == FMT_PPROF)
 		return sym_prof_write_pprof(r->prof, fd);
-#else
-		return -ENOSYS;
-#endif
-	}
 	return sym_prof_write(r->prof, fd);
 }
 
@@ -1541,14 +1547,14 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		r->total_lost, r->throttled, r->dropped);
 	fprintf(stderr,
 		"%s: agent CPU %.3f s (%.1f us per sample); %s; leaf repairs "
-		"%" PRIu64 ", unmapped leaves %" PRIu64 "; files read %"
-		PRIu64 ", build-ID cache hits %" PRIu64 ", unreadable %"
-		PRIu64 "\n",
+		"%" PRIu64 ", unmapped leaves %" PRIu64 ", return addresses "
+		"not after a call %" PRIu64 "; ELF files read %" PRIu64
+		", build-ID cache hits %" PRIu64 ", unreadable %" PRIu64 "\n",
 		tool_prog(), cpu,
 		r->total_samples ? cpu * 1e6 / (double)r->total_samples : 0.0,
 		r->attr.exclude_kernel ? "user frames only" :
 					 "kernel frames kept",
-		r->repaired, r->unmapped_leaf, ps.elf_reads,
+		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
 		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
 }
 
@@ -1590,6 +1596,9 @@ static int run(struct rec *r)
 	}
 #endif
 	err = pm_new(&hooks, &r->pm);
+	if (err)
+		return err;
+	err = retcheck_new(&r->rc);
 	if (err)
 		return err;
 	err = new_window(r);
@@ -1669,6 +1678,11 @@ static int run(struct rec *r)
 		if (rotate_at && rotate_at - now < wait)
 			wait = rotate_at > now ? rotate_at - now : 0;
 		n = poll(pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
+		/* A ring whose events all ended (their tasks exited) reports
+		 * POLLHUP for good: stop polling it, or poll would spin. */
+		for (i = 0; n > 0 && i < r->ncpus; i++)
+			if (pfd[i].revents & (POLLHUP | POLLERR))
+				pfd[i].fd = -1;
 		if (n < 0 && errno != EINTR) {
 			err = -errno;
 			goto out;
@@ -1754,6 +1768,7 @@ static void release(struct rec *r)
 	free(r->rings);
 	free(r->cpus);
 	pm_free(r->pm);
+	retcheck_free(r->rc);
 #if HAVE_UNWIND
 	unwinder_free(r->uw);
 #endif
@@ -1781,14 +1796,6 @@ int cmd_record(int argc, char **argv)
 		free(r);
 		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
 	}
-#ifndef SYM_PROF_HAVE_PPROF
-	if (r->o.format == FMT_PPROF) {
-		tool_err("--format pprof: not in this build");
-		release(r);
-		free(r);
-		return TOOL_EXIT_USAGE;
-	}
-#endif
 	err = run(r);
 	release(r);
 	free(r);
