@@ -174,6 +174,22 @@ $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
 		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
 
+# The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
+UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
+	lib/libsym.a tests/unit/tap.h $(B)/.flags
+$(B)/tests/t-unwind: tests/unit/t-unwind.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
+# Its benchmark: build/tests/unwind-bench (see docs/record.md).
+$(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 		$(B)/libsymd.a lib/libsym.a $(B)/.flags
