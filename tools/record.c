@@ -50,15 +50,7 @@
 #include "procmaps.h"
 #include "retcheck.h"
 
-#if __has_include("../tools/unwind.h")
 #include "unwind.h"
-#define HAVE_UNWIND 1
-#else
-#define HAVE_UNWIND 0
-struct unwinder;
-/* IP, SP and BP: what fp mode would give the leaf repair. */
-#define UNWIND_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
-#endif
 
 #define DEFAULT_HZ 99
 #define DEFAULT_HZ_ALL 19
@@ -543,7 +535,6 @@ static void idset_release(struct idset *s)
 
 static void hook_map(void *ctx, const struct pm_map *m)
 {
-#if HAVE_UNWIND
 	struct rec *r = ctx;
 	struct unwind_map um;
 
@@ -555,38 +546,22 @@ static void hook_map(void *ctx, const struct pm_map *m)
 	um.path = m->open_path ? m->open_path : m->path;
 	um.build_id = m->build_id[0] ? m->build_id : NULL;
 	unwinder_map(r->uw, m->pid, &um);
-#else
-	(void)ctx;
-	(void)m;
-#endif
 }
 
 static void hook_unmap(void *ctx, int32_t pid, uint64_t start, uint64_t end)
 {
-#if HAVE_UNWIND
 	struct rec *r = ctx;
 
 	if (r->uw)
 		unwinder_unmap(r->uw, pid, start, end);
-#else
-	(void)ctx;
-	(void)pid;
-	(void)start;
-	(void)end;
-#endif
 }
 
 static void hook_forget(void *ctx, int32_t pid)
 {
-#if HAVE_UNWIND
 	struct rec *r = ctx;
 
 	if (r->uw)
 		unwinder_forget(r->uw, pid);
-#else
-	(void)ctx;
-	(void)pid;
-#endif
 }
 
 /* ---- the profile of the current window ---- */
@@ -745,8 +720,11 @@ static size_t fp_user(struct rec *r, const struct perf_sample *s,
 	memcpy(pcs, chain, k * sizeof(*pcs));
 	if (k == 0)
 		return 0;
-#if HAVE_UNWIND
-	if (r->uw && r->o.leaf_stack > 0 && s->regs) {
+	/* The frame-pointer register did not lead to any frame: whatever
+	 * the leaf repair finds, the callers beyond it are missing. */
+	if (n == 1)
+		*flags |= SYM_PROF_UNWIND;
+	if (r->uw && r->o.leaf_stack > 0 && s->regs && max >= 2) {
 		uint64_t ra;
 		int err;
 
@@ -767,9 +745,6 @@ static size_t fp_user(struct rec *r, const struct perf_sample *s,
 			return k;
 		}
 	}
-#else
-	(void)s;
-#endif
 	*flags |= SYM_PROF_LEAF;
 	return k;
 }
@@ -833,7 +808,6 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 			nu = fp_user(r, &s, user, nuser, r->pcs,
 				     r->o.max_depth - nf, &flags);
 	} else if (s.regs && s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-#if HAVE_UNWIND
 		int stopped = 0;
 		size_t n = 0;
 
@@ -848,13 +822,10 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 				flags |= SYM_PROF_TRUNCATED;
 		} else {
 			/* At least the exact PC. */
-			r->pcs[0] = s.regs[0];
+			r->pcs[0] = s.regs[UNWIND_REG_IP];
 			nu = 1;
 			flags |= SYM_PROF_UNWIND;
 		}
-#else
-		flags |= SYM_PROF_UNWIND;
-#endif
 	}
 	for (i = 0; i < nu; i++) {
 		/* A user PC within the kernel's range (the vsyscall page,
@@ -1580,7 +1551,6 @@ static int run(struct rec *r)
 	if (!r->o.mmap_pages)
 		r->o.mmap_pages = default_pages(r);
 	set_watermark(r, r->o.mmap_pages);
-#if HAVE_UNWIND
 	if (r->o.cg == CG_DWARF || r->o.leaf_stack > 0) {
 		err = unwinder_new(&r->uw);
 		if (err) {
@@ -1589,12 +1559,6 @@ static int run(struct rec *r)
 			return err;
 		}
 	}
-#else
-	if (r->o.cg == CG_DWARF) {
-		tool_err("--call-graph dwarf: this build has no CFI unwinder");
-		return -ENOSYS;
-	}
-#endif
 	err = pm_new(&hooks, &r->pm);
 	if (err)
 		return err;
@@ -1769,9 +1733,7 @@ static void release(struct rec *r)
 	free(r->cpus);
 	pm_free(r->pm);
 	retcheck_free(r->rc);
-#if HAVE_UNWIND
 	unwinder_free(r->uw);
-#endif
 	sym_prof_free(r->prof);
 	idset_release(&r->procs);
 	idset_release(&r->threads);

@@ -34,6 +34,6 @@ check() {
 	python3 "$SYM_ROOT/tests/e2e/record_check.py" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
 	_rc=$?
-	_tap "$_rc" "record_check $_what $(basename "$1") ${2:+$(basename "$2")}"
+	_tap "$_rc" "record_check $_what $(basename -- "$1") ${2:+$(basename -- "$2")}"
 	sed 's/^\([^#]\)/# \1/' "$T/.check.out"
 }

@@ -10,7 +10,8 @@ passes, 1 when it fails.
   record_check.py shares FILE BIN [--mode fp|dwarf]
       70/30 burner: the burn70 share among burn70+burn30 leaves lies in
       the 99.9% binomial interval around 0.7; >= 99% of the process's
-      samples reach main (fp: leaves in burn* followed directly by main)
+      samples reach main and leaves in burn* have main as their caller
+      (samples in ld.so, before main runs, are counted apart)
   record_check.py omitfp FILE BIN --mode fp|dwarf
       -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
       stack that does not reach main correctly carries a flag
@@ -145,6 +146,11 @@ class Symbols:
                 start, size = int(t[0], 16), int(t[1], 16)
                 if size:
                     syms.append((start, size, t[3]))
+        # PLT stubs have no symbols but are code a leaf can be in
+        for line in run(["readelf", "-SW", path]).splitlines():
+            t = line.replace("[ ", "[").split()
+            if len(t) > 5 and t[1] in (".plt", ".plt.sec", ".plt.got"):
+                syms.append((int(t[3], 16), int(t[5], 16), "PLT"))
         syms.sort()
         self.starts = [s[0] for s in syms]
         self.syms = syms
@@ -206,6 +212,16 @@ def binomial_ok(k, n, p, z=3.2905):
     return abs(k - n * p) <= z * sd + 0.5, n * p - z * sd, n * p + z * sd
 
 
+def in_loader(prof, stack):
+    """A frame is in ld.so: the program has not reached main yet (the
+    burner dlopen()s nothing), so main cannot be on the stack."""
+    for fr in stack["frames"]:
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is not None and "/ld-linux" in m["path"]:
+            return True
+    return False
+
+
 def main_pid(prof, binpath):
     for m in prof.maps.values():
         if m["kind"] == "file" and same(m["path"], binpath):
@@ -216,12 +232,15 @@ def main_pid(prof, binpath):
 def cmd_shares(prof, binpath, mode):
     syms = Symbols(binpath)
     pid = main_pid(prof, binpath)
-    n70 = n30 = total = reach = chain_ok = in_burn = 0
+    n70 = n30 = total = reach = chain_ok = in_burn = loader = 0
     for s in prof.stacks:
         if s["pid"] != pid:
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
+        if in_loader(prof, s):
+            loader += c
+            continue
         total += c
         if "main" in names:
             reach += c
@@ -235,9 +254,9 @@ def cmd_shares(prof, binpath, mode):
                 n30 += c
             if len(user) > 1 and user[1] == "main":
                 chain_ok += c
-    print("# %d samples of pid %d: burn70 %d, burn30 %d, reach main %d, "
-          "burn* -> main %d of %d" % (total, pid, n70, n30, reach, chain_ok,
-                                      in_burn))
+    print("# %d samples of pid %d (and %d in the dynamic loader, before "
+          "main): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
+          "%d" % (total, pid, loader, n70, n30, reach, chain_ok, in_burn))
     ok = True
     n = n70 + n30
     if n < 100:
@@ -261,12 +280,15 @@ def cmd_shares(prof, binpath, mode):
 def cmd_omitfp(prof, binpath, mode):
     syms = Symbols(binpath)
     pid = main_pid(prof, binpath)
-    total = reach = unflagged_bad = flagged = 0
+    total = reach = unflagged_bad = flagged = loader = 0
     for s in prof.stacks:
         if s["pid"] != pid:
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
+        if in_loader(prof, s):
+            loader += c
+            continue
         total += c
         user = [x for x, fr in zip(names, s["frames"])
                 if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
@@ -284,9 +306,9 @@ def cmd_omitfp(prof, binpath, mode):
                       " ".join("%s%s:%x" % ("r" if f.ret else "p",
                                             "?" if f.map is None else f.map,
                                             f.addr) for f in s["frames"]))
-    print("# %s mode: %d samples, %d reach main correctly, %d flagged, "
-          "%d wrong and unflagged" % (mode, total, reach, flagged,
-                                      unflagged_bad))
+    print("# %s mode: %d samples (and %d in the dynamic loader), %d reach "
+          "main correctly, %d flagged, %d wrong and unflagged" %
+          (mode, total, loader, reach, flagged, unflagged_bad))
     if total < 50:
         die("too few samples (%d) to judge" % total)
     if mode == "dwarf":

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
 need_perf
-plan 11
+plan 10
 
 prof_cc libprof_dl.so prof_dl.c -O2 -g -shared -fPIC -fno-omit-frame-pointer
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
