@@ -15,7 +15,7 @@ set -e
 # offline from them, to read our pprof files).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
-libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
+libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev linux-perf
 protobuf-c-compiler libprotobuf-c-dev
 binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
 binutils-x86-64-linux-gnu-dbg

@@ -129,6 +129,8 @@ struct rec {
 	uint64_t total_samples, total_lost, total_flagged, unmapped_leaf,
 		 repaired, bad_records, not_after_call;
 	uint64_t max_time;
+	/* Thread CPU time spent in round_once(): the per-sample cost. */
+	uint64_t round_ns;
 	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
 	char host[256];
 	uint64_t pidns;
@@ -208,8 +210,8 @@ static void usage(FILE *f)
 "                         (UTC, 20261130T172115Z); without them each file\n"
 "                         replaces the previous one\n"
 "      --format FMT       raw (default) or pprof (gzipped profile.proto)\n"
-"      --max-stacks N     unique stacks kept per file (1000000); samples\n"
-"                         beyond are counted as dropped\n"
+"      --max-stacks N     with --continuous, a window that reaches N\n"
+"                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"
 "\n"
 "Stacks that are likely wrong are flagged and counted in the file's header:\n"
@@ -1031,7 +1033,18 @@ static int walk_samples(void *ctx, const struct perf_event_header *h)
 
 /* One round: snapshot every ring, apply side-band in time order, then
  * resolve the samples, then give the space back. */
+static int round_body(struct rec *r);
+
 static int round_once(struct rec *r)
+{
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = round_body(r);
+
+	r->round_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	return err;
+}
+
+static int round_body(struct rec *r)
 {
 	int i, err;
 	size_t k;
@@ -1517,12 +1530,15 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		r->flagged[1], r->flagged[2], r->flagged[3], r->flagged[4],
 		r->total_lost, r->throttled, r->dropped);
 	fprintf(stderr,
-		"%s: agent CPU %.3f s (%.1f us per sample); %s; leaf repairs "
+		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
+		"unwinding %.1f us per sample); %s; leaf repairs "
 		"%" PRIu64 ", unmapped leaves %" PRIu64 ", return addresses "
 		"not after a call %" PRIu64 "; ELF files read %" PRIu64
 		", build-ID cache hits %" PRIu64 ", unreadable %" PRIu64 "\n",
 		tool_prog(), cpu,
 		r->total_samples ? cpu * 1e6 / (double)r->total_samples : 0.0,
+		r->total_samples ? (double)r->round_ns / 1e3 /
+				   (double)r->total_samples : 0.0,
 		r->attr.exclude_kernel ? "user frames only" :
 					 "kernel frames kept",
 		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
