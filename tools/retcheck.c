@@ -101,7 +101,7 @@ void retcheck_free(struct retcheck *rc)
 	free(rc);
 }
 
-static uint64_t hash_str(const char *s)
+static uint64_t mod_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -145,7 +145,7 @@ int retcheck_ok(struct retcheck *rc, const struct pm_map *m, uint64_t pc)
 
 	if (m->kind != PM_FILE)
 		return -1;
-	mod = hash_str(m->build_id[0] ? m->build_id : m->path);
+	mod = mod_hash(m->build_id[0] ? m->build_id : m->path);
 	i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
 	    (CACHE_SLOTS - 1);
 	while (rc->slots[i].mod) {
