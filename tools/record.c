@@ -1061,7 +1061,8 @@ static int round_body(struct rec *r)
 		if (err)
 			return err;
 	}
-	qsort(r->sbs, r->nsbs, sizeof(*r->sbs), sb_cmp);
+	if (r->nsbs > 1)
+		qsort(r->sbs, r->nsbs, sizeof(*r->sbs), sb_cmp);
 	for (k = 0; k < r->nsbs; k++)
 		apply_sb(r, (const void *)(r->sb_buf + r->sbs[k].off),
 			 r->sbs[k].time);
@@ -1482,6 +1483,31 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 	return 0;
 }
 
+/* Fail before sampling, not after, when the output cannot be written. */
+static int check_output(struct rec *r)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	int fd, err;
+
+	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
+	err = out_path(r, path, sizeof(path));
+	if (!err && (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path,
+				     (int)getpid()) >= sizeof(tmp))
+		err = -ENAMETOOLONG;
+	if (!err) {
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = -errno;
+		} else {
+			close(fd);
+			unlink(tmp);
+		}
+	}
+	if (err)
+		tool_err_code(r->o.output, err);
+	return err;
+}
+
 /* ---- the loop ---- */
 
 static void disable_all(struct rec *r)
@@ -1558,6 +1584,9 @@ static int run(struct rec *r)
 		r->host[0] = '\0';
 	r->pidns = pm_pidns(0);
 	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
+	err = check_output(r);
+	if (err)
+		return err;
 	err = online_cpus(r);
 	if (err) {
 		tool_err("cannot read the online CPUs");

@@ -2,7 +2,8 @@
 # t3040-record-cli.sh - sym record's command line: usage errors, what it
 # samples (-p, -a, a command), how it stops (SIGINT, SIGTERM, --duration,
 # the command's end) always with a complete file, --continuous --rotate,
-# --format pprof, and an output that cannot be written.
+# --format pprof, and an output that cannot be written (found out before
+# sampling).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
 need_perf
@@ -85,8 +86,13 @@ ok "the pprof file converts back, samples in the header ($(samples b.raw))" \
 "$SYM" record -q -a -F 199 -d 0.5 -o all.raw 2> all.err
 ok "-a -d 0.5 writes a complete file" complete all.raw
 
-# An output that cannot be written: exit 1, no temporary left behind.
-"$SYM" record -q -o /nonexistent/x.raw -- true > ro.out 2>&1
-is "unwritable output: exit 1" "$?" 1
+# An output that cannot be written: exit 1 before anything runs.
+start=$(date +%s%N)
+"$SYM" record -q -o /nonexistent/x.raw -- sleep 20 > ro.out 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "unwritable output: exit 1 at once, with the reason" \
+	"$rc:$(cat ro.out):$((ms < 5000))" \
+	"1:sym record: '/nonexistent/x.raw': No such file or directory:1"
 
 done_testing
