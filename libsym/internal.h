@@ -14,6 +14,8 @@
  *   table.c    the table format reader: open and lookups
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
+ *   prof.c     struct sym_prof: the profile in memory, stack aggregation
+ *   raw.c      the raw stack format (docs/raw-format.md) reader, writer
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H

@@ -226,7 +226,7 @@ static void wkey_str(struct wbuf *w, const char *key, const char *s)
 /* RFC 3339 UTC with nanoseconds; 0 (unknown) as "-". */
 static void wtime(struct wbuf *w, int64_t ns)
 {
-	int64_t sec, days, y;
+	int64_t sec, rem, days, y;
 	uint64_t frac;
 	unsigned mo, d, sod;
 	char b[64];
@@ -235,10 +235,15 @@ static void wtime(struct wbuf *w, int64_t ns)
 		wc(w, '-');
 		return;
 	}
+	/* Floor division, without sec * 1e9 (which overflows for the
+	 * earliest times). */
 	sec = ns / (int64_t)NS_PER_S;
-	if (ns % (int64_t)NS_PER_S < 0)
+	rem = ns % (int64_t)NS_PER_S;
+	if (rem < 0) {
 		sec--;
-	frac = (uint64_t)(ns - sec * (int64_t)NS_PER_S);
+		rem += (int64_t)NS_PER_S;
+	}
+	frac = (uint64_t)rem;
 	days = sec / 86400;
 	if (sec % 86400 < 0)
 		days--;
@@ -444,8 +449,9 @@ struct rd {
 	char *msg;
 	size_t msglen;
 
-	char *line;		/* free(); MAX_LINE + 1 bytes */
-	char *f[MAX_FIELDS + 1];	/* fields of the line, in @line */
+	char *line;		/* free(); grown to the longest line + 1 */
+	size_t capline;
+	char *f[MAX_FIELDS];	/* fields of the line, in @line */
 	size_t nf;
 
 	struct symi_idx mapids;	/* file's map ID -> profile map id */
@@ -489,9 +495,7 @@ static int parse_u64(struct rd *r, const char *s, const char *what,
 {
 	uint64_t v = 0;
 
-	if (!*s)
-		return bad(r, what, s);
-	for (const char *c = s; *c; c++) {
+	for (const char *c = s; *c || c == s; c++) {
 		if (*c < '0' || *c > '9')
 			return fail(r, -SYM_E_BADPROFILE,
 				    "%s " Q " is not a decimal number", what,
@@ -511,7 +515,7 @@ static int parse_hex(struct rd *r, const char *s, const char *what,
 {
 	uint64_t v = 0;
 
-	for (const char *c = s; *c; c++) {
+	for (const char *c = s; *c || c == s; c++) {
 		unsigned d;
 
 		if (*c >= '0' && *c <= '9')
@@ -624,6 +628,7 @@ static int parse_time(struct rd *r, const char *s, int64_t *out)
 	const char *c = s;
 	uint64_t frac = 0;
 	int64_t days, ns;
+	__int128 wide;
 	unsigned nfrac = 0;
 
 	if (!strcmp(s, "-")) {
@@ -657,12 +662,15 @@ static int parse_time(struct rd *r, const char *s, int64_t *out)
 	if (strcmp(c, "Z"))
 		goto bad;
 	days = days_from_civil(v[0], v[1], v[2]);
-	if (__builtin_mul_overflow(days * 86400 + v[3] * 3600 + v[4] * 60 +
-					   v[5],
-				   (int64_t)NS_PER_S, &ns) ||
-	    __builtin_add_overflow(ns, (int64_t)frac, &ns))
+	/* 128 bits: the last second before 1677-09-21T00:12:44Z is in
+	 * range only once its fraction is added. */
+	wide = ((__int128)days * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) *
+		       (int64_t)NS_PER_S + (int64_t)frac;
+	if (wide < INT64_MIN || wide > INT64_MAX)
 		return fail(r, -SYM_E_BADPROFILE,
-			    "start " Q " is out of range (1678 to 2262)", s);
+			    "start " Q " is out of range (1677-09-21 to "
+			    "2262-04-11)", s);
+	ns = (int64_t)wide;
 	*out = ns;
 	return 0;
 bad:
@@ -1040,8 +1048,11 @@ static int split(struct rd *r, size_t n)
 				return fail(r, -SYM_E_BADPROFILE,
 					    "empty field (two spaces, or a "
 					    "space at the start or end)");
-			if (r->nf == MAX_FIELDS + 1)
-				return fail(r, -E2BIG,
+			if (r->nf == MAX_FIELDS)
+				return strcmp(r->f[0], "stack") ?
+				       fail(r, -SYM_E_BADPROFILE,
+					    "too many fields") :
+				       fail(r, -E2BIG,
 					    "more than %d frames in a stack",
 					    SYM_PROF_MAX_FRAMES);
 			c[i] = '\0';
@@ -1060,11 +1071,21 @@ static int read_magic(struct rd *r, const char *s, size_t n)
 {
 	if (n == 9 && !memcmp(s, "sym-raw 1", 9))
 		return 0;
-	if (n > 8 && !memcmp(s, "sym-raw ", 8))
+	if (n > 8 && !memcmp(s, "sym-raw ", 8)) {
+		size_t k = 8;
+
+		/* Quote the version only when it is printable. */
+		while (k < n && s[k] > 0x20 && s[k] < 0x7f)
+			k++;
+		if (k < n)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "byte 0x%02x in the 'sym-raw 1' line (CRLF "
+				    "line ends?)", (unsigned char)s[k]);
 		return fail(r, -SYM_E_BADPROFILE,
 			    "sym-raw version '%.*s' is not 1, the one this "
 			    "reader knows", (int)(n - 8 > 20 ? 20 : n - 8),
 			    s + 8);
+	}
 	return fail(r, -SYM_E_BADPROFILE,
 		    "not a sym-raw file (the first line is not 'sym-raw 1')");
 }
@@ -1092,6 +1113,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		if (key == H_N)
 			return 0; /* a keyword this reader does not know */
 	}
+	if (symi_grow((void **)&r->line, &r->capline, n + 1, 1))
+		return fail(r, -ENOMEM, "out of memory");
 	memcpy(r->line, s, n);
 	r->line[n] = '\0';
 	err = split(r, n);
@@ -1147,9 +1170,8 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 	err = sym_prof_new(&r.p);
 	if (err)
 		return fail(&r, err, "out of memory");
-	r.line = symi_malloc(MAX_LINE + 1);
-	r.frames = symi_calloc(SYM_PROF_MAX_FRAMES, sizeof(*r.frames));
-	if (!r.line || !r.frames) {
+	r.frames = symi_malloc(SYM_PROF_MAX_FRAMES * sizeof(*r.frames));
+	if (!r.frames) {
 		err = fail(&r, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1175,6 +1197,7 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 		s = nl + 1;
 	}
 	if (!r.lineno) {
+		r.lineno = 1;
 		err = fail(&r, -SYM_E_BADPROFILE, "empty file");
 		goto out;
 	}

@@ -841,7 +841,8 @@ enum sym_prof_map_kind {
 enum sym_prof_map_flags {
 	/** @vaddr was not known (a pprof mapping has no field for it) and
 	 *  was set to @pgoff, which is right when the PT_LOAD segment has
-	 *  p_vaddr == p_offset (usual for PIE and shared objects). */
+	 *  p_vaddr == p_offset (usual for PIE and shared objects).  The
+	 *  raw format carries it as a `mapflags ID vaddr-guessed` line. */
 	SYM_PROF_MAP_VADDR_GUESSED = (1 << 0),
 };
 
@@ -895,7 +896,8 @@ enum sym_prof_stack_flags {
 	SYM_PROF_LEAF = (1 << 2),	/**< leaf's caller may be missing */
 	SYM_PROF_UNWIND = (1 << 3),	/**< CFI unwind stopped early */
 	SYM_PROF_KERNEL = (1 << 4),	/**< only kernel frames captured */
-	SYM_PROF_UNKNOWN_FLAG = (1 << 31), /**< a flag this reader does not know */
+	/** a flag this reader does not know (written back as "unknown") */
+	SYM_PROF_UNKNOWN_FLAG = (1 << 31),
 };
 
 /** Number of named stack flags (bits 0 to SYM_PROF_NFLAGS - 1). */
@@ -924,7 +926,8 @@ struct sym_prof_header {
 	const char *host;
 	/** Writer name and version, e.g. "sym-record", "0.1.0". */
 	const char *tool, *tool_version;
-	/** Wall-clock start, nanoseconds since the Unix epoch. */
+	/** Wall-clock start, nanoseconds since the Unix epoch; 0 when
+	 *  unknown. */
 	int64_t start_ns;
 	/** Wall-clock length of the recording. */
 	uint64_t duration_ns;
@@ -1074,7 +1077,7 @@ SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 
 /**
  * sym_prof_read() - parse the raw stack format, strictly: the first
- * problem fails the whole file (docs/raw-format.md, "Reading").  Map ids
+ * problem fails the whole file (docs/raw-format.md, "libsym").  Map ids
  * are renumbered 0 to n - 1 in file order; identical stacks are summed.
  * @param buf, len  the whole file
  * @param[out] out  caller owns: sym_prof_free()
