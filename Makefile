@@ -165,6 +165,10 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
+# t-pprof checks the encoding with the generated protobuf code.
+$(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
+$(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
+
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		tools/client.c tools/util.c lib/libsym.a $(B)/.flags

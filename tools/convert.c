@@ -158,12 +158,12 @@ int cmd_convert(int argc, char **argv)
 				 &p, msg, sizeof(msg));
 	if (err) {
 		sym_strerror(err, ebuf, sizeof(ebuf));
-		if (msg[0] && -err < SYM_E_BASE)
+		if (err == -ENOMEM || !msg[0])
+			tool_err_code(in, err);
+		else if (-err < SYM_E_BASE && err != -E2BIG)
 			tool_err("%s", msg);	/* names the file already */
-		else if (msg[0])
-			tool_err("'%s': %s: %s", in, ebuf, msg);
 		else
-			tool_err("'%s': %s", in, ebuf);
+			tool_err("'%s': %s: %s", in, ebuf, msg);
 		return TOOL_EXIT_FAIL;
 	}
 	if (out) {
