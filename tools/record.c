@@ -144,6 +144,7 @@ struct rec {
 	/* Scratch for one sample. */
 	struct sym_prof_frame frames[SYM_PROF_MAX_FRAMES];
 	uint64_t pcs[SYM_PROF_MAX_FRAMES];
+	unsigned char exact[SYM_PROF_MAX_FRAMES];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -759,6 +760,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	size_t nuser = 0, nf = 0, nu = 0, i, nchain_real = 0;
 	uint64_t ctx = 0, e;
 	uint32_t flags = 0, kid;
+	const unsigned char *exact = NULL;
 	bool first_k = true;
 	int32_t pid, tid;
 	int err;
@@ -813,27 +815,33 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		int stopped = 0;
 		size_t n = 0;
 
-		if (r->uw && unwinder_unwind(r->uw, (pid_t)pid, s.regs,
-					     s.stack, (size_t)s.stack_size,
-					     r->pcs, r->o.max_depth - nf, &n,
-					     &stopped) == 0) {
+		memset(r->exact, 0, sizeof(r->exact));
+		if (r->uw && s.regs_abi == PERF_SAMPLE_REGS_ABI_64 &&
+		    r->o.max_depth > nf &&
+		    unwinder_unwind_exact(r->uw, (pid_t)pid, s.regs, s.stack,
+					  (size_t)s.stack_size, r->pcs,
+					  r->exact, r->o.max_depth - nf, &n,
+					  &stopped) == 0) {
 			nu = n;
-			if (stopped)
-				flags |= SYM_PROF_UNWIND;
-			if (n == r->o.max_depth - nf)
+			if (stopped == UNWIND_STOP_DEPTH)
 				flags |= SYM_PROF_TRUNCATED;
+			else if (stopped != UNWIND_STOP_NONE)
+				flags |= SYM_PROF_UNWIND;
 		} else {
-			/* At least the exact PC. */
+			/* A 32-bit process, or no room: the exact PC. */
 			r->pcs[0] = s.regs[UNWIND_REG_IP];
+			r->exact[0] = 1;
 			nu = 1;
 			flags |= SYM_PROF_UNWIND;
 		}
+		exact = r->exact;
 	}
 	for (i = 0; i < nu; i++) {
 		/* A user PC within the kernel's range (the vsyscall page,
 		 * garbage) is not a user frame. */
-		err = user_frame(r, pid, r->pcs[i], s.time, i > 0,
-				 &r->frames[nf], &flags);
+		err = user_frame(r, pid, r->pcs[i], s.time,
+				 exact ? !exact[i] : i > 0, &r->frames[nf],
+				 &flags);
 		if (err)
 			goto drop;
 		nf++;

@@ -62,6 +62,7 @@
 #define UW_MAX_MAPS 65536
 #define UW_VDSO_MAX (1u << 20)
 #define UW_DEBUG_DIR "/usr/lib/debug/.build-id"
+#define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
 
 /* Internal result of one step besides enum unwind_stop. */
 #define UW_OUTERMOST 100
@@ -166,6 +167,7 @@ struct unwinder {
 	struct uw_row scratch;			/* the row when !cache */
 	bool nocache;
 	uint64_t hits, misses;
+	char *debug_dir;			/* "" = none; free */
 };
 
 /* Registers of one frame; bit i of valid: r[i] is known. */
@@ -444,53 +446,61 @@ static int file_open(struct unwinder *u, const char *path,
 	return 0;
 }
 
-/*
- * Find .debug_frame for @f: in the file itself, else (only when the file
- * has no .eh_frame at all, so that the common case never opens a big
- * debug file) in /usr/lib/debug/.build-id/xx/rest.debug.
- */
-static void file_open_debug_frame(struct uw_file *f)
+/* Whether @elf has a section @name with contents. */
+static bool elf_has_section(Elf *elf, const char *name)
 {
-	char path[sizeof(UW_DEBUG_DIR) + 160];
 	Elf_Scn *scn = NULL;
-	bool has_eh = false, has_dbg = false;
 	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Find .debug_frame for @f, once, when .eh_frame has no row for a PC: in
+ * the file itself, else in its build-ID debug file under u->debug_dir.
+ * dwarf_begin_elf() decompresses every DWARF section of the file it opens
+ * (about 150 ms and 16 MB for libc's debug file), so a debug file is
+ * opened only when it has a .debug_frame (gcc emits one only without
+ * unwind tables; Debian's debug files have none) and is at most
+ * UW_DEBUG_MAX bytes.
+ */
+static void file_open_debug_frame(struct unwinder *u, struct uw_file *f)
+{
+	char path[PATH_MAX];
 	struct stat st;
 	void *map;
 	int fd;
 
 	f->dbg_tried = true;
-	if (elf_getshdrstrndx(f->elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(f->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
-		if (!name)
-			continue;
-		if (strcmp(name, ".eh_frame") == 0)
-			has_eh = true;
-		else if (strcmp(name, ".debug_frame") == 0 &&
-			 sh.sh_type != SHT_NOBITS)
-			has_dbg = true;
-	}
-	if (has_dbg) {
+	if (elf_has_section(f->elf, ".debug_frame")) {
 		f->dbg_dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 		if (f->dbg_dw)
 			f->dbg = dwarf_getcfi(f->dbg_dw);
 		return;
 	}
-	if (has_eh || strlen(f->build_id) < 4)
+	if (!*u->debug_dir || strlen(f->build_id) < 4)
 		return;
-	snprintf(path, sizeof(path), "%s/%.2s/%s.debug", UW_DEBUG_DIR,
-		 f->build_id, f->build_id + 2);
+	if (snprintf(path, sizeof(path), "%s/%.2s/%s.debug", u->debug_dir,
+		     f->build_id, f->build_id + 2) >= (int)sizeof(path))
+		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(Elf64_Ehdr) ||
+	    st.st_size > UW_DEBUG_MAX) {
 		close(fd);
 		return;
 	}
@@ -502,7 +512,7 @@ static void file_open_debug_frame(struct uw_file *f)
 	f->dbg_image = map;
 	f->dbg_image_size = (size_t)st.st_size;
 	f->dbg_elf = elf_memory(map, (size_t)st.st_size);
-	if (!f->dbg_elf)
+	if (!f->dbg_elf || !elf_has_section(f->dbg_elf, ".debug_frame"))
 		return;
 	f->dbg_dw = dwarf_begin_elf(f->dbg_elf, DWARF_C_READ, NULL);
 	if (f->dbg_dw)
@@ -657,7 +667,10 @@ int unwinder_new(struct unwinder **out)
 	if (!u)
 		return -ENOMEM;
 	u->rows = calloc(UW_ROWS, sizeof(*u->rows));
-	if (!u->rows) {
+	u->debug_dir = strdup(UW_DEBUG_DIR);
+	if (!u->rows || !u->debug_dir) {
+		free(u->rows);
+		free(u->debug_dir);
 		free(u);
 		return -ENOMEM;
 	}
@@ -690,7 +703,22 @@ void unwinder_free(struct unwinder *u)
 		}
 	}
 	free(u->rows);
+	free(u->debug_dir);
 	free(u);
+}
+
+int unwinder_set_debug_dir(struct unwinder *u, const char *dir)
+{
+	char *d;
+
+	if (!u)
+		return -EINVAL;
+	d = strdup(dir ? dir : UW_DEBUG_DIR);
+	if (!d)
+		return -ENOMEM;
+	free(u->debug_dir);
+	u->debug_dir = d;
+	return 0;
 }
 
 int unwinder_map(struct unwinder *u, pid_t pid, const struct unwind_map *m)
@@ -978,8 +1006,8 @@ static int row_compile(struct uw_row *row, Dwarf_Frame *fr)
 }
 
 /* Find the row for ELF address @addr of @f and compile it into @row. */
-static enum uw_row_state row_fill(struct uw_file *f, uint64_t addr,
-				  struct uw_row *row)
+static enum uw_row_state row_fill(struct unwinder *u, struct uw_file *f,
+				  uint64_t addr, struct uw_row *row)
 {
 	Dwarf_Frame *fr = NULL;
 	int rc;
@@ -991,7 +1019,7 @@ static enum uw_row_state row_fill(struct uw_file *f, uint64_t addr,
 	if (!(f->eh && dwarf_cfi_addrframe(f->eh, addr, &fr) == 0)) {
 		fr = NULL;
 		if (!f->dbg_tried)
-			file_open_debug_frame(f);
+			file_open_debug_frame(u, f);
 		if (!(f->dbg && dwarf_cfi_addrframe(f->dbg, addr, &fr) == 0))
 			return ROW_NOCFI;
 	}
@@ -1020,7 +1048,7 @@ static struct uw_row *row_get(struct unwinder *u, struct uw_file *f,
 	u->misses++;
 	row->serial = f->serial;
 	row->addr = addr;
-	row->state = row_fill(f, addr, row);
+	row->state = row_fill(u, f, addr, row);
 	return row;
 }
 
@@ -1343,6 +1371,15 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		    const void *stack, size_t stack_size, uint64_t *pcs,
 		    size_t max, size_t *n, int *stopped_early)
 {
+	return unwinder_unwind_exact(u, pid, regs, stack, stack_size, pcs,
+				     NULL, max, n, stopped_early);
+}
+
+int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
+			  const void *stack, size_t stack_size, uint64_t *pcs,
+			  unsigned char *exact_out, size_t max, size_t *n,
+			  int *stopped_early)
+{
 	struct uw_regs cur, next;
 	struct uw_proc *p;
 	struct uw_ctx c;
@@ -1359,6 +1396,8 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	c.size = stack_size;
 	p = proc_find(u, pid);
 	for (;;) {
+		if (exact_out)
+			exact_out[k] = exact;
 		pcs[k++] = cur.r[UW_RA];
 		stop = step(u, p, &cur, exact, &c, &next, &signal);
 		if (stop == UW_OUTERMOST) {

@@ -6,24 +6,28 @@
  * carries the user registers at the sample and a copy of the top of the
  * user stack.  The unwinder walks that copy with the call frame
  * information of each mapped file (.eh_frame first, then .debug_frame of
- * the file or of its /usr/lib/debug/.build-id/ debug file), and returns the
- * runtime PCs of the frames, leaf first.
+ * the file or of its build-ID debug file, see unwinder_set_debug_dir()),
+ * and returns the runtime PCs of the frames, leaf first.
  *
  * It knows the processes' executable mappings only through
  * unwinder_map(), unwinder_unmap() and unwinder_forget(): the caller feeds
  * it /proc/PID/maps at start and the PERF_RECORD_MMAP2, EXIT and COMM
- * (exec) records as they come.
+ * (exec) records as they come.  A pid argument is always the process (the
+ * thread group: the pid of PERF_SAMPLE_TID), never a thread id, since
+ * threads share their mappings.  Memory grows with the mappings the caller
+ * keeps: forget processes that exit.
  *
  * Caveats:
  * - x86-64 processes only (PERF_SAMPLE_REGS_ABI_64).  Skip or flag
  *   samples whose regs ABI is PERF_SAMPLE_REGS_ABI_32 or _NONE.
- * - Memory is read only from the stack copy: a frame whose CFA or saved
- *   registers lie beyond it ends the unwind (UNWIND_STOP_READ).
+ * - Memory is read only from the stack copy: a frame whose CFA or return
+ *   address lies beyond it ends the unwind (UNWIND_STOP_READ); a saved
+ *   register beyond it is only marked unknown.
  * - Code without CFI (JIT code, anonymous executable memory, hand-written
  *   assembly without directives) ends the unwind (UNWIND_STOP_NOMAP or
  *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.
- * - A frame interrupted by a signal has an exact PC, not a return address,
- *   but it is stored in pcs[] like every caller frame.
+ * - A frame interrupted by a signal has an exact PC, not a return address:
+ *   unwinder_unwind_exact() says which frames those are.
  * - Not thread-safe: one thread uses an unwinder at a time.
  *
  * Cost: a per-unwinder cache of the evaluated CFI rows, keyed by file and
@@ -136,7 +140,8 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
  *               dyn_size) bytes copied from address regs[UNWIND_REG_SP]
  * @param[out] pcs  runtime addresses, leaf first: pcs[0] is the exact PC,
  *               pcs[1..] are return addresses (look up pc - 1 to
- *               symbolize them)
+ *               symbolize them), except a frame that a signal interrupted,
+ *               whose PC is exact (see unwinder_unwind_exact())
  * @param max    size of @pcs, at least 1
  * @param[out] n  number of @pcs filled (at least 1 on success)
  * @param[out] stopped_early  enum unwind_stop: UNWIND_STOP_NONE when the
@@ -148,6 +153,21 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
 int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		    const void *stack, size_t stack_size, uint64_t *pcs,
 		    size_t max, size_t *n, int *stopped_early);
+
+/**
+ * unwinder_unwind_exact() - unwinder_unwind(), also saying which PCs are
+ * exact: the raw format writes those as `p` frames, return addresses as
+ * `r` (docs/raw-format.md).
+ * @param[out] exact  NULL, or @max bytes: exact[i] is 1 when pcs[i] is an
+ *               exact PC (the leaf, or a frame interrupted by a signal,
+ *               found above a signal trampoline such as __restore_rt), 0
+ *               when it is a return address
+ * @return as unwinder_unwind()
+ */
+int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
+			  const void *stack, size_t stack_size, uint64_t *pcs,
+			  unsigned char *exact, size_t max, size_t *n,
+			  int *stopped_early);
 
 /**
  * unwinder_leaf_ra() - fp-mode leaf repair: the return address of the frame
@@ -178,6 +198,18 @@ struct unwind_stats {
 
 /** unwinder_stats() - fill @st with @u's counters. */
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *st);
+
+/**
+ * unwinder_set_debug_dir() - where build-ID debug files are looked for
+ * (DIR/xx/rest.debug) when a file's .eh_frame has no row for a PC and the
+ * file has no .debug_frame of its own.  Only debug files that have a
+ * .debug_frame, of at most 64 MiB, are opened.  Files already consulted
+ * keep their answer.
+ * @param dir  copied; NULL for the default, /usr/lib/debug/.build-id;
+ *             "" to never look
+ * @return 0, -EINVAL (@u NULL), -ENOMEM
+ */
+int unwinder_set_debug_dir(struct unwinder *u, const char *dir);
 
 /**
  * unwinder_set_cache() - turn the CFI row cache off (0) or on (1, the

@@ -1,8 +1,11 @@
 /*
  * unwind-bench.c - what one DWARF unwind of a perf sample costs, with
- * tools/unwind.c and with libdwfl driven the way `perf report/script` does
- * (tools/perf/util/unwind-libdw.c: a Dwfl per sample, modules reported as
- * the unwind meets them, dwfl_getthread_frames()).
+ * tools/unwind.c and with libdwfl driven the way perf's libdw unwinder
+ * does (tools/perf/util/unwind-libdw.c in Linux 6.1: a Dwfl per sample,
+ * modules reported with dwfl_report_elf() as the unwind meets them,
+ * dwfl_getthread_frames()).  Debian's perf 6.1 is built with libunwind
+ * too and prefers it; this baseline is the libdw path only, and it doubles
+ * as a cross-check: "agree" compares its frames with ours.
  *
  *   make build/tests/unwind-bench
  *   SYM_ROOT=$PWD build/tests/unwind-bench [-n SAMPLES] [-p PASSES]

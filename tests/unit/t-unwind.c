@@ -7,7 +7,8 @@
  *
  * With perf (skipped when perf_event_open() is refused): the workloads of
  * fixtures/src/unwind_*.c are built with gcc into a temporary directory
- * (without frame pointers; one with .debug_frame instead of .eh_frame; one
+ * (without frame pointers; one with .debug_frame instead of .eh_frame, and
+ * the same stripped with its .debug_frame in a build-ID debug file; one
  * with frame pointers), run, and sampled on cpu-clock with user registers
  * and 8 KiB of user stack.  Every sample is unwound, and the frames that
  * fall in the workload binary, resolved with nm, must be exactly a suffix
@@ -296,6 +297,17 @@ static uint64_t stack_top(void)
 	return top;
 }
 
+/* A copy of raw stack, redzones and all: not through ASan's memcpy. */
+static __attribute__((no_sanitize_address)) void
+raw_copy(unsigned char *dst, uint64_t src, size_t n)
+{
+	const volatile unsigned char *p = (const void *)(uintptr_t)src;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
 static __attribute__((noipa)) int self_c(struct self_shot *s)
 {
 	uint64_t top;
@@ -309,7 +321,7 @@ static __attribute__((noipa)) int self_c(struct self_shot *s)
 	s->stack = malloc(s->size ? s->size : 1);
 	if (!s->stack)
 		return -1;
-	memcpy(s->stack, (void *)(uintptr_t)s->regs[UNWIND_REG_SP], s->size);
+	raw_copy(s->stack, s->regs[UNWIND_REG_SP], s->size);
 	return 0;
 }
 
@@ -558,8 +570,72 @@ test_signal(const struct symtab *t, uint64_t bias)
 	}
 	CHECK(chain);
 	CHECK(stop == UNWIND_STOP_NONE);
+	/* Exact: the leaf and uw_fault + 0, nothing else. */
+	{
+		unsigned char exact[MAXF];
+		uint64_t pcs2[MAXF];
+		size_t n2 = 0, bad = 0;
+
+		CHECK_ERR(unwinder_unwind_exact(u, getpid(), sig_shot.regs,
+						sig_shot.stack, sig_shot.size,
+						pcs2, exact, MAXF, &n2, &stop),
+			  0);
+		for (k = 0; k < n2; k++)
+			bad += exact[k] != (k == 0 || (at && k == at + 2));
+		CHECK(n2 == n && at && bad == 0);
+	}
 	unwinder_free(u);
 	free(sig_shot.stack);
+}
+
+/*
+ * Garbage: PCs anywhere in this process's executable mappings, stacks of
+ * random words and plausible return addresses.  Every unwind must return
+ * 0 with 1 to max frames and a known stop reason (and, under ASan, read
+ * nothing outside the copy).
+ */
+static void test_garbage(void)
+{
+	static struct ps_map maps[256];
+	struct unwinder *u = NULL;
+	uint64_t regs[UNWIND_NREGS], pcs[16], stack[256], ra;
+	unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+	size_t n, bad = 0, i, j, deep = 0;
+	int nmaps, stop;
+
+#define RND() (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, \
+	       seed >> 17)
+	CHECK_ERR(unwinder_new(&u), 0);
+	nmaps = ps_maps(getpid(), maps, 256);
+	ps_feed(u, getpid(), maps, nmaps);
+	for (i = 0; i < 20000 && nmaps > 0; i++) {
+		const struct ps_map *m = &maps[RND() % (unsigned)nmaps];
+
+		for (j = 0; j < UNWIND_NREGS; j++)
+			regs[j] = RND();
+		regs[UNWIND_REG_IP] = m->start + RND() % (m->end - m->start);
+		regs[UNWIND_REG_SP] = 0x7ff000000000ULL + (RND() & ~7ULL);
+		for (j = 0; j < 256; j++) {
+			const struct ps_map *r = &maps[RND() % (unsigned)nmaps];
+
+			stack[j] = RND() % 3 ? r->start + RND() %
+						   (r->end - r->start) :
+					       regs[UNWIND_REG_SP] + RND() % 4096;
+		}
+		n = 0;
+		stop = -1;
+		if (unwinder_unwind(u, getpid(), regs, stack,
+				    RND() % sizeof(stack), pcs, 16, &n,
+				    &stop) != 0 || n < 1 || n > 16 ||
+		    stop < 0 || stop > UNWIND_STOP_DEPTH)
+			bad++;
+		deep += n > 2;
+		unwinder_leaf_ra(u, getpid(), regs, stack, sizeof(stack), &ra);
+	}
+#undef RND
+	printf("# garbage: %zu unwinds went past 2 frames\n", deep);
+	CHECK(bad == 0);
+	unwinder_free(u);
 }
 
 /* ---- sampled workloads -------------------------------------------------- */
@@ -572,6 +648,8 @@ struct workload {
 	 * frames of every sample must be a suffix of one of them. */
 	const char *const *chains[3];
 	bool plt;		/* PCs in the binary outside any symbol */
+	/* Stripped, with its .debug_frame in a build-ID debug file. */
+	bool debugfile;
 };
 
 static const char *const chain_cba[] = { "c", "b", "a", "main", "_start",
@@ -585,14 +663,17 @@ static const char *const chain_sig_main[] = { "handler_work", "handler",
 
 #define NOFP "-O2 -g -fomit-frame-pointer"
 static const struct workload workloads[] = {
-	{ "chain", "chain", NOFP, { chain_cba }, false },
+	{ "chain", "chain", NOFP, { chain_cba }, false, false },
 	{ "chain-debug-frame", "chain",
 	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
-	  { chain_cba }, false },
-	{ "leaf", "leaf", NOFP, { chain_leaf }, false },
-	{ "sys", "sys", NOFP, { chain_sig_a, chain_sig_main }, true },
+	  { chain_cba }, false, false },
+	{ "chain-debug-file", "chain",
+	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
+	  { chain_cba }, false, true },
+	{ "leaf", "leaf", NOFP, { chain_leaf }, false, false },
+	{ "sys", "sys", NOFP, { chain_sig_a, chain_sig_main }, true, false },
 	{ "leaf-fp", "leaf", "-O2 -g -fno-omit-frame-pointer",
-	  { chain_leaf }, false },
+	  { chain_leaf }, false, false },
 };
 
 struct run {
@@ -604,15 +685,32 @@ struct run {
 	uint64_t bin_start, bin_end, bin_pgoff;
 	struct symtab syms;
 	struct unwinder *u;
+	struct unwinder *u_nodebug;	/* debugfile: one not told where */
 };
 
 static int perf_err;
 
+/*
+ * Build @w into tmp.  A debugfile workload keeps its symbols (nm needs
+ * them) but loses .debug_*: its CFI, .debug_frame, goes to
+ * tmp/debug/xx/rest.debug.
+ */
 static bool build(const struct workload *w, char *bin, size_t len)
 {
 	snprintf(bin, len, "%s/%s", tmp, w->name);
-	return sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
-		  w->src);
+	if (!sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
+		w->src))
+		return false;
+	if (!w->debugfile)
+		return true;
+	return sh("set -e; cd '%s'; "
+		  "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p'); "
+		  "mkdir -p debug/$(echo $id | cut -c1-2); "
+		  "objcopy --only-keep-debug '%s' "
+		  "debug/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug; "
+		  "objcopy --strip-debug '%s'; "
+		  "! readelf -SW '%s' | grep -q debug_frame", tmp, bin, bin,
+		  bin, bin);
 }
 
 /* Run, sample and map one workload; false (and a skip) when it cannot. */
@@ -654,6 +752,15 @@ static bool run_start(const struct workload *w, struct run *r)
 		}
 	}
 	CHECK_ERR(unwinder_new(&r->u), 0);
+	if (w->debugfile) {
+		char dir[300];
+
+		snprintf(dir, sizeof(dir), "%s/debug", tmp);
+		CHECK_ERR(unwinder_set_debug_dir(r->u, dir), 0);
+		CHECK_ERR(unwinder_new(&r->u_nodebug), 0);
+		CHECK_ERR(unwinder_set_debug_dir(r->u_nodebug, ""), 0);
+		ps_feed(r->u_nodebug, r->pid, r->maps, r->nmaps);
+	}
 	CHECK(r->bin_end && ps_feed(r->u, r->pid, r->maps, r->nmaps) ==
 				    r->nmaps);
 	r->samples = calloc(NSAMPLES, sizeof(*r->samples));
@@ -677,6 +784,7 @@ static void run_end(struct run *r)
 	free(r->samples);
 	free(r->syms.s);
 	unwinder_free(r->u);
+	unwinder_free(r->u_nodebug);
 }
 
 /* The name of runtime PC @pc if it is in the workload binary: a symbol,
@@ -756,12 +864,14 @@ static void test_workload(const struct workload *w)
 		const struct ps_sample *x = &r.samples[i];
 		uint64_t pcs[MAXF];
 		const char *names[MAXF], *got[MAXF];
+		unsigned char exact_got[MAXF];
 		size_t n = 0, k, ng = 0;
 		int stop = -1, c;
 		bool ok = true, has_sig = false, has_vdso = false;
 
-		if (unwinder_unwind(r.u, r.pid, x->regs, x->stack, x->size,
-				    pcs, MAXF, &n, &stop) != 0)
+		if (unwinder_unwind_exact(r.u, r.pid, x->regs, x->stack,
+					  x->size, pcs, exact_got, MAXF, &n,
+					  &stop) != 0)
 			ok = false;
 		if (stop >= 0 && stop <= UNWIND_STOP_DEPTH)
 			stops[stop]++;
@@ -773,6 +883,8 @@ static void test_workload(const struct workload *w)
 						strcmp(names[k - 2],
 						       "handler") == 0);
 
+			if (exact_got[k] != exact)
+				ok = false;
 			names[k] = bin_name(&r, pcs[k] - !exact);
 			if (names[k] && strcmp(names[k], "handler") == 0)
 				has_sig = true;
@@ -812,6 +924,24 @@ static void test_workload(const struct workload *w)
 	snprintf(what, sizeof(what), "%s: >= 99%% of samples reach main",
 		 w->name);
 	tap_ok(r.n > 0 && good * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	if (r.u_nodebug) {
+		/* Without the debug file, c, b and a have no CFI. */
+		size_t nocfi = 0;
+
+		for (i = 0; i < r.n; i++) {
+			uint64_t pcs[MAXF];
+			size_t n = 0;
+			int stop = -1;
+
+			unwinder_unwind(r.u_nodebug, r.pid, r.samples[i].regs,
+					r.samples[i].stack, r.samples[i].size,
+					pcs, MAXF, &n, &stop);
+			nocfi += stop == UNWIND_STOP_NOCFI;
+		}
+		snprintf(what, sizeof(what), "%s: without the debug file, "
+			 "unwinds stop for want of CFI", w->name);
+		tap_ok(nocfi * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	}
 	if (w->chains[1]) {
 		snprintf(what, sizeof(what), "%s: samples in the signal "
 			 "handler unwind through the trampoline", w->name);
@@ -896,6 +1026,7 @@ int main(void)
 	}
 	test_api();
 	test_self();
+	test_garbage();
 	if (access(src_dir, R_OK) != 0) {
 		skip("sampled workloads", "fixtures/src not found "
 		     "(set SYM_ROOT)");
