@@ -992,6 +992,11 @@ int pm_fork(struct pm *pm, int32_t pid, int32_t ppid, int32_t tid,
 		return 0;
 	}
 	parent = proc_get(pm, ppid);
+	if (!parent && ppid > 0) {
+		/* A parent we never met (-a): what /proc knows of it now. */
+		pm_scan(pm, ppid);
+		parent = proc_get(pm, ppid);
+	}
 	p = proc_get(pm, pid);
 	if (p) {
 		/* A PID reused before we collected the old process. */

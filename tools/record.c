@@ -815,7 +815,6 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		int stopped = 0;
 		size_t n = 0;
 
-		memset(r->exact, 0, sizeof(r->exact));
 		if (r->uw && s.regs_abi == PERF_SAMPLE_REGS_ABI_64 &&
 		    r->o.max_depth > nf &&
 		    unwinder_unwind_exact(r->uw, (pid_t)pid, s.regs, s.stack,
@@ -837,8 +836,6 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		exact = r->exact;
 	}
 	for (i = 0; i < nu; i++) {
-		/* A user PC within the kernel's range (the vsyscall page,
-		 * garbage) is not a user frame. */
 		err = user_frame(r, pid, r->pcs[i], s.time,
 				 exact ? !exact[i] : i > 0, &r->frames[nf],
 				 &flags);
@@ -1154,10 +1151,14 @@ static void make_attr(struct rec *r)
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 			 PERF_SAMPLE_CALLCHAIN;
+	/* The user registers always: they tell a user thread's sample taken
+	 * in the kernel (flag 'kernel' when no user frame came) from a
+	 * kernel thread's; the stack copy for dwarf mode and the leaf
+	 * repair. */
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = UNWIND_REGS_MASK;
 	if (o->cg == CG_DWARF || o->leaf_stack > 0) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER |
-				  PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = UNWIND_REGS_MASK;
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
 		a->sample_stack_user = o->cg == CG_DWARF ? o->stack_size :
 				       o->leaf_stack;
 	}

@@ -140,12 +140,23 @@ class Symbols:
                              universal_newlines=True).stdout
         if not out:
             out = run(["nm", "-D", "-S", "--defined-only", path])
+        unsized = []
         for line in out.splitlines():
             t = line.split()
             if len(t) == 4 and t[2] in "tTwWi":
                 start, size = int(t[0], 16), int(t[1], 16)
                 if size:
                     syms.append((start, size, t[3]))
+            elif len(t) == 3 and t[1] in "tTwWi":
+                unsized.append((int(t[0], 16), t[2]))
+        # crtstuff's helpers (frame_dummy, __do_global_dtors_aux...) have
+        # no size: they run to the next symbol, as addr2line reads them
+        starts = sorted(x[0] for x in syms) + [x[0] for x in unsized]
+        starts.sort()
+        for a, name in unsized:
+            i = bisect.bisect_right(starts, a)
+            nxt = starts[i] if i < len(starts) else a + 16
+            syms.append((a, min(max(nxt - a, 1), 4096), name))
         # PLT stubs have no symbols but are code a leaf can be in
         for line in run(["readelf", "-SW", path]).splitlines():
             t = line.replace("[ ", "[").split()
@@ -429,8 +440,14 @@ def cmd_addrs(prof, bins, leaves):
                 elif nm is None:
                     bad += s["count"]
                     if bad <= 5:
-                        print("# %s: %s frame %x is in no function" %
-                              (b, "return" if fr.ret else "leaf", fr.addr))
+                        print("# %s: %s frame %x is in no function, in "
+                              "stack [%s] %s" %
+                              (b, "return" if fr.ret else "leaf", fr.addr,
+                               ",".join(sorted(s["flags"])) or "-",
+                               " ".join("%s%s:%x" % (
+                                   "r" if f.ret else "p",
+                                   "?" if f.map is None else f.map, f.addr)
+                                   for f in s["frames"])))
         print("# %s: %d maps, %d frames, %d outside every function" %
               (os.path.basename(b), nmaps, nfr, bad))
         if nmaps == 0 or nfr == 0 or bad:
