@@ -126,6 +126,8 @@ struct rec {
 	unsigned seq;		/* file number of --continuous */
 
 	/* Whole-run counters. */
+	uint64_t total_flags[SYM_PROF_NFLAGS], total_throttled,
+		 total_dropped;
 	uint64_t total_samples, total_lost, total_flagged, unmapped_leaf,
 		 repaired, bad_records, not_after_call;
 	uint64_t max_time;
@@ -701,9 +703,12 @@ static void add_flags(struct rec *r, uint32_t flags)
 {
 	unsigned i;
 
-	for (i = 0; i < SYM_PROF_NFLAGS; i++)
-		if (flags & (1u << i))
+	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
+		if (flags & (1u << i)) {
 			r->flagged[i]++;
+			r->total_flags[i]++;
+		}
+	}
 	if (flags)
 		r->total_flagged++;
 }
@@ -767,8 +772,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 
 	if (perf_parse_sample(h, r->attr.sample_type, r->nregs, &s) != 0) {
 		r->bad_records++;
-		r->dropped++;
-		return 0;
+		goto drop;
 	}
 	pid = (int32_t)s.pid;
 	tid = (int32_t)s.tid;
@@ -863,6 +867,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	return 0;
 drop:
 	r->dropped++;
+	r->total_dropped++;
 	return 0;
 }
 
@@ -896,6 +901,7 @@ static int collect_sb(void *ctx, const struct perf_event_header *h)
 		return 0;
 	case PERF_RECORD_THROTTLE:
 		r->throttled++;
+		r->total_throttled++;
 		return 0;
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -1561,9 +1567,10 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		", kernel %" PRIu64 "), lost %" PRIu64 ", throttled %" PRIu64
 		", dropped %" PRIu64 "\n",
 		tool_prog(), path, r->total_samples, (double)run_ns / 1e9,
-		sym_prof_nstacks(r->prof), r->total_flagged, r->flagged[0],
-		r->flagged[1], r->flagged[2], r->flagged[3], r->flagged[4],
-		r->total_lost, r->throttled, r->dropped);
+		sym_prof_nstacks(r->prof), r->total_flagged, r->total_flags[0],
+		r->total_flags[1], r->total_flags[2], r->total_flags[3],
+		r->total_flags[4], r->total_lost, r->total_throttled,
+		r->total_dropped);
 	fprintf(stderr,
 		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
 		"unwinding %.1f us per sample); %s; leaf repairs "
