@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
 need_perf
-plan 26
+plan 29
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 cd "$T" || exit 1
@@ -47,6 +47,37 @@ ok "-p: samples of that process only" awk -v p="$bp" '
 	$1 == "stack" { n++; if ($4 != p) bad++ }
 	END { exit !(n > 0 && bad == 0) }' p.raw
 kill "$bp"; wait "$bp" 2>/dev/null
+
+# A program replaced on disk, and one deleted, while they run: their
+# mappings keep the build ID of what is mapped (/proc/PID/map_files).
+bid() { readelf -n "$1" | awk '/Build ID:/ { print $3 }'; }
+mapbid() { awk -v p="$2" '$1 == "map" && $4 == p && $10 ~ /\/(rep|del)( |%20|$)/ { print $9; exit }' "$1"; }
+cp burn rep && cp burn del
+prof_cc other prof_vdso.c -O2 -g
+want=$(bid rep)
+./rep 3 & p1=$!
+./del 3 & p2=$!
+sleep 0.3
+cp other rep.new && mv rep.new rep && rm del
+"$SYM" record -q -F 999 -d 0.5 -p "$p1,$p2" -o repl.raw
+is "a replaced program: its map has the running file's build ID" \
+	"$(mapbid repl.raw "$p1")" "$want"
+is "a deleted program: its map has the running file's build ID" \
+	"$(mapbid repl.raw "$p2")" "$want"
+kill "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
+
+# A process in its own PID namespace is named by that namespace and its
+# PID there.
+if unshare -p -f true 2>/dev/null; then
+	"$SYM" record -q -F 999 -o ns.raw -- unshare -p -f --mount-proc \
+		./burn 0.4
+	ok "a PID namespace: the process line has its own namespace and PID 1" \
+		awk '$1 == "pidns" { ns = $2 }
+		     $1 == "process" && $5 == "burn" && $3 != ns && $4 == 1 { n++ }
+		     END { exit !(n == 1) }' ns.raw
+else
+	skip "unshare -p is not permitted here"
+fi
 
 # Stopping: SIGINT, SIGTERM and --duration write a complete file and end
 # the command.
