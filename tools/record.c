@@ -107,6 +107,10 @@ struct rec {
 	size_t nfds, capfds;
 	pid_t child;
 	int child_status;
+	/* The soft RLIMIT_NOFILE before it was raised: the command gets it
+	 * back. */
+	struct rlimit nofile;
+	bool nofile_raised;
 	bool child_done;
 
 	struct pm *pm;
@@ -1391,6 +1395,8 @@ static int start_child(struct rec *r, int *go)
 		/* Wait for the events to be open; EOF means give up. */
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		if (r->nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &r->nofile);
 		execvp(r->o.cmd[0], r->o.cmd);
 		tool_err("cannot run '%s': %s", r->o.cmd[0], strerror(errno));
 		_exit(127);
@@ -1595,9 +1601,18 @@ static int run(struct rec *r)
 	char path[PATH_MAX];
 	uint64_t start, now, deadline = 0, rotate_at = 0, wait;
 	int go = -1, i, err, n;
+	struct rlimit rl;
 
 	if (gethostname(r->host, sizeof(r->host) - 1) != 0)
 		r->host[0] = '\0';
+	/* -p opens one event per thread and CPU: allow what the hard limit
+	 * allows. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		r->nofile = rl;
+		r->nofile_raised = true;
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	r->pidns = pm_pidns(0);
 	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
 	err = check_output(r);
