@@ -24,6 +24,8 @@ static const struct tool_cmd commands[] = {
 	  "write an interactive SVG flame graph of folded stacks" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "record", cmd_record,
+	  "sample processes with perf events into unsymbolized raw stacks" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "upload", cmd_upload,

@@ -46,6 +46,7 @@ int cmd_buildid(int argc, char **argv);
 int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_lookup(int argc, char **argv);
+int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_store(int argc, char **argv);
 int cmd_upload(int argc, char **argv);	/* upload.c */
 

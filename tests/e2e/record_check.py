@@ -1,0 +1,496 @@
+#!/usr/bin/env python3
+"""record_check.py - checks of `sym record` output for tests/e2e/t30*.sh.
+
+It reads the raw stack format (docs/raw-format.md) itself, independently
+of libsym's reader, and judges the frames against binutils: `nm -S` for
+function ranges, `readelf -n` for build IDs and `readelf -lW` for the
+PT_LOAD segments.  Each check prints '# ' diagnostics and exits 0 when it
+passes, 1 when it fails.
+
+  record_check.py shares FILE BIN [--mode fp|dwarf]
+      70/30 burner: the burn70 share among burn70+burn30 leaves lies in
+      the 99.9% binomial interval around 0.7; >= 99% of the process's
+      samples reach main and leaves in burn* have main as their caller
+      (samples in ld.so, before main runs, are counted apart)
+  record_check.py omitfp FILE BIN --mode fp|dwarf
+      -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
+      stack that does not reach main correctly carries a flag
+  record_check.py buildids FILE [--expect PATH...]
+      every file mapping used by a frame has the build ID readelf -n
+      gives for its path; each --expect path has frames in the file
+  record_check.py vdso FILE TMPDIR
+      frames in the vDSO exist and their map has the build ID that
+      readelf -n finds in a copy of the vDSO image (TMPDIR: scratch)
+  record_check.py addrs FILE BIN... [--leaves F,F...]
+      every frame in each BIN lies inside a function symbol of BIN (leaf:
+      addr, callers: addr - 1; a stripped BIN is judged by its debug file
+      under /usr/lib/debug/.build-id), every map's vaddr agrees with BIN's
+      PT_LOAD segments and its build ID with readelf -n; with --leaves,
+      the leaves in the first BIN are in one of the functions F
+"""
+import bisect
+import math
+import os
+import re
+import subprocess
+import sys
+
+
+def die(msg):
+    print("# " + msg)
+    sys.exit(1)
+
+
+def unesc(s):
+    if s == "-":
+        return ""
+    return re.sub(r"%([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), s)
+
+
+class Frame:
+    __slots__ = ("ret", "map", "addr")
+
+    def __init__(self, tok):
+        k = tok[0]
+        if k not in "pr":
+            raise ValueError("bad frame kind: " + tok)
+        self.ret = k == "r"
+        m, a = tok[1:].split(":")
+        self.map = None if m == "?" else int(m)
+        self.addr = int(a, 16)
+
+
+class Profile:
+    def __init__(self, path):
+        self.header = {}
+        self.flagged = {}
+        self.maps = {}
+        self.procs = {}
+        self.threads = {}
+        self.stacks = []
+        try:
+            with open(path) as f:
+                lines = f.read().split("\n")
+        except OSError as e:
+            die("cannot read %s: %s" % (path, e))
+        if lines[0] != "sym-raw 1":
+            die("%s: first line is %r" % (path, lines[0]))
+        if lines[-1] == "":
+            lines.pop()
+        if lines[-1] != "end":
+            die("%s: no end line" % path)
+        for ln, line in enumerate(lines[1:-1], 2):
+            if not line or line.startswith("#"):
+                continue
+            t = line.split(" ")
+            kw = t[0]
+            try:
+                if kw == "flagged":
+                    self.flagged[t[1]] = int(t[2])
+                elif kw == "map":
+                    self.maps[int(t[1])] = {
+                        "kind": t[2], "pid": int(t[3]),
+                        "start": int(t[4], 16), "end": int(t[5], 16),
+                        "pgoff": int(t[6], 16), "vaddr": int(t[7], 16),
+                        "bid": "" if t[8] == "-" else t[8],
+                        "path": unesc(t[9])}
+                elif kw == "process":
+                    self.procs[int(t[1])] = (t[2], int(t[3]), unesc(t[4]))
+                elif kw == "thread":
+                    self.threads[int(t[2])] = (int(t[1]), unesc(t[3]))
+                elif kw == "stack":
+                    flags = set() if t[5] == "-" else set(t[5].split(","))
+                    frames = [Frame(x) for x in t[6:]]
+                    for fr in frames:
+                        if fr.map is not None and fr.map not in self.maps:
+                            raise ValueError("unknown map %d" % fr.map)
+                    self.stacks.append({
+                        "count": int(t[1]), "weight": int(t[2]),
+                        "pid": int(t[3]), "tid": int(t[4]),
+                        "flags": flags, "frames": frames})
+                else:
+                    self.header[kw] = t[1:]
+            except (ValueError, IndexError) as e:
+                die("%s:%d: %s: %s" % (path, ln, e, line))
+        n = sum(s["count"] for s in self.stacks)
+        if int(self.header["samples"][0]) != n:
+            die("header says %s samples, stacks hold %d" %
+                (self.header["samples"][0], n))
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout
+
+
+class Symbols:
+    """Function symbols of one ELF file: name of the function at vaddr."""
+
+    def __init__(self, path):
+        syms = []
+        src = path
+        if not self.has_symtab(path):
+            # a stripped system library: its libc6-dbg style debug file
+            bid = build_id(path)
+            dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+            if bid and os.path.exists(dbg):
+                src = dbg
+        out = subprocess.run(["nm", "-S", "--defined-only", src],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True).stdout
+        if not out:
+            out = run(["nm", "-D", "-S", "--defined-only", path])
+        unsized = []
+        for line in out.splitlines():
+            t = line.split()
+            if len(t) == 4 and t[2] in "tTwWi":
+                start, size = int(t[0], 16), int(t[1], 16)
+                if size:
+                    syms.append((start, size, t[3]))
+            elif len(t) == 3 and t[1] in "tTwWi":
+                unsized.append((int(t[0], 16), t[2]))
+        # crtstuff's helpers (frame_dummy, __do_global_dtors_aux...) have
+        # no size: they run to the next symbol, as addr2line reads them
+        starts = sorted(x[0] for x in syms) + [x[0] for x in unsized]
+        starts.sort()
+        for a, name in unsized:
+            i = bisect.bisect_right(starts, a)
+            nxt = starts[i] if i < len(starts) else a + 16
+            syms.append((a, min(max(nxt - a, 1), 4096), name))
+        # PLT stubs have no symbols but are code a leaf can be in
+        for line in run(["readelf", "-SW", path]).splitlines():
+            t = line.replace("[ ", "[").split()
+            if len(t) > 5 and t[1] in (".plt", ".plt.sec", ".plt.got"):
+                syms.append((int(t[3], 16), int(t[5], 16), "PLT"))
+        syms.sort()
+        self.starts = [s[0] for s in syms]
+        self.syms = syms
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.starts, addr) - 1
+        # symbols may nest or alias: look back a few
+        for j in range(i, max(i - 8, -1), -1):
+            st, size, name = self.syms[j]
+            if st <= addr < st + size:
+                return name
+        return None
+
+    @staticmethod
+    def has_symtab(path):
+        return ".symtab" in run(["readelf", "-SW", path])
+
+    def range_of(self, name):
+        return [(s, s + z) for s, z, n in self.syms if n == name]
+
+
+def build_id(path):
+    m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", path]))
+    return m.group(1) if m else ""
+
+
+def loads(path):
+    out = []
+    for line in run(["readelf", "-lW", path]).splitlines():
+        t = line.split()
+        if t and t[0] == "LOAD":
+            out.append((int(t[1], 16), int(t[2], 16), int(t[4], 16),
+                        "E" in "".join(t[6:-1])))
+    return out
+
+
+def same(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def frame_names(prof, stack, binpath, syms):
+    """Function name (or None when not in BIN) for each frame."""
+    out = []
+    for fr in stack["frames"]:
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is None or m["kind"] != "file" or not same(m["path"], binpath):
+            out.append(None)
+            continue
+        out.append(syms.name(fr.addr - 1 if fr.ret else fr.addr))
+    return out
+
+
+def binomial_ok(k, n, p, z=3.2905):
+    """k of n inside the 99.9% interval of Binomial(n, p)?"""
+    sd = math.sqrt(n * p * (1 - p))
+    return abs(k - n * p) <= z * sd + 0.5, n * p - z * sd, n * p + z * sd
+
+
+def in_loader(prof, stack):
+    """A frame is in ld.so: the program has not reached main yet (the
+    burner dlopen()s nothing), so main cannot be on the stack."""
+    for fr in stack["frames"]:
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is not None and "/ld-linux" in m["path"]:
+            return True
+    return False
+
+
+def main_pid(prof, binpath):
+    for m in prof.maps.values():
+        if m["kind"] == "file" and same(m["path"], binpath):
+            return m["pid"]
+    die("no mapping of %s in the profile" % binpath)
+
+
+def cmd_shares(prof, binpath, mode):
+    syms = Symbols(binpath)
+    pid = main_pid(prof, binpath)
+    n70 = n30 = total = reach = chain_ok = in_burn = loader = 0
+    for s in prof.stacks:
+        if s["pid"] != pid:
+            continue
+        names = frame_names(prof, s, binpath, syms)
+        c = s["count"]
+        if in_loader(prof, s):
+            loader += c
+            continue
+        total += c
+        if "main" in names:
+            reach += c
+        user = [x for x, fr in zip(names, s["frames"])
+                if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
+        if user and user[0] in ("burn70", "burn30"):
+            in_burn += c
+            if user[0] == "burn70":
+                n70 += c
+            else:
+                n30 += c
+            if len(user) > 1 and user[1] == "main":
+                chain_ok += c
+    print("# %d samples of pid %d (and %d in the dynamic loader, before "
+          "main): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
+          "%d" % (total, pid, loader, n70, n30, reach, chain_ok, in_burn))
+    ok = True
+    n = n70 + n30
+    if n < 100:
+        die("too few samples in burn70/burn30 (%d) to judge" % n)
+    good, lo, hi = binomial_ok(n70, n, 0.7)
+    print("# burn70 share %.4f, 99.9%% interval [%.4f, %.4f]" %
+          (n70 / n, lo / n, hi / n))
+    if not good:
+        print("# burn70 share outside the interval")
+        ok = False
+    if reach < 0.99 * total:
+        print("# only %.2f%% of samples reach main" % (100.0 * reach / total))
+        ok = False
+    if chain_ok < 0.99 * in_burn:
+        print("# only %.2f%% of burn* leaves have main as caller" %
+              (100.0 * chain_ok / in_burn))
+        ok = False
+    return ok
+
+
+def cmd_omitfp(prof, binpath, mode):
+    syms = Symbols(binpath)
+    pid = main_pid(prof, binpath)
+    total = reach = unflagged_bad = flagged = loader = 0
+    for s in prof.stacks:
+        if s["pid"] != pid:
+            continue
+        names = frame_names(prof, s, binpath, syms)
+        c = s["count"]
+        if in_loader(prof, s):
+            loader += c
+            continue
+        total += c
+        user = [x for x, fr in zip(names, s["frames"])
+                if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
+        right = "main" in names
+        if user and user[0] in ("burn70", "burn30"):
+            right = right and len(user) > 1 and user[1] == "main"
+        if right:
+            reach += c
+        if s["flags"]:
+            flagged += c
+        elif not right:
+            unflagged_bad += c
+            if unflagged_bad <= 5 * c:
+                print("# unflagged wrong stack: %s" %
+                      " ".join("%s%s:%x" % ("r" if f.ret else "p",
+                                            "?" if f.map is None else f.map,
+                                            f.addr) for f in s["frames"]))
+    print("# %s mode: %d samples (and %d in the dynamic loader), %d reach "
+          "main correctly, %d flagged, %d wrong and unflagged" %
+          (mode, total, loader, reach, flagged, unflagged_bad))
+    if total < 50:
+        die("too few samples (%d) to judge" % total)
+    if mode == "dwarf":
+        return reach >= 0.99 * total
+    return unflagged_bad == 0
+
+
+def cmd_buildids(prof, expect):
+    used = set()
+    for s in prof.stacks:
+        for fr in s["frames"]:
+            if fr.map is not None:
+                used.add(fr.map)
+    ok = True
+    checked = {}
+    nfile = 0
+    for mid in sorted(used):
+        m = prof.maps[mid]
+        if m["kind"] != "file":
+            continue
+        nfile += 1
+        path = m["path"]
+        if path not in checked:
+            checked[path] = build_id(path) if os.path.exists(path) else None
+        want = checked[path]
+        if want is None:
+            print("# map %d: %s does not exist" % (mid, path))
+            ok = False
+        elif m["bid"] != want:
+            print("# map %d (pid %d) %s: build ID %s, readelf says %s" %
+                  (mid, m["pid"], path, m["bid"] or "-", want))
+            ok = False
+    print("# %d file mappings used by frames, %d distinct files checked "
+          "against readelf -n" % (nfile, len(checked)))
+    for e in expect:
+        if not any(same(p, e) for p in checked):
+            print("# no frame in %s" % e)
+            ok = False
+    return ok
+
+
+def own_vdso_build_id(tmpdir):
+    """Build ID of this process's vDSO (the same kernel's image), by
+    readelf -n of a copy taken from /proc/self/mem."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if line.rstrip().endswith("[vdso]"):
+                lo, hi = [int(x, 16) for x in line.split()[0].split("-")]
+                break
+        else:
+            return None
+    with open("/proc/self/mem", "rb") as f:
+        f.seek(lo)
+        img = f.read(hi - lo)
+    path = os.path.join(tmpdir, "vdso.so")
+    with open(path, "wb") as f:
+        f.write(img)
+    return build_id(path)
+
+
+def cmd_vdso(prof, tmpdir):
+    want = own_vdso_build_id(tmpdir)
+    n = 0
+    ok = True
+    for s in prof.stacks:
+        for fr in s["frames"]:
+            m = prof.maps.get(fr.map) if fr.map is not None else None
+            if m is None or m["kind"] != "vdso":
+                continue
+            n += s["count"]
+            if m["bid"] != want:
+                print("# vdso map: build ID %s, readelf -n of the vDSO "
+                      "image says %s" % (m["bid"] or "-", want))
+                ok = False
+    print("# %d frames in the vDSO, build ID %s" % (n, want))
+    return ok and n > 0
+
+
+def cmd_addrs(prof, bins, leaves):
+    ok = True
+    for b in bins:
+        syms = Symbols(b)
+        segs = loads(b)
+        bid = build_id(b)
+        nfr = bad = nmaps = 0
+        for mid, m in prof.maps.items():
+            if m["kind"] != "file" or not same(m["path"], b):
+                continue
+            nmaps += 1
+            if m["bid"] != bid:
+                print("# map %d: build ID %s, readelf says %s" %
+                      (mid, m["bid"], bid))
+                ok = False
+            want = None
+            for off, va, fsz, ex in segs:
+                if (off & ~0xfff) <= m["pgoff"] < off + fsz:
+                    if want is None or ex:
+                        want = m["pgoff"] - off + va
+            if want != m["vaddr"]:
+                print("# map %d: vaddr %x, PT_LOAD says %s" %
+                      (mid, m["vaddr"], "none" if want is None else
+                       "%x" % want))
+                ok = False
+        for s in prof.stacks:
+            for fr in s["frames"]:
+                m = prof.maps.get(fr.map) if fr.map is not None else None
+                if m is None or m["kind"] != "file" or \
+                   not same(m["path"], b):
+                    continue
+                nfr += s["count"]
+                a = fr.addr - 1 if fr.ret else fr.addr
+                nm = syms.name(a)
+                if leaves and not fr.ret and nm not in leaves and \
+                   not bins.index(b):
+                    bad += s["count"]
+                    print("# %s: leaf %x is in %s, not in %s" %
+                          (b, fr.addr, nm, ",".join(leaves)))
+                elif nm is None:
+                    bad += s["count"]
+                    if bad <= 5:
+                        print("# %s: %s frame %x is in no function, in "
+                              "stack [%s] %s" %
+                              (b, "return" if fr.ret else "leaf", fr.addr,
+                               ",".join(sorted(s["flags"])) or "-",
+                               " ".join("%s%s:%x" % (
+                                   "r" if f.ret else "p",
+                                   "?" if f.map is None else f.map, f.addr)
+                                   for f in s["frames"])))
+        print("# %s: %d maps, %d frames, %d outside every function" %
+              (os.path.basename(b), nmaps, nfr, bad))
+        if nmaps == 0 or nfr == 0 or bad:
+            ok = False
+    return ok
+
+
+def main():
+    args = sys.argv[1:]
+    mode = "fp"
+    if "--mode" in args:
+        i = args.index("--mode")
+        mode = args[i + 1]
+        del args[i:i + 2]
+    leaves = []
+    if "--leaves" in args:
+        i = args.index("--leaves")
+        leaves = args[i + 1].split(",")
+        del args[i:i + 2]
+    expect = []
+    while "--expect" in args:
+        i = args.index("--expect")
+        expect.append(args[i + 1])
+        del args[i:i + 2]
+    if len(args) < 2:
+        die(__doc__)
+    cmd, prof = args[0], Profile(args[1])
+    if cmd == "shares":
+        ok = cmd_shares(prof, args[2], mode)
+    elif cmd == "omitfp":
+        ok = cmd_omitfp(prof, args[2], mode)
+    elif cmd == "buildids":
+        ok = cmd_buildids(prof, expect)
+    elif cmd == "addrs":
+        ok = cmd_addrs(prof, args[2:], leaves)
+    elif cmd == "vdso":
+        ok = cmd_vdso(prof, args[2])
+    elif cmd == "parse":
+        ok = True
+    else:
+        die("unknown check " + cmd)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+/*
+ * t-record.c - unit tests of sym record's modules that need no perf
+ * events: the mapping table over time (tools/procmaps.c), the ELF reader,
+ * and the call-instruction test of return addresses (tools/retcheck.c).
+ * The modules are compiled in (they are tool sources, not libsym).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "../../tools/procmaps.c"
+#include "../../tools/retcheck.c"
+
+static int nmap, nunmap, nforget;
+
+static void h_map(void *ctx, const struct pm_map *m)
+{
+	(void)ctx;
+	(void)m;
+	nmap++;
+}
+
+static void h_unmap(void *ctx, int32_t pid, uint64_t s, uint64_t e)
+{
+	(void)ctx;
+	(void)pid;
+	(void)s;
+	(void)e;
+	nunmap++;
+}
+
+static void h_forget(void *ctx, int32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	nforget++;
+}
+
+static void test_retcheck(void)
+{
+	unsigned char b[RETCHECK_BEFORE], at[RETCHECK_AT];
+	static const unsigned char sr[RETCHECK_AT] = {
+		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+	memset(at, 0x90, sizeof(at));
+#define ENDS(...) do {							\
+		static const unsigned char t_[] = { __VA_ARGS__ };	\
+		memset(b, 0x90, sizeof(b));				\
+		memcpy(b + sizeof(b) - sizeof(t_), t_, sizeof(t_));	\
+	} while (0)
+	ENDS(0xe8, 0x10, 0x20, 0x00, 0x00);		/* call rel32 */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0xd0);				/* call *%rax */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0x41, 0xff, 0xd0);				/* call *%r8 */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0x15, 1, 2, 3, 4);			/* call *x(%rip) */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0x54, 0x24, 0x08);			/* call *8(%rsp) */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0x14, 0x25, 1, 2, 3, 4);		/* call *abs32 */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0x90, 1, 2, 3, 4);			/* call *x(%rax) */
+	CHECK(retcheck_decode(b, at));
+	ENDS(0xff, 0xe0);				/* jmp *%rax */
+	CHECK(!retcheck_decode(b, at));
+	ENDS(0xc3);					/* ret */
+	CHECK(!retcheck_decode(b, at));
+	ENDS(0x90);
+	CHECK(!retcheck_decode(b, at));
+	memcpy(at, sr, sizeof(at));			/* __restore_rt */
+	CHECK(retcheck_decode(b, at));
+#undef ENDS
+}
+
+static void test_elf(void)
+{
+	struct pm_elf e;
+	char hex[2 * PM_BUILD_ID_MAX + 1];
+	uint64_t va;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(pm_elf_read_fd(fd, &e), 0);
+	close(fd);
+	CHECK(e.nloads >= 2);
+	CHECK_ERR(sym_file_build_id("/proc/self/exe", hex, sizeof(hex)), 0);
+	CHECK(strcmp(e.build_id, hex) == 0);
+
+	memset(&e, 0, sizeof(e));
+	e.nloads = 2;
+	e.loads[0].offset = 0;
+	e.loads[0].vaddr = 0x400000;
+	e.loads[0].filesz = 0x548;
+	e.loads[1].offset = 0x1000;
+	e.loads[1].vaddr = 0x401000;
+	e.loads[1].filesz = 0x291;
+	e.loads[1].exec = true;
+	CHECK_ERR(pm_elf_vaddr(&e, 0x1000, &va), 0);
+	CHECK(va == 0x401000);
+	CHECK_ERR(pm_elf_vaddr(&e, 0x1100, &va), 0);
+	CHECK(va == 0x401100);
+	CHECK_ERR(pm_elf_vaddr(&e, 0x9000, &va), -SYM_E_NOTFOUND);
+	CHECK_ERR(pm_elf_read_mem("\177ELF", 4, &e), -SYM_E_NOTELF);
+	CHECK_ERR(pm_elf_read_mem("not an elf file at all, really not",
+				  34, &e), -SYM_E_NOTELF);
+}
+
+/* A PID that does not exist: /proc has nothing, files are never read. */
+#define PID 2147483000
+#define KID 2147483001
+
+static void test_maps(void)
+{
+	struct pm_hooks h = { NULL, h_map, h_unmap, h_forget };
+	struct pm *pm = NULL;
+	struct pm_map *m;
+
+	CHECK_ERR(pm_new(&h, &pm), 0);
+	CHECK(pm_find(pm, PID, 0x1500, 5) == NULL);
+	/* A [1000, 5000) at t 10; B [2000, 3000) over it at t 20. */
+	CHECK_ERR(pm_mmap(pm, PID, 10, 0x1000, 0x4000, 0, NULL, 0,
+			  "/nonexistent/a"), 0);
+	CHECK_ERR(pm_mmap(pm, PID, 20, 0x2000, 0x1000, 0x7000, NULL, 0,
+			  "/nonexistent/b"), 0);
+	CHECK(nmap == 2 && nunmap == 1);
+	m = pm_find(pm, PID, 0x1500, 25);
+	CHECK(m && strcmp(m->path, "/nonexistent/a") == 0 && m->start == 0x1000);
+	m = pm_find(pm, PID, 0x3500, 25);
+	CHECK(m && strcmp(m->path, "/nonexistent/a") == 0);
+	/* The part after B keeps A's addresses (A has no file: its vaddr is
+	 * its pgoff, 0 at 0x1000): pc - start + vaddr. */
+	CHECK(m && m->start == 0x3000 && m->pgoff == 0x2000 &&
+	      0x3500 - m->start + m->vaddr == 0x2500);
+	m = pm_find(pm, PID, 0x2500, 25);
+	CHECK(m && strcmp(m->path, "/nonexistent/b") == 0);
+	CHECK(m && m->vaddr == 0x7000 && !m->vaddr_known);
+	/* Before t 20 that address was A's. */
+	m = pm_find(pm, PID, 0x2500, 15);
+	CHECK(m && strcmp(m->path, "/nonexistent/a") == 0 &&
+	      0x2500 - m->start + m->vaddr == 0x1500);
+	CHECK(pm_find(pm, PID, 0x5000, 25) == NULL);
+
+	/* fork at 22: the child has the parent's mappings. */
+	CHECK_ERR(pm_fork(pm, KID, PID, KID, 22), 0);
+	m = pm_find(pm, KID, 0x2500, 23);
+	CHECK(m && strcmp(m->path, "/nonexistent/b") == 0 && m->pid == KID);
+
+	/* exec at 30: nothing is live, but a sample inside execve() still
+	 * resolves to the old image. */
+	pm_exec(pm, PID, 30);
+	CHECK(nforget == 1);
+	m = pm_find(pm, PID, 0x2500, 25);
+	CHECK(m && strcmp(m->path, "/nonexistent/b") == 0);
+	m = pm_find(pm, PID, 0x2500, 31);
+	CHECK(m && strcmp(m->path, "/nonexistent/b") == 0);
+	CHECK_ERR(pm_mmap(pm, PID, 32, 0x2000, 0x1000, 0, NULL, 0,
+			  "/nonexistent/c"), 0);
+	m = pm_find(pm, PID, 0x2500, 33);
+	CHECK(m && strcmp(m->path, "/nonexistent/c") == 0);
+
+	/* Threads and names. */
+	CHECK_ERR(pm_comm(pm, PID, PID, "main"), 0);
+	CHECK_ERR(pm_fork(pm, PID, PID, PID + 5, 34), 0);
+	CHECK(pm_thread(pm, PID + 5) && strcmp(pm_thread(pm, PID + 5),
+					       "main") == 0);
+	CHECK_ERR(pm_comm(pm, PID, PID + 5, "worker"), 0);
+	CHECK(strcmp(pm_thread(pm, PID + 5), "worker") == 0);
+
+	/* exit, then gc past it: the process and its mappings go. */
+	pm_exit(pm, KID, KID, 40);
+	pm_gc(pm, 39);
+	CHECK(pm_known(pm, KID));
+	pm_gc(pm, 41);
+	CHECK(!pm_known(pm, KID));
+	CHECK(nforget == 2);
+	/* PID's dead mappings ended at 30: gone after gc(41). */
+	CHECK(pm_find(pm, PID, 0x1500, 25) == NULL);
+	CHECK(pm_find(pm, PID, 0x2500, 35) != NULL);
+	pm_free(pm);
+	pm_free(NULL);
+}
+
+static void test_kernel(void)
+{
+	char hex[2 * PM_BUILD_ID_MAX + 1];
+
+	pm_kernel_build_id(hex, sizeof(hex));
+	/* Not every machine exposes /sys/kernel/notes: "" is allowed. */
+	CHECK(hex[0] == '\0' || strlen(hex) >= 16);
+	CHECK(pm_pidns(0) != 0);
+}
+
+int main(void)
+{
+	test_retcheck();
+	test_elf();
+	test_maps();
+	test_kernel();
+	return tap_done();
+}

@@ -1,0 +1,253 @@
+/*
+ * perf.c - perf_event_open(2) and its ring buffer (see perf.h).
+ *
+ * Invariants: a walk never reads outside [tail, head) of the snapshot; a
+ * record whose header claims less than a header or more than the snapshot
+ * holds ends the walk (the rest of the snapshot is consumed and counted in
+ * ->bad), since the reader could not find the next record boundary.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "banned.h"
+
+int perf_open(const struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	long fd;
+
+	fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
+
+int perf_set_output(int fd, int target)
+{
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target) < 0)
+		return -errno;
+	return 0;
+}
+
+int perf_enable(int fd)
+{
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int perf_ring_map(struct perf_ring *r, int fd, size_t data_pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *base;
+
+	if (data_pages == 0 || (data_pages & (data_pages - 1)))
+		return -EINVAL;
+	r->map_len = (data_pages + 1) * page;
+	base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    0);
+	if (base == MAP_FAILED) {
+		r->map_len = 0;
+		return -errno;
+	}
+	r->fd = fd;
+	r->base = base;
+	r->data = (unsigned char *)base + page;
+	r->size = (uint64_t)data_pages * page;
+	r->tail = r->head = 0;
+	r->bad = 0;
+	return 0;
+}
+
+void perf_ring_unmap(struct perf_ring *r)
+{
+	int fd = r->fd;
+
+	if (r->base)
+		munmap(r->base, r->map_len);
+	r->base = NULL;
+	r->data = NULL;
+	r->map_len = 0;
+	r->size = r->tail = r->head = 0;
+	r->fd = fd;
+}
+
+uint64_t perf_ring_snapshot(struct perf_ring *r)
+{
+	struct perf_event_mmap_page *m = r->base;
+
+	if (!m)
+		return 0;
+	/* Acquire: the records before head are complete once we see it. */
+	r->head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	r->tail = m->data_tail;
+	return r->head - r->tail;
+}
+
+int perf_ring_walk(struct perf_ring *r, perf_record_fn fn, void *ctx)
+{
+	uint64_t pos = r->tail, mask = r->size - 1;
+	const struct perf_event_header *h;
+	struct perf_event_header hdr;
+	uint64_t off, first;
+	int ret;
+
+	while (pos + sizeof(hdr) <= r->head) {
+		off = pos & mask;
+		/* Records are 8-byte aligned and so never split a header. */
+		memcpy(&hdr, r->data + off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || (hdr.size & 7) ||
+		    pos + hdr.size > r->head) {
+			r->bad++;
+			return 0;
+		}
+		if (off + hdr.size <= r->size) {
+			h = (const void *)(r->data + off);
+		} else {
+			first = r->size - off;
+			memcpy(r->bounce, r->data + off, first);
+			memcpy(r->bounce + first, r->data, hdr.size - first);
+			h = (const void *)r->bounce;
+		}
+		ret = fn(ctx, h);
+		if (ret)
+			return ret;
+		pos += hdr.size;
+	}
+	return 0;
+}
+
+void perf_ring_consume(struct perf_ring *r)
+{
+	struct perf_event_mmap_page *m = r->base;
+
+	if (!m)
+		return;
+	/* Release: our reads of the data are done before the kernel may
+	 * overwrite it. */
+	__atomic_store_n(&m->data_tail, r->head, __ATOMIC_RELEASE);
+	r->tail = r->head;
+}
+
+/* A cursor over one record's body. */
+struct cur {
+	const unsigned char *p, *end;
+};
+
+static int take(struct cur *c, void *out, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n)
+		return -EINVAL;
+	memcpy(out, c->p, n);
+	c->p += n;
+	return 0;
+}
+
+static int take_u64(struct cur *c, uint64_t *v)
+{
+	return take(c, v, sizeof(*v));
+}
+
+#define KNOWN_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+		      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
+		      PERF_SAMPLE_STACK_USER)
+
+int perf_parse_sample(const struct perf_event_header *rec,
+		      uint64_t sample_type, unsigned nregs,
+		      struct perf_sample *s)
+{
+	struct cur c = { (const unsigned char *)(rec + 1),
+			 (const unsigned char *)rec + rec->size };
+	uint32_t pair[2];
+	uint64_t v;
+
+	memset(s, 0, sizeof(*s));
+	if (sample_type & ~(uint64_t)KNOWN_SAMPLE)
+		return -EINVAL;
+	if ((sample_type & PERF_SAMPLE_IP) && take_u64(&c, &s->ip))
+		return -EINVAL;
+	if (sample_type & PERF_SAMPLE_TID) {
+		if (take(&c, pair, sizeof(pair)))
+			return -EINVAL;
+		s->pid = pair[0];
+		s->tid = pair[1];
+	}
+	if ((sample_type & PERF_SAMPLE_TIME) && take_u64(&c, &s->time))
+		return -EINVAL;
+	if (sample_type & PERF_SAMPLE_CPU) {
+		if (take(&c, pair, sizeof(pair)))
+			return -EINVAL;
+		s->cpu = pair[0];
+	}
+	if ((sample_type & PERF_SAMPLE_PERIOD) && take_u64(&c, &s->period))
+		return -EINVAL;
+	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		if (v > (uint64_t)(c.end - c.p) / 8)
+			return -EINVAL;
+		s->chain = (const uint64_t *)c.p;
+		s->nchain = v;
+		c.p += v * 8;
+	}
+	if (sample_type & PERF_SAMPLE_REGS_USER) {
+		if (take_u64(&c, &s->regs_abi))
+			return -EINVAL;
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if ((size_t)(c.end - c.p) < (size_t)nregs * 8)
+				return -EINVAL;
+			s->regs = (const uint64_t *)c.p;
+			c.p += (size_t)nregs * 8;
+		}
+	}
+	if (sample_type & PERF_SAMPLE_STACK_USER) {
+		if (take_u64(&c, &v))
+			return -EINVAL;
+		if (v > 0) {
+			if (v > (uint64_t)(c.end - c.p))
+				return -EINVAL;
+			s->stack = c.p;
+			c.p += v;
+			if (take_u64(&c, &s->stack_size))
+				return -EINVAL;
+			if (s->stack_size > v)
+				s->stack_size = v;
+		}
+	}
+	return 0;
+}
+
+int perf_parse_id(const struct perf_event_header *rec, uint64_t sample_type,
+		  uint32_t *pid, uint32_t *tid, uint64_t *time)
+{
+	const unsigned char *end = (const unsigned char *)rec + rec->size;
+	size_t n = 0;
+	const unsigned char *p;
+	uint32_t pair[2];
+
+	/* sample_id order: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+	n += !!(sample_type & PERF_SAMPLE_TID);
+	n += !!(sample_type & PERF_SAMPLE_TIME);
+	n += !!(sample_type & PERF_SAMPLE_ID);
+	n += !!(sample_type & PERF_SAMPLE_STREAM_ID);
+	n += !!(sample_type & PERF_SAMPLE_CPU);
+	n += !!(sample_type & PERF_SAMPLE_IDENTIFIER);
+	if (rec->size < sizeof(*rec) + n * 8)
+		return -EINVAL;
+	p = end - n * 8;
+	if (sample_type & PERF_SAMPLE_TID) {
+		memcpy(pair, p, sizeof(pair));
+		*pid = pair[0];
+		*tid = pair[1];
+		p += 8;
+	}
+	if (sample_type & PERF_SAMPLE_TIME)
+		memcpy(time, p, sizeof(*time));
+	return 0;
+}

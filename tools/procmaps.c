@@ -1,0 +1,1206 @@
+/*
+ * procmaps.c - processes, threads and executable mappings (procmaps.h).
+ *
+ * Layout: processes and threads sit in chained hash tables keyed by PID
+ * and TID.  A process keeps its live mappings in an array sorted by start
+ * and never overlapping (a new mapping cuts the old ones it covers), so a
+ * sample's PC is found by binary search; mappings that died wait in a
+ * second, unsorted array until pm_gc() passes their end.
+ *
+ * The ELF cache holds at most ELF_CACHE_MAX files and is emptied when it
+ * fills (a recording rarely meets that many distinct files; emptying costs
+ * only re-reads).  ELF headers are read with pread(), bounded: at most
+ * MAX_PHNUM program headers and NOTE_MAX bytes of notes per file.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procmaps.h"
+#include "sym.h"
+#include "banned.h"
+
+#define HASH_BUCKETS 4096
+#define ELF_CACHE_MAX 4096
+#define MAX_PHNUM 4096
+#define NOTE_MAX (1 << 20)
+#define VDSO_MAX (1 << 20)
+#define COMM_LEN 16
+
+struct proc {
+	int32_t pid;
+	bool exited;
+	uint64_t t_exit;
+	uint64_t pidns;
+	int32_t nspid;
+	char comm[COMM_LEN + 1];
+	struct pm_map **live;	/* sorted by start, disjoint */
+	size_t nlive, caplive;
+	struct pm_map **dead;
+	size_t ndead, capdead;
+	struct proc *next;
+};
+
+struct thread {
+	int32_t pid, tid;
+	bool exited;
+	uint64_t t_exit;
+	char comm[COMM_LEN + 1];
+	struct thread *next;
+};
+
+struct elf_key {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+struct elf_ent {
+	struct elf_key key;
+	struct pm_elf elf;
+	char *path;			/* a path that opened it; owned */
+	struct elf_ent *next_key, *next_bid;
+};
+
+struct pm {
+	struct pm_hooks hooks;
+	struct proc *procs[HASH_BUCKETS];
+	struct thread *threads[HASH_BUCKETS];
+	struct elf_ent *by_key[HASH_BUCKETS];
+	struct elf_ent *by_bid[HASH_BUCKETS];
+	size_t nelf;
+	/* The agent's own vDSO (same kernel: same image for 64-bit
+	 * processes), used when a process's one cannot be read any more. */
+	struct pm_elf self_vdso;
+	size_t self_vdso_len;
+	bool self_vdso_ok;
+	struct pm_stats st;
+};
+
+/* ---- ELF ---- */
+
+struct rd {
+	int fd;
+	const unsigned char *buf;
+	size_t len;
+};
+
+static int rd_read(const struct rd *r, uint64_t off, void *out, size_t n)
+{
+	ssize_t got;
+	size_t done = 0;
+
+	if (r->buf) {
+		if (off > r->len || n > r->len - off)
+			return -SYM_E_BADELF;
+		memcpy(out, r->buf + off, n);
+		return 0;
+	}
+	while (done < n) {
+		got = pread(r->fd, (char *)out + done, n - done,
+			    (off_t)(off + done));
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (got == 0)
+			return -SYM_E_BADELF;
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+static void hex_of(const unsigned char *b, size_t n, char *out)
+{
+	static const char dig[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = dig[b[i] >> 4];
+		out[2 * i + 1] = dig[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Find NT_GNU_BUILD_ID among the notes in @buf. */
+static void notes_build_id(const unsigned char *buf, size_t len, size_t align,
+			   char *hex)
+{
+	size_t pos = 0, namesz, descsz, name_pad, desc_pad;
+	Elf64_Nhdr nh;
+
+	while (pos + sizeof(nh) <= len) {
+		memcpy(&nh, buf + pos, sizeof(nh));
+		pos += sizeof(nh);
+		namesz = nh.n_namesz;
+		descsz = nh.n_descsz;
+		name_pad = (namesz + align - 1) & ~(align - 1);
+		desc_pad = (descsz + align - 1) & ~(align - 1);
+		if (name_pad < namesz || name_pad > len - pos)
+			return;
+		if (desc_pad < descsz || desc_pad > len - pos - name_pad)
+			return;
+		if (nh.n_type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    memcmp(buf + pos, "GNU", 4) == 0 && descsz > 0 &&
+		    descsz <= PM_BUILD_ID_MAX) {
+			hex_of(buf + pos + name_pad, descsz, hex);
+			return;
+		}
+		pos += name_pad + desc_pad;
+	}
+}
+
+static int elf_read(const struct rd *r, struct pm_elf *out)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	Elf64_Shdr sh0;
+	unsigned char *notes = NULL;
+	size_t phnum, i;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = rd_read(r, 0, &eh, sizeof(eh));
+	if (err == -SYM_E_BADELF)
+		return -SYM_E_NOTELF;
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return -SYM_E_NOTELF;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return -SYM_E_UNSUPPORTED;
+	if (eh.e_phentsize < sizeof(Elf64_Phdr))
+		return -SYM_E_BADELF;
+	phnum = eh.e_phnum;
+	if (phnum == PN_XNUM) {
+		err = rd_read(r, eh.e_shoff, &sh0, sizeof(sh0));
+		if (err)
+			return err;
+		phnum = sh0.sh_info;
+	}
+	if (phnum > MAX_PHNUM)
+		return -SYM_E_BADELF;
+	for (i = 0; i < phnum; i++) {
+		err = rd_read(r, eh.e_phoff + (uint64_t)i * eh.e_phentsize,
+			      &ph, sizeof(ph));
+		if (err)
+			goto out;
+		if (ph.p_type == PT_LOAD && out->nloads < PM_MAX_LOADS) {
+			out->loads[out->nloads].offset = ph.p_offset;
+			out->loads[out->nloads].vaddr = ph.p_vaddr;
+			out->loads[out->nloads].filesz = ph.p_filesz;
+			out->loads[out->nloads].exec = !!(ph.p_flags & PF_X);
+			out->nloads++;
+		} else if (ph.p_type == PT_NOTE && !out->build_id[0] &&
+			   ph.p_filesz > 0 && ph.p_filesz <= NOTE_MAX) {
+			notes = malloc(ph.p_filesz);
+			if (!notes) {
+				err = -ENOMEM;
+				goto out;
+			}
+			err = rd_read(r, ph.p_offset, notes, ph.p_filesz);
+			if (err == 0)
+				notes_build_id(notes, ph.p_filesz,
+					       ph.p_align == 8 ? 8 : 4,
+					       out->build_id);
+			free(notes);
+			notes = NULL;
+			/* A bad note segment leaves the build ID unknown. */
+			err = 0;
+		}
+	}
+	if (out->nloads == 0)
+		err = -SYM_E_BADELF;
+out:
+	free(notes);
+	return err;
+}
+
+int pm_elf_read_fd(int fd, struct pm_elf *out)
+{
+	struct rd r = { fd, NULL, 0 };
+
+	return elf_read(&r, out);
+}
+
+int pm_elf_read_mem(const void *buf, size_t len, struct pm_elf *out)
+{
+	struct rd r = { -1, buf, len };
+
+	return elf_read(&r, out);
+}
+
+int pm_elf_vaddr(const struct pm_elf *e, uint64_t off, uint64_t *vaddr)
+{
+	int best = -1;
+	unsigned i;
+	uint64_t lo, hi;
+
+	for (i = 0; i < e->nloads; i++) {
+		/* The segment's pages: mappings start page-aligned. */
+		lo = e->loads[i].offset & ~(uint64_t)0xfff;
+		hi = e->loads[i].offset + e->loads[i].filesz;
+		if (off < lo || off >= hi)
+			continue;
+		if (best < 0 || (e->loads[i].exec && !e->loads[best].exec))
+			best = (int)i;
+	}
+	if (best < 0)
+		return -SYM_E_NOTFOUND;
+	*vaddr = off - e->loads[best].offset + e->loads[best].vaddr;
+	return 0;
+}
+
+/* ---- tables ---- */
+
+static unsigned hash_u32(uint32_t v)
+{
+	return (v * 2654435761u) >> 20 & (HASH_BUCKETS - 1);
+}
+
+static unsigned hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h & (HASH_BUCKETS - 1);
+}
+
+static unsigned hash_key(const struct elf_key *k)
+{
+	uint64_t v = (uint64_t)k->dev * 31 + (uint64_t)k->ino;
+
+	v = v * 31 + (uint64_t)k->mtime_nsec + (uint64_t)k->size;
+	return hash_u32((uint32_t)(v ^ (v >> 32)));
+}
+
+int pm_new(const struct pm_hooks *hooks, struct pm **out)
+{
+	struct pm *pm;
+	const unsigned char *vdso;
+	const Elf64_Ehdr *eh;
+
+	*out = NULL;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return -ENOMEM;
+	if (hooks)
+		pm->hooks = *hooks;
+	vdso = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	if (vdso) {
+		/* The image ends with its section headers. */
+		eh = (const Elf64_Ehdr *)vdso;
+		pm->self_vdso_len = eh->e_shoff +
+				    (size_t)eh->e_shnum * eh->e_shentsize;
+		if (pm->self_vdso_len <= VDSO_MAX &&
+		    pm_elf_read_mem(vdso, pm->self_vdso_len,
+				    &pm->self_vdso) == 0)
+			pm->self_vdso_ok = true;
+	}
+	*out = pm;
+	return 0;
+}
+
+static void map_free(struct pm_map *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->open_path);
+	free(m);
+}
+
+static void proc_free(struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nlive; i++)
+		map_free(p->live[i]);
+	for (i = 0; i < p->ndead; i++)
+		map_free(p->dead[i]);
+	free(p->live);
+	free(p->dead);
+	free(p);
+}
+
+static void elf_cache_clear(struct pm *pm)
+{
+	struct elf_ent *e, *next;
+	size_t i;
+
+	for (i = 0; i < HASH_BUCKETS; i++) {
+		for (e = pm->by_key[i]; e; e = next) {
+			next = e->next_key;
+			free(e->path);
+			free(e);
+		}
+		pm->by_key[i] = NULL;
+		pm->by_bid[i] = NULL;
+	}
+	pm->nelf = 0;
+}
+
+void pm_free(struct pm *pm)
+{
+	struct proc *p, *pn;
+	struct thread *t, *tn;
+	size_t i;
+
+	if (!pm)
+		return;
+	for (i = 0; i < HASH_BUCKETS; i++) {
+		for (p = pm->procs[i]; p; p = pn) {
+			pn = p->next;
+			proc_free(p);
+		}
+		for (t = pm->threads[i]; t; t = tn) {
+			tn = t->next;
+			free(t);
+		}
+	}
+	elf_cache_clear(pm);
+	free(pm);
+}
+
+static struct proc *proc_get(struct pm *pm, int32_t pid)
+{
+	struct proc *p;
+
+	for (p = pm->procs[hash_u32((uint32_t)pid)]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static struct proc *proc_add(struct pm *pm, int32_t pid)
+{
+	unsigned h = hash_u32((uint32_t)pid);
+	struct proc *p;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = pm->procs[h];
+	pm->procs[h] = p;
+	pm->st.processes++;
+	return p;
+}
+
+static struct thread *thread_get(struct pm *pm, int32_t tid)
+{
+	struct thread *t;
+
+	for (t = pm->threads[hash_u32((uint32_t)tid)]; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct thread *thread_set(struct pm *pm, int32_t pid, int32_t tid,
+				 const char *comm)
+{
+	unsigned h = hash_u32((uint32_t)tid);
+	struct thread *t = thread_get(pm, tid);
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		t->tid = tid;
+		t->next = pm->threads[h];
+		pm->threads[h] = t;
+	}
+	t->pid = pid;
+	t->exited = false;
+	if (comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return t;
+}
+
+bool pm_known(struct pm *pm, int32_t pid)
+{
+	return proc_get(pm, pid) != NULL;
+}
+
+/* ---- the ELF cache ---- */
+
+static struct elf_ent *cache_by_bid(struct pm *pm, const char *bid)
+{
+	struct elf_ent *e;
+
+	for (e = pm->by_bid[hash_str(bid)]; e; e = e->next_bid)
+		if (strcmp(e->elf.build_id, bid) == 0)
+			return e;
+	return NULL;
+}
+
+static struct elf_ent *cache_by_key(struct pm *pm, const struct elf_key *k)
+{
+	struct elf_ent *e;
+
+	for (e = pm->by_key[hash_key(k)]; e; e = e->next_key)
+		if (e->key.dev == k->dev && e->key.ino == k->ino &&
+		    e->key.size == k->size &&
+		    e->key.mtime_sec == k->mtime_sec &&
+		    e->key.mtime_nsec == k->mtime_nsec)
+			return e;
+	return NULL;
+}
+
+static void key_of(const struct stat *st, struct elf_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->size = st->st_size;
+	k->mtime_sec = st->st_mtim.tv_sec;
+	k->mtime_nsec = st->st_mtim.tv_nsec;
+}
+
+/* The ELF facts of the open file @fd (cached); NULL when not ELF. */
+static struct elf_ent *cache_fd(struct pm *pm, int fd, const char *path)
+{
+	struct stat st;
+	struct elf_key k;
+	struct elf_ent *e;
+	unsigned h;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	key_of(&st, &k);
+	e = cache_by_key(pm, &k);
+	if (e) {
+		pm->st.elf_cache_hits++;
+		return e;
+	}
+	if (pm->nelf >= ELF_CACHE_MAX)
+		elf_cache_clear(pm);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	pm->st.elf_reads++;
+	if (pm_elf_read_fd(fd, &e->elf) != 0) {
+		free(e);
+		return NULL;
+	}
+	e->key = k;
+	e->path = strdup(path);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	h = hash_key(&k);
+	e->next_key = pm->by_key[h];
+	pm->by_key[h] = e;
+	if (e->elf.build_id[0] && !cache_by_bid(pm, e->elf.build_id)) {
+		h = hash_str(e->elf.build_id);
+		e->next_bid = pm->by_bid[h];
+		pm->by_bid[h] = e;
+	}
+	pm->nelf++;
+	return e;
+}
+
+static struct elf_ent *cache_path(struct pm *pm, const char *path,
+				  const struct stat *must_be)
+{
+	struct elf_ent *e;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (must_be && (fstat(fd, &st) < 0 || st.st_dev != must_be->st_dev ||
+			st.st_ino != must_be->st_ino)) {
+		close(fd);
+		return NULL;
+	}
+	e = cache_fd(pm, fd, path);
+	close(fd);
+	return e;
+}
+
+/* Fill the build ID, vaddr and open_path of file mapping @m, whose
+ * kernel-given build ID (hex) is @kbid or "". */
+static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid)
+{
+	char mf[64], root[PATH_MAX + 64];
+	struct stat mst;
+	bool have_mst;
+	struct elf_ent *e = NULL;
+	const char *how = NULL;
+
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)m->pid, m->start, m->end);
+	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)m->pid, m->path);
+	if (kbid[0]) {
+		e = cache_by_bid(pm, kbid);
+		if (e) {
+			pm->st.bid_hits++;
+			how = access(root, R_OK) == 0 ? root : e->path;
+			goto found;
+		}
+	}
+	/* The file at the path must be the inode that is mapped. */
+	have_mst = stat(mf, &mst) == 0;
+	if (m->path[0] == '/') {
+		e = cache_path(pm, root, have_mst ? &mst : NULL);
+		how = root;
+	}
+	if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
+		pm->st.bid_mismatch++;
+		e = NULL;
+	}
+	if (!e && have_mst) {
+		e = cache_path(pm, mf, NULL);
+		how = mf;
+		if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
+			pm->st.bid_mismatch++;
+			e = NULL;
+		}
+	}
+	/* The process is gone: the plain path is trusted only when the
+	 * kernel's build ID vouches for it. */
+	if (!e && kbid[0] && m->path[0] == '/') {
+		e = cache_path(pm, m->path, NULL);
+		how = m->path;
+		if (e && strcmp(e->elf.build_id, kbid) != 0) {
+			pm->st.bid_mismatch++;
+			e = NULL;
+		}
+	}
+found:
+	if (!e) {
+		pm->st.no_file++;
+		snprintf(m->build_id, sizeof(m->build_id), "%s", kbid);
+		m->vaddr = m->pgoff;
+		m->vaddr_known = false;
+		return;
+	}
+	snprintf(m->build_id, sizeof(m->build_id), "%s",
+		 kbid[0] ? kbid : e->elf.build_id);
+	m->vaddr_known = pm_elf_vaddr(&e->elf, m->pgoff, &m->vaddr) == 0;
+	if (!m->vaddr_known)
+		m->vaddr = m->pgoff;
+	m->open_path = strdup(how);
+}
+
+static void resolve_vdso(struct pm *pm, struct pm_map *m)
+{
+	struct pm_elf e;
+	unsigned char *buf = NULL;
+	size_t len = m->end - m->start;
+	char path[64];
+	bool ok = false;
+	int fd;
+
+	if (len <= VDSO_MAX) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
+		buf = malloc(len);
+		fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			ok = pread(fd, buf, len, (off_t)m->start) ==
+				     (ssize_t)len &&
+			     pm_elf_read_mem(buf, len, &e) == 0;
+			close(fd);
+		}
+		free(buf);
+	}
+	if (!ok && pm->self_vdso_ok && len >= pm->self_vdso_len &&
+	    len - pm->self_vdso_len < 4096) {
+		e = pm->self_vdso;
+		ok = true;
+	}
+	m->vaddr = m->pgoff;
+	m->vaddr_known = false;
+	if (!ok)
+		return;
+	snprintf(m->build_id, sizeof(m->build_id), "%s", e.build_id);
+	m->vaddr_known = pm_elf_vaddr(&e, m->pgoff, &m->vaddr) == 0;
+	if (!m->vaddr_known)
+		m->vaddr = m->pgoff;
+}
+
+static uint32_t kind_of(const char *path)
+{
+	if (strcmp(path, "[vdso]") == 0)
+		return PM_VDSO;
+	if (path[0] == '/' && strncmp(path, "//anon", 6) != 0)
+		return PM_FILE;
+	return PM_ANON;
+}
+
+/* ---- mapping arrays ---- */
+
+static int push(struct pm_map ***arr, size_t *n, size_t *cap,
+		struct pm_map *m)
+{
+	struct pm_map **a;
+	size_t nc;
+
+	if (*n == *cap) {
+		nc = *cap ? *cap * 2 : 8;
+		a = realloc(*arr, nc * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = m;
+	return 0;
+}
+
+static struct pm_map *map_dup(const struct pm_map *m)
+{
+	struct pm_map *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *m;
+	c->user_id = 0;
+	c->user_gen = 0;
+	c->path = strdup(m->path);
+	c->open_path = m->open_path ? strdup(m->open_path) : NULL;
+	if (!c->path || (m->open_path && !c->open_path)) {
+		map_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* First live index with end > addr. */
+static size_t live_lower(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nlive, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->live[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void kill_map(struct pm *pm, struct proc *p, struct pm_map *m,
+		     uint64_t t)
+{
+	m->t_end = t;
+	if (pm->hooks.unmap)
+		pm->hooks.unmap(pm->hooks.ctx, p->pid, m->start, m->end);
+	if (push(&p->dead, &p->ndead, &p->capdead, m) != 0)
+		map_free(m);	/* no memory: the old mapping is forgotten */
+}
+
+/* Move [start, end) of @o's range forward to begin at @start. */
+static void clip_front(struct pm_map *o, uint64_t start)
+{
+	uint64_t d = start - o->start;
+
+	o->start = start;
+	o->pgoff += d;
+	o->vaddr += d;
+}
+
+/* Insert @m (owned) into @p's live maps at time @t: the parts of older
+ * mappings it covers die, the parts before and after it stay live.  On
+ * failure @m is freed and nothing has changed. */
+static int insert_live(struct pm *pm, struct proc *p, struct pm_map *m,
+		       uint64_t t)
+{
+	struct pm_map *before = NULL, *after = NULL, **a;
+	size_t i, k, j, need, nc;
+
+	i = live_lower(p, m->start);
+	for (k = i; k < p->nlive && p->live[k]->start < m->end; k++)
+		;
+	if (k > i && p->live[i]->start < m->start) {
+		before = map_dup(p->live[i]);
+		if (!before)
+			goto nomem;
+		before->end = m->start;
+	}
+	if (k > i && p->live[k - 1]->end > m->end) {
+		after = map_dup(p->live[k - 1]);
+		if (!after)
+			goto nomem;
+		clip_front(after, m->end);
+	}
+	need = p->nlive - (k - i) + 1 + !!before + !!after;
+	if (need > p->caplive) {
+		nc = p->caplive ? p->caplive : 8;
+		while (nc < need)
+			nc *= 2;
+		a = realloc(p->live, nc * sizeof(*a));
+		if (!a)
+			goto nomem;
+		p->live = a;
+		p->caplive = nc;
+	}
+	/* The covered parts die. */
+	for (j = i; j < k; j++) {
+		struct pm_map *o = p->live[j];
+
+		if (o->start < m->start)
+			clip_front(o, m->start);
+		if (o->end > m->end)
+			o->end = m->end;
+		kill_map(pm, p, o, t);
+	}
+	nc = !!before + 1 + !!after;	/* entries replacing [i, k) */
+	memmove(&p->live[i + nc], &p->live[k],
+		(p->nlive - k) * sizeof(*p->live));
+	p->nlive = p->nlive - (k - i) + nc;
+	j = i;
+	if (before)
+		p->live[j++] = before;
+	p->live[j++] = m;
+	if (after)
+		p->live[j] = after;
+	pm->st.maps++;
+	if (pm->hooks.map)
+		pm->hooks.map(pm->hooks.ctx, m);
+	return 0;
+nomem:
+	map_free(before);
+	map_free(after);
+	map_free(m);
+	return -ENOMEM;
+}
+
+static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
+		   uint64_t end, uint64_t pgoff, const char *kbid,
+		   const char *path)
+{
+	struct pm_map *m;
+
+	if (end <= start)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->pid = p->pid;
+	m->t_start = t;
+	m->t_end = UINT64_MAX;
+	m->kind = kind_of(path);
+	m->path = strdup(path);
+	if (!m->path) {
+		free(m);
+		return -ENOMEM;
+	}
+	if (m->kind == PM_FILE) {
+		resolve_file(pm, m, kbid);
+	} else if (m->kind == PM_VDSO) {
+		resolve_vdso(pm, m);
+	} else {
+		m->vaddr = start;
+		m->vaddr_known = true;
+	}
+	return insert_live(pm, p, m, t);
+}
+
+/* ---- /proc ---- */
+
+static void read_status(struct proc *p)
+{
+	char path[64], line[256], *v, *last;
+	FILE *f;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)p->pid);
+	if (stat(path, &st) == 0)
+		p->pidns = st.st_ino;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "Name:", 5) == 0) {
+			v = line + 5;
+			v += strspn(v, " \t");
+			snprintf(p->comm, sizeof(p->comm), "%s", v);
+		} else if (strncmp(line, "NSpid:", 6) == 0) {
+			/* The last field is the PID in the innermost
+			 * namespace, the process's own. */
+			last = strrchr(line, '\t');
+			if (!last)
+				last = strrchr(line, ' ');
+			if (last)
+				p->nspid = (int32_t)strtol(last + 1, NULL, 10);
+		}
+	}
+	fclose(f);
+}
+
+static int scan_maps(struct pm *pm, struct proc *p)
+{
+	char path[64], line[PATH_MAX + 256], perms[8], *fname;
+	unsigned long long start, end, off, ino;
+	unsigned maj, min;
+	int n, err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	pm->st.scans++;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		n = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &n) < 7)
+			continue;
+		if (!strchr(perms, 'x'))
+			continue;
+		/* [vsyscall] lives in kernel space and never gets MMAP2. */
+		if (start >= 0xffff800000000000ULL)
+			continue;
+		fname = line + n;
+		err = add_map(pm, p, 0, start, end, off, "",
+			      *fname ? fname : "//anon");
+		if (err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+int pm_scan(struct pm *pm, int32_t pid)
+{
+	struct proc *p;
+	int err;
+
+	if (proc_get(pm, pid))
+		return 0;
+	p = proc_add(pm, pid);
+	if (!p)
+		return -ENOMEM;
+	read_status(p);
+	err = scan_maps(pm, p);
+	if (p->comm[0] && !thread_get(pm, pid))
+		thread_set(pm, pid, pid, p->comm);
+	return err;
+}
+
+int pm_scan_threads(struct pm *pm, int32_t pid)
+{
+	char path[64], comm[64];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+	long tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		tid = strtol(de->d_name, NULL, 10);
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm",
+			 (int)pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			thread_set(pm, pid, (int32_t)tid, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* ---- side-band ---- */
+
+int pm_mmap(struct pm *pm, int32_t pid, uint64_t t, uint64_t start,
+	    uint64_t len, uint64_t pgoff, const unsigned char *build_id,
+	    size_t build_id_len, const char *path)
+{
+	char kbid[2 * PM_BUILD_ID_MAX + 1] = "";
+	struct proc *p;
+
+	if (start + len < start)
+		return 0;
+	p = proc_get(pm, pid);
+	if (!p) {
+		/* A process we never met: take what /proc knows first. */
+		pm_scan(pm, pid);
+		p = proc_get(pm, pid);
+		if (!p)
+			return -ENOMEM;
+	}
+	if (build_id && build_id_len > 0 && build_id_len <= PM_BUILD_ID_MAX)
+		hex_of(build_id, build_id_len, kbid);
+	return add_map(pm, p, t, start, start + len, pgoff, kbid, path);
+}
+
+/* A forked child's copy of a file mapping: the child's own root when it
+ * can still be opened, else the parent's path. */
+static void set_child_path(struct pm_map *c)
+{
+	char root[PATH_MAX + 64];
+	char *dup;
+
+	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)c->pid, c->path);
+	if (access(root, R_OK) != 0)
+		return;
+	dup = strdup(root);
+	if (!dup)
+		return;
+	free(c->open_path);
+	c->open_path = dup;
+}
+
+int pm_fork(struct pm *pm, int32_t pid, int32_t ppid, int32_t tid,
+	    uint64_t t)
+{
+	struct proc *parent, *p;
+	struct thread *pt;
+	struct pm_map *c;
+	size_t i;
+	int err;
+
+	pt = thread_get(pm, ppid);
+	if (pid == ppid) {
+		/* A new thread: named like its process until a COMM. */
+		parent = proc_get(pm, pid);
+		thread_set(pm, pid, tid, parent ? parent->comm :
+					 pt ? pt->comm : NULL);
+		return 0;
+	}
+	parent = proc_get(pm, ppid);
+	if (!parent && ppid > 0) {
+		/* A parent we never met (-a): what /proc knows of it now. */
+		pm_scan(pm, ppid);
+		parent = proc_get(pm, ppid);
+	}
+	p = proc_get(pm, pid);
+	if (p) {
+		/* A PID reused before we collected the old process. */
+		if (!p->exited)
+			return 0;
+		for (i = 0; i < p->nlive; i++)
+			kill_map(pm, p, p->live[i], t);
+		p->nlive = 0;
+		p->exited = false;
+	} else {
+		p = proc_add(pm, pid);
+		if (!p)
+			return -ENOMEM;
+	}
+	read_status(p);
+	if (parent) {
+		if (!p->comm[0])
+			snprintf(p->comm, sizeof(p->comm), "%s",
+				 parent->comm);
+		for (i = 0; i < parent->nlive; i++) {
+			if (parent->live[i]->t_start > t)
+				continue;
+			c = map_dup(parent->live[i]);
+			if (!c)
+				return -ENOMEM;
+			c->pid = pid;
+			if (c->kind == PM_FILE)
+				set_child_path(c);
+			err = insert_live(pm, p, c, c->t_start);
+			if (err)
+				return err;
+		}
+	}
+	thread_set(pm, pid, tid, p->comm[0] ? p->comm : NULL);
+	return 0;
+}
+
+void pm_exec(struct pm *pm, int32_t pid, uint64_t t)
+{
+	struct proc *p = proc_get(pm, pid);
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nlive; i++) {
+		p->live[i]->t_end = t;
+		if (push(&p->dead, &p->ndead, &p->capdead, p->live[i]) != 0)
+			map_free(p->live[i]);
+	}
+	p->nlive = 0;
+	if (pm->hooks.forget)
+		pm->hooks.forget(pm->hooks.ctx, pid);
+	/* The new program's name and namespace facts. */
+	read_status(p);
+}
+
+int pm_comm(struct pm *pm, int32_t pid, int32_t tid, const char *comm)
+{
+	struct proc *p = proc_get(pm, pid);
+
+	if (p && pid == tid)
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	return thread_set(pm, pid, tid, comm) ? 0 : -ENOMEM;
+}
+
+void pm_exit(struct pm *pm, int32_t pid, int32_t tid, uint64_t t)
+{
+	struct thread *th = thread_get(pm, tid);
+	struct proc *p;
+
+	if (th) {
+		th->exited = true;
+		th->t_exit = t;
+	}
+	if (pid != tid)
+		return;
+	p = proc_get(pm, pid);
+	if (p) {
+		p->exited = true;
+		p->t_exit = t;
+	}
+}
+
+struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
+{
+	struct proc *p = proc_get(pm, pid);
+	struct pm_map *m, *best;
+	size_t i;
+
+	if (!p)
+		return NULL;
+	i = live_lower(p, pc);
+	if (i < p->nlive && p->live[i]->start <= pc && p->live[i]->t_start <= t)
+		return p->live[i];
+	/* Newest dead mapping that held @pc at @t. */
+	for (i = p->ndead; i-- > 0;) {
+		m = p->dead[i];
+		if (m->start <= pc && pc < m->end && m->t_start <= t &&
+		    t < m->t_end)
+			return m;
+	}
+	/* A sample taken inside execve() after the exec's COMM record still
+	 * has the user registers of the old image: the mapping that held
+	 * @pc last, if nothing holds it now. */
+	best = NULL;
+	for (i = 0; i < p->ndead; i++) {
+		m = p->dead[i];
+		if (m->start <= pc && pc < m->end && m->t_end <= t &&
+		    (!best || m->t_end > best->t_end))
+			best = m;
+	}
+	return best;
+}
+
+const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,
+		       int32_t *nspid)
+{
+	struct proc *p = proc_get(pm, pid);
+
+	*pidns = p ? p->pidns : 0;
+	*nspid = p ? p->nspid : 0;
+	if (!p)
+		return NULL;
+	return p->comm;
+}
+
+const char *pm_thread(struct pm *pm, int32_t tid)
+{
+	struct thread *t = thread_get(pm, tid);
+
+	return t && t->comm[0] ? t->comm : NULL;
+}
+
+void pm_gc(struct pm *pm, uint64_t horizon)
+{
+	struct proc **pp, *p;
+	struct thread **tp, *t;
+	size_t b, i, j;
+
+	for (b = 0; b < HASH_BUCKETS; b++) {
+		for (pp = &pm->procs[b]; (p = *pp);) {
+			if (p->exited && p->t_exit < horizon) {
+				*pp = p->next;
+				if (pm->hooks.forget)
+					pm->hooks.forget(pm->hooks.ctx,
+							 p->pid);
+				proc_free(p);
+				continue;
+			}
+			for (i = j = 0; i < p->ndead; i++) {
+				if (p->dead[i]->t_end < horizon)
+					map_free(p->dead[i]);
+				else
+					p->dead[j++] = p->dead[i];
+			}
+			p->ndead = j;
+			pp = &p->next;
+		}
+		for (tp = &pm->threads[b]; (t = *tp);) {
+			if (t->exited && t->t_exit < horizon) {
+				*tp = t->next;
+				free(t);
+				continue;
+			}
+			tp = &t->next;
+		}
+	}
+}
+
+void pm_get_stats(const struct pm *pm, struct pm_stats *out)
+{
+	*out = pm->st;
+}
+
+uint64_t pm_pidns(int32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	if (stat(path, &st) != 0)
+		return 0;
+	return st.st_ino;
+}
+
+void pm_kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	char tmp[2 * PM_BUILD_ID_MAX + 1] = "";
+	ssize_t n;
+	int fd;
+
+	if (len)
+		hex[0] = '\0';
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return;
+	notes_build_id(buf, (size_t)n, 4, tmp);
+	snprintf(hex, len, "%s", tmp);
+}

@@ -1,0 +1,1841 @@
+/*
+ * record.c - `sym record`: sample processes with perf events and write
+ * unsymbolized raw stacks (docs/raw-format.md) or pprof.
+ *
+ *	sym record [-F HZ] [-d SECS] [-g fp|dwarf] [-o FILE]
+ *		   (-p PID[,PID...] | -a | [--] CMD ARGS...)
+ *
+ * The design is in docs/record.md; in short:
+ * - one cpu-clock event per CPU (and per thread for -p), with inherit for
+ *   a command or PIDs, since the kernel refuses to mmap inherited events
+ *   opened with cpu = -1; all events of a CPU share that CPU's ring;
+ * - each round reads a snapshot of every ring twice: first the side-band
+ *   records (MMAP2, COMM, FORK, EXIT), which are sorted by time and applied
+ *   to the mapping table (procmaps.c), then the samples, which are turned
+ *   into frames of (mapping, ELF virtual address) and aggregated into a
+ *   struct sym_prof;
+ * - fp mode takes the kernel's frame-pointer callchain and repairs its
+ *   first frame with the leaf's CFI (unwind.c) from a small copy of the
+ *   user stack; dwarf mode copies 8 KiB of user stack and unwinds it here
+ *   with CFI;
+ * - each stack that is likely wrong gets a flag, counted in the header.
+ *
+ * Invariants: the profile only ever holds maps that a frame refers to;
+ * a map is added to the profile of the current window the first time a
+ * frame of that window uses it (pm_map.user_gen == gen).  Memory is
+ * bounded by the rings, the live mappings, and the unique stacks of one
+ * window (--max-stacks).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools.h"
+#include "perf.h"
+#include "procmaps.h"
+#include "retcheck.h"
+
+#include "unwind.h"
+
+#define DEFAULT_HZ 99
+#define DEFAULT_HZ_ALL 19
+#define MAX_HZ 100000
+#define DEFAULT_STACK 8192
+#define MAX_STACK 63488		/* a sample record is at most 64 KiB */
+#define DEFAULT_LEAF_STACK 512
+#define DEFAULT_MAX_STACKS 1000000
+#define KERNEL_START 0xffff800000000000ULL
+#define POLL_MS 200
+/* Dead mappings are kept this long after the newest record seen. */
+#define GC_SLACK_NS 1000000000ULL
+
+enum cg_mode { CG_FP, CG_DWARF };
+enum out_format { FMT_RAW, FMT_PPROF };
+
+struct opts {
+	uint64_t hz;
+	double duration;
+	enum cg_mode cg;
+	uint32_t stack_size, leaf_stack;
+	const char *output;
+	enum out_format format;
+	int32_t *pids;
+	size_t npids;
+	bool all, continuous, user_only, quiet;
+	double rotate;
+	unsigned max_depth;
+	size_t mmap_pages, max_stacks;
+	char **cmd;
+};
+
+/* One side-band record copied out of a ring for sorting. */
+struct sb {
+	uint64_t time;
+	size_t off;		/* into rec.sb_buf */
+	size_t seq;
+};
+
+/* A set of int32 ids, for "already added to this window's profile". */
+struct idset {
+	int32_t *v;		/* open addressing; 0 is empty, ids + 1 */
+	size_t cap, n;
+};
+
+struct rec {
+	struct opts o;
+	struct perf_event_attr attr;
+	unsigned nregs;
+	int ncpus;
+	int *cpus;
+	struct perf_ring **rings;	/* one per CPU, fd owned by fds */
+	int *fds;
+	size_t nfds, capfds;
+	pid_t child;
+	int child_status;
+	/* The soft RLIMIT_NOFILE before it was raised: the command gets it
+	 * back. */
+	struct rlimit nofile;
+	bool nofile_raised;
+	bool child_done;
+
+	struct pm *pm;
+	struct unwinder *uw;
+	struct retcheck *rc;
+
+	/* The current window. */
+	struct sym_prof *prof;
+	uint64_t gen;
+	uint32_t kmap_id;
+	uint64_t kmap_gen;
+	struct idset procs, threads;
+	int64_t win_start_real;
+	uint64_t win_start_mono;
+	uint64_t samples, lost, throttled, dropped;
+	uint64_t flagged[SYM_PROF_NFLAGS];
+	unsigned seq;		/* file number of --continuous */
+
+	/* Whole-run counters. */
+	uint64_t total_flags[SYM_PROF_NFLAGS], total_throttled,
+		 total_dropped;
+	uint64_t total_samples, total_lost, total_flagged, unmapped_leaf,
+		 repaired, bad_records, not_after_call;
+	uint64_t max_time;
+	/* Thread CPU time spent in round_once(): the per-sample cost. */
+	uint64_t round_ns;
+	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
+	char host[256];
+	uint64_t pidns;
+
+	unsigned char *sb_buf;
+	size_t sb_len, sb_cap;
+	struct sb *sbs;
+	size_t nsbs, capsbs;
+	size_t ring_idx;
+
+	/* Scratch for one sample. */
+	struct sym_prof_frame frames[SYM_PROF_MAX_FRAMES];
+	uint64_t pcs[SYM_PROF_MAX_FRAMES];
+	unsigned char exact[SYM_PROF_MAX_FRAMES];
+};
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t child_exited;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig;
+	child_exited = 1;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sym record [options] (-p PID[,PID...] | -a | [--] CMD [ARGS...])\n"
+"\n"
+"Sample processes on the cpu-clock perf event and write unsymbolized raw\n"
+"stacks: each frame is a GNU build ID and an ELF virtual address, nothing\n"
+"is symbolized here (docs/raw-format.md, docs/record.md).\n"
+"\n"
+"What to sample:\n"
+"  CMD [ARGS...]          run CMD and sample it, its threads and children\n"
+"  -p, --pid PID,...      sample running processes (all their threads, and\n"
+"                         what they start afterwards)\n"
+"  -a, --all-cpus         sample the whole machine\n"
+"\n"
+"How:\n"
+"  -F, --freq HZ          samples per second per CPU (99; 19 with -a)\n"
+"  -g, --call-graph MODE  fp: the kernel's frame-pointer chains, with the\n"
+"                         leaf repaired from CFI (default); dwarf: copy the\n"
+"                         user stack and unwind it with CFI here\n"
+"      --stack-size BYTES user stack copied per sample in dwarf mode (8192)\n"
+"      --leaf-stack-size BYTES  stack copied in fp mode for the leaf\n"
+"                         repair (512; 0 turns the repair off and flags\n"
+"                         every stack 'leaf')\n"
+"      --max-depth N      frames per stack (127)\n"
+"      --user-only        no kernel frames (and no samples in the kernel)\n"
+"      --mmap-pages N     ring buffer pages per CPU, a power of two\n"
+"\n"
+"Until when:\n"
+"  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
+"                         otherwise at SIGINT or SIGTERM, or when CMD ends\n"
+"      --continuous       run until SIGINT/SIGTERM, writing a file every\n"
+"      --rotate SECS      SECS (60); see -o for names\n"
+"\n"
+"Output:\n"
+"  -o, --output FILE      where to write (sym.raw); written to a temporary\n"
+"                         file and renamed, so FILE is always complete.\n"
+"                         With --continuous, %%n in FILE is replaced by the\n"
+"                         file number and %%t by the window's start time\n"
+"                         (UTC, 20261130T172115Z); without them each file\n"
+"                         replaces the previous one\n"
+"      --format FMT       raw (default) or pprof (gzipped profile.proto)\n"
+"      --max-stacks N     with --continuous, a window that reaches N\n"
+"                         unique stacks (1000000) is written early\n"
+"  -q, --quiet            no summary on stderr\n"
+"\n"
+"Stacks that are likely wrong are flagged and counted in the file's header:\n"
+"truncated, badreturn, leaf, unwind, kernel.  Needs CAP_PERFMON (or root)\n"
+"or a low kernel.perf_event_paranoid.  See sym(1) and docs/record.md.\n");
+}
+
+/* ---- option parsing ---- */
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s[0] || s[0] == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e9 || isnan(v))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+	char buf[32];
+	size_t len;
+	uint64_t v;
+	int32_t *a;
+
+	while (*p) {
+		len = strcspn(p, ",");
+		if (len == 0 || len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (parse_u64(buf, 1, INT32_MAX, &v))
+			return -EINVAL;
+		a = realloc(o->pids, (o->npids + 1) * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		o->pids = a;
+		o->pids[o->npids++] = (int32_t)v;
+		p += len;
+		if (*p == ',') {
+			p++;
+			if (!*p)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+enum {
+	OPT_STACK_SIZE = 256, OPT_LEAF_STACK, OPT_MAX_DEPTH, OPT_USER_ONLY,
+	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
+	OPT_MAX_STACKS,
+};
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "leaf-stack-size", required_argument, NULL, OPT_LEAF_STACK },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+		{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
+		{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
+		{ "rotate", required_argument, NULL, OPT_ROTATE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c, err;
+	bool hz_set = false, out_set = false;
+
+	o->cg = CG_FP;
+	o->stack_size = DEFAULT_STACK;
+	o->leaf_stack = DEFAULT_LEAF_STACK;
+	o->max_depth = 127;
+	o->max_stacks = DEFAULT_MAX_STACKS;
+	o->output = "sym.raw";
+	/* '+': the command's own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+F:d:g:o:p:aqh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_u64(optarg, 1, MAX_HZ, &o->hz)) {
+				tool_err("-F: '%s' is not a frequency from 1 "
+					 "to %d Hz", optarg, MAX_HZ);
+				return -EINVAL;
+			}
+			hz_set = true;
+			break;
+		case 'd':
+			if (parse_secs(optarg, &o->duration)) {
+				tool_err("--duration: '%s' is not a positive "
+					 "number of seconds", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'g':
+			if (strcmp(optarg, "fp") == 0) {
+				o->cg = CG_FP;
+			} else if (strcmp(optarg, "dwarf") == 0) {
+				o->cg = CG_DWARF;
+			} else {
+				tool_err("--call-graph: '%s' is neither 'fp' "
+					 "nor 'dwarf'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			if (!optarg[0]) {
+				tool_err("--output: empty file name");
+				return -EINVAL;
+			}
+			o->output = optarg;
+			out_set = true;
+			break;
+		case 'p':
+			err = parse_pids(o, optarg);
+			if (err) {
+				tool_err("--pid: '%s' is not a list of PIDs",
+					 optarg);
+				return err;
+			}
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_STACK_SIZE:
+			if (parse_u64(optarg, 8, MAX_STACK, &v)) {
+				tool_err("--stack-size: '%s' is not from 8 to "
+					 "%d bytes", optarg, MAX_STACK);
+				return -EINVAL;
+			}
+			o->stack_size = (uint32_t)((v + 7) & ~7ULL);
+			break;
+		case OPT_LEAF_STACK:
+			if (parse_u64(optarg, 0, MAX_STACK, &v)) {
+				tool_err("--leaf-stack-size: '%s' is not from "
+					 "0 to %d bytes", optarg, MAX_STACK);
+				return -EINVAL;
+			}
+			o->leaf_stack = (uint32_t)((v + 7) & ~7ULL);
+			break;
+		case OPT_MAX_DEPTH:
+			if (parse_u64(optarg, 1, SYM_PROF_MAX_FRAMES - 1,
+				      &v)) {
+				tool_err("--max-depth: '%s' is not from 1 to "
+					 "%d", optarg, SYM_PROF_MAX_FRAMES - 1);
+				return -EINVAL;
+			}
+			o->max_depth = (unsigned)v;
+			break;
+		case OPT_USER_ONLY:
+			o->user_only = true;
+			break;
+		case OPT_MMAP_PAGES:
+			if (parse_u64(optarg, 1, 1 << 20, &v) ||
+			    (v & (v - 1))) {
+				tool_err("--mmap-pages: '%s' is not a power of "
+					 "two", optarg);
+				return -EINVAL;
+			}
+			o->mmap_pages = v;
+			break;
+		case OPT_CONTINUOUS:
+			o->continuous = true;
+			break;
+		case OPT_ROTATE:
+			if (parse_secs(optarg, &o->rotate)) {
+				tool_err("--rotate: '%s' is not a positive "
+					 "number of seconds", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "raw") == 0) {
+				o->format = FMT_RAW;
+			} else if (strcmp(optarg, "pprof") == 0) {
+				o->format = FMT_PPROF;
+			} else {
+				tool_err("--format: '%s' is neither 'raw' nor "
+					 "'pprof'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_u64(optarg, 1, 1 << 24, &v)) {
+				tool_err("--max-stacks: '%s' is not from 1 to "
+					 "%d", optarg, 1 << 24);
+				return -EINVAL;
+			}
+			o->max_stacks = v;
+			break;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if ((o->cmd != NULL) + (o->npids > 0) + o->all != 1) {
+		tool_err("say what to sample: a command, -p PID or -a (one "
+			 "of them)");
+		return -EINVAL;
+	}
+	if (o->rotate > 0 && !o->continuous) {
+		tool_err("--rotate needs --continuous");
+		return -EINVAL;
+	}
+	if (o->continuous && o->rotate == 0)
+		o->rotate = 60;
+	if (o->continuous && o->duration > 0) {
+		tool_err("--continuous runs until stopped: no --duration");
+		return -EINVAL;
+	}
+	if (!hz_set)
+		o->hz = o->all ? DEFAULT_HZ_ALL : DEFAULT_HZ;
+	if (!out_set && o->format == FMT_PPROF)
+		o->output = "sym.pb.gz";
+	if (o->cg == CG_FP && o->max_depth > 127)
+		o->max_depth = 127;
+	return 0;
+}
+
+/* ---- small containers ---- */
+
+static bool idset_add(struct idset *s, int32_t id)
+{
+	size_t i, cap, j;
+	int32_t *v, key = id + 1;
+
+	if (key == 0)
+		key = INT32_MIN;	/* id -1 never occurs; keep 0 = empty */
+	if ((s->n + 1) * 2 > s->cap) {
+		cap = s->cap ? s->cap * 2 : 64;
+		v = calloc(cap, sizeof(*v));
+		if (!v)
+			return false;
+		for (i = 0; i < s->cap; i++) {
+			if (!s->v[i])
+				continue;
+			j = ((uint32_t)s->v[i] * 2654435761u) & (cap - 1);
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = s->v[i];
+		}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	j = ((uint32_t)key * 2654435761u) & (s->cap - 1);
+	while (s->v[j]) {
+		if (s->v[j] == key)
+			return false;
+		j = (j + 1) & (s->cap - 1);
+	}
+	s->v[j] = key;
+	s->n++;
+	return true;
+}
+
+static bool idset_has(const struct idset *s, int32_t id)
+{
+	int32_t key = id + 1;
+	size_t j;
+
+	if (!s->cap)
+		return false;
+	if (key == 0)
+		key = INT32_MIN;
+	j = ((uint32_t)key * 2654435761u) & (s->cap - 1);
+	while (s->v[j]) {
+		if (s->v[j] == key)
+			return true;
+		j = (j + 1) & (s->cap - 1);
+	}
+	return false;
+}
+
+static void idset_release(struct idset *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- unwinder hooks (procmaps.c calls them) ---- */
+
+static void hook_map(void *ctx, const struct pm_map *m)
+{
+	struct rec *r = ctx;
+	struct unwind_map um;
+
+	if (!r->uw || (m->kind != PM_FILE && m->kind != PM_VDSO))
+		return;
+	um.start = m->start;
+	um.end = m->end;
+	um.pgoff = m->pgoff;
+	um.path = m->open_path ? m->open_path : m->path;
+	um.build_id = m->build_id[0] ? m->build_id : NULL;
+	unwinder_map(r->uw, m->pid, &um);
+}
+
+static void hook_unmap(void *ctx, int32_t pid, uint64_t start, uint64_t end)
+{
+	struct rec *r = ctx;
+
+	if (r->uw)
+		unwinder_unmap(r->uw, pid, start, end);
+}
+
+static void hook_forget(void *ctx, int32_t pid)
+{
+	struct rec *r = ctx;
+
+	if (r->uw)
+		unwinder_forget(r->uw, pid);
+}
+
+/* ---- the profile of the current window ---- */
+
+static int new_window(struct rec *r)
+{
+	int err;
+
+	sym_prof_free(r->prof);
+	r->prof = NULL;
+	err = sym_prof_new(&r->prof);
+	if (err)
+		return err;
+	r->gen++;
+	idset_release(&r->procs);
+	idset_release(&r->threads);
+	r->samples = r->lost = r->throttled = r->dropped = 0;
+	memset(r->flagged, 0, sizeof(r->flagged));
+	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
+	r->win_start_mono = now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+/* The profile's id of mapping @m, adding it to this window first. */
+static int prof_map(struct rec *r, struct pm_map *m, uint32_t *id)
+{
+	struct sym_prof_map pm;
+	int err;
+
+	if (m->user_gen == r->gen) {
+		*id = m->user_id;
+		return 0;
+	}
+	memset(&pm, 0, sizeof(pm));
+	pm.kind = m->kind;
+	pm.pid = m->pid;
+	pm.start = m->start;
+	pm.end = m->end;
+	pm.pgoff = m->pgoff;
+	pm.vaddr = m->vaddr;
+	if (!m->vaddr_known && m->kind == PM_FILE)
+		pm.flags = SYM_PROF_MAP_VADDR_GUESSED;
+	pm.build_id = m->build_id[0] ? m->build_id : NULL;
+	pm.path = m->path;
+	if (m->kind == PM_ANON)
+		pm.path = NULL;
+	err = sym_prof_add_map(r->prof, &pm, id);
+	if (err == -EINVAL && pm.build_id) {
+		/* An odd build ID (odd length, too long): drop it. */
+		pm.build_id = NULL;
+		err = sym_prof_add_map(r->prof, &pm, id);
+	}
+	if (err)
+		return err;
+	m->user_id = *id;
+	m->user_gen = r->gen;
+	return 0;
+}
+
+static int prof_kernel_map(struct rec *r, uint32_t *id)
+{
+	struct sym_prof_map pm;
+	int err;
+
+	if (r->kmap_gen == r->gen) {
+		*id = r->kmap_id;
+		return 0;
+	}
+	memset(&pm, 0, sizeof(pm));
+	pm.kind = SYM_PROF_MAP_KERNEL;
+	pm.pid = -1;
+	pm.start = KERNEL_START;
+	pm.end = UINT64_MAX;
+	pm.vaddr = KERNEL_START;
+	pm.build_id = r->kernel_bid[0] ? r->kernel_bid : NULL;
+	pm.path = "[kernel.kallsyms]";
+	err = sym_prof_add_map(r->prof, &pm, id);
+	if (err)
+		return err;
+	r->kmap_id = *id;
+	r->kmap_gen = r->gen;
+	return 0;
+}
+
+/* Name process @pid and thread @tid in this window's profile. */
+static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
+{
+	uint64_t pidns;
+	int32_t nspid;
+	const char *comm;
+
+	if (pid <= 0)
+		return;
+	if (idset_add(&r->procs, pid) || (force && pid == tid)) {
+		comm = pm_process(r->pm, pid, &pidns, &nspid);
+		sym_prof_add_process(r->prof, pid, pidns, nspid, comm);
+	}
+	if (tid > 0 && (idset_add(&r->threads, tid) || force))
+		sym_prof_add_thread(r->prof, pid, tid, pm_thread(r->pm, tid));
+}
+
+/* ---- samples ---- */
+
+/* Frame @i of user PC @pc at time @t: mapping and ELF address. */
+static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
+		      bool ret, struct sym_prof_frame *f, uint32_t *flags)
+{
+	struct pm_map *m;
+	int err;
+
+	f->flags = ret ? SYM_PROF_FRAME_RETURN : 0;
+	m = pid > 0 ? pm_find(r->pm, pid, pc, t) : NULL;
+	if (!m) {
+		f->map = SYM_PROF_NOMAP;
+		f->addr = pc;
+		if (ret)
+			*flags |= SYM_PROF_BADRETURN;
+		else
+			r->unmapped_leaf++;
+		return 0;
+	}
+	err = prof_map(r, m, &f->map);
+	if (err)
+		return err;
+	f->addr = pc - m->start + m->vaddr;
+	if (ret && retcheck_ok(r->rc, m, pc) == 0) {
+		*flags |= SYM_PROF_BADRETURN;
+		r->not_after_call++;
+	}
+	return 0;
+}
+
+static void add_flags(struct rec *r, uint32_t flags)
+{
+	unsigned i;
+
+	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
+		if (flags & (1u << i)) {
+			r->flagged[i]++;
+			r->total_flags[i]++;
+		}
+	}
+	if (flags)
+		r->total_flagged++;
+}
+
+/* fp mode: the user part of the callchain, its first frame repaired. */
+static size_t fp_user(struct rec *r, const struct perf_sample *s,
+		      const uint64_t *chain, size_t n, uint64_t *pcs,
+		      size_t max, uint32_t *flags)
+{
+	size_t k;
+
+	/* The walk reads one frame past the outermost: a zero "return
+	 * address" there ends the chain, it is not a frame. */
+	while (n > 1 && chain[n - 1] == 0)
+		n--;
+	k = n < max ? n : max;
+	memcpy(pcs, chain, k * sizeof(*pcs));
+	if (k == 0)
+		return 0;
+	/* The frame-pointer register did not lead to any frame: whatever
+	 * the leaf repair finds, the callers beyond it are missing. */
+	if (n == 1)
+		*flags |= SYM_PROF_UNWIND;
+	if (r->uw && r->o.leaf_stack > 0 && s->regs && max >= 2) {
+		uint64_t ra;
+		int err;
+
+		err = unwinder_leaf_ra(r->uw, (pid_t)s->pid, s->regs, s->stack,
+				       (size_t)s->stack_size, &ra);
+		if (err == 0) {
+			if (k < 2 || pcs[1] != ra) {
+				if (k == max) {
+					k--;
+					*flags |= SYM_PROF_TRUNCATED;
+				}
+				memmove(&pcs[2], &pcs[1],
+					(k - 1) * sizeof(*pcs));
+				pcs[1] = ra;
+				k++;
+				r->repaired++;
+			}
+			return k;
+		}
+	}
+	*flags |= SYM_PROF_LEAF;
+	return k;
+}
+
+static int handle_sample(struct rec *r, const struct perf_event_header *h)
+{
+	struct perf_sample s;
+	struct sym_prof_stack st;
+	const uint64_t *user = NULL;
+	size_t nuser = 0, nf = 0, nu = 0, i, nchain_real = 0;
+	uint64_t ctx = 0, e;
+	uint32_t flags = 0, kid;
+	const unsigned char *exact = NULL;
+	bool first_k = true;
+	int32_t pid, tid;
+	int err;
+
+	if (perf_parse_sample(h, r->attr.sample_type, r->nregs, &s) != 0) {
+		r->bad_records++;
+		goto drop;
+	}
+	pid = (int32_t)s.pid;
+	tid = (int32_t)s.tid;
+	if (s.time > r->max_time)
+		r->max_time = s.time;
+	if (pid > 0 && !pm_known(r->pm, pid))
+		pm_scan(r->pm, pid);
+
+	/* Kernel frames first (they are innermost), then find the user
+	 * part of the chain in fp mode. */
+	for (i = 0; i < s.nchain; i++) {
+		e = s.chain[i];
+		if (e >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = e;
+			continue;
+		}
+		nchain_real++;
+		if (ctx == PERF_CONTEXT_KERNEL) {
+			if (nf >= r->o.max_depth)
+				continue;
+			err = prof_kernel_map(r, &kid);
+			if (err)
+				goto drop;
+			r->frames[nf].map = kid;
+			r->frames[nf].addr = e;
+			r->frames[nf].flags = first_k ? 0 :
+					      SYM_PROF_FRAME_RETURN;
+			first_k = false;
+			nf++;
+		} else if (ctx == PERF_CONTEXT_USER && !user) {
+			user = &s.chain[i];
+			nuser = s.nchain - i;
+		}
+	}
+	if (r->o.cg == CG_FP && nchain_real >= r->attr.sample_max_stack)
+		flags |= SYM_PROF_TRUNCATED;
+
+	/* User frames. */
+	if (r->o.cg == CG_FP) {
+		if (user)
+			nu = fp_user(r, &s, user, nuser, r->pcs,
+				     r->o.max_depth - nf, &flags);
+	} else if (s.regs && s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		int stopped = 0;
+		size_t n = 0;
+
+		if (r->uw && s.regs_abi == PERF_SAMPLE_REGS_ABI_64 &&
+		    r->o.max_depth > nf &&
+		    unwinder_unwind_exact(r->uw, (pid_t)pid, s.regs, s.stack,
+					  (size_t)s.stack_size, r->pcs,
+					  r->exact, r->o.max_depth - nf, &n,
+					  &stopped) == 0) {
+			nu = n;
+			if (stopped == UNWIND_STOP_DEPTH)
+				flags |= SYM_PROF_TRUNCATED;
+			else if (stopped != UNWIND_STOP_NONE)
+				flags |= SYM_PROF_UNWIND;
+		} else {
+			/* A 32-bit process, or no room: the exact PC. */
+			r->pcs[0] = s.regs[UNWIND_REG_IP];
+			r->exact[0] = 1;
+			nu = 1;
+			flags |= SYM_PROF_UNWIND;
+		}
+		exact = r->exact;
+	}
+	for (i = 0; i < nu; i++) {
+		err = user_frame(r, pid, r->pcs[i], s.time,
+				 exact ? !exact[i] : i > 0, &r->frames[nf],
+				 &flags);
+		if (err)
+			goto drop;
+		nf++;
+	}
+	if (nu == 0 && s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && pid > 0)
+		flags |= SYM_PROF_KERNEL;
+	memset(&st, 0, sizeof(st));
+	st.count = 1;
+	st.weight = s.period ? s.period : r->attr.sample_period;
+	st.pid = pid > 0 ? pid : 0;
+	st.tid = tid > 0 ? tid : 0;
+	st.flags = flags;
+	st.nframes = (uint32_t)nf;
+	st.frames = r->frames;
+	err = sym_prof_add_stack(r->prof, &st);
+	if (err)
+		goto drop;
+	prof_task(r, st.pid, st.tid, false);
+	r->samples++;
+	r->total_samples++;
+	add_flags(r, flags);
+	return 0;
+drop:
+	r->dropped++;
+	r->total_dropped++;
+	return 0;
+}
+
+/* ---- side-band ---- */
+
+static int collect_sb(void *ctx, const struct perf_event_header *h)
+{
+	struct rec *r = ctx;
+	uint32_t pid = 0, tid = 0;
+	uint64_t t = 0, lost;
+	struct sb *sb;
+	size_t need, cap;
+	unsigned char *buf;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return 0;
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(*h) + 16) {
+			memcpy(&lost, (const char *)(h + 1) + 8, 8);
+			r->lost += lost;
+			r->total_lost += lost;
+		}
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= sizeof(*h) + 8) {
+			memcpy(&lost, h + 1, 8);
+			r->lost += lost;
+			r->total_lost += lost;
+		}
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		r->throttled++;
+		r->total_throttled++;
+		return 0;
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		break;
+	default:
+		return 0;
+	}
+	perf_parse_id(h, r->attr.sample_type, &pid, &tid, &t);
+	if (t > r->max_time)
+		r->max_time = t;
+	need = r->sb_len + h->size;
+	if (need > r->sb_cap) {
+		cap = r->sb_cap ? r->sb_cap : 65536;
+		while (cap < need)
+			cap *= 2;
+		buf = realloc(r->sb_buf, cap);
+		if (!buf)
+			return -ENOMEM;
+		r->sb_buf = buf;
+		r->sb_cap = cap;
+	}
+	if (r->nsbs == r->capsbs) {
+		cap = r->capsbs ? r->capsbs * 2 : 256;
+		sb = realloc(r->sbs, cap * sizeof(*sb));
+		if (!sb)
+			return -ENOMEM;
+		r->sbs = sb;
+		r->capsbs = cap;
+	}
+	memcpy(r->sb_buf + r->sb_len, h, h->size);
+	r->sbs[r->nsbs].time = t;
+	r->sbs[r->nsbs].off = r->sb_len;
+	r->sbs[r->nsbs].seq = r->nsbs;
+	r->nsbs++;
+	r->sb_len += h->size;
+	return 0;
+}
+
+static int sb_cmp(const void *a, const void *b)
+{
+	const struct sb *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A NUL-terminated string at @off of record @h, or NULL. */
+static const char *rec_str(const struct perf_event_header *h, size_t off)
+{
+	const char *s = (const char *)h + off;
+
+	if (off >= h->size || !memchr(s, '\0', h->size - off))
+		return NULL;
+	return s;
+}
+
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved_1;
+			uint16_t reserved_2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+};
+
+struct task_body {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+static void apply_sb(struct rec *r, const struct perf_event_header *h,
+		     uint64_t t)
+{
+	struct mmap2_body mb;
+	struct task_body tb;
+	uint32_t ids[2];
+	const char *s;
+	bool has_bid;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		if (h->size < sizeof(*h) + sizeof(mb))
+			return;
+		memcpy(&mb, h + 1, sizeof(mb));
+		s = rec_str(h, sizeof(*h) + sizeof(mb));
+		if (!s || !(mb.prot & PROT_EXEC))
+			return;
+		has_bid = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+		pm_mmap(r->pm, (int32_t)mb.pid, t, mb.addr, mb.len, mb.pgoff,
+			has_bid ? mb.build_id : NULL,
+			has_bid ? mb.build_id_size : 0, s);
+		return;
+	case PERF_RECORD_COMM:
+		if (h->size < sizeof(*h) + sizeof(ids))
+			return;
+		memcpy(ids, h + 1, sizeof(ids));
+		s = rec_str(h, sizeof(*h) + sizeof(ids));
+		if (!s)
+			return;
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			pm_exec(r->pm, (int32_t)ids[0], t);
+		pm_comm(r->pm, (int32_t)ids[0], (int32_t)ids[1], s);
+		/* Rename what this window already named. */
+		if (idset_has(&r->threads, (int32_t)ids[1]))
+			prof_task(r, (int32_t)ids[0], (int32_t)ids[1], true);
+		return;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (h->size < sizeof(*h) + sizeof(tb))
+			return;
+		memcpy(&tb, h + 1, sizeof(tb));
+		if (h->type == PERF_RECORD_FORK)
+			pm_fork(r->pm, (int32_t)tb.pid, (int32_t)tb.ppid,
+				(int32_t)tb.tid, tb.time);
+		else
+			pm_exit(r->pm, (int32_t)tb.pid, (int32_t)tb.tid,
+				tb.time);
+		return;
+	}
+}
+
+static int walk_samples(void *ctx, const struct perf_event_header *h)
+{
+	if (h->type == PERF_RECORD_SAMPLE)
+		return handle_sample(ctx, h);
+	return 0;
+}
+
+/* One round: snapshot every ring, apply side-band in time order, then
+ * resolve the samples, then give the space back. */
+static int round_body(struct rec *r);
+
+static int round_once(struct rec *r)
+{
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = round_body(r);
+
+	r->round_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	return err;
+}
+
+static int round_body(struct rec *r)
+{
+	int i, err;
+	size_t k;
+	uint64_t total = 0;
+
+	for (i = 0; i < r->ncpus; i++)
+		total += perf_ring_snapshot(r->rings[i]);
+	if (total == 0)
+		return 0;
+	r->nsbs = 0;
+	r->sb_len = 0;
+	for (i = 0; i < r->ncpus; i++) {
+		err = perf_ring_walk(r->rings[i], collect_sb, r);
+		if (err)
+			return err;
+	}
+	if (r->nsbs > 1)
+		qsort(r->sbs, r->nsbs, sizeof(*r->sbs), sb_cmp);
+	for (k = 0; k < r->nsbs; k++)
+		apply_sb(r, (const void *)(r->sb_buf + r->sbs[k].off),
+			 r->sbs[k].time);
+	for (i = 0; i < r->ncpus; i++) {
+		err = perf_ring_walk(r->rings[i], walk_samples, r);
+		if (err)
+			return err;
+		r->bad_records += r->rings[i]->bad;
+		r->rings[i]->bad = 0;
+		perf_ring_consume(r->rings[i]);
+	}
+	if (r->max_time > GC_SLACK_NS)
+		pm_gc(r->pm, r->max_time - GC_SLACK_NS);
+	return 0;
+}
+
+/* ---- setting up ---- */
+
+static int online_cpus(struct rec *r)
+{
+	char buf[4096], *p, *end;
+	long a, b, i;
+	ssize_t n;
+	int fd, *cpus;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		/* No sysfs: the CPUs the system says are online. */
+		n = snprintf(buf, sizeof(buf), "0-%ld",
+			     sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	}
+	buf[n] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		a = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a || b - a > 65536)
+				return -EINVAL;
+			p = end;
+		}
+		for (i = a; i <= b; i++) {
+			cpus = realloc(r->cpus, (r->ncpus + 1) * sizeof(*cpus));
+			if (!cpus)
+				return -ENOMEM;
+			r->cpus = cpus;
+			r->cpus[r->ncpus++] = (int)i;
+		}
+		if (*p == ',')
+			p++;
+	}
+	return r->ncpus > 0 ? 0 : -EINVAL;
+}
+
+static size_t next_pow2(size_t v)
+{
+	size_t p = 1;
+
+	while (p < v && p < ((size_t)1 << 30))
+		p <<= 1;
+	return p;
+}
+
+static void make_attr(struct rec *r)
+{
+	struct perf_event_attr *a = &r->attr;
+	const struct opts *o = &r->o;
+	uint64_t period = 1000000000ULL / o->hz;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->sample_period = period ? period : 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			 PERF_SAMPLE_CALLCHAIN;
+	/* The user registers always: they tell a user thread's sample taken
+	 * in the kernel (flag 'kernel' when no user frame came) from a
+	 * kernel thread's; the stack copy for dwarf mode and the leaf
+	 * repair. */
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = UNWIND_REGS_MASK;
+	if (o->cg == CG_DWARF || o->leaf_stack > 0) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		a->sample_stack_user = o->cg == CG_DWARF ? o->stack_size :
+				       o->leaf_stack;
+	}
+	r->nregs = (unsigned)__builtin_popcountll(a->sample_regs_user);
+	a->exclude_callchain_user = o->cg == CG_DWARF;
+	a->sample_max_stack = (uint16_t)(o->max_depth < 127 ? o->max_depth :
+					 127);
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->build_id = 1;
+	a->exclude_kernel = o->user_only;
+	a->exclude_callchain_kernel = o->user_only;
+	a->exclude_hv = 1;
+	a->exclude_idle = o->all;
+	a->inherit = !o->all;
+	a->disabled = o->cmd != NULL;
+	a->enable_on_exec = o->cmd != NULL;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
+static void perm_hint(int err)
+{
+	if (err == -EACCES || err == -EPERM)
+		tool_err("perf_event_open: %s: sampling needs CAP_PERFMON "
+			 "(or root), or kernel.perf_event_paranoid <= 1 for "
+			 "one's own processes", strerror(-err));
+	else if (err == -ENOENT || err == -EOPNOTSUPP)
+		tool_err("perf_event_open: the cpu-clock event is not "
+			 "available: %s", strerror(-err));
+	else
+		tool_err("perf_event_open: %s", strerror(-err));
+}
+
+/* Open one event, relaxing the attr as the kernel demands: without the
+ * kernel (not allowed), without build IDs or clockid (older kernels).
+ * The first event that opens fixes the attr for the others. */
+static int open_event(struct rec *r, pid_t pid, int cpu, bool probe)
+{
+	int fd;
+
+	for (;;) {
+		fd = perf_open(&r->attr, pid, cpu);
+		if (fd >= 0 || !probe)
+			return fd;
+		if ((fd == -EACCES || fd == -EPERM) &&
+		    !r->attr.exclude_kernel) {
+			r->attr.exclude_kernel = 1;
+			r->attr.exclude_callchain_kernel = 1;
+			if (!r->o.quiet)
+				tool_err("kernel frames are not allowed "
+					 "here: sampling user space only");
+			continue;
+		}
+		if (fd == -EINVAL && r->attr.build_id) {
+			r->attr.build_id = 0;
+			continue;
+		}
+		if (fd == -EINVAL && r->attr.use_clockid) {
+			r->attr.use_clockid = 0;
+			continue;
+		}
+		return fd;
+	}
+}
+
+static int add_fd(struct rec *r, int fd)
+{
+	int *a;
+
+	if (r->nfds == r->capfds) {
+		a = realloc(r->fds, (r->capfds ? r->capfds * 2 : 16) *
+				    sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		r->fds = a;
+		r->capfds = r->capfds ? r->capfds * 2 : 16;
+	}
+	r->fds[r->nfds++] = fd;
+	return 0;
+}
+
+/* Open the event of task @pid (-1: all) on every CPU; the first event of
+ * a CPU gets the ring, the others write into it. */
+static int open_task(struct rec *r, pid_t pid, bool probe)
+{
+	struct perf_ring *ring;
+	size_t pages = r->o.mmap_pages;
+	int i, fd, err;
+
+	for (i = 0; i < r->ncpus; i++) {
+		fd = open_event(r, pid, r->cpus[i], probe && i == 0);
+		if (fd < 0)
+			return fd;
+		err = add_fd(r, fd);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		ring = r->rings[i];
+		if (ring->base) {
+			err = perf_set_output(fd, ring->fd);
+			if (err)
+				return err;
+			continue;
+		}
+		for (;;) {
+			err = perf_ring_map(ring, fd, pages);
+			if (err != -EPERM || pages <= 8)
+				break;
+			pages /= 2;	/* over the mlock limit */
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Wake up when a ring is a quarter full (or at the poll timeout). */
+static void set_watermark(struct rec *r, size_t pages)
+{
+	size_t bytes = pages * (size_t)sysconf(_SC_PAGESIZE);
+
+	r->attr.watermark = 1;
+	r->attr.wakeup_watermark = (uint32_t)(bytes / 4);
+}
+
+static size_t default_pages(const struct rec *r)
+{
+	const struct opts *o = &r->o;
+	size_t per_sample, bytes;
+
+	per_sample = 256 + 8 * (size_t)(o->max_depth < 127 ? o->max_depth :
+				       127) / 2;
+	if (o->cg == CG_DWARF)
+		per_sample += o->stack_size + 8 * r->nregs;
+	else if (o->leaf_stack)
+		per_sample += o->leaf_stack + 8 * r->nregs;
+	/* Half a second of samples, since a round runs every POLL_MS. */
+	bytes = per_sample * (size_t)o->hz / 2;
+	bytes = next_pow2(bytes / (size_t)sysconf(_SC_PAGESIZE) + 1);
+	if (bytes < 64)
+		bytes = 64;
+	if (bytes > 4096)
+		bytes = 4096;
+	return bytes;
+}
+
+/* -p: every thread of every PID, again until no new thread shows up
+ * (threads started before their creator's event was open are not
+ * inherited). */
+static int open_pids(struct rec *r)
+{
+	struct idset seen = { 0 };
+	char path[64];
+	struct dirent *de;
+	bool fresh, probe = true;
+	size_t k;
+	int pass, err = 0;
+	long tid;
+	DIR *d;
+
+	for (pass = 0; pass < 16; pass++) {
+		fresh = false;
+		for (k = 0; k < r->o.npids; k++) {
+			snprintf(path, sizeof(path), "/proc/%d/task",
+				 (int)r->o.pids[k]);
+			d = opendir(path);
+			if (!d) {
+				if (pass == 0) {
+					tool_err("no process %d",
+						 (int)r->o.pids[k]);
+					err = -ESRCH;
+					goto out;
+				}
+				continue;
+			}
+			while ((de = readdir(d))) {
+				tid = strtol(de->d_name, NULL, 10);
+				if (tid <= 0 || !idset_add(&seen, (int32_t)tid))
+					continue;
+				fresh = true;
+				err = open_task(r, (pid_t)tid, probe);
+				probe = false;
+				if (err == -ESRCH) {
+					err = 0;	/* exited meanwhile */
+					continue;
+				}
+				if (err) {
+					closedir(d);
+					goto out;
+				}
+			}
+			closedir(d);
+		}
+		if (!fresh)
+			break;
+	}
+out:
+	idset_release(&seen);
+	return err;
+}
+
+static int start_child(struct rec *r, int *go)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		/* Wait for the events to be open; EOF means give up. */
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		if (r->nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &r->nofile);
+		execvp(r->o.cmd[0], r->o.cmd);
+		tool_err("cannot run '%s': %s", r->o.cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go = p[1];
+	r->child = pid;
+	return 0;
+}
+
+/* ---- output ---- */
+
+/* FILE with %n and %t of --continuous expanded. */
+static int out_path(const struct rec *r, char *buf, size_t len)
+{
+	const char *s = r->o.output;
+	char stamp[32];
+	struct tm tm;
+	time_t secs = (time_t)(r->win_start_real / 1000000000LL);
+	size_t n = 0;
+	int w;
+
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (; *s; s++) {
+		if (r->o.continuous && s[0] == '%' && (s[1] == 'n' ||
+						       s[1] == 't')) {
+			if (s[1] == 'n')
+				w = snprintf(buf + n, len - n, "%u", r->seq);
+			else
+				w = snprintf(buf + n, len - n, "%s", stamp);
+			if (w < 0 || (size_t)w >= len - n)
+				return -ENAMETOOLONG;
+			n += (size_t)w;
+			s++;
+			continue;
+		}
+		if (n + 1 >= len)
+			return -ENAMETOOLONG;
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_prof(struct rec *r, int fd)
+{
+	if (r->o.format == FMT_PPROF)
+		return sym_prof_write_pprof(r->prof, fd);
+	return sym_prof_write(r->prof, fd);
+}
+
+/* Write this window's profile to the output, atomically. */
+static int write_window(struct rec *r, char *path, size_t pathlen)
+{
+	struct sym_prof_header h;
+	char tmp[PATH_MAX + 32];
+	int fd = -1, err, e2;
+	unsigned i;
+
+	memset(&h, 0, sizeof(h));
+	h.host = r->host;
+	h.tool = "sym-record";
+	h.tool_version = SYM_VERSION;
+	h.start_ns = r->win_start_real;
+	h.duration_ns = now_ns(CLOCK_MONOTONIC) - r->win_start_mono;
+	h.event = "cpu-clock";
+	h.mode = r->o.cg == CG_DWARF ? "dwarf" : "fp";
+	h.frequency = r->o.hz;
+	h.period = r->attr.sample_period;
+	h.weight_unit = "ns";
+	h.samples = r->samples;
+	h.lost = r->lost;
+	h.throttled = r->throttled;
+	h.dropped = r->dropped;
+	for (i = 0; i < SYM_PROF_NFLAGS; i++)
+		h.flagged[i] = r->flagged[i];
+	h.pidns = r->pidns;
+	err = sym_prof_set_header(r->prof, &h);
+	if (err)
+		return err;
+	err = out_path(r, path, pathlen);
+	if (err)
+		return err;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path,
+			     (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	err = write_prof(r, fd);
+	if (!err && fsync(fd) < 0 && errno != EINVAL)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		e2 = errno;
+		unlink(tmp);
+		errno = e2;
+		return err;
+	}
+	r->seq++;
+	return 0;
+}
+
+/* Fail before sampling, not after, when the output cannot be written. */
+static int check_output(struct rec *r)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	int fd, err;
+
+	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
+	err = out_path(r, path, sizeof(path));
+	if (!err && (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path,
+				     (int)getpid()) >= sizeof(tmp))
+		err = -ENAMETOOLONG;
+	if (!err) {
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = -errno;
+		} else {
+			close(fd);
+			unlink(tmp);
+		}
+	}
+	if (err)
+		tool_err_code(r->o.output, err);
+	return err;
+}
+
+/* ---- the loop ---- */
+
+static void disable_all(struct rec *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfds; i++)
+		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static bool reap_child(struct rec *r, int flags)
+{
+	int status;
+	pid_t p;
+
+	if (r->child <= 0 || r->child_done)
+		return r->child_done;
+	do
+		p = waitpid(r->child, &status, flags);
+	while (p < 0 && errno == EINTR);
+	if (p == r->child) {
+		r->child_done = true;
+		r->child_status = status;
+	}
+	return r->child_done;
+}
+
+static void summary(struct rec *r, const char *path, uint64_t run_ns)
+{
+	struct rusage ru;
+	struct pm_stats ps;
+	double cpu;
+
+	getrusage(RUSAGE_SELF, &ru);
+	cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	pm_get_stats(r->pm, &ps);
+	fprintf(stderr,
+		"%s: %s: %" PRIu64 " samples in %.3f s, %zu unique stacks "
+		"(last file); flagged %" PRIu64 " (truncated %" PRIu64
+		", badreturn %" PRIu64 ", leaf %" PRIu64 ", unwind %" PRIu64
+		", kernel %" PRIu64 "), lost %" PRIu64 ", throttled %" PRIu64
+		", dropped %" PRIu64 "\n",
+		tool_prog(), path, r->total_samples, (double)run_ns / 1e9,
+		sym_prof_nstacks(r->prof), r->total_flagged, r->total_flags[0],
+		r->total_flags[1], r->total_flags[2], r->total_flags[3],
+		r->total_flags[4], r->total_lost, r->total_throttled,
+		r->total_dropped);
+	fprintf(stderr,
+		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
+		"unwinding %.1f us per sample); %s; leaf repairs "
+		"%" PRIu64 ", unmapped leaves %" PRIu64 ", return addresses "
+		"not after a call %" PRIu64 "; ELF files read %" PRIu64
+		", build-ID cache hits %" PRIu64 ", unreadable %" PRIu64 "\n",
+		tool_prog(), cpu,
+		r->total_samples ? cpu * 1e6 / (double)r->total_samples : 0.0,
+		r->total_samples ? (double)r->round_ns / 1e3 /
+				   (double)r->total_samples : 0.0,
+		r->attr.exclude_kernel ? "user frames only" :
+					 "kernel frames kept",
+		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
+		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
+}
+
+static int run(struct rec *r)
+{
+	struct pm_hooks hooks = { r, hook_map, hook_unmap, hook_forget };
+	struct sigaction sa;
+	struct pollfd *pfd = NULL;
+	char path[PATH_MAX];
+	uint64_t start, now, deadline = 0, rotate_at = 0, wait;
+	int go = -1, i, err, n;
+	struct rlimit rl;
+
+	if (gethostname(r->host, sizeof(r->host) - 1) != 0)
+		r->host[0] = '\0';
+	/* -p opens one event per thread and CPU: allow what the hard limit
+	 * allows. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		r->nofile = rl;
+		r->nofile_raised = true;
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	r->pidns = pm_pidns(0);
+	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
+	err = check_output(r);
+	if (err)
+		return err;
+	err = online_cpus(r);
+	if (err) {
+		tool_err("cannot read the online CPUs");
+		return err;
+	}
+	make_attr(r);
+	if (!r->o.mmap_pages)
+		r->o.mmap_pages = default_pages(r);
+	set_watermark(r, r->o.mmap_pages);
+	if (r->o.cg == CG_DWARF || r->o.leaf_stack > 0) {
+		err = unwinder_new(&r->uw);
+		if (err) {
+			tool_err("cannot set up the CFI unwinder: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+	err = pm_new(&hooks, &r->pm);
+	if (err)
+		return err;
+	err = retcheck_new(&r->rc);
+	if (err)
+		return err;
+	err = new_window(r);
+	if (err)
+		return err;
+	r->rings = calloc((size_t)r->ncpus, sizeof(*r->rings));
+	pfd = calloc((size_t)r->ncpus, sizeof(*pfd));
+	if (!r->rings || !pfd) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < r->ncpus; i++) {
+		r->rings[i] = calloc(1, sizeof(**r->rings));
+		if (!r->rings[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+		r->rings[i]->fd = -1;
+	}
+
+	if (r->o.cmd) {
+		err = start_child(r, &go);
+		if (err) {
+			tool_err("cannot fork: %s", strerror(-err));
+			goto out;
+		}
+		err = open_task(r, r->child, true);
+	} else if (r->o.all) {
+		err = open_task(r, -1, true);
+	} else {
+		err = open_pids(r);
+	}
+	if (err) {
+		if (err != -ESRCH)
+			perm_hint(err);
+		goto out;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_chld;
+	sigaction(SIGCHLD, &sa, NULL);
+
+	start = now_ns(CLOCK_MONOTONIC);
+	r->win_start_mono = start;
+	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
+	if (r->o.duration > 0)
+		deadline = start + (uint64_t)(r->o.duration * 1e9);
+	if (r->o.continuous)
+		rotate_at = start + (uint64_t)(r->o.rotate * 1e9);
+	if (r->o.cmd) {
+		/* Go: the events start at its exec. */
+		if (write(go, "g", 1) != 1) {
+			err = -errno;
+			goto out;
+		}
+		close(go);
+		go = -1;
+	} else {
+		for (size_t k = 0; k < r->o.npids; k++) {
+			pm_scan(r->pm, r->o.pids[k]);
+			pm_scan_threads(r->pm, r->o.pids[k]);
+		}
+	}
+	for (i = 0; i < r->ncpus; i++) {
+		pfd[i].fd = r->rings[i]->fd;
+		pfd[i].events = POLLIN;
+	}
+
+	while (!stop_signal) {
+		now = now_ns(CLOCK_MONOTONIC);
+		wait = POLL_MS * 1000000ULL;
+		if (deadline && deadline - now < wait)
+			wait = deadline > now ? deadline - now : 0;
+		if (rotate_at && rotate_at - now < wait)
+			wait = rotate_at > now ? rotate_at - now : 0;
+		n = poll(pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
+		/* A ring whose events all ended (their tasks exited) reports
+		 * POLLHUP for good: stop polling it, or poll would spin. */
+		for (i = 0; n > 0 && i < r->ncpus; i++)
+			if (pfd[i].revents & (POLLHUP | POLLERR))
+				pfd[i].fd = -1;
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			goto out;
+		}
+		err = round_once(r);
+		if (err)
+			goto out;
+		if (child_exited && reap_child(r, WNOHANG))
+			break;
+		if (r->o.npids && !r->o.continuous) {
+			/* -p: stop when every target is gone. */
+			size_t k, alive = 0;
+
+			for (k = 0; k < r->o.npids; k++)
+				alive += kill(r->o.pids[k], 0) == 0 ||
+					 errno == EPERM;
+			if (!alive)
+				break;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (deadline && now >= deadline)
+			break;
+		if (rotate_at && (now >= rotate_at ||
+				  sym_prof_nstacks(r->prof) >=
+					  r->o.max_stacks)) {
+			err = write_window(r, path, sizeof(path));
+			if (err) {
+				tool_err_code(r->o.output, err);
+				goto out;
+			}
+			err = new_window(r);
+			if (err)
+				goto out;
+			rotate_at = now_ns(CLOCK_MONOTONIC) +
+				    (uint64_t)(r->o.rotate * 1e9);
+		}
+	}
+	disable_all(r);
+	if (r->child > 0 && !reap_child(r, WNOHANG)) {
+		kill(r->child, SIGTERM);
+		reap_child(r, 0);
+	}
+	err = round_once(r);
+	if (err)
+		goto out;
+	err = write_window(r, path, sizeof(path));
+	if (err) {
+		tool_err_code(r->o.output, err);
+		goto out;
+	}
+	if (!r->o.quiet)
+		summary(r, path, now_ns(CLOCK_MONOTONIC) - start);
+	if (r->child > 0 && WIFEXITED(r->child_status) &&
+	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
+		tool_err("'%s' did not run", r->o.cmd[0]);
+		err = -ENOEXEC;
+	}
+out:
+	if (go >= 0)
+		close(go);	/* the child exits without running CMD */
+	if (r->child > 0 && !r->child_done) {
+		kill(r->child, SIGTERM);
+		reap_child(r, 0);
+	}
+	free(pfd);
+	return err;
+}
+
+static void release(struct rec *r)
+{
+	size_t i;
+
+	if (r->rings) {
+		for (i = 0; i < (size_t)r->ncpus; i++) {
+			if (r->rings[i])
+				perf_ring_unmap(r->rings[i]);
+			free(r->rings[i]);
+		}
+	}
+	for (i = 0; i < r->nfds; i++)
+		close(r->fds[i]);
+	free(r->fds);
+	free(r->rings);
+	free(r->cpus);
+	pm_free(r->pm);
+	retcheck_free(r->rc);
+	unwinder_free(r->uw);
+	sym_prof_free(r->prof);
+	idset_release(&r->procs);
+	idset_release(&r->threads);
+	free(r->sb_buf);
+	free(r->sbs);
+	free(r->o.pids);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec *r;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		tool_err("out of memory");
+		return TOOL_EXIT_FAIL;
+	}
+	err = parse_opts(&r->o, argc, argv);
+	if (err) {
+		release(r);
+		free(r);
+		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
+	}
+	err = run(r);
+	release(r);
+	free(r);
+	return err ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
+}
