@@ -9,13 +9,15 @@ set -e
 
 # Build: compiler, libraries.  Tests: the oracles (llvm-symbolizer 14 and 19,
 # GNU addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
-# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time.
+# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, perf
+# (linux-perf: a real capture for sym fold --from perf-script).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
 binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
-libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk"
+libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
+linux-perf"
 
 missing=
 for p in $PKGS; do
