@@ -189,9 +189,10 @@ static int fold_perf_script(const struct fold_args *a, int fd,
 			 "frame", a->input, (unsigned long long)st.unrecognized);
 	if (st.filtered && !a->event)
 		tool_err("'%s': kept event '%s' only (the first one); left out "
-			 "%llu samples of other events, such as '%s': choose "
+			 "%llu sample%s of other events, such as '%s': choose "
 			 "one with --event-filter", a->input, st.event,
-			 (unsigned long long)st.filtered, st.other_event);
+			 (unsigned long long)st.filtered,
+			 st.filtered == 1 ? "" : "s", st.other_event);
 	if (st.unterminated)
 		tool_err("'%s': the input ends inside a sample (no blank line "
 			 "after its frames): that sample is left out",

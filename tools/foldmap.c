@@ -3,8 +3,8 @@
  *
  * Open addressing with linear probing over a power-of-two table of slots
  * (hash, entry index), at most 70% full; entries live in an array in the
- * order they were first added, their stacks in 1 MiB chunks of an arena
- * (a longer stack gets a chunk of its own).  The hash reads 8 bytes at a
+ * order they were first added, their stacks in chunks of an arena (4 KiB,
+ * doubling up to 1 MiB; a longer stack gets a chunk of its own).  The hash reads 8 bytes at a
  * time: stacks are long (hundreds of bytes) and every sample hashes one.
  * It is not keyed: a profile crafted to collide would only be slow.
  */
@@ -16,6 +16,7 @@
 #include "banned.h"
 
 #define CHUNK_SIZE (1u << 20)
+#define CHUNK_FIRST (2u << 10)
 #define EMPTY SIZE_MAX
 
 struct slot {
@@ -95,7 +96,12 @@ static char *arena_copy(struct fold_map *m, const char *s, size_t len)
 	if (len >= SIZE_MAX - sizeof(*c) - 1)
 		return NULL;
 	if (!c || c->size - c->used < len + 1) {
-		size_t size = len + 1 > CHUNK_SIZE ? len + 1 : CHUNK_SIZE;
+		/* 4 KiB first, doubling to CHUNK_SIZE: small maps stay small. */
+		size_t size = c ? c->size : CHUNK_FIRST;
+
+		size = size >= CHUNK_SIZE / 2 ? CHUNK_SIZE : size * 2;
+		if (len + 1 > size)
+			size = len + 1;
 
 		c = malloc(sizeof(*c) + size);
 		if (!c)
@@ -120,7 +126,7 @@ static char *arena_copy(struct fold_map *m, const char *s, size_t len)
 
 static int grow_slots(struct fold_map *m)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 1024, i, j;
+	size_t n = m->nslots ? m->nslots * 2 : 64, i, j;
 	struct slot *s;
 
 	if (n > SIZE_MAX / sizeof(*s))
@@ -174,7 +180,7 @@ int fold_map_add_stack(struct fold_map *m, const char *stack, size_t len,
 		}
 	}
 	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
+		size_t cap = m->cap ? m->cap * 2 : 32;
 
 		if (cap > SIZE_MAX / sizeof(*e))
 			return -ENOMEM;

@@ -17,8 +17,8 @@
  * frame is not escaped: one that holds ';' is taken as two frames by a
  * reader (perfscript.c turns ';' in names into ':' for that reason).
  *
- * Memory: the stacks are copied into the map (one allocation per 1 MiB
- * of them, and one per stack longer than that); a map of N distinct
+ * Memory: the stacks are copied into the map (in chunks of 4 KiB
+ * doubling up to 1 MiB, and one per stack longer); a map of N distinct
  * stacks costs their bytes plus about 40 bytes each.  Adding is O(length
  * of the stack); writing sorts, O(N log N) comparisons.
  * Thread-safety: none; one thread per map.

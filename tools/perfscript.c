@@ -100,7 +100,8 @@ static int pbuf_reserve(struct pbuf *b, size_t more, size_t max)
 	if (more > max || b->len > max - more)
 		return -E2BIG;
 	want = b->len + more;
-	if (want <= b->cap)
+	/* Allocated even for 0 bytes: mem*() calls get no NULL. */
+	if (want <= b->cap && b->p)
 		return 0;
 	cap = b->cap ? b->cap : 64;
 	while (cap < want)

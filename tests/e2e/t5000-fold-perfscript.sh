@@ -30,7 +30,7 @@ if [ -d "$CONF/input" ]; then
 	ninputs=$(ls "$CONF"/input/*.txt | wc -l)
 	ncases=$((ninputs * 6))
 fi
-plan $((ncases + 27 + 5))
+plan $((ncases + 28 + 5))
 
 # --- 1. conformance ------------------------------------------------------
 
@@ -66,7 +66,7 @@ if [ ! -d "$CONF/input" ]; then
 else
 	for opt in $OPTS; do
 		for in in "$CONF"/input/*.txt; do
-			b=$(basename "$in" .txt)
+			b=${in##*/}; b=${b%.txt}
 			id="$b:$opt"
 			exp="$CONF/expected/$b-collapsed-$opt.txt"
 			$FOLD --"$opt" "$in" 2>/dev/null > "$T/out"
@@ -123,7 +123,7 @@ prog;a:b;RegExp:[&<>];ns::(anonymous namespace)::f;net/http.(*Client).Do 5
 prog;do_syscall_64;[unknown];[libx.so];outer;inner_[i];leaf 10
 EOF
 is "a second event is reported" "$(errs)" \
-	"sym fold: 'T/a.txt': kept event 'cycles' only (the first one); left out 1 samples of other events, such as 'instructions': choose one with --event-filter"
+	"sym fold: 'T/a.txt': kept event 'cycles' only (the first one); left out 1 sample of other events, such as 'instructions': choose one with --event-filter"
 
 run_compare "--all --tid --addrs" \
 	sh -c "$FOLD --all --tid --addrs '$T/a.txt' 2>/dev/null" <<'EOF'
@@ -203,6 +203,8 @@ fails "a stack over 8192 frames is an error" "line 8193: stack deeper than 8192 
 printf 'prog 1/1 1.0: 99999999999999999999 cycles:\n\t1 f (/x)\n\n' > "$T/big.txt"
 fails "a period over 64 bits is an error" "line 1: period '99999999999999999999' does not fit 64 bits" $FOLD "$T/big.txt"
 printf 'Hello,\nthis is a letter (not a profile).\n\nRegards\n' > "$T/text.txt"
+printf 'p 1/1 1.0: 18446744073709551615 cycles:\n\t1 f (/x)\n\np 1/1 1.0: 1 cycles:\n\t1 g (/x)\n\n' > "$T/sum.txt"
+fails "a sum over 64 bits is an error" "a count does not fit 64 bits" $FOLD "$T/sum.txt"
 fails "text that is not perf script is an error" "no samples: is this .perf script. output" $FOLD "$T/text.txt"
 fails "a missing file is an error" "'$T/nope.txt'" $FOLD "$T/nope.txt"
 fails "without --from: not yet" "not yet: only --from perf-script" $SYM fold "$T/a.txt"
