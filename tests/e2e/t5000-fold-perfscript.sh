@@ -287,6 +287,11 @@ else
 	# perf's own figures: samples and the sum of their periods.
 	perf report -i "$T/perf.data" --stdio 2>/dev/null > "$T/report"
 	nsamples=$(sed -n "s/^# Samples: \([0-9]*\) *of event.*/\1/p" "$T/report" | head -1)
+	# (perf report writes 1K past 999: then count perf script's headers)
+	case $nsamples in
+	'' | *[!0-9]*)
+		nsamples=$(perf script -i "$T/perf.data" -F comm,tid 2>/dev/null | grep -c .) ;;
+	esac
 	evcount=$(sed -n 's/^# Event count (approx.): \([0-9]*\)$/\1/p' "$T/report" | head -1)
 	# perf script's default fields have the period; -F without it, 1 each.
 	perf script -i "$T/perf.data" 2>/dev/null > "$T/script.txt"
