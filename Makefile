@@ -51,7 +51,7 @@ endif
 
 # Recursive (=) on purpose: pkg-config runs only when something is built,
 # after `make check` has installed the packages.
-LIB_PKGS = libdw libelf libzstd liblzma libdeflate
+LIB_PKGS = libdw libelf libzstd liblzma libdeflate libprotobuf-c zlib
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 # LMDB installs no .pc file: plain -llmdb.
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
@@ -69,7 +69,9 @@ ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 B = build
 LIB_SRCS := $(wildcard libsym/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# Generated at build time (never committed): pprof's profile.proto as C.
+GEN_OBJS := $(B)/gen/profile.pb-c.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GEN_OBJS)
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(B)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/t-*.c)
@@ -100,6 +102,24 @@ $(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+# libsym/profile.proto (Google's, vendored) -> C with protoc-c, at build
+# time.  The generated symbols (perftools__profiles__*) stay out of
+# libsym.so's ABI: -fvisibility=hidden and the version script's local: *.
+PROTOC_C ?= protoc-c
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+	@mkdir -p $(B)/gen
+	$(call msg,PROTOC,$@)$(PROTOC_C) --proto_path=libsym \
+		--c_out=$(B)/gen libsym/profile.proto
+
+# Generated code is not ours to keep warning-free: only its own warnings
+# are silenced, the rest of the flags (sanitizers, -fPIC) are the same.
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -w -c -o $@ $<
+
+# pprof.c includes the generated header.
+$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/libsym/pprof.o: DEP_CFLAGS += -I$(B)/gen
+
 lib/libsym.a: $(LIB_OBJS)
 	@mkdir -p lib
 	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
@@ -124,10 +144,11 @@ lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 abi-check:
 	$(Q)tests/abi-check.sh libsym/sym.h libsym/libsym.map
 
+# -lm: tools/stats.c (erfc, sqrt, log).
 bin/sym: $(TOOL_OBJS) lib/libsym.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
+		$(DEP_LIBS) -lm $(LDLIBS)
 
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
@@ -145,6 +166,17 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
+# t-pprof checks the encoding with the generated protobuf code.
+$(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
+$(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
+# The sym tool's stack trie and flame graph writer, tested on their own.
+$(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
+		tools/flame.c lib/libsym.a tests/unit/tap.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
+		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		tools/client.c tools/util.c lib/libsym.a $(B)/.flags
@@ -153,6 +185,38 @@ $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		$(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS)) $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
 		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
+# The statistics of sym report and sym diff live in the sym tool
+# (tools/stats.c); they are pure functions and need only libm.
+$(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
+		tests/unit/tap.h lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
+		$(DEP_LIBS) -lm $(LDLIBS)
+
+# The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
+UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
+	lib/libsym.a tests/unit/tap.h $(B)/.flags
+$(B)/tests/t-unwind: tests/unit/t-unwind.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
+# Its benchmark: build/tests/unwind-bench (see docs/record.md).
+$(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+# fuzz-folded drives the sym tool's folded reader and flame graph writer.
+$(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
+		tools/stacktree.c tools/flame.c lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
+		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
 
 # The perf script reader and the folded-stack map live in the sym tool.
 $(B)/tests/replay-fuzz-perfscript: tests/fuzz/fuzz-perfscript.c \

@@ -841,7 +841,8 @@ enum sym_prof_map_kind {
 enum sym_prof_map_flags {
 	/** @vaddr was not known (a pprof mapping has no field for it) and
 	 *  was set to @pgoff, which is right when the PT_LOAD segment has
-	 *  p_vaddr == p_offset (usual for PIE and shared objects). */
+	 *  p_vaddr == p_offset (usual for PIE and shared objects).  The
+	 *  raw format carries it as a `mapflags ID vaddr-guessed` line. */
 	SYM_PROF_MAP_VADDR_GUESSED = (1 << 0),
 };
 
@@ -895,7 +896,8 @@ enum sym_prof_stack_flags {
 	SYM_PROF_LEAF = (1 << 2),	/**< leaf's caller may be missing */
 	SYM_PROF_UNWIND = (1 << 3),	/**< CFI unwind stopped early */
 	SYM_PROF_KERNEL = (1 << 4),	/**< only kernel frames captured */
-	SYM_PROF_UNKNOWN_FLAG = (1 << 31), /**< a flag this reader does not know */
+	/** a flag this reader does not know (written back as "unknown") */
+	SYM_PROF_UNKNOWN_FLAG = (1 << 31),
 };
 
 /** Number of named stack flags (bits 0 to SYM_PROF_NFLAGS - 1). */
@@ -924,7 +926,8 @@ struct sym_prof_header {
 	const char *host;
 	/** Writer name and version, e.g. "sym-record", "0.1.0". */
 	const char *tool, *tool_version;
-	/** Wall-clock start, nanoseconds since the Unix epoch. */
+	/** Wall-clock start, nanoseconds since the Unix epoch; 0 when
+	 *  unknown. */
 	int64_t start_ns;
 	/** Wall-clock length of the recording. */
 	uint64_t duration_ns;
@@ -961,7 +964,8 @@ SYM_API int sym_prof_new(struct sym_prof **out);
 SYM_API void sym_prof_free(struct sym_prof *p);
 
 /**
- * sym_prof_set_header() - replace the header; strings are copied.
+ * sym_prof_set_header() - replace the header; strings are copied ("" is
+ * stored as NULL: the formats cannot tell them apart).
  * @return 0 or -ENOMEM (the old header is kept)
  */
 SYM_API int sym_prof_set_header(struct sym_prof *p,
@@ -974,9 +978,13 @@ SYM_API int sym_prof_set_header(struct sym_prof *p,
 SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
 
 /**
- * sym_prof_add_map() - append a mapping; strings are copied.
+ * sym_prof_add_map() - append a mapping; strings are copied ("" is stored
+ * as NULL).
  * @param[out] id  the new map's id (may be NULL); m->id is ignored
- * @return 0, -ENOMEM, -E2BIG (too many maps), -EINVAL (start > end)
+ * @return 0, -ENOMEM, -E2BIG (2^20 maps already), -EINVAL (start > end,
+ *         an unknown kind or flag, pid below -1, or a build ID that is not
+ *         2 to 128 lowercase hex digits of an even count: normalize it or
+ *         pass NULL)
  */
 SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
 			     uint32_t *id);
@@ -985,16 +993,21 @@ SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
  * sym_prof_add_process() - record a process's PID namespace and name.
  * @param pidns  namespace inode, 0 when unknown
  * @param nspid  PID inside that namespace, 0 when unknown
- * @param comm   may be NULL; copied
- * @return 0 or -ENOMEM; a second call for one @pid replaces the first
+ * @param comm   may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @nspid negative), -E2BIG (2^22
+ *         processes already); a second call for one @pid replaces the
+ *         first
  */
 SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
 				 uint64_t pidns, int32_t nspid,
 				 const char *comm);
 
 /**
- * sym_prof_add_thread() - record a thread's name.
- * @return 0 or -ENOMEM; a second call for one @tid replaces the first
+ * sym_prof_add_thread() - record a thread's name and process.
+ * @param comm  may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @tid negative), -E2BIG (2^22
+ *         threads already); a second call for one @tid replaces the
+ *         first
  */
 SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 				const char *comm);
@@ -1004,9 +1017,14 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
  * tid, flags, frames) already present gets @s's count and weight added,
  * so the profile holds each unique stack once.  The frames are copied.
  * Header counts (samples, flagged) are not touched: the writer of the
- * profile keeps them.
- * @return 0, -ENOMEM, -E2BIG (too many frames or stacks), -EINVAL (a frame
- *         names a map that does not exist)
+ * profile keeps them.  O(1) amortized; adding a stack already present
+ * allocates nothing.
+ * @return 0, -ENOMEM, -E2BIG (more than SYM_PROF_MAX_FRAMES frames, or
+ *         2^24 unique stacks already), -EINVAL (a frame names a map that
+ *         does not exist, pid or tid negative, or a flag bit that enum
+ *         sym_prof_stack_flags or enum sym_prof_frame_flags does not
+ *         name), -EOVERFLOW (the summed count or weight would pass
+ *         2^64 - 1; the profile is unchanged)
  */
 SYM_API int sym_prof_add_stack(struct sym_prof *p,
 			       const struct sym_prof_stack *s);
@@ -1047,23 +1065,77 @@ SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
 SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
 
 /**
- * sym_prof_write() - write @p in the raw stack format.
+ * sym_prof_write() - write @p in the raw stack format, every header line
+ * included, in one write(2) per 64 KiB.  The output depends on @p only:
+ * header, processes and threads in the order they were first added, maps,
+ * stacks in their order, "end".
  * @param fd  written with write(2), not closed
- * @return 0 or -errno
+ * @return 0, -errno of write(2), -ENOMEM, -EINVAL (the header has no
+ *         weight_unit: the file could not be read back)
  */
 SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 
 /**
- * sym_prof_read() - parse the raw stack format.
+ * sym_prof_read() - parse the raw stack format, strictly: the first
+ * problem fails the whole file (docs/raw-format.md, "libsym").  Map ids
+ * are renumbered 0 to n - 1 in file order; identical stacks are summed.
  * @param buf, len  the whole file
  * @param[out] out  caller owns: sym_prof_free()
  * @param msg, msglen  filled on error with "line N: what is wrong"; may
  *                     be NULL
  * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
- *         limit of docs/raw-format.md exceeded)
+ *         limit of docs/raw-format.md exceeded: a line over 1 MiB, over
+ *         SYM_PROF_MAX_FRAMES frames, 2^20 maps, 2^24 unique stacks, 2^22
+ *         processes or threads); @msg is set for each, *out is NULL
  */
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);
+
+/**
+ * sym_prof_write_pprof() - write @p as a gzipped pprof profile
+ * (profile.proto), unsymbolized: locations hold runtime addresses
+ * (vaddr - map.vaddr + map.start), mappings their start, limit, file
+ * offset, path and build ID.  Sample values are [samples/count,
+ * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
+ * pid, tid and the stack flags go into sample labels.
+ * What pprof has no field for (map.vaddr, kind and pid, which frames are
+ * exact PCs, the header, processes and threads) goes into "sym-*"
+ * Profile.comment strings, so that sym_prof_read_pprof() gives back an
+ * equal profile (docs/pprof.md).
+ * @param fd  written with write(2), not closed
+ * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX)
+ */
+SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read_pprof() - parse a pprof profile, gzipped or not.
+ * Locations become frames (the first of several lines' address), with
+ * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
+ * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
+ * sym_prof_write_pprof().
+ * Every index and id is checked; stacks deeper than SYM_PROF_MAX_FRAMES
+ * keep their innermost frames and get SYM_PROF_TRUNCATED.  Limits: 1 GiB
+ * of protobuf (after gunzip), 2 GiB of decoded messages.
+ * @param buf, len  the whole file
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  filled on error with what is wrong; may be NULL
+ * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
+ */
+SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
+				struct sym_prof **out, char *msg,
+				size_t msglen);
+
+/**
+ * sym_prof_read_file() - read a raw or pprof file, telling them apart by
+ * their first bytes ("sym-raw " for the raw format, a gzipped raw file
+ * too; anything else is read as pprof).
+ * @param path  the file; at most 1 GiB (-E2BIG)
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  as sym_prof_read(); may be NULL
+ * @return as sym_prof_read(), or -errno when @path cannot be read
+ */
+SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
+			       char *msg, size_t msglen);
 
 #ifdef __cplusplus
 }

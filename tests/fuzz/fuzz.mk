@@ -44,7 +44,9 @@ PKG_CONFIG ?= pkg-config
 B := build/fuzz
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 LIB_SRCS := $(wildcard libsym/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# pprof's profile.proto as C, generated here as the top Makefile does.
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
+PROTOC_C ?= protoc-c
 
 # The library's dependencies, as the top Makefile has them (so that this
 # file follows when the library gains one): its LIB_PKGS for pkg-config,
@@ -84,6 +86,17 @@ $(B)/libsym/%.o: libsym/%.c
 	@printf '  %-7s %s\n' CC $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+	@mkdir -p $(B)/gen
+	@$(PROTOC_C) --proto_path=libsym --c_out=$(B)/gen libsym/profile.proto
+
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
+	@printf '  %-7s %s\n' CC $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/libsym/pprof.o: FUZZ_CFLAGS += -I$(B)/gen
+
 $(B)/libsym-fuzz.a: $(LIB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
@@ -100,6 +113,10 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 $(B)/fuzz-reply: tools/client.c tools/util.c
 $(B)/fuzz-reply: FUZZ_SYMD = -Itools $(shell $(PKG_CONFIG) --cflags libcurl) \
 	tools/client.c tools/util.c
+
+# fuzz-folded drives the sym tool's folded reader and flame graph writer.
+$(B)/fuzz-folded: tools/stacktree.c tools/flame.c
+$(B)/fuzz-folded: FUZZ_SYMD = -Itools tools/stacktree.c tools/flame.c -lm
 
 # fuzz-perfscript drives the sym tool's perf script reader and fold map.
 $(B)/fuzz-perfscript: tools/perfscript.c tools/foldmap.c

@@ -1,0 +1,1051 @@
+/*
+ * t-unwind.c - tests of tools/unwind.c, the DWARF CFI unwinder of
+ * `sym record --call-graph dwarf`.
+ *
+ * Without perf: argument checks, the mapping table, and an unwind of this
+ * very process from registers and a stack copy taken by uw_capture().
+ *
+ * With perf (skipped when perf_event_open() is refused): the workloads of
+ * fixtures/src/unwind_*.c are built with gcc into a temporary directory
+ * (without frame pointers; one with .debug_frame instead of .eh_frame, and
+ * the same stripped with its .debug_frame in a build-ID debug file; one
+ * with frame pointers), run, and sampled on cpu-clock with user registers
+ * and 8 KiB of user stack.  Every sample is unwound, and the frames that
+ * fall in the workload binary, resolved with nm, must be exactly a suffix
+ * of the known call chain down to main and _start, with the unwind ending
+ * at the outermost frame, in at least 99% of the samples.  unwind_sys.c
+ * adds frames in libc, the PLT, the vDSO and a signal handler.
+ * unwinder_leaf_ra() must name the caller that a frame-pointer walk from a
+ * frameless leaf skips.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "unwind.h"
+#include "perfsample.h"
+
+#define NSAMPLES 300
+#define STACK_BYTES 8192
+#define MAXF 128
+
+static char tmp[256];
+static char src_dir[512];
+
+static void skip(const char *what, const char *why)
+{
+	tap_n++;
+	printf("ok %d - %s # skip %s\n", tap_n, what, why);
+}
+
+static bool sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
+}
+
+/* ---- symbols (nm) ------------------------------------------------------ */
+
+struct sym {
+	uint64_t addr, size;
+	char name[64];
+};
+
+struct symtab {
+	struct sym *s;
+	size_t n;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static bool symtab_load(const char *bin, struct symtab *t)
+{
+	char cmd[600], line[512];
+	FILE *p;
+	size_t cap = 0;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", bin);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a, s;
+		char type, name[64];
+
+		if (sscanf(line, "%llx %llx %c %63s", &a, &s, &type, name) != 4)
+			continue;
+		if (type != 't' && type != 'T' && type != 'W')
+			continue;
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			t->s = realloc(t->s, cap * sizeof(*t->s));
+			if (!t->s)
+				abort();
+		}
+		t->s[t->n].addr = a;
+		t->s[t->n].size = s;
+		snprintf(t->s[t->n].name, sizeof(t->s[0].name), "%s", name);
+		t->n++;
+	}
+	pclose(p);
+	qsort(t->s, t->n, sizeof(*t->s), sym_cmp);
+	return t->n > 0;
+}
+
+static const char *symtab_find(const struct symtab *t, uint64_t v)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (v >= t->s[i].addr && v < t->s[i].addr + t->s[i].size)
+			return t->s[i].name;
+	return NULL;
+}
+
+static uint64_t symtab_addr(const struct symtab *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->s[i].name, name) == 0)
+			return t->s[i].addr;
+	return 0;
+}
+
+/* The address of section @name in @bin (readelf -S), or 0. */
+static uint64_t section_addr(const char *bin, const char *name)
+{
+	char cmd[600], line[512], sec[64], type[64];
+	unsigned long long addr = 0, a;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", bin);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		const char *q = strchr(line, ']');
+
+		if (q && sscanf(q + 1, "%63s %63s %llx", sec, type, &a) == 3 &&
+		    strcmp(sec, name) == 0)
+			addr = a;
+	}
+	pclose(p);
+	return addr;
+}
+
+/* ---- argument checks and the mapping table ----------------------------- */
+
+static void test_api(void)
+{
+	struct unwinder *u = NULL;
+	struct unwind_stats st;
+	struct unwind_map m;
+	uint64_t regs[UNWIND_NREGS] = { 0 }, pcs[4], ra;
+	size_t n = 99;
+	int stop = -1;
+	char exe[512];
+	ssize_t len;
+
+	unwinder_free(NULL);
+	CHECK_ERR(unwinder_new(NULL), -EINVAL);
+	CHECK_ERR(unwinder_new(&u), 0);
+	if (!u)
+		return;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+
+	regs[UNWIND_REG_IP] = 0x1234;
+	CHECK_ERR(unwinder_unwind(u, 1, regs, NULL, 0, pcs, 0, &n, &stop),
+		  -EINVAL);
+	CHECK_ERR(unwinder_unwind(u, 1, NULL, NULL, 0, pcs, 4, &n, &stop),
+		  -EINVAL);
+	/* An unknown process: the PC alone, flagged. */
+	CHECK_ERR(unwinder_unwind(u, 1, regs, NULL, 0, pcs, 4, &n, &stop), 0);
+	CHECK(n == 1 && pcs[0] == 0x1234 && stop == UNWIND_STOP_NOMAP);
+	CHECK_ERR(unwinder_leaf_ra(u, 1, regs, NULL, 0, &ra), -ENOENT);
+
+	memset(&m, 0, sizeof(m));
+	m.start = 0x10000;
+	m.end = 0x10000;
+	m.path = exe;
+	CHECK_ERR(unwinder_map(u, 7, &m), -EINVAL);
+	m.end = 0x20000;
+	m.path = NULL;
+	CHECK_ERR(unwinder_map(u, 7, &m), -EINVAL);
+	m.path = "/nonexistent/file";
+	CHECK_ERR(unwinder_map(u, 7, &m), -ENOENT);
+	m.path = "/proc/self/status";	/* not a regular file */
+	CHECK_ERR(unwinder_map(u, 7, &m), -ENOEXEC);
+	m.path = tmp;			/* a directory */
+	CHECK_ERR(unwinder_map(u, 7, &m), -ENOEXEC);
+	m.path = exe;
+	m.build_id = "00112233445566778899aabbccddeeff00112233";
+	CHECK_ERR(unwinder_map(u, 7, &m), -ESTALE);
+	m.build_id = NULL;
+	m.pgoff = 1ULL << 40;		/* in no segment */
+	CHECK_ERR(unwinder_map(u, 7, &m), -ENOEXEC);
+	m.pgoff = 0;
+	CHECK_ERR(unwinder_map(u, 7, &m), 0);
+	unwinder_stats(u, &st);
+	CHECK(st.maps == 1 && st.files_open == 1 && st.procs == 1);
+	/* Again: replaced, not added; the file is shared. */
+	CHECK_ERR(unwinder_map(u, 7, &m), 0);
+	CHECK_ERR(unwinder_map(u, 8, &m), 0);
+	unwinder_stats(u, &st);
+	CHECK(st.maps == 2 && st.files_open == 1 && st.procs == 2);
+	/* A hole in the middle splits the mapping, an edge trims it. */
+	unwinder_unmap(u, 7, 0x14000, 0x15000);
+	unwinder_stats(u, &st);
+	CHECK(st.maps == 3);
+	unwinder_unmap(u, 7, 0x1f000, 0x30000);
+	unwinder_unmap(u, 7, 0x0, 0x11000);
+	unwinder_stats(u, &st);
+	CHECK(st.maps == 3);
+	regs[UNWIND_REG_IP] = 0x14800;	/* in the hole */
+	CHECK_ERR(unwinder_unwind(u, 7, regs, NULL, 0, pcs, 4, &n, &stop), 0);
+	CHECK(n == 1 && stop == UNWIND_STOP_NOMAP);
+	unwinder_unmap(u, 7, 0x0, 0x40000);
+	unwinder_stats(u, &st);
+	CHECK(st.maps == 1 && st.procs == 2);
+	unwinder_forget(u, 8);
+	unwinder_forget(u, 8);
+	unwinder_forget(u, 7);
+	unwinder_stats(u, &st);
+	/* The file stays open, idle, for the next process. */
+	CHECK(st.maps == 0 && st.procs == 0 && st.files_open == 1);
+	unwinder_free(u);
+}
+
+/* ---- unwinding this process ---------------------------------------------- */
+
+/*
+ * uw_capture(regs) - store the registers as UNWIND_REGS_MASK packs them,
+ * as they are in the caller right after the call returns: IP is the return
+ * address, SP the caller's.
+ */
+void uw_capture(uint64_t *regs);
+__asm__(".text\n"
+	".type uw_capture, @function\n"
+	"uw_capture:\n"
+	".cfi_startproc\n"
+	"mov %rax, 0(%rdi)\n"
+	"mov %rbx, 8(%rdi)\n"
+	"mov %rcx, 16(%rdi)\n"
+	"mov %rdx, 24(%rdi)\n"
+	"mov %rsi, 32(%rdi)\n"
+	"mov %rdi, 40(%rdi)\n"
+	"mov %rbp, 48(%rdi)\n"
+	"lea 8(%rsp), %rax\n"
+	"mov %rax, 56(%rdi)\n"
+	"mov (%rsp), %rax\n"
+	"mov %rax, 64(%rdi)\n"
+	"mov %r8, 72(%rdi)\n"
+	"mov %r9, 80(%rdi)\n"
+	"mov %r10, 88(%rdi)\n"
+	"mov %r11, 96(%rdi)\n"
+	"mov %r12, 104(%rdi)\n"
+	"mov %r13, 112(%rdi)\n"
+	"mov %r14, 120(%rdi)\n"
+	"mov %r15, 128(%rdi)\n"
+	"mov 0(%rdi), %rax\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uw_capture, .-uw_capture\n");
+
+struct self_shot {
+	uint64_t regs[UNWIND_NREGS];
+	unsigned char *stack;
+	size_t size;
+};
+
+static uint64_t stack_top(void)
+{
+	char line[512];
+	uint64_t top = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+
+		if (strstr(line, "[stack]") &&
+		    sscanf(line, "%llx-%llx", &s, &e) == 2)
+			top = e;
+	}
+	if (f)
+		fclose(f);
+	return top;
+}
+
+/* A copy of raw stack, redzones and all: not through ASan's memcpy. */
+static __attribute__((no_sanitize_address)) void
+raw_copy(unsigned char *dst, uint64_t src, size_t n)
+{
+	const volatile unsigned char *p = (const void *)(uintptr_t)src;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
+static __attribute__((noipa)) int self_c(struct self_shot *s)
+{
+	uint64_t top;
+
+	uw_capture(s->regs);
+	top = stack_top();
+	s->size = top > s->regs[UNWIND_REG_SP] ?
+		  top - s->regs[UNWIND_REG_SP] : 0;
+	if (s->size > 65536)
+		s->size = 65536;
+	s->stack = malloc(s->size ? s->size : 1);
+	if (!s->stack)
+		return -1;
+	raw_copy(s->stack, s->regs[UNWIND_REG_SP], s->size);
+	return 0;
+}
+
+static __attribute__((noipa)) int self_b(struct self_shot *s)
+{
+	int rc = self_c(s);
+
+	return rc + (s->size == 0);
+}
+
+static __attribute__((noipa)) int self_a(struct self_shot *s)
+{
+	volatile char pad[100];
+	int rc;
+
+	pad[0] = 1;
+	rc = self_b(s);
+	return rc + pad[0] - 1;
+}
+
+static void test_signal(const struct symtab *t, uint64_t bias);
+
+static void test_self(void)
+{
+	struct unwinder *u = NULL;
+	struct self_shot shot;
+	static struct ps_map maps[256];
+	struct symtab t;
+	uint64_t pcs[MAXF], bias, ra, plt;
+	const char *want[] = { "self_c", "self_b", "self_a", "test_self",
+			       "main" };
+	char exe[512];
+	ssize_t len;
+	size_t n = 0, i;
+	int stop = -1, nmaps, rc;
+	bool chain = true;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	if (!symtab_load(exe, &t)) {
+		skip("unwind of this process", "nm failed");
+		return;
+	}
+	memset(&shot, 0, sizeof(shot));
+	rc = self_a(&shot);
+	CHECK(rc == 0 && shot.size > 0);
+	CHECK_ERR(unwinder_new(&u), 0);
+	nmaps = ps_maps(getpid(), maps, 256);
+	CHECK(ps_feed(u, getpid(), maps, nmaps) >= 2);
+	CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+				  shot.size, pcs, MAXF, &n, &stop), 0);
+	bias = (uint64_t)(uintptr_t)self_a - symtab_addr(&t, "self_a");
+	for (i = 0; i < 5; i++) {
+		const char *name = i < n ?
+			symtab_find(&t, pcs[i] - bias - (i > 0)) : NULL;
+
+		if (!name || strcmp(name, want[i]) != 0) {
+			chain = false;
+			printf("#   frame %zu: %#llx %s, want %s\n", i,
+			       (unsigned long long)(i < n ? pcs[i] : 0),
+			       name ? name : "?", want[i]);
+		}
+	}
+	CHECK(chain);
+	/* Past main: libc, then _start, where the CFI ends the chain. */
+	CHECK(n > 5 && stop == UNWIND_STOP_NONE);
+	if (n > 0)
+		CHECK(symtab_find(&t, pcs[n - 1] - bias - 1) &&
+		      strcmp(symtab_find(&t, pcs[n - 1] - bias - 1),
+			     "_start") == 0);
+	/* The leaf's return address by its CFI: self_b. */
+	CHECK_ERR(unwinder_leaf_ra(u, getpid(), shot.regs, shot.stack,
+				   shot.size, &ra), 0);
+	CHECK(n > 1 && ra == pcs[1]);
+	/* The depth limit and a short stack copy are flagged. */
+	CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+				  shot.size, pcs, 2, &n, &stop), 0);
+	CHECK(n == 2 && stop == UNWIND_STOP_DEPTH);
+	CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack, 0, pcs,
+				  MAXF, &n, &stop), 0);
+	CHECK(n == 1 && stop == UNWIND_STOP_READ);
+	CHECK_ERR(unwinder_leaf_ra(u, getpid(), shot.regs, shot.stack, 0,
+				   &ra), -ERANGE);
+	/* The same answer without the row cache (libdw on every frame). */
+	unwinder_set_cache(u, 0);
+	{
+		uint64_t pcs2[MAXF];
+		size_t n2 = 0;
+		int stop2 = -1;
+
+		CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+					  shot.size, pcs, MAXF, &n, &stop), 0);
+		unwinder_set_cache(u, 1);
+		CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+					  shot.size, pcs2, MAXF, &n2, &stop2),
+			  0);
+		CHECK(n == n2 && stop == stop2 &&
+		      memcmp(pcs, pcs2, n * sizeof(*pcs)) == 0);
+	}
+	/*
+	 * A PLT stub, whose CFA is an expression of rip: pretend self_c
+	 * called the first stub of .plt (CFA = rsp + 8) and, at offset 11,
+	 * after its push (CFA = rsp + 16).  The caller frames must be those
+	 * of the real unwind.
+	 */
+	plt = section_addr(exe, ".plt");
+	if (plt) {
+		uint64_t regs[UNWIND_NREGS], want_pcs[MAXF], off;
+		size_t wn = 0, n2 = 0;
+		int wstop = -1, k;
+		unsigned char *st2 = malloc(shot.size + 16);
+
+		unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+				shot.size, want_pcs, MAXF, &wn, &wstop);
+		for (k = 0; k < 2 && st2; k++) {
+			off = k ? 16 : 8;
+			memcpy(regs, shot.regs, sizeof(regs));
+			regs[UNWIND_REG_SP] -= off;
+			regs[UNWIND_REG_IP] = plt + bias + 16 + (k ? 11 : 0);
+			memset(st2, 0, 8);
+			memcpy(st2 + off - 8, &shot.regs[UNWIND_REG_IP], 8);
+			memcpy(st2 + off, shot.stack, shot.size);
+			CHECK_ERR(unwinder_unwind(u, getpid(), regs, st2,
+						  shot.size + off, pcs, MAXF,
+						  &n2, &stop), 0);
+			CHECK(n2 == wn + 1 && stop == wstop &&
+			      pcs[0] == regs[UNWIND_REG_IP] &&
+			      memcmp(pcs + 1, want_pcs,
+				     wn * sizeof(*pcs)) == 0);
+		}
+		free(st2);
+	} else {
+		skip("unwind from a PLT stub", "no .plt in this binary");
+	}
+	/* Once the process forgets its mappings, the PC alone. */
+	unwinder_forget(u, getpid());
+	CHECK_ERR(unwinder_unwind(u, getpid(), shot.regs, shot.stack,
+				  shot.size, pcs, MAXF, &n, &stop), 0);
+	CHECK(n == 1 && stop == UNWIND_STOP_NOMAP);
+	unwinder_free(u);
+	free(shot.stack);
+	test_signal(&t, bias);
+	free(t.s);
+}
+
+/*
+ * A signal at a function's first instruction: uw_fault() starts with ud2,
+ * so the SIGILL handler runs with the interrupted PC exactly at
+ * uw_fault's entry.  That PC is not a return address: looking its CFI up
+ * at PC - 1 would land in uw_before(), whose (made-up) CFA is rsp + 64,
+ * and give a wrong caller.
+ */
+void uw_before(void);
+void uw_fault(void);
+__asm__(".text\n"
+	".type uw_before, @function\n"
+	"uw_before:\n"
+	".cfi_startproc\n"
+	"sub $56, %rsp\n"
+	".cfi_def_cfa_offset 64\n"
+	"add $56, %rsp\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	"sub $56, %rsp\n"
+	".cfi_def_cfa_offset 64\n"
+	"nop\n"
+	".cfi_endproc\n"
+	".size uw_before, .-uw_before\n"
+	".type uw_fault, @function\n"
+	"uw_fault:\n"
+	".cfi_startproc\n"
+	"ud2\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uw_fault, .-uw_fault\n");
+
+static struct self_shot sig_shot;
+static int sig_rc = -1;
+
+static void on_sigill(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)si;
+	sig_rc = self_c(&sig_shot);
+	uc->uc_mcontext.gregs[REG_RIP] += 2;	/* past the ud2 */
+}
+
+static __attribute__((noipa)) int self_sig(void)
+{
+	uw_fault();
+	return sig_rc;
+}
+
+static __attribute__((noipa)) void
+test_signal(const struct symtab *t, uint64_t bias)
+{
+	struct sigaction sa, old;
+	struct unwinder *u = NULL;
+	static struct ps_map maps[256];
+	uint64_t pcs[MAXF];
+	size_t n = 0, k, at = 0;
+	int stop = -1, nmaps;
+	bool chain = false;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigill;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGILL, &sa, &old);
+	CHECK(self_sig() == 0 && sig_shot.size > 0);
+	sigaction(SIGILL, &old, NULL);
+	CHECK_ERR(unwinder_new(&u), 0);
+	nmaps = ps_maps(getpid(), maps, 256);
+	ps_feed(u, getpid(), maps, nmaps);
+	CHECK_ERR(unwinder_unwind(u, getpid(), sig_shot.regs, sig_shot.stack,
+				  sig_shot.size, pcs, MAXF, &n, &stop), 0);
+	/* ... on_sigill, the trampoline (libc), uw_fault + 0, self_sig,
+	 * test_signal, main ... */
+	for (k = 0; k + 3 < n; k++) {
+		const char *s = symtab_find(t, pcs[k] - bias - 1);
+
+		if (s && strcmp(s, "on_sigill") == 0) {
+			at = k;
+			break;
+		}
+	}
+	if (at) {
+		const char *c1 = symtab_find(t, pcs[at + 3] - bias - 1);
+		const char *c2 = at + 4 < n ?
+			symtab_find(t, pcs[at + 4] - bias - 1) : NULL;
+
+		chain = !symtab_find(t, pcs[at + 1] - bias - 1) &&
+			pcs[at + 2] == (uint64_t)(uintptr_t)uw_fault &&
+			c1 && strcmp(c1, "self_sig") == 0 &&
+			c2 && strcmp(c2, "test_signal") == 0;
+	}
+	if (!chain) {
+		printf("#   %zu frames, stop %d, on_sigill at %zu:", n, stop, at);
+		for (k = 0; k < n; k++) {
+			const char *s = symtab_find(t, pcs[k] - bias - !!k);
+
+			printf(" %s", s ? s : "?");
+		}
+		printf("\n");
+	}
+	CHECK(chain);
+	CHECK(stop == UNWIND_STOP_NONE);
+	/* Exact: the leaf and uw_fault + 0, nothing else. */
+	{
+		unsigned char exact[MAXF];
+		uint64_t pcs2[MAXF];
+		size_t n2 = 0, bad = 0;
+
+		CHECK_ERR(unwinder_unwind_exact(u, getpid(), sig_shot.regs,
+						sig_shot.stack, sig_shot.size,
+						pcs2, exact, MAXF, &n2, &stop),
+			  0);
+		for (k = 0; k < n2; k++)
+			bad += exact[k] != (k == 0 || (at && k == at + 2));
+		CHECK(n2 == n && at && bad == 0);
+	}
+	unwinder_free(u);
+	free(sig_shot.stack);
+}
+
+/*
+ * Garbage: PCs anywhere in this process's executable mappings, stacks of
+ * random words and plausible return addresses.  Every unwind must return
+ * 0 with 1 to max frames and a known stop reason (and, under ASan, read
+ * nothing outside the copy).
+ */
+static void test_garbage(void)
+{
+	static struct ps_map maps[256];
+	struct unwinder *u = NULL;
+	uint64_t regs[UNWIND_NREGS], pcs[16], stack[256], ra;
+	unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+	size_t n, bad = 0, i, j, deep = 0;
+	int nmaps, stop;
+
+#define RND() (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, \
+	       seed >> 17)
+	CHECK_ERR(unwinder_new(&u), 0);
+	nmaps = ps_maps(getpid(), maps, 256);
+	ps_feed(u, getpid(), maps, nmaps);
+	for (i = 0; i < 20000 && nmaps > 0; i++) {
+		const struct ps_map *m = &maps[RND() % (unsigned)nmaps];
+
+		for (j = 0; j < UNWIND_NREGS; j++)
+			regs[j] = RND();
+		regs[UNWIND_REG_IP] = m->start + RND() % (m->end - m->start);
+		regs[UNWIND_REG_SP] = 0x7ff000000000ULL + (RND() & ~7ULL);
+		for (j = 0; j < 256; j++) {
+			const struct ps_map *r = &maps[RND() % (unsigned)nmaps];
+
+			stack[j] = RND() % 3 ? r->start + RND() %
+						   (r->end - r->start) :
+					       regs[UNWIND_REG_SP] + RND() % 4096;
+		}
+		n = 0;
+		stop = -1;
+		if (unwinder_unwind(u, getpid(), regs, stack,
+				    RND() % sizeof(stack), pcs, 16, &n,
+				    &stop) != 0 || n < 1 || n > 16 ||
+		    stop < 0 || stop > UNWIND_STOP_DEPTH)
+			bad++;
+		deep += n > 2;
+		unwinder_leaf_ra(u, getpid(), regs, stack, sizeof(stack), &ra);
+	}
+#undef RND
+	printf("# garbage: %zu unwinds went past 2 frames\n", deep);
+	CHECK(bad == 0);
+	unwinder_free(u);
+}
+
+/* ---- sampled workloads -------------------------------------------------- */
+
+struct workload {
+	const char *name;	/* binary in tmp */
+	const char *src;	/* fixtures/src/unwind_<src>.c */
+	const char *flags;
+	/* Allowed chains, leaf first, ending "main", "_start"; the binary's
+	 * frames of every sample must be a suffix of one of them. */
+	const char *const *chains[3];
+	bool plt;		/* PCs in the binary outside any symbol */
+	/* Stripped, with its .debug_frame in a build-ID debug file. */
+	bool debugfile;
+};
+
+static const char *const chain_cba[] = { "c", "b", "a", "main", "_start",
+					 NULL };
+static const char *const chain_leaf[] = { "leaf", "outer", "main",
+					  "_start", NULL };
+static const char *const chain_sig_a[] = { "handler_work", "handler", "a",
+					   "main", "_start", NULL };
+static const char *const chain_sig_main[] = { "handler_work", "handler",
+					      "main", "_start", NULL };
+
+#define NOFP "-O2 -g -fomit-frame-pointer"
+static const struct workload workloads[] = {
+	{ "chain", "chain", NOFP, { chain_cba }, false, false },
+	{ "chain-debug-frame", "chain",
+	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
+	  { chain_cba }, false, false },
+	{ "chain-debug-file", "chain",
+	  NOFP " -fno-asynchronous-unwind-tables -fno-unwind-tables",
+	  { chain_cba }, false, true },
+	{ "leaf", "leaf", NOFP, { chain_leaf }, false, false },
+	{ "sys", "sys", NOFP, { chain_sig_a, chain_sig_main }, true, false },
+	{ "leaf-fp", "leaf", "-O2 -g -fno-omit-frame-pointer",
+	  { chain_leaf }, false, false },
+};
+
+struct run {
+	pid_t pid;
+	struct ps_sample *samples;
+	size_t n;
+	struct ps_map maps[256];
+	int nmaps;
+	uint64_t bin_start, bin_end, bin_pgoff;
+	struct symtab syms;
+	struct unwinder *u;
+	struct unwinder *u_nodebug;	/* debugfile: one not told where */
+};
+
+static int perf_err;
+
+/*
+ * Build @w into tmp.  A debugfile workload keeps its symbols (nm needs
+ * them) but loses .debug_*: its CFI, .debug_frame, goes to
+ * tmp/debug/xx/rest.debug.
+ */
+static bool build(const struct workload *w, char *bin, size_t len)
+{
+	snprintf(bin, len, "%s/%s", tmp, w->name);
+	if (!sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
+		w->src))
+		return false;
+	if (!w->debugfile)
+		return true;
+	return sh("set -e; cd '%s'; "
+		  "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p'); "
+		  "mkdir -p debug/$(echo $id | cut -c1-2); "
+		  "objcopy --only-keep-debug '%s' "
+		  "debug/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug; "
+		  "objcopy --strip-debug '%s'; "
+		  "! readelf -SW '%s' | grep -q debug_frame", tmp, bin, bin,
+		  bin, bin);
+}
+
+/* Run, sample and map one workload; false (and a skip) when it cannot. */
+static bool run_start(const struct workload *w, struct run *r)
+{
+	struct ps_session s;
+	char bin[512];
+	char *argv[2];
+	int i, err;
+
+	memset(r, 0, sizeof(*r));
+	if (!build(w, bin, sizeof(bin))) {
+		CHECK(!"gcc builds the workload");
+		return false;
+	}
+	if (!symtab_load(bin, &r->syms)) {
+		CHECK(!"nm reads the workload");
+		return false;
+	}
+	argv[0] = bin;
+	argv[1] = NULL;
+	r->pid = ps_spawn(argv);
+	if (r->pid < 0) {
+		CHECK(!"the workload starts");
+		return false;
+	}
+	err = ps_open(r->pid, 1000000, STACK_BYTES, &s);
+	if (err) {
+		perf_err = err;
+		ps_kill(r->pid);
+		return false;
+	}
+	r->nmaps = ps_maps(r->pid, r->maps, 256);
+	for (i = 0; i < r->nmaps; i++) {
+		if (strcmp(r->maps[i].path, bin) == 0) {
+			r->bin_start = r->maps[i].start;
+			r->bin_end = r->maps[i].end;
+			r->bin_pgoff = r->maps[i].pgoff;
+		}
+	}
+	CHECK_ERR(unwinder_new(&r->u), 0);
+	if (w->debugfile) {
+		char dir[300];
+
+		snprintf(dir, sizeof(dir), "%s/debug", tmp);
+		CHECK_ERR(unwinder_set_debug_dir(r->u, dir), 0);
+		CHECK_ERR(unwinder_new(&r->u_nodebug), 0);
+		CHECK_ERR(unwinder_set_debug_dir(r->u_nodebug, ""), 0);
+		ps_feed(r->u_nodebug, r->pid, r->maps, r->nmaps);
+	}
+	CHECK(r->bin_end && ps_feed(r->u, r->pid, r->maps, r->nmaps) ==
+				    r->nmaps);
+	r->samples = calloc(NSAMPLES, sizeof(*r->samples));
+	if (!r->samples)
+		abort();
+	ps_collect(&s, r->samples, NSAMPLES, 30000, &r->n);
+	ps_close(&s);
+	ps_kill(r->pid);
+	printf("# %s: %zu samples, %llu lost\n", w->name, r->n,
+	       (unsigned long long)s.lost);
+	CHECK(r->n >= NSAMPLES / 2);
+	return true;
+}
+
+static void run_end(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		ps_sample_release(&r->samples[i]);
+	free(r->samples);
+	free(r->syms.s);
+	unwinder_free(r->u);
+	unwinder_free(r->u_nodebug);
+}
+
+/* The name of runtime PC @pc if it is in the workload binary: a symbol,
+ * "?" outside any, NULL outside the binary. */
+static const char *bin_name(const struct run *r, uint64_t pc)
+{
+	const char *s;
+
+	if (pc < r->bin_start || pc >= r->bin_end)
+		return NULL;
+	/* gcc's PIE on Debian: p_vaddr == p_offset in every segment. */
+	s = symtab_find(&r->syms, pc - r->bin_start + r->bin_pgoff);
+	return s ? s : "?";
+}
+
+static bool in_vdso(const struct run *r, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < r->nmaps; i++)
+		if (pc >= r->maps[i].start && pc < r->maps[i].end &&
+		    strcmp(r->maps[i].path, "[vdso]") == 0)
+			return true;
+	return false;
+}
+
+static bool is_suffix(const char *const *chain, const char **got, size_t n)
+{
+	size_t len = 0, i;
+
+	while (chain[len])
+		len++;
+	if (n == 0 || n > len)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(chain[len - n + i], got[i]) != 0)
+			return false;
+	return true;
+}
+
+static const char *const stop_names[] = {
+	"none", "nomap", "nocfi", "read", "badcfi", "depth",
+};
+
+static void show(const struct run *r, const struct ps_sample *x,
+		 const uint64_t *pcs, size_t n, int stop)
+{
+	size_t i;
+
+	printf("#   sample ip %#llx: %zu frames, stop %s:",
+	       (unsigned long long)x->ip, n,
+	       stop >= 0 && stop <= UNWIND_STOP_DEPTH ? stop_names[stop] : "?");
+	for (i = 0; i < n; i++) {
+		const char *s = bin_name(r, pcs[i] - (i > 0));
+
+		printf(" %#llx(%s)", (unsigned long long)pcs[i],
+		       s ? s : in_vdso(r, pcs[i]) ? "vdso" : "lib");
+	}
+	printf("\n");
+}
+
+static void test_workload(const struct workload *w)
+{
+	struct run r;
+	size_t i, good = 0, clean = 0, sig = 0, vdso = 0, plt = 0, shown = 0;
+	size_t stops[UNWIND_STOP_DEPTH + 1] = { 0 };
+	char what[128];
+
+	if (!run_start(w, &r)) {
+		if (perf_err) {
+			snprintf(what, sizeof(what), "%s: unwinds", w->name);
+			skip(what, "perf_event_open not permitted");
+		}
+		return;
+	}
+	for (i = 0; i < r.n; i++) {
+		const struct ps_sample *x = &r.samples[i];
+		uint64_t pcs[MAXF];
+		const char *names[MAXF], *got[MAXF];
+		unsigned char exact_got[MAXF];
+		size_t n = 0, k, ng = 0;
+		int stop = -1, c;
+		bool ok = true, has_sig = false, has_vdso = false;
+
+		if (unwinder_unwind_exact(r.u, r.pid, x->regs, x->stack,
+					  x->size, pcs, exact_got, MAXF, &n,
+					  &stop) != 0)
+			ok = false;
+		if (stop >= 0 && stop <= UNWIND_STOP_DEPTH)
+			stops[stop]++;
+		for (k = 0; k < n; k++) {
+			/* Return addresses are looked up at pc - 1, except
+			 * the leaf and the frame a signal interrupted: the
+			 * one after the trampoline, after handler. */
+			bool exact = k == 0 || (k >= 2 && names[k - 2] &&
+						strcmp(names[k - 2],
+						       "handler") == 0);
+
+			if (exact_got[k] != exact)
+				ok = false;
+			names[k] = bin_name(&r, pcs[k] - !exact);
+			if (names[k] && strcmp(names[k], "handler") == 0)
+				has_sig = true;
+			if (in_vdso(&r, pcs[k]))
+				has_vdso = true;
+			if (!names[k])
+				continue;
+			if (strcmp(names[k], "?") == 0) {
+				plt++;
+				if (!w->plt)
+					ok = false;
+				continue;
+			}
+			got[ng++] = names[k];
+		}
+		sig += has_sig;
+		vdso += has_vdso;
+		if (stop == UNWIND_STOP_NONE)
+			clean++;
+		for (c = 0; c < 3 && w->chains[c]; c++)
+			if (is_suffix(w->chains[c], got, ng))
+				break;
+		if (c == 3 || !w->chains[c] || stop != UNWIND_STOP_NONE)
+			ok = false;
+		if (ok)
+			good++;
+		else if (shown++ < 5)
+			show(&r, x, pcs, n, stop);
+	}
+	printf("# %s: %zu/%zu samples reach main with the exact chain, "
+	       "%zu end at the outermost frame; through a signal frame %zu, "
+	       "vDSO %zu, PLT %zu\n", w->name, good, r.n, clean, sig, vdso,
+	       plt);
+	printf("# %s: stops: none %zu nomap %zu nocfi %zu read %zu "
+	       "badcfi %zu depth %zu\n", w->name, stops[0], stops[1],
+	       stops[2], stops[3], stops[4], stops[5]);
+	snprintf(what, sizeof(what), "%s: >= 99%% of samples reach main",
+		 w->name);
+	tap_ok(r.n > 0 && good * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	if (r.u_nodebug) {
+		/* Without the debug file, c, b and a have no CFI. */
+		size_t nocfi = 0;
+
+		for (i = 0; i < r.n; i++) {
+			uint64_t pcs[MAXF];
+			size_t n = 0;
+			int stop = -1;
+
+			unwinder_unwind(r.u_nodebug, r.pid, r.samples[i].regs,
+					r.samples[i].stack, r.samples[i].size,
+					pcs, MAXF, &n, &stop);
+			nocfi += stop == UNWIND_STOP_NOCFI;
+		}
+		snprintf(what, sizeof(what), "%s: without the debug file, "
+			 "unwinds stop for want of CFI", w->name);
+		tap_ok(nocfi * 100 >= r.n * 99, __FILE__, __LINE__, what);
+	}
+	if (w->chains[1]) {
+		snprintf(what, sizeof(what), "%s: samples in the signal "
+			 "handler unwind through the trampoline", w->name);
+		tap_ok(sig > 0, __FILE__, __LINE__, what);
+	}
+	run_end(&r);
+}
+
+/*
+ * The leaf-frame trap, on the frame-pointer build: in leaf() rbp is still
+ * outer()'s frame pointer, so a frame-pointer walk goes from leaf() straight
+ * to main().  unwinder_leaf_ra() must give outer() from a short slice.
+ */
+static void test_leaf_ra(const struct workload *w)
+{
+	struct run r;
+	size_t i, inleaf = 0, good = 0, trap = 0, agree = 0, range = 0;
+
+	if (!run_start(w, &r)) {
+		if (perf_err)
+			skip("leaf-fp: unwinder_leaf_ra",
+			     "perf_event_open not permitted");
+		return;
+	}
+	for (i = 0; i < r.n; i++) {
+		const struct ps_sample *x = &r.samples[i];
+		uint64_t pcs[MAXF], ra = 0, fp_ra = 0;
+		size_t n = 0, slice = x->size < 256 ? x->size : 256;
+		const char *leaf = bin_name(&r, x->regs[UNWIND_REG_IP]);
+		const char *caller;
+		int stop, rc;
+
+		rc = unwinder_leaf_ra(r.u, r.pid, x->regs, x->stack, slice,
+				      &ra);
+		if (unwinder_unwind(r.u, r.pid, x->regs, x->stack, x->size,
+				    pcs, MAXF, &n, &stop) == 0 && n > 1 &&
+		    rc == 0 && ra == pcs[1])
+			agree++;
+		if (!leaf || strcmp(leaf, "leaf") != 0)
+			continue;
+		inleaf++;
+		caller = rc == 0 ? bin_name(&r, ra - 1) : NULL;
+		if (caller && strcmp(caller, "outer") == 0)
+			good++;
+		/* What the frame-pointer walk would take: [rbp + 8]. */
+		if (x->regs[UNWIND_REG_BP] >= x->regs[UNWIND_REG_SP] &&
+		    x->regs[UNWIND_REG_BP] + 16 <=
+			    x->regs[UNWIND_REG_SP] + x->size) {
+			memcpy(&fp_ra, x->stack + (x->regs[UNWIND_REG_BP] -
+						   x->regs[UNWIND_REG_SP]) + 8,
+			       8);
+			caller = bin_name(&r, fp_ra - 1);
+			if (caller && strcmp(caller, "main") == 0)
+				trap++;
+		}
+		if (unwinder_leaf_ra(r.u, r.pid, x->regs, x->stack, 0, &ra) ==
+		    -ERANGE)
+			range++;
+	}
+	printf("# leaf-fp: %zu/%zu samples in leaf(); leaf_ra gives outer() "
+	       "in %zu; the fp walk skips to main() in %zu; leaf_ra equals "
+	       "the unwind's pcs[1] in %zu/%zu samples\n", inleaf, r.n, good,
+	       trap, agree, r.n);
+	CHECK(inleaf * 10 >= r.n * 9);
+	CHECK(inleaf > 0 && good * 100 >= inleaf * 99);
+	CHECK(agree * 100 >= r.n * 99);
+	CHECK(range == inleaf);
+	run_end(&r);
+}
+
+int main(void)
+{
+	const char *root = getenv("SYM_ROOT");
+	size_t i;
+
+	snprintf(src_dir, sizeof(src_dir), "%s/fixtures/src",
+		 root && *root ? root : ".");
+	snprintf(tmp, sizeof(tmp), "/tmp/t-unwind.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		printf("1..0 # SKIP cannot create a temporary directory\n");
+		return 0;
+	}
+	test_api();
+	test_self();
+	test_garbage();
+	if (access(src_dir, R_OK) != 0) {
+		skip("sampled workloads", "fixtures/src not found "
+		     "(set SYM_ROOT)");
+	} else if (!sh("command -v gcc >/dev/null && command -v nm "
+		       ">/dev/null")) {
+		skip("sampled workloads", "gcc or nm missing");
+	} else {
+		for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]);
+		     i++) {
+			if (strcmp(workloads[i].name, "leaf-fp") == 0)
+				test_leaf_ra(&workloads[i]);
+			else
+				test_workload(&workloads[i]);
+			if (perf_err)
+				break;	/* skipped once: the rest too */
+		}
+		if (perf_err)
+			printf("# perf_event_open: %s\n", strerror(-perf_err));
+	}
+	sh("rm -rf '%s'", tmp);
+	return tap_done();
+}
