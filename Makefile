@@ -1,6 +1,6 @@
 # Makefile - symd: libsym, the sym tool, the symd daemon, tests.
 #
-#   make                 build bin/sym, lib/libsym.{a,so}
+#   make                 build bin/sym, lib/libsym.{a,so}, lib/libsymprof.so
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line
@@ -80,7 +80,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
 
 PROGS = bin/sym $(if $(wildcard symd/main.c),bin/symd)
-LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc
+LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
+	lib/libsymprof.so
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
@@ -128,6 +129,27 @@ bin/sym: $(TOOL_OBJS) lib/libsym.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
 		$(DEP_LIBS) $(LDLIBS)
+
+# libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
+# It is loaded into arbitrary programs, so it links libc alone and is
+# never built with a sanitizer (the sanitizer runtime would have to come
+# first in the process, and its signal handler reads other frames'
+# stack words on purpose).  Frame pointers are kept: the walk ends at its
+# thread trampoline's frame.  sym run finds it at ../lib/ from bin/sym,
+# else in $(libdir), which tools/run.c is compiled with.
+SYMPROF_SRCS := $(wildcard tools/symprof/*.c)
+SYMPROF_OBJS := $(SYMPROF_SRCS:%.c=$(B)/%.o)
+SYMPROF_CFLAGS = $(SYM_CFLAGS) -fno-omit-frame-pointer $(CFLAGS)
+$(SYMPROF_OBJS): $(B)/tools/symprof/%.o: tools/symprof/%.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
+
+lib/libsymprof.so: $(SYMPROF_OBJS)
+	@mkdir -p lib
+	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
+		-Wl,-z,now -o $@ $(SYMPROF_OBJS)
+
+$(B)/tools/run.o: SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
@@ -200,6 +222,7 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 644 lib/libsym.a $(DESTDIR)$(libdir)/
 	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
+	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
 	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
 	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
@@ -210,7 +233,8 @@ install: all
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
 		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
-		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(includedir)/sym.h \
+		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprof.so \
+		$(DESTDIR)$(includedir)/sym.h \
 		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
 		$(DESTDIR)$(mandir)/man8/symd.8
 
