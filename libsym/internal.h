@@ -14,6 +14,8 @@
  *   table.c    the table format reader: open and lookups
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
+ *   prof.c     struct sym_prof: the profile in memory, stack aggregation
+ *   raw.c      the raw stack format (docs/raw-format.md) reader, writer
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
@@ -366,5 +368,37 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 
 /* Demangle (demangle.c); caller frees; NULL when not mangled. */
 char *symi_demangle(const char *name);
+
+/*
+ * Profiles (prof.c, raw.c).
+ */
+
+/* A u64 -> u32 index: open addressing, at most half full.  Zeroed is
+ * empty; symi_idx_release() zeroes it again. */
+struct symi_idx {
+	uint64_t *keys;		/* free() */
+	uint32_t *vals;		/* free(); 0 empty, else value + 1 */
+	size_t cap, n;
+};
+
+/* Set @key to @val (replacing); 0, -ENOMEM, -E2BIG (val UINT32_MAX). */
+int symi_idx_set(struct symi_idx *ix, uint64_t key, uint32_t val);
+bool symi_idx_get(const struct symi_idx *ix, uint64_t key, uint32_t *val);
+void symi_idx_release(struct symi_idx *ix);
+
+/* @s is 2 to 128 lowercase hex digits, an even count. */
+bool symi_prof_build_id_ok(const char *s);
+
+/* Processes and threads in the order they were first added, for the
+ * writers; @i below the count.  The comm is borrowed, may be NULL. */
+size_t symi_prof_nprocs(const struct sym_prof *p);
+const char *symi_prof_proc_at(const struct sym_prof *p, size_t i,
+			      int32_t *pid, uint64_t *pidns, int32_t *nspid);
+size_t symi_prof_nthreads(const struct sym_prof *p);
+const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
+				int32_t *pid, int32_t *tid);
+
+/* Replace the flags of map @id (enum sym_prof_map_flags); 0 or -EINVAL. */
+int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags);
 
 #endif /* SYM_INTERNAL_H */

@@ -961,7 +961,8 @@ SYM_API int sym_prof_new(struct sym_prof **out);
 SYM_API void sym_prof_free(struct sym_prof *p);
 
 /**
- * sym_prof_set_header() - replace the header; strings are copied.
+ * sym_prof_set_header() - replace the header; strings are copied ("" is
+ * stored as NULL: the formats cannot tell them apart).
  * @return 0 or -ENOMEM (the old header is kept)
  */
 SYM_API int sym_prof_set_header(struct sym_prof *p,
@@ -974,9 +975,13 @@ SYM_API int sym_prof_set_header(struct sym_prof *p,
 SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
 
 /**
- * sym_prof_add_map() - append a mapping; strings are copied.
+ * sym_prof_add_map() - append a mapping; strings are copied ("" is stored
+ * as NULL).
  * @param[out] id  the new map's id (may be NULL); m->id is ignored
- * @return 0, -ENOMEM, -E2BIG (too many maps), -EINVAL (start > end)
+ * @return 0, -ENOMEM, -E2BIG (2^20 maps already), -EINVAL (start > end,
+ *         an unknown kind or flag, pid below -1, or a build ID that is not
+ *         2 to 128 lowercase hex digits of an even count: normalize it or
+ *         pass NULL)
  */
 SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
 			     uint32_t *id);
@@ -985,16 +990,21 @@ SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
  * sym_prof_add_process() - record a process's PID namespace and name.
  * @param pidns  namespace inode, 0 when unknown
  * @param nspid  PID inside that namespace, 0 when unknown
- * @param comm   may be NULL; copied
- * @return 0 or -ENOMEM; a second call for one @pid replaces the first
+ * @param comm   may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @nspid negative), -E2BIG (2^22
+ *         processes already); a second call for one @pid replaces the
+ *         first
  */
 SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
 				 uint64_t pidns, int32_t nspid,
 				 const char *comm);
 
 /**
- * sym_prof_add_thread() - record a thread's name.
- * @return 0 or -ENOMEM; a second call for one @tid replaces the first
+ * sym_prof_add_thread() - record a thread's name and process.
+ * @param comm  may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @tid negative), -E2BIG (2^22
+ *         threads already); a second call for one @tid replaces the
+ *         first
  */
 SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 				const char *comm);
@@ -1004,9 +1014,14 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
  * tid, flags, frames) already present gets @s's count and weight added,
  * so the profile holds each unique stack once.  The frames are copied.
  * Header counts (samples, flagged) are not touched: the writer of the
- * profile keeps them.
- * @return 0, -ENOMEM, -E2BIG (too many frames or stacks), -EINVAL (a frame
- *         names a map that does not exist)
+ * profile keeps them.  O(1) amortized; adding a stack already present
+ * allocates nothing.
+ * @return 0, -ENOMEM, -E2BIG (more than SYM_PROF_MAX_FRAMES frames, or
+ *         2^24 unique stacks already), -EINVAL (a frame names a map that
+ *         does not exist, pid or tid negative, or a flag bit that enum
+ *         sym_prof_stack_flags or enum sym_prof_frame_flags does not
+ *         name), -EOVERFLOW (the summed count or weight would pass
+ *         2^64 - 1; the profile is unchanged)
  */
 SYM_API int sym_prof_add_stack(struct sym_prof *p,
 			       const struct sym_prof_stack *s);
@@ -1047,20 +1062,28 @@ SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
 SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
 
 /**
- * sym_prof_write() - write @p in the raw stack format.
+ * sym_prof_write() - write @p in the raw stack format, every header line
+ * included, in one write(2) per 64 KiB.  The output depends on @p only:
+ * header, processes and threads in the order they were first added, maps,
+ * stacks in their order, "end".
  * @param fd  written with write(2), not closed
- * @return 0 or -errno
+ * @return 0, -errno of write(2), -ENOMEM, -EINVAL (the header has no
+ *         weight_unit: the file could not be read back)
  */
 SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 
 /**
- * sym_prof_read() - parse the raw stack format.
+ * sym_prof_read() - parse the raw stack format, strictly: the first
+ * problem fails the whole file (docs/raw-format.md, "Reading").  Map ids
+ * are renumbered 0 to n - 1 in file order; identical stacks are summed.
  * @param buf, len  the whole file
  * @param[out] out  caller owns: sym_prof_free()
  * @param msg, msglen  filled on error with "line N: what is wrong"; may
  *                     be NULL
  * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
- *         limit of docs/raw-format.md exceeded)
+ *         limit of docs/raw-format.md exceeded: a line over 1 MiB, over
+ *         SYM_PROF_MAX_FRAMES frames, 2^20 maps, 2^24 unique stacks, 2^22
+ *         processes or threads); @msg is set for each, *out is NULL
  */
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);

@@ -1,0 +1,606 @@
+/*
+ * prof.c - struct sym_prof: one profile in memory (header, mappings,
+ * processes, threads and unique stacks), independent of any file format.
+ * raw.c reads and writes it as docs/raw-format.md; pprof.c as pprof.
+ *
+ * Invariants, which the writers rely on so that whatever a profile holds
+ * can be written and read back unchanged:
+ * - every string is NULL or non-empty and owned by the profile ("" passed
+ *   in is stored as NULL, which the formats write as "-");
+ * - maps have a known kind, start <= end, pid >= -1, and a build ID that
+ *   is NULL or 2 to 128 lowercase hex digits of an even count;
+ * - pids and tids of processes, threads and stacks are >= 0;
+ * - each stack's frames name an existing map or SYM_PROF_NOMAP, and no two
+ *   stacks have the same (pid, tid, flags, frames).
+ *
+ * Stacks are aggregated through an open-addressing hash table of stack
+ * indexes (linear probing, at most half full) with each stack's 64-bit
+ * hash kept beside it, so that a lookup compares frames only on a full
+ * hash match and growing never rehashes frames.  Frames live in chunks
+ * that never move (the stacks point into them), so adding an existing
+ * stack allocates nothing and adding a new one allocates only when a
+ * chunk or an array is full: O(1) amortized per add.
+ *
+ * Processes and threads are arrays in insertion order, indexed by pid or
+ * tid through the same kind of hash table (struct idx).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Most unique stacks, mappings, processes and threads in one profile
+ * (docs/raw-format.md, "Limits"). */
+#define MAX_STACKS (1u << 24)
+#define MAX_MAPS (1u << 20)
+#define MAX_TASKS (1u << 22)
+
+/* The stack flags a profile holds: the named ones and "unknown". */
+#define STACK_FLAGS ((uint32_t)SYM_PROF_UNKNOWN_FLAG | \
+		     ((1u << SYM_PROF_NFLAGS) - 1))
+
+/* Frames per chunk: chunks start small (a tiny profile stays tiny) and
+ * double up to CHUNK_MAX; one stack always fits in one chunk. */
+#define CHUNK_MIN 256
+#define CHUNK_MAX 65536
+
+struct proc {
+	int32_t pid, nspid;
+	uint64_t pidns;
+	char *comm;		/* free(); NULL when unknown */
+};
+
+struct thread {
+	int32_t pid, tid;
+	char *comm;		/* free(); NULL when unknown */
+};
+
+struct chunk {
+	struct sym_prof_frame *frames;	/* free() */
+	size_t used, cap;
+};
+
+struct sym_prof {
+	/* Strings are owned (free()), cast from const for the public view. */
+	struct sym_prof_header h;
+
+	/* Strings owned: free() build_id and path. */
+	struct sym_prof_map *maps;
+	size_t nmaps, capmaps;
+
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	struct symi_idx proc_idx;	/* pid -> procs index */
+
+	struct thread *threads;
+	size_t nthreads, capthreads;
+	struct symi_idx thread_idx;	/* tid -> threads index */
+
+	/* frames point into chunks; hashes[i] is the hash of stacks[i]. */
+	struct sym_prof_stack *stacks;
+	uint64_t *hashes;
+	size_t nstacks, capstacks, caphashes;
+	/* Open addressing: 0 is empty, else a stacks index + 1. */
+	uint32_t *slots;
+	size_t nslots;			/* a power of two, or 0 */
+
+	struct chunk *chunks;
+	size_t nchunks, capchunks;
+};
+
+/*
+ * The index: u64 key -> u32 value, open addressing with linear probing.
+ */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+void symi_idx_release(struct symi_idx *ix)
+{
+	free(ix->keys);
+	free(ix->vals);
+	memset(ix, 0, sizeof(*ix));
+}
+
+bool symi_idx_get(const struct symi_idx *ix, uint64_t key, uint32_t *val)
+{
+	size_t mask = ix->cap - 1;
+
+	if (!ix->cap)
+		return false;
+	for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+		if (!ix->vals[i])
+			return false;
+		if (ix->keys[i] == key) {
+			*val = ix->vals[i] - 1;
+			return true;
+		}
+	}
+}
+
+/* Insert without growing; the key must be absent and a slot free. */
+static void idx_put(struct symi_idx *ix, uint64_t key, uint32_t val)
+{
+	size_t mask = ix->cap - 1, i = mix64(key) & mask;
+
+	while (ix->vals[i])
+		i = (i + 1) & mask;
+	ix->keys[i] = key;
+	ix->vals[i] = val + 1;
+	ix->n++;
+}
+
+int symi_idx_set(struct symi_idx *ix, uint64_t key, uint32_t val)
+{
+	size_t mask = ix->cap - 1;
+
+	if (ix->cap) {
+		for (size_t i = mix64(key) & mask; ix->vals[i];
+		     i = (i + 1) & mask) {
+			if (ix->keys[i] == key) {
+				ix->vals[i] = val + 1;
+				return 0;
+			}
+		}
+	}
+	if (val == UINT32_MAX)
+		return -E2BIG;
+	if ((ix->n + 1) * 2 > ix->cap) {
+		struct symi_idx nx = { 0 };
+
+		nx.cap = ix->cap ? ix->cap * 2 : 16;
+		nx.keys = symi_calloc(nx.cap, sizeof(*nx.keys));
+		nx.vals = symi_calloc(nx.cap, sizeof(*nx.vals));
+		if (!nx.keys || !nx.vals) {
+			symi_idx_release(&nx);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < ix->cap; i++)
+			if (ix->vals[i])
+				idx_put(&nx, ix->keys[i], ix->vals[i] - 1);
+		symi_idx_release(ix);
+		*ix = nx;
+	}
+	idx_put(ix, key, val);
+	return 0;
+}
+
+/*
+ * Strings.
+ */
+
+/* Copy @s into *dst: NULL and "" both give NULL.  0 or -ENOMEM. */
+static int dup_str(const char *s, char **dst)
+{
+	*dst = NULL;
+	if (!s || !*s)
+		return 0;
+	*dst = symi_strdup(s);
+	return *dst ? 0 : -ENOMEM;
+}
+
+bool symi_prof_build_id_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') ||
+		      (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n >= 2 && n <= 128 && n % 2 == 0;
+}
+
+/*
+ * The profile.
+ */
+
+int sym_prof_new(struct sym_prof **out)
+{
+	*out = symi_calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static void header_release(struct sym_prof_header *h)
+{
+	free((char *)h->host);
+	free((char *)h->tool);
+	free((char *)h->tool_version);
+	free((char *)h->event);
+	free((char *)h->mode);
+	free((char *)h->weight_unit);
+	memset(h, 0, sizeof(*h));
+}
+
+void sym_prof_free(struct sym_prof *p)
+{
+	if (!p)
+		return;
+	header_release(&p->h);
+	for (size_t i = 0; i < p->nmaps; i++) {
+		free((char *)p->maps[i].build_id);
+		free((char *)p->maps[i].path);
+	}
+	free(p->maps);
+	for (size_t i = 0; i < p->nprocs; i++)
+		free(p->procs[i].comm);
+	free(p->procs);
+	symi_idx_release(&p->proc_idx);
+	for (size_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i].comm);
+	free(p->threads);
+	symi_idx_release(&p->thread_idx);
+	free(p->stacks);
+	free(p->hashes);
+	free(p->slots);
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i].frames);
+	free(p->chunks);
+	free(p);
+}
+
+int sym_prof_set_header(struct sym_prof *p, const struct sym_prof_header *h)
+{
+	struct sym_prof_header n = *h;
+	char *s[6] = { NULL };
+	int err = 0;
+
+	if ((err = dup_str(h->host, &s[0])) ||
+	    (err = dup_str(h->tool, &s[1])) ||
+	    (err = dup_str(h->tool_version, &s[2])) ||
+	    (err = dup_str(h->event, &s[3])) ||
+	    (err = dup_str(h->mode, &s[4])) ||
+	    (err = dup_str(h->weight_unit, &s[5]))) {
+		for (size_t i = 0; i < 6; i++)
+			free(s[i]);
+		return err;
+	}
+	n.host = s[0];
+	n.tool = s[1];
+	n.tool_version = s[2];
+	n.event = s[3];
+	n.mode = s[4];
+	n.weight_unit = s[5];
+	header_release(&p->h);
+	p->h = n;
+	return 0;
+}
+
+const struct sym_prof_header *sym_prof_header(const struct sym_prof *p)
+{
+	return &p->h;
+}
+
+int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
+		     uint32_t *id)
+{
+	struct sym_prof_map n = *m;
+	char *bid = NULL, *path = NULL;
+	int err;
+
+	if (m->kind > SYM_PROF_MAP_ANON || m->start > m->end || m->pid < -1 ||
+	    (m->flags & ~(uint32_t)SYM_PROF_MAP_VADDR_GUESSED) ||
+	    (m->build_id && *m->build_id &&
+	     !symi_prof_build_id_ok(m->build_id)))
+		return -EINVAL;
+	if (p->nmaps >= MAX_MAPS)
+		return -E2BIG;
+	err = symi_grow((void **)&p->maps, &p->capmaps, p->nmaps + 1,
+			sizeof(*p->maps));
+	if (err)
+		return err;
+	if ((err = dup_str(m->build_id, &bid)) ||
+	    (err = dup_str(m->path, &path))) {
+		free(bid);
+		return err;
+	}
+	n.id = (uint32_t)p->nmaps;
+	n.build_id = bid;
+	n.path = path;
+	p->maps[p->nmaps++] = n;
+	if (id)
+		*id = n.id;
+	return 0;
+}
+
+int sym_prof_add_process(struct sym_prof *p, int32_t pid, uint64_t pidns,
+			 int32_t nspid, const char *comm)
+{
+	char *c = NULL;
+	uint32_t i;
+	int err;
+
+	if (pid < 0 || nspid < 0)
+		return -EINVAL;
+	err = dup_str(comm, &c);
+	if (err)
+		return err;
+	if (symi_idx_get(&p->proc_idx, (uint64_t)pid, &i)) {
+		free(p->procs[i].comm);
+	} else {
+		err = p->nprocs >= MAX_TASKS ? -E2BIG :
+		      symi_grow((void **)&p->procs, &p->capprocs,
+				p->nprocs + 1, sizeof(*p->procs));
+		if (!err)
+			err = symi_idx_set(&p->proc_idx, (uint64_t)pid,
+					   (uint32_t)p->nprocs);
+		if (err) {
+			free(c);
+			return err;
+		}
+		i = (uint32_t)p->nprocs++;
+	}
+	p->procs[i] = (struct proc){ .pid = pid, .nspid = nspid,
+				     .pidns = pidns, .comm = c };
+	return 0;
+}
+
+int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
+			const char *comm)
+{
+	char *c = NULL;
+	uint32_t i;
+	int err;
+
+	if (pid < 0 || tid < 0)
+		return -EINVAL;
+	err = dup_str(comm, &c);
+	if (err)
+		return err;
+	if (symi_idx_get(&p->thread_idx, (uint64_t)tid, &i)) {
+		free(p->threads[i].comm);
+	} else {
+		err = p->nthreads >= MAX_TASKS ? -E2BIG :
+		      symi_grow((void **)&p->threads, &p->capthreads,
+				p->nthreads + 1, sizeof(*p->threads));
+		if (!err)
+			err = symi_idx_set(&p->thread_idx, (uint64_t)tid,
+					   (uint32_t)p->nthreads);
+		if (err) {
+			free(c);
+			return err;
+		}
+		i = (uint32_t)p->nthreads++;
+	}
+	p->threads[i] = (struct thread){ .pid = pid, .tid = tid, .comm = c };
+	return 0;
+}
+
+/*
+ * Stacks.
+ */
+
+static uint64_t stack_hash(const struct sym_prof_stack *s)
+{
+	uint64_t h = mix64(((uint64_t)(uint32_t)s->pid << 32 |
+			    (uint32_t)s->tid) ^ 0x9e3779b97f4a7c15ULL);
+
+	h = mix64(h ^ ((uint64_t)s->flags << 32 | s->nframes));
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		const struct sym_prof_frame *f = &s->frames[i];
+
+		h = (h ^ f->addr) * 0x9e3779b97f4a7c15ULL;
+		h = (h << 29 | h >> 35) ^ ((uint64_t)f->map << 32 | f->flags);
+		h *= 0xbf58476d1ce4e5b9ULL;
+	}
+	return mix64(h);
+}
+
+static bool stack_eq(const struct sym_prof_stack *a,
+		     const struct sym_prof_stack *b)
+{
+	if (a->pid != b->pid || a->tid != b->tid || a->flags != b->flags ||
+	    a->nframes != b->nframes)
+		return false;
+	for (uint32_t i = 0; i < a->nframes; i++)
+		if (a->frames[i].addr != b->frames[i].addr ||
+		    a->frames[i].map != b->frames[i].map ||
+		    a->frames[i].flags != b->frames[i].flags)
+			return false;
+	return true;
+}
+
+/* Double the slot table (or make the first one) and re-insert. */
+static int grow_slots(struct sym_prof *p)
+{
+	size_t n = p->nslots ? p->nslots * 2 : 64, mask = n - 1;
+	uint32_t *slots = symi_calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t s = 0; s < p->nstacks; s++) {
+		size_t i = p->hashes[s] & mask;
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (uint32_t)s + 1;
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->nslots = n;
+	return 0;
+}
+
+/* Room for @n frames in the last chunk, or a new chunk. */
+static struct sym_prof_frame *chunk_alloc(struct sym_prof *p, size_t n)
+{
+	struct chunk *c = p->nchunks ? &p->chunks[p->nchunks - 1] : NULL;
+	size_t cap;
+
+	if (c && c->cap - c->used >= n)
+		goto take;
+	cap = c ? c->cap * 2 : CHUNK_MIN;
+	if (cap > CHUNK_MAX)
+		cap = CHUNK_MAX;
+	if (cap < n)
+		cap = n;
+	if (symi_grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1,
+		      sizeof(*p->chunks)))
+		return NULL;
+	c = &p->chunks[p->nchunks];
+	c->frames = symi_malloc(cap * sizeof(*c->frames));
+	if (!c->frames)
+		return NULL;
+	c->used = 0;
+	c->cap = cap;
+	p->nchunks++;
+take:
+	c->used += n;
+	return c->frames + c->used - n;
+}
+
+int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
+{
+	struct sym_prof_stack *t;
+	struct sym_prof_frame *fr = NULL;
+	uint64_t h, count, weight;
+	size_t mask, i;
+	int err;
+
+	if (s->nframes > SYM_PROF_MAX_FRAMES)
+		return -E2BIG;
+	if (s->pid < 0 || s->tid < 0 || (s->nframes && !s->frames) ||
+	    (s->flags & ~STACK_FLAGS))
+		return -EINVAL;
+	for (uint32_t k = 0; k < s->nframes; k++)
+		if ((s->frames[k].map != SYM_PROF_NOMAP &&
+		     s->frames[k].map >= p->nmaps) ||
+		    (s->frames[k].flags & ~(uint32_t)SYM_PROF_FRAME_RETURN))
+			return -EINVAL;
+	h = stack_hash(s);
+	if (p->nslots) {
+		mask = p->nslots - 1;
+		for (i = h & mask; p->slots[i]; i = (i + 1) & mask) {
+			t = &p->stacks[p->slots[i] - 1];
+			if (p->hashes[p->slots[i] - 1] != h || !stack_eq(t, s))
+				continue;
+			if (__builtin_add_overflow(t->count, s->count, &count) ||
+			    __builtin_add_overflow(t->weight, s->weight,
+						   &weight))
+				return -EOVERFLOW;
+			t->count = count;
+			t->weight = weight;
+			return 0;
+		}
+	}
+	if (p->nstacks >= MAX_STACKS)
+		return -E2BIG;
+	/* Everything that can fail comes before the stack is counted. */
+	if ((p->nstacks + 1) * 2 > p->nslots) {
+		err = grow_slots(p);
+		if (err)
+			return err;
+	}
+	err = symi_grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1,
+			sizeof(*p->stacks));
+	if (!err)
+		err = symi_grow((void **)&p->hashes, &p->caphashes,
+				p->nstacks + 1, sizeof(*p->hashes));
+	if (err)
+		return err;
+	if (s->nframes) {
+		fr = chunk_alloc(p, s->nframes);
+		if (!fr)
+			return -ENOMEM;
+		memcpy(fr, s->frames, s->nframes * sizeof(*fr));
+	}
+	t = &p->stacks[p->nstacks];
+	*t = *s;
+	t->frames = fr;
+	p->hashes[p->nstacks] = h;
+	mask = p->nslots - 1;
+	for (i = h & mask; p->slots[i]; i = (i + 1) & mask)
+		;
+	p->slots[i] = (uint32_t)++p->nstacks;
+	return 0;
+}
+
+size_t sym_prof_nmaps(const struct sym_prof *p)
+{
+	return p->nmaps;
+}
+
+const struct sym_prof_map *sym_prof_map(const struct sym_prof *p, uint32_t id)
+{
+	return id < p->nmaps ? &p->maps[id] : NULL;
+}
+
+size_t sym_prof_nstacks(const struct sym_prof *p)
+{
+	return p->nstacks;
+}
+
+const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
+					    size_t i)
+{
+	return i < p->nstacks ? &p->stacks[i] : NULL;
+}
+
+const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
+			     uint64_t *pidns, int32_t *nspid)
+{
+	uint32_t i;
+
+	if (pid < 0 || !symi_idx_get(&p->proc_idx, (uint64_t)pid, &i)) {
+		if (pidns)
+			*pidns = 0;
+		if (nspid)
+			*nspid = 0;
+		return NULL;
+	}
+	if (pidns)
+		*pidns = p->procs[i].pidns;
+	if (nspid)
+		*nspid = p->procs[i].nspid;
+	return p->procs[i].comm;
+}
+
+const char *sym_prof_thread(const struct sym_prof *p, int32_t tid)
+{
+	uint32_t i;
+
+	if (tid < 0 || !symi_idx_get(&p->thread_idx, (uint64_t)tid, &i))
+		return NULL;
+	return p->threads[i].comm;
+}
+
+size_t symi_prof_nprocs(const struct sym_prof *p)
+{
+	return p->nprocs;
+}
+
+const char *symi_prof_proc_at(const struct sym_prof *p, size_t i,
+			      int32_t *pid, uint64_t *pidns, int32_t *nspid)
+{
+	*pid = p->procs[i].pid;
+	*pidns = p->procs[i].pidns;
+	*nspid = p->procs[i].nspid;
+	return p->procs[i].comm;
+}
+
+size_t symi_prof_nthreads(const struct sym_prof *p)
+{
+	return p->nthreads;
+}
+
+const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
+				int32_t *pid, int32_t *tid)
+{
+	*pid = p->threads[i].pid;
+	*tid = p->threads[i].tid;
+	return p->threads[i].comm;
+}
+
+int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags)
+{
+	if (id >= p->nmaps || (flags & ~(uint32_t)SYM_PROF_MAP_VADDR_GUESSED))
+		return -EINVAL;
+	p->maps[id].flags = flags;
+	return 0;
+}

@@ -1,0 +1,1222 @@
+/*
+ * raw.c - the raw stack format (docs/raw-format.md, "sym-raw 1"):
+ * sym_prof_write() and sym_prof_read().
+ *
+ * The writer fills a 64 KiB buffer and hands it to write(2) when full, so
+ * a large profile costs one system call per 64 KiB.  Its output is a
+ * function of the profile alone (fixed order: header, processes, threads,
+ * maps, stacks), which the fuzz target uses: what the reader builds from
+ * any file, written and read again, gives the same profile.
+ *
+ * The reader is strict, because a wrong profile is worse than none: every
+ * line is checked against the document (field count, characters, number
+ * ranges, escapes, references to maps, the limits) and the first problem
+ * ends the parse with "line N: what" in the caller's buffer.  Only what
+ * the format declares extensible is let through: unknown keywords (the
+ * line is skipped whole), unknown stack flags (kept as
+ * SYM_PROF_UNKNOWN_FLAG), unknown names in `flagged` and `mapflags`
+ * (skipped).  Each line is copied into a buffer of at most 1 MiB and split
+ * in place, so strings decode in place and nothing is allocated per line
+ * beyond what the profile keeps.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Limits of docs/raw-format.md the reader checks itself (the profile
+ * checks the counts of maps and stacks). */
+#define MAX_LINE (1u << 20)
+#define MAX_FIELDS (6 + SYM_PROF_MAX_FRAMES)
+
+#define WBUF_SIZE 65536
+
+static const char *const stack_flag_names[SYM_PROF_NFLAGS] = {
+	"truncated", "badreturn", "leaf", "unwind", "kernel",
+};
+
+static const char *const map_kind_names[] = {
+	[SYM_PROF_MAP_FILE] = "file",
+	[SYM_PROF_MAP_VDSO] = "vdso",
+	[SYM_PROF_MAP_KERNEL] = "kernel",
+	[SYM_PROF_MAP_ANON] = "anon",
+};
+
+#define NS_PER_S 1000000000ULL
+
+/*
+ * Calendar (proleptic Gregorian, UTC) without gmtime(): H. Hinnant's
+ * days_from_civil() and civil_from_days().
+ */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+	int64_t era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static unsigned days_in_month(int64_t y, unsigned m)
+{
+	static const unsigned char dm[] = { 31, 28, 31, 30, 31, 30,
+					    31, 31, 30, 31, 30, 31 };
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return m == 2 && leap ? 29 : dm[m - 1];
+}
+
+/*
+ * The writer.
+ */
+
+struct wbuf {
+	int fd;
+	int err;		/* first write error, sticky */
+	size_t len;
+	char *buf;		/* free(); WBUF_SIZE bytes */
+};
+
+static void wflush(struct wbuf *w)
+{
+	size_t off = 0;
+
+	while (!w->err && off < w->len) {
+		ssize_t r = write(w->fd, w->buf + off, w->len - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			w->err = -errno;
+		else if (r == 0)
+			w->err = -EIO;
+		else
+			off += (size_t)r;
+	}
+	w->len = 0;
+}
+
+static void wput(struct wbuf *w, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = WBUF_SIZE - w->len;
+
+		if (k > n)
+			k = n;
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+		if (w->len == WBUF_SIZE)
+			wflush(w);
+	}
+}
+
+static void wc(struct wbuf *w, char c)
+{
+	if (w->len == WBUF_SIZE)
+		wflush(w);
+	w->buf[w->len++] = c;
+}
+
+static void ws(struct wbuf *w, const char *s)
+{
+	wput(w, s, strlen(s));
+}
+
+static void wu64(struct wbuf *w, uint64_t v)
+{
+	char b[24];
+	size_t i = sizeof(b);
+
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	wput(w, b + i, sizeof(b) - i);
+}
+
+static void wi64(struct wbuf *w, int64_t v)
+{
+	if (v < 0) {
+		wc(w, '-');
+		wu64(w, -(uint64_t)v);
+	} else {
+		wu64(w, (uint64_t)v);
+	}
+}
+
+static void whex(struct wbuf *w, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char b[16];
+	size_t i = sizeof(b);
+
+	do {
+		b[--i] = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	wput(w, b + i, sizeof(b) - i);
+}
+
+/* A string, percent-encoded; NULL (and "") as "-", "-" as "%2D". */
+static void wstr(struct wbuf *w, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	if (!s || !*s) {
+		wc(w, '-');
+		return;
+	}
+	if (!strcmp(s, "-")) {
+		ws(w, "%2D");
+		return;
+	}
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c < 0x21 || *c > 0x7e || *c == '%') {
+			wc(w, '%');
+			wc(w, hex[*c >> 4]);
+			wc(w, hex[*c & 15]);
+		} else {
+			wc(w, (char)*c);
+		}
+	}
+}
+
+/* Keyword line "KEY VALUE\n" for the header's numbers. */
+static void wkey_u64(struct wbuf *w, const char *key, uint64_t v)
+{
+	ws(w, key);
+	wc(w, ' ');
+	wu64(w, v);
+	wc(w, '\n');
+}
+
+static void wkey_str(struct wbuf *w, const char *key, const char *s)
+{
+	ws(w, key);
+	wc(w, ' ');
+	wstr(w, s);
+	wc(w, '\n');
+}
+
+/* RFC 3339 UTC with nanoseconds; 0 (unknown) as "-". */
+static void wtime(struct wbuf *w, int64_t ns)
+{
+	int64_t sec, days, y;
+	uint64_t frac;
+	unsigned mo, d, sod;
+	char b[64];
+
+	if (!ns) {
+		wc(w, '-');
+		return;
+	}
+	sec = ns / (int64_t)NS_PER_S;
+	if (ns % (int64_t)NS_PER_S < 0)
+		sec--;
+	frac = (uint64_t)(ns - sec * (int64_t)NS_PER_S);
+	days = sec / 86400;
+	if (sec % 86400 < 0)
+		days--;
+	sod = (unsigned)(sec - days * 86400);
+	civil_from_days(days, &y, &mo, &d);
+	snprintf(b, sizeof(b), "%04lld-%02u-%02uT%02u:%02u:%02u.%09lluZ",
+		 (long long)y, mo, d, sod / 3600, sod / 60 % 60, sod % 60,
+		 (unsigned long long)frac);
+	ws(w, b);
+}
+
+static void write_header(struct wbuf *w, const struct sym_prof_header *h)
+{
+	char b[48];
+
+	ws(w, "sym-raw 1\n");
+	wkey_str(w, "host", h->host);
+	ws(w, "tool ");
+	wstr(w, h->tool);
+	wc(w, ' ');
+	wstr(w, h->tool_version);
+	ws(w, "\nstart ");
+	wtime(w, h->start_ns);
+	snprintf(b, sizeof(b), "\nduration %llu.%09llu\n",
+		 (unsigned long long)(h->duration_ns / NS_PER_S),
+		 (unsigned long long)(h->duration_ns % NS_PER_S));
+	ws(w, b);
+	wkey_str(w, "event", h->event);
+	wkey_str(w, "mode", h->mode);
+	wkey_u64(w, "frequency", h->frequency);
+	wkey_u64(w, "period", h->period);
+	wkey_str(w, "weight-unit", h->weight_unit);
+	wkey_u64(w, "samples", h->samples);
+	wkey_u64(w, "lost", h->lost);
+	wkey_u64(w, "throttled", h->throttled);
+	wkey_u64(w, "dropped", h->dropped);
+	for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
+		ws(w, "flagged ");
+		ws(w, stack_flag_names[i]);
+		wc(w, ' ');
+		wu64(w, h->flagged[i]);
+		wc(w, '\n');
+	}
+	ws(w, "pidns ");
+	if (h->pidns)
+		wu64(w, h->pidns);
+	else
+		wc(w, '-');
+	wc(w, '\n');
+}
+
+static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
+{
+	ws(w, "stack ");
+	wu64(w, s->count);
+	wc(w, ' ');
+	wu64(w, s->weight);
+	wc(w, ' ');
+	wi64(w, s->pid);
+	wc(w, ' ');
+	wi64(w, s->tid);
+	wc(w, ' ');
+	if (!s->flags) {
+		wc(w, '-');
+	} else {
+		const char *sep = "";
+
+		for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
+			if (s->flags & (1u << i)) {
+				ws(w, sep);
+				ws(w, stack_flag_names[i]);
+				sep = ",";
+			}
+		}
+		/* The name is lost; any unknown name reads back the same. */
+		if (s->flags & SYM_PROF_UNKNOWN_FLAG) {
+			ws(w, sep);
+			ws(w, "unknown");
+		}
+	}
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		const struct sym_prof_frame *f = &s->frames[i];
+
+		wc(w, ' ');
+		wc(w, f->flags & SYM_PROF_FRAME_RETURN ? 'r' : 'p');
+		if (f->map == SYM_PROF_NOMAP)
+			wc(w, '?');
+		else
+			wu64(w, f->map);
+		wc(w, ':');
+		whex(w, f->addr);
+	}
+	wc(w, '\n');
+}
+
+int sym_prof_write(const struct sym_prof *p, int fd)
+{
+	const struct sym_prof_header *h = sym_prof_header(p);
+	struct wbuf w = { .fd = fd };
+	size_t n;
+
+	/* A file without a weight unit could not be read back. */
+	if (!h->weight_unit)
+		return -EINVAL;
+	w.buf = symi_malloc(WBUF_SIZE);
+	if (!w.buf)
+		return -ENOMEM;
+	write_header(&w, h);
+	n = symi_prof_nprocs(p);
+	for (size_t i = 0; i < n && !w.err; i++) {
+		int32_t pid, nspid;
+		uint64_t pidns;
+		const char *comm = symi_prof_proc_at(p, i, &pid, &pidns,
+						     &nspid);
+
+		ws(&w, "process ");
+		wi64(&w, pid);
+		wc(&w, ' ');
+		if (pidns)
+			wu64(&w, pidns);
+		else
+			wc(&w, '-');
+		wc(&w, ' ');
+		wi64(&w, nspid);
+		wc(&w, ' ');
+		wstr(&w, comm);
+		wc(&w, '\n');
+	}
+	n = symi_prof_nthreads(p);
+	for (size_t i = 0; i < n && !w.err; i++) {
+		int32_t pid, tid;
+		const char *comm = symi_prof_thread_at(p, i, &pid, &tid);
+
+		ws(&w, "thread ");
+		wi64(&w, pid);
+		wc(&w, ' ');
+		wi64(&w, tid);
+		wc(&w, ' ');
+		wstr(&w, comm);
+		wc(&w, '\n');
+	}
+	n = sym_prof_nmaps(p);
+	for (uint32_t i = 0; i < n && !w.err; i++) {
+		const struct sym_prof_map *m = sym_prof_map(p, i);
+
+		ws(&w, "map ");
+		wu64(&w, m->id);
+		wc(&w, ' ');
+		ws(&w, map_kind_names[m->kind]);
+		wc(&w, ' ');
+		wi64(&w, m->pid);
+		wc(&w, ' ');
+		whex(&w, m->start);
+		wc(&w, ' ');
+		whex(&w, m->end);
+		wc(&w, ' ');
+		whex(&w, m->pgoff);
+		wc(&w, ' ');
+		whex(&w, m->vaddr);
+		wc(&w, ' ');
+		ws(&w, m->build_id ? m->build_id : "-");
+		wc(&w, ' ');
+		wstr(&w, m->path);
+		wc(&w, '\n');
+		if (m->flags & SYM_PROF_MAP_VADDR_GUESSED) {
+			ws(&w, "mapflags ");
+			wu64(&w, m->id);
+			ws(&w, " vaddr-guessed\n");
+		}
+	}
+	n = sym_prof_nstacks(p);
+	for (size_t i = 0; i < n && !w.err; i++)
+		write_stack(&w, sym_prof_stack(p, i));
+	ws(&w, "end\n");
+	wflush(&w);
+	free(w.buf);
+	return w.err;
+}
+
+/*
+ * The reader.
+ */
+
+/* Header lines seen, to reject a second one. */
+enum {
+	H_HOST, H_TOOL, H_START, H_DURATION, H_EVENT, H_MODE, H_FREQUENCY,
+	H_PERIOD, H_WEIGHT_UNIT, H_SAMPLES, H_LOST, H_THROTTLED, H_DROPPED,
+	H_PIDNS, H_N
+};
+
+static const char *const header_keys[H_N] = {
+	[H_HOST] = "host", [H_TOOL] = "tool", [H_START] = "start",
+	[H_DURATION] = "duration", [H_EVENT] = "event", [H_MODE] = "mode",
+	[H_FREQUENCY] = "frequency", [H_PERIOD] = "period",
+	[H_WEIGHT_UNIT] = "weight-unit", [H_SAMPLES] = "samples",
+	[H_LOST] = "lost", [H_THROTTLED] = "throttled",
+	[H_DROPPED] = "dropped", [H_PIDNS] = "pidns",
+};
+
+struct rd {
+	struct sym_prof *p;
+	size_t lineno;
+	char *msg;
+	size_t msglen;
+
+	char *line;		/* free(); MAX_LINE + 1 bytes */
+	char *f[MAX_FIELDS];	/* fields of the line, in @line */
+	size_t nf;
+
+	struct symi_idx mapids;	/* file's map ID -> profile map id */
+	struct sym_prof_frame *frames;	/* free(); SYM_PROF_MAX_FRAMES */
+
+	/* The header as read; strings free()d, handed over at the end. */
+	struct sym_prof_header h;
+	uint32_t seen;		/* 1 << H_* */
+	uint32_t seen_flagged;	/* 1 << stack flag bit */
+};
+
+static int fail(struct rd *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct rd *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!r->msg || !r->msglen)
+		return err;
+	n = snprintf(r->msg, r->msglen, "line %zu: ", r->lineno);
+	if (n >= 0 && (size_t)n < r->msglen) {
+		va_start(ap, fmt);
+		vsnprintf(r->msg + n, r->msglen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* Messages quote at most this many bytes of a field. */
+#define Q "'%.40s'"
+
+static int bad(struct rd *r, const char *what, const char *field)
+{
+	return fail(r, -SYM_E_BADPROFILE, "%s " Q, what, field);
+}
+
+static int parse_u64(struct rd *r, const char *s, const char *what,
+		     uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (const char *c = s; *c || c == s; c++) {
+		if (*c < '0' || *c > '9')
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s " Q " is not a decimal number", what,
+				    s);
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*c - '0'), &v))
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s " Q " is larger than 2^64 - 1", what,
+				    s);
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_hex(struct rd *r, const char *s, const char *what,
+		     uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (const char *c = s; *c || c == s; c++) {
+		unsigned d;
+
+		if (*c >= '0' && *c <= '9')
+			d = (unsigned)(*c - '0');
+		else if (*c >= 'a' && *c <= 'f')
+			d = (unsigned)(*c - 'a' + 10);
+		else
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s " Q " is not lowercase hex", what, s);
+		if (v >> 60)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s " Q " is larger than 2^64 - 1", what,
+				    s);
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A PID or TID: 0 to 2^31 - 1, or -1 when @minus1 allows it. */
+static int parse_pid(struct rd *r, const char *s, const char *what,
+		     bool minus1, int32_t *out)
+{
+	uint64_t v;
+	int err;
+
+	if (minus1 && !strcmp(s, "-1")) {
+		*out = -1;
+		return 0;
+	}
+	err = parse_u64(r, s, what, &v);
+	if (err)
+		return err;
+	if (v > INT32_MAX)
+		return fail(r, -SYM_E_BADPROFILE, "%s " Q " is not a PID",
+			    what, s);
+	*out = (int32_t)v;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Decode a percent-encoded field in place; "-" gives NULL. */
+static int parse_str(struct rd *r, char *s, const char *what, char **out)
+{
+	char *o = s;
+
+	*out = NULL;
+	if (!strcmp(s, "-"))
+		return 0;
+	for (char *c = s; *c; c++) {
+		int hi, lo;
+
+		if (*c != '%') {
+			*o++ = *c;
+			continue;
+		}
+		hi = hexval(c[1]);
+		lo = hi < 0 ? -1 : hexval(c[2]);
+		if (hi < 0 || lo < 0)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s: '%%' not followed by two hex digits",
+				    what);
+		if (!hi && !lo)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "%s: %%00 (a NUL byte) in a string", what);
+		*o++ = (char)(hi << 4 | lo);
+		c += 2;
+	}
+	*o = '\0';
+	*out = s;
+	return 0;
+}
+
+/* A header string: decoded and copied into *dst. */
+static int header_str(struct rd *r, char *s, const char *what,
+		      const char **dst)
+{
+	char *v, *c = NULL;
+	int err;
+
+	err = parse_str(r, s, what, &v);
+	if (err)
+		return err;
+	if (v) {
+		c = symi_strdup(v);
+		if (!c)
+			return fail(r, -ENOMEM, "out of memory");
+	}
+	*dst = c;
+	return 0;
+}
+
+/* RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.F{1,9}]Z, or "-" for 0. */
+static int parse_time(struct rd *r, const char *s, int64_t *out)
+{
+	unsigned v[6] = { 0 };
+	static const unsigned width[6] = { 4, 2, 2, 2, 2, 2 };
+	static const char sep[6] = { '-', '-', 'T', ':', ':', 0 };
+	static const unsigned max[6] = { 9999, 12, 31, 23, 59, 59 };
+	const char *c = s;
+	uint64_t frac = 0;
+	int64_t days, ns;
+	unsigned nfrac = 0;
+
+	if (!strcmp(s, "-")) {
+		*out = 0;
+		return 0;
+	}
+	for (int i = 0; i < 6; i++) {
+		for (unsigned k = 0; k < width[i]; k++, c++) {
+			if (*c < '0' || *c > '9')
+				goto bad;
+			v[i] = v[i] * 10 + (unsigned)(*c - '0');
+		}
+		if (v[i] > max[i])
+			goto bad;
+		if (sep[i] && *c++ != sep[i])
+			goto bad;
+	}
+	if (v[1] < 1 || v[2] < 1 || v[2] > days_in_month(v[0], v[1]))
+		goto bad;
+	if (*c == '.') {
+		for (c++; *c >= '0' && *c <= '9'; c++) {
+			if (++nfrac > 9)
+				goto bad;
+			frac = frac * 10 + (uint64_t)(*c - '0');
+		}
+		if (!nfrac)
+			goto bad;
+		for (unsigned k = nfrac; k < 9; k++)
+			frac *= 10;
+	}
+	if (strcmp(c, "Z"))
+		goto bad;
+	days = days_from_civil(v[0], v[1], v[2]);
+	if (__builtin_mul_overflow(days * 86400 + v[3] * 3600 + v[4] * 60 +
+					   v[5],
+				   (int64_t)NS_PER_S, &ns) ||
+	    __builtin_add_overflow(ns, (int64_t)frac, &ns))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "start " Q " is out of range (1678 to 2262)", s);
+	*out = ns;
+	return 0;
+bad:
+	return fail(r, -SYM_E_BADPROFILE,
+		    "start " Q " is not YYYY-MM-DDTHH:MM:SS[.F]Z", s);
+}
+
+/* SECONDS[.F{1,9}] into nanoseconds. */
+static int parse_duration(struct rd *r, char *s, uint64_t *out)
+{
+	char *dot = strchr(s, '.');
+	uint64_t sec, frac = 0, ns;
+	size_t nfrac = 0;
+	int err;
+
+	if (dot) {
+		*dot = '\0';
+		nfrac = strlen(dot + 1);
+		if (!nfrac || nfrac > 9)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "duration needs 1 to 9 fraction digits");
+		err = parse_u64(r, dot + 1, "duration fraction", &frac);
+		if (err)
+			return err;
+		for (size_t k = nfrac; k < 9; k++)
+			frac *= 10;
+	}
+	err = parse_u64(r, s, "duration", &sec);
+	if (err)
+		return err;
+	if (__builtin_mul_overflow(sec, NS_PER_S, &ns) ||
+	    __builtin_add_overflow(ns, frac, &ns))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "duration is larger than 2^64 - 1 nanoseconds");
+	*out = ns;
+	return 0;
+}
+
+static int want_fields(struct rd *r, size_t n)
+{
+	if (r->nf == n)
+		return 0;
+	return fail(r, -SYM_E_BADPROFILE, "'%s' takes %zu fields, not %zu",
+		    r->f[0], n - 1, r->nf - 1);
+}
+
+/* A header line: r->f[0] is one of header_keys[] or "flagged". */
+static int read_header(struct rd *r, int key)
+{
+	struct sym_prof_header *h = &r->h;
+	uint64_t *num = NULL;
+	int err;
+
+	if (key < 0) {
+		/* flagged FLAG N */
+		uint64_t v;
+
+		err = want_fields(r, 3);
+		if (!err)
+			err = parse_u64(r, r->f[2], "flagged count", &v);
+		if (err)
+			return err;
+		for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
+			if (strcmp(r->f[1], stack_flag_names[i]))
+				continue;
+			if (r->seen_flagged & (1u << i))
+				return fail(r, -SYM_E_BADPROFILE,
+					    "second 'flagged %s' line",
+					    stack_flag_names[i]);
+			r->seen_flagged |= 1u << i;
+			h->flagged[i] = v;
+		}
+		/* A flag this reader does not know: skipped. */
+		return 0;
+	}
+	if (r->seen & (1u << key))
+		return fail(r, -SYM_E_BADPROFILE, "second '%s' line",
+			    header_keys[key]);
+	r->seen |= 1u << key;
+	err = want_fields(r, key == H_TOOL ? 3 : 2);
+	if (err)
+		return err;
+	switch (key) {
+	case H_HOST:
+		return header_str(r, r->f[1], "host", &h->host);
+	case H_TOOL:
+		err = header_str(r, r->f[1], "tool name", &h->tool);
+		return err ? err : header_str(r, r->f[2], "tool version",
+					      &h->tool_version);
+	case H_START:
+		return parse_time(r, r->f[1], &h->start_ns);
+	case H_DURATION:
+		return parse_duration(r, r->f[1], &h->duration_ns);
+	case H_EVENT:
+		return header_str(r, r->f[1], "event", &h->event);
+	case H_MODE:
+		return header_str(r, r->f[1], "mode", &h->mode);
+	case H_WEIGHT_UNIT:
+		if (!strcmp(r->f[1], "-"))
+			return fail(r, -SYM_E_BADPROFILE,
+				    "weight-unit cannot be unknown ('-')");
+		return header_str(r, r->f[1], "weight-unit", &h->weight_unit);
+	case H_PIDNS:
+		if (!strcmp(r->f[1], "-")) {
+			h->pidns = 0;
+			return 0;
+		}
+		num = &h->pidns;
+		break;
+	case H_FREQUENCY:
+		num = &h->frequency;
+		break;
+	case H_PERIOD:
+		num = &h->period;
+		break;
+	case H_SAMPLES:
+		num = &h->samples;
+		break;
+	case H_LOST:
+		num = &h->lost;
+		break;
+	case H_THROTTLED:
+		num = &h->throttled;
+		break;
+	case H_DROPPED:
+		num = &h->dropped;
+		break;
+	}
+	return parse_u64(r, r->f[1], header_keys[key], num);
+}
+
+/* map ID KIND PID START END PGOFF VADDR BUILDID PATH */
+static int read_map(struct rd *r)
+{
+	struct sym_prof_map m = { 0 };
+	uint64_t fid;
+	uint32_t id;
+	char *path;
+	size_t k;
+	int err;
+
+	err = want_fields(r, 10);
+	if (!err)
+		err = parse_u64(r, r->f[1], "map ID", &fid);
+	if (err)
+		return err;
+	if (symi_idx_get(&r->mapids, fid, &id))
+		return fail(r, -SYM_E_BADPROFILE, "second map with ID %llu",
+			    (unsigned long long)fid);
+	for (k = 0; k < sizeof(map_kind_names) / sizeof(*map_kind_names); k++)
+		if (!strcmp(r->f[2], map_kind_names[k]))
+			break;
+	if (k == sizeof(map_kind_names) / sizeof(*map_kind_names))
+		return bad(r, "unknown map kind", r->f[2]);
+	m.kind = (uint32_t)k;
+	if ((err = parse_pid(r, r->f[3], "map PID", true, &m.pid)) ||
+	    (err = parse_hex(r, r->f[4], "map start", &m.start)) ||
+	    (err = parse_hex(r, r->f[5], "map end", &m.end)) ||
+	    (err = parse_hex(r, r->f[6], "map offset", &m.pgoff)) ||
+	    (err = parse_hex(r, r->f[7], "map vaddr", &m.vaddr)))
+		return err;
+	if (m.start > m.end)
+		return fail(r, -SYM_E_BADPROFILE, "map start %llx > end %llx",
+			    (unsigned long long)m.start,
+			    (unsigned long long)m.end);
+	if (strcmp(r->f[8], "-")) {
+		if (!symi_prof_build_id_ok(r->f[8]))
+			return bad(r, "build ID is not 2 to 128 lowercase hex "
+				      "digits (an even count):", r->f[8]);
+		m.build_id = r->f[8];
+	}
+	err = parse_str(r, r->f[9], "map path", &path);
+	if (err)
+		return err;
+	m.path = path;
+	err = sym_prof_add_map(r->p, &m, &id);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u maps", 1u << 20);
+	if (!err)
+		err = symi_idx_set(&r->mapids, fid, id);
+	if (err)
+		return fail(r, err, "out of memory");
+	return 0;
+}
+
+/* mapflags ID FLAG[,FLAG...] */
+static int read_mapflags(struct rd *r)
+{
+	const struct sym_prof_map *m;
+	uint32_t id, flags;
+	uint64_t fid;
+	int err;
+
+	err = want_fields(r, 3);
+	if (!err)
+		err = parse_u64(r, r->f[1], "map ID", &fid);
+	if (err)
+		return err;
+	if (!symi_idx_get(&r->mapids, fid, &id))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "mapflags for map %llu, which no map line before "
+			    "defines", (unsigned long long)fid);
+	m = sym_prof_map(r->p, id);
+	flags = m->flags;
+	for (char *c = r->f[2], *e; c; c = e) {
+		e = strchr(c, ',');
+		if (e)
+			*e++ = '\0';
+		if (!*c)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "empty name in the map flags");
+		if (!strcmp(c, "vaddr-guessed"))
+			flags |= SYM_PROF_MAP_VADDR_GUESSED;
+		/* else a flag this reader does not know: skipped */
+	}
+	return symi_prof_set_map_flags(r->p, id, flags);
+}
+
+/* process PID PIDNS NSPID COMM */
+static int read_process(struct rd *r)
+{
+	int32_t pid, nspid;
+	uint64_t pidns = 0;
+	char *comm;
+	int err;
+
+	err = want_fields(r, 5);
+	if (!err)
+		err = parse_pid(r, r->f[1], "process PID", false, &pid);
+	if (!err && strcmp(r->f[2], "-"))
+		err = parse_u64(r, r->f[2], "process PID namespace", &pidns);
+	if (!err)
+		err = parse_pid(r, r->f[3], "process namespace PID", false,
+				&nspid);
+	if (!err)
+		err = parse_str(r, r->f[4], "process comm", &comm);
+	if (err)
+		return err;
+	err = sym_prof_add_process(r->p, pid, pidns, nspid, comm);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u processes", 1u << 22);
+	return err ? fail(r, err, "out of memory") : 0;
+}
+
+/* thread PID TID COMM */
+static int read_thread(struct rd *r)
+{
+	int32_t pid, tid;
+	char *comm;
+	int err;
+
+	err = want_fields(r, 4);
+	if (!err)
+		err = parse_pid(r, r->f[1], "thread PID", false, &pid);
+	if (!err)
+		err = parse_pid(r, r->f[2], "thread TID", false, &tid);
+	if (!err)
+		err = parse_str(r, r->f[3], "thread comm", &comm);
+	if (err)
+		return err;
+	err = sym_prof_add_thread(r->p, pid, tid, comm);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u threads", 1u << 22);
+	return err ? fail(r, err, "out of memory") : 0;
+}
+
+static int parse_stack_flags(struct rd *r, char *s, uint32_t *out)
+{
+	uint32_t flags = 0;
+
+	if (!strcmp(s, "-")) {
+		*out = 0;
+		return 0;
+	}
+	for (char *c = s, *e; c; c = e) {
+		int i;
+
+		e = strchr(c, ',');
+		if (e)
+			*e++ = '\0';
+		if (!*c)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "empty name in the stack flags");
+		for (i = 0; i < SYM_PROF_NFLAGS; i++)
+			if (!strcmp(c, stack_flag_names[i]))
+				break;
+		flags |= i < SYM_PROF_NFLAGS ? 1u << i :
+			 (uint32_t)SYM_PROF_UNKNOWN_FLAG;
+	}
+	*out = flags;
+	return 0;
+}
+
+/* KMAP:ADDR */
+static int parse_frame(struct rd *r, char *s, struct sym_prof_frame *f)
+{
+	char *colon = strchr(s, ':');
+	uint64_t fid;
+	int err;
+
+	if (!colon || (s[0] != 'p' && s[0] != 'r') || colon == s + 1 ||
+	    !colon[1])
+		return bad(r, "frame is not [pr]MAP:ADDR:", s);
+	f->flags = s[0] == 'r' ? SYM_PROF_FRAME_RETURN : 0;
+	*colon = '\0';
+	err = parse_hex(r, colon + 1, "frame address", &f->addr);
+	if (err)
+		return err;
+	if (!strcmp(s + 1, "?")) {
+		f->map = SYM_PROF_NOMAP;
+		return 0;
+	}
+	err = parse_u64(r, s + 1, "frame map ID", &fid);
+	if (err)
+		return err;
+	if (!symi_idx_get(&r->mapids, fid, &f->map))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "frame names map %llu, which no map line before "
+			    "defines", (unsigned long long)fid);
+	return 0;
+}
+
+/* stack COUNT WEIGHT PID TID FLAGS FRAME... */
+static int read_stack(struct rd *r)
+{
+	struct sym_prof_stack s = { .frames = r->frames };
+	int err;
+
+	if (r->nf < 6)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'stack' takes at least 5 fields, not %zu",
+			    r->nf - 1);
+	if ((err = parse_u64(r, r->f[1], "stack count", &s.count)) ||
+	    (err = parse_u64(r, r->f[2], "stack weight", &s.weight)) ||
+	    (err = parse_pid(r, r->f[3], "stack PID", false, &s.pid)) ||
+	    (err = parse_pid(r, r->f[4], "stack TID", false, &s.tid)) ||
+	    (err = parse_stack_flags(r, r->f[5], &s.flags)))
+		return err;
+	s.nframes = (uint32_t)(r->nf - 6);
+	for (uint32_t i = 0; i < s.nframes; i++) {
+		err = parse_frame(r, r->f[6 + i], &r->frames[i]);
+		if (err)
+			return err;
+	}
+	err = sym_prof_add_stack(r->p, &s);
+	switch (err) {
+	case 0:
+		return 0;
+	case -EOVERFLOW:
+		return fail(r, -SYM_E_BADPROFILE,
+			    "the counts or weights of this stack and an "
+			    "identical one before add up past 2^64 - 1");
+	case -E2BIG:
+		return fail(r, err, "more than %u unique stacks", 1u << 24);
+	default:
+		return fail(r, err, "out of memory");
+	}
+}
+
+/*
+ * Split r->line (NUL-terminated, @n bytes) at single spaces into r->f.
+ * Every byte must be printable ASCII or a space between two fields.
+ */
+static int split(struct rd *r, size_t n)
+{
+	char *c = r->line;
+
+	r->nf = 0;
+	r->f[r->nf++] = c;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)c[i];
+
+		if (b == ' ') {
+			if (i == 0 || c[i - 1] == '\0' || i + 1 == n)
+				return fail(r, -SYM_E_BADPROFILE,
+					    "empty field (two spaces, or a "
+					    "space at the start or end)");
+			if (r->nf == MAX_FIELDS)
+				return strcmp(r->f[0], "stack") ?
+				       fail(r, -SYM_E_BADPROFILE,
+					    "too many fields") :
+				       fail(r, -E2BIG,
+					    "more than %d frames in a stack",
+					    SYM_PROF_MAX_FRAMES);
+			c[i] = '\0';
+			r->f[r->nf++] = c + i + 1;
+		} else if (b < 0x21 || b > 0x7e) {
+			return fail(r, -SYM_E_BADPROFILE,
+				    "byte 0x%02x is not printable ASCII (a "
+				    "string must percent-encode it)", b);
+		}
+	}
+	return 0;
+}
+
+/* Check the first line: "sym-raw 1". */
+static int read_magic(struct rd *r, const char *s, size_t n)
+{
+	if (n == 9 && !memcmp(s, "sym-raw 1", 9))
+		return 0;
+	if (n > 8 && !memcmp(s, "sym-raw ", 8)) {
+		size_t k = 8;
+
+		/* Quote the version only when it is printable. */
+		while (k < n && s[k] > 0x20 && s[k] < 0x7f)
+			k++;
+		if (k < n)
+			return fail(r, -SYM_E_BADPROFILE,
+				    "byte 0x%02x in the 'sym-raw 1' line (CRLF "
+				    "line ends?)", (unsigned char)s[k]);
+		return fail(r, -SYM_E_BADPROFILE,
+			    "sym-raw version '%.*s' is not 1, the one this "
+			    "reader knows", (int)(n - 8 > 20 ? 20 : n - 8),
+			    s + 8);
+	}
+	return fail(r, -SYM_E_BADPROFILE,
+		    "not a sym-raw file (the first line is not 'sym-raw 1')");
+}
+
+static int read_line(struct rd *r, const char *s, size_t n, bool *end)
+{
+	size_t kw = 0;
+	int err;
+
+	if (!n || s[0] == '#')
+		return 0;
+	while (kw < n && s[kw] != ' ')
+		kw++;
+	if (!kw)
+		return fail(r, -SYM_E_BADPROFILE, "line starts with a space");
+#define IS(word) (kw == sizeof(word) - 1 && !memcmp(s, word, kw))
+	if (!(IS("map") || IS("stack") || IS("process") || IS("thread") ||
+	      IS("mapflags") || IS("flagged") || IS("end"))) {
+		int key;
+
+		for (key = 0; key < H_N; key++)
+			if (strlen(header_keys[key]) == kw &&
+			    !memcmp(s, header_keys[key], kw))
+				break;
+		if (key == H_N)
+			return 0; /* a keyword this reader does not know */
+	}
+	memcpy(r->line, s, n);
+	r->line[n] = '\0';
+	err = split(r, n);
+	if (err)
+		return err;
+	if (IS("stack"))
+		return read_stack(r);
+	if (IS("map"))
+		return read_map(r);
+	if (IS("mapflags"))
+		return read_mapflags(r);
+	if (IS("process"))
+		return read_process(r);
+	if (IS("thread"))
+		return read_thread(r);
+	if (IS("flagged"))
+		return read_header(r, -1);
+	if (IS("end")) {
+		*end = true;
+		return want_fields(r, 1);
+	}
+#undef IS
+	for (int key = 0; key < H_N; key++)
+		if (!strcmp(r->f[0], header_keys[key]))
+			return read_header(r, key);
+	return 0;
+}
+
+static void rd_release(struct rd *r)
+{
+	free(r->line);
+	free(r->frames);
+	symi_idx_release(&r->mapids);
+	free((char *)r->h.host);
+	free((char *)r->h.tool);
+	free((char *)r->h.tool_version);
+	free((char *)r->h.event);
+	free((char *)r->h.mode);
+	free((char *)r->h.weight_unit);
+}
+
+int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
+		  char *msg, size_t msglen)
+{
+	struct rd r = { .msg = msg, .msglen = msglen };
+	const char *s = buf, *end = s + len;
+	bool done = false;
+	int err;
+
+	*out = NULL;
+	if (msg && msglen)
+		msg[0] = '\0';
+	err = sym_prof_new(&r.p);
+	if (err)
+		return fail(&r, err, "out of memory");
+	r.line = symi_malloc(MAX_LINE + 1);
+	r.frames = symi_calloc(SYM_PROF_MAX_FRAMES, sizeof(*r.frames));
+	if (!r.line || !r.frames) {
+		err = fail(&r, -ENOMEM, "out of memory");
+		goto out;
+	}
+	while (s < end && !done) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		r.lineno++;
+		if (n > MAX_LINE) {
+			err = fail(&r, -E2BIG, "longer than 1 MiB");
+			goto out;
+		}
+		if (!nl) {
+			err = fail(&r, -SYM_E_BADPROFILE,
+				   "no newline at the end: the file was cut "
+				   "short");
+			goto out;
+		}
+		err = r.lineno == 1 ? read_magic(&r, s, n) :
+				      read_line(&r, s, n, &done);
+		if (err)
+			goto out;
+		s = nl + 1;
+	}
+	if (!r.lineno) {
+		r.lineno = 1;
+		err = fail(&r, -SYM_E_BADPROFILE, "empty file");
+		goto out;
+	}
+	if (!done) {
+		r.lineno++;
+		err = fail(&r, -SYM_E_BADPROFILE,
+			   "no 'end' line: the file was cut short");
+		goto out;
+	}
+	if (s < end) {
+		r.lineno++;
+		err = fail(&r, -SYM_E_BADPROFILE,
+			   "something follows the 'end' line");
+		goto out;
+	}
+	if (!(r.seen & (1u << H_PERIOD)) || !(r.seen & (1u << H_WEIGHT_UNIT))) {
+		err = fail(&r, -SYM_E_BADPROFILE, "no '%s' line before 'end'",
+			   r.seen & (1u << H_PERIOD) ? "weight-unit" :
+						       "period");
+		goto out;
+	}
+	err = sym_prof_set_header(r.p, &r.h);
+	if (err) {
+		err = fail(&r, err, "out of memory");
+		goto out;
+	}
+	*out = r.p;
+	r.p = NULL;
+out:
+	sym_prof_free(r.p);
+	rd_release(&r);
+	return err;
+}
