@@ -167,6 +167,12 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
+# The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
+$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
 		tools/client.c tools/util.c lib/libsym.a $(B)/.flags
@@ -194,7 +200,7 @@ check: deps
 	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' -j2 $(UNIT_BINS) $(FUZZ_REPLAY:%=%) \
 		$(sort $(wildcard tests/e2e/t*.sh))
 
-check-build: all $(UNIT_BINS) $(FUZZ_REPLAY)
+check-build: all $(UNIT_BINS) $(FUZZ_REPLAY) $(B)/tests/raw-check
 
 check-unit: all $(UNIT_BINS)
 	$(Q)prove --exec '' $(UNIT_BINS)

@@ -21,6 +21,8 @@ static const struct tool_cmd commands[] = {
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "run", cmd_run,
+	  "run a command under libsymprof, the in-process sampler" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "upload", cmd_upload,

@@ -44,6 +44,7 @@ struct tool_cmd {
 int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
+int cmd_run(int argc, char **argv);	/* run.c */
 int cmd_store(int argc, char **argv);
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
