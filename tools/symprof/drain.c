@@ -344,20 +344,109 @@ static const struct sp_map *good_return(uint64_t ra)
 	return m;
 }
 
+/*
+ * The memory a record lets us read back: the window of words above the
+ * interrupted sp, and the frame-pointer chain's (fp, ret) pairs, which
+ * say what [fp] and [fp + 8] held.
+ */
+struct rec_mem {
+	uint64_t sp;
+	const uint64_t *win;
+	uint32_t nwin;
+	const uint64_t *pairs;		/* fp_0, ret_0, fp_1, ret_1, ... */
+	uint32_t n;
+	uint64_t last_next;		/* [fp_{n-1}] */
+};
+
+static bool rec_read(const struct rec_mem *r, uint64_t addr, uint64_t *out)
+{
+	uint32_t lo = 0, hi = r->n;
+
+	if (addr >= r->sp && (addr - r->sp) % 8 == 0 &&
+	    (addr - r->sp) / 8 < r->nwin) {
+		*out = r->win[(addr - r->sp) / 8];
+		return true;
+	}
+	/* The chain's frame addresses increase: binary search. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t fp = r->pairs[2 * mid];
+
+		if (addr == fp) {
+			*out = mid + 1 < r->n ? r->pairs[2 * mid + 2]
+					      : r->last_next;
+			return true;
+		}
+		if (addr == fp + 8) {
+			*out = r->pairs[2 * mid + 1];
+			return true;
+		}
+		if (addr < fp)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* The first chain frame at or above @rsp (the frames below it are
+ * unwound already); r->n when none. */
+static uint32_t chain_from(const struct rec_mem *r, uint64_t rsp)
+{
+	uint32_t j;
+
+	for (j = 0; j < r->n; j++)
+		if (r->pairs[2 * j] >= rsp)
+			return j;
+	return r->n;
+}
+
+/* Has the unwind reached the thread's outermost frames: past our start
+ * trampoline, or (main thread) within the few hundred bytes of libc's
+ * start-up frames below the initial stack pointer? */
+static bool at_top(const struct sp_thread *t, uint64_t rsp)
+{
+	if (t->outer_fp)
+		return rsp > t->outer_fp;
+	return rsp <= t->stack_hi && t->stack_hi - rsp <= 512;
+}
+
+/*
+ * One record to one stack.  The unwind is hybrid: from the leaf, CFI
+ * steps (CFA from rsp or rbp, the return address at CFA - 8, rbp's rule)
+ * read the memory the record holds; they walk through functions without
+ * a frame as long as the words they need are in the window, and through
+ * framed ones by the chain's words.  When a step needs a word we do not
+ * have (a function without a frame away from the leaf), the walk resyncs
+ * with the frame-pointer chain at the first frame above the current sp,
+ * and the callers in between are missing: the stack is flagged `leaf`.
+ * Code without CFI is trusted to keep frame pointers (plain FP), except
+ * at the leaf, where that cannot be known (`leaf` again).  A walk that
+ * stops with nothing left on the chain short of the thread's outermost
+ * frames (at_top()) is flagged `unwind`.
+ */
 static void take_record(struct sp_thread *t, const uint64_t *w)
 {
-	static struct sp_frame out[SP_MAX_DEPTH + SP_WINDOW + 1];
-	uint64_t hdr = w[0], weight = w[1], rbp = w[2], sp_ = w[3];
+	static struct sp_frame out[SP_MAX_DEPTH];
+	uint64_t hdr = w[0], weight = w[1];
 	uint32_t wflags = SP_HDR_FLAGS(hdr), nwin = SP_HDR_NWIN(hdr);
-	uint32_t n = SP_HDR_N(hdr), k = 0, i, flags = 0;
-	const uint64_t *win = w + SP_REC_FIXED, *fr = win + nwin;
+	uint32_t n = SP_HDR_N(hdr), k = 0, flags = 0, j;
+	struct rec_mem r;
 	const struct sp_map *m;
-	bool chain = true;
+	uint64_t pc, rsp, rbp;
+	bool rbp_known = true, is_ret = false;
 
-	if (nwin > SP_WINDOW || n == 0 || n > SP_MAX_DEPTH)
+	if (nwin > SP_WINDOW || n >= SP_MAX_DEPTH)
 		return;
-	if (wflags & SP_WALK_TRUNCATED)
-		flags |= F_TRUNCATED;
+	r.sp = w[3];
+	r.win = w + SP_REC_FIXED;
+	r.nwin = nwin;
+	r.pairs = r.win + nwin + 1;
+	r.n = n;
+	r.last_next = r.pairs[2 * n];
+	pc = r.win[nwin];
+	rsp = r.sp;
+	rbp = w[2];
 	if (wflags & SP_WALK_COMPLETE)
 		agg.complete++;
 	else if (wflags & SP_WALK_NOSTACK)
@@ -365,98 +454,92 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 	else
 		agg.early++;
 
-	m = find_map(fr[0]);
-	out[k].addr = m ? fr[0] - m->bias : fr[0];
+	m = find_map(pc);
+	out[k].addr = m ? pc - m->bias : pc;
 	out[k].map = m ? m->id : SP_NOMAP;
 	out[k].ret = 0;
 	k++;
-
 	if (wflags & SP_WALK_NOSTACK) {
 		/* Only the pc: the rest of the stack is unknown. */
 		flags |= F_UNWIND;
-		chain = false;
-	} else {
-		/* CFI steps through frameless functions at the leaf. */
-		uint64_t pc = fr[0], rsp = sp_, cur_rbp = rbp;
-		bool rbp_known = true, is_ret = false;
-		int steps;
+		goto done;
+	}
+	while (k < SP_MAX_DEPTH) {
+		struct sp_cfi c;
+		uint64_t cfa, ra, v;
 
-		for (steps = 0; steps < 8; steps++) {
-			struct sp_cfi c;
-			uint64_t cfa, at, ra;
-
-			if (!m || cfi_lookup(m, is_ret ? pc - 1 : pc, &c)) {
-				flags |= F_LEAF;
+		if (m && cfi_lookup(m, is_ret ? pc - 1 : pc, &c) == 0) {
+			if (c.cfa_reg == 6 && !rbp_known) {
+				/* A frame, but rbp was lost on the way. */
+				flags |= F_UNWIND;
 				break;
 			}
-			if (c.cfa_reg == 6) {
-				/* A frame: the chain from rbp goes on from
-				 * here if rbp is still the one we walked. */
-				if (!rbp_known || cur_rbp != rbp) {
-					flags |= F_UNWIND;
-					chain = false;
-				}
-				break;
-			}
-			if (c.cfa_reg != 7 || c.cfa_off < 8) {
-				flags |= F_LEAF;
-				break;
-			}
-			cfa = rsp + (uint64_t)c.cfa_off;
-			at = cfa - 8;
-			if (at < sp_ || (at - sp_) / 8 >= nwin) {
-				flags |= F_LEAF;
-				break;
-			}
-			ra = win[(at - sp_) / 8];
-			if (c.rbp_rule == 1) {
-				uint64_t ra_at = cfa + (uint64_t)c.rbp_off;
-
-				if (ra_at >= sp_ && (ra_at - sp_) / 8 < nwin)
-					cur_rbp = win[(ra_at - sp_) / 8];
-				else
+			cfa = (c.cfa_reg == 6 ? rbp : rsp) + (uint64_t)c.cfa_off;
+			if (cfa > rsp && rec_read(&r, cfa - 8, &ra)) {
+				if (c.rbp_rule == 1)
+					rbp_known = rec_read(
+						&r, cfa + (uint64_t)c.rbp_off,
+						&rbp);
+				else if (c.rbp_rule < 0)
 					rbp_known = false;
-			} else if (c.rbp_rule < 0) {
-				rbp_known = false;
+				m = good_return(ra);
+				if (!m) {
+					flags |= F_BADRETURN;
+					break;
+				}
+				agg.cfi_steps++;
+				out[k].addr = ra - m->bias;
+				out[k].map = m->id;
+				out[k].ret = 1;
+				k++;
+				pc = ra;
+				rsp = cfa;
+				is_ret = true;
+				continue;
 			}
-			m = good_return(ra);
-			if (!m) {
-				flags |= F_BADRETURN;
-				chain = false;
-				break;
-			}
-			agg.cfi_steps++;
-			out[k].addr = ra - m->bias;
-			out[k].map = m->id;
-			out[k].ret = 1;
-			k++;
-			pc = ra;
-			rsp = cfa;
-			is_ret = true;
+			/* The return address is in memory we did not copy:
+			 * this function's callers up to the next frame on
+			 * the chain are lost. */
+			j = chain_from(&r, rsp);
+			if (j < n)
+				flags |= F_LEAF;
+		} else {
+			/* No CFI: trust the frame pointer, from the frame
+			 * rbp names when it is on the chain. */
+			if (!is_ret)
+				flags |= F_LEAF;
+			for (j = chain_from(&r, rsp); j < n; j++)
+				if (!rbp_known || r.pairs[2 * j] >= rbp)
+					break;
 		}
-		if (steps == 8)
-			flags |= F_LEAF;
-	}
-	if (chain) {
-		for (i = 1; i < n; i++) {
-			m = good_return(fr[i]);
-			if (!m) {
-				flags |= F_BADRETURN;
-				flags &= ~F_TRUNCATED;
-				break;
-			}
-			if (k >= SP_MAX_DEPTH) {
-				flags |= F_TRUNCATED;
-				break;
-			}
-			out[k].addr = fr[i] - m->bias;
-			out[k].map = m->id;
-			out[k].ret = 1;
-			k++;
+		if (j >= n) {
+			/* The chain has nothing above: the end, unless this
+			 * is not the top of the thread's stack. */
+			if (!at_top(t, rsp))
+				flags |= F_UNWIND;
+			break;
 		}
-	} else {
-		flags &= ~F_TRUNCATED;
+		ra = r.pairs[2 * j + 1];
+		m = good_return(ra);
+		if (!m) {
+			flags |= F_BADRETURN;
+			break;
+		}
+		out[k].addr = ra - m->bias;
+		out[k].map = m->id;
+		out[k].ret = 1;
+		k++;
+		pc = ra;
+		rsp = r.pairs[2 * j] + 16;
+		rbp_known = rec_read(&r, r.pairs[2 * j], &v);
+		rbp = v;
+		is_ret = true;
 	}
+	if (k >= SP_MAX_DEPTH || ((wflags & SP_WALK_TRUNCATED) && n > 0 &&
+				  !(flags & F_BADRETURN) &&
+				  rsp > r.pairs[2 * (n - 1)]))
+		flags |= F_TRUNCATED;
+done:
 	agg_add(t->tid, flags, out, k, weight);
 }
 
@@ -613,6 +696,11 @@ static int write_file(void)
 	if (sp.mode_note[0]) {
 		sp_out_str(&o, "# libsymprof: ");
 		sp_out_str(&o, sp.mode_note);
+		sp_out_ch(&o, '\n');
+	}
+	if (sp.sig_note[0]) {
+		sp_out_str(&o, "# libsymprof: ");
+		sp_out_str(&o, sp.sig_note);
 		sp_out_ch(&o, '\n');
 	}
 	if (sp.threads_unarmed) {

@@ -9,16 +9,19 @@
  *
  * What it records, into the thread's own preallocated ring:
  *   - the interrupted pc (the leaf, exact);
- *   - the return addresses of the frame-pointer chain from the
- *     interrupted rbp.  A frame pointer is followed only while it lies
- *     in [sp, stack_hi - 16] (the part of the stack the thread has
- *     used), is 8-aligned and strictly increases; the walk also ends at
- *     a zero saved rbp (the ABI's outermost-frame mark, set by _start and
- *     clone), at the thread's start trampoline, and at SP_MAX_DEPTH;
- *   - SP_WINDOW words of stack above sp, with rbp and sp, so that the
- *     drain thread can recover the caller of a leaf that has no frame
- *     (gcc omits it in leaf functions even with -fno-omit-frame-pointer)
- *     from the leaf's CFI, outside the handler.
+ *   - the frame-pointer chain from the interrupted rbp, as (frame
+ *     address, return address) pairs.  A frame pointer is followed only
+ *     while it lies in [sp, stack_hi - 16] (the part of the stack the
+ *     thread has used), is 8-aligned and strictly increases; the walk
+ *     also ends at a zero saved rbp (the ABI's outermost-frame mark, set
+ *     by _start and clone), at the thread's start trampoline, and at
+ *     SP_MAX_DEPTH;
+ *   - SP_WINDOW words of stack above sp, with rbp and sp.
+ * The frame addresses and the window are the memory the drain thread's
+ * CFI steps read, outside the handler: they recover the callers of
+ * functions without a frame near the leaf (gcc omits it in leaf
+ * functions even with -fno-omit-frame-pointer) and detect the callers
+ * the chain skips further up.
  * When the ring has no room for the largest record the sample is dropped
  * and counted.  Signals that are not from our timer (si_code, si_value)
  * go to the program's own disposition (sp_chain()).
@@ -44,6 +47,7 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	uintptr_t fp = (uintptr_t)g[REG_RBP];
 	uintptr_t lo = t->stack_lo, hi = t->stack_hi;
 	uint64_t *w, *fr;
+	uintptr_t next = 0;
 	uint32_t flags = 0, nwin = 0, n, i, len;
 
 	if (SP_RING_WORDS - pos < SP_REC_MAX)
@@ -72,15 +76,15 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	}
 	fr = w + SP_REC_FIXED + nwin;
 	fr[0] = pc;
-	n = 1;
+	n = 0;
 	if (!(flags & SP_WALK_NOSTACK)) {
 		lo = sp_;
 		for (;;) {
-			uintptr_t next, ret;
+			uintptr_t ret;
 
 			if (fp < lo || fp > hi - 16 || (fp & 7))
 				break;
-			if (n >= SP_MAX_DEPTH) {
+			if (n >= SP_MAX_DEPTH - 1) {
 				flags |= SP_WALK_TRUNCATED;
 				break;
 			}
@@ -88,7 +92,9 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 			ret = ((const uintptr_t *)fp)[1];
 			if (ret < 4096)
 				break;
-			fr[n++] = ret;
+			fr[1 + 2 * n] = fp;
+			fr[2 + 2 * n] = ret;
+			n++;
 			if (next == 0 || fp == t->outer_fp) {
 				flags |= SP_WALK_COMPLETE;
 				break;
@@ -99,7 +105,10 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 			fp = next;
 		}
 	}
-	len = SP_REC_FIXED + nwin + n;
+	/* What the last frame's saved rbp held: the drain thread's view of
+	 * memory at fp_n. */
+	fr[1 + 2 * n] = n ? next : 0;
+	len = SP_REC_FIXED + nwin + 2 + 2 * n;
 	w[1] = weight;
 	w[2] = (uint64_t)g[REG_RBP];
 	w[3] = sp_;
@@ -138,7 +147,7 @@ void sp_chain(int sig, siginfo_t *si, void *uc)
 	sigset_t set, old;
 	bool nodefer;
 
-	sp_prog_action(&pa);
+	sp_prog_action(sig, &pa);
 	if (pa.sa_handler == SIG_IGN)
 		return;
 	if (pa.sa_handler == SIG_DFL) {
@@ -151,7 +160,7 @@ void sp_chain(int sig, siginfo_t *si, void *uc)
 	 * because our own action can have neither. */
 	nodefer = (pa.sa_flags & SA_NODEFER) != 0;
 	if (pa.sa_flags & SA_RESETHAND)
-		sp_prog_action_reset();
+		sp_prog_action_reset(sig);
 	if (nodefer) {
 		sigemptyset(&set);
 		sigaddset(&set, sig);

@@ -72,8 +72,6 @@ static struct sp_thread *sp_free_threads;
 /* Exit paths: only the first one asks for the final write. */
 static _Atomic int sp_final_done;
 
-/* Our action is installed on sp.sig (and on the fatal signals below). */
-static bool sp_sig_installed;
 
 extern void *__libc_stack_end;
 
@@ -427,25 +425,32 @@ static int check_out_dir(void)
 	return 0;
 }
 
-/* ---- the program's view of the sampling signal ------------------------ */
+/* ---- the program's view of our signals ------------------------------- */
 
 /*
- * The disposition the program set for sp.sig, in a ring of slots so that
- * the handler can copy the current one without a lock: writers (under
- * act_lock, with signals blocked) fill the next slot, then publish its
- * index.  A reader would see a torn slot only if the program changed its
- * handler more than SP_ACT_SLOTS times during one delivery.
+ * Every signal our handler is installed on (the sampling signal, and one
+ * we moved away from) is "emulated": the disposition the program set is
+ * kept here and honoured by sp_chain() for every signal that is not one
+ * of our samples.  Per signal, a ring of slots, so that the handler can
+ * copy the current one without a lock: writers (under act_lock, with
+ * signals blocked) fill the next slot, then publish its index.  A reader
+ * would see a torn slot only if the program changed that handler more
+ * than SP_ACT_SLOTS times during one delivery.
  */
-#define SP_ACT_SLOTS 16
-static struct sigaction prog_act[SP_ACT_SLOTS];
-static _Atomic unsigned prog_act_cur;
+#define SP_ACT_SLOTS 8
+static struct sp_emul {
+	struct sigaction act[SP_ACT_SLOTS];
+	_Atomic unsigned cur;
+	_Atomic bool on;
+} emul[NSIG];
 static atomic_flag act_lock = ATOMIC_FLAG_INIT;
 
-void sp_prog_action(struct sigaction *out)
+void sp_prog_action(int sig, struct sigaction *out)
 {
-	unsigned i = atomic_load_explicit(&prog_act_cur, memory_order_acquire);
+	struct sp_emul *e = &emul[sig];
+	unsigned i = atomic_load_explicit(&e->cur, memory_order_acquire);
 
-	*out = prog_act[i % SP_ACT_SLOTS];
+	*out = e->act[i % SP_ACT_SLOTS];
 }
 
 static void act_lock_take(sigset_t *old)
@@ -465,11 +470,11 @@ static void act_lock_drop(const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-/* Our action on sp.sig, taking the program's SA_RESTART/SA_ONSTACK and
+/* Our action on @sig, taking the program's SA_RESTART/SA_ONSTACK and
  * mask, so that its own signals behave as they would without us.  Our
  * action never has SA_NODEFER or SA_RESETHAND (sp_chain() emulates
  * them): the sampling handler must not nest. */
-static int install_sampler(const struct sigaction *pa)
+static int install_sampler(int sig, const struct sigaction *pa)
 {
 	struct sigaction sa;
 
@@ -481,20 +486,21 @@ static int install_sampler(const struct sigaction *pa)
 			      (pa->sa_flags & (SA_RESTART | SA_ONSTACK));
 		sa.sa_mask = pa->sa_mask;
 	}
-	sigdelset(&sa.sa_mask, sp.sig);
-	return real_sigaction(sp.sig, &sa, NULL);
+	sigdelset(&sa.sa_mask, sig);
+	return real_sigaction(sig, &sa, NULL);
 }
 
-/* Record @act as the program's action; caller holds act_lock. */
-static void prog_act_set(const struct sigaction *act)
+/* Record @act as the program's action on @sig. */
+static void prog_act_set(int sig, const struct sigaction *act)
 {
-	unsigned i = atomic_load_explicit(&prog_act_cur, memory_order_relaxed);
+	struct sp_emul *e = &emul[sig];
+	unsigned i = atomic_load_explicit(&e->cur, memory_order_relaxed);
 
-	prog_act[(i + 1) % SP_ACT_SLOTS] = *act;
-	atomic_store_explicit(&prog_act_cur, i + 1, memory_order_release);
+	e->act[(i + 1) % SP_ACT_SLOTS] = *act;
+	atomic_store_explicit(&e->cur, i + 1, memory_order_release);
 }
 
-void sp_prog_action_reset(void)
+void sp_prog_action_reset(int sig)
 {
 	struct sigaction dfl;
 
@@ -502,7 +508,39 @@ void sp_prog_action_reset(void)
 	 * the program wins, as it would against the kernel's reset). */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	prog_act_set(&dfl);
+	prog_act_set(sig, &dfl);
+}
+
+/* Start emulating @sig (its disposition is SIG_DFL): install ours. */
+static int emulate(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	emul[sig].act[0] = dfl;
+	atomic_store(&emul[sig].cur, 0);
+	if (install_sampler(sig, &dfl))
+		return -1;
+	atomic_store(&emul[sig].on, true);
+	return 0;
+}
+
+/* A free signal to sample with: real-time, from SIGRTMAX down, with the
+ * default disposition and not emulated already.  0 when none. */
+static int free_rt_signal(void)
+{
+	struct sigaction old;
+	int s;
+
+	for (s = SIGRTMAX; s >= SIGRTMIN; s--) {
+		if (atomic_load(&emul[s].on))
+			continue;
+		if (real_sigaction(s, NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL)
+			return s;
+	}
+	return 0;
 }
 
 /* ---- fatal signals ---------------------------------------------------- */
@@ -630,14 +668,23 @@ static void stack_bounds(struct sp_thread *t, bool main_thread)
 		t->stack_hi = (uintptr_t)__libc_stack_end;
 }
 
+/* Arm @t's timer on sp.sig: its own CPU clock (or CLOCK_MONOTONIC in
+ * wall mode), delivered to it alone.  Called on @t itself, or under
+ * sp_reg_lock for a live thread (move_sampling()). */
 static int arm_thread(struct sp_thread *t)
 {
 	struct sigevent sev;
 	struct itimerspec its;
-	clockid_t clk = sp.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+	clockid_t clk = CLOCK_MONOTONIC;
 	uint64_t first = sp.period_ns;
 	int err;
 
+	if (!sp.wall) {
+		clk = CLOCK_THREAD_CPUTIME_ID;
+		if (t->tid != sp_gettid() &&
+		    pthread_getcpuclockid(t->pth, &clk))
+			return -ESRCH;
+	}
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = sp.sig;
@@ -661,6 +708,55 @@ static int arm_thread(struct sp_thread *t)
 	}
 	t->has_timer = true;
 	return 0;
+}
+
+/*
+ * The program installed a handler for the signal we sample with: move
+ * every thread's timer to a free real-time signal.  Sharing would lose
+ * signals (two instances of a standard signal coalesce while pending:
+ * the program's raise() could vanish behind one of our samples).  Our
+ * handler stays on the old signal, forwarding everything to the
+ * program's handler (and still taking a late sample of ours).  Not in
+ * process mode: ITIMER_PROF delivers SIGPROF and nothing else.
+ */
+static void move_sampling(void)
+{
+	struct sp_thread *t;
+	int ns, old;
+
+	if (!atomic_load(&sp_enabled) || sp_getpid() != sp.pid ||
+	    __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) == SP_MODE_PROCESS)
+		return;
+	pthread_mutex_lock(&sp_reg_lock);
+	old = sp.sig;
+	ns = free_rt_signal();
+	if (!ns || emulate(ns)) {
+		snprintf(sp.sig_note, sizeof(sp.sig_note),
+			 "the program handles signal %d too and no real-time "
+			 "signal is free: samples share it", old);
+		pthread_mutex_unlock(&sp_reg_lock);
+		return;
+	}
+	sp.sig = ns;
+	for (t = sp_threads; t; t = t->next) {
+		timer_t prev = t->timer;
+
+		if (atomic_load(&t->state) != SP_THREAD_LIVE || !t->has_timer)
+			continue;
+		t->has_timer = false;
+		if (arm_thread(t) == 0) {
+			timer_delete(prev);
+		} else {
+			t->timer = prev;
+			t->has_timer = true;
+		}
+	}
+	snprintf(sp.sig_note, sizeof(sp.sig_note),
+		 "sampling moved from signal %d to %d after %llu ms: the "
+		 "program installed a handler for %d", old, ns,
+		 (unsigned long long)((sp_now_ns(CLOCK_MONOTONIC) -
+				       sp.start_mono_ns) / 1000000), old);
+	pthread_mutex_unlock(&sp_reg_lock);
 }
 
 static int arm_process(void)
@@ -722,20 +818,24 @@ static struct sp_thread *thread_begin(uintptr_t outer_fp, bool main_thread,
 	if (!t)
 		return NULL;
 	t->tid = sp_gettid();
+	t->pth = pthread_self();
 	t->outer_fp = outer_fp;
 	stack_bounds(t, main_thread);
 	atomic_store(&t->state, SP_THREAD_LIVE);
+	if (sp_key_ok)
+		pthread_setspecific(sp_key, t);
+	/* Linked and armed under the lock: move_sampling() sees every
+	 * thread either before (and moves it) or after (armed on the new
+	 * signal). */
 	pthread_mutex_lock(&sp_reg_lock);
 	t->next = sp_threads;
 	sp_threads = t;
-	pthread_mutex_unlock(&sp_reg_lock);
 	atomic_signal_fence(memory_order_seq_cst);
 	sp_self = t;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (sp_key_ok)
-		pthread_setspecific(sp_key, t);
 	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) != SP_MODE_PROCESS)
 		err = arm_thread(t);
+	pthread_mutex_unlock(&sp_reg_lock);
 	if (err && !main_thread)
 		switch_to_process(err);
 	else if (err && arm_err)
@@ -889,17 +989,15 @@ static int pick_signal(bool given)
 		       "(set SYMPROF_SIGNAL to a free signal)");
 		return -1;
 	}
-	for (s = SIGRTMAX; s >= SIGRTMIN; s--) {
-		if (real_sigaction(s, NULL, &old) == 0 &&
-		    old.sa_handler == SIG_DFL) {
-			char num[16];
+	s = free_rt_signal();
+	if (s) {
+		char num[16];
 
-			sp_fmt_u64(num, sizeof(num), (uint64_t)s);
-			sp_log("SIGPROF already has a handler; sampling with "
-			       "signal ", num, " instead");
-			sp.sig = s;
-			return 0;
-		}
+		sp_fmt_u64(num, sizeof(num), (uint64_t)s);
+		sp_log("SIGPROF already has a handler; sampling with signal ",
+		       num, " instead");
+		sp.sig = s;
+		return 0;
 	}
 	sp_log("SIGPROF already has a handler and no real-time signal is "
 	       "free; not profiling", NULL, NULL);
@@ -908,7 +1006,6 @@ static int pick_signal(bool given)
 
 __attribute__((constructor)) static void sp_init(void)
 {
-	struct sigaction dfl;
 	struct sp_thread *t;
 	bool sig_given = false;
 	int rc, err;
@@ -937,15 +1034,11 @@ __attribute__((constructor)) static void sp_init(void)
 
 	mark_start();
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	prog_act[0] = dfl;
-	if (install_sampler(&dfl)) {
+	if (emulate(sp.sig)) {
 		sp_log("cannot install the signal handler; not profiling",
 		       NULL, NULL);
 		return;
 	}
-	sp_sig_installed = true;
 	sp_key_ok = pthread_key_create(&sp_key, key_destructor) == 0;
 	if (sp_drain_start()) {
 		sp_log("cannot start the drain thread; not profiling", NULL,
@@ -1290,22 +1383,27 @@ SP_EXPORT int sigaction(int sig, const struct sigaction *act,
 	int rc = 0;
 
 	RESOLVE(real_sigaction, "sigaction");
-	if (sig == sp.sig && sp_sig_installed) {
-		/* The program's own view of our signal. */
+	if (sig > 0 && sig < NSIG && atomic_load(&emul[sig].on)) {
+		/* The program's own view of a signal our handler is on. */
 		act_lock_take(&mask);
-		sp_prog_action(&cur);
+		sp_prog_action(sig, &cur);
 		if (act) {
 			struct sigaction a = *act;
 
 			sigdelset(&a.sa_mask, SIGKILL);
 			sigdelset(&a.sa_mask, SIGSTOP);
-			rc = install_sampler(&a);
+			rc = install_sampler(sig, &a);
 			if (rc == 0)
-				prog_act_set(&a);
+				prog_act_set(sig, &a);
 		}
 		act_lock_drop(&mask);
 		if (rc == 0 && old)
 			*old = cur;
+		/* The program uses the signal we sample with: sample with
+		 * another, so that its signals and ours never coalesce. */
+		if (rc == 0 && act && sig == sp.sig &&
+		    act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)
+			move_sampling();
 		return rc;
 	}
 	if (sig > 0 && sig < NSIG && atomic_load(&fatal_ours[sig])) {

@@ -58,7 +58,7 @@
 /* Fixed words of a record: header, weight, rbp, sp. */
 #define SP_REC_FIXED 4
 /* The largest record; the handler reserves this much before it walks. */
-#define SP_REC_MAX (SP_REC_FIXED + SP_WINDOW + SP_MAX_DEPTH)
+#define SP_REC_MAX (SP_REC_FIXED + SP_WINDOW + 2 * SP_MAX_DEPTH)
 
 /*
  * A record in the ring, in 64-bit words:
@@ -66,7 +66,10 @@
  *	[1] weight in ns
  *	[2] rbp and [3] sp of the interrupted context
  *	[4 .. 4+nwin)           stack words from sp up (the window)
- *	[4+nwin .. 4+nwin+n)    frames: the pc, then return addresses
+ *	[4+nwin]                the pc
+ *	then n pairs            (fp_i, ret_i): frame address and the return
+ *	                        address saved at fp_i + 8, outermost last
+ *	then one word           the saved rbp at fp_n (what [fp_n] held)
  * A pad record (kind SP_REC_PAD) fills the end of the ring when a record
  * would not fit there contiguously.
  */
@@ -126,6 +129,7 @@ struct sp_thread {
 	uintptr_t outer_fp;
 	timer_t timer;
 	bool has_timer;
+	pthread_t pth;
 	/* Name at exit (live threads are read from /proc at write time). */
 	char comm[16];
 	/* Drain-thread bookkeeping: the thread line was written. */
@@ -147,7 +151,9 @@ struct sp_state {
 	int mode;			/* enum sp_mode; changed only by the
 					 * switch to SP_MODE_PROCESS */
 	bool wall;			/* SYMPROF_MODE=wall */
-	int sig;			/* the sampling signal */
+	int sig;			/* the sampling signal (changes
+					 * under sp_reg_lock) */
+	int sig_first;			/* the one we started with */
 	/* SYMPROF_OUT as given; %p expanded at write time. */
 	char out_pattern[4096];
 	bool out_has_pid;
@@ -159,6 +165,8 @@ struct sp_state {
 	/* Set when a per-thread timer failed and sampling went process-wide;
 	 * the reason, for a comment in the file. */
 	char mode_note[128];
+	/* Set when sampling moved to another signal. */
+	char sig_note[128];
 	uint64_t threads_unarmed;	/* threads that got no timer */
 };
 
@@ -197,10 +205,11 @@ SP_HIDDEN void sp_handler(int sig, siginfo_t *si, void *uc);
 /* Forward a signal that is not ours to the program's own disposition
  * (symprof.c keeps it; see sp_prog_action()). */
 SP_HIDDEN void sp_chain(int sig, siginfo_t *si, void *uc);
-/* Copy the program's disposition of the sampling signal (AS-safe). */
-SP_HIDDEN void sp_prog_action(struct sigaction *out);
+/* Copy the program's disposition of @sig, one our handler is installed
+ * on (AS-safe). */
+SP_HIDDEN void sp_prog_action(int sig, struct sigaction *out);
 /* The program's handler was SA_RESETHAND: it is SIG_DFL from now on. */
-SP_HIDDEN void sp_prog_action_reset(void);
+SP_HIDDEN void sp_prog_action_reset(int sig);
 /* A signal whose disposition is "terminate" arrived and is not caught by
  * the program: final write, then die of it (symprof.c). */
 SP_HIDDEN void sp_die_of(int sig);
