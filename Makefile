@@ -3,7 +3,8 @@
 #   make                 build bin/sym, lib/libsym.{a,so}, lib/libsymprof.so
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
-#   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line
+#   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
+#                        symd under load; libsymprof's overhead
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
 #   make install         prefix=/usr/local DESTDIR=
 #
@@ -216,6 +217,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
 	$(Q)tests/bench/symd-bench.sh
+	$(Q)tests/bench/symprof-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps

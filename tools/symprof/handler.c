@@ -115,6 +115,12 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	w[0] = SP_HDR(len, SP_REC_SAMPLE, flags, nwin, n);
 	atomic_store_explicit(&r->head, head + pad + len,
 			      memory_order_release);
+	/* Half full: wake the drain thread rather than drop later. */
+	if (head + pad + len - tail > SP_RING_WORDS / 2 &&
+	    !atomic_load_explicit(&r->kicked, memory_order_relaxed)) {
+		atomic_store_explicit(&r->kicked, 1, memory_order_relaxed);
+		sp_drain_kick();
+	}
 }
 
 void sp_handler(int sig, siginfo_t *si, void *ucv)

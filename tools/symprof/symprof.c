@@ -635,6 +635,7 @@ static struct sp_thread *thread_alloc(void)
 	atomic_store(&t->ring.head, 0);
 	atomic_store(&t->ring.tail, 0);
 	atomic_store(&t->ring.dropped, 0);
+	atomic_store(&t->ring.kicked, 0);
 	return t;
 }
 
@@ -1147,6 +1148,7 @@ static void fork_child(void)
 	atomic_store(&me->ring.head, 0);
 	atomic_store(&me->ring.tail, 0);
 	atomic_store(&me->ring.dropped, 0);
+	atomic_store(&me->ring.kicked, 0);
 	sp_threads = me;
 	mark_start();
 	atomic_store(&sp_final_done, 0);

@@ -105,6 +105,9 @@ struct sp_ring {
 	char pad2[56];
 	/* Samples the handler dropped because the ring was full. */
 	_Atomic uint64_t dropped;
+	/* The handler woke the drain thread (ring half full); cleared by
+	 * the drain thread when it empties the ring. */
+	_Atomic int kicked;
 	uint64_t words[SP_RING_WORDS];
 };
 
@@ -226,6 +229,8 @@ SP_HIDDEN int sp_drain_start(void);
  * -ETIMEDOUT, or -ESRCH when there is no drain thread. */
 SP_HIDDEN int sp_drain_request(unsigned what, int timeout_ms);
 SP_HIDDEN bool sp_on_drain_thread(void);
+/* Wake the drain thread (async-signal-safe: one futex syscall). */
+SP_HIDDEN void sp_drain_kick(void);
 /* After fork, in the child: forget the parent's aggregate. */
 SP_HIDDEN void sp_drain_reset_child(void);
 /* Write/serialize guard held by the drain thread while it works. */
