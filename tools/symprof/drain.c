@@ -428,7 +428,9 @@ static bool at_top(const struct sp_thread *t, uint64_t rsp)
  * Code without CFI is trusted to keep frame pointers (plain FP), except
  * at the leaf, where that cannot be known (`leaf` again).  A walk that
  * stops with nothing left on the chain short of the thread's outermost
- * frames (at_top()) is flagged `unwind`.
+ * frames (at_top()) is flagged `unwind`.  A chain the handler had to
+ * start from a guess (rbp held no frame address) is read only through
+ * exact CFI matches, never resynced with.
  */
 static void take_record(struct sp_thread *t, const uint64_t *w)
 {
@@ -474,6 +476,8 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 		uint64_t cfa, ra, v;
 
 		if (m && cfi_lookup(m, is_ret ? pc - 1 : pc, &c) == 0) {
+			if (c.outermost)
+				break;	/* _start, clone: the end */
 			if (c.cfa_reg == 6 && !rbp_known) {
 				/* A frame, but rbp was lost on the way. */
 				flags |= F_UNWIND;
@@ -516,6 +520,12 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 			for (j = chain_from(&r, rsp); j < n; j++)
 				if (!rbp_known || r.pairs[2 * j] >= rbp)
 					break;
+		}
+		/* A chain the handler started from a guess (rbp was not a
+		 * frame) is trusted only where CFI lands on it exactly. */
+		if (wflags & SP_WALK_GUESSED) {
+			flags &= ~F_LEAF;
+			j = n;
 		}
 		if (j >= n) {
 			/* The chain has nothing above: the end, unless this

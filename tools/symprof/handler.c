@@ -77,6 +77,29 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	fr = w + SP_REC_FIXED + nwin;
 	fr[0] = pc;
 	n = 0;
+	if (!(flags & SP_WALK_NOSTACK) && (fp < sp_ || fp > hi - 16)) {
+		/* rbp is not a frame address: code without frame pointers
+		 * (libc) uses it as a general register, and saved the
+		 * caller's rbp somewhere in the window.  Start from the
+		 * nearest word there that points at something shaped like a
+		 * frame record: a saved rbp above it (or 0) and a return
+		 * address off the stack.  The drain thread uses this chain
+		 * only where the rbp it recovers from CFI lands on it. */
+		for (i = 1; i < nwin; i++) {
+			uintptr_t c = (uintptr_t)w[SP_REC_FIXED + i], up, ra;
+
+			if (c <= sp_ + 8 * i || c > hi - 16 || (c & 7))
+				continue;
+			up = ((const uintptr_t *)c)[0];
+			ra = ((const uintptr_t *)c)[1];
+			if ((up == 0 || (up > c && up <= hi - 16)) &&
+			    ra >= 4096 && (ra < lo || ra >= hi)) {
+				fp = c;
+				flags |= SP_WALK_GUESSED;
+				break;
+			}
+		}
+	}
 	if (!(flags & SP_WALK_NOSTACK)) {
 		lo = sp_;
 		for (;;) {

@@ -547,6 +547,7 @@ struct cfa_state {
 	int64_t cfa_off;
 	int rbp_rule;	/* 0 same, 1 offset, -1 other */
 	int64_t rbp_off;
+	bool ra_undef;	/* DW_CFA_undefined on the return address */
 };
 
 #define DW_REG_RBP 6
@@ -624,6 +625,8 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
 				rd_uleb(&r);
 			if (reg == DW_REG_RBP)
 				s->rbp_rule = -1;
+			if (op == 0x07 && reg == c->ra_reg)
+				s->ra_undef = true;
 			break;
 		case 0x08:	/* same_value */
 			reg = rd_uleb(&r);
@@ -807,11 +810,12 @@ int sp_cfi_at(const struct sp_map *m, uint64_t pc, struct sp_cfi *out)
 	init = s;
 	if (run_cfa(r.p, fde_end, &cie, pc_begin, pc, &s, &init))
 		return -1;
-	if (s.cfa_reg != 6 && s.cfa_reg != 7)
+	if (!s.ra_undef && s.cfa_reg != 6 && s.cfa_reg != 7)
 		return -1;
 	out->cfa_reg = s.cfa_reg;
 	out->cfa_off = s.cfa_off;
 	out->rbp_rule = s.rbp_rule;
 	out->rbp_off = s.rbp_off;
+	out->outermost = s.ra_undef;
 	return 0;
 }

@@ -51,7 +51,7 @@
 #define SP_MAX_DEPTH 256
 /* Stack words the handler copies from the interrupted sp, so that the
  * drain thread can recover the callers of a leaf without a frame. */
-#define SP_WINDOW 16
+#define SP_WINDOW 64
 /* Words of one thread's ring (128 KiB); a power of two. */
 #define SP_RING_WORDS (1u << 14)
 #define SP_RING_MASK (SP_RING_WORDS - 1)
@@ -89,6 +89,7 @@ enum sp_walk_flags {
 	SP_WALK_TRUNCATED = (1 << 0),	/* hit SP_MAX_DEPTH */
 	SP_WALK_COMPLETE = (1 << 1),	/* reached the outermost frame */
 	SP_WALK_NOSTACK = (1 << 2),	/* sp outside the thread's stack */
+	SP_WALK_GUESSED = (1 << 3),	/* chain started from the window */
 };
 
 /*
@@ -267,6 +268,9 @@ struct sp_cfi {
 	/* rbp: 0 same value, 1 saved at CFA + rbp_off, -1 unknown */
 	int rbp_rule;
 	int64_t rbp_off;
+	/* The return address is undefined here: the outermost frame
+	 * (_start, clone). */
+	bool outermost;
 };
 /* Returns 0 and fills @out, or -1 when there is no usable CFI. */
 SP_HIDDEN int sp_cfi_at(const struct sp_map *m, uint64_t pc,
