@@ -12,7 +12,9 @@
 #    tree), because the machine is shared: wall time would measure the
 #    other tenants.  Median of BENCH_RUNS runs (3), the variants
 #    interleaved run by run.  Overhead = median / median(no profiler) - 1.
-#    Beside it: samples per second of CPU, the drain thread's own CPU (a
+#    Beside it: the overhead on the working threads' own CPU time (where
+#    the signals and the handler land: no start-up, exit or drain thread
+#    in it), samples per second of CPU, the drain thread's own CPU (a
 #    comment in the raw file), and the fixed cost of start-up and exit (a
 #    run with almost no work, median of 5).  At 999 Hz the kernel's
 #    CPU-time timers expire on the scheduler tick (CONFIG_HZ, 250 here),
@@ -73,24 +75,31 @@ else
 fi
 
 # cpu NAME CMD...: run CMD, append its user+system seconds (wait4's
-# rusage: microseconds, the whole tree) to $W/NAME.
+# rusage: microseconds, the whole tree) to $W/NAME, and the CPU seconds of
+# its working threads (symprof-work's own report) to $W/NAME.work.
 cpu() {
 	_n=$1; shift
 	if ! python3 -c '
 import os, sys
+r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
-    fd = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(fd, 1)
+    os.close(r)
+    os.dup2(w, 1)
     os.execvp(sys.argv[1], sys.argv[1:])
+os.close(w)
+out = os.fdopen(r).read()
 _, st, ru = os.wait4(pid, 0)
 if os.waitstatus_to_exitcode(st) != 0:
     sys.exit(1)
-print("%.6f" % (ru.ru_utime + ru.ru_stime))' "$@" > "$W/.t" 2> "$W/.err"; then
+work = [l.split()[1] for l in out.splitlines() if l.startswith("work_cpu_ns ")]
+print("%.6f %.6f" % (ru.ru_utime + ru.ru_stime,
+                     int(work[0]) / 1e9 if work else 0))' "$@" > "$W/.t" 2> "$W/.err"; then
 		note "$_n failed: $(tail -3 "$W/.err" | tr '\n' ' ')"
 		return 0
 	fi
-	cat "$W/.t" >> "$W/$_n"
+	awk '{print $1}' "$W/.t" >> "$W/$_n"
+	awk '{print $2}' "$W/.t" >> "$W/$_n.work"
 }
 
 median() {
@@ -98,7 +107,7 @@ median() {
 	sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
 }
 
-rm -f "$W"/none "$W"/p99 "$W"/p999 "$W"/r99 "$W"/r999
+rm -f "$W"/none* "$W"/p99* "$W"/p999* "$W"/r99* "$W"/r999*
 note "overhead: $RUNS runs of $THREADS threads x ${WORK}M iterations at depth $DEPTH"
 r=0
 while [ $r -lt "$RUNS" ]; do
@@ -143,9 +152,11 @@ F128=$("$W/hbench" handler 128 10 | awk '{print $4}')
 B32=$(best both_ns both 32 100000)
 
 N=$(median "$W/none")
+NW=$(median "$W/none.work")
 # row NAME LABEL RAW: one line of the overhead table.
 row() {
 	_m=$(median "$W/$1")
+	_w=$(median "$W/$1.work")
 	_s=- _d=-
 	if [ -r "$3" ]; then
 		_s=$(sed -n 's/^samples //p' "$3")
@@ -153,11 +164,13 @@ row() {
 		[ -n "$_d" ] && _d=$(awk -v d="$_d" 'BEGIN {printf "%.1f ms", d / 1e6}')
 		[ -n "$_d" ] || _d=-
 	fi
-	awk -v n="$N" -v m="$_m" -v s="$_s" -v d="$_d" -v l="$2" 'BEGIN {
-		if (m == "nan") { printf "| %s | failed | | | |\n", l; exit }
+	awk -v n="$N" -v nw="$NW" -v m="$_m" -v w="$_w" -v s="$_s" -v d="$_d" \
+	    -v l="$2" 'BEGIN {
+		if (m == "nan") { printf "| %s | failed | | | | |\n", l; exit }
 		o = (n > 0) ? 100 * (m / n - 1) : 0
+		ow = (nw > 0 && w > 0) ? sprintf("%+.2f %%", 100 * (w / nw - 1)) : "-"
 		r = (s != "-" && m > 0) ? sprintf("%.0f", s / m) : "-"
-		printf "| %s | %.4f s | %+.2f %% | %s | %s |\n", l, m, o, r, d
+		printf "| %s | %.4f s | %+.2f %% | %s | %s | %s |\n", l, m, o, ow, r, d
 	}'
 }
 
@@ -166,18 +179,18 @@ row() {
 	echo
 	echo "### CPU overhead ($THREADS threads x ${WORK}M iterations, $DEPTH frames deep; median CPU time of $RUNS runs)"
 	echo
-	echo "| profiler | CPU (user+sys) | overhead | samples/s of CPU | drain thread |"
-	echo "|---|---|---|---|---|"
-	echo "| none | $N s | | | |"
+	echo "| profiler | CPU (user+sys) | overhead | overhead on the working threads | samples/s of CPU | drain thread |"
+	echo "|---|---|---|---|---|---|"
+	echo "| none | $N s | | | | |"
 	awk -v a="$(median "$W/none0")" -v b="$(median "$W/p0")" 'BEGIN {
-		printf "| libsymprof start-up and exit, once per process (a run with no work) | %+.1f ms | | | |\n", 1000 * (b - a) }' 
+		printf "| libsymprof start-up and exit, once per process (a run with no work) | %+.1f ms | | | | |\n", 1000 * (b - a) }' 
 	row p99 "libsymprof 99 Hz" "$W/p99.raw"
 	row p999 "libsymprof 999 Hz" "$W/p999.raw"
 	if [ $REC = 1 ]; then
 		row r99 "sym record 99 Hz" "$W/r99.raw"
 		row r999 "sym record 999 Hz" "$W/r999.raw"
 	else
-		echo "| sym record | not available | | | |"
+		echo "| sym record | not available | | | | |"
 	fi
 	echo
 	echo "### Per-sample cost (thread CPU time, best of 3)"
@@ -193,7 +206,11 @@ row() {
 	echo "Signal and handler together, 32 frames (tgkill to sp_handler): $B32 ns."
 	echo
 	dr() { sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$1" 2>/dev/null; }
-	awk -v n="$N" -v f="$FLOOR" -v h="$H32" \
+	# The run-to-run spread without a profiler: (max - min) / median.
+	spread=$(sort -n "$W/none" | awk '{a[NR] = $1} END {
+		if (NR < 2) { print 0; exit }
+		printf "%.2f", 100 * (a[NR] - a[1]) / a[int((NR + 1) / 2)] }')
+	awk -v n="$N" -v f="$FLOOR" -v h="$H32" -v sp="$spread" \
 	    -v s99="$(sed -n 's/^samples //p' "$W/p99.raw" 2>/dev/null)" \
 	    -v s999="$(sed -n 's/^samples //p' "$W/p999.raw" 2>/dev/null)" \
 	    -v d99="$(dr "$W/p99.raw")" -v d999="$(dr "$W/p999.raw")" \
@@ -201,10 +218,11 @@ row() {
 		x99 = 100 * (s99 * (f + h) + d99) / 1e9 / n
 		x999 = 100 * (s999 * (f + h) + d999) / 1e9 / n
 		printf "Model ((samples x (floor + handler) + drain thread) / CPU without profiler): 99 Hz %.3f %%, 999 Hz %.3f %%.\n", x99, x999
+		printf "Run-to-run spread without a profiler: %.2f %% of the median.\n", sp
 		o99 = 100 * (m99 / n - 1)
+		v = (o99 <= 1) ? "met" : (o99 <= sp) ? "not resolved (within the run-to-run spread)" : "NOT met"
 		printf "\nGoals: overhead at 99 Hz <= 1 %%: %s (measured %+.2f %%, model %.3f %%); handler <= 500 ns at 32 frames: %s (%.0f ns).\n",
-			(o99 <= 1) ? "met" : "NOT met", o99, x99,
-			(h <= 500) ? "met" : "NOT met", h
+			v, o99, x99, (h <= 500) ? "met" : "NOT met", h
 	}'
 } > "$W/report.md"
 cp "$W/report.md" "$OUT/symprof.md"
