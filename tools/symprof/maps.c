@@ -144,8 +144,8 @@ static void eh_segment(const struct dl_phdr_info *info, uintptr_t eh,
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && frame >= s &&
-		    frame < s + ph->p_filesz) {
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    frame >= s && frame < s + ph->p_filesz) {
 			*lo = s;
 			*hi = s + ph->p_filesz;
 			return;
@@ -253,6 +253,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		m->kind = vdso ? 1 : 0;
 		m->live = true;
+		m->readable = (ph->p_flags & PF_R) != 0;
 		m->start = start;
 		m->end = end;
 		m->pgoff = ph->p_offset & ~mask;
@@ -326,6 +327,8 @@ bool sp_call_precedes(const struct sp_map *m, uint64_t ra)
 
 	if (ra >= m->end)
 		return false;
+	if (!m->readable)
+		return true;	/* execute-only code: cannot check */
 	if (m->end - ra >= sizeof(restore_rt) &&
 	    memcmp(p, restore_rt, sizeof(restore_rt)) == 0)
 		return true;

@@ -244,6 +244,7 @@ struct sp_map {
 	uint32_t id;
 	int kind;			/* 0 file, 1 vdso */
 	bool live;			/* still loaded */
+	bool readable;			/* PF_R: its code may be read */
 	uint64_t start, end, pgoff, vaddr;
 	uint64_t bias;			/* load bias: vaddr(pc) = pc - bias */
 	char build_id[2 * 64 + 1];	/* lowercase hex, "" when unknown */
