@@ -225,8 +225,9 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	int i;
 
 	(void)size;
-	if (ctx->vdso && (unsigned long)info->dlpi_phdr ==
-				 ctx->vdso + ((const ElfW(Ehdr) *)ctx->vdso)->e_phoff) {
+	if (ctx->vdso &&
+	    (unsigned long)info->dlpi_phdr ==
+		    ctx->vdso + ((const ElfW(Ehdr) *)ctx->vdso)->e_phoff) {
 		vdso = true;
 		path = "[vdso]";
 	} else if (!path || !path[0]) {
@@ -385,7 +386,7 @@ bool sp_call_precedes(const struct sp_map *m, uint64_t ra)
 	return false;
 }
 
-/* ---- CFI ------------------------------------------------------------------ */
+/* ---- CFI --------------------------------------------------------------- */
 
 /* A bounded reader over one object's memory. */
 struct rd {

@@ -315,7 +315,8 @@ static int read_config(bool *sig_given)
 	if (v && *v) {
 		if (parse_uint(v, 1, 10000, &n)) {
 			sp_log("SYMPROF_HZ='", v,
-			       "' is not a number from 1 to 10000; not profiling");
+			       "' is not a number from 1 to 10000; "
+			       "not profiling");
 			return -1;
 		}
 		sp.hz = (int)n;
@@ -1084,7 +1085,7 @@ uninstall:
 	return;
 }
 
-/* ---- fork ----------------------------------------------------------------- */
+/* ---- fork -------------------------------------------------------------- */
 
 static bool fork_locked;
 static sigset_t fork_mask;
