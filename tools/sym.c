@@ -28,6 +28,8 @@ static const struct tool_cmd commands[] = {
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "record", cmd_record,
 	  "sample processes with perf events into unsymbolized raw stacks" },
+	{ "run", cmd_run,
+	  "run a command under libsymprof, the in-process sampler" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "upload", cmd_upload,

@@ -48,6 +48,7 @@ int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_record(int argc, char **argv);	/* record.c */
+int cmd_run(int argc, char **argv);	/* run.c */
 int cmd_store(int argc, char **argv);
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
