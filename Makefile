@@ -51,7 +51,7 @@ endif
 
 # Recursive (=) on purpose: pkg-config runs only when something is built,
 # after `make check` has installed the packages.
-LIB_PKGS = libdw libelf libzstd liblzma libdeflate
+LIB_PKGS = libdw libelf libzstd liblzma libdeflate libprotobuf-c zlib
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 # LMDB installs no .pc file: plain -llmdb.
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
@@ -69,7 +69,9 @@ ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 B = build
 LIB_SRCS := $(wildcard libsym/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# Generated at build time (never committed): pprof's profile.proto as C.
+GEN_OBJS := $(B)/gen/profile.pb-c.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GEN_OBJS)
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(B)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/t-*.c)
@@ -99,6 +101,24 @@ FORCE:
 $(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# libsym/profile.proto (Google's, vendored) -> C with protoc-c, at build
+# time.  The generated symbols (perftools__profiles__*) stay out of
+# libsym.so's ABI: -fvisibility=hidden and the version script's local: *.
+PROTOC_C ?= protoc-c
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+	@mkdir -p $(B)/gen
+	$(call msg,PROTOC,$@)$(PROTOC_C) --proto_path=libsym \
+		--c_out=$(B)/gen libsym/profile.proto
+
+# Generated code is not ours to keep warning-free: only its own warnings
+# are silenced, the rest of the flags (sanitizers, -fPIC) are the same.
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -w -c -o $@ $<
+
+# pprof.c includes the generated header.
+$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/libsym/pprof.o: DEP_CFLAGS += -I$(B)/gen
 
 lib/libsym.a: $(LIB_OBJS)
 	@mkdir -p lib
@@ -145,6 +165,10 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Isymd \
 		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
 		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
+
+# t-pprof checks the encoding with the generated protobuf code.
+$(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
+$(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
 
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \

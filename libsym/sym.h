@@ -1091,6 +1091,52 @@ SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);
 
+/**
+ * sym_prof_write_pprof() - write @p as a gzipped pprof profile
+ * (profile.proto), unsymbolized: locations hold runtime addresses
+ * (vaddr - map.vaddr + map.start), mappings their start, limit, file
+ * offset, path and build ID.  Sample values are [samples/count,
+ * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
+ * pid, tid and the stack flags go into sample labels.
+ * What pprof has no field for (map.vaddr, kind and pid, which frames are
+ * exact PCs, the header, processes and threads) goes into "sym-*"
+ * Profile.comment strings, so that sym_prof_read_pprof() gives back an
+ * equal profile (docs/pprof.md).
+ * @param fd  written with write(2), not closed
+ * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX)
+ */
+SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read_pprof() - parse a pprof profile, gzipped or not.
+ * Locations become frames (the first of several lines' address), with
+ * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
+ * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
+ * sym_prof_write_pprof().
+ * Every index and id is checked; stacks deeper than SYM_PROF_MAX_FRAMES
+ * keep their innermost frames and get SYM_PROF_TRUNCATED.  Limits: 1 GiB
+ * of protobuf (after gunzip), 2 GiB of decoded messages.
+ * @param buf, len  the whole file
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  filled on error with what is wrong; may be NULL
+ * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
+ */
+SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
+				struct sym_prof **out, char *msg,
+				size_t msglen);
+
+/**
+ * sym_prof_read_file() - read a raw or pprof file, telling them apart by
+ * their first bytes ("sym-raw " for the raw format, a gzipped raw file
+ * too; anything else is read as pprof).
+ * @param path  the file; at most 1 GiB (-E2BIG)
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  as sym_prof_read(); may be NULL
+ * @return as sym_prof_read(), or -errno when @path cannot be read
+ */
+SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
+			       char *msg, size_t msglen);
+
 #ifdef __cplusplus
 }
 #endif

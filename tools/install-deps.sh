@@ -7,15 +7,20 @@
 # Set SYM_NO_INSTALL=1 to only report what is missing.
 set -e
 
-# Build: compiler, libraries.  Tests: the oracles (llvm-symbolizer 14 and 19,
-# GNU addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
-# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time.
+# Build: compiler, libraries, protoc-c (libsym/profile.proto is compiled
+# at build time).  Tests: the oracles (llvm-symbolizer 14 and 19, GNU
+# addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
+# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, and
+# Go with pprof's sources (tests/e2e/pprof-lib.sh builds Google's pprof
+# offline from them, to read our pprof files).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
+protobuf-c-compiler libprotobuf-c-dev
 binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
-libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk"
+libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
+golang-go golang-github-google-pprof-dev"
 
 missing=
 for p in $PKGS; do

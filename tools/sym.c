@@ -19,6 +19,7 @@ static const struct tool_cmd commands[] = {
 	{ "addr2line", cmd_addr2line,
 	  "translate addresses into functions, files and lines" },
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
+	{ "convert", cmd_convert, "convert a profile between raw and pprof" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "store", cmd_store,

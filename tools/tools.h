@@ -43,6 +43,7 @@ struct tool_cmd {
 
 int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
+int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_upload(int argc, char **argv);	/* upload.c */

@@ -44,7 +44,9 @@ PKG_CONFIG ?= pkg-config
 B := build/fuzz
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 LIB_SRCS := $(wildcard libsym/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# pprof's profile.proto as C, generated here as the top Makefile does.
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
+PROTOC_C ?= protoc-c
 
 # The library's dependencies, as the top Makefile has them (so that this
 # file follows when the library gains one): its LIB_PKGS for pkg-config,
@@ -83,6 +85,17 @@ $(B)/libsym/%.o: libsym/%.c
 	@mkdir -p $(dir $@)
 	@printf '  %-7s %s\n' CC $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+	@mkdir -p $(B)/gen
+	@$(PROTOC_C) --proto_path=libsym --c_out=$(B)/gen libsym/profile.proto
+
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
+	@printf '  %-7s %s\n' CC $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/libsym/pprof.o: FUZZ_CFLAGS += -I$(B)/gen
 
 $(B)/libsym-fuzz.a: $(LIB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
