@@ -11,8 +11,9 @@
  * two equal stacks, strings NULL or non-empty.  That profile is written
  * with sym_prof_write() (into a memfd, so no file touches the disk), read
  * back, and must come out equal: header, maps, stacks, and the process
- * and thread of every stack; writing the copy gives the same bytes again,
- * which covers the processes and threads that no stack names.
+ * and thread of every stack, and the symbolization (every location, its
+ * status and lines); writing the copy gives the same bytes again, which
+ * covers the processes and threads that no stack names.
  */
 #include "fuzz.h"
 
@@ -57,6 +58,69 @@ static int same_stack(const struct sym_prof_stack *a,
 static void check_str(const char *s)
 {
 	fuzz_touch_str(s, 1);
+}
+
+/* The symbolization's invariants: each location found again by its
+ * frame, a known status, lines only when ok, known flags. */
+static void check_locations(const struct sym_prof *p)
+{
+	size_t n = sym_prof_nlocations(p), nmaps = sym_prof_nmaps(p);
+
+	FUZZ_CHECK(!n || sym_prof_symbolized(p));
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_line *l, *l2;
+		struct sym_prof_frame f;
+		uint32_t st, st2;
+		size_t nl, nl2;
+
+		FUZZ_CHECK(sym_prof_location_at(p, i, &f, &st, &l, &nl) == 0);
+		FUZZ_CHECK(f.map == SYM_PROF_NOMAP || f.map < nmaps);
+		FUZZ_CHECK(!(f.flags & ~(uint32_t)SYM_PROF_FRAME_RETURN));
+		FUZZ_CHECK(st < SYM_PROF_LOC_NSTATUS);
+		FUZZ_CHECK((st == SYM_PROF_LOC_OK) == (nl > 0) &&
+			   nl <= SYM_PROF_MAX_LINES);
+		FUZZ_CHECK(sym_prof_location(p, &f, &st2, &l2, &nl2) == 0);
+		FUZZ_CHECK(st2 == st && l2 == l && nl2 == nl);
+		for (size_t k = 0; k < nl; k++) {
+			FUZZ_CHECK(l[k].flags == 0 ||
+				   l[k].flags == SYM_PROF_LINE_INLINED ||
+				   l[k].flags == SYM_PROF_LINE_SYMTAB);
+			check_str(l[k].function);
+			check_str(l[k].file);
+		}
+	}
+	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
+		   -ENOENT);
+}
+
+/* The locations of @a and @b are equal, in the same order. */
+static int same_locations(const struct sym_prof *a, const struct sym_prof *b)
+{
+	size_t n = sym_prof_nlocations(a);
+
+	if (sym_prof_symbolized(a) != sym_prof_symbolized(b) ||
+	    n != sym_prof_nlocations(b))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_line *la, *lb;
+		struct sym_prof_frame fa, fb;
+		uint32_t sa, sb;
+		size_t na, nb;
+
+		sym_prof_location_at(a, i, &fa, &sa, &la, &na);
+		sym_prof_location_at(b, i, &fb, &sb, &lb, &nb);
+		if (fa.addr != fb.addr || fa.map != fb.map ||
+		    fa.flags != fb.flags || sa != sb || na != nb)
+			return 0;
+		for (size_t k = 0; k < na; k++)
+			if (!fuzz_streq(la[k].function, lb[k].function) ||
+			    !fuzz_streq(la[k].file, lb[k].file) ||
+			    la[k].line != lb[k].line ||
+			    la[k].column != lb[k].column ||
+			    la[k].flags != lb[k].flags)
+				return 0;
+	}
+	return 1;
 }
 
 /* The invariants sym.h promises for a profile. */
@@ -105,6 +169,7 @@ static void check_prof(const struct sym_prof *p)
 		check_str(sym_prof_thread(p, s->tid));
 	}
 	FUZZ_CHECK(sym_prof_stack(p, n) == NULL);
+	check_locations(p);
 }
 
 static void check_fail(int err, const struct sym_prof *p, const char *msg,
@@ -196,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(fuzz_streq(sym_prof_thread(p, s->tid),
 				      sym_prof_thread(q, s->tid)));
 	}
+	FUZZ_CHECK(same_locations(p, q));
 	w2 = write_mem(q, &n2);
 	FUZZ_CHECK(n1 == n2 && !memcmp(w1, w2, n1));
 	free(w1);
