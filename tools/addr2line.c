@@ -810,21 +810,6 @@ static int open_store(struct a2l *a)
 	return err;
 }
 
-/* Names of enum sym_store_negative, for messages. */
-static const char *negative_name(int kind)
-{
-	switch (kind) {
-	case SYM_STORE_ABSENT:
-		return "no debug info exists";
-	case SYM_STORE_FAILED:
-		return "fetch failed";
-	case SYM_STORE_BADCONV:
-		return "conversion failed";
-	default:
-		return "negative entry";
-	}
-}
-
 /* Does the store hold a current table for a->build_id? */
 static bool store_has_table(struct a2l *a)
 {
@@ -1337,7 +1322,7 @@ static int open_lookup(struct a2l *a)
 	}
 	if (e.negative) {
 		tool_err("no table for build ID %s in store '%s' (%s%s%s)",
-			 a->build_id, a->store_path, negative_name(e.negative),
+			 a->build_id, a->store_path, tool_negative_name(e.negative),
 			 e.text[0] ? ": " : "", e.text);
 		return -SYM_E_NOTFOUND;
 	}

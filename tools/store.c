@@ -54,6 +54,20 @@ int tool_store_open(const char *dir, uint32_t flags,
 	return sym_store_open(path, &o, out);
 }
 
+const char *tool_negative_name(int kind)
+{
+	switch (kind) {
+	case SYM_STORE_ABSENT:
+		return "no debug info exists";
+	case SYM_STORE_FAILED:
+		return "fetch failed";
+	case SYM_STORE_BADCONV:
+		return "conversion failed";
+	default:
+		return "negative entry";
+	}
+}
+
 int tool_module_table(struct sym_module *mod, struct sym_store *st,
 		      const char *build_id, const struct sym_table **out)
 {

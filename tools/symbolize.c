@@ -139,20 +139,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
+/* Fibonacci hashing of the frame's fields; the table keeps the high
+ * bits through the fold. */
 static uint64_t frame_hash(const struct sym_prof_frame *f)
 {
-	return mix64(f->addr * 0x9e3779b97f4a7c15ULL ^
-		     ((uint64_t)f->map << 1 | (f->flags & 1)));
+	uint64_t h = (f->addr ^ (uint64_t)f->map << 40 ^
+		      (uint64_t)f->flags << 63) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ h >> 31;
 }
 
 static bool frame_eq(const struct sym_prof_frame *a,
@@ -814,20 +808,6 @@ static int convert_file(struct sctx *c, struct group *g, const char *path)
 	return err;
 }
 
-static const char *negative_name(int kind)
-{
-	switch (kind) {
-	case SYM_STORE_ABSENT:
-		return "no debug info exists";
-	case SYM_STORE_FAILED:
-		return "a fetch failed";
-	case SYM_STORE_BADCONV:
-		return "conversion failed";
-	default:
-		return "negative entry";
-	}
-}
-
 static int answer_local(struct sctx *c, struct group *g)
 {
 	struct sym_store_entry e = { 0 };
@@ -874,7 +854,7 @@ static int answer_local(struct sctx *c, struct group *g)
 	}
 	if (e.negative)
 		snprintf(why, sizeof(why), "no debug info: %s%s%s",
-			 negative_name(e.negative), e.text[0] ? ": " : "",
+			 tool_negative_name(e.negative), e.text[0] ? ": " : "",
 			 e.text);
 	else
 		snprintf(why, sizeof(why), "no debug info: not in the store%s, "

@@ -73,6 +73,9 @@ int tool_store_open(const char *dir, uint32_t flags,
 		    const struct sym_store_opts *opts, char *path, size_t len,
 		    struct sym_store **out);
 
+/** tool_negative_name() - enum sym_store_negative in words, for messages. */
+const char *tool_negative_name(int kind);
+
 /**
  * tool_module_table() - sym_module_table(), and when the converter fails
  * on the file (-SYM_E_BADDWARF, -SYM_E_TOOBIG, -SYM_E_DECOMPRESS) a

@@ -16,9 +16,9 @@
  * covers the processes and threads that no stack names.
  */
 #include "fuzz.h"
+#include "../unit/prof-test.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 static int same_hdr(const struct sym_prof_header *a,
@@ -93,36 +93,6 @@ static void check_locations(const struct sym_prof *p)
 		   -ENOENT);
 }
 
-/* The locations of @a and @b are equal, in the same order. */
-static int same_locations(const struct sym_prof *a, const struct sym_prof *b)
-{
-	size_t n = sym_prof_nlocations(a);
-
-	if (sym_prof_symbolized(a) != sym_prof_symbolized(b) ||
-	    n != sym_prof_nlocations(b))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct sym_prof_line *la, *lb;
-		struct sym_prof_frame fa, fb;
-		uint32_t sa, sb;
-		size_t na, nb;
-
-		sym_prof_location_at(a, i, &fa, &sa, &la, &na);
-		sym_prof_location_at(b, i, &fb, &sb, &lb, &nb);
-		if (fa.addr != fb.addr || fa.map != fb.map ||
-		    fa.flags != fb.flags || sa != sb || na != nb)
-			return 0;
-		for (size_t k = 0; k < na; k++)
-			if (!fuzz_streq(la[k].function, lb[k].function) ||
-			    !fuzz_streq(la[k].file, lb[k].file) ||
-			    la[k].line != lb[k].line ||
-			    la[k].column != lb[k].column ||
-			    la[k].flags != lb[k].flags)
-				return 0;
-	}
-	return 1;
-}
-
 /* The invariants sym.h promises for a profile. */
 static void check_prof(const struct sym_prof *p)
 {
@@ -192,32 +162,12 @@ static void check_fail(int err, const struct sym_prof *p, const char *msg,
 	}
 }
 
-/* The bytes sym_prof_write() gives for @p; malloc()ed. */
-static char *write_mem(const struct sym_prof *p, size_t *len)
-{
-	static int fd = -1;
-	off_t end;
-	char *buf;
-
-	if (fd < 0)
-		fd = memfd_create("fuzz-raw", 0);
-	FUZZ_CHECK(fd >= 0);
-	FUZZ_CHECK(ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0);
-	FUZZ_CHECK(sym_prof_write(p, fd) == 0);
-	end = lseek(fd, 0, SEEK_CUR);
-	FUZZ_CHECK(end > 0);
-	buf = malloc((size_t)end);
-	FUZZ_CHECK(buf && pread(fd, buf, (size_t)end, 0) == end);
-	*len = (size_t)end;
-	return buf;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_prof *p = (struct sym_prof *)&p, *q = NULL, *r = NULL;
 	char msg[256], shortmsg[6];
 	char *w1 = NULL, *w2 = NULL;
-	size_t n1, n2;
+	size_t n1 = 0, n2 = 0;
 	int err, err2;
 
 	memset(msg, 'x', sizeof(msg));
@@ -235,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sym_prof_free(r);
 	check_prof(p);
 
-	w1 = write_mem(p, &n1);
+	FUZZ_CHECK(write_mem(p, &w1, &n1) == 0);
 	err = sym_prof_read(w1, n1, &q, msg, sizeof(msg));
 	if (err)
 		fprintf(stderr, "written profile does not read back: %s\n",
@@ -262,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      sym_prof_thread(q, s->tid)));
 	}
 	FUZZ_CHECK(same_locations(p, q));
-	w2 = write_mem(q, &n2);
+	FUZZ_CHECK(write_mem(q, &w2, &n2) == 0);
 	FUZZ_CHECK(n1 == n2 && !memcmp(w1, w2, n1));
 	free(w1);
 	free(w2);
