@@ -17,7 +17,9 @@
  *   prof.c     struct sym_prof: the profile in memory, stack aggregation
  *   raw.c      the raw stack format (docs/raw-format.md) reader, writer,
  *              and its symbolized form
- *   pprof.c    pprof's profile.proto reader and writer
+ *   pprof.c    pprof's profile.proto (docs/pprof.md) reader, writer, and
+ *              sym_prof_read_file(); its protobuf code is generated from
+ *              profile.proto into build/gen/ at build time
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H

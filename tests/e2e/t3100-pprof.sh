@@ -17,7 +17,7 @@
 need python3 gzip
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 need_pprof
-plan 25
+plan 26
 
 CHECK="python3 $SYM_ROOT/tests/e2e/pprof_check.py"
 cd "$T" || exit 1
@@ -108,6 +108,8 @@ ok "pprof -> raw gives the raw file back" cmp a.raw b.raw
 gzip -dc a.pb.gz > a.pb
 "$SYM" convert a.pb > c.raw
 ok "plain (not gzipped) protobuf too" cmp a.raw c.raw
+"$SYM" convert - < a.pb.gz > s.raw
+ok "- reads stdin" cmp a.raw s.raw
 "$SYM" convert --to pprof a.raw > d.pb.gz
 "$SYM" convert --to pprof -o e.pb.gz a.pb.gz
 ok "stdout and -o write the same, from raw or pprof" cmp d.pb.gz e.pb.gz

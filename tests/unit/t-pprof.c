@@ -1006,10 +1006,52 @@ out:
 	sym_prof_free(p);
 }
 
+/* Other weight units: "samples" with weights that are not the counts,
+ * "bytes", none at all: two value columns, the same profile back. */
+static void check_other_units(void)
+{
+	static const char *const units[] = { "samples", "bytes", NULL };
+	static const char *const want[] = { "weight/count", "weight/bytes",
+					     "cpu/nanoseconds" };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		struct sym_prof *p = make_prof("ns"), *q = NULL;
+		struct sym_prof_header h = *sym_prof_header(p);
+		struct sym_prof_stack s = { 1, 7, 1, 1, 0, 0, NULL };
+		uint8_t *gz = NULL, *plain = NULL;
+		size_t gzlen = 0, plen = 0;
+		PbProfile *pb = NULL;
+		char type[64] = "";
+
+		h.weight_unit = units[i];
+		CHECK_ERR(sym_prof_set_header(p, &h), 0);
+		CHECK_ERR(sym_prof_add_stack(p, &s), 0);
+		CHECK_ERR(capture(p, 1, &gz, &gzlen), 0);
+		plain = gz ? gunzip_all(gz, gzlen, &plen) : NULL;
+		pb = plain ? perftools__profiles__profile__unpack(NULL, plen,
+								 plain) : NULL;
+		if (pb && pb->n_sample_type == 2)
+			snprintf(type, sizeof(type), "%s/%s",
+				 pb_str(pb, pb->sample_type[1]->type),
+				 pb_str(pb, pb->sample_type[1]->unit));
+		tap_ok(strcmp(type, want[i]) == 0, __FILE__, __LINE__, want[i]);
+		CHECK_ERR(sym_prof_read_pprof(gz, gzlen, &q, NULL, 0), 0);
+		CHECK(q && same_prof(p, q));
+		if (pb)
+			perftools__profiles__profile__free_unpacked(pb, NULL);
+		free(gz);
+		free(plain);
+		sym_prof_free(p);
+		sym_prof_free(q);
+	}
+}
+
 int main(void)
 {
 	check_roundtrip();
 	check_samples_unit();
+	check_other_units();
 	check_foreign();
 	check_renumbered();
 	check_bad_profiles();
