@@ -22,6 +22,8 @@ static const struct tool_cmd commands[] = {
 	{ "convert", cmd_convert, "convert a profile between raw and pprof" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "pprof", cmd_pprof,
+	  "write a symbolized pprof profile (for Google's pprof)" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,
