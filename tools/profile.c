@@ -28,12 +28,12 @@ int tool_prof_read(const char *path, struct sym_prof **out)
 	if (!err)
 		return 0;
 	sym_strerror(err, ebuf, sizeof(ebuf));
-	if (msg[0] && -err < SYM_E_BASE && err != -E2BIG && err != -ENOMEM)
+	if (err == -ENOMEM || !msg[0])
+		tool_err_code(path, err);
+	else if (-err < SYM_E_BASE && err != -E2BIG)
 		tool_err("%s", msg);	/* names the file already */
-	else if (msg[0])
-		tool_err("'%s': %s: %s", path, ebuf, msg);
 	else
-		tool_err("'%s': %s", path, ebuf);
+		tool_err("'%s': %s: %s", path, ebuf, msg);
 	return err;
 }
 
