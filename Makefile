@@ -217,6 +217,14 @@ $(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
 		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+# The perf script reader and the folded-stack map live in the sym tool.
+$(B)/tests/replay-fuzz-perfscript: tests/fuzz/fuzz-perfscript.c \
+		tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
+		$(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
+		$(LDLIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
