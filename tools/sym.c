@@ -26,6 +26,8 @@ static const struct tool_cmd commands[] = {
 	  "write a profile as folded stacks (--from perf-script)" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "merge", cmd_merge,
+	  "merge profiles of several hosts (none, per-host, per-second)" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,

@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
+int cmd_merge(int argc, char **argv);	/* merge.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
