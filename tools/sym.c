@@ -28,6 +28,8 @@ static const struct tool_cmd commands[] = {
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "merge", cmd_merge,
 	  "merge profiles of several hosts (none, per-host, per-second)" },
+	{ "pprof", cmd_pprof,
+	  "write a symbolized pprof profile (for Google's pprof)" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,
