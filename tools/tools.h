@@ -47,8 +47,10 @@ int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
+int cmd_report(int argc, char **argv);	/* report.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
+int cmd_tree(int argc, char **argv);	/* tree.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
 /**
