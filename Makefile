@@ -262,6 +262,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
 	$(Q)tests/bench/symd-bench.sh
+	$(Q)tests/bench/views-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps

@@ -29,7 +29,7 @@ int tool_prof_read(const char *path, struct sym_prof **out)
 		return 0;
 	sym_strerror(err, ebuf, sizeof(ebuf));
 	if (err == -ENOMEM || !msg[0])
-		tool_err("'%s': %s", path, ebuf);
+		tool_err_code(path, err);
 	else if (-err < SYM_E_BASE && err != -E2BIG)
 		tool_err("%s", msg);	/* names the file already */
 	else

@@ -26,6 +26,8 @@ static const struct tool_cmd commands[] = {
 	  "write a profile (or perf script text) as folded stacks" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "pprof", cmd_pprof,
+	  "write a symbolized pprof profile (for Google's pprof)" },
 	{ "report", cmd_report,
 	  "top functions by self and total samples, with error bars" },
 	{ "store", cmd_store,
