@@ -20,6 +20,8 @@ static const struct tool_cmd commands[] = {
 	  "translate addresses into functions, files and lines" },
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
 	{ "convert", cmd_convert, "convert a profile between raw and pprof" },
+	{ "diff", cmd_diff,
+	  "functions whose share changed between two profiles, beyond noise" },
 	{ "flamegraph", cmd_flamegraph,
 	  "write an interactive SVG flame graph of a profile" },
 	{ "fold", cmd_fold,

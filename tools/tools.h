@@ -44,6 +44,7 @@ struct tool_cmd {
 int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
 int cmd_convert(int argc, char **argv);	/* convert.c */
+int cmd_diff(int argc, char **argv);	/* diff.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
