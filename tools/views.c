@@ -55,6 +55,8 @@ struct views {
 	uint64_t total;
 	char *buf;			/* a name being built */
 	size_t buf_cap;
+	char **hosts;			/* of sources: free() each */
+	size_t nhosts, hosts_cap;
 };
 
 /* Grow *arr to hold @want elements of @size bytes. */
@@ -110,6 +112,9 @@ void views_free(struct views *v)
 	free(v->stacks);
 	free(v->ids);
 	free(v->buf);
+	for (size_t i = 0; i < v->nhosts; i++)
+		free(v->hosts[i]);
+	free(v->hosts);
 	free(v);
 }
 
@@ -399,7 +404,8 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
 	const uint32_t known = (1u << SYM_PROF_NFLAGS) - 1;
-	size_t i, start;
+	size_t i, start, nsrc = sym_prof_nsources(p);
+	const char **hostof = NULL;
 	uint32_t j;
 	int err;
 
@@ -407,6 +413,26 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 	    dup_str(h->weight_unit, &in->weight_unit) ||
 	    dup_str(h->event, &in->event))
 		return -ENOMEM;
+	/* The host of each source (index 0: no source, the header's). */
+	hostof = calloc(nsrc + 1, sizeof(*hostof));
+	if (!hostof)
+		return -ENOMEM;
+	hostof[0] = in->host;
+	for (uint32_t k = 1; k <= nsrc; k++) {
+		const char *name = sym_prof_source(p, k)->host;
+
+		if (!name)
+			continue;
+		err = grow(&v->hosts, &v->hosts_cap, v->nhosts + 1,
+			   sizeof(*v->hosts));
+		if (!err)
+			err = dup_str(name, &v->hosts[v->nhosts]);
+		if (err) {
+			free(hostof);
+			return err;
+		}
+		hostof[k] = v->hosts[v->nhosts++];
+	}
 	in->period = h->period;
 	in->frequency = h->frequency;
 	in->duration_ns = h->duration_ns;
@@ -421,14 +447,21 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		if (!err)
 			err = stack_end(v, start, s->count, s->weight, s->pid,
 					s->tid, s->flags);
-		if (err)
+		if (err) {
+			free(hostof);
 			return err;
+		}
+		v->stacks[v->nstacks - 1].pub.source =
+			sym_prof_stack_source(p, i);
+		v->stacks[v->nstacks - 1].pub.host =
+			hostof[v->stacks[v->nstacks - 1].pub.source];
 		/* Below the total, which did not overflow. */
 		in->samples += s->count;
 		in->stacks++;
 		if (s->flags & known)
 			in->flagged += s->count;
 	}
+	free(hostof);
 	return 0;
 }
 
