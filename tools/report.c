@@ -18,9 +18,14 @@
  *     shares overlap, and k12, the samples whose stack holds both
  *     functions, is counted here.  Overlapping intervals are not the
  *     test: two shares of one profile are negatively correlated;
- *   - for each pair that cannot be told apart, the samples that would
- *     tell them apart if the shares held (stats_n_apart(), power 0.5: the
- *     observed difference would just reach significance);
+ *   - no verdict for a pair with fewer than FEW_SAMPLES samples in one
+ *     of the two but not both (the test is a normal approximation: at 5
+ *     samples against 0 it says "differ" where the exact sign test gives
+ *     p = 0.06; docs/views.md, "Few samples"): marked '?';
+ *   - for each pair that cannot be told apart (or has too few samples),
+ *     the samples that would tell them apart if the shares held
+ *     (stats_n_apart(), power 0.5: the observed difference would just
+ *     reach significance);
  *   - the samples a resolution of +-H points at the top entry's share
  *     needs (stats_n_wilson(), exact for the Wilson interval).
  * With --value weight the shares are weighted (stats_share_weighted()),
@@ -41,6 +46,10 @@
 #include "stats.h"
 #include "views.h"
 
+/* Below this many samples in one of two entries but not both, the test
+ * of the pair is not trusted: no verdict. */
+#define FEW_SAMPLES 20
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -50,7 +59,8 @@ static void usage(FILE *f)
 "running) and by total samples (it was on the stack), each share with its\n"
 "confidence interval (Wilson score, binomial model).  Adjacent entries\n"
 "that the sample count cannot tell apart (the difference of two shares of\n"
-"one multinomial sample, not overlapping intervals) are marked '=' and\n"
+"one multinomial sample, not overlapping intervals) are marked '=', those\n"
+"with under 20 samples in one but not both '?' (too few to compare), and\n"
 "listed with the samples it would take to tell them apart; the last line\n"
 "says how many samples a resolution of +-PP points at the top share needs.\n"
 "Several inputs are added together; without one, stdin is read.  Folded\n"
@@ -89,6 +99,8 @@ struct row {
 	double w12;
 	struct stats_diff d;
 	bool same_as_next;	/* cannot be told apart from the next row */
+	bool few;		/* too few samples to compare with the next */
+	double discordant;	/* samples in one of the two but not both */
 };
 
 struct report {
@@ -282,7 +294,14 @@ static int compute(struct report *r, struct row *rows, size_t n)
 		else
 			err = stats_diff_within(x->k, y->k, x->k12, r->n,
 						r->conf, &x->d);
-		x->same_as_next = !err && !x->d.differ;
+		if (r->weighted)
+			x->discordant = (x->share.p + y->share.p - 2 *
+					 (r->wn > 0 ? x->w12 / r->wn : 0)) *
+					r->n_eff;
+		else
+			x->discordant = (double)(x->k + y->k - 2 * x->k12);
+		x->few = !err && x->discordant < FEW_SAMPLES;
+		x->same_as_next = !err && !x->few && !x->d.differ;
 	}
 	return err;
 }
@@ -309,7 +328,8 @@ static void put_table(struct report *r, const struct row *rows, size_t n,
 			(unsigned long long)(r->weighted ? (uint64_t)x->w
 							 : x->k),
 			100 * x->share.p, 100 * x->ci.lo, 100 * x->ci.hi,
-			i > 0 && rows[i - 1].same_as_next ? '=' : ' ');
+			i == 0 ? ' ' : rows[i - 1].few ? '?' :
+			rows[i - 1].same_as_next ? '=' : ' ');
 		fwrite(name, 1, len, f);
 		fputc('\n', f);
 	}
@@ -327,20 +347,25 @@ static void put_pairs(struct report *r, const struct row *rows, size_t n)
 		const char *nx = views_name(r->v, x->name, NULL);
 		const char *ny = views_name(r->v, y->name, NULL);
 
-		if (!x->same_as_next)
+		if (!x->same_as_next && !x->few)
 			continue;
 		if (!any)
-			fprintf(f, "'=': these %s cannot tell apart (%g%%, "
-				   "the difference of two shares of one "
-				   "profile):\n", r->weighted ?
-				   "weighted samples" : "samples",
-				100 * r->conf);
+			fprintf(f, "Cannot tell apart with these %.0f%s samples "
+				   "(%g%%; '=' cannot tell, '?' too few to "
+				   "compare):\n", r->weighted ? r->n_eff :
+				   (double)r->n, r->weighted ? " effective" :
+				   "", 100 * r->conf);
 		any = true;
 		fprintf(f, "  #%zu %s and #%zu %s: %.2f%% vs %.2f%%, "
-			   "difference %+.2f points, %g%% interval "
-			   "[%+.2f, %+.2f]", i + 1, nx, i + 2, ny,
-			100 * x->share.p, 100 * y->share.p, 100 * x->d.diff,
-			100 * r->conf, 100 * x->d.lo, 100 * x->d.hi);
+			   "difference %+.2f points, ", i + 1, nx, i + 2, ny,
+			100 * x->share.p, 100 * y->share.p, 100 * x->d.diff);
+		if (x->few)
+			fprintf(f, "too few samples to compare (%.0f in one "
+				   "but not both, under %d)", x->discordant,
+				FEW_SAMPLES);
+		else
+			fprintf(f, "%g%% interval [%+.2f, %+.2f]",
+				100 * r->conf, 100 * x->d.lo, 100 * x->d.hi);
 		err = stats_n_apart(x->share.p, y->share.p,
 				    r->weighted ? (r->wn > 0 ? x->w12 / r->wn
 							     : 0)

@@ -219,11 +219,12 @@ def check_tree(argv):
 # -------------------------------------------------------------- report --
 
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)%\s+\[\s*([\d.]+)%,\s*"
-                 r"([\d.]+)%\] ([= ])  (.*)$")
+                 r"([\d.]+)%\] ([=? ])  (.*)$")
 PAIR = re.compile(r"^  #(\d+) .* and #(\d+) .*: ([\d.]+)% vs ([\d.]+)%, "
-                  r"difference ([-+][\d.]+) points, [\d.]+% interval "
-                  r"\[([-+][\d.]+), ([-+][\d.]+)\]; (?:about (\d+) samples|"
-                  r"equal shares)")
+                  r"difference ([-+][\d.]+) points, (?:[\d.]+% interval "
+                  r"\[([-+][\d.]+), ([-+][\d.]+)\]|too few samples to "
+                  r"compare \((\d+) in one but not both, under 20\)); "
+                  r"(?:about (\d+) samples|equal shares)")
 RES = re.compile(r"^Resolution: \+-([\d.]+) points at the top share "
                  r"\(([\d.]+)%\) needs (\d+) samples; these (\d+) give "
                  r"\+-([\d.]+) points\.$")
@@ -246,7 +247,7 @@ def parse_report(path):
         if r:
             cur["rows"].append((int(r.group(1)), int(r.group(2)),
                                 float(r.group(3)), float(r.group(4)),
-                                float(r.group(5)), r.group(6) == "=",
+                                float(r.group(5)), r.group(6),
                                 r.group(7)))
         p = PAIR.match(line)
         if p:
@@ -311,30 +312,39 @@ def check_report(argv):
             a, b = rows[i - 1], rows[i]
             k12 = both(a[6], b[6])
             differ, d, dlo, dhi = within(a[1], b[1], k12, n, z)
-            if b[5] == differ:
-                bad.append((a[6], b[6], a[1], b[1], k12, differ))
-            if not differ:
+            few = a[1] + b[1] - 2 * k12 < 20
+            mark = "?" if few else " " if differ else "="
+            if b[5] != mark:
+                bad.append((a[6], b[6], a[1], b[1], k12, mark, b[5]))
+            if mark != " ":
                 want_pairs[i] = (d, dlo, dhi, n_apart(a[1], b[1], k12, n,
-                                                      z))
+                                                      z),
+                                 a[1] + b[1] - 2 * k12 if few else None)
         C.check(not bad, f"{what}: '=' exactly where the multinomial "
-                "difference test cannot tell two neighbours apart",
-                bad[:3])
+                "difference test cannot tell two neighbours apart, '?' "
+                "where under 20 samples are in one but not both", bad[:3])
         got_pairs = {int(p.group(1)): p for p in table["pairs"]}
         bad = []
-        for i, (d, dlo, dhi, need) in want_pairs.items():
+        for i, (d, dlo, dhi, need, few) in want_pairs.items():
             p = got_pairs.get(i)
-            if not p or int(p.group(2)) != i + 1 or \
-               not near(float(p.group(5)), 100 * d) or \
-               not near(float(p.group(6)), 100 * dlo) or \
-               not near(float(p.group(7)), 100 * dhi) or \
-               (need is None) != (p.group(8) is None) or \
-               (need is not None and abs(int(p.group(8)) - need) > 1):
-                bad.append((i, d, dlo, dhi, need,
+            ok = p and int(p.group(2)) == i + 1 and \
+                near(float(p.group(5)), 100 * d) and \
+                (p.group(9) is None) == (need is None) and \
+                (need is None or abs(int(p.group(9)) - need) <= 1)
+            if few is None:
+                ok = ok and p.group(6) is not None and \
+                    near(float(p.group(6)), 100 * dlo) and \
+                    near(float(p.group(7)), 100 * dhi)
+            else:
+                ok = ok and p.group(8) is not None and \
+                    int(p.group(8)) == few
+            if not ok:
+                bad.append((i, d, dlo, dhi, need, few,
                             p.group(0) if p else None))
         C.check(not bad and len(got_pairs) == len(want_pairs),
-                f"{what}: each pair that cannot be told apart is listed "
-                f"with its difference and the samples that would tell "
-                f"({len(want_pairs)} pairs)", bad[:3])
+                f"{what}: each pair marked is listed with its difference "
+                f"and the samples that would tell ({len(want_pairs)} "
+                f"pairs)", bad[:3])
         q = table["res"]
         if rows:
             p_top = rows[0][1] / n
