@@ -192,13 +192,16 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
 # t-pprof checks the encoding with the generated protobuf code.
 $(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
 $(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
+
 # The sym tool's stack trie and flame graph writer, tested on their own.
 $(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
-		tools/flame.c lib/libsym.a tests/unit/tap.h $(B)/.flags
+		tools/flame.c tools/stats.c lib/libsym.a tests/unit/tap.h \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
 		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
-		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+
 # The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
 $(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
 	@mkdir -p $(dir $@)
@@ -223,6 +226,14 @@ $(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
 		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
 		$(DEP_LIBS) -lm $(LDLIBS)
 
+# The per-host spread of sym report (tools/report_spread.c), on its own.
+$(B)/tests/t-spread: tests/unit/t-spread.c tools/report_spread.c \
+		tools/report_spread.h tests/unit/tap.h lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/report_spread.c lib/libsym.a \
+		$(DEP_LIBS) -lm $(LDLIBS)
+
 # The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
 UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
 	lib/libsym.a tests/unit/tap.h $(B)/.flags
@@ -240,12 +251,12 @@ $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
 		$(DEP_LIBS) $(LDLIBS)
 # fuzz-folded drives the sym tool's folded reader and flame graph writer.
 $(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
-		tools/stacktree.c tools/flame.c lib/libsym.a $(B)/.flags
+		tools/stacktree.c tools/flame.c tools/stats.c lib/libsym.a \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
-		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
-
+		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
 # The perf script reader and the folded-stack map live in the sym tool.
 $(B)/tests/replay-fuzz-perfscript: tests/fuzz/fuzz-perfscript.c \
 		tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
