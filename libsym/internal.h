@@ -15,7 +15,8 @@
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
  *   prof.c     struct sym_prof: the profile in memory, stack aggregation
- *   raw.c      the raw stack format (docs/raw-format.md) reader, writer
+ *   raw.c      the raw stack format (docs/raw-format.md) reader, writer,
+ *              and its symbolized form
  *   pprof.c    pprof's profile.proto (docs/pprof.md) reader, writer, and
  *              sym_prof_read_file(); its protobuf code is generated from
  *              profile.proto into build/gen/ at build time
@@ -403,5 +404,24 @@ const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
 
 /* Replace the flags of map @id (enum sym_prof_map_flags); 0 or -EINVAL. */
 int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags);
+
+/* The symbolization's string sets: function names and file names. */
+enum { SYMI_PROF_FUNCS, SYMI_PROF_FILES, SYMI_PROF_NSETS };
+
+/* Names of enum sym_prof_loc_status, as the raw format spells them. */
+extern const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS];
+
+/* Intern @s (NULL or "" give NULL) into string set @set of @p; *out is
+ * the profile's copy, which sym_prof_set_location() finds again without
+ * copying.  0, -ENOMEM, -E2BIG (2^24 strings in the set). */
+int symi_prof_intern(struct sym_prof *p, int set, const char *s,
+		     const char **out);
+/* Strings interned in @set (used by a location or not). */
+size_t symi_prof_nstrs(const struct sym_prof *p, int set);
+/* The index in its set (0 to symi_prof_nstrs() - 1) of a string of a
+ * struct sym_prof_line that the profile handed out. */
+uint32_t symi_prof_str_idx(const char *s);
+/* Mark @p symbolized (a file said so), with or without locations. */
+void symi_prof_set_symbolized(struct sym_prof *p);
 
 #endif /* SYM_INTERNAL_H */

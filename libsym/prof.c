@@ -23,6 +23,16 @@
  *
  * Processes and threads are arrays in insertion order, indexed by pid or
  * tid through the same kind of hash table (struct idx).
+ *
+ * Symbolization (sym_prof_set_location()) is a second table of the same
+ * kind: locations keyed by (map, address, return flag), each with a
+ * status and its lines in chunks that never move (so the lines handed out
+ * stay valid when more are added; a replaced answer's old lines stay in
+ * their chunk until the profile is freed).  Function names and file
+ * names are interned in two string sets (struct strset), so a name is
+ * kept once however many lines use it, and each string carries its index
+ * in its set (struct istr), which the writers use to number `fn` and
+ * `src` lines and pprof Functions without another hash lookup.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,13 +44,14 @@
 #define MAX_STACKS (1u << 24)
 #define MAX_MAPS (1u << 20)
 #define MAX_TASKS (1u << 22)
+#define MAX_LOCS (1u << 26)
+#define MAX_STRS (1u << 24)
 
 /* The stack flags a profile holds: the named ones and "unknown". */
 #define STACK_FLAGS ((uint32_t)SYM_PROF_UNKNOWN_FLAG | \
 		     ((1u << SYM_PROF_NFLAGS) - 1))
 
-/* Frames per chunk: chunks start small (a tiny profile stays tiny) and
- * double up to CHUNK_MAX; one stack always fits in one chunk. */
+/* Elements per chunk of an arena (struct arena). */
 #define CHUNK_MIN 256
 #define CHUNK_MAX 65536
 
@@ -55,9 +66,42 @@ struct thread {
 	char *comm;		/* free(); NULL when unknown */
 };
 
+/* Elements that never move (frames, lines): chunks start small (a tiny
+ * profile stays tiny) and double up to CHUNK_MAX elements; one request
+ * (a stack's frames, a location's lines) always fits in one chunk. */
 struct chunk {
-	struct sym_prof_frame *frames;	/* free() */
+	void *mem;		/* free(); cap elements */
 	size_t used, cap;
+};
+
+struct arena {
+	struct chunk *chunks;	/* free() */
+	size_t n, cap;
+};
+
+/* An interned string: @s is what lines point to, @idx its index in its
+ * set. */
+struct istr {
+	uint64_t hash;
+	uint32_t idx;
+	char s[];
+};
+
+/* A set of interned strings in insertion order, open addressing over
+ * @v's indexes. */
+struct strset {
+	struct istr **v;	/* free() each and the array */
+	size_t n, cap;
+	uint32_t *slots;	/* 0 empty, else index + 1 */
+	size_t nslots;		/* a power of two, or 0 */
+};
+
+/* A symbolized frame. */
+struct loc {
+	uint64_t addr;
+	uint32_t map, fflags;	/* the key, with addr */
+	uint32_t status, nlines;
+	const struct sym_prof_line *lines;	/* in p->lines; NULL if none */
 };
 
 struct sym_prof {
@@ -84,8 +128,16 @@ struct sym_prof {
 	uint32_t *slots;
 	size_t nslots;			/* a power of two, or 0 */
 
-	struct chunk *chunks;
-	size_t nchunks, capchunks;
+	struct arena frames;		/* of struct sym_prof_frame */
+
+	/* Symbolization. */
+	bool symbolized;
+	struct loc *locs;
+	size_t nlocs, caplocs;
+	uint32_t *loc_slots;		/* 0 empty, else locs index + 1 */
+	size_t nloc_slots;		/* a power of two, or 0 */
+	struct arena lines;		/* of struct sym_prof_line */
+	struct strset strs[SYMI_PROF_NSETS];	/* functions, files */
 };
 
 /*
@@ -198,6 +250,119 @@ bool symi_prof_build_id_ok(const char *s)
 }
 
 /*
+ * Arenas and string sets.
+ */
+
+/* Room for @n elements of @elem bytes in the last chunk, or a new one. */
+static void *arena_alloc(struct arena *a, size_t n, size_t elem)
+{
+	struct chunk *c = a->n ? &a->chunks[a->n - 1] : NULL;
+	size_t cap;
+
+	if (c && c->cap - c->used >= n)
+		goto take;
+	cap = c ? c->cap * 2 : CHUNK_MIN;
+	if (cap > CHUNK_MAX)
+		cap = CHUNK_MAX;
+	if (cap < n)
+		cap = n;
+	if (symi_grow((void **)&a->chunks, &a->cap, a->n + 1,
+		      sizeof(*a->chunks)))
+		return NULL;
+	c = &a->chunks[a->n];
+	c->mem = symi_malloc(cap * elem);
+	if (!c->mem)
+		return NULL;
+	c->used = 0;
+	c->cap = cap;
+	a->n++;
+take:
+	c->used += n;
+	return (char *)c->mem + (c->used - n) * elem;
+}
+
+static void arena_release(struct arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->chunks[i].mem);
+	free(a->chunks);
+	memset(a, 0, sizeof(*a));
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return mix64(h);
+}
+
+static void strset_release(struct strset *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Intern @s into @t: *out points to the kept copy.  0, -ENOMEM,
+ * -E2BIG. */
+static int strset_add(struct strset *t, const char *s, const char **out)
+{
+	uint64_t h = str_hash(s);
+	size_t mask, i, len;
+	struct istr *is;
+
+	if (t->nslots) {
+		mask = t->nslots - 1;
+		for (i = h & mask; t->slots[i]; i = (i + 1) & mask) {
+			is = t->v[t->slots[i] - 1];
+			if (is->hash == h && !strcmp(is->s, s)) {
+				*out = is->s;
+				return 0;
+			}
+		}
+	}
+	if (t->n >= MAX_STRS)
+		return -E2BIG;
+	if ((t->n + 1) * 2 > t->nslots) {
+		size_t n = t->nslots ? t->nslots * 2 : 64;
+		uint32_t *slots = symi_calloc(n, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		mask = n - 1;
+		for (size_t k = 0; k < t->n; k++) {
+			for (i = t->v[k]->hash & mask; slots[i];
+			     i = (i + 1) & mask)
+				;
+			slots[i] = (uint32_t)k + 1;
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->nslots = n;
+	}
+	if (symi_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return -ENOMEM;
+	len = strlen(s);
+	is = symi_malloc(sizeof(*is) + len + 1);
+	if (!is)
+		return -ENOMEM;
+	is->hash = h;
+	is->idx = (uint32_t)t->n;
+	memcpy(is->s, s, len + 1);
+	mask = t->nslots - 1;
+	for (i = h & mask; t->slots[i]; i = (i + 1) & mask)
+		;
+	t->slots[i] = (uint32_t)t->n + 1;
+	t->v[t->n++] = is;
+	*out = is->s;
+	return 0;
+}
+
+/*
  * The profile.
  */
 
@@ -239,9 +404,12 @@ void sym_prof_free(struct sym_prof *p)
 	free(p->stacks);
 	free(p->hashes);
 	free(p->slots);
-	for (size_t i = 0; i < p->nchunks; i++)
-		free(p->chunks[i].frames);
-	free(p->chunks);
+	arena_release(&p->frames);
+	free(p->locs);
+	free(p->loc_slots);
+	arena_release(&p->lines);
+	for (int k = 0; k < SYMI_PROF_NSETS; k++)
+		strset_release(&p->strs[k]);
 	free(p);
 }
 
@@ -427,34 +595,6 @@ static int grow_slots(struct sym_prof *p)
 	return 0;
 }
 
-/* Room for @n frames in the last chunk, or a new chunk. */
-static struct sym_prof_frame *chunk_alloc(struct sym_prof *p, size_t n)
-{
-	struct chunk *c = p->nchunks ? &p->chunks[p->nchunks - 1] : NULL;
-	size_t cap;
-
-	if (c && c->cap - c->used >= n)
-		goto take;
-	cap = c ? c->cap * 2 : CHUNK_MIN;
-	if (cap > CHUNK_MAX)
-		cap = CHUNK_MAX;
-	if (cap < n)
-		cap = n;
-	if (symi_grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1,
-		      sizeof(*p->chunks)))
-		return NULL;
-	c = &p->chunks[p->nchunks];
-	c->frames = symi_malloc(cap * sizeof(*c->frames));
-	if (!c->frames)
-		return NULL;
-	c->used = 0;
-	c->cap = cap;
-	p->nchunks++;
-take:
-	c->used += n;
-	return c->frames + c->used - n;
-}
-
 int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 {
 	struct sym_prof_stack *t;
@@ -505,7 +645,7 @@ int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 	if (err)
 		return err;
 	if (s->nframes) {
-		fr = chunk_alloc(p, s->nframes);
+		fr = arena_alloc(&p->frames, s->nframes, sizeof(*fr));
 		if (!fr)
 			return -ENOMEM;
 		memcpy(fr, s->frames, s->nframes * sizeof(*fr));
@@ -603,4 +743,208 @@ int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags)
 		return -EINVAL;
 	p->maps[id].flags = flags;
 	return 0;
+}
+
+/*
+ * Symbolization.
+ */
+
+const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS] = {
+	[SYM_PROF_LOC_OK] = "ok",
+	[SYM_PROF_LOC_NOSYMBOL] = "nosymbol",
+	[SYM_PROF_LOC_MISSING] = "missing",
+	[SYM_PROF_LOC_NOBUILDID] = "nobuildid",
+	[SYM_PROF_LOC_UNMAPPED] = "unmapped",
+	[SYM_PROF_LOC_ERROR] = "error",
+};
+
+static uint64_t loc_hash(uint32_t map, uint32_t fflags, uint64_t addr)
+{
+	return mix64(addr * 0x9e3779b97f4a7c15ULL ^
+		     ((uint64_t)map << 1 | (fflags & 1)));
+}
+
+/* Index of the location of @f in p->locs, or -1. */
+static int64_t loc_find(const struct sym_prof *p,
+			const struct sym_prof_frame *f)
+{
+	size_t mask, i;
+
+	if (!p->nloc_slots)
+		return -1;
+	mask = p->nloc_slots - 1;
+	for (i = loc_hash(f->map, f->flags, f->addr) & mask; p->loc_slots[i];
+	     i = (i + 1) & mask) {
+		const struct loc *l = &p->locs[p->loc_slots[i] - 1];
+
+		if (l->addr == f->addr && l->map == f->map &&
+		    l->fflags == f->flags)
+			return p->loc_slots[i] - 1;
+	}
+	return -1;
+}
+
+static int grow_loc_slots(struct sym_prof *p)
+{
+	size_t n = p->nloc_slots ? p->nloc_slots * 2 : 64, mask = n - 1;
+	uint32_t *slots = symi_calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t k = 0; k < p->nlocs; k++) {
+		const struct loc *l = &p->locs[k];
+		size_t i = loc_hash(l->map, l->fflags, l->addr) & mask;
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (uint32_t)k + 1;
+	}
+	free(p->loc_slots);
+	p->loc_slots = slots;
+	p->nloc_slots = n;
+	return 0;
+}
+
+int symi_prof_intern(struct sym_prof *p, int set, const char *s,
+		     const char **out)
+{
+	*out = NULL;
+	if (!s || !*s)
+		return 0;
+	return strset_add(&p->strs[set], s, out);
+}
+
+size_t symi_prof_nstrs(const struct sym_prof *p, int set)
+{
+	return p->strs[set].n;
+}
+
+uint32_t symi_prof_str_idx(const char *s)
+{
+	return ((const struct istr *)(s - offsetof(struct istr, s)))->idx;
+}
+
+void symi_prof_set_symbolized(struct sym_prof *p)
+{
+	p->symbolized = true;
+}
+
+int sym_prof_set_location(struct sym_prof *p, const struct sym_prof_frame *f,
+			  uint32_t status, const struct sym_prof_line *lines,
+			  size_t n)
+{
+	struct sym_prof_line *copy = NULL;
+	int64_t at;
+	int err;
+
+	if ((f->map != SYM_PROF_NOMAP && f->map >= p->nmaps) ||
+	    (f->flags & ~(uint32_t)SYM_PROF_FRAME_RETURN) ||
+	    status >= SYM_PROF_LOC_NSTATUS ||
+	    (status == SYM_PROF_LOC_OK) != (n > 0) || (n && !lines))
+		return -EINVAL;
+	if (n > SYM_PROF_MAX_LINES)
+		return -E2BIG;
+	/* A line is inlined or named from the symbol table (which names
+	 * only the outermost function), not both. */
+	for (size_t i = 0; i < n; i++)
+		if ((lines[i].flags & ~(uint32_t)(SYM_PROF_LINE_INLINED |
+						  SYM_PROF_LINE_SYMTAB)) ||
+		    (lines[i].flags & SYM_PROF_LINE_INLINED &&
+		     lines[i].flags & SYM_PROF_LINE_SYMTAB))
+			return -EINVAL;
+	at = loc_find(p, f);
+	if (at < 0) {
+		if (p->nlocs >= MAX_LOCS)
+			return -E2BIG;
+		if ((p->nlocs + 1) * 2 > p->nloc_slots) {
+			err = grow_loc_slots(p);
+			if (err)
+				return err;
+		}
+		err = symi_grow((void **)&p->locs, &p->caplocs, p->nlocs + 1,
+				sizeof(*p->locs));
+		if (err)
+			return err;
+	}
+	if (n) {
+		/* Strings interned but left unused by a failure later on
+		 * are harmless: the writers write only the ones in use. */
+		copy = arena_alloc(&p->lines, n, sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			copy[i] = lines[i];
+			err = symi_prof_intern(p, SYMI_PROF_FUNCS,
+					       lines[i].function,
+					       &copy[i].function);
+			if (!err)
+				err = symi_prof_intern(p, SYMI_PROF_FILES,
+						       lines[i].file,
+						       &copy[i].file);
+			if (err)
+				return err;
+		}
+	}
+	if (at < 0) {
+		size_t mask = p->nloc_slots - 1, i;
+
+		at = (int64_t)p->nlocs++;
+		p->locs[at] = (struct loc){ .addr = f->addr, .map = f->map,
+					    .fflags = f->flags };
+		for (i = loc_hash(f->map, f->flags, f->addr) & mask;
+		     p->loc_slots[i]; i = (i + 1) & mask)
+			;
+		p->loc_slots[i] = (uint32_t)at + 1;
+	}
+	p->locs[at].status = status;
+	p->locs[at].nlines = (uint32_t)n;
+	p->locs[at].lines = copy;
+	p->symbolized = true;
+	return 0;
+}
+
+static void loc_out(const struct loc *l, uint32_t *status,
+		    const struct sym_prof_line **lines, size_t *n)
+{
+	if (status)
+		*status = l ? l->status : 0;
+	if (lines)
+		*lines = l ? l->lines : NULL;
+	if (n)
+		*n = l ? l->nlines : 0;
+}
+
+int sym_prof_location(const struct sym_prof *p,
+		      const struct sym_prof_frame *f, uint32_t *status,
+		      const struct sym_prof_line **lines, size_t *n)
+{
+	int64_t at = loc_find(p, f);
+
+	loc_out(at < 0 ? NULL : &p->locs[at], status, lines, n);
+	return at < 0 ? -ENOENT : 0;
+}
+
+int sym_prof_symbolized(const struct sym_prof *p)
+{
+	return p->symbolized;
+}
+
+size_t sym_prof_nlocations(const struct sym_prof *p)
+{
+	return p->nlocs;
+}
+
+int sym_prof_location_at(const struct sym_prof *p, size_t i,
+			 struct sym_prof_frame *f, uint32_t *status,
+			 const struct sym_prof_line **lines, size_t *n)
+{
+	const struct loc *l = i < p->nlocs ? &p->locs[i] : NULL;
+
+	if (f)
+		*f = l ? (struct sym_prof_frame){ .addr = l->addr,
+						  .map = l->map,
+						  .flags = l->fflags } :
+			 (struct sym_prof_frame){ 0 };
+	loc_out(l, status, lines, n);
+	return l ? 0 : -ENOENT;
 }

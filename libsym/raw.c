@@ -295,6 +295,18 @@ static void write_header(struct wbuf *w, const struct sym_prof_header *h)
 	wc(w, '\n');
 }
 
+/* pMAP:ADDR, rMAP:ADDR, p?:ADDR */
+static void write_frame(struct wbuf *w, const struct sym_prof_frame *f)
+{
+	wc(w, f->flags & SYM_PROF_FRAME_RETURN ? 'r' : 'p');
+	if (f->map == SYM_PROF_NOMAP)
+		wc(w, '?');
+	else
+		wu64(w, f->map);
+	wc(w, ':');
+	whex(w, f->addr);
+}
+
 static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
 {
 	ws(w, "stack ");
@@ -325,18 +337,106 @@ static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
 		}
 	}
 	for (uint32_t i = 0; i < s->nframes; i++) {
-		const struct sym_prof_frame *f = &s->frames[i];
-
 		wc(w, ' ');
-		wc(w, f->flags & SYM_PROF_FRAME_RETURN ? 'r' : 'p');
-		if (f->map == SYM_PROF_NOMAP)
-			wc(w, '?');
-		else
-			wu64(w, f->map);
-		wc(w, ':');
-		whex(w, f->addr);
+		write_frame(w, &s->frames[i]);
 	}
 	wc(w, '\n');
+}
+
+/* An optional id of a `fn` or `src` line: "-" for none. */
+static void wid(struct wbuf *w, const char *s, const uint32_t *ids)
+{
+	if (s)
+		wu64(w, ids[symi_prof_str_idx(s)]);
+	else
+		wc(w, '-');
+}
+
+/*
+ * The symbolization: `fn` and `src` lines for the strings the locations
+ * use, numbered from 1 in order of first use, then one `loc` line per
+ * location in the profile's order.
+ */
+static int write_symbolization(struct wbuf *w, const struct sym_prof *p)
+{
+	static const char *const kw[SYMI_PROF_NSETS] = { "fn ", "src " };
+	size_t nlocs = sym_prof_nlocations(p), nused[SYMI_PROF_NSETS] = { 0 };
+	uint32_t *ids[SYMI_PROF_NSETS] = { NULL };
+	const char **used[SYMI_PROF_NSETS] = { NULL };
+	const struct sym_prof_line *lines;
+	struct sym_prof_frame f;
+	uint32_t status;
+	size_t n;
+	int err = 0;
+
+	for (int k = 0; k < SYMI_PROF_NSETS; k++) {
+		size_t ns = symi_prof_nstrs(p, k) + 1;
+
+		ids[k] = symi_calloc(ns, sizeof(*ids[k]));
+		used[k] = symi_calloc(ns, sizeof(*used[k]));
+		if (!ids[k] || !used[k]) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < nlocs; i++) {
+		sym_prof_location_at(p, i, NULL, NULL, &lines, &n);
+		for (size_t j = 0; j < n; j++) {
+			const char *str[SYMI_PROF_NSETS] = { lines[j].function,
+							     lines[j].file };
+
+			for (int k = 0; k < SYMI_PROF_NSETS; k++) {
+				uint32_t x;
+
+				if (!str[k])
+					continue;
+				x = symi_prof_str_idx(str[k]);
+				if (!ids[k][x]) {
+					used[k][nused[k]] = str[k];
+					ids[k][x] = (uint32_t)++nused[k];
+				}
+			}
+		}
+	}
+	for (int k = 0; k < SYMI_PROF_NSETS; k++) {
+		for (size_t i = 0; i < nused[k] && !w->err; i++) {
+			ws(w, kw[k]);
+			wu64(w, i + 1);
+			wc(w, ' ');
+			wstr(w, used[k][i]);
+			wc(w, '\n');
+		}
+	}
+	for (size_t i = 0; i < nlocs && !w->err; i++) {
+		sym_prof_location_at(p, i, &f, &status, &lines, &n);
+		ws(w, "loc ");
+		write_frame(w, &f);
+		wc(w, ' ');
+		ws(w, symi_prof_status_names[status]);
+		for (size_t j = 0; j < n; j++) {
+			const struct sym_prof_line *l = &lines[j];
+
+			wc(w, ' ');
+			if (l->flags & SYM_PROF_LINE_INLINED)
+				wc(w, 'i');
+			else if (l->flags & SYM_PROF_LINE_SYMTAB)
+				wc(w, 's');
+			wid(w, l->function, ids[SYMI_PROF_FUNCS]);
+			wc(w, ':');
+			wid(w, l->file, ids[SYMI_PROF_FILES]);
+			wc(w, ':');
+			wu64(w, l->line);
+			wc(w, ':');
+			wu64(w, l->column);
+		}
+		wc(w, '\n');
+	}
+out:
+	for (int k = 0; k < SYMI_PROF_NSETS; k++) {
+		free(ids[k]);
+		free(used[k]);
+	}
+	return err;
 }
 
 int sym_prof_write(const struct sym_prof *p, int fd)
@@ -344,6 +444,7 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 	const struct sym_prof_header *h = sym_prof_header(p);
 	struct wbuf w = { .fd = fd };
 	size_t n;
+	int err;
 
 	/* A file without a weight unit could not be read back. */
 	if (!h->weight_unit)
@@ -352,6 +453,8 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 	if (!w.buf)
 		return -ENOMEM;
 	write_header(&w, h);
+	if (sym_prof_symbolized(p))
+		ws(&w, "symbolized 1\n");
 	n = symi_prof_nprocs(p);
 	for (size_t i = 0; i < n && !w.err; i++) {
 		int32_t pid, nspid;
@@ -414,13 +517,20 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 			ws(&w, " vaddr-guessed\n");
 		}
 	}
+	if (sym_prof_symbolized(p)) {
+		err = write_symbolization(&w, p);
+		if (err)
+			goto out;
+	}
 	n = sym_prof_nstacks(p);
 	for (size_t i = 0; i < n && !w.err; i++)
 		write_stack(&w, sym_prof_stack(p, i));
 	ws(&w, "end\n");
 	wflush(&w);
+	err = w.err;
+out:
 	free(w.buf);
-	return w.err;
+	return err;
 }
 
 /*
@@ -461,6 +571,18 @@ struct rd {
 	struct sym_prof_header h;
 	uint32_t seen;		/* 1 << H_* */
 	uint32_t seen_flagged;	/* 1 << stack flag bit */
+
+	/* The symbolized form: 0 before `symbolized`, 1 after
+	 * `symbolized 1`, -1 after another version (its lines are
+	 * skipped). */
+	int symbolized;
+	/* File's fn / src ID -> index into strs[set]. */
+	struct symi_idx strids[SYMI_PROF_NSETS];
+	/* Interned by the profile (symi_prof_intern()); the array is
+	 * free()d. */
+	const char **strs[SYMI_PROF_NSETS];
+	size_t nstrs[SYMI_PROF_NSETS], capstrs[SYMI_PROF_NSETS];
+	struct sym_prof_line *lines;	/* free(); SYM_PROF_MAX_LINES */
 };
 
 static int fail(struct rd *r, int err, const char *fmt, ...)
@@ -1030,6 +1152,190 @@ static int read_stack(struct rd *r)
 	}
 }
 
+/* symbolized VERSION */
+static int read_symbolized(struct rd *r)
+{
+	uint64_t v;
+	int err;
+
+	if (r->symbolized)
+		return fail(r, -SYM_E_BADPROFILE, "second 'symbolized' line");
+	err = want_fields(r, 2);
+	if (!err)
+		err = parse_u64(r, r->f[1], "symbolized version", &v);
+	if (err)
+		return err;
+	/* A later version's lines may mean something else: read the
+	 * profile as unsymbolized rather than misread them. */
+	r->symbolized = v == 1 ? 1 : -1;
+	if (v == 1)
+		symi_prof_set_symbolized(r->p);
+	return 0;
+}
+
+/* fn ID NAME, src ID PATH */
+static int read_str_def(struct rd *r, int set)
+{
+	const char *what = set == SYMI_PROF_FUNCS ? "fn" : "src";
+	const char *kept;
+	uint64_t id;
+	uint32_t x;
+	char *v;
+	int err;
+
+	err = want_fields(r, 3);
+	if (!err)
+		err = parse_u64(r, r->f[1], set == SYMI_PROF_FUNCS ? "fn ID" :
+						"src ID", &id);
+	if (!err)
+		err = parse_str(r, r->f[2], what, &v);
+	if (err)
+		return err;
+	if (!v)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'%s' cannot define an unknown string ('-')",
+			    what);
+	if (symi_idx_get(&r->strids[set], id, &x))
+		return fail(r, -SYM_E_BADPROFILE, "second '%s' with ID %llu",
+			    what, (unsigned long long)id);
+	err = symi_prof_intern(r->p, set, v, &kept);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u distinct '%s' strings",
+			    1u << 24, what);
+	if (!err && r->nstrs[set] >= UINT32_MAX - 1)
+		return fail(r, -E2BIG, "too many '%s' lines", what);
+	if (!err)
+		err = symi_grow((void **)&r->strs[set], &r->capstrs[set],
+				r->nstrs[set] + 1, sizeof(*r->strs[set]));
+	if (!err)
+		err = symi_idx_set(&r->strids[set], id,
+				   (uint32_t)r->nstrs[set]);
+	if (err)
+		return fail(r, err, "out of memory");
+	r->strs[set][r->nstrs[set]++] = kept;
+	return 0;
+}
+
+/* An id of a `fn` or `src` line, or "-": *out is its string or NULL. */
+static int parse_str_ref(struct rd *r, const char *s, int set,
+			 const char **out)
+{
+	const char *what = set == SYMI_PROF_FUNCS ? "fn" : "src";
+	uint64_t id;
+	uint32_t x;
+	int err;
+
+	*out = NULL;
+	if (!strcmp(s, "-"))
+		return 0;
+	err = parse_u64(r, s, set == SYMI_PROF_FUNCS ? "line's fn ID" :
+					 "line's src ID", &id);
+	if (err)
+		return err;
+	if (!symi_idx_get(&r->strids[set], id, &x))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "line names %s %llu, which no '%s' line before "
+			    "defines", what, (unsigned long long)id, what);
+	*out = r->strs[set][x];
+	return 0;
+}
+
+/* [i|s]FN:SRC:LINE:COL */
+static int parse_line(struct rd *r, char *s, struct sym_prof_line *l)
+{
+	char *part[4];
+	uint64_t v[2];
+	size_t k = 0;
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	if (*s == 'i')
+		l->flags = SYM_PROF_LINE_INLINED;
+	else if (*s == 's')
+		l->flags = SYM_PROF_LINE_SYMTAB;
+	part[k++] = l->flags ? s + 1 : s;
+	for (const char *c = part[0]; *c; c++)
+		k += *c == ':';
+	if (k != 4)
+		return bad(r, "line is not [i|s]FN:SRC:LINE:COL:", s);
+	for (k = 1; k < 4; k++) {
+		part[k] = strchr(part[k - 1], ':');
+		*part[k]++ = '\0';
+	}
+	if ((err = parse_str_ref(r, part[0], SYMI_PROF_FUNCS,
+				 &l->function)) ||
+	    (err = parse_str_ref(r, part[1], SYMI_PROF_FILES, &l->file)) ||
+	    (err = parse_u64(r, part[2], "line number", &v[0])) ||
+	    (err = parse_u64(r, part[3], "column", &v[1])))
+		return err;
+	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "line or column is larger than 2^32 - 1");
+	l->line = (uint32_t)v[0];
+	l->column = (uint32_t)v[1];
+	return 0;
+}
+
+/* loc FRAME STATUS LINE... */
+static int read_loc(struct rd *r)
+{
+	struct sym_prof_frame f;
+	size_t n = r->nf - 3;
+	char text[48];
+	uint32_t st;
+	int err;
+
+	if (r->nf < 3)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'loc' takes at least 2 fields, not %zu",
+			    r->nf - 1);
+	/* parse_frame() cuts the field at its ':': keep it for messages. */
+	snprintf(text, sizeof(text), "%s", r->f[1]);
+	err = parse_frame(r, r->f[1], &f);
+	if (err)
+		return err;
+	for (st = 0; st < SYM_PROF_LOC_NSTATUS; st++)
+		if (!strcmp(r->f[2], symi_prof_status_names[st]))
+			break;
+	if (st == SYM_PROF_LOC_NSTATUS)
+		return bad(r, "unknown location status", r->f[2]);
+	if ((st == SYM_PROF_LOC_OK) != (n > 0))
+		return fail(r, -SYM_E_BADPROFILE, st == SYM_PROF_LOC_OK ?
+			    "an 'ok' location needs at least one line" :
+			    "only an 'ok' location has lines");
+	if (n > SYM_PROF_MAX_LINES)
+		return fail(r, -E2BIG, "more than %d lines in a location",
+			    SYM_PROF_MAX_LINES);
+	if (sym_prof_location(r->p, &f, NULL, NULL, NULL) == 0)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "second 'loc' line for frame " Q, text);
+	for (size_t i = 0; i < n; i++) {
+		err = parse_line(r, r->f[3 + i], &r->lines[i]);
+		if (err)
+			return err;
+	}
+	err = sym_prof_set_location(r->p, &f, st, r->lines, n);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u locations", 1u << 26);
+	return err ? fail(r, err, "out of memory") : 0;
+}
+
+/* fn, src and loc lines: after `symbolized 1`, skipped after another
+ * version. */
+static int read_sym_line(struct rd *r)
+{
+	if (!r->symbolized)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'%s' line before the 'symbolized' line",
+			    r->f[0]);
+	if (r->symbolized < 0)
+		return 0;
+	if (!strcmp(r->f[0], "loc"))
+		return read_loc(r);
+	return read_str_def(r, strcmp(r->f[0], "fn") ? SYMI_PROF_FILES :
+						     SYMI_PROF_FUNCS);
+}
+
 /*
  * Split r->line (NUL-terminated, @n bytes) at single spaces into r->f.
  * Every byte must be printable ASCII or a space between two fields.
@@ -1103,7 +1409,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		return fail(r, -SYM_E_BADPROFILE, "line starts with a space");
 #define IS(word) (kw == sizeof(word) - 1 && !memcmp(s, word, kw))
 	if (!(IS("map") || IS("stack") || IS("process") || IS("thread") ||
-	      IS("mapflags") || IS("flagged") || IS("end"))) {
+	      IS("mapflags") || IS("flagged") || IS("end") ||
+	      IS("symbolized") || IS("fn") || IS("src") || IS("loc"))) {
 		int key;
 
 		for (key = 0; key < H_N; key++)
@@ -1132,6 +1439,10 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		return read_thread(r);
 	if (IS("flagged"))
 		return read_header(r, -1);
+	if (IS("symbolized"))
+		return read_symbolized(r);
+	if (IS("fn") || IS("src") || IS("loc"))
+		return read_sym_line(r);
 	if (IS("end")) {
 		*end = true;
 		return want_fields(r, 1);
@@ -1147,7 +1458,12 @@ static void rd_release(struct rd *r)
 {
 	free(r->line);
 	free(r->frames);
+	free(r->lines);
 	symi_idx_release(&r->mapids);
+	for (int k = 0; k < SYMI_PROF_NSETS; k++) {
+		symi_idx_release(&r->strids[k]);
+		free(r->strs[k]);
+	}
 	free((char *)r->h.host);
 	free((char *)r->h.tool);
 	free((char *)r->h.tool_version);
@@ -1171,7 +1487,8 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 	if (err)
 		return fail(&r, err, "out of memory");
 	r.frames = symi_malloc(SYM_PROF_MAX_FRAMES * sizeof(*r.frames));
-	if (!r.frames) {
+	r.lines = symi_malloc(SYM_PROF_MAX_LINES * sizeof(*r.lines));
+	if (!r.frames || !r.lines) {
 		err = fail(&r, -ENOMEM, "out of memory");
 		goto out;
 	}

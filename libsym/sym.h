@@ -1064,6 +1064,121 @@ SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
  */
 SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
 
+/*
+ * Symbolized profiles (docs/raw-format.md, "The symbolized form").
+ *
+ * A profile may carry the symbolization of its frames: for each unique
+ * frame (map, address, return flag) a status and, when it resolved, the
+ * chain of functions at that address, innermost first.  `sym symbolize`
+ * fills it; the raw writer writes it as `symbolized 1`, `fn`, `src` and
+ * `loc` lines, the pprof writer as Function and Line entries, and both
+ * readers read it back.  Frames are keyed exactly as in stacks: a return
+ * address and an exact PC at the same address are two locations.
+ */
+
+/** Status of a symbolized location. */
+enum sym_prof_loc_status {
+	/** Frames found (DWARF or symbol table). */
+	SYM_PROF_LOC_OK = 0,
+	/** The module is known but nothing covers the address. */
+	SYM_PROF_LOC_NOSYMBOL,
+	/** No debug info or symbol table for the build ID anywhere. */
+	SYM_PROF_LOC_MISSING,
+	/** The mapping has no build ID. */
+	SYM_PROF_LOC_NOBUILDID,
+	/** The frame is outside any mapping (SYM_PROF_NOMAP) or in an
+	 *  anonymous (JIT) mapping. */
+	SYM_PROF_LOC_UNMAPPED,
+	/** The lookup failed (server error, conversion failed). */
+	SYM_PROF_LOC_ERROR,
+};
+
+/** Number of enum sym_prof_loc_status values. */
+#define SYM_PROF_LOC_NSTATUS 6
+
+/** Flags of struct sym_prof_line. */
+enum sym_prof_line_flags {
+	/** An inlined call, inside the next line's function. */
+	SYM_PROF_LINE_INLINED = (1 << 0),
+	/** The name comes from the symbol table: no DWARF. */
+	SYM_PROF_LINE_SYMTAB = (1 << 1),
+};
+
+/** Most lines (inline chain) of one location; deeper chains are cut. */
+#define SYM_PROF_MAX_LINES 128
+
+/** One function of a location's inline chain. */
+struct sym_prof_line {
+	/** Function name, demangled when mangled; NULL when unknown. */
+	const char *function;
+	/** Source file; NULL when unknown. */
+	const char *file;
+	/** Line and column; 0 when unknown. */
+	uint32_t line, column;
+	/** enum sym_prof_line_flags. */
+	uint32_t flags;
+};
+
+/**
+ * sym_prof_set_location() - attach the symbolization of one frame.
+ * @param f       the frame: its map (or SYM_PROF_NOMAP), address and
+ *                SYM_PROF_FRAME_RETURN bit are the key; it need not occur
+ *                in a stack
+ * @param status  enum sym_prof_loc_status
+ * @param lines   innermost first (lines[n - 1] is the real, non-inlined
+ *                function); copied, strings interned (each distinct
+ *                string is kept once; "" is stored as NULL)
+ * @param n       at least 1 when @status is SYM_PROF_LOC_OK, else 0
+ * @return 0, -ENOMEM, -EINVAL (a map that does not exist, an unknown
+ *         frame or line flag or status, a line both inlined and from the
+ *         symbol table, lines with a status other than OK, no line with
+ *         OK), -E2BIG (more than SYM_PROF_MAX_LINES
+ *         lines, or 2^26 locations already)
+ * An earlier answer for the same frame is replaced (its location keeps
+ * its place in sym_prof_location_at()'s order).  On success the profile
+ * is symbolized (sym_prof_symbolized()); on failure it is unchanged.
+ */
+SYM_API int sym_prof_set_location(struct sym_prof *p,
+				  const struct sym_prof_frame *f,
+				  uint32_t status,
+				  const struct sym_prof_line *lines, size_t n);
+
+/**
+ * sym_prof_location() - the symbolization of frame @f.
+ * @param[out] status  enum sym_prof_loc_status
+ * @param[out] lines   innermost first; borrowed, valid until @p changes
+ *                     or is freed (NULL when *n is 0)
+ * @param[out] n       number of @lines
+ * @return 0, -ENOENT when @f has none (the outputs are then 0 / NULL)
+ * O(1).  Any of the out-parameters may be NULL.
+ */
+SYM_API int sym_prof_location(const struct sym_prof *p,
+			      const struct sym_prof_frame *f,
+			      uint32_t *status,
+			      const struct sym_prof_line **lines, size_t *n);
+
+/**
+ * sym_prof_symbolized() - does @p carry symbolization (read from a
+ * symbolized file, or sym_prof_set_location() called)?
+ * @return 1 or 0
+ */
+SYM_API int sym_prof_symbolized(const struct sym_prof *p);
+
+/** sym_prof_nlocations() - number of symbolized locations. */
+SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
+
+/**
+ * sym_prof_location_at() - location @i, in the order they were first
+ * set (a file's order of `loc` lines).
+ * @param[out] f  its frame; may be NULL
+ * @param status, lines, n  as sym_prof_location()
+ * @return 0, -ENOENT when @i is out of range
+ */
+SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
+				 struct sym_prof_frame *f, uint32_t *status,
+				 const struct sym_prof_line **lines,
+				 size_t *n);
+
 /**
  * sym_prof_write() - write @p in the raw stack format, every header line
  * included, in one write(2) per 64 KiB.  The output depends on @p only:

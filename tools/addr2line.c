@@ -810,21 +810,6 @@ static int open_store(struct a2l *a)
 	return err;
 }
 
-/* Names of enum sym_store_negative, for messages. */
-static const char *negative_name(int kind)
-{
-	switch (kind) {
-	case SYM_STORE_ABSENT:
-		return "no debug info exists";
-	case SYM_STORE_FAILED:
-		return "fetch failed";
-	case SYM_STORE_BADCONV:
-		return "conversion failed";
-	default:
-		return "negative entry";
-	}
-}
-
 /* Does the store hold a current table for a->build_id? */
 static bool store_has_table(struct a2l *a)
 {
@@ -839,28 +824,13 @@ static bool store_has_table(struct a2l *a)
 static int build_table(struct a2l *a)
 {
 	struct sym_table_stat ts;
-	const char *src;
-	char *real = NULL;
 	double t0 = now_ms();
 	int err;
 
-	err = sym_module_table(a->mod, &a->tab);
+	err = tool_module_table(a->mod, a->store, a->build_id, &a->tab);
 	a->t_build += now_ms() - t0;
-	if (!a->store || !a->build_id)
+	if (!a->store || !a->build_id || err)
 		return err;
-	if (err) {
-		/* Remembered until the converter changes (sym lookup
-		 * quotes it); another error is not the converter's. */
-		if (err == -SYM_E_BADDWARF || err == -SYM_E_TOOBIG ||
-		    err == -SYM_E_DECOMPRESS) {
-			char buf[256];
-
-			sym_strerror(err, buf, sizeof(buf));
-			sym_store_put_negative(a->store, a->build_id,
-					       SYM_STORE_BADCONV, buf);
-		}
-		return err;
-	}
 	/* A table without DWARF is not stored: under the build ID it would
 	 * hide the debug file from a later run that finds it (another
 	 * --debuginfo-path, a debug package installed since).  Reading
@@ -870,13 +840,10 @@ static int build_table(struct a2l *a)
 		a->not_cached = "no DWARF found, symbols only";
 		return 0;
 	}
-	src = sym_module_debug_file(a->mod);
-	real = realpath(src ? src : a->exe, NULL);
 	t0 = now_ms();
-	err = sym_store_put(a->store, a->build_id, a->tab,
-			    real ? real : src ? src : a->exe);
+	err = tool_store_put_module(a->store, a->build_id, a->mod, a->exe,
+				    a->tab);
 	a->t_put += now_ms() - t0;
-	free(real);
 	if (err == -EROFS) {
 		a->not_cached = "the store is read-only";
 	} else if (err) {
@@ -1355,7 +1322,7 @@ static int open_lookup(struct a2l *a)
 	}
 	if (e.negative) {
 		tool_err("no table for build ID %s in store '%s' (%s%s%s)",
-			 a->build_id, a->store_path, negative_name(e.negative),
+			 a->build_id, a->store_path, tool_negative_name(e.negative),
 			 e.text[0] ? ": " : "", e.text);
 		return -SYM_E_NOTFOUND;
 	}

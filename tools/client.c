@@ -891,8 +891,9 @@ int client_symbolize(struct client *c, const char *build_id,
 	err = perform(c, h, &r);
 	free(body);
 	if (err) {
+		/* No answer: the next build ID would fare no better. */
 		tool_err("%s", r.msg);
-		return err;
+		return -ECOMM;
 	}
 	if (r.status != 200) {
 		tool_err("server '%s': %s", c->server, r.msg);

@@ -96,10 +96,11 @@ int client_put_file(struct client *c, const char *path, FILE *f,
  * function when "offset" is there); symbol-table fields are unknown.
  * @param wait_ms  how long the server may wait for a cold build ID
  * @return 0, the first non-zero value of @fn, or a negative error after
- *         one line on stderr: the server unreachable or answering an
- *         HTTP error (its "error" message), the build ID missing,
- *         pending (still being fetched or converted) or failed, or a
- *         reply that is not the API's
+ *         one line on stderr: -ECOMM (no answer: the server unreachable,
+ *         or it stopped answering), -EPROTO (an HTTP error, with its
+ *         "error" message, or a reply that is not the API's), and for
+ *         the build ID -ENOENT (missing), -EAGAIN (pending: still being
+ *         fetched or converted) or -EIO (the server's "error" status)
  */
 int client_symbolize(struct client *c, const char *build_id,
 		     const uint64_t *addrs, size_t n, unsigned wait_ms,

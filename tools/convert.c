@@ -7,22 +7,15 @@
  * "sym-raw " is the raw format, gzipped or not; anything else is read as
  * pprof.  The output is raw unless --to pprof.  IN may be "-" for stdin.
  *
- * With -o the output goes to a temporary file beside OUT (same directory,
- * so the rename cannot cross file systems) that is fsync()ed and renamed
- * over OUT only when everything was written: OUT is the old file or the
- * complete new one, never half of one.  Without -o it goes to stdout;
- * pprof's binary output is not written to a terminal.
+ * With -o the output goes to OUT atomically (tools/profile.c): OUT is the
+ * old file or the complete new one, never half of one.  Without -o it
+ * goes to stdout; pprof's binary output is not written to a terminal.
  *
  * Exit status: 0, 1 when the input is bad or the output cannot be
  * written (with the reader's message), 2 for a usage error.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "tools.h"
 
@@ -44,66 +37,6 @@ static void usage(FILE *f)
 		   "status 1 for a bad input, 2 for bad usage.\n");
 }
 
-/* Write @p in @to's format to @fd. */
-static int write_prof(const struct sym_prof *p, bool pprof, int fd)
-{
-	return pprof ? sym_prof_write_pprof(p, fd) : sym_prof_write(p, fd);
-}
-
-/*
- * Write @p to @out through a temporary file in the same directory,
- * renamed over @out when complete.  The new file gets 0666 minus the
- * umask, as a plain open(O_CREAT) would.
- */
-static int write_atomic(const struct sym_prof *p, bool pprof, const char *out)
-{
-	size_t n = strlen(out);
-	char *tmp = malloc(n + sizeof(".tmp.XXXXXX"));
-	mode_t mask;
-	int fd = -1, err = 0;
-
-	if (!tmp)
-		return -ENOMEM;
-	memcpy(tmp, out, n);
-	memcpy(tmp + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0) {
-		err = -errno;
-		goto unlink;
-	}
-	err = write_prof(p, pprof, fd);
-	if (err)
-		goto unlink;
-	if (fsync(fd) != 0) {
-		err = -errno;
-		goto unlink;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		err = -errno;
-		goto unlink;
-	}
-	fd = -1;
-	if (rename(tmp, out) != 0) {
-		err = -errno;
-		goto unlink;
-	}
-	goto out;
-unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
-	free(tmp);
-	return err;
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -114,7 +47,6 @@ int cmd_convert(int argc, char **argv)
 	};
 	const char *out = NULL, *in;
 	struct sym_prof *p = NULL;
-	char msg[512], ebuf[256];
 	bool pprof = false;
 	int c, err;
 
@@ -147,35 +79,13 @@ int cmd_convert(int argc, char **argv)
 		return TOOL_EXIT_USAGE;
 	}
 	in = argv[optind];
-	if (!out && pprof && isatty(STDOUT_FILENO)) {
-		tool_err("not writing binary pprof data to a terminal; "
-			 "use -o FILE or a redirection");
+	if (tool_prof_binary_tty(pprof, out))
 		return TOOL_EXIT_USAGE;
-	}
-
-	msg[0] = '\0';
-	err = sym_prof_read_file(strcmp(in, "-") == 0 ? "/dev/stdin" : in,
-				 &p, msg, sizeof(msg));
-	if (err) {
-		sym_strerror(err, ebuf, sizeof(ebuf));
-		if (err == -ENOMEM || !msg[0])
-			tool_err_code(in, err);
-		else if (-err < SYM_E_BASE && err != -E2BIG)
-			tool_err("%s", msg);	/* names the file already */
-		else
-			tool_err("'%s': %s: %s", in, ebuf, msg);
+	if (tool_prof_read(in, &p))
 		return TOOL_EXIT_FAIL;
-	}
-	if (out) {
-		err = write_atomic(p, pprof, out);
-	} else {
-		fflush(stdout);
-		err = write_prof(p, pprof, STDOUT_FILENO);
-	}
+	err = tool_prof_write(p, pprof, out);
 	sym_prof_free(p);
-	if (err) {
-		tool_err_code(out ? out : "stdout", err);
+	if (err)
 		return TOOL_EXIT_FAIL;
-	}
 	return TOOL_EXIT_OK;
 }

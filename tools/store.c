@@ -54,6 +54,48 @@ int tool_store_open(const char *dir, uint32_t flags,
 	return sym_store_open(path, &o, out);
 }
 
+const char *tool_negative_name(int kind)
+{
+	switch (kind) {
+	case SYM_STORE_ABSENT:
+		return "no debug info exists";
+	case SYM_STORE_FAILED:
+		return "fetch failed";
+	case SYM_STORE_BADCONV:
+		return "conversion failed";
+	default:
+		return "negative entry";
+	}
+}
+
+int tool_module_table(struct sym_module *mod, struct sym_store *st,
+		      const char *build_id, const struct sym_table **out)
+{
+	int err = sym_module_table(mod, out);
+	char buf[256];
+
+	/* Remembered until the converter changes (sym lookup and symd
+	 * quote it); another error is not the converter's. */
+	if (st && build_id && (err == -SYM_E_BADDWARF || err == -SYM_E_TOOBIG ||
+			       err == -SYM_E_DECOMPRESS))
+		sym_store_put_negative(st, build_id, SYM_STORE_BADCONV,
+				       sym_strerror(err, buf, sizeof(buf)));
+	return err;
+}
+
+int tool_store_put_module(struct sym_store *st, const char *build_id,
+			  struct sym_module *mod, const char *file,
+			  const struct sym_table *tab)
+{
+	const char *src = sym_module_debug_file(mod);
+	char *real = realpath(src ? src : file, NULL);
+	int err;
+
+	err = sym_store_put(st, build_id, tab, real ? real : src ? src : file);
+	free(real);
+	return err;
+}
+
 /* "sym store <cmd>", for messages; static storage outlives the command. */
 static char prog_buf[64];
 
@@ -170,7 +212,6 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	const struct sym_table *tab;
 	struct sym_store_entry e;
 	const char *bid, *src;
-	char *real = NULL;
 	int err;
 
 	err = sym_module_open(file, mo, &mod);
@@ -193,28 +234,18 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		lock = NULL;
 		goto files;
 	}
-	err = sym_module_table(mod, &tab);
+	err = tool_module_table(mod, sc->st, bid, &tab);
 	if (err) {
-		char buf[256];
-
 		sym_store_unlock(lock);
 		tool_err_code(file, err);
-		if (err == -SYM_E_BADDWARF || err == -SYM_E_TOOBIG ||
-		    err == -SYM_E_DECOMPRESS)
-			sym_store_put_negative(sc->st, bid, SYM_STORE_BADCONV,
-					       sym_strerror(err, buf,
-							    sizeof(buf)));
 		sym_module_close(mod);
 		return err;
 	}
-	src = sym_module_debug_file(mod);
-	if (!src)
+	if (!sym_module_debug_file(mod))
 		tool_err("warning: '%s': no DWARF found, the table of build ID "
 			 "%s has symbols only", file, bid);
-	real = realpath(src ? src : file, NULL);
-	err = sym_store_put(sc->st, bid, tab, real ? real : src ? src : file);
+	err = tool_store_put_module(sc->st, bid, mod, file, tab);
 	sym_store_unlock(lock);
-	free(real);
 	if (err) {
 		char buf[256];
 

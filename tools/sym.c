@@ -28,6 +28,8 @@ static const struct tool_cmd commands[] = {
 	  "sample processes with perf events into unsymbolized raw stacks" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
+	{ "symbolize", cmd_symbolize,
+	  "symbolize a profile's frames (symd or the local store)" },
 	{ "upload", cmd_upload,
 	  "upload executables and debug files to a symd server" },
 };

@@ -48,6 +48,7 @@ int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_store(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
 /**
@@ -74,6 +75,31 @@ int tool_store_open(const char *dir, uint32_t flags,
 		    const struct sym_store_opts *opts, char *path, size_t len,
 		    struct sym_store **out);
 
+/** tool_negative_name() - enum sym_store_negative in words, for messages. */
+const char *tool_negative_name(int kind);
+
+/**
+ * tool_module_table() - sym_module_table(), and when the converter fails
+ * on the file (-SYM_E_BADDWARF, -SYM_E_TOOBIG, -SYM_E_DECOMPRESS) a
+ * SYM_STORE_BADCONV entry with the reason for @build_id in @st, as symd
+ * leaves one, so that `sym lookup` can quote it.
+ * @param st, build_id  may be NULL: nothing is remembered
+ * @param[out] out  borrowed from @mod
+ * @return as sym_module_table()
+ */
+int tool_module_table(struct sym_module *mod, struct sym_store *st,
+		      const char *build_id, const struct sym_table **out);
+
+/**
+ * tool_store_put_module() - sym_store_put() of @tab, the table of @mod
+ * opened from @file, with the real path of its debug file (of @file when
+ * it has none) as the source.
+ * @return as sym_store_put()
+ */
+int tool_store_put_module(struct sym_store *st, const char *build_id,
+			  struct sym_module *mod, const char *file,
+			  const struct sym_table *tab);
+
 /**
  * tool_valid_build_id() - lowercase @s in place and check that it is a
  * build ID: 2 to 128 hex digits, an even number of them.
@@ -95,6 +121,15 @@ const char *tool_prog(void);
  * The message follows STYLE.md: lowercase, no full stop, subject quoted.
  */
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * tool_err_capture() - keep tool_err()'s messages instead of printing
+ * them: each one replaces the content of @buf (without "<prog>: "), so
+ * that a caller can quote the last reason in its own report.
+ * @param buf  caller's buffer, borrowed until the next call; NULL (or
+ *             @len 0) prints to stderr again
+ */
+void tool_err_capture(char *buf, size_t len);
 
 /**
  * tool_err_code() - print "<prog>: '<subject>': <sym_strerror(err)>".
@@ -124,6 +159,88 @@ int tool_parse_offset(const char *s, int64_t *out);
  * @return a pointer into @s at its first non-blank character
  */
 char *tool_trim(char *s);
+
+/**
+ * tool_prof_read() - read a raw or pprof profile (sym_prof_read_file()),
+ * printing the reader's message when it fails.
+ * @param path  the file, or "-" for stdin
+ * @param[out] out  caller owns: sym_prof_free()
+ * @return 0, or the error of sym_prof_read_file() (printed)
+ */
+int tool_prof_read(const char *path, struct sym_prof **out);
+
+/**
+ * tool_prof_write() - write @p as raw text or gzipped pprof, to @out
+ * atomically (a temporary file beside it, fsync()ed and renamed over it
+ * when complete) or to stdout when @out is NULL.
+ * @return 0, or -errno / -ENOMEM (printed)
+ */
+int tool_prof_write(const struct sym_prof *p, bool pprof, const char *out);
+
+/**
+ * tool_prof_binary_tty() - refuse to write pprof's binary data to a
+ * terminal: true (after a message) when @pprof, no @out, and stdout is a
+ * terminal.
+ */
+bool tool_prof_binary_tty(bool pprof, const char *out);
+
+/**
+ * How a command that reads profiles symbolizes them (tools/symbolize.c):
+ * the options of `sym symbolize`, which the views take too.
+ */
+struct tool_symbolize_opts {
+	/** --server URL: ask symd; NULL for the local store. */
+	const char *server;
+	/** --store DIR; NULL for sym_store_default_dir(). */
+	const char *store_dir;
+	/** --wait-ms: how long a build ID may stay pending on the server. */
+	unsigned wait_ms;
+	/** No summary on stderr. */
+	bool quiet;
+};
+
+/** getopt_long() values of TOOL_SYMBOLIZE_OPTIONS. */
+enum {
+	TOOL_OPT_SERVER = 0x200,
+	TOOL_OPT_STORE,
+	TOOL_OPT_WAIT_MS,
+};
+
+/** The long options --server, --store and --wait-ms, for a longopts[]. */
+#define TOOL_SYMBOLIZE_OPTIONS                                              \
+	{ "server", required_argument, NULL, TOOL_OPT_SERVER },              \
+	{ "store", required_argument, NULL, TOOL_OPT_STORE },                \
+	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS }
+
+/**
+ * tool_symbolize_getopt() - take one of TOOL_SYMBOLIZE_OPTIONS.
+ * @return 1 when @opt was one (stored in @o), 0 when it is not, -1 for a
+ *         bad value (printed)
+ */
+int tool_symbolize_getopt(int opt, const char *arg,
+			  struct tool_symbolize_opts *o);
+
+/**
+ * tool_prof_symbolize() - symbolize every frame of @p that has no `ok`
+ * location yet (docs/raw-format.md, "The symbolized form"), through symd
+ * or the local store, and print the summary on stderr unless @o->quiet.
+ * @return 0 (frames that did not resolve have a status saying why), or
+ *         an error after which @p is incomplete (printed): the server
+ *         unreachable or not answering as symd, -ENOMEM
+ */
+int tool_prof_symbolize(struct sym_prof *p,
+			const struct tool_symbolize_opts *o);
+
+/**
+ * tool_prof_load() - tool_prof_read(), then tool_prof_symbolize() unless
+ * the profile is symbolized already: what a view does with its input.
+ * @param[out] out  caller owns: sym_prof_free(); NULL on error
+ */
+int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
+		   struct sym_prof **out);
+
+/** tool_status_name() - "ok", "missing", ... for enum sym_prof_loc_status. */
+const char *tool_status_name(uint32_t status);
 
 /** Most --debuginfo-path directories a command takes. */
 #define TOOL_DIRS_MAX 32

@@ -29,10 +29,28 @@ const char *tool_prog(void)
 	return prog;
 }
 
+/* tool_err_capture()'s buffer; NULL when messages go to stderr. */
+static char *capture;
+static size_t capture_len;
+
+void tool_err_capture(char *buf, size_t len)
+{
+	capture = len ? buf : NULL;
+	capture_len = len;
+	if (capture)
+		capture[0] = '\0';
+}
+
 void tool_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (capture) {
+		va_start(ap, fmt);
+		vsnprintf(capture, capture_len, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	/* stdout may hold answers for earlier addresses: keep the order. */
 	fflush(stdout);
 	fprintf(stderr, "%s: ", prog);

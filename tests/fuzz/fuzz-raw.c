@@ -11,13 +11,14 @@
  * two equal stacks, strings NULL or non-empty.  That profile is written
  * with sym_prof_write() (into a memfd, so no file touches the disk), read
  * back, and must come out equal: header, maps, stacks, and the process
- * and thread of every stack; writing the copy gives the same bytes again,
- * which covers the processes and threads that no stack names.
+ * and thread of every stack, and the symbolization (every location, its
+ * status and lines); writing the copy gives the same bytes again, which
+ * covers the processes and threads that no stack names.
  */
 #include "fuzz.h"
+#include "../unit/prof-test.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 static int same_hdr(const struct sym_prof_header *a,
@@ -57,6 +58,39 @@ static int same_stack(const struct sym_prof_stack *a,
 static void check_str(const char *s)
 {
 	fuzz_touch_str(s, 1);
+}
+
+/* The symbolization's invariants: each location found again by its
+ * frame, a known status, lines only when ok, known flags. */
+static void check_locations(const struct sym_prof *p)
+{
+	size_t n = sym_prof_nlocations(p), nmaps = sym_prof_nmaps(p);
+
+	FUZZ_CHECK(!n || sym_prof_symbolized(p));
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_line *l, *l2;
+		struct sym_prof_frame f;
+		uint32_t st, st2;
+		size_t nl, nl2;
+
+		FUZZ_CHECK(sym_prof_location_at(p, i, &f, &st, &l, &nl) == 0);
+		FUZZ_CHECK(f.map == SYM_PROF_NOMAP || f.map < nmaps);
+		FUZZ_CHECK(!(f.flags & ~(uint32_t)SYM_PROF_FRAME_RETURN));
+		FUZZ_CHECK(st < SYM_PROF_LOC_NSTATUS);
+		FUZZ_CHECK((st == SYM_PROF_LOC_OK) == (nl > 0) &&
+			   nl <= SYM_PROF_MAX_LINES);
+		FUZZ_CHECK(sym_prof_location(p, &f, &st2, &l2, &nl2) == 0);
+		FUZZ_CHECK(st2 == st && l2 == l && nl2 == nl);
+		for (size_t k = 0; k < nl; k++) {
+			FUZZ_CHECK(l[k].flags == 0 ||
+				   l[k].flags == SYM_PROF_LINE_INLINED ||
+				   l[k].flags == SYM_PROF_LINE_SYMTAB);
+			check_str(l[k].function);
+			check_str(l[k].file);
+		}
+	}
+	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
+		   -ENOENT);
 }
 
 /* The invariants sym.h promises for a profile. */
@@ -105,6 +139,7 @@ static void check_prof(const struct sym_prof *p)
 		check_str(sym_prof_thread(p, s->tid));
 	}
 	FUZZ_CHECK(sym_prof_stack(p, n) == NULL);
+	check_locations(p);
 }
 
 static void check_fail(int err, const struct sym_prof *p, const char *msg,
@@ -127,32 +162,12 @@ static void check_fail(int err, const struct sym_prof *p, const char *msg,
 	}
 }
 
-/* The bytes sym_prof_write() gives for @p; malloc()ed. */
-static char *write_mem(const struct sym_prof *p, size_t *len)
-{
-	static int fd = -1;
-	off_t end;
-	char *buf;
-
-	if (fd < 0)
-		fd = memfd_create("fuzz-raw", 0);
-	FUZZ_CHECK(fd >= 0);
-	FUZZ_CHECK(ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0);
-	FUZZ_CHECK(sym_prof_write(p, fd) == 0);
-	end = lseek(fd, 0, SEEK_CUR);
-	FUZZ_CHECK(end > 0);
-	buf = malloc((size_t)end);
-	FUZZ_CHECK(buf && pread(fd, buf, (size_t)end, 0) == end);
-	*len = (size_t)end;
-	return buf;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_prof *p = (struct sym_prof *)&p, *q = NULL, *r = NULL;
 	char msg[256], shortmsg[6];
 	char *w1 = NULL, *w2 = NULL;
-	size_t n1, n2;
+	size_t n1 = 0, n2 = 0;
 	int err, err2;
 
 	memset(msg, 'x', sizeof(msg));
@@ -170,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sym_prof_free(r);
 	check_prof(p);
 
-	w1 = write_mem(p, &n1);
+	FUZZ_CHECK(write_mem(p, &w1, &n1) == 0);
 	err = sym_prof_read(w1, n1, &q, msg, sizeof(msg));
 	if (err)
 		fprintf(stderr, "written profile does not read back: %s\n",
@@ -196,7 +211,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(fuzz_streq(sym_prof_thread(p, s->tid),
 				      sym_prof_thread(q, s->tid)));
 	}
-	w2 = write_mem(q, &n2);
+	FUZZ_CHECK(same_locations(p, q));
+	FUZZ_CHECK(write_mem(q, &w2, &n2) == 0);
 	FUZZ_CHECK(n1 == n2 && !memcmp(w1, w2, n1));
 	free(w1);
 	free(w2);

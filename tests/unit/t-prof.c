@@ -20,47 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "prof-test.h"
 #include "tap.h"
-
-static int same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* Write @p into memory through a memfd; *out is malloc()ed and ends with
- * a NUL (not counted in *len). */
-static int write_mem(const struct sym_prof *p, char **out, size_t *len)
-{
-	int fd = memfd_create("t-prof", 0), err;
-	off_t end;
-	char *buf;
-
-	if (fd < 0)
-		return -errno;
-	err = sym_prof_write(p, fd);
-	end = lseek(fd, 0, SEEK_END);
-	if (err || end < 0) {
-		close(fd);
-		return err ? err : -errno;
-	}
-	buf = malloc((size_t)end + 1);
-	if (!buf || pread(fd, buf, (size_t)end, 0) != end) {
-		free(buf);
-		close(fd);
-		return -EIO;
-	}
-	buf[end] = '\0';
-	close(fd);
-	*out = buf;
-	*len = (size_t)end;
-	return 0;
-}
-
-static int read_str(const char *text, struct sym_prof **p, char *msg,
-		    size_t msglen)
-{
-	return sym_prof_read(text, strlen(text), p, msg, msglen);
-}
 
 static int header_equal(const struct sym_prof_header *a,
 			const struct sym_prof_header *b)

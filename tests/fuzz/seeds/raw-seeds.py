@@ -6,8 +6,9 @@
 Rewrites every seed-* file there and keeps the others (crash-*, found-*).
 seed-ok-*: valid files (the example of docs/raw-format.md, every field and
 escape, the extensions a reader must let through, an empty profile, large
-stacks).  seed-bad-*: one file per error of the reader, each a small edit
-of a valid file, so that the fuzzer starts next to every error path.
+stacks, the symbolized form with every status, prefix and escape).
+seed-bad-*: one file per error of the reader, each a small edit of a valid
+file, so that the fuzzer starts next to every error path.
 """
 import os
 import sys
@@ -136,6 +137,32 @@ HEAD = "sym-raw 1\nperiod 1\nweight-unit ns\n"
 MAP0 = "map 0 file 1 1000 2000 0 1000 ab /bin/x\n"
 
 
+# The symbolized form (docs/raw-format.md, "The symbolized form").
+SYMBOLIZED = EXAMPLE.replace("pidns 4026531836\n", "pidns 4026531836\nsymbolized 1\n").replace(
+    "stack 693", """fn 1 compute
+fn 2 work_loop
+fn 3 main
+fn 4 __libc_start_call_main
+fn 5 std::vector%3Cint%3E::push_back(int%20const&)
+fn 6 %2D
+src 1 /src/work.c
+src 2 ./csu/../sysdeps/nptl/libc_start_call_main.h
+src 3 /src/a%20b/%25.h
+loc p0:1139 ok i1:1:12:5 2:1:40:3
+loc r0:1187 ok 3:1:55:0
+loc r1:29d8a ok s4:-:0:0
+loc r1:29e40 ok i5:3:7:1 i-:3:9:0 4:2:58:16
+loc r0:1065 ok 6:-:0:0
+loc p0:1152 nosymbol
+loc r0:1193 missing
+loc p0:1160 error
+loc p?:dead unmapped
+loc r0:ffff nobuildid
+stack 693""", 1)
+
+SYM_HEAD = HEAD + MAP0 + "symbolized 1\nfn 1 f\nsrc 1 /a.c\n"
+
+
 def deep(n):
     frames = " ".join("r0:%x" % (0x1000 + i) for i in range(n))
     return HEAD + MAP0 + "stack 1 1 1 1 truncated p0:1000 " + frames + "\nend\n"
@@ -148,6 +175,15 @@ OK = {
     "empty-profile": EMPTY,
     "minimal": HEAD + "end\n",
     "deep-1024": deep(1023),
+    "symbolized": SYMBOLIZED,
+    "symbolized-empty": HEAD + "symbolized 1\nend\n",
+    "symbolized-later-version": HEAD + MAP0 +
+        "symbolized 2\nfn 1 anything:goes\nloc whatever\n"
+        "stack 1 1 1 1 - p0:1000\nend\n",
+    "symbolized-unused-strings": SYM_HEAD + "fn 9 unused\nsrc 0 /b.c\n"
+        "loc p0:1000 ok 1:-:0:0\nloc r0:1000 ok 1:0:1:1\nend\n",
+    "symbolized-deep": SYM_HEAD + "loc p0:1000 ok" +
+        " i1:1:1:1" * 127 + " 1:1:1:1\nend\n",
     "many-stacks": HEAD + MAP0 + "".join(
         "stack %d %d %d %d - p0:%x r0:%x\n" % (i + 1, i * 7, i % 5, i % 3,
                                               0x1000 + i, 0x1800 + i % 9)
@@ -207,6 +243,30 @@ BAD = {
         "stack 18446744073709551615 1 1 1 - p0:10\nstack 1 1 1 1 - p0:10\nend\n",
     "deep-1025": deep(1024),
     "too-many-fields": HEAD + "host" + " x" * 1040 + "\nend\n",
+    "sym-before-symbolized": HEAD + MAP0 + "fn 1 f\nsymbolized 1\nend\n",
+    "sym-loc-before-symbolized": HEAD + MAP0 + "loc p0:1000 missing\nend\n",
+    "sym-dup-symbolized": HEAD + "symbolized 1\nsymbolized 1\nend\n",
+    "sym-version": HEAD + "symbolized x\nend\n",
+    "sym-fn-dup": SYM_HEAD + "fn 1 g\nend\n",
+    "sym-fn-unknown": SYM_HEAD + "fn 2 -\nend\n",
+    "sym-fn-fields": SYM_HEAD + "fn 2\nend\n",
+    "sym-src-id": SYM_HEAD + "src x /b.c\nend\n",
+    "sym-loc-fields": SYM_HEAD + "loc p0:1000\nend\n",
+    "sym-loc-frame": SYM_HEAD + "loc q0:1000 missing\nend\n",
+    "sym-loc-map": SYM_HEAD + "loc p1:1000 missing\nend\n",
+    "sym-loc-status": SYM_HEAD + "loc p0:1000 fine\nend\n",
+    "sym-loc-ok-no-line": SYM_HEAD + "loc p0:1000 ok\nend\n",
+    "sym-loc-lines-not-ok": SYM_HEAD + "loc p0:1000 missing 1:1:1:1\nend\n",
+    "sym-loc-dup": SYM_HEAD + "loc p0:1000 missing\nloc p0:1000 ok 1:1:1:1\nend\n",
+    "sym-line-syntax": SYM_HEAD + "loc p0:1000 ok 1:1:1\nend\n",
+    "sym-line-extra": SYM_HEAD + "loc p0:1000 ok 1:1:1:1:1\nend\n",
+    "sym-line-prefix": SYM_HEAD + "loc p0:1000 ok is1:1:1:1\nend\n",
+    "sym-line-fn": SYM_HEAD + "loc p0:1000 ok 2:1:1:1\nend\n",
+    "sym-line-src": SYM_HEAD + "loc p0:1000 ok 1:2:1:1\nend\n",
+    "sym-line-number": SYM_HEAD + "loc p0:1000 ok 1:1:4294967296:1\nend\n",
+    "sym-line-empty": SYM_HEAD + "loc p0:1000 ok 1::1:1\nend\n",
+    "sym-lines-129": SYM_HEAD + "loc p0:1000 ok" + " i1:1:1:1" * 128 +
+        " 1:1:1:1\nend\n",
 }
 
 

@@ -1,0 +1,1196 @@
+/*
+ * symbolize.c - `sym symbolize IN [-o OUT] [--server URL | --store DIR]`,
+ * and tool_prof_symbolize(), which the views share to symbolize their
+ * input on the fly (docs/raw-format.md, "The symbolized form").
+ *
+ * The work, for one profile:
+ *
+ *  1. Every unique frame (map, address, return flag) of the stacks is
+ *     collected once, with the samples of the stacks it occurs in.
+ *     Frames that already have an `ok` location are kept as they are.
+ *  2. A frame outside any map, or in an anonymous map, is `unmapped`; in
+ *     a map without a build ID, `nobuildid`.  The others are grouped by
+ *     the build ID of their map: maps of several processes with one
+ *     build ID make one group.
+ *  3. Per group, one batch of lookup addresses: the frame's address for
+ *     an exact PC, address - 1 for a return address (so that the call's
+ *     line comes out), sorted and deduplicated.  The batch goes to symd
+ *     (POST /v1/symbolize/<id>, in requests of at most BATCH_MAX
+ *     addresses; a build ID still pending is asked again until the
+ *     --wait-ms deadline) or to the local store (sym_store_lookup(); when
+ *     the store has no table, a file with that build ID on this host, a
+ *     map's path or /usr/lib/debug/.build-id/, is converted into the
+ *     store under its conversion lock as `sym addr2line` does, or the
+ *     files the store holds are, with sym_store_convert()).
+ *     Kernel frames are looked up in /proc/kallsyms when the kernel map's
+ *     build ID is the running kernel's, and vDSO frames in this
+ *     process's own vDSO when the build IDs match; else they go the same
+ *     way as the rest.
+ *  4. Each answer becomes the location of every frame with that lookup
+ *     address (sym_prof_set_location()): the inline chain innermost
+ *     first, names demangled, `nosymbol` when nothing covers the
+ *     address; a group that has no answer gets `missing` or `error` with
+ *     the reason, for the summary.
+ *  5. A summary on stderr: per module, the frames and the share of them
+ *     resolved, the module's share of all frame samples (each occurrence
+ *     of a frame in a stack counts the stack's samples) and how much of
+ *     it resolved, and why the rest did not.
+ *
+ * Nothing is lost: unresolved frames keep their map and address, and the
+ * views print them as module+0xoffset.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "client.h"
+#include "tools.h"
+
+/* Most addresses in one request to symd (its --max-addresses is 100000
+ * by default). */
+#define BATCH_MAX 50000
+
+/* How long to wait for another process converting the same build ID. */
+#define LOCK_WAIT_MS (10 * 60 * 1000)
+
+/* Seconds without progress before symd is given up on, beyond the
+ * wait. */
+#define SERVER_STALL 20
+
+/* Not yet resolved (enum sym_prof_loc_status has no such value). */
+#define ST_NONE UINT32_MAX
+
+/* A unique frame of the profile. */
+struct ent {
+	struct sym_prof_frame f;
+	uint64_t lookup;	/* f.addr, or f.addr - 1 for a return */
+	uint64_t samples;	/* of every occurrence, saturating */
+	uint32_t row;		/* summary row */
+	uint32_t status;	/* enum sym_prof_loc_status, or ST_NONE */
+};
+
+/* A row of the summary: one build ID, or one path without a build ID. */
+struct row {
+	const struct sym_prof_map *map;	/* the first; NULL: no map */
+	uint64_t frames, samples;
+	uint64_t st_frames[SYM_PROF_LOC_NSTATUS];
+	uint64_t st_samples[SYM_PROF_LOC_NSTATUS];
+	char reason[256];	/* why missing or error; "" */
+};
+
+/* The frames of one build ID. */
+struct group {
+	const char *build_id;	/* borrowed from the profile */
+	uint32_t row;
+	uint32_t *ents;		/* free(); sorted by lookup address */
+	size_t n, cap;
+	uint64_t *addrs;	/* free(); the unique lookup addresses */
+	size_t *first;		/* free(); addrs[k]'s first in ents, + end */
+	size_t naddrs;
+};
+
+/* A kernel symbol of /proc/kallsyms. */
+struct ksym {
+	uint64_t addr;
+	char *name;		/* in struct sctx's ktext */
+};
+
+struct sctx {
+	struct sym_prof *p;
+	const struct tool_symbolize_opts *o;
+
+	struct ent *ents;	/* free() */
+	size_t nents, capents;
+	uint32_t *slots;	/* 0 empty, else ents index + 1; free() */
+	size_t nslots;
+
+	struct row *rows;	/* free() */
+	size_t nrows;
+	uint32_t *map_row;	/* per map; free() */
+
+	struct group *groups;	/* free() each's arrays and the array */
+	size_t ngroups;
+
+	struct client *client;	/* --server; client_free() */
+	struct sym_store *store;	/* sym_store_close(); NULL without */
+	char store_path[4096];
+	bool store_rdonly;
+
+	char kernel_id[2 * 64 + 1];	/* the running kernel's; "" */
+	struct ksym *ksyms;	/* free(); sorted; NULL until loaded */
+	size_t nksyms;
+	char *ktext;		/* free(): the names */
+	bool ktried;
+
+	char msg[512];		/* tool_err_capture() */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Fibonacci hashing of the frame's fields; the table keeps the high
+ * bits through the fold. */
+static uint64_t frame_hash(const struct sym_prof_frame *f)
+{
+	uint64_t h = (f->addr ^ (uint64_t)f->map << 40 ^
+		      (uint64_t)f->flags << 63) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ h >> 31;
+}
+
+static bool frame_eq(const struct sym_prof_frame *a,
+		     const struct sym_prof_frame *b)
+{
+	return a->addr == b->addr && a->map == b->map && a->flags == b->flags;
+}
+
+static int grow_slots(struct sctx *c)
+{
+	size_t n = c->nslots ? c->nslots * 2 : 1024, mask = n - 1;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t k = 0; k < c->nents; k++) {
+		size_t i = frame_hash(&c->ents[k].f) & mask;
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (uint32_t)k + 1;
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->nslots = n;
+	return 0;
+}
+
+/* The entry of @f, added when new; NULL when out of memory. */
+static struct ent *ent_get(struct sctx *c, const struct sym_prof_frame *f)
+{
+	size_t mask, i;
+
+	if ((c->nents + 1) * 2 > c->nslots && grow_slots(c))
+		return NULL;
+	mask = c->nslots - 1;
+	for (i = frame_hash(f) & mask; c->slots[i]; i = (i + 1) & mask)
+		if (frame_eq(&c->ents[c->slots[i] - 1].f, f))
+			return &c->ents[c->slots[i] - 1];
+	if (c->nents == c->capents) {
+		size_t cap = c->capents ? c->capents * 2 : 1024;
+		struct ent *e = realloc(c->ents, cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		c->ents = e;
+		c->capents = cap;
+	}
+	c->slots[i] = (uint32_t)c->nents + 1;
+	c->ents[c->nents] = (struct ent){
+		.f = *f, .status = ST_NONE,
+		.lookup = f->flags & SYM_PROF_FRAME_RETURN && f->addr ?
+				  f->addr - 1 : f->addr,
+	};
+	return &c->ents[c->nents++];
+}
+
+/*
+ * Rows and groups.  Maps are sorted by (build ID, path) so that each
+ * build ID, and each path of the maps without one, is one run.
+ */
+
+static int cmp_maps(const void *a, const void *b, void *arg)
+{
+	const struct sym_prof *p = arg;
+	const struct sym_prof_map *x = sym_prof_map(p, *(const uint32_t *)a);
+	const struct sym_prof_map *y = sym_prof_map(p, *(const uint32_t *)b);
+	int r;
+
+	if (!x->build_id != !y->build_id)
+		return x->build_id ? -1 : 1;
+	if (x->build_id)
+		r = strcmp(x->build_id, y->build_id);
+	else
+		r = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+	if (r)
+		return r;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static bool same_row(const struct sym_prof_map *x, const struct sym_prof_map *y)
+{
+	if (x->build_id || y->build_id)
+		return x->build_id && y->build_id &&
+		       !strcmp(x->build_id, y->build_id);
+	return !strcmp(x->path ? x->path : "", y->path ? y->path : "");
+}
+
+static int make_rows(struct sctx *c)
+{
+	size_t nmaps = sym_prof_nmaps(c->p);
+	uint32_t *order = malloc((nmaps + 1) * sizeof(*order));
+	int err = -ENOMEM;
+
+	c->map_row = malloc((nmaps + 1) * sizeof(*c->map_row));
+	/* Row 0 is the frames outside any map. */
+	c->rows = calloc(nmaps + 1, sizeof(*c->rows));
+	c->groups = calloc(nmaps + 1, sizeof(*c->groups));
+	if (!order || !c->map_row || !c->rows || !c->groups)
+		goto out;
+	c->nrows = 1;
+	for (uint32_t i = 0; i < nmaps; i++)
+		order[i] = i;
+	qsort_r(order, nmaps, sizeof(*order), cmp_maps, c->p);
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct sym_prof_map *m = sym_prof_map(c->p, order[i]);
+
+		if (!i || !same_row(c->rows[c->nrows - 1].map, m)) {
+			c->rows[c->nrows].map = m;
+			if (m->build_id) {
+				c->groups[c->ngroups].build_id = m->build_id;
+				c->groups[c->ngroups++].row =
+					(uint32_t)c->nrows;
+			}
+			c->nrows++;
+		}
+		c->map_row[order[i]] = (uint32_t)c->nrows - 1;
+	}
+	err = 0;
+out:
+	free(order);
+	return err;
+}
+
+/* The group of row @row (a row with a build ID). */
+static struct group *row_group(struct sctx *c, uint32_t row)
+{
+	size_t lo = 0, hi = c->ngroups;
+
+	/* Groups were made in row order. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->groups[mid].row < row)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ngroups && c->groups[lo].row == row ? &c->groups[lo] :
+							     NULL;
+}
+
+static int group_add(struct group *g, uint32_t ent)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		uint32_t *v = realloc(g->ents, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		g->ents = v;
+		g->cap = cap;
+	}
+	g->ents[g->n++] = ent;
+	return 0;
+}
+
+/* Collect the frames of every stack into entries, rows and groups. */
+static int collect(struct sctx *c)
+{
+	size_t nstacks = sym_prof_nstacks(c->p);
+	int err;
+
+	for (size_t i = 0; i < nstacks; i++) {
+		const struct sym_prof_stack *s = sym_prof_stack(c->p, i);
+
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			struct ent *e = ent_get(c, &s->frames[k]);
+
+			if (!e)
+				return -ENOMEM;
+			e->samples = e->samples + s->count < e->samples ?
+					     UINT64_MAX :
+					     e->samples + s->count;
+		}
+	}
+	for (size_t i = 0; i < c->nents; i++) {
+		struct ent *e = &c->ents[i];
+		const struct sym_prof_map *m;
+		uint32_t st;
+
+		e->row = e->f.map == SYM_PROF_NOMAP ? 0 : c->map_row[e->f.map];
+		/* Kept: an answer that came with the input. */
+		if (sym_prof_location(c->p, &e->f, &st, NULL, NULL) == 0 &&
+		    st == SYM_PROF_LOC_OK) {
+			e->status = st;
+			continue;
+		}
+		m = sym_prof_map(c->p, e->f.map);
+		if (!m || m->kind == SYM_PROF_MAP_ANON)
+			e->status = SYM_PROF_LOC_UNMAPPED;
+		else if (!m->build_id)
+			e->status = SYM_PROF_LOC_NOBUILDID;
+		if (e->status != ST_NONE) {
+			err = sym_prof_set_location(c->p, &e->f, e->status,
+						    NULL, 0);
+			if (err)
+				return err;
+			continue;
+		}
+		err = group_add(row_group(c, e->row), (uint32_t)i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_ent_lookup(const void *a, const void *b, void *arg)
+{
+	const struct ent *ents = arg;
+	uint64_t x = ents[*(const uint32_t *)a].lookup;
+	uint64_t y = ents[*(const uint32_t *)b].lookup;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort @g's entries by lookup address and list the unique addresses. */
+static int group_addrs(struct sctx *c, struct group *g)
+{
+	qsort_r(g->ents, g->n, sizeof(*g->ents), cmp_ent_lookup, c->ents);
+	g->addrs = malloc(g->n * sizeof(*g->addrs));
+	g->first = malloc((g->n + 1) * sizeof(*g->first));
+	if (!g->addrs || !g->first)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		uint64_t a = c->ents[g->ents[i]].lookup;
+
+		if (!g->naddrs || g->addrs[g->naddrs - 1] != a) {
+			g->first[g->naddrs] = i;
+			g->addrs[g->naddrs++] = a;
+		}
+	}
+	g->first[g->naddrs] = g->n;
+	return 0;
+}
+
+/*
+ * Answers.
+ */
+
+/* What a lookup callback needs: the group and where its batch starts. */
+struct answer_ctx {
+	struct sctx *c;
+	struct group *g;
+	size_t base;		/* index of the batch's first address */
+	int err;		/* set_location's failure, to tell it apart */
+};
+
+/* The function of a frame: demangled when mangled.  *dm is set when the
+ * name had to be demangled here (free() it). */
+static const char *frame_function(const struct sym_frame *f, char **dm)
+{
+	if (f->demangled)
+		return f->demangled;
+	if (f->name)
+		return f->name;
+	if (f->linkage_name) {
+		*dm = sym_demangle(f->linkage_name);
+		return *dm ? *dm : f->linkage_name;
+	}
+	return NULL;
+}
+
+/* Set the status and lines of every entry of @g's address @k. */
+static int set_answer(struct sctx *c, struct group *g, size_t k,
+		      uint32_t status, const struct sym_prof_line *lines,
+		      size_t n)
+{
+	for (size_t i = g->first[k]; i < g->first[k + 1]; i++) {
+		struct ent *e = &c->ents[g->ents[i]];
+		int err = sym_prof_set_location(c->p, &e->f, status, lines, n);
+
+		if (err)
+			return err;
+		e->status = status;
+	}
+	return 0;
+}
+
+static int on_frames(void *ctx, size_t idx, const struct sym_frame *fr,
+		     size_t n)
+{
+	struct answer_ctx *a = ctx;
+	struct sym_prof_line lines[SYM_PROF_MAX_LINES];
+	char *dm[SYM_PROF_MAX_LINES] = { NULL };
+	int err;
+
+	if (n > SYM_PROF_MAX_LINES)
+		n = SYM_PROF_MAX_LINES;
+	for (size_t i = 0; i < n; i++) {
+		lines[i] = (struct sym_prof_line){
+			.function = frame_function(&fr[i], &dm[i]),
+			.file = fr[i].file,
+			.line = fr[i].line,
+			.column = fr[i].column,
+		};
+		if (fr[i].flags & SYM_FRAME_INLINED)
+			lines[i].flags = SYM_PROF_LINE_INLINED;
+		else if (fr[i].flags & SYM_FRAME_SYMTAB)
+			lines[i].flags = SYM_PROF_LINE_SYMTAB;
+	}
+	err = set_answer(a->c, a->g, a->base + idx,
+			 n ? SYM_PROF_LOC_OK : SYM_PROF_LOC_NOSYMBOL,
+			 n ? lines : NULL, n);
+	for (size_t i = 0; i < n; i++)
+		free(dm[i]);
+	if (err)
+		a->err = err;
+	return err;
+}
+
+/* Every entry of @g not answered yet gets @status; the reason goes to
+ * the row. */
+static int fail_group(struct sctx *c, struct group *g, uint32_t status,
+		      const char *reason)
+{
+	struct row *r = &c->rows[g->row];
+
+	if (reason && !r->reason[0])
+		snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	for (size_t k = 0; k < g->naddrs; k++) {
+		int err;
+
+		if (c->ents[g->ents[g->first[k]]].status != ST_NONE)
+			continue;
+		err = set_answer(c, g, k, status, NULL, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Look @g up in table @t (a module's or the kernel's own). */
+static int answer_table(struct sctx *c, struct group *g,
+			const struct sym_table *t)
+{
+	struct answer_ctx a = { .c = c, .g = g };
+
+	return sym_table_lookup_batch(t, g->addrs, g->naddrs, on_frames, &a);
+}
+
+/*
+ * The kernel: /proc/kallsyms, when the profile's kernel is this one.
+ */
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The build ID in the notes of /sys/kernel/notes, or "". */
+static void kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	size_t n = 0, off = 0;
+	FILE *f = fopen("/sys/kernel/notes", "re");
+
+	hex[0] = '\0';
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3u) & ~3u);
+		if (namesz > n || descsz > n || desc_off + descsz > n)
+			return;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(buf + name_off, "GNU", 4) && descsz &&
+		    2 * descsz < len) {
+			for (uint32_t i = 0; i < descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x",
+					 buf[desc_off + i]);
+			return;
+		}
+		off = desc_off + ((descsz + 3u) & ~3u);
+	}
+}
+
+/* Read /proc/kallsyms's text symbols; false when it cannot be used. */
+static bool load_kallsyms(struct sctx *c)
+{
+	FILE *f;
+	size_t cap = 0, used = 0, tcap = 0;
+	char line[512];
+
+	if (c->ktried)
+		return c->nksyms > 0;
+	c->ktried = true;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *type, *name, *end;
+		unsigned long long a;
+		size_t len;
+
+		a = strtoull(line, &end, 16);
+		if (end == line || *end != ' ')
+			continue;
+		type = end + 1;
+		if (!strchr("tTwW", *type) || type[1] != ' ')
+			continue;
+		name = type + 2;
+		len = strcspn(name, " \t\n");
+		/* Hidden addresses (kptr_restrict) are all 0. */
+		if (!a)
+			continue;
+		if (c->nksyms == cap) {
+			struct ksym *v;
+
+			cap = cap ? cap * 2 : 65536;
+			v = realloc(c->ksyms, cap * sizeof(*v));
+			if (!v)
+				break;
+			c->ksyms = v;
+		}
+		if (used + len + 1 > tcap) {
+			char *t;
+
+			tcap = tcap ? tcap * 2 : 1 << 20;
+			t = realloc(c->ktext, tcap);
+			if (!t)
+				break;
+			c->ktext = t;
+		}
+		memcpy(c->ktext + used, name, len);
+		c->ktext[used + len] = '\0';
+		/* An offset for now: ktext may still move. */
+		c->ksyms[c->nksyms++] = (struct ksym){
+			.addr = a, .name = (char *)(uintptr_t)used };
+		used += len + 1;
+	}
+	fclose(f);
+	for (size_t i = 0; i < c->nksyms; i++)
+		c->ksyms[i].name = c->ktext + (uintptr_t)c->ksyms[i].name;
+	qsort(c->ksyms, c->nksyms, sizeof(*c->ksyms), cmp_ksym);
+	return c->nksyms > 0;
+}
+
+static int answer_kallsyms(struct sctx *c, struct group *g)
+{
+	for (size_t k = 0; k < g->naddrs; k++) {
+		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
+		size_t lo = 0, hi = c->nksyms;
+		int err;
+
+		/* The last symbol at or below the address. */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (c->ksyms[mid].addr <= g->addrs[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo) {
+			l.function = c->ksyms[lo - 1].name;
+			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
+		} else {
+			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
+					 0);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The vDSO: this process's, when the build IDs match.  Its size is where
+ * its section headers end (they come last in the image).
+ */
+static int answer_vdso(struct sctx *c, struct group *g, bool *done)
+{
+	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct sym_module *mod = NULL;
+	const struct sym_table *t;
+	const char *bid;
+	size_t size;
+	int err = 0;
+
+	*done = false;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return 0;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1 << 20) ||
+	    sym_module_open_mem(eh, size, &opts, &mod) != 0)
+		return 0;
+	bid = sym_module_build_id(mod);
+	if (bid && !strcmp(bid, g->build_id) && !sym_module_table(mod, &t)) {
+		err = answer_table(c, g, t);
+		*done = true;
+	}
+	sym_module_close(mod);
+	return err;
+}
+
+/*
+ * symd.
+ */
+
+static int answer_server(struct sctx *c, struct group *g)
+{
+	double deadline = now_s() + c->o->wait_ms / 1000.0;
+	struct answer_ctx a = { .c = c, .g = g };
+	int err = 0;
+
+	for (a.base = 0; a.base < g->naddrs; a.base += BATCH_MAX) {
+		size_t n = g->naddrs - a.base;
+
+		if (n > BATCH_MAX)
+			n = BATCH_MAX;
+		for (;;) {
+			double left = deadline - now_s();
+
+			tool_err_capture(c->msg, sizeof(c->msg));
+			err = client_symbolize(c->client, g->build_id,
+					       g->addrs + a.base, n,
+					       left > 0 ? (unsigned)(left * 1000)
+							: 0,
+					       on_frames, &a);
+			tool_err_capture(NULL, 0);
+			if (err != -EAGAIN || now_s() >= deadline)
+				break;
+			usleep(200 * 1000);
+		}
+		if (err)
+			break;
+	}
+	if (a.err)
+		return a.err;
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		return fail_group(c, g, SYM_PROF_LOC_MISSING, c->msg);
+	case -EAGAIN:
+		snprintf(c->msg, sizeof(c->msg), "still being fetched or "
+			 "converted by the server after %u ms (--wait-ms)",
+			 c->o->wait_ms);
+		return fail_group(c, g, SYM_PROF_LOC_ERROR, c->msg);
+	case -EIO:
+		return fail_group(c, g, SYM_PROF_LOC_ERROR, c->msg);
+	default:
+		/* No usable answer from the server at all: stop. */
+		tool_err("%s", c->msg);
+		return err;
+	}
+}
+
+/*
+ * The local store, and files on this host.
+ */
+
+/* Errors that end the whole run rather than one module's answers. */
+static bool fatal(int err)
+{
+	return err == -ENOMEM || err == -E2BIG;
+}
+
+static int answer_store(struct sctx *c, struct group *g)
+{
+	struct answer_ctx a = { .c = c, .g = g };
+	int err;
+
+	err = sym_store_lookup(c->store, g->build_id, g->addrs, g->naddrs,
+			       on_frames, &a);
+	return a.err ? a.err : err;
+}
+
+/* A file on this host with @g's build ID: a map's path, or the debug
+ * file under /usr/lib/debug/.build-id/.  false when there is none. */
+static bool find_file(struct sctx *c, struct group *g, char *path,
+		      size_t len)
+{
+	const struct sym_prof_map *first = c->rows[g->row].map;
+	size_t nmaps = sym_prof_nmaps(c->p);
+	char bid[2 * 64 + 1];
+
+	/* The maps of this build ID, first the row's own. */
+	for (size_t i = 0; i <= nmaps; i++) {
+		const struct sym_prof_map *m =
+			i ? sym_prof_map(c->p, (uint32_t)(i - 1)) : first;
+
+		if (!m->path || m->path[0] != '/' || !m->build_id ||
+		    strcmp(m->build_id, g->build_id) ||
+		    (i && m == first))
+			continue;
+		if (sym_file_build_id(m->path, bid, sizeof(bid)) == 0 &&
+		    !strcmp(bid, g->build_id)) {
+			snprintf(path, len, "%s", m->path);
+			return true;
+		}
+	}
+	snprintf(path, len, "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 g->build_id, g->build_id + 2);
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * convert_file() - the table of @g from @path: put into the store (under
+ * its conversion lock, unless another process did it meanwhile) and
+ * answered from there, or answered from the module when it cannot be
+ * stored or has no DWARF (a symbols-only table under the build ID would
+ * hide a debug file found later, as in `sym addr2line`).
+ */
+static int convert_file(struct sctx *c, struct group *g, const char *path)
+{
+	struct sym_store_lock *lock = NULL;
+	struct sym_module *mod = NULL;
+	const struct sym_table *t;
+	struct sym_table_stat ts;
+	int waited = 0, err;
+
+	if (c->store && !c->store_rdonly &&
+	    sym_store_lock(c->store, g->build_id, LOCK_WAIT_MS, &lock,
+			   &waited) == 0 && waited &&
+	    sym_store_has_table(c->store, g->build_id)) {
+		sym_store_unlock(lock);
+		return answer_store(c, g);
+	}
+	tool_err_capture(c->msg, sizeof(c->msg));
+	err = sym_module_open(path, NULL, &mod);
+	if (!err)
+		err = tool_module_table(mod, c->store_rdonly ? NULL : c->store,
+					g->build_id, &t);
+	tool_err_capture(NULL, 0);
+	if (err) {
+		char buf[256], why[700];
+
+		sym_strerror(err, buf, sizeof(buf));
+		snprintf(why, sizeof(why), "'%.200s': %s%s%.200s", path, buf,
+			 c->msg[0] ? ": " : "", c->msg);
+		sym_store_unlock(lock);
+		sym_module_close(mod);
+		return fatal(err) ? err :
+		       fail_group(c, g, SYM_PROF_LOC_ERROR, why);
+	}
+	sym_table_stat(t, &ts);
+	if (c->store && !c->store_rdonly && ts.flags & SYM_TABLE_DWARF &&
+	    tool_store_put_module(c->store, g->build_id, mod, path, t) == 0) {
+		sym_store_unlock(lock);
+		sym_module_close(mod);
+		return answer_store(c, g);
+	}
+	sym_store_unlock(lock);
+	err = answer_table(c, g, t);
+	sym_module_close(mod);
+	return err;
+}
+
+static int answer_local(struct sctx *c, struct group *g)
+{
+	struct sym_store_entry e = { 0 };
+	char path[4096], why[700], buf[256];
+	int err;
+
+	if (c->store) {
+		err = answer_store(c, g);
+		if (!err || fatal(err))
+			return err;
+		if (err != -SYM_E_NOTFOUND && err != -SYM_E_STALE &&
+		    err != -SYM_E_BADTABLE) {
+			snprintf(why, sizeof(why), "store '%.300s': %s",
+				 c->store_path,
+				 sym_strerror(err, buf, sizeof(buf)));
+			return fail_group(c, g, SYM_PROF_LOC_ERROR, why);
+		}
+		if (sym_store_stat_entry(c->store, g->build_id, &e) != 0)
+			e.negative = 0;
+		/* Tried with this very converter: it would fail again. */
+		if (e.negative == SYM_STORE_BADCONV) {
+			snprintf(why, sizeof(why), "conversion failed: %s",
+				 e.text);
+			return fail_group(c, g, SYM_PROF_LOC_ERROR, why);
+		}
+	}
+	if (find_file(c, g, path, sizeof(path)))
+		return convert_file(c, g, path);
+	/* Files the store holds for it (`sym store add`, symd). */
+	if (c->store && !c->store_rdonly) {
+		tool_err_capture(c->msg, sizeof(c->msg));
+		err = sym_store_convert(c->store, g->build_id, NULL, NULL);
+		tool_err_capture(NULL, 0);
+		if (!err)
+			return answer_store(c, g);
+		if (err != -SYM_E_NOTFOUND) {
+			snprintf(why, sizeof(why), "converting the store's "
+				 "files: %s%s%s",
+				 sym_strerror(err, buf, sizeof(buf)),
+				 c->msg[0] ? ": " : "", c->msg);
+			return fatal(err) ? err :
+			       fail_group(c, g, SYM_PROF_LOC_ERROR, why);
+		}
+	}
+	if (e.negative)
+		snprintf(why, sizeof(why), "no debug info: %s%s%s",
+			 tool_negative_name(e.negative), e.text[0] ? ": " : "",
+			 e.text);
+	else
+		snprintf(why, sizeof(why), "no debug info: not in the store%s, "
+			 "no file with this build ID here",
+			 c->store ? "" : " (none open)");
+	return fail_group(c, g, SYM_PROF_LOC_MISSING, why);
+}
+
+static int resolve_group(struct sctx *c, struct group *g)
+{
+	const struct sym_prof_map *m = c->rows[g->row].map;
+	bool done = false;
+	int err;
+
+	err = group_addrs(c, g);
+	if (err)
+		return err;
+	if (m->kind == SYM_PROF_MAP_KERNEL && c->kernel_id[0] &&
+	    !strcmp(c->kernel_id, g->build_id) && load_kallsyms(c))
+		return answer_kallsyms(c, g);
+	if (m->kind == SYM_PROF_MAP_VDSO) {
+		err = answer_vdso(c, g, &done);
+		if (err || done)
+			return err;
+	}
+	return c->client ? answer_server(c, g) : answer_local(c, g);
+}
+
+/*
+ * The summary.
+ */
+
+static void row_label(const struct row *r, char *buf, size_t len)
+{
+	const struct sym_prof_map *m = r->map;
+
+	if (!m)
+		snprintf(buf, len, "[no mapping]");
+	else if (m->build_id)
+		snprintf(buf, len, "%s (%.8s)", m->path ? m->path : "?",
+			 m->build_id);
+	else
+		snprintf(buf, len, "%s", m->path ? m->path : "[anonymous]");
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void summary(struct sctx *c, double secs)
+{
+	uint64_t frames = 0, ok = 0, samples = 0, ok_samples = 0;
+	size_t nrows = 0;
+	char label[4200];
+
+	for (size_t i = 0; i < c->nents; i++) {
+		struct ent *e = &c->ents[i];
+		struct row *r = &c->rows[e->row];
+		uint32_t st = e->status == ST_NONE ? SYM_PROF_LOC_ERROR :
+						     e->status;
+
+		nrows += !r->frames;
+		r->frames++;
+		r->samples += e->samples;
+		r->st_frames[st]++;
+		r->st_samples[st] += e->samples;
+		frames++;
+		samples += e->samples;
+		ok += st == SYM_PROF_LOC_OK;
+		ok_samples += st == SYM_PROF_LOC_OK ? e->samples : 0;
+	}
+	fprintf(stderr, "%s: %" PRIu64 " frames in %zu modules, %" PRIu64
+		" resolved (%.1f%%), %.1f%% of frame samples, in %.2f s\n",
+		tool_prog(), frames, nrows, ok, pct(ok, frames),
+		pct(ok_samples, samples), secs);
+	if (!frames)
+		return;
+	fprintf(stderr, "  %8s %8s %8s %8s  %s\n", "frames", "resolved",
+		"samples", "resolved", "module: not resolved");
+	for (size_t i = 0; i < c->nrows; i++) {
+		struct row *r = &c->rows[i];
+		const char *sep = ": ";
+
+		if (!r->frames)
+			continue;
+		row_label(r, label, sizeof(label));
+		fprintf(stderr, "  %8" PRIu64 " %7.1f%% %7.1f%% %7.1f%%  %s",
+			r->frames, pct(r->st_frames[SYM_PROF_LOC_OK], r->frames),
+			pct(r->samples, samples),
+			pct(r->st_samples[SYM_PROF_LOC_OK], r->samples), label);
+		for (int st = 1; st < SYM_PROF_LOC_NSTATUS; st++) {
+			if (!r->st_frames[st])
+				continue;
+			fprintf(stderr, "%s%s %" PRIu64 " (%.1f%%)", sep,
+				tool_status_name(st), r->st_frames[st],
+				pct(r->st_samples[st], r->samples));
+			sep = ", ";
+		}
+		if (r->reason[0])
+			fprintf(stderr, " - %s", r->reason);
+		fputc('\n', stderr);
+	}
+}
+
+/*
+ * The whole.
+ */
+
+static void sctx_release(struct sctx *c)
+{
+	for (size_t i = 0; i < c->ngroups; i++) {
+		free(c->groups[i].ents);
+		free(c->groups[i].addrs);
+		free(c->groups[i].first);
+	}
+	free(c->groups);
+	free(c->rows);
+	free(c->map_row);
+	free(c->ents);
+	free(c->slots);
+	free(c->ksyms);
+	free(c->ktext);
+	client_free(c->client);
+	sym_store_close(c->store);
+}
+
+const char *tool_status_name(uint32_t status)
+{
+	static const char *const names[SYM_PROF_LOC_NSTATUS] = {
+		"ok", "nosymbol", "missing", "nobuildid", "unmapped", "error",
+	};
+
+	return status < SYM_PROF_LOC_NSTATUS ? names[status] : "?";
+}
+
+/* libsym's messages: through tool_err(), so that they can be captured
+ * into a module's reason while it converts. */
+static void log_fn(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	tool_err("%s", msg);
+}
+
+/* Open the server's client, or the store (read-only when it cannot be
+ * written; going on without one, with a warning, when it cannot be
+ * opened at all: files on this host still answer). */
+static int open_source(struct sctx *c)
+{
+	char buf[256];
+	int err;
+
+	if (c->o->server) {
+		err = client_new(c->o->server, SERVER_STALL, &c->client);
+		if (err)
+			tool_err("bad server URL '%s': %s", c->o->server,
+				 sym_strerror(err, buf, sizeof(buf)));
+		return err;
+	}
+	tool_err_capture(c->msg, sizeof(c->msg));
+	err = tool_store_open(c->o->store_dir, 0, NULL, c->store_path,
+			      sizeof(c->store_path), &c->store);
+	if (err == -EROFS || err == -EACCES || err == -EPERM) {
+		err = tool_store_open(c->o->store_dir, SYM_STORE_RDONLY, NULL,
+				      c->store_path, sizeof(c->store_path),
+				      &c->store);
+		c->store_rdonly = !err;
+	}
+	tool_err_capture(NULL, 0);
+	if (err)
+		tool_err("warning: cannot open the store '%s': %s; going on "
+			 "without it", c->store_path,
+			 sym_strerror(err, buf, sizeof(buf)));
+	return 0;
+}
+
+int tool_prof_symbolize(struct sym_prof *p,
+			const struct tool_symbolize_opts *o)
+{
+	struct sctx c = { .p = p, .o = o };
+	double t0 = now_s();
+	int err;
+
+	sym_set_log(log_fn, NULL, 0);
+	err = open_source(&c);
+	if (err)
+		goto out;
+	kernel_build_id(c.kernel_id, sizeof(c.kernel_id));
+	err = make_rows(&c);
+	if (!err)
+		err = collect(&c);
+	for (size_t i = 0; !err && i < c.ngroups; i++)
+		if (c.groups[i].n)
+			err = resolve_group(&c, &c.groups[i]);
+	if (err == -ENOMEM)
+		tool_err("out of memory");
+	if (!err && !o->quiet)
+		summary(&c, now_s() - t0);
+out:
+	sctx_release(&c);
+	sym_set_log(NULL, NULL, 0);
+	return err;
+}
+
+int tool_symbolize_getopt(int opt, const char *arg,
+			  struct tool_symbolize_opts *o)
+{
+	unsigned long v;
+	char *end;
+
+	switch (opt) {
+	case TOOL_OPT_SERVER:
+		o->server = arg;
+		return 1;
+	case TOOL_OPT_STORE:
+		o->store_dir = arg;
+		return 1;
+	case TOOL_OPT_WAIT_MS:
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || errno || v > 3600000) {
+			tool_err("--wait-ms takes milliseconds, 0 to 3600000, "
+				 "not '%s'", arg);
+			return -1;
+		}
+		o->wait_ms = (unsigned)v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
+		   struct sym_prof **out)
+{
+	int err = tool_prof_read(path, out);
+
+	if (err || sym_prof_symbolized(*out))
+		return err;
+	err = tool_prof_symbolize(*out, o);
+	if (err) {
+		sym_prof_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
+		"[--wait-ms MS] [-q] IN\n\n"
+		"Symbolize a profile (raw or pprof; - for stdin) and write its "
+		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
+		"form\"): every unique frame\ngets its inline chain, innermost "
+		"first, with functions (demangled),\nfiles, lines and "
+		"columns.\n\n"
+		"  -o, --output OUT   write OUT atomically; default stdout\n"
+		"      --server URL   ask symd (POST /v1/symbolize/<build-id>, "
+		"one batch\n"
+		"                     of deduplicated addresses per build ID)\n"
+		"      --store DIR    the local store (default $SYM_STORE, "
+		"~/.cache/sym);\n"
+		"                     a build ID it has no table for is "
+		"converted from a\n"
+		"                     file with that build ID on this host (the "
+		"map's\n"
+		"                     path, /usr/lib/debug/.build-id/) or from "
+		"the files\n"
+		"                     the store holds\n"
+		"      --wait-ms MS   --server: how long a build ID may stay "
+		"pending\n"
+		"                     (fetched or converted by symd); default "
+		"30000\n"
+		"  -q, --quiet        no summary on stderr\n"
+		"  -h, --help         this text\n\n"
+		"Return addresses are looked up at address - 1.  Kernel frames "
+		"resolve from\n/proc/kallsyms when the kernel's build ID is "
+		"this host's.  Frames that do\nnot resolve keep their module "
+		"and address, with a status: nosymbol,\nmissing, nobuildid, "
+		"unmapped, error.  The summary on stderr says, per\nmodule, "
+		"what share of frames and of frame samples resolved, and why "
+		"the\nrest did not.\n\n"
+		"Exit status: 0 when the output was written (even with "
+		"unresolved frames),\n1 for a bad input, an unreachable "
+		"server or a write error, 2 for bad usage.\n");
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		TOOL_SYMBOLIZE_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tool_symbolize_opts o = { .wait_ms = 30000 };
+	const char *out = NULL;
+	struct sym_prof *p = NULL;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return TOOL_EXIT_OK;
+		default:
+			rc = tool_symbolize_getopt(c, optarg, &o);
+			if (rc > 0)
+				break;
+			if (!rc)
+				usage(stderr);
+			return TOOL_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (o.server && o.store_dir) {
+		tool_err("--server and --store exclude each other");
+		return TOOL_EXIT_USAGE;
+	}
+	if (tool_prof_read(argv[optind], &p))
+		return TOOL_EXIT_FAIL;
+	rc = tool_prof_symbolize(p, &o) || tool_prof_write(p, false, out) ?
+		     TOOL_EXIT_FAIL :
+		     TOOL_EXIT_OK;
+	sym_prof_free(p);
+	return rc;
+}
