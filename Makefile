@@ -171,11 +171,12 @@ $(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
 $(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
 # The sym tool's stack trie and flame graph writer, tested on their own.
 $(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
-		tools/flame.c lib/libsym.a tests/unit/tap.h $(B)/.flags
+		tools/flame.c tools/stats.c lib/libsym.a tests/unit/tap.h \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
 		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
-		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
 
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
@@ -212,11 +213,20 @@ $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
 		$(DEP_LIBS) $(LDLIBS)
 # fuzz-folded drives the sym tool's folded reader and flame graph writer.
 $(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
-		tools/stacktree.c tools/flame.c lib/libsym.a $(B)/.flags
+		tools/stacktree.c tools/flame.c tools/stats.c lib/libsym.a \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
 		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
-		lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+# The perf script reader and the folded-stack map live in the sym tool.
+$(B)/tests/replay-fuzz-perfscript: tests/fuzz/fuzz-perfscript.c \
+		tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
+		$(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
+		-o $@ $< tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
+		$(LDLIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \

@@ -25,13 +25,13 @@
 #include <string.h>
 
 #include "flame.h"
+#include "stats.h"
 #include "banned.h"
 
 #define XPAD 10			/* left and right margin, px */
 #define FRAME_H 16		/* one stack level, px */
 #define FONT_SIZE 12
 #define FONT_WIDTH 0.59		/* average glyph width / font size */
-#define Z95 1.959963984540054	/* the 97.5% point of the normal law */
 
 static const char *const svg_ns = "http://github.com/jonhoo/inferno";
 
@@ -42,29 +42,6 @@ void flame_opts_init(struct flame_opts *o)
 	o->minwidth = 0.1;
 	o->max_frames = 50000;
 	o->unit = "samples";
-}
-
-void flame_wilson(uint64_t k, uint64_t n, double *lo, double *hi)
-{
-	double p, z2 = Z95 * Z95, den, mid, half;
-
-	if (n == 0) {
-		*lo = 0;
-		*hi = 1;
-		return;
-	}
-	p = (double)k / (double)n;
-	den = 1 + z2 / (double)n;
-	mid = (p + z2 / (2 * (double)n)) / den;
-	half = Z95 / den * sqrt(p * (1 - p) / (double)n +
-				z2 / (4 * (double)n * (double)n));
-	*lo = mid - half < 0 ? 0 : mid - half;
-	*hi = mid + half > 1 ? 1 : mid + half;
-	/* At p = 0 or 1 the bound is exactly 0 or 1; keep rounding out. */
-	if (k == 0)
-		*lo = 0;
-	if (k == n)
-		*hi = 1;
 }
 
 /* ---- text: XML-safe, UTF-8-safe ---- */
@@ -497,14 +474,16 @@ static void frame_fill(const struct layout *L, uint32_t id, char *buf,
 static void put_share(FILE *f, const char *what, uint64_t k, uint64_t n,
 		      const char *unit)
 {
+	struct stats_interval ci = { 0, 0, 1 };
 	char num[32];
-	double lo, hi;
 
-	flame_wilson(k, n, &lo, &hi);
+	/* k <= n holds for every node (a total never exceeds the root's),
+	 * and stats_wilson() leaves [0, 1] for n = 0. */
+	(void)stats_wilson(k, n, 0, &ci);
 	fprintf(f, "%s%s ", what, group(k, num, sizeof(num)));
 	put_str(f, unit);
 	fprintf(f, ", %.2f%%; 95%% CI %.2f-%.2f%%", 100 * share(k, n),
-		100 * lo, 100 * hi);
+		100 * ci.lo, 100 * ci.hi);
 }
 
 /*
@@ -537,20 +516,24 @@ static void put_title(FILE *f, const struct layout *L, uint32_t id)
 		uint32_t tw = L->twin[id];
 		uint64_t kb = tw == STACKTREE_NONE ? 0 :
 			      stacktree_total(L->base, tw);
-		double p1 = share(kb, L->base_total), p2 = share(k, L->total);
-		double l1, u1, l2, u2, d = p2 - p1, lo, hi;
+		struct stats_share sa, sb;
+		struct stats_diff d = { 0 };
 
 		/* Newcombe's hybrid score interval of a difference of two
 		 * independent shares, from the two Wilson intervals. */
-		flame_wilson(kb, L->base_total, &l1, &u1);
-		flame_wilson(k, L->total, &l2, &u2);
-		lo = d - sqrt((p2 - l2) * (p2 - l2) + (u1 - p1) * (u1 - p1));
-		hi = d + sqrt((u2 - p2) * (u2 - p2) + (p1 - l1) * (p1 - l1));
+		(void)stats_share_counts(k, L->total, &sa);
+		(void)stats_share_counts(kb, L->base_total, &sb);
+		(void)stats_diff_between(&sa, &sb, 0, STATS_NEWCOMBE, &d);
 		put_share(f, "after: ", k, L->total, L->o->unit);
 		fputs("; ", f);
 		put_share(f, "before: ", kb, L->base_total, L->o->unit);
-		fprintf(f, "; change %+.2f pp, 95%% CI %+.2f to %+.2f pp",
-			100 * d, 100 * lo, 100 * hi);
+		if (L->base_total)
+			fprintf(f, "; change %+.2f pp, 95%% CI %+.2f to "
+				"%+.2f pp", 100 * d.diff, 100 * d.lo,
+				100 * d.hi);
+		else
+			fprintf(f, "; change %+.2f pp (no samples before)",
+				100 * share(k, L->total));
 	} else {
 		put_share(f, "", k, L->total, L->o->unit);
 	}

@@ -107,10 +107,4 @@ void flame_opts_init(struct flame_opts *o);
 int flame_write(FILE *out, const struct stacktree *t,
 		const struct flame_opts *o, struct flame_stats *st);
 
-/**
- * flame_wilson() - the 95% Wilson score interval of a share @k / @n.
- * @param[out] lo, hi  bounds in [0, 1]; (0, 1) when @n is 0
- */
-void flame_wilson(uint64_t k, uint64_t n, double *lo, double *hi);
-
 #endif /* SYM_FLAME_H */

@@ -22,6 +22,8 @@ static const struct tool_cmd commands[] = {
 	{ "convert", cmd_convert, "convert a profile between raw and pprof" },
 	{ "flamegraph", cmd_flamegraph,
 	  "write an interactive SVG flame graph of folded stacks" },
+	{ "fold", cmd_fold,
+	  "write a profile as folded stacks (--from perf-script)" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "record", cmd_record,

@@ -45,6 +45,7 @@ int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
 int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
+int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_store(int argc, char **argv);

@@ -115,8 +115,12 @@ $(B)/fuzz-reply: FUZZ_SYMD = -Itools $(shell $(PKG_CONFIG) --cflags libcurl) \
 	tools/client.c tools/util.c
 
 # fuzz-folded drives the sym tool's folded reader and flame graph writer.
-$(B)/fuzz-folded: tools/stacktree.c tools/flame.c
-$(B)/fuzz-folded: FUZZ_SYMD = -Itools tools/stacktree.c tools/flame.c -lm
+$(B)/fuzz-folded: tools/stacktree.c tools/flame.c tools/stats.c
+$(B)/fuzz-folded: FUZZ_SYMD = -Itools tools/stacktree.c tools/flame.c \
+	tools/stats.c -lm
+# fuzz-perfscript drives the sym tool's perf script reader and fold map.
+$(B)/fuzz-perfscript: tools/perfscript.c tools/foldmap.c
+$(B)/fuzz-perfscript: FUZZ_SYMD = -Itools tools/perfscript.c tools/foldmap.c
 
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a
