@@ -379,6 +379,16 @@ struct enc {
 	PbLabel *labels, **labelp; /* up to 3 per sample */
 	int64_t *comments;
 	size_t ncomments, capcomments;
+
+	/* Symbolized profiles: one Function per (name, file) of the
+	 * lines, keyed by their indexes in the profile's string sets. */
+	PbFunction *funcs, **funcp;
+	size_t nfuncs, capfuncs;
+	struct symi_idx func_ids;	/* key -> funcs index */
+	PbLine *lines, **linep;		/* every location's, one array */
+	size_t nlines;
+	uint8_t *loc_status;	/* per location: status + 1, 0 for none */
+	uint8_t *loc_symtab;	/* per location: outermost line symtab */
 };
 
 static void enc_release(struct enc *e)
@@ -397,6 +407,13 @@ static void enc_release(struct enc *e)
 	free(e->labels);
 	free(e->labelp);
 	free(e->comments);
+	free(e->funcs);
+	free(e->funcp);
+	symi_idx_release(&e->func_ids);
+	free(e->lines);
+	free(e->linep);
+	free(e->loc_status);
+	free(e->loc_symtab);
 }
 
 /* Add @b's string as a comment (and release @b). */
@@ -629,39 +646,135 @@ static int enc_samples(struct enc *e)
 	return 0;
 }
 
+/* The Function id of (@name, @file), added when new. */
+static int enc_function(struct enc *e, const char *name, const char *file,
+			uint64_t *id)
+{
+	uint64_t key = (uint64_t)(name ? symi_prof_str_idx(name) + 1 : 0)
+			       << 32 |
+		       (file ? symi_prof_str_idx(file) + 1 : 0);
+	PbFunction *f;
+	uint32_t i;
+	int err;
+
+	if (symi_idx_get(&e->func_ids, key, &i)) {
+		*id = i + 1;
+		return 0;
+	}
+	err = symi_grow((void **)&e->funcs, &e->capfuncs, e->nfuncs + 1,
+			sizeof(*e->funcs));
+	if (!err)
+		err = symi_idx_set(&e->func_ids, key, (uint32_t)e->nfuncs);
+	if (err)
+		return err;
+	f = &e->funcs[e->nfuncs];
+	*f = (PbFunction)PERFTOOLS__PROFILES__FUNCTION__INIT;
+	f->id = ++e->nfuncs;
+	/* No linkage names in the model: the system name is the name. */
+	err = strtab_intern(&e->st, name, &f->name);
+	if (!err)
+		f->system_name = f->name;
+	if (!err)
+		err = strtab_intern(&e->st, file, &f->filename);
+	*id = f->id;
+	return err;
+}
+
 /*
- * Location @i + 1 from its key.  The profile is unsymbolized, so a
- * location is an address and a mapping.
- *
- * Issue 7 (symbolized profiles) plugs in here: a symbolized frame fills
- * loc->line / n_line (innermost inlined function first, as profile.proto
- * orders them) with Function ids interned in a function table beside the
- * string table, emitted as prof.function, and sets the mapping's
- * has_functions / has_filenames / has_line_numbers / has_inline_frames.
- * Nothing else in the encoder changes: locations stay keyed by (map,
+ * Location @i + 1 from its key: an address and a mapping, and in a
+ * symbolized profile the lines of an ok location (innermost inlined
+ * function first, as profile.proto orders them; a Function per (name,
+ * file)) and the mapping's has_* flags.  Locations are keyed by (map,
  * address, return flag), so a return address and an exact PC at the same
- * address keep their own lines (the call's line for the first).
+ * address keep their own lines (the call's line for the first).  Other
+ * statuses, and outermost lines named from the symbol table, go into
+ * "#sym-loc" and "#sym-symtab" comments (enc_comments()).
  */
-static void enc_location(struct enc *e, size_t i, PbLocation *loc)
+static int enc_location(struct enc *e, size_t i, PbLocation *loc)
 {
 	const struct loc_key *k = &e->lt.keys[i];
+	struct sym_prof_frame f = { .addr = k->addr, .map = k->map,
+				    .flags = k->flags };
+	const struct sym_prof_line *lines;
 	const struct sym_prof_map *m;
+	PbMapping *pm = NULL;
+	uint32_t status;
+	size_t n, j;
+	int err;
 
 	*loc = (PbLocation)PERFTOOLS__PROFILES__LOCATION__INIT;
 	loc->id = i + 1;
 	if (k->map == SYM_PROF_NOMAP) {
 		loc->address = k->addr;
-		return;
+	} else {
+		m = sym_prof_map(e->p, k->map);
+		pm = &e->maps[k->map];
+		loc->mapping_id = (uint64_t)k->map + 1;
+		/* Runtime address; wraps like the recorder's pc - start +
+		 * vaddr. */
+		loc->address = k->addr - m->vaddr + m->start;
 	}
-	m = sym_prof_map(e->p, k->map);
-	loc->mapping_id = (uint64_t)k->map + 1;
-	/* Runtime address; wraps like the recorder's pc - start + vaddr. */
-	loc->address = k->addr - m->vaddr + m->start;
+	/* loc_status is there when the profile is symbolized. */
+	if (!e->loc_status ||
+	    sym_prof_location(e->p, &f, &status, &lines, &n) != 0)
+		return 0;
+	e->loc_status[i] = (uint8_t)(status + 1);
+	if (!n)
+		return 0;
+	loc->line = &e->linep[e->nlines];
+	loc->n_line = n;
+	for (j = 0; j < n; j++) {
+		PbLine *l = &e->lines[e->nlines];
+
+		*l = (PbLine)PERFTOOLS__PROFILES__LINE__INIT;
+		err = enc_function(e, lines[j].function, lines[j].file,
+				   &l->function_id);
+		if (err)
+			return err;
+		l->line = lines[j].line;
+		l->column = lines[j].column;
+		e->linep[e->nlines++] = l;
+		if (pm) {
+			pm->has_filenames |= lines[j].file != NULL;
+			pm->has_line_numbers |= lines[j].line != 0;
+		}
+	}
+	if (lines[n - 1].flags & SYM_PROF_LINE_SYMTAB)
+		e->loc_symtab[i] = 1;
+	if (pm) {
+		pm->has_functions = true;
+		pm->has_inline_frames |= n > 1;
+	}
+	return 0;
+}
+
+/* Room for the lines of every location, when the profile is
+ * symbolized. */
+static int enc_lines_alloc(struct enc *e)
+{
+	size_t i, total = 0, n;
+
+	e->loc_status = symi_calloc(e->lt.n, 1);
+	e->loc_symtab = symi_calloc(e->lt.n, 1);
+	if (!e->loc_status || !e->loc_symtab)
+		return -ENOMEM;
+	for (i = 0; i < e->lt.n; i++) {
+		struct sym_prof_frame f = { .addr = e->lt.keys[i].addr,
+					    .map = e->lt.keys[i].map,
+					    .flags = e->lt.keys[i].flags };
+
+		if (sym_prof_location(e->p, &f, NULL, NULL, &n) == 0)
+			total += n;
+	}
+	e->lines = symi_calloc(total ? total : 1, sizeof(*e->lines));
+	e->linep = symi_calloc(total ? total : 1, sizeof(*e->linep));
+	return e->lines && e->linep ? 0 : -ENOMEM;
 }
 
 static int enc_locations(struct enc *e)
 {
 	size_t i, n = e->lt.n;
+	int err;
 
 	if (!n)
 		return 0;
@@ -669,12 +782,28 @@ static int enc_locations(struct enc *e)
 	e->locp = symi_calloc(n, sizeof(*e->locp));
 	if (!e->locs || !e->locp)
 		return -ENOMEM;
+	if (sym_prof_symbolized(e->p)) {
+		err = enc_lines_alloc(e);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < n; i++) {
-		enc_location(e, i, &e->locs[i]);
+		err = enc_location(e, i, &e->locs[i]);
+		if (err)
+			return err;
 		e->locp[i] = &e->locs[i];
 	}
 	e->prof.n_location = n;
 	e->prof.location = e->locp;
+	if (e->nfuncs) {
+		e->funcp = symi_calloc(e->nfuncs, sizeof(*e->funcp));
+		if (!e->funcp)
+			return -ENOMEM;
+		for (i = 0; i < e->nfuncs; i++)
+			e->funcp[i] = &e->funcs[i];
+		e->prof.n_function = e->nfuncs;
+		e->prof.function = e->funcp;
+	}
 	return 0;
 }
 
@@ -720,6 +849,33 @@ static int enc_header_comment(struct enc *e, const char *key, uint64_t v)
 }
 
 /*
+ * "KW ID ID ..." comments, each about PC_COMMENT_MAX bytes at most, listing
+ * the locations i (ids i + 1) with sel[i] == @val; none when there are
+ * none.
+ */
+static int enc_id_list(struct enc *e, const char *kw, const uint8_t *sel,
+		       uint8_t val)
+{
+	struct sbuf b = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < e->lt.n && !err; i++) {
+		if (sel[i] != val)
+			continue;
+		if (b.len == 0)
+			sb_printf(&b, "%s", kw);
+		sb_printf(&b, " %zu", i + 1);
+		if (b.len >= PC_COMMENT_MAX)
+			err = enc_comment(e, &b);
+	}
+	if (!err && b.len)
+		err = enc_comment(e, &b);
+	free(b.s);
+	return err;
+}
+
+/*
  * The locations where pprof's rule (the leaf is an exact PC, every other
  * frame a return address) is wrong: "#sym-pc" lists exact PCs that occur
  * above the leaf, "#sym-ret" return addresses that occur as a leaf (a
@@ -728,11 +884,9 @@ static int enc_header_comment(struct enc *e, const char *key, uint64_t v)
  */
 static int enc_exceptions(struct enc *e)
 {
-	static const char *const kw[2] = { "#sym-pc", "#sym-ret" };
-	struct sbuf b = { 0 };
 	uint8_t *pos;		/* bit 0: seen as a leaf, bit 1: above */
-	size_t i, j, k;
-	int err = 0;
+	size_t i, j;
+	int err;
 
 	if (!e->lt.n)
 		return 0;
@@ -742,23 +896,46 @@ static int enc_exceptions(struct enc *e)
 	for (i = 0; i < e->prof.n_sample; i++)
 		for (j = 0; j < e->samples[i].n_location_id; j++)
 			pos[e->samples[i].location_id[j] - 1] |= j ? 2 : 1;
-	for (k = 0; k < 2 && !err; k++) {
-		for (i = 0; i < e->lt.n && !err; i++) {
-			bool ret = e->lt.keys[i].flags & SYM_PROF_FRAME_RETURN;
-
-			if (ret != (k == 1) || !(pos[i] & (k == 1 ? 1 : 2)))
-				continue;
-			if (b.len == 0)
-				sb_printf(&b, "%s", kw[k]);
-			sb_printf(&b, " %zu", i + 1);
-			if (b.len >= PC_COMMENT_MAX)
-				err = enc_comment(e, &b);
-		}
-		if (!err && b.len)
-			err = enc_comment(e, &b);
-	}
-	free(b.s);
+	/* 4: an exception, for enc_id_list(). */
+	for (i = 0; i < e->lt.n; i++)
+		if (!(e->lt.keys[i].flags & SYM_PROF_FRAME_RETURN) &&
+		    (pos[i] & 2))
+			pos[i] = 4;
+	err = enc_id_list(e, "#sym-pc", pos, 4);
+	for (i = 0; i < e->lt.n; i++)
+		pos[i] = (e->lt.keys[i].flags & SYM_PROF_FRAME_RETURN) &&
+			 (pos[i] & 1) ? 4 : 0;
+	if (!err)
+		err = enc_id_list(e, "#sym-ret", pos, 4);
 	free(pos);
+	return err;
+}
+
+/*
+ * What Locations cannot say about a symbolized profile: that it is one
+ * ("#sym-symbolized 1", also without any location), the locations that
+ * did not resolve, by status ("#sym-loc missing 3 4 ..."), and those
+ * whose outermost line is named from the symbol table ("#sym-symtab").
+ */
+static int enc_sym_comments(struct enc *e)
+{
+	struct sbuf b = { 0 };
+	char kw[32];
+	uint8_t st;
+	int err;
+
+	if (!sym_prof_symbolized(e->p))
+		return 0;
+	sb_printf(&b, "#sym-symbolized 1");
+	err = enc_comment(e, &b);
+	for (st = 1; !err && e->loc_status && st < SYM_PROF_LOC_NSTATUS;
+	     st++) {
+		snprintf(kw, sizeof(kw), "#sym-loc %s",
+			 symi_prof_status_names[st]);
+		err = enc_id_list(e, kw, e->loc_status, st + 1);
+	}
+	if (!err && e->loc_symtab)
+		err = enc_id_list(e, "#sym-symtab", e->loc_symtab, 1);
 	return err;
 }
 
@@ -834,6 +1011,8 @@ static int enc_comments(struct enc *e)
 		goto out;
 
 	err = enc_exceptions(e);
+	if (!err)
+		err = enc_sym_comments(e);
 out:
 	free(b.s);
 	if (!err) {
@@ -1271,6 +1450,12 @@ struct dec {
 				 * 0 by position (leaf or not) */
 	bool ours;		/* a "#sym-pprof 1" comment */
 	bool pc_trusted;	/* its location checksum matched */
+	bool symbolized;	/* ours, with "#sym-symbolized 1" */
+	uint8_t *loc_status;	/* per Location: "#sym-loc" status + 1 */
+	uint8_t *loc_symtab;	/* per Location: in "#sym-symtab" */
+	uint8_t *loc_done;	/* per Location: 1 set as an exact PC, 2 as
+				 * a return address */
+	struct sym_prof_line *lines;	/* SYM_PROF_MAX_LINES */
 	struct map_note *notes;
 	size_t nnotes, capnotes;
 	struct sym_prof_header h;
@@ -1289,6 +1474,10 @@ static void dec_release(struct dec *d)
 	free(d->loc_map);
 	free(d->loc_addr);
 	free(d->loc_pc);
+	free(d->loc_status);
+	free(d->loc_symtab);
+	free(d->loc_done);
+	free(d->lines);
 	free(d->notes);
 	for (i = 0; i < sizeof(d->hstr) / sizeof(d->hstr[0]); i++)
 		free(d->hstr[i]);
@@ -1740,9 +1929,12 @@ out:
 	return err;
 }
 
-/* Mark the locations of a "#sym-pc" comment as exact PCs (@val 1), of
- * a "#sym-ret" one as return addresses (@val 2). */
-static int note_pc(struct dec *d, size_t ci, const char *s, uint8_t val)
+/* Set @arr[k] = @val for each location of the id list that follows the
+ * first @skip words of comment @ci, @s: the exact PCs of "#sym-pc" (1),
+ * the return addresses of "#sym-ret" (2), the statuses of "#sym-loc", the
+ * symbol-table names of "#sym-symtab". */
+static int note_list(struct dec *d, size_t ci, const char *s, int skip,
+		     uint8_t *arr, uint8_t val)
 {
 	const PbProfile *pb = d->pb;
 	uint64_t id;
@@ -1750,7 +1942,10 @@ static int note_pc(struct dec *d, size_t ci, const char *s, uint8_t val)
 	char *end;
 	int err = 0;
 
-	s += strcspn(s, " ");
+	while (skip--) {
+		s += strcspn(s, " ");
+		s += *s == ' ' && skip;
+	}
 	while (*s) {
 		if (*s != ' ')
 			BAD(d, "comment %zu: bad location list", ci);
@@ -1767,7 +1962,7 @@ static int note_pc(struct dec *d, size_t ci, const char *s, uint8_t val)
 		if (k < 0)
 			BAD(d, "comment %zu: location %llu does not exist", ci,
 			    (unsigned long long)id);
-		d->loc_pc[k] = val;
+		arr[k] = val;
 	}
 out:
 	return err;
@@ -1824,8 +2019,13 @@ static int dec_comments(struct dec *d)
 		c = str_at(pb, pb->comment[i]);
 		if (strncmp(c, "#sym-", 5) != 0)
 			continue;
-		if (is_list(c, "#sym-pc") || is_list(c, "#sym-ret"))
+		if (is_list(c, "#sym-pc") || is_list(c, "#sym-ret") ||
+		    is_list(c, "#sym-loc") || is_list(c, "#sym-symtab"))
 			continue;	/* dec_pcs(), once locations are read */
+		if (strcmp(c, "#sym-symbolized 1") == 0) {
+			d->symbolized = true;
+			continue;
+		}
 		free(copy);
 		copy = symi_strdup(c);
 		if (!copy) {
@@ -1853,6 +2053,24 @@ out:
 	return err;
 }
 
+/* "#sym-loc STATUS ID...": the status of locations without lines.  A
+ * status this reader does not know (a later minor version's) is
+ * skipped. */
+static int note_status(struct dec *d, size_t ci, const char *c)
+{
+	const char *w = c + strlen("#sym-loc");
+	size_t len;
+	uint8_t st;
+
+	w += *w == ' ';
+	len = strcspn(w, " ");
+	for (st = 1; st < SYM_PROF_LOC_NSTATUS; st++)
+		if (strlen(symi_prof_status_names[st]) == len &&
+		    !strncmp(w, symi_prof_status_names[st], len))
+			return note_list(d, ci, c, 2, d->loc_status, st + 1);
+	return 0;
+}
+
 /*
  * The "#sym-pc" and "#sym-ret" comments, when the location table is the
  * one they were written for: they name the locations where pprof's rule
@@ -1868,9 +2086,13 @@ static int dec_pcs(struct dec *d)
 	for (i = 0; i < pb->n_comment && !err; i++) {
 		c = str_at(pb, pb->comment[i]);
 		if (is_list(c, "#sym-pc"))
-			err = note_pc(d, i, c, 1);
+			err = note_list(d, i, c, 1, d->loc_pc, 1);
 		else if (is_list(c, "#sym-ret"))
-			err = note_pc(d, i, c, 2);
+			err = note_list(d, i, c, 1, d->loc_pc, 2);
+		else if (is_list(c, "#sym-symtab"))
+			err = note_list(d, i, c, 1, d->loc_symtab, 1);
+		else if (is_list(c, "#sym-loc"))
+			err = note_status(d, i, c);
 	}
 	return err;
 }
@@ -2014,7 +2236,12 @@ static int dec_locations(struct dec *d)
 	d->loc_map = symi_calloc(n, sizeof(*d->loc_map));
 	d->loc_addr = symi_calloc(n, sizeof(*d->loc_addr));
 	d->loc_pc = symi_calloc(n, sizeof(*d->loc_pc));
-	if (!d->loc_map || !d->loc_addr || !d->loc_pc)
+	d->loc_status = symi_calloc(n, 1);
+	d->loc_symtab = symi_calloc(n, 1);
+	d->loc_done = symi_calloc(n, 1);
+	d->lines = symi_calloc(SYM_PROF_MAX_LINES, sizeof(*d->lines));
+	if (!d->loc_map || !d->loc_addr || !d->loc_pc || !d->loc_status ||
+	    !d->loc_symtab || !d->loc_done || !d->lines)
 		return -ENOMEM;
 	for (i = 0; i < pb->n_location; i++) {
 		const PbLocation *l = pb->location[i];
@@ -2093,6 +2320,61 @@ static void foreign_header(struct dec *d)
 	h->duration_ns = (uint64_t)pb->duration_nanos;
 }
 
+/* A Line's number as the model's: negative is unknown (0), and larger
+ * than 2^32 - 1 is clamped. */
+static uint32_t line_num(int64_t v)
+{
+	return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/*
+ * The symbolization of frame @f, location @k, the first time the location
+ * is used as such a frame (exact PC or return address): its lines, ok,
+ * or the status of a trusted "#sym-loc" comment.  A chain deeper than
+ * SYM_PROF_MAX_LINES keeps its innermost lines and the outermost one.
+ */
+static int dec_frame_location(struct dec *d, int64_t k,
+			      const struct sym_prof_frame *f)
+{
+	const PbProfile *pb = d->pb;
+	const PbLocation *l = pb->location[k];
+	uint8_t bit = f->flags & SYM_PROF_FRAME_RETURN ? 2 : 1;
+	size_t n = l->n_line, j;
+	int err;
+
+	if (d->loc_done[k] & bit)
+		return 0;
+	d->loc_done[k] |= bit;
+	if (!n)
+		return d->loc_status[k] ?
+		       sym_prof_set_location(d->p, f, d->loc_status[k] - 1U,
+					     NULL, 0) : 0;
+	if (n > SYM_PROF_MAX_LINES)
+		n = SYM_PROF_MAX_LINES;
+	for (j = 0; j < n; j++) {
+		const PbLine *pl = l->line[j == n - 1 ? l->n_line - 1 : j];
+		/* Validated: the function exists. */
+		const PbFunction *fn = pb->function[idx_find(
+			d->fix, pb->n_function, pl->function_id,
+			function_id_at, pb->function)];
+		const char *name = str_at(pb, fn->name);
+
+		d->lines[j] = (struct sym_prof_line){
+			.function = *name ? name : str_at(pb, fn->system_name),
+			.file = str_at(pb, fn->filename),
+			.line = line_num(pl->line),
+			.column = line_num(pl->column),
+			.flags = j < n - 1 ? SYM_PROF_LINE_INLINED :
+				 d->loc_symtab[k] ? SYM_PROF_LINE_SYMTAB : 0,
+		};
+	}
+	err = sym_prof_set_location(d->p, f, SYM_PROF_LOC_OK, d->lines, n);
+	if (err == -E2BIG)
+		set_msg(d->msg, d->msglen, "location %lld: more than 2^26 "
+			"symbolized frames", (long long)k);
+	return err;
+}
+
 /* The stack flags of a "sym_flags" label. */
 static uint32_t parse_flags(const char *s)
 {
@@ -2153,6 +2435,9 @@ static int dec_samples(struct dec *d)
 					      SYM_PROF_FRAME_RETURN;
 			else
 				fr[j].flags = j ? SYM_PROF_FRAME_RETURN : 0;
+			err = dec_frame_location(d, k, &fr[j]);
+			if (err)
+				goto out;
 		}
 		s.count = d->count_col >= 0 ?
 			  (uint64_t)ps->value[d->count_col] : 1;
@@ -2283,6 +2568,8 @@ static int read_plain(const uint8_t *buf, size_t len, struct sym_prof **out,
 		err = dec_pcs(&d);
 	if (!err)
 		err = dec_samples(&d);
+	if (!err && d.symbolized)
+		symi_prof_set_symbolized(d.p);
 	if (!err)
 		err = sym_prof_set_header(d.p, &d.h);
 	if (err)

@@ -26,6 +26,8 @@ static const struct tool_cmd commands[] = {
 	  "write a profile as folded stacks (--from perf-script)" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
+	{ "pprof", cmd_pprof,
+	  "write a symbolized pprof profile (for Google's pprof)" },
 	{ "record", cmd_record,
 	  "sample processes with perf events into unsymbolized raw stacks" },
 	{ "store", cmd_store,

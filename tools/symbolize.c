@@ -1088,12 +1088,30 @@ int tool_symbolize_getopt(int opt, const char *arg,
 	}
 }
 
+/* Has some frame of @p no location yet? */
+static bool unsymbolized_frames(const struct sym_prof *p)
+{
+	size_t n = sym_prof_nstacks(p);
+
+	if (!sym_prof_symbolized(p))
+		return n > 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_stack *s = sym_prof_stack(p, i);
+
+		for (uint32_t k = 0; k < s->nframes; k++)
+			if (sym_prof_location(p, &s->frames[k], NULL, NULL,
+					      NULL))
+				return true;
+	}
+	return false;
+}
+
 int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
 		   struct sym_prof **out)
 {
 	int err = tool_prof_read(path, out);
 
-	if (err || sym_prof_symbolized(*out))
+	if (err || !unsymbolized_frames(*out))
 		return err;
 	err = tool_prof_symbolize(*out, o);
 	if (err) {
@@ -1144,7 +1162,8 @@ static void usage(FILE *f)
 		"server or a write error, 2 for bad usage.\n");
 }
 
-int cmd_symbolize(int argc, char **argv)
+int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
+			bool pprof)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -1167,30 +1186,41 @@ int cmd_symbolize(int argc, char **argv)
 			o.quiet = true;
 			break;
 		case 'h':
-			usage(stdout);
+			usage_fn(stdout);
 			return TOOL_EXIT_OK;
 		default:
 			rc = tool_symbolize_getopt(c, optarg, &o);
 			if (rc > 0)
 				break;
 			if (!rc)
-				usage(stderr);
+				usage_fn(stderr);
 			return TOOL_EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc) {
-		usage(stderr);
+		usage_fn(stderr);
 		return TOOL_EXIT_USAGE;
 	}
 	if (o.server && o.store_dir) {
 		tool_err("--server and --store exclude each other");
 		return TOOL_EXIT_USAGE;
 	}
-	if (tool_prof_read(argv[optind], &p))
+	if (tool_prof_binary_tty(pprof, out))
+		return TOOL_EXIT_USAGE;
+	/* sym symbolize resolves every frame not ok yet; the pprof writer
+	 * only those without a location (what the input did not say). */
+	if (pprof ? tool_prof_load(argv[optind], &o, &p) :
+		    tool_prof_read(argv[optind], &p) ||
+			    tool_prof_symbolize(p, &o)) {
+		sym_prof_free(p);
 		return TOOL_EXIT_FAIL;
-	rc = tool_prof_symbolize(p, &o) || tool_prof_write(p, false, out) ?
-		     TOOL_EXIT_FAIL :
-		     TOOL_EXIT_OK;
+	}
+	rc = tool_prof_write(p, pprof, out) ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
 	sym_prof_free(p);
 	return rc;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	return tool_symbolize_main(argc, argv, usage, false);
 }

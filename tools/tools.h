@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);	/* pprof.c */
 int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
@@ -233,12 +234,26 @@ int tool_prof_symbolize(struct sym_prof *p,
 			const struct tool_symbolize_opts *o);
 
 /**
- * tool_prof_load() - tool_prof_read(), then tool_prof_symbolize() unless
- * the profile is symbolized already: what a view does with its input.
+ * tool_prof_load() - tool_prof_read(), then tool_prof_symbolize() when
+ * some frame has no location yet (an unsymbolized input, or a pprof
+ * profile whose locations have lines only in part): what a view does
+ * with its input.
  * @param[out] out  caller owns: sym_prof_free(); NULL on error
  */
 int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
 		   struct sym_prof **out);
+
+/**
+ * tool_symbolize_main() - the body of `sym symbolize` (@pprof false:
+ * every frame not ok is resolved, the symbolized raw form is written)
+ * and of `sym pprof` (true: frames without a location are resolved, a
+ * symbolized pprof profile is written): options -o, -q, -h and
+ * TOOL_SYMBOLIZE_OPTIONS, one input.
+ * @param usage_fn  prints the command's help
+ * @return the exit status
+ */
+int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
+			bool pprof);
 
 /** tool_status_name() - "ok", "missing", ... for enum sym_prof_loc_status. */
 const char *tool_status_name(uint32_t status);

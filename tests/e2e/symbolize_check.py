@@ -21,9 +21,19 @@ and against its own summary (tests/e2e/t5200-symbolize.sh).
         every ok `loc` of the kernel map MAPID names the /proc/kallsyms
         text symbol at or below its address
 
+    symbolize_check.py pprof SYM.raw TOP TRACES
+        Google's pprof agrees with the symbolized raw file: `pprof -top
+        -sample_index=samples` (each function's flat and cum counts, "
+        (inline)" frames included) and `pprof -traces` (each stack's count
+        and function names, innermost first, inline frames expanded);
+        frames that did not resolve are pprof's "[map basename]" or
+        "<unknown>".  One result line each, as "all" prints them.
+
 Prints what it compared; exits 1 with the differences.
 """
+import os
 import json
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -233,7 +243,83 @@ def check_all(out, stderr, elf, kmap):
     return 0
 
 
+def frame_names(maps, locs, fr):
+    """pprof's function names of a frame, innermost first: a frame (or a
+    line) without a function is named after its mapping's file."""
+    st, lines = locs.get(fr, ("none", []))
+    m = frame_key(fr)[1]
+    if m == "?":
+        where = "<unknown>"
+    else:
+        where = "[%s]" % os.path.basename(maps[m][2] or "")
+    if st == "ok":
+        return [l[1] or where for l in lines]
+    return [where]
+
+
+def check_pprof(raw, top, traces):
+    maps, locs, stacks = parse(raw)
+    flat, cum = defaultdict(int), defaultdict(int)
+    want_traces = []
+    for count, frs in stacks:
+        names = [n for fr in frs for n in frame_names(maps, locs, fr)]
+        if names:
+            flat[names[0]] += count
+        for n in set(names):
+            cum[n] += count
+        want_traces.append((count, names))
+    got_top = {}
+    with open(top) as f:
+        for l in f:
+            m = re.match(r"\s*(\d+)\s+\S+%\s+\S+%\s+(\d+)\s+\S+%\s+(.*?)"
+                         r"( \(inline\))?$", l)
+            if m:
+                got_top[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    want_top = {n: (flat[n], cum[n]) for n in cum}
+    bad = 0
+    for n in sorted(set(want_top) | set(got_top)):
+        if want_top.get(n) != got_top.get(n):
+            bad += 1
+            print("TOP %s: pprof %s, raw %s" % (n, got_top.get(n),
+                                                 want_top.get(n)))
+    print("%d functions in -top, %d differ" % (len(want_top), bad))
+    print("%sok - pprof -top: every function's flat and cum counts"
+          % ("not " if bad or not want_top else ""))
+    got_traces = []
+    cur = None
+    with open(traces) as f:
+        for l in f:
+            if l.startswith("-----------+"):
+                if cur:
+                    got_traces.append((cur[0], cur[1]))
+                cur = None
+                continue
+            m = re.match(r"\s+(\d+)\s+(\S.*?)( \(inline\))?$", l)
+            if m and cur is None and ":" not in l.split()[0]:
+                cur = (int(m.group(1)), [m.group(2)])
+                continue
+            m = re.match(r"\s+(\S.*?)( \(inline\))?$", l)
+            if cur is not None and m:
+                cur[1].append(m.group(1))
+    if cur:
+        got_traces.append(cur)
+    key = lambda t: (t[0], t[1])
+    w, g = sorted(want_traces, key=key), sorted(got_traces, key=key)
+    for t in w:
+        if t not in g:
+            print("TRACE missing from pprof: %s" % (t,))
+    for t in g:
+        if t not in w:
+            print("TRACE pprof has, raw has not: %s" % (t,))
+    print("%d traces, pprof has %d" % (len(w), len(g)))
+    print("%sok - pprof -traces: every stack's count and functions"
+          % ("not " if w != g or not w else ""))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "pprof":
+        return check_pprof(*sys.argv[2:5])
     if sys.argv[1] == "all":
         return check_all(*sys.argv[2:6])
     if sys.argv[1] == "locs":

@@ -13,7 +13,8 @@
 # lookup address once.  Then bad input and an unreachable server.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/symd-lib.sh"
-need gcc objcopy objdump nm llvm-symbolizer python3 curl
+. "$(dirname "$0")/symb-lib.sh"
+need gcc objcopy objdump llvm-symbolizer python3 curl
 
 # check WHAT OUT.raw STDERR: tests/e2e/symbolize_check.py's four checks
 # of one output (llvm-symbolizer on maps 0 and 1, kallsyms, the summary)
@@ -37,31 +38,12 @@ check() {
 plan 38
 
 # --- the program, stripped, its debug file beside it ---------------------
-cp "$SYM_ROOT/fixtures/src/symb_prog.c" "$T/symb_prog.c"
-(cd "$T" && gcc -O2 -g -o prog.full "$T/symb_prog.c" &&
-	objcopy --only-keep-debug prog.full prog.debug &&
-	objcopy --strip-all --add-gnu-debuglink=prog.debug prog.full prog) \
-	> "$T/build.log" 2>&1
-ok "build the program (gcc -O2 -g), strip it, keep its debug file" \
-	test -s "$T/prog" -a -s "$T/prog.debug"
-BID=$("$SYM" buildid "$T/prog" | cut -d' ' -f1)
-
 # Frames: every instruction of leaf() as exact PCs, the return addresses
 # after the calls of middle() and main(), and an exact PC at a return
 # address (a different lookup: the next line, not the call's).
-sym_addr() { nm "$T/prog.full" | awk -v s="$1" '$3 == s { print $1 }' | sed 's/^0*//'; }
-dis=$(objdump -d --no-show-raw-insn "$T/prog.full")
-leaf_pcs=$(echo "$dis" | awk '/^[0-9a-f]+ <leaf>:/ { on = 1; next }
-	on && /^$/ { exit } on { sub(":", "", $1); print $1 }')
-# ret_after FUNC CALLEE: the address after FUNC's call of CALLEE.
-ret_after() {
-	echo "$dis" | awk -v f="<$1>:" -v c="<$2>" '$2 == f { on = 1; next }
-		on && /^$/ { exit }
-		on && want { sub(":", "", $1); print $1; exit }
-		on && $2 == "call" && $4 == c { want = 1 }'
-}
-r_middle=$(ret_after middle leaf)
-r_main=$(ret_after main middle)
+symb_build
+ok "build the program (gcc -O2 -g), strip it, keep its debug file" \
+	test -s "$T/prog" -a -s "$T/prog.debug" -a -n "$r_main"
 GONE=deadbeef00112233445566778899aabbccddeeff
 # The running kernel's build ID: the GNU note of /sys/kernel/notes.
 KID=$(od -An -v -tx1 /sys/kernel/notes 2>/dev/null | awk '
