@@ -1,9 +1,10 @@
 # Makefile - symd: libsym, the sym tool, the symd daemon, tests.
 #
-#   make                 build bin/sym, lib/libsym.{a,so}
+#   make                 build bin/sym, lib/libsym.{a,so}, lib/libsymprof.so
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
-#   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line
+#   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
+#                        symd under load; libsymprof's overhead
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
 #   make install         prefix=/usr/local DESTDIR=
 #
@@ -82,7 +83,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
 
 PROGS = bin/sym $(if $(wildcard symd/main.c),bin/symd)
-LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc
+LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
+	lib/libsymprof.so
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
@@ -150,6 +152,27 @@ bin/sym: $(TOOL_OBJS) lib/libsym.a
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
 		$(DEP_LIBS) -lm $(LDLIBS)
 
+# libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
+# It is loaded into arbitrary programs, so it links libc alone and is
+# never built with a sanitizer (the sanitizer runtime would have to come
+# first in the process, and its signal handler reads other frames'
+# stack words on purpose).  Frame pointers are kept: the walk ends at its
+# thread trampoline's frame.  sym run finds it at ../lib/ from bin/sym,
+# else in $(libdir), which tools/run.c is compiled with.
+SYMPROF_SRCS := $(wildcard tools/symprof/*.c)
+SYMPROF_OBJS := $(SYMPROF_SRCS:%.c=$(B)/%.o)
+SYMPROF_CFLAGS = $(SYM_CFLAGS) -fno-omit-frame-pointer $(CFLAGS)
+$(SYMPROF_OBJS): $(B)/tools/symprof/%.o: tools/symprof/%.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
+
+lib/libsymprof.so: $(SYMPROF_OBJS)
+	@mkdir -p lib
+	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
+		-Wl,-z,now -o $@ $(SYMPROF_OBJS)
+
+$(B)/tools/run.o: SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
+
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
 	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
@@ -177,6 +200,11 @@ $(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
 		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
 		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+# The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
+$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
 
 # The reader of symd's answers lives in the sym tool (tools/client.c).
 $(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
@@ -246,7 +274,7 @@ check: deps
 	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' -j2 $(UNIT_BINS) $(FUZZ_REPLAY:%=%) \
 		$(sort $(wildcard tests/e2e/t*.sh))
 
-check-build: all $(UNIT_BINS) $(FUZZ_REPLAY)
+check-build: all $(UNIT_BINS) $(FUZZ_REPLAY) $(B)/tests/raw-check
 
 check-unit: all $(UNIT_BINS)
 	$(Q)prove --exec '' $(UNIT_BINS)
@@ -263,6 +291,7 @@ bench: deps
 	$(Q)tests/bench/bench.sh
 	$(Q)tests/bench/symd-bench.sh
 	$(Q)tests/bench/record-bench.sh
+	$(Q)tests/bench/symprof-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps
@@ -275,6 +304,7 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 644 lib/libsym.a $(DESTDIR)$(libdir)/
 	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
+	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
 	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
 	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
@@ -285,7 +315,8 @@ install: all
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
 		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
-		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(includedir)/sym.h \
+		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprof.so \
+		$(DESTDIR)$(includedir)/sym.h \
 		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
 		$(DESTDIR)$(mandir)/man8/symd.8
 

@@ -30,6 +30,8 @@ static const struct tool_cmd commands[] = {
 	  "write a symbolized pprof profile (for Google's pprof)" },
 	{ "record", cmd_record,
 	  "sample processes with perf events into unsymbolized raw stacks" },
+	{ "run", cmd_run,
+	  "run a command under libsymprof, the in-process sampler" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,

@@ -1,0 +1,229 @@
+#!/bin/sh
+# symprof-bench.sh - `make bench`: what libsymprof costs (issue 6), as
+# ratios in one run.
+#
+# 1. CPU overhead.  tests/bench/symprof-work.c (BENCH_SYMPROF_THREADS
+#    threads, each 32 frames deep, spinning BENCH_SYMPROF_WORK million
+#    iterations) runs without a profiler, with libsymprof preloaded at 99
+#    and 999 Hz (what `sym run -F` sets up, without sym's own start-up in
+#    the figure: per-thread CPU timers, the profile written at exit), and
+#    under `sym record -F 99` / `-F 999` when `sym record --help` works.
+#    The figure is CPU time (user + system from wait4(), the whole process
+#    tree), because the machine is shared: wall time would measure the
+#    other tenants.  Median of BENCH_RUNS runs (3), the variants
+#    interleaved run by run.  Overhead = median / median(no profiler) - 1.
+#    Beside it: the overhead on the working threads' own CPU time (where
+#    the signals and the handler land: no start-up, exit or drain thread
+#    in it), samples per second of CPU, the drain thread's own CPU (a
+#    comment in the raw file), and the fixed cost of start-up and exit (a
+#    run with almost no work, median of 5).  At 999 Hz the kernel's
+#    CPU-time timers expire on the scheduler tick (CONFIG_HZ, 250 here),
+#    so a thread gets at most one signal per tick and the overrun is
+#    folded into the sample's weight: the rate, and the cost, stop growing
+#    at CONFIG_HZ.
+#
+# 2. Per-sample cost, in two parts (tests/bench/symprof-handler-bench.c,
+#    thread CPU time, the minimum of 3 repetitions):
+#    - the floor: a signal sent to the thread and delivered to an empty
+#      handler (the kernel's part, paid by every signal-driven sampler);
+#    - our handler's own work: sp_handler() (tools/symprof/handler.c)
+#      called directly on a context 8, 32 and 128 frames deep, writing
+#      into its ring (emptied after each call, as the drain thread does).
+#    And the model: (samples x (floor + handler at 32 frames) + drain
+#    thread) / CPU without profiler, to set against the measured overhead,
+#    which on a busy machine is within the noise at 99 Hz.
+#
+# Goals (issue 6): overhead <= 1 % at 99 Hz; handler <= 0.5 us at 32
+# frames.  Each is reported as met or not, never asserted.
+#
+# Knobs: BENCH_RUNS BENCH_SYMPROF_WORK (1000) BENCH_SYMPROF_THREADS (2)
+#        BENCH_DIR (build/bench) SYM CC.
+# The report is printed and written to $BENCH_DIR/symprof.md.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+SYM=${SYM:-$ROOT/bin/sym}
+OUT=${BENCH_DIR:-$ROOT/build/bench}
+RUNS=${BENCH_RUNS:-3}
+WORK=${BENCH_SYMPROF_WORK:-1000}
+THREADS=${BENCH_SYMPROF_THREADS:-2}
+DEPTH=32
+W=$OUT/symprof
+export LC_ALL=C
+
+die() { echo "symprof-bench: $*" >&2; exit 1; }
+note() { echo "symprof-bench: $*" >&2; }
+
+[ -x "$SYM" ] || die "no $SYM; run make first"
+[ -r lib/libsymprof.so ] || die "no lib/libsymprof.so; run make first"
+mkdir -p "$W"
+LIB=$ROOT/lib/libsymprof.so
+
+CFL="-D_GNU_SOURCE -std=gnu11 -O2 -g -fno-omit-frame-pointer"
+${CC:-cc} $CFL -pthread -o "$W/work" tests/bench/symprof-work.c ||
+	die "cannot build symprof-work"
+${CC:-cc} $CFL -Wall -Wextra -Itools/symprof -Ilibsym -o "$W/hbench" \
+	tests/bench/symprof-handler-bench.c tools/symprof/handler.c ||
+	die "cannot build symprof-handler-bench"
+
+REC=0
+if "$SYM" record --help > /dev/null 2>&1; then
+	REC=1
+else
+	note "sym record is not available: compared with no profiler only"
+fi
+
+# cpu NAME CMD...: run CMD, append its user+system seconds (wait4's
+# rusage: microseconds, the whole tree) to $W/NAME, and the CPU seconds of
+# its working threads (symprof-work's own report) to $W/NAME.work.
+cpu() {
+	_n=$1; shift
+	if ! python3 -c '
+import os, sys
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.dup2(w, 1)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.close(w)
+out = os.fdopen(r).read()
+_, st, ru = os.wait4(pid, 0)
+if os.waitstatus_to_exitcode(st) != 0:
+    sys.exit(1)
+work = [l.split()[1] for l in out.splitlines() if l.startswith("work_cpu_ns ")]
+print("%.6f %.6f" % (ru.ru_utime + ru.ru_stime,
+                     int(work[0]) / 1e9 if work else 0))' "$@" > "$W/.t" 2> "$W/.err"; then
+		note "$_n failed: $(tail -3 "$W/.err" | tr '\n' ' ')"
+		return 0
+	fi
+	awk '{print $1}' "$W/.t" >> "$W/$_n"
+	awk '{print $2}' "$W/.t" >> "$W/$_n.work"
+}
+
+median() {
+	[ -s "$1" ] || { echo nan; return; }
+	sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
+}
+
+rm -f "$W"/none* "$W"/p99* "$W"/p999* "$W"/r99* "$W"/r999*
+note "overhead: $RUNS runs of $THREADS threads x ${WORK}M iterations at depth $DEPTH"
+r=0
+while [ $r -lt "$RUNS" ]; do
+	r=$((r + 1))
+	cpu none env "$W/work" "$THREADS" "$DEPTH" "$WORK"
+	cpu p99 env LD_PRELOAD="$LIB" SYMPROF_HZ=99 SYMPROF_OUT="$W/p99.raw" \
+		"$W/work" "$THREADS" "$DEPTH" "$WORK"
+	cpu p999 env LD_PRELOAD="$LIB" SYMPROF_HZ=999 SYMPROF_OUT="$W/p999.raw" \
+		"$W/work" "$THREADS" "$DEPTH" "$WORK"
+	if [ $REC = 1 ]; then
+		cpu r99 "$SYM" record -F 99 -o "$W/r99.raw" -- \
+			"$W/work" "$THREADS" "$DEPTH" "$WORK"
+		cpu r999 "$SYM" record -F 999 -o "$W/r999.raw" -- \
+			"$W/work" "$THREADS" "$DEPTH" "$WORK"
+	fi
+	note "run $r of $RUNS done"
+done
+# The fixed part: start-up (handler, drain thread, mapping table) and the
+# write at exit, on a run with almost no work; median of 5.
+rm -f "$W"/none0 "$W"/p0
+for r in 1 2 3 4 5; do
+	cpu none0 env "$W/work" "$THREADS" "$DEPTH" 1
+	cpu p0 env LD_PRELOAD="$LIB" SYMPROF_HZ=99 SYMPROF_OUT="$W/p0.raw" \
+		"$W/work" "$THREADS" "$DEPTH" 1
+done
+
+# Per-sample cost: the minimum of 3 repetitions of each.
+best() {
+	_k=$1; shift
+	for _i in 1 2 3; do
+		"$W/hbench" "$@" | awk -v k="$_k" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}'
+	done | sort -n | head -1
+}
+note "per-sample cost"
+FLOOR=$(best floor_ns floor 100000)
+H8=$(best handler_ns handler 8 200000)
+H32=$(best handler_ns handler 32 200000)
+H128=$(best handler_ns handler 128 200000)
+F8=$("$W/hbench" handler 8 10 | awk '{print $4}')
+F32=$("$W/hbench" handler 32 10 | awk '{print $4}')
+F128=$("$W/hbench" handler 128 10 | awk '{print $4}')
+B32=$(best both_ns both 32 100000)
+
+N=$(median "$W/none")
+NW=$(median "$W/none.work")
+# row NAME LABEL RAW: one line of the overhead table.
+row() {
+	_m=$(median "$W/$1")
+	_w=$(median "$W/$1.work")
+	_s=- _d=-
+	if [ -r "$3" ]; then
+		_s=$(sed -n 's/^samples //p' "$3")
+		_d=$(sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$3")
+		[ -n "$_d" ] && _d=$(awk -v d="$_d" 'BEGIN {printf "%.1f ms", d / 1e6}')
+		[ -n "$_d" ] || _d=-
+	fi
+	awk -v n="$N" -v nw="$NW" -v m="$_m" -v w="$_w" -v s="$_s" -v d="$_d" \
+	    -v l="$2" 'BEGIN {
+		if (m == "nan") { printf "| %s | failed | | | | |\n", l; exit }
+		o = (n > 0) ? 100 * (m / n - 1) : 0
+		ow = (nw > 0 && w > 0) ? sprintf("%+.2f %%", 100 * (w / nw - 1)) : "-"
+		r = (s != "-" && m > 0) ? sprintf("%.0f", s / m) : "-"
+		printf "| %s | %.4f s | %+.2f %% | %s | %s | %s |\n", l, m, o, ow, r, d
+	}'
+}
+
+{
+	echo "## libsymprof (issue 6): $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "### CPU overhead ($THREADS threads x ${WORK}M iterations, $DEPTH frames deep; median CPU time of $RUNS runs)"
+	echo
+	echo "| profiler | CPU (user+sys) | overhead | overhead on the working threads | samples/s of CPU | drain thread |"
+	echo "|---|---|---|---|---|---|"
+	echo "| none | $N s | | | | |"
+	awk -v a="$(median "$W/none0")" -v b="$(median "$W/p0")" 'BEGIN {
+		printf "| libsymprof start-up and exit, once per process (a run with no work) | %+.1f ms | | | | |\n", 1000 * (b - a) }' 
+	row p99 "libsymprof 99 Hz" "$W/p99.raw"
+	row p999 "libsymprof 999 Hz" "$W/p999.raw"
+	if [ $REC = 1 ]; then
+		row r99 "sym record 99 Hz" "$W/r99.raw"
+		row r999 "sym record 999 Hz" "$W/r999.raw"
+	else
+		echo "| sym record | not available | | | | |"
+	fi
+	echo
+	echo "### Per-sample cost (thread CPU time, best of 3)"
+	echo
+	echo "| stack | floor: kernel delivery to an empty handler | our handler's own work | total |"
+	echo "|---|---|---|---|"
+	for d in 8 32 128; do
+		eval h=\$H$d f=\$F$d
+		awk -v f="$FLOOR" -v h="$h" -v d="$d" -v fr="$f" 'BEGIN {
+			printf "| %s frames (%s recorded) | %.0f ns | %.0f ns | %.0f ns |\n", d, fr, f, h, f + h }'
+	done
+	echo
+	echo "Signal and handler together, 32 frames (tgkill to sp_handler): $B32 ns."
+	echo
+	dr() { sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$1" 2>/dev/null; }
+	# The run-to-run spread without a profiler: (max - min) / median.
+	spread=$(sort -n "$W/none" | awk '{a[NR] = $1} END {
+		if (NR < 2) { print 0; exit }
+		printf "%.2f", 100 * (a[NR] - a[1]) / a[int((NR + 1) / 2)] }')
+	awk -v n="$N" -v f="$FLOOR" -v h="$H32" -v sp="$spread" \
+	    -v s99="$(sed -n 's/^samples //p' "$W/p99.raw" 2>/dev/null)" \
+	    -v s999="$(sed -n 's/^samples //p' "$W/p999.raw" 2>/dev/null)" \
+	    -v d99="$(dr "$W/p99.raw")" -v d999="$(dr "$W/p999.raw")" \
+	    -v m99="$(median "$W/p99")" 'BEGIN {
+		x99 = 100 * (s99 * (f + h) + d99) / 1e9 / n
+		x999 = 100 * (s999 * (f + h) + d999) / 1e9 / n
+		printf "Model ((samples x (floor + handler) + drain thread) / CPU without profiler): 99 Hz %.3f %%, 999 Hz %.3f %%.\n", x99, x999
+		printf "Run-to-run spread without a profiler: %.2f %% of the median.\n", sp
+		o99 = 100 * (m99 / n - 1)
+		v = (o99 <= 1) ? "met" : (o99 <= sp) ? "not resolved (within the run-to-run spread)" : "NOT met"
+		printf "\nGoals: overhead at 99 Hz <= 1 %%: %s (measured %+.2f %%, model %.3f %%); handler <= 500 ns at 32 frames: %s (%.0f ns).\n",
+			v, o99, x99, (h <= 500) ? "met" : "NOT met", h
+	}'
+} > "$W/report.md"
+cp "$W/report.md" "$OUT/symprof.md"
+cat "$OUT/symprof.md"

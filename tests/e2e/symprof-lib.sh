@@ -1,0 +1,69 @@
+# symprof-lib.sh - what the t4000-symprof-* tests share (sourced after
+# lib.sh, not run).
+#
+#   sp_build NAME        compile fixtures/src/NAME.{c,cc} into $T/NAME
+#                        (-O2 -g -fno-omit-frame-pointer); symprof_dlopen
+#                        also gets $T/libsymprof_dso.so next to it
+#   sp_run ARGS...       timeout $SP_TIMEOUT $SYM run ARGS...
+#   $RAWCHECK            build/tests/raw-check (libsym's reader), built on
+#                        demand
+#   sp_check DESC RAW... one TAP point: every file parses and is coherent
+#   sp_py CMD ARGS...    tests/e2e/symprof_check.py CMD ARGS..., its output
+#                        as TAP diagnostics; returns its status
+#   sp_val CMD ARGS...   symprof_check.py's answer on stdout (tidsamples,
+#                        inmap, header)
+#   sp_hdr RAW KEY       the value of one header line
+
+need cc c++ nm timeout python3
+[ -r "$SYM_ROOT/lib/libsymprof.so" ] || plan_skip "no lib/libsymprof.so; run make"
+SP_TIMEOUT=${SP_TIMEOUT:-120}
+SP_CFLAGS="-O2 -g -fno-omit-frame-pointer"
+RAWCHECK=$SYM_ROOT/build/tests/raw-check
+if [ ! -x "$RAWCHECK" ]; then
+	make -C "$SYM_ROOT" --no-print-directory build/tests/raw-check >&2 ||
+		plan_skip "cannot build $RAWCHECK"
+fi
+
+sp_build() {
+	_src=$SYM_ROOT/fixtures/src
+	case $1 in
+	symprof_exc)
+		c++ $SP_CFLAGS -pthread -o "$T/$1" "$_src/$1.cc" ;;
+	symprof_dlopen)
+		cc $SP_CFLAGS -fPIC -shared -o "$T/libsymprof_dso.so" \
+			"$_src/symprof_dso.c" &&
+		cc $SP_CFLAGS -Wl,--enable-new-dtags,-rpath,'$ORIGIN' \
+			-o "$T/$1" "$_src/$1.c" ;;
+	*)
+		cc $SP_CFLAGS -pthread -o "$T/$1" "$_src/$1.c" ;;
+	esac
+}
+
+sp_run() {
+	timeout "$SP_TIMEOUT" "$SYM" run "$@"
+}
+
+sp_check() {
+	_d=$1; shift
+	if "$RAWCHECK" "$@" > "$T/.rawcheck" 2>&1; then
+		_tap 0 "$_d"
+	else
+		_tap 1 "$_d"
+	fi
+	sed 's/^/# /' "$T/.rawcheck"
+}
+
+sp_py() {
+	python3 "$SYM_ROOT/tests/e2e/symprof_check.py" "$@" > "$T/.sppy" 2>&1
+	_rc=$?
+	sed 's/^\([^#]\)/# \1/' "$T/.sppy"
+	return $_rc
+}
+
+sp_val() {
+	python3 "$SYM_ROOT/tests/e2e/symprof_check.py" "$@"
+}
+
+sp_hdr() {
+	sed -n "s/^$2 //p" "$1"
+}

@@ -1,0 +1,102 @@
+#!/bin/sh
+# libsymprof never changes what a program does: programs that fork and
+# exec (and vfork, and system()), dlopen and dlclose, throw C++
+# exceptions through sampled frames, use SIGPROF themselves, or malloc
+# from many threads print the same output and exit with the same status
+# with and without it, and each profile it writes parses (libsym's
+# reader) and is coherent.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/symprof-lib.sh"
+plan 28
+
+for f in symprof_forkexec symprof_dlopen symprof_exc symprof_sigprof \
+	 symprof_malloc; do
+	sp_build "$f" || echo "# cannot build $f"
+done
+
+# same NAME MODE ARGS...: one TAP point for the same stdout, stderr and
+# status with and without the profiler (MODE cpu, wall or process; the
+# profiler's own "libsymprof: " notices aside), one for the profile.
+same() {
+	_n=$1 _m=$2; shift 2
+	"$T/$_n" "$@" > "$T/$_n.plain" 2> "$T/$_n.plain.err"
+	_p=$?
+	sp_run -F 250 --mode "$_m" -o "$T/$_n.$_m.raw" -- "$T/$_n" "$@" \
+		> "$T/$_n.$_m.out" 2> "$T/$_n.$_m.err"
+	_q=$?
+	grep -v '^libsymprof: ' "$T/$_n.$_m.err" > "$T/$_n.$_m.err2"
+	if [ "$_p $_q" = "0 0" ] && cmp -s "$T/$_n.plain" "$T/$_n.$_m.out" &&
+	   cmp -s "$T/$_n.plain.err" "$T/$_n.$_m.err2"; then
+		_tap 0 "$_n ($_m): same output and status as without the profiler"
+	else
+		_tap 1 "$_n ($_m): same output and status as without the profiler"
+		echo "#   status $_p without, $_q with"
+		diff "$T/$_n.plain" "$T/$_n.$_m.out" | sed 's/^/#   /' | head -20
+		diff "$T/$_n.plain.err" "$T/$_n.$_m.err2" | sed 's/^/#   /' | head -20
+	fi
+	sed 's/^/# stderr: /' "$T/$_n.$_m.err" | grep 'libsymprof: '
+	sp_check "$_n ($_m): the profile parses and is coherent" "$T/$_n.$_m.raw"
+}
+
+# fork, exec, vfork, system(), in each mode; without %p only the
+# process sym run started writes, and no temporary file is left.
+for m in cpu wall process; do
+	same symprof_forkexec $m
+done
+is "one file per run, no leftovers" "$(ls "$T" | grep -c 'symprof_forkexec\..*raw')" 3
+# With %p every profiled process writes its own: the parent, the
+# exec'd children (2), the forked child and the shell of system().
+mkdir "$T/pp"
+sp_run -F 250 -o "$T/pp/fe.%p.raw" -- "$T/symprof_forkexec" > "$T/pp.out" 2> "$T/pp.err"
+is "with %p: same output" \
+	"$(cmp -s "$T/pp.out" "$T/symprof_forkexec.plain" && echo same)" same
+is "with %p: five processes, five files" "$(ls "$T/pp" | grep -c '^fe\.[0-9]*\.raw$')" 5
+sp_check "with %p: every file parses and is coherent" "$T"/pp/fe.*.raw
+is "with %p: each file holds its own process only" \
+	"$(for f in "$T"/pp/fe.*.raw; do
+		p=${f##*/fe.}; p=${p%.raw}
+		awk -v p="$p" '$1 == "stack" && $4 != p {bad = 1}
+			$1 == "process" && $2 != p {bad = 1}
+			END {print bad ? "bad" : "ok"}' "$f"
+	done | sort -u)" ok
+
+# dlopen by bare name through the program's RUNPATH ($ORIGIN): the
+# interposed dlopen must leave the program as the caller.
+same symprof_dlopen cpu 60
+dso_bid=$(readelf -n "$T/libsymprof_dso.so" | sed -n 's/.*Build ID: *//p')
+is "dlopen: the library's map has its build ID" \
+	"$(awk '$1 == "map" && $10 ~ /libsymprof_dso\.so$/ {print $9}' \
+		"$T/symprof_dlopen.cpu.raw" | sort -u)" "$dso_bid"
+n=$(sp_val inmap "$T/symprof_dlopen.cpu.raw" /libsymprof_dso.so \
+	"$T/libsymprof_dso.so" dso_spin)
+echo "# dlopen: $n samples in dso_spin"
+ok "dlopen: samples land in the dlopened dso_spin" test "$n" -gt 0
+
+# C++ exceptions through sampled frames, on three threads.
+same symprof_exc cpu
+
+# The program's own SIGPROF: its handler, raise(), ITIMER_PROF, blocked,
+# sigwaitinfo, SIG_IGN, signal().  In cpu mode sampling moves to a
+# real-time signal when the program installs its handler.
+same symprof_sigprof cpu
+ok "sigprof: sampling moved to another signal" \
+	grep -q '^# libsymprof: sampling moved from signal 27' "$T/symprof_sigprof.cpu.raw"
+# Process mode: SIGPROF is shared; when the program sets ITIMER_PROF
+# itself, sampling stops (with a notice) and its timer is its own.
+same symprof_sigprof process
+# SIGPROF ignored on entry (inherited SIG_IGN): another signal is used,
+# and the program still sets and uses its own handler.
+sh -c 'trap "" PROF; exec "$0" run -F 250 -o "$1" -- "$2"' "$SYM" \
+	"$T/ign.raw" "$T/symprof_sigprof" > "$T/ign.out" 2> "$T/ign.err"
+is "sigprof with SIGPROF ignored on entry: same output" \
+	"$(cmp -s "$T/ign.out" "$T/symprof_sigprof.plain" && echo same)" same
+sed 's/^/# stderr: /' "$T/ign.err"
+ok "and the profiler says which signal it uses instead" \
+	grep -q 'libsymprof: SIGPROF already has a handler; sampling with signal' "$T/ign.err"
+
+# Many threads in malloc: two waves of 16.
+same symprof_malloc cpu 16 200000
+same symprof_malloc wall 16 60000
+dropped=$(sp_hdr "$T/symprof_malloc.cpu.raw" dropped)
+echo "# malloc: $(sp_hdr "$T/symprof_malloc.cpu.raw" samples) samples, $dropped dropped"
+done_testing

@@ -1,0 +1,983 @@
+/*
+ * drain.c - libsymprof's drain thread: it empties the threads' rings,
+ * turns each record into a stack of (mapping, ELF address) frames,
+ * aggregates identical stacks in a hash map, and writes the raw file
+ * (docs/raw-format.md) every SYMPROF_INTERVAL seconds and at the end.
+ *
+ * Per record, outside any signal handler:
+ *   - the leaf pc is exact (`p`); every other frame is a return address
+ *     (`r`);
+ *   - when the leaf's CFI (.eh_frame) says it had no frame at that pc,
+ *     its caller's return address is taken from the stack window the
+ *     handler copied, one CFI step at a time, until a function with a
+ *     frame is reached: then the frame-pointer chain continues it.
+ *     Callers that cannot be recovered flag the stack `leaf`; a leaf that
+ *     clobbered rbp without us knowing the saved value flags `unwind`
+ *     and drops the (then meaningless) chain;
+ *   - a return address outside every executable mapping, or not right
+ *     after a call instruction, ends the stack there and flags it
+ *     `badreturn` (a frame pointer walk through code built without them
+ *     reads such values);
+ *   - a stack cut at SP_MAX_DEPTH is `truncated`.
+ *
+ * The thread blocks every signal (the program's process-directed
+ * signals must never run its handlers here), uses no malloc (memory
+ * comes from mmap: a program that died inside malloc still gets its
+ * profile written), and does all its work under sp_drain_lock, which
+ * fork() and dlclose() take to wait for it.
+ *
+ * Requests from other threads (sp_drain_request()) go through two futex
+ * sequence numbers, so that exit paths and signal handlers can ask for
+ * the final write and wait a bounded time without taking a lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "symprof.h"
+#include "sym.h"	/* SYM_VERSION only: nothing of libsym is linked */
+
+pthread_mutex_t sp_drain_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+_Atomic unsigned sp_maps_gen;
+
+SP_HIDDEN void sp_thread_recycle(struct sp_thread *t);
+SP_HIDDEN int sp_create_thread(void *(*fn)(void *), void *arg);
+
+/* How often the drain thread wakes up to empty the rings; a handler that
+ * finds its ring half full wakes it sooner (sp_drain_kick()).  A timed
+ * wake-up costs 100 to 300 us of CPU on this VM when it is busy (a bare
+ * futex-wait loop measures the same), so the period is long: 4 a second
+ * is 0.1 % of a core at most.  At CONFIG_HZ=250 a thread fills 1/4 of
+ * its ring in 250 ms with 128-frame stacks. */
+#define SP_DRAIN_MS 250
+/* Caps on what one profile holds; beyond them samples count as
+ * dropped. */
+#define SP_MAX_STACKS (1u << 20)
+#define SP_ARENA_CAP ((size_t)512 << 20)
+
+/* ---- memory ---------------------------------------------------------- */
+
+void *sp_mmap(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void sp_munmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
+
+#define SP_CHUNK ((size_t)1 << 20)
+static char *arena_cur;
+static size_t arena_left, arena_total;
+
+void *sp_arena_alloc(size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > arena_left) {
+		size_t sz = n > SP_CHUNK / 4 ? n : SP_CHUNK;
+
+		if (arena_total + sz > SP_ARENA_CAP)
+			return NULL;
+		p = sp_mmap(sz);
+		if (!p)
+			return NULL;
+		arena_total += sz;
+		if (sz != SP_CHUNK)
+			return p;	/* a big block of its own */
+		arena_cur = p;
+		arena_left = sz;
+	}
+	p = arena_cur;
+	arena_cur += n;
+	arena_left -= n;
+	return p;
+}
+
+char *sp_arena_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = sp_arena_alloc(n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+void sp_arena_reset(void)
+{
+	arena_cur = NULL;
+	arena_left = 0;
+	arena_total = 0;
+}
+
+/* ---- the aggregate ---------------------------------------------------- */
+
+#define SP_NOMAP UINT32_MAX
+
+struct sp_frame {
+	uint64_t addr;		/* ELF vaddr, or runtime address (NOMAP) */
+	uint32_t map;
+	uint32_t ret;		/* 1: a return address */
+};
+
+struct sp_stack {
+	uint64_t hash;
+	uint64_t count, weight;
+	int32_t tid;
+	uint32_t flags;		/* SYM_PROF_* bits of sym.h */
+	uint32_t n;
+	struct sp_frame f[];
+};
+
+/* Stack flags as written, in the order of the `flagged` lines. */
+static const char *const flag_names[] = {
+	"truncated", "badreturn", "leaf", "unwind", "kernel",
+};
+#define F_TRUNCATED (1u << 0)
+#define F_BADRETURN (1u << 1)
+#define F_LEAF (1u << 2)
+#define F_UNWIND (1u << 3)
+#define NFLAGS 5
+
+struct sp_tinfo {
+	int32_t tid;
+	char comm[16];
+};
+
+static struct {
+	struct sp_stack **tab;
+	size_t cap, n;
+	uint64_t samples, dropped, flagged[NFLAGS];
+	uint64_t complete, early, offstack, cfi_steps;
+	struct sp_tinfo *threads;
+	size_t tcap, tn;
+} agg;
+
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static int agg_grow(void)
+{
+	size_t ncap = agg.cap ? agg.cap * 2 : 4096, i;
+	struct sp_stack **nt = sp_mmap(ncap * sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (i = 0; i < agg.cap; i++) {
+		struct sp_stack *s = agg.tab[i];
+		size_t j;
+
+		if (!s)
+			continue;
+		j = s->hash & (ncap - 1);
+		while (nt[j])
+			j = (j + 1) & (ncap - 1);
+		nt[j] = s;
+	}
+	sp_munmap(agg.tab, agg.cap * sizeof(*agg.tab));
+	agg.tab = nt;
+	agg.cap = ncap;
+	return 0;
+}
+
+static void agg_add(int32_t tid, uint32_t flags, const struct sp_frame *f,
+		    uint32_t n, uint64_t weight)
+{
+	uint64_t h = hash_mix((uint64_t)(uint32_t)tid, flags);
+	struct sp_stack *s;
+	size_t j, i;
+
+	for (i = 0; i < n; i++)
+		h = hash_mix(hash_mix(h, f[i].addr),
+			     (uint64_t)f[i].map << 1 | f[i].ret);
+	if ((agg.n + 1) * 2 > agg.cap && agg.n < SP_MAX_STACKS &&
+	    agg_grow()) {
+		agg.dropped++;
+		return;
+	}
+	j = h & (agg.cap - 1);
+	for (; (s = agg.tab[j]); j = (j + 1) & (agg.cap - 1)) {
+		if (s->hash == h && s->tid == tid && s->flags == flags &&
+		    s->n == n && memcmp(s->f, f, n * sizeof(*f)) == 0)
+			goto found;
+	}
+	if (agg.n >= SP_MAX_STACKS) {
+		agg.dropped++;
+		return;
+	}
+	s = sp_arena_alloc(sizeof(*s) + n * sizeof(*f));
+	if (!s) {
+		agg.dropped++;
+		return;
+	}
+	s->hash = h;
+	s->count = s->weight = 0;
+	s->tid = tid;
+	s->flags = flags;
+	s->n = n;
+	memcpy(s->f, f, n * sizeof(*f));
+	agg.tab[j] = s;
+	agg.n++;
+found:
+	s->count++;
+	s->weight += weight;
+	agg.samples++;
+	for (i = 0; i < NFLAGS; i++)
+		if (flags & (1u << i))
+			agg.flagged[i]++;
+}
+
+static struct sp_tinfo *tinfo(int32_t tid)
+{
+	size_t i;
+
+	for (i = agg.tn; i-- > 0;)
+		if (agg.threads[i].tid == tid)
+			return &agg.threads[i];
+	if (agg.tn == agg.tcap) {
+		size_t ncap = agg.tcap ? agg.tcap * 2 : 64;
+		struct sp_tinfo *nt = sp_arena_alloc(ncap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		if (agg.tn)
+			memcpy(nt, agg.threads, agg.tn * sizeof(*nt));
+		agg.threads = nt;
+		agg.tcap = ncap;
+	}
+	agg.threads[agg.tn].tid = tid;
+	agg.threads[agg.tn].comm[0] = 0;
+	return &agg.threads[agg.tn++];
+}
+
+static void thread_comm_from_proc(int32_t tid, char *buf, size_t len)
+{
+	char path[64], num[16];
+
+	sp_fmt_u64(num, sizeof(num), (uint64_t)tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%s/comm", num);
+	if (sp_read_small(path, buf, len))
+		buf[0] = 0;
+}
+
+/* ---- turning records into stacks --------------------------------------- */
+
+/* Maps change only under sp_drain_lock; refreshed at most once a cycle
+ * on a miss. */
+static unsigned maps_gen_seen;
+static bool refreshed_this_cycle;
+
+static const struct sp_map *find_map(uint64_t pc)
+{
+	const struct sp_map *m = sp_maps_find(pc);
+
+	if (!m && !refreshed_this_cycle) {
+		refreshed_this_cycle = true;
+		sp_maps_refresh();
+		m = sp_maps_find(pc);
+	}
+	return m;
+}
+
+/* A direct-mapped cache of CFI results, by (map, vaddr). */
+#define CFI_CACHE 4096
+static struct cfi_entry {
+	uint64_t vaddr;
+	uint32_t map;
+	int ok;			/* 0 empty, 1 cfi, -1 none */
+	struct sp_cfi cfi;
+} *cfi_cache;
+
+static int cfi_lookup(const struct sp_map *m, uint64_t pc,
+		      struct sp_cfi *out)
+{
+	uint64_t va = pc - m->bias;
+	struct cfi_entry *e = NULL;
+
+	if (!cfi_cache)
+		cfi_cache = sp_arena_alloc(CFI_CACHE * sizeof(*cfi_cache));
+	if (cfi_cache) {
+		e = &cfi_cache[hash_mix(va, m->id) & (CFI_CACHE - 1)];
+		if (e->ok && e->vaddr == va && e->map == m->id) {
+			*out = e->cfi;
+			return e->ok > 0 ? 0 : -1;
+		}
+	}
+	if (sp_cfi_at(m, pc, out)) {
+		if (e) {
+			e->vaddr = va;
+			e->map = m->id;
+			e->ok = -1;
+		}
+		return -1;
+	}
+	if (e) {
+		e->vaddr = va;
+		e->map = m->id;
+		e->ok = 1;
+		e->cfi = *out;
+	}
+	return 0;
+}
+
+/* A return address worth keeping: in an executable mapping and right
+ * after a call (or the signal trampoline's return point). */
+static const struct sp_map *good_return(uint64_t ra)
+{
+	const struct sp_map *m = find_map(ra);
+
+	if (!m || !sp_call_precedes(m, ra))
+		return NULL;
+	return m;
+}
+
+/*
+ * The memory a record lets us read back: the window of words above the
+ * interrupted sp, and the frame-pointer chain's (fp, ret) pairs, which
+ * say what [fp] and [fp + 8] held.
+ */
+struct rec_mem {
+	uint64_t sp;
+	const uint64_t *win;
+	uint32_t nwin;
+	const uint64_t *pairs;		/* fp_0, ret_0, fp_1, ret_1, ... */
+	uint32_t n;
+	uint64_t last_next;		/* [fp_{n-1}] */
+};
+
+static bool rec_read(const struct rec_mem *r, uint64_t addr, uint64_t *out)
+{
+	uint32_t lo = 0, hi = r->n;
+
+	if (addr >= r->sp && (addr - r->sp) % 8 == 0 &&
+	    (addr - r->sp) / 8 < r->nwin) {
+		*out = r->win[(addr - r->sp) / 8];
+		return true;
+	}
+	/* The chain's frame addresses increase: binary search. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t fp = r->pairs[2 * mid];
+
+		if (addr == fp) {
+			*out = mid + 1 < r->n ? r->pairs[2 * mid + 2]
+					      : r->last_next;
+			return true;
+		}
+		if (addr == fp + 8) {
+			*out = r->pairs[2 * mid + 1];
+			return true;
+		}
+		if (addr < fp)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* The first chain frame at or above @rsp (the frames below it are
+ * unwound already); r->n when none. */
+static uint32_t chain_from(const struct rec_mem *r, uint64_t rsp)
+{
+	uint32_t j;
+
+	for (j = 0; j < r->n; j++)
+		if (r->pairs[2 * j] >= rsp)
+			return j;
+	return r->n;
+}
+
+/* Has the unwind reached the thread's outermost frames: past our start
+ * trampoline, or (main thread) within the few hundred bytes of libc's
+ * start-up frames below the initial stack pointer? */
+static bool at_top(const struct sp_thread *t, uint64_t rsp)
+{
+	if (t->outer_fp)
+		return rsp > t->outer_fp;
+	return rsp <= t->stack_hi && t->stack_hi - rsp <= 512;
+}
+
+/*
+ * One record to one stack.  The unwind is hybrid: from the leaf, CFI
+ * steps (CFA from rsp or rbp, the return address at CFA - 8, rbp's rule)
+ * read the memory the record holds; they walk through functions without
+ * a frame as long as the words they need are in the window, and through
+ * framed ones by the chain's words.  When a step needs a word we do not
+ * have (a function without a frame away from the leaf), the walk resyncs
+ * with the frame-pointer chain at the first frame above the current sp,
+ * and the callers in between are missing: the stack is flagged `leaf`.
+ * Code without CFI is trusted to keep frame pointers (plain FP), except
+ * at the leaf, where that cannot be known (`leaf` again).  A walk that
+ * stops with nothing left on the chain short of the thread's outermost
+ * frames (at_top()) is flagged `unwind`.  A chain the handler had to
+ * start from a guess (rbp held no frame address) is read only through
+ * exact CFI matches, never resynced with.
+ */
+static void take_record(struct sp_thread *t, const uint64_t *w)
+{
+	static struct sp_frame out[SP_MAX_DEPTH];
+	uint64_t hdr = w[0], weight = w[1];
+	uint32_t wflags = SP_HDR_FLAGS(hdr), nwin = SP_HDR_NWIN(hdr);
+	uint32_t n = SP_HDR_N(hdr), k = 0, flags = 0, j;
+	struct rec_mem r;
+	const struct sp_map *m;
+	uint64_t pc, rsp, rbp;
+	bool rbp_known = true, is_ret = false;
+
+	if (nwin > SP_WINDOW || n >= SP_MAX_DEPTH)
+		return;
+	r.sp = w[3];
+	r.win = w + SP_REC_FIXED;
+	r.nwin = nwin;
+	r.pairs = r.win + nwin + 1;
+	r.n = n;
+	r.last_next = r.pairs[2 * n];
+	pc = r.win[nwin];
+	rsp = r.sp;
+	rbp = w[2];
+	if (wflags & SP_WALK_COMPLETE)
+		agg.complete++;
+	else if (wflags & SP_WALK_NOSTACK)
+		agg.offstack++;
+	else
+		agg.early++;
+
+	m = find_map(pc);
+	out[k].addr = m ? pc - m->bias : pc;
+	out[k].map = m ? m->id : SP_NOMAP;
+	out[k].ret = 0;
+	k++;
+	if (wflags & SP_WALK_NOSTACK) {
+		/* Only the pc: the rest of the stack is unknown. */
+		flags |= F_UNWIND;
+		goto done;
+	}
+	while (k < SP_MAX_DEPTH) {
+		struct sp_cfi c;
+		uint64_t cfa, ra, v;
+
+		if (m && cfi_lookup(m, is_ret ? pc - 1 : pc, &c) == 0) {
+			if (c.outermost)
+				break;	/* _start, clone: the end */
+			if (c.cfa_reg == 6 && !rbp_known) {
+				/* A frame, but rbp was lost on the way. */
+				flags |= F_UNWIND;
+				break;
+			}
+			cfa = (c.cfa_reg == 6 ? rbp : rsp) + (uint64_t)c.cfa_off;
+			if (cfa > rsp && rec_read(&r, cfa - 8, &ra)) {
+				if (c.rbp_rule == 1)
+					rbp_known = rec_read(
+						&r, cfa + (uint64_t)c.rbp_off,
+						&rbp);
+				else if (c.rbp_rule < 0)
+					rbp_known = false;
+				m = good_return(ra);
+				if (!m) {
+					flags |= F_BADRETURN;
+					break;
+				}
+				agg.cfi_steps++;
+				out[k].addr = ra - m->bias;
+				out[k].map = m->id;
+				out[k].ret = 1;
+				k++;
+				pc = ra;
+				rsp = cfa;
+				is_ret = true;
+				continue;
+			}
+			/* The return address is in memory we did not copy:
+			 * this function's callers up to the next frame on
+			 * the chain are lost. */
+			j = chain_from(&r, rsp);
+			if (j < n)
+				flags |= F_LEAF;
+		} else {
+			/* No CFI: trust the frame pointer, from the frame
+			 * rbp names when it is on the chain. */
+			if (!is_ret)
+				flags |= F_LEAF;
+			for (j = chain_from(&r, rsp); j < n; j++)
+				if (!rbp_known || r.pairs[2 * j] >= rbp)
+					break;
+		}
+		/* A chain the handler started from a guess (rbp was not a
+		 * frame) is trusted only where CFI lands on it exactly. */
+		if (wflags & SP_WALK_GUESSED) {
+			flags &= ~F_LEAF;
+			j = n;
+		}
+		if (j >= n) {
+			/* The chain has nothing above: the end, unless this
+			 * is not the top of the thread's stack. */
+			if (!at_top(t, rsp))
+				flags |= F_UNWIND;
+			break;
+		}
+		ra = r.pairs[2 * j + 1];
+		m = good_return(ra);
+		if (!m) {
+			flags |= F_BADRETURN;
+			break;
+		}
+		out[k].addr = ra - m->bias;
+		out[k].map = m->id;
+		out[k].ret = 1;
+		k++;
+		pc = ra;
+		rsp = r.pairs[2 * j] + 16;
+		rbp_known = rec_read(&r, r.pairs[2 * j], &v);
+		rbp = v;
+		is_ret = true;
+	}
+	if (k >= SP_MAX_DEPTH || ((wflags & SP_WALK_TRUNCATED) && n > 0 &&
+				  !(flags & F_BADRETURN) &&
+				  rsp > r.pairs[2 * (n - 1)]))
+		flags |= F_TRUNCATED;
+done:
+	agg_add(t->tid, flags, out, k, weight);
+}
+
+/* Empty one ring; the consumer side of struct sp_ring. */
+static void drain_ring(struct sp_thread *t)
+{
+	struct sp_ring *r = &t->ring;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	while (tail != head) {
+		uint64_t pos = tail & SP_RING_MASK;
+		uint64_t h = r->words[pos];
+		uint32_t len = SP_HDR_LEN(h);
+
+		if (len == 0 || len > SP_RING_WORDS - pos || len > head - tail) {
+			/* Cannot happen with a sane producer; start over. */
+			tail = head;
+			break;
+		}
+		if (SP_HDR_KIND(h) == SP_REC_SAMPLE)
+			take_record(t, &r->words[pos]);
+		tail += len;
+	}
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	atomic_store_explicit(&r->kicked, 0, memory_order_relaxed);
+}
+
+static void drain_all(void)
+{
+	struct sp_thread *t, **pp;
+	unsigned gen = atomic_load(&sp_maps_gen);
+
+	refreshed_this_cycle = false;
+	if (gen != maps_gen_seen || sp_maps_count() == 0) {
+		maps_gen_seen = gen;
+		sp_maps_refresh();
+		refreshed_this_cycle = true;
+	}
+	pthread_mutex_lock(&sp_reg_lock);
+	for (pp = &sp_threads; (t = *pp);) {
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		struct sp_tinfo *ti;
+
+		drain_ring(t);
+		if (!t->seen) {
+			ti = tinfo(t->tid);
+			if (ti)
+				thread_comm_from_proc(t->tid, ti->comm,
+						      sizeof(ti->comm));
+			t->seen = true;
+		}
+		if (st != SP_THREAD_DEAD) {
+			pp = &t->next;
+			continue;
+		}
+		agg.dropped += atomic_load(&t->ring.dropped);
+		ti = tinfo(t->tid);
+		if (ti && t->comm[0])
+			memcpy(ti->comm, t->comm, sizeof(ti->comm));
+		*pp = t->next;
+		sp_thread_recycle(t);
+	}
+	pthread_mutex_unlock(&sp_reg_lock);
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+static void out_line2(struct sp_out *o, const char *k, uint64_t v)
+{
+	sp_out_str(o, k);
+	sp_out_ch(o, ' ');
+	sp_out_u64(o, v);
+	sp_out_ch(o, '\n');
+}
+
+static uint64_t pidns_inode(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static bool write_failed_logged;
+
+static int write_file(void)
+{
+	static struct sp_out o;
+	char path[sizeof(sp.out_pattern) + 32], tmp[sizeof(path) + 32];
+	char num[24], comm[64];
+	struct utsname un;
+	struct sp_thread *t;
+	uint64_t dur, dropped = agg.dropped, pidns = pidns_inode();
+	size_t i;
+	int err = 0;
+	int mode = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE);
+
+	if (sp_out_path(path, sizeof(path)))
+		return -ENAMETOOLONG;
+	sp_fmt_u64(num, sizeof(num), (uint64_t)sp.pid);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%s", path, num);
+	o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o.fd < 0) {
+		err = -errno;
+		goto report;
+	}
+	o.err = 0;
+	o.len = 0;
+
+	pthread_mutex_lock(&sp_reg_lock);
+	for (t = sp_threads; t; t = t->next)
+		dropped += atomic_load(&t->ring.dropped);
+	pthread_mutex_unlock(&sp_reg_lock);
+
+	sp_out_str(&o, "sym-raw 1\nhost ");
+	sp_out_enc(&o, uname(&un) == 0 ? un.nodename : "");
+	sp_out_str(&o, "\ntool libsymprof " SYM_VERSION "\nstart ");
+	sp_out_str(&o, sp.start_str);
+	dur = sp_now_ns(CLOCK_MONOTONIC) - sp.start_mono_ns;
+	sp_out_str(&o, "\nduration ");
+	sp_out_u64(&o, dur / 1000000000u);
+	sp_out_ch(&o, '.');
+	snprintf(num, sizeof(num), "%09llu",
+		 (unsigned long long)(dur % 1000000000u));
+	sp_out_str(&o, num);
+	sp_out_str(&o, sp.wall ? "\nevent wall\nmode wall\n"
+		       : mode == SP_MODE_PROCESS
+			       ? "\nevent cpu-clock\nmode process-timer\n"
+			       : "\nevent cpu-clock\nmode thread-timer\n");
+	out_line2(&o, "frequency", (uint64_t)sp.hz);
+	out_line2(&o, "period", sp.period_ns);
+	sp_out_str(&o, "weight-unit ns\n");
+	out_line2(&o, "samples", agg.samples);
+	sp_out_str(&o, "lost 0\nthrottled 0\n");
+	out_line2(&o, "dropped", dropped);
+	for (i = 0; i < NFLAGS; i++) {
+		sp_out_str(&o, "flagged ");
+		sp_out_str(&o, flag_names[i]);
+		sp_out_ch(&o, ' ');
+		sp_out_u64(&o, agg.flagged[i]);
+		sp_out_ch(&o, '\n');
+	}
+	out_line2(&o, "pidns", pidns);
+	sp_out_str(&o, "# libsymprof: signal ");
+	sp_out_u64(&o, (uint64_t)sp.sig);
+	sp_out_str(&o, ", frame-pointer chains: complete ");
+	sp_out_u64(&o, agg.complete);
+	sp_out_str(&o, ", ended early ");
+	sp_out_u64(&o, agg.early);
+	sp_out_str(&o, ", off the thread stack ");
+	sp_out_u64(&o, agg.offstack);
+	sp_out_str(&o, "; CFI steps at the leaf ");
+	sp_out_u64(&o, agg.cfi_steps);
+	sp_out_ch(&o, '\n');
+	{
+		struct timespec ts;
+
+		/* What the profiler's own thread cost (write_file() runs
+		 * on it), for the overhead budget. */
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		sp_out_str(&o, "# libsymprof: drain thread cpu_ns ");
+		sp_out_u64(&o, (uint64_t)ts.tv_sec * 1000000000u +
+				       (uint64_t)ts.tv_nsec);
+		sp_out_ch(&o, '\n');
+	}
+	if (sp.mode_note[0]) {
+		sp_out_str(&o, "# libsymprof: ");
+		sp_out_str(&o, sp.mode_note);
+		sp_out_ch(&o, '\n');
+	}
+	if (sp.sig_note[0]) {
+		sp_out_str(&o, "# libsymprof: ");
+		sp_out_str(&o, sp.sig_note);
+		sp_out_ch(&o, '\n');
+	}
+	if (sp.threads_unarmed) {
+		sp_out_str(&o, "# libsymprof: threads without a timer ");
+		sp_out_u64(&o, sp.threads_unarmed);
+		sp_out_ch(&o, '\n');
+	}
+
+	if (sp_read_small("/proc/self/comm", comm, sizeof(comm)))
+		comm[0] = 0;
+	sp_out_str(&o, "process ");
+	sp_out_i64(&o, sp.pid);
+	sp_out_ch(&o, ' ');
+	if (pidns)
+		sp_out_u64(&o, pidns);
+	else
+		sp_out_ch(&o, '-');
+	sp_out_ch(&o, ' ');
+	sp_out_i64(&o, sp.pid);
+	sp_out_ch(&o, ' ');
+	sp_out_enc(&o, comm);
+	sp_out_ch(&o, '\n');
+	/* Live threads' names now (they may have renamed themselves). */
+	pthread_mutex_lock(&sp_reg_lock);
+	for (t = sp_threads; t; t = t->next) {
+		struct sp_tinfo *ti;
+
+		if (atomic_load(&t->state) != SP_THREAD_LIVE)
+			continue;
+		ti = tinfo(t->tid);
+		if (ti)
+			thread_comm_from_proc(t->tid, ti->comm,
+					      sizeof(ti->comm));
+	}
+	pthread_mutex_unlock(&sp_reg_lock);
+	for (i = 0; i < agg.tn; i++) {
+		sp_out_str(&o, "thread ");
+		sp_out_i64(&o, sp.pid);
+		sp_out_ch(&o, ' ');
+		sp_out_i64(&o, agg.threads[i].tid);
+		sp_out_ch(&o, ' ');
+		sp_out_enc(&o, agg.threads[i].comm);
+		sp_out_ch(&o, '\n');
+	}
+	for (i = 0; i < sp_maps_count(); i++) {
+		const struct sp_map *m = sp_maps_get(i);
+
+		sp_out_str(&o, "map ");
+		sp_out_u64(&o, m->id);
+		sp_out_str(&o, m->kind ? " vdso " : " file ");
+		sp_out_i64(&o, sp.pid);
+		sp_out_ch(&o, ' ');
+		sp_out_hex(&o, m->start);
+		sp_out_ch(&o, ' ');
+		sp_out_hex(&o, m->end);
+		sp_out_ch(&o, ' ');
+		sp_out_hex(&o, m->pgoff);
+		sp_out_ch(&o, ' ');
+		sp_out_hex(&o, m->vaddr);
+		sp_out_ch(&o, ' ');
+		sp_out_str(&o, m->build_id[0] ? m->build_id : "-");
+		sp_out_ch(&o, ' ');
+		sp_out_enc(&o, m->path ? m->path : "");
+		sp_out_ch(&o, '\n');
+	}
+	for (i = 0; i < agg.cap; i++) {
+		const struct sp_stack *s = agg.tab[i];
+		uint32_t j, f;
+		bool any = false;
+
+		if (!s)
+			continue;
+		sp_out_str(&o, "stack ");
+		sp_out_u64(&o, s->count);
+		sp_out_ch(&o, ' ');
+		sp_out_u64(&o, s->weight);
+		sp_out_ch(&o, ' ');
+		sp_out_i64(&o, sp.pid);
+		sp_out_ch(&o, ' ');
+		sp_out_i64(&o, s->tid);
+		sp_out_ch(&o, ' ');
+		for (f = 0; f < NFLAGS; f++) {
+			if (!(s->flags & (1u << f)))
+				continue;
+			if (any)
+				sp_out_ch(&o, ',');
+			sp_out_str(&o, flag_names[f]);
+			any = true;
+		}
+		if (!any)
+			sp_out_ch(&o, '-');
+		for (j = 0; j < s->n; j++) {
+			sp_out_ch(&o, ' ');
+			sp_out_ch(&o, s->f[j].ret ? 'r' : 'p');
+			if (s->f[j].map == SP_NOMAP)
+				sp_out_ch(&o, '?');
+			else
+				sp_out_u64(&o, s->f[j].map);
+			sp_out_ch(&o, ':');
+			sp_out_hex(&o, s->f[j].addr);
+		}
+		sp_out_ch(&o, '\n');
+	}
+	sp_out_str(&o, "end\n");
+	err = sp_out_flush(&o);
+	if (close(o.fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+report:
+	if (err && !write_failed_logged) {
+		write_failed_logged = true;
+		sp_log("cannot write '", path, "'");
+	}
+	return err;
+}
+
+/* ---- the thread and its requests -------------------------------------- */
+
+static _Atomic uint32_t req_seq, done_seq;
+static _Atomic unsigned req_what;
+static _Atomic int waiters;
+static _Atomic int drain_running;
+static bool finished;
+static __thread bool on_drain;
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts,
+		NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr)
+{
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, INT_MAX,
+		NULL, NULL, 0);
+}
+
+bool sp_on_drain_thread(void)
+{
+	return on_drain;
+}
+
+static void *drain_main(void *arg)
+{
+	uint32_t seen = atomic_load(&req_seq);
+	uint64_t next_write = 0, now;
+
+	(void)arg;
+	on_drain = true;
+	pthread_setname_np(pthread_self(), "symprof-drain");
+	if (sp.interval_s)
+		next_write = sp_now_ns(CLOCK_MONOTONIC) +
+			     (uint64_t)sp.interval_s * 1000000000u;
+	for (;;) {
+		uint32_t cur;
+		unsigned what;
+
+		futex_wait(&req_seq, seen, SP_DRAIN_MS);
+		cur = atomic_load(&req_seq);
+		what = atomic_exchange(&req_what, 0);
+		pthread_mutex_lock(&sp_drain_lock);
+		if (!finished && atomic_load(&sp_enabled)) {
+			drain_all();
+			now = sp_now_ns(CLOCK_MONOTONIC);
+			if ((what & (SP_REQ_WRITE | SP_REQ_FINAL)) ||
+			    (sp.interval_s && now >= next_write)) {
+				write_file();
+				next_write = now + (uint64_t)sp.interval_s *
+							   1000000000u;
+			}
+			if (what & SP_REQ_FINAL)
+				finished = true;
+		}
+		pthread_mutex_unlock(&sp_drain_lock);
+		atomic_store(&done_seq, cur);
+		if (atomic_load(&waiters))
+			futex_wake(&done_seq);
+		seen = cur;
+	}
+	return NULL;
+}
+
+int sp_drain_start(void)
+{
+	int err;
+
+	if (!agg.tab && agg_grow())
+		return -ENOMEM;
+	err = sp_create_thread(drain_main, NULL);
+	if (err)
+		return err;
+	atomic_store(&drain_running, 1);
+	return 0;
+}
+
+int sp_drain_request(unsigned what, int timeout_ms)
+{
+	uint64_t end;
+	uint32_t seq;
+
+	if (!atomic_load(&drain_running))
+		return -ESRCH;
+	if (on_drain)
+		return -EDEADLK;
+	atomic_fetch_add(&waiters, 1);
+	atomic_fetch_or(&req_what, what);
+	seq = atomic_fetch_add(&req_seq, 1) + 1;
+	futex_wake(&req_seq);
+	end = sp_now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		uint32_t d = atomic_load(&done_seq);
+		uint64_t now;
+
+		if ((int32_t)(d - seq) >= 0)
+			break;
+		now = sp_now_ns(CLOCK_MONOTONIC);
+		if (now >= end) {
+			atomic_fetch_sub(&waiters, 1);
+			return -ETIMEDOUT;
+		}
+		futex_wait(&done_seq, d,
+			   (int)((end - now) / 1000000u) + 1);
+	}
+	atomic_fetch_sub(&waiters, 1);
+	return 0;
+}
+
+/* From the signal handler: a ring is half full, drain now.  One futex
+ * wake, async-signal-safe; the ring's kick flag keeps it to one per
+ * drain. */
+void sp_drain_kick(void)
+{
+	syscall(SYS_futex, (uint32_t *)&req_seq, FUTEX_WAKE_PRIVATE, 1, NULL,
+		NULL, 0);
+}
+
+void sp_drain_reset_child(void)
+{
+	/* The parent's drain thread does not exist here; its aggregate is
+	 * the parent's profile, not ours. */
+	atomic_store(&drain_running, 0);
+	finished = false;
+	write_failed_logged = false;
+	memset(&agg, 0, sizeof(agg));
+	atomic_store(&req_seq, 0);
+	atomic_store(&done_seq, 0);
+	atomic_store(&req_what, 0);
+}

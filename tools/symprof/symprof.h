@@ -1,0 +1,312 @@
+/*
+ * symprof.h - private declarations of libsymprof, the in-process sampler
+ * loaded with LD_PRELOAD (docs/symprof.md).  Nothing here is installed:
+ * the library's interface is its environment variables and the raw file
+ * it writes (docs/raw-format.md).
+ *
+ * The pieces and who runs them:
+ *
+ *	symprof.c  configuration, start-up, the thread registry, timers and
+ *	           every interposed libc function (pthread_create, sigaction,
+ *	           fork, exec, _exit, dlopen, dlclose): program threads
+ *	handler.c  the signal handler: a frame-pointer walk into the
+ *	           thread's ring; async-signal-safe, nothing else is
+ *	drain.c    the drain thread: empties the rings, aggregates stacks,
+ *	           writes the file; also the requests other threads make of
+ *	           it (a synchronous drain, the final write)
+ *	maps.c     the mapping table (dl_iterate_phdr), build IDs from
+ *	           PT_NOTE, and the CFI step that recovers a frameless leaf's
+ *	           callers from .eh_frame: drain thread only
+ *	out.c      the writer of the raw stack format: drain thread only
+ *
+ * The preload depends on libc alone (no libelf, no libsym): it is loaded
+ * into arbitrary programs.  Names are sp_* and hidden (-fvisibility=hidden);
+ * only the interposed libc functions are exported.
+ *
+ * Concurrency.  The handler is the only producer of its own thread's
+ * ring and the drain thread the only consumer (struct sp_ring).  The
+ * registry list is changed under sp_reg_lock, the aggregate and the
+ * mapping table under sp_drain_lock, which the drain thread holds while
+ * it works; nothing else the handler reads is ever freed while a
+ * handler can run.  The drain thread allocates with mmap, never malloc,
+ * so that the final write works when the program died inside malloc.
+ */
+#ifndef SYMPROF_H
+#define SYMPROF_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define SP_HIDDEN __attribute__((visibility("hidden")))
+#define SP_EXPORT __attribute__((visibility("default")))
+
+/* Most frames of one stack, the leaf included; deeper stacks are cut and
+ * flagged truncated. */
+#define SP_MAX_DEPTH 256
+/* Stack words the handler copies from the interrupted sp, so that the
+ * drain thread can recover the callers of a leaf without a frame. */
+#define SP_WINDOW 64
+/* Words of one thread's ring (128 KiB); a power of two. */
+#define SP_RING_WORDS (1u << 14)
+#define SP_RING_MASK (SP_RING_WORDS - 1)
+/* Fixed words of a record: header, weight, rbp, sp. */
+#define SP_REC_FIXED 4
+/* The largest record; the handler reserves this much before it walks. */
+#define SP_REC_MAX (SP_REC_FIXED + SP_WINDOW + 2 * SP_MAX_DEPTH)
+
+/*
+ * A record in the ring, in 64-bit words:
+ *	[0] header: SP_REC_LEN(len) | kind | walk flags | window | frames
+ *	[1] weight in ns
+ *	[2] rbp and [3] sp of the interrupted context
+ *	[4 .. 4+nwin)           stack words from sp up (the window)
+ *	[4+nwin]                the pc
+ *	then n pairs            (fp_i, ret_i): frame address and the return
+ *	                        address saved at fp_i + 8, outermost last
+ *	then one word           the saved rbp at fp_n (what [fp_n] held)
+ * A pad record (kind SP_REC_PAD) fills the end of the ring when a record
+ * would not fit there contiguously.
+ */
+#define SP_REC_PAD 0u
+#define SP_REC_SAMPLE 1u
+#define SP_HDR(len, kind, flags, nwin, n)                                  \
+	((uint64_t)(len) | (uint64_t)(kind) << 16 | (uint64_t)(flags) << 20 | \
+	 (uint64_t)(nwin) << 28 | (uint64_t)(n) << 40)
+#define SP_HDR_LEN(h) ((uint32_t)((h) & 0xffff))
+#define SP_HDR_KIND(h) ((uint32_t)(((h) >> 16) & 0xf))
+#define SP_HDR_FLAGS(h) ((uint32_t)(((h) >> 20) & 0xff))
+#define SP_HDR_NWIN(h) ((uint32_t)(((h) >> 28) & 0xfff))
+#define SP_HDR_N(h) ((uint32_t)(((h) >> 40) & 0xffff))
+
+/* Walk flags the handler records. */
+enum sp_walk_flags {
+	SP_WALK_TRUNCATED = (1 << 0),	/* hit SP_MAX_DEPTH */
+	SP_WALK_COMPLETE = (1 << 1),	/* reached the outermost frame */
+	SP_WALK_NOSTACK = (1 << 2),	/* sp outside the thread's stack */
+	SP_WALK_GUESSED = (1 << 3),	/* chain started from the window */
+};
+
+/*
+ * One thread's ring: single producer (the thread's own signal handler;
+ * the signal is blocked while the handler runs, so it never nests),
+ * single consumer (the drain thread).  head and tail count words and
+ * only grow; used = head - tail.  The producer publishes with a release
+ * store of head, the consumer frees space with a release store of tail.
+ */
+struct sp_ring {
+	_Atomic uint64_t head;
+	char pad1[56];
+	_Atomic uint64_t tail;
+	char pad2[56];
+	/* Samples the handler dropped because the ring was full. */
+	_Atomic uint64_t dropped;
+	/* The handler woke the drain thread (ring half full); cleared by
+	 * the drain thread when it empties the ring. */
+	_Atomic int kicked;
+	uint64_t words[SP_RING_WORDS];
+};
+
+enum sp_thread_state {
+	SP_THREAD_LIVE = 1,
+	/* Exited: no handler touches it again; the drain thread empties
+	 * its ring and recycles it. */
+	SP_THREAD_DEAD = 2,
+};
+
+/* A registered (sampled) thread.  Allocated with mmap, recycled through
+ * a free list, never unmapped while the process runs. */
+struct sp_thread {
+	struct sp_thread *next;		/* registry list, under sp_reg_lock */
+	pid_t tid;
+	_Atomic int state;		/* enum sp_thread_state */
+	/* Stack bounds [lo, hi) read by the handler: a frame pointer
+	 * outside them ends the walk. */
+	uintptr_t stack_lo, stack_hi;
+	/* Frame of the thread's outermost frame we know (the start
+	 * trampoline); the walk ends after it.  0 for the main thread. */
+	uintptr_t outer_fp;
+	timer_t timer;
+	bool has_timer;
+	pthread_t pth;
+	/* Name at exit (live threads are read from /proc at write time). */
+	char comm[16];
+	/* Drain-thread bookkeeping: the thread line was written. */
+	bool seen;
+	struct sp_ring ring;
+};
+
+/* How samples are triggered: the raw file's `mode`. */
+enum sp_mode {
+	SP_MODE_THREAD = 0,	/* per-thread CLOCK_THREAD_CPUTIME_ID timers */
+	SP_MODE_PROCESS,	/* setitimer(ITIMER_PROF), process-wide */
+	SP_MODE_WALL,		/* per-thread CLOCK_MONOTONIC timers */
+};
+
+/* Configuration and run state shared by the files. */
+struct sp_state {
+	int hz;
+	uint64_t period_ns;
+	int mode;			/* enum sp_mode; changed only by the
+					 * switch to SP_MODE_PROCESS */
+	bool wall;			/* SYMPROF_MODE=wall */
+	int sig;			/* the sampling signal (changes
+					 * under sp_reg_lock) */
+	int sig_first;			/* the one we started with */
+	/* SYMPROF_OUT as given; %p expanded at write time. */
+	char out_pattern[4096];
+	bool out_has_pid;
+	int interval_s;			/* periodic write, 0 = at exit only */
+	pid_t pid;			/* the process the state belongs to */
+	/* Wall-clock start (RFC 3339) and monotonic start. */
+	char start_str[40];
+	uint64_t start_mono_ns;
+	/* Set when a per-thread timer failed and sampling went process-wide;
+	 * the reason, for a comment in the file. */
+	char mode_note[128];
+	/* Set when sampling moved to another signal. */
+	char sig_note[128];
+	uint64_t threads_unarmed;	/* threads that got no timer */
+};
+
+SP_HIDDEN extern struct sp_state sp;
+/* The library is recording a profile in this process. */
+SP_HIDDEN extern _Atomic int sp_enabled;
+/* The handler records samples only while this is set. */
+SP_HIDDEN extern _Atomic int sp_active;
+/* The address passed as sigev_value: marks our own timers' signals. */
+SP_HIDDEN extern char sp_cookie;
+/* The program took ITIMER_PROF back (process mode): SIGPROF is its. */
+SP_HIDDEN extern _Atomic int sp_itimer_handed_over;
+SP_HIDDEN extern __thread struct sp_thread *sp_self
+	__attribute__((tls_model("initial-exec")));
+
+/* Is this signal one of our samples?  Per-thread timers mark theirs with
+ * sp_cookie in si_value; ITIMER_PROF's SIGPROF comes with SI_KERNEL.
+ * Async-signal-safe. */
+static inline bool sp_is_ours(int sig, const siginfo_t *si)
+{
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_ptr == (void *)&sp_cookie;
+	if (sig == SIGPROF && si->si_code == SI_KERNEL &&
+	    __atomic_load_n(&sp.mode, __ATOMIC_RELAXED) == SP_MODE_PROCESS)
+		return !atomic_load_explicit(&sp_itimer_handed_over,
+					     memory_order_relaxed);
+	return false;
+}
+
+/* Registry (symprof.c). */
+SP_HIDDEN extern pthread_mutex_t sp_reg_lock;
+SP_HIDDEN extern struct sp_thread *sp_threads;
+
+/* handler.c */
+SP_HIDDEN void sp_handler(int sig, siginfo_t *si, void *uc);
+/* Forward a signal that is not ours to the program's own disposition
+ * (symprof.c keeps it; see sp_prog_action()). */
+SP_HIDDEN void sp_chain(int sig, siginfo_t *si, void *uc);
+/* Copy the program's disposition of @sig, one our handler is installed
+ * on (AS-safe). */
+SP_HIDDEN void sp_prog_action(int sig, struct sigaction *out);
+/* The program's handler was SA_RESETHAND: it is SIG_DFL from now on. */
+SP_HIDDEN void sp_prog_action_reset(int sig);
+/* A signal whose disposition is "terminate" arrived and is not caught by
+ * the program: final write, then die of it (symprof.c). */
+SP_HIDDEN void sp_die_of(int sig);
+
+/* drain.c */
+enum sp_req {
+	SP_REQ_DRAIN = (1 << 0),	/* empty the rings now */
+	SP_REQ_WRITE = (1 << 1),	/* and write the file */
+	SP_REQ_FINAL = (1 << 2),	/* the last write: stop afterwards */
+};
+SP_HIDDEN int sp_drain_start(void);
+/* Ask the drain thread for @what and wait for it, at most @timeout_ms.
+ * Async-signal-safe (atomics and futex only).  Returns 0 when done,
+ * -ETIMEDOUT, or -ESRCH when there is no drain thread. */
+SP_HIDDEN int sp_drain_request(unsigned what, int timeout_ms);
+SP_HIDDEN bool sp_on_drain_thread(void);
+/* Wake the drain thread (async-signal-safe: one futex syscall). */
+SP_HIDDEN void sp_drain_kick(void);
+/* After fork, in the child: forget the parent's aggregate. */
+SP_HIDDEN void sp_drain_reset_child(void);
+/* Write/serialize guard held by the drain thread while it works. */
+SP_HIDDEN extern pthread_mutex_t sp_drain_lock;
+/* The mapping table changed (dlopen, dlclose). */
+SP_HIDDEN extern _Atomic unsigned sp_maps_gen;
+
+/* maps.c: the mapping table, drain thread only (under sp_drain_lock). */
+struct sp_map {
+	uint32_t id;
+	int kind;			/* 0 file, 1 vdso */
+	bool live;			/* still loaded */
+	uint64_t start, end, pgoff, vaddr;
+	uint64_t bias;			/* load bias: vaddr(pc) = pc - bias */
+	char build_id[2 * 64 + 1];	/* lowercase hex, "" when unknown */
+	const char *path;		/* in the arena */
+	/* .eh_frame_hdr at runtime, 0 when none, and the loaded segment
+	 * holding .eh_frame, which bounds every read of it. */
+	uintptr_t eh_hdr, eh_hdr_end;
+	uintptr_t eh_seg_lo, eh_seg_hi;
+};
+SP_HIDDEN int sp_maps_refresh(void);
+SP_HIDDEN const struct sp_map *sp_maps_find(uint64_t pc);
+SP_HIDDEN size_t sp_maps_count(void);
+SP_HIDDEN const struct sp_map *sp_maps_get(size_t i);
+SP_HIDDEN void sp_maps_reset(void);
+/* Does a call instruction end right before return address @ra? */
+SP_HIDDEN bool sp_call_precedes(const struct sp_map *m, uint64_t ra);
+
+/* The CFA rule at a pc, from .eh_frame (maps.c). */
+struct sp_cfi {
+	int cfa_reg;			/* 7 (rsp) or 6 (rbp); -1 unknown */
+	int64_t cfa_off;
+	/* rbp: 0 same value, 1 saved at CFA + rbp_off, -1 unknown */
+	int rbp_rule;
+	int64_t rbp_off;
+	/* The return address is undefined here: the outermost frame
+	 * (_start, clone). */
+	bool outermost;
+};
+/* Returns 0 and fills @out, or -1 when there is no usable CFI. */
+SP_HIDDEN int sp_cfi_at(const struct sp_map *m, uint64_t pc,
+			struct sp_cfi *out);
+
+/* Memory for the drain thread: mmap-backed bump allocation. */
+SP_HIDDEN void *sp_arena_alloc(size_t n);
+SP_HIDDEN char *sp_arena_strdup(const char *s);
+SP_HIDDEN void sp_arena_reset(void);
+SP_HIDDEN void *sp_mmap(size_t n);
+SP_HIDDEN void sp_munmap(void *p, size_t n);
+
+/* out.c: the raw-format writer.  Buffered into a file descriptor. */
+struct sp_out {
+	int fd;
+	int err;			/* first write error, -errno */
+	size_t len;
+	char buf[1 << 16];
+};
+SP_HIDDEN void sp_out_str(struct sp_out *o, const char *s);
+SP_HIDDEN void sp_out_enc(struct sp_out *o, const char *s);
+SP_HIDDEN void sp_out_u64(struct sp_out *o, uint64_t v);
+SP_HIDDEN void sp_out_i64(struct sp_out *o, int64_t v);
+SP_HIDDEN void sp_out_hex(struct sp_out *o, uint64_t v);
+SP_HIDDEN void sp_out_ch(struct sp_out *o, char c);
+SP_HIDDEN int sp_out_flush(struct sp_out *o);
+
+/* Misc (symprof.c). */
+SP_HIDDEN uint64_t sp_now_ns(clockid_t clk);
+SP_HIDDEN pid_t sp_gettid(void);
+/* "libsymprof: <msg>\n" on stderr, with write(2) only. */
+SP_HIDDEN void sp_log(const char *a, const char *b, const char *c);
+/* The output path for the current process (%p expanded). */
+SP_HIDDEN int sp_out_path(char *buf, size_t len);
+/* Read a small /proc file into buf (NUL-terminated, newline cut). */
+SP_HIDDEN int sp_read_small(const char *path, char *buf, size_t len);
+SP_HIDDEN void sp_fmt_u64(char *buf, size_t len, uint64_t v);
+
+#endif /* SYMPROF_H */
