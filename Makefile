@@ -292,6 +292,7 @@ bench: deps
 	$(Q)tests/bench/symd-bench.sh
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
+	$(Q)tests/bench/views-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps

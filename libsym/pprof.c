@@ -12,16 +12,17 @@
  *  - One Location per unique (map, address, return flag), ids 1..n in
  *    order of first use.  Its address is the runtime address, vaddr -
  *    map.vaddr + map.start (the frame's own address, mapping_id 0, for
- *    SYM_PROF_NOMAP).  Locations carry no lines: the profile is
- *    unsymbolized.
+ *    SYM_PROF_NOMAP).  In a symbolized profile an ok location carries its
+ *    lines (innermost first) and Functions, one per (name, file); read
+ *    back, lines become ok locations again.
  *  - One Sample per stack: location ids leaf first, values [count,
  *    weight] ([count] when the weight is in samples and equals the count),
  *    labels "pid" and "tid" (numeric) and "sym_flags" (string).
  *  - What pprof has no field for travels in Profile.comment strings that
  *    start with "#sym-" (pprof leaves '#' comments out of its reports):
  *    the header, each map's vaddr, kind and pid, the processes and
- *    threads, and the locations where pprof's leaf-exact, rest-return
- *    rule is wrong.
+ *    threads, the locations where pprof's leaf-exact, rest-return rule is
+ *    wrong, and the symbolization's statuses.
  *
  * Reading trusts nothing: every string index, id and reference is checked
  * before use, input and decoded sizes are capped (PPROF_MAX_INPUT,

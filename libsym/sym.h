@@ -1208,9 +1208,12 @@ SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 
 /**
  * sym_prof_write_pprof() - write @p as a gzipped pprof profile
- * (profile.proto), unsymbolized: locations hold runtime addresses
- * (vaddr - map.vaddr + map.start), mappings their start, limit, file
- * offset, path and build ID.  Sample values are [samples/count,
+ * (profile.proto): locations hold runtime addresses (vaddr - map.vaddr +
+ * map.start), mappings their start, limit, file offset, path and build
+ * ID.  When @p is symbolized (sym_prof_symbolized()), each ok location
+ * gets its lines, innermost first, with one Function per (function,
+ * file), and its mapping the has_* flags; other statuses go into
+ * comments.  Sample values are [samples/count,
  * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
  * pid, tid and the stack flags go into sample labels.
  * What pprof has no field for (map.vaddr, kind and pid, which frames are
@@ -1227,7 +1230,8 @@ SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
  * Locations become frames (the first of several lines' address), with
  * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
  * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
- * sym_prof_write_pprof().
+ * sym_prof_write_pprof().  Locations with lines become ok locations
+ * (sym_prof_set_location()), and a profile with any is symbolized.
  * Every index and id is checked; stacks deeper than SYM_PROF_MAX_FRAMES
  * keep their innermost frames and get SYM_PROF_TRUNCATED.  Limits: 1 GiB
  * of protobuf (after gunzip), 2 GiB of decoded messages.

@@ -8,11 +8,13 @@
  * hex, stacks at most SYM_PROF_MAX_FRAMES deep), and it must survive a
  * round trip: sym_prof_write_pprof() into a memfd, read back, gives an
  * equal profile (the "#sym-" comments carry what pprof cannot say), and
- * a second write gives the same bytes.
+ * a second write gives the same bytes.  A symbolized profile's locations
+ * (lines, statuses) must come back equal too.
  *
  * In memory only: the memfd is not a file on disk.
  */
 #include "fuzz.h"
+#include "../unit/prof-test.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -61,6 +63,7 @@ static size_t check_model(const struct sym_prof *p)
 				   s->frames[j].map < nm);
 		n += s->nframes;
 	}
+	fuzz_check_locations(p);
 	return n;
 }
 
@@ -96,11 +99,12 @@ static int same_prof(const struct sym_prof *a, const struct sym_prof *b)
 			    x->nframes * sizeof(*x->frames)) != 0))
 			return 0;
 	}
-	return 1;
+	return same_locations(a, b);
 }
 
 /* Write @p as pprof into a new memfd; its bytes in *buf (malloc). */
-static int write_mem(const struct sym_prof *p, uint8_t **buf, size_t *len)
+static int write_pprof_mem(const struct sym_prof *p, uint8_t **buf,
+			   size_t *len)
 {
 	int fd = memfd_create("fuzz-pprof", MFD_CLOEXEC), err;
 	off_t end;
@@ -138,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_model(p);
 
-	err = write_mem(p, &b1, &l1);
+	err = write_pprof_mem(p, &b1, &l1);
 	/* Summed counts can pass what pprof's int64 holds. */
 	FUZZ_CHECK(err == 0 || err == -ERANGE);
 	if (err)
@@ -148,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "re-read failed: %d %s\n", err, msg);
 	FUZZ_CHECK(err == 0);
 	FUZZ_CHECK(same_prof(p, q));
-	FUZZ_CHECK(write_mem(q, &b2, &l2) == 0);
+	FUZZ_CHECK(write_pprof_mem(q, &b2, &l2) == 0);
 	FUZZ_CHECK(l1 == l2 && memcmp(b1, b2, l1) == 0);
 out:
 	free(b1);

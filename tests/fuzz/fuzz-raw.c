@@ -60,39 +60,6 @@ static void check_str(const char *s)
 	fuzz_touch_str(s, 1);
 }
 
-/* The symbolization's invariants: each location found again by its
- * frame, a known status, lines only when ok, known flags. */
-static void check_locations(const struct sym_prof *p)
-{
-	size_t n = sym_prof_nlocations(p), nmaps = sym_prof_nmaps(p);
-
-	FUZZ_CHECK(!n || sym_prof_symbolized(p));
-	for (size_t i = 0; i < n; i++) {
-		const struct sym_prof_line *l, *l2;
-		struct sym_prof_frame f;
-		uint32_t st, st2;
-		size_t nl, nl2;
-
-		FUZZ_CHECK(sym_prof_location_at(p, i, &f, &st, &l, &nl) == 0);
-		FUZZ_CHECK(f.map == SYM_PROF_NOMAP || f.map < nmaps);
-		FUZZ_CHECK(!(f.flags & ~(uint32_t)SYM_PROF_FRAME_RETURN));
-		FUZZ_CHECK(st < SYM_PROF_LOC_NSTATUS);
-		FUZZ_CHECK((st == SYM_PROF_LOC_OK) == (nl > 0) &&
-			   nl <= SYM_PROF_MAX_LINES);
-		FUZZ_CHECK(sym_prof_location(p, &f, &st2, &l2, &nl2) == 0);
-		FUZZ_CHECK(st2 == st && l2 == l && nl2 == nl);
-		for (size_t k = 0; k < nl; k++) {
-			FUZZ_CHECK(l[k].flags == 0 ||
-				   l[k].flags == SYM_PROF_LINE_INLINED ||
-				   l[k].flags == SYM_PROF_LINE_SYMTAB);
-			check_str(l[k].function);
-			check_str(l[k].file);
-		}
-	}
-	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
-		   -ENOENT);
-}
-
 /* The invariants sym.h promises for a profile. */
 static void check_prof(const struct sym_prof *p)
 {
@@ -139,7 +106,7 @@ static void check_prof(const struct sym_prof *p)
 		check_str(sym_prof_thread(p, s->tid));
 	}
 	FUZZ_CHECK(sym_prof_stack(p, n) == NULL);
-	check_locations(p);
+	fuzz_check_locations(p);
 }
 
 static void check_fail(int err, const struct sym_prof *p, const char *msg,

@@ -9,6 +9,7 @@
 #ifndef SYM_FUZZ_H
 #define SYM_FUZZ_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +126,39 @@ static inline void fuzz_quiet_log(void *ctx, int level, const char *msg)
 	(void)ctx;
 	(void)level;
 	fuzz_sink += strlen(msg);
+}
+
+/* The symbolization's invariants: each location found again by its
+ * frame, a known status, lines only when ok, known flags. */
+static inline void fuzz_check_locations(const struct sym_prof *p)
+{
+	size_t n = sym_prof_nlocations(p), nmaps = sym_prof_nmaps(p);
+
+	FUZZ_CHECK(!n || sym_prof_symbolized(p));
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_line *l, *l2;
+		struct sym_prof_frame f;
+		uint32_t st, st2;
+		size_t nl, nl2;
+
+		FUZZ_CHECK(sym_prof_location_at(p, i, &f, &st, &l, &nl) == 0);
+		FUZZ_CHECK(f.map == SYM_PROF_NOMAP || f.map < nmaps);
+		FUZZ_CHECK(!(f.flags & ~(uint32_t)SYM_PROF_FRAME_RETURN));
+		FUZZ_CHECK(st < SYM_PROF_LOC_NSTATUS);
+		FUZZ_CHECK((st == SYM_PROF_LOC_OK) == (nl > 0) &&
+			   nl <= SYM_PROF_MAX_LINES);
+		FUZZ_CHECK(sym_prof_location(p, &f, &st2, &l2, &nl2) == 0);
+		FUZZ_CHECK(st2 == st && l2 == l && nl2 == nl);
+		for (size_t k = 0; k < nl; k++) {
+			FUZZ_CHECK(l[k].flags == 0 ||
+				   l[k].flags == SYM_PROF_LINE_INLINED ||
+				   l[k].flags == SYM_PROF_LINE_SYMTAB);
+			fuzz_touch_str(l[k].function, 1);
+			fuzz_touch_str(l[k].file, 1);
+		}
+	}
+	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
+		   -ENOENT);
 }
 
 #endif /* SYM_FUZZ_H */

@@ -77,6 +77,42 @@ period 1000000
 weight-unit ns
 end
 """,
+    # Symbolized: every status, inline chains, a symbol-table name, a
+    # p and an r frame at one address, a line without a function.
+    "symbolized": """sym-raw 1
+period 1
+weight-unit samples
+symbolized 1
+map 0 file 7 1000 9000 0 0 abcd /a
+map 1 file 7 20000 30000 0 0 - /nobid
+map 2 file 7 40000 50000 0 0 dead /gone
+fn 1 inl%20one
+fn 2 std::vector<int>::push_back(int%20const&)
+fn 3 main
+fn 4 _start
+src 1 /src/a.h
+src 2 /src/m.c
+loc p0:10 ok i1:1:12:5 i-:1:3:0 2:2:40:3
+loc r0:20 ok 3:2:55:1
+loc p0:20 ok 3:2:56:0
+loc r0:30 ok s4:-:0:0
+loc p0:40 nosymbol
+loc p1:50 nobuildid
+loc p2:60 missing
+loc p?:70 unmapped
+loc r0:80 error
+stack 5 5 7 7 - p0:10 r0:20 r0:30
+stack 2 2 7 8 - p0:20 r0:30
+stack 1 1 7 7 - p0:40 r0:80
+stack 1 1 7 7 - p1:50 p2:60 r?:70
+end
+""",
+    "symbolized-empty": """sym-raw 1
+period 1
+weight-unit samples
+symbolized 1
+end
+""",
 }
 
 
@@ -112,10 +148,13 @@ def mapping(mid, start, limit, off=0, fname=0, bid=0):
               vint(4, off) + vint(5, fname) + vint(6, bid))
 
 
-def location(lid, mid, addr, fn=None):
+def location(lid, mid, addr, fn=None, lines=None):
+    """@lines: [(function id, line, column)], innermost first."""
     body = vint(1, lid) + vint(2, mid) + vint(3, addr)
     if fn is not None:
         body += ld(4, vint(1, fn) + vint(2, 12))
+    for f, l, c in lines or []:
+        body += ld(4, vint(1, f) + vint(2, l) + vint(3, c))
     return ld(4, body)
 
 
@@ -202,6 +241,17 @@ def main():
     seeds["foreign-default-type.pb"] = foreign() + vint(14, 3)
     seeds["foreign-deep.pb"] = foreign(
         samples=sample([1] + [2] * 1500, [1, 1]))
+    # Foreign lines: an inline chain with columns, a function known only
+    # by its system name, a negative and a huge line number.
+    seeds["foreign-lines.pb"] = foreign(
+        extra=location(5, 1, 0x401500, lines=[(2, 7, 3), (1, 99, 1)]) +
+        location(6, 1, 0x401600, lines=[(3, -4, 1 << 40)]) +
+        function(2, 14, 11) + ld(5, vint(1, 3) + vint(3, 10)) +
+        sample([5, 6, 1], [2, 20000000]))
+    seeds["foreign-deep-lines.pb"] = foreign(
+        extra=location(5, 1, 0x401500, lines=[(1, i, 0)
+                                              for i in range(200)]) +
+        sample([5], [1, 1]))
     seeds["gzip-two-members.pb.gz"] = gz(full[:len(full) // 2]) + \
         gz(full[len(full) // 2:])
 
@@ -271,6 +321,16 @@ def main():
     seeds["bad-sym-process.pb"] = with_comment("#sym-process -5 0 0 x")
     seeds["bad-sym-pc.pb"] = with_comment("#sym-pc 1 x")
     seeds["bad-sym-pc-missing.pb"] = with_comment("#sym-pc 99999")
+    sym = seeds["ours-symbolized.pb"]
+
+    def sym_with_comment(text):
+        return sym + ld(6, text) + vint(13, count_strings(sym))
+
+    seeds["bad-sym-loc-id.pb"] = sym_with_comment("#sym-loc missing x")
+    seeds["bad-sym-symtab-missing.pb"] = sym_with_comment(
+        "#sym-symtab 99999")
+    seeds["sym-loc-later-status.pb"] = sym_with_comment("#sym-loc odd 1 2")
+    seeds["sym-symbolized-later.pb"] = sym_with_comment("#sym-symbolized 2")
     seeds["bad-sym-words.pb"] = with_comment("#sym-header " + "w " * 40)
     seeds["sym-later-words.pb"] = with_comment("#sym-later " + "w " * 40)
     seeds["sym-unknown-keyword.pb"] = with_comment("#sym-later 1 2 3")

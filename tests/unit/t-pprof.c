@@ -1047,9 +1047,163 @@ static void check_other_units(void)
 	}
 }
 
+/* The symbolization of every frame of @a's stacks is the same in @b. */
+static int same_frame_locations(const struct sym_prof *a,
+				const struct sym_prof *b)
+{
+	for (size_t i = 0; i < sym_prof_nstacks(a); i++) {
+		const struct sym_prof_stack *s = sym_prof_stack(a, i);
+
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			const struct sym_prof_line *la = NULL, *lb = NULL;
+			uint32_t sa = 0, sb = 0;
+			size_t na = 0, nb = 0;
+			int ea, eb;
+
+			ea = sym_prof_location(a, &s->frames[k], &sa, &la, &na);
+			eb = sym_prof_location(b, &s->frames[k], &sb, &lb, &nb);
+			if (ea != eb || sa != sb || na != nb)
+				return 0;
+			for (size_t j = 0; j < na; j++)
+				if (!same_str(la[j].function, lb[j].function) ||
+				    !same_str(la[j].file, lb[j].file) ||
+				    la[j].line != lb[j].line ||
+				    la[j].column != lb[j].column ||
+				    la[j].flags != lb[j].flags)
+					return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * A symbolized profile: ok locations become Lines (innermost first) of
+ * Functions, one per (name, file), with the mapping's has_* flags; the
+ * other statuses and the symbol-table names go into "#sym-loc" and
+ * "#sym-symtab" comments; frames without a location stay without one.
+ * Read back, every frame has the same location.
+ */
+static void check_symbolized(void)
+{
+	static const struct sym_prof_line chain[] = {
+		{ "inl", "/src/a.h", 12, 5, SYM_PROF_LINE_INLINED },
+		{ "compute", "/src/w.c", 31, 9, 0 },
+	};
+	static const struct sym_prof_line start = { "_start", NULL, 0, 0,
+						    SYM_PROF_LINE_SYMTAB };
+	static const struct sym_prof_line nofn = { NULL, "/src/w.c", 3, 0, 0 };
+	static const struct sym_prof_line mainl = { "main", "/src/w.c", 77, 0,
+						    0 };
+	static const struct {
+		struct sym_prof_frame f;
+		uint32_t status;
+		const struct sym_prof_line *lines;
+		size_t n;
+	} set[] = {
+		{ { 0x1139, 0, 0 }, SYM_PROF_LOC_OK, chain, 2 },
+		{ { 0x1187, 0, R }, SYM_PROF_LOC_OK, &start, 1 },
+		{ { 0x401234, 1, R }, SYM_PROF_LOC_MISSING, NULL, 0 },
+		{ { 0x1065, 0, R }, SYM_PROF_LOC_OK, &nofn, 1 },
+		{ { 0x401500, 1, 0 }, SYM_PROF_LOC_NOSYMBOL, NULL, 0 },
+		{ { 0x401500, 1, R }, SYM_PROF_LOC_OK, &mainl, 1 },
+		{ { 0xdeadbeef, NOMAP, R }, SYM_PROF_LOC_UNMAPPED, NULL, 0 },
+		{ { 0x1139, 6, R }, SYM_PROF_LOC_OK, chain, 2 },
+		{ { 0x15000, 4, 0 }, SYM_PROF_LOC_UNMAPPED, NULL, 0 },
+	};
+	struct sym_prof *p = make_prof("ns"), *q = NULL;
+	uint8_t *gz = NULL, *plain = NULL;
+	size_t gzlen = 0, plen = 0;
+	PbProfile *pb = NULL;
+	char msg[256] = "";
+	int err = 0;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]) && !err; i++)
+		err = sym_prof_set_location(p, &set[i].f, set[i].status,
+					    set[i].lines, set[i].n);
+	CHECK_ERR(err, 0);
+	CHECK_ERR(capture(p, 1, &gz, &gzlen), 0);
+	plain = gz ? gunzip_all(gz, gzlen, &plen) : NULL;
+	pb = plain ? perftools__profiles__profile__unpack(NULL, plen, plain) :
+		     NULL;
+	CHECK(pb != NULL);
+	if (pb) {
+		const PbLocation *l = NULL;
+		size_t nl = 0;
+
+		/* (inl, a.h), (compute, w.c), (_start, -), (-, w.c),
+		 * (main, w.c): map 6's chain shares map 0's Functions. */
+		CHECK(pb->n_function == 5);
+		for (size_t i = 0; i < pb->n_location; i++) {
+			nl += pb->location[i]->n_line;
+			/* The exact PC (the return address at the same
+			 * address has no location). */
+			if (pb->location[i]->address == 0x55d0c0001139 &&
+			    pb->location[i]->mapping_id == 1 && !l)
+				l = pb->location[i];
+		}
+		CHECK(nl == 2 + 1 + 1 + 1 + 2);
+		CHECK(l && l->n_line == 2);
+		if (l && l->n_line == 2) {
+			const PbFunction *f0 = NULL, *f1 = NULL;
+
+			for (size_t i = 0; i < pb->n_function; i++) {
+				if (pb->function[i]->id ==
+				    l->line[0]->function_id)
+					f0 = pb->function[i];
+				if (pb->function[i]->id ==
+				    l->line[1]->function_id)
+					f1 = pb->function[i];
+			}
+			/* Innermost first, as profile.proto orders them. */
+			CHECK(f0 && !strcmp(pb_str(pb, f0->name), "inl") &&
+			      !strcmp(pb_str(pb, f0->filename), "/src/a.h") &&
+			      !strcmp(pb_str(pb, f0->system_name), "inl"));
+			CHECK(f1 && !strcmp(pb_str(pb, f1->name), "compute"));
+			CHECK(l->line[0]->line == 12 &&
+			      l->line[0]->column == 5 &&
+			      l->line[1]->line == 31 &&
+			      l->line[1]->column == 9);
+		}
+		CHECK(pb->mapping[0]->has_functions &&
+		      pb->mapping[0]->has_filenames &&
+		      pb->mapping[0]->has_line_numbers &&
+		      pb->mapping[0]->has_inline_frames);
+		CHECK(pb->mapping[1]->has_functions &&
+		      !pb->mapping[1]->has_inline_frames);
+		CHECK(!pb->mapping[2]->has_functions);
+		CHECK(has_comment(pb, "#sym-symbolized 1"));
+		CHECK(has_comment(pb, "#sym-loc missing "));
+		CHECK(has_comment(pb, "#sym-loc nosymbol "));
+		CHECK(has_comment(pb, "#sym-loc unmapped "));
+		CHECK(has_comment(pb, "#sym-symtab "));
+		CHECK(!has_comment(pb, "#sym-loc error"));
+		perftools__profiles__profile__free_unpacked(pb, NULL);
+	}
+	CHECK_ERR(sym_prof_read_pprof(gz, gzlen, &q, msg, sizeof(msg)), 0);
+	if (msg[0])
+		printf("#   %s\n", msg);
+	CHECK(q && same_prof(p, q));
+	CHECK(q && sym_prof_symbolized(q));
+	CHECK(q && same_frame_locations(p, q) && same_frame_locations(q, p));
+	/* {0x1139, 0, R} has none, in both. */
+	if (q) {
+		struct sym_prof_frame f = { 0x1139, 0, R };
+
+		CHECK_ERR(sym_prof_location(q, &f, NULL, NULL, NULL), -ENOENT);
+	}
+	free(gz);
+	free(plain);
+	sym_prof_free(p);
+	sym_prof_free(q);
+}
+
 int main(void)
 {
 	check_roundtrip();
+	check_symbolized();
 	check_samples_unit();
 	check_other_units();
 	check_foreign();
