@@ -25,16 +25,18 @@
 
 #include "tools.h"
 #include "flame.h"
+#include "views.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sym flamegraph [options] [FOLDED...]\n"
+"usage: sym flamegraph [options] [IN...]\n"
 "       sym flamegraph --diff [options] BEFORE AFTER\n"
 "       sym flamegraph --diff [options] DIFFFOLDED\n"
 "\n"
-"Write an interactive SVG flame graph of folded stacks (\"a;b;c 12\" lines,\n"
-"as FlameGraph's stackcollapse scripts and `sym fold` write them).  Files\n"
+"Write an interactive SVG flame graph of a profile (raw, symbolized or\n"
+"pprof, symbolized on the fly) or of folded stacks (\"a;b;c 12\" lines, as\n"
+"FlameGraph's stackcollapse scripts and `sym fold` write them).  Inputs\n"
 "are added together; without one, or with -, stdin is read.  The SVG\n"
 "needs no network: hover shows a frame's samples, share and 95%% Wilson\n"
 "interval, a click zooms, Search (or Ctrl-F) highlights a regex.\n"
@@ -55,7 +57,11 @@ static void usage(FILE *f)
 "  -h, --help            this text\n"
 "\n"
 "Frames annotated as FlameGraph does get their own colours: _[k] kernel\n"
-"(orange), _[j] JIT (green), _[i] inlined (aqua).  See docs/views.md.\n");
+"(orange), _[j] JIT (green), _[i] inlined (aqua).\n"
+"\n"
+"%s"
+"\n"
+"See docs/views.md.\n", VIEWS_USAGE);
 }
 
 /* Parse --minwidth: "0.5" pixels or "0.5%" of the total. */
@@ -121,53 +127,27 @@ static int read_input(const char *path, struct stacktree *t,
 	return err;
 }
 
-/*
- * Open where the SVG goes: stdout, the target itself (not a regular
- * file), or a temporary file beside it (*tmp set, caller renames).
- */
-static FILE *open_output(const char *path, char *tmp, size_t len)
+/* Read the inputs @paths (@n of them) into @t through the views. */
+static int load_inputs(const char *const *paths, size_t n,
+		       const struct views_opts *vo, struct stacktree *t,
+		       char *unit, size_t unitlen)
 {
-	struct stat sb;
-	mode_t mask;
-	FILE *f;
-	int fd;
+	struct views *v = NULL;
+	int err = views_new(vo->flags, &v);
 
-	tmp[0] = '\0';
-	if (!path || strcmp(path, "-") == 0)
-		return stdout;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		f = fopen(path, "w");
-		if (!f) {
-			fd = -errno;
-			tool_err_code(path, fd);
-		}
-		return f;
+	if (err)
+		tool_err("out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		err = views_load(v, paths[i], vo);
+	if (!err) {
+		err = views_tree(v, false, t);
+		if (err)
+			tool_err("cannot add the stacks: %s", strerror(-err));
 	}
-	if ((size_t)snprintf(tmp, len, "%s.XXXXXX", path) >= len) {
-		tool_err("'%s': path too long", path);
-		tmp[0] = '\0';
-		return NULL;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		fd = -errno;
-		tool_err_code(path, fd);
-		tmp[0] = '\0';
-		return NULL;
-	}
-	/* mkstemp() makes it 0600; a picture is for sharing.  Should this
-	 * fail, the file is merely private. */
-	mask = umask(0);
-	umask(mask);
-	(void)fchmod(fd, 0666 & ~mask);
-	f = fdopen(fd, "w");
-	if (!f) {
-		tool_err_code(path, -errno);	/* before close() can change it */
-		close(fd);
-		unlink(tmp);
-		tmp[0] = '\0';
-	}
-	return f;
+	if (!err)
+		snprintf(unit, unitlen, "%s", views_unit(v));
+	views_free(v);
+	return err;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -185,23 +165,26 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "countname", required_argument, NULL, OPT_COUNTNAME },
 		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "help", no_argument, NULL, 'h' },
+		VIEWS_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stacktree *t = NULL, *base = NULL;
 	const char *output = NULL, *stdin_only[] = { "-" };
 	const char *const *inputs;
+	struct views_opts vo = { 0 };
+	struct views_out out = { 0 };
 	struct flame_opts o;
 	struct flame_stats st;
 	unsigned long long v;
-	char tmp[4096] = "";
+	char unit[64] = "samples";
 	bool diff = false;
 	int status = TOOL_EXIT_FAIL;
-	size_t ninputs, i;
-	FILE *out = NULL;
+	size_t ninputs;
 	int c, err;
 
 	flame_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	o.unit = NULL;
+	while ((c = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -248,8 +231,13 @@ int cmd_flamegraph(int argc, char **argv)
 			usage(stdout);
 			return TOOL_EXIT_OK;
 		default:
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
+			err = views_getopt(c, optarg, &vo);
+			if (err <= 0) {
+				if (err == 0)
+					usage(stderr);
+				return TOOL_EXIT_USAGE;
+			}
+			break;
 		}
 	}
 	inputs = (const char *const *)argv + optind;
@@ -268,42 +256,31 @@ int cmd_flamegraph(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
-	if (diff && ninputs == 2) {
-		if (read_input(inputs[0], base, NULL) ||
-		    read_input(inputs[1], t, NULL))
-			goto out;
-	} else if (diff) {
+	if (diff && ninputs == 1) {
 		if (read_input(inputs[0], base, t))
 			goto out;
-	} else {
-		for (i = 0; i < ninputs; i++)
-			if (read_input(inputs[i], t, NULL))
-				goto out;
+	} else if (diff) {
+		if (load_inputs(inputs, 1, &vo, base, unit, sizeof(unit)) ||
+		    load_inputs(inputs + 1, 1, &vo, t, unit, sizeof(unit)))
+			goto out;
+	} else if (load_inputs(inputs, ninputs, &vo, t, unit, sizeof(unit))) {
+		goto out;
 	}
 	if (stacktree_total(t, STACKTREE_ROOT) == 0) {
 		tool_err("no samples in the input%s", diff ? " (after)" : "");
 		goto out;
 	}
 	o.base = base;
+	if (!o.unit)
+		o.unit = unit;
 
-	out = open_output(output, tmp, sizeof(tmp));
-	if (!out)
+	if (views_out_open(&out, output))
 		goto out;
-	err = flame_write(out, t, &o, &st);
-	if (out != stdout) {
-		if (fclose(out) != 0 && !err)
-			err = -EIO;
-	}
-	out = NULL;
-	if (err) {
+	err = flame_write(out.f, t, &o, &st);
+	if (err)
 		tool_err_code(output ? output : "<stdout>", err);
+	if (views_out_close(&out, !err) != 0 || err)
 		goto out;
-	}
-	if (tmp[0] && rename(tmp, output) != 0) {
-		tool_err_code(output, -errno);
-		goto out;
-	}
-	tmp[0] = '\0';
 	if (st.capped)
 		fprintf(stderr, "%s: note: drew the widest %zu frames, %zu left "
 				"out (minimum width raised to %.2f px; see "
@@ -311,8 +288,6 @@ int cmd_flamegraph(int argc, char **argv)
 			st.omitted, st.minwidth_px);
 	status = TOOL_EXIT_OK;
 out:
-	if (tmp[0])
-		unlink(tmp);
 	stacktree_free(t);
 	stacktree_free(base);
 	return status;

@@ -3,22 +3,22 @@
  * one line per distinct stack, sorted by stack: the input of FlameGraph's
  * flamegraph.pl and of every tool that reads its format.
  *
+ *	sym fold [options] [IN...]		raw, symbolized, pprof, folded
  *	sym fold --from perf-script [--pid|--tid] [--kernel] [--jit] [--all]
  *		 [--addrs] [--event-filter=EVENT] [-o OUT] [FILE|-]
  *
- * Each input format is one reader that puts samples into a fold_map
- * (foldmap.h); the map adds them up and writes them sorted.  The readers
- * are the table `inputs` below, chosen with --from; without --from the
- * input is the raw stack format of `sym record` and libsymprof
- * (docs/raw-format.md), whose reader is not written yet, so that path
- * says so and fails.  The options are the folding's, shared by every
- * reader: the root frame's process name with PID or PID/TID, and the
- * annotations of kernel and JIT frames and of unresolved addresses.
+ * Both paths put every sample into a fold_map (foldmap.h), which adds
+ * them up and writes them sorted.  Profiles (the default) come through the
+ * views' input layer (views.h): symbolized on the fly when they are not
+ * yet, every frame named (inline chains, annotations, a process or thread
+ * root frame) as every view names it.  `perf script` text comes through
+ * perfscript.h, folded exactly as FlameGraph's stackcollapse-perf.pl does.
  *
- * The output is written only once the whole input has been read without
- * error, so a failed run leaves no partial file behind (-o) or prints
- * nothing (stdout).  Exit status: 0, 1 (the input could not be read or
- * folded: a message with the line number), 2 (usage).
+ * The output is written only once every input has been read without
+ * error, to a temporary file renamed over OUT (views_out_open()), so a
+ * failed run leaves no partial file behind (-o) or prints nothing
+ * (stdout).  Exit status: 0, 1 (an input could not be read or folded:
+ * a message names it, with the line number when there is one), 2 (usage).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +30,7 @@
 #include "tools.h"
 #include "foldmap.h"
 #include "perfscript.h"
+#include "views.h"
 
 /* The folding options, whatever the input. */
 enum fold_flags {
@@ -46,10 +47,6 @@ struct fold_args {
 	const char *input;	/* a file name, "-" for stdin */
 };
 
-/* A reader: put the samples of @fd into @m; print its own errors. */
-typedef int (*fold_input_fn)(const struct fold_args *a, int fd,
-			     struct fold_map *m);
-
 /* Unrecognized lines quoted in warnings; the rest are only counted. */
 #define WARN_LINES 5
 /* Bytes of a line quoted in a warning. */
@@ -60,34 +57,36 @@ typedef int (*fold_input_fn)(const struct fold_args *a, int fd,
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sym fold --from perf-script [options] [FILE|-]\n"
+"usage: sym fold [options] [IN...]\n"
+"       sym fold --from perf-script [options] [FILE|-]\n"
 "\n"
 "Write the samples of a profile as folded stacks, \"root;...;leaf count\",\n"
 "one line per distinct stack, sorted by stack: the input of FlameGraph's\n"
-"flamegraph.pl.  The root frame is the process name.  FILE defaults to\n"
-"standard input.\n"
+"flamegraph.pl.  The count is the stack's samples (or weight with\n"
+"--value weight).  Several inputs are added together; without one, stdin\n"
+"is read.  An unsymbolized profile is symbolized first, as `sym symbolize`\n"
+"does; frames that do not resolve are module+0xADDR.\n"
 "\n"
-"  --from=perf-script    the input is `perf script` text; folded as\n"
-"                        FlameGraph's stackcollapse-perf.pl does: counts\n"
-"                        are the samples' periods when perf printed them\n"
-"                        (its default), else 1 per sample; only the first\n"
-"                        event's samples are kept\n"
-"                        (without --from: the raw stack format of sym\n"
-"                        record, not implemented yet)\n"
+"%s"
+"  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
+"  -h, --help            this help\n"
+"\n"
+"perf script text (--from perf-script), folded as FlameGraph's\n"
+"stackcollapse-perf.pl does: the root frame is the process name; counts\n"
+"are the samples' periods when perf printed them (its default), else 1\n"
+"per sample; only the first event's samples are kept.  Its options:\n"
 "  --pid                 process name as comm-PID (\"comm-?\" when the text\n"
 "                        has no PID: perf script -F comm,pid,tid,...)\n"
 "  --tid                 process name as comm-PID/TID\n"
-"  --kernel              append _[k] to kernel frames\n"
-"  --jit                 append _[j] to JIT frames (/tmp/perf-PID.map)\n"
-"  --all                 --kernel and --jit\n"
+"  --kernel, --jit, --all  _[k] after kernel frames, _[j] after JIT frames\n"
+"                        (/tmp/perf-PID.map), both\n"
 "  --addrs               unknown frames keep their address: [dso <addr>]\n"
 "  --event-filter=EVENT  keep the samples of EVENT (as perf script names it,\n"
 "                        e.g. cycles, cpu-clock:ppp) instead of the first\n"
-"  -o, --output=FILE     write to FILE instead of standard output\n"
-"  -h, --help            this help\n"
 "\n"
-"Exit status: 0, 1 when the input could not be read or folded (with the\n"
-"line number), 2 on a usage error.  See docs/views.md and sym(1).\n");
+"Exit status: 0, 1 when an input could not be read or folded (with the\n"
+"line number), 2 on a usage error.  See docs/views.md and sym(1).\n",
+		VIEWS_USAGE);
 }
 
 /* --- --from perf-script ------------------------------------------------ */
@@ -208,33 +207,75 @@ out:
 	return err;
 }
 
-/* --- without --from: the raw stack format ------------------------------- */
+/* --- profiles and folded stacks, through the views' input layer ------ */
 
-static int fold_raw(const struct fold_args *a, int fd, struct fold_map *m)
+/* Put every named stack of @v into @m. */
+static int fold_views(const struct views *v, struct fold_map *m)
 {
-	tool_err("not yet: only --from perf-script is implemented; folding "
-		 "the raw stack format (sym record, libsymprof) comes later");
-	return -ENOSYS;
+	const char **names = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < views_nstacks(v); i++) {
+		const struct views_stack *s = views_stack(v, i);
+
+		if (s->nframes > cap) {
+			const char **p = realloc(names, s->nframes *
+						 sizeof(*names));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			names = p;
+			cap = s->nframes;
+		}
+		for (uint32_t j = 0; j < s->nframes; j++)
+			names[j] = views_name(v, s->frames[j], NULL);
+		err = fold_map_add(m, names, s->nframes, s->value);
+	}
+	free(names);
+	if (err == -ERANGE)
+		tool_err("the sum of the counts passes 2^64 - 1");
+	else if (err)
+		tool_err("cannot fold: %s", strerror(-err));
+	return err;
 }
 
-static const struct {
-	const char *name;
-	fold_input_fn fn;
-} inputs[] = {
-	{ "perf-script", fold_perf_script },
+/* Read the inputs into @m: profiles (and folded stacks) with @vo. */
+static int fold_inputs(const struct views_opts *vo, char **inputs,
+		       size_t n, struct fold_map *m)
+{
+	char *stdin_only[] = { (char *)"-" };
+	struct views *v = NULL;
+	int err;
+
+	if (n == 0) {
+		inputs = stdin_only;
+		n = 1;
+	}
+	err = views_new(vo->flags, &v);
+	if (err)
+		tool_err("out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		err = views_load(v, inputs[i], vo);
+	if (!err)
+		err = fold_views(v, m);
+	views_free(v);
+	return err;
+}
+
+/* Options that only one of the two paths takes, for the usage check. */
+enum fold_only {
+	ONLY_PERF_SCRIPT = (1 << 0),	/* --addrs, --event-filter */
+	ONLY_PROFILE = (1 << 1),	/* --comm, --inline, --value, --server... */
 };
 
 int cmd_fold(int argc, char **argv)
 {
-	enum { OPT_FROM = 256, OPT_PID, OPT_TID, OPT_KERNEL, OPT_JIT, OPT_ALL,
-	       OPT_ADDRS, OPT_EVENT };
+	enum { OPT_ADDRS = 256, OPT_EVENT };
 	static const struct option longopts[] = {
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "pid", no_argument, NULL, OPT_PID },
-		{ "tid", no_argument, NULL, OPT_TID },
-		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "jit", no_argument, NULL, OPT_JIT },
-		{ "all", no_argument, NULL, OPT_ALL },
+		VIEWS_OPTIONS,
 		{ "addrs", no_argument, NULL, OPT_ADDRS },
 		{ "event-filter", required_argument, NULL, OPT_EVENT },
 		{ "output", required_argument, NULL, 'o' },
@@ -242,105 +283,118 @@ int cmd_fold(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fold_args a = { .input = "-" };
-	fold_input_fn fn = fold_raw;
+	struct views_opts vo = { 0 };
+	struct views_out out = { 0 };
 	const char *output = NULL;
 	struct fold_map *m = NULL;
-	FILE *out = stdout;
+	bool perf_script = false;
+	uint32_t only = 0;
 	int fd = -1, c, err, status = TOOL_EXIT_FAIL;
-	size_t i;
 
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_FROM:
-			for (i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
-				if (strcmp(optarg, inputs[i].name) == 0)
-					break;
-			if (i == sizeof(inputs) / sizeof(inputs[0])) {
-				tool_err("unknown input format '%s' (known: "
-					 "perf-script)", optarg);
-				return TOOL_EXIT_USAGE;
+		case VIEWS_OPT_FROM:
+			if (strcmp(optarg, "perf-script") == 0) {
+				perf_script = true;
+				continue;
 			}
-			fn = inputs[i].fn;
 			break;
-		case OPT_PID:
-			a.flags |= FOLD_PID;
-			break;
-		case OPT_TID:
-			a.flags |= FOLD_TID;
-			break;
-		case OPT_KERNEL:
-			a.flags |= FOLD_KERNEL;
-			break;
-		case OPT_JIT:
-			a.flags |= FOLD_JIT;
-			break;
-		case OPT_ALL:
-			a.flags |= FOLD_KERNEL | FOLD_JIT;
+		case VIEWS_OPT_COMM:
+		case VIEWS_OPT_INLINE:
+		case VIEWS_OPT_VALUE:
+		case VIEWS_OPT_QUIET:
+		case 'q':
+		case TOOL_OPT_SERVER:
+		case TOOL_OPT_STORE:
+		case TOOL_OPT_WAIT_MS:
+			only |= ONLY_PROFILE;
 			break;
 		case OPT_ADDRS:
 			a.flags |= FOLD_ADDRS;
-			break;
+			only |= ONLY_PERF_SCRIPT;
+			continue;
 		case OPT_EVENT:
 			if (!optarg[0]) {
 				tool_err("--event-filter needs an event name");
 				return TOOL_EXIT_USAGE;
 			}
 			a.event = optarg;
-			break;
+			only |= ONLY_PERF_SCRIPT;
+			continue;
 		case 'o':
 			output = optarg;
-			break;
+			continue;
 		case 'h':
 			usage(stdout);
 			return TOOL_EXIT_OK;
 		default:
+			break;
+		}
+		err = views_getopt(c, optarg, &vo);
+		if (err < 0)
+			return TOOL_EXIT_USAGE;
+		if (err == 0) {
 			usage(stderr);
 			return TOOL_EXIT_USAGE;
 		}
 	}
-	if (argc - optind > 1) {
+	if (perf_script && (only & ONLY_PROFILE)) {
+		tool_err("--comm, --inline, --value, --quiet, --server, --store "
+			 "and --wait-ms are for profiles, not --from "
+			 "perf-script");
+		return TOOL_EXIT_USAGE;
+	}
+	if (!perf_script && (only & ONLY_PERF_SCRIPT)) {
+		tool_err("--addrs and --event-filter are for --from "
+			 "perf-script");
+		return TOOL_EXIT_USAGE;
+	}
+	if (perf_script && argc - optind > 1) {
 		tool_err("one input file at most");
 		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
+	if (vo.flags & VIEWS_PID)
+		a.flags |= FOLD_PID;
+	if (vo.flags & VIEWS_TID)
+		a.flags |= FOLD_TID;
+	if (vo.flags & VIEWS_KERNEL)
+		a.flags |= FOLD_KERNEL;
+	if (vo.flags & VIEWS_JIT)
+		a.flags |= FOLD_JIT;
 	if (optind < argc)
 		a.input = argv[optind];
 
-	if (strcmp(a.input, "-") == 0) {
-		fd = STDIN_FILENO;
-	} else {
-		fd = open(a.input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			tool_err_code(a.input, -errno);
-			return TOOL_EXIT_FAIL;
-		}
-	}
 	err = fold_map_new(&m);
 	if (err) {
 		tool_err_code(a.input, err);
 		goto out;
 	}
-	if (fn(&a, fd, m) != 0)
-		goto out;
-
-	if (output) {
-		out = fopen(output, "w");
-		if (!out) {
-			tool_err_code(output, -errno);
-			goto out;
+	if (perf_script) {
+		if (strcmp(a.input, "-") == 0) {
+			fd = STDIN_FILENO;
+		} else {
+			fd = open(a.input, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				tool_err_code(a.input, -errno);
+				goto out;
+			}
 		}
+		if (fold_perf_script(&a, fd, m) != 0)
+			goto out;
+	} else if (fold_inputs(&vo, argv + optind, (size_t)(argc - optind),
+			       m) != 0) {
+		goto out;
 	}
-	err = fold_map_write(m, out);
-	if (fflush(out) != 0 && !err)
-		err = -EIO;
-	if (out != stdout && fclose(out) != 0 && !err)
-		err = -EIO;
-	if (err) {
+
+	if (views_out_open(&out, output) != 0)
+		goto out;
+	err = fold_map_write(m, out.f);
+	if (err)
 		tool_err("cannot write '%s': %s", output ? output : "stdout",
 			 err == -EIO ? strerror(errno) : strerror(-err));
-		goto out;
-	}
-	status = TOOL_EXIT_OK;
+	if (views_out_close(&out, !err) == 0 && !err)
+		status = TOOL_EXIT_OK;
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);

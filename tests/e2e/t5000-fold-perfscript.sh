@@ -207,8 +207,8 @@ printf 'p 1/1 1.0: 18446744073709551615 cycles:\n\t1 f (/x)\n\np 1/1 1.0: 1 cycl
 fails "a sum over 64 bits is an error" "a count does not fit 64 bits" $FOLD "$T/sum.txt"
 fails "text that is not perf script is an error" "no samples: is this .perf script. output" $FOLD "$T/text.txt"
 fails "a missing file is an error" "'$T/nope.txt'" $FOLD "$T/nope.txt"
-fails "without --from: not yet" "not yet: only --from perf-script" $SYM fold "$T/a.txt"
-$SYM fold --from pprof "$T/a.txt" > /dev/null 2> "$T/u.err"
+fails "without --from, perf script text is read as folded stacks, with a hint" "looks like perf script text: .sym fold --from perf-script. reads it" $SYM fold "$T/a.txt"
+$SYM fold --from perf-scrip "$T/a.txt" > /dev/null 2> "$T/u.err"
 is "an unknown --from is a usage error" "$?" 2
 $FOLD "$T/a.txt" "$T/b.txt" > /dev/null 2>&1
 is "two input files are a usage error" "$?" 2

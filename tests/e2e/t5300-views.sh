@@ -1,0 +1,273 @@
+#!/bin/sh
+# The views of a profile: sym fold (profiles), sym tree, sym report and
+# sym flamegraph through the shared input layer (tools/views.c).
+#
+# A program built here (fixtures/src/views_prog.c, gcc -O2 -g: main ->
+# parse -> {hot, warm}, main -> compute -> hot, main -> warm, mix()
+# inlined into hot()), and a raw profile written by hand with known
+# counts at its addresses (found with nm, objdump and addr2line), plus a
+# kernel map, an anonymous (JIT) map, a library nobody has and an empty
+# stack, over two threads.  It is symbolized on the fly through a local
+# store (--store $T/store, converted from the program).  Checked:
+#   - fold: the folded stacks of the known shape, exactly (inline frames
+#     marked _[i]; kernel _[k] and JIT _[j] with --kernel/--jit; process
+#     and thread root frames; --inline=plain|none; --value weight), the
+#     totals equal the sample counts, and the same output from the
+#     symbolized form, from pprof, from stdin and from the folded output
+#     itself;
+#   - tree: total = self + children's totals at every node, the root
+#     holds every sample, each node is what the stacks give, pruning with
+#     --min says what it left out; top-down and --inverted
+#     (tests/e2e/views_check.py);
+#   - report: the ranking, each share and its Wilson interval, the '='
+#     marks and the pairs the multinomial difference test cannot tell
+#     apart, and the samples a resolution needs, recomputed in Python
+#     from the folded counts; --value weight gives the same shares;
+#   - flamegraph: a raw profile gives the same SVG bytes as its folded
+#     stacks (plain, annotated, differential);
+#   - bad input: clear messages, exit 1; usage errors exit 2; -o is
+#     atomic.
+. "$(dirname "$0")/lib.sh"
+need gcc objdump nm addr2line python3
+plan 95
+
+CHECK="$SYM_ROOT/tests/e2e/views_check.py"
+# check_points LABEL CMD...: views_check.py's "ok - " lines as TAP points.
+check_points() {
+	_lb=$1; shift
+	"$@" > "$T/check.out" 2>&1
+	_n=$_tap_n
+	while IFS= read -r _l; do
+		case $_l in
+		"ok - "*) _tap 0 "$_lb: ${_l#ok - }" ;;
+		"not ok - "*) _tap 1 "$_lb: ${_l#not ok - }" ;;
+		*) echo "$_l" ;;
+		esac
+	done < "$T/check.out"
+	[ "$_tap_n" -gt "$_n" ] || { _tap 1 "the checker ran: $*"; sed 's/^/# /' "$T/check.out"; }
+}
+
+# --- the program ------------------------------------------------------------
+cp "$SYM_ROOT/fixtures/src/views_prog.c" "$T/views_prog.c"
+(cd "$T" && gcc -O2 -g -o prog views_prog.c) > "$T/build.log" 2>&1
+ok "build the program (gcc -O2 -g)" test -s "$T/prog"
+BID=$("$SYM" buildid "$T/prog" | cut -d' ' -f1)
+dis=$(objdump -d --no-show-raw-insn "$T/prog")
+sym_addr() { nm "$T/prog" | awk -v s="$1" '$3 == s { print $1 }' | sed 's/^0*//'; }
+# ret_after FUNC CALLEE: the return address of FUNC's call of CALLEE.
+ret_after() {
+	echo "$dis" | awk -v f="<$1>:" -v c="<$2>" '$2 == f { on = 1; next }
+		on && /^$/ { exit }
+		on && want { sub(":", "", $1); print $1; exit }
+		on && $2 == "call" && $4 == c { want = 1 }'
+}
+hot=$(sym_addr hot)
+warm=$(sym_addr warm)
+# A PC of hot() inside the inlined mix(): addr2line -i says mix, then hot.
+hot_inl=
+for pc in $(echo "$dis" | awk '/^[0-9a-f]+ <hot>:/ { on = 1; next }
+	on && /^$/ { exit } on { sub(":", "", $1); print $1 }'); do
+	if [ "$(addr2line -i -f -e "$T/prog" "0x$pc" | awk 'NR % 2' | tr '\n' ' ')" = "mix hot " ]; then
+		hot_inl=$pc
+		break
+	fi
+done
+r_ph=$(ret_after parse hot)
+r_pw=$(ret_after parse warm)
+r_ch=$(ret_after compute hot)
+r_mp=$(ret_after main parse)
+r_mc=$(ret_after main compute)
+r_mw=$(ret_after main warm)
+ok "addresses: an inlined PC in hot, hot's and warm's entries, six return addresses" \
+	test -n "$hot_inl" -a -n "$hot" -a -n "$warm" -a -n "$r_ph" -a -n "$r_pw" \
+	-a -n "$r_ch" -a -n "$r_mp" -a -n "$r_mc" -a -n "$r_mw" \
+	-a "$(addr2line -f -e "$T/prog" "0x$hot" | head -1)" = hot
+
+# --- the profile: 1045 samples, known stacks --------------------------------
+# Weights are 1,000,000 ns a sample (the period), so --value weight gives
+# the same shares.
+cat > "$T/in.raw" <<EOF
+sym-raw 1
+host testhost
+event cpu-clock
+period 1000000
+weight-unit ns
+samples 1045
+process 100 0 100 views%20prog
+thread 100 100 views%20prog
+thread 100 101 worker
+map 0 file 100 555555554000 555555556000 0 0 $BID $T/prog
+map 1 anon 100 7f2000000000 7f2000010000 0 0 - [anon:jit]
+map 2 file 100 7f1000000000 7f1000010000 0 0 deadbeef00112233445566778899aabbccddeeff /opt/gone/libgone.so
+map 3 kernel -1 ffff800000000000 ffffffffffffffff 0 ffff800000000000 0011223344556677 [kernel.kallsyms]
+stack 400 400000000 100 100 - p0:$hot_inl r0:$r_ph r0:$r_mp
+stack 300 300000000 100 101 - p0:$hot r0:$r_ch r0:$r_mc
+stack 170 170000000 100 100 - p0:$warm r0:$r_pw r0:$r_mp
+stack 110 110000000 100 101 - p0:$warm r0:$r_mw
+stack 30 30000000 100 100 - p0:$hot_inl r0:$r_ch r0:$r_mc
+stack 20 20000000 100 100 - p3:ffffffff81000100 r3:ffffffff81000200 p0:$warm r0:$r_mw
+stack 5 5000000 100 100 - p1:100 r0:$r_mp
+stack 7 7000000 100 100 - p2:4321 r0:$r_mw
+stack 3 3000000 100 100 -
+end
+EOF
+S="--store $T/store"
+
+# --- fold -------------------------------------------------------------------
+"$SYM" fold $S "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
+is "fold: exit 0" "$?" 0
+sed 's/^/# /' "$T/f.err"
+run_compare "fold: the stacks of the known shape, sorted, inlined mix() marked _[i]" \
+	cat "$T/f.folded" <<'EOF'
+[no stack] 3
+main;[anon:jit]+0x100 5
+main;compute;hot 300
+main;compute;hot;mix_[i] 30
+main;libgone.so+0x4321 7
+main;parse;hot;mix_[i] 400
+main;parse;warm 170
+main;warm 110
+main;warm;[kernel.kallsyms]+0xffffffff81000200;[kernel.kallsyms]+0xffffffff81000100 20
+EOF
+is "fold: the counts add up to the samples" \
+	"$(awk '{ n += $NF } END { print n }' "$T/f.folded")" 1045
+ok "fold: the symbolization summary on stderr names the missing library" \
+	grep -q "libgone.so (deadbeef): missing 1" "$T/f.err"
+run_compare "fold --tid --all: thread roots, _[k] kernel and _[j] JIT frames" \
+	"$SYM" fold $S -q --tid --all "$T/in.raw" <<'EOF'
+views_prog-100/100 3
+views_prog-100/100;main;[anon:jit]+0x100_[j] 5
+views_prog-100/100;main;compute;hot;mix_[i] 30
+views_prog-100/100;main;libgone.so+0x4321 7
+views_prog-100/100;main;parse;hot;mix_[i] 400
+views_prog-100/100;main;parse;warm 170
+views_prog-100/100;main;warm;[kernel.kallsyms]+0xffffffff81000200_[k];[kernel.kallsyms]+0xffffffff81000100_[k] 20
+worker-100/101;main;compute;hot 300
+worker-100/101;main;warm 110
+EOF
+run_compare "fold --pid --inline=none: process roots, inlined functions left out" \
+	"$SYM" fold $S -q --pid --inline=none "$T/in.raw" <<'EOF'
+views_prog-100 3
+views_prog-100;main;[anon:jit]+0x100 5
+views_prog-100;main;compute;hot 330
+views_prog-100;main;libgone.so+0x4321 7
+views_prog-100;main;parse;hot 400
+views_prog-100;main;parse;warm 170
+views_prog-100;main;warm 110
+views_prog-100;main;warm;[kernel.kallsyms]+0xffffffff81000200;[kernel.kallsyms]+0xffffffff81000100 20
+EOF
+"$SYM" fold $S -q --comm --inline=plain "$T/in.raw" > "$T/plain.folded"
+is "fold --comm --inline=plain: one root, mix unmarked" \
+	"$(grep -c '^views_prog[; ]' "$T/plain.folded") $(grep -c 'mix_\[i\]' "$T/plain.folded") $(grep -c ';mix ' "$T/plain.folded")" "9 0 2"
+"$SYM" fold $S -q --value weight "$T/in.raw" > "$T/w.folded"
+is "fold --value weight: the weights (ns)" \
+	"$(awk '{ print $NF / 1000000 }' "$T/w.folded" | tr '\n' ' ')" \
+	"$(awk '{ print $NF }' "$T/f.folded" | tr '\n' ' ')"
+
+# The same profile in every other form folds the same.
+"$SYM" symbolize $S -q -o "$T/sym.raw" "$T/in.raw"
+"$SYM" fold --store "$T/nostore" "$T/sym.raw" > "$T/sym.folded" 2> "$T/sym.err"
+ok "fold of the symbolized form: the same, symbolized once already (no summary, no store)" \
+	sh -c "cmp '$T/f.folded' '$T/sym.folded' && ! test -s '$T/sym.err' && ! test -e '$T/nostore'"
+"$SYM" convert --to pprof -o "$T/in.pb.gz" "$T/in.raw"
+"$SYM" fold $S -q "$T/in.pb.gz" > "$T/pprof.folded"
+ok "fold of the pprof form: the same" cmp "$T/f.folded" "$T/pprof.folded"
+"$SYM" convert --to pprof -o "$T/sym.pb.gz" "$T/sym.raw"
+"$SYM" fold --store "$T/nostore" -q "$T/sym.pb.gz" > "$T/sympprof.folded"
+ok "fold of a symbolized pprof: the same" cmp "$T/f.folded" "$T/sympprof.folded"
+cat "$T/in.raw" | "$SYM" fold $S -q > "$T/stdin.folded"
+ok "fold of stdin (a pipe): the same" cmp "$T/f.folded" "$T/stdin.folded"
+"$SYM" fold < "$T/f.folded" > "$T/again.folded"
+ok "fold of the folded output: the same" cmp "$T/f.folded" "$T/again.folded"
+"$SYM" fold $S -q "$T/in.raw" "$T/sym.raw" > "$T/two.folded"
+is "fold of two inputs adds them up" \
+	"$(awk '{ n += $NF } END { print n, NR }' "$T/two.folded")" "2090 9"
+
+# --- tree -------------------------------------------------------------------
+"$SYM" tree $S -q --min 0 "$T/in.raw" > "$T/tree.txt"
+is "tree --min 0: exit 0" "$?" 0
+check_points "tree" python3 "$CHECK" tree "$T/f.folded" "$T/tree.txt" --min 0
+"$SYM" tree $S -q --inverted --min 0 "$T/in.raw" > "$T/inv.txt"
+check_points "tree --inverted" python3 "$CHECK" tree "$T/f.folded" "$T/inv.txt" --inverted --min 0
+"$SYM" tree $S -q --min 5 --tid --all "$T/in.raw" > "$T/tree5.txt"
+"$SYM" fold $S -q --tid --all "$T/in.raw" > "$T/tid.folded"
+check_points "tree --min 5 --tid --all" python3 "$CHECK" tree "$T/tid.folded" "$T/tree5.txt" --min 5
+ok "tree: the inlined function sits under hot, the leaf of the hot path" \
+	grep -q '^  *400  *38.28%  *400  *38.28%  *mix_\[i\]$' "$T/tree.txt"
+
+# --- report -----------------------------------------------------------------
+"$SYM" report $S -q "$T/in.raw" > "$T/report.txt"
+is "report: exit 0" "$?" 0
+sed 's/^/# /' "$T/report.txt"
+check_points "report" python3 "$CHECK" report "$T/f.folded" "$T/report.txt"
+"$SYM" report $S -q --top 4 --resolution 0.2 --conf 99 "$T/in.raw" > "$T/report99.txt"
+check_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "$T/f.folded" "$T/report99.txt" \
+	--top 4 --resolution 0.2 --conf 99
+ok "report: says plainly that hot and warm cannot be told apart" \
+	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
+"$SYM" report $S -q --value weight "$T/in.raw" > "$T/reportw.txt"
+strip_counts() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+%/ { $2 = ""; print }' "$1"; }
+is "report --value weight: equal weights give the same shares and intervals" \
+	"$(strip_counts "$T/reportw.txt" | md5sum)" "$(strip_counts "$T/report.txt" | md5sum)"
+
+# --- flamegraph ---------------------------------------------------------------
+"$SYM" flamegraph $S -q -o "$T/raw.svg" "$T/in.raw"
+"$SYM" flamegraph -o "$T/folded.svg" "$T/f.folded"
+ok "flamegraph: a raw profile gives the same SVG as its folded stacks" \
+	cmp "$T/raw.svg" "$T/folded.svg"
+"$SYM" flamegraph $S -q --tid --all --icicle -o "$T/raw2.svg" "$T/in.raw"
+"$SYM" flamegraph --icicle -o "$T/folded2.svg" "$T/tid.folded"
+ok "flamegraph --tid --all --icicle: the same as from the folded stacks" \
+	cmp "$T/raw2.svg" "$T/folded2.svg"
+ok "flamegraph: inlined, kernel and JIT frames are drawn with their marks" \
+	sh -c "grep -q '>mix_\[i\] (' '$T/raw2.svg' && grep -q '0xffffffff81000100_\[k\] (' '$T/raw2.svg' && grep -q '+0x100_\[j\] (' '$T/raw2.svg'"
+"$SYM" flamegraph $S -q --diff -o "$T/diffraw.svg" "$T/in.pb.gz" "$T/sym.raw"
+"$SYM" flamegraph --diff -o "$T/difffolded.svg" "$T/f.folded" "$T/f.folded"
+ok "flamegraph --diff of a pprof and a symbolized profile: as from folded" \
+	cmp "$T/diffraw.svg" "$T/difffolded.svg"
+
+# --- bad input, usage, output -------------------------------------------------
+printf 'sym-raw 1\nperiod 1\nweight-unit ns\nstack 1 1 1 1 - p7:10\nend\n' > "$T/bad.raw"
+for cmd in fold tree report flamegraph; do
+	"$SYM" $cmd $S "$T/bad.raw" > "$T/out" 2> "$T/err"
+	is "$cmd: a malformed profile: exit 1, the reader's message with the line, no output" \
+		"$? $(grep -c "^sym $cmd: '$T/bad.raw': malformed profile: line 4: frame names map 7" "$T/err") $(wc -c < "$T/out")" \
+		"1 1 0"
+done
+"$SYM" report "$T/f.folded" > /dev/null 2> "$T/err"
+is "report refuses folded stacks" "$? $(cat "$T/err")" \
+	"1 sym report: '$T/f.folded': folded stacks are not read here: their counts may be periods rather than samples; give the raw or pprof profile"
+"$SYM" tree "$T/nope.raw" > /dev/null 2> "$T/err"
+is "a missing input" "$? $(cat "$T/err")" "1 sym tree: '$T/nope.raw': No such file or directory"
+printf '\0\1\2 not a profile' > "$T/junk"
+"$SYM" fold "$T/junk" > /dev/null 2> "$T/err"
+is "binary junk: exit 1 with the pprof reader's message" \
+	"$? $(grep -c "'$T/junk'" "$T/err")" "1 1"
+printf 'sym-raw 1\nperiod 1\nweight-unit ns\nend\n' > "$T/empty.raw"
+"$SYM" tree -q "$T/empty.raw" > /dev/null 2> "$T/err"
+is "a profile without samples: tree says so" "$? $(cat "$T/err")" "1 sym tree: no samples in the input"
+"$SYM" fold "$T/empty.raw" > "$T/out" 2> /dev/null
+is "a profile without samples folds to nothing" "$? $(wc -c < "$T/out")" "0 0"
+printf 'prog 1/1 1.0: 1 cycles:\n\t1 f (/x)\n\n' > "$T/ps.txt"
+"$SYM" fold "$T/ps.txt" > /dev/null 2> "$T/err"
+ok "perf script text without --from: a hint" grep -q "looks like perf script text" "$T/err"
+for bad in "fold --inline=sometimes" "fold --value bytes" "fold --addrs" \
+	   "fold --from perf-script --value weight" "tree --min 101" \
+	   "report --top 0" "report --resolution 0" "report --conf 100" \
+	   "fold --from yaml"; do
+	# shellcheck disable=SC2086
+	"$SYM" $bad "$T/in.raw" > /dev/null 2>&1
+	is "usage error: $bad exits 2" "$?" 2
+done
+echo old > "$T/out.txt"
+"$SYM" tree $S -q -o "$T/out.txt" "$T/bad.raw" 2> /dev/null
+is "a failed run leaves -o alone, and no temporary file" \
+	"$(cat "$T/out.txt") $(ls "$T" | grep -c '^out\.txt\.')" "old 0"
+"$SYM" report $S -q -o "$T/out.txt" "$T/in.raw"
+ok "-o writes the file" cmp "$T/out.txt" "$T/report.txt"
+ok "--help of each view names its options" sh -c "
+	$SYM fold --help | grep -q -- --inline= &&
+	$SYM tree --help | grep -q -- --inverted &&
+	$SYM report --help | grep -q -- --resolution &&
+	$SYM flamegraph --help | grep -q -- --store"
+done_testing

@@ -1,0 +1,914 @@
+/*
+ * views.c - the input layer of the profile views (views.h): inputs of any
+ * format in, named stacks out; and the atomic output file.
+ *
+ * Storage: every stack's name ids sit in one array (ids), each stack
+ * holds its offset into it while the array may still move, and the
+ * stacks' frame pointers are set once an input is complete.  Names are
+ * interned as the children of the root of a private stacktree: stacktree
+ * keeps each distinct name once and finds a child by a hash of its name,
+ * which is exactly an interning table, and a child's node id is the
+ * name's id (1 and up; the root, 0, is no name).
+ *
+ * Frames are named through the profile's symbolization
+ * (sym_prof_location(), O(1)); an input that has none is symbolized
+ * first by tool_prof_load() (tools/symbolize.c), the same code as `sym
+ * symbolize`.
+ *
+ * stdin: telling a format needs its first bytes and reading needs all of
+ * them, so stdin that is not a regular file is copied into a memfd,
+ * which then becomes fd 0: /dev/stdin opens it again from its start (up
+ * to 1 GiB, what the profile readers take).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "views.h"
+
+/* Bytes of an input looked at to tell its format: the longest folded
+ * line, and more. */
+#define SNIFF_BYTES (STACKTREE_LINE_MAX + 4096)
+/* Most bytes of stdin kept in memory. */
+#define STDIN_MAX (1ull << 30)
+/* Digits of a build ID that name a module without a path. */
+#define BUILD_ID_DIGITS 8
+
+struct vstack {
+	struct views_stack pub;
+	size_t off;		/* of pub.frames in views.ids */
+};
+
+struct views {
+	uint32_t flags;			/* enum views_flags */
+	struct stacktree *names;	/* names: the root's children */
+	struct vstack *stacks;
+	size_t nstacks, stacks_cap;
+	uint32_t *ids;			/* frames of every stack */
+	size_t nids, ids_cap;
+	struct views_input *inputs;
+	size_t ninputs, inputs_cap;
+	uint64_t total;
+	char *buf;			/* a name being built */
+	size_t buf_cap;
+};
+
+/* Grow *arr to hold @want elements of @size bytes. */
+static int grow(void *arr, size_t *cap, size_t want, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (want <= *cap)
+		return 0;
+	while (n < want) {
+		if (n > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		n *= 2;
+	}
+	p = realloc(*(void **)arr, n * size);
+	if (!p)
+		return -ENOMEM;
+	*(void **)arr = p;
+	*cap = n;
+	return 0;
+}
+
+int views_new(uint32_t flags, struct views **out)
+{
+	struct views *v = calloc(1, sizeof(*v));
+
+	*out = NULL;
+	if (!v || stacktree_new(&v->names)) {
+		free(v);
+		return -ENOMEM;
+	}
+	v->flags = flags;
+	*out = v;
+	return 0;
+}
+
+static void input_release(struct views_input *in)
+{
+	free(in->host);
+	free(in->weight_unit);
+	free(in->event);
+}
+
+void views_free(struct views *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->ninputs; i++)
+		input_release(&v->inputs[i]);
+	free(v->inputs);
+	stacktree_free(v->names);
+	free(v->stacks);
+	free(v->ids);
+	free(v->buf);
+	free(v);
+}
+
+size_t views_nstacks(const struct views *v)
+{
+	return v->nstacks;
+}
+
+const struct views_stack *views_stack(const struct views *v, size_t i)
+{
+	return i < v->nstacks ? &v->stacks[i].pub : NULL;
+}
+
+size_t views_nnames(const struct views *v)
+{
+	return stacktree_size(v->names);
+}
+
+const char *views_name(const struct views *v, uint32_t id, size_t *len)
+{
+	if (id == 0 || id >= stacktree_size(v->names)) {
+		if (len)
+			*len = 0;
+		return "";
+	}
+	return stacktree_name(v->names, id, len);
+}
+
+uint64_t views_total(const struct views *v)
+{
+	return v->total;
+}
+
+size_t views_ninputs(const struct views *v)
+{
+	return v->ninputs;
+}
+
+const struct views_input *views_input(const struct views *v, size_t i)
+{
+	return i < v->ninputs ? &v->inputs[i] : NULL;
+}
+
+const char *views_unit(const struct views *v)
+{
+	const char *u = NULL;
+
+	if (!(v->flags & VIEWS_WEIGHT))
+		return "samples";
+	for (size_t i = 0; i < v->ninputs; i++)
+		if (v->inputs[i].weight_unit)
+			u = v->inputs[i].weight_unit;
+	return u ? u : "weight";
+}
+
+/* ---- names ---- */
+
+/* Make room for @n more bytes in the name buffer. */
+static int buf_room(struct views *v, size_t used, size_t n)
+{
+	if (n > SIZE_MAX - used - 1)
+		return -ENOMEM;
+	return grow(&v->buf, &v->buf_cap, used + n + 1, 1);
+}
+
+/*
+ * Append @s to the name being built at v->buf + *len, made safe for the
+ * folded format: ';' becomes ':', line ends spaces.
+ */
+static int buf_put(struct views *v, size_t *len, const char *s, size_t n)
+{
+	int err = buf_room(v, *len, n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		v->buf[*len + i] = c == ';' ? ':' :
+				   c == '\n' || c == '\r' ? ' ' : c;
+	}
+	*len += n;
+	v->buf[*len] = '\0';
+	return 0;
+}
+
+/* Append a name, from the buffer, to the current stack. */
+static int push_buf(struct views *v, size_t len)
+{
+	uint32_t id;
+	int err = stacktree_child(v->names, STACKTREE_ROOT, v->buf, len, &id);
+
+	if (!err)
+		err = grow(&v->ids, &v->ids_cap, v->nids + 1, sizeof(*v->ids));
+	if (!err)
+		v->ids[v->nids++] = id;
+	return err;
+}
+
+/* Append the name @s (@n bytes) with @suffix (may be NULL). */
+static int push_name(struct views *v, const char *s, size_t n,
+		     const char *suffix)
+{
+	size_t len = 0;
+	int err = buf_put(v, &len, s, n);
+
+	if (!err && suffix)
+		err = buf_put(v, &len, suffix, strlen(suffix));
+	return err ? err : push_buf(v, len);
+}
+
+/* ---- profiles ---- */
+
+/* The module part of "module+0xADDR" for map @m (NULL: no map). */
+static void module_name(const struct sym_prof_map *m, char *out, size_t len)
+{
+	const char *slash;
+
+	if (m && m->path) {
+		slash = strrchr(m->path, '/');
+		snprintf(out, len, "%s", slash && slash[1] ? slash + 1 : m->path);
+	} else if (m && m->build_id) {
+		snprintf(out, len, "%.*s", BUILD_ID_DIGITS, m->build_id);
+	} else if (m && m->kind == SYM_PROF_MAP_ANON) {
+		snprintf(out, len, "[anon]");
+	} else {
+		snprintf(out, len, "[unknown]");
+	}
+}
+
+/* The annotation of a frame of map @m that is not an inlined call. */
+static const char *map_suffix(const struct views *v,
+			      const struct sym_prof_map *m)
+{
+	if (!m)
+		return NULL;
+	if (m->kind == SYM_PROF_MAP_KERNEL && (v->flags & VIEWS_KERNEL))
+		return "_[k]";
+	if (m->kind == SYM_PROF_MAP_ANON && (v->flags & VIEWS_JIT))
+		return "_[j]";
+	return NULL;
+}
+
+/* Append the names of frame @f: its inline chain, real function first. */
+static int push_frame(struct views *v, const struct sym_prof *p,
+		      const struct sym_prof_frame *f)
+{
+	const struct sym_prof_map *m =
+		f->map == SYM_PROF_NOMAP ? NULL : sym_prof_map(p, f->map);
+	const char *suffix = map_suffix(v, m);
+	const struct sym_prof_line *lines = NULL;
+	uint32_t status = SYM_PROF_LOC_ERROR;
+	size_t n = 0, j, last;
+	char mod[256], name[300];
+	int err;
+
+	if (sym_prof_location(p, f, &status, &lines, &n) != 0 ||
+	    status != SYM_PROF_LOC_OK)
+		n = 0;
+	/* A line without a function (rare) is named like an unresolved
+	 * frame, so that no frame of the chain is lost. */
+	module_name(m, mod, sizeof(mod));
+	snprintf(name, sizeof(name), "%s+0x%llx", mod,
+		 (unsigned long long)f->addr);
+	if (n == 0)
+		return push_name(v, name, strlen(name), suffix);
+	last = v->flags & VIEWS_INLINE_NONE ? n - 1 : 0;
+	for (j = n; j-- > last;) {
+		const struct sym_prof_line *l = &lines[j];
+		const char *sfx = suffix;
+
+		if ((l->flags & SYM_PROF_LINE_INLINED) &&
+		    !(v->flags & VIEWS_INLINE_PLAIN))
+			sfx = "_[i]";
+		if (l->function)
+			err = push_name(v, l->function, strlen(l->function),
+					sfx);
+		else
+			err = push_name(v, name, strlen(name), sfx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The root frame of a stack: comm, comm-PID or comm-PID/TID. */
+static int push_process(struct views *v, const struct sym_prof *p,
+			const struct sym_prof_stack *s)
+{
+	const char *pcomm = s->pid ? sym_prof_process(p, s->pid, NULL, NULL)
+				   : NULL;
+	const char *tcomm = s->tid ? sym_prof_thread(p, s->tid) : NULL;
+	const char *comm;
+	char id[48] = "";
+	size_t len = 0, i, start;
+	int err;
+
+	/* A thread frame names the thread; a process frame the process. */
+	if (v->flags & VIEWS_TID)
+		comm = tcomm ? tcomm : pcomm;
+	else
+		comm = pcomm ? pcomm : tcomm;
+	if (!comm)
+		comm = "[unknown]";
+	err = buf_put(v, &len, comm, strlen(comm));
+	if (err)
+		return err;
+	for (i = 0; i < len; i++)
+		if (v->buf[i] == ' ' || v->buf[i] == '\t')
+			v->buf[i] = '_';
+	if (v->flags & (VIEWS_PID | VIEWS_TID)) {
+		start = 0;
+		if (s->pid)
+			start = (size_t)snprintf(id, sizeof(id), "-%d", s->pid);
+		else
+			start = (size_t)snprintf(id, sizeof(id), "-?");
+		if (v->flags & VIEWS_TID) {
+			if (s->tid)
+				snprintf(id + start, sizeof(id) - start, "/%d",
+					 s->tid);
+			else
+				snprintf(id + start, sizeof(id) - start, "/?");
+		}
+		err = buf_put(v, &len, id, strlen(id));
+		if (err)
+			return err;
+	}
+	return push_buf(v, len);
+}
+
+/* Start a stack: its root frame when asked for.  *start is its offset. */
+static int stack_begin(struct views *v, const struct sym_prof *p,
+		       const struct sym_prof_stack *s, size_t *start)
+{
+	*start = v->nids;
+	if (p && (v->flags & (VIEWS_COMM | VIEWS_PID | VIEWS_TID)))
+		return push_process(v, p, s);
+	return 0;
+}
+
+/* Finish the stack begun at @start with its numbers. */
+static int stack_end(struct views *v, size_t start, uint64_t count,
+		     uint64_t weight, int32_t pid, int32_t tid, uint32_t flags)
+{
+	struct vstack *vs;
+	uint64_t value = v->flags & VIEWS_WEIGHT ? weight : count;
+	int err;
+
+	if (v->nids == start) {
+		err = push_name(v, "[no stack]", strlen("[no stack]"), NULL);
+		if (err)
+			return err;
+	}
+	if (v->nids - start > UINT32_MAX)
+		return -E2BIG;
+	if (value > UINT64_MAX - v->total)
+		return -ERANGE;
+	err = grow(&v->stacks, &v->stacks_cap, v->nstacks + 1,
+		   sizeof(*v->stacks));
+	if (err)
+		return err;
+	vs = &v->stacks[v->nstacks++];
+	*vs = (struct vstack){
+		.pub = { .nframes = (uint32_t)(v->nids - start),
+			 .flags = flags, .count = count, .weight = weight,
+			 .value = value, .pid = pid, .tid = tid,
+			 .input = (uint32_t)v->ninputs },
+		.off = start,
+	};
+	v->total += value;
+	return 0;
+}
+
+/* Copy @s (NULL stays NULL) into *out. */
+static int dup_str(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* Append every stack of profile @p, as input @in. */
+static int add_profile(struct views *v, const struct sym_prof *p,
+		       struct views_input *in)
+{
+	const struct sym_prof_header *h = sym_prof_header(p);
+	const uint32_t known = (1u << SYM_PROF_NFLAGS) - 1;
+	size_t i, start;
+	uint32_t j;
+	int err;
+
+	if (dup_str(h->host, &in->host) ||
+	    dup_str(h->weight_unit, &in->weight_unit) ||
+	    dup_str(h->event, &in->event))
+		return -ENOMEM;
+	in->period = h->period;
+	in->frequency = h->frequency;
+	in->duration_ns = h->duration_ns;
+	in->lost = h->lost;
+	in->dropped = h->dropped;
+	for (i = 0; i < sym_prof_nstacks(p); i++) {
+		const struct sym_prof_stack *s = sym_prof_stack(p, i);
+
+		err = stack_begin(v, p, s, &start);
+		for (j = s->nframes; !err && j-- > 0;)
+			err = push_frame(v, p, &s->frames[j]);
+		if (!err)
+			err = stack_end(v, start, s->count, s->weight, s->pid,
+					s->tid, s->flags);
+		if (err)
+			return err;
+		/* Below the total, which did not overflow. */
+		in->samples += s->count;
+		in->stacks++;
+		if (s->flags & known)
+			in->flagged += s->count;
+	}
+	return 0;
+}
+
+/* ---- folded stacks ---- */
+
+/* Append the stacks of a folded file, read into the tree @t. */
+static int add_tree(struct views *v, const struct stacktree *t,
+		    struct views_input *in)
+{
+	uint32_t *path = NULL;
+	size_t cap = 0, depth, start, nn = stacktree_size(t);
+	int err = 0;
+
+	for (uint32_t id = 0; !err && id < nn; id++) {
+		uint64_t self = stacktree_self(t, id);
+		uint32_t up;
+
+		if (!self)
+			continue;
+		depth = 0;
+		for (up = id; up != STACKTREE_ROOT && !err;
+		     up = stacktree_parent(t, up)) {
+			err = grow(&path, &cap, depth + 1, sizeof(*path));
+			if (!err)
+				path[depth++] = up;
+		}
+		err = err ? err : stack_begin(v, NULL, NULL, &start);
+		while (!err && depth-- > 0) {
+			size_t len;
+			const char *s = stacktree_name(t, path[depth], &len);
+
+			err = push_name(v, s, len, NULL);
+		}
+		if (!err)
+			err = stack_end(v, start, self, self, 0, 0, 0);
+		in->samples += self;
+		in->stacks++;
+	}
+	free(path);
+	return err;
+}
+
+/* Read the folded file @path into @v. */
+static int load_folded(struct views *v, const char *path,
+		       struct views_input *in)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	struct stacktree *t = NULL;
+	char msg[512];
+	FILE *f;
+	int err;
+
+	f = fopen(is_stdin ? "/dev/stdin" : path, "r");
+	if (!f) {
+		err = -errno;
+		tool_err_code(path, err);
+		return err;
+	}
+	err = stacktree_new(&t);
+	if (!err) {
+		err = stacktree_read_folded(t, NULL, f,
+					    is_stdin ? "<stdin>" : path, msg,
+					    sizeof(msg));
+		if (err)
+			tool_err("%s", msg);
+	} else {
+		tool_err_code(path, err);
+	}
+	fclose(f);
+	if (!err) {
+		err = add_tree(v, t, in);
+		if (err)
+			tool_err_code(path, err);
+	}
+	stacktree_free(t);
+	return err;
+}
+
+/* ---- telling formats apart ---- */
+
+/* Keep stdin in memory (once) unless it is a regular file. */
+static int keep_stdin(void)
+{
+	static bool kept;
+	char *buf = NULL;
+	struct stat st;
+	size_t total = 0;
+	ssize_t r;
+	int fd = -1, err = 0;
+
+	if (kept)
+		return 0;
+	kept = true;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	buf = malloc(1 << 16);
+	fd = memfd_create("sym-stdin", MFD_CLOEXEC);
+	if (!buf || fd < 0) {
+		err = buf ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		r = read(STDIN_FILENO, buf, 1 << 16);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		total += (size_t)r;
+		if (total > STDIN_MAX) {
+			err = -E2BIG;
+			goto out;
+		}
+		for (ssize_t w, done = 0; done < r; done += w) {
+			w = write(fd, buf + done, (size_t)(r - done));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0) {
+				err = -errno;
+				goto out;
+			}
+		}
+	}
+	if (dup2(fd, STDIN_FILENO) < 0)
+		err = -errno;
+out:
+	if (err == -E2BIG)
+		tool_err("'-': stdin is over 1 GiB: give the profile as a file");
+	else if (err)
+		tool_err_code("-", err);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err;
+}
+
+/* Is @b (@len bytes) binary: a byte no text holds? */
+static bool binary(const unsigned char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' &&
+		     b[i] != '\r') || b[i] == 0x7f)
+			return true;
+	return false;
+}
+
+/* Does text @b look like `perf script` output: a frame line, a tab,
+ * blanks, a hex address and a blank? */
+static bool perf_script_like(const unsigned char *b, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		size_t j = i + 1, hex = 0;
+
+		if (b[i] != '\n' || b[j] != '\t')
+			continue;
+		for (j++; j < len && b[j] == ' '; j++)
+			;
+		for (; j < len && strchr("0123456789abcdef", b[j]) && b[j];
+		     j++)
+			hex++;
+		if (hex && j < len && b[j] == ' ')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Tell the format of an input from its first @len bytes: gzip or
+ * "sym-raw " is a profile; so is binary data (pprof's protobuf) unless its
+ * first line that is not blank is a folded line (folded names may hold
+ * any byte but ';' and line ends); other text is folded stacks, and the
+ * folded reader then says what is wrong with it, line by line.
+ */
+static uint32_t classify(const unsigned char *b, size_t len)
+{
+	const char *line = (const char *)b, *end = line + len, *nl;
+	struct stacktree_folded fl;
+	const char *why;
+
+	if ((len >= 2 && b[0] == 0x1f && b[1] == 0x8b) ||
+	    (len >= 8 && memcmp(b, "sym-raw ", 8) == 0))
+		return VIEWS_FROM_PROFILE;
+	for (; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl)
+			nl = end;
+		if (stacktree_parse_folded(line, (size_t)(nl - line), 1, &fl,
+					   &why) != 0)
+			break;
+		if (fl.stack_len)
+			return VIEWS_FROM_FOLDED;
+	}
+	return binary(b, len) ? VIEWS_FROM_PROFILE : VIEWS_FROM_FOLDED;
+}
+
+/* views_sniff(), and whether folded text looks like perf script. */
+static int sniff(const char *path, uint32_t *fmt, bool *perf_like)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	unsigned char *b = NULL;
+	size_t len = 0;
+	ssize_t r;
+	int fd = -1, err = 0;
+
+	if (is_stdin) {
+		err = keep_stdin();
+		if (err)
+			return err;
+	}
+	fd = open(is_stdin ? "/dev/stdin" : path, O_RDONLY | O_CLOEXEC);
+	b = malloc(SNIFF_BYTES);
+	if (fd < 0 || !b) {
+		err = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	while (len < SNIFF_BYTES) {
+		r = read(fd, b + len, SNIFF_BYTES - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	*fmt = classify(b, len);
+	*perf_like = *fmt == VIEWS_FROM_FOLDED && perf_script_like(b, len);
+out:
+	if (err)
+		tool_err_code(path, err);
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return err;
+}
+
+int views_sniff(const char *path, uint32_t *fmt)
+{
+	bool perf_like;
+
+	return sniff(path, fmt, &perf_like);
+}
+
+int views_load(struct views *v, const char *path, const struct views_opts *o)
+{
+	size_t nstacks = v->nstacks, nids = v->nids;
+	uint64_t total = v->total;
+	struct views_input in = { .path = path };
+	struct sym_prof *p = NULL;
+	uint32_t fmt = o->from;
+	bool perf_like = false;
+	int err;
+
+	if (fmt == VIEWS_FROM_AUTO) {
+		err = sniff(path, &fmt, &perf_like);
+		if (err)
+			return err;
+	}
+	in.format = fmt;
+	if (fmt == VIEWS_FROM_FOLDED && o->no_folded) {
+		tool_err("'%s': folded stacks are not read here: their counts "
+			 "may be periods rather than samples; give the raw or "
+			 "pprof profile", path);
+		return -EINVAL;
+	}
+	err = grow(&v->inputs, &v->inputs_cap, v->ninputs + 1,
+		   sizeof(*v->inputs));
+	if (err) {
+		tool_err_code(path, err);
+		return err;
+	}
+	if (fmt == VIEWS_FROM_FOLDED) {
+		err = load_folded(v, path, &in);
+		if (err == -EINVAL && perf_like)
+			tool_err("'%s' looks like perf script text: `sym fold "
+				 "--from perf-script` reads it", path);
+	} else {
+		err = tool_prof_load(path, &o->sym, &p);
+		if (!err) {
+			err = add_profile(v, p, &in);
+			if (err == -ERANGE)
+				tool_err("'%s': the sum of the values passes "
+					 "2^64 - 1", path);
+			else if (err)
+				tool_err_code(path, err);
+		}
+		sym_prof_free(p);
+	}
+	if (!err && (v->flags & VIEWS_WEIGHT) && in.weight_unit) {
+		for (size_t i = 0; i < v->ninputs; i++) {
+			const char *u = v->inputs[i].weight_unit;
+
+			if (u && strcmp(u, in.weight_unit) != 0) {
+				tool_err("'%s': weights in '%s', those of "
+					 "'%s' in '%s': they do not add up "
+					 "(use --value samples)", path,
+					 in.weight_unit, v->inputs[i].path, u);
+				err = -EINVAL;
+				break;
+			}
+		}
+	}
+	if (err) {
+		input_release(&in);
+		v->nstacks = nstacks;
+		v->nids = nids;
+		v->total = total;
+		return err;
+	}
+	v->inputs[v->ninputs++] = in;
+	/* ids may have moved: point every stack at its frames again. */
+	for (size_t i = 0; i < v->nstacks; i++)
+		v->stacks[i].pub.frames = v->ids + v->stacks[i].off;
+	return 0;
+}
+
+int views_tree(const struct views *v, bool inverted, struct stacktree *t)
+{
+	for (size_t i = 0; i < v->nstacks; i++) {
+		const struct views_stack *s = &v->stacks[i].pub;
+		uint32_t node = STACKTREE_ROOT;
+		int err;
+
+		for (uint32_t j = 0; j < s->nframes; j++) {
+			uint32_t id = s->frames[inverted ? s->nframes - 1 - j
+							 : j];
+			size_t len;
+			const char *name = views_name(v, id, &len);
+
+			err = stacktree_child(t, node, name, len, &node);
+			if (err)
+				return err;
+		}
+		err = stacktree_count(t, node, s->value);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- options ---- */
+
+int views_getopt(int opt, const char *arg, struct views_opts *o)
+{
+	switch (opt) {
+	case VIEWS_OPT_FROM:
+		if (strcmp(arg, "auto") == 0)
+			o->from = VIEWS_FROM_AUTO;
+		else if (strcmp(arg, "profile") == 0 ||
+			 strcmp(arg, "raw") == 0 || strcmp(arg, "pprof") == 0)
+			o->from = VIEWS_FROM_PROFILE;
+		else if (strcmp(arg, "folded") == 0)
+			o->from = VIEWS_FROM_FOLDED;
+		else
+			break;
+		return 1;
+	case VIEWS_OPT_COMM:
+		o->flags |= VIEWS_COMM;
+		return 1;
+	case VIEWS_OPT_PID:
+		o->flags |= VIEWS_PID;
+		return 1;
+	case VIEWS_OPT_TID:
+		o->flags |= VIEWS_TID;
+		return 1;
+	case VIEWS_OPT_KERNEL:
+		o->flags |= VIEWS_KERNEL;
+		return 1;
+	case VIEWS_OPT_JIT:
+		o->flags |= VIEWS_JIT;
+		return 1;
+	case VIEWS_OPT_ALL:
+		o->flags |= VIEWS_KERNEL | VIEWS_JIT;
+		return 1;
+	case VIEWS_OPT_INLINE:
+		o->flags &= ~(uint32_t)(VIEWS_INLINE_PLAIN | VIEWS_INLINE_NONE);
+		if (strcmp(arg, "plain") == 0)
+			o->flags |= VIEWS_INLINE_PLAIN;
+		else if (strcmp(arg, "none") == 0)
+			o->flags |= VIEWS_INLINE_NONE;
+		else if (strcmp(arg, "mark") != 0)
+			break;
+		return 1;
+	case VIEWS_OPT_VALUE:
+		if (strcmp(arg, "weight") == 0)
+			o->flags |= VIEWS_WEIGHT;
+		else if (strcmp(arg, "samples") == 0)
+			o->flags &= ~(uint32_t)VIEWS_WEIGHT;
+		else
+			break;
+		return 1;
+	case VIEWS_OPT_QUIET:
+	case 'q':
+		o->sym.quiet = true;
+		return 1;
+	default:
+		return tool_symbolize_getopt(opt, arg, &o->sym);
+	}
+	tool_err("unknown value '%s' for --%s", arg,
+		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
+		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
+					   "value (samples, weight)");
+	return -1;
+}
+
+/* ---- output ---- */
+
+int views_out_open(struct views_out *o, const char *path)
+{
+	struct stat sb;
+	mode_t mask;
+	int fd, err;
+
+	o->f = stdout;
+	o->path = NULL;
+	o->tmp[0] = '\0';
+	if (!path || strcmp(path, "-") == 0)
+		return 0;
+	o->path = path;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		o->f = fopen(path, "w");
+		err = o->f ? 0 : -errno;
+		goto out;
+	}
+	if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path) >=
+	    sizeof(o->tmp)) {
+		o->tmp[0] = '\0';
+		o->f = NULL;
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		o->tmp[0] = '\0';
+		o->f = NULL;
+		goto out;
+	}
+	/* mkostemp() makes it 0600; give it what open(O_CREAT) would.
+	 * Should this fail, the file is merely private. */
+	mask = umask(0);
+	umask(mask);
+	(void)fchmod(fd, 0666 & ~mask);
+	o->f = fdopen(fd, "w");
+	err = o->f ? 0 : -errno;
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp);
+		o->tmp[0] = '\0';
+	}
+out:
+	if (err)
+		tool_err_code(path, err);
+	return err;
+}
+
+int views_out_close(struct views_out *o, bool ok)
+{
+	const char *name = o->path ? o->path : "<stdout>";
+	int err = 0;
+
+	if (!o->f)
+		return 0;
+	errno = 0;
+	if (fflush(o->f) != 0 || ferror(o->f))
+		err = -(errno ? errno : EIO);
+	if (o->f != stdout && fclose(o->f) != 0 && !err)
+		err = -(errno ? errno : EIO);
+	o->f = NULL;
+	if (ok && !err && o->tmp[0] && rename(o->tmp, o->path) != 0)
+		err = -errno;
+	if (o->tmp[0] && (!ok || err))
+		unlink(o->tmp);
+	o->tmp[0] = '\0';
+	if (ok && err)
+		tool_err_code(name, err);
+	return ok ? err : 0;
+}
