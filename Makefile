@@ -224,6 +224,14 @@ $(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
 		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
 		$(DEP_LIBS) -lm $(LDLIBS)
 
+# The per-host spread of sym report (tools/report_spread.c), on its own.
+$(B)/tests/t-spread: tests/unit/t-spread.c tools/report_spread.c \
+		tools/report_spread.h tests/unit/tap.h lib/libsym.a $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/report_spread.c lib/libsym.a \
+		$(DEP_LIBS) -lm $(LDLIBS)
+
 # The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
 UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
 	lib/libsym.a tests/unit/tap.h $(B)/.flags

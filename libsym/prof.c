@@ -24,6 +24,12 @@
  * Processes and threads are arrays in insertion order, indexed by pid or
  * tid through the same kind of hash table (struct idx).
  *
+ * Sources (sym_prof_add_source()) are an array, ids 1 to n.  A stack's
+ * source is part of its key; the sources of stacks are a second array
+ * beside @stacks, allocated only once a stack with a source is added, so
+ * a profile without them pays nothing.  A stack without a source hashes
+ * as it did before sources existed.
+ *
  * Symbolization (sym_prof_set_location()) is a second table of the same
  * kind: locations keyed by (map, address, return flag), each with a
  * status and its lines in chunks that never move (so the lines handed out
@@ -45,6 +51,7 @@
 #define MAX_MAPS (1u << 20)
 #define MAX_TASKS (1u << 22)
 #define MAX_LOCS (1u << 26)
+#define MAX_SOURCES (1u << 20)
 #define MAX_STRS (1u << 24)
 
 /* The stack flags a profile holds: the named ones and "unknown". */
@@ -129,6 +136,14 @@ struct sym_prof {
 	size_t nslots;			/* a power of two, or 0 */
 
 	struct arena frames;		/* of struct sym_prof_frame */
+
+	/* Strings owned: free() host and weight_unit; ids are index + 1. */
+	struct sym_prof_source *sources;
+	size_t nsources, capsources;
+	/* Source of each stack (0: none); NULL while every stack has none,
+	 * else it has at least nstacks elements. */
+	uint32_t *stack_srcs;
+	size_t capstack_srcs;
 
 	/* Symbolization. */
 	bool symbolized;
@@ -405,6 +420,12 @@ void sym_prof_free(struct sym_prof *p)
 	free(p->hashes);
 	free(p->slots);
 	arena_release(&p->frames);
+	for (size_t i = 0; i < p->nsources; i++) {
+		free((char *)p->sources[i].host);
+		free((char *)p->sources[i].weight_unit);
+	}
+	free(p->sources);
+	free(p->stack_srcs);
 	free(p->locs);
 	free(p->loc_slots);
 	arena_release(&p->lines);
@@ -544,7 +565,7 @@ int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
  * Stacks.
  */
 
-static uint64_t stack_hash(const struct sym_prof_stack *s)
+static uint64_t stack_hash(const struct sym_prof_stack *s, uint32_t source)
 {
 	uint64_t h = mix64(((uint64_t)(uint32_t)s->pid << 32 |
 			    (uint32_t)s->tid) ^ 0x9e3779b97f4a7c15ULL);
@@ -557,6 +578,8 @@ static uint64_t stack_hash(const struct sym_prof_stack *s)
 		h = (h << 29 | h >> 35) ^ ((uint64_t)f->map << 32 | f->flags);
 		h *= 0xbf58476d1ce4e5b9ULL;
 	}
+	if (source)
+		h = mix64(h ^ ((uint64_t)source << 17 | 1));
 	return mix64(h);
 }
 
@@ -572,6 +595,21 @@ static bool stack_eq(const struct sym_prof_stack *a,
 		    a->frames[i].flags != b->frames[i].flags)
 			return false;
 	return true;
+}
+
+/* Room for @n stack sources; the first allocation zeroes the sources of
+ * the stacks before it (none). */
+static int grow_stack_srcs(struct sym_prof *p, size_t n)
+{
+	size_t old = p->stack_srcs ? p->capstack_srcs : 0;
+	int err;
+
+	err = symi_grow((void **)&p->stack_srcs, &p->capstack_srcs, n,
+			sizeof(*p->stack_srcs));
+	if (!err && !old)
+		memset(p->stack_srcs, 0,
+		       p->capstack_srcs * sizeof(*p->stack_srcs));
+	return err;
 }
 
 /* Double the slot table (or make the first one) and re-insert. */
@@ -595,7 +633,18 @@ static int grow_slots(struct sym_prof *p)
 	return 0;
 }
 
+static uint32_t source_of(const struct sym_prof *p, size_t i)
+{
+	return p->stack_srcs ? p->stack_srcs[i] : 0;
+}
+
 int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
+{
+	return sym_prof_add_stack_from(p, s, 0);
+}
+
+int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
+			    uint32_t source)
 {
 	struct sym_prof_stack *t;
 	struct sym_prof_frame *fr = NULL;
@@ -606,19 +655,21 @@ int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 	if (s->nframes > SYM_PROF_MAX_FRAMES)
 		return -E2BIG;
 	if (s->pid < 0 || s->tid < 0 || (s->nframes && !s->frames) ||
-	    (s->flags & ~STACK_FLAGS))
+	    (s->flags & ~STACK_FLAGS) || source > p->nsources)
 		return -EINVAL;
 	for (uint32_t k = 0; k < s->nframes; k++)
 		if ((s->frames[k].map != SYM_PROF_NOMAP &&
 		     s->frames[k].map >= p->nmaps) ||
 		    (s->frames[k].flags & ~(uint32_t)SYM_PROF_FRAME_RETURN))
 			return -EINVAL;
-	h = stack_hash(s);
+	h = stack_hash(s, source);
 	if (p->nslots) {
 		mask = p->nslots - 1;
 		for (i = h & mask; p->slots[i]; i = (i + 1) & mask) {
 			t = &p->stacks[p->slots[i] - 1];
-			if (p->hashes[p->slots[i] - 1] != h || !stack_eq(t, s))
+			if (p->hashes[p->slots[i] - 1] != h ||
+			    source_of(p, p->slots[i] - 1) != source ||
+			    !stack_eq(t, s))
 				continue;
 			if (__builtin_add_overflow(t->count, s->count, &count) ||
 			    __builtin_add_overflow(t->weight, s->weight,
@@ -642,6 +693,8 @@ int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 	if (!err)
 		err = symi_grow((void **)&p->hashes, &p->caphashes,
 				p->nstacks + 1, sizeof(*p->hashes));
+	if (!err && (p->stack_srcs || source))
+		err = grow_stack_srcs(p, p->nstacks + 1);
 	if (err)
 		return err;
 	if (s->nframes) {
@@ -654,6 +707,8 @@ int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 	*t = *s;
 	t->frames = fr;
 	p->hashes[p->nstacks] = h;
+	if (p->stack_srcs)
+		p->stack_srcs[p->nstacks] = source;
 	mask = p->nslots - 1;
 	for (i = h & mask; p->slots[i]; i = (i + 1) & mask)
 		;
@@ -680,6 +735,49 @@ const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
 					    size_t i)
 {
 	return i < p->nstacks ? &p->stacks[i] : NULL;
+}
+
+uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i)
+{
+	return i < p->nstacks ? source_of(p, i) : 0;
+}
+
+int sym_prof_add_source(struct sym_prof *p, const struct sym_prof_source *s,
+			uint32_t *id)
+{
+	struct sym_prof_source n = *s;
+	char *host = NULL, *unit = NULL;
+	int err;
+
+	if (p->nsources >= MAX_SOURCES)
+		return -E2BIG;
+	err = symi_grow((void **)&p->sources, &p->capsources,
+			p->nsources + 1, sizeof(*p->sources));
+	if (err)
+		return err;
+	if ((err = dup_str(s->host, &host)) ||
+	    (err = dup_str(s->weight_unit, &unit))) {
+		free(host);
+		return err;
+	}
+	n.id = (uint32_t)p->nsources + 1;
+	n.host = host;
+	n.weight_unit = unit;
+	p->sources[p->nsources++] = n;
+	if (id)
+		*id = n.id;
+	return 0;
+}
+
+size_t sym_prof_nsources(const struct sym_prof *p)
+{
+	return p->nsources;
+}
+
+const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
+					      uint32_t id)
+{
+	return id && id <= p->nsources ? &p->sources[id - 1] : NULL;
 }
 
 const char *sym_prof_process(const struct sym_prof *p, int32_t pid,

@@ -5,7 +5,7 @@
  * The writer fills a 64 KiB buffer and hands it to write(2) when full, so
  * a large profile costs one system call per 64 KiB.  Its output is a
  * function of the profile alone (fixed order: header, processes, threads,
- * maps, stacks), which the fuzz target uses: what the reader builds from
+ * maps, sources, symbolization, stacks), which the fuzz target uses: what the reader builds from
  * any file, written and read again, gives the same profile.
  *
  * The reader is strict, because a wrong profile is worse than none: every
@@ -15,9 +15,14 @@
  * the format declares extensible is let through: unknown keywords (the
  * line is skipped whole), unknown stack flags (kept as
  * SYM_PROF_UNKNOWN_FLAG), unknown names in `flagged` and `mapflags`
- * (skipped).  Each line is copied into a buffer of at most 1 MiB and split
- * in place, so strings decode in place and nothing is allocated per line
- * beyond what the profile keeps.
+ * (skipped), and fields after the 8th of a `source` line (skipped).
+ * Each line is copied into a buffer of at most 1 MiB and split in place,
+ * so strings decode in place and nothing is allocated per line beyond
+ * what the profile keeps.
+ *
+ * Sources (`source` lines) and a stack's source (the `from` line before
+ * it) are read into sym_prof_add_source() and sym_prof_add_stack_from();
+ * the writer writes a `from` line only where the source changes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -255,10 +260,19 @@ static void wtime(struct wbuf *w, int64_t ns)
 	ws(w, b);
 }
 
-static void write_header(struct wbuf *w, const struct sym_prof_header *h)
+/* Seconds with 9 fraction digits. */
+static void wduration(struct wbuf *w, uint64_t ns)
 {
 	char b[48];
 
+	snprintf(b, sizeof(b), "%llu.%09llu",
+		 (unsigned long long)(ns / NS_PER_S),
+		 (unsigned long long)(ns % NS_PER_S));
+	ws(w, b);
+}
+
+static void write_header(struct wbuf *w, const struct sym_prof_header *h)
+{
 	ws(w, "sym-raw 1\n");
 	wkey_str(w, "host", h->host);
 	ws(w, "tool ");
@@ -267,10 +281,9 @@ static void write_header(struct wbuf *w, const struct sym_prof_header *h)
 	wstr(w, h->tool_version);
 	ws(w, "\nstart ");
 	wtime(w, h->start_ns);
-	snprintf(b, sizeof(b), "\nduration %llu.%09llu\n",
-		 (unsigned long long)(h->duration_ns / NS_PER_S),
-		 (unsigned long long)(h->duration_ns % NS_PER_S));
-	ws(w, b);
+	ws(w, "\nduration ");
+	wduration(w, h->duration_ns);
+	wc(w, '\n');
 	wkey_str(w, "event", h->event);
 	wkey_str(w, "mode", h->mode);
 	wkey_u64(w, "frequency", h->frequency);
@@ -439,10 +452,33 @@ out:
 	return err;
 }
 
+/* source ID HOST START DURATION PERIOD WEIGHT-UNIT SAMPLES LOST */
+static void write_source(struct wbuf *w, const struct sym_prof_source *s)
+{
+	ws(w, "source ");
+	wu64(w, s->id);
+	wc(w, ' ');
+	wstr(w, s->host);
+	wc(w, ' ');
+	wtime(w, s->start_ns);
+	wc(w, ' ');
+	wduration(w, s->duration_ns);
+	wc(w, ' ');
+	wu64(w, s->period);
+	wc(w, ' ');
+	wstr(w, s->weight_unit);
+	wc(w, ' ');
+	wu64(w, s->samples);
+	wc(w, ' ');
+	wu64(w, s->lost);
+	wc(w, '\n');
+}
+
 int sym_prof_write(const struct sym_prof *p, int fd)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
 	struct wbuf w = { .fd = fd };
+	uint32_t from = 0;
 	size_t n;
 	int err;
 
@@ -517,14 +553,30 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 			ws(&w, " vaddr-guessed\n");
 		}
 	}
+	n = sym_prof_nsources(p);
+	for (uint32_t i = 1; i <= n && !w.err; i++)
+		write_source(&w, sym_prof_source(p, i));
 	if (sym_prof_symbolized(p)) {
 		err = write_symbolization(&w, p);
 		if (err)
 			goto out;
 	}
 	n = sym_prof_nstacks(p);
-	for (size_t i = 0; i < n && !w.err; i++)
+	for (size_t i = 0; i < n && !w.err; i++) {
+		uint32_t src = sym_prof_stack_source(p, i);
+
+		/* A `from` line only where the source changes. */
+		if (src != from) {
+			ws(&w, "from ");
+			if (src)
+				wu64(&w, src);
+			else
+				wc(&w, '-');
+			wc(&w, '\n');
+			from = src;
+		}
 		write_stack(&w, sym_prof_stack(p, i));
+	}
 	ws(&w, "end\n");
 	wflush(&w);
 	err = w.err;
@@ -565,6 +617,8 @@ struct rd {
 	size_t nf;
 
 	struct symi_idx mapids;	/* file's map ID -> profile map id */
+	struct symi_idx srcids;	/* file's source ID -> source id - 1 */
+	uint32_t from;		/* source of the next stacks; 0 none */
 	struct sym_prof_frame *frames;	/* free(); SYM_PROF_MAX_FRAMES */
 
 	/* The header as read; strings free()d, handed over at the end. */
@@ -1137,7 +1191,7 @@ static int read_stack(struct rd *r)
 		if (err)
 			return err;
 	}
-	err = sym_prof_add_stack(r->p, &s);
+	err = sym_prof_add_stack_from(r->p, &s, r->from);
 	switch (err) {
 	case 0:
 		return 0;
@@ -1150,6 +1204,70 @@ static int read_stack(struct rd *r)
 	default:
 		return fail(r, err, "out of memory");
 	}
+}
+
+/* source ID HOST START DURATION PERIOD WEIGHT-UNIT SAMPLES LOST [...] */
+static int read_source(struct rd *r)
+{
+	struct sym_prof_source src = { 0 };
+	uint64_t fid;
+	uint32_t id;
+	char *host, *unit;
+	int err;
+
+	/* Fields after the 8th are for later additions: skipped. */
+	if (r->nf < 9)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'source' takes at least 8 fields, not %zu",
+			    r->nf - 1);
+	err = parse_u64(r, r->f[1], "source ID", &fid);
+	if (err)
+		return err;
+	if (symi_idx_get(&r->srcids, fid, &id))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "second source with ID %llu",
+			    (unsigned long long)fid);
+	if ((err = parse_str(r, r->f[2], "source host", &host)) ||
+	    (err = parse_time(r, r->f[3], &src.start_ns)) ||
+	    (err = parse_duration(r, r->f[4], &src.duration_ns)) ||
+	    (err = parse_u64(r, r->f[5], "source period", &src.period)) ||
+	    (err = parse_str(r, r->f[6], "source weight-unit", &unit)) ||
+	    (err = parse_u64(r, r->f[7], "source samples", &src.samples)) ||
+	    (err = parse_u64(r, r->f[8], "source lost", &src.lost)))
+		return err;
+	src.host = host;
+	src.weight_unit = unit;
+	err = sym_prof_add_source(r->p, &src, &id);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %u sources", 1u << 20);
+	if (!err)
+		err = symi_idx_set(&r->srcids, fid, id - 1);
+	return err ? fail(r, err, "out of memory") : 0;
+}
+
+/* from ID, from - */
+static int read_from(struct rd *r)
+{
+	uint64_t fid;
+	uint32_t id;
+	int err;
+
+	err = want_fields(r, 2);
+	if (err)
+		return err;
+	if (!strcmp(r->f[1], "-")) {
+		r->from = 0;
+		return 0;
+	}
+	err = parse_u64(r, r->f[1], "from's source ID", &fid);
+	if (err)
+		return err;
+	if (!symi_idx_get(&r->srcids, fid, &id))
+		return fail(r, -SYM_E_BADPROFILE,
+			    "from names source %llu, which no source line "
+			    "before defines", (unsigned long long)fid);
+	r->from = id + 1;
+	return 0;
 }
 
 /* symbolized VERSION */
@@ -1410,7 +1528,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 #define IS(word) (kw == sizeof(word) - 1 && !memcmp(s, word, kw))
 	if (!(IS("map") || IS("stack") || IS("process") || IS("thread") ||
 	      IS("mapflags") || IS("flagged") || IS("end") ||
-	      IS("symbolized") || IS("fn") || IS("src") || IS("loc"))) {
+	      IS("symbolized") || IS("fn") || IS("src") || IS("loc") ||
+	      IS("source") || IS("from"))) {
 		int key;
 
 		for (key = 0; key < H_N; key++)
@@ -1439,6 +1558,10 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		return read_thread(r);
 	if (IS("flagged"))
 		return read_header(r, -1);
+	if (IS("source"))
+		return read_source(r);
+	if (IS("from"))
+		return read_from(r);
 	if (IS("symbolized"))
 		return read_symbolized(r);
 	if (IS("fn") || IS("src") || IS("loc"))
@@ -1460,6 +1583,7 @@ static void rd_release(struct rd *r)
 	free(r->frames);
 	free(r->lines);
 	symi_idx_release(&r->mapids);
+	symi_idx_release(&r->srcids);
 	for (int k = 0; k < SYMI_PROF_NSETS; k++) {
 		symi_idx_release(&r->strids[k]);
 		free(r->strs[k]);

@@ -1014,8 +1014,9 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 
 /**
  * sym_prof_add_stack() - add samples of a stack; an identical stack (pid,
- * tid, flags, frames) already present gets @s's count and weight added,
- * so the profile holds each unique stack once.  The frames are copied.
+ * tid, flags, frames, and no source: see sym_prof_add_stack_from())
+ * already present gets @s's count and weight added, so the profile holds
+ * each unique stack once.  The frames are copied.
  * Header counts (samples, flagged) are not touched: the writer of the
  * profile keeps them.  O(1) amortized; adding a stack already present
  * allocates nothing.
@@ -1063,6 +1064,77 @@ SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
  * @return borrowed, or NULL when unknown
  */
 SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
+
+/*
+ * Sources of merged profiles (docs/raw-format.md, "Sources").
+ *
+ * `sym merge` keeps a row per recording it merged (host, time, period,
+ * samples), and, with --spread, which recording each stack came from, so
+ * that a report can weigh hosts and show a function's share on each one.
+ * A stack's source is part of its identity: the same frames from two
+ * sources are two stacks.  Profiles that are not merges have no sources,
+ * and their stacks have source 0.  pprof has no place for sources: the
+ * pprof writer leaves them out (stacks that differ only by source are
+ * then summed by a reader).
+ */
+
+/** One recording that a merged profile was made of. */
+struct sym_prof_source {
+	/** 1 to sym_prof_nsources(); set by sym_prof_add_source(). */
+	uint32_t id;
+	/** Host name of the recording; NULL when unknown. */
+	const char *host;
+	/** Wall-clock start, ns since the Unix epoch; 0 when unknown. */
+	int64_t start_ns;
+	/** Wall-clock length of the recording; 0 when unknown. */
+	uint64_t duration_ns;
+	/** The recording's nominal weight of one sample, in @weight_unit. */
+	uint64_t period;
+	/** The recording's weight unit ("ns"); NULL when unknown. */
+	const char *weight_unit;
+	/** Samples the recording wrote, and the kernel lost. */
+	uint64_t samples, lost;
+};
+
+/**
+ * sym_prof_add_source() - append a source; strings are copied ("" is
+ * stored as NULL).
+ * @param s       s->id is ignored
+ * @param[out] id the new source's id, 1 to n (may be NULL)
+ * @return 0, -ENOMEM, -E2BIG (2^20 sources already)
+ */
+SYM_API int sym_prof_add_source(struct sym_prof *p,
+				const struct sym_prof_source *s, uint32_t *id);
+
+/** sym_prof_nsources() - number of sources; ids are 1 to n. */
+SYM_API size_t sym_prof_nsources(const struct sym_prof *p);
+
+/**
+ * sym_prof_source() - source @id.
+ * @return borrowed until @p changes or is freed; NULL when @id is 0 or
+ *         larger than sym_prof_nsources()
+ */
+SYM_API const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
+						      uint32_t id);
+
+/**
+ * sym_prof_add_stack_from() - sym_prof_add_stack() for the samples of
+ * one source: the stack is summed only into an identical stack of the
+ * same @source.  sym_prof_add_stack(p, s) is sym_prof_add_stack_from(p,
+ * s, 0).
+ * @param source  0 (none), or an id from sym_prof_add_source()
+ * @return as sym_prof_add_stack(); -EINVAL also for a @source that does
+ *         not exist
+ */
+SYM_API int sym_prof_add_stack_from(struct sym_prof *p,
+				    const struct sym_prof_stack *s,
+				    uint32_t source);
+
+/**
+ * sym_prof_stack_source() - the source of stack @i.
+ * @return its source id, 0 when it has none or @i is out of range
+ */
+SYM_API uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i);
 
 /*
  * Symbolized profiles (docs/raw-format.md, "The symbolized form").
@@ -1183,7 +1255,8 @@ SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
  * sym_prof_write() - write @p in the raw stack format, every header line
  * included, in one write(2) per 64 KiB.  The output depends on @p only:
  * header, processes and threads in the order they were first added, maps,
- * stacks in their order, "end".
+ * sources, the symbolization, stacks in their order (with a `from` line
+ * where the source changes), "end".
  * @param fd  written with write(2), not closed
  * @return 0, -errno of write(2), -ENOMEM, -EINVAL (the header has no
  *         weight_unit: the file could not be read back)
@@ -1193,15 +1266,17 @@ SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 /**
  * sym_prof_read() - parse the raw stack format, strictly: the first
  * problem fails the whole file (docs/raw-format.md, "libsym").  Map ids
- * are renumbered 0 to n - 1 in file order; identical stacks are summed.
+ * are renumbered 0 to n - 1 in file order, source ids 1 to n; identical
+ * stacks of one source are summed.
  * @param buf, len  the whole file
  * @param[out] out  caller owns: sym_prof_free()
  * @param msg, msglen  filled on error with "line N: what is wrong"; may
  *                     be NULL
  * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
  *         limit of docs/raw-format.md exceeded: a line over 1 MiB, over
- *         SYM_PROF_MAX_FRAMES frames, 2^20 maps, 2^24 unique stacks, 2^22
- *         processes or threads); @msg is set for each, *out is NULL
+ *         SYM_PROF_MAX_FRAMES frames, 2^20 maps or sources, 2^24 unique
+ *         stacks, 2^22 processes or threads); @msg is set for each, *out
+ *         is NULL
  */
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);
@@ -1219,7 +1294,9 @@ SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
  * What pprof has no field for (map.vaddr, kind and pid, which frames are
  * exact PCs, the header, processes and threads) goes into "sym-*"
  * Profile.comment strings, so that sym_prof_read_pprof() gives back an
- * equal profile (docs/pprof.md).
+ * equal profile (docs/pprof.md), except for sources: they are left out,
+ * and stacks that differ only by source become samples that a reader
+ * sums.
  * @param fd  written with write(2), not closed
  * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX)
  */

@@ -44,9 +44,11 @@ struct tool_cmd {
 int cmd_addr2line(int argc, char **argv);
 int cmd_buildid(int argc, char **argv);
 int cmd_convert(int argc, char **argv);	/* convert.c */
+int cmd_diff(int argc, char **argv);	/* diff.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
+int cmd_merge(int argc, char **argv);	/* merge.c */
 int cmd_pprof(int argc, char **argv);	/* pprof.c */
 int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_report(int argc, char **argv);	/* report.c */

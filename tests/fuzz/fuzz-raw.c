@@ -8,9 +8,11 @@
  * printable ASCII, also when the message buffer is short) or give a
  * profile whose invariants hold: map ids 0 to n - 1, frames naming an
  * existing map or SYM_PROF_NOMAP, at most SYM_PROF_MAX_FRAMES frames, no
- * two equal stacks, strings NULL or non-empty.  That profile is written
+ * two equal stacks of one source, source ids 1 to n, strings NULL or
+ * non-empty.  That profile is written
  * with sym_prof_write() (into a memfd, so no file touches the disk), read
- * back, and must come out equal: header, maps, stacks, and the process
+ * back, and must come out equal: header, maps, sources, stacks with
+ * their sources, and the process
  * and thread of every stack, and the symbolization (every location, its
  * status and lines); writing the copy gives the same bytes again, which
  * covers the processes and threads that no stack names.
@@ -55,6 +57,16 @@ static int same_stack(const struct sym_prof_stack *a,
 				       a->nframes * sizeof(*a->frames)));
 }
 
+static int same_source(const struct sym_prof_source *a,
+		       const struct sym_prof_source *b)
+{
+	return a->id == b->id && fuzz_streq(a->host, b->host) &&
+	       a->start_ns == b->start_ns && a->duration_ns == b->duration_ns &&
+	       a->period == b->period &&
+	       fuzz_streq(a->weight_unit, b->weight_unit) &&
+	       a->samples == b->samples && a->lost == b->lost;
+}
+
 static void check_str(const char *s)
 {
 	fuzz_touch_str(s, 1);
@@ -65,6 +77,7 @@ static void check_prof(const struct sym_prof *p)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
 	size_t nmaps = sym_prof_nmaps(p), n = sym_prof_nstacks(p);
+	size_t nsrcs = sym_prof_nsources(p);
 
 	check_str(h->host);
 	check_str(h->tool);
@@ -81,6 +94,15 @@ static void check_prof(const struct sym_prof *p)
 		check_str(m->path);
 	}
 	FUZZ_CHECK(sym_prof_map(p, (uint32_t)nmaps) == NULL);
+	for (uint32_t i = 1; i <= nsrcs; i++) {
+		const struct sym_prof_source *src = sym_prof_source(p, i);
+
+		FUZZ_CHECK(src && src->id == i);
+		check_str(src->host);
+		check_str(src->weight_unit);
+	}
+	FUZZ_CHECK(!sym_prof_source(p, 0) &&
+		   !sym_prof_source(p, (uint32_t)nsrcs + 1));
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_prof_stack *s = sym_prof_stack(p, i);
 
@@ -89,13 +111,16 @@ static void check_prof(const struct sym_prof *p)
 		for (uint32_t k = 0; k < s->nframes; k++)
 			FUZZ_CHECK(s->frames[k].map == SYM_PROF_NOMAP ||
 				   s->frames[k].map < nmaps);
+		FUZZ_CHECK(sym_prof_stack_source(p, i) <= nsrcs);
 		/* Unique: a neighbour is never equal (a full check would
 		 * be quadratic). */
 		if (i) {
 			const struct sym_prof_stack *t =
 				sym_prof_stack(p, i - 1);
 
-			FUZZ_CHECK(!(t->pid == s->pid && t->tid == s->tid &&
+			FUZZ_CHECK(!(sym_prof_stack_source(p, i - 1) ==
+				     sym_prof_stack_source(p, i) &&
+				     t->pid == s->pid && t->tid == s->tid &&
 				     t->flags == s->flags &&
 				     t->nframes == s->nframes &&
 				     (!s->nframes ||
@@ -106,6 +131,7 @@ static void check_prof(const struct sym_prof *p)
 		check_str(sym_prof_thread(p, s->tid));
 	}
 	FUZZ_CHECK(sym_prof_stack(p, n) == NULL);
+	FUZZ_CHECK(sym_prof_stack_source(p, n) == 0);
 	fuzz_check_locations(p);
 }
 
@@ -163,6 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(sym_prof_nmaps(p) == sym_prof_nmaps(q));
 	for (uint32_t i = 0; i < sym_prof_nmaps(p); i++)
 		FUZZ_CHECK(same_map(sym_prof_map(p, i), sym_prof_map(q, i)));
+	FUZZ_CHECK(sym_prof_nsources(p) == sym_prof_nsources(q));
+	for (uint32_t i = 1; i <= sym_prof_nsources(p); i++)
+		FUZZ_CHECK(same_source(sym_prof_source(p, i),
+				       sym_prof_source(q, i)));
 	FUZZ_CHECK(sym_prof_nstacks(p) == sym_prof_nstacks(q));
 	for (size_t i = 0; i < sym_prof_nstacks(p); i++) {
 		const struct sym_prof_stack *s = sym_prof_stack(p, i);
@@ -170,6 +200,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int32_t nspid1, nspid2;
 
 		FUZZ_CHECK(same_stack(s, sym_prof_stack(q, i)));
+		FUZZ_CHECK(sym_prof_stack_source(p, i) ==
+			   sym_prof_stack_source(q, i));
 		FUZZ_CHECK(fuzz_streq(sym_prof_process(p, s->pid, &ns1,
 						       &nspid1),
 				      sym_prof_process(q, s->pid, &ns2,

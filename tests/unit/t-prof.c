@@ -63,19 +63,34 @@ static int stack_equal(const struct sym_prof_stack *a,
 	return 1;
 }
 
-/* Header, maps and stacks equal (processes and threads are checked by
- * the callers, which know the pids). */
+static int source_equal(const struct sym_prof_source *a,
+			const struct sym_prof_source *b)
+{
+	return a->id == b->id && same_str(a->host, b->host) &&
+	       a->start_ns == b->start_ns && a->duration_ns == b->duration_ns &&
+	       a->period == b->period &&
+	       same_str(a->weight_unit, b->weight_unit) &&
+	       a->samples == b->samples && a->lost == b->lost;
+}
+
+/* Header, maps, sources and stacks (with their sources) equal (processes
+ * and threads are checked by the callers, which know the pids). */
 static int prof_equal(const struct sym_prof *a, const struct sym_prof *b)
 {
 	if (!header_equal(sym_prof_header(a), sym_prof_header(b)) ||
 	    sym_prof_nmaps(a) != sym_prof_nmaps(b) ||
+	    sym_prof_nsources(a) != sym_prof_nsources(b) ||
 	    sym_prof_nstacks(a) != sym_prof_nstacks(b))
 		return 0;
 	for (uint32_t i = 0; i < sym_prof_nmaps(a); i++)
 		if (!map_equal(sym_prof_map(a, i), sym_prof_map(b, i)))
 			return 0;
+	for (uint32_t i = 1; i <= sym_prof_nsources(a); i++)
+		if (!source_equal(sym_prof_source(a, i), sym_prof_source(b, i)))
+			return 0;
 	for (size_t i = 0; i < sym_prof_nstacks(a); i++)
-		if (!stack_equal(sym_prof_stack(a, i), sym_prof_stack(b, i)))
+		if (!stack_equal(sym_prof_stack(a, i), sym_prof_stack(b, i)) ||
+		    sym_prof_stack_source(a, i) != sym_prof_stack_source(b, i))
 			return 0;
 	return 1;
 }
@@ -537,6 +552,143 @@ static void bad_file(const char *text, size_t len, int want, int line,
 #define BAD(text, line, what)                                                \
 	bad_file(text, sizeof(text) - 1, -SYM_E_BADPROFILE, line, what)
 
+/*
+ * Sources: the API, the text, the round trip, the reader's errors.
+ */
+static void test_sources(void)
+{
+	struct sym_prof *p = NULL, *q = NULL;
+	struct sym_prof_header h = { .weight_unit = "ns", .period = 10 };
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .pid = 1,
+				  .start = 0x1000, .end = 0x2000,
+				  .vaddr = 0x1000, .build_id = "ab" };
+	struct sym_prof_source src[] = {
+		{ .host = "web 1", .start_ns = 1796059275000000000LL,
+		  .duration_ns = 10500000000ULL, .period = 10101010,
+		  .weight_unit = "ns", .samples = 990, .lost = 2 },
+		{ .host = "", .period = 1, .weight_unit = "" },
+		{ .host = "-", .start_ns = 1, .duration_ns = UINT64_MAX,
+		  .period = UINT64_MAX, .weight_unit = "samples",
+		  .samples = UINT64_MAX, .lost = UINT64_MAX },
+	};
+	struct sym_prof_frame fr[] = { { .addr = 0x1010, .map = 0 } };
+	struct sym_prof_stack s = { .count = 1, .weight = 10, .pid = 1,
+				    .tid = 1, .nframes = 1, .frames = fr };
+	const struct sym_prof_source *got;
+	char msg[256], *text = NULL, *text2 = NULL;
+	size_t len = 0, len2 = 0;
+	uint32_t id;
+
+	CHECK_ERR(sym_prof_new(&p), 0);
+	CHECK_ERR(sym_prof_set_header(p, &h), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, NULL), 0);
+	CHECK(sym_prof_nsources(p) == 0 && !sym_prof_source(p, 0) &&
+	      !sym_prof_source(p, 1));
+	/* Before any source: stacks have none, and a source that does not
+	 * exist is refused. */
+	CHECK_ERR(sym_prof_add_stack(p, &s), 0);
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 1), -EINVAL);
+	CHECK(sym_prof_nstacks(p) == 1 && sym_prof_stack_source(p, 0) == 0);
+	for (size_t i = 0; i < sizeof(src) / sizeof(*src); i++) {
+		CHECK_ERR(sym_prof_add_source(p, &src[i], &id), 0);
+		CHECK(id == i + 1);
+		src[i].id = id;
+	}
+	src[1].host = src[1].weight_unit = NULL;	/* "" is kept as NULL */
+	CHECK(sym_prof_nsources(p) == 3 && !sym_prof_source(p, 0) &&
+	      !sym_prof_source(p, 4));
+	for (uint32_t i = 1; i <= 3; i++) {
+		got = sym_prof_source(p, i);
+		CHECK(got && source_equal(got, &src[i - 1]));
+	}
+	/* Strings were copied. */
+	got = sym_prof_source(p, 1);
+	CHECK(got && got->host != src[0].host &&
+	      !strcmp(got->host, "web 1"));
+
+	/* The source is part of a stack's key. */
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 1), 0);
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 2), 0);
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 1), 0);
+	CHECK_ERR(sym_prof_add_stack(p, &s), 0);
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 4), -EINVAL);
+	CHECK(sym_prof_nstacks(p) == 3);
+	CHECK(sym_prof_stack_source(p, 0) == 0 &&
+	      sym_prof_stack(p, 0)->count == 2);
+	CHECK(sym_prof_stack_source(p, 1) == 1 &&
+	      sym_prof_stack(p, 1)->count == 2 &&
+	      sym_prof_stack(p, 1)->weight == 20);
+	CHECK(sym_prof_stack_source(p, 2) == 2 &&
+	      sym_prof_stack(p, 2)->count == 1);
+	CHECK(sym_prof_stack_source(p, 3) == 0);
+	/* Back to source 0 after a sourced stack, then a new one of 3. */
+	fr[0].addr = 0x1020;
+	CHECK_ERR(sym_prof_add_stack(p, &s), 0);
+	CHECK_ERR(sym_prof_add_stack_from(p, &s, 3), 0);
+	CHECK(sym_prof_nstacks(p) == 5 && sym_prof_stack_source(p, 3) == 0 &&
+	      sym_prof_stack_source(p, 4) == 3);
+
+	CHECK_ERR(write_mem(p, &text, &len), 0);
+	if (!text)
+		goto out;
+	CHECK(strstr(text, "source 1 web%201 2026-11-30T17:21:15.000000000Z "
+			   "10.500000000 10101010 ns 990 2\n"));
+	CHECK(strstr(text, "source 2 - - 0.000000000 1 - 0 0\n"));
+	CHECK(strstr(text, "source 3 %2D 1970-01-01T00:00:00.000000001Z "
+			   "18446744073.709551615 18446744073709551615 "
+			   "samples 18446744073709551615 "
+			   "18446744073709551615\n"));
+	/* `from` only where the source changes, sources before stacks. */
+	CHECK(strstr(text, "\nstack 2 20 1 1 - p0:1010\nfrom 1\n"
+			   "stack 2 20 1 1 - p0:1010\nfrom 2\n"
+			   "stack 1 10 1 1 - p0:1010\nfrom -\n"
+			   "stack 1 10 1 1 - p0:1020\nfrom 3\n"
+			   "stack 1 10 1 1 - p0:1020\nend\n"));
+	CHECK(strstr(text, "source 3") < strstr(text, "stack "));
+	CHECK_ERR(sym_prof_read(text, len, &q, msg, sizeof(msg)), 0);
+	CHECK(q && prof_equal(p, q));
+	if (q)
+		CHECK_ERR(write_mem(q, &text2, &len2), 0);
+	CHECK(text2 && len2 == len && !memcmp(text, text2, len));
+	sym_prof_free(q);
+	q = NULL;
+
+	/* File ids are renumbered 1 to n in file order; duplicates of one
+	 * source are summed, of two sources kept apart; fields after the
+	 * 8th are for later versions. */
+	CHECK_ERR(read_str("sym-raw 1\nperiod 1\nweight-unit ns\n"
+			   "map 0 file 1 1000 2000 0 1000 ab /bin/x\n"
+			   "source 9 a - 1 1 ns 3 0 future fields\n"
+			   "from 9\n"
+			   "source 4 b 2026-11-30T17:21:15Z 2.5 1 - 1 0\n"
+			   "stack 1 1 1 1 - p0:1000\n"
+			   "from 4\nstack 1 1 1 1 - p0:1000\n"
+			   "from 9\nstack 2 2 1 1 - p0:1000\n"
+			   "from -\nstack 5 5 1 1 - p0:1000\n"
+			   "end\n", &q, msg, sizeof(msg)), 0);
+	if (q) {
+		CHECK(sym_prof_nsources(q) == 2 && sym_prof_nstacks(q) == 3);
+		got = sym_prof_source(q, 1);
+		CHECK(got && !strcmp(got->host, "a") && got->samples == 3 &&
+		      got->duration_ns == 1000000000ULL);
+		got = sym_prof_source(q, 2);
+		CHECK(got && !strcmp(got->host, "b") && !got->weight_unit &&
+		      got->duration_ns == 2500000000ULL &&
+		      got->start_ns == 1796059275000000000LL);
+		CHECK(sym_prof_stack_source(q, 0) == 1 &&
+		      sym_prof_stack(q, 0)->count == 3);
+		CHECK(sym_prof_stack_source(q, 1) == 2 &&
+		      sym_prof_stack(q, 1)->count == 1);
+		CHECK(sym_prof_stack_source(q, 2) == 0 &&
+		      sym_prof_stack(q, 2)->count == 5);
+	}
+out:
+	free(text);
+	free(text2);
+	sym_prof_free(p);
+	sym_prof_free(q);
+}
+
 static void test_read_errors(void)
 {
 	BAD("", 1, "empty file");
@@ -556,6 +708,28 @@ static void test_read_errors(void)
 	BAD("sym-raw 1\nweight-unit ns\nend\n", 3, "no 'period' line");
 	BAD("sym-raw 1\nperiod 1\nend\n", 3, "no 'weight-unit' line");
 	BAD(HEAD "end x\n", 4, "'end' takes 0 fields, not 1");
+
+	/* Sources. */
+	BAD(HEAD "source 1 a - 1 1 ns 1\nend\n", 4,
+	    "'source' takes at least 8 fields, not 7");
+	BAD(HEAD "source x a - 1 1 ns 1 0\nend\n", 4, "source ID 'x'");
+	BAD(HEAD "source 1 a - 1 1 ns 1 0\nsource 1 b - 1 1 ns 1 0\nend\n",
+	    5, "second source with ID 1");
+	BAD(HEAD "source 1 a%0 - 1 1 ns 1 0\nend\n", 4,
+	    "source host: '%' not followed by two hex digits");
+	BAD(HEAD "source 1 a 2026-13-01T00:00:00Z 1 1 ns 1 0\nend\n", 4,
+	    "is not YYYY-MM-DDTHH:MM:SS[.F]Z");
+	BAD(HEAD "source 1 a - 1.x 1 ns 1 0\nend\n", 4, "duration fraction");
+	BAD(HEAD "source 1 a - 1 -1 ns 1 0\nend\n", 4, "source period");
+	BAD(HEAD "source 1 a - 1 1 ns 1 18446744073709551616\nend\n", 4,
+	    "source lost");
+	BAD(HEAD "from 1\nend\n", 4,
+	    "from names source 1, which no source line before defines");
+	BAD(HEAD "from\nend\n", 4, "'from' takes 1 fields, not 0");
+	BAD(HEAD "source 1 a - 1 1 ns 1 0\nfrom 1 2\nend\n", 5,
+	    "'from' takes 1 fields, not 2");
+	BAD(HEAD "source 1 a - 1 1 ns 1 0\nfrom 0x1\nend\n", 5,
+	    "from's source ID '0x1'");
 
 	/* Lexical rules. */
 	BAD(HEAD "host  x\nend\n", 4, "empty field");
@@ -832,6 +1006,7 @@ int main(void)
 	test_empty();
 	test_times();
 	test_aggregation();
+	test_sources();
 	test_api_errors();
 	test_many();
 	test_read_errors();

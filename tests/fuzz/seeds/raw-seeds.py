@@ -6,7 +6,8 @@
 Rewrites every seed-* file there and keeps the others (crash-*, found-*).
 seed-ok-*: valid files (the example of docs/raw-format.md, every field and
 escape, the extensions a reader must let through, an empty profile, large
-stacks, the symbolized form with every status, prefix and escape).
+stacks, the symbolized form with every status, prefix and escape, the
+sources of a merged profile).
 seed-bad-*: one file per error of the reader, each a small edit of a valid
 file, so that the fuzzer starts next to every error path.
 """
@@ -163,6 +164,27 @@ stack 693""", 1)
 SYM_HEAD = HEAD + MAP0 + "symbolized 1\nfn 1 f\nsrc 1 /a.c\n"
 
 
+# Sources of a merged profile (docs/raw-format.md, "Sources").
+MERGED = HEAD + MAP0 + """source 1 web-1 2026-11-30T17:21:15.000000000Z 10.000000000 10101010 ns 990 0
+source 2 web%202 - 0.5 1 - 0 18446744073709551615
+source 7 - 1970-01-01T00:00:00Z 0 0 samples 3 0 later fields
+stack 4 4 1 1 - p0:1000
+from 1
+stack 1 1 1 1 - p0:1000
+stack 2 2 1 1 - p0:1000 r0:1010
+from 7
+stack 3 3 1 1 - p0:1000
+from 2
+stack 1 1 1 1 - p0:1000
+from -
+stack 1 1 1 1 - p0:1000
+from 1
+stack 5 5 1 1 - p0:1000
+end
+"""
+SRC = HEAD + MAP0 + "source 1 a - 1 1 ns 1 0\n"
+
+
 def deep(n):
     frames = " ".join("r0:%x" % (0x1000 + i) for i in range(n))
     return HEAD + MAP0 + "stack 1 1 1 1 truncated p0:1000 " + frames + "\nend\n"
@@ -184,6 +206,9 @@ OK = {
         "loc p0:1000 ok 1:-:0:0\nloc r0:1000 ok 1:0:1:1\nend\n",
     "symbolized-deep": SYM_HEAD + "loc p0:1000 ok" +
         " i1:1:1:1" * 127 + " 1:1:1:1\nend\n",
+    "merged": MERGED,
+    "merged-symbolized": MERGED.replace("source 1 ", "symbolized 1\nfn 1 f\n"
+        "loc p0:1000 ok 1:-:0:0\nsource 1 ", 1),
     "many-stacks": HEAD + MAP0 + "".join(
         "stack %d %d %d %d - p0:%x r0:%x\n" % (i + 1, i * 7, i % 5, i % 3,
                                               0x1000 + i, 0x1800 + i % 9)
@@ -265,6 +290,18 @@ BAD = {
     "sym-line-src": SYM_HEAD + "loc p0:1000 ok 1:2:1:1\nend\n",
     "sym-line-number": SYM_HEAD + "loc p0:1000 ok 1:1:4294967296:1\nend\n",
     "sym-line-empty": SYM_HEAD + "loc p0:1000 ok 1::1:1\nend\n",
+    "source-fields": SRC + "source 2 b - 1 1 ns 1\nend\n",
+    "source-dup": SRC + "source 1 b - 1 1 ns 1 0\nend\n",
+    "source-id": SRC + "source -1 b - 1 1 ns 1 0\nend\n",
+    "source-host": SRC + "source 2 b%0 - 1 1 ns 1 0\nend\n",
+    "source-start": SRC + "source 2 b 2026-02-30T00:00:00Z 1 1 ns 1 0\nend\n",
+    "source-duration": SRC + "source 2 b - 1. 1 ns 1 0\nend\n",
+    "source-samples": SRC + "source 2 b - 1 1 ns 18446744073709551616 0\nend\n",
+    "from-undefined": SRC + "from 2\nstack 1 1 1 1 - p0:1000\nend\n",
+    "from-before-source": HEAD + MAP0 + "from 1\nsource 1 a - 1 1 ns 1 0\nend\n",
+    "from-fields": SRC + "from 1 1\nend\n",
+    "from-sum-overflow": SRC + "from 1\nstack 18446744073709551615 1 1 1 - p0:1000\n"
+        "from -\nstack 1 1 1 1 - p0:1000\nfrom 1\nstack 1 1 1 1 - p0:1000\nend\n",
     "sym-lines-129": SYM_HEAD + "loc p0:1000 ok" + " i1:1:1:1" * 128 +
         " 1:1:1:1\nend\n",
 }
