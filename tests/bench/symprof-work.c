@@ -49,7 +49,8 @@ static void *run(void *arg)
 	sink += dive(depth);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	work_ns += (unsigned long long)(b.tv_sec - a.tv_sec) * 1000000000ull +
-		   (unsigned long long)b.tv_nsec - (unsigned long long)a.tv_nsec;
+		   (unsigned long long)b.tv_nsec -
+		   (unsigned long long)a.tv_nsec;
 	return NULL;
 }
 

@@ -4,7 +4,7 @@
 # a program can build and link against.
 . "$(dirname "$0")/lib.sh"
 need readelf pkg-config cc
-plan 7
+plan 9
 
 D=$T/dest
 ok "make install DESTDIR prefix=/opt/sym" \
@@ -52,4 +52,10 @@ ok "a program compiles and links with pkg-config --cflags --libs libsym" \
 	sh -c "cc $san -no-pie -g -o '$T/use' '$T/use.c' \$(PKG_CONFIG_PATH='$T' pkg-config --cflags --libs libsym)"
 ok "and runs against the shared library" \
 	env LD_LIBRARY_PATH="$D/opt/sym/lib" "$T/use"
+# libsymprof.so, the LD_PRELOAD sampler, goes to libdir, where the
+# installed sym run finds it (../lib next to bin/sym).
+ok "libsymprof.so installed in libdir" test -f "$D/opt/sym/lib/libsymprof.so"
+is "the installed sym run preloads the installed libsymprof.so" \
+	"$(cd "$T" && "$D/opt/sym/bin/sym" run -o "$T/run.raw" -- sh -c 'echo "$LD_PRELOAD"')" \
+	"$(cd "$D/opt/sym/lib" && pwd -P)/libsymprof.so"
 done_testing

@@ -130,7 +130,7 @@ void sp_arena_reset(void)
 #define SP_NOMAP UINT32_MAX
 
 struct sp_frame {
-	uint64_t addr;		/* ELF vaddr, or runtime address (NOMAP) */
+	uint64_t addr;		/* ELF vaddr; runtime address if NOMAP */
 	uint32_t map;
 	uint32_t ret;		/* 1: a return address */
 };
@@ -358,7 +358,7 @@ struct rec_mem {
 	uint64_t sp;
 	const uint64_t *win;
 	uint32_t nwin;
-	const uint64_t *pairs;		/* fp_0, ret_0, fp_1, ret_1, ... */
+	const uint64_t *pairs;	/* fp_0, ret_0, fp_1, ret_1, ... */
 	uint32_t n;
 	uint64_t last_next;		/* [fp_{n-1}] */
 };
@@ -483,7 +483,8 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 				flags |= F_UNWIND;
 				break;
 			}
-			cfa = (c.cfa_reg == 6 ? rbp : rsp) + (uint64_t)c.cfa_off;
+			cfa = (c.cfa_reg == 6 ? rbp : rsp) +
+			      (uint64_t)c.cfa_off;
 			if (cfa > rsp && rec_read(&r, cfa - 8, &ra)) {
 				if (c.rbp_rule == 1)
 					rbp_known = rec_read(
@@ -570,7 +571,8 @@ static void drain_ring(struct sp_thread *t)
 		uint64_t h = r->words[pos];
 		uint32_t len = SP_HDR_LEN(h);
 
-		if (len == 0 || len > SP_RING_WORDS - pos || len > head - tail) {
+		if (len == 0 || len > SP_RING_WORDS - pos ||
+		    len > head - tail) {
 			/* Cannot happen with a sane producer; start over. */
 			tail = head;
 			break;

@@ -85,8 +85,25 @@ static void hex(char *out, const unsigned char *p, size_t n)
 	out[2 * n] = 0;
 }
 
+/* Is [vaddr, vaddr + size) inside a readable PT_LOAD, so mapped? */
+static bool loaded(const struct dl_phdr_info *info, uint64_t vaddr,
+		   uint64_t size)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    vaddr >= ph->p_vaddr && size <= ph->p_filesz &&
+		    vaddr - ph->p_vaddr <= ph->p_filesz - size)
+			return true;
+	}
+	return false;
+}
+
 /* The NT_GNU_BUILD_ID note of a loaded object, from its PT_NOTE
- * segments in memory. */
+ * segments in memory (only those a PT_LOAD maps). */
 static void build_id(const struct dl_phdr_info *info, char *out)
 {
 	int i;
@@ -97,7 +114,8 @@ static void build_id(const struct dl_phdr_info *info, char *out)
 		const unsigned char *p, *end;
 		size_t align = ph->p_align == 8 ? 8 : 4;
 
-		if (ph->p_type != PT_NOTE || ph->p_memsz > (1u << 20))
+		if (ph->p_type != PT_NOTE || ph->p_memsz > (1u << 20) ||
+		    !loaded(info, ph->p_vaddr, ph->p_memsz))
 			continue;
 		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
 		end = p + ph->p_memsz;
@@ -144,8 +162,8 @@ static void eh_segment(const struct dl_phdr_info *info, uintptr_t eh,
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && frame >= s &&
-		    frame < s + ph->p_filesz) {
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    frame >= s && frame < s + ph->p_filesz) {
 			*lo = s;
 			*hi = s + ph->p_filesz;
 			return;
@@ -207,8 +225,9 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	int i;
 
 	(void)size;
-	if (ctx->vdso && (unsigned long)info->dlpi_phdr ==
-				 ctx->vdso + ((const ElfW(Ehdr) *)ctx->vdso)->e_phoff) {
+	if (ctx->vdso &&
+	    (unsigned long)info->dlpi_phdr ==
+		    ctx->vdso + ((const ElfW(Ehdr) *)ctx->vdso)->e_phoff) {
 		vdso = true;
 		path = "[vdso]";
 	} else if (!path || !path[0]) {
@@ -219,7 +238,8 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_GNU_EH_FRAME) {
+		if (ph->p_type == PT_GNU_EH_FRAME &&
+		    loaded(info, ph->p_vaddr, ph->p_memsz)) {
 			eh = info->dlpi_addr + ph->p_vaddr;
 			eh_end = eh + ph->p_memsz;
 		}
@@ -253,6 +273,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		m->kind = vdso ? 1 : 0;
 		m->live = true;
+		m->readable = (ph->p_flags & PF_R) != 0;
 		m->start = start;
 		m->end = end;
 		m->pgoff = ph->p_offset & ~mask;
@@ -326,6 +347,8 @@ bool sp_call_precedes(const struct sp_map *m, uint64_t ra)
 
 	if (ra >= m->end)
 		return false;
+	if (!m->readable)
+		return true;	/* execute-only code: cannot check */
 	if (m->end - ra >= sizeof(restore_rt) &&
 	    memcmp(p, restore_rt, sizeof(restore_rt)) == 0)
 		return true;
@@ -363,7 +386,7 @@ bool sp_call_precedes(const struct sp_map *m, uint64_t ra)
 	return false;
 }
 
-/* ---- CFI ------------------------------------------------------------------ */
+/* ---- CFI --------------------------------------------------------------- */
 
 /* A bounded reader over one object's memory. */
 struct rd {

@@ -315,7 +315,8 @@ static int read_config(bool *sig_given)
 	if (v && *v) {
 		if (parse_uint(v, 1, 10000, &n)) {
 			sp_log("SYMPROF_HZ='", v,
-			       "' is not a number from 1 to 10000; not profiling");
+			       "' is not a number from 1 to 10000; "
+			       "not profiling");
 			return -1;
 		}
 		sp.hz = (int)n;
@@ -1040,6 +1041,7 @@ __attribute__((constructor)) static void sp_init(void)
 		       NULL, NULL);
 		return;
 	}
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	sp_key_ok = pthread_key_create(&sp_key, key_destructor) == 0;
 	if (sp_drain_start()) {
 		sp_log("cannot start the drain thread; not profiling", NULL,
@@ -1066,7 +1068,6 @@ __attribute__((constructor)) static void sp_init(void)
 	} else if (err) {
 		goto fail;
 	}
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	install_fatal();
 	return;
@@ -1084,14 +1085,19 @@ uninstall:
 	return;
 }
 
-/* ---- fork ----------------------------------------------------------------- */
+/* ---- fork -------------------------------------------------------------- */
 
 static bool fork_locked;
+static sigset_t fork_mask;
 
 static void fork_prepare(void)
 {
 	struct timespec dl;
 
+	/* The signal dispositions' spin lock: a child must not inherit it
+	 * taken by a thread that does not exist there.  (It serializes
+	 * forks, too.) */
+	act_lock_take(&fork_mask);
 	fork_locked = false;
 	if (!atomic_load(&sp_enabled) || sp_getpid() != sp.pid)
 		return;
@@ -1112,11 +1118,12 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
-	if (!fork_locked)
-		return;
-	pthread_mutex_unlock(&sp_reg_lock);
-	pthread_mutex_unlock(&sp_drain_lock);
-	fork_locked = false;
+	if (fork_locked) {
+		pthread_mutex_unlock(&sp_reg_lock);
+		pthread_mutex_unlock(&sp_drain_lock);
+		fork_locked = false;
+	}
+	act_lock_drop(&fork_mask);
 }
 
 static void fork_child(void)
@@ -1125,6 +1132,7 @@ static void fork_child(void)
 	pthread_mutexattr_t ma;
 	bool keep;
 
+	act_lock_drop(&fork_mask);
 	if (!atomic_load(&sp_enabled) || !fork_locked)
 		goto stop;
 	fork_locked = false;

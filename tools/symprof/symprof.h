@@ -122,7 +122,7 @@ enum sp_thread_state {
 /* A registered (sampled) thread.  Allocated with mmap, recycled through
  * a free list, never unmapped while the process runs. */
 struct sp_thread {
-	struct sp_thread *next;		/* registry list, under sp_reg_lock */
+	struct sp_thread *next;		/* registry, under sp_reg_lock */
 	pid_t tid;
 	_Atomic int state;		/* enum sp_thread_state */
 	/* Stack bounds [lo, hi) read by the handler: a frame pointer
@@ -143,7 +143,7 @@ struct sp_thread {
 
 /* How samples are triggered: the raw file's `mode`. */
 enum sp_mode {
-	SP_MODE_THREAD = 0,	/* per-thread CLOCK_THREAD_CPUTIME_ID timers */
+	SP_MODE_THREAD = 0,	/* per-thread CPU-time timers */
 	SP_MODE_PROCESS,	/* setitimer(ITIMER_PROF), process-wide */
 	SP_MODE_WALL,		/* per-thread CLOCK_MONOTONIC timers */
 };
@@ -161,7 +161,7 @@ struct sp_state {
 	/* SYMPROF_OUT as given; %p expanded at write time. */
 	char out_pattern[4096];
 	bool out_has_pid;
-	int interval_s;			/* periodic write, 0 = at exit only */
+	int interval_s;			/* periodic write; 0: at exit */
 	pid_t pid;			/* the process the state belongs to */
 	/* Wall-clock start (RFC 3339) and monotonic start. */
 	char start_str[40];
@@ -244,8 +244,9 @@ struct sp_map {
 	uint32_t id;
 	int kind;			/* 0 file, 1 vdso */
 	bool live;			/* still loaded */
+	bool readable;			/* PF_R: its code may be read */
 	uint64_t start, end, pgoff, vaddr;
-	uint64_t bias;			/* load bias: vaddr(pc) = pc - bias */
+	uint64_t bias;			/* vaddr(pc) = pc - bias */
 	char build_id[2 * 64 + 1];	/* lowercase hex, "" when unknown */
 	const char *path;		/* in the arena */
 	/* .eh_frame_hdr at runtime, 0 when none, and the loaded segment
