@@ -65,7 +65,7 @@ fi
 # run CMD...: show CMD (sym for the sym binary, the temporary directory
 # left out of paths), then run it.
 run() {
-	printf '$ %s\n' "$*" | sed -e "s|^$SYM |sym |" -e "s|${T:-//}/||g"
+	printf '%s\n' "$*" | sed -e "s|^$SYM |sym |" -e "s|${T:-//}/||g" -e 's/^/$ /'
 	"$@"
 }
 fail() { echo "demo: FAILED: $*" >&2; exit 1; }
@@ -130,13 +130,15 @@ rm -f "$OUT/demo.raw" "$OUT/demo.sym.raw" "$OUT/demo.pb.gz" \
 	"$OUT/demo.folded" "$OUT/flame.svg" "$OUT/report.txt" \
 	"$OUT/shares.json" "$OUT/symbolize.txt"
 
-# free_port: a TCP port nothing listens on now (debuginfod takes a port
-# number, not 0; it may be taken before debuginfod binds it: retried).
+# free_port: a TCP port nothing answers on now, picked at random from
+# 20000-59999 (debuginfod takes a port number, not 0; if the port is
+# taken before debuginfod binds it, debuginfod exits and is retried).
 free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+	while :; do
+		_p=$(($(od -An -N2 -tu2 /dev/urandom) % 40000 + 20000))
+		[ "$(http_code "http://127.0.0.1:$_p/")" = 000 ] && break
+	done
+	echo "$_p"
 }
 http_code() { curl -s -o /dev/null -m 5 -w '%{http_code}' "$1" 2>/dev/null; }
 # debug_path DIR ID: DIR/.build-id/xx/rest.debug
@@ -334,24 +336,21 @@ curl -s -m 5 "$URL/metrics" |
 say "13. The views: pprof, folded stacks, flame graph, report"
 run "$SYM" pprof -q -o "$OUT/demo.pb.gz" "$OUT/demo.sym.raw" ||
 	fail "sym pprof failed"
-run "$SYM" fold -o "$OUT/demo.folded" "$OUT/demo.sym.raw" ||
+run "$SYM" fold --kernel -o "$OUT/demo.folded" "$OUT/demo.sym.raw" ||
 	fail "sym fold failed"
-run "$SYM" flamegraph --title "demo_work" \
+run "$SYM" flamegraph --kernel --title "demo_work" \
 	--subtitle "sym $RECORDER, symbolized by symd" \
 	-o "$OUT/flame.svg" "$OUT/demo.sym.raw" || fail "sym flamegraph failed"
-printf '$ %s\n' "sym report $OUT/demo.sym.raw > $OUT/report.txt"
-"$SYM" report "$OUT/demo.sym.raw" > "$OUT/report.txt" ||
+printf '$ %s\n' "sym report --top 12 $OUT/demo.sym.raw > $OUT/report.txt"
+"$SYM" report --top 12 "$OUT/demo.sym.raw" > "$OUT/report.txt" ||
 	fail "sym report failed"
 cat "$OUT/report.txt"
 
 say "14. Check: the hot functions, with the shares the workload is built for"
-$CHECK shares "$OUT/demo.sym.raw" --json "$OUT/shares.json" ||
-	fail "the profile's shares are not the workload's"
-$CHECK report "$OUT/report.txt" "$OUT/shares.json" ||
-	fail "the report does not show the hot functions with error bars"
-$CHECK folded "$OUT/demo.folded" "$OUT/shares.json" ||
-	fail "the folded stacks do not add up"
-$CHECK svg "$OUT/flame.svg" || fail "the flame graph lacks the hot functions"
+# (one process: the shares of demo.sym.raw, then the report, the folded
+# stacks and the SVG against them; tools/demo_check.py says how)
+$CHECK all "$OUT" ||
+	fail "the views do not show the workload's hot functions and shares"
 echo "   ok: report, folded stacks and flame graph agree with the design"
 
 stop_all

@@ -19,6 +19,9 @@ outputs; also used by tests/e2e/t5900-demo.sh.
         functions.
     demo_check.py svg FLAME.svg
         The SVG parses as XML and names every hot function.
+    demo_check.py all OUTDIR
+        All four on the demo's files in OUTDIR (demo.sym.raw, writing
+        shares.json; report.txt; demo.folded; flame.svg), in one process.
 
 Exit status 0 when the check passes, 1 with the reasons on stderr.
 
@@ -28,6 +31,7 @@ A function's *self* share is the share of samples whose innermost frame
 (inlined calls count as functions, as the views show them).
 """
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -213,9 +217,19 @@ def cmd_svg(args):
         fail(errs)
 
 
+def cmd_all(args):
+    d = args[0]
+    shares = os.path.join(d, "shares.json")
+    cmd_shares([os.path.join(d, "demo.sym.raw"), "--json", shares])
+    cmd_report([os.path.join(d, "report.txt"), shares])
+    cmd_folded([os.path.join(d, "demo.folded"), shares])
+    cmd_svg([os.path.join(d, "flame.svg")])
+
+
 def main():
     cmds = {"shares": (cmd_shares, 1), "report": (cmd_report, 2),
-            "folded": (cmd_folded, 2), "svg": (cmd_svg, 1)}
+            "folded": (cmd_folded, 2), "svg": (cmd_svg, 1),
+            "all": (cmd_all, 1)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or \
        len(sys.argv) - 2 < cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
