@@ -52,7 +52,7 @@ CC=${CC:-gcc}
 OUT=${1:-${SYM_DEMO_OUT:-$ROOT/build/demo}}
 RECORDER=${SYM_DEMO_RECORDER:-auto}
 SECS=${SYM_DEMO_SECONDS:-4}
-CHECK="python3 $ROOT/tools/demo_check.py"
+check() { python3 "$ROOT/tools/demo_check.py" "$@"; }
 export LC_ALL=C
 
 started=$(date +%s)
@@ -349,7 +349,7 @@ cat "$OUT/report.txt"
 say "14. Check: the hot functions, with the shares the workload is built for"
 # (one process: the shares of demo.sym.raw, then the report, the folded
 # stacks and the SVG against them; tools/demo_check.py says how)
-$CHECK all "$OUT" ||
+check all "$OUT" ||
 	fail "the views do not show the workload's hot functions and shares"
 echo "   ok: report, folded stacks and flame graph agree with the design"
 
