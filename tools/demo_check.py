@@ -12,8 +12,9 @@ outputs; also used by tests/e2e/t5900-demo.sh.
         Check `sym report`'s text: every hot function is named, on a line
         with a percentage within rounding of its share in the raw file
         (SHARES.json, from `shares`) and a 95% interval [lo, hi] around
-        it, and one such percentage is plausible for the design (its self
-        share for a leaf, its total share for a caller).
+        it, no share with an interval on a line naming it is another
+        number, and one is plausible for the design (its self share for a
+        leaf, its total share for a caller).
     demo_check.py folded FOLDED SHARES.json
         The folded stacks add up to the samples, and name the hot
         functions.
@@ -31,6 +32,7 @@ A function's *self* share is the share of samples whose innermost frame
 (inlined calls count as functions, as the views show them).
 """
 import json
+import math
 import os
 import re
 import sys
@@ -52,12 +54,15 @@ HOT = {
 NAMED = list(HOT)
 
 
-def plausible(got, want):
-    """A share is plausible within 30% of the design plus 2 points: the
-    clock reads and the kernel take a few percent, sampling error at a
-    few thousand samples is about 1 point, and a pipeline that loses or
-    misattributes frames is off by far more."""
-    return abs(got - want) <= 0.3 * want + 2.0
+def plausible(got, want, n):
+    """A share (percent) of n samples is plausible within 30% of the
+    design plus 2 points, plus 3.29 standard errors of a binomial share
+    (99.9%, so a correct pipeline never fails by bad luck): the clock
+    reads and the kernel take a few percent, and a pipeline that loses
+    or misattributes frames is off by far more."""
+    p = want / 100.0
+    return abs(got - want) <= 0.3 * want + 2.0 + \
+        329.0 * math.sqrt(p * (1 - p) / max(n, 1))
 
 
 def fail(msgs):
@@ -118,7 +123,7 @@ def cmd_shares(args):
         s = 100.0 * self_c.get(name, 0) / n
         t = 100.0 * total_c.get(name, 0) / n
         got = s if kind == "self" else t
-        ok = plausible(got, want)
+        ok = plausible(got, want, n)
         print("   %-15s %7.1f%% %7.1f%% %7.0f%%  %s" %
               (name, s, t, want, ("ok (%s)" % kind) if ok else "WRONG"))
         if not ok:
@@ -134,8 +139,9 @@ def cmd_shares(args):
         fail(errs)
 
 
-PCT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
-IVAL = re.compile(r"\[\s*(\d+(?:\.\d+)?)%?\s*[,;]\s*(\d+(?:\.\d+)?)%?\s*\]")
+# "34.68% [33.22%, 36.17%]": a share and its interval.
+PAIR = re.compile(r"(\d+(?:\.\d+)?)%\s*\[\s*(\d+(?:\.\d+)?)%?\s*,"
+                  r"\s*(\d+(?:\.\d+)?)%?\s*\]")
 
 
 def names_in(line):
@@ -163,19 +169,24 @@ def cmd_report(args):
         truth = [shares["self"].get(name, 0.0), shares["total"].get(name, 0.0)]
         shown = []
         for ln in lines:
-            pcts = [float(x) for x in PCT.findall(ln)]
-            ivals = [(float(a), float(b)) for a, b in IVAL.findall(ln)]
-            # A share printed with at least one decimal is within 0.06 of
-            # the raw file's, and its 95% interval holds it.
-            shown += [p for p in pcts
-                      if any(abs(p - t) <= 0.06 for t in truth) and
-                      any(lo <= p <= hi for lo, hi in ivals)]
+            # Every share with an interval on a line naming the function
+            # is its self or its total share (printed with at least one
+            # decimal: within 0.06), inside that interval.
+            for p, lo, hi in PAIR.findall(ln):
+                p, lo, hi = float(p), float(lo), float(hi)
+                if any(abs(p - t) <= 0.06 for t in truth) and lo <= p <= hi:
+                    shown.append(p)
+                else:
+                    errs.append("the report gives %s %.2f%% [%.2f, %.2f]; "
+                                "its self share is %.2f%%, its total share "
+                                "%.2f%%:\n  %s" % (name, p, lo, hi, truth[0],
+                                                  truth[1], ln))
         if not shown:
             errs.append("no line of the report gives %s a share of %s with "
                         "a 95%% interval around it:\n  %s" %
                         (name, " or ".join("%.1f%%" % t for t in truth),
                          "\n  ".join(lines[:4])))
-        elif not any(plausible(p, want) for p in shown):
+        elif not any(plausible(p, want, shares["samples"]) for p in shown):
             errs.append("the report gives %s %s, the workload spends %.0f%% "
                         "there (%s)" % (name, ", ".join("%.1f%%" % p
                                                        for p in shown),

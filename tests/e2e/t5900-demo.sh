@@ -26,7 +26,7 @@ need gcc g++ objcopy strip debuginfod curl python3 ldd
 if [ ! -x "$SYM" ] || [ ! -x "$SYM_ROOT/bin/symd" ]; then
 	plan_skip "sym and symd not built"
 fi
-plan 21
+plan 23
 
 DEMO=$SYM_ROOT/tools/demo.sh
 PROFILE=$SYM_ROOT/tools/demo-profile.sh
@@ -56,6 +56,7 @@ gone() {
 t0=$(date +%s)
 # took WHAT: a diagnostic with the seconds since the last one.
 took() { t1=$(date +%s); echo "# $1 took $((t1 - t0)) s"; t0=$t1; }
+fails() { ! "$@"; }
 # samples FILE: the sum of the stack counts of a raw file.
 samples() { awk '$1 == "stack" { n += $2 } END { print n + 0 }' "$1"; }
 
@@ -82,14 +83,23 @@ if [ -n "$have_views" ]; then
 	ok "shares, flame.svg, report and folded stacks name the hot functions" \
 		check all "$O"
 	ok "the report has error bars" grep -q '% *\[ *[0-9.]*%, *[0-9.]*%\]  *mix64' "$O/report.txt"
+	# The checks can fail: the library's frames unsymbolized, one share
+	# of the report changed.
+	m=$(awk '$1 == "map" && $10 ~ /libdemo_helper/ { print $2 }' "$O/demo.sym.raw")
+	grep -v "^loc [pr]$m:" "$O/demo.sym.raw" > "$T/nolib.sym.raw"
+	ok "the checker refuses a profile whose library frames did not resolve" \
+		fails check shares "$T/nolib.sym.raw"
+	sed 's/^\( *1 *[0-9]* *\)[0-9][0-9]\./\199./' "$O/report.txt" > "$T/bad.report"
+	ok "and a report with one share changed" \
+		fails check report "$T/bad.report" "$O/shares.json"
 	ok "demo.pb.gz reads back (sym convert)" \
 		"$SYM" convert -o "$T/back.raw" "$O/demo.pb.gz"
 	is "with the same samples" "$(samples "$T/back.raw")" \
 		"$(samples "$O/demo.sym.raw")"
 else
 	for d in "exits 0" "says where the files are" "crash part" \
-		 "sym record" "outputs" "error bars" "pprof reads back" \
-		 "same samples"; do
+		 "sym record" "outputs" "error bars" "refuses a bad profile" \
+		 "refuses a bad report" "pprof reads back" "same samples"; do
 		skip "$d: sym report is not built yet (branch views)"
 	done
 fi
