@@ -353,6 +353,20 @@ check all "$OUT" ||
 	fail "the views do not show the workload's hot functions and shares"
 echo "   ok: report, folded stacks and flame graph agree with the design"
 
+# symd stops on SIGTERM with status 0: anything else (a crash at exit, a
+# sanitizer's report) is a failure of the demo.
+kill -TERM "$SYMD_PID"
+i=0
+while kill -0 "$SYMD_PID" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -0 "$SYMD_PID" 2>/dev/null && fail "symd did not stop on SIGTERM in 10 s"
+st=0
+wait "$SYMD_PID" || st=$?
+PIDS=$(echo " $PIDS " | sed "s/ $SYMD_PID / /")
+[ "$st" = 0 ] || fail "symd exited with status $st on SIGTERM:
+$(tail -20 "$T/symd.log")"
 stop_all
 elapsed=$(($(date +%s) - started))
 say "Done in ${elapsed} s; symd and debuginfod are stopped.  The files:"

@@ -170,8 +170,11 @@ echo "   The same answer as in step 4, now from the daemon's table."
 echo "   symd's log, one line per request:"
 sed 's/^/   /' "$T/symd.log"
 kill "$SYMD_PID"
-wait "$SYMD_PID" 2>/dev/null || true
+st=0
+wait "$SYMD_PID" 2>/dev/null || st=$?
 SYMD_PID=
+[ "$st" = 0 ] ||
+	fail "symd exited with status $st on SIGTERM: $(tail -5 "$T/symd.log")"
 
 say "Crash done: a stripped binary, its debug file found by build ID, the full inline chain, and the same answer from symd."
 
