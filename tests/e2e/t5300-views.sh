@@ -29,7 +29,7 @@
 #     atomic.
 . "$(dirname "$0")/lib.sh"
 need gcc objdump nm addr2line python3
-plan 95
+plan 97
 
 CHECK="$SYM_ROOT/tests/e2e/views_check.py"
 # check_points LABEL CMD...: views_check.py's "ok - " lines as TAP points.
@@ -182,6 +182,22 @@ ok "fold of the folded output: the same" cmp "$T/f.folded" "$T/again.folded"
 "$SYM" fold $S -q "$T/in.raw" "$T/sym.raw" > "$T/two.folded"
 is "fold of two inputs adds them up" \
 	"$(awk '{ n += $NF } END { print n, NR }' "$T/two.folded")" "2090 9"
+
+# Names the folded format could not carry, and a line without a function,
+# in a symbolized file written by hand (no store needed).
+printf 'sym-raw 1\nperiod 1\nweight-unit samples\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 a;b\nfn 2 line%%0Aend\nfn 3 outer\nsrc 1 a.c\nloc p0:10 ok i1:1:1:1 3:1:2:0\nloc p0:20 ok 2:-:0:0\nloc p0:30 ok i-:1:3:0 3:1:4:0\nstack 2 2 1 1 - p0:10\nstack 3 3 1 1 - p0:20\nstack 4 4 1 1 - p0:30 p0:20\nend\n' > "$T/odd.raw"
+run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR" \
+	"$SYM" fold --store "$T/nostore" "$T/odd.raw" <<'EOF'
+line end 3
+line end;outer;liba.so+0x30_[i] 4
+outer;a:b_[i] 2
+EOF
+run_compare "fold --inline=none: the real functions only" \
+	"$SYM" fold --store "$T/nostore" --inline=none "$T/odd.raw" <<'EOF'
+line end 3
+line end;outer 4
+outer 2
+EOF
 
 # --- tree -------------------------------------------------------------------
 "$SYM" tree $S -q --min 0 "$T/in.raw" > "$T/tree.txt"
