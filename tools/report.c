@@ -501,14 +501,11 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *stdin_only[] = { (char *)"-" };
 	struct views_opts vo = { .no_folded = true };
 	struct report r = { .conf = 0.95, .res = 0.005, .top = 20 };
 	struct views_out out = { 0 };
 	struct views *v = NULL;
 	const char *output = NULL;
-	char **inputs;
-	size_t ninputs;
 	double x;
 	int c, err, status = TOOL_EXIT_FAIL;
 
@@ -521,7 +518,7 @@ int cmd_report(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			}
 			r.top = (size_t)x;
-			continue;
+			break;
 		case OPT_RES:
 			if (parse_num(optarg, 1e-6, 50, &x)) {
 				tool_err("--resolution: '%s' is not a number "
@@ -530,7 +527,7 @@ int cmd_report(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			}
 			r.res = x / 100;
-			continue;
+			break;
 		case OPT_CONF:
 			if (parse_num(optarg, 50, 99.9999, &x)) {
 				tool_err("--conf: '%s' is not a percentage "
@@ -538,37 +535,16 @@ int cmd_report(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			}
 			r.conf = x / 100;
-			continue;
-		case 'o':
-			output = optarg;
-			continue;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		default:
 			break;
+		default:
+			err = views_option(c, optarg, &vo, &output, usage);
+			if (err >= 0)
+				return err;
 		}
-		err = views_getopt(c, optarg, &vo);
-		if (err <= 0) {
-			if (err == 0)
-				usage(stderr);
-			return TOOL_EXIT_USAGE;
-		}
-	}
-	inputs = argv + optind;
-	ninputs = (size_t)(argc - optind);
-	if (ninputs == 0) {
-		inputs = stdin_only;
-		ninputs = 1;
 	}
 
-	if (views_new(vo.flags, &v)) {
-		tool_err("out of memory");
+	if (views_read(argv + optind, (size_t)(argc - optind), &vo, &v))
 		goto out;
-	}
-	for (size_t i = 0; i < ninputs; i++)
-		if (views_load(v, inputs[i], &vo))
-			goto out;
 	if (views_total(v) == 0) {
 		tool_err("no samples in the input");
 		goto out;

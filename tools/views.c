@@ -610,6 +610,25 @@ static int load_folded(struct views *v, const char *path,
 
 /* ---- telling formats apart ---- */
 
+/* Read from @fd until @cap bytes or the end: the bytes read, or -errno. */
+static ssize_t read_some(int fd, void *buf, size_t cap)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	while (len < cap) {
+		r = read(fd, (char *)buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	return (ssize_t)len;
+}
+
 /* Keep stdin in memory (once) unless it is a regular file. */
 static int keep_stdin(void)
 {
@@ -632,11 +651,9 @@ static int keep_stdin(void)
 		goto out;
 	}
 	for (;;) {
-		r = read(STDIN_FILENO, buf, 1 << 16);
-		if (r < 0 && errno == EINTR)
-			continue;
+		r = read_some(STDIN_FILENO, buf, 1 << 16);
 		if (r < 0) {
-			err = -errno;
+			err = (int)r;
 			goto out;
 		}
 		if (r == 0)
@@ -748,18 +765,12 @@ static int sniff(const char *path, uint32_t *fmt, bool *perf_like)
 		err = fd < 0 ? -errno : -ENOMEM;
 		goto out;
 	}
-	while (len < SNIFF_BYTES) {
-		r = read(fd, b + len, SNIFF_BYTES - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
+	r = read_some(fd, b, SNIFF_BYTES);
+	if (r < 0) {
+		err = (int)r;
+		goto out;
 	}
+	len = (size_t)r;
 	*fmt = classify(b, len);
 	*perf_like = *fmt == VIEWS_FROM_FOLDED && perf_script_like(b, len);
 out:
@@ -877,8 +888,27 @@ int views_tree(const struct views *v, bool inverted, struct stacktree *t)
 
 /* ---- options ---- */
 
+/* The options that only set flags. */
+static const struct {
+	int opt;
+	uint32_t flags;
+} flag_opts[] = {
+	{ VIEWS_OPT_COMM, VIEWS_COMM },
+	{ VIEWS_OPT_PID, VIEWS_PID },
+	{ VIEWS_OPT_TID, VIEWS_TID },
+	{ VIEWS_OPT_KERNEL, VIEWS_KERNEL },
+	{ VIEWS_OPT_JIT, VIEWS_JIT },
+	{ VIEWS_OPT_ALL, VIEWS_KERNEL | VIEWS_JIT },
+};
+
 int views_getopt(int opt, const char *arg, struct views_opts *o)
 {
+	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
+		if (flag_opts[i].opt == opt) {
+			o->flags |= flag_opts[i].flags;
+			return 1;
+		}
+	}
 	switch (opt) {
 	case VIEWS_OPT_FROM:
 		if (strcmp(arg, "auto") == 0)
@@ -890,24 +920,6 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 			o->from = VIEWS_FROM_FOLDED;
 		else
 			break;
-		return 1;
-	case VIEWS_OPT_COMM:
-		o->flags |= VIEWS_COMM;
-		return 1;
-	case VIEWS_OPT_PID:
-		o->flags |= VIEWS_PID;
-		return 1;
-	case VIEWS_OPT_TID:
-		o->flags |= VIEWS_TID;
-		return 1;
-	case VIEWS_OPT_KERNEL:
-		o->flags |= VIEWS_KERNEL;
-		return 1;
-	case VIEWS_OPT_JIT:
-		o->flags |= VIEWS_JIT;
-		return 1;
-	case VIEWS_OPT_ALL:
-		o->flags |= VIEWS_KERNEL | VIEWS_JIT;
 		return 1;
 	case VIEWS_OPT_INLINE:
 		o->flags &= ~(uint32_t)(VIEWS_INLINE_PLAIN | VIEWS_INLINE_NONE);
@@ -938,6 +950,50 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
 					   "value (samples, weight)");
 	return -1;
+}
+
+int views_option(int opt, const char *arg, struct views_opts *o,
+		 const char **output, views_usage_fn usage)
+{
+	int taken;
+
+	switch (opt) {
+	case 'o':
+		*output = arg;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return TOOL_EXIT_OK;
+	default:
+		taken = views_getopt(opt, arg, o);
+		if (taken > 0)
+			return -1;
+		if (taken == 0)
+			usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+}
+
+int views_read(char *const *paths, size_t n, const struct views_opts *o,
+	       struct views **out)
+{
+	static char *const stdin_only[] = { (char *)"-" };
+	int err;
+
+	if (n == 0) {
+		paths = stdin_only;
+		n = 1;
+	}
+	err = views_new(o->flags, out);
+	if (err)
+		tool_err("out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		err = views_load(*out, paths[i], o);
+	if (err) {
+		views_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 /* ---- output ---- */
