@@ -475,20 +475,6 @@ out:
 	return err;
 }
 
-/* A number in [lo, hi] from @s, or -EINVAL. */
-static int parse_num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= lo && v <= hi))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_TOP = 256, OPT_RES, OPT_CONF };
@@ -501,7 +487,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct views_opts vo = { .no_folded = true };
+	struct views_opts vo = { .no_folded = true, .need_samples = true };
 	struct report r = { .conf = 0.95, .res = 0.005, .top = 20 };
 	struct views_out out = { 0 };
 	struct views *v = NULL;
@@ -512,7 +498,8 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
-			if (parse_num(optarg, 1, 1e6, &x) || x != floor(x)) {
+			if (views_parse_number(optarg, 1, 1e6, &x) ||
+			    x != floor(x)) {
 				tool_err("--top: '%s' is not a number from 1 "
 					 "to 1000000", optarg);
 				return TOOL_EXIT_USAGE;
@@ -520,7 +507,7 @@ int cmd_report(int argc, char **argv)
 			r.top = (size_t)x;
 			break;
 		case OPT_RES:
-			if (parse_num(optarg, 1e-6, 50, &x)) {
+			if (views_parse_number(optarg, 1e-6, 50, &x)) {
 				tool_err("--resolution: '%s' is not a number "
 					 "of percentage points from 0.000001 "
 					 "to 50", optarg);
@@ -529,7 +516,7 @@ int cmd_report(int argc, char **argv)
 			r.res = x / 100;
 			break;
 		case OPT_CONF:
-			if (parse_num(optarg, 50, 99.9999, &x)) {
+			if (views_parse_number(optarg, 50, 99.9999, &x)) {
 				tool_err("--conf: '%s' is not a percentage "
 					 "from 50 to 99.9999", optarg);
 				return TOOL_EXIT_USAGE;
@@ -545,10 +532,6 @@ int cmd_report(int argc, char **argv)
 
 	if (views_read(argv + optind, (size_t)(argc - optind), &vo, &v))
 		goto out;
-	if (views_total(v) == 0) {
-		tool_err("no samples in the input");
-		goto out;
-	}
 	r.v = v;
 	r.weighted = vo.flags & VIEWS_WEIGHT;
 	if (views_out_open(&out, output))

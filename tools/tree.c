@@ -224,20 +224,6 @@ static int print_tree(const struct stacktree *t, double min_pct,
 	return err;
 }
 
-/* Parse --min: a percentage from 0 to 100. */
-static int parse_pct(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0 && v <= 100))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int cmd_tree(int argc, char **argv)
 {
 	enum { OPT_INVERTED = 256, OPT_MIN };
@@ -249,7 +235,7 @@ int cmd_tree(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct views_opts vo = { 0 };
+	struct views_opts vo = { .need_samples = true };
 	struct views_out out = { 0 };
 	struct stacktree *t = NULL;
 	struct views *v = NULL;
@@ -264,7 +250,7 @@ int cmd_tree(int argc, char **argv)
 			inverted = true;
 			break;
 		case OPT_MIN:
-			if (parse_pct(optarg, &min_pct)) {
+			if (views_parse_number(optarg, 0, 100, &min_pct)) {
 				tool_err("--min: '%s' is not a percentage "
 					 "from 0 to 100", optarg);
 				return TOOL_EXIT_USAGE;
@@ -279,10 +265,6 @@ int cmd_tree(int argc, char **argv)
 
 	if (views_read(argv + optind, (size_t)(argc - optind), &vo, &v))
 		goto out;
-	if (views_total(v) == 0) {
-		tool_err("no samples in the input");
-		goto out;
-	}
 	if (stacktree_new(&t)) {
 		tool_err("out of memory");
 		goto out;

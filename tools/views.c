@@ -989,11 +989,28 @@ int views_read(char *const *paths, size_t n, const struct views_opts *o,
 		tool_err("out of memory");
 	for (size_t i = 0; !err && i < n; i++)
 		err = views_load(*out, paths[i], o);
+	if (!err && o->need_samples && views_total(*out) == 0) {
+		tool_err("no samples in the input");
+		err = -ENODATA;
+	}
 	if (err) {
 		views_free(*out);
 		*out = NULL;
 	}
 	return err;
+}
+
+int views_parse_number(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= lo && v <= hi))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 /* ---- output ---- */

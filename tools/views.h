@@ -94,6 +94,8 @@ struct views_opts {
 	uint32_t from;
 	/** Refuse folded input (sym report). */
 	bool no_folded;
+	/** views_read() fails when the inputs hold no sample. */
+	bool need_samples;
 	/** How to symbolize an unsymbolized profile. */
 	struct tool_symbolize_opts sym;
 };
@@ -292,10 +294,17 @@ int views_option(int opt, const char *arg, struct views_opts *o,
  * views_read() - views_new() and views_load() of each of @paths (stdin
  * when @n is 0): what a view reads.
  * @param[out] out  caller owns: views_free(); NULL on error
- * @return 0, or the first error (printed)
+ * @return 0, or the first error (printed); -ENODATA when
+ *         o->need_samples and the inputs hold no sample
  */
 int views_read(char *const *paths, size_t n, const struct views_opts *o,
 	       struct views **out);
+
+/**
+ * views_parse_number() - the whole of @s as a number from @lo to @hi.
+ * @return 0, -EINVAL (*out untouched)
+ */
+int views_parse_number(const char *s, double lo, double hi, double *out);
 
 /*
  * Output: stdout, or a file written atomically.  With a path, the text
