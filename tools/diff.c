@@ -26,7 +26,7 @@
  * follow under "cannot tell apart", which means the difference seen is
  * within what sampling alone produces at these sample counts, not that
  * the shares are equal.  Testing many functions at 95% flags about 5% of
- * unchanged ones: use --conf 0.999 or so for a whole table.
+ * unchanged ones: use --conf 99.9 or so for a whole table.
  *
  * Exit status: 0 (whether or not something changed), 1 (an input could
  * not be read, or has no samples), 2 (usage).
@@ -357,11 +357,11 @@ static void usage(FILE *f)
 		"symbolized on the fly.\n\n"
 		"  -a, --all            also list the entries that cannot be "
 		"told apart\n"
-		"  -c, --conf LEVEL     confidence level, 0.5 to 0.999999 "
-		"(default 0.95); for\n"
-		"                       a whole table, a stricter one "
-		"(0.999) flags fewer\n"
-		"                       unchanged functions by chance\n"
+		"  -c, --conf PCT       confidence level in percent, 50 to "
+		"99.9999 (default\n"
+		"                       95); for a whole table a stricter one "
+		"(99.9) flags\n"
+		"                       fewer unchanged functions by chance\n"
 		"  -n, --top N          list at most N changed entries "
 		"(default 50, 0: all)\n"
 		"  -o, --output OUT     write OUT (atomically) instead of "
@@ -421,11 +421,11 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'c':
 			errno = 0;
-			d.conf = strtod(optarg, &end);
-			if (errno || *end || !(d.conf >= 0.5) ||
-			    !(d.conf <= 0.999999)) {
-				tool_err("--conf '%s' is not a level from 0.5 "
-					 "to 0.999999", optarg);
+			d.conf = strtod(optarg, &end) / 100;
+			if (errno || end == optarg || *end ||
+			    !(d.conf >= 0.5) || !(d.conf <= 0.999999)) {
+				tool_err("--conf: '%s' is not a percentage "
+					 "from 50 to 99.9999", optarg);
 				return TOOL_EXIT_USAGE;
 			}
 			break;

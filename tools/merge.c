@@ -43,7 +43,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,8 +271,8 @@ static int muldiv(uint64_t a, uint64_t b, u128 c, uint64_t *out)
 
 /* The weight per-host normalizes: the stack's weight, times the period
  * when a host's recordings count `samples` of different periods. */
-static int base_weight(const struct merge *g, const struct rec *r,
-		       const struct sym_prof_stack *s, u128 *out)
+static void base_weight(const struct merge *g, const struct rec *r,
+			const struct sym_prof_stack *s, u128 *out)
 {
 	const struct host *h = &g->hosts[r->host];
 	const struct sym_prof_header *ih = sym_prof_header(g->in[r->input]);
@@ -281,7 +280,6 @@ static int base_weight(const struct merge *g, const struct rec *r,
 	*out = s->weight;
 	if (h->period == UINT64_MAX && is_unit(ih->weight_unit, "samples"))
 		*out *= ih->period;
-	return 0;
 }
 
 /* Check the inputs' units for @mode, and find the hosts. */

@@ -31,6 +31,10 @@
  * With --value weight the shares are weighted (stats_share_weighted()),
  * with effective sample sizes; the raw format keeps only each stack's
  * sum of weights, so its samples are taken as equally weighted.
+ *
+ * When the stacks come from two hosts or more (a merge with --spread, or
+ * inputs of several hosts), the top functions' smallest, median and
+ * largest share over the hosts follow (tools/report_spread.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_spread.h"
 #include "stats.h"
 #include "views.h"
 
@@ -58,6 +63,9 @@ static void usage(FILE *f)
 "with under 20 samples in one but not both '?' (too few to compare), and\n"
 "listed with the samples it would take to tell them apart; the last line\n"
 "says how many samples a resolution of +-PP points at the top share needs.\n"
+"When the stacks come from two hosts or more (sym merge --spread, or inputs\n"
+"of several hosts), the top functions' smallest, median and largest share\n"
+"over the hosts follow.\n"
 "Several inputs are added together; without one, stdin is read.  Folded\n"
 "stacks are not read: their counts may be periods, not samples.\n"
 "\n"
@@ -441,6 +449,52 @@ static void put_header(struct report *r)
 			(unsigned long long)lost, (unsigned long long)dropped);
 }
 
+static const char *spread_name(void *ctx, uint32_t id)
+{
+	return views_name(ctx, id, NULL);
+}
+
+/*
+ * Each stack's host for the spread: a host name wherever it comes from
+ * (recordings of one host pool), else one host per source of each input.
+ * Stacks come grouped by source, so the last answer is usually right.
+ */
+static int put_spread(struct report *r)
+{
+	const struct views *v = r->v;
+	struct spread *s = NULL;
+	const struct views_stack *last = NULL;
+	uint32_t h = 0;
+	int err = spread_new(&s);
+
+	for (size_t i = 0; !err && i < views_nstacks(v); i++) {
+		const struct views_stack *st = views_stack(v, i);
+
+		if (!last || st->input != last->input ||
+		    st->source != last->source || st->host != last->host) {
+			if (st->host) {
+				err = spread_host(s, st->host, &h);
+			} else {
+				/* Unknown host: its input and source. */
+				char key[48];
+
+				snprintf(key, sizeof(key), "?%u.%u", st->input,
+					 st->source);
+				err = spread_host(s, key, &h);
+			}
+		}
+		last = st;
+		if (!err)
+			err = spread_add(s, h, st->frames, st->nframes,
+					 st->value);
+	}
+	if (!err)
+		err = spread_print(s, r->f, r->top, views_unit(v), spread_name,
+				   (void *)v);
+	spread_free(s);
+	return err;
+}
+
 static int write_report(struct report *r)
 {
 	struct row *rows[2] = { NULL, NULL };
@@ -468,6 +522,7 @@ static int write_report(struct report *r)
 		put_pairs(r, rows[which], n[which]);
 		put_resolution(r, rows[which], n[which]);
 	}
+	err = put_spread(r);
 out:
 	free(rows[0]);
 	free(rows[1]);

@@ -74,6 +74,8 @@ struct views {
 	uint64_t total;
 	char *buf;			/* a name being built */
 	size_t buf_cap;
+	char **hosts;			/* of sources: free() each */
+	size_t nhosts, hosts_cap;
 };
 
 /* Grow *arr to hold @want elements of @size bytes. */
@@ -129,6 +131,9 @@ void views_free(struct views *v)
 	free(v->stacks);
 	free(v->ids);
 	free(v->buf);
+	for (size_t i = 0; i < v->nhosts; i++)
+		free(v->hosts[i]);
+	free(v->hosts);
 	free(v);
 }
 
@@ -495,7 +500,8 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 	const struct sym_prof_header *h = sym_prof_header(p);
 	const uint32_t known = (1u << SYM_PROF_NFLAGS) - 1;
 	struct fcache c = { 0 };
-	size_t i, start;
+	size_t i, start, nsrc = sym_prof_nsources(p);
+	const char **hostof = NULL;
 	uint32_t j;
 	int err = 0;
 
@@ -504,6 +510,26 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 	    dup_str(h->event, &in->event)) {
 		err = -ENOMEM;
 		goto out;
+	}
+	/* The host of each source (index 0: no source, the header's). */
+	hostof = calloc(nsrc + 1, sizeof(*hostof));
+	if (!hostof) {
+		err = -ENOMEM;
+		goto out;
+	}
+	hostof[0] = in->host;
+	for (uint32_t k = 1; k <= nsrc; k++) {
+		const char *name = sym_prof_source(p, k)->host;
+
+		if (!name)
+			continue;
+		err = grow(&v->hosts, &v->hosts_cap, v->nhosts + 1,
+			   sizeof(*v->hosts));
+		if (!err)
+			err = dup_str(name, &v->hosts[v->nhosts]);
+		if (err)
+			goto out;
+		hostof[k] = v->hosts[v->nhosts++];
 	}
 	in->period = h->period;
 	in->frequency = h->frequency;
@@ -521,6 +547,10 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 					s->tid, s->flags);
 		if (err)
 			goto out;
+		v->stacks[v->nstacks - 1].pub.source =
+			sym_prof_stack_source(p, i);
+		v->stacks[v->nstacks - 1].pub.host =
+			hostof[v->stacks[v->nstacks - 1].pub.source];
 		/* Below the total, which did not overflow. */
 		in->samples += s->count;
 		in->stacks++;
@@ -528,6 +558,7 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 			in->flagged += s->count;
 	}
 out:
+	free(hostof);
 	free(c.slots);
 	free(c.ids);
 	return err;

@@ -18,8 +18,8 @@
  * cpu.raw` just works.
  *
  * A named stack is a list of display names, root (outermost caller)
- * first, with its count of samples, its weight, PID, TID and the input it
- * came from.  Display names (the views of one profile agree on them):
+ * first, with its count of samples, its weight, PID, TID, the input it
+ * came from and, for merged profiles, its source and host.  Display names (the views of one profile agree on them):
  *   - a resolved frame is its function, and each function of its inline
  *     chain is a frame of its own, the real function first (outer), then
  *     the inlined calls, innermost last;
@@ -115,6 +115,12 @@ struct views_stack {
 	int32_t pid, tid;
 	/** Index of the input (views_input()). */
 	uint32_t input;
+	/** Its source in the input, a merged profile (sym merge --spread:
+	 *  sym_prof_stack_source()); 0 when none. */
+	uint32_t source;
+	/** The host it was recorded on: its source's, else the input's
+	 *  header's; NULL when unknown.  Borrowed until views_free(). */
+	const char *host;
 };
 
 /** One input file that views_load() read. */

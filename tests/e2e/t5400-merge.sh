@@ -11,7 +11,7 @@
 # merges renormalizes from them; locations are carried over and mixed
 # input is symbolized; bad input is refused with nothing written.
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 40
 
 BID=4f1c9a0b3d2e11aa0e7c6b5d4f3e2d1c0b9a88e2
 LIBC=a43b7e1d5c9f00112233445566778899aabbccc1
@@ -173,6 +173,37 @@ is "a merge without --spread cannot be normalized again" \
 $SYM merge "$T/none.raw" "$T/none.raw" -o "$T/x.raw"
 is "... but it adds up with --normalize none" "$(sums "$T/x.raw" | tail -1)" \
 	"all 2200 22000000000"
+
+# --- the merged profile in the views ------------------------------------------
+# A third host in ns: web-6, compute 50 of 200 samples (25%).
+host web-6 2026-11-30T17:21:30Z 20 10000000 ns 31 55aa0000 50 150 > "$T/f.raw"
+$SYM merge --spread "$T/a.raw" "$T/b.raw" "$T/f.raw" -o "$T/abf.raw"
+$SYM fold -q "$T/abf.raw" > "$T/abf.folded"
+is "fold of the merge: the totals are the merged sample counts" \
+	"$(awk '{ t += $NF; if ($0 ~ /work\+0x1139 [0-9]+$/) c += $NF } END { print t, c }' "$T/abf.folded")" \
+	"1300 760"
+$SYM report -q --top 2 "$T/abf.raw" > "$T/report"
+is "report of the merge: compute's pooled share is 760 / 1300" \
+	"$(awk '$NF == "work+0x1139" && $1 == 1 { print $2, $3; exit }' "$T/report")" \
+	"760 58.46%"
+# The spread, by hand: compute 70%, 10%, 25% on web-1, web-2, web-6; parse
+# 30%, 90%, 75%.
+is "report --spread: compute's min, median, max over the hosts" \
+	"$(sed -n '/^Spread over/,$p' "$T/report" | awk '$NF == "work+0x1139" { print; exit }')" \
+	"  58.46%   10.00%   25.00%   70.00%  web-1            3  work+0x1139"
+is "report --spread: parse's" \
+	"$(sed -n '/^Spread over/,$p' "$T/report" | awk '$NF == "work+0x1152" { print; exit }')" \
+	"  41.54%   30.00%   75.00%   90.00%  web-2            3  work+0x1152"
+# Per-host: the pooled share becomes the mean of the hosts' shares, the
+# spread stays.
+$SYM merge -n per-host --spread "$T/a.raw" "$T/b.raw" "$T/f.raw" -o "$T/abf-ph.raw"
+$SYM report -q --top 2 --value weight "$T/abf-ph.raw" > "$T/report-ph"
+is "per-host report: compute's pooled share is (70 + 10 + 25) / 3 %, same spread" \
+	"$(sed -n '/^Spread over/,$p' "$T/report-ph" | awk '$NF == "work+0x1139" { print; exit }')" \
+	"  35.00%   10.00%   25.00%   70.00%  web-1            3  work+0x1139"
+$SYM report -q "$T/none.raw" > "$T/report-none"
+is "no spread without --spread (one source per stack unknown)" \
+	"$(grep -c '^Spread' "$T/report-none")" 0
 
 # --- symbolized input -------------------------------------------------------
 host web-1 2026-11-30T17:21:15Z 10 10000000 ns 4242 55d0c000 700 300 \

@@ -140,8 +140,8 @@ is "the header names both sides and their samples" \
 B: $T/b.raw, 3000 samples"
 
 # A stricter level: the same verdicts here, wider intervals.
-$SYM diff --all --conf 0.999 "$T/a.raw" "$T/b.raw" > "$T/out999"
-is "--conf 0.999: as computed by hand" "$(rows "$T/out999")" \
+$SYM diff --all --conf 99.9 "$T/a.raw" "$T/b.raw" > "$T/out999"
+is "--conf 99.9: as computed by hand" "$(rows "$T/out999")" \
 	"$(grep -v '^changed' "$T/want999")"
 
 # Weights that are count x period: the same shares and verdicts.
@@ -157,9 +157,9 @@ is "unsymbolized input: the same verdicts on module+offset names" \
 	"self:work+0x1100 total:work+0x1100 self:work+0x1200 total:work+0x1200 total:work+0x2100 "
 
 # Refusals.
-$SYM diff --conf 2 "$T/a.raw" "$T/b.raw" 2> "$T/err"
+$SYM diff --conf 0.95 "$T/a.raw" "$T/b.raw" 2> "$T/err"
 is "a bad --conf is a usage error" "$? $(cat "$T/err")" \
-	"2 sym diff: --conf '2' is not a level from 0.5 to 0.999999"
+	"2 sym diff: --conf: '0.95' is not a percentage from 50 to 99.9999"
 $SYM diff "$T/a.raw" "$T/missing.raw" > "$T/x" 2> "$T/err"
 is "a missing input: exit 1, nothing on stdout" \
 	"$? $(wc -c < "$T/x") $(grep -c missing.raw "$T/err")" "1 0 1"
