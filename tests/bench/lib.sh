@@ -1,4 +1,5 @@
-# lib.sh - what bench.sh and symd-bench.sh share (sourced, not run).
+# lib.sh - what bench.sh, symd-bench.sh and views-bench.sh share (sourced,
+# not run).
 # The caller defines note() (one line on stderr).
 
 # debug_file F: the separate debug file of F found by build ID, or nothing.
@@ -24,4 +25,34 @@ usable_input() {
 		return 1
 	fi
 	return 0
+}
+
+# median V...: the median (the mean of the middle two for an even count);
+# 0 for none.
+median() {
+	printf '%s\n' "$@" | awk 'NF { v[n++] = $1 } END {
+		if (!n) { print 0; exit }
+		for (i = 1; i < n; i++)	# insertion sort: a handful of values
+			for (j = i; j > 0 && v[j - 1] + 0 > v[j] + 0; j--) {
+				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+			}
+		print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+	}'
+}
+
+# append_report HEADING SECTION REPORT: append the file SECTION, which
+# starts with the line HEADING, to REPORT, replacing the section an
+# earlier run of the same script left there (it is the file's last).
+# Blank lines are held back, so that none pile up at the end.
+append_report() {
+	if [ -f "$3" ]; then
+		awk -v h="$1" '$0 == h { exit }
+			/^$/ { nb++; next }
+			{ while (nb > 0) { print ""; nb-- } print }' \
+			"$3" > "$3.prev"
+		cat "$3.prev" > "$3"
+		rm -f "$3.prev"
+		echo >> "$3"
+	fi
+	cat "$2" >> "$3"
 }

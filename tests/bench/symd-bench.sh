@@ -109,19 +109,6 @@ kv() {
 	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
 }
 
-# median V...: the median (the mean of the middle two for an even count);
-# 0 for none.
-median() {
-	printf '%s\n' "$@" | awk 'NF { v[n++] = $1 } END {
-		if (!n) { print 0; exit }
-		for (i = 1; i < n; i++)	# insertion sort: a handful of values
-			for (j = i; j > 0 && v[j - 1] + 0 > v[j] + 0; j--) {
-				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-			}
-		print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
-	}'
-}
-
 # cpu: symd's CPU time so far (user + system, all threads), in clock ticks.
 cpu() {
 	sed 's/.*) //' "/proc/$SYMD_PID/stat" | awk '{ print $12 + $13 }'
@@ -523,17 +510,7 @@ report() {
 	fi
 }
 report > "$W/report.md"
-if [ -f "$OUT/report.md" ]; then
-	# This script's earlier section, if any, is the file's last.
-	# (Blank lines are held back, so that none pile up at the end.)
-	awk -v h="$HEADING" '$0 == h { exit }
-		/^$/ { nb++; next }
-		{ while (nb > 0) { print ""; nb-- } print }' \
-		"$OUT/report.md" > "$W/report.prev"
-	cat "$W/report.prev" > "$OUT/report.md"
-	echo >> "$OUT/report.md"
-fi
-cat "$W/report.md" >> "$OUT/report.md"
+append_report "$HEADING" "$W/report.md" "$OUT/report.md"
 echo
 cat "$W/report.md"
 echo "report: $OUT/report.md ($W/report.md)"

@@ -67,20 +67,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# debug_file, usable_input
+# debug_file, usable_input, median, append_report
 . "$ROOT/tests/bench/lib.sh"
-
-# median V...: as in symd-bench.sh.
-median() {
-	printf '%s\n' "$@" | awk 'NF { v[n++] = $1 } END {
-		if (!n) { print 0; exit }
-		for (i = 1; i < n; i++)
-			for (j = i; j > 0 && v[j - 1] + 0 > v[j] + 0; j--) {
-				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-			}
-		print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
-	}'
-}
 
 now() { date +%s.%N; }
 secs() { echo "$1 $2" | awk '{ printf "%.3f\n", $2 - $1 }'; }
@@ -213,15 +201,7 @@ report() {
 	echo
 }
 report > "$W/report.md"
-if [ -f "$OUT/report.md" ]; then
-	awk -v h="$HEADING" '$0 == h { exit }
-		/^$/ { nb++; next }
-		{ while (nb > 0) { print ""; nb-- } print }' \
-		"$OUT/report.md" > "$W/report.prev"
-	cat "$W/report.prev" > "$OUT/report.md"
-	echo >> "$OUT/report.md"
-fi
-cat "$W/report.md" >> "$OUT/report.md"
+append_report "$HEADING" "$W/report.md" "$OUT/report.md"
 cat "$W/report.md"
 echo "report: $OUT/report.md ($W/report.md)"
 exit 0

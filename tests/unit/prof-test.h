@@ -54,6 +54,18 @@ static inline int read_str(const char *text, struct sym_prof **p, char *msg,
 	return sym_prof_read(text, strlen(text), p, msg, msglen);
 }
 
+/* Whether @n lines of two locations are equal. */
+static inline int same_lines(const struct sym_prof_line *a,
+			     const struct sym_prof_line *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!same_str(a[k].function, b[k].function) ||
+		    !same_str(a[k].file, b[k].file) || a[k].line != b[k].line ||
+		    a[k].column != b[k].column || a[k].flags != b[k].flags)
+			return 0;
+	return 1;
+}
+
 /* Whether @a and @b are symbolized alike: the same locations in the same
  * order, each with the same frame, status and lines. */
 static inline int same_locations(const struct sym_prof *a,
@@ -73,15 +85,9 @@ static inline int same_locations(const struct sym_prof *a,
 		sym_prof_location_at(a, i, &fa, &sa, &la, &na);
 		sym_prof_location_at(b, i, &fb, &sb, &lb, &nb);
 		if (fa.addr != fb.addr || fa.map != fb.map ||
-		    fa.flags != fb.flags || sa != sb || na != nb)
+		    fa.flags != fb.flags || sa != sb || na != nb ||
+		    !same_lines(la, lb, na))
 			return 0;
-		for (size_t k = 0; k < na; k++)
-			if (!same_str(la[k].function, lb[k].function) ||
-			    !same_str(la[k].file, lb[k].file) ||
-			    la[k].line != lb[k].line ||
-			    la[k].column != lb[k].column ||
-			    la[k].flags != lb[k].flags)
-				return 0;
 	}
 	return 1;
 }

@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "prof-test.h"
 #include "tap.h"
 
 #define PbProfile Perftools__Profiles__Profile
@@ -38,11 +39,6 @@
 #define PbLocation Perftools__Profiles__Location
 #define PbLine Perftools__Profiles__Line
 #define PbFunction Perftools__Profiles__Function
-
-static int same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
 
 /* What @fn writes to a memfd. */
 static int capture(const struct sym_prof *p, int pprof, uint8_t **buf,
@@ -1062,15 +1058,9 @@ static int same_frame_locations(const struct sym_prof *a,
 
 			ea = sym_prof_location(a, &s->frames[k], &sa, &la, &na);
 			eb = sym_prof_location(b, &s->frames[k], &sb, &lb, &nb);
-			if (ea != eb || sa != sb || na != nb)
+			if (ea != eb || sa != sb || na != nb ||
+			    !same_lines(la, lb, na))
 				return 0;
-			for (size_t j = 0; j < na; j++)
-				if (!same_str(la[j].function, lb[j].function) ||
-				    !same_str(la[j].file, lb[j].file) ||
-				    la[j].line != lb[j].line ||
-				    la[j].column != lb[j].column ||
-				    la[j].flags != lb[j].flags)
-					return 0;
 		}
 	}
 	return 1;
