@@ -29,7 +29,7 @@
 #     atomic.
 . "$(dirname "$0")/lib.sh"
 need gcc objdump nm addr2line python3
-plan 97
+plan 99
 
 CHECK="$SYM_ROOT/tests/e2e/views_check.py"
 
@@ -267,6 +267,19 @@ is "a failed run leaves -o alone, and no temporary file" \
 	"$(cat "$T/out.txt") $(ls "$T" | grep -c '^out\.txt\.')" "old 0"
 "$SYM" report $S -q -o "$T/out.txt" "$T/in.raw"
 ok "-o writes the file" cmp "$T/out.txt" "$T/report.txt"
+# -o onto a file that is not a regular one (a FIFO, like /dev/null or
+# /dev/stdout) writes into it, never renames over it.
+mkfifo "$T/fifo"
+cat "$T/fifo" > "$T/fromfifo" &
+"$SYM" fold $S -q -o "$T/fifo" "$T/in.raw"
+wait
+ok "-o onto a FIFO: written through it, and it stays a FIFO" \
+	sh -c "cmp '$T/f.folded' '$T/fromfifo' && test -p '$T/fifo'"
+cat "$T/fifo" > "$T/fromfifo2" &
+"$SYM" convert -o "$T/fifo" "$T/sym.raw"
+wait
+ok "sym convert -o onto a FIFO: the same" \
+	sh -c "cmp '$T/sym.raw' '$T/fromfifo2' && test -p '$T/fifo'"
 ok "--help of each view names its options" sh -c "
 	$SYM fold --help | grep -q -- --inline= &&
 	$SYM tree --help | grep -q -- --inverted &&
