@@ -201,7 +201,6 @@ $(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
 		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
 		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
-
 # The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
 $(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
 	@mkdir -p $(dir $@)

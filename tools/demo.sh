@@ -19,8 +19,18 @@
 #    `sym lookup --server`: the daemon converts the file once and answers
 #    from its table.
 #
-# Fails (non-zero exit) when a step fails or when the answer does not
-# name the inlined functions the crash went through.
+# 7-14. The profile: tools/demo-profile.sh records a stripped workload
+#    with `sym record` (or libsymprof's `sym run`), symbolizes it through
+#    symd with a real debuginfod server upstream and a CI upload, and
+#    writes a flame graph, a report with error bars, folded stacks and a
+#    pprof file to OUTDIR (see that script).
+#
+#   tools/demo.sh [OUTDIR]     (default build/demo; SYM_DEMO_OUT too)
+#
+# Fails (non-zero exit) when a step fails, when the answer does not name
+# the inlined functions the crash went through, or when the profile's
+# views do not show the workload's hot functions with their shares.
+# Every process it starts is stopped on any exit, Ctrl-C included.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +39,13 @@ SYMD=${SYMD:-$ROOT/bin/symd}
 SRC=$ROOT/fixtures/src/demo_crash.cc
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-demo.XXXXXX")
 SYMD_PID=
-trap '[ -n "$SYMD_PID" ] && kill "$SYMD_PID" 2>/dev/null; rm -rf "$T"' EXIT
+# On any exit, Ctrl-C included (a script's background jobs ignore SIGINT,
+# so symd would outlive it): stop symd, remove $T.
+trap 'rc=$?; trap - EXIT; [ -z "$SYMD_PID" ] || { kill "$SYMD_PID" 2>/dev/null;
+      wait "$SYMD_PID" 2>/dev/null; }; rm -rf "$T"; exit $rc' EXIT
+trap 'echo "demo: interrupted" >&2; exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 export LC_ALL=C
 
 if [ -t 1 ]; then
@@ -154,7 +170,13 @@ echo "   The same answer as in step 4, now from the daemon's table."
 echo "   symd's log, one line per request:"
 sed 's/^/   /' "$T/symd.log"
 kill "$SYMD_PID"
-wait "$SYMD_PID" 2>/dev/null || true
+st=0
+wait "$SYMD_PID" 2>/dev/null || st=$?
 SYMD_PID=
+[ "$st" = 0 ] ||
+	fail "symd exited with status $st on SIGTERM: $(tail -5 "$T/symd.log")"
 
-say "Done: a stripped binary, its debug file found by build ID, the full inline chain, and the same answer from symd."
+say "Crash done: a stripped binary, its debug file found by build ID, the full inline chain, and the same answer from symd."
+
+# The profile, in its own script (its own processes, its own cleanup).
+"$ROOT/tools/demo-profile.sh" "$@"

@@ -128,17 +128,13 @@ static int read_input(const char *path, struct stacktree *t,
 }
 
 /* Read the inputs @paths (@n of them) into @t through the views. */
-static int load_inputs(const char *const *paths, size_t n,
+static int load_inputs(char *const *paths, size_t n,
 		       const struct views_opts *vo, struct stacktree *t,
 		       char *unit, size_t unitlen)
 {
 	struct views *v = NULL;
-	int err = views_new(vo->flags, &v);
+	int err = views_read(paths, n, vo, &v);
 
-	if (err)
-		tool_err("out of memory");
-	for (size_t i = 0; !err && i < n; i++)
-		err = views_load(v, paths[i], vo);
 	if (!err) {
 		err = views_tree(v, false, t);
 		if (err)
@@ -169,8 +165,8 @@ int cmd_flamegraph(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stacktree *t = NULL, *base = NULL;
-	const char *output = NULL, *stdin_only[] = { "-" };
-	const char *const *inputs;
+	const char *output = NULL;
+	char **inputs;
 	struct views_opts vo = { 0 };
 	struct views_out out = { 0 };
 	struct flame_opts o;
@@ -186,9 +182,6 @@ int cmd_flamegraph(int argc, char **argv)
 	o.unit = NULL;
 	while ((c = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
 		case OPT_TITLE:
 			o.title = optarg;
 			break;
@@ -227,37 +220,26 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_DIFF:
 			diff = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
 		default:
-			err = views_getopt(c, optarg, &vo);
-			if (err <= 0) {
-				if (err == 0)
-					usage(stderr);
-				return TOOL_EXIT_USAGE;
-			}
-			break;
+			err = views_option(c, optarg, &vo, &output, usage);
+			if (err >= 0)
+				return err;
 		}
 	}
-	inputs = (const char *const *)argv + optind;
+	inputs = argv + optind;
 	ninputs = (size_t)(argc - optind);
 	if (diff && ninputs > 2) {
 		tool_err("--diff takes BEFORE AFTER, or one file with two "
 			 "counts a line (see --help)");
 		return TOOL_EXIT_USAGE;
 	}
-	if (ninputs == 0) {
-		inputs = stdin_only;
-		ninputs = 1;
-	}
 
 	if (stacktree_new(&t) || (diff && stacktree_new(&base))) {
 		tool_err("out of memory");
 		goto out;
 	}
-	if (diff && ninputs == 1) {
-		if (read_input(inputs[0], base, t))
+	if (diff && ninputs <= 1) {
+		if (read_input(ninputs ? inputs[0] : "-", base, t))
 			goto out;
 	} else if (diff) {
 		if (load_inputs(inputs, 1, &vo, base, unit, sizeof(unit)) ||

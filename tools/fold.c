@@ -246,19 +246,9 @@ static int fold_views(const struct views *v, struct fold_map *m)
 static int fold_inputs(const struct views_opts *vo, char **inputs,
 		       size_t n, struct fold_map *m)
 {
-	char *stdin_only[] = { (char *)"-" };
 	struct views *v = NULL;
-	int err;
+	int err = views_read(inputs, n, vo, &v);
 
-	if (n == 0) {
-		inputs = stdin_only;
-		n = 1;
-	}
-	err = views_new(vo->flags, &v);
-	if (err)
-		tool_err("out of memory");
-	for (size_t i = 0; !err && i < n; i++)
-		err = views_load(v, inputs[i], vo);
 	if (!err)
 		err = fold_views(v, m);
 	views_free(v);
@@ -321,22 +311,12 @@ int cmd_fold(int argc, char **argv)
 			a.event = optarg;
 			only |= ONLY_PERF_SCRIPT;
 			continue;
-		case 'o':
-			output = optarg;
-			continue;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
 		default:
 			break;
 		}
-		err = views_getopt(c, optarg, &vo);
-		if (err < 0)
-			return TOOL_EXIT_USAGE;
-		if (err == 0) {
-			usage(stderr);
-			return TOOL_EXIT_USAGE;
-		}
+		err = views_option(c, optarg, &vo, &output, usage);
+		if (err >= 0)
+			return err;
 	}
 	if (perf_script && (only & ONLY_PROFILE)) {
 		tool_err("--comm, --inline, --value, --quiet, --server, --store "

@@ -10,11 +10,12 @@ set -e
 # Build: compiler, libraries, protoc-c (libsym/profile.proto is compiled
 # at build time).  Tests: the oracles (llvm-symbolizer 14 and 19, GNU
 # addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
-# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, and
-# Go with pprof's sources (tests/e2e/pprof-lib.sh builds Google's pprof
+# real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, Go
+# with pprof's sources (tests/e2e/pprof-lib.sh builds Google's pprof
 # offline from them, to read our pprof files), headless Chromium and a
-# font for the flame graph test (t5100), and perf (linux-perf), which
-# make bench compares sym record with.
+# font for the flame graph test (t5100), and perf (linux-perf: t5000
+# folds a real capture with sym fold --from perf-script; make bench
+# compares sym record with it).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev

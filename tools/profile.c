@@ -97,11 +97,33 @@ out:
 	return err;
 }
 
+/*
+ * Write @p straight into @out, an existing file that is not a regular one
+ * (/dev/null, /dev/stdout, a FIFO): renaming a temporary file over it
+ * would replace the device itself (as root, /dev/null became a regular
+ * file).
+ */
+static int write_special(const struct sym_prof *p, bool pprof,
+			 const char *out)
+{
+	int fd = open(out, O_WRONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = write_fd(p, pprof, fd);
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	return err;
+}
+
 int tool_prof_write(const struct sym_prof *p, bool pprof, const char *out)
 {
+	struct stat sb;
 	int err;
 
-	if (out) {
+	if (out && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		err = write_special(p, pprof, out);
+	} else if (out) {
 		err = write_atomic(p, pprof, out);
 	} else {
 		fflush(stdout);

@@ -530,20 +530,6 @@ out:
 	return err;
 }
 
-/* A number in [lo, hi] from @s, or -EINVAL. */
-static int parse_num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= lo && v <= hi))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_TOP = 256, OPT_RES, OPT_CONF };
@@ -556,78 +542,51 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *stdin_only[] = { (char *)"-" };
-	struct views_opts vo = { .no_folded = true };
+	struct views_opts vo = { .no_folded = true, .need_samples = true };
 	struct report r = { .conf = 0.95, .res = 0.005, .top = 20 };
 	struct views_out out = { 0 };
 	struct views *v = NULL;
 	const char *output = NULL;
-	char **inputs;
-	size_t ninputs;
 	double x;
 	int c, err, status = TOOL_EXIT_FAIL;
 
 	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
-			if (parse_num(optarg, 1, 1e6, &x) || x != floor(x)) {
+			if (views_parse_number(optarg, 1, 1e6, &x) ||
+			    x != floor(x)) {
 				tool_err("--top: '%s' is not a number from 1 "
 					 "to 1000000", optarg);
 				return TOOL_EXIT_USAGE;
 			}
 			r.top = (size_t)x;
-			continue;
+			break;
 		case OPT_RES:
-			if (parse_num(optarg, 1e-6, 50, &x)) {
+			if (views_parse_number(optarg, 1e-6, 50, &x)) {
 				tool_err("--resolution: '%s' is not a number "
 					 "of percentage points from 0.000001 "
 					 "to 50", optarg);
 				return TOOL_EXIT_USAGE;
 			}
 			r.res = x / 100;
-			continue;
+			break;
 		case OPT_CONF:
-			if (parse_num(optarg, 50, 99.9999, &x)) {
+			if (views_parse_number(optarg, 50, 99.9999, &x)) {
 				tool_err("--conf: '%s' is not a percentage "
 					 "from 50 to 99.9999", optarg);
 				return TOOL_EXIT_USAGE;
 			}
 			r.conf = x / 100;
-			continue;
-		case 'o':
-			output = optarg;
-			continue;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		default:
 			break;
+		default:
+			err = views_option(c, optarg, &vo, &output, usage);
+			if (err >= 0)
+				return err;
 		}
-		err = views_getopt(c, optarg, &vo);
-		if (err <= 0) {
-			if (err == 0)
-				usage(stderr);
-			return TOOL_EXIT_USAGE;
-		}
-	}
-	inputs = argv + optind;
-	ninputs = (size_t)(argc - optind);
-	if (ninputs == 0) {
-		inputs = stdin_only;
-		ninputs = 1;
 	}
 
-	if (views_new(vo.flags, &v)) {
-		tool_err("out of memory");
+	if (views_read(argv + optind, (size_t)(argc - optind), &vo, &v))
 		goto out;
-	}
-	for (size_t i = 0; i < ninputs; i++)
-		if (views_load(v, inputs[i], &vo))
-			goto out;
-	if (views_total(v) == 0) {
-		tool_err("no samples in the input");
-		goto out;
-	}
 	r.v = v;
 	r.weighted = vo.flags & VIEWS_WEIGHT;
 	if (views_out_open(&out, output))

@@ -48,11 +48,11 @@ int cmd_diff(int argc, char **argv);	/* diff.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
 int cmd_lookup(int argc, char **argv);
-int cmd_record(int argc, char **argv);	/* record.c */
-int cmd_run(int argc, char **argv);	/* run.c */
 int cmd_merge(int argc, char **argv);	/* merge.c */
 int cmd_pprof(int argc, char **argv);	/* pprof.c */
+int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_report(int argc, char **argv);	/* report.c */
+int cmd_run(int argc, char **argv);	/* run.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
 int cmd_tree(int argc, char **argv);	/* tree.c */

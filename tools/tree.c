@@ -224,20 +224,6 @@ static int print_tree(const struct stacktree *t, double min_pct,
 	return err;
 }
 
-/* Parse --min: a percentage from 0 to 100. */
-static int parse_pct(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0 && v <= 100))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int cmd_tree(int argc, char **argv)
 {
 	enum { OPT_INVERTED = 256, OPT_MIN };
@@ -249,62 +235,38 @@ int cmd_tree(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *stdin_only[] = { (char *)"-" };
-	struct views_opts vo = { 0 };
+	struct views_opts vo = { .need_samples = true };
 	struct views_out out = { 0 };
 	struct stacktree *t = NULL;
 	struct views *v = NULL;
 	const char *output = NULL;
 	bool inverted = false;
 	double min_pct = 0.5;
-	char **inputs;
-	size_t ninputs;
 	int c, err, status = TOOL_EXIT_FAIL;
 
 	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_INVERTED:
 			inverted = true;
-			continue;
+			break;
 		case OPT_MIN:
-			if (parse_pct(optarg, &min_pct)) {
+			if (views_parse_number(optarg, 0, 100, &min_pct)) {
 				tool_err("--min: '%s' is not a percentage "
 					 "from 0 to 100", optarg);
 				return TOOL_EXIT_USAGE;
 			}
-			continue;
-		case 'o':
-			output = optarg;
-			continue;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		default:
 			break;
+		default:
+			err = views_option(c, optarg, &vo, &output, usage);
+			if (err >= 0)
+				return err;
 		}
-		err = views_getopt(c, optarg, &vo);
-		if (err <= 0) {
-			if (err == 0)
-				usage(stderr);
-			return TOOL_EXIT_USAGE;
-		}
-	}
-	inputs = argv + optind;
-	ninputs = (size_t)(argc - optind);
-	if (ninputs == 0) {
-		inputs = stdin_only;
-		ninputs = 1;
 	}
 
-	if (views_new(vo.flags, &v) || stacktree_new(&t)) {
-		tool_err("out of memory");
+	if (views_read(argv + optind, (size_t)(argc - optind), &vo, &v))
 		goto out;
-	}
-	for (size_t i = 0; i < ninputs; i++)
-		if (views_load(v, inputs[i], &vo))
-			goto out;
-	if (views_total(v) == 0) {
-		tool_err("no samples in the input");
+	if (stacktree_new(&t)) {
+		tool_err("out of memory");
 		goto out;
 	}
 	err = views_tree(v, inverted, t);

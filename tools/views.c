@@ -43,6 +43,25 @@ struct vstack {
 	size_t off;		/* of pub.frames in views.ids */
 };
 
+/*
+ * The names of each distinct frame of the profile being read, so that a
+ * frame met again (a profile of N unique frames has many stacks over
+ * them) costs a hash probe and a copy, not a location lookup, name
+ * building and interning per line.  Open addressing, at most half full.
+ */
+struct fslot {
+	uint64_t addr;
+	uint32_t map, flags;	/* the frame's key, with @addr */
+	uint32_t off, n;	/* its names in fcache.ids; n = 0: empty */
+};
+
+struct fcache {
+	struct fslot *slots;	/* cap a power of 2 */
+	size_t cap, used;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+};
+
 struct views {
 	uint32_t flags;			/* enum views_flags */
 	struct stacktree *names;	/* names: the root's children */
@@ -388,6 +407,82 @@ static int stack_end(struct views *v, size_t start, uint64_t count,
 	return 0;
 }
 
+static size_t fslot_of(const struct fcache *c, const struct sym_prof_frame *f)
+{
+	uint64_t h = (f->addr ^ ((uint64_t)f->map << 40) ^ f->flags) *
+		     0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h ^ (h >> 31)) & (c->cap - 1);
+
+	while (c->slots[i].n && (c->slots[i].addr != f->addr ||
+				 c->slots[i].map != f->map ||
+				 c->slots[i].flags != f->flags))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+/* Double the table (or make the first one). */
+static int fcache_grow(struct fcache *c)
+{
+	struct fcache old = *c;
+	size_t cap = c->cap ? 2 * c->cap : 1024;
+
+	c->slots = calloc(cap, sizeof(*c->slots));
+	if (!c->slots) {
+		c->slots = old.slots;
+		return -ENOMEM;
+	}
+	c->cap = cap;
+	for (size_t i = 0; i < old.cap; i++) {
+		struct sym_prof_frame f = { old.slots[i].addr, old.slots[i].map,
+					    old.slots[i].flags };
+
+		if (old.slots[i].n)
+			c->slots[fslot_of(c, &f)] = old.slots[i];
+	}
+	free(old.slots);
+	return 0;
+}
+
+/* Append the names of frame @f, from the cache or by push_frame(). */
+static int push_frame_cached(struct views *v, struct fcache *c,
+			     const struct sym_prof *p,
+			     const struct sym_prof_frame *f)
+{
+	struct fslot *sl;
+	size_t start = v->nids, n;
+	int err;
+
+	if ((c->used + 1) * 2 > c->cap) {
+		err = fcache_grow(c);
+		if (err)
+			return err;
+	}
+	sl = &c->slots[fslot_of(c, f)];
+	if (sl->n) {
+		err = grow(&v->ids, &v->ids_cap, v->nids + sl->n,
+			   sizeof(*v->ids));
+		if (err)
+			return err;
+		memcpy(v->ids + v->nids, c->ids + sl->off,
+		       sl->n * sizeof(*v->ids));
+		v->nids += sl->n;
+		return 0;
+	}
+	err = push_frame(v, p, f);
+	n = v->nids - start;
+	if (err || n > SYM_PROF_MAX_LINES || c->nids + n > UINT32_MAX)
+		return err;	/* (never more than a chain: not cached) */
+	err = grow(&c->ids, &c->ids_cap, c->nids + n, sizeof(*c->ids));
+	if (err)
+		return err;
+	memcpy(c->ids + c->nids, v->ids + start, n * sizeof(*c->ids));
+	*sl = (struct fslot){ f->addr, f->map, f->flags, (uint32_t)c->nids,
+			      (uint32_t)n };
+	c->nids += n;
+	c->used++;
+	return 0;
+}
+
 /* Copy @s (NULL stays NULL) into *out. */
 static int dup_str(const char *s, char **out)
 {
@@ -404,19 +499,24 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
 	const uint32_t known = (1u << SYM_PROF_NFLAGS) - 1;
+	struct fcache c = { 0 };
 	size_t i, start, nsrc = sym_prof_nsources(p);
 	const char **hostof = NULL;
 	uint32_t j;
-	int err;
+	int err = 0;
 
 	if (dup_str(h->host, &in->host) ||
 	    dup_str(h->weight_unit, &in->weight_unit) ||
-	    dup_str(h->event, &in->event))
-		return -ENOMEM;
+	    dup_str(h->event, &in->event)) {
+		err = -ENOMEM;
+		goto out;
+	}
 	/* The host of each source (index 0: no source, the header's). */
 	hostof = calloc(nsrc + 1, sizeof(*hostof));
-	if (!hostof)
-		return -ENOMEM;
+	if (!hostof) {
+		err = -ENOMEM;
+		goto out;
+	}
 	hostof[0] = in->host;
 	for (uint32_t k = 1; k <= nsrc; k++) {
 		const char *name = sym_prof_source(p, k)->host;
@@ -427,10 +527,8 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 			   sizeof(*v->hosts));
 		if (!err)
 			err = dup_str(name, &v->hosts[v->nhosts]);
-		if (err) {
-			free(hostof);
-			return err;
-		}
+		if (err)
+			goto out;
 		hostof[k] = v->hosts[v->nhosts++];
 	}
 	in->period = h->period;
@@ -443,14 +541,12 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 
 		err = stack_begin(v, p, s, &start);
 		for (j = s->nframes; !err && j-- > 0;)
-			err = push_frame(v, p, &s->frames[j]);
+			err = push_frame_cached(v, &c, p, &s->frames[j]);
 		if (!err)
 			err = stack_end(v, start, s->count, s->weight, s->pid,
 					s->tid, s->flags);
-		if (err) {
-			free(hostof);
-			return err;
-		}
+		if (err)
+			goto out;
 		v->stacks[v->nstacks - 1].pub.source =
 			sym_prof_stack_source(p, i);
 		v->stacks[v->nstacks - 1].pub.host =
@@ -461,8 +557,11 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		if (s->flags & known)
 			in->flagged += s->count;
 	}
+out:
 	free(hostof);
-	return 0;
+	free(c.slots);
+	free(c.ids);
+	return err;
 }
 
 /* ---- folded stacks ---- */
@@ -542,6 +641,25 @@ static int load_folded(struct views *v, const char *path,
 
 /* ---- telling formats apart ---- */
 
+/* Read from @fd until @cap bytes or the end: the bytes read, or -errno. */
+static ssize_t read_some(int fd, void *buf, size_t cap)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	while (len < cap) {
+		r = read(fd, (char *)buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	return (ssize_t)len;
+}
+
 /* Keep stdin in memory (once) unless it is a regular file. */
 static int keep_stdin(void)
 {
@@ -564,11 +682,9 @@ static int keep_stdin(void)
 		goto out;
 	}
 	for (;;) {
-		r = read(STDIN_FILENO, buf, 1 << 16);
-		if (r < 0 && errno == EINTR)
-			continue;
+		r = read_some(STDIN_FILENO, buf, 1 << 16);
 		if (r < 0) {
-			err = -errno;
+			err = (int)r;
 			goto out;
 		}
 		if (r == 0)
@@ -680,18 +796,12 @@ static int sniff(const char *path, uint32_t *fmt, bool *perf_like)
 		err = fd < 0 ? -errno : -ENOMEM;
 		goto out;
 	}
-	while (len < SNIFF_BYTES) {
-		r = read(fd, b + len, SNIFF_BYTES - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
+	r = read_some(fd, b, SNIFF_BYTES);
+	if (r < 0) {
+		err = (int)r;
+		goto out;
 	}
+	len = (size_t)r;
 	*fmt = classify(b, len);
 	*perf_like = *fmt == VIEWS_FROM_FOLDED && perf_script_like(b, len);
 out:
@@ -809,8 +919,27 @@ int views_tree(const struct views *v, bool inverted, struct stacktree *t)
 
 /* ---- options ---- */
 
+/* The options that only set flags. */
+static const struct {
+	int opt;
+	uint32_t flags;
+} flag_opts[] = {
+	{ VIEWS_OPT_COMM, VIEWS_COMM },
+	{ VIEWS_OPT_PID, VIEWS_PID },
+	{ VIEWS_OPT_TID, VIEWS_TID },
+	{ VIEWS_OPT_KERNEL, VIEWS_KERNEL },
+	{ VIEWS_OPT_JIT, VIEWS_JIT },
+	{ VIEWS_OPT_ALL, VIEWS_KERNEL | VIEWS_JIT },
+};
+
 int views_getopt(int opt, const char *arg, struct views_opts *o)
 {
+	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
+		if (flag_opts[i].opt == opt) {
+			o->flags |= flag_opts[i].flags;
+			return 1;
+		}
+	}
 	switch (opt) {
 	case VIEWS_OPT_FROM:
 		if (strcmp(arg, "auto") == 0)
@@ -822,24 +951,6 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 			o->from = VIEWS_FROM_FOLDED;
 		else
 			break;
-		return 1;
-	case VIEWS_OPT_COMM:
-		o->flags |= VIEWS_COMM;
-		return 1;
-	case VIEWS_OPT_PID:
-		o->flags |= VIEWS_PID;
-		return 1;
-	case VIEWS_OPT_TID:
-		o->flags |= VIEWS_TID;
-		return 1;
-	case VIEWS_OPT_KERNEL:
-		o->flags |= VIEWS_KERNEL;
-		return 1;
-	case VIEWS_OPT_JIT:
-		o->flags |= VIEWS_JIT;
-		return 1;
-	case VIEWS_OPT_ALL:
-		o->flags |= VIEWS_KERNEL | VIEWS_JIT;
 		return 1;
 	case VIEWS_OPT_INLINE:
 		o->flags &= ~(uint32_t)(VIEWS_INLINE_PLAIN | VIEWS_INLINE_NONE);
@@ -870,6 +981,67 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
 					   "value (samples, weight)");
 	return -1;
+}
+
+int views_option(int opt, const char *arg, struct views_opts *o,
+		 const char **output, views_usage_fn usage)
+{
+	int taken;
+
+	switch (opt) {
+	case 'o':
+		*output = arg;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return TOOL_EXIT_OK;
+	default:
+		taken = views_getopt(opt, arg, o);
+		if (taken > 0)
+			return -1;
+		if (taken == 0)
+			usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+}
+
+int views_read(char *const *paths, size_t n, const struct views_opts *o,
+	       struct views **out)
+{
+	static char *const stdin_only[] = { (char *)"-" };
+	int err;
+
+	if (n == 0) {
+		paths = stdin_only;
+		n = 1;
+	}
+	err = views_new(o->flags, out);
+	if (err)
+		tool_err("out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		err = views_load(*out, paths[i], o);
+	if (!err && o->need_samples && views_total(*out) == 0) {
+		tool_err("no samples in the input");
+		err = -ENODATA;
+	}
+	if (err) {
+		views_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int views_parse_number(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= lo && v <= hi))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 /* ---- output ---- */

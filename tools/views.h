@@ -94,6 +94,8 @@ struct views_opts {
 	uint32_t from;
 	/** Refuse folded input (sym report). */
 	bool no_folded;
+	/** views_read() fails when the inputs hold no sample. */
+	bool need_samples;
 	/** How to symbolize an unsymbolized profile. */
 	struct tool_symbolize_opts sym;
 };
@@ -277,6 +279,38 @@ enum {
  *         bad value (printed)
  */
 int views_getopt(int opt, const char *arg, struct views_opts *o);
+
+/** A command's help text printer, for views_option(). */
+typedef void (*views_usage_fn)(FILE *f);
+
+/**
+ * views_option() - the options every view takes: -o/--output,
+ * -h/--help, -q and VIEWS_OPTIONS.  A command's getopt_long() loop hands
+ * it every option the command does not take itself.
+ * @param[out] output  set by -o
+ * @return -1 when @opt was taken (go on), else the exit status to return
+ *         at once: TOOL_EXIT_OK after --help (@usage on stdout),
+ *         TOOL_EXIT_USAGE for a bad value (printed) or an unknown option
+ *         (@usage on stderr)
+ */
+int views_option(int opt, const char *arg, struct views_opts *o,
+		 const char **output, views_usage_fn usage);
+
+/**
+ * views_read() - views_new() and views_load() of each of @paths (stdin
+ * when @n is 0): what a view reads.
+ * @param[out] out  caller owns: views_free(); NULL on error
+ * @return 0, or the first error (printed); -ENODATA when
+ *         o->need_samples and the inputs hold no sample
+ */
+int views_read(char *const *paths, size_t n, const struct views_opts *o,
+	       struct views **out);
+
+/**
+ * views_parse_number() - the whole of @s as a number from @lo to @hi.
+ * @return 0, -EINVAL (*out untouched)
+ */
+int views_parse_number(const char *s, double lo, double hi, double *out);
 
 /*
  * Output: stdout, or a file written atomically.  With a path, the text

@@ -9,6 +9,7 @@
 #   need CMD...                skip the whole test when a command is missing
 #   $T                         a private temporary directory, removed at exit
 #   at_exit CMD                run CMD at exit (servers to stop)
+#   tap_points LABEL CMD...    a checker's "ok - "/"not ok - " lines as TAP
 #   $SYM                       the sym binary under test
 #   $SYM_STORE                 exported: the test's own store, $T/.store
 #
@@ -89,6 +90,23 @@ need() {
 fixture() {
 	"$SYM_ROOT/fixtures/build.sh" >&2 || return 1
 	echo "$SYM_ROOT/fixtures/build/$1"
+}
+
+# tap_points LABEL CMD...: run a checker that prints "ok - WHAT" and
+# "not ok - WHAT" lines; each becomes a TAP point "LABEL: WHAT", other
+# lines diagnostics.  A checker that prints no point is one failed point.
+tap_points() {
+	_lb=$1; shift
+	"$@" > "$T/.points" 2>&1
+	_n=$_tap_n
+	while IFS= read -r _l; do
+		case $_l in
+		"ok - "*) _tap 0 "$_lb: ${_l#ok - }" ;;
+		"not ok - "*) _tap 1 "$_lb: ${_l#not ok - }" ;;
+		*) echo "# $_l" ;;
+		esac
+	done < "$T/.points"
+	[ "$_tap_n" -gt "$_n" ] || _tap 1 "$_lb: the checker ran: $*"
 }
 
 done_testing() {

@@ -29,23 +29,9 @@
 #     atomic.
 . "$(dirname "$0")/lib.sh"
 need gcc objdump nm addr2line python3
-plan 95
+plan 99
 
 CHECK="$SYM_ROOT/tests/e2e/views_check.py"
-# check_points LABEL CMD...: views_check.py's "ok - " lines as TAP points.
-check_points() {
-	_lb=$1; shift
-	"$@" > "$T/check.out" 2>&1
-	_n=$_tap_n
-	while IFS= read -r _l; do
-		case $_l in
-		"ok - "*) _tap 0 "$_lb: ${_l#ok - }" ;;
-		"not ok - "*) _tap 1 "$_lb: ${_l#not ok - }" ;;
-		*) echo "$_l" ;;
-		esac
-	done < "$T/check.out"
-	[ "$_tap_n" -gt "$_n" ] || { _tap 1 "the checker ran: $*"; sed 's/^/# /' "$T/check.out"; }
-}
 
 # --- the program ------------------------------------------------------------
 cp "$SYM_ROOT/fixtures/src/views_prog.c" "$T/views_prog.c"
@@ -183,15 +169,31 @@ ok "fold of the folded output: the same" cmp "$T/f.folded" "$T/again.folded"
 is "fold of two inputs adds them up" \
 	"$(awk '{ n += $NF } END { print n, NR }' "$T/two.folded")" "2090 9"
 
+# Names the folded format could not carry, and a line without a function,
+# in a symbolized file written by hand (no store needed).
+printf 'sym-raw 1\nperiod 1\nweight-unit samples\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 a;b\nfn 2 line%%0Aend\nfn 3 outer\nsrc 1 a.c\nloc p0:10 ok i1:1:1:1 3:1:2:0\nloc p0:20 ok 2:-:0:0\nloc p0:30 ok i-:1:3:0 3:1:4:0\nstack 2 2 1 1 - p0:10\nstack 3 3 1 1 - p0:20\nstack 4 4 1 1 - p0:30 p0:20\nend\n' > "$T/odd.raw"
+run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR" \
+	"$SYM" fold --store "$T/nostore" "$T/odd.raw" <<'EOF'
+line end 3
+line end;outer;liba.so+0x30_[i] 4
+outer;a:b_[i] 2
+EOF
+run_compare "fold --inline=none: the real functions only" \
+	"$SYM" fold --store "$T/nostore" --inline=none "$T/odd.raw" <<'EOF'
+line end 3
+line end;outer 4
+outer 2
+EOF
+
 # --- tree -------------------------------------------------------------------
 "$SYM" tree $S -q --min 0 "$T/in.raw" > "$T/tree.txt"
 is "tree --min 0: exit 0" "$?" 0
-check_points "tree" python3 "$CHECK" tree "$T/f.folded" "$T/tree.txt" --min 0
+tap_points "tree" python3 "$CHECK" tree "$T/f.folded" "$T/tree.txt" --min 0
 "$SYM" tree $S -q --inverted --min 0 "$T/in.raw" > "$T/inv.txt"
-check_points "tree --inverted" python3 "$CHECK" tree "$T/f.folded" "$T/inv.txt" --inverted --min 0
+tap_points "tree --inverted" python3 "$CHECK" tree "$T/f.folded" "$T/inv.txt" --inverted --min 0
 "$SYM" tree $S -q --min 5 --tid --all "$T/in.raw" > "$T/tree5.txt"
 "$SYM" fold $S -q --tid --all "$T/in.raw" > "$T/tid.folded"
-check_points "tree --min 5 --tid --all" python3 "$CHECK" tree "$T/tid.folded" "$T/tree5.txt" --min 5
+tap_points "tree --min 5 --tid --all" python3 "$CHECK" tree "$T/tid.folded" "$T/tree5.txt" --min 5
 ok "tree: the inlined function sits under hot, the leaf of the hot path" \
 	grep -q '^  *400  *38.28%  *400  *38.28%  *mix_\[i\]$' "$T/tree.txt"
 
@@ -199,9 +201,9 @@ ok "tree: the inlined function sits under hot, the leaf of the hot path" \
 "$SYM" report $S -q "$T/in.raw" > "$T/report.txt"
 is "report: exit 0" "$?" 0
 sed 's/^/# /' "$T/report.txt"
-check_points "report" python3 "$CHECK" report "$T/f.folded" "$T/report.txt"
+tap_points "report" python3 "$CHECK" report "$T/f.folded" "$T/report.txt"
 "$SYM" report $S -q --top 4 --resolution 0.2 --conf 99 "$T/in.raw" > "$T/report99.txt"
-check_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "$T/f.folded" "$T/report99.txt" \
+tap_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "$T/f.folded" "$T/report99.txt" \
 	--top 4 --resolution 0.2 --conf 99
 ok "report: says plainly that hot and warm cannot be told apart" \
 	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
@@ -265,6 +267,19 @@ is "a failed run leaves -o alone, and no temporary file" \
 	"$(cat "$T/out.txt") $(ls "$T" | grep -c '^out\.txt\.')" "old 0"
 "$SYM" report $S -q -o "$T/out.txt" "$T/in.raw"
 ok "-o writes the file" cmp "$T/out.txt" "$T/report.txt"
+# -o onto a file that is not a regular one (a FIFO, like /dev/null or
+# /dev/stdout) writes into it, never renames over it.
+mkfifo "$T/fifo"
+cat "$T/fifo" > "$T/fromfifo" &
+"$SYM" fold $S -q -o "$T/fifo" "$T/in.raw"
+wait
+ok "-o onto a FIFO: written through it, and it stays a FIFO" \
+	sh -c "cmp '$T/f.folded' '$T/fromfifo' && test -p '$T/fifo'"
+cat "$T/fifo" > "$T/fromfifo2" &
+"$SYM" convert -o "$T/fifo" "$T/sym.raw"
+wait
+ok "sym convert -o onto a FIFO: the same" \
+	sh -c "cmp '$T/sym.raw' '$T/fromfifo2' && test -p '$T/fifo'"
 ok "--help of each view names its options" sh -c "
 	$SYM fold --help | grep -q -- --inline= &&
 	$SYM tree --help | grep -q -- --inverted &&
