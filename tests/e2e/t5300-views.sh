@@ -29,7 +29,7 @@
 #     atomic.
 . "$(dirname "$0")/lib.sh"
 need gcc objdump nm addr2line python3
-plan 99
+plan 100
 
 CHECK="$SYM_ROOT/tests/e2e/views_check.py"
 
@@ -207,6 +207,11 @@ tap_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "
 	--top 4 --resolution 0.2 --conf 99
 ok "report: says plainly that hot and warm cannot be told apart" \
 	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
+printf 'sym-raw 1\nperiod 1\nweight-unit samples\nlost 5\ndropped 2\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 f\nfn 2 g\nloc p0:10 ok 1:-:0:0\nloc p0:20 ok 2:-:0:0\nstack 30 30 1 1 truncated p0:10\nstack 70 70 1 1 - p0:20\nend\n' > "$T/flag.raw"
+"$SYM" report "$T/flag.raw" > "$T/flag.txt"
+ok "report: notes on flagged stacks (bias) and lost samples" sh -c "
+	grep -q '^Note: 30 samples (30.00%) have stacks flagged as likely wrong' '$T/flag.txt' &&
+	grep -q '^Note: 5 samples lost by the kernel and 2 dropped by the recorder' '$T/flag.txt'"
 "$SYM" report $S -q --value weight "$T/in.raw" > "$T/reportw.txt"
 strip_counts() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+%/ { $2 = ""; print }' "$1"; }
 is "report --value weight: equal weights give the same shares and intervals" \
