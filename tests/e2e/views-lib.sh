@@ -8,30 +8,33 @@
 #   views_profile   write $T/in.raw: 1,045 samples of known stacks at
 #                   those addresses (see t5300-views.sh)
 
+# ret_after() of symb-lib.sh finds return addresses in $dis.
+. "$SYM_ROOT/tests/e2e/symb-lib.sh"
+
 views_build() {
 	cp "$SYM_ROOT/fixtures/src/views_prog.c" "$T/views_prog.c" &&
 	(cd "$T" && gcc -O2 -g -o prog views_prog.c) > "$T/build.log" 2>&1 ||
 		return 1
 	BID=$("$SYM" buildid "$T/prog" | cut -d' ' -f1)
-	_dis=$(objdump -d --no-show-raw-insn "$T/prog")
+	dis=$(objdump -d --no-show-raw-insn "$T/prog")
 	hot=$(_views_sym hot)
 	warm=$(_views_sym warm)
 	# A PC of hot() inside the inlined mix(): addr2line -i says mix,
 	# then hot.
 	hot_inl=
-	for _pc in $(echo "$_dis" | awk '/^[0-9a-f]+ <hot>:/ { on = 1; next }
+	for _pc in $(echo "$dis" | awk '/^[0-9a-f]+ <hot>:/ { on = 1; next }
 		on && /^$/ { exit } on { sub(":", "", $1); print $1 }'); do
 		if [ "$(addr2line -i -f -e "$T/prog" "0x$_pc" | awk 'NR % 2' | tr '\n' ' ')" = "mix hot " ]; then
 			hot_inl=$_pc
 			break
 		fi
 	done
-	r_ph=$(_views_ret parse hot)
-	r_pw=$(_views_ret parse warm)
-	r_ch=$(_views_ret compute hot)
-	r_mp=$(_views_ret main parse)
-	r_mc=$(_views_ret main compute)
-	r_mw=$(_views_ret main warm)
+	r_ph=$(ret_after parse hot)
+	r_pw=$(ret_after parse warm)
+	r_ch=$(ret_after compute hot)
+	r_mp=$(ret_after main parse)
+	r_mc=$(ret_after main compute)
+	r_mw=$(ret_after main warm)
 	test -n "$hot_inl" -a -n "$hot" -a -n "$warm" -a -n "$r_ph" \
 		-a -n "$r_pw" -a -n "$r_ch" -a -n "$r_mp" -a -n "$r_mc" \
 		-a -n "$r_mw" -a \
@@ -41,14 +44,6 @@ views_build() {
 # _views_sym NAME: the address of symbol NAME, hex without 0x.
 _views_sym() {
 	nm "$T/prog" | awk -v s="$1" '$3 == s { print $1 }' | sed 's/^0*//'
-}
-
-# _views_ret FUNC CALLEE: the return address of FUNC's call of CALLEE.
-_views_ret() {
-	echo "$_dis" | awk -v f="<$1>:" -v c="<$2>" '$2 == f { on = 1; next }
-		on && /^$/ { exit }
-		on && want { sub(":", "", $1); print $1; exit }
-		on && $2 == "call" && $4 == c { want = 1 }'
 }
 
 # Weights are 1,000,000 ns a sample (the period), so --value weight gives
