@@ -28,75 +28,16 @@
 #   - bad input: clear messages, exit 1; usage errors exit 2; -o is
 #     atomic.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/views-lib.sh"
 need gcc objdump nm addr2line python3
 plan 99
 
 CHECK="$SYM_ROOT/tests/e2e/views_check.py"
 
-# --- the program ------------------------------------------------------------
-cp "$SYM_ROOT/fixtures/src/views_prog.c" "$T/views_prog.c"
-(cd "$T" && gcc -O2 -g -o prog views_prog.c) > "$T/build.log" 2>&1
-ok "build the program (gcc -O2 -g)" test -s "$T/prog"
-BID=$("$SYM" buildid "$T/prog" | cut -d' ' -f1)
-dis=$(objdump -d --no-show-raw-insn "$T/prog")
-sym_addr() { nm "$T/prog" | awk -v s="$1" '$3 == s { print $1 }' | sed 's/^0*//'; }
-# ret_after FUNC CALLEE: the return address of FUNC's call of CALLEE.
-ret_after() {
-	echo "$dis" | awk -v f="<$1>:" -v c="<$2>" '$2 == f { on = 1; next }
-		on && /^$/ { exit }
-		on && want { sub(":", "", $1); print $1; exit }
-		on && $2 == "call" && $4 == c { want = 1 }'
-}
-hot=$(sym_addr hot)
-warm=$(sym_addr warm)
-# A PC of hot() inside the inlined mix(): addr2line -i says mix, then hot.
-hot_inl=
-for pc in $(echo "$dis" | awk '/^[0-9a-f]+ <hot>:/ { on = 1; next }
-	on && /^$/ { exit } on { sub(":", "", $1); print $1 }'); do
-	if [ "$(addr2line -i -f -e "$T/prog" "0x$pc" | awk 'NR % 2' | tr '\n' ' ')" = "mix hot " ]; then
-		hot_inl=$pc
-		break
-	fi
-done
-r_ph=$(ret_after parse hot)
-r_pw=$(ret_after parse warm)
-r_ch=$(ret_after compute hot)
-r_mp=$(ret_after main parse)
-r_mc=$(ret_after main compute)
-r_mw=$(ret_after main warm)
-ok "addresses: an inlined PC in hot, hot's and warm's entries, six return addresses" \
-	test -n "$hot_inl" -a -n "$hot" -a -n "$warm" -a -n "$r_ph" -a -n "$r_pw" \
-	-a -n "$r_ch" -a -n "$r_mp" -a -n "$r_mc" -a -n "$r_mw" \
-	-a "$(addr2line -f -e "$T/prog" "0x$hot" | head -1)" = hot
-
-# --- the profile: 1045 samples, known stacks --------------------------------
-# Weights are 1,000,000 ns a sample (the period), so --value weight gives
-# the same shares.
-cat > "$T/in.raw" <<EOF
-sym-raw 1
-host testhost
-event cpu-clock
-period 1000000
-weight-unit ns
-samples 1045
-process 100 0 100 views%20prog
-thread 100 100 views%20prog
-thread 100 101 worker
-map 0 file 100 555555554000 555555556000 0 0 $BID $T/prog
-map 1 anon 100 7f2000000000 7f2000010000 0 0 - [anon:jit]
-map 2 file 100 7f1000000000 7f1000010000 0 0 deadbeef00112233445566778899aabbccddeeff /opt/gone/libgone.so
-map 3 kernel -1 ffff800000000000 ffffffffffffffff 0 ffff800000000000 0011223344556677 [kernel.kallsyms]
-stack 400 400000000 100 100 - p0:$hot_inl r0:$r_ph r0:$r_mp
-stack 300 300000000 100 101 - p0:$hot r0:$r_ch r0:$r_mc
-stack 170 170000000 100 100 - p0:$warm r0:$r_pw r0:$r_mp
-stack 110 110000000 100 101 - p0:$warm r0:$r_mw
-stack 30 30000000 100 100 - p0:$hot_inl r0:$r_ch r0:$r_mc
-stack 20 20000000 100 100 - p3:ffffffff81000100 r3:ffffffff81000200 p0:$warm r0:$r_mw
-stack 5 5000000 100 100 - p1:100 r0:$r_mp
-stack 7 7000000 100 100 - p2:4321 r0:$r_mw
-stack 3 3000000 100 100 -
-end
-EOF
+# --- the program and the profile: 1045 samples, known stacks ---------------
+ok "build the program (gcc -O2 -g); an inlined PC in hot, hot's and warm's entries, six return addresses" \
+	views_build
+views_profile
 S="--store $T/store"
 
 # --- fold -------------------------------------------------------------------
@@ -207,6 +148,11 @@ tap_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "
 	--top 4 --resolution 0.2 --conf 99
 ok "report: says plainly that hot and warm cannot be told apart" \
 	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
+printf 'sym-raw 1\nperiod 1\nweight-unit samples\nlost 5\ndropped 2\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 f\nfn 2 g\nloc p0:10 ok 1:-:0:0\nloc p0:20 ok 2:-:0:0\nstack 30 30 1 1 truncated p0:10\nstack 70 70 1 1 - p0:20\nend\n' > "$T/flag.raw"
+"$SYM" report "$T/flag.raw" > "$T/flag.txt"
+ok "report: notes on flagged stacks (bias) and lost samples" sh -c "
+	grep -q '^Note: 30 samples (30.00%) have stacks flagged as likely wrong' '$T/flag.txt' &&
+	grep -q '^Note: 5 samples lost by the kernel and 2 dropped by the recorder' '$T/flag.txt'"
 "$SYM" report $S -q --value weight "$T/in.raw" > "$T/reportw.txt"
 strip_counts() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+%/ { $2 = ""; print }' "$1"; }
 is "report --value weight: equal weights give the same shares and intervals" \

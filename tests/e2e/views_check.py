@@ -4,6 +4,7 @@ folded stacks of the same profile (tests/e2e/t5300-views.sh).
 
     views_check.py tree FOLDED TREE [--inverted] [--min PCT]
     views_check.py report FOLDED REPORT [--resolution PP] [--conf PCT]
+    views_check.py pprof FOLDED REPORT TOP TRACES
 
 FOLDED is `sym fold` of the profile with the same naming options: one
 "stack count" line per stack, which t5300 checks against the known shape
@@ -360,11 +361,83 @@ def check_report(argv):
     return C.failed
 
 
+# --------------------------------------------------------------- pprof --
+
+def pprof_name(name):
+    """Our display name as Google's pprof prints it: "mix_[i]" is
+    "mix (inline)", an unresolved "libfoo.so+0x1234" is "[libfoo.so]"."""
+    m = re.match(r"^(.*)\+0x[0-9a-f]+(?:_\[[kj]\])?$", name)
+    if m:
+        return "[" + m.group(1) + "]"
+    if name.endswith("_[i]"):
+        return name[:-4] + " (inline)"
+    return name
+
+
+def check_pprof(argv):
+    """`pprof -top` and `pprof -traces` of `sym pprof`'s file against
+    `sym report` and `sym fold` of the same profile."""
+    folded, report, top, traces = argv[:4]
+    stacks = [([pprof_name(f) for f in fr], c) for fr, c in
+              read_folded(folded) if fr != ["[no stack]"]]
+    C = Checks()
+    got_top = {}
+    with open(top) as f:
+        for line in f:
+            m = re.match(r"\s*(\d+)\s+\S+%\s+\S+%\s+(\d+)\s+\S+%\s+(.*)$",
+                         line)
+            if m:
+                got_top[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    # sym report's counts of every function it names (--top large).
+    _, tables = parse_report(report)
+    rep = {}
+    for which, t in enumerate(tables):
+        for r in t["rows"]:
+            rep.setdefault(r[6], [0, 0])[which] = r[1]
+    bad = [(n, tuple(v), got_top.get(pprof_name(n))) for n, v in rep.items()
+           if "+0x" not in n and n != "[no stack]" and
+           got_top.get(pprof_name(n)) != tuple(v)]
+    C.check(not bad and len(rep) > 3, "pprof -top: each function's flat and "
+            "cum are sym report's self and total", bad[:5])
+    # Unresolved frames: pprof names them by module; so do we, after
+    # folding our names the way pprof prints them.
+    flat, cum = {}, {}
+    for fr, c in stacks:
+        flat[fr[-1]] = flat.get(fr[-1], 0) + c
+        for n in set(fr):
+            cum[n] = cum.get(n, 0) + c
+    want = {n: (flat.get(n, 0), cum[n]) for n in cum}
+    C.check(want == got_top, "pprof -top: every entry, unresolved modules "
+            "too, agrees with sym fold's stacks",
+            sorted(set(want.items()) ^ set(got_top.items()))[:6])
+    got, cur = [], None
+    with open(traces) as f:
+        for line in f:
+            if line.startswith("-----------+"):
+                if cur:
+                    got.append(cur)
+                cur = None
+                continue
+            m = re.match(r"\s+(\d+)\s+(\S.*)$", line)
+            if m and cur is None and ":" not in line.split()[0]:
+                cur = [int(m.group(1)), [m.group(2)]]
+            elif cur is not None and line.strip():
+                cur[1].append(line.strip())
+    if cur:
+        got.append(cur)
+    got = sorted((c, tuple(n[::-1])) for c, n in got)
+    want = sorted((c, tuple(fr)) for fr, c in stacks)
+    C.check(got == want, f"pprof -traces: the stacks and counts of sym fold "
+            f"({len(want)} stacks)", [x for x in got if x not in want][:3] +
+            [x for x in want if x not in got][:3])
+    return C.failed
+
+
 def main():
-    if len(sys.argv) < 4 or sys.argv[1] not in ("tree", "report"):
+    fns = {"tree": check_tree, "report": check_report, "pprof": check_pprof}
+    if len(sys.argv) < 4 or sys.argv[1] not in fns:
         sys.exit(__doc__)
-    fn = check_tree if sys.argv[1] == "tree" else check_report
-    sys.exit(1 if fn(sys.argv[2:]) else 0)
+    sys.exit(1 if fns[sys.argv[1]](sys.argv[2:]) else 0)
 
 
 if __name__ == "__main__":
