@@ -39,8 +39,10 @@
 #define BIG_BODY ((uint64_t)64 << 20)
 
 static struct event_base *base;
-static struct symd_http *srv, *srv2;
-static unsigned port, port2;
+/* srv3: srv with timeouts long enough that a starved thread on a loaded
+ * machine never trips them, for the 64 MB stream. */
+static struct symd_http *srv, *srv2, *srv3;
+static unsigned port, port2, port3;
 static char file_path[64] = "/tmp/t-http-XXXXXX";
 static size_t file_len = (1u << 20) + 123;
 static atomic_int aborts, dones_no_reply, api_errors, shutdown_done;
@@ -341,7 +343,7 @@ static int cli_open(struct cli *c, unsigned p)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(p) };
-	struct timeval tv = { 5, 0 };
+	struct timeval tv = { 30, 0 };	/* a safety net: a loaded CI machine is slow */
 
 	c->len = 0;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -868,7 +870,7 @@ static void test_stream(void)
 
 	rss0 = rss_kb();
 	heap0 = heap_max = heap_kb();
-	CHECK_ERR(cli_open(&c, port), 0);
+	CHECK_ERR(cli_open(&c, port3), 0);
 	cli_sendf(&c, "PUT /stream HTTP/1.1\r\nContent-Length: %llu\r\n\r\n",
 		  (unsigned long long)BIG_BODY);
 	for (uint64_t off = 0; off < BIG_BODY; off += sizeof(block)) {
@@ -1122,6 +1124,11 @@ int main(void)
 	CHECK_ERR(symd_http_new(base, &o, &srv2), 0);
 	CHECK_ERR(symd_http_listen(srv2, "127.0.0.1", 0, &port2), 0);
 	CHECK(port && port2 && port != port2);
+	o.max_conns = 0;
+	o.body_timeout_ms = o.idle_timeout_ms = 30000;
+	o.write_timeout_ms = 30000;
+	CHECK_ERR(symd_http_new(base, &o, &srv3), 0);
+	CHECK_ERR(symd_http_listen(srv3, "127.0.0.1", 0, &port3), 0);
 	test_api();
 	pthread_create(&loop, NULL, loop_main, NULL);
 
@@ -1140,6 +1147,7 @@ int main(void)
 
 	symd_http_free(srv);
 	symd_http_free(srv2);
+	symd_http_free(srv3);
 	event_base_free(base);
 	libevent_global_shutdown();
 	unlink(file_path);
