@@ -295,7 +295,13 @@ static void test_corrupt(void)
 	h->format++;
 	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
 	h->format--;
-	h->off_syms = (uint32_t)len;
+	h->syms.off = (uint32_t)len;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	h->syms.w[SYMT_SY_NAME] = SYMT_WMAX + 1;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	h->syms.bytes = 7;	/* no room for the padding */
 	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
 	memcpy(copy, buf, len);
 	copy[h->off_strings + h->strings_size - 1] = 'x';
@@ -313,7 +319,15 @@ static void test_corrupt(void)
 	sym_table_close(t);
 	/* With a valid checksum, a bad index is still caught. */
 	memcpy(copy, buf, len);
-	((struct symt_sym *)(copy + h->off_syms))->name = h->strings_size;
+	{
+		const struct symt_packed *a = &h->syms;
+		unsigned w = a->w[SYMT_SY_NAME];
+
+		/* The name's field all ones: past the end of the strings. */
+		symt_put((uint8_t *)copy + a->off,
+			 a->w[SYMT_SY_ADDR] + a->w[SYMT_SY_SIZE], w,
+			 ((uint64_t)1 << w) - 1);
+	}
 	h->crc = symi_table_crc(copy, len);
 	CHECK_ERR(sym_table_open(copy, len, &t), 0);
 	CHECK_ERR(sym_table_verify(t), -SYM_E_BADTABLE);
