@@ -11,18 +11,20 @@
  * offset from hdr.base, so the buffer is position-independent and can be
  * used in place wherever it is mapped (LMDB pages, a file, memory).
  *
- * Format 3 packs its records into bit fields.  A packed array is `count`
- * records of the same fields, each field `w` bits wide, written back to
- * back from bit 0 of its area, least significant bit first (bit i of the
- * area is bit i % 8 of byte i / 8).  Record i, field f starts at bit
- * i * (sum of widths) + (sum of the widths before f), so any record is read
- * in O(1) with one unaligned 64-bit load per field; every area is followed
- * by at least 8 bytes of padding so that such a load never leaves it.
- * The address ranges are cut into blocks of 2^block_shift ranges that
- * each choose their own field widths and bases (frame of reference), see
- * "Blocks" below.  The header itself is plain integers in the byte order
+ * Format 3 packs its records.  A packed array is `count` records of the
+ * same fields, each field `w` bytes wide (0 to 4: as many as the largest
+ * value of that field in the table needs), little-endian, back to back:
+ * record i, field f starts at byte i * (sum of widths) + (sum of the widths
+ * before f), so a field is one unaligned load and a mask.  The address
+ * ranges, most of a table, are packed tighter: cut into blocks of
+ * 2^block_shift ranges that each choose their own field widths in bits
+ * and bases (frame of reference), see "Blocks" below.  A bit area is
+ * little-endian too: bit i is bit i % 8 of byte i / 8, and a field of up
+ * to SYMT_WMAX bits is read with one unaligned 64-bit load.  Every area
+ * is followed by at least SYMT_PAD bytes of padding so that such loads
+ * never leave it.  The header itself is plain integers in the byte order
  * of the machine that built the table; its byte-order mark rejects a
- * foreign one.  Bit areas are little-endian on every machine.
+ * foreign one.
  */
 #ifndef SYM_FORMAT_H
 #define SYM_FORMAT_H
@@ -34,10 +36,13 @@
 #define SYMT_MAGIC "SYMTAB\r\n"
 #define SYMT_BOM 0x01020304u
 #define SYMT_NONE UINT32_MAX
-/* Widest bit field a reader accepts: a field is read with one 64-bit load
- * from the byte holding its first bit, so shift (< 8) + width <= 64. */
+/* Widest bit field (range blocks) a reader accepts: a field is read with
+ * one 64-bit load from the byte holding its first bit, so shift (< 8) +
+ * width <= 64. */
 #define SYMT_WMAX 40
-/* Most bits one packed record may have (8 fields of SYMT_WMAX). */
+/* Widest field of a packed array, in bytes. */
+#define SYMT_BMAX 4
+/* Most fields a packed record has. */
 #define SYMT_FIELDS 8
 /* Padding after every bit area, in bytes. */
 #define SYMT_PAD 8
@@ -46,9 +51,9 @@
 
 /*
  * One packed record array: @count records at byte @off, @bytes long
- * (>= ceil(count * record bits / 8) + SYMT_PAD), field f @w[f] bits wide
- * (unused fields 0).  Which fields an array has, in order, is fixed per
- * array; see the enums below.
+ * (>= count * record bytes + SYMT_PAD), field f @w[f] bytes wide (unused
+ * fields 0).  Which fields an array has, in order, is fixed per array;
+ * see the enums below.
  */
 struct symt_packed {
 	uint32_t count;
@@ -206,9 +211,9 @@ struct symt_sym {
 struct symt_view {
 	const uint8_t *p;
 	uint32_t n;		/* records */
-	uint32_t bits;		/* bits per record */
-	uint8_t w[SYMT_FIELDS];
-	uint16_t at[SYMT_FIELDS];	/* bit of each field in a record */
+	uint32_t stride;	/* bytes per record */
+	uint32_t mask[SYMT_FIELDS];	/* of each field's bytes */
+	uint8_t at[SYMT_FIELDS];	/* byte of each field in a record */
 };
 
 /*
@@ -254,8 +259,10 @@ static inline void symt_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v)
 static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 				unsigned f)
 {
-	return (uint32_t)symt_bits(v->p, (uint64_t)i * v->bits + v->at[f],
-				   v->w[f]);
+	uint32_t x;
+
+	memcpy(&x, v->p + (size_t)i * v->stride + v->at[f], sizeof(x));
+	return le32toh(x) & v->mask[f];
 }
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */

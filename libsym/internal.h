@@ -29,6 +29,7 @@
 #include <gelf.h>
 
 #include "sym.h"
+#include "format.h"
 #include "banned.h"
 
 /*
@@ -306,21 +307,32 @@ double symi_now(void);
  */
 struct symi_block {
 	uint32_t b;		/* block index; UINT32_MAX: none decoded */
-	uint32_t k;		/* ranges in it */
-	uint64_t start, next;	/* [bstart[b], bstart[b + 1]) (or 2^32) */
+	uint32_t k;		/* ranges in it; 0 if it is broken */
+	uint64_t start, next;	/* [bstart[b], bstart[b + 1]) (or 2^64) */
 	const uint8_t *p;	/* its bits */
 	uint32_t addr_at;	/* bit of the first address field */
 	uint64_t leaf_at;	/* bit of the first leaf record */
 	uint32_t lbits;		/* bits per leaf record */
 	uint8_t w[6];		/* enum symt_block_field widths */
+	uint64_t m[6];		/* and their masks */
 	uint32_t sbase, fbase, cbase, dbase;
 	int64_t lbase;
 };
 struct symi_cursor {
-	size_t srange;
 	struct symi_block blk;
+	/* The range of the last lookup in blk (UINT32_MAX: none) and the
+	 * offsets it covers, [jlo, jhi). */
+	uint32_t j;
+	uint64_t jlo, jhi;
+	/* The symbol range of the last lookup (UINT32_MAX: none), the
+	 * offsets it covers, [slo, shi), and its symbol, decoded. */
+	uint32_t si;
+	uint64_t slo, shi;
+	bool have_sym;
+	struct symt_sym sym;
 };
-#define SYMI_CURSOR_INIT { SIZE_MAX, { .b = UINT32_MAX } }
+#define SYMI_CURSOR_INIT { .blk = { .b = UINT32_MAX }, .j = UINT32_MAX, \
+			   .si = UINT32_MAX }
 
 /* The frames of @addr in @t into @fr[@max]; returns how many.  @cur must
  * have been used with @t only (or be fresh). */
@@ -346,11 +358,6 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */
 void symi_table_adopt(struct sym_table *t, void *buf);
-
-struct symt_leaf;
-struct symt_scope;
-struct symt_func;
-struct symt_sym;
 
 /*
  * A table's content, decoded: what build.c collects, what split.c cuts

@@ -53,7 +53,7 @@ static size_t align8(size_t n)
 struct pk {
 	struct symt_packed *h;	/* in the output header */
 	unsigned nf;
-	uint64_t rbits;
+	uint64_t stride;	/* bytes per record */
 	uint8_t *p;
 };
 
@@ -62,27 +62,28 @@ static void pk_widths(struct pk *a, struct symt_packed *h, unsigned nf,
 {
 	a->h = h;
 	a->nf = nf;
-	a->rbits = 0;
+	a->stride = 0;
 	h->count = count;
 	for (unsigned f = 0; f < nf; f++) {
-		h->w[f] = (uint8_t)width(max[f]);
-		a->rbits += h->w[f];
+		/* Whole bytes: a lookup reads a field with one load. */
+		h->w[f] = (uint8_t)((width(max[f]) + 7) / 8);
+		a->stride += h->w[f];
 	}
 }
 
 static size_t pk_bytes(const struct pk *a)
 {
-	return (size_t)((a->h->count * a->rbits + 7) / 8) + SYMT_PAD;
+	return (size_t)(a->h->count * a->stride) + SYMT_PAD;
 }
 
-/* Write record @i's fields @v[nf]. */
+/* Write record @i's fields @v[nf] (each < 2^32). */
 static void pk_put(struct pk *a, uint32_t i, const uint64_t *v)
 {
-	uint64_t pos = (uint64_t)i * a->rbits;
+	uint8_t *p = a->p + (size_t)i * a->stride;
 
 	for (unsigned f = 0; f < a->nf; f++) {
-		symt_put(a->p, pos, a->h->w[f], v[f]);
-		pos += a->h->w[f];
+		for (unsigned b = 0; b < a->h->w[f]; b++)
+			*p++ = (uint8_t)(v[f] >> (8 * b));
 	}
 }
 

@@ -37,22 +37,22 @@ static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
 static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 		      unsigned nf, struct symt_view *v)
 {
-	uint64_t bits = 0;
+	uint32_t stride = 0;
 
 	memset(v, 0, sizeof(*v));
 	for (unsigned f = 0; f < SYMT_FIELDS; f++) {
-		if (a->w[f] > SYMT_WMAX || (f >= nf && a->w[f]))
+		if (a->w[f] > SYMT_BMAX || (f >= nf && a->w[f]))
 			return false;
-		v->w[f] = a->w[f];
-		v->at[f] = (uint16_t)bits;
-		bits += a->w[f];
+		v->mask[f] = a->w[f] ? UINT32_MAX >> (32 - 8 * a->w[f]) : 0;
+		v->at[f] = (uint8_t)stride;
+		stride += a->w[f];
 	}
 	if (!in_buf(size, a->off, a->bytes, 1) ||
-	    (uint64_t)a->bytes < (a->count * bits + 7) / 8 + SYMT_PAD)
+	    (uint64_t)a->bytes < (uint64_t)a->count * stride + SYMT_PAD)
 		return false;
 	v->p = (const uint8_t *)p + a->off;
 	v->n = a->count;
-	v->bits = (uint32_t)bits;
+	v->stride = stride;
 	return true;
 }
 
@@ -175,14 +175,14 @@ uint32_t symi_table_crc(const void *buf, size_t len)
  */
 
 /* Index from a code field: 0 is none. */
-static uint32_t uncode(uint32_t c)
+static inline __attribute__((always_inline)) uint32_t uncode(uint32_t c)
 {
 	return c ? c - 1 : SYMT_NONE;
 }
 
 /* Scope @i, its parent as an index (a distance past @i is none, so a
  * chain always descends and cannot loop).  False if @i is out of range. */
-static bool scope_get(const struct sym_table *t, uint32_t i,
+static inline __attribute__((always_inline)) bool scope_get(const struct sym_table *t, uint32_t i,
 		      struct symt_scope *s)
 {
 	const struct symt_view *v = &t->scopes;
@@ -200,7 +200,7 @@ static bool scope_get(const struct sym_table *t, uint32_t i,
 	return true;
 }
 
-static bool func_get(const struct sym_table *t, uint32_t i,
+static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
 		     struct symt_func *f)
 {
 	const struct symt_view *v = &t->funcs;
@@ -215,7 +215,7 @@ static bool func_get(const struct sym_table *t, uint32_t i,
 	return true;
 }
 
-static bool sym_get(const struct sym_table *t, uint32_t i,
+static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
 		    struct symt_sym *s)
 {
 	const struct symt_view *v = &t->syms;
@@ -258,6 +258,7 @@ static void block_open(const struct sym_table *t, uint32_t b,
 		pos += SYMT_BK_WBITS;
 		if (k->w[j] > SYMT_WMAX)
 			return;
+		k->m[j] = ((uint64_t)1 << k->w[j]) - 1;
 		if (j != SYMT_BK_ADDR)
 			k->lbits += k->w[j];
 	}
@@ -292,11 +293,22 @@ static uint64_t block_addr(const struct symi_block *k, uint32_t j)
 }
 
 /* The raw codes of leaf @j of block @k: scope, file, line, column,
- * discriminator. */
-static void leaf_codes(const struct symi_block *k, uint32_t j, uint64_t *c)
+ * discriminator.  One load when the record fits in it (leaf records are
+ * 20 to 30 bits). */
+static inline __attribute__((always_inline)) void
+leaf_codes(const struct symi_block *k, uint32_t j, uint64_t *c)
 {
-	uint64_t pos = k->leaf_at + (uint64_t)j * k->lbits;
+	uint64_t pos = k->leaf_at + (uint64_t)j * k->lbits, x;
 
+	if ((pos & 7) + k->lbits <= 64) {
+		memcpy(&x, k->p + (pos >> 3), sizeof(x));
+		x = le64toh(x) >> (pos & 7);
+		for (int f = 0; f < 5; f++) {
+			c[f] = x & k->m[SYMT_BK_SCOPE + f];
+			x >>= k->w[SYMT_BK_SCOPE + f];
+		}
+		return;
+	}
 	for (int f = 0; f < 5; f++) {
 		c[f] = symt_bits(k->p, pos, k->w[SYMT_BK_SCOPE + f]);
 		pos += k->w[SYMT_BK_SCOPE + f];
@@ -309,7 +321,7 @@ static void leaf_codes(const struct symi_block *k, uint32_t j, uint64_t *c)
  * *@have_sc, *@have_fn say so: the leaf's file and line are coded against
  * the function's declaration.
  */
-static bool leaf_get(const struct sym_table *t, const struct symi_block *k,
+static inline __attribute__((always_inline)) bool leaf_get(const struct sym_table *t, const struct symi_block *k,
 		     uint32_t j, struct symt_leaf *l, struct symt_scope *sc,
 		     bool *have_sc, struct symt_func *fn, bool *have_fn)
 {
@@ -442,102 +454,96 @@ int sym_table_verify(const struct sym_table *t)
 	return 0;
 }
 
-static const char *str_at(const struct sym_table *t, uint32_t off)
+static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
 {
 	if (off == 0 || off >= t->h->strings_size)
 		return NULL;
 	return t->str + off;
 }
 
-static const char *file_at(const struct sym_table *t, uint32_t idx)
+static inline __attribute__((always_inline)) const char *file_at(const struct sym_table *t, uint32_t idx)
 {
 	if (idx >= t->files.n)
 		return NULL;
 	return str_at(t, symt_get(&t->files, idx, SYMT_FI_NAME));
 }
 
-static uint64_t entry_at(const struct sym_table *t, uint32_t off)
+static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
 {
 	return off == SYMT_NONE ? 0 : t->h->base + off;
 }
 
 /*
  * Index of the last element of the ascending array @v[@n] that is <= @key,
- * or -1.  When @hint says where the previous (smaller or equal) key was
- * found, gallop forward from there: sorted batches then probe memory the
- * previous search just touched instead of starting over.
+ * or -1.  Branch-free: the loop's only branch is its count, so unsorted
+ * keys cost no mispredictions (after Khuong and Morin, "Array layouts for
+ * comparison-based searching").
  */
-static long last_le(const uint32_t *v, size_t n, uint32_t key, size_t hint)
+static long last_le(const uint32_t *v, uint32_t n, uint32_t key)
 {
-	size_t lo = 0, hi = n;
+	const uint32_t *base = v;
 
-	if (hint < n && v[hint] <= key) {
-		size_t step = 1;
+	if (!n || v[0] > key)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		while (hint + step < n && v[hint + step] <= key) {
-			hint += step;
-			step *= 2;
-		}
-		lo = hint + 1;
-		hi = hint + step < n ? hint + step : n;
-	} else if (hint < n) {
-		hi = hint;
+		base = base[half] <= key ? base + half : base;
+		n -= half;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return base - v;
 }
 
 /* last_le() over field @f of the packed array @v. */
-static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key,
-		       size_t hint)
+static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 {
-	size_t lo = 0, hi = v->n, n = v->n;
+	uint32_t pos = 0, n = v->n;
 
-	if (hint < n && symt_get(v, (uint32_t)hint, f) <= key) {
-		size_t step = 1;
+	if (!n || symt_get(v, 0, f) > key)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		while (hint + step < n &&
-		       symt_get(v, (uint32_t)(hint + step), f) <= key) {
-			hint += step;
-			step *= 2;
-		}
-		lo = hint + 1;
-		hi = hint + step < n ? hint + step : n;
-	} else if (hint < n) {
-		hi = hint;
+		pos = symt_get(v, pos + half, f) <= key ? pos + half : pos;
+		n -= half;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (symt_get(v, (uint32_t)mid, f) <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return pos;
 }
 
-/* The symbol naming @off (chosen at build time) into @s; false if none. */
-static bool sym_cover(const struct sym_table *t, uint32_t off, size_t *hint,
-		      struct symt_sym *s)
+/*
+ * The symbol naming @off (chosen at build time), or NULL; it lives in the
+ * cursor.
+ * The cursor keeps the symbol range of the last lookup and its symbol:
+ * sorted lookups mostly stay in it or step to the next one.
+ */
+static const struct symt_sym *sym_cover(const struct sym_table *t,
+					uint32_t off, struct symi_cursor *cur)
 {
-	long i = last_le_pk(&t->sranges, SYMT_SR_ADDR, off, *hint);
+	const struct symt_view *v = &t->sranges;
+	long i;
 
+	if (cur->si != UINT32_MAX && off >= cur->slo && off < cur->shi)
+		goto done;
+	if (cur->si != UINT32_MAX && off >= cur->shi &&
+	    cur->si + 1 < v->n &&
+	    (cur->si + 2 >= v->n ||
+	     off < symt_get(v, cur->si + 2, SYMT_SR_ADDR)))
+		i = cur->si + 1;
+	else
+		i = last_le_pk(v, SYMT_SR_ADDR, off);
 	if (i < 0)
-		return false;
-	*hint = (size_t)i;
-	return sym_get(t, uncode(symt_get(&t->sranges, (uint32_t)i,
-					  SYMT_SR_SYM)), s);
+		return NULL;
+	cur->si = (uint32_t)i;
+	cur->slo = symt_get(v, cur->si, SYMT_SR_ADDR);
+	cur->shi = cur->si + 1 < v->n ?
+		   symt_get(v, cur->si + 1, SYMT_SR_ADDR) : UINT64_MAX;
+	cur->have_sym = sym_get(t, uncode(symt_get(v, cur->si, SYMT_SR_SYM)),
+				&cur->sym);
+done:
+	return cur->have_sym ? &cur->sym : NULL;
 }
 
-static void frame_func(const struct sym_table *t, const struct symt_func *fn,
+static inline __attribute__((always_inline)) void frame_func(const struct sym_table *t, const struct symt_func *fn,
 		       struct sym_frame *f)
 {
 	f->name = str_at(t, fn->name);
@@ -547,68 +553,141 @@ static void frame_func(const struct sym_table *t, const struct symt_func *fn,
 	f->decl_line = fn->decl_line;
 }
 
+/* Start of range @j >= 1 of block @k, relative to the block's start. */
+static inline __attribute__((always_inline)) uint64_t block_addr1(const struct symi_block *k, uint32_t j)
+{
+	uint64_t pos = k->addr_at + (uint64_t)(j - 1) * k->w[SYMT_BK_ADDR], x;
+
+	memcpy(&x, k->p + (pos >> 3), sizeof(x));
+	return (le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR];
+}
+
+/*
+ * The range of block @k holding @rel (relative to the block's start),
+ * given that range @j starts at or below it; sets [*@lo, *@hi) to the
+ * range's extent (*@hi = UINT64_MAX for the block's last range).  With
+ * @scan, a few steps forward first: sorted lookups mostly land a range or
+ * two after the last one.  Then a branch-free binary search.
+ */
+static uint32_t block_find(const struct symi_block *k, uint32_t j,
+			   uint64_t jlo, uint32_t rel, bool scan,
+			   uint64_t *lo, uint64_t *hi)
+{
+	uint32_t n;
+
+	for (int s = 0; scan && s < 4; s++) {
+		uint64_t a;
+
+		if (j + 1 >= k->k) {
+			*lo = jlo;
+			*hi = UINT64_MAX;
+			return j;
+		}
+		a = block_addr1(k, j + 1);
+		if (a > rel) {
+			*lo = jlo;
+			*hi = a;
+			return j;
+		}
+		j++;
+		jlo = a;
+	}
+	n = k->k - j;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		uint64_t a = block_addr1(k, j + half);
+		bool le = a <= rel;
+
+		j = le ? j + half : j;
+		jlo = le ? a : jlo;
+		n -= half;
+	}
+	*lo = jlo;
+	*hi = j + 1 < k->k ? block_addr1(k, j + 1) : UINT64_MAX;
+	return j;
+}
+
 /*
  * The leaf holding @off into @l (false: none or a hole), its scope and
- * function as leaf_get() gives them.  The block is found by a search of
- * bstart (from the cursor's block when @off is past it), its header
- * decoded once and kept in the cursor, then the range by a search of the
- * block's address fields.
+ * function as leaf_get() gives them.  The cursor keeps the block of the
+ * last lookup, its header decoded, and the range found in it: sorted
+ * lookups mostly stay in that range, or step a few ranges forward in the
+ * block, or into the next block.  Otherwise the block is found by a
+ * search of bstart, then the range by a search of the block's address
+ * fields.
  */
 static bool leaf_find(const struct sym_table *t, uint32_t off,
-		      struct symi_block *k, struct symt_leaf *l,
+		      struct symi_cursor *cur, struct symt_leaf *l,
 		      struct symt_scope *sc, bool *have_sc,
 		      struct symt_func *fn, bool *have_fn)
 {
-	uint32_t lo, hi, rel;
-	long b;
+	struct symi_block *k = &cur->blk;
+	uint32_t nb = t->h->n_blocks, j = 0;
+	uint64_t jlo = 0, lo, hi;
+	bool scan = false;
 
-	if (k->b == UINT32_MAX || off < k->start || off >= k->next) {
-		b = last_le(t->bstart, t->h->n_blocks, off,
-			    k->b == UINT32_MAX ? SIZE_MAX : k->b);
+	if (k->b != UINT32_MAX && off >= k->start && off < k->next) {
+		if (cur->j != UINT32_MAX && off >= cur->jlo) {
+			if (off < cur->jhi)
+				goto found;
+			j = cur->j + 1;		/* it starts at jhi <= off */
+			jlo = cur->jhi - k->start;
+			scan = true;
+		}
+	} else {
+		long b;
+
+		if (k->b != UINT32_MAX && off >= k->next && k->b + 1 < nb &&
+		    (k->b + 2 >= nb || off < t->bstart[k->b + 2])) {
+			b = k->b + 1;
+			scan = true;
+		} else {
+			b = last_le(t->bstart, nb, off);
+		}
+		cur->j = UINT32_MAX;
 		if (b < 0)
 			return false;
 		block_open(t, (uint32_t)b, k);
 	}
-	if (!k->k)
+	cur->j = UINT32_MAX;
+	if (!k->k || j >= k->k)
 		return false;
-	rel = off - (uint32_t)k->start;
-	lo = 1;
-	hi = k->k;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (block_addr(k, mid) <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return leaf_get(t, k, lo - 1, l, sc, have_sc, fn, have_fn);
+	j = block_find(k, j, jlo, off - (uint32_t)k->start, scan, &lo, &hi);
+	cur->j = j;
+	cur->jlo = k->start + lo;
+	cur->jhi = hi == UINT64_MAX ? k->next : k->start + hi;
+found:
+	return leaf_get(t, k, cur->j, l, sc, have_sc, fn, have_fn);
 }
+
+/* Frames are cleared by copying this: memset() of a frame compiles to a
+ * slow `rep stos` here. */
+static const struct sym_frame zero_frame;
 
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct sym_frame *fr, size_t max,
 			 struct symi_cursor *cur)
 {
 	const struct symt_header *h = t->h;
-	struct symt_leaf leaf;
+	struct symt_leaf leaf = { 0 };
 	struct symt_scope sc;
 	struct symt_func fn;
-	struct symt_sym sym;
-	bool have_leaf, have_sc, have_fn, have_sym = false;
+	const struct symt_sym *sym = NULL;
+	bool have_leaf, have_sc = false, have_fn = false;
 	uint32_t off;
 	size_t n = 0, steps = 0;
 
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
 		return 0;
 	off = (uint32_t)(addr - h->base);
-	have_leaf = leaf_find(t, off, &cur->blk, &leaf, &sc, &have_sc, &fn,
+	have_leaf = leaf_find(t, off, cur, &leaf, &sc, &have_sc, &fn,
 			      &have_fn);
 	if (t->sranges.n)
-		have_sym = sym_cover(t, off, &cur->srange, &sym);
-	if (!have_leaf && !have_sym)
+		sym = sym_cover(t, off, cur);
+	if (!have_leaf && !sym)
 		return 0;
 
-	memset(&fr[0], 0, sizeof(fr[0]));
+	fr[0] = zero_frame;
 	if (have_leaf) {
 		fr[0].file = file_at(t, leaf.file);
 		fr[0].line = leaf.line;
@@ -634,7 +713,7 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 				break;
 			}
 			f = &fr[n++];
-			memset(f, 0, sizeof(*f));
+			*f = zero_frame;
 			if (func_get(t, up.func, &fn))
 				frame_func(t, &fn, f);
 			f->file = file_at(t, sc.call_file);
@@ -645,25 +724,25 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 		}
 	}
 	/* The symbol belongs to the outermost frame; a cut chain has none. */
-	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
+	if (sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
 		struct sym_frame *f = &fr[n - 1];
 
-		f->symbol = str_at(t, sym.name);
-		f->symbol_addr = h->base + sym.addr;
-		f->symbol_size = sym.size;
-		if (sym.flags & SYMI_SYM_OBJECT)
+		f->symbol = str_at(t, sym->name);
+		f->symbol_addr = h->base + sym->addr;
+		f->symbol_size = sym->size;
+		if (sym->flags & SYMI_SYM_OBJECT)
 			f->flags |= SYM_FRAME_SYMBOL_OBJECT;
 		/* No DWARF function: the symbol names the frame. */
 		if (!f->name && !f->linkage_name) {
-			if (sym.demangled) {
+			if (sym->demangled) {
 				f->linkage_name = f->symbol;
-				f->demangled = str_at(t, sym.demangled);
+				f->demangled = str_at(t, sym->demangled);
 			}
 			f->name = f->symbol;
 			f->entry = f->symbol_addr;
 			f->flags |= SYM_FRAME_SYMTAB;
 			if (!f->file)
-				f->file = str_at(t, sym.file);
+				f->file = str_at(t, sym->file);
 		}
 	}
 	return n;

@@ -7,7 +7,8 @@
  * by build ID or debuglink), builds its table and prints one line per
  * area of the format (libsym/format.h, docs/table-format.md): bytes,
  * share of the table, records, and bytes per record; for the range
- * blocks also the mean bits per range of each field.  It reads the
+ * blocks also the mean bits per range of each field, for the packed
+ * arrays the bytes of each field.  It reads the
  * table's private layout, so it is built against libsym/format.h:
  *
  *   cc -Ilibsym -o build/bench/table-size tests/bench/table-size.c \
@@ -36,15 +37,15 @@ static void row(const char *what, uint64_t bytes, uint64_t total,
 static void packed(const char *what, const struct symt_packed *a,
 		   uint64_t total, const char *const *names, unsigned nf)
 {
-	unsigned bits = 0;
+	unsigned bytes = 0;
 
 	row(what, a->bytes, total, a->count);
-	printf("  %-22s", "");
+	printf("  %-22s", "  field bytes:");
 	for (unsigned f = 0; f < nf; f++) {
 		printf(" %s %u", names[f], a->w[f]);
-		bits += a->w[f];
+		bytes += a->w[f];
 	}
-	printf(" = %u bits\n", bits);
+	printf(" = %u\n", bytes);
 }
 
 static int one(const char *path)
