@@ -227,8 +227,10 @@ struct sym_table {
 	const uint32_t *bstart, *boff;
 	const uint8_t *blocks;
 	uint32_t blocks_size;
+	uint32_t bhdr_bits;	/* bits of a block header */
 	struct symt_view scopes, funcs, files, syms, sranges;
 	const char *str;
+	uint32_t nstr;		/* strings_size, >= 1 */
 	void *owned;		/* free() on close: see symi_table_adopt() */
 };
 

@@ -106,7 +106,11 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t->boff = (const uint32_t *)(p + h->off_boff);
 	t->blocks = (const uint8_t *)p + h->off_blocks;
 	t->blocks_size = h->blocks_size;
+	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
+	for (int j = 0; j < 5; j++)
+		t->bhdr_bits += h->bw[j];
 	t->str = p + h->off_strings;
+	t->nstr = h->strings_size;
 	*out = t;
 	return 0;
 }
@@ -239,40 +243,47 @@ static void block_open(const struct sym_table *t, uint32_t b,
 		       struct symi_block *k)
 {
 	const struct symt_header *h = t->h;
-	uint64_t off = t->boff[b], pos = 0, bits, z;
+	uint64_t off = t->boff[b], pos = SYMT_BK_N * SYMT_BK_WBITS, bits, x;
 	uint32_t n = 1u << h->block_shift;
-	unsigned hb = SYMT_BK_N * SYMT_BK_WBITS;
+	unsigned hb = t->bhdr_bits;
 
 	k->b = b;
 	k->k = 0;
 	k->start = t->bstart[b];
 	k->next = b + 1 < h->n_blocks ? t->bstart[b + 1] : UINT64_MAX;
-	for (int j = 0; j < 5; j++)
-		hb += h->bw[j];
 	if (off + (hb + 7) / 8 + SYMT_PAD > t->blocks_size)
 		return;
 	k->p = t->blocks + off;
-	k->lbits = 0;
-	for (int j = 0; j < SYMT_BK_N; j++) {
-		k->w[j] = (uint8_t)symt_bits(k->p, pos, SYMT_BK_WBITS);
-		pos += SYMT_BK_WBITS;
-		if (k->w[j] > SYMT_WMAX)
-			return;
-		k->m[j] = ((uint64_t)1 << k->w[j]) - 1;
-		if (j != SYMT_BK_ADDR)
-			k->lbits += k->w[j];
-	}
+	/* The six 6-bit widths are the first 36 bits. */
+	memcpy(&x, k->p, sizeof(x));
+	x = le64toh(x);
+#define W(j)                                                                 \
+	do {                                                                 \
+		k->w[j] = (uint8_t)((x >> ((j) * SYMT_BK_WBITS)) & 63);      \
+		k->m[j] = ((uint64_t)1 << k->w[j]) - 1;                      \
+	} while (0)
+	W(0);
+	W(1);
+	W(2);
+	W(3);
+	W(4);
+	W(5);
+#undef W
+	if (k->w[0] > SYMT_WMAX || k->w[1] > SYMT_WMAX ||
+	    k->w[2] > SYMT_WMAX || k->w[3] > SYMT_WMAX ||
+	    k->w[4] > SYMT_WMAX || k->w[5] > SYMT_WMAX)
+		return;
+	k->lbits = (uint32_t)k->w[1] + k->w[2] + k->w[3] + k->w[4] + k->w[5];
 	k->sbase = (uint32_t)symt_bits(k->p, pos, h->bw[0]);
 	pos += h->bw[0];
 	k->fbase = (uint32_t)symt_bits(k->p, pos, h->bw[1]);
 	pos += h->bw[1];
-	z = symt_bits(k->p, pos, h->bw[2]);
-	k->lbase = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+	x = symt_bits(k->p, pos, h->bw[2]);
+	k->lbase = (int64_t)(x >> 1) ^ -(int64_t)(x & 1);
 	pos += h->bw[2];
 	k->cbase = (uint32_t)symt_bits(k->p, pos, h->bw[3]);
 	pos += h->bw[3];
 	k->dbase = (uint32_t)symt_bits(k->p, pos, h->bw[4]);
-	pos += h->bw[4];
 	if (h->n_ranges - ((uint64_t)b << h->block_shift) < n)
 		n = h->n_ranges - (b << h->block_shift);
 	bits = hb + (uint64_t)(n - 1) * k->w[SYMT_BK_ADDR] +
@@ -284,12 +295,13 @@ static void block_open(const struct sym_table *t, uint32_t b,
 	k->k = n;
 }
 
-/* Start of range @j of block @k, as an offset from the block's start. */
-static uint64_t block_addr(const struct symi_block *k, uint32_t j)
+/* Start of range @j >= 1 of block @k, relative to the block's start. */
+static inline __attribute__((always_inline)) uint64_t block_addr1(const struct symi_block *k, uint32_t j)
 {
-	return j ? symt_bits(k->p, k->addr_at + (uint64_t)(j - 1) *
-						k->w[SYMT_BK_ADDR],
-			     k->w[SYMT_BK_ADDR]) : 0;
+	uint64_t pos = k->addr_at + (uint64_t)(j - 1) * k->w[SYMT_BK_ADDR], x;
+
+	memcpy(&x, k->p + (pos >> 3), sizeof(x));
+	return (le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR];
 }
 
 /* The raw codes of leaf @j of block @k: scope, file, line, column,
@@ -303,10 +315,15 @@ leaf_codes(const struct symi_block *k, uint32_t j, uint64_t *c)
 	if ((pos & 7) + k->lbits <= 64) {
 		memcpy(&x, k->p + (pos >> 3), sizeof(x));
 		x = le64toh(x) >> (pos & 7);
-		for (int f = 0; f < 5; f++) {
-			c[f] = x & k->m[SYMT_BK_SCOPE + f];
-			x >>= k->w[SYMT_BK_SCOPE + f];
-		}
+		c[0] = x & k->m[SYMT_BK_SCOPE];
+		x >>= k->w[SYMT_BK_SCOPE];
+		c[1] = x & k->m[SYMT_BK_FILE];
+		x >>= k->w[SYMT_BK_FILE];
+		c[2] = x & k->m[SYMT_BK_LINE];
+		x >>= k->w[SYMT_BK_LINE];
+		c[3] = x & k->m[SYMT_BK_COLUMN];
+		x >>= k->w[SYMT_BK_COLUMN];
+		c[4] = x & k->m[SYMT_BK_DISC];
 		return;
 	}
 	for (int f = 0; f < 5; f++) {
@@ -356,34 +373,37 @@ static const char *verify_ranges(const struct sym_table *t)
 {
 	const struct symt_header *h = t->h;
 	struct symi_block k;
-	struct symt_leaf l;
-	struct symt_scope sc;
-	struct symt_func fn;
-	bool hs, hf;
 
 	for (uint32_t b = 0; b < h->n_blocks; b++) {
-		uint64_t prev = 0;
+		uint64_t prev = 0, pos, a, c[5];
 
 		if (b && t->bstart[b] <= t->bstart[b - 1])
 			return "ranges out of order";
 		block_open(t, b, &k);
 		if (!k.k)
 			return "range block out of bounds";
-		for (uint32_t j = 0; j < k.k; j++) {
-			uint64_t a = block_addr(&k, j);
-			uint64_t c[5];
-
-			if ((j && a <= prev) || k.start + a >= k.next ||
-			    k.start + a > UINT32_MAX)
+		/* Range starts: ascending, below the next block's. */
+		pos = k.addr_at;
+		for (uint32_t j = 1; j < k.k; j++) {
+			a = symt_bits(k.p, pos, k.w[SYMT_BK_ADDR]);
+			pos += k.w[SYMT_BK_ADDR];
+			if (a <= prev)
 				return "ranges out of order";
 			prev = a;
+		}
+		if (k.start + prev >= k.next || k.start + prev > UINT32_MAX)
+			return "ranges out of order";
+		/* Scope and file indexes inside their arrays (a file coded
+		 * 1 is the scope's function's, checked with the functions);
+		 * one check for the block when its widths cannot reach past
+		 * them, the usual case. */
+		if (k.sbase + k.m[SYMT_BK_SCOPE] <= t->scopes.n &&
+		    k.fbase + k.m[SYMT_BK_FILE] <= t->files.n + 1)
+			continue;
+		for (uint32_t j = 0; j < k.k; j++) {
 			leaf_codes(&k, j, c);
-			if (c[0] > UINT32_MAX || c[1] > UINT32_MAX)
-				return "range leaf index out of bounds";
-			if (!leaf_get(t, &k, j, &l, &sc, &hs, &fn, &hf))
-				continue;
-			if (!IN_OR_NONE(l.scope, t->scopes.n) ||
-			    !IN_OR_NONE(l.file, t->files.n))
+			if ((c[0] && k.sbase + c[0] - 1 >= t->scopes.n) ||
+			    (c[1] >= 2 && k.fbase + c[1] - 2 >= t->files.n))
 				return "range leaf index out of bounds";
 		}
 	}
@@ -456,9 +476,8 @@ int sym_table_verify(const struct sym_table *t)
 
 static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
 {
-	if (off == 0 || off >= t->h->strings_size)
-		return NULL;
-	return t->str + off;
+	/* 0 < off < strings_size, in one unsigned compare. */
+	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
 }
 
 static inline __attribute__((always_inline)) const char *file_at(const struct sym_table *t, uint32_t idx)
@@ -543,56 +562,36 @@ done:
 	return cur->have_sym ? &cur->sym : NULL;
 }
 
-static inline __attribute__((always_inline)) void frame_func(const struct sym_table *t, const struct symt_func *fn,
-		       struct sym_frame *f)
-{
-	f->name = str_at(t, fn->name);
-	f->linkage_name = str_at(t, fn->linkage);
-	f->demangled = str_at(t, fn->demangled);
-	f->decl_file = file_at(t, fn->decl_file);
-	f->decl_line = fn->decl_line;
-}
-
-/* Start of range @j >= 1 of block @k, relative to the block's start. */
-static inline __attribute__((always_inline)) uint64_t block_addr1(const struct symi_block *k, uint32_t j)
-{
-	uint64_t pos = k->addr_at + (uint64_t)(j - 1) * k->w[SYMT_BK_ADDR], x;
-
-	memcpy(&x, k->p + (pos >> 3), sizeof(x));
-	return (le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR];
-}
-
 /*
  * The range of block @k holding @rel (relative to the block's start),
- * given that range @j starts at or below it; sets [*@lo, *@hi) to the
+ * given that range @j starts at @jlo <= @rel; sets [*@lo, *@hi) to the
  * range's extent (*@hi = UINT64_MAX for the block's last range).  With
- * @scan, a few steps forward first: sorted lookups mostly land a range or
- * two after the last one.  Then a branch-free binary search.
+ * @scan (sorted lookups: the range is a few after @j), a gallop forward
+ * first: ranges j + 1, j + 2, j + 4, ... until one starts past @rel.  Then
+ * a branch-free binary search over what is left.
  */
 static uint32_t block_find(const struct symi_block *k, uint32_t j,
 			   uint64_t jlo, uint32_t rel, bool scan,
 			   uint64_t *lo, uint64_t *hi)
 {
-	uint32_t n;
+	uint32_t end = k->k, n;
 
-	for (int s = 0; scan && s < 4; s++) {
-		uint64_t a;
+	if (scan) {
+		for (uint32_t step = 1;; step *= 2) {
+			uint64_t a;
 
-		if (j + 1 >= k->k) {
-			*lo = jlo;
-			*hi = UINT64_MAX;
-			return j;
+			if (j + step >= k->k)
+				break;
+			a = block_addr1(k, j + step);
+			if (a > rel) {
+				end = j + step;
+				break;
+			}
+			j += step;
+			jlo = a;
 		}
-		a = block_addr1(k, j + 1);
-		if (a > rel) {
-			*lo = jlo;
-			*hi = a;
-			return j;
-		}
-		j++;
-		jlo = a;
 	}
-	n = k->k - j;
+	n = end - j;
 	while (n > 1) {
 		uint32_t half = n / 2;
 		uint64_t a = block_addr1(k, j + half);
@@ -608,18 +607,15 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 }
 
 /*
- * The leaf holding @off into @l (false: none or a hole), its scope and
- * function as leaf_get() gives them.  The cursor keeps the block of the
- * last lookup, its header decoded, and the range found in it: sorted
- * lookups mostly stay in that range, or step a few ranges forward in the
- * block, or into the next block.  Otherwise the block is found by a
- * search of bstart, then the range by a search of the block's address
- * fields.
+ * Find the range holding @off: sets cur->j in cur->blk, or returns false.
+ * The cursor keeps the block of the last lookup, its header decoded, and
+ * the range found in it: sorted lookups mostly stay in that range, or
+ * step a few ranges forward in the block, or into the next block.
+ * Otherwise the block is found by a search of bstart, then the range by a
+ * search of the block's address fields.
  */
-static bool leaf_find(const struct sym_table *t, uint32_t off,
-		      struct symi_cursor *cur, struct symt_leaf *l,
-		      struct symt_scope *sc, bool *have_sc,
-		      struct symt_func *fn, bool *have_fn)
+static inline __attribute__((always_inline)) bool
+range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 {
 	struct symi_block *k = &cur->blk;
 	uint32_t nb = t->h->n_blocks, j = 0;
@@ -629,7 +625,7 @@ static bool leaf_find(const struct sym_table *t, uint32_t off,
 	if (k->b != UINT32_MAX && off >= k->start && off < k->next) {
 		if (cur->j != UINT32_MAX && off >= cur->jlo) {
 			if (off < cur->jhi)
-				goto found;
+				return true;
 			j = cur->j + 1;		/* it starts at jhi <= off */
 			jlo = cur->jhi - k->start;
 			scan = true;
@@ -656,13 +652,51 @@ static bool leaf_find(const struct sym_table *t, uint32_t off,
 	cur->j = j;
 	cur->jlo = k->start + lo;
 	cur->jhi = hi == UINT64_MAX ? k->next : k->start + hi;
-found:
-	return leaf_get(t, k, cur->j, l, sc, have_sc, fn, have_fn);
+	return true;
 }
 
-/* Frames are cleared by copying this: memset() of a frame compiles to a
- * slow `rep stos` here. */
-static const struct sym_frame zero_frame;
+/* The leaf holding @off into @l (false: none or a hole), its scope and
+ * function as leaf_get() gives them. */
+static bool leaf_find(const struct sym_table *t, uint32_t off,
+		      struct symi_cursor *cur, struct symt_leaf *l,
+		      struct symt_scope *sc, bool *have_sc,
+		      struct symt_func *fn, bool *have_fn)
+{
+	if (!range_find(t, off, cur))
+		return false;
+	return leaf_get(t, &cur->blk, cur->j, l, sc, have_sc, fn, have_fn);
+}
+
+/* The function of a scope that has none: no names, no declaration. */
+static const struct symt_func no_func = { .decl_file = SYMT_NONE };
+
+/*
+ * Fill frame @f field by field: from function @fn at @file:@line:@column
+ * (discriminator @disc), entry @entry, no symbol, no flags.  Every field
+ * is written, so nothing is cleared first (gcc turns a cleared frame into
+ * a slow `rep stos`); the assertion makes a new field fail to build here.
+ */
+_Static_assert(sizeof(struct sym_frame) == 96, "frame_set() sets each field");
+static inline __attribute__((always_inline)) void
+frame_set(const struct sym_table *t, struct sym_frame *f,
+	  const struct symt_func *fn, uint32_t file, uint32_t line,
+	  uint32_t column, uint32_t disc, uint64_t entry)
+{
+	f->name = str_at(t, fn->name);
+	f->linkage_name = str_at(t, fn->linkage);
+	f->demangled = str_at(t, fn->demangled);
+	f->file = file_at(t, file);
+	f->decl_file = file_at(t, fn->decl_file);
+	f->line = line;
+	f->column = column;
+	f->discriminator = disc;
+	f->decl_line = fn->decl_line;
+	f->entry = entry;
+	f->symbol = NULL;
+	f->symbol_addr = 0;
+	f->symbol_size = 0;
+	f->flags = 0;
+}
 
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct sym_frame *fr, size_t max,
@@ -687,23 +721,19 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 	if (!have_leaf && !sym)
 		return 0;
 
-	fr[0] = zero_frame;
-	if (have_leaf) {
-		fr[0].file = file_at(t, leaf.file);
-		fr[0].line = leaf.line;
-		fr[0].column = leaf.column;
-		fr[0].discriminator = leaf.discriminator;
-	}
+	if (!have_fn)
+		fn = no_func;
+	if (have_leaf)
+		frame_set(t, &fr[0], &fn, leaf.file, leaf.line, leaf.column,
+			  leaf.discriminator, have_sc ? entry_at(t, sc.entry) : 0);
+	else
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0);
 	n = 1;
 	if (have_leaf && have_sc) {
-		if (have_fn)
-			frame_func(t, &fn, &fr[0]);
-		fr[0].entry = entry_at(t, sc.entry);
 		/* Walk up the inline chain: each caller frame's location is
 		 * the call site recorded in its callee's scope. */
 		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
 			struct symt_scope up;
-			struct sym_frame *f;
 
 			if (!scope_get(t, sc.parent, &up))
 				break;
@@ -712,14 +742,10 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			f = &fr[n++];
-			*f = zero_frame;
-			if (func_get(t, up.func, &fn))
-				frame_func(t, &fn, f);
-			f->file = file_at(t, sc.call_file);
-			f->line = sc.call_line;
-			f->column = sc.call_column;
-			f->entry = entry_at(t, up.entry);
+			if (!func_get(t, up.func, &fn))
+				fn = no_func;
+			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
+				  sc.call_column, 0, entry_at(t, up.entry));
 			sc = up;
 		}
 	}
@@ -783,7 +809,7 @@ int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,
 int sym_table_find_symbol(const struct sym_table *t, const char *name,
 			  uint64_t *addr, uint64_t *size)
 {
-	struct symt_sym s, best;
+	struct symt_sym s, best = { 0 };
 	bool found = false;
 
 	if (!t || !name || !addr)
@@ -885,7 +911,8 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 			leaves[j0 + j] = hole;
 			if (j >= k.k)
 				continue;	/* a broken block: holes */
-			addrs[j0 + j] = (uint32_t)(k.start + block_addr(&k, j));
+			addrs[j0 + j] = (uint32_t)(k.start +
+						   (j ? block_addr1(&k, j) : 0));
 			if (!leaf_get(t, &k, j, &leaves[j0 + j], &sc, &hs,
 				      &fn, &hf))
 				leaves[j0 + j] = hole;
