@@ -633,10 +633,21 @@ range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 	} else {
 		long b;
 
-		if (k->b != UINT32_MAX && off >= k->next && k->b + 1 < nb &&
-		    (k->b + 2 >= nb || off < t->bstart[k->b + 2])) {
-			b = k->b + 1;
-			scan = true;
+		if (k->b != UINT32_MAX && off >= k->next) {
+			/* Forward from the last block (sorted lookups):
+			 * blocks b + 1, b + 2, b + 4, ... then a search
+			 * between the last two. */
+			uint32_t from = k->b + 1, step = 1;
+
+			while (from + step < nb &&
+			       t->bstart[from + step] <= off) {
+				from += step;
+				step *= 2;
+			}
+			b = from + last_le(t->bstart + from,
+					   (from + step < nb ? from + step :
+					    nb) - from, off);
+			scan = b == k->b + 1;
 		} else {
 			b = last_le(t->bstart, nb, off);
 		}
