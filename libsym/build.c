@@ -1,10 +1,11 @@
 /*
- * build.c - the table builder: collect, deduplicate, sweep, serialize.
+ * build.c - the table builder: collect, deduplicate, sweep.
  *
  * The DWARF walker (dwarf.c) and the symbol reader (symtab.c) feed the
  * builder with raw facts: strings, files, functions, scopes with their
  * address ranges and nesting depth, line-table rows, and symbols.
- * symi_builder_finish() turns them into the flat table of format.h:
+ * symi_builder_finish() turns them into a table's decoded content
+ * (struct symi_tab) and has pack.c encode it (format.h):
  *
  *  1. Scope ranges are sorted (start ascending, end descending, depth
  *     ascending) and swept with a stack, so every address gets its
@@ -922,21 +923,16 @@ out:
 	return err;
 }
 
-static size_t align8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
 int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 {
 	struct segs S = { 0 };
 	struct ranges R = { 0 };
 	struct sranges SR = { 0 };
-	struct symt_header *h;
+	struct symi_tab tab = { 0 };
+	struct symt_sym *syms = NULL;
+	uint32_t *addrs = NULL, *saddrs = NULL, *sidx = NULL;
 	uint64_t base = UINT64_MAX, end = 0, symlo, symhi;
-	size_t off, o_addrs, o_leaves, o_scopes, o_funcs, o_files, o_syms,
-		o_str, o_saddrs, o_sidx, n_syms = 0, i;
-	char *buf = NULL;
+	size_t n_syms = 0, i;
 	int err;
 
 	*bufp = NULL;
@@ -1024,135 +1020,78 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	if (err)
 		goto out;
 
-	off = align8(sizeof(*h));
-	o_addrs = off;
-	off = align8(off + R.n * sizeof(uint32_t));
-	o_leaves = off;
-	off = align8(off + R.n * sizeof(struct symt_leaf));
-	o_scopes = off;
-	off = align8(off + b->n_scopes * sizeof(struct symt_scope));
-	o_funcs = off;
-	off = align8(off + b->n_funcs * sizeof(struct symt_func));
-	o_files = off;
-	off = align8(off + b->n_files * sizeof(uint32_t));
-	o_syms = off;
-	off = align8(off + n_syms * sizeof(struct symt_sym));
-	o_saddrs = off;
-	off = align8(off + SR.n * sizeof(uint32_t));
-	o_sidx = off;
-	off = align8(off + SR.n * sizeof(uint32_t));
-	o_str = off;
-	/* Demangled symbol names are interned below, so size strings last. */
-	{
-		uint32_t *dem = symi_calloc(n_syms ? n_syms : 1,
-					    sizeof(*dem));
+	/* Demangle the kept symbols' names once, here, never at lookup. */
+	syms = symi_calloc(n_syms ? n_syms : 1, sizeof(*syms));
+	if (!syms) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n_syms; i++) {
+		char *d = symi_demangle(b->str + b->syms[i].name);
 
-		if (!dem) {
+		syms[i].addr = (uint32_t)(b->syms[i].addr - base);
+		syms[i].size = (uint32_t)b->syms[i].size;
+		syms[i].name = b->syms[i].name;
+		syms[i].file = b->syms[i].file;
+		syms[i].flags = b->syms[i].flags;
+		if (!d)
+			continue;
+		syms[i].demangled = symi_builder_str(b, d);
+		free(d);
+		if (syms[i].demangled == SYMI_NONE) {
 			err = -ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < n_syms; i++) {
-			char *d = symi_demangle(b->str + b->syms[i].name);
-
-			if (!d)
-				continue;
-			dem[i] = symi_builder_str(b, d);
-			free(d);
-			if (dem[i] == SYMI_NONE) {
-				free(dem);
-				err = -ENOMEM;
-				goto out;
-			}
-		}
-		off = align8(off + b->str_len);
-		if (off >= UINT32_MAX) {
-			free(dem);
-			err = -SYM_E_TOOBIG;
-			goto out;
-		}
-		/* malloc() memory is aligned for any type, so 8 too; calloc()
-		 * gets fresh zero pages from the kernel without a memset. */
-		buf = symi_calloc(1, off);
-		if (!buf) {
-			free(dem);
-			err = -ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < n_syms; i++) {
-			struct symt_sym *s = (struct symt_sym *)(buf + o_syms) +
-					     i;
-
-			s->addr = (uint32_t)(b->syms[i].addr - base);
-			s->size = (uint32_t)b->syms[i].size;
-			s->name = b->syms[i].name;
-			s->demangled = dem[i];
-			s->file = b->syms[i].file;
-			s->flags = b->syms[i].flags;
-		}
-		free(dem);
 	}
-
-	h = (struct symt_header *)buf;
-	memcpy(h->magic, SYMT_MAGIC, sizeof(h->magic));
-	h->format = SYM_TABLE_FORMAT;
-	h->bom = SYMT_BOM;
-	h->flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
-		   (n_syms ? SYM_TABLE_SYMBOLS : 0);
-	h->size = (uint32_t)off;
-	h->base = base;
-	/* Lookups answer from symbols too: cover them. */
-	h->start = base;
-	h->end = end;
-	h->n_ranges = (uint32_t)R.n;
-	h->off_addrs = (uint32_t)o_addrs;
-	h->off_leaves = (uint32_t)o_leaves;
-	h->n_scopes = (uint32_t)b->n_scopes;
-	h->off_scopes = (uint32_t)o_scopes;
-	h->n_funcs = (uint32_t)b->n_funcs;
-	h->off_funcs = (uint32_t)o_funcs;
-	h->n_files = (uint32_t)b->n_files;
-	h->off_files = (uint32_t)o_files;
-	h->n_syms = (uint32_t)n_syms;
-	h->off_syms = (uint32_t)o_syms;
-	h->converter = converter_version();
-	h->elfutils = _ELFUTILS_VERSION;
-	h->n_sranges = (uint32_t)SR.n;
-	h->off_saddrs = (uint32_t)o_saddrs;
-	h->off_sidx = (uint32_t)o_sidx;
-	for (i = 0; i < SR.n; i++) {
-		((uint32_t *)(buf + o_saddrs))[i] =
-			(uint32_t)(SR.v[i].addr - base);
-		((uint32_t *)(buf + o_sidx))[i] = SR.v[i].idx;
+	addrs = symi_calloc(R.n ? R.n : 1, sizeof(*addrs));
+	saddrs = symi_calloc(SR.n ? SR.n : 1, sizeof(*saddrs));
+	sidx = symi_calloc(SR.n ? SR.n : 1, sizeof(*sidx));
+	if (!addrs || !saddrs || !sidx) {
+		err = -ENOMEM;
+		goto out;
 	}
-	h->off_strings = (uint32_t)o_str;
-	h->strings_size = (uint32_t)b->str_len;
-
 	for (i = 0; i < R.n; i++)
-		((uint32_t *)(buf + o_addrs))[i] = (uint32_t)(R.addr[i] - base);
-	if (R.n)
-		memcpy(buf + o_leaves, R.leaf, R.n * sizeof(*R.leaf));
+		addrs[i] = (uint32_t)(R.addr[i] - base);
+	for (i = 0; i < SR.n; i++) {
+		saddrs[i] = (uint32_t)(SR.v[i].addr - base);
+		sidx[i] = SR.v[i].idx;
+	}
 	for (i = 0; i < b->n_scopes; i++) {
 		uint64_t e = b->scope_entry[i];
 
 		b->scopes[i].entry = e >= base && e < end ?
 				     (uint32_t)(e - base) : SYMT_NONE;
 	}
-	if (b->n_scopes)
-		memcpy(buf + o_scopes, b->scopes,
-		       b->n_scopes * sizeof(*b->scopes));
-	if (b->n_funcs)
-		memcpy(buf + o_funcs, b->funcs, b->n_funcs * sizeof(*b->funcs));
-	if (b->n_files)
-		memcpy(buf + o_files, b->files, b->n_files * sizeof(*b->files));
-	memcpy(buf + o_str, b->str, b->str_len);
-
-	h->crc = symi_table_crc(buf, off);
-	*bufp = buf;
-	*lenp = off;
-	buf = NULL;
-	err = 0;
+	tab.base = base;
+	/* Lookups answer from symbols too: cover them. */
+	tab.start = base;
+	tab.end = end;
+	tab.flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
+		    (n_syms ? SYM_TABLE_SYMBOLS : 0);
+	tab.converter = converter_version();
+	tab.elfutils = _ELFUTILS_VERSION;
+	tab.addrs = addrs;
+	tab.leaves = R.leaf;
+	tab.n_ranges = R.n;
+	tab.scopes = b->scopes;
+	tab.n_scopes = b->n_scopes;
+	tab.funcs = b->funcs;
+	tab.n_funcs = b->n_funcs;
+	tab.files = b->files;
+	tab.n_files = b->n_files;
+	tab.syms = syms;
+	tab.n_syms = n_syms;
+	tab.saddrs = saddrs;
+	tab.sidx = sidx;
+	tab.n_sranges = SR.n;
+	tab.str = b->str;
+	tab.str_len = b->str_len;
+	err = symi_table_pack(&tab, bufp, lenp);
 out:
-	free(buf);
+	free(syms);
+	free(addrs);
+	free(saddrs);
+	free(sidx);
 	free(S.v);
 	free(R.addr);
 	free(R.leaf);

@@ -1,26 +1,125 @@
 /*
  * format.h - the on-disk (and in-memory) layout of a lookup table.
  *
- * Shared by build.c (the writer), table.c (the reader) and split.c.  The
- * layout is documented for humans in docs/table-format.md; keep the two in
- * step and bump SYM_TABLE_FORMAT for any change a reader of the old format
- * would misread.
+ * Shared by pack.c (the writer), table.c (the reader), build.c and split.c.
+ * The layout is documented for humans in docs/table-format.md; keep the two
+ * in step and bump SYM_TABLE_FORMAT for any change a reader of the old
+ * format would misread.
  *
- * A table is one byte buffer: a header, then arrays at 8-byte aligned
- * offsets from the start of the buffer.  Every address is stored as a
- * 32-bit offset from hdr.base, so the buffer is position-independent and
- * can be used in place wherever it is mapped (LMDB pages, a file, memory).
- * Integers are in the byte order of the machine that built the table; the
- * header's byte-order mark rejects a foreign one.
+ * A table is one byte buffer: a header, then areas at 8-byte aligned
+ * offsets from the start of the buffer.  Every address is stored as an
+ * offset from hdr.base, so the buffer is position-independent and can be
+ * used in place wherever it is mapped (LMDB pages, a file, memory).
+ *
+ * Format 3 packs its records.  A packed array is `count` records of the
+ * same fields, each field `w` bytes wide (0 to 4: as many as the largest
+ * value of that field in the table needs), little-endian, back to back:
+ * record i, field f starts at byte i * (sum of widths) + (sum of the widths
+ * before f), so a field is one unaligned load and a mask.  The address
+ * ranges, most of a table, are packed tighter: cut into blocks of
+ * 2^block_shift ranges that each choose their own field widths in bits
+ * and bases (frame of reference), see "Blocks" below.  A bit area is
+ * little-endian too: bit i is bit i % 8 of byte i / 8, and a field of up
+ * to SYMT_WMAX bits is read with one unaligned 64-bit load.  Every area
+ * is followed by at least SYMT_PAD bytes of padding so that such loads
+ * never leave it.  The header itself is plain integers in the byte order
+ * of the machine that built the table; its byte-order mark rejects a
+ * foreign one.
  */
 #ifndef SYM_FORMAT_H
 #define SYM_FORMAT_H
 
+#include <endian.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SYMT_MAGIC "SYMTAB\r\n"
 #define SYMT_BOM 0x01020304u
 #define SYMT_NONE UINT32_MAX
+/* Widest bit field (range blocks) a reader accepts: a field is read with
+ * one 64-bit load from the byte holding its first bit, so shift (< 8) +
+ * width <= 64. */
+#define SYMT_WMAX 40
+/* Widest field of a packed array, in bytes. */
+#define SYMT_BMAX 4
+/* Most fields a packed record has. */
+#define SYMT_FIELDS 8
+/* Padding after every bit area, in bytes. */
+#define SYMT_PAD 8
+/* Largest block shift a reader accepts (256 ranges per block). */
+#define SYMT_SHIFT_MAX 8
+
+/*
+ * One packed record array: @count records at byte @off, @bytes long
+ * (>= count * record bytes + SYMT_PAD), field f @w[f] bytes wide (unused
+ * fields 0).  Which fields an array has, in order, is fixed per array;
+ * see the enums below.
+ */
+struct symt_packed {
+	uint32_t count;
+	uint32_t off;
+	uint32_t bytes;
+	uint8_t w[SYMT_FIELDS];
+};
+
+/* Fields of the packed arrays.  "code" fields hold 0 for none, else the
+ * value + 1. */
+enum symt_scope_field {
+	SYMT_SC_PARENT,		/* 0: none, else this index - parent index */
+	SYMT_SC_FUNC,		/* code of the function index */
+	SYMT_SC_CALL_FILE,	/* code of the file index */
+	SYMT_SC_CALL_LINE,
+	SYMT_SC_CALL_COLUMN,
+	SYMT_SC_ENTRY,		/* code of the entry address - base */
+	SYMT_SC_N
+};
+enum symt_func_field {
+	SYMT_FN_NAME,		/* string offsets, 0 for none */
+	SYMT_FN_LINKAGE,
+	SYMT_FN_DEMANGLED,
+	SYMT_FN_DECL_FILE,	/* code of the file index */
+	SYMT_FN_DECL_LINE,
+	SYMT_FN_N
+};
+enum symt_file_field { SYMT_FI_NAME, SYMT_FI_N };
+enum symt_sym_field {
+	SYMT_SY_ADDR,		/* offset from base; ascending */
+	SYMT_SY_SIZE,		/* 0 when unknown (sizeless symbol) */
+	SYMT_SY_NAME,
+	SYMT_SY_DEMANGLED,
+	SYMT_SY_FILE,		/* STT_FILE name of a local symbol, or 0 */
+	SYMT_SY_FLAGS,		/* enum symi_sym_flags */
+	SYMT_SY_N
+};
+enum symt_srange_field {
+	SYMT_SR_ADDR,		/* offset from base; strictly ascending */
+	SYMT_SR_SYM,		/* code of the symbol index */
+	SYMT_SR_N
+};
+
+/*
+ * Blocks.  Range i is entry i % 2^shift of block i >> shift; the last
+ * block may be short.  bstart[b] is the offset from base where block b's
+ * first range starts (ascending), boff[b] the byte offset of its bits in
+ * the block area.  A block's bits are:
+ *   - 6 widths of 6 bits: addr, scope, file, line, column, discriminator;
+ *   - 5 bases, their widths global (header bw[]): scope, file, line
+ *     (zigzag-encoded signed), column, discriminator;
+ *   - k - 1 address fields: range j >= 1 starts at bstart[b] + field
+ *     (range 0 at bstart[b]), ascending;
+ *   - k leaf records of the 5 code fields scope, file, line, column,
+ *     discriminator (docs/table-format.md says how each decodes).
+ */
+enum symt_block_field {
+	SYMT_BK_ADDR,
+	SYMT_BK_SCOPE,
+	SYMT_BK_FILE,
+	SYMT_BK_LINE,
+	SYMT_BK_COLUMN,
+	SYMT_BK_DISC,
+	SYMT_BK_N
+};
+#define SYMT_BK_WBITS 6		/* bits of each width in a block header */
 
 struct symt_header {
 	char magic[8];		/* SYMT_MAGIC */
@@ -28,37 +127,47 @@ struct symt_header {
 	uint32_t bom;		/* SYMT_BOM in the writer's byte order */
 	uint32_t flags;		/* enum sym_table_flags */
 	uint32_t size;		/* total bytes of the table */
-	uint64_t base;		/* addresses are base + u32 offset */
+	uint64_t base;		/* addresses are base + offset */
 	uint64_t start;		/* covered address range [start, end) */
 	uint64_t end;
-	/* Ranges: n_ranges ascending u32 offsets at off_addrs and as many
-	 * struct symt_leaf at off_leaves.  Range i covers [addrs[i],
-	 * addrs[i + 1]); the last range is a terminator with an empty leaf. */
-	uint32_t n_ranges, off_addrs, off_leaves;
-	/* struct symt_scope[n_scopes] */
-	uint32_t n_scopes, off_scopes;
-	/* struct symt_func[n_funcs] */
-	uint32_t n_funcs, off_funcs;
-	/* u32 string offsets, one per file */
-	uint32_t n_files, off_files;
-	/* struct symt_sym[n_syms], ascending by addr */
-	uint32_t n_syms, off_syms;
-	/* NUL-terminated strings; offset 0 is "", the last byte is NUL */
-	uint32_t off_strings, strings_size;
-	/* Symbol ranges: n_sranges ascending u32 offsets at off_saddrs and
-	 * as many u32 symbol indices (SYMT_NONE: no symbol) at off_sidx.
-	 * The chosen symbol of each range is precomputed (build.c). */
-	uint32_t n_sranges, off_saddrs, off_sidx;
 	/* CRC-32 (zlib's polynomial) of the whole table with this field
 	 * taken as zero; checked by sym_table_verify(), not on open. */
 	uint32_t crc;
 	/* Who built it: SYMI_CONVERTER_VERSION and _ELFUTILS_VERSION. */
 	uint32_t converter;
 	uint32_t elfutils;
+	/* Ranges: n_ranges, the last a terminator with an empty leaf, in
+	 * n_blocks = ceil(n_ranges / 2^block_shift) blocks.  u32
+	 * bstart[n_blocks] at off_bstart, u32 boff[n_blocks] at off_boff,
+	 * the block bits in [off_blocks, off_blocks + blocks_size). */
+	uint32_t n_ranges;
+	uint32_t n_blocks;
+	uint32_t off_bstart;
+	uint32_t off_boff;
+	uint32_t off_blocks;
+	uint32_t blocks_size;
+	uint8_t block_shift;
+	uint8_t bw[5];		/* widths of the 5 block bases */
+	uint8_t pad0[2];
+	struct symt_packed scopes;	/* enum symt_scope_field */
+	struct symt_packed funcs;	/* enum symt_func_field */
+	struct symt_packed files;	/* enum symt_file_field */
+	struct symt_packed syms;	/* enum symt_sym_field */
+	struct symt_packed sranges;	/* enum symt_srange_field */
+	/* NUL-terminated strings; offset 0 is "", the last byte is NUL.
+	 * A string may start inside another (a shared tail). */
+	uint32_t off_strings, strings_size;
 };
 
+/*
+ * Decoded records: what the reader decodes one entry into, what the
+ * builder collects and what symi_table_pack() encodes.  Indices are
+ * SYMT_NONE for none.
+ */
+
 /* What is known at one address range: the innermost scope and the line
- * row.  scope and file are SYMT_NONE when unknown. */
+ * row.  scope and file are SYMT_NONE when unknown; both unknown is a hole
+ * (then line, column and discriminator mean nothing). */
 struct symt_leaf {
 	uint32_t scope;
 	uint32_t file;
@@ -98,30 +207,68 @@ struct symt_sym {
 	uint32_t flags;		/* enum symi_sym_flags */
 };
 
+/* A packed array located and checked by sym_table_open(). */
+struct symt_view {
+	const uint8_t *p;
+	uint32_t n;		/* records */
+	uint32_t stride;	/* bytes per record */
+	uint32_t mask[SYMT_FIELDS];	/* of each field's bytes */
+	uint8_t at[SYMT_FIELDS];	/* byte of each field in a record */
+};
+
 /*
  * The view of a table buffer (table.c opens it; split.c reads it): the
- * header and the arrays, located once.
+ * header and the areas, located once.
  */
 struct sym_table {
 	const char *buf;
 	size_t len;
 	const struct symt_header *h;
-	const uint32_t *addrs;
-	const struct symt_leaf *leaves;
-	const struct symt_scope *scopes;
-	const struct symt_func *funcs;
-	const uint32_t *files;
-	const struct symt_sym *syms;
-	const uint32_t *saddrs, *sidx;
+	const uint32_t *bstart, *boff;
+	const uint8_t *blocks;
+	uint32_t blocks_size;
+	uint32_t bhdr_bits;	/* bits of a block header */
+	struct symt_view scopes, funcs, files, syms, sranges;
 	const char *str;
+	uint32_t nstr;		/* strings_size, >= 1 */
 	void *owned;		/* free() on close: see symi_table_adopt() */
 };
 
+/* Bits [pos, pos + w) of the area @p, w <= SYMT_WMAX. */
+static inline uint64_t symt_bits(const uint8_t *p, uint64_t pos, unsigned w)
+{
+	uint64_t v;
+
+	memcpy(&v, p + (pos >> 3), sizeof(v));
+	v = le64toh(v);
+	return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+}
+
+/* OR @v (< 2^w) into bits [pos, pos + w) of the zeroed area @p. */
+static inline void symt_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v)
+{
+	uint64_t x;
+
+	if (!w)
+		return;
+	memcpy(&x, p + (pos >> 3), sizeof(x));
+	x = le64toh(x) | v << (pos & 7);
+	x = htole64(x);
+	memcpy(p + (pos >> 3), &x, sizeof(x));
+}
+
+/* Field @f of record @i of @v; @i < v->n is the caller's check. */
+static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
+				unsigned f)
+{
+	uint32_t x;
+
+	memcpy(&x, v->p + (size_t)i * v->stride + v->at[f], sizeof(x));
+	return le32toh(x) & v->mask[f];
+}
+
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
-_Static_assert(sizeof(struct symt_header) == 128, "header layout");
-_Static_assert(sizeof(struct symt_leaf) == 20, "leaf layout");
-_Static_assert(sizeof(struct symt_scope) == 24, "scope layout");
-_Static_assert(sizeof(struct symt_func) == 20, "func layout");
-_Static_assert(sizeof(struct symt_sym) == 24, "sym layout");
+_Static_assert(sizeof(struct symt_packed) == 20, "packed layout");
+_Static_assert(sizeof(struct symt_header) == 200, "header layout");
 
 #endif /* SYM_FORMAT_H */

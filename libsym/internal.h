@@ -10,8 +10,10 @@
  *              build IDs, .gnu_debuglink, finding separate debug files
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
- *   build.c    the table builder: dedup, sort, sweep, serialize
- *   table.c    the table format reader: open and lookups
+ *   build.c    the table builder: dedup, sort, sweep
+ *   pack.c     the table format writer: prune, renumber, bit-pack
+ *   table.c    the table format reader: open, lookups, unpacking
+ *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
  *   prof.c     struct sym_prof: the profile in memory, stack aggregation
@@ -31,6 +33,7 @@
 #include <gelf.h>
 
 #include "sym.h"
+#include "format.h"
 #include "banned.h"
 
 /*
@@ -306,12 +309,37 @@ double symi_now(void);
  * table from one lookup to the next: a lookup at an address >= the
  * previous one starts where that one ended.
  */
-struct symi_cursor {
-	size_t range, srange;
+struct symi_block {
+	uint32_t b;		/* block index; UINT32_MAX: none decoded */
+	uint32_t k;		/* ranges in it; 0 if it is broken */
+	uint64_t start, next;	/* [bstart[b], bstart[b + 1]) (or 2^64) */
+	const uint8_t *p;	/* its bits */
+	uint32_t addr_at;	/* bit of the first address field */
+	uint64_t leaf_at;	/* bit of the first leaf record */
+	uint32_t lbits;		/* bits per leaf record */
+	uint8_t w[6];		/* enum symt_block_field widths */
+	uint64_t m[6];		/* and their masks */
+	uint32_t sbase, fbase, cbase, dbase;
+	int64_t lbase;
 };
-#define SYMI_CURSOR_INIT { SIZE_MAX, SIZE_MAX }
+struct symi_cursor {
+	struct symi_block blk;
+	/* The range of the last lookup in blk (UINT32_MAX: none) and the
+	 * offsets it covers, [jlo, jhi). */
+	uint32_t j;
+	uint64_t jlo, jhi;
+	/* The symbol range of the last lookup (UINT32_MAX: none), the
+	 * offsets it covers, [slo, shi), and its symbol, decoded. */
+	uint32_t si;
+	uint64_t slo, shi;
+	bool have_sym;
+	struct symt_sym sym;
+};
+#define SYMI_CURSOR_INIT { .blk = { .b = UINT32_MAX }, .j = UINT32_MAX, \
+			   .si = UINT32_MAX }
 
-/* The frames of @addr in @t into @fr[@max]; returns how many. */
+/* The frames of @addr in @t into @fr[@max]; returns how many.  @cur must
+ * have been used with @t only (or be fresh). */
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct sym_frame *fr, size_t max,
 			 struct symi_cursor *cur);
@@ -334,6 +362,53 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */
 void symi_table_adopt(struct sym_table *t, void *buf);
+
+/*
+ * A table's content, decoded: what build.c collects, what split.c cuts
+ * and what symi_table_pack() encodes.  The records are format.h's decoded
+ * ones (struct symt_leaf, ...); indices are SYMT_NONE for none, string
+ * fields offsets into @str.  Ranges: @addrs ascending, range i is
+ * [addrs[i], addrs[i + 1]) with @leaves[i], the last one a terminator.
+ * Symbol ranges: @saddrs ascending, @sidx their symbols.  All borrowed.
+ */
+struct symi_tab {
+	uint64_t base, start, end;
+	uint32_t flags, converter, elfutils;
+	const uint32_t *addrs;
+	const struct symt_leaf *leaves;
+	size_t n_ranges;
+	const struct symt_scope *scopes;
+	size_t n_scopes;
+	const struct symt_func *funcs;
+	size_t n_funcs;
+	const uint32_t *files;
+	size_t n_files;
+	const struct symt_sym *syms;
+	size_t n_syms;
+	const uint32_t *saddrs, *sidx;
+	size_t n_sranges;
+	const char *str;
+	size_t str_len;		/* str[0] and str[str_len - 1] are NUL */
+	bool prune_syms;	/* keep only symbols a symbol range names */
+};
+
+/*
+ * Encode @in as a table (pack.c).  Scopes no range reaches are dropped,
+ * and so are the functions, files and strings nothing kept uses; the rest
+ * is renumbered in first-use (address) order, strings share tails.  Every
+ * lookup answers as it would from @in.  Indices out of range in @in are
+ * taken as none.  *@buf: caller owns, free(); 8-byte aligned.
+ * Returns 0, -ENOMEM, -SYM_E_TOOBIG (4 GiB or more).
+ */
+int symi_table_pack(const struct symi_tab *in, void **buf, size_t *len);
+
+/*
+ * Decode all of @t (table.c) into @out, whose arrays are allocated (free
+ * them with symi_tab_free()) and whose strings are borrowed from @t.
+ * Returns 0 or -ENOMEM.  A corrupt table decodes to garbage, safely.
+ */
+int symi_table_unpack(const struct sym_table *t, struct symi_tab *out);
+void symi_tab_free(struct symi_tab *tab);
 
 /*
  * Line programs (lines.c): a direct reader of .debug_line, faster than

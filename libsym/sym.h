@@ -192,7 +192,7 @@ struct sym_frame {
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 2
+#define SYM_TABLE_FORMAT 3
 
 /**
  * sym_table_open() - view a table buffer for lookups.

@@ -18,11 +18,13 @@
 #include "format.h"
 
 
+/* Does [off, off + n * elem) lie inside a table of @size bytes, with off
+ * 8-byte aligned? */
 static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
 {
 	uint64_t end;
 
-	if (off % 4)
+	if (off % 8)
 		return false;
 	if (__builtin_mul_overflow(n, (uint64_t)elem, &end) ||
 	    __builtin_add_overflow(end, (uint64_t)off, &end))
@@ -30,11 +32,36 @@ static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
 	return end <= size;
 }
 
+/* Locate packed array @a of @nf fields: in the table, widths sane, room
+ * for its records and the padding. */
+static bool view_open(const char *p, size_t size, const struct symt_packed *a,
+		      unsigned nf, struct symt_view *v)
+{
+	uint32_t stride = 0;
+
+	memset(v, 0, sizeof(*v));
+	for (unsigned f = 0; f < SYMT_FIELDS; f++) {
+		if (a->w[f] > SYMT_BMAX || (f >= nf && a->w[f]))
+			return false;
+		v->mask[f] = a->w[f] ? UINT32_MAX >> (32 - 8 * a->w[f]) : 0;
+		v->at[f] = (uint8_t)stride;
+		stride += a->w[f];
+	}
+	if (!in_buf(size, a->off, a->bytes, 1) ||
+	    (uint64_t)a->bytes < (uint64_t)a->count * stride + SYMT_PAD)
+		return false;
+	v->p = (const uint8_t *)p + a->off;
+	v->n = a->count;
+	v->stride = stride;
+	return true;
+}
+
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 {
 	const struct symt_header *h = buf;
 	struct sym_table *t;
 	const char *p = buf;
+	uint64_t nb;
 
 	if (!out)
 		return -EINVAL;
@@ -45,37 +72,45 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    h->bom != SYMT_BOM || h->format != SYM_TABLE_FORMAT ||
 	    h->size > len || h->size < sizeof(*h))
 		return -SYM_E_BADTABLE;
-	if (!in_buf(h->size, h->off_addrs, h->n_ranges, sizeof(uint32_t)) ||
-	    !in_buf(h->size, h->off_leaves, h->n_ranges,
-		    sizeof(struct symt_leaf)) ||
-	    !in_buf(h->size, h->off_scopes, h->n_scopes,
-		    sizeof(struct symt_scope)) ||
-	    !in_buf(h->size, h->off_funcs, h->n_funcs,
-		    sizeof(struct symt_func)) ||
-	    !in_buf(h->size, h->off_files, h->n_files, sizeof(uint32_t)) ||
-	    !in_buf(h->size, h->off_syms, h->n_syms,
-		    sizeof(struct symt_sym)) ||
-	    !in_buf(h->size, h->off_saddrs, h->n_sranges, sizeof(uint32_t)) ||
-	    !in_buf(h->size, h->off_sidx, h->n_sranges, sizeof(uint32_t)) ||
+	nb = h->block_shift <= SYMT_SHIFT_MAX ?
+	     ((uint64_t)h->n_ranges + (1u << h->block_shift) - 1) >>
+		     h->block_shift : 0;
+	if (h->block_shift > SYMT_SHIFT_MAX || h->n_blocks != nb ||
+	    !in_buf(h->size, h->off_bstart, nb, sizeof(uint32_t)) ||
+	    !in_buf(h->size, h->off_boff, nb, sizeof(uint32_t)) ||
+	    !in_buf(h->size, h->off_blocks, h->blocks_size, 1) ||
+	    h->blocks_size < SYMT_PAD ||
 	    !in_buf(h->size, h->off_strings, h->strings_size, 1) ||
 	    h->strings_size == 0 || p[h->off_strings] != '\0' ||
 	    p[h->off_strings + h->strings_size - 1] != '\0')
 		return -SYM_E_BADTABLE;
+	for (int j = 0; j < 5; j++) {
+		if (h->bw[j] > SYMT_WMAX)
+			return -SYM_E_BADTABLE;
+	}
 	t = symi_calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	if (!view_open(p, h->size, &h->scopes, SYMT_SC_N, &t->scopes) ||
+	    !view_open(p, h->size, &h->funcs, SYMT_FN_N, &t->funcs) ||
+	    !view_open(p, h->size, &h->files, SYMT_FI_N, &t->files) ||
+	    !view_open(p, h->size, &h->syms, SYMT_SY_N, &t->syms) ||
+	    !view_open(p, h->size, &h->sranges, SYMT_SR_N, &t->sranges)) {
+		free(t);
+		return -SYM_E_BADTABLE;
+	}
 	t->buf = p;
 	t->len = h->size;
 	t->h = h;
-	t->addrs = (const uint32_t *)(p + h->off_addrs);
-	t->leaves = (const struct symt_leaf *)(p + h->off_leaves);
-	t->scopes = (const struct symt_scope *)(p + h->off_scopes);
-	t->funcs = (const struct symt_func *)(p + h->off_funcs);
-	t->files = (const uint32_t *)(p + h->off_files);
-	t->syms = (const struct symt_sym *)(p + h->off_syms);
-	t->saddrs = (const uint32_t *)(p + h->off_saddrs);
-	t->sidx = (const uint32_t *)(p + h->off_sidx);
+	t->bstart = (const uint32_t *)(p + h->off_bstart);
+	t->boff = (const uint32_t *)(p + h->off_boff);
+	t->blocks = (const uint8_t *)p + h->off_blocks;
+	t->blocks_size = h->blocks_size;
+	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
+	for (int j = 0; j < 5; j++)
+		t->bhdr_bits += h->bw[j];
 	t->str = p + h->off_strings;
+	t->nstr = h->strings_size;
 	*out = t;
 	return 0;
 }
@@ -110,10 +145,10 @@ void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
 	st->start = h->start;
 	st->end = h->end;
 	st->ranges = h->n_ranges;
-	st->scopes = h->n_scopes;
-	st->funcs = h->n_funcs;
-	st->files = h->n_files;
-	st->symbols = h->n_syms;
+	st->scopes = t->scopes.n;
+	st->funcs = t->funcs.n;
+	st->files = t->files.n;
+	st->symbols = t->syms.n;
 	st->strings_size = h->strings_size;
 	st->flags = h->flags;
 	st->converter = h->converter;
@@ -139,29 +174,248 @@ uint32_t symi_table_crc(const void *buf, size_t len)
 				len - at - 4);
 }
 
-/* Is the u32 array @v (stride @stride) ascending (strictly if @strict)? */
-static bool ascending(const void *v, size_t n, size_t stride, bool strict)
+/*
+ * Decoding records.
+ */
+
+/* Index from a code field: 0 is none. */
+static inline __attribute__((always_inline)) uint32_t uncode(uint32_t c)
 {
-	const char *p = v;
+	return c ? c - 1 : SYMT_NONE;
+}
 
-	for (size_t i = 1; i < n; i++) {
-		uint32_t a = *(const uint32_t *)(p + (i - 1) * stride);
-		uint32_t b = *(const uint32_t *)(p + i * stride);
+/* Scope @i, its parent as an index (a distance past @i is none, so a
+ * chain always descends and cannot loop).  False if @i is out of range. */
+static inline __attribute__((always_inline)) bool scope_get(const struct sym_table *t, uint32_t i,
+		      struct symt_scope *s)
+{
+	const struct symt_view *v = &t->scopes;
+	uint32_t d;
 
-		if (b < a || (strict && b == a))
-			return false;
+	if (i >= v->n)
+		return false;
+	d = symt_get(v, i, SYMT_SC_PARENT);
+	s->parent = d && d <= i ? i - d : SYMT_NONE;
+	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
+	s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
+	s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
+	s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
+	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
+		     struct symt_func *f)
+{
+	const struct symt_view *v = &t->funcs;
+
+	if (i >= v->n)
+		return false;
+	f->name = symt_get(v, i, SYMT_FN_NAME);
+	f->linkage = symt_get(v, i, SYMT_FN_LINKAGE);
+	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
+	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
+	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
+		    struct symt_sym *s)
+{
+	const struct symt_view *v = &t->syms;
+
+	if (i >= v->n)
+		return false;
+	s->addr = symt_get(v, i, SYMT_SY_ADDR);
+	s->size = symt_get(v, i, SYMT_SY_SIZE);
+	s->name = symt_get(v, i, SYMT_SY_NAME);
+	s->demangled = symt_get(v, i, SYMT_SY_DEMANGLED);
+	s->file = symt_get(v, i, SYMT_SY_FILE);
+	s->flags = symt_get(v, i, SYMT_SY_FLAGS);
+	return true;
+}
+
+/*
+ * Decode block @b's header into @k.  A block whose bits do not fit its
+ * area is decoded as empty (k->k = 0): no range of it answers.
+ */
+static void block_open(const struct sym_table *t, uint32_t b,
+		       struct symi_block *k)
+{
+	const struct symt_header *h = t->h;
+	uint64_t off = t->boff[b], pos = SYMT_BK_N * SYMT_BK_WBITS, bits, x;
+	uint32_t n = 1u << h->block_shift;
+	unsigned hb = t->bhdr_bits;
+
+	k->b = b;
+	k->k = 0;
+	k->start = t->bstart[b];
+	k->next = b + 1 < h->n_blocks ? t->bstart[b + 1] : UINT64_MAX;
+	if (off + (hb + 7) / 8 + SYMT_PAD > t->blocks_size)
+		return;
+	k->p = t->blocks + off;
+	/* The six 6-bit widths are the first 36 bits. */
+	memcpy(&x, k->p, sizeof(x));
+	x = le64toh(x);
+#define W(j)                                                                 \
+	do {                                                                 \
+		k->w[j] = (uint8_t)((x >> ((j) * SYMT_BK_WBITS)) & 63);      \
+		k->m[j] = ((uint64_t)1 << k->w[j]) - 1;                      \
+	} while (0)
+	W(0);
+	W(1);
+	W(2);
+	W(3);
+	W(4);
+	W(5);
+#undef W
+	if (k->w[0] > SYMT_WMAX || k->w[1] > SYMT_WMAX ||
+	    k->w[2] > SYMT_WMAX || k->w[3] > SYMT_WMAX ||
+	    k->w[4] > SYMT_WMAX || k->w[5] > SYMT_WMAX)
+		return;
+	k->lbits = (uint32_t)k->w[1] + k->w[2] + k->w[3] + k->w[4] + k->w[5];
+	k->sbase = (uint32_t)symt_bits(k->p, pos, h->bw[0]);
+	pos += h->bw[0];
+	k->fbase = (uint32_t)symt_bits(k->p, pos, h->bw[1]);
+	pos += h->bw[1];
+	x = symt_bits(k->p, pos, h->bw[2]);
+	k->lbase = (int64_t)(x >> 1) ^ -(int64_t)(x & 1);
+	pos += h->bw[2];
+	k->cbase = (uint32_t)symt_bits(k->p, pos, h->bw[3]);
+	pos += h->bw[3];
+	k->dbase = (uint32_t)symt_bits(k->p, pos, h->bw[4]);
+	if (h->n_ranges - ((uint64_t)b << h->block_shift) < n)
+		n = h->n_ranges - (b << h->block_shift);
+	bits = hb + (uint64_t)(n - 1) * k->w[SYMT_BK_ADDR] +
+	       (uint64_t)n * k->lbits;
+	if (off + (bits + 7) / 8 + SYMT_PAD > t->blocks_size)
+		return;
+	k->addr_at = hb;
+	k->leaf_at = hb + (uint64_t)(n - 1) * k->w[SYMT_BK_ADDR];
+	k->k = n;
+}
+
+/* Start of range @j >= 1 of block @k, relative to the block's start. */
+static inline __attribute__((always_inline)) uint64_t block_addr1(const struct symi_block *k, uint32_t j)
+{
+	uint64_t pos = k->addr_at + (uint64_t)(j - 1) * k->w[SYMT_BK_ADDR], x;
+
+	memcpy(&x, k->p + (pos >> 3), sizeof(x));
+	return (le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR];
+}
+
+/* The raw codes of leaf @j of block @k: scope, file, line, column,
+ * discriminator.  One load when the record fits in it (leaf records are
+ * 20 to 30 bits). */
+static inline __attribute__((always_inline)) void
+leaf_codes(const struct symi_block *k, uint32_t j, uint64_t *c)
+{
+	uint64_t pos = k->leaf_at + (uint64_t)j * k->lbits, x;
+
+	if ((pos & 7) + k->lbits <= 64) {
+		memcpy(&x, k->p + (pos >> 3), sizeof(x));
+		x = le64toh(x) >> (pos & 7);
+		c[0] = x & k->m[SYMT_BK_SCOPE];
+		x >>= k->w[SYMT_BK_SCOPE];
+		c[1] = x & k->m[SYMT_BK_FILE];
+		x >>= k->w[SYMT_BK_FILE];
+		c[2] = x & k->m[SYMT_BK_LINE];
+		x >>= k->w[SYMT_BK_LINE];
+		c[3] = x & k->m[SYMT_BK_COLUMN];
+		x >>= k->w[SYMT_BK_COLUMN];
+		c[4] = x & k->m[SYMT_BK_DISC];
+		return;
 	}
+	for (int f = 0; f < 5; f++) {
+		c[f] = symt_bits(k->p, pos, k->w[SYMT_BK_SCOPE + f]);
+		pos += k->w[SYMT_BK_SCOPE + f];
+	}
+}
+
+/*
+ * Leaf @j of block @k into @l.  Returns false for a hole.  When the leaf
+ * has a scope, *@sc and (if it has one) *@fn are decoded too, and
+ * *@have_sc, *@have_fn say so: the leaf's file and line are coded against
+ * the function's declaration.
+ */
+static inline __attribute__((always_inline)) bool leaf_get(const struct sym_table *t, const struct symi_block *k,
+		     uint32_t j, struct symt_leaf *l, struct symt_scope *sc,
+		     bool *have_sc, struct symt_func *fn, bool *have_fn)
+{
+	uint64_t c[5];
+	uint32_t decl_file = SYMT_NONE, decl_line = 0;
+
+	*have_sc = *have_fn = false;
+	leaf_codes(k, j, c);
+	if (!c[0] && !c[1])
+		return false;
+	l->scope = c[0] ? k->sbase + (uint32_t)c[0] - 1 : SYMT_NONE;
+	if (l->scope != SYMT_NONE && scope_get(t, l->scope, sc)) {
+		*have_sc = true;
+		if (func_get(t, sc->func, fn)) {
+			*have_fn = true;
+			decl_file = fn->decl_file;
+			decl_line = fn->decl_line;
+		}
+	}
+	l->file = c[1] == 0 ? SYMT_NONE : c[1] == 1 ? decl_file :
+		  k->fbase + (uint32_t)c[1] - 2;
+	l->line = (uint32_t)((int64_t)decl_line + k->lbase + (int64_t)c[2]);
+	l->column = k->cbase + (uint32_t)c[3];
+	l->discriminator = k->dbase + (uint32_t)c[4];
 	return true;
 }
 
 #define IN(idx, n) ((idx) < (n))
 #define IN_OR_NONE(idx, n) ((idx) == SYMT_NONE || (idx) < (n))
 
+static const char *verify_ranges(const struct sym_table *t)
+{
+	const struct symt_header *h = t->h;
+	struct symi_block k;
+
+	for (uint32_t b = 0; b < h->n_blocks; b++) {
+		uint64_t prev = 0, pos, a, c[5];
+
+		if (b && t->bstart[b] <= t->bstart[b - 1])
+			return "ranges out of order";
+		block_open(t, b, &k);
+		if (!k.k)
+			return "range block out of bounds";
+		/* Range starts: ascending, below the next block's. */
+		pos = k.addr_at;
+		for (uint32_t j = 1; j < k.k; j++) {
+			a = symt_bits(k.p, pos, k.w[SYMT_BK_ADDR]);
+			pos += k.w[SYMT_BK_ADDR];
+			if (a <= prev)
+				return "ranges out of order";
+			prev = a;
+		}
+		if (k.start + prev >= k.next || k.start + prev > UINT32_MAX)
+			return "ranges out of order";
+		/* Scope and file indexes inside their arrays (a file coded
+		 * 1 is the scope's function's, checked with the functions);
+		 * one check for the block when its widths cannot reach past
+		 * them, the usual case. */
+		if (k.sbase + k.m[SYMT_BK_SCOPE] <= t->scopes.n &&
+		    k.fbase + k.m[SYMT_BK_FILE] <= t->files.n + 1)
+			continue;
+		for (uint32_t j = 0; j < k.k; j++) {
+			leaf_codes(&k, j, c);
+			if ((c[0] && k.sbase + c[0] - 1 >= t->scopes.n) ||
+			    (c[1] >= 2 && k.fbase + c[1] - 2 >= t->files.n))
+				return "range leaf index out of bounds";
+		}
+	}
+	return NULL;
+}
+
 int sym_table_verify(const struct sym_table *t)
 {
 	const struct symt_header *h;
 	const char *why = NULL;
 	uint32_t i, ns;
+	uint64_t prev = 0;
 
 	if (!t)
 		return -EINVAL;
@@ -169,50 +423,49 @@ int sym_table_verify(const struct sym_table *t)
 	ns = h->strings_size;
 	if (symi_table_crc(t->buf, t->len) != h->crc)
 		why = "checksum mismatch";
-	else if (!ascending(t->addrs, h->n_ranges, 4, true))
-		why = "ranges out of order";
-	else if (!ascending(t->syms, h->n_syms, sizeof(*t->syms), false))
-		why = "symbols out of order";
-	else if (!ascending(t->saddrs, h->n_sranges, 4, true))
-		why = "symbol ranges out of order";
-	for (i = 0; !why && i < h->n_ranges; i++) {
-		const struct symt_leaf *l = &t->leaves[i];
+	if (!why)
+		why = verify_ranges(t);
+	for (i = 0; !why && i < t->scopes.n; i++) {
+		const struct symt_view *v = &t->scopes;
+		uint32_t d = symt_get(v, i, SYMT_SC_PARENT);
 
-		if (!IN_OR_NONE(l->scope, h->n_scopes) ||
-		    !IN_OR_NONE(l->file, h->n_files))
-			why = "range leaf index out of bounds";
-	}
-	for (i = 0; !why && i < h->n_scopes; i++) {
-		const struct symt_scope *s = &t->scopes[i];
-
-		/* Parents are built before their children. */
-		if (!(s->parent == SYMT_NONE || s->parent < i) ||
-		    !IN(s->func, h->n_funcs) ||
-		    !IN_OR_NONE(s->call_file, h->n_files))
+		/* Parents come before their children. */
+		if (d > i || symt_get(v, i, SYMT_SC_FUNC) > t->funcs.n ||
+		    symt_get(v, i, SYMT_SC_CALL_FILE) > t->files.n)
 			why = "scope index out of bounds";
 	}
-	for (i = 0; !why && i < h->n_funcs; i++) {
-		const struct symt_func *f = &t->funcs[i];
+	for (i = 0; !why && i < t->funcs.n; i++) {
+		struct symt_func f;
 
-		if (!IN(f->name, ns) || !IN(f->linkage, ns) ||
-		    !IN(f->demangled, ns) ||
-		    !IN_OR_NONE(f->decl_file, h->n_files))
+		func_get(t, i, &f);
+		if (!IN(f.name, ns) || !IN(f.linkage, ns) ||
+		    !IN(f.demangled, ns) ||
+		    !IN_OR_NONE(f.decl_file, t->files.n))
 			why = "function index out of bounds";
 	}
-	for (i = 0; !why && i < h->n_files; i++) {
-		if (!IN(t->files[i], ns))
+	for (i = 0; !why && i < t->files.n; i++) {
+		if (!IN(symt_get(&t->files, i, SYMT_FI_NAME), ns))
 			why = "file name out of bounds";
 	}
-	for (i = 0; !why && i < h->n_syms; i++) {
-		const struct symt_sym *s = &t->syms[i];
+	for (i = 0; !why && i < t->syms.n; i++) {
+		struct symt_sym s;
 
-		if (!IN(s->name, ns) || !IN(s->demangled, ns) ||
-		    !IN(s->file, ns))
+		sym_get(t, i, &s);
+		if (i && s.addr < prev)
+			why = "symbols out of order";
+		else if (!IN(s.name, ns) || !IN(s.demangled, ns) ||
+			 !IN(s.file, ns))
 			why = "symbol name out of bounds";
+		prev = s.addr;
 	}
-	for (i = 0; !why && i < h->n_sranges; i++) {
-		if (!IN_OR_NONE(t->sidx[i], h->n_syms))
+	for (i = 0; !why && i < t->sranges.n; i++) {
+		uint32_t a = symt_get(&t->sranges, i, SYMT_SR_ADDR);
+
+		if (i && a <= prev)
+			why = "symbol ranges out of order";
+		else if (symt_get(&t->sranges, i, SYMT_SR_SYM) > t->syms.n)
 			why = "symbol range index out of bounds";
+		prev = a;
 	}
 	if (why) {
 		symi_warn("table: %s", why);
@@ -221,85 +474,239 @@ int sym_table_verify(const struct sym_table *t)
 	return 0;
 }
 
-static const char *str_at(const struct sym_table *t, uint32_t off)
+static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
 {
-	if (off == 0 || off >= t->h->strings_size)
-		return NULL;
-	return t->str + off;
+	/* 0 < off < strings_size, in one unsigned compare. */
+	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
 }
 
-static const char *file_at(const struct sym_table *t, uint32_t idx)
+static inline __attribute__((always_inline)) const char *file_at(const struct sym_table *t, uint32_t idx)
 {
-	if (idx >= t->h->n_files)
+	if (idx >= t->files.n)
 		return NULL;
-	return str_at(t, t->files[idx]);
+	return str_at(t, symt_get(&t->files, idx, SYMT_FI_NAME));
 }
 
-static uint64_t entry_at(const struct sym_table *t, uint32_t off)
+static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
 {
 	return off == SYMT_NONE ? 0 : t->h->base + off;
 }
 
 /*
  * Index of the last element of the ascending array @v[@n] that is <= @key,
- * or -1.  When @hint says where the previous (smaller or equal) key was
- * found, gallop forward from there: sorted batches then probe memory the
- * previous search just touched instead of starting over.
+ * or -1.  Branch-free: the loop's only branch is its count, so unsorted
+ * keys cost no mispredictions (after Khuong and Morin, "Array layouts for
+ * comparison-based searching").
  */
-static long last_le(const uint32_t *v, size_t n, uint32_t key, size_t hint)
+static long last_le(const uint32_t *v, uint32_t n, uint32_t key)
 {
-	size_t lo = 0, hi = n;
+	const uint32_t *base = v;
 
-	if (hint < n && v[hint] <= key) {
-		size_t step = 1;
+	if (!n || v[0] > key)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		while (hint + step < n && v[hint + step] <= key) {
-			hint += step;
-			step *= 2;
-		}
-		lo = hint + 1;
-		hi = hint + step < n ? hint + step : n;
-	} else if (hint < n) {
-		hi = hint;
+		base = base[half] <= key ? base + half : base;
+		n -= half;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return base - v;
 }
 
-/* The symbol naming @off (chosen at build time), or NULL. */
-static const struct symt_sym *sym_cover(const struct sym_table *t,
-					uint32_t off, size_t *hint)
+/* last_le() over field @f of the packed array @v. */
+static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 {
-	long i = last_le(t->saddrs, t->h->n_sranges, off, *hint);
+	uint32_t pos = 0, n = v->n;
 
+	if (!n || symt_get(v, 0, f) > key)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		pos = symt_get(v, pos + half, f) <= key ? pos + half : pos;
+		n -= half;
+	}
+	return pos;
+}
+
+/*
+ * The symbol naming @off (chosen at build time), or NULL; it lives in the
+ * cursor.
+ * The cursor keeps the symbol range of the last lookup and its symbol:
+ * sorted lookups mostly stay in it or step to the next one.
+ */
+static const struct symt_sym *sym_cover(const struct sym_table *t,
+					uint32_t off, struct symi_cursor *cur)
+{
+	const struct symt_view *v = &t->sranges;
+	long i;
+
+	if (cur->si != UINT32_MAX && off >= cur->slo && off < cur->shi)
+		goto done;
+	if (cur->si != UINT32_MAX && off >= cur->shi &&
+	    cur->si + 1 < v->n &&
+	    (cur->si + 2 >= v->n ||
+	     off < symt_get(v, cur->si + 2, SYMT_SR_ADDR)))
+		i = cur->si + 1;
+	else
+		i = last_le_pk(v, SYMT_SR_ADDR, off);
 	if (i < 0)
 		return NULL;
-	*hint = (size_t)i;
-	if (t->sidx[i] >= t->h->n_syms)
-		return NULL;
-	return &t->syms[t->sidx[i]];
+	cur->si = (uint32_t)i;
+	cur->slo = symt_get(v, cur->si, SYMT_SR_ADDR);
+	cur->shi = cur->si + 1 < v->n ?
+		   symt_get(v, cur->si + 1, SYMT_SR_ADDR) : UINT64_MAX;
+	cur->have_sym = sym_get(t, uncode(symt_get(v, cur->si, SYMT_SR_SYM)),
+				&cur->sym);
+done:
+	return cur->have_sym ? &cur->sym : NULL;
 }
 
-static void frame_func(const struct sym_table *t, uint32_t func,
-		       struct sym_frame *f)
+/*
+ * The range of block @k holding @rel (relative to the block's start),
+ * given that range @j starts at @jlo <= @rel; sets [*@lo, *@hi) to the
+ * range's extent (*@hi = UINT64_MAX for the block's last range).  With
+ * @scan (sorted lookups: the range is a few after @j), a gallop forward
+ * first: ranges j + 1, j + 2, j + 4, ... until one starts past @rel.  Then
+ * a branch-free binary search over what is left.
+ */
+static uint32_t block_find(const struct symi_block *k, uint32_t j,
+			   uint64_t jlo, uint32_t rel, bool scan,
+			   uint64_t *lo, uint64_t *hi)
 {
-	const struct symt_func *fn;
+	uint32_t end = k->k, n;
 
-	if (func >= t->h->n_funcs)
-		return;
-	fn = &t->funcs[func];
+	if (scan) {
+		for (uint32_t step = 1;; step *= 2) {
+			uint64_t a;
+
+			if (j + step >= k->k)
+				break;
+			a = block_addr1(k, j + step);
+			if (a > rel) {
+				end = j + step;
+				break;
+			}
+			j += step;
+			jlo = a;
+		}
+	}
+	n = end - j;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		uint64_t a = block_addr1(k, j + half);
+		bool le = a <= rel;
+
+		j = le ? j + half : j;
+		jlo = le ? a : jlo;
+		n -= half;
+	}
+	*lo = jlo;
+	*hi = j + 1 < k->k ? block_addr1(k, j + 1) : UINT64_MAX;
+	return j;
+}
+
+/*
+ * Find the range holding @off: sets cur->j in cur->blk, or returns false.
+ * The cursor keeps the block of the last lookup, its header decoded, and
+ * the range found in it: sorted lookups mostly stay in that range, or
+ * step a few ranges forward in the block, or into the next block.
+ * Otherwise the block is found by a search of bstart, then the range by a
+ * search of the block's address fields.
+ */
+static inline __attribute__((always_inline)) bool
+range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
+{
+	struct symi_block *k = &cur->blk;
+	uint32_t nb = t->h->n_blocks, j = 0;
+	uint64_t jlo = 0, lo, hi;
+	bool scan = false;
+
+	if (k->b != UINT32_MAX && off >= k->start && off < k->next) {
+		if (cur->j != UINT32_MAX && off >= cur->jlo) {
+			if (off < cur->jhi)
+				return true;
+			j = cur->j + 1;		/* it starts at jhi <= off */
+			jlo = cur->jhi - k->start;
+			scan = true;
+		}
+	} else {
+		long b;
+
+		if (k->b != UINT32_MAX && off >= k->next) {
+			/* Forward from the last block (sorted lookups):
+			 * blocks b + 1, b + 2, b + 4, ... then a search
+			 * between the last two. */
+			uint32_t from = k->b + 1, step = 1;
+
+			while (from + step < nb &&
+			       t->bstart[from + step] <= off) {
+				from += step;
+				step *= 2;
+			}
+			b = from + last_le(t->bstart + from,
+					   (from + step < nb ? from + step :
+					    nb) - from, off);
+			scan = b == k->b + 1;
+		} else {
+			b = last_le(t->bstart, nb, off);
+		}
+		cur->j = UINT32_MAX;
+		if (b < 0)
+			return false;
+		block_open(t, (uint32_t)b, k);
+	}
+	cur->j = UINT32_MAX;
+	if (!k->k || j >= k->k)
+		return false;
+	j = block_find(k, j, jlo, off - (uint32_t)k->start, scan, &lo, &hi);
+	cur->j = j;
+	cur->jlo = k->start + lo;
+	cur->jhi = hi == UINT64_MAX ? k->next : k->start + hi;
+	return true;
+}
+
+/* The leaf holding @off into @l (false: none or a hole), its scope and
+ * function as leaf_get() gives them. */
+static bool leaf_find(const struct sym_table *t, uint32_t off,
+		      struct symi_cursor *cur, struct symt_leaf *l,
+		      struct symt_scope *sc, bool *have_sc,
+		      struct symt_func *fn, bool *have_fn)
+{
+	if (!range_find(t, off, cur))
+		return false;
+	return leaf_get(t, &cur->blk, cur->j, l, sc, have_sc, fn, have_fn);
+}
+
+/* The function of a scope that has none: no names, no declaration. */
+static const struct symt_func no_func = { .decl_file = SYMT_NONE };
+
+/*
+ * Fill frame @f field by field: from function @fn at @file:@line:@column
+ * (discriminator @disc), entry @entry, no symbol, no flags.  Every field
+ * is written, so nothing is cleared first (gcc turns a cleared frame into
+ * a slow `rep stos`); the assertion makes a new field fail to build here.
+ */
+_Static_assert(sizeof(struct sym_frame) == 96, "frame_set() sets each field");
+static inline __attribute__((always_inline)) void
+frame_set(const struct sym_table *t, struct sym_frame *f,
+	  const struct symt_func *fn, uint32_t file, uint32_t line,
+	  uint32_t column, uint32_t disc, uint64_t entry)
+{
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
 	f->demangled = str_at(t, fn->demangled);
+	f->file = file_at(t, file);
 	f->decl_file = file_at(t, fn->decl_file);
+	f->line = line;
+	f->column = column;
+	f->discriminator = disc;
 	f->decl_line = fn->decl_line;
+	f->entry = entry;
+	f->symbol = NULL;
+	f->symbol_addr = 0;
+	f->symbol_size = 0;
+	f->flags = 0;
 }
 
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
@@ -307,59 +714,49 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct symi_cursor *cur)
 {
 	const struct symt_header *h = t->h;
-	const struct symt_leaf *leaf = NULL;
+	struct symt_leaf leaf = { 0 };
+	struct symt_scope sc;
+	struct symt_func fn;
 	const struct symt_sym *sym = NULL;
-	uint32_t off, s;
+	bool have_leaf, have_sc = false, have_fn = false;
+	uint32_t off;
 	size_t n = 0, steps = 0;
-	long i;
 
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
 		return 0;
 	off = (uint32_t)(addr - h->base);
-	i = last_le(t->addrs, h->n_ranges, off, cur->range);
-	if (i >= 0) {
-		cur->range = (size_t)i;
-		leaf = &t->leaves[i];
-		if (leaf->scope == SYMT_NONE && leaf->file == SYMT_NONE)
-			leaf = NULL;
-	}
-	if (h->n_sranges)
-		sym = sym_cover(t, off, &cur->srange);
-	if (!leaf && !sym)
+	have_leaf = leaf_find(t, off, cur, &leaf, &sc, &have_sc, &fn,
+			      &have_fn);
+	if (t->sranges.n)
+		sym = sym_cover(t, off, cur);
+	if (!have_leaf && !sym)
 		return 0;
 
-	memset(&fr[0], 0, sizeof(fr[0]));
-	if (leaf) {
-		fr[0].file = file_at(t, leaf->file);
-		fr[0].line = leaf->line;
-		fr[0].column = leaf->column;
-		fr[0].discriminator = leaf->discriminator;
-	}
+	if (!have_fn)
+		fn = no_func;
+	if (have_leaf)
+		frame_set(t, &fr[0], &fn, leaf.file, leaf.line, leaf.column,
+			  leaf.discriminator, have_sc ? entry_at(t, sc.entry) : 0);
+	else
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0);
 	n = 1;
-	s = leaf ? leaf->scope : SYMT_NONE;
-	if (s < h->n_scopes) {
-		const struct symt_scope *sc = &t->scopes[s];
-
-		frame_func(t, sc->func, &fr[0]);
-		fr[0].entry = entry_at(t, sc->entry);
+	if (have_leaf && have_sc) {
 		/* Walk up the inline chain: each caller frame's location is
 		 * the call site recorded in its callee's scope. */
-		while (sc->parent < h->n_scopes && steps++ < SYM_MAX_FRAMES) {
-			const struct symt_scope *up = &t->scopes[sc->parent];
-			struct sym_frame *f;
+		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
+			struct symt_scope up;
 
+			if (!scope_get(t, sc.parent, &up))
+				break;
 			fr[n - 1].flags |= SYM_FRAME_INLINED;
 			if (n == max) {
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			f = &fr[n++];
-			memset(f, 0, sizeof(*f));
-			frame_func(t, up->func, f);
-			f->file = file_at(t, sc->call_file);
-			f->line = sc->call_line;
-			f->column = sc->call_column;
-			f->entry = entry_at(t, up->entry);
+			if (!func_get(t, up.func, &fn))
+				fn = no_func;
+			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
+				  sc.call_column, 0, entry_at(t, up.entry));
 			sc = up;
 		}
 	}
@@ -423,31 +820,132 @@ int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,
 int sym_table_find_symbol(const struct sym_table *t, const char *name,
 			  uint64_t *addr, uint64_t *size)
 {
-	const struct symt_sym *best = NULL;
+	struct symt_sym s, best = { 0 };
+	bool found = false;
 
 	if (!t || !name || !addr)
 		return -EINVAL;
 	/* Symbols are sorted by address and, per address, best first; so
 	 * among equal names the first seen per address is preferred, and
 	 * across addresses global/sized beats the rest. */
-	for (uint32_t i = 0; i < t->h->n_syms; i++) {
-		const struct symt_sym *s = &t->syms[i];
-		const char *nm = str_at(t, s->name);
+	for (uint32_t i = 0; i < t->syms.n; i++) {
+		const char *nm;
 
+		sym_get(t, i, &s);
+		nm = str_at(t, s.name);
 		if (!nm || strcmp(nm, name) != 0)
 			continue;
-		if (!best || ((s->flags & SYMI_SYM_GLOBAL) &&
-			      !(best->flags & SYMI_SYM_GLOBAL)) ||
-		    ((s->flags & SYMI_SYM_SIZED) &&
-		     !(best->flags & SYMI_SYM_SIZED) &&
-		     (s->flags & SYMI_SYM_GLOBAL) ==
-			     (best->flags & SYMI_SYM_GLOBAL)))
+		if (!found || ((s.flags & SYMI_SYM_GLOBAL) &&
+			       !(best.flags & SYMI_SYM_GLOBAL)) ||
+		    ((s.flags & SYMI_SYM_SIZED) &&
+		     !(best.flags & SYMI_SYM_SIZED) &&
+		     (s.flags & SYMI_SYM_GLOBAL) ==
+			     (best.flags & SYMI_SYM_GLOBAL)))
 			best = s;
+		found = true;
 	}
-	if (!best)
+	if (!found)
 		return -SYM_E_NOTFOUND;
-	*addr = t->h->base + best->addr;
+	*addr = t->h->base + best.addr;
 	if (size)
-		*size = best->size;
+		*size = best.size;
+	return 0;
+}
+
+/*
+ * Unpacking, for split.c.
+ */
+void symi_tab_free(struct symi_tab *tab)
+{
+	if (!tab)
+		return;
+	free((void *)tab->addrs);
+	free((void *)tab->leaves);
+	free((void *)tab->scopes);
+	free((void *)tab->funcs);
+	free((void *)tab->files);
+	free((void *)tab->syms);
+	free((void *)tab->saddrs);
+	free((void *)tab->sidx);
+	memset(tab, 0, sizeof(*tab));
+}
+
+int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
+{
+	const struct symt_header *h = t->h;
+	static const struct symt_leaf hole = {
+		.scope = SYMT_NONE, .file = SYMT_NONE,
+	};
+	uint32_t *addrs, *files, *saddrs, *sidx;
+	struct symt_leaf *leaves;
+	struct symt_scope *scopes;
+	struct symt_func *funcs;
+	struct symt_sym *syms;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->base = h->base;
+	out->start = h->start;
+	out->end = h->end;
+	out->flags = h->flags;
+	out->converter = h->converter;
+	out->elfutils = h->elfutils;
+	out->str = t->str;
+	out->str_len = h->strings_size;
+	out->addrs = addrs = symi_calloc(h->n_ranges + 1, sizeof(*addrs));
+	out->leaves = leaves = symi_calloc(h->n_ranges + 1, sizeof(*leaves));
+	out->scopes = scopes = symi_calloc(t->scopes.n + 1, sizeof(*scopes));
+	out->funcs = funcs = symi_calloc(t->funcs.n + 1, sizeof(*funcs));
+	out->files = files = symi_calloc(t->files.n + 1, sizeof(*files));
+	out->syms = syms = symi_calloc(t->syms.n + 1, sizeof(*syms));
+	out->saddrs = saddrs = symi_calloc(t->sranges.n + 1, sizeof(*saddrs));
+	out->sidx = sidx = symi_calloc(t->sranges.n + 1, sizeof(*sidx));
+	if (!addrs || !leaves || !scopes || !funcs || !files || !syms ||
+	    !saddrs || !sidx) {
+		symi_tab_free(out);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < h->n_blocks; b++) {
+		struct symi_block k;
+		uint32_t j0 = b << h->block_shift;
+		uint32_t n = h->n_ranges - j0;
+
+		block_open(t, b, &k);
+		if (n > (1u << h->block_shift))
+			n = 1u << h->block_shift;
+		for (uint32_t j = 0; j < n; j++) {
+			struct symt_scope sc;
+			struct symt_func fn;
+			bool hs, hf;
+
+			addrs[j0 + j] = (uint32_t)k.start;
+			leaves[j0 + j] = hole;
+			if (j >= k.k)
+				continue;	/* a broken block: holes */
+			addrs[j0 + j] = (uint32_t)(k.start +
+						   (j ? block_addr1(&k, j) : 0));
+			if (!leaf_get(t, &k, j, &leaves[j0 + j], &sc, &hs,
+				      &fn, &hf))
+				leaves[j0 + j] = hole;
+		}
+	}
+	out->n_ranges = h->n_ranges;
+	for (i = 0; i < t->scopes.n; i++)
+		scope_get(t, i, &scopes[i]);
+	out->n_scopes = t->scopes.n;
+	for (i = 0; i < t->funcs.n; i++)
+		func_get(t, i, &funcs[i]);
+	out->n_funcs = t->funcs.n;
+	for (i = 0; i < t->files.n; i++)
+		files[i] = symt_get(&t->files, i, SYMT_FI_NAME);
+	out->n_files = t->files.n;
+	for (i = 0; i < t->syms.n; i++)
+		sym_get(t, i, &syms[i]);
+	out->n_syms = t->syms.n;
+	for (i = 0; i < t->sranges.n; i++) {
+		saddrs[i] = symt_get(&t->sranges, i, SYMT_SR_ADDR);
+		sidx[i] = uncode(symt_get(&t->sranges, i, SYMT_SR_SYM));
+	}
+	out->n_sranges = t->sranges.n;
 	return 0;
 }

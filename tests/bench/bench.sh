@@ -30,7 +30,8 @@
 # and eu-addr2line (11 minutes) are left out unless BENCH_BIG_PEERS=1.
 #
 # Size: the stored table's bytes (sym store ls) against the uncompressed
-# bytes of the .debug_* sections it came from (benchutil.py debugsize).
+# bytes of the .debug_* sections it came from (benchutil.py debugsize), and
+# where they go (tests/bench/table-size.c: the bytes of each area).
 # tests/bench/lookup-bench.c measures the in-library lookup cost, in ns
 # per address and lookups per second, on a built table and from the store.
 #
@@ -86,24 +87,28 @@ else
 	INPUTS=$BENCH_INPUTS
 fi
 
-# --- lookup-bench, built against lib/libsym.a when stale ---------------
+# --- lookup-bench and table-size, built against lib/libsym.a when stale --
 # (test -nt is not POSIX, but dash, bash and busybox sh all have it.)
 LB="$OUT/lookup-bench"
-# shellcheck disable=SC3013
-if [ ! -x "$LB" ] || [ tests/bench/lookup-bench.c -nt "$LB" ] ||
-   [ lib/libsym.a -nt "$LB" ]; then
+TS="$OUT/table-size"
+for tool in lookup-bench table-size; do
+	# shellcheck disable=SC3013
+	if [ -x "$OUT/$tool" ] && [ ! "tests/bench/$tool.c" -nt "$OUT/$tool" ] &&
+	   [ ! lib/libsym.a -nt "$OUT/$tool" ]; then
+		continue
+	fi
 	if [ ! -f lib/libsym.a ] || [ ! -f lib/libsym.pc ]; then
 		die "no lib/libsym.a or lib/libsym.pc; run make first"
 	fi
 	# The static library's dependencies, as its .pc file lists them.
 	deps=$(sed -n 's/^Requires.private: *//p' lib/libsym.pc | tr , ' ')
 	# shellcheck disable=SC2046,SC2086
-	${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Ilibsym -o "$LB" \
-		tests/bench/lookup-bench.c lib/libsym.a \
+	${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Ilibsym -o "$OUT/$tool" \
+		"tests/bench/$tool.c" lib/libsym.a \
 		$(pkg-config --libs $deps) \
 		$(sed -n 's/^Libs.private: *//p' lib/libsym.pc) ||
-		die "cannot build $LB"
-fi
+		die "cannot build $OUT/$tool"
+done
 
 # run_one TOOL FILE ADDRS OUTFILE [STORE BUILDID]: one timed run; prints
 # "wall_ms rss_kb".
@@ -265,6 +270,11 @@ for spec in $INPUTS; do
 		head -3 "$OUT/$name.lookup.err" >&2
 		status=1
 	fi
+	# Where the table's bytes go.
+	if ! "$TS" "$f" > "$OUT/$name.sizes" 2>&1; then
+		note "table-size failed on $name"
+		status=1
+	fi
 done
 END=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -362,6 +372,14 @@ report() {
 	echo
 	echo "(MB = 10^6 bytes here; the .debug_* sizes are those of the debug file and the file itself, compressed"
 	echo "sections counted at their uncompressed size.)"
+	echo
+	echo "Where the bytes go (tests/bench/table-size.c: each area of the table, docs/table-format.md):"
+	echo
+	echo '```'
+	for spec in $INPUTS; do
+		[ -s "$OUT/${spec%%=*}.sizes" ] && cat "$OUT/${spec%%=*}.sizes"
+	done
+	echo '```'
 	echo
 	echo "### In-library lookups (tests/bench/lookup-bench.c, median of 7 passes over the same addresses, one core)"
 	echo

@@ -15,14 +15,27 @@ ELF operations (ELF64 little-endian inputs):
     ehdr FIELD VALUE           set an ELF header field (shoff, shnum,
                                shstrndx, phoff, phnum, shentsize)
 
-Table operations (libsym table format, docs/table-format.md):
-    thdr FIELD VALUE           set a header field by name
+Table operations (libsym table format 3, docs/table-format.md):
+    thdr FIELD VALUE           set a header field by name (the packed
+                               arrays' as ARRAY_count, ARRAY_off,
+                               ARRAY_bytes, ARRAY_w0..ARRAY_w7)
     tarr ARRAY FIELD VALUE [STRIDE]
-                               set FIELD of every STRIDE-th record of
-                               ARRAY (scopes, leaves, funcs, syms, addrs,
-                               files, saddrs, sidx); VALUE "self" = the record's index
-    treverse [ARRAY]           reverse an address array (addrs, the
-                               default, or saddrs)
+                               set FIELD of every STRIDE-th record of the
+                               packed ARRAY (scopes, funcs, files, syms,
+                               sranges), masked to the field's bytes;
+                               VALUE "self" = the record's index, "max" =
+                               all ones
+    tblock FIELD VALUE [STRIDE]
+                               set the width FIELD (addr, scope, file,
+                               line, column, disc) in the header of every
+                               STRIDE-th range block (6 bits)
+    tleaf FIELD VALUE [STRIDE] set the code FIELD (scope, file, line,
+                               column, disc) of every STRIDE-th range,
+                               masked to its block's width ("max": all
+                               ones)
+    treverse [ARRAY]           reverse bstart (the default: the range
+                               blocks' start addresses) or the records of
+                               sranges
     tstrnonul                  make the last string byte non-NUL
 
 Both:
@@ -73,36 +86,65 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (128 bytes): magic, 4 u32, 3 u64,
-# 19 u32, padding.
-THDR = struct.Struct("<8sIIIIQQQ" + "I" * 19)
-T_FIELDS = ["magic", "format", "bom", "flags", "size", "base", "start",
-            "end", "n_ranges", "off_addrs", "off_leaves", "n_scopes",
-            "off_scopes", "n_funcs", "off_funcs", "n_files", "off_files",
-            "n_syms", "off_syms", "off_strings", "strings_size",
-            "n_sranges", "off_saddrs", "off_sidx", "crc", "converter",
-            "elfutils"]
-T_CRC_AT = 8 + 4 * 4 + 3 * 8 + 4 * 16  # offset of the crc field
-# array: (count field, offset field, record fields of u32)
+# struct symt_header of libsym/format.h (200 bytes, format 3).
+PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
+THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B5B2x" + "III8B" * 5 +
+                     "II")
+T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
+             "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
+             "off_bstart", "off_boff", "off_blocks", "blocks_size",
+             "block_shift"] + ["bw%d" % i for i in range(5)] +
+            [a + f for a in PACKED for f in
+             ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
+            ["off_strings", "strings_size"])
+T_CRC_AT = 8 + 4 * 4 + 3 * 8  # offset of the crc field
+T_WIDE = ("base", "start", "end")
+T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or
+               f.startswith("bw") or "_w" in f)
+# Fields of the packed arrays, in order (enum symt_*_field).
 T_ARRAYS = {
-    "addrs": ("n_ranges", "off_addrs", ["addr"]),
-    "leaves": ("n_ranges", "off_leaves",
-               ["scope", "file", "line", "column", "discriminator"]),
-    "scopes": ("n_scopes", "off_scopes",
-               ["parent", "func", "call_file", "call_line", "call_column",
-                "entry"]),
-    "funcs": ("n_funcs", "off_funcs",
-              ["name", "linkage", "demangled", "decl_file", "decl_line"]),
-    "files": ("n_files", "off_files", ["name"]),
-    "syms": ("n_syms", "off_syms",
-             ["addr", "size", "name", "demangled", "file", "flags"]),
-    "saddrs": ("n_sranges", "off_saddrs", ["addr"]),
-    "sidx": ("n_sranges", "off_sidx", ["sym"]),
+    "scopes": ["parent", "func", "call_file", "call_line", "call_column",
+               "entry"],
+    "funcs": ["name", "linkage", "demangled", "decl_file", "decl_line"],
+    "files": ["name"],
+    "syms": ["addr", "size", "name", "demangled", "file", "flags"],
+    "sranges": ["addr", "sym"],
 }
+BLOCK_FIELDS = ["addr", "scope", "file", "line", "column", "disc"]
 
 
 def thdr(b):
     return dict(zip(T_FIELDS, THDR.unpack_from(b, 0)))
+
+
+def getbits(b, at, pos, w):
+    v = 0
+    for i in range(w):
+        p = pos + i
+        v |= ((b[at + p // 8] >> (p % 8)) & 1) << i
+    return v
+
+
+def setbits(b, at, pos, w, v):
+    for i in range(w):
+        p = pos + i
+        if (v >> i) & 1:
+            b[at + p // 8] |= 1 << (p % 8)
+        else:
+            b[at + p // 8] &= ~(1 << (p % 8)) & 0xff
+
+
+def blocks(b, h):
+    """(byte offset, ranges, widths, header bits) of each range block."""
+    out = []
+    hb = 6 * 6 + sum(h["bw%d" % i] for i in range(5))
+    for i in range(h["n_blocks"]):
+        boff, = struct.unpack_from("<I", b, h["off_boff"] + 4 * i)
+        at = h["off_blocks"] + boff
+        k = min(1 << h["block_shift"], h["n_ranges"] - (i << h["block_shift"]))
+        w = [getbits(b, at, 6 * j, 6) for j in range(6)]
+        out.append((at, k, w, hb))
+    return out
 
 
 def main():
@@ -142,29 +184,63 @@ def main():
         EHDR.pack_into(b, 0, *e)
     elif op == "thdr":
         h = list(THDR.unpack_from(b, 0))
-        h[T_FIELDS.index(args[0])] = num(args[1]) & (
-            0xffffffffffffffff if args[0] in ("base", "start", "end")
+        f = args[0]
+        h[T_FIELDS.index(f)] = num(args[1]) & (
+            0xffffffffffffffff if f in T_WIDE else 0xff if f in T_BYTE
             else 0xffffffff)
         THDR.pack_into(b, 0, *h)
     elif op == "tarr":
         h = thdr(b)
-        cnt_f, off_f, fields = T_ARRAYS[args[0]]
+        arr, fields = args[0], T_ARRAYS[args[0]]
         fi = fields.index(args[1])
         stride = num(args[3]) if len(args) > 3 else 1
-        n, off = h[cnt_f], h[off_f]
-        rec = 4 * len(fields)
+        ws = [h["%s_w%d" % (arr, i)] for i in range(len(fields))]
+        rec = sum(ws)
+        n, off = h[arr + "_count"], h[arr + "_off"]
         for i in range(0, n, stride):
-            at = off + i * rec + 4 * fi
-            if at + 4 > len(b):
+            at = off + i * rec + sum(ws[:fi])
+            if at + ws[fi] > len(b):
                 break
-            v = i if args[2] == "self" else num(args[2])
-            struct.pack_into("<I", b, at, v & 0xffffffff)
+            v = (i if args[2] == "self" else (1 << 64) - 1
+                 if args[2] == "max" else num(args[2]))
+            for j in range(ws[fi]):
+                b[at + j] = (v >> (8 * j)) & 0xff
+    elif op == "tblock":
+        h = thdr(b)
+        fi = BLOCK_FIELDS.index(args[0])
+        stride = num(args[2]) if len(args) > 2 else 1
+        for i, (at, _, _, _) in enumerate(blocks(b, h)):
+            if i % stride == 0 and at + 8 <= len(b):
+                setbits(b, at, 6 * fi, 6, num(args[1]) & 63)
+    elif op == "tleaf":
+        h = thdr(b)
+        fi = BLOCK_FIELDS.index(args[0])
+        stride = num(args[2]) if len(args) > 2 else 1
+        r = 0
+        for at, k, w, hb in blocks(b, h):
+            lbits = sum(w[1:])
+            leaf_at = hb + (k - 1) * w[0]
+            for j in range(k):
+                if r % stride == 0:
+                    pos = leaf_at + j * lbits + sum(w[1:fi])
+                    v = ((1 << w[fi]) - 1 if args[1] == "max"
+                         else num(args[1]) & ((1 << w[fi]) - 1))
+                    if at + (pos + w[fi] + 7) // 8 <= len(b):
+                        setbits(b, at, pos, w[fi], v)
+                r += 1
     elif op == "treverse":
         h = thdr(b)
-        cnt_f, off_f, _ = T_ARRAYS[args[0] if args else "addrs"]
-        n, off = h[cnt_f], h[off_f]
-        a = list(struct.unpack_from("<%dI" % n, b, off))
-        struct.pack_into("<%dI" % n, b, off, *reversed(a))
+        what = args[0] if args else "bstart"
+        if what == "bstart":
+            n, off = h["n_blocks"], h["off_bstart"]
+            a = list(struct.unpack_from("<%dI" % n, b, off))
+            struct.pack_into("<%dI" % n, b, off, *reversed(a))
+        else:
+            rec = sum(h["%s_w%d" % (what, i)] for i in range(8))
+            n, off = h[what + "_count"], h[what + "_off"]
+            recs = [bytes(b[off + i * rec:off + (i + 1) * rec])
+                    for i in range(n)]
+            b[off:off + n * rec] = b"".join(reversed(recs))
     elif op == "tstrnonul":
         h = thdr(b)
         b[h["off_strings"] + h["strings_size"] - 1] = ord("x")
@@ -173,7 +249,7 @@ def main():
     # Table corruptions keep a valid checksum, so that sym_table_verify()
     # gets past it to the structural checks (fixcrc=0 to leave it stale).
     if op.startswith("t") and op != "trunc" and op != "truncbytes" and \
-            os.environ.get("fixcrc", "1") == "1" and len(b) >= 128:
+            os.environ.get("fixcrc", "1") == "1" and len(b) >= THDR.size:
         struct.pack_into("<I", b, T_CRC_AT, 0)
         end = min(len(b), thdr(b)["size"])
         struct.pack_into("<I", b, T_CRC_AT, zlib.crc32(bytes(b[:end])))

@@ -2,9 +2,12 @@
 # make-seeds.sh - regenerate the seed corpora of the fuzz targets.
 #
 #   tests/fuzz/make-seeds.sh            (from the project root)
+#   tests/fuzz/make-seeds.sh --tables   (the table seeds only)
 #
 # Writes tests/fuzz/corpus/fuzz-elf/seed-* and
-# tests/fuzz/corpus/fuzz-table/seed-*.  Files not named seed-* (crash-*
+# tests/fuzz/corpus/fuzz-table/seed-*.  With --tables the ELF seeds are
+# built in a temporary directory (the table seeds are made from them) and
+# the ELF corpus is left alone: for a change of the table format.  Files not named seed-* (crash-*
 # regressions, inputs a fuzzer run found and someone copied in) are kept.
 # Needs gcc, g++, clang, binutils, dwz, xz, python3, and lib/libsym.a for
 # the table seeds (built with `make lib/libsym.a` when missing).
@@ -30,6 +33,9 @@ TAB_OUT=tests/fuzz/corpus/fuzz-table
 CORRUPT="python3 tests/fuzz/corrupt.py"
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-seeds.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+if [ "${1:-}" = --tables ]; then
+	ELF_OUT=$T/elf-out
+fi
 
 mkdir -p "$ELF_OUT" "$TAB_OUT"
 rm -f "$ELF_OUT"/seed-* "$TAB_OUT"/seed-*
@@ -163,6 +169,7 @@ done
 tg="$T/table-gcc-O2-dw5"
 tx="$T/table-gxx-O2-dw5"
 t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
+# The header: sizes, offsets, counts, widths (format 3, libsym/format.h).
 t trunc-hdr "$tg" truncbytes 64
 t trunc-half "$tg" trunc 0.5
 t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
@@ -172,34 +179,52 @@ t size "$tg" thdr size 0xffffffff
 t range "$tg" thdr end 0
 t base "$tg" thdr base 0xffffffffffffff00
 t n-ranges "$tg" thdr n_ranges 0xffffffff
-t n-scopes "$tg" thdr n_scopes 0x7fffffff
-t n-syms "$tg" thdr n_syms 0x10000000
-t off-leaves "$tg" thdr off_leaves 0xfffffff8
-t off-misaligned "$tg" thdr off_scopes 4
+t n-blocks "$tg" thdr n_blocks 0x7fffffff
+t block-shift "$tg" thdr block_shift 9
+t block-shift-0 "$tg" thdr block_shift 0
+t n-scopes "$tg" thdr scopes_count 0x7fffffff
+t n-syms "$tg" thdr syms_count 0x10000000
+t n-sranges "$tg" thdr sranges_count 0x7fffffff
+t off-blocks "$tg" thdr off_blocks 0xfffffff8
+t off-boff "$tg" thdr off_boff 0xfffffff8
+t off-misaligned "$tg" thdr scopes_off 4
+t off-sranges "$tg" thdr sranges_off 0xfffffff8
+t blocks-size "$tg" thdr blocks_size 0xffffffff
+t blocks-size-small "$tx" thdr blocks_size 8
+t base-width "$tg" thdr bw2 41
+t field-bytes "$tx" thdr funcs_w0 5
+t field-unused "$tx" thdr files_w3 1
+t scopes-bytes "$tx" thdr scopes_bytes 8
 t off-strings "$tg" thdr off_strings 0xfffffff0
 t strings-size "$tg" thdr strings_size 0xffffffff
 t strings-nonul "$tg" tstrnonul
-t parent-self "$tx" tarr scopes parent self
-t parent-zero "$tx" tarr scopes parent 0
-t parent-oob "$tx" tarr scopes parent 0x7ffffff0
-t func-oob "$tx" tarr scopes func 0x7ffffff0
-t callfile-oob "$tx" tarr scopes call_file 0x7ffffff0
-t leaf-scope-oob "$tx" tarr leaves scope 0x7ffffff0
-t leaf-file-oob "$tx" tarr leaves file 0x7ffffff0 2
-t func-name-oob "$tx" tarr funcs name 0xfffffff0
-t func-name-last "$tx" tarr funcs linkage 0xffffffff
-t func-declfile-oob "$tx" tarr funcs decl_file 0x7ffffff0
-t file-name-oob "$tx" tarr files name 0xfffffff0
-t sym-name-oob "$tg" tarr syms name 0xfffffff0
-t sym-size-huge "$tg" tarr syms size 0xffffffff
-t addrs-unsorted "$tg" treverse
-t saddrs-unsorted "$tg" treverse saddrs
-t sidx-oob "$tg" tarr sidx sym 0x7ffffff0 2
-t n-sranges "$tg" thdr n_sranges 0x7fffffff
-t off-sidx "$tg" thdr off_sidx 0xfffffff8
-t addrs-same "$tg" tarr addrs addr 0
-t bytes "$tx" bytes 21 32 120
+# The records: indexes and string offsets out of range, parent distances
+# past the first scope or of one, broken range blocks, unsorted arrays.
+t parent-max "$tx" tarr scopes parent max
+t parent-one "$tx" tarr scopes parent 1
+t func-oob "$tx" tarr scopes func max
+t callfile-oob "$tx" tarr scopes call_file max
+t entry-max "$tx" tarr scopes entry max
+t leaf-scope-oob "$tx" tleaf scope max
+t leaf-file-oob "$tx" tleaf file max 2
+t leaf-line-max "$tx" tleaf line max 3
+t block-width-huge "$tx" tblock scope 63
+t block-width-addr "$tx" tblock addr 40
+t block-width-zero "$tx" tblock addr 0
+t func-name-oob "$tx" tarr funcs name max
+t func-linkage-oob "$tx" tarr funcs linkage max
+t func-declfile-oob "$tx" tarr funcs decl_file max
+t file-name-oob "$tx" tarr files name max
+t sym-name-oob "$tg" tarr syms name max
+t sym-size-huge "$tg" tarr syms size max
+t sym-addr-self "$tg" tarr syms addr self
+t srange-sym-oob "$tg" tarr sranges sym max 2
+t sranges-same "$tg" tarr sranges addr 0
+t sranges-unsorted "$tg" treverse sranges
+t bstart-unsorted "$tg" treverse
+t bytes "$tx" bytes 21 32 200
 t bytes-hdr "$tg" bytes 22 6 0
+t bytes-blocks "$tx" bytes 23 16 "$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tx', 'rb').read())['off_blocks'])")"
 
 chmod 644 "$ELF_OUT"/seed-* "$TAB_OUT"/seed-*
 du -sh tests/fuzz/corpus

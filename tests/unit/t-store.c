@@ -112,8 +112,8 @@ int main(int argc, char **argv)
 	c.t = t;
 	c.addrs = addrs;
 
-	/* Small chunks, so that this table is split. */
-	SYM_OPTS(sym_store_opts, o, .chunk_size = 64 << 10);
+	/* Small chunks, so that this table (about 60 KB) is split. */
+	SYM_OPTS(sym_store_opts, o, .chunk_size = 16 << 10);
 	CHECK_ERR(sym_store_open(dir, &o, &st), 0);
 	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c),
 		  -SYM_E_NOTFOUND);

@@ -295,7 +295,13 @@ static void test_corrupt(void)
 	h->format++;
 	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
 	h->format--;
-	h->off_syms = (uint32_t)len;
+	h->syms.off = (uint32_t)len;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	h->syms.w[SYMT_SY_NAME] = SYMT_BMAX + 1;
+	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	h->syms.bytes = 7;	/* no room for the padding */
 	CHECK_ERR(sym_table_open(copy, len, &t), -SYM_E_BADTABLE);
 	memcpy(copy, buf, len);
 	copy[h->off_strings + h->strings_size - 1] = 'x';
@@ -313,13 +319,153 @@ static void test_corrupt(void)
 	sym_table_close(t);
 	/* With a valid checksum, a bad index is still caught. */
 	memcpy(copy, buf, len);
-	((struct symt_sym *)(copy + h->off_syms))->name = h->strings_size;
+	{
+		const struct symt_packed *a = &h->syms;
+
+		/* The name's bytes all ones: past the end of the strings. */
+		CHECK(a->w[SYMT_SY_NAME] > 0);
+		memset(copy + a->off + a->w[SYMT_SY_ADDR] + a->w[SYMT_SY_SIZE],
+		       0xff, a->w[SYMT_SY_NAME]);
+	}
 	h->crc = symi_table_crc(copy, len);
 	CHECK_ERR(sym_table_open(copy, len, &t), 0);
 	CHECK_ERR(sym_table_verify(t), -SYM_E_BADTABLE);
 	sym_table_close(t);
 	CHECK_ERR(sym_table_verify(NULL), -EINVAL);
 	free(copy);
+	free(buf);
+}
+
+/*
+ * Format 3 specifics (pack.c): many blocks, lines below their function's
+ * declaration and files other than its declaration file, holes, a scope
+ * no range reaches, strings that are another's tail; the lookups must
+ * say exactly what was put in, whole and cut into parts, and the decoded
+ * table (symi_table_unpack()) packed again must be the same bytes.
+ */
+static void test_pack(void)
+{
+	enum { NF = 40, PER = 5 };
+	struct symi_builder *b = NULL;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_table *t, **parts = NULL;
+	struct sym_table_stat st;
+	struct symi_tab u;
+	uint32_t fdecl, fother, fn[NF], sc[NF], dead, fbar, ffoobar;
+	void *buf = NULL, *again = NULL;
+	const void *bytes;
+	size_t len, len2, np = 0, bad = 0;
+	char name[32];
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x10000, 0x40000);
+	fdecl = symi_builder_file(b, "/src/decl.c");
+	fother = symi_builder_file(b, "/usr/include/other.h");
+	/* NF functions of PER rows each, every second one in another file
+	 * than its declaration, lines from 1000 down (below decl_line
+	 * 2000), columns and discriminators varying; gaps between them are
+	 * holes. */
+	for (int i = 0; i < NF; i++) {
+		uint64_t lo = 0x10000 + (uint64_t)i * 0x1000;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		fn[i] = symi_builder_func(b, name, NULL, fdecl, 2000 + i);
+		sc[i] = symi_builder_scope(b, SYMI_NONE, fn[i], SYMI_NONE, 0, 0,
+					   lo);
+		CHECK_ERR(symi_builder_scope_range(b, sc[i], 0, lo,
+						   lo + 0x10 * PER), 0);
+		for (int r = 0; r < PER; r++)
+			CHECK_ERR(symi_builder_line(b, lo + 0x10 * r,
+						    lo + 0x10 * (r + 1),
+						    (i + r) % 2 ? fother : fdecl,
+						    1000 - i * 7 + r, r,
+						    (uint32_t)(i % 3)), 0);
+	}
+	/* A scope no range reaches, and two names sharing a tail. */
+	fbar = symi_builder_func(b, "bar", NULL, SYMI_NONE, 0);
+	dead = symi_builder_scope(b, SYMI_NONE, fbar, SYMI_NONE, 0, 0, 0x30000);
+	ffoobar = symi_builder_func(b, "foo_bar", NULL, fdecl, 1);
+	CHECK(dead != SYMI_NONE && ffoobar != SYMI_NONE);
+	sc[0] = symi_builder_scope(b, SYMI_NONE, ffoobar, SYMI_NONE, 0, 0,
+				   0x38000);
+	CHECK_ERR(symi_builder_scope_range(b, sc[0], 0, 0x38000, 0x38010), 0);
+	CHECK_ERR(symi_builder_add_symbol(b, 0x39000, 0x10, "bar", NULL,
+					  SYMI_SYM_GLOBAL | SYMI_SYM_FUNC), 0);
+	symi_builder_set_dwarf(b);
+	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
+	symi_builder_free(b);
+	if (!buf)
+		return;
+	CHECK_ERR(sym_table_open(buf, len, &t), 0);
+	if (!t) {
+		free(buf);
+		return;
+	}
+	CHECK_ERR(sym_table_verify(t), 0);
+	sym_table_stat(t, &st);
+	/* NF + 1 scopes reached (the dead one dropped), > 1 block. */
+	CHECK(st.scopes == NF + 1 && st.ranges > 64 * 2);
+	/* "bar" is stored once, inside "foo_bar". */
+	CHECK(memmem(t->str, t->nstr, "bar", 4) ==
+	      memmem(t->str, t->nstr, "foo_bar", 8) + 4);
+	for (int i = 0; i < NF; i++) {
+		uint64_t lo = 0x10000 + (uint64_t)i * 0x1000;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		for (int r = 0; r < PER; r++) {
+			size_t n = look(t, lo + 0x10 * r + 3, fr);
+
+			if (n != 1 || !same(fr[0].name, name) ||
+			    !same(fr[0].file, (i + r) % 2 ?
+					      "/usr/include/other.h" :
+					      "/src/decl.c") ||
+			    fr[0].line != (uint32_t)(1000 - i * 7 + r) ||
+			    fr[0].column != (uint32_t)r ||
+			    fr[0].discriminator != (uint32_t)(i % 3) ||
+			    fr[0].decl_line != (uint32_t)(2000 + i) ||
+			    fr[0].entry != lo)
+				bad++;
+		}
+		if (look(t, lo + 0x10 * PER, fr) != 0)	/* a hole */
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(look(t, 0x38004, fr) == 1 && same(fr[0].name, "foo_bar"));
+	CHECK(look(t, 0x39004, fr) == 1 && same(fr[0].name, "bar") &&
+	      (fr[0].flags & SYM_FRAME_SYMTAB));
+
+	/* Decoded and packed again: the same bytes. */
+	CHECK_ERR(symi_table_unpack(t, &u), 0);
+	CHECK_ERR(symi_table_pack(&u, &again, &len2), 0);
+	sym_table_data(t, &bytes, &len);
+	CHECK(again && len2 == len && memcmp(again, bytes, len) == 0);
+	symi_tab_free(&u);
+	free(again);
+
+	/* Parts answer as the whole does. */
+	CHECK_ERR(sym_table_split(t, len / 4, &parts, &np), 0);
+	CHECK(np >= 3);
+	for (size_t p = 0; p < np; p++) {
+		struct sym_table_stat ps;
+
+		CHECK_ERR(sym_table_verify(parts[p]), 0);
+		sym_table_stat(parts[p], &ps);
+		for (uint64_t a = ps.start; a < ps.end && a < 0x40000;
+		     a += 0x8) {
+			struct sym_frame g[SYM_MAX_FRAMES];
+			size_t n1 = look(t, a, fr), n2 = look(parts[p], a, g);
+
+			if (n1 != n2 || (n1 && (!same(fr[0].name, g[0].name) ||
+						fr[0].line != g[0].line ||
+						fr[0].column != g[0].column ||
+						fr[0].entry != g[0].entry)))
+				bad++;
+		}
+		sym_table_close(parts[p]);
+	}
+	free(parts);
+	CHECK(bad == 0);
+	sym_table_close(t);
 	free(buf);
 }
 
@@ -363,6 +509,7 @@ int main(void)
 {
 	test_chain();
 	test_symbols();
+	test_pack();
 	test_batch_order();
 	test_corrupt();
 	test_errors();

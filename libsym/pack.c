@@ -1,0 +1,842 @@
+/*
+ * pack.c - the table writer: prune, renumber, bit-pack (format.h).
+ *
+ * symi_table_pack() takes a table's decoded content (struct symi_tab, from
+ * the builder or from split.c) and writes format 3:
+ *
+ *  1. Scopes are numbered in the order the ranges first reach them, each
+ *     chain from its outermost scope down, so a parent always precedes its
+ *     children (stored as a positive distance) and the scopes of nearby
+ *     addresses get nearby numbers.  Scopes no range reaches are dropped.
+ *  2. Functions, files and strings are kept when a kept record uses them,
+ *     numbered in first-use order.  Strings that are the tail of another
+ *     string ("bar" of "foo_bar") point into it.
+ *  3. Ranges are cut into blocks of 2^BLOCK_SHIFT.  Each block stores its
+ *     fields relative to its own minimum in as few bits as its values
+ *     need; a leaf's file is coded "the declaration file of the scope's
+ *     function" when it is (most ranges), and its line relative to that
+ *     function's declaration line.
+ *  4. Every other array is packed with the fewest bits its largest value
+ *     needs.
+ *
+ * What a lookup answers is unchanged by all of this: t-table, t-split and
+ * the oracle tests compare answers, not bytes.  Invalid indices in the
+ * input become "none" here, so split.c may feed it any table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "format.h"
+
+/* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
+ * in-block binary search of 6 probes.  docs/table-format.md has the
+ * measurements behind the choice. */
+#define BLOCK_SHIFT 6
+
+static unsigned width(uint64_t v)
+{
+	return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
+}
+
+static uint32_t code(uint32_t idx, size_t n)
+{
+	return idx < n ? idx + 1 : 0;
+}
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* A packed array being laid out. */
+struct pk {
+	struct symt_packed *h;	/* in the output header */
+	unsigned nf;
+	uint64_t stride;	/* bytes per record */
+	uint8_t *p;
+};
+
+static void pk_widths(struct pk *a, struct symt_packed *h, unsigned nf,
+		      const uint64_t *max, uint32_t count)
+{
+	a->h = h;
+	a->nf = nf;
+	a->stride = 0;
+	h->count = count;
+	for (unsigned f = 0; f < nf; f++) {
+		/* Whole bytes: a lookup reads a field with one load. */
+		h->w[f] = (uint8_t)((width(max[f]) + 7) / 8);
+		a->stride += h->w[f];
+	}
+}
+
+static size_t pk_bytes(const struct pk *a)
+{
+	return (size_t)(a->h->count * a->stride) + SYMT_PAD;
+}
+
+/* Write record @i's fields @v[nf] (each < 2^32). */
+static void pk_put(struct pk *a, uint32_t i, const uint64_t *v)
+{
+	uint8_t *p = a->p + (size_t)i * a->stride;
+
+	for (unsigned f = 0; f < a->nf; f++) {
+		for (unsigned b = 0; b < a->h->w[f]; b++)
+			*p++ = (uint8_t)(v[f] >> (8 * b));
+	}
+}
+
+/*
+ * Strings: the referenced ones, deduplicated, tails shared.
+ */
+struct sent {
+	const char *s;
+	uint32_t len;
+	uint32_t old;		/* offset in the input blob */
+	uint32_t pos;		/* first use */
+	uint32_t host;		/* index (in tail order) of the string it is
+				 * stored in */
+	uint32_t off;		/* new offset */
+};
+
+static int sent_old_cmp(const void *a, const void *b)
+{
+	const struct sent *x = a, *y = b;
+
+	if (x->old != y->old)
+		return x->old < y->old ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* By reversed content: a string sorts right before those it is the tail
+ * of. */
+static int sent_tail_cmp(const void *a, const void *b)
+{
+	const struct sent *x = a, *y = b;
+	uint32_t i = x->len, j = y->len;
+
+	while (i && j) {
+		unsigned char cx = (unsigned char)x->s[--i];
+		unsigned char cy = (unsigned char)y->s[--j];
+
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+	}
+	if (i != j)
+		return i < j ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int u32pair_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+struct strs {
+	const char *in;
+	size_t in_len;
+	uint32_t *refs;		/* input offsets in first-use order */
+	size_t n_refs, cap_refs;
+	struct sent *e;		/* distinct, sorted by old when done */
+	size_t n;
+	char *blob;
+	size_t len;
+};
+
+static int str_ref(struct strs *S, uint32_t off)
+{
+	if (off == 0 || off >= S->in_len)
+		return 0;
+	if (symi_grow((void **)&S->refs, &S->cap_refs, S->n_refs + 1,
+		      sizeof(*S->refs)))
+		return -ENOMEM;
+	S->refs[S->n_refs++] = off;
+	return 0;
+}
+
+/* Lay the referenced strings out: hosts in first-use order, tails inside
+ * them. */
+static int strs_build(struct strs *S)
+{
+	uint32_t *hosts = NULL;	/* (first use, tail index) pairs */
+	size_t nh = 0, i, o;
+	int err = -ENOMEM;
+
+	S->e = symi_calloc(S->n_refs ? S->n_refs : 1, sizeof(*S->e));
+	if (!S->e)
+		goto out;
+	for (i = 0; i < S->n_refs; i++) {
+		S->e[i].old = S->refs[i];
+		S->e[i].pos = (uint32_t)i;
+	}
+	qsort(S->e, S->n_refs, sizeof(*S->e), sent_old_cmp);
+	for (i = o = 0; i < S->n_refs; i++) {
+		if (o && S->e[o - 1].old == S->e[i].old)
+			continue;	/* sorted by pos within: first kept */
+		S->e[o] = S->e[i];
+		S->e[o].s = S->in + S->e[o].old;
+		S->e[o].len = (uint32_t)strlen(S->e[o].s);
+		o++;
+	}
+	S->n = o;
+	qsort(S->e, S->n, sizeof(*S->e), sent_tail_cmp);
+	/* From the longest end of each run of tails: its host. */
+	hosts = symi_calloc(2 * (S->n ? S->n : 1), sizeof(*hosts));
+	if (!hosts)
+		goto out;
+	for (i = S->n; i-- > 0;) {
+		struct sent *x = &S->e[i];
+
+		if (i + 1 < S->n) {
+			const struct sent *y = &S->e[i + 1];
+
+			if (x->len <= y->len &&
+			    memcmp(y->s + (y->len - x->len), x->s, x->len) == 0) {
+				struct sent *h = &S->e[y->host];
+
+				x->host = y->host;
+				if (x->pos < h->pos)
+					h->pos = x->pos;
+				continue;
+			}
+		}
+		x->host = (uint32_t)i;
+	}
+	for (i = 0; i < S->n; i++) {
+		if (S->e[i].host == i) {
+			hosts[2 * nh] = S->e[i].pos;
+			hosts[2 * nh + 1] = (uint32_t)i;
+			nh++;
+		}
+	}
+	qsort(hosts, nh, 2 * sizeof(*hosts), u32pair_cmp);
+	S->len = 1;
+	for (i = 0; i < nh; i++)
+		S->len += S->e[hosts[2 * i + 1]].len + 1;
+	if (S->len >= UINT32_MAX) {
+		err = -SYM_E_TOOBIG;
+		goto out;
+	}
+	S->blob = symi_malloc(S->len);
+	if (!S->blob)
+		goto out;
+	S->blob[0] = '\0';
+	o = 1;
+	for (i = 0; i < nh; i++) {
+		struct sent *h = &S->e[hosts[2 * i + 1]];
+
+		memcpy(S->blob + o, h->s, h->len + 1);
+		h->off = (uint32_t)o;
+		o += h->len + 1;
+	}
+	for (i = 0; i < S->n; i++) {
+		const struct sent *h = &S->e[S->e[i].host];
+
+		S->e[i].off = h->off + (h->len - S->e[i].len);
+	}
+	/* Back in input order, for str_map(). */
+	qsort(S->e, S->n, sizeof(*S->e), sent_old_cmp);
+	err = 0;
+out:
+	free(hosts);
+	return err;
+}
+
+/* The new offset of input string @off. */
+static uint32_t str_map(const struct strs *S, uint32_t off)
+{
+	size_t lo = 0, hi = S->n;
+
+	if (off == 0 || off >= S->in_len)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (S->e[mid].old < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < S->n && S->e[lo].old == off ? S->e[lo].off : 0;
+}
+
+/*
+ * Blocks.
+ */
+struct blk {
+	uint8_t w[SYMT_BK_N];
+	uint64_t base[5];	/* scope, file, line (zigzag), column, disc */
+	size_t off, bits;
+};
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* The output's view of a leaf, after renumbering: */
+struct nleaf {
+	uint32_t scope, file, line, column, disc;
+	uint32_t decl_file, decl_line;	/* of the scope's function */
+	bool hole;
+};
+
+struct packer {
+	const struct symi_tab *in;
+	/* old -> new maps (SYMT_NONE: dropped) and new -> old orders */
+	uint32_t *smap, *sorder, *spar;
+	uint32_t *fmap, *forder;
+	uint32_t *fimap, *fiorder;
+	uint32_t *symap, *syorder;
+	size_t ns, nf, nfi, nsy;
+	struct strs S;
+};
+
+static void packer_free(struct packer *P)
+{
+	free(P->smap);
+	free(P->sorder);
+	free(P->spar);
+	free(P->fmap);
+	free(P->forder);
+	free(P->fimap);
+	free(P->fiorder);
+	free(P->symap);
+	free(P->syorder);
+	free(P->S.refs);
+	free(P->S.e);
+	free(P->S.blob);
+}
+
+static uint32_t *new_map(size_t n)
+{
+	uint32_t *m = symi_malloc((n ? n : 1) * sizeof(*m));
+
+	if (m)
+		memset(m, 0xff, (n ? n : 1) * sizeof(*m));
+	return m;
+}
+
+/* Number the scopes the ranges reach, parents first. */
+static int number_scopes(struct packer *P)
+{
+	const struct symi_tab *in = P->in;
+	uint32_t *chain = NULL;
+	uint8_t *seen = NULL;
+	size_t cap = 0;
+	int err = -ENOMEM;
+
+	P->smap = new_map(in->n_scopes);
+	P->sorder = new_map(in->n_scopes);
+	P->spar = new_map(in->n_scopes);
+	seen = symi_calloc(in->n_scopes ? in->n_scopes : 1, 1);
+	if (!P->smap || !P->sorder || !P->spar || !seen)
+		goto out;
+	for (size_t i = 0; i < in->n_ranges; i++) {
+		uint32_t s = in->leaves[i].scope, top;
+		size_t d = 0;
+
+		/* Up the chain to the first scope already numbered; a
+		 * cycle (a corrupt input) is cut where it closes. */
+		while (s < in->n_scopes && P->smap[s] == SYMT_NONE &&
+		       !seen[s]) {
+			if (symi_grow((void **)&chain, &cap, d + 1,
+				      sizeof(*chain)))
+				goto out;
+			seen[s] = 1;
+			chain[d++] = s;
+			s = in->scopes[s].parent;
+		}
+		top = s < in->n_scopes ? P->smap[s] : SYMT_NONE;
+		while (d--) {
+			uint32_t o = chain[d];
+
+			P->smap[o] = (uint32_t)P->ns;
+			P->sorder[P->ns] = o;
+			P->spar[P->ns] = top;
+			top = (uint32_t)P->ns++;
+		}
+	}
+	err = 0;
+out:
+	free(chain);
+	free(seen);
+	return err;
+}
+
+static void number(uint32_t *map, uint32_t *order, size_t *n, uint32_t idx,
+		   size_t lim)
+{
+	if (idx < lim && map[idx] == SYMT_NONE) {
+		map[idx] = (uint32_t)*n;
+		order[(*n)++] = idx;
+	}
+}
+
+static int number_rest(struct packer *P)
+{
+	const struct symi_tab *in = P->in;
+	size_t i;
+	int err;
+
+	P->fmap = new_map(in->n_funcs);
+	P->forder = new_map(in->n_funcs);
+	P->fimap = new_map(in->n_files);
+	P->fiorder = new_map(in->n_files);
+	P->symap = new_map(in->n_syms);
+	P->syorder = new_map(in->n_syms);
+	if (!P->fmap || !P->forder || !P->fimap || !P->fiorder ||
+	    !P->symap || !P->syorder)
+		return -ENOMEM;
+	for (i = 0; i < P->ns; i++)
+		number(P->fmap, P->forder, &P->nf,
+		       in->scopes[P->sorder[i]].func, in->n_funcs);
+	for (i = 0; i < in->n_ranges; i++)
+		number(P->fimap, P->fiorder, &P->nfi, in->leaves[i].file,
+		       in->n_files);
+	for (i = 0; i < P->ns; i++)
+		number(P->fimap, P->fiorder, &P->nfi,
+		       in->scopes[P->sorder[i]].call_file, in->n_files);
+	for (i = 0; i < P->nf; i++)
+		number(P->fimap, P->fiorder, &P->nfi,
+		       in->funcs[P->forder[i]].decl_file, in->n_files);
+	if (in->prune_syms) {
+		for (i = 0; i < in->n_sranges; i++) {
+			if (in->sidx[i] < in->n_syms)
+				P->symap[in->sidx[i]] = 0;
+		}
+	}
+	for (i = 0; i < in->n_syms; i++) {
+		if (!in->prune_syms || P->symap[i] == 0) {
+			P->symap[i] = (uint32_t)P->nsy;
+			P->syorder[P->nsy++] = (uint32_t)i;
+		}
+	}
+
+	/* Strings, in first-use order. */
+	P->S.in = in->str;
+	P->S.in_len = in->str_len;
+	for (i = 0; i < P->nf; i++) {
+		const struct symt_func *f = &in->funcs[P->forder[i]];
+
+		if ((err = str_ref(&P->S, f->name)) ||
+		    (err = str_ref(&P->S, f->linkage)) ||
+		    (err = str_ref(&P->S, f->demangled)))
+			return err;
+	}
+	for (i = 0; i < P->nfi; i++) {
+		err = str_ref(&P->S, in->files[P->fiorder[i]]);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < P->nsy; i++) {
+		const struct symt_sym *s = &in->syms[P->syorder[i]];
+
+		if ((err = str_ref(&P->S, s->name)) ||
+		    (err = str_ref(&P->S, s->demangled)) ||
+		    (err = str_ref(&P->S, s->file)))
+			return err;
+	}
+	return strs_build(&P->S);
+}
+
+static void leaf_of(const struct packer *P, size_t i, struct nleaf *l)
+{
+	const struct symi_tab *in = P->in;
+	const struct symt_leaf *o = &in->leaves[i];
+
+	memset(l, 0, sizeof(*l));
+	l->scope = o->scope < in->n_scopes ? P->smap[o->scope] : SYMT_NONE;
+	l->file = o->file < in->n_files ? P->fimap[o->file] : SYMT_NONE;
+	l->decl_file = SYMT_NONE;
+	l->hole = l->scope == SYMT_NONE && l->file == SYMT_NONE;
+	if (l->hole)
+		return;
+	l->line = o->line;
+	l->column = o->column;
+	l->disc = o->discriminator;
+	if (l->scope != SYMT_NONE) {
+		uint32_t f = in->scopes[o->scope].func;
+
+		if (f < in->n_funcs) {
+			const struct symt_func *fn = &in->funcs[f];
+
+			l->decl_file = fn->decl_file < in->n_files ?
+				       P->fimap[fn->decl_file] : SYMT_NONE;
+			l->decl_line = fn->decl_line;
+		}
+	}
+}
+
+/* The file code of @l in a block whose explicit files start at @fbase. */
+static uint64_t file_code(const struct nleaf *l, uint32_t fbase)
+{
+	if (l->file == SYMT_NONE)
+		return 0;
+	if (l->file == l->decl_file)
+		return 1;
+	return (uint64_t)(l->file - fbase) + 2;
+}
+
+/* Choose block @b's widths and bases (the block of ranges [i0, i1)). */
+static void block_plan(const struct packer *P, size_t i0, size_t i1,
+		       struct blk *k)
+{
+	const uint32_t *A = P->in->addrs;
+	uint32_t smin = UINT32_MAX, smax = 0, fmin = UINT32_MAX, fmax = 0;
+	uint32_t cmin = UINT32_MAX, cmax = 0, dmin = UINT32_MAX, dmax = 0;
+	int64_t lmin = INT64_MAX, lmax = INT64_MIN;
+	uint64_t amax = 0, fc = 0;
+	bool any = false;
+	struct nleaf l;
+
+	for (size_t i = i0; i < i1; i++) {
+		uint64_t a = (uint32_t)(A[i] - A[i0]);
+		int64_t dl;
+
+		amax = a > amax ? a : amax;
+		leaf_of(P, i, &l);
+		if (l.hole)
+			continue;
+		any = true;
+		if (l.scope != SYMT_NONE) {
+			smin = l.scope < smin ? l.scope : smin;
+			smax = l.scope > smax ? l.scope : smax;
+		}
+		if (l.file != SYMT_NONE && l.file != l.decl_file) {
+			fmin = l.file < fmin ? l.file : fmin;
+			fmax = l.file > fmax ? l.file : fmax;
+		}
+		dl = (int64_t)l.line - (int64_t)l.decl_line;
+		lmin = dl < lmin ? dl : lmin;
+		lmax = dl > lmax ? dl : lmax;
+		cmin = l.column < cmin ? l.column : cmin;
+		cmax = l.column > cmax ? l.column : cmax;
+		dmin = l.disc < dmin ? l.disc : dmin;
+		dmax = l.disc > dmax ? l.disc : dmax;
+	}
+	memset(k, 0, sizeof(*k));
+	k->w[SYMT_BK_ADDR] = (uint8_t)width(amax);
+	if (smin != UINT32_MAX) {
+		k->base[0] = smin;
+		k->w[SYMT_BK_SCOPE] = (uint8_t)width((uint64_t)smax - smin + 1);
+	}
+	if (fmin != UINT32_MAX)
+		k->base[1] = fmin;
+	/* Codes 0 (none) and 1 (the declaration file) are always there. */
+	for (size_t i = i0; i < i1; i++) {
+		uint64_t c;
+
+		leaf_of(P, i, &l);
+		c = file_code(&l, (uint32_t)k->base[1]);
+		fc = c > fc ? c : fc;
+	}
+	k->w[SYMT_BK_FILE] = (uint8_t)width(fc);
+	if (any) {
+		k->base[2] = zigzag(lmin);
+		k->base[3] = cmin;
+		k->base[4] = dmin;
+		k->w[SYMT_BK_LINE] = (uint8_t)width((uint64_t)(lmax - lmin));
+		k->w[SYMT_BK_COLUMN] = (uint8_t)width((uint64_t)cmax - cmin);
+		k->w[SYMT_BK_DISC] = (uint8_t)width((uint64_t)dmax - dmin);
+	}
+}
+
+static uint64_t block_bits(const struct blk *k, const uint8_t *bw, size_t n)
+{
+	uint64_t bits = SYMT_BK_N * SYMT_BK_WBITS, leaf = 0;
+
+	for (int j = 0; j < 5; j++)
+		bits += bw[j];
+	for (int j = SYMT_BK_SCOPE; j < SYMT_BK_N; j++)
+		leaf += k->w[j];
+	return bits + (n - 1) * k->w[SYMT_BK_ADDR] + n * leaf;
+}
+
+static void block_write(const struct packer *P, size_t i0, size_t i1,
+			const struct blk *k, const uint8_t *bw, uint8_t *p)
+{
+	const uint32_t *A = P->in->addrs;
+	uint64_t pos = 0;
+	int64_t lbase;
+	struct nleaf l;
+
+	for (int j = 0; j < SYMT_BK_N; j++) {
+		symt_put(p, pos, SYMT_BK_WBITS, k->w[j]);
+		pos += SYMT_BK_WBITS;
+	}
+	for (int j = 0; j < 5; j++) {
+		symt_put(p, pos, bw[j], k->base[j]);
+		pos += bw[j];
+	}
+	for (size_t i = i0 + 1; i < i1; i++) {
+		symt_put(p, pos, k->w[SYMT_BK_ADDR], (uint32_t)(A[i] - A[i0]));
+		pos += k->w[SYMT_BK_ADDR];
+	}
+	lbase = (int64_t)(k->base[2] >> 1) ^ -(int64_t)(k->base[2] & 1);
+	for (size_t i = i0; i < i1; i++) {
+		uint64_t v[5] = { 0 };
+
+		leaf_of(P, i, &l);
+		if (!l.hole) {
+			v[0] = l.scope == SYMT_NONE ? 0 :
+			       (uint64_t)(l.scope - k->base[0]) + 1;
+			v[1] = file_code(&l, (uint32_t)k->base[1]);
+			v[2] = (uint64_t)((int64_t)l.line -
+					  (int64_t)l.decl_line - lbase);
+			v[3] = l.column - k->base[3];
+			v[4] = l.disc - k->base[4];
+		}
+		for (int j = 0; j < 5; j++) {
+			symt_put(p, pos, k->w[SYMT_BK_SCOPE + j], v[j]);
+			pos += k->w[SYMT_BK_SCOPE + j];
+		}
+	}
+}
+
+/*
+ * The packed arrays: the fields of each new record, from the input.
+ */
+typedef void (*vals_fn)(const struct packer *P, size_t i, uint64_t *v);
+
+static void scope_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	const struct symi_tab *in = P->in;
+	const struct symt_scope *s = &in->scopes[P->sorder[i]];
+
+	v[SYMT_SC_PARENT] = P->spar[i] == SYMT_NONE ? 0 : i - P->spar[i];
+	v[SYMT_SC_FUNC] = code(s->func < in->n_funcs ? P->fmap[s->func] :
+			       SYMT_NONE, P->nf);
+	v[SYMT_SC_CALL_FILE] = code(s->call_file < in->n_files ?
+				    P->fimap[s->call_file] : SYMT_NONE,
+				    P->nfi);
+	v[SYMT_SC_CALL_LINE] = s->call_line;
+	v[SYMT_SC_CALL_COLUMN] = s->call_column;
+	v[SYMT_SC_ENTRY] = s->entry == SYMT_NONE ? 0 :
+			   (uint64_t)s->entry + 1;
+}
+
+static void func_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	const struct symi_tab *in = P->in;
+	const struct symt_func *f = &in->funcs[P->forder[i]];
+
+	v[SYMT_FN_NAME] = str_map(&P->S, f->name);
+	v[SYMT_FN_LINKAGE] = str_map(&P->S, f->linkage);
+	v[SYMT_FN_DEMANGLED] = str_map(&P->S, f->demangled);
+	v[SYMT_FN_DECL_FILE] = code(f->decl_file < in->n_files ?
+				    P->fimap[f->decl_file] : SYMT_NONE,
+				    P->nfi);
+	v[SYMT_FN_DECL_LINE] = f->decl_line;
+}
+
+static void file_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	v[SYMT_FI_NAME] = str_map(&P->S, P->in->files[P->fiorder[i]]);
+}
+
+static void sym_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	const struct symt_sym *s = &P->in->syms[P->syorder[i]];
+
+	v[SYMT_SY_ADDR] = s->addr;
+	v[SYMT_SY_SIZE] = s->size;
+	v[SYMT_SY_NAME] = str_map(&P->S, s->name);
+	v[SYMT_SY_DEMANGLED] = str_map(&P->S, s->demangled);
+	v[SYMT_SY_FILE] = str_map(&P->S, s->file);
+	v[SYMT_SY_FLAGS] = s->flags;
+}
+
+static void srange_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	const struct symi_tab *in = P->in;
+	uint32_t s = in->sidx[i];
+
+	v[SYMT_SR_ADDR] = in->saddrs[i];
+	v[SYMT_SR_SYM] = code(s < in->n_syms ? P->symap[s] : SYMT_NONE,
+			      P->nsy);
+}
+
+static void pk_plan(const struct packer *P, struct pk *a,
+		    struct symt_packed *h, unsigned nf, size_t count,
+		    vals_fn fn)
+{
+	uint64_t max[SYMT_FIELDS] = { 0 }, v[SYMT_FIELDS];
+
+	for (size_t i = 0; i < count; i++) {
+		fn(P, i, v);
+		for (unsigned f = 0; f < nf; f++)
+			max[f] = v[f] > max[f] ? v[f] : max[f];
+	}
+	pk_widths(a, h, nf, max, (uint32_t)count);
+}
+
+static void pk_write(const struct packer *P, struct pk *a, uint8_t *p,
+		     vals_fn fn)
+{
+	uint64_t v[SYMT_FIELDS];
+
+	a->p = p;
+	for (uint32_t i = 0; i < a->h->count; i++) {
+		fn(P, i, v);
+		pk_put(a, i, v);
+	}
+}
+
+int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
+{
+	struct packer P = { .in = in };
+	struct symt_header hd = { 0 }, *h;
+	struct blk *blks = NULL;
+	struct pk sc, fn, fi, sy, sr;
+	size_t nb, bsz = (size_t)1 << BLOCK_SHIFT, blocks_bytes = 0, off, i;
+	size_t o_bstart, o_boff, o_blocks, o_sc, o_fn, o_fi, o_sy, o_sr, o_str;
+	char *buf = NULL;
+	int err;
+
+	*bufp = NULL;
+	*lenp = 0;
+	err = number_scopes(&P);
+	if (!err)
+		err = number_rest(&P);
+	if (err)
+		goto out;
+
+	/* Blocks: plan each, then the global base widths. */
+	nb = (in->n_ranges + bsz - 1) >> BLOCK_SHIFT;
+	blks = symi_calloc(nb ? nb : 1, sizeof(*blks));
+	if (!blks) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nb; i++) {
+		size_t i0 = i << BLOCK_SHIFT;
+		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
+
+		block_plan(&P, i0, i1, &blks[i]);
+		for (int j = 0; j < 5; j++) {
+			if (width(blks[i].base[j]) > hd.bw[j])
+				hd.bw[j] = (uint8_t)width(blks[i].base[j]);
+		}
+	}
+	for (i = 0; i < nb; i++) {
+		size_t i0 = i << BLOCK_SHIFT;
+		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
+
+		blks[i].off = blocks_bytes;
+		blks[i].bits = block_bits(&blks[i], hd.bw, i1 - i0);
+		blocks_bytes += (blks[i].bits + 7) / 8;
+		if (blocks_bytes >= UINT32_MAX) {
+			err = -SYM_E_TOOBIG;
+			goto out;
+		}
+	}
+	blocks_bytes += SYMT_PAD;
+
+	/* The packed arrays' widths: the bits of each field's largest value. */
+	pk_plan(&P, &sc, &hd.scopes, SYMT_SC_N, P.ns, scope_vals);
+	pk_plan(&P, &fn, &hd.funcs, SYMT_FN_N, P.nf, func_vals);
+	pk_plan(&P, &fi, &hd.files, SYMT_FI_N, P.nfi, file_vals);
+	pk_plan(&P, &sy, &hd.syms, SYMT_SY_N, P.nsy, sym_vals);
+	pk_plan(&P, &sr, &hd.sranges, SYMT_SR_N, in->n_sranges, srange_vals);
+
+	/* Layout. */
+	off = align8(sizeof(hd));
+	o_bstart = off;
+	off = align8(off + nb * sizeof(uint32_t));
+	o_boff = off;
+	off = align8(off + nb * sizeof(uint32_t));
+	o_blocks = off;
+	off = align8(off + blocks_bytes);
+	o_sc = off;
+	off = align8(off + pk_bytes(&sc));
+	o_fn = off;
+	off = align8(off + pk_bytes(&fn));
+	o_fi = off;
+	off = align8(off + pk_bytes(&fi));
+	o_sy = off;
+	off = align8(off + pk_bytes(&sy));
+	o_sr = off;
+	off = align8(off + pk_bytes(&sr));
+	o_str = off;
+	off = align8(off + P.S.len);
+	if (off >= UINT32_MAX) {
+		err = -SYM_E_TOOBIG;
+		goto out;
+	}
+	buf = symi_calloc(1, off);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	memcpy(hd.magic, SYMT_MAGIC, sizeof(hd.magic));
+	hd.format = SYM_TABLE_FORMAT;
+	hd.bom = SYMT_BOM;
+	hd.flags = in->flags;
+	hd.size = (uint32_t)off;
+	hd.base = in->base;
+	hd.start = in->start;
+	hd.end = in->end;
+	hd.converter = in->converter;
+	hd.elfutils = in->elfutils;
+	hd.n_ranges = (uint32_t)in->n_ranges;
+	hd.n_blocks = (uint32_t)nb;
+	hd.off_bstart = (uint32_t)o_bstart;
+	hd.off_boff = (uint32_t)o_boff;
+	hd.off_blocks = (uint32_t)o_blocks;
+	hd.blocks_size = (uint32_t)blocks_bytes;
+	hd.block_shift = BLOCK_SHIFT;
+	hd.scopes.off = (uint32_t)o_sc;
+	hd.scopes.bytes = (uint32_t)pk_bytes(&sc);
+	hd.funcs.off = (uint32_t)o_fn;
+	hd.funcs.bytes = (uint32_t)pk_bytes(&fn);
+	hd.files.off = (uint32_t)o_fi;
+	hd.files.bytes = (uint32_t)pk_bytes(&fi);
+	hd.syms.off = (uint32_t)o_sy;
+	hd.syms.bytes = (uint32_t)pk_bytes(&sy);
+	hd.sranges.off = (uint32_t)o_sr;
+	hd.sranges.bytes = (uint32_t)pk_bytes(&sr);
+	hd.off_strings = (uint32_t)o_str;
+	hd.strings_size = (uint32_t)P.S.len;
+	h = (struct symt_header *)buf;
+	*h = hd;
+	/* The pk structs point at the local header; aim them at the copy. */
+	sc.h = &h->scopes;
+	fn.h = &h->funcs;
+	fi.h = &h->files;
+	sy.h = &h->syms;
+	sr.h = &h->sranges;
+
+	for (i = 0; i < nb; i++) {
+		size_t i0 = i << BLOCK_SHIFT;
+		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
+
+		((uint32_t *)(buf + o_bstart))[i] = in->addrs[i0];
+		((uint32_t *)(buf + o_boff))[i] = (uint32_t)blks[i].off;
+		block_write(&P, i0, i1, &blks[i], h->bw,
+			    (uint8_t *)buf + o_blocks + blks[i].off);
+	}
+	pk_write(&P, &sc, (uint8_t *)buf + o_sc, scope_vals);
+	pk_write(&P, &fn, (uint8_t *)buf + o_fn, func_vals);
+	pk_write(&P, &fi, (uint8_t *)buf + o_fi, file_vals);
+	pk_write(&P, &sy, (uint8_t *)buf + o_sy, sym_vals);
+	pk_write(&P, &sr, (uint8_t *)buf + o_sr, srange_vals);
+	memcpy(buf + o_str, P.S.blob, P.S.len);
+
+	h->crc = symi_table_crc(buf, off);
+	*bufp = buf;
+	*lenp = off;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	free(blks);
+	packer_free(&P);
+	return err;
+}

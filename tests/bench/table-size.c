@@ -1,0 +1,132 @@
+/*
+ * table-size.c - where the bytes of a lookup table go.
+ *
+ *   table-size FILE...
+ *
+ * Opens each FILE as `sym addr2line -e FILE` would (its debug file found
+ * by build ID or debuglink), builds its table and prints one line per
+ * area of the format (libsym/format.h, docs/table-format.md): bytes,
+ * share of the table, records, and bytes per record; for the range
+ * blocks also the mean bits per range of each field, for the packed
+ * arrays the bytes of each field.  It reads the
+ * table's private layout, so it is built against libsym/format.h:
+ *
+ *   cc -Ilibsym -o build/bench/table-size tests/bench/table-size.c \
+ *      lib/libsym.a $(pkg-config --libs ...)   (as bench.sh builds
+ *                                               lookup-bench)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym.h"
+#include "format.h"
+
+static void row(const char *what, uint64_t bytes, uint64_t total,
+		uint64_t count)
+{
+	printf("  %-22s %10llu B %5.1f%%", what, (unsigned long long)bytes,
+	       total ? 100.0 * (double)bytes / (double)total : 0.0);
+	if (count)
+		printf(" %9llu records %6.2f B each",
+		       (unsigned long long)count,
+		       (double)bytes / (double)count);
+	printf("\n");
+}
+
+static void packed(const char *what, const struct symt_packed *a,
+		   uint64_t total, const char *const *names, unsigned nf)
+{
+	unsigned bytes = 0;
+
+	row(what, a->bytes, total, a->count);
+	printf("  %-22s", "  field bytes:");
+	for (unsigned f = 0; f < nf; f++) {
+		printf(" %s %u", names[f], a->w[f]);
+		bytes += a->w[f];
+	}
+	printf(" = %u\n", bytes);
+}
+
+static int one(const char *path)
+{
+	static const char *const scn[] = { "parent", "func", "call_file",
+					   "call_line", "call_col", "entry" };
+	static const char *const fnn[] = { "name", "linkage", "demangled",
+					   "decl_file", "decl_line" };
+	static const char *const syn[] = { "addr", "size", "name",
+					   "demangled", "file", "flags" };
+	static const char *const srn[] = { "addr", "sym" };
+	static const char *const bkn[] = { "addr", "scope", "file", "line",
+					   "column", "disc" };
+	struct sym_module *mod = NULL;
+	const struct sym_table *t = NULL;
+	const struct symt_header *h;
+	const void *buf;
+	uint64_t fbits[SYMT_BK_N] = { 0 }, hbits = 0;
+	size_t len;
+	char msg[128];
+	int err;
+
+	err = sym_module_open(path, NULL, &mod);
+	if (!err)
+		err = sym_module_table(mod, &t);
+	if (err) {
+		fprintf(stderr, "table-size: '%s': %s\n", path,
+			sym_strerror(err, msg, sizeof(msg)));
+		sym_module_close(mod);
+		return 1;
+	}
+	sym_table_data(t, &buf, &len);
+	h = buf;
+	/* Field widths of every block, weighted by its ranges. */
+	for (uint32_t b = 0; b < h->n_blocks; b++) {
+		const uint8_t *p = (const uint8_t *)buf + h->off_blocks +
+				   ((const uint32_t *)((const char *)buf +
+						       h->off_boff))[b];
+		uint64_t k = h->n_ranges - ((uint64_t)b << h->block_shift);
+
+		if (k > (1u << h->block_shift))
+			k = 1u << h->block_shift;
+		hbits += SYMT_BK_N * SYMT_BK_WBITS;
+		for (int j = 0; j < 5; j++)
+			hbits += h->bw[j];
+		for (int j = 0; j < SYMT_BK_N; j++)
+			fbits[j] += symt_bits(p, (uint64_t)j * SYMT_BK_WBITS,
+					      SYMT_BK_WBITS) *
+				    (j == SYMT_BK_ADDR ? k - 1 : k);
+	}
+	printf("%s: %zu bytes, format %u, %u ranges in %u blocks of %u\n",
+	       path, len, h->format, h->n_ranges, h->n_blocks,
+	       1u << h->block_shift);
+	row("header", sizeof(*h), len, 0);
+	row("block index", 8ull * h->n_blocks, len, h->n_blocks);
+	row("range blocks", h->blocks_size, len, h->n_ranges);
+	printf("  %-22s header %.2f", "  bits per range:",
+	       h->n_ranges ? (double)hbits / h->n_ranges : 0.0);
+	for (int j = 0; j < SYMT_BK_N; j++)
+		printf(" %s %.2f", bkn[j],
+		       h->n_ranges ? (double)fbits[j] / h->n_ranges : 0.0);
+	printf("\n");
+	packed("scopes", &h->scopes, len, scn, SYMT_SC_N);
+	packed("functions", &h->funcs, len, fnn, SYMT_FN_N);
+	packed("files", &h->files, len, (const char *const[]){ "name" }, 1);
+	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
+	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
+	row("strings", h->strings_size, len, 0);
+	sym_module_close(mod);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int failed = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: table-size FILE...\n");
+		return 2;
+	}
+	for (int i = 1; i < argc; i++)
+		failed |= one(argv[i]);
+	return failed;
+}
