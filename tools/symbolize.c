@@ -50,6 +50,7 @@
 #include <elf.h>
 
 #include "client.h"
+#include "procmaps.h"
 #include "tools.h"
 
 /* Most addresses in one request to symd (its --max-addresses is 100000
@@ -497,40 +498,6 @@ static int cmp_ksym(const void *a, const void *b)
 	const struct ksym *x = a, *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The build ID in the notes of /sys/kernel/notes, or "". */
-static void kernel_build_id(char *hex, size_t len)
-{
-	unsigned char buf[4096];
-	size_t n = 0, off = 0;
-	FILE *f = fopen("/sys/kernel/notes", "re");
-
-	hex[0] = '\0';
-	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (off + 12 <= n) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3u) & ~3u);
-		if (namesz > n || descsz > n || desc_off + descsz > n)
-			return;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    !memcmp(buf + name_off, "GNU", 4) && descsz &&
-		    2 * descsz < len) {
-			for (uint32_t i = 0; i < descsz; i++)
-				snprintf(hex + 2 * i, 3, "%02x",
-					 buf[desc_off + i]);
-			return;
-		}
-		off = desc_off + ((descsz + 3u) & ~3u);
-	}
 }
 
 /* Read /proc/kallsyms's text symbols; false when it cannot be used. */
@@ -1043,7 +1010,7 @@ int tool_prof_symbolize(struct sym_prof *p,
 	err = open_source(&c);
 	if (err)
 		goto out;
-	kernel_build_id(c.kernel_id, sizeof(c.kernel_id));
+	pm_kernel_build_id(c.kernel_id, sizeof(c.kernel_id));
 	err = make_rows(&c);
 	if (!err)
 		err = collect(&c);
