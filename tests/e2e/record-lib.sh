@@ -36,4 +36,7 @@ check() {
 	_rc=$?
 	_tap "$_rc" "record_check $_what $(basename -- "$1") ${2:+$(basename -- "$2")}"
 	sed 's/^\([^#]\)/# \1/' "$T/.check.out"
+	# prove shows stderr only: a failure's reasons go there too, so that
+	# a rare failure in a full make check can be read from its log.
+	[ "$_rc" = 0 ] || sed 's/^/record_check: /' "$T/.check.out" >&2
 }
