@@ -486,6 +486,16 @@ enum { SYMI_PROF_FUNCS, SYMI_PROF_FILES, SYMI_PROF_NSETS };
 /* Names of enum sym_prof_loc_status, as the raw format spells them. */
 extern const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS];
 
+/* Names of the stack flags (bit i) and of enum sym_prof_map_kind, as the
+ * raw format and the pprof comments spell them. */
+#define SYMI_PROF_NKINDS 4
+extern const char *const symi_prof_flag_names[SYM_PROF_NFLAGS];
+extern const char *const symi_prof_kind_names[SYMI_PROF_NKINDS];
+/* The bit of stack flag @name, or -1 when it has no name here. */
+int symi_prof_flag_bit(const char *name);
+/* The enum sym_prof_map_kind named @name, or -1. */
+int symi_prof_kind(const char *name);
+
 /* Intern @s (NULL or "" give NULL) into string set @set of @p; *out is
  * the profile's copy, which sym_prof_set_location() finds again without
  * copying.  0, -ENOMEM, -E2BIG (2^24 strings in the set). */

@@ -71,18 +71,6 @@
 /* Version of the "#sym-*" comments (docs/pprof.md). */
 #define SYM_PPROF_VERSION 1
 
-static const char *const flag_names[SYM_PROF_NFLAGS] = {
-	"truncated", "badreturn", "leaf", "unwind", "kernel",
-};
-
-static const char *const kind_names[] = {
-	[SYM_PROF_MAP_FILE] = "file",
-	[SYM_PROF_MAP_VDSO] = "vdso",
-	[SYM_PROF_MAP_KERNEL] = "kernel",
-	[SYM_PROF_MAP_ANON] = "anon",
-};
-#define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
-
 static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -538,7 +526,7 @@ static void flags_str(uint32_t flags, struct sbuf *b)
 
 	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
 		if (flags & (1u << i)) {
-			sb_printf(b, "%s%s", sep, flag_names[i]);
+			sb_printf(b, "%s%s", sep, symi_prof_flag_names[i]);
 			sep = ",";
 		}
 	}
@@ -982,7 +970,7 @@ static int enc_comments(struct enc *e)
 	err = err ? err : enc_header_comment(e, "dropped", h->dropped);
 	err = err ? err : enc_header_comment(e, "pidns", h->pidns);
 	for (i = 0; !err && i < SYM_PROF_NFLAGS; i++) {
-		sb_printf(&b, "#sym-header flagged %s %llu", flag_names[i],
+		sb_printf(&b, "#sym-header flagged %s %llu", symi_prof_flag_names[i],
 			  (unsigned long long)h->flagged[i]);
 		err = enc_comment(e, &b);
 	}
@@ -999,7 +987,8 @@ static int enc_comments(struct enc *e)
 			  (unsigned long long)m->end,
 			  (unsigned long long)m->pgoff,
 			  (unsigned long long)m->vaddr,
-			  m->kind < NKINDS ? kind_names[m->kind] : "anon",
+			  m->kind < SYMI_PROF_NKINDS ? symi_prof_kind_names[m->kind] :
+						    "anon",
 			  m->pid,
 			  m->flags & SYM_PROF_MAP_VADDR_GUESSED ?
 			  " vaddr-guessed" : "");
@@ -1838,11 +1827,13 @@ static int note_header(struct dec *d, size_t ci, char **w, size_t n)
 		return err ? err : keep_str(d, 5, s2, &h->tool_version);
 	}
 	if (strcmp(w[1], "flagged") == 0) {
+		int bit;
+
 		if (n != 4 || !parse_u64(w[3], 10, &v))
 			BAD(d, "comment %zu: bad sym-header flagged", ci);
-		for (i = 0; i < SYM_PROF_NFLAGS; i++)
-			if (strcmp(w[2], flag_names[i]) == 0)
-				h->flagged[i] = v;
+		bit = symi_prof_flag_bit(w[2]);
+		if (bit >= 0)
+			h->flagged[bit] = v;
 		return 0;
 	}
 	/* A header line of a later minor version: ignored. */
@@ -1875,12 +1866,12 @@ static int note_map(struct dec *d, size_t ci, char **w, size_t n)
 		} else if ((v = kv(w[i], "pid")) && parse_i32(v, &m.pid)) {
 			have[4] = true;
 		} else if ((v = kv(w[i], "kind"))) {
-			for (m.kind = 0; m.kind < NKINDS; m.kind++)
-				if (strcmp(v, kind_names[m.kind]) == 0)
-					break;
-			if (m.kind == NKINDS)
+			int k = symi_prof_kind(v);
+
+			if (k < 0)
 				BAD(d, "comment %zu: sym-map: unknown kind "
 				    "'%s'", ci, v);
+			m.kind = (uint32_t)k;
 			have[5] = true;
 		} else if (strcmp(w[i], "vaddr-guessed") == 0) {
 			m.flags |= SYM_PROF_MAP_VADDR_GUESSED;
@@ -2386,8 +2377,8 @@ static uint32_t parse_flags(const char *s)
 	while (*s) {
 		len = strcspn(s, ",");
 		for (i = 0; i < SYM_PROF_NFLAGS; i++)
-			if (strlen(flag_names[i]) == len &&
-			    strncmp(s, flag_names[i], len) == 0)
+			if (strlen(symi_prof_flag_names[i]) == len &&
+			    strncmp(s, symi_prof_flag_names[i], len) == 0)
 				break;
 		if (len)
 			flags |= i < SYM_PROF_NFLAGS ? 1u << i :

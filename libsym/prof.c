@@ -847,6 +847,33 @@ int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags)
  * Symbolization.
  */
 
+const char *const symi_prof_flag_names[SYM_PROF_NFLAGS] = {
+	"truncated", "badreturn", "leaf", "unwind", "kernel",
+};
+
+const char *const symi_prof_kind_names[SYMI_PROF_NKINDS] = {
+	[SYM_PROF_MAP_FILE] = "file",
+	[SYM_PROF_MAP_VDSO] = "vdso",
+	[SYM_PROF_MAP_KERNEL] = "kernel",
+	[SYM_PROF_MAP_ANON] = "anon",
+};
+
+int symi_prof_flag_bit(const char *name)
+{
+	for (int i = 0; i < SYM_PROF_NFLAGS; i++)
+		if (!strcmp(name, symi_prof_flag_names[i]))
+			return i;
+	return -1;
+}
+
+int symi_prof_kind(const char *name)
+{
+	for (int i = 0; i < SYMI_PROF_NKINDS; i++)
+		if (!strcmp(name, symi_prof_kind_names[i]))
+			return i;
+	return -1;
+}
+
 const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS] = {
 	[SYM_PROF_LOC_OK] = "ok",
 	[SYM_PROF_LOC_NOSYMBOL] = "nosymbol",

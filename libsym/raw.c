@@ -39,17 +39,6 @@
 
 #define WBUF_SIZE 65536
 
-static const char *const stack_flag_names[SYM_PROF_NFLAGS] = {
-	"truncated", "badreturn", "leaf", "unwind", "kernel",
-};
-
-static const char *const map_kind_names[] = {
-	[SYM_PROF_MAP_FILE] = "file",
-	[SYM_PROF_MAP_VDSO] = "vdso",
-	[SYM_PROF_MAP_KERNEL] = "kernel",
-	[SYM_PROF_MAP_ANON] = "anon",
-};
-
 #define NS_PER_S 1000000000ULL
 
 /*
@@ -295,7 +284,7 @@ static void write_header(struct wbuf *w, const struct sym_prof_header *h)
 	wkey_u64(w, "dropped", h->dropped);
 	for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
 		ws(w, "flagged ");
-		ws(w, stack_flag_names[i]);
+		ws(w, symi_prof_flag_names[i]);
 		wc(w, ' ');
 		wu64(w, h->flagged[i]);
 		wc(w, '\n');
@@ -339,7 +328,7 @@ static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
 		for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
 			if (s->flags & (1u << i)) {
 				ws(w, sep);
-				ws(w, stack_flag_names[i]);
+				ws(w, symi_prof_flag_names[i]);
 				sep = ",";
 			}
 		}
@@ -531,7 +520,7 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 		ws(&w, "map ");
 		wu64(&w, m->id);
 		wc(&w, ' ');
-		ws(&w, map_kind_names[m->kind]);
+		ws(&w, symi_prof_kind_names[m->kind]);
 		wc(&w, ' ');
 		wi64(&w, m->pid);
 		wc(&w, ' ');
@@ -910,12 +899,12 @@ static int read_header(struct rd *r, int key)
 		if (err)
 			return err;
 		for (int i = 0; i < SYM_PROF_NFLAGS; i++) {
-			if (strcmp(r->f[1], stack_flag_names[i]))
+			if (strcmp(r->f[1], symi_prof_flag_names[i]))
 				continue;
 			if (r->seen_flagged & (1u << i))
 				return fail(r, -SYM_E_BADPROFILE,
 					    "second 'flagged %s' line",
-					    stack_flag_names[i]);
+					    symi_prof_flag_names[i]);
 			r->seen_flagged |= 1u << i;
 			h->flagged[i] = v;
 		}
@@ -985,7 +974,7 @@ static int read_map(struct rd *r)
 	uint64_t fid;
 	uint32_t id;
 	char *path;
-	size_t k;
+	int k;
 	int err;
 
 	err = want_fields(r, 10);
@@ -996,10 +985,7 @@ static int read_map(struct rd *r)
 	if (symi_idx_get(&r->mapids, fid, &id))
 		return fail(r, -SYM_E_BADPROFILE, "second map with ID %llu",
 			    (unsigned long long)fid);
-	for (k = 0; k < sizeof(map_kind_names) / sizeof(*map_kind_names); k++)
-		if (!strcmp(r->f[2], map_kind_names[k]))
-			break;
-	if (k == sizeof(map_kind_names) / sizeof(*map_kind_names))
+	if ((k = symi_prof_kind(r->f[2])) < 0)
 		return bad(r, "unknown map kind", r->f[2]);
 	m.kind = (uint32_t)k;
 	if ((err = parse_pid(r, r->f[3], "map PID", true, &m.pid)) ||
@@ -1130,11 +1116,8 @@ static int parse_stack_flags(struct rd *r, char *s, uint32_t *out)
 		if (!*c)
 			return fail(r, -SYM_E_BADPROFILE,
 				    "empty name in the stack flags");
-		for (i = 0; i < SYM_PROF_NFLAGS; i++)
-			if (!strcmp(c, stack_flag_names[i]))
-				break;
-		flags |= i < SYM_PROF_NFLAGS ? 1u << i :
-			 (uint32_t)SYM_PROF_UNKNOWN_FLAG;
+		i = symi_prof_flag_bit(c);
+		flags |= i >= 0 ? 1u << i : (uint32_t)SYM_PROF_UNKNOWN_FLAG;
 	}
 	*out = flags;
 	return 0;
