@@ -83,7 +83,14 @@ static int direct(struct batch *b, size_t lo, size_t hi)
 	return 0;
 }
 
-static void prefetch_strings(const struct sym_frame *f, size_t n)
+/*
+ * Prefetch the strings of the first frames of @f (at most 4): the names
+ * and files the caller is about to print.  always_inline, and not for
+ * speed: a void function that only loads and prefetches looks pure to
+ * gcc's IPA, which then deletes every call to it (gcc 12 did).
+ */
+static inline __attribute__((always_inline)) void
+prefetch_strings(const struct sym_frame *f, size_t n)
 {
 	for (size_t j = 0; j < n && j < 4; j++) {
 		__builtin_prefetch(f[j].demangled ? f[j].demangled : f[j].name);

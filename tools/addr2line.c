@@ -386,10 +386,14 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 			name = raw_name(&fr[i]);
 			if (!name && i == 0)
 				name = outer_symbol(fr, n);
+			/* Test the name printed, not the raw one: with -C
+			 * a C++ frame prints its demangled name, and the
+			 * linkage name is never read (a cache miss per
+			 * frame on big tables). */
+			if (name)
+				name = show(a, name, &fr[i], false);
 			if (!name || !*name)
 				name = "??";
-			else
-				name = show(a, name, &fr[i], false);
 			out_s(name);
 			out_s(a->pretty ? " at " : "\n");
 		}
@@ -1418,6 +1422,10 @@ static int run_stdin(struct a2l *a)
 	return c.status;
 }
 
+/* stdout's buffer when it is not a terminal; static, because stdout
+ * uses it until exit. */
+static char out_buf[1 << 18];
+
 int tool_addr2line(int argc, char **argv, bool lookup)
 {
 	struct a2l *a;
@@ -1434,9 +1442,10 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	a->exe = "a.out";
 	a->width = 16;
 	/* Big writes, not one per 4 KiB: answers are flushed before every
-	 * blocking read anyway (co-process use). */
+	 * blocking read anyway (co-process use).  glibc ignores the size
+	 * when setvbuf() is given no buffer, so give it one. */
 	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, 1 << 18);
+		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	err = parse_args(a, argc, argv);
 	if (err) {
 		status = err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
