@@ -11,10 +11,16 @@ passes, 1 when it fails.
       70/30 burner: the burn70 share among burn70+burn30 leaves lies in
       the 99.9% binomial interval around 0.7; >= 99% of the process's
       samples reach main and leaves in burn* have main as their caller
-      (samples in ld.so, before main runs, are counted apart)
+      (samples in ld.so, before main runs, are counted apart); at most
+      1% of them are flagged
   record_check.py omitfp FILE BIN --mode fp|dwarf
       -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
       stack that does not reach main correctly carries a flag
+  record_check.py fpchain FILE BIN --mode fp|dwarf
+      prof_clock (main -> spin -> clock_gettime -> vDSO), with more than
+      half of its samples in libc or the vDSO: dwarf: >= 99% of the
+      stacks are right (spin and main, then main's callers); fp: every
+      stack that is not right carries a flag
   record_check.py buildids FILE [--expect PATH...]
       every file mapping used by a frame has the build ID readelf -n
       gives for its path; each --expect path has frames in the file
@@ -23,8 +29,10 @@ passes, 1 when it fails.
       readelf -n finds in a copy of the vDSO image (TMPDIR: scratch)
   record_check.py addrs FILE BIN... [--leaves F,F...]
       every frame in each BIN lies inside a function symbol of BIN (leaf:
-      addr, callers: addr - 1; a stripped BIN is judged by its debug file
-      under /usr/lib/debug/.build-id), every map's vaddr agrees with BIN's
+      addr, callers: addr - 1, or addr itself when it is a function's
+      first byte in a stack flagged badreturn; a stripped BIN is judged by
+      its debug file under /usr/lib/debug/.build-id), every map's vaddr
+      agrees with BIN's
       PT_LOAD segments and its build ID with readelf -n; with --leaves,
       the leaves in the first BIN are in one of the functions F
 """
@@ -175,6 +183,11 @@ class Symbols:
                 return name
         return None
 
+    def is_start(self, addr):
+        """Is addr the first byte of a function symbol?"""
+        i = bisect.bisect_left(self.starts, addr)
+        return i < len(self.starts) and self.starts[i] == addr
+
     @staticmethod
     def has_symtab(path):
         return ".symtab" in run(["readelf", "-SW", path])
@@ -243,7 +256,7 @@ def main_pid(prof, binpath):
 def cmd_shares(prof, binpath, mode):
     syms = Symbols(binpath)
     pid = main_pid(prof, binpath)
-    n70 = n30 = total = reach = chain_ok = in_burn = loader = 0
+    n70 = n30 = total = reach = chain_ok = in_burn = loader = flagged = 0
     for s in prof.stacks:
         if s["pid"] != pid:
             continue
@@ -253,6 +266,8 @@ def cmd_shares(prof, binpath, mode):
             loader += c
             continue
         total += c
+        if s["flags"]:
+            flagged += c
         if "main" in names:
             reach += c
         user = [x for x, fr in zip(names, s["frames"])
@@ -267,7 +282,8 @@ def cmd_shares(prof, binpath, mode):
                 chain_ok += c
     print("# %d samples of pid %d (and %d in the dynamic loader, before "
           "main): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
-          "%d" % (total, pid, loader, n70, n30, reach, chain_ok, in_burn))
+          "%d, flagged %d" % (total, pid, loader, n70, n30, reach, chain_ok,
+                              in_burn, flagged))
     ok = True
     n = n70 + n30
     if n < 100:
@@ -284,6 +300,10 @@ def cmd_shares(prof, binpath, mode):
     if chain_ok < 0.99 * in_burn:
         print("# only %.2f%% of burn* leaves have main as caller" %
               (100.0 * chain_ok / in_burn))
+        ok = False
+    if flagged > 0.01 * total:
+        print("# %.2f%% of the stacks are flagged: right stacks must not "
+              "be" % (100.0 * flagged / total))
         ok = False
     return ok
 
@@ -324,6 +344,85 @@ def cmd_omitfp(prof, binpath, mode):
         die("too few samples (%d) to judge" % total)
     if mode == "dwarf":
         return reach >= 0.99 * total
+    return unflagged_bad == 0
+
+
+def cmd_fpchain(prof, binpath, mode):
+    """prof_clock: main -> spin -> clock_gettime (libc) -> the vDSO.  A
+    right stack is: leading frames in libc or the vDSO (the vDSO's only
+    when a libc frame follows them), then spin and main from BIN, then
+    one or more frames of main's callers (libc, BIN's _start)."""
+    syms = Symbols(binpath)
+    pid = main_pid(prof, binpath)
+    total = right = in_lib = flagged = unflagged_bad = loader = 0
+
+    def kind(fr, name):
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is None:
+            return "?"
+        if m["kind"] in ("vdso", "kernel"):
+            return m["kind"]
+        if m["kind"] == "file" and same(m["path"], binpath):
+            return "bin"
+        if m["kind"] == "file" and "/libc.so" in m["path"]:
+            return "libc"
+        return "other"
+
+    for s in prof.stacks:
+        if s["pid"] != pid:
+            continue
+        c = s["count"]
+        if in_loader(prof, s):
+            loader += c
+            continue
+        total += c
+        names = frame_names(prof, s, binpath, syms)
+        fr = [(kind(f, n), n) for f, n in zip(s["frames"], names)
+              if kind(f, n) != "kernel"]
+        i = 0
+        while i < len(fr) and fr[i][0] in ("vdso", "libc"):
+            i += 1
+        lead = [k for k, _ in fr[:i]]
+        if lead:
+            in_lib += c
+        ok = True
+        if lead and lead[-1] != "libc":
+            ok = False          # the vDSO is called from libc
+        if lead:
+            want = ["spin", "main"]
+        elif fr and fr[0] == ("bin", "spin"):
+            want = ["spin", "main"]
+        else:
+            want = ["main"]
+        prog = [n for _, n in fr[i:i + len(want)]]
+        if prog != want or any(k != "bin" for k, _ in fr[i:i + len(want)]):
+            ok = False
+        tail = fr[i + len(want):]
+        if not tail or any(k != "libc" and n != "_start" for k, n in tail):
+            ok = False
+        if ok:
+            right += c
+        if s["flags"]:
+            flagged += c
+        elif not ok:
+            unflagged_bad += c
+            if unflagged_bad <= 5 * c:
+                print("# unflagged wrong stack: %s" %
+                      " ".join("%s%s:%x" % ("r" if f.ret else "p",
+                                            "?" if f.map is None else f.map,
+                                            f.addr) for f in s["frames"]))
+    print("# %s mode: %d samples (and %d in the dynamic loader), %d with "
+          "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
+          "unflagged" % (mode, total, loader, in_lib, right, flagged,
+                         unflagged_bad))
+    if total < 50:
+        die("too few samples (%d) to judge" % total)
+    if in_lib < 0.5 * total:
+        print("# fewer than half the samples are in libc or the vDSO: "
+              "the workload does not test what it should")
+        return False
+    if mode == "dwarf":
+        return right >= 0.99 * total
     return unflagged_bad == 0
 
 
@@ -432,6 +531,14 @@ def cmd_addrs(prof, bins, leaves):
                 nfr += s["count"]
                 a = fr.addr - 1 if fr.ret else fr.addr
                 nm = syms.name(a)
+                if nm is None and fr.ret and "badreturn" in s["flags"] \
+                   and syms.is_start(fr.addr):
+                    # a code pointer (a function's address, say the one
+                    # ld.so's lazy binding just looked up) that the
+                    # frame-pointer walk read as a return address: not
+                    # after a call, which is what 'badreturn' flags.
+                    # Its address still has to be a function of BIN.
+                    nm = syms.name(fr.addr)
                 if leaves and not fr.ret and nm not in leaves and \
                    not bins.index(b):
                     bad += s["count"]
@@ -479,6 +586,8 @@ def main():
         ok = cmd_shares(prof, args[2], mode)
     elif cmd == "omitfp":
         ok = cmd_omitfp(prof, args[2], mode)
+    elif cmd == "fpchain":
+        ok = cmd_fpchain(prof, args[2], mode)
     elif cmd == "buildids":
         ok = cmd_buildids(prof, expect)
     elif cmd == "addrs":
