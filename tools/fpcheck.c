@@ -245,10 +245,12 @@ static int classify(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
 			    strcmp(fc->sites[i].build_id, m->build_id) == 0)
 				return FPCHECK_OUTERMOST;
 	fc->lookups++;
-	err = unwinder_fp_frame(fc->uw, pid, pc, false, &kind);
+	err = unwinder_fp_frame(fc->uw, pid, pc, false,
+				m->build_id[0] ? m->build_id : NULL, &kind);
 	if (err) {
 		/* The unwinder lacks this mapping (it could not open the
-		 * file): nothing known about the file itself. */
+		 * file, or it already has the mappings of an exec that came
+		 * after the sample): nothing known about the file itself. */
 		*cache = false;
 		return FPCHECK_UNKNOWN;
 	}

@@ -1474,8 +1474,11 @@ int unwinder_leaf_ra(struct unwinder *u, pid_t pid, const uint64_t *regs,
 }
 
 int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
-		      int *kind)
+		      const char *build_id, int *kind)
 {
+	uint64_t look = exact ? pc : pc - 1;
+	struct uw_proc *p;
+	struct uw_map *m;
 	struct uw_row *row = NULL;
 	int rc;
 
@@ -1483,7 +1486,12 @@ int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
 		*kind = UNWIND_FP_UNKNOWN;
 	if (!u || !kind)
 		return -EINVAL;
-	rc = row_at(u, proc_find(u, pid), exact ? pc : pc - 1, &row);
+	p = proc_find(u, pid);
+	m = p ? map_find(p, look) : NULL;
+	if (!m || (build_id && *build_id && m->file->build_id[0] &&
+		   strcasecmp(build_id, m->file->build_id) != 0))
+		return -ENOENT;
+	rc = row_at(u, p, look, &row);
 	if (rc == UNWIND_STOP_NOMAP)
 		return -ENOENT;
 	if (rc == 0)

@@ -220,14 +220,19 @@ enum unwind_fp {
  * @param exact  true: look the CFI up at @pc (a leaf, an interrupted
  *               frame); false: @pc is a return address, look up @pc - 1
  *               (the call instruction)
+ * @param build_id  lowercase hex of the file the caller believes maps @pc,
+ *               or NULL: a mapped file with another build ID is not used
+ *               (the unwinder's mappings may be newer than the sample,
+ *               e.g. after an exec)
  * @param[out] kind  enum unwind_fp, UNWIND_FP_UNKNOWN on any error
  * @return 0 (*kind says what the file's CFI says, and depends only on the
  *         file and its ELF address: a caller may cache it by those);
- *         -ENOENT when @pc is in no mapping of @pid the unwinder has (not
- *         a property of the file: do not cache); -EINVAL (NULL argument)
+ *         -ENOENT when @pc is in no mapping of @pid the unwinder has, or
+ *         in a file with another build ID (not a property of the file: do
+ *         not cache); -EINVAL (NULL argument)
  */
 int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
-		      int *kind);
+		      const char *build_id, int *kind);
 
 /**
  * unwinder_leaf_fp() - unwinder_leaf_ra(), and what the leaf's CFI says

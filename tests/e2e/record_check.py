@@ -11,7 +11,8 @@ passes, 1 when it fails.
       70/30 burner: the burn70 share among burn70+burn30 leaves lies in
       the 99.9% binomial interval around 0.7; >= 99% of the process's
       samples reach main and leaves in burn* have main as their caller
-      (samples in ld.so, before main runs, are counted apart); at most
+      (samples before main runs, in ld.so or in the program's _start, are
+      counted apart); at most
       1% of them are flagged
   record_check.py omitfp FILE BIN --mode fp|dwarf
       -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
@@ -236,14 +237,19 @@ def binomial_ok(k, n, p, z=3.2905):
     return abs(k - n * p) <= z * sd + 0.5, n * p - z * sd, n * p + z * sd
 
 
-def in_loader(prof, stack):
-    """A frame is in ld.so: the program has not reached main yet (the
-    burner dlopen()s nothing), so main cannot be on the stack."""
-    for fr in stack["frames"]:
+def in_loader(prof, stack, names):
+    """The program has not reached main yet, so main cannot be on the
+    stack: a frame is in ld.so (the workloads dlopen() nothing), or the
+    only user frame is the program's _start (names: frame_names()), as in
+    a page fault on its first instruction, whose stack is complete."""
+    user = []
+    for fr, name in zip(stack["frames"], names):
         m = prof.maps.get(fr.map) if fr.map is not None else None
         if m is not None and "/ld-linux" in m["path"]:
             return True
-    return False
+        if m is None or m["kind"] != "kernel":
+            user.append(name)
+    return user == ["_start"]
 
 
 def main_pid(prof, binpath):
@@ -262,7 +268,7 @@ def cmd_shares(prof, binpath, mode):
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
-        if in_loader(prof, s):
+        if in_loader(prof, s, names):
             loader += c
             continue
         total += c
@@ -280,8 +286,8 @@ def cmd_shares(prof, binpath, mode):
                 n30 += c
             if len(user) > 1 and user[1] == "main":
                 chain_ok += c
-    print("# %d samples of pid %d (and %d in the dynamic loader, before "
-          "main): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
+    print("# %d samples of pid %d (and %d before main, in ld.so or "
+          "_start): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
           "%d, flagged %d" % (total, pid, loader, n70, n30, reach, chain_ok,
                               in_burn, flagged))
     ok = True
@@ -317,7 +323,7 @@ def cmd_omitfp(prof, binpath, mode):
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
-        if in_loader(prof, s):
+        if in_loader(prof, s, names):
             loader += c
             continue
         total += c
@@ -337,7 +343,7 @@ def cmd_omitfp(prof, binpath, mode):
                       " ".join("%s%s:%x" % ("r" if f.ret else "p",
                                             "?" if f.map is None else f.map,
                                             f.addr) for f in s["frames"]))
-    print("# %s mode: %d samples (and %d in the dynamic loader), %d reach "
+    print("# %s mode: %d samples (and %d before main), %d reach "
           "main correctly, %d flagged, %d wrong and unflagged" %
           (mode, total, loader, reach, flagged, unflagged_bad))
     if total < 50:
@@ -372,11 +378,11 @@ def cmd_fpchain(prof, binpath, mode):
         if s["pid"] != pid:
             continue
         c = s["count"]
-        if in_loader(prof, s):
+        names = frame_names(prof, s, binpath, syms)
+        if in_loader(prof, s, names):
             loader += c
             continue
         total += c
-        names = frame_names(prof, s, binpath, syms)
         fr = [(kind(f, n), n) for f, n in zip(s["frames"], names)
               if kind(f, n) != "kernel"]
         i = 0
@@ -411,7 +417,7 @@ def cmd_fpchain(prof, binpath, mode):
                       " ".join("%s%s:%x" % ("r" if f.ret else "p",
                                             "?" if f.map is None else f.map,
                                             f.addr) for f in s["frames"]))
-    print("# %s mode: %d samples (and %d in the dynamic loader), %d with "
+    print("# %s mode: %d samples (and %d before main), %d with "
           "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
           "unflagged" % (mode, total, loader, in_lib, right, flagged,
                          unflagged_bad))

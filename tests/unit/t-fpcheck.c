@@ -81,7 +81,7 @@ static int kind_at(struct unwinder *u, const void *p, bool exact)
 {
 	int kind = -1;
 
-	if (unwinder_fp_frame(u, getpid(), A(p), exact, &kind) != 0)
+	if (unwinder_fp_frame(u, getpid(), A(p), exact, NULL, &kind) != 0)
 		return -1;
 	return kind;
 }
@@ -92,12 +92,15 @@ static void test_kinds(struct unwinder *u)
 	uint64_t regs[UNWIND_NREGS] = { 0 }, slice[2], ra = 0;
 	bool kept = true;
 
-	CHECK_ERR(unwinder_fp_frame(NULL, 1, 0, true, &kind), -EINVAL);
-	CHECK_ERR(unwinder_fp_frame(u, 1, 0, true, NULL), -EINVAL);
+	CHECK_ERR(unwinder_fp_frame(NULL, 1, 0, true, NULL, &kind), -EINVAL);
+	CHECK_ERR(unwinder_fp_frame(u, 1, 0, true, NULL, NULL), -EINVAL);
 	/* Not mapped: not a fact about any file. */
-	CHECK_ERR(unwinder_fp_frame(u, getpid(), 0x1000, true, &kind),
+	CHECK_ERR(unwinder_fp_frame(u, getpid(), 0x1000, true, NULL, &kind),
 		  -ENOENT);
 	CHECK(kind == UNWIND_FP_UNKNOWN);
+	/* Mapped, but by another file than the caller believes. */
+	CHECK_ERR(unwinder_fp_frame(u, getpid(), A(fpk_frame_body), true,
+				    "0123456789abcdef", &kind), -ENOENT);
 
 	CHECK(kind_at(u, fpk_frame, true) == UNWIND_FP_KEPT);
 	CHECK(kind_at(u, fpk_frame_body, true) == UNWIND_FP_FRAME);
