@@ -117,7 +117,7 @@ struct rec {
 	struct pm *pm;
 	struct unwinder *uw;
 	struct retcheck *rc;
-	/* fp mode: the callchain checks; NULL without the unwinder. */
+	/* fp mode: the callchain checks; NULL in dwarf mode. */
 	struct fpcheck *fpc;
 
 	/* The current window. */
@@ -1719,15 +1719,14 @@ static int run(struct rec *r)
 	if (!r->o.mmap_pages)
 		r->o.mmap_pages = default_pages(r);
 	set_watermark(r, r->o.mmap_pages);
-	if (r->o.cg == CG_DWARF || r->o.leaf_stack > 0) {
-		err = unwinder_new(&r->uw);
-		if (err) {
-			tool_err("cannot set up the CFI unwinder: %s",
-				 strerror(-err));
-			return err;
-		}
+	/* Both modes: dwarf mode unwinds with it, fp mode repairs the leaf
+	 * and checks its chains with the CFI it reads. */
+	err = unwinder_new(&r->uw);
+	if (err) {
+		tool_err("cannot set up the CFI unwinder: %s", strerror(-err));
+		return err;
 	}
-	if (r->o.cg == CG_FP && r->uw) {
+	if (r->o.cg == CG_FP) {
 		/* Before any child or event exists: it starts a thread. */
 		err = fpcheck_new(r->uw, &r->fpc);
 		if (err)
