@@ -48,33 +48,28 @@
 #include "internal.h"
 #include "format.h"
 
-#ifndef WINDOW_BITS
 #define WINDOW_BITS 16			/* addresses per sorted window */
-#endif
 #define WINDOW ((size_t)1 << WINDOW_BITS)
 #define KEY_BITS (64 - WINDOW_BITS)	/* room left for address - min */
 #define SMALL 32			/* below this, sorting cannot pay */
 #define DIGIT 11			/* radix digit bits */
-/* The answering pipeline: walk steps ahead of the answer, and addresses
- * between two stages (enough for a miss to arrive: each address costs
- * tens of ns of work).  RING holds a walk per address in flight. */
-#ifndef SDIST
+/* Pass 1 prefetches the block and symbol range SDIST addresses ahead. */
 #define SDIST 8
-#endif
-#ifndef DIST
+/* Pass 2: the walks run STEPS steps, DIST addresses apart, ahead of the
+ * answer (a step must wait for a miss: at 30 to 100 ns of work per
+ * address, DIST addresses are enough); RING holds the walks in flight.
+ * More steps or a longer distance measured the same on libjvm. */
 #define DIST 4
-#endif
-#ifndef STEPS
 #define STEPS 3
-#endif
 #define AHEAD ((STEPS + 1) * DIST)
-/* Frames wait DELAY addresses for their strings before the callback. */
-#ifndef DELAY
+#define RING 32
+/* Frames wait DELAY addresses for their strings to arrive before the
+ * callback gets them; SLOTS (a power of 2, > DELAY) hold the frames of
+ * that many addresses. */
 #define DELAY 2
-#endif
-#define SLOTS (DELAY + 1)
-#define RING 64
+#define SLOTS 4
 _Static_assert(RING >= AHEAD + 1 && !(RING & (RING - 1)), "walk ring");
+_Static_assert(SLOTS > DELAY && !(SLOTS & (SLOTS - 1)), "frame slots");
 
 struct batch {
 	const uint64_t *addrs;
@@ -100,7 +95,8 @@ struct batch {
 };
 
 /* Make b->t the table of @addr; *@in says whether it covers @addr. */
-static inline __attribute__((always_inline)) int table_for(struct batch *b, uint64_t addr, bool *in)
+static inline __attribute__((always_inline)) int
+table_for(struct batch *b, uint64_t addr, bool *in)
 {
 	*in = false;
 	if (!b->t || addr < b->t_start || addr >= b->t_end) {
@@ -315,17 +311,21 @@ walk_step(const struct sym_table *t, uint32_t s)
 	return s - d;
 }
 
-/* Prefetch the strings of @f[@n] the caller is about to read: the name it
- * prints (demangled if there is one) and the file. */
+/* Prefetch the strings of @f[@n] the caller is about to read: the names
+ * (symd and `sym lookup -C` print the demangled one, others the plain
+ * name) and the file. */
 static inline __attribute__((always_inline)) void
 prefetch_strings(const struct sym_frame *f, size_t n)
 {
+	/* Not of NULL: a prefetch does not fault, but it may walk the page
+	 * tables for nothing. */
 	for (size_t j = 0; j < n; j++) {
-		__builtin_prefetch(f[j].demangled ? f[j].demangled : f[j].name);
-#ifdef PF_NAME
-		__builtin_prefetch(f[j].name);
-#endif
-		__builtin_prefetch(f[j].file);
+		if (f[j].demangled)
+			__builtin_prefetch(f[j].demangled);
+		if (f[j].name)
+			__builtin_prefetch(f[j].name);
+		if (f[j].file)
+			__builtin_prefetch(f[j].file);
 	}
 }
 

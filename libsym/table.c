@@ -799,11 +799,8 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 
 		if (to > t->blocks_size || to < from + 1)
 			to = from + 1;
-#ifndef BLK_PF
-#define BLK_PF 512
-#endif
-		if (to > from + BLK_PF)
-			to = from + BLK_PF;
+		if (to > from + 512)
+			to = from + 512;
 		for (uint64_t o = from & ~(uint64_t)63; o < to; o += 64)
 			__builtin_prefetch(t->blocks + o);
 	}
