@@ -1,46 +1,52 @@
 /*
  * batch.c - many lookups at once: search in address order, walk the
- * inline chains in input order with the cache misses overlapped.
+ * inline chains in input order, with the cache misses overlapped.
  *
  * A lookup is a search for the address's range and symbol range, then a
  * walk up the inline chain (scope, its function, the parent scope, its
  * function, ...) and the frames filled from what it reads.  On a big
- * table nearly every step of it is a cache miss that depends on the one
+ * table nearly every step is a cache miss that depends on the one
  * before, so one lookup after another leaves the memory system idle
- * between misses (libjvm's 33 MB table: about 270 ns per address).
+ * between misses.
  *
  * So a batch is cut into windows of up to 65,536 addresses, and each is
  * answered in two passes:
  *
- * 1. Search, in address order: the window is radix-sorted by address
- *    (the addresses carry their input index in the low bits; input that
- *    is already ascending is not sorted), and symi_table_locate() finds
- *    each address's leaf and symbol into a 32-byte struct symi_hit at its
- *    input position.  In address order each search gallops from where
- *    the previous one ended, over memory the previous one just touched,
- *    and a chunked store table is switched at most once per chunk.
+ * 1. Search, in address order (search()): the window is radix-sorted by
+ *    address (the input index rides in the key's low bits; input that is
+ *    already ascending is not sorted).  symi_table_ahead() runs SDIST
+ *    addresses ahead, finding each one's block and symbol range by a
+ *    short forward seek and prefetching the block; symi_table_locate()
+ *    then finds the leaf and the symbol with those hints and stores them
+ *    in a 32-byte struct symi_hit at the address's input position.  In
+ *    address order each search starts where the previous one ended, over
+ *    memory just touched, and a chunked store table is switched at most
+ *    once per chunk.
  *
- * 2. Answer, in input order: symi_table_frames() turns each hit into
- *    frames in a small buffer that stays in L1, and the callback gets
- *    them at once.  A software pipeline runs ahead of it: the hit
- *    (STEPS + 1) * DIST positions ahead has its leaf scope and symbol
- *    prefetched (symi_walk_start()), and the hits DIST, 2 * DIST, ...
- *    ahead each go one step further down their chain (symi_walk_step():
- *    read the scope or function the previous step fetched, prefetch its
- *    parent, function and strings).  So about STEPS * DIST independent
- *    misses are in flight, and by the time a hit is answered its chain,
- *    functions and names are mostly in cache.
+ * 2. Answer, in input order (answer(), stage()): a software pipeline.
+ *    The hit AHEAD = (STEPS + 1) * DIST positions ahead has its symbol
+ *    and leaf scope prefetched (walk_start()); the hits DIST, 2 * DIST,
+ *    ... ahead each go one step down their chain (walk_step(): read the
+ *    scope the step before prefetched, prefetch its function and
+ *    parent); symi_table_frames() decodes the current hit into frames,
+ *    mostly from cache, and their strings are prefetched; the callback
+ *    gets them DELAY positions later.  So many independent misses are in
+ *    flight at once.
  *
- * The walk is done in input order, not address order, because there is
- * no need to buffer frames: format 2's batches wrote every frame (96
- * bytes, 3 per address on libjvm) to a buffer of up to 64 MB in address
- * order and read them back in input order, which cost about a third of
- * the time in misses and page faults.  A hit is 32 bytes and touches no
- * string.
+ * Why not walk in address order too: the answers would have to wait in
+ * a buffer to be handed out in input order.  That was the design before
+ * this one: every frame (96 bytes, 3 per address on libjvm) written to a
+ * buffer of up to 19 MB per window and read back at random, a fresh
+ * mmap()ed buffer per call, and lookups run one after another; on
+ * libjvm's 33 MB table about 270 ns per address against about 200 now.
+ * A hit is 32 bytes and holds no pointer.  (Walking in address order
+ * would be faster by itself, as scopes, functions and strings are laid
+ * out in address order, but not by enough to pay for the buffer.)
  *
  * Tables come from the caller's symi_table_at_fn and stay open for the
  * whole batch, so a window may answer from several (a chunked store
- * table); each hit records which.  Tiny batches are answered directly.
+ * table); each hit records which.  Tiny batches are answered directly,
+ * one lookup at a time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +74,9 @@
  * that many addresses. */
 #define DELAY 2
 #define SLOTS 4
+/* Smaller tables stay in cache: prefetching them would only cost
+ * instructions (libc's 1.1 MB table: 15% slower with it). */
+#define PREFETCH_MIN ((size_t)4 << 20)
 _Static_assert(RING >= AHEAD + 1 && !(RING & (RING - 1)), "walk ring");
 _Static_assert(SLOTS > DELAY && !(SLOTS & (SLOTS - 1)), "frame slots");
 
@@ -230,7 +239,8 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 				ahead_t = b->t;
 			}
 			*h2 = (struct symi_ahead)SYMI_AHEAD_INIT;
-			if (b->t && a2 >= b->t_start && a2 < b->t_end) {
+			if (b->t && b->t->len >= PREFETCH_MIN &&
+			    a2 >= b->t_start && a2 < b->t_end) {
 				symi_table_ahead(b->t, a2, &ahead);
 				*h2 = ahead;
 			}
@@ -335,20 +345,20 @@ prefetch_strings(const struct sym_frame *f, size_t n)
  * frames (and prefetch their strings), and hand those of hit x - AHEAD -
  * DELAY to the callback.  With @edge, positions outside [0, n) are
  * skipped; without, they are all inside.  @one is the window's only
- * table, or NULL.
+ * table, or NULL.  Without @pf, nothing is prefetched.
  */
 static inline __attribute__((always_inline)) int
 stage(struct batch *b, const struct sym_table *one, uint32_t *w,
-      size_t lo, size_t n, size_t x, bool edge)
+      size_t lo, size_t n, size_t x, bool edge, bool pf)
 {
 	const struct symi_hit *hits = b->hits;
 	size_t i = x - AHEAD, c = i - DELAY;
 
 #define TAB(h) (one ? one : b->tabs[(h)->tab])
-	if (!edge || x < n)
+	if (pf && (!edge || x < n))
 		w[x % RING] = hits[x].flags ?
 			      walk_start(TAB(&hits[x]), &hits[x]) : UINT32_MAX;
-	for (size_t m = 1; m <= STEPS; m++) {
+	for (size_t m = 1; pf && m <= STEPS; m++) {
 		size_t j = x - m * DIST;
 
 		if ((!edge || (x >= m * DIST && j < n)) &&
@@ -363,7 +373,8 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 			got = symi_table_frames(TAB(&hits[i]), &hits[i], fr,
 						SYM_MAX_FRAMES);
 		b->got[i % SLOTS] = (uint8_t)got;
-		prefetch_strings(fr, got);
+		if (pf)
+			prefetch_strings(fr, got);
 	}
 #undef TAB
 	if (edge && (x < AHEAD + DELAY || c >= n))
@@ -374,29 +385,32 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 
 /* Pass 2: answer addrs[lo, lo + n) from b->hits, in input order, with the
  * walks of the next AHEAD hits running ahead (see the top of the file).
- * Inlined twice: for a window with one table, and with several. */
+ * Inlined three times: for a window with one table, big or small, and
+ * with several (chunks: big). */
 static inline __attribute__((always_inline)) int
 answer_from(struct batch *b, const struct sym_table *one, size_t lo,
-	    size_t n)
+	    size_t n, bool pf)
 {
 	uint32_t w[RING];	/* the scope each walk reads next */
 	size_t x = 0;
 	int rc = 0;
 
 	for (; !rc && x < AHEAD + DELAY; x++)
-		rc = stage(b, one, w, lo, n, x, true);
+		rc = stage(b, one, w, lo, n, x, true, pf);
 	for (; !rc && x < n; x++)
-		rc = stage(b, one, w, lo, n, x, false);
+		rc = stage(b, one, w, lo, n, x, false, pf);
 	for (; !rc && x < n + AHEAD + DELAY; x++)
-		rc = stage(b, one, w, lo, n, x, true);
+		rc = stage(b, one, w, lo, n, x, true, pf);
 	return rc;
 }
 
 static int answer(struct batch *b, size_t lo, size_t n)
 {
+	if (b->ntabs == 1 && b->tabs[0]->len < PREFETCH_MIN)
+		return answer_from(b, b->tabs[0], lo, n, false);
 	if (b->ntabs == 1)
-		return answer_from(b, b->tabs[0], lo, n);
-	return answer_from(b, NULL, lo, n);
+		return answer_from(b, b->tabs[0], lo, n, true);
+	return answer_from(b, NULL, lo, n, true);
 }
 
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
