@@ -408,6 +408,10 @@ typedef int (*symi_table_at_fn)(void *ctx, uint64_t addr,
 				const struct sym_table **t, uint64_t *start,
 				uint64_t *end);
 
+/* Tables of at least this many bytes are prefetched in batches
+ * (batch.c); the tests lower it to cover prefetching on small tables. */
+extern size_t symi_prefetch_min;
+
 /* Look @addrs[@count] up (in address order when that pays) and call @fn
  * once per address in input order.  Returns 0, the first non-zero value
  * of @fn, or the first error of @at. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "internal.h"
 
 struct cmp {
 	const struct sym_table *t;
@@ -159,12 +160,17 @@ int main(int argc, char **argv)
 			CHECK(mkdir(sub, 0700) == 0);
 		}
 		CHECK_ERR(sym_store_open(sub, &o2, &st2), 0);
+		/* Prefetched as a big table's chunks would be. */
+		size_t pf_min = symi_prefetch_min;
+
+		symi_prefetch_min = 0;
 		CHECK_ERR(sym_store_put(st2, ID, t, NULL), 0);
 		CHECK_ERR(sym_store_stat_entry(st2, ID, &e), 0);
 		CHECK(e.chunks > 20);
 		c.calls = c.bad = 0;
 		CHECK_ERR(sym_store_lookup(st2, ID, addrs, n, cmp_cb, &c), 0);
 		CHECK(c.calls == n && c.bad == 0);
+		symi_prefetch_min = pf_min;
 		sym_store_close(st2);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sub);
 		CHECK(system(cmd) == 0);

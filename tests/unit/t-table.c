@@ -614,6 +614,9 @@ int main(int argc, char **argv)
 	test_pack();
 	test_batch_order();
 	test_batch_module(argv[0]);
+	/* The same with prefetching, which only big tables get. */
+	symi_prefetch_min = 0;
+	test_batch_module(argv[0]);
 	test_corrupt();
 	test_errors();
 	return tap_done();
