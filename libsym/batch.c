@@ -198,7 +198,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 {
 	uint64_t min = a[0], max = a[0];
 	bool sort = !ascending(a, n);
-	struct symi_ahead ahead = SYMI_AHEAD_INIT, hint[SDIST];
+	struct symi_ahead ahead = SYMI_AHEAD_INIT, hint[SDIST] = { 0 };
 	const uint64_t *keys = b->keys;
 	const struct sym_table *ahead_t = NULL;
 	int rc;

@@ -791,9 +791,10 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		r = last_le(bs, nb, off);
 		b = r < 0 ? UINT32_MAX : (uint32_t)r;
 	}
-	if (b != a->b && b < nb) {
+	if (b != a->b && b < nb && t->boff[b] < t->blocks_size) {
 		/* The whole block (a header, address fields and leaves: 4
-		 * or 5 cache lines on libjvm), at most 8 lines of it. */
+		 * or 5 cache lines on libjvm), at most 8 lines of it, inside
+		 * the block area whatever boff says. */
 		uint64_t from = t->boff[b], to = b + 1 < nb ? t->boff[b + 1] :
 				t->blocks_size;
 

@@ -358,12 +358,13 @@ static void test_batch_module(const char *self)
 	CHECK(f.frames > NADDR / 2 && f.inlined > NADDR / 100);
 	/* Ascending (not sorted again), and too small to sort. */
 	qsort(addrs, NADDR, sizeof(*addrs), cmp_u64);
-	f.next = f.bad = 0;
+	f.next = f.bad = f.frames = 0;
 	CHECK_ERR(sym_table_lookup_batch(t, addrs, NADDR, fields_cb, &f), 0);
 	CHECK(f.next == NADDR && f.bad == 0);
-	f.next = f.bad = 0;
-	CHECK_ERR(sym_table_lookup_batch(t, addrs + 1000, 5, fields_cb, &f), 0);
-	CHECK(f.next == 5 && f.bad == 0);
+	f.next = f.bad = f.frames = 0;
+	f.addrs = addrs + NADDR / 2;
+	CHECK_ERR(sym_table_lookup_batch(t, f.addrs, 5, fields_cb, &f), 0);
+	CHECK(f.next == 5 && f.bad == 0 && f.frames > 0);
 	sym_module_close(m);
 	free(addrs);
 }
