@@ -397,7 +397,6 @@ size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
 			 size_t max);
 
-
 /* The table that holds @addr, for symi_batch_lookup(): sets *@t (NULL:
  * none) and the address range [*@start, *@end) it answers for, which must
  * contain @addr when *@t is set.  Every table it gives must stay open, and
