@@ -1,34 +1,85 @@
 /*
- * batch.c - many lookups at once: search in address order, answer in
- * input order.
+ * batch.c - many lookups at once: search in address order, walk the
+ * inline chains in input order, with the cache misses overlapped.
  *
- * A lookup is a few binary searches and a walk up the inline chain.  In
- * input order (profiles arrive unsorted) every search starts from scratch
- * and nearly every probe misses the cache: on libjvm's 88 MB table that is
- * about 1 us per address.  In address order each search gallops from where
- * the previous one ended, over memory the previous one just touched, and
- * a chunked store table is switched at most once per chunk.  So a batch is
- * cut into windows; each window is radix-sorted by address (the addresses
- * carry their input index in the low bits), looked up in that order into a
- * frame buffer, and then handed to the callback in input order.
+ * A lookup is a search for the address's range and symbol range, then a
+ * walk up the inline chain (scope, its function, the parent scope, its
+ * function, ...) and the frames filled from what it reads.  On a big
+ * table nearly every step is a cache miss that depends on the one
+ * before, so one lookup after another leaves the memory system idle
+ * between misses.
  *
- * Input that is already ascending, or too small to gain, is answered
- * directly.  The frame buffer is bounded (BUF_MAX); a window whose answers
- * would not fit (pathological inline depth) is answered directly as well,
- * so memory never depends on what the table says.
+ * So a batch is cut into windows of up to 65,536 addresses, and each is
+ * answered in two passes:
+ *
+ * 1. Search, in address order (search()): the window is radix-sorted by
+ *    address (the input index rides in the key's low bits; input that is
+ *    already ascending is not sorted).  symi_table_ahead() runs SDIST
+ *    addresses ahead, finding each one's block and symbol range by a
+ *    short forward seek and prefetching the block; symi_table_locate()
+ *    then finds the leaf and the symbol with those hints and stores them
+ *    in a 32-byte struct symi_hit at the address's input position.  In
+ *    address order each search starts where the previous one ended, over
+ *    memory just touched, and a chunked store table is switched at most
+ *    once per chunk.
+ *
+ * 2. Answer, in input order (answer(), stage()): a software pipeline.
+ *    The hit AHEAD = (STEPS + 1) * DIST positions ahead has its symbol
+ *    and leaf scope prefetched (walk_start()); the hits DIST, 2 * DIST,
+ *    ... ahead each go one step down their chain (walk_step(): read the
+ *    scope the step before prefetched, prefetch its function and
+ *    parent); symi_table_frames() decodes the current hit into frames,
+ *    mostly from cache, and their strings are prefetched; the callback
+ *    gets them DELAY positions later.  So many independent misses are in
+ *    flight at once.
+ *
+ * Why not walk in address order too: the answers would have to wait in
+ * a buffer to be handed out in input order.  That was the design before
+ * this one: every frame (96 bytes, 3 per address on libjvm) written to a
+ * buffer of up to 19 MB per window and read back at random, a fresh
+ * mmap()ed buffer per call, and lookups run one after another; on
+ * libjvm's 33 MB table about 270 ns per address against about 200 now.
+ * A hit is 32 bytes and holds no pointer.  (Walking in address order
+ * would be faster by itself, as scopes, functions and strings are laid
+ * out in address order, but not by enough to pay for the buffer.)
+ *
+ * Tables come from the caller's symi_table_at_fn and stay open for the
+ * whole batch, so a window may answer from several (a chunked store
+ * table); each hit records which.  Tiny batches are answered directly,
+ * one lookup at a time.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "format.h"
 
 #define WINDOW_BITS 16			/* addresses per sorted window */
 #define WINDOW ((size_t)1 << WINDOW_BITS)
 #define KEY_BITS (64 - WINDOW_BITS)	/* room left for address - min */
 #define SMALL 32			/* below this, sorting cannot pay */
-#define BUF_MAX ((size_t)64 << 20)	/* bytes of buffered frames */
 #define DIGIT 11			/* radix digit bits */
+/* Pass 1 prefetches the block and symbol range SDIST addresses ahead. */
+#define SDIST 8
+/* Pass 2: the walks run STEPS steps, DIST addresses apart, ahead of the
+ * answer (a step must wait for a miss: at 30 to 100 ns of work per
+ * address, DIST addresses are enough); RING holds the walks in flight.
+ * More steps or a longer distance measured the same on libjvm. */
+#define DIST 4
+#define STEPS 3
+#define AHEAD ((STEPS + 1) * DIST)
+#define RING 32
+/* Frames wait DELAY addresses for their strings to arrive before the
+ * callback gets them; SLOTS (a power of 2, > DELAY) hold the frames of
+ * that many addresses. */
+#define DELAY 2
+#define SLOTS 4
+/* Smaller tables stay in cache: prefetching them would only cost
+ * instructions (libc's 1.1 MB table: 15% slower with it).  A variable
+ * so that the tests can prefetch small tables too. */
+size_t symi_prefetch_min = (size_t)4 << 20;
+_Static_assert(RING >= AHEAD + 1 && !(RING & (RING - 1)), "walk ring");
+_Static_assert(SLOTS > DELAY && !(SLOTS & (SLOTS - 1)), "frame slots");
 
 struct batch {
 	const uint64_t *addrs;
@@ -36,33 +87,39 @@ struct batch {
 	void *actx;
 	sym_frames_fn fn;
 	void *ctx;
-	/* The table of the current address and the search hints in it. */
+	/* The table of the current address, the search hints in it, and
+	 * its number in tabs (UINT32_MAX: not numbered in this window). */
 	const struct sym_table *t;
 	uint64_t t_start, t_end;
 	struct symi_cursor cur;
-	/* Window state: keys sorted, answers by input position. */
-	uint64_t *keys, *tmp;		/* a window each */
-	uint32_t *first;		/* per address: index into fr */
-	uint8_t *nfr;			/* per address: frames */
-	struct sym_frame *fr;
-	size_t fr_cap;
+	uint32_t tab;
+	/* Window state: keys sorted, hits by input position, the tables
+	 * the hits refer to. */
+	uint64_t *keys, *tmp;
+	struct symi_hit *hits;
+	const struct sym_table **tabs;	/* a window's worth */
+	size_t ntabs;
+	/* The frames of the last SLOTS addresses answered, and how many. */
+	struct sym_frame *slot;
+	uint8_t got[SLOTS];
 };
 
-/* Frames of @addr into @fr (room for SYM_MAX_FRAMES). */
-static int one(struct batch *b, uint64_t addr, struct sym_frame *fr,
-	       size_t *n)
+/* Make b->t the table of @addr; *@in says whether it covers @addr. */
+static inline __attribute__((always_inline)) int
+table_for(struct batch *b, uint64_t addr, bool *in)
 {
-	*n = 0;
+	*in = false;
 	if (!b->t || addr < b->t_start || addr >= b->t_end) {
 		int rc = b->at(b->actx, addr, &b->t, &b->t_start, &b->t_end);
 
 		if (rc)
 			return rc;
 		b->cur = (struct symi_cursor)SYMI_CURSOR_INIT;
+		b->tab = UINT32_MAX;
 		if (!b->t || addr < b->t_start || addr >= b->t_end)
 			return 0;
 	}
-	*n = symi_table_lookup(b->t, addr, fr, SYM_MAX_FRAMES, &b->cur);
+	*in = true;
 	return 0;
 }
 
@@ -72,9 +129,13 @@ static int direct(struct batch *b, size_t lo, size_t hi)
 	struct sym_frame fr[SYM_MAX_FRAMES];
 
 	for (size_t i = lo; i < hi; i++) {
-		size_t n;
-		int rc = one(b, b->addrs[i], fr, &n);
+		size_t n = 0;
+		bool in;
+		int rc = table_for(b, b->addrs[i], &in);
 
+		if (!rc && in)
+			n = symi_table_lookup(b->t, b->addrs[i], fr,
+					      SYM_MAX_FRAMES, &b->cur);
 		if (!rc)
 			rc = b->fn(b->ctx, i, fr, n);
 		if (rc)
@@ -84,26 +145,16 @@ static int direct(struct batch *b, size_t lo, size_t hi)
 }
 
 /*
- * Prefetch the strings of the first frames of @f (at most 4): the names
- * and files the caller is about to print.  always_inline, and not for
- * speed: a void function that only loads and prefetches looks pure to
- * gcc's IPA, which then deletes every call to it (gcc 12 did).
+ * LSD radix sort of @n keys by their bits [@from, @to), stable; the
+ * result is in @k or @tmp, whichever is returned.
  */
-static inline __attribute__((always_inline)) void
-prefetch_strings(const struct sym_frame *f, size_t n)
-{
-	for (size_t j = 0; j < n && j < 4; j++) {
-		__builtin_prefetch(f[j].demangled ? f[j].demangled : f[j].name);
-		__builtin_prefetch(f[j].file);
-	}
-}
-
-/* LSD radix sort of @n keys of @bits significant bits. */
-static void radix_sort(uint64_t *k, uint64_t *tmp, size_t n, unsigned bits)
+static uint64_t *radix_sort(uint64_t *k, uint64_t *tmp, size_t n,
+			    unsigned from, unsigned to)
 {
 	size_t count[1u << DIGIT];
 
-	for (unsigned shift = 0; shift < bits; shift += DIGIT) {
+	for (unsigned shift = from; shift < to; shift += DIGIT) {
+		uint64_t *swap;
 		size_t sum = 0;
 
 		memset(count, 0, sizeof(count));
@@ -118,69 +169,16 @@ static void radix_sort(uint64_t *k, uint64_t *tmp, size_t n, unsigned bits)
 		for (size_t i = 0; i < n; i++)
 			tmp[count[(k[i] >> shift) & ((1u << DIGIT) - 1)]++] =
 				k[i];
-		memcpy(k, tmp, n * sizeof(*k));
+		swap = k;
+		k = tmp;
+		tmp = swap;
 	}
+	return k;
 }
 
 static unsigned bit_width(uint64_t v)
 {
 	return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
-}
-
-/* Answer addrs[lo, lo + n), n <= WINDOW, looking up in address order.
- * Sets *@direct_please, answering nothing, when the window does not suit
- * (addresses too far apart, frames beyond BUF_MAX, no memory). */
-static int window(struct batch *b, size_t lo, size_t n, bool *direct_please)
-{
-	const uint64_t *a = b->addrs + lo;
-	uint64_t min = a[0], max = a[0];
-	size_t used = 0;
-	int rc;
-
-	for (size_t i = 1; i < n; i++) {
-		min = a[i] < min ? a[i] : min;
-		max = a[i] > max ? a[i] : max;
-	}
-	*direct_please = true;
-	if (bit_width(max - min) > KEY_BITS)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		b->keys[i] = (a[i] - min) << WINDOW_BITS | i;
-	radix_sort(b->keys, b->tmp, n, WINDOW_BITS + bit_width(max - min));
-	for (size_t k = 0; k < n; k++) {
-		size_t i = b->keys[k] & (WINDOW - 1), got;
-
-		if (b->fr_cap - used < SYM_MAX_FRAMES) {
-			size_t cap = b->fr_cap;
-
-			if ((cap + SYM_MAX_FRAMES) * sizeof(*b->fr) > BUF_MAX)
-				return 0;
-			if (symi_grow((void **)&b->fr, &cap,
-				      used + SYM_MAX_FRAMES, sizeof(*b->fr)))
-				return 0;	/* no memory: go direct */
-			b->fr_cap = cap;
-		}
-		rc = one(b, a[i], b->fr + used, &got);
-		if (rc)
-			return rc;
-		b->first[i] = (uint32_t)used;
-		b->nfr[i] = (uint8_t)got;	/* <= SYM_MAX_FRAMES = 128 */
-		used += got;
-	}
-	*direct_please = false;
-	for (size_t i = 0; i < n; i++) {
-		/* Input order jumps around the frame buffer and the string
-		 * blob: fetch the frames a few calls ahead, then the strings
-		 * the caller is about to print. */
-		if (i + 8 < n)
-			__builtin_prefetch(b->fr + b->first[i + 8]);
-		if (i + 4 < n)
-			prefetch_strings(b->fr + b->first[i + 4], b->nfr[i + 4]);
-		rc = b->fn(b->ctx, lo + i, b->fr + b->first[i], b->nfr[i]);
-		if (rc)
-			return rc;
-	}
-	return 0;
 }
 
 static bool ascending(const uint64_t *a, size_t n)
@@ -192,43 +190,265 @@ static bool ascending(const uint64_t *a, size_t n)
 	return true;
 }
 
+/*
+ * Pass 1: the hits of a[0, n) into b->hits, searched in address order
+ * (in input order when the addresses lie too far apart for a key).
+ */
+static int search(struct batch *b, const uint64_t *a, size_t n)
+{
+	uint64_t min = a[0], max = a[0];
+	bool sort = !ascending(a, n);
+	struct symi_ahead ahead = SYMI_AHEAD_INIT, hint[SDIST] = { 0 };
+	const uint64_t *keys = b->keys;
+	const struct sym_table *ahead_t = NULL;
+	int rc;
+
+	for (size_t i = 1; sort && i < n; i++) {
+		min = a[i] < min ? a[i] : min;
+		max = a[i] > max ? a[i] : max;
+	}
+	if (sort && bit_width(max - min) > KEY_BITS)
+		sort = false;
+	if (sort) {
+		/* By address only: the index below it needs no sorting
+		 * (equal addresses stay in input order, the sort is stable). */
+		for (size_t i = 0; i < n; i++)
+			b->keys[i] = (a[i] - min) << WINDOW_BITS | i;
+		keys = radix_sort(b->keys, b->tmp, n, WINDOW_BITS,
+				  WINDOW_BITS + bit_width(max - min));
+	}
+	b->ntabs = 0;
+	b->tab = UINT32_MAX;
+	/* The k-th address in search order and its input index: sorted, both
+	 * are in the key (not a random read of a[]). */
+#define AT(k) (sort ? min + (keys[k] >> WINDOW_BITS) : a[k])
+#define IDX(k) (sort ? keys[k] & (WINDOW - 1) : (k))
+	for (size_t k = 0; k < n; k++) {
+		size_t i = IDX(k);
+		uint64_t addr = AT(k);
+		struct symi_hit *h = &b->hits[i];
+		struct symi_ahead hk = hint[k % SDIST];	/* hint[] is a ring */
+		bool in;
+
+		if (k + SDIST < n) {
+			uint64_t a2 = AT(k + SDIST);
+			struct symi_ahead *h2 = &hint[(k + SDIST) % SDIST];
+
+			__builtin_prefetch(&b->hits[IDX(k + SDIST)], 1);
+			if (ahead_t != b->t) {
+				ahead = (struct symi_ahead)SYMI_AHEAD_INIT;
+				ahead_t = b->t;
+			}
+			*h2 = (struct symi_ahead)SYMI_AHEAD_INIT;
+			if (b->t && b->t->len >= symi_prefetch_min &&
+			    a2 >= b->t_start && a2 < b->t_end) {
+				symi_table_ahead(b->t, a2, &ahead);
+				*h2 = ahead;
+			}
+		}
+
+		h->flags = 0;
+		rc = table_for(b, addr, &in);
+		if (rc)
+			return rc;
+		/* The hint is for b->t if ahead_t still is. */
+		if (!in || !symi_table_locate(b->t, addr, &b->cur,
+					      k >= SDIST && ahead_t == b->t ?
+					      &hk : NULL, h))
+			continue;
+		if (b->tab == UINT32_MAX) {
+			/* At most one new table per address: n fit. */
+			b->tabs[b->ntabs] = b->t;
+			b->tab = (uint32_t)b->ntabs++;
+		}
+		h->tab = b->tab;
+	}
+#undef AT
+#undef IDX
+	return 0;
+}
+
+/*
+ * Prefetching.  Every prefetch is of an index checked against its array
+ * (a prefetch of a wild address does not fault, but it would waste a
+ * miss).  A packed record may straddle two cache lines: its last byte is
+ * fetched too.  The helpers are always_inline, and not for speed: a void
+ * function that only loads and prefetches looks pure to gcc's IPA, which
+ * then deletes every call to it (gcc 12 did).
+ */
+static inline __attribute__((always_inline)) void
+prefetch_rec(const struct symt_view *v, uint32_t i)
+{
+	const uint8_t *p = v->p + (size_t)i * v->stride;
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + v->stride - 1);
+}
+
+/*
+ * The walk that runs ahead of symi_table_frames(), one cache miss deep
+ * per step: walk_start() prefetches the symbol and the leaf's scope;
+ * each walk_step() reads the scope the step before prefetched and
+ * prefetches its function and its parent, the scope to read next
+ * (returned; UINT32_MAX at the end of the chain).  Strings are left to
+ * prefetch_strings(), from the finished frames.
+ */
+static inline __attribute__((always_inline)) uint32_t
+walk_start(const struct sym_table *t, const struct symi_hit *h)
+{
+	if (h->flags & SYMI_HIT_SYM)
+		prefetch_rec(&t->syms, h->sym);
+	if (!(h->flags & SYMI_HIT_LEAF) || h->scope >= t->scopes.n)
+		return UINT32_MAX;
+	prefetch_rec(&t->scopes, h->scope);
+	return h->scope;
+}
+
+static inline __attribute__((always_inline)) uint32_t
+walk_step(const struct sym_table *t, uint32_t s)
+{
+	const struct symt_view *sv = &t->scopes, *fv = &t->funcs;
+	uint32_t f, d;
+
+	if (s >= sv->n)
+		return UINT32_MAX;
+	d = symt_get(sv, s, SYMT_SC_PARENT);
+	f = symt_get(sv, s, SYMT_SC_FUNC) - 1;	/* a code: 0 is none */
+	if (f < fv->n)
+		prefetch_rec(fv, f);
+	if (!d || d > s)
+		return UINT32_MAX;
+	prefetch_rec(sv, s - d);
+	return s - d;
+}
+
+/* Prefetch the strings of @f[@n] the caller is about to read: the names
+ * (symd and `sym lookup -C` print the demangled one, others the plain
+ * name) and the file. */
+static inline __attribute__((always_inline)) void
+prefetch_strings(const struct sym_frame *f, size_t n)
+{
+	/* Not of NULL: a prefetch does not fault, but it may walk the page
+	 * tables for nothing. */
+	for (size_t j = 0; j < n; j++) {
+		if (f[j].demangled)
+			__builtin_prefetch(f[j].demangled);
+		if (f[j].name)
+			__builtin_prefetch(f[j].name);
+		if (f[j].file)
+			__builtin_prefetch(f[j].file);
+	}
+}
+
+/*
+ * Pass 2, one position @x of the pipeline: start the walk of hit @x, step
+ * those of hits x - DIST, x - 2 * DIST, ..., turn hit x - AHEAD into
+ * frames (and prefetch their strings), and hand those of hit x - AHEAD -
+ * DELAY to the callback.  With @edge, positions outside [0, n) are
+ * skipped; without, they are all inside.  @one is the window's only
+ * table, or NULL.  Without @pf, nothing is prefetched.
+ */
+static inline __attribute__((always_inline)) int
+stage(struct batch *b, const struct sym_table *one, uint32_t *w,
+      size_t lo, size_t n, size_t x, bool edge, bool pf)
+{
+	const struct symi_hit *hits = b->hits;
+	size_t i = x - AHEAD, c = i - DELAY;
+
+#define TAB(h) (one ? one : b->tabs[(h)->tab])
+	if (pf && (!edge || x < n))
+		w[x % RING] = hits[x].flags ?
+			      walk_start(TAB(&hits[x]), &hits[x]) : UINT32_MAX;
+	for (size_t m = 1; pf && m <= STEPS; m++) {
+		size_t j = x - m * DIST;
+
+		if ((!edge || (x >= m * DIST && j < n)) &&
+		    w[j % RING] != UINT32_MAX)
+			w[j % RING] = walk_step(TAB(&hits[j]), w[j % RING]);
+	}
+	if (!edge || (x >= AHEAD && i < n)) {
+		struct sym_frame *fr = b->slot + (i % SLOTS) * SYM_MAX_FRAMES;
+		size_t got = 0;
+
+		if (hits[i].flags)
+			got = symi_table_frames(TAB(&hits[i]), &hits[i], fr,
+						SYM_MAX_FRAMES);
+		b->got[i % SLOTS] = (uint8_t)got;
+		if (pf)
+			prefetch_strings(fr, got);
+	}
+#undef TAB
+	if (edge && (x < AHEAD + DELAY || c >= n))
+		return 0;
+	return b->fn(b->ctx, lo + c, b->slot + (c % SLOTS) * SYM_MAX_FRAMES,
+		     b->got[c % SLOTS]);
+}
+
+/* Pass 2: answer addrs[lo, lo + n) from b->hits, in input order, with the
+ * walks of the next AHEAD hits running ahead (see the top of the file).
+ * Inlined three times: for a window with one table, big or small, and
+ * with several (chunks: big). */
+static inline __attribute__((always_inline)) int
+answer_from(struct batch *b, const struct sym_table *one, size_t lo,
+	    size_t n, bool pf)
+{
+	uint32_t w[RING];	/* the scope each walk reads next */
+	size_t x = 0;
+	int rc = 0;
+
+	for (; !rc && x < AHEAD + DELAY; x++)
+		rc = stage(b, one, w, lo, n, x, true, pf);
+	for (; !rc && x < n; x++)
+		rc = stage(b, one, w, lo, n, x, false, pf);
+	for (; !rc && x < n + AHEAD + DELAY; x++)
+		rc = stage(b, one, w, lo, n, x, true, pf);
+	return rc;
+}
+
+static int answer(struct batch *b, size_t lo, size_t n)
+{
+	if (b->ntabs == 1 && b->tabs[0]->len < symi_prefetch_min)
+		return answer_from(b, b->tabs[0], lo, n, false);
+	if (b->ntabs == 1)
+		return answer_from(b, b->tabs[0], lo, n, true);
+	return answer_from(b, NULL, lo, n, true);
+}
+
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		      symi_table_at_fn at, void *actx, sym_frames_fn fn,
 		      void *ctx)
 {
 	struct batch b = {
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
-		.cur = SYMI_CURSOR_INIT,
+		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
 	};
 	size_t w;
 	int rc = 0;
 
-	_Static_assert(SYM_MAX_FRAMES <= UINT8_MAX, "nfr is a byte");
-	if (count < SMALL || ascending(addrs, count))
+	if (count < SMALL)
 		return direct(&b, 0, count);
 	w = count < WINDOW ? count : WINDOW;
 	b.keys = symi_malloc(w * sizeof(*b.keys));
 	b.tmp = symi_malloc(w * sizeof(*b.tmp));
-	b.first = symi_malloc(w * sizeof(*b.first));
-	b.nfr = symi_malloc(w);
-	if (!b.keys || !b.tmp || !b.first || !b.nfr) {
+	b.hits = symi_malloc(w * sizeof(*b.hits));
+	b.tabs = symi_malloc(w * sizeof(*b.tabs));
+	b.slot = symi_malloc(SLOTS * SYM_MAX_FRAMES * sizeof(*b.slot));
+	if (!b.keys || !b.tmp || !b.hits || !b.tabs || !b.slot) {
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
 	for (size_t lo = 0; lo < count && !rc; lo += WINDOW) {
 		size_t n = count - lo < WINDOW ? count - lo : WINDOW;
-		bool go_direct = true;
 
-		if (n >= SMALL)
-			rc = window(&b, lo, n, &go_direct);
-		if (!rc && go_direct)
-			rc = direct(&b, lo, lo + n);
+		rc = search(&b, addrs + lo, n);
+		if (!rc)
+			rc = answer(&b, lo, n);
 	}
 out:
 	free(b.keys);
 	free(b.tmp);
-	free(b.first);
-	free(b.nfr);
-	free(b.fr);
+	free(b.hits);
+	free(b.tabs);
+	free(b.slot);
 	return rc;
 }

@@ -991,35 +991,84 @@ static void end_table_read(struct sym_store *st, struct table_read *r)
 	r->locked = false;
 }
 
-/* symi_batch_lookup()'s view of a stored table: the chunk at an address. */
+/*
+ * symi_batch_lookup()'s view of a stored table: the chunk at an address.
+ * Every chunk opened stays open until the lookup ends (the batch answers
+ * from several at once), in @open, ascending by start.
+ */
 struct chunk_at {
 	struct sym_store *st;
 	MDB_cursor *cur;
 	const uint8_t *id;
 	size_t idlen;
 	uint32_t gen;
-	struct chunk c;
+	struct chunk *open;
+	size_t nopen, cap;
 	bool bad;
 };
+
+/* Index of the last open chunk starting at or below @addr, or nopen. */
+static size_t chunk_open_at(const struct chunk_at *ca, uint64_t addr)
+{
+	size_t lo = 0, hi = ca->nopen;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ca->open[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : ca->nopen;
+}
 
 static int chunk_at(void *ctx, uint64_t addr, const struct sym_table **t,
 		    uint64_t *start, uint64_t *end)
 {
 	struct chunk_at *ca = ctx;
-	int rc = chunk_find(ca->st, ca->cur, ca->id, ca->idlen, ca->gen, addr,
-			    &ca->c);
+	struct chunk c = { 0 }, *hit;
+	size_t i = chunk_open_at(ca, addr);
+	int rc;
 
 	*t = NULL;
+	if (i < ca->nopen && addr < ca->open[i].end) {
+		hit = &ca->open[i];
+		goto found;
+	}
+	rc = chunk_find(ca->st, ca->cur, ca->id, ca->idlen, ca->gen, addr,
+			&c);
 	if (rc == -SYM_E_BADTABLE) {
 		ca->bad = true;
 		return rc;
 	}
-	if (rc && rc != MDB_NOTFOUND)
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
 		return rc == ENOMEM ? -ENOMEM : mdb_err(rc, "cannot read chunk");
-	if (!rc && addr >= ca->c.start && addr < ca->c.end) {
-		*t = ca->c.t;
-		*start = ca->c.start;
-		*end = ca->c.end;
+	i = chunk_open_at(ca, c.start);
+	if (i < ca->nopen && ca->open[i].start == c.start) {
+		chunk_drop(&c);		/* open already: @addr is past its end */
+		hit = &ca->open[i];
+	} else {
+		i = i < ca->nopen ? i + 1 : 0;
+		if (ca->nopen == ca->cap &&
+		    symi_grow((void **)&ca->open, &ca->cap, ca->nopen + 1,
+			      sizeof(*ca->open))) {
+			chunk_drop(&c);
+			return -ENOMEM;
+		}
+		memmove(&ca->open[i + 1], &ca->open[i],
+			(ca->nopen - i) * sizeof(*ca->open));
+		ca->open[i] = c;
+		ca->nopen++;
+		hit = &ca->open[i];
+	}
+found:
+	if (addr >= hit->start && addr < hit->end) {
+		*t = hit->t;
+		*start = hit->start;
+		*end = hit->end;
 	}
 	return 0;
 }
@@ -1059,7 +1108,9 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		ca.gen = r.m.gen;
 		err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
 	}
-	chunk_drop(&ca.c);
+	for (size_t i = 0; i < ca.nopen; i++)
+		chunk_drop(&ca.open[i]);
+	free(ca.open);
 	end_table_read(st, &r);
 	if (ca.bad) {
 		symi_warn("store: table of %s is corrupt; removed", build_id);

@@ -329,28 +329,87 @@ struct symi_cursor {
 	uint32_t j;
 	uint64_t jlo, jhi;
 	/* The symbol range of the last lookup (UINT32_MAX: none), the
-	 * offsets it covers, [slo, shi), and its symbol, decoded. */
+	 * offsets it covers, [slo, shi), and its symbol's index (sym_i,
+	 * when have_sym: it is inside the symbol array). */
 	uint32_t si;
 	uint64_t slo, shi;
 	bool have_sym;
-	struct symt_sym sym;
+	uint32_t sym_i;
 };
 #define SYMI_CURSOR_INIT { .blk = { .b = UINT32_MAX }, .j = UINT32_MAX, \
 			   .si = UINT32_MAX }
 
 /* The frames of @addr in @t into @fr[@max]; returns how many.  @cur must
- * have been used with @t only (or be fresh). */
+ * have been used with @t only (or be fresh).  It is symi_table_locate()
+ * then symi_table_frames(). */
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct sym_frame *fr, size_t max,
 			 struct symi_cursor *cur);
 
+/*
+ * A lookup in two halves, so that a batch can do the first, which the
+ * cursor speeds up, in address order, and the second, which follows
+ * indices through the table, in input order with prefetches ahead
+ * (batch.c).  struct symi_hit is what the first half finds: the leaf and
+ * the symbol, as far as they decode without the scope and function
+ * records (which the second half reads).  Indices are unchecked here;
+ * UINT32_MAX is none.
+ */
+enum symi_hit_flags {
+	SYMI_HIT_LEAF = (1 << 0),	/* a leaf: scope..disc are set */
+	SYMI_HIT_DECL_FILE = (1 << 1),	/* file: the function's decl_file */
+	SYMI_HIT_SYM = (1 << 2),	/* sym is a symbol index, in range */
+};
+struct symi_hit {
+	uint32_t scope;		/* the leaf's scope, or UINT32_MAX */
+	uint32_t file;		/* file index, or UINT32_MAX */
+	uint32_t line;		/* less the function's decl_line, mod 2^32 */
+	uint32_t column, disc;
+	uint32_t sym;		/* with SYMI_HIT_SYM */
+	uint32_t flags;		/* enum symi_hit_flags; 0: no answer */
+	uint32_t tab;		/* the caller's: batch.c's table number */
+};
+
+/* Where symi_table_ahead() found an address's block and symbol range
+ * (UINT32_MAX: unknown). */
+struct symi_ahead {
+	uint32_t b, si;
+};
+#define SYMI_AHEAD_INIT { .b = UINT32_MAX, .si = UINT32_MAX }
+
+/* The first half: find @addr's range and symbol range, with @hint (NULL,
+ * or from symi_table_ahead() for @addr on @t) saving the searches.
+ * Returns false (and hit->flags 0) when the table has nothing for @addr. */
+bool symi_table_locate(const struct sym_table *t, uint64_t addr,
+		       struct symi_cursor *cur, const struct symi_ahead *hint,
+		       struct symi_hit *hit);
+
+/* Prefetch what symi_table_locate(@addr) will read, a few addresses ahead
+ * of it in a sorted batch, and say where it is: *@a is where the previous
+ * call ended (the search gallops forward from it) and becomes where this
+ * one did. */
+void symi_table_ahead(const struct sym_table *t, uint64_t addr,
+		      struct symi_ahead *a);
+
+/* The second half: the frames of @hit (from symi_table_locate() on @t)
+ * into @fr[@max]; returns how many. */
+size_t symi_table_frames(const struct sym_table *t,
+			 const struct symi_hit *hit, struct sym_frame *fr,
+			 size_t max);
+
 /* The table that holds @addr, for symi_batch_lookup(): sets *@t (NULL:
  * none) and the address range [*@start, *@end) it answers for, which must
- * contain @addr when *@t is set.  Any earlier table may be closed.  Returns
- * 0 or a negative error that ends the batch. */
+ * contain @addr when *@t is set.  Every table it gives must stay open, and
+ * its strings valid, until symi_batch_lookup() returns: a batch answers
+ * from several tables at once.  Returns 0 or a negative error that ends
+ * the batch. */
 typedef int (*symi_table_at_fn)(void *ctx, uint64_t addr,
 				const struct sym_table **t, uint64_t *start,
 				uint64_t *end);
+
+/* Tables of at least this many bytes are prefetched in batches
+ * (batch.c); the tests lower it to cover prefetching on small tables. */
+extern size_t symi_prefetch_min;
 
 /* Look @addrs[@count] up (in address order when that pays) and call @fn
  * once per address in input order.  Returns 0, the first non-zero value

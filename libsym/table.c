@@ -530,13 +530,14 @@ static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 }
 
 /*
- * The symbol naming @off (chosen at build time), or NULL; it lives in the
- * cursor.
- * The cursor keeps the symbol range of the last lookup and its symbol:
- * sorted lookups mostly stay in it or step to the next one.
+ * Is @off named by a symbol (chosen at build time)?  Its index is then
+ * cur->sym_i.  The cursor keeps the symbol range of the last lookup and
+ * its symbol: sorted lookups mostly stay in it or step to the next one.
+ * @hint (UINT32_MAX: none) is a guess at the symbol range, checked.
  */
-static const struct symt_sym *sym_cover(const struct sym_table *t,
-					uint32_t off, struct symi_cursor *cur)
+static inline __attribute__((always_inline)) bool
+sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
+	  uint32_t hint)
 {
 	const struct symt_view *v = &t->sranges;
 	long i;
@@ -548,18 +549,22 @@ static const struct symt_sym *sym_cover(const struct sym_table *t,
 	    (cur->si + 2 >= v->n ||
 	     off < symt_get(v, cur->si + 2, SYMT_SR_ADDR)))
 		i = cur->si + 1;
+	else if (hint < v->n && symt_get(v, hint, SYMT_SR_ADDR) <= off &&
+		 (hint + 1 >= v->n ||
+		  off < symt_get(v, hint + 1, SYMT_SR_ADDR)))
+		i = hint;
 	else
 		i = last_le_pk(v, SYMT_SR_ADDR, off);
 	if (i < 0)
-		return NULL;
+		return false;
 	cur->si = (uint32_t)i;
 	cur->slo = symt_get(v, cur->si, SYMT_SR_ADDR);
 	cur->shi = cur->si + 1 < v->n ?
 		   symt_get(v, cur->si + 1, SYMT_SR_ADDR) : UINT64_MAX;
-	cur->have_sym = sym_get(t, uncode(symt_get(v, cur->si, SYMT_SR_SYM)),
-				&cur->sym);
+	cur->sym_i = uncode(symt_get(v, cur->si, SYMT_SR_SYM));
+	cur->have_sym = cur->sym_i < t->syms.n;
 done:
-	return cur->have_sym ? &cur->sym : NULL;
+	return cur->have_sym;
 }
 
 /*
@@ -611,11 +616,13 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
  * The cursor keeps the block of the last lookup, its header decoded, and
  * the range found in it: sorted lookups mostly stay in that range, or
  * step a few ranges forward in the block, or into the next block.
- * Otherwise the block is found by a search of bstart, then the range by a
- * search of the block's address fields.
+ * Otherwise the block is found by a search of bstart (unless @hint, a
+ * guess at it, is right), then the range by a search of the block's
+ * address fields.
  */
 static inline __attribute__((always_inline)) bool
-range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
+range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
+	   uint32_t hint)
 {
 	struct symi_block *k = &cur->blk;
 	uint32_t nb = t->h->n_blocks, j = 0;
@@ -633,7 +640,10 @@ range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 	} else {
 		long b;
 
-		if (k->b != UINT32_MAX && off >= k->next) {
+		if (hint < nb && t->bstart[hint] <= off &&
+		    (hint + 1 >= nb || off < t->bstart[hint + 1])) {
+			b = hint;
+		} else if (k->b != UINT32_MAX && off >= k->next) {
 			/* Forward from the last block (sorted lookups):
 			 * blocks b + 1, b + 2, b + 4, ... then a search
 			 * between the last two. */
@@ -664,18 +674,6 @@ range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 	cur->jlo = k->start + lo;
 	cur->jhi = hi == UINT64_MAX ? k->next : k->start + hi;
 	return true;
-}
-
-/* The leaf holding @off into @l (false: none or a hole), its scope and
- * function as leaf_get() gives them. */
-static bool leaf_find(const struct sym_table *t, uint32_t off,
-		      struct symi_cursor *cur, struct symt_leaf *l,
-		      struct symt_scope *sc, bool *have_sc,
-		      struct symt_func *fn, bool *have_fn)
-{
-	if (!range_find(t, off, cur))
-		return false;
-	return leaf_get(t, &cur->blk, cur->j, l, sc, have_sc, fn, have_fn);
 }
 
 /* The function of a scope that has none: no names, no declaration. */
@@ -709,38 +707,147 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->flags = 0;
 }
 
-size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
-			 struct sym_frame *fr, size_t max,
-			 struct symi_cursor *cur)
+bool symi_table_locate(const struct sym_table *t, uint64_t addr,
+		       struct symi_cursor *cur, const struct symi_ahead *hint,
+		       struct symi_hit *hit)
 {
 	const struct symt_header *h = t->h;
-	struct symt_leaf leaf = { 0 };
-	struct symt_scope sc;
-	struct symt_func fn;
-	const struct symt_sym *sym = NULL;
-	bool have_leaf, have_sc = false, have_fn = false;
+	const struct symi_block *k = &cur->blk;
 	uint32_t off;
-	size_t n = 0, steps = 0;
+	uint64_t c[5];
+
+	hit->flags = 0;
+	if (addr < h->base || addr - h->base >= UINT32_MAX)
+		return false;
+	off = (uint32_t)(addr - h->base);
+	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX)) {
+		leaf_codes(k, cur->j, c);
+		/* A leaf with neither scope nor file is a hole.  Its file
+		 * and line are completed by symi_table_frames() from the
+		 * scope's function, as leaf_get() does. */
+		if (c[0] || c[1]) {
+			hit->flags = SYMI_HIT_LEAF |
+				     (c[1] == 1 ? SYMI_HIT_DECL_FILE : 0);
+			hit->scope = c[0] ? k->sbase + (uint32_t)c[0] - 1 :
+				     SYMT_NONE;
+			hit->file = c[1] < 2 ? SYMT_NONE :
+				    k->fbase + (uint32_t)c[1] - 2;
+			hit->line = (uint32_t)(k->lbase + (int64_t)c[2]);
+			hit->column = k->cbase + (uint32_t)c[3];
+			hit->disc = k->dbase + (uint32_t)c[4];
+		}
+	}
+	if (t->sranges.n &&
+	    sym_cover(t, off, cur, hint ? hint->si : UINT32_MAX)) {
+		hit->flags |= SYMI_HIT_SYM;
+		hit->sym = cur->sym_i;
+	}
+	return hit->flags != 0;
+}
+
+/*
+ * Seeking forward in an ascending array: the last index i >= @from with
+ * v[i] <= @key, given v[@from] <= @key.  Sorted lookups mostly move a few
+ * entries, so the next SEEK_NEAR are compared at once, without branches;
+ * beyond them, a gallop and a binary search.  GET(i) is v[i].
+ */
+#define SEEK_NEAR 4
+#define SEEK(GET, n, from, key)						\
+	({								\
+		uint32_t i_ = (from), n_ = (n), c_ = 0, step_ = SEEK_NEAR; \
+		for (uint32_t d_ = 1; d_ <= SEEK_NEAR; d_++)		\
+			c_ += i_ + d_ < n_ && GET(i_ + d_) <= (key);	\
+		i_ += c_;						\
+		if (c_ == SEEK_NEAR) {					\
+			while (i_ + step_ < n_ && GET(i_ + step_) <= (key)) { \
+				i_ += step_;				\
+				step_ *= 2;				\
+			}						\
+			/* The last <= key in [i_, i_ + step_). */	\
+			for (uint32_t m_ = step_ < n_ - i_ ? step_ : n_ - i_; \
+			     m_ > 1; m_ -= m_ / 2)			\
+				i_ = GET(i_ + m_ / 2) <= (key) ? i_ + m_ / 2 : i_; \
+		}							\
+		i_;							\
+	})
+
+void symi_table_ahead(const struct sym_table *t, uint64_t addr,
+		      struct symi_ahead *a)
+{
+	const struct symt_header *h = t->h;
+	const struct symt_view *v = &t->sranges;
+	const uint32_t *bs = t->bstart;
+	uint32_t off, nb = h->n_blocks, b = a->b, si = a->si;
+	long r;
 
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
-		return 0;
+		return;
 	off = (uint32_t)(addr - h->base);
-	have_leaf = leaf_find(t, off, cur, &leaf, &sc, &have_sc, &fn,
-			      &have_fn);
-	if (t->sranges.n)
-		sym = sym_cover(t, off, cur);
-	if (!have_leaf && !sym)
-		return 0;
+#define BS(i) bs[i]
+#define SR(i) symt_get(v, (i), SYMT_SR_ADDR)
+	if (b < nb && bs[b] <= off) {
+		b = SEEK(BS, nb, b, off);
+	} else {
+		r = last_le(bs, nb, off);
+		b = r < 0 ? UINT32_MAX : (uint32_t)r;
+	}
+	if (b != a->b && b < nb && t->boff[b] < t->blocks_size) {
+		/* The whole block (a header, address fields and leaves: 4
+		 * or 5 cache lines on libjvm), at most 8 lines of it, inside
+		 * the block area whatever boff says. */
+		uint64_t from = t->boff[b], to = b + 1 < nb ? t->boff[b + 1] :
+				t->blocks_size;
 
-	if (!have_fn)
-		fn = no_func;
+		if (to > t->blocks_size || to < from + 1)
+			to = from + 1;
+		if (to > from + 512)
+			to = from + 512;
+		for (uint64_t o = from & ~(uint64_t)63; o < to; o += 64)
+			__builtin_prefetch(t->blocks + o);
+	}
+	a->b = b;
+	if (si < v->n && SR(si) <= off) {
+		a->si = SEEK(SR, v->n, si, off);
+	} else {
+		r = last_le_pk(v, SYMT_SR_ADDR, off);
+		a->si = r < 0 ? UINT32_MAX : (uint32_t)r;
+	}
+#undef BS
+#undef SR
+}
+
+size_t symi_table_frames(const struct sym_table *t,
+			 const struct symi_hit *hit, struct sym_frame *fr,
+			 size_t max)
+{
+	const struct symt_header *h = t->h;
+	struct symt_scope sc = { 0 };	/* set when have_sc */
+	struct symt_func fn = no_func;
+	struct symt_sym sym;
+	bool have_leaf = hit->flags & SYMI_HIT_LEAF, have_sc = false;
+	bool have_sym = (hit->flags & SYMI_HIT_SYM) &&
+			sym_get(t, hit->sym, &sym);
+	size_t n = 0, steps = 0;
+
+	if (!have_leaf && !have_sym)
+		return 0;
+	if (have_leaf && hit->scope != SYMT_NONE &&
+	    scope_get(t, hit->scope, &sc)) {
+		have_sc = true;
+		if (!func_get(t, sc.func, &fn))
+			fn = no_func;
+	}
+	/* Without a function, decl_file is none and decl_line 0. */
 	if (have_leaf)
-		frame_set(t, &fr[0], &fn, leaf.file, leaf.line, leaf.column,
-			  leaf.discriminator, have_sc ? entry_at(t, sc.entry) : 0);
+		frame_set(t, &fr[0], &fn,
+			  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file :
+							    hit->file,
+			  fn.decl_line + hit->line, hit->column, hit->disc,
+			  have_sc ? entry_at(t, sc.entry) : 0);
 	else
 		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0);
 	n = 1;
-	if (have_leaf && have_sc) {
+	if (have_sc) {
 		/* Walk up the inline chain: each caller frame's location is
 		 * the call site recorded in its callee's scope. */
 		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
@@ -761,28 +868,39 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 		}
 	}
 	/* The symbol belongs to the outermost frame; a cut chain has none. */
-	if (sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
+	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
 		struct sym_frame *f = &fr[n - 1];
 
-		f->symbol = str_at(t, sym->name);
-		f->symbol_addr = h->base + sym->addr;
-		f->symbol_size = sym->size;
-		if (sym->flags & SYMI_SYM_OBJECT)
+		f->symbol = str_at(t, sym.name);
+		f->symbol_addr = h->base + sym.addr;
+		f->symbol_size = sym.size;
+		if (sym.flags & SYMI_SYM_OBJECT)
 			f->flags |= SYM_FRAME_SYMBOL_OBJECT;
 		/* No DWARF function: the symbol names the frame. */
 		if (!f->name && !f->linkage_name) {
-			if (sym->demangled) {
+			if (sym.demangled) {
 				f->linkage_name = f->symbol;
-				f->demangled = str_at(t, sym->demangled);
+				f->demangled = str_at(t, sym.demangled);
 			}
 			f->name = f->symbol;
 			f->entry = f->symbol_addr;
 			f->flags |= SYM_FRAME_SYMTAB;
 			if (!f->file)
-				f->file = str_at(t, sym->file);
+				f->file = str_at(t, sym.file);
 		}
 	}
 	return n;
+}
+
+size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
+			 struct sym_frame *fr, size_t max,
+			 struct symi_cursor *cur)
+{
+	struct symi_hit hit;
+
+	if (!symi_table_locate(t, addr, cur, NULL, &hit))
+		return 0;
+	return symi_table_frames(t, &hit, fr, max);
 }
 
 int sym_table_lookup(const struct sym_table *t, uint64_t addr,

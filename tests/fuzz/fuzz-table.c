@@ -9,13 +9,15 @@
  * and looked up across the range it claims to cover: evenly spaced
  * addresses, the edges, addresses taken from the input, and the entries
  * and symbols the answers name; then all of them again through
- * sym_table_lookup_batch(), unsorted and sorted.
+ * sym_table_lookup_batch(), unsorted and sorted, with the prefetching
+ * that big tables get.
  *
  * Only memory safety and the shape of the answers are checked here
  * (strict = 0 in fuzz.h): the content of a corrupt table is garbage.
  * The seeds are tables that libsym built (tests/fuzz/gen-table-seeds.c).
  */
 #include "fuzz.h"
+#include "internal.h"	/* symi_prefetch_min */
 
 #include <stdbool.h>
 
@@ -61,6 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!init) {
 		if (!getenv("FUZZ_VERBOSE"))
 			sym_set_log(fuzz_quiet_log, NULL, SYM_LOG_WARN);
+		/* Batches prefetch big tables only; these are small. */
+		symi_prefetch_min = 0;
 		init = true;
 	}
 

@@ -1,7 +1,8 @@
 /*
  * t-table.c - the table builder and reader on synthetic input: inline
  * chains, holes, overlapping rows, tombstones, symbol preference, and
- * the checks sym_table_open() makes on corrupt buffers.
+ * the checks sym_table_open() makes on corrupt buffers; batches against
+ * single lookups on this program's own table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,107 @@ static void test_batch_order(void)
 	free(addrs);
 }
 
+/*
+ * Batches on a real table (this program's own, built with -g: libsym's
+ * inline functions give it deep inline chains): every field of every
+ * frame must be what a single lookup gives, whatever the order of the
+ * input (unsorted over three windows, with repeats; ascending; tiny), and
+ * every answer must come in input order.
+ */
+struct fields {
+	const struct sym_table *t;
+	const uint64_t *addrs;
+	size_t next, bad, frames, inlined;
+};
+
+static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
+{
+	/* Same table, so the same string pointers. */
+	return a->name == b->name && a->linkage_name == b->linkage_name &&
+	       a->demangled == b->demangled && a->file == b->file &&
+	       a->decl_file == b->decl_file && a->line == b->line &&
+	       a->column == b->column &&
+	       a->discriminator == b->discriminator &&
+	       a->decl_line == b->decl_line && a->entry == b->entry &&
+	       a->symbol == b->symbol && a->symbol_addr == b->symbol_addr &&
+	       a->symbol_size == b->symbol_size && a->flags == b->flags;
+}
+
+static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
+		     size_t n)
+{
+	struct fields *f = ctx;
+	struct sym_frame one[SYM_MAX_FRAMES];
+	size_t m = 99;
+
+	sym_table_lookup(f->t, f->addrs[idx], one, SYM_MAX_FRAMES, &m);
+	if (idx != f->next++ || m != n) {
+		f->bad++;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!same_frame(&fr[i], &one[i])) {
+			f->bad++;
+			break;
+		}
+	}
+	f->frames += n;
+	f->inlined += n > 2;	/* three frames or more */
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_batch_module(const char *self)
+{
+	enum { NADDR = 140000 };
+	struct sym_module *m = NULL;
+	const struct sym_table *t;
+	struct sym_table_stat st;
+	struct fields f = { 0 };
+	uint64_t *addrs = malloc(NADDR * sizeof(*addrs)), span;
+	unsigned seed = 7;
+
+	if (!addrs || sym_module_open(self, NULL, &m) != 0 ||
+	    sym_module_table(m, &t) != 0) {
+		CHECK(!"this program's table");
+		free(addrs);
+		sym_module_close(m);
+		return;
+	}
+	sym_table_stat(t, &st);
+	span = st.end - st.start;
+	/* Mostly inside, some just outside; every 7th a repeat. */
+	for (size_t i = 0; i < NADDR; i++) {
+		seed = seed * 1103515245 + 12345;
+		addrs[i] = st.start - 0x40 + (seed >> 4) % (span + 0x80);
+		if (i > 100 && i % 7 == 0)
+			addrs[i] = addrs[i - 1 - (seed >> 8) % 100];
+	}
+	f.t = t;
+	f.addrs = addrs;
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, NADDR, fields_cb, &f), 0);
+	CHECK(f.next == NADDR && f.bad == 0);
+	/* The test would prove little without inline chains. */
+	CHECK(f.frames > NADDR / 2 && f.inlined > NADDR / 100);
+	/* Ascending (not sorted again), and too small to sort. */
+	qsort(addrs, NADDR, sizeof(*addrs), cmp_u64);
+	f.next = f.bad = f.frames = 0;
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, NADDR, fields_cb, &f), 0);
+	CHECK(f.next == NADDR && f.bad == 0);
+	f.next = f.bad = f.frames = 0;
+	f.addrs = addrs + NADDR / 2;
+	CHECK_ERR(sym_table_lookup_batch(t, f.addrs, 5, fields_cb, &f), 0);
+	CHECK(f.next == 5 && f.bad == 0 && f.frames > 0);
+	sym_module_close(m);
+	free(addrs);
+}
+
 static void test_corrupt(void)
 {
 	struct symi_builder *b = NULL;
@@ -505,12 +607,17 @@ static void test_errors(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
 	test_chain();
 	test_symbols();
 	test_pack();
 	test_batch_order();
+	test_batch_module(argv[0]);
+	/* The same with prefetching, which only big tables get. */
+	symi_prefetch_min = 0;
+	test_batch_module(argv[0]);
 	test_corrupt();
 	test_errors();
 	return tap_done();
