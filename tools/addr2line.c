@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "pool.h"
 #include "tools.h"
 
 enum a2l_style {
@@ -96,6 +97,13 @@ struct a2l {
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
 	size_t nout;			/* answers printed, for JSON commas */
+	FILE *out;			/* where answers go: stdout, or a job's
+					 * memory stream (see "Parallel
+					 * answers") */
+	unsigned threads;		/* --threads */
+	struct pool *pool;		/* pool_free(); NULL when everything
+					 * is answered on this thread */
+	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
 	struct sym_frame frames[SYM_MAX_FRAMES];
 
@@ -127,6 +135,7 @@ enum {
 	OPT_STATS,
 	OPT_SERVER,
 	OPT_WAIT_MS,
+	OPT_THREADS,
 };
 
 static const struct option longopts[] = {
@@ -155,6 +164,7 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -175,7 +185,9 @@ static const char usage_styles[] =
 	"      --store=DIR         the store (default $SYM_STORE, else\n"
 	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
 	"      --stats             say on stderr where the table came from\n"
-	"                          and how long each step took\n";
+	"                          and how long each step took\n"
+	"      --threads=N         answer addresses read from stdin on N\n"
+	"                          threads (default: one per CPU; 1: none)\n";
 
 static void usage(FILE *f, bool lookup)
 {
@@ -327,23 +339,23 @@ static const char *file_name(struct a2l *a, const char *file)
  * addresses), so the hot styles write through these instead of printf():
  * no format parsing and no stdout lock per call.
  */
-static void out_s(const char *s)
+static void out_s(FILE *f, const char *s)
 {
-	fputs_unlocked(s, stdout);
+	fputs_unlocked(s, f);
 }
 
-static void out_u32(uint32_t v)
+static void out_u32(FILE *f, uint32_t v)
 {
 	char buf[10], *p = buf + sizeof(buf);
 
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
 }
 
 /* 0x, then at least @width lowercase hex digits. */
-static void out_hex(uint64_t v, int width)
+static void out_hex(FILE *f, uint64_t v, int width)
 {
 	char buf[2 + 64], *p = buf + sizeof(buf);
 	int n = 0;
@@ -356,7 +368,7 @@ static void out_hex(uint64_t v, int width)
 		*--p = '0';
 	*--p = 'x';
 	*--p = '0';
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
 }
 
 /*
@@ -369,13 +381,13 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	size_t i, last;
 
 	if (a->addresses) {
-		out_hex(addr, a->width);
-		out_s(a->pretty ? ": " : "\n");
+		out_hex(a->out, addr, a->width);
+		out_s(a->out, a->pretty ? ": " : "\n");
 	}
 	if (n == 0) {
 		if (a->functions)
-			out_s(a->pretty ? "?? " : "??\n");
-		out_s("??:0\n");
+			out_s(a->out, a->pretty ? "?? " : "??\n");
+		out_s(a->out, "??:0\n");
 		return;
 	}
 	last = a->inlines ? n - 1 : 0;
@@ -394,26 +406,26 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 				name = show(a, name, &fr[i], false);
 			if (!name || !*name)
 				name = "??";
-			out_s(name);
-			out_s(a->pretty ? " at " : "\n");
+			out_s(a->out, name);
+			out_s(a->out, a->pretty ? " at " : "\n");
 		}
 		file = file_name(a, fr[i].file);
-		out_s(file ? file : "??");
-		putchar_unlocked(':');
+		out_s(a->out, file ? file : "??");
+		putc_unlocked(':', a->out);
 		/* bfd keeps the first discriminator for the inliners. */
 		if (fr[i].line) {
-			out_u32(fr[i].line);
+			out_u32(a->out, fr[i].line);
 			if (fr[0].discriminator) {
-				out_s(" (discriminator ");
-				out_u32(fr[0].discriminator);
-				putchar_unlocked(')');
+				out_s(a->out, " (discriminator ");
+				out_u32(a->out, fr[0].discriminator);
+				putc_unlocked(')', a->out);
 			}
-			putchar_unlocked('\n');
+			putc_unlocked('\n', a->out);
 		} else {
-			out_s("?\n");
+			out_s(a->out, "?\n");
 		}
 		if (i < last && a->pretty)
-			out_s(" (inlined by) ");
+			out_s(a->out, " (inlined by) ");
 	}
 }
 
@@ -428,24 +440,24 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	uint32_t line = 0, col = 0;
 
 	if (!first && a->pretty)
-		out_s(" (inlined by) ");
+		out_s(a->out, " (inlined by) ");
 	if (a->functions) {
 		if (name_fr)
 			name = show(a, raw_name(name_fr), name_fr, false);
-		out_s(name && *name ? name : "??");
-		out_s(a->pretty ? " at " : "\n");
+		out_s(a->out, name && *name ? name : "??");
+		out_s(a->out, a->pretty ? " at " : "\n");
 	}
 	if (loc) {
 		file = file_name(a, loc->file);
 		line = loc->line;
 		col = loc->column;
 	}
-	out_s(file ? file : "??");
-	putchar_unlocked(':');
-	out_u32(line);
-	putchar_unlocked(':');
-	out_u32(col);
-	putchar_unlocked('\n');
+	out_s(a->out, file ? file : "??");
+	putc_unlocked(':', a->out);
+	out_u32(a->out, line);
+	putc_unlocked(':', a->out);
+	out_u32(a->out, col);
+	putc_unlocked('\n', a->out);
 }
 
 static void print_llvm(struct a2l *a, uint64_t addr,
@@ -454,8 +466,8 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses) {
-		out_hex(addr, 0);
-		out_s(a->pretty ? ": " : "\n");
+		out_hex(a->out, addr, 0);
+		out_s(a->out, a->pretty ? ": " : "\n");
 	}
 	if (n == 0)
 		print_llvm_frame(a, NULL, NULL, true);
@@ -464,7 +476,7 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	else
 		for (i = 0; i < n; i++)
 			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
-	putchar('\n');
+	putc('\n', a->out);
 }
 
 /*
@@ -472,52 +484,52 @@ static void print_llvm(struct a2l *a, uint64_t addr,
  * its order, "" for unknown strings.  Addresses from argv make one array,
  * each stdin line one object.
  */
-static void json_body(const char *s)
+static void json_body(FILE *f, const char *s)
 {
 	const unsigned char *p;
 
 	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		switch (*p) {
 		case '"':
-			fputs("\\\"", stdout);
+			fputs("\\\"", f);
 			break;
 		case '\\':
-			fputs("\\\\", stdout);
+			fputs("\\\\", f);
 			break;
 		case '\n':
-			fputs("\\n", stdout);
+			fputs("\\n", f);
 			break;
 		case '\t':
-			fputs("\\t", stdout);
+			fputs("\\t", f);
 			break;
 		default:
 			if (*p < 0x20)
-				printf("\\u%04x", *p);
+				fprintf(f, "\\u%04x", *p);
 			else
-				putchar(*p);
+				putc(*p, f);
 		}
 	}
 }
 
-static void json_str(const char *s)
+static void json_str(FILE *f, const char *s)
 {
-	putchar('"');
-	json_body(s);
-	putchar('"');
+	putc('"', f);
+	json_body(f, s);
+	putc('"', f);
 }
 
 static void json_begin(struct a2l *a)
 {
 	if (a->from_stdin)
 		return;
-	fputs(a->nout ? "," : "[", stdout);
+	fputs(a->nout ? "," : "[", a->out);
 }
 
 static void json_end(struct a2l *a)
 {
 	a->nout++;
 	if (a->from_stdin)
-		putchar('\n');
+		putc('\n', a->out);
 }
 
 static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
@@ -525,22 +537,22 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 {
 	const char *name = NULL;
 
-	printf("{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
+	fprintf(a->out, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(loc ? file_name(a, loc->file) : NULL);
-	fputs(",\"FunctionName\":", stdout);
+	json_str(a->out, loc ? file_name(a, loc->file) : NULL);
+	fputs(",\"FunctionName\":", a->out);
 	if (a->functions && name_fr)
 		name = show(a, raw_name(name_fr), name_fr, false);
-	json_str(name);
-	printf(",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
+	json_str(a->out, name);
+	fprintf(a->out, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
 	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		printf("\"0x%" PRIx64 "\"", name_fr->entry ?
+		fprintf(a->out, "\"0x%" PRIx64 "\"", name_fr->entry ?
 		       name_fr->entry : name_fr->symbol_addr);
 	else
-		fputs("\"\"", stdout);
-	fputs(",\"StartFileName\":", stdout);
-	json_str(loc ? file_name(a, loc->decl_file) : NULL);
-	printf(",\"StartLine\":%u}", loc ? loc->decl_line : 0);
+		fputs("\"\"", a->out);
+	fputs(",\"StartFileName\":", a->out);
+	json_str(a->out, loc ? file_name(a, loc->decl_file) : NULL);
+	fprintf(a->out, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
 static void print_json(struct a2l *a, uint64_t addr,
@@ -549,9 +561,9 @@ static void print_json(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	json_begin(a);
-	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->module_name);
-	fputs(",\"Symbol\":[", stdout);
+	fprintf(a->out, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
+	json_str(a->out, a->module_name);
+	fputs(",\"Symbol\":[", a->out);
 	if (n == 0) {
 		print_json_frame(a, NULL, NULL);
 	} else if (!a->inlines) {
@@ -559,11 +571,11 @@ static void print_json(struct a2l *a, uint64_t addr,
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
-				putchar(',');
+				putc(',', a->out);
 			print_json_frame(a, &fr[i], &fr[i]);
 		}
 	}
-	fputs("]}", stdout);
+	fputs("]}", a->out);
 	json_end(a);
 }
 
@@ -571,11 +583,11 @@ static void print_json_error(struct a2l *a, const char *input)
 {
 	json_begin(a);
 	fputs("{\"Error\":{\"Message\":\"unable to parse arguments: ",
-	      stdout);
-	json_body(input);
-	fputs("\"},\"ModuleName\":", stdout);
-	json_str(a->module_name);
-	putchar('}');
+	      a->out);
+	json_body(a->out, input);
+	fputs("\"},\"ModuleName\":", a->out);
+	json_str(a->out, a->module_name);
+	putc('}', a->out);
 	json_end(a);
 }
 
@@ -586,9 +598,9 @@ static void print_json_error(struct a2l *a, const char *input)
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	printf("%s:%u", file_name(a, f->file), f->line);
+	fprintf(a->out, "%s:%u", file_name(a, f->file), f->line);
 	if (f->column)
-		printf(":%u", f->column);
+		fprintf(a->out, ":%u", f->column);
 }
 
 /*
@@ -606,26 +618,26 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 		return false;
 	name = show(a, raw_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
-		printf("%s%c", name, a->pretty ? ' ' : '\n');
+		fprintf(a->out, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
 	}
 	if (a->pretty) {
-		printf("%s ", name);
+		fprintf(a->out, "%s ", name);
 		return true;
 	}
-	printf("%s inlined", name);
+	fprintf(a->out, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
 	file = file_name(a, fr[1].file);
 	if (file) {
 		if (fr[1].line == 0)
-			printf(" from %s", file);
+			fprintf(a->out, " from %s", file);
 		else if (fr[1].column == 0)
-			printf(" at %s:%u", file, fr[1].line);
+			fprintf(a->out, " at %s:%u", file, fr[1].line);
 		else
-			printf(" at %s:%u:%u", file, fr[1].line,
+			fprintf(a->out, " at %s:%u:%u", file, fr[1].line,
 			       fr[1].column);
 	}
-	fputs(" in ", stdout);
+	fputs(" in ", a->out);
 	return false;
 }
 
@@ -643,16 +655,16 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		 * relative to the load base (0 here) for ET_DYN, "??"
 		 * for ET_EXEC. */
 		if (a->info.elf_type == 3)
-			printf("()+%#" PRIx64 "%c", addr, sep);
+			fprintf(a->out, "()+%#" PRIx64 "%c", addr, sep);
 		else
-			printf("??%c", sep);
+			fprintf(a->out, "??%c", sep);
 		return;
 	}
 	base = o->symbol ? o->symbol_addr : o->entry;
-	fputs(show(a, sym, NULL, true), stdout);
+	fputs(show(a, sym, NULL, true), a->out);
 	if (addr != base)
-		printf("+%#" PRIx64, addr - base);
-	putchar(sep);
+		fprintf(a->out, "+%#" PRIx64, addr - base);
+	putc(sep, a->out);
 }
 
 static void print_eu(struct a2l *a, uint64_t addr,
@@ -662,22 +674,22 @@ static void print_eu(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses)
-		printf("0x%.*" PRIx64 "%s", a->width, addr,
+		fprintf(a->out, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
 		name = outer_symbol(fr, n);
-		printf("%s%c", name ? show(a, name, NULL, true) : "??",
+		fprintf(a->out, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
 	if (a->symbols)
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
-		fputs("at ", stdout);
+		fputs("at ", a->out);
 	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
 		eu_src(a, &fr[0]);
-		putchar('\n');
+		putc('\n', a->out);
 	} else {
-		puts("??:0");
+		fputs("??:0\n", a->out);
 	}
 	if (!a->inlines || n < 2 || (fr[0].flags & SYM_FRAME_SYMTAB))
 		return;
@@ -686,17 +698,17 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (!(fr[i].flags & SYM_FRAME_INLINED))
 			continue;
 		if (a->pretty)
-			fputs(" (inlined by) ", stdout);
+			fputs(" (inlined by) ", a->out);
 		if (a->functions) {
 			name = raw_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
-			printf("%s%s", name, a->pretty ? " at " : "\n");
+			fprintf(a->out, "%s%s", name, a->pretty ? " at " : "\n");
 		}
 		if (fr[i + 1].file) {
 			eu_src(a, &fr[i + 1]);
-			putchar('\n');
+			putc('\n', a->out);
 		} else {
-			puts("??:0");
+			fputs("??:0\n", a->out);
 		}
 	}
 }
@@ -916,6 +928,42 @@ static int cache_failed(struct a2l *a, int err)
 	return err;
 }
 
+/* answer_table() - answer @n addresses from the table in memory. */
+static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
+{
+	size_t i, nf;
+
+	for (i = 0; i < n; i++) {
+		if (sym_table_lookup(a->tab, addrs[i], a->frames,
+				     SYM_MAX_FRAMES, &nf))
+			nf = 0;
+		emit(a, addrs[i], a->frames, nf);
+	}
+}
+
+/*
+ * answer_rest() - the store failed with @err: answer the @n addresses it
+ * did not from the rebuilt table (sym addr2line), or stop (sym lookup).
+ * Answered so far stays answered.
+ */
+static int answer_rest(struct a2l *a, const uint64_t *addrs, size_t n,
+		       int err)
+{
+	double t0;
+
+	if (a->from_cache) {
+		err = cache_failed(a, err);
+		if (err)
+			return err;
+	}
+	if (a->fatal || !a->tab)
+		return a->fatal ? -ECANCELED : err;
+	t0 = now_ms();
+	answer_table(a, addrs, n);
+	a->t_lookup += now_ms() - t0;
+	return 0;
+}
+
 /*
  * answer() - print the answers for @n addresses, from the store when it
  * has the table, else from the module's table.
@@ -924,7 +972,6 @@ static int cache_failed(struct a2l *a, int err)
 static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 {
 	double t0 = now_ms();
-	size_t i, nf;
 	int err;
 
 	a->naddrs += n;
@@ -945,28 +992,27 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 		a->t_lookup += now_ms() - t0;
 		if (!err)
 			return 0;
-		/* Answered so far stays answered; the rest goes on from
-		 * the rebuilt table. */
-		addrs += a->batch_done;
-		n -= a->batch_done;
-		err = cache_failed(a, err);
-		if (err)
-			return err;
-		t0 = now_ms();
+		return answer_rest(a, addrs + a->batch_done,
+				   n - a->batch_done, err);
 	}
-	for (i = 0; i < n; i++) {
-		if (sym_table_lookup(a->tab, addrs[i], a->frames,
-				     SYM_MAX_FRAMES, &nf))
-			nf = 0;
-		emit(a, addrs[i], a->frames, nf);
-	}
+	answer_table(a, addrs, n);
 	a->t_lookup += now_ms() - t0;
 	return 0;
 }
 
-/* sym lookup --server: seconds without an answer, beyond --wait-ms,
- * before the server is given up on. */
-#define LOOKUP_STALL 20
+/*
+ * Parallel answers.  Addresses read from stdin with a table to answer
+ * from (the store's, or one in memory) are answered by a pool of worker
+ * threads (pool.h), a batch per job: the worker prints the batch's
+ * answers into a memory stream of its own, and this thread reads on and
+ * writes the jobs' text in input order.  So the output is byte for byte
+ * the sequential output, and the co-process contract holds: before each
+ * blocking read every job is written (pool_drain() from stdin_flush()).
+ * A job whose store lookup fails is finished here, as answer() would
+ * finish it (answer_rest()).  `sym lookup --server`, small batches and
+ * anything that is not a hex address are answered on this thread, after
+ * the jobs before them.
+ */
 
 /* The largest batch of addresses answered by one sym_store_lookup().
  * Measured on python3.11d and libjvm (100,000 unsorted addresses, warm
@@ -975,14 +1021,215 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
  * (16,384: +10%; 65,536: +80%). */
 #define BATCH_MAX 4096
 
+/* Batches smaller than this are answered on this thread. */
+#define POOL_MIN_BATCH 256
+/* Jobs waiting per worker before this thread waits: bounds the memory
+ * held in answers (libjvm: about 1.6 MB per 4,096 addresses). */
+#define POOL_QUEUED 1
+
+struct job {
+	/* A copy of the main a2l for the worker: it borrows what the main
+	 * one has (options, store, table, which live until every job is
+	 * back) and owns only w.out and w.dm. */
+	struct a2l w;
+	uint64_t *addrs;	/* owned; room for addrs_cap */
+	size_t n, addrs_cap;
+	char *text;		/* what w.out wrote; owned, kept with its
+				 * room when the job is reused */
+	size_t len, cap;
+	bool ran;		/* false: the text is not whole */
+	int err;		/* of sym_store_lookup(): the answers before
+				 * w.batch_done are in text */
+	struct job *next;	/* a->spare's list */
+};
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->addrs);
+	free(j->text);
+	free(j->w.dm);
+	free(j);
+}
+
+/* The write function of a job's stream: append to j->text. */
+static ssize_t job_write(void *cookie, const char *buf, size_t size)
+{
+	struct job *j = cookie;
+
+	if (size > j->cap - j->len) {
+		size_t cap = j->cap ? j->cap : 1 << 21;
+		char *grown;
+
+		while (cap - j->len < size)
+			cap *= 2;
+		grown = realloc(j->text, cap);
+		if (!grown)
+			return -1;	/* the stream's error flag */
+		j->text = grown;
+		j->cap = cap;
+	}
+	memcpy(j->text + j->len, buf, size);
+	j->len += size;
+	return (ssize_t)size;
+}
+
+/* The pool's function, on a worker thread. */
+static void run_job(void *arg)
+{
+	static const cookie_io_functions_t io = { .write = job_write };
+	struct job *j = arg;
+	struct a2l *w = &j->w;
+	double t0 = now_ms();
+
+	j->len = 0;
+	j->ran = false;
+	j->err = 0;
+	w->out = fopencookie(j, "w", io);
+	if (!w->out)
+		return;
+	if (w->from_cache) {
+		w->batch_addrs = j->addrs;
+		w->batch_done = 0;
+		j->err = sym_store_lookup(w->store, w->build_id, j->addrs,
+					  j->n, store_frames, w);
+	} else {
+		answer_table(w, j->addrs, j->n);
+	}
+	/* A stream that ran out of memory holds a cut answer: the main
+	 * thread does it all again. */
+	j->ran = !ferror(w->out);
+	if (fclose(w->out) != 0)
+		j->ran = false;
+	w->out = NULL;
+	w->t_lookup = now_ms() - t0;
+}
+
+/* job_done() - print job @j's answers (this thread, in input order). */
+static int job_done(struct a2l *a, struct job *j)
+{
+	if (!j->ran)
+		return answer(a, j->addrs, j->n);
+	a->naddrs += j->n;
+	a->t_lookup += j->w.t_lookup;
+	if (j->len && fwrite(j->text, 1, j->len, a->out) != j->len)
+		return -EIO;
+	if (!j->err)
+		return 0;
+	return answer_rest(a, j->addrs + j->w.batch_done,
+			   j->n - j->w.batch_done, j->err);
+}
+
+/*
+ * pool_collect() - print the jobs that are done, oldest first; wait for
+ * the oldest while too many are queued, or, with @all, for every job.
+ * After a fatal error the jobs still queued are dropped unprinted, as the
+ * sequential run would never have answered them.  Printed jobs go to
+ * a->spare for reuse, with their buffers.
+ */
+static int pool_collect(struct a2l *a, bool all)
+{
+	struct job *j;
+	int err = 0;
+
+	if (!a->pool)
+		return 0;
+	for (;;) {
+		bool wait = all ||
+			    pool_pending(a->pool) > POOL_QUEUED * a->threads;
+
+		j = pool_next(a->pool, wait);
+		if (!j)
+			break;
+		if (!err && !a->fatal)
+			err = job_done(a, j);
+		free(j->w.dm);
+		j->w.dm = NULL;
+		j->next = a->spare;
+		a->spare = j;
+	}
+	return err;
+}
+
+static int pool_drain(struct a2l *a)
+{
+	return pool_collect(a, true);
+}
+
+/*
+ * submit() - hand the queued batch of @n addresses to the pool; the job
+ * takes a->batch and gives its own address buffer in exchange.
+ * @return 1 when the pool cannot take it (answer it here), 0, or an error
+ *         of printing earlier jobs
+ */
+static int submit(struct a2l *a, size_t n)
+{
+	struct job *j = a->spare;
+	uint64_t *addrs;
+	size_t cap;
+
+	if (j) {
+		a->spare = j->next;
+	} else {
+		j = calloc(1, sizeof(*j));
+		if (!j)
+			return 1;
+	}
+	if (j->addrs_cap < BATCH_MAX) {
+		free(j->addrs);
+		j->addrs_cap = 0;
+		j->addrs = malloc(BATCH_MAX * sizeof(*j->addrs));
+		if (!j->addrs) {
+			job_free(j);
+			return 1;
+		}
+		j->addrs_cap = BATCH_MAX;
+	}
+	j->w = *a;
+	j->w.dm = NULL;
+	j->w.pool = NULL;
+	j->w.spare = NULL;
+	j->w.batch = NULL;
+	j->w.out = NULL;
+	addrs = j->addrs;
+	cap = j->addrs_cap;
+	j->addrs = a->batch;
+	j->addrs_cap = a->batch_cap;
+	j->n = n;
+	if (pool_submit(a->pool, j)) {
+		j->addrs = addrs;
+		j->addrs_cap = cap;
+		job_free(j);
+		return 1;
+	}
+	a->batch = addrs;
+	a->batch_cap = cap;
+	return pool_collect(a, false);
+}
+
+/* sym lookup --server: seconds without an answer, beyond --wait-ms,
+ * before the server is given up on. */
+#define LOOKUP_STALL 20
+
 static int flush_batch(struct a2l *a)
 {
 	size_t n = a->nbatch;
 
+	int err;
+
 	a->nbatch = 0;
 	if (n == 0 || a->fatal)
 		return 0;
-	return answer(a, a->batch, n);
+	if (a->pool && n >= POOL_MIN_BATCH && !a->client &&
+	    (a->from_cache || a->tab)) {
+		err = submit(a, n);
+		if (err <= 0)
+			return err;
+	}
+	/* Here, after the jobs before it. */
+	err = pool_drain(a);
+	return err ? err : answer(a, a->batch, n);
 }
 
 /* queue() - answer @addr with the next batch, or at once. */
@@ -1087,6 +1334,8 @@ static int handle(struct a2l *a, const char *input)
 	if (tool_parse_hex(input, &addr) == 0)
 		return queue(a, addr);
 	err = flush_batch(a);
+	if (!err)
+		err = pool_drain(a);
 	if (err)
 		return err;
 	err = resolve_symbol(a, input, &addr);
@@ -1188,6 +1437,16 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case OPT_STATS:
 			a->stats = true;
+			break;
+		case OPT_THREADS:
+			errno = 0;
+			a->threads = (unsigned)strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno ||
+			    a->threads < 1 || a->threads > POOL_MAX_WORKERS) {
+				tool_err("--threads: '%s' is not a number from "
+					 "1 to %d", optarg, POOL_MAX_WORKERS);
+				return -EINVAL;
+			}
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
@@ -1394,7 +1653,7 @@ static int stdin_flush(void *ctx)
 {
 	struct stdin_ctx *c = ctx;
 
-	if (flush_batch(c->a))
+	if (flush_batch(c->a) || pool_drain(c->a))
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
 }
@@ -1411,8 +1670,22 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
+	if (a->threads > 1 && !a->client &&
+	    pool_new(a->threads, run_job, &a->pool))
+		a->pool = NULL;		/* answer on this thread */
 	err = tool_read_lines_batch(STDIN_FILENO, stdin_line, stdin_flush,
 				    &c);
+	/* Input that ended on an error still gets the answers queued. */
+	if (pool_drain(a))
+		c.status = TOOL_EXIT_FAIL;
+	pool_free(a->pool);
+	a->pool = NULL;
+	while (a->spare) {
+		struct job *j = a->spare;
+
+		a->spare = j->next;
+		job_free(j);
+	}
 	if (err < 0) {
 		tool_err("reading standard input: %s", strerror(-err));
 		c.status = TOOL_EXIT_FAIL;
@@ -1441,6 +1714,8 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	a->wait_ms = 10000;
 	a->exe = "a.out";
 	a->width = 16;
+	a->out = stdout;
+	a->threads = pool_default_workers();
 	/* Big writes, not one per 4 KiB: answers are flushed before every
 	 * blocking read anyway (co-process use).  glibc ignores the size
 	 * when setvbuf() is given no buffer, so give it one. */
@@ -1504,7 +1779,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		if (flush_batch(a) || a->fatal)
 			status = TOOL_EXIT_FAIL;
 		if (a->style == STYLE_JSON && a->nout)
-			puts("]");
+			fputs("]\n", a->out);
 	}
 	if (fflush(stdout) != 0)
 		status = TOOL_EXIT_FAIL;
