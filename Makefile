@@ -242,6 +242,15 @@ $(B)/tests/t-unwind: tests/unit/t-unwind.c $(UNWIND_TEST_DEPS)
 		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
 		$(DEP_LIBS) $(LDLIBS)
 
+# fp mode's chain checks (tools/fpcheck.c, compiled in by the test) on the
+# same unwinder.
+$(B)/tests/t-fpcheck: tests/unit/t-fpcheck.c tools/fpcheck.c tools/fpcheck.h \
+		$(UNWIND_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
+		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
+		$(DEP_LIBS) $(LDLIBS)
+
 # Its benchmark: build/tests/unwind-bench (see docs/record.md).
 $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
 	@mkdir -p $(dir $@)

@@ -49,6 +49,7 @@
 #include "perf.h"
 #include "procmaps.h"
 #include "retcheck.h"
+#include "fpcheck.h"
 
 #include "unwind.h"
 
@@ -116,6 +117,8 @@ struct rec {
 	struct pm *pm;
 	struct unwinder *uw;
 	struct retcheck *rc;
+	/* fp mode: the callchain checks; NULL in dwarf mode. */
+	struct fpcheck *fpc;
 
 	/* The current window. */
 	struct sym_prof *prof;
@@ -134,6 +137,10 @@ struct rec {
 		 total_dropped;
 	uint64_t total_samples, total_lost, total_flagged, unmapped_leaf,
 		 repaired, bad_records, not_after_call;
+	/* fp mode: chains that end short of an outermost frame, that go
+	 * through a frame without a frame pointer, and frames dropped past
+	 * an outermost frame. */
+	uint64_t fp_incomplete, fp_unsound, fp_past_outermost;
 	uint64_t max_time;
 	/* Thread CPU time spent in round_once(): the per-sample cost. */
 	uint64_t round_ns;
@@ -193,8 +200,9 @@ static void usage(FILE *f)
 "How:\n"
 "  -F, --freq HZ          samples per second per CPU (99; 19 with -a)\n"
 "  -g, --call-graph MODE  fp: the kernel's frame-pointer chains, with the\n"
-"                         leaf repaired from CFI (default); dwarf: copy the\n"
-"                         user stack and unwind it with CFI here\n"
+"                         leaf repaired and every frame checked with CFI\n"
+"                         (default); dwarf: copy the user stack and unwind\n"
+"                         it with CFI here\n"
 "      --stack-size BYTES user stack copied per sample in dwarf mode (8192)\n"
 "      --leaf-stack-size BYTES  stack copied in fp mode for the leaf\n"
 "                         repair (512; 0 turns the repair off and flags\n"
@@ -676,13 +684,15 @@ static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 
 /* Frame @i of user PC @pc at time @t: mapping and ELF address. */
 static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
-		      bool ret, struct sym_prof_frame *f, uint32_t *flags)
+		      bool ret, struct sym_prof_frame *f, uint32_t *flags,
+		      struct pm_map **mp)
 {
 	struct pm_map *m;
 	int err;
 
 	f->flags = ret ? SYM_PROF_FRAME_RETURN : 0;
 	m = pid > 0 ? pm_find(r->pm, pid, pc, t) : NULL;
+	*mp = m;
 	if (!m) {
 		f->map = SYM_PROF_NOMAP;
 		f->addr = pc;
@@ -717,13 +727,18 @@ static void add_flags(struct rec *r, uint32_t flags)
 		r->total_flagged++;
 }
 
-/* fp mode: the user part of the callchain, its first frame repaired. */
+/*
+ * fp mode: the user part of the callchain, its first frame repaired.
+ * *leaf_kind: enum unwind_fp of the leaf, UNWIND_FP_UNKNOWN when the
+ * repair could not run.
+ */
 static size_t fp_user(struct rec *r, const struct perf_sample *s,
 		      const uint64_t *chain, size_t n, uint64_t *pcs,
-		      size_t max, uint32_t *flags)
+		      size_t max, uint32_t *flags, int *leaf_kind)
 {
 	size_t k;
 
+	*leaf_kind = UNWIND_FP_UNKNOWN;
 	/* The walk reads one frame past the outermost: a zero "return
 	 * address" there ends the chain, it is not a frame. */
 	while (n > 1 && chain[n - 1] == 0)
@@ -733,16 +748,27 @@ static size_t fp_user(struct rec *r, const struct perf_sample *s,
 	if (k == 0)
 		return 0;
 	/* The frame-pointer register did not lead to any frame: whatever
-	 * the leaf repair finds, the callers beyond it are missing. */
-	if (n == 1)
+	 * the leaf repair finds, the callers beyond it are missing.  With
+	 * the checks of fp_check() this is one case of a chain that ends
+	 * short of an outermost frame. */
+	if (n == 1 && !r->fpc)
 		*flags |= SYM_PROF_UNWIND;
 	if (r->uw && r->o.leaf_stack > 0 && s->regs && max >= 2) {
 		uint64_t ra;
+		bool kept;
 		int err;
 
-		err = unwinder_leaf_ra(r->uw, (pid_t)s->pid, s->regs, s->stack,
-				       (size_t)s->stack_size, &ra);
+		err = unwinder_leaf_fp(r->uw, (pid_t)s->pid, s->regs, s->stack,
+				       (size_t)s->stack_size, &ra, leaf_kind,
+				       &kept);
 		if (err == 0) {
+			/* The kernel walked on from an rbp that the leaf
+			 * has overwritten: what it found beyond the leaf's
+			 * caller is not the caller's callers. */
+			if (n > 1 && !kept && r->fpc) {
+				*flags |= SYM_PROF_UNWIND;
+				r->fp_unsound++;
+			}
 			if (k < 2 || pcs[1] != ra) {
 				if (k == max) {
 					k--;
@@ -756,9 +782,44 @@ static size_t fp_user(struct rec *r, const struct perf_sample *s,
 			}
 			return k;
 		}
+		if (*leaf_kind == UNWIND_FP_OUTERMOST && r->fpc) {
+			/* A sample in _start: it has no caller to repair,
+			 * and anything the walk found beyond it is not a
+			 * frame. */
+			if (k > 1)
+				r->fp_past_outermost += k - 1;
+			return 1;
+		}
 	}
 	*flags |= SYM_PROF_LEAF;
 	return k;
+}
+
+/*
+ * fp mode: judge the resolved user frame @i (of @nu) of a chain, a return
+ * address in mapping @m (NULL: none), with fpcheck.h's classes.  A frame
+ * in the middle must keep rbp as its frame pointer, the last one must be
+ * an outermost frame.  Returns true when the chain ends at this frame
+ * (an outermost frame: the rest, if any, is the walk reading past it).
+ */
+static bool fp_check(struct rec *r, const struct pm_map *m, int32_t pid,
+		     uint64_t pc, size_t i, size_t nu, bool *outermost,
+		     uint32_t *flags)
+{
+	int cls = fpcheck_ret(r->fpc, m, (pid_t)pid, pc);
+
+	if (cls == FPCHECK_OUTERMOST) {
+		*outermost = true;
+		if (i + 1 < nu)
+			r->fp_past_outermost += nu - i - 1;
+		return true;
+	}
+	if (i + 1 < nu && cls == FPCHECK_NOFRAME &&
+	    !(*flags & SYM_PROF_UNWIND)) {
+		*flags |= SYM_PROF_UNWIND;
+		r->fp_unsound++;
+	}
+	return false;
 }
 
 static int handle_sample(struct rec *r, const struct perf_event_header *h)
@@ -770,9 +831,10 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	uint64_t ctx = 0, e;
 	uint32_t flags = 0, kid;
 	const unsigned char *exact = NULL;
-	bool first_k = true;
+	bool first_k = true, fp_checks, outermost = false;
+	struct pm_map *m;
 	int32_t pid, tid;
-	int err;
+	int err, leaf_kind = UNWIND_FP_UNKNOWN;
 
 	if (perf_parse_sample(h, r->attr.sample_type, r->nregs, &s) != 0) {
 		r->bad_records++;
@@ -818,7 +880,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	if (r->o.cg == CG_FP) {
 		if (user)
 			nu = fp_user(r, &s, user, nuser, r->pcs,
-				     r->o.max_depth - nf, &flags);
+				     r->o.max_depth - nf, &flags, &leaf_kind);
 	} else if (s.regs && s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		int stopped = 0;
 		size_t n = 0;
@@ -843,13 +905,26 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		}
 		exact = r->exact;
 	}
+	fp_checks = r->o.cg == CG_FP && r->fpc && nu > 0;
+	if (fp_checks && nu == 1 && leaf_kind == UNWIND_FP_OUTERMOST)
+		outermost = true;
 	for (i = 0; i < nu; i++) {
 		err = user_frame(r, pid, r->pcs[i], s.time,
 				 exact ? !exact[i] : i > 0, &r->frames[nf],
-				 &flags);
+				 &flags, &m);
 		if (err)
 			goto drop;
 		nf++;
+		if (fp_checks && i > 0 &&
+		    fp_check(r, m, pid, r->pcs[i], i, nu, &outermost, &flags))
+			break;
+	}
+	/* A chain that ends short of an outermost frame is incomplete,
+	 * unless it is already flagged for reaching the depth limit. */
+	if (fp_checks && !outermost && !(flags & SYM_PROF_TRUNCATED)) {
+		if (!(flags & SYM_PROF_UNWIND))
+			r->fp_incomplete++;
+		flags |= SYM_PROF_UNWIND;
 	}
 	if (nu == 0 && s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && pid > 0)
 		flags |= SYM_PROF_KERNEL;
@@ -1591,6 +1666,23 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 					 "kernel frames kept",
 		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
 		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
+	if (r->fpc) {
+		struct fpcheck_stats fs;
+
+		fpcheck_stats(r->fpc, &fs);
+		fprintf(stderr,
+			"%s: fp chains: %" PRIu64 " end short of an outermost "
+			"frame, %" PRIu64 " go through a frame without a frame "
+			"pointer (both flagged unwind), %" PRIu64 " frames "
+			"past an outermost one dropped; %" PRIu64 " libc start "
+			"sites known%s; %" PRIu64 " CFI lookups, %" PRIu64
+			" cached\n",
+			tool_prog(), r->fp_incomplete, r->fp_unsound,
+			r->fp_past_outermost, fs.sites,
+			fs.sites ? "" : " (chains ending in main's or a "
+					"thread's caller are flagged)",
+			fs.lookups, fs.hits);
+	}
 }
 
 static int run(struct rec *r)
@@ -1627,13 +1719,19 @@ static int run(struct rec *r)
 	if (!r->o.mmap_pages)
 		r->o.mmap_pages = default_pages(r);
 	set_watermark(r, r->o.mmap_pages);
-	if (r->o.cg == CG_DWARF || r->o.leaf_stack > 0) {
-		err = unwinder_new(&r->uw);
-		if (err) {
-			tool_err("cannot set up the CFI unwinder: %s",
-				 strerror(-err));
+	/* Both modes: dwarf mode unwinds with it, fp mode repairs the leaf
+	 * and checks its chains with the CFI it reads. */
+	err = unwinder_new(&r->uw);
+	if (err) {
+		tool_err("cannot set up the CFI unwinder: %s", strerror(-err));
+		return err;
+	}
+	if (r->o.cg == CG_FP) {
+		/* Before any child or event exists: it starts a thread. */
+		err = fpcheck_new(r->uw, &r->fpc);
+		if (err)
 			return err;
-		}
+		fpcheck_learn(r->fpc);
 	}
 	err = pm_new(&hooks, &r->pm);
 	if (err)
@@ -1809,6 +1907,7 @@ static void release(struct rec *r)
 	free(r->cpus);
 	pm_free(r->pm);
 	retcheck_free(r->rc);
+	fpcheck_free(r->fpc);
 	unwinder_free(r->uw);
 	sym_prof_free(r->prof);
 	idset_release(&r->procs);

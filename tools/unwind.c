@@ -45,6 +45,7 @@
 #include "banned.h"
 
 #define UW_NREGS 17		/* DWARF registers 0-16 */
+#define UW_BP 6
 #define UW_SP 7
 #define UW_RA 16
 #define UW_ALL_REGS ((1u << UW_NREGS) - 1)
@@ -1335,15 +1336,13 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 }
 
 /*
- * One frame up from @cur.  @exact: cur's PC is exact (the leaf, or a frame
- * interrupted by a signal), so look its row up at the PC itself rather
- * than at PC - 1.  *signal: the row is a signal trampoline's.
+ * The row of runtime address @look (already pc - 1 for a return address)
+ * of process @p: 0 and *out (borrowed: valid until the next row lookup),
+ * or UNWIND_STOP_NOMAP, _NOCFI, _BADCFI.
  */
-static int step(struct unwinder *u, struct uw_proc *p,
-		const struct uw_regs *cur, bool exact, const struct uw_ctx *c,
-		struct uw_regs *next, bool *signal)
+static int row_at(struct unwinder *u, struct uw_proc *p, uint64_t look,
+		  struct uw_row **out)
 {
-	uint64_t look = exact ? cur->r[UW_RA] : cur->r[UW_RA] - 1;
 	struct uw_map *m = p ? map_find(p, look) : NULL;
 	struct uw_row *row;
 
@@ -1354,6 +1353,44 @@ static int step(struct unwinder *u, struct uw_proc *p,
 		return UNWIND_STOP_NOCFI;
 	if (row->state != ROW_OK)
 		return UNWIND_STOP_BADCFI;
+	*out = row;
+	return 0;
+}
+
+/* enum unwind_fp of a compiled row. */
+static int row_fp_kind(const struct uw_row *row)
+{
+	const struct uw_rule *bp = &row->regs[UW_BP];
+
+	if (row->signal)
+		return UNWIND_FP_SIGNAL;
+	if (row->regs[UW_RA].kind == RK_UNDEF)
+		return UNWIND_FP_OUTERMOST;
+	/* push %rbp; mov %rsp, %rbp: [rbp] = the caller's rbp, [rbp + 8] =
+	 * the return address, which is all a frame-pointer walk reads. */
+	if (row->cfa.kind == RK_REG_OFF && row->cfa.reg == UW_BP &&
+	    row->cfa.off == 16 && bp->kind == RK_AT_CFA && bp->off == -16)
+		return UNWIND_FP_FRAME;
+	if (bp->kind == RK_SAME)
+		return UNWIND_FP_KEPT;
+	return UNWIND_FP_SAVED;
+}
+
+/*
+ * One frame up from @cur.  @exact: cur's PC is exact (the leaf, or a frame
+ * interrupted by a signal), so look its row up at the PC itself rather
+ * than at PC - 1.  *signal: the row is a signal trampoline's.
+ */
+static int step(struct unwinder *u, struct uw_proc *p,
+		const struct uw_regs *cur, bool exact, const struct uw_ctx *c,
+		struct uw_regs *next, bool *signal)
+{
+	uint64_t look = exact ? cur->r[UW_RA] : cur->r[UW_RA] - 1;
+	struct uw_row *row = NULL;
+	int rc = row_at(u, p, look, &row);
+
+	if (rc)
+		return rc;
 	*signal = row->signal;
 	return row_apply(row, cur, c, next);
 }
@@ -1429,21 +1466,88 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 int unwinder_leaf_ra(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		     const void *stack, size_t stack_size, uint64_t *ra)
 {
-	struct uw_regs cur, next;
-	struct uw_ctx c;
-	bool signal;
+	bool kept;
+	int kind;
+
+	return unwinder_leaf_fp(u, pid, regs, stack, stack_size, ra, &kind,
+				&kept);
+}
+
+int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
+		      const char *build_id, int *kind)
+{
+	uint64_t look = exact ? pc : pc - 1;
+	struct uw_proc *p;
+	struct uw_map *m;
+	struct uw_row *row = NULL;
 	int rc;
 
-	if (!u || !regs || !ra || (!stack && stack_size))
+	if (kind)
+		*kind = UNWIND_FP_UNKNOWN;
+	if (!u || !kind)
+		return -EINVAL;
+	p = proc_find(u, pid);
+	m = p ? map_find(p, look) : NULL;
+	if (!m || (build_id && *build_id && m->file->build_id[0] &&
+		   strcasecmp(build_id, m->file->build_id) != 0))
+		return -ENOENT;
+	rc = row_at(u, p, look, &row);
+	if (rc == UNWIND_STOP_NOMAP)
+		return -ENOENT;
+	if (rc == 0)
+		*kind = row_fp_kind(row);
+	return 0;
+}
+
+/* The caller's SP that row_apply() gives is the CFA itself. */
+static bool sp_is_cfa(const struct uw_row *row)
+{
+	const struct uw_rule *sp = &row->regs[UW_SP];
+
+	return sp->kind == RK_UNDEF || (sp->kind == RK_CFA && sp->off == 0);
+}
+
+int unwinder_leaf_fp(struct unwinder *u, pid_t pid, const uint64_t *regs,
+		     const void *stack, size_t stack_size, uint64_t *ra,
+		     int *kind, bool *bp_kept)
+{
+	struct uw_regs cur, next;
+	struct uw_row *row = NULL;
+	struct uw_ctx c;
+	int rc;
+
+	if (kind)
+		*kind = UNWIND_FP_UNKNOWN;
+	if (bp_kept)
+		*bp_kept = false;
+	if (!u || !regs || !ra || !kind || !bp_kept || (!stack && stack_size))
 		return -EINVAL;
 	regs_load(regs, &cur);
 	c.stack = stack;
 	c.sp = regs[UNWIND_REG_SP];
 	c.size = stack_size;
-	rc = step(u, proc_find(u, pid), &cur, true, &c, &next, &signal);
+	rc = row_at(u, proc_find(u, pid), cur.r[UW_RA], &row);
+	if (rc == 0) {
+		*kind = row_fp_kind(row);
+		rc = row_apply(row, &cur, &c, &next);
+	}
 	switch (rc) {
 	case 0:
 		*ra = next.r[UW_RA];
+		/* In a frame-pointer frame rbp is the leaf's own frame; else
+		 * the walk starts from the caller's frame only if rbp still
+		 * holds the caller's value. */
+		*bp_kept = *kind == UNWIND_FP_FRAME ||
+			   ((next.valid & (1u << UW_BP)) &&
+			    next.r[UW_BP] == regs[UNWIND_REG_BP]);
+		/* After its pop (an epilogue), gcc's CFI still says rbp is
+		 * saved at CFA - 16, a slot now below SP: rbp holds the
+		 * value popped from it, the caller's. */
+		if (!*bp_kept && row->regs[UW_BP].kind == RK_AT_CFA &&
+		    sp_is_cfa(row) &&
+		    next.r[UW_SP] + (uint64_t)(int64_t)row->regs[UW_BP].off <
+			    regs[UNWIND_REG_SP])
+			*bp_kept = true;
 		return 0;
 	case UNWIND_STOP_READ:
 		return -ERANGE;

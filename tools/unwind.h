@@ -37,6 +37,7 @@
 #ifndef SYM_TOOLS_UNWIND_H
 #define SYM_TOOLS_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -185,6 +186,70 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
  */
 int unwinder_leaf_ra(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		     const void *stack, size_t stack_size, uint64_t *ra);
+
+/**
+ * What a function's CFI says about rbp at one PC: whether a frame-pointer
+ * walk (the kernel's PERF_SAMPLE_CALLCHAIN) that meets this frame can go
+ * on soundly.  fp mode of `sym record` checks its callchains with it
+ * (docs/record.md, "fp mode").
+ */
+enum unwind_fp {
+	/** Cannot tell: no mapping, no CFI for the PC, or CFI that cannot be
+	 * read. */
+	UNWIND_FP_UNKNOWN = 0,
+	/** rbp is this frame's frame pointer: CFA = rbp + 16 with the caller's
+	 * rbp saved at CFA - 16, so [rbp] is the caller's rbp and [rbp + 8]
+	 * the return address.  A walk through this frame is sound. */
+	UNWIND_FP_FRAME,
+	/** rbp is not saved here, so it still holds the caller's value (a
+	 * frameless function that leaves rbp alone). */
+	UNWIND_FP_KEPT,
+	/** rbp is saved somewhere but is not the frame pointer: the function
+	 * may use it for anything. */
+	UNWIND_FP_SAVED,
+	/** The return address is undefined: the outermost frame (_start, a
+	 * thread's start in clone3). */
+	UNWIND_FP_OUTERMOST,
+	/** A signal trampoline (CIE augmentation "S"), e.g. __restore_rt. */
+	UNWIND_FP_SIGNAL,
+};
+
+/**
+ * unwinder_fp_frame() - enum unwind_fp of the function at runtime address
+ * @pc of @pid.
+ * @param exact  true: look the CFI up at @pc (a leaf, an interrupted
+ *               frame); false: @pc is a return address, look up @pc - 1
+ *               (the call instruction)
+ * @param build_id  lowercase hex of the file the caller believes maps @pc,
+ *               or NULL: a mapped file with another build ID is not used
+ *               (the unwinder's mappings may be newer than the sample,
+ *               e.g. after an exec)
+ * @param[out] kind  enum unwind_fp, UNWIND_FP_UNKNOWN on any error
+ * @return 0 (*kind says what the file's CFI says, and depends only on the
+ *         file and its ELF address: a caller may cache it by those);
+ *         -ENOENT when @pc is in no mapping of @pid the unwinder has, or
+ *         in a file with another build ID (not a property of the file: do
+ *         not cache); -EINVAL (NULL argument)
+ */
+int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
+		      const char *build_id, int *kind);
+
+/**
+ * unwinder_leaf_fp() - unwinder_leaf_ra(), and what the leaf's CFI says
+ * about the rbp the kernel's frame-pointer walk starts from.
+ * @param[out] ra       as for unwinder_leaf_ra(), set when 0 is returned
+ * @param[out] kind     enum unwind_fp of the leaf at its exact PC; always
+ *                      set (UNWIND_FP_UNKNOWN on errors)
+ * @param[out] bp_kept  true when regs[UNWIND_REG_BP] is the leaf's own
+ *                      frame pointer (UNWIND_FP_FRAME) or still the
+ *                      caller's rbp (as the CFI restores it from the slice
+ *                      or keeps it): the walk starts from a real frame;
+ *                      false otherwise, or when that cannot be told
+ * @return as unwinder_leaf_ra()
+ */
+int unwinder_leaf_fp(struct unwinder *u, pid_t pid, const uint64_t *regs,
+		     const void *stack, size_t stack_size, uint64_t *ra,
+		     int *kind, bool *bp_kept);
 
 /** Counters of an unwinder, for benchmarks and `--verbose` output. */
 struct unwind_stats {

@@ -11,10 +11,17 @@ passes, 1 when it fails.
       70/30 burner: the burn70 share among burn70+burn30 leaves lies in
       the 99.9% binomial interval around 0.7; >= 99% of the process's
       samples reach main and leaves in burn* have main as their caller
-      (samples in ld.so, before main runs, are counted apart)
+      (samples before main runs, in ld.so or in the program's _start, are
+      counted apart); at most
+      1% of them are flagged
   record_check.py omitfp FILE BIN --mode fp|dwarf
       -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
       stack that does not reach main correctly carries a flag
+  record_check.py fpchain FILE BIN --mode fp|dwarf
+      prof_clock (main -> spin -> clock_gettime -> vDSO), with more than
+      half of its samples in libc or the vDSO: dwarf: >= 99% of the
+      stacks are right (spin and main, then main's callers); fp: every
+      stack that is not right carries a flag
   record_check.py buildids FILE [--expect PATH...]
       every file mapping used by a frame has the build ID readelf -n
       gives for its path; each --expect path has frames in the file
@@ -23,10 +30,13 @@ passes, 1 when it fails.
       readelf -n finds in a copy of the vDSO image (TMPDIR: scratch)
   record_check.py addrs FILE BIN... [--leaves F,F...]
       every frame in each BIN lies inside a function symbol of BIN (leaf:
-      addr, callers: addr - 1; a stripped BIN is judged by its debug file
-      under /usr/lib/debug/.build-id), every map's vaddr agrees with BIN's
-      PT_LOAD segments and its build ID with readelf -n; with --leaves,
-      the leaves in the first BIN are in one of the functions F
+      addr, callers: addr - 1, or addr itself when it is a function's
+      first byte in a stack flagged badreturn; a stripped BIN is judged by
+      its debug file under /usr/lib/debug/.build-id), every map's vaddr
+      agrees with BIN's PT_LOAD segments and its build ID with readelf
+      -n; with --leaves, the leaves in the first BIN are in one of the
+      functions F, or in what ld.so runs at load and unload (_init,
+      _fini, crtstuff's constructors and destructors)
 """
 import bisect
 import math
@@ -175,6 +185,11 @@ class Symbols:
                 return name
         return None
 
+    def is_start(self, addr):
+        """Is addr the first byte of a function symbol?"""
+        i = bisect.bisect_left(self.starts, addr)
+        return i < len(self.starts) and self.starts[i] == addr
+
     @staticmethod
     def has_symtab(path):
         return ".symtab" in run(["readelf", "-SW", path])
@@ -223,14 +238,19 @@ def binomial_ok(k, n, p, z=3.2905):
     return abs(k - n * p) <= z * sd + 0.5, n * p - z * sd, n * p + z * sd
 
 
-def in_loader(prof, stack):
-    """A frame is in ld.so: the program has not reached main yet (the
-    burner dlopen()s nothing), so main cannot be on the stack."""
-    for fr in stack["frames"]:
+def in_loader(prof, stack, names):
+    """The program has not reached main yet, so main cannot be on the
+    stack: a frame is in ld.so (the workloads dlopen() nothing), or the
+    only user frame is the program's _start (names: frame_names()), as in
+    a page fault on its first instruction, whose stack is complete."""
+    user = []
+    for fr, name in zip(stack["frames"], names):
         m = prof.maps.get(fr.map) if fr.map is not None else None
         if m is not None and "/ld-linux" in m["path"]:
             return True
-    return False
+        if m is None or m["kind"] != "kernel":
+            user.append(name)
+    return user == ["_start"]
 
 
 def main_pid(prof, binpath):
@@ -243,16 +263,18 @@ def main_pid(prof, binpath):
 def cmd_shares(prof, binpath, mode):
     syms = Symbols(binpath)
     pid = main_pid(prof, binpath)
-    n70 = n30 = total = reach = chain_ok = in_burn = loader = 0
+    n70 = n30 = total = reach = chain_ok = in_burn = loader = flagged = 0
     for s in prof.stacks:
         if s["pid"] != pid:
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
-        if in_loader(prof, s):
+        if in_loader(prof, s, names):
             loader += c
             continue
         total += c
+        if s["flags"]:
+            flagged += c
         if "main" in names:
             reach += c
         user = [x for x, fr in zip(names, s["frames"])
@@ -265,9 +287,10 @@ def cmd_shares(prof, binpath, mode):
                 n30 += c
             if len(user) > 1 and user[1] == "main":
                 chain_ok += c
-    print("# %d samples of pid %d (and %d in the dynamic loader, before "
-          "main): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
-          "%d" % (total, pid, loader, n70, n30, reach, chain_ok, in_burn))
+    print("# %d samples of pid %d (and %d before main, in ld.so or "
+          "_start): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
+          "%d, flagged %d" % (total, pid, loader, n70, n30, reach, chain_ok,
+                              in_burn, flagged))
     ok = True
     n = n70 + n30
     if n < 100:
@@ -285,6 +308,10 @@ def cmd_shares(prof, binpath, mode):
         print("# only %.2f%% of burn* leaves have main as caller" %
               (100.0 * chain_ok / in_burn))
         ok = False
+    if flagged > 0.01 * total:
+        print("# %.2f%% of the stacks are flagged: right stacks must not "
+              "be" % (100.0 * flagged / total))
+        ok = False
     return ok
 
 
@@ -297,7 +324,7 @@ def cmd_omitfp(prof, binpath, mode):
             continue
         names = frame_names(prof, s, binpath, syms)
         c = s["count"]
-        if in_loader(prof, s):
+        if in_loader(prof, s, names):
             loader += c
             continue
         total += c
@@ -317,13 +344,92 @@ def cmd_omitfp(prof, binpath, mode):
                       " ".join("%s%s:%x" % ("r" if f.ret else "p",
                                             "?" if f.map is None else f.map,
                                             f.addr) for f in s["frames"]))
-    print("# %s mode: %d samples (and %d in the dynamic loader), %d reach "
+    print("# %s mode: %d samples (and %d before main), %d reach "
           "main correctly, %d flagged, %d wrong and unflagged" %
           (mode, total, loader, reach, flagged, unflagged_bad))
     if total < 50:
         die("too few samples (%d) to judge" % total)
     if mode == "dwarf":
         return reach >= 0.99 * total
+    return unflagged_bad == 0
+
+
+def cmd_fpchain(prof, binpath, mode):
+    """prof_clock: main -> spin -> clock_gettime (libc) -> the vDSO.  A
+    right stack is: leading frames in libc or the vDSO (the vDSO's only
+    when a libc frame follows them), then spin and main from BIN, then
+    one or more frames of main's callers (libc, BIN's _start)."""
+    syms = Symbols(binpath)
+    pid = main_pid(prof, binpath)
+    total = right = in_lib = flagged = unflagged_bad = loader = 0
+
+    def kind(fr, name):
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is None:
+            return "?"
+        if m["kind"] in ("vdso", "kernel"):
+            return m["kind"]
+        if m["kind"] == "file" and same(m["path"], binpath):
+            return "bin"
+        if m["kind"] == "file" and "/libc.so" in m["path"]:
+            return "libc"
+        return "other"
+
+    for s in prof.stacks:
+        if s["pid"] != pid:
+            continue
+        c = s["count"]
+        names = frame_names(prof, s, binpath, syms)
+        if in_loader(prof, s, names):
+            loader += c
+            continue
+        total += c
+        fr = [(kind(f, n), n) for f, n in zip(s["frames"], names)
+              if kind(f, n) != "kernel"]
+        i = 0
+        while i < len(fr) and fr[i][0] in ("vdso", "libc"):
+            i += 1
+        lead = [k for k, _ in fr[:i]]
+        if lead:
+            in_lib += c
+        ok = True
+        if lead and lead[-1] != "libc":
+            ok = False          # the vDSO is called from libc
+        if lead:
+            want = ["spin", "main"]
+        elif fr and fr[0] == ("bin", "spin"):
+            want = ["spin", "main"]
+        else:
+            want = ["main"]
+        prog = [n for _, n in fr[i:i + len(want)]]
+        if prog != want or any(k != "bin" for k, _ in fr[i:i + len(want)]):
+            ok = False
+        tail = fr[i + len(want):]
+        if not tail or any(k != "libc" and n != "_start" for k, n in tail):
+            ok = False
+        if ok:
+            right += c
+        if s["flags"]:
+            flagged += c
+        elif not ok:
+            unflagged_bad += c
+            if unflagged_bad <= 5 * c:
+                print("# unflagged wrong stack: %s" %
+                      " ".join("%s%s:%x" % ("r" if f.ret else "p",
+                                            "?" if f.map is None else f.map,
+                                            f.addr) for f in s["frames"]))
+    print("# %s mode: %d samples (and %d before main), %d with "
+          "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
+          "unflagged" % (mode, total, loader, in_lib, right, flagged,
+                         unflagged_bad))
+    if total < 50:
+        die("too few samples (%d) to judge" % total)
+    if in_lib < 0.5 * total:
+        print("# fewer than half the samples are in libc or the vDSO: "
+              "the workload does not test what it should")
+        return False
+    if mode == "dwarf":
+        return right >= 0.99 * total
     return unflagged_bad == 0
 
 
@@ -398,6 +504,15 @@ def cmd_vdso(prof, tmpdir):
     return ok and n > 0
 
 
+# What ld.so runs in a library it loads or unloads, besides what the
+# program calls: DT_INIT and DT_FINI (crti's _init, _fini) and crtstuff's
+# init_array/fini_array entries.  A sample can land there, typically the
+# page fault on the first instruction of _init, the first code of a
+# freshly dlopen()ed library that runs.
+LOADER_RUN = ("_init", "_fini", "frame_dummy", "register_tm_clones",
+              "__do_global_dtors_aux", "deregister_tm_clones")
+
+
 def cmd_addrs(prof, bins, leaves):
     ok = True
     for b in bins:
@@ -432,8 +547,16 @@ def cmd_addrs(prof, bins, leaves):
                 nfr += s["count"]
                 a = fr.addr - 1 if fr.ret else fr.addr
                 nm = syms.name(a)
+                if nm is None and fr.ret and "badreturn" in s["flags"] \
+                   and syms.is_start(fr.addr):
+                    # a code pointer (a function's address, say the one
+                    # ld.so's lazy binding just looked up) that the
+                    # frame-pointer walk read as a return address: not
+                    # after a call, which is what 'badreturn' flags.
+                    # Its address still has to be a function of BIN.
+                    nm = syms.name(fr.addr)
                 if leaves and not fr.ret and nm not in leaves and \
-                   not bins.index(b):
+                   nm not in LOADER_RUN and not bins.index(b):
                     bad += s["count"]
                     print("# %s: leaf %x is in %s, not in %s" %
                           (b, fr.addr, nm, ",".join(leaves)))
@@ -479,6 +602,8 @@ def main():
         ok = cmd_shares(prof, args[2], mode)
     elif cmd == "omitfp":
         ok = cmd_omitfp(prof, args[2], mode)
+    elif cmd == "fpchain":
+        ok = cmd_fpchain(prof, args[2], mode)
     elif cmd == "buildids":
         ok = cmd_buildids(prof, expect)
     elif cmd == "addrs":

@@ -4,7 +4,9 @@
 # and burn30 lie in the 99.9% binomial interval around 70/30, and stacks
 # reach main in >= 99% of samples, in fp mode (where gcc's frameless
 # leaves make the kernel's chain skip main unless the leaf is repaired
-# from CFI) and in dwarf mode.  The header says what was recorded.
+# from CFI) and in dwarf mode, and at most 1% of them are flagged (the
+# fp-mode chain checks must not flag right stacks, which end at libc's
+# __libc_start_call_main).  The header says what was recorded.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
 need_perf

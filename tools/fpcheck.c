@@ -1,0 +1,316 @@
+/*
+ * fpcheck.c - classify the return addresses of frame-pointer callchains
+ * (fpcheck.h).
+ *
+ * The cache is an open-addressing table of CACHE_SLOTS verdicts keyed by
+ * a hash of the module (build ID, else path) and the ELF address, emptied
+ * when three quarters full, as in retcheck.c.  Start sites are a short
+ * array searched on cache misses only.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fpcheck.h"
+#include "banned.h"
+
+#define CACHE_SLOTS 65536
+#define LEARN_DEPTH 64
+
+struct slot {
+	uint64_t mod, addr;	/* mod == 0: empty */
+	int cls;
+};
+
+struct site {
+	char build_id[2 * PM_BUILD_ID_MAX + 1];
+	uint64_t vaddr;
+};
+
+struct fpcheck {
+	struct unwinder *uw;	/* borrowed */
+	struct slot *slots;
+	size_t used;
+	struct site sites[FPCHECK_MAX_SITES];
+	size_t nsites;
+	uint64_t lookups, hits;
+};
+
+int fpcheck_new(struct unwinder *uw, struct fpcheck **out)
+{
+	struct fpcheck *fc;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!uw)
+		return -EINVAL;
+	fc = calloc(1, sizeof(*fc));
+	if (!fc)
+		return -ENOMEM;
+	fc->slots = calloc(CACHE_SLOTS, sizeof(*fc->slots));
+	if (!fc->slots) {
+		free(fc);
+		return -ENOMEM;
+	}
+	fc->uw = uw;
+	*out = fc;
+	return 0;
+}
+
+void fpcheck_free(struct fpcheck *fc)
+{
+	if (!fc)
+		return;
+	free(fc->slots);
+	free(fc);
+}
+
+int fpcheck_add_site(struct fpcheck *fc, const char *build_id,
+		     uint64_t vaddr)
+{
+	size_t i, len;
+
+	if (!fc || !build_id)
+		return -EINVAL;
+	len = strlen(build_id);
+	if (len == 0 || len > 2 * PM_BUILD_ID_MAX ||
+	    strspn(build_id, "0123456789abcdef") != len)
+		return -EINVAL;
+	for (i = 0; i < fc->nsites; i++)
+		if (fc->sites[i].vaddr == vaddr &&
+		    strcmp(fc->sites[i].build_id, build_id) == 0)
+			return 0;
+	if (fc->nsites == FPCHECK_MAX_SITES)
+		return -ENOSPC;
+	memcpy(fc->sites[fc->nsites].build_id, build_id, len + 1);
+	fc->sites[fc->nsites].vaddr = vaddr;
+	fc->nsites++;
+	/* A verdict cached before may be this site's. */
+	if (fc->used) {
+		memset(fc->slots, 0, CACHE_SLOTS * sizeof(*fc->slots));
+		fc->used = 0;
+	}
+	return 0;
+}
+
+/* ---- learning the start sites of this process ---- */
+
+/* The loaded object that holds code address @addr. */
+struct obj {
+	uint64_t addr;			/* in */
+	const void *phdr;		/* out: identifies the object */
+	uint64_t bias;			/* out: ELF vaddr = addr - bias */
+	char build_id[2 * PM_BUILD_ID_MAX + 1];	/* out, "" if none */
+};
+
+static void note_build_id(const struct dl_phdr_info *info,
+			  const ElfW(Phdr) *ph, char *hex)
+{
+	const unsigned char *p = (const void *)(uintptr_t)(info->dlpi_addr +
+							    ph->p_vaddr);
+	size_t left = ph->p_filesz, namesz, descsz, step, i;
+	ElfW(Nhdr) nh;
+
+	while (left >= sizeof(nh)) {
+		memcpy(&nh, p, sizeof(nh));
+		namesz = (nh.n_namesz + 3) & ~(size_t)3;
+		descsz = (nh.n_descsz + 3) & ~(size_t)3;
+		step = sizeof(nh) + namesz + descsz;
+		if (namesz > left || descsz > left || step > left)
+			return;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(p + sizeof(nh), "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= PM_BUILD_ID_MAX) {
+			const unsigned char *d = p + sizeof(nh) + namesz;
+
+			for (i = 0; i < nh.n_descsz; i++) {
+				hex[2 * i] = "0123456789abcdef"[d[i] >> 4];
+				hex[2 * i + 1] = "0123456789abcdef"[d[i] & 15];
+			}
+			hex[2 * i] = '\0';
+			return;
+		}
+		p += step;
+		left -= step;
+	}
+}
+
+static int obj_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct obj *o = ctx;
+	const ElfW(Phdr) *ph;
+	bool hit = false;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum && !hit; i++) {
+		ph = &info->dlpi_phdr[i];
+		hit = ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		      o->addr >= info->dlpi_addr + ph->p_vaddr &&
+		      o->addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz;
+	}
+	if (!hit)
+		return 0;
+	o->phdr = info->dlpi_phdr;
+	o->bias = info->dlpi_addr;
+	o->build_id[0] = '\0';
+	for (i = 0; i < info->dlpi_phnum && !o->build_id[0]; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			note_build_id(info, &info->dlpi_phdr[i], o->build_id);
+	return 1;
+}
+
+static bool obj_of(uint64_t addr, struct obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->addr = addr;
+	return dl_iterate_phdr(obj_cb, o) == 1;
+}
+
+/*
+ * The return addresses on this thread's stack that lie in other objects
+ * than ours, outer than our own innermost frame: libc's start-up code
+ * (main thread) or thread start (another thread).  Not inlined, so that
+ * its own address is in our object.
+ */
+static __attribute__((noinline)) void learn_stack(struct fpcheck *fc)
+{
+	void *pcs[LEARN_DEPTH];
+	struct obj own, o;
+	bool outer = false;
+	int n, i;
+
+	if (!obj_of((uint64_t)(uintptr_t)learn_stack, &own))
+		return;
+	n = backtrace(pcs, LEARN_DEPTH);
+	for (i = 0; i < n; i++) {
+		uint64_t pc = (uint64_t)(uintptr_t)pcs[i];
+
+		if (!obj_of(pc, &o))
+			continue;
+		if (o.phdr == own.phdr) {
+			outer = true;
+			continue;
+		}
+		if (outer && o.build_id[0])
+			fpcheck_add_site(fc, o.build_id, pc - o.bias);
+	}
+}
+
+static void *learn_thread(void *arg)
+{
+	learn_stack(arg);
+	return NULL;
+}
+
+int fpcheck_learn(struct fpcheck *fc)
+{
+	pthread_t t;
+
+	if (!fc)
+		return 0;
+	learn_stack(fc);
+	if (pthread_create(&t, NULL, learn_thread, fc) == 0)
+		pthread_join(t, NULL);
+	return (int)fc->nsites;
+}
+
+/* ---- classifying ---- */
+
+static uint64_t mod_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h | 1;	/* never 0: 0 marks an empty slot */
+}
+
+static int classify(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
+		    uint64_t pc, uint64_t addr, bool *cache)
+{
+	size_t i;
+	int kind, err;
+
+	*cache = true;
+	if (m->build_id[0] && m->vaddr_known)
+		for (i = 0; i < fc->nsites; i++)
+			if (fc->sites[i].vaddr == addr &&
+			    strcmp(fc->sites[i].build_id, m->build_id) == 0)
+				return FPCHECK_OUTERMOST;
+	fc->lookups++;
+	err = unwinder_fp_frame(fc->uw, pid, pc, false,
+				m->build_id[0] ? m->build_id : NULL, &kind);
+	if (err) {
+		/* The unwinder lacks this mapping (it could not open the
+		 * file, or it already has the mappings of an exec that came
+		 * after the sample): nothing known about the file itself. */
+		*cache = false;
+		return FPCHECK_UNKNOWN;
+	}
+	switch (kind) {
+	case UNWIND_FP_FRAME:
+		return FPCHECK_FRAME;
+	case UNWIND_FP_OUTERMOST:
+		return FPCHECK_OUTERMOST;
+	case UNWIND_FP_KEPT:
+	case UNWIND_FP_SAVED:
+	case UNWIND_FP_SIGNAL:
+		return FPCHECK_NOFRAME;
+	default:
+		return FPCHECK_UNKNOWN;
+	}
+}
+
+int fpcheck_ret(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
+		uint64_t pc)
+{
+	uint64_t mod, addr;
+	size_t i;
+	bool cache;
+	int cls;
+
+	if (!fc || !m || (m->kind != PM_FILE && m->kind != PM_VDSO))
+		return FPCHECK_UNKNOWN;
+	addr = pc - m->start + m->vaddr;
+	mod = mod_hash(m->build_id[0] ? m->build_id : m->path);
+	i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
+	    (CACHE_SLOTS - 1);
+	while (fc->slots[i].mod) {
+		if (fc->slots[i].mod == mod && fc->slots[i].addr == addr) {
+			fc->hits++;
+			return fc->slots[i].cls;
+		}
+		i = (i + 1) & (CACHE_SLOTS - 1);
+	}
+	cls = classify(fc, m, pid, pc, addr, &cache);
+	if (!cache)
+		return cls;
+	if (fc->used >= CACHE_SLOTS / 4 * 3) {
+		memset(fc->slots, 0, CACHE_SLOTS * sizeof(*fc->slots));
+		fc->used = 0;
+		i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
+		    (CACHE_SLOTS - 1);
+	}
+	fc->slots[i].mod = mod;
+	fc->slots[i].addr = addr;
+	fc->slots[i].cls = cls;
+	fc->used++;
+	return cls;
+}
+
+void fpcheck_stats(const struct fpcheck *fc, struct fpcheck_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!fc)
+		return;
+	st->sites = fc->nsites;
+	st->lookups = fc->lookups;
+	st->hits = fc->hits;
+}
