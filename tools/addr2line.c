@@ -45,6 +45,7 @@
  * name, which is what GNU prints in the other cases.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -97,9 +98,8 @@ struct a2l {
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
 	size_t nout;			/* answers printed, for JSON commas */
-	FILE *out;			/* where answers go: stdout, or a job's
-					 * memory stream (see "Parallel
-					 * answers") */
+	struct obuf *ob;		/* where answers go: &stdout_ob, or a
+					 * job's (see "Parallel answers") */
 	unsigned threads;		/* --threads */
 	struct pool *pool;		/* pool_free(); NULL when everything
 					 * is answered on this thread */
@@ -336,26 +336,94 @@ static const char *file_name(struct a2l *a, const char *file)
 
 /*
  * Output.  A warm run prints tens of MB (libjvm: 40 MB for 100,000
- * addresses), so the hot styles write through these instead of printf():
- * no format parsing and no stdout lock per call.
+ * addresses), so every style writes into a struct obuf: appends to
+ * memory, no stdio call per string.  The main thread's obuf goes to
+ * stdout in large writes (ob_flush()); a job's (see "Parallel answers")
+ * grows and is written out by the main thread in input order.
  */
-static void out_s(FILE *f, const char *s)
+struct obuf {
+	char *p;		/* owned (free()), or out_buf */
+	size_t len, cap;
+	FILE *sink;		/* where full buffers go; NULL: grow */
+	bool err;		/* out of memory, or the sink failed */
+};
+
+/* stdout's obuf when it is not a job's: static, and big enough that
+ * writes are few. */
+static char out_buf[1 << 18];
+static struct obuf stdout_ob = { .p = out_buf, .cap = sizeof(out_buf) };
+
+/* ob_flush() - write what @o holds to its sink.  0 or -EIO. */
+static int ob_flush(struct obuf *o)
 {
-	fputs_unlocked(s, f);
+	if (o->sink && o->len) {
+		if (fwrite(o->p, 1, o->len, o->sink) != o->len)
+			o->err = true;
+		o->len = 0;
+	}
+	return o->err ? -EIO : 0;
 }
 
-static void out_u32(FILE *f, uint32_t v)
+/* Make room for @n more bytes: flush to the sink, or grow.  False when
+ * there is none (o->err is set; the bytes are dropped). */
+static bool ob_room(struct obuf *o, size_t n)
+{
+	size_t cap;
+	char *grown;
+
+	if (o->cap - o->len >= n)
+		return true;
+	if (o->sink) {
+		ob_flush(o);
+		return o->cap >= n;
+	}
+	for (cap = o->cap ? o->cap : 1 << 16; cap - o->len < n; cap *= 2)
+		;
+	grown = realloc(o->p, cap);
+	if (!grown) {
+		o->err = true;
+		return false;
+	}
+	o->p = grown;
+	o->cap = cap;
+	return true;
+}
+
+static void ob_write(struct obuf *o, const char *s, size_t n)
+{
+	if (!ob_room(o, n)) {
+		/* Longer than a sink's whole buffer: write it directly. */
+		if (o->sink && !o->err && fwrite(s, 1, n, o->sink) != n)
+			o->err = true;
+		return;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void ob_s(struct obuf *o, const char *s)
+{
+	ob_write(o, s, strlen(s));
+}
+
+static void ob_c(struct obuf *o, char c)
+{
+	if (o->len < o->cap || ob_room(o, 1))
+		o->p[o->len++] = c;
+}
+
+static void ob_u32(struct obuf *o, uint32_t v)
 {
 	char buf[10], *p = buf + sizeof(buf);
 
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
+	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* 0x, then at least @width lowercase hex digits. */
-static void out_hex(FILE *f, uint64_t v, int width)
+static void ob_hex(struct obuf *o, uint64_t v, int width)
 {
 	char buf[2 + 64], *p = buf + sizeof(buf);
 	int n = 0;
@@ -368,7 +436,36 @@ static void out_hex(FILE *f, uint64_t v, int width)
 		*--p = '0';
 	*--p = 'x';
 	*--p = '0';
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
+	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/* printf() into @o, for the styles that are not hot. */
+static __attribute__((format(printf, 2, 3))) void
+ob_printf(struct obuf *o, const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		o->err = true;
+		return;
+	}
+	if ((size_t)n < sizeof(small)) {
+		ob_write(o, small, (size_t)n);
+		return;
+	}
+	if (!ob_room(o, (size_t)n + 1)) {
+		o->err = true;	/* a name longer than the sink's buffer */
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
 }
 
 /*
@@ -381,13 +478,13 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	size_t i, last;
 
 	if (a->addresses) {
-		out_hex(a->out, addr, a->width);
-		out_s(a->out, a->pretty ? ": " : "\n");
+		ob_hex(a->ob, addr, a->width);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0) {
 		if (a->functions)
-			out_s(a->out, a->pretty ? "?? " : "??\n");
-		out_s(a->out, "??:0\n");
+			ob_s(a->ob, a->pretty ? "?? " : "??\n");
+		ob_s(a->ob, "??:0\n");
 		return;
 	}
 	last = a->inlines ? n - 1 : 0;
@@ -406,26 +503,26 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 				name = show(a, name, &fr[i], false);
 			if (!name || !*name)
 				name = "??";
-			out_s(a->out, name);
-			out_s(a->out, a->pretty ? " at " : "\n");
+			ob_s(a->ob, name);
+			ob_s(a->ob, a->pretty ? " at " : "\n");
 		}
 		file = file_name(a, fr[i].file);
-		out_s(a->out, file ? file : "??");
-		putc_unlocked(':', a->out);
+		ob_s(a->ob, file ? file : "??");
+		ob_c(a->ob, ':');
 		/* bfd keeps the first discriminator for the inliners. */
 		if (fr[i].line) {
-			out_u32(a->out, fr[i].line);
+			ob_u32(a->ob, fr[i].line);
 			if (fr[0].discriminator) {
-				out_s(a->out, " (discriminator ");
-				out_u32(a->out, fr[0].discriminator);
-				putc_unlocked(')', a->out);
+				ob_s(a->ob, " (discriminator ");
+				ob_u32(a->ob, fr[0].discriminator);
+				ob_c(a->ob, ')');
 			}
-			putc_unlocked('\n', a->out);
+			ob_c(a->ob, '\n');
 		} else {
-			out_s(a->out, "?\n");
+			ob_s(a->ob, "?\n");
 		}
 		if (i < last && a->pretty)
-			out_s(a->out, " (inlined by) ");
+			ob_s(a->ob, " (inlined by) ");
 	}
 }
 
@@ -440,24 +537,24 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	uint32_t line = 0, col = 0;
 
 	if (!first && a->pretty)
-		out_s(a->out, " (inlined by) ");
+		ob_s(a->ob, " (inlined by) ");
 	if (a->functions) {
 		if (name_fr)
 			name = show(a, raw_name(name_fr), name_fr, false);
-		out_s(a->out, name && *name ? name : "??");
-		out_s(a->out, a->pretty ? " at " : "\n");
+		ob_s(a->ob, name && *name ? name : "??");
+		ob_s(a->ob, a->pretty ? " at " : "\n");
 	}
 	if (loc) {
 		file = file_name(a, loc->file);
 		line = loc->line;
 		col = loc->column;
 	}
-	out_s(a->out, file ? file : "??");
-	putc_unlocked(':', a->out);
-	out_u32(a->out, line);
-	putc_unlocked(':', a->out);
-	out_u32(a->out, col);
-	putc_unlocked('\n', a->out);
+	ob_s(a->ob, file ? file : "??");
+	ob_c(a->ob, ':');
+	ob_u32(a->ob, line);
+	ob_c(a->ob, ':');
+	ob_u32(a->ob, col);
+	ob_c(a->ob, '\n');
 }
 
 static void print_llvm(struct a2l *a, uint64_t addr,
@@ -466,8 +563,8 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses) {
-		out_hex(a->out, addr, 0);
-		out_s(a->out, a->pretty ? ": " : "\n");
+		ob_hex(a->ob, addr, 0);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0)
 		print_llvm_frame(a, NULL, NULL, true);
@@ -476,7 +573,7 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	else
 		for (i = 0; i < n; i++)
 			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
-	putc('\n', a->out);
+	ob_c(a->ob, '\n');
 }
 
 /*
@@ -484,52 +581,52 @@ static void print_llvm(struct a2l *a, uint64_t addr,
  * its order, "" for unknown strings.  Addresses from argv make one array,
  * each stdin line one object.
  */
-static void json_body(FILE *f, const char *s)
+static void json_body(struct obuf *f, const char *s)
 {
 	const unsigned char *p;
 
 	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		switch (*p) {
 		case '"':
-			fputs("\\\"", f);
+			ob_s(f, "\\\"");
 			break;
 		case '\\':
-			fputs("\\\\", f);
+			ob_s(f, "\\\\");
 			break;
 		case '\n':
-			fputs("\\n", f);
+			ob_s(f, "\\n");
 			break;
 		case '\t':
-			fputs("\\t", f);
+			ob_s(f, "\\t");
 			break;
 		default:
 			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
+				ob_printf(f, "\\u%04x", *p);
 			else
-				putc(*p, f);
+				ob_c(f, (char)*p);
 		}
 	}
 }
 
-static void json_str(FILE *f, const char *s)
+static void json_str(struct obuf *f, const char *s)
 {
-	putc('"', f);
+	ob_c(f, '"');
 	json_body(f, s);
-	putc('"', f);
+	ob_c(f, '"');
 }
 
 static void json_begin(struct a2l *a)
 {
 	if (a->from_stdin)
 		return;
-	fputs(a->nout ? "," : "[", a->out);
+	ob_s(a->ob, a->nout ? "," : "[");
 }
 
 static void json_end(struct a2l *a)
 {
 	a->nout++;
 	if (a->from_stdin)
-		putc('\n', a->out);
+		ob_c(a->ob, '\n');
 }
 
 static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
@@ -537,22 +634,22 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 {
 	const char *name = NULL;
 
-	fprintf(a->out, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
+	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->out, loc ? file_name(a, loc->file) : NULL);
-	fputs(",\"FunctionName\":", a->out);
+	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	ob_s(a->ob, ",\"FunctionName\":");
 	if (a->functions && name_fr)
 		name = show(a, raw_name(name_fr), name_fr, false);
-	json_str(a->out, name);
-	fprintf(a->out, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
+	json_str(a->ob, name);
+	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
 	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		fprintf(a->out, "\"0x%" PRIx64 "\"", name_fr->entry ?
+		ob_printf(a->ob, "\"0x%" PRIx64 "\"", name_fr->entry ?
 		       name_fr->entry : name_fr->symbol_addr);
 	else
-		fputs("\"\"", a->out);
-	fputs(",\"StartFileName\":", a->out);
-	json_str(a->out, loc ? file_name(a, loc->decl_file) : NULL);
-	fprintf(a->out, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
+		ob_s(a->ob, "\"\"");
+	ob_s(a->ob, ",\"StartFileName\":");
+	json_str(a->ob, loc ? file_name(a, loc->decl_file) : NULL);
+	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
 static void print_json(struct a2l *a, uint64_t addr,
@@ -561,9 +658,9 @@ static void print_json(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	json_begin(a);
-	fprintf(a->out, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->out, a->module_name);
-	fputs(",\"Symbol\":[", a->out);
+	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
+	json_str(a->ob, a->module_name);
+	ob_s(a->ob, ",\"Symbol\":[");
 	if (n == 0) {
 		print_json_frame(a, NULL, NULL);
 	} else if (!a->inlines) {
@@ -571,23 +668,23 @@ static void print_json(struct a2l *a, uint64_t addr,
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
-				putc(',', a->out);
+				ob_c(a->ob, ',');
 			print_json_frame(a, &fr[i], &fr[i]);
 		}
 	}
-	fputs("]}", a->out);
+	ob_s(a->ob, "]}");
 	json_end(a);
 }
 
 static void print_json_error(struct a2l *a, const char *input)
 {
 	json_begin(a);
-	fputs("{\"Error\":{\"Message\":\"unable to parse arguments: ",
-	      a->out);
-	json_body(a->out, input);
-	fputs("\"},\"ModuleName\":", a->out);
-	json_str(a->out, a->module_name);
-	putc('}', a->out);
+	ob_s(a->ob, "{\"Error\":{\"Message\":\"unable to parse "
+		  "arguments: ");
+	json_body(a->ob, input);
+	ob_s(a->ob, "\"},\"ModuleName\":");
+	json_str(a->ob, a->module_name);
+	ob_c(a->ob, '}');
 	json_end(a);
 }
 
@@ -598,9 +695,9 @@ static void print_json_error(struct a2l *a, const char *input)
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	fprintf(a->out, "%s:%u", file_name(a, f->file), f->line);
+	ob_printf(a->ob, "%s:%u", file_name(a, f->file), f->line);
 	if (f->column)
-		fprintf(a->out, ":%u", f->column);
+		ob_printf(a->ob, ":%u", f->column);
 }
 
 /*
@@ -618,26 +715,26 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 		return false;
 	name = show(a, raw_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
-		fprintf(a->out, "%s%c", name, a->pretty ? ' ' : '\n');
+		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
 	}
 	if (a->pretty) {
-		fprintf(a->out, "%s ", name);
+		ob_printf(a->ob, "%s ", name);
 		return true;
 	}
-	fprintf(a->out, "%s inlined", name);
+	ob_printf(a->ob, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
 	file = file_name(a, fr[1].file);
 	if (file) {
 		if (fr[1].line == 0)
-			fprintf(a->out, " from %s", file);
+			ob_printf(a->ob, " from %s", file);
 		else if (fr[1].column == 0)
-			fprintf(a->out, " at %s:%u", file, fr[1].line);
+			ob_printf(a->ob, " at %s:%u", file, fr[1].line);
 		else
-			fprintf(a->out, " at %s:%u:%u", file, fr[1].line,
+			ob_printf(a->ob, " at %s:%u:%u", file, fr[1].line,
 			       fr[1].column);
 	}
-	fputs(" in ", a->out);
+	ob_s(a->ob, " in ");
 	return false;
 }
 
@@ -655,16 +752,16 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		 * relative to the load base (0 here) for ET_DYN, "??"
 		 * for ET_EXEC. */
 		if (a->info.elf_type == 3)
-			fprintf(a->out, "()+%#" PRIx64 "%c", addr, sep);
+			ob_printf(a->ob, "()+%#" PRIx64 "%c", addr, sep);
 		else
-			fprintf(a->out, "??%c", sep);
+			ob_printf(a->ob, "??%c", sep);
 		return;
 	}
 	base = o->symbol ? o->symbol_addr : o->entry;
-	fputs(show(a, sym, NULL, true), a->out);
+	ob_s(a->ob, show(a, sym, NULL, true));
 	if (addr != base)
-		fprintf(a->out, "+%#" PRIx64, addr - base);
-	putc(sep, a->out);
+		ob_printf(a->ob, "+%#" PRIx64, addr - base);
+	ob_c(a->ob, sep);
 }
 
 static void print_eu(struct a2l *a, uint64_t addr,
@@ -674,22 +771,22 @@ static void print_eu(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses)
-		fprintf(a->out, "0x%.*" PRIx64 "%s", a->width, addr,
+		ob_printf(a->ob, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
 		name = outer_symbol(fr, n);
-		fprintf(a->out, "%s%c", name ? show(a, name, NULL, true) : "??",
+		ob_printf(a->ob, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
 	if (a->symbols)
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
-		fputs("at ", a->out);
+		ob_s(a->ob, "at ");
 	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
 		eu_src(a, &fr[0]);
-		putc('\n', a->out);
+		ob_c(a->ob, '\n');
 	} else {
-		fputs("??:0\n", a->out);
+		ob_s(a->ob, "??:0\n");
 	}
 	if (!a->inlines || n < 2 || (fr[0].flags & SYM_FRAME_SYMTAB))
 		return;
@@ -698,17 +795,17 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (!(fr[i].flags & SYM_FRAME_INLINED))
 			continue;
 		if (a->pretty)
-			fputs(" (inlined by) ", a->out);
+			ob_s(a->ob, " (inlined by) ");
 		if (a->functions) {
 			name = raw_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
-			fprintf(a->out, "%s%s", name, a->pretty ? " at " : "\n");
+			ob_printf(a->ob, "%s%s", name, a->pretty ? " at " : "\n");
 		}
 		if (fr[i + 1].file) {
 			eu_src(a, &fr[i + 1]);
-			putc('\n', a->out);
+			ob_c(a->ob, '\n');
 		} else {
-			fputs("??:0\n", a->out);
+			ob_s(a->ob, "??:0\n");
 		}
 	}
 }
@@ -1030,16 +1127,14 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 struct job {
 	/* A copy of the main a2l for the worker: it borrows what the main
 	 * one has (options, store, table, which live until every job is
-	 * back) and owns only w.out and w.dm. */
+	 * back) and owns only w.dm; w.ob is &ob. */
 	struct a2l w;
 	uint64_t *addrs;	/* owned; room for addrs_cap */
 	size_t n, addrs_cap;
-	char *text;		/* what w.out wrote; owned, kept with its
-				 * room when the job is reused */
-	size_t len, cap;
-	bool ran;		/* false: the text is not whole */
+	struct obuf ob;		/* the answers; ob.p is owned and kept,
+				 * with its room, when the job is reused */
 	int err;		/* of sym_store_lookup(): the answers before
-				 * w.batch_done are in text */
+				 * w.batch_done are in ob */
 	struct job *next;	/* a->spare's list */
 };
 
@@ -1048,47 +1143,22 @@ static void job_free(struct job *j)
 	if (!j)
 		return;
 	free(j->addrs);
-	free(j->text);
+	free(j->ob.p);
 	free(j->w.dm);
 	free(j);
-}
-
-/* The write function of a job's stream: append to j->text. */
-static ssize_t job_write(void *cookie, const char *buf, size_t size)
-{
-	struct job *j = cookie;
-
-	if (size > j->cap - j->len) {
-		size_t cap = j->cap ? j->cap : 1 << 21;
-		char *grown;
-
-		while (cap - j->len < size)
-			cap *= 2;
-		grown = realloc(j->text, cap);
-		if (!grown)
-			return -1;	/* the stream's error flag */
-		j->text = grown;
-		j->cap = cap;
-	}
-	memcpy(j->text + j->len, buf, size);
-	j->len += size;
-	return (ssize_t)size;
 }
 
 /* The pool's function, on a worker thread. */
 static void run_job(void *arg)
 {
-	static const cookie_io_functions_t io = { .write = job_write };
 	struct job *j = arg;
 	struct a2l *w = &j->w;
 	double t0 = now_ms();
 
-	j->len = 0;
-	j->ran = false;
+	j->ob.len = 0;
+	j->ob.err = false;
 	j->err = 0;
-	w->out = fopencookie(j, "w", io);
-	if (!w->out)
-		return;
+	w->ob = &j->ob;
 	if (w->from_cache) {
 		w->batch_addrs = j->addrs;
 		w->batch_done = 0;
@@ -1097,26 +1167,26 @@ static void run_job(void *arg)
 	} else {
 		answer_table(w, j->addrs, j->n);
 	}
-	/* A stream that ran out of memory holds a cut answer: the main
-	 * thread does it all again. */
-	j->ran = !ferror(w->out);
-	if (fclose(w->out) != 0)
-		j->ran = false;
-	w->out = NULL;
 	w->t_lookup = now_ms() - t0;
 }
 
 /* job_done() - print job @j's answers (this thread, in input order). */
 static int job_done(struct a2l *a, struct job *j)
 {
-	if (!j->ran)
+	int err;
+
+	/* Out of memory, the answers are cut: do them all again here. */
+	if (j->ob.err)
 		return answer(a, j->addrs, j->n);
 	a->naddrs += j->n;
 	a->t_lookup += j->w.t_lookup;
-	if (j->len && fwrite(j->text, 1, j->len, a->out) != j->len)
-		return -EIO;
-	if (!j->err)
-		return 0;
+	/* Straight to stdout, after what this thread holds. */
+	err = ob_flush(a->ob);
+	if (!err && j->ob.len &&
+	    fwrite(j->ob.p, 1, j->ob.len, a->ob->sink) != j->ob.len)
+		err = a->ob->err = -EIO;
+	if (err || !j->err)
+		return err;
 	return answer_rest(a, j->addrs + j->w.batch_done,
 			   j->n - j->w.batch_done, j->err);
 }
@@ -1191,7 +1261,7 @@ static int submit(struct a2l *a, size_t n)
 	j->w.pool = NULL;
 	j->w.spare = NULL;
 	j->w.batch = NULL;
-	j->w.out = NULL;
+	j->w.ob = NULL;
 	addrs = j->addrs;
 	cap = j->addrs_cap;
 	j->addrs = a->batch;
@@ -1653,7 +1723,7 @@ static int stdin_flush(void *ctx)
 {
 	struct stdin_ctx *c = ctx;
 
-	if (flush_batch(c->a) || pool_drain(c->a))
+	if (flush_batch(c->a) || pool_drain(c->a) || ob_flush(c->a->ob))
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
 }
@@ -1695,10 +1765,6 @@ static int run_stdin(struct a2l *a)
 	return c.status;
 }
 
-/* stdout's buffer when it is not a terminal; static, because stdout
- * uses it until exit. */
-static char out_buf[1 << 18];
-
 int tool_addr2line(int argc, char **argv, bool lookup)
 {
 	struct a2l *a;
@@ -1714,13 +1780,11 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	a->wait_ms = 10000;
 	a->exe = "a.out";
 	a->width = 16;
-	a->out = stdout;
+	/* Answers go out in writes of up to sizeof(out_buf), and before
+	 * every blocking read (co-process use). */
+	stdout_ob.sink = stdout;
+	a->ob = &stdout_ob;
 	a->threads = pool_default_workers();
-	/* Big writes, not one per 4 KiB: answers are flushed before every
-	 * blocking read anyway (co-process use).  glibc ignores the size
-	 * when setvbuf() is given no buffer, so give it one. */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	err = parse_args(a, argc, argv);
 	if (err) {
 		status = err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
@@ -1779,9 +1843,9 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		if (flush_batch(a) || a->fatal)
 			status = TOOL_EXIT_FAIL;
 		if (a->style == STYLE_JSON && a->nout)
-			fputs("]\n", a->out);
+			ob_s(a->ob, "]\n");
 	}
-	if (fflush(stdout) != 0)
+	if (ob_flush(a->ob) || fflush(stdout) != 0)
 		status = TOOL_EXIT_FAIL;
 	if (a->stats)
 		print_stats(a);
