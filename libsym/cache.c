@@ -61,6 +61,11 @@
 #define PENDING_MAX 64
 #define PENDING_SECS 30
 #define VERIFIED_MAX 65536
+/* Chunks verified at once by distinct threads, beyond which threads
+ * verify the same chunk side by side (correct, only slower). */
+#define VERIFYING_MAX 16
+/* A chunk found corrupt is in the verified set as its hash ^ this. */
+#define VERIFIED_BAD 0x6261642063726321ull
 
 struct meta_v {
 	uint32_t magic;
@@ -91,12 +96,15 @@ struct sym_store {
 	struct sym_store_opts opts;
 	size_t mapsize;
 	pthread_rwlock_t rw;	/* shared: any txn; exclusive: resize */
-	pthread_mutex_t mu;	/* pending[], verified[] */
+	pthread_mutex_t mu;	/* pending[], verified[], verifying[] */
+	pthread_cond_t verify_cv;	/* a verifying[] slot was freed */
 	struct pending pending[PENDING_MAX];
 	size_t npending;
 	int64_t last_flush;
 	uint64_t *verified;	/* open-addressed set of chunk hashes */
 	size_t nverified;
+	/* Chunks some thread is verifying now; 0 is a free slot. */
+	uint64_t verifying[VERIFYING_MAX];
 };
 
 static int64_t now(void)
@@ -313,6 +321,7 @@ int sym_store_open(const char *dir, const struct sym_store_opts *o,
 	st->mapsize = MAP_START;
 	pthread_rwlock_init(&st->rw, NULL);
 	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->verify_cv, NULL);
 	st->last_flush = now();
 	st->dir = symi_strdup(dir);
 	if (!st->dir) {
@@ -362,6 +371,7 @@ void sym_store_close(struct sym_store *st)
 	}
 	pthread_rwlock_destroy(&st->rw);
 	pthread_mutex_destroy(&st->mu);
+	pthread_cond_destroy(&st->verify_cv);
 	free(st->verified);
 	free(st->dir);
 	free(st);
@@ -850,6 +860,54 @@ static bool verified_test_set(struct sym_store *st, uint64_t h, bool set)
 	return hit;
 }
 
+/*
+ * verifying_begin() - become the thread that verifies chunk @h, or wait
+ * for the one that is: threads that read one table at once (the workers
+ * of `sym lookup --threads`, symd's) check it once between them, and a
+ * corrupt one is reported once.
+ * @return true: verify it, then call verifying_end(); false: another
+ *         thread has, and verified_test_set(st, h, false) is its verdict
+ */
+static bool verifying_begin(struct sym_store *st, uint64_t h)
+{
+	bool waited = false;
+	size_t i, free_slot;
+
+	if (!h)
+		h = 1;
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		free_slot = VERIFYING_MAX;
+		for (i = 0; i < VERIFYING_MAX; i++) {
+			if (st->verifying[i] == h)
+				break;
+			if (!st->verifying[i] && free_slot == VERIFYING_MAX)
+				free_slot = i;
+		}
+		if (i == VERIFYING_MAX)
+			break;
+		waited = true;
+		pthread_cond_wait(&st->verify_cv, &st->mu);
+	}
+	if (!waited && free_slot < VERIFYING_MAX)
+		st->verifying[free_slot] = h;
+	pthread_mutex_unlock(&st->mu);
+	return !waited;
+}
+
+static void verifying_end(struct sym_store *st, uint64_t h)
+{
+	if (!h)
+		h = 1;
+	pthread_mutex_lock(&st->mu);
+	for (size_t i = 0; i < VERIFYING_MAX; i++) {
+		if (st->verifying[i] == h)
+			st->verifying[i] = 0;
+	}
+	pthread_cond_broadcast(&st->verify_cv);
+	pthread_mutex_unlock(&st->mu);
+}
+
 struct chunk {
 	struct sym_table *t;
 	void *copy;		/* free(): aligned copy, when needed */
@@ -902,11 +960,27 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 	c->start = rd_be64((const uint8_t *)key->mv_data + key->mv_size - 8);
 	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val->mv_size;
 	if (!verified_test_set(st, vh, false)) {
-		if (sym_table_verify(c->t) != 0) {
+		/* Found corrupt by another thread, now or before. */
+		if (verified_test_set(st, vh ^ VERIFIED_BAD, false)) {
 			chunk_drop(c);
 			return -SYM_E_BADTABLE;
 		}
-		verified_test_set(st, vh, true);
+		if (!verifying_begin(st, vh)) {
+			/* Another thread's verdict. */
+			if (!verified_test_set(st, vh, false)) {
+				chunk_drop(c);
+				return -SYM_E_BADTABLE;
+			}
+		} else {
+			rc = sym_table_verify(c->t);
+			verified_test_set(st, rc ? vh ^ VERIFIED_BAD : vh,
+					  true);
+			verifying_end(st, vh);
+			if (rc) {
+				chunk_drop(c);
+				return -SYM_E_BADTABLE;
+			}
+		}
 	}
 	sym_table_stat(c->t, &ts);
 	c->end = ts.end;
@@ -1113,8 +1187,10 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	free(ca.open);
 	end_table_read(st, &r);
 	if (ca.bad) {
-		symi_warn("store: table of %s is corrupt; removed", build_id);
-		sym_store_remove(st, build_id);
+		/* Threads that found it corrupt together: one says so. */
+		if (sym_store_remove(st, build_id) == 0)
+			symi_warn("store: table of %s is corrupt; removed",
+				  build_id);
 	} else if (!err || err > 0) {
 		note_access(st, id, idlen);
 	}
@@ -1223,10 +1299,8 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 	if (!err)
 		err = verify_chunks(st, r.cur, id, idlen, r.m.gen, 0, 1);
 	end_table_read(st, &r);
-	if (err == -SYM_E_BADTABLE) {
+	if (err == -SYM_E_BADTABLE && sym_store_remove(st, build_id) == 0)
 		symi_warn("store: table of %s is corrupt; removed", build_id);
-		sym_store_remove(st, build_id);
-	}
 	return err;
 }
 

@@ -641,7 +641,9 @@ SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
  *         or converter: rebuild and put it again), -SYM_E_BADTABLE (a
  *         chunk failed its checksum: the entry was removed; rebuild it)
  * Each chunk's checksum is verified once per process, the first time it
- * is read.  The access time is recorded in memory and written in batches.
+ * is read; threads reading it at that moment wait for that one check
+ * (all get -SYM_E_BADTABLE when it fails, and one logs it).  The access
+ * time is recorded in memory and written in batches.
  */
 SYM_API int sym_store_lookup(struct sym_store *st, const char *build_id,
 			     const uint64_t *addrs, size_t count,

@@ -45,6 +45,7 @@
  * name, which is what GNU prints in the other cases.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "pool.h"
 #include "tools.h"
 
 enum a2l_style {
@@ -96,6 +98,12 @@ struct a2l {
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
 	size_t nout;			/* answers printed, for JSON commas */
+	struct obuf *ob;		/* where answers go: &stdout_ob, or a
+					 * job's (see "Parallel answers") */
+	unsigned threads;		/* --threads */
+	struct pool *pool;		/* pool_free(); NULL when everything
+					 * is answered on this thread */
+	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
 	struct sym_frame frames[SYM_MAX_FRAMES];
 
@@ -127,6 +135,7 @@ enum {
 	OPT_STATS,
 	OPT_SERVER,
 	OPT_WAIT_MS,
+	OPT_THREADS,
 };
 
 static const struct option longopts[] = {
@@ -155,6 +164,7 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -175,7 +185,9 @@ static const char usage_styles[] =
 	"      --store=DIR         the store (default $SYM_STORE, else\n"
 	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
 	"      --stats             say on stderr where the table came from\n"
-	"                          and how long each step took\n";
+	"                          and how long each step took\n"
+	"      --threads=N         answer addresses read from stdin on N\n"
+	"                          threads (default: one per CPU; 1: none)\n";
 
 static void usage(FILE *f, bool lookup)
 {
@@ -324,26 +336,94 @@ static const char *file_name(struct a2l *a, const char *file)
 
 /*
  * Output.  A warm run prints tens of MB (libjvm: 40 MB for 100,000
- * addresses), so the hot styles write through these instead of printf():
- * no format parsing and no stdout lock per call.
+ * addresses), so every style writes into a struct obuf: appends to
+ * memory, no stdio call per string.  The main thread's obuf goes to
+ * stdout in large writes (ob_flush()); a job's (see "Parallel answers")
+ * grows and is written out by the main thread in input order.
  */
-static void out_s(const char *s)
+struct obuf {
+	char *p;		/* owned (free()), or out_buf */
+	size_t len, cap;
+	FILE *sink;		/* where full buffers go; NULL: grow */
+	bool err;		/* out of memory, or the sink failed */
+};
+
+/* stdout's obuf when it is not a job's: static, and big enough that
+ * writes are few. */
+static char out_buf[1 << 18];
+static struct obuf stdout_ob = { .p = out_buf, .cap = sizeof(out_buf) };
+
+/* ob_flush() - write what @o holds to its sink.  0 or -EIO. */
+static int ob_flush(struct obuf *o)
 {
-	fputs_unlocked(s, stdout);
+	if (o->sink && o->len) {
+		if (fwrite(o->p, 1, o->len, o->sink) != o->len)
+			o->err = true;
+		o->len = 0;
+	}
+	return o->err ? -EIO : 0;
 }
 
-static void out_u32(uint32_t v)
+/* Make room for @n more bytes: flush to the sink, or grow.  False when
+ * there is none (o->err is set; the bytes are dropped). */
+static bool ob_room(struct obuf *o, size_t n)
+{
+	size_t cap;
+	char *grown;
+
+	if (o->cap - o->len >= n)
+		return true;
+	if (o->sink) {
+		ob_flush(o);
+		return o->cap >= n;
+	}
+	for (cap = o->cap ? o->cap : 1 << 16; cap - o->len < n; cap *= 2)
+		;
+	grown = realloc(o->p, cap);
+	if (!grown) {
+		o->err = true;
+		return false;
+	}
+	o->p = grown;
+	o->cap = cap;
+	return true;
+}
+
+static void ob_write(struct obuf *o, const char *s, size_t n)
+{
+	if (!ob_room(o, n)) {
+		/* Longer than a sink's whole buffer: write it directly. */
+		if (o->sink && !o->err && fwrite(s, 1, n, o->sink) != n)
+			o->err = true;
+		return;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void ob_s(struct obuf *o, const char *s)
+{
+	ob_write(o, s, strlen(s));
+}
+
+static void ob_c(struct obuf *o, char c)
+{
+	if (o->len < o->cap || ob_room(o, 1))
+		o->p[o->len++] = c;
+}
+
+static void ob_u32(struct obuf *o, uint32_t v)
 {
 	char buf[10], *p = buf + sizeof(buf);
 
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* 0x, then at least @width lowercase hex digits. */
-static void out_hex(uint64_t v, int width)
+static void ob_hex(struct obuf *o, uint64_t v, int width)
 {
 	char buf[2 + 64], *p = buf + sizeof(buf);
 	int n = 0;
@@ -356,7 +436,36 @@ static void out_hex(uint64_t v, int width)
 		*--p = '0';
 	*--p = 'x';
 	*--p = '0';
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/* printf() into @o, for the styles that are not hot. */
+static __attribute__((format(printf, 2, 3))) void
+ob_printf(struct obuf *o, const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		o->err = true;
+		return;
+	}
+	if ((size_t)n < sizeof(small)) {
+		ob_write(o, small, (size_t)n);
+		return;
+	}
+	if (!ob_room(o, (size_t)n + 1)) {
+		o->err = true;	/* a name longer than the sink's buffer */
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
 }
 
 /*
@@ -369,13 +478,13 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	size_t i, last;
 
 	if (a->addresses) {
-		out_hex(addr, a->width);
-		out_s(a->pretty ? ": " : "\n");
+		ob_hex(a->ob, addr, a->width);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0) {
 		if (a->functions)
-			out_s(a->pretty ? "?? " : "??\n");
-		out_s("??:0\n");
+			ob_s(a->ob, a->pretty ? "?? " : "??\n");
+		ob_s(a->ob, "??:0\n");
 		return;
 	}
 	last = a->inlines ? n - 1 : 0;
@@ -394,26 +503,26 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 				name = show(a, name, &fr[i], false);
 			if (!name || !*name)
 				name = "??";
-			out_s(name);
-			out_s(a->pretty ? " at " : "\n");
+			ob_s(a->ob, name);
+			ob_s(a->ob, a->pretty ? " at " : "\n");
 		}
 		file = file_name(a, fr[i].file);
-		out_s(file ? file : "??");
-		putchar_unlocked(':');
+		ob_s(a->ob, file ? file : "??");
+		ob_c(a->ob, ':');
 		/* bfd keeps the first discriminator for the inliners. */
 		if (fr[i].line) {
-			out_u32(fr[i].line);
+			ob_u32(a->ob, fr[i].line);
 			if (fr[0].discriminator) {
-				out_s(" (discriminator ");
-				out_u32(fr[0].discriminator);
-				putchar_unlocked(')');
+				ob_s(a->ob, " (discriminator ");
+				ob_u32(a->ob, fr[0].discriminator);
+				ob_c(a->ob, ')');
 			}
-			putchar_unlocked('\n');
+			ob_c(a->ob, '\n');
 		} else {
-			out_s("?\n");
+			ob_s(a->ob, "?\n");
 		}
 		if (i < last && a->pretty)
-			out_s(" (inlined by) ");
+			ob_s(a->ob, " (inlined by) ");
 	}
 }
 
@@ -428,24 +537,24 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	uint32_t line = 0, col = 0;
 
 	if (!first && a->pretty)
-		out_s(" (inlined by) ");
+		ob_s(a->ob, " (inlined by) ");
 	if (a->functions) {
 		if (name_fr)
 			name = show(a, raw_name(name_fr), name_fr, false);
-		out_s(name && *name ? name : "??");
-		out_s(a->pretty ? " at " : "\n");
+		ob_s(a->ob, name && *name ? name : "??");
+		ob_s(a->ob, a->pretty ? " at " : "\n");
 	}
 	if (loc) {
 		file = file_name(a, loc->file);
 		line = loc->line;
 		col = loc->column;
 	}
-	out_s(file ? file : "??");
-	putchar_unlocked(':');
-	out_u32(line);
-	putchar_unlocked(':');
-	out_u32(col);
-	putchar_unlocked('\n');
+	ob_s(a->ob, file ? file : "??");
+	ob_c(a->ob, ':');
+	ob_u32(a->ob, line);
+	ob_c(a->ob, ':');
+	ob_u32(a->ob, col);
+	ob_c(a->ob, '\n');
 }
 
 static void print_llvm(struct a2l *a, uint64_t addr,
@@ -454,8 +563,8 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses) {
-		out_hex(addr, 0);
-		out_s(a->pretty ? ": " : "\n");
+		ob_hex(a->ob, addr, 0);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0)
 		print_llvm_frame(a, NULL, NULL, true);
@@ -464,7 +573,7 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 	else
 		for (i = 0; i < n; i++)
 			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
-	putchar('\n');
+	ob_c(a->ob, '\n');
 }
 
 /*
@@ -472,52 +581,52 @@ static void print_llvm(struct a2l *a, uint64_t addr,
  * its order, "" for unknown strings.  Addresses from argv make one array,
  * each stdin line one object.
  */
-static void json_body(const char *s)
+static void json_body(struct obuf *f, const char *s)
 {
 	const unsigned char *p;
 
 	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		switch (*p) {
 		case '"':
-			fputs("\\\"", stdout);
+			ob_s(f, "\\\"");
 			break;
 		case '\\':
-			fputs("\\\\", stdout);
+			ob_s(f, "\\\\");
 			break;
 		case '\n':
-			fputs("\\n", stdout);
+			ob_s(f, "\\n");
 			break;
 		case '\t':
-			fputs("\\t", stdout);
+			ob_s(f, "\\t");
 			break;
 		default:
 			if (*p < 0x20)
-				printf("\\u%04x", *p);
+				ob_printf(f, "\\u%04x", *p);
 			else
-				putchar(*p);
+				ob_c(f, (char)*p);
 		}
 	}
 }
 
-static void json_str(const char *s)
+static void json_str(struct obuf *f, const char *s)
 {
-	putchar('"');
-	json_body(s);
-	putchar('"');
+	ob_c(f, '"');
+	json_body(f, s);
+	ob_c(f, '"');
 }
 
 static void json_begin(struct a2l *a)
 {
 	if (a->from_stdin)
 		return;
-	fputs(a->nout ? "," : "[", stdout);
+	ob_s(a->ob, a->nout ? "," : "[");
 }
 
 static void json_end(struct a2l *a)
 {
 	a->nout++;
 	if (a->from_stdin)
-		putchar('\n');
+		ob_c(a->ob, '\n');
 }
 
 static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
@@ -525,22 +634,22 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 {
 	const char *name = NULL;
 
-	printf("{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
+	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(loc ? file_name(a, loc->file) : NULL);
-	fputs(",\"FunctionName\":", stdout);
+	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	ob_s(a->ob, ",\"FunctionName\":");
 	if (a->functions && name_fr)
 		name = show(a, raw_name(name_fr), name_fr, false);
-	json_str(name);
-	printf(",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
+	json_str(a->ob, name);
+	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
 	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		printf("\"0x%" PRIx64 "\"", name_fr->entry ?
+		ob_printf(a->ob, "\"0x%" PRIx64 "\"", name_fr->entry ?
 		       name_fr->entry : name_fr->symbol_addr);
 	else
-		fputs("\"\"", stdout);
-	fputs(",\"StartFileName\":", stdout);
-	json_str(loc ? file_name(a, loc->decl_file) : NULL);
-	printf(",\"StartLine\":%u}", loc ? loc->decl_line : 0);
+		ob_s(a->ob, "\"\"");
+	ob_s(a->ob, ",\"StartFileName\":");
+	json_str(a->ob, loc ? file_name(a, loc->decl_file) : NULL);
+	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
 static void print_json(struct a2l *a, uint64_t addr,
@@ -549,9 +658,9 @@ static void print_json(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	json_begin(a);
-	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->module_name);
-	fputs(",\"Symbol\":[", stdout);
+	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
+	json_str(a->ob, a->module_name);
+	ob_s(a->ob, ",\"Symbol\":[");
 	if (n == 0) {
 		print_json_frame(a, NULL, NULL);
 	} else if (!a->inlines) {
@@ -559,23 +668,23 @@ static void print_json(struct a2l *a, uint64_t addr,
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
-				putchar(',');
+				ob_c(a->ob, ',');
 			print_json_frame(a, &fr[i], &fr[i]);
 		}
 	}
-	fputs("]}", stdout);
+	ob_s(a->ob, "]}");
 	json_end(a);
 }
 
 static void print_json_error(struct a2l *a, const char *input)
 {
 	json_begin(a);
-	fputs("{\"Error\":{\"Message\":\"unable to parse arguments: ",
-	      stdout);
-	json_body(input);
-	fputs("\"},\"ModuleName\":", stdout);
-	json_str(a->module_name);
-	putchar('}');
+	ob_s(a->ob, "{\"Error\":{\"Message\":\"unable to parse "
+		  "arguments: ");
+	json_body(a->ob, input);
+	ob_s(a->ob, "\"},\"ModuleName\":");
+	json_str(a->ob, a->module_name);
+	ob_c(a->ob, '}');
 	json_end(a);
 }
 
@@ -586,9 +695,9 @@ static void print_json_error(struct a2l *a, const char *input)
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	printf("%s:%u", file_name(a, f->file), f->line);
+	ob_printf(a->ob, "%s:%u", file_name(a, f->file), f->line);
 	if (f->column)
-		printf(":%u", f->column);
+		ob_printf(a->ob, ":%u", f->column);
 }
 
 /*
@@ -606,26 +715,26 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 		return false;
 	name = show(a, raw_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
-		printf("%s%c", name, a->pretty ? ' ' : '\n');
+		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
 	}
 	if (a->pretty) {
-		printf("%s ", name);
+		ob_printf(a->ob, "%s ", name);
 		return true;
 	}
-	printf("%s inlined", name);
+	ob_printf(a->ob, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
 	file = file_name(a, fr[1].file);
 	if (file) {
 		if (fr[1].line == 0)
-			printf(" from %s", file);
+			ob_printf(a->ob, " from %s", file);
 		else if (fr[1].column == 0)
-			printf(" at %s:%u", file, fr[1].line);
+			ob_printf(a->ob, " at %s:%u", file, fr[1].line);
 		else
-			printf(" at %s:%u:%u", file, fr[1].line,
+			ob_printf(a->ob, " at %s:%u:%u", file, fr[1].line,
 			       fr[1].column);
 	}
-	fputs(" in ", stdout);
+	ob_s(a->ob, " in ");
 	return false;
 }
 
@@ -643,16 +752,16 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		 * relative to the load base (0 here) for ET_DYN, "??"
 		 * for ET_EXEC. */
 		if (a->info.elf_type == 3)
-			printf("()+%#" PRIx64 "%c", addr, sep);
+			ob_printf(a->ob, "()+%#" PRIx64 "%c", addr, sep);
 		else
-			printf("??%c", sep);
+			ob_printf(a->ob, "??%c", sep);
 		return;
 	}
 	base = o->symbol ? o->symbol_addr : o->entry;
-	fputs(show(a, sym, NULL, true), stdout);
+	ob_s(a->ob, show(a, sym, NULL, true));
 	if (addr != base)
-		printf("+%#" PRIx64, addr - base);
-	putchar(sep);
+		ob_printf(a->ob, "+%#" PRIx64, addr - base);
+	ob_c(a->ob, sep);
 }
 
 static void print_eu(struct a2l *a, uint64_t addr,
@@ -662,22 +771,22 @@ static void print_eu(struct a2l *a, uint64_t addr,
 	size_t i;
 
 	if (a->addresses)
-		printf("0x%.*" PRIx64 "%s", a->width, addr,
+		ob_printf(a->ob, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
 		name = outer_symbol(fr, n);
-		printf("%s%c", name ? show(a, name, NULL, true) : "??",
+		ob_printf(a->ob, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
 	if (a->symbols)
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
-		fputs("at ", stdout);
+		ob_s(a->ob, "at ");
 	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
 		eu_src(a, &fr[0]);
-		putchar('\n');
+		ob_c(a->ob, '\n');
 	} else {
-		puts("??:0");
+		ob_s(a->ob, "??:0\n");
 	}
 	if (!a->inlines || n < 2 || (fr[0].flags & SYM_FRAME_SYMTAB))
 		return;
@@ -686,17 +795,17 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (!(fr[i].flags & SYM_FRAME_INLINED))
 			continue;
 		if (a->pretty)
-			fputs(" (inlined by) ", stdout);
+			ob_s(a->ob, " (inlined by) ");
 		if (a->functions) {
 			name = raw_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
-			printf("%s%s", name, a->pretty ? " at " : "\n");
+			ob_printf(a->ob, "%s%s", name, a->pretty ? " at " : "\n");
 		}
 		if (fr[i + 1].file) {
 			eu_src(a, &fr[i + 1]);
-			putchar('\n');
+			ob_c(a->ob, '\n');
 		} else {
-			puts("??:0");
+			ob_s(a->ob, "??:0\n");
 		}
 	}
 }
@@ -916,6 +1025,42 @@ static int cache_failed(struct a2l *a, int err)
 	return err;
 }
 
+/* answer_table() - answer @n addresses from the table in memory. */
+static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
+{
+	size_t i, nf;
+
+	for (i = 0; i < n; i++) {
+		if (sym_table_lookup(a->tab, addrs[i], a->frames,
+				     SYM_MAX_FRAMES, &nf))
+			nf = 0;
+		emit(a, addrs[i], a->frames, nf);
+	}
+}
+
+/*
+ * answer_rest() - the store failed with @err: answer the @n addresses it
+ * did not from the rebuilt table (sym addr2line), or stop (sym lookup).
+ * Answered so far stays answered.
+ */
+static int answer_rest(struct a2l *a, const uint64_t *addrs, size_t n,
+		       int err)
+{
+	double t0;
+
+	if (a->from_cache) {
+		err = cache_failed(a, err);
+		if (err)
+			return err;
+	}
+	if (a->fatal || !a->tab)
+		return a->fatal ? -ECANCELED : err;
+	t0 = now_ms();
+	answer_table(a, addrs, n);
+	a->t_lookup += now_ms() - t0;
+	return 0;
+}
+
 /*
  * answer() - print the answers for @n addresses, from the store when it
  * has the table, else from the module's table.
@@ -924,7 +1069,6 @@ static int cache_failed(struct a2l *a, int err)
 static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 {
 	double t0 = now_ms();
-	size_t i, nf;
 	int err;
 
 	a->naddrs += n;
@@ -945,28 +1089,27 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 		a->t_lookup += now_ms() - t0;
 		if (!err)
 			return 0;
-		/* Answered so far stays answered; the rest goes on from
-		 * the rebuilt table. */
-		addrs += a->batch_done;
-		n -= a->batch_done;
-		err = cache_failed(a, err);
-		if (err)
-			return err;
-		t0 = now_ms();
+		return answer_rest(a, addrs + a->batch_done,
+				   n - a->batch_done, err);
 	}
-	for (i = 0; i < n; i++) {
-		if (sym_table_lookup(a->tab, addrs[i], a->frames,
-				     SYM_MAX_FRAMES, &nf))
-			nf = 0;
-		emit(a, addrs[i], a->frames, nf);
-	}
+	answer_table(a, addrs, n);
 	a->t_lookup += now_ms() - t0;
 	return 0;
 }
 
-/* sym lookup --server: seconds without an answer, beyond --wait-ms,
- * before the server is given up on. */
-#define LOOKUP_STALL 20
+/*
+ * Parallel answers.  Addresses read from stdin with a table to answer
+ * from (the store's, or one in memory) are answered by a pool of worker
+ * threads (pool.h), a batch per job: the worker prints the batch's
+ * answers into a memory stream of its own, and this thread reads on and
+ * writes the jobs' text in input order.  So the output is byte for byte
+ * the sequential output, and the co-process contract holds: before each
+ * blocking read every job is written (pool_drain() from stdin_flush()).
+ * A job whose store lookup fails is finished here, as answer() would
+ * finish it (answer_rest()).  `sym lookup --server`, small batches and
+ * anything that is not a hex address are answered on this thread, after
+ * the jobs before them.
+ */
 
 /* The largest batch of addresses answered by one sym_store_lookup().
  * Measured on python3.11d and libjvm (100,000 unsorted addresses, warm
@@ -975,14 +1118,188 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
  * (16,384: +10%; 65,536: +80%). */
 #define BATCH_MAX 4096
 
+/* Batches smaller than this are answered on this thread. */
+#define POOL_MIN_BATCH 256
+/* Jobs waiting per worker before this thread waits: bounds the memory
+ * held in answers (libjvm: about 1.6 MB per 4,096 addresses). */
+#define POOL_QUEUED 1
+
+struct job {
+	/* A copy of the main a2l for the worker: it borrows what the main
+	 * one has (options, store, table, which live until every job is
+	 * back) and owns only w.dm; w.ob is &ob. */
+	struct a2l w;
+	uint64_t *addrs;	/* owned; room for addrs_cap */
+	size_t n, addrs_cap;
+	struct obuf ob;		/* the answers; ob.p is owned and kept,
+				 * with its room, when the job is reused */
+	int err;		/* of sym_store_lookup(): the answers before
+				 * w.batch_done are in ob */
+	struct job *next;	/* a->spare's list */
+};
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->addrs);
+	free(j->ob.p);
+	free(j->w.dm);
+	free(j);
+}
+
+/* The pool's function, on a worker thread. */
+static void run_job(void *arg)
+{
+	struct job *j = arg;
+	struct a2l *w = &j->w;
+	double t0 = now_ms();
+
+	j->ob.len = 0;
+	j->ob.err = false;
+	j->err = 0;
+	w->ob = &j->ob;
+	if (w->from_cache) {
+		w->batch_addrs = j->addrs;
+		w->batch_done = 0;
+		j->err = sym_store_lookup(w->store, w->build_id, j->addrs,
+					  j->n, store_frames, w);
+	} else {
+		answer_table(w, j->addrs, j->n);
+	}
+	w->t_lookup = now_ms() - t0;
+}
+
+/* job_done() - print job @j's answers (this thread, in input order). */
+static int job_done(struct a2l *a, struct job *j)
+{
+	int err;
+
+	/* Out of memory, the answers are cut: do them all again here. */
+	if (j->ob.err)
+		return answer(a, j->addrs, j->n);
+	a->naddrs += j->n;
+	a->t_lookup += j->w.t_lookup;
+	/* Straight to stdout, after what this thread holds. */
+	err = ob_flush(a->ob);
+	if (!err && j->ob.len &&
+	    fwrite(j->ob.p, 1, j->ob.len, a->ob->sink) != j->ob.len)
+		err = a->ob->err = -EIO;
+	if (err || !j->err)
+		return err;
+	return answer_rest(a, j->addrs + j->w.batch_done,
+			   j->n - j->w.batch_done, j->err);
+}
+
+/*
+ * pool_collect() - print the jobs that are done, oldest first; wait for
+ * the oldest while too many are queued, or, with @all, for every job.
+ * After a fatal error the jobs still queued are dropped unprinted, as the
+ * sequential run would never have answered them.  Printed jobs go to
+ * a->spare for reuse, with their buffers.
+ */
+static int pool_collect(struct a2l *a, bool all)
+{
+	struct job *j;
+	int err = 0;
+
+	if (!a->pool)
+		return 0;
+	for (;;) {
+		bool wait = all ||
+			    pool_pending(a->pool) > POOL_QUEUED * a->threads;
+
+		j = pool_next(a->pool, wait);
+		if (!j)
+			break;
+		if (!err && !a->fatal)
+			err = job_done(a, j);
+		free(j->w.dm);
+		j->w.dm = NULL;
+		j->next = a->spare;
+		a->spare = j;
+	}
+	return err;
+}
+
+static int pool_drain(struct a2l *a)
+{
+	return pool_collect(a, true);
+}
+
+/*
+ * submit() - hand the queued batch of @n addresses to the pool; the job
+ * takes a->batch and gives its own address buffer in exchange.
+ * @return 1 when the pool cannot take it (answer it here), 0, or an error
+ *         of printing earlier jobs
+ */
+static int submit(struct a2l *a, size_t n)
+{
+	struct job *j = a->spare;
+	uint64_t *addrs;
+	size_t cap;
+
+	if (j) {
+		a->spare = j->next;
+	} else {
+		j = calloc(1, sizeof(*j));
+		if (!j)
+			return 1;
+	}
+	if (j->addrs_cap < BATCH_MAX) {
+		free(j->addrs);
+		j->addrs_cap = 0;
+		j->addrs = malloc(BATCH_MAX * sizeof(*j->addrs));
+		if (!j->addrs) {
+			job_free(j);
+			return 1;
+		}
+		j->addrs_cap = BATCH_MAX;
+	}
+	j->w = *a;
+	j->w.dm = NULL;
+	j->w.pool = NULL;
+	j->w.spare = NULL;
+	j->w.batch = NULL;
+	j->w.ob = NULL;
+	addrs = j->addrs;
+	cap = j->addrs_cap;
+	j->addrs = a->batch;
+	j->addrs_cap = a->batch_cap;
+	j->n = n;
+	if (pool_submit(a->pool, j)) {
+		j->addrs = addrs;
+		j->addrs_cap = cap;
+		job_free(j);
+		return 1;
+	}
+	a->batch = addrs;
+	a->batch_cap = cap;
+	return pool_collect(a, false);
+}
+
+/* sym lookup --server: seconds without an answer, beyond --wait-ms,
+ * before the server is given up on. */
+#define LOOKUP_STALL 20
+
 static int flush_batch(struct a2l *a)
 {
 	size_t n = a->nbatch;
 
+	int err;
+
 	a->nbatch = 0;
 	if (n == 0 || a->fatal)
 		return 0;
-	return answer(a, a->batch, n);
+	if (a->pool && n >= POOL_MIN_BATCH && !a->client &&
+	    (a->from_cache || a->tab)) {
+		err = submit(a, n);
+		if (err <= 0)
+			return err;
+	}
+	/* Here, after the jobs before it. */
+	err = pool_drain(a);
+	return err ? err : answer(a, a->batch, n);
 }
 
 /* queue() - answer @addr with the next batch, or at once. */
@@ -1087,6 +1404,8 @@ static int handle(struct a2l *a, const char *input)
 	if (tool_parse_hex(input, &addr) == 0)
 		return queue(a, addr);
 	err = flush_batch(a);
+	if (!err)
+		err = pool_drain(a);
 	if (err)
 		return err;
 	err = resolve_symbol(a, input, &addr);
@@ -1188,6 +1507,16 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case OPT_STATS:
 			a->stats = true;
+			break;
+		case OPT_THREADS:
+			errno = 0;
+			a->threads = (unsigned)strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno ||
+			    a->threads < 1 || a->threads > POOL_MAX_WORKERS) {
+				tool_err("--threads: '%s' is not a number from "
+					 "1 to %d", optarg, POOL_MAX_WORKERS);
+				return -EINVAL;
+			}
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
@@ -1394,7 +1723,7 @@ static int stdin_flush(void *ctx)
 {
 	struct stdin_ctx *c = ctx;
 
-	if (flush_batch(c->a))
+	if (flush_batch(c->a) || pool_drain(c->a) || ob_flush(c->a->ob))
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
 }
@@ -1411,8 +1740,22 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
+	if (a->threads > 1 && !a->client &&
+	    pool_new(a->threads, run_job, &a->pool))
+		a->pool = NULL;		/* answer on this thread */
 	err = tool_read_lines_batch(STDIN_FILENO, stdin_line, stdin_flush,
 				    &c);
+	/* Input that ended on an error still gets the answers queued. */
+	if (pool_drain(a))
+		c.status = TOOL_EXIT_FAIL;
+	pool_free(a->pool);
+	a->pool = NULL;
+	while (a->spare) {
+		struct job *j = a->spare;
+
+		a->spare = j->next;
+		job_free(j);
+	}
 	if (err < 0) {
 		tool_err("reading standard input: %s", strerror(-err));
 		c.status = TOOL_EXIT_FAIL;
@@ -1421,10 +1764,6 @@ static int run_stdin(struct a2l *a)
 		c.status = TOOL_EXIT_FAIL;
 	return c.status;
 }
-
-/* stdout's buffer when it is not a terminal; static, because stdout
- * uses it until exit. */
-static char out_buf[1 << 18];
 
 int tool_addr2line(int argc, char **argv, bool lookup)
 {
@@ -1441,11 +1780,11 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	a->wait_ms = 10000;
 	a->exe = "a.out";
 	a->width = 16;
-	/* Big writes, not one per 4 KiB: answers are flushed before every
-	 * blocking read anyway (co-process use).  glibc ignores the size
-	 * when setvbuf() is given no buffer, so give it one. */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+	/* Answers go out in writes of up to sizeof(out_buf), and before
+	 * every blocking read (co-process use). */
+	stdout_ob.sink = stdout;
+	a->ob = &stdout_ob;
+	a->threads = pool_default_workers();
 	err = parse_args(a, argc, argv);
 	if (err) {
 		status = err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
@@ -1504,9 +1843,9 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		if (flush_batch(a) || a->fatal)
 			status = TOOL_EXIT_FAIL;
 		if (a->style == STYLE_JSON && a->nout)
-			puts("]");
+			ob_s(a->ob, "]\n");
 	}
-	if (fflush(stdout) != 0)
+	if (ob_flush(a->ob) || fflush(stdout) != 0)
 		status = TOOL_EXIT_FAIL;
 	if (a->stats)
 		print_stats(a);
