@@ -122,3 +122,23 @@ oracle_point() {
 	_tap "$_rc" "$_d"
 	sed 's/^\([^#]\)/# \1/' "$T/.oracle.out"
 }
+
+# store_flip DIR: flip one byte in the middle of every copy of a stored
+# table in DIR/data.mdb (LMDB may hold an old copy too); prints how many.
+store_flip() {
+	python3 - "$1/data.mdb" <<'EOF'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+n, i = 0, b.find(b"SYMTAB\r\n")
+while i >= 0:
+    size = struct.unpack_from("<I", b, i + 20)[0]
+    if 128 < size <= len(b) - i:
+        j = i + 128 + (size - 128) // 2
+        b[j] ^= 0x55
+        n += 1
+    i = b.find(b"SYMTAB\r\n", i + 8)
+open(p, "r+b").write(b)
+print(n)
+EOF
+}

@@ -46,6 +46,14 @@ import subprocess
 import sys
 
 
+def print_unflagged(s):
+    """A wrong stack the recorder did not flag, as the raw file has it."""
+    print("# unflagged wrong stack: %s" %
+          " ".join("%s%s:%x" % ("r" if f.ret else "p",
+                                "?" if f.map is None else f.map,
+                                f.addr) for f in s["frames"]))
+
+
 def die(msg):
     print("# " + msg)
     sys.exit(1)
@@ -340,10 +348,7 @@ def cmd_omitfp(prof, binpath, mode):
         elif not right:
             unflagged_bad += c
             if unflagged_bad <= 5 * c:
-                print("# unflagged wrong stack: %s" %
-                      " ".join("%s%s:%x" % ("r" if f.ret else "p",
-                                            "?" if f.map is None else f.map,
-                                            f.addr) for f in s["frames"]))
+                print_unflagged(s)
     print("# %s mode: %d samples (and %d before main), %d reach "
           "main correctly, %d flagged, %d wrong and unflagged" %
           (mode, total, loader, reach, flagged, unflagged_bad))
@@ -414,10 +419,7 @@ def cmd_fpchain(prof, binpath, mode):
         elif not ok:
             unflagged_bad += c
             if unflagged_bad <= 5 * c:
-                print("# unflagged wrong stack: %s" %
-                      " ".join("%s%s:%x" % ("r" if f.ret else "p",
-                                            "?" if f.map is None else f.map,
-                                            f.addr) for f in s["frames"]))
+                print_unflagged(s)
     print("# %s mode: %d samples (and %d before main), %d with "
           "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
           "unflagged" % (mode, total, loader, in_lib, right, flagged,

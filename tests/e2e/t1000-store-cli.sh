@@ -212,26 +212,9 @@ is "verify of a good store" "$?:$(cat ver.out)" "0:store '$ST': no problems"
 # 8. A corrupt table: flip a byte in the middle of the stored table in
 # data.mdb (every copy LMDB still holds).  verify reports it; addr2line
 # notices, rebuilds and answers right; lookup says so, never wrong.
-flip() {
-	python3 - "$1/data.mdb" <<'EOF'
-import struct, sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-n, i = 0, b.find(b"SYMTAB\r\n")
-while i >= 0:
-    size = struct.unpack_from("<I", b, i + 20)[0]
-    if 128 < size <= len(b) - i:
-        j = i + 128 + (size - 128) // 2
-        b[j] ^= 0x55
-        n += 1
-    i = b.find(b"SYMTAB\r\n", i + 8)
-open(p, "r+b").write(b)
-print(n)
-EOF
-}
 SC=$T/corrupt
 "$SYM" store add --store "$SC" "$F1" > /dev/null 2>&1
-nflip=$(flip "$SC")
+nflip=$(store_flip "$SC")
 ok "flipped a byte of the stored table ($nflip copies)" test "$nflip" -ge 1
 "$SYM" store verify --store "$SC" > cv.out 2>&1
 cv=$?
@@ -243,9 +226,9 @@ clk=$?
 is "lookup of a corrupt table: exit 1, no answers" "$clk:$(wc -c < clk.out)" \
 	"1:0"
 ok "lookup says the table is corrupt" grep -q corrupt clk.err
-flip "$SC" > /dev/null
+store_flip "$SC" > /dev/null
 "$SYM" store add --store "$SC" "$F1" > /dev/null 2>&1
-flip "$SC" > /dev/null
+store_flip "$SC" > /dev/null
 # shellcheck disable=SC2086
 "$SYM" addr2line --store "$SC" --stats -e "$F1" $FLAGS $A1 > ca.out 2> ca.err
 ok "addr2line on a corrupt table: right answers (rebuilt)" cmp nc.GNU ca.out

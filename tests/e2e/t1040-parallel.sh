@@ -61,39 +61,22 @@ ok "sym addr2line --no-cache (the table in memory), 2 threads: the same" \
 
 # A corrupt stored table is found by the first lookup of every worker:
 # addr2line rebuilds it once and answers everything right; lookup refuses.
-flip() {
-	python3 - "$1/data.mdb" <<'EOF'
-import struct, sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-n, i = 0, b.find(b"SYMTAB\r\n")
-while i >= 0:
-    size = struct.unpack_from("<I", b, i + 20)[0]
-    if 128 < size <= len(b) - i:
-        j = i + 128 + (size - 128) // 2
-        b[j] ^= 0x55
-        n += 1
-    i = b.find(b"SYMTAB\r\n", i + 8)
-open(p, "r+b").write(b)
-print(n)
-EOF
-}
 SC=$T/corrupt
 "$SYM" store add --store "$SC" "$libc" > /dev/null 2>&1
-ok "flipped a byte of the stored table" test "$(flip "$SC")" -ge 1
+ok "flipped a byte of the stored table" test "$(store_flip "$SC")" -ge 1
 "$SYM" lookup --threads 2 --store "$SC" -a -f -i -C "$id" < "$T/addrs" \
 	> "$T/clk" 2> "$T/clk.err"
 is "sym lookup, 2 threads, corrupt table: exit 1, no answers" \
 	"$?:$(wc -c < "$T/clk")" "1:0"
 "$SYM" store add --store "$SC" "$libc" > /dev/null 2>&1
-flip "$SC" > /dev/null
+store_flip "$SC" > /dev/null
 "$SYM" lookup --threads 1 --store "$SC" -a -f -i -C "$id" < "$T/addrs" \
 	> /dev/null 2> "$T/clk1.err"
 # (A worker's message may come after the main thread's.)
 is "with the messages of one thread (one report, not one per worker)" \
 	"$(sort "$T/clk.err")" "$(sort "$T/clk1.err")"
 "$SYM" store add --store "$SC" "$libc" > /dev/null 2>&1
-flip "$SC" > /dev/null
+store_flip "$SC" > /dev/null
 "$SYM" addr2line --threads 2 --store "$SC" --stats -a -f -i -C -e "$libc" \
 	< "$T/addrs" > "$T/ca" 2> "$T/ca.err"
 is "sym addr2line, 2 threads, corrupt table: exit 0" "$?" 0
