@@ -64,7 +64,7 @@
 /* Chunks verified at once by distinct threads, beyond which threads
  * verify the same chunk side by side (correct, only slower). */
 #define VERIFYING_MAX 16
-/* A chunk found corrupt is in the verified set as its hash ^ this. */
+/* Mixed into the verified set's entry for a chunk found corrupt. */
 #define VERIFIED_BAD 0x6261642063726321ull
 
 struct meta_v {
@@ -960,22 +960,31 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 	c->start = rd_be64((const uint8_t *)key->mv_data + key->mv_size - 8);
 	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val->mv_size;
 	if (!verified_test_set(st, vh, false)) {
+		/* A verdict "corrupt" names the key too (its generation): a
+		 * table stored again with the same bytes is checked anew. */
+		uint64_t bad = vh ^ VERIFIED_BAD;
+		bool mine;
+
+		for (size_t i = 0; i < key->mv_size; i++)
+			bad = (bad ^ ((const uint8_t *)key->mv_data)[i]) *
+			      0x100000001b3ull;
 		/* Found corrupt by another thread, now or before. */
-		if (verified_test_set(st, vh ^ VERIFIED_BAD, false)) {
+		if (verified_test_set(st, bad, false)) {
 			chunk_drop(c);
 			return -SYM_E_BADTABLE;
 		}
-		if (!verifying_begin(st, vh)) {
-			/* Another thread's verdict. */
-			if (!verified_test_set(st, vh, false)) {
-				chunk_drop(c);
-				return -SYM_E_BADTABLE;
-			}
-		} else {
+		mine = verifying_begin(st, vh);
+		/* Another thread's verdict, unless the set was too full to
+		 * keep it: then check here too. */
+		if (!mine && verified_test_set(st, bad, false)) {
+			chunk_drop(c);
+			return -SYM_E_BADTABLE;
+		}
+		if (mine || !verified_test_set(st, vh, false)) {
 			rc = sym_table_verify(c->t);
-			verified_test_set(st, rc ? vh ^ VERIFIED_BAD : vh,
-					  true);
-			verifying_end(st, vh);
+			verified_test_set(st, rc ? bad : vh, true);
+			if (mine)
+				verifying_end(st, vh);
 			if (rc) {
 				chunk_drop(c);
 				return -SYM_E_BADTABLE;

@@ -1183,8 +1183,10 @@ static int job_done(struct a2l *a, struct job *j)
 	/* Straight to stdout, after what this thread holds. */
 	err = ob_flush(a->ob);
 	if (!err && j->ob.len &&
-	    fwrite(j->ob.p, 1, j->ob.len, a->ob->sink) != j->ob.len)
-		err = a->ob->err = -EIO;
+	    fwrite(j->ob.p, 1, j->ob.len, a->ob->sink) != j->ob.len) {
+		a->ob->err = true;
+		err = -EIO;
+	}
 	if (err || !j->err)
 		return err;
 	return answer_rest(a, j->addrs + j->w.batch_done,
