@@ -50,7 +50,10 @@ void *pool_next(struct pool *p, bool wait);
 /** pool_pending() - jobs submitted and not yet taken back. */
 size_t pool_pending(const struct pool *p);
 
-/** pool_default_workers() - the number of online CPUs, at most POOL_MAX_WORKERS. */
+/**
+ * pool_default_workers() - the number of online CPUs, at most
+ * POOL_MAX_WORKERS.
+ */
 unsigned pool_default_workers(void);
 
 /**

@@ -506,13 +506,16 @@ def cmd_vdso(prof, tmpdir):
     return ok and n > 0
 
 
-# What ld.so runs in a library it loads or unloads, besides what the
-# program calls: DT_INIT and DT_FINI (crti's _init, _fini) and crtstuff's
-# init_array/fini_array entries.  A sample can land there, typically the
-# page fault on the first instruction of _init, the first code of a
-# freshly dlopen()ed library that runs.
-LOADER_RUN = ("_init", "_fini", "frame_dummy", "register_tm_clones",
-              "__do_global_dtors_aux", "deregister_tm_clones")
+# What runs in a program or library besides what it calls: its entry
+# point _start (the kernel and ld.so jump there before main), DT_INIT and
+# DT_FINI (crti's _init, _fini) and crtstuff's init_array/fini_array
+# entries.  A sample can land there, typically the page fault on the
+# first instruction of _start or of _init (t3030 saw a leaf at the
+# program's _start once in a CI run; t3020 one at a dlopen()ed
+# library's _init).
+LOADER_RUN = ("_start", "_init", "_fini", "frame_dummy",
+              "register_tm_clones", "__do_global_dtors_aux",
+              "deregister_tm_clones")
 
 
 def cmd_addrs(prof, bins, leaves):
