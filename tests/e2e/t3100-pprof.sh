@@ -25,48 +25,7 @@ cd "$T" || exit 1
 # Every map kind, a non-PIE executable (vaddr is not the offset), a
 # guessed vaddr, frames without a map, exact PCs above the leaf, a return
 # address as the leaf, every label, names with spaces.
-cat > a.raw <<'EOF'
-sym-raw 1
-host test-host
-tool sym-test 0.1.0
-start 2026-11-30T17:21:15.250000000Z
-duration 2.500000000
-event cpu-clock
-mode dwarf
-frequency 997
-period 1003009
-weight-unit ns
-samples 1031
-lost 7
-throttled 1
-dropped 2
-flagged truncated 1
-flagged badreturn 0
-flagged leaf 2
-flagged unwind 3
-flagged kernel 0
-pidns 4026531836
-process 4242 4026531836 4242 work
-process 5151 4026532000 17 other%20proc
-thread 4242 4242 work
-thread 4242 4243 worker
-thread 5151 5151 other
-map 0 file 4242 55d0c0001000 55d0c0005000 1000 1000 4f1c00e2aa /usr/local/bin/work
-map 1 file 4242 7f0a1c228000 7f0a1c3bd000 28000 28000 a43b00c1 /usr/lib/x86_64-linux-gnu/libc.so.6
-map 2 vdso 4242 7ffd5a1f0000 7ffd5a1f2000 0 0 11aa22bb [vdso]
-map 3 kernel -1 ffffffff81000000 ffffffff82000000 0 ffffffff81000000 - [kernel.kallsyms]
-map 4 file 5151 401000 402000 1000 401000 0badc0de /opt/static%20app
-mapflags 4 vaddr-guessed
-map 5 anon 5151 7f1000000000 7f1000100000 0 0 - -
-stack 693 695085237 4242 4242 - p0:1139 r0:1187 r1:29d8a r1:29e40 r0:1065
-stack 297 297893673 4242 4243 - p0:1152 r0:1193 r1:29d8a r1:29e40 r0:1065
-stack 2 2006018 4242 4242 leaf p0:1160 r1:29d8a r1:29e40 r0:1065
-stack 10 10030090 4242 4243 - p3:ffffffff81234567 r3:ffffffff81100000 p2:8ab r1:2a000 r0:1065
-stack 17 17051153 5151 5151 unwind p4:401234 r4:401456 r?:7f00deadbeef
-stack 9 9027081 5151 5151 truncated,unwind p5:1234 p4:401500 r4:401500
-stack 3 3009027 5151 0 - r0:1187 r1:2a000
-end
-EOF
+cp "$SYM_ROOT/tests/e2e/data/full.raw" a.raw
 
 # The canonical text our writer gives for it (the test input must be it,
 # or the byte comparisons below would test the raw writer instead).
