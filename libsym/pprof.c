@@ -534,17 +534,23 @@ static void flags_str(uint32_t flags, struct sbuf *b)
 		sb_printf(b, "%sunknown", sep);
 }
 
-static int enc_label(struct enc *e, PbLabel *l, const char *key, int64_t num,
+/* Append label @key (@num, or the string @str) as label *@n of the
+ * profile's label arrays, and count it. */
+static int enc_label(struct enc *e, size_t *n, const char *key, int64_t num,
 		     const char *str)
 {
+	PbLabel *l = &e->labels[*n];
 	int err;
 
 	*l = (PbLabel)PERFTOOLS__PROFILES__LABEL__INIT;
 	err = strtab_intern(&e->st, key, &l->key);
 	if (!err && str)
 		err = strtab_intern(&e->st, str, &l->str);
+	if (err)
+		return err;
 	l->num = num;
-	return err;
+	e->labelp[(*n)++] = l;
+	return 0;
 }
 
 static int enc_samples(struct enc *e)
@@ -570,7 +576,7 @@ static int enc_samples(struct enc *e)
 	for (i = 0; i < n; i++) {
 		const struct sym_prof_stack *s = sym_prof_stack(e->p, i);
 		PbSample *ps = &e->samples[i];
-		size_t nl = 0;
+		size_t first = nlabels;
 
 		*ps = (PbSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		if (s->count > INT64_MAX || s->weight > INT64_MAX)
@@ -599,35 +605,26 @@ static int enc_samples(struct enc *e)
 			ps->value[1] = (int64_t)s->weight;
 		ps->label = &e->labelp[nlabels];
 		if (s->pid) {
-			err = enc_label(e, &e->labels[nlabels], "pid", s->pid,
-					NULL);
+			err = enc_label(e, &nlabels, "pid", s->pid, NULL);
 			if (err)
 				return err;
-			e->labelp[nlabels] = &e->labels[nlabels];
-			nlabels++, nl++;
 		}
 		if (s->tid) {
-			err = enc_label(e, &e->labels[nlabels], "tid", s->tid,
-					NULL);
+			err = enc_label(e, &nlabels, "tid", s->tid, NULL);
 			if (err)
 				return err;
-			e->labelp[nlabels] = &e->labels[nlabels];
-			nlabels++, nl++;
 		}
 		if (s->flags) {
 			struct sbuf b = { 0 };
 
 			flags_str(s->flags, &b);
 			err = b.err ? b.err :
-			      enc_label(e, &e->labels[nlabels], "sym_flags", 0,
-					b.s);
+			      enc_label(e, &nlabels, "sym_flags", 0, b.s);
 			free(b.s);
 			if (err)
 				return err;
-			e->labelp[nlabels] = &e->labels[nlabels];
-			nlabels++, nl++;
 		}
-		ps->n_label = nl;
+		ps->n_label = nlabels - first;
 		e->samplep[i] = ps;
 	}
 	e->prof.n_sample = n;
