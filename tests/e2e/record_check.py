@@ -268,18 +268,26 @@ def main_pid(prof, binpath):
     die("no mapping of %s in the profile" % binpath)
 
 
-def cmd_shares(prof, binpath, mode):
+def program_stacks(prof, binpath, loader):
+    """(stack, frame names, count) of each stack of BIN's process
+    once it is past the loader; the samples before go to loader[0]."""
     syms = Symbols(binpath)
     pid = main_pid(prof, binpath)
-    n70 = n30 = total = reach = chain_ok = in_burn = loader = flagged = 0
     for s in prof.stacks:
         if s["pid"] != pid:
             continue
         names = frame_names(prof, s, binpath, syms)
-        c = s["count"]
         if in_loader(prof, s, names):
-            loader += c
+            loader[0] += s["count"]
             continue
+        yield s, names, s["count"]
+
+
+def cmd_shares(prof, binpath, mode):
+    n70 = n30 = total = reach = chain_ok = in_burn = flagged = 0
+    loader = [0]
+    pid = main_pid(prof, binpath)
+    for s, names, c in program_stacks(prof, binpath, loader):
         total += c
         if s["flags"]:
             flagged += c
@@ -297,7 +305,7 @@ def cmd_shares(prof, binpath, mode):
                 chain_ok += c
     print("# %d samples of pid %d (and %d before main, in ld.so or "
           "_start): burn70 %d, burn30 %d, reach main %d, burn* -> main %d of "
-          "%d, flagged %d" % (total, pid, loader, n70, n30, reach, chain_ok,
+          "%d, flagged %d" % (total, pid, loader[0], n70, n30, reach, chain_ok,
                               in_burn, flagged))
     ok = True
     n = n70 + n30
@@ -324,17 +332,9 @@ def cmd_shares(prof, binpath, mode):
 
 
 def cmd_omitfp(prof, binpath, mode):
-    syms = Symbols(binpath)
-    pid = main_pid(prof, binpath)
-    total = reach = unflagged_bad = flagged = loader = 0
-    for s in prof.stacks:
-        if s["pid"] != pid:
-            continue
-        names = frame_names(prof, s, binpath, syms)
-        c = s["count"]
-        if in_loader(prof, s, names):
-            loader += c
-            continue
+    total = reach = unflagged_bad = flagged = 0
+    loader = [0]
+    for s, names, c in program_stacks(prof, binpath, loader):
         total += c
         user = [x for x, fr in zip(names, s["frames"])
                 if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
@@ -351,7 +351,7 @@ def cmd_omitfp(prof, binpath, mode):
                 print_unflagged(s)
     print("# %s mode: %d samples (and %d before main), %d reach "
           "main correctly, %d flagged, %d wrong and unflagged" %
-          (mode, total, loader, reach, flagged, unflagged_bad))
+          (mode, total, loader[0], reach, flagged, unflagged_bad))
     if total < 50:
         die("too few samples (%d) to judge" % total)
     if mode == "dwarf":
@@ -364,9 +364,8 @@ def cmd_fpchain(prof, binpath, mode):
     right stack is: leading frames in libc or the vDSO (the vDSO's only
     when a libc frame follows them), then spin and main from BIN, then
     one or more frames of main's callers (libc, BIN's _start)."""
-    syms = Symbols(binpath)
-    pid = main_pid(prof, binpath)
-    total = right = in_lib = flagged = unflagged_bad = loader = 0
+    total = right = in_lib = flagged = unflagged_bad = 0
+    loader = [0]
 
     def kind(fr, name):
         m = prof.maps.get(fr.map) if fr.map is not None else None
@@ -380,14 +379,7 @@ def cmd_fpchain(prof, binpath, mode):
             return "libc"
         return "other"
 
-    for s in prof.stacks:
-        if s["pid"] != pid:
-            continue
-        c = s["count"]
-        names = frame_names(prof, s, binpath, syms)
-        if in_loader(prof, s, names):
-            loader += c
-            continue
+    for s, names, c in program_stacks(prof, binpath, loader):
         total += c
         fr = [(kind(f, n), n) for f, n in zip(s["frames"], names)
               if kind(f, n) != "kernel"]
@@ -422,7 +414,7 @@ def cmd_fpchain(prof, binpath, mode):
                 print_unflagged(s)
     print("# %s mode: %d samples (and %d before main), %d with "
           "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
-          "unflagged" % (mode, total, loader, in_lib, right, flagged,
+          "unflagged" % (mode, total, loader[0], in_lib, right, flagged,
                          unflagged_bad))
     if total < 50:
         die("too few samples (%d) to judge" % total)
