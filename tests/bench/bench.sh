@@ -33,7 +33,10 @@
 # bytes of the .debug_* sections it came from (benchutil.py debugsize), and
 # where they go (tests/bench/table-size.c: the bytes of each area).
 # tests/bench/lookup-bench.c measures the in-library lookup cost, in ns
-# per address and lookups per second, on a built table and from the store.
+# per address and lookups per second, on a built table and from the store;
+# tests/bench/memprobe.c what this machine's memory costs (the latency of
+# a dependent read and the cost of one more random cache line, by working
+# set), which bounds that figure on tables larger than the cache.
 #
 # Sanity, not correctness (make check does that): every tool must print
 # one group per address; the share of addresses where our number of frames
@@ -109,6 +112,13 @@ for tool in lookup-bench table-size; do
 		$(sed -n 's/^Libs.private: *//p' lib/libsym.pc) ||
 		die "cannot build $OUT/$tool"
 done
+# The memory probe needs nothing but libc.
+MP="$OUT/memprobe"
+# shellcheck disable=SC3013
+if [ ! -x "$MP" ] || [ tests/bench/memprobe.c -nt "$MP" ]; then
+	${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -o "$MP" tests/bench/memprobe.c ||
+		die "cannot build $MP"
+fi
 
 # run_one TOOL FILE ADDRS OUTFILE [STORE BUILDID]: one timed run; prints
 # "wall_ms rss_kb".
@@ -276,6 +286,13 @@ for spec in $INPUTS; do
 		status=1
 	fi
 done
+# This machine's memory, to read the in-library figures against.
+if ! "$MP" > "$OUT/memprobe.txt" 2> "$OUT/memprobe.err"; then
+	note "memprobe failed:"
+	head -3 "$OUT/memprobe.err" >&2
+	: > "$OUT/memprobe.txt"
+	status=1
+fi
 END=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -408,6 +425,20 @@ report() {
 		stu = stn > 0 ? sprintf("%.2f", stn) : "-"
 		printf "| %s | %.2f | %.2f | %s | %s | %s |\n", $1, su, bu, stu, (stn == 0 ? "-" : stn >= 10 ? "met" : sprintf("NOT met (%.1fx short)", 10 / stn)), (su >= 10 ? "met" : sprintf("NOT met (%.1fx short)", 10 / su))
 	}' "$LROWS"
+	echo
+	echo "What bounds these figures (docs/bench.md, \"What bounds libjvm's figure\"): a lookup reads a few"
+	echo "cache lines at random places of its table, so a table larger than the last-level cache pays this"
+	echo "machine's memory for each.  tests/bench/memprobe.c, on this machine, in 4 KiB pages:"
+	echo
+	echo "| working set MB | dependent read ns (latency) | random line ns, 32 in flight (throughput) |"
+	echo "|---:|---:|---:|"
+	awk '$1 ~ /^chase_ns_/ { sub("chase_ns_", "", $1); c[$1] = $2; o[++n] = $1 }
+	     $1 ~ /^line_ns_/ { sub("line_ns_", "", $1); l[$1] = $2 }
+	     END { for (i = 1; i <= n; i++) printf "| %s | %s | %s |\n", o[i], c[o[i]], l[o[i]] }' "$OUT/memprobe.txt"
+	echo
+	echo "Table MB against the size where a dependent read turns slow shows which inputs pay memory"
+	echo "latency per lookup; \"s\" (sorted input: the best locality) against \"u\" shows how much of that"
+	echo "the batch pipeline hides."
 	echo
 	echo "### Sanity (frame counts per address and identical warm output; not correctness)"
 	echo
