@@ -530,6 +530,32 @@ static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 }
 
 /*
+ * Seeking forward in an ascending array: the last index i >= @from with
+ * v[i] <= @key, given v[@from] <= @key.  Sorted lookups mostly move a few
+ * entries, so the next SEEK_NEAR are compared at once, without branches;
+ * beyond them, a gallop and a binary search.  GET(i) is v[i].
+ */
+#define SEEK_NEAR 4
+#define SEEK(GET, n, from, key)						\
+	({								\
+		uint32_t i_ = (from), n_ = (n), c_ = 0, step_ = SEEK_NEAR; \
+		for (uint32_t d_ = 1; d_ <= SEEK_NEAR; d_++)		\
+			c_ += i_ + d_ < n_ && GET(i_ + d_) <= (key);	\
+		i_ += c_;						\
+		if (c_ == SEEK_NEAR) {					\
+			while (i_ + step_ < n_ && GET(i_ + step_) <= (key)) { \
+				i_ += step_;				\
+				step_ *= 2;				\
+			}						\
+			/* The last <= key in [i_, i_ + step_). */	\
+			for (uint32_t m_ = step_ < n_ - i_ ? step_ : n_ - i_; \
+			     m_ > 1; m_ -= m_ / 2)			\
+				i_ = GET(i_ + m_ / 2) <= (key) ? i_ + m_ / 2 : i_; \
+		}							\
+		i_;							\
+	})
+
+/*
  * Is @off named by a symbol (chosen at build time)?  Its index is then
  * cur->sym_i.  The cursor keeps the symbol range of the last lookup and
  * its symbol: sorted lookups mostly stay in it or step to the next one.
@@ -542,6 +568,7 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	const struct symt_view *v = &t->sranges;
 	long i;
 
+#define SR(i) symt_get(v, (i), SYMT_SR_ADDR)
 	if (cur->si != UINT32_MAX && off >= cur->slo && off < cur->shi)
 		goto done;
 	if (cur->si != UINT32_MAX && off >= cur->shi &&
@@ -553,6 +580,10 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 		 (hint + 1 >= v->n ||
 		  off < symt_get(v, hint + 1, SYMT_SR_ADDR)))
 		i = hint;
+	else if (cur->si != UINT32_MAX && off >= cur->shi)
+		/* Forward (sorted lookups): a gallop from the last range,
+		 * not a search of the whole array. */
+		i = SEEK(SR, v->n, cur->si, off);
 	else
 		i = last_le_pk(v, SYMT_SR_ADDR, off);
 	if (i < 0)
@@ -565,6 +596,7 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	cur->have_sym = cur->sym_i < t->syms.n;
 done:
 	return cur->have_sym;
+#undef SR
 }
 
 /*
@@ -744,32 +776,6 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 	}
 	return hit->flags != 0;
 }
-
-/*
- * Seeking forward in an ascending array: the last index i >= @from with
- * v[i] <= @key, given v[@from] <= @key.  Sorted lookups mostly move a few
- * entries, so the next SEEK_NEAR are compared at once, without branches;
- * beyond them, a gallop and a binary search.  GET(i) is v[i].
- */
-#define SEEK_NEAR 4
-#define SEEK(GET, n, from, key)						\
-	({								\
-		uint32_t i_ = (from), n_ = (n), c_ = 0, step_ = SEEK_NEAR; \
-		for (uint32_t d_ = 1; d_ <= SEEK_NEAR; d_++)		\
-			c_ += i_ + d_ < n_ && GET(i_ + d_) <= (key);	\
-		i_ += c_;						\
-		if (c_ == SEEK_NEAR) {					\
-			while (i_ + step_ < n_ && GET(i_ + step_) <= (key)) { \
-				i_ += step_;				\
-				step_ *= 2;				\
-			}						\
-			/* The last <= key in [i_, i_ + step_). */	\
-			for (uint32_t m_ = step_ < n_ - i_ ? step_ : n_ - i_; \
-			     m_ > 1; m_ -= m_ / 2)			\
-				i_ = GET(i_ + m_ / 2) <= (key) ? i_ + m_ / 2 : i_; \
-		}							\
-		i_;							\
-	})
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		      struct symi_ahead *a)
