@@ -1716,42 +1716,10 @@ static const char *kv(const char *w, const char *key)
 	return strncmp(w, key, n) == 0 && w[n] == '=' ? w + n + 1 : NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Percent-decode @s in place; "-" is NULL.  false on a bad escape. */
 static bool pct_decode(char *s, char **out)
 {
-	char *r = s, *w = s;
-	int hi, lo;
-
-	if (strcmp(s, "-") == 0) {
-		*out = NULL;
-		return true;
-	}
-	while (*r) {
-		if (*r != '%') {
-			*w++ = *r++;
-			continue;
-		}
-		hi = hexval(r[1]);
-		lo = hi < 0 ? -1 : hexval(r[2]);
-		if (lo < 0 || (hi == 0 && lo == 0))
-			return false;
-		*w++ = (char)(hi * 16 + lo);
-		r += 3;
-	}
-	*w = '\0';
-	*out = s;
-	return true;
+	return symi_pct_decode(s, out) == 0;
 }
 
 /* Keep a decoded header string: d->hstr[slot] owns a copy. */
@@ -2142,7 +2110,7 @@ static const char *norm_build_id(const char *s, char *buf)
 	size_t n;
 
 	for (n = 0; s[n]; n++) {
-		if (n >= 128 || hexval(s[n]) < 0)
+		if (n >= 128 || symi_hexval(s[n]) < 0)
 			return NULL;
 		buf[n] = (char)(s[n] >= 'A' && s[n] <= 'F' ? s[n] + 32 : s[n]);
 	}
