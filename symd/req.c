@@ -692,12 +692,15 @@ static int read_addr(struct parser *p)
 	return 0;
 }
 
-/* An array of addresses at nesting @depth, appended to req->addrs. */
-static int read_addrs(struct parser *p, unsigned int depth)
+/* An array at nesting @depth ("@what" in the message when it is not
+ * one), each element read by @elem with its index in *@i for messages;
+ * *@i is -1 again at the end. */
+static int read_array(struct parser *p, unsigned int depth, const char *what,
+		      long *i, int (*elem)(struct parser *p))
 {
 	int err;
 
-	err = open_at(p, '[', depth, "an array of addresses");
+	err = open_at(p, '[', depth, what);
 	if (err)
 		return err;
 	ws(p);
@@ -705,8 +708,8 @@ static int read_addrs(struct parser *p, unsigned int depth)
 		p->pos++;
 		return 0;
 	}
-	for (p->idx = 0;; p->idx++) {
-		err = read_addr(p);
+	for (*i = 0;; (*i)++) {
+		err = elem(p);
 		if (err)
 			return err;
 		err = next_or_close(p, ']');
@@ -714,8 +717,15 @@ static int read_addrs(struct parser *p, unsigned int depth)
 			break;
 	}
 	if (err == 0)
-		p->idx = -1;
+		*i = -1;
 	return err;
+}
+
+/* An array of addresses at nesting @depth, appended to req->addrs. */
+static int read_addrs(struct parser *p, unsigned int depth)
+{
+	return read_array(p, depth, "an array of addresses", &p->idx,
+			  read_addr);
 }
 
 static int read_build_id(struct parser *p, char out[SYMD_BUILD_ID_MAX + 1])
@@ -792,6 +802,7 @@ static int read_module(struct parser *p)
 	char key[KEY_MAX];
 	int err;
 
+	p->field = NULL;	/* "modules[i]: ...", not "modules: ..." */
 	err = open_at(p, '{', 3, "a module object");
 	if (err)
 		return err;
@@ -835,28 +846,7 @@ static int read_module(struct parser *p)
 /* "modules": [...] at nesting 2. */
 static int read_modules(struct parser *p)
 {
-	int err;
-
-	err = open_at(p, '[', 2, "an array of modules");
-	if (err)
-		return err;
-	ws(p);
-	if (peek(p) == ']') {
-		p->pos++;
-		return 0;
-	}
-	p->field = NULL;
-	for (p->mod = 0;; p->mod++) {
-		err = read_module(p);
-		if (err)
-			return err;
-		err = next_or_close(p, ']');
-		if (err <= 0)
-			break;
-	}
-	if (err == 0)
-		p->mod = -1;
-	return err;
+	return read_array(p, 2, "an array of modules", &p->mod, read_module);
 }
 
 static int read_wait(struct parser *p)
