@@ -527,6 +527,28 @@ void symi_idx_release(struct symi_idx *ix);
 /* @s is 2 to 128 lowercase hex digits, an even count. */
 bool symi_prof_build_id_ok(const char *s);
 
+/* The value of the hex digit @c (either case), or -1. */
+static inline int symi_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * Decode a string of the raw format (docs/raw-format.md) in place: "-"
+ * is NULL, "%XX" a byte.  Used by raw.c and by pprof.c for the raw
+ * lines it keeps in comments.
+ * @param[out] out  @s or NULL; untouched on failure
+ * @return 0, -EINVAL ('%' not followed by two hex digits), -ERANGE
+ *         (%00, a NUL byte)
+ */
+int symi_pct_decode(char *s, char **out);
+
 /* Processes and threads in the order they were first added, for the
  * writers; @i below the count.  The comm is borrowed, may be NULL. */
 size_t symi_prof_nprocs(const struct sym_prof *p);

@@ -212,23 +212,45 @@ struct strtab {
 	size_t hcap;		/* power of two, kept > 2 * n */
 };
 
-static int strtab_rehash(struct strtab *t)
+/*
+ * Room for one more entry in the hash of a table of @n entries (the
+ * strtab's or the loctab's: *@hash of *@hcap slots, index + 1, 0 empty):
+ * when it would be half full, a new one twice the size (@first slots the
+ * first time), filled with @hash_at(@tab, i) of each entry.
+ * @return 0, -E2BIG (indexes no longer fit), -ENOMEM (*@hash unchanged)
+ */
+static int hash_room(uint32_t **hash, size_t *hcap, size_t n, size_t first,
+		     uint64_t (*hash_at)(const void *tab, size_t i),
+		     const void *tab)
 {
-	size_t ncap = t->hcap ? 2 * t->hcap : 256, i, h;
-	uint32_t *nh = symi_calloc(ncap, sizeof(*nh));
+	size_t ncap, i, h;
+	uint32_t *nh;
 
+	if (n >= UINT32_MAX - 1)
+		return -E2BIG;
+	if (2 * (n + 1) < *hcap)
+		return 0;
+	ncap = *hcap ? 2 * *hcap : first;
+	nh = symi_calloc(ncap, sizeof(*nh));
 	if (!nh)
 		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		h = fnv(FNV_INIT, t->v[i], strlen(t->v[i])) & (ncap - 1);
+	for (i = 0; i < n; i++) {
+		h = hash_at(tab, i) & (ncap - 1);
 		while (nh[h])
 			h = (h + 1) & (ncap - 1);
 		nh[h] = (uint32_t)(i + 1);
 	}
-	free(t->hash);
-	t->hash = nh;
-	t->hcap = ncap;
+	free(*hash);
+	*hash = nh;
+	*hcap = ncap;
 	return 0;
+}
+
+static uint64_t strtab_hash_at(const void *tab, size_t i)
+{
+	const struct strtab *t = tab;
+
+	return fnv(FNV_INIT, t->v[i], strlen(t->v[i]));
 }
 
 /* Index of @s (NULL is ""), adding a copy when it is new. */
@@ -239,13 +261,9 @@ static int strtab_intern(struct strtab *t, const char *s, int64_t *idx)
 
 	if (!s)
 		s = "";
-	if (t->n >= UINT32_MAX - 1)
-		return -E2BIG;
-	if (2 * (t->n + 1) >= t->hcap) {
-		err = strtab_rehash(t);
-		if (err)
-			return err;
-	}
+	err = hash_room(&t->hash, &t->hcap, t->n, 256, strtab_hash_at, t);
+	if (err)
+		return err;
 	len = strlen(s);
 	h = fnv(FNV_INIT, s, len) & (t->hcap - 1);
 	while (t->hash[h]) {
@@ -299,23 +317,11 @@ static uint64_t loc_hash(const struct loc_key *k)
 	return fnv(h, &k->flags, sizeof(k->flags));
 }
 
-static int loctab_rehash(struct loctab *t)
+static uint64_t loctab_hash_at(const void *tab, size_t i)
 {
-	size_t ncap = t->hcap ? 2 * t->hcap : 1024, i, h;
-	uint32_t *nh = symi_calloc(ncap, sizeof(*nh));
+	const struct loctab *t = tab;
 
-	if (!nh)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		h = loc_hash(&t->keys[i]) & (ncap - 1);
-		while (nh[h])
-			h = (h + 1) & (ncap - 1);
-		nh[h] = (uint32_t)(i + 1);
-	}
-	free(t->hash);
-	t->hash = nh;
-	t->hcap = ncap;
-	return 0;
+	return loc_hash(&t->keys[i]);
 }
 
 /* Location id (1-based) of @k, adding it when it is new. */
@@ -325,13 +331,9 @@ static int loctab_id(struct loctab *t, const struct loc_key *k, uint64_t *id)
 	size_t h;
 	int err;
 
-	if (t->n >= UINT32_MAX - 1)
-		return -E2BIG;
-	if (2 * (t->n + 1) >= t->hcap) {
-		err = loctab_rehash(t);
-		if (err)
-			return err;
-	}
+	err = hash_room(&t->hash, &t->hcap, t->n, 1024, loctab_hash_at, t);
+	if (err)
+		return err;
 	h = loc_hash(k) & (t->hcap - 1);
 	while (t->hash[h]) {
 		e = &t->keys[t->hash[h] - 1];
@@ -1716,42 +1718,10 @@ static const char *kv(const char *w, const char *key)
 	return strncmp(w, key, n) == 0 && w[n] == '=' ? w + n + 1 : NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Percent-decode @s in place; "-" is NULL.  false on a bad escape. */
 static bool pct_decode(char *s, char **out)
 {
-	char *r = s, *w = s;
-	int hi, lo;
-
-	if (strcmp(s, "-") == 0) {
-		*out = NULL;
-		return true;
-	}
-	while (*r) {
-		if (*r != '%') {
-			*w++ = *r++;
-			continue;
-		}
-		hi = hexval(r[1]);
-		lo = hi < 0 ? -1 : hexval(r[2]);
-		if (lo < 0 || (hi == 0 && lo == 0))
-			return false;
-		*w++ = (char)(hi * 16 + lo);
-		r += 3;
-	}
-	*w = '\0';
-	*out = s;
-	return true;
+	return symi_pct_decode(s, out) == 0;
 }
 
 /* Keep a decoded header string: d->hstr[slot] owns a copy. */
@@ -2142,7 +2112,7 @@ static const char *norm_build_id(const char *s, char *buf)
 	size_t n;
 
 	for (n = 0; s[n]; n++) {
-		if (n >= 128 || hexval(s[n]) < 0)
+		if (n >= 128 || symi_hexval(s[n]) < 0)
 			return NULL;
 		buf[n] = (char)(s[n] >= 'A' && s[n] <= 'F' ? s[n] + 32 : s[n]);
 	}

@@ -721,25 +721,14 @@ static int parse_pid(struct rd *r, const char *s, const char *what,
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Decode a percent-encoded field in place; "-" gives NULL. */
-static int parse_str(struct rd *r, char *s, const char *what, char **out)
+int symi_pct_decode(char *s, char **out)
 {
 	char *o = s;
 
-	*out = NULL;
-	if (!strcmp(s, "-"))
+	if (!strcmp(s, "-")) {
+		*out = NULL;
 		return 0;
+	}
 	for (char *c = s; *c; c++) {
 		int hi, lo;
 
@@ -747,20 +736,33 @@ static int parse_str(struct rd *r, char *s, const char *what, char **out)
 			*o++ = *c;
 			continue;
 		}
-		hi = hexval(c[1]);
-		lo = hi < 0 ? -1 : hexval(c[2]);
+		hi = symi_hexval(c[1]);
+		lo = hi < 0 ? -1 : symi_hexval(c[2]);
 		if (hi < 0 || lo < 0)
-			return fail(r, -SYM_E_BADPROFILE,
-				    "%s: '%%' not followed by two hex digits",
-				    what);
+			return -EINVAL;
 		if (!hi && !lo)
-			return fail(r, -SYM_E_BADPROFILE,
-				    "%s: %%00 (a NUL byte) in a string", what);
+			return -ERANGE;
 		*o++ = (char)(hi << 4 | lo);
 		c += 2;
 	}
 	*o = '\0';
 	*out = s;
+	return 0;
+}
+
+/* Decode a percent-encoded field in place; "-" gives NULL. */
+static int parse_str(struct rd *r, char *s, const char *what, char **out)
+{
+	int err;
+
+	*out = NULL;
+	err = symi_pct_decode(s, out);
+	if (err == -EINVAL)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "%s: '%%' not followed by two hex digits", what);
+	if (err)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "%s: %%00 (a NUL byte) in a string", what);
 	return 0;
 }
 

@@ -692,12 +692,15 @@ static int read_addr(struct parser *p)
 	return 0;
 }
 
-/* An array of addresses at nesting @depth, appended to req->addrs. */
-static int read_addrs(struct parser *p, unsigned int depth)
+/* An array at nesting @depth ("@what" in the message when it is not
+ * one), each element read by @elem with its index in *@i for messages;
+ * *@i is -1 again at the end. */
+static int read_array(struct parser *p, unsigned int depth, const char *what,
+		      long *i, int (*elem)(struct parser *p))
 {
 	int err;
 
-	err = open_at(p, '[', depth, "an array of addresses");
+	err = open_at(p, '[', depth, what);
 	if (err)
 		return err;
 	ws(p);
@@ -705,8 +708,8 @@ static int read_addrs(struct parser *p, unsigned int depth)
 		p->pos++;
 		return 0;
 	}
-	for (p->idx = 0;; p->idx++) {
-		err = read_addr(p);
+	for (*i = 0;; (*i)++) {
+		err = elem(p);
 		if (err)
 			return err;
 		err = next_or_close(p, ']');
@@ -714,8 +717,15 @@ static int read_addrs(struct parser *p, unsigned int depth)
 			break;
 	}
 	if (err == 0)
-		p->idx = -1;
+		*i = -1;
 	return err;
+}
+
+/* An array of addresses at nesting @depth, appended to req->addrs. */
+static int read_addrs(struct parser *p, unsigned int depth)
+{
+	return read_array(p, depth, "an array of addresses", &p->idx,
+			  read_addr);
 }
 
 static int read_build_id(struct parser *p, char out[SYMD_BUILD_ID_MAX + 1])
@@ -740,17 +750,59 @@ static int read_build_id(struct parser *p, char out[SYMD_BUILD_ID_MAX + 1])
 	return 0;
 }
 
+/*
+ * Step through the members of the object just entered with open_at():
+ * each call reads the next key and its ':' (1: the key in key[0..cap),
+ * *n its full length, *at where it starts) or the closing '}' (0).
+ * *started is false before the first call.
+ */
+static int next_member(struct parser *p, bool *started, char *key,
+		       size_t cap, size_t *n, size_t *at)
+{
+	int err;
+
+	if (!*started) {
+		*started = true;
+		ws(p);
+		if (peek(p) == '}') {
+			p->pos++;
+			return 0;
+		}
+	} else {
+		p->field = NULL;
+		err = next_or_close(p, '}');
+		if (err <= 0)
+			return err;
+	}
+	*at = p->pos;
+	err = read_key(p, key, cap, n);
+	return err ? err : 1;
+}
+
+/* The known key @field (at @at) of an object: a second one is an
+ * error. */
+static int take_key(struct parser *p, size_t at, const char *field,
+		    bool *seen)
+{
+	p->field = field;
+	if (*seen)
+		return fail(p, -EINVAL, at, "duplicate key");
+	*seen = true;
+	return 0;
+}
+
 /* One element of "modules", at nesting 3: {"build_id": ...,
  * "addresses": [...]} and unknown keys, in any order. */
 static int read_module(struct parser *p)
 {
 	struct symd_req *req = p->req;
 	struct symd_req_module *m;
-	bool have_id = false, have_addrs = false;
+	bool have_id = false, have_addrs = false, started = false;
 	size_t first = req->naddrs, n, at;
 	char key[KEY_MAX];
 	int err;
 
+	p->field = NULL;	/* "modules[i]: ...", not "modules: ..." */
 	err = open_at(p, '{', 3, "a module object");
 	if (err)
 		return err;
@@ -762,41 +814,24 @@ static int read_module(struct parser *p)
 		return fail(p, -EINVAL, p->pos - 1,
 			    "internal error: module bound");
 	m = &req->modules[req->nmodules];
-	ws(p);
-	if (peek(p) == '}') {
-		p->pos++;
-		goto end;
-	}
-	for (;;) {
-		at = p->pos;
-		err = read_key(p, key, sizeof(key), &n);
-		if (err)
-			return err;
+	while ((err = next_member(p, &started, key, sizeof(key), &n,
+				  &at)) > 0) {
 		if (key_is(key, n, "build_id")) {
-			p->field = "build_id";
-			if (have_id)
-				return fail(p, -EINVAL, at, "duplicate key");
-			have_id = true;
-			err = read_build_id(p, m->build_id);
+			err = take_key(p, at, "build_id", &have_id);
+			if (!err)
+				err = read_build_id(p, m->build_id);
 		} else if (key_is(key, n, "addresses")) {
-			p->field = "addresses";
-			if (have_addrs)
-				return fail(p, -EINVAL, at, "duplicate key");
-			have_addrs = true;
-			err = read_addrs(p, 4);
+			err = take_key(p, at, "addresses", &have_addrs);
+			if (!err)
+				err = read_addrs(p, 4);
 		} else {
 			err = skip_value(p, 3);
 		}
 		if (err)
 			return err;
-		p->field = NULL;
-		err = next_or_close(p, '}');
-		if (err < 0)
-			return err;
-		if (err == 0)
-			break;
 	}
-end:
+	if (err)
+		return err;
 	if (!have_id || !have_addrs)
 		return fail(p, -EINVAL, p->pos - 1, "missing \"%s\"",
 			    have_id ? "addresses" : "build_id");
@@ -811,28 +846,7 @@ end:
 /* "modules": [...] at nesting 2. */
 static int read_modules(struct parser *p)
 {
-	int err;
-
-	err = open_at(p, '[', 2, "an array of modules");
-	if (err)
-		return err;
-	ws(p);
-	if (peek(p) == ']') {
-		p->pos++;
-		return 0;
-	}
-	p->field = NULL;
-	for (p->mod = 0;; p->mod++) {
-		err = read_module(p);
-		if (err)
-			return err;
-		err = next_or_close(p, ']');
-		if (err <= 0)
-			break;
-	}
-	if (err == 0)
-		p->mod = -1;
-	return err;
+	return read_array(p, 2, "an array of modules", &p->mod, read_module);
 }
 
 static int read_wait(struct parser *p)
@@ -861,6 +875,7 @@ static int read_wait(struct parser *p)
 static int read_request(struct parser *p, bool single)
 {
 	bool have_modules = false, have_addrs = false, have_wait = false;
+	bool started = false;
 	char key[KEY_MAX];
 	size_t n, at;
 	int err;
@@ -871,55 +886,38 @@ static int read_request(struct parser *p, bool single)
 	err = open_at(p, '{', 1, "a JSON object");
 	if (err)
 		return err;
-	ws(p);
-	if (peek(p) == '}') {
-		p->pos++;
-		goto end;
-	}
-	for (;;) {
-		at = p->pos;
-		err = read_key(p, key, sizeof(key), &n);
-		if (err)
-			return err;
+	while ((err = next_member(p, &started, key, sizeof(key), &n,
+				  &at)) > 0) {
 		if (key_is(key, n, "modules")) {
 			p->field = "modules";
 			if (single)
 				return fail(p, -EINVAL, at,
 					    "not allowed with a build ID in "
 					    "the URL");
-			if (have_modules)
-				return fail(p, -EINVAL, at, "duplicate key");
-			have_modules = true;
-			err = read_modules(p);
+			err = take_key(p, at, "modules", &have_modules);
+			if (!err)
+				err = read_modules(p);
 		} else if (key_is(key, n, "addresses")) {
 			p->field = "addresses";
 			if (!single)
 				return fail(p, -EINVAL, at,
 					    "belongs inside modules[] (or POST "
 					    "to /v1/symbolize/<build_id>)");
-			if (have_addrs)
-				return fail(p, -EINVAL, at, "duplicate key");
-			have_addrs = true;
-			err = read_addrs(p, 2);
+			err = take_key(p, at, "addresses", &have_addrs);
+			if (!err)
+				err = read_addrs(p, 2);
 		} else if (key_is(key, n, "wait_ms")) {
-			p->field = "wait_ms";
-			if (have_wait)
-				return fail(p, -EINVAL, at, "duplicate key");
-			have_wait = true;
-			err = read_wait(p);
+			err = take_key(p, at, "wait_ms", &have_wait);
+			if (!err)
+				err = read_wait(p);
 		} else {
 			err = skip_value(p, 1);
 		}
 		if (err)
 			return err;
-		p->field = NULL;
-		err = next_or_close(p, '}');
-		if (err < 0)
-			return err;
-		if (err == 0)
-			break;
 	}
-end:
+	if (err)
+		return err;
 	if (single ? !have_addrs : !have_modules)
 		return fail(p, -EINVAL, p->pos - 1, "missing \"%s\"",
 			    single ? "addresses" : "modules");

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "grow.h"
 #include "pool.h"
 #include "tools.h"
 
@@ -1307,8 +1308,6 @@ static int flush_batch(struct a2l *a)
 /* queue() - answer @addr with the next batch, or at once. */
 static int queue(struct a2l *a, uint64_t addr)
 {
-	uint64_t *grown;
-	size_t cap;
 	int err;
 
 	if (a->nbatch == a->batch_cap) {
@@ -1316,15 +1315,10 @@ static int queue(struct a2l *a, uint64_t addr)
 			err = flush_batch(a);
 			if (err)
 				return err;
-		} else {
-			cap = a->batch_cap ? a->batch_cap * 2 : 256;
-			grown = realloc(a->batch, cap * sizeof(*grown));
-			if (!grown) {
-				err = flush_batch(a);
-				return err ? err : answer(a, &addr, 1);
-			}
-			a->batch = grown;
-			a->batch_cap = cap;
+		} else if (tool_grow(&a->batch, &a->batch_cap, a->nbatch + 1,
+				     sizeof(*a->batch), 256)) {
+			err = flush_batch(a);
+			return err ? err : answer(a, &addr, 1);
 		}
 	}
 	a->batch[a->nbatch++] = addr;

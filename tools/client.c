@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "client.h"
 
 /*
@@ -537,23 +538,14 @@ static int read_answers(struct sym_frame *frames, struct jr *j,
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct client *c = ud;
-	size_t n = size * nmemb, cap;
-	char *p;
+	size_t n = size * nmemb;
 
 	if (n > REPLY_MAX - c->len) {
 		c->too_big = true;
 		return 0;
 	}
-	if (c->len + n > c->cap) {
-		cap = c->cap ? c->cap : 4096;
-		while (cap < c->len + n)
-			cap *= 2;
-		p = realloc(c->body, cap);
-		if (!p)
-			return 0;
-		c->body = p;
-		c->cap = cap;
-	}
+	if (tool_grow(&c->body, &c->cap, c->len + n, 1, 4096))
+		return 0;
 	memcpy(c->body + c->len, data, n);
 	c->len += n;
 	return n;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "stats.h"
 #include "tools.h"
 #include "views.h"
@@ -170,15 +171,8 @@ static struct fn *fn_get(struct diff *d, const char *name)
 	for (i = name_hash(name) & mask; d->slots[i]; i = (i + 1) & mask)
 		if (!strcmp(d->fns[d->slots[i] - 1].name, name))
 			return &d->fns[d->slots[i] - 1];
-	if (d->nfns == d->capfns) {
-		size_t cap = d->capfns ? d->capfns * 2 : 256;
-		struct fn *f = realloc(d->fns, cap * sizeof(*f));
-
-		if (!f)
-			return NULL;
-		d->fns = f;
-		d->capfns = cap;
-	}
+	if (tool_grow(&d->fns, &d->capfns, d->nfns + 1, sizeof(*d->fns), 256))
+		return NULL;
 	d->fns[d->nfns] = (struct fn){ .name = name };
 	d->slots[i] = (uint32_t)++d->nfns;
 	return &d->fns[d->nfns - 1];

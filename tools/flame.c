@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "flame.h"
 #include "stats.h"
 #include "banned.h"
@@ -617,18 +618,10 @@ static int put_frames(FILE *f, const struct layout *L)
 		put_frame(f, L, cur.id, cur.x, cur.depth);
 		for (c = stacktree_first_child(L->t, cur.id);
 		     c != STACKTREE_NONE; c = stacktree_next_sibling(L->t, c)) {
-			if (nk == kids_cap) {
-				size_t cap = kids_cap ? kids_cap * 2 : 64;
-				struct child *k2;
-
-				k2 = realloc(kids, cap * sizeof(*kids));
-				if (!k2) {
-					err = -ENOMEM;
-					goto out;
-				}
-				kids = k2;
-				kids_cap = cap;
-			}
+			err = tool_grow(&kids, &kids_cap, nk + 1,
+					sizeof(*kids), 64);
+			if (err)
+				goto out;
 			kids[nk].name = stacktree_name(L->t, c, &kids[nk].len);
 			kids[nk].id = c;
 			if (is_drawn(L, c))
@@ -638,20 +631,10 @@ static int put_frames(FILE *f, const struct layout *L)
 		if (!ndrawn)
 			continue;
 		qsort(kids, nk, sizeof(*kids), child_cmp);
-		if (nstack + ndrawn > stack_cap) {
-			size_t cap = stack_cap;
-			struct todo *s2;
-
-			while (cap < nstack + ndrawn)
-				cap *= 2;
-			s2 = realloc(stack, cap * sizeof(*stack));
-			if (!s2) {
-				err = -ENOMEM;
-				goto out;
-			}
-			stack = s2;
-			stack_cap = cap;
-		}
+		err = tool_grow(&stack, &stack_cap, nstack + ndrawn,
+				sizeof(*stack), 64);
+		if (err)
+			goto out;
 		/* Push in reverse, so that the first by name comes out
 		 * first; x runs over every child, drawn or not. */
 		x = cur.x;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tools.h"
+#include "grow.h"
 #include "foldmap.h"
 #include "perfscript.h"
 #include "views.h"
@@ -219,17 +220,9 @@ static int fold_views(const struct views *v, struct fold_map *m)
 	for (size_t i = 0; !err && i < views_nstacks(v); i++) {
 		const struct views_stack *s = views_stack(v, i);
 
-		if (s->nframes > cap) {
-			const char **p = realloc(names, s->nframes *
-						 sizeof(*names));
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			names = p;
-			cap = s->nframes;
-		}
+		err = tool_grow(&names, &cap, s->nframes, sizeof(*names), 64);
+		if (err)
+			break;
 		for (uint32_t j = 0; j < s->nframes; j++)
 			names[j] = views_name(v, s->frames[j], NULL);
 		err = fold_map_add(m, names, s->nframes, s->value);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "foldmap.h"
 #include "banned.h"
 
@@ -179,17 +180,8 @@ int fold_map_add_stack(struct fold_map *m, const char *stack, size_t len,
 			return 0;
 		}
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-
-		if (cap > SIZE_MAX / sizeof(*e))
-			return -ENOMEM;
-		e = realloc(m->entries, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		m->entries = e;
-		m->cap = cap;
-	}
+	if (tool_grow(&m->entries, &m->cap, m->n + 1, sizeof(*e), 32))
+		return -ENOMEM;
 	e = &m->entries[m->n];
 	e->stack = arena_copy(m, stack, len);
 	if (!e->stack)
@@ -215,14 +207,8 @@ int fold_map_add(struct fold_map *m, const char *const *frames, size_t n,
 			return -ENOMEM;
 		len += l + 1;		/* ';' or the final NUL */
 	}
-	if (len > m->join_cap) {
-		char *p = realloc(m->join, len);
-
-		if (!p)
-			return -ENOMEM;
-		m->join = p;
-		m->join_cap = len;
-	}
+	if (tool_grow(&m->join, &m->join_cap, len, 1, 256))
+		return -ENOMEM;
 	for (i = 0, at = 0; i < n; i++) {
 		l = strlen(frames[i]);
 		memcpy(m->join + at, frames[i], l);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "perfscript.h"
 #include "banned.h"
 
@@ -563,18 +564,9 @@ static int on_frame(struct perfscript *ps, const char *l, struct span pc,
 	if (k > ps->o.max_depth || ps->nframes + 1 > ps->o.max_depth - k)
 		return fail(ps, -E2BIG, "stack deeper than %zu frames",
 			    ps->o.max_depth);
-	if (ps->nframes + k > ps->offs_cap) {
-		size_t cap = ps->offs_cap ? ps->offs_cap : 64;
-		size_t *o;
-
-		while (cap < ps->nframes + k)
-			cap *= 2;
-		o = realloc(ps->offs, cap * sizeof(*o));
-		if (!o)
-			return fail(ps, -ENOMEM, "out of memory");
-		ps->offs = o;
-		ps->offs_cap = cap;
-	}
+	if (tool_grow(&ps->offs, &ps->offs_cap, ps->nframes + k,
+		      sizeof(*ps->offs), 64))
+		return fail(ps, -ENOMEM, "out of memory");
 
 	/* Frames are kept leaf first; the pieces of one line root first,
 	 * so piece idx goes to slot nframes + k - 1 - idx. */
@@ -603,18 +595,8 @@ static int end_sample(struct perfscript *ps)
 	if (!ps->have_pname)
 		return 0;
 	n = ps->nframes + 1;
-	if (n > ps->ptrs_cap) {
-		size_t cap = ps->ptrs_cap ? ps->ptrs_cap : 64;
-		const char **p;
-
-		while (cap < n)
-			cap *= 2;
-		p = realloc(ps->ptrs, cap * sizeof(*p));
-		if (!p)
-			return fail(ps, -ENOMEM, "out of memory");
-		ps->ptrs = p;
-		ps->ptrs_cap = cap;
-	}
+	if (tool_grow(&ps->ptrs, &ps->ptrs_cap, n, sizeof(*ps->ptrs), 64))
+		return fail(ps, -ENOMEM, "out of memory");
 	ps->ptrs[0] = ps->pname.p;
 	for (i = 0; i < ps->nframes; i++)
 		ps->ptrs[1 + i] = ps->names.p + ps->offs[ps->nframes - 1 - i];

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "procmaps.h"
 #include "sym.h"
 #include "banned.h"
@@ -649,17 +650,10 @@ static uint32_t kind_of(const char *path)
 static int push(struct pm_map ***arr, size_t *n, size_t *cap,
 		struct pm_map *m)
 {
-	struct pm_map **a;
-	size_t nc;
+	int err = tool_grow(arr, cap, *n + 1, sizeof(**arr), 8);
 
-	if (*n == *cap) {
-		nc = *cap ? *cap * 2 : 8;
-		a = realloc(*arr, nc * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = nc;
-	}
+	if (err)
+		return err;
 	(*arr)[(*n)++] = m;
 	return 0;
 }
@@ -723,7 +717,7 @@ static void clip_front(struct pm_map *o, uint64_t start)
 static int insert_live(struct pm *pm, struct proc *p, struct pm_map *m,
 		       uint64_t t)
 {
-	struct pm_map *before = NULL, *after = NULL, **a;
+	struct pm_map *before = NULL, *after = NULL;
 	size_t i, k, j, need, nc;
 
 	i = live_lower(p, m->start);
@@ -742,16 +736,8 @@ static int insert_live(struct pm *pm, struct proc *p, struct pm_map *m,
 		clip_front(after, m->end);
 	}
 	need = p->nlive - (k - i) + 1 + !!before + !!after;
-	if (need > p->caplive) {
-		nc = p->caplive ? p->caplive : 8;
-		while (nc < need)
-			nc *= 2;
-		a = realloc(p->live, nc * sizeof(*a));
-		if (!a)
-			goto nomem;
-		p->live = a;
-		p->caplive = nc;
-	}
+	if (tool_grow(&p->live, &p->caplive, need, sizeof(*p->live), 8))
+		goto nomem;
 	/* The covered parts die. */
 	for (j = i; j < k; j++) {
 		struct pm_map *o = p->live[j];

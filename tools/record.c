@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "tools.h"
 #include "perf.h"
 #include "procmaps.h"
@@ -957,9 +958,7 @@ static int collect_sb(void *ctx, const struct perf_event_header *h)
 	struct rec *r = ctx;
 	uint32_t pid = 0, tid = 0;
 	uint64_t t = 0, lost;
-	struct sb *sb;
-	size_t need, cap;
-	unsigned char *buf;
+	size_t need;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -994,24 +993,9 @@ static int collect_sb(void *ctx, const struct perf_event_header *h)
 	if (t > r->max_time)
 		r->max_time = t;
 	need = r->sb_len + h->size;
-	if (need > r->sb_cap) {
-		cap = r->sb_cap ? r->sb_cap : 65536;
-		while (cap < need)
-			cap *= 2;
-		buf = realloc(r->sb_buf, cap);
-		if (!buf)
-			return -ENOMEM;
-		r->sb_buf = buf;
-		r->sb_cap = cap;
-	}
-	if (r->nsbs == r->capsbs) {
-		cap = r->capsbs ? r->capsbs * 2 : 256;
-		sb = realloc(r->sbs, cap * sizeof(*sb));
-		if (!sb)
-			return -ENOMEM;
-		r->sbs = sb;
-		r->capsbs = cap;
-	}
+	if (tool_grow(&r->sb_buf, &r->sb_cap, need, 1, 65536) ||
+	    tool_grow(&r->sbs, &r->capsbs, r->nsbs + 1, sizeof(*r->sbs), 256))
+		return -ENOMEM;
 	memcpy(r->sb_buf + r->sb_len, h, h->size);
 	r->sbs[r->nsbs].time = t;
 	r->sbs[r->nsbs].off = r->sb_len;
@@ -1316,16 +1300,8 @@ static int open_event(struct rec *r, pid_t pid, int cpu, bool probe)
 
 static int add_fd(struct rec *r, int fd)
 {
-	int *a;
-
-	if (r->nfds == r->capfds) {
-		a = realloc(r->fds, (r->capfds ? r->capfds * 2 : 16) *
-				    sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		r->fds = a;
-		r->capfds = r->capfds ? r->capfds * 2 : 16;
-	}
+	if (tool_grow(&r->fds, &r->capfds, r->nfds + 1, sizeof(*r->fds), 16))
+		return -ENOMEM;
 	r->fds[r->nfds++] = fd;
 	return 0;
 }

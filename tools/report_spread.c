@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report_spread.h"
 #include "banned.h"
 
@@ -53,28 +54,15 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* Grow *arr to hold @need elements of @elem bytes, zeroing the new ones. */
+/* tool_grow() (from 16), zeroing the new elements. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 16;
-	void *p;
+	size_t old = *cap;
+	int err = tool_grow(arr, cap, need, elem, 16);
 
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM;
-		n *= 2;
-	}
-	if (n > SIZE_MAX / elem)
-		return -ENOMEM;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
-	*arr = p;
-	*cap = n;
-	return 0;
+	if (!err && *cap > old)
+		memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
+	return err;
 }
 
 int spread_new(struct spread **out)

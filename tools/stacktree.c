@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "stacktree.h"
 #include "banned.h"
 
@@ -78,30 +79,6 @@ static uint64_t hash_child(uint32_t parent, uint32_t name)
 	h ^= h >> 27;
 	h *= 0x94d049bb133111ebULL;
 	return h ^ (h >> 31);
-}
-
-/* Make room for @want elements of @size bytes in *@arr of *@cap. */
-static int grow(void *arr, size_t *cap, size_t want, size_t size)
-{
-	void **p = arr;
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (want <= *cap)
-		return 0;
-	while (n < want) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM;
-		n *= 2;
-	}
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 static uint32_t *table_new(size_t cap)
@@ -172,10 +149,10 @@ static int name_intern(struct stacktree *t, const char *s, size_t len,
 		return -E2BIG;
 	if (len > SIZE_MAX - 1 - t->pool_len)
 		return -ENOMEM;
-	err = grow(&t->pool, &t->pool_cap, t->pool_len + len + 1, 1);
+	err = tool_grow(&t->pool, &t->pool_cap, t->pool_len + len + 1, 1, 16);
 	if (!err)
-		err = grow(&t->names, &t->names_cap, t->nnames + 1,
-			   sizeof(*t->names));
+		err = tool_grow(&t->names, &t->names_cap, t->nnames + 1,
+				sizeof(*t->names), 16);
 	if (err)
 		return err;
 	memcpy(t->pool + t->pool_len, s, len);
@@ -257,7 +234,8 @@ int stacktree_new(struct stacktree **out)
 	t->name_ht_cap = t->child_ht_cap = 64;
 	err = name_intern(t, "", 0, &root_name);
 	if (!err)
-		err = grow(&t->nodes, &t->nodes_cap, 1, sizeof(*t->nodes));
+		err = tool_grow(&t->nodes, &t->nodes_cap, 1, sizeof(*t->nodes),
+				16);
 	if (err)
 		goto fail;
 	t->nodes[0] = (struct node){
@@ -320,7 +298,8 @@ int stacktree_child(struct stacktree *t, uint32_t parent, const char *name,
 	}
 	if (t->nnodes >= STACKTREE_NODES_MAX)
 		return -E2BIG;
-	err = grow(&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes));
+	err = tool_grow(&t->nodes, &t->nodes_cap, t->nnodes + 1,
+			sizeof(*t->nodes), 16);
 	if (err)
 		return err;
 	id = (uint32_t)t->nnodes++;

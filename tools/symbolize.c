@@ -49,6 +49,7 @@
 #include <unistd.h>
 #include <elf.h>
 
+#include "grow.h"
 #include "client.h"
 #include "procmaps.h"
 #include "tools.h"
@@ -187,15 +188,9 @@ static struct ent *ent_get(struct sctx *c, const struct sym_prof_frame *f)
 	for (i = frame_hash(f) & mask; c->slots[i]; i = (i + 1) & mask)
 		if (frame_eq(&c->ents[c->slots[i] - 1].f, f))
 			return &c->ents[c->slots[i] - 1];
-	if (c->nents == c->capents) {
-		size_t cap = c->capents ? c->capents * 2 : 1024;
-		struct ent *e = realloc(c->ents, cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		c->ents = e;
-		c->capents = cap;
-	}
+	if (tool_grow(&c->ents, &c->capents, c->nents + 1, sizeof(*c->ents),
+		      1024))
+		return NULL;
 	c->slots[i] = (uint32_t)c->nents + 1;
 	c->ents[c->nents] = (struct ent){
 		.f = *f, .status = ST_NONE,
@@ -292,15 +287,8 @@ static struct group *row_group(struct sctx *c, uint32_t row)
 
 static int group_add(struct group *g, uint32_t ent)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		uint32_t *v = realloc(g->ents, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		g->ents = v;
-		g->cap = cap;
-	}
+	if (tool_grow(&g->ents, &g->cap, g->n + 1, sizeof(*g->ents), 64))
+		return -ENOMEM;
 	g->ents[g->n++] = ent;
 	return 0;
 }
@@ -529,24 +517,10 @@ static bool load_kallsyms(struct sctx *c)
 		/* Hidden addresses (kptr_restrict) are all 0. */
 		if (!a)
 			continue;
-		if (c->nksyms == cap) {
-			struct ksym *v;
-
-			cap = cap ? cap * 2 : 65536;
-			v = realloc(c->ksyms, cap * sizeof(*v));
-			if (!v)
-				break;
-			c->ksyms = v;
-		}
-		if (used + len + 1 > tcap) {
-			char *t;
-
-			tcap = tcap ? tcap * 2 : 1 << 20;
-			t = realloc(c->ktext, tcap);
-			if (!t)
-				break;
-			c->ktext = t;
-		}
+		if (tool_grow(&c->ksyms, &cap, c->nksyms + 1,
+			      sizeof(*c->ksyms), 65536) ||
+		    tool_grow(&c->ktext, &tcap, used + len + 1, 1, 1 << 20))
+			break;
 		memcpy(c->ktext + used, name, len);
 		c->ktext[used + len] = '\0';
 		/* An offset for now: ktext may still move. */

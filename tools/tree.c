@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "views.h"
 
 static void usage(FILE *f)
@@ -101,15 +102,8 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 
 static int push(struct walk *w, struct item it)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 256;
-		struct item *p = realloc(w->stack, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		w->stack = p;
-		w->cap = cap;
-	}
+	if (tool_grow(&w->stack, &w->cap, w->n + 1, sizeof(*w->stack), 256))
+		return -ENOMEM;
 	w->stack[w->n++] = it;
 	return 0;
 }
@@ -129,15 +123,9 @@ static int push_kids(struct walk *w, const struct item *it)
 			sum.total += stacktree_total(w->t, c);
 			continue;
 		}
-		if (nk == w->kids_cap) {
-			size_t cap = w->kids_cap ? 2 * w->kids_cap : 64;
-			uint32_t *p = realloc(w->kids, cap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			w->kids = p;
-			w->kids_cap = cap;
-		}
+		if (tool_grow(&w->kids, &w->kids_cap, nk + 1,
+			      sizeof(*w->kids), 64))
+			return -ENOMEM;
 		w->kids[nk++] = c;
 	}
 	if (sum.pruned) {

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "unwind.h"
 #include "banned.h"
 
@@ -581,22 +582,11 @@ static struct uw_map *map_find(struct uw_proc *p, uint64_t addr)
 
 static int proc_reserve(struct uw_proc *p, size_t more)
 {
-	struct uw_map *m;
-	size_t cap;
-
 	if (p->n + more <= p->cap)
 		return 0;
 	if (p->n + more > UW_MAX_MAPS)
 		return -ENOSPC;
-	cap = p->cap ? p->cap * 2 : 16;
-	while (cap < p->n + more)
-		cap *= 2;
-	m = realloc(p->maps, cap * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
-	p->cap = cap;
-	return 0;
+	return tool_grow(&p->maps, &p->cap, p->n + more, sizeof(*p->maps), 16);
 }
 
 /* Remove [start, end) from @p's mappings, cutting those partly inside. */

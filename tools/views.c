@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "views.h"
 
 /* Bytes of an input looked at to tell its format: the longest folded
@@ -77,27 +78,6 @@ struct views {
 	char **hosts;			/* of sources: free() each */
 	size_t nhosts, hosts_cap;
 };
-
-/* Grow *arr to hold @want elements of @size bytes. */
-static int grow(void *arr, size_t *cap, size_t want, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (want <= *cap)
-		return 0;
-	while (n < want) {
-		if (n > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		n *= 2;
-	}
-	p = realloc(*(void **)arr, n * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)arr = p;
-	*cap = n;
-	return 0;
-}
 
 int views_new(uint32_t flags, struct views **out)
 {
@@ -196,7 +176,7 @@ static int buf_room(struct views *v, size_t used, size_t n)
 {
 	if (n > SIZE_MAX - used - 1)
 		return -ENOMEM;
-	return grow(&v->buf, &v->buf_cap, used + n + 1, 1);
+	return tool_grow(&v->buf, &v->buf_cap, used + n + 1, 1, 16);
 }
 
 /*
@@ -227,7 +207,8 @@ static int push_buf(struct views *v, size_t len)
 	int err = stacktree_child(v->names, STACKTREE_ROOT, v->buf, len, &id);
 
 	if (!err)
-		err = grow(&v->ids, &v->ids_cap, v->nids + 1, sizeof(*v->ids));
+		err = tool_grow(&v->ids, &v->ids_cap, v->nids + 1,
+				sizeof(*v->ids), 16);
 	if (!err)
 		v->ids[v->nids++] = id;
 	return err;
@@ -391,8 +372,8 @@ static int stack_end(struct views *v, size_t start, uint64_t count,
 		return -E2BIG;
 	if (value > UINT64_MAX - v->total)
 		return -ERANGE;
-	err = grow(&v->stacks, &v->stacks_cap, v->nstacks + 1,
-		   sizeof(*v->stacks));
+	err = tool_grow(&v->stacks, &v->stacks_cap, v->nstacks + 1,
+			sizeof(*v->stacks), 16);
 	if (err)
 		return err;
 	vs = &v->stacks[v->nstacks++];
@@ -459,8 +440,8 @@ static int push_frame_cached(struct views *v, struct fcache *c,
 	}
 	sl = &c->slots[fslot_of(c, f)];
 	if (sl->n) {
-		err = grow(&v->ids, &v->ids_cap, v->nids + sl->n,
-			   sizeof(*v->ids));
+		err = tool_grow(&v->ids, &v->ids_cap, v->nids + sl->n,
+				sizeof(*v->ids), 16);
 		if (err)
 			return err;
 		memcpy(v->ids + v->nids, c->ids + sl->off,
@@ -472,7 +453,7 @@ static int push_frame_cached(struct views *v, struct fcache *c,
 	n = v->nids - start;
 	if (err || n > SYM_PROF_MAX_LINES || c->nids + n > UINT32_MAX)
 		return err;	/* (never more than a chain: not cached) */
-	err = grow(&c->ids, &c->ids_cap, c->nids + n, sizeof(*c->ids));
+	err = tool_grow(&c->ids, &c->ids_cap, c->nids + n, sizeof(*c->ids), 16);
 	if (err)
 		return err;
 	memcpy(c->ids + c->nids, v->ids + start, n * sizeof(*c->ids));
@@ -523,8 +504,8 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 
 		if (!name)
 			continue;
-		err = grow(&v->hosts, &v->hosts_cap, v->nhosts + 1,
-			   sizeof(*v->hosts));
+		err = tool_grow(&v->hosts, &v->hosts_cap, v->nhosts + 1,
+				sizeof(*v->hosts), 16);
 		if (!err)
 			err = dup_str(name, &v->hosts[v->nhosts]);
 		if (err)
@@ -583,7 +564,8 @@ static int add_tree(struct views *v, const struct stacktree *t,
 		depth = 0;
 		for (up = id; up != STACKTREE_ROOT && !err;
 		     up = stacktree_parent(t, up)) {
-			err = grow(&path, &cap, depth + 1, sizeof(*path));
+			err = tool_grow(&path, &cap, depth + 1, sizeof(*path),
+					16);
 			if (!err)
 				path[depth++] = up;
 		}
@@ -842,8 +824,8 @@ int views_load(struct views *v, const char *path, const struct views_opts *o)
 			 "pprof profile", path);
 		return -EINVAL;
 	}
-	err = grow(&v->inputs, &v->inputs_cap, v->ninputs + 1,
-		   sizeof(*v->inputs));
+	err = tool_grow(&v->inputs, &v->inputs_cap, v->ninputs + 1,
+			sizeof(*v->inputs), 16);
 	if (err) {
 		tool_err_code(path, err);
 		return err;

@@ -409,42 +409,45 @@ static uint64_t rd_u(struct rd *r, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* The bits of a LEB128 number, and in *shift and *last how rd_sleb()
+ * extends its sign; 0 (and r->bad) for a truncated or too long one. */
+static uint64_t rd_leb(struct rd *r, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
-		if (r->bad || r->p >= r->end || shift > 63) {
+		if (r->bad || r->p >= r->end || *shift > 63) {
 			r->bad = true;
+			*last = 0;
 			return 0;
 		}
 		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	unsigned shift;
+	uint8_t b;
+
+	return rd_leb(r, &shift, &b);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
 	uint8_t b;
+	uint64_t v = rd_leb(r, &shift, &b);
 
-	do {
-		if (r->bad || r->p >= r->end || shift > 63) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	} while (b & 0x80);
 	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
+		v |= -((uint64_t)1 << shift);
+	return (int64_t)v;
 }
 
 /* A DW_EH_PE-encoded pointer: absolute, pc-relative or data-relative
