@@ -2,10 +2,9 @@
  * fpcheck.c - classify the return addresses of frame-pointer callchains
  * (fpcheck.h).
  *
- * The cache is an open-addressing table of CACHE_SLOTS verdicts keyed by
- * a hash of the module (build ID, else path) and the ELF address, emptied
- * when three quarters full, as in retcheck.c.  Start sites are a short
- * array searched on cache misses only.
+ * Verdicts are cached by module and ELF address (addrcache.h), as in
+ * retcheck.c.  Start sites are a short array searched on cache misses
+ * only.
  */
 #include <elf.h>
 #include <errno.h>
@@ -16,16 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrcache.h"
 #include "fpcheck.h"
 #include "banned.h"
 
-#define CACHE_SLOTS 65536
 #define LEARN_DEPTH 64
-
-struct slot {
-	uint64_t mod, addr;	/* mod == 0: empty */
-	int cls;
-};
 
 struct site {
 	char build_id[2 * PM_BUILD_ID_MAX + 1];
@@ -34,11 +28,10 @@ struct site {
 
 struct fpcheck {
 	struct unwinder *uw;	/* borrowed */
-	struct slot *slots;
-	size_t used;
+	struct addrcache cache;
 	struct site sites[FPCHECK_MAX_SITES];
 	size_t nsites;
-	uint64_t lookups, hits;
+	uint64_t lookups;
 };
 
 int fpcheck_new(struct unwinder *uw, struct fpcheck **out)
@@ -53,8 +46,7 @@ int fpcheck_new(struct unwinder *uw, struct fpcheck **out)
 	fc = calloc(1, sizeof(*fc));
 	if (!fc)
 		return -ENOMEM;
-	fc->slots = calloc(CACHE_SLOTS, sizeof(*fc->slots));
-	if (!fc->slots) {
+	if (addrcache_init(&fc->cache)) {
 		free(fc);
 		return -ENOMEM;
 	}
@@ -67,7 +59,7 @@ void fpcheck_free(struct fpcheck *fc)
 {
 	if (!fc)
 		return;
-	free(fc->slots);
+	addrcache_fini(&fc->cache);
 	free(fc);
 }
 
@@ -92,10 +84,7 @@ int fpcheck_add_site(struct fpcheck *fc, const char *build_id,
 	fc->sites[fc->nsites].vaddr = vaddr;
 	fc->nsites++;
 	/* A verdict cached before may be this site's. */
-	if (fc->used) {
-		memset(fc->slots, 0, CACHE_SLOTS * sizeof(*fc->slots));
-		fc->used = 0;
-	}
+	addrcache_clear(&fc->cache);
 	return 0;
 }
 
@@ -223,15 +212,6 @@ int fpcheck_learn(struct fpcheck *fc)
 
 /* ---- classifying ---- */
 
-static uint64_t mod_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h | 1;	/* never 0: 0 marks an empty slot */
-}
-
 static int classify(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
 		    uint64_t pc, uint64_t addr, bool *cache)
 {
@@ -272,36 +252,18 @@ int fpcheck_ret(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
 		uint64_t pc)
 {
 	uint64_t mod, addr;
-	size_t i;
 	bool cache;
 	int cls;
 
 	if (!fc || !m || (m->kind != PM_FILE && m->kind != PM_VDSO))
 		return FPCHECK_UNKNOWN;
 	addr = pc - m->start + m->vaddr;
-	mod = mod_hash(m->build_id[0] ? m->build_id : m->path);
-	i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
-	    (CACHE_SLOTS - 1);
-	while (fc->slots[i].mod) {
-		if (fc->slots[i].mod == mod && fc->slots[i].addr == addr) {
-			fc->hits++;
-			return fc->slots[i].cls;
-		}
-		i = (i + 1) & (CACHE_SLOTS - 1);
-	}
-	cls = classify(fc, m, pid, pc, addr, &cache);
-	if (!cache)
+	mod = addrcache_mod(m->build_id[0] ? m->build_id : m->path);
+	if (addrcache_get(&fc->cache, mod, addr, &cls))
 		return cls;
-	if (fc->used >= CACHE_SLOTS / 4 * 3) {
-		memset(fc->slots, 0, CACHE_SLOTS * sizeof(*fc->slots));
-		fc->used = 0;
-		i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
-		    (CACHE_SLOTS - 1);
-	}
-	fc->slots[i].mod = mod;
-	fc->slots[i].addr = addr;
-	fc->slots[i].cls = cls;
-	fc->used++;
+	cls = classify(fc, m, pid, pc, addr, &cache);
+	if (cache)
+		addrcache_put(&fc->cache, mod, addr, cls);
 	return cls;
 }
 
@@ -312,5 +274,5 @@ void fpcheck_stats(const struct fpcheck *fc, struct fpcheck_stats *st)
 		return;
 	st->sites = fc->nsites;
 	st->lookups = fc->lookups;
-	st->hits = fc->hits;
+	st->hits = fc->cache.hits;
 }

@@ -1,10 +1,9 @@
 /*
  * retcheck.c - return addresses that follow a call (retcheck.h).
  *
- * The cache is an open-addressing table of CACHE_SLOTS verdicts keyed by
- * a hash of the module (build ID, else path) and the ELF address; it is
- * emptied when three quarters full, so it never grows.  One file stays
- * open between lookups, since consecutive misses tend to be in one module.
+ * Verdicts are cached by module and ELF address (addrcache.h).  One file
+ * stays open between lookups, since consecutive misses tend to be in one
+ * module.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,22 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addrcache.h"
 #include "retcheck.h"
 #include "banned.h"
 
-#define CACHE_SLOTS 65536
-
-struct slot {
-	uint64_t mod, addr;	/* mod == 0: empty */
-	int verdict;
-};
 
 struct retcheck {
-	struct slot *slots;
-	size_t used;
+	struct addrcache cache;
 	int fd;			/* open_path of the last miss, or -1 */
 	char *fd_path;
-	uint64_t reads, hits;
+	uint64_t reads;
 };
 
 /* Length of the FF /2 instruction whose ModRM byte is @modrm and SIB
@@ -80,8 +73,7 @@ int retcheck_new(struct retcheck **out)
 	*out = NULL;
 	if (!rc)
 		return -ENOMEM;
-	rc->slots = calloc(CACHE_SLOTS, sizeof(*rc->slots));
-	if (!rc->slots) {
+	if (addrcache_init(&rc->cache)) {
 		free(rc);
 		return -ENOMEM;
 	}
@@ -97,17 +89,8 @@ void retcheck_free(struct retcheck *rc)
 	if (rc->fd >= 0)
 		close(rc->fd);
 	free(rc->fd_path);
-	free(rc->slots);
+	addrcache_fini(&rc->cache);
 	free(rc);
-}
-
-static uint64_t mod_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h | 1;	/* never 0: 0 marks an empty slot */
 }
 
 static int read_bytes(struct retcheck *rc, const struct pm_map *m,
@@ -140,36 +123,19 @@ int retcheck_ok(struct retcheck *rc, const struct pm_map *m, uint64_t pc)
 {
 	unsigned char buf[RETCHECK_BEFORE + RETCHECK_AT];
 	uint64_t mod, addr = pc - m->start + m->vaddr;
-	size_t i;
 	int v;
 
 	if (m->kind != PM_FILE)
 		return -1;
-	mod = mod_hash(m->build_id[0] ? m->build_id : m->path);
-	i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
-	    (CACHE_SLOTS - 1);
-	while (rc->slots[i].mod) {
-		if (rc->slots[i].mod == mod && rc->slots[i].addr == addr) {
-			rc->hits++;
-			return rc->slots[i].verdict;
-		}
-		i = (i + 1) & (CACHE_SLOTS - 1);
-	}
+	mod = addrcache_mod(m->build_id[0] ? m->build_id : m->path);
+	if (addrcache_get(&rc->cache, mod, addr, &v))
+		return v;
 	rc->reads++;
 	if (read_bytes(rc, m, pc, buf) != 0)
 		v = -1;
 	else
 		v = retcheck_decode(buf, buf + RETCHECK_BEFORE) ? 1 : 0;
-	if (rc->used >= CACHE_SLOTS / 4 * 3) {
-		memset(rc->slots, 0, CACHE_SLOTS * sizeof(*rc->slots));
-		rc->used = 0;
-		i = (size_t)((mod ^ (addr * 0x9e3779b97f4a7c15ULL)) >> 16) &
-		    (CACHE_SLOTS - 1);
-	}
-	rc->slots[i].mod = mod;
-	rc->slots[i].addr = addr;
-	rc->slots[i].verdict = v;
-	rc->used++;
+	addrcache_put(&rc->cache, mod, addr, v);
 	return v;
 }
 
@@ -177,5 +143,5 @@ void retcheck_stats(const struct retcheck *rc, uint64_t *reads,
 		    uint64_t *hits)
 {
 	*reads = rc->reads;
-	*hits = rc->hits;
+	*hits = rc->cache.hits;
 }
