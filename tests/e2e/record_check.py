@@ -54,6 +54,38 @@ def print_unflagged(s):
                                 f.addr) for f in s["frames"]))
 
 
+class Judged:
+    """A program's samples counted by stack: right or not, flagged or
+    not; the first few wrong and unflagged stacks are printed."""
+
+    def __init__(self):
+        self.total = self.right = self.flagged = self.bad = 0
+
+    def add(self, s, c, right):
+        """Stack @s, sampled @c times, is @right or not."""
+        self.total += c
+        if right:
+            self.right += c
+        if s["flags"]:
+            self.flagged += c
+        elif not right:
+            self.bad += c
+            if self.bad <= 5 * c:
+                print_unflagged(s)
+
+    def enough(self):
+        if self.total < 50:
+            die("too few samples (%d) to judge" % self.total)
+
+    def verdict(self, mode):
+        """dwarf mode: at least 99% right; fp mode: every wrong stack
+        flagged."""
+        self.enough()
+        if mode == "dwarf":
+            return self.right >= 0.99 * self.total
+        return self.bad == 0
+
+
 def die(msg):
     print("# " + msg)
     sys.exit(1)
@@ -332,31 +364,19 @@ def cmd_shares(prof, binpath, mode):
 
 
 def cmd_omitfp(prof, binpath, mode):
-    total = reach = unflagged_bad = flagged = 0
+    j = Judged()
     loader = [0]
     for s, names, c in program_stacks(prof, binpath, loader):
-        total += c
         user = [x for x, fr in zip(names, s["frames"])
                 if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
         right = "main" in names
         if user and user[0] in ("burn70", "burn30"):
             right = right and len(user) > 1 and user[1] == "main"
-        if right:
-            reach += c
-        if s["flags"]:
-            flagged += c
-        elif not right:
-            unflagged_bad += c
-            if unflagged_bad <= 5 * c:
-                print_unflagged(s)
+        j.add(s, c, right)
     print("# %s mode: %d samples (and %d before main), %d reach "
           "main correctly, %d flagged, %d wrong and unflagged" %
-          (mode, total, loader[0], reach, flagged, unflagged_bad))
-    if total < 50:
-        die("too few samples (%d) to judge" % total)
-    if mode == "dwarf":
-        return reach >= 0.99 * total
-    return unflagged_bad == 0
+          (mode, j.total, loader[0], j.right, j.flagged, j.bad))
+    return j.verdict(mode)
 
 
 def cmd_fpchain(prof, binpath, mode):
@@ -364,7 +384,8 @@ def cmd_fpchain(prof, binpath, mode):
     right stack is: leading frames in libc or the vDSO (the vDSO's only
     when a libc frame follows them), then spin and main from BIN, then
     one or more frames of main's callers (libc, BIN's _start)."""
-    total = right = in_lib = flagged = unflagged_bad = 0
+    j = Judged()
+    in_lib = 0
     loader = [0]
 
     def kind(fr, name):
@@ -380,7 +401,6 @@ def cmd_fpchain(prof, binpath, mode):
         return "other"
 
     for s, names, c in program_stacks(prof, binpath, loader):
-        total += c
         fr = [(kind(f, n), n) for f, n in zip(s["frames"], names)
               if kind(f, n) != "kernel"]
         i = 0
@@ -404,27 +424,17 @@ def cmd_fpchain(prof, binpath, mode):
         tail = fr[i + len(want):]
         if not tail or any(k != "libc" and n != "_start" for k, n in tail):
             ok = False
-        if ok:
-            right += c
-        if s["flags"]:
-            flagged += c
-        elif not ok:
-            unflagged_bad += c
-            if unflagged_bad <= 5 * c:
-                print_unflagged(s)
+        j.add(s, c, ok)
     print("# %s mode: %d samples (and %d before main), %d with "
           "a libc or vDSO leaf, %d right, %d flagged, %d wrong and "
-          "unflagged" % (mode, total, loader[0], in_lib, right, flagged,
-                         unflagged_bad))
-    if total < 50:
-        die("too few samples (%d) to judge" % total)
-    if in_lib < 0.5 * total:
+          "unflagged" % (mode, j.total, loader[0], in_lib, j.right,
+                         j.flagged, j.bad))
+    j.enough()
+    if in_lib < 0.5 * j.total:
         print("# fewer than half the samples are in libc or the vDSO: "
               "the workload does not test what it should")
         return False
-    if mode == "dwarf":
-        return right >= 0.99 * total
-    return unflagged_bad == 0
+    return j.verdict(mode)
 
 
 def cmd_buildids(prof, expect):
