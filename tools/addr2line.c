@@ -106,14 +106,13 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
-	struct sym_frame frames[SYM_MAX_FRAMES];
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
 	uint64_t *batch;		/* free() */
 	size_t nbatch, batch_cap;
-	const uint64_t *batch_addrs;	/* the ones sym_store_lookup() has */
-	size_t batch_done;		/* answered by the store callback */
+	const uint64_t *batch_addrs;	/* the batch being looked up */
+	size_t batch_done;		/* answered by store_frames() */
 	bool fatal;			/* stop reading input */
 
 	/* --stats: milliseconds per step. */
@@ -967,9 +966,9 @@ static int build_table(struct a2l *a)
 	return 0;
 }
 
-/* The callback of sym_store_lookup() and client_symbolize(): print right
- * here, since the frames' strings live only as long as the read
- * transaction (the reply). */
+/* The callback of sym_store_lookup(), sym_table_lookup_batch() and
+ * client_symbolize(): print right here, since the frames' strings live
+ * only as long as the read transaction (the reply). */
 static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			size_t n)
 {
@@ -1026,17 +1025,14 @@ static int cache_failed(struct a2l *a, int err)
 	return err;
 }
 
-/* answer_table() - answer @n addresses from the table in memory. */
+/* answer_table() - answer @n addresses from the table in memory, in one
+ * batch (sorted and pipelined by libsym, as the store's are). */
 static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
 {
-	size_t i, nf;
-
-	for (i = 0; i < n; i++) {
-		if (sym_table_lookup(a->tab, addrs[i], a->frames,
-				     SYM_MAX_FRAMES, &nf))
-			nf = 0;
-		emit(a, addrs[i], a->frames, nf);
-	}
+	a->batch_addrs = addrs;
+	a->batch_done = 0;
+	/* store_frames() never stops it, and the arguments are valid. */
+	(void)sym_table_lookup_batch(a->tab, addrs, n, store_frames, a);
 }
 
 /*
