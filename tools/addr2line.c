@@ -368,24 +368,17 @@ static int ob_flush(struct obuf *o)
  * there is none (o->err is set; the bytes are dropped). */
 static bool ob_room(struct obuf *o, size_t n)
 {
-	size_t cap;
-	char *grown;
-
 	if (o->cap - o->len >= n)
 		return true;
 	if (o->sink) {
 		ob_flush(o);
 		return o->cap >= n;
 	}
-	for (cap = o->cap ? o->cap : 1 << 16; cap - o->len < n; cap *= 2)
-		;
-	grown = realloc(o->p, cap);
-	if (!grown) {
+	if (n > SIZE_MAX - o->len ||
+	    tool_grow(&o->p, &o->cap, o->len + n, 1, 1 << 16)) {
 		o->err = true;
 		return false;
 	}
-	o->p = grown;
-	o->cap = cap;
 	return true;
 }
 
