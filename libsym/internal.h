@@ -74,6 +74,16 @@ void *symi_realloc(void *p, size_t n);
 char *symi_strdup(const char *s);
 
 /*
+ * For tests that link libsym.a and sweep N in one process: from now on,
+ * fail the @n-th allocation (0: none; LONG_MAX: none, but count them),
+ * counting from zero again; this replaces SYM_TEST_FAIL_ALLOC.  Not
+ * thread-safe against allocations under way.  symi_test_alloc_count():
+ * the allocations counted since, the failed one included.
+ */
+void symi_test_fail_alloc(long n);
+long symi_test_alloc_count(void);
+
+/*
  * The version of the converter (the DWARF and symbol reading and the
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
