@@ -15,7 +15,6 @@
  * counted: its out-of-memory handler exits the process.
  */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +24,6 @@
 #include "internal.h"
 
 static char src_dir[1024], tmp[64];
-
-static bool sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
-
-static void skip(const char *what, const char *why)
-{
-	tap_n++;
-	printf("ok %d - %s # skip %s\n", tap_n, what, why);
-}
 
 /* Build @path's table with the @n-th allocation failing (0: none).
  * *bytes gets a copy of the table (caller frees) when it is built. */
@@ -132,7 +114,7 @@ int main(void)
 		 root && *root ? root : ".");
 	if (access(src_dir, R_OK) != 0)
 		tap_skip_all("fixtures/src not found (set SYM_ROOT)");
-	if (!sh("command -v gcc >/dev/null"))
+	if (!tap_sh("command -v gcc >/dev/null"))
 		tap_skip_all("gcc missing");
 	snprintf(tmp, sizeof(tmp), "/tmp/t-oom.XXXXXX");
 	if (!mkdtemp(tmp))
@@ -141,7 +123,7 @@ int main(void)
 	sym_set_log(NULL, NULL, SYM_LOG_WARN);
 
 #define C_SRCS "c_main.c c_tree.c c_hash.c"
-	CHECK(sh("cd '%s' && gcc -O2 -gdwarf-5 -o '%s/c5' " C_SRCS " && "
+	CHECK(tap_sh("cd '%s' && gcc -O2 -gdwarf-5 -o '%s/c5' " C_SRCS " && "
 		 "gcc -O2 -gdwarf-4 -o '%s/c4' " C_SRCS, src_dir, tmp, tmp));
 	snprintf(path, sizeof(path), "%s/c5", tmp);
 	sweep("C, DWARF 5: the table build, lines.c's reader", path);
@@ -151,14 +133,14 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/c4", tmp);
 	sweep("C, DWARF 4: the table build, lines.c's reader", path);
 
-	if (!sh("command -v g++ >/dev/null")) {
-		skip("C++, DWARF 5", "g++ missing");
+	if (!tap_sh("command -v g++ >/dev/null")) {
+		tap_skip("C++, DWARF 5", "g++ missing");
 	} else {
-		CHECK(sh("cd '%s' && g++ -O2 -g -o '%s/cxx' cxx_main.cc "
+		CHECK(tap_sh("cd '%s' && g++ -O2 -g -o '%s/cxx' cxx_main.cc "
 			 "cxx_shapes.cc cxx_algo.cc", src_dir, tmp));
 		snprintf(path, sizeof(path), "%s/cxx", tmp);
 		sweep("C++, DWARF 5: the table build, lines.c's reader", path);
 	}
-	sh("rm -rf '%s'", tmp);
+	tap_sh("rm -rf '%s'", tmp);
 	return tap_done();
 }
