@@ -1281,6 +1281,15 @@ static void make_attr(struct rec *r)
 	a->clockid = CLOCK_MONOTONIC;
 }
 
+/* Say what failed and why: "<prog>: <what>: <reason>".  Returns @err. */
+static int fail(int err, const char *what)
+{
+	char msg[128];
+
+	tool_err("%s: %s", what, sym_strerror(err, msg, sizeof(msg)));
+	return err;
+}
+
 static void perm_hint(int err)
 {
 	if (err == -EACCES || err == -EPERM)
@@ -1335,7 +1344,8 @@ static int add_fd(struct rec *r, int fd)
 }
 
 /* Open the event of task @pid (-1: all) on every CPU; the first event of
- * a CPU gets the ring, the others write into it. */
+ * a CPU gets the ring, the others write into it.  Every failure but
+ * -ESRCH (the task is gone) is said on stderr. */
 static int open_task(struct rec *r, pid_t pid, bool probe)
 {
 	struct perf_ring *ring;
@@ -1344,18 +1354,22 @@ static int open_task(struct rec *r, pid_t pid, bool probe)
 
 	for (i = 0; i < r->ncpus; i++) {
 		fd = open_event(r, pid, r->cpus[i], probe && i == 0);
-		if (fd < 0)
+		if (fd < 0) {
+			if (fd != -ESRCH)
+				perm_hint(fd);
 			return fd;
+		}
 		err = add_fd(r, fd);
 		if (err) {
 			close(fd);
-			return err;
+			return fail(err, "cannot keep the events open");
 		}
 		ring = r->rings[i];
 		if (ring->base) {
 			err = perf_set_output(fd, ring->fd);
 			if (err)
-				return err;
+				return fail(err, "cannot send an event to its "
+					    "CPU's ring");
 			continue;
 		}
 		for (;;) {
@@ -1365,7 +1379,7 @@ static int open_task(struct rec *r, pid_t pid, bool probe)
 			pages /= 2;	/* over the mlock limit */
 		}
 		if (err)
-			return err;
+			return fail(err, "cannot map a ring");
 	}
 	return 0;
 }
@@ -1689,15 +1703,6 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 	}
 }
 
-/* Say what failed and why: "<prog>: <what>: <reason>".  Returns @err. */
-static int fail(int err, const char *what)
-{
-	char msg[128];
-
-	tool_err("%s: %s", what, sym_strerror(err, msg, sizeof(msg)));
-	return err;
-}
-
 /* Everything sampling needs before any event or child exists. */
 static int setup(struct rec *r)
 {
@@ -1775,7 +1780,8 @@ static int alloc_rings(struct rec *r, struct pollfd **pfdp)
 }
 
 /* Start the command (stopped before its exec, until *go is written) or
- * open the events of -p or -a. */
+ * open the events of -p or -a.  Failures are said by open_task() and
+ * open_pids(). */
 static int open_events(struct rec *r, int *go)
 {
 	int err;
@@ -1787,13 +1793,14 @@ static int open_events(struct rec *r, int *go)
 			return err;
 		}
 		err = open_task(r, r->child, true);
+		if (err == -ESRCH)
+			tool_err("'%s' ended before its events opened",
+				 r->o.cmd[0]);
 	} else if (r->o.all) {
 		err = open_task(r, -1, true);
 	} else {
 		err = open_pids(r);
 	}
-	if (err && err != -ESRCH)
-		perm_hint(err);
 	return err;
 }
 
