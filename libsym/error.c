@@ -94,7 +94,8 @@ void symi_log_(int level, const char *fmt, ...)
 }
 
 /*
- * Fault injection.  fail_at < 0 means "not read yet", 0 means "off".
+ * Fault injection.  fail_at < 0 means "not read yet", 0 means "off";
+ * allocations are counted only when it is on.
  */
 static long fail_at = -1;
 static long alloc_count;
@@ -111,6 +112,17 @@ static bool alloc_fails(void)
 	if (!fail_at)
 		return false;
 	return __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == fail_at;
+}
+
+void symi_test_fail_alloc(long n)
+{
+	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
+	fail_at = n > 0 ? n : 0;
+}
+
+long symi_test_alloc_count(void)
+{
+	return __atomic_load_n(&alloc_count, __ATOMIC_RELAXED);
 }
 
 void *symi_malloc(size_t n)

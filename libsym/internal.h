@@ -74,6 +74,16 @@ void *symi_realloc(void *p, size_t n);
 char *symi_strdup(const char *s);
 
 /*
+ * For tests that link libsym.a and sweep N in one process: from now on,
+ * fail the @n-th allocation (0: none; LONG_MAX: none, but count them),
+ * counting from zero again; this replaces SYM_TEST_FAIL_ALLOC.  Not
+ * thread-safe against allocations under way.  symi_test_alloc_count():
+ * the allocations counted since, the failed one included.
+ */
+void symi_test_fail_alloc(long n);
+long symi_test_alloc_count(void);
+
+/*
  * The version of the converter (the DWARF and symbol reading and the
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
@@ -217,8 +227,10 @@ uint32_t symi_builder_str(struct symi_builder *b, const char *s);
  * discarded sections).  Called once, before adding. */
 void symi_builder_window(struct symi_builder *b, uint64_t lo, uint64_t hi);
 
-/* Is [lo, hi) inside an executable section?  Used to drop tombstones. */
-void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi);
+/* An executable section [lo, hi): rows and scopes outside every one are
+ * dropped (tombstones).  Returns 0 or -ENOMEM.  symi_builder_in_text()
+ * tells whether @addr is in one. */
+int symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi);
 bool symi_builder_in_text(const struct symi_builder *b, uint64_t addr);
 
 /* Symbol binding/type as stored (enum symi_sym_kind). */
@@ -232,9 +244,9 @@ enum symi_sym_flags {
 };
 
 /* An allocated section [lo, hi): a sizeless symbol covers addresses of
- * its own section only, as in eu-addr2line. */
-void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
-			      uint64_t hi);
+ * its own section only, as in eu-addr2line.  Returns 0 or -ENOMEM. */
+int symi_builder_add_section(struct symi_builder *b, uint64_t lo,
+			     uint64_t hi);
 
 /* Add one symbol.  @name is copied (interned).  @file is the STT_FILE
  * name a local symbol belongs to (the source file when there is no
@@ -277,7 +289,9 @@ void symi_builder_set_dwarf(struct symi_builder *b);
 
 /*
  * symi_builder_finish() - sort, sweep and serialize; the builder is used
- * up (only symi_builder_free() may follow).
+ * up (only symi_builder_free() may follow).  An adding call above that
+ * failed makes it fail with the same error, even when its caller went on
+ * without what it added (an index of SYMI_NONE).
  * @param[out] buf  caller owns, free(); 8-byte aligned
  * @param[out] len  its size
  * @return 0, -ENOMEM, -SYM_E_TOOBIG
@@ -291,7 +305,8 @@ int symi_builder_finish(struct symi_builder *b, void **buf, size_t *len);
  */
 int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e);
 
-/* The executable sections of @e into symi_builder_add_text(). */
+/* The executable sections of @e into symi_builder_add_text().  Returns 0
+ * or -ENOMEM. */
 int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 
 /*

@@ -41,6 +41,10 @@
  *    table (offsets are 32 bits); it fails with -SYM_E_TOOBIG.
  *  - libsym never exits and never prints, except through the log callback
  *    (sym_set_log()).  By default warnings go to stderr.
+ *  - An allocation of libsym's that fails makes the call return -ENOMEM.
+ *    One inside libdw (reading DWARF for sym_module_table()) ends the
+ *    process instead: libdw's out-of-memory handler exits, and libsym
+ *    cannot catch it.
  *
  * Errors.  Calls that can fail return 0 or a negative error code:
  * -errno for system failures (-ENOMEM, -ENOENT, ...) and -SYM_E_* for
