@@ -1,5 +1,6 @@
 /*
- * error.c - error strings, logging and allocation helpers of libsym.
+ * error.c - error strings, logging, the version and allocation helpers of
+ * libsym.
  *
  * Allocation goes through symi_malloc() and friends so that tests can fail
  * the Nth allocation (SYM_TEST_FAIL_ALLOC=N) and check that every error
@@ -53,6 +54,17 @@ const char *sym_strerror(int err, char *buf, size_t len)
 	}
 	snprintf(buf, len, "unknown error %d", err);
 	return buf;
+}
+
+const char *sym_version(int *major, int *minor, int *patch)
+{
+	if (major)
+		*major = SYM_VERSION_MAJOR;
+	if (minor)
+		*minor = SYM_VERSION_MINOR;
+	if (patch)
+		*patch = SYM_VERSION_PATCH;
+	return SYM_VERSION;
 }
 
 /*

@@ -66,6 +66,15 @@ extern "C" {
 #define SYM_VERSION "0.1.0"
 
 /**
+ * sym_version() - the version of the libsym that is running, which may be
+ * newer than the SYM_VERSION a caller was compiled with (see "ABI" above).
+ * @param[out] major, minor, patch  its numbers; each may be NULL
+ * @return "MAJOR.MINOR.PATCH", a static string; never NULL
+ * Thread-safety: safe.
+ */
+SYM_API const char *sym_version(int *major, int *minor, int *patch);
+
+/**
  * Library error codes.  They are returned negated, like -errno, and they
  * sit above the errno range so that the two never collide.
  */
