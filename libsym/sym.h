@@ -40,12 +40,66 @@
  *  - A module whose code spans 4 GiB or more cannot be represented in a
  *    table (offsets are 32 bits); it fails with -SYM_E_TOOBIG.
  *  - libsym never exits and never prints, except through the log callback
- *    (sym_set_log()).  By default warnings go to stderr.
+ *    (sym_set_log()).  By default warnings go to stderr.  The exception is
+ *    libdw (elfutils), which libsym calls to read DWARF: when one of its
+ *    own allocations fails, its out-of-memory handler ends the process
+ *    (exit status 1, "cannot allocate memory").  Such allocations are out
+ *    of libsym's reach, and out of scope of its fault injection
+ *    (SYM_TEST_FAIL_ALLOC fails libsym's own allocations only).  A
+ *    failed allocation of libsym's own is returned as -ENOMEM.
  *
  * Errors.  Calls that can fail return 0 or a negative error code:
- * -errno for system failures (-ENOMEM, -ENOENT, ...) and -SYM_E_* for
+ * -errno for system failures (-ENOMEM, -EACCES, ...) and -SYM_E_* for
  * library failures.  sym_strerror() describes both.  An address without an
- * answer is not an error: the lookup succeeds with zero frames.
+ * answer is not an error: the lookup succeeds with zero frames.  Something
+ * asked for that does not exist (a build ID in a store, a section, a
+ * symbol, a file's build ID, an environment variable) is -SYM_E_NOTFOUND,
+ * always; -ENOENT only ever comes from the system, for a path that does
+ * not exist.
+ *
+ * NULL.  Every function checks its pointer parameters (callback contexts
+ * excepted: they are passed on unread), with one rule:
+ *  - a function returning int returns -EINVAL when its object or a
+ *    parameter not marked "may be NULL" is NULL.  An object out-parameter
+ *    (struct sym_x **out) that is not NULL itself is set to NULL on every
+ *    failure, so cleanup code can always call the matching close;
+ *  - a getter returning a pointer returns NULL for a NULL object, one
+ *    returning a count, a version or a yes/no returns 0;
+ *  - a void getter that fills a caller's struct fills it with zeros for a
+ *    NULL object, and does nothing when the struct pointer is NULL;
+ *  - *_close(), *_unlock() and *_free() of NULL do nothing.
+ * Each function's @return says which of these applies.  The profile
+ * functions (sym_prof_*) are not held to it yet: apart from
+ * sym_prof_free(), they take a profile that is not NULL.
+ *
+ * ABI.  The shared library's SONAME is libsym.so.SYM_VERSION_MAJOR.
+ * Within one SONAME a program built against an older libsym runs against a
+ * newer one: functions are only added, each in the version node of
+ * libsym.map named for the release that added it (LIBSYM_0.1,
+ * LIBSYM_0.2, ...), and never removed or changed in signature or meaning.
+ * Anything else raises SYM_VERSION_MAJOR, and the SONAME with it.
+ * sym_version() tells the version that is running.  Structs:
+ *  - opaque ones (struct sym_table, sym_module, sym_store,
+ *    sym_store_lock) are allocated by libsym and may change freely;
+ *  - options structs (struct sym_module_opts, struct sym_store_opts) are
+ *    the only caller-allocated structs that may grow.  Their first field,
+ *    size_t sz, is the size of the struct the caller was compiled with:
+ *    declare them with SYM_OPTS(), which sets it and zeroes the rest.  New
+ *    fields are only appended, and zero always means the behaviour from
+ *    before the field existed.  libsym reads only the fields that fit in
+ *    sz, so an older caller gets the defaults of newer fields.  A newer
+ *    caller's larger struct is accepted when every byte past the fields
+ *    this libsym knows is zero, and refused with -EINVAL otherwise: an
+ *    option this library cannot honour is an error, never ignored.  So
+ *    are flag bits it does not name, and an sz below sizeof(size_t)
+ *    (sz == 0 means a struct not declared with SYM_OPTS(): -EINVAL, not
+ *    the defaults).  A NULL options pointer means all defaults;
+ *  - every other struct in this header that the caller allocates (struct
+ *    sym_frame, sym_table_stat, sym_module_info, sym_module_stats,
+ *    sym_store_entry, sym_store_gc_stats, ...) is fixed: its size and
+ *    layout are part of the ABI, and a new field means a new struct and
+ *    a new function.  Enums may gain values, and output flags new bits:
+ *    callers ignore bits they do not know.
  */
 #ifndef SYM_H
 #define SYM_H
@@ -618,15 +672,16 @@ struct sym_store_entry {
 	uint32_t format, converter;
 	/** Unix times: stored, last used, and (negative) expiry. */
 	int64_t created, last_access, expires;
-	/** Source or reason; borrowed until the next call on the store
-	 *  from this thread. */
+	/** Source or reason, NUL-terminated ("" when none); copied into
+	 *  the struct, cut to 511 bytes.  The caller's, like the rest. */
 	char text[512];
 };
 
 /**
  * sym_store_stat_entry() - what the store holds for @build_id.
- * @param[out] e  filled
- * @return 0, -SYM_E_NOTFOUND (nothing, or an expired negative entry)
+ * @param[out] e  filled (strings included: the store keeps no reference)
+ * @return 0, -SYM_E_NOTFOUND (nothing, or an expired negative entry),
+ *         -EINVAL (@st or @e NULL, a bad @build_id), -errno
  */
 SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 				 struct sym_store_entry *e);
