@@ -400,9 +400,12 @@ enum sym_module_flags {
 
 /**
  * Options of sym_module_open().  Declare them with SYM_OPTS(), which sets
- * @sz, so that newer fields can be added without breaking callers.
+ * @sz, so that newer fields can be added without breaking callers (see
+ * "ABI" at the top of this file).
  */
 struct sym_module_opts {
+	/** sizeof(struct sym_module_opts) as the caller was compiled;
+	 *  SYM_OPTS() sets it. */
 	size_t sz;
 	/** Separate debug file to use; no search is done when it is set. */
 	const char *debug_file;
@@ -417,9 +420,18 @@ struct sym_module_opts {
 	uint32_t flags;
 };
 
-/** Declare a zeroed options struct NAME of type struct TYPE with sz set. */
+/**
+ * Declare an options struct NAME of type struct TYPE with sz set, the
+ * fields given set, and every other byte zero, padding included: libsym
+ * refuses non-zero bytes it does not know (see "ABI" at the top of this
+ * file), and an initializer alone leaves padding unspecified.  It is
+ * libbpf's LIBBPF_OPTS() (a GNU C statement expression).
+ */
 #define SYM_OPTS(TYPE, NAME, ...)                                            \
-	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+	struct TYPE NAME = ({                                                \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));             \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
+	})
 
 /**
  * sym_module_open() - open an ELF file and find its debug information.
@@ -427,7 +439,11 @@ struct sym_module_opts {
  * @param opts   NULL for the defaults
  * @param[out] out  caller owns, free with sym_module_close(); NULL on error
  * @return 0, -ENOENT/-EACCES/... (cannot open @path), -SYM_E_NOTELF,
- *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file)
+ *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file),
+ *         -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
+ *         sizeof(size_t), a non-zero byte past the fields this libsym
+ *         knows, or a flag enum sym_module_flags does not name: see
+ *         "ABI" at the top of this file)
  * The separate debug file is searched like gdb and eu-addr2line do: the
  * build ID under .build-id/ of each debuginfo_path directory and of the
  * debug directory, then .gnu_debuglink (CRC checked) next to the file, in
@@ -444,7 +460,9 @@ SYM_API int sym_module_open(const char *path,
  * @param len   its size
  * @param opts  as for sym_module_open(); only @debug_file and @flags
  *              apply, since a memory image has no directory to search
- * Same returns as sym_module_open().  Used by the fuzzers.
+ * @param[out] out  caller owns, free with sym_module_close(); NULL on error
+ * @return as sym_module_open(); -EINVAL also when @buf is NULL
+ * Used by the fuzzers.
  */
 SYM_API int sym_module_open_mem(const void *buf, size_t len,
 				const struct sym_module_opts *opts,
@@ -573,8 +591,13 @@ enum sym_store_flags {
 	SYM_STORE_NO_READER_WRITES = (1 << 1),
 };
 
-/** Options of sym_store_open(); declare with SYM_OPTS(). */
+/**
+ * Options of sym_store_open(); declare with SYM_OPTS() (see "ABI" at the
+ * top of this file).
+ */
 struct sym_store_opts {
+	/** sizeof(struct sym_store_opts) as the caller was compiled;
+	 *  SYM_OPTS() sets it. */
 	size_t sz;
 	/** Bound on the logical bytes of live tables and of the files in
 	 *  the file area, evicted least recently used first (a build ID's
@@ -603,8 +626,13 @@ SYM_API int sym_store_default_dir(char *buf, size_t len);
  * sym_store_open() - open (creating when needed) the store in @dir.
  * @param dir   the store directory; created with its parents if missing
  * @param opts  NULL for the defaults
- * @param[out] out  caller owns, free with sym_store_close()
- * @return 0, -errno, -SYM_E_BADSTORE (not a store, or a newer layout)
+ * @param[out] out  caller owns, free with sym_store_close(); NULL on error
+ * @return 0, -errno, -SYM_E_BADSTORE (not a store, or a newer layout),
+ *         -SYM_E_NOTFOUND (opened read-only and never written), -EINVAL
+ *         (@dir NULL or "", @out NULL; @opts with an sz below
+ *         sizeof(size_t), a non-zero byte past the fields this libsym
+ *         knows, or a flag enum sym_store_flags does not name: see "ABI"
+ *         at the top of this file)
  * Stale reader slots of killed processes are cleared (mdb_reader_check).
  * Thread-safety: a store may be used by several threads at once; each
  * call runs its own LMDB transaction.  Use a store in the process that

@@ -2,7 +2,14 @@
  * t-api.c - the contract at the top of sym.h, checked on every function
  * it names:
  * - sym_version() gives the running library's version, as string and
- *   numbers, with any out-pointer NULL.
+ *   numbers, with any out-pointer NULL;
+ * - options structs: symi_opts_check() and, through sym_module_open(),
+ *   sym_module_open_mem() and sym_store_open(), what each caller gets: NULL
+ *   is the defaults, sz == 0 and sz below sizeof(size_t) are -EINVAL, an
+ *   older (shorter) struct has its missing fields read as zero, a newer
+ *   (longer) one is accepted with a zero tail and refused with any
+ *   non-zero byte in it, unknown flag bits are refused; SYM_OPTS() leaves
+ *   no garbage in the padding the check reads.
  * The module used is this test program, which is built with -g.
  */
 #include <errno.h>
@@ -33,6 +40,200 @@ static void test_version(void)
 	CHECK(sym_version(NULL, &mi, NULL) == v && mi == SYM_VERSION_MINOR);
 }
 
+/* A caller built against a newer sym.h: the struct this library knows,
+ * then fields it does not. */
+struct newer_module_opts {
+	struct sym_module_opts o;
+	uint64_t later;
+	uint32_t later_flags;
+};
+
+/* symi_opts_check() on the bytes alone: no flags. */
+static int check(const void *o, size_t known)
+{
+	return symi_opts_check(o, known, "t", 0, 0);
+}
+
+static void test_opts_check(void)
+{
+	const size_t known = SYMI_OFFSETOFEND(struct sym_module_opts, flags);
+	struct newer_module_opts n;
+	size_t sz = 0;
+
+	CHECK_ERR(check(NULL, known), 0);
+	memset(&n, 0, sizeof(n));
+	CHECK_ERR(check(&n, known), -EINVAL);	/* sz 0 */
+	n.o.sz = sizeof(size_t) - 1;
+	CHECK_ERR(check(&n, known), -EINVAL);
+	n.o.sz = sizeof(size_t);			/* only sz itself */
+	CHECK_ERR(check(&n, known), 0);
+	n.o.sz = known;
+	CHECK_ERR(check(&n, known), 0);
+	n.o.sz = sizeof(n);
+	CHECK_ERR(check(&n, known), 0);	/* zero tail */
+	/* Every byte of the tail counts, the first and the last. */
+	for (size_t i = known; i < sizeof(n); i++) {
+		((unsigned char *)&n)[i] = 0x01;
+		if (check(&n, known) != -EINVAL)
+			break;
+		((unsigned char *)&n)[i] = 0;
+		sz = i;
+	}
+	CHECK(sz == sizeof(n) - 1);
+	/* Bytes past the caller's own sz are not the caller's: not read. */
+	n.later = 1;
+	n.o.sz = known;
+	CHECK_ERR(check(&n, known), 0);
+	/* The fields it knows may hold anything. */
+	n.later = 0;
+	n.o.sz = sizeof(n);
+	n.o.flags = 0xffffffff;
+	n.o.debug_dir = "x";
+	CHECK_ERR(check(&n, known), 0);
+	/* Flags: only the known bits. */
+	CHECK_ERR(symi_opts_check(&n, known, "t", 0x5, 0x7), 0);
+	CHECK_ERR(symi_opts_check(&n, known, "t", 0x9, 0x7), -EINVAL);
+	CHECK_ERR(symi_opts_check(NULL, known, "t", 0, 0), 0);
+}
+
+/* Leave non-zero bytes on the stack where the next call's locals go. */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+	volatile unsigned char junk[4096];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xa5;
+}
+
+static __attribute__((noinline)) int declared_clean(void)
+{
+	SYM_OPTS(sym_module_opts, mo, .flags = SYM_MODULE_NO_SEARCH);
+	SYM_OPTS(sym_store_opts, so, .ttl_failed = 5);
+	const struct sym_module_opts *pm = &mo;
+	const struct sym_store_opts *ps = &so;
+
+	return SYMI_OPTS_CHECK(pm, sym_module_opts, flags, UINT64_MAX) == 0 &&
+	       SYMI_OPTS_CHECK(ps, sym_store_opts, flags, UINT64_MAX) == 0 &&
+	       mo.sz == sizeof(mo) && so.sz == sizeof(so) &&
+	       mo.flags == SYM_MODULE_NO_SEARCH && so.ttl_failed == 5 &&
+	       !mo.debug_dir && !so.max_size;
+}
+
+static void test_sym_opts_macro(void)
+{
+	int clean = 1;
+
+	/* The padding after the last field is part of what the check
+	 * reads when sz is the full sizeof. */
+	for (int i = 0; i < 8; i++) {
+		dirty_stack();
+		clean &= declared_clean();
+	}
+	CHECK(clean);
+}
+
+static void test_module_opts(void)
+{
+	struct sym_module *m = (struct sym_module *)&m;
+	struct newer_module_opts n;
+	struct sym_module_opts old;
+	const char *img = "\177ELF";
+
+	/* NULL: the defaults (DWARF found inside the file). */
+	CHECK_ERR(sym_module_open(self, NULL, &m), 0);
+	CHECK(sym_module_debug_file(m) != NULL);
+	sym_module_close(m);
+	{
+		SYM_OPTS(sym_module_opts, o, .flags = SYM_MODULE_NO_DWARF);
+
+		CHECK_ERR(sym_module_open(self, &o, &m), 0);
+		CHECK(sym_module_debug_file(m) == NULL);
+		sym_module_close(m);
+	}
+	/* sz == 0: a struct not made with SYM_OPTS() is refused, not taken
+	 * for the defaults. */
+	memset(&old, 0, sizeof(old));
+	m = (struct sym_module *)&m;
+	CHECK_ERR(sym_module_open(self, &old, &m), -EINVAL);
+	CHECK(m == NULL);
+	m = (struct sym_module *)&m;
+	CHECK_ERR(sym_module_open_mem(img, 4, &old, &m), -EINVAL);
+	CHECK(m == NULL);
+	/* An older caller whose struct ends before flags: the flags it
+	 * cannot have set are not read. */
+	old.sz = offsetof(struct sym_module_opts, flags);
+	old.flags = SYM_MODULE_NO_DWARF;
+	CHECK_ERR(sym_module_open(self, &old, &m), 0);
+	CHECK(sym_module_debug_file(m) != NULL);
+	sym_module_close(m);
+	/* A newer caller: zero tail accepted, any other refused. */
+	memset(&n, 0, sizeof(n));
+	n.o.sz = sizeof(n);
+	n.o.flags = SYM_MODULE_NO_DWARF;
+	CHECK_ERR(sym_module_open(self, &n.o, &m), 0);
+	CHECK(m && sym_module_debug_file(m) == NULL);
+	sym_module_close(m);
+	n.later_flags = 1;
+	CHECK_ERR(sym_module_open(self, &n.o, &m), -EINVAL);
+	CHECK(m == NULL);
+	CHECK_ERR(sym_module_open_mem(img, 4, &n.o, &m), -EINVAL);
+	/* A flag bit this library does not name. */
+	n.later_flags = 0;
+	n.o.flags = 1u << 30;
+	CHECK_ERR(sym_module_open(self, &n.o, &m), -EINVAL);
+	CHECK(m == NULL);
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0;
+}
+
+struct newer_store_opts {
+	struct sym_store_opts o;
+	uint64_t later;
+};
+
+static void test_store_opts(const char *tmp)
+{
+	struct sym_store *st = NULL;
+	struct newer_store_opts n;
+	char dir[4200];
+
+	snprintf(dir, sizeof(dir), "%s/s", tmp);
+	memset(&n, 0, sizeof(n));
+	/* Refused before anything is created. */
+	CHECK_ERR(sym_store_open(dir, &n.o, &st), -EINVAL);	/* sz 0 */
+	CHECK(st == NULL && !exists(dir));
+	n.o.sz = sizeof(n);
+	n.later = 42;
+	CHECK_ERR(sym_store_open(dir, &n.o, &st), -EINVAL);
+	CHECK(st == NULL && !exists(dir));
+	n.later = 0;
+	n.o.flags = 1u << 20;
+	CHECK_ERR(sym_store_open(dir, &n.o, &st), -EINVAL);
+	CHECK(st == NULL && !exists(dir));
+	n.o.flags = 0;
+	CHECK_ERR(sym_store_open(dir, &n.o, &st), 0);
+	sym_store_close(st);
+	st = NULL;
+	{
+		SYM_OPTS(sym_store_opts, o, .flags = SYM_STORE_RDONLY);
+
+		CHECK_ERR(sym_store_open(dir, &o, &st), 0);
+		CHECK_ERR(sym_store_put_negative(st, "abcd", SYM_STORE_ABSENT,
+						 NULL),
+			  -EROFS);
+		sym_store_close(st);
+	}
+	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+	CHECK_ERR(sym_store_put_negative(st, "abcd", SYM_STORE_ABSENT, NULL),
+		  0);
+	sym_store_close(st);
+}
+
 static void quiet(void *ctx, int level, const char *msg)
 {
 	(void)ctx;
@@ -54,6 +255,10 @@ int main(int argc, char **argv)
 	/* The refusals are logged: keep the TAP output clean. */
 	sym_set_log(quiet, NULL, SYM_LOG_WARN);
 	test_version();
+	test_opts_check();
+	test_sym_opts_macro();
+	test_module_opts();
+	test_store_opts(tmp);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
 		perror("rm");
