@@ -205,6 +205,8 @@ int sym_store_default_dir(char *buf, size_t len)
 	const char *home = getenv("HOME");
 	int n;
 
+	if (!buf)
+		return -EINVAL;
 	if (e && *e)
 		n = snprintf(buf, len, "%s", e);
 	else if (x && *x == '/')
@@ -212,7 +214,7 @@ int sym_store_default_dir(char *buf, size_t len)
 	else if (home && *home)
 		n = snprintf(buf, len, "%s/.cache/sym", home);
 	else
-		return -ENOENT;
+		return -SYM_E_NOTFOUND;
 	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
 

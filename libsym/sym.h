@@ -144,7 +144,8 @@ enum sym_error {
 	SYM_E_BADTABLE,
 	/** The module spans 4 GiB or more of addresses. */
 	SYM_E_TOOBIG,
-	/** Something that was looked for does not exist. */
+	/** Something that was looked for does not exist: the one "not
+	 *  found" code of libsym (-ENOENT is only the system's). */
 	SYM_E_NOTFOUND,
 	/** The file is valid but of a kind libsym does not handle. */
 	SYM_E_UNSUPPORTED,
@@ -618,7 +619,10 @@ struct sym_store_opts {
 /**
  * sym_store_default_dir() - where a store lives when none is given:
  * $SYM_STORE, else $XDG_CACHE_HOME/sym, else $HOME/.cache/sym.
- * @return 0, -ERANGE (@buf too small), -ENOENT (no HOME either)
+ * @param[out] buf  the directory, NUL-terminated
+ * @param len       size of @buf
+ * @return 0, -ERANGE (@buf too small), -SYM_E_NOTFOUND (none of the
+ *         three variables is set), -EINVAL (@buf NULL)
  */
 SYM_API int sym_store_default_dir(char *buf, size_t len);
 
@@ -1315,7 +1319,8 @@ SYM_API int sym_prof_set_location(struct sym_prof *p,
  * @param[out] lines   innermost first; borrowed, valid until @p changes
  *                     or is freed (NULL when *n is 0)
  * @param[out] n       number of @lines
- * @return 0, -ENOENT when @f has none (the outputs are then 0 / NULL)
+ * @return 0, -SYM_E_NOTFOUND when @f has none (the outputs are then 0 /
+ *         NULL)
  * O(1).  Any of the out-parameters may be NULL.
  */
 SYM_API int sym_prof_location(const struct sym_prof *p,
@@ -1338,7 +1343,7 @@ SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
  * set (a file's order of `loc` lines).
  * @param[out] f  its frame; may be NULL
  * @param status, lines, n  as sym_prof_location()
- * @return 0, -ENOENT when @i is out of range
+ * @return 0, -SYM_E_NOTFOUND when @i is out of range
  */
 SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
 				 struct sym_prof_frame *f, uint32_t *status,

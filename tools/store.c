@@ -49,6 +49,10 @@ int tool_store_open(const char *dir, uint32_t flags,
 			return -ENAMETOOLONG;
 	} else {
 		err = sym_store_default_dir(path, len);
+		/* No variable names one: say where it was looked for. */
+		if (err == -SYM_E_NOTFOUND)
+			snprintf(path, len, "$SYM_STORE, $XDG_CACHE_HOME/sym "
+				 "or $HOME/.cache/sym");
 		if (err)
 			return err;
 	}

@@ -9,7 +9,9 @@
  *   older (shorter) struct has its missing fields read as zero, a newer
  *   (longer) one is accepted with a zero tail and refused with any
  *   non-zero byte in it, unknown flag bits are refused; SYM_OPTS() leaves
- *   no garbage in the padding the check reads.
+ *   no garbage in the padding the check reads;
+ * - "not found" is -SYM_E_NOTFOUND: a store directory with no variable to
+ *   name it, a symbol, a section.
  * The module used is this test program, which is built with -g.
  */
 #include <errno.h>
@@ -234,6 +236,49 @@ static void test_store_opts(const char *tmp)
 	sym_store_close(st);
 }
 
+static void test_notfound(void)
+{
+	static const char *const vars[] = { "SYM_STORE", "XDG_CACHE_HOME",
+					    "HOME" };
+	char *saved[3], buf[256];
+	struct sym_module *m = NULL;
+	const struct sym_table *t = NULL;
+	uint64_t addr, off, size;
+
+	for (int i = 0; i < 3; i++) {
+		const char *v = getenv(vars[i]);
+
+		saved[i] = v ? strdup(v) : NULL;
+		unsetenv(vars[i]);
+	}
+	CHECK_ERR(sym_store_default_dir(buf, sizeof(buf)), -SYM_E_NOTFOUND);
+	setenv("HOME", "/h", 1);
+	CHECK_ERR(sym_store_default_dir(buf, sizeof(buf)), 0);
+	CHECK(strcmp(buf, "/h/.cache/sym") == 0);
+	CHECK_ERR(sym_store_default_dir(buf, 4), -ERANGE);
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(vars[i], saved[i], 1);
+		else
+			unsetenv(vars[i]);
+		free(saved[i]);
+	}
+	CHECK_ERR(sym_file_section(self, ".no-such-section", &off, &size),
+		  -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_file_section("/nonexistent/x", ".text", &off, &size),
+		  -ENOENT);
+	if (sym_module_open(self, NULL, &m) == 0 &&
+	    sym_module_table(m, &t) == 0) {
+		CHECK_ERR(sym_table_find_symbol(t, "no_such_symbol_here",
+						&addr, NULL),
+			  -SYM_E_NOTFOUND);
+		CHECK_ERR(sym_table_find_symbol(t, "main", &addr, NULL), 0);
+	} else {
+		CHECK(!"open self");
+	}
+	sym_module_close(m);
+}
+
 static void quiet(void *ctx, int level, const char *msg)
 {
 	(void)ctx;
@@ -259,6 +304,7 @@ int main(int argc, char **argv)
 	test_sym_opts_macro();
 	test_module_opts();
 	test_store_opts(tmp);
+	test_notfound();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
 		perror("rm");
