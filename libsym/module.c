@@ -184,12 +184,14 @@ const char *sym_module_build_id(const struct sym_module *m)
 
 void sym_module_stats(const struct sym_module *m, struct sym_module_stats *st)
 {
-	*st = m->stats;
+	if (st)
+		*st = m ? m->stats : (struct sym_module_stats){ 0 };
 }
 
 void sym_module_info(const struct sym_module *m, struct sym_module_info *info)
 {
-	*info = m->info;
+	if (info)
+		*info = m ? m->info : (struct sym_module_info){ 0 };
 }
 
 const char *sym_module_debug_file(const struct sym_module *m)
@@ -260,9 +262,10 @@ out:
 
 int sym_module_table(struct sym_module *m, const struct sym_table **out)
 {
+	if (out)
+		*out = NULL;
 	if (!m || !out)
 		return -EINVAL;
-	*out = NULL;
 	if (!m->built) {
 		m->table_err = build(m);
 		m->built = true;

@@ -10,6 +10,10 @@
  *   (longer) one is accepted with a zero tail and refused with any
  *   non-zero byte in it, unknown flag bits are refused; SYM_OPTS() leaves
  *   no garbage in the padding the check reads;
+ * - NULL: int functions return -EINVAL and clear their object
+ *   out-parameters, pointer getters return NULL, count getters 0, void
+ *   getters zero-fill their struct and ignore a NULL one, closes are
+ *   no-ops;
  * - "not found" is -SYM_E_NOTFOUND: a store directory with no variable to
  *   name it, a symbol, a section.
  * The module used is this test program, which is built with -g.
@@ -236,6 +240,137 @@ static void test_store_opts(const char *tmp)
 	sym_store_close(st);
 }
 
+/* The NULL rule (sym.h, "NULL") on every function taking an object. */
+static void test_null(void)
+{
+	struct sym_module_info info;
+	struct sym_module_stats ms;
+	struct sym_table_stat ts;
+	struct sym_store_entry e;
+	struct sym_frame fr[4];
+	const struct sym_table *ct = (const struct sym_table *)&ct;
+	struct sym_table *t = (struct sym_table *)&t, **parts;
+	struct sym_store *st = (struct sym_store *)&st;
+	struct sym_store_lock *l = (struct sym_store_lock *)&l;
+	const void *buf = &buf;
+	uint64_t a = 0, off, size, addr = 1;
+	size_t n = 7, len = 7;
+	char hex[256];
+	int waited = 1;
+
+	memset(&info, 0xff, sizeof(info));
+	sym_module_info(NULL, &info);
+	CHECK(info.elf_class == 0 && info.elf_type == 0 && info.machine == 0);
+	memset(&ms, 0xff, sizeof(ms));
+	sym_module_stats(NULL, &ms);
+	CHECK(ms.symbols == 0 && ms.inflate == 0 && ms.lines == 0 &&
+	      ms.dies == 0 && ms.build == 0);
+	memset(&ts, 0xff, sizeof(ts));
+	sym_table_stat(NULL, &ts);
+	CHECK(ts.size == 0 && ts.ranges == 0 && ts.flags == 0 &&
+	      ts.converter == 0);
+	sym_table_data(NULL, &buf, &len);
+	CHECK(buf == NULL && len == 0);
+	sym_table_stat(NULL, NULL);
+	sym_table_data(NULL, NULL, NULL);
+	sym_module_info(NULL, NULL);
+	sym_module_stats(NULL, NULL);
+	CHECK(sym_module_build_id(NULL) == NULL);
+	CHECK(sym_module_debug_file(NULL) == NULL);
+	CHECK_ERR(sym_module_table(NULL, &ct), -EINVAL);
+	CHECK(ct == NULL);
+	CHECK_ERR(sym_module_lookup(NULL, 0, fr, 4, &n), -EINVAL);
+	CHECK(n == 0);
+	CHECK_ERR(sym_table_open(NULL, 64, &t), -EINVAL);
+	CHECK(t == NULL);
+	CHECK_ERR(sym_table_verify(NULL), -EINVAL);
+	n = 7;
+	CHECK_ERR(sym_table_lookup(NULL, 0, fr, 4, &n), -EINVAL);
+	CHECK(n == 0);
+	CHECK_ERR(sym_table_lookup_batch(NULL, &a, 1, NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_table_find_symbol(NULL, "main", &addr, NULL), -EINVAL);
+	parts = (struct sym_table **)&parts;
+	n = 7;
+	CHECK_ERR(sym_table_split(NULL, 4096, &parts, &n), -EINVAL);
+	CHECK(parts == NULL && n == 0);
+	CHECK(sym_strerror(-EINVAL, NULL, 16) == NULL);
+	CHECK(sym_demangle(NULL) == NULL);
+	CHECK_ERR(sym_file_build_id(NULL, hex, sizeof(hex)), -EINVAL);
+	CHECK_ERR(sym_file_build_id(self, NULL, 0), -EINVAL);
+	CHECK_ERR(sym_file_section(NULL, ".text", &off, &size), -EINVAL);
+	CHECK_ERR(sym_file_section(self, ".text", NULL, &size), -EINVAL);
+
+	CHECK_ERR(sym_store_default_dir(NULL, 16), -EINVAL);
+	CHECK_ERR(sym_store_open(NULL, NULL, &st), -EINVAL);
+	CHECK(st == NULL);
+	CHECK_ERR(sym_store_maintain(NULL), -EINVAL);
+	CHECK_ERR(sym_store_put(NULL, "abcd", t, NULL), -EINVAL);
+	CHECK_ERR(sym_store_put_negative(NULL, "abcd", SYM_STORE_ABSENT,
+					 NULL),
+		  -EINVAL);
+	CHECK_ERR(sym_store_stat_entry(NULL, "abcd", &e), -EINVAL);
+	CHECK(sym_store_has_table(NULL, "abcd") == 0);
+	CHECK_ERR(sym_store_lookup(NULL, "abcd", &a, 1, NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_store_remove(NULL, "abcd"), -EINVAL);
+	CHECK_ERR(sym_store_list(NULL, NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_store_gc(NULL, 0, NULL), -EINVAL);
+	CHECK_ERR(sym_store_verify(NULL, NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_store_put_file(NULL, "abcd", SYM_STORE_DEBUGINFO, self),
+		  -EINVAL);
+	CHECK_ERR(sym_store_take_file(NULL, "abcd", SYM_STORE_DEBUGINFO,
+				      self),
+		  -EINVAL);
+	CHECK_ERR(sym_store_file_path(NULL, "abcd", SYM_STORE_DEBUGINFO, hex,
+				      sizeof(hex)),
+		  -EINVAL);
+	CHECK_ERR(sym_store_warm(NULL, "abcd"), -EINVAL);
+	CHECK_ERR(sym_store_lock(NULL, "abcd", 0, &l, &waited), -EINVAL);
+	CHECK(l == NULL && waited == 0);
+	memset(&ms, 0xff, sizeof(ms));
+	CHECK_ERR(sym_store_convert(NULL, "abcd", NULL, &ms), -EINVAL);
+	CHECK(ms.build == 0);
+	/* Closes and frees of NULL do nothing. */
+	sym_table_close(NULL);
+	sym_module_close(NULL);
+	sym_store_close(NULL);
+	sym_store_unlock(NULL);
+	CHECK(1);
+}
+
+/* With a real object, a NULL out-struct is ignored and a NULL required
+ * argument is -EINVAL. */
+static void test_null_args(const char *tmp)
+{
+	struct sym_module *m = NULL;
+	const struct sym_table *t = NULL;
+	struct sym_store *st = NULL;
+	struct sym_frame fr[4];
+	size_t n;
+
+	if (sym_module_open(self, NULL, &m) || sym_module_table(m, &t)) {
+		CHECK(!"open self");
+		sym_module_close(m);
+		return;
+	}
+	sym_module_info(m, NULL);
+	sym_module_stats(m, NULL);
+	sym_table_stat(t, NULL);
+	CHECK_ERR(sym_module_table(m, NULL), -EINVAL);
+	CHECK_ERR(sym_table_lookup(t, 0, NULL, 4, &n), -EINVAL);
+	CHECK_ERR(sym_table_lookup(t, 0, fr, 4, NULL), -EINVAL);
+	CHECK_ERR(sym_table_find_symbol(t, NULL, &(uint64_t){ 0 }, NULL),
+		  -EINVAL);
+	CHECK_ERR(sym_store_open(tmp, NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_store_open(tmp, NULL, &st), 0);
+	CHECK_ERR(sym_store_put(st, NULL, t, NULL), -EINVAL);
+	CHECK_ERR(sym_store_put(st, "abcd", NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_store_stat_entry(st, "abcd", NULL), -EINVAL);
+	CHECK(sym_store_has_table(st, NULL) == 0);
+	CHECK_ERR(sym_store_list(st, NULL, NULL), -EINVAL);
+	sym_store_close(st);
+	sym_module_close(m);
+}
+
 static void test_notfound(void)
 {
 	static const char *const vars[] = { "SYM_STORE", "XDG_CACHE_HOME",
@@ -304,6 +439,8 @@ int main(int argc, char **argv)
 	test_sym_opts_macro();
 	test_module_opts();
 	test_store_opts(tmp);
+	test_null();
+	test_null_args(tmp);
 	test_notfound();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
