@@ -1175,7 +1175,10 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 SYM_API int sym_prof_add_stack(struct sym_prof *p,
 			       const struct sym_prof_stack *s);
 
-/** sym_prof_nmaps() - number of mappings; ids are 0 to n - 1. */
+/**
+ * sym_prof_nmaps() - number of mappings; ids are 0 to n - 1.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
 
 /**
@@ -1185,7 +1188,10 @@ SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
 SYM_API const struct sym_prof_map *sym_prof_map(const struct sym_prof *p,
 						uint32_t id);
 
-/** sym_prof_nstacks() - number of unique stacks. */
+/**
+ * sym_prof_nstacks() - number of unique stacks.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nstacks(const struct sym_prof *p);
 
 /**
@@ -1251,7 +1257,10 @@ struct sym_prof_source {
 SYM_API int sym_prof_add_source(struct sym_prof *p,
 				const struct sym_prof_source *s, uint32_t *id);
 
-/** sym_prof_nsources() - number of sources; ids are 1 to n. */
+/**
+ * sym_prof_nsources() - number of sources; ids are 1 to n.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nsources(const struct sym_prof *p);
 
 /**
@@ -1382,7 +1391,10 @@ SYM_API int sym_prof_location(const struct sym_prof *p,
  */
 SYM_API int sym_prof_symbolized(const struct sym_prof *p);
 
-/** sym_prof_nlocations() - number of symbolized locations. */
+/**
+ * sym_prof_nlocations() - number of symbolized locations.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
 
 /**
