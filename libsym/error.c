@@ -1,5 +1,6 @@
 /*
- * error.c - error strings, logging and allocation helpers of libsym.
+ * error.c - error strings, logging, the version, the options check and
+ * allocation helpers of libsym.
  *
  * Allocation goes through symi_malloc() and friends so that tests can fail
  * the Nth allocation (SYM_TEST_FAIL_ALLOC=N) and check that every error
@@ -53,6 +54,54 @@ const char *sym_strerror(int err, char *buf, size_t len)
 	}
 	snprintf(buf, len, "unknown error %d", err);
 	return buf;
+}
+
+const char *sym_version(int *major, int *minor, int *patch)
+{
+	if (major)
+		*major = SYM_VERSION_MAJOR;
+	if (minor)
+		*minor = SYM_VERSION_MINOR;
+	if (patch)
+		*patch = SYM_VERSION_PATCH;
+	return SYM_VERSION;
+}
+
+/*
+ * The options check, after libbpf's OPTS_VALID(): bytes past the fields
+ * this library knows are accepted only when zero, so that an option a
+ * newer caller sets is never silently ignored.  SYM_OPTS() zeroes the
+ * caller's whole struct, padding included, so the tail is clean.
+ */
+int symi_opts_check(const void *opts, size_t known, const char *type,
+		    uint64_t flags, uint64_t known_flags)
+{
+	const unsigned char *b = opts;
+	size_t sz;
+
+	if (!opts)
+		return 0;
+	memcpy(&sz, opts, sizeof(sz));
+	if (sz < sizeof(sz)) {
+		symi_warn("%s: sz is %zu: declare it with SYM_OPTS()", type,
+			  sz);
+		return -EINVAL;
+	}
+	for (size_t i = known; i < sz; i++) {
+		if (b[i]) {
+			symi_warn("%s: byte %zu of %zu is set, but this libsym "
+				  "%s knows only the first %zu", type, i, sz,
+				  SYM_VERSION, known);
+			return -EINVAL;
+		}
+	}
+	if (flags & ~known_flags) {
+		symi_warn("%s: flags 0x%llx are unknown to this libsym %s",
+			  type, (unsigned long long)(flags & ~known_flags),
+			  SYM_VERSION);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /*

@@ -5,7 +5,9 @@
  * symi_*; everything else in libsym is static.
  *
  * Module map:
- *   error.c    sym_strerror(), logging (symi_log*), overflow helpers
+ *   error.c    sym_strerror(), sym_version(), logging (symi_log*), the
+ *              options check (symi_opts_check()), allocation with fault
+ *              injection
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
@@ -66,6 +68,31 @@ static inline bool symi_mul(size_t a, size_t b, size_t *out)
  * need elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.
  */
 int symi_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Options structs (sym.h, "ABI").  Each public function that takes one
+ * calls SYMI_OPTS_CHECK() first and reads its fields with SYMI_OPT() only.
+ *
+ * symi_opts_check() - may libsym use @opts, a caller's options struct
+ * whose first field is its size_t sz, and of which this library knows the
+ * bytes below @known (the end of its last field)?  NULL is accepted (the
+ * defaults).  Returns 0, or -EINVAL, logged with @type, when sz is below
+ * sizeof(size_t) (0: not declared with SYM_OPTS()), a byte from @known to
+ * sz is not zero (a newer caller asks for an option this libsym lacks), or
+ * @flags (its flags field) has a bit outside @known_flags.
+ */
+int symi_opts_check(const void *opts, size_t known, const char *type,
+		    uint64_t flags, uint64_t known_flags);
+#define SYMI_OFFSETOFEND(type, f)                                            \
+	(offsetof(type, f) + sizeof(((type *)0)->f))
+/* Every options struct has a flags field; @last is its last field. */
+#define SYMI_OPTS_CHECK(o, type, last, known_flags)                          \
+	symi_opts_check((o), SYMI_OFFSETOFEND(struct type, last), #type,     \
+			SYMI_OPT(o, flags), (known_flags))
+/* Field @f of the options @o, or 0 when @o is NULL or its sz ends before
+ * @f does (a caller built against an older sym.h). */
+#define SYMI_OPT(o, f)                                                       \
+	((o) && (o)->sz >= SYMI_OFFSETOFEND(__typeof__(*(o)), f) ? (o)->f : 0)
 
 /* Fault injection for tests: SYM_TEST_FAIL_ALLOC=N fails the Nth call. */
 void *symi_malloc(size_t n);

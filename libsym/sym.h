@@ -40,16 +40,66 @@
  *  - A module whose code spans 4 GiB or more cannot be represented in a
  *    table (offsets are 32 bits); it fails with -SYM_E_TOOBIG.
  *  - libsym never exits and never prints, except through the log callback
- *    (sym_set_log()).  By default warnings go to stderr.
- *  - An allocation of libsym's that fails makes the call return -ENOMEM.
- *    One inside libdw (reading DWARF for sym_module_table()) ends the
- *    process instead: libdw's out-of-memory handler exits, and libsym
- *    cannot catch it.
+ *    (sym_set_log()).  By default warnings go to stderr.  The exception is
+ *    libdw (elfutils), which libsym calls to read DWARF: when one of its
+ *    own allocations fails, its out-of-memory handler ends the process
+ *    (exit status 1, "cannot allocate memory").  Such allocations are out
+ *    of libsym's reach, and out of scope of its fault injection
+ *    (SYM_TEST_FAIL_ALLOC fails libsym's own allocations only).  A
+ *    failed allocation of libsym's own is returned as -ENOMEM.
  *
  * Errors.  Calls that can fail return 0 or a negative error code:
- * -errno for system failures (-ENOMEM, -ENOENT, ...) and -SYM_E_* for
+ * -errno for system failures (-ENOMEM, -EACCES, ...) and -SYM_E_* for
  * library failures.  sym_strerror() describes both.  An address without an
- * answer is not an error: the lookup succeeds with zero frames.
+ * answer is not an error: the lookup succeeds with zero frames.  Something
+ * asked for that does not exist (a build ID in a store, a section, a
+ * symbol, a file's build ID, an environment variable) is -SYM_E_NOTFOUND,
+ * always; -ENOENT only ever comes from the system, for a path that does
+ * not exist.
+ *
+ * NULL.  Every function checks its pointer parameters (callback contexts
+ * excepted: they are passed on unread), with one rule:
+ *  - a function returning int returns -EINVAL when its object or a
+ *    parameter not marked "may be NULL" is NULL.  An object out-parameter
+ *    (struct sym_x **out) that is not NULL itself is set to NULL on every
+ *    failure, so cleanup code can always call the matching close;
+ *  - a getter returning a pointer returns NULL for a NULL object, one
+ *    returning a count, a version or a yes/no returns 0;
+ *  - a void getter that fills a caller's struct fills it with zeros for a
+ *    NULL object, and does nothing when the struct pointer is NULL;
+ *  - *_close(), *_unlock() and *_free() of NULL do nothing.
+ * Each function's @return says which of these applies.  The profile
+ * functions (sym_prof_*) are not held to it yet: apart from
+ * sym_prof_free(), they take a profile that is not NULL.
+ *
+ * ABI.  The shared library's SONAME is libsym.so.SYM_VERSION_MAJOR.
+ * Within one SONAME a program built against an older libsym runs against a
+ * newer one: functions are only added, each in the version node of
+ * libsym.map named for the release that added it (LIBSYM_0.1,
+ * LIBSYM_0.2, ...), and never removed or changed in signature or meaning.
+ * Anything else raises SYM_VERSION_MAJOR, and the SONAME with it.
+ * sym_version() tells the version that is running.  Structs:
+ *  - opaque ones (struct sym_table, sym_module, sym_store,
+ *    sym_store_lock) are allocated by libsym and may change freely;
+ *  - options structs (struct sym_module_opts, struct sym_store_opts) are
+ *    the only caller-allocated structs that may grow.  Their first field,
+ *    size_t sz, is the size of the struct the caller was compiled with:
+ *    declare them with SYM_OPTS(), which sets it and zeroes the rest.  New
+ *    fields are only appended, and zero always means the behaviour from
+ *    before the field existed.  libsym reads only the fields that fit in
+ *    sz, so an older caller gets the defaults of newer fields.  A newer
+ *    caller's larger struct is accepted when every byte past the fields
+ *    this libsym knows is zero, and refused with -EINVAL otherwise: an
+ *    option this library cannot honour is an error, never ignored.  So
+ *    are flag bits it does not name, and an sz below sizeof(size_t)
+ *    (sz == 0 means a struct not declared with SYM_OPTS(): -EINVAL, not
+ *    the defaults).  A NULL options pointer means all defaults;
+ *  - every other struct in this header that the caller allocates (struct
+ *    sym_frame, sym_table_stat, sym_module_info, sym_module_stats,
+ *    sym_store_entry, sym_store_gc_stats, ...) is fixed: its size and
+ *    layout are part of the ABI, and a new field means a new struct and
+ *    a new function.  Enums may gain values, and output flags new bits:
+ *    callers ignore bits they do not know.
  */
 #ifndef SYM_H
 #define SYM_H
@@ -70,6 +120,15 @@ extern "C" {
 #define SYM_VERSION "0.1.0"
 
 /**
+ * sym_version() - the version of the libsym that is running, which may be
+ * newer than the SYM_VERSION a caller was compiled with (see "ABI" above).
+ * @param[out] major, minor, patch  its numbers; each may be NULL
+ * @return "MAJOR.MINOR.PATCH", a static string; never NULL
+ * Thread-safety: safe.
+ */
+SYM_API const char *sym_version(int *major, int *minor, int *patch);
+
+/**
  * Library error codes.  They are returned negated, like -errno, and they
  * sit above the errno range so that the two never collide.
  */
@@ -85,7 +144,8 @@ enum sym_error {
 	SYM_E_BADTABLE,
 	/** The module spans 4 GiB or more of addresses. */
 	SYM_E_TOOBIG,
-	/** Something that was looked for does not exist. */
+	/** Something that was looked for does not exist: the one "not
+	 *  found" code of libsym (-ENOENT is only the system's). */
 	SYM_E_NOTFOUND,
 	/** The file is valid but of a kind libsym does not handle. */
 	SYM_E_UNSUPPORTED,
@@ -105,7 +165,7 @@ enum sym_error {
  * @param err   0, -errno or -SYM_E_* (the sign is ignored)
  * @param buf   caller's buffer, filled with a NUL-terminated message
  * @param len   size of @buf; the message is truncated to fit
- * @return @buf
+ * @return @buf; when @buf is NULL or @len is 0, @buf untouched
  * Thread-safety: safe.
  */
 SYM_API const char *sym_strerror(int err, char *buf, size_t len);
@@ -204,9 +264,10 @@ struct sym_table;
  *               it must stay valid and unchanged until sym_table_close().
  *               It must be 8-byte aligned.
  * @param len    size of @buf
- * @param[out] out  caller owns, free with sym_table_close()
- * @return 0, -EINVAL (NULL or misaligned), -ENOMEM, -SYM_E_BADTABLE (not a
- *         table, another format version, or inconsistent sizes)
+ * @param[out] out  caller owns, free with sym_table_close(); NULL on error
+ * @return 0, -EINVAL (@buf or @out NULL, or @buf misaligned), -ENOMEM,
+ *         -SYM_E_BADTABLE (not a table, another format version, or
+ *         inconsistent sizes)
  * The check is O(1): every index a lookup follows is bounds-checked again
  * at lookup time, so a corrupt buffer gives wrong answers, never a crash.
  */
@@ -222,8 +283,9 @@ SYM_API void sym_table_close(struct sym_table *t);
 
 /**
  * sym_table_data() - the table's bytes, for storing.
- * @param[out] buf  borrowed from @t, valid until it is closed
- * @param[out] len  size in bytes
+ * @param[out] buf  borrowed from @t, valid until it is closed; NULL when
+ *                  @t is NULL.  May be NULL.
+ * @param[out] len  size in bytes; 0 when @t is NULL.  May be NULL.
  */
 SYM_API void sym_table_data(const struct sym_table *t, const void **buf,
 			    size_t *len);
@@ -245,10 +307,12 @@ struct sym_table_stat {
 };
 
 /**
- * The version of libsym's converter (DWARF and symbol reading, table
- * building).  It changes whenever a fix changes what a table says for the
- * same input; a stored table whose sym_table_stat() converter differs
- * should be rebuilt.
+ * sym_converter_version() - the version of libsym's converter (DWARF and
+ * symbol reading, table building).  It changes whenever a fix changes
+ * what a table says for the same input; a stored table whose
+ * sym_table_stat() converter differs should be rebuilt.
+ * @return the version, a positive number
+ * Thread-safety: safe.
  */
 SYM_API uint32_t sym_converter_version(void);
 
@@ -260,7 +324,11 @@ enum sym_table_flags {
 	SYM_TABLE_SYMBOLS = (1 << 1),
 };
 
-/** sym_table_stat() - fill @st with what @t holds. */
+/**
+ * sym_table_stat() - fill @st with what @t holds.
+ * @param[out] st  filled; with zeros when @t is NULL; may be NULL (then
+ *                 nothing is done)
+ */
 SYM_API void sym_table_stat(const struct sym_table *t,
 			    struct sym_table_stat *st);
 
@@ -268,7 +336,8 @@ SYM_API void sym_table_stat(const struct sym_table *t,
  * sym_table_verify() - check a table completely: its checksum, and that
  * every array is ordered and every index points inside its array (scope
  * parents only to earlier scopes, so chains cannot loop).
- * @return 0, -SYM_E_BADTABLE (the reason is logged at SYM_LOG_WARN)
+ * @return 0, -SYM_E_BADTABLE (the reason is logged at SYM_LOG_WARN),
+ *         -EINVAL (@t NULL)
  * O(size of the table).  sym_table_open() only checks the header, so call
  * this on tables read back from storage that may have been damaged.
  * Thread-safety: any number of threads at once.
@@ -305,7 +374,8 @@ typedef int (*sym_frames_fn)(void *ctx, size_t idx,
  *               search starts where the previous one ended)
  * @param count  number of addresses
  * @param fn     called once per address, in the order of @addrs
- * @return 0, -EINVAL, or the first non-zero value @fn returned
+ * @return 0, -EINVAL (@t or @fn NULL, or @addrs NULL with @count > 0), or
+ *         the first non-zero value @fn returned
  */
 SYM_API int sym_table_lookup_batch(const struct sym_table *t,
 				   const uint64_t *addrs, size_t count,
@@ -316,7 +386,8 @@ SYM_API int sym_table_lookup_batch(const struct sym_table *t,
  * @param name   a symbol name as the symbol table spells it
  * @param[out] addr  its address
  * @param[out] size  its size (0 when unknown); may be NULL
- * @return 0, -SYM_E_NOTFOUND
+ * @return 0, -SYM_E_NOTFOUND (no symbol of that name), -EINVAL (@t,
+ *         @name or @addr NULL)
  * When several symbols share the name, the preferred one is returned
  * (global over weak over local, sized over sizeless).  Linear in the
  * number of symbols.
@@ -341,9 +412,12 @@ enum sym_module_flags {
 
 /**
  * Options of sym_module_open().  Declare them with SYM_OPTS(), which sets
- * @sz, so that newer fields can be added without breaking callers.
+ * @sz, so that newer fields can be added without breaking callers (see
+ * "ABI" at the top of this file).
  */
 struct sym_module_opts {
+	/** sizeof(struct sym_module_opts) as the caller was compiled;
+	 *  SYM_OPTS() sets it. */
 	size_t sz;
 	/** Separate debug file to use; no search is done when it is set. */
 	const char *debug_file;
@@ -358,9 +432,18 @@ struct sym_module_opts {
 	uint32_t flags;
 };
 
-/** Declare a zeroed options struct NAME of type struct TYPE with sz set. */
+/**
+ * Declare an options struct NAME of type struct TYPE with sz set, the
+ * fields given set, and every other byte zero, padding included: libsym
+ * refuses non-zero bytes it does not know (see "ABI" at the top of this
+ * file), and an initializer alone leaves padding unspecified.  It is
+ * libbpf's LIBBPF_OPTS() (a GNU C statement expression).
+ */
 #define SYM_OPTS(TYPE, NAME, ...)                                            \
-	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+	struct TYPE NAME = ({                                                \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));             \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };     \
+	})
 
 /**
  * sym_module_open() - open an ELF file and find its debug information.
@@ -368,7 +451,11 @@ struct sym_module_opts {
  * @param opts   NULL for the defaults
  * @param[out] out  caller owns, free with sym_module_close(); NULL on error
  * @return 0, -ENOENT/-EACCES/... (cannot open @path), -SYM_E_NOTELF,
- *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file)
+ *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file),
+ *         -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
+ *         sizeof(size_t), a non-zero byte past the fields this libsym
+ *         knows, or a flag enum sym_module_flags does not name: see
+ *         "ABI" at the top of this file)
  * The separate debug file is searched like gdb and eu-addr2line do: the
  * build ID under .build-id/ of each debuginfo_path directory and of the
  * debug directory, then .gnu_debuglink (CRC checked) next to the file, in
@@ -385,7 +472,9 @@ SYM_API int sym_module_open(const char *path,
  * @param len   its size
  * @param opts  as for sym_module_open(); only @debug_file and @flags
  *              apply, since a memory image has no directory to search
- * Same returns as sym_module_open().  Used by the fuzzers.
+ * @param[out] out  caller owns, free with sym_module_close(); NULL on error
+ * @return as sym_module_open(); -EINVAL also when @buf is NULL
+ * Used by the fuzzers.
  */
 SYM_API int sym_module_open_mem(const void *buf, size_t len,
 				const struct sym_module_opts *opts,
@@ -397,6 +486,7 @@ SYM_API void sym_module_close(struct sym_module *mod);
 /**
  * sym_module_build_id() - the module's GNU build ID in lowercase hex.
  * @return borrowed from @mod; NULL when the file has no NT_GNU_BUILD_ID
+ *         or @mod is NULL
  */
 SYM_API const char *sym_module_build_id(const struct sym_module *mod);
 
@@ -412,7 +502,9 @@ struct sym_module_info {
 
 /**
  * sym_module_info() - the ELF class, type and machine of the module.
- * @param[out] info  filled; the module keeps no reference
+ * @param[out] info  filled; with zeros when @mod is NULL; may be NULL
+ *                   (then nothing is done).  The module keeps no
+ *                   reference.
  * Thread-safety: as for the module.
  */
 SYM_API void sym_module_info(const struct sym_module *mod,
@@ -420,16 +512,19 @@ SYM_API void sym_module_info(const struct sym_module *mod,
 
 /**
  * sym_module_debug_file() - where the DWARF came from.
- * @return borrowed path: the separate debug file, the module itself when
- *         the DWARF is inside it, or NULL when there is no DWARF
+ * @return borrowed path, valid until sym_module_close(): the separate
+ *         debug file, the module itself when the DWARF is inside it, or
+ *         NULL when there is no DWARF or @mod is NULL
  */
 SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
 
 /**
  * sym_module_table() - the module's lookup table, built on first call.
- * @param[out] out  borrowed from @mod, valid until sym_module_close()
+ * @param[out] out  borrowed from @mod, valid until sym_module_close();
+ *                  NULL on error
  * @return 0, -ENOMEM, -SYM_E_BADDWARF (the DWARF is corrupt; the
- *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS
+ *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS, -EINVAL
+ *         (@mod or @out NULL)
  * The table is built in one pass over each compilation unit.  A module
  * with no usable DWARF still gets a table of its symbols.  A failure is
  * remembered: later calls return the same error at once.
@@ -449,13 +544,17 @@ struct sym_module_stats {
 /**
  * sym_module_stats() - the phases of the table build; all zero before
  * sym_module_table() has built it.
+ * @param[out] st  filled; with zeros when @mod is NULL; may be NULL (then
+ *                 nothing is done)
  */
 SYM_API void sym_module_stats(const struct sym_module *mod,
 			      struct sym_module_stats *st);
 
 /**
  * sym_module_lookup() - sym_module_table() followed by sym_table_lookup().
- * Same parameters and returns as those two.
+ * Same parameters as those two.
+ * @return 0, or an error of sym_module_table() or sym_table_lookup()
+ *         (-EINVAL for a NULL @mod, @frames or @n)
  */
 SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
 			      struct sym_frame *frames, size_t max,
@@ -468,7 +567,8 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
  * @param hex    caller's buffer for the lowercase hex ID
  * @param len    size of @hex; 2 * 64 + 1 is always enough
  * @return 0, -SYM_E_NOTFOUND (no build ID), -SYM_E_NOTELF, -SYM_E_BADELF,
- *         -ERANGE (@hex too small), -errno
+ *         -ERANGE (@hex too small), -EINVAL (@path or @hex NULL), -errno
+ *         (-ENOENT: no such file)
  */
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
@@ -478,7 +578,8 @@ SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
  * or not).
  * @param[out] off, size  the section's file offset and size
  * @return 0, -SYM_E_NOTFOUND (no such section, or SHT_NOBITS: a debug
- *         file's .text), -SYM_E_NOTELF, -SYM_E_BADELF, -errno
+ *         file's .text), -SYM_E_NOTELF, -SYM_E_BADELF, -EINVAL (a NULL
+ *         argument), -errno (-ENOENT: no such file)
  */
 SYM_API int sym_file_section(const char *path, const char *name,
 			     uint64_t *off, uint64_t *size);
@@ -486,7 +587,8 @@ SYM_API int sym_file_section(const char *path, const char *name,
 /**
  * sym_demangle() - demangle a C++, Rust (legacy and v0) or D name, as the
  * table builder does.
- * @return caller owns, free(); NULL when @name is not a mangled name
+ * @return caller owns, free(); NULL when @name is not a mangled name, is
+ *         NULL, or memory ran out
  */
 SYM_API char *sym_demangle(const char *name);
 
@@ -514,8 +616,13 @@ enum sym_store_flags {
 	SYM_STORE_NO_READER_WRITES = (1 << 1),
 };
 
-/** Options of sym_store_open(); declare with SYM_OPTS(). */
+/**
+ * Options of sym_store_open(); declare with SYM_OPTS() (see "ABI" at the
+ * top of this file).
+ */
 struct sym_store_opts {
+	/** sizeof(struct sym_store_opts) as the caller was compiled;
+	 *  SYM_OPTS() sets it. */
 	size_t sz;
 	/** Bound on the logical bytes of live tables and of the files in
 	 *  the file area, evicted least recently used first (a build ID's
@@ -536,7 +643,10 @@ struct sym_store_opts {
 /**
  * sym_store_default_dir() - where a store lives when none is given:
  * $SYM_STORE, else $XDG_CACHE_HOME/sym, else $HOME/.cache/sym.
- * @return 0, -ERANGE (@buf too small), -ENOENT (no HOME either)
+ * @param[out] buf  the directory, NUL-terminated
+ * @param len       size of @buf
+ * @return 0, -ERANGE (@buf too small), -SYM_E_NOTFOUND (none of the
+ *         three variables is set), -EINVAL (@buf NULL)
  */
 SYM_API int sym_store_default_dir(char *buf, size_t len);
 
@@ -544,8 +654,13 @@ SYM_API int sym_store_default_dir(char *buf, size_t len);
  * sym_store_open() - open (creating when needed) the store in @dir.
  * @param dir   the store directory; created with its parents if missing
  * @param opts  NULL for the defaults
- * @param[out] out  caller owns, free with sym_store_close()
- * @return 0, -errno, -SYM_E_BADSTORE (not a store, or a newer layout)
+ * @param[out] out  caller owns, free with sym_store_close(); NULL on error
+ * @return 0, -errno, -SYM_E_BADSTORE (not a store, or a newer layout),
+ *         -SYM_E_NOTFOUND (opened read-only and never written), -EINVAL
+ *         (@dir NULL or "", @out NULL; @opts with an sz below
+ *         sizeof(size_t), a non-zero byte past the fields this libsym
+ *         knows, or a flag enum sym_store_flags does not name: see "ABI"
+ *         at the top of this file)
  * Stale reader slots of killed processes are cleared (mdb_reader_check).
  * Thread-safety: a store may be used by several threads at once; each
  * call runs its own LMDB transaction.  Use a store in the process that
@@ -562,7 +677,8 @@ SYM_API void sym_store_close(struct sym_store *st);
  * clear the reader slots of processes that died without closing (their
  * stale slots keep old pages from being reused).  Long-running users call
  * it now and then (symd: every few seconds, on a worker).
- * @return the number of stale readers cleared, -EINVAL
+ * @return the number of stale readers cleared (0 or more), -EINVAL (@st
+ *         NULL)
  */
 SYM_API int sym_store_maintain(struct sym_store *st);
 
@@ -572,8 +688,9 @@ SYM_API int sym_store_maintain(struct sym_store *st);
  * @param t         the table; copied
  * @param source    where its debug info came from (a path, "upload", a
  *                  URL); copied; may be NULL
- * @return 0, -EINVAL, -EROFS, -ENOSPC (disk full or the map bound
- *         reached; nothing already stored is lost), -ENOMEM, -errno
+ * @return 0, -EINVAL (@st or @t NULL, @build_id NULL or not 2 to 128 hex
+ *         digits), -EROFS, -ENOSPC (disk full or the map bound reached;
+ *         nothing already stored is lost), -ENOMEM, -errno
  * Each chunk is written in its own write transaction and the metadata
  * last, so a crash mid-way leaves the old entry (or none), never a
  * half-written one; readers are never blocked.
@@ -596,7 +713,8 @@ enum sym_store_negative {
  * why.  An existing table is kept (and the call fails with -EEXIST).
  * @param kind    enum sym_store_negative
  * @param reason  one line for humans; copied; may be NULL
- * @return 0, -EEXIST, -EINVAL, -EROFS, -ENOSPC, -errno
+ * @return 0, -EEXIST, -EINVAL (@st NULL, a bad @build_id or @kind),
+ *         -EROFS, -ENOSPC, -errno
  */
 SYM_API int sym_store_put_negative(struct sym_store *st, const char *build_id,
 				   int kind, const char *reason);
@@ -613,15 +731,16 @@ struct sym_store_entry {
 	uint32_t format, converter;
 	/** Unix times: stored, last used, and (negative) expiry. */
 	int64_t created, last_access, expires;
-	/** Source or reason; borrowed until the next call on the store
-	 *  from this thread. */
+	/** Source or reason, NUL-terminated ("" when none); copied into
+	 *  the struct, cut to 511 bytes.  The caller's, like the rest. */
 	char text[512];
 };
 
 /**
  * sym_store_stat_entry() - what the store holds for @build_id.
- * @param[out] e  filled
- * @return 0, -SYM_E_NOTFOUND (nothing, or an expired negative entry)
+ * @param[out] e  filled (strings included: the store keeps no reference)
+ * @return 0, -SYM_E_NOTFOUND (nothing, or an expired negative entry),
+ *         -EINVAL (@st or @e NULL, a bad @build_id), -errno
  */
 SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 				 struct sym_store_entry *e);
@@ -629,7 +748,8 @@ SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
 /**
  * sym_store_has_table() - does the store hold a table for @build_id that
  * this library can read (its format and converter version)?
- * @return 1 or 0 (also for a negative entry, a stale table, a bad ID)
+ * @return 1 or 0 (also for a negative entry, a stale table, a bad ID, a
+ *         NULL @st or @build_id)
  */
 SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
 
@@ -643,7 +763,9 @@ SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
  *         a negative entry also gives -SYM_E_NOTFOUND, see
  *         sym_store_stat_entry()), -SYM_E_STALE (built by another format
  *         or converter: rebuild and put it again), -SYM_E_BADTABLE (a
- *         chunk failed its checksum: the entry was removed; rebuild it)
+ *         chunk failed its checksum: the entry was removed; rebuild it),
+ *         -EINVAL (@st or @fn NULL, @addrs NULL with @count > 0, a bad
+ *         @build_id), -errno
  * Each chunk's checksum is verified once per process, the first time it
  * is read; threads reading it at that moment wait for that one check
  * (all get -SYM_E_BADTABLE when it fails, and one logs it).  The access
@@ -655,16 +777,26 @@ SYM_API int sym_store_lookup(struct sym_store *st, const char *build_id,
 
 /**
  * sym_store_remove() - delete the entry (table or negative) of @build_id.
- * @return 0, -SYM_E_NOTFOUND, -EROFS, -errno
+ * @return 0, -SYM_E_NOTFOUND, -EROFS, -EINVAL (@st NULL, a bad
+ *         @build_id), -errno
  * Readers inside a transaction keep seeing the old pages (LMDB MVCC).
  */
 SYM_API int sym_store_remove(struct sym_store *st, const char *build_id);
 
-/** Called by sym_store_list() for each entry; non-zero stops. */
+/**
+ * Called by sym_store_list() for each entry; non-zero stops.  @build_id
+ * and @e are valid only during the call.
+ */
 typedef int (*sym_store_list_fn)(void *ctx, const char *build_id,
 				 const struct sym_store_entry *e);
 
-/** sym_store_list() - every entry, in build-ID order. */
+/**
+ * sym_store_list() - every entry, in build-ID order; expired negative
+ * entries are left out, as sym_store_stat_entry() does.
+ * @param fn  called once per entry, inside a read transaction
+ * @return 0, the first non-zero value @fn returned, -EINVAL (@st or @fn
+ *         NULL), -errno
+ */
 SYM_API int sym_store_list(struct sym_store *st, sym_store_list_fn fn,
 			   void *ctx);
 
@@ -684,6 +816,7 @@ struct sym_store_gc_stats {
  *                 (mdb_env_copy2(MDB_CP_COMPACT) to a temporary file,
  *                 then rename): data.mdb never shrinks by itself
  * @param[out] stats  may be NULL
+ * @return 0, -EROFS, -ENOSPC, -ENOMEM, -EINVAL (@st NULL), -errno
  */
 SYM_API int sym_store_gc(struct sym_store *st, int compact,
 			 struct sym_store_gc_stats *stats);
@@ -697,7 +830,7 @@ typedef void (*sym_store_problem_fn)(void *ctx, const char *build_id,
  * every chunk's checksum and structure (sym_table_verify()).
  * @param fn  called per problem; may be NULL
  * @return 0 when all is well, else the number of problems (positive),
- *         or -errno
+ *         -EINVAL (@st NULL), or -errno
  */
 SYM_API int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 			     void *ctx);
@@ -716,9 +849,9 @@ enum sym_store_file_kind {
  * .../executable.
  * @param kind  enum sym_store_file_kind
  * @param path  the file; its GNU build ID must be @build_id
- * @return 0, -EINVAL (bad ID or kind), -SYM_E_NOTFOUND (the file has no
- *         build ID), -EXDEV (its build ID is another one), -EROFS,
- *         -errno (copy, fsync, rename)
+ * @return 0, -EINVAL (@st or @path NULL, a bad ID or kind),
+ *         -SYM_E_NOTFOUND (the file has no build ID), -EXDEV (its build
+ *         ID is another one), -EROFS, -errno (copy, fsync, rename)
  * The file is written to a temporary name in the same directory, fsynced
  * and renamed, so a crash never leaves a half-written file under the real
  * name.  An existing file of the same size is kept as it is.
@@ -729,7 +862,8 @@ SYM_API int sym_store_put_file(struct sym_store *st, const char *build_id,
 /**
  * sym_store_file_path() - where the store keeps a file, if it has it.
  * @param[out] buf  the path
- * @return 0, -SYM_E_NOTFOUND, -ERANGE (@buf too small), -EINVAL
+ * @return 0, -SYM_E_NOTFOUND (the store has no such file), -ERANGE (@buf
+ *         too small), -EINVAL (@st or @buf NULL, a bad ID or kind)
  */
 SYM_API int sym_store_file_path(struct sym_store *st, const char *build_id,
 				int kind, char *buf, size_t len);
@@ -750,7 +884,8 @@ SYM_API int sym_store_take_file(struct sym_store *st, const char *build_id,
  * sym_store_lookup() calls never pay for it.  A server calls this from a
  * worker before it answers from a table on a latency-critical thread.
  * @return 0, -SYM_E_NOTFOUND, -SYM_E_STALE, -SYM_E_BADTABLE (the entry was
- *         removed; rebuild it), -ENOMEM, -errno
+ *         removed; rebuild it), -ENOMEM, -EINVAL (@st NULL, a bad
+ *         @build_id), -errno
  */
 SYM_API int sym_store_warm(struct sym_store *st, const char *build_id);
 
@@ -762,13 +897,14 @@ struct sym_store_lock;
  * sharing a store do not all build the same table: the first converts,
  * the others wait and then read what it stored.
  * @param wait_ms  how long to wait for another holder
- * @param[out] out     the lock; release with sym_store_unlock()
+ * @param[out] out     the lock; release with sym_store_unlock(); NULL on
+ *                     error
  * @param[out] waited  set to 1 when another process held it first (then
  *                     look in the store again before converting); may be
  *                     NULL
  * @return 0, -ETIMEDOUT (still held after @wait_ms: convert anyway or
  *         give up; tables are written atomically either way), -EROFS,
- *         -EINVAL, -errno
+ *         -EINVAL (@st or @out NULL, a bad @build_id), -errno
  * The lock is a flock() on DIR/locks/<build-id>: a holder that dies
  * releases it, so there are no stale markers to time out.
  */
@@ -788,8 +924,9 @@ SYM_API void sym_store_unlock(struct sym_store_lock *l);
  * @param source  recorded as the table's source (an URL, "upload"); NULL
  *                for the path of the debug file used
  * @param[out] stats  the build phases; may be NULL
- * @return 0, -SYM_E_NOTFOUND (no file), the errors of sym_module_open(),
- *         sym_module_table() and sym_store_put()
+ * @return 0, -SYM_E_NOTFOUND (no file), -EINVAL (@st NULL, a bad
+ *         @build_id), the errors of sym_module_open(), sym_module_table()
+ *         and sym_store_put()
  * A file that cannot be converted (not ELF, bad ELF or DWARF, too big,
  * undecompressable, unsupported) leaves a SYM_STORE_BADCONV negative
  * entry with the reason, so it is not tried again with this converter.
@@ -804,9 +941,11 @@ SYM_API int sym_store_convert(struct sym_store *st, const char *build_id,
  * sym_table_split() - cut a table into self-contained tables of at most
  * about @max_bytes each, in address order (each holds the ranges,
  * scopes, functions, files, strings and symbols its addresses need).
- * @param[out] parts  caller owns: sym_table_close() each, free() the array
- * @param[out] n      number of parts (1 when the table already fits)
- * @return 0, -ENOMEM, -EINVAL
+ * @param[out] parts  caller owns: sym_table_close() each, free() the array;
+ *                    NULL on error
+ * @param[out] n      number of parts (1 when the table already fits); 0
+ *                    on error
+ * @return 0, -ENOMEM, -EINVAL (@t, @parts or @n NULL, @max_bytes 0)
  */
 SYM_API int sym_table_split(const struct sym_table *t, size_t max_bytes,
 			    struct sym_table ***parts, size_t *n);
@@ -1036,7 +1175,10 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 SYM_API int sym_prof_add_stack(struct sym_prof *p,
 			       const struct sym_prof_stack *s);
 
-/** sym_prof_nmaps() - number of mappings; ids are 0 to n - 1. */
+/**
+ * sym_prof_nmaps() - number of mappings; ids are 0 to n - 1.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
 
 /**
@@ -1046,7 +1188,10 @@ SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
 SYM_API const struct sym_prof_map *sym_prof_map(const struct sym_prof *p,
 						uint32_t id);
 
-/** sym_prof_nstacks() - number of unique stacks. */
+/**
+ * sym_prof_nstacks() - number of unique stacks.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nstacks(const struct sym_prof *p);
 
 /**
@@ -1112,7 +1257,10 @@ struct sym_prof_source {
 SYM_API int sym_prof_add_source(struct sym_prof *p,
 				const struct sym_prof_source *s, uint32_t *id);
 
-/** sym_prof_nsources() - number of sources; ids are 1 to n. */
+/**
+ * sym_prof_nsources() - number of sources; ids are 1 to n.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nsources(const struct sym_prof *p);
 
 /**
@@ -1227,7 +1375,8 @@ SYM_API int sym_prof_set_location(struct sym_prof *p,
  * @param[out] lines   innermost first; borrowed, valid until @p changes
  *                     or is freed (NULL when *n is 0)
  * @param[out] n       number of @lines
- * @return 0, -ENOENT when @f has none (the outputs are then 0 / NULL)
+ * @return 0, -SYM_E_NOTFOUND when @f has none (the outputs are then 0 /
+ *         NULL)
  * O(1).  Any of the out-parameters may be NULL.
  */
 SYM_API int sym_prof_location(const struct sym_prof *p,
@@ -1242,7 +1391,10 @@ SYM_API int sym_prof_location(const struct sym_prof *p,
  */
 SYM_API int sym_prof_symbolized(const struct sym_prof *p);
 
-/** sym_prof_nlocations() - number of symbolized locations. */
+/**
+ * sym_prof_nlocations() - number of symbolized locations.
+ * @return the number
+ */
 SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
 
 /**
@@ -1250,7 +1402,7 @@ SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
  * set (a file's order of `loc` lines).
  * @param[out] f  its frame; may be NULL
  * @param status, lines, n  as sym_prof_location()
- * @return 0, -ENOENT when @i is out of range
+ * @return 0, -SYM_E_NOTFOUND when @i is out of range
  */
 SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
 				 struct sym_prof_frame *f, uint32_t *status,

@@ -158,7 +158,7 @@ static inline void fuzz_check_locations(const struct sym_prof *p)
 		}
 	}
 	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
-		   -ENOENT);
+		   -SYM_E_NOTFOUND);
 }
 
 #endif /* SYM_FUZZ_H */

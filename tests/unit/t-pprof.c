@@ -1182,7 +1182,8 @@ static void check_symbolized(void)
 	if (q) {
 		struct sym_prof_frame f = { 0x1139, 0, R };
 
-		CHECK_ERR(sym_prof_location(q, &f, NULL, NULL, NULL), -ENOENT);
+		CHECK_ERR(sym_prof_location(q, &f, NULL, NULL, NULL),
+			  -SYM_E_NOTFOUND);
 	}
 	free(gz);
 	free(plain);
