@@ -84,10 +84,10 @@ char *symi_strdup(const char *s);
 uint32_t symi_table_crc(const void *buf, size_t len);
 
 /* Parse a lowercase hex build ID (2 to 128 digits) into @id (64 bytes).
- * Returns 0 or -EINVAL (cache.c). */
+ * Returns 0 or -EINVAL (store.c). */
 int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
 
-/* The store's directory and mode, for files.c (cache.c keeps LMDB). */
+/* The store's directory and mode, for files.c (store.c keeps LMDB). */
 const char *symi_store_dir(const struct sym_store *st);
 bool symi_store_rdonly(const struct sym_store *st);
 /* Delete the files of @build_id from the file area (files.c). */
