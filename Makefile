@@ -1,6 +1,8 @@
 # Makefile - symd: libsym, the sym tool, the symd daemon, tests.
 #
-#   make                 build bin/sym, lib/libsym.{a,so}, lib/libsymprof.so
+#   make                 build bin/sym, bin/symd, lib/libsym.{a,so} (the
+#                        symbolizer), lib/libsymprofile.{a,so} (the profile
+#                        model), lib/libsymprof.so (the LD_PRELOAD sampler)
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
@@ -49,7 +51,7 @@ endif
 
 SYM_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter \
-	-fvisibility=hidden -fPIC -Ilibsym -MMD -MP
+	-fvisibility=hidden -fPIC -Ilibsym -Ilibsym/prof -MMD -MP
 ifeq ($(DEVELOPER),1)
 SYM_CFLAGS += -Werror
 endif
@@ -60,10 +62,16 @@ endif
 
 # Recursive (=) on purpose: pkg-config runs only when something is built,
 # after `make check` has installed the packages.
-LIB_PKGS = libdw libelf libzstd liblzma libdeflate libprotobuf-c zlib
+LIB_PKGS = libdw libelf libzstd liblzma libdeflate
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 # LMDB installs no .pc file: plain -llmdb.
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
+# The profile model's own (libsym/prof/, libsymprofile): pprof's protobuf
+# and gzip.  libsym does not link them (its zlib sections go through
+# libelf and libdeflate).
+PROF_PKGS = libprotobuf-c zlib
+PROF_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PROF_PKGS))
+PROF_LIBS = $(shell $(PKG_CONFIG) --libs $(PROF_PKGS))
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
 SYMD_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
@@ -82,12 +90,18 @@ ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # it first.
 $(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS)
 $(B)/tools/%.o: private DEP_CFLAGS += $(TOOL_CFLAGS) -Itools
+$(B)/libsym/prof/%.o: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
-LIB_SRCS := $(wildcard libsym/*.c libsym/prof/*.c)
-# Generated at build time (never committed): pprof's profile.proto as C.
+LIB_SRCS := $(wildcard libsym/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# libsymprofile: libsym/prof/, pprof's profile.proto made C at build time
+# (never committed), and the allocation helpers it shares with libsym
+# (libsym/alloc.c, libsym/base.h).
+PROF_SRCS := $(wildcard libsym/prof/*.c)
 GEN_OBJS := $(B)/gen/profile.pb-c.o
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GEN_OBJS)
+PROF_OBJS := $(PROF_SRCS:%.c=$(B)/%.o) $(GEN_OBJS) $(B)/libsym/alloc.o
+PROF_SONAME := libsymprofile.so.$(SOMAJOR)
 # The sym tool: tools/sym.c (main) and, as an archive, the command files
 # and the CLI helpers they share; the recorder's internals (tools/agent/)
 # and the views' (tools/view/) are archives of their own, which the tool,
@@ -108,7 +122,8 @@ FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
 
 PROGS = bin/sym $(if $(wildcard symd/main.c),bin/symd)
 LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
-	lib/libsymprof.so
+	lib/libsymprofile.a lib/$(PROF_SONAME) lib/libsymprofile.so \
+	lib/libsymprofile.pc lib/libsymprof.so
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
@@ -117,7 +132,7 @@ all: $(PROGS) $(LIBS)
 # Objects remember the flags they were built with: changing SANITIZE or
 # CFLAGS rebuilds them instead of mixing instrumented and plain objects.
 FLAGS_NOW = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(SYMD_CFLAGS) \
-	$(TOOL_CFLAGS)
+	$(TOOL_CFLAGS) $(PROF_CFLAGS)
 $(B)/.flags: FORCE
 	@mkdir -p $(B)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
@@ -140,13 +155,18 @@ $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/prof/profile.proto
 
 # Generated code is not ours to keep warning-free: only its own warnings
 # are silenced, the rest of the flags (sanitizers, -fPIC) are the same.
+$(B)/gen/profile.pb-c.o: private DEP_CFLAGS += $(PROF_CFLAGS)
 $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -w -c -o $@ $<
 
-# pprof.c includes the generated header.
-$(B)/libsym/prof/pprof.o: $(B)/gen/profile.pb-c.h
-$(B)/libsym/prof/pprof.o: private DEP_CFLAGS += -I$(B)/gen
+# The pprof reader and writer include the generated header.
+$(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
+	$(B)/gen/profile.pb-c.h
 
+PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
+	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
+
+# libsym, the symbolizer.
 lib/libsym.a: $(LIB_OBJS)
 	@mkdir -p lib
 	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
@@ -160,21 +180,42 @@ lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map $(B)/abi-check.stamp
 lib/libsym.so: lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $@
 
-PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
-	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
-
 lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 	@mkdir -p lib
 	$(call msg,GEN,$@)$(PC_SED) $< > $@
 
-# The exported symbols must be exactly the SYM_API functions of the
-# header.  A stamp, so that the check (and the link after it) runs again
-# only when the header, the map or the check itself changed.
+# libsymprofile, the profile model (libsym/prof/sym_prof.h).  Its name is
+# not libsymprof: that is the LD_PRELOAD sampler below.
+lib/libsymprofile.a: $(PROF_OBJS)
+	@mkdir -p lib
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+lib/$(PROF_SONAME): $(PROF_OBJS) libsym/prof/libsymprofile.map \
+		$(B)/abi-check.stamp
+	@mkdir -p lib
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -shared \
+		-Wl,-soname,$(PROF_SONAME) \
+		-Wl,--version-script=libsym/prof/libsymprofile.map \
+		-Wl,--no-undefined -o $@ $(PROF_OBJS) $(PROF_LIBS) $(LDLIBS)
+
+lib/libsymprofile.so: lib/$(PROF_SONAME)
+	$(Q)ln -sf $(PROF_SONAME) $@
+
+lib/libsymprofile.pc: libsym/prof/libsymprofile.pc.in libsym/sym.h
+	@mkdir -p lib
+	$(call msg,GEN,$@)$(PC_SED) $< > $@
+
+# The exported symbols of each library must be exactly the SYM_API
+# functions of its header.  A stamp, so that the check (and the links
+# after it) run again only when a header, a map or the check changed.
 abi-check: $(B)/abi-check.stamp
-$(B)/abi-check.stamp: libsym/sym.h libsym/libsym.map tests/abi-check.sh
+$(B)/abi-check.stamp: libsym/sym.h libsym/libsym.map libsym/prof/sym_prof.h \
+		libsym/prof/libsymprofile.map tests/abi-check.sh
 	@mkdir -p $(B)
 	$(call msg,ABI,libsym/sym.h)tests/abi-check.sh libsym/sym.h \
 		libsym/libsym.map
+	$(call msg,ABI,libsym/prof/sym_prof.h)tests/abi-check.sh \
+		libsym/prof/sym_prof.h libsym/prof/libsymprofile.map
 	$(Q)touch $@
 
 $(TOOL_LIB): $(TOOL_OBJS)
@@ -187,11 +228,13 @@ $(VIEW_LIB): $(VIEW_OBJS)
 # The tool's archives call each other (views.c reads profiles through
 # tools/symbolize.c, which uses the agent's procmaps.c): one group.
 # -lm: tools/view/stats.c (erfc, sqrt, log).
-bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a
+bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
+		lib/libsymprofile.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
 		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
-		-Wl,--end-group lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
+		-Wl,--end-group lib/libsym.a lib/libsymprofile.a $(DEP_LIBS) \
+		$(PROF_LIBS) -lm $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is
@@ -231,10 +274,10 @@ bin/symd: $(B)/symd/main.o $(B)/libsymd.a lib/libsym.a
 # linker takes from each archive only the members a test uses.
 TEST_CFLAGS = -Itests/unit -Isymd -Itools $(SYMD_CFLAGS) $(TOOL_CFLAGS)
 TEST_ARCHIVES = $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) $(B)/libsymd.a \
-	lib/libsym.a
+	lib/libsym.a lib/libsymprofile.a
 TEST_LIBS = -Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
-	-Wl,--end-group $(B)/libsymd.a lib/libsym.a $(SYMD_LIBS) $(DEP_LIBS) \
-	-lm $(LDLIBS)
+	-Wl,--end-group $(B)/libsymd.a lib/libsym.a lib/libsymprofile.a \
+	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) -lm $(LDLIBS)
 
 $(B)/tests/t-%: tests/unit/t-%.c $(TEST_ARCHIVES) tests/unit/tap.h \
 		$(B)/.flags
@@ -244,13 +287,16 @@ $(B)/tests/t-%: tests/unit/t-%.c $(TEST_ARCHIVES) tests/unit/tap.h \
 
 # t-pprof checks the encoding with the generated protobuf code.
 $(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
-$(B)/tests/t-pprof: private DEP_CFLAGS += -I$(B)/gen
+$(B)/tests/t-pprof: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 
-# The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
-$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
+# The t4000-symprof-* tests' checker of libsymprof's files (the reader of
+# libsymprofile, and libsym's sym_strerror()).
+$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsymprofile.a lib/libsym.a \
+		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
+		lib/libsymprofile.a lib/libsym.a $(PROF_LIBS) $(DEP_LIBS) \
+		$(LDLIBS)
 
 # The DWARF unwinder's benchmark: build/tests/unwind-bench
 # (docs/record.md).
@@ -313,10 +359,16 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 644 lib/libsym.a $(DESTDIR)$(libdir)/
 	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
-	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
-	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 lib/libsymprofile.a $(DESTDIR)$(libdir)/
+	$(INSTALL) -m 755 lib/$(PROF_SONAME) $(DESTDIR)$(libdir)/$(PROF_SONAME)
+	ln -sf $(PROF_SONAME) $(DESTDIR)$(libdir)/libsymprofile.so
+	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
+	$(INSTALL) -m 644 libsym/sym.h libsym/prof/sym_prof.h \
+		$(DESTDIR)$(includedir)/
 	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
+	$(PC_SED) libsym/prof/libsymprofile.pc.in \
+		> $(DESTDIR)$(pkgconfigdir)/libsymprofile.pc
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
@@ -324,10 +376,14 @@ install: all
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
 		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
-		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprof.so \
-		$(DESTDIR)$(includedir)/sym.h \
-		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
-		$(DESTDIR)$(mandir)/man8/symd.8
+		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprofile.a \
+		$(DESTDIR)$(libdir)/$(PROF_SONAME) \
+		$(DESTDIR)$(libdir)/libsymprofile.so \
+		$(DESTDIR)$(libdir)/libsymprof.so \
+		$(DESTDIR)$(includedir)/sym.h $(DESTDIR)$(includedir)/sym_prof.h \
+		$(DESTDIR)$(pkgconfigdir)/libsym.pc \
+		$(DESTDIR)$(pkgconfigdir)/libsymprofile.pc \
+		$(DESTDIR)$(mandir)/man1/sym.1 $(DESTDIR)$(mandir)/man8/symd.8
 
 clean:
 	rm -rf $(B) bin lib

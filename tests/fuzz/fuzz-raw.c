@@ -72,7 +72,7 @@ static void check_str(const char *s)
 	fuzz_touch_str(s, 1);
 }
 
-/* The invariants sym.h promises for a profile. */
+/* The invariants sym_prof.h promises for a profile. */
 static void check_prof(const struct sym_prof *p)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);

@@ -43,15 +43,18 @@ PKG_CONFIG ?= pkg-config
 
 B := build/fuzz
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+# libsym and libsymprofile (libsym/prof/) in one archive here: the
+# targets that read profiles need both.
 LIB_SRCS := $(wildcard libsym/*.c libsym/prof/*.c)
 # pprof's profile.proto as C, generated here as the top Makefile does.
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 PROTOC_C ?= protoc-c
 
-# The library's dependencies, as the top Makefile has them (so that this
-# file follows when the library gains one): its LIB_PKGS for pkg-config,
-# and what DEP_LIBS adds after the pkg-config call (-liberty).
-LIB_PKGS := $(shell sed -n 's/^LIB_PKGS *= *//p' Makefile)
+# The libraries' dependencies, as the top Makefile has them (so that this
+# file follows when a library gains one): its LIB_PKGS and PROF_PKGS for
+# pkg-config, and what DEP_LIBS adds after the pkg-config call (-liberty).
+LIB_PKGS := $(shell sed -n 's/^LIB_PKGS *= *//p' Makefile) \
+	$(shell sed -n 's/^PROF_PKGS *= *//p' Makefile)
 extra_sed := s/^DEP_LIBS *=.*)) *//p
 LIB_EXTRA := $(shell sed -n '$(extra_sed)' Makefile)
 
@@ -60,7 +63,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 # The same required flags as the top Makefile's SYM_CFLAGS, plus the
 # sanitizers; -O1 -g as libFuzzer recommends.
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	-fvisibility=hidden -Ilibsym -MMD -MP -O1 -g $(SAN) $(FUZZ_EXTRA_CFLAGS) \
+	-fvisibility=hidden -Ilibsym -Ilibsym/prof -MMD -MP -O1 -g $(SAN) \
+	$(FUZZ_EXTRA_CFLAGS) \
 	$(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(LIB_EXTRA)
 
@@ -95,8 +99,9 @@ $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 	@printf '  %-7s %s\n' CC $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(B)/libsym/prof/pprof.o: $(B)/gen/profile.pb-c.h
-$(B)/libsym/prof/pprof.o: FUZZ_CFLAGS += -I$(B)/gen
+$(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
+	$(B)/gen/profile.pb-c.h
+$(B)/libsym/prof/%.o: private FUZZ_CFLAGS += -I$(B)/gen
 
 $(B)/libsym-fuzz.a: $(LIB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
