@@ -15,13 +15,19 @@ ok "bin, header, static and shared library installed" \
 	test -x "$D/opt/sym/bin/sym" -a -f "$D/opt/sym/include/sym.h" \
 	     -a -f "$D/opt/sym/lib/libsym.a" -a -f "$D/opt/sym/lib/libsym.so.0" \
 	     -a -L "$D/opt/sym/lib/libsym.so"
-soname=$(readelf -d "$D/opt/sym/lib/libsym.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-is "shared library has soname libsym.so.0" "$soname" "libsym.so.0"
+# soname LIB, and the first functions LIB exports whose names do not
+# start with PREFIX.
+soname() { readelf -d "$1" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p'; }
+exports_but() {
+	readelf --dyn-syms -W "$1" |
+		awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
+		sed 's/@.*//' | grep -v "^$2" | head -3
+}
+is "shared library has soname libsym.so.0" \
+	"$(soname "$D/opt/sym/lib/libsym.so.0")" "libsym.so.0"
 # Only the documented API is exported.
-exported=$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" |
-	awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
-	sed 's/@.*//' | grep -v '^sym_' | head -3)
-is "exports only sym_* functions" "$exported" ""
+is "exports only sym_* functions" \
+	"$(exports_but "$D/opt/sym/lib/libsym.so.0" sym_)" ""
 pcfile=$D/opt/sym/lib/pkgconfig/libsym.pc
 ok "libsym.pc names the prefix" grep -q '^prefix=/opt/sym' "$pcfile"
 
@@ -68,12 +74,10 @@ ok "libsymprofile: header, static and shared library installed" \
 	     -a -f "$D/opt/sym/lib/libsymprofile.a" \
 	     -a -f "$D/opt/sym/lib/libsymprofile.so.0" \
 	     -a -L "$D/opt/sym/lib/libsymprofile.so"
-soname=$(readelf -d "$D/opt/sym/lib/libsymprofile.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-is "libsymprofile has soname libsymprofile.so.0" "$soname" "libsymprofile.so.0"
-exported=$(readelf --dyn-syms -W "$D/opt/sym/lib/libsymprofile.so.0" |
-	awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
-	sed 's/@.*//' | grep -v '^sym_prof_' | head -3)
-is "libsymprofile exports only sym_prof_* functions" "$exported" ""
+is "libsymprofile has soname libsymprofile.so.0" \
+	"$(soname "$D/opt/sym/lib/libsymprofile.so.0")" "libsymprofile.so.0"
+is "libsymprofile exports only sym_prof_* functions" \
+	"$(exports_but "$D/opt/sym/lib/libsymprofile.so.0" sym_prof_)" ""
 is "libsym exports no sym_prof_* function" \
 	"$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" | grep -c ' sym_prof_')" 0
 sed "s|/opt/sym|$D/opt/sym|" "$D/opt/sym/lib/pkgconfig/libsymprofile.pc" \
