@@ -4,26 +4,32 @@
  * Nothing here is installed or exported.  Cross-file internals are named
  * symi_*; everything else in libsym is static.
  *
- * Module map:
+ * Module map (the .c files of libsym/; the profile model is libsym/prof/,
+ * a library of its own, with its map in libsym/prof/internal.h):
  *   error.c    sym_strerror(), sym_version(), logging (symi_log*), the
- *              options check (symi_opts_check()), allocation with fault
- *              injection
+ *              options check (symi_opts_check()), the clock
+ *   alloc.c    allocation with fault injection, symi_grow() (base.h;
+ *              also compiled into libsymprofile)
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
+ *   sections.c readying debug sections for libdw: skip unused ones,
+ *              inflate zlib ones with libdeflate
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
+ *   lines.c    a direct reader of DWARF line programs (versions 2 to 5)
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
+ *   batch.c    many lookups at once (sym_table_lookup_batch())
  *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
- *   prof.c     struct sym_prof: the profile in memory, stack aggregation
- *   raw.c      the raw stack format (docs/raw-format.md) reader, writer,
- *              and its symbolized form
- *   pprof.c    pprof's profile.proto (docs/pprof.md) reader, writer, and
- *              sym_prof_read_file(); its protobuf code is generated from
- *              profile.proto into build/gen/ at build time
+ *   store.c    the store (sym_store_*): tables per build ID in LMDB; the
+ *              only file that sees LMDB
+ *   files.c    the store's file area: debug files and executables by
+ *              build ID
+ *   convert.c  building a stored table from the store's own files
+ *              (sym_store_convert())
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
@@ -35,6 +41,7 @@
 #include <gelf.h>
 
 #include "sym.h"
+#include "base.h"
 #include "format.h"
 #include "banned.h"
 
@@ -52,22 +59,6 @@ void symi_log_(int level, const char *fmt, ...)
 #define symi_warn(...) symi_log(SYM_LOG_WARN, __VA_ARGS__)
 #define symi_info(...) symi_log(SYM_LOG_INFO, __VA_ARGS__)
 #define symi_debug(...) symi_log(SYM_LOG_DEBUG, __VA_ARGS__)
-
-/* Overflow-checked size arithmetic: return false on overflow. */
-static inline bool symi_add(size_t a, size_t b, size_t *out)
-{
-	return !__builtin_add_overflow(a, b, out);
-}
-static inline bool symi_mul(size_t a, size_t b, size_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
-}
-
-/*
- * Grow *arr (of *cap elements of size elem) so that it holds at least
- * need elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.
- */
-int symi_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /*
  * Options structs (sym.h, "ABI").  Each public function that takes one
@@ -94,22 +85,6 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
 #define SYMI_OPT(o, f)                                                       \
 	((o) && (o)->sz >= SYMI_OFFSETOFEND(__typeof__(*(o)), f) ? (o)->f : 0)
 
-/* Fault injection for tests: SYM_TEST_FAIL_ALLOC=N fails the Nth call. */
-void *symi_malloc(size_t n);
-void *symi_calloc(size_t n, size_t m);
-void *symi_realloc(void *p, size_t n);
-char *symi_strdup(const char *s);
-
-/*
- * For tests that link libsym.a and sweep N in one process: from now on,
- * fail the @n-th allocation (0: none; LONG_MAX: none, but count them),
- * counting from zero again; this replaces SYM_TEST_FAIL_ALLOC.  Not
- * thread-safe against allocations under way.  symi_test_alloc_count():
- * the allocations counted since, the failed one included.
- */
-void symi_test_fail_alloc(long n);
-long symi_test_alloc_count(void);
-
 /*
  * The version of the converter (the DWARF and symbol reading and the
  * builder).  Bump it whenever a fix changes what a table says for the
@@ -121,10 +96,10 @@ long symi_test_alloc_count(void);
 uint32_t symi_table_crc(const void *buf, size_t len);
 
 /* Parse a lowercase hex build ID (2 to 128 digits) into @id (64 bytes).
- * Returns 0 or -EINVAL (cache.c). */
+ * Returns 0 or -EINVAL (store.c). */
 int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
 
-/* The store's directory and mode, for files.c (cache.c keeps LMDB). */
+/* The store's directory and mode, for files.c (store.c keeps LMDB). */
 const char *symi_store_dir(const struct sym_store *st);
 bool symi_store_rdonly(const struct sym_store *st);
 /* Delete the files of @build_id from the file area (files.c). */
@@ -548,88 +523,5 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 
 /* Demangle (demangle.c); caller frees; NULL when not mangled. */
 char *symi_demangle(const char *name);
-
-/*
- * Profiles (prof.c, raw.c).
- */
-
-/* A u64 -> u32 index: open addressing, at most half full.  Zeroed is
- * empty; symi_idx_release() zeroes it again. */
-struct symi_idx {
-	uint64_t *keys;		/* free() */
-	uint32_t *vals;		/* free(); 0 empty, else value + 1 */
-	size_t cap, n;
-};
-
-/* Set @key to @val (replacing); 0, -ENOMEM, -E2BIG (val UINT32_MAX). */
-int symi_idx_set(struct symi_idx *ix, uint64_t key, uint32_t val);
-bool symi_idx_get(const struct symi_idx *ix, uint64_t key, uint32_t *val);
-void symi_idx_release(struct symi_idx *ix);
-
-/* @s is 2 to 128 lowercase hex digits, an even count. */
-bool symi_prof_build_id_ok(const char *s);
-
-/* The value of the hex digit @c (either case), or -1. */
-static inline int symi_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/*
- * Decode a string of the raw format (docs/raw-format.md) in place: "-"
- * is NULL, "%XX" a byte.  Used by raw.c and by pprof.c for the raw
- * lines it keeps in comments.
- * @param[out] out  @s or NULL; untouched on failure
- * @return 0, -EINVAL ('%' not followed by two hex digits), -ERANGE
- *         (%00, a NUL byte)
- */
-int symi_pct_decode(char *s, char **out);
-
-/* Processes and threads in the order they were first added, for the
- * writers; @i below the count.  The comm is borrowed, may be NULL. */
-size_t symi_prof_nprocs(const struct sym_prof *p);
-const char *symi_prof_proc_at(const struct sym_prof *p, size_t i,
-			      int32_t *pid, uint64_t *pidns, int32_t *nspid);
-size_t symi_prof_nthreads(const struct sym_prof *p);
-const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
-				int32_t *pid, int32_t *tid);
-
-/* Replace the flags of map @id (enum sym_prof_map_flags); 0 or -EINVAL. */
-int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags);
-
-/* The symbolization's string sets: function names and file names. */
-enum { SYMI_PROF_FUNCS, SYMI_PROF_FILES, SYMI_PROF_NSETS };
-
-/* Names of enum sym_prof_loc_status, as the raw format spells them. */
-extern const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS];
-
-/* Names of the stack flags (bit i) and of enum sym_prof_map_kind, as the
- * raw format and the pprof comments spell them. */
-#define SYMI_PROF_NKINDS 4
-extern const char *const symi_prof_flag_names[SYM_PROF_NFLAGS];
-extern const char *const symi_prof_kind_names[SYMI_PROF_NKINDS];
-/* The bit of stack flag @name, or -1 when it has no name here. */
-int symi_prof_flag_bit(const char *name);
-/* The enum sym_prof_map_kind named @name, or -1. */
-int symi_prof_kind(const char *name);
-
-/* Intern @s (NULL or "" give NULL) into string set @set of @p; *out is
- * the profile's copy, which sym_prof_set_location() finds again without
- * copying.  0, -ENOMEM, -E2BIG (2^24 strings in the set). */
-int symi_prof_intern(struct sym_prof *p, int set, const char *s,
-		     const char **out);
-/* Strings interned in @set (used by a location or not). */
-size_t symi_prof_nstrs(const struct sym_prof *p, int set);
-/* The index in its set (0 to symi_prof_nstrs() - 1) of a string of a
- * struct sym_prof_line that the profile handed out. */
-uint32_t symi_prof_str_idx(const char *s);
-/* Mark @p symbolized (a file said so), with or without locations. */
-void symi_prof_set_symbolized(struct sym_prof *p);
 
 #endif /* SYM_INTERNAL_H */

@@ -47,12 +47,12 @@
 
 #include "grow.h"
 #include "tools.h"
-#include "perf.h"
-#include "procmaps.h"
-#include "retcheck.h"
-#include "fpcheck.h"
+#include "agent/perf.h"
+#include "agent/procmaps.h"
+#include "agent/retcheck.h"
+#include "agent/fpcheck.h"
 
-#include "unwind.h"
+#include "agent/unwind.h"
 
 #define DEFAULT_HZ 99
 #define DEFAULT_HZ_ALL 19

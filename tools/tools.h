@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 #include "banned.h"
 
 /** Exit statuses of a subcommand. */

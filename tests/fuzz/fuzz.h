@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

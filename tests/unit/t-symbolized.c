@@ -1,6 +1,6 @@
 /*
- * t-symbolized.c - the symbolized form of a profile (libsym/prof.c,
- * libsym/raw.c; docs/raw-format.md, "The symbolized form").
+ * t-symbolized.c - the symbolized form of a profile (libsym/prof/prof.c,
+ * libsym/prof/raw.c; docs/raw-format.md, "The symbolized form").
  *
  * - sym_prof_set_location() / sym_prof_location(): keys (map, address,
  *   return flag), replacement in place, interned strings, "" as NULL, and

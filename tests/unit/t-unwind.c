@@ -1,5 +1,5 @@
 /*
- * t-unwind.c - tests of tools/unwind.c, the DWARF CFI unwinder of
+ * t-unwind.c - tests of tools/agent/unwind.c, the DWARF CFI unwinder of
  * `sym record --call-graph dwarf`.
  *
  * Without perf: argument checks, the mapping table, and an unwind of this
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "unwind.h"
+#include "agent/unwind.h"
 #include "perfsample.h"
 
 #define NSAMPLES 300

@@ -139,7 +139,7 @@ struct sp_stack {
 	uint64_t hash;
 	uint64_t count, weight;
 	int32_t tid;
-	uint32_t flags;		/* SYM_PROF_* bits of sym.h */
+	uint32_t flags;		/* SYM_PROF_* bits of sym_prof.h */
 	uint32_t n;
 	struct sp_frame f[];
 };

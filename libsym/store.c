@@ -1,5 +1,5 @@
 /*
- * cache.c - the store: tables per build ID in LMDB, read in place.
+ * store.c - the store: tables per build ID in LMDB, read in place.
  *
  * This is the only file that sees LMDB.  Layout (docs/store.md):
  *

@@ -1,7 +1,8 @@
 /*
  * prof.c - struct sym_prof: one profile in memory (header, mappings,
  * processes, threads and unique stacks), independent of any file format.
- * raw.c reads and writes it as docs/raw-format.md; pprof.c as pprof.
+ * raw.c reads and writes it as docs/raw-format.md; pprof-read.c and
+ * pprof-write.c as pprof.
  *
  * Invariants, which the writers rely on so that whatever a profile holds
  * can be written and read back unchanged:
