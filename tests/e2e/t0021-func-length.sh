@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0020-func-length.sh - no function of libsym/, symd/ or tools/ is over
+# t0021-func-length.sh - no function of libsym/, symd/ or tools/ is over
 # 150 lines (tests/func-length.py: one TAP point per C file, and one for
 # its list of allowed exceptions, signal-handler code only).
 root=${SYM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
