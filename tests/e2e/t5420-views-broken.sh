@@ -31,7 +31,7 @@
 #     without refusing when both are small.
 . "$(dirname "$0")/lib.sh"
 need python3
-plan 52
+plan 54
 
 # gen FILE MODE TOOL N FLAGGED-SPEC...: a symbolized raw profile of N
 # samples; each spec is COUNT:FLAGS[:END], a stack of COUNT samples with

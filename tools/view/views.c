@@ -959,6 +959,27 @@ static const struct {
 	{ VIEWS_OPT_ALL, VIEWS_KERNEL | VIEWS_JIT },
 };
 
+/* The options with two values, one setting a flag, the other clearing it. */
+static const struct {
+	int opt;
+	const char *set, *clear;
+	uint32_t flag;
+} toggle_opts[] = {
+	{ VIEWS_OPT_VALUE, "weight", "samples", VIEWS_WEIGHT },
+	{ VIEWS_OPT_BROKEN, "plain", "mark", VIEWS_BROKEN_PLAIN },
+};
+
+/* The message for a bad value @arg of option @opt. */
+static int bad_value(int opt, const char *arg)
+{
+	tool_err("unknown value '%s' for --%s", arg,
+		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
+		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
+		 opt == VIEWS_OPT_BROKEN ? "broken (mark, plain)" :
+					   "value (samples, weight)");
+	return -1;
+}
+
 int views_getopt(int opt, const char *arg, struct views_opts *o)
 {
 	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
@@ -966,6 +987,18 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 			o->flags |= flag_opts[i].flags;
 			return 1;
 		}
+	}
+	for (size_t i = 0; i < sizeof(toggle_opts) / sizeof(toggle_opts[0]);
+	     i++) {
+		if (toggle_opts[i].opt != opt)
+			continue;
+		if (strcmp(arg, toggle_opts[i].set) == 0)
+			o->flags |= toggle_opts[i].flag;
+		else if (strcmp(arg, toggle_opts[i].clear) == 0)
+			o->flags &= ~toggle_opts[i].flag;
+		else
+			return bad_value(opt, arg);
+		return 1;
 	}
 	switch (opt) {
 	case VIEWS_OPT_FROM:
@@ -988,22 +1021,6 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		else if (strcmp(arg, "mark") != 0)
 			break;
 		return 1;
-	case VIEWS_OPT_VALUE:
-		if (strcmp(arg, "weight") == 0)
-			o->flags |= VIEWS_WEIGHT;
-		else if (strcmp(arg, "samples") == 0)
-			o->flags &= ~(uint32_t)VIEWS_WEIGHT;
-		else
-			break;
-		return 1;
-	case VIEWS_OPT_BROKEN:
-		if (strcmp(arg, "plain") == 0)
-			o->flags |= VIEWS_BROKEN_PLAIN;
-		else if (strcmp(arg, "mark") == 0)
-			o->flags &= ~(uint32_t)VIEWS_BROKEN_PLAIN;
-		else
-			break;
-		return 1;
 	case VIEWS_OPT_QUIET:
 	case 'q':
 		o->sym.quiet = true;
@@ -1011,12 +1028,7 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 	default:
 		return tool_symbolize_getopt(opt, arg, &o->sym);
 	}
-	tool_err("unknown value '%s' for --%s", arg,
-		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
-		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
-		 opt == VIEWS_OPT_BROKEN ? "broken (mark, plain)" :
-					   "value (samples, weight)");
-	return -1;
+	return bad_value(opt, arg);
 }
 
 int views_option(int opt, const char *arg, struct views_opts *o,
