@@ -73,11 +73,11 @@ static const char *const cures[NREC][BROKEN_NKINDS] = {
 			"hand-written assembly); no recording option cures it",
 		[F_LEAF] = "the leaf function's caller may be missing",
 		[F_UNWIND] = "the CFI unwind stopped before the outermost "
-			"frame: the binary has no CFI there (JIT code, assembly "
-			"without CFI directives: give the recorder its debug "
-			"file with .debug_frame, or build it with "
-			"-fasynchronous-unwind-tables), or the stack is deeper "
-			"than the copy (raise --stack-size, 8192 bytes by "
+			"frame: either the binary has no CFI where it stopped "
+			"(JIT code, assembly without CFI directives: give the "
+			"recorder its debug file with .debug_frame, or build it "
+			"with -fasynchronous-unwind-tables), or the stack is "
+			"deeper than the copy (raise --stack-size, 8192 bytes by "
 			"default, up to 63488)",
 		[F_KERNEL] = KERNEL_ONLY,
 		[BROKEN_UNKNOWN] = UNKNOWN_FLAG,
