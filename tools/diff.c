@@ -28,8 +28,21 @@
  * the shares are equal.  Testing many functions at 95% flags about 5% of
  * unchanged ones: use --conf 99.9 or so for a whole table.
  *
+ * Broken stacks (tools/view/broken.h).  Two profiles whose shares of
+ * flagged stacks differ beyond sampling noise (broken_compare(): B's
+ * flagged share minus A's, Newcombe at 99.9%) were recorded differently:
+ * an fp profile of a program without frame pointers against a dwarf one
+ * moves every caller's total share by tens of points, which no row could
+ * tell from a change of the program.  When one of the two is over 2%
+ * flagged the comparison is refused (exit status 1) unless
+ * --allow-broken; otherwise, or with it, every row is marked unreliable
+ * ('!').  Each side also gets the views' warning when over 2%, and the
+ * flagged stacks are compared as the entry "[broken stack]" like any
+ * function (--broken=plain leaves that frame out).
+ *
  * Exit status: 0 (whether or not something changed), 1 (an input could
- * not be read, or has no samples), 2 (usage).
+ * not be read, or has no samples; the broken-stack shares differ and
+ * --allow-broken was not given), 2 (usage).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -72,6 +85,8 @@ struct row {
 struct diff {
 	struct side s[2];
 	bool weight;		/* --value weight */
+	struct broken_cmp broken;	/* the flagged shares of A and B */
+	bool allow_broken;	/* --allow-broken */
 	double conf;
 	struct fn *fns;
 	size_t nfns, capfns;
@@ -272,16 +287,18 @@ static int make_rows(struct diff *d, struct row **out, size_t *n)
 	return 0;
 }
 
-static void put_rows(FILE *f, const struct row *r, size_t n)
+/* The rows; @mark: each one marked unreliable ('!'). */
+static void put_rows(FILE *f, const struct row *r, size_t n, bool mark)
 {
-	fprintf(f, "%-5s %8s %8s %8s  %-19s %7s  %s\n", "", "A", "B",
-		"change", "interval", "z", "function");
+	fprintf(f, "%s%-5s %8s %8s %8s  %-19s %7s  %s\n", mark ? "  " : "",
+		"", "A", "B", "change", "interval", "z", "function");
 	for (size_t i = 0; i < n; i++) {
 		char iv[48];
 
 		snprintf(iv, sizeof(iv), "[%+.2f, %+.2f]", 100 * r[i].d.lo,
 			 100 * r[i].d.hi);
-		fprintf(f, "%-5s %7.2f%% %7.2f%% %+8.2f  %-19s %7.1f  %s\n",
+		fprintf(f, "%s%-5s %7.2f%% %7.2f%% %+8.2f  %-19s %7.1f  %s\n",
+			mark ? "! " : "",
 			r[i].kind == SELF ? "self" : "total", 100 * r[i].pa,
 			100 * r[i].pb, 100 * r[i].d.diff, iv, r[i].d.z,
 			r[i].fn->name);
@@ -291,11 +308,41 @@ static void put_rows(FILE *f, const struct row *r, size_t n)
 static void put_side(FILE *f, const char *which, const struct side *s,
 		     const char *unit)
 {
+	const struct views_input *in = views_input(s->v, 0);
+
 	fprintf(f, "%s: %s, %llu samples", which, s->path,
-		(unsigned long long)views_input(s->v, 0)->samples);
+		(unsigned long long)in->samples);
 	if (strcmp(unit, "samples"))
 		fprintf(f, ", %.6g %s", s->all, unit);
+	if (in->flagged)
+		fprintf(f, "; %llu with broken stacks (%.2f%%)",
+			(unsigned long long)in->flagged,
+			100.0 * (double)in->flagged / (double)in->samples);
 	fputc('\n', f);
+}
+
+/* "A 12.00%, B 0.38%; B - A -11.62 points, 99.9% interval [...]". */
+static void put_broken_shares(FILE *f, const struct broken_cmp *c)
+{
+	fprintf(f, "A %.2f%%, B %.2f%%; B - A %+.2f points, %g%% interval "
+		   "[%+.2f, %+.2f]", 100 * c->pa, 100 * c->pb,
+		100 * c->d.diff, 100 * BROKEN_DIFF_CONF, 100 * c->d.lo,
+		100 * c->d.hi);
+}
+
+/* Refuse the comparison (before any output): the message. */
+static void put_refusal(const struct diff *d)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: cannot compare '%s' and '%s': their shares of "
+			"broken stacks differ beyond sampling noise (",
+		tool_prog(), d->s[0].path, d->s[1].path);
+	put_broken_shares(stderr, &d->broken);
+	fprintf(stderr, "): a change of shares would show how the stacks were "
+			"recorded, not what the program did\n");
+	fprintf(stderr, "%s: record both the same way (the warnings above say "
+			"how), or pass --allow-broken to compare anyway, every "
+			"row marked unreliable\n", tool_prog());
 }
 
 static int report(struct diff *d, FILE *f, bool all, size_t top)
@@ -303,6 +350,7 @@ static int report(struct diff *d, FILE *f, bool all, size_t top)
 	struct row *r = NULL;
 	size_t n = 0, nch = 0, shown;
 	const char *unit = views_unit(d->s[0].v);
+	bool mark = d->broken.differ;
 	int err = make_rows(d, &r, &n);
 
 	if (err)
@@ -313,13 +361,24 @@ static int report(struct diff *d, FILE *f, bool all, size_t top)
 	put_side(f, "B", &d->s[1], unit);
 	fprintf(f, "Shares of %s%s; change = B - A in percentage points, "
 		   "with its %g%%\ninterval (Newcombe) and z; most "
-		   "significant first.\n\n",
+		   "significant first.\n",
 		unit, d->weight ? " (weighted)" : "", 100 * d->conf);
+	if (mark) {
+		fprintf(f, "UNRELIABLE: the shares of broken stacks differ "
+			   "beyond sampling noise\n(");
+		put_broken_shares(f, &d->broken);
+		fprintf(f, "):\nevery row (marked !) may show how the stacks "
+			   "were recorded rather than\nwhat the program did "
+			   "(%s).\n", d->broken.refuse ?
+			   "compared because of --allow-broken" :
+			   "not refused: neither profile is over 2% broken");
+	}
+	fputc('\n', f);
 	shown = top && top < nch ? top : nch;
 	fprintf(f, "Changed: %zu of %zu entries (self and total)%s\n", nch,
 		n, nch ? ":" : ".");
 	if (shown)
-		put_rows(f, r, shown);
+		put_rows(f, r, shown, mark);
 	if (shown < nch)
 		fprintf(f, "... and %zu more (--top 0 shows all)\n",
 			nch - shown);
@@ -332,7 +391,7 @@ static int report(struct diff *d, FILE *f, bool all, size_t top)
 		fprintf(f, "\nCannot tell apart at these sample counts (the "
 			   "change is within sampling\nnoise; not a proof "
 			   "that nothing changed): %zu entries:\n", n - nch);
-		put_rows(f, r + nch, n - nch);
+		put_rows(f, r + nch, n - nch, mark);
 	}
 	free(r);
 	return 0;
@@ -365,6 +424,18 @@ static void usage(FILE *f)
 		"                       (a normalized merge, CPU time), with "
 		"effective\n"
 		"                       sample sizes\n"
+		"  --allow-broken       compare even when the two profiles' "
+		"shares of broken\n"
+		"                       stacks (flagged by the recorder) "
+		"differ beyond\n"
+		"                       sampling noise and one is over 2%%; "
+		"every row is\n"
+		"                       then marked unreliable ('!')\n"
+		"  --broken=MODE        mark: flagged stacks under a [broken "
+		"stack] root\n"
+		"                       frame, compared as an entry (default); "
+		"plain: as\n"
+		"                       recorded\n"
 		"  --server URL, --store DIR, --wait-ms MS, -q\n"
 		"                       how to symbolize (as sym symbolize)\n"
 		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE\n"
@@ -373,12 +444,14 @@ static void usage(FILE *f)
 		"                       here is not --kernel --jit\n"
 		"  -h, --help           this text\n\n"
 		"Exit status 0 whether or not something changed, 1 for an "
-		"input that\ncannot be read or has no samples, 2 for bad "
-		"usage.  docs/views.md,\n\"Comparing profiles\".\n");
+		"input that\ncannot be read or has no samples, or profiles "
+		"whose broken stacks differ\n(without --allow-broken), 2 for "
+		"bad usage.  docs/views.md,\n\"Comparing profiles\".\n");
 }
 
 int cmd_diff(int argc, char **argv)
 {
+	enum { OPT_ALLOW_BROKEN = 256 };
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "conf", required_argument, NULL, 'c' },
@@ -395,6 +468,8 @@ int cmd_diff(int argc, char **argv)
 		{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },
 		{ "value", required_argument, NULL, VIEWS_OPT_VALUE },
 		{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },
+		{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN },
+		{ "allow-broken", no_argument, NULL, OPT_ALLOW_BROKEN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct views_opts vo = { .no_folded = true };
@@ -437,6 +512,9 @@ int cmd_diff(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return TOOL_EXIT_OK;
+		case OPT_ALLOW_BROKEN:
+			d.allow_broken = true;
+			break;
 		default:
 			rc = views_getopt(c, optarg, &vo);
 			if (rc > 0)
@@ -480,6 +558,15 @@ int cmd_diff(int argc, char **argv)
 			tool_err("'%s': no samples to compare", s->path);
 			goto out;
 		}
+		views_warn_broken(s->v);
+	}
+	/* It fails only for a side without samples (its weights without
+	 * counts): nothing to test, d.broken stays zero. */
+	(void)broken_compare(&views_input(d.s[0].v, 0)->broken,
+		       &views_input(d.s[1].v, 0)->broken, &d.broken);
+	if (d.broken.refuse && !d.allow_broken) {
+		put_refusal(&d);
+		goto out;
 	}
 	err = join(&d);
 	if (!err)

@@ -7,8 +7,15 @@
  * IN is raw, symbolized raw or pprof.  When some of its frames have no
  * location yet, they are symbolized first, as `sym symbolize` does
  * (tools/symbolize.c: the same options, the same summary on stderr).
+ * When more than 2% of its samples have stacks the recorder flagged as
+ * likely wrong, the views' warning (tools/view/broken.h) says so on
+ * stderr, with the cure; the flags themselves travel in the sym_flags
+ * label (docs/pprof.md).
  */
+#include <errno.h>
+
 #include "tools.h"
+#include "view/broken.h"
 
 static void usage(FILE *f)
 {
@@ -37,7 +44,19 @@ static void usage(FILE *f)
 		"usage.\n");
 }
 
+/* The views' warning on broken stacks, for the profile about to go out. */
+static void check_broken(const struct sym_prof *p, const char *path)
+{
+	struct broken_tally t;
+
+	if (broken_tally_prof(p, &t) == 0)
+		broken_warn(stderr, &t, path, "they carry the label sym_flags "
+			    "(pprof -tags lists them)");
+	else
+		tool_err_code(path, -ENOMEM);
+}
+
 int cmd_pprof(int argc, char **argv)
 {
-	return tool_symbolize_main(argc, argv, usage, true);
+	return tool_symbolize_main(argc, argv, usage, true, check_broken);
 }

@@ -32,6 +32,10 @@
  * with effective sample sizes; the raw format keeps only each stack's
  * sum of weights, so its samples are taken as equally weighted.
  *
+ * Stacks the recorder flagged as likely wrong are counted by flag in a
+ * note; their totals go under "[broken stack]" (views.h), an entry of
+ * the total table like a function, whose share is theirs.
+ *
  * When the stacks come from two hosts or more (a merge with --spread, or
  * inputs of several hosts), the top functions' smallest, median and
  * largest share over the hosts follow (tools/view/report_spread.h).
@@ -109,6 +113,7 @@ struct row {
 struct report {
 	const struct views *v;
 	bool weighted;
+	bool broken_plain;	/* --broken=plain */
 	double conf, res;	/* fractions */
 	size_t top;
 	uint64_t n;		/* samples */
@@ -415,15 +420,18 @@ static void put_resolution(struct report *r, const struct row *rows,
 static void put_header(struct report *r)
 {
 	const struct views *v = r->v;
-	uint64_t flagged = 0, lost = 0, dropped = 0;
+	uint64_t lost = 0, dropped = 0;
 	size_t ni = views_ninputs(v);
 	const struct views_input *in0 = views_input(v, 0);
+	struct broken_tally b;
+	char list[160];
 
 	for (size_t i = 0; i < ni; i++) {
-		flagged += views_input(v, i)->flagged;
 		lost += views_input(v, i)->lost;
 		dropped += views_input(v, i)->dropped;
 	}
+	views_broken(v, &b);
+	broken_list(&b, list, sizeof(list));
 	fprintf(r->f, "sym report: %llu samples from %zu profile%s",
 		(unsigned long long)r->n, ni, ni == 1 ? "" : "s");
 	if (ni == 1 && in0->host)
@@ -437,12 +445,14 @@ static void put_header(struct report *r)
 		   "is the range of true shares\nthese samples support at "
 		   "%g%% (Wilson score interval; docs/views.md).\n",
 		100 * r->conf);
-	if (flagged)
+	if (b.flagged)
 		fprintf(r->f, "Note: %llu samples (%.2f%%) have stacks "
-			   "flagged as likely wrong (truncated, bad return, "
-			   "...):\nthey bias the shares, which the intervals "
-			   "do not cover.\n", (unsigned long long)flagged,
-			100.0 * (double)flagged / (double)r->n);
+			   "flagged as likely wrong (%s):\nthey bias the "
+			   "shares, which the intervals do not cover%s.\n",
+			(unsigned long long)b.flagged,
+			100.0 * (double)b.flagged / (double)r->n, list,
+			r->broken_plain ? "" : "; the totals show them "
+			"under " BROKEN_FRAME);
 	if (lost || dropped)
 		fprintf(r->f, "Note: %llu samples lost by the kernel and %llu "
 			   "dropped by the recorder are not in the shares.\n",
@@ -589,6 +599,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	r.v = v;
 	r.weighted = vo.flags & VIEWS_WEIGHT;
+	r.broken_plain = vo.flags & VIEWS_BROKEN_PLAIN;
 	if (views_out_open(&out, output))
 		goto out;
 	r.f = out.f;

@@ -1104,7 +1104,7 @@ static void usage(FILE *f)
 }
 
 int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
-			bool pprof)
+			bool pprof, tool_prof_check_fn check)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -1156,6 +1156,8 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 		sym_prof_free(p);
 		return TOOL_EXIT_FAIL;
 	}
+	if (check)
+		check(p, argv[optind]);
 	rc = tool_prof_write(p, pprof, out) ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
 	sym_prof_free(p);
 	return rc;
@@ -1163,5 +1165,5 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 
 int cmd_symbolize(int argc, char **argv)
 {
-	return tool_symbolize_main(argc, argv, usage, false);
+	return tool_symbolize_main(argc, argv, usage, false, NULL);
 }

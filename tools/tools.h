@@ -253,6 +253,12 @@ int tool_prof_symbolize(struct sym_prof *p,
 int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
 		   struct sym_prof **out);
 
+/** Called by tool_symbolize_main() with the profile read from @path,
+ *  symbolized, before it is written (`sym pprof`'s warning on broken
+ *  stacks). */
+typedef void (*tool_prof_check_fn)(const struct sym_prof *p,
+				   const char *path);
+
 /**
  * tool_symbolize_main() - the body of `sym symbolize` (@pprof false:
  * every frame not ok is resolved, the symbolized raw form is written)
@@ -260,10 +266,11 @@ int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
  * symbolized pprof profile is written): options -o, -q, -h and
  * TOOL_SYMBOLIZE_OPTIONS, one input.
  * @param usage_fn  prints the command's help
+ * @param check     NULL, or called once the profile is symbolized
  * @return the exit status
  */
 int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
-			bool pprof);
+			bool pprof, tool_prof_check_fn check);
 
 /** tool_status_name() - "ok", "missing", ... for enum sym_prof_loc_status. */
 const char *tool_status_name(uint32_t status);

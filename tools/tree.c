@@ -18,6 +18,9 @@
  * lost some gets one line "[N more under X%]" with their summed total in
  * their place, so that the numbers still add up.
  *
+ * Stacks the recorder flagged as likely wrong hang under "[broken stack]"
+ * (views.h), and a header line says how many samples they hold, by flag.
+ *
  * The walk is iterative (stacks can be thousands of frames deep) and
  * sorts each node's children once, when the node is printed.
  */
@@ -171,10 +174,14 @@ static void put_line(struct walk *w, const struct item *it)
 	}
 }
 
-/* Print @t (root total @all) to @f. */
-static int print_tree(const struct stacktree *t, double min_pct,
-		      bool inverted, const char *unit, FILE *f)
+/* Print @t (root total @all) to @f; @v's inputs, read with @flags
+ * (enum views_flags), for the header. */
+static int print_tree(const struct stacktree *t, const struct views *v,
+		      uint32_t flags, double min_pct, bool inverted, FILE *f)
 {
+	const char *unit = views_unit(v);
+	struct broken_tally b;
+	char list[160];
 	struct walk w = { .t = t, .f = f, .min_pct = min_pct };
 	struct item it;
 	char digits[32];
@@ -197,6 +204,16 @@ static int print_tree(const struct stacktree *t, double min_pct,
 		   "callers)", (unsigned long long)w.all, unit);
 	if (min_pct > 0)
 		fprintf(f, "; nodes under %.2f%% left out", min_pct);
+	/* Broken stacks, however few: a line saying where they are. */
+	views_broken(v, &b);
+	broken_list(&b, list, sizeof(list));
+	if (b.flagged)
+		fprintf(f, "\n# %llu samples (%.2f%%) have broken stacks "
+			   "(%s): %s", (unsigned long long)b.flagged,
+			pct(b.flagged, b.samples), list,
+			flags & VIEWS_BROKEN_PLAIN ?
+			"shown as recorded (--broken=plain)" :
+			"they are under " BROKEN_FRAME);
 	fprintf(f, "\n%*s %8s  %*s %8s  %s\n", w.width, "total", "%",
 		w.width, "self", "%", inverted ? "function <- caller" :
 		"caller -> callee");
@@ -264,7 +281,7 @@ int cmd_tree(int argc, char **argv)
 	}
 	if (views_out_open(&out, output))
 		goto out;
-	err = print_tree(t, min_pct, inverted, views_unit(v), out.f);
+	err = print_tree(t, v, vo.flags, min_pct, inverted, out.f);
 	if (err)
 		tool_err("out of memory");
 	if (views_out_close(&out, !err) == 0 && !err)

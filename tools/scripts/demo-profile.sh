@@ -335,16 +335,38 @@ curl -s -m 5 "$URL/metrics" |
 	sed 's/^/     /' || true
 
 say "13. The views: pprof, folded stacks, flame graph, report"
-run "$SYM" pprof -q -o "$OUT/demo.pb.gz" "$OUT/demo.sym.raw" ||
-	fail "sym pprof failed"
-run "$SYM" fold --kernel -o "$OUT/demo.folded" "$OUT/demo.sym.raw" ||
-	fail "sym fold failed"
+# Each view warns on stderr when more than 2% of the samples have stacks
+# the recorder flagged as broken (docs/views.md, "Broken stacks"), and
+# all four say the same: it is shown once.
+shown_warning=
+# view_stderr CMD: the stderr of `sym CMD` ($T/view.err), unless it is
+# the warning shown already (but for the part on how CMD shows them).
+view_stderr() {
+	_w=$(sed -e "s/^sym $1:/sym:/" -e 's/; they [^:]*:$/:/' "$T/view.err")
+	if [ -n "$_w" ] && [ "$_w" = "$shown_warning" ]; then
+		echo "   (the same warning on broken stacks from sym $1)"
+	else
+		cat "$T/view.err"
+		shown_warning=$_w
+	fi
+}
+run "$SYM" pprof -q -o "$OUT/demo.pb.gz" "$OUT/demo.sym.raw" \
+	2> "$T/view.err" || { cat "$T/view.err"; fail "sym pprof failed"; }
+view_stderr pprof
+run "$SYM" fold --kernel -o "$OUT/demo.folded" "$OUT/demo.sym.raw" \
+	2> "$T/view.err" || { cat "$T/view.err"; fail "sym fold failed"; }
+view_stderr fold
 run "$SYM" flamegraph --kernel --title "demo_work" \
 	--subtitle "sym $RECORDER, symbolized by symd" \
-	-o "$OUT/flame.svg" "$OUT/demo.sym.raw" || fail "sym flamegraph failed"
+	-o "$OUT/flame.svg" "$OUT/demo.sym.raw" 2> "$T/view.err" || {
+	cat "$T/view.err"
+	fail "sym flamegraph failed"
+}
+view_stderr flamegraph
 printf '$ %s\n' "sym report --top 12 $OUT/demo.sym.raw > $OUT/report.txt"
-"$SYM" report --top 12 "$OUT/demo.sym.raw" > "$OUT/report.txt" ||
-	fail "sym report failed"
+"$SYM" report --top 12 "$OUT/demo.sym.raw" > "$OUT/report.txt" \
+	2> "$T/view.err" || { cat "$T/view.err"; fail "sym report failed"; }
+view_stderr report
 cat "$OUT/report.txt"
 
 say "14. Check: the hot functions, with the shares the workload is built for"

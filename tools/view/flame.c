@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "broken.h"
 #include "flame.h"
 #include "stats.h"
 #include "banned.h"
@@ -437,6 +438,13 @@ static void frame_fill(const struct layout *L, uint32_t id, char *buf,
 		return;
 	}
 	name = stacktree_name(L->t, id, &nlen);
+	/* The views' root of flagged stacks (broken.h): grey, like no
+	 * function, so that its share stands out. */
+	if (nlen == strlen(BROKEN_FRAME) &&
+	    memcmp(name, BROKEN_FRAME, nlen) == 0) {
+		snprintf(buf, len, "rgb(140,140,140)");
+		return;
+	}
 	k = frame_kind(name, nlen);
 	if (k != KIND_USER)
 		nlen -= 4;

@@ -98,6 +98,8 @@ static void input_release(struct views_input *in)
 	free(in->host);
 	free(in->weight_unit);
 	free(in->event);
+	free(in->tool);
+	free(in->mode);
 }
 
 void views_free(struct views *v)
@@ -228,21 +230,30 @@ static int push_name(struct views *v, const char *s, size_t n,
 
 /* ---- profiles ---- */
 
-/* The module part of "module+0xADDR" for map @m (NULL: no map). */
-static void module_name(const struct sym_prof_map *m, char *out, size_t len)
+const char *views_module_name(const struct sym_prof_map *m, size_t *len)
 {
-	const char *slash;
+	const char *s = "[unknown]", *slash;
 
 	if (m && m->path) {
 		slash = strrchr(m->path, '/');
-		snprintf(out, len, "%s", slash && slash[1] ? slash + 1 : m->path);
+		s = slash && slash[1] ? slash + 1 : m->path;
 	} else if (m && m->build_id) {
-		snprintf(out, len, "%.*s", BUILD_ID_DIGITS, m->build_id);
+		*len = strnlen(m->build_id, BUILD_ID_DIGITS);
+		return m->build_id;
 	} else if (m && m->kind == SYM_PROF_MAP_ANON) {
-		snprintf(out, len, "[anon]");
-	} else {
-		snprintf(out, len, "[unknown]");
+		s = "[anon]";
 	}
+	*len = strlen(s);
+	return s;
+}
+
+/* The module part of "module+0xADDR" for map @m (NULL: no map). */
+static void module_name(const struct sym_prof_map *m, char *out, size_t len)
+{
+	size_t n;
+	const char *s = views_module_name(m, &n);
+
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
 }
 
 /* The annotation of a frame of map @m that is not an inlined call. */
@@ -345,11 +356,22 @@ static int push_process(struct views *v, const struct sym_prof *p,
 	return push_buf(v, len);
 }
 
-/* Start a stack: its root frame when asked for.  *start is its offset. */
+/*
+ * Start a stack: "[broken stack]" when it is flagged, then the process or
+ * thread when asked for (@p and @s are NULL for folded stacks, which
+ * have neither).  *start is its offset.
+ */
 static int stack_begin(struct views *v, const struct sym_prof *p,
 		       const struct sym_prof_stack *s, size_t *start)
 {
+	int err;
+
 	*start = v->nids;
+	if (s && s->flags && !(v->flags & VIEWS_BROKEN_PLAIN)) {
+		err = push_name(v, BROKEN_FRAME, strlen(BROKEN_FRAME), NULL);
+		if (err)
+			return err;
+	}
 	if (p && (v->flags & (VIEWS_COMM | VIEWS_PID | VIEWS_TID)))
 		return push_process(v, p, s);
 	return 0;
@@ -479,7 +501,6 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		       struct views_input *in)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
-	const uint32_t known = (1u << SYM_PROF_NFLAGS) - 1;
 	struct fcache c = { 0 };
 	size_t i, start, nsrc = sym_prof_nsources(p);
 	const char **hostof = NULL;
@@ -488,10 +509,16 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 
 	if (dup_str(h->host, &in->host) ||
 	    dup_str(h->weight_unit, &in->weight_unit) ||
-	    dup_str(h->event, &in->event)) {
+	    dup_str(h->event, &in->event) || dup_str(h->tool, &in->tool) ||
+	    dup_str(h->mode, &in->mode) ||
+	    broken_tally_prof(p, &in->broken)) {
 		err = -ENOMEM;
 		goto out;
 	}
+	/* The tally's strings are the profile's: point them at the copies. */
+	in->broken.tool = in->tool;
+	in->broken.mode = in->mode;
+	in->flagged = in->broken.flagged;
 	/* The host of each source (index 0: no source, the header's). */
 	hostof = calloc(nsrc + 1, sizeof(*hostof));
 	if (!hostof) {
@@ -535,8 +562,6 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		/* Below the total, which did not overflow. */
 		in->samples += s->count;
 		in->stacks++;
-		if (s->flags & known)
-			in->flagged += s->count;
 	}
 out:
 	free(hostof);
@@ -875,6 +900,26 @@ int views_load(struct views *v, const char *path, const struct views_opts *o)
 	return 0;
 }
 
+size_t views_warn_broken(const struct views *v)
+{
+	bool marked = !(v->flags & VIEWS_BROKEN_PLAIN);
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->ninputs; i++)
+		if (broken_warn(stderr, &v->inputs[i].broken,
+				v->inputs[i].path, marked ?
+				"they are under " BROKEN_FRAME : NULL))
+			n++;
+	return n;
+}
+
+void views_broken(const struct views *v, struct broken_tally *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < v->ninputs; i++)
+		broken_add(out, &v->inputs[i].broken);
+}
+
 int views_tree(const struct views *v, bool inverted, struct stacktree *t)
 {
 	for (size_t i = 0; i < v->nstacks; i++) {
@@ -914,6 +959,27 @@ static const struct {
 	{ VIEWS_OPT_ALL, VIEWS_KERNEL | VIEWS_JIT },
 };
 
+/* The options with two values, one setting a flag, the other clearing it. */
+static const struct {
+	int opt;
+	const char *set, *clear;
+	uint32_t flag;
+} toggle_opts[] = {
+	{ VIEWS_OPT_VALUE, "weight", "samples", VIEWS_WEIGHT },
+	{ VIEWS_OPT_BROKEN, "plain", "mark", VIEWS_BROKEN_PLAIN },
+};
+
+/* The message for a bad value @arg of option @opt. */
+static int bad_value(int opt, const char *arg)
+{
+	tool_err("unknown value '%s' for --%s", arg,
+		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
+		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
+		 opt == VIEWS_OPT_BROKEN ? "broken (mark, plain)" :
+					   "value (samples, weight)");
+	return -1;
+}
+
 int views_getopt(int opt, const char *arg, struct views_opts *o)
 {
 	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
@@ -921,6 +987,18 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 			o->flags |= flag_opts[i].flags;
 			return 1;
 		}
+	}
+	for (size_t i = 0; i < sizeof(toggle_opts) / sizeof(toggle_opts[0]);
+	     i++) {
+		if (toggle_opts[i].opt != opt)
+			continue;
+		if (strcmp(arg, toggle_opts[i].set) == 0)
+			o->flags |= toggle_opts[i].flag;
+		else if (strcmp(arg, toggle_opts[i].clear) == 0)
+			o->flags &= ~toggle_opts[i].flag;
+		else
+			return bad_value(opt, arg);
+		return 1;
 	}
 	switch (opt) {
 	case VIEWS_OPT_FROM:
@@ -943,14 +1021,6 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		else if (strcmp(arg, "mark") != 0)
 			break;
 		return 1;
-	case VIEWS_OPT_VALUE:
-		if (strcmp(arg, "weight") == 0)
-			o->flags |= VIEWS_WEIGHT;
-		else if (strcmp(arg, "samples") == 0)
-			o->flags &= ~(uint32_t)VIEWS_WEIGHT;
-		else
-			break;
-		return 1;
 	case VIEWS_OPT_QUIET:
 	case 'q':
 		o->sym.quiet = true;
@@ -958,11 +1028,7 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 	default:
 		return tool_symbolize_getopt(opt, arg, &o->sym);
 	}
-	tool_err("unknown value '%s' for --%s", arg,
-		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
-		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
-					   "value (samples, weight)");
-	return -1;
+	return bad_value(opt, arg);
 }
 
 int views_option(int opt, const char *arg, struct views_opts *o,
@@ -1006,6 +1072,8 @@ int views_read(char *const *paths, size_t n, const struct views_opts *o,
 		tool_err("no samples in the input");
 		err = -ENODATA;
 	}
+	if (!err)
+		views_warn_broken(*out);
 	if (err) {
 		views_free(*out);
 		*out = NULL;

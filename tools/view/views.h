@@ -37,6 +37,11 @@
  *     "?", an unknown comm "[unknown]");
  *   - a stack with no frame at all is the one frame "[no stack]", so that
  *     every sample is somewhere;
+ *   - a stack the recorder flagged as likely wrong (any flag of
+ *     docs/raw-format.md, "Stacks") gets the root frame "[broken stack]"
+ *     (broken.h's BROKEN_FRAME), above the process root frame, unless
+ *     VIEWS_BROKEN_PLAIN: its share shows as one block, and it is not
+ *     rooted wherever its unwind happened to stop;
  *   - ';' in a name becomes ':', and line ends become spaces, so every
  *     name survives the folded format unchanged.
  *
@@ -55,6 +60,7 @@
 #include <stdio.h>
 
 #include "tools.h"
+#include "broken.h"
 #include "stacktree.h"
 
 /** Display options (enum views_flags in struct views_opts). */
@@ -77,6 +83,9 @@ enum views_flags {
 	/** A stack's value is its weight (header's weight unit), not its
 	 *  sample count (--value weight). */
 	VIEWS_WEIGHT = (1 << 7),
+	/** Flagged stacks as recorded, without the "[broken stack]" root
+	 *  frame (--broken=plain). */
+	VIEWS_BROKEN_PLAIN = (1 << 8),
 };
 
 /** Input formats. */
@@ -131,14 +140,18 @@ struct views_input {
 	uint32_t format;
 	/** From the profile's header; NULL when unknown (and for folded
 	 *  input).  Copies owned by struct views. */
-	char *host, *weight_unit, *event;
+	char *host, *weight_unit, *event, *tool, *mode;
 	/** Header values (0 for folded input). */
 	uint64_t period, frequency, duration_ns, lost, dropped;
 	/** Samples (sum of the counts) and stacks read. */
 	uint64_t samples, stacks;
 	/** Samples of stacks flagged as likely wrong (truncated, badreturn,
-	 *  leaf, unwind, kernel-only). */
+	 *  leaf, unwind, kernel-only, or a flag this reader does not know):
+	 *  broken.flagged. */
 	uint64_t flagged;
+	/** Its broken stacks, per flag (zero for folded input); its tool
+	 *  and mode point at @tool and @mode. */
+	struct broken_tally broken;
 };
 
 struct views;
@@ -211,6 +224,30 @@ const struct views_input *views_input(const struct views *v, size_t i);
 const char *views_unit(const struct views *v);
 
 /**
+ * views_warn_broken() - the warning of broken_warn() on stderr for each
+ * profile input of @v whose flagged stacks are more than 2% of its
+ * samples (folded inputs have no flags).  views_read() calls it.
+ * @return the number of inputs warned about
+ */
+size_t views_warn_broken(const struct views *v);
+
+/**
+ * views_broken() - the tally of every input of @v added up (broken_add()),
+ * for a note on all of them.
+ */
+void views_broken(const struct views *v, struct broken_tally *out);
+
+/**
+ * views_module_name() - the module part of an unresolved frame's name
+ * "module+0xADDR": the base name of @m's path, else the first 8 digits of
+ * its build ID, else "[anon]" (an anonymous map) or "[unknown]" (@m
+ * NULL: outside every map).
+ * @param[out] len  the name's length (it need not end in a NUL)
+ * @return borrowed from @m, or a static string
+ */
+const char *views_module_name(const struct sym_prof_map *m, size_t *len);
+
+/**
  * views_tree() - add every stack to @t with its value: top-down (root
  * first), or @inverted (leaf first, so the top level holds each leaf
  * function with its self value, and below it its callers).
@@ -236,6 +273,7 @@ enum {
 	VIEWS_OPT_INLINE,
 	VIEWS_OPT_VALUE,
 	VIEWS_OPT_QUIET,
+	VIEWS_OPT_BROKEN,
 };
 
 /** The long options of the input layer, for a longopts[] array. */
@@ -250,7 +288,8 @@ enum {
 	{ "all", no_argument, NULL, VIEWS_OPT_ALL },                        \
 	{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },            \
 	{ "value", required_argument, NULL, VIEWS_OPT_VALUE },              \
-	{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET }
+	{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },                    \
+	{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN }
 
 /** Help text of VIEWS_OPTIONS, for usage(). */
 #define VIEWS_USAGE                                                        \
@@ -271,7 +310,12 @@ enum {
 "  --inline=MODE        mark: inlined functions are frames marked _[i]\n" \
 "                       (default); plain: unmarked; none: left out\n"     \
 "  --value=WHAT         samples (default), or weight: the profile's\n"    \
-"                       weights (e.g. ns of CPU time)\n"
+"                       weights (e.g. ns of CPU time)\n"                 \
+"  --broken=MODE        mark: stacks the recorder flagged as likely\n"   \
+"                       wrong go under a [broken stack] root frame\n"    \
+"                       (default); plain: as recorded.  Either way a\n"  \
+"                       warning names the flags and their cure when\n"  \
+"                       they are over 2% of an input's samples\n"
 
 /**
  * views_getopt() - take one of VIEWS_OPTIONS (or 'q').
@@ -298,7 +342,7 @@ int views_option(int opt, const char *arg, struct views_opts *o,
 
 /**
  * views_read() - views_new() and views_load() of each of @paths (stdin
- * when @n is 0): what a view reads.
+ * when @n is 0), then views_warn_broken(): what a view reads.
  * @param[out] out  caller owns: views_free(); NULL on error
  * @return 0, or the first error (printed); -ENODATA when
  *         o->need_samples and the inputs hold no sample
