@@ -75,10 +75,13 @@
  * ABI.  The shared library's SONAME is libsym.so.SYM_VERSION_MAJOR.
  * Within one SONAME a program built against an older libsym runs against a
  * newer one: functions are only added, each in the version node of
- * libsym.map named for the release that added it (LIBSYM_0.1,
- * LIBSYM_0.2, ...), and never removed or changed in signature or meaning.
- * Anything else raises SYM_VERSION_MAJOR, and the SONAME with it.
- * sym_version() tells the version that is running.  Structs:
+ * libsym.map named for the release that added it (LIBSYM_1.0, LIBSYM_1.1,
+ * ...), and never removed or changed in signature or meaning.  Anything
+ * else raises SYM_VERSION_MAJOR, and the SONAME with it: 1.0.0 did, when
+ * the profile model's sym_prof_* functions left libsym.so.0 for
+ * libsymprofile.so.1 (sym_prof.h), so its version nodes restarted with
+ * LIBSYM_1.0, which holds every function of 1.0.0, sym_version()
+ * included.  sym_version() tells the version that is running.  Structs:
  *  - opaque ones (struct sym_table, sym_module, sym_store,
  *    sym_store_lock) are allocated by libsym and may change freely;
  *  - options structs (struct sym_module_opts, struct sym_store_opts) are
@@ -114,10 +117,10 @@ extern "C" {
 #define SYM_API __attribute__((visibility("default")))
 
 /** Library version, as a string and as numbers. */
-#define SYM_VERSION_MAJOR 0
-#define SYM_VERSION_MINOR 1
+#define SYM_VERSION_MAJOR 1
+#define SYM_VERSION_MINOR 0
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "0.1.0"
+#define SYM_VERSION "1.0.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be

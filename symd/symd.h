@@ -23,10 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct event_base;
-struct sym_store;
+#include "sym.h"
 
-#define SYMD_VERSION "0.1.0"
+struct event_base;
+
+/* The daemon's version (--version, GET /healthz): the release's, which
+ * symd, sym and libsym share. */
+#define SYMD_VERSION SYM_VERSION
 
 /* ---------------------------------------------------------------- work */
 

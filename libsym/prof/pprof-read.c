@@ -1447,12 +1447,18 @@ out:
 int sym_prof_read_pprof(const void *buf, size_t len, struct sym_prof **out,
 			char *msg, size_t msglen)
 {
-	const uint8_t *b = buf;
+	const uint8_t *b = buf ? buf : (const void *)"";
 	uint8_t *plain = NULL;
 	size_t plen = 0;
 	int err;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
+	if (!out || (!buf && len)) {
+		set_msg(msg, msglen, "a NULL %s",
+			out ? "buffer" : "out-pointer");
+		return -EINVAL;
+	}
 	if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
 		err = gunzip(b, len, &plain, &plen, msg, msglen);
 		if (!err)
@@ -1521,7 +1527,12 @@ int sym_prof_read_file(const char *path, struct sym_prof **out, char *msg,
 	size_t len = 0, plen = 0;
 	int fd, err;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
+	if (!out || !path) {
+		set_msg(msg, msglen, "a NULL %s", out ? "path" : "out-pointer");
+		return -EINVAL;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;

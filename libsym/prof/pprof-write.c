@@ -1026,6 +1026,8 @@ int sym_prof_write_pprof(const struct sym_prof *p, int fd)
 	int64_t idx;
 	int err;
 
+	if (!p)
+		return -EINVAL;
 	memset(&e, 0, sizeof(e));
 	e.p = p;
 	e.h = sym_prof_header(p);

@@ -384,6 +384,8 @@ static int strset_add(struct strset *t, const char *s, const char **out)
 
 int sym_prof_new(struct sym_prof **out)
 {
+	if (!out)
+		return -EINVAL;
 	*out = symi_calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
 }
@@ -437,10 +439,13 @@ void sym_prof_free(struct sym_prof *p)
 
 int sym_prof_set_header(struct sym_prof *p, const struct sym_prof_header *h)
 {
-	struct sym_prof_header n = *h;
+	struct sym_prof_header n;
 	char *s[6] = { NULL };
 	int err = 0;
 
+	if (!p || !h)
+		return -EINVAL;
+	n = *h;
 	if ((err = dup_str(h->host, &s[0])) ||
 	    (err = dup_str(h->tool, &s[1])) ||
 	    (err = dup_str(h->tool_version, &s[2])) ||
@@ -464,16 +469,19 @@ int sym_prof_set_header(struct sym_prof *p, const struct sym_prof_header *h)
 
 const struct sym_prof_header *sym_prof_header(const struct sym_prof *p)
 {
-	return &p->h;
+	return p ? &p->h : NULL;
 }
 
 int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
 		     uint32_t *id)
 {
-	struct sym_prof_map n = *m;
+	struct sym_prof_map n;
 	char *bid = NULL, *path = NULL;
 	int err;
 
+	if (!p || !m)
+		return -EINVAL;
+	n = *m;
 	if (m->kind > SYM_PROF_MAP_ANON || m->start > m->end || m->pid < -1 ||
 	    (m->flags & ~(uint32_t)SYM_PROF_MAP_VADDR_GUESSED) ||
 	    (m->build_id && *m->build_id &&
@@ -506,7 +514,7 @@ int sym_prof_add_process(struct sym_prof *p, int32_t pid, uint64_t pidns,
 	uint32_t i;
 	int err;
 
-	if (pid < 0 || nspid < 0)
+	if (!p || pid < 0 || nspid < 0)
 		return -EINVAL;
 	err = dup_str(comm, &c);
 	if (err)
@@ -538,7 +546,7 @@ int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 	uint32_t i;
 	int err;
 
-	if (pid < 0 || tid < 0)
+	if (!p || pid < 0 || tid < 0)
 		return -EINVAL;
 	err = dup_str(comm, &c);
 	if (err)
@@ -653,6 +661,8 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 	size_t mask, i;
 	int err;
 
+	if (!p || !s)
+		return -EINVAL;
 	if (s->nframes > SYM_PROF_MAX_FRAMES)
 		return -E2BIG;
 	if (s->pid < 0 || s->tid < 0 || (s->nframes && !s->frames) ||
@@ -719,37 +729,40 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 
 size_t sym_prof_nmaps(const struct sym_prof *p)
 {
-	return p->nmaps;
+	return p ? p->nmaps : 0;
 }
 
 const struct sym_prof_map *sym_prof_map(const struct sym_prof *p, uint32_t id)
 {
-	return id < p->nmaps ? &p->maps[id] : NULL;
+	return p && id < p->nmaps ? &p->maps[id] : NULL;
 }
 
 size_t sym_prof_nstacks(const struct sym_prof *p)
 {
-	return p->nstacks;
+	return p ? p->nstacks : 0;
 }
 
 const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
 					    size_t i)
 {
-	return i < p->nstacks ? &p->stacks[i] : NULL;
+	return p && i < p->nstacks ? &p->stacks[i] : NULL;
 }
 
 uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i)
 {
-	return i < p->nstacks ? source_of(p, i) : 0;
+	return p && i < p->nstacks ? source_of(p, i) : 0;
 }
 
 int sym_prof_add_source(struct sym_prof *p, const struct sym_prof_source *s,
 			uint32_t *id)
 {
-	struct sym_prof_source n = *s;
+	struct sym_prof_source n;
 	char *host = NULL, *unit = NULL;
 	int err;
 
+	if (!p || !s)
+		return -EINVAL;
+	n = *s;
 	if (p->nsources >= MAX_SOURCES)
 		return -E2BIG;
 	err = symi_grow((void **)&p->sources, &p->capsources,
@@ -772,13 +785,13 @@ int sym_prof_add_source(struct sym_prof *p, const struct sym_prof_source *s,
 
 size_t sym_prof_nsources(const struct sym_prof *p)
 {
-	return p->nsources;
+	return p ? p->nsources : 0;
 }
 
 const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
 					      uint32_t id)
 {
-	return id && id <= p->nsources ? &p->sources[id - 1] : NULL;
+	return p && id && id <= p->nsources ? &p->sources[id - 1] : NULL;
 }
 
 const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
@@ -786,7 +799,8 @@ const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
 {
 	uint32_t i;
 
-	if (pid < 0 || !symi_idx_get(&p->proc_idx, (uint64_t)pid, &i)) {
+	if (!p || pid < 0 ||
+	    !symi_idx_get(&p->proc_idx, (uint64_t)pid, &i)) {
 		if (pidns)
 			*pidns = 0;
 		if (nspid)
@@ -804,7 +818,8 @@ const char *sym_prof_thread(const struct sym_prof *p, int32_t tid)
 {
 	uint32_t i;
 
-	if (tid < 0 || !symi_idx_get(&p->thread_idx, (uint64_t)tid, &i))
+	if (!p || tid < 0 ||
+	    !symi_idx_get(&p->thread_idx, (uint64_t)tid, &i))
 		return NULL;
 	return p->threads[i].comm;
 }
@@ -963,7 +978,7 @@ int sym_prof_set_location(struct sym_prof *p, const struct sym_prof_frame *f,
 	int64_t at;
 	int err;
 
-	if ((f->map != SYM_PROF_NOMAP && f->map >= p->nmaps) ||
+	if (!p || !f || (f->map != SYM_PROF_NOMAP && f->map >= p->nmaps) ||
 	    (f->flags & ~(uint32_t)SYM_PROF_FRAME_RETURN) ||
 	    status >= SYM_PROF_LOC_NSTATUS ||
 	    (status == SYM_PROF_LOC_OK) != (n > 0) || (n && !lines))
@@ -1044,27 +1059,29 @@ int sym_prof_location(const struct sym_prof *p,
 		      const struct sym_prof_frame *f, uint32_t *status,
 		      const struct sym_prof_line **lines, size_t *n)
 {
-	int64_t at = loc_find(p, f);
+	int64_t at = p && f ? loc_find(p, f) : -1;
 
 	loc_out(at < 0 ? NULL : &p->locs[at], status, lines, n);
+	if (!p || !f)
+		return -EINVAL;
 	return at < 0 ? -SYM_E_NOTFOUND : 0;
 }
 
 int sym_prof_symbolized(const struct sym_prof *p)
 {
-	return p->symbolized;
+	return p ? p->symbolized : 0;
 }
 
 size_t sym_prof_nlocations(const struct sym_prof *p)
 {
-	return p->nlocs;
+	return p ? p->nlocs : 0;
 }
 
 int sym_prof_location_at(const struct sym_prof *p, size_t i,
 			 struct sym_prof_frame *f, uint32_t *status,
 			 const struct sym_prof_line **lines, size_t *n)
 {
-	const struct loc *l = i < p->nlocs ? &p->locs[i] : NULL;
+	const struct loc *l = p && i < p->nlocs ? &p->locs[i] : NULL;
 
 	if (f)
 		*f = l ? (struct sym_prof_frame){ .addr = l->addr,
@@ -1072,5 +1089,7 @@ int sym_prof_location_at(const struct sym_prof *p, size_t i,
 						  .flags = l->fflags } :
 			 (struct sym_prof_frame){ 0 };
 	loc_out(l, status, lines, n);
+	if (!p)
+		return -EINVAL;
 	return l ? 0 : -SYM_E_NOTFOUND;
 }

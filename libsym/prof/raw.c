@@ -472,7 +472,7 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 	int err;
 
 	/* A file without a weight unit could not be read back. */
-	if (!h->weight_unit)
+	if (!p || !h->weight_unit)
 		return -EINVAL;
 	w.buf = symi_malloc(WBUF_SIZE);
 	if (!w.buf)
@@ -1585,13 +1585,20 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 		  char *msg, size_t msglen)
 {
 	struct rd r = { .msg = msg, .msglen = msglen };
-	const char *s = buf, *end = s + len;
+	const char *s = buf ? buf : "", *end = s + len;
 	bool done = false;
 	int err;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
 	if (msg && msglen)
 		msg[0] = '\0';
+	if (!out || (!buf && len)) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "a NULL %s",
+				 out ? "buffer" : "out-pointer");
+		return -EINVAL;
+	}
 	err = sym_prof_new(&r.p);
 	if (err)
 		return fail(&r, err, "out of memory");

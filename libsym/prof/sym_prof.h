@@ -26,12 +26,70 @@
  * symbolize does it with libsym).
  *
  * This header includes sym.h for what the two libraries share: the
- * export macro, the version and the error codes.  Calls return 0, -errno
- * or -SYM_E_BADPROFILE, a malformed input, which the readers describe in
- * their @msg buffer; sym_strerror() of libsym names any code.
+ * export macro, the version and the error codes.
  *
  * Thread-safety: a profile is used by one thread at a time; distinct
  * profiles are independent.
+ *
+ * Errors.  As in libsym (sym.h, "Errors"): calls that can fail return 0
+ * or a negative code, -errno for system failures and for arguments out of
+ * their range (-EINVAL, -E2BIG past a limit, -EOVERFLOW, -ERANGE), and
+ * -SYM_E_BADPROFILE for a malformed input, which the readers describe in
+ * their @msg buffer.  Something asked for that does not exist (a frame or
+ * an index without a symbolized location) is -SYM_E_NOTFOUND, always;
+ * -ENOENT only ever comes from the system, for a path
+ * (sym_prof_read_file()).  sym_strerror() of libsym names any code.
+ *
+ * NULL.  Every function checks its pointer parameters, with sym.h's rule:
+ *  - a function returning int returns -EINVAL when its profile or a
+ *    parameter not marked "may be NULL" is NULL.  An object out-parameter
+ *    (struct sym_prof **out) that is not NULL itself is set to NULL on
+ *    every failure, so cleanup code can always call sym_prof_free(); the
+ *    readers also write what was NULL into their @msg.  A buffer with a
+ *    length may be NULL when the length is 0 (an empty input);
+ *  - a getter returning a pointer returns NULL for a NULL profile, one
+ *    returning a count, an id or a yes/no returns 0;
+ *  - the out-parameters of a lookup (sym_prof_process(),
+ *    sym_prof_location(), sym_prof_location_at()) are filled with zeros
+ *    and NULLs whenever it finds nothing, a NULL profile included, and
+ *    each of them may be NULL;
+ *  - sym_prof_free(NULL) does nothing.
+ * Each function's @return says which of these applies.
+ *
+ * ABI.  libsymprofile is released with libsym and shares its version
+ * (SYM_VERSION in sym.h; sym_version() of libsym tells the running one
+ * when both come from one release): its SONAME is
+ * libsymprofile.so.SYM_VERSION_MAJOR, raised together with libsym.so's.
+ * Within one SONAME a program built against an older libsymprofile runs
+ * against a newer one: functions are only added, each in the version node
+ * of libsymprofile.map named for the release that added it, and never
+ * removed or changed in signature or meaning; anything else raises
+ * SYM_VERSION_MAJOR.  The first node is LIBSYMPROFILE_1.0, every function
+ * of 1.0.0, the release in which the profile model left libsym.so.0 (so
+ * both libraries' major became 1, and libsym.map restarted at
+ * LIBSYM_1.0); a function added by 1.1 goes into LIBSYMPROFILE_1.1.
+ * Structs and constants:
+ *  - struct sym_prof is opaque, allocated by the library, and may change
+ *    freely;
+ *  - every other struct here (struct sym_prof_header, sym_prof_map,
+ *    sym_prof_frame, sym_prof_stack, sym_prof_source, sym_prof_line) is
+ *    fixed: callers declare them, pass arrays of frames and lines, and
+ *    read the profile's own through borrowed pointers, so their size and
+ *    layout are part of the ABI.  A new field means a new struct and new
+ *    functions;
+ *  - so are the constants callers size arrays with: SYM_PROF_NFLAGS (the
+ *    header's flagged[]), SYM_PROF_LOC_NSTATUS, SYM_PROF_MAX_FRAMES and
+ *    SYM_PROF_MAX_LINES.  Hence enum sym_prof_stack_flags and enum
+ *    sym_prof_loc_status gain no value within a SONAME (a file's stack
+ *    flag this reader does not name is SYM_PROF_UNKNOWN_FLAG);
+ *  - the other enums (map kinds; map, frame and line flags) may gain
+ *    values.  The adders refuse with -EINVAL a value this library does
+ *    not name, so an option it cannot honour is never dropped unseen;
+ *    a caller skips a map kind it does not know and ignores flag bits it
+ *    does not know;
+ *  - libsymprofile takes no options struct.  One added later follows
+ *    sym.h's rules (a first field size_t sz, declared with SYM_OPTS(), a
+ *    non-zero byte past the fields this library knows is -EINVAL).
  */
 #ifndef SYM_PROF_H
 #define SYM_PROF_H
@@ -143,7 +201,7 @@ struct sym_prof_stack {
  *  NULL when unknown. */
 struct sym_prof_header {
 	const char *host;
-	/** Writer name and version, e.g. "sym-record", "0.1.0". */
+	/** Writer name and version, e.g. "sym-record", "1.0.0". */
 	const char *tool, *tool_version;
 	/** Wall-clock start, nanoseconds since the Unix epoch; 0 when
 	 *  unknown. */
@@ -171,8 +229,8 @@ struct sym_prof_header {
 
 /**
  * sym_prof_new() - an empty profile.
- * @param[out] out  caller owns: sym_prof_free()
- * @return 0 or -ENOMEM
+ * @param[out] out  caller owns: sym_prof_free(); NULL on error
+ * @return 0, -ENOMEM, -EINVAL (@out NULL)
  */
 SYM_API int sym_prof_new(struct sym_prof **out);
 
@@ -185,25 +243,28 @@ SYM_API void sym_prof_free(struct sym_prof *p);
 /**
  * sym_prof_set_header() - replace the header; strings are copied ("" is
  * stored as NULL: the formats cannot tell them apart).
- * @return 0 or -ENOMEM (the old header is kept)
+ * @param h  copied; not NULL
+ * @return 0, -ENOMEM (the old header is kept), -EINVAL (@p or @h NULL)
  */
 SYM_API int sym_prof_set_header(struct sym_prof *p,
 				const struct sym_prof_header *h);
 
 /**
  * sym_prof_header() - the header.
- * @return borrowed, valid until the next call that changes @p
+ * @return borrowed, valid until the next call that changes @p; NULL when
+ *         @p is NULL
  */
 SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
 
 /**
  * sym_prof_add_map() - append a mapping; strings are copied ("" is stored
  * as NULL).
- * @param[out] id  the new map's id (may be NULL); m->id is ignored
- * @return 0, -ENOMEM, -E2BIG (2^20 maps already), -EINVAL (start > end,
- *         an unknown kind or flag, pid below -1, or a build ID that is not
- *         2 to 128 lowercase hex digits of an even count: normalize it or
- *         pass NULL)
+ * @param m        copied; not NULL; m->id is ignored
+ * @param[out] id  the new map's id (may be NULL); untouched on failure
+ * @return 0, -ENOMEM, -E2BIG (2^20 maps already), -EINVAL (@p or @m
+ *         NULL, start > end, an unknown kind or flag, pid below -1, or a
+ *         build ID that is not 2 to 128 lowercase hex digits of an even
+ *         count: normalize it or pass NULL)
  */
 SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
 			     uint32_t *id);
@@ -213,9 +274,9 @@ SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
  * @param pidns  namespace inode, 0 when unknown
  * @param nspid  PID inside that namespace, 0 when unknown
  * @param comm   may be NULL; copied ("" is stored as NULL)
- * @return 0, -ENOMEM, -EINVAL (@pid or @nspid negative), -E2BIG (2^22
- *         processes already); a second call for one @pid replaces the
- *         first
+ * @return 0, -ENOMEM, -EINVAL (@p NULL, @pid or @nspid negative), -E2BIG
+ *         (2^22 processes already); a second call for one @pid replaces
+ *         the first
  */
 SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
 				 uint64_t pidns, int32_t nspid,
@@ -224,9 +285,9 @@ SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
 /**
  * sym_prof_add_thread() - record a thread's name and process.
  * @param comm  may be NULL; copied ("" is stored as NULL)
- * @return 0, -ENOMEM, -EINVAL (@pid or @tid negative), -E2BIG (2^22
- *         threads already); a second call for one @tid replaces the
- *         first
+ * @return 0, -ENOMEM, -EINVAL (@p NULL, @pid or @tid negative), -E2BIG
+ *         (2^22 threads already); a second call for one @tid replaces
+ *         the first
  */
 SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
 				const char *comm);
@@ -239,8 +300,10 @@ SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
  * Header counts (samples, flagged) are not touched: the writer of the
  * profile keeps them.  O(1) amortized; adding a stack already present
  * allocates nothing.
+ * @param s  not NULL; s->frames may be NULL when s->nframes is 0
  * @return 0, -ENOMEM, -E2BIG (more than SYM_PROF_MAX_FRAMES frames, or
- *         2^24 unique stacks already), -EINVAL (a frame names a map that
+ *         2^24 unique stacks already), -EINVAL (@p or @s NULL, frames
+ *         NULL with nframes > 0, a frame names a map that
  *         does not exist, pid or tid negative, or a flag bit that enum
  *         sym_prof_stack_flags or enum sym_prof_frame_flags does not
  *         name), -EOVERFLOW (the summed count or weight would pass
@@ -251,26 +314,28 @@ SYM_API int sym_prof_add_stack(struct sym_prof *p,
 
 /**
  * sym_prof_nmaps() - number of mappings; ids are 0 to n - 1.
- * @return the number
+ * @return the number; 0 when @p is NULL
  */
 SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
 
 /**
  * sym_prof_map() - mapping @id.
  * @return borrowed until @p changes or is freed; NULL when out of range
+ *         or @p is NULL
  */
 SYM_API const struct sym_prof_map *sym_prof_map(const struct sym_prof *p,
 						uint32_t id);
 
 /**
  * sym_prof_nstacks() - number of unique stacks.
- * @return the number
+ * @return the number; 0 when @p is NULL
  */
 SYM_API size_t sym_prof_nstacks(const struct sym_prof *p);
 
 /**
  * sym_prof_stack() - stack @i, in the order they were first added.
  * @return borrowed until @p changes or is freed; NULL when out of range
+ *         or @p is NULL
  */
 SYM_API const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
 						    size_t i);
@@ -278,15 +343,17 @@ SYM_API const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
 /**
  * sym_prof_process() - what sym_prof_add_process() recorded for @pid.
  * @param[out] pidns, nspid  may be NULL
- * @return the comm (borrowed, may be NULL), or NULL with *nspid = 0 when
- *         @pid is unknown
+ * @return the comm (borrowed until @p changes or is freed; NULL when the
+ *         process has none), or NULL with *pidns and *nspid 0 when @pid
+ *         is unknown or @p is NULL
  */
 SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
 				     uint64_t *pidns, int32_t *nspid);
 
 /**
  * sym_prof_thread() - the comm of thread @tid.
- * @return borrowed, or NULL when unknown
+ * @return borrowed until @p changes or is freed, or NULL when unknown
+ *         (or it has none) or @p is NULL
  */
 SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
 
@@ -324,23 +391,25 @@ struct sym_prof_source {
 /**
  * sym_prof_add_source() - append a source; strings are copied ("" is
  * stored as NULL).
- * @param s       s->id is ignored
- * @param[out] id the new source's id, 1 to n (may be NULL)
- * @return 0, -ENOMEM, -E2BIG (2^20 sources already)
+ * @param s       copied; not NULL; s->id is ignored
+ * @param[out] id the new source's id, 1 to n (may be NULL); untouched on
+ *                failure
+ * @return 0, -ENOMEM, -E2BIG (2^20 sources already), -EINVAL (@p or @s
+ *         NULL)
  */
 SYM_API int sym_prof_add_source(struct sym_prof *p,
 				const struct sym_prof_source *s, uint32_t *id);
 
 /**
  * sym_prof_nsources() - number of sources; ids are 1 to n.
- * @return the number
+ * @return the number; 0 when @p is NULL
  */
 SYM_API size_t sym_prof_nsources(const struct sym_prof *p);
 
 /**
  * sym_prof_source() - source @id.
  * @return borrowed until @p changes or is freed; NULL when @id is 0 or
- *         larger than sym_prof_nsources()
+ *         larger than sym_prof_nsources(), or @p is NULL
  */
 SYM_API const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
 						      uint32_t id);
@@ -351,8 +420,8 @@ SYM_API const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
  * same @source.  sym_prof_add_stack(p, s) is sym_prof_add_stack_from(p,
  * s, 0).
  * @param source  0 (none), or an id from sym_prof_add_source()
- * @return as sym_prof_add_stack(); -EINVAL also for a @source that does
- *         not exist
+ * @return as sym_prof_add_stack() (-EINVAL for a NULL @p or @s);
+ *         -EINVAL also for a @source that does not exist
  */
 SYM_API int sym_prof_add_stack_from(struct sym_prof *p,
 				    const struct sym_prof_stack *s,
@@ -360,7 +429,8 @@ SYM_API int sym_prof_add_stack_from(struct sym_prof *p,
 
 /**
  * sym_prof_stack_source() - the source of stack @i.
- * @return its source id, 0 when it has none or @i is out of range
+ * @return its source id, 0 when it has none, @i is out of range or @p
+ *         is NULL
  */
 SYM_API uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i);
 
@@ -423,17 +493,18 @@ struct sym_prof_line {
  * sym_prof_set_location() - attach the symbolization of one frame.
  * @param f       the frame: its map (or SYM_PROF_NOMAP), address and
  *                SYM_PROF_FRAME_RETURN bit are the key; it need not occur
- *                in a stack
+ *                in a stack; not NULL
  * @param status  enum sym_prof_loc_status
  * @param lines   innermost first (lines[n - 1] is the real, non-inlined
  *                function); copied, strings interned (each distinct
  *                string is kept once; "" is stored as NULL)
  * @param n       at least 1 when @status is SYM_PROF_LOC_OK, else 0
- * @return 0, -ENOMEM, -EINVAL (a map that does not exist, an unknown
- *         frame or line flag or status, a line both inlined and from the
- *         symbol table, lines with a status other than OK, no line with
- *         OK), -E2BIG (more than SYM_PROF_MAX_LINES
- *         lines, or 2^26 locations already)
+ *                (then @lines may be NULL)
+ * @return 0, -ENOMEM, -EINVAL (@p or @f NULL, @lines NULL with @n > 0, a
+ *         map that does not exist, an unknown frame or line flag or
+ *         status, a line both inlined and from the symbol table, lines
+ *         with a status other than OK, no line with OK), -E2BIG (more
+ *         than SYM_PROF_MAX_LINES lines, or 2^26 locations already)
  * An earlier answer for the same frame is replaced (its location keeps
  * its place in sym_prof_location_at()'s order).  On success the profile
  * is symbolized (sym_prof_symbolized()); on failure it is unchanged.
@@ -449,8 +520,8 @@ SYM_API int sym_prof_set_location(struct sym_prof *p,
  * @param[out] lines   innermost first; borrowed, valid until @p changes
  *                     or is freed (NULL when *n is 0)
  * @param[out] n       number of @lines
- * @return 0, -SYM_E_NOTFOUND when @f has none (the outputs are then 0 /
- *         NULL)
+ * @return 0, -SYM_E_NOTFOUND when @f has none, -EINVAL (@p or @f NULL);
+ *         on either failure the outputs are 0 / NULL
  * O(1).  Any of the out-parameters may be NULL.
  */
 SYM_API int sym_prof_location(const struct sym_prof *p,
@@ -461,13 +532,13 @@ SYM_API int sym_prof_location(const struct sym_prof *p,
 /**
  * sym_prof_symbolized() - does @p carry symbolization (read from a
  * symbolized file, or sym_prof_set_location() called)?
- * @return 1 or 0
+ * @return 1 or 0 (also for a NULL @p)
  */
 SYM_API int sym_prof_symbolized(const struct sym_prof *p);
 
 /**
  * sym_prof_nlocations() - number of symbolized locations.
- * @return the number
+ * @return the number; 0 when @p is NULL
  */
 SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
 
@@ -476,7 +547,8 @@ SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
  * set (a file's order of `loc` lines).
  * @param[out] f  its frame; may be NULL
  * @param status, lines, n  as sym_prof_location()
- * @return 0, -SYM_E_NOTFOUND when @i is out of range
+ * @return 0, -SYM_E_NOTFOUND when @i is out of range, -EINVAL (@p NULL);
+ *         on either failure *f and the outputs are zeros / NULL
  */
 SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
 				 struct sym_prof_frame *f, uint32_t *status,
@@ -490,8 +562,8 @@ SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
  * sources, the symbolization, stacks in their order (with a `from` line
  * where the source changes), "end".
  * @param fd  written with write(2), not closed
- * @return 0, -errno of write(2), -ENOMEM, -EINVAL (the header has no
- *         weight_unit: the file could not be read back)
+ * @return 0, -errno of write(2), -ENOMEM, -EINVAL (@p NULL, or the header
+ *         has no weight_unit: the file could not be read back)
  */
 SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
 
@@ -500,15 +572,16 @@ SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
  * problem fails the whole file (docs/raw-format.md, "libsym").  Map ids
  * are renumbered 0 to n - 1 in file order, source ids 1 to n; identical
  * stacks of one source are summed.
- * @param buf, len  the whole file
- * @param[out] out  caller owns: sym_prof_free()
- * @param msg, msglen  filled on error with "line N: what is wrong"; may
- *                     be NULL
+ * @param buf, len  the whole file; @buf may be NULL when @len is 0
+ * @param[out] out  caller owns: sym_prof_free(); NULL on error
+ * @param msg, msglen  filled on error with "line N: what is wrong"
+ *                     (emptied on success); may be NULL
  * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
  *         limit of docs/raw-format.md exceeded: a line over 1 MiB, over
  *         SYM_PROF_MAX_FRAMES frames, 2^20 maps or sources, 2^24 unique
- *         stacks, 2^22 processes or threads); @msg is set for each, *out
- *         is NULL
+ *         stacks, 2^22 processes or threads), -EINVAL (@out NULL, or @buf
+ *         NULL with @len > 0; @msg says which); @msg is set for each,
+ *         *out is NULL
  */
 SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 			  char *msg, size_t msglen);
@@ -530,7 +603,8 @@ SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
  * and stacks that differ only by source become samples that a reader
  * sums.
  * @param fd  written with write(2), not closed
- * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX)
+ * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX),
+ *         -EINVAL (@p NULL)
  */
 SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
 
@@ -544,10 +618,11 @@ SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
  * Every index and id is checked; stacks deeper than SYM_PROF_MAX_FRAMES
  * keep their innermost frames and get SYM_PROF_TRUNCATED.  Limits: 1 GiB
  * of protobuf (after gunzip), 2 GiB of decoded messages.
- * @param buf, len  the whole file
- * @param[out] out  caller owns: sym_prof_free()
+ * @param buf, len  the whole file; @buf may be NULL when @len is 0
+ * @param[out] out  caller owns: sym_prof_free(); NULL on error
  * @param msg, msglen  filled on error with what is wrong; may be NULL
- * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
+ * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG, -EINVAL
+ *         (@out NULL, or @buf NULL with @len > 0; @msg says which)
  */
 SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
 				struct sym_prof **out, char *msg,
@@ -558,9 +633,10 @@ SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
  * their first bytes ("sym-raw " for the raw format, a gzipped raw file
  * too; anything else is read as pprof).
  * @param path  the file; at most 1 GiB (-E2BIG)
- * @param[out] out  caller owns: sym_prof_free()
+ * @param[out] out  caller owns: sym_prof_free(); NULL on error
  * @param msg, msglen  as sym_prof_read(); may be NULL
- * @return as sym_prof_read(), or -errno when @path cannot be read
+ * @return as sym_prof_read(), -errno when @path cannot be read (-ENOENT:
+ *         no such file), -EINVAL (@path or @out NULL; @msg says which)
  */
 SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
 			       char *msg, size_t msglen);

@@ -13,7 +13,7 @@ ok "make install DESTDIR prefix=/opt/sym" \
 	make -C "$SYM_ROOT" --no-print-directory install DESTDIR="$D" prefix=/opt/sym
 ok "bin, header, static and shared library installed" \
 	test -x "$D/opt/sym/bin/sym" -a -f "$D/opt/sym/include/sym.h" \
-	     -a -f "$D/opt/sym/lib/libsym.a" -a -f "$D/opt/sym/lib/libsym.so.0" \
+	     -a -f "$D/opt/sym/lib/libsym.a" -a -f "$D/opt/sym/lib/libsym.so.1" \
 	     -a -L "$D/opt/sym/lib/libsym.so"
 # soname LIB, and the first functions LIB exports whose names do not
 # start with PREFIX.
@@ -23,11 +23,11 @@ exports_but() {
 		awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
 		sed 's/@.*//' | grep -v "^$2" | head -3
 }
-is "shared library has soname libsym.so.0" \
-	"$(soname "$D/opt/sym/lib/libsym.so.0")" "libsym.so.0"
+is "shared library has soname libsym.so.1" \
+	"$(soname "$D/opt/sym/lib/libsym.so.1")" "libsym.so.1"
 # Only the documented API is exported.
 is "exports only sym_* functions" \
-	"$(exports_but "$D/opt/sym/lib/libsym.so.0" sym_)" ""
+	"$(exports_but "$D/opt/sym/lib/libsym.so.1" sym_)" ""
 pcfile=$D/opt/sym/lib/pkgconfig/libsym.pc
 ok "libsym.pc names the prefix" grep -q '^prefix=/opt/sym' "$pcfile"
 
@@ -53,7 +53,7 @@ EOC
 sed "s|/opt/sym|$D/opt/sym|" "$pcfile" > "$T/libsym.pc"
 # A library built by `make check SANITIZE=...` needs the same runtime.
 san=
-if nm -D "$D/opt/sym/lib/libsym.so.0" | grep -q '__asan_init'; then
+if nm -D "$D/opt/sym/lib/libsym.so.1" | grep -q '__asan_init'; then
 	san="-fsanitize=address,undefined"
 fi
 ok "a program compiles and links with pkg-config --cflags --libs libsym" \
@@ -72,14 +72,14 @@ is "the installed sym run preloads the installed libsymprof.so" \
 ok "libsymprofile: header, static and shared library installed" \
 	test -f "$D/opt/sym/include/sym_prof.h" \
 	     -a -f "$D/opt/sym/lib/libsymprofile.a" \
-	     -a -f "$D/opt/sym/lib/libsymprofile.so.0" \
+	     -a -f "$D/opt/sym/lib/libsymprofile.so.1" \
 	     -a -L "$D/opt/sym/lib/libsymprofile.so"
-is "libsymprofile has soname libsymprofile.so.0" \
-	"$(soname "$D/opt/sym/lib/libsymprofile.so.0")" "libsymprofile.so.0"
+is "libsymprofile has soname libsymprofile.so.1" \
+	"$(soname "$D/opt/sym/lib/libsymprofile.so.1")" "libsymprofile.so.1"
 is "libsymprofile exports only sym_prof_* functions" \
-	"$(exports_but "$D/opt/sym/lib/libsymprofile.so.0" sym_prof_)" ""
+	"$(exports_but "$D/opt/sym/lib/libsymprofile.so.1" sym_prof_)" ""
 is "libsym exports no sym_prof_* function" \
-	"$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" | grep -c ' sym_prof_')" 0
+	"$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.1" | grep -c ' sym_prof_')" 0
 sed "s|/opt/sym|$D/opt/sym|" "$D/opt/sym/lib/pkgconfig/libsymprofile.pc" \
 	> "$T/libsymprofile.pc"
 is "libsym.pc requires neither zlib nor protobuf-c" \

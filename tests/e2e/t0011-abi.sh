@@ -1,17 +1,23 @@
 #!/bin/sh
-# t0011-abi.sh - the ABI contract of sym.h: tests/abi-check.sh accepts
-# libsym's header and map and refuses each kind of drift on any
-# header/map pair (a function missing from the map, one without its
-# comment or @return, one global in two version nodes); the shared library
-# versions each symbol in its node (sym_version in LIBSYM_0.2), and a
-# program linked against it reads the running version with sym_version().
+# t0011-abi.sh - the ABI contract of sym.h and sym_prof.h:
+# tests/abi-check.sh accepts libsym's and libsymprofile's header and map
+# and refuses each kind of drift on any header/map pair (a function
+# missing from the map, one without its comment or @return, one global in
+# two version nodes); the shared libraries, libsym.so.1 and
+# libsymprofile.so.1, version each symbol in its node (every function of
+# 1.0.0, sym_version included, in LIBSYM_1.0 or LIBSYMPROFILE_1.0), and a
+# program linked against libsym reads the running version with
+# sym_version().
 . "$(dirname "$0")/lib.sh"
 need readelf cc perl
-plan 10
+plan 12
 
 CHECK=$SYM_ROOT/tests/abi-check.sh
 ok "libsym/sym.h and libsym/libsym.map agree" \
 	sh "$CHECK" "$SYM_ROOT/libsym/sym.h" "$SYM_ROOT/libsym/libsym.map"
+ok "libsym/prof/sym_prof.h and libsym/prof/libsymprofile.map agree" \
+	sh "$CHECK" "$SYM_ROOT/libsym/prof/sym_prof.h" \
+		"$SYM_ROOT/libsym/prof/libsymprofile.map"
 
 # Another library's pair: its own export macro, two version nodes.
 cat > "$T/x.h" <<'EOF'
@@ -72,16 +78,23 @@ sed 's|^/\*\* x_close() - close; NULL is a no-op. \*/$||' "$T/x.h" \
 fails "a declaration without its /** */ comment" "comment.*x_close" \
 	"$T/x-undoc.h" "$T/x.map"
 
-# The shared library as built.
-so=$SYM_ROOT/lib/libsym.so.0
+# The shared libraries as built.
+so=$SYM_ROOT/lib/libsym.so.1
 syms=$(readelf --dyn-syms -W "$so" | awk '$7 != "UND" {print $8}')
-is "sym_version is versioned LIBSYM_0.2" \
-	"$(echo "$syms" | grep '^sym_version@')" "sym_version@@LIBSYM_0.2"
-is "the functions of the first release stay at LIBSYM_0.1" \
+is "sym_version is versioned LIBSYM_1.0" \
+	"$(echo "$syms" | grep '^sym_version@')" "sym_version@@LIBSYM_1.0"
+is "the functions of the first release are at LIBSYM_1.0" \
 	"$(echo "$syms" | grep -E '^sym_(strerror|module_open|store_open)@' | sort)" \
-	"sym_module_open@@LIBSYM_0.1
-sym_store_open@@LIBSYM_0.1
-sym_strerror@@LIBSYM_0.1"
+	"sym_module_open@@LIBSYM_1.0
+sym_store_open@@LIBSYM_1.0
+sym_strerror@@LIBSYM_1.0"
+# "name@@NODE" of every exported function of libsymprofile.so.1: the 29
+# of 1.0.0, all in LIBSYMPROFILE_1.0.
+psyms=$(readelf --dyn-syms -W "$SYM_ROOT/lib/libsymprofile.so.1" |
+	awk '$7 != "UND" && $4 == "FUNC" {print $8}')
+is "libsymprofile.so.1: 29 functions, every one versioned LIBSYMPROFILE_1.0" \
+	"$(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.0$') $(echo "$psyms" | grep -vc '@@LIBSYMPROFILE_1\.0$')" \
+	"29 0"
 
 cat > "$T/v.c" <<'EOF'
 #include <stdio.h>

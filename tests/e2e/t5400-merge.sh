@@ -21,7 +21,7 @@ host() {
 	cat <<EOF
 sym-raw 1
 host $1
-tool sym-record 0.1.0
+tool sym-record 1.0.0
 start $2
 duration $3
 event cpu-clock
@@ -81,7 +81,7 @@ is "none: each stack as it was, on maps of its own (two per host)" \
 	"4 10 100000000"
 is "none: the header sums and spans" \
 	"$(grep -E '^(host|tool|start|duration|period|weight-unit|samples|lost) ' "$T/none.raw" | tr '\n' ' ')" \
-	"host - tool sym-merge 0.1.0 start 2026-11-30T17:21:15.000000000Z duration 10.000000000 period 10000000 weight-unit ns samples 1100 lost 2 "
+	"host - tool sym-merge 1.0.0 start 2026-11-30T17:21:15.000000000Z duration 10.000000000 period 10000000 weight-unit ns samples 1100 lost 2 "
 is "none: one source line per recording, as recorded" "$(grep '^source' "$T/none.raw")" \
 "source 1 web-1 2026-11-30T17:21:15.000000000Z 10.000000000 10000000 ns 1000 1
 source 2 web-2 2026-11-30T17:21:20.000000000Z 5.000000000 10000000 ns 100 1"
