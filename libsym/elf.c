@@ -49,6 +49,7 @@
 #include <zstd.h>
 
 #include "internal.h"
+#include "base.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2

@@ -10,6 +10,9 @@
  *              options check (symi_opts_check()), the clock
  *   alloc.c    allocation with fault injection, symi_grow() (base.h;
  *              also compiled into libsymprofile)
+ *   buf.c      struct symi_buf, the capped growable buffer (base.h; also
+ *              compiled into libsymprofile, and used by symd and the
+ *              tools through the static archives)
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
  *   sections.c readying debug sections for libdw: skip unused ones,
@@ -43,7 +46,6 @@
 #include "sym.h"
 #include "base.h"
 #include "format.h"
-#include "banned.h"
 
 /*
  * Logging.  symi_log() checks the level before formatting.

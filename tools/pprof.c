@@ -9,6 +9,7 @@
  * (tools/symbolize.c: the same options, the same summary on stderr).
  */
 #include "tools.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

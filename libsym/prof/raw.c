@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "base.h"
 
 /* Limits of docs/raw-format.md the reader checks itself (the profile
  * checks the counts of maps and stacks). */

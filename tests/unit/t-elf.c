@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "tap.h"
+#include "base.h"
 
 #define BUILD_ID "0123456789abcdef0123456789abcdef01234567"
 #define OTHER_ID "fedcba9876543210fedcba9876543210fedcba98"

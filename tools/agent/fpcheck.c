@@ -17,7 +17,7 @@
 
 #include "addrcache.h"
 #include "fpcheck.h"
-#include "banned.h"
+#include "base.h"
 
 #define LEARN_DEPTH 64
 

@@ -27,7 +27,7 @@
 #include "grow.h"
 #include "procmaps.h"
 #include "sym.h"
-#include "banned.h"
+#include "base.h"
 
 #define HASH_BUCKETS 4096
 #define ELF_CACHE_MAX 4096

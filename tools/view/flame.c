@@ -27,7 +27,7 @@
 #include "grow.h"
 #include "flame.h"
 #include "stats.h"
-#include "banned.h"
+#include "base.h"
 
 #define XPAD 10			/* left and right margin, px */
 #define FRAME_H 16		/* one stack level, px */
