@@ -116,6 +116,9 @@ void symi_files_remove(struct sym_store *st, const char *build_id);
  * ELF files (elf.c).
  */
 
+/* The longest build ID taken, in bytes (a longer note is skipped). */
+#define SYMI_BUILD_ID_MAX 64
+
 /** An open ELF file.  Zeroed means closed. */
 struct symi_elf {
 	Elf *elf;		/* elf_end() */
@@ -126,7 +129,7 @@ struct symi_elf {
 	size_t nbufs, capbufs;
 	GElf_Ehdr ehdr;
 	/* Build ID, raw bytes; id_len 0 when there is none. */
-	uint8_t build_id[64];
+	uint8_t build_id[SYMI_BUILD_ID_MAX];
 	size_t build_id_len;
 };
 
@@ -172,6 +175,15 @@ bool symi_elf_has_dwarf(const struct symi_elf *e);
 
 /* Lowercase hex of @id into @hex (2 * len + 1 bytes). */
 void symi_hex(const uint8_t *id, size_t len, char *hex);
+
+/*
+ * symi_notes_build_id() - sym_notes_build_id() with the raw bytes:
+ * *id points into @notes (borrowed, as long as they are), *idlen is 1 to
+ * SYMI_BUILD_ID_MAX.  @notes may be NULL only with @len 0.
+ * @return 0, -SYM_E_NOTFOUND
+ */
+int symi_notes_build_id(const void *notes, size_t len, size_t align,
+			const uint8_t **id, size_t *idlen);
 
 /*
  * symi_find_debug_file() - find the separate debug file of @e.
