@@ -8,7 +8,6 @@
  * figures are read at scrape time.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,19 +136,9 @@ static uint64_t get(atomic_uint_fast64_t *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* Append printf-style (symi_buf_addf(), in short). */
-static int addf(struct symi_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int addf(struct symi_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = symi_buf_vaddf(b, fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* Append printf-style: symi_buf_addf(), in short (the lines below are
+ * long). */
+#define addf symi_buf_addf
 
 static int hist(struct symi_buf *b, const char *name, const char *labels,
 		struct hist *h, const double *le)
