@@ -96,11 +96,12 @@ ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 LIB_SRCS := $(wildcard libsym/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
 # libsymprofile: libsym/prof/, pprof's profile.proto made C at build time
-# (never committed), and the allocation helpers it shares with libsym
-# (libsym/alloc.c, libsym/base.h).
+# (never committed), and the base it shares with libsym (libsym/base.h:
+# the allocation helpers of alloc.c, the buffer of buf.c).
 PROF_SRCS := $(wildcard libsym/prof/*.c)
 GEN_OBJS := $(B)/gen/profile.pb-c.o
-PROF_OBJS := $(PROF_SRCS:%.c=$(B)/%.o) $(GEN_OBJS) $(B)/libsym/alloc.o
+BASE_OBJS := $(B)/libsym/alloc.o $(B)/libsym/buf.o
+PROF_OBJS := $(PROF_SRCS:%.c=$(B)/%.o) $(GEN_OBJS) $(BASE_OBJS)
 PROF_SONAME := libsymprofile.so.$(SOMAJOR)
 # The sym tool: tools/sym.c (main) and, as an archive, the command files
 # and the CLI helpers they share; the recorder's internals (tools/agent/)

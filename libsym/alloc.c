@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "base.h"
-#include "banned.h"
 
 /*
  * Fault injection.  fail_at < 0 means "not read yet", 0 means "off";

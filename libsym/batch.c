@@ -53,6 +53,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 #define WINDOW_BITS 16			/* addresses per sorted window */
 #define WINDOW ((size_t)1 << WINDOW_BITS)

@@ -30,6 +30,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 struct siv {
 	uint64_t lo, hi;

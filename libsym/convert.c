@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base.h"
 
 /* Failures that say something about the file, not the system: a retry
  * with the same converter would fail the same way. */

@@ -12,6 +12,7 @@
 #include <libiberty/demangle.h>
 
 #include "internal.h"
+#include "base.h"
 
 char *symi_demangle(const char *name)
 {

@@ -29,6 +29,7 @@
 #include <elfutils/libdw.h>
 
 #include "internal.h"
+#include "base.h"
 
 #define MAX_DEPTH 256
 #define FILE_UNSET (SYMI_NONE - 1)

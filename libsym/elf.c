@@ -49,6 +49,7 @@
 #include <zstd.h>
 
 #include "internal.h"
+#include "base.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2
@@ -208,32 +209,86 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 	return 0;
 }
 
-/* Find NT_GNU_BUILD_ID in one block of notes. */
+/* The size of a note block's alignment padding: @off rounded up. */
+static size_t note_align(size_t off, size_t align)
+{
+	return (off + align - 1) & ~(align - 1);
+}
+
+/*
+ * The one parser of GNU build-ID notes (sym.h: sym_notes_build_id()).
+ * The layout is the gABI's, with the 8-byte variant as glibc's
+ * ELF_NOTE_NEXT_OFFSET and libelf's gelf_getnote() read it: a 12-byte
+ * header (namesz, descsz, type), the name at +12, the descriptor at +12
+ * + namesz rounded up to @align, the next note after the descriptor
+ * rounded up to @align.  Every size is checked against @len before it is
+ * used, in an order that cannot overflow (namesz and descsz are 32-bit,
+ * each is compared with what is left before it is added).
+ */
+int symi_notes_build_id(const void *notes, size_t len, size_t align,
+			const uint8_t **id, size_t *idlen)
+{
+	const uint8_t *p = notes;
+	size_t pos = 0, name_off, desc_off;
+	uint32_t hdr[3];	/* namesz, descsz, type */
+
+	align = align == 8 ? 8 : 4;
+	while (len - pos >= sizeof(hdr)) {
+		memcpy(hdr, p + pos, sizeof(hdr));
+		name_off = pos + sizeof(hdr);
+		if (hdr[0] > len - name_off)
+			break;
+		desc_off = note_align(name_off + hdr[0], align);
+		if (desc_off > len || hdr[1] > len - desc_off)
+			break;
+		if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 &&
+		    memcmp(p + name_off, "GNU", 4) == 0 && hdr[1] > 0 &&
+		    hdr[1] <= SYMI_BUILD_ID_MAX) {
+			*id = p + desc_off;
+			*idlen = hdr[1];
+			return 0;
+		}
+		/* The last note's padding may be cut off: then it is the
+		 * end. */
+		pos = note_align(desc_off + hdr[1], align);
+		if (pos >= len)
+			break;
+	}
+	return -SYM_E_NOTFOUND;
+}
+
+int sym_notes_build_id(const void *notes, size_t len, size_t align,
+		       char *hex, size_t hexlen)
+{
+	const uint8_t *id;
+	size_t n;
+	int err;
+
+	if (!hex || (!notes && len))
+		return -EINVAL;
+	err = symi_notes_build_id(notes, len, align, &id, &n);
+	if (err)
+		return err;
+	if (hexlen < 2 * n + 1)
+		return -ERANGE;
+	symi_hex(id, n, hex);
+	return 0;
+}
+
+/* Find NT_GNU_BUILD_ID in one block of notes, as libelf gives them (in
+ * the host's byte order). */
 static bool notes_build_id(Elf_Data *data, struct symi_elf *e)
 {
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
+	const uint8_t *id;
+	size_t n;
 
-	if (!data || !data->d_buf)
+	if (!data || !data->d_buf ||
+	    symi_notes_build_id(data->d_buf, data->d_size,
+				data->d_type == ELF_T_NHDR8 ? 8 : 4, &id, &n))
 		return false;
-	while (off < data->d_size) {
-		next = gelf_getnote(data, off, &nh, &name_off, &desc_off);
-		if (next == 0)
-			break;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= sizeof(e->build_id) &&
-		    name_off <= data->d_size - 4 &&
-		    desc_off <= data->d_size &&
-		    nh.n_descsz <= data->d_size - desc_off &&
-		    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0) {
-			memcpy(e->build_id, (char *)data->d_buf + desc_off,
-			       nh.n_descsz);
-			e->build_id_len = nh.n_descsz;
-			return true;
-		}
-		off = next;
-	}
-	return false;
+	memcpy(e->build_id, id, n);
+	e->build_id_len = n;
+	return true;
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "base.h"
 
 static const char *const sym_errstr[] = {
 	[SYM_E_NOTELF - SYM_E_BASE] = "not an ELF file",

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "base.h"
 
 static const char *kind_name(int kind)
 {

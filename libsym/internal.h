@@ -10,6 +10,9 @@
  *              options check (symi_opts_check()), the clock
  *   alloc.c    allocation with fault injection, symi_grow() (base.h;
  *              also compiled into libsymprofile)
+ *   buf.c      struct symi_buf, the capped growable buffer (base.h; also
+ *              compiled into libsymprofile, and used by symd and the
+ *              tools through the static archives)
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
  *   sections.c readying debug sections for libdw: skip unused ones,
@@ -43,7 +46,6 @@
 #include "sym.h"
 #include "base.h"
 #include "format.h"
-#include "banned.h"
 
 /*
  * Logging.  symi_log() checks the level before formatting.
@@ -114,6 +116,9 @@ void symi_files_remove(struct sym_store *st, const char *build_id);
  * ELF files (elf.c).
  */
 
+/* The longest build ID taken, in bytes (a longer note is skipped). */
+#define SYMI_BUILD_ID_MAX 64
+
 /** An open ELF file.  Zeroed means closed. */
 struct symi_elf {
 	Elf *elf;		/* elf_end() */
@@ -124,7 +129,7 @@ struct symi_elf {
 	size_t nbufs, capbufs;
 	GElf_Ehdr ehdr;
 	/* Build ID, raw bytes; id_len 0 when there is none. */
-	uint8_t build_id[64];
+	uint8_t build_id[SYMI_BUILD_ID_MAX];
 	size_t build_id_len;
 };
 
@@ -170,6 +175,15 @@ bool symi_elf_has_dwarf(const struct symi_elf *e);
 
 /* Lowercase hex of @id into @hex (2 * len + 1 bytes). */
 void symi_hex(const uint8_t *id, size_t len, char *hex);
+
+/*
+ * symi_notes_build_id() - sym_notes_build_id() with the raw bytes:
+ * *id points into @notes (borrowed, as long as they are), *idlen is 1 to
+ * SYMI_BUILD_ID_MAX.  @notes may be NULL only with @len 0.
+ * @return 0, -SYM_E_NOTFOUND
+ */
+int symi_notes_build_id(const void *notes, size_t len, size_t align,
+			const uint8_t **id, size_t *idlen);
 
 /*
  * symi_find_debug_file() - find the separate debug file of @e.

@@ -26,6 +26,7 @@
 #include <dwarf.h>
 
 #include "internal.h"
+#include "base.h"
 
 struct cursor {
 	const unsigned char *p, *end;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base.h"
 
 struct sym_module {
 	struct symi_elf main;	/* symi_elf_close() */

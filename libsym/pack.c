@@ -28,6 +28,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
  * in-block binary search of 6 probes.  docs/table-format.md has the

@@ -59,6 +59,7 @@
 #include <libdeflate.h>
 
 #include "internal.h"
+#include "base.h"
 
 #define SECTION_CAP ((uint64_t)4 << 30)
 #define DEFLATE_MAX_RATIO 1032

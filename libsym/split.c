@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 /* Build the part holding ranges [r0, r1) of @u and addresses [pstart,
  * pend). */

@@ -52,6 +52,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 #define STORE_LAYOUT 1
 #define META_MAGIC 0x53594d4du	/* "SYMM" */

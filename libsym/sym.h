@@ -577,6 +577,35 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
 /**
+ * sym_notes_build_id() - find the GNU build ID (an NT_GNU_BUILD_ID note
+ * of owner "GNU") in a block of ELF notes: the bytes of one SHT_NOTE
+ * section or PT_NOTE segment, read from a file or from a loaded object's
+ * memory (dl_iterate_phdr()), or /sys/kernel/notes.  The one parser
+ * behind sym_file_build_id() and sym_module_build_id().
+ * @param notes   the notes, in the host's byte order (those of a file of
+ *                the other byte order must be converted first, as
+ *                libelf's elf_getdata() does); borrowed, only read during
+ *                the call; may be NULL only when @len is 0
+ * @param len     their size in bytes
+ * @param align   the section's or segment's alignment (sh_addralign,
+ *                p_align): 8 means the gABI's 8-byte notes (descriptors
+ *                and notes padded to 8, headers still 12 bytes, as
+ *                glibc and libelf read them), any other value the usual
+ *                4-byte notes
+ * @param[out] hex    the ID in lowercase hex, NUL-terminated; untouched
+ *                    on failure
+ * @param hexlen  size of @hex; 2 * 64 + 1 is always enough
+ * @return 0 (the first build ID note, of 1 to 64 bytes: a longer one is
+ *         skipped), -SYM_E_NOTFOUND (none before the end, or before the
+ *         first note whose sizes run past @len: the rest is not read),
+ *         -ERANGE (@hexlen too small for the ID found), -EINVAL (@hex
+ *         NULL, or @notes NULL with @len > 0)
+ * Thread-safety: safe; no state, no allocation.
+ */
+SYM_API int sym_notes_build_id(const void *notes, size_t len, size_t align,
+			       char *hex, size_t hexlen);
+
+/**
  * sym_file_section() - where the bytes of section @name are in @path, as
  * debuginfod's /buildid/<id>/section/<name> serves them (raw, compressed
  * or not).

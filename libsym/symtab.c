@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base.h"
 
 #define MINIDEBUG_CAP ((size_t)256 << 20)
 /* liblzma's decoder memory limit; xz -9 needs 65 MiB. */

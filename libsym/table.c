@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 
 /* Does [off, off + n * elem) lie inside a table of @size bytes, with off

@@ -30,6 +30,7 @@
 #include "http.h"
 #include "req.h"
 #include "symd.h"
+#include "base.h"
 
 enum call_kind { C_OTHER, C_SYMBOLIZE, C_UPLOAD, C_FILE };
 
@@ -77,14 +78,14 @@ static void free_detached(const void *data, size_t len, void *arg)
 /* Reply with @b's bytes, handed to libevent without a copy (an answer
  * of 100,000 addresses is megabytes). */
 static void reply_buf(struct call *c, int status, const char *type,
-		      struct symd_buf *b)
+		      struct symi_buf *b)
 {
 	struct evbuffer *ev = evbuffer_new();
 	size_t len = 0;
 	char *p = NULL;
 
 	if (ev && b->len) {
-		p = symd_buf_detach(b, &len);
+		p = symi_buf_detach(b, &len);
 		if (evbuffer_add_reference(ev, p, len, free_detached,
 					   NULL) != 0) {
 			free(p);
@@ -183,7 +184,7 @@ static const char *state_name(enum symd_state s)
 }
 
 struct enc {
-	struct symd_buf *b;
+	struct symi_buf *b;
 	const uint64_t *addrs;
 	uint64_t frames;
 	int err;
@@ -194,74 +195,74 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		      size_t n)
 {
 	struct enc *e = ctx;
-	struct symd_buf *b = e->b;
+	struct symi_buf *b = e->b;
 	int err;
 
-	err = symd_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
+	err = symi_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct sym_frame *f = &fr[i];
 		const char *fn = f->demangled ? f->demangled : f->name;
 
 		/* Keys of unknown values are left out, "function" too. */
-		err = symd_buf_add(b, i ? ",{" : "{", i ? 2 : 1);
+		err = symi_buf_add(b, i ? ",{" : "{", i ? 2 : 1);
 		if (!err && fn) {
-			err = symd_buf_add(b, "\"function\":", 11);
+			err = symi_buf_add(b, "\"function\":", 11);
 			if (!err)
-				err = symd_buf_add_json_cstr(b, fn);
+				err = symd_json_add_cstr(b, fn);
 			if (!err)
-				err = symd_buf_addc(b, ',');
+				err = symi_buf_addc(b, ',');
 		}
 		if (!err && f->linkage_name) {
-			err = symd_buf_add(b, "\"linkage_name\":", 15);
+			err = symi_buf_add(b, "\"linkage_name\":", 15);
 			if (!err)
-				err = symd_buf_add_json_cstr(b, f->linkage_name);
+				err = symd_json_add_cstr(b, f->linkage_name);
 			if (!err)
-				err = symd_buf_addc(b, ',');
+				err = symi_buf_addc(b, ',');
 		}
 		if (!err && f->file) {
-			err = symd_buf_add(b, "\"file\":", 7);
+			err = symi_buf_add(b, "\"file\":", 7);
 			if (!err)
-				err = symd_buf_add_json_cstr(b, f->file);
+				err = symd_json_add_cstr(b, f->file);
 			if (!err)
-				err = symd_buf_addc(b, ',');
+				err = symi_buf_addc(b, ',');
 		}
 		if (!err)
-			err = symd_buf_add(b, "\"line\":", 7);
+			err = symi_buf_add(b, "\"line\":", 7);
 		if (!err)
-			err = symd_buf_add_u64(b, f->line);
+			err = symi_buf_add_u64(b, f->line);
 		if (!err)
-			err = symd_buf_add(b, ",\"column\":", 10);
+			err = symi_buf_add(b, ",\"column\":", 10);
 		if (!err)
-			err = symd_buf_add_u64(b, f->column);
+			err = symi_buf_add_u64(b, f->column);
 		if (!err && f->discriminator) {
-			err = symd_buf_add(b, ",\"discriminator\":", 17);
+			err = symi_buf_add(b, ",\"discriminator\":", 17);
 			if (!err)
-				err = symd_buf_add_u64(b, f->discriminator);
+				err = symi_buf_add_u64(b, f->discriminator);
 		}
 		if (!err)
 			err = (f->flags & SYM_FRAME_INLINED) ?
-			      symd_buf_add(b, ",\"inlined\":true", 15) :
-			      symd_buf_add(b, ",\"inlined\":false", 16);
+			      symi_buf_add(b, ",\"inlined\":true", 15) :
+			      symi_buf_add(b, ",\"inlined\":false", 16);
 		/* The offset into the outermost function. */
 		if (!err && i == n - 1 && f->entry &&
 		    e->addrs[idx] >= f->entry) {
-			err = symd_buf_add(b, ",\"offset\":", 10);
+			err = symi_buf_add(b, ",\"offset\":", 10);
 			if (!err)
-				err = symd_buf_add_u64(b, e->addrs[idx] -
+				err = symi_buf_add_u64(b, e->addrs[idx] -
 							  f->entry);
 		}
 		if (!err)
-			err = symd_buf_addc(b, '}');
+			err = symi_buf_addc(b, '}');
 	}
 	if (!err)
-		err = symd_buf_addc(b, ']');
+		err = symi_buf_addc(b, ']');
 	e->frames += n;
 	e->err = err;
 	return err ? 1 : 0;
 }
 
 /* One module's object of the response. */
-static int enc_module(struct call *c, struct symd_buf *b,
+static int enc_module(struct call *c, struct symi_buf *b,
 		      const struct symd_req_module *m)
 {
 	struct symd_status st;
@@ -274,14 +275,14 @@ static int enc_module(struct call *c, struct symd_buf *b,
 		st.state = SYMD_PENDING;
 		st.retry_after_ms = 1000;
 	}
-	err = symd_buf_add(b, "{\"build_id\":\"", 13);
+	err = symi_buf_add(b, "{\"build_id\":\"", 13);
 	if (!err)
-		err = symd_buf_add(b, m->build_id, strlen(m->build_id));
+		err = symi_buf_add(b, m->build_id, strlen(m->build_id));
 	if (!err)
-		err = symd_buf_add(b, "\",\"status\":\"", 12);
+		err = symi_buf_add(b, "\",\"status\":\"", 12);
 	mark = b->len;
 	if (st.state == SYMD_READY) {
-		err = err ? err : symd_buf_add(b, "ok\",\"frames\":[", 14);
+		err = err ? err : symi_buf_add(b, "ok\",\"frames\":[", 14);
 		rc = err ? 0 : sym_store_lookup(c->api->o.store, m->build_id,
 						m->addrs, m->naddrs,
 						enc_frames, &e);
@@ -289,7 +290,7 @@ static int enc_module(struct call *c, struct symd_buf *b,
 			return e.err;
 		if (!rc) {
 			c->frames += e.frames;
-			return symd_buf_add(b, "]}", 2);
+			return symi_buf_add(b, "]}", 2);
 		}
 		/* Gone from the store (evicted, deleted, corrupt): start
 		 * over, and say pending this time. */
@@ -302,28 +303,28 @@ static int enc_module(struct call *c, struct symd_buf *b,
 			st.retry_after_ms = 500;
 	}
 	if (!err)
-		err = symd_buf_add(b, state_name(st.state),
+		err = symi_buf_add(b, state_name(st.state),
 				   strlen(state_name(st.state)));
 	if (!err)
-		err = symd_buf_addc(b, '"');
+		err = symi_buf_addc(b, '"');
 	if (!err && st.error[0]) {
-		err = symd_buf_add(b, ",\"error\":", 9);
+		err = symi_buf_add(b, ",\"error\":", 9);
 		if (!err)
-			err = symd_buf_add_json_cstr(b, st.error);
+			err = symd_json_add_cstr(b, st.error);
 	}
 	if (!err && st.retry_after_ms &&
 	    (st.state == SYMD_PENDING || st.state == SYMD_FAILED)) {
-		err = symd_buf_add(b, ",\"retry_after_ms\":", 18);
+		err = symi_buf_add(b, ",\"retry_after_ms\":", 18);
 		if (!err)
-			err = symd_buf_add_u64(b, st.retry_after_ms);
+			err = symi_buf_add_u64(b, st.retry_after_ms);
 	}
 	/* No answers: one empty list per address. */
 	if (!err)
-		err = symd_buf_add(b, ",\"frames\":[", 11);
+		err = symi_buf_add(b, ",\"frames\":[", 11);
 	for (size_t i = 0; i < m->naddrs && !err; i++)
-		err = symd_buf_add(b, i ? ",[]" : "[]", i ? 3 : 2);
+		err = symi_buf_add(b, i ? ",[]" : "[]", i ? 3 : 2);
 	if (!err)
-		err = symd_buf_add(b, "]}", 2);
+		err = symi_buf_add(b, "]}", 2);
 	return err;
 }
 
@@ -342,20 +343,21 @@ static void drop_waits(struct call *c)
 
 static void symbolize_reply(struct call *c)
 {
-	struct symd_buf b;
+	struct symi_buf b;
 	int err;
 
 	drop_waits(c);
-	symd_buf_init(&b, c->api->o.max_response);
-	err = symd_buf_add(&b, "{\"modules\":[", 12);
+	symi_buf_init(&b, c->api->o.max_response ? c->api->o.max_response :
+				  SYMD_REPLY_MAX);
+	err = symi_buf_add(&b, "{\"modules\":[", 12);
 	for (size_t i = 0; i < c->sr.nmodules && !err; i++) {
 		if (i)
-			err = symd_buf_addc(&b, ',');
+			err = symi_buf_addc(&b, ',');
 		if (!err)
 			err = enc_module(c, &b, &c->sr.modules[i]);
 	}
 	if (!err)
-		err = symd_buf_add(&b, "]}\n", 3);
+		err = symi_buf_add(&b, "]}\n", 3);
 	if (err == -E2BIG)
 		reply_error(c, 413, "the response would be too large; send "
 			    "fewer addresses per request");
@@ -364,7 +366,7 @@ static void symbolize_reply(struct call *c)
 	else
 		reply_buf(c, 200, "application/json", &b);
 	symd_metrics_frames(c->sr.naddrs, c->frames);
-	symd_buf_release(&b);
+	symi_buf_release(&b);
 	symd_req_release(&c->sr);
 }
 
@@ -626,7 +628,7 @@ static int upload_piece(struct symd_http_req *req, const void *data,
 static void ingested(void *arg, int status, const char *msg)
 {
 	struct call *c = arg;
-	struct symd_buf b;
+	struct symi_buf b;
 
 	c->job = NULL;
 	c->tmp[0] = '\0';	/* the job moved or removed it */
@@ -637,15 +639,15 @@ static void ingested(void *arg, int status, const char *msg)
 		return;
 	}
 	symd_metrics_upload(c->bytes);
-	symd_buf_init(&b, 0);
-	if (symd_buf_add(&b, "{\"build_id\":\"", 13) ||
-	    symd_buf_add(&b, c->build_id, strlen(c->build_id)) ||
-	    symd_buf_add(&b, "\",\"stored\":true,\"bytes\":", 24) ||
-	    symd_buf_add_u64(&b, c->bytes) || symd_buf_add(&b, "}\n", 2))
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	if (symi_buf_add(&b, "{\"build_id\":\"", 13) ||
+	    symi_buf_add(&b, c->build_id, strlen(c->build_id)) ||
+	    symi_buf_add(&b, "\",\"stored\":true,\"bytes\":", 24) ||
+	    symi_buf_add_u64(&b, c->bytes) || symi_buf_add(&b, "}\n", 2))
 		reply_error(c, 503, "out of memory");
 	else
 		reply_buf(c, 201, "application/json", &b);
-	symd_buf_release(&b);
+	symi_buf_release(&b);
 }
 
 static void upload_done(struct symd_http_req *req)
@@ -791,32 +793,32 @@ static void route(struct symd_http_req *req, void *ctx)
 		}
 		route_buildid(c, rest);
 	} else if (strcmp(path, "/metrics") == 0) {
-		struct symd_buf b;
+		struct symi_buf b;
 
 		c->route = SYMD_R_METRICS;
-		symd_buf_init(&b, 0);
+		symi_buf_init(&b, SYMD_REPLY_MAX);
 		if (symd_metrics_render(&b, api->o.work))
 			reply_error(c, 503, "out of memory");
 		else
 			reply_buf(c, 200, "text/plain; version=0.0.4", &b);
-		symd_buf_release(&b);
+		symi_buf_release(&b);
 	} else if (strcmp(path, "/healthz") == 0) {
 		static const char health[] = "{\"status\":\"ok\","
 			"\"version\":\"" SYMD_VERSION "\",\"jobs_queued\":";
-		struct symd_buf b;
+		struct symi_buf b;
 		unsigned q, r;
 
 		c->route = SYMD_R_HEALTHZ;
 		symd_work_counts(api->o.work, &q, &r);
-		symd_buf_init(&b, 0);
-		if (symd_buf_add(&b, health, sizeof(health) - 1) ||
-		    symd_buf_add_u64(&b, q) ||
-		    symd_buf_add(&b, ",\"jobs_running\":", 16) ||
-		    symd_buf_add_u64(&b, r) || symd_buf_add(&b, "}\n", 2))
+		symi_buf_init(&b, SYMD_REPLY_MAX);
+		if (symi_buf_add(&b, health, sizeof(health) - 1) ||
+		    symi_buf_add_u64(&b, q) ||
+		    symi_buf_add(&b, ",\"jobs_running\":", 16) ||
+		    symi_buf_add_u64(&b, r) || symi_buf_add(&b, "}\n", 2))
 			reply_error(c, 503, "out of memory");
 		else
 			reply_buf(c, 200, "application/json", &b);
-		symd_buf_release(&b);
+		symi_buf_release(&b);
 	} else {
 		reply_error(c, 404, "no such route");
 	}

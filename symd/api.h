@@ -25,7 +25,8 @@ struct symd_api_opts {
 	const char *token;		/* NULL: PUT and DELETE refused */
 	struct symd_req_limits limits;	/* of POST /v1/symbolize */
 	size_t max_body;		/* symbolize request bytes: 413 */
-	size_t max_response;		/* symbolize response bytes: 413 */
+	size_t max_response;		/* symbolize response bytes: 413;
+					 * 0: SYMD_REPLY_MAX */
 	uint64_t max_upload;		/* upload bytes, 0: no bound */
 	bool log;			/* one line per request on stderr */
 	struct symd_http_opts http;	/* limits; callbacks are ours */

@@ -40,6 +40,7 @@
 
 #include "sym.h"
 #include "fetch.h"
+#include "base.h"
 
 #define ID_MAX 128		/* hex digits: libdebuginfod's 64 bytes */
 #define SECTION_MAX 128
@@ -301,6 +302,20 @@ static void note_failure(struct vlog *v, const char *base, int code,
 			 base ? base : "upstream", what);
 }
 
+/* The HTTP status at the start of @s ("404" in "404 Not Found"), or 0
+ * when there is none in 100..599. */
+static int http_code(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || v < 100 || v > 599)
+		return 0;
+	return (int)v;
+}
+
 /*
  * @pending holds the "server response" text of a failure whose
  * "url N errbuf" line may come next; "" when none.
@@ -320,7 +335,7 @@ static void parse_line(struct vlog *v, const char *line, char **base,
 			int code = 0;
 
 			if (!strncmp(err, http_err, sizeof(http_err) - 1))
-				code = atoi(err + sizeof(http_err) - 1);
+				code = http_code(err + sizeof(http_err) - 1);
 			note_failure(v, b, code, err);
 			pending[0] = '\0';
 			return;

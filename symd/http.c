@@ -57,7 +57,7 @@
 
 #include "http.h"
 #include "req.h"
-#include "banned.h"
+#include "base.h"
 
 /* How long a closing connection reads and discards what the client still
  * sends, so that our reply is not destroyed by a TCP reset. */
@@ -91,9 +91,10 @@ struct symd_http_req {
 	uint64_t id, start_us;
 	/* The head: target NUL, then name NUL value NUL per header.  The
 	 * target is cut at its '?' (query: offset of what follows, 0 if
-	 * none).  Capped by max_header_bytes. */
-	char *buf;
-	size_t len, cap, query, hdrs, part_start;
+	 * none).  Capped at max_header_bytes + 2 (the wire limit enforced
+	 * in conn_parse() keeps us below it; this is the backstop). */
+	struct symi_buf head;
+	size_t query, hdrs, part_start;
 	unsigned nhdr;
 	enum part part;
 	unsigned method;
@@ -190,6 +191,7 @@ static struct symd_http_req *req_new(struct conn *c)
 	if (!r)
 		return NULL;
 	r->conn = c;
+	symi_buf_init(&r->head, c->http->o.max_header_bytes + 2);
 	r->id = ++c->http->next_id;
 	r->start_us = now_us();
 	return r;
@@ -201,7 +203,7 @@ static void req_free(struct symd_http_req *r)
 		evbuffer_free(r->body);
 	if (r->out_hdrs)
 		evbuffer_free(r->out_hdrs);
-	free(r->buf);
+	symi_buf_release(&r->head);
 	free(r);
 }
 
@@ -255,35 +257,16 @@ static void req_fail(struct conn *c, int status, const char *msg)
 		conn_free(c);
 }
 
-/* Append to the head, within max_header_bytes (the wire limit enforced
- * in conn_parse() keeps us below it; this is the backstop). */
+/* Append to the head, within its cap: past it 431, else out of memory. */
 static int head_add(struct symd_http_req *r, const char *p, size_t n)
 {
-	size_t max = r->conn->http->o.max_header_bytes + 2;
+	int err = symi_buf_add(&r->head, p, n);
 
-	if (n > max - r->len) {
+	if (err == -E2BIG)
 		r->fail_status = 431;
-		return -1;
-	}
-	if (r->len + n > r->cap) {
-		size_t cap = r->cap ? r->cap : 256;
-		char *nb;
-
-		while (cap < r->len + n)
-			cap *= 2;
-		if (cap > max)
-			cap = max;
-		nb = realloc(r->buf, cap);
-		if (!nb) {
-			r->conn->oom = true;
-			return -1;
-		}
-		r->buf = nb;
-		r->cap = cap;
-	}
-	memcpy(r->buf + r->len, p, n);
-	r->len += n;
-	return 0;
+	else if (err)
+		r->conn->oom = true;
+	return err ? -1 : 0;
 }
 
 /* Close the part of the head being written and start @to. */
@@ -293,20 +276,23 @@ static int head_switch(struct symd_http_req *r, enum part to)
 		return 0;
 	if (r->part == P_VALUE) {
 		/* http-parser keeps trailing blanks of a value */
-		while (r->len > r->part_start &&
-		       (r->buf[r->len - 1] == ' ' || r->buf[r->len - 1] == '\t'))
-			r->len--;
+		size_t len = r->head.len;
+
+		while (len > r->part_start && (r->head.p[len - 1] == ' ' ||
+					       r->head.p[len - 1] == '\t'))
+			len--;
+		symi_buf_setlen(&r->head, len);
 	}
 	if (head_add(r, "", 1))
 		return -1;
 	if (r->part == P_URL) {
-		char *q = memchr(r->buf, '?', r->len);
+		char *q = memchr(r->head.p, '?', r->head.len);
 
 		if (q) {
 			*q = '\0';
-			r->query = (size_t)(q - r->buf) + 1;
+			r->query = (size_t)(q - r->head.p) + 1;
 		}
-		r->hdrs = r->len;
+		r->hdrs = r->head.len;
 	} else if (r->part == P_FIELD && to != P_VALUE) {
 		if (head_add(r, "", 1))		/* a name without value */
 			return -1;
@@ -314,7 +300,7 @@ static int head_switch(struct symd_http_req *r, enum part to)
 	if (to == P_FIELD)
 		r->nhdr++;
 	r->part = to;
-	r->part_start = r->len;
+	r->part_start = r->head.len;
 	return 0;
 }
 
@@ -348,7 +334,7 @@ static int cb_url(http_parser *p, const char *at, size_t n)
 
 	r->method = p->method;
 	r->have_method = true;
-	if (n > c->http->o.max_url_bytes - r->len) {
+	if (n > c->http->o.max_url_bytes - r->head.len) {
 		r->fail_status = 414;
 		return -1;
 	}
@@ -933,12 +919,12 @@ const char *symd_http_req_method(const struct symd_http_req *r)
 
 const char *symd_http_req_path(const struct symd_http_req *r)
 {
-	return r->buf && r->part != P_URL ? r->buf : "";
+	return r->head.p && r->part != P_URL ? r->head.p : "";
 }
 
 const char *symd_http_req_query(const struct symd_http_req *r)
 {
-	return r->query && r->part != P_URL ? r->buf + r->query : NULL;
+	return r->query && r->part != P_URL ? r->head.p + r->query : NULL;
 }
 
 const char *symd_http_req_header(const struct symd_http_req *r,
@@ -948,7 +934,7 @@ const char *symd_http_req_header(const struct symd_http_req *r,
 
 	if (r->part != P_END)
 		return NULL;
-	p = r->buf + r->hdrs;
+	p = r->head.p + r->hdrs;
 	for (unsigned i = 0; i < r->nhdr; i++) {
 		const char *v = p + strlen(p) + 1;
 
@@ -1220,21 +1206,21 @@ int symd_http_req_reply(struct symd_http_req *r, int status,
 static int reply_json(struct symd_http_req *r, int status, const char *msg)
 {
 	struct evbuffer *e = evbuffer_new();
-	struct symd_buf b;
+	struct symi_buf b;
 	int err = e ? 0 : -ENOMEM;
 
-	symd_buf_init(&b, 0);
+	symi_buf_init(&b, SYMD_REPLY_MAX);
 	if (!err)
-		err = symd_buf_add_lit(&b, "{\"error\":");
+		err = symi_buf_add_lit(&b, "{\"error\":");
 	if (!err)
-		err = symd_buf_add_json_cstr(&b, msg ? msg : "");
+		err = symd_json_add_cstr(&b, msg ? msg : "");
 	if (!err)
-		err = symd_buf_addc(&b, '}');
+		err = symi_buf_addc(&b, '}');
 	if (!err && evbuffer_add(e, b.p, b.len))
 		err = -ENOMEM;
 	if (!err)
 		err = req_send(r, status, "application/json", e, NULL, b.len);
-	symd_buf_release(&b);
+	symi_buf_release(&b);
 	if (e)
 		evbuffer_free(e);
 	return err;

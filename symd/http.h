@@ -361,7 +361,7 @@ int symd_http_req_reply(struct symd_http_req *req, int status,
 
 /**
  * symd_http_req_reply_json_error() - reply {"error":"@msg"} with
- * application/json.  @msg is escaped for JSON (symd_buf_add_json_cstr()
+ * application/json.  @msg is escaped for JSON (symd_json_add_cstr()
  * of req.h: ill-formed UTF-8 becomes U+FFFD).  Returns as
  * symd_http_req_reply(), and -E2BIG for a message of hundreds of MB.
  */

@@ -21,6 +21,7 @@
 #include "sym.h"
 #include "api.h"
 #include "symd.h"
+#include "base.h"
 
 static const char usage[] =
 "usage: symd [OPTION]...\n"

@@ -8,7 +8,6 @@
  * figures are read at scrape time.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "fetch.h"
 #include "req.h"
 #include "symd.h"
+#include "base.h"
 
 #define NBUCKETS 16
 /* Seconds: request latency (sub-millisecond matters here) ... */
@@ -136,25 +136,11 @@ static uint64_t get(atomic_uint_fast64_t *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* Append printf-style; the lines are short. */
-static int addf(struct symd_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int addf(struct symd_buf *b, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
+/* Append printf-style: symi_buf_addf(), in short (the lines below are
+ * long). */
+#define addf symi_buf_addf
 
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -EINVAL;
-	return symd_buf_add(b, line, (size_t)n < sizeof(line) ?
-				     (size_t)n : sizeof(line) - 1);
-}
-
-static int hist(struct symd_buf *b, const char *name, const char *labels,
+static int hist(struct symi_buf *b, const char *name, const char *labels,
 		struct hist *h, const double *le)
 {
 	uint64_t cum = 0;
@@ -218,7 +204,7 @@ void symd_metrics_store(struct sym_store *st)
 				      memory_order_relaxed);
 }
 
-int symd_metrics_render(struct symd_buf *b, struct symd_work *w)
+int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 {
 	static const char *const neg[4] = { "", "absent", "failed",
 					    "badconv" };

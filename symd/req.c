@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "req.h"
+#include "base.h"
 
 /* ---- character classes and UTF-8 ------------------------------------- */
 
@@ -1042,77 +1043,9 @@ out:
 	return rc;
 }
 
-/* ---- the output buffer ------------------------------------------------ */
+/* ---- the output: JSON strings ------------------------------------------ */
 
-void symd_buf_init(struct symd_buf *b, size_t max)
-{
-	b->p = NULL;
-	b->len = b->cap = 0;
-	b->max = max ? max : SYMD_BUF_DEFAULT_MAX;
-}
-
-void symd_buf_release(struct symd_buf *b)
-{
-	if (!b)
-		return;
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-void symd_buf_reset(struct symd_buf *b)
-{
-	b->len = 0;
-}
-
-char *symd_buf_detach(struct symd_buf *b, size_t *len)
-{
-	char *p = b->p;
-
-	if (len)
-		*len = b->len;
-	b->p = NULL;
-	b->len = b->cap = 0;
-	return p;
-}
-
-int symd_buf_grow(struct symd_buf *b, size_t extra)
-{
-	size_t want, cap;
-	char *np;
-
-	if (extra > b->max || b->len > b->max - extra)
-		return -E2BIG;
-	want = b->len + extra;
-	if (want <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	if (cap > b->max)
-		cap = b->max;
-	while (cap < want)
-		cap = cap > b->max / 2 ? b->max : cap * 2;
-	np = realloc(b->p, cap);
-	if (!np)
-		return -ENOMEM;
-	b->p = np;
-	b->cap = cap;
-	return 0;
-}
-
-int symd_buf_add(struct symd_buf *b, const void *p, size_t n)
-{
-	if (b->cap - b->len < n) {
-		int err = symd_buf_grow(b, n);
-
-		if (err)
-			return err;
-	}
-	if (n)
-		memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
-int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
+int symd_json_add_str(struct symi_buf *b, const char *s, size_t n)
 {
 	static const char short_esc[0x20] = {
 		['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r',
@@ -1123,10 +1056,10 @@ int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
 	int err;
 
 	/* Room for the common case (nothing to escape) in one go. */
-	err = symd_buf_grow(b, n < SIZE_MAX - 2 ? n + 2 : SIZE_MAX);
+	err = symi_buf_grow(b, n < SIZE_MAX - 2 ? n + 2 : SIZE_MAX);
 	if (err)
 		return err;
-	b->p[b->len++] = '"';
+	symi_buf_addc(b, '"');	/* within the room just made */
 	while (i < n) {
 		uint8_t c;
 		int k = 0;
@@ -1143,7 +1076,7 @@ int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
 				break;
 			i += (size_t)k;
 		}
-		err = symd_buf_add(b, s + run, i - run);
+		err = symi_buf_add(b, s + run, i - run);
 		if (err)
 			goto fail;
 		if (i == n)
@@ -1151,100 +1084,40 @@ int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n)
 		c = (uint8_t)s[i];
 		if (c >= 0x80) {
 			/* An ill-formed subsequence (k < 0): one U+FFFD. */
-			err = symd_buf_add(b, "\xef\xbf\xbd", 3);
+			err = symi_buf_add(b, "\xef\xbf\xbd", 3);
 			i += (size_t)-k;
 		} else if (c == '"' || c == '\\') {
 			e[0] = '\\';
 			e[1] = (char)c;
-			err = symd_buf_add(b, e, 2);
+			err = symi_buf_add(b, e, 2);
 			i++;
 		} else if (c < 0x20 && short_esc[c]) {
 			e[0] = '\\';
 			e[1] = short_esc[c];
-			err = symd_buf_add(b, e, 2);
+			err = symi_buf_add(b, e, 2);
 			i++;
 		} else {
 			memcpy(e, "\\u00", 4);
 			e[4] = "0123456789abcdef"[c >> 4];
 			e[5] = "0123456789abcdef"[c & 15];
-			err = symd_buf_add(b, e, 6);
+			err = symi_buf_add(b, e, 6);
 			i++;
 		}
 		if (err)
 			goto fail;
 	}
-	err = symd_buf_addc(b, '"');
+	err = symi_buf_addc(b, '"');
 	if (err)
 		goto fail;
 	return 0;
 fail:
-	b->len = start;
+	symi_buf_setlen(b, start);
 	return err;
 }
 
-int symd_buf_add_json_cstr(struct symd_buf *b, const char *s)
+int symd_json_add_cstr(struct symi_buf *b, const char *s)
 {
 	if (!s)
-		return symd_buf_add_lit(b, "null");
-	return symd_buf_add_json_str(b, s, strlen(s));
-}
-
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233"
-	"34353637383940414243444546474849505152535455565758596061626364656667"
-	"6869707172737475767778798081828384858687888990919293949596979899";
-
-/* @v in decimal at the end of tmp[0..24); returns the first index. */
-static size_t fmt_u64(char tmp[24], uint64_t v)
-{
-	size_t i = 24;
-
-	while (v >= 100) {
-		unsigned int r = (unsigned int)(v % 100);
-
-		v /= 100;
-		i -= 2;
-		memcpy(tmp + i, digit_pairs + 2 * r, 2);
-	}
-	if (v >= 10) {
-		i -= 2;
-		memcpy(tmp + i, digit_pairs + 2 * v, 2);
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	return i;
-}
-
-int symd_buf_add_u64(struct symd_buf *b, uint64_t v)
-{
-	char tmp[24];
-	size_t i = fmt_u64(tmp, v);
-
-	return symd_buf_add(b, tmp + i, 24 - i);
-}
-
-int symd_buf_add_i64(struct symd_buf *b, int64_t v)
-{
-	char tmp[24];
-	/* -(v + 1) + 1 avoids negating INT64_MIN. */
-	uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
-	size_t i = fmt_u64(tmp, u);
-
-	if (v < 0)
-		tmp[--i] = '-';
-	return symd_buf_add(b, tmp + i, 24 - i);
-}
-
-int symd_buf_add_hex(struct symd_buf *b, uint64_t v)
-{
-	char tmp[18];
-	size_t i = 18;
-
-	do {
-		tmp[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	tmp[--i] = 'x';
-	tmp[--i] = '0';
-	return symd_buf_add(b, tmp + i, 18 - i);
+		return symi_buf_add_lit(b, "null");
+	return symd_json_add_str(b, s, strlen(s));
 }

@@ -6,7 +6,7 @@
  * Caveats
  * - Nothing here touches libevent, sockets or files: the parser takes the
  *   body as (const char *, size_t) and the writer fills a plain byte
- *   buffer (struct symd_buf), so both are unit-tested and fuzzed in
+ *   buffer (struct symi_buf), so both are unit-tested and fuzzed in
  *   memory (tests/unit/t-req.c, tests/fuzz/fuzz-req.c).
  * - Thread-safety: every function is reentrant; distinct structs may be
  *   used from distinct threads at the same time.  No global state.
@@ -225,81 +225,29 @@ int symd_json_str_decode(const char *s, size_t len, char *out, size_t cap,
 			 size_t *outlen, size_t *end, const char **why);
 
 /*
- * The output side: a growable byte buffer with a cap, and appenders of
- * JSON values that need no printf.  The response writer builds a body in
- * one struct symd_buf and then hands it to libevent in one piece:
+ * The output side: appenders of JSON strings to a struct symi_buf
+ * (libsym/base.h: the project's capped buffer).  The response writer
+ * builds a body in one buffer, capped at what one response may hold, and
+ * then hands it to libevent in one piece:
  * evbuffer_add(out, b.p, b.len), or without a copy
- *   p = symd_buf_detach(&b, &n);
+ *   p = symi_buf_detach(&b, &n);
  *   evbuffer_add_reference(out, p, n, free_cb, NULL);  (free_cb frees p)
+ * Numbers go in with symi_buf_add_u64(), symi_buf_add_i64() and
+ * symi_buf_add_hex().
  *
  * Every appender is all-or-nothing: on failure the buffer is as it was.
  * They return 0, -E2BIG (the result would exceed b->max: a response too
  * large to send, not worth retrying as is) or -ENOMEM (malloc() failed).
  */
+struct symi_buf;
 
-/** Default cap of symd_buf_init(b, 0). */
-#define SYMD_BUF_DEFAULT_MAX ((size_t)256 << 20)
-
-/**
- * struct symd_buf - bytes being built.  Not NUL-terminated.  Caller's
- * storage: symd_buf_init() it, symd_buf_release() it.
- */
-struct symd_buf {
-	/** The bytes; owned, NULL until the first append. */
-	char *p;
-	/** Bytes used, bytes allocated, most bytes ever allowed. */
-	size_t len, cap, max;
-};
+/** The cap of the replies the daemon writes itself (errors, health,
+ * uploads, metrics), whatever the request; that of an answer to
+ * POST /v1/symbolize is symd_api_opts.max_response. */
+#define SYMD_REPLY_MAX ((size_t)256 << 20)
 
 /**
- * symd_buf_init() - make @b an empty buffer; allocates nothing.
- * @param max  the cap on b->len; 0 means SYMD_BUF_DEFAULT_MAX
- */
-void symd_buf_init(struct symd_buf *b, size_t max);
-
-/** symd_buf_release() - free the bytes; @b is left zeroed.  NULL: no-op. */
-void symd_buf_release(struct symd_buf *b);
-
-/** symd_buf_reset() - set the length to 0, keeping the memory for the
- * next response. */
-void symd_buf_reset(struct symd_buf *b);
-
-/**
- * symd_buf_detach() - take the bytes out of @b.
- * @param[out] len  their length; may be NULL
- * @return the bytes, which the caller now owns (free() them); NULL when
- *         nothing was ever allocated.  @b is left empty, same max.
- */
-char *symd_buf_detach(struct symd_buf *b, size_t *len);
-
-/**
- * symd_buf_grow() - make room for @extra more bytes.  Growth doubles
- * (from 256 bytes), never past b->max.
- * @return 0, -E2BIG (len + extra > max), -ENOMEM
- */
-int symd_buf_grow(struct symd_buf *b, size_t extra);
-
-/** symd_buf_add() - append @n bytes (copied). */
-int symd_buf_add(struct symd_buf *b, const void *p, size_t n);
-
-/** symd_buf_add_lit() - append a string literal, e.g. "{\"modules\":[". */
-#define symd_buf_add_lit(b, lit) symd_buf_add((b), "" lit, sizeof(lit) - 1)
-
-/** symd_buf_addc() - append one byte. */
-static inline int symd_buf_addc(struct symd_buf *b, char c)
-{
-	if (b->len == b->cap) {
-		int err = symd_buf_grow(b, 1);
-
-		if (err)
-			return err;
-	}
-	b->p[b->len++] = c;
-	return 0;
-}
-
-/**
- * symd_buf_add_json_str() - append @s as a JSON string, quotes included.
+ * symd_json_add_str() - append @s as a JSON string, quotes included.
  * Always valid JSON, whatever the bytes: '"' and '\' are escaped, control
  * bytes become \b \f \n \r \t or \u00XX, valid UTF-8 (DEL, U+2028 too)
  * passes through, and each ill-formed UTF-8 subsequence (a stray
@@ -309,21 +257,10 @@ static inline int symd_buf_addc(struct symd_buf *b, char c)
  * found 8 bytes at a time and copied with memcpy().
  * @param s  @n bytes, NUL allowed (it becomes \u0000); NULL only with @n 0
  */
-int symd_buf_add_json_str(struct symd_buf *b, const char *s, size_t n);
+int symd_json_add_str(struct symi_buf *b, const char *s, size_t n);
 
-/** symd_buf_add_json_cstr() - the same for a NUL-terminated string; NULL
+/** symd_json_add_cstr() - the same for a NUL-terminated string; NULL
  * appends the JSON literal null. */
-int symd_buf_add_json_cstr(struct symd_buf *b, const char *s);
-
-/** symd_buf_add_u64() - append @v in decimal: "0", "18446744073709551615". */
-int symd_buf_add_u64(struct symd_buf *b, uint64_t v);
-
-/** symd_buf_add_i64() - append @v in decimal, with '-' when negative. */
-int symd_buf_add_i64(struct symd_buf *b, int64_t v);
-
-/** symd_buf_add_hex() - append "0x" and @v in lowercase hex, no leading
- * zeros ("0x0", "0x4011d6"), without quotes: put it inside
- * symd_buf_addc(b, '"') calls to make a JSON string of it. */
-int symd_buf_add_hex(struct symd_buf *b, uint64_t v);
+int symd_json_add_cstr(struct symi_buf *b, const char *s);
 
 #endif /* SYMD_REQ_H */

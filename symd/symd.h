@@ -151,8 +151,8 @@ void symd_metrics_upload(uint64_t bytes);
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
 void symd_metrics_store(struct sym_store *st);
-/* Append the Prometheus text exposition to @out (a struct symd_buf). */
-struct symd_buf;
-int symd_metrics_render(struct symd_buf *out, struct symd_work *w);
+/* Append the Prometheus text exposition to @out. */
+struct symi_buf;
+int symd_metrics_render(struct symi_buf *out, struct symd_work *w);
 
 #endif /* SYMD_H */

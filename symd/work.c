@@ -41,6 +41,7 @@
 #include "sym.h"
 #include "fetch.h"
 #include "symd.h"
+#include "base.h"
 
 #define ID_MAX 128
 #define NBUCKETS 16384
@@ -174,18 +175,19 @@ static void sweep(struct symd_work *w)
 static struct entry *find_or_add(struct symd_work *w, const char *id)
 {
 	struct entry *e = find(w, id);
+	size_t n = strlen(id);
 	unsigned h;
 
 	if (e)
 		return e;
-	if (strlen(id) > ID_MAX)
+	if (n > ID_MAX)
 		return NULL;
 	if (w->nentries >= ENTRIES_MAX)
 		sweep(w);
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	strcpy(e->id, id);
+	memcpy(e->id, id, n + 1);
 	h = hash(id);
 	e->hnext = w->buckets[h];
 	w->buckets[h] = e;
@@ -669,7 +671,7 @@ static void start_job(struct symd_work *w, struct entry *e,
 		return;
 	j->kind = kind;
 	j->e = e;
-	strcpy(j->id, e->id);
+	memcpy(j->id, e->id, sizeof(j->id));	/* the same size */
 	if (submit(w, j, false) != 0) {
 		free(j);
 		return;
@@ -754,9 +756,10 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  symd_ingest_fn fn, void *arg)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
+	size_t n = strlen(build_id);
 	int err;
 
-	if (!j || strlen(build_id) > ID_MAX || !(j->path = strdup(path))) {
+	if (!j || n > ID_MAX || !(j->path = strdup(path))) {
 		if (j)
 			free(j->path);
 		free(j);
@@ -764,7 +767,7 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 		return NULL;
 	}
 	j->kind = J_INGEST;
-	strcpy(j->id, build_id);
+	memcpy(j->id, build_id, n + 1);
 	snprintf(j->source, sizeof(j->source), "upload");
 	j->fkind = kind;
 	j->ifn = fn;
@@ -784,6 +787,7 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 				      const char *section, symd_file_fn fn,
 				      void *arg)
 {
+	size_t n = strlen(build_id), sn = section ? strlen(section) : 0;
 	struct symd_job *j;
 	int err;
 
@@ -792,17 +796,16 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 		return NULL;
 	}
 	j = calloc(1, sizeof(*j));
-	if (!j || strlen(build_id) > ID_MAX ||
-	    (section && strlen(section) >= sizeof(j->section))) {
+	if (!j || n > ID_MAX || sn >= sizeof(j->section)) {
 		free(j);
 		errno = j ? EINVAL : ENOMEM;
 		return NULL;
 	}
 	j->kind = J_FILE;
-	strcpy(j->id, build_id);
+	memcpy(j->id, build_id, n + 1);
 	j->fkind = kind;
 	if (section)
-		strcpy(j->section, section);
+		memcpy(j->section, section, sn + 1);
 	j->ffn = fn;
 	j->arg = arg;
 	err = submit(w, j, true);

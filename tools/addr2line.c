@@ -57,6 +57,7 @@
 #include "grow.h"
 #include "pool.h"
 #include "tools.h"
+#include "base.h"
 
 enum a2l_style {
 	STYLE_GNU,
@@ -337,61 +338,55 @@ static const char *file_name(struct a2l *a, const char *file)
 /*
  * Output.  A warm run prints tens of MB (libjvm: 40 MB for 100,000
  * addresses), so every style writes into a struct obuf: appends to
- * memory, no stdio call per string.  The main thread's obuf goes to
- * stdout in large writes (ob_flush()); a job's (see "Parallel answers")
- * grows and is written out by the main thread in input order.
+ * memory, no stdio call per string.  The main thread's obuf is capped at
+ * OB_SINK_SIZE and goes to stdout whenever it is full (ob_flush()); a
+ * job's (see "Parallel answers") grows, up to OB_JOB_MAX, and is written
+ * out by the main thread in input order.
  */
 struct obuf {
-	char *p;		/* owned (free()), or out_buf */
-	size_t len, cap;
-	FILE *sink;		/* where full buffers go; NULL: grow */
-	bool err;		/* out of memory, or the sink failed */
+	struct symi_buf b;	/* the bytes; symi_buf_release() */
+	FILE *sink;		/* where full buffers go; NULL: a job's */
+	bool err;		/* out of memory, over the cap, or the sink
+				 * failed: sticky */
 };
 
-/* stdout's obuf when it is not a job's: static, and big enough that
- * writes are few. */
-static char out_buf[1 << 18];
-static struct obuf stdout_ob = { .p = out_buf, .cap = sizeof(out_buf) };
+/* stdout's buffer: big enough that writes are few. */
+#define OB_SINK_SIZE (1 << 18)
+/* A job's buffer: 4,096 answers are about 1.6 MB on libjvm.  A job that
+ * needs more is answered again on the main thread (job_done()), where
+ * the answers stream to stdout. */
+#define OB_JOB_MAX ((size_t)64 << 20)
+
+/* stdout's obuf when it is not a job's. */
+static struct obuf stdout_ob;
 
 /* ob_flush() - write what @o holds to its sink.  0 or -EIO. */
 static int ob_flush(struct obuf *o)
 {
-	if (o->sink && o->len) {
-		if (fwrite(o->p, 1, o->len, o->sink) != o->len)
+	if (o->sink && o->b.len) {
+		if (fwrite(o->b.p, 1, o->b.len, o->sink) != o->b.len)
 			o->err = true;
-		o->len = 0;
+		symi_buf_reset(&o->b);
 	}
 	return o->err ? -EIO : 0;
 }
 
-/* Make room for @n more bytes: flush to the sink, or grow.  False when
- * there is none (o->err is set; the bytes are dropped). */
-static bool ob_room(struct obuf *o, size_t n)
-{
-	if (o->cap - o->len >= n)
-		return true;
-	if (o->sink) {
-		ob_flush(o);
-		return o->cap >= n;
-	}
-	if (n > SIZE_MAX - o->len ||
-	    tool_grow(&o->p, &o->cap, o->len + n, 1, 1 << 16)) {
-		o->err = true;
-		return false;
-	}
-	return true;
-}
-
+/* Append @n bytes.  When a job's buffer cannot take them, o->err is set
+ * (the bytes are dropped); stdout's is flushed first, and what it still
+ * cannot take (more than its whole size) is written directly. */
 static void ob_write(struct obuf *o, const char *s, size_t n)
 {
-	if (!ob_room(o, n)) {
-		/* Longer than a sink's whole buffer: write it directly. */
-		if (o->sink && !o->err && fwrite(s, 1, n, o->sink) != n)
-			o->err = true;
+	if (symi_buf_add(&o->b, s, n) == 0)
+		return;
+	if (!o->sink) {
+		o->err = true;
 		return;
 	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
+	ob_flush(o);
+	if (symi_buf_add(&o->b, s, n) == 0)
+		return;
+	if (!o->err && fwrite(s, 1, n, o->sink) != n)
+		o->err = true;
 }
 
 static void ob_s(struct obuf *o, const char *s)
@@ -401,8 +396,8 @@ static void ob_s(struct obuf *o, const char *s)
 
 static void ob_c(struct obuf *o, char c)
 {
-	if (o->len < o->cap || ob_room(o, 1))
-		o->p[o->len++] = c;
+	if (symi_buf_addc(&o->b, c))
+		ob_write(o, &c, 1);
 }
 
 static void ob_u32(struct obuf *o, uint32_t v)
@@ -436,29 +431,33 @@ static void ob_hex(struct obuf *o, uint64_t v, int width)
 static __attribute__((format(printf, 2, 3))) void
 ob_printf(struct obuf *o, const char *fmt, ...)
 {
-	char small[512];
 	va_list ap;
-	int n;
+	int err;
 
 	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
+	err = symi_buf_vaddf(&o->b, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
+	if (err && o->sink && err != -EINVAL) {
+		ob_flush(o);
+		va_start(ap, fmt);
+		err = symi_buf_vaddf(&o->b, fmt, ap);
+		va_end(ap);
+	}
+	if (err == -E2BIG && o->sink) {
+		/* Longer than the sink's whole buffer: on its own. */
+		struct symi_buf t = SYMI_BUF_INIT(OB_JOB_MAX);
+
+		va_start(ap, fmt);
+		err = symi_buf_vaddf(&t, fmt, ap);
+		va_end(ap);
+		if (!err)
+			ob_write(o, t.p, t.len);
+		symi_buf_release(&t);
+	}
+	/* A job's out of room (answered again, see job_done()), or out of
+	 * memory. */
+	if (err)
 		o->err = true;
-		return;
-	}
-	if ((size_t)n < sizeof(small)) {
-		ob_write(o, small, (size_t)n);
-		return;
-	}
-	if (!ob_room(o, (size_t)n + 1)) {
-		o->err = true;	/* a name longer than the sink's buffer */
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	o->len += (size_t)n;
 }
 
 /*
@@ -1121,8 +1120,8 @@ struct job {
 	struct a2l w;
 	uint64_t *addrs;	/* owned; room for addrs_cap */
 	size_t n, addrs_cap;
-	struct obuf ob;		/* the answers; ob.p is owned and kept,
-				 * with its room, when the job is reused */
+	struct obuf ob;		/* the answers; ob.b is kept, with its
+				 * room, when the job is reused */
 	int err;		/* of sym_store_lookup(): the answers before
 				 * w.batch_done are in ob */
 	struct job *next;	/* a->spare's list */
@@ -1133,7 +1132,7 @@ static void job_free(struct job *j)
 	if (!j)
 		return;
 	free(j->addrs);
-	free(j->ob.p);
+	symi_buf_release(&j->ob.b);
 	free(j->w.dm);
 	free(j);
 }
@@ -1145,7 +1144,7 @@ static void run_job(void *arg)
 	struct a2l *w = &j->w;
 	double t0 = now_ms();
 
-	j->ob.len = 0;
+	symi_buf_reset(&j->ob.b);
 	j->ob.err = false;
 	j->err = 0;
 	w->ob = &j->ob;
@@ -1172,8 +1171,8 @@ static int job_done(struct a2l *a, struct job *j)
 	a->t_lookup += j->w.t_lookup;
 	/* Straight to stdout, after what this thread holds. */
 	err = ob_flush(a->ob);
-	if (!err && j->ob.len &&
-	    fwrite(j->ob.p, 1, j->ob.len, a->ob->sink) != j->ob.len) {
+	if (!err && j->ob.b.len &&
+	    fwrite(j->ob.b.p, 1, j->ob.b.len, a->ob->sink) != j->ob.b.len) {
 		a->ob->err = true;
 		err = -EIO;
 	}
@@ -1237,6 +1236,7 @@ static int submit(struct a2l *a, size_t n)
 		j = calloc(1, sizeof(*j));
 		if (!j)
 			return 1;
+		symi_buf_init(&j->ob.b, OB_JOB_MAX);
 	}
 	if (j->addrs_cap < BATCH_MAX) {
 		free(j->addrs);
@@ -1765,9 +1765,11 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	a->wait_ms = 10000;
 	a->exe = "a.out";
 	a->width = 16;
-	/* Answers go out in writes of up to sizeof(out_buf), and before
+	/* Answers go out in writes of up to OB_SINK_SIZE, and before
 	 * every blocking read (co-process use). */
+	symi_buf_init(&stdout_ob.b, OB_SINK_SIZE);
 	stdout_ob.sink = stdout;
+	stdout_ob.err = false;
 	a->ob = &stdout_ob;
 	a->threads = pool_default_workers();
 	err = parse_args(a, argc, argv);
@@ -1839,6 +1841,7 @@ out:
 	sym_store_close(a->store);
 	sym_module_close(a->mod);
 	tool_dirs_release(&a->dirs);
+	symi_buf_release(&stdout_ob.b);
 	free(a->batch);
 	free(a->dm);
 	free(a);

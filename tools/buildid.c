@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tools.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

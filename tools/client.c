@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
 #include "client.h"
+#include "base.h"
 
 /*
  * libcurl is opened on first use (dlopen), not linked: linked, it and the
@@ -104,9 +104,8 @@ struct client {
 	unsigned stall_s;
 	char errbuf[CURL_ERROR_SIZE];
 
-	/* The reply body of the current request. */
-	char *body;
-	size_t len, cap;
+	/* The reply body of the current request, capped at REPLY_MAX. */
+	struct symi_buf body;
 	bool too_big;
 
 	/* The upload of the current request. */
@@ -540,15 +539,11 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 	struct client *c = ud;
 	size_t n = size * nmemb;
 
-	if (n > REPLY_MAX - c->len) {
+	int err = symi_buf_add(&c->body, data, n);
+
+	if (err == -E2BIG)
 		c->too_big = true;
-		return 0;
-	}
-	if (tool_grow(&c->body, &c->cap, c->len + n, 1, 4096))
-		return 0;
-	memcpy(c->body + c->len, data, n);
-	c->len += n;
-	return n;
+	return err ? 0 : n;
 }
 
 /* The upload streams from the file, a buffer at a time. */
@@ -604,6 +599,7 @@ int client_new(const char *server, unsigned stall_s, struct client **out)
 	if (!c)
 		return -ENOMEM;
 	c->server = server;
+	symi_buf_init(&c->body, REPLY_MAX);
 	c->stall_s = stall_s ? stall_s : CLIENT_STALL_TIMEOUT;
 	c->base = strndup(server, n);
 	c->curl = curl_easy_init();
@@ -623,7 +619,7 @@ void client_free(struct client *c)
 		curl_easy_cleanup(c->curl);
 	free(c->base);
 	free(c->auth);
-	free(c->body);
+	symi_buf_release(&c->body);
 	free(c);
 }
 
@@ -672,7 +668,7 @@ static int start(struct client *c, const char *path, unsigned stall_s)
 		return -ENOMEM;
 	snprintf(url, n, "%s%s", c->base, path);
 	curl_easy_reset(h);
-	c->len = 0;
+	symi_buf_reset(&c->body);
 	c->too_big = false;
 	c->errbuf[0] = '\0';
 	c->in = NULL;
@@ -737,7 +733,7 @@ static int perform(struct client *c, struct curl_slist *hdrs,
 		return -EIO;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
-	j = (struct jr){ .p = c->body, .end = c->body + c->len };
+	j = (struct jr){ .p = c->body.p, .end = c->body.p + c->body.len };
 	if (r->status >= 200 && r->status < 300)
 		return 0;
 	/* Every error of the API is {"error": "..."}; a proxy's is not. */
@@ -804,7 +800,8 @@ int client_put_file(struct client *c, const char *path, FILE *f,
 	err = perform(c, h, r);
 	c->in = NULL;
 	if (!err && r->status >= 200 && r->status < 300) {
-		struct jr j = { .p = c->body, .end = c->body + c->len };
+		struct jr j = { .p = c->body.p,
+				.end = c->body.p + c->body.len };
 
 		if (member(&j, "bytes"))
 			u64(&j, &r->bytes);
@@ -891,7 +888,7 @@ int client_symbolize(struct client *c, const char *build_id,
 		tool_err("server '%s': %s", c->server, r.msg);
 		return -EPROTO;
 	}
-	return client_read_symbolize(c->body, c->len, build_id, addrs, n,
+	return client_read_symbolize(c->body.p, c->body.len, build_id, addrs, n,
 				     wait_ms, c->frames, fn, ctx);
 }
 

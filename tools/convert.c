@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tools.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

@@ -54,6 +54,7 @@
 #include "view/stats.h"
 #include "tools.h"
 #include "view/views.h"
+#include "base.h"
 
 enum { SELF, TOTAL, NKINDS };
 

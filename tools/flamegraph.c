@@ -26,6 +26,7 @@
 #include "tools.h"
 #include "view/flame.h"
 #include "view/views.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

@@ -32,6 +32,7 @@
 #include "view/foldmap.h"
 #include "view/perfscript.h"
 #include "view/views.h"
+#include "base.h"
 
 /* The folding options, whatever the input. */
 enum fold_flags {

@@ -27,6 +27,7 @@
  * "()+0x..." with -S, as eu-addr2line does for shared objects and PIEs.
  */
 #include "tools.h"
+#include "base.h"
 
 int cmd_lookup(int argc, char **argv)
 {

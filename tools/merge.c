@@ -48,6 +48,7 @@
 
 #include "merge.h"
 #include "tools.h"
+#include "base.h"
 
 typedef unsigned __int128 u128;
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "base.h"
 
 struct node {
 	void *job;

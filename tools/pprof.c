@@ -16,6 +16,7 @@
 
 #include "tools.h"
 #include "view/broken.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tools.h"
+#include "base.h"
 
 int tool_prof_read(const char *path, struct sym_prof **out)
 {

@@ -53,6 +53,7 @@
 #include "agent/fpcheck.h"
 
 #include "agent/unwind.h"
+#include "base.h"
 
 #define DEFAULT_HZ 99
 #define DEFAULT_HZ_ALL 19

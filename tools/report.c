@@ -49,6 +49,7 @@
 #include "view/report_spread.h"
 #include "view/stats.h"
 #include "view/views.h"
+#include "base.h"
 
 /* Below this many samples in one of two entries but not both, the test
  * of the pair is not trusted: no verdict. */

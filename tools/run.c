@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tools.h"
+#include "base.h"
 
 #ifndef SYM_LIBDIR
 #define SYM_LIBDIR "/usr/local/lib"

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "tools.h"
+#include "base.h"
 
 int tool_store_open(const char *dir, uint32_t flags,
 		    const struct sym_store_opts *opts, char *path, size_t len,

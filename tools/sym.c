@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tools.h"
+#include "base.h"
 
 static const struct tool_cmd commands[] = {
 	{ "addr2line", cmd_addr2line,

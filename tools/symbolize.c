@@ -53,6 +53,7 @@
 #include "client.h"
 #include "agent/procmaps.h"
 #include "tools.h"
+#include "base.h"
 
 /* Most addresses in one request to symd (its --max-addresses is 100000
  * by default). */

@@ -21,7 +21,6 @@
 
 #include "sym.h"
 #include "sym_prof.h"
-#include "banned.h"
 
 /** Exit statuses of a subcommand. */
 enum tool_exit {

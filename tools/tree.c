@@ -31,6 +31,7 @@
 
 #include "grow.h"
 #include "view/views.h"
+#include "base.h"
 
 static void usage(FILE *f)
 {

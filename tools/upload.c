@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "base.h"
 
 /* Width of the progress bar, in characters. */
 #define BAR 30

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tools.h"
+#include "base.h"
 
 static const char *prog = "sym";
 

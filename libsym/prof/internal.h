@@ -32,7 +32,6 @@
 
 #include "sym_prof.h"
 #include "base.h"
-#include "banned.h"
 
 /* A u64 -> u32 index: open addressing, at most half full.  Zeroed is
  * empty; symi_idx_release() zeroes it again. */

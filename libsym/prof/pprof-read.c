@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "pprof.h"
+#include "base.h"
 
 static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -8,7 +8,6 @@
  * and streams them through zlib's gzip to the file descriptor.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "internal.h"
 #include "pprof.h"
+#include "base.h"
 
 /* FNV-1a over @n bytes, continuing from @h. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -32,81 +32,45 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 #define FNV_INIT 0xcbf29ce484222325ULL
 
 /*
- * A growable string with a sticky error, for the comments.
+ * The comments are built in a struct symi_buf capped at what a reader
+ * takes (PPROF_MAX_INPUT bytes of protobuf): a longer one would make a
+ * profile that no reader opens.
  */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-static void sb_reserve(struct sbuf *b, size_t more)
-{
-	size_t need;
-
-	if (b->err)
-		return;
-	if (!symi_add(b->len, more + 1, &need)) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->err = symi_grow((void **)&b->s, &b->cap, need, 1);
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->err = b->err ? b->err : -EINVAL;
-		return;
-	}
-	sb_reserve(b, (size_t)n);
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
+#define COMMENT_CAP ((size_t)PPROF_MAX_INPUT)
 
 /*
  * Append @s percent-encoded as docs/raw-format.md has it: bytes below
  * 0x21, above 0x7e and '%' as %XX; NULL and "" as "-", "-" as "%2D".
+ * All or nothing, like every symi_buf append.
  */
-static void sb_pct(struct sbuf *b, const char *s)
+static int add_pct(struct symi_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *c;
+	size_t need, len;
+	int err;
 
-	if (!s || !*s) {
-		sb_printf(b, "-");
-		return;
-	}
-	if (strcmp(s, "-") == 0) {
-		sb_printf(b, "%%2D");
-		return;
-	}
-	sb_reserve(b, 3 * strlen(s));
-	if (b->err)
-		return;
+	if (!s || !*s)
+		return symi_buf_addc(b, '-');
+	if (strcmp(s, "-") == 0)
+		return symi_buf_add_lit(b, "%2D");
+	if (!symi_mul(strlen(s), 3, &need))
+		return -E2BIG;
+	err = symi_buf_grow(b, need);
+	if (err)
+		return err;
+	len = b->len;
 	for (c = (const unsigned char *)s; *c; c++) {
 		if (*c < 0x21 || *c > 0x7e || *c == '%') {
-			b->s[b->len++] = '%';
-			b->s[b->len++] = hex[*c >> 4];
-			b->s[b->len++] = hex[*c & 15];
+			b->p[len++] = '%';
+			b->p[len++] = hex[*c >> 4];
+			b->p[len++] = hex[*c & 15];
 		} else {
-			b->s[b->len++] = (char)*c;
+			b->p[len++] = (char)*c;
 		}
 	}
-	b->s[b->len] = '\0';
+	symi_buf_setlen(b, len);
+	return 0;
 }
 
 /*
@@ -316,21 +280,20 @@ static void enc_release(struct enc *e)
 	free(e->loc_symtab);
 }
 
-/* Add @b's string as a comment (and release @b). */
-static int enc_comment(struct enc *e, struct sbuf *b)
+/* Add @b's string as a comment, unless @err (of building it) is set;
+ * either way @b is emptied for the next one.  Returns the error. */
+static int enc_comment(struct enc *e, struct symi_buf *b, int err)
 {
 	int64_t idx;
-	int err = b->err;
 
 	if (!err)
-		err = strtab_intern(&e->st, b->s ? b->s : "", &idx);
+		err = strtab_intern(&e->st, symi_buf_str(b), &idx);
 	if (!err)
 		err = symi_grow((void **)&e->comments, &e->capcomments,
 				e->ncomments + 1, sizeof(*e->comments));
 	if (!err)
 		e->comments[e->ncomments++] = idx;
-	free(b->s);
-	memset(b, 0, sizeof(*b));
+	symi_buf_reset(b);
 	return err;
 }
 
@@ -430,19 +393,21 @@ static int enc_mappings(struct enc *e)
 }
 
 /* "truncated,leaf" for @flags (SYM_PROF_UNKNOWN_FLAG is "unknown"). */
-static void flags_str(uint32_t flags, struct sbuf *b)
+static int flags_str(uint32_t flags, struct symi_buf *b)
 {
 	const char *sep = "";
-	int i;
+	int i, err = 0;
 
-	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
+	for (i = 0; i < SYM_PROF_NFLAGS && !err; i++) {
 		if (flags & (1u << i)) {
-			sb_printf(b, "%s%s", sep, symi_prof_flag_names[i]);
+			err = symi_buf_addf(b, "%s%s", sep,
+					    symi_prof_flag_names[i]);
 			sep = ",";
 		}
 	}
-	if (flags & SYM_PROF_UNKNOWN_FLAG)
-		sb_printf(b, "%sunknown", sep);
+	if (!err && (flags & SYM_PROF_UNKNOWN_FLAG))
+		err = symi_buf_addf(b, "%sunknown", sep);
+	return err;
 }
 
 /* Append label @key (@num, or the string @str) as label *@n of the
@@ -526,12 +491,13 @@ static int enc_samples(struct enc *e)
 				return err;
 		}
 		if (s->flags) {
-			struct sbuf b = { 0 };
+			struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
 
-			flags_str(s->flags, &b);
-			err = b.err ? b.err :
-			      enc_label(e, &nlabels, "sym_flags", 0, b.s);
-			free(b.s);
+			err = flags_str(s->flags, &b);
+			if (!err)
+				err = enc_label(e, &nlabels, "sym_flags", 0,
+						symi_buf_str(&b));
+			symi_buf_release(&b);
 			if (err)
 				return err;
 		}
@@ -707,7 +673,7 @@ static int enc_locations(struct enc *e)
 /* The sym-process and sym-thread comments, in the model's order. */
 static int enc_tasks(struct enc *e)
 {
-	struct sbuf b = { 0 };
+	struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
 	size_t i, n;
 	int err = 0;
 
@@ -718,10 +684,11 @@ static int enc_tasks(struct enc *e)
 		const char *comm;
 
 		comm = symi_prof_proc_at(e->p, i, &pid, &pidns, &nspid);
-		sb_printf(&b, "#sym-process %d %llu %d ", pid,
-			  (unsigned long long)pidns, nspid);
-		sb_pct(&b, comm);
-		err = enc_comment(e, &b);
+		err = symi_buf_addf(&b, "#sym-process %d %llu %d ", pid,
+				    (unsigned long long)pidns, nspid);
+		if (!err)
+			err = add_pct(&b, comm);
+		err = enc_comment(e, &b, err);
 	}
 	n = symi_prof_nthreads(e->p);
 	for (i = 0; i < n && !err; i++) {
@@ -729,20 +696,36 @@ static int enc_tasks(struct enc *e)
 		const char *comm;
 
 		comm = symi_prof_thread_at(e->p, i, &pid, &tid);
-		sb_printf(&b, "#sym-thread %d %d ", pid, tid);
-		sb_pct(&b, comm);
-		err = enc_comment(e, &b);
+		err = symi_buf_addf(&b, "#sym-thread %d %d ", pid, tid);
+		if (!err)
+			err = add_pct(&b, comm);
+		err = enc_comment(e, &b, err);
 	}
-	free(b.s);
+	symi_buf_release(&b);
 	return err;
 }
 
 static int enc_header_comment(struct enc *e, const char *key, uint64_t v)
 {
-	struct sbuf b = { 0 };
+	struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
+	int err;
 
-	sb_printf(&b, "#sym-header %s %llu", key, (unsigned long long)v);
-	return enc_comment(e, &b);
+	err = symi_buf_addf(&b, "#sym-header %s %llu", key,
+			    (unsigned long long)v);
+	err = enc_comment(e, &b, err);
+	symi_buf_release(&b);
+	return err;
+}
+
+/* "#sym-header KEY " and @v percent-encoded, as a comment. */
+static int enc_header_str(struct enc *e, struct symi_buf *b, const char *key,
+			  const char *v)
+{
+	int err = symi_buf_addf(b, "#sym-header %s ", key);
+
+	if (!err)
+		err = add_pct(b, v);
+	return enc_comment(e, b, err);
 }
 
 /*
@@ -753,7 +736,7 @@ static int enc_header_comment(struct enc *e, const char *key, uint64_t v)
 static int enc_id_list(struct enc *e, const char *kw, const uint8_t *sel,
 		       uint8_t val)
 {
-	struct sbuf b = { 0 };
+	struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
 	size_t i;
 	int err = 0;
 
@@ -761,14 +744,15 @@ static int enc_id_list(struct enc *e, const char *kw, const uint8_t *sel,
 		if (sel[i] != val)
 			continue;
 		if (b.len == 0)
-			sb_printf(&b, "%s", kw);
-		sb_printf(&b, " %zu", i + 1);
-		if (b.len >= PC_COMMENT_MAX)
-			err = enc_comment(e, &b);
+			err = symi_buf_addstr(&b, kw);
+		if (!err)
+			err = symi_buf_addf(&b, " %zu", i + 1);
+		if (err || b.len >= PC_COMMENT_MAX)
+			err = enc_comment(e, &b, err);
 	}
 	if (!err && b.len)
-		err = enc_comment(e, &b);
-	free(b.s);
+		err = enc_comment(e, &b, 0);
+	symi_buf_release(&b);
 	return err;
 }
 
@@ -816,15 +800,16 @@ static int enc_exceptions(struct enc *e)
  */
 static int enc_sym_comments(struct enc *e)
 {
-	struct sbuf b = { 0 };
+	struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
 	char kw[32];
 	uint8_t st;
 	int err;
 
 	if (!sym_prof_symbolized(e->p))
 		return 0;
-	sb_printf(&b, "#sym-symbolized 1");
-	err = enc_comment(e, &b);
+	err = symi_buf_add_lit(&b, "#sym-symbolized 1");
+	err = enc_comment(e, &b, err);
+	symi_buf_release(&b);
 	for (st = 1; !err && e->loc_status && st < SYM_PROF_LOC_NSTATUS;
 	     st++) {
 		snprintf(kw, sizeof(kw), "#sym-loc %s",
@@ -841,34 +826,34 @@ static int enc_sym_comments(struct enc *e)
 static int enc_comments(struct enc *e)
 {
 	const struct sym_prof_header *h = e->h;
-	struct sbuf b = { 0 };
+	struct symi_buf b = SYMI_BUF_INIT(COMMENT_CAP);
 	size_t i, n;
 	int err;
 
-	sb_printf(&b, "#sym-pprof %d locations=%zu crc=%08x", SYM_PPROF_VERSION,
-		  e->prof.n_location,
-		  locations_crc(e->prof.location, e->prof.n_location));
-	err = enc_comment(e, &b);
+	err = symi_buf_addf(&b, "#sym-pprof %d locations=%zu crc=%08x",
+			    SYM_PPROF_VERSION, e->prof.n_location,
+			    locations_crc(e->prof.location,
+					  e->prof.n_location));
+	err = enc_comment(e, &b, err);
 	if (err)
-		return err;
+		goto out;
 
-	sb_printf(&b, "#sym-header host ");
-	sb_pct(&b, h->host);
-	err = enc_comment(e, &b);
-	sb_printf(&b, "#sym-header tool ");
-	sb_pct(&b, h->tool);
-	sb_printf(&b, " ");
-	sb_pct(&b, h->tool_version);
-	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "#sym-header event ");
-	sb_pct(&b, h->event);
-	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "#sym-header mode ");
-	sb_pct(&b, h->mode);
-	err = err ? err : enc_comment(e, &b);
-	sb_printf(&b, "#sym-header weight-unit ");
-	sb_pct(&b, h->weight_unit);
-	err = err ? err : enc_comment(e, &b);
+	err = enc_header_str(e, &b, "host", h->host);
+	if (!err) {
+		/* "tool NAME VERSION": two strings. */
+		err = symi_buf_add_lit(&b, "#sym-header tool ");
+		if (!err)
+			err = add_pct(&b, h->tool);
+		if (!err)
+			err = symi_buf_addc(&b, ' ');
+		if (!err)
+			err = add_pct(&b, h->tool_version);
+		err = enc_comment(e, &b, err);
+	}
+	err = err ? err : enc_header_str(e, &b, "event", h->event);
+	err = err ? err : enc_header_str(e, &b, "mode", h->mode);
+	err = err ? err : enc_header_str(e, &b, "weight-unit",
+					 h->weight_unit);
 	err = err ? err : enc_header_comment(e, "frequency", h->frequency);
 	err = err ? err : enc_header_comment(e, "period", h->period);
 	err = err ? err : enc_header_comment(e, "duration-ns", h->duration_ns);
@@ -878,9 +863,10 @@ static int enc_comments(struct enc *e)
 	err = err ? err : enc_header_comment(e, "dropped", h->dropped);
 	err = err ? err : enc_header_comment(e, "pidns", h->pidns);
 	for (i = 0; !err && i < SYM_PROF_NFLAGS; i++) {
-		sb_printf(&b, "#sym-header flagged %s %llu", symi_prof_flag_names[i],
-			  (unsigned long long)h->flagged[i]);
-		err = enc_comment(e, &b);
+		err = symi_buf_addf(&b, "#sym-header flagged %s %llu",
+				    symi_prof_flag_names[i],
+				    (unsigned long long)h->flagged[i]);
+		err = enc_comment(e, &b, err);
 	}
 	if (err)
 		goto out;
@@ -889,18 +875,18 @@ static int enc_comments(struct enc *e)
 	for (i = 0; i < n; i++) {
 		const struct sym_prof_map *m = sym_prof_map(e->p, (uint32_t)i);
 
-		sb_printf(&b, "#sym-map %zu start=%llx limit=%llx offset=%llx "
-			  "vaddr=%llx kind=%s pid=%d%s", i + 1,
-			  (unsigned long long)m->start,
-			  (unsigned long long)m->end,
-			  (unsigned long long)m->pgoff,
-			  (unsigned long long)m->vaddr,
-			  m->kind < SYMI_PROF_NKINDS ? symi_prof_kind_names[m->kind] :
-						    "anon",
-			  m->pid,
-			  m->flags & SYM_PROF_MAP_VADDR_GUESSED ?
-			  " vaddr-guessed" : "");
-		err = enc_comment(e, &b);
+		err = symi_buf_addf(&b, "#sym-map %zu start=%llx limit=%llx "
+				    "offset=%llx vaddr=%llx kind=%s pid=%d%s",
+				    i + 1, (unsigned long long)m->start,
+				    (unsigned long long)m->end,
+				    (unsigned long long)m->pgoff,
+				    (unsigned long long)m->vaddr,
+				    m->kind < SYMI_PROF_NKINDS ?
+				    symi_prof_kind_names[m->kind] : "anon",
+				    m->pid,
+				    m->flags & SYM_PROF_MAP_VADDR_GUESSED ?
+				    " vaddr-guessed" : "");
+		err = enc_comment(e, &b, err);
 		if (err)
 			goto out;
 	}
@@ -912,7 +898,7 @@ static int enc_comments(struct enc *e)
 	if (!err)
 		err = enc_sym_comments(e);
 out:
-	free(b.s);
+	symi_buf_release(&b);
 	if (!err) {
 		e->prof.n_comment = e->ncomments;
 		e->prof.comment = e->comments;

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base.h"
 
 /* Most unique stacks, mappings, processes and threads in one profile
  * (docs/raw-format.md, "Limits"). */

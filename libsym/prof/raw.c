@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "base.h"
 
 /* Limits of docs/raw-format.md the reader checks itself (the profile
  * checks the counts of maps and stacks). */
@@ -84,7 +85,14 @@ static unsigned days_in_month(int64_t y, unsigned m)
 }
 
 /*
- * The writer.
+ * The writer: a fixed WBUF_SIZE staging buffer in front of write(2).  It
+ * is not a struct symi_buf (base.h) on purpose: it never grows - a full
+ * buffer is written out, and wput() splits what is longer - so it has
+ * no cap to enforce and nothing but I/O can fail after its one
+ * allocation.  A capped growable buffer would add a failure (a string
+ * over the cap) that the format does not need, and its only other
+ * candidates, pprof's gzip stage and sym addr2line's stdout, write to
+ * zlib and to a FILE.
  */
 
 struct wbuf {

@@ -112,11 +112,13 @@ for tool in lookup-bench table-size; do
 		$(sed -n 's/^Libs.private: *//p' lib/libsym.pc) ||
 		die "cannot build $OUT/$tool"
 done
-# The memory probe needs nothing but libc.
+# The memory probe needs nothing but libc (and libsym/base.h, the
+# project header every C file includes, for its ban list).
 MP="$OUT/memprobe"
 # shellcheck disable=SC3013
 if [ ! -x "$MP" ] || [ tests/bench/memprobe.c -nt "$MP" ]; then
-	${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -o "$MP" tests/bench/memprobe.c ||
+	${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Ilibsym -o "$MP" \
+		tests/bench/memprobe.c ||
 		die "cannot build $MP"
 fi
 

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base.h"
+
 int main(int argc, char **argv)
 {
 	struct rusage ru;

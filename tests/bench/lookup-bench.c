@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "sym.h"
+#include "base.h"
 
 static volatile uint64_t sink;
 
@@ -243,9 +244,11 @@ int main(int argc, char **argv)
 	double t0, build;
 
 	while ((opt = getopt(argc, argv, "r:d:s:b:")) != -1) {
-		if (opt == 'r')
-			reps = atoi(optarg) > 0 ? atoi(optarg) : 1;
-		else if (opt == 'd')
+		if (opt == 'r') {
+			long v = strtol(optarg, NULL, 10);
+
+			reps = v > 0 && v <= 1000 ? (int)v : 1;
+		} else if (opt == 'd')
 			dirs[0] = optarg;
 		else if (opt == 's')
 			store = optarg;

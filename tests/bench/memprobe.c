@@ -27,6 +27,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "base.h"
+
 #define LINE 64
 #define READS 2000000
 #define AHEAD 32

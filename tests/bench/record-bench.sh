@@ -63,7 +63,7 @@ if ! command -v perf > /dev/null 2>&1; then
 	HAVE_PERF=0
 fi
 
-gcc -O2 -o cputime "$ROOT/tests/bench/cputime.c"
+gcc -O2 -I"$ROOT/libsym" -o cputime "$ROOT/tests/bench/cputime.c"
 CPUTIME=$OUT/cputime
 # t_cpu FILE: user+sys seconds of a cputime output.
 t_cpu() { awk 'END { printf "%.6f", $1 + $2 }' "$1"; }

@@ -98,7 +98,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 # --- the load generator ------------------------------------------------
-${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -o "$LOAD" \
+${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Ilibsym -o "$LOAD" \
 	tests/bench/symd-load.c -pthread || die "cannot build $LOAD"
 
 # debug_file, usable_input

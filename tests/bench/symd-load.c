@@ -91,6 +91,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
+
 #define HDR_MAX 8192
 #ifndef DRAIN_NS	/* the longest wait for answers in flight */
 #define DRAIN_NS 10000000000ull
@@ -370,7 +372,7 @@ static void parse_head(struct conn *c)
 	c->hdr[c->hlen] = '\0';
 	if (strncmp(p, "HTTP/1.", 7) != 0 || strlen(p) < 12)
 		die("not an HTTP response: %.40s", p);
-	c->status = atoi(p + 9);
+	c->status = (int)strtol(p + 9, NULL, 10);
 	while ((eol = strstr(p, "\r\n")) && eol != p) {
 		p = eol + 2;
 		if (strncasecmp(p, "Content-Length:", 15) == 0) {
@@ -902,7 +904,7 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "c:w:d:r:s:a:b:x:p:")) != -1) {
 		switch (opt) {
-		case 'c': nconns = (unsigned)atoi(optarg); break;
+		case 'c': nconns = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'w': warm_s = atof(optarg); break;
 		case 'd': secs = atof(optarg); break;
 		case 'r': recfile = optarg; break;
@@ -910,7 +912,7 @@ int main(int argc, char **argv)
 		case 'a': from = strtoull(optarg, NULL, 10); break;
 		case 'b': to = strtoull(optarg, NULL, 10); break;
 		case 'x': addrfile = optarg; break;
-		case 'p': passes = (unsigned)atoi(optarg); break;
+		case 'p': passes = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}
 	}

@@ -61,7 +61,7 @@ mkdir -p "$W"
 LIB=$ROOT/lib/libsymprof.so
 
 CFL="-D_GNU_SOURCE -std=gnu11 -O2 -g -fno-omit-frame-pointer"
-${CC:-cc} $CFL -pthread -o "$W/work" tests/bench/symprof-work.c ||
+${CC:-cc} $CFL -Ilibsym -pthread -o "$W/work" tests/bench/symprof-work.c ||
 	die "cannot build symprof-work"
 ${CC:-cc} $CFL -Wall -Wextra -Itools/symprof -Ilibsym -o "$W/hbench" \
 	tests/bench/symprof-handler-bench.c tools/symprof/handler.c ||

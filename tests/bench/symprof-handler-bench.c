@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "symprof.h"
+#include "base.h"
 
 /* What handler.c needs from the rest of the library. */
 struct sp_state sp = { .sig = SIGPROF, .period_ns = 10101010 };
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	struct sp_thread *t;
 	int depth = 0;
+	long d;
 	double ns;
 	sigset_t none;
 
@@ -186,7 +188,7 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	if (strcmp(argv[1], "floor") == 0) {
-		long n = atol(argv[2]), i;
+		long n = strtol(argv[2], NULL, 10), i;
 		uint64_t t0, t1;
 		pid_t pid = getpid(), tid = t->tid;
 
@@ -203,10 +205,11 @@ int main(int argc, char **argv)
 	}
 	if (argc < 4)
 		return 2;
-	depth = atoi(argv[2]);
-	n_iter = atol(argv[3]);
-	if (depth < 1 || depth > 200 || n_iter < 1)
+	d = strtol(argv[2], NULL, 10);
+	n_iter = strtol(argv[3], NULL, 10);
+	if (d < 1 || d > 200 || n_iter < 1)
 		return 2;
+	depth = (int)d;
 	if (strcmp(argv[1], "handler") == 0) {
 		mode = 1;
 	} else if (strcmp(argv[1], "both") == 0) {

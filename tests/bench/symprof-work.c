@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base.h"
+
 static int depth;
 static unsigned long iters;
 static volatile unsigned long sink;
@@ -57,15 +59,18 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t th[64];
+	long nl, dl;
 	int n, i;
 
 	if (argc != 4)
 		return 2;
-	n = atoi(argv[1]);
-	depth = atoi(argv[2]);
+	nl = strtol(argv[1], NULL, 10);
+	dl = strtol(argv[2], NULL, 10);
 	iters = strtoul(argv[3], NULL, 10) * 1000000ul;
-	if (n < 1 || n > 64 || depth < 1)
+	if (nl < 1 || nl > 64 || dl < 1 || dl > 100000)
 		return 2;
+	n = (int)nl;
+	depth = (int)dl;
 	for (i = 1; i < n; i++)
 		if (pthread_create(&th[i], NULL, run, NULL))
 			return 1;

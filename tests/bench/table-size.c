@@ -21,6 +21,7 @@
 
 #include "sym.h"
 #include "format.h"
+#include "base.h"
 
 static void row(const char *what, uint64_t bytes, uint64_t total,
 		uint64_t count)

@@ -39,6 +39,7 @@
 
 #include "agent/unwind.h"
 #include "perfsample.h"
+#include "base.h"
 
 #define MAXF 256
 
@@ -374,7 +375,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "n:p:s:")) != -1) {
 		switch (opt) {
 		case 'n': want = (size_t)strtoul(optarg, NULL, 10); break;
-		case 'p': passes = atoi(optarg); break;
+		case 'p': passes = (int)strtol(optarg, NULL, 10); break;
 		case 's': stack_bytes = (uint32_t)strtoul(optarg, NULL, 10);
 			  break;
 		default:

@@ -21,6 +21,7 @@
 
 #include "sym.h"
 #include "sym_prof.h"
+#include "base.h"
 
 static int fail(const char *file, const char *what, unsigned long long a,
 		unsigned long long b)

@@ -23,6 +23,8 @@
 #include <inttypes.h>
 #include <stdbool.h>
 
+#include "base.h"
+
 /* Upper bound on addresses looked up per input, to keep execs fast. */
 #define MAX_ADDRS 64
 

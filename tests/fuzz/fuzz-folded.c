@@ -16,6 +16,7 @@
 #include "fuzz.h"
 #include "view/stacktree.h"
 #include "view/flame.h"
+#include "base.h"
 
 static int consistent(const struct stacktree *t)
 {

@@ -45,6 +45,7 @@
 
 #include "fuzz.h"
 #include "http.h"
+#include "base.h"
 
 #define MAX_DONE 8192
 

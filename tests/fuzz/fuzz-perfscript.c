@@ -21,6 +21,7 @@
 #include "fuzz.h"
 #include "view/foldmap.h"
 #include "view/perfscript.h"
+#include "base.h"
 
 struct run {
 	struct fold_map *map;

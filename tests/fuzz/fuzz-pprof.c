@@ -20,6 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base.h"
+
 static int same_hdr(const struct sym_prof_header *a,
 		    const struct sym_prof_header *b)
 {

@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "base.h"
+
 static int same_hdr(const struct sym_prof_header *a,
 		    const struct sym_prof_header *b)
 {

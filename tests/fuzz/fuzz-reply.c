@@ -9,6 +9,7 @@
  */
 #include "fuzz.h"
 #include "client.h"
+#include "base.h"
 
 struct seen {
 	size_t n, next;

@@ -19,7 +19,7 @@
  * which decodes to the input when the input is valid UTF-8 (checked
  * against a separate, naive validator here) and is a fixed point of
  * escape-decode otherwise; the escaped string works as an unknown key in
- * a request; and numbers written with symd_buf_add_u64()/_hex() parse
+ * a request; and numbers written with symi_buf_add_u64()/_hex() parse
  * back to the same values.
  */
 #include "fuzz.h"
@@ -28,6 +28,7 @@
 #include <stdbool.h>
 
 #include "req.h"
+#include "base.h"
 
 static const struct symd_req_limits small_lim = {
 	.max_modules = 4,
@@ -190,22 +191,22 @@ static bool ref_utf8_valid(const uint8_t *s, size_t n)
 
 static void fuzz_escape(const uint8_t *data, size_t size)
 {
-	struct symd_buf b, b2, r;
+	struct symi_buf b, b2, r;
 	struct symd_req req;
 	char err[SYMD_REQ_ERRLEN], *dec;
 	size_t n, end;
 	const char *why;
 	int rc;
 
-	symd_buf_init(&b, 0);
-	symd_buf_init(&b2, 0);
-	symd_buf_init(&r, 0);
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	symi_buf_init(&b2, SYMD_REPLY_MAX);
+	symi_buf_init(&r, SYMD_REPLY_MAX);
 	/* Decoded, the escaped form is at most 3 bytes per input byte (one
 	 * U+FFFD for each ill-formed byte). */
 	dec = malloc(3 * size + 1);
 	if (!dec)
 		goto out;
-	FUZZ_CHECK(symd_buf_add_json_str(&b, (const char *)data, size) == 0);
+	FUZZ_CHECK(symd_json_add_str(&b, (const char *)data, size) == 0);
 	FUZZ_CHECK(b.len >= size + 2 && b.p[0] == '"');
 	rc = symd_json_str_decode(b.p, b.len, dec, 3 * size + 1, &n, &end,
 				  &why);
@@ -214,14 +215,14 @@ static void fuzz_escape(const uint8_t *data, size_t size)
 	if (ref_utf8_valid(data, size))
 		FUZZ_CHECK(n == size && (!size || !memcmp(dec, data, size)));
 	/* Escaping what came back gives the same bytes again. */
-	FUZZ_CHECK(symd_buf_add_json_str(&b2, dec, n) == 0);
+	FUZZ_CHECK(symd_json_add_str(&b2, dec, n) == 0);
 	FUZZ_CHECK(b2.len == b.len && !memcmp(b2.p, b.p, b.len));
 
 	/* The escaped string as an unknown key of a module. */
-	symd_buf_add_lit(&r, "{\"modules\":[{\"build_id\":\"ab\","
+	symi_buf_add_lit(&r, "{\"modules\":[{\"build_id\":\"ab\","
 			     "\"addresses\":[],");
-	symd_buf_add(&r, b.p, b.len);
-	symd_buf_add_lit(&r, ":0}]}");
+	symi_buf_add(&r, b.p, b.len);
+	symi_buf_add_lit(&r, ":0}]}");
 	rc = symd_req_parse(r.p, r.len, NULL, NULL, &req, err, sizeof(err));
 	if (!(size == 8 && !memcmp(data, "build_id", 8)) &&
 	    !(size == 9 && !memcmp(data, "addresses", 9)))
@@ -232,14 +233,15 @@ static void fuzz_escape(const uint8_t *data, size_t size)
 	if (size >= 16) {
 		uint64_t v = fuzz_u64(data, 8), w = fuzz_u64(data + 8, 8);
 
-		symd_buf_reset(&r);
-		symd_buf_add_lit(&r, "{\"addresses\":[");
-		symd_buf_add_u64(&r, v);
-		symd_buf_add_lit(&r, ",\"");
-		symd_buf_add_hex(&r, v);
-		symd_buf_add_lit(&r, "\"],\"wait_ms\":");
-		symd_buf_add_u64(&r, w);
-		symd_buf_addc(&r, '}');
+		symi_buf_reset(&r);
+		symi_buf_add_lit(&r, "{\"addresses\":[");
+		symi_buf_add_u64(&r, v);
+		symi_buf_add_lit(&r, ",\"");
+		symi_buf_add_lit(&r, "0x");
+		symi_buf_add_hex(&r, v, 0);
+		symi_buf_add_lit(&r, "\"],\"wait_ms\":");
+		symi_buf_add_u64(&r, w);
+		symi_buf_addc(&r, '}');
 		FUZZ_CHECK(symd_req_parse(r.p, r.len, "ab", &default_lim, &req,
 					  err, sizeof(err)) == 0);
 		FUZZ_CHECK(req.naddrs == 2 && req.addrs[0] == v &&
@@ -248,10 +250,10 @@ static void fuzz_escape(const uint8_t *data, size_t size)
 					   default_lim.max_wait_ms : w));
 		symd_req_release(&req);
 		/* Signed: the parser rejects a negative, reads the rest. */
-		symd_buf_reset(&r);
-		symd_buf_add_lit(&r, "{\"addresses\":[");
-		symd_buf_add_i64(&r, (int64_t)v);
-		symd_buf_add_lit(&r, "]}");
+		symi_buf_reset(&r);
+		symi_buf_add_lit(&r, "{\"addresses\":[");
+		symi_buf_add_i64(&r, (int64_t)v);
+		symi_buf_add_lit(&r, "]}");
 		rc = symd_req_parse(r.p, r.len, "ab", NULL, &req, err,
 				    sizeof(err));
 		FUZZ_CHECK((int64_t)v < 0 ? rc == -EINVAL :
@@ -260,9 +262,9 @@ static void fuzz_escape(const uint8_t *data, size_t size)
 	}
 out:
 	free(dec);
-	symd_buf_release(&b);
-	symd_buf_release(&b2);
-	symd_buf_release(&r);
+	symi_buf_release(&b);
+	symi_buf_release(&b2);
+	symi_buf_release(&r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

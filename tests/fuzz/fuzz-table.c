@@ -21,6 +21,8 @@
 
 #include <stdbool.h>
 
+#include "base.h"
+
 #define SWEEP 48		/* evenly spaced lookups over [start, end) */
 #define MAX_ADDRS 128
 

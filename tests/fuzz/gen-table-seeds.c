@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sym.h"
+#include "base.h"
 
 static int write_table(const char *outdir, const char *elf)
 {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "base.h"
 
 /* Corpus files above this size are not replayed (they cannot come from a
  * fuzzer run with our -max_len anyway). */

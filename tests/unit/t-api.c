@@ -27,6 +27,7 @@
 
 #include "tap.h"
 #include "internal.h"
+#include "base.h"
 
 static const char *self;
 

@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "tap.h"
+#include "base.h"
 
 #define BUILD_ID "0123456789abcdef0123456789abcdef01234567"
 #define OTHER_ID "fedcba9876543210fedcba9876543210fedcba98"
@@ -265,6 +266,114 @@ static void test_errors(void)
 	symi_elf_close(&e);
 	symi_elf_close(&e);
 	CHECK(e.elf == NULL && e.path == NULL && e.bufs == NULL);
+}
+
+/* Append one note to @buf at *off: header, name (NUL included in
+ * @namesz), descriptor, each padded to @align as the gABI's 8-byte notes
+ * have it (the header stays 12 bytes). */
+static void put_note(uint8_t *buf, size_t *off, size_t align,
+		     const char *name, uint32_t namesz, uint32_t type,
+		     const void *desc, uint32_t descsz)
+{
+	uint32_t hdr[3] = { namesz, descsz, type };
+
+	memcpy(buf + *off, hdr, 12);
+	memcpy(buf + *off + 12, name, namesz);
+	*off = (*off + 12 + namesz + align - 1) & ~(align - 1);
+	memcpy(buf + *off, desc, descsz);
+	*off = (*off + descsz + align - 1) & ~(align - 1);
+}
+
+/* sym_notes_build_id(): the one parser of build-ID notes, on blocks of
+ * notes made here and on a real section. */
+static void test_notes(void)
+{
+	static const uint8_t id20[20] = {
+		0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23,
+		0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
+	};
+	uint8_t buf[512], big[65], abi[16] = { 0 }, prop[12] = { 1, 2, 3 };
+	char hex[2 * 64 + 1];
+	size_t off = 0, len, cut;
+	void *sec;
+
+	memset(big, 0xee, sizeof(big));
+	memset(buf, 0, sizeof(buf));
+	/* 4-byte notes: the ABI tag, then the build ID. */
+	put_note(buf, &off, 4, "GNU", 4, 1, abi, sizeof(abi));
+	put_note(buf, &off, 4, "GNU", 4, 3, id20, sizeof(id20));
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, hex, sizeof(hex)), 0);
+	CHECK(strcmp(hex, BUILD_ID) == 0);
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, hex, 41), 0);
+	memcpy(hex, "untouched", 10);
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, hex, 40), -ERANGE);
+	CHECK(strcmp(hex, "untouched") == 0);
+	/* Cut inside the ID: not found; the padding after the last note
+	 * may be missing. */
+	CHECK_ERR(sym_notes_build_id(buf, off - 1, 4, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+	CHECK(strcmp(hex, "untouched") == 0);
+	off = 0;
+	put_note(buf, &off, 4, "GNU", 4, 3, id20, 19);
+	CHECK_ERR(sym_notes_build_id(buf, 16 + 19, 4, hex, sizeof(hex)), 0);
+	CHECK(strlen(hex) == 38 && strncmp(hex, BUILD_ID, 38) == 0);
+
+	/* 8-byte notes (a PT_NOTE of p_align 8): a property note whose
+	 * descriptor is not a multiple of 8, then the build ID.  Read as
+	 * 4-byte notes, the second header is misplaced. */
+	memset(buf, 0, sizeof(buf));
+	off = 0;
+	put_note(buf, &off, 8, "GNU", 4, 5, prop, sizeof(prop));
+	CHECK(off == 32);
+	put_note(buf, &off, 8, "GNU", 4, 3, id20, sizeof(id20));
+	CHECK_ERR(sym_notes_build_id(buf, off, 8, hex, sizeof(hex)), 0);
+	CHECK(strcmp(hex, BUILD_ID) == 0);
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+
+	/* Skipped: another owner, another type, an ID over 64 bytes, an
+	 * empty one; the next note is still read. */
+	memset(buf, 0, sizeof(buf));
+	off = 0;
+	put_note(buf, &off, 4, "Go\0\0", 4, 3, id20, sizeof(id20));
+	put_note(buf, &off, 4, "GNU", 4, 4, id20, sizeof(id20));
+	put_note(buf, &off, 4, "GNU", 4, 3, big, sizeof(big));
+	put_note(buf, &off, 4, "GNU", 4, 3, big, 0);
+	len = off;
+	CHECK_ERR(sym_notes_build_id(buf, len, 4, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+	put_note(buf, &off, 4, "GNU", 4, 3, big, 64);
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, hex, sizeof(hex)), 0);
+	CHECK(strlen(hex) == 128 && strspn(hex, "e") == 128);
+
+	/* Sizes that run past the end stop the walk, whatever follows. */
+	for (cut = 0; cut < 12; cut++)
+		if (sym_notes_build_id(buf, cut, 4, hex, sizeof(hex)) !=
+		    -SYM_E_NOTFOUND)
+			break;
+	CHECK(cut == 12);
+	memset(buf, 0xff, 12);	/* namesz, descsz: 4 GiB - 1 */
+	CHECK_ERR(sym_notes_build_id(buf, len + 84, 4, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_notes_build_id(buf, len + 84, 8, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+
+	CHECK_ERR(sym_notes_build_id(NULL, 0, 4, hex, sizeof(hex)),
+		  -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_notes_build_id(NULL, 1, 4, hex, sizeof(hex)), -EINVAL);
+	CHECK_ERR(sym_notes_build_id(buf, off, 4, NULL, 0), -EINVAL);
+
+	/* A real section: the same answer as sym_file_build_id(). */
+	CHECK(sh("objcopy -O binary --only-section=.note.gnu.build-id "
+		 "plain notes.bin"));
+	sec = read_file(P("notes.bin"), &len);
+	CHECK(sec != NULL && len == 36);
+	if (sec) {
+		CHECK_ERR(sym_notes_build_id(sec, len, 4, hex, sizeof(hex)),
+			  0);
+		CHECK(strcmp(hex, BUILD_ID) == 0);
+		free(sec);
+	}
 }
 
 static void test_plain(long *plain_lines)
@@ -666,6 +775,7 @@ int main(void)
 		return 1;
 	}
 	test_errors();
+	test_notes();
 	test_plain(&plain_lines);
 	test_zstd(plain_lines);
 	test_search();

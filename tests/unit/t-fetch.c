@@ -34,6 +34,7 @@
 
 #include "tap.h"
 #include "fetch.h"
+#include "base.h"
 
 /* CHECK_FETCH(call, want): symd_fetch_get()'s result, named on failure. */
 #define CHECK_FETCH(call, want)                                             \
@@ -246,6 +247,7 @@ static int stub_port(int fd)
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char line[32];
 	ssize_t got = 0;
+	long v;
 
 	if (fd < 0)
 		return -1;
@@ -260,7 +262,8 @@ static int stub_port(int fd)
 	}
 	line[got] = '\0';
 	close(fd);
-	return got > 0 && atoi(line) > 0 ? atoi(line) : -1;
+	v = strtol(line, NULL, 10);
+	return got > 0 && v > 0 && v <= INT_MAX ? (int)v : -1;
 }
 
 static long file_size(const char *path)

@@ -19,6 +19,7 @@
 #include "perfsample.h"
 #pragma GCC diagnostic pop
 #include "agent/fpcheck.h"
+#include "base.h"
 
 /*
  * fpk_frame: push %rbp; mov %rsp, %rbp (a frame-pointer frame from

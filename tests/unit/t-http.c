@@ -35,6 +35,7 @@
 
 #include "tap.h"
 #include "http.h"
+#include "base.h"
 
 #define BIG_BODY ((uint64_t)64 << 20)
 

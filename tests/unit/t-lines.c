@@ -9,6 +9,7 @@
 
 #include "tap.h"
 #include "internal.h"
+#include "base.h"
 
 struct bytes {
 	unsigned char b[1024];

@@ -22,6 +22,7 @@
 
 #include "tap.h"
 #include "internal.h"
+#include "base.h"
 
 static char src_dir[1024], tmp[64];
 

@@ -30,6 +30,7 @@
 #include "pprof.h"	/* the generated code and its Pb* aliases */
 #include "prof-test.h"
 #include "tap.h"
+#include "base.h"
 
 /* What @fn writes to a memfd. */
 static int capture(const struct sym_prof *p, int pprof, uint8_t **buf,

@@ -22,6 +22,7 @@
 
 #include "prof-test.h"
 #include "tap.h"
+#include "base.h"
 
 static int header_equal(const struct sym_prof_header *a,
 			const struct sym_prof_header *b)

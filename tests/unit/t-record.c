@@ -13,6 +13,7 @@
 #include "tap.h"
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
+#include "base.h"
 
 static int nmap, nunmap, nforget;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "base.h"
 
 static int same_str(const char *a, const char *b)
 {

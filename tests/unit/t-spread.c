@@ -27,6 +27,7 @@
 
 #include "view/report_spread.h"
 #include "tap.h"
+#include "base.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-12)
 

@@ -16,6 +16,7 @@
 #include "view/stacktree.h"
 #include "view/flame.h"
 #include "view/stats.h"
+#include "base.h"
 
 static struct stacktree_frame F(const char *s)
 {

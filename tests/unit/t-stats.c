@@ -26,6 +26,7 @@
 
 #include "tap.h"
 #include "view/stats.h"
+#include "base.h"
 
 /* 95% two-sided critical value, from SciPy's ndtri(0.975). */
 #define Z95 1.959963984540054

@@ -14,6 +14,7 @@
 
 #include "tap.h"
 #include "internal.h"
+#include "base.h"
 
 struct cmp {
 	const struct sym_table *t;

@@ -21,6 +21,7 @@
 
 #include "prof-test.h"
 #include "tap.h"
+#include "base.h"
 
 /* A profile with one map (id 0) and the header the writer needs. */
 static struct sym_prof *new_prof(void)

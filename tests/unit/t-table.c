@@ -11,6 +11,7 @@
 #include "tap.h"
 #include "internal.h"
 #include "format.h"
+#include "base.h"
 
 static struct sym_table *build(struct symi_builder *b, void **buf)
 {

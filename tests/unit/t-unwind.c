@@ -32,6 +32,7 @@
 #include "tap.h"
 #include "agent/unwind.h"
 #include "perfsample.h"
+#include "base.h"
 
 #define NSAMPLES 300
 #define STACK_BYTES 8192

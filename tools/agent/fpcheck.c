@@ -17,7 +17,8 @@
 
 #include "addrcache.h"
 #include "fpcheck.h"
-#include "banned.h"
+#include "sym.h"
+#include "base.h"
 
 #define LEARN_DEPTH 64
 
@@ -90,38 +91,6 @@ int fpcheck_add_site(struct fpcheck *fc, const char *build_id,
 
 /* ---- learning the start sites of this process ---- */
 
-static void note_build_id(const struct dl_phdr_info *info,
-			  const ElfW(Phdr) *ph, char *hex)
-{
-	const unsigned char *p = (const void *)(uintptr_t)(info->dlpi_addr +
-							    ph->p_vaddr);
-	size_t left = ph->p_filesz, namesz, descsz, step, i;
-	ElfW(Nhdr) nh;
-
-	while (left >= sizeof(nh)) {
-		memcpy(&nh, p, sizeof(nh));
-		namesz = (nh.n_namesz + 3) & ~(size_t)3;
-		descsz = (nh.n_descsz + 3) & ~(size_t)3;
-		step = sizeof(nh) + namesz + descsz;
-		if (namesz > left || descsz > left || step > left)
-			return;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(p + sizeof(nh), "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= PM_BUILD_ID_MAX) {
-			const unsigned char *d = p + sizeof(nh) + namesz;
-
-			for (i = 0; i < nh.n_descsz; i++) {
-				hex[2 * i] = "0123456789abcdef"[d[i] >> 4];
-				hex[2 * i + 1] = "0123456789abcdef"[d[i] & 15];
-			}
-			hex[2 * i] = '\0';
-			return;
-		}
-		p += step;
-		left -= step;
-	}
-}
-
 static int obj_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	struct fpcheck_obj *o = ctx;
@@ -141,9 +110,16 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 	o->phdr = info->dlpi_phdr;
 	o->bias = info->dlpi_addr;
 	o->build_id[0] = '\0';
-	for (i = 0; i < info->dlpi_phnum && !o->build_id[0]; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE)
-			note_build_id(info, &info->dlpi_phdr[i], o->build_id);
+	/* The notes of a loaded object, in memory (and so in the host's
+	 * byte order). */
+	for (i = 0; i < info->dlpi_phnum && !o->build_id[0]; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_NOTE)
+			sym_notes_build_id((const void *)(uintptr_t)
+					   (info->dlpi_addr + ph->p_vaddr),
+					   ph->p_filesz, ph->p_align,
+					   o->build_id, sizeof(o->build_id));
+	}
 	return 1;
 }
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "perf.h"
-#include "banned.h"
+#include "base.h"
 
 int perf_open(const struct perf_event_attr *attr, pid_t pid, int cpu)
 {

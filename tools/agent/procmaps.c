@@ -27,7 +27,7 @@
 #include "grow.h"
 #include "procmaps.h"
 #include "sym.h"
-#include "banned.h"
+#include "base.h"
 
 #define HASH_BUCKETS 4096
 #define ELF_CACHE_MAX 4096
@@ -133,34 +133,6 @@ static void hex_of(const unsigned char *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* Find NT_GNU_BUILD_ID among the notes in @buf. */
-static void notes_build_id(const unsigned char *buf, size_t len, size_t align,
-			   char *hex)
-{
-	size_t pos = 0, namesz, descsz, name_pad, desc_pad;
-	Elf64_Nhdr nh;
-
-	while (pos + sizeof(nh) <= len) {
-		memcpy(&nh, buf + pos, sizeof(nh));
-		pos += sizeof(nh);
-		namesz = nh.n_namesz;
-		descsz = nh.n_descsz;
-		name_pad = (namesz + align - 1) & ~(align - 1);
-		desc_pad = (descsz + align - 1) & ~(align - 1);
-		if (name_pad < namesz || name_pad > len - pos)
-			return;
-		if (desc_pad < descsz || desc_pad > len - pos - name_pad)
-			return;
-		if (nh.n_type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    memcmp(buf + pos, "GNU", 4) == 0 && descsz > 0 &&
-		    descsz <= PM_BUILD_ID_MAX) {
-			hex_of(buf + pos + name_pad, descsz, hex);
-			return;
-		}
-		pos += name_pad + desc_pad;
-	}
-}
-
 static int elf_read(const struct rd *r, struct pm_elf *out)
 {
 	Elf64_Ehdr eh;
@@ -211,10 +183,12 @@ static int elf_read(const struct rd *r, struct pm_elf *out)
 				goto out;
 			}
 			err = rd_read(r, ph.p_offset, notes, ph.p_filesz);
+			/* The file is checked to be ELFDATA2LSB above, so
+			 * its notes are in the host's byte order. */
 			if (err == 0)
-				notes_build_id(notes, ph.p_filesz,
-					       ph.p_align == 8 ? 8 : 4,
-					       out->build_id);
+				sym_notes_build_id(notes, ph.p_filesz,
+						   ph.p_align, out->build_id,
+						   sizeof(out->build_id));
 			free(notes);
 			notes = NULL;
 			/* A bad note segment leaves the build ID unknown. */
@@ -1187,6 +1161,6 @@ void pm_kernel_build_id(char *hex, size_t len)
 	close(fd);
 	if (n <= 0)
 		return;
-	notes_build_id(buf, (size_t)n, 4, tmp);
-	snprintf(hex, len, "%s", tmp);
+	if (sym_notes_build_id(buf, (size_t)n, 4, tmp, sizeof(tmp)) == 0)
+		snprintf(hex, len, "%s", tmp);
 }

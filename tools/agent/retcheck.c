@@ -13,7 +13,7 @@
 
 #include "addrcache.h"
 #include "retcheck.h"
-#include "banned.h"
+#include "base.h"
 
 
 struct retcheck {

@@ -43,7 +43,7 @@
 
 #include "grow.h"
 #include "unwind.h"
-#include "banned.h"
+#include "base.h"
 
 #define UW_NREGS 17		/* DWARF registers 0-16 */
 #define UW_BP 6

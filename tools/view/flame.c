@@ -28,7 +28,7 @@
 #include "broken.h"
 #include "flame.h"
 #include "stats.h"
-#include "banned.h"
+#include "base.h"
 
 #define XPAD 10			/* left and right margin, px */
 #define FRAME_H 16		/* one stack level, px */

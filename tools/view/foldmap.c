@@ -14,7 +14,7 @@
 
 #include "grow.h"
 #include "foldmap.h"
-#include "banned.h"
+#include "base.h"
 
 #define CHUNK_SIZE (1u << 20)
 #define CHUNK_FIRST (2u << 10)

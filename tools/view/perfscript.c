@@ -31,13 +31,7 @@
 
 #include "grow.h"
 #include "perfscript.h"
-#include "banned.h"
-
-/* A growable byte buffer with a cap given at each reservation. */
-struct pbuf {
-	char *p;
-	size_t len, cap;
-};
+#include "base.h"
 
 /* A piece of the current line: [off, off + len). */
 struct span {
@@ -52,28 +46,32 @@ struct perfscript {
 	char msg[160];
 	struct perfscript_stats st;
 
+	/* Every buffer is capped (symi_buf_init() in perfscript_new()):
+	 * a line's pieces at o.max_line (+ 64 where separators are added),
+	 * a sample's names at o.max_stack. */
+
 	/* The start of a line that a feed ended in the middle of. */
-	struct pbuf part;
+	struct symi_buf part;
 
 	/* The event kept, and the first other one seen (for the stats). */
-	struct pbuf event;
+	struct symi_buf event;
 	bool have_event;
-	struct pbuf other;
+	struct symi_buf other;
 
 	/* The current sample: process name, period, frames leaf first
 	 * (NUL-terminated strings in names at offsets offs[]). */
-	struct pbuf pname;
+	struct symi_buf pname;
 	bool have_pname;
 	bool java;	/* pname starts with "java" */
 	uint64_t period;
-	struct pbuf names;
+	struct symi_buf names;
 	size_t *offs;
 	size_t nframes, offs_cap;
 	/* Root-first pointers handed to the callback. */
 	const char **ptrs;
 	size_t ptrs_cap;
 	/* Scratch for one frame name. */
-	struct pbuf tmp;
+	struct symi_buf tmp;
 };
 
 static bool is_space(unsigned char c)
@@ -92,59 +90,11 @@ static bool is_word(unsigned char c)
 	       (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-/* Make room for @more bytes; -E2BIG past @max, -ENOMEM. */
-static int pbuf_reserve(struct pbuf *b, size_t more, size_t max)
+/* Set @b to the @n bytes at @s (NUL-terminated, as every symi_buf). */
+static int buf_set(struct symi_buf *b, const char *s, size_t n)
 {
-	size_t want, cap;
-	char *p;
-
-	if (more > max || b->len > max - more)
-		return -E2BIG;
-	want = b->len + more;
-	/* Allocated even for 0 bytes: mem*() calls get no NULL. */
-	if (want <= b->cap && b->p)
-		return 0;
-	cap = b->cap ? b->cap : 64;
-	while (cap < want)
-		cap = cap > max / 2 ? max : cap * 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-static int pbuf_add(struct pbuf *b, const char *s, size_t n, size_t max)
-{
-	int err = pbuf_reserve(b, n, max);
-
-	if (err)
-		return err;
-	if (n)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-	return 0;
-}
-
-/* Set @b to the string @s, NUL-terminated. */
-static int pbuf_set(struct pbuf *b, const char *s, size_t n, size_t max)
-{
-	int err;
-
-	b->len = 0;
-	err = pbuf_add(b, s, n, max);
-	if (!err)
-		err = pbuf_add(b, "", 1, max);
-	if (!err)
-		b->len--;
-	return err;
-}
-
-static void pbuf_release(struct pbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+	symi_buf_reset(b);
+	return symi_buf_add(b, s, n);
 }
 
 static bool has(const char *s, size_t n, const char *what)
@@ -177,7 +127,7 @@ static int fail(struct perfscript *ps, int err, const char *fmt, ...)
 	return err;
 }
 
-/* The message of a limit error (-E2BIG from a pbuf of the sample). */
+/* The message of a limit error (-E2BIG from a buffer of the sample). */
 static int fail_stack(struct perfscript *ps, int err)
 {
 	if (err == -E2BIG)
@@ -326,7 +276,7 @@ static int note_other_event(struct perfscript *ps, const char *s, size_t n)
 	ps->st.filtered++;
 	if (ps->other.len)
 		return 0;
-	if (pbuf_set(&ps->other, s, n, ps->o.max_line) < 0)
+	if (buf_set(&ps->other, s, n) < 0)
 		return fail(ps, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -338,7 +288,6 @@ static int on_header(struct perfscript *ps, const char *l, size_t n,
 	const char *ps_pid = l + pid.off, *ps_tid = l + tid.off;
 	size_t pid_len = pid.len, tid_len = tid.len;
 	uint64_t period = 1;
-	size_t max = ps->o.max_line + 64;
 	int err = 0;
 
 	/* Default perf script output has the TID alone: "comm TID ...". */
@@ -352,8 +301,7 @@ static int on_header(struct perfscript *ps, const char *l, size_t n,
 		/* By default only the first event is kept: adding up cycles
 		 * and instructions, say, would mean nothing. */
 		if (!ps->have_event) {
-			if (pbuf_set(&ps->event, l + ev.off, ev.len,
-				     ps->o.max_line) < 0)
+			if (buf_set(&ps->event, l + ev.off, ev.len) < 0)
 				return fail(ps, -ENOMEM, "out of memory");
 			ps->have_event = true;
 		} else if (ev.len != ps->event.len ||
@@ -377,23 +325,19 @@ static int on_header(struct perfscript *ps, const char *l, size_t n,
 	}
 	ps->period = period;
 
-	ps->pname.len = 0;
-	err = pbuf_add(&ps->pname, l + comm.off, comm.len, max);
+	err = buf_set(&ps->pname, l + comm.off, comm.len);
 	if (!err && (ps->o.flags & (PERFSCRIPT_PID | PERFSCRIPT_TID))) {
-		err = pbuf_add(&ps->pname, "-", 1, max);
+		err = symi_buf_addc(&ps->pname, '-');
 		if (!err)
-			err = pbuf_add(&ps->pname, ps_pid, pid_len, max);
+			err = symi_buf_add(&ps->pname, ps_pid, pid_len);
 		if (!err && (ps->o.flags & PERFSCRIPT_TID)) {
-			err = pbuf_add(&ps->pname, "/", 1, max);
+			err = symi_buf_addc(&ps->pname, '/');
 			if (!err)
-				err = pbuf_add(&ps->pname, ps_tid, tid_len, max);
+				err = symi_buf_add(&ps->pname, ps_tid, tid_len);
 		}
 	}
-	if (!err)
-		err = pbuf_add(&ps->pname, "", 1, max);
 	if (err)
 		return fail(ps, -ENOMEM, "out of memory");
-	ps->pname.len--;
 	/* A space would end the stack in the folded line. */
 	for (size_t i = 0; i < ps->pname.len; i++)
 		if (ps->pname.p[i] == ' ')
@@ -462,7 +406,7 @@ static void tidy_name(struct perfscript *ps)
 		memmove(s, s + 1, n - 1);
 		n--;
 	}
-	ps->tmp.len = n;
+	symi_buf_setlen(&ps->tmp, n);
 }
 
 /*
@@ -473,10 +417,9 @@ static int add_piece(struct perfscript *ps, const char *l, struct span piece,
 		     size_t idx, struct span pc, struct span mod, size_t slot)
 {
 	const char *m = l + mod.off;
-	size_t max = ps->o.max_line + 64;
 	int err = 0;
 
-	ps->tmp.len = 0;
+	symi_buf_reset(&ps->tmp);
 	if (piece.len == 9 && memcmp(l + piece.off, "[unknown]", 9) == 0) {
 		/* Name an unknown symbol after its DSO, if that is known. */
 		const char *base = "unknown";
@@ -488,21 +431,21 @@ static int add_piece(struct perfscript *ps, const char *l, struct span piece,
 			base = slash ? slash + 1 : m;
 			blen = mod.len - (size_t)(base - m);
 		}
-		err = pbuf_add(&ps->tmp, "[", 1, max);
+		err = symi_buf_addc(&ps->tmp, '[');
 		if (!err)
-			err = pbuf_add(&ps->tmp, base, blen, max);
+			err = symi_buf_add(&ps->tmp, base, blen);
 		if (!err && (ps->o.flags & PERFSCRIPT_ADDRS)) {
-			err = pbuf_add(&ps->tmp, " <", 2, max);
+			err = symi_buf_add_lit(&ps->tmp, " <");
 			if (!err)
-				err = pbuf_add(&ps->tmp, l + pc.off, pc.len,
-					       max);
+				err = symi_buf_add(&ps->tmp, l + pc.off,
+						   pc.len);
 			if (!err)
-				err = pbuf_add(&ps->tmp, ">", 1, max);
+				err = symi_buf_addc(&ps->tmp, '>');
 		}
 		if (!err)
-			err = pbuf_add(&ps->tmp, "]", 1, max);
+			err = symi_buf_addc(&ps->tmp, ']');
 	} else {
-		err = pbuf_add(&ps->tmp, l + piece.off, piece.len, max);
+		err = symi_buf_add(&ps->tmp, l + piece.off, piece.len);
 	}
 	if (err)
 		return fail(ps, -ENOMEM, "out of memory");
@@ -512,23 +455,22 @@ static int add_piece(struct perfscript *ps, const char *l, struct span piece,
 	 * line (all but its first), kernel frames, JIT frames. */
 	if (idx > 0) {
 		if (!has(ps->tmp.p, ps->tmp.len, "_[i]"))
-			err = pbuf_add(&ps->tmp, "_[i]", 4, max);
+			err = symi_buf_add_lit(&ps->tmp, "_[i]");
 	} else if ((ps->o.flags & PERFSCRIPT_KERNEL) && mod.len &&
 		   (m[0] == '[' ||
 		    (mod.len >= 7 && memcmp(m + mod.len - 7, "vmlinux", 7) == 0)) &&
 		   !has(m, mod.len, "unknown")) {
-		err = pbuf_add(&ps->tmp, "_[k]", 4, max);
+		err = symi_buf_add_lit(&ps->tmp, "_[k]");
 	} else if ((ps->o.flags & PERFSCRIPT_JIT) && is_jit_map(m, mod.len) &&
 		   !has(ps->tmp.p, ps->tmp.len, "_[j]")) {
-		err = pbuf_add(&ps->tmp, "_[j]", 4, max);
+		err = symi_buf_add_lit(&ps->tmp, "_[j]");
 	}
 	if (err)
 		return fail(ps, -ENOMEM, "out of memory");
 
 	ps->offs[slot] = ps->names.len;
-	err = pbuf_add(&ps->names, ps->tmp.p, ps->tmp.len, ps->o.max_stack);
-	if (!err)
-		err = pbuf_add(&ps->names, "", 1, ps->o.max_stack);
+	/* The name and its NUL, which is a byte of names. */
+	err = symi_buf_add(&ps->names, ps->tmp.p, ps->tmp.len + 1);
 	return err ? fail_stack(ps, err) : 0;
 }
 
@@ -607,7 +549,7 @@ static int end_sample(struct perfscript *ps)
 	ps->st.total = ps->st.total > UINT64_MAX - ps->period ?
 			       UINT64_MAX : ps->st.total + ps->period;
 	ps->nframes = 0;
-	ps->names.len = 0;
+	symi_buf_reset(&ps->names);
 	ps->have_pname = false;
 	return 0;
 }
@@ -657,10 +599,19 @@ int perfscript_new(const struct perfscript_opts *opts,
 		ps->o.max_stack = PERFSCRIPT_STACK_MAX;
 	ps->fn = fn;
 	ps->ctx = ctx;
+	symi_buf_init(&ps->part, ps->o.max_line);
+	symi_buf_init(&ps->event, ps->o.max_line);
+	symi_buf_init(&ps->other, ps->o.max_line);
+	symi_buf_init(&ps->pname, ps->o.max_line + 64);
+	symi_buf_init(&ps->tmp, ps->o.max_line + 64);
+	symi_buf_init(&ps->names, ps->o.max_stack);
 	if (ps->o.event) {
 		size_t n = strlen(ps->o.event);
 
-		if (pbuf_set(&ps->event, ps->o.event, n, n + 1) < 0) {
+		/* The caller's event, however long. */
+		if (n > ps->o.max_line)
+			symi_buf_init(&ps->event, n);
+		if (buf_set(&ps->event, ps->o.event, n) < 0) {
 			free(ps);
 			return -ENOMEM;
 		}
@@ -688,15 +639,15 @@ int perfscript_feed(struct perfscript *ps, const char *buf, size_t len)
 				    ps->o.max_line);
 		}
 		if (!nl) {
-			if (pbuf_add(&ps->part, buf, seg, ps->o.max_line) < 0)
+			if (symi_buf_add(&ps->part, buf, seg) < 0)
 				return fail(ps, -ENOMEM, "out of memory");
 			return 0;
 		}
 		if (ps->part.len) {
-			if (pbuf_add(&ps->part, buf, seg, ps->o.max_line) < 0)
+			if (symi_buf_add(&ps->part, buf, seg) < 0)
 				return fail(ps, -ENOMEM, "out of memory");
 			err = do_line(ps, ps->part.p, ps->part.len);
-			ps->part.len = 0;
+			symi_buf_reset(&ps->part);
 		} else {
 			err = do_line(ps, buf, seg);
 		}
@@ -716,7 +667,7 @@ int perfscript_finish(struct perfscript *ps)
 		return ps->err;
 	if (ps->part.len) {
 		err = do_line(ps, ps->part.p, ps->part.len);
-		ps->part.len = 0;
+		symi_buf_reset(&ps->part);
 		if (err)
 			return err;
 	}
@@ -725,7 +676,7 @@ int perfscript_finish(struct perfscript *ps)
 		ps->st.unterminated = 1;
 		ps->have_pname = false;
 		ps->nframes = 0;
-		ps->names.len = 0;
+		symi_buf_reset(&ps->names);
 	}
 	return 0;
 }
@@ -746,12 +697,12 @@ void perfscript_free(struct perfscript *ps)
 {
 	if (!ps)
 		return;
-	pbuf_release(&ps->part);
-	pbuf_release(&ps->event);
-	pbuf_release(&ps->other);
-	pbuf_release(&ps->pname);
-	pbuf_release(&ps->names);
-	pbuf_release(&ps->tmp);
+	symi_buf_release(&ps->part);
+	symi_buf_release(&ps->event);
+	symi_buf_release(&ps->other);
+	symi_buf_release(&ps->pname);
+	symi_buf_release(&ps->names);
+	symi_buf_release(&ps->tmp);
 	free(ps->offs);
 	free(ps->ptrs);
 	free(ps);

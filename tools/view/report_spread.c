@@ -14,7 +14,7 @@
 
 #include "grow.h"
 #include "report_spread.h"
-#include "banned.h"
+#include "base.h"
 
 typedef unsigned __int128 u128;
 

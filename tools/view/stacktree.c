@@ -19,7 +19,7 @@
 
 #include "grow.h"
 #include "stacktree.h"
-#include "banned.h"
+#include "base.h"
 
 struct node {
 	uint64_t self, total;

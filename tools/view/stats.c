@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "stats.h"
-#include "banned.h"
+#include "base.h"
 
 /*
  * Sums of weights computed by the caller in another order may overshoot

@@ -30,6 +30,7 @@
 
 #include "grow.h"
 #include "views.h"
+#include "base.h"
 
 /* Bytes of an input looked at to tell its format: the longest folded
  * line, and more. */
