@@ -7,7 +7,7 @@
  * Every C file of the project but libsymprof's (tools/symprof/, libc
  * only) includes it after its last system header, as git's files include
  * git-compat-util.h: so the ban list holds everywhere, and a file cannot
- * forget it (tests/e2e/t0030-base-header.sh checks both).  It is not
+ * forget it (tests/e2e/t0031-base-header.sh checks both).  It is not
  * given with -include: banned.h before the system headers would turn
  * glibc's own declarations of the banned names (and its fortified
  * inline wrappers under _FORTIFY_SOURCE) into errors.  For the same

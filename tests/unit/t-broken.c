@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
+
 #include "view/broken.h"
 #include "view/views.h"
 #include "prof-test.h"

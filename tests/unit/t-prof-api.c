@@ -21,6 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base.h"
+
 #include "sym_prof.h"
 #include "tap.h"
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
+
 #include "broken.h"
 #include "views.h"
 

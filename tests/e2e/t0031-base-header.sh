@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0030-base-header.sh - the ban list (libsym/banned.h) holds in every C
+# t0031-base-header.sh - the ban list (libsym/banned.h) holds in every C
 # file of the project, and the tree compiles with glibc's fortified
 # headers.
 #
