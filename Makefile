@@ -292,7 +292,7 @@ $(B)/tests/t-pprof: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 
 # The t4000-symprof-* tests' checker of libsymprof's files (the reader of
 # libsymprofile, and libsym's sym_strerror()).
-$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsymprofile.a lib/libsym.a \
+$(B)/tests/raw-check: tests/e2e/lib/raw-check.c lib/libsymprofile.a lib/libsym.a \
 		$(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \

@@ -4,7 +4,7 @@
 # a program can build and link against; the same for libsymprofile, the
 # profile model (sym_prof.h, libsymprofile.pc), which libsym no longer
 # carries; and `make uninstall` removes it all again.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need readelf pkg-config cc
 plan 16
 

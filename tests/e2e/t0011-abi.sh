@@ -8,7 +8,7 @@
 # 1.0.0, sym_version included, in LIBSYM_1.0 or LIBSYMPROFILE_1.0), and a
 # program linked against libsym reads the running version with
 # sym_version().
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need readelf cc perl
 plan 12
 

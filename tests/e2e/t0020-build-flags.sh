@@ -4,7 +4,7 @@
 # libsym neither.  Debian's own libevent.pc and libcurl.pc have empty
 # Cflags, so stub .pc files with a marker define stand in for them; the
 # build is a dry run (make -n), which writes nothing.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need make pkg-config
 plan 4
 

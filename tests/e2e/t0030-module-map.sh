@@ -4,7 +4,7 @@
 # docs/design.md; every .c file of libsym/prof/ in libsym/prof/internal.h
 # and docs/design.md; every .c and .h file of tools/agent/ and tools/view/
 # in that folder's README.md.  One point per map, naming what is missing.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 plan 6
 
 cd "$SYM_ROOT" || exit 1

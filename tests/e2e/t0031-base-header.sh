@@ -18,7 +18,7 @@
 # check-build compiles passes the compiler's front end with
 # CFLAGS='-O2 -D_FORTIFY_SOURCE=2' (the commands are make's own, from
 # make -n -B; -fsyntax-only, so nothing is written).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need make cc awk
 plan 6
 cd "$SYM_ROOT" || exit 1

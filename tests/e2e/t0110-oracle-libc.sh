@@ -6,7 +6,7 @@
 # >= 99.5% must agree. GNU addr2line and eu-addr2line run on the same
 # sample for reference (diagnostics only; on this measure GNU agrees on
 # about 94% and eu on about 99.9%).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 llvm-symbolizer objdump nm c++filt readelf
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 

@@ -4,7 +4,7 @@
 # -Og, about 20,000 inlined subroutines). 10,000 sampled instruction
 # addresses; >= 99.5% must agree. GNU addr2line and eu-addr2line run on
 # the same sample for reference (diagnostics only).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 llvm-symbolizer objdump nm c++filt
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 

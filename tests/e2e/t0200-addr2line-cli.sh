@@ -10,7 +10,7 @@
 # it is right (see docs/sym.1 BUGS OF THE PEERS): GNU addr2line 2.40 drops
 # inline frames of clang's DWARF 5 and renames some inlined C++ frames, and
 # eu-addr2line 0.188 reads no lines from clang 14's DWARF 5.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need gcc g++ clang addr2line eu-addr2line llvm-addr2line objdump nm perl \
 	python3 timeout
 [ -x "$SYM" ] || plan_skip "$SYM not built"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # t0201-buildid-cli.sh - `sym buildid FILE...` against readelf -n and
 # eu-readelf -n, and its answers for files without a build ID or not ELF.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need gcc readelf eu-readelf
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 plan 8

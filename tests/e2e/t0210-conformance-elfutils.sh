@@ -8,11 +8,11 @@
 # relocatable (ET_REL) inputs and ppc64 files.  Every other case must pass.
 # The runner logic follows the suite's run.sh: the tool runs in a scratch
 # dir holding the case's inputs, and stdout+stderr are diffed together.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 CONF=$SHARED/conformance/elfutils
 [ -d "$CONF/scripts" ] || plan_skip "$CONF is absent"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-ADDR2LINE="$SYM_ROOT/tests/e2e/eu-addr2line-compat.sh"
+ADDR2LINE="$SYM_ROOT/tests/e2e/lib/eu-addr2line-compat.sh"
 export SYM
 
 # Why a case is skipped, or nothing when it must pass.

@@ -8,7 +8,7 @@
 #
 # Every store here lives under $T (--store or SYM_STORE): ~/.cache is
 # never touched.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 nm gcc objcopy
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 plan 75

@@ -10,7 +10,7 @@
 # store must verify and the small table must answer as before.  At the
 # end BIG is added fully, and its lookups must equal `sym addr2line
 # --no-cache`.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 nm shuf
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 

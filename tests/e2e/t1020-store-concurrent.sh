@@ -3,7 +3,7 @@
 # first takes the build ID's lock (sym_store_lock(), a flock), the others
 # wait and then read its table.  A holder killed with SIGKILL releases the
 # lock at once: no stale marker, no waiting out a timeout.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 F=/usr/bin/python3.11d
 [ -r "$F" ] || plan_skip "no $F (python3.11-dbg)"

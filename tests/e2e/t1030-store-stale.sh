@@ -4,8 +4,8 @@
 # rebuild it from the file on first use, and the answers are the same as
 # a fresh build's.  SYM_TEST_CONVERTER_VERSION (a test hook of libsym's
 # builder) makes the old table.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symd-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
 need curl python3
 
 F=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
@@ -31,7 +31,7 @@ S2=$T/symd-store
 SYM_TEST_CONVERTER_VERSION=0 "$SYM" store add --store "$S2" "$F" > /dev/null
 start_symd || exit 1
 ok "symd rebuilds a stale table from its files and answers like sym addr2line" \
-	python3 "$SYM_ROOT/tests/e2e/symd_check.py" compare "$SYMD_URL" "$id" "$F" 200
+	python3 "$SYM_ROOT/tests/e2e/lib/symd_check.py" compare "$SYMD_URL" "$id" "$F" 200
 is "symd's store now holds this converter's table" \
 	"$("$SYM" store info --store "$S2" "$id" | sed -n 's/^converter: *//p')" 1
 stop_symd

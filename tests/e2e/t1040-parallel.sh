@@ -5,7 +5,7 @@
 # table in memory; a stored table found corrupt halfway is rebuilt
 # (addr2line) or refused (lookup) exactly as on one thread; and a
 # co-process still gets each answer before it sends the next address.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 readelf
 
 libc=/lib/x86_64-linux-gnu/libc.so.6

@@ -4,8 +4,8 @@
 # `sym addr2line`, every kind of bad request (each followed by a good one),
 # the debuginfod routes, metrics, kill -9 during an upload, and a graceful
 # stop.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symd-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
 need curl python3 objdump
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
@@ -13,7 +13,7 @@ stripped=$(fixture stripped-buildid-gcc-O2-d5-cxx)
 id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
 dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
 other=$(fixture gcc-O2-d4-c)
-CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/symd_check.py"
 export SYM
 
 plan 56

@@ -5,12 +5,12 @@
 # symd must fetch, convert and answer exactly what `sym addr2line` says on
 # the unstripped binaries, fetch once however many ask, serve the files
 # back over the debuginfod protocol, and survive kill -9 mid-conversion.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symd-lib.sh"
-. "$(dirname "$0")/debuginfod-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
+. "$(dirname "$0")/lib/debuginfod-lib.sh"
 need debuginfod curl python3 objdump
 
-CHECK="python3 $SYM_ROOT/tests/e2e/symd_check.py"
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/symd_check.py"
 export SYM
 dbgfile() {
 	echo "$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$1" | cut -c1-2)/$(echo "$1" | cut -c3-).debug"

@@ -5,8 +5,8 @@
 # that is down or stopped, the progress bar on a terminal; then sym lookup
 # --server answering like sym addr2line on the unstripped file, and its
 # errors.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symd-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
 need curl objdump
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"

@@ -7,8 +7,8 @@
 # from CFI) and in dwarf mode, and at most 1% of them are flagged (the
 # fp-mode chain checks must not flag right stacks, which end at libc's
 # __libc_start_call_main).  The header says what was recorded.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 9
 

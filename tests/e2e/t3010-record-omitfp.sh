@@ -5,8 +5,8 @@
 # frame-pointer walk follows a register that holds data, every stack that
 # does not reach main correctly carries a flag: broken stacks are not
 # passed off as valid.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 5
 

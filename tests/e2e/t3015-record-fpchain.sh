@@ -11,8 +11,8 @@
 # stub, libc, the vDSO, the kernel under them) depends on the machine's
 # clock source and CPU; record_check.py judges each part by its real
 # chain, and t3014 checks that judgement on stacks written by hand.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need objdump
 need_perf
 plan 6

@@ -7,8 +7,8 @@
 # the exec()ed program and the parent all have frames; threads and the
 # children are named; frame addresses in the library and the programs
 # fall inside functions (nm).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 10
 

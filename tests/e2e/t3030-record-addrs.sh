@@ -7,8 +7,8 @@
 # from nm -S), and each caller frame (addr - 1) inside some function of
 # the program or of libc (judged by libc6-dbg's symbols when installed).
 # Frames in the vDSO carry the vDSO's build ID, read from memory.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 8
 

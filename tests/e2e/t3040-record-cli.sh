@@ -4,8 +4,8 @@
 # the command's end) always with a complete file, --continuous --rotate,
 # --format pprof, and an output that cannot be written (found out before
 # sampling).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 29
 

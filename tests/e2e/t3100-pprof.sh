@@ -1,6 +1,6 @@
 #!/bin/bash
 # t3100-pprof.sh - `sym convert` between raw and pprof, checked with
-# Google's own pprof (built offline, tests/e2e/pprof-lib.sh):
+# Google's own pprof (built offline, tests/e2e/lib/pprof-lib.sh):
 #
 #  - raw -> pprof: `pprof -raw` shows the samples, values, labels, runtime
 #    addresses and mappings (ranges, offsets, files, build IDs) the raw
@@ -12,14 +12,14 @@
 #  - a real Go CPU profile (runtime/pprof) converts, with guessed vaddrs
 #    and the same totals;
 #  - bad inputs fail with the reader's message and exit 1; -o is atomic.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/pprof-lib.sh"
 need python3 gzip
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 need_pprof
 plan 26
 
-CHECK="python3 $SYM_ROOT/tests/e2e/pprof_check.py"
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/pprof_check.py"
 cd "$T" || exit 1
 
 # Every map kind, a non-PIE executable (vaddr is not the offset), a

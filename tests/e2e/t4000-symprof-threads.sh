@@ -7,8 +7,8 @@
 # frame-pointer program reaches main or the thread's start routine, the
 # frameless leaf (spin) has its caller (stage_b, recovered from CFI), and
 # wall mode samples the main thread while it blocks in pthread_join.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symprof-lib.sh"
 plan 13
 
 ok "symprof_threads builds" sp_build symprof_threads

@@ -5,8 +5,8 @@
 # from many threads print the same output and exit with the same status
 # with and without it, and each profile it writes parses (libsym's
 # reader) and is coherent.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symprof-lib.sh"
 plan 28
 
 for f in symprof_forkexec symprof_dlopen symprof_exc symprof_sigprof \

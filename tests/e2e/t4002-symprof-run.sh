@@ -7,8 +7,8 @@
 # write.  The exit status is always the program's own.  (That make
 # install puts libsymprof.so where the installed sym run finds it is
 # t0010-install's.)
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symprof-lib.sh"
 plan 28
 ulimit -c 0
 

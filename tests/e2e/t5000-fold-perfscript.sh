@@ -19,7 +19,7 @@
 #     folded totals must equal perf's own sample count and event count,
 #     with the process's real PID/TID in the root frame and the program's
 #     call chain in the stacks.  Skipped when perf cannot record here.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 CONF=$SHARED/conformance/flamegraph-stackcollapse
 FOLD="$SYM fold --from perf-script"

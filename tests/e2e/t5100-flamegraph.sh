@@ -1,7 +1,7 @@
 #!/bin/sh
 # sym flamegraph: folded stacks in, an interactive SVG out.
 #
-# From the SVG text (tests/e2e/flamegraph_check.py struct): every frame's
+# From the SVG text (tests/e2e/lib/flamegraph_check.py struct): every frame's
 # count is its stack's count in the input, widths and positions are
 # proportional to counts within rounding, titles hold the right samples,
 # shares and 95% Wilson intervals, names like <&>"' and "</script>" are
@@ -12,9 +12,9 @@
 # click zooms (the frame fills the width, siblings hidden), hover shows
 # the details, Reset Zoom restores, Search highlights and reports the
 # matched share; for flame, icicle, differential and a capped big graph.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3
-CHECK="python3 $SYM_ROOT/tests/e2e/flamegraph_check.py"
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/flamegraph_check.py"
 
 # check_points CMD...: one TAP point per PASS/FAIL line of the checker.
 # Its temporary files (Chromium's profile) live in $T.

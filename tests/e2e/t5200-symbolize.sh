@@ -11,18 +11,18 @@
 # on the unstripped program, the statuses are right, the stderr summary
 # agrees with the file, and symd got one request per build ID with each
 # lookup address once.  Then bad input and an unreachable server.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symd-lib.sh"
-. "$(dirname "$0")/symb-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
+. "$(dirname "$0")/lib/symb-lib.sh"
 need gcc objcopy objdump llvm-symbolizer python3 curl
 
-# check WHAT OUT.raw STDERR: tests/e2e/symbolize_check.py's four checks
+# check WHAT OUT.raw STDERR: tests/e2e/lib/symbolize_check.py's four checks
 # of one output (llvm-symbolizer on maps 0 and 1, kallsyms, the summary)
 # as four TAP points.
 check() {
 	_kmap=-
 	[ -n "$KID" ] && _kmap=5
-	python3 "$SYM_ROOT/tests/e2e/symbolize_check.py" all "$2" "$3" \
+	python3 "$SYM_ROOT/tests/e2e/lib/symbolize_check.py" all "$2" "$3" \
 		"$T/prog.full" "$_kmap" > "$T/check.out" 2>&1
 	_n=$_tap_n
 	while IFS= read -r _l; do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # sym pprof: a symbolized pprof profile that Google's pprof reads.  A raw
-# profile of a program built here (tests/e2e/symb-lib.sh: an inlined
+# profile of a program built here (tests/e2e/lib/symb-lib.sh: an inlined
 # function, p and r frames), with a frame of a build ID nobody has and
 # one outside any map, goes through `sym pprof --store` (symbolized on
 # the fly); `pprof -top` and `pprof -traces` must give every function's
@@ -9,9 +9,9 @@
 # from `sym symbolize` output gives the same bytes; read back by sym, the
 # pprof file gives the same locations (lines, columns, statuses), so
 # writing it again gives the same bytes too.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pprof-lib.sh"
-. "$(dirname "$0")/symb-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/pprof-lib.sh"
+. "$(dirname "$0")/lib/symb-lib.sh"
 need gcc objcopy objdump python3
 need_pprof
 
@@ -51,7 +51,7 @@ pprof_run -symbolize=none -top -nodecount=100000 -sample_index=samples \
 pprof_run -symbolize=none -traces -sample_index=samples "$T/out.pb.gz" \
 	> "$T/traces" 2>&1
 sed 's/^/# /' "$T/top"
-python3 "$SYM_ROOT/tests/e2e/symbolize_check.py" pprof "$T/sym.raw" \
+python3 "$SYM_ROOT/tests/e2e/lib/symbolize_check.py" pprof "$T/sym.raw" \
 	"$T/top" "$T/traces" > "$T/check.out" 2>&1
 while IFS= read -r l; do
 	case $l in

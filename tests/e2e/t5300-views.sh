@@ -18,7 +18,7 @@
 #   - tree: total = self + children's totals at every node, the root
 #     holds every sample, each node is what the stacks give, pruning with
 #     --min says what it left out; top-down and --inverted
-#     (tests/e2e/views_check.py);
+#     (tests/e2e/lib/views_check.py);
 #   - report: the ranking, each share and its Wilson interval, the '='
 #     marks and the pairs the multinomial difference test cannot tell
 #     apart, and the samples a resolution needs, recomputed in Python
@@ -27,12 +27,12 @@
 #     stacks (plain, annotated, differential);
 #   - bad input: clear messages, exit 1; usage errors exit 2; -o is
 #     atomic.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/views-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/views-lib.sh"
 need gcc objdump nm addr2line python3
 plan 99
 
-CHECK="$SYM_ROOT/tests/e2e/views_check.py"
+CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 
 # --- the program and the profile: 1045 samples, known stacks ---------------
 ok "build the program (gcc -O2 -g); an inlined PC in hot, hot's and warm's entries, six return addresses" \

@@ -10,7 +10,7 @@
 # weights; --spread keeps the hosts apart (from lines) and a merge of
 # merges renormalizes from them; locations are carried over and mixed
 # input is symbolized; bad input is refused with nothing written.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 plan 40
 
 BID=4f1c9a0b3d2e11aa0e7c6b5d4f3e2d1c0b9a88e2

@@ -11,7 +11,7 @@
 # rows come most significant first, --all lists the rest, --value weight
 # on weights that are count x period agrees with samples, unsymbolized
 # input is symbolized on the fly, and bad usage is refused.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3
 plan 15
 

@@ -29,7 +29,7 @@
 #     99.9% interval when one is over 2% (exit 1, nothing written), marks
 #     every row with --allow-broken, accepts equal shares, and marks
 #     without refusing when both are small.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3
 plan 54
 

@@ -22,7 +22,7 @@
 #
 # Every run has its own TMPDIR under $T, so "left running" means a
 # process whose command line names that directory.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need gcc g++ objcopy strip debuginfod curl python3 ldd
 if [ ! -x "$SYM" ] || [ ! -x "$SYM_ROOT/bin/symd" ]; then
 	plan_skip "sym and symd not built"

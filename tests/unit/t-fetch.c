@@ -7,7 +7,7 @@
  * interface in 0.188; it is only ever asked on 127.0.0.1).  The fault
  * cases that a real server cannot produce (a 500, an empty reply, a
  * file of another build ID, a slow answer) come from
- * tests/e2e/stub-debuginfod.py.  Every server is started with
+ * tests/e2e/lib/stub-debuginfod.py.  Every server is started with
  * PR_SET_PDEATHSIG, so none outlives a crashed test, and stopped at exit.
  *
  * Without `debuginfod`, cc or objcopy the whole test is skipped; without
@@ -397,18 +397,18 @@ static const char *find_stub(const char *argv0)
 
 	if (root) {
 		snprintf(path, sizeof(path),
-			 "%s/tests/e2e/stub-debuginfod.py", root);
+			 "%s/tests/e2e/lib/stub-debuginfod.py", root);
 		if (access(path, R_OK) == 0)
 			return path;
 	}
-	if (access("tests/e2e/stub-debuginfod.py", R_OK) == 0)
-		return "tests/e2e/stub-debuginfod.py";
+	if (access("tests/e2e/lib/stub-debuginfod.py", R_OK) == 0)
+		return "tests/e2e/lib/stub-debuginfod.py";
 	/* build/tests/t-fetch -> ../../tests/e2e */
 	snprintf(path, sizeof(path), "%s", argv0);
 	slash = strrchr(path, '/');
 	if (slash) {
 		snprintf(slash, sizeof(path) - (slash - path),
-			 "/../../tests/e2e/stub-debuginfod.py");
+			 "/../../tests/e2e/lib/stub-debuginfod.py");
 		if (access(path, R_OK) == 0)
 			return path;
 	}
@@ -519,7 +519,7 @@ int main(int argc, char **argv)
 	}
 	if (!have_stubs)
 		printf("# python3 or %s missing: stub cases skipped\n",
-		       stub ? stub : "tests/e2e/stub-debuginfod.py");
+		       stub ? stub : "tests/e2e/lib/stub-debuginfod.py");
 
 	f = symd_fetch_new(NULL);
 	CHECK(f != NULL);

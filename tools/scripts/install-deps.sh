@@ -11,7 +11,7 @@ set -e
 # at build time).  Tests: the oracles (llvm-symbolizer 14 and 19, GNU
 # addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, Go
-# with pprof's sources (tests/e2e/pprof-lib.sh builds Google's pprof
+# with pprof's sources (tests/e2e/lib/pprof-lib.sh builds Google's pprof
 # offline from them, to read our pprof files), headless Chromium and a
 # font for the flame graph test (t5100), and perf (linux-perf: t5000
 # folds a real capture with sym fold --from perf-script; make bench

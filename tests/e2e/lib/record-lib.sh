@@ -31,7 +31,7 @@ prof_cc() {
 
 check() {
 	_what=$1; shift
-	python3 "$SYM_ROOT/tests/e2e/record_check.py" "$_what" "$@" \
+	python3 "$SYM_ROOT/tests/e2e/lib/record_check.py" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
 	_rc=$?
 	_tap "$_rc" "record_check $_what $(basename -- "$1") ${2:+$(basename -- "$2")}"

@@ -1,6 +1,6 @@
 # lib.sh - shared helpers for the end-to-end tests (sourced, not run).
 #
-#   . "$(dirname "$0")/lib.sh"
+#   . "$(dirname "$0")/lib/lib.sh"
 #   plan 3                     (or: plan_skip "why")
 #   ok "description" cmd...    one TAP point from a command's status
 #   is "desc" "$got" "$want"   one TAP point from a string comparison

@@ -8,7 +8,7 @@
 #   $RAWCHECK            build/tests/raw-check (libsym's reader), built on
 #                        demand
 #   sp_check DESC RAW... one TAP point: every file parses and is coherent
-#   sp_py CMD ARGS...    tests/e2e/symprof_check.py CMD ARGS..., its output
+#   sp_py CMD ARGS...    tests/e2e/lib/symprof_check.py CMD ARGS..., its output
 #                        as TAP diagnostics; returns its status
 #   sp_val CMD ARGS...   symprof_check.py's answer on stdout (tidsamples,
 #                        inmap, header)
@@ -54,14 +54,14 @@ sp_check() {
 }
 
 sp_py() {
-	python3 "$SYM_ROOT/tests/e2e/symprof_check.py" "$@" > "$T/.sppy" 2>&1
+	python3 "$SYM_ROOT/tests/e2e/lib/symprof_check.py" "$@" > "$T/.sppy" 2>&1
 	_rc=$?
 	sed 's/^\([^#]\)/# \1/' "$T/.sppy"
 	return $_rc
 }
 
 sp_val() {
-	python3 "$SYM_ROOT/tests/e2e/symprof_check.py" "$@"
+	python3 "$SYM_ROOT/tests/e2e/lib/symprof_check.py" "$@"
 }
 
 sp_hdr() {

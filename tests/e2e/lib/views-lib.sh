@@ -9,7 +9,7 @@
 #                   those addresses (see t5300-views.sh)
 
 # ret_after() of symb-lib.sh finds return addresses in $dis.
-. "$SYM_ROOT/tests/e2e/symb-lib.sh"
+. "$SYM_ROOT/tests/e2e/lib/symb-lib.sh"
 
 views_build() {
 	cp "$SYM_ROOT/fixtures/src/views_prog.c" "$T/views_prog.c" &&

@@ -1,8 +1,8 @@
 # debuginfod-lib.sh - upstream servers for end-to-end tests (sourced after
 # lib.sh, not run).
 #
-#   . "$(dirname "$0")/lib.sh"
-#   . "$(dirname "$0")/debuginfod-lib.sh"
+#   . "$(dirname "$0")/lib/lib.sh"
+#   . "$(dirname "$0")/lib/debuginfod-lib.sh"
 #   need debuginfod curl python3
 #
 #   start_debuginfod DIR [ID[/KIND]]...
@@ -12,7 +12,7 @@
 #        DEBUGINFOD_PID, DEBUGINFOD_PORT and DEBUGINFOD_URL
 #        (http://127.0.0.1:PORT).  Log: $T/debuginfod-PORT.log.
 #   start_stub_debuginfod [ARGS...]
-#        tests/e2e/stub-debuginfod.py ARGS (faults: a file with the wrong
+#        tests/e2e/lib/stub-debuginfod.py ARGS (faults: a file with the wrong
 #        build ID, 404, 500, an empty reply, delays; see the script).
 #        Sets STUB_PID, STUB_PORT and STUB_URL.
 #   stop_server PID      kill it now (SIGKILL) and reap it
@@ -26,7 +26,7 @@
 # SIGKILL: on SIGTERM it takes seconds, and its database is scratch.
 
 # shellcheck disable=SC2034  # the variables are set for the sourcing test
-DEBUGINFOD_STUB=${DEBUGINFOD_STUB:-$SYM_ROOT/tests/e2e/stub-debuginfod.py}
+DEBUGINFOD_STUB=${DEBUGINFOD_STUB:-$SYM_ROOT/tests/e2e/lib/stub-debuginfod.py}
 _dbgd_pids=
 _dbgd_n=0
 
