@@ -98,7 +98,8 @@ struct symi_buf {
 /* The largest cap: room for the NUL after it. */
 #define SYMI_BUF_MAX_CAP (SIZE_MAX - 1)
 
-/* A static initializer: SYMI_BUF_INIT(max), same as symi_buf_init(). */
+/* A static initializer, as symi_buf_init(b, cap) for a cap of at most
+ * SYMI_BUF_MAX_CAP. */
 #define SYMI_BUF_INIT(cap) { NULL, 0, 0, (cap) }
 
 /*
