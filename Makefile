@@ -6,7 +6,8 @@
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
 #                        symd under load; libsymprof's overhead
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
-#   make install         prefix=/usr/local DESTDIR=
+#   make install         prefix=/usr/local DESTDIR= (the llvm-symbolizer
+#                        and addr2line drop-ins go to $(libexecdir)/sym/)
 #
 # Knobs: SANITIZE=address,undefined  V=1  DEVELOPER=1 (-Werror)
 # CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's; required flags live
@@ -15,6 +16,7 @@
 prefix ?= /usr/local
 exec_prefix ?= $(prefix)
 bindir ?= $(exec_prefix)/bin
+libexecdir ?= $(exec_prefix)/libexec
 libdir ?= $(exec_prefix)/lib
 includedir ?= $(prefix)/include
 datarootdir ?= $(prefix)/share
@@ -88,7 +90,16 @@ LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
-all: $(PROGS) $(LIBS)
+# Drop-ins for llvm-symbolizer and addr2line (tools/compat.c): links to
+# sym, which acts by the name it was started under.  Installed out of
+# PATH, in $(libexecdir)/sym/, so that they replace the real tools only
+# where a program is pointed at them.
+COMPAT = bin/compat/llvm-symbolizer bin/compat/addr2line
+all: $(PROGS) $(LIBS) $(COMPAT)
+
+$(COMPAT): bin/sym
+	@mkdir -p bin/compat
+	$(Q)ln -sfn ../sym $@
 
 # Objects remember the flags they were built with: changing SANITIZE or
 # CFLAGS rebuilds them instead of mixing instrumented and plain objects.
@@ -330,6 +341,10 @@ install: all
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -d $(DESTDIR)$(libexecdir)/sym
+	for p in $(COMPAT:bin/compat/%=%); do \
+		ln -sfn $(bindir)/sym $(DESTDIR)$(libexecdir)/sym/$$p || exit; \
+	done
 
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
@@ -337,7 +352,9 @@ uninstall:
 		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprof.so \
 		$(DESTDIR)$(includedir)/sym.h \
 		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
-		$(DESTDIR)$(mandir)/man8/symd.8
+		$(DESTDIR)$(mandir)/man8/symd.8 \
+		$(COMPAT:bin/compat/%=$(DESTDIR)$(libexecdir)/sym/%)
+	-rmdir $(DESTDIR)$(libexecdir)/sym 2>/dev/null
 
 clean:
 	rm -rf $(B) bin lib

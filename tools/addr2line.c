@@ -44,6 +44,7 @@
  * so an inlined C function can print as its caller.  We print the DWARF
  * name, which is what GNU prints in the other cases.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -53,28 +54,47 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr2line.h"
 #include "client.h"
 #include "grow.h"
 #include "pool.h"
 #include "tools.h"
 
-enum a2l_style {
-	STYLE_GNU,
-	STYLE_LLVM,
-	STYLE_JSON,
-	STYLE_ELFUTILS,
+/* A command of llvm-symbolizer's input (A2L_INPUT_LLVM). */
+enum llvm_cmd {
+	CMD_CODE,
+	CMD_DATA,
+	CMD_FRAME,
 };
 
-/* The most --debuginfo-path directories kept; more is a usage error. */
+struct a2l_file;
+struct a2l;
+
+static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
+		 size_t n);
+static const char *llvm_style(struct a2l *a, const char *in);
+static int handle_llvm(struct a2l *a, const char *input);
+static int handle_gnu(struct a2l *a, const char *input);
+static int open_module(struct a2l *a);
 
 struct a2l {
 	/* Options. */
-	const char *exe;
+	const char *exe;		/* the file being answered */
+	const char *obj;		/* llvm --obj: every input's file;
+					 * NULL: each input names its own */
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
 	bool symbols, sections;
 	bool no_cache, stats;
+	/* The programs imitated by name (addr2line.h, tools/compat.c). */
+	enum a2l_input input;
+	bool llvm;			/* llvm-symbolizer's rules (input LLVM) */
+	bool short_names;		/* --functions=short */
+	uint64_t adjust;		/* printed address - looked-up address
+					 * (--adjust-vma, -j) */
+	bool section;			/* -j: inputs are offsets */
+	uint64_t section_vma, section_size;
 	const char *store_dir;		/* --store, NULL for the default */
 	struct tool_dirs dirs;		/* --debuginfo-path */
 
@@ -92,6 +112,7 @@ struct a2l {
 	const struct sym_table *tab;	/* borrowed from mod; NULL until built */
 	struct sym_store *store;	/* close with sym_store_close(); NULL
 					 * when not used */
+	bool store_failed;		/* open_store() failed: not again */
 	char store_path[4096];		/* its directory, for messages */
 	bool from_cache;		/* answers come from the store */
 	const char *not_cached;		/* why the table is not stored */
@@ -106,6 +127,7 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
+	char *dm2;			/* its rewrite, llvm_style(); free() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -120,6 +142,21 @@ struct a2l {
 	double t_wait;			/* for another process's conversion */
 	size_t naddrs;
 	bool rebuilt;			/* a stored table was unusable */
+
+	/* llvm-symbolizer's input: the files inputs named, the one being
+	 * answered (its state is in the fields above while it is), and
+	 * what the answer is. */
+	struct a2l_file *files;		/* free with files_free() */
+	size_t nfiles;
+	struct a2l_file *cur;		/* in files[], or NULL */
+	uint64_t file_clock;		/* for least-recently-used */
+	enum llvm_cmd cmd;		/* of the input being answered */
+	bool no_module;			/* its file could not be read */
+	bool frame_warned;		/* FRAME's one warning is out */
+	struct obuf *json_tmp;		/* --pretty-print JSON (llvm): an
+					 * answer before it is indented; its
+					 * p and itself free()d; else NULL */
+	struct obuf *json_out;		/* a->ob while json_tmp replaces it */
 };
 
 enum {
@@ -296,9 +333,11 @@ static const char *show(struct a2l *a, const char *raw,
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
 	if (f && f->demangled && raw == f->linkage_name)
-		return f->demangled;
+		return a->llvm ? llvm_style(a, f->demangled) : f->demangled;
 	free(a->dm);
 	a->dm = sym_demangle(raw);
+	if (a->dm && a->llvm)
+		return llvm_style(a, a->dm);
 	return a->dm ? a->dm : raw;
 }
 
@@ -462,6 +501,100 @@ ob_printf(struct obuf *o, const char *fmt, ...)
 }
 
 /*
+ * llvm_style() - a name demangled by libiberty (libsym's demangler)
+ * rewritten as LLVM 14's Itanium demangler prints it, for the four
+ * constructs where they differ and a name is common: a lambda,
+ * "{lambda(ARGS)#N}", is "'lambda'(ARGS)" then "'lambda0'(ARGS)" for
+ * N = 2 and so on; an unnamed type, "{unnamed type#N}", is "'unnamed'",
+ * "'unnamed0'"...; the clone suffixes " [clone .isra.0] [clone .cold]"
+ * are one " (.isra.0.cold)"; and "operator< <T>" is "operator<<T>".  Other differences stay (docs/conformance.md:
+ * a function as a template argument, "transaction clone for").
+ * @return @in, or the rewrite in a->dm2 (valid until the next call)
+ */
+static const char *llvm_style(struct a2l *a, const char *in)
+{
+	static const char clone[] = " [clone ";
+	const char *p, *tail, *end, *hash;
+	struct obuf o = { 0 };
+	size_t len = strlen(in);
+	int depth;
+
+	if (!strchr(in, '{') && !strstr(in, clone) && !strstr(in, "< <"))
+		return in;
+	/* The clone suffixes end the name. */
+	for (tail = in + len; tail > in && tail[-1] == ']';) {
+		p = tail - 1;
+		while (p > in && *p != '[')
+			p--;
+		if (p - in < 1 || strncmp(p - 1, clone, sizeof(clone) - 1))
+			break;
+		tail = p - 1;
+	}
+	for (p = in; p < tail;) {
+		bool lambda = strncmp(p, "{lambda", 7) == 0;
+
+		/* libiberty keeps "operator<" apart from its template
+		 * arguments; LLVM does not. */
+		if (strncmp(p, "operator< <", 11) == 0 ||
+		    strncmp(p, "operator<< <", 12) == 0) {
+			ob_s(&o, p[9] == '<' ? "operator<<<" : "operator<<");
+			p += p[9] == '<' ? 12 : 11;
+			continue;
+		}
+		if (!lambda && strncmp(p, "{unnamed type#", 14) != 0) {
+			ob_c(&o, *p++);
+			continue;
+		}
+		/* Its "#N}": the last '#' before the brace closing it. */
+		depth = 0;
+		hash = NULL;
+		for (end = p; end < tail; end++) {
+			if (*end == '{')
+				depth++;
+			else if (*end == '}' && --depth == 0)
+				break;
+			else if (*end == '#' && depth == 1)
+				hash = end;
+		}
+		if (end == tail || !hash) {
+			ob_c(&o, *p++);
+			continue;
+		}
+		ob_s(&o, lambda ? "'lambda" : "'unnamed");
+		if (strtoul(hash + 1, NULL, 10) > 1)
+			ob_printf(&o, "%lu", strtoul(hash + 1, NULL, 10) - 2);
+		ob_c(&o, '\'');
+		/* A lambda's parameters: rewritten the same way. */
+		if (lambda && hash > p + 7) {
+			char *inner = strndup(p + 7, (size_t)(hash - p - 7));
+			const char *r = inner ? llvm_style(a, inner) : NULL;
+
+			if (!r)
+				o.err = true;
+			else
+				ob_s(&o, r);
+			free(inner);
+		}
+		p = end + 1;
+	}
+	if (tail < in + len) {
+		ob_s(&o, " (");
+		for (p = tail; p < in + len; p = end + 1) {
+			p += sizeof(clone) - 1;
+			end = strchr(p, ']');
+			ob_write(&o, p, (size_t)(end - p));
+		}
+		ob_c(&o, ')');
+	}
+	ob_c(&o, '\0');
+	free(a->dm2);
+	a->dm2 = o.err ? NULL : o.p;
+	if (o.err)
+		free(o.p);
+	return a->dm2 ? a->dm2 : in;
+}
+
+/*
  * GNU style (binutils 2.40 addr2line.c, translate_addresses()).
  */
 static void print_gnu(struct a2l *a, uint64_t addr,
@@ -520,59 +653,142 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 }
 
 /*
- * LLVM style (llvm-symbolizer's default output).  Without -i only one
- * frame is printed: the outermost function with the innermost location.
+ * LLVM and JSON styles: the name of a frame, and the "StartAddress"
+ * printed beside it.  @f is the frame whose DWARF function names it, @o
+ * the frame whose covering symbol may name it instead, or NULL.
+ *
+ * `sym addr2line` prints the DWARF name, linkage name first, and the
+ * symbol's name only where the table has no DWARF function.
+ *
+ * llvm-symbolizer 14 (a->llvm) asks DWARF for the kind of name chosen
+ * (--functions=short: DW_AT_name; linkage: DW_AT_linkage_name, else
+ * DW_AT_name), and its StartAddress is the DIE's DW_AT_low_pc.  With
+ * linkage names, the symbol covering the address then names the
+ * outermost frame (SymbolizableObjectFile::symbolizeInlinedCode() and
+ * symbolizeCode()), which is why a .cold part prints as "foo.cold"; its
+ * address becomes the StartAddress.  LLVMSymbolizer::DemangleName()
+ * demangles only names that start with "_Z".
+ * @param[out] start  0 when there is none
+ * @return borrowed (a->dm may hold it: valid until the next call), NULL
  */
-static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
+static const char *style_name(struct a2l *a, const struct sym_frame *f,
+			      const struct sym_frame *o, uint64_t *start)
+{
+	const char *name = NULL;
+
+	*start = 0;
+	if (!f)
+		return NULL;
+	if (!a->llvm) {
+		*start = f->entry ? f->entry : f->symbol_addr;
+		return a->functions ? show(a, raw_name(f), f, false) : NULL;
+	}
+	if (!(f->flags & SYM_FRAME_SYMTAB)) {
+		*start = f->entry;
+		if (a->functions)
+			name = a->short_names ? f->name : raw_name(f);
+	}
+	if (a->functions && !a->short_names && o && o->symbol) {
+		*start = o->symbol_addr;
+		/* A frame named from the symbol table has its demangled
+		 * name beside it (table.c); a DWARF frame's symbol not. */
+		f = (o->flags & SYM_FRAME_SYMTAB) ? o : NULL;
+		name = o->symbol;
+	}
+	return show(a, name, f, true);
+}
+
+/* The source file of a frame, or NULL.  A frame without DWARF has the
+ * file of its symbol's STT_FILE; llvm-symbolizer gives it only where the
+ * symbol names the frame (linkage names). */
+static const char *style_file(struct a2l *a, const struct sym_frame *f)
+{
+	if (!f || (a->llvm && (f->flags & SYM_FRAME_SYMTAB) &&
+		   (!a->functions || a->short_names)))
+		return NULL;
+	return file_name(a, f->file);
+}
+
+/*
+ * LLVM style (llvm-symbolizer's default output), and with a->llvm also
+ * llvm-symbolizer's own GNU style (its GNUPrinter: no column, a
+ * discriminator per frame, no blank line after each answer).
+ */
+static void print_llvm_frame(struct a2l *a, const char *name,
 			     const struct sym_frame *loc, bool first)
 {
-	const char *name = NULL, *file = NULL;
-	uint32_t line = 0, col = 0;
+	const char *file = style_file(a, loc);
+	uint32_t line = loc ? loc->line : 0;
 
-	if (!first && a->pretty)
-		ob_s(a->ob, " (inlined by) ");
 	if (a->functions) {
-		if (name_fr)
-			name = show(a, raw_name(name_fr), name_fr, false);
+		/* llvm: the prefix belongs to the name (with no name
+		 * printed, none); sym addr2line always printed it. */
+		if (!first && a->pretty)
+			ob_s(a->ob, " (inlined by) ");
 		ob_s(a->ob, name && *name ? name : "??");
 		ob_s(a->ob, a->pretty ? " at " : "\n");
-	}
-	if (loc) {
-		file = file_name(a, loc->file);
-		line = loc->line;
-		col = loc->column;
+	} else if (!first && a->pretty && !a->llvm) {
+		ob_s(a->ob, " (inlined by) ");
 	}
 	ob_s(a->ob, file ? file : "??");
 	ob_c(a->ob, ':');
 	ob_u32(a->ob, line);
-	ob_c(a->ob, ':');
-	ob_u32(a->ob, col);
+	if (a->style == STYLE_GNU) {
+		if (loc && loc->discriminator) {
+			ob_s(a->ob, " (discriminator ");
+			ob_u32(a->ob, loc->discriminator);
+			ob_c(a->ob, ')');
+		}
+	} else {
+		ob_c(a->ob, ':');
+		ob_u32(a->ob, loc ? loc->column : 0);
+	}
 	ob_c(a->ob, '\n');
 }
 
 static void print_llvm(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
+	uint64_t start;
 	size_t i;
 
 	if (a->addresses) {
 		ob_hex(a->ob, addr, 0);
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
-	if (n == 0)
+	if (n == 0) {
 		print_llvm_frame(a, NULL, NULL, true);
-	else if (!a->inlines)
-		print_llvm_frame(a, &fr[n - 1], &fr[0], true);
-	else
+	} else if (a->inlines) {
 		for (i = 0; i < n; i++)
-			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
-	ob_c(a->ob, '\n');
+			print_llvm_frame(a, style_name(a, &fr[i], i + 1 == n ?
+						       &fr[i] : NULL, &start),
+					 &fr[i], i == 0);
+	} else if (!a->llvm) {
+		print_llvm_frame(a, style_name(a, &fr[n - 1], NULL, &start),
+				 &fr[0], true);
+	} else if (a->style == STYLE_GNU) {
+		/* The innermost frame of the chain, as llvm-addr2line
+		 * prints it: the symbol names it only when it is the
+		 * outermost too. */
+		print_llvm_frame(a, style_name(a, &fr[0], n == 1 ? &fr[0] :
+					       NULL, &start), &fr[0], true);
+	} else {
+		/* DWARFContext::getLineInfoForAddress(): the innermost
+		 * function, then the symbol table's name. */
+		print_llvm_frame(a, style_name(a, &fr[0], &fr[n - 1], &start),
+				 &fr[0], true);
+	}
+	if (a->style != STYLE_GNU)
+		ob_c(a->ob, '\n');
 }
 
 /*
  * JSON style (llvm-symbolizer --output-style=JSON, LLVM 14): the keys in
- * its order, "" for unknown strings.  Addresses from argv make one array,
- * each stdin line one object.
+ * its order (sorted, as llvm::json::Object prints them), "" for unknown
+ * strings, control characters escaped as llvm::json does.  Addresses
+ * from argv make one array, each stdin line one object.  With
+ * --pretty-print (llvm's rules only) the object is written compact into
+ * a->json_tmp, then indented by json_indent().
  */
 static void json_body(struct obuf *f, const char *s)
 {
@@ -588,6 +804,9 @@ static void json_body(struct obuf *f, const char *s)
 			break;
 		case '\n':
 			ob_s(f, "\\n");
+			break;
+		case '\r':
+			ob_s(f, "\\r");
 			break;
 		case '\t':
 			ob_s(f, "\\t");
@@ -608,8 +827,90 @@ static void json_str(struct obuf *f, const char *s)
 	ob_c(f, '"');
 }
 
+/* A new line and @depth levels of llvm::json's indent (2 spaces). */
+static void json_newline(struct obuf *o, int depth)
+{
+	ob_c(o, '\n');
+	while (depth-- > 0)
+		ob_s(o, "  ");
+}
+
+/*
+ * json_indent() - write the compact object in a->json_tmp to a->ob as
+ * llvm's formatv("{0:2}") prints a json::Value: a member or element per
+ * line, "key": value, and empty containers as {} and [].  An element of
+ * the argv list is indented one level more, after "[" or ",".
+ */
+static void json_indent(struct a2l *a)
+{
+	const struct obuf *t = a->json_tmp;
+	bool in_str = false, esc = false;
+	int depth = 0;
+	size_t i;
+	char c;
+
+	if (!a->from_stdin) {
+		ob_s(a->ob, a->nout == 1 ? "[" : ",");
+		json_newline(a->ob, ++depth);
+	}
+	for (i = 0; i < t->len; i++) {
+		c = t->p[i];
+		if (in_str) {
+			ob_c(a->ob, c);
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = true;
+			ob_c(a->ob, c);
+			break;
+		case '{':
+		case '[':
+			ob_c(a->ob, c);
+			if (i + 1 < t->len &&
+			    t->p[i + 1] == (c == '{' ? '}' : ']'))
+				ob_c(a->ob, t->p[++i]);
+			else
+				json_newline(a->ob, ++depth);
+			break;
+		case '}':
+		case ']':
+			json_newline(a->ob, --depth);
+			ob_c(a->ob, c);
+			break;
+		case ',':
+			ob_c(a->ob, c);
+			json_newline(a->ob, depth);
+			break;
+		case ':':
+			ob_s(a->ob, ": ");
+			break;
+		default:
+			ob_c(a->ob, c);
+		}
+	}
+	if (t->err)
+		a->ob->err = true;
+	if (a->from_stdin)
+		ob_c(a->ob, '\n');
+}
+
 static void json_begin(struct a2l *a)
 {
+	if (a->json_tmp) {
+		/* --pretty-print: compact into json_tmp, indented at the
+		 * end (json_end()). */
+		a->json_tmp->len = 0;
+		a->json_out = a->ob;
+		a->ob = a->json_tmp;
+		return;
+	}
 	if (a->from_stdin)
 		return;
 	ob_s(a->ob, a->nout ? "," : "[");
@@ -618,26 +919,33 @@ static void json_begin(struct a2l *a)
 static void json_end(struct a2l *a)
 {
 	a->nout++;
+	if (a->json_tmp) {
+		a->ob = a->json_out;
+		json_indent(a);
+		return;
+	}
 	if (a->from_stdin)
 		ob_c(a->ob, '\n');
 }
 
-static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
+/* The end of the argv list. */
+static void json_list_end(struct a2l *a)
+{
+	if (a->nout)
+		ob_s(a->ob, a->json_tmp ? "\n]\n" : "]\n");
+}
+
+static void print_json_frame(struct a2l *a, const char *name, uint64_t start,
 			     const struct sym_frame *loc)
 {
-	const char *name = NULL;
-
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	json_str(a->ob, style_file(a, loc));
 	ob_s(a->ob, ",\"FunctionName\":");
-	if (a->functions && name_fr)
-		name = show(a, raw_name(name_fr), name_fr, false);
 	json_str(a->ob, name);
 	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
-	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		ob_printf(a->ob, "\"0x%" PRIx64 "\"", name_fr->entry ?
-		       name_fr->entry : name_fr->symbol_addr);
+	if (start)
+		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
 	else
 		ob_s(a->ob, "\"\"");
 	ob_s(a->ob, ",\"StartFileName\":");
@@ -645,40 +953,173 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
+/* {"Address":"0x..", and, after the rest, "ModuleName":..} */
+static void json_head(struct a2l *a, uint64_t addr)
+{
+	json_begin(a);
+	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",", addr);
+}
+
+static void json_module(struct a2l *a)
+{
+	ob_s(a->ob, "\"ModuleName\":");
+	json_str(a->ob, a->module_name);
+}
+
 static void print_json(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
+	const char *name;
+	uint64_t start;
 	size_t i;
 
-	json_begin(a);
-	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->ob, a->module_name);
+	json_head(a, addr);
+	json_module(a);
 	ob_s(a->ob, ",\"Symbol\":[");
-	if (n == 0) {
-		print_json_frame(a, NULL, NULL);
+	if (a->no_module) {
+		/* llvm: a file that could not be read has no frame. */
+	} else if (n == 0) {
+		print_json_frame(a, NULL, 0, NULL);
 	} else if (!a->inlines) {
-		print_json_frame(a, &fr[n - 1], &fr[0]);
+		name = a->llvm ? style_name(a, &fr[0], &fr[n - 1], &start) :
+			style_name(a, &fr[n - 1], NULL, &start);
+		print_json_frame(a, name, start, &fr[0]);
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
 				ob_c(a->ob, ',');
-			print_json_frame(a, &fr[i], &fr[i]);
+			name = style_name(a, &fr[i], i + 1 == n ? &fr[i] :
+					  NULL, &start);
+			print_json_frame(a, name, start, &fr[i]);
 		}
 	}
 	ob_s(a->ob, "]}");
 	json_end(a);
 }
 
-static void print_json_error(struct a2l *a, const char *input)
+static void print_json_error(struct a2l *a, const char *input,
+			     const char *module)
 {
 	json_begin(a);
 	ob_s(a->ob, "{\"Error\":{\"Message\":\"unable to parse "
 		  "arguments: ");
 	json_body(a->ob, input);
 	ob_s(a->ob, "\"},\"ModuleName\":");
-	json_str(a->ob, a->module_name);
+	json_str(a->ob, module);
 	ob_c(a->ob, '}');
 	json_end(a);
+}
+
+/*
+ * llvm-symbolizer's other answers (a->llvm): DATA, FRAME, an input it
+ * cannot parse, a file it cannot read.  Its plain printers (LLVM and
+ * GNU) differ only in the blank line that ends an LLVM answer.
+ */
+
+/* The "0x...: " or "0x...\n" before an answer, with -a. */
+static void llvm_header(struct a2l *a, uint64_t addr)
+{
+	if (a->addresses) {
+		ob_hex(a->ob, addr, 0);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
+	}
+}
+
+static void llvm_footer(struct a2l *a)
+{
+	if (a->style == STYLE_LLVM)
+		ob_c(a->ob, '\n');
+}
+
+/*
+ * print_data() - the answer to a DATA input: the symbol covering the
+ * address (SymbolizableObjectFile::symbolizeData(): the symbol table
+ * only), its start and size in decimal, or "??" and "0 0".
+ */
+static void print_data(struct a2l *a, uint64_t addr,
+		       const struct sym_frame *fr, size_t n)
+{
+	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
+	const char *name = o ? o->symbol : NULL;
+	uint64_t start = name ? o->symbol_addr : 0;
+	uint64_t size = name ? o->symbol_size : 0;
+
+	if (name)
+		name = show(a, name, (o->flags & SYM_FRAME_SYMTAB) ? o : NULL,
+			    true);
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Data\":{\"Name\":");
+		json_str(a->ob, name);
+		ob_printf(a->ob, ",\"Size\":\"0x%" PRIx64 "\",\"Start\":\"0x%"
+			  PRIx64 "\"},", size, start);
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	llvm_header(a, addr);
+	ob_s(a->ob, name ? name : "??");
+	ob_printf(a->ob, "\n%" PRIu64 " %" PRIu64 "\n", start, size);
+	llvm_footer(a);
+}
+
+/*
+ * print_frame_none() - the answer to a FRAME input (the local variables
+ * of the function at the address) when there are none: the table keeps
+ * no variables, so it is the only one given (a warning says so once).
+ */
+static void print_frame_none(struct a2l *a, uint64_t addr)
+{
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Frame\":[],");
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	llvm_header(a, addr);
+	ob_s(a->ob, "??\n");
+	llvm_footer(a);
+}
+
+/*
+ * print_invalid() - an input llvm-symbolizer cannot parse: echoed as it
+ * was read (PlainPrinterBase::printInvalidCommand()).  JSON has an error
+ * object instead (print_json_error()).
+ */
+static void print_invalid(struct a2l *a, const char *input)
+{
+	ob_s(a->ob, input);
+	ob_c(a->ob, '\n');
+}
+
+/*
+ * print_file_error() - the first answer for a file that cannot be read:
+ * the reason on stderr and the empty answer of the command, or in JSON
+ * an error object instead (JSONPrinter::printError()).
+ */
+static void print_file_error(struct a2l *a, uint64_t addr, const char *msg)
+{
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Error\":{\"Message\":");
+		json_str(a->ob, msg);
+		ob_s(a->ob, "},");
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	/* Answers so far first: stderr and stdout may be one pipe. */
+	ob_flush(a->ob);
+	fflush(stdout);
+	fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
+	if (a->cmd == CMD_FRAME)
+		print_frame_none(a, addr);
+	else
+		emit(a, addr, NULL, 0);
 }
 
 /*
@@ -819,9 +1260,16 @@ static double now_ms(void)
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n)
 {
+	if (a->cmd == CMD_DATA) {
+		print_data(a, addr, fr, n);
+		return;
+	}
 	switch (a->style) {
 	case STYLE_GNU:
-		print_gnu(a, addr, fr, n);
+		if (a->llvm)
+			print_llvm(a, addr, fr, n);
+		else
+			print_gnu(a, addr, fr, n);
 		break;
 	case STYLE_LLVM:
 		print_llvm(a, addr, fr, n);
@@ -846,7 +1294,7 @@ static void emit_unknown(struct a2l *a, const char *input)
 	case STYLE_ELFUTILS:
 		break;
 	case STYLE_JSON:
-		print_json_error(a, input);
+		print_json_error(a, input, a->module_name);
 		break;
 	case STYLE_LLVM:
 		print_llvm(a, 0, NULL, 0);
@@ -904,6 +1352,7 @@ static int open_store(struct a2l *a)
 		held.n = held_before;
 		held.hold = was_holding;
 		store_warned = true;
+		a->store_failed = true;
 		tool_err("warning: cannot open the store '%s': %s (%s); going "
 			 "on without it", a->store_path,
 			 sym_strerror(err, buf, sizeof(buf)), msg);
@@ -913,6 +1362,7 @@ static int open_store(struct a2l *a)
 	held.hold = was_holding;
 	if (err && !a->lookup)
 		store_warn(a, "cannot open the store", err);
+	a->store_failed = err != 0;
 	return err;
 }
 
@@ -967,7 +1417,7 @@ static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 {
 	struct a2l *a = ctx;
 
-	emit(a, a->batch_addrs[idx], fr, n);
+	emit(a, a->batch_addrs[idx] + a->adjust, fr, n);
 	a->batch_done = idx + 1;
 	return 0;
 }
@@ -1117,7 +1567,7 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 struct job {
 	/* A copy of the main a2l for the worker: it borrows what the main
 	 * one has (options, store, table, which live until every job is
-	 * back) and owns only w.dm; w.ob is &ob. */
+	 * back) and owns only w.dm and w.dm2; w.ob is &ob. */
 	struct a2l w;
 	uint64_t *addrs;	/* owned; room for addrs_cap */
 	size_t n, addrs_cap;
@@ -1135,6 +1585,7 @@ static void job_free(struct job *j)
 	free(j->addrs);
 	free(j->ob.p);
 	free(j->w.dm);
+	free(j->w.dm2);
 	free(j);
 }
 
@@ -1207,7 +1658,10 @@ static int pool_collect(struct a2l *a, bool all)
 		if (!err && !a->fatal)
 			err = job_done(a, j);
 		free(j->w.dm);
+		free(j->w.dm2);
 		j->w.dm = NULL;
+	j->w.dm2 = NULL;
+		j->w.dm2 = NULL;
 		j->next = a->spare;
 		a->spare = j;
 	}
@@ -1319,6 +1773,26 @@ static int queue(struct a2l *a, uint64_t addr)
  */
 
 /*
+ * need_table() - build the module's table when the answers come from the
+ * store: looking up a symbol by name needs it.
+ * @return 0, or the error of sym_module_table() (printed)
+ */
+static int need_table(struct a2l *a)
+{
+	double t0;
+	int err;
+
+	if (a->tab)
+		return 0;
+	t0 = now_ms();
+	err = sym_module_table(a->mod, &a->tab);
+	a->t_build += now_ms() - t0;
+	if (err)
+		tool_err_code(a->exe, err);
+	return err;
+}
+
+/*
  * resolve_symbol() - the address of SYMBOL, SYMBOL+OFF or SYMBOL-OFF
  * (eu-addr2line's forms).  Symbol names need the module's table: when the
  * answers come from the store, the table is built for them.
@@ -1346,16 +1820,9 @@ static int resolve_symbol(struct a2l *a, const char *s, uint64_t *addr)
 		goto bad;
 	memcpy(name, s, len);
 	name[len] = '\0';
-	if (!a->tab) {
-		double t0 = now_ms();
-
-		err = sym_module_table(a->mod, &a->tab);
-		a->t_build += now_ms() - t0;
-		if (err) {
-			tool_err_code(a->exe, err);
-			return err;
-		}
-	}
+	err = need_table(a);
+	if (err)
+		return err;
 	err = sym_table_find_symbol(a->tab, name, &value, &size);
 	if (err) {
 		tool_err("cannot find symbol '%s'", name);
@@ -1372,6 +1839,479 @@ bad:
 	return -EINVAL;
 }
 
+/* flush() - answer what is queued, before an answer that is not. */
+static int flush(struct a2l *a)
+{
+	int err = flush_batch(a);
+
+	return err ? err : pool_drain(a);
+}
+
+/*
+ * GNU addr2line's input (A2L_INPUT_GNU), as binutils 2.40
+ * translate_addresses() reads it.
+ */
+
+/*
+ * gnu_address() - the address in @s (is_symbol(), lookup_symbol(),
+ * bfd_scan_vma()): hex as strtoul(s, NULL, 16) reads it (blanks and 0x
+ * skipped, trailing junk ignored, too large is all ones) when @s starts
+ * with a digit, or with a letter A-F and holds no '+'; else SYMBOL, up to
+ * a blank or '+', and an offset after a '+' as strtoul(, 0) reads it: the
+ * symbol's address plus the offset, or 0 when no symbol has the name.
+ * Where binutils takes the first symbol of the name in its symbol table,
+ * then tries demangled names, libsym takes its preferred one
+ * (sym_table_find_symbol()) and matches raw names only.
+ * @return 0, or an error of building the table (printed)
+ */
+static int gnu_address(struct a2l *a, const char *s, uint64_t *addr)
+{
+	const char *p = s, *name;
+	uint64_t value, off = 0;
+	char buf[512];
+	size_t len;
+	int err, c;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	c = toupper((unsigned char)*p);
+	if (!c || isdigit(c) || (c >= 'A' && c <= 'F' && !strchr(p, '+'))) {
+		*addr = strtoull(s, NULL, 16);
+		return 0;
+	}
+	name = p;
+	while (*p && !isspace((unsigned char)*p) && *p != '+')
+		p++;
+	len = (size_t)(p - name);
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '+')
+		off = strtoull(p + 1, NULL, 0);
+	*addr = 0;
+	if (len == 0) {
+		/* "+N": binutils finds the symbol with no name, the empty
+		 * STT_FILE (value 0) GNU ld writes into .symtab. */
+		*addr = off;
+		return 0;
+	}
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	err = need_table(a);
+	if (err)
+		return err;
+	if (sym_table_find_symbol(a->tab, buf, &value, NULL) == 0)
+		*addr = value + off;
+	return 0;
+}
+
+/* handle_gnu() - answer one input of GNU addr2line; every input has an
+ * answer ("??" for what is not an address). */
+static int handle_gnu(struct a2l *a, const char *input)
+{
+	uint64_t addr;
+	int err;
+
+	err = gnu_address(a, input, &addr);
+	if (err)
+		return err;
+	/* bfd keeps the address to the file's width. */
+	if (a->info.elf_class == 32)
+		addr &= UINT32_MAX;
+	if (!a->section)
+		return queue(a, addr);
+	/* -j: an offset into the section (find_offset_in_section()). */
+	if (addr < a->section_size)
+		return queue(a, addr + a->section_vma);
+	err = flush(a);
+	if (!err)
+		emit(a, addr, NULL, 0);
+	return err;
+}
+
+/*
+ * llvm-symbolizer's input (A2L_INPUT_LLVM), as LLVM 14's
+ * llvm-symbolizer.cpp parseCommand() and LLVMSymbolizer read it.
+ */
+
+bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
+{
+	unsigned radix = 10, d;
+	uint64_t v = 0, prev;
+	size_t i = 0;
+
+	/* GetAutoSenseRadix() */
+	if (len >= 2 && s[0] == '0') {
+		if (s[1] == 'x' || s[1] == 'X') {
+			radix = 16;
+			i = 2;
+		} else if (s[1] == 'b' || s[1] == 'B') {
+			radix = 2;
+			i = 2;
+		} else if (s[1] == 'o') {
+			radix = 8;
+			i = 2;
+		} else if (isdigit((unsigned char)s[1])) {
+			radix = 8;
+			i = 1;
+		}
+	}
+	if (i == len)
+		return false;
+	/* consumeUnsignedInteger(), which must take it all */
+	for (; i < len; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned)(s[i] - '0');
+		else if (s[i] >= 'a' && s[i] <= 'z')
+			d = (unsigned)(s[i] - 'a') + 10;
+		else if (s[i] >= 'A' && s[i] <= 'Z')
+			d = (unsigned)(s[i] - 'A') + 10;
+		else
+			return false;
+		if (d >= radix)
+			return false;
+		prev = v;
+		v = v * radix + d;
+		if (v / radix < prev)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* One parsed input. */
+struct llvm_input {
+	enum llvm_cmd cmd;
+	const char *file;	/* into the input or a->obj; not terminated */
+	size_t file_len;
+	uint64_t addr;
+};
+
+/*
+ * llvm_parse() - parseCommand(): "CODE ", "DATA " or "FRAME " (else
+ * CODE); unless --obj names the file, the file: "quoted", 'quoted' or up
+ * to a delimiter; then the address (a2l_llvm_uint()).  The delimiters are
+ * ' ', '\n' and '\r' (not tabs); what follows the address is ignored.
+ * @return false when the input cannot be parsed; @in->file is then what
+ *         was read of the file ("" when nothing), which JSON names
+ */
+static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
+{
+	static const char delim[] = " \n\r";
+	const char *p = s, *end;
+	size_t n;
+
+	in->cmd = CMD_CODE;
+	if (strncmp(p, "CODE ", 5) == 0) {
+		p += 5;
+	} else if (strncmp(p, "DATA ", 5) == 0) {
+		in->cmd = CMD_DATA;
+		p += 5;
+	} else if (strncmp(p, "FRAME ", 6) == 0) {
+		in->cmd = CMD_FRAME;
+		p += 6;
+	}
+	in->file = "";
+	in->file_len = 0;
+	if (a->obj) {
+		in->file = a->obj;
+		in->file_len = strlen(a->obj);
+	} else {
+		p += strspn(p, delim);
+		if (*p == '"' || *p == '\'') {
+			end = strchr(p + 1, *p);
+			if (!end)
+				return false;
+			in->file = p + 1;
+			in->file_len = (size_t)(end - p - 1);
+			p = end + 1;
+		} else {
+			n = strcspn(p, delim);
+			in->file = p;
+			in->file_len = n;
+			p += n;
+		}
+	}
+	p += strspn(p, delim);
+	return a2l_llvm_uint(p, strcspn(p, delim), &in->addr);
+}
+
+/*
+ * llvm_arch() - is @s (up to a '-') an architecture name LLVM 14's
+ * Triple::parseArch() knows?  A module name "FILE:ARCH" names FILE then
+ * (LLVMSymbolizer::getOrCreateModuleInfo()); for an ELF file the
+ * architecture changes nothing.  The common names are listed; LLVM's
+ * own list has some forty more, for targets that have no ELF here.
+ */
+static bool llvm_arch(const char *s, size_t len)
+{
+	static const char *const names[] = {
+		"i386", "i486", "i586", "i686", "i786", "i886", "i986",
+		"amd64", "x86_64", "x86_64h", "aarch64", "aarch64_be",
+		"aarch64_32", "arm64", "arm64e", "arm64_32", "arm", "armeb",
+		"thumb", "thumbeb", "powerpc", "ppc", "ppc32", "powerpc64",
+		"ppc64", "powerpc64le", "ppc64le", "mips", "mipsel", "mips64",
+		"mips64el", "riscv32", "riscv64", "s390x", "systemz",
+		"sparc", "sparcv9", "sparc64", "wasm32", "wasm64", "bpf",
+		"bpfel", "bpfeb", "m68k", "hexagon", "ve", "csky",
+	};
+	const char *dash = memchr(s, '-', len);
+	size_t i;
+
+	if (dash)
+		len = (size_t)(dash - s);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+			return true;
+	/* parseARMArch(): armv7, thumbv7m, aarch64 variants ... */
+	return len > 3 && (strncmp(s, "armv", 4) == 0 ||
+			   (len > 6 && strncmp(s, "thumbv", 6) == 0));
+}
+
+/*
+ * The files llvm-symbolizer's inputs name: each is opened on its first
+ * input and kept, as LLVMSymbolizer keeps its modules (at most
+ * A2L_FILES_MAX; then the one unused longest is closed).  A file that
+ * cannot be read is remembered too: its error is printed on its first
+ * input only, and later inputs get the empty answer, as in LLVM.
+ *
+ * The file answering has its state in struct a2l's module fields (exe,
+ * module_name, mod, tab, ...), where the rest of this file expects it;
+ * file_use() saves them into its struct a2l_file and loads another's.
+ */
+#define A2L_FILES_MAX 64
+
+struct a2l_file {
+	char *name;		/* as the inputs spell it; free() */
+	char *path;		/* without a ":ARCH" suffix; free() */
+	int err;		/* opening failed: the error; else 0 */
+	bool reported;		/* its error was printed */
+	uint64_t used;		/* a->file_clock at its last input */
+	/* struct a2l's module fields while another file answers. */
+	struct sym_module *mod;	/* sym_module_close() */
+	const struct sym_table *tab;
+	const char *build_id, *not_cached;
+	struct sym_module_info info;
+	int width;
+	bool from_cache, rebuilt;
+};
+
+static void file_save(struct a2l *a, struct a2l_file *f)
+{
+	f->mod = a->mod;
+	f->tab = a->tab;
+	f->build_id = a->build_id;
+	f->not_cached = a->not_cached;
+	f->info = a->info;
+	f->width = a->width;
+	f->from_cache = a->from_cache;
+	f->rebuilt = a->rebuilt;
+}
+
+static void file_load(struct a2l *a, const struct a2l_file *f)
+{
+	a->exe = f->path;
+	a->module_name = f->name;
+	a->mod = f->mod;
+	a->tab = f->tab;
+	a->build_id = f->build_id;
+	a->not_cached = f->not_cached;
+	a->info = f->info;
+	a->width = f->width;
+	a->from_cache = f->from_cache;
+	a->rebuilt = f->rebuilt;
+}
+
+static void file_release(struct a2l_file *f)
+{
+	sym_module_close(f->mod);
+	free(f->name);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+static void files_free(struct a2l *a)
+{
+	size_t i;
+
+	if (a->cur)
+		file_save(a, a->cur);
+	for (i = 0; i < a->nfiles; i++)
+		file_release(&a->files[i]);
+	free(a->files);
+	a->files = NULL;
+	a->nfiles = 0;
+	a->cur = NULL;
+	a->mod = NULL;
+	a->tab = NULL;
+}
+
+/* file_slot() - room for one more file: a new slot, or the one unused
+ * longest, closed. */
+static struct a2l_file *file_slot(struct a2l *a)
+{
+	struct a2l_file *f;
+	size_t i;
+
+	if (!a->files) {
+		a->files = calloc(A2L_FILES_MAX, sizeof(*a->files));
+		if (!a->files)
+			return NULL;
+	}
+	if (a->nfiles < A2L_FILES_MAX)
+		return &a->files[a->nfiles++];
+	f = &a->files[0];
+	for (i = 1; i < a->nfiles; i++)
+		if (a->files[i].used < f->used)
+			f = &a->files[i];
+	file_release(f);
+	return f;
+}
+
+/*
+ * file_use() - make the file an input names (@name, @len) the one that
+ * answers: after the answers queued for the one before, its state is
+ * saved and the other's loaded, or the other is opened (open_module()).
+ * @return 0 (a file that cannot be read is not an error here: see
+ *         a->cur->err), -ENOMEM, or an error of the answers queued
+ */
+static int file_use(struct a2l *a, const char *name, size_t len)
+{
+	struct a2l_file *f = a->cur;
+	const char *colon;
+	size_t i, plen;
+	int err;
+
+	if (f && strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+		f->used = ++a->file_clock;
+		return 0;
+	}
+	err = flush(a);
+	if (err)
+		return err;
+	if (f)
+		file_save(a, f);
+	a->cur = NULL;
+	a->mod = NULL;
+	a->tab = NULL;
+	for (i = 0; i < a->nfiles; i++) {
+		f = &a->files[i];
+		if (strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+			file_load(a, f);
+			goto found;
+		}
+	}
+	f = file_slot(a);
+	if (!f)
+		return -ENOMEM;
+	plen = len;
+	colon = memrchr(name, ':', len);
+	if (colon && llvm_arch(colon + 1, len - (size_t)(colon + 1 - name)))
+		plen = (size_t)(colon - name);
+	f->name = strndup(name, len);
+	f->path = strndup(name, plen);
+	if (!f->name || !f->path) {
+		free(f->name);
+		free(f->path);
+		memset(f, 0, sizeof(*f));
+		a->nfiles--;	/* file_slot() gave the last one */
+		return -ENOMEM;
+	}
+	a->exe = f->path;
+	a->module_name = f->name;
+	a->from_cache = false;
+	a->not_cached = NULL;
+	a->rebuilt = false;
+	a->build_id = NULL;
+	f->err = open_module(a);
+	if (f->err) {
+		sym_module_close(a->mod);
+		a->mod = NULL;
+		a->tab = NULL;
+	}
+found:
+	a->cur = f;
+	f->used = ++a->file_clock;
+	return 0;
+}
+
+/* llvm_strerror() - why a file cannot be read, in LLVM's words where
+ * they are known (its object reader's "not recognized"). */
+static const char *llvm_strerror(int err, char *buf, size_t len)
+{
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF)
+		return "The file was not recognized as a valid object file";
+	if (err < 0 && err > -SYM_E_BASE)
+		return strerror(-err);
+	return sym_strerror(err, buf, len);
+}
+
+/*
+ * handle_llvm() - answer one input of llvm-symbolizer: every input has
+ * an answer, and none ends the input.
+ * @return 0, or an error after which nothing can be answered
+ */
+static int handle_llvm(struct a2l *a, const char *input)
+{
+	struct llvm_input in;
+	char buf[256], *name;
+	uint64_t addr;
+	int err;
+
+	if (!llvm_parse(a, input, &in)) {
+		err = flush(a);
+		if (err)
+			return err;
+		name = strndup(in.file, in.file_len);
+		if (!name)
+			return -ENOMEM;
+		if (a->style == STYLE_JSON)
+			print_json_error(a, input, name);
+		else
+			print_invalid(a, input);
+		free(name);
+		return 0;
+	}
+	err = file_use(a, in.file, in.file_len);
+	if (err)
+		return err;
+	if (in.cmd != CMD_CODE || a->cur->err) {
+		err = flush(a);
+		if (err)
+			return err;
+	}
+	a->cmd = in.cmd;
+	addr = in.addr - a->adjust;
+	if (a->cur->err) {
+		if (!a->cur->reported) {
+			a->cur->reported = true;
+			print_file_error(a, in.addr, llvm_strerror(a->cur->err,
+							buf, sizeof(buf)));
+		} else {
+			a->no_module = true;
+			if (in.cmd == CMD_FRAME)
+				print_frame_none(a, in.addr);
+			else
+				emit(a, in.addr, NULL, 0);
+			a->no_module = false;
+		}
+	} else if (in.cmd == CMD_CODE) {
+		err = queue(a, addr);
+	} else if (in.cmd == CMD_DATA) {
+		err = answer(a, &addr, 1);
+	} else {
+		if (!a->frame_warned)
+			tool_err("FRAME: sym keeps no local variables; each "
+				 "FRAME input is answered as for a function "
+				 "without any");
+		a->frame_warned = true;
+		print_frame_none(a, in.addr);
+	}
+	a->cmd = CMD_CODE;
+	return err;
+}
+
 /*
  * handle() - answer one input.  Hex addresses are queued and answered in
  * batches (flush_batch()); anything else first answers the queue, so the
@@ -1386,6 +2326,10 @@ static int handle(struct a2l *a, const char *input)
 
 	if (a->fatal)
 		return -ECANCELED;
+	if (a->input == A2L_INPUT_LLVM)
+		return handle_llvm(a, input);
+	if (a->input == A2L_INPUT_GNU)
+		return handle_gnu(a, input);
 	if (tool_parse_hex(input, &addr) == 0)
 		return queue(a, addr);
 	err = flush_batch(a);
@@ -1546,6 +2490,24 @@ file_opt:
 }
 
 /*
+ * gnu_file_error() - why binutils 2.40 addr2line cannot read @path, as it
+ * says it once the file is known to be a regular file (tools/compat.c
+ * checks that first, as get_file_size() does): bfd's "file format not
+ * recognized", else the system's reason.
+ */
+static void gnu_file_error(const char *path, int err)
+{
+	char buf[256];
+
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF)
+		tool_err("%s: file format not recognized", path);
+	else if (err < 0 && err > -SYM_E_BASE)
+		tool_err("%s: %s", path, strerror(-err));
+	else
+		tool_err("%s: %s", path, sym_strerror(err, buf, sizeof(buf)));
+}
+
+/*
  * open_module() - open -e FILE and get its table: from the store when it
  * has a current one for the file's build ID (then no DWARF is read),
  * else built and stored.  On failure one line is printed:
@@ -1576,7 +2538,7 @@ static int open_module(struct a2l *a)
 		a->not_cached = "--no-cache";
 	else if (!a->build_id)
 		a->not_cached = "the file has no build ID";
-	else if (open_store(a))
+	else if (!a->store && (a->store_failed || open_store(a)))
 		a->not_cached = "the store could not be opened";
 	else
 		a->from_cache = store_has_table(a);
@@ -1598,6 +2560,14 @@ out:
 	if (!err) {
 		release_held();
 		return 0;
+	}
+	if (a->input != A2L_INPUT_SYM) {
+		/* The imitations say it their peer's way. */
+		held.hold = false;
+		held.n = 0;
+		if (a->input == A2L_INPUT_GNU)
+			gnu_file_error(a->exe, err);
+		return err;
 	}
 	sym_strerror(err, buf, sizeof(buf));
 	if (held.n)
@@ -1692,14 +2662,46 @@ struct stdin_ctx {
 	int status;
 };
 
+/*
+ * stdin_pieces() - the inputs GNU addr2line and llvm-symbolizer make of
+ * one line: they read stdin with fgets() into a buffer of 100 and 1024
+ * bytes, so a longer line is several inputs, each answered (the newline
+ * alone, too, when the line fills the last piece).  llvm-symbolizer then
+ * removes every '\r' and '\n'.  (A last line without a newline is read
+ * as if it had one; lines beyond TOOL_LINE_MAX are cut.)
+ */
+static int stdin_pieces(struct a2l *a, const char *line)
+{
+	size_t len = strlen(line), piece, i, j, k;
+	char buf[1024];
+	int err = 0;
+
+	piece = a->input == A2L_INPUT_GNU ? 99 : sizeof(buf) - 1;
+	for (i = 0; i <= len && !err; i += piece) {
+		for (j = i, k = 0; j < len && j < i + piece; j++)
+			if (a->input == A2L_INPUT_GNU || line[j] != '\r')
+				buf[k++] = line[j];
+		buf[k] = '\0';
+		err = handle(a, buf);
+	}
+	return err;
+}
+
 static int stdin_line(void *ctx, char *line)
 {
 	struct stdin_ctx *c = ctx;
-	char *s = tool_trim(line);
+	char *s;
+	int err;
 
-	if (*s == '\0')
-		return 0;
-	if (handle(c->a, s))
+	if (c->a->input != A2L_INPUT_SYM) {
+		err = stdin_pieces(c->a, line);
+	} else {
+		s = tool_trim(line);
+		if (*s == '\0')
+			return 0;
+		err = handle(c->a, s);
+	}
+	if (err)
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
 }
@@ -1750,17 +2752,13 @@ static int run_stdin(struct a2l *a)
 	return c.status;
 }
 
-int tool_addr2line(int argc, char **argv, bool lookup)
+/* a2l_new() - a struct a2l with the defaults; NULL when out of memory. */
+static struct a2l *a2l_new(bool lookup)
 {
-	struct a2l *a;
-	int status = TOOL_EXIT_OK;
-	int err, i;
+	struct a2l *a = calloc(1, sizeof(*a));
 
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		tool_err("out of memory");
-		return TOOL_EXIT_FAIL;
-	}
+	if (!a)
+		return NULL;
 	a->lookup = lookup;
 	a->wait_ms = 10000;
 	a->exe = "a.out";
@@ -1770,6 +2768,129 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	stdout_ob.sink = stdout;
 	a->ob = &stdout_ob;
 	a->threads = pool_default_workers();
+	return a;
+}
+
+static void a2l_free(struct a2l *a)
+{
+	files_free(a);
+	client_free(a->client);
+	sym_store_close(a->store);
+	sym_module_close(a->mod);
+	tool_dirs_release(&a->dirs);
+	free(a->batch);
+	free(a->dm);
+	free(a->dm2);
+	if (a->json_tmp)
+		free(a->json_tmp->p);
+	free(a->json_tmp);
+	free(a);
+}
+
+/*
+ * a2l_inputs() - answer @inputs, or stdin when there are none, once the
+ * file is open (or, for llvm-symbolizer's inputs, each input opens its
+ * own); then the --stats.
+ * @return the exit status
+ */
+static int a2l_inputs(struct a2l *a, int n, char **inputs)
+{
+	int status = TOOL_EXIT_OK, i;
+
+	if (n == 0) {
+		status = run_stdin(a);
+	} else {
+		for (i = 0; i < n && !a->fatal; i++)
+			if (handle(a, inputs[i]))
+				status = TOOL_EXIT_FAIL;
+		if (flush_batch(a) || a->fatal)
+			status = TOOL_EXIT_FAIL;
+		if (a->style == STYLE_JSON)
+			json_list_end(a);
+	}
+	if (ob_flush(a->ob) || fflush(stdout) != 0)
+		status = TOOL_EXIT_FAIL;
+	if (a->stats)
+		print_stats(a);
+	return status;
+}
+
+int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
+{
+	struct a2l *a;
+	int status = TOOL_EXIT_FAIL;
+	size_t i;
+
+	if (o->relative_names) {
+		tool_err("--relativenames is not supported yet: it needs "
+			 "libsym to give each file's path without the "
+			 "compilation directory (DW_AT_comp_dir)");
+		return TOOL_EXIT_FAIL;
+	}
+	a = a2l_new(false);
+	if (!a) {
+		tool_err("out of memory");
+		return TOOL_EXIT_FAIL;
+	}
+	a->input = o->input;
+	a->llvm = o->input == A2L_INPUT_LLVM;
+	a->style = o->style;
+	a->functions = o->names != A2L_NAMES_NONE;
+	a->short_names = o->names == A2L_NAMES_SHORT;
+	a->addresses = o->addresses;
+	a->inlines = o->inlines;
+	a->demangle = o->demangle;
+	a->pretty = o->pretty;
+	a->basenames = o->basenames;
+	a->debug_file = o->debug_file;
+	a->adjust = o->adjust_vma;
+	a->section = o->section;
+	a->section_vma = o->section_vma;
+	a->section_size = o->section_size;
+	if (o->section)
+		a->adjust = 0 - o->section_vma;
+	for (i = 0; o->debuginfo_path && o->debuginfo_path[i]; i++)
+		if (tool_dirs_add(&a->dirs, o->debuginfo_path[i])) {
+			tool_err("too many debug file directories");
+			goto out;
+		}
+	if (a->llvm && a->style == STYLE_JSON && a->pretty) {
+		/* Indented JSON is rare: its answers are written on this
+		 * thread, through a buffer of their own. */
+		a->threads = 1;
+		a->json_tmp = calloc(1, sizeof(*a->json_tmp));
+		if (!a->json_tmp) {
+			tool_err("out of memory");
+			goto out;
+		}
+	}
+	sym_set_log(log_fn, NULL, 0);
+	if (a->llvm) {
+		a->obj = o->exe && *o->exe ? o->exe : NULL;
+	} else {
+		if (o->exe)
+			a->exe = o->exe;
+		a->module_name = a->exe;
+		if (open_module(a))
+			goto out;
+	}
+	status = a2l_inputs(a, ninputs, inputs);
+out:
+	a2l_free(a);
+	return status;
+}
+
+int tool_addr2line(int argc, char **argv, bool lookup)
+{
+	struct a2l *a;
+	int status = TOOL_EXIT_OK;
+	int err;
+
+	a = a2l_new(lookup);
+	if (!a) {
+		tool_err("out of memory");
+		return TOOL_EXIT_FAIL;
+	}
 	err = parse_args(a, argc, argv);
 	if (err) {
 		status = err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
@@ -1819,29 +2940,9 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
-	if (optind == argc) {
-		status = run_stdin(a);
-	} else {
-		for (i = optind; i < argc && !a->fatal; i++)
-			if (handle(a, argv[i]))
-				status = TOOL_EXIT_FAIL;
-		if (flush_batch(a) || a->fatal)
-			status = TOOL_EXIT_FAIL;
-		if (a->style == STYLE_JSON && a->nout)
-			ob_s(a->ob, "]\n");
-	}
-	if (ob_flush(a->ob) || fflush(stdout) != 0)
-		status = TOOL_EXIT_FAIL;
-	if (a->stats)
-		print_stats(a);
+	status = a2l_inputs(a, argc - optind, argv + optind);
 out:
-	client_free(a->client);
-	sym_store_close(a->store);
-	sym_module_close(a->mod);
-	tool_dirs_release(&a->dirs);
-	free(a->batch);
-	free(a->dm);
-	free(a);
+	a2l_free(a);
 	return status;
 }
 

@@ -59,6 +59,13 @@ int cmd_tree(int argc, char **argv);	/* tree.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
 /**
+ * compat_main() - run as the program @name imitates (compat.c):
+ * "llvm-symbolizer" or "addr2line", the base name of argv[0].
+ * @return the exit status, or -1 when @name is none of them
+ */
+int compat_main(const char *name, int argc, char **argv);
+
+/**
  * tool_addr2line() - the body of `sym addr2line` and of `sym lookup`,
  * which share options, output styles and stdin handling.
  * @param lookup  true for `sym lookup BUILDID ADDR...`: answers come from
