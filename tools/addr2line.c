@@ -320,6 +320,18 @@ static int parse_style(const char *s, enum a2l_style *out)
  * Names.
  */
 
+/* Is @raw a name LLVM 14's demangler cannot demangle: one that holds
+ * gcc's unresolved name "srSt" followed by a <source-name>? */
+static bool llvm_undemangled(const char *raw)
+{
+	const char *p = raw;
+
+	while ((p = strstr(p, "srSt")))
+		if (isdigit((unsigned char)(p += 4)[0]))
+			return true;
+	return false;
+}
+
 /*
  * show() - the name to print for @raw: itself, or demangled with -C.
  * The result is valid until the next call (a->dm is reused).  With
@@ -331,6 +343,11 @@ static const char *show(struct a2l *a, const char *raw,
 	if (!raw || !a->demangle)
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
+		return raw;
+	/* LLVM 14's demangler fails on gcc's "sr St<name>" (an unresolved
+	 * name in std::, which it takes for a substitution) and prints the
+	 * name as it is. */
+	if (a->llvm && llvm_undemangled(raw))
 		return raw;
 	if (f && f->demangled && raw == f->linkage_name)
 		return a->llvm ? llvm_style(a, f->demangled) : f->demangled;
@@ -976,8 +993,10 @@ static void print_json(struct a2l *a, uint64_t addr,
 	json_head(a, addr);
 	json_module(a);
 	ob_s(a->ob, ",\"Symbol\":[");
-	if (a->no_module) {
-		/* llvm: a file that could not be read has no frame. */
+	if (a->no_module && a->inlines) {
+		/* llvm: a file that could not be read has no frame (its
+		 * empty DIInliningInfo); without -i, its empty DILineInfo
+		 * is one frame. */
 	} else if (n == 0) {
 		print_json_frame(a, NULL, 0, NULL);
 	} else if (!a->inlines) {
