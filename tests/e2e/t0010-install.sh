@@ -1,10 +1,12 @@
 #!/bin/sh
 # t0010-install.sh - `make install` honours prefix and DESTDIR, installs a
 # versioned shared library with a soname, the header and a libsym.pc that
-# a program can build and link against.
+# a program can build and link against, and the llvm-symbolizer and
+# addr2line drop-ins in libexec/sym/, not in bin/; `make uninstall`
+# removes them.
 . "$(dirname "$0")/lib.sh"
 need readelf pkg-config cc
-plan 9
+plan 12
 
 D=$T/dest
 ok "make install DESTDIR prefix=/opt/sym" \
@@ -58,4 +60,15 @@ ok "libsymprof.so installed in libdir" test -f "$D/opt/sym/lib/libsymprof.so"
 is "the installed sym run preloads the installed libsymprof.so" \
 	"$(cd "$T" && "$D/opt/sym/bin/sym" run -o "$T/run.raw" -- sh -c 'echo "$LD_PRELOAD"')" \
 	"$(cd "$D/opt/sym/lib" && pwd -P)/libsymprof.so"
+# The drop-ins: links to the installed sym, out of PATH.
+is "llvm-symbolizer and addr2line link to bindir's sym in libexec/sym/" \
+	"$(readlink "$D/opt/sym/libexec/sym/llvm-symbolizer") $(readlink \
+	   "$D/opt/sym/libexec/sym/addr2line")" "/opt/sym/bin/sym /opt/sym/bin/sym"
+is "no llvm-symbolizer or addr2line in bindir" \
+	"$(ls "$D/opt/sym/bin")" "$(ls "$D/opt/sym/bin" |
+	   grep -v -e '^llvm-symbolizer$' -e '^addr2line$')"
+make -C "$SYM_ROOT" --no-print-directory uninstall DESTDIR="$D" \
+	prefix=/opt/sym > /dev/null 2>&1
+ok "make uninstall removes them and their directory" \
+	test ! -e "$D/opt/sym/libexec/sym" -a ! -e "$D/opt/sym/bin/sym"
 done_testing
