@@ -157,11 +157,14 @@ lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 abi-check:
 	$(Q)tests/abi-check.sh libsym/sym.h libsym/libsym.map
 
-# -lm: tools/stats.c (erfc, sqrt, log).
+# -lm: tools/stats.c (erfc, sqrt, log).  The llvm-symbolizer drop-in
+# demangles with LLVM 14's own demangler (llvm_demangle() in
+# tools/addr2line.c): llvm-14-dev's libLLVMDemangle.a, C++.
+LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a -lstdc++
 bin/sym: $(TOOL_OBJS) lib/libsym.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
-		$(DEP_LIBS) -lm $(LDLIBS)
+		$(DEP_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is

@@ -72,7 +72,7 @@ struct a2l;
 
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n);
-static const char *llvm_style(struct a2l *a, const char *in);
+static const char *llvm_demangle(struct a2l *a, const char *raw);
 static int handle_llvm(struct a2l *a, const char *input);
 static int handle_gnu(struct a2l *a, const char *input);
 static int open_module(struct a2l *a);
@@ -127,7 +127,7 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
-	char *dm2;			/* its rewrite, llvm_style(); free() */
+	struct llvm_dcache *dcache;	/* llvm_demangle()'s; dcache_free() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -320,16 +320,84 @@ static int parse_style(const char *s, enum a2l_style *out)
  * Names.
  */
 
-/* Is @raw a name LLVM 14's demangler cannot demangle: one that holds
- * gcc's unresolved name "srSt" followed by a <source-name>? */
-static bool llvm_undemangled(const char *raw)
-{
-	const char *p = raw;
+/*
+ * llvm-symbolizer's names are demangled by LLVM 14's own Itanium
+ * demangler, llvm::itaniumDemangle() from llvm-14-dev's
+ * libLLVMDemangle.a (linked into sym), so that they are its bytes:
+ * libiberty, which libsym uses, spells lambdas, unnamed types, clone
+ * suffixes, "operator< <", functions as template arguments and more its
+ * own way, and demangles names LLVM 14 cannot (gcc's "sr St..."), which
+ * llvm-symbolizer prints mangled.  Only names that start with "_Z" are
+ * tried (LLVMSymbolizer::DemangleName()).
+ *
+ * Demangling is done when an answer is printed, so a small cache of the
+ * latest names per struct llvm_dcache keeps a name that many answers
+ * share from being demangled again (about 0.5 us each).
+ */
+char *llvm_itanium_demangle(const char *mangled, char *buf, size_t *n,
+			    int *status)
+	__asm__("_ZN4llvm15itaniumDemangleEPKcPcPmPi");
 
-	while ((p = strstr(p, "srSt")))
-		if (isdigit((unsigned char)(p += 4)[0]))
-			return true;
-	return false;
+#define DCACHE_SIZE 4096	/* a power of two */
+
+struct llvm_dcache {
+	struct {
+		uint64_t hash;
+		char *raw;	/* free() */
+		char *out;	/* free(); NULL: LLVM cannot demangle raw */
+	} e[DCACHE_SIZE];
+};
+
+static void dcache_free(struct llvm_dcache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < DCACHE_SIZE; i++) {
+		free(c->e[i].raw);
+		free(c->e[i].out);
+	}
+	free(c);
+}
+
+/* llvm_demangle() - @raw as llvm-symbolizer 14 prints it demangled.
+ * @return borrowed from a->dcache (valid until the next call), or @raw */
+static const char *llvm_demangle(struct a2l *a, const char *raw)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const unsigned char *p;
+	int status = -1;
+	size_t i;
+
+	if (strncmp(raw, "_Z", 2) != 0)
+		return raw;
+	if (!a->dcache) {
+		a->dcache = calloc(1, sizeof(*a->dcache));
+		if (!a->dcache)
+			goto uncached;
+	}
+	for (p = (const unsigned char *)raw; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	i = h & (DCACHE_SIZE - 1);
+	if (a->dcache->e[i].raw && a->dcache->e[i].hash == h &&
+	    strcmp(a->dcache->e[i].raw, raw) == 0)
+		return a->dcache->e[i].out ? a->dcache->e[i].out : raw;
+	free(a->dcache->e[i].raw);
+	free(a->dcache->e[i].out);
+	a->dcache->e[i].hash = h;
+	a->dcache->e[i].raw = strdup(raw);
+	a->dcache->e[i].out = a->dcache->e[i].raw ?
+		llvm_itanium_demangle(raw, NULL, NULL, &status) : NULL;
+	if (status != 0) {
+		free(a->dcache->e[i].out);
+		a->dcache->e[i].out = NULL;
+	}
+	return a->dcache->e[i].out ? a->dcache->e[i].out : raw;
+uncached:
+	free(a->dm);
+	a->dm = llvm_itanium_demangle(raw, NULL, NULL, &status);
+	return a->dm && status == 0 ? a->dm : raw;
 }
 
 /*
@@ -344,17 +412,12 @@ static const char *show(struct a2l *a, const char *raw,
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	/* LLVM 14's demangler fails on gcc's "sr St<name>" (an unresolved
-	 * name in std::, which it takes for a substitution) and prints the
-	 * name as it is. */
-	if (a->llvm && llvm_undemangled(raw))
-		return raw;
+	if (a->llvm)
+		return llvm_demangle(a, raw);
 	if (f && f->demangled && raw == f->linkage_name)
-		return a->llvm ? llvm_style(a, f->demangled) : f->demangled;
+		return f->demangled;
 	free(a->dm);
 	a->dm = sym_demangle(raw);
-	if (a->dm && a->llvm)
-		return llvm_style(a, a->dm);
 	return a->dm ? a->dm : raw;
 }
 
@@ -515,100 +578,6 @@ ob_printf(struct obuf *o, const char *fmt, ...)
 	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	o->len += (size_t)n;
-}
-
-/*
- * llvm_style() - a name demangled by libiberty (libsym's demangler)
- * rewritten as LLVM 14's Itanium demangler prints it, for the four
- * constructs where they differ and a name is common: a lambda,
- * "{lambda(ARGS)#N}", is "'lambda'(ARGS)" then "'lambda0'(ARGS)" for
- * N = 2 and so on; an unnamed type, "{unnamed type#N}", is "'unnamed'",
- * "'unnamed0'"...; the clone suffixes " [clone .isra.0] [clone .cold]"
- * are one " (.isra.0.cold)"; and "operator< <T>" is "operator<<T>".  Other differences stay (docs/conformance.md:
- * a function as a template argument, "transaction clone for").
- * @return @in, or the rewrite in a->dm2 (valid until the next call)
- */
-static const char *llvm_style(struct a2l *a, const char *in)
-{
-	static const char clone[] = " [clone ";
-	const char *p, *tail, *end, *hash;
-	struct obuf o = { 0 };
-	size_t len = strlen(in);
-	int depth;
-
-	if (!strchr(in, '{') && !strstr(in, clone) && !strstr(in, "< <"))
-		return in;
-	/* The clone suffixes end the name. */
-	for (tail = in + len; tail > in && tail[-1] == ']';) {
-		p = tail - 1;
-		while (p > in && *p != '[')
-			p--;
-		if (p - in < 1 || strncmp(p - 1, clone, sizeof(clone) - 1))
-			break;
-		tail = p - 1;
-	}
-	for (p = in; p < tail;) {
-		bool lambda = strncmp(p, "{lambda", 7) == 0;
-
-		/* libiberty keeps "operator<" apart from its template
-		 * arguments; LLVM does not. */
-		if (strncmp(p, "operator< <", 11) == 0 ||
-		    strncmp(p, "operator<< <", 12) == 0) {
-			ob_s(&o, p[9] == '<' ? "operator<<<" : "operator<<");
-			p += p[9] == '<' ? 12 : 11;
-			continue;
-		}
-		if (!lambda && strncmp(p, "{unnamed type#", 14) != 0) {
-			ob_c(&o, *p++);
-			continue;
-		}
-		/* Its "#N}": the last '#' before the brace closing it. */
-		depth = 0;
-		hash = NULL;
-		for (end = p; end < tail; end++) {
-			if (*end == '{')
-				depth++;
-			else if (*end == '}' && --depth == 0)
-				break;
-			else if (*end == '#' && depth == 1)
-				hash = end;
-		}
-		if (end == tail || !hash) {
-			ob_c(&o, *p++);
-			continue;
-		}
-		ob_s(&o, lambda ? "'lambda" : "'unnamed");
-		if (strtoul(hash + 1, NULL, 10) > 1)
-			ob_printf(&o, "%lu", strtoul(hash + 1, NULL, 10) - 2);
-		ob_c(&o, '\'');
-		/* A lambda's parameters: rewritten the same way. */
-		if (lambda && hash > p + 7) {
-			char *inner = strndup(p + 7, (size_t)(hash - p - 7));
-			const char *r = inner ? llvm_style(a, inner) : NULL;
-
-			if (!r)
-				o.err = true;
-			else
-				ob_s(&o, r);
-			free(inner);
-		}
-		p = end + 1;
-	}
-	if (tail < in + len) {
-		ob_s(&o, " (");
-		for (p = tail; p < in + len; p = end + 1) {
-			p += sizeof(clone) - 1;
-			end = strchr(p, ']');
-			ob_write(&o, p, (size_t)(end - p));
-		}
-		ob_c(&o, ')');
-	}
-	ob_c(&o, '\0');
-	free(a->dm2);
-	a->dm2 = o.err ? NULL : o.p;
-	if (o.err)
-		free(o.p);
-	return a->dm2 ? a->dm2 : in;
 }
 
 /*
@@ -1586,8 +1555,9 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 struct job {
 	/* A copy of the main a2l for the worker: it borrows what the main
 	 * one has (options, store, table, which live until every job is
-	 * back) and owns only w.dm and w.dm2; w.ob is &ob. */
+	 * back) and owns only w.dm and w.dcache; w.ob is &ob. */
 	struct a2l w;
+	struct llvm_dcache *dcache;	/* w.dcache between batches */
 	uint64_t *addrs;	/* owned; room for addrs_cap */
 	size_t n, addrs_cap;
 	struct obuf ob;		/* the answers; ob.p is owned and kept,
@@ -1604,7 +1574,9 @@ static void job_free(struct job *j)
 	free(j->addrs);
 	free(j->ob.p);
 	free(j->w.dm);
-	free(j->w.dm2);
+	/* A job is freed between batches (j->dcache) or before its first
+	 * (submit(): w.dcache is then j->dcache too). */
+	dcache_free(j->dcache);
 	free(j);
 }
 
@@ -1677,10 +1649,9 @@ static int pool_collect(struct a2l *a, bool all)
 		if (!err && !a->fatal)
 			err = job_done(a, j);
 		free(j->w.dm);
-		free(j->w.dm2);
 		j->w.dm = NULL;
-	j->w.dm2 = NULL;
-		j->w.dm2 = NULL;
+		/* Its names stay cached for its next batch. */
+		j->dcache = j->w.dcache;
 		j->next = a->spare;
 		a->spare = j;
 	}
@@ -1723,6 +1694,7 @@ static int submit(struct a2l *a, size_t n)
 	}
 	j->w = *a;
 	j->w.dm = NULL;
+	j->w.dcache = j->dcache;
 	j->w.pool = NULL;
 	j->w.spare = NULL;
 	j->w.batch = NULL;
@@ -2799,7 +2771,7 @@ static void a2l_free(struct a2l *a)
 	tool_dirs_release(&a->dirs);
 	free(a->batch);
 	free(a->dm);
-	free(a->dm2);
+	dcache_free(a->dcache);
 	if (a->json_tmp)
 		free(a->json_tmp->p);
 	free(a->json_tmp);
