@@ -78,6 +78,11 @@ struct lspec {
 	const char *why;	/* L_NO_EFFECT and L_REFUSED: the reason */
 };
 
+/* An option with a value, as LLVM's Eq<> class in Opts.td: --name=VALUE
+ * and --name VALUE. */
+#define EQ(name, id, why) \
+	{ name "=", JOINED, id, why }, { name, SEPARATE, id, why }
+
 /* LLVM 14's llvm/tools/llvm-symbolizer/Opts.td, spelling by spelling:
  * the double-dash names take no single dash, and the few single-dash
  * spellings are listed as such. */
@@ -115,34 +120,22 @@ static const struct lspec llvm_opts[] = {
 	{ "--no-untag-addresses", FLAG, L_NO_EFFECT, "AArch64 tags only" },
 	{ "--use-symbol-table=true", FLAG, L_NO_EFFECT,
 	  "a no-op in LLVM too" },
-	{ "--default-arch=", JOINED, L_NO_EFFECT,
-	  "it picks a slice of a Mach-O universal file" },
-	{ "--default-arch", SEPARATE, L_NO_EFFECT,
-	  "it picks a slice of a Mach-O universal file" },
-	{ "--adjust-vma=", JOINED, L_ADJUST_VMA, NULL },
-	{ "--adjust-vma", SEPARATE, L_ADJUST_VMA, NULL },
-	{ "--debug-file-directory=", JOINED, L_DEBUG_DIR, NULL },
-	{ "--debug-file-directory", SEPARATE, L_DEBUG_DIR, NULL },
-	{ "--fallback-debug-path=", JOINED, L_DEBUG_DIR, NULL },
-	{ "--fallback-debug-path", SEPARATE, L_DEBUG_DIR, NULL },
-	{ "--obj=", JOINED, L_OBJ, NULL },
-	{ "--obj", SEPARATE, L_OBJ, NULL },
-	{ "--exe=", JOINED, L_OBJ, NULL },
-	{ "--exe", SEPARATE, L_OBJ, NULL },
+	EQ("--default-arch", L_NO_EFFECT,
+	   "it picks a slice of a Mach-O universal file"),
+	EQ("--adjust-vma", L_ADJUST_VMA, NULL),
+	EQ("--debug-file-directory", L_DEBUG_DIR, NULL),
+	EQ("--fallback-debug-path", L_DEBUG_DIR, NULL),
+	EQ("--obj", L_OBJ, NULL),
+	EQ("--exe", L_OBJ, NULL),
 	{ "-e=", JOINED, L_OBJ, NULL },
 	{ "-e", JOINED_OR_SEPARATE, L_OBJ, NULL },
-	{ "--output-style=", JOINED, L_OUTPUT_STYLE, NULL },
-	{ "--output-style", SEPARATE, L_OUTPUT_STYLE, NULL },
+	EQ("--output-style", L_OUTPUT_STYLE, NULL),
 	{ "--verbose", FLAG, L_REFUSED,
 	  "its per-frame details are not implemented" },
-	{ "--print-source-context-lines=", JOINED, L_REFUSED,
-	  "sym does not read source files" },
-	{ "--print-source-context-lines", SEPARATE, L_REFUSED,
-	  "sym does not read source files" },
-	{ "--dwp=", JOINED, L_REFUSED, "no .dwp support (elfutils 0.188)" },
-	{ "--dwp", SEPARATE, L_REFUSED, "no .dwp support (elfutils 0.188)" },
-	{ "--dsym-hint=", JOINED, L_REFUSED, "Mach-O only" },
-	{ "--dsym-hint", SEPARATE, L_REFUSED, "Mach-O only" },
+	EQ("--print-source-context-lines", L_REFUSED,
+	   "sym does not read source files"),
+	EQ("--dwp", L_REFUSED, "no .dwp support (elfutils 0.188)"),
+	EQ("--dsym-hint", L_REFUSED, "Mach-O only"),
 	{ "--dia", FLAG, L_REFUSED, "Windows PDB only" },
 };
 

@@ -5,6 +5,8 @@
 #   ok "description" cmd...    one TAP point from a command's status
 #   is "desc" "$got" "$want"   one TAP point from a string comparison
 #   run_compare "desc" cmd...  <<'EOF'  diff stdout+stderr against stdin
+#   same_file "desc" WANT GOT  one TAP point: two files equal (a peer's
+#                              output and ours), the diff if not
 #   fixture NAME               path of a fixture binary (built on demand)
 #   need CMD...                skip the whole test when a command is missing
 #   $T                         a private temporary directory, removed at exit
@@ -76,6 +78,17 @@ run_compare() {
 	else
 		_tap 1 "$_d"
 		sed 's/^/#   /' "$T/.diff" | head -40
+	fi
+}
+
+same_file() {
+	if [ ! -s "$2" ]; then
+		_tap 1 "$1 (the expected output is empty)"
+	elif cmp -s "$2" "$3"; then
+		_tap 0 "$1"
+	else
+		_tap 1 "$1"
+		diff -u "$2" "$3" | head -40 | sed 's/^/#   /'
 	fi
 }
 

@@ -46,18 +46,6 @@ report() {
 		sed 's/==[0-9]*==/==PID==/g'
 }
 
-# same DESC A B: one TAP point, files A and B equal (the diff if not).
-same() {
-	if [ ! -s "$2" ]; then
-		_tap 1 "$1 (llvm-symbolizer's report is empty)"
-	elif cmp -s "$2" "$3"; then
-		_tap 0 "$1"
-	else
-		_tap 1 "$1"
-		diff -u "$2" "$3" | head -40 | sed 's/^/#   /'
-	fi
-}
-
 # named DESC FILE: the report has the bad read at heap_uaf.cc in peek()
 # and at least 8 frames in the program's source.
 named() {
@@ -74,7 +62,7 @@ for p in asan-clang asan-gcc-clangrt; do
 	report "$COMPAT" "" "$FX/$p" > "$p.sym"
 	report "$REAL" "$pad" "$FX/$p" > "$p.llvm"
 	named "$p (clang's runtime): the report names the frames" "$p.sym"
-	same "$p (clang's runtime): the same report as with llvm-symbolizer" \
+	same_file "$p (clang's runtime): the same report as with llvm-symbolizer" \
 		"$p.llvm" "$p.sym"
 done
 
@@ -93,7 +81,7 @@ if command -v asan_symbolize-14 > /dev/null 2>&1; then
 			> "gcc$d.llvm" 2>&1
 		named "asan-gcc, asan_symbolize-14 $d: the frames are named" \
 			"gcc$d.sym"
-		same "asan-gcc, asan_symbolize-14 $d: the same report" \
+		same_file "asan-gcc, asan_symbolize-14 $d: the same report" \
 			"gcc$d.llvm" "gcc$d.sym"
 	done
 else

@@ -86,25 +86,13 @@ pprof_with() {
 	fi
 }
 
-# same DESC A B: one TAP point, files A and B equal (the diff if not).
-same() {
-	if [ ! -s "$2" ]; then
-		_tap 1 "$1 (with llvm-symbolizer: no output)"
-	elif cmp -s "$2" "$3"; then
-		_tap 0 "$1"
-	else
-		_tap 1 "$1"
-		diff -u "$2" "$3" | head -40 | sed 's/^/#   /'
-	fi
-}
-
 for view in "-top -lines" "-traces"; do
 	name=$(echo "$view" | tr -d ' -')
 	pprof_with "" $view -nodecount=100000 prof.pb.gz > "$name.llvm" \
 		2> "$name.llvm.err"
 	pprof_with "$COMPAT_DIR" $view -nodecount=100000 prof.pb.gz \
 		> "$name.sym" 2> "$name.sym.err"
-	same "pprof $view: the same output as with llvm-symbolizer" \
+	same_file "pprof $view: the same output as with llvm-symbolizer" \
 		"$name.llvm" "$name.sym"
 done
 # Not vacuous: functions and lines are named, inlined C++ frames too.
