@@ -49,6 +49,7 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -127,7 +128,6 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
-	struct llvm_dcache *dcache;	/* llvm_demangle()'s; dcache_free() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -330,74 +330,113 @@ static int parse_style(const char *s, enum a2l_style *out)
  * llvm-symbolizer prints mangled.  Only names that start with "_Z" are
  * tried (LLVMSymbolizer::DemangleName()).
  *
- * Demangling is done when an answer is printed, so a small cache of the
- * latest names per struct llvm_dcache keeps a name that many answers
- * share from being demangled again (about 0.5 us each).
+ * Demangling is done when an answer is printed, so each thread keeps
+ * the names it demangled in a cache (libjvm: 263,000 frames of 100,000
+ * addresses have 19,400 distinct mangled names; about 0.5 us each to
+ * demangle).  A name is found by its address, the string the table
+ * lends, and the copy kept beside it says whether the string there is
+ * still that name (a table closed, a store page reused): a name is never
+ * hashed, and a hit costs one strcmp().
  */
 char *llvm_itanium_demangle(const char *mangled, char *buf, size_t *n,
 			    int *status)
 	__asm__("_ZN4llvm15itaniumDemangleEPKcPcPmPi");
 
-#define DCACHE_SIZE 4096	/* a power of two */
+#define DCACHE_SIZE 32768	/* a power of two */
 
 struct llvm_dcache {
 	struct {
-		uint64_t hash;
-		char *raw;	/* free() */
-		char *out;	/* free(); NULL: LLVM cannot demangle raw */
+		const char *key;	/* the string looked up; borrowed */
+		/* "RAW\0OUT\0", one allocation (free()); OUT is "" when
+		 * LLVM cannot demangle RAW */
+		char *raw;
+		char *out;		/* into raw */
 	} e[DCACHE_SIZE];
 };
 
-static void dcache_free(struct llvm_dcache *c)
+static void dcache_free(void *arg)
 {
+	struct llvm_dcache *c = arg;
 	size_t i;
 
 	if (!c)
 		return;
-	for (i = 0; i < DCACHE_SIZE; i++) {
+	for (i = 0; i < DCACHE_SIZE; i++)
 		free(c->e[i].raw);
-		free(c->e[i].out);
-	}
 	free(c);
 }
 
+/* Each thread's cache, freed when it exits (or by a2l_free() for this
+ * one). */
+static pthread_key_t dcache_key;
+static bool dcache_key_ok;
+static pthread_once_t dcache_once = PTHREAD_ONCE_INIT;
+
+static void dcache_key_init(void)
+{
+	dcache_key_ok = pthread_key_create(&dcache_key, dcache_free) == 0;
+}
+
+static struct llvm_dcache *dcache_get(void)
+{
+	struct llvm_dcache *c;
+
+	pthread_once(&dcache_once, dcache_key_init);
+	if (!dcache_key_ok)
+		return NULL;
+	c = pthread_getspecific(dcache_key);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c && pthread_setspecific(dcache_key, c)) {
+			free(c);
+			c = NULL;
+		}
+	}
+	return c;
+}
+
 /* llvm_demangle() - @raw as llvm-symbolizer 14 prints it demangled.
- * @return borrowed from a->dcache (valid until the next call), or @raw */
+ * @return borrowed from this thread's cache (valid until its next
+ *         call) or a->dm (the same), or @raw */
 static const char *llvm_demangle(struct a2l *a, const char *raw)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const unsigned char *p;
+	struct llvm_dcache *c;
+	size_t i, len, olen;
+	uintptr_t k;
 	int status = -1;
-	size_t i;
+	char *out;
 
 	if (strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	if (!a->dcache) {
-		a->dcache = calloc(1, sizeof(*a->dcache));
-		if (!a->dcache)
-			goto uncached;
-	}
-	for (p = (const unsigned char *)raw; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	i = h & (DCACHE_SIZE - 1);
-	if (a->dcache->e[i].raw && a->dcache->e[i].hash == h &&
-	    strcmp(a->dcache->e[i].raw, raw) == 0)
-		return a->dcache->e[i].out ? a->dcache->e[i].out : raw;
-	free(a->dcache->e[i].raw);
-	free(a->dcache->e[i].out);
-	a->dcache->e[i].hash = h;
-	a->dcache->e[i].raw = strdup(raw);
-	a->dcache->e[i].out = a->dcache->e[i].raw ?
-		llvm_itanium_demangle(raw, NULL, NULL, &status) : NULL;
+	c = dcache_get();
+	k = (uintptr_t)raw;
+	i = (size_t)((k ^ (k >> 15)) * 0x9e3779b97f4a7c15ull >> 49) &
+	    (DCACHE_SIZE - 1);
+	if (c && c->e[i].key == raw && strcmp(c->e[i].raw, raw) == 0)
+		return *c->e[i].out ? c->e[i].out : raw;
+	out = llvm_itanium_demangle(raw, NULL, NULL, &status);
 	if (status != 0) {
-		free(a->dcache->e[i].out);
-		a->dcache->e[i].out = NULL;
+		free(out);
+		out = NULL;
 	}
-	return a->dcache->e[i].out ? a->dcache->e[i].out : raw;
-uncached:
-	free(a->dm);
-	a->dm = llvm_itanium_demangle(raw, NULL, NULL, &status);
-	return a->dm && status == 0 ? a->dm : raw;
+	len = strlen(raw);
+	olen = out ? strlen(out) : 0;
+	if (c) {
+		free(c->e[i].raw);
+		c->e[i].key = raw;
+		c->e[i].raw = malloc(len + olen + 2);
+	}
+	if (!c || !c->e[i].raw) {
+		/* No room to keep it: this once, uncached. */
+		free(a->dm);
+		a->dm = out;
+		return out ? out : raw;
+	}
+	memcpy(c->e[i].raw, raw, len + 1);
+	c->e[i].out = c->e[i].raw + len + 1;
+	memcpy(c->e[i].out, out ? out : "", olen + 1);
+	free(out);
+	return olen ? c->e[i].out : raw;
 }
 
 /*
@@ -1555,9 +1594,8 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 struct job {
 	/* A copy of the main a2l for the worker: it borrows what the main
 	 * one has (options, store, table, which live until every job is
-	 * back) and owns only w.dm and w.dcache; w.ob is &ob. */
+	 * back) and owns only w.dm; w.ob is &ob. */
 	struct a2l w;
-	struct llvm_dcache *dcache;	/* w.dcache between batches */
 	uint64_t *addrs;	/* owned; room for addrs_cap */
 	size_t n, addrs_cap;
 	struct obuf ob;		/* the answers; ob.p is owned and kept,
@@ -1574,9 +1612,6 @@ static void job_free(struct job *j)
 	free(j->addrs);
 	free(j->ob.p);
 	free(j->w.dm);
-	/* A job is freed between batches (j->dcache) or before its first
-	 * (submit(): w.dcache is then j->dcache too). */
-	dcache_free(j->dcache);
 	free(j);
 }
 
@@ -1650,8 +1685,6 @@ static int pool_collect(struct a2l *a, bool all)
 			err = job_done(a, j);
 		free(j->w.dm);
 		j->w.dm = NULL;
-		/* Its names stay cached for its next batch. */
-		j->dcache = j->w.dcache;
 		j->next = a->spare;
 		a->spare = j;
 	}
@@ -1694,7 +1727,6 @@ static int submit(struct a2l *a, size_t n)
 	}
 	j->w = *a;
 	j->w.dm = NULL;
-	j->w.dcache = j->dcache;
 	j->w.pool = NULL;
 	j->w.spare = NULL;
 	j->w.batch = NULL;
@@ -2771,7 +2803,10 @@ static void a2l_free(struct a2l *a)
 	tool_dirs_release(&a->dirs);
 	free(a->batch);
 	free(a->dm);
-	dcache_free(a->dcache);
+	if (dcache_key_ok) {
+		dcache_free(pthread_getspecific(dcache_key));
+		pthread_setspecific(dcache_key, NULL);
+	}
 	if (a->json_tmp)
 		free(a->json_tmp->p);
 	free(a->json_tmp);
