@@ -2158,6 +2158,9 @@ static void files_free(struct a2l *a)
 {
 	size_t i;
 
+	/* Without llvm-symbolizer's inputs, a->mod is the one file's. */
+	if (!a->files)
+		return;
 	if (a->cur)
 		file_save(a, a->cur);
 	for (i = 0; i < a->nfiles; i++)
