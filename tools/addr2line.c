@@ -90,7 +90,7 @@ struct a2l {
 	bool no_cache, stats;
 	/* The programs imitated by name (addr2line.h, tools/compat.c). */
 	enum a2l_input input;
-	bool llvm;			/* llvm-symbolizer's rules (input LLVM) */
+	bool llvm;			/* llvm-symbolizer's rules */
 	bool short_names;		/* --functions=short */
 	uint64_t adjust;		/* printed address - looked-up address
 					 * (--adjust-vma, -j) */
@@ -156,7 +156,7 @@ struct a2l {
 	struct obuf *json_tmp;		/* --pretty-print JSON (llvm): an
 					 * answer before it is indented; its
 					 * p and itself free()d; else NULL */
-	struct obuf *json_out;		/* a->ob while json_tmp replaces it */
+	struct obuf *json_out;		/* a->ob while json_tmp is */
 };
 
 enum {

@@ -148,12 +148,12 @@ static const struct lspec llvm_opts[] = {
 struct llvm_cmdline {
 	struct a2l_opts o;
 	bool help, version;
-	bool functions_flag;		/* --functions or -f: linkage, always */
+	bool functions_flag;		/* --functions, -f: linkage */
 	const char *functions_eq;	/* the last --functions=VALUE */
 	const char *adjust_vma;		/* the last --adjust-vma */
 	const char *dirs[TOOL_DIRS_MAX + 1];
 	size_t ndirs;
-	char **inputs;			/* malloc()ed; its strings borrowed */
+	char **inputs;			/* free(); strings borrowed */
 	int ninputs;
 	int nerrors;
 	char errors[MAX_ERRORS][160];
@@ -667,8 +667,8 @@ static int gnu_addr2line(int argc, char **argv)
 				o.demangle = false;
 			} else if (strcmp(optarg, "auto") != 0 &&
 				   strcmp(optarg, "gnu-v3") != 0) {
-				tool_err("--demangle=%s is not supported (auto, "
-					 "gnu-v3 and none are)", optarg);
+				tool_err("--demangle=%s is not supported "
+					 "(auto, gnu-v3 and none are)", optarg);
 				return TOOL_EXIT_FAIL;
 			}
 			break;
