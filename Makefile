@@ -1,10 +1,14 @@
 # Makefile - symd: libsym, the sym tool, the symd daemon, tests.
 #
-#   make                 build bin/sym, lib/libsym.{a,so}, lib/libsymprof.so
+#   make                 build bin/sym, bin/symd, lib/libsym.{a,so} (the
+#                        symbolizer), lib/libsymprofile.{a,so} (the profile
+#                        model), lib/libsymprof.so (the LD_PRELOAD sampler)
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
 #                        symd under load; libsymprof's overhead
+#   make check-fuzz      build the fuzz targets as plain programs and replay
+#                        their committed corpora (make check does it too)
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
 #   make install         prefix=/usr/local DESTDIR= (the llvm-symbolizer
 #                        and addr2line drop-ins go to $(libexecdir)/sym/)
@@ -23,6 +27,10 @@ datarootdir ?= $(prefix)/share
 mandir ?= $(datarootdir)/man
 pkgconfigdir ?= $(libdir)/pkgconfig
 
+# Everything built but the installed results (bin/, lib/) goes here.  It
+# is set before any rule or target-specific variable names $(B).
+B = build
+
 CC ?= cc
 CFLAGS ?= -O2 -g
 PKG_CONFIG ?= pkg-config
@@ -33,9 +41,11 @@ VERSION := $(shell sed -n 's/^\#define SYM_VERSION "\(.*\)"/\1/p' libsym/sym.h)
 SOMAJOR := $(shell sed -n 's/^\#define SYM_VERSION_MAJOR //p' libsym/sym.h)
 SONAME := libsym.so.$(SOMAJOR)
 
+# $(call msg,WHAT,FILE) starts a recipe line: a short line, or with V=1
+# nothing, so that make echoes the whole command.
 ifeq ($(V),1)
 Q =
-msg = @true
+msg =
 else
 Q = @
 msg = @printf '  %-7s %s\n' $(1) $(2);
@@ -43,7 +53,7 @@ endif
 
 SYM_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter \
-	-fvisibility=hidden -fPIC -Ilibsym -MMD -MP
+	-fvisibility=hidden -fPIC -Ilibsym -Ilibsym/prof -MMD -MP
 ifeq ($(DEVELOPER),1)
 SYM_CFLAGS += -Werror
 endif
@@ -54,29 +64,57 @@ endif
 
 # Recursive (=) on purpose: pkg-config runs only when something is built,
 # after `make check` has installed the packages.
-LIB_PKGS = libdw libelf libzstd liblzma libdeflate libprotobuf-c zlib
+LIB_PKGS = libdw libelf libzstd liblzma libdeflate
 DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 # LMDB installs no .pc file: plain -llmdb.
 DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -llmdb -liberty
+# The profile model's own (libsym/prof/, libsymprofile): pprof's protobuf
+# and gzip.  libsym does not link them (its zlib sections go through
+# libelf and libdeflate).
+PROF_PKGS = libprotobuf-c zlib
+PROF_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PROF_PKGS))
+PROF_LIBS = $(shell $(PKG_CONFIG) --libs $(PROF_PKGS))
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
+SYMD_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
 SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
 # The sym tool's own: libcurl's header (sym upload, sym lookup --server);
 # the library itself is dlopen()ed on first use (tools/client.c).
 TOOL_PKGS = libcurl
+TOOL_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS))
 ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-# symd/ sources also see libevent's flags, tools/ sources libcurl's.
-$(B)/symd/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
-$(B)/tools/%.o: DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS))
+# symd/ sources also see libevent's flags; tools/ sources (and tools/agent/,
+# tools/view/) libcurl's and the tools' include root, so that a command
+# file names its modules as "agent/perf.h" and "view/views.h".  These
+# need $(B) defined above them, and `private`: a target-specific variable
+# is otherwise inherited by the target's prerequisites, here
+# $(B)/.flags, whose contents would then depend on which object reached
+# it first.
+$(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS)
+$(B)/tools/%.o: private DEP_CFLAGS += $(TOOL_CFLAGS) -Itools
+$(B)/libsym/prof/%.o: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
-B = build
 LIB_SRCS := $(wildcard libsym/*.c)
-# Generated at build time (never committed): pprof's profile.proto as C.
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# libsymprofile: libsym/prof/, pprof's profile.proto made C at build time
+# (never committed), and the allocation helpers it shares with libsym
+# (libsym/alloc.c, libsym/base.h).
+PROF_SRCS := $(wildcard libsym/prof/*.c)
 GEN_OBJS := $(B)/gen/profile.pb-c.o
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(GEN_OBJS)
-TOOL_SRCS := $(wildcard tools/*.c)
+PROF_OBJS := $(PROF_SRCS:%.c=$(B)/%.o) $(GEN_OBJS) $(B)/libsym/alloc.o
+PROF_SONAME := libsymprofile.so.$(SOMAJOR)
+# The sym tool: tools/sym.c (main) and, as an archive, the command files
+# and the CLI helpers they share; the recorder's internals (tools/agent/)
+# and the views' (tools/view/) are archives of their own, which the tool,
+# the unit tests and the fuzz replays link.
+TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(B)/%.o)
+TOOL_LIB := $(B)/tools/libsymtool.a
+AGENT_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard tools/agent/*.c))
+AGENT_LIB := $(B)/tools/agent/libagent.a
+VIEW_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard tools/view/*.c))
+VIEW_LIB := $(B)/tools/view/libview.a
 UNIT_SRCS := $(wildcard tests/unit/t-*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SYMD_SRCS := $(filter-out symd/main.c,$(wildcard symd/*.c))
@@ -86,7 +124,8 @@ FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/replay-%)
 
 PROGS = bin/sym $(if $(wildcard symd/main.c),bin/symd)
 LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
-	lib/libsymprof.so
+	lib/libsymprofile.a lib/$(PROF_SONAME) lib/libsymprofile.so \
+	lib/libsymprofile.pc lib/libsymprof.so
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
@@ -103,7 +142,8 @@ $(COMPAT): bin/sym
 
 # Objects remember the flags they were built with: changing SANITIZE or
 # CFLAGS rebuilds them instead of mixing instrumented and plain objects.
-FLAGS_NOW = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
+FLAGS_NOW = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(SYMD_CFLAGS) \
+	$(TOOL_CFLAGS) $(PROF_CFLAGS)
 $(B)/.flags: FORCE
 	@mkdir -p $(B)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
@@ -115,29 +155,34 @@ $(B)/%.o: %.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-# libsym/profile.proto (Google's, vendored) -> C with protoc-c, at build
-# time.  The generated symbols (perftools__profiles__*) stay out of
-# libsym.so's ABI: -fvisibility=hidden and the version script's local: *.
+# libsym/prof/profile.proto (Google's, vendored) -> C with protoc-c, at
+# build time.  The generated symbols (perftools__profiles__*) stay out of
+# the ABI: -fvisibility=hidden and the version script's local: *.
 PROTOC_C ?= protoc-c
-$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/prof/profile.proto
 	@mkdir -p $(B)/gen
-	$(call msg,PROTOC,$@)$(PROTOC_C) --proto_path=libsym \
-		--c_out=$(B)/gen libsym/profile.proto
+	$(call msg,PROTOC,$@)$(PROTOC_C) --proto_path=libsym/prof \
+		--c_out=$(B)/gen libsym/prof/profile.proto
 
 # Generated code is not ours to keep warning-free: only its own warnings
 # are silenced, the rest of the flags (sanitizers, -fPIC) are the same.
+$(B)/gen/profile.pb-c.o: private DEP_CFLAGS += $(PROF_CFLAGS)
 $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -w -c -o $@ $<
 
-# pprof.c includes the generated header.
-$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
-$(B)/libsym/pprof.o: DEP_CFLAGS += -I$(B)/gen
+# The pprof reader and writer include the generated header.
+$(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
+	$(B)/gen/profile.pb-c.h
 
+PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
+	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
+
+# libsym, the symbolizer.
 lib/libsym.a: $(LIB_OBJS)
 	@mkdir -p lib
 	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
-lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map abi-check
+lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map $(B)/abi-check.stamp
 	@mkdir -p lib
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=libsym/libsym.map -Wl,--no-undefined \
@@ -146,25 +191,64 @@ lib/$(SONAME): $(LIB_OBJS) libsym/libsym.map abi-check
 lib/libsym.so: lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $@
 
-PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
-	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
-
 lib/libsym.pc: libsym/libsym.pc.in libsym/sym.h
 	@mkdir -p lib
 	$(call msg,GEN,$@)$(PC_SED) $< > $@
 
-# The exported symbols must be exactly the SYM_API functions of sym.h.
-abi-check:
-	$(Q)tests/abi-check.sh libsym/sym.h libsym/libsym.map
+# libsymprofile, the profile model (libsym/prof/sym_prof.h).  Its name is
+# not libsymprof: that is the LD_PRELOAD sampler below.
+lib/libsymprofile.a: $(PROF_OBJS)
+	@mkdir -p lib
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
-# -lm: tools/stats.c (erfc, sqrt, log).  The llvm-symbolizer drop-in
+lib/$(PROF_SONAME): $(PROF_OBJS) libsym/prof/libsymprofile.map \
+		$(B)/abi-check.stamp
+	@mkdir -p lib
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -shared \
+		-Wl,-soname,$(PROF_SONAME) \
+		-Wl,--version-script=libsym/prof/libsymprofile.map \
+		-Wl,--no-undefined -o $@ $(PROF_OBJS) $(PROF_LIBS) $(LDLIBS)
+
+lib/libsymprofile.so: lib/$(PROF_SONAME)
+	$(Q)ln -sf $(PROF_SONAME) $@
+
+lib/libsymprofile.pc: libsym/prof/libsymprofile.pc.in libsym/sym.h
+	@mkdir -p lib
+	$(call msg,GEN,$@)$(PC_SED) $< > $@
+
+# The exported symbols of each library must be exactly the SYM_API
+# functions of its header.  A stamp, so that the check (and the links
+# after it) run again only when a header, a map or the check changed.
+abi-check: $(B)/abi-check.stamp
+$(B)/abi-check.stamp: libsym/sym.h libsym/libsym.map libsym/prof/sym_prof.h \
+		libsym/prof/libsymprofile.map tests/abi-check.sh
+	@mkdir -p $(B)
+	$(call msg,ABI,libsym/sym.h)tests/abi-check.sh libsym/sym.h \
+		libsym/libsym.map
+	$(call msg,ABI,libsym/prof/sym_prof.h)tests/abi-check.sh \
+		libsym/prof/sym_prof.h libsym/prof/libsymprofile.map
+	$(Q)touch $@
+
+$(TOOL_LIB): $(TOOL_OBJS)
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+$(AGENT_LIB): $(AGENT_OBJS)
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+$(VIEW_LIB): $(VIEW_OBJS)
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+# The tool's archives call each other (views.c reads profiles through
+# tools/symbolize.c, which uses the agent's procmaps.c): one group.
+# -lm: tools/view/stats.c (erfc, sqrt, log).  The llvm-symbolizer drop-in
 # demangles with LLVM 14's own demangler (llvm_demangle() in
 # tools/addr2line.c): llvm-14-dev's libLLVMDemangle.a, C++.
 LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a -lstdc++
-bin/sym: $(TOOL_OBJS) lib/libsym.a
+bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
+		lib/libsymprofile.a
 	@mkdir -p bin
-	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) lib/libsym.a \
-		$(DEP_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
+	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
+		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
+		-Wl,--end-group lib/libsym.a lib/libsymprofile.a $(DEP_LIBS) \
+		$(PROF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is
@@ -185,7 +269,7 @@ lib/libsymprof.so: $(SYMPROF_OBJS)
 	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
 		-Wl,-z,now -o $@ $(SYMPROF_OBJS)
 
-$(B)/tools/run.o: SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
+$(B)/tools/run.o: private SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
@@ -196,108 +280,55 @@ bin/symd: $(B)/symd/main.o $(B)/libsymd.a lib/libsym.a
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/symd/main.o \
 		$(B)/libsymd.a lib/libsym.a $(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
 
-$(B)/tests/t-%: tests/unit/t-%.c $(B)/libsymd.a lib/libsym.a tests/unit/tap.h \
+# Unit tests and fuzz replays: one source file each, linked with the
+# archives of the modules they test.  Every test sees libsym's, the
+# daemon's and the tool's include directories (tools/ as the root: a
+# test names "agent/unwind.h", "view/stacktree.h") and links, in order,
+# the tool's archives, the daemon's, libsym and their libraries; the
+# linker takes from each archive only the members a test uses.
+TEST_CFLAGS = -Itests/unit -Isymd -Itools $(SYMD_CFLAGS) $(TOOL_CFLAGS)
+TEST_ARCHIVES = $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) $(B)/libsymd.a \
+	lib/libsym.a lib/libsymprofile.a
+TEST_LIBS = -Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
+	-Wl,--end-group $(B)/libsymd.a lib/libsym.a lib/libsymprofile.a \
+	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) -lm $(LDLIBS)
+
+$(B)/tests/t-%: tests/unit/t-%.c $(TEST_ARCHIVES) tests/unit/tap.h \
 		$(B)/.flags
 	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Isymd \
-		$(ALL_LDFLAGS) -o $@ $< $(B)/libsymd.a lib/libsym.a \
-		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
 # t-pprof checks the encoding with the generated protobuf code.
 $(B)/tests/t-pprof: $(B)/gen/profile.pb-c.h
-$(B)/tests/t-pprof: DEP_CFLAGS += -I$(B)/gen
+$(B)/tests/t-pprof: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 
-# The sym tool's stack trie and flame graph writer, tested on their own.
-$(B)/tests/t-stacktree: tests/unit/t-stacktree.c tools/stacktree.c \
-		tools/flame.c tools/stats.c lib/libsym.a tests/unit/tap.h \
+# The t4000-symprof-* tests' checker of libsymprof's files (the reader of
+# libsymprofile, and libsym's sym_strerror()).
+$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsymprofile.a lib/libsym.a \
 		$(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/stacktree.c tools/flame.c \
-		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
-# The t4000-symprof-* tests' checker of libsymprof's files (libsym's reader).
-$(B)/tests/raw-check: tests/e2e/raw-check.c lib/libsym.a $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
-
-# The reader of symd's answers lives in the sym tool (tools/client.c).
-$(B)/tests/replay-fuzz-reply: tests/fuzz/fuzz-reply.c tests/fuzz/replay.c \
-		tools/client.c tools/util.c lib/libsym.a $(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools \
-		$(shell $(PKG_CONFIG) --cflags $(TOOL_PKGS)) $(ALL_LDFLAGS) \
-		-o $@ $< tests/fuzz/replay.c tools/client.c tools/util.c \
-		lib/libsym.a $(DEP_LIBS) $(LDLIBS)
-
-# The statistics of sym report and sym diff live in the sym tool
-# (tools/stats.c); they are pure functions and need only libm.
-$(B)/tests/t-stats: tests/unit/t-stats.c tools/stats.c tools/stats.h \
-		tests/unit/tap.h lib/libsym.a $(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/stats.c lib/libsym.a \
-		$(DEP_LIBS) -lm $(LDLIBS)
-
-# The per-host spread of sym report (tools/report_spread.c), on its own.
-$(B)/tests/t-spread: tests/unit/t-spread.c tools/report_spread.c \
-		tools/report_spread.h tests/unit/tap.h lib/libsym.a $(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/report_spread.c lib/libsym.a \
-		$(DEP_LIBS) -lm $(LDLIBS)
-
-# The DWARF unwinder of `sym record` lives in the sym tool (tools/unwind.c).
-UNWIND_TEST_DEPS = tools/unwind.c tools/unwind.h tests/unit/perfsample.h \
-	lib/libsym.a tests/unit/tap.h $(B)/.flags
-$(B)/tests/t-unwind: tests/unit/t-unwind.c $(UNWIND_TEST_DEPS)
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
-
-# fp mode's chain checks (tools/fpcheck.c, compiled in by the test) on the
-# same unwinder.
-$(B)/tests/t-fpcheck: tests/unit/t-fpcheck.c tools/fpcheck.c tools/fpcheck.h \
-		$(UNWIND_TEST_DEPS)
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
-
-# Its benchmark: build/tests/unwind-bench (see docs/record.md).
-$(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(UNWIND_TEST_DEPS)
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Itools \
-		$(ALL_LDFLAGS) -o $@ $< tools/unwind.c lib/libsym.a \
-		$(DEP_LIBS) $(LDLIBS)
-# fuzz-folded drives the sym tool's folded reader and flame graph writer.
-$(B)/tests/replay-fuzz-folded: tests/fuzz/fuzz-folded.c tests/fuzz/replay.c \
-		tools/stacktree.c tools/flame.c tools/stats.c lib/libsym.a \
-		$(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
-		-o $@ $< tests/fuzz/replay.c tools/stacktree.c tools/flame.c \
-		tools/stats.c lib/libsym.a $(DEP_LIBS) -lm $(LDLIBS)
-# The perf script reader and the folded-stack map live in the sym tool.
-$(B)/tests/replay-fuzz-perfscript: tests/fuzz/fuzz-perfscript.c \
-		tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
-		$(B)/.flags
-	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Itools $(ALL_LDFLAGS) \
-		-o $@ $< tests/fuzz/replay.c tools/perfscript.c tools/foldmap.c \
+		lib/libsymprofile.a lib/libsym.a $(PROF_LIBS) $(DEP_LIBS) \
 		$(LDLIBS)
+
+# The DWARF unwinder's benchmark: build/tests/unwind-bench
+# (docs/record.md).
+$(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(TEST_ARCHIVES) \
+		tests/unit/perfsample.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
-		$(B)/libsymd.a lib/libsym.a $(B)/.flags
+		tests/fuzz/fuzz.h $(TEST_ARCHIVES) $(B)/.flags
 	@mkdir -p $(dir $@)
-	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Isymd $(ALL_LDFLAGS) \
-		-o $@ $< tests/fuzz/replay.c $(B)/libsymd.a lib/libsym.a \
-		$(SYMD_LIBS) $(DEP_LIBS) $(LDLIBS)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(TEST_LIBS)
 
 deps:
-	$(Q)tools/install-deps.sh
+	$(Q)tools/scripts/install-deps.sh
 
 # check installs what is missing first, then builds in a sub-make so that
 # pkg-config sees the new packages.
@@ -311,12 +342,17 @@ check-build: all $(UNIT_BINS) $(FUZZ_REPLAY) $(B)/tests/raw-check
 check-unit: all $(UNIT_BINS)
 	$(Q)prove --exec '' $(UNIT_BINS)
 
+# The fuzz targets as plain programs, each replaying its committed corpus
+# (tests/fuzz/corpus/<target>/); `make fuzz` is the fuzzing itself.
+check-fuzz: all $(FUZZ_REPLAY)
+	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' $(FUZZ_REPLAY)
+
 check-e2e: all
 	$(Q)SYM_ROOT=$(CURDIR) prove --exec '' $(sort $(wildcard tests/e2e/t*.sh))
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/demo.sh
+	$(Q)tools/scripts/demo.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -337,10 +373,16 @@ install: all
 	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 644 lib/libsym.a $(DESTDIR)$(libdir)/
 	$(INSTALL) -m 755 lib/$(SONAME) $(DESTDIR)$(libdir)/$(SONAME)
-	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libsym.so
-	$(INSTALL) -m 644 libsym/sym.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 lib/libsymprofile.a $(DESTDIR)$(libdir)/
+	$(INSTALL) -m 755 lib/$(PROF_SONAME) $(DESTDIR)$(libdir)/$(PROF_SONAME)
+	ln -sf $(PROF_SONAME) $(DESTDIR)$(libdir)/libsymprofile.so
+	$(INSTALL) -m 755 lib/libsymprof.so $(DESTDIR)$(libdir)/libsymprof.so
+	$(INSTALL) -m 644 libsym/sym.h libsym/prof/sym_prof.h \
+		$(DESTDIR)$(includedir)/
 	$(PC_SED) libsym/libsym.pc.in > $(DESTDIR)$(pkgconfigdir)/libsym.pc
+	$(PC_SED) libsym/prof/libsymprofile.pc.in \
+		> $(DESTDIR)$(pkgconfigdir)/libsymprofile.pc
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
@@ -352,10 +394,14 @@ install: all
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
 		$(DESTDIR)$(libdir)/libsym.a $(DESTDIR)$(libdir)/$(SONAME) \
-		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprof.so \
-		$(DESTDIR)$(includedir)/sym.h \
-		$(DESTDIR)$(pkgconfigdir)/libsym.pc $(DESTDIR)$(mandir)/man1/sym.1 \
-		$(DESTDIR)$(mandir)/man8/symd.8 \
+		$(DESTDIR)$(libdir)/libsym.so $(DESTDIR)$(libdir)/libsymprofile.a \
+		$(DESTDIR)$(libdir)/$(PROF_SONAME) \
+		$(DESTDIR)$(libdir)/libsymprofile.so \
+		$(DESTDIR)$(libdir)/libsymprof.so \
+		$(DESTDIR)$(includedir)/sym.h $(DESTDIR)$(includedir)/sym_prof.h \
+		$(DESTDIR)$(pkgconfigdir)/libsym.pc \
+		$(DESTDIR)$(pkgconfigdir)/libsymprofile.pc \
+		$(DESTDIR)$(mandir)/man1/sym.1 $(DESTDIR)$(mandir)/man8/symd.8 \
 		$(COMPAT:bin/compat/%=$(DESTDIR)$(libexecdir)/sym/%)
 	-rmdir $(DESTDIR)$(libexecdir)/sym 2>/dev/null
 

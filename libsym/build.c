@@ -89,6 +89,11 @@ struct symi_builder {
 	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
 	bool dwarf;
+	/* The first failure of an adding call, which
+	 * symi_builder_finish() returns: a caller that goes on without
+	 * what it added (a file name is optional to the DWARF walker) does
+	 * not turn -ENOMEM into a table that silently lacks it. */
+	int err;
 };
 
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
@@ -102,6 +107,21 @@ static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 	return h;
 }
 #define HASH_INIT 0xcbf29ce484222325ULL
+
+/* Record a failed allocation (see struct symi_builder's err). */
+static int nomem(struct symi_builder *b)
+{
+	if (!b->err)
+		b->err = -ENOMEM;
+	return -ENOMEM;
+}
+
+/* The same, for the calls that return an index or SYMI_NONE. */
+static uint32_t nomem_idx(struct symi_builder *b)
+{
+	nomem(b);
+	return SYMI_NONE;
+}
 
 int symi_builder_new(struct symi_builder **out)
 {
@@ -190,7 +210,7 @@ uint32_t symi_builder_str(struct symi_builder *b, const char *s)
 	n = strlen(s);
 	if ((b->str_count + 1) * 2 > b->str_set_cap &&
 	    set_grow(&b->str_set, &b->str_set_cap, str_key, b))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	h = hash_bytes(s, n, HASH_INIT);
 	j = h & (b->str_set_cap - 1);
 	while (b->str_set[j]) {
@@ -202,12 +222,12 @@ uint32_t symi_builder_str(struct symi_builder *b, const char *s)
 	}
 	/* Strings live in a u32-addressed blob. */
 	if (!symi_add(b->str_len, n + 1, &need) || need >= UINT32_MAX)
-		return SYMI_NONE;
+		return nomem_idx(b);
 	if (need > b->str_cap) {
 		size_t cap = b->str_cap;
 
 		if (symi_grow((void **)&b->str, &cap, need, 1))
-			return SYMI_NONE;
+			return nomem_idx(b);
 		b->str_cap = cap;
 	}
 	off = (uint32_t)b->str_len;
@@ -248,7 +268,7 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 		return SYMI_NONE;
 	if ((b->n_funcs + 1) * 2 > b->func_set_cap &&
 	    set_grow(&b->func_set, &b->func_set_cap, func_key, b))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	h = func_hash(&f);
 	j = h & (b->func_set_cap - 1);
 	while (b->func_set[j]) {
@@ -262,7 +282,7 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 	if (b->n_funcs >= SYMT_NONE - 1 ||
 	    symi_grow((void **)&b->funcs, &b->cap_funcs, b->n_funcs + 1,
 		      sizeof(f)))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	/* Demangle once per distinct function, here, never at lookup. */
 	if (f.linkage) {
 		dem = symi_demangle(linkage);
@@ -294,7 +314,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path)
 		return SYMI_NONE;
 	if ((b->n_files + 1) * 2 > b->file_set_cap &&
 	    set_grow(&b->file_set, &b->file_set_cap, file_key, b))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	j = hash_bytes(&off, sizeof(off), HASH_INIT) & (b->file_set_cap - 1);
 	while (b->file_set[j]) {
 		if (b->files[b->file_set[j] - 1] == off)
@@ -304,7 +324,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path)
 	if (b->n_files >= SYMT_NONE - 1 ||
 	    symi_grow((void **)&b->files, &b->cap_files, b->n_files + 1,
 		      sizeof(*b->files)))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	b->files[b->n_files] = off;
 	b->file_set[j] = (uint32_t)++b->n_files;
 	return (uint32_t)(b->n_files - 1);
@@ -322,7 +342,7 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 		      sizeof(*b->scopes)) ||
 	    symi_grow((void **)&b->scope_entry, &b->cap_entry,
 		      b->n_scopes + 1, sizeof(*b->scope_entry)))
-		return SYMI_NONE;
+		return nomem_idx(b);
 	s = &b->scopes[b->n_scopes];
 	s->parent = parent;
 	s->func = func;
@@ -362,17 +382,18 @@ long symi_span_find(const struct symi_span *v, size_t n, uint64_t addr)
 	return lo > 0 && addr < v[lo - 1].hi ? (long)lo - 1 : -1;
 }
 
-void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi)
+int symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
-		return;
+		return 0;
 	if (symi_grow((void **)&b->text, &b->cap_text, b->n_text + 1,
 		      sizeof(*b->text)))
-		return;	/* best effort: fewer text spans, more dropped rows */
+		return nomem(b);
 	b->text[b->n_text].lo = lo;
 	b->text[b->n_text].hi = hi;
 	b->n_text++;
 	b->text_sorted = false;
+	return 0;
 }
 
 static void text_sort(struct symi_builder *b)
@@ -413,16 +434,18 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 	return true;
 }
 
-void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
-			      uint64_t hi)
+int symi_builder_add_section(struct symi_builder *b, uint64_t lo,
+			     uint64_t hi)
 {
-	if (hi <= lo ||
-	    symi_grow((void **)&b->secs, &b->cap_secs, b->n_secs + 1,
+	if (hi <= lo)
+		return 0;
+	if (symi_grow((void **)&b->secs, &b->cap_secs, b->n_secs + 1,
 		      sizeof(*b->secs)))
-		return;	/* best effort: sizeless symbols then cover less */
+		return nomem(b);
 	b->secs[b->n_secs].lo = lo;
 	b->secs[b->n_secs].hi = hi;
 	b->n_secs++;
+	return 0;
 }
 
 /* End of the section holding @addr (sorted b->secs), or @addr if none. */
@@ -442,7 +465,7 @@ int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
 		return 0;
 	if (symi_grow((void **)&b->sivs, &b->cap_sivs, b->n_sivs + 1,
 		      sizeof(*b->sivs)))
-		return -ENOMEM;
+		return nomem(b);
 	v = &b->sivs[b->n_sivs++];
 	v->lo = lo;
 	v->hi = hi;
@@ -463,7 +486,7 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 	    (b->n_livs >= UINT32_MAX ||
 	     symi_grow((void **)&b->livs, &b->cap_livs, b->n_livs + 1,
 		       sizeof(*b->livs))))
-		return -ENOMEM;
+		return nomem(b);
 	v = &b->livs[b->n_livs];
 	if (b->n_livs && lo < v[-1].lo)
 		b->livs_unsorted = true;
@@ -493,7 +516,7 @@ int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
 	if (b->n_syms >= UINT32_MAX ||
 	    symi_grow((void **)&b->syms, &b->cap_syms, b->n_syms + 1,
 		      sizeof(*b->syms)))
-		return -ENOMEM;
+		return nomem(b);
 	s = &b->syms[b->n_syms];
 	s->addr = addr;
 	s->size = size > UINT32_MAX ? UINT32_MAX : size;
@@ -923,34 +946,21 @@ out:
 	return err;
 }
 
-int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
+/*
+ * The table's address window [*basep, *endp): the line and scope ranges
+ * @R and the text sections, widened by symbols (data below .text) while
+ * it stays under 4 GiB; the symbols left out are dropped later.  b->syms
+ * must be sorted.  Returns 0 or -SYM_E_TOOBIG.
+ */
+static int code_window(const struct symi_builder *b, const struct ranges *R,
+		       uint64_t *basep, uint64_t *endp)
 {
-	struct segs S = { 0 };
-	struct ranges R = { 0 };
-	struct sranges SR = { 0 };
-	struct symi_tab tab = { 0 };
-	struct symt_sym *syms = NULL;
-	uint32_t *addrs = NULL, *saddrs = NULL, *sidx = NULL;
 	uint64_t base = UINT64_MAX, end = 0, symlo, symhi;
-	size_t n_syms = 0, i;
-	int err;
+	size_t i;
 
-	*bufp = NULL;
-	*lenp = 0;
-	symi_debug("table: %zu line rows, %zu scope ranges, %zu scopes, %zu functions, %zu files, %zu symbols, %zu string bytes",
-		   b->n_livs, b->n_sivs, b->n_scopes, b->n_funcs, b->n_files,
-		   b->n_syms, b->str_len);
-	err = sweep_scopes(b, &S);
-	sweep_lines(b);
-	if (!err)
-		err = merge(b, &S, &R);
-	if (err)
-		goto out;
-
-	/* The code window fixes the base; it must span less than 4 GiB. */
-	if (R.n) {
-		base = R.addr[0];
-		end = R.addr[R.n - 1];
+	if (R->n) {
+		base = R->addr[0];
+		end = R->addr[R->n - 1];
 	}
 	for (i = 0; i < b->n_text; i++) {
 		if (b->text[i].lo < base)
@@ -958,10 +968,6 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		if (b->text[i].hi > end)
 			end = b->text[i].hi;
 	}
-	if (b->n_syms > 1)
-		qsort(b->syms, b->n_syms, sizeof(*b->syms), bsym_cmp);
-	/* Symbols may widen the window (data below .text) while it stays
-	 * under 4 GiB; the rest are dropped. */
 	symlo = base;
 	symhi = end;
 	for (i = 0; i < b->n_syms; i++) {
@@ -982,18 +988,29 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		base = symlo;
 	if (symhi > end)
 		end = symhi;
+	*basep = base;
+	*endp = end;
 	if (end - base >= UINT32_MAX) {
 		symi_warn("table: module spans 0x%llx..0x%llx, 4 GiB or more",
 			  (unsigned long long)base, (unsigned long long)end);
-		err = -SYM_E_TOOBIG;
-		goto out;
+		return -SYM_E_TOOBIG;
 	}
-	/* Keep the window's symbols, once each (.symtab and .dynsym, or a
-	 * file and its debug file, repeat them), and give sizeless ones
-	 * their reach: to the end of their section, or only their own
-	 * address for SHN_ABS. */
+	return 0;
+}
+
+/*
+ * Keep the symbols in [base, end), once each (.symtab and .dynsym, or a
+ * file and its debug file, repeat them), at the front of the sorted
+ * b->syms, and give sizeless ones their reach: to the end of their
+ * section, or only their own address for SHN_ABS.  Returns how many.
+ */
+static size_t keep_symbols(struct symi_builder *b, uint64_t base,
+			   uint64_t end)
+{
+	size_t n_syms = 0;
+
 	symi_span_sort(b->secs, b->n_secs);
-	for (i = 0; i < b->n_syms; i++) {
+	for (size_t i = 0; i < b->n_syms; i++) {
 		struct bsym *s = &b->syms[i];
 		bool dup = false;
 
@@ -1016,17 +1033,24 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 			   section_end(b, s->addr);
 		b->syms[n_syms++] = *s;
 	}
-	err = sweep_symbols(b->syms, n_syms, end, &SR);
-	if (err)
-		goto out;
+	return n_syms;
+}
 
-	/* Demangle the kept symbols' names once, here, never at lookup. */
-	syms = symi_calloc(n_syms ? n_syms : 1, sizeof(*syms));
-	if (!syms) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n_syms; i++) {
+/*
+ * The kept symbols as table records (*out: caller frees), addresses
+ * relative to @base; their names are demangled once, here, never at
+ * lookup.  Returns 0 or -ENOMEM.
+ */
+static int table_syms(struct symi_builder *b, size_t n_syms, uint64_t base,
+		      struct symt_sym **out)
+{
+	struct symt_sym *syms = symi_calloc(n_syms ? n_syms : 1,
+					    sizeof(*syms));
+
+	*out = syms;
+	if (!syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_syms; i++) {
 		char *d = symi_demangle(b->str + b->syms[i].name);
 
 		syms[i].addr = (uint32_t)(b->syms[i].addr - base);
@@ -1038,25 +1062,45 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 			continue;
 		syms[i].demangled = symi_builder_str(b, d);
 		free(d);
-		if (syms[i].demangled == SYMI_NONE) {
-			err = -ENOMEM;
-			goto out;
-		}
+		if (syms[i].demangled == SYMI_NONE)
+			return -ENOMEM;
 	}
-	addrs = symi_calloc(R.n ? R.n : 1, sizeof(*addrs));
-	saddrs = symi_calloc(SR.n ? SR.n : 1, sizeof(*saddrs));
-	sidx = symi_calloc(SR.n ? SR.n : 1, sizeof(*sidx));
-	if (!addrs || !saddrs || !sidx) {
-		err = -ENOMEM;
-		goto out;
+	return 0;
+}
+
+/* The start addresses of the ranges and of the symbol ranges, and the
+ * symbols of the latter, as the table stores them (relative to @base).
+ * The caller frees the three arrays, on failure too. */
+struct rel {
+	uint32_t *addrs, *saddrs, *sidx;
+};
+
+static int rel_arrays(const struct ranges *R, const struct sranges *SR,
+		      uint64_t base, struct rel *out)
+{
+	out->addrs = symi_calloc(R->n ? R->n : 1, sizeof(*out->addrs));
+	out->saddrs = symi_calloc(SR->n ? SR->n : 1, sizeof(*out->saddrs));
+	out->sidx = symi_calloc(SR->n ? SR->n : 1, sizeof(*out->sidx));
+	if (!out->addrs || !out->saddrs || !out->sidx)
+		return -ENOMEM;
+	for (size_t i = 0; i < R->n; i++)
+		out->addrs[i] = (uint32_t)(R->addr[i] - base);
+	for (size_t i = 0; i < SR->n; i++) {
+		out->saddrs[i] = (uint32_t)(SR->v[i].addr - base);
+		out->sidx[i] = SR->v[i].idx;
 	}
-	for (i = 0; i < R.n; i++)
-		addrs[i] = (uint32_t)(R.addr[i] - base);
-	for (i = 0; i < SR.n; i++) {
-		saddrs[i] = (uint32_t)(SR.v[i].addr - base);
-		sidx[i] = SR.v[i].idx;
-	}
-	for (i = 0; i < b->n_scopes; i++) {
+	return 0;
+}
+
+/* Encode the table (pack.c) from the builder and the swept arrays. */
+static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
+		const struct ranges *R, const struct rel *rel, size_t n_sranges,
+		const struct symt_sym *syms, size_t n_syms, void **bufp,
+		size_t *lenp)
+{
+	struct symi_tab tab = { 0 };
+
+	for (size_t i = 0; i < b->n_scopes; i++) {
 		uint64_t e = b->scope_entry[i];
 
 		b->scopes[i].entry = e >= base && e < end ?
@@ -1070,9 +1114,9 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		    (n_syms ? SYM_TABLE_SYMBOLS : 0);
 	tab.converter = converter_version();
 	tab.elfutils = _ELFUTILS_VERSION;
-	tab.addrs = addrs;
-	tab.leaves = R.leaf;
-	tab.n_ranges = R.n;
+	tab.addrs = rel->addrs;
+	tab.leaves = R->leaf;
+	tab.n_ranges = R->n;
 	tab.scopes = b->scopes;
 	tab.n_scopes = b->n_scopes;
 	tab.funcs = b->funcs;
@@ -1081,17 +1125,58 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	tab.n_files = b->n_files;
 	tab.syms = syms;
 	tab.n_syms = n_syms;
-	tab.saddrs = saddrs;
-	tab.sidx = sidx;
-	tab.n_sranges = SR.n;
+	tab.saddrs = rel->saddrs;
+	tab.sidx = rel->sidx;
+	tab.n_sranges = n_sranges;
 	tab.str = b->str;
 	tab.str_len = b->str_len;
-	err = symi_table_pack(&tab, bufp, lenp);
+	return symi_table_pack(&tab, bufp, lenp);
+}
+
+int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
+{
+	struct segs S = { 0 };
+	struct ranges R = { 0 };
+	struct sranges SR = { 0 };
+	struct rel rel = { 0 };
+	struct symt_sym *syms = NULL;
+	uint64_t base, end;
+	size_t n_syms;
+	int err;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (b->err)
+		return b->err;
+	symi_debug("table: %zu line rows, %zu scope ranges, %zu scopes, %zu functions, %zu files, %zu symbols, %zu string bytes",
+		   b->n_livs, b->n_sivs, b->n_scopes, b->n_funcs, b->n_files,
+		   b->n_syms, b->str_len);
+	err = sweep_scopes(b, &S);
+	sweep_lines(b);
+	if (!err)
+		err = merge(b, &S, &R);
+	if (err)
+		goto out;
+	/* The code window fixes the base; it must span less than 4 GiB. */
+	if (b->n_syms > 1)
+		qsort(b->syms, b->n_syms, sizeof(*b->syms), bsym_cmp);
+	err = code_window(b, &R, &base, &end);
+	if (err)
+		goto out;
+	n_syms = keep_symbols(b, base, end);
+	err = sweep_symbols(b->syms, n_syms, end, &SR);
+	if (!err)
+		err = table_syms(b, n_syms, base, &syms);
+	if (!err)
+		err = rel_arrays(&R, &SR, base, &rel);
+	if (!err)
+		err = pack(b, base, end, &R, &rel, SR.n, syms, n_syms, bufp,
+			   lenp);
 out:
 	free(syms);
-	free(addrs);
-	free(saddrs);
-	free(sidx);
+	free(rel.addrs);
+	free(rel.saddrs);
+	free(rel.sidx);
 	free(S.v);
 	free(R.addr);
 	free(R.leaf);

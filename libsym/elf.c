@@ -62,11 +62,6 @@
 /* Room for one candidate path; longer ones are skipped, not truncated. */
 #define PATH_ROOM 4096
 
-/* Read a field of a caller's options struct, honouring its sz. */
-#define OPT(o, f)                                                            \
-	((o) && (o)->sz >= offsetof(struct sym_module_opts, f) +              \
-			       sizeof((o)->f) ? (o)->f : 0)
-
 enum open_flags {
 	/* Headers and build ID only: no zstd decompression. */
 	OPEN_NOTES_ONLY = (1 << 0),
@@ -966,8 +961,8 @@ int symi_find_debug_file(const struct symi_elf *e,
 			 const struct sym_module_opts *opts,
 			 struct symi_elf *dbg)
 {
-	const char *const *paths = OPT(opts, debuginfo_path);
-	const char *debug_dir = OPT(opts, debug_dir);
+	const char *const *paths = SYMI_OPT(opts, debuginfo_path);
+	const char *debug_dir = SYMI_OPT(opts, debug_dir);
 	char *dirs[2] = { NULL, NULL };
 	const char *link = NULL;
 	struct search s;
@@ -1025,8 +1020,8 @@ int symi_find_alt_file(const struct symi_elf *e,
 		       const struct sym_module_opts *opts,
 		       struct symi_elf *alt)
 {
-	const char *const *paths = OPT(opts, debuginfo_path);
-	const char *debug_dir = OPT(opts, debug_dir);
+	const char *const *paths = SYMI_OPT(opts, debuginfo_path);
+	const char *debug_dir = SYMI_OPT(opts, debug_dir);
 	char *dirs[2] = { NULL, NULL };
 	const char *name, *nul, *base;
 	Elf_Data *data;

@@ -1,9 +1,7 @@
 /*
- * error.c - error strings, logging and allocation helpers of libsym.
- *
- * Allocation goes through symi_malloc() and friends so that tests can fail
- * the Nth allocation (SYM_TEST_FAIL_ALLOC=N) and check that every error
- * path unwinds cleanly.  The counter is process-wide and read once.
+ * error.c - error strings, logging, the version, the options check and
+ * the clock of libsym.  The allocation helpers are in alloc.c (shared
+ * with libsymprofile).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +53,54 @@ const char *sym_strerror(int err, char *buf, size_t len)
 	return buf;
 }
 
+const char *sym_version(int *major, int *minor, int *patch)
+{
+	if (major)
+		*major = SYM_VERSION_MAJOR;
+	if (minor)
+		*minor = SYM_VERSION_MINOR;
+	if (patch)
+		*patch = SYM_VERSION_PATCH;
+	return SYM_VERSION;
+}
+
+/*
+ * The options check, after libbpf's OPTS_VALID(): bytes past the fields
+ * this library knows are accepted only when zero, so that an option a
+ * newer caller sets is never silently ignored.  SYM_OPTS() zeroes the
+ * caller's whole struct, padding included, so the tail is clean.
+ */
+int symi_opts_check(const void *opts, size_t known, const char *type,
+		    uint64_t flags, uint64_t known_flags)
+{
+	const unsigned char *b = opts;
+	size_t sz;
+
+	if (!opts)
+		return 0;
+	memcpy(&sz, opts, sizeof(sz));
+	if (sz < sizeof(sz)) {
+		symi_warn("%s: sz is %zu: declare it with SYM_OPTS()", type,
+			  sz);
+		return -EINVAL;
+	}
+	for (size_t i = known; i < sz; i++) {
+		if (b[i]) {
+			symi_warn("%s: byte %zu of %zu is set, but this libsym "
+				  "%s knows only the first %zu", type, i, sz,
+				  SYM_VERSION, known);
+			return -EINVAL;
+		}
+	}
+	if (flags & ~known_flags) {
+		symi_warn("%s: flags 0x%llx are unknown to this libsym %s",
+			  type, (unsigned long long)(flags & ~known_flags),
+			  SYM_VERSION);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Logging.  The level is read from SYM_LOG_LEVEL the first time anything
  * is logged or set.
@@ -91,67 +137,6 @@ void symi_log_(int level, const char *fmt, ...)
 		log_fn(log_ctx, level, msg);
 	else
 		fprintf(stderr, "libsym: %s\n", msg);
-}
-
-/*
- * Fault injection.  fail_at < 0 means "not read yet", 0 means "off".
- */
-static long fail_at = -1;
-static long alloc_count;
-
-static bool alloc_fails(void)
-{
-	if (fail_at < 0) {
-		const char *e = getenv("SYM_TEST_FAIL_ALLOC");
-
-		fail_at = e ? strtol(e, NULL, 10) : 0;
-		if (fail_at < 0)
-			fail_at = 0;
-	}
-	if (!fail_at)
-		return false;
-	return __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == fail_at;
-}
-
-void *symi_malloc(size_t n)
-{
-	return alloc_fails() ? NULL : malloc(n);
-}
-
-void *symi_calloc(size_t n, size_t m)
-{
-	return alloc_fails() ? NULL : calloc(n, m);
-}
-
-void *symi_realloc(void *p, size_t n)
-{
-	return alloc_fails() ? NULL : realloc(p, n);
-}
-
-char *symi_strdup(const char *s)
-{
-	return alloc_fails() ? NULL : strdup(s);
-}
-
-int symi_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16, bytes;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (!symi_mul(ncap, 2, &ncap))
-			return -ENOMEM;
-	}
-	if (!symi_mul(ncap, elem, &bytes))
-		return -ENOMEM;
-	p = symi_realloc(*arr, bytes);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
 }
 
 double symi_now(void)

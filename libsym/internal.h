@@ -4,24 +4,32 @@
  * Nothing here is installed or exported.  Cross-file internals are named
  * symi_*; everything else in libsym is static.
  *
- * Module map:
- *   error.c    sym_strerror(), logging (symi_log*), overflow helpers
+ * Module map (the .c files of libsym/; the profile model is libsym/prof/,
+ * a library of its own, with its map in libsym/prof/internal.h):
+ *   error.c    sym_strerror(), sym_version(), logging (symi_log*), the
+ *              options check (symi_opts_check()), the clock
+ *   alloc.c    allocation with fault injection, symi_grow() (base.h;
+ *              also compiled into libsymprofile)
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
+ *   sections.c readying debug sections for libdw: skip unused ones,
+ *              inflate zlib ones with libdeflate
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
+ *   lines.c    a direct reader of DWARF line programs (versions 2 to 5)
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
+ *   batch.c    many lookups at once (sym_table_lookup_batch())
  *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above
  *   demangle.c libiberty wrapper
- *   prof.c     struct sym_prof: the profile in memory, stack aggregation
- *   raw.c      the raw stack format (docs/raw-format.md) reader, writer,
- *              and its symbolized form
- *   pprof.c    pprof's profile.proto (docs/pprof.md) reader, writer, and
- *              sym_prof_read_file(); its protobuf code is generated from
- *              profile.proto into build/gen/ at build time
+ *   store.c    the store (sym_store_*): tables per build ID in LMDB; the
+ *              only file that sees LMDB
+ *   files.c    the store's file area: debug files and executables by
+ *              build ID
+ *   convert.c  building a stored table from the store's own files
+ *              (sym_store_convert())
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
@@ -33,6 +41,7 @@
 #include <gelf.h>
 
 #include "sym.h"
+#include "base.h"
 #include "format.h"
 #include "banned.h"
 
@@ -51,27 +60,30 @@ void symi_log_(int level, const char *fmt, ...)
 #define symi_info(...) symi_log(SYM_LOG_INFO, __VA_ARGS__)
 #define symi_debug(...) symi_log(SYM_LOG_DEBUG, __VA_ARGS__)
 
-/* Overflow-checked size arithmetic: return false on overflow. */
-static inline bool symi_add(size_t a, size_t b, size_t *out)
-{
-	return !__builtin_add_overflow(a, b, out);
-}
-static inline bool symi_mul(size_t a, size_t b, size_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
-}
-
 /*
- * Grow *arr (of *cap elements of size elem) so that it holds at least
- * need elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.
+ * Options structs (sym.h, "ABI").  Each public function that takes one
+ * calls SYMI_OPTS_CHECK() first and reads its fields with SYMI_OPT() only.
+ *
+ * symi_opts_check() - may libsym use @opts, a caller's options struct
+ * whose first field is its size_t sz, and of which this library knows the
+ * bytes below @known (the end of its last field)?  NULL is accepted (the
+ * defaults).  Returns 0, or -EINVAL, logged with @type, when sz is below
+ * sizeof(size_t) (0: not declared with SYM_OPTS()), a byte from @known to
+ * sz is not zero (a newer caller asks for an option this libsym lacks), or
+ * @flags (its flags field) has a bit outside @known_flags.
  */
-int symi_grow(void **arr, size_t *cap, size_t need, size_t elem);
-
-/* Fault injection for tests: SYM_TEST_FAIL_ALLOC=N fails the Nth call. */
-void *symi_malloc(size_t n);
-void *symi_calloc(size_t n, size_t m);
-void *symi_realloc(void *p, size_t n);
-char *symi_strdup(const char *s);
+int symi_opts_check(const void *opts, size_t known, const char *type,
+		    uint64_t flags, uint64_t known_flags);
+#define SYMI_OFFSETOFEND(type, f)                                            \
+	(offsetof(type, f) + sizeof(((type *)0)->f))
+/* Every options struct has a flags field; @last is its last field. */
+#define SYMI_OPTS_CHECK(o, type, last, known_flags)                          \
+	symi_opts_check((o), SYMI_OFFSETOFEND(struct type, last), #type,     \
+			SYMI_OPT(o, flags), (known_flags))
+/* Field @f of the options @o, or 0 when @o is NULL or its sz ends before
+ * @f does (a caller built against an older sym.h). */
+#define SYMI_OPT(o, f)                                                       \
+	((o) && (o)->sz >= SYMI_OFFSETOFEND(__typeof__(*(o)), f) ? (o)->f : 0)
 
 /*
  * The version of the converter (the DWARF and symbol reading and the
@@ -84,10 +96,10 @@ char *symi_strdup(const char *s);
 uint32_t symi_table_crc(const void *buf, size_t len);
 
 /* Parse a lowercase hex build ID (2 to 128 digits) into @id (64 bytes).
- * Returns 0 or -EINVAL (cache.c). */
+ * Returns 0 or -EINVAL (store.c). */
 int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
 
-/* The store's directory and mode, for files.c (cache.c keeps LMDB). */
+/* The store's directory and mode, for files.c (store.c keeps LMDB). */
 const char *symi_store_dir(const struct sym_store *st);
 bool symi_store_rdonly(const struct sym_store *st);
 /* Delete the files of @build_id from the file area (files.c). */
@@ -217,8 +229,10 @@ uint32_t symi_builder_str(struct symi_builder *b, const char *s);
  * discarded sections).  Called once, before adding. */
 void symi_builder_window(struct symi_builder *b, uint64_t lo, uint64_t hi);
 
-/* Is [lo, hi) inside an executable section?  Used to drop tombstones. */
-void symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi);
+/* An executable section [lo, hi): rows and scopes outside every one are
+ * dropped (tombstones).  Returns 0 or -ENOMEM.  symi_builder_in_text()
+ * tells whether @addr is in one. */
+int symi_builder_add_text(struct symi_builder *b, uint64_t lo, uint64_t hi);
 bool symi_builder_in_text(const struct symi_builder *b, uint64_t addr);
 
 /* Symbol binding/type as stored (enum symi_sym_kind). */
@@ -232,9 +246,9 @@ enum symi_sym_flags {
 };
 
 /* An allocated section [lo, hi): a sizeless symbol covers addresses of
- * its own section only, as in eu-addr2line. */
-void symi_builder_add_section(struct symi_builder *b, uint64_t lo,
-			      uint64_t hi);
+ * its own section only, as in eu-addr2line.  Returns 0 or -ENOMEM. */
+int symi_builder_add_section(struct symi_builder *b, uint64_t lo,
+			     uint64_t hi);
 
 /* Add one symbol.  @name is copied (interned).  @file is the STT_FILE
  * name a local symbol belongs to (the source file when there is no
@@ -277,7 +291,9 @@ void symi_builder_set_dwarf(struct symi_builder *b);
 
 /*
  * symi_builder_finish() - sort, sweep and serialize; the builder is used
- * up (only symi_builder_free() may follow).
+ * up (only symi_builder_free() may follow).  An adding call above that
+ * failed makes it fail with the same error, even when its caller went on
+ * without what it added (an index of SYMI_NONE).
  * @param[out] buf  caller owns, free(); 8-byte aligned
  * @param[out] len  its size
  * @return 0, -ENOMEM, -SYM_E_TOOBIG
@@ -291,7 +307,8 @@ int symi_builder_finish(struct symi_builder *b, void **buf, size_t *len);
  */
 int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e);
 
-/* The executable sections of @e into symi_builder_add_text(). */
+/* The executable sections of @e into symi_builder_add_text().  Returns 0
+ * or -ENOMEM. */
 int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 
 /*
@@ -506,88 +523,5 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 
 /* Demangle (demangle.c); caller frees; NULL when not mangled. */
 char *symi_demangle(const char *name);
-
-/*
- * Profiles (prof.c, raw.c).
- */
-
-/* A u64 -> u32 index: open addressing, at most half full.  Zeroed is
- * empty; symi_idx_release() zeroes it again. */
-struct symi_idx {
-	uint64_t *keys;		/* free() */
-	uint32_t *vals;		/* free(); 0 empty, else value + 1 */
-	size_t cap, n;
-};
-
-/* Set @key to @val (replacing); 0, -ENOMEM, -E2BIG (val UINT32_MAX). */
-int symi_idx_set(struct symi_idx *ix, uint64_t key, uint32_t val);
-bool symi_idx_get(const struct symi_idx *ix, uint64_t key, uint32_t *val);
-void symi_idx_release(struct symi_idx *ix);
-
-/* @s is 2 to 128 lowercase hex digits, an even count. */
-bool symi_prof_build_id_ok(const char *s);
-
-/* The value of the hex digit @c (either case), or -1. */
-static inline int symi_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/*
- * Decode a string of the raw format (docs/raw-format.md) in place: "-"
- * is NULL, "%XX" a byte.  Used by raw.c and by pprof.c for the raw
- * lines it keeps in comments.
- * @param[out] out  @s or NULL; untouched on failure
- * @return 0, -EINVAL ('%' not followed by two hex digits), -ERANGE
- *         (%00, a NUL byte)
- */
-int symi_pct_decode(char *s, char **out);
-
-/* Processes and threads in the order they were first added, for the
- * writers; @i below the count.  The comm is borrowed, may be NULL. */
-size_t symi_prof_nprocs(const struct sym_prof *p);
-const char *symi_prof_proc_at(const struct sym_prof *p, size_t i,
-			      int32_t *pid, uint64_t *pidns, int32_t *nspid);
-size_t symi_prof_nthreads(const struct sym_prof *p);
-const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
-				int32_t *pid, int32_t *tid);
-
-/* Replace the flags of map @id (enum sym_prof_map_flags); 0 or -EINVAL. */
-int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags);
-
-/* The symbolization's string sets: function names and file names. */
-enum { SYMI_PROF_FUNCS, SYMI_PROF_FILES, SYMI_PROF_NSETS };
-
-/* Names of enum sym_prof_loc_status, as the raw format spells them. */
-extern const char *const symi_prof_status_names[SYM_PROF_LOC_NSTATUS];
-
-/* Names of the stack flags (bit i) and of enum sym_prof_map_kind, as the
- * raw format and the pprof comments spell them. */
-#define SYMI_PROF_NKINDS 4
-extern const char *const symi_prof_flag_names[SYM_PROF_NFLAGS];
-extern const char *const symi_prof_kind_names[SYMI_PROF_NKINDS];
-/* The bit of stack flag @name, or -1 when it has no name here. */
-int symi_prof_flag_bit(const char *name);
-/* The enum sym_prof_map_kind named @name, or -1. */
-int symi_prof_kind(const char *name);
-
-/* Intern @s (NULL or "" give NULL) into string set @set of @p; *out is
- * the profile's copy, which sym_prof_set_location() finds again without
- * copying.  0, -ENOMEM, -E2BIG (2^24 strings in the set). */
-int symi_prof_intern(struct sym_prof *p, int set, const char *s,
-		     const char **out);
-/* Strings interned in @set (used by a location or not). */
-size_t symi_prof_nstrs(const struct sym_prof *p, int set);
-/* The index in its set (0 to symi_prof_nstrs() - 1) of a string of a
- * struct sym_prof_line that the profile handed out. */
-uint32_t symi_prof_str_idx(const char *s);
-/* Mark @p symbolized (a file said so), with or without locations. */
-void symi_prof_set_symbolized(struct sym_prof *p);
 
 #endif /* SYM_INTERNAL_H */

@@ -204,25 +204,54 @@ static uint32_t intern_file(struct symi_builder *b, const char *dir,
 	return id;
 }
 
-/* Read a v5 entry-format list and its entries into names (and dirs). */
-static bool v5_entries(struct cursor *c, unsigned offsz,
-		       const struct symi_lines_in *in, struct names *dirs,
-		       struct names *files, uint32_t **fdir, size_t *fdir_cap,
-		       bool is_files)
+/* A unit's directory and file names, before they are interned. */
+struct ftab {
+	struct names dirs, files;
+	uint32_t *fdir;		/* files.v[i]'s index into dirs */
+	size_t fdir_cap;
+};
+
+static void ftab_release(struct ftab *t)
+{
+	free(t->dirs.v);
+	free(t->files.v);
+	free(t->fdir);
+}
+
+/* Add a file and its directory index (UINT32_MAX: none). */
+static int ftab_file(struct ftab *t, const char *name, uint64_t dir)
+{
+	if (names_push(&t->files, name) ||
+	    symi_grow((void **)&t->fdir, &t->fdir_cap, t->files.n,
+		      sizeof(*t->fdir)))
+		return -ENOMEM;
+	t->fdir[t->files.n - 1] = dir < UINT32_MAX ? (uint32_t)dir :
+						     UINT32_MAX;
+	return 0;
+}
+
+/*
+ * Read a v5 entry-format list and its entries into t's files (or dirs).
+ * Returns 0, -ENOMEM, or -SYM_E_BADDWARF on an unknown form or a bad
+ * string offset.
+ */
+static int v5_entries(struct cursor *c, unsigned offsz,
+		      const struct symi_lines_in *in, struct ftab *t,
+		      bool is_files)
 {
 	unsigned fmt[16][2];
 	unsigned nfmt = (unsigned)rd(c, 1);
 	uint64_t count;
 
 	if (nfmt > 16)
-		return false;
+		return -SYM_E_BADDWARF;
 	for (unsigned i = 0; i < nfmt; i++) {
 		fmt[i][0] = (unsigned)uleb(c);
 		fmt[i][1] = (unsigned)uleb(c);
 	}
 	count = uleb(c);
 	if (c->bad || count > (uint64_t)(c->end - c->p))
-		return false;
+		return -SYM_E_BADDWARF;
 	for (uint64_t k = 0; k < count; k++) {
 		const char *path = NULL;
 		uint64_t dir = 0;
@@ -232,26 +261,143 @@ static bool v5_entries(struct cursor *c, unsigned offsz,
 			uint64_t v = 0;
 
 			if (!form(c, fmt[i][1], offsz, in, &s, &v))
-				return false;
+				return -SYM_E_BADDWARF;
 			if (fmt[i][0] == DW_LNCT_path)
 				path = s;
 			else if (fmt[i][0] == DW_LNCT_directory_index)
 				dir = v;
 		}
 		if (c->bad || !path)
-			return false;
-		if (is_files) {
-			if (names_push(files, path) ||
-			    symi_grow((void **)fdir, fdir_cap, files->n,
-				      sizeof(**fdir)))
-				return false;
-			(*fdir)[files->n - 1] = dir < UINT32_MAX ?
-						(uint32_t)dir : UINT32_MAX;
-		} else if (names_push(dirs, path)) {
-			return false;
+			return -SYM_E_BADDWARF;
+		if (is_files ? ftab_file(t, path, dir) :
+			       names_push(&t->dirs, path))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The include_directories and file_names of a v2-4 header.  Directory 0
+ * is the compilation directory; file 0 does not exist before DWARF 5,
+ * and libdw calls it "???".
+ */
+static int v4_entries(struct cursor *c, const char *comp_dir,
+		      struct ftab *t)
+{
+	const char *s;
+
+	if (names_push(&t->dirs, comp_dir))
+		return -ENOMEM;
+	while ((s = cstr(c)) && *s) {
+		if (names_push(&t->dirs, s))
+			return -ENOMEM;
+	}
+	if (ftab_file(t, "???", UINT32_MAX))
+		return -ENOMEM;
+	while ((s = cstr(c)) && *s) {
+		uint64_t d = uleb(c);
+
+		uleb(c);	/* mtime */
+		uleb(c);	/* length */
+		if (ftab_file(t, s, d))
+			return -ENOMEM;
+	}
+	return c->bad ? -SYM_E_BADDWARF : 0;
+}
+
+/* Intern t's files as libdw would spell them: *fid maps a file index of
+ * the unit to a builder file.  Returns 0 or -ENOMEM. */
+static int intern_files(struct symi_builder *b, unsigned version,
+			const struct ftab *t, uint32_t **fid)
+{
+	uint32_t *v = symi_calloc(t->files.n ? t->files.n : 1, sizeof(*v));
+
+	*fid = NULL;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->files.n; i++) {
+		const char *dir = t->fdir[i] < t->dirs.n ?
+				  t->dirs.v[t->fdir[i]] : NULL;
+
+		if (version < 5 && i == 0)
+			v[i] = symi_builder_file(b, "???");
+		else
+			v[i] = intern_file(b, dir, t->files.v[i]);
+		if (v[i] == SYMI_NONE) {
+			free(v);
+			return -ENOMEM;
 		}
 	}
-	return true;
+	*fid = v;
+	return 0;
+}
+
+/* What the header says about running the program (DWARF 5, 6.2.4). */
+struct lhdr {
+	unsigned version, offsz, asz, min_inst, max_ops;
+	unsigned line_range, opcode_base;
+	int line_base;
+	const unsigned char *oplen;	/* standard opcodes' operand counts */
+	struct cursor prog;		/* the program, to the unit's end */
+};
+
+/*
+ * Read the header of the unit at in->off up to its directory and file
+ * lists, where *c is left.  Returns 0 or -SYM_E_BADDWARF.
+ */
+static int read_header(const struct symi_lines_in *in, struct cursor *c,
+		       struct lhdr *h)
+{
+	uint64_t len, hdrlen;
+	const unsigned char *unit_end;
+
+	memset(h, 0, sizeof(*h));
+	h->offsz = 4;
+	h->asz = in->addr_size;
+	if (!in->line.data || in->off >= in->line.size)
+		return -SYM_E_BADDWARF;
+	c->p = in->line.data + in->off;
+	c->end = in->line.data + in->line.size;
+	c->bad = false;
+	len = rd(c, 4);
+	if (len == 0xffffffff) {
+		len = rd(c, 8);
+		h->offsz = 8;
+	} else if (len >= 0xfffffff0) {
+		return -SYM_E_BADDWARF;
+	}
+	if (c->bad || len > (uint64_t)(c->end - c->p))
+		return -SYM_E_BADDWARF;
+	unit_end = c->p + len;
+	c->end = unit_end;
+	h->version = (unsigned)rd(c, 2);
+	if (h->version < 2 || h->version > 5)
+		return -SYM_E_BADDWARF;
+	if (h->version >= 5) {
+		h->asz = (unsigned)rd(c, 1);
+		rd(c, 1);	/* segment selector size */
+	}
+	if (h->asz != 4 && h->asz != 8)
+		return -SYM_E_BADDWARF;
+	hdrlen = rd(c, h->offsz);
+	if (c->bad || hdrlen > (uint64_t)(c->end - c->p))
+		return -SYM_E_BADDWARF;
+	h->prog.p = c->p + hdrlen;
+	h->prog.end = unit_end;
+	h->prog.bad = false;
+	h->min_inst = (unsigned)rd(c, 1);
+	h->max_ops = h->version >= 4 ? (unsigned)rd(c, 1) : 1;
+	rd(c, 1);	/* default_is_stmt: every row is used */
+	h->line_base = (int8_t)rd(c, 1);
+	h->line_range = (unsigned)rd(c, 1);
+	h->opcode_base = (unsigned)rd(c, 1);
+	if (c->bad || h->line_range == 0 || h->max_ops == 0 ||
+	    h->opcode_base == 0 ||
+	    (size_t)(c->end - c->p) < h->opcode_base - 1)
+		return -SYM_E_BADDWARF;
+	h->oplen = c->p;
+	c->p += h->opcode_base - 1;
+	return 0;
 }
 
 /* The state machine's registers (DWARF 5, 6.2.2). */
@@ -288,221 +434,132 @@ static int add_row(struct symi_builder *b, const struct symi_lines_in *in,
 				 pend->column, pend->disc);
 }
 
-int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
-		    struct symi_lines_out *out)
+static void seq_reset(struct regs *r, struct pending *pend)
 {
-	struct cursor c = { 0 }, prog;
-	struct names dirs = { 0 }, files = { 0 };
-	uint32_t *fdir = NULL, *fid = NULL;
-	size_t fdir_cap = 0;
-	unsigned version, offsz = 4, asz = in->addr_size, min_inst, max_ops;
-	unsigned line_range, opcode_base;
-	int line_base, err = -SYM_E_BADDWARF;
-	uint64_t len, hdrlen;
-	const unsigned char *oplen, *unit_end;
-	bool default_stmt;
+	memset(r, 0, sizeof(*r));
+	r->file = 1;
+	r->line = 1;
+	pend->valid = false;
+}
+
+/* Advance the address by @adv operations (DWARF 5, 6.2.5.1). */
+static void advance(struct regs *r, const struct lhdr *h, uint64_t adv)
+{
+	r->addr += h->min_inst * ((r->op_index + adv) / h->max_ops);
+	r->op_index = (unsigned)((r->op_index + adv) % h->max_ops);
+}
+
+/*
+ * Run the extended opcode at h->prog (after its 0 byte).  Returns false
+ * when the program cannot go on: the rows so far stay.
+ */
+static bool ext_op(struct lhdr *h, struct regs *r, bool *emit, bool *endseq)
+{
+	struct cursor *prog = &h->prog;
+	uint64_t elen = uleb(prog);
+	const unsigned char *eend;
+
+	if (prog->bad || elen == 0 || elen > (uint64_t)(prog->end - prog->p))
+		return false;
+	eend = prog->p + elen;
+	switch (*prog->p++) {
+	case DW_LNE_end_sequence:
+		*emit = *endseq = true;
+		break;
+	case DW_LNE_set_address:
+		if (elen - 1 != h->asz)
+			return false;
+		r->addr = rd(prog, h->asz);
+		r->op_index = 0;
+		break;
+	case DW_LNE_set_discriminator:
+		r->disc = uleb(prog);
+		break;
+	case DW_LNE_define_file:
+		/* Deprecated and unused by gcc or clang. */
+		return false;
+	default:
+		break;
+	}
+	prog->p = eend;
+	return true;
+}
+
+/* Run the standard opcode @op (0 < op < opcode_base).  Returns whether
+ * it appends a row. */
+static bool std_op(struct lhdr *h, unsigned op, struct regs *r)
+{
+	struct cursor *prog = &h->prog;
+
+	switch (op) {
+	case DW_LNS_copy:
+		return true;
+	case DW_LNS_advance_pc:
+		advance(r, h, uleb(prog));
+		break;
+	case DW_LNS_advance_line:
+		r->line += (uint64_t)sleb(prog);
+		break;
+	case DW_LNS_set_file:
+		r->file = uleb(prog);
+		break;
+	case DW_LNS_set_column:
+		r->column = uleb(prog);
+		break;
+	case DW_LNS_negate_stmt:
+	case DW_LNS_set_basic_block:
+	case DW_LNS_set_prologue_end:
+	case DW_LNS_set_epilogue_begin:
+		break;
+	case DW_LNS_const_add_pc:
+		advance(r, h, (255 - h->opcode_base) / h->line_range);
+		break;
+	case DW_LNS_fixed_advance_pc:
+		r->addr += rd(prog, 2);
+		r->op_index = 0;
+		break;
+	case DW_LNS_set_isa:
+		uleb(prog);
+		break;
+	default:
+		/* Unknown standard opcode: skip its operands. */
+		for (unsigned k = 0; k < h->oplen[op - 1]; k++)
+			uleb(prog);
+		break;
+	}
+	return false;
+}
+
+/*
+ * Run the program of @h, adding each row to @b as the range up to the
+ * next row of its sequence.  @fid maps the program's file numbers
+ * (nfiles of them) to builder files.  A program cut short keeps the rows
+ * before the damage.  Returns 0 or -ENOMEM.
+ */
+static int run_program(struct symi_builder *b, const struct symi_lines_in *in,
+		       struct lhdr *h, const uint32_t *fid, size_t nfiles)
+{
+	struct cursor *prog = &h->prog;
 	struct pending pend = { 0 };
 	struct regs r;
+	int err;
 
-	out->files = NULL;
-	out->nfiles = 0;
-	if (!in->line.data || in->off >= in->line.size)
-		return -SYM_E_BADDWARF;
-	c.p = in->line.data + in->off;
-	c.end = in->line.data + in->line.size;
-	len = rd(&c, 4);
-	if (len == 0xffffffff) {
-		len = rd(&c, 8);
-		offsz = 8;
-	} else if (len >= 0xfffffff0) {
-		goto out;
-	}
-	if (c.bad || len > (uint64_t)(c.end - c.p))
-		goto out;
-	unit_end = c.p + len;
-	c.end = unit_end;
-	version = (unsigned)rd(&c, 2);
-	if (version < 2 || version > 5)
-		goto out;
-	if (version >= 5) {
-		asz = (unsigned)rd(&c, 1);
-		rd(&c, 1);	/* segment selector size */
-	}
-	if (asz != 4 && asz != 8)
-		goto out;
-	hdrlen = rd(&c, offsz);
-	if (c.bad || hdrlen > (uint64_t)(c.end - c.p))
-		goto out;
-	prog.p = c.p + hdrlen;
-	prog.end = unit_end;
-	prog.bad = false;
-	min_inst = (unsigned)rd(&c, 1);
-	max_ops = version >= 4 ? (unsigned)rd(&c, 1) : 1;
-	default_stmt = rd(&c, 1) != 0;
-	(void)default_stmt;
-	line_base = (int8_t)rd(&c, 1);
-	line_range = (unsigned)rd(&c, 1);
-	opcode_base = (unsigned)rd(&c, 1);
-	if (c.bad || line_range == 0 || max_ops == 0 || opcode_base == 0 ||
-	    (size_t)(c.end - c.p) < opcode_base - 1)
-		goto out;
-	oplen = c.p;
-	c.p += opcode_base - 1;
-
-	if (version >= 5) {
-		if (!v5_entries(&c, offsz, in, &dirs, &files, &fdir, &fdir_cap,
-				false) ||
-		    !v5_entries(&c, offsz, in, &dirs, &files, &fdir, &fdir_cap,
-				true))
-			goto out;
-	} else {
-		const char *s;
-
-		/* Directory 0 is the compilation directory. */
-		if (names_push(&dirs, in->comp_dir))
-			goto nomem;
-		while ((s = cstr(&c)) && *s) {
-			if (names_push(&dirs, s))
-				goto nomem;
-		}
-		/* File 0 does not exist before DWARF 5; libdw says "???". */
-		if (names_push(&files, "???") ||
-		    symi_grow((void **)&fdir, &fdir_cap, 1, sizeof(*fdir)))
-			goto nomem;
-		fdir[0] = UINT32_MAX;
-		while ((s = cstr(&c)) && *s) {
-			uint64_t d = uleb(&c);
-
-			uleb(&c);	/* mtime */
-			uleb(&c);	/* length */
-			if (names_push(&files, s) ||
-			    symi_grow((void **)&fdir, &fdir_cap, files.n,
-				      sizeof(*fdir)))
-				goto nomem;
-			fdir[files.n - 1] = d < UINT32_MAX ? (uint32_t)d :
-							      UINT32_MAX;
-		}
-		if (c.bad)
-			goto out;
-	}
-
-	/* Intern the files, as libdw would spell them. */
-	fid = symi_calloc(files.n ? files.n : 1, sizeof(*fid));
-	if (!fid)
-		goto nomem;
-	for (size_t i = 0; i < files.n; i++) {
-		const char *dir = fdir[i] < dirs.n ? dirs.v[fdir[i]] : NULL;
-
-		if (version < 5 && i == 0) {
-			fid[i] = symi_builder_file(b, "???");
-		} else {
-			fid[i] = intern_file(b, dir, files.v[i]);
-		}
-		if (fid[i] == SYMI_NONE)
-			goto nomem;
-	}
-
-	/* Run the program. */
-#define RESET()                                                              \
-	do {                                                                 \
-		memset(&r, 0, sizeof(r));                                    \
-		r.file = 1;                                                  \
-		r.line = 1;                                                  \
-		pend.valid = false;                                          \
-	} while (0)
-	RESET();
-	while (prog.p < prog.end && !prog.bad) {
-		unsigned op = *prog.p++;
+	seq_reset(&r, &pend);
+	while (prog->p < prog->end && !prog->bad) {
+		unsigned op = *prog->p++;
 		bool emit = false, endseq = false;
 
-		if (op >= opcode_base) {
-			unsigned adj = op - opcode_base;
-			uint64_t adv = adj / line_range;
+		if (op >= h->opcode_base) {
+			unsigned adj = op - h->opcode_base;
 
-			r.addr += min_inst * ((r.op_index + adv) / max_ops);
-			r.op_index = (unsigned)((r.op_index + adv) % max_ops);
-			r.line += (int64_t)line_base + adj % line_range;
+			advance(&r, h, adj / h->line_range);
+			r.line += (int64_t)h->line_base + adj % h->line_range;
 			emit = true;
 		} else if (op == 0) {
-			uint64_t elen = uleb(&prog);
-			const unsigned char *eend;
-			unsigned eop;
-
-			if (prog.bad || elen == 0 ||
-			    elen > (uint64_t)(prog.end - prog.p))
-				goto out_rows;
-			eend = prog.p + elen;
-			eop = *prog.p++;
-			switch (eop) {
-			case DW_LNE_end_sequence:
-				emit = endseq = true;
-				break;
-			case DW_LNE_set_address:
-				if (elen - 1 != asz)
-					goto out_rows;
-				r.addr = rd(&prog, asz);
-				r.op_index = 0;
-				break;
-			case DW_LNE_set_discriminator:
-				r.disc = uleb(&prog);
-				break;
-			case DW_LNE_define_file:
-				/* Deprecated and unused by gcc or clang. */
-				goto out_rows;
-			default:
-				break;
-			}
-			prog.p = eend;
+			if (!ext_op(h, &r, &emit, &endseq))
+				return 0;
 		} else {
-			switch (op) {
-			case DW_LNS_copy:
-				emit = true;
-				break;
-			case DW_LNS_advance_pc: {
-				uint64_t adv = uleb(&prog);
-
-				r.addr += min_inst *
-					  ((r.op_index + adv) / max_ops);
-				r.op_index = (unsigned)((r.op_index + adv) %
-							max_ops);
-				break;
-			}
-			case DW_LNS_advance_line:
-				r.line += (uint64_t)sleb(&prog);
-				break;
-			case DW_LNS_set_file:
-				r.file = uleb(&prog);
-				break;
-			case DW_LNS_set_column:
-				r.column = uleb(&prog);
-				break;
-			case DW_LNS_negate_stmt:
-			case DW_LNS_set_basic_block:
-			case DW_LNS_set_prologue_end:
-			case DW_LNS_set_epilogue_begin:
-				break;
-			case DW_LNS_const_add_pc: {
-				uint64_t adv = (255 - opcode_base) / line_range;
-
-				r.addr += min_inst *
-					  ((r.op_index + adv) / max_ops);
-				r.op_index = (unsigned)((r.op_index + adv) %
-							max_ops);
-				break;
-			}
-			case DW_LNS_fixed_advance_pc:
-				r.addr += rd(&prog, 2);
-				r.op_index = 0;
-				break;
-			case DW_LNS_set_isa:
-				uleb(&prog);
-				break;
-			default:
-				/* Unknown standard opcode: skip its operands. */
-				for (unsigned k = 0; k < oplen[op - 1]; k++)
-					uleb(&prog);
-				break;
-			}
+			emit = std_op(h, op, &r);
 		}
 		if (!emit)
 			continue;
@@ -510,35 +567,56 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 		if (pend.valid && r.addr > pend.addr) {
 			err = add_row(b, in, &pend, r.addr);
 			if (err)
-				goto out;
+				return err;
 		}
 		if (endseq) {
-			RESET();
+			seq_reset(&r, &pend);
 			continue;
 		}
 		pend.valid = true;
 		pend.addr = r.addr;
-		pend.file = r.file < files.n ? fid[r.file] : SYMI_NONE;
+		pend.file = r.file < nfiles ? fid[r.file] : SYMI_NONE;
 		pend.line = r.line > UINT32_MAX ? 0 : (uint32_t)r.line;
 		pend.column = r.column > UINT32_MAX ? 0 : (uint32_t)r.column;
 		pend.disc = r.disc > UINT32_MAX ? 0 : (uint32_t)r.disc;
 		r.disc = 0;
 	}
-#undef RESET
-out_rows:
-	/* Rows added so far stay: a program cut short still told the
-	 * truth up to there.  The file map is good either way. */
-	out->files = fid;
-	out->nfiles = files.n;
-	fid = NULL;
-	err = 0;
-	goto out;
-nomem:
-	err = -ENOMEM;
-out:
+	return 0;
+}
+
+int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
+		    struct symi_lines_out *out)
+{
+	struct cursor c = { 0 };
+	struct ftab t = { 0 };
+	struct lhdr h;
+	uint32_t *fid = NULL;
+	int err;
+
+	out->files = NULL;
+	out->nfiles = 0;
+	err = read_header(in, &c, &h);
+	if (err)
+		return err;
+	if (h.version >= 5) {
+		err = v5_entries(&c, h.offsz, in, &t, false);
+		if (!err)
+			err = v5_entries(&c, h.offsz, in, &t, true);
+	} else {
+		err = v4_entries(&c, in->comp_dir, &t);
+	}
+	if (!err)
+		err = intern_files(b, h.version, &t, &fid);
+	if (!err)
+		err = run_program(b, in, &h, fid, t.files.n);
+	if (!err) {
+		/* Rows added so far stay: a program cut short still told
+		 * the truth up to there.  The file map is good either way. */
+		out->files = fid;
+		out->nfiles = t.files.n;
+		fid = NULL;
+	}
 	free(fid);
-	free(fdir);
-	free(dirs.v);
-	free(files.v);
+	ftab_release(&t);
 	return err;
 }

@@ -29,16 +29,20 @@ struct sym_module {
 	bool built;
 };
 
+/* The flags sym_module_open() knows; any other bit is -EINVAL. */
+#define MODULE_FLAGS (SYM_MODULE_NO_DWARF | SYM_MODULE_NO_SEARCH)
+
+/* After SYMI_OPTS_CHECK(): only the fields the caller's struct has
+ * (o->sz) are read. */
 static int copy_opts(struct sym_module *m, const struct sym_module_opts *o)
 {
 	size_t n = 0;
 
-	if (!o)
-		return 0;
-	/* Only the fields the caller's struct has (o->sz) are read. */
-	memcpy(&m->opts, o, o->sz < sizeof(m->opts) ? o->sz : sizeof(m->opts));
 	m->opts.sz = sizeof(m->opts);
 	m->opts.debug_file = NULL;	/* used during open only */
+	m->opts.debuginfo_path = SYMI_OPT(o, debuginfo_path);
+	m->opts.debug_dir = SYMI_OPT(o, debug_dir);
+	m->opts.flags = SYMI_OPT(o, flags);
 	if (m->opts.debug_dir) {
 		m->debug_dir = symi_strdup(m->opts.debug_dir);
 		if (!m->debug_dir)
@@ -63,9 +67,7 @@ static int copy_opts(struct sym_module *m, const struct sym_module_opts *o)
 
 static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 {
-	const char *dbgfile = o && o->sz > offsetof(struct sym_module_opts,
-						    debug_file) ?
-			      o->debug_file : NULL;
+	const char *dbgfile = SYMI_OPT(o, debug_file);
 	int err;
 
 	err = copy_opts(m, o);
@@ -117,6 +119,9 @@ static int module_open(const char *path, const void *buf, size_t len,
 	*out = NULL;
 	if (!path && !buf)
 		return -EINVAL;
+	err = SYMI_OPTS_CHECK(opts, sym_module_opts, flags, MODULE_FLAGS);
+	if (err)
+		return err;
 	m = symi_calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -179,12 +184,14 @@ const char *sym_module_build_id(const struct sym_module *m)
 
 void sym_module_stats(const struct sym_module *m, struct sym_module_stats *st)
 {
-	*st = m->stats;
+	if (st)
+		*st = m ? m->stats : (struct sym_module_stats){ 0 };
 }
 
 void sym_module_info(const struct sym_module *m, struct sym_module_info *info)
 {
-	*info = m->info;
+	if (info)
+		*info = m ? m->info : (struct sym_module_info){ 0 };
 }
 
 const char *sym_module_debug_file(const struct sym_module *m)
@@ -255,9 +262,10 @@ out:
 
 int sym_module_table(struct sym_module *m, const struct sym_table **out)
 {
+	if (out)
+		*out = NULL;
 	if (!m || !out)
 		return -EINVAL;
-	*out = NULL;
 	if (!m->built) {
 		m->table_err = build(m);
 		m->built = true;

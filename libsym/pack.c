@@ -688,14 +688,161 @@ static void pk_write(const struct packer *P, struct pk *a, uint8_t *p,
 	}
 }
 
+/* The range indices [*i0, *i1) of block @i. */
+static void block_span(const struct symi_tab *in, size_t i, size_t *i0,
+		       size_t *i1)
+{
+	size_t bsz = (size_t)1 << BLOCK_SHIFT;
+
+	*i0 = i << BLOCK_SHIFT;
+	*i1 = *i0 + bsz < in->n_ranges ? *i0 + bsz : in->n_ranges;
+}
+
+/*
+ * Plan the blocks of ranges (*blksp: caller frees, on failure too), then
+ * the global base widths (hd->bw) and each block's place in the blocks
+ * area of *bytesp bytes.  Returns 0, -ENOMEM, -SYM_E_TOOBIG.
+ */
+static int plan_blocks(const struct packer *P, struct symt_header *hd,
+		       struct blk **blksp, size_t *nbp, size_t *bytesp)
+{
+	const struct symi_tab *in = P->in;
+	size_t bsz = (size_t)1 << BLOCK_SHIFT, bytes = 0, i0, i1;
+	size_t nb = (in->n_ranges + bsz - 1) >> BLOCK_SHIFT;
+	struct blk *blks;
+
+	*nbp = nb;
+	*blksp = blks = symi_calloc(nb ? nb : 1, sizeof(*blks));
+	if (!blks)
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++) {
+		block_span(in, i, &i0, &i1);
+		block_plan(P, i0, i1, &blks[i]);
+		for (int j = 0; j < 5; j++) {
+			if (width(blks[i].base[j]) > hd->bw[j])
+				hd->bw[j] = (uint8_t)width(blks[i].base[j]);
+		}
+	}
+	for (size_t i = 0; i < nb; i++) {
+		block_span(in, i, &i0, &i1);
+		blks[i].off = bytes;
+		blks[i].bits = block_bits(&blks[i], hd->bw, i1 - i0);
+		bytes += (blks[i].bits + 7) / 8;
+		if (bytes >= UINT32_MAX)
+			return -SYM_E_TOOBIG;
+	}
+	*bytesp = bytes + SYMT_PAD;
+	return 0;
+}
+
+/* The packed arrays of the table. */
+struct arrays {
+	struct pk sc, fn, fi, sy, sr;
+};
+
+/* The packed arrays' widths: the bits of each field's largest value. */
+static void plan_arrays(const struct packer *P, struct symt_header *hd,
+			struct arrays *a)
+{
+	pk_plan(P, &a->sc, &hd->scopes, SYMT_SC_N, P->ns, scope_vals);
+	pk_plan(P, &a->fn, &hd->funcs, SYMT_FN_N, P->nf, func_vals);
+	pk_plan(P, &a->fi, &hd->files, SYMT_FI_N, P->nfi, file_vals);
+	pk_plan(P, &a->sy, &hd->syms, SYMT_SY_N, P->nsy, sym_vals);
+	pk_plan(P, &a->sr, &hd->sranges, SYMT_SR_N, P->in->n_sranges,
+		srange_vals);
+}
+
+/* Place packed array @a at *off (8-aligned) and move *off past it. */
+static void place(struct symt_packed *h, const struct pk *a, size_t *off)
+{
+	h->off = (uint32_t)*off;
+	h->bytes = (uint32_t)pk_bytes(a);
+	*off = align8(*off + pk_bytes(a));
+}
+
+/*
+ * The header: what the table is and where each part goes, in the order
+ * of format.h.  *sizep: the table's bytes.  Returns 0 or -SYM_E_TOOBIG.
+ */
+static int lay_out(const struct packer *P, const struct arrays *a,
+		   size_t nb, size_t blocks_bytes, struct symt_header *hd,
+		   size_t *sizep)
+{
+	const struct symi_tab *in = P->in;
+	size_t off = align8(sizeof(*hd));
+
+	hd->off_bstart = (uint32_t)off;
+	off = align8(off + nb * sizeof(uint32_t));
+	hd->off_boff = (uint32_t)off;
+	off = align8(off + nb * sizeof(uint32_t));
+	hd->off_blocks = (uint32_t)off;
+	off = align8(off + blocks_bytes);
+	place(&hd->scopes, &a->sc, &off);
+	place(&hd->funcs, &a->fn, &off);
+	place(&hd->files, &a->fi, &off);
+	place(&hd->syms, &a->sy, &off);
+	place(&hd->sranges, &a->sr, &off);
+	hd->off_strings = (uint32_t)off;
+	off = align8(off + P->S.len);
+	if (off >= UINT32_MAX)
+		return -SYM_E_TOOBIG;
+	memcpy(hd->magic, SYMT_MAGIC, sizeof(hd->magic));
+	hd->format = SYM_TABLE_FORMAT;
+	hd->bom = SYMT_BOM;
+	hd->flags = in->flags;
+	hd->size = (uint32_t)off;
+	hd->base = in->base;
+	hd->start = in->start;
+	hd->end = in->end;
+	hd->converter = in->converter;
+	hd->elfutils = in->elfutils;
+	hd->n_ranges = (uint32_t)in->n_ranges;
+	hd->n_blocks = (uint32_t)nb;
+	hd->blocks_size = (uint32_t)blocks_bytes;
+	hd->block_shift = BLOCK_SHIFT;
+	hd->strings_size = (uint32_t)P->S.len;
+	*sizep = off;
+	return 0;
+}
+
+/* Write the table laid out in @hd into @buf (zeroed, hd->size bytes). */
+static void write_table(const struct packer *P, const struct symt_header *hd,
+			const struct blk *blks, struct arrays *a, char *buf)
+{
+	const struct symi_tab *in = P->in;
+	struct symt_header *h = (struct symt_header *)buf;
+	size_t i0, i1;
+
+	*h = *hd;
+	/* The pk structs point at the local header; aim them at the copy. */
+	a->sc.h = &h->scopes;
+	a->fn.h = &h->funcs;
+	a->fi.h = &h->files;
+	a->sy.h = &h->syms;
+	a->sr.h = &h->sranges;
+	for (size_t i = 0; i < h->n_blocks; i++) {
+		block_span(in, i, &i0, &i1);
+		((uint32_t *)(buf + h->off_bstart))[i] = in->addrs[i0];
+		((uint32_t *)(buf + h->off_boff))[i] = (uint32_t)blks[i].off;
+		block_write(P, i0, i1, &blks[i], h->bw,
+			    (uint8_t *)buf + h->off_blocks + blks[i].off);
+	}
+	pk_write(P, &a->sc, (uint8_t *)buf + h->scopes.off, scope_vals);
+	pk_write(P, &a->fn, (uint8_t *)buf + h->funcs.off, func_vals);
+	pk_write(P, &a->fi, (uint8_t *)buf + h->files.off, file_vals);
+	pk_write(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
+	pk_write(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
+	memcpy(buf + h->off_strings, P->S.blob, P->S.len);
+	h->crc = symi_table_crc(buf, h->size);
+}
+
 int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 {
 	struct packer P = { .in = in };
-	struct symt_header hd = { 0 }, *h;
+	struct symt_header hd = { 0 };
 	struct blk *blks = NULL;
-	struct pk sc, fn, fi, sy, sr;
-	size_t nb, bsz = (size_t)1 << BLOCK_SHIFT, blocks_bytes = 0, off, i;
-	size_t o_bstart, o_boff, o_blocks, o_sc, o_fn, o_fi, o_sy, o_sr, o_str;
+	struct arrays a;
+	size_t nb = 0, blocks_bytes = 0, size = 0;
 	char *buf = NULL;
 	int err;
 
@@ -704,136 +851,23 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	err = number_scopes(&P);
 	if (!err)
 		err = number_rest(&P);
+	if (!err)
+		err = plan_blocks(&P, &hd, &blks, &nb, &blocks_bytes);
 	if (err)
 		goto out;
-
-	/* Blocks: plan each, then the global base widths. */
-	nb = (in->n_ranges + bsz - 1) >> BLOCK_SHIFT;
-	blks = symi_calloc(nb ? nb : 1, sizeof(*blks));
-	if (!blks) {
-		err = -ENOMEM;
+	plan_arrays(&P, &hd, &a);
+	err = lay_out(&P, &a, nb, blocks_bytes, &hd, &size);
+	if (err)
 		goto out;
-	}
-	for (i = 0; i < nb; i++) {
-		size_t i0 = i << BLOCK_SHIFT;
-		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
-
-		block_plan(&P, i0, i1, &blks[i]);
-		for (int j = 0; j < 5; j++) {
-			if (width(blks[i].base[j]) > hd.bw[j])
-				hd.bw[j] = (uint8_t)width(blks[i].base[j]);
-		}
-	}
-	for (i = 0; i < nb; i++) {
-		size_t i0 = i << BLOCK_SHIFT;
-		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
-
-		blks[i].off = blocks_bytes;
-		blks[i].bits = block_bits(&blks[i], hd.bw, i1 - i0);
-		blocks_bytes += (blks[i].bits + 7) / 8;
-		if (blocks_bytes >= UINT32_MAX) {
-			err = -SYM_E_TOOBIG;
-			goto out;
-		}
-	}
-	blocks_bytes += SYMT_PAD;
-
-	/* The packed arrays' widths: the bits of each field's largest value. */
-	pk_plan(&P, &sc, &hd.scopes, SYMT_SC_N, P.ns, scope_vals);
-	pk_plan(&P, &fn, &hd.funcs, SYMT_FN_N, P.nf, func_vals);
-	pk_plan(&P, &fi, &hd.files, SYMT_FI_N, P.nfi, file_vals);
-	pk_plan(&P, &sy, &hd.syms, SYMT_SY_N, P.nsy, sym_vals);
-	pk_plan(&P, &sr, &hd.sranges, SYMT_SR_N, in->n_sranges, srange_vals);
-
-	/* Layout. */
-	off = align8(sizeof(hd));
-	o_bstart = off;
-	off = align8(off + nb * sizeof(uint32_t));
-	o_boff = off;
-	off = align8(off + nb * sizeof(uint32_t));
-	o_blocks = off;
-	off = align8(off + blocks_bytes);
-	o_sc = off;
-	off = align8(off + pk_bytes(&sc));
-	o_fn = off;
-	off = align8(off + pk_bytes(&fn));
-	o_fi = off;
-	off = align8(off + pk_bytes(&fi));
-	o_sy = off;
-	off = align8(off + pk_bytes(&sy));
-	o_sr = off;
-	off = align8(off + pk_bytes(&sr));
-	o_str = off;
-	off = align8(off + P.S.len);
-	if (off >= UINT32_MAX) {
-		err = -SYM_E_TOOBIG;
-		goto out;
-	}
-	buf = symi_calloc(1, off);
+	buf = symi_calloc(1, size);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;
 	}
-
-	memcpy(hd.magic, SYMT_MAGIC, sizeof(hd.magic));
-	hd.format = SYM_TABLE_FORMAT;
-	hd.bom = SYMT_BOM;
-	hd.flags = in->flags;
-	hd.size = (uint32_t)off;
-	hd.base = in->base;
-	hd.start = in->start;
-	hd.end = in->end;
-	hd.converter = in->converter;
-	hd.elfutils = in->elfutils;
-	hd.n_ranges = (uint32_t)in->n_ranges;
-	hd.n_blocks = (uint32_t)nb;
-	hd.off_bstart = (uint32_t)o_bstart;
-	hd.off_boff = (uint32_t)o_boff;
-	hd.off_blocks = (uint32_t)o_blocks;
-	hd.blocks_size = (uint32_t)blocks_bytes;
-	hd.block_shift = BLOCK_SHIFT;
-	hd.scopes.off = (uint32_t)o_sc;
-	hd.scopes.bytes = (uint32_t)pk_bytes(&sc);
-	hd.funcs.off = (uint32_t)o_fn;
-	hd.funcs.bytes = (uint32_t)pk_bytes(&fn);
-	hd.files.off = (uint32_t)o_fi;
-	hd.files.bytes = (uint32_t)pk_bytes(&fi);
-	hd.syms.off = (uint32_t)o_sy;
-	hd.syms.bytes = (uint32_t)pk_bytes(&sy);
-	hd.sranges.off = (uint32_t)o_sr;
-	hd.sranges.bytes = (uint32_t)pk_bytes(&sr);
-	hd.off_strings = (uint32_t)o_str;
-	hd.strings_size = (uint32_t)P.S.len;
-	h = (struct symt_header *)buf;
-	*h = hd;
-	/* The pk structs point at the local header; aim them at the copy. */
-	sc.h = &h->scopes;
-	fn.h = &h->funcs;
-	fi.h = &h->files;
-	sy.h = &h->syms;
-	sr.h = &h->sranges;
-
-	for (i = 0; i < nb; i++) {
-		size_t i0 = i << BLOCK_SHIFT;
-		size_t i1 = i0 + bsz < in->n_ranges ? i0 + bsz : in->n_ranges;
-
-		((uint32_t *)(buf + o_bstart))[i] = in->addrs[i0];
-		((uint32_t *)(buf + o_boff))[i] = (uint32_t)blks[i].off;
-		block_write(&P, i0, i1, &blks[i], h->bw,
-			    (uint8_t *)buf + o_blocks + blks[i].off);
-	}
-	pk_write(&P, &sc, (uint8_t *)buf + o_sc, scope_vals);
-	pk_write(&P, &fn, (uint8_t *)buf + o_fn, func_vals);
-	pk_write(&P, &fi, (uint8_t *)buf + o_fi, file_vals);
-	pk_write(&P, &sy, (uint8_t *)buf + o_sy, sym_vals);
-	pk_write(&P, &sr, (uint8_t *)buf + o_sr, srange_vals);
-	memcpy(buf + o_str, P.S.blob, P.S.len);
-
-	h->crc = symi_table_crc(buf, off);
+	write_table(&P, &hd, blks, &a, buf);
 	*bufp = buf;
-	*lenp = off;
+	*lenp = size;
 	buf = NULL;
-	err = 0;
 out:
 	free(buf);
 	free(blks);

@@ -98,10 +98,12 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 	uint64_t pstart;
 	int err = 0;
 
+	if (partsp)
+		*partsp = NULL;
+	if (np)
+		*np = 0;
 	if (!t || !partsp || !np || !max_bytes)
 		return -EINVAL;
-	*partsp = NULL;
-	*np = 0;
 	/* Ranges carry most of the bytes; split them evenly. */
 	nparts = (v->h->size + max_bytes - 1) / max_bytes;
 	if (nparts < 1 || v->h->n_ranges < 2)

@@ -280,7 +280,7 @@ static int read_minidebuginfo(struct symi_builder *b,
 }
 
 /* Allocated sections: a sizeless symbol covers only its own section. */
-static void read_sections(struct symi_builder *b, const struct symi_elf *e)
+static int read_sections(struct symi_builder *b, const struct symi_elf *e)
 {
 	Elf_Scn *scn = NULL;
 
@@ -290,9 +290,11 @@ static void read_sections(struct symi_builder *b, const struct symi_elf *e)
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
 		    sh.sh_size == 0 || sh.sh_addr > UINT64_MAX - sh.sh_size)
 			continue;
-		symi_builder_add_section(b, sh.sh_addr,
-					 sh.sh_addr + sh.sh_size);
+		if (symi_builder_add_section(b, sh.sh_addr,
+					     sh.sh_addr + sh.sh_size))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e)
@@ -301,8 +303,9 @@ int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e)
 
 	if (!e->elf)
 		return 0;
-	read_sections(b, e);
-	err = read_tables(b, e);
+	err = read_sections(b, e);
+	if (!err)
+		err = read_tables(b, e);
 	if (err)
 		return err;
 	return read_minidebuginfo(b, e);
@@ -329,8 +332,9 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e)
 			    sh.sh_size == 0 ||
 			    sh.sh_addr > UINT64_MAX - sh.sh_size)
 				continue;
-			symi_builder_add_text(b, sh.sh_addr,
-					      sh.sh_addr + sh.sh_size);
+			if (symi_builder_add_text(b, sh.sh_addr,
+						  sh.sh_addr + sh.sh_size))
+				return -ENOMEM;
 		}
 		return 0;
 	}
@@ -343,7 +347,9 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e)
 		    !(ph.p_flags & PF_X) || ph.p_memsz == 0 ||
 		    ph.p_vaddr > UINT64_MAX - ph.p_memsz)
 			continue;
-		symi_builder_add_text(b, ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
+		if (symi_builder_add_text(b, ph.p_vaddr,
+					  ph.p_vaddr + ph.p_memsz))
+			return -ENOMEM;
 	}
 	return 0;
 }

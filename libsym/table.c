@@ -131,15 +131,22 @@ void sym_table_close(struct sym_table *t)
 
 void sym_table_data(const struct sym_table *t, const void **buf, size_t *len)
 {
-	*buf = t->buf;
-	*len = t->len;
+	if (buf)
+		*buf = t ? t->buf : NULL;
+	if (len)
+		*len = t ? t->len : 0;
 }
 
 void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
 {
-	const struct symt_header *h = t->h;
+	const struct symt_header *h;
 
+	if (!st)
+		return;
 	memset(st, 0, sizeof(*st));
+	if (!t)
+		return;
+	h = t->h;
 	st->size = h->size;
 	st->base = h->base;
 	st->start = h->start;

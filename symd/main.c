@@ -121,9 +121,24 @@ static char *read_token(const char *path)
 	return strdup(p);
 }
 
+/* What the options say. */
+struct conf {
+	const char *listen, *store_dir, *urls, *token_file;
+	char host[256];		/* of --listen, without [] */
+	unsigned port;
+	char dirbuf[4096];	/* the default store_dir */
+	struct symd_work_opts wo;
+	struct symd_api_opts ao;	/* ao.token: free() */
+	struct sym_store_opts so;
+};
+
+/* What runs; daemon_free() lets go of it in order. */
 struct daemon {
 	struct event_base *base;
 	struct symd_api *api;
+	struct symd_work *work;
+	struct sym_store *store;
+	struct event *sigs[2], *tick;
 	bool stopping;
 };
 
@@ -199,91 +214,110 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int main(int argc, char **argv)
+/* Apply option @opt with argument @arg.  Returns 0 or -EINVAL. */
+static int set_opt(struct conf *c, int opt, const char *arg)
 {
-	const char *listen = "127.0.0.1:8630", *store_dir = NULL;
-	const char *urls = getenv("DEBUGINFOD_URLS"), *token_file = NULL;
-	char dirbuf[4096], host[256], *colon;
-	struct symd_work_opts wo = { 0 };
-	struct symd_api_opts ao = {
-		.limits = SYMD_REQ_LIMITS_DEFAULT,
-		.max_body = 8 << 20,
-		.max_response = (size_t)1 << 30,
-		.log = true,
-	};
-	struct sym_store *store = NULL;
-	struct symd_work *work = NULL;
-	struct daemon d = { 0 };
-	struct event *sigs[2] = { NULL, NULL }, *tick = NULL;
-	struct timeval tick_tv = { .tv_sec = 5 };
-	unsigned port, bound = 0, u;
+	struct symd_api_opts *ao = &c->ao;
+	struct symd_work_opts *wo = &c->wo;
 	uint64_t size;
-	int opt, err, status = 1;
-	char msg[256];
+	unsigned u;
+	int err = 0;
 
-	SYM_OPTS(sym_store_opts, so);
+	switch (opt) {
+	case O_LISTEN: c->listen = arg; break;
+	case O_STORE: c->store_dir = arg; break;
+	case O_URLS: c->urls = arg; break;
+	case O_TOKEN: c->token_file = arg; break;
+	case O_WORKERS:
+		err = parse_uint(arg, &wo->cpu_workers);
+		break;
+	case O_FWORKERS:
+		err = parse_uint(arg, &wo->fetch_workers);
+		break;
+	case O_MAXSIZE:
+		err = parse_size(arg, &c->so.max_size);
+		wo->max_store_size = c->so.max_size;
+		break;
+	case O_TTL_ABSENT:
+		err = parse_uint(arg, &u);
+		c->so.ttl_absent = u;
+		break;
+	case O_TTL_FAILED:
+		err = parse_uint(arg, &u);
+		c->so.ttl_failed = wo->ttl_failed = u;
+		break;
+	case O_FETCH_TIMEOUT:
+		err = parse_uint(arg, &wo->fetch_timeout_s);
+		break;
+	case O_MAX_BODY:
+		err = parse_size(arg, &size);
+		ao->max_body = (size_t)size;
+		break;
+	case O_MAX_ADDRS:
+		err = parse_uint(arg, &u);
+		ao->limits.max_addresses = u;
+		break;
+	case O_MAX_MODS:
+		err = parse_uint(arg, &u);
+		ao->limits.max_modules = u;
+		break;
+	case O_MAX_WAIT:
+		err = parse_uint(arg, &ao->limits.max_wait_ms);
+		break;
+	case O_MAX_UPLOAD:
+		err = parse_size(arg, &ao->max_upload);
+		break;
+	case O_MAX_CONNS:
+		err = parse_uint(arg, &ao->http.max_conns);
+		break;
+	case O_QUEUE:
+		err = parse_uint(arg, &wo->queue_max);
+		break;
+	case O_HDR_MS:
+		err = parse_uint(arg, &ao->http.header_timeout_ms);
+		break;
+	case O_BODY_MS:
+		err = parse_uint(arg, &ao->http.body_timeout_ms);
+		break;
+	case O_IDLE_MS:
+		err = parse_uint(arg, &ao->http.idle_timeout_ms);
+		break;
+	case O_QUIET: ao->log = false; break;
+	}
+	return err;
+}
+
+/* ADDR:PORT, [V6]:PORT of --listen into c->host and c->port. */
+static int parse_listen(struct conf *c)
+{
+	const char *colon = strrchr(c->listen, ':');
+	size_t n;
+
+	if (!colon || parse_uint(colon + 1, &c->port) || c->port > 65535 ||
+	    (size_t)(colon - c->listen) >= sizeof(c->host) ||
+	    colon == c->listen)
+		return -EINVAL;
+	n = (size_t)(colon - c->listen);
+	memcpy(c->host, c->listen, n);
+	c->host[n] = '\0';
+	if (c->host[0] == '[' && c->host[n - 1] == ']') {
+		memmove(c->host, c->host + 1, n);
+		c->host[n - 2] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Read the command line into @c.  Returns -1 to go on, else the status
+ * to exit with: 0 after --help or --version, 2 on a usage error (said on
+ * stderr).
+ */
+static int parse_opts(struct conf *c, int argc, char **argv)
+{
+	int opt;
+
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		err = 0;
 		switch (opt) {
-		case O_LISTEN: listen = optarg; break;
-		case O_STORE: store_dir = optarg; break;
-		case O_URLS: urls = optarg; break;
-		case O_TOKEN: token_file = optarg; break;
-		case O_WORKERS:
-			err = parse_uint(optarg, &wo.cpu_workers);
-			break;
-		case O_FWORKERS:
-			err = parse_uint(optarg, &wo.fetch_workers);
-			break;
-		case O_MAXSIZE:
-			err = parse_size(optarg, &so.max_size);
-			wo.max_store_size = so.max_size;
-			break;
-		case O_TTL_ABSENT:
-			err = parse_uint(optarg, &u);
-			so.ttl_absent = u;
-			break;
-		case O_TTL_FAILED:
-			err = parse_uint(optarg, &u);
-			so.ttl_failed = wo.ttl_failed = u;
-			break;
-		case O_FETCH_TIMEOUT:
-			err = parse_uint(optarg, &wo.fetch_timeout_s);
-			break;
-		case O_MAX_BODY:
-			err = parse_size(optarg, &size);
-			ao.max_body = (size_t)size;
-			break;
-		case O_MAX_ADDRS:
-			err = parse_uint(optarg, &u);
-			ao.limits.max_addresses = u;
-			break;
-		case O_MAX_MODS:
-			err = parse_uint(optarg, &u);
-			ao.limits.max_modules = u;
-			break;
-		case O_MAX_WAIT:
-			err = parse_uint(optarg, &ao.limits.max_wait_ms);
-			break;
-		case O_MAX_UPLOAD:
-			err = parse_size(optarg, &ao.max_upload);
-			break;
-		case O_MAX_CONNS:
-			err = parse_uint(optarg, &ao.http.max_conns);
-			break;
-		case O_QUEUE:
-			err = parse_uint(optarg, &wo.queue_max);
-			break;
-		case O_HDR_MS:
-			err = parse_uint(optarg, &ao.http.header_timeout_ms);
-			break;
-		case O_BODY_MS:
-			err = parse_uint(optarg, &ao.http.body_timeout_ms);
-			break;
-		case O_IDLE_MS:
-			err = parse_uint(optarg, &ao.http.idle_timeout_ms);
-			break;
-		case O_QUIET: ao.log = false; break;
 		case O_HELP:
 			fputs(usage, stdout);
 			return 0;
@@ -291,11 +325,13 @@ int main(int argc, char **argv)
 			printf("symd %s (libsym %s)\n", SYMD_VERSION,
 			       SYM_VERSION);
 			return 0;
-		default:
+		}
+		/* O_LISTEN to O_QUIET take set_opt(); '?' is a bad option. */
+		if (opt < O_LISTEN || opt > O_QUIET) {
 			fputs(usage, stderr);
 			return 2;
 		}
-		if (err) {
+		if (set_opt(c, opt, optarg)) {
 			fprintf(stderr, "symd: bad value for --%s: '%s'\n",
 				longopts[opt - O_LISTEN].name, optarg);
 			return 2;
@@ -306,106 +342,151 @@ int main(int argc, char **argv)
 			argv[optind], usage);
 		return 2;
 	}
-	/* ADDR:PORT, [V6]:PORT */
-	colon = strrchr(listen, ':');
-	if (!colon || parse_uint(colon + 1, &port) || port > 65535 ||
-	    (size_t)(colon - listen) >= sizeof(host) || colon == listen) {
+	if (parse_listen(c)) {
 		fprintf(stderr, "symd: --listen wants ADDR:PORT, not '%s'\n",
-			listen);
+			c->listen);
 		return 2;
 	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
+	return -1;
+}
+
+/* Signals stop the daemon gracefully; a tick maintains the store. */
+static int add_events(struct daemon *d)
+{
+	struct timeval tick_tv = { .tv_sec = 5 };
+
+	d->sigs[0] = evsignal_new(d->base, SIGTERM, on_signal, d);
+	d->sigs[1] = evsignal_new(d->base, SIGINT, on_signal, d);
+	d->tick = event_new(d->base, -1, EV_PERSIST, on_tick, d->work);
+	if (!d->sigs[0] || !d->sigs[1] || !d->tick ||
+	    evsignal_add(d->sigs[0], NULL) || evsignal_add(d->sigs[1], NULL) ||
+	    event_add(d->tick, &tick_tv))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Open the store, start the workers, listen.  Returns 0, or -1 after
+ * saying on stderr what failed; daemon_free() undoes what was done.
+ */
+static int start(struct daemon *d, struct conf *c, unsigned *bound)
+{
+	char msg[256];
+	int err;
+
+	signal(SIGPIPE, SIG_IGN);
+	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
+	/* The loop reads the store; only workers write it. */
+	c->so.flags |= SYM_STORE_NO_READER_WRITES;
+	err = sym_store_open(c->store_dir, &c->so, &d->store);
+	if (err) {
+		fprintf(stderr, "symd: cannot open the store '%s': %s\n",
+			c->store_dir, sym_strerror(err, msg, sizeof(msg)));
+		return -1;
 	}
-	if (token_file && !(ao.token = read_token(token_file))) {
+	if (evthread_use_pthreads() != 0 ||
+	    !(d->base = event_base_new())) {
+		fprintf(stderr, "symd: cannot set up libevent\n");
+		return -1;
+	}
+	c->wo.store = d->store;
+	c->wo.store_dir = c->store_dir;
+	c->wo.urls = c->urls;
+	err = symd_work_new(d->base, &c->wo, &d->work);
+	if (err) {
+		fprintf(stderr, "symd: cannot start the workers: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	c->ao.base = d->base;
+	c->ao.store = d->store;
+	c->ao.store_dir = c->store_dir;
+	c->ao.work = d->work;
+	err = symd_api_new(&c->ao, &d->api);
+	if (!err)
+		err = symd_http_listen(symd_api_http(d->api), c->host,
+				       c->port, bound);
+	if (err) {
+		fprintf(stderr, "symd: cannot listen on %s: %s\n", c->listen,
+			strerror(-err));
+		return -1;
+	}
+	if (add_events(d)) {
+		fprintf(stderr, "symd: cannot catch signals\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void daemon_free(struct daemon *d)
+{
+	/* The server first: its requests let go of their waiters and jobs;
+	 * then the workers (running conversions finish, fetches are
+	 * cancelled); the store last. */
+	symd_api_free(d->api);
+	/* One more turn: libevent's deferred callbacks free the closed
+	 * connections' bufferevents. */
+	if (d->base)
+		event_base_loop(d->base, EVLOOP_NONBLOCK);
+	symd_work_free(d->work);
+	for (int i = 0; i < 2; i++)
+		if (d->sigs[i])
+			event_free(d->sigs[i]);
+	if (d->tick)
+		event_free(d->tick);
+	if (d->base)
+		event_base_free(d->base);
+	sym_store_close(d->store);
+}
+
+int main(int argc, char **argv)
+{
+	struct conf c = {
+		.listen = "127.0.0.1:8630",
+		.urls = getenv("DEBUGINFOD_URLS"),
+		.ao = {
+			.limits = SYMD_REQ_LIMITS_DEFAULT,
+			.max_body = 8 << 20,
+			.max_response = (size_t)1 << 30,
+			.log = true,
+		},
+		.so = { .sz = sizeof(struct sym_store_opts) },
+	};
+	struct daemon d = { 0 };
+	unsigned bound = 0;
+	int err, status = 1;
+	char msg[256];
+
+	err = parse_opts(&c, argc, argv);
+	if (err >= 0)
+		return err;
+	if (c.token_file && !(c.ao.token = read_token(c.token_file))) {
 		fprintf(stderr, "symd: cannot read a token from '%s': %s\n",
-			token_file, strerror(errno));
+			c.token_file, strerror(errno));
 		return 1;
 	}
-	if (!store_dir) {
-		err = sym_store_default_dir(dirbuf, sizeof(dirbuf));
+	if (!c.store_dir) {
+		err = sym_store_default_dir(c.dirbuf, sizeof(c.dirbuf));
 		if (err) {
 			fprintf(stderr, "symd: no store directory: %s (use "
 				"--store)\n", sym_strerror(err, msg,
 							   sizeof(msg)));
 			goto out;
 		}
-		store_dir = dirbuf;
+		c.store_dir = c.dirbuf;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
-	/* The loop reads the store; only workers write it. */
-	so.flags |= SYM_STORE_NO_READER_WRITES;
-	err = sym_store_open(store_dir, &so, &store);
-	if (err) {
-		fprintf(stderr, "symd: cannot open the store '%s': %s\n",
-			store_dir, sym_strerror(err, msg, sizeof(msg)));
+	if (start(&d, &c, &bound))
 		goto out;
-	}
-	if (evthread_use_pthreads() != 0 ||
-	    !(d.base = event_base_new())) {
-		fprintf(stderr, "symd: cannot set up libevent\n");
-		goto out;
-	}
-	wo.store = store;
-	wo.store_dir = store_dir;
-	wo.urls = urls;
-	err = symd_work_new(d.base, &wo, &work);
-	if (err) {
-		fprintf(stderr, "symd: cannot start the workers: %s\n",
-			strerror(-err));
-		goto out;
-	}
-	ao.base = d.base;
-	ao.store = store;
-	ao.store_dir = store_dir;
-	ao.work = work;
-	err = symd_api_new(&ao, &d.api);
-	if (!err)
-		err = symd_http_listen(symd_api_http(d.api), host, port,
-				       &bound);
-	if (err) {
-		fprintf(stderr, "symd: cannot listen on %s: %s\n", listen,
-			strerror(-err));
-		goto out;
-	}
-	sigs[0] = evsignal_new(d.base, SIGTERM, on_signal, &d);
-	sigs[1] = evsignal_new(d.base, SIGINT, on_signal, &d);
-	tick = event_new(d.base, -1, EV_PERSIST, on_tick, work);
-	if (!sigs[0] || !sigs[1] || !tick || evsignal_add(sigs[0], NULL) ||
-	    evsignal_add(sigs[1], NULL) || event_add(tick, &tick_tv)) {
-		fprintf(stderr, "symd: cannot catch signals\n");
-		goto out;
-	}
 	printf("symd: listening on %s%s%s:%u, store %s, upstreams %s\n",
-	       strchr(host, ':') ? "[" : "", host,
-	       strchr(host, ':') ? "]" : "", bound, store_dir,
-	       symd_work_can_fetch(work) ? urls : "none");
+	       strchr(c.host, ':') ? "[" : "", c.host,
+	       strchr(c.host, ':') ? "]" : "", bound, c.store_dir,
+	       symd_work_can_fetch(d.work) ? c.urls : "none");
 	fflush(stdout);
 	event_base_dispatch(d.base);
 	status = 0;
 out:
-	/* The server first: its requests let go of their waiters and jobs;
-	 * then the workers (running conversions finish, fetches are
-	 * cancelled); the store last. */
-	symd_api_free(d.api);
-	/* One more turn: libevent's deferred callbacks free the closed
-	 * connections' bufferevents. */
-	if (d.base)
-		event_base_loop(d.base, EVLOOP_NONBLOCK);
-	symd_work_free(work);
-	for (int i = 0; i < 2; i++)
-		if (sigs[i])
-			event_free(sigs[i]);
-	if (tick)
-		event_free(tick);
-	if (d.base)
-		event_base_free(d.base);
-	sym_store_close(store);
-	free((char *)ao.token);
+	daemon_free(&d);
+	free((char *)c.ao.token);
 	if (!status)
 		fprintf(stderr, "symd: stopped\n");
 	return status;

@@ -3,7 +3,7 @@
  * changed from A to B by more than sampling noise explains (docs/views.md,
  * "Comparing profiles").
  *
- * A and B are read by the views' input layer (tools/views.h): raw,
+ * A and B are read by the views' input layer (tools/view/views.h): raw,
  * symbolized raw or pprof, symbolized on the fly when they are not, each
  * into its own set of named stacks.  Per function name, on each side:
  *
@@ -13,7 +13,7 @@
  *
  * A share is that over the side's whole value.  The two sides are
  * independent samples, so the question "did the share change?" is the
- * two-sample one of tools/stats.h: stats_diff_between() with Newcombe's
+ * two-sample one of tools/view/stats.h: stats_diff_between() with Newcombe's
  * hybrid score interval, which holds for different sample counts, shares
  * at 0 and few samples.  With --value weight (a normalized merge, CPU
  * time) the shares are weighted, with an effective sample size from
@@ -38,9 +38,9 @@
 #include <string.h>
 
 #include "grow.h"
-#include "stats.h"
+#include "view/stats.h"
 #include "tools.h"
-#include "views.h"
+#include "view/views.h"
 
 enum { SELF, TOTAL, NKINDS };
 
@@ -346,7 +346,7 @@ static void usage(FILE *f)
 		"to profile B by\nmore than sampling noise explains: self "
 		"(leaf) and total (on the stack)\nshares, the change in "
 		"percentage points, its confidence interval\n(Newcombe's "
-		"score interval, tools/stats.h) and z; most significant "
+		"score interval, tools/view/stats.h) and z; most significant "
 		"first.\nA and B are raw, symbolized raw or pprof profiles, "
 		"symbolized on the fly.\n\n"
 		"  -a, --all            also list the entries that cannot be "

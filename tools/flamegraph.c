@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "tools.h"
-#include "flame.h"
-#include "views.h"
+#include "view/flame.h"
+#include "view/views.h"
 
 static void usage(FILE *f)
 {

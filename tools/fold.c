@@ -29,9 +29,9 @@
 
 #include "tools.h"
 #include "grow.h"
-#include "foldmap.h"
-#include "perfscript.h"
-#include "views.h"
+#include "view/foldmap.h"
+#include "view/perfscript.h"
+#include "view/views.h"
 
 /* The folding options, whatever the input. */
 enum fold_flags {

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sym.h"
+#include "sym_prof.h"
 
 /** How weights are normalized (--normalize). */
 enum merge_mode {

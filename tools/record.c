@@ -47,12 +47,12 @@
 
 #include "grow.h"
 #include "tools.h"
-#include "perf.h"
-#include "procmaps.h"
-#include "retcheck.h"
-#include "fpcheck.h"
+#include "agent/perf.h"
+#include "agent/procmaps.h"
+#include "agent/retcheck.h"
+#include "agent/fpcheck.h"
 
-#include "unwind.h"
+#include "agent/unwind.h"
 
 #define DEFAULT_HZ 99
 #define DEFAULT_HZ_ALL 19
@@ -304,6 +304,174 @@ enum {
 	OPT_MAX_STACKS,
 };
 
+/* Apply one of the short options (and -h, and what getopt rejected).
+ * Returns 0, 1 after --help, or an error said on stderr. */
+static int short_opt(struct opts *o, int c, const char *arg)
+{
+	int err;
+
+	switch (c) {
+	case 'F':
+		if (parse_u64(arg, 1, MAX_HZ, &o->hz)) {
+			tool_err("-F: '%s' is not a frequency from 1 to %d Hz",
+				 arg, MAX_HZ);
+			return -EINVAL;
+		}
+		return 0;
+	case 'd':
+		if (parse_secs(arg, &o->duration)) {
+			tool_err("--duration: '%s' is not a positive number "
+				 "of seconds", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'g':
+		if (strcmp(arg, "fp") == 0) {
+			o->cg = CG_FP;
+		} else if (strcmp(arg, "dwarf") == 0) {
+			o->cg = CG_DWARF;
+		} else {
+			tool_err("--call-graph: '%s' is neither 'fp' nor "
+				 "'dwarf'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'o':
+		if (!arg[0]) {
+			tool_err("--output: empty file name");
+			return -EINVAL;
+		}
+		o->output = arg;
+		return 0;
+	case 'p':
+		err = parse_pids(o, arg);
+		if (err)
+			tool_err("--pid: '%s' is not a list of PIDs", arg);
+		return err;
+	case 'a':
+		o->all = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return 1;
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
+/* A size in bytes from @lo to MAX_STACK, rounded up to 8. */
+static int stack_opt(const char *name, const char *arg, uint64_t lo,
+		     uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, lo, MAX_STACK, &v)) {
+		tool_err("--%s: '%s' is not from %d to %d bytes", name, arg,
+			 (int)lo, MAX_STACK);
+		return -EINVAL;
+	}
+	*out = (uint32_t)((v + 7) & ~7ULL);
+	return 0;
+}
+
+/* Apply one of the long-only options.  Returns 0 or an error said on
+ * stderr. */
+static int long_opt(struct opts *o, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_STACK_SIZE:
+		return stack_opt("stack-size", arg, 8, &o->stack_size);
+	case OPT_LEAF_STACK:
+		return stack_opt("leaf-stack-size", arg, 0, &o->leaf_stack);
+	case OPT_MAX_DEPTH:
+		if (parse_u64(arg, 1, SYM_PROF_MAX_FRAMES - 1, &v)) {
+			tool_err("--max-depth: '%s' is not from 1 to %d", arg,
+				 SYM_PROF_MAX_FRAMES - 1);
+			return -EINVAL;
+		}
+		o->max_depth = (unsigned)v;
+		return 0;
+	case OPT_USER_ONLY:
+		o->user_only = true;
+		return 0;
+	case OPT_MMAP_PAGES:
+		if (parse_u64(arg, 1, 1 << 20, &v) || (v & (v - 1))) {
+			tool_err("--mmap-pages: '%s' is not a power of two",
+				 arg);
+			return -EINVAL;
+		}
+		o->mmap_pages = v;
+		return 0;
+	case OPT_CONTINUOUS:
+		o->continuous = true;
+		return 0;
+	case OPT_ROTATE:
+		if (parse_secs(arg, &o->rotate)) {
+			tool_err("--rotate: '%s' is not a positive number of "
+				 "seconds", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "raw") == 0) {
+			o->format = FMT_RAW;
+		} else if (strcmp(arg, "pprof") == 0) {
+			o->format = FMT_PPROF;
+		} else {
+			tool_err("--format: '%s' is neither 'raw' nor 'pprof'",
+				 arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MAX_STACKS:
+		if (parse_u64(arg, 1, 1 << 24, &v)) {
+			tool_err("--max-stacks: '%s' is not from 1 to %d", arg,
+				 1 << 24);
+			return -EINVAL;
+		}
+		o->max_stacks = v;
+		return 0;
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
+/* The options together, and the defaults that depend on others. */
+static int check_opts(struct opts *o)
+{
+	if ((o->cmd != NULL) + (o->npids > 0) + o->all != 1) {
+		tool_err("say what to sample: a command, -p PID or -a (one "
+			 "of them)");
+		return -EINVAL;
+	}
+	if (o->rotate > 0 && !o->continuous) {
+		tool_err("--rotate needs --continuous");
+		return -EINVAL;
+	}
+	if (o->continuous && o->rotate == 0)
+		o->rotate = 60;
+	if (o->continuous && o->duration > 0) {
+		tool_err("--continuous runs until stopped: no --duration");
+		return -EINVAL;
+	}
+	if (!o->hz)
+		o->hz = o->all ? DEFAULT_HZ_ALL : DEFAULT_HZ;
+	if (!o->output)
+		o->output = o->format == FMT_PPROF ? "sym.pb.gz" : "sym.raw";
+	if (o->cg == CG_FP && o->max_depth > 127)
+		o->max_depth = 127;
+	return 0;
+}
+
+/* Read the command line into @o (zeroed).  Returns 0, 1 after --help,
+ * or an error said on stderr. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -326,166 +494,26 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int c, err;
-	bool hz_set = false, out_set = false;
 
+	/* o->hz and o->output stay 0 until set: check_opts() then picks
+	 * the defaults. */
 	o->cg = CG_FP;
 	o->stack_size = DEFAULT_STACK;
 	o->leaf_stack = DEFAULT_LEAF_STACK;
 	o->max_depth = 127;
 	o->max_stacks = DEFAULT_MAX_STACKS;
-	o->output = "sym.raw";
 	/* '+': the command's own options are not ours. */
 	while ((c = getopt_long(argc, argv, "+F:d:g:o:p:aqh", longopts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (parse_u64(optarg, 1, MAX_HZ, &o->hz)) {
-				tool_err("-F: '%s' is not a frequency from 1 "
-					 "to %d Hz", optarg, MAX_HZ);
-				return -EINVAL;
-			}
-			hz_set = true;
-			break;
-		case 'd':
-			if (parse_secs(optarg, &o->duration)) {
-				tool_err("--duration: '%s' is not a positive "
-					 "number of seconds", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'g':
-			if (strcmp(optarg, "fp") == 0) {
-				o->cg = CG_FP;
-			} else if (strcmp(optarg, "dwarf") == 0) {
-				o->cg = CG_DWARF;
-			} else {
-				tool_err("--call-graph: '%s' is neither 'fp' "
-					 "nor 'dwarf'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'o':
-			if (!optarg[0]) {
-				tool_err("--output: empty file name");
-				return -EINVAL;
-			}
-			o->output = optarg;
-			out_set = true;
-			break;
-		case 'p':
-			err = parse_pids(o, optarg);
-			if (err) {
-				tool_err("--pid: '%s' is not a list of PIDs",
-					 optarg);
-				return err;
-			}
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_STACK_SIZE:
-			if (parse_u64(optarg, 8, MAX_STACK, &v)) {
-				tool_err("--stack-size: '%s' is not from 8 to "
-					 "%d bytes", optarg, MAX_STACK);
-				return -EINVAL;
-			}
-			o->stack_size = (uint32_t)((v + 7) & ~7ULL);
-			break;
-		case OPT_LEAF_STACK:
-			if (parse_u64(optarg, 0, MAX_STACK, &v)) {
-				tool_err("--leaf-stack-size: '%s' is not from "
-					 "0 to %d bytes", optarg, MAX_STACK);
-				return -EINVAL;
-			}
-			o->leaf_stack = (uint32_t)((v + 7) & ~7ULL);
-			break;
-		case OPT_MAX_DEPTH:
-			if (parse_u64(optarg, 1, SYM_PROF_MAX_FRAMES - 1,
-				      &v)) {
-				tool_err("--max-depth: '%s' is not from 1 to "
-					 "%d", optarg, SYM_PROF_MAX_FRAMES - 1);
-				return -EINVAL;
-			}
-			o->max_depth = (unsigned)v;
-			break;
-		case OPT_USER_ONLY:
-			o->user_only = true;
-			break;
-		case OPT_MMAP_PAGES:
-			if (parse_u64(optarg, 1, 1 << 20, &v) ||
-			    (v & (v - 1))) {
-				tool_err("--mmap-pages: '%s' is not a power of "
-					 "two", optarg);
-				return -EINVAL;
-			}
-			o->mmap_pages = v;
-			break;
-		case OPT_CONTINUOUS:
-			o->continuous = true;
-			break;
-		case OPT_ROTATE:
-			if (parse_secs(optarg, &o->rotate)) {
-				tool_err("--rotate: '%s' is not a positive "
-					 "number of seconds", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "raw") == 0) {
-				o->format = FMT_RAW;
-			} else if (strcmp(optarg, "pprof") == 0) {
-				o->format = FMT_PPROF;
-			} else {
-				tool_err("--format: '%s' is neither 'raw' nor "
-					 "'pprof'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_STACKS:
-			if (parse_u64(optarg, 1, 1 << 24, &v)) {
-				tool_err("--max-stacks: '%s' is not from 1 to "
-					 "%d", optarg, 1 << 24);
-				return -EINVAL;
-			}
-			o->max_stacks = v;
-			break;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
+		err = c >= OPT_STACK_SIZE ? long_opt(o, c, optarg) :
+					    short_opt(o, c, optarg);
+		if (err)
+			return err;
 	}
 	if (optind < argc)
 		o->cmd = argv + optind;
-	if ((o->cmd != NULL) + (o->npids > 0) + o->all != 1) {
-		tool_err("say what to sample: a command, -p PID or -a (one "
-			 "of them)");
-		return -EINVAL;
-	}
-	if (o->rotate > 0 && !o->continuous) {
-		tool_err("--rotate needs --continuous");
-		return -EINVAL;
-	}
-	if (o->continuous && o->rotate == 0)
-		o->rotate = 60;
-	if (o->continuous && o->duration > 0) {
-		tool_err("--continuous runs until stopped: no --duration");
-		return -EINVAL;
-	}
-	if (!hz_set)
-		o->hz = o->all ? DEFAULT_HZ_ALL : DEFAULT_HZ;
-	if (!out_set && o->format == FMT_PPROF)
-		o->output = "sym.pb.gz";
-	if (o->cg == CG_FP && o->max_depth > 127)
-		o->max_depth = 127;
-	return 0;
+	return check_opts(o);
 }
 
 /* ---- small containers ---- */
@@ -1253,6 +1281,15 @@ static void make_attr(struct rec *r)
 	a->clockid = CLOCK_MONOTONIC;
 }
 
+/* Say what failed and why: "<prog>: <what>: <reason>".  Returns @err. */
+static int fail(int err, const char *what)
+{
+	char msg[128];
+
+	tool_err("%s: %s", what, sym_strerror(err, msg, sizeof(msg)));
+	return err;
+}
+
 static void perm_hint(int err)
 {
 	if (err == -EACCES || err == -EPERM)
@@ -1307,7 +1344,8 @@ static int add_fd(struct rec *r, int fd)
 }
 
 /* Open the event of task @pid (-1: all) on every CPU; the first event of
- * a CPU gets the ring, the others write into it. */
+ * a CPU gets the ring, the others write into it.  Every failure but
+ * -ESRCH (the task is gone) is said on stderr. */
 static int open_task(struct rec *r, pid_t pid, bool probe)
 {
 	struct perf_ring *ring;
@@ -1316,18 +1354,22 @@ static int open_task(struct rec *r, pid_t pid, bool probe)
 
 	for (i = 0; i < r->ncpus; i++) {
 		fd = open_event(r, pid, r->cpus[i], probe && i == 0);
-		if (fd < 0)
+		if (fd < 0) {
+			if (fd != -ESRCH)
+				perm_hint(fd);
 			return fd;
+		}
 		err = add_fd(r, fd);
 		if (err) {
 			close(fd);
-			return err;
+			return fail(err, "cannot keep the events open");
 		}
 		ring = r->rings[i];
 		if (ring->base) {
 			err = perf_set_output(fd, ring->fd);
 			if (err)
-				return err;
+				return fail(err, "cannot send an event to its "
+					    "CPU's ring");
 			continue;
 		}
 		for (;;) {
@@ -1337,7 +1379,7 @@ static int open_task(struct rec *r, pid_t pid, bool probe)
 			pages /= 2;	/* over the mlock limit */
 		}
 		if (err)
-			return err;
+			return fail(err, "cannot map a ring");
 	}
 	return 0;
 }
@@ -1661,15 +1703,12 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 	}
 }
 
-static int run(struct rec *r)
+/* Everything sampling needs before any event or child exists. */
+static int setup(struct rec *r)
 {
 	struct pm_hooks hooks = { r, hook_map, hook_unmap, hook_forget };
-	struct sigaction sa;
-	struct pollfd *pfd = NULL;
-	char path[PATH_MAX];
-	uint64_t start, now, deadline = 0, rotate_at = 0, wait;
-	int go = -1, i, err, n;
 	struct rlimit rl;
+	int err;
 
 	if (gethostname(r->host, sizeof(r->host) - 1) != 0)
 		r->host[0] = '\0';
@@ -1706,50 +1745,68 @@ static int run(struct rec *r)
 		/* Before any child or event exists: it starts a thread. */
 		err = fpcheck_new(r->uw, &r->fpc);
 		if (err)
-			return err;
+			return fail(err, "cannot set up the fp chain checks");
 		fpcheck_learn(r->fpc);
 	}
 	err = pm_new(&hooks, &r->pm);
 	if (err)
-		return err;
+		return fail(err, "cannot set up the process maps");
 	err = retcheck_new(&r->rc);
 	if (err)
-		return err;
+		return fail(err, "cannot set up the return address checks");
 	err = new_window(r);
 	if (err)
-		return err;
+		return fail(err, "cannot start a profile");
+	return 0;
+}
+
+/* One ring per CPU (mapped when its first event opens), and *pfdp to
+ * poll them with (caller frees). */
+static int alloc_rings(struct rec *r, struct pollfd **pfdp)
+{
+	int i;
+
 	r->rings = calloc((size_t)r->ncpus, sizeof(*r->rings));
-	pfd = calloc((size_t)r->ncpus, sizeof(*pfd));
-	if (!r->rings || !pfd) {
-		err = -ENOMEM;
-		goto out;
-	}
+	*pfdp = calloc((size_t)r->ncpus, sizeof(**pfdp));
+	if (!r->rings || !*pfdp)
+		return fail(-ENOMEM, "cannot allocate the rings");
 	for (i = 0; i < r->ncpus; i++) {
 		r->rings[i] = calloc(1, sizeof(**r->rings));
-		if (!r->rings[i]) {
-			err = -ENOMEM;
-			goto out;
-		}
+		if (!r->rings[i])
+			return fail(-ENOMEM, "cannot allocate the rings");
 		r->rings[i]->fd = -1;
 	}
+	return 0;
+}
+
+/* Start the command (stopped before its exec, until *go is written) or
+ * open the events of -p or -a.  Failures are said by open_task() and
+ * open_pids(). */
+static int open_events(struct rec *r, int *go)
+{
+	int err;
 
 	if (r->o.cmd) {
-		err = start_child(r, &go);
+		err = start_child(r, go);
 		if (err) {
 			tool_err("cannot fork: %s", strerror(-err));
-			goto out;
+			return err;
 		}
 		err = open_task(r, r->child, true);
+		if (err == -ESRCH)
+			tool_err("'%s' ended before its events opened",
+				 r->o.cmd[0]);
 	} else if (r->o.all) {
 		err = open_task(r, -1, true);
 	} else {
 		err = open_pids(r);
 	}
-	if (err) {
-		if (err != -ESRCH)
-			perm_hint(err);
-		goto out;
-	}
+	return err;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
@@ -1757,83 +1814,126 @@ static int run(struct rec *r)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_chld;
 	sigaction(SIGCHLD, &sa, NULL);
+}
 
-	start = now_ns(CLOCK_MONOTONIC);
-	r->win_start_mono = start;
+/* The sampling loop's state. */
+struct loop {
+	struct pollfd *pfd;	/* free() */
+	int go;			/* the child's go pipe; close if >= 0 */
+	uint64_t start, deadline, rotate_at;	/* CLOCK_MONOTONIC ns */
+	char path[PATH_MAX];	/* the last file written */
+};
+
+/* Start the clock and the sampling: the command's exec, or the maps of
+ * -p's processes. */
+static int begin(struct rec *r, struct loop *L)
+{
+	int err;
+
+	L->start = now_ns(CLOCK_MONOTONIC);
+	r->win_start_mono = L->start;
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
 	if (r->o.duration > 0)
-		deadline = start + (uint64_t)(r->o.duration * 1e9);
+		L->deadline = L->start + (uint64_t)(r->o.duration * 1e9);
 	if (r->o.continuous)
-		rotate_at = start + (uint64_t)(r->o.rotate * 1e9);
+		L->rotate_at = L->start + (uint64_t)(r->o.rotate * 1e9);
 	if (r->o.cmd) {
 		/* Go: the events start at its exec. */
-		if (write(go, "g", 1) != 1) {
+		if (write(L->go, "g", 1) != 1) {
 			err = -errno;
-			goto out;
+			tool_err("cannot start '%s': %s", r->o.cmd[0],
+				 strerror(-err));
+			return err;
 		}
-		close(go);
-		go = -1;
+		close(L->go);
+		L->go = -1;
 	} else {
 		for (size_t k = 0; k < r->o.npids; k++) {
 			pm_scan(r->pm, r->o.pids[k]);
 			pm_scan_threads(r->pm, r->o.pids[k]);
 		}
 	}
-	for (i = 0; i < r->ncpus; i++) {
-		pfd[i].fd = r->rings[i]->fd;
-		pfd[i].events = POLLIN;
+	for (int i = 0; i < r->ncpus; i++) {
+		L->pfd[i].fd = r->rings[i]->fd;
+		L->pfd[i].events = POLLIN;
 	}
+	return 0;
+}
+
+/* -p without --continuous: is any target still there? */
+static bool targets_alive(const struct rec *r)
+{
+	for (size_t k = 0; k < r->o.npids; k++) {
+		if (kill(r->o.pids[k], 0) == 0 || errno == EPERM)
+			return true;
+	}
+	return false;
+}
+
+/* --continuous: write this window's file and start the next window. */
+static int rotate(struct rec *r, struct loop *L)
+{
+	int err = write_window(r, L->path, sizeof(L->path));
+
+	if (err) {
+		tool_err_code(r->o.output, err);
+		return err;
+	}
+	err = new_window(r);
+	if (err)
+		return fail(err, "cannot start a profile");
+	L->rotate_at = now_ns(CLOCK_MONOTONIC) + (uint64_t)(r->o.rotate * 1e9);
+	return 0;
+}
+
+/* Sample until a signal, the deadline, or the end of the targets. */
+static int sample(struct rec *r, struct loop *L)
+{
+	uint64_t now, wait;
+	int i, n, err;
 
 	while (!stop_signal) {
 		now = now_ns(CLOCK_MONOTONIC);
 		wait = POLL_MS * 1000000ULL;
-		if (deadline && deadline - now < wait)
-			wait = deadline > now ? deadline - now : 0;
-		if (rotate_at && rotate_at - now < wait)
-			wait = rotate_at > now ? rotate_at - now : 0;
-		n = poll(pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
+		if (L->deadline && L->deadline - now < wait)
+			wait = L->deadline > now ? L->deadline - now : 0;
+		if (L->rotate_at && L->rotate_at - now < wait)
+			wait = L->rotate_at > now ? L->rotate_at - now : 0;
+		n = poll(L->pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
 		/* A ring whose events all ended (their tasks exited) reports
 		 * POLLHUP for good: stop polling it, or poll would spin. */
 		for (i = 0; n > 0 && i < r->ncpus; i++)
-			if (pfd[i].revents & (POLLHUP | POLLERR))
-				pfd[i].fd = -1;
-		if (n < 0 && errno != EINTR) {
-			err = -errno;
-			goto out;
-		}
+			if (L->pfd[i].revents & (POLLHUP | POLLERR))
+				L->pfd[i].fd = -1;
+		if (n < 0 && errno != EINTR)
+			return fail(-errno, "cannot poll the rings");
 		err = round_once(r);
 		if (err)
-			goto out;
+			return fail(err, "cannot process the samples");
 		if (child_exited && reap_child(r, WNOHANG))
 			break;
-		if (r->o.npids && !r->o.continuous) {
-			/* -p: stop when every target is gone. */
-			size_t k, alive = 0;
-
-			for (k = 0; k < r->o.npids; k++)
-				alive += kill(r->o.pids[k], 0) == 0 ||
-					 errno == EPERM;
-			if (!alive)
-				break;
-		}
-		now = now_ns(CLOCK_MONOTONIC);
-		if (deadline && now >= deadline)
+		/* -p: stop when every target is gone. */
+		if (r->o.npids && !r->o.continuous && !targets_alive(r))
 			break;
-		if (rotate_at && (now >= rotate_at ||
-				  sym_prof_nstacks(r->prof) >=
-					  r->o.max_stacks)) {
-			err = write_window(r, path, sizeof(path));
-			if (err) {
-				tool_err_code(r->o.output, err);
-				goto out;
-			}
-			err = new_window(r);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (L->deadline && now >= L->deadline)
+			break;
+		if (L->rotate_at && (now >= L->rotate_at ||
+				     sym_prof_nstacks(r->prof) >=
+					     r->o.max_stacks)) {
+			err = rotate(r, L);
 			if (err)
-				goto out;
-			rotate_at = now_ns(CLOCK_MONOTONIC) +
-				    (uint64_t)(r->o.rotate * 1e9);
+				return err;
 		}
 	}
+	return 0;
+}
+
+/* Stop the events and the command, write the last window. */
+static int finish(struct rec *r, struct loop *L)
+{
+	int err;
+
 	disable_all(r);
 	if (r->child > 0 && !reap_child(r, WNOHANG)) {
 		kill(r->child, SIGTERM);
@@ -1841,27 +1941,48 @@ static int run(struct rec *r)
 	}
 	err = round_once(r);
 	if (err)
-		goto out;
-	err = write_window(r, path, sizeof(path));
+		return fail(err, "cannot process the samples");
+	err = write_window(r, L->path, sizeof(L->path));
 	if (err) {
 		tool_err_code(r->o.output, err);
-		goto out;
+		return err;
 	}
 	if (!r->o.quiet)
-		summary(r, path, now_ns(CLOCK_MONOTONIC) - start);
+		summary(r, L->path, now_ns(CLOCK_MONOTONIC) - L->start);
 	if (r->child > 0 && WIFEXITED(r->child_status) &&
 	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
 		tool_err("'%s' did not run", r->o.cmd[0]);
-		err = -ENOEXEC;
+		return -ENOEXEC;
 	}
-out:
-	if (go >= 0)
-		close(go);	/* the child exits without running CMD */
+	return 0;
+}
+
+/* Every failure says what failed on stderr. */
+static int run(struct rec *r)
+{
+	struct loop L = { .go = -1 };
+	int err;
+
+	err = setup(r);
+	if (!err)
+		err = alloc_rings(r, &L.pfd);
+	if (!err)
+		err = open_events(r, &L.go);
+	if (!err) {
+		catch_signals();
+		err = begin(r, &L);
+	}
+	if (!err)
+		err = sample(r, &L);
+	if (!err)
+		err = finish(r, &L);
+	if (L.go >= 0)
+		close(L.go);	/* the child exits without running CMD */
 	if (r->child > 0 && !r->child_done) {
 		kill(r->child, SIGTERM);
 		reap_child(r, 0);
 	}
-	free(pfd);
+	free(L.pfd);
 	return err;
 }
 

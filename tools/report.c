@@ -9,7 +9,7 @@
  * names (views.h), so an inlined function (mix_[i]) is an entry of its
  * own, and so is an unresolved frame (libfoo.so+0x1234).
  *
- * The statistics are tools/stats.h's, design note 4 of PRODUCT.md (see
+ * The statistics are tools/view/stats.h's, design note 4 of PRODUCT.md (see
  * docs/views.md, "Error bars and how to read them"):
  *   - each share k/n with its Wilson score interval (stats_wilson());
  *   - each pair of adjacent entries tested with the variance of the
@@ -34,7 +34,7 @@
  *
  * When the stacks come from two hosts or more (a merge with --spread, or
  * inputs of several hosts), the top functions' smallest, median and
- * largest share over the hosts follow (tools/report_spread.h).
+ * largest share over the hosts follow (tools/view/report_spread.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_spread.h"
-#include "stats.h"
-#include "views.h"
+#include "view/report_spread.h"
+#include "view/stats.h"
+#include "view/views.h"
 
 /* Below this many samples in one of two entries but not both, the test
  * of the pair is not trusted: no verdict. */

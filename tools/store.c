@@ -39,8 +39,9 @@ int tool_store_open(const char *dir, uint32_t flags,
 	int err;
 
 	*out = NULL;
+	/* memcpy(), not assignment: padding must stay zero (sym.h, "ABI"). */
 	if (opts)
-		o = *opts;
+		memcpy(&o, opts, sizeof(o));
 	o.sz = sizeof(o);
 	o.flags = flags;
 	if (dir) {
@@ -48,6 +49,10 @@ int tool_store_open(const char *dir, uint32_t flags,
 			return -ENAMETOOLONG;
 	} else {
 		err = sym_store_default_dir(path, len);
+		/* No variable names one: say where it was looked for. */
+		if (err == -SYM_E_NOTFOUND)
+			snprintf(path, len, "$SYM_STORE, $XDG_CACHE_HOME/sym "
+				 "or $HOME/.cache/sym");
 		if (err)
 			return err;
 	}
@@ -748,6 +753,8 @@ int cmd_store(int argc, char **argv)
 	int i = 1, status;
 	size_t k;
 
+	/* Zeroed, padding included, as SYM_OPTS() does (sym.h, "ABI"). */
+	memset(&sc.opts, 0, sizeof(sc.opts));
 	sc.opts.sz = sizeof(sc.opts);
 	/* --store may come before the command as well as after it. */
 	while (i < argc && argv[i][0] == '-') {

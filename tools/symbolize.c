@@ -51,7 +51,7 @@
 
 #include "grow.h"
 #include "client.h"
-#include "procmaps.h"
+#include "agent/procmaps.h"
 #include "tools.h"
 
 /* Most addresses in one request to symd (its --max-addresses is 100000

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 #include "banned.h"
 
 /** Exit statuses of a subcommand. */
@@ -80,10 +81,14 @@ int tool_addr2line(int argc, char **argv, bool lookup);
  * @param dir    --store's argument; NULL for the default
  * @param flags  enum sym_store_flags
  * @param opts   NULL, or options whose @flags are replaced by @flags
- * @param[out] path  filled with the directory, for messages
+ * @param[out] path  filled with the directory, for messages (when no
+ *                   variable names the default one, with where it was
+ *                   looked for)
  * @param len    size of @path
  * @param[out] out   caller owns, free with sym_store_close()
- * @return 0, or what sym_store_default_dir() or sym_store_open() returned
+ * @return 0, or what sym_store_default_dir() (-SYM_E_NOTFOUND when none
+ *         of $SYM_STORE, $XDG_CACHE_HOME, $HOME is set) or sym_store_open()
+ *         returned
  */
 int tool_store_open(const char *dir, uint32_t flags,
 		    const struct sym_store_opts *opts, char *path, size_t len,

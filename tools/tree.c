@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "grow.h"
-#include "views.h"
+#include "view/views.h"
 
 static void usage(FILE *f)
 {

@@ -1,6 +1,6 @@
 /*
  * unwind-bench.c - what one DWARF unwind of a perf sample costs, with
- * tools/unwind.c and with libdwfl driven the way perf's libdw unwinder
+ * tools/agent/unwind.c and with libdwfl driven the way perf's libdw unwinder
  * does (tools/perf/util/unwind-libdw.c in Linux 6.1: a Dwfl per sample,
  * modules reported with dwfl_report_elf() as the unwind meets them,
  * dwfl_getthread_frames()).  Debian's perf 6.1 is built with libunwind
@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "agent/unwind.h"
 #include "perfsample.h"
 
 #define MAXF 256

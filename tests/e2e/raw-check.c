@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 
 static int fail(const char *file, const char *what, unsigned long long a,
 		unsigned long long b)

@@ -1,12 +1,13 @@
 #!/bin/sh
 # t0010-install.sh - `make install` honours prefix and DESTDIR, installs a
 # versioned shared library with a soname, the header and a libsym.pc that
-# a program can build and link against, and the llvm-symbolizer and
-# addr2line drop-ins in libexec/sym/, not in bin/; `make uninstall`
-# removes them.
+# a program can build and link against; the same for libsymprofile, the
+# profile model (sym_prof.h, libsymprofile.pc), which libsym no longer
+# carries; the llvm-symbolizer and addr2line drop-ins in libexec/sym/,
+# not in bin/; and `make uninstall` removes it all again.
 . "$(dirname "$0")/lib.sh"
 need readelf pkg-config cc
-plan 12
+plan 19
 
 D=$T/dest
 ok "make install DESTDIR prefix=/opt/sym" \
@@ -15,13 +16,19 @@ ok "bin, header, static and shared library installed" \
 	test -x "$D/opt/sym/bin/sym" -a -f "$D/opt/sym/include/sym.h" \
 	     -a -f "$D/opt/sym/lib/libsym.a" -a -f "$D/opt/sym/lib/libsym.so.0" \
 	     -a -L "$D/opt/sym/lib/libsym.so"
-soname=$(readelf -d "$D/opt/sym/lib/libsym.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-is "shared library has soname libsym.so.0" "$soname" "libsym.so.0"
+# soname LIB, and the first functions LIB exports whose names do not
+# start with PREFIX.
+soname() { readelf -d "$1" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p'; }
+exports_but() {
+	readelf --dyn-syms -W "$1" |
+		awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
+		sed 's/@.*//' | grep -v "^$2" | head -3
+}
+is "shared library has soname libsym.so.0" \
+	"$(soname "$D/opt/sym/lib/libsym.so.0")" "libsym.so.0"
 # Only the documented API is exported.
-exported=$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" |
-	awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {print $8}' |
-	sed 's/@.*//' | grep -v '^sym_' | head -3)
-is "exports only sym_* functions" "$exported" ""
+is "exports only sym_* functions" \
+	"$(exports_but "$D/opt/sym/lib/libsym.so.0" sym_)" ""
 pcfile=$D/opt/sym/lib/pkgconfig/libsym.pc
 ok "libsym.pc names the prefix" grep -q '^prefix=/opt/sym' "$pcfile"
 
@@ -67,8 +74,44 @@ is "llvm-symbolizer and addr2line link to bindir's sym in libexec/sym/" \
 is "no llvm-symbolizer or addr2line in bindir" \
 	"$(ls "$D/opt/sym/bin")" "$(ls "$D/opt/sym/bin" |
 	   grep -v -e '^llvm-symbolizer$' -e '^addr2line$')"
+
+# libsymprofile: its own library, header and .pc; libsym needs neither
+# zlib nor protobuf-c any more, libsymprofile nothing of libsym.
+ok "libsymprofile: header, static and shared library installed" \
+	test -f "$D/opt/sym/include/sym_prof.h" \
+	     -a -f "$D/opt/sym/lib/libsymprofile.a" \
+	     -a -f "$D/opt/sym/lib/libsymprofile.so.0" \
+	     -a -L "$D/opt/sym/lib/libsymprofile.so"
+is "libsymprofile has soname libsymprofile.so.0" \
+	"$(soname "$D/opt/sym/lib/libsymprofile.so.0")" "libsymprofile.so.0"
+is "libsymprofile exports only sym_prof_* functions" \
+	"$(exports_but "$D/opt/sym/lib/libsymprofile.so.0" sym_prof_)" ""
+is "libsym exports no sym_prof_* function" \
+	"$(readelf --dyn-syms -W "$D/opt/sym/lib/libsym.so.0" | grep -c ' sym_prof_')" 0
+sed "s|/opt/sym|$D/opt/sym|" "$D/opt/sym/lib/pkgconfig/libsymprofile.pc" \
+	> "$T/libsymprofile.pc"
+is "libsym.pc requires neither zlib nor protobuf-c" \
+	"$(PKG_CONFIG_PATH=$T pkg-config --print-requires-private libsym |
+	   grep -c -e zlib -e protobuf)" 0
+cat > "$T/prof.c" <<'EOC'
+#include <stdio.h>
+#include <sym_prof.h>
+int main(void)
+{
+	struct sym_prof *p = NULL;
+	int err = sym_prof_new(&p);
+
+	printf("%d %zu\n", err, err ? 0 : sym_prof_nstacks(p));
+	sym_prof_free(p);
+	return err != 0;
+}
+EOC
+ok "a program builds with pkg-config libsymprofile alone and runs" \
+	sh -c "cc $san -no-pie -g -o '$T/prof' '$T/prof.c' \$(PKG_CONFIG_PATH='$T' pkg-config --cflags --libs libsymprofile) &&
+	       LD_LIBRARY_PATH='$D/opt/sym/lib' '$T/prof'"
 make -C "$SYM_ROOT" --no-print-directory uninstall DESTDIR="$D" \
-	prefix=/opt/sym > /dev/null 2>&1
-ok "make uninstall removes them and their directory" \
-	test ! -e "$D/opt/sym/libexec/sym" -a ! -e "$D/opt/sym/bin/sym"
+	prefix=/opt/sym > "$T/uninstall.out" 2>&1
+is "make uninstall leaves no file behind" \
+	"$(find "$D" -type f -o -type l | sed "s|^$D||")" ""
+ok "nor the drop-ins' directory" test ! -e "$D/opt/sym/libexec/sym"
 done_testing

@@ -1,14 +1,19 @@
 #!/bin/bash
 # t3015-record-fpchain.sh - fp mode on a workload that spends most of its
 # time in libc's clock_gettime() and the vDSO (fixtures/src/prof_clock.c:
-# main -> spin -> clock_gettime -> vDSO).  libc keeps no frame pointer, so
-# the kernel's frame-pointer walk from there skips spin (frame-pointer
-# build) or stops inside libc (-fomit-frame-pointer build): plausible,
-# wrong stacks, hundreds per run.  Every stack that is not right must
-# carry a flag.  dwarf mode on the same program gets >= 99% right, which
-# shows that the checker's idea of "right" is sound.
+# main -> spin -> clock_gettime@plt -> clock_gettime -> vDSO).  libc
+# keeps no frame pointer, so the kernel's frame-pointer walk from there
+# skips spin (frame-pointer build) or stops inside libc
+# (-fomit-frame-pointer build): plausible, wrong stacks, hundreds per run.
+# Every stack that is not right must carry a flag.  dwarf mode on the
+# same program gets >= 99% right, which shows that the checker's idea of
+# "right" is sound.  Where in the clock path the samples land (the PLT
+# stub, libc, the vDSO, the kernel under them) depends on the machine's
+# clock source and CPU; record_check.py judges each part by its real
+# chain, and t3014 checks that judgement on stacks written by hand.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
+need objdump
 need_perf
 plan 6
 

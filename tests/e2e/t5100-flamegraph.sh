@@ -216,7 +216,7 @@ if command -v chromium > /dev/null 2>&1; then
 		"$T/diff.svg@$T/known.folded" \
 		"$T/capped.svg@$T/big.folded"
 else
-	skip "chromium not installed (tools/install-deps.sh installs it)"
+	skip "chromium not installed (tools/scripts/install-deps.sh installs it)"
 fi
 
 plan "$_tap_n"

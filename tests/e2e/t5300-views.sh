@@ -1,6 +1,6 @@
 #!/bin/sh
 # The views of a profile: sym fold (profiles), sym tree, sym report and
-# sym flamegraph through the shared input layer (tools/views.c).
+# sym flamegraph through the shared input layer (tools/view/views.c).
 #
 # A program built here (fixtures/src/views_prog.c, gcc -O2 -g: main ->
 # parse -> {hot, warm}, main -> compute -> hot, main -> warm, mix()

@@ -1,6 +1,7 @@
 #!/bin/sh
-# t5900-demo.sh - `make demo` (tools/demo.sh, tools/demo-profile.sh) end to
-# end, in a temporary output directory:
+# t5900-demo.sh - `make demo` (tools/scripts/demo.sh and
+# tools/scripts/demo-profile.sh) end to end, in a temporary output
+# directory:
 #
 #  - the whole demo (crash symbolization, then the profile: sym record,
 #    symd with a real debuginfod upstream and a CI upload, sym symbolize,
@@ -28,9 +29,9 @@ if [ ! -x "$SYM" ] || [ ! -x "$SYM_ROOT/bin/symd" ]; then
 fi
 plan 23
 
-DEMO=$SYM_ROOT/tools/demo.sh
-PROFILE=$SYM_ROOT/tools/demo-profile.sh
-check() { python3 "$SYM_ROOT/tools/demo_check.py" "$@"; }
+DEMO=$SYM_ROOT/tools/scripts/demo.sh
+PROFILE=$SYM_ROOT/tools/scripts/demo-profile.sh
+check() { python3 "$SYM_ROOT/tools/scripts/demo_check.py" "$@"; }
 # A short workload keeps the test quick: 1.5 s of CPU still gives about
 # 1,500 samples with sym record and 375 with libsymprof.
 export SYM_DEMO_SECONDS=1.5
@@ -79,7 +80,7 @@ if [ -n "$have_views" ]; then
 	ok "the crash part ran first" grep -q "^== Crash done" "$T/demo.log"
 	ok "sym record took the profile" grep -q '^mode fp$' "$O/demo.raw"
 	# The demo checked its own outputs; check them again (one process:
-	# shares, SVG, report, folded stacks; tools/demo_check.py).
+	# shares, SVG, report, folded stacks; tools/scripts/demo_check.py).
 	ok "shares, flame.svg, report and folded stacks name the hot functions" \
 		check all "$O"
 	ok "the report has error bars" grep -q '% *\[ *[0-9.]*%, *[0-9.]*%\]  *mix64' "$O/report.txt"

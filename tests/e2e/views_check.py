@@ -9,7 +9,7 @@ folded stacks of the same profile (tests/e2e/t5300-views.sh).
 FOLDED is `sym fold` of the profile with the same naming options: one
 "stack count" line per stack, which t5300 checks against the known shape
 separately.  Everything expected is computed here from those counts, with
-the formulas of tools/stats.h written again in Python (Wilson, the
+the formulas of tools/view/stats.h written again in Python (Wilson, the
 difference of two shares of one multinomial sample, the sample sizes), so
 that a bug in the C code does not check itself.
 

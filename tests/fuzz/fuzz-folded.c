@@ -1,6 +1,6 @@
 /*
- * fuzz-folded.c - the folded-stack reader (tools/stacktree.c) and the
- * flame graph writer (tools/flame.c): any bytes must be read without a
+ * fuzz-folded.c - the folded-stack reader (tools/view/stacktree.c) and the
+ * flame graph writer (tools/view/flame.c): any bytes must be read without a
  * crash into a consistent tree (total = self + the children's totals),
  * and the SVG of whatever was read must keep flame.h's promises: valid
  * UTF-8, names only as escaped text (no '<' inside a title or a label),
@@ -14,8 +14,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "stacktree.h"
-#include "flame.h"
+#include "view/stacktree.h"
+#include "view/flame.h"
 
 static int consistent(const struct stacktree *t)
 {

@@ -1,6 +1,6 @@
 /*
- * fuzz-perfscript.c - the `perf script` reader (tools/perfscript.c) and
- * the folded-stack map (tools/foldmap.c) behind `sym fold --from
+ * fuzz-perfscript.c - the `perf script` reader (tools/view/perfscript.c) and
+ * the folded-stack map (tools/view/foldmap.c) behind `sym fold --from
  * perf-script`: any text must be read without a crash or a hang, and
  * what comes out must hold perfscript.h's and foldmap.h's promises.
  *
@@ -19,8 +19,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "foldmap.h"
-#include "perfscript.h"
+#include "view/foldmap.h"
+#include "view/perfscript.h"
 
 struct run {
 	struct fold_map *map;

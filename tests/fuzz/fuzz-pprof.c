@@ -35,7 +35,7 @@ static int same_hdr(const struct sym_prof_header *a,
 	       a->pidns == b->pidns;
 }
 
-/* @p keeps sym.h's promises; returns its number of frames. */
+/* @p keeps sym_prof.h's promises; returns its number of frames. */
 static size_t check_model(const struct sym_prof *p)
 {
 	size_t i, j, nm = sym_prof_nmaps(p), n = 0;

@@ -1,7 +1,7 @@
 /*
  * fuzz-raw.c - libFuzzer target over the raw stack format reader and
- * writer (libsym/raw.c, docs/raw-format.md) and the profile they fill
- * (libsym/prof.c).
+ * writer (libsym/prof/raw.c, docs/raw-format.md) and the profile they fill
+ * (libsym/prof/prof.c).
  *
  * One input is one file.  sym_prof_read() must either fail cleanly (one
  * of its documented codes, no profile, a message "line N: ..." of
@@ -72,7 +72,7 @@ static void check_str(const char *s)
 	fuzz_touch_str(s, 1);
 }
 
-/* The invariants sym.h promises for a profile. */
+/* The invariants sym_prof.h promises for a profile. */
 static void check_prof(const struct sym_prof *p)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);

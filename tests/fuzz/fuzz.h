@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -158,7 +159,7 @@ static inline void fuzz_check_locations(const struct sym_prof *p)
 		}
 	}
 	FUZZ_CHECK(sym_prof_location_at(p, n, NULL, NULL, NULL, NULL) ==
-		   -ENOENT);
+		   -SYM_E_NOTFOUND);
 }
 
 #endif /* SYM_FUZZ_H */

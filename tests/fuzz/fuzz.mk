@@ -43,15 +43,18 @@ PKG_CONFIG ?= pkg-config
 
 B := build/fuzz
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
-LIB_SRCS := $(wildcard libsym/*.c)
+# libsym and libsymprofile (libsym/prof/) in one archive here: the
+# targets that read profiles need both.
+LIB_SRCS := $(wildcard libsym/*.c libsym/prof/*.c)
 # pprof's profile.proto as C, generated here as the top Makefile does.
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 PROTOC_C ?= protoc-c
 
-# The library's dependencies, as the top Makefile has them (so that this
-# file follows when the library gains one): its LIB_PKGS for pkg-config,
-# and what DEP_LIBS adds after the pkg-config call (-liberty).
-LIB_PKGS := $(shell sed -n 's/^LIB_PKGS *= *//p' Makefile)
+# The libraries' dependencies, as the top Makefile has them (so that this
+# file follows when a library gains one): its LIB_PKGS and PROF_PKGS for
+# pkg-config, and what DEP_LIBS adds after the pkg-config call (-liberty).
+LIB_PKGS := $(shell sed -n 's/^LIB_PKGS *= *//p' Makefile) \
+	$(shell sed -n 's/^PROF_PKGS *= *//p' Makefile)
 extra_sed := s/^DEP_LIBS *=.*)) *//p
 LIB_EXTRA := $(shell sed -n '$(extra_sed)' Makefile)
 
@@ -60,7 +63,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 # The same required flags as the top Makefile's SYM_CFLAGS, plus the
 # sanitizers; -O1 -g as libFuzzer recommends.
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	-fvisibility=hidden -Ilibsym -MMD -MP -O1 -g $(SAN) $(FUZZ_EXTRA_CFLAGS) \
+	-fvisibility=hidden -Ilibsym -Ilibsym/prof -MMD -MP -O1 -g $(SAN) \
+	$(FUZZ_EXTRA_CFLAGS) \
 	$(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(LIB_EXTRA)
 
@@ -86,16 +90,18 @@ $(B)/libsym/%.o: libsym/%.c
 	@printf '  %-7s %s\n' CC $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/profile.proto
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: libsym/prof/profile.proto
 	@mkdir -p $(B)/gen
-	@$(PROTOC_C) --proto_path=libsym --c_out=$(B)/gen libsym/profile.proto
+	@$(PROTOC_C) --proto_path=libsym/prof --c_out=$(B)/gen \
+		libsym/prof/profile.proto
 
 $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 	@printf '  %-7s %s\n' CC $@
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -w -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(B)/libsym/pprof.o: $(B)/gen/profile.pb-c.h
-$(B)/libsym/pprof.o: FUZZ_CFLAGS += -I$(B)/gen
+$(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
+	$(B)/gen/profile.pb-c.h
+$(B)/libsym/prof/%.o: private FUZZ_CFLAGS += -I$(B)/gen
 
 $(B)/libsym-fuzz.a: $(LIB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
@@ -109,18 +115,34 @@ $(B)/symd/%.o: symd/%.c
 $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
-# fuzz-reply drives the sym tool's reader of symd's answers.
-$(B)/fuzz-reply: tools/client.c tools/util.c
-$(B)/fuzz-reply: FUZZ_SYMD = -Itools $(shell $(PKG_CONFIG) --cflags libcurl) \
-	tools/client.c tools/util.c
+# The sym tool's modules, compiled the same way into archives as the top
+# Makefile has them: the command files and CLI helpers (tools/*.c but
+# sym.c), the recorder's (tools/agent/) and the views' (tools/view/).
+# The targets in TOOL_TARGETS drive them: fuzz-reply the reader of symd's
+# answers (tools/client.c), fuzz-folded the folded reader and flame graph
+# writer, fuzz-perfscript the perf script reader and fold map.
+TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript
+TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
+TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
+	$(B)/tools/libagent-fuzz.a
+TOOL_CFLAGS := -Itools $(shell $(PKG_CONFIG) --cflags libcurl)
 
-# fuzz-folded drives the sym tool's folded reader and flame graph writer.
-$(B)/fuzz-folded: tools/stacktree.c tools/flame.c tools/stats.c
-$(B)/fuzz-folded: FUZZ_SYMD = -Itools tools/stacktree.c tools/flame.c \
-	tools/stats.c -lm
-# fuzz-perfscript drives the sym tool's perf script reader and fold map.
-$(B)/fuzz-perfscript: tools/perfscript.c tools/foldmap.c
-$(B)/fuzz-perfscript: FUZZ_SYMD = -Itools tools/perfscript.c tools/foldmap.c
+$(B)/tools/%.o: tools/%.c
+	@mkdir -p $(dir $@)
+	@printf '  %-7s %s\n' CC $@
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(TOOL_CFLAGS) -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
+
+$(B)/tools/libsymtool-fuzz.a: $(TOOL_SRCS:%.c=$(B)/%.o)
+	@rm -f $@ && ar rcs $@ $^
+$(B)/tools/libview-fuzz.a: $(patsubst %.c,$(B)/%.o,$(wildcard tools/view/*.c))
+	@rm -f $@ && ar rcs $@ $^
+$(B)/tools/libagent-fuzz.a: $(patsubst %.c,$(B)/%.o,$(wildcard tools/agent/*.c))
+	@rm -f $@ && ar rcs $@ $^
+
+$(TOOL_TARGETS:%=$(B)/%): $(TOOL_ARCHIVES)
+$(TOOL_TARGETS:%=$(B)/%): FUZZ_SYMD = $(TOOL_CFLAGS) -Wl,--start-group \
+	$(TOOL_ARCHIVES) -Wl,--end-group -lm
 
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a

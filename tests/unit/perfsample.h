@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "agent/unwind.h"
 
 /* One sample, copied out of the ring buffer. */
 struct ps_sample {

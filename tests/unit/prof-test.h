@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sym.h"
+#include "sym_prof.h"
 
 static inline int same_str(const char *a, const char *b)
 {

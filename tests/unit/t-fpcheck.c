@@ -1,7 +1,8 @@
 /*
  * t-fpcheck.c - the fp-mode chain checks of sym record: what the CFI says
- * about rbp (unwinder_fp_frame(), unwinder_leaf_fp() in tools/unwind.c)
- * and the classes and start sites of tools/fpcheck.c (compiled in).
+ * about rbp (unwinder_fp_frame(), unwinder_leaf_fp() in
+ * tools/agent/unwind.c) and the classes and start sites of
+ * tools/agent/fpcheck.c, through fpcheck.h (the agent's archive).
  *
  * The CFI comes from small assembly functions of this file with known
  * directives; the start sites from this process's own main() and a
@@ -17,7 +18,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "perfsample.h"
 #pragma GCC diagnostic pop
-#include "../../tools/fpcheck.c"
+#include "agent/fpcheck.h"
 
 /*
  * fpk_frame: push %rbp; mov %rsp, %rbp (a frame-pointer frame from
@@ -181,10 +182,10 @@ static __attribute__((noinline)) void *thread_fn(void *arg)
 /* A pm_map for the object holding @pc, as procmaps.c would make it. */
 static bool map_of(uint64_t pc, struct pm_map *m)
 {
-	struct obj o;
+	struct fpcheck_obj o;
 
 	memset(m, 0, sizeof(*m));
-	if (!obj_of(pc, &o))
+	if (!fpcheck_obj_of(pc, &o))
 		return false;
 	m->start = o.bias;
 	m->end = UINT64_MAX;
@@ -202,7 +203,7 @@ static void test_fpcheck(struct unwinder *u)
 	struct fpcheck *fc = NULL;
 	struct fpcheck_stats st;
 	struct pm_map m, anon;
-	struct obj o;
+	struct fpcheck_obj o;
 	pthread_t t;
 	int n;
 
@@ -236,7 +237,7 @@ static void test_fpcheck(struct unwinder *u)
 	CHECK(fpcheck_ret(fc, &m, getpid(), thread_ra) != FPCHECK_OUTERMOST);
 
 	/* Return addresses of this program, by their function's CFI. */
-	CHECK(map_of(A(fpk_frame_body), &m) && obj_of(A(fpk_frame), &o));
+	CHECK(map_of(A(fpk_frame_body), &m) && fpcheck_obj_of(A(fpk_frame), &o));
 	CHECK(fpcheck_ret(fc, &m, getpid(), A(fpk_frame_body) + 1) ==
 	      FPCHECK_FRAME);
 	CHECK(fpcheck_ret(fc, &m, getpid(), A(fpk_saved_body) + 1) ==

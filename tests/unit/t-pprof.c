@@ -27,18 +27,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "profile.pb-c.h"
+#include "pprof.h"	/* the generated code and its Pb* aliases */
 #include "prof-test.h"
 #include "tap.h"
-
-#define PbProfile Perftools__Profiles__Profile
-#define PbValueType Perftools__Profiles__ValueType
-#define PbSample Perftools__Profiles__Sample
-#define PbLabel Perftools__Profiles__Label
-#define PbMapping Perftools__Profiles__Mapping
-#define PbLocation Perftools__Profiles__Location
-#define PbLine Perftools__Profiles__Line
-#define PbFunction Perftools__Profiles__Function
 
 /* What @fn writes to a memfd. */
 static int capture(const struct sym_prof *p, int pprof, uint8_t **buf,
@@ -1182,7 +1173,8 @@ static void check_symbolized(void)
 	if (q) {
 		struct sym_prof_frame f = { 0x1139, 0, R };
 
-		CHECK_ERR(sym_prof_location(q, &f, NULL, NULL, NULL), -ENOENT);
+		CHECK_ERR(sym_prof_location(q, &f, NULL, NULL, NULL),
+			  -SYM_E_NOTFOUND);
 	}
 	free(gz);
 	free(plain);

@@ -1,6 +1,6 @@
 /*
- * t-prof.c - struct sym_prof and the raw stack format (libsym/prof.c,
- * libsym/raw.c, docs/raw-format.md).
+ * t-prof.c - struct sym_prof and the raw stack format (libsym/prof/prof.c,
+ * libsym/prof/raw.c, docs/raw-format.md).
  *
  * - A profile built through the API, with strings that need every kind of
  *   escape, written and read back, is equal field by field, and writing

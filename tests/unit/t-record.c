@@ -1,8 +1,9 @@
 /*
  * t-record.c - unit tests of sym record's modules that need no perf
- * events: the mapping table over time (tools/procmaps.c), the ELF reader,
- * and the call-instruction test of return addresses (tools/retcheck.c).
- * The modules are compiled in (they are tool sources, not libsym).
+ * events: the mapping table over time (tools/agent/procmaps.c), the ELF
+ * reader, and the call-instruction test of return addresses
+ * (tools/agent/retcheck.c), through their headers; the test links the
+ * agent's archive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +11,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "../../tools/procmaps.c"
-#include "../../tools/retcheck.c"
+#include "agent/procmaps.h"
+#include "agent/retcheck.h"
 
 static int nmap, nunmap, nforget;
 

@@ -1,5 +1,5 @@
 /*
- * t-spread.c - tools/report_spread.c: per-host shares of functions, with
+ * t-spread.c - tools/view/report_spread.c: per-host shares of functions, with
  * every number worked out by hand in the comments.
  *
  * Hosts: "a", "b", an unknown one (c), another unknown one (d) with only
@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report_spread.h"
+#include "view/report_spread.h"
 #include "tap.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-12)

@@ -1,6 +1,6 @@
 /*
- * t-stacktree.c - the trie of stacks (tools/stacktree.h), its folded-stack
- * reader, and the flame graph writer's contract (tools/flame.h): counts
+ * t-stacktree.c - the trie of stacks (tools/view/stacktree.h), its folded-stack
+ * reader, and the flame graph writer's contract (tools/view/flame.h): counts
  * and their invariants, errors with nothing changed, line numbers in
  * messages, Wilson intervals against published values, deterministic
  * output, the frame cap.
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "tap.h"
-#include "stacktree.h"
-#include "flame.h"
-#include "stats.h"
+#include "view/stacktree.h"
+#include "view/flame.h"
+#include "view/stats.h"
 
 static struct stacktree_frame F(const char *s)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # t-stats-ref.py - the reference values of tests/unit/t-stats.c, computed
-# offline with SciPy, an implementation independent of tools/stats.c.
+# offline with SciPy, an implementation independent of tools/view/stats.c.
 #
 # Not run by `make check` (SciPy is not a dependency of symd).  To redo:
 #   apt-get install python3-scipy && /usr/bin/python3 tests/unit/t-stats-ref.py

@@ -1,5 +1,6 @@
 /*
- * t-stats.c - tools/stats.c, the statistics of `sym report` and `sym diff`.
+ * t-stats.c - tools/view/stats.c, the statistics of `sym report` and
+ * `sym diff`.
  *
  * Two kinds of checks:
  * - Known values.  The references come from SciPy 1.10 (Debian 12's
@@ -24,7 +25,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "stats.h"
+#include "view/stats.h"
 
 /* 95% two-sided critical value, from SciPy's ndtri(0.975). */
 #define Z95 1.959963984540054

@@ -1,6 +1,6 @@
 /*
- * t-symbolized.c - the symbolized form of a profile (libsym/prof.c,
- * libsym/raw.c; docs/raw-format.md, "The symbolized form").
+ * t-symbolized.c - the symbolized form of a profile (libsym/prof/prof.c,
+ * libsym/prof/raw.c; docs/raw-format.md, "The symbolized form").
  *
  * - sym_prof_set_location() / sym_prof_location(): keys (map, address,
  *   return flag), replacement in place, interned strings, "" as NULL, and
@@ -61,9 +61,9 @@ static void test_api(void)
 
 	CHECK(sym_prof_symbolized(p) == 0);
 	CHECK(sym_prof_nlocations(p) == 0);
-	CHECK_ERR(sym_prof_location(p, &pc, &st, &l, &n), -ENOENT);
+	CHECK_ERR(sym_prof_location(p, &pc, &st, &l, &n), -SYM_E_NOTFOUND);
 	CHECK(st == 0 && l == NULL && n == 0);
-	CHECK_ERR(sym_prof_location_at(p, 0, &f, &st, &l, &n), -ENOENT);
+	CHECK_ERR(sym_prof_location_at(p, 0, &f, &st, &l, &n), -SYM_E_NOTFOUND);
 
 	CHECK_ERR(sym_prof_set_location(p, &ret, SYM_PROF_LOC_OK, two, 2), 0);
 	CHECK(sym_prof_symbolized(p) == 1);
@@ -77,7 +77,7 @@ static void test_api(void)
 	/* Copied: the caller's strings are not kept. */
 	CHECK(l[0].function != two[0].function && l != two);
 	/* The exact PC at the same address is another location. */
-	CHECK_ERR(sym_prof_location(p, &pc, NULL, NULL, NULL), -ENOENT);
+	CHECK_ERR(sym_prof_location(p, &pc, NULL, NULL, NULL), -SYM_E_NOTFOUND);
 	CHECK_ERR(sym_prof_set_location(p, &pc, SYM_PROF_LOC_OK, &one, 1), 0);
 	CHECK_ERR(sym_prof_location(p, &pc, &st, &l2, &n), 0);
 	CHECK(n == 1 && l2[0].line == 41 && l2[0].file == NULL);
@@ -128,7 +128,7 @@ static void test_api(void)
 	CHECK_ERR(sym_prof_set_location(p, &f, SYM_PROF_LOC_OK, many,
 					SYM_PROF_MAX_LINES + 1), -E2BIG);
 	CHECK(sym_prof_nlocations(p) == 3);
-	CHECK_ERR(sym_prof_location(p, &f, NULL, NULL, NULL), -ENOENT);
+	CHECK_ERR(sym_prof_location(p, &f, NULL, NULL, NULL), -SYM_E_NOTFOUND);
 	CHECK_ERR(sym_prof_set_location(p, &f, SYM_PROF_LOC_OK, many,
 					SYM_PROF_MAX_LINES), 0);
 	CHECK_ERR(sym_prof_location(p, &f, NULL, &l, &n), 0);
@@ -376,7 +376,8 @@ static void test_many(void)
 		    l[0].line != i || strcmp(l[0].function, name))
 			bad++;
 		f.flags ^= 1;
-		if (sym_prof_location(p, &f, NULL, NULL, NULL) != -ENOENT)
+		if (sym_prof_location(p, &f, NULL, NULL, NULL) !=
+		    -SYM_E_NOTFOUND)
 			bad++;
 	}
 	CHECK(bad == 0);

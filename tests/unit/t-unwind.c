@@ -1,5 +1,5 @@
 /*
- * t-unwind.c - tests of tools/unwind.c, the DWARF CFI unwinder of
+ * t-unwind.c - tests of tools/agent/unwind.c, the DWARF CFI unwinder of
  * `sym record --call-graph dwarf`.
  *
  * Without perf: argument checks, the mapping table, and an unwind of this
@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "unwind.h"
+#include "agent/unwind.h"
 #include "perfsample.h"
 
 #define NSAMPLES 300
@@ -40,23 +39,6 @@
 
 static char tmp[256];
 static char src_dir[512];
-
-static void skip(const char *what, const char *why)
-{
-	tap_n++;
-	printf("ok %d - %s # skip %s\n", tap_n, what, why);
-}
-
-static bool sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
 
 /* ---- symbols (nm) ------------------------------------------------------ */
 
@@ -362,7 +344,7 @@ static void test_self(void)
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = '\0';
 	if (!symtab_load(exe, &t)) {
-		skip("unwind of this process", "nm failed");
+		tap_skip("unwind of this process", "nm failed");
 		return;
 	}
 	memset(&shot, 0, sizeof(shot));
@@ -454,7 +436,7 @@ static void test_self(void)
 		}
 		free(st2);
 	} else {
-		skip("unwind from a PLT stub", "no .plt in this binary");
+		tap_skip("unwind from a PLT stub", "no .plt in this binary");
 	}
 	/* Once the process forgets its mappings, the PC alone. */
 	unwinder_forget(u, getpid());
@@ -698,12 +680,12 @@ static int perf_err;
 static bool build(const struct workload *w, char *bin, size_t len)
 {
 	snprintf(bin, len, "%s/%s", tmp, w->name);
-	if (!sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
+	if (!tap_sh("gcc %s -o '%s' '%s/unwind_%s.c'", w->flags, bin, src_dir,
 		w->src))
 		return false;
 	if (!w->debugfile)
 		return true;
-	return sh("set -e; cd '%s'; "
+	return tap_sh("set -e; cd '%s'; "
 		  "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p'); "
 		  "mkdir -p debug/$(echo $id | cut -c1-2); "
 		  "objcopy --only-keep-debug '%s' "
@@ -856,7 +838,7 @@ static void test_workload(const struct workload *w)
 	if (!run_start(w, &r)) {
 		if (perf_err) {
 			snprintf(what, sizeof(what), "%s: unwinds", w->name);
-			skip(what, "perf_event_open not permitted");
+			tap_skip(what, "perf_event_open not permitted");
 		}
 		return;
 	}
@@ -962,7 +944,7 @@ static void test_leaf_ra(const struct workload *w)
 
 	if (!run_start(w, &r)) {
 		if (perf_err)
-			skip("leaf-fp: unwinder_leaf_ra",
+			tap_skip("leaf-fp: unwinder_leaf_ra",
 			     "perf_event_open not permitted");
 		return;
 	}
@@ -1028,11 +1010,11 @@ int main(void)
 	test_self();
 	test_garbage();
 	if (access(src_dir, R_OK) != 0) {
-		skip("sampled workloads", "fixtures/src not found "
+		tap_skip("sampled workloads", "fixtures/src not found "
 		     "(set SYM_ROOT)");
-	} else if (!sh("command -v gcc >/dev/null && command -v nm "
+	} else if (!tap_sh("command -v gcc >/dev/null && command -v nm "
 		       ">/dev/null")) {
-		skip("sampled workloads", "gcc or nm missing");
+		tap_skip("sampled workloads", "gcc or nm missing");
 	} else {
 		for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]);
 		     i++) {
@@ -1046,6 +1028,6 @@ int main(void)
 		if (perf_err)
 			printf("# perf_event_open: %s\n", strerror(-perf_err));
 	}
-	sh("rm -rf '%s'", tmp);
+	tap_sh("rm -rf '%s'", tmp);
 	return tap_done();
 }

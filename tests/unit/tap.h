@@ -9,6 +9,8 @@
 #ifndef SYM_TAP_H
 #define SYM_TAP_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "sym.h"
@@ -46,6 +48,27 @@ static inline void tap_skip_all(const char *why)
 {
 	printf("1..0 # SKIP %s\n", why);
 	exit(0);
+}
+
+/* One test point skipped: "ok N - WHAT # skip WHY". */
+static inline void tap_skip(const char *what, const char *why)
+{
+	tap_n++;
+	printf("ok %d - %s # skip %s\n", tap_n, what, why);
+}
+
+/* Run a shell command (printf-style); true when it exits 0. */
+static inline bool tap_sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline bool tap_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
 }
 
 static inline int tap_done(void)

@@ -139,7 +139,7 @@ struct sp_stack {
 	uint64_t hash;
 	uint64_t count, weight;
 	int32_t tid;
-	uint32_t flags;		/* SYM_PROF_* bits of sym.h */
+	uint32_t flags;		/* SYM_PROF_* bits of sym_prof.h */
 	uint32_t n;
 	struct sp_frame f[];
 };
@@ -640,19 +640,204 @@ static uint64_t pidns_inode(void)
 	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
+/* The header lines: what, where, when, how, and the counts. */
+static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
+{
+	int mode = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE);
+	struct utsname un;
+	uint64_t dur;
+	char num[24];
+
+	sp_out_str(o, "sym-raw 1\nhost ");
+	sp_out_enc(o, uname(&un) == 0 ? un.nodename : "");
+	sp_out_str(o, "\ntool libsymprof " SYM_VERSION "\nstart ");
+	sp_out_str(o, sp.start_str);
+	dur = sp_now_ns(CLOCK_MONOTONIC) - sp.start_mono_ns;
+	sp_out_str(o, "\nduration ");
+	sp_out_u64(o, dur / 1000000000u);
+	sp_out_ch(o, '.');
+	snprintf(num, sizeof(num), "%09llu",
+		 (unsigned long long)(dur % 1000000000u));
+	sp_out_str(o, num);
+	sp_out_str(o, sp.wall ? "\nevent wall\nmode wall\n"
+		       : mode == SP_MODE_PROCESS
+			       ? "\nevent cpu-clock\nmode process-timer\n"
+			       : "\nevent cpu-clock\nmode thread-timer\n");
+	out_line2(o, "frequency", (uint64_t)sp.hz);
+	out_line2(o, "period", sp.period_ns);
+	sp_out_str(o, "weight-unit ns\n");
+	out_line2(o, "samples", agg.samples);
+	sp_out_str(o, "lost 0\nthrottled 0\n");
+	out_line2(o, "dropped", dropped);
+	for (size_t i = 0; i < NFLAGS; i++) {
+		sp_out_str(o, "flagged ");
+		sp_out_str(o, flag_names[i]);
+		sp_out_ch(o, ' ');
+		sp_out_u64(o, agg.flagged[i]);
+		sp_out_ch(o, '\n');
+	}
+	out_line2(o, "pidns", pidns);
+}
+
+/* "# libsymprof: NOTE\n" when @note is not empty. */
+static void write_note(struct sp_out *o, const char *note)
+{
+	if (!note[0])
+		return;
+	sp_out_str(o, "# libsymprof: ");
+	sp_out_str(o, note);
+	sp_out_ch(o, '\n');
+}
+
+/* The comment lines: the walks' counts and what the profiler cost. */
+static void write_notes(struct sp_out *o)
+{
+	struct timespec ts;
+
+	sp_out_str(o, "# libsymprof: signal ");
+	sp_out_u64(o, (uint64_t)sp.sig);
+	sp_out_str(o, ", frame-pointer chains: complete ");
+	sp_out_u64(o, agg.complete);
+	sp_out_str(o, ", ended early ");
+	sp_out_u64(o, agg.early);
+	sp_out_str(o, ", off the thread stack ");
+	sp_out_u64(o, agg.offstack);
+	sp_out_str(o, "; CFI steps at the leaf ");
+	sp_out_u64(o, agg.cfi_steps);
+	sp_out_ch(o, '\n');
+	/* What the profiler's own thread cost (write_file() runs on it),
+	 * for the overhead budget. */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	sp_out_str(o, "# libsymprof: drain thread cpu_ns ");
+	sp_out_u64(o, (uint64_t)ts.tv_sec * 1000000000u +
+			      (uint64_t)ts.tv_nsec);
+	sp_out_ch(o, '\n');
+	write_note(o, sp.mode_note);
+	write_note(o, sp.sig_note);
+	if (sp.threads_unarmed) {
+		sp_out_str(o, "# libsymprof: threads without a timer ");
+		sp_out_u64(o, sp.threads_unarmed);
+		sp_out_ch(o, '\n');
+	}
+}
+
+/* The process line, then a line per thread with its name now (live
+ * threads may have renamed themselves). */
+static void write_tasks(struct sp_out *o, uint64_t pidns)
+{
+	struct sp_thread *t;
+	char comm[64];
+
+	if (sp_read_small("/proc/self/comm", comm, sizeof(comm)))
+		comm[0] = 0;
+	sp_out_str(o, "process ");
+	sp_out_i64(o, sp.pid);
+	sp_out_ch(o, ' ');
+	if (pidns)
+		sp_out_u64(o, pidns);
+	else
+		sp_out_ch(o, '-');
+	sp_out_ch(o, ' ');
+	sp_out_i64(o, sp.pid);
+	sp_out_ch(o, ' ');
+	sp_out_enc(o, comm);
+	sp_out_ch(o, '\n');
+	pthread_mutex_lock(&sp_reg_lock);
+	for (t = sp_threads; t; t = t->next) {
+		struct sp_tinfo *ti;
+
+		if (atomic_load(&t->state) != SP_THREAD_LIVE)
+			continue;
+		ti = tinfo(t->tid);
+		if (ti)
+			thread_comm_from_proc(t->tid, ti->comm,
+					      sizeof(ti->comm));
+	}
+	pthread_mutex_unlock(&sp_reg_lock);
+	for (size_t i = 0; i < agg.tn; i++) {
+		sp_out_str(o, "thread ");
+		sp_out_i64(o, sp.pid);
+		sp_out_ch(o, ' ');
+		sp_out_i64(o, agg.threads[i].tid);
+		sp_out_ch(o, ' ');
+		sp_out_enc(o, agg.threads[i].comm);
+		sp_out_ch(o, '\n');
+	}
+}
+
+static void write_maps(struct sp_out *o)
+{
+	for (size_t i = 0; i < sp_maps_count(); i++) {
+		const struct sp_map *m = sp_maps_get(i);
+
+		sp_out_str(o, "map ");
+		sp_out_u64(o, m->id);
+		sp_out_str(o, m->kind ? " vdso " : " file ");
+		sp_out_i64(o, sp.pid);
+		sp_out_ch(o, ' ');
+		sp_out_hex(o, m->start);
+		sp_out_ch(o, ' ');
+		sp_out_hex(o, m->end);
+		sp_out_ch(o, ' ');
+		sp_out_hex(o, m->pgoff);
+		sp_out_ch(o, ' ');
+		sp_out_hex(o, m->vaddr);
+		sp_out_ch(o, ' ');
+		sp_out_str(o, m->build_id[0] ? m->build_id : "-");
+		sp_out_ch(o, ' ');
+		sp_out_enc(o, m->path ? m->path : "");
+		sp_out_ch(o, '\n');
+	}
+}
+
+static void write_stack(struct sp_out *o, const struct sp_stack *s)
+{
+	bool any = false;
+
+	sp_out_str(o, "stack ");
+	sp_out_u64(o, s->count);
+	sp_out_ch(o, ' ');
+	sp_out_u64(o, s->weight);
+	sp_out_ch(o, ' ');
+	sp_out_i64(o, sp.pid);
+	sp_out_ch(o, ' ');
+	sp_out_i64(o, s->tid);
+	sp_out_ch(o, ' ');
+	for (uint32_t f = 0; f < NFLAGS; f++) {
+		if (!(s->flags & (1u << f)))
+			continue;
+		if (any)
+			sp_out_ch(o, ',');
+		sp_out_str(o, flag_names[f]);
+		any = true;
+	}
+	if (!any)
+		sp_out_ch(o, '-');
+	for (uint32_t j = 0; j < s->n; j++) {
+		sp_out_ch(o, ' ');
+		sp_out_ch(o, s->f[j].ret ? 'r' : 'p');
+		if (s->f[j].map == SP_NOMAP)
+			sp_out_ch(o, '?');
+		else
+			sp_out_u64(o, s->f[j].map);
+		sp_out_ch(o, ':');
+		sp_out_hex(o, s->f[j].addr);
+	}
+	sp_out_ch(o, '\n');
+}
+
 static bool write_failed_logged;
 
+/* Write the profile so far (docs/raw-format.md) to the output file,
+ * atomically; the first failure is logged. */
 static int write_file(void)
 {
 	static struct sp_out o;
 	char path[sizeof(sp.out_pattern) + 32], tmp[sizeof(path) + 32];
-	char num[24], comm[64];
-	struct utsname un;
+	char num[24];
 	struct sp_thread *t;
-	uint64_t dur, dropped = agg.dropped, pidns = pidns_inode();
-	size_t i;
+	uint64_t dropped = agg.dropped, pidns = pidns_inode();
 	int err = 0;
-	int mode = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE);
 
 	if (sp_out_path(path, sizeof(path)))
 		return -ENAMETOOLONG;
@@ -671,167 +856,13 @@ static int write_file(void)
 		dropped += atomic_load(&t->ring.dropped);
 	pthread_mutex_unlock(&sp_reg_lock);
 
-	sp_out_str(&o, "sym-raw 1\nhost ");
-	sp_out_enc(&o, uname(&un) == 0 ? un.nodename : "");
-	sp_out_str(&o, "\ntool libsymprof " SYM_VERSION "\nstart ");
-	sp_out_str(&o, sp.start_str);
-	dur = sp_now_ns(CLOCK_MONOTONIC) - sp.start_mono_ns;
-	sp_out_str(&o, "\nduration ");
-	sp_out_u64(&o, dur / 1000000000u);
-	sp_out_ch(&o, '.');
-	snprintf(num, sizeof(num), "%09llu",
-		 (unsigned long long)(dur % 1000000000u));
-	sp_out_str(&o, num);
-	sp_out_str(&o, sp.wall ? "\nevent wall\nmode wall\n"
-		       : mode == SP_MODE_PROCESS
-			       ? "\nevent cpu-clock\nmode process-timer\n"
-			       : "\nevent cpu-clock\nmode thread-timer\n");
-	out_line2(&o, "frequency", (uint64_t)sp.hz);
-	out_line2(&o, "period", sp.period_ns);
-	sp_out_str(&o, "weight-unit ns\n");
-	out_line2(&o, "samples", agg.samples);
-	sp_out_str(&o, "lost 0\nthrottled 0\n");
-	out_line2(&o, "dropped", dropped);
-	for (i = 0; i < NFLAGS; i++) {
-		sp_out_str(&o, "flagged ");
-		sp_out_str(&o, flag_names[i]);
-		sp_out_ch(&o, ' ');
-		sp_out_u64(&o, agg.flagged[i]);
-		sp_out_ch(&o, '\n');
-	}
-	out_line2(&o, "pidns", pidns);
-	sp_out_str(&o, "# libsymprof: signal ");
-	sp_out_u64(&o, (uint64_t)sp.sig);
-	sp_out_str(&o, ", frame-pointer chains: complete ");
-	sp_out_u64(&o, agg.complete);
-	sp_out_str(&o, ", ended early ");
-	sp_out_u64(&o, agg.early);
-	sp_out_str(&o, ", off the thread stack ");
-	sp_out_u64(&o, agg.offstack);
-	sp_out_str(&o, "; CFI steps at the leaf ");
-	sp_out_u64(&o, agg.cfi_steps);
-	sp_out_ch(&o, '\n');
-	{
-		struct timespec ts;
-
-		/* What the profiler's own thread cost (write_file() runs
-		 * on it), for the overhead budget. */
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-		sp_out_str(&o, "# libsymprof: drain thread cpu_ns ");
-		sp_out_u64(&o, (uint64_t)ts.tv_sec * 1000000000u +
-				       (uint64_t)ts.tv_nsec);
-		sp_out_ch(&o, '\n');
-	}
-	if (sp.mode_note[0]) {
-		sp_out_str(&o, "# libsymprof: ");
-		sp_out_str(&o, sp.mode_note);
-		sp_out_ch(&o, '\n');
-	}
-	if (sp.sig_note[0]) {
-		sp_out_str(&o, "# libsymprof: ");
-		sp_out_str(&o, sp.sig_note);
-		sp_out_ch(&o, '\n');
-	}
-	if (sp.threads_unarmed) {
-		sp_out_str(&o, "# libsymprof: threads without a timer ");
-		sp_out_u64(&o, sp.threads_unarmed);
-		sp_out_ch(&o, '\n');
-	}
-
-	if (sp_read_small("/proc/self/comm", comm, sizeof(comm)))
-		comm[0] = 0;
-	sp_out_str(&o, "process ");
-	sp_out_i64(&o, sp.pid);
-	sp_out_ch(&o, ' ');
-	if (pidns)
-		sp_out_u64(&o, pidns);
-	else
-		sp_out_ch(&o, '-');
-	sp_out_ch(&o, ' ');
-	sp_out_i64(&o, sp.pid);
-	sp_out_ch(&o, ' ');
-	sp_out_enc(&o, comm);
-	sp_out_ch(&o, '\n');
-	/* Live threads' names now (they may have renamed themselves). */
-	pthread_mutex_lock(&sp_reg_lock);
-	for (t = sp_threads; t; t = t->next) {
-		struct sp_tinfo *ti;
-
-		if (atomic_load(&t->state) != SP_THREAD_LIVE)
-			continue;
-		ti = tinfo(t->tid);
-		if (ti)
-			thread_comm_from_proc(t->tid, ti->comm,
-					      sizeof(ti->comm));
-	}
-	pthread_mutex_unlock(&sp_reg_lock);
-	for (i = 0; i < agg.tn; i++) {
-		sp_out_str(&o, "thread ");
-		sp_out_i64(&o, sp.pid);
-		sp_out_ch(&o, ' ');
-		sp_out_i64(&o, agg.threads[i].tid);
-		sp_out_ch(&o, ' ');
-		sp_out_enc(&o, agg.threads[i].comm);
-		sp_out_ch(&o, '\n');
-	}
-	for (i = 0; i < sp_maps_count(); i++) {
-		const struct sp_map *m = sp_maps_get(i);
-
-		sp_out_str(&o, "map ");
-		sp_out_u64(&o, m->id);
-		sp_out_str(&o, m->kind ? " vdso " : " file ");
-		sp_out_i64(&o, sp.pid);
-		sp_out_ch(&o, ' ');
-		sp_out_hex(&o, m->start);
-		sp_out_ch(&o, ' ');
-		sp_out_hex(&o, m->end);
-		sp_out_ch(&o, ' ');
-		sp_out_hex(&o, m->pgoff);
-		sp_out_ch(&o, ' ');
-		sp_out_hex(&o, m->vaddr);
-		sp_out_ch(&o, ' ');
-		sp_out_str(&o, m->build_id[0] ? m->build_id : "-");
-		sp_out_ch(&o, ' ');
-		sp_out_enc(&o, m->path ? m->path : "");
-		sp_out_ch(&o, '\n');
-	}
-	for (i = 0; i < agg.cap; i++) {
-		const struct sp_stack *s = agg.tab[i];
-		uint32_t j, f;
-		bool any = false;
-
-		if (!s)
-			continue;
-		sp_out_str(&o, "stack ");
-		sp_out_u64(&o, s->count);
-		sp_out_ch(&o, ' ');
-		sp_out_u64(&o, s->weight);
-		sp_out_ch(&o, ' ');
-		sp_out_i64(&o, sp.pid);
-		sp_out_ch(&o, ' ');
-		sp_out_i64(&o, s->tid);
-		sp_out_ch(&o, ' ');
-		for (f = 0; f < NFLAGS; f++) {
-			if (!(s->flags & (1u << f)))
-				continue;
-			if (any)
-				sp_out_ch(&o, ',');
-			sp_out_str(&o, flag_names[f]);
-			any = true;
-		}
-		if (!any)
-			sp_out_ch(&o, '-');
-		for (j = 0; j < s->n; j++) {
-			sp_out_ch(&o, ' ');
-			sp_out_ch(&o, s->f[j].ret ? 'r' : 'p');
-			if (s->f[j].map == SP_NOMAP)
-				sp_out_ch(&o, '?');
-			else
-				sp_out_u64(&o, s->f[j].map);
-			sp_out_ch(&o, ':');
-			sp_out_hex(&o, s->f[j].addr);
-		}
-		sp_out_ch(&o, '\n');
+	write_header(&o, dropped, pidns);
+	write_notes(&o);
+	write_tasks(&o, pidns);
+	write_maps(&o);
+	for (size_t i = 0; i < agg.cap; i++) {
+		if (agg.tab[i])
+			write_stack(&o, agg.tab[i]);
 	}
 	sp_out_str(&o, "end\n");
 	err = sp_out_flush(&o);

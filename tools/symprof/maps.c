@@ -578,6 +578,153 @@ struct cfa_state {
 
 #define DW_REG_RBP 6
 
+/* A rule "saved at CFA + @off" for register @reg. */
+static void rbp_offset(struct cfa_state *s, uint64_t reg, int64_t off)
+{
+	if (reg == DW_REG_RBP) {
+		s->rbp_rule = 1;
+		s->rbp_off = off;
+	}
+}
+
+/* DW_CFA_restore of register @reg: its rule after the CIE (@init). */
+static void rbp_restore(struct cfa_state *s, uint64_t reg,
+			const struct cfa_state *init)
+{
+	if (reg == DW_REG_RBP && init) {
+		s->rbp_rule = init->rbp_rule;
+		s->rbp_off = init->rbp_off;
+	}
+}
+
+/* Skip a ULEB128-sized block (an expression); false if it overruns. */
+static bool skip_block(struct rd *r)
+{
+	uint64_t len = rd_uleb(r);
+
+	if (len > (uint64_t)(r->end - r->p))
+		return false;
+	r->p += len;
+	return true;
+}
+
+/* Is @op an advance_loc (its distance in bytes into *delta)? */
+static bool advance_op(uint8_t op, struct rd *r, const struct cie *c,
+		       uint64_t *delta)
+{
+	switch (op) {
+	case 0x02:	/* advance_loc1 */
+		*delta = rd_u(r, 1) * c->code_align;
+		return true;
+	case 0x03:	/* advance_loc2 */
+		*delta = rd_u(r, 2) * c->code_align;
+		return true;
+	case 0x04:	/* advance_loc4 */
+		*delta = rd_u(r, 4) * c->code_align;
+		return true;
+	default:
+		if (op >> 6 != 1)
+			return false;
+		*delta = (op & 0x3f) * c->code_align;
+		return true;
+	}
+}
+
+/*
+ * Run one of the rule instructions of opcode @op below 0x40 (neither an
+ * advance, set_loc nor the state stack's).  Returns -1 on one we do not
+ * follow.
+ */
+static int rule_op(uint8_t op, struct rd *r, const struct cie *c,
+		   struct cfa_state *s, const struct cfa_state *init)
+{
+	uint64_t reg;
+	int64_t off;
+
+	switch (op) {
+	case 0x00:	/* nop */
+		break;
+	case 0x05:	/* offset_extended */
+		reg = rd_uleb(r);
+		off = (int64_t)rd_uleb(r) * c->data_align;
+		rbp_offset(s, reg, off);
+		break;
+	case 0x06:	/* restore_extended */
+		rbp_restore(s, rd_uleb(r), init);
+		break;
+	case 0x07:	/* undefined */
+	case 0x09:	/* register */
+		reg = rd_uleb(r);
+		if (op == 0x09)
+			rd_uleb(r);
+		if (reg == DW_REG_RBP)
+			s->rbp_rule = -1;
+		if (op == 0x07 && reg == c->ra_reg)
+			s->ra_undef = true;
+		break;
+	case 0x08:	/* same_value */
+		if (rd_uleb(r) == DW_REG_RBP)
+			s->rbp_rule = 0;
+		break;
+	case 0x0c:	/* def_cfa */
+		s->cfa_reg = (int)rd_uleb(r);
+		s->cfa_off = (int64_t)rd_uleb(r);
+		break;
+	case 0x0d:	/* def_cfa_register */
+		s->cfa_reg = (int)rd_uleb(r);
+		break;
+	case 0x0e:	/* def_cfa_offset */
+		s->cfa_off = (int64_t)rd_uleb(r);
+		break;
+	case 0x0f:	/* def_cfa_expression */
+		s->cfa_reg = -1;
+		if (!skip_block(r))
+			return -1;
+		break;
+	case 0x10:	/* expression */
+	case 0x16:	/* val_expression */
+		reg = rd_uleb(r);
+		if (!skip_block(r))
+			return -1;
+		if (reg == DW_REG_RBP)
+			s->rbp_rule = -1;
+		break;
+	case 0x11:	/* offset_extended_sf */
+		reg = rd_uleb(r);
+		off = rd_sleb(r) * c->data_align;
+		rbp_offset(s, reg, off);
+		break;
+	case 0x12:	/* def_cfa_sf */
+		s->cfa_reg = (int)rd_uleb(r);
+		s->cfa_off = rd_sleb(r) * c->data_align;
+		break;
+	case 0x13:	/* def_cfa_offset_sf */
+		s->cfa_off = rd_sleb(r) * c->data_align;
+		break;
+	case 0x14:	/* val_offset */
+	case 0x15:	/* val_offset_sf */
+		reg = rd_uleb(r);
+		if (op == 0x14)
+			rd_uleb(r);
+		else
+			rd_sleb(r);
+		if (reg == DW_REG_RBP)
+			s->rbp_rule = -1;
+		break;
+	case 0x2e:	/* GNU_args_size */
+		rd_uleb(r);
+		break;
+	case 0x2f:	/* GNU_negative_offset_extended */
+		reg = rd_uleb(r);
+		off = -(int64_t)rd_uleb(r) * c->data_align;
+		rbp_offset(s, reg, off);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
 /* Run CFA instructions until the location passes @pc.  @init is the
  * state after the CIE (for DW_CFA_restore); returns -1 on what we do not
  * follow (expressions as CFA). */
@@ -590,74 +737,29 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
 	int depth = 0;
 
 	while (r.p < r.end && !r.bad) {
-		uint8_t op = (uint8_t)rd_u(&r, 1), lo6 = op & 0x3f;
-		uint64_t reg, delta = 0;
-		int64_t off;
+		uint8_t op = (uint8_t)rd_u(&r, 1);
+		uint64_t delta;
 
-		switch (op >> 6) {
-		case 1:		/* advance_loc */
-			delta = lo6 * c->code_align;
-			goto advance;
-		case 2:		/* offset */
-			off = (int64_t)rd_uleb(&r) * c->data_align;
-			if (lo6 == DW_REG_RBP) {
-				s->rbp_rule = 1;
-				s->rbp_off = off;
-			}
+		if (op >> 6 == 2) {		/* offset */
+			rbp_offset(s, op & 0x3f,
+				   (int64_t)rd_uleb(&r) * c->data_align);
 			continue;
-		case 3:		/* restore */
-			if (lo6 == DW_REG_RBP && init) {
-				s->rbp_rule = init->rbp_rule;
-				s->rbp_off = init->rbp_off;
-			}
+		}
+		if (op >> 6 == 3) {		/* restore */
+			rbp_restore(s, op & 0x3f, init);
+			continue;
+		}
+		if (advance_op(op, &r, c, &delta)) {
+			if (loc + delta > pc)
+				return 0;
+			loc += delta;
 			continue;
 		}
 		switch (op) {
-		case 0x00:	/* nop */
-			break;
 		case 0x01:	/* set_loc */
 			loc = rd_enc(&r, c->fde_enc, 0);
 			if (loc > pc)
 				return 0;
-			break;
-		case 0x02:
-			delta = rd_u(&r, 1) * c->code_align;
-			goto advance;
-		case 0x03:
-			delta = rd_u(&r, 2) * c->code_align;
-			goto advance;
-		case 0x04:
-			delta = rd_u(&r, 4) * c->code_align;
-			goto advance;
-		case 0x05:	/* offset_extended */
-			reg = rd_uleb(&r);
-			off = (int64_t)rd_uleb(&r) * c->data_align;
-			if (reg == DW_REG_RBP) {
-				s->rbp_rule = 1;
-				s->rbp_off = off;
-			}
-			break;
-		case 0x06:	/* restore_extended */
-			reg = rd_uleb(&r);
-			if (reg == DW_REG_RBP && init) {
-				s->rbp_rule = init->rbp_rule;
-				s->rbp_off = init->rbp_off;
-			}
-			break;
-		case 0x07:	/* undefined */
-		case 0x09:	/* register */
-			reg = rd_uleb(&r);
-			if (op == 0x09)
-				rd_uleb(&r);
-			if (reg == DW_REG_RBP)
-				s->rbp_rule = -1;
-			if (op == 0x07 && reg == c->ra_reg)
-				s->ra_undef = true;
-			break;
-		case 0x08:	/* same_value */
-			reg = rd_uleb(&r);
-			if (reg == DW_REG_RBP)
-				s->rbp_rule = 0;
 			break;
 		case 0x0a:	/* remember_state */
 			if (depth == 8)
@@ -669,79 +771,11 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
 				return -1;
 			*s = stack[--depth];
 			break;
-		case 0x0c:	/* def_cfa */
-			s->cfa_reg = (int)rd_uleb(&r);
-			s->cfa_off = (int64_t)rd_uleb(&r);
-			break;
-		case 0x0d:	/* def_cfa_register */
-			s->cfa_reg = (int)rd_uleb(&r);
-			break;
-		case 0x0e:	/* def_cfa_offset */
-			s->cfa_off = (int64_t)rd_uleb(&r);
-			break;
-		case 0x0f:	/* def_cfa_expression */
-			s->cfa_reg = -1;
-			delta = rd_uleb(&r);
-			if (delta > (uint64_t)(r.end - r.p))
-				return -1;
-			r.p += delta;
-			delta = 0;
-			break;
-		case 0x10:	/* expression */
-		case 0x16:	/* val_expression */
-			reg = rd_uleb(&r);
-			delta = rd_uleb(&r);
-			if (delta > (uint64_t)(r.end - r.p))
-				return -1;
-			r.p += delta;
-			delta = 0;
-			if (reg == DW_REG_RBP)
-				s->rbp_rule = -1;
-			break;
-		case 0x11:	/* offset_extended_sf */
-			reg = rd_uleb(&r);
-			off = rd_sleb(&r) * c->data_align;
-			if (reg == DW_REG_RBP) {
-				s->rbp_rule = 1;
-				s->rbp_off = off;
-			}
-			break;
-		case 0x12:	/* def_cfa_sf */
-			s->cfa_reg = (int)rd_uleb(&r);
-			s->cfa_off = rd_sleb(&r) * c->data_align;
-			break;
-		case 0x13:	/* def_cfa_offset_sf */
-			s->cfa_off = rd_sleb(&r) * c->data_align;
-			break;
-		case 0x14:	/* val_offset */
-		case 0x15:	/* val_offset_sf */
-			reg = rd_uleb(&r);
-			if (op == 0x14)
-				rd_uleb(&r);
-			else
-				rd_sleb(&r);
-			if (reg == DW_REG_RBP)
-				s->rbp_rule = -1;
-			break;
-		case 0x2e:	/* GNU_args_size */
-			rd_uleb(&r);
-			break;
-		case 0x2f:	/* GNU_negative_offset_extended */
-			reg = rd_uleb(&r);
-			off = -(int64_t)rd_uleb(&r) * c->data_align;
-			if (reg == DW_REG_RBP) {
-				s->rbp_rule = 1;
-				s->rbp_off = off;
-			}
-			break;
 		default:
-			return -1;
+			if (rule_op(op, &r, c, s, init))
+				return -1;
+			break;
 		}
-		continue;
-advance:
-		if (loc + delta > pc)
-			return 0;
-		loc += delta;
 	}
 	return r.bad ? -1 : 0;
 }

@@ -7,9 +7,10 @@
 # Set SYM_NO_INSTALL=1 to only report what is missing.
 set -e
 
-# Build: compiler, libraries, protoc-c (libsym/profile.proto is compiled
-# at build time), LLVM 14's demangler (llvm-14-dev's libLLVMDemangle.a,
-# for the llvm-symbolizer drop-in).  Tests: the oracles (llvm-symbolizer 14 and 19, GNU
+# Build: compiler, libraries, protoc-c (libsym/prof/profile.proto is
+# compiled at build time), LLVM 14's demangler (llvm-14-dev's
+# libLLVMDemangle.a, for the llvm-symbolizer drop-in).  Tests: the
+# oracles (llvm-symbolizer 14 and 19, GNU
 # addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, Go
 # with pprof's sources (tests/e2e/pprof-lib.sh builds Google's pprof

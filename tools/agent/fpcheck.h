@@ -11,7 +11,7 @@
  * then looks complete and is not.
  *
  * This module classifies return addresses by their function's CFI
- * (tools/unwind.c), so that record.c can flag a chain that
+ * (tools/agent/unwind.c), so that record.c can flag a chain that
  * - goes on past a function that does not keep rbp as its frame pointer
  *   (FPCHECK_NOFRAME in the middle: what follows it came from an rbp the
  *   function did not set up), or
@@ -112,5 +112,24 @@ struct fpcheck_stats {
 
 /** fpcheck_stats() - fill @st. */
 void fpcheck_stats(const struct fpcheck *fc, struct fpcheck_stats *st);
+
+/** A loaded object of this process (fpcheck_obj_of()). */
+struct fpcheck_obj {
+	uint64_t addr;			/* in: a code address */
+	const void *phdr;		/* out: identifies the object */
+	uint64_t bias;			/* out: ELF vaddr = addr - bias */
+	char build_id[2 * PM_BUILD_ID_MAX + 1];	/* out, "" if none */
+};
+
+/**
+ * fpcheck_obj_of() - the loaded object of this process whose executable
+ * segment holds code address @addr (dl_iterate_phdr()), with its load
+ * bias and build ID.  fpcheck_learn() uses it to tell its own code from
+ * libc's; the unit test (tests/unit/t-fpcheck.c) to make the mappings it
+ * checks against.
+ * @param[out] o  zeroed, then filled
+ * @return true when an object holds @addr
+ */
+bool fpcheck_obj_of(uint64_t addr, struct fpcheck_obj *o);
 
 #endif /* SYM_TOOLS_FPCHECK_H */

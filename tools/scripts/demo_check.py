@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""demo_check.py - the checks of `make demo` (tools/demo-profile.sh) on its
-outputs; also used by tests/e2e/t5900-demo.sh.
+"""demo_check.py - the checks of `make demo`
+(tools/scripts/demo-profile.sh) on its outputs; also used by
+tests/e2e/t5900-demo.sh.
 
     demo_check.py shares SYMBOLIZED.raw
         Read the symbolized raw form (docs/raw-format.md, "The symbolized

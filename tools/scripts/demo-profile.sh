@@ -1,8 +1,9 @@
 #!/bin/sh
-# demo-profile.sh - the profiling half of `make demo` (tools/demo.sh runs
-# it after the crash steps; it also runs on its own):
+# demo-profile.sh - the profiling half of `make demo`
+# (tools/scripts/demo.sh runs it after the crash steps; it also runs on
+# its own):
 #
-#   tools/demo-profile.sh [OUTDIR]
+#   tools/scripts/demo-profile.sh [OUTDIR]
 #
 # A stripped CPU-bound program is recorded, its stacks are symbolized by
 # symd, whose debug files come from a real debuginfod server (the program)
@@ -40,19 +41,19 @@
 #
 # Fails (non-zero exit) when a step fails, or when the report, the folded
 # stacks or the flame graph do not name the workload's hot functions with
-# the shares it is built to have (tools/demo_check.py).  Ctrl-C, a failure
-# or a normal exit all stop symd, debuginfod and the workload, and remove
+# the shares it is built to have (tools/scripts/demo_check.py).  Ctrl-C, a
+# failure or a normal exit all stop symd, debuginfod and the workload, and remove
 # the temporary directory; only OUTDIR stays.
 set -eu
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYM=${SYM:-$ROOT/bin/sym}
 SYMD=${SYMD:-$ROOT/bin/symd}
 CC=${CC:-gcc}
 OUT=${1:-${SYM_DEMO_OUT:-$ROOT/build/demo}}
 RECORDER=${SYM_DEMO_RECORDER:-auto}
 SECS=${SYM_DEMO_SECONDS:-4}
-check() { python3 "$ROOT/tools/demo_check.py" "$@"; }
+check() { python3 "$ROOT/tools/scripts/demo_check.py" "$@"; }
 export LC_ALL=C
 
 started=$(date +%s)
@@ -112,7 +113,7 @@ trap 'exit 129' HUP
 [ -x "$SYMD" ] || fail "no $SYMD; run make first"
 for c in "$CC" objcopy strip debuginfod curl python3; do
 	command -v "$c" >/dev/null 2>&1 ||
-		fail "$c is not installed (tools/install-deps.sh installs it)"
+		fail "$c is not installed (tools/scripts/install-deps.sh installs it)"
 done
 case $RECORDER in
 auto|record|run) ;;
@@ -348,7 +349,7 @@ cat "$OUT/report.txt"
 
 say "14. Check: the hot functions, with the shares the workload is built for"
 # (one process: the shares of demo.sym.raw, then the report, the folded
-# stacks and the SVG against them; tools/demo_check.py says how)
+# stacks and the SVG against them; tools/scripts/demo_check.py says how)
 check all "$OUT" ||
 	fail "the views do not show the workload's hot functions and shares"
 echo "   ok: report, folded stacks and flame graph agree with the design"

@@ -19,13 +19,13 @@
 #    `sym lookup --server`: the daemon converts the file once and answers
 #    from its table.
 #
-# 7-14. The profile: tools/demo-profile.sh records a stripped workload
+# 7-14. The profile: tools/scripts/demo-profile.sh records a stripped workload
 #    with `sym record` (or libsymprof's `sym run`), symbolizes it through
 #    symd with a real debuginfod server upstream and a CI upload, and
 #    writes a flame graph, a report with error bars, folded stacks and a
 #    pprof file to OUTDIR (see that script).
 #
-#   tools/demo.sh [OUTDIR]     (default build/demo; SYM_DEMO_OUT too)
+#   tools/scripts/demo.sh [OUTDIR]     (default build/demo; SYM_DEMO_OUT too)
 #
 # Fails (non-zero exit) when a step fails, when the answer does not name
 # the inlined functions the crash went through, or when the profile's
@@ -33,7 +33,7 @@
 # Every process it starts is stopped on any exit, Ctrl-C included.
 set -eu
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYM=${SYM:-$ROOT/bin/sym}
 SYMD=${SYMD:-$ROOT/bin/symd}
 SRC=$ROOT/fixtures/src/demo_crash.cc
@@ -179,4 +179,4 @@ SYMD_PID=
 say "Crash done: a stripped binary, its debug file found by build ID, the full inline chain, and the same answer from symd."
 
 # The profile, in its own script (its own processes, its own cleanup).
-"$ROOT/tools/demo-profile.sh" "$@"
+"$ROOT/tools/scripts/demo-profile.sh" "$@"

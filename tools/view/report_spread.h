@@ -25,7 +25,7 @@
  * hosts (--normalize); the per-host shares do not, since a merge scales
  * all stacks of one host alike.
  *
- * Names are ids the caller owns (tools/views.h's name ids: 1 and up, 0
+ * Names are ids the caller owns (tools/view/views.h's name ids: 1 and up, 0
  * unused).  Ownership: struct spread owns its tables; host names are
  * copied.  Thread-safety: none.
  */

@@ -1,5 +1,5 @@
 /*
- * cache.c - the store: tables per build ID in LMDB, read in place.
+ * store.c - the store: tables per build ID in LMDB, read in place.
  *
  * This is the only file that sees LMDB.  Layout (docs/store.md):
  *
@@ -205,6 +205,8 @@ int sym_store_default_dir(char *buf, size_t len)
 	const char *home = getenv("HOME");
 	int n;
 
+	if (!buf)
+		return -EINVAL;
 	if (e && *e)
 		n = snprintf(buf, len, "%s", e);
 	else if (x && *x == '/')
@@ -212,7 +214,7 @@ int sym_store_default_dir(char *buf, size_t len)
 	else if (home && *home)
 		n = snprintf(buf, len, "%s/.cache/sym", home);
 	else
-		return -ENOENT;
+		return -SYM_E_NOTFOUND;
 	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
 
@@ -292,6 +294,9 @@ static int env_open(struct sym_store *st)
 	return mdb_err(rc, "cannot commit");
 }
 
+/* The flags sym_store_open() knows; any other bit is -EINVAL. */
+#define STORE_FLAGS (SYM_STORE_RDONLY | SYM_STORE_NO_READER_WRITES)
+
 int sym_store_open(const char *dir, const struct sym_store_opts *o,
 		   struct sym_store **out)
 {
@@ -303,13 +308,20 @@ int sym_store_open(const char *dir, const struct sym_store_opts *o,
 	*out = NULL;
 	if (!dir || !*dir)
 		return -EINVAL;
+	err = SYMI_OPTS_CHECK(o, sym_store_opts, flags, STORE_FLAGS);
+	if (err)
+		return err;
 	st = symi_calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	if (o)
-		memcpy(&st->opts, o, o->sz < sizeof(st->opts) ? o->sz :
-		       sizeof(st->opts));
+	/* Only the fields the caller's struct has (o->sz) are read. */
 	st->opts.sz = sizeof(st->opts);
+	st->opts.max_size = SYMI_OPT(o, max_size);
+	st->opts.map_max = SYMI_OPT(o, map_max);
+	st->opts.chunk_size = SYMI_OPT(o, chunk_size);
+	st->opts.ttl_absent = SYMI_OPT(o, ttl_absent);
+	st->opts.ttl_failed = SYMI_OPT(o, ttl_failed);
+	st->opts.flags = SYMI_OPT(o, flags);
 	if (!st->opts.map_max)
 		st->opts.map_max = (uint64_t)64 << 30;
 	if (!st->opts.chunk_size)

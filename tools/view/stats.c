@@ -1,6 +1,6 @@
 /*
  * stats.c - confidence intervals, tests and sample-size answers for the
- * shares of a profile (tools/stats.h is the manual, docs/views.md the
+ * shares of a profile (tools/view/stats.h is the manual, docs/views.md the
  * derivations).
  *
  * Everything is a pure function of its arguments.  The normal quantile

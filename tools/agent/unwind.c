@@ -1071,6 +1071,68 @@ static int stack_read(const struct uw_ctx *c, uint64_t addr, size_t size,
 		(x) = st[--sp];                                     \
 	} while (0)
 
+/* The value of a DW_OP_reg*, DW_OP_breg*, DW_OP_regx or DW_OP_bregx
+ * operation; false when its register is unknown. */
+static bool reg_value(const struct uw_op *op, const struct uw_regs *rg,
+		      uint64_t *out)
+{
+	bool breg = op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31;
+	unsigned reg;
+	uint64_t v;
+
+	if (breg)
+		reg = op->atom - DW_OP_breg0;
+	else if (op->atom >= DW_OP_reg0 && op->atom <= DW_OP_reg31)
+		reg = op->atom - DW_OP_reg0;
+	else
+		reg = op->n1 < UW_NREGS ? (unsigned)op->n1 : UW_NREGS;
+	if (reg >= UW_NREGS || !(rg->valid & (1u << reg)))
+		return false;
+	v = rg->r[reg];
+	if (breg)
+		v += op->n1;
+	else if (op->atom == DW_OP_bregx)
+		v += (uint64_t)(int64_t)op->n2;
+	*out = v;
+	return true;
+}
+
+/* The binary operation @atom of @a (the deeper operand) and @b; false
+ * on a division by zero or one that overflows. */
+static bool binop(unsigned atom, uint64_t a, uint64_t b, uint64_t *v)
+{
+	switch (atom) {
+	case DW_OP_and: *v = a & b; break;
+	case DW_OP_or: *v = a | b; break;
+	case DW_OP_xor: *v = a ^ b; break;
+	case DW_OP_plus: *v = a + b; break;
+	case DW_OP_minus: *v = a - b; break;
+	case DW_OP_mul: *v = a * b; break;
+	case DW_OP_div:
+		if (b == 0 || ((int64_t)a == INT64_MIN && (int64_t)b == -1))
+			return false;
+		*v = (uint64_t)((int64_t)a / (int64_t)b);
+		break;
+	case DW_OP_mod:
+		if (b == 0)
+			return false;
+		*v = a % b;
+		break;
+	case DW_OP_shl: *v = b < 64 ? a << b : 0; break;
+	case DW_OP_shr: *v = b < 64 ? a >> b : 0; break;
+	case DW_OP_shra:
+		*v = (uint64_t)((int64_t)a >> (b < 64 ? b : 63));
+		break;
+	case DW_OP_le: *v = (int64_t)a <= (int64_t)b; break;
+	case DW_OP_ge: *v = (int64_t)a >= (int64_t)b; break;
+	case DW_OP_eq: *v = a == b; break;
+	case DW_OP_lt: *v = (int64_t)a < (int64_t)b; break;
+	case DW_OP_gt: *v = (int64_t)a > (int64_t)b; break;
+	default: *v = a != b; break;
+	}
+	return true;
+}
+
 /*
  * Evaluate @rule's expression: registers from @rg, DW_OP_call_frame_cfa
  * from @cfa (NULL while computing the CFA), memory from the stack copy.
@@ -1083,7 +1145,7 @@ static int eval_expr(const struct uw_row *row, const struct uw_rule *rule,
 	const struct uw_op *ops = row->ops + rule->first;
 	uint64_t st[UW_EXPR_STACK], a, b, v;
 	size_t sp = 0, i = 0, n = rule->nops;
-	unsigned steps = 0, reg;
+	unsigned steps = 0;
 	int rc;
 
 	while (i < n) {
@@ -1105,21 +1167,8 @@ static int eval_expr(const struct uw_row *row, const struct uw_rule *rule,
 		case DW_OP_breg0 ... DW_OP_breg31:
 		case DW_OP_regx:
 		case DW_OP_bregx:
-			if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31)
-				reg = op->atom - DW_OP_breg0;
-			else if (op->atom >= DW_OP_reg0 &&
-				 op->atom <= DW_OP_reg31)
-				reg = op->atom - DW_OP_reg0;
-			else
-				reg = op->n1 < UW_NREGS ? (unsigned)op->n1 :
-							  UW_NREGS;
-			if (reg >= UW_NREGS || !(rg->valid & (1u << reg)))
+			if (!reg_value(op, rg, &v))
 				return UNWIND_STOP_BADCFI;
-			v = rg->r[reg];
-			if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31)
-				v += op->n1;
-			else if (op->atom == DW_OP_bregx)
-				v += (uint64_t)(int64_t)op->n2;
 			PUSH(v);
 			break;
 		case DW_OP_call_frame_cfa:
@@ -1193,36 +1242,8 @@ static int eval_expr(const struct uw_row *row, const struct uw_rule *rule,
 		case DW_OP_lt: case DW_OP_gt: case DW_OP_ne:
 			POP(b);
 			POP(a);
-			switch (op->atom) {
-			case DW_OP_and: v = a & b; break;
-			case DW_OP_or: v = a | b; break;
-			case DW_OP_xor: v = a ^ b; break;
-			case DW_OP_plus: v = a + b; break;
-			case DW_OP_minus: v = a - b; break;
-			case DW_OP_mul: v = a * b; break;
-			case DW_OP_div:
-				if (b == 0 || ((int64_t)a == INT64_MIN &&
-					       (int64_t)b == -1))
-					return UNWIND_STOP_BADCFI;
-				v = (uint64_t)((int64_t)a / (int64_t)b);
-				break;
-			case DW_OP_mod:
-				if (b == 0)
-					return UNWIND_STOP_BADCFI;
-				v = a % b;
-				break;
-			case DW_OP_shl: v = b < 64 ? a << b : 0; break;
-			case DW_OP_shr: v = b < 64 ? a >> b : 0; break;
-			case DW_OP_shra:
-				v = (uint64_t)((int64_t)a >> (b < 64 ? b : 63));
-				break;
-			case DW_OP_le: v = (int64_t)a <= (int64_t)b; break;
-			case DW_OP_ge: v = (int64_t)a >= (int64_t)b; break;
-			case DW_OP_eq: v = a == b; break;
-			case DW_OP_lt: v = (int64_t)a < (int64_t)b; break;
-			case DW_OP_gt: v = (int64_t)a > (int64_t)b; break;
-			default: v = a != b; break;
-			}
+			if (!binop(op->atom, a, b, &v))
+				return UNWIND_STOP_BADCFI;
 			PUSH(v);
 			break;
 		case DW_OP_bra:

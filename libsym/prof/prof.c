@@ -1,7 +1,8 @@
 /*
  * prof.c - struct sym_prof: one profile in memory (header, mappings,
  * processes, threads and unique stacks), independent of any file format.
- * raw.c reads and writes it as docs/raw-format.md; pprof.c as pprof.
+ * raw.c reads and writes it as docs/raw-format.md; pprof-read.c and
+ * pprof-write.c as pprof.
  *
  * Invariants, which the writers rely on so that whatever a profile holds
  * can be written and read back unchanged:
@@ -1046,7 +1047,7 @@ int sym_prof_location(const struct sym_prof *p,
 	int64_t at = loc_find(p, f);
 
 	loc_out(at < 0 ? NULL : &p->locs[at], status, lines, n);
-	return at < 0 ? -ENOENT : 0;
+	return at < 0 ? -SYM_E_NOTFOUND : 0;
 }
 
 int sym_prof_symbolized(const struct sym_prof *p)
@@ -1071,5 +1072,5 @@ int sym_prof_location_at(const struct sym_prof *p, size_t i,
 						  .flags = l->fflags } :
 			 (struct sym_prof_frame){ 0 };
 	loc_out(l, status, lines, n);
-	return l ? 0 : -ENOENT;
+	return l ? 0 : -SYM_E_NOTFOUND;
 }

@@ -90,14 +90,6 @@ int fpcheck_add_site(struct fpcheck *fc, const char *build_id,
 
 /* ---- learning the start sites of this process ---- */
 
-/* The loaded object that holds code address @addr. */
-struct obj {
-	uint64_t addr;			/* in */
-	const void *phdr;		/* out: identifies the object */
-	uint64_t bias;			/* out: ELF vaddr = addr - bias */
-	char build_id[2 * PM_BUILD_ID_MAX + 1];	/* out, "" if none */
-};
-
 static void note_build_id(const struct dl_phdr_info *info,
 			  const ElfW(Phdr) *ph, char *hex)
 {
@@ -132,7 +124,7 @@ static void note_build_id(const struct dl_phdr_info *info,
 
 static int obj_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 {
-	struct obj *o = ctx;
+	struct fpcheck_obj *o = ctx;
 	const ElfW(Phdr) *ph;
 	bool hit = false;
 	int i;
@@ -155,7 +147,7 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
-static bool obj_of(uint64_t addr, struct obj *o)
+bool fpcheck_obj_of(uint64_t addr, struct fpcheck_obj *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->addr = addr;
@@ -171,17 +163,17 @@ static bool obj_of(uint64_t addr, struct obj *o)
 static __attribute__((noinline)) void learn_stack(struct fpcheck *fc)
 {
 	void *pcs[LEARN_DEPTH];
-	struct obj own, o;
+	struct fpcheck_obj own, o;
 	bool outer = false;
 	int n, i;
 
-	if (!obj_of((uint64_t)(uintptr_t)learn_stack, &own))
+	if (!fpcheck_obj_of((uint64_t)(uintptr_t)learn_stack, &own))
 		return;
 	n = backtrace(pcs, LEARN_DEPTH);
 	for (i = 0; i < n; i++) {
 		uint64_t pc = (uint64_t)(uintptr_t)pcs[i];
 
-		if (!obj_of(pc, &o))
+		if (!fpcheck_obj_of(pc, &o))
 			continue;
 		if (o.phdr == own.phdr) {
 			outer = true;

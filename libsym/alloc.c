@@ -1,0 +1,86 @@
+/*
+ * alloc.c - the allocation helpers of libsym and libsymprofile (base.h).
+ *
+ * Allocation goes through symi_malloc() and friends so that tests can fail
+ * the Nth allocation (SYM_TEST_FAIL_ALLOC=N) and check that every error
+ * path unwinds cleanly.  The counter is per library image (process-wide
+ * in a program linked with the static archives) and read once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+#include "banned.h"
+
+/*
+ * Fault injection.  fail_at < 0 means "not read yet", 0 means "off";
+ * allocations are counted only when it is on.
+ */
+static long fail_at = -1;
+static long alloc_count;
+
+static bool alloc_fails(void)
+{
+	if (fail_at < 0) {
+		const char *e = getenv("SYM_TEST_FAIL_ALLOC");
+
+		fail_at = e ? strtol(e, NULL, 10) : 0;
+		if (fail_at < 0)
+			fail_at = 0;
+	}
+	if (!fail_at)
+		return false;
+	return __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == fail_at;
+}
+
+void symi_test_fail_alloc(long n)
+{
+	__atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
+	fail_at = n > 0 ? n : 0;
+}
+
+long symi_test_alloc_count(void)
+{
+	return __atomic_load_n(&alloc_count, __ATOMIC_RELAXED);
+}
+
+void *symi_malloc(size_t n)
+{
+	return alloc_fails() ? NULL : malloc(n);
+}
+
+void *symi_calloc(size_t n, size_t m)
+{
+	return alloc_fails() ? NULL : calloc(n, m);
+}
+
+void *symi_realloc(void *p, size_t n)
+{
+	return alloc_fails() ? NULL : realloc(p, n);
+}
+
+char *symi_strdup(const char *s)
+{
+	return alloc_fails() ? NULL : strdup(s);
+}
+
+int symi_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16, bytes;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (!symi_mul(ncap, 2, &ncap))
+			return -ENOMEM;
+	}
+	if (!symi_mul(ncap, elem, &bytes))
+		return -ENOMEM;
+	p = symi_realloc(*arr, bytes);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}

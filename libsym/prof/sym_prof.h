@@ -1,0 +1,572 @@
+/*
+ * sym_prof.h - libsymprofile: profiles in memory, the raw stack format
+ * (docs/raw-format.md) and pprof (docs/pprof.md).
+ *
+ * A struct sym_prof is one profile in memory: a header, a table of
+ * mappings, processes and threads, and unique stacks of unsymbolized
+ * frames with a count and a weight each.  sym record and the views build,
+ * read and write it; it owns every string and array it holds.
+ *
+ *	struct sym_prof *p = NULL;
+ *	char msg[256];
+ *	err = sym_prof_read_file("cpu.raw", &p, msg, sizeof(msg));
+ *	for (size_t i = 0; i < sym_prof_nstacks(p); i++) {
+ *		const struct sym_prof_stack *s = sym_prof_stack(p, i);
+ *		...
+ *	}
+ *	sym_prof_free(p);
+ *
+ * The library.  The profile model is a library of its own, libsymprofile
+ * (lib/libsymprofile.{a,so}, pkg-config libsymprofile), apart from libsym,
+ * the symbolizer: it needs neither libdw nor LMDB, and libsym needs
+ * neither zlib nor protobuf-c.  (libsymprof.so, one letter shorter, is
+ * another thing: the LD_PRELOAD sampler of `sym run`, tools/symprof/.)
+ * A profile holds addresses, build IDs and, once symbolized, the names
+ * and lines a symbolizer gave it; filling those in is the caller's (sym
+ * symbolize does it with libsym).
+ *
+ * This header includes sym.h for what the two libraries share: the
+ * export macro, the version and the error codes.  Calls return 0, -errno
+ * or -SYM_E_BADPROFILE, a malformed input, which the readers describe in
+ * their @msg buffer; sym_strerror() of libsym names any code.
+ *
+ * Thread-safety: a profile is used by one thread at a time; distinct
+ * profiles are independent.
+ */
+#ifndef SYM_PROF_H
+#define SYM_PROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An in-memory profile.  Opaque. */
+struct sym_prof;
+
+/** Kinds of struct sym_prof_map. */
+enum sym_prof_map_kind {
+	SYM_PROF_MAP_FILE = 0,	/**< a mapped ELF file */
+	SYM_PROF_MAP_VDSO,	/**< the vDSO, named by its in-memory build ID */
+	SYM_PROF_MAP_KERNEL,	/**< the kernel: addresses are runtime ones */
+	SYM_PROF_MAP_ANON,	/**< anonymous executable memory (JIT) */
+};
+
+/** Flags of struct sym_prof_map. */
+enum sym_prof_map_flags {
+	/** @vaddr was not known (a pprof mapping has no field for it) and
+	 *  was set to @pgoff, which is right when the PT_LOAD segment has
+	 *  p_vaddr == p_offset (usual for PIE and shared objects).  The
+	 *  raw format carries it as a `mapflags ID vaddr-guessed` line. */
+	SYM_PROF_MAP_VADDR_GUESSED = (1 << 0),
+};
+
+/** One executable mapping of one process. */
+struct sym_prof_map {
+	/** Index in the profile's map table; set by sym_prof_add_map(). */
+	uint32_t id;
+	/** enum sym_prof_map_kind. */
+	uint32_t kind;
+	/** Host PID; -1 for the kernel. */
+	int32_t pid;
+	/** enum sym_prof_map_flags. */
+	uint32_t flags;
+	/** Runtime range [start, end). */
+	uint64_t start, end;
+	/** File offset mapped at @start. */
+	uint64_t pgoff;
+	/** ELF virtual address of @start: vaddr(pc) = pc - start + vaddr. */
+	uint64_t vaddr;
+	/** Lowercase hex GNU build ID, or NULL when unknown. */
+	const char *build_id;
+	/** Path as the process saw it, "[vdso]", "[kernel.kallsyms]", or
+	 *  NULL. */
+	const char *path;
+};
+
+/** Frame has no mapping: sym_prof_frame.addr is a runtime address. */
+#define SYM_PROF_NOMAP UINT32_MAX
+
+/** Flags of struct sym_prof_frame. */
+enum sym_prof_frame_flags {
+	/** @addr is a return address: look up addr - 1. */
+	SYM_PROF_FRAME_RETURN = (1 << 0),
+};
+
+/** One unsymbolized frame. */
+struct sym_prof_frame {
+	/** ELF virtual address in map @map (runtime address for the kernel
+	 *  and for SYM_PROF_NOMAP). */
+	uint64_t addr;
+	/** Map id, or SYM_PROF_NOMAP. */
+	uint32_t map;
+	/** enum sym_prof_frame_flags. */
+	uint32_t flags;
+};
+
+/** Problems of a stack (docs/raw-format.md, "Stacks"). */
+enum sym_prof_stack_flags {
+	SYM_PROF_TRUNCATED = (1 << 0),	/**< hit the depth limit */
+	SYM_PROF_BADRETURN = (1 << 1),	/**< return address outside mappings */
+	SYM_PROF_LEAF = (1 << 2),	/**< leaf's caller may be missing */
+	SYM_PROF_UNWIND = (1 << 3),	/**< CFI unwind stopped early */
+	SYM_PROF_KERNEL = (1 << 4),	/**< only kernel frames captured */
+	/** a flag this reader does not know (written back as "unknown") */
+	SYM_PROF_UNKNOWN_FLAG = (1 << 31),
+};
+
+/** Number of named stack flags (bits 0 to SYM_PROF_NFLAGS - 1). */
+#define SYM_PROF_NFLAGS 5
+
+/** Most frames in one stack. */
+#define SYM_PROF_MAX_FRAMES 1024
+
+/** One unique stack. */
+struct sym_prof_stack {
+	/** Samples, and the sum of their weights (header's weight_unit). */
+	uint64_t count, weight;
+	/** Host PID and TID; 0 when unknown. */
+	int32_t pid, tid;
+	/** enum sym_prof_stack_flags. */
+	uint32_t flags;
+	/** Number of @frames. */
+	uint32_t nframes;
+	/** Leaf (innermost) first; owned by the profile. */
+	const struct sym_prof_frame *frames;
+};
+
+/** A profile's header (docs/raw-format.md, "Header lines").  Strings are
+ *  NULL when unknown. */
+struct sym_prof_header {
+	const char *host;
+	/** Writer name and version, e.g. "sym-record", "0.1.0". */
+	const char *tool, *tool_version;
+	/** Wall-clock start, nanoseconds since the Unix epoch; 0 when
+	 *  unknown. */
+	int64_t start_ns;
+	/** Wall-clock length of the recording. */
+	uint64_t duration_ns;
+	/** "cpu-clock", "task-clock", "wall". */
+	const char *event;
+	/** "fp", "dwarf", "thread-timer", "process-timer", "wall". */
+	const char *mode;
+	/** Requested Hz; 0 for a fixed period. */
+	uint64_t frequency;
+	/** Nominal weight of one sample, in @weight_unit. */
+	uint64_t period;
+	/** "ns" or "samples". */
+	const char *weight_unit;
+	/** Samples written, lost by the kernel, throttle events, dropped by
+	 *  the writer. */
+	uint64_t samples, lost, throttled, dropped;
+	/** Samples whose stack carries flag bit i. */
+	uint64_t flagged[SYM_PROF_NFLAGS];
+	/** Inode of the recorder's PID namespace; 0 when unknown. */
+	uint64_t pidns;
+};
+
+/**
+ * sym_prof_new() - an empty profile.
+ * @param[out] out  caller owns: sym_prof_free()
+ * @return 0 or -ENOMEM
+ */
+SYM_API int sym_prof_new(struct sym_prof **out);
+
+/**
+ * sym_prof_free() - free a profile and everything it owns.
+ * @param p  may be NULL
+ */
+SYM_API void sym_prof_free(struct sym_prof *p);
+
+/**
+ * sym_prof_set_header() - replace the header; strings are copied ("" is
+ * stored as NULL: the formats cannot tell them apart).
+ * @return 0 or -ENOMEM (the old header is kept)
+ */
+SYM_API int sym_prof_set_header(struct sym_prof *p,
+				const struct sym_prof_header *h);
+
+/**
+ * sym_prof_header() - the header.
+ * @return borrowed, valid until the next call that changes @p
+ */
+SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
+
+/**
+ * sym_prof_add_map() - append a mapping; strings are copied ("" is stored
+ * as NULL).
+ * @param[out] id  the new map's id (may be NULL); m->id is ignored
+ * @return 0, -ENOMEM, -E2BIG (2^20 maps already), -EINVAL (start > end,
+ *         an unknown kind or flag, pid below -1, or a build ID that is not
+ *         2 to 128 lowercase hex digits of an even count: normalize it or
+ *         pass NULL)
+ */
+SYM_API int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
+			     uint32_t *id);
+
+/**
+ * sym_prof_add_process() - record a process's PID namespace and name.
+ * @param pidns  namespace inode, 0 when unknown
+ * @param nspid  PID inside that namespace, 0 when unknown
+ * @param comm   may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @nspid negative), -E2BIG (2^22
+ *         processes already); a second call for one @pid replaces the
+ *         first
+ */
+SYM_API int sym_prof_add_process(struct sym_prof *p, int32_t pid,
+				 uint64_t pidns, int32_t nspid,
+				 const char *comm);
+
+/**
+ * sym_prof_add_thread() - record a thread's name and process.
+ * @param comm  may be NULL; copied ("" is stored as NULL)
+ * @return 0, -ENOMEM, -EINVAL (@pid or @tid negative), -E2BIG (2^22
+ *         threads already); a second call for one @tid replaces the
+ *         first
+ */
+SYM_API int sym_prof_add_thread(struct sym_prof *p, int32_t pid, int32_t tid,
+				const char *comm);
+
+/**
+ * sym_prof_add_stack() - add samples of a stack; an identical stack (pid,
+ * tid, flags, frames, and no source: see sym_prof_add_stack_from())
+ * already present gets @s's count and weight added, so the profile holds
+ * each unique stack once.  The frames are copied.
+ * Header counts (samples, flagged) are not touched: the writer of the
+ * profile keeps them.  O(1) amortized; adding a stack already present
+ * allocates nothing.
+ * @return 0, -ENOMEM, -E2BIG (more than SYM_PROF_MAX_FRAMES frames, or
+ *         2^24 unique stacks already), -EINVAL (a frame names a map that
+ *         does not exist, pid or tid negative, or a flag bit that enum
+ *         sym_prof_stack_flags or enum sym_prof_frame_flags does not
+ *         name), -EOVERFLOW (the summed count or weight would pass
+ *         2^64 - 1; the profile is unchanged)
+ */
+SYM_API int sym_prof_add_stack(struct sym_prof *p,
+			       const struct sym_prof_stack *s);
+
+/**
+ * sym_prof_nmaps() - number of mappings; ids are 0 to n - 1.
+ * @return the number
+ */
+SYM_API size_t sym_prof_nmaps(const struct sym_prof *p);
+
+/**
+ * sym_prof_map() - mapping @id.
+ * @return borrowed until @p changes or is freed; NULL when out of range
+ */
+SYM_API const struct sym_prof_map *sym_prof_map(const struct sym_prof *p,
+						uint32_t id);
+
+/**
+ * sym_prof_nstacks() - number of unique stacks.
+ * @return the number
+ */
+SYM_API size_t sym_prof_nstacks(const struct sym_prof *p);
+
+/**
+ * sym_prof_stack() - stack @i, in the order they were first added.
+ * @return borrowed until @p changes or is freed; NULL when out of range
+ */
+SYM_API const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
+						    size_t i);
+
+/**
+ * sym_prof_process() - what sym_prof_add_process() recorded for @pid.
+ * @param[out] pidns, nspid  may be NULL
+ * @return the comm (borrowed, may be NULL), or NULL with *nspid = 0 when
+ *         @pid is unknown
+ */
+SYM_API const char *sym_prof_process(const struct sym_prof *p, int32_t pid,
+				     uint64_t *pidns, int32_t *nspid);
+
+/**
+ * sym_prof_thread() - the comm of thread @tid.
+ * @return borrowed, or NULL when unknown
+ */
+SYM_API const char *sym_prof_thread(const struct sym_prof *p, int32_t tid);
+
+/*
+ * Sources of merged profiles (docs/raw-format.md, "Sources").
+ *
+ * `sym merge` keeps a row per recording it merged (host, time, period,
+ * samples), and, with --spread, which recording each stack came from, so
+ * that a report can weigh hosts and show a function's share on each one.
+ * A stack's source is part of its identity: the same frames from two
+ * sources are two stacks.  Profiles that are not merges have no sources,
+ * and their stacks have source 0.  pprof has no place for sources: the
+ * pprof writer leaves them out (stacks that differ only by source are
+ * then summed by a reader).
+ */
+
+/** One recording that a merged profile was made of. */
+struct sym_prof_source {
+	/** 1 to sym_prof_nsources(); set by sym_prof_add_source(). */
+	uint32_t id;
+	/** Host name of the recording; NULL when unknown. */
+	const char *host;
+	/** Wall-clock start, ns since the Unix epoch; 0 when unknown. */
+	int64_t start_ns;
+	/** Wall-clock length of the recording; 0 when unknown. */
+	uint64_t duration_ns;
+	/** The recording's nominal weight of one sample, in @weight_unit. */
+	uint64_t period;
+	/** The recording's weight unit ("ns"); NULL when unknown. */
+	const char *weight_unit;
+	/** Samples the recording wrote, and the kernel lost. */
+	uint64_t samples, lost;
+};
+
+/**
+ * sym_prof_add_source() - append a source; strings are copied ("" is
+ * stored as NULL).
+ * @param s       s->id is ignored
+ * @param[out] id the new source's id, 1 to n (may be NULL)
+ * @return 0, -ENOMEM, -E2BIG (2^20 sources already)
+ */
+SYM_API int sym_prof_add_source(struct sym_prof *p,
+				const struct sym_prof_source *s, uint32_t *id);
+
+/**
+ * sym_prof_nsources() - number of sources; ids are 1 to n.
+ * @return the number
+ */
+SYM_API size_t sym_prof_nsources(const struct sym_prof *p);
+
+/**
+ * sym_prof_source() - source @id.
+ * @return borrowed until @p changes or is freed; NULL when @id is 0 or
+ *         larger than sym_prof_nsources()
+ */
+SYM_API const struct sym_prof_source *sym_prof_source(const struct sym_prof *p,
+						      uint32_t id);
+
+/**
+ * sym_prof_add_stack_from() - sym_prof_add_stack() for the samples of
+ * one source: the stack is summed only into an identical stack of the
+ * same @source.  sym_prof_add_stack(p, s) is sym_prof_add_stack_from(p,
+ * s, 0).
+ * @param source  0 (none), or an id from sym_prof_add_source()
+ * @return as sym_prof_add_stack(); -EINVAL also for a @source that does
+ *         not exist
+ */
+SYM_API int sym_prof_add_stack_from(struct sym_prof *p,
+				    const struct sym_prof_stack *s,
+				    uint32_t source);
+
+/**
+ * sym_prof_stack_source() - the source of stack @i.
+ * @return its source id, 0 when it has none or @i is out of range
+ */
+SYM_API uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i);
+
+/*
+ * Symbolized profiles (docs/raw-format.md, "The symbolized form").
+ *
+ * A profile may carry the symbolization of its frames: for each unique
+ * frame (map, address, return flag) a status and, when it resolved, the
+ * chain of functions at that address, innermost first.  `sym symbolize`
+ * fills it; the raw writer writes it as `symbolized 1`, `fn`, `src` and
+ * `loc` lines, the pprof writer as Function and Line entries, and both
+ * readers read it back.  Frames are keyed exactly as in stacks: a return
+ * address and an exact PC at the same address are two locations.
+ */
+
+/** Status of a symbolized location. */
+enum sym_prof_loc_status {
+	/** Frames found (DWARF or symbol table). */
+	SYM_PROF_LOC_OK = 0,
+	/** The module is known but nothing covers the address. */
+	SYM_PROF_LOC_NOSYMBOL,
+	/** No debug info or symbol table for the build ID anywhere. */
+	SYM_PROF_LOC_MISSING,
+	/** The mapping has no build ID. */
+	SYM_PROF_LOC_NOBUILDID,
+	/** The frame is outside any mapping (SYM_PROF_NOMAP) or in an
+	 *  anonymous (JIT) mapping. */
+	SYM_PROF_LOC_UNMAPPED,
+	/** The lookup failed (server error, conversion failed). */
+	SYM_PROF_LOC_ERROR,
+};
+
+/** Number of enum sym_prof_loc_status values. */
+#define SYM_PROF_LOC_NSTATUS 6
+
+/** Flags of struct sym_prof_line. */
+enum sym_prof_line_flags {
+	/** An inlined call, inside the next line's function. */
+	SYM_PROF_LINE_INLINED = (1 << 0),
+	/** The name comes from the symbol table: no DWARF. */
+	SYM_PROF_LINE_SYMTAB = (1 << 1),
+};
+
+/** Most lines (inline chain) of one location; deeper chains are cut. */
+#define SYM_PROF_MAX_LINES 128
+
+/** One function of a location's inline chain. */
+struct sym_prof_line {
+	/** Function name, demangled when mangled; NULL when unknown. */
+	const char *function;
+	/** Source file; NULL when unknown. */
+	const char *file;
+	/** Line and column; 0 when unknown. */
+	uint32_t line, column;
+	/** enum sym_prof_line_flags. */
+	uint32_t flags;
+};
+
+/**
+ * sym_prof_set_location() - attach the symbolization of one frame.
+ * @param f       the frame: its map (or SYM_PROF_NOMAP), address and
+ *                SYM_PROF_FRAME_RETURN bit are the key; it need not occur
+ *                in a stack
+ * @param status  enum sym_prof_loc_status
+ * @param lines   innermost first (lines[n - 1] is the real, non-inlined
+ *                function); copied, strings interned (each distinct
+ *                string is kept once; "" is stored as NULL)
+ * @param n       at least 1 when @status is SYM_PROF_LOC_OK, else 0
+ * @return 0, -ENOMEM, -EINVAL (a map that does not exist, an unknown
+ *         frame or line flag or status, a line both inlined and from the
+ *         symbol table, lines with a status other than OK, no line with
+ *         OK), -E2BIG (more than SYM_PROF_MAX_LINES
+ *         lines, or 2^26 locations already)
+ * An earlier answer for the same frame is replaced (its location keeps
+ * its place in sym_prof_location_at()'s order).  On success the profile
+ * is symbolized (sym_prof_symbolized()); on failure it is unchanged.
+ */
+SYM_API int sym_prof_set_location(struct sym_prof *p,
+				  const struct sym_prof_frame *f,
+				  uint32_t status,
+				  const struct sym_prof_line *lines, size_t n);
+
+/**
+ * sym_prof_location() - the symbolization of frame @f.
+ * @param[out] status  enum sym_prof_loc_status
+ * @param[out] lines   innermost first; borrowed, valid until @p changes
+ *                     or is freed (NULL when *n is 0)
+ * @param[out] n       number of @lines
+ * @return 0, -SYM_E_NOTFOUND when @f has none (the outputs are then 0 /
+ *         NULL)
+ * O(1).  Any of the out-parameters may be NULL.
+ */
+SYM_API int sym_prof_location(const struct sym_prof *p,
+			      const struct sym_prof_frame *f,
+			      uint32_t *status,
+			      const struct sym_prof_line **lines, size_t *n);
+
+/**
+ * sym_prof_symbolized() - does @p carry symbolization (read from a
+ * symbolized file, or sym_prof_set_location() called)?
+ * @return 1 or 0
+ */
+SYM_API int sym_prof_symbolized(const struct sym_prof *p);
+
+/**
+ * sym_prof_nlocations() - number of symbolized locations.
+ * @return the number
+ */
+SYM_API size_t sym_prof_nlocations(const struct sym_prof *p);
+
+/**
+ * sym_prof_location_at() - location @i, in the order they were first
+ * set (a file's order of `loc` lines).
+ * @param[out] f  its frame; may be NULL
+ * @param status, lines, n  as sym_prof_location()
+ * @return 0, -SYM_E_NOTFOUND when @i is out of range
+ */
+SYM_API int sym_prof_location_at(const struct sym_prof *p, size_t i,
+				 struct sym_prof_frame *f, uint32_t *status,
+				 const struct sym_prof_line **lines,
+				 size_t *n);
+
+/**
+ * sym_prof_write() - write @p in the raw stack format, every header line
+ * included, in one write(2) per 64 KiB.  The output depends on @p only:
+ * header, processes and threads in the order they were first added, maps,
+ * sources, the symbolization, stacks in their order (with a `from` line
+ * where the source changes), "end".
+ * @param fd  written with write(2), not closed
+ * @return 0, -errno of write(2), -ENOMEM, -EINVAL (the header has no
+ *         weight_unit: the file could not be read back)
+ */
+SYM_API int sym_prof_write(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read() - parse the raw stack format, strictly: the first
+ * problem fails the whole file (docs/raw-format.md, "libsym").  Map ids
+ * are renumbered 0 to n - 1 in file order, source ids 1 to n; identical
+ * stacks of one source are summed.
+ * @param buf, len  the whole file
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  filled on error with "line N: what is wrong"; may
+ *                     be NULL
+ * @return 0, -SYM_E_BADPROFILE (malformed: see @msg), -ENOMEM, -E2BIG (a
+ *         limit of docs/raw-format.md exceeded: a line over 1 MiB, over
+ *         SYM_PROF_MAX_FRAMES frames, 2^20 maps or sources, 2^24 unique
+ *         stacks, 2^22 processes or threads); @msg is set for each, *out
+ *         is NULL
+ */
+SYM_API int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
+			  char *msg, size_t msglen);
+
+/**
+ * sym_prof_write_pprof() - write @p as a gzipped pprof profile
+ * (profile.proto): locations hold runtime addresses (vaddr - map.vaddr +
+ * map.start), mappings their start, limit, file offset, path and build
+ * ID.  When @p is symbolized (sym_prof_symbolized()), each ok location
+ * gets its lines, innermost first, with one Function per (function,
+ * file), and its mapping the has_* flags; other statuses go into
+ * comments.  Sample values are [samples/count,
+ * cpu/nanoseconds] (or [samples/count] when weight_unit is "samples");
+ * pid, tid and the stack flags go into sample labels.
+ * What pprof has no field for (map.vaddr, kind and pid, which frames are
+ * exact PCs, the header, processes and threads) goes into "sym-*"
+ * Profile.comment strings, so that sym_prof_read_pprof() gives back an
+ * equal profile (docs/pprof.md), except for sources: they are left out,
+ * and stacks that differ only by source become samples that a reader
+ * sums.
+ * @param fd  written with write(2), not closed
+ * @return 0, -errno, -ENOMEM, -ERANGE (a count or weight over INT64_MAX)
+ */
+SYM_API int sym_prof_write_pprof(const struct sym_prof *p, int fd);
+
+/**
+ * sym_prof_read_pprof() - parse a pprof profile, gzipped or not.
+ * Locations become frames (the first of several lines' address), with
+ * every frame but the leaf marked SYM_PROF_FRAME_RETURN; mappings get
+ * SYM_PROF_MAP_VADDR_GUESSED unless the file came from
+ * sym_prof_write_pprof().  Locations with lines become ok locations
+ * (sym_prof_set_location()), and a profile with any is symbolized.
+ * Every index and id is checked; stacks deeper than SYM_PROF_MAX_FRAMES
+ * keep their innermost frames and get SYM_PROF_TRUNCATED.  Limits: 1 GiB
+ * of protobuf (after gunzip), 2 GiB of decoded messages.
+ * @param buf, len  the whole file
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  filled on error with what is wrong; may be NULL
+ * @return 0, -SYM_E_BADPROFILE (see @msg), -ENOMEM, -E2BIG
+ */
+SYM_API int sym_prof_read_pprof(const void *buf, size_t len,
+				struct sym_prof **out, char *msg,
+				size_t msglen);
+
+/**
+ * sym_prof_read_file() - read a raw or pprof file, telling them apart by
+ * their first bytes ("sym-raw " for the raw format, a gzipped raw file
+ * too; anything else is read as pprof).
+ * @param path  the file; at most 1 GiB (-E2BIG)
+ * @param[out] out  caller owns: sym_prof_free()
+ * @param msg, msglen  as sym_prof_read(); may be NULL
+ * @return as sym_prof_read(), or -errno when @path cannot be read
+ */
+SYM_API int sym_prof_read_file(const char *path, struct sym_prof **out,
+			       char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYM_PROF_H */

@@ -1,0 +1,109 @@
+#!/bin/sh
+# t0011-abi.sh - the ABI contract of sym.h: tests/abi-check.sh accepts
+# libsym's header and map and refuses each kind of drift on any
+# header/map pair (a function missing from the map, one without its
+# comment or @return, one global in two version nodes); the shared library
+# versions each symbol in its node (sym_version in LIBSYM_0.2), and a
+# program linked against it reads the running version with sym_version().
+. "$(dirname "$0")/lib.sh"
+need readelf cc perl
+plan 10
+
+CHECK=$SYM_ROOT/tests/abi-check.sh
+ok "libsym/sym.h and libsym/libsym.map agree" \
+	sh "$CHECK" "$SYM_ROOT/libsym/sym.h" "$SYM_ROOT/libsym/libsym.map"
+
+# Another library's pair: its own export macro, two version nodes.
+cat > "$T/x.h" <<'EOF'
+#define X_API __attribute__((visibility("default")))
+/**
+ * x_open() - open.
+ * @return 0, -EINVAL
+ */
+X_API int x_open(const char *path);
+/** x_close() - close; NULL is a no-op. */
+X_API void x_close(void *x);
+/**
+ * x_name() - the name.
+ * @return borrowed; NULL for NULL
+ */
+X_API const char *x_name(const void *x);
+EOF
+cat > "$T/x.map" <<'EOF'
+/* The first release. */
+LIBX_1.0 {
+	global:
+		x_open;
+		x_close;
+	local:
+		*;
+};
+# The second.
+LIBX_1.1 {
+	global:
+		x_name;
+} LIBX_1.0;
+EOF
+ok "another header/map pair with two version nodes" \
+	sh "$CHECK" "$T/x.h" "$T/x.map"
+
+# fails DESC WANT HEADER MAP: abi-check refuses, saying WANT.
+fails() {
+	if sh "$CHECK" "$3" "$4" > "$T/out" 2>&1; then
+		_tap 1 "$1"
+		echo "#   abi-check passed"
+	elif grep -q -- "$2" "$T/out"; then
+		_tap 0 "$1"
+	else
+		_tap 1 "$1"
+		sed 's/^/#   /' "$T/out"
+	fi
+}
+sed '/x_name;/d' "$T/x.map" > "$T/x-missing.map"
+fails "a function missing from the map" "< x_name" "$T/x.h" "$T/x-missing.map"
+sed 's/x_name;/x_name; x_open;/' "$T/x.map" > "$T/x-twice.map"
+fails "a symbol global in two nodes" "more than one node.*x_open" \
+	"$T/x.h" "$T/x-twice.map"
+sed 's/ \* @return borrowed; NULL for NULL//' "$T/x.h" > "$T/x-noreturn.h"
+fails "a value-returning function without @return" "no @return.*x_name" \
+	"$T/x-noreturn.h" "$T/x.map"
+sed 's|^/\*\* x_close() - close; NULL is a no-op. \*/$||' "$T/x.h" \
+	> "$T/x-undoc.h"
+fails "a declaration without its /** */ comment" "comment.*x_close" \
+	"$T/x-undoc.h" "$T/x.map"
+
+# The shared library as built.
+so=$SYM_ROOT/lib/libsym.so.0
+syms=$(readelf --dyn-syms -W "$so" | awk '$7 != "UND" {print $8}')
+is "sym_version is versioned LIBSYM_0.2" \
+	"$(echo "$syms" | grep '^sym_version@')" "sym_version@@LIBSYM_0.2"
+is "the functions of the first release stay at LIBSYM_0.1" \
+	"$(echo "$syms" | grep -E '^sym_(strerror|module_open|store_open)@' | sort)" \
+	"sym_module_open@@LIBSYM_0.1
+sym_store_open@@LIBSYM_0.1
+sym_strerror@@LIBSYM_0.1"
+
+cat > "$T/v.c" <<'EOF'
+#include <stdio.h>
+#include <sym.h>
+int main(void)
+{
+	int ma = -1, mi = -1, pa = -1;
+	const char *v = sym_version(&ma, &mi, &pa);
+
+	printf("%s %d.%d.%d %s\n", v, ma, mi, pa, SYM_VERSION);
+	return 0;
+}
+EOF
+# A library built by `make check SANITIZE=...` needs the same runtime.
+san=
+if nm -D "$so" | grep -q '__asan_init'; then
+	san="-fsanitize=address,undefined"
+fi
+ok "a program links against libsym.so and calls sym_version()" \
+	sh -c "cc $san -o '$T/v' '$T/v.c' -I'$SYM_ROOT/libsym' -L'$SYM_ROOT/lib' -lsym"
+v=$(LD_LIBRARY_PATH=$SYM_ROOT/lib "$T/v")
+set -- $v
+is "sym_version() at run time: the string, its numbers, the header's" \
+	"$1 $2" "$3 $3"
+done_testing
