@@ -74,6 +74,7 @@ struct a2l {
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
 	bool symbols, sections;
+	bool plt;			/* name PLT stubs NAME@plt (default) */
 	bool no_cache, stats;
 	const char *store_dir;		/* --store, NULL for the default */
 	struct tool_dirs dirs;		/* --debuginfo-path */
@@ -106,6 +107,8 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
+	struct gnu_seen *seen;		/* free() each .name, .as; then it */
+	size_t nseen, seen_cap;		/* see gnu_name() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -136,6 +139,7 @@ enum {
 	OPT_SERVER,
 	OPT_WAIT_MS,
 	OPT_THREADS,
+	OPT_NO_PLT_NAMES,
 };
 
 static const struct option longopts[] = {
@@ -165,6 +169,7 @@ static const struct option longopts[] = {
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -182,6 +187,8 @@ static const char usage_styles[] =
 	"printed)\n"
 	"      --output-style=GNU|LLVM|JSON|elfutils\n"
 	"                          whose output to copy (default GNU)\n"
+	"      --no-plt-names      name PLT stubs as the peer does (?? or\n"
+	"                          llvm's _init), not NAME@plt\n"
 	"      --store=DIR         the store (default $SYM_STORE, else\n"
 	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
 	"      --stats             say on stderr where the table came from\n"
@@ -302,26 +309,155 @@ static const char *show(struct a2l *a, const char *raw,
 	return a->dm ? a->dm : raw;
 }
 
-/* DWARF function name preferring the linkage name, as GNU, eu and LLVM
- * all do without -C. */
-static const char *raw_name(const struct sym_frame *f)
+/*
+ * Whose name.  Every peer names inlined frames from DWARF (the linkage
+ * name, else DW_AT_name); they differ on the frame that holds the
+ * address's function:
+ *  - GNU (bfd) names the innermost frame after its symbol table when
+ *    DWARF has no function there, or a function without a linkage name
+ *    in a language that mangles names (fr->gnu_symbol);
+ *  - llvm-symbolizer 14 names the outermost frame after its own symbol
+ *    table whenever that has a symbol there (fr->llvm_symbol);
+ *  - eu-addr2line names from DWARF only, and after the symbol table
+ *    (fr->symbol) where DWARF has no function.
+ * libsym's own name for the outermost frame (linkage_name, see
+ * SYM_FRAME_NAME_SYMTAB) is GNU's rule applied there: dwarf_name()
+ * undoes it.  A PLT stub name is dropped with --no-plt-names.
+ */
+
+/* The DWARF function name, preferring the linkage name, as GNU, eu and
+ * LLVM all do without -C; NULL for a frame named from symbols. */
+static const char *dwarf_name(const struct sym_frame *f)
 {
+	if (f->flags & SYM_FRAME_SYMTAB)
+		return NULL;
+	if (f->flags & SYM_FRAME_NAME_SYMTAB)
+		return f->name;
 	return f->linkage_name ? f->linkage_name : f->name;
 }
 
-/* The ELF symbol covering the address: on the outermost frame. */
-static const char *outer_symbol(const struct sym_frame *fr, size_t n)
+/* A symbol of the outermost frame @o, or NULL when it is a PLT stub
+ * name and those are off. */
+static const char *plt_ok(const struct a2l *a, const struct sym_frame *o,
+			  const char *sym)
 {
-	const struct sym_frame *o;
+	return !a->plt && (o->flags & SYM_FRAME_PLT) && sym &&
+	       strstr(sym, "@plt") ? NULL : sym;
+}
 
-	if (n == 0)
-		return NULL;
-	o = &fr[n - 1];
-	if (o->symbol)
-		return o->symbol;
-	if (o->flags & SYM_FRAME_SYMTAB)
-		return o->name;
-	return NULL;
+/* The ELF symbol covering the address, as eu-addr2line chooses it. */
+static const char *outer_symbol(const struct a2l *a,
+				const struct sym_frame *fr, size_t n)
+{
+	return n ? plt_ok(a, &fr[n - 1], fr[n - 1].symbol) : NULL;
+}
+
+/*
+ * bfd remembers, per function instance, what it learnt naming one
+ * (_bfd_dwarf2_find_nearest_line()): the first time a function without
+ * a linkage name is the innermost frame, it is named after the symbol
+ * there, and from then on after that symbol if the symbol starts where
+ * the function does, else after its DWARF name, whatever the address.
+ * So GNU's answers depend on the order of the addresses, and the GNU
+ * style answers in input order on one thread, keeping what bfd keeps:
+ * the function (entry and DWARF name) and the name it goes by.
+ */
+struct gnu_seen {
+	uint64_t entry;
+	char *name;		/* the DWARF name; NULL: an empty slot */
+	char *as;		/* the symbol it goes by, or NULL */
+};
+
+static uint64_t seen_hash(uint64_t entry, const char *name)
+{
+	uint64_t h = entry * 0x9e3779b97f4a7c15ULL;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The slot of (@entry, @name): its entry, or the empty one to fill. */
+static struct gnu_seen *seen_slot(struct a2l *a, uint64_t entry,
+				  const char *name)
+{
+	size_t j = seen_hash(entry, name) & (a->seen_cap - 1);
+
+	while (a->seen[j].name && (a->seen[j].entry != entry ||
+				   strcmp(a->seen[j].name, name) != 0))
+		j = (j + 1) & (a->seen_cap - 1);
+	return &a->seen[j];
+}
+
+static int seen_grow(struct a2l *a)
+{
+	struct gnu_seen *old = a->seen;
+	size_t cap = a->seen_cap ? a->seen_cap * 2 : 256, ocap = a->seen_cap;
+
+	a->seen = calloc(cap, sizeof(*a->seen));
+	if (!a->seen) {
+		a->seen = old;
+		return -ENOMEM;
+	}
+	a->seen_cap = cap;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].name)
+			*seen_slot(a, old[i].entry, old[i].name) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static void seen_free(struct a2l *a)
+{
+	for (size_t i = 0; i < a->seen_cap; i++) {
+		free(a->seen[i].name);
+		free(a->seen[i].as);
+	}
+	free(a->seen);
+	a->seen = NULL;
+	a->seen_cap = a->nseen = 0;
+}
+
+/* GNU's name for frame @i of @fr[@n] (see struct gnu_seen). */
+static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
+			    size_t n, size_t i)
+{
+	const struct sym_frame *o = &fr[n - 1], *f = &fr[i];
+	const char *gs = plt_ok(a, o, o->gnu_symbol);
+	struct gnu_seen *st;
+
+	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
+		return gs;
+	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
+		return dwarf_name(f);
+	if (a->seen_cap && (st = seen_slot(a, f->entry, f->name))->name)
+		return st->as ? st->as : f->name;
+	if (i > 0)
+		return f->name;
+	/* The first time as the innermost frame: remember it. */
+	if (((a->nseen + 1) * 2 > a->seen_cap && seen_grow(a)) ||
+	    !(st = seen_slot(a, f->entry, f->name)) ||
+	    !(st->name = strdup(f->name)))
+		return gs ? gs : f->name;	/* out of memory: forget */
+	a->nseen++;
+	st->entry = f->entry;
+	if (gs && o->gnu_symbol_addr == f->entry)
+		st->as = strdup(gs);
+	return gs ? gs : f->name;
+}
+
+/* llvm-symbolizer's name for a frame named from DWARF by @dw, which is
+ * the one holding the address's function when @o (the outermost frame)
+ * is given: that one is named after llvm's symbol, if it has one. */
+static const char *llvm_name(const struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw)
+{
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		return o->symbol ? o->symbol : o->gnu_symbol;
+	if (o && o->llvm_symbol)
+		return o->llvm_symbol;
+	return dw ? dwarf_name(dw) : NULL;
 }
 
 static const char *file_name(struct a2l *a, const char *file)
@@ -474,6 +610,11 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 		ob_hex(a->ob, addr, a->width);
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
+	/* bfd found neither a line nor a name: a frame only another
+	 * peer's symbols name. */
+	if (n == 1 && !fr[0].line && !gnu_name(a, fr, n, 0) &&
+	    (!fr[0].file || (fr[0].flags & SYM_FRAME_FILE_SYMTAB)))
+		n = 0;
 	if (n == 0) {
 		if (a->functions)
 			ob_s(a->ob, a->pretty ? "?? " : "??\n");
@@ -483,17 +624,14 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	last = a->inlines ? n - 1 : 0;
 	for (i = 0; i <= last; i++) {
 		if (a->functions) {
-			/* A line without a DWARF function: bfd names it
-			 * after the covering symbol. */
-			name = raw_name(&fr[i]);
-			if (!name && i == 0)
-				name = outer_symbol(fr, n);
 			/* Test the name printed, not the raw one: with -C
 			 * a C++ frame prints its demangled name, and the
 			 * linkage name is never read (a cache miss per
 			 * frame on big tables). */
+			name = gnu_name(a, fr, n, i);
 			if (name)
-				name = show(a, name, &fr[i], false);
+				name = show(a, name, name == fr[n - 1].linkage_name ?
+					    &fr[n - 1] : &fr[i], false);
 			if (!name || !*name)
 				name = "??";
 			ob_s(a->ob, name);
@@ -523,7 +661,20 @@ static void print_gnu(struct a2l *a, uint64_t addr,
  * LLVM style (llvm-symbolizer's default output).  Without -i only one
  * frame is printed: the outermost function with the innermost location.
  */
-static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
+/* The file llvm-symbolizer prints for @loc: the line table's, else the
+ * STT_FILE of the symbol it names @o (the outermost frame, or NULL)
+ * after. */
+static const char *llvm_file(const struct sym_frame *loc,
+			     const struct sym_frame *o)
+{
+	if (loc && loc->file && !(loc->flags & SYM_FRAME_FILE_SYMTAB))
+		return loc->file;
+	return o && o->llvm_symbol ? o->llvm_symbol_file : NULL;
+}
+
+/* One frame: named by llvm_name(@o, @dw), at @loc (NULL: none). */
+static void print_llvm_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc, bool first)
 {
 	const char *name = NULL, *file = NULL;
@@ -532,13 +683,16 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	if (!first && a->pretty)
 		ob_s(a->ob, " (inlined by) ");
 	if (a->functions) {
-		if (name_fr)
-			name = show(a, raw_name(name_fr), name_fr, false);
+		name = llvm_name(a, o, dw);
+		/* llvm-symbolizer demangles _Z names only. */
+		if (name)
+			name = show(a, name, o && name == o->linkage_name ? o :
+					     dw, true);
 		ob_s(a->ob, name && *name ? name : "??");
 		ob_s(a->ob, a->pretty ? " at " : "\n");
 	}
 	if (loc) {
-		file = file_name(a, loc->file);
+		file = file_name(a, llvm_file(loc, o));
 		line = loc->line;
 		col = loc->column;
 	}
@@ -550,6 +704,11 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 	ob_c(a->ob, '\n');
 }
 
+/*
+ * Without -i, llvm-symbolizer prints one frame: the innermost location,
+ * named after the symbol of the outermost function, else after the
+ * innermost function (DWARFContext's getLineInfoForAddress()).
+ */
 static void print_llvm(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
@@ -560,12 +719,13 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0)
-		print_llvm_frame(a, NULL, NULL, true);
+		print_llvm_frame(a, NULL, NULL, NULL, true);
 	else if (!a->inlines)
-		print_llvm_frame(a, &fr[n - 1], &fr[0], true);
+		print_llvm_frame(a, &fr[n - 1], &fr[0], &fr[0], true);
 	else
 		for (i = 0; i < n; i++)
-			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
+			print_llvm_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
+					 &fr[i], i == 0);
 	ob_c(a->ob, '\n');
 }
 
@@ -622,22 +782,34 @@ static void json_end(struct a2l *a)
 		ob_c(a->ob, '\n');
 }
 
-static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
+static void print_json_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc)
 {
 	const char *name = NULL;
+	uint64_t start = 0;
 
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	json_str(a->ob, loc ? file_name(a, llvm_file(loc, o)) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
-	if (a->functions && name_fr)
-		name = show(a, raw_name(name_fr), name_fr, false);
+	if (a->functions) {
+		name = llvm_name(a, o, dw);
+		if (name)
+			name = show(a, name, o && name == o->linkage_name ? o :
+					     dw, true);
+	}
 	json_str(a->ob, name);
 	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
-	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		ob_printf(a->ob, "\"0x%" PRIx64 "\"", name_fr->entry ?
-		       name_fr->entry : name_fr->symbol_addr);
+	/* The symbol's address where llvm names the frame after it. */
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		start = o->symbol_addr;
+	else if (o && o->llvm_symbol)
+		start = o->llvm_symbol_addr;
+	else if (dw && !(dw->flags & SYM_FRAME_SYMTAB))
+		start = dw->entry;
+	if (start)
+		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
 	else
 		ob_s(a->ob, "\"\"");
 	ob_s(a->ob, ",\"StartFileName\":");
@@ -655,14 +827,15 @@ static void print_json(struct a2l *a, uint64_t addr,
 	json_str(a->ob, a->module_name);
 	ob_s(a->ob, ",\"Symbol\":[");
 	if (n == 0) {
-		print_json_frame(a, NULL, NULL);
+		print_json_frame(a, NULL, NULL, NULL);
 	} else if (!a->inlines) {
-		print_json_frame(a, &fr[n - 1], &fr[0]);
+		print_json_frame(a, &fr[n - 1], &fr[0], &fr[0]);
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
 				ob_c(a->ob, ',');
-			print_json_frame(a, &fr[i], &fr[i]);
+			print_json_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
+					 &fr[i]);
 		}
 	}
 	ob_s(a->ob, "]}");
@@ -682,7 +855,8 @@ static void print_json_error(struct a2l *a, const char *input)
 }
 
 /*
- * elfutils style (src/addr2line.c of elfutils 0.189+).
+ * elfutils style (src/addr2line.c of elfutils 0.188, as Debian 12 ships
+ * it; docs/conformance.md says where later ones differ).
  */
 
 /* print_src(): file:line, and :column when known. */
@@ -696,17 +870,19 @@ static void eu_src(struct a2l *a, const struct sym_frame *f)
 /*
  * print_dwarf_function(): returns whether a name was printed with its
  * separator.  An inlined innermost frame prints "NAME inlined at
- * FILE:LINE in " and returns false, so that the caller completes the line
- * with the symbol name.
+ * FILE:LINE in ", then the name of the subprogram dwarf_getscopes()
+ * finds around the inlined function's definition (fr[0].outer: a
+ * lambda's is the function that holds it); with none, it returns false,
+ * so that the caller completes the line with the symbol name.
  */
 static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			      size_t n)
 {
 	const char *name, *file;
 
-	if (n == 0 || (fr[0].flags & SYM_FRAME_SYMTAB) || !raw_name(&fr[0]))
+	if (n == 0 || !dwarf_name(&fr[0]))
 		return false;
-	name = show(a, raw_name(&fr[0]), &fr[0], true);
+	name = show(a, dwarf_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
 		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
@@ -728,7 +904,10 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			       fr[1].column);
 	}
 	ob_s(a->ob, " in ");
-	return false;
+	if (!fr[0].outer)
+		return false;
+	ob_printf(a->ob, "%s\n", show(a, fr[0].outer, NULL, true));
+	return true;
 }
 
 /* print_addrsym(): SYMBOL[+OFF], or a section-relative form. */
@@ -736,7 +915,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
 	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
-	const char *sym = outer_symbol(fr, n);
+	const char *sym = outer_symbol(a, fr, n);
 	char sep = a->pretty ? ' ' : '\n';
 	uint64_t base;
 
@@ -750,7 +929,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 			ob_printf(a->ob, "??%c", sep);
 		return;
 	}
-	base = o->symbol ? o->symbol_addr : o->entry;
+	base = o->symbol_addr;
 	ob_s(a->ob, show(a, sym, NULL, true));
 	if (addr != base)
 		ob_printf(a->ob, "+%#" PRIx64, addr - base);
@@ -767,7 +946,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		ob_printf(a->ob, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
-		name = outer_symbol(fr, n);
+		name = outer_symbol(a, fr, n);
 		ob_printf(a->ob, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
@@ -775,7 +954,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
 		ob_s(a->ob, "at ");
-	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
+	if (n && fr[0].file && !(fr[0].flags & SYM_FRAME_FILE_SYMTAB)) {
 		eu_src(a, &fr[0]);
 		ob_c(a->ob, '\n');
 	} else {
@@ -790,7 +969,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (a->pretty)
 			ob_s(a->ob, " (inlined by) ");
 		if (a->functions) {
-			name = raw_name(&fr[i + 1]);
+			name = dwarf_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
 			ob_printf(a->ob, "%s%s", name, a->pretty ? " at " : "\n");
 		}
@@ -1436,6 +1615,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 'C':
 			a->demangle = true;
 			break;
+		case OPT_NO_PLT_NAMES:
+			a->plt = false;
+			break;
 		case OPT_NO_DEMANGLE:
 			a->demangle = false;
 			break;
@@ -1725,6 +1907,9 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
+	/* GNU's names depend on the order of the lookups (gnu_name()). */
+	if (a->style == STYLE_GNU && a->functions)
+		a->threads = 1;
 	if (a->threads > 1 && !a->client &&
 	    pool_new(a->threads, run_job, &a->pool))
 		a->pool = NULL;		/* answer on this thread */
@@ -1763,6 +1948,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	}
 	a->lookup = lookup;
 	a->wait_ms = 10000;
+	a->plt = true;
 	a->exe = "a.out";
 	a->width = 16;
 	/* Answers go out in writes of up to sizeof(out_buf), and before
@@ -1841,6 +2027,7 @@ out:
 	tool_dirs_release(&a->dirs);
 	free(a->batch);
 	free(a->dm);
+	seen_free(a);
 	free(a);
 	return status;
 }
