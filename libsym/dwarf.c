@@ -18,6 +18,16 @@
  * (dwarf_attr_integrate() follows those, across CUs and into the dwz alt
  * file), and are resolved once per origin DIE: a small hash map keyed by
  * the DIE's address in the mapped section caches the function index.
+ * Two more facts per function are what the peers' names need: whether
+ * the CU's language mangles names (bfd takes a C function's DW_AT_name as
+ * its linkage name, a C++ one's not), and the subprogram whose DIE holds
+ * the function's definition (a lambda's operator() is defined in the
+ * function that holds the lambda; eu-addr2line names an inlined
+ * innermost frame after it).  The latter is found by DIE offset: the
+ * walk notes the offsets each top-level subprogram's subtree spans, and
+ * at the end of the CU each function whose origin lies inside one gets
+ * that subprogram's name (set_outer()).  Only the outermost level is
+ * known: a lambda inside a lambda is held by the enclosing function.
  *
  * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
  * input); a CU whose line table or DIEs cannot be read is logged and
@@ -62,14 +72,30 @@ struct walk {
 	size_t nfiles;
 	uint32_t *fmap;
 	size_t fmap_cap;
-	/* The explicit DFS stack. */
+	/* The explicit DFS stack; end is the offset where the parent's
+	 * subtree ends (the next DIE after it), UINT64_MAX when unknown. */
 	struct frame {
 		Dwarf_Die die;
 		uint32_t scope;
 		uint32_t depth;
+		uint64_t end;
 	} *stack;
 	size_t sp, stack_cap;
 	unsigned long cu_errors;
+	uint32_t func_flags;	/* the current CU's enum symt_func_flags */
+	/* Top-level subprograms of the current CU and the DIE offsets
+	 * their subtrees span, [lo, hi), ascending; and the functions
+	 * made from origins of this CU, to be given their outer. */
+	struct held {
+		uint64_t lo, hi;
+		Dwarf_Die die;
+	} *held;
+	size_t nheld, held_cap;
+	struct pending {
+		uint64_t off;
+		uint32_t func;
+	} *pend;
+	size_t npend, pend_cap;
 };
 
 static uint32_t file_of(struct walk *w, Dwarf_Files *files, size_t idx)
@@ -356,6 +382,7 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Die origin = *die, tmp;
+	struct symi_func_in fin = { 0 };
 	const char *name, *linkage;
 	uint32_t decl_file;
 	int decl_line = 0;
@@ -394,14 +421,120 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	decl_file = decl_file_of(w, &origin);
 	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
 		decl_line = 0;
-	f = symi_builder_func(w->b, name, linkage, decl_file,
-			      (uint32_t)decl_line);
+	fin.name = name;
+	fin.linkage = linkage;
+	fin.decl_file = decl_file;
+	fin.decl_line = (uint32_t)decl_line;
+	fin.flags = w->func_flags;
+	f = symi_builder_func_in(w->b, &fin);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
 	w->fc.v[j].key = origin.addr;
 	w->fc.v[j].func = f;
 	w->fc.n++;
+	/* An origin in this CU may be held by a subprogram: see
+	 * set_outer(). */
+	if (origin.cu == w->cu) {
+		if (symi_grow((void **)&w->pend, &w->pend_cap, w->npend + 1,
+			      sizeof(*w->pend)))
+			return SYMI_NONE;
+		w->pend[w->npend].off = dwarf_dieoffset(&origin);
+		w->pend[w->npend++].func = f;
+	}
 	return f;
+}
+
+/* The name eu-addr2line's get_diename() gives @die. */
+static const char *die_name(Dwarf_Die *die)
+{
+	const char *s = attr_str(die, DW_AT_MIPS_linkage_name);
+
+	if (!s)
+		s = attr_str(die, DW_AT_linkage_name);
+	return s ? s : dwarf_diename(die);
+}
+
+/*
+ * At the end of a CU: each function made from an origin DIE of it that
+ * lies inside a top-level subprogram's subtree (not the subprogram
+ * itself) is held by that subprogram.  Both lists are in offset order
+ * except where origins were met out of order, so this sorts the pending
+ * list first.  Returns 0 or -ENOMEM.
+ */
+static int pend_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int set_outer(struct walk *w)
+{
+	size_t h = 0;
+	int err = 0;
+
+	if (w->npend > 1)
+		qsort(w->pend, w->npend, sizeof(*w->pend), pend_cmp);
+	for (size_t i = 0; i < w->npend && !err; i++) {
+		uint64_t off = w->pend[i].off;
+
+		while (h < w->nheld && w->held[h].hi <= off)
+			h++;
+		if (h == w->nheld)
+			break;
+		if (w->held[h].lo < off)
+			err = symi_builder_func_outer(w->b, w->pend[i].func,
+						      die_name(&w->held[h].die));
+	}
+	w->npend = 0;
+	w->nheld = 0;
+	return err;
+}
+
+/* Note that the top-level subprogram @die spans offsets up to @end. */
+static int hold(struct walk *w, Dwarf_Die *die, uint64_t end)
+{
+	uint64_t lo = dwarf_dieoffset(die);
+
+	if (end <= lo)
+		return 0;
+	if (symi_grow((void **)&w->held, &w->held_cap, w->nheld + 1,
+		      sizeof(*w->held)))
+		return -ENOMEM;
+	w->held[w->nheld].lo = lo;
+	w->held[w->nheld].hi = end;
+	w->held[w->nheld++].die = *die;
+	return 0;
+}
+
+/* enum symt_func_flags from the CU's DW_AT_language: the languages whose
+ * DW_AT_name bfd takes as the linkage name (binutils' non_mangled()). */
+static uint32_t lang_flags(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word lang;
+
+	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
+	    dwarf_formudata(&a, &lang) != 0)
+		return 0;
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Ada83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_C99:
+	case DW_LANG_Ada95:
+	case DW_LANG_PLI:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return SYMT_FUNC_PLAIN;
+	default:
+		return 0;
+	}
 }
 
 static uint32_t udata(Dwarf_Die *die, unsigned int name)
@@ -462,8 +595,9 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 	return 0;
 }
 
+/* Push @parent's children; @end is where @parent's subtree ends. */
 static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
-		uint32_t depth)
+		uint32_t depth, uint64_t end)
 {
 	Dwarf_Die child;
 
@@ -475,6 +609,7 @@ static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
 	w->stack[w->sp].die = child;
 	w->stack[w->sp].scope = scope;
 	w->stack[w->sp].depth = depth;
+	w->stack[w->sp].end = end;
 	w->sp++;
 	return 0;
 }
@@ -489,11 +624,12 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 	int err;
 
 	w->sp = 0;
-	err = push(w, top, SYMI_NONE, 0);
+	err = push(w, top, SYMI_NONE, 0, UINT64_MAX);
 	while (!err && w->sp) {
 		struct frame *fr = &w->stack[w->sp - 1];
 		Dwarf_Die die = fr->die;
 		uint32_t scope = fr->scope, depth = fr->depth, s;
+		uint64_t end = fr->end;
 		int rc = dwarf_siblingof(&die, &fr->die);
 
 		if (rc != 0) {
@@ -501,19 +637,26 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 			if (rc < 0)
 				w->cu_errors++;
 			w->sp--;
+		} else {
+			/* This DIE's subtree ends where its sibling is. */
+			end = dwarf_dieoffset(&fr->die);
 		}
 		switch (dwarf_tag(&die)) {
 		case DW_TAG_subprogram:
-			err = add_scope(w, &die, SYMI_NONE, 0, &s);
+			if (scope == SYMI_NONE)
+				err = hold(w, &die, end);
+			if (!err)
+				err = add_scope(w, &die, SYMI_NONE, 0, &s);
 			if (!err && s != SYMI_NONE)
-				err = push(w, &die, s, 1);
+				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
 			err = add_scope(w, &die, scope,
 					scope == SYMI_NONE ? 0 : depth, &s);
 			if (!err && s != SYMI_NONE)
 				err = push(w, &die, s,
-					   (scope == SYMI_NONE ? 0 : depth) + 1);
+					   (scope == SYMI_NONE ? 0 : depth) + 1,
+					   end);
 			break;
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
@@ -521,17 +664,19 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		case DW_TAG_with_stmt:
 		case DW_TAG_common_block:
 			if (scope != SYMI_NONE)
-				err = push(w, &die, scope, depth);
+				err = push(w, &die, scope, depth, end);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 			if (scope == SYMI_NONE)
-				err = push(w, &die, SYMI_NONE, 0);
+				err = push(w, &die, SYMI_NONE, 0, end);
 			break;
 		default:
 			break;
 		}
 	}
+	if (!err)
+		err = set_outer(w);
 	return err;
 }
 
@@ -630,6 +775,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		ph->lines += t1 - t0;
 		if (err)
 			goto out;
+		w.func_flags = lang_flags(walk_die);
 		err = do_dies(&w, walk_die);
 		ph->dies += symi_now() - t1;
 		if (err)
@@ -646,6 +792,8 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 			  w.cu_errors, w.path);
 out:
 	free(w.fc.v);
+	free(w.held);
+	free(w.pend);
 	free(w.fmap);
 	free(w.own);
 	free(w.stack);

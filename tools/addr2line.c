@@ -7,7 +7,7 @@
  * -Cfi) and prints in one of four styles (--output-style):
  *
  *   GNU       binutils 2.40 addr2line, byte for byte (the default);
- *   elfutils  eu-addr2line as of elfutils 0.189 and later;
+ *   elfutils  eu-addr2line 0.188, as Debian 12 ships it;
  *   LLVM      llvm-symbolizer's default output;
  *   JSON      llvm-symbolizer --output-style=JSON.
  *
@@ -37,12 +37,9 @@
  * (tools/client.c), whose JSON frames are printed by the same styles.
  *
  * Each style copies its peer's format and quirks on purpose, because
- * scripts parse them; they are listed in docs/sym.1.  One GNU quirk is
- * not copied: bfd sometimes names an inlined innermost frame that has no
- * linkage name after the symbol covering the address (it depends on the
- * order of the inline's ranges and on earlier lookups in the same run),
- * so an inlined C function can print as its caller.  We print the DWARF
- * name, which is what GNU prints in the other cases.
+ * scripts parse them; they are listed in docs/sym.1, and "Whose name"
+ * below says how each peer names a frame (bfd's names depend on earlier
+ * lookups in the same run, so the GNU style answers in input order).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -87,6 +84,7 @@ struct a2l {
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
 	bool symbols, sections;
+	bool plt;			/* name PLT stubs NAME@plt (default) */
 	bool no_cache, stats;
 	/* The programs imitated by name (addr2line.h, tools/compat.c). */
 	enum a2l_input input;
@@ -128,6 +126,8 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
+	struct gnu_seen *seen;		/* free() each .name, .as; then it */
+	size_t nseen, seen_cap;		/* see gnu_name() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -173,6 +173,7 @@ enum {
 	OPT_SERVER,
 	OPT_WAIT_MS,
 	OPT_THREADS,
+	OPT_NO_PLT_NAMES,
 };
 
 static const struct option longopts[] = {
@@ -202,6 +203,7 @@ static const struct option longopts[] = {
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -219,6 +221,8 @@ static const char usage_styles[] =
 	"printed)\n"
 	"      --output-style=GNU|LLVM|JSON|elfutils\n"
 	"                          whose output to copy (default GNU)\n"
+	"      --no-plt-names      name PLT stubs as the peer does (?? or\n"
+	"                          llvm's _init), not NAME@plt\n"
 	"      --store=DIR         the store (default $SYM_STORE, else\n"
 	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
 	"      --stats             say on stderr where the table came from\n"
@@ -460,26 +464,158 @@ static const char *show(struct a2l *a, const char *raw,
 	return a->dm ? a->dm : raw;
 }
 
-/* DWARF function name preferring the linkage name, as GNU, eu and LLVM
- * all do without -C. */
-static const char *raw_name(const struct sym_frame *f)
+/*
+ * Whose name.  Every peer names inlined frames from DWARF (the linkage
+ * name, else DW_AT_name); they differ on the frame that holds the
+ * address's function:
+ *  - GNU (bfd) names the innermost frame after its symbol table when
+ *    DWARF has no function there, or a function without a linkage name
+ *    in a language that mangles names (fr->gnu_symbol);
+ *  - llvm-symbolizer 14 names the outermost frame after its own symbol
+ *    table whenever that has a symbol there (fr->llvm_symbol);
+ *  - eu-addr2line names from DWARF only, and after the symbol table
+ *    (fr->symbol) where DWARF has no function.
+ * libsym's own name for the outermost frame (linkage_name, see
+ * SYM_FRAME_NAME_SYMTAB) is GNU's rule applied there: dwarf_name()
+ * undoes it.  A PLT stub name is dropped with --no-plt-names.
+ */
+
+/* The DWARF function name, preferring the linkage name, as GNU, eu and
+ * LLVM all do without -C; NULL for a frame named from symbols. */
+static const char *dwarf_name(const struct sym_frame *f)
 {
+	if (f->flags & SYM_FRAME_SYMTAB)
+		return NULL;
+	if (f->flags & SYM_FRAME_NAME_SYMTAB)
+		return f->name;
 	return f->linkage_name ? f->linkage_name : f->name;
 }
 
-/* The ELF symbol covering the address: on the outermost frame. */
-static const char *outer_symbol(const struct sym_frame *fr, size_t n)
+/* A symbol of the outermost frame @o, or NULL when it is a PLT stub
+ * name and those are off. */
+static const char *plt_ok(const struct a2l *a, const struct sym_frame *o,
+			  const char *sym)
 {
-	const struct sym_frame *o;
+	return !a->plt && (o->flags & SYM_FRAME_PLT) && sym &&
+	       strstr(sym, "@plt") ? NULL : sym;
+}
 
-	if (n == 0)
-		return NULL;
-	o = &fr[n - 1];
-	if (o->symbol)
-		return o->symbol;
-	if (o->flags & SYM_FRAME_SYMTAB)
-		return o->name;
-	return NULL;
+/* The ELF symbol covering the address, as eu-addr2line chooses it. */
+static const char *outer_symbol(const struct a2l *a,
+				const struct sym_frame *fr, size_t n)
+{
+	return n ? plt_ok(a, &fr[n - 1], fr[n - 1].symbol) : NULL;
+}
+
+/*
+ * bfd remembers, per function instance, what it learnt naming one
+ * (_bfd_dwarf2_find_nearest_line()): the first time a function without
+ * a linkage name is the innermost frame, it is named after the symbol
+ * there, and from then on after that symbol if the symbol starts where
+ * the function does, else after its DWARF name, whatever the address.
+ * So GNU's answers depend on the order of the addresses, and the GNU
+ * style answers in input order on one thread, keeping what bfd keeps:
+ * the function (entry and DWARF name) and the name it goes by.
+ */
+struct gnu_seen {
+	uint64_t entry;
+	char *name;		/* the DWARF name; NULL: an empty slot */
+	char *as;		/* the symbol it goes by, or NULL */
+};
+
+static uint64_t seen_hash(uint64_t entry, const char *name)
+{
+	uint64_t h = entry * 0x9e3779b97f4a7c15ULL;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The slot of (@entry, @name): its entry, or the empty one to fill. */
+static struct gnu_seen *seen_slot(struct a2l *a, uint64_t entry,
+				  const char *name)
+{
+	size_t j = seen_hash(entry, name) & (a->seen_cap - 1);
+
+	while (a->seen[j].name && (a->seen[j].entry != entry ||
+				   strcmp(a->seen[j].name, name) != 0))
+		j = (j + 1) & (a->seen_cap - 1);
+	return &a->seen[j];
+}
+
+static int seen_grow(struct a2l *a)
+{
+	struct gnu_seen *old = a->seen;
+	size_t cap = a->seen_cap ? a->seen_cap * 2 : 256, ocap = a->seen_cap;
+
+	a->seen = calloc(cap, sizeof(*a->seen));
+	if (!a->seen) {
+		a->seen = old;
+		return -ENOMEM;
+	}
+	a->seen_cap = cap;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].name)
+			*seen_slot(a, old[i].entry, old[i].name) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static void seen_free(struct a2l *a)
+{
+	for (size_t i = 0; i < a->seen_cap; i++) {
+		free(a->seen[i].name);
+		free(a->seen[i].as);
+	}
+	free(a->seen);
+	a->seen = NULL;
+	a->seen_cap = a->nseen = 0;
+}
+
+/* GNU's name for frame @i of @fr[@n] (see struct gnu_seen). */
+static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
+			    size_t n, size_t i)
+{
+	const struct sym_frame *o = &fr[n - 1], *f = &fr[i];
+	const char *gs = plt_ok(a, o, o->gnu_symbol);
+	struct gnu_seen *st;
+
+	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
+		return gs;
+	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
+		return dwarf_name(f);
+	if (a->seen_cap && (st = seen_slot(a, f->entry, f->name))->name)
+		return st->as ? st->as : f->name;
+	if (i > 0)
+		return f->name;
+	/* The first time as the innermost frame: remember it. */
+	if (((a->nseen + 1) * 2 > a->seen_cap && seen_grow(a)) ||
+	    !(st = seen_slot(a, f->entry, f->name)) ||
+	    !(st->name = strdup(f->name)))
+		return gs ? gs : f->name;	/* out of memory: forget */
+	a->nseen++;
+	st->entry = f->entry;
+	if (gs && o->gnu_symbol_addr == f->entry)
+		st->as = strdup(gs);
+	return gs ? gs : f->name;
+}
+
+/* llvm-symbolizer's name for a frame named from DWARF by @dw, which is
+ * the one holding the address's function when @o (the outermost frame)
+ * is given: that one is named after llvm's symbol, if it has one. */
+static const char *llvm_name(const struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw)
+{
+	/* --functions=short: DW_AT_name, and no symbol names a frame. */
+	if (a->short_names)
+		return dw && !(dw->flags & SYM_FRAME_SYMTAB) ? dw->name : NULL;
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		return o->symbol ? o->symbol : o->gnu_symbol;
+	if (o && o->llvm_symbol)
+		return o->llvm_symbol;
+	return dw ? dwarf_name(dw) : NULL;
 }
 
 static const char *file_name(struct a2l *a, const char *file)
@@ -632,6 +768,11 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 		ob_hex(a->ob, addr, a->width);
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
+	/* bfd found neither a line nor a name: a frame only another
+	 * peer's symbols name. */
+	if (n == 1 && !fr[0].line && !gnu_name(a, fr, n, 0) &&
+	    (!fr[0].file || (fr[0].flags & SYM_FRAME_FILE_SYMTAB)))
+		n = 0;
 	if (n == 0) {
 		if (a->functions)
 			ob_s(a->ob, a->pretty ? "?? " : "??\n");
@@ -641,17 +782,14 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	last = a->inlines ? n - 1 : 0;
 	for (i = 0; i <= last; i++) {
 		if (a->functions) {
-			/* A line without a DWARF function: bfd names it
-			 * after the covering symbol. */
-			name = raw_name(&fr[i]);
-			if (!name && i == 0)
-				name = outer_symbol(fr, n);
 			/* Test the name printed, not the raw one: with -C
 			 * a C++ frame prints its demangled name, and the
 			 * linkage name is never read (a cache miss per
 			 * frame on big tables). */
+			name = gnu_name(a, fr, n, i);
 			if (name)
-				name = show(a, name, &fr[i], false);
+				name = show(a, name, name == fr[n - 1].linkage_name ?
+					    &fr[n - 1] : &fr[i], false);
 			if (!name || !*name)
 				name = "??";
 			ob_s(a->ob, name);
@@ -696,60 +834,73 @@ static void print_gnu(struct a2l *a, uint64_t addr,
  * @param[out] start  0 when there is none
  * @return borrowed (a->dm may hold it: valid until the next call), NULL
  */
-static const char *style_name(struct a2l *a, const struct sym_frame *f,
-			      const struct sym_frame *o, uint64_t *start)
+/* Whether llvm-symbolizer names the outermost frame after its symbol
+ * table: with linkage names only (symbolizeCode()); `sym addr2line`
+ * always does. */
+static bool llvm_symtab(const struct a2l *a)
 {
-	const char *name = NULL;
-
-	*start = 0;
-	if (!f)
-		return NULL;
-	if (!a->llvm) {
-		*start = f->entry ? f->entry : f->symbol_addr;
-		return a->functions ? show(a, raw_name(f), f, false) : NULL;
-	}
-	if (!(f->flags & SYM_FRAME_SYMTAB)) {
-		*start = f->entry;
-		if (a->functions)
-			name = a->short_names ? f->name : raw_name(f);
-	}
-	if (a->functions && !a->short_names && o && o->symbol) {
-		*start = o->symbol_addr;
-		/* A frame named from the symbol table has its demangled
-		 * name beside it (table.c); a DWARF frame's symbol not. */
-		f = (o->flags & SYM_FRAME_SYMTAB) ? o : NULL;
-		name = o->symbol;
-	}
-	return show(a, name, f, true);
+	return !a->llvm || (a->functions && !a->short_names);
 }
 
-/* The source file of a frame, or NULL.  A frame without DWARF has the
- * file of its symbol's STT_FILE; llvm-symbolizer gives it only where the
- * symbol names the frame (linkage names). */
-static const char *style_file(struct a2l *a, const struct sym_frame *f)
+/* The file llvm-symbolizer prints for @loc: the line table's, else the
+ * STT_FILE of the symbol it names @o (the outermost frame, or NULL)
+ * after. */
+static const char *llvm_file(const struct a2l *a, const struct sym_frame *loc,
+			     const struct sym_frame *o)
 {
-	if (!f || (a->llvm && (f->flags & SYM_FRAME_SYMTAB) &&
-		   (!a->functions || a->short_names)))
+	if (loc && loc->file && !(loc->flags & SYM_FRAME_FILE_SYMTAB))
+		return loc->file;
+	return o && o->llvm_symbol && llvm_symtab(a) ? o->llvm_symbol_file :
+	       NULL;
+}
+
+/* The "StartAddress" beside llvm_name(@o, @dw): the symbol's address
+ * where llvm names the frame after it, else the DIE's DW_AT_low_pc;
+ * 0 when there is none. */
+static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
+			   const struct sym_frame *dw)
+{
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		return o->symbol_addr;
+	if (o && o->llvm_symbol && llvm_symtab(a))
+		return o->llvm_symbol_addr;
+	if (dw && !(dw->flags & SYM_FRAME_SYMTAB))
+		return dw->entry;
+	return 0;
+}
+
+/* llvm_name() printed: demangled as llvm-symbolizer does (_Z names
+ * only). */
+static const char *llvm_shown(struct a2l *a, const struct sym_frame *o,
+			      const struct sym_frame *dw)
+{
+	const char *name = llvm_name(a, o, dw);
+
+	if (!name)
 		return NULL;
-	return file_name(a, f->file);
+	return show(a, name, o && name == o->linkage_name ? o : dw, true);
 }
 
 /*
  * LLVM style (llvm-symbolizer's default output), and with a->llvm also
  * llvm-symbolizer's own GNU style (its GNUPrinter: no column, a
- * discriminator per frame, no blank line after each answer).
+ * discriminator per frame, no blank line after each answer).  One
+ * frame: named by llvm_name(@o, @dw), at @loc (NULL: none).
  */
-static void print_llvm_frame(struct a2l *a, const char *name,
+static void print_llvm_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc, bool first)
 {
-	const char *file = style_file(a, loc);
-	uint32_t line = loc ? loc->line : 0;
+	const char *name, *file = NULL;
 
+	if (loc)
+		file = file_name(a, llvm_file(a, loc, o));
 	if (a->functions) {
 		/* llvm: the prefix belongs to the name (with no name
 		 * printed, none); sym addr2line always printed it. */
 		if (!first && a->pretty)
 			ob_s(a->ob, " (inlined by) ");
+		name = llvm_shown(a, o, dw);
 		ob_s(a->ob, name && *name ? name : "??");
 		ob_s(a->ob, a->pretty ? " at " : "\n");
 	} else if (!first && a->pretty && !a->llvm) {
@@ -757,7 +908,7 @@ static void print_llvm_frame(struct a2l *a, const char *name,
 	}
 	ob_s(a->ob, file ? file : "??");
 	ob_c(a->ob, ':');
-	ob_u32(a->ob, line);
+	ob_u32(a->ob, loc ? loc->line : 0);
 	if (a->style == STYLE_GNU) {
 		if (loc && loc->discriminator) {
 			ob_s(a->ob, " (discriminator ");
@@ -771,10 +922,14 @@ static void print_llvm_frame(struct a2l *a, const char *name,
 	ob_c(a->ob, '\n');
 }
 
+/*
+ * Without -i, llvm-symbolizer prints one frame: the innermost location,
+ * named after the symbol of the outermost function, else after the
+ * innermost function (DWARFContext's getLineInfoForAddress()).
+ */
 static void print_llvm(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
-	uint64_t start;
 	size_t i;
 
 	if (a->addresses) {
@@ -782,26 +937,19 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
 	if (n == 0) {
-		print_llvm_frame(a, NULL, NULL, true);
+		print_llvm_frame(a, NULL, NULL, NULL, true);
 	} else if (a->inlines) {
 		for (i = 0; i < n; i++)
-			print_llvm_frame(a, style_name(a, &fr[i], i + 1 == n ?
-						       &fr[i] : NULL, &start),
+			print_llvm_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
 					 &fr[i], i == 0);
-	} else if (!a->llvm) {
-		print_llvm_frame(a, style_name(a, &fr[n - 1], NULL, &start),
-				 &fr[0], true);
-	} else if (a->style == STYLE_GNU) {
+	} else if (a->llvm && a->style == STYLE_GNU) {
 		/* The innermost frame of the chain, as llvm-addr2line
 		 * prints it: the symbol names it only when it is the
 		 * outermost too. */
-		print_llvm_frame(a, style_name(a, &fr[0], n == 1 ? &fr[0] :
-					       NULL, &start), &fr[0], true);
+		print_llvm_frame(a, n == 1 ? &fr[0] : NULL, &fr[0], &fr[0],
+				 true);
 	} else {
-		/* DWARFContext::getLineInfoForAddress(): the innermost
-		 * function, then the symbol table's name. */
-		print_llvm_frame(a, style_name(a, &fr[0], &fr[n - 1], &start),
-				 &fr[0], true);
+		print_llvm_frame(a, &fr[n - 1], &fr[0], &fr[0], true);
 	}
 	if (a->style != STYLE_GNU)
 		ob_c(a->ob, '\n');
@@ -960,14 +1108,18 @@ static void json_list_end(struct a2l *a)
 		ob_s(a->ob, a->json_tmp ? "\n]\n" : "]\n");
 }
 
-static void print_json_frame(struct a2l *a, const char *name, uint64_t start,
+/* One frame, as print_llvm_frame(). */
+static void print_json_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc)
 {
+	uint64_t start = llvm_start(a, o, dw);
+
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, style_file(a, loc));
+	json_str(a->ob, loc ? file_name(a, llvm_file(a, loc, o)) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
-	json_str(a->ob, name);
+	json_str(a->ob, a->functions ? llvm_shown(a, o, dw) : NULL);
 	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
 	if (start)
 		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
@@ -994,8 +1146,6 @@ static void json_module(struct a2l *a)
 static void print_json(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
-	const char *name;
-	uint64_t start;
 	size_t i;
 
 	json_head(a, addr);
@@ -1006,18 +1156,15 @@ static void print_json(struct a2l *a, uint64_t addr,
 		 * empty DIInliningInfo); without -i, its empty DILineInfo
 		 * is one frame. */
 	} else if (n == 0) {
-		print_json_frame(a, NULL, 0, NULL);
+		print_json_frame(a, NULL, NULL, NULL);
 	} else if (!a->inlines) {
-		name = a->llvm ? style_name(a, &fr[0], &fr[n - 1], &start) :
-			style_name(a, &fr[n - 1], NULL, &start);
-		print_json_frame(a, name, start, &fr[0]);
+		print_json_frame(a, &fr[n - 1], &fr[0], &fr[0]);
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
 				ob_c(a->ob, ',');
-			name = style_name(a, &fr[i], i + 1 == n ? &fr[i] :
-					  NULL, &start);
-			print_json_frame(a, name, start, &fr[i]);
+			print_json_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
+					 &fr[i]);
 		}
 	}
 	ob_s(a->ob, "]}");
@@ -1150,7 +1297,8 @@ static void print_file_error(struct a2l *a, uint64_t addr, const char *msg)
 }
 
 /*
- * elfutils style (src/addr2line.c of elfutils 0.189+).
+ * elfutils style (src/addr2line.c of elfutils 0.188, as Debian 12 ships
+ * it; docs/conformance.md says where later ones differ).
  */
 
 /* print_src(): file:line, and :column when known. */
@@ -1164,17 +1312,19 @@ static void eu_src(struct a2l *a, const struct sym_frame *f)
 /*
  * print_dwarf_function(): returns whether a name was printed with its
  * separator.  An inlined innermost frame prints "NAME inlined at
- * FILE:LINE in " and returns false, so that the caller completes the line
- * with the symbol name.
+ * FILE:LINE in ", then the name of the subprogram dwarf_getscopes()
+ * finds around the inlined function's definition (fr[0].outer: a
+ * lambda's is the function that holds it); with none, it returns false,
+ * so that the caller completes the line with the symbol name.
  */
 static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			      size_t n)
 {
 	const char *name, *file;
 
-	if (n == 0 || (fr[0].flags & SYM_FRAME_SYMTAB) || !raw_name(&fr[0]))
+	if (n == 0 || !dwarf_name(&fr[0]))
 		return false;
-	name = show(a, raw_name(&fr[0]), &fr[0], true);
+	name = show(a, dwarf_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
 		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
@@ -1196,7 +1346,10 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			       fr[1].column);
 	}
 	ob_s(a->ob, " in ");
-	return false;
+	if (!fr[0].outer)
+		return false;
+	ob_printf(a->ob, "%s\n", show(a, fr[0].outer, NULL, true));
+	return true;
 }
 
 /* print_addrsym(): SYMBOL[+OFF], or a section-relative form. */
@@ -1204,7 +1357,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
 	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
-	const char *sym = outer_symbol(fr, n);
+	const char *sym = outer_symbol(a, fr, n);
 	char sep = a->pretty ? ' ' : '\n';
 	uint64_t base;
 
@@ -1218,7 +1371,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 			ob_printf(a->ob, "??%c", sep);
 		return;
 	}
-	base = o->symbol ? o->symbol_addr : o->entry;
+	base = o->symbol_addr;
 	ob_s(a->ob, show(a, sym, NULL, true));
 	if (addr != base)
 		ob_printf(a->ob, "+%#" PRIx64, addr - base);
@@ -1235,7 +1388,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		ob_printf(a->ob, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
-		name = outer_symbol(fr, n);
+		name = outer_symbol(a, fr, n);
 		ob_printf(a->ob, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
@@ -1243,7 +1396,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
 		ob_s(a->ob, "at ");
-	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
+	if (n && fr[0].file && !(fr[0].flags & SYM_FRAME_FILE_SYMTAB)) {
 		eu_src(a, &fr[0]);
 		ob_c(a->ob, '\n');
 	} else {
@@ -1258,7 +1411,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (a->pretty)
 			ob_s(a->ob, " (inlined by) ");
 		if (a->functions) {
-			name = raw_name(&fr[i + 1]);
+			name = dwarf_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
 			ob_printf(a->ob, "%s%s", name, a->pretty ? " at " : "\n");
 		}
@@ -2406,6 +2559,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 'C':
 			a->demangle = true;
 			break;
+		case OPT_NO_PLT_NAMES:
+			a->plt = false;
+			break;
 		case OPT_NO_DEMANGLE:
 			a->demangle = false;
 			break;
@@ -2753,6 +2909,9 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
+	/* GNU's names depend on the order of the lookups (gnu_name()). */
+	if (a->style == STYLE_GNU && a->functions)
+		a->threads = 1;
 	if (a->threads > 1 && !a->client &&
 	    pool_new(a->threads, run_job, &a->pool))
 		a->pool = NULL;		/* answer on this thread */
@@ -2787,6 +2946,7 @@ static struct a2l *a2l_new(bool lookup)
 		return NULL;
 	a->lookup = lookup;
 	a->wait_ms = 10000;
+	a->plt = true;
 	a->exe = "a.out";
 	a->width = 16;
 	/* Answers go out in writes of up to sizeof(out_buf), and before
@@ -2806,6 +2966,7 @@ static void a2l_free(struct a2l *a)
 	tool_dirs_release(&a->dirs);
 	free(a->batch);
 	free(a->dm);
+	seen_free(a);
 	if (dcache_key_ok) {
 		dcache_free(pthread_getspecific(dcache_key));
 		pthread_setspecific(dcache_key, NULL);
@@ -2863,6 +3024,9 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 	}
 	a->input = o->input;
 	a->llvm = o->input == A2L_INPUT_LLVM;
+	/* The peers' own answer for a PLT stub: ?? for GNU, llvm's symbol
+	 * (_init) for llvm-symbolizer. */
+	a->plt = false;
 	a->style = o->style;
 	a->functions = o->names != A2L_NAMES_NONE;
 	a->short_names = o->names == A2L_NAMES_SHORT;
