@@ -46,6 +46,17 @@ _tap() {
 	fi
 }
 
+# _tap_todo FAILED DESC CAUSE: a point kept strict whose failure is open
+# work (CAUSE says which); TAP's TODO keeps it from failing the file.
+_tap_todo() {
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $_tap_n - $2 # TODO $3"
+	else
+		echo "not ok $_tap_n - $2 # TODO $3"
+	fi
+}
+
 ok() {
 	_d=$1; shift
 	if "$@" > "$T/.ok.out" 2>&1; then
