@@ -73,6 +73,7 @@ struct a2l {
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
+	bool relnames;			/* --relativenames */
 	bool symbols, sections;
 	bool no_cache, stats;
 	const char *store_dir;		/* --store, NULL for the default */
@@ -127,6 +128,7 @@ enum {
 	OPT_OUTPUT_STYLE,
 	OPT_PRETTY,
 	OPT_RELATIVE,
+	OPT_RELATIVENAMES,
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_FILE,
 	OPT_VERSION,
@@ -152,6 +154,7 @@ static const struct option longopts[] = {
 	{ "symbols-sections", no_argument, NULL, 'x' },
 	{ "absolute", no_argument, NULL, 'A' },
 	{ "relative", no_argument, NULL, OPT_RELATIVE },
+	{ "relativenames", no_argument, NULL, OPT_RELATIVENAMES },
 	{ "section", required_argument, NULL, 'j' },
 	{ "target", required_argument, NULL, 'b' },
 	{ "recurse-limit", no_argument, NULL, 'R' },
@@ -177,6 +180,8 @@ static const char usage_styles[] =
 	"  -C, --demangle[=STYLE]  demangle names (STYLE is ignored)\n"
 	"  -p, --pretty-print      one line per frame\n"
 	"  -s, --basenames         strip directories from file names\n"
+	"      --relativenames     file names without the compilation\n"
+	"                          directory (llvm-symbolizer's)\n"
 	"  -S, --symbols           print symbol+offset (elfutils)\n"
 	"  -x, --symbols-sections  like -S (section names are not "
 	"printed)\n"
@@ -324,14 +329,23 @@ static const char *outer_symbol(const struct sym_frame *fr, size_t n)
 	return NULL;
 }
 
-static const char *file_name(struct a2l *a, const char *file)
+/*
+ * The path to print for @file, whose first @rel bytes are the compilation
+ * directory (struct sym_frame's file_rel): whole, its base name with -s,
+ * or without the compilation directory with --relativenames, as
+ * llvm-symbolizer's --basenames and --relativenames (the first wins).
+ */
+static const char *file_name(struct a2l *a, const char *file, uint16_t rel)
 {
 	const char *slash;
 
-	if (!file || !a->basenames)
+	if (!file)
 		return file;
-	slash = strrchr(file, '/');
-	return slash ? slash + 1 : file;
+	if (a->basenames) {
+		slash = strrchr(file, '/');
+		return slash ? slash + 1 : file;
+	}
+	return a->relnames ? file + rel : file;
 }
 
 /*
@@ -499,7 +513,7 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 			ob_s(a->ob, name);
 			ob_s(a->ob, a->pretty ? " at " : "\n");
 		}
-		file = file_name(a, fr[i].file);
+		file = file_name(a, fr[i].file, fr[i].file_rel);
 		ob_s(a->ob, file ? file : "??");
 		ob_c(a->ob, ':');
 		/* bfd keeps the first discriminator for the inliners. */
@@ -538,7 +552,7 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
 		ob_s(a->ob, a->pretty ? " at " : "\n");
 	}
 	if (loc) {
-		file = file_name(a, loc->file);
+		file = file_name(a, loc->file, loc->file_rel);
 		line = loc->line;
 		col = loc->column;
 	}
@@ -629,7 +643,7 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	json_str(a->ob, loc ? file_name(a, loc->file, loc->file_rel) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
 	if (a->functions && name_fr)
 		name = show(a, raw_name(name_fr), name_fr, false);
@@ -641,7 +655,8 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
 	else
 		ob_s(a->ob, "\"\"");
 	ob_s(a->ob, ",\"StartFileName\":");
-	json_str(a->ob, loc ? file_name(a, loc->decl_file) : NULL);
+	json_str(a->ob, loc ? file_name(a, loc->decl_file,
+					     loc->decl_file_rel) : NULL);
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
@@ -688,7 +703,7 @@ static void print_json_error(struct a2l *a, const char *input)
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	ob_printf(a->ob, "%s:%u", file_name(a, f->file), f->line);
+	ob_printf(a->ob, "%s:%u", file_name(a, f->file, f->file_rel), f->line);
 	if (f->column)
 		ob_printf(a->ob, ":%u", f->column);
 }
@@ -717,7 +732,7 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 	}
 	ob_printf(a->ob, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
-	file = file_name(a, fr[1].file);
+	file = file_name(a, fr[1].file, fr[1].file_rel);
 	if (file) {
 		if (fr[1].line == 0)
 			ob_printf(a->ob, " from %s", file);
@@ -1445,6 +1460,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case 's':
 			a->basenames = true;
+			break;
+		case OPT_RELATIVENAMES:
+			a->relnames = true;
 			break;
 		case 'x':
 			a->sections = true;
