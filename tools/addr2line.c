@@ -119,6 +119,8 @@ struct a2l {
 	/* --stats: milliseconds per step. */
 	double t_open, t_store, t_build, t_put, t_lookup;
 	double t_wait;			/* for another process's conversion */
+	double t_fetch;			/* asking debuginfod servers */
+	bool fetched;			/* the debug file came from them */
 	size_t naddrs;
 	bool rebuilt;			/* a stored table was unusable */
 };
@@ -1564,6 +1566,72 @@ file_opt:
 }
 
 /*
+ * fetch_debuginfo() - no debug file was found for the module: ask the
+ * debuginfod servers of $DEBUGINFOD_URLS for it, as eu-addr2line does
+ * (tools/debuginfod.c), after the store's file area, which keeps the
+ * files fetched before.  A fetched file is put into the file area, and
+ * the module is opened again with it, before any table is built: the
+ * table is built once, with its DWARF, and stored.  On failure the
+ * answers come from the symbols, as eu-addr2line's do (its exit status
+ * stays 0 too), after one line saying why.
+ */
+static void fetch_debuginfo(struct a2l *a)
+{
+	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = a->dirs.n ?
+					  a->dirs.dirs : NULL);
+	char stored[4096], why[512];
+	struct sym_module *mod = NULL;
+	char *fetched = NULL;
+	double t0 = now_ms();
+	int err;
+
+	if (a->debug_file || sym_module_debug_file(a->mod) || !a->build_id ||
+	    !tool_debuginfod_enabled())
+		return;
+	if (a->store && sym_store_file_path(a->store, a->build_id,
+					    SYM_STORE_DEBUGINFO, stored,
+					    sizeof(stored)) == 0) {
+		opts.debug_file = stored;
+	} else {
+		err = tool_debuginfod_find(a->build_id, &fetched, why,
+					   sizeof(why));
+		a->t_fetch = now_ms() - t0;
+		if (!err && (sym_file_build_id(fetched, stored,
+					       sizeof(stored)) != 0 ||
+			     strcmp(stored, a->build_id) != 0)) {
+			snprintf(why, sizeof(why), "the file a server sent for "
+				 "build ID %s has another build ID", a->build_id);
+			err = -EXDEV;
+		}
+		if (err) {
+			tool_err("'%s': no debug info, here or from "
+				 "DEBUGINFOD_URLS: %s", a->exe, why);
+			free(fetched);
+			return;
+		}
+		opts.debug_file = fetched;
+		if (a->store && sym_store_put_file(a->store, a->build_id,
+						   SYM_STORE_DEBUGINFO,
+						   fetched) == 0 &&
+		    sym_store_file_path(a->store, a->build_id,
+					SYM_STORE_DEBUGINFO, stored,
+					sizeof(stored)) == 0)
+			opts.debug_file = stored;
+		a->fetched = true;
+	}
+	err = sym_module_open(a->exe, &opts, &mod);
+	if (err) {
+		tool_err("'%s': cannot use the debug file '%s': %s", a->exe,
+			 opts.debug_file, sym_strerror(err, why, sizeof(why)));
+	} else {
+		sym_module_close(a->mod);
+		a->mod = mod;
+		a->build_id = sym_module_build_id(mod);
+	}
+	free(fetched);
+}
+
+/*
  * open_module() - open -e FILE and get its table: from the store when it
  * has a current one for the file's build ID (then no DWARF is read),
  * else built and stored.  On failure one line is printed:
@@ -1609,8 +1677,10 @@ static int open_module(struct a2l *a)
 			a->from_cache = store_has_table(a);
 		a->t_wait = waited ? now_ms() - t0 : 0;
 	}
-	if (!a->from_cache)
+	if (!a->from_cache) {
+		fetch_debuginfo(a);
 		err = build_table(a);
+	}
 	sym_store_unlock(lock);
 out:
 	if (!err) {
@@ -1684,6 +1754,10 @@ static void print_stats(struct a2l *a)
 	}
 	if (a->lookup)
 		return;
+	if (a->t_fetch > 0)
+		tool_err("stats: %s from DEBUGINFOD_URLS in %.3f ms",
+			 a->fetched ? "debug file fetched" : "no debug file",
+			 a->t_fetch);
 	if (a->not_cached)
 		tool_err("stats: table from parsing (not cached: %s)",
 			 a->not_cached);
