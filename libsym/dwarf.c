@@ -32,11 +32,12 @@
 
 #define MAX_DEPTH 256
 
-/* DIE address -> function index. */
-struct fcache {
-	struct fent {
-		const void *key;
-		uint32_t func;
+/* A map from an address (of a DIE, of a Dwarf_CU) to a 32-bit value:
+ * open addressing, at most half full. */
+struct pmap {
+	struct pent {
+		const void *key;	/* NULL: empty */
+		uint32_t val;
 	} *v;
 	size_t n, cap;
 };
@@ -51,19 +52,48 @@ static uint64_t ptr_hash(const void *p)
 	return x;
 }
 
+/* The entry of @key in @m: its own, or the empty one to fill (then
+ * increment m->n), after growing @m to room for one more (the first
+ * time to @first slots, a power of two).  NULL on -ENOMEM. */
+static struct pent *pmap_slot(struct pmap *m, const void *key, size_t first)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : first;
+		struct pent *nv = symi_calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].key)
+				continue;
+			j = ptr_hash(m->v[i].key) & (ncap - 1);
+			while (nv[j].key)
+				j = (j + 1) & (ncap - 1);
+			nv[j] = m->v[i];
+		}
+		free(m->v);
+		m->v = nv;
+		m->cap = ncap;
+	}
+	j = ptr_hash(key) & (m->cap - 1);
+	while (m->v[j].key && m->v[j].key != key)
+		j = (j + 1) & (m->cap - 1);
+	return &m->v[j];
+}
+
 /* A unit's file table: file index -> builder file (SYMI_NONE: none). */
 struct ufiles {
 	uint32_t *fid;		/* free() */
 	size_t n;
 };
 
-/* Dwarf_CU -> the file table of that unit, for declarations in units
- * other than the one walked (LTO, dwz partial units, split units). */
+/* The file tables of units other than the one walked, for declarations
+ * there (LTO, dwz partial units, split units): Dwarf_CU -> its index. */
 struct ucache {
-	struct uent {
-		const void *key;
-		struct ufiles f;
-	} *v;
+	struct pmap map;
+	struct ufiles *v;	/* free() each fid */
 	size_t n, cap;
 };
 
@@ -74,7 +104,7 @@ struct walk {
 	struct symi_span *cur;
 	size_t ncur, cur_cap;
 	const char *path;
-	struct fcache fc;
+	struct pmap fc;		/* DIE address -> function index */
 	/* .debug_line and its string sections, for lines.c; line.data is
 	 * NULL when libdw must read the line tables instead. */
 	struct symi_lines_in lin;
@@ -218,48 +248,40 @@ static int unit_files(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie,
 static uint32_t unit_file(struct walk *w, Dwarf_CU *cu, Dwarf_Word idx)
 {
 	struct ucache *c = &w->uc;
+	struct pent *e;
 	Dwarf_Die cudie;
-	size_t j;
+	struct ufiles f;
 
 	if (cu == w->own_cu)
 		return idx < w->own.n ? w->own.fid[idx] : SYMI_NONE;
-	if ((c->n + 1) * 2 > c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct uent *nv = symi_calloc(ncap, sizeof(*nv));
-
-		if (!nv)
-			return symi_builder_oom(w->b);
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->v[i].key)
-				continue;
-			j = ptr_hash(c->v[i].key) & (ncap - 1);
-			while (nv[j].key)
-				j = (j + 1) & (ncap - 1);
-			nv[j] = c->v[i];
-		}
-		free(c->v);
-		c->v = nv;
-		c->cap = ncap;
-	}
-	j = ptr_hash(cu) & (c->cap - 1);
-	while (c->v[j].key && c->v[j].key != cu)
-		j = (j + 1) & (c->cap - 1);
-	if (!c->v[j].key) {
+	e = pmap_slot(&c->map, cu, 64);
+	if (!e)
+		return symi_builder_oom(w->b);
+	if (!e->key) {
 		if (!dwarf_cu_die(cu, &cudie, NULL, NULL, NULL, NULL, NULL,
 				  NULL) ||
-		    unit_files(w, cu, &cudie, NULL, &c->v[j].f))
+		    unit_files(w, cu, &cudie, NULL, &f))
 			return symi_builder_oom(w->b);
-		c->v[j].key = cu;
-		c->n++;
+		if (symi_grow((void **)&c->v, &c->cap, c->n + 1,
+			      sizeof(*c->v))) {
+			free(f.fid);
+			return symi_builder_oom(w->b);
+		}
+		c->v[c->n] = f;
+		e->key = cu;
+		e->val = (uint32_t)c->n++;
+		c->map.n++;
 	}
-	return idx < c->v[j].f.n ? c->v[j].f.fid[idx] : SYMI_NONE;
+	f = c->v[e->val];
+	return idx < f.n ? f.fid[idx] : SYMI_NONE;
 }
 
 static void ucache_release(struct ucache *c)
 {
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->v[i].f.fid);
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].fid);
 	free(c->v);
+	free(c->map.v);
 }
 
 static void section(Elf *elf, size_t shstrndx, const char *want,
@@ -469,29 +491,6 @@ static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 	return unit_file(w, a.cu, idx);
 }
 
-static int fcache_grow(struct fcache *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 4096;
-	struct fent *nv = symi_calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		size_t j;
-
-		if (!c->v[i].key)
-			continue;
-		j = ptr_hash(c->v[i].key) & (ncap - 1);
-		while (nv[j].key)
-			j = (j + 1) & (ncap - 1);
-		nv[j] = c->v[i];
-	}
-	free(c->v);
-	c->v = nv;
-	c->cap = ncap;
-	return 0;
-}
-
 /* The function index of a subprogram or inlined instance @die. */
 static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
@@ -500,8 +499,8 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	const char *name, *linkage;
 	uint32_t decl_file;
 	int decl_line = 0;
+	struct pent *e;
 	uint32_t f;
-	size_t j;
 
 	/*
 	 * Key on the outermost origin so all instances share one entry,
@@ -520,14 +519,11 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 			origin = tmp;
 		}
 	}
-	if ((w->fc.n + 1) * 2 > w->fc.cap && fcache_grow(&w->fc))
+	e = pmap_slot(&w->fc, origin.addr, 4096);
+	if (!e)
 		return SYMI_NONE;
-	j = ptr_hash(origin.addr) & (w->fc.cap - 1);
-	while (w->fc.v[j].key) {
-		if (w->fc.v[j].key == origin.addr)
-			return w->fc.v[j].func;
-		j = (j + 1) & (w->fc.cap - 1);
-	}
+	if (e->key)
+		return e->val;
 	name = attr_str(&origin, DW_AT_name);
 	linkage = attr_str(&origin, DW_AT_linkage_name);
 	if (!linkage)
@@ -539,8 +535,9 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 			      (uint32_t)decl_line);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
-	w->fc.v[j].key = origin.addr;
-	w->fc.v[j].func = f;
+	/* decl_file_of() left w->fc alone: e still points at the slot. */
+	e->key = origin.addr;
+	e->val = f;
 	w->fc.n++;
 	return f;
 }
