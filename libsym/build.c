@@ -67,7 +67,7 @@ struct symi_builder {
 	uint32_t *func_set;	/* func index + 1, 0 = empty */
 	size_t func_set_cap;
 
-	uint32_t *files;	/* string offsets */
+	struct symt_file *files;
 	size_t n_files, cap_files;
 	uint32_t *file_set;	/* file index + 1 */
 	size_t file_set_cap;
@@ -340,24 +340,32 @@ void symi_builder_note_tables(struct symi_builder *b, uint32_t tables)
 
 static uint64_t file_key(struct symi_builder *b, uint32_t v)
 {
-	uint32_t off = b->files[v - 1];
-
-	return hash_bytes(&off, sizeof(off), HASH_INIT);
+	return hash_bytes(&b->files[v - 1], sizeof(b->files[0]), HASH_INIT);
 }
 
-uint32_t symi_builder_file(struct symi_builder *b, const char *path)
+uint32_t symi_builder_oom(struct symi_builder *b)
 {
-	uint32_t off = symi_builder_str(b, path);
+	return nomem_idx(b);
+}
+
+uint32_t symi_builder_file(struct symi_builder *b, const char *path,
+			   uint32_t rel)
+{
+	struct symt_file f = { .name = symi_builder_str(b, path) };
 	size_t j;
 
-	if (off == SYMI_NONE)
+	if (f.name == SYMI_NONE)
 		return SYMI_NONE;
+	/* rel counts bytes of @path: anything longer is no relative path. */
+	f.rel = f.name && rel < strlen(path) ? rel : 0;
 	if ((b->n_files + 1) * 2 > b->file_set_cap &&
 	    set_grow(&b->file_set, &b->file_set_cap, file_key, b))
 		return nomem_idx(b);
-	j = hash_bytes(&off, sizeof(off), HASH_INIT) & (b->file_set_cap - 1);
+	j = hash_bytes(&f, sizeof(f), HASH_INIT) & (b->file_set_cap - 1);
 	while (b->file_set[j]) {
-		if (b->files[b->file_set[j] - 1] == off)
+		const struct symt_file *g = &b->files[b->file_set[j] - 1];
+
+		if (g->name == f.name && g->rel == f.rel)
 			return b->file_set[j] - 1;
 		j = (j + 1) & (b->file_set_cap - 1);
 	}
@@ -365,7 +373,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path)
 	    symi_grow((void **)&b->files, &b->cap_files, b->n_files + 1,
 		      sizeof(*b->files)))
 		return nomem_idx(b);
-	b->files[b->n_files] = off;
+	b->files[b->n_files] = f;
 	b->file_set[j] = (uint32_t)++b->n_files;
 	return (uint32_t)(b->n_files - 1);
 }

@@ -83,7 +83,11 @@ enum symt_func_field {
 	SYMT_FN_FLAGS,		/* enum symt_func_flags */
 	SYMT_FN_N
 };
-enum symt_file_field { SYMT_FI_NAME, SYMT_FI_N };
+enum symt_file_field {
+	SYMT_FI_NAME,		/* string: the whole path */
+	SYMT_FI_REL,		/* bytes of it before the relative path */
+	SYMT_FI_N
+};
 enum symt_sym_field {
 	SYMT_SY_ADDR,		/* offset from base; ascending */
 	SYMT_SY_SIZE,		/* 0 when unknown (sizeless symbol) */
@@ -218,6 +222,15 @@ struct symt_func {
 	 * eu-addr2line prints it after an inlined innermost frame. */
 	uint32_t outer;
 	uint32_t flags;		/* enum symt_func_flags */
+};
+
+/* A source file: its whole path as the peers spell it (comp_dir, the
+ * include directory, the name) and how many bytes of it come before the
+ * path relative to the compilation directory (llvm-symbolizer
+ * --relativenames prints name + rel). */
+struct symt_file {
+	uint32_t name;		/* string offset */
+	uint32_t rel;		/* <= the string's length */
 };
 
 /* A symbol-table entry; one per address (the preferred one). */

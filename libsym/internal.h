@@ -17,6 +17,7 @@
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
  *   lines.c    a direct reader of DWARF line programs (versions 2 to 5)
+ *   path.c     source paths as the peers spell them (comp_dir joined)
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
@@ -90,7 +91,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 2
+#define SYMI_CONVERTER_VERSION 3
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -303,8 +304,36 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 int symi_builder_func_outer(struct symi_builder *b, uint32_t f,
 			    const char *outer);
 
-/* A source file by full path.  Returns the file index or SYMI_NONE. */
-uint32_t symi_builder_file(struct symi_builder *b, const char *path);
+/* A source file by its whole path (copied), whose first @rel bytes come
+ * before the path relative to the compilation directory (0: all of it is;
+ * values past the path count as 0).  Returns the file index or
+ * SYMI_NONE.  Deduplicated on both. */
+uint32_t symi_builder_file(struct symi_builder *b, const char *path,
+			   uint32_t rel);
+
+/* Say that an allocation made for @b's input failed, so that
+ * symi_builder_finish() fails with -ENOMEM.  Returns SYMI_NONE. */
+uint32_t symi_builder_oom(struct symi_builder *b);
+
+/*
+ * Source paths (path.c).  A line table's file: the CU's DW_AT_comp_dir,
+ * the file's include directory entry and its name, joined as
+ * llvm-symbolizer 14 joins them (a relative directory after comp_dir,
+ * nothing normalized).
+ */
+struct symi_path {
+	const char *comp_dir;	/* DW_AT_comp_dir, or NULL */
+	const char *dir;	/* the include directory, or NULL for none */
+	const char *name;	/* the file name entry; not NULL */
+	bool dir_rel;		/* @dir belongs to the relative path: false
+				 * for DWARF 5's directory 0 (comp_dir as
+				 * the line table spells it) */
+};
+
+/* Intern the whole path of @f, with the length of its comp_dir part, as
+ * symi_builder_file() does.  Returns the file index or SYMI_NONE
+ * (-ENOMEM, recorded in @b). */
+uint32_t symi_path_intern(struct symi_builder *b, const struct symi_path *f);
 
 /* A scope: a subprogram (parent SYMI_NONE) or an inlined instance.
  * Returns the scope index or SYMI_NONE on -ENOMEM. */
@@ -499,7 +528,7 @@ struct symi_tab {
 	size_t n_scopes;
 	const struct symt_func *funcs;
 	size_t n_funcs;
-	const uint32_t *files;
+	const struct symt_file *files;
 	size_t n_files;
 	const struct symt_sym *syms;
 	size_t n_syms;
@@ -547,6 +576,7 @@ struct symi_lines_in {
 	 * addresses inside the CU, so padding between CUs has no line. */
 	const struct symi_span *ranges;
 	size_t nranges;
+	bool files_only;	/* read the file table, add no rows */
 };
 
 struct symi_lines_out {

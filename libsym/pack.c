@@ -433,7 +433,7 @@ static int number_rest(struct packer *P)
 			return err;
 	}
 	for (i = 0; i < P->nfi; i++) {
-		err = str_ref(&P->S, in->files[P->fiorder[i]]);
+		err = str_ref(&P->S, in->files[P->fiorder[i]].name);
 		if (err)
 			return err;
 	}
@@ -642,7 +642,10 @@ static void func_vals(const struct packer *P, size_t i, uint64_t *v)
 
 static void file_vals(const struct packer *P, size_t i, uint64_t *v)
 {
-	v[SYMT_FI_NAME] = str_map(&P->S, P->in->files[P->fiorder[i]]);
+	const struct symt_file *f = &P->in->files[P->fiorder[i]];
+
+	v[SYMT_FI_NAME] = str_map(&P->S, f->name);
+	v[SYMT_FI_REL] = f->rel;
 }
 
 static void sym_vals(const struct packer *P, size_t i, uint64_t *v)

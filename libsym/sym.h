@@ -249,7 +249,10 @@ struct sym_frame {
 	const char *linkage_name;
 	/** Demangled linkage name (C++, Rust, D), NULL when not mangled. */
 	const char *demangled;
-	/** Source file, as the DWARF line table spells it. */
+	/** Source file, as GNU addr2line, eu-addr2line and llvm-symbolizer
+	 *  print it: a relative directory of the line table joined to the
+	 *  CU's DW_AT_comp_dir, nothing normalized
+	 *  ("./build-debug/../Parser/pegen.c"). */
 	const char *file;
 	/** Where the function is declared (DW_AT_decl_file/line). */
 	const char *decl_file;
@@ -276,6 +279,14 @@ struct sym_frame {
 	uint64_t symbol_size;
 	/** enum sym_frame_flags. */
 	uint32_t flags;
+	/** Bytes of @file before its path relative to the compilation
+	 *  directory: @file + @file_rel is what llvm-symbolizer
+	 *  --relativenames prints (DW_AT_comp_dir, and DWARF 5's directory
+	 *  0, left out).  0 when @file is relative to nothing, is NULL, or
+	 *  that part is longer than 65,535 bytes. */
+	uint16_t file_rel;
+	/** The same for @decl_file. */
+	uint16_t decl_file_rel;
 	/** The symbol llvm-symbolizer 14 names the outermost frame after
 	 *  (from the file's own .symtab, else its .dynsym, by its rules: a
 	 *  sizeless symbol runs on to the next one), NULL when none or on

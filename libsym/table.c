@@ -453,8 +453,13 @@ int sym_table_verify(const struct sym_table *t)
 			why = "function index out of bounds";
 	}
 	for (i = 0; !why && i < t->files.n; i++) {
-		if (!IN(symt_get(&t->files, i, SYMT_FI_NAME), ns))
+		uint32_t off = symt_get(&t->files, i, SYMT_FI_NAME);
+		uint32_t rel = symt_get(&t->files, i, SYMT_FI_REL);
+
+		if (!IN(off, ns))
 			why = "file name out of bounds";
+		else if (rel && rel >= strlen(t->str + off))
+			why = "file's relative path out of bounds";
 	}
 	for (i = 0; !why && i < t->syms.n; i++) {
 		struct symt_sym s;
@@ -491,11 +496,26 @@ static inline __attribute__((always_inline)) const char *str_at(const struct sym
 	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
 }
 
-static inline __attribute__((always_inline)) const char *file_at(const struct sym_table *t, uint32_t idx)
+/*
+ * File @idx's whole path, and in *@rel how many of its bytes come before
+ * its path relative to the compilation directory: 0 when that does not
+ * fit the frame's 16 bits.  A corrupt rel still points inside the string
+ * blob (which ends with NUL), so it can give a wrong tail, never a read
+ * outside the table.
+ */
+static inline __attribute__((always_inline)) const char *
+file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
 {
+	uint32_t off, r;
+
+	*rel = 0;
 	if (idx >= t->files.n)
 		return NULL;
-	return str_at(t, symt_get(&t->files, idx, SYMT_FI_NAME));
+	off = symt_get(&t->files, idx, SYMT_FI_NAME);
+	r = symt_get(&t->files, idx, SYMT_FI_REL);
+	if (r <= UINT16_MAX && (uint64_t)off + r < t->nstr)
+		*rel = (uint16_t)r;
+	return str_at(t, off);
 }
 
 static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
@@ -741,8 +761,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
 	f->demangled = str_at(t, fn->demangled);
-	f->file = file_at(t, file);
-	f->decl_file = file_at(t, fn->decl_file);
+	f->file = file_at(t, file, &f->file_rel);
+	f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
 	f->line = line;
 	f->column = column;
 	f->discriminator = disc;
@@ -1086,7 +1106,8 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	static const struct symt_leaf hole = {
 		.scope = SYMT_NONE, .file = SYMT_NONE,
 	};
-	uint32_t *addrs, *files, *saddrs, *sidx[SYMT_CH_N];
+	uint32_t *addrs, *saddrs, *sidx[SYMT_CH_N];
+	struct symt_file *files;
 	struct symt_leaf *leaves;
 	struct symt_scope *scopes;
 	struct symt_func *funcs;
@@ -1148,8 +1169,10 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	for (i = 0; i < t->funcs.n; i++)
 		func_get(t, i, &funcs[i]);
 	out->n_funcs = t->funcs.n;
-	for (i = 0; i < t->files.n; i++)
-		files[i] = symt_get(&t->files, i, SYMT_FI_NAME);
+	for (i = 0; i < t->files.n; i++) {
+		files[i].name = symt_get(&t->files, i, SYMT_FI_NAME);
+		files[i].rel = symt_get(&t->files, i, SYMT_FI_REL);
+	}
 	out->n_files = t->files.n;
 	for (i = 0; i < t->syms.n; i++)
 		sym_get(t, i, &syms[i]);

@@ -83,6 +83,7 @@ struct a2l {
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
+	bool relnames;			/* --relativenames */
 	bool symbols, sections;
 	bool plt;			/* name PLT stubs NAME@plt (default) */
 	bool no_cache, stats;
@@ -140,6 +141,8 @@ struct a2l {
 	/* --stats: milliseconds per step. */
 	double t_open, t_store, t_build, t_put, t_lookup;
 	double t_wait;			/* for another process's conversion */
+	double t_fetch;			/* asking debuginfod servers */
+	bool fetched;			/* the debug file came from them */
 	size_t naddrs;
 	bool rebuilt;			/* a stored table was unusable */
 
@@ -164,6 +167,7 @@ enum {
 	OPT_OUTPUT_STYLE,
 	OPT_PRETTY,
 	OPT_RELATIVE,
+	OPT_RELATIVENAMES,
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_FILE,
 	OPT_VERSION,
@@ -190,6 +194,7 @@ static const struct option longopts[] = {
 	{ "symbols-sections", no_argument, NULL, 'x' },
 	{ "absolute", no_argument, NULL, 'A' },
 	{ "relative", no_argument, NULL, OPT_RELATIVE },
+	{ "relativenames", no_argument, NULL, OPT_RELATIVENAMES },
 	{ "section", required_argument, NULL, 'j' },
 	{ "target", required_argument, NULL, 'b' },
 	{ "recurse-limit", no_argument, NULL, 'R' },
@@ -216,6 +221,8 @@ static const char usage_styles[] =
 	"  -C, --demangle[=STYLE]  demangle names (STYLE is ignored)\n"
 	"  -p, --pretty-print      one line per frame\n"
 	"  -s, --basenames         strip directories from file names\n"
+	"      --relativenames     file names without the compilation\n"
+	"                          directory (llvm-symbolizer's)\n"
 	"  -S, --symbols           print symbol+offset (elfutils)\n"
 	"  -x, --symbols-sections  like -S (section names are not "
 	"printed)\n"
@@ -618,14 +625,23 @@ static const char *llvm_name(const struct a2l *a, const struct sym_frame *o,
 	return dw ? dwarf_name(dw) : NULL;
 }
 
-static const char *file_name(struct a2l *a, const char *file)
+/*
+ * The path to print for @file, whose first @rel bytes are the compilation
+ * directory (struct sym_frame's file_rel): whole, its base name with -s,
+ * or without the compilation directory with --relativenames, as
+ * llvm-symbolizer's --basenames and --relativenames (the first wins).
+ */
+static const char *file_name(struct a2l *a, const char *file, uint16_t rel)
 {
 	const char *slash;
 
-	if (!file || !a->basenames)
+	if (!file)
 		return file;
-	slash = strrchr(file, '/');
-	return slash ? slash + 1 : file;
+	if (a->basenames) {
+		slash = strrchr(file, '/');
+		return slash ? slash + 1 : file;
+	}
+	return a->relnames ? file + rel : file;
 }
 
 /*
@@ -795,7 +811,7 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 			ob_s(a->ob, name);
 			ob_s(a->ob, a->pretty ? " at " : "\n");
 		}
-		file = file_name(a, fr[i].file);
+		file = file_name(a, fr[i].file, fr[i].file_rel);
 		ob_s(a->ob, file ? file : "??");
 		ob_c(a->ob, ':');
 		/* bfd keeps the first discriminator for the inliners. */
@@ -842,16 +858,16 @@ static bool llvm_symtab(const struct a2l *a)
 	return !a->llvm || (a->functions && !a->short_names);
 }
 
-/* The file llvm-symbolizer prints for @loc: the line table's, else the
- * STT_FILE of the symbol it names @o (the outermost frame, or NULL)
- * after. */
-static const char *llvm_file(const struct a2l *a, const struct sym_frame *loc,
+/* The file llvm-symbolizer prints for @loc, as printed (file_name()):
+ * the line table's, else the STT_FILE of the symbol it names @o (the
+ * outermost frame, or NULL) after. */
+static const char *llvm_file(struct a2l *a, const struct sym_frame *loc,
 			     const struct sym_frame *o)
 {
 	if (loc && loc->file && !(loc->flags & SYM_FRAME_FILE_SYMTAB))
-		return loc->file;
-	return o && o->llvm_symbol && llvm_symtab(a) ? o->llvm_symbol_file :
-	       NULL;
+		return file_name(a, loc->file, loc->file_rel);
+	return o && o->llvm_symbol && llvm_symtab(a) ?
+	       file_name(a, o->llvm_symbol_file, 0) : NULL;
 }
 
 /* The "StartAddress" beside llvm_name(@o, @dw): the symbol's address
@@ -894,7 +910,7 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *o,
 	const char *name, *file = NULL;
 
 	if (loc)
-		file = file_name(a, llvm_file(a, loc, o));
+		file = llvm_file(a, loc, o);
 	if (a->functions) {
 		/* llvm: the prefix belongs to the name (with no name
 		 * printed, none); sym addr2line always printed it. */
@@ -1117,7 +1133,7 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *o,
 
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, loc ? file_name(a, llvm_file(a, loc, o)) : NULL);
+	json_str(a->ob, loc ? llvm_file(a, loc, o) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
 	json_str(a->ob, a->functions ? llvm_shown(a, o, dw) : NULL);
 	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
@@ -1126,7 +1142,8 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *o,
 	else
 		ob_s(a->ob, "\"\"");
 	ob_s(a->ob, ",\"StartFileName\":");
-	json_str(a->ob, loc ? file_name(a, loc->decl_file) : NULL);
+	json_str(a->ob, loc ? file_name(a, loc->decl_file,
+					     loc->decl_file_rel) : NULL);
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
@@ -1304,7 +1321,7 @@ static void print_file_error(struct a2l *a, uint64_t addr, const char *msg)
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	ob_printf(a->ob, "%s:%u", file_name(a, f->file), f->line);
+	ob_printf(a->ob, "%s:%u", file_name(a, f->file, f->file_rel), f->line);
 	if (f->column)
 		ob_printf(a->ob, ":%u", f->column);
 }
@@ -1335,7 +1352,7 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 	}
 	ob_printf(a->ob, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
-	file = file_name(a, fr[1].file);
+	file = file_name(a, fr[1].file, fr[1].file_rel);
 	if (file) {
 		if (fr[1].line == 0)
 			ob_printf(a->ob, " from %s", file);
@@ -2572,6 +2589,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 's':
 			a->basenames = true;
 			break;
+		case OPT_RELATIVENAMES:
+			a->relnames = true;
+			break;
 		case 'x':
 			a->sections = true;
 			a->symbols = true;
@@ -2690,6 +2710,72 @@ static void gnu_file_error(const char *path, int err)
 }
 
 /*
+ * fetch_debuginfo() - no debug file was found for the module: ask the
+ * debuginfod servers of $DEBUGINFOD_URLS for it, as eu-addr2line does
+ * (tools/debuginfod.c), after the store's file area, which keeps the
+ * files fetched before.  A fetched file is put into the file area, and
+ * the module is opened again with it, before any table is built: the
+ * table is built once, with its DWARF, and stored.  On failure the
+ * answers come from the symbols, as eu-addr2line's do (its exit status
+ * stays 0 too), after one line saying why.
+ */
+static void fetch_debuginfo(struct a2l *a)
+{
+	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = a->dirs.n ?
+					  a->dirs.dirs : NULL);
+	char stored[4096], why[512];
+	struct sym_module *mod = NULL;
+	char *fetched = NULL;
+	double t0 = now_ms();
+	int err;
+
+	if (a->debug_file || sym_module_debug_file(a->mod) || !a->build_id ||
+	    !tool_debuginfod_enabled())
+		return;
+	if (a->store && sym_store_file_path(a->store, a->build_id,
+					    SYM_STORE_DEBUGINFO, stored,
+					    sizeof(stored)) == 0) {
+		opts.debug_file = stored;
+	} else {
+		err = tool_debuginfod_find(a->build_id, &fetched, why,
+					   sizeof(why));
+		a->t_fetch = now_ms() - t0;
+		if (!err && (sym_file_build_id(fetched, stored,
+					       sizeof(stored)) != 0 ||
+			     strcmp(stored, a->build_id) != 0)) {
+			snprintf(why, sizeof(why), "the file a server sent for "
+				 "build ID %s has another build ID", a->build_id);
+			err = -EXDEV;
+		}
+		if (err) {
+			tool_err("'%s': no debug info, here or from "
+				 "DEBUGINFOD_URLS: %s", a->exe, why);
+			free(fetched);
+			return;
+		}
+		opts.debug_file = fetched;
+		if (a->store && sym_store_put_file(a->store, a->build_id,
+						   SYM_STORE_DEBUGINFO,
+						   fetched) == 0 &&
+		    sym_store_file_path(a->store, a->build_id,
+					SYM_STORE_DEBUGINFO, stored,
+					sizeof(stored)) == 0)
+			opts.debug_file = stored;
+		a->fetched = true;
+	}
+	err = sym_module_open(a->exe, &opts, &mod);
+	if (err) {
+		tool_err("'%s': cannot use the debug file '%s': %s", a->exe,
+			 opts.debug_file, sym_strerror(err, why, sizeof(why)));
+	} else {
+		sym_module_close(a->mod);
+		a->mod = mod;
+		a->build_id = sym_module_build_id(mod);
+	}
+	free(fetched);
+}
+
+/*
  * open_module() - open -e FILE and get its table: from the store when it
  * has a current one for the file's build ID (then no DWARF is read),
  * else built and stored.  On failure one line is printed:
@@ -2735,8 +2821,10 @@ static int open_module(struct a2l *a)
 			a->from_cache = store_has_table(a);
 		a->t_wait = waited ? now_ms() - t0 : 0;
 	}
-	if (!a->from_cache)
+	if (!a->from_cache) {
+		fetch_debuginfo(a);
 		err = build_table(a);
+	}
 	sym_store_unlock(lock);
 out:
 	if (!err) {
@@ -2818,6 +2906,10 @@ static void print_stats(struct a2l *a)
 	}
 	if (a->lookup)
 		return;
+	if (a->t_fetch > 0)
+		tool_err("stats: %s from DEBUGINFOD_URLS in %.3f ms",
+			 a->fetched ? "debug file fetched" : "no debug file",
+			 a->t_fetch);
 	if (a->not_cached)
 		tool_err("stats: table from parsing (not cached: %s)",
 			 a->not_cached);
@@ -3011,12 +3103,6 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 	int status = TOOL_EXIT_FAIL;
 	size_t i;
 
-	if (o->relative_names) {
-		tool_err("--relativenames is not supported yet: it needs "
-			 "libsym to give each file's path without the "
-			 "compilation directory (DW_AT_comp_dir)");
-		return TOOL_EXIT_FAIL;
-	}
 	a = a2l_new(false);
 	if (!a) {
 		tool_err("out of memory");
@@ -3035,6 +3121,7 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 	a->demangle = o->demangle;
 	a->pretty = o->pretty;
 	a->basenames = o->basenames;
+	a->relnames = o->relative_names;
 	a->debug_file = o->debug_file;
 	a->adjust = o->adjust_vma;
 	a->section = o->section;

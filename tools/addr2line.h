@@ -82,13 +82,8 @@ struct a2l_opts {
 	bool pretty;
 	/** File names without their directory (-s). */
 	bool basenames;
-	/**
-	 * File names without the compilation directory (llvm-symbolizer
-	 * --relativenames).  Not available yet: it needs libsym to tell,
-	 * for each frame's file, which part of the path is the CU's
-	 * DW_AT_comp_dir (a field of struct sym_frame, or the path in both
-	 * forms); a2l_run() refuses it with a message saying so.
-	 */
+	/** File names without the compilation directory (llvm-symbolizer
+	 *  --relativenames: struct sym_frame's file_rel); -s wins. */
 	bool relative_names;
 	/** Subtracted from each input address before the lookup; the
 	 *  address is printed as it was given (llvm --adjust-vma). */

@@ -110,6 +110,25 @@ int tool_module_table(struct sym_module *mod, struct sym_store *st,
 		      const char *build_id, const struct sym_table **out);
 
 /**
+ * tool_debuginfod_enabled() - is $DEBUGINFOD_URLS set to something?
+ */
+bool tool_debuginfod_enabled(void);
+
+/**
+ * tool_debuginfod_find() - the separate debug file of @build_id (hex)
+ * from the servers of $DEBUGINFOD_URLS, through libdebuginfod (loaded on
+ * first use) and its cache, as eu-addr2line finds it (debuginfod.c).
+ * Blocks up to libdebuginfod's timeout ($DEBUGINFOD_TIMEOUT).
+ * @param[out] path  caller owns, free(): the file in libdebuginfod's
+ *                   cache; NULL on failure
+ * @param[out] why   on failure, one line saying why (no newline)
+ * @return 0, -ENOSYS (DEBUGINFOD_URLS is not set), -ENOENT (no server has
+ *         it, or no libdebuginfod), or libdebuginfod's -errno
+ */
+int tool_debuginfod_find(const char *build_id, char **path, char *why,
+			 size_t len);
+
+/**
  * tool_store_put_module() - sym_store_put() of @tab, the table of @mod
  * opened from @file, with the real path of its debug file (of @file when
  * it has none) as the source.

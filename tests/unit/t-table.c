@@ -48,10 +48,10 @@ static void test_chain(void)
 
 	CHECK_ERR(symi_builder_new(&b), 0);
 	symi_builder_add_text(b, 0x1000, 0x2000);
-	fc = symi_builder_file(b, "/src/main.c");
-	fh = symi_builder_file(b, "/src/util.h");
+	fc = symi_builder_file(b, "/src/main.c", 0);
+	fh = symi_builder_file(b, "/src/util.h", 0);
 	CHECK(fc != SYMI_NONE && fh != SYMI_NONE && fc != fh);
-	CHECK(symi_builder_file(b, "/src/main.c") == fc);
+	CHECK(symi_builder_file(b, "/src/main.c", 0) == fc);
 	fmain = symi_builder_func(b, "main", NULL, fc, 10);
 	fadd = symi_builder_func(b, "add3", "_Z4add3i", fh, 5);
 	fsq = symi_builder_func(b, "sq", "_Z2sqi", fh, 2);
@@ -468,8 +468,8 @@ static void test_pack(void)
 
 	CHECK_ERR(symi_builder_new(&b), 0);
 	symi_builder_add_text(b, 0x10000, 0x40000);
-	fdecl = symi_builder_file(b, "/src/decl.c");
-	fother = symi_builder_file(b, "/usr/include/other.h");
+	fdecl = symi_builder_file(b, "/src/decl.c", 0);
+	fother = symi_builder_file(b, "/usr/include/other.h", 0);
 	/* NF functions of PER rows each, every second one in another file
 	 * than its declaration, lines from 1000 down (below decl_line
 	 * 2000), columns and discriminators varying; gaps between them are
