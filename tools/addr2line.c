@@ -2559,9 +2559,14 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 'R':
 		case 'r':
 		case 'A':
-		case OPT_RELATIVE:
-			/* Accepted for compatibility; nothing to change. */
+			/* Accepted for compatibility; nothing to change (-A is
+			 * what sym prints anyway). */
 			break;
+		case OPT_RELATIVE:
+			tool_err("--relative (eu-addr2line's) is not supported: "
+				 "--relativenames prints file names without the "
+				 "compilation directory, as llvm-symbolizer does");
+			return -EINVAL;
 		case 'e':
 			a->exe = optarg;
 			if (a->lookup)
