@@ -270,7 +270,7 @@ class Sections:
         return i is not None and i == self.index(b)
 
 
-_PLT_STUB = re.compile(r"^\S+@plt$")
+_PLT_STUB = re.compile(r"^.+@plt$")  # demangled: "operator new(unsigned long)@plt"
 
 
 def compare(ours, oracle, outer_alt, start=None, why=None, sections=None,

@@ -11,7 +11,8 @@ ones: every plain-kind entry), or a path to an ELF file.
 Addresses: instruction starts from `objdump -d` of the file (of its address
 source, for a fixture), a seeded random sample of --sample of them (all when
 there are fewer). Each peer and `sym addr2line` in the style that copies it
-get the same addresses on stdin, each tool once:
+get the same addresses on stdin, each tool once (sym with --no-plt-names:
+the peers' own answer for a PLT stub, not NAME@plt):
 
   llvm  llvm-symbolizer 14 --obj=F                (its defaults)
         sym addr2line --output-style=LLVM -f -i -C -e F
@@ -221,13 +222,14 @@ def commands(peer, f, opts, compat=False):
                  for x in o if x.startswith("--debuginfo-path=")]
         return (["llvm-symbolizer", "--obj=" + f] + extra,
                 [SYM, "addr2line", "--output-style=LLVM", "-f", "-i", "-C",
-                 "-e", f] + o)
+                 "--no-plt-names", "-e", f] + o)
     if peer == "gnu":
         return (["addr2line", "-a", "-f", "-i", "-C", "-e", f],
-                [SYM, "addr2line", "-a", "-f", "-i", "-C", "-e", f] + o)
+                [SYM, "addr2line", "-a", "-f", "-i", "-C", "--no-plt-names",
+                 "-e", f] + o)
     return (["eu-addr2line", "-a", "-f", "-i", "-C", "-e", f] + o,
             [SYM, "addr2line", "--output-style=elfutils", "-a", "-f", "-i",
-             "-C", "-e", f] + o)
+             "-C", "--no-plt-names", "-e", f] + o)
 
 # ------------------------------------------------------------- judging
 

@@ -462,7 +462,8 @@ static const char *show(struct a2l *a, const char *raw,
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	if (a->llvm)
+	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14. */
+	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON)
 		return llvm_demangle(a, raw);
 	if (f && f->demangled && raw == f->linkage_name)
 		return f->demangled;
