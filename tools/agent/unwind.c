@@ -66,7 +66,7 @@
 #define UW_DEBUG_DIR "/usr/lib/debug/.build-id"
 #define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
 /* The entry code without CFI that a frame may be in: bytes from e_entry. */
-#define UW_ENTRY_MAX 64
+#define UW_ENTRY_MAX 128
 
 /* Internal result of one step besides enum unwind_stop. */
 #define UW_OUTERMOST 100
@@ -1037,14 +1037,16 @@ static bool file_has_cfi(struct unwinder *u, struct uw_file *f, uint64_t addr)
 
 /*
  * Whether ELF address @addr of @f, which has no CFI, lies in the entry
- * code of a program: from e_entry up to the first byte with CFI, at most
- * UW_ENTRY_MAX bytes.  The kernel jumps there with a fresh stack and
- * nothing calls it, so a frame there is the outermost one even without
- * CFI to say so.  ld.so's _start and _dl_start_user are such code
- * (glibc's RTLD_START, hand-written, no CFI directives): every stack of
- * ld.so loading a program or running the constructors ends there.  A
- * program's own _start has CFI that marks its return address undefined,
- * and never comes here.
+ * code of a program: from e_entry up to the first byte with CFI, which
+ * must come within UW_ENTRY_MAX bytes.  The kernel jumps there with a
+ * fresh stack and nothing calls it, so a frame there is the outermost one
+ * even without CFI to say so.  ld.so's _start and _dl_start_user are such
+ * code (glibc's RTLD_START, hand-written, no CFI directives, 64 bytes in glibc 2.36):
+ * every stack of ld.so loading a program or running the constructors ends
+ * there.  A program's own _start has CFI that marks its return address
+ * undefined, and never comes here.  A file without CFI after its entry
+ * (no CFI at all, or corrupt) gets nothing from this rule: what follows
+ * its entry could be any function.
  */
 static bool file_in_entry(struct unwinder *u, struct uw_file *f,
 			  uint64_t addr)
@@ -1057,6 +1059,8 @@ static bool file_in_entry(struct unwinder *u, struct uw_file *f,
 		while (f->entry_end < f->entry + UW_ENTRY_MAX &&
 		       !file_has_cfi(u, f, f->entry_end))
 			f->entry_end++;
+		if (f->entry_end == f->entry + UW_ENTRY_MAX)
+			f->entry_end = f->entry;	/* no CFI after it */
 	}
 	return addr < f->entry_end;
 }

@@ -84,8 +84,8 @@ enum unwind_stop {
 	/** Reached the outermost frame: its CFI says the return address is
 	 * undefined (_start, clone's thread start), or it is 0, or the
 	 * frame is in a program's entry code that has no CFI (from e_entry
-	 * to the first byte with CFI, at most 64 bytes: ld.so's _start and
-	 * _dl_start_user), which nothing calls. */
+	 * to the first byte with CFI, which must come within 128 bytes:
+	 * ld.so's _start and _dl_start_user), which nothing calls. */
 	UNWIND_STOP_NONE = 0,
 	/** A PC outside every mapping given to unwinder_map(). */
 	UNWIND_STOP_NOMAP,
