@@ -276,8 +276,8 @@ static void test_entry(void)
 	CHECK_ERR(unwinder_fp_frame(u, 7, base + eh.e_entry + 8, false, NULL,
 				    &kind), 0);
 	CHECK(kind == UNWIND_FP_OUTERMOST);
-	/* Past the entry code: never outermost by this rule. */
-	CHECK_ERR(unwinder_fp_frame(u, 7, base + eh.e_entry + 64, true, NULL,
+	/* 128 bytes past e_entry: never outermost by this rule. */
+	CHECK_ERR(unwinder_fp_frame(u, 7, base + eh.e_entry + 128, true, NULL,
 				    &kind), 0);
 	CHECK(kind != UNWIND_FP_OUTERMOST);
 out:
