@@ -250,8 +250,9 @@ static void usage(FILE *f)
 "or a low kernel.perf_event_paranoid.\n"
 "\n"
 "Exit status: the command's when it ended by itself (128 + N for signal\n"
-"N), so a script sees what it would see without the recorder; otherwise 0,\n"
-"1 on failure, 2 on a usage error.  See sym(1) and docs/record.md.\n");
+"N), so a script sees what it would see without the recorder; otherwise 0\n"
+"(also at SIGINT, SIGTERM or --duration), 1 on failure, 2 on a usage\n"
+"error.  See sym(1) and docs/record.md.\n");
 }
 
 /* ---- option parsing ---- */
@@ -2051,10 +2052,12 @@ static int run(struct rec *r)
 
 /* The exit status to pass on: the command's, when it ended by itself
  * (128 + N for a signal N, as a shell says it), so that a script sees the
- * same status with and without the recorder; otherwise 0. */
+ * same status with and without the recorder; otherwise 0.  A SIGINT or
+ * SIGTERM to the recorder asks it to stop, and it did: 0 (Ctrl-C at a
+ * terminal reaches the command too, which may die of it first). */
 static int child_exit(const struct rec *r)
 {
-	if (r->child <= 0 || !r->child_done || r->child_killed)
+	if (r->child <= 0 || !r->child_done || r->child_killed || stop_signal)
 		return TOOL_EXIT_OK;
 	if (WIFEXITED(r->child_status))
 		return WEXITSTATUS(r->child_status);

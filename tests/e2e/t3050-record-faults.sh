@@ -7,11 +7,12 @@
 # whose frames need more than the 8 KiB stack copy is flagged unwind; a
 # signal handler's stacks go on through the signal frame (its interrupted
 # frame exact) down to main and _start.  Also: sym record passes the
-# command's exit status on.
+# command's exit status on when the command ended by itself, and exits 0
+# when it was asked to stop (SIGINT), even if the command died of it too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/record-lib.sh"
 need_perf
-plan 10
+plan 12
 
 prof_cc faults prof_faults.c -O1 -g -fno-omit-frame-pointer -ldl
 prof_cc libnocfi.so prof_faults.c -O1 -DLIB -shared -fPIC -nostartfiles \
@@ -29,5 +30,10 @@ done
 
 "$SYM" record -q -o "$T/st.raw" -- sh -c 'exit 7'
 is "the command's exit status is passed on" "$?" 7
+"$SYM" record -q -o "$T/st.raw" -- sh -c 'kill -TERM $$'
+is "a command killed by a signal: 128 + N" "$?" 143
+# Ctrl-C at a terminal: SIGINT to the recorder and the command at once.
+setsid -w "$SYM" record -q -o "$T/st.raw" -- sh -c 'kill -INT 0; sleep 5'
+is "SIGINT to both: the recorder stopped as asked, exit 0" "$?" 0
 
 done_testing
