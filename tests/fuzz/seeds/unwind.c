@@ -16,34 +16,7 @@ typedef unsigned long u64;
 u64 stack_top;
 volatile u64 sink;
 
-void capture(u64 *regs);
-__asm__(".text\n"
-	".globl capture\n"
-	".type capture, @function\n"
-	"capture:\n"
-	".cfi_startproc\n"
-	"mov %rax, 0(%rdi)\n"
-	"mov %rbx, 8(%rdi)\n"
-	"mov %rcx, 16(%rdi)\n"
-	"mov %rdx, 24(%rdi)\n"
-	"mov %rsi, 32(%rdi)\n"
-	"mov %rdi, 40(%rdi)\n"
-	"mov %rbp, 48(%rdi)\n"
-	"lea 8(%rsp), %rax\n"
-	"mov %rax, 56(%rdi)\n"
-	"mov (%rsp), %rax\n"
-	"mov %rax, 64(%rdi)\n"
-	"mov %r8, 72(%rdi)\n"
-	"mov %r9, 80(%rdi)\n"
-	"mov %r10, 88(%rdi)\n"
-	"mov %r11, 96(%rdi)\n"
-	"mov %r12, 104(%rdi)\n"
-	"mov %r13, 112(%rdi)\n"
-	"mov %r14, 120(%rdi)\n"
-	"mov %r15, 128(%rdi)\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size capture, .-capture\n");
+#include "../../unit/uwcapture.h"
 
 static long sys3(long nr, long a, long b, long c)
 {
@@ -58,7 +31,7 @@ __attribute__((noinline)) void leaf(void)
 {
 	u64 regs[17];
 
-	capture(regs);
+	uw_capture(regs);
 	sys3(1, 1, (long)regs, sizeof(regs));
 	sys3(1, 1, (long)regs[7], (long)(stack_top - regs[7]));
 	sys3(60, 0, 0, 0);
