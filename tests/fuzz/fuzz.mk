@@ -144,6 +144,17 @@ $(TOOL_TARGETS:%=$(B)/%): $(TOOL_ARCHIVES)
 $(TOOL_TARGETS:%=$(B)/%): FUZZ_SYMD = $(TOOL_CFLAGS) -Wl,--start-group \
 	$(TOOL_ARCHIVES) -Wl,--end-group -lm
 
+# libsymprof's in-memory parts (tools/symprof/, the files that export
+# nothing, as the top Makefile's test archive), for SYMPROF_TARGETS:
+# fuzz-symprof-cfi drives its CFI reader and unwind step.
+SYMPROF_TARGETS ?= fuzz-symprof-cfi
+SYMPROF_FUZZ_SRCS := $(shell grep -L SP_EXPORT $(wildcard tools/symprof/*.c))
+$(B)/tools/libsymprof-fuzz.a: $(SYMPROF_FUZZ_SRCS:%.c=$(B)/%.o)
+	@rm -f $@ && ar rcs $@ $^
+$(SYMPROF_TARGETS:%=$(B)/%): $(B)/tools/libsymprof-fuzz.a
+$(SYMPROF_TARGETS:%=$(B)/%): FUZZ_SYMD = $(TOOL_CFLAGS) \
+	$(B)/tools/libsymprof-fuzz.a
+
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a
 $(SYMD_TARGETS:%=$(B)/%): FUZZ_SYMD = $(SYMD_CFLAGS) $(B)/libsymd-fuzz.a

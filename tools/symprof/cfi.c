@@ -235,6 +235,14 @@ static int parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi,
 
 /* ---- the CFA program ----------------------------------------------------- */
 
+/* An offset operand times the CIE's data alignment, wrapping as the
+ * unwind's address arithmetic does (corrupt operands must not overflow
+ * a signed multiplication). */
+static int64_t factored(uint64_t v, const struct cie *c)
+{
+	return (int64_t)(v * (uint64_t)c->data_align);
+}
+
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
 #define DW_REG_RIP 16
@@ -325,24 +333,21 @@ static int cfa_op(uint8_t op, struct rd *r, const struct cie *c,
 {
 	switch (op) {
 	case 0x0c:	/* def_cfa */
-		s->cfa.kind = SP_RULE_REG;
 		s->cfa.reg = (uint8_t)rd_uleb(r);
 		s->cfa.off = (int64_t)rd_uleb(r);
 		break;
 	case 0x12:	/* def_cfa_sf */
-		s->cfa.kind = SP_RULE_REG;
 		s->cfa.reg = (uint8_t)rd_uleb(r);
-		s->cfa.off = rd_sleb(r) * c->data_align;
+		s->cfa.off = factored((uint64_t)rd_sleb(r), c);
 		break;
 	case 0x0d:	/* def_cfa_register */
-		s->cfa.kind = SP_RULE_REG;
 		s->cfa.reg = (uint8_t)rd_uleb(r);
 		break;
 	case 0x0e:	/* def_cfa_offset */
 		s->cfa.off = (int64_t)rd_uleb(r);
 		break;
 	case 0x13:	/* def_cfa_offset_sf */
-		s->cfa.off = rd_sleb(r) * c->data_align;
+		s->cfa.off = factored((uint64_t)rd_sleb(r), c);
 		break;
 	case 0x0f:	/* def_cfa_expression */
 		if (!take_expr(r, &s->cfa, SP_RULE_EXPR))
@@ -350,6 +355,15 @@ static int cfa_op(uint8_t op, struct rd *r, const struct cie *c,
 		break;
 	default:
 		return 1;
+	}
+	if (op != 0x0f) {
+		/* A register rule from now on (def_cfa_offset keeps the
+		 * register, as the standard has it, or none yet). */
+		if (op != 0x0e && op != 0x13)
+			s->cfa.kind = SP_RULE_REG;
+		else if (s->cfa.kind == SP_RULE_EXPR)
+			s->cfa.kind = SP_RULE_UNKNOWN;
+		s->cfa.len = 0;
 	}
 	return 0;
 }
@@ -373,27 +387,27 @@ static int rule_op(uint8_t op, struct rd *r, const struct cie *c,
 		break;
 	case 0x05:	/* offset_extended */
 		reg = rd_uleb(r);
-		off = (int64_t)rd_uleb(r) * c->data_align;
+		off = factored(rd_uleb(r), c);
 		set_rule(s, c, reg, SP_RULE_OFFSET, off);
 		break;
 	case 0x11:	/* offset_extended_sf */
 		reg = rd_uleb(r);
-		off = rd_sleb(r) * c->data_align;
+		off = factored((uint64_t)rd_sleb(r), c);
 		set_rule(s, c, reg, SP_RULE_OFFSET, off);
 		break;
 	case 0x2f:	/* GNU_negative_offset_extended */
 		reg = rd_uleb(r);
-		off = -(int64_t)rd_uleb(r) * c->data_align;
+		off = factored(-rd_uleb(r), c);
 		set_rule(s, c, reg, SP_RULE_OFFSET, off);
 		break;
 	case 0x14:	/* val_offset */
 		reg = rd_uleb(r);
-		off = (int64_t)rd_uleb(r) * c->data_align;
+		off = factored(rd_uleb(r), c);
 		set_rule(s, c, reg, SP_RULE_VAL_OFFSET, off);
 		break;
 	case 0x15:	/* val_offset_sf */
 		reg = rd_uleb(r);
-		off = rd_sleb(r) * c->data_align;
+		off = factored((uint64_t)rd_sleb(r), c);
 		set_rule(s, c, reg, SP_RULE_VAL_OFFSET, off);
 		break;
 	case 0x06:	/* restore_extended */
@@ -443,7 +457,7 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
 
 		if (op >> 6 == 2) {		/* offset */
 			set_rule(s, c, op & 0x3f, SP_RULE_OFFSET,
-				 (int64_t)rd_uleb(&r) * c->data_align);
+				 factored(rd_uleb(&r), c));
 			continue;
 		}
 		if (op >> 6 == 3) {		/* restore */
