@@ -3,7 +3,9 @@
 #
 #   sp_build NAME        compile fixtures/src/NAME.{c,cc} into $T/NAME
 #                        (-O2 -g -fno-omit-frame-pointer); symprof_dlopen
-#                        also gets $T/libsymprof_dso.so next to it
+#                        also gets $T/libsymprof_dso.so next to it;
+#                        symprof_unwind is built without frame pointers
+#                        and gets $T/libsymprof_nocfi.so, without CFI
 #   sp_run ARGS...       timeout $SP_TIMEOUT $SYM run ARGS...
 #   $RAWCHECK            build/tests/raw-check (libsym's reader), built on
 #                        demand
@@ -34,6 +36,16 @@ sp_build() {
 			"$_src/symprof_dso.c" &&
 		cc $SP_CFLAGS -Wl,--enable-new-dtags,-rpath,'$ORIGIN' \
 			-o "$T/$1" "$_src/$1.c" ;;
+	symprof_unwind)
+		# Without frame pointers, as Debian builds; its library
+		# without any CFI (no .eh_frame, not even the linker's).
+		cc -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+			-fno-unwind-tables -fPIC -shared -nostartfiles \
+			-Wl,--no-ld-generated-unwind-info \
+			-o "$T/libsymprof_nocfi.so" "$_src/symprof_nocfi.c" &&
+		cc -O2 -g -fomit-frame-pointer -o "$T/$1" "$_src/$1.c" \
+			-L"$T" -lsymprof_nocfi \
+			-Wl,--enable-new-dtags,-rpath,'$ORIGIN' ;;
 	*)
 		cc $SP_CFLAGS -pthread -o "$T/$1" "$_src/$1.c" ;;
 	esac
