@@ -41,12 +41,25 @@
 #    thread) / CPU without profiler, to set against the measured overhead,
 #    which on a busy machine is within the noise at 99 Hz.
 #
+# 3. Debian's own programs (issue 16; tests/e2e/workloads-lib.sh: python3.11,
+#    xz -9, sort, gzip -9, zstd -T2, about 2 s of CPU each): the wall time
+#    without a profiler, under sym run at 99 Hz and under perf record
+#    --call-graph dwarf at 99 Hz (perf's own start-up and build-id pass at
+#    the end included, as a user waits for them), median of
+#    BENCH_WL_RUNS (3) runs interleaved, with the CPU time of the whole
+#    (GNU time: perf's own process counts); a difference between the two
+#    profilers' wall overheads within the run-to-run spread without a
+#    profiler is "not resolved"; and the share of whole stacks of
+#    each (workloads_check.py complete: an outermost frame reached, every
+#    return after a call; perf's stacks converted by its perf_raw()).
+#    BENCH_WL=0 leaves this part out.
+#
 # Goals (issues 6 and 16): overhead <= 1 % at 99 Hz; handler <= 1.5 us at
 # 32 frames without frame pointers.  Each is reported as met or not, never
 # asserted.
 #
 # Knobs: BENCH_RUNS BENCH_SYMPROF_WORK (1000) BENCH_SYMPROF_THREADS (2)
-#        BENCH_DIR (build/bench) SYM CC.
+#        BENCH_WL (1) BENCH_WL_RUNS (3) BENCH_DIR (build/bench) SYM CC.
 # The report is printed and written to $BENCH_DIR/symprof.md.
 set -eu
 
@@ -173,6 +186,73 @@ for k in fp nofp nofp256; do
 		prow "$d" "$k"
 	done
 done > "$W/.ptab"
+# Debian's programs: wall time and whole stacks, sym run against perf.
+# wall NAME FILE PREFIX...: one run of workload NAME after PREFIX (GNU
+# time around all of it): its wall seconds appended to FILE, its CPU
+# seconds (user + system, the profiler's processes included) to FILE.cpu.
+wall() {
+	_n=$1 _f=$2; shift 2
+	wl_run "$_n" "$W/wl.out" /usr/bin/time -o "$W/wl.time" \
+		-f '%e %U %S' "$@"
+	[ "$(cat "$W/wl.out.rc")" = 0 ] || note "$_n failed under: $*"
+	awk '{print $1}' "$W/wl.time" >> "$_f"
+	awk '{print $2 + $3}' "$W/wl.time" >> "$_f.cpu"
+}
+# spread FILE: (max - min) / median, in %.
+spread() {
+	sort -n "$1" | awk '{a[NR] = $1} END {
+		if (NR < 2) { print 0; exit }
+		printf "%.1f", 100 * (a[NR] - a[1]) / a[int((NR + 1) / 2)] }'
+}
+# whole RAW: the share of whole, unflagged stacks workloads_check finds.
+whole() {
+	python3 tests/e2e/workloads_check.py complete "$1" 2>/dev/null |
+		sed -n 's/.* whole and unflagged (\([0-9.]*%\)).*/\1/p'
+}
+WLROWS=$W/.wltab
+: > "$WLROWS"
+if [ "${BENCH_WL:-1}" = 1 ] && command -v perf > /dev/null 2>&1; then
+	T=$W/wl SYM_ROOT=$ROOT
+	mkdir -p "$T"
+	. tests/e2e/workloads-lib.sh
+	wl_inputs || die "cannot make the workloads' inputs"
+	export SYM_STORE="$WL/store"
+	for n in $WORKLOADS; do
+		wl_have "$n" || { note "$n: $wl_why"; continue; }
+		note "workload $n: ${BENCH_WL_RUNS:-3} runs"
+		rm -f "$W/wl.$n".*
+		r=0
+		while [ $r -lt "${BENCH_WL_RUNS:-3}" ]; do
+			r=$((r + 1))
+			wall "$n" "$W/wl.$n.none"
+			wall "$n" "$W/wl.$n.run" "$SYM" run -F 99 \
+				-o "$W/wl.$n.raw" --
+			wall "$n" "$W/wl.$n.perf" perf record -q -e cpu-clock \
+				-F 99 --call-graph dwarf -o "$W/wl.$n.data" --
+		done
+		perf script --no-inline -F comm,pid,tid,ip,dso \
+			-i "$W/wl.$n.data" > "$W/wl.$n.txt" 2> /dev/null
+		python3 -c 'import sys; sys.path.insert(0, "tests/e2e")
+import workloads_check as w; w.perf_raw(sys.argv[1], sys.argv[2])' \
+			"$W/wl.$n.txt" "$W/wl.$n.perf.raw"
+		awk -v n="$n" -v a="$(median "$W/wl.$n.none")" \
+		    -v b="$(median "$W/wl.$n.run")" -v c="$(median "$W/wl.$n.perf")" \
+		    -v ac="$(median "$W/wl.$n.none.cpu")" \
+		    -v bc="$(median "$W/wl.$n.run.cpu")" \
+		    -v cc="$(median "$W/wl.$n.perf.cpu")" \
+		    -v sp="$(spread "$W/wl.$n.none")" \
+		    -v wr="$(whole "$W/wl.$n.raw")" -v wp="$(whole "$W/wl.$n.perf.raw")" \
+		    -v d="$(wl_desc "$n")" 'BEGIN {
+			ob = 100 * (b / a - 1); oc = 100 * (c / a - 1)
+			win = (ob - oc <= sp && oc - ob <= sp) ? \
+				"not resolved" : (ob < oc) ? "sym run" : "perf"
+			printf "| %s (%s) | %.2f s (spread %.1f %%) | %s | %+.1f %% | %+.1f %% | %s | %+.1f %% | %+.1f %% | %s |\n",
+				n, d, a, sp, wr, ob, 100 * (bc / ac - 1), wp, oc,
+				100 * (cc / ac - 1), win
+		}' >> "$WLROWS"
+	done
+fi
+
 H32=$(cat "$W/.h32")
 H32S=$(cat "$W/.h32small")
 B32=$(best both_ns both 32 100000 nofp256)
@@ -228,6 +308,14 @@ row() {
 	cat "$W/.ptab"
 	echo
 	echo "Signal and handler together, 32 frames of 256 bytes without frame pointers (tgkill to sp_handler): $B32 ns."
+	if [ -s "$WLROWS" ]; then
+		echo
+		echo "### Debian's programs at 99 Hz: whole stacks and wall time (median of ${BENCH_WL_RUNS:-3} runs), sym run against perf record --call-graph dwarf"
+		echo
+		echo "| program | wall, no profiler (run-to-run spread) | sym run: whole stacks | sym run: wall overhead | sym run: CPU overhead | perf: whole stacks | perf: wall overhead | perf: CPU overhead (perf's own included) | less wall overhead |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		cat "$WLROWS"
+	fi
 	echo
 	dr() { sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$1" 2>/dev/null; }
 	# The run-to-run spread without a profiler: (max - min) / median.
