@@ -45,11 +45,14 @@
 #    xz -9, sort, gzip -9, zstd -T2, about 2 s of CPU each): the wall time
 #    without a profiler, under sym run at 99 Hz and under perf record
 #    --call-graph dwarf at 99 Hz (perf's own start-up and build-id pass at
-#    the end included, as a user waits for them), median of
-#    BENCH_WL_RUNS (3) runs interleaved, with the CPU time of the whole
-#    (GNU time: perf's own process counts); a difference between the two
-#    profilers' wall overheads within the run-to-run spread without a
-#    profiler is "not resolved"; and the share of whole stacks of
+#    the end included, as a user waits for them), with the CPU time of
+#    the whole (GNU time: perf's own process counts), in BENCH_WL_RUNS (5)
+#    rounds of the three back to back in a rotating order; each profiler's
+#    overhead is against the unprofiled run of its round, median over the
+#    rounds (the load of a shared machine drifts over minutes).  A
+#    profiler "wins" when its wall time was the lower in every round.
+#    Beside it, sym run's cost model: (samples x (floor + handler for its
+#    largest copy) + drain thread) / CPU; and the share of whole stacks of
 #    each (workloads_check.py complete: an outermost frame reached, every
 #    return after a call; perf's stacks converted by its perf_raw()).
 #    BENCH_WL=0 leaves this part out.
@@ -59,7 +62,7 @@
 # asserted.
 #
 # Knobs: BENCH_RUNS BENCH_SYMPROF_WORK (1000) BENCH_SYMPROF_THREADS (2)
-#        BENCH_WL (1) BENCH_WL_RUNS (3) BENCH_DIR (build/bench) SYM CC.
+#        BENCH_WL (1) BENCH_WL_RUNS (5) BENCH_DIR (build/bench) SYM CC.
 # The report is printed and written to $BENCH_DIR/symprof.md.
 set -eu
 
@@ -177,37 +180,47 @@ prow() {
 	    -v b="$_b" -v f="$_f" 'BEGIN {
 		printf "| %s frames, %s | %s | %.0f ns | %.0f ns | %.0f ns | %.1f us, %s frames |\n",
 			d, k, b, fl, h, fl + h, u / 1000, f }'
+	echo "$_b $_h" >> "$W/.hfit"
 	[ "$1 $2" = "32 nofp256" ] && echo "$_h" > "$W/.h32"
 	[ "$1 $2" = "32 nofp" ] && echo "$_h" > "$W/.h32small"
 	return 0
 }
+: > "$W/.hfit"
 for k in fp nofp nofp256; do
 	for d in 8 32 128; do
 		prow "$d" "$k"
 	done
 done > "$W/.ptab"
 # Debian's programs: wall time and whole stacks, sym run against perf.
-# wall NAME FILE PREFIX...: one run of workload NAME after PREFIX (GNU
-# time around all of it): its wall seconds appended to FILE, its CPU
-# seconds (user + system, the profiler's processes included) to FILE.cpu.
-wall() {
-	_n=$1 _f=$2; shift 2
+# timed NAME PREFIX...: one run of workload NAME after PREFIX (GNU time
+# around all of it); prints its wall and CPU seconds (user + system, the
+# profiler's own processes included).
+timed() {
+	_n=$1; shift
 	wl_run "$_n" "$W/wl.out" /usr/bin/time -o "$W/wl.time" \
 		-f '%e %U %S' "$@"
 	[ "$(cat "$W/wl.out.rc")" = 0 ] || note "$_n failed under: $*"
-	awk '{print $1}' "$W/wl.time" >> "$_f"
-	awk '{print $2 + $3}' "$W/wl.time" >> "$_f.cpu"
+	awk '{print $1, $2 + $3}' "$W/wl.time"
 }
-# spread FILE: (max - min) / median, in %.
-spread() {
-	sort -n "$1" | awk '{a[NR] = $1} END {
-		if (NR < 2) { print 0; exit }
-		printf "%.1f", 100 * (a[NR] - a[1]) / a[int((NR + 1) / 2)] }'
+# variant NAME V: one run of variant V (none, run, perf) of NAME.
+variant() {
+	case $2 in
+	none) timed "$1" ;;
+	run) timed "$1" "$SYM" run -F 99 -o "$W/wl.$1.raw" -- ;;
+	perf) timed "$1" perf record -q -e cpu-clock -F 99 --call-graph dwarf \
+		-o "$W/wl.$1.data" -- ;;
+	esac
 }
 # whole RAW: the share of whole, unflagged stacks workloads_check finds.
 whole() {
 	python3 tests/e2e/workloads_check.py complete "$1" 2>/dev/null |
 		sed -n 's/.* whole and unflagged (\([0-9.]*%\)).*/\1/p'
+}
+# The handler's work for a copy of B bytes, from the per-sample table's
+# smallest and largest copies (linear: it is a memcpy).
+hfit() {
+	sort -n "$W/.hfit" | awk -v b="$1" 'NR == 1 {b1 = $1; h1 = $2} {b2 = $1; h2 = $2}
+		END {printf "%.1f", h1 + (b - b1) * (h2 - h1) / (b2 - b1)}'
 }
 WLROWS=$W/.wltab
 : > "$WLROWS"
@@ -217,39 +230,58 @@ if [ "${BENCH_WL:-1}" = 1 ] && command -v perf > /dev/null 2>&1; then
 	. tests/e2e/workloads-lib.sh
 	wl_inputs || die "cannot make the workloads' inputs"
 	export SYM_STORE="$WL/store"
+	WLRUNS=${BENCH_WL_RUNS:-5}
 	for n in $WORKLOADS; do
 		wl_have "$n" || { note "$n: $wl_why"; continue; }
-		note "workload $n: ${BENCH_WL_RUNS:-3} runs"
+		note "workload $n: $WLRUNS rounds"
 		rm -f "$W/wl.$n".*
+		# Each round runs the three variants back to back, in an
+		# order that rotates, and each profiler is compared with the
+		# run without one of its own round: the machine's load drifts
+		# over minutes, less within a round.
 		r=0
-		while [ $r -lt "${BENCH_WL_RUNS:-3}" ]; do
+		while [ $r -lt "$WLRUNS" ]; do
+			case $((r % 3)) in
+			0) order="none run perf" ;;
+			1) order="run perf none" ;;
+			2) order="perf none run" ;;
+			esac
+			for v in $order; do
+				echo "$v $(variant "$n" "$v")"
+			done | awk '{w[$1] = $2; c[$1] = $3}
+				END {print w["none"], w["run"], w["perf"], c["none"], c["run"], c["perf"]}' \
+				>> "$W/wl.$n.rounds"
 			r=$((r + 1))
-			wall "$n" "$W/wl.$n.none"
-			wall "$n" "$W/wl.$n.run" "$SYM" run -F 99 \
-				-o "$W/wl.$n.raw" --
-			wall "$n" "$W/wl.$n.perf" perf record -q -e cpu-clock \
-				-F 99 --call-graph dwarf -o "$W/wl.$n.data" --
 		done
 		perf script --no-inline -F comm,pid,tid,ip,dso \
 			-i "$W/wl.$n.data" > "$W/wl.$n.txt" 2> /dev/null
 		python3 -c 'import sys; sys.path.insert(0, "tests/e2e")
 import workloads_check as w; w.perf_raw(sys.argv[1], sys.argv[2])' \
 			"$W/wl.$n.txt" "$W/wl.$n.perf.raw"
-		awk -v n="$n" -v a="$(median "$W/wl.$n.none")" \
-		    -v b="$(median "$W/wl.$n.run")" -v c="$(median "$W/wl.$n.perf")" \
-		    -v ac="$(median "$W/wl.$n.none.cpu")" \
-		    -v bc="$(median "$W/wl.$n.run.cpu")" \
-		    -v cc="$(median "$W/wl.$n.perf.cpu")" \
-		    -v sp="$(spread "$W/wl.$n.none")" \
-		    -v wr="$(whole "$W/wl.$n.raw")" -v wp="$(whole "$W/wl.$n.perf.raw")" \
-		    -v d="$(wl_desc "$n")" 'BEGIN {
-			ob = 100 * (b / a - 1); oc = 100 * (c / a - 1)
-			win = (ob - oc <= sp && oc - ob <= sp) ? \
-				"not resolved" : (ob < oc) ? "sym run" : "perf"
-			printf "| %s (%s) | %.2f s (spread %.1f %%) | %s | %+.1f %% | %+.1f %% | %s | %+.1f %% | %+.1f %% | %s |\n",
-				n, d, a, sp, wr, ob, 100 * (bc / ac - 1), wp, oc,
-				100 * (cc / ac - 1), win
-		}' >> "$WLROWS"
+		_raw=$W/wl.$n.raw
+		awk -v n="$n" -v d="$(wl_desc "$n")" \
+		    -v wr="$(whole "$_raw")" -v wp="$(whole "$W/wl.$n.perf.raw")" \
+		    -v s="$(sed -n 's/^samples //p' "$_raw")" \
+		    -v dr="$(sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$_raw")" \
+		    -v h="$(hfit "$(sed -n 's/.*largest \([0-9]*\) bytes.*/\1/p' "$_raw")")" \
+		    -v fl="$FLOOR" '
+		function med(a, k,   i, j, t) {
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		{ k++; none[k] = $1; ow[k] = $2 / $1 - 1; pw[k] = $3 / $1 - 1
+		  oc[k] = $5 / $4 - 1; pc[k] = $6 / $4 - 1; cpu[k] = $4
+		  wins += $2 < $3 }
+		END {
+			win = (wins == k) ? "sym run" : (wins == 0) ? "perf" : \
+				sprintf("not resolved (sym run %d of %d)", wins, k)
+			c0 = med(cpu, k)
+			model = 100 * (s * (fl + h) + dr) / 1e9 / c0
+			printf "| %s (%s) | %.2f s | %s | %+.1f %% | %+.1f %% | %.2f %% | %s | %+.1f %% | %+.1f %% | %s |\n",
+				n, d, med(none, k), wr, 100 * med(ow, k), 100 * med(oc, k),
+				model, wp, 100 * med(pw, k), 100 * med(pc, k), win
+		}' "$W/wl.$n.rounds" >> "$WLROWS"
 	done
 fi
 
@@ -310,10 +342,10 @@ row() {
 	echo "Signal and handler together, 32 frames of 256 bytes without frame pointers (tgkill to sp_handler): $B32 ns."
 	if [ -s "$WLROWS" ]; then
 		echo
-		echo "### Debian's programs at 99 Hz: whole stacks and wall time (median of ${BENCH_WL_RUNS:-3} runs), sym run against perf record --call-graph dwarf"
+		echo "### Debian's programs at 99 Hz: whole stacks and overhead, sym run against perf record --call-graph dwarf (medians of ${BENCH_WL_RUNS:-5} rounds, each profiler against the unprofiled run of its round)"
 		echo
-		echo "| program | wall, no profiler (run-to-run spread) | sym run: whole stacks | sym run: wall overhead | sym run: CPU overhead | perf: whole stacks | perf: wall overhead | perf: CPU overhead (perf's own included) | less wall overhead |"
-		echo "|---|---|---|---|---|---|---|---|---|"
+		echo "| program | wall, no profiler | sym run: whole stacks | sym run: wall overhead | sym run: CPU overhead | sym run: model | perf: whole stacks | perf: wall overhead | perf: CPU overhead (perf's own included) | less wall time in every round |"
+		echo "|---|---|---|---|---|---|---|---|---|---|"
 		cat "$WLROWS"
 	fi
 	echo

@@ -170,18 +170,20 @@ static void take_one(struct sp_thread *t)
  * frames found, the leaf included. */
 static uint32_t unwind_rec(void)
 {
-	struct sp_stack_copy mem = { rec[3], rec + SP_REC_FIXED,
+	struct sp_stack_copy mem = { rec[2 + SP_REG_RSP], rec + SP_REC_FIXED,
 				     SP_HDR_NSTACK(rec[0]) };
-	struct sp_regs r = { rec[2], rec[3], rec[4], true };
+	struct sp_regs r;
 	uint32_t k = 1;
 	bool exact = true;
 
+	memcpy(r.r, rec + 2, sizeof(r.r));
+	r.known = (1u << SP_NREGS) - 1;
 	for (;;) {
-		const struct sp_map *m = sp_maps_find(r.pc);
+		uint64_t pc = r.r[SP_REG_RIP], need;
+		const struct sp_map *m = sp_maps_find(pc);
 		struct sp_cfi c;
-		uint64_t need;
 
-		if (!m || sp_cfi_find(&m->eh, exact ? r.pc : r.pc - 1, &c) ||
+		if (!m || sp_cfi_find(&m->eh, exact ? pc : pc - 1, &c) ||
 		    sp_cfi_step(&c, &mem, &r, &need) != SP_STEP_OK)
 			return k;
 		exact = c.signal;

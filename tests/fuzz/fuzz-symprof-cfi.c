@@ -12,7 +12,7 @@
  * segment every read of .eh_frame is bounded by, and .eh_frame_hdr is
  * its first H bytes.  The pcs looked up come from the first 64 entries
  * of the header's table, when it has one (table_pcs()), plus two taken
- * from the input; each rule found is checked for shape and stepped over
+ * from the input; each row found is checked for shape and stepped over
  * a stack copy made of the input's first bytes.
  */
 #include "fuzz.h"
@@ -41,42 +41,56 @@ static size_t table_pcs(const uint8_t *h, size_t hlen, uint64_t *pcs,
 	return n;
 }
 
-static void check_rule(const struct sp_rule *x, bool cfa)
+/* A row's rules have a known kind, a register where they name one, and
+ * an expression inside the pool only where they say so. */
+static void check_rule(const struct sp_cfi *c, const struct sp_rule *x,
+		       bool cfa)
 {
 	FUZZ_CHECK(x->kind <= SP_RULE_VAL_EXPR);
-	FUZZ_CHECK(x->len <= SP_CFI_EXPR);
-	if (x->kind != SP_RULE_EXPR && x->kind != SP_RULE_VAL_EXPR)
+	FUZZ_CHECK(c->npool <= SP_CFI_POOL);
+	if (x->kind == SP_RULE_EXPR || x->kind == SP_RULE_VAL_EXPR)
+		FUZZ_CHECK((unsigned)x->at + x->len <= c->npool);
+	else
 		FUZZ_CHECK(x->len == 0);
-	if (!cfa)
-		FUZZ_CHECK(x->kind != SP_RULE_REG);
+	if (x->kind == SP_RULE_REG && !cfa)
+		FUZZ_CHECK(x->reg < SP_NREGS);
 }
 
-/* Step once from @pc over a stack copy of the input's bytes: the result
- * is one of the four, the registers change only on success, and a
- * successful step read only what the copy holds. */
+/* Step once from @pc over a stack copy of the input's bytes, with the
+ * registers the input's bits say are known: the result is one of the
+ * four, the registers change only on success, a success knows the
+ * caller's pc and sp (the CFA), and a missing word lies outside the
+ * copy. */
 static void step(const struct sp_cfi *c, uint64_t pc, const uint8_t *data,
 		 size_t size)
 {
 	static uint64_t words[64];
 	struct sp_stack_copy m = { 0x7ffff000, words, 64 };
-	struct sp_regs r = { pc, m.base + 8, m.base + 64, size & 1 };
-	struct sp_regs before;
+	struct sp_regs r, before;
 	uint64_t need = 0;
+	unsigned i;
 	int rc;
 
 	memset(words, 0, sizeof(words));
 	memcpy(words, data, size < sizeof(words) ? size : sizeof(words));
+	for (i = 0; i < SP_NREGS; i++)
+		r.r[i] = m.base + 8 * i;
+	r.r[SP_REG_RIP] = pc;
+	r.r[SP_REG_RSP] = m.base + 8;
+	r.known = (uint32_t)fuzz_u64(data, size < 3 ? size : 3) |
+		  1u << SP_REG_RIP | 1u << SP_REG_RSP;
+	r.known &= (1u << SP_NREGS) - 1;
 	before = r;
 	rc = sp_cfi_step(c, &m, &r, &need);
 	FUZZ_CHECK(rc >= SP_STEP_OK && rc <= SP_STEP_BAD);
 	if (rc != SP_STEP_OK)
 		FUZZ_CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+	else
+		FUZZ_CHECK((r.known & (1u << SP_REG_RIP | 1u << SP_REG_RSP)) ==
+			   (1u << SP_REG_RIP | 1u << SP_REG_RSP) &&
+			   !(r.known >> SP_NREGS));
 	if (rc == SP_STEP_NOMEM)
 		FUZZ_CHECK(need < m.base || need > m.base + 8 * m.n - 8);
-	if (rc == SP_STEP_OK && c->ra.kind == SP_RULE_OFFSET)
-		FUZZ_CHECK(r.pc == words[(r.sp + (uint64_t)c->ra.off -
-					  m.base) / 8] ||
-			   ((r.sp + (uint64_t)c->ra.off - m.base) & 7));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -111,9 +125,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < n; i++) {
 		if (sp_cfi_find(&eh, pcs[i], &c))
 			continue;
-		check_rule(&c.cfa, true);
-		check_rule(&c.rbp, false);
-		check_rule(&c.ra, false);
+		check_rule(&c, &c.cfa, true);
+		for (size_t k = 0; k < SP_NREGS; k++)
+			check_rule(&c, &c.reg[k], false);
 		step(&c, pcs[i], data, size);
 	}
 	/* No CFI at all: nothing found, nothing read. */

@@ -6,18 +6,21 @@
  *
  * sp_cfi_find() binary-searches .eh_frame_hdr's table for the FDE of a
  * pc, runs its CIE's and its own CFA program up to the pc, and returns
- * the three rules an x86-64 unwind needs: the CFA's, rbp's and the
- * return address's (register 16).  Expressions are kept (copied, up to
- * SP_CFI_EXPR bytes) for sp_cfi_step() to evaluate: the PLT's CFA, the
- * signal trampoline's (__restore_rt: every register is read from the
- * ucontext_t on the stack), and the realigned frames of functions that
- * keep the stack 32-byte aligned (the CFA read through rbp).
+ * the row: the CFA's rule and one rule per register (DWARF's 0-16, the
+ * return address 16).  Expressions are kept (copied into the row's pool)
+ * for sp_cfi_step() to evaluate: the PLT's CFA, the signal trampoline's
+ * (__restore_rt: every register is read from the ucontext_t on the
+ * stack), and the realigned frames of functions that keep the stack
+ * 32-byte aligned (the CFA read through rbp).
  *
- * sp_cfi_step() applies those rules to one frame's registers (pc, rsp,
- * rbp), reading memory only from the stack copy it is given.  Other
- * registers are not tracked: on x86-64 the CFA is always computed from
- * rsp, rbp or an expression over them (and rip); a rule that needs
- * another register is reported, never guessed.
+ * sp_cfi_step() applies a row to one frame's registers, reading memory
+ * only from the stack copy it is given.  All registers are known at the
+ * leaf (the handler copies the ucontext's); a normal step recovers the
+ * callee-saved ones (rbx, rbp, r12-r15) and loses the others, as the ABI
+ * has it; a signal frame's rules give them all back.  So a CFA in any
+ * register is followed when that register is known (ld.so's lazy-binding
+ * trampoline keeps it in rbx, a DRAP prologue in r10), and reported when
+ * it is not, never guessed.
  *
  * Every read of the object's bytes is bounded: .eh_frame_hdr by its
  * PT_GNU_EH_FRAME segment, .eh_frame by the loaded segment that holds it
@@ -243,65 +246,75 @@ static int64_t factored(uint64_t v, const struct cie *c)
 	return (int64_t)(v * (uint64_t)c->data_align);
 }
 
-#define DW_REG_RBP 6
-#define DW_REG_RSP 7
-#define DW_REG_RIP 16
+/* Callee-saved by the SysV ABI: rbx, rbp, r12-r15. */
+#define CALLEE_SAVED ((1u << 3) | (1u << 6) | (1u << 12) | (1u << 13) | \
+		      (1u << 14) | (1u << 15))
 
-/* The rules of the registers we track, given register number @reg. */
-static struct sp_rule *rule_of(struct sp_cfi *s, const struct cie *c,
-			       uint64_t reg)
+/* The rule of register @reg before any instruction: callee-saved ones
+ * keep their value, rsp's is the CFA (the x86-64 convention), the others
+ * are clobbered by the call (unknown, as is the return address until the
+ * CIE says where it is). */
+static struct sp_rule default_rule(unsigned reg)
 {
-	if (reg == DW_REG_RBP)
-		return &s->rbp;
-	if (reg == c->ra_reg)
-		return &s->ra;
-	return NULL;
+	struct sp_rule x = { 0, SP_RULE_UNKNOWN, 0, 0, 0 };
+
+	if (reg < 32 && (CALLEE_SAVED & (1u << reg)))
+		x.kind = SP_RULE_SAME;
+	else if (reg == SP_REG_RSP)
+		x.kind = SP_RULE_VAL_OFFSET;
+	return x;
 }
 
-static void set_rule(struct sp_cfi *s, const struct cie *c, uint64_t reg,
-		     int kind, int64_t off)
+/* Set register @reg's rule (nothing for registers we do not track); an
+ * offset that does not fit makes the rule unknown. */
+static void set_rule(struct sp_cfi *s, uint64_t reg, int kind, int64_t off)
 {
-	struct sp_rule *x = rule_of(s, c, reg);
+	struct sp_rule *x;
 
-	if (x) {
-		x->kind = (uint8_t)kind;
-		x->off = off;
-		x->len = 0;
-	}
+	if (reg >= SP_NREGS)
+		return;
+	x = &s->reg[reg];
+	x->kind = (uint8_t)(off == (int32_t)off ? kind : SP_RULE_UNKNOWN);
+	x->off = (int32_t)off;
+	x->reg = 0;
+	x->at = x->len = 0;
 }
 
-/* Copy an expression block into @x (kind @kind), or mark it unknown when
- * it is longer than we keep; false if it overruns the program. */
-static bool take_expr(struct rd *r, struct sp_rule *x, int kind)
+/* Copy an expression block into the row's pool for rule @x (kind @kind;
+ * unknown when it does not fit); false if it overruns the program. */
+static bool take_expr(struct rd *r, struct sp_cfi *s, struct sp_rule *x,
+		      int kind)
 {
 	uint64_t len = rd_uleb(r);
 
 	if (r->bad || len > (uint64_t)(r->end - r->p))
 		return false;
 	if (x) {
-		x->kind = (uint8_t)(len <= SP_CFI_EXPR ? kind : SP_RULE_UNKNOWN);
 		x->off = 0;
-		x->len = (uint8_t)(len <= SP_CFI_EXPR ? len : 0);
-		if (len <= SP_CFI_EXPR)
-			memcpy(x->expr, r->p, len);
+		x->reg = 0;
+		x->at = x->len = 0;
+		x->kind = SP_RULE_UNKNOWN;
+		if (len <= (uint64_t)(SP_CFI_POOL - s->npool)) {
+			memcpy(s->pool + s->npool, r->p, len);
+			x->kind = (uint8_t)kind;
+			x->at = s->npool;
+			x->len = (uint8_t)len;
+			s->npool += (uint8_t)len;
+		}
 	}
 	r->p += len;
 	return true;
 }
 
 /* DW_CFA_restore(_extended) of register @reg: its rule after the CIE
- * (@init; in the CIE itself, the default). */
-static void restore_rule(struct sp_cfi *s, const struct cie *c, uint64_t reg,
+ * (@init; in the CIE itself, the default).  The CIE's expressions are at
+ * the same place in every row's pool: a row starts as a copy of @init. */
+static void restore_rule(struct sp_cfi *s, uint64_t reg,
 			 const struct sp_cfi *init)
 {
-	struct sp_rule *x = rule_of(s, c, reg);
-
-	if (!x)
+	if (reg >= SP_NREGS)
 		return;
-	if (!init)
-		set_rule(s, c, reg, SP_RULE_SAME, 0);
-	else
-		*x = x == &s->rbp ? init->rbp : init->ra;
+	s->reg[reg] = init ? init->reg[reg] : default_rule((unsigned)reg);
 }
 
 /* Is @op an advance_loc (its distance in bytes into *delta)? */
@@ -331,40 +344,42 @@ static bool advance_op(uint8_t op, struct rd *r, const struct cie *c,
 static int cfa_op(uint8_t op, struct rd *r, const struct cie *c,
 		  struct sp_cfi *s)
 {
+	struct sp_rule *x = &s->cfa;
+	int64_t off = x->off;
+
 	switch (op) {
 	case 0x0c:	/* def_cfa */
-		s->cfa.reg = (uint8_t)rd_uleb(r);
-		s->cfa.off = (int64_t)rd_uleb(r);
+		x->reg = (uint8_t)rd_uleb(r);
+		off = (int64_t)rd_uleb(r);
 		break;
 	case 0x12:	/* def_cfa_sf */
-		s->cfa.reg = (uint8_t)rd_uleb(r);
-		s->cfa.off = factored((uint64_t)rd_sleb(r), c);
+		x->reg = (uint8_t)rd_uleb(r);
+		off = factored((uint64_t)rd_sleb(r), c);
 		break;
 	case 0x0d:	/* def_cfa_register */
-		s->cfa.reg = (uint8_t)rd_uleb(r);
+		x->reg = (uint8_t)rd_uleb(r);
 		break;
 	case 0x0e:	/* def_cfa_offset */
-		s->cfa.off = (int64_t)rd_uleb(r);
+		off = (int64_t)rd_uleb(r);
 		break;
 	case 0x13:	/* def_cfa_offset_sf */
-		s->cfa.off = factored((uint64_t)rd_sleb(r), c);
+		off = factored((uint64_t)rd_sleb(r), c);
 		break;
 	case 0x0f:	/* def_cfa_expression */
-		if (!take_expr(r, &s->cfa, SP_RULE_EXPR))
-			return -1;
-		break;
+		return take_expr(r, s, x, SP_RULE_EXPR) ? 0 : -1;
 	default:
 		return 1;
 	}
-	if (op != 0x0f) {
-		/* A register rule from now on (def_cfa_offset keeps the
-		 * register, as the standard has it, or none yet). */
-		if (op != 0x0e && op != 0x13)
-			s->cfa.kind = SP_RULE_REG;
-		else if (s->cfa.kind == SP_RULE_EXPR)
-			s->cfa.kind = SP_RULE_UNKNOWN;
-		s->cfa.len = 0;
-	}
+	/* A register rule from now on (def_cfa_offset keeps the register,
+	 * as the standard has it, or none yet). */
+	if (op != 0x0e && op != 0x13)
+		x->kind = SP_RULE_REG;
+	else if (x->kind == SP_RULE_EXPR)
+		x->kind = SP_RULE_UNKNOWN;
+	if (off != (int32_t)off)
+		x->kind = SP_RULE_UNKNOWN;
+	x->off = (int32_t)off;
+	x->at = x->len = 0;
 	return 0;
 }
 
@@ -376,8 +391,7 @@ static int cfa_op(uint8_t op, struct rd *r, const struct cie *c,
 static int rule_op(uint8_t op, struct rd *r, const struct cie *c,
 		   struct sp_cfi *s, const struct sp_cfi *init)
 {
-	uint64_t reg;
-	int64_t off;
+	uint64_t reg, reg2;
 	int rc = cfa_op(op, r, c, s);
 
 	if (rc <= 0)
@@ -387,47 +401,48 @@ static int rule_op(uint8_t op, struct rd *r, const struct cie *c,
 		break;
 	case 0x05:	/* offset_extended */
 		reg = rd_uleb(r);
-		off = factored(rd_uleb(r), c);
-		set_rule(s, c, reg, SP_RULE_OFFSET, off);
+		set_rule(s, reg, SP_RULE_OFFSET, factored(rd_uleb(r), c));
 		break;
 	case 0x11:	/* offset_extended_sf */
 		reg = rd_uleb(r);
-		off = factored((uint64_t)rd_sleb(r), c);
-		set_rule(s, c, reg, SP_RULE_OFFSET, off);
+		set_rule(s, reg, SP_RULE_OFFSET,
+			 factored((uint64_t)rd_sleb(r), c));
 		break;
 	case 0x2f:	/* GNU_negative_offset_extended */
 		reg = rd_uleb(r);
-		off = factored(-rd_uleb(r), c);
-		set_rule(s, c, reg, SP_RULE_OFFSET, off);
+		set_rule(s, reg, SP_RULE_OFFSET, factored(-rd_uleb(r), c));
 		break;
 	case 0x14:	/* val_offset */
 		reg = rd_uleb(r);
-		off = factored(rd_uleb(r), c);
-		set_rule(s, c, reg, SP_RULE_VAL_OFFSET, off);
+		set_rule(s, reg, SP_RULE_VAL_OFFSET, factored(rd_uleb(r), c));
 		break;
 	case 0x15:	/* val_offset_sf */
 		reg = rd_uleb(r);
-		off = factored((uint64_t)rd_sleb(r), c);
-		set_rule(s, c, reg, SP_RULE_VAL_OFFSET, off);
+		set_rule(s, reg, SP_RULE_VAL_OFFSET,
+			 factored((uint64_t)rd_sleb(r), c));
 		break;
 	case 0x06:	/* restore_extended */
-		restore_rule(s, c, rd_uleb(r), init);
+		restore_rule(s, rd_uleb(r), init);
 		break;
 	case 0x07:	/* undefined */
-		set_rule(s, c, rd_uleb(r), SP_RULE_UNDEF, 0);
+		set_rule(s, rd_uleb(r), SP_RULE_UNDEF, 0);
 		break;
 	case 0x08:	/* same_value */
-		set_rule(s, c, rd_uleb(r), SP_RULE_SAME, 0);
+		set_rule(s, rd_uleb(r), SP_RULE_SAME, 0);
 		break;
-	case 0x09:	/* register: in another register we do not track */
+	case 0x09:	/* register */
 		reg = rd_uleb(r);
-		rd_uleb(r);
-		set_rule(s, c, reg, SP_RULE_UNKNOWN, 0);
+		reg2 = rd_uleb(r);
+		set_rule(s, reg, reg2 < SP_NREGS ? SP_RULE_REG
+						 : SP_RULE_UNKNOWN, 0);
+		if (reg < SP_NREGS)
+			s->reg[reg].reg = (uint8_t)(reg2 < SP_NREGS ? reg2 : 0);
 		break;
 	case 0x10:	/* expression */
 	case 0x16:	/* val_expression */
 		reg = rd_uleb(r);
-		if (!take_expr(r, r->bad ? NULL : rule_of(s, c, reg),
+		if (!take_expr(r, s, r->bad || reg >= SP_NREGS ? NULL
+							       : &s->reg[reg],
 			       op == 0x10 ? SP_RULE_EXPR : SP_RULE_VAL_EXPR))
 			return -1;
 		break;
@@ -456,12 +471,12 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
 		uint64_t delta;
 
 		if (op >> 6 == 2) {		/* offset */
-			set_rule(s, c, op & 0x3f, SP_RULE_OFFSET,
+			set_rule(s, op & 0x3f, SP_RULE_OFFSET,
 				 factored(rd_uleb(&r), c));
 			continue;
 		}
 		if (op >> 6 == 3) {		/* restore */
-			restore_rule(s, c, op & 0x3f, init);
+			restore_rule(s, op & 0x3f, init);
 			continue;
 		}
 		if (advance_op(op, &r, c, &delta)) {
@@ -580,10 +595,11 @@ int sp_cfi_find(const struct sp_eh *eh, uint64_t pc, struct sp_cfi *out)
 			return -1;
 		r.p += alen;
 	}
+	if (cie.ra_reg != SP_REG_RIP)
+		return -1;	/* not x86-64's */
 	memset(&s, 0, sizeof(s));
-	s.cfa.kind = SP_RULE_UNKNOWN;
-	s.rbp.kind = SP_RULE_SAME;
-	s.ra.kind = SP_RULE_UNKNOWN;
+	for (unsigned i = 0; i < SP_NREGS; i++)
+		s.reg[i] = default_rule(i);
 	if (run_cfa(cie.insn, cie.insn_end, &cie, 0, UINT64_MAX, &s, NULL))
 		return -1;
 	init = s;
@@ -612,15 +628,13 @@ static int mem_read(const struct sp_stack_copy *m, uint64_t addr, unsigned n,
 	return 0;
 }
 
-/* A register's value for DW_OP_breg: rsp, rbp (when known) and rip. */
+/* Register @reg's value for DW_OP_breg and register rules, when known. */
 static bool reg_value(const struct sp_regs *r, unsigned reg, uint64_t *out)
 {
-	switch (reg) {
-	case DW_REG_RSP: *out = r->sp; return true;
-	case DW_REG_RBP: *out = r->bp; return r->bp_known;
-	case DW_REG_RIP: *out = r->pc; return true;
-	default: return false;
-	}
+	if (reg >= SP_NREGS || !(r->known & (1u << reg)))
+		return false;
+	*out = r->r[reg];
+	return true;
 }
 
 /* Binary and comparison operators of the expression machine (DW_OP_and
@@ -651,19 +665,70 @@ static bool binop(uint8_t op, uint64_t a, uint64_t b, uint64_t *out)
 
 #define EXPR_STACK 16
 
+/* Push or change the stack of the expression machine for one operation
+ * that reads no memory; false on one we do not run. */
+static bool expr_op(uint8_t op, struct rd *r, const struct sp_regs *regs,
+		    uint64_t *st, int *n)
+{
+	uint64_t a;
+
+	if (op >= 0x30 && op <= 0x4f) {				/* litN */
+		st[(*n)++] = op - 0x30;
+	} else if (op >= 0x70 && op <= 0x8f) {			/* bregN */
+		if (!reg_value(regs, op - 0x70, &a))
+			return false;
+		st[(*n)++] = a + (uint64_t)rd_sleb(r);
+	} else if (op == 0x08 || op == 0x0a || op == 0x0c || op == 0x0e) {
+		st[(*n)++] = rd_u(r, op == 0x08 ? 1 : op == 0x0a ? 2	/* constNu */
+				     : op == 0x0c ? 4 : 8);
+	} else if (op == 0x09) {				/* const1s */
+		st[(*n)++] = (uint64_t)(int64_t)(int8_t)rd_u(r, 1);
+	} else if (op == 0x10) {				/* constu */
+		st[(*n)++] = rd_uleb(r);
+	} else if (op == 0x11) {				/* consts */
+		st[(*n)++] = (uint64_t)rd_sleb(r);
+	} else if (op == 0x12 && *n >= 1) {			/* dup */
+		st[*n] = st[*n - 1];
+		(*n)++;
+	} else if (op == 0x13 && *n >= 1) {			/* drop */
+		(*n)--;
+	} else if (op == 0x16 && *n >= 2) {			/* swap */
+		a = st[*n - 1];
+		st[*n - 1] = st[*n - 2];
+		st[*n - 2] = a;
+	} else if (op == 0x23 && *n >= 1) {			/* plus_uconst */
+		st[*n - 1] += rd_uleb(r);
+	} else if (op == 0x1f && *n >= 1) {			/* neg */
+		st[*n - 1] = -st[*n - 1];
+	} else if (op == 0x20 && *n >= 1) {			/* not */
+		st[*n - 1] = ~st[*n - 1];
+	} else if (*n >= 2 && binop(op, st[*n - 2], st[*n - 1], &a)) {
+		st[*n - 2] = a;
+		(*n)--;
+	} else {
+		return false;
+	}
+	return !r->bad;
+}
+
 /*
- * Evaluate a DWARF expression of a CFI rule (no branches: straight-line
+ * Evaluate the expression of rule @x in row @c (no branches: straight-line
  * code only, which is all the x86-64 CFI of gcc, clang and glibc uses).
  * @push: the CFA to push first (register rules), or none (the CFA's own).
  */
-static int eval(const struct sp_rule *x, const struct sp_regs *regs,
-		const uint64_t *push, const struct sp_stack_copy *m,
-		uint64_t *out, uint64_t *need)
+static int eval(const struct sp_cfi *c, const struct sp_rule *x,
+		const struct sp_regs *regs, const uint64_t *push,
+		const struct sp_stack_copy *m, uint64_t *out, uint64_t *need)
 {
-	struct rd r = { x->expr, x->expr + x->len, false };
-	uint64_t st[EXPR_STACK], a, b;
+	struct rd r;
+	uint64_t st[EXPR_STACK];
 	int n = 0, rc;
 
+	if ((unsigned)x->at + x->len > SP_CFI_POOL)
+		return SP_STEP_BAD;
+	r.p = c->pool + x->at;
+	r.end = r.p + x->len;
+	r.bad = false;
 	if (push)
 		st[n++] = *push;
 	while (r.p < r.end) {
@@ -671,38 +736,7 @@ static int eval(const struct sp_rule *x, const struct sp_regs *regs,
 
 		if (n >= EXPR_STACK)
 			return SP_STEP_BAD;
-		if (op >= 0x30 && op <= 0x4f) {			/* litN */
-			st[n++] = op - 0x30;
-		} else if (op >= 0x70 && op <= 0x8f) {		/* bregN */
-			if (!reg_value(regs, op - 0x70, &a))
-				return SP_STEP_BAD;
-			st[n++] = a + (uint64_t)rd_sleb(&r);
-		} else if (op == 0x08 || op == 0x0a || op == 0x0c ||
-			   op == 0x0e) {			/* constNu */
-			st[n++] = rd_u(&r, op == 0x08 ? 1 : op == 0x0a ? 2
-						 : op == 0x0c ? 4 : 8);
-		} else if (op == 0x09) {			/* const1s */
-			st[n++] = (uint64_t)(int64_t)(int8_t)rd_u(&r, 1);
-		} else if (op == 0x10) {			/* constu */
-			st[n++] = rd_uleb(&r);
-		} else if (op == 0x11) {			/* consts */
-			st[n++] = (uint64_t)rd_sleb(&r);
-		} else if (op == 0x12 && n >= 1) {		/* dup */
-			st[n] = st[n - 1];
-			n++;
-		} else if (op == 0x13 && n >= 1) {		/* drop */
-			n--;
-		} else if (op == 0x16 && n >= 2) {		/* swap */
-			a = st[n - 1];
-			st[n - 1] = st[n - 2];
-			st[n - 2] = a;
-		} else if (op == 0x23 && n >= 1) {		/* plus_uconst */
-			st[n - 1] += rd_uleb(&r);
-		} else if (op == 0x1f && n >= 1) {		/* neg */
-			st[n - 1] = -st[n - 1];
-		} else if (op == 0x20 && n >= 1) {		/* not */
-			st[n - 1] = ~st[n - 1];
-		} else if ((op == 0x06 || op == 0x94) && n >= 1) { /* deref */
+		if ((op == 0x06 || op == 0x94) && n >= 1) {	/* deref */
 			unsigned sz = op == 0x06 ? 8 : (unsigned)rd_u(&r, 1);
 
 			if (r.bad || sz < 1 || sz > 8)
@@ -710,14 +744,9 @@ static int eval(const struct sp_rule *x, const struct sp_regs *regs,
 			rc = mem_read(m, st[n - 1], sz, &st[n - 1], need);
 			if (rc)
 				return rc;
-		} else if (n >= 2 && binop(op, st[n - 2], st[n - 1], &b)) {
-			st[n - 2] = b;
-			n--;
-		} else {
+		} else if (!expr_op(op, &r, regs, st, &n)) {
 			return SP_STEP_BAD;
 		}
-		if (r.bad)
-			return SP_STEP_BAD;
 	}
 	if (n < 1)
 		return SP_STEP_BAD;
@@ -725,26 +754,33 @@ static int eval(const struct sp_rule *x, const struct sp_regs *regs,
 	return 0;
 }
 
-/* The caller's value of a register saved under rule @x (rbp's or the
- * return address's), the CFA being @cfa. */
-static int reg_rule(const struct sp_rule *x, const struct sp_regs *regs,
-		    uint64_t cfa, const struct sp_stack_copy *m, uint64_t *out,
+/* The caller's value of register @reg under its rule in @c, the CFA
+ * being @cfa. */
+static int reg_rule(const struct sp_cfi *c, unsigned reg,
+		    const struct sp_regs *regs, uint64_t cfa,
+		    const struct sp_stack_copy *m, uint64_t *out,
 		    uint64_t *need)
 {
+	const struct sp_rule *x = &c->reg[reg];
 	uint64_t addr;
 	int rc;
 
 	switch (x->kind) {
+	case SP_RULE_SAME:
+		return reg_value(regs, reg, out) ? 0 : SP_STEP_BAD;
+	case SP_RULE_REG:
+		return reg_value(regs, x->reg, out) ? 0 : SP_STEP_BAD;
 	case SP_RULE_OFFSET:
-		return mem_read(m, cfa + (uint64_t)x->off, 8, out, need);
+		return mem_read(m, cfa + (uint64_t)(int64_t)x->off, 8, out,
+				need);
 	case SP_RULE_VAL_OFFSET:
-		*out = cfa + (uint64_t)x->off;
+		*out = cfa + (uint64_t)(int64_t)x->off;
 		return 0;
 	case SP_RULE_EXPR:
-		rc = eval(x, regs, &cfa, m, &addr, need);
+		rc = eval(c, x, regs, &cfa, m, &addr, need);
 		return rc ? rc : mem_read(m, addr, 8, out, need);
 	case SP_RULE_VAL_EXPR:
-		return eval(x, regs, &cfa, m, out, need);
+		return eval(c, x, regs, &cfa, m, out, need);
 	case SP_RULE_UNDEF:
 		return SP_STEP_OUTERMOST;
 	default:
@@ -755,35 +791,42 @@ static int reg_rule(const struct sp_rule *x, const struct sp_regs *regs,
 int sp_cfi_step(const struct sp_cfi *c, const struct sp_stack_copy *m,
 		struct sp_regs *r, uint64_t *need)
 {
-	uint64_t cfa, ra, bp = r->bp;
-	bool bp_known = r->bp_known;
+	struct sp_regs out;
+	uint64_t cfa, v, ignore;
+	unsigned i;
 	int rc;
 
 	*need = 0;
-	if (c->ra.kind == SP_RULE_UNDEF)
+	if (c->reg[SP_REG_RIP].kind == SP_RULE_UNDEF)
 		return SP_STEP_OUTERMOST;
 	if (c->cfa.kind == SP_RULE_REG) {
-		if (!reg_value(r, c->cfa.reg, &cfa) || c->cfa.reg == DW_REG_RIP)
+		if (!reg_value(r, c->cfa.reg, &cfa))
 			return SP_STEP_BAD;
-		cfa += (uint64_t)c->cfa.off;
+		cfa += (uint64_t)(int64_t)c->cfa.off;
 	} else if (c->cfa.kind == SP_RULE_EXPR) {
-		rc = eval(&c->cfa, r, NULL, m, &cfa, need);
+		rc = eval(c, &c->cfa, r, NULL, m, &cfa, need);
 		if (rc)
 			return rc;
 	} else {
 		return SP_STEP_BAD;
 	}
-	rc = reg_rule(&c->ra, r, cfa, m, &ra, need);
+	rc = reg_rule(c, SP_REG_RIP, r, cfa, m, &out.r[SP_REG_RIP], need);
 	if (rc)
 		return rc;
-	if (c->rbp.kind != SP_RULE_SAME) {
-		uint64_t ignore;
-
-		bp_known = reg_rule(&c->rbp, r, cfa, m, &bp, &ignore) == 0;
+	/* The caller's rsp is the CFA: that is what the CFA is on x86-64
+	 * (a signal frame's rule for rsp gives the same value). */
+	out.r[SP_REG_RSP] = cfa;
+	out.known = 1u << SP_REG_RIP | 1u << SP_REG_RSP;
+	for (i = 0; i < SP_REG_RIP; i++) {
+		if (i == SP_REG_RSP)
+			continue;
+		if (reg_rule(c, i, r, cfa, m, &v, &ignore) == 0) {
+			out.r[i] = v;
+			out.known |= 1u << i;
+		} else {
+			out.r[i] = 0;
+		}
 	}
-	r->pc = ra;
-	r->sp = cfa;
-	r->bp = bp;
-	r->bp_known = bp_known;
+	*r = out;
 	return SP_STEP_OK;
 }

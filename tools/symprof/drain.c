@@ -378,7 +378,7 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
  *     SP_MAX_DEPTH frames: `truncated`.
  * A signal frame (the trampoline's CFI carries 'S') is unwound through:
  * the context the kernel saved on the stack gives the interrupted pc,
- * exact (a `p` frame), and its sp and rbp.  The end is a CFI rule that
+ * exact (a `p` frame), and all its registers.  The end is a CFI rule that
  * marks the return address undefined: _start, and clone3 under
  * start_thread.
  */
@@ -390,10 +390,11 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 
 	for (;;) {
 		struct sp_cfi c;
-		uint64_t need, prev_sp = r->sp;
+		uint64_t need, prev_sp = r->r[SP_REG_RSP];
+		uint64_t pc = r->r[SP_REG_RIP];
 		int rc;
 
-		if (!m || cfi_lookup(m, exact ? r->pc : r->pc - 1, &c))
+		if (!m || cfi_lookup(m, exact ? pc : pc - 1, &c))
 			return F_UNWIND;
 		rc = sp_cfi_step(&c, mem, r, &need);
 		if (rc == SP_STEP_OUTERMOST)
@@ -401,18 +402,19 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		if (rc == SP_STEP_NOMEM)
 			return cut && need >= mem->base + 8 * mem->n
 				       ? F_TRUNCATED : F_UNWIND;
-		if (rc != SP_STEP_OK || r->sp <= prev_sp)
+		if (rc != SP_STEP_OK || r->r[SP_REG_RSP] <= prev_sp)
 			return F_UNWIND;
 		agg.cfi_steps++;
 		exact = c.signal;
-		m = exact ? find_map(r->pc) : good_return(r->pc);
+		pc = r->r[SP_REG_RIP];
+		m = exact ? find_map(pc) : good_return(pc);
 		if (!m && !exact)
 			return F_BADRETURN;
 		if (!exact && is_self(m))
 			continue;
 		if (*k >= SP_MAX_DEPTH)
 			return F_TRUNCATED;
-		put_frame(&out[(*k)++], m, r->pc, !exact);
+		put_frame(&out[(*k)++], m, pc, !exact);
 	}
 }
 
@@ -422,17 +424,19 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 	static struct sp_frame out[SP_MAX_DEPTH];
 	uint64_t hdr = w[0];
 	uint32_t wflags = SP_HDR_FLAGS(hdr), k = 0, flags = 0;
-	struct sp_stack_copy mem = { w[3], w + SP_REC_FIXED,
+	struct sp_stack_copy mem = { w[2 + SP_REG_RSP], w + SP_REC_FIXED,
 				     SP_HDR_NSTACK(hdr) };
-	struct sp_regs r = { w[2], w[3], w[4], true };
+	struct sp_regs r;
 	const struct sp_map *m;
 
 	if (mem.n > SP_STACK_MAX / 8)
 		return;
 	if (mem.n * 8 > agg.copy_max)
 		agg.copy_max = mem.n * 8;
-	m = find_map(r.pc);
-	put_frame(&out[k++], m, r.pc, false);
+	memcpy(r.r, w + 2, sizeof(r.r));
+	r.known = (1u << SP_NREGS) - 1;
+	m = find_map(r.r[SP_REG_RIP]);
+	put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
 	if (wflags & SP_WALK_NOSTACK) {
 		/* Only the registers: the rest of the stack is unknown. */
 		agg.offstack++;

@@ -9,7 +9,8 @@
  * only inside the thread's known stack.
  *
  * What it records, into the thread's own preallocated ring:
- *   - the interrupted pc, sp and rbp;
+ *   - the interrupted registers, all of them (the unwind may need any:
+ *     ld.so's lazy-binding trampoline keeps its CFA in rbx);
  *   - the stack the thread uses, from sp up to the top of its stack
  *     (the initial stack pointer for the main thread), at most
  *     SP_STACK_MAX bytes.  That memory is mapped for as long as the
@@ -33,6 +34,13 @@
 
 #include "symprof.h"
 
+/* The ucontext's registers in DWARF's order (struct sp_regs). */
+static const unsigned char dwarf_greg[SP_NREGS] = {
+	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP,
+	REG_RSP, REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14,
+	REG_R15, REG_RIP,
+};
+
 static void sample(struct sp_thread *t, const ucontext_t *uc,
 		   uint64_t weight)
 {
@@ -44,7 +52,7 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	const greg_t *g = uc->uc_mcontext.gregs;
 	uintptr_t sp_ = (uintptr_t)g[REG_RSP];
 	uintptr_t lo = t->stack_lo, hi = t->stack_hi;
-	uint32_t flags = 0, nstack = 0, len;
+	uint32_t flags = 0, nstack = 0, len, i;
 	uint64_t *w;
 
 	if (sp_ < lo || sp_ >= hi || (sp_ & 7)) {
@@ -71,9 +79,8 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	}
 	w = &r->words[pos];
 	w[1] = weight;
-	w[2] = (uint64_t)g[REG_RIP];
-	w[3] = sp_;
-	w[4] = (uint64_t)g[REG_RBP];
+	for (i = 0; i < SP_NREGS; i++)
+		w[2 + i] = (uint64_t)g[dwarf_greg[i]];
 	memcpy(w + SP_REC_FIXED, (const void *)sp_, (size_t)nstack * 8);
 	w[0] = SP_HDR(len, SP_REC_SAMPLE, flags, nstack);
 	atomic_store_explicit(&r->head, head + pad + len,

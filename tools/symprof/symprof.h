@@ -62,8 +62,8 @@
  * records of the largest size. */
 #define SP_RING_WORDS (1u << 16)
 #define SP_RING_MASK (SP_RING_WORDS - 1)
-/* Fixed words of a record: header, weight, pc, sp, rbp. */
-#define SP_REC_FIXED 5
+/* Fixed words of a record: header, weight, the 17 registers. */
+#define SP_REC_FIXED (2 + SP_NREGS)
 /* The largest record. */
 #define SP_REC_MAX (SP_REC_FIXED + SP_STACK_MAX / 8)
 
@@ -71,8 +71,9 @@
  * A record in the ring, in 64-bit words:
  *	[0] header: SP_HDR(len, kind, walk flags, nstack)
  *	[1] weight in ns
- *	[2] pc, [3] sp and [4] rbp of the interrupted context
- *	[5 .. 5+nstack)         the stack words from sp up (the copy)
+ *	[2 .. 19)	the interrupted registers in DWARF's order (struct
+ *			sp_regs: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip)
+ *	[19 .. 19+nstack) the stack words from sp up (the copy)
  * A pad record (kind SP_REC_PAD) fills the end of the ring when a record
  * would not fit there contiguously.
  */
@@ -268,40 +269,52 @@ SP_HIDDEN bool sp_call_precedes(const struct sp_map *m, uint64_t ra);
 
 /*
  * cfi.c: call frame information, in memory (the drain thread; fuzzed by
- * tests/fuzz/fuzz-symprof-cfi.c).  A rule says how the caller's value of
- * a register (or the CFA) is found; expressions are copied, up to
- * SP_CFI_EXPR bytes (longer ones are SP_RULE_UNKNOWN).
+ * tests/fuzz/fuzz-symprof-cfi.c).  Registers are DWARF's for x86-64: 0
+ * rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, and
+ * 16 the return address (rip).  A rule says how the caller's value of a
+ * register (or the CFA) is found; expressions are copied into the row's
+ * pool (a rule whose expression does not fit is SP_RULE_UNKNOWN).
  */
-#define SP_CFI_EXPR 16
+#define SP_NREGS 17
+#define SP_REG_RBP 6
+#define SP_REG_RSP 7
+#define SP_REG_RIP 16
+#define SP_CFI_POOL 96
 enum sp_rule_kind {
-	SP_RULE_UNKNOWN = 0,	/* one we cannot follow */
+	SP_RULE_UNKNOWN = 0,	/* one we cannot follow, or a register the
+				 * call clobbered */
 	SP_RULE_SAME,		/* unchanged */
 	SP_RULE_UNDEF,		/* undefined (the return address: the
-				 * outermost frame, _start or clone) */
+				 * outermost frame, _start or clone3) */
 	SP_RULE_OFFSET,		/* saved at CFA + off */
 	SP_RULE_VAL_OFFSET,	/* the value is CFA + off */
-	SP_RULE_REG,		/* CFA only: register reg + off */
+	SP_RULE_REG,		/* in register reg (the CFA: reg + off) */
 	SP_RULE_EXPR,		/* saved at the expression's value; the CFA:
 				 * the expression's value */
 	SP_RULE_VAL_EXPR,	/* the value is the expression's */
 };
 struct sp_rule {
-	int64_t off;
+	int32_t off;
 	uint8_t kind;			/* enum sp_rule_kind */
 	uint8_t reg;
-	uint8_t len;			/* of expr */
-	uint8_t expr[SP_CFI_EXPR];
+	uint8_t at, len;		/* expression: pool[at .. at + len) */
 };
-/* The rules at one pc: the CFA's, rbp's and the return address's. */
+/* The rules at one pc. */
 struct sp_cfi {
-	struct sp_rule cfa, rbp, ra;
+	struct sp_rule cfa;
+	/* The caller's value of each register; reg[SP_REG_RSP] is the CFA
+	 * unless a rule says otherwise, reg[SP_REG_RIP] the return
+	 * address. */
+	struct sp_rule reg[SP_NREGS];
+	uint8_t pool[SP_CFI_POOL];
+	uint8_t npool;
 	/* CIE augmentation 'S': a signal trampoline's frame, whose caller's
 	 * pc is exact (the interrupted instruction), not a return address. */
 	bool signal;
 };
 /* The rules at @pc, from the FDE that .eh_frame_hdr's table gives for
  * it.  Returns 0, or -1 when there is no usable CFI (none, corrupt, an
- * instruction we do not know). */
+ * instruction we do not know, a return address not in register 16). */
 SP_HIDDEN int sp_cfi_find(const struct sp_eh *eh, uint64_t pc,
 			  struct sp_cfi *out);
 /* The .eh_frame address .eh_frame_hdr at [hdr, hdr_end) names; -1 when
@@ -309,10 +322,12 @@ SP_HIDDEN int sp_cfi_find(const struct sp_eh *eh, uint64_t pc,
 SP_HIDDEN int sp_eh_frame_ptr(uintptr_t hdr, uintptr_t hdr_end,
 			      uintptr_t *out);
 
-/* One frame's registers, as far as an x86-64 unwind needs them. */
+/* One frame's registers: all of them at the leaf (the ucontext), then
+ * those the CFI recovers (the callee-saved ones, all after a signal
+ * frame). */
 struct sp_regs {
-	uint64_t pc, sp, bp;
-	bool bp_known;			/* bp holds rbp's value */
+	uint64_t r[SP_NREGS];		/* r[SP_REG_RIP] is the pc */
+	uint32_t known;			/* bit i: r[i] holds register i */
 };
 /* The stack memory an unwind may read: @n words from address @base. */
 struct sp_stack_copy {
@@ -324,12 +339,13 @@ enum sp_step {
 	SP_STEP_OK = 0,
 	SP_STEP_OUTERMOST,	/* the return address is undefined: the end */
 	SP_STEP_NOMEM,		/* needed memory outside the copy (*need) */
-	SP_STEP_BAD,		/* a rule we cannot follow (a register we do
-				 * not track, rbp lost, an expression) */
+	SP_STEP_BAD,		/* a rule we cannot follow (a register not
+				 * known, an expression) */
 };
 /* Step @r from a frame to its caller with rules @c, reading memory from
  * @m only.  Returns an enum sp_step; @r changes only on SP_STEP_OK (the
- * caller's pc, the CFA as its sp, its rbp when known). */
+ * caller's pc, the CFA as its sp unless a rule says otherwise, the
+ * registers whose rules could be followed). */
 SP_HIDDEN int sp_cfi_step(const struct sp_cfi *c,
 			  const struct sp_stack_copy *m, struct sp_regs *r,
 			  uint64_t *need);
