@@ -13,7 +13,8 @@
  *     whole stacks;
  *   - a pc without CFI (an object without .eh_frame, JIT code) ends the
  *     stack there, flagged `unwind`: the frames so far are kept, none is
- *     guessed;
+ *     guessed; but the entry code of an object (ld.so's, under the
+ *     constructors) is an outermost frame;
  *   - a return address outside every executable mapping, or not right
  *     after a call instruction, ends the stack there and flags it
  *     `badreturn`;
@@ -282,20 +283,39 @@ static void thread_comm_from_proc(int32_t tid, char *buf, size_t len)
 
 /* ---- turning records into stacks --------------------------------------- */
 
-/* Maps change only under sp_drain_lock; refreshed at most once a cycle
- * on a miss. */
+/*
+ * Maps change only under sp_drain_lock.  The table is refreshed at the
+ * start of a cycle after a dlopen, and again on a pc in no mapping: the
+ * dlopen hook runs before the real dlopen, so a cycle can start before
+ * the library is in dl_iterate_phdr()'s list, and its samples come
+ * after.  At most REFRESH_MAX refreshes a cycle, and none for a page
+ * that missed after one already (JIT code stays in no mapping).
+ */
+#define REFRESH_MAX 8
+#define MISS_PAGES 16
 static unsigned maps_gen_seen;
-static bool refreshed_this_cycle;
+static unsigned refreshes;
+static uint64_t miss_page[MISS_PAGES];
+static unsigned nmiss;
 
 static const struct sp_map *find_map(uint64_t pc)
 {
 	const struct sp_map *m = sp_maps_find(pc);
+	uint64_t page = pc >> 12;
+	unsigned i;
 
-	if (!m && !refreshed_this_cycle) {
-		refreshed_this_cycle = true;
+	if (m)
+		return m;
+	for (i = 0; i < nmiss; i++)
+		if (miss_page[i] == page)
+			return NULL;
+	if (refreshes < REFRESH_MAX) {
+		refreshes++;
 		sp_maps_refresh();
 		m = sp_maps_find(pc);
 	}
+	if (!m && nmiss < MISS_PAGES)
+		miss_page[nmiss++] = page;
 	return m;
 }
 
@@ -366,12 +386,14 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
 
 /*
  * Unwind a record's stack copy from the leaf (@r, in map @m, already in
- * out[0]) with the CFI of each frame's object: CFA, return address and
- * rbp from their rules, memory from the copy only (cfi.c).  Frames go to
- * out[1..]; returns the stack's flags:
+ * out[0]) with the CFI of each frame's object: the CFA and every
+ * register from their rules, memory from the copy only (cfi.c).  Frames
+ * go to out[1..]; returns the stack's flags:
  *   - no CFI for a pc (an object without .eh_frame, JIT code), a rule we
  *     cannot follow, or an unwind that stops making progress: `unwind`,
- *     with the frames found so far and nothing guessed;
+ *     with the frames found so far and nothing guessed (a return into an
+ *     object's entry code, which has no CFI in ld.so, ends a whole
+ *     stack);
  *   - a return address outside the executable mappings or not after a
  *     call: `badreturn`, the stack ends before it;
  *   - the copy ends (SP_STACK_MAX) before the stack does, or
@@ -394,8 +416,14 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		uint64_t pc = r->r[SP_REG_RIP];
 		int rc;
 
-		if (!m || cfi_lookup(m, exact ? pc : pc - 1, &c))
+		if (!m || cfi_lookup(m, exact ? pc : pc - 1, &c)) {
+			/* An object's entry code is the outermost frame
+			 * there is: ld.so's _start and _dl_start_user, which
+			 * run the constructors, have no CFI. */
+			if (m && m->entry && pc - m->entry < 64)
+				return 0;
 			return F_UNWIND;
+		}
 		rc = sp_cfi_step(&c, mem, r, &need);
 		if (rc == SP_STEP_OUTERMOST)
 			return 0;
@@ -480,11 +508,11 @@ static void drain_all(void)
 	struct sp_thread *t, **pp;
 	unsigned gen = atomic_load(&sp_maps_gen);
 
-	refreshed_this_cycle = false;
+	refreshes = nmiss = 0;
 	if (gen != maps_gen_seen || sp_maps_count() == 0) {
 		maps_gen_seen = gen;
 		sp_maps_refresh();
-		refreshed_this_cycle = true;
+		refreshes = 1;
 	}
 	pthread_mutex_lock(&sp_reg_lock);
 	for (pp = &sp_threads; (t = *pp);) {

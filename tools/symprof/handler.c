@@ -55,7 +55,8 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	uint32_t flags = 0, nstack = 0, len, i;
 	uint64_t *w;
 
-	if (sp_ < lo || sp_ >= hi || (sp_ & 7)) {
+	/* sp == hi: at _start's first instruction, nothing used yet. */
+	if (sp_ < lo || sp_ > hi || (sp_ & 7)) {
 		/* Interrupted on another stack (a sigaltstack, a coroutine):
 		 * nothing but the registers is safe to take. */
 		flags |= SP_WALK_NOSTACK;

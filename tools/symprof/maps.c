@@ -173,6 +173,27 @@ none:
 	memset(eh, 0, sizeof(*eh));
 }
 
+/* The object's entry point at runtime, from the ELF header the first
+ * PT_LOAD maps (file offset 0); 0 when it is not there. */
+static uint64_t entry_point(const struct dl_phdr_info *info)
+{
+	const ElfW(Ehdr) *eh;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || ph->p_offset != 0 ||
+		    !loaded(info, ph->p_vaddr, sizeof(*eh)))
+			continue;
+		eh = (const ElfW(Ehdr) *)(info->dlpi_addr + ph->p_vaddr);
+		if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || !eh->e_entry)
+			return 0;
+		return info->dlpi_addr + eh->e_entry;
+	}
+	return 0;
+}
+
 struct refresh_ctx {
 	unsigned long vdso;
 	int index;
@@ -273,6 +294,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 		m->bias = info->dlpi_addr;
 		memcpy(m->build_id, bid, sizeof(bid));
 		m->eh = eh;
+		m->entry = vdso ? 0 : entry_point(info);
 		if (add_map(m)) {
 			ctx->err = -ENOMEM;
 			return 1;

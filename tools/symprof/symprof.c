@@ -562,8 +562,10 @@ static void final_write(void)
 		return;
 	if (atomic_exchange(&sp_final_done, 1))
 		return;
-	sp_drain_request(SP_REQ_FINAL, SP_FINAL_WAIT_MS);
+	/* The wait for the write is the profiler's time, not the
+	 * program's: no samples from here on. */
 	atomic_store(&sp_active, 0);
+	sp_drain_request(SP_REQ_FINAL, SP_FINAL_WAIT_MS);
 }
 
 void sp_die_of(int sig)

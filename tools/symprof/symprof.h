@@ -258,6 +258,10 @@ struct sp_map {
 	char build_id[2 * 64 + 1];	/* lowercase hex, "" when unknown */
 	const char *path;		/* in the arena */
 	struct sp_eh eh;		/* its CFI, zeros when none */
+	/* The object's entry point at runtime (ELF e_entry), 0 when its
+	 * ELF header is not mapped: code without CFI there (ld.so's) is an
+	 * outermost frame. */
+	uint64_t entry;
 };
 SP_HIDDEN int sp_maps_refresh(void);
 SP_HIDDEN const struct sp_map *sp_maps_find(uint64_t pc);
