@@ -20,6 +20,12 @@ when it fails.
       follow a call instruction, or frames beyond an outermost one, is
       wrong, and every wrong stack must carry a flag.  With --pid-of, only
       the processes whose map of EXE holds frames are judged.
+  workloads_check.py whole FILE|PERFSCRIPT
+      print "whole K N": K of the N samples (of user threads) are whole
+      and unflagged by `complete`'s judgement; a perf script (-F
+      comm,pid,tid,ip,dso) is judged the same way, its frames turned into
+      ours as `shares` does (perf flags nothing), for the bench's
+      comparison of the two (tests/bench/record-bench.sh)
   workloads_check.py shares FILE PERFSCRIPT [--top N] [--alpha A]
       the self and total shares of the top N (10) functions agree with
       perf's (PERFSCRIPT: `perf script -F comm,pid,tid,ip,dso` of a `perf
@@ -224,6 +230,33 @@ def judge(prof, mods, s):
                 mod.is_entry(fr[end].addr - 1):
             return False, "%d frames past %s" % (len(fr) - end - 1, n)
     return True, ""
+
+
+def count_whole(prof, pids=None):
+    """(whole and unflagged, total) samples of user threads of @prof."""
+    mods = Modules(prof)
+    total = whole = 0
+    for s in prof.stacks:
+        if s["pid"] <= 0 or (pids is not None and s["pid"] not in pids):
+            continue
+        total += s["count"]
+        if not s["flags"] and judge(prof, mods, s)[0]:
+            whole += s["count"]
+    return whole, total
+
+
+def cmd_whole(path):
+    with open(path, errors="replace") as f:
+        raw = f.readline().rstrip("\n") == "sym-raw 1"
+    if raw:
+        k, n = count_whole(Profile(path))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            conv = os.path.join(tmp, "perf.raw")
+            perf_raw(path, conv)
+            k, n = count_whole(Profile(conv))
+    print("whole %d %d" % (k, n))
+    return True
 
 
 def cmd_complete(prof, min_share, pid_of):
@@ -453,6 +486,8 @@ def main():
     elif cmd == "complete":
         ok = cmd_complete(Profile(args[1]), float(opts["--min"]),
                           opts["--pid-of"])
+    elif cmd == "whole":
+        ok = cmd_whole(args[1])
     elif cmd == "shares" and len(args) == 3:
         ok = cmd_shares(args[1], args[2], int(opts["--top"]),
                         float(opts["--alpha"]))

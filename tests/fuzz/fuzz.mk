@@ -120,8 +120,9 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # sym.c), the recorder's (tools/agent/) and the views' (tools/view/).
 # The targets in TOOL_TARGETS drive them: fuzz-reply the reader of symd's
 # answers (tools/client.c), fuzz-folded the folded reader and flame graph
-# writer, fuzz-perfscript the perf script reader and fold map.
-TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript
+# writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
+# sym record's CFI unwinder (tools/agent/unwind.c).
+TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a
