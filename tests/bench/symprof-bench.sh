@@ -54,7 +54,7 @@
 #    Beside it, sym run's cost model: (samples x (floor + handler for its
 #    largest copy) + drain thread) / CPU; and the share of whole stacks of
 #    each (workloads_check.py complete: an outermost frame reached, every
-#    return after a call; perf's stacks converted by its perf_raw()).
+#    return after a call; perf's script judged the same way: its whole).
 #    BENCH_WL=0 leaves this part out.
 #
 # Goals (issues 6 and 16): overhead <= 1 % at 99 Hz; handler <= 1.5 us at
@@ -211,10 +211,11 @@ variant() {
 		-o "$W/wl.$1.data" -- ;;
 	esac
 }
-# whole RAW: the share of whole, unflagged stacks workloads_check finds.
+# whole RAW|PERFSCRIPT: the share of whole, unflagged stacks
+# workloads_check finds (a perf script's frames judged the same way).
 whole() {
-	python3 tests/e2e/workloads_check.py complete "$1" 2>/dev/null |
-		sed -n 's/.* whole and unflagged (\([0-9.]*%\)).*/\1/p'
+	python3 tests/e2e/workloads_check.py whole "$1" 2>/dev/null |
+		awk '$1 == "whole" && $3 > 0 {printf "%.2f%%", 100 * $2 / $3}'
 }
 # The handler's work for a copy of B bytes, from the per-sample table's
 # smallest and largest copies (linear: it is a memcpy).
@@ -255,12 +256,9 @@ if [ "${BENCH_WL:-1}" = 1 ] && command -v perf > /dev/null 2>&1; then
 		done
 		perf script --no-inline -F comm,pid,tid,ip,dso \
 			-i "$W/wl.$n.data" > "$W/wl.$n.txt" 2> /dev/null
-		python3 -c 'import sys; sys.path.insert(0, "tests/e2e")
-import workloads_check as w; w.perf_raw(sys.argv[1], sys.argv[2])' \
-			"$W/wl.$n.txt" "$W/wl.$n.perf.raw"
 		_raw=$W/wl.$n.raw
 		awk -v n="$n" -v d="$(wl_desc "$n")" \
-		    -v wr="$(whole "$_raw")" -v wp="$(whole "$W/wl.$n.perf.raw")" \
+		    -v wr="$(whole "$_raw")" -v wp="$(whole "$W/wl.$n.txt")" \
 		    -v s="$(sed -n 's/^samples //p' "$_raw")" \
 		    -v dr="$(sed -n 's/^# libsymprof: drain thread cpu_ns //p' "$_raw")" \
 		    -v h="$(hfit "$(sed -n 's/.*largest \([0-9]*\) bytes.*/\1/p' "$_raw")")" \
