@@ -67,6 +67,8 @@
 #define VERIFYING_MAX 16
 /* Mixed into the verified set's entry for a chunk found corrupt. */
 #define VERIFIED_BAD 0x6261642063726321ull
+/* Tables this handle removed as corrupt, remembered (newest kept). */
+#define GONE_BAD_MAX 16
 
 struct meta_v {
 	uint32_t magic;
@@ -106,6 +108,10 @@ struct sym_store {
 	size_t nverified;
 	/* Chunks some thread is verifying now; 0 is a free slot. */
 	uint64_t verifying[VERIFYING_MAX];
+	/* Hashes of build IDs whose table this handle removed as corrupt
+	 * and nobody has put since (gone_bad()); 0 is a free slot. */
+	uint64_t gone_bad[GONE_BAD_MAX];
+	unsigned gone_bad_next;
 };
 
 static int64_t now(void)
@@ -590,6 +596,46 @@ static int read_gen(struct sym_store *st, const uint8_t *id, size_t idlen,
 
 static int enforce_bound(struct sym_store *st);
 
+/*
+ * gone_bad() - what this handle knows of a table removed as corrupt.
+ * SET marks @id before the removal, so that a thread whose read begins
+ * after it finds the mark; CLEAR forgets it (a put); TEST asks.  A
+ * lookup that misses the table because another thread of this handle
+ * just removed it then gets that thread's verdict, -SYM_E_BADTABLE, not
+ * -SYM_E_NOTFOUND: the workers of `sym lookup --threads` report what one
+ * thread would.
+ * @return TEST: whether @id is marked; otherwise false
+ */
+enum gone_op { GONE_TEST, GONE_SET, GONE_CLEAR };
+
+static bool gone_bad(struct sym_store *st, const uint8_t *id, size_t idlen,
+		     enum gone_op op)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	bool hit = false;
+	size_t i;
+
+	for (i = 0; i < idlen; i++)
+		h = (h ^ id[i]) * 0x100000001b3ull;
+	h ^= idlen;
+	if (!h)
+		h = 1;
+	pthread_mutex_lock(&st->mu);
+	for (i = 0; i < GONE_BAD_MAX && !hit; i++) {
+		if (st->gone_bad[i] != h)
+			continue;
+		hit = true;
+		if (op == GONE_CLEAR)
+			st->gone_bad[i] = 0;
+	}
+	if (op == GONE_SET && !hit) {
+		st->gone_bad[st->gone_bad_next] = h;
+		st->gone_bad_next = (st->gone_bad_next + 1) % GONE_BAD_MAX;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return op == GONE_TEST && hit;
+}
+
 int sym_store_put(struct sym_store *st, const char *build_id,
 		  const struct sym_table *t, const char *source)
 {
@@ -642,6 +688,8 @@ int sym_store_put(struct sym_store *st, const char *build_id,
 	for (size_t i = 0; i < n; i++)
 		sym_table_close(parts[i]);
 	free(parts);
+	if (!err)
+		gone_bad(st, id, idlen, GONE_CLEAR);
 	if (!err && st->opts.max_size)
 		enforce_bound(st);
 	return err;
@@ -667,6 +715,7 @@ int sym_store_put_negative(struct sym_store *st, const char *build_id,
 	struct put_ctx p = { 0 };
 	uint8_t id[ID_MAX];
 	size_t idlen;
+	int rc;
 
 	if (!st || symi_build_id_parse(build_id, id, &idlen) || kind < SYM_STORE_ABSENT ||
 	    kind > SYM_STORE_BADCONV)
@@ -684,7 +733,10 @@ int sym_store_put_negative(struct sym_store *st, const char *build_id,
 			 p.meta.created + st->opts.ttl_absent :
 			 kind == SYM_STORE_FAILED ?
 			 p.meta.created + st->opts.ttl_failed : 0;
-	return write_txn(st, put_neg_fn, &p);
+	rc = write_txn(st, put_neg_fn, &p);
+	if (!rc)
+		gone_bad(st, id, idlen, GONE_CLEAR);
+	return rc;
 }
 
 /* Is a negative entry still in force? */
@@ -1191,12 +1243,14 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	    symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	err = begin_table_read(st, id, idlen, &r);
+	if (err == -SYM_E_NOTFOUND && gone_bad(st, id, idlen, GONE_TEST))
+		err = -SYM_E_BADTABLE;	/* already removed: not ca.bad */
 	/* Many addresses will touch every chunk: check them all at once,
 	 * in parallel.  A few are checked chunk by chunk as they are hit. */
-	if (!err && count >= VERIFY_ALL_MIN)
+	if (!err && count >= VERIFY_ALL_MIN) {
 		err = verify_table(st, &r, id, idlen);
-	if (err == -SYM_E_BADTABLE)
-		ca.bad = true;
+		ca.bad = err == -SYM_E_BADTABLE;
+	}
 	if (!err) {
 		ca.cur = r.cur;
 		ca.id = id;
@@ -1209,7 +1263,9 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	free(ca.open);
 	end_table_read(st, &r);
 	if (ca.bad) {
-		/* Threads that found it corrupt together: one says so. */
+		/* Threads that found it corrupt together: one says so.
+		 * Marked first: see gone_bad(). */
+		gone_bad(st, id, idlen, GONE_SET);
 		if (sym_store_remove(st, build_id) == 0)
 			symi_warn("store: table of %s is corrupt; removed",
 				  build_id);
@@ -1321,8 +1377,12 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 	if (!err)
 		err = verify_chunks(st, r.cur, id, idlen, r.m.gen, 0, 1);
 	end_table_read(st, &r);
-	if (err == -SYM_E_BADTABLE && sym_store_remove(st, build_id) == 0)
-		symi_warn("store: table of %s is corrupt; removed", build_id);
+	if (err == -SYM_E_BADTABLE) {
+		gone_bad(st, id, idlen, GONE_SET);
+		if (sym_store_remove(st, build_id) == 0)
+			symi_warn("store: table of %s is corrupt; removed",
+				  build_id);
+	}
 	return err;
 }
 

@@ -796,7 +796,9 @@ SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
  *         a negative entry also gives -SYM_E_NOTFOUND, see
  *         sym_store_stat_entry()), -SYM_E_STALE (built by another format
  *         or converter: rebuild and put it again), -SYM_E_BADTABLE (a
- *         chunk failed its checksum: the entry was removed; rebuild it),
+ *         chunk failed its checksum: the entry was removed; rebuild it;
+ *         a lookup through the same @st that misses the entry because
+ *         of that removal gets it too, until the build ID is put again),
  *         -EINVAL (@st or @fn NULL, @addrs NULL with @count > 0, a bad
  *         @build_id), -errno
  * Each chunk's checksum is verified once per process, the first time it

@@ -396,6 +396,11 @@ int main(int argc, char **argv)
 		CHECK(c.bad == 0);
 		CHECK_ERR(sym_store_stat_entry(st, "0000", &e),
 			  -SYM_E_NOTFOUND);
+		/* A thread of this handle that looks after the removal (the
+		 * workers of sym lookup --threads) gets the same verdict,
+		 * not "no table". */
+		CHECK_ERR(sym_store_lookup(st, "0000", addrs, n, cmp_cb, &c),
+			  -SYM_E_BADTABLE);
 		/* Stored again, the same bytes in the same chunks (symd
 		 * converting it again): checked anew, not taken for the
 		 * corrupt copy this process saw. */
@@ -404,6 +409,10 @@ int main(int argc, char **argv)
 		CHECK_ERR(sym_store_lookup(st, "0000", addrs, n, cmp_cb, &c),
 			  0);
 		CHECK(c.bad == 0 && c.calls == n);
+		/* Removed on purpose: not found, as before the mark. */
+		CHECK_ERR(sym_store_remove(st, "0000"), 0);
+		CHECK_ERR(sym_store_lookup(st, "0000", addrs, n, cmp_cb, &c),
+			  -SYM_E_NOTFOUND);
 		sym_store_close(st);
 	}
 	sym_module_close(m);
