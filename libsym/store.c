@@ -1033,27 +1033,23 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 		for (size_t i = 0; i < key->mv_size; i++)
 			bad = (bad ^ ((const uint8_t *)key->mv_data)[i]) *
 			      0x100000001b3ull;
-		/* Found corrupt by another thread, now or before. */
-		if (verified_test_set(st, bad, false)) {
-			chunk_drop(c);
-			return -SYM_E_BADTABLE;
-		}
+		/* A verdict is looked for after verifying_begin(): the
+		 * one waited for, or a whole check another thread did
+		 * between the test above and now (checked twice, it would
+		 * be logged twice). */
 		mine = verifying_begin(st, vh);
-		/* Another thread's verdict, unless the set was too full to
-		 * keep it: then check here too. */
-		if (!mine && verified_test_set(st, bad, false)) {
-			chunk_drop(c);
-			return -SYM_E_BADTABLE;
-		}
-		if (mine || !verified_test_set(st, vh, false)) {
-			rc = sym_table_verify(c->t);
+		if (verified_test_set(st, bad, false)) {
+			rc = -SYM_E_BADTABLE;	/* found corrupt by another */
+		} else if (!verified_test_set(st, vh, false)) {
+			/* Ours, or the set was too full to keep a verdict. */
+			rc = sym_table_verify(c->t) ? -SYM_E_BADTABLE : 0;
 			verified_test_set(st, rc ? bad : vh, true);
-			if (mine)
-				verifying_end(st, vh);
-			if (rc) {
-				chunk_drop(c);
-				return -SYM_E_BADTABLE;
-			}
+		}
+		if (mine)
+			verifying_end(st, vh);
+		if (rc) {
+			chunk_drop(c);
+			return rc;
 		}
 	}
 	sym_table_stat(c->t, &ts);
