@@ -54,11 +54,15 @@ void tool_err(const char *fmt, ...)
 	}
 	/* stdout may hold answers for earlier addresses: keep the order. */
 	fflush(stdout);
+	/* One line, whole, when worker threads (libsym's log) and this
+	 * one speak at once. */
+	flockfile(stderr);
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void tool_err_code(const char *subject, int err)
