@@ -29,7 +29,7 @@
  * llvm-symbolizer --relativenames (RelativeFilePath) prints the same
  * without comp_dir, and without DWARF 5's directory 0.  That is always a
  * tail of the whole path, so a file is kept as the whole path and the
- * number of bytes before that tail (symi_path_make()'s *rel).
+ * number of bytes before that tail (symi_path_intern()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,23 +92,19 @@ static void join(struct pbuf *b, const struct symi_path *f)
 	append(b, f->name);
 }
 
-/* The length of the relative path of @f (see the top of the file). */
+/* The length of the relative path of @f (see the top of the file): dir,
+ * unless it is directory 0 of DWARF 5, then name, joined as join() joins
+ * them, so that it is the tail of the whole path. */
 static size_t rel_len(const struct symi_path *f)
 {
 	struct pbuf b = { 0 };
-	char *s;
 
-	if (absolute(f->name) || !f->dir || !*f->dir || !f->dir_rel)
+	if (absolute(f->name))
 		return strlen(f->name);
-	/* dir, then name after a '/' unless dir ends in one (append()). */
-	b.len = strlen(f->dir);
-	s = (char *)f->name;
-	if (f->dir[b.len - 1] == '/') {
-		while (*s == '/')
-			s++;
-		return b.len + strlen(s);
-	}
-	return b.len + (*s != '/') + strlen(s);
+	if (f->dir && *f->dir && f->dir_rel)
+		append(&b, f->dir);
+	append(&b, f->name);
+	return b.len;
 }
 
 uint32_t symi_path_intern(struct symi_builder *b, const struct symi_path *f)
