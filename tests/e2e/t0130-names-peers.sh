@@ -13,7 +13,7 @@
 # eu finds no lines).  The whole answers differ on source paths until the
 # paths work of issue 15 is in; the elfutils points still known to differ
 # are TODO (docs/conformance.md).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need g++ clang++ gcc addr2line eu-addr2line llvm-symbolizer objdump python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 export SYM
@@ -35,7 +35,7 @@ insns() {
 insns names-gcc > gcc.addrs
 insns names-clang > clang.addrs
 check() {
-	tap_points "$1" python3 "$SYM_ROOT/tests/e2e/peers_check.py" "${@:2}" \
+	tap_points "$1" python3 "$SYM_ROOT/tests/e2e/lib/peers_check.py" "${@:2}" \
 		--no-plt-names
 }
 eu_todo() {
@@ -48,7 +48,7 @@ plan $n
 check "C++ gcc" gnu names-gcc gcc.addrs
 check "C++ gcc" llvm names-gcc gcc.addrs
 check "C++ clang" llvm names-clang clang.addrs
-python3 "$SYM_ROOT/tests/e2e/peers_check.py" eu names-gcc gcc.addrs \
+python3 "$SYM_ROOT/tests/e2e/lib/peers_check.py" eu names-gcc gcc.addrs \
 	--no-plt-names > "$T/eu.points" 2>&1; eu_todo
 tap_points "C++ gcc" cat "$T/eu.points"
 for f in "$libc" "$py"; do
@@ -60,7 +60,7 @@ for f in "$libc" "$py"; do
 	b=$(basename "$f")
 	check "$b" gnu "$f" sample.addrs
 	check "$b" llvm "$f" sample.addrs
-	python3 "$SYM_ROOT/tests/e2e/peers_check.py" eu "$f" sample.addrs \
+	python3 "$SYM_ROOT/tests/e2e/lib/peers_check.py" eu "$f" sample.addrs \
 		--no-plt-names > "$T/eu.points" 2>&1; eu_todo
 	tap_points "$b" cat "$T/eu.points"
 done

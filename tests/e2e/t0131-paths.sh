@@ -11,7 +11,7 @@
 #    paths and on sampled addresses of python3.11d and libc.
 #  - libdw's line reader (SYM_LINES=libdw) spells every path of every
 #    fixture as lines.c does, whole and relative.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 llvm-symbolizer addr2line objdump
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 B=$(fixture MANIFEST) || { echo "Bail out! fixtures/build.sh failed"; exit 1; }

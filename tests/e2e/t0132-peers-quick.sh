@@ -10,7 +10,7 @@
 # docs/oracle.md covers); and one that no difference is in a file name.
 # The full measurement (2,000 addresses, libjvm too) is
 #   tests/peers.py libc python3.11d libjvm fixtures
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need python3 llvm-symbolizer addr2line eu-addr2line objdump nm readelf \
 	llvm-dwarfdump
 [ -x "$SYM" ] || plan_skip "$SYM not built"

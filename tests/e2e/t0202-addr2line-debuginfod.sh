@@ -8,8 +8,8 @@
 # is not there, one that fails, stalls or sends another build ID's file:
 # ?? as from the symbols, one line on stderr saying why, the exit status
 # eu-addr2line has (0), and no wait past DEBUGINFOD_TIMEOUT.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/debuginfod-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/debuginfod-lib.sh"
 need debuginfod curl python3 objdump eu-addr2line
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 

@@ -20,7 +20,7 @@
 #
 # The options sym refuses (--verbose, --dwp, ...) exit 1 with a message,
 # and FRAME inputs get the no-locals answer with one warning.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need llvm-symbolizer addr2line objdump
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 LS=$SYM_ROOT/bin/compat/llvm-symbolizer

@@ -18,7 +18,7 @@
 # and stack addresses agree; only the pid is masked.  Nothing else is:
 # until libsym joins include directories to DW_AT_comp_dir, the libc
 # frames' paths differ (docs/conformance.md, "The compat programs").
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 need setarch g++ clang++ llvm-symbolizer python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 COMPAT=$SYM_ROOT/bin/compat/llvm-symbolizer

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0222-compat-pprof.sh - Google's pprof (built offline from Debian's
-# sources, tests/e2e/pprof-lib.sh) symbolizes an unsymbolized profile
+# sources, tests/e2e/lib/pprof-lib.sh) symbolizes an unsymbolized profile
 # with bin/compat/llvm-symbolizer (PPROF_TOOLS=bin/compat) as it does with
 # the real llvm-symbolizer 14 on PATH: `pprof -top -lines` and `-traces`
 # print the same bytes.
@@ -12,8 +12,8 @@
 # format.md) of fixtures with inlined C and C++ code, 80 stacks over
 # their instructions, converted by `sym convert --to pprof` (mappings
 # with the file and build ID, locations without lines).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/pprof-lib.sh"
 need readelf objdump llvm-symbolizer
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 COMPAT_DIR=$SYM_ROOT/bin/compat

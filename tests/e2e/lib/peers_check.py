@@ -8,7 +8,7 @@ PEER is gnu (addr2line -a -f -i -C vs the GNU style), llvm
 demangles with its own demangler, sym with libiberty, so raw names are
 compared) or eu (eu-addr2line -a -f -i -C vs --output-style=elfutils).
 Both read ADDRFILE on stdin in one run (GNU's names depend on the order).
-Prints "ok - " / "not ok - " points for tests/e2e/lib.sh's tap_points:
+Prints "ok - " / "not ok - " points for tests/e2e/lib/lib.sh's tap_points:
 the whole answers, and the function names alone (the paths differ while
 source paths are being reworked, issue 15).  Each differing address is
 listed, up to 10.
