@@ -221,11 +221,11 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		}
 		/* Named after the symbol table: DW_AT_name too. */
 		if (!err && (f->flags & SYM_FRAME_NAME_SYMTAB) && f->name) {
-			err = symd_buf_add(b, "\"dwarf_name\":", 13);
+			err = symi_buf_add(b, "\"dwarf_name\":", 13);
 			if (!err)
-				err = symd_buf_add_json_cstr(b, f->name);
+				err = symd_json_add_cstr(b, f->name);
 			if (!err)
-				err = symd_buf_addc(b, ',');
+				err = symi_buf_addc(b, ',');
 		}
 		if (!err && f->file) {
 			err = symi_buf_add(b, "\"file\":", 7);

@@ -1042,8 +1042,8 @@ static void json_indent(struct a2l *a)
 		ob_s(a->ob, a->nout == 1 ? "[" : ",");
 		json_newline(a->ob, ++depth);
 	}
-	for (i = 0; i < t->len; i++) {
-		c = t->p[i];
+	for (i = 0; i < t->b.len; i++) {
+		c = t->b.p[i];
 		if (in_str) {
 			ob_c(a->ob, c);
 			if (esc)
@@ -1062,9 +1062,9 @@ static void json_indent(struct a2l *a)
 		case '{':
 		case '[':
 			ob_c(a->ob, c);
-			if (i + 1 < t->len &&
-			    t->p[i + 1] == (c == '{' ? '}' : ']'))
-				ob_c(a->ob, t->p[++i]);
+			if (i + 1 < t->b.len &&
+			    t->b.p[i + 1] == (c == '{' ? '}' : ']'))
+				ob_c(a->ob, t->b.p[++i]);
 			else
 				json_newline(a->ob, ++depth);
 			break;
@@ -1095,7 +1095,7 @@ static void json_begin(struct a2l *a)
 	if (a->json_tmp) {
 		/* --pretty-print: compact into json_tmp, indented at the
 		 * end (json_end()). */
-		a->json_tmp->len = 0;
+		symi_buf_reset(&a->json_tmp->b);
 		a->json_out = a->ob;
 		a->ob = a->json_tmp;
 		return;
@@ -3072,7 +3072,7 @@ static void a2l_free(struct a2l *a)
 		pthread_setspecific(dcache_key, NULL);
 	}
 	if (a->json_tmp)
-		free(a->json_tmp->p);
+		symi_buf_release(&a->json_tmp->b);
 	free(a->json_tmp);
 	symi_buf_release(&stdout_ob.b);
 	free(a);
@@ -3152,6 +3152,7 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 			tool_err("out of memory");
 			goto out;
 		}
+		symi_buf_init(&a->json_tmp->b, OB_JOB_MAX);
 	}
 	sym_set_log(log_fn, NULL, 0);
 	if (a->llvm) {
