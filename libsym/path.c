@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "base.h"
 
 /* Absolute for POSIX or Windows, as llvm's isPathAbsoluteOnWindowsOrPosix()
  * says for the paths compilers write: "/x", "C:/x", "C:\x". */

@@ -2542,9 +2542,22 @@ static int handle(struct a2l *a, const char *input)
 	return answer(a, &addr, 1);
 }
 
+/* parse_uint() - @s as a decimal number up to @max.  0 or -EINVAL. */
+static int parse_uint(const char *s, unsigned long max, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
-	char *end;
 	int c, err;
 
 	/* Options may follow addresses, as with GNU getopt in both peers.
@@ -2646,10 +2659,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			a->stats = true;
 			break;
 		case OPT_THREADS:
-			errno = 0;
-			a->threads = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno ||
-			    a->threads < 1 || a->threads > POOL_MAX_WORKERS) {
+			if (parse_uint(optarg, POOL_MAX_WORKERS, &a->threads) ||
+			    a->threads < 1) {
 				tool_err("--threads: '%s' is not a number from "
 					 "1 to %d", optarg, POOL_MAX_WORKERS);
 				return -EINVAL;
@@ -2666,10 +2677,7 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 				a->server = optarg;
 				break;
 			}
-			errno = 0;
-			a->wait_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno ||
-			    strlen(optarg) > 7) {
+			if (parse_uint(optarg, 9999999, &a->wait_ms)) {
 				tool_err("--wait-ms: '%s' is not a number of "
 					 "milliseconds", optarg);
 				return -EINVAL;

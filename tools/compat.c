@@ -31,6 +31,7 @@
 
 #include "addr2line.h"
 #include "tools.h"
+#include "base.h"
 
 /* libiberty's, declared here: its libiberty.h redeclares basename(). */
 void expandargv(int *argcp, char ***argvp);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tools.h"
+#include "base.h"
 
 /* libdebuginfod's API (elfutils/debuginfod.h, 0.188), by pointer. */
 typedef struct debuginfod_client debuginfod_client;
