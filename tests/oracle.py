@@ -9,32 +9,33 @@ Addresses: instruction starts from `objdump -d` of the address source (the
 binary itself, or its unstripped original), a seeded random sample of
 --sample of them (all when there are fewer, or with --sample 0).
 
-Runs: the oracle (`llvm-symbolizer --obj=F --inlining --no-demangle
+Runs: the oracle (`llvm-symbolizer --obj=F --inlining
 --output-style=JSON`) and ours (`sym addr2line --output-style=JSON -f -i
--C -e F`), each once, all addresses on stdin. For a stripped binary, the
-addresses that disagree get one more oracle run on its unstripped
-original (--symtab-obj, below).
+-C --no-plt-names -e F`), each once, all addresses on stdin. For a
+stripped binary, the addresses that disagree get one more oracle run on
+its unstripped original (--symtab-obj, below).
 
 Agreement: same number of frames, and for every frame the same function
-name, the same whole file path and the same line. Nothing is normalized
-but the demangler: the oracle runs with --no-demangle and its names are
-demangled here with c++filt (libiberty, as sym uses), because LLVM 14's
-demangler leaves some names mangled (docs/oracle.md, A4). The remaining
-relaxed rules each cover a bug of the oracle (counted and printed as
+name, the same whole file path and the same line, byte for byte. Nothing
+is normalized but the spelling of "no name" and "no file" ("", "??", and
+the GNU and eu formats of --ours-format): sym's LLVM styles demangle as LLVM 14 does (its
+llvm::itaniumDemangle(), names it cannot demangle left mangled), and with
+--no-plt-names name a PLT stub as llvm does (`_init`, `_fini`). An
+oracle other than llvm-symbolizer 14 (llvm-symbolizer-19 for split DWARF
+and zstd, docs/oracle.md) demangles with another LLVM's demangler, so
+there both sides print linkage names raw (the oracle with --no-demangle,
+ours with it instead of -C; {demangle} in --ours). One
+relaxed rule is left, for a bug of the oracle (counted and printed as
 "agreeing through relaxed rules", examples with --show-relaxed N;
-docs/oracle.md has a reproducer for each):
+docs/oracle.md has a reproducer):
   - --symtab-obj (A3): llvm-symbolizer 14 reads the symbol table of the
     file it is given only, not the separate debug file's, so for a
     stripped binary it has no name where the debug file has one. The
     oracle's answer on the unstripped original (or the debug file) counts
-    too, name or chain;
-  - .plt (A5): llvm-symbolizer lets a sizeless symbol run on into the next
-    section (`_init` names all of .plt). Our answer there, with no file
-    and line 0, is `??` or a `NAME@plt` stub name, as GNU addr2line,
-    eu-addr2line, perf and gdb have it.
+    too, name or chain.
 
---peer gnu / --peer eu also report GNU addr2line's and eu-addr2line's
-agreement on the same sample under the same rules (reference only).
+The peers (GNU addr2line, eu-addr2line) are measured by tests/peers.py,
+byte for byte in each one's style.
 
 Exit status: 0 when agreement >= --threshold percent (default 99.5), 1
 when below, 2 on usage or tool failure. Stdlib only.
@@ -54,7 +55,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OURS = (shlex.quote(os.environ.get("SYM") or
                             os.path.join(ROOT, "bin", "sym")) +
-                " addr2line --output-style=JSON -f -i -C -e {obj} {opts}")
+                " addr2line --output-style=JSON -f -i {demangle} --no-plt-names "
+                "-e {obj} {opts}")
 DEFAULT_ORACLE = "llvm-symbolizer"
 
 # ------------------------------------------------------------- addresses
@@ -199,38 +201,6 @@ def norm_file(s):
     return s
 
 
-def demangle_all(chains):
-    """The oracle runs without -C and its names are demangled here with
-    c++filt, in one batch: sym demangles with libiberty too, so demangler
-    spelling (LLVM's 'lambda'(...) vs {lambda(...)#1}, "operator<<T>" vs
-    "operator< <T>", names LLVM 14 cannot demangle at all) does not count
-    as a disagreement. A symbol version (NAME@VERSION, from a .symtab
-    entry) is kept as it is: c++filt would keep a mangled name with one
-    mangled."""
-    names = set()
-    for ch in chains:
-        for f in ch:
-            n = f.get("FunctionName") or ""
-            if n.startswith("_Z"):
-                names.add(n)
-    names = sorted(names)
-    m = {}
-    if names:
-        try:
-            p = subprocess.run(["c++filt"], input="\n".join(names) + "\n",
-                               stdout=subprocess.PIPE, universal_newlines=True)
-            dem = p.stdout.splitlines()
-        except OSError:
-            die("c++filt not found")
-        if len(dem) != len(names):
-            die("c++filt: %d names for %d" % (len(dem), len(names)))
-        m = dict(zip(names, dem))
-    for ch in chains:
-        for f in ch:
-            n = f.get("FunctionName") or ""
-            f["FunctionName"] = m.get(n, n)
-
-
 def norm_frame(fr):
     return (norm_name(fr.get("FunctionName")), norm_file(fr.get("FileName")),
             int(fr.get("Line") or 0))
@@ -244,73 +214,25 @@ def norm_chain(ch):
     return fr
 
 
-class Sections:
-    """Executable section ranges of a file (readelf -SW), to tell whether
-    two addresses lie in the same section."""
-
-    def __init__(self, path):
-        self.ranges = []
-        p = subprocess.run(["readelf", "-SW", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, universal_newlines=True)
-        for line in p.stdout.splitlines():
-            m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+"
-                         r"[0-9a-f]+\s+([0-9a-f]+)\s", line)
-            if m and int(m.group(2), 16):
-                a = int(m.group(2), 16)
-                self.ranges.append((a, a + int(m.group(3), 16)))
-
-    def index(self, a):
-        for k, (lo, hi) in enumerate(self.ranges):
-            if lo <= a < hi:
-                return k
-        return None
-
-    def same(self, a, b):
-        i = self.index(a)
-        return i is not None and i == self.index(b)
-
-
-_PLT_STUB = re.compile(r"^.+@plt$")  # demangled: "operator new(unsigned long)@plt"
-
-
-def compare(ours, oracle, outer_alt, start=None, why=None, sections=None,
-            addr=None):
+def compare(ours, oracle, outer_alt, why=None):
     """Return None when the chains agree, else a reason string.
     outer_alt: other accepted outermost names (the oracle's on
-    --symtab-obj), or None; start: the set of the oracle's StartAddress
-    values for the outermost frame; why: a list that gets the names of the
+    --symtab-obj, A3), or None; why: a list that gets the names of the
     relaxed rules that were needed."""
     if len(ours) != len(oracle):
         return "frame count %d vs %d" % (len(ours), len(oracle))
     for k, (a, b) in enumerate(zip(ours, oracle)):
-        outer = k == len(ours) - 1
         if a[1] != b[1]:
-            # A5: llvm takes the file of a .plt address from the STT_FILE
-            # symbol before _init (crtstuff.c); judged below.
-            if not (outer and a[1] == "??" and a[2] == 0 and b[2] == 0):
-                return "frame %d file" % k
+            return "frame %d file" % k
         if a[2] != b[2]:
             return "frame %d line" % k
-        if a[0] == b[0] and a[1] == b[1]:
+        if a[0] == b[0]:
             continue
-        if outer:
-            rule = None
-            if a[0] != b[0] and outer_alt and a[0] in outer_alt and \
-                    a[1] == b[1]:
-                rule = "--symtab-obj name"
-            # A5: llvm-symbolizer lets a sizeless symbol run on into the
-            # next section (`_init` in .init names all of .plt); sym says
-            # ?? or names the stub (NAME@plt) there, with no file.
-            elif ((a[0] == "??" or _PLT_STUB.match(a[0])) and
-                  a[1] == "??" and b[2] == 0 and sections is not None and
-                  start and
-                  not any(sections.same(x, addr) for x in start if x)):
-                rule = "llvm's sizeless symbol past its section"
-            if rule:
-                if why is not None:
-                    why.append(rule)
-                continue
-        return "frame %d %s" % (k, "function" if a[0] != b[0] else "file")
+        if k == len(ours) - 1 and outer_alt and a[0] in outer_alt:
+            if why is not None:
+                why.append("--symtab-obj name")
+            continue
+        return "frame %d function" % k
     return None
 
 # ------------------------------------------------------------------ main
@@ -380,10 +302,6 @@ def main():
                     help="disagreements to print (default %(default)s)")
     ap.add_argument("--show-relaxed", type=int, default=0, metavar="N",
                     help="print N agreements that needed a relaxed rule")
-    ap.add_argument("--peer", action="append", default=[],
-                    choices=("gnu", "eu"),
-                    help="also report GNU addr2line / eu-addr2line agreement "
-                    "(reference only, does not affect the exit status)")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="print only the summary line and disagreements")
@@ -415,21 +333,26 @@ def main():
     if not addrs:
         die("no addresses from %s" % e["addr_source"])
 
-    oracle_base = "%s --obj=%s --inlining --no-demangle --output-style=JSON %s" % (
-        e["oracle"], shlex.quote(e["oracle_obj"]), e["oracle_opts"])
+    # LLVM 14's demangler is the one sym's LLVM styles copy; another
+    # version's spelling differs ("> >" or ">>"): raw names then.
+    ver = subprocess.run([e["oracle"], "--version"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, universal_newlines=True)
+    raw_names = "LLVM version 14." not in ver.stdout
+    nodem = " --no-demangle" if raw_names else ""
+    oracle_base = "%s --obj=%s --inlining%s --output-style=JSON %s" % (
+        e["oracle"], shlex.quote(e["oracle_obj"]), nodem, e["oracle_opts"])
     out, t_or = run_tool(oracle_base, addrs, "oracle", args.timeout)
     raw = parse_json_stream(out, addrs, "oracle")
-    demangle_all(raw)
     oracle = [norm_chain(c) for c in raw]
-    starts = [{parse_addr(c[-1].get("StartAddress"))} if c else set()
-              for c in raw]
     with_line = sum(1 for c in oracle if c[0][1] != "??" and c[0][2] > 0)
     if with_line * 10 < len(addrs):
         die("the oracle has line info for only %d of %d addresses: is its "
             "debug info found? (%s)" % (with_line, len(addrs), oracle_base))
 
     ours_cmd = args.ours.format(obj=shlex.quote(e["binary"]),
-                                opts=e["ours_opts"])
+                                opts=e["ours_opts"],
+                                demangle="--no-demangle" if raw_names
+                                else "-C")
     out, t_us = run_tool(ours_cmd, addrs, "ours", args.timeout,
                          any_rc=args.ours_format == "eu")
     if args.ours_format == "json":
@@ -437,23 +360,6 @@ def main():
     else:
         ours = parse_pairs(out, addrs, "ours", eu=args.ours_format == "eu")
     ours = [norm_chain(c) for c in ours]
-
-    peers = []
-    for peer in args.peer:
-        if peer == "gnu":
-            cmd = "addr2line -a -f -i -C -e %s" % shlex.quote(e["binary"])
-        else:
-            cmd = "eu-addr2line -a -f -i -C -e %s %s" % (
-                shlex.quote(e["binary"]), e["ours_opts"])
-        try:
-            # eu-addr2line exits 1 when some address has no answer.
-            out, t = run_tool(cmd, addrs, peer, args.timeout, any_rc=True)
-            ch = [norm_chain(c) for c in
-                  parse_pairs(out, addrs, peer, eu=peer == "eu")]
-        except SystemExit:
-            print("# peer %s: failed" % peer)
-            continue
-        peers.append((peer, cmd, t, ch))
 
     # For the addresses that disagree, when the binary is stripped (or
     # --symtab-obj is given): llvm-symbolizer 14 names the outermost frame
@@ -466,10 +372,7 @@ def main():
     def failing(chains):
         return {i for i in range(len(addrs))
                 if compare(chains[i], oracle[i], None) is not None}
-    need = failing(ours)
-    for p in peers:
-        need |= failing(p[3])
-    need = sorted(need)
+    need = sorted(failing(ours))
     outer_alt = [None] * len(addrs)
     alt_chain = [None] * len(addrs)
     symobj = e.get("symtab_obj")
@@ -477,29 +380,23 @@ def main():
         symobj = e["addr_source"]
     if need and symobj and symobj != e["oracle_obj"]:
         sub = [addrs[i] for i in need]
-        cmd = "%s --obj=%s --inlining --no-demangle --output-style=JSON" % (
-            e["oracle"], shlex.quote(symobj))
+        cmd = "%s --obj=%s --inlining%s --output-style=JSON" % (
+            e["oracle"], shlex.quote(symobj), nodem)
         out, _ = run_tool(cmd, sub, "oracle (symbol table of %s)" % symobj,
                           args.timeout)
         raw = parse_json_stream(out, sub, "oracle")
-        demangle_all(raw)
         for i, c in zip(need, raw):
             alt_chain[i] = norm_chain(c)
             outer_alt[i] = [alt_chain[i][-1][0]]
-            if c:
-                starts[i].add(parse_addr(c[-1].get("StartAddress")))
-    sections = Sections(e["addr_source"]) if need else None
 
     bad = []
     reasons = {}
     def judge(chains, i, rules=None):
         why = []
-        r = compare(chains[i], oracle[i], outer_alt[i], starts[i], why,
-                    sections, addrs[i])
+        r = compare(chains[i], oracle[i], outer_alt[i], why)
         if r and alt_chain[i] is not None:
             why = ["oracle on --symtab-obj"]
-            if compare(chains[i], alt_chain[i], outer_alt[i], starts[i],
-                       why, sections, addrs[i]) is None:
+            if compare(chains[i], alt_chain[i], outer_alt[i], why) is None:
                 r = None
         if r is None and rules is not None and why:
             for w in why:
@@ -545,12 +442,6 @@ def main():
     if not args.quiet:
         print("#   oracle: " + oracle_base)
         print("#   ours:   " + ours_cmd)
-
-    for peer, cmd, t, ch in peers:
-        nb = sum(1 for i in range(n) if judge(ch, i))
-        print("# peer %s: %.2f%% agree (%d/%d, %.2fs): %s" %
-              (peer, math.floor(10000.0 * (n - nb) / n) / 100, n - nb, n,
-               t, cmd))
 
     sys.exit(0 if pct >= args.threshold else 1)
 
