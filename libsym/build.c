@@ -280,7 +280,8 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 	f.decl_file = in->decl_file < b->n_files ? in->decl_file : SYMT_NONE;
 	f.decl_line = in->decl_line;
 	f.flags = in->flags;
-	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE)
+	f.eu = symi_builder_str(b, in->eu);
+	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE || f.eu == SYMI_NONE)
 		return SYMI_NONE;
 	if ((b->n_funcs + 1) * 2 > b->func_set_cap &&
 	    set_grow(&b->func_set, &b->func_set_cap, func_key, b))
@@ -292,7 +293,8 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 
 		if (g->name == f.name && g->linkage == f.linkage &&
 		    g->decl_file == f.decl_file &&
-		    g->decl_line == f.decl_line && g->flags == f.flags)
+		    g->decl_line == f.decl_line && g->flags == f.flags &&
+		    g->eu == f.eu)
 			return b->func_set[j] - 1;
 		j = (j + 1) & (b->func_set_cap - 1);
 	}

@@ -149,6 +149,11 @@ struct walk {
 		uint32_t func;
 	} *pend;
 	size_t npend, pend_cap;
+	/* The last top-level subprogram with code, [alias_lo, alias_hi),
+	 * the first of those with that range named alias (eu_alias()); eu
+	 * is its name while a later one with the same range is added. */
+	uint64_t alias_lo, alias_hi;
+	const char *alias, *eu;
 };
 
 /*
@@ -518,6 +523,8 @@ static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 	return unit_file(w, a.cu, idx);
 }
 
+static const char *die_name(Dwarf_Die *die);
+
 /* The function index of a subprogram or inlined instance @die. */
 static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
@@ -564,6 +571,9 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	fin.decl_file = decl_file;
 	fin.decl_line = (uint32_t)decl_line;
 	fin.flags = w->func_flags;
+	if (w->eu && origin.addr == die->addr && die_name(die) &&
+	    strcmp(w->eu, die_name(die)) != 0)
+		fin.eu = w->eu;
 	f = symi_builder_func_in(w->b, &fin);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
@@ -644,6 +654,32 @@ static int hold(struct walk *w, Dwarf_Die *die, uint64_t end)
 	w->held[w->nheld].hi = end;
 	w->held[w->nheld++].die = *die;
 	return 0;
+}
+
+/*
+ * gas 2.40 writes a DW_TAG_subprogram per alias of an assembler function
+ * (libc's dup: __dup, __GI___dup, dup, __GI_dup), each with the same
+ * low_pc and high_pc, one after the other.  libdw's dwarf_getscopes()
+ * takes the first DIE that holds an address, so eu-addr2line prints the
+ * first's name; GNU addr2line takes the last, as the scope sweep does.
+ * For the top-level subprogram @die, set w->eu to the first's name when
+ * @die has the range of the ones before it (struct symt_func's eu).
+ */
+static void eu_alias(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Addr lo, hi;
+
+	w->eu = NULL;
+	if (dwarf_lowpc(die, &lo) != 0 || dwarf_highpc(die, &hi) != 0 ||
+	    hi <= lo)
+		return;
+	if (w->alias && lo == w->alias_lo && hi == w->alias_hi) {
+		w->eu = w->alias;
+		return;
+	}
+	w->alias_lo = lo;
+	w->alias_hi = hi;
+	w->alias = die_name(die);
 }
 
 /* enum symt_func_flags from the CU's DW_AT_language: the languages whose
@@ -763,6 +799,7 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 	int err;
 
 	w->sp = 0;
+	w->alias = NULL;
 	err = push(w, top, SYMI_NONE, 0, UINT64_MAX);
 	while (!err && w->sp) {
 		struct frame *fr = &w->stack[w->sp - 1];
@@ -782,10 +819,13 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		}
 		switch (dwarf_tag(&die)) {
 		case DW_TAG_subprogram:
-			if (scope == SYMI_NONE)
+			if (scope == SYMI_NONE) {
 				err = hold(w, &die, end);
+				eu_alias(w, &die);
+			}
 			if (!err)
 				err = add_scope(w, &die, SYMI_NONE, 0, &s);
+			w->eu = NULL;
 			if (!err && s != SYMI_NONE)
 				err = push(w, &die, s, 1, end);
 			break;

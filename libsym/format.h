@@ -81,6 +81,7 @@ enum symt_func_field {
 	SYMT_FN_DECL_LINE,
 	SYMT_FN_OUTER,		/* string: the enclosing subprogram's name */
 	SYMT_FN_FLAGS,		/* enum symt_func_flags */
+	SYMT_FN_EU,		/* string: eu-addr2line's name, 0 for its own */
 	SYMT_FN_N
 };
 enum symt_file_field {
@@ -222,6 +223,13 @@ struct symt_func {
 	 * eu-addr2line prints it after an inlined innermost frame. */
 	uint32_t outer;
 	uint32_t flags;		/* enum symt_func_flags */
+	/* The name eu-addr2line 0.188 prints for this subprogram, 0 when
+	 * it is the function's own (linkage name, else name): gas 2.40
+	 * writes one DW_TAG_subprogram per alias of an assembler function,
+	 * all with the same range, and libdw's dwarf_getscopes() takes the
+	 * first in DIE order where the other peers take the last (libc's
+	 * dup: __dup, __GI___dup, dup, __GI_dup).  This is the first's. */
+	uint32_t eu;
 };
 
 /* A source file: its whole path as the peers spell it (comp_dir, the

@@ -303,10 +303,11 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 			   uint32_t decl_line);
 
 /* The same with all of struct symt_func: also the name of the subprogram
- * holding the definition (its outer; may be NULL) and enum
- * symt_func_flags. */
+ * holding the definition (its outer; may be NULL), enum symt_func_flags
+ * and the name eu-addr2line prints where it is another (eu; NULL for
+ * none; part of what deduplicates functions). */
 struct symi_func_in {
-	const char *name, *linkage, *outer;
+	const char *name, *linkage, *outer, *eu;
 	uint32_t decl_file, decl_line, flags;
 };
 uint32_t symi_builder_func_in(struct symi_builder *b,

@@ -430,7 +430,8 @@ static int number_rest(struct packer *P)
 		if ((err = str_ref(&P->S, f->name)) ||
 		    (err = str_ref(&P->S, f->linkage)) ||
 		    (err = str_ref(&P->S, f->demangled)) ||
-		    (err = str_ref(&P->S, f->outer)))
+		    (err = str_ref(&P->S, f->outer)) ||
+		    (err = str_ref(&P->S, f->eu)))
 			return err;
 	}
 	for (i = 0; i < P->nfi; i++) {
@@ -639,6 +640,7 @@ static void func_vals(const struct packer *P, size_t i, uint64_t *v)
 	v[SYMT_FN_DECL_LINE] = f->decl_line;
 	v[SYMT_FN_OUTER] = str_map(&P->S, f->outer);
 	v[SYMT_FN_FLAGS] = f->flags;
+	v[SYMT_FN_EU] = str_map(&P->S, f->eu);
 }
 
 static void file_vals(const struct packer *P, size_t i, uint64_t *v)

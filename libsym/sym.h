@@ -313,6 +313,13 @@ struct sym_frame {
 	 *  function is defined at namespace scope.  eu-addr2line names an
 	 *  inlined innermost frame after it. */
 	const char *outer;
+	/** The name eu-addr2line 0.188 prints for this frame's function
+	 *  where it is not the linkage name (else @name): gas 2.40 writes a
+	 *  DW_TAG_subprogram per alias of an assembler function, all with
+	 *  one range, and eu takes the first in DIE order where GNU
+	 *  addr2line takes the last, the one this frame is (libc's dup:
+	 *  eu's "__dup", GNU's "__GI_dup").  NULL when eu's is the same. */
+	const char *eu_name;
 };
 
 /**
@@ -334,7 +341,7 @@ SYM_API const char *sym_frame_name(const struct sym_frame *f);
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 4
+#define SYM_TABLE_FORMAT 5
 
 /**
  * sym_table_open() - view a table buffer for lookups.

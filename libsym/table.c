@@ -226,6 +226,7 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
 	f->outer = symt_get(v, i, SYMT_FN_OUTER);
 	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
+	f->eu = symt_get(v, i, SYMT_FN_EU);
 	return true;
 }
 
@@ -449,7 +450,7 @@ int sym_table_verify(const struct sym_table *t)
 
 		func_get(t, i, &f);
 		if (!IN(f.name, ns) || !IN(f.linkage, ns) ||
-		    !IN(f.demangled, ns) || !IN(f.outer, ns) ||
+		    !IN(f.demangled, ns) || !IN(f.outer, ns) || !IN(f.eu, ns) ||
 		    !IN_OR_NONE(f.decl_file, t->files.n))
 			why = "function index out of bounds";
 	}
@@ -753,7 +754,7 @@ static const struct symt_func no_func = { .decl_file = SYMT_NONE };
  * is written, so nothing is cleared first (gcc turns a cleared frame into
  * a slow `rep stos`); the assertion makes a new field fail to build here.
  */
-_Static_assert(sizeof(struct sym_frame) == 144, "frame_set() sets each field");
+_Static_assert(sizeof(struct sym_frame) == 152, "frame_set() sets each field");
 static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
@@ -779,6 +780,7 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->gnu_symbol = NULL;
 	f->gnu_symbol_addr = 0;
 	f->outer = str_at(t, fn->outer);
+	f->eu_name = str_at(t, fn->eu);
 	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
 		f->flags = SYM_FRAME_NO_LINKAGE;
 }

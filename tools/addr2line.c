@@ -1341,7 +1341,9 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 
 	if (n == 0 || !dwarf_name(&fr[0]))
 		return false;
-	name = show(a, dwarf_name(&fr[0]), &fr[0], true);
+	/* Of gas's aliases of one range, eu names the first (eu_name). */
+	name = fr[0].eu_name ? show(a, fr[0].eu_name, NULL, true) :
+			       show(a, dwarf_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
 		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
