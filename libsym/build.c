@@ -288,7 +288,7 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 		return nomem_idx(b);
 	h = func_hash(&f);
 	j = h & (b->func_set_cap - 1);
-	while (b->func_set[j]) {
+	while (b->func_set[j] && !in->unique) {
 		const struct symt_func *g = &b->funcs[b->func_set[j] - 1];
 
 		if (g->name == f.name && g->linkage == f.linkage &&
@@ -318,7 +318,10 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 			return SYMI_NONE;
 	}
 	b->funcs[b->n_funcs] = f;
-	b->func_set[j] = (uint32_t)++b->n_funcs;
+	++b->n_funcs;
+	/* A unique one is not in the set: nothing is merged with it. */
+	if (!in->unique)
+		b->func_set[j] = (uint32_t)b->n_funcs;
 	return (uint32_t)(b->n_funcs - 1);
 }
 

@@ -571,6 +571,11 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	fin.decl_file = decl_file;
 	fin.decl_line = (uint32_t)decl_line;
 	fin.flags = w->func_flags;
+	/* Its outer comes at the end of the CU (set_outer()); a function
+	 * without a linkage name in a language that mangles (a lambda's
+	 * operator()) is not merged with another that may get another. */
+	fin.unique = origin.cu == w->cu && !linkage &&
+		     !(w->func_flags & SYMT_FUNC_PLAIN);
 	if (w->eu && origin.addr == die->addr && die_name(die) &&
 	    strcmp(w->eu, die_name(die)) != 0)
 		fin.eu = w->eu;

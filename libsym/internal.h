@@ -305,10 +305,14 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 /* The same with all of struct symt_func: also the name of the subprogram
  * holding the definition (its outer; may be NULL), enum symt_func_flags
  * and the name eu-addr2line prints where it is another (eu; NULL for
- * none; part of what deduplicates functions). */
+ * none; part of what deduplicates functions).  With unique, the function
+ * is merged with no other: its outer is set later
+ * (symi_builder_func_outer()), and two lambdas' operator() (no linkage
+ * name, no declaration) differ only by it. */
 struct symi_func_in {
 	const char *name, *linkage, *outer, *eu;
 	uint32_t decl_file, decl_line, flags;
+	bool unique;
 };
 uint32_t symi_builder_func_in(struct symi_builder *b,
 			      const struct symi_func_in *in);
