@@ -524,30 +524,35 @@ static const char *outer_symbol(const struct a2l *a,
  * the function does, else after its DWARF name, whatever the address.
  * So GNU's answers depend on the order of the addresses, and the GNU
  * style answers in input order on one thread, keeping what bfd keeps:
- * the function (entry and DWARF name) and the name it goes by.
+ * the function instance (entry, inlined or not, and DWARF name: an
+ * inlined "area" and the "area" it is inlined into may share an entry)
+ * and the name it goes by.
  */
 struct gnu_seen {
 	uint64_t entry;
+	bool inlined;
 	char *name;		/* the DWARF name; NULL: an empty slot */
 	char *as;		/* the symbol it goes by, or NULL */
 };
 
-static uint64_t seen_hash(uint64_t entry, const char *name)
+static uint64_t seen_hash(uint64_t entry, bool inlined, const char *name)
 {
-	uint64_t h = entry * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = (entry * 2 + inlined) * 0x9e3779b97f4a7c15ULL;
 
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
 	return h;
 }
 
-/* The slot of (@entry, @name): its entry, or the empty one to fill. */
+/* The slot of (@entry, @inlined, @name): its entry, or the empty one
+ * to fill. */
 static struct gnu_seen *seen_slot(struct a2l *a, uint64_t entry,
-				  const char *name)
+				  bool inlined, const char *name)
 {
-	size_t j = seen_hash(entry, name) & (a->seen_cap - 1);
+	size_t j = seen_hash(entry, inlined, name) & (a->seen_cap - 1);
 
 	while (a->seen[j].name && (a->seen[j].entry != entry ||
+				   a->seen[j].inlined != inlined ||
 				   strcmp(a->seen[j].name, name) != 0))
 		j = (j + 1) & (a->seen_cap - 1);
 	return &a->seen[j];
@@ -566,7 +571,8 @@ static int seen_grow(struct a2l *a)
 	a->seen_cap = cap;
 	for (size_t i = 0; i < ocap; i++) {
 		if (old[i].name)
-			*seen_slot(a, old[i].entry, old[i].name) = old[i];
+			*seen_slot(a, old[i].entry, old[i].inlined,
+				   old[i].name) = old[i];
 	}
 	free(old);
 	return 0;
@@ -590,22 +596,24 @@ static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
 	const struct sym_frame *o = &fr[n - 1], *f = &fr[i];
 	const char *gs = plt_ok(a, o, o->gnu_symbol);
 	struct gnu_seen *st;
+	bool inl = f->flags & SYM_FRAME_INLINED;
 
 	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
 		return gs;
 	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
 		return dwarf_name(f);
-	if (a->seen_cap && (st = seen_slot(a, f->entry, f->name))->name)
+	if (a->seen_cap && (st = seen_slot(a, f->entry, inl, f->name))->name)
 		return st->as ? st->as : f->name;
 	if (i > 0)
 		return f->name;
 	/* The first time as the innermost frame: remember it. */
 	if (((a->nseen + 1) * 2 > a->seen_cap && seen_grow(a)) ||
-	    !(st = seen_slot(a, f->entry, f->name)) ||
+	    !(st = seen_slot(a, f->entry, inl, f->name)) ||
 	    !(st->name = strdup(f->name)))
 		return gs ? gs : f->name;	/* out of memory: forget */
 	a->nseen++;
 	st->entry = f->entry;
+	st->inlined = inl;
 	if (gs && o->gnu_symbol_addr == f->entry)
 		st->as = strdup(gs);
 	return gs ? gs : f->name;
