@@ -10,7 +10,8 @@
 #   make check-fuzz      build the fuzz targets as plain programs and replay
 #                        their committed corpora (make check does it too)
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
-#   make install         prefix=/usr/local DESTDIR=
+#   make install         prefix=/usr/local DESTDIR= (the llvm-symbolizer
+#                        and addr2line drop-ins go to $(libexecdir)/sym/)
 #
 # Knobs: SANITIZE=address,undefined  V=1  DEVELOPER=1 (-Werror)
 # CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's; required flags live
@@ -19,6 +20,7 @@
 prefix ?= /usr/local
 exec_prefix ?= $(prefix)
 bindir ?= $(exec_prefix)/bin
+libexecdir ?= $(exec_prefix)/libexec
 libdir ?= $(exec_prefix)/lib
 includedir ?= $(prefix)/include
 datarootdir ?= $(prefix)/share
@@ -128,7 +130,16 @@ LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
 
 .PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
 	install uninstall clean abi-check
-all: $(PROGS) $(LIBS)
+# Drop-ins for llvm-symbolizer and addr2line (tools/compat.c): links to
+# sym, which acts by the name it was started under.  Installed out of
+# PATH, in $(libexecdir)/sym/, so that they replace the real tools only
+# where a program is pointed at them.
+COMPAT = bin/compat/llvm-symbolizer bin/compat/addr2line
+all: $(PROGS) $(LIBS) $(COMPAT)
+
+$(COMPAT): bin/sym
+	@mkdir -p bin/compat
+	$(Q)ln -sfn ../sym $@
 
 # Objects remember the flags they were built with: changing SANITIZE or
 # CFLAGS rebuilds them instead of mixing instrumented and plain objects.
@@ -228,14 +239,17 @@ $(VIEW_LIB): $(VIEW_OBJS)
 
 # The tool's archives call each other (views.c reads profiles through
 # tools/symbolize.c, which uses the agent's procmaps.c): one group.
-# -lm: tools/view/stats.c (erfc, sqrt, log).
+# -lm: tools/view/stats.c (erfc, sqrt, log).  The llvm-symbolizer drop-in
+# demangles with LLVM 14's own demangler (llvm_demangle() in
+# tools/addr2line.c): llvm-14-dev's libLLVMDemangle.a, C++.
+LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a -lstdc++
 bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
 		lib/libsymprofile.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
 		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
 		-Wl,--end-group lib/libsym.a lib/libsymprofile.a $(DEP_LIBS) \
-		$(PROF_LIBS) -lm $(LDLIBS)
+		$(PROF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is
@@ -373,6 +387,10 @@ install: all
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -d $(DESTDIR)$(libexecdir)/sym
+	for p in $(COMPAT:bin/compat/%=%); do \
+		ln -sfn $(bindir)/sym $(DESTDIR)$(libexecdir)/sym/$$p || exit; \
+	done
 
 uninstall:
 	rm -f $(PROGS:bin/%=$(DESTDIR)$(bindir)/%) \
@@ -384,7 +402,9 @@ uninstall:
 		$(DESTDIR)$(includedir)/sym.h $(DESTDIR)$(includedir)/sym_prof.h \
 		$(DESTDIR)$(pkgconfigdir)/libsym.pc \
 		$(DESTDIR)$(pkgconfigdir)/libsymprofile.pc \
-		$(DESTDIR)$(mandir)/man1/sym.1 $(DESTDIR)$(mandir)/man8/symd.8
+		$(DESTDIR)$(mandir)/man1/sym.1 $(DESTDIR)$(mandir)/man8/symd.8 \
+		$(COMPAT:bin/compat/%=$(DESTDIR)$(libexecdir)/sym/%)
+	-rmdir $(DESTDIR)$(libexecdir)/sym 2>/dev/null
 
 clean:
 	rm -rf $(B) bin lib

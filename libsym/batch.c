@@ -297,8 +297,12 @@ prefetch_rec(const struct symt_view *v, uint32_t i)
 static inline __attribute__((always_inline)) uint32_t
 walk_start(const struct sym_table *t, const struct symi_hit *h)
 {
-	if (h->flags & SYMI_HIT_SYM)
-		prefetch_rec(&t->syms, h->sym);
+	if (h->flags & SYMI_HIT_SYM) {
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (h->sym[c] < t->syms.n)
+				prefetch_rec(&t->syms, h->sym[c]);
+		}
+	}
 	if (!(h->flags & SYMI_HIT_LEAF) || h->scope >= t->scopes.n)
 		return UINT32_MAX;
 	prefetch_rec(&t->scopes, h->scope);

@@ -23,6 +23,7 @@
  * drops gc-sections tombstones (address 0, -1 or -2) the way
  * llvm-symbolizer ignores them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,7 @@ struct symi_builder {
 	uint32_t *func_set;	/* func index + 1, 0 = empty */
 	size_t func_set_cap;
 
-	uint32_t *files;	/* string offsets */
+	struct symt_file *files;
 	size_t n_files, cap_files;
 	uint32_t *file_set;	/* file index + 1 */
 	size_t file_set_cap;
@@ -90,6 +91,7 @@ struct symi_builder {
 	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
 	bool dwarf;
+	uint32_t tables;	/* enum symi_tables */
 	/* The first failure of an adding call, which
 	 * symi_builder_finish() returns: a caller that goes on without
 	 * what it added (a file name is optional to the DWARF walker) does
@@ -249,6 +251,7 @@ static uint64_t func_key(struct symi_builder *b, uint32_t v)
 	struct symt_func f = b->funcs[v - 1];
 
 	f.demangled = 0;
+	f.outer = 0;
 	return func_hash(&f);
 }
 
@@ -256,27 +259,42 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 			   const char *linkage, uint32_t decl_file,
 			   uint32_t decl_line)
 {
+	struct symi_func_in in = {
+		.name = name, .linkage = linkage, .decl_file = decl_file,
+		.decl_line = decl_line,
+	};
+
+	return symi_builder_func_in(b, &in);
+}
+
+uint32_t symi_builder_func_in(struct symi_builder *b,
+			      const struct symi_func_in *in)
+{
 	struct symt_func f = { 0 };
 	char *dem;
 	size_t j;
 	uint64_t h;
 
-	f.name = symi_builder_str(b, name);
-	f.linkage = symi_builder_str(b, linkage);
-	f.decl_file = decl_file < b->n_files ? decl_file : SYMT_NONE;
-	f.decl_line = decl_line;
-	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE)
+	f.name = symi_builder_str(b, in->name);
+	f.linkage = symi_builder_str(b, in->linkage);
+	f.decl_file = in->decl_file < b->n_files ? in->decl_file : SYMT_NONE;
+	f.decl_line = in->decl_line;
+	f.flags = in->flags;
+	f.eu = symi_builder_str(b, in->eu);
+	if (f.name == SYMI_NONE || f.linkage == SYMI_NONE || f.eu == SYMI_NONE)
 		return SYMI_NONE;
 	if ((b->n_funcs + 1) * 2 > b->func_set_cap &&
 	    set_grow(&b->func_set, &b->func_set_cap, func_key, b))
 		return nomem_idx(b);
 	h = func_hash(&f);
 	j = h & (b->func_set_cap - 1);
-	while (b->func_set[j]) {
+	while (b->func_set[j] && !in->unique) {
 		const struct symt_func *g = &b->funcs[b->func_set[j] - 1];
 
 		if (g->name == f.name && g->linkage == f.linkage &&
-		    g->decl_file == f.decl_file && g->decl_line == f.decl_line)
+		    g->decl_file == f.decl_file &&
+		    g->decl_line == f.decl_line && g->flags == f.flags &&
+		    g->eu == f.eu)
 			return b->func_set[j] - 1;
 		j = (j + 1) & (b->func_set_cap - 1);
 	}
@@ -286,7 +304,7 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 		return nomem_idx(b);
 	/* Demangle once per distinct function, here, never at lookup. */
 	if (f.linkage) {
-		dem = symi_demangle(linkage);
+		dem = symi_demangle(in->linkage);
 		if (dem) {
 			f.demangled = symi_builder_str(b, dem);
 			free(dem);
@@ -294,31 +312,66 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 				return SYMI_NONE;
 		}
 	}
+	if (in->outer) {
+		f.outer = symi_builder_str(b, in->outer);
+		if (f.outer == SYMI_NONE)
+			return SYMI_NONE;
+	}
 	b->funcs[b->n_funcs] = f;
-	b->func_set[j] = (uint32_t)++b->n_funcs;
+	++b->n_funcs;
+	/* A unique one is not in the set: nothing is merged with it. */
+	if (!in->unique)
+		b->func_set[j] = (uint32_t)b->n_funcs;
 	return (uint32_t)(b->n_funcs - 1);
+}
+
+int symi_builder_func_outer(struct symi_builder *b, uint32_t f,
+			    const char *outer)
+{
+	uint32_t off;
+
+	if (f >= b->n_funcs || b->funcs[f].outer)
+		return 0;
+	off = symi_builder_str(b, outer);
+	if (off == SYMI_NONE)
+		return -ENOMEM;
+	b->funcs[f].outer = off;
+	return 0;
+}
+
+void symi_builder_note_tables(struct symi_builder *b, uint32_t tables)
+{
+	b->tables |= tables;
 }
 
 static uint64_t file_key(struct symi_builder *b, uint32_t v)
 {
-	uint32_t off = b->files[v - 1];
-
-	return hash_bytes(&off, sizeof(off), HASH_INIT);
+	return hash_bytes(&b->files[v - 1], sizeof(b->files[0]), HASH_INIT);
 }
 
-uint32_t symi_builder_file(struct symi_builder *b, const char *path)
+uint32_t symi_builder_oom(struct symi_builder *b)
 {
-	uint32_t off = symi_builder_str(b, path);
+	return nomem_idx(b);
+}
+
+uint32_t symi_builder_file(struct symi_builder *b, const char *path,
+			   uint32_t rel)
+{
+	struct symt_file f = { .name = symi_builder_str(b, path) };
 	size_t j;
 
-	if (off == SYMI_NONE)
+	if (f.name == SYMI_NONE)
 		return SYMI_NONE;
+	/* rel counts bytes of @path: anything longer is no relative path. */
+	f.rel = f.name && rel < strlen(path) ? rel : 0;
 	if ((b->n_files + 1) * 2 > b->file_set_cap &&
 	    set_grow(&b->file_set, &b->file_set_cap, file_key, b))
 		return nomem_idx(b);
-	j = hash_bytes(&off, sizeof(off), HASH_INIT) & (b->file_set_cap - 1);
+	j = hash_bytes(&f, sizeof(f), HASH_INIT) & (b->file_set_cap - 1);
 	while (b->file_set[j]) {
-		if (b->files[b->file_set[j] - 1] == off)
+		const struct symt_file *g = &b->files[b->file_set[j] - 1];
+
+		if (g->name == f.name && g->rel == f.rel)
 			return b->file_set[j] - 1;
 		j = (j + 1) & (b->file_set_cap - 1);
 	}
@@ -326,7 +379,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path)
 	    symi_grow((void **)&b->files, &b->cap_files, b->n_files + 1,
 		      sizeof(*b->files)))
 		return nomem_idx(b);
-	b->files[b->n_files] = off;
+	b->files[b->n_files] = f;
 	b->file_set[j] = (uint32_t)++b->n_files;
 	return (uint32_t)(b->n_files - 1);
 }
@@ -1038,6 +1091,324 @@ static size_t keep_symbols(struct symi_builder *b, uint64_t base,
 }
 
 /*
+ * Whose symbols.  Each peer names an address from one symbol table
+ * (symtab.c marks where each symbol was read), with rules of its own:
+ *  - eu-addr2line (libdwfl's find_symtab()): the file's .symtab, else
+ *    its debug file's, else .dynsym with the MiniDebugInfo .symtab;
+ *    sweep_symbols().
+ *  - GNU addr2line (bfd): the debug file's .symtab when the DWARF is
+ *    read from the debug file (_bfd_dwarf2_stash_syms()), else the
+ *    file's .symtab; never .dynsym (addr2line's slurp_symbols() falls
+ *    back to it only when the symtab size is 0, which it never is);
+ *    sweep_gnu().
+ *  - llvm-symbolizer 14 (SymbolizableObjectFile): the file's own
+ *    .symtab, else its .dynsym, never the debug file's; sweep_llvm().
+ * The made-up PLT stub names count for eu and GNU, which have nothing
+ * there (they name by section), not for llvm, which names .plt after
+ * the sizeless _init before it: sym_frame says which is which.
+ */
+static bool chosen_by(uint32_t tables, uint32_t f, int ch)
+{
+	bool own = f & SYMI_SYM_MAIN, dyn = f & SYMI_SYM_DYNSYM;
+	bool mini = f & SYMI_SYM_MINI, dbg = f & SYMI_SYM_DEBUG;
+	bool any = !(f & SYMI_SYM_ORIGIN);	/* a test's: every table */
+
+	if (f & SYMI_SYM_PLT)
+		return ch != SYMT_CH_LLVM;
+	switch (ch) {
+	case SYMT_CH_EU:
+		if (any)
+			return true;
+		if (tables & SYMI_TAB_MAIN_SYMTAB)
+			return own && !dyn && !mini;
+		if (tables & SYMI_TAB_DBG_SYMTAB)
+			return dbg && !dyn && !mini;
+		return own && (dyn || mini);
+	case SYMT_CH_GNU:
+		if (f & (SYMI_SYM_OBJECT | SYMI_SYM_ABS))
+			return false;
+		/* maybe_function_sym() skips annobin's markers. */
+		if (!(f & (SYMI_SYM_SIZED | SYMI_SYM_GLOBAL | SYMI_SYM_WEAK)) &&
+		    (f & SYMI_SYM_NOTYPE) && (f & SYMI_SYM_HIDDEN))
+			return false;
+		if (any)
+			return true;
+		if (tables & SYMI_TAB_DWARF_DBG)
+			return dbg && !dyn && !mini;
+		return own && !dyn && !mini;
+	default:
+		if (f & SYMI_SYM_ABS)
+			return false;
+		if (any)
+			return true;
+		if (tables & SYMI_TAB_MAIN_SYMTAB)
+			return own && !dyn && !mini;
+		return own && dyn;
+	}
+}
+
+static int srange_push(struct sranges *out, uint64_t addr, uint32_t idx)
+{
+	if (out->n && out->v[out->n - 1].idx == idx)
+		return 0;
+	if (out->n && out->v[out->n - 1].addr == addr) {
+		out->v[out->n - 1].idx = idx;
+		return 0;
+	}
+	if (symi_grow((void **)&out->v, &out->cap, out->n + 1,
+		      sizeof(*out->v)))
+		return -ENOMEM;
+	out->v[out->n].addr = addr;
+	out->v[out->n++].idx = idx;
+	return 0;
+}
+
+/*
+ * GNU addr2line's choice, bfd's _bfd_elf_find_function() (binutils
+ * 2.40): among the symbols of the address's section, the one with the
+ * highest start at or below it, whether or not it reaches the address;
+ * at one start the largest (a sizeless one counts as 1 byte), then the
+ * first in the table.  @syms are sorted by address.
+ */
+static int sweep_gnu(const struct symi_builder *b, const struct bsym *syms,
+		     size_t n, uint64_t base, uint64_t end,
+		     struct sranges *out)
+{
+	uint64_t *pts = NULL;
+	size_t npts = 0, j = 0;
+	int err = -ENOMEM;
+
+	if (!n)
+		return 0;
+	pts = symi_calloc(2 * n + 2 * b->n_secs + 1, sizeof(*pts));
+	if (!pts)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		pts[npts++] = syms[i].addr;
+		pts[npts++] = syms[i].addr + (syms[i].size ? syms[i].size : 1);
+	}
+	for (size_t i = 0; i < b->n_secs; i++) {
+		pts[npts++] = b->secs[i].lo;
+		pts[npts++] = b->secs[i].hi;
+	}
+	qsort(pts, npts, sizeof(*pts), u64_cmp);
+	for (size_t pi = 0; pi < npts; pi++) {
+		uint64_t p = pts[pi];
+		long sec = symi_span_find(b->secs, b->n_secs, p);
+		uint32_t pick = SYMT_NONE;
+
+		if ((pi && pts[pi - 1] == p) || p < base || p > end)
+			continue;
+		while (j < n && syms[j].addr <= p)
+			j++;
+		if (sec >= 0 && j && syms[j - 1].addr >= b->secs[sec].lo) {
+			uint64_t a = syms[j - 1].addr, best = 0;
+			uint32_t seq = 0;
+
+			for (size_t k = j; k-- > 0 && syms[k].addr == a;) {
+				uint64_t sz = syms[k].size ? syms[k].size : 1;
+
+				if (pick == SYMT_NONE || sz > best ||
+				    (sz == best && syms[k].seq < seq)) {
+					pick = (uint32_t)k;
+					best = sz;
+					seq = syms[k].seq;
+				}
+			}
+		}
+		if (srange_push(out, p, pick))
+			goto out;
+	}
+	err = 0;
+out:
+	free(pts);
+	return err;
+}
+
+/*
+ * llvm-symbolizer 14's choice (SymbolizableObjectFile::create() and
+ * getNameFromSymbolTable()): one symbol per address, the largest, then
+ * the last in the table; an address is named by the last symbol at or
+ * below it, unless that one has a size and ends at or below it.  A
+ * sizeless symbol runs on to the next one, in any section (here: at most
+ * to the table's end).
+ */
+static int sweep_llvm(const struct bsym *syms, size_t n, uint64_t end,
+		      struct sranges *out)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = i, pick = i;
+
+		for (; k < n && syms[k].addr == syms[i].addr; k++) {
+			if (syms[k].size > syms[pick].size ||
+			    (syms[k].size == syms[pick].size &&
+			     syms[k].seq > syms[pick].seq))
+				pick = k;
+		}
+		if (srange_push(out, syms[i].addr, (uint32_t)pick))
+			return -ENOMEM;
+		if (syms[pick].size &&
+		    (k == n || syms[k].addr > syms[pick].addr +
+		     syms[pick].size) &&
+		    srange_push(out, syms[pick].addr + syms[pick].size,
+				SYMT_NONE))
+			return -ENOMEM;
+		i = k;
+	}
+	/* Nothing runs on past the table's end. */
+	return n ? srange_push(out, end, SYMT_NONE) : 0;
+}
+
+/* Peer @ch's choice over the kept symbols b->syms[0, n) into @out, with
+ * indices into b->syms.  Returns 0 or -ENOMEM. */
+static int choose(struct symi_builder *b, size_t n, uint64_t base,
+		  uint64_t end, int ch, struct sranges *out)
+{
+	struct bsym *sub = symi_calloc(n ? n : 1, sizeof(*sub));
+	uint32_t *idx = symi_calloc(n ? n : 1, sizeof(*idx));
+	size_t k = 0;
+	int err = -ENOMEM;
+
+	if (!sub || !idx)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (!chosen_by(b->tables, b->syms[i].flags, ch))
+			continue;
+		sub[k] = b->syms[i];
+		idx[k++] = (uint32_t)i;
+	}
+	if (ch == SYMT_CH_EU)
+		err = sweep_symbols(sub, k, end, out);
+	else if (ch == SYMT_CH_GNU)
+		err = sweep_gnu(b, sub, k, base, end, out);
+	else
+		err = sweep_llvm(sub, k, end, out);
+	for (size_t i = 0; !err && i < out->n; i++) {
+		if (out->v[i].idx != SYMT_NONE)
+			out->v[i].idx = idx[out->v[i].idx];
+	}
+out:
+	free(sub);
+	free(idx);
+	return err;
+}
+
+/* The symbol ranges as the table stores them: one list over the
+ * addresses where any peer's choice changes. */
+struct mranges {
+	uint64_t *addr;
+	uint32_t (*idx)[SYMT_CH_N];
+	size_t n, cap_a, cap_i;
+};
+
+static int merge_choices(const struct sranges *SR, struct mranges *M)
+{
+	size_t at[SYMT_CH_N] = { 0 };
+	uint32_t cur[SYMT_CH_N];
+
+	for (int c = 0; c < SYMT_CH_N; c++)
+		cur[c] = SYMT_NONE;
+	for (;;) {
+		uint64_t p = UINT64_MAX;
+		bool any = false;
+
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (at[c] < SR[c].n && SR[c].v[at[c]].addr <= p) {
+				p = SR[c].v[at[c]].addr;
+				any = true;
+			}
+		}
+		if (!any)
+			return 0;
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (at[c] < SR[c].n && SR[c].v[at[c]].addr == p)
+				cur[c] = SR[c].v[at[c]++].idx;
+		}
+		if (M->n && !memcmp(M->idx[M->n - 1], cur, sizeof(cur)))
+			continue;
+		if (M->n && M->addr[M->n - 1] == p) {
+			memcpy(M->idx[M->n - 1], cur, sizeof(cur));
+			continue;
+		}
+		if (symi_grow((void **)&M->addr, &M->cap_a, M->n + 1,
+			      sizeof(*M->addr)) ||
+		    symi_grow((void **)&M->idx, &M->cap_i, M->n + 1,
+			      sizeof(*M->idx)))
+			return -ENOMEM;
+		M->addr[M->n] = p;
+		memcpy(M->idx[M->n++], cur, sizeof(cur));
+	}
+}
+
+/*
+ * Keep each symbol once (a file and its debug file, .symtab and .dynsym
+ * repeat them), its origins merged, and renumber @M's indices.  Returns
+ * the count kept, at the front of b->syms.
+ */
+static size_t merge_syms(struct symi_builder *b, size_t n,
+			 struct mranges *M, uint32_t *map)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bsym *s = &b->syms[i];
+		size_t dup = SIZE_MAX;
+
+		for (size_t j = o; j-- > 0 && j + 16 > o;) {
+			const struct bsym *t = &b->syms[j];
+
+			if (t->addr != s->addr)
+				break;
+			if (t->size == s->size && t->name == s->name &&
+			    t->file == s->file &&
+			    !((t->flags ^ s->flags) & ~SYMI_SYM_ORIGIN)) {
+				dup = j;
+				break;
+			}
+		}
+		if (dup != SIZE_MAX) {
+			b->syms[dup].flags |= s->flags & SYMI_SYM_ORIGIN;
+			map[i] = (uint32_t)dup;
+			continue;
+		}
+		map[i] = (uint32_t)o;
+		b->syms[o++] = *s;
+	}
+	for (size_t i = 0; i < M->n; i++) {
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (M->idx[i][c] != SYMT_NONE)
+				M->idx[i][c] = map[M->idx[i][c]];
+		}
+	}
+	return o;
+}
+
+/* The demangled form of the PLT stub name @nm ("NAME@plt") into *@out
+ * (NULL when NAME is not mangled).  Returns 0 or -ENOMEM. */
+static int plt_demangle(const char *nm, char **out)
+{
+	size_t len = strlen(nm) - 4;	/* symtab.c made it: ends "@plt" */
+	char *base = symi_malloc(len + 1), *d;
+
+	*out = NULL;
+	if (!base)
+		return -ENOMEM;
+	memcpy(base, nm, len);
+	base[len] = '\0';
+	d = symi_demangle(base);
+	free(base);
+	if (!d)
+		return 0;
+	*out = symi_malloc(strlen(d) + 5);
+	if (*out)
+		snprintf(*out, strlen(d) + 5, "%s@plt", d);
+	free(d);
+	return *out ? 0 : -ENOMEM;
+}
+
+/*
  * The kept symbols as table records (*out: caller frees), addresses
  * relative to @base; their names are demangled once, here, never at
  * lookup.  Returns 0 or -ENOMEM.
@@ -1052,7 +1423,16 @@ static int table_syms(struct symi_builder *b, size_t n_syms, uint64_t base,
 	if (!syms)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_syms; i++) {
-		char *d = symi_demangle(b->str + b->syms[i].name);
+		const char *nm = b->str + b->syms[i].name;
+		char *d;
+
+		/* A stub NAME@plt demangles as NAME, then "@plt". */
+		if (b->syms[i].flags & SYMI_SYM_PLT) {
+			if (plt_demangle(nm, &d))
+				return -ENOMEM;
+		} else {
+			d = symi_demangle(nm);
+		}
 
 		syms[i].addr = (uint32_t)(b->syms[i].addr - base);
 		syms[i].size = (uint32_t)b->syms[i].size;
@@ -1071,25 +1451,30 @@ static int table_syms(struct symi_builder *b, size_t n_syms, uint64_t base,
 
 /* The start addresses of the ranges and of the symbol ranges, and the
  * symbols of the latter, as the table stores them (relative to @base).
- * The caller frees the three arrays, on failure too. */
+ * The caller frees the arrays, on failure too. */
 struct rel {
-	uint32_t *addrs, *saddrs, *sidx;
+	uint32_t *addrs, *saddrs, *sidx[SYMT_CH_N];
 };
 
-static int rel_arrays(const struct ranges *R, const struct sranges *SR,
+static int rel_arrays(const struct ranges *R, const struct mranges *M,
 		      uint64_t base, struct rel *out)
 {
 	out->addrs = symi_calloc(R->n ? R->n : 1, sizeof(*out->addrs));
-	out->saddrs = symi_calloc(SR->n ? SR->n : 1, sizeof(*out->saddrs));
-	out->sidx = symi_calloc(SR->n ? SR->n : 1, sizeof(*out->sidx));
-	if (!out->addrs || !out->saddrs || !out->sidx)
+	out->saddrs = symi_calloc(M->n ? M->n : 1, sizeof(*out->saddrs));
+	if (!out->addrs || !out->saddrs)
 		return -ENOMEM;
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		out->sidx[c] = symi_calloc(M->n ? M->n : 1,
+					   sizeof(*out->sidx[c]));
+		if (!out->sidx[c])
+			return -ENOMEM;
+		for (size_t i = 0; i < M->n; i++)
+			out->sidx[c][i] = M->idx[i][c];
+	}
 	for (size_t i = 0; i < R->n; i++)
 		out->addrs[i] = (uint32_t)(R->addr[i] - base);
-	for (size_t i = 0; i < SR->n; i++) {
-		out->saddrs[i] = (uint32_t)(SR->v[i].addr - base);
-		out->sidx[i] = SR->v[i].idx;
-	}
+	for (size_t i = 0; i < M->n; i++)
+		out->saddrs[i] = (uint32_t)(M->addr[i] - base);
 	return 0;
 }
 
@@ -1127,7 +1512,8 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 	tab.syms = syms;
 	tab.n_syms = n_syms;
 	tab.saddrs = rel->saddrs;
-	tab.sidx = rel->sidx;
+	for (int c = 0; c < SYMT_CH_N; c++)
+		tab.sidx[c] = rel->sidx[c];
 	tab.n_sranges = n_sranges;
 	tab.str = b->str;
 	tab.str_len = b->str_len;
@@ -1138,9 +1524,11 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 {
 	struct segs S = { 0 };
 	struct ranges R = { 0 };
-	struct sranges SR = { 0 };
+	struct sranges SR[SYMT_CH_N] = { { 0 } };
+	struct mranges M = { 0 };
 	struct rel rel = { 0 };
 	struct symt_sym *syms = NULL;
+	uint32_t *map = NULL;
 	uint64_t base, end;
 	size_t n_syms;
 	int err;
@@ -1165,22 +1553,34 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	if (err)
 		goto out;
 	n_syms = keep_symbols(b, base, end);
-	err = sweep_symbols(b->syms, n_syms, end, &SR);
+	for (int c = 0; !err && c < SYMT_CH_N; c++)
+		err = choose(b, n_syms, base, end, c, &SR[c]);
 	if (!err)
-		err = table_syms(b, n_syms, base, &syms);
+		err = merge_choices(SR, &M);
+	if (!err && !(map = symi_calloc(n_syms ? n_syms : 1, sizeof(*map))))
+		err = -ENOMEM;
+	if (err)
+		goto out;
+	n_syms = merge_syms(b, n_syms, &M, map);
+	err = table_syms(b, n_syms, base, &syms);
 	if (!err)
-		err = rel_arrays(&R, &SR, base, &rel);
+		err = rel_arrays(&R, &M, base, &rel);
 	if (!err)
-		err = pack(b, base, end, &R, &rel, SR.n, syms, n_syms, bufp,
+		err = pack(b, base, end, &R, &rel, M.n, syms, n_syms, bufp,
 			   lenp);
 out:
 	free(syms);
+	free(map);
 	free(rel.addrs);
 	free(rel.saddrs);
-	free(rel.sidx);
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		free(rel.sidx[c]);
+		free(SR[c].v);
+	}
+	free(M.addr);
+	free(M.idx);
 	free(S.v);
 	free(R.addr);
 	free(R.leaf);
-	free(SR.v);
 	return err;
 }

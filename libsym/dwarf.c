@@ -18,6 +18,16 @@
  * (dwarf_attr_integrate() follows those, across CUs and into the dwz alt
  * file), and are resolved once per origin DIE: a small hash map keyed by
  * the DIE's address in the mapped section caches the function index.
+ * Two more facts per function are what the peers' names need: whether
+ * the CU's language mangles names (bfd takes a C function's DW_AT_name as
+ * its linkage name, a C++ one's not), and the subprogram whose DIE holds
+ * the function's definition (a lambda's operator() is defined in the
+ * function that holds the lambda; eu-addr2line names an inlined
+ * innermost frame after it).  The latter is found by DIE offset: the
+ * walk notes the offsets each top-level subprogram's subtree spans, and
+ * at the end of the CU each function whose origin lies inside one gets
+ * that subprogram's name (set_outer()).  Only the outermost level is
+ * known: a lambda inside a lambda is held by the enclosing function.
  *
  * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
  * input); a CU whose line table or DIEs cannot be read is logged and
@@ -32,73 +42,278 @@
 #include "base.h"
 
 #define MAX_DEPTH 256
-#define FILE_UNSET (SYMI_NONE - 1)
 
-/* DIE address -> function index. */
-struct fcache {
-	struct fent {
-		const void *key;
-		uint32_t func;
+/* A map from an address (of a DIE, of a Dwarf_CU) to a 32-bit value:
+ * open addressing, at most half full. */
+struct pmap {
+	struct pent {
+		const void *key;	/* NULL: empty */
+		uint32_t val;
 	} *v;
+	size_t n, cap;
+};
+
+static uint64_t ptr_hash(const void *p)
+{
+	uint64_t x = (uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The entry of @key in @m: its own, or the empty one to fill (then
+ * increment m->n), after growing @m to room for one more (the first
+ * time to @first slots, a power of two).  NULL on -ENOMEM. */
+static struct pent *pmap_slot(struct pmap *m, const void *key, size_t first)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : first;
+		struct pent *nv = symi_calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].key)
+				continue;
+			j = ptr_hash(m->v[i].key) & (ncap - 1);
+			while (nv[j].key)
+				j = (j + 1) & (ncap - 1);
+			nv[j] = m->v[i];
+		}
+		free(m->v);
+		m->v = nv;
+		m->cap = ncap;
+	}
+	j = ptr_hash(key) & (m->cap - 1);
+	while (m->v[j].key && m->v[j].key != key)
+		j = (j + 1) & (m->cap - 1);
+	return &m->v[j];
+}
+
+/* A unit's file table: file index -> builder file (SYMI_NONE: none). */
+struct ufiles {
+	uint32_t *fid;		/* free() */
+	size_t n;
+};
+
+/* The file tables of units other than the one walked, for declarations
+ * there (LTO, dwz partial units, split units): Dwarf_CU -> its index. */
+struct ucache {
+	struct pmap map;
+	struct ufiles *v;	/* free() each fid */
 	size_t n, cap;
 };
 
 struct walk {
 	struct symi_builder *b;
+	Dwarf *dw;		/* the debug file's (not the alt file's) */
 	/* The current CU's address ranges, sorted. */
 	struct symi_span *cur;
 	size_t ncur, cur_cap;
 	const char *path;
-	struct fcache fc;
+	struct pmap fc;		/* DIE address -> function index */
 	/* .debug_line and its string sections, for lines.c; line.data is
 	 * NULL when libdw must read the line tables instead. */
 	struct symi_lines_in lin;
-	/* The current CU's files as lines.c read them (index -> builder
-	 * file), when call sites use that table. */
-	uint32_t *own;
-	size_t nown;
+	/* The file table of the unit being walked (own_cu): its line
+	 * rows', call sites' and declarations' files. */
+	struct ufiles own;
+	const void *own_cu;
 	Dwarf_CU *cu;		/* the CU being walked */
-	/* The current CU's file table and its index -> builder file map. */
-	Dwarf_Files *files;
-	size_t nfiles;
-	uint32_t *fmap;
-	size_t fmap_cap;
-	/* The explicit DFS stack. */
+	struct ucache uc;
+	/* The explicit DFS stack; end is the offset where the parent's
+	 * subtree ends (the next DIE after it), UINT64_MAX when unknown. */
 	struct frame {
 		Dwarf_Die die;
 		uint32_t scope;
 		uint32_t depth;
+		uint64_t end;
 	} *stack;
 	size_t sp, stack_cap;
 	unsigned long cu_errors;
+	uint32_t func_flags;	/* the current CU's enum symt_func_flags */
+	/* Top-level subprograms of the current CU and the DIE offsets
+	 * their subtrees span, [lo, hi), ascending; and the functions
+	 * made from origins of this CU, to be given their outer. */
+	struct held {
+		uint64_t lo, hi;
+		Dwarf_Die die;
+	} *held;
+	size_t nheld, held_cap;
+	struct pending {
+		uint64_t off;
+		uint32_t func;
+	} *pend;
+	size_t npend, pend_cap;
+	/* The last top-level subprogram with code, [alias_lo, alias_hi),
+	 * the first of those with that range named alias (eu_alias()); eu
+	 * is its name while a later one with the same range is added. */
+	uint64_t alias_lo, alias_hi;
+	const char *alias, *eu;
 };
 
-static uint32_t file_of(struct walk *w, Dwarf_Files *files, size_t idx)
+/*
+ * The files of a unit libdw read (the fallback reader, the dwz alt
+ * file's units, split units), spelled as path.c spells them.  libdw
+ * joins a relative name to its directory entry (before DWARF 5, entry 0
+ * is DW_AT_comp_dir) but not to the compilation directory, and does not
+ * say which entry a file used: it is taken to be the longest entry the
+ * name starts with, followed by '/'.  That gives the same whole path as
+ * lines.c in every case; only the relative path (--relativenames) can
+ * differ, where one entry is a prefix of another and the name a
+ * directory deeper, or a name is absolute and starts with an entry.
+ * Returns 0 or -ENOMEM.
+ */
+static int libdw_files(struct walk *w, Dwarf_Files *files, size_t n,
+		       unsigned version, const char *comp_dir,
+		       struct ufiles *out)
 {
-	const char *name;
+	const char *const *dirs = NULL;
+	size_t ndirs = 0;
+	uint32_t *v;
 
-	if (!files)
-		return SYMI_NONE;
-	if (files == w->files && idx < w->nfiles) {
-		if (w->fmap[idx] != FILE_UNSET)
-			return w->fmap[idx];
+	out->fid = NULL;
+	out->n = 0;
+	if (dwarf_getsrcdirs(files, &dirs, &ndirs) != 0)
+		ndirs = 0;
+	v = symi_calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = dwarf_filesrc(files, i, NULL, NULL);
+		struct symi_path f = { .comp_dir = comp_dir, .name = name,
+				       .dir_rel = true };
+		size_t best = 0, blen = 0;
+
+		v[i] = SYMI_NONE;
+		if (!name)
+			continue;
+		if (version < 5 && i == 0) {
+			/* libdw's (and lines.c's) name for the file 0 that
+			 * does not exist before DWARF 5. */
+			v[i] = symi_builder_file(w->b, name, 0);
+			goto check;
+		}
+		for (size_t k = 0; k < ndirs; k++) {
+			size_t l = dirs[k] ? strlen(dirs[k]) : 0;
+
+			if (l && l >= blen && strncmp(name, dirs[k], l) == 0 &&
+			    name[l] == '/' && name[l + 1]) {
+				best = k;
+				blen = l;
+			}
+		}
+		if (blen) {
+			f.name = name + blen + 1;
+			if (version >= 5) {
+				f.dir = dirs[best];
+				f.dir_rel = best != 0;
+			} else if (best != 0) {
+				f.dir = dirs[best];
+			}
+		}
+		v[i] = symi_path_intern(w->b, &f);
+check:
+		if (v[i] == SYMI_NONE) {
+			free(v);
+			return -ENOMEM;
+		}
 	}
-	name = dwarf_filesrc(files, idx, NULL, NULL);
-	if (!name)
-		return SYMI_NONE;
-	if (files == w->files && idx < w->nfiles) {
-		w->fmap[idx] = symi_builder_file(w->b, name);
-		return w->fmap[idx];
-	}
-	return symi_builder_file(w->b, name);
+	out->fid = v;
+	out->n = n;
+	return 0;
 }
 
-/* The builder file of the CU's file number @idx (DW_AT_call_file). */
-static uint32_t call_file(struct walk *w, size_t idx)
+static const char *attr_str(Dwarf_Die *die, unsigned int name);
+
+/* The file table of @cu (its unit DIE @cudie, DW_AT_comp_dir @comp_dir
+ * when it has none of its own) into @out: lines.c reads the header when
+ * the unit is the debug file's, else libdw.  No table: out->n is 0.
+ * Returns 0 or -ENOMEM. */
+static int unit_files(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie,
+		      const char *comp_dir, struct ufiles *out)
 {
-	if (w->own)
-		return idx < w->nown ? w->own[idx] : SYMI_NONE;
-	return file_of(w, w->files, idx);
+	struct symi_lines_out lo;
+	struct symi_lines_in in;
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	Dwarf_Files *files;
+	Dwarf_Half version = 0;
+	uint8_t asz = 0;
+	size_t n;
+	int err;
+
+	out->fid = NULL;
+	out->n = 0;
+	if (dwarf_cu_die(cu, &(Dwarf_Die){ 0 }, &version, NULL, &asz, NULL,
+			 NULL, NULL) == NULL)
+		return 0;
+	comp_dir = attr_str(cudie, DW_AT_comp_dir) ?: comp_dir;
+	if (w->lin.line.data && dwarf_cu_getdwarf(cu) == w->dw &&
+	    dwarf_attr(cudie, DW_AT_stmt_list, &a) &&
+	    dwarf_formudata(&a, &off) == 0) {
+		in = w->lin;
+		in.off = off;
+		in.addr_size = asz;
+		in.comp_dir = comp_dir;
+		in.files_only = true;
+		err = symi_lines_read(w->b, &in, &lo);
+		if (err != -SYM_E_BADDWARF) {
+			out->fid = lo.files;
+			out->n = lo.nfiles;
+			return err;
+		}
+	}
+	if (dwarf_getsrcfiles(cudie, &files, &n) != 0)
+		return 0;
+	return libdw_files(w, files, n, version, comp_dir, out);
+}
+
+/* The builder file of file @idx of the unit @cu (from a DW_AT_decl_file
+ * there); SYMI_NONE when there is none.  Units other than the walked one
+ * are read once (w->uc).  Returns SYMI_NONE with -ENOMEM recorded in the
+ * builder when out of memory. */
+static uint32_t unit_file(struct walk *w, Dwarf_CU *cu, Dwarf_Word idx)
+{
+	struct ucache *c = &w->uc;
+	struct pent *e;
+	Dwarf_Die cudie;
+	struct ufiles f;
+
+	if (cu == w->own_cu)
+		return idx < w->own.n ? w->own.fid[idx] : SYMI_NONE;
+	e = pmap_slot(&c->map, cu, 64);
+	if (!e)
+		return symi_builder_oom(w->b);
+	if (!e->key) {
+		if (!dwarf_cu_die(cu, &cudie, NULL, NULL, NULL, NULL, NULL,
+				  NULL) ||
+		    unit_files(w, cu, &cudie, NULL, &f))
+			return symi_builder_oom(w->b);
+		if (symi_grow((void **)&c->v, &c->cap, c->n + 1,
+			      sizeof(*c->v))) {
+			free(f.fid);
+			return symi_builder_oom(w->b);
+		}
+		c->v[c->n] = f;
+		e->key = cu;
+		e->val = (uint32_t)c->n++;
+		c->map.n++;
+	}
+	f = c->v[e->val];
+	return idx < f.n ? f.fid[idx] : SYMI_NONE;
+}
+
+static void ucache_release(struct ucache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].fid);
+	free(c->v);
+	free(c->map.v);
 }
 
 static void section(Elf *elf, size_t shstrndx, const char *want,
@@ -170,32 +385,13 @@ static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
 	w->lin.nranges = w->ncur;
 	w->lin.off = off;
 	w->lin.addr_size = asz;
-	w->lin.comp_dir = dwarf_attr(cudie, DW_AT_comp_dir, &a) ?
-			  dwarf_formstring(&a) : NULL;
+	w->lin.comp_dir = attr_str(cudie, DW_AT_comp_dir);
+	w->lin.files_only = false;
 	err = symi_lines_read(w->b, &w->lin, &out);
 	if (err)
 		return err;
-	w->own = out.files;
-	w->nown = out.nfiles;
-	return 0;
-}
-
-static int cu_files(struct walk *w, Dwarf_Die *cudie)
-{
-	Dwarf_Files *files = NULL;
-	size_t n = 0;
-
-	w->files = NULL;
-	w->nfiles = 0;
-	if (dwarf_getsrcfiles(cudie, &files, &n) != 0)
-		return 0;	/* no file table: no call sites either */
-	if (symi_grow((void **)&w->fmap, &w->fmap_cap, n ? n : 1,
-		      sizeof(*w->fmap)))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		w->fmap[i] = FILE_UNSET;
-	w->files = files;
-	w->nfiles = n;
+	w->own.fid = out.files;
+	w->own.n = out.nfiles;
 	return 0;
 }
 
@@ -241,10 +437,14 @@ static bool clip(const struct walk *w, Dwarf_Addr a, Dwarf_Addr *na)
 	return true;
 }
 
-static int do_lines(struct walk *w, Dwarf_Die *cudie)
+/* Read the CU's line program with libdw (lines.c did not understand its
+ * header); its files into w->own. */
+static int do_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
 {
+	Dwarf_Files *cf = NULL;
 	Dwarf_Lines *lines;
-	size_t n;
+	Dwarf_Half version = 0;
+	size_t n, nf = 0;
 	int err;
 
 	if (dwarf_getsrclines(cudie, &lines, &n) != 0) {
@@ -256,6 +456,14 @@ static int do_lines(struct walk *w, Dwarf_Die *cudie)
 			w->cu_errors++;
 		}
 		return 0;
+	}
+	if (dwarf_getsrcfiles(cudie, &cf, &nf) == 0 &&
+	    dwarf_cu_info(cu, &version, NULL, NULL, NULL, NULL, NULL,
+			  NULL) == 0) {
+		err = libdw_files(w, cf, nf, version,
+				  attr_str(cudie, DW_AT_comp_dir), &w->own);
+		if (err)
+			return err;
 	}
 	err = cu_ranges(w, cudie);
 	if (err)
@@ -278,8 +486,9 @@ static int do_lines(struct walk *w, Dwarf_Die *cudie)
 		dwarf_lineno(l, &line);
 		dwarf_linecol(l, &col);
 		dwarf_linediscriminator(l, &disc);
-		if (dwarf_line_file(l, &files, &idx) == 0)
-			file = file_of(w, files, idx);
+		if (dwarf_line_file(l, &files, &idx) == 0 && files == cf &&
+		    idx < w->own.n)
+			file = w->own.fid[idx];
 		err = symi_builder_line(w->b, a, na, file,
 					line > 0 ? (uint32_t)line : 0,
 					col > 0 ? (uint32_t)col : 0, disc);
@@ -299,69 +508,34 @@ static const char *attr_str(Dwarf_Die *die, unsigned int name)
 }
 
 /*
- * The declaration file of @die.  In the CU being walked, from the file
- * table lines.c read; elsewhere (an origin in another CU, a dwz partial
- * unit) through libdw, whose dwarf_decl_file() parses that CU's whole line
- * program: worth avoiding for the common case.
+ * The declaration file of @die, in the file table of the unit that holds
+ * the attribute (dwarf_attr_integrate() may find it in an origin in
+ * another CU, a dwz partial unit or the alt file).
  */
 static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
-	const char *path;
 
 	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) ||
 	    dwarf_formudata(&a, &idx) != 0)
 		return SYMI_NONE;
-	if (w->own && a.cu == w->cu)
-		return idx < w->nown ? w->own[idx] : SYMI_NONE;
-	path = dwarf_decl_file(die);
-	return path ? symi_builder_file(w->b, path) : SYMI_NONE;
+	return unit_file(w, a.cu, idx);
 }
 
-static uint64_t ptr_hash(const void *p)
-{
-	uint64_t x = (uintptr_t)p;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int fcache_grow(struct fcache *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 4096;
-	struct fent *nv = symi_calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		size_t j;
-
-		if (!c->v[i].key)
-			continue;
-		j = ptr_hash(c->v[i].key) & (ncap - 1);
-		while (nv[j].key)
-			j = (j + 1) & (ncap - 1);
-		nv[j] = c->v[i];
-	}
-	free(c->v);
-	c->v = nv;
-	c->cap = ncap;
-	return 0;
-}
+static const char *die_name(Dwarf_Die *die);
 
 /* The function index of a subprogram or inlined instance @die. */
 static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Die origin = *die, tmp;
+	struct symi_func_in fin = { 0 };
 	const char *name, *linkage;
 	uint32_t decl_file;
 	int decl_line = 0;
+	struct pent *e;
 	uint32_t f;
-	size_t j;
 
 	/*
 	 * Key on the outermost origin so all instances share one entry,
@@ -380,14 +554,11 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 			origin = tmp;
 		}
 	}
-	if ((w->fc.n + 1) * 2 > w->fc.cap && fcache_grow(&w->fc))
+	e = pmap_slot(&w->fc, origin.addr, 4096);
+	if (!e)
 		return SYMI_NONE;
-	j = ptr_hash(origin.addr) & (w->fc.cap - 1);
-	while (w->fc.v[j].key) {
-		if (w->fc.v[j].key == origin.addr)
-			return w->fc.v[j].func;
-		j = (j + 1) & (w->fc.cap - 1);
-	}
+	if (e->key)
+		return e->val;
 	name = attr_str(&origin, DW_AT_name);
 	linkage = attr_str(&origin, DW_AT_linkage_name);
 	if (!linkage)
@@ -395,14 +566,155 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	decl_file = decl_file_of(w, &origin);
 	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
 		decl_line = 0;
-	f = symi_builder_func(w->b, name, linkage, decl_file,
-			      (uint32_t)decl_line);
+	fin.name = name;
+	fin.linkage = linkage;
+	fin.decl_file = decl_file;
+	fin.decl_line = (uint32_t)decl_line;
+	fin.flags = w->func_flags;
+	/* Its outer comes at the end of the CU (set_outer()); a function
+	 * without a linkage name in a language that mangles (a lambda's
+	 * operator()) is not merged with another that may get another. */
+	fin.unique = origin.cu == w->cu && !linkage &&
+		     !(w->func_flags & SYMT_FUNC_PLAIN);
+	if (w->eu && origin.addr == die->addr && die_name(die) &&
+	    strcmp(w->eu, die_name(die)) != 0)
+		fin.eu = w->eu;
+	f = symi_builder_func_in(w->b, &fin);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
-	w->fc.v[j].key = origin.addr;
-	w->fc.v[j].func = f;
+	/* decl_file_of() left w->fc alone: e still points at the slot. */
+	e->key = origin.addr;
+	e->val = f;
 	w->fc.n++;
+	/* An origin in this CU may be held by a subprogram: see
+	 * set_outer(). */
+	if (origin.cu == w->cu) {
+		if (symi_grow((void **)&w->pend, &w->pend_cap, w->npend + 1,
+			      sizeof(*w->pend)))
+			return SYMI_NONE;
+		w->pend[w->npend].off = dwarf_dieoffset(&origin);
+		w->pend[w->npend++].func = f;
+	}
 	return f;
+}
+
+/* The name eu-addr2line's get_diename() gives @die. */
+static const char *die_name(Dwarf_Die *die)
+{
+	const char *s = attr_str(die, DW_AT_MIPS_linkage_name);
+
+	if (!s)
+		s = attr_str(die, DW_AT_linkage_name);
+	return s ? s : dwarf_diename(die);
+}
+
+/*
+ * At the end of a CU: each function made from an origin DIE of it that
+ * lies inside a top-level subprogram's subtree (not the subprogram
+ * itself) is held by that subprogram.  Both lists are in offset order
+ * except where origins were met out of order, so this sorts the pending
+ * list first.  Returns 0 or -ENOMEM.
+ */
+static int pend_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int set_outer(struct walk *w)
+{
+	size_t h = 0;
+	int err = 0;
+
+	if (w->npend > 1)
+		qsort(w->pend, w->npend, sizeof(*w->pend), pend_cmp);
+	for (size_t i = 0; i < w->npend && !err; i++) {
+		uint64_t off = w->pend[i].off;
+
+		while (h < w->nheld && w->held[h].hi <= off)
+			h++;
+		if (h == w->nheld)
+			break;
+		if (w->held[h].lo < off)
+			err = symi_builder_func_outer(w->b, w->pend[i].func,
+						      die_name(&w->held[h].die));
+	}
+	w->npend = 0;
+	w->nheld = 0;
+	return err;
+}
+
+/* Note that the top-level subprogram @die spans offsets up to @end. */
+static int hold(struct walk *w, Dwarf_Die *die, uint64_t end)
+{
+	uint64_t lo = dwarf_dieoffset(die);
+
+	if (end <= lo)
+		return 0;
+	if (symi_grow((void **)&w->held, &w->held_cap, w->nheld + 1,
+		      sizeof(*w->held)))
+		return -ENOMEM;
+	w->held[w->nheld].lo = lo;
+	w->held[w->nheld].hi = end;
+	w->held[w->nheld++].die = *die;
+	return 0;
+}
+
+/*
+ * gas 2.40 writes a DW_TAG_subprogram per alias of an assembler function
+ * (libc's dup: __dup, __GI___dup, dup, __GI_dup), each with the same
+ * low_pc and high_pc, one after the other.  libdw's dwarf_getscopes()
+ * takes the first DIE that holds an address, so eu-addr2line prints the
+ * first's name; GNU addr2line takes the last, as the scope sweep does.
+ * For the top-level subprogram @die, set w->eu to the first's name when
+ * @die has the range of the ones before it (struct symt_func's eu).
+ */
+static void eu_alias(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Addr lo, hi;
+
+	w->eu = NULL;
+	if (dwarf_lowpc(die, &lo) != 0 || dwarf_highpc(die, &hi) != 0 ||
+	    hi <= lo)
+		return;
+	if (w->alias && lo == w->alias_lo && hi == w->alias_hi) {
+		w->eu = w->alias;
+		return;
+	}
+	w->alias_lo = lo;
+	w->alias_hi = hi;
+	w->alias = die_name(die);
+}
+
+/* enum symt_func_flags from the CU's DW_AT_language: the languages whose
+ * DW_AT_name bfd takes as the linkage name (binutils' non_mangled()). */
+static uint32_t lang_flags(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word lang;
+
+	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
+	    dwarf_formudata(&a, &lang) != 0)
+		return 0;
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Ada83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_C99:
+	case DW_LANG_Ada95:
+	case DW_LANG_PLI:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return SYMT_FUNC_PLAIN;
+	default:
+		return 0;
+	}
 }
 
 static uint32_t udata(Dwarf_Die *die, unsigned int name)
@@ -444,7 +756,7 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 
 		if (dwarf_attr(die, DW_AT_call_file, &a) &&
 		    dwarf_formudata(&a, &idx) == 0)
-			cf = call_file(w, idx);
+			cf = idx < w->own.n ? w->own.fid[idx] : SYMI_NONE;
 		cl = udata(die, DW_AT_call_line);
 		cc = udata(die, DW_AT_call_column);
 	}
@@ -463,8 +775,9 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 	return 0;
 }
 
+/* Push @parent's children; @end is where @parent's subtree ends. */
 static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
-		uint32_t depth)
+		uint32_t depth, uint64_t end)
 {
 	Dwarf_Die child;
 
@@ -476,6 +789,7 @@ static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
 	w->stack[w->sp].die = child;
 	w->stack[w->sp].scope = scope;
 	w->stack[w->sp].depth = depth;
+	w->stack[w->sp].end = end;
 	w->sp++;
 	return 0;
 }
@@ -490,11 +804,13 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 	int err;
 
 	w->sp = 0;
-	err = push(w, top, SYMI_NONE, 0);
+	w->alias = NULL;
+	err = push(w, top, SYMI_NONE, 0, UINT64_MAX);
 	while (!err && w->sp) {
 		struct frame *fr = &w->stack[w->sp - 1];
 		Dwarf_Die die = fr->die;
 		uint32_t scope = fr->scope, depth = fr->depth, s;
+		uint64_t end = fr->end;
 		int rc = dwarf_siblingof(&die, &fr->die);
 
 		if (rc != 0) {
@@ -502,19 +818,29 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 			if (rc < 0)
 				w->cu_errors++;
 			w->sp--;
+		} else {
+			/* This DIE's subtree ends where its sibling is. */
+			end = dwarf_dieoffset(&fr->die);
 		}
 		switch (dwarf_tag(&die)) {
 		case DW_TAG_subprogram:
-			err = add_scope(w, &die, SYMI_NONE, 0, &s);
+			if (scope == SYMI_NONE) {
+				err = hold(w, &die, end);
+				eu_alias(w, &die);
+			}
+			if (!err)
+				err = add_scope(w, &die, SYMI_NONE, 0, &s);
+			w->eu = NULL;
 			if (!err && s != SYMI_NONE)
-				err = push(w, &die, s, 1);
+				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
 			err = add_scope(w, &die, scope,
 					scope == SYMI_NONE ? 0 : depth, &s);
 			if (!err && s != SYMI_NONE)
 				err = push(w, &die, s,
-					   (scope == SYMI_NONE ? 0 : depth) + 1);
+					   (scope == SYMI_NONE ? 0 : depth) + 1,
+					   end);
 			break;
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
@@ -522,17 +848,19 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		case DW_TAG_with_stmt:
 		case DW_TAG_common_block:
 			if (scope != SYMI_NONE)
-				err = push(w, &die, scope, depth);
+				err = push(w, &die, scope, depth, end);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 			if (scope == SYMI_NONE)
-				err = push(w, &die, SYMI_NONE, 0);
+				err = push(w, &die, SYMI_NONE, 0, end);
 			break;
 		default:
 			break;
 		}
 	}
+	if (!err)
+		err = set_outer(w);
 	return err;
 }
 
@@ -567,6 +895,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 				  alt->path ? alt->path : "<memory>",
 				  dwarf_errmsg(-1));
 	}
+	w.dw = dw;
 	symi_builder_set_dwarf(b);
 	lines_setup(&w, dbg);
 	t1 = symi_now();
@@ -601,36 +930,34 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 					  "?");
 		}
 		/* Line rows name files of the unit's own line table; call
-		 * sites of a split unit name those of its .dwo, if any. */
-		free(w.own);
-		w.own = NULL;
-		w.nown = 0;
-		w.files = NULL;
+		 * sites and declarations of a split unit name those of its
+		 * .dwo, if it has any. */
+		free(w.own.fid);
+		w.own.fid = NULL;
+		w.own.n = 0;
+		w.own_cu = cu;
 		t0 = symi_now();
 		err = fast_lines(&w, cu, &cudie);
-		if (err == -SYM_E_BADDWARF) {
-			err = cu_files(&w, &cudie);
-			if (!err)
-				err = do_lines(&w, &cudie);
-		}
+		if (err == -SYM_E_BADDWARF)
+			err = do_lines(&w, cu, &cudie);
 		if (!err && walk_die != &cudie) {
-			uint32_t *own = w.own;
+			struct ufiles dwo;
 
-			w.own = NULL;
-			err = cu_files(&w, walk_die);
-			if (!err && !w.files) {
-				/* No .dwo file table: the skeleton's. */
-				w.own = own;
-				own = NULL;
-				if (!w.own)
-					err = cu_files(&w, &cudie);
+			err = unit_files(&w, walk_die->cu, walk_die,
+					 attr_str(&cudie, DW_AT_comp_dir), &dwo);
+			if (!err && dwo.n) {
+				free(w.own.fid);
+				w.own = dwo;
+			} else {
+				free(dwo.fid);
 			}
-			free(own);
+			w.own_cu = walk_die->cu;
 		}
 		t1 = symi_now();
 		ph->lines += t1 - t0;
 		if (err)
 			goto out;
+		w.func_flags = lang_flags(walk_die);
 		err = do_dies(&w, walk_die);
 		ph->dies += symi_now() - t1;
 		if (err)
@@ -647,8 +974,10 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 			  w.cu_errors, w.path);
 out:
 	free(w.fc.v);
-	free(w.fmap);
-	free(w.own);
+	free(w.held);
+	free(w.pend);
+	free(w.own.fid);
+	ucache_release(&w.uc);
 	free(w.stack);
 	free(w.cur);
 	dwarf_end(dw);

@@ -79,9 +79,16 @@ enum symt_func_field {
 	SYMT_FN_DEMANGLED,
 	SYMT_FN_DECL_FILE,	/* code of the file index */
 	SYMT_FN_DECL_LINE,
+	SYMT_FN_OUTER,		/* string: the enclosing subprogram's name */
+	SYMT_FN_FLAGS,		/* enum symt_func_flags */
+	SYMT_FN_EU,		/* string: eu-addr2line's name, 0 for its own */
 	SYMT_FN_N
 };
-enum symt_file_field { SYMT_FI_NAME, SYMT_FI_N };
+enum symt_file_field {
+	SYMT_FI_NAME,		/* string: the whole path */
+	SYMT_FI_REL,		/* bytes of it before the relative path */
+	SYMT_FI_N
+};
 enum symt_sym_field {
 	SYMT_SY_ADDR,		/* offset from base; ascending */
 	SYMT_SY_SIZE,		/* 0 when unknown (sizeless symbol) */
@@ -91,10 +98,24 @@ enum symt_sym_field {
 	SYMT_SY_FLAGS,		/* enum symi_sym_flags */
 	SYMT_SY_N
 };
+/* A symbol range names a symbol per peer's rules (docs/table-format.md,
+ * "Symbol ranges"): the first is eu-addr2line's, the one sym_frame.symbol
+ * gives. */
 enum symt_srange_field {
 	SYMT_SR_ADDR,		/* offset from base; strictly ascending */
-	SYMT_SR_SYM,		/* code of the symbol index */
+	SYMT_SR_SYM,		/* code of the symbol index: eu-addr2line's */
+	SYMT_SR_GNU,		/* the same: GNU addr2line's (bfd's) */
+	SYMT_SR_LLVM,		/* the same: llvm-symbolizer 14's */
 	SYMT_SR_N
+};
+/* Which peer's choice: index into struct symi_tab's sidx[]. */
+enum symt_choice { SYMT_CH_EU, SYMT_CH_GNU, SYMT_CH_LLVM, SYMT_CH_N };
+
+/* Flags of a function. */
+enum symt_func_flags {
+	/* The CU's language does not mangle names (C, Fortran, asm...):
+	 * its DW_AT_name is its linkage name, as bfd takes it. */
+	SYMT_FUNC_PLAIN = (1 << 0),
 };
 
 /*
@@ -195,6 +216,29 @@ struct symt_func {
 	uint32_t demangled;
 	uint32_t decl_file;
 	uint32_t decl_line;
+	/* The linkage name (else the name) of the innermost
+	 * DW_TAG_subprogram that holds the function's definition, as a
+	 * lambda's operator() is held in the function that defines the
+	 * lambda; 0 when none (a function at namespace scope).
+	 * eu-addr2line prints it after an inlined innermost frame. */
+	uint32_t outer;
+	uint32_t flags;		/* enum symt_func_flags */
+	/* The name eu-addr2line 0.188 prints for this subprogram, 0 when
+	 * it is the function's own (linkage name, else name): gas 2.40
+	 * writes one DW_TAG_subprogram per alias of an assembler function,
+	 * all with the same range, and libdw's dwarf_getscopes() takes the
+	 * first in DIE order where the other peers take the last (libc's
+	 * dup: __dup, __GI___dup, dup, __GI_dup).  This is the first's. */
+	uint32_t eu;
+};
+
+/* A source file: its whole path as the peers spell it (comp_dir, the
+ * include directory, the name) and how many bytes of it come before the
+ * path relative to the compilation directory (llvm-symbolizer
+ * --relativenames prints name + rel). */
+struct symt_file {
+	uint32_t name;		/* string offset */
+	uint32_t rel;		/* <= the string's length */
 };
 
 /* A symbol-table entry; one per address (the preferred one). */

@@ -20,6 +20,7 @@
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
  *   lines.c    a direct reader of DWARF line programs (versions 2 to 5)
+ *   path.c     source paths as the peers spell them (comp_dir joined)
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
@@ -92,7 +93,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 1
+#define SYMI_CONVERTER_VERSION 3
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -257,7 +258,29 @@ enum symi_sym_flags {
 	SYMI_SYM_OBJECT = 1 << 3, /* STT_OBJECT / STT_TLS / STT_COMMON */
 	SYMI_SYM_SIZED = 1 << 4,
 	SYMI_SYM_ABS = 1 << 5,    /* SHN_ABS and other reserved indices */
+	SYMI_SYM_PLT = 1 << 6,    /* a PLT stub named NAME@plt, made up */
+	SYMI_SYM_NOTYPE = 1 << 7, /* STT_NOTYPE */
+	SYMI_SYM_HIDDEN = 1 << 8, /* STV_HIDDEN or STV_INTERNAL */
+	/* Where it was read: the module's own file or its debug file,
+	 * .dynsym (else .symtab), MiniDebugInfo.  The peers each read one
+	 * table (build.c, "Whose symbols"); a symbol with none of these
+	 * (added by a test) counts for all of them. */
+	SYMI_SYM_MAIN = 1 << 9,
+	SYMI_SYM_DEBUG = 1 << 10,
+	SYMI_SYM_DYNSYM = 1 << 11,
+	SYMI_SYM_MINI = 1 << 12,
 };
+/* The bits that say where a symbol was read, not what it is. */
+#define SYMI_SYM_ORIGIN (SYMI_SYM_MAIN | SYMI_SYM_DEBUG | SYMI_SYM_DYNSYM | \
+			 SYMI_SYM_MINI)
+
+/* Which symbol tables the inputs have (symi_builder_note_tables()). */
+enum symi_tables {
+	SYMI_TAB_MAIN_SYMTAB = 1 << 0,	/* the module's file has .symtab */
+	SYMI_TAB_DBG_SYMTAB = 1 << 1,	/* its debug file has .symtab */
+	SYMI_TAB_DWARF_DBG = 1 << 2,	/* the DWARF is in the debug file */
+};
+void symi_builder_note_tables(struct symi_builder *b, uint32_t tables);
 
 /* An allocated section [lo, hi): a sizeless symbol covers addresses of
  * its own section only, as in eu-addr2line.  Returns 0 or -ENOMEM. */
@@ -279,8 +302,57 @@ uint32_t symi_builder_func(struct symi_builder *b, const char *name,
 			   const char *linkage, uint32_t decl_file,
 			   uint32_t decl_line);
 
-/* A source file by full path.  Returns the file index or SYMI_NONE. */
-uint32_t symi_builder_file(struct symi_builder *b, const char *path);
+/* The same with all of struct symt_func: also the name of the subprogram
+ * holding the definition (its outer; may be NULL), enum symt_func_flags
+ * and the name eu-addr2line prints where it is another (eu; NULL for
+ * none; part of what deduplicates functions).  With unique, the function
+ * is merged with no other: its outer is set later
+ * (symi_builder_func_outer()), and two lambdas' operator() (no linkage
+ * name, no declaration) differ only by it. */
+struct symi_func_in {
+	const char *name, *linkage, *outer, *eu;
+	uint32_t decl_file, decl_line, flags;
+	bool unique;
+};
+uint32_t symi_builder_func_in(struct symi_builder *b,
+			      const struct symi_func_in *in);
+
+/* Set the outer name of function @f (see struct symt_func) if it has
+ * none; it is not part of what deduplicates functions.  Returns 0 or
+ * -ENOMEM. */
+int symi_builder_func_outer(struct symi_builder *b, uint32_t f,
+			    const char *outer);
+
+/* A source file by its whole path (copied), whose first @rel bytes come
+ * before the path relative to the compilation directory (0: all of it is;
+ * values past the path count as 0).  Returns the file index or
+ * SYMI_NONE.  Deduplicated on both. */
+uint32_t symi_builder_file(struct symi_builder *b, const char *path,
+			   uint32_t rel);
+
+/* Say that an allocation made for @b's input failed, so that
+ * symi_builder_finish() fails with -ENOMEM.  Returns SYMI_NONE. */
+uint32_t symi_builder_oom(struct symi_builder *b);
+
+/*
+ * Source paths (path.c).  A line table's file: the CU's DW_AT_comp_dir,
+ * the file's include directory entry and its name, joined as
+ * llvm-symbolizer 14 joins them (a relative directory after comp_dir,
+ * nothing normalized).
+ */
+struct symi_path {
+	const char *comp_dir;	/* DW_AT_comp_dir, or NULL */
+	const char *dir;	/* the include directory, or NULL for none */
+	const char *name;	/* the file name entry; not NULL */
+	bool dir_rel;		/* @dir belongs to the relative path: false
+				 * for DWARF 5's directory 0 (comp_dir as
+				 * the line table spells it) */
+};
+
+/* Intern the whole path of @f, with the length of its comp_dir part, as
+ * symi_builder_file() does.  Returns the file index or SYMI_NONE
+ * (-ENOMEM, recorded in @b). */
+uint32_t symi_path_intern(struct symi_builder *b, const struct symi_path *f);
 
 /* A scope: a subprogram (parent SYMI_NONE) or an inlined instance.
  * Returns the scope index or SYMI_NONE on -ENOMEM. */
@@ -316,10 +388,12 @@ int symi_builder_finish(struct symi_builder *b, void **buf, size_t *len);
 
 /*
  * Symbols (symtab.c): read .symtab, .dynsym and MiniDebugInfo
- * (.gnu_debugdata, xz) of @e into @b.  Returns 0 or -ENOMEM; unreadable
- * tables are logged and skipped.
+ * (.gnu_debugdata, xz) of @e into @b, and for @main (the module's own
+ * file, not its debug file) name the PLT stubs NAME@plt.  Returns 0 or
+ * -ENOMEM; unreadable tables are logged and skipped.
  */
-int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e);
+int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e,
+		     bool main);
 
 /* The executable sections of @e into symi_builder_add_text().  Returns 0
  * or -ENOMEM. */
@@ -361,11 +435,11 @@ struct symi_cursor {
 	uint64_t jlo, jhi;
 	/* The symbol range of the last lookup (UINT32_MAX: none), the
 	 * offsets it covers, [slo, shi), and its symbol's index (sym_i,
-	 * when have_sym: it is inside the symbol array). */
+	 * when have_sym: one of them is inside the symbol array). */
 	uint32_t si;
 	uint64_t slo, shi;
 	bool have_sym;
-	uint32_t sym_i;
+	uint32_t sym_i[SYMT_CH_N];
 };
 #define SYMI_CURSOR_INIT { .blk = { .b = UINT32_MAX }, .j = UINT32_MAX, \
 			   .si = UINT32_MAX }
@@ -396,7 +470,8 @@ struct symi_hit {
 	uint32_t file;		/* file index, or UINT32_MAX */
 	uint32_t line;		/* less the function's decl_line, mod 2^32 */
 	uint32_t column, disc;
-	uint32_t sym;		/* with SYMI_HIT_SYM */
+	uint32_t sym[SYMT_CH_N];	/* with SYMI_HIT_SYM; each may be
+					 * UINT32_MAX (that peer's none) */
 	uint32_t flags;		/* enum symi_hit_flags; 0: no answer */
 	uint32_t tab;		/* the caller's: batch.c's table number */
 };
@@ -459,7 +534,8 @@ void symi_table_adopt(struct sym_table *t, void *buf);
  * ones (struct symt_leaf, ...); indices are SYMT_NONE for none, string
  * fields offsets into @str.  Ranges: @addrs ascending, range i is
  * [addrs[i], addrs[i + 1]) with @leaves[i], the last one a terminator.
- * Symbol ranges: @saddrs ascending, @sidx their symbols.  All borrowed.
+ * Symbol ranges: @saddrs ascending, @sidx[c] their symbols by each
+ * peer's choice c (enum symt_choice).  All borrowed.
  */
 struct symi_tab {
 	uint64_t base, start, end;
@@ -471,11 +547,11 @@ struct symi_tab {
 	size_t n_scopes;
 	const struct symt_func *funcs;
 	size_t n_funcs;
-	const uint32_t *files;
+	const struct symt_file *files;
 	size_t n_files;
 	const struct symt_sym *syms;
 	size_t n_syms;
-	const uint32_t *saddrs, *sidx;
+	const uint32_t *saddrs, *sidx[SYMT_CH_N];
 	size_t n_sranges;
 	const char *str;
 	size_t str_len;		/* str[0] and str[str_len - 1] are NUL */
@@ -519,6 +595,7 @@ struct symi_lines_in {
 	 * addresses inside the CU, so padding between CUs has no line. */
 	const struct symi_span *ranges;
 	size_t nranges;
+	bool files_only;	/* read the file table, add no rows */
 };
 
 struct symi_lines_out {

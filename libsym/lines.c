@@ -10,10 +10,10 @@
  * range up to the next row of the same sequence.  Where rows share an
  * address the last one wins, as in llvm-symbolizer.
  *
- * File names are spelled exactly as libdw spells them (dwarf_filesrc()):
- * an absolute name as it is, else the directory entry, '/', the name; for
- * versions before 5 directory 0 is the CU's DW_AT_comp_dir.  So answers
- * are the same whichever reader produced them.
+ * File names are spelled as the peers spell them (path.c): a relative
+ * directory joined to the CU's DW_AT_comp_dir, nothing normalized away.
+ * dwarf.c spells libdw's file names the same way, so answers are the
+ * same whichever reader produced them.
  *
  * A header this reader does not understand (an unknown form in a v5
  * header, a bad length) returns -SYM_E_BADDWARF before a single row is
@@ -179,32 +179,6 @@ static int names_push(struct names *a, const char *s)
 	return 0;
 }
 
-/* libdw's spelling: absolute as is, else DIR/NAME (NAME if no DIR). */
-static uint32_t intern_file(struct symi_builder *b, const char *dir,
-			    const char *name)
-{
-	char stack[1024], *buf = stack;
-	size_t dl, nl;
-	uint32_t id;
-
-	if (name[0] == '/' || !dir)
-		return symi_builder_file(b, name);
-	dl = strlen(dir);
-	nl = strlen(name);
-	if (dl + nl + 2 > sizeof(stack)) {
-		buf = symi_malloc(dl + nl + 2);
-		if (!buf)
-			return SYMI_NONE;
-	}
-	memcpy(buf, dir, dl);
-	buf[dl] = '/';
-	memcpy(buf + dl + 1, name, nl + 1);
-	id = symi_builder_file(b, buf);
-	if (buf != stack)
-		free(buf);
-	return id;
-}
-
 /* A unit's directory and file names, before they are interned. */
 struct ftab {
 	struct names dirs, files;
@@ -306,10 +280,11 @@ static int v4_entries(struct cursor *c, const char *comp_dir,
 	return c->bad ? -SYM_E_BADDWARF : 0;
 }
 
-/* Intern t's files as libdw would spell them: *fid maps a file index of
- * the unit to a builder file.  Returns 0 or -ENOMEM. */
+/* Intern t's files as the peers spell them (path.c): *fid maps a file
+ * index of the unit to a builder file.  Returns 0 or -ENOMEM. */
 static int intern_files(struct symi_builder *b, unsigned version,
-			const struct ftab *t, uint32_t **fid)
+			const char *comp_dir, const struct ftab *t,
+			uint32_t **fid)
 {
 	uint32_t *v = symi_calloc(t->files.n ? t->files.n : 1, sizeof(*v));
 
@@ -317,13 +292,24 @@ static int intern_files(struct symi_builder *b, unsigned version,
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->files.n; i++) {
-		const char *dir = t->fdir[i] < t->dirs.n ?
-				  t->dirs.v[t->fdir[i]] : NULL;
+		struct symi_path f = { .comp_dir = comp_dir,
+				       .name = t->files.v[i],
+				       .dir_rel = true };
+		uint32_t d = t->fdir[i];
 
+		/* DWARF 5: directory d, 0 being the compilation directory
+		 * (not part of a relative path).  Before: directory d - 1
+		 * of the header, which is dirs.v[d] here, and none for 0. */
+		if (version >= 5) {
+			f.dir = d < t->dirs.n ? t->dirs.v[d] : NULL;
+			f.dir_rel = d != 0;
+		} else {
+			f.dir = d >= 1 && d < t->dirs.n ? t->dirs.v[d] : NULL;
+		}
 		if (version < 5 && i == 0)
-			v[i] = symi_builder_file(b, "???");
+			v[i] = symi_builder_file(b, "???", 0);
 		else
-			v[i] = intern_file(b, dir, t->files.v[i]);
+			v[i] = symi_path_intern(b, &f);
 		if (v[i] == SYMI_NONE) {
 			free(v);
 			return -ENOMEM;
@@ -607,8 +593,8 @@ int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 		err = v4_entries(&c, in->comp_dir, &t);
 	}
 	if (!err)
-		err = intern_files(b, h.version, &t, &fid);
-	if (!err)
+		err = intern_files(b, h.version, in->comp_dir, &t, &fid);
+	if (!err && !in->files_only)
 		err = run_program(b, in, &h, fid, t.files.n);
 	if (!err) {
 		/* Rows added so far stay: a program cut short still told

@@ -218,9 +218,9 @@ static int build(struct sym_module *m)
 	if (!err && m->dbg.elf)
 		err = symi_text_read(b, &m->dbg);
 	if (!err)
-		err = symi_symtab_read(b, &m->main);
+		err = symi_symtab_read(b, &m->main, true);
 	if (!err && m->dbg.elf)
-		err = symi_symtab_read(b, &m->dbg);
+		err = symi_symtab_read(b, &m->dbg, false);
 	if (err)
 		goto out;
 	m->stats.symbols = symi_now() - t0;
@@ -231,6 +231,8 @@ static int build(struct sym_module *m)
 			dw = &m->main;
 	}
 	if (dw) {
+		if (dw == &m->dbg)
+			symi_builder_note_tables(b, SYMI_TAB_DWARF_DBG);
 		/* A missing alt file is not fatal; libdw also looks itself. */
 		if (symi_find_alt_file(dw, &m->opts, &alt) != 0)
 			memset(&alt, 0, sizeof(alt));

@@ -407,9 +407,11 @@ static int number_rest(struct packer *P)
 		number(P->fimap, P->fiorder, &P->nfi,
 		       in->funcs[P->forder[i]].decl_file, in->n_files);
 	if (in->prune_syms) {
-		for (i = 0; i < in->n_sranges; i++) {
-			if (in->sidx[i] < in->n_syms)
-				P->symap[in->sidx[i]] = 0;
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			for (i = 0; i < in->n_sranges; i++) {
+				if (in->sidx[c][i] < in->n_syms)
+					P->symap[in->sidx[c][i]] = 0;
+			}
 		}
 	}
 	for (i = 0; i < in->n_syms; i++) {
@@ -427,11 +429,13 @@ static int number_rest(struct packer *P)
 
 		if ((err = str_ref(&P->S, f->name)) ||
 		    (err = str_ref(&P->S, f->linkage)) ||
-		    (err = str_ref(&P->S, f->demangled)))
+		    (err = str_ref(&P->S, f->demangled)) ||
+		    (err = str_ref(&P->S, f->outer)) ||
+		    (err = str_ref(&P->S, f->eu)))
 			return err;
 	}
 	for (i = 0; i < P->nfi; i++) {
-		err = str_ref(&P->S, in->files[P->fiorder[i]]);
+		err = str_ref(&P->S, in->files[P->fiorder[i]].name);
 		if (err)
 			return err;
 	}
@@ -634,11 +638,17 @@ static void func_vals(const struct packer *P, size_t i, uint64_t *v)
 				    P->fimap[f->decl_file] : SYMT_NONE,
 				    P->nfi);
 	v[SYMT_FN_DECL_LINE] = f->decl_line;
+	v[SYMT_FN_OUTER] = str_map(&P->S, f->outer);
+	v[SYMT_FN_FLAGS] = f->flags;
+	v[SYMT_FN_EU] = str_map(&P->S, f->eu);
 }
 
 static void file_vals(const struct packer *P, size_t i, uint64_t *v)
 {
-	v[SYMT_FI_NAME] = str_map(&P->S, P->in->files[P->fiorder[i]]);
+	const struct symt_file *f = &P->in->files[P->fiorder[i]];
+
+	v[SYMT_FI_NAME] = str_map(&P->S, f->name);
+	v[SYMT_FI_REL] = f->rel;
 }
 
 static void sym_vals(const struct packer *P, size_t i, uint64_t *v)
@@ -656,11 +666,18 @@ static void sym_vals(const struct packer *P, size_t i, uint64_t *v)
 static void srange_vals(const struct packer *P, size_t i, uint64_t *v)
 {
 	const struct symi_tab *in = P->in;
-	uint32_t s = in->sidx[i];
+	static const unsigned field[SYMT_CH_N] = {
+		[SYMT_CH_EU] = SYMT_SR_SYM, [SYMT_CH_GNU] = SYMT_SR_GNU,
+		[SYMT_CH_LLVM] = SYMT_SR_LLVM,
+	};
 
 	v[SYMT_SR_ADDR] = in->saddrs[i];
-	v[SYMT_SR_SYM] = code(s < in->n_syms ? P->symap[s] : SYMT_NONE,
-			      P->nsy);
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		uint32_t s = in->sidx[c][i];
+
+		v[field[c]] = code(s < in->n_syms ? P->symap[s] : SYMT_NONE,
+				   P->nsy);
+	}
 }
 
 static void pk_plan(const struct packer *P, struct pk *a,

@@ -26,9 +26,9 @@ static int one_part(const struct symi_tab *u, size_t r0, size_t r1,
 {
 	struct symi_tab p = *u;
 	size_t nr = u->n_ranges ? r1 - r0 + 1 : 0, ns = 0, i;
-	uint32_t *addrs = NULL, *sa = NULL, *si = NULL;
+	uint32_t *addrs = NULL, *sa = NULL, *si[SYMT_CH_N] = { NULL };
 	struct symt_leaf *leaves = NULL;
-	uint32_t hold = SYMT_NONE;
+	uint32_t hold[SYMT_CH_N];
 	uint32_t ps = (uint32_t)(pstart - u->base);
 	uint32_t pe = (uint32_t)(pend - u->base);
 	void *buf = NULL;
@@ -38,8 +38,13 @@ static int one_part(const struct symi_tab *u, size_t r0, size_t r1,
 	addrs = symi_calloc(nr + 1, sizeof(*addrs));
 	leaves = symi_calloc(nr + 1, sizeof(*leaves));
 	sa = symi_malloc((u->n_sranges + 2) * sizeof(uint32_t));
-	si = symi_malloc((u->n_sranges + 2) * sizeof(uint32_t));
-	if (!addrs || !leaves || !sa || !si)
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		si[c] = symi_malloc((u->n_sranges + 2) * sizeof(uint32_t));
+		if (!si[c])
+			goto out;
+		hold[c] = SYMT_NONE;
+	}
+	if (!addrs || !leaves || !sa)
 		goto out;
 	if (nr) {
 		memcpy(addrs, u->addrs + r0, nr * sizeof(*addrs));
@@ -50,16 +55,24 @@ static int one_part(const struct symi_tab *u, size_t r0, size_t r1,
 	}
 	/* Symbol ranges over [ps, pe): the one holding ps restarts at ps,
 	 * the later ones follow, and a terminator closes at pe. */
-	for (i = 0; i < u->n_sranges && u->saddrs[i] <= ps; i++)
-		hold = u->sidx[i];
+	for (i = 0; i < u->n_sranges && u->saddrs[i] <= ps; i++) {
+		for (int c = 0; c < SYMT_CH_N; c++)
+			hold[c] = u->sidx[c][i];
+	}
 	sa[ns] = ps;
-	si[ns++] = hold;
+	for (int c = 0; c < SYMT_CH_N; c++)
+		si[c][ns] = hold[c];
+	ns++;
 	for (; i < u->n_sranges && u->saddrs[i] < pe; i++) {
 		sa[ns] = u->saddrs[i];
-		si[ns++] = u->sidx[i];
+		for (int c = 0; c < SYMT_CH_N; c++)
+			si[c][ns] = u->sidx[c][i];
+		ns++;
 	}
 	sa[ns] = pe;
-	si[ns++] = SYMT_NONE;
+	for (int c = 0; c < SYMT_CH_N; c++)
+		si[c][ns] = SYMT_NONE;
+	ns++;
 	if (!u->n_sranges || pe <= ps)
 		ns = 0;
 
@@ -69,7 +82,8 @@ static int one_part(const struct symi_tab *u, size_t r0, size_t r1,
 	p.leaves = leaves;
 	p.n_ranges = nr;
 	p.saddrs = sa;
-	p.sidx = si;
+	for (int c = 0; c < SYMT_CH_N; c++)
+		p.sidx[c] = si[c];
 	p.n_sranges = ns;
 	p.prune_syms = true;
 	err = symi_table_pack(&p, &buf, &len);
@@ -85,7 +99,8 @@ out:
 	free(addrs);
 	free(leaves);
 	free(sa);
-	free(si);
+	for (int c = 0; c < SYMT_CH_N; c++)
+		free(si[c]);
 	return err;
 }
 

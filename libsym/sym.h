@@ -206,6 +206,31 @@ enum sym_frame_flags {
 	/** @symbol is a data object (STT_OBJECT, STT_TLS, STT_COMMON), not
 	 *  a function: GNU addr2line does not name code after those. */
 	SYM_FRAME_SYMBOL_OBJECT = (1 << 3),
+	/** The address is in a PLT stub: @symbol (and, with
+	 *  SYM_FRAME_SYMTAB, @name) is a made-up "NAME@plt", as objdump,
+	 *  perf and gdb name stubs.  No peer's symbol table has it: an
+	 *  output that must copy GNU addr2line or eu-addr2line takes the
+	 *  frame as unknown, one that copies llvm-symbolizer uses
+	 *  @llvm_symbol (libsym never puts a stub there). */
+	SYM_FRAME_PLT = (1 << 4),
+	/** Outermost frame of a function whose DWARF gives no linkage
+	 *  name, in a language that mangles names (C++ main(), functions
+	 *  of local lambda types): @linkage_name and @demangled are the
+	 *  covering symbol's, as GNU addr2line and llvm-symbolizer name
+	 *  it; @name keeps DW_AT_name. */
+	SYM_FRAME_NAME_SYMTAB = (1 << 5),
+	/** With SYM_FRAME_SYMTAB: the symbol table GNU addr2line reads (the
+	 *  .symtab of the file with the DWARF) has no symbol for the
+	 *  address; @name is @symbol (e.g. from .dynsym of a stripped
+	 *  file, which GNU addr2line ignores). */
+	SYM_FRAME_NAME_OTHER = (1 << 6),
+	/** The frame's DWARF function has no linkage name and its language
+	 *  mangles names: GNU addr2line names it after the symbol table
+	 *  when it is the innermost frame. */
+	SYM_FRAME_NO_LINKAGE = (1 << 7),
+	/** @file is not from the line table: it is the STT_FILE name of
+	 *  the local symbol that names the frame (SYM_FRAME_SYMTAB). */
+	SYM_FRAME_FILE_SYMTAB = (1 << 8),
 };
 
 /** The most frames one lookup can return; deeper chains are cut. */
@@ -220,11 +245,17 @@ struct sym_frame {
 	/** DW_AT_name of the function (of its abstract origin for inlined
 	 *  frames), or the symbol's name when there is no DWARF. */
 	const char *name;
-	/** Raw linkage (mangled) name, or NULL when there is none. */
+	/** Raw linkage (mangled) name, or NULL when there is none.  The
+	 *  name to show is this one, demangled (@demangled), else @name:
+	 *  on the outermost frame that is what GNU addr2line prints (see
+	 *  SYM_FRAME_NAME_SYMTAB and SYM_FRAME_SYMTAB). */
 	const char *linkage_name;
 	/** Demangled linkage name (C++, Rust, D), NULL when not mangled. */
 	const char *demangled;
-	/** Source file, as the DWARF line table spells it. */
+	/** Source file, as GNU addr2line, eu-addr2line and llvm-symbolizer
+	 *  print it: a relative directory of the line table joined to the
+	 *  CU's DW_AT_comp_dir, nothing normalized
+	 *  ("./build-debug/../Parser/pegen.c"). */
 	const char *file;
 	/** Where the function is declared (DW_AT_decl_file/line). */
 	const char *decl_file;
@@ -241,8 +272,9 @@ struct sym_frame {
 	 *  into the function. */
 	uint64_t entry;
 	/** Symbol-table entry covering the address: outermost frame only,
-	 *  NULL when no symbol covers it.  May differ from @name, e.g.
-	 *  "foo.cold" or "nftw64@GLIBC_2.2.5"-style versioned names. */
+	 *  NULL when no symbol covers it.  Chosen as eu-addr2line chooses
+	 *  (libdwfl's dwfl_module_addrsym() over the one table it reads).
+	 *  May differ from @name, e.g. "foo.cold". */
 	const char *symbol;
 	/** Address of @symbol; 0 when @symbol is NULL. */
 	uint64_t symbol_addr;
@@ -250,7 +282,56 @@ struct sym_frame {
 	uint64_t symbol_size;
 	/** enum sym_frame_flags. */
 	uint32_t flags;
+	/** Bytes of @file before its path relative to the compilation
+	 *  directory: @file + @file_rel is what llvm-symbolizer
+	 *  --relativenames prints (DW_AT_comp_dir, and DWARF 5's directory
+	 *  0, left out).  0 when @file is relative to nothing, is NULL, or
+	 *  that part is longer than 65,535 bytes. */
+	uint16_t file_rel;
+	/** The same for @decl_file. */
+	uint16_t decl_file_rel;
+	/** The symbol llvm-symbolizer 14 names the outermost frame after
+	 *  (from the file's own .symtab, else its .dynsym, by its rules: a
+	 *  sizeless symbol runs on to the next one), NULL when none or on
+	 *  other frames.  Never a PLT stub name. */
+	const char *llvm_symbol;
+	/** Address of @llvm_symbol; 0 when it is NULL. */
+	uint64_t llvm_symbol_addr;
+	/** The STT_FILE name of @llvm_symbol when it is a local symbol. */
+	const char *llvm_symbol_file;
+	/** The symbol GNU addr2line (bfd) names the address after, from
+	 *  the .symtab of the file with the DWARF: in the address's
+	 *  section, the nearest at or below it, reaching it or not; NULL
+	 *  when none or on inner frames.  May be a PLT stub name
+	 *  (SYM_FRAME_PLT). */
+	const char *gnu_symbol;
+	/** Address of @gnu_symbol; 0 when it is NULL. */
+	uint64_t gnu_symbol_addr;
+	/** The function whose definition holds this frame's function (a
+	 *  lambda's operator() is held by the function that defines the
+	 *  lambda), by its linkage name, else its name; NULL when the
+	 *  function is defined at namespace scope.  eu-addr2line names an
+	 *  inlined innermost frame after it. */
+	const char *outer;
+	/** The name eu-addr2line 0.188 prints for this frame's function
+	 *  where it is not the linkage name (else @name): gas 2.40 writes a
+	 *  DW_TAG_subprogram per alias of an assembler function, all with
+	 *  one range, and eu takes the first in DIE order where GNU
+	 *  addr2line takes the last, the one this frame is (libc's dup:
+	 *  eu's "__dup", GNU's "__GI_dup").  NULL when eu's is the same. */
+	const char *eu_name;
 };
+
+/**
+ * sym_frame_name() - the name to show for a frame: the demangled linkage
+ * name, else the raw one where it names the frame from the symbol table
+ * (SYM_FRAME_NAME_SYMTAB), else DW_AT_name (C: "__libc_malloc", not its
+ * asm linkage name "__GI___libc_malloc"), else the linkage name.
+ * @param f   a frame; not NULL
+ * @return borrowed from @f's strings; NULL when the frame has no name
+ * Thread-safety: pure.
+ */
+SYM_API const char *sym_frame_name(const struct sym_frame *f);
 
 /*
  * Tables.
@@ -260,7 +341,7 @@ struct sym_frame {
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 3
+#define SYM_TABLE_FORMAT 5
 
 /**
  * sym_table_open() - view a table buffer for lookups.

@@ -13,12 +13,19 @@
  * is an offset into the TLS block, not an address (libdwfl skips them
  * too).  SHN_ABS symbols are kept with SYMI_SYM_ABS: eu-addr2line names
  * their exact address with them.  Version suffixes (@GLIBC_2.2.5) are not
- * added.
+ * added.  Each symbol says where it was read (SYMI_SYM_MAIN, _DYNSYM,
+ * _MINI): GNU addr2line, eu-addr2line and llvm-symbolizer each read one
+ * table, and the builder follows each of them.
+ *
+ * PLT stubs get made-up symbols NAME@plt, as objdump, perf and gdb name
+ * them (plt_read()), flagged SYMI_SYM_PLT so that an output that must
+ * copy a peer can ignore them.
  *
  * Limits: MiniDebugInfo expands to at most 256 MiB.  A table that cannot
  * be read (bad sh_link, bad entry size) is logged and skipped; a name past
  * the end of its string table or not NUL-terminated inside it is skipped.
  */
+#include <endian.h>
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +46,12 @@ static uint32_t sym_flags(const GElf_Sym *sym)
 {
 	uint32_t flags = 0;
 
+	switch (GELF_ST_VISIBILITY(sym->st_other)) {
+	case STV_HIDDEN:
+	case STV_INTERNAL:
+		flags |= SYMI_SYM_HIDDEN;
+		break;
+	}
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
@@ -57,15 +70,19 @@ static uint32_t sym_flags(const GElf_Sym *sym)
 	case STT_COMMON:
 		flags |= SYMI_SYM_OBJECT;
 		break;
+	case STT_NOTYPE:
+		flags |= SYMI_SYM_NOTYPE;
+		break;
 	}
 	if (sym->st_size > 0)
 		flags |= SYMI_SYM_SIZED;
 	return flags;
 }
 
-/* Read one SHT_SYMTAB or SHT_DYNSYM section.  Returns 0 or -ENOMEM. */
+/* Read one SHT_SYMTAB or SHT_DYNSYM section; @origin is OR-ed into each
+ * symbol's flags.  Returns 0 or -ENOMEM. */
 static int read_table(struct symi_builder *b, const struct symi_elf *e,
-		      Elf_Scn *scn, const GElf_Shdr *sh)
+		      Elf_Scn *scn, const GElf_Shdr *sh, uint32_t origin)
 {
 	const char *name = elf_name(e);
 	size_t entsize, nsyms, shnum;
@@ -132,7 +149,7 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 					      str + sym.st_name,
 					      GELF_ST_BIND(sym.st_info) ==
 					      STB_LOCAL ? file : NULL,
-					      sym_flags(&sym) |
+					      sym_flags(&sym) | origin |
 					      (sym.st_shndx >= SHN_LORESERVE &&
 					       sym.st_shndx != SHN_XINDEX ?
 					       SYMI_SYM_ABS : 0));
@@ -142,8 +159,10 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 	return 0;
 }
 
-/* The symbol tables of @e (not its MiniDebugInfo). */
-static int read_tables(struct symi_builder *b, const struct symi_elf *e)
+/* The symbol tables of @e (not its MiniDebugInfo), their symbols flagged
+ * with @origin.  A .symtab is noted as @symtab (enum symi_tables). */
+static int read_tables(struct symi_builder *b, const struct symi_elf *e,
+		       uint32_t origin, uint32_t symtab)
 {
 	Elf_Scn *scn = NULL;
 	int err;
@@ -154,7 +173,11 @@ static int read_tables(struct symi_builder *b, const struct symi_elf *e)
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		err = read_table(b, e, scn, &sh);
+		if (sh.sh_type == SHT_SYMTAB)
+			symi_builder_note_tables(b, symtab);
+		err = read_table(b, e, scn, &sh, origin |
+				 (sh.sh_type == SHT_DYNSYM ?
+				  SYMI_SYM_DYNSYM : 0));
 		if (err)
 			return err;
 	}
@@ -231,7 +254,7 @@ out:
 
 /* The .symtab of the MiniDebugInfo in .gnu_debugdata, if there is one. */
 static int read_minidebuginfo(struct symi_builder *b,
-			      const struct symi_elf *e)
+			      const struct symi_elf *e, uint32_t origin)
 {
 	struct symi_elf mini;
 	Elf_Scn *scn = NULL;
@@ -275,8 +298,193 @@ static int read_minidebuginfo(struct symi_builder *b,
 		symi_warn("elf: bad MiniDebugInfo in '%s'", elf_name(e));
 		return 0;
 	}
-	err = read_tables(b, &mini);
+	err = read_tables(b, &mini, origin | SYMI_SYM_MINI, 0);
 	symi_elf_close(&mini);
+	return err;
+}
+
+/*
+ * PLT stubs (x86-64).  Each entry of .plt, .plt.sec and .plt.got jumps
+ * through a GOT slot, `jmp *disp32(%rip)` (ff 25), at its start or after
+ * endbr64 (f3 0f 1e fa) and a bnd prefix (f2).  The dynamic relocation of
+ * that slot (.rela.plt's JUMP_SLOT, .rela.dyn's GLOB_DAT for .plt.got)
+ * names the symbol the stub calls, and the stub is named SYMBOL@plt, as
+ * objdump's synthetic symbols are (bfd's
+ * elf_x86_64_get_synthetic_symtab() also follows the jump).  Entries
+ * without such a jump (PLT0, the lazy half of an IBT .plt) or whose slot
+ * has no named relocation (IRELATIVE) get no name.
+ */
+struct got_name {
+	uint64_t slot;
+	const char *name;	/* borrowed from .dynstr */
+};
+
+static int got_cmp(const void *a, const void *b)
+{
+	const struct got_name *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The named JUMP_SLOT and GLOB_DAT relocations of @e, by slot. */
+static int got_names(const struct symi_elf *e, struct got_name **out,
+		     size_t *n)
+{
+	size_t cap = 0, shnum;
+	Elf_Scn *scn = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (elf_getshdrnum(e->elf, &shnum) < 0)
+		return 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh, symsh, strsh;
+		Elf_Scn *symscn, *strscn;
+		Elf_Data *rd, *sd, *td;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_link == 0 || sh.sh_link >= shnum ||
+		    !(symscn = elf_getscn(e->elf, sh.sh_link)) ||
+		    !gelf_getshdr(symscn, &symsh) ||
+		    symsh.sh_type != SHT_DYNSYM || symsh.sh_link == 0 ||
+		    symsh.sh_link >= shnum ||
+		    !(strscn = elf_getscn(e->elf, symsh.sh_link)) ||
+		    !gelf_getshdr(strscn, &strsh) ||
+		    strsh.sh_type != SHT_STRTAB ||
+		    !(rd = elf_getdata(scn, NULL)) ||
+		    !(sd = elf_getdata(symscn, NULL)) ||
+		    !(td = elf_getdata(strscn, NULL)) || !td->d_buf ||
+		    td->d_size == 0)
+			continue;
+		for (int i = 0;; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *str = td->d_buf;
+			uint32_t type;
+
+			if (!gelf_getrela(rd, i, &r))
+				break;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT &&
+			     type != R_X86_64_GLOB_DAT) ||
+			    GELF_R_SYM(r.r_info) == 0 ||
+			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    sym.st_name == 0 || sym.st_name >= td->d_size ||
+			    !memchr(str + sym.st_name, '\0',
+				    td->d_size - sym.st_name))
+				continue;
+			if (symi_grow((void **)out, &cap, *n + 1,
+				      sizeof(**out)))
+				return -ENOMEM;
+			(*out)[*n].slot = r.r_offset;
+			(*out)[(*n)++].name = str + sym.st_name;
+		}
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), got_cmp);
+	return 0;
+}
+
+static const char *got_find(const struct got_name *v, size_t n,
+			    uint64_t slot)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].slot == slot ? v[lo].name : NULL;
+}
+
+/* The GOT slot entry @p (at @addr, @len bytes) jumps through, or 0. */
+static uint64_t plt_slot(const unsigned char *p, size_t len, uint64_t addr)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t at = 0;
+	int32_t disp;
+
+	if (len >= 4 && memcmp(p, endbr64, 4) == 0)
+		at = 4;
+	if (at < len && p[at] == 0xf2)
+		at++;
+	if (at + 6 > len || p[at] != 0xff || p[at + 1] != 0x25)
+		return 0;
+	memcpy(&disp, p + at + 2, sizeof(disp));
+	disp = (int32_t)le32toh((uint32_t)disp);
+	return addr + at + 6 + (uint64_t)(int64_t)disp;
+}
+
+static int plt_read(struct symi_builder *b, const struct symi_elf *e)
+{
+	struct got_name *got = NULL;
+	size_t ngot = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	char *buf = NULL;
+	size_t cap = 0;
+	int err;
+
+	if (e->ehdr.e_machine != EM_X86_64 ||
+	    e->ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    e->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    elf_getshdrstrndx(e->elf, &shstrndx) < 0)
+		return 0;
+	err = got_names(e, &got, &ngot);
+	if (err || !ngot)
+		goto out;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+		Elf_Data *d;
+		size_t ent;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !(sname = elf_strptr(e->elf, shstrndx, sh.sh_name)) ||
+		    (strcmp(sname, ".plt") != 0 &&
+		     strcmp(sname, ".plt.sec") != 0 &&
+		     strcmp(sname, ".plt.got") != 0) ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		ent = sh.sh_entsize ? sh.sh_entsize :
+		      strcmp(sname, ".plt.got") == 0 ? 8 : 16;
+		if (ent < 6 || ent > 64)
+			continue;
+		for (size_t off = 0; off + ent <= d->d_size; off += ent) {
+			uint64_t at = sh.sh_addr + off;
+			uint64_t slot = plt_slot((const unsigned char *)d->d_buf +
+						 off, ent, at);
+			const char *name = slot ? got_find(got, ngot, slot) :
+					   NULL;
+			size_t need;
+
+			if (!name)
+				continue;
+			need = strlen(name) + sizeof("@plt");
+			if (need > cap && symi_grow((void **)&buf, &cap, need,
+						    1)) {
+				err = -ENOMEM;
+				goto out;
+			}
+			memcpy(buf, name, need - sizeof("@plt"));
+			memcpy(buf + need - sizeof("@plt"), "@plt",
+			       sizeof("@plt"));
+			err = symi_builder_add_symbol(b, at, ent, buf, NULL,
+						      SYMI_SYM_FUNC |
+						      SYMI_SYM_SIZED |
+						      SYMI_SYM_PLT |
+						      SYMI_SYM_MAIN);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	free(buf);
+	free(got);
 	return err;
 }
 
@@ -298,18 +506,23 @@ static int read_sections(struct symi_builder *b, const struct symi_elf *e)
 	return 0;
 }
 
-int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e)
+int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e,
+		     bool main)
 {
+	uint32_t origin = main ? SYMI_SYM_MAIN : SYMI_SYM_DEBUG;
 	int err;
 
 	if (!e->elf)
 		return 0;
 	err = read_sections(b, e);
 	if (!err)
-		err = read_tables(b, e);
+		err = read_tables(b, e, origin, main ? SYMI_TAB_MAIN_SYMTAB :
+						       SYMI_TAB_DBG_SYMTAB);
+	if (!err && main)
+		err = plt_read(b, e);
 	if (err)
 		return err;
-	return read_minidebuginfo(b, e);
+	return read_minidebuginfo(b, e, origin);
 }
 
 int symi_text_read(struct symi_builder *b, const struct symi_elf *e)

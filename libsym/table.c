@@ -224,6 +224,9 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
 	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
 	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
+	f->outer = symt_get(v, i, SYMT_FN_OUTER);
+	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
+	f->eu = symt_get(v, i, SYMT_FN_EU);
 	return true;
 }
 
@@ -447,13 +450,18 @@ int sym_table_verify(const struct sym_table *t)
 
 		func_get(t, i, &f);
 		if (!IN(f.name, ns) || !IN(f.linkage, ns) ||
-		    !IN(f.demangled, ns) ||
+		    !IN(f.demangled, ns) || !IN(f.outer, ns) || !IN(f.eu, ns) ||
 		    !IN_OR_NONE(f.decl_file, t->files.n))
 			why = "function index out of bounds";
 	}
 	for (i = 0; !why && i < t->files.n; i++) {
-		if (!IN(symt_get(&t->files, i, SYMT_FI_NAME), ns))
+		uint32_t off = symt_get(&t->files, i, SYMT_FI_NAME);
+		uint32_t rel = symt_get(&t->files, i, SYMT_FI_REL);
+
+		if (!IN(off, ns))
 			why = "file name out of bounds";
+		else if (rel && rel >= strlen(t->str + off))
+			why = "file's relative path out of bounds";
 	}
 	for (i = 0; !why && i < t->syms.n; i++) {
 		struct symt_sym s;
@@ -471,7 +479,9 @@ int sym_table_verify(const struct sym_table *t)
 
 		if (i && a <= prev)
 			why = "symbol ranges out of order";
-		else if (symt_get(&t->sranges, i, SYMT_SR_SYM) > t->syms.n)
+		else if (symt_get(&t->sranges, i, SYMT_SR_SYM) > t->syms.n ||
+			 symt_get(&t->sranges, i, SYMT_SR_GNU) > t->syms.n ||
+			 symt_get(&t->sranges, i, SYMT_SR_LLVM) > t->syms.n)
 			why = "symbol range index out of bounds";
 		prev = a;
 	}
@@ -488,11 +498,26 @@ static inline __attribute__((always_inline)) const char *str_at(const struct sym
 	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
 }
 
-static inline __attribute__((always_inline)) const char *file_at(const struct sym_table *t, uint32_t idx)
+/*
+ * File @idx's whole path, and in *@rel how many of its bytes come before
+ * its path relative to the compilation directory: 0 when that does not
+ * fit the frame's 16 bits.  A corrupt rel still points inside the string
+ * blob (which ends with NUL), so it can give a wrong tail, never a read
+ * outside the table.
+ */
+static inline __attribute__((always_inline)) const char *
+file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
 {
+	uint32_t off, r;
+
+	*rel = 0;
 	if (idx >= t->files.n)
 		return NULL;
-	return str_at(t, symt_get(&t->files, idx, SYMT_FI_NAME));
+	off = symt_get(&t->files, idx, SYMT_FI_NAME);
+	r = symt_get(&t->files, idx, SYMT_FI_REL);
+	if (r <= UINT16_MAX && (uint64_t)off + r < t->nstr)
+		*rel = (uint16_t)r;
+	return str_at(t, off);
 }
 
 static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
@@ -600,8 +625,12 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	cur->slo = symt_get(v, cur->si, SYMT_SR_ADDR);
 	cur->shi = cur->si + 1 < v->n ?
 		   symt_get(v, cur->si + 1, SYMT_SR_ADDR) : UINT64_MAX;
-	cur->sym_i = uncode(symt_get(v, cur->si, SYMT_SR_SYM));
-	cur->have_sym = cur->sym_i < t->syms.n;
+	cur->sym_i[SYMT_CH_EU] = uncode(symt_get(v, cur->si, SYMT_SR_SYM));
+	cur->sym_i[SYMT_CH_GNU] = uncode(symt_get(v, cur->si, SYMT_SR_GNU));
+	cur->sym_i[SYMT_CH_LLVM] = uncode(symt_get(v, cur->si, SYMT_SR_LLVM));
+	cur->have_sym = cur->sym_i[SYMT_CH_EU] < t->syms.n ||
+			cur->sym_i[SYMT_CH_GNU] < t->syms.n ||
+			cur->sym_i[SYMT_CH_LLVM] < t->syms.n;
 done:
 	return cur->have_sym;
 #undef SR
@@ -725,7 +754,7 @@ static const struct symt_func no_func = { .decl_file = SYMT_NONE };
  * is written, so nothing is cleared first (gcc turns a cleared frame into
  * a slow `rep stos`); the assertion makes a new field fail to build here.
  */
-_Static_assert(sizeof(struct sym_frame) == 96, "frame_set() sets each field");
+_Static_assert(sizeof(struct sym_frame) == 152, "frame_set() sets each field");
 static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
@@ -734,8 +763,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
 	f->demangled = str_at(t, fn->demangled);
-	f->file = file_at(t, file);
-	f->decl_file = file_at(t, fn->decl_file);
+	f->file = file_at(t, file, &f->file_rel);
+	f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
 	f->line = line;
 	f->column = column;
 	f->discriminator = disc;
@@ -745,6 +774,15 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->symbol_addr = 0;
 	f->symbol_size = 0;
 	f->flags = 0;
+	f->llvm_symbol = NULL;
+	f->llvm_symbol_addr = 0;
+	f->llvm_symbol_file = NULL;
+	f->gnu_symbol = NULL;
+	f->gnu_symbol_addr = 0;
+	f->outer = str_at(t, fn->outer);
+	f->eu_name = str_at(t, fn->eu);
+	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
+		f->flags = SYM_FRAME_NO_LINKAGE;
 }
 
 bool symi_table_locate(const struct sym_table *t, uint64_t addr,
@@ -780,7 +818,8 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 	if (t->sranges.n &&
 	    sym_cover(t, off, cur, hint ? hint->si : UINT32_MAX)) {
 		hit->flags |= SYMI_HIT_SYM;
-		hit->sym = cur->sym_i;
+		for (int ch = 0; ch < SYMT_CH_N; ch++)
+			hit->sym[ch] = cur->sym_i[ch];
 	}
 	return hit->flags != 0;
 }
@@ -830,17 +869,92 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 #undef SR
 }
 
+/*
+ * The outermost frame @f gets the symbols: eu-addr2line's (@symbol),
+ * llvm-symbolizer's (@llvm_symbol), and GNU addr2line's, which names the
+ * frame when DWARF does not (no function, or no linkage name in a
+ * language that mangles names).  Without GNU's, a frame with no DWARF
+ * function is named after eu's (SYM_FRAME_NAME_OTHER).
+ */
+static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
+		       const struct symt_func *fn, struct sym_frame *f)
+{
+	const struct symt_header *h = t->h;
+	struct symt_sym eu, gnu, ll;
+	const struct symt_sym *nm = NULL;
+	bool have_eu = sym_get(t, hit->sym[SYMT_CH_EU], &eu);
+	bool have_gnu = sym_get(t, hit->sym[SYMT_CH_GNU], &gnu);
+
+	if (have_eu) {
+		f->symbol = str_at(t, eu.name);
+		f->symbol_addr = h->base + eu.addr;
+		f->symbol_size = eu.size;
+		if (eu.flags & SYMI_SYM_OBJECT)
+			f->flags |= SYM_FRAME_SYMBOL_OBJECT;
+		if (eu.flags & SYMI_SYM_PLT)
+			f->flags |= SYM_FRAME_PLT;
+	}
+	if (sym_get(t, hit->sym[SYMT_CH_LLVM], &ll)) {
+		f->llvm_symbol = str_at(t, ll.name);
+		f->llvm_symbol_addr = h->base + ll.addr;
+		f->llvm_symbol_file = str_at(t, ll.file);
+	}
+	if (have_gnu) {
+		f->gnu_symbol = str_at(t, gnu.name);
+		f->gnu_symbol_addr = h->base + gnu.addr;
+		if (gnu.flags & SYMI_SYM_PLT)
+			f->flags |= SYM_FRAME_PLT;
+	}
+	if (f->name || f->linkage_name) {
+		/* A DWARF function: its linkage name, or for C the name. */
+		if (f->linkage_name || (fn->flags & SYMT_FUNC_PLAIN) ||
+		    !have_gnu)
+			return;
+		f->linkage_name = str_at(t, gnu.name);
+		f->demangled = str_at(t, gnu.demangled);
+		f->flags |= SYM_FRAME_NAME_SYMTAB;
+		return;
+	}
+	if (have_gnu) {
+		nm = &gnu;
+	} else if (have_eu) {
+		nm = &eu;
+		f->flags |= SYM_FRAME_NAME_OTHER;
+	} else {
+		return;
+	}
+	if (nm->flags & SYMI_SYM_PLT)
+		f->flags |= SYM_FRAME_PLT;
+	if (nm->demangled) {
+		f->linkage_name = str_at(t, nm->name);
+		f->demangled = str_at(t, nm->demangled);
+	}
+	f->name = str_at(t, nm->name);
+	f->entry = h->base + nm->addr;
+	f->flags |= SYM_FRAME_SYMTAB;
+	if (!f->file && nm->file) {
+		f->file = str_at(t, nm->file);
+		f->flags |= SYM_FRAME_FILE_SYMTAB;
+	}
+}
+
+const char *sym_frame_name(const struct sym_frame *f)
+{
+	if (f->demangled)
+		return f->demangled;
+	if ((f->flags & SYM_FRAME_NAME_SYMTAB) && f->linkage_name)
+		return f->linkage_name;
+	return f->name ? f->name : f->linkage_name;
+}
+
 size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
 			 size_t max)
 {
-	const struct symt_header *h = t->h;
 	struct symt_scope sc = { 0 };	/* set when have_sc */
-	struct symt_func fn = no_func;
-	struct symt_sym sym;
+	struct symt_func fn = no_func, outer_fn = no_func;
 	bool have_leaf = hit->flags & SYMI_HIT_LEAF, have_sc = false;
-	bool have_sym = (hit->flags & SYMI_HIT_SYM) &&
-			sym_get(t, hit->sym, &sym);
+	bool have_sym = hit->flags & SYMI_HIT_SYM;
 	size_t n = 0, steps = 0;
 
 	if (!have_leaf && !have_sym)
@@ -861,6 +975,7 @@ size_t symi_table_frames(const struct sym_table *t,
 	else
 		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0);
 	n = 1;
+	outer_fn = fn;
 	if (have_sc) {
 		/* Walk up the inline chain: each caller frame's location is
 		 * the call site recorded in its callee's scope. */
@@ -876,33 +991,18 @@ size_t symi_table_frames(const struct sym_table *t,
 			}
 			if (!func_get(t, up.func, &fn))
 				fn = no_func;
+			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
 				  sc.call_column, 0, entry_at(t, up.entry));
 			sc = up;
 		}
 	}
-	/* The symbol belongs to the outermost frame; a cut chain has none. */
-	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED)) {
-		struct sym_frame *f = &fr[n - 1];
-
-		f->symbol = str_at(t, sym.name);
-		f->symbol_addr = h->base + sym.addr;
-		f->symbol_size = sym.size;
-		if (sym.flags & SYMI_SYM_OBJECT)
-			f->flags |= SYM_FRAME_SYMBOL_OBJECT;
-		/* No DWARF function: the symbol names the frame. */
-		if (!f->name && !f->linkage_name) {
-			if (sym.demangled) {
-				f->linkage_name = f->symbol;
-				f->demangled = str_at(t, sym.demangled);
-			}
-			f->name = f->symbol;
-			f->entry = f->symbol_addr;
-			f->flags |= SYM_FRAME_SYMTAB;
-			if (!f->file)
-				f->file = str_at(t, sym.file);
-		}
-	}
+	/* The symbols belong to the outermost frame; a cut chain has
+	 * none. */
+	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED))
+		frame_syms(t, hit, &outer_fn, &fr[n - 1]);
+	/* A frame only llvm-symbolizer names (its _init running on) is
+	 * still an answer: its outputs name it. */
 	return n;
 }
 
@@ -998,7 +1098,8 @@ void symi_tab_free(struct symi_tab *tab)
 	free((void *)tab->files);
 	free((void *)tab->syms);
 	free((void *)tab->saddrs);
-	free((void *)tab->sidx);
+	for (int c = 0; c < SYMT_CH_N; c++)
+		free((void *)tab->sidx[c]);
 	memset(tab, 0, sizeof(*tab));
 }
 
@@ -1008,7 +1109,8 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	static const struct symt_leaf hole = {
 		.scope = SYMT_NONE, .file = SYMT_NONE,
 	};
-	uint32_t *addrs, *files, *saddrs, *sidx;
+	uint32_t *addrs, *saddrs, *sidx[SYMT_CH_N];
+	struct symt_file *files;
 	struct symt_leaf *leaves;
 	struct symt_scope *scopes;
 	struct symt_func *funcs;
@@ -1031,9 +1133,11 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	out->files = files = symi_calloc(t->files.n + 1, sizeof(*files));
 	out->syms = syms = symi_calloc(t->syms.n + 1, sizeof(*syms));
 	out->saddrs = saddrs = symi_calloc(t->sranges.n + 1, sizeof(*saddrs));
-	out->sidx = sidx = symi_calloc(t->sranges.n + 1, sizeof(*sidx));
+	for (int c = 0; c < SYMT_CH_N; c++)
+		out->sidx[c] = sidx[c] = symi_calloc(t->sranges.n + 1,
+						     sizeof(*sidx[c]));
 	if (!addrs || !leaves || !scopes || !funcs || !files || !syms ||
-	    !saddrs || !sidx) {
+	    !saddrs || !sidx[0] || !sidx[1] || !sidx[2]) {
 		symi_tab_free(out);
 		return -ENOMEM;
 	}
@@ -1068,15 +1172,22 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	for (i = 0; i < t->funcs.n; i++)
 		func_get(t, i, &funcs[i]);
 	out->n_funcs = t->funcs.n;
-	for (i = 0; i < t->files.n; i++)
-		files[i] = symt_get(&t->files, i, SYMT_FI_NAME);
+	for (i = 0; i < t->files.n; i++) {
+		files[i].name = symt_get(&t->files, i, SYMT_FI_NAME);
+		files[i].rel = symt_get(&t->files, i, SYMT_FI_REL);
+	}
 	out->n_files = t->files.n;
 	for (i = 0; i < t->syms.n; i++)
 		sym_get(t, i, &syms[i]);
 	out->n_syms = t->syms.n;
 	for (i = 0; i < t->sranges.n; i++) {
 		saddrs[i] = symt_get(&t->sranges, i, SYMT_SR_ADDR);
-		sidx[i] = uncode(symt_get(&t->sranges, i, SYMT_SR_SYM));
+		sidx[SYMT_CH_EU][i] = uncode(symt_get(&t->sranges, i,
+						      SYMT_SR_SYM));
+		sidx[SYMT_CH_GNU][i] = uncode(symt_get(&t->sranges, i,
+						       SYMT_SR_GNU));
+		sidx[SYMT_CH_LLVM][i] = uncode(symt_get(&t->sranges, i,
+							SYMT_SR_LLVM));
 	}
 	out->n_sranges = t->sranges.n;
 	return 0;

@@ -201,7 +201,7 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 	err = symi_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct sym_frame *f = &fr[i];
-		const char *fn = f->demangled ? f->demangled : f->name;
+		const char *fn = sym_frame_name(f);
 
 		/* Keys of unknown values are left out, "function" too. */
 		err = symi_buf_add(b, i ? ",{" : "{", i ? 2 : 1);
@@ -216,6 +216,14 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			err = symi_buf_add(b, "\"linkage_name\":", 15);
 			if (!err)
 				err = symd_json_add_cstr(b, f->linkage_name);
+			if (!err)
+				err = symi_buf_addc(b, ',');
+		}
+		/* Named after the symbol table: DW_AT_name too. */
+		if (!err && (f->flags & SYM_FRAME_NAME_SYMTAB) && f->name) {
+			err = symi_buf_add(b, "\"dwarf_name\":", 13);
+			if (!err)
+				err = symd_json_add_cstr(b, f->name);
 			if (!err)
 				err = symi_buf_addc(b, ',');
 		}

@@ -7,7 +7,7 @@
  * -Cfi) and prints in one of four styles (--output-style):
  *
  *   GNU       binutils 2.40 addr2line, byte for byte (the default);
- *   elfutils  eu-addr2line as of elfutils 0.189 and later;
+ *   elfutils  eu-addr2line 0.188, as Debian 12 ships it;
  *   LLVM      llvm-symbolizer's default output;
  *   JSON      llvm-symbolizer --output-style=JSON.
  *
@@ -37,45 +37,65 @@
  * (tools/client.c), whose JSON frames are printed by the same styles.
  *
  * Each style copies its peer's format and quirks on purpose, because
- * scripts parse them; they are listed in docs/sym.1.  One GNU quirk is
- * not copied: bfd sometimes names an inlined innermost frame that has no
- * linkage name after the symbol covering the address (it depends on the
- * order of the inline's ranges and on earlier lookups in the same run),
- * so an inlined C function can print as its caller.  We print the DWARF
- * name, which is what GNU prints in the other cases.
+ * scripts parse them; they are listed in docs/sym.1, and "Whose name"
+ * below says how each peer names a frame (bfd's names depend on earlier
+ * lookups in the same run, so the GNU style answers in input order).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "addr2line.h"
 #include "client.h"
 #include "grow.h"
 #include "pool.h"
 #include "tools.h"
 #include "base.h"
 
-enum a2l_style {
-	STYLE_GNU,
-	STYLE_LLVM,
-	STYLE_JSON,
-	STYLE_ELFUTILS,
+/* A command of llvm-symbolizer's input (A2L_INPUT_LLVM). */
+enum llvm_cmd {
+	CMD_CODE,
+	CMD_DATA,
+	CMD_FRAME,
 };
 
-/* The most --debuginfo-path directories kept; more is a usage error. */
+struct a2l_file;
+struct a2l;
+
+static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
+		 size_t n);
+static const char *llvm_demangle(struct a2l *a, const char *raw);
+static int handle_llvm(struct a2l *a, const char *input);
+static int handle_gnu(struct a2l *a, const char *input);
+static int open_module(struct a2l *a);
 
 struct a2l {
 	/* Options. */
-	const char *exe;
+	const char *exe;		/* the file being answered */
+	const char *obj;		/* llvm --obj: every input's file;
+					 * NULL: each input names its own */
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
+	bool relnames;			/* --relativenames */
 	bool symbols, sections;
+	bool plt;			/* name PLT stubs NAME@plt (default) */
 	bool no_cache, stats;
+	/* The programs imitated by name (addr2line.h, tools/compat.c). */
+	enum a2l_input input;
+	bool llvm;			/* llvm-symbolizer's rules */
+	bool short_names;		/* --functions=short */
+	uint64_t adjust;		/* printed address - looked-up address
+					 * (--adjust-vma, -j) */
+	bool section;			/* -j: inputs are offsets */
+	uint64_t section_vma, section_size;
 	const char *store_dir;		/* --store, NULL for the default */
 	struct tool_dirs dirs;		/* --debuginfo-path */
 
@@ -93,6 +113,7 @@ struct a2l {
 	const struct sym_table *tab;	/* borrowed from mod; NULL until built */
 	struct sym_store *store;	/* close with sym_store_close(); NULL
 					 * when not used */
+	bool store_failed;		/* open_store() failed: not again */
 	char store_path[4096];		/* its directory, for messages */
 	bool from_cache;		/* answers come from the store */
 	const char *not_cached;		/* why the table is not stored */
@@ -107,6 +128,8 @@ struct a2l {
 					 * is answered on this thread */
 	struct job *spare;		/* jobs to reuse; job_free() each */
 	char *dm;			/* last demangled name; free() */
+	struct gnu_seen *seen;		/* free() each .name, .as; then it */
+	size_t nseen, seen_cap;		/* see gnu_name() */
 
 	/* Hex addresses waiting to be answered in one batch, in input
 	 * order (see flush_batch()). */
@@ -119,8 +142,25 @@ struct a2l {
 	/* --stats: milliseconds per step. */
 	double t_open, t_store, t_build, t_put, t_lookup;
 	double t_wait;			/* for another process's conversion */
+	double t_fetch;			/* asking debuginfod servers */
+	bool fetched;			/* the debug file came from them */
 	size_t naddrs;
 	bool rebuilt;			/* a stored table was unusable */
+
+	/* llvm-symbolizer's input: the files inputs named, the one being
+	 * answered (its state is in the fields above while it is), and
+	 * what the answer is. */
+	struct a2l_file *files;		/* free with files_free() */
+	size_t nfiles;
+	struct a2l_file *cur;		/* in files[], or NULL */
+	uint64_t file_clock;		/* for least-recently-used */
+	enum llvm_cmd cmd;		/* of the input being answered */
+	bool no_module;			/* its file could not be read */
+	bool frame_warned;		/* FRAME's one warning is out */
+	struct obuf *json_tmp;		/* --pretty-print JSON (llvm): an
+					 * answer before it is indented; its
+					 * p and itself free()d; else NULL */
+	struct obuf *json_out;		/* a->ob while json_tmp is */
 };
 
 enum {
@@ -128,6 +168,7 @@ enum {
 	OPT_OUTPUT_STYLE,
 	OPT_PRETTY,
 	OPT_RELATIVE,
+	OPT_RELATIVENAMES,
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_FILE,
 	OPT_VERSION,
@@ -137,6 +178,7 @@ enum {
 	OPT_SERVER,
 	OPT_WAIT_MS,
 	OPT_THREADS,
+	OPT_NO_PLT_NAMES,
 };
 
 static const struct option longopts[] = {
@@ -153,6 +195,7 @@ static const struct option longopts[] = {
 	{ "symbols-sections", no_argument, NULL, 'x' },
 	{ "absolute", no_argument, NULL, 'A' },
 	{ "relative", no_argument, NULL, OPT_RELATIVE },
+	{ "relativenames", no_argument, NULL, OPT_RELATIVENAMES },
 	{ "section", required_argument, NULL, 'j' },
 	{ "target", required_argument, NULL, 'b' },
 	{ "recurse-limit", no_argument, NULL, 'R' },
@@ -166,6 +209,7 @@ static const struct option longopts[] = {
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -178,11 +222,15 @@ static const char usage_styles[] =
 	"  -C, --demangle[=STYLE]  demangle names (STYLE is ignored)\n"
 	"  -p, --pretty-print      one line per frame\n"
 	"  -s, --basenames         strip directories from file names\n"
+	"      --relativenames     file names without the compilation\n"
+	"                          directory (llvm-symbolizer's)\n"
 	"  -S, --symbols           print symbol+offset (elfutils)\n"
 	"  -x, --symbols-sections  like -S (section names are not "
 	"printed)\n"
 	"      --output-style=GNU|LLVM|JSON|elfutils\n"
 	"                          whose output to copy (default GNU)\n"
+	"      --no-plt-names      name PLT stubs as the peer does (?? or\n"
+	"                          llvm's _init), not NAME@plt\n"
 	"      --store=DIR         the store (default $SYM_STORE, else\n"
 	"                          $XDG_CACHE_HOME/sym or ~/.cache/sym)\n"
 	"      --stats             say on stderr where the table came from\n"
@@ -285,6 +333,125 @@ static int parse_style(const char *s, enum a2l_style *out)
  */
 
 /*
+ * llvm-symbolizer's names are demangled by LLVM 14's own Itanium
+ * demangler, llvm::itaniumDemangle() from llvm-14-dev's
+ * libLLVMDemangle.a (linked into sym), so that they are its bytes:
+ * libiberty, which libsym uses, spells lambdas, unnamed types, clone
+ * suffixes, "operator< <", functions as template arguments and more its
+ * own way, and demangles names LLVM 14 cannot (gcc's "sr St..."), which
+ * llvm-symbolizer prints mangled.  Only names that start with "_Z" are
+ * tried (LLVMSymbolizer::DemangleName()).
+ *
+ * Demangling is done when an answer is printed, so each thread keeps
+ * the names it demangled in a cache (libjvm: 263,000 frames of 100,000
+ * addresses have 19,400 distinct mangled names; about 0.5 us each to
+ * demangle).  A name is found by its address, the string the table
+ * lends, and the copy kept beside it says whether the string there is
+ * still that name (a table closed, a store page reused): a name is never
+ * hashed, and a hit costs one strcmp().
+ */
+char *llvm_itanium_demangle(const char *mangled, char *buf, size_t *n,
+			    int *status)
+	__asm__("_ZN4llvm15itaniumDemangleEPKcPcPmPi");
+
+#define DCACHE_SIZE 32768	/* a power of two */
+
+struct llvm_dcache {
+	struct {
+		const char *key;	/* the string looked up; borrowed */
+		/* "RAW\0OUT\0", one allocation (free()); OUT is "" when
+		 * LLVM cannot demangle RAW */
+		char *raw;
+		char *out;		/* into raw */
+	} e[DCACHE_SIZE];
+};
+
+static void dcache_free(void *arg)
+{
+	struct llvm_dcache *c = arg;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < DCACHE_SIZE; i++)
+		free(c->e[i].raw);
+	free(c);
+}
+
+/* Each thread's cache, freed when it exits (or by a2l_free() for this
+ * one). */
+static pthread_key_t dcache_key;
+static bool dcache_key_ok;
+static pthread_once_t dcache_once = PTHREAD_ONCE_INIT;
+
+static void dcache_key_init(void)
+{
+	dcache_key_ok = pthread_key_create(&dcache_key, dcache_free) == 0;
+}
+
+static struct llvm_dcache *dcache_get(void)
+{
+	struct llvm_dcache *c;
+
+	pthread_once(&dcache_once, dcache_key_init);
+	if (!dcache_key_ok)
+		return NULL;
+	c = pthread_getspecific(dcache_key);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c && pthread_setspecific(dcache_key, c)) {
+			free(c);
+			c = NULL;
+		}
+	}
+	return c;
+}
+
+/* llvm_demangle() - @raw as llvm-symbolizer 14 prints it demangled.
+ * @return borrowed from this thread's cache (valid until its next
+ *         call) or a->dm (the same), or @raw */
+static const char *llvm_demangle(struct a2l *a, const char *raw)
+{
+	struct llvm_dcache *c;
+	size_t i, len, olen;
+	uintptr_t k;
+	int status = -1;
+	char *out;
+
+	if (strncmp(raw, "_Z", 2) != 0)
+		return raw;
+	c = dcache_get();
+	k = (uintptr_t)raw;
+	i = (size_t)((k ^ (k >> 15)) * 0x9e3779b97f4a7c15ull >> 49) &
+	    (DCACHE_SIZE - 1);
+	if (c && c->e[i].key == raw && strcmp(c->e[i].raw, raw) == 0)
+		return *c->e[i].out ? c->e[i].out : raw;
+	out = llvm_itanium_demangle(raw, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		out = NULL;
+	}
+	len = strlen(raw);
+	olen = out ? strlen(out) : 0;
+	if (c) {
+		free(c->e[i].raw);
+		c->e[i].key = raw;
+		c->e[i].raw = malloc(len + olen + 2);
+	}
+	if (!c || !c->e[i].raw) {
+		/* No room to keep it: this once, uncached. */
+		free(a->dm);
+		a->dm = out;
+		return out ? out : raw;
+	}
+	memcpy(c->e[i].raw, raw, len + 1);
+	c->e[i].out = c->e[i].raw + len + 1;
+	memcpy(c->e[i].out, out ? out : "", olen + 1);
+	free(out);
+	return olen ? c->e[i].out : raw;
+}
+
+/*
  * show() - the name to print for @raw: itself, or demangled with -C.
  * The result is valid until the next call (a->dm is reused).  With
  * @z_only, only "_Z" names are demangled, as eu-addr2line does.
@@ -296,6 +463,9 @@ static const char *show(struct a2l *a, const char *raw,
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
+	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14. */
+	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON)
+		return llvm_demangle(a, raw);
 	if (f && f->demangled && raw == f->linkage_name)
 		return f->demangled;
 	free(a->dm);
@@ -303,36 +473,185 @@ static const char *show(struct a2l *a, const char *raw,
 	return a->dm ? a->dm : raw;
 }
 
-/* DWARF function name preferring the linkage name, as GNU, eu and LLVM
- * all do without -C. */
-static const char *raw_name(const struct sym_frame *f)
+/*
+ * Whose name.  Every peer names inlined frames from DWARF (the linkage
+ * name, else DW_AT_name); they differ on the frame that holds the
+ * address's function:
+ *  - GNU (bfd) names the innermost frame after its symbol table when
+ *    DWARF has no function there, or a function without a linkage name
+ *    in a language that mangles names (fr->gnu_symbol);
+ *  - llvm-symbolizer 14 names the outermost frame after its own symbol
+ *    table whenever that has a symbol there (fr->llvm_symbol);
+ *  - eu-addr2line names from DWARF only, and after the symbol table
+ *    (fr->symbol) where DWARF has no function.
+ * libsym's own name for the outermost frame (linkage_name, see
+ * SYM_FRAME_NAME_SYMTAB) is GNU's rule applied there: dwarf_name()
+ * undoes it.  A PLT stub name is dropped with --no-plt-names.
+ */
+
+/* The DWARF function name, preferring the linkage name, as GNU, eu and
+ * LLVM all do without -C; NULL for a frame named from symbols. */
+static const char *dwarf_name(const struct sym_frame *f)
 {
+	if (f->flags & SYM_FRAME_SYMTAB)
+		return NULL;
+	if (f->flags & SYM_FRAME_NAME_SYMTAB)
+		return f->name;
 	return f->linkage_name ? f->linkage_name : f->name;
 }
 
-/* The ELF symbol covering the address: on the outermost frame. */
-static const char *outer_symbol(const struct sym_frame *fr, size_t n)
+/* A symbol of the outermost frame @o, or NULL when it is a PLT stub
+ * name and those are off. */
+static const char *plt_ok(const struct a2l *a, const struct sym_frame *o,
+			  const char *sym)
 {
-	const struct sym_frame *o;
-
-	if (n == 0)
-		return NULL;
-	o = &fr[n - 1];
-	if (o->symbol)
-		return o->symbol;
-	if (o->flags & SYM_FRAME_SYMTAB)
-		return o->name;
-	return NULL;
+	return !a->plt && (o->flags & SYM_FRAME_PLT) && sym &&
+	       strstr(sym, "@plt") ? NULL : sym;
 }
 
-static const char *file_name(struct a2l *a, const char *file)
+/* The ELF symbol covering the address, as eu-addr2line chooses it. */
+static const char *outer_symbol(const struct a2l *a,
+				const struct sym_frame *fr, size_t n)
+{
+	return n ? plt_ok(a, &fr[n - 1], fr[n - 1].symbol) : NULL;
+}
+
+/*
+ * bfd remembers, per function instance, what it learnt naming one
+ * (_bfd_dwarf2_find_nearest_line()): the first time a function without
+ * a linkage name is the innermost frame, it is named after the symbol
+ * there, and from then on after that symbol if the symbol starts where
+ * the function does, else after its DWARF name, whatever the address.
+ * So GNU's answers depend on the order of the addresses, and the GNU
+ * style answers in input order on one thread, keeping what bfd keeps:
+ * the function instance (entry, inlined or not, and DWARF name: an
+ * inlined "area" and the "area" it is inlined into may share an entry)
+ * and the name it goes by.
+ */
+struct gnu_seen {
+	uint64_t entry;
+	bool inlined;
+	char *name;		/* the DWARF name; NULL: an empty slot */
+	char *as;		/* the symbol it goes by, or NULL */
+};
+
+static uint64_t seen_hash(uint64_t entry, bool inlined, const char *name)
+{
+	uint64_t h = (entry * 2 + inlined) * 0x9e3779b97f4a7c15ULL;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The slot of (@entry, @inlined, @name): its entry, or the empty one
+ * to fill. */
+static struct gnu_seen *seen_slot(struct a2l *a, uint64_t entry,
+				  bool inlined, const char *name)
+{
+	size_t j = seen_hash(entry, inlined, name) & (a->seen_cap - 1);
+
+	while (a->seen[j].name && (a->seen[j].entry != entry ||
+				   a->seen[j].inlined != inlined ||
+				   strcmp(a->seen[j].name, name) != 0))
+		j = (j + 1) & (a->seen_cap - 1);
+	return &a->seen[j];
+}
+
+static int seen_grow(struct a2l *a)
+{
+	struct gnu_seen *old = a->seen;
+	size_t cap = a->seen_cap ? a->seen_cap * 2 : 256, ocap = a->seen_cap;
+
+	a->seen = calloc(cap, sizeof(*a->seen));
+	if (!a->seen) {
+		a->seen = old;
+		return -ENOMEM;
+	}
+	a->seen_cap = cap;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].name)
+			*seen_slot(a, old[i].entry, old[i].inlined,
+				   old[i].name) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static void seen_free(struct a2l *a)
+{
+	for (size_t i = 0; i < a->seen_cap; i++) {
+		free(a->seen[i].name);
+		free(a->seen[i].as);
+	}
+	free(a->seen);
+	a->seen = NULL;
+	a->seen_cap = a->nseen = 0;
+}
+
+/* GNU's name for frame @i of @fr[@n] (see struct gnu_seen). */
+static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
+			    size_t n, size_t i)
+{
+	const struct sym_frame *o = &fr[n - 1], *f = &fr[i];
+	const char *gs = plt_ok(a, o, o->gnu_symbol);
+	struct gnu_seen *st;
+	bool inl = f->flags & SYM_FRAME_INLINED;
+
+	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
+		return gs;
+	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
+		return dwarf_name(f);
+	if (a->seen_cap && (st = seen_slot(a, f->entry, inl, f->name))->name)
+		return st->as ? st->as : f->name;
+	if (i > 0)
+		return f->name;
+	/* The first time as the innermost frame: remember it. */
+	if (((a->nseen + 1) * 2 > a->seen_cap && seen_grow(a)) ||
+	    !(st = seen_slot(a, f->entry, inl, f->name)) ||
+	    !(st->name = strdup(f->name)))
+		return gs ? gs : f->name;	/* out of memory: forget */
+	a->nseen++;
+	st->entry = f->entry;
+	st->inlined = inl;
+	if (gs && o->gnu_symbol_addr == f->entry)
+		st->as = strdup(gs);
+	return gs ? gs : f->name;
+}
+
+/* llvm-symbolizer's name for a frame named from DWARF by @dw, which is
+ * the one holding the address's function when @o (the outermost frame)
+ * is given: that one is named after llvm's symbol, if it has one. */
+static const char *llvm_name(const struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw)
+{
+	/* --functions=short: DW_AT_name, and no symbol names a frame. */
+	if (a->short_names)
+		return dw && !(dw->flags & SYM_FRAME_SYMTAB) ? dw->name : NULL;
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		return o->symbol ? o->symbol : o->gnu_symbol;
+	if (o && o->llvm_symbol)
+		return o->llvm_symbol;
+	return dw ? dwarf_name(dw) : NULL;
+}
+
+/*
+ * The path to print for @file, whose first @rel bytes are the compilation
+ * directory (struct sym_frame's file_rel): whole, its base name with -s,
+ * or without the compilation directory with --relativenames, as
+ * llvm-symbolizer's --basenames and --relativenames (the first wins).
+ */
+static const char *file_name(struct a2l *a, const char *file, uint16_t rel)
 {
 	const char *slash;
 
-	if (!file || !a->basenames)
+	if (!file)
 		return file;
-	slash = strrchr(file, '/');
-	return slash ? slash + 1 : file;
+	if (a->basenames) {
+		slash = strrchr(file, '/');
+		return slash ? slash + 1 : file;
+	}
+	return a->relnames ? file + rel : file;
 }
 
 /*
@@ -473,6 +792,11 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 		ob_hex(a->ob, addr, a->width);
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
+	/* bfd found neither a line nor a name: a frame only another
+	 * peer's symbols name. */
+	if (n == 1 && !fr[0].line && !gnu_name(a, fr, n, 0) &&
+	    (!fr[0].file || (fr[0].flags & SYM_FRAME_FILE_SYMTAB)))
+		n = 0;
 	if (n == 0) {
 		if (a->functions)
 			ob_s(a->ob, a->pretty ? "?? " : "??\n");
@@ -482,23 +806,20 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 	last = a->inlines ? n - 1 : 0;
 	for (i = 0; i <= last; i++) {
 		if (a->functions) {
-			/* A line without a DWARF function: bfd names it
-			 * after the covering symbol. */
-			name = raw_name(&fr[i]);
-			if (!name && i == 0)
-				name = outer_symbol(fr, n);
 			/* Test the name printed, not the raw one: with -C
 			 * a C++ frame prints its demangled name, and the
 			 * linkage name is never read (a cache miss per
 			 * frame on big tables). */
+			name = gnu_name(a, fr, n, i);
 			if (name)
-				name = show(a, name, &fr[i], false);
+				name = show(a, name, name == fr[n - 1].linkage_name ?
+					    &fr[n - 1] : &fr[i], false);
 			if (!name || !*name)
 				name = "??";
 			ob_s(a->ob, name);
 			ob_s(a->ob, a->pretty ? " at " : "\n");
 		}
-		file = file_name(a, fr[i].file);
+		file = file_name(a, fr[i].file, fr[i].file_rel);
 		ob_s(a->ob, file ? file : "??");
 		ob_c(a->ob, ':');
 		/* bfd keeps the first discriminator for the inliners. */
@@ -519,36 +840,117 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 }
 
 /*
- * LLVM style (llvm-symbolizer's default output).  Without -i only one
- * frame is printed: the outermost function with the innermost location.
+ * LLVM and JSON styles: the name of a frame, and the "StartAddress"
+ * printed beside it.  @f is the frame whose DWARF function names it, @o
+ * the frame whose covering symbol may name it instead, or NULL.
+ *
+ * `sym addr2line` prints the DWARF name, linkage name first, and the
+ * symbol's name only where the table has no DWARF function.
+ *
+ * llvm-symbolizer 14 (a->llvm) asks DWARF for the kind of name chosen
+ * (--functions=short: DW_AT_name; linkage: DW_AT_linkage_name, else
+ * DW_AT_name), and its StartAddress is the DIE's DW_AT_low_pc.  With
+ * linkage names, the symbol covering the address then names the
+ * outermost frame (SymbolizableObjectFile::symbolizeInlinedCode() and
+ * symbolizeCode()), which is why a .cold part prints as "foo.cold"; its
+ * address becomes the StartAddress.  LLVMSymbolizer::DemangleName()
+ * demangles only names that start with "_Z".
+ * @param[out] start  0 when there is none
+ * @return borrowed (a->dm may hold it: valid until the next call), NULL
  */
-static void print_llvm_frame(struct a2l *a, const struct sym_frame *name_fr,
+/* Whether llvm-symbolizer names the outermost frame after its symbol
+ * table: with linkage names only (symbolizeCode()); `sym addr2line`
+ * always does. */
+static bool llvm_symtab(const struct a2l *a)
+{
+	return !a->llvm || (a->functions && !a->short_names);
+}
+
+/* The file llvm-symbolizer prints for @loc, as printed (file_name()):
+ * the line table's, else the STT_FILE of the symbol it names @o (the
+ * outermost frame, or NULL) after. */
+static const char *llvm_file(struct a2l *a, const struct sym_frame *loc,
+			     const struct sym_frame *o)
+{
+	if (loc && loc->file && !(loc->flags & SYM_FRAME_FILE_SYMTAB))
+		return file_name(a, loc->file, loc->file_rel);
+	return o && o->llvm_symbol && llvm_symtab(a) ?
+	       file_name(a, o->llvm_symbol_file, 0) : NULL;
+}
+
+/* The "StartAddress" beside llvm_name(@o, @dw): the symbol's address
+ * where llvm names the frame after it, else the DIE's DW_AT_low_pc;
+ * 0 when there is none. */
+static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
+			   const struct sym_frame *dw)
+{
+	if (o && a->plt && (o->flags & SYM_FRAME_PLT))
+		return o->symbol_addr;
+	if (o && o->llvm_symbol && llvm_symtab(a))
+		return o->llvm_symbol_addr;
+	if (dw && !(dw->flags & SYM_FRAME_SYMTAB))
+		return dw->entry;
+	return 0;
+}
+
+/* llvm_name() printed: demangled as llvm-symbolizer does (_Z names
+ * only). */
+static const char *llvm_shown(struct a2l *a, const struct sym_frame *o,
+			      const struct sym_frame *dw)
+{
+	const char *name = llvm_name(a, o, dw);
+
+	if (!name)
+		return NULL;
+	return show(a, name, o && name == o->linkage_name ? o : dw, true);
+}
+
+/*
+ * LLVM style (llvm-symbolizer's default output), and with a->llvm also
+ * llvm-symbolizer's own GNU style (its GNUPrinter: no column, a
+ * discriminator per frame, no blank line after each answer).  One
+ * frame: named by llvm_name(@o, @dw), at @loc (NULL: none).
+ */
+static void print_llvm_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc, bool first)
 {
-	const char *name = NULL, *file = NULL;
-	uint32_t line = 0, col = 0;
+	const char *name, *file = NULL;
 
-	if (!first && a->pretty)
-		ob_s(a->ob, " (inlined by) ");
+	if (loc)
+		file = llvm_file(a, loc, o);
 	if (a->functions) {
-		if (name_fr)
-			name = show(a, raw_name(name_fr), name_fr, false);
+		/* llvm: the prefix belongs to the name (with no name
+		 * printed, none); sym addr2line always printed it. */
+		if (!first && a->pretty)
+			ob_s(a->ob, " (inlined by) ");
+		name = llvm_shown(a, o, dw);
 		ob_s(a->ob, name && *name ? name : "??");
 		ob_s(a->ob, a->pretty ? " at " : "\n");
-	}
-	if (loc) {
-		file = file_name(a, loc->file);
-		line = loc->line;
-		col = loc->column;
+	} else if (!first && a->pretty && !a->llvm) {
+		ob_s(a->ob, " (inlined by) ");
 	}
 	ob_s(a->ob, file ? file : "??");
 	ob_c(a->ob, ':');
-	ob_u32(a->ob, line);
-	ob_c(a->ob, ':');
-	ob_u32(a->ob, col);
+	ob_u32(a->ob, loc ? loc->line : 0);
+	if (a->style == STYLE_GNU) {
+		if (loc && loc->discriminator) {
+			ob_s(a->ob, " (discriminator ");
+			ob_u32(a->ob, loc->discriminator);
+			ob_c(a->ob, ')');
+		}
+	} else {
+		ob_c(a->ob, ':');
+		ob_u32(a->ob, loc ? loc->column : 0);
+	}
 	ob_c(a->ob, '\n');
 }
 
+/*
+ * Without -i, llvm-symbolizer prints one frame: the innermost location,
+ * named after the symbol of the outermost function, else after the
+ * innermost function (DWARFContext's getLineInfoForAddress()).
+ */
 static void print_llvm(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
@@ -558,20 +960,32 @@ static void print_llvm(struct a2l *a, uint64_t addr,
 		ob_hex(a->ob, addr, 0);
 		ob_s(a->ob, a->pretty ? ": " : "\n");
 	}
-	if (n == 0)
-		print_llvm_frame(a, NULL, NULL, true);
-	else if (!a->inlines)
-		print_llvm_frame(a, &fr[n - 1], &fr[0], true);
-	else
+	if (n == 0) {
+		print_llvm_frame(a, NULL, NULL, NULL, true);
+	} else if (a->inlines) {
 		for (i = 0; i < n; i++)
-			print_llvm_frame(a, &fr[i], &fr[i], i == 0);
-	ob_c(a->ob, '\n');
+			print_llvm_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
+					 &fr[i], i == 0);
+	} else if (a->llvm && a->style == STYLE_GNU) {
+		/* The innermost frame of the chain, as llvm-addr2line
+		 * prints it: the symbol names it only when it is the
+		 * outermost too. */
+		print_llvm_frame(a, n == 1 ? &fr[0] : NULL, &fr[0], &fr[0],
+				 true);
+	} else {
+		print_llvm_frame(a, &fr[n - 1], &fr[0], &fr[0], true);
+	}
+	if (a->style != STYLE_GNU)
+		ob_c(a->ob, '\n');
 }
 
 /*
  * JSON style (llvm-symbolizer --output-style=JSON, LLVM 14): the keys in
- * its order, "" for unknown strings.  Addresses from argv make one array,
- * each stdin line one object.
+ * its order (sorted, as llvm::json::Object prints them), "" for unknown
+ * strings, control characters escaped as llvm::json does.  Addresses
+ * from argv make one array, each stdin line one object.  With
+ * --pretty-print (llvm's rules only) the object is written compact into
+ * a->json_tmp, then indented by json_indent().
  */
 static void json_body(struct obuf *f, const char *s)
 {
@@ -587,6 +1001,9 @@ static void json_body(struct obuf *f, const char *s)
 			break;
 		case '\n':
 			ob_s(f, "\\n");
+			break;
+		case '\r':
+			ob_s(f, "\\r");
 			break;
 		case '\t':
 			ob_s(f, "\\t");
@@ -607,8 +1024,90 @@ static void json_str(struct obuf *f, const char *s)
 	ob_c(f, '"');
 }
 
+/* A new line and @depth levels of llvm::json's indent (2 spaces). */
+static void json_newline(struct obuf *o, int depth)
+{
+	ob_c(o, '\n');
+	while (depth-- > 0)
+		ob_s(o, "  ");
+}
+
+/*
+ * json_indent() - write the compact object in a->json_tmp to a->ob as
+ * llvm's formatv("{0:2}") prints a json::Value: a member or element per
+ * line, "key": value, and empty containers as {} and [].  An element of
+ * the argv list is indented one level more, after "[" or ",".
+ */
+static void json_indent(struct a2l *a)
+{
+	const struct obuf *t = a->json_tmp;
+	bool in_str = false, esc = false;
+	int depth = 0;
+	size_t i;
+	char c;
+
+	if (!a->from_stdin) {
+		ob_s(a->ob, a->nout == 1 ? "[" : ",");
+		json_newline(a->ob, ++depth);
+	}
+	for (i = 0; i < t->b.len; i++) {
+		c = t->b.p[i];
+		if (in_str) {
+			ob_c(a->ob, c);
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = true;
+			ob_c(a->ob, c);
+			break;
+		case '{':
+		case '[':
+			ob_c(a->ob, c);
+			if (i + 1 < t->b.len &&
+			    t->b.p[i + 1] == (c == '{' ? '}' : ']'))
+				ob_c(a->ob, t->b.p[++i]);
+			else
+				json_newline(a->ob, ++depth);
+			break;
+		case '}':
+		case ']':
+			json_newline(a->ob, --depth);
+			ob_c(a->ob, c);
+			break;
+		case ',':
+			ob_c(a->ob, c);
+			json_newline(a->ob, depth);
+			break;
+		case ':':
+			ob_s(a->ob, ": ");
+			break;
+		default:
+			ob_c(a->ob, c);
+		}
+	}
+	if (t->err)
+		a->ob->err = true;
+	if (a->from_stdin)
+		ob_c(a->ob, '\n');
+}
+
 static void json_begin(struct a2l *a)
 {
+	if (a->json_tmp) {
+		/* --pretty-print: compact into json_tmp, indented at the
+		 * end (json_end()). */
+		symi_buf_reset(&a->json_tmp->b);
+		a->json_out = a->ob;
+		a->ob = a->json_tmp;
+		return;
+	}
 	if (a->from_stdin)
 		return;
 	ob_s(a->ob, a->nout ? "," : "[");
@@ -617,31 +1116,56 @@ static void json_begin(struct a2l *a)
 static void json_end(struct a2l *a)
 {
 	a->nout++;
+	if (a->json_tmp) {
+		a->ob = a->json_out;
+		json_indent(a);
+		return;
+	}
 	if (a->from_stdin)
 		ob_c(a->ob, '\n');
 }
 
-static void print_json_frame(struct a2l *a, const struct sym_frame *name_fr,
+/* The end of the argv list. */
+static void json_list_end(struct a2l *a)
+{
+	if (a->nout)
+		ob_s(a->ob, a->json_tmp ? "\n]\n" : "]\n");
+}
+
+/* One frame, as print_llvm_frame(). */
+static void print_json_frame(struct a2l *a, const struct sym_frame *o,
+			     const struct sym_frame *dw,
 			     const struct sym_frame *loc)
 {
-	const char *name = NULL;
+	uint64_t start = llvm_start(a, o, dw);
 
 	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
 	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
-	json_str(a->ob, loc ? file_name(a, loc->file) : NULL);
+	json_str(a->ob, loc ? llvm_file(a, loc, o) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
-	if (a->functions && name_fr)
-		name = show(a, raw_name(name_fr), name_fr, false);
-	json_str(a->ob, name);
+	json_str(a->ob, a->functions ? llvm_shown(a, o, dw) : NULL);
 	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
-	if (name_fr && (name_fr->entry || name_fr->symbol_addr))
-		ob_printf(a->ob, "\"0x%" PRIx64 "\"", name_fr->entry ?
-		       name_fr->entry : name_fr->symbol_addr);
+	if (start)
+		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
 	else
 		ob_s(a->ob, "\"\"");
 	ob_s(a->ob, ",\"StartFileName\":");
-	json_str(a->ob, loc ? file_name(a, loc->decl_file) : NULL);
+	json_str(a->ob, loc ? file_name(a, loc->decl_file,
+					     loc->decl_file_rel) : NULL);
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
+}
+
+/* {"Address":"0x..", and, after the rest, "ModuleName":..} */
+static void json_head(struct a2l *a, uint64_t addr)
+{
+	json_begin(a);
+	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",", addr);
+}
+
+static void json_module(struct a2l *a)
+{
+	ob_s(a->ob, "\"ModuleName\":");
+	json_str(a->ob, a->module_name);
 }
 
 static void print_json(struct a2l *a, uint64_t addr,
@@ -649,45 +1173,163 @@ static void print_json(struct a2l *a, uint64_t addr,
 {
 	size_t i;
 
-	json_begin(a);
-	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_str(a->ob, a->module_name);
+	json_head(a, addr);
+	json_module(a);
 	ob_s(a->ob, ",\"Symbol\":[");
-	if (n == 0) {
-		print_json_frame(a, NULL, NULL);
+	if (a->no_module && a->inlines) {
+		/* llvm: a file that could not be read has no frame (its
+		 * empty DIInliningInfo); without -i, its empty DILineInfo
+		 * is one frame. */
+	} else if (n == 0) {
+		print_json_frame(a, NULL, NULL, NULL);
 	} else if (!a->inlines) {
-		print_json_frame(a, &fr[n - 1], &fr[0]);
+		print_json_frame(a, &fr[n - 1], &fr[0], &fr[0]);
 	} else {
 		for (i = 0; i < n; i++) {
 			if (i)
 				ob_c(a->ob, ',');
-			print_json_frame(a, &fr[i], &fr[i]);
+			print_json_frame(a, i == n - 1 ? &fr[i] : NULL, &fr[i],
+					 &fr[i]);
 		}
 	}
 	ob_s(a->ob, "]}");
 	json_end(a);
 }
 
-static void print_json_error(struct a2l *a, const char *input)
+static void print_json_error(struct a2l *a, const char *input,
+			     const char *module)
 {
 	json_begin(a);
 	ob_s(a->ob, "{\"Error\":{\"Message\":\"unable to parse "
 		  "arguments: ");
 	json_body(a->ob, input);
 	ob_s(a->ob, "\"},\"ModuleName\":");
-	json_str(a->ob, a->module_name);
+	json_str(a->ob, module);
 	ob_c(a->ob, '}');
 	json_end(a);
 }
 
 /*
- * elfutils style (src/addr2line.c of elfutils 0.189+).
+ * llvm-symbolizer's other answers (a->llvm): DATA, FRAME, an input it
+ * cannot parse, a file it cannot read.  Its plain printers (LLVM and
+ * GNU) differ only in the blank line that ends an LLVM answer.
+ */
+
+/* The "0x...: " or "0x...\n" before an answer, with -a. */
+static void llvm_header(struct a2l *a, uint64_t addr)
+{
+	if (a->addresses) {
+		ob_hex(a->ob, addr, 0);
+		ob_s(a->ob, a->pretty ? ": " : "\n");
+	}
+}
+
+static void llvm_footer(struct a2l *a)
+{
+	if (a->style == STYLE_LLVM)
+		ob_c(a->ob, '\n');
+}
+
+/*
+ * print_data() - the answer to a DATA input: the symbol covering the
+ * address (SymbolizableObjectFile::symbolizeData(): the symbol table
+ * only), its start and size in decimal, or "??" and "0 0".
+ */
+static void print_data(struct a2l *a, uint64_t addr,
+		       const struct sym_frame *fr, size_t n)
+{
+	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
+	const char *name = o ? o->symbol : NULL;
+	uint64_t start = name ? o->symbol_addr : 0;
+	uint64_t size = name ? o->symbol_size : 0;
+
+	if (name)
+		name = show(a, name, (o->flags & SYM_FRAME_SYMTAB) ? o : NULL,
+			    true);
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Data\":{\"Name\":");
+		json_str(a->ob, name);
+		ob_printf(a->ob, ",\"Size\":\"0x%" PRIx64 "\",\"Start\":\"0x%"
+			  PRIx64 "\"},", size, start);
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	llvm_header(a, addr);
+	ob_s(a->ob, name ? name : "??");
+	ob_printf(a->ob, "\n%" PRIu64 " %" PRIu64 "\n", start, size);
+	llvm_footer(a);
+}
+
+/*
+ * print_frame_none() - the answer to a FRAME input (the local variables
+ * of the function at the address) when there are none: the table keeps
+ * no variables, so it is the only one given (a warning says so once).
+ */
+static void print_frame_none(struct a2l *a, uint64_t addr)
+{
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Frame\":[],");
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	llvm_header(a, addr);
+	ob_s(a->ob, "??\n");
+	llvm_footer(a);
+}
+
+/*
+ * print_invalid() - an input llvm-symbolizer cannot parse: echoed as it
+ * was read (PlainPrinterBase::printInvalidCommand()).  JSON has an error
+ * object instead (print_json_error()).
+ */
+static void print_invalid(struct a2l *a, const char *input)
+{
+	ob_s(a->ob, input);
+	ob_c(a->ob, '\n');
+}
+
+/*
+ * print_file_error() - the first answer for a file that cannot be read:
+ * the reason on stderr and the empty answer of the command, or in JSON
+ * an error object instead (JSONPrinter::printError()).
+ */
+static void print_file_error(struct a2l *a, uint64_t addr, const char *msg)
+{
+	if (a->style == STYLE_JSON) {
+		json_head(a, addr);
+		ob_s(a->ob, "\"Error\":{\"Message\":");
+		json_str(a->ob, msg);
+		ob_s(a->ob, "},");
+		json_module(a);
+		ob_c(a->ob, '}');
+		json_end(a);
+		return;
+	}
+	/* Answers so far first: stderr and stdout may be one pipe. */
+	ob_flush(a->ob);
+	fflush(stdout);
+	fprintf(stderr, "LLVMSymbolizer: error reading file: %s\n", msg);
+	if (a->cmd == CMD_FRAME)
+		print_frame_none(a, addr);
+	else
+		emit(a, addr, NULL, 0);
+}
+
+/*
+ * elfutils style (src/addr2line.c of elfutils 0.188, as Debian 12 ships
+ * it; docs/conformance.md says where later ones differ).
  */
 
 /* print_src(): file:line, and :column when known. */
 static void eu_src(struct a2l *a, const struct sym_frame *f)
 {
-	ob_printf(a->ob, "%s:%u", file_name(a, f->file), f->line);
+	ob_printf(a->ob, "%s:%u", file_name(a, f->file, f->file_rel), f->line);
 	if (f->column)
 		ob_printf(a->ob, ":%u", f->column);
 }
@@ -695,17 +1337,21 @@ static void eu_src(struct a2l *a, const struct sym_frame *f)
 /*
  * print_dwarf_function(): returns whether a name was printed with its
  * separator.  An inlined innermost frame prints "NAME inlined at
- * FILE:LINE in " and returns false, so that the caller completes the line
- * with the symbol name.
+ * FILE:LINE in ", then the name of the subprogram dwarf_getscopes()
+ * finds around the inlined function's definition (fr[0].outer: a
+ * lambda's is the function that holds it); with none, it returns false,
+ * so that the caller completes the line with the symbol name.
  */
 static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			      size_t n)
 {
 	const char *name, *file;
 
-	if (n == 0 || (fr[0].flags & SYM_FRAME_SYMTAB) || !raw_name(&fr[0]))
+	if (n == 0 || !dwarf_name(&fr[0]))
 		return false;
-	name = show(a, raw_name(&fr[0]), &fr[0], true);
+	/* Of gas's aliases of one range, eu names the first (eu_name). */
+	name = fr[0].eu_name ? show(a, fr[0].eu_name, NULL, true) :
+			       show(a, dwarf_name(&fr[0]), &fr[0], true);
 	if (n == 1 || !(fr[0].flags & SYM_FRAME_INLINED)) {
 		ob_printf(a->ob, "%s%c", name, a->pretty ? ' ' : '\n');
 		return true;
@@ -716,7 +1362,7 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 	}
 	ob_printf(a->ob, "%s inlined", name);
 	/* The call site of fr[0] is the location in fr[1]. */
-	file = file_name(a, fr[1].file);
+	file = file_name(a, fr[1].file, fr[1].file_rel);
 	if (file) {
 		if (fr[1].line == 0)
 			ob_printf(a->ob, " from %s", file);
@@ -727,7 +1373,10 @@ static bool eu_dwarf_function(struct a2l *a, const struct sym_frame *fr,
 			       fr[1].column);
 	}
 	ob_s(a->ob, " in ");
-	return false;
+	if (!fr[0].outer)
+		return false;
+	ob_printf(a->ob, "%s\n", show(a, fr[0].outer, NULL, true));
+	return true;
 }
 
 /* print_addrsym(): SYMBOL[+OFF], or a section-relative form. */
@@ -735,7 +1384,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 		       const struct sym_frame *fr, size_t n)
 {
 	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
-	const char *sym = outer_symbol(fr, n);
+	const char *sym = outer_symbol(a, fr, n);
 	char sep = a->pretty ? ' ' : '\n';
 	uint64_t base;
 
@@ -749,7 +1398,7 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 			ob_printf(a->ob, "??%c", sep);
 		return;
 	}
-	base = o->symbol ? o->symbol_addr : o->entry;
+	base = o->symbol_addr;
 	ob_s(a->ob, show(a, sym, NULL, true));
 	if (addr != base)
 		ob_printf(a->ob, "+%#" PRIx64, addr - base);
@@ -766,7 +1415,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		ob_printf(a->ob, "0x%.*" PRIx64 "%s", a->width, addr,
 		       a->pretty ? ": " : "\n");
 	if (a->functions && !eu_dwarf_function(a, fr, n) && !a->symbols) {
-		name = outer_symbol(fr, n);
+		name = outer_symbol(a, fr, n);
 		ob_printf(a->ob, "%s%c", name ? show(a, name, NULL, true) : "??",
 		       a->pretty ? ' ' : '\n');
 	}
@@ -774,7 +1423,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		eu_addrsym(a, addr, fr, n);
 	if ((a->functions || a->symbols) && a->pretty)
 		ob_s(a->ob, "at ");
-	if (n && !(fr[0].flags & SYM_FRAME_SYMTAB) && fr[0].file) {
+	if (n && fr[0].file && !(fr[0].flags & SYM_FRAME_FILE_SYMTAB)) {
 		eu_src(a, &fr[0]);
 		ob_c(a->ob, '\n');
 	} else {
@@ -789,7 +1438,7 @@ static void print_eu(struct a2l *a, uint64_t addr,
 		if (a->pretty)
 			ob_s(a->ob, " (inlined by) ");
 		if (a->functions) {
-			name = raw_name(&fr[i + 1]);
+			name = dwarf_name(&fr[i + 1]);
 			name = name ? show(a, name, &fr[i + 1], true) : "??";
 			ob_printf(a->ob, "%s%s", name, a->pretty ? " at " : "\n");
 		}
@@ -818,9 +1467,16 @@ static double now_ms(void)
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n)
 {
+	if (a->cmd == CMD_DATA) {
+		print_data(a, addr, fr, n);
+		return;
+	}
 	switch (a->style) {
 	case STYLE_GNU:
-		print_gnu(a, addr, fr, n);
+		if (a->llvm)
+			print_llvm(a, addr, fr, n);
+		else
+			print_gnu(a, addr, fr, n);
 		break;
 	case STYLE_LLVM:
 		print_llvm(a, addr, fr, n);
@@ -845,7 +1501,7 @@ static void emit_unknown(struct a2l *a, const char *input)
 	case STYLE_ELFUTILS:
 		break;
 	case STYLE_JSON:
-		print_json_error(a, input);
+		print_json_error(a, input, a->module_name);
 		break;
 	case STYLE_LLVM:
 		print_llvm(a, 0, NULL, 0);
@@ -903,6 +1559,7 @@ static int open_store(struct a2l *a)
 		held.n = held_before;
 		held.hold = was_holding;
 		store_warned = true;
+		a->store_failed = true;
 		tool_err("warning: cannot open the store '%s': %s (%s); going "
 			 "on without it", a->store_path,
 			 sym_strerror(err, buf, sizeof(buf)), msg);
@@ -912,6 +1569,7 @@ static int open_store(struct a2l *a)
 	held.hold = was_holding;
 	if (err && !a->lookup)
 		store_warn(a, "cannot open the store", err);
+	a->store_failed = err != 0;
 	return err;
 }
 
@@ -966,7 +1624,7 @@ static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 {
 	struct a2l *a = ctx;
 
-	emit(a, a->batch_addrs[idx], fr, n);
+	emit(a, a->batch_addrs[idx] + a->adjust, fr, n);
 	a->batch_done = idx + 1;
 	return 0;
 }
@@ -1319,6 +1977,26 @@ static int queue(struct a2l *a, uint64_t addr)
  */
 
 /*
+ * need_table() - build the module's table when the answers come from the
+ * store: looking up a symbol by name needs it.
+ * @return 0, or the error of sym_module_table() (printed)
+ */
+static int need_table(struct a2l *a)
+{
+	double t0;
+	int err;
+
+	if (a->tab)
+		return 0;
+	t0 = now_ms();
+	err = sym_module_table(a->mod, &a->tab);
+	a->t_build += now_ms() - t0;
+	if (err)
+		tool_err_code(a->exe, err);
+	return err;
+}
+
+/*
  * resolve_symbol() - the address of SYMBOL, SYMBOL+OFF or SYMBOL-OFF
  * (eu-addr2line's forms).  Symbol names need the module's table: when the
  * answers come from the store, the table is built for them.
@@ -1346,16 +2024,9 @@ static int resolve_symbol(struct a2l *a, const char *s, uint64_t *addr)
 		goto bad;
 	memcpy(name, s, len);
 	name[len] = '\0';
-	if (!a->tab) {
-		double t0 = now_ms();
-
-		err = sym_module_table(a->mod, &a->tab);
-		a->t_build += now_ms() - t0;
-		if (err) {
-			tool_err_code(a->exe, err);
-			return err;
-		}
-	}
+	err = need_table(a);
+	if (err)
+		return err;
 	err = sym_table_find_symbol(a->tab, name, &value, &size);
 	if (err) {
 		tool_err("cannot find symbol '%s'", name);
@@ -1372,6 +2043,482 @@ bad:
 	return -EINVAL;
 }
 
+/* flush() - answer what is queued, before an answer that is not. */
+static int flush(struct a2l *a)
+{
+	int err = flush_batch(a);
+
+	return err ? err : pool_drain(a);
+}
+
+/*
+ * GNU addr2line's input (A2L_INPUT_GNU), as binutils 2.40
+ * translate_addresses() reads it.
+ */
+
+/*
+ * gnu_address() - the address in @s (is_symbol(), lookup_symbol(),
+ * bfd_scan_vma()): hex as strtoul(s, NULL, 16) reads it (blanks and 0x
+ * skipped, trailing junk ignored, too large is all ones) when @s starts
+ * with a digit, or with a letter A-F and holds no '+'; else SYMBOL, up to
+ * a blank or '+', and an offset after a '+' as strtoul(, 0) reads it: the
+ * symbol's address plus the offset, or 0 when no symbol has the name.
+ * Where binutils takes the first symbol of the name in its symbol table,
+ * then tries demangled names, libsym takes its preferred one
+ * (sym_table_find_symbol()) and matches raw names only.
+ * @return 0, or an error of building the table (printed)
+ */
+static int gnu_address(struct a2l *a, const char *s, uint64_t *addr)
+{
+	const char *p = s, *name;
+	uint64_t value, off = 0;
+	char buf[512];
+	size_t len;
+	int err, c;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	c = toupper((unsigned char)*p);
+	if (!c || isdigit(c) || (c >= 'A' && c <= 'F' && !strchr(p, '+'))) {
+		*addr = strtoull(s, NULL, 16);
+		return 0;
+	}
+	name = p;
+	while (*p && !isspace((unsigned char)*p) && *p != '+')
+		p++;
+	len = (size_t)(p - name);
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '+')
+		off = strtoull(p + 1, NULL, 0);
+	*addr = 0;
+	if (len == 0) {
+		/* "+N": binutils finds the symbol with no name, the empty
+		 * STT_FILE (value 0) GNU ld writes into .symtab. */
+		*addr = off;
+		return 0;
+	}
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	err = need_table(a);
+	if (err)
+		return err;
+	if (sym_table_find_symbol(a->tab, buf, &value, NULL) == 0)
+		*addr = value + off;
+	return 0;
+}
+
+/* handle_gnu() - answer one input of GNU addr2line; every input has an
+ * answer ("??" for what is not an address). */
+static int handle_gnu(struct a2l *a, const char *input)
+{
+	uint64_t addr;
+	int err;
+
+	err = gnu_address(a, input, &addr);
+	if (err)
+		return err;
+	/* bfd keeps the address to the file's width. */
+	if (a->info.elf_class == 32)
+		addr &= UINT32_MAX;
+	if (!a->section)
+		return queue(a, addr);
+	/* -j: an offset into the section (find_offset_in_section()). */
+	if (addr < a->section_size)
+		return queue(a, addr + a->section_vma);
+	err = flush(a);
+	if (!err)
+		emit(a, addr, NULL, 0);
+	return err;
+}
+
+/*
+ * llvm-symbolizer's input (A2L_INPUT_LLVM), as LLVM 14's
+ * llvm-symbolizer.cpp parseCommand() and LLVMSymbolizer read it.
+ */
+
+bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
+{
+	unsigned radix = 10, d;
+	uint64_t v = 0, prev;
+	size_t i = 0;
+
+	/* GetAutoSenseRadix() */
+	if (len >= 2 && s[0] == '0') {
+		if (s[1] == 'x' || s[1] == 'X') {
+			radix = 16;
+			i = 2;
+		} else if (s[1] == 'b' || s[1] == 'B') {
+			radix = 2;
+			i = 2;
+		} else if (s[1] == 'o') {
+			radix = 8;
+			i = 2;
+		} else if (isdigit((unsigned char)s[1])) {
+			radix = 8;
+			i = 1;
+		}
+	}
+	if (i == len)
+		return false;
+	/* consumeUnsignedInteger(), which must take it all */
+	for (; i < len; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned)(s[i] - '0');
+		else if (s[i] >= 'a' && s[i] <= 'z')
+			d = (unsigned)(s[i] - 'a') + 10;
+		else if (s[i] >= 'A' && s[i] <= 'Z')
+			d = (unsigned)(s[i] - 'A') + 10;
+		else
+			return false;
+		if (d >= radix)
+			return false;
+		prev = v;
+		v = v * radix + d;
+		if (v / radix < prev)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* One parsed input. */
+struct llvm_input {
+	enum llvm_cmd cmd;
+	const char *file;	/* into the input or a->obj; not terminated */
+	size_t file_len;
+	uint64_t addr;
+};
+
+/*
+ * llvm_parse() - parseCommand(): "CODE ", "DATA " or "FRAME " (else
+ * CODE); unless --obj names the file, the file: "quoted", 'quoted' or up
+ * to a delimiter; then the address (a2l_llvm_uint()).  The delimiters are
+ * ' ', '\n' and '\r' (not tabs); what follows the address is ignored.
+ * @return false when the input cannot be parsed; @in->file is then what
+ *         was read of the file ("" when nothing), which JSON names
+ */
+static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
+{
+	static const char delim[] = " \n\r";
+	const char *p = s, *end;
+	size_t n;
+
+	in->cmd = CMD_CODE;
+	if (strncmp(p, "CODE ", 5) == 0) {
+		p += 5;
+	} else if (strncmp(p, "DATA ", 5) == 0) {
+		in->cmd = CMD_DATA;
+		p += 5;
+	} else if (strncmp(p, "FRAME ", 6) == 0) {
+		in->cmd = CMD_FRAME;
+		p += 6;
+	}
+	in->file = "";
+	in->file_len = 0;
+	if (a->obj) {
+		in->file = a->obj;
+		in->file_len = strlen(a->obj);
+	} else {
+		p += strspn(p, delim);
+		if (*p == '"' || *p == '\'') {
+			end = strchr(p + 1, *p);
+			if (!end)
+				return false;
+			in->file = p + 1;
+			in->file_len = (size_t)(end - p - 1);
+			p = end + 1;
+		} else {
+			n = strcspn(p, delim);
+			in->file = p;
+			in->file_len = n;
+			p += n;
+		}
+	}
+	p += strspn(p, delim);
+	return a2l_llvm_uint(p, strcspn(p, delim), &in->addr);
+}
+
+/*
+ * llvm_arch() - is @s (up to a '-') an architecture name LLVM 14's
+ * Triple::parseArch() knows?  A module name "FILE:ARCH" names FILE then
+ * (LLVMSymbolizer::getOrCreateModuleInfo()); for an ELF file the
+ * architecture changes nothing.  The common names are listed; LLVM's
+ * own list has some forty more, for targets that have no ELF here.
+ */
+static bool llvm_arch(const char *s, size_t len)
+{
+	static const char *const names[] = {
+		"i386", "i486", "i586", "i686", "i786", "i886", "i986",
+		"amd64", "x86_64", "x86_64h", "aarch64", "aarch64_be",
+		"aarch64_32", "arm64", "arm64e", "arm64_32", "arm", "armeb",
+		"thumb", "thumbeb", "powerpc", "ppc", "ppc32", "powerpc64",
+		"ppc64", "powerpc64le", "ppc64le", "mips", "mipsel", "mips64",
+		"mips64el", "riscv32", "riscv64", "s390x", "systemz",
+		"sparc", "sparcv9", "sparc64", "wasm32", "wasm64", "bpf",
+		"bpfel", "bpfeb", "m68k", "hexagon", "ve", "csky",
+	};
+	const char *dash = memchr(s, '-', len);
+	size_t i;
+
+	if (dash)
+		len = (size_t)(dash - s);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+			return true;
+	/* parseARMArch(): armv7, thumbv7m, aarch64 variants ... */
+	return len > 3 && (strncmp(s, "armv", 4) == 0 ||
+			   (len > 6 && strncmp(s, "thumbv", 6) == 0));
+}
+
+/*
+ * The files llvm-symbolizer's inputs name: each is opened on its first
+ * input and kept, as LLVMSymbolizer keeps its modules (at most
+ * A2L_FILES_MAX; then the one unused longest is closed).  A file that
+ * cannot be read is remembered too: its error is printed on its first
+ * input only, and later inputs get the empty answer, as in LLVM.
+ *
+ * The file answering has its state in struct a2l's module fields (exe,
+ * module_name, mod, tab, ...), where the rest of this file expects it;
+ * file_use() saves them into its struct a2l_file and loads another's.
+ */
+#define A2L_FILES_MAX 64
+
+struct a2l_file {
+	char *name;		/* as the inputs spell it; free() */
+	char *path;		/* without a ":ARCH" suffix; free() */
+	int err;		/* opening failed: the error; else 0 */
+	bool reported;		/* its error was printed */
+	uint64_t used;		/* a->file_clock at its last input */
+	/* struct a2l's module fields while another file answers. */
+	struct sym_module *mod;	/* sym_module_close() */
+	const struct sym_table *tab;
+	const char *build_id, *not_cached;
+	struct sym_module_info info;
+	int width;
+	bool from_cache, rebuilt;
+};
+
+static void file_save(struct a2l *a, struct a2l_file *f)
+{
+	f->mod = a->mod;
+	f->tab = a->tab;
+	f->build_id = a->build_id;
+	f->not_cached = a->not_cached;
+	f->info = a->info;
+	f->width = a->width;
+	f->from_cache = a->from_cache;
+	f->rebuilt = a->rebuilt;
+}
+
+static void file_load(struct a2l *a, const struct a2l_file *f)
+{
+	a->exe = f->path;
+	a->module_name = f->name;
+	a->mod = f->mod;
+	a->tab = f->tab;
+	a->build_id = f->build_id;
+	a->not_cached = f->not_cached;
+	a->info = f->info;
+	a->width = f->width;
+	a->from_cache = f->from_cache;
+	a->rebuilt = f->rebuilt;
+}
+
+static void file_release(struct a2l_file *f)
+{
+	sym_module_close(f->mod);
+	free(f->name);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+static void files_free(struct a2l *a)
+{
+	size_t i;
+
+	/* Without llvm-symbolizer's inputs, a->mod is the one file's. */
+	if (!a->files)
+		return;
+	if (a->cur)
+		file_save(a, a->cur);
+	for (i = 0; i < a->nfiles; i++)
+		file_release(&a->files[i]);
+	free(a->files);
+	a->files = NULL;
+	a->nfiles = 0;
+	a->cur = NULL;
+	a->mod = NULL;
+	a->tab = NULL;
+}
+
+/* file_slot() - room for one more file: a new slot, or the one unused
+ * longest, closed. */
+static struct a2l_file *file_slot(struct a2l *a)
+{
+	struct a2l_file *f;
+	size_t i;
+
+	if (!a->files) {
+		a->files = calloc(A2L_FILES_MAX, sizeof(*a->files));
+		if (!a->files)
+			return NULL;
+	}
+	if (a->nfiles < A2L_FILES_MAX)
+		return &a->files[a->nfiles++];
+	f = &a->files[0];
+	for (i = 1; i < a->nfiles; i++)
+		if (a->files[i].used < f->used)
+			f = &a->files[i];
+	file_release(f);
+	return f;
+}
+
+/*
+ * file_use() - make the file an input names (@name, @len) the one that
+ * answers: after the answers queued for the one before, its state is
+ * saved and the other's loaded, or the other is opened (open_module()).
+ * @return 0 (a file that cannot be read is not an error here: see
+ *         a->cur->err), -ENOMEM, or an error of the answers queued
+ */
+static int file_use(struct a2l *a, const char *name, size_t len)
+{
+	struct a2l_file *f = a->cur;
+	const char *colon;
+	size_t i, plen;
+	int err;
+
+	if (f && strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+		f->used = ++a->file_clock;
+		return 0;
+	}
+	err = flush(a);
+	if (err)
+		return err;
+	if (f)
+		file_save(a, f);
+	a->cur = NULL;
+	a->mod = NULL;
+	a->tab = NULL;
+	for (i = 0; i < a->nfiles; i++) {
+		f = &a->files[i];
+		if (strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+			file_load(a, f);
+			goto found;
+		}
+	}
+	f = file_slot(a);
+	if (!f)
+		return -ENOMEM;
+	plen = len;
+	colon = memrchr(name, ':', len);
+	if (colon && llvm_arch(colon + 1, len - (size_t)(colon + 1 - name)))
+		plen = (size_t)(colon - name);
+	f->name = strndup(name, len);
+	f->path = strndup(name, plen);
+	if (!f->name || !f->path) {
+		free(f->name);
+		free(f->path);
+		memset(f, 0, sizeof(*f));
+		a->nfiles--;	/* file_slot() gave the last one */
+		return -ENOMEM;
+	}
+	a->exe = f->path;
+	a->module_name = f->name;
+	a->from_cache = false;
+	a->not_cached = NULL;
+	a->rebuilt = false;
+	a->build_id = NULL;
+	f->err = open_module(a);
+	if (f->err) {
+		sym_module_close(a->mod);
+		a->mod = NULL;
+		a->tab = NULL;
+	}
+found:
+	a->cur = f;
+	f->used = ++a->file_clock;
+	return 0;
+}
+
+/* llvm_strerror() - why a file cannot be read, in LLVM's words where
+ * they are known (its object reader's "not recognized"). */
+static const char *llvm_strerror(int err, char *buf, size_t len)
+{
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF)
+		return "The file was not recognized as a valid object file";
+	if (err < 0 && err > -SYM_E_BASE)
+		return strerror(-err);
+	return sym_strerror(err, buf, len);
+}
+
+/*
+ * handle_llvm() - answer one input of llvm-symbolizer: every input has
+ * an answer, and none ends the input.
+ * @return 0, or an error after which nothing can be answered
+ */
+static int handle_llvm(struct a2l *a, const char *input)
+{
+	struct llvm_input in;
+	char buf[256], *name;
+	uint64_t addr;
+	int err;
+
+	if (!llvm_parse(a, input, &in)) {
+		err = flush(a);
+		if (err)
+			return err;
+		name = strndup(in.file, in.file_len);
+		if (!name)
+			return -ENOMEM;
+		if (a->style == STYLE_JSON)
+			print_json_error(a, input, name);
+		else
+			print_invalid(a, input);
+		free(name);
+		return 0;
+	}
+	err = file_use(a, in.file, in.file_len);
+	if (err)
+		return err;
+	if (in.cmd != CMD_CODE || a->cur->err) {
+		err = flush(a);
+		if (err)
+			return err;
+	}
+	a->cmd = in.cmd;
+	addr = in.addr - a->adjust;
+	if (a->cur->err) {
+		if (!a->cur->reported) {
+			a->cur->reported = true;
+			print_file_error(a, in.addr, llvm_strerror(a->cur->err,
+							buf, sizeof(buf)));
+		} else {
+			a->no_module = true;
+			if (in.cmd == CMD_FRAME)
+				print_frame_none(a, in.addr);
+			else
+				emit(a, in.addr, NULL, 0);
+			a->no_module = false;
+		}
+	} else if (in.cmd == CMD_CODE) {
+		err = queue(a, addr);
+	} else if (in.cmd == CMD_DATA) {
+		err = answer(a, &addr, 1);
+	} else {
+		if (!a->frame_warned)
+			tool_err("FRAME: sym keeps no local variables; each "
+				 "FRAME input is answered as for a function "
+				 "without any");
+		a->frame_warned = true;
+		print_frame_none(a, in.addr);
+	}
+	a->cmd = CMD_CODE;
+	return err;
+}
+
 /*
  * handle() - answer one input.  Hex addresses are queued and answered in
  * batches (flush_batch()); anything else first answers the queue, so the
@@ -1386,6 +2533,10 @@ static int handle(struct a2l *a, const char *input)
 
 	if (a->fatal)
 		return -ECANCELED;
+	if (a->input == A2L_INPUT_LLVM)
+		return handle_llvm(a, input);
+	if (a->input == A2L_INPUT_GNU)
+		return handle_gnu(a, input);
 	if (tool_parse_hex(input, &addr) == 0)
 		return queue(a, addr);
 	err = flush_batch(a);
@@ -1401,9 +2552,22 @@ static int handle(struct a2l *a, const char *input)
 	return answer(a, &addr, 1);
 }
 
+/* parse_uint() - @s as a decimal number up to @max.  0 or -EINVAL. */
+static int parse_uint(const char *s, unsigned long max, unsigned *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
-	char *end;
 	int c, err;
 
 	/* Options may follow addresses, as with GNU getopt in both peers.
@@ -1419,9 +2583,14 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 'R':
 		case 'r':
 		case 'A':
-		case OPT_RELATIVE:
-			/* Accepted for compatibility; nothing to change. */
+			/* Accepted for compatibility; nothing to change (-A is
+			 * what sym prints anyway). */
 			break;
+		case OPT_RELATIVE:
+			tool_err("--relative (eu-addr2line's) is not supported: "
+				 "--relativenames prints file names without the "
+				 "compilation directory, as llvm-symbolizer does");
+			return -EINVAL;
 		case 'e':
 			a->exe = optarg;
 			if (a->lookup)
@@ -1436,6 +2605,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case 'C':
 			a->demangle = true;
 			break;
+		case OPT_NO_PLT_NAMES:
+			a->plt = false;
+			break;
 		case OPT_NO_DEMANGLE:
 			a->demangle = false;
 			break;
@@ -1445,6 +2617,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case 's':
 			a->basenames = true;
+			break;
+		case OPT_RELATIVENAMES:
+			a->relnames = true;
 			break;
 		case 'x':
 			a->sections = true;
@@ -1494,10 +2669,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			a->stats = true;
 			break;
 		case OPT_THREADS:
-			errno = 0;
-			a->threads = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno ||
-			    a->threads < 1 || a->threads > POOL_MAX_WORKERS) {
+			if (parse_uint(optarg, POOL_MAX_WORKERS, &a->threads) ||
+			    a->threads < 1) {
 				tool_err("--threads: '%s' is not a number from "
 					 "1 to %d", optarg, POOL_MAX_WORKERS);
 				return -EINVAL;
@@ -1514,10 +2687,7 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 				a->server = optarg;
 				break;
 			}
-			errno = 0;
-			a->wait_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno ||
-			    strlen(optarg) > 7) {
+			if (parse_uint(optarg, 9999999, &a->wait_ms)) {
 				tool_err("--wait-ms: '%s' is not a number of "
 					 "milliseconds", optarg);
 				return -EINVAL;
@@ -1543,6 +2713,90 @@ file_opt:
 		 "--debuginfo-path): it answers from the store; see "
 		 "'sym addr2line'");
 	return -EINVAL;
+}
+
+/*
+ * gnu_file_error() - why binutils 2.40 addr2line cannot read @path, as it
+ * says it once the file is known to be a regular file (tools/compat.c
+ * checks that first, as get_file_size() does): bfd's "file format not
+ * recognized", else the system's reason.
+ */
+static void gnu_file_error(const char *path, int err)
+{
+	char buf[256];
+
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF)
+		tool_err("%s: file format not recognized", path);
+	else if (err < 0 && err > -SYM_E_BASE)
+		tool_err("%s: %s", path, strerror(-err));
+	else
+		tool_err("%s: %s", path, sym_strerror(err, buf, sizeof(buf)));
+}
+
+/*
+ * fetch_debuginfo() - no debug file was found for the module: ask the
+ * debuginfod servers of $DEBUGINFOD_URLS for it, as eu-addr2line does
+ * (tools/debuginfod.c), after the store's file area, which keeps the
+ * files fetched before.  A fetched file is put into the file area, and
+ * the module is opened again with it, before any table is built: the
+ * table is built once, with its DWARF, and stored.  On failure the
+ * answers come from the symbols, as eu-addr2line's do (its exit status
+ * stays 0 too), after one line saying why.
+ */
+static void fetch_debuginfo(struct a2l *a)
+{
+	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = a->dirs.n ?
+					  a->dirs.dirs : NULL);
+	char stored[4096], why[512];
+	struct sym_module *mod = NULL;
+	char *fetched = NULL;
+	double t0 = now_ms();
+	int err;
+
+	if (a->debug_file || sym_module_debug_file(a->mod) || !a->build_id ||
+	    !tool_debuginfod_enabled())
+		return;
+	if (a->store && sym_store_file_path(a->store, a->build_id,
+					    SYM_STORE_DEBUGINFO, stored,
+					    sizeof(stored)) == 0) {
+		opts.debug_file = stored;
+	} else {
+		err = tool_debuginfod_find(a->build_id, &fetched, why,
+					   sizeof(why));
+		a->t_fetch = now_ms() - t0;
+		if (!err && (sym_file_build_id(fetched, stored,
+					       sizeof(stored)) != 0 ||
+			     strcmp(stored, a->build_id) != 0)) {
+			snprintf(why, sizeof(why), "the file a server sent for "
+				 "build ID %s has another build ID", a->build_id);
+			err = -EXDEV;
+		}
+		if (err) {
+			tool_err("'%s': no debug info, here or from "
+				 "DEBUGINFOD_URLS: %s", a->exe, why);
+			free(fetched);
+			return;
+		}
+		opts.debug_file = fetched;
+		if (a->store && sym_store_put_file(a->store, a->build_id,
+						   SYM_STORE_DEBUGINFO,
+						   fetched) == 0 &&
+		    sym_store_file_path(a->store, a->build_id,
+					SYM_STORE_DEBUGINFO, stored,
+					sizeof(stored)) == 0)
+			opts.debug_file = stored;
+		a->fetched = true;
+	}
+	err = sym_module_open(a->exe, &opts, &mod);
+	if (err) {
+		tool_err("'%s': cannot use the debug file '%s': %s", a->exe,
+			 opts.debug_file, sym_strerror(err, why, sizeof(why)));
+	} else {
+		sym_module_close(a->mod);
+		a->mod = mod;
+		a->build_id = sym_module_build_id(mod);
+	}
+	free(fetched);
 }
 
 /*
@@ -1576,7 +2830,7 @@ static int open_module(struct a2l *a)
 		a->not_cached = "--no-cache";
 	else if (!a->build_id)
 		a->not_cached = "the file has no build ID";
-	else if (open_store(a))
+	else if (!a->store && (a->store_failed || open_store(a)))
 		a->not_cached = "the store could not be opened";
 	else
 		a->from_cache = store_has_table(a);
@@ -1591,13 +2845,23 @@ static int open_module(struct a2l *a)
 			a->from_cache = store_has_table(a);
 		a->t_wait = waited ? now_ms() - t0 : 0;
 	}
-	if (!a->from_cache)
+	if (!a->from_cache) {
+		fetch_debuginfo(a);
 		err = build_table(a);
+	}
 	sym_store_unlock(lock);
 out:
 	if (!err) {
 		release_held();
 		return 0;
+	}
+	if (a->input != A2L_INPUT_SYM) {
+		/* The imitations say it their peer's way. */
+		held.hold = false;
+		held.n = 0;
+		if (a->input == A2L_INPUT_GNU)
+			gnu_file_error(a->exe, err);
+		return err;
 	}
 	sym_strerror(err, buf, sizeof(buf));
 	if (held.n)
@@ -1666,6 +2930,10 @@ static void print_stats(struct a2l *a)
 	}
 	if (a->lookup)
 		return;
+	if (a->t_fetch > 0)
+		tool_err("stats: %s from DEBUGINFOD_URLS in %.3f ms",
+			 a->fetched ? "debug file fetched" : "no debug file",
+			 a->t_fetch);
 	if (a->not_cached)
 		tool_err("stats: table from parsing (not cached: %s)",
 			 a->not_cached);
@@ -1692,14 +2960,46 @@ struct stdin_ctx {
 	int status;
 };
 
+/*
+ * stdin_pieces() - the inputs GNU addr2line and llvm-symbolizer make of
+ * one line: they read stdin with fgets() into a buffer of 100 and 1024
+ * bytes, so a longer line is several inputs, each answered (the newline
+ * alone, too, when the line fills the last piece).  llvm-symbolizer then
+ * removes every '\r' and '\n'.  (A last line without a newline is read
+ * as if it had one; lines beyond TOOL_LINE_MAX are cut.)
+ */
+static int stdin_pieces(struct a2l *a, const char *line)
+{
+	size_t len = strlen(line), piece, i, j, k;
+	char buf[1024];
+	int err = 0;
+
+	piece = a->input == A2L_INPUT_GNU ? 99 : sizeof(buf) - 1;
+	for (i = 0; i <= len && !err; i += piece) {
+		for (j = i, k = 0; j < len && j < i + piece; j++)
+			if (a->input == A2L_INPUT_GNU || line[j] != '\r')
+				buf[k++] = line[j];
+		buf[k] = '\0';
+		err = handle(a, buf);
+	}
+	return err;
+}
+
 static int stdin_line(void *ctx, char *line)
 {
 	struct stdin_ctx *c = ctx;
-	char *s = tool_trim(line);
+	char *s;
+	int err;
 
-	if (*s == '\0')
-		return 0;
-	if (handle(c->a, s))
+	if (c->a->input != A2L_INPUT_SYM) {
+		err = stdin_pieces(c->a, line);
+	} else {
+		s = tool_trim(line);
+		if (*s == '\0')
+			return 0;
+		err = handle(c->a, s);
+	}
+	if (err)
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
 }
@@ -1725,6 +3025,9 @@ static int run_stdin(struct a2l *a)
 	int err;
 
 	a->from_stdin = true;
+	/* GNU's names depend on the order of the lookups (gnu_name()). */
+	if (a->style == STYLE_GNU && a->functions)
+		a->threads = 1;
 	if (a->threads > 1 && !a->client &&
 	    pool_new(a->threads, run_job, &a->pool))
 		a->pool = NULL;		/* answer on this thread */
@@ -1750,19 +3053,16 @@ static int run_stdin(struct a2l *a)
 	return c.status;
 }
 
-int tool_addr2line(int argc, char **argv, bool lookup)
+/* a2l_new() - a struct a2l with the defaults; NULL when out of memory. */
+static struct a2l *a2l_new(bool lookup)
 {
-	struct a2l *a;
-	int status = TOOL_EXIT_OK;
-	int err, i;
+	struct a2l *a = calloc(1, sizeof(*a));
 
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		tool_err("out of memory");
-		return TOOL_EXIT_FAIL;
-	}
+	if (!a)
+		return NULL;
 	a->lookup = lookup;
 	a->wait_ms = 10000;
+	a->plt = true;
 	a->exe = "a.out";
 	a->width = 16;
 	/* Answers go out in writes of up to OB_SINK_SIZE, and before
@@ -1772,6 +3072,133 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 	stdout_ob.err = false;
 	a->ob = &stdout_ob;
 	a->threads = pool_default_workers();
+	return a;
+}
+
+static void a2l_free(struct a2l *a)
+{
+	files_free(a);
+	client_free(a->client);
+	sym_store_close(a->store);
+	sym_module_close(a->mod);
+	tool_dirs_release(&a->dirs);
+	free(a->batch);
+	free(a->dm);
+	seen_free(a);
+	if (dcache_key_ok) {
+		dcache_free(pthread_getspecific(dcache_key));
+		pthread_setspecific(dcache_key, NULL);
+	}
+	if (a->json_tmp)
+		symi_buf_release(&a->json_tmp->b);
+	free(a->json_tmp);
+	symi_buf_release(&stdout_ob.b);
+	free(a);
+}
+
+/*
+ * a2l_inputs() - answer @inputs, or stdin when there are none, once the
+ * file is open (or, for llvm-symbolizer's inputs, each input opens its
+ * own); then the --stats.
+ * @return the exit status
+ */
+static int a2l_inputs(struct a2l *a, int n, char **inputs)
+{
+	int status = TOOL_EXIT_OK, i;
+
+	if (n == 0) {
+		status = run_stdin(a);
+	} else {
+		for (i = 0; i < n && !a->fatal; i++)
+			if (handle(a, inputs[i]))
+				status = TOOL_EXIT_FAIL;
+		if (flush_batch(a) || a->fatal)
+			status = TOOL_EXIT_FAIL;
+		if (a->style == STYLE_JSON)
+			json_list_end(a);
+	}
+	if (ob_flush(a->ob) || fflush(stdout) != 0)
+		status = TOOL_EXIT_FAIL;
+	if (a->stats)
+		print_stats(a);
+	return status;
+}
+
+int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
+{
+	struct a2l *a;
+	int status = TOOL_EXIT_FAIL;
+	size_t i;
+
+	a = a2l_new(false);
+	if (!a) {
+		tool_err("out of memory");
+		return TOOL_EXIT_FAIL;
+	}
+	a->input = o->input;
+	a->llvm = o->input == A2L_INPUT_LLVM;
+	/* The peers' own answer for a PLT stub: ?? for GNU, llvm's symbol
+	 * (_init) for llvm-symbolizer. */
+	a->plt = false;
+	a->style = o->style;
+	a->functions = o->names != A2L_NAMES_NONE;
+	a->short_names = o->names == A2L_NAMES_SHORT;
+	a->addresses = o->addresses;
+	a->inlines = o->inlines;
+	a->demangle = o->demangle;
+	a->pretty = o->pretty;
+	a->basenames = o->basenames;
+	a->relnames = o->relative_names;
+	a->debug_file = o->debug_file;
+	a->adjust = o->adjust_vma;
+	a->section = o->section;
+	a->section_vma = o->section_vma;
+	a->section_size = o->section_size;
+	if (o->section)
+		a->adjust = 0 - o->section_vma;
+	for (i = 0; o->debuginfo_path && o->debuginfo_path[i]; i++)
+		if (tool_dirs_add(&a->dirs, o->debuginfo_path[i])) {
+			tool_err("too many debug file directories");
+			goto out;
+		}
+	if (a->llvm && a->style == STYLE_JSON && a->pretty) {
+		/* Indented JSON is rare: its answers are written on this
+		 * thread, through a buffer of their own. */
+		a->threads = 1;
+		a->json_tmp = calloc(1, sizeof(*a->json_tmp));
+		if (!a->json_tmp) {
+			tool_err("out of memory");
+			goto out;
+		}
+		symi_buf_init(&a->json_tmp->b, OB_JOB_MAX);
+	}
+	sym_set_log(log_fn, NULL, 0);
+	if (a->llvm) {
+		a->obj = o->exe && *o->exe ? o->exe : NULL;
+	} else {
+		if (o->exe)
+			a->exe = o->exe;
+		a->module_name = a->exe;
+		if (open_module(a))
+			goto out;
+	}
+	status = a2l_inputs(a, ninputs, inputs);
+out:
+	a2l_free(a);
+	return status;
+}
+
+int tool_addr2line(int argc, char **argv, bool lookup)
+{
+	struct a2l *a;
+	int status = TOOL_EXIT_OK;
+	int err;
+
+	a = a2l_new(lookup);
+	if (!a) {
+		tool_err("out of memory");
+		return TOOL_EXIT_FAIL;
+	}
 	err = parse_args(a, argc, argv);
 	if (err) {
 		status = err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
@@ -1821,30 +3248,9 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
-	if (optind == argc) {
-		status = run_stdin(a);
-	} else {
-		for (i = optind; i < argc && !a->fatal; i++)
-			if (handle(a, argv[i]))
-				status = TOOL_EXIT_FAIL;
-		if (flush_batch(a) || a->fatal)
-			status = TOOL_EXIT_FAIL;
-		if (a->style == STYLE_JSON && a->nout)
-			ob_s(a->ob, "]\n");
-	}
-	if (ob_flush(a->ob) || fflush(stdout) != 0)
-		status = TOOL_EXIT_FAIL;
-	if (a->stats)
-		print_stats(a);
+	status = a2l_inputs(a, argc - optind, argv + optind);
 out:
-	client_free(a->client);
-	sym_store_close(a->store);
-	sym_module_close(a->mod);
-	tool_dirs_release(&a->dirs);
-	symi_buf_release(&stdout_ob.b);
-	free(a->batch);
-	free(a->dm);
-	free(a);
+	a2l_free(a);
 	return status;
 }
 

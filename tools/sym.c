@@ -6,6 +6,9 @@
  *	sym --version            print the version
  *	sym <command> --help     each command's own help
  *
+ * Started under the name llvm-symbolizer or addr2line (bin/compat/ holds
+ * such links), it is a drop-in for that program instead (compat.c).
+ *
  * Adding a command is one file, tools/<name>.c exporting cmd_<name>(), and
  * one line in the table below.  The command gets argv with argv[0] set to
  * its name and returns the exit status (enum tool_exit).
@@ -87,8 +90,17 @@ static int run(const struct tool_cmd *cmd, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const struct tool_cmd *cmd;
+	const char *name;
 	char *help_argv[3];
+	int status;
 
+	/* Started as llvm-symbolizer or addr2line (the links in
+	 * bin/compat/): their drop-in. */
+	name = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	name = name ? name + 1 : argc > 0 ? argv[0] : "";
+	status = compat_main(name, argc, argv);
+	if (status >= 0)
+		return status;
 	if (argc < 2) {
 		usage(stderr);
 		return TOOL_EXIT_USAGE;

@@ -389,10 +389,9 @@ struct answer_ctx {
  * name had to be demangled here (free() it). */
 static const char *frame_function(const struct sym_frame *f, char **dm)
 {
-	if (f->demangled)
-		return f->demangled;
-	if (f->name)
-		return f->name;
+	if (f->demangled || f->name ||
+	    (f->flags & SYM_FRAME_NAME_SYMTAB))
+		return sym_frame_name(f);
 	if (f->linkage_name) {
 		*dm = sym_demangle(f->linkage_name);
 		return *dm ? *dm : f->linkage_name;

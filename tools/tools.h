@@ -59,6 +59,13 @@ int cmd_tree(int argc, char **argv);	/* tree.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
 /**
+ * compat_main() - run as the program @name imitates (compat.c):
+ * "llvm-symbolizer" or "addr2line", the base name of argv[0].
+ * @return the exit status, or -1 when @name is none of them
+ */
+int compat_main(const char *name, int argc, char **argv);
+
+/**
  * tool_addr2line() - the body of `sym addr2line` and of `sym lookup`,
  * which share options, output styles and stdin handling.
  * @param lookup  true for `sym lookup BUILDID ADDR...`: answers come from
@@ -100,6 +107,25 @@ const char *tool_negative_name(int kind);
  */
 int tool_module_table(struct sym_module *mod, struct sym_store *st,
 		      const char *build_id, const struct sym_table **out);
+
+/**
+ * tool_debuginfod_enabled() - is $DEBUGINFOD_URLS set to something?
+ */
+bool tool_debuginfod_enabled(void);
+
+/**
+ * tool_debuginfod_find() - the separate debug file of @build_id (hex)
+ * from the servers of $DEBUGINFOD_URLS, through libdebuginfod (loaded on
+ * first use) and its cache, as eu-addr2line finds it (debuginfod.c).
+ * Blocks up to libdebuginfod's timeout ($DEBUGINFOD_TIMEOUT).
+ * @param[out] path  caller owns, free(): the file in libdebuginfod's
+ *                   cache; NULL on failure
+ * @param[out] why   on failure, one line saying why (no newline)
+ * @return 0, -ENOSYS (DEBUGINFOD_URLS is not set), -ENOENT (no server has
+ *         it, or no libdebuginfod), or libdebuginfod's -errno
+ */
+int tool_debuginfod_find(const char *build_id, char **path, char *why,
+			 size_t len);
 
 /**
  * tool_store_put_module() - sym_store_put() of @tab, the table of @mod

@@ -111,7 +111,8 @@ static int one(const char *path)
 	printf("\n");
 	packed("scopes", &h->scopes, len, scn, SYMT_SC_N);
 	packed("functions", &h->funcs, len, fnn, SYMT_FN_N);
-	packed("files", &h->files, len, (const char *const[]){ "name" }, 1);
+	packed("files", &h->files, len, (const char *const[]){ "name", "rel" },
+	       SYMT_FI_N);
 	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
 	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
 	row("strings", h->strings_size, len, 0);

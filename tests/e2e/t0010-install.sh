@@ -3,10 +3,11 @@
 # versioned shared library with a soname, the header and a libsym.pc that
 # a program can build and link against; the same for libsymprofile, the
 # profile model (sym_prof.h, libsymprofile.pc), which libsym no longer
-# carries; and `make uninstall` removes it all again.
+# carries; the llvm-symbolizer and addr2line drop-ins in libexec/sym/,
+# not in bin/; and `make uninstall` removes it all again.
 . "$(dirname "$0")/lib/lib.sh"
 need readelf pkg-config cc
-plan 16
+plan 19
 
 D=$T/dest
 ok "make install DESTDIR prefix=/opt/sym" \
@@ -66,6 +67,13 @@ ok "libsymprof.so installed in libdir" test -f "$D/opt/sym/lib/libsymprof.so"
 is "the installed sym run preloads the installed libsymprof.so" \
 	"$(cd "$T" && "$D/opt/sym/bin/sym" run -o "$T/run.raw" -- sh -c 'echo "$LD_PRELOAD"')" \
 	"$(cd "$D/opt/sym/lib" && pwd -P)/libsymprof.so"
+# The drop-ins: links to the installed sym, out of PATH.
+is "llvm-symbolizer and addr2line link to bindir's sym in libexec/sym/" \
+	"$(readlink "$D/opt/sym/libexec/sym/llvm-symbolizer") $(readlink \
+	   "$D/opt/sym/libexec/sym/addr2line")" "/opt/sym/bin/sym /opt/sym/bin/sym"
+is "no llvm-symbolizer or addr2line in bindir" \
+	"$(ls "$D/opt/sym/bin")" "$(ls "$D/opt/sym/bin" |
+	   grep -v -e '^llvm-symbolizer$' -e '^addr2line$')"
 
 # libsymprofile: its own library, header and .pc; libsym needs neither
 # zlib nor protobuf-c any more, libsymprofile nothing of libsym.
@@ -105,4 +113,5 @@ make -C "$SYM_ROOT" --no-print-directory uninstall DESTDIR="$D" \
 	prefix=/opt/sym > "$T/uninstall.out" 2>&1
 is "make uninstall leaves no file behind" \
 	"$(find "$D" -type f -o -type l | sed "s|^$D||")" ""
+ok "nor the drop-ins' directory" test ! -e "$D/opt/sym/libexec/sym"
 done_testing

@@ -6,10 +6,10 @@
 # .gnu_debuglink (beside and in .debug/) and only through
 # --debuginfo-path, zlib and zstd compression, dwz (single and -m).
 # One TAP point per binary: >= 99.5% of 1,000 sampled instruction
-# addresses (all, when fewer) must agree on every frame's function, file
-# basename and line. See tests/oracle.py for the rules.
+# addresses (all, when fewer) must agree on every frame's function (its
+# full name), whole file path and line. See tests/oracle.py for the rules.
 . "$(dirname "$0")/lib/lib.sh"
-need python3 llvm-symbolizer objdump nm c++filt gcc clang
+need python3 llvm-symbolizer objdump gcc clang
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 
 B=$(fixture MANIFEST) || { echo "Bail out! fixtures/build.sh failed"; exit 1; }

@@ -2,20 +2,17 @@
 # t0120-oracle-python.sh - inline chains of `sym addr2line` against
 # llvm-symbolizer on /usr/bin/python3.11d (python3.11-dbg: DWARF inside,
 # -Og, about 20,000 inlined subroutines). 10,000 sampled instruction
-# addresses; >= 99.5% must agree. GNU addr2line and eu-addr2line run on
-# the same sample for reference (diagnostics only).
+# addresses; >= 99.5% must agree on whole paths and full names
+# (tests/oracle.py). The other peers: tests/peers.py (t0132).
 . "$(dirname "$0")/lib/lib.sh"
-need python3 llvm-symbolizer objdump nm c++filt
+need python3 llvm-symbolizer objdump
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 
 py=/usr/bin/python3.11d
 [ -f "$py" ] || plan_skip "no $py (install python3.11-dbg)"
 plan 1
 
-peers=
-command -v addr2line > /dev/null && peers="$peers --peer gnu"
-command -v eu-addr2line > /dev/null && peers="$peers --peer eu"
 # shellcheck disable=SC2086
 oracle_point "python3.11d agrees with llvm-symbolizer" \
-	--sample 10000 $peers -q "$py"
+	--sample 10000 -q "$py"
 done_testing

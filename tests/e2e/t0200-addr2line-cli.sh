@@ -109,14 +109,7 @@ same() {
 	shift
 	"${_peer[@]}" > "$T/.peer" 2>&1
 	"$@" > "$T/.sym" 2>&1
-	if [ ! -s "$T/.peer" ]; then
-		_tap 1 "$_d (the peer printed nothing)"
-	elif cmp -s "$T/.peer" "$T/.sym"; then
-		_tap 0 "$_d"
-	else
-		_tap 1 "$_d"
-		diff -u "$T/.peer" "$T/.sym" | head -20 | sed 's/^/#   /'
-	fi
+	same_file "$_d" "$T/.peer" "$T/.sym"
 }
 
 # GNU style: gcc-built C, every flag combination (8 x 2 = 16 points).

@@ -650,7 +650,7 @@ static int table_symbol(const char *file, const char *name, uint64_t *addr,
 	if (!err)
 		err = symi_text_read(b, &e);
 	if (!err)
-		err = symi_symtab_read(b, &e);
+		err = symi_symtab_read(b, &e, true);
 	if (!err) {
 		*in_text = symi_builder_in_text(b, nm_addr(P("plain"),
 							   "compute"));

@@ -3,6 +3,7 @@
  * sequences and their boundaries, file name spelling, and what happens
  * with headers it does not understand and programs cut short.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
@@ -178,15 +179,15 @@ static size_t unit_v4(struct bytes *o)
 	return o->n;
 }
 
-/* A DWARF 5 unit: dirs {"/src", "inc"} and files {"a.c" 0, "b.h" 1}
+/* A DWARF 5 unit: dirs {@dir0, "inc"} and files {"a.c" 0, "b.h" 1}
  * as line_strp offsets into @ls, and an MD5 on each file. */
-static size_t unit_v5(struct bytes *o, struct bytes *ls)
+static size_t unit_v5(struct bytes *o, struct bytes *ls, const char *dir0)
 {
 	size_t len_at, hdr_at, prog_at;
 	uint32_t d0, d1, f0, f1;
 
 	d0 = (uint32_t)ls->n;
-	str(ls, "/src");
+	str(ls, dir0);
 	d1 = (uint32_t)ls->n;
 	str(ls, "inc");
 	f0 = (uint32_t)ls->n;
@@ -273,6 +274,46 @@ static int same(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
+/* The whole path of the file at @addr is @whole, and its path relative
+ * to the compilation directory @rel. */
+static void check_file(struct sym_table *t, uint64_t addr, const char *whole,
+		       const char *rel)
+{
+	struct sym_frame fr[2];
+	size_t n;
+
+	sym_table_lookup(t, addr, fr, 2, &n);
+	CHECK(n == 1 && same(fr[0].file, whole));
+	CHECK(n == 1 && fr[0].file && same(fr[0].file + fr[0].file_rel, rel));
+	if (n != 1 || !fr[0].file || !same(fr[0].file, whole) ||
+	    !same(fr[0].file + fr[0].file_rel, rel))
+		printf("# 0x%llx: '%s', relative '%s'; want '%s', '%s'\n",
+		       (unsigned long long)addr,
+		       n && fr[0].file ? fr[0].file : "",
+		       n && fr[0].file ? fr[0].file + fr[0].file_rel : "",
+		       whole, rel);
+}
+
+/* Run @line (with @ls) under @comp_dir and check the files of a.c and
+ * b.h, whole and relative. */
+static void check_paths(const struct bytes *line, const struct bytes *ls,
+			const char *comp_dir, const char *a, const char *arel,
+			const char *b, const char *brel)
+{
+	struct sym_table *t;
+	size_t nfiles;
+	void *buf = NULL;
+
+	t = run(line, ls, comp_dir, 0, &buf, &nfiles);
+	CHECK(t != NULL);
+	if (t) {
+		check_file(t, 0x1000, a, arel);
+		check_file(t, 0x1018, b, brel);
+	}
+	sym_table_close(t);
+	free(buf);
+}
+
 static void check_rows(struct sym_table *t, const char *afile,
 		       const char *bfile)
 {
@@ -304,39 +345,54 @@ int main(void)
 	size_t nfiles = 0, full;
 	void *buf = NULL;
 
-	/* DWARF 4: directory 0 is the comp dir; libdw's spelling. */
+	/* DWARF 4: directory 0 is the comp dir, a relative directory is
+	 * joined to it (llvm-symbolizer's, GNU's and eu's spelling). */
 	unit_v4(&line);
 	t = run(&line, NULL, "/build", 0, &buf, &nfiles);
 	CHECK(t && nfiles == 3);
 	if (t)
-		check_rows(t, "/build/a.c", "inc/b.h");
+		check_rows(t, "/build/a.c", "/build/inc/b.h");
 	sym_table_close(t);
 	free(buf);
 	buf = NULL;
-
+	check_paths(&line, NULL, "/build", "/build/a.c", "a.c",
+		    "/build/inc/b.h", "inc/b.h");
 	/* No comp dir: names stay relative. */
-	t = run(&line, NULL, NULL, 0, &buf, &nfiles);
-	if (t) {
-		struct sym_frame fr[2];
-		size_t n;
+	check_paths(&line, NULL, NULL, "a.c", "a.c", "inc/b.h", "inc/b.h");
+	/* A relative comp dir (-fdebug-prefix-map=/build=.), nothing
+	 * normalized; a comp dir ending in '/' gets no second one. */
+	check_paths(&line, NULL, "./obj", "./obj/a.c", "a.c",
+		    "./obj/inc/b.h", "inc/b.h");
+	check_paths(&line, NULL, "/build/", "/build/a.c", "a.c",
+		    "/build/inc/b.h", "inc/b.h");
 
-		sym_table_lookup(t, 0x1000, fr, 2, &n);
-		CHECK(n == 1 && same(fr[0].file, "a.c"));
-	}
-	sym_table_close(t);
-	free(buf);
-	buf = NULL;
-
-	/* DWARF 5 with line_strp names and MD5s. */
+	/* DWARF 5 with line_strp names and MD5s: directory 0 is the comp
+	 * dir as the line table spells it; a relative directory is joined
+	 * to DW_AT_comp_dir. */
 	memset(&line, 0, sizeof(line));
-	unit_v5(&line, &ls);
+	unit_v5(&line, &ls, "/src");
 	t = run(&line, &ls, "/ignored", 0, &buf, &nfiles);
 	CHECK(t && nfiles == 2);
 	if (t)
-		check_rows(t, "/src/a.c", "inc/b.h");
+		check_rows(t, "/src/a.c", "/ignored/inc/b.h");
 	sym_table_close(t);
 	free(buf);
 	buf = NULL;
+	check_paths(&line, &ls, "/ignored", "/src/a.c", "a.c",
+		    "/ignored/inc/b.h", "inc/b.h");
+	check_paths(&line, &ls, NULL, "/src/a.c", "a.c", "inc/b.h",
+		    "inc/b.h");
+	{
+		/* Debian's libc: directory 0 relative, and so joined to
+		 * DW_AT_comp_dir, which it equals (./libio/./libio/...). */
+		struct bytes l2 = { 0 }, ls2 = { 0 };
+
+		unit_v5(&l2, &ls2, "./src");
+		check_paths(&l2, &ls2, "./src", "./src/./src/a.c", "a.c",
+			    "./src/inc/b.h", "inc/b.h");
+		check_paths(&l2, &ls2, NULL, "./src/a.c", "a.c", "inc/b.h",
+			    "inc/b.h");
+	}
 
 	/* Not understood: a version from the future, a bad line_strp, a
 	 * unit longer than the section.  No rows, -SYM_E_BADDWARF. */

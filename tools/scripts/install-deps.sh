@@ -7,8 +7,10 @@
 # Set SYM_NO_INSTALL=1 to only report what is missing.
 set -e
 
-# Build: compiler, libraries, protoc-c (libsym/prof/profile.proto is compiled
-# at build time).  Tests: the oracles (llvm-symbolizer 14 and 19, GNU
+# Build: compiler, libraries, protoc-c (libsym/prof/profile.proto is
+# compiled at build time), LLVM 14's demangler (llvm-14-dev's
+# libLLVMDemangle.a, for the llvm-symbolizer drop-in).  Tests: the
+# oracles (llvm-symbolizer 14 and 19, GNU
 # addr2line, eu-addr2line), the fixture tools (clang, dwz, objcopy), the
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, Go
 # with pprof's sources (tests/e2e/lib/pprof-lib.sh builds Google's pprof
@@ -20,7 +22,8 @@ PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
 protobuf-c-compiler libprotobuf-c-dev
-binutils elfutils llvm llvm-19 clang lld libclang-rt-14-dev dwz zstd xz-utils
+binutils elfutils llvm llvm-14-dev llvm-19 clang lld libclang-rt-14-dev dwz
+zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core

@@ -1,6 +1,10 @@
 # symb-lib.sh - the program of the symbolization tests (sourced after
 # lib.sh): fixtures/src/symb_prog.c built here with gcc -O2 -g, its debug
 # file kept beside a stripped copy, and the ELF vaddrs of its frames.
+# It is built as Debian builds its packages: from a build directory, with
+# a relative source path and -fdebug-prefix-map, so DW_AT_comp_dir is
+# ./build and the source is ./build/../symb_prog.c, a whole path that
+# must reach every output as the peers spell it.
 #
 #   symb_build     builds $T/prog.full (unstripped), $T/prog.debug and
 #                  $T/prog (stripped, with a .gnu_debuglink); sets
@@ -20,10 +24,12 @@ ret_after() {
 
 symb_build() {
 	cp "$SYM_ROOT/fixtures/src/symb_prog.c" "$T/symb_prog.c" &&
-	(cd "$T" && gcc -O2 -g -o prog.full "$T/symb_prog.c" &&
-		objcopy --only-keep-debug prog.full prog.debug &&
+	mkdir -p "$T/build" &&
+	(cd "$T/build" && gcc -O2 -g -fdebug-prefix-map="$T=." \
+		-o ../prog.full ../symb_prog.c) > "$T/build.log" 2>&1 &&
+	(cd "$T" && objcopy --only-keep-debug prog.full prog.debug &&
 		objcopy --strip-all --add-gnu-debuglink=prog.debug prog.full \
-			prog) > "$T/build.log" 2>&1 || return 1
+			prog) >> "$T/build.log" 2>&1 || return 1
 	BID=$("$SYM" buildid "$T/prog" | cut -d' ' -f1)
 	dis=$(objdump -d --no-show-raw-insn "$T/prog.full")
 	leaf_pcs=$(echo "$dis" | awk '/^[0-9a-f]+ <leaf>:/ { on = 1; next }
