@@ -42,12 +42,12 @@
 # perf script's.  They are judged and printed, not enforced: on a shared
 # machine the noise exceeds 1%.
 #
-# Then Debian's own programs (tests/e2e/workloads-lib.sh: python3.11, xz,
+# Then Debian's own programs (tests/e2e/lib/workloads-lib.sh: python3.11, xz,
 # sort, gzip, zstd -T2), BENCH_RUNS runs each of: alone, under the default
 # sym record, under perf record -e cpu-clock --call-graph dwarf (then perf
 # script), at BENCH_WL_RATES ("99 999") Hz: wall time and CPU (cputime's
 # third field is the wall time), the agent's CPU, and the share of whole
-# stacks (tests/e2e/workloads_check.py whole, the same judgement for
+# stacks (tests/e2e/lib/workloads_check.py whole, the same judgement for
 # both) at the highest rate.  BENCH_WORKLOADS picks programs ("" skips
 # the section).
 #
@@ -252,7 +252,7 @@ if [ -n "$WLS" ]; then
 	T=$OUT/wl
 	SYM_ROOT=$ROOT
 	mkdir -p "$T"
-	. "$ROOT/tests/e2e/workloads-lib.sh"
+	. "$ROOT/tests/e2e/lib/workloads-lib.sh"
 	wl_inputs || { note "cannot make the workloads' inputs"; exit 1; }
 	export SYM_STORE="$WL/store" SYM
 	WL_HI=$(echo $WL_RATES | tr ' ' '\n' | sort -n | tail -1)
@@ -279,7 +279,7 @@ if [ -n "$WLS" ]; then
 		if [ "$2" != none ] && [ "$3" = "$WL_HI" ]; then
 			f=$T/out.raw
 			[ "$2" = perf ] && f=$T/p.txt
-			k=$(python3 "$ROOT/tests/e2e/workloads_check.py" whole \
+			k=$(python3 "$ROOT/tests/e2e/lib/workloads_check.py" whole \
 				"$f" | awk '{ print $2 "/" $3 }')
 		fi
 		[ -f "$T/script.t" ] || echo "0 0 0" > "$T/script.t"

@@ -35,13 +35,13 @@ def main():
         rows.setdefault((t[0], t[1], int(t[2])), []).append(t[3:])
         if t[0] not in names:
             names.append(t[0])
-    print("\n## Debian's own programs (tests/e2e/workloads-lib.sh)\n")
+    print("\n## Debian's own programs (tests/e2e/lib/workloads-lib.sh)\n")
     print("Medians of the runs.  Wall time of the whole command line (the "
           "profiler's start-up and final write included), against the "
           "program alone; perf's `perf script` afterwards in a column of "
           "its own.  Agent CPU: the profiler's CPU beside the program's "
           "(perf: record + script).  Whole: samples whole and unflagged by "
-          "tests/e2e/workloads_check.py's judgement (the same for both), "
+          "tests/e2e/lib/workloads_check.py's judgement (the same for both), "
           "summed over the runs at the highest rate.\n")
     print("CPU overhead: (the program's CPU + the agent's) / the program's "
           "CPU alone - 1; it holds the kernel's side of sampling (charged "

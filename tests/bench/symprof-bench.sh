@@ -41,7 +41,7 @@
 #    thread) / CPU without profiler, to set against the measured overhead,
 #    which on a busy machine is within the noise at 99 Hz.
 #
-# 3. Debian's own programs (issue 16; tests/e2e/workloads-lib.sh: python3.11,
+# 3. Debian's own programs (issue 16; tests/e2e/lib/workloads-lib.sh: python3.11,
 #    xz -9, sort, gzip -9, zstd -T2, about 2 s of CPU each): the wall time
 #    without a profiler, under sym run at 99 Hz and under perf record
 #    --call-graph dwarf at 99 Hz (perf's own start-up and build-id pass at
@@ -214,7 +214,7 @@ variant() {
 # whole RAW|PERFSCRIPT: the share of whole, unflagged stacks
 # workloads_check finds (a perf script's frames judged the same way).
 whole() {
-	python3 tests/e2e/workloads_check.py whole "$1" 2>/dev/null |
+	python3 tests/e2e/lib/workloads_check.py whole "$1" 2>/dev/null |
 		awk '$1 == "whole" && $3 > 0 {printf "%.2f%%", 100 * $2 / $3}'
 }
 # The handler's work for a copy of B bytes, from the per-sample table's
@@ -228,7 +228,7 @@ WLROWS=$W/.wltab
 if [ "${BENCH_WL:-1}" = 1 ] && command -v perf > /dev/null 2>&1; then
 	T=$W/wl SYM_ROOT=$ROOT
 	mkdir -p "$T"
-	. tests/e2e/workloads-lib.sh
+	. tests/e2e/lib/workloads-lib.sh
 	wl_inputs || die "cannot make the workloads' inputs"
 	export SYM_STORE="$WL/store"
 	WLRUNS=${BENCH_WL_RUNS:-5}

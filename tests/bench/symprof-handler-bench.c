@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	if (strcmp(argv[1], "floor") == 0) {
-		long n = atol(argv[2]), i;
+		long n = strtol(argv[2], NULL, 10), i;
 		uint64_t t0, t1;
 		pid_t pid = getpid(), tid = t->tid;
 

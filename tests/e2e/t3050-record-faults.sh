@@ -9,8 +9,8 @@
 # frame exact) down to main and _start.  Also: sym record passes the
 # command's exit status on when the command ended by itself, and exits 0
 # when it was asked to stop (SIGINT), even if the command died of it too.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/record-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
 need_perf
 plan 12
 

@@ -15,8 +15,8 @@
 #   - a coroutine's stack, unmapped and mapped again between runs: the
 #     handler reads nothing there (the leaf alone, flagged unwind).
 # Each run prints the same and exits the same as without the profiler.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/symprof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symprof-lib.sh"
 plan 22
 
 ok "symprof_unwind builds (no frame pointers; a library without CFI)" \

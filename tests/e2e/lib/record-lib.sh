@@ -55,7 +55,7 @@ check() {
 # kept between tests and runs: converting python3.11's and libc's debug
 # files again in every test would cost more than the workloads.
 record_workload() {
-	. "$SYM_ROOT/tests/e2e/workloads-lib.sh"
+	. "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
 	need_perf
 	wl_have "$1" || plan_skip "$wl_why"
 	wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }

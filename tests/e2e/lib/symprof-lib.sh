@@ -94,7 +94,7 @@ sp_hdr() {
 # the run without a profiler and perf's run go on beside ours, so that
 # the three share the machine's load second by second.
 symprof_workload() {
-	. "$SYM_ROOT/tests/e2e/workloads-lib.sh"
+	. "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
 	wl_have "$1" || plan_skip "$wl_why"
 	wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }
 	export SYM_STORE="$WL/store"

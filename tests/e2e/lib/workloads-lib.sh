@@ -57,7 +57,7 @@ wl_inputs() {
 	(
 		flock 9
 		if [ "$(cat "$WL/.version" 2>/dev/null)" != "$WL_VERSION" ]; then
-			python3 "$SYM_ROOT/tests/e2e/workloads_check.py" inputs \
+			python3 "$SYM_ROOT/tests/e2e/lib/workloads_check.py" inputs \
 				"$WL" && echo "$WL_VERSION" > "$WL/.version"
 		fi
 	) 9> "$WL/.lock"
@@ -131,7 +131,7 @@ wl_same() {
 
 wl_check() {
 	_what=$1; shift
-	SYM="$SYM" python3 "$SYM_ROOT/tests/e2e/workloads_check.py" "$_what" \
+	SYM="$SYM" python3 "$SYM_ROOT/tests/e2e/lib/workloads_check.py" "$_what" \
 		"$@" > "$T/.wlcheck.out" 2>&1
 	_rc=$?
 	_tap "$_rc" "workloads_check $_what $(basename -- "$1")"

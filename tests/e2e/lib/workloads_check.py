@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """workloads_check.py - checks of profiles of Debian's own programs
-(tests/e2e/workloads-lib.sh): whole stacks, and function shares against
+(tests/e2e/lib/workloads-lib.sh): whole stacks, and function shares against
 perf's.  It reads the raw stack format itself (record_check.py's reader)
 and judges frames against the files on this host: symbols from `nm` of the
 file or of its build-ID debug file (libc6-dbg, python3.11-dbg), the ELF
