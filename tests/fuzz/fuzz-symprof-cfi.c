@@ -17,6 +17,7 @@
  */
 #include "fuzz.h"
 #include "symprof/symprof.h"
+#include "base.h"
 
 /* The table's entries as sp_cfi_find() reads them (table encoding
  * 0x3b, count udata4), for the pcs worth asking about: every byte of

@@ -30,6 +30,7 @@
 
 #include "fuzz.h"
 #include "agent/unwind.h"
+#include "base.h"
 
 #define HDR (1 + 8 * UNWIND_NREGS + 2)
 #define MAX_FRAMES 64
