@@ -38,6 +38,14 @@ when it fails.
       inlined callees folded into it; perf script without --inline alike);
       kernel frames are dropped on both sides, so "self" is the innermost
       user frame.  Functions are ranked by their mean share of the two.
+      Our shares are shares of the profile's weight (CPU time) when its
+      weight unit is ns, as perf's cpu-clock samples are: libsymprof's
+      CPU-time timers expire on the scheduler tick and are delivered on
+      the way back to user mode, so one long system call (sort's 18 MB
+      read()) is one sample whose weight holds its overruns; counted as
+      one sample it would lose ~4 points of sort's share to perf.  The
+      test then takes Kish's effective number of samples, (sum w)^2 /
+      sum w^2, as our n, so the heavier samples widen the interval.
 """
 import bisect
 import math
@@ -318,8 +326,10 @@ def write_raw(path, maps, stacks):
                 sum(s[0] for s in stacks))
         for i, (bid, p) in maps.items():
             f.write("map %d file 1 0 0 0 0 %s %s\n" % (i, bid or "-", esc(p)))
-        for count, pid, tid, frames in stacks:
-            f.write("stack %d %d %d %d -%s\n" % (count, count, pid, tid, "".join(
+        for st in stacks:
+            count, pid, tid, frames = st[:4]
+            weight = st[4] if len(st) > 4 else count
+            f.write("stack %d %d %d %d -%s\n" % (count, weight, pid, tid, "".join(
                 " %s%s:%x" % ("r" if r else "p",
                               "?" if m is None else m, a)
                 for m, a, r in frames)))
@@ -341,8 +351,25 @@ def ours_raw(prof, out):
                 maps[ids[key]] = key
             frames.append((ids[key], f.addr, f.ret))
         if frames:
-            stacks.append((s["count"], s["pid"], s["tid"], frames))
+            stacks.append((s["count"], s["pid"], s["tid"], frames,
+                           s["weight"]))
     write_raw(out, maps, stacks)
+
+
+def time_weighted(prof):
+    """Kish's effective sample size of @prof's user stacks when its
+    weights are CPU time (weight-unit ns), else None (shares of samples).
+    A stack line holds count samples of total weight w; taken as equal
+    within the line, they add w^2 / count to the sum of squares."""
+    if prof.header.get("weight-unit", ["samples"])[0] != "ns":
+        return None
+    sw = sw2 = 0.0
+    for s in prof.stacks:
+        if s["count"] <= 0 or s["weight"] <= 0 or not user_frames(prof, s):
+            continue
+        sw += s["weight"]
+        sw2 += s["weight"] ** 2 / s["count"]
+    return sw * sw / sw2 if sw2 else None
 
 
 def perf_raw(txt, out):
@@ -402,10 +429,12 @@ NAME_JUNK = re.compile(r"(\.(cold|part\.\d+|isra\.\d+|constprop\.\d+|"
                        r"lto_priv\.\d+))+$")
 
 
-def fold(raw):
-    """{stack (root first, tuple of names): samples} of sym fold's view."""
+def fold(raw, value="samples"):
+    """{stack (root first, tuple of names): samples (or weight)} of sym
+    fold's view."""
     sym = os.environ.get("SYM", "sym")
-    out = subprocess.run([sym, "fold", "-q", "--inline=none", raw],
+    out = subprocess.run([sym, "fold", "-q", "--inline=none",
+                          "--value=" + value, raw],
                          stdout=subprocess.PIPE, universal_newlines=True,
                          check=True).stdout
     st = {}
@@ -447,6 +476,14 @@ def cmd_shares(rawfile, perftxt, top, alpha):
             die("too few perf samples in %s" % perftxt)
         n1, self1, tot1 = shares(fold(a))
         n2, self2, tot2 = shares(fold(b))
+        neff = time_weighted(prof)
+        if neff is not None:
+            w1, self1, tot1 = shares(fold(a, "weight"))
+            self1 = {x: v * neff / w1 for x, v in self1.items()}
+            tot1 = {x: v * neff / w1 for x, v in tot1.items()}
+            print("# sym: %d samples, shares of their CPU time (weight), "
+                  "%.0f effective samples" % (n1, neff))
+            n1 = neff
     if n1 < 50:
         die("too few samples (%d)" % n1)
     z = z_crit(alpha / (2 * top))
