@@ -15,9 +15,16 @@
 #   - a coroutine's stack, unmapped and mapped again between runs: the
 #     handler reads nothing there (the leaf alone, flagged unwind).
 # Each run prints the same and exits the same as without the profiler.
+# And the unwinder came with no dependency: libsymprof.so still needs
+# libc alone (libc.so.6 and its loader, nothing else).
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
-plan 22
+plan 23
+
+is "libsymprof.so needs libc alone" \
+	"$(readelf -d "$SYM_ROOT/lib/libsymprof.so" |
+		sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort | tr '\n' ' ')" \
+	"ld-linux-x86-64.so.2 libc.so.6 "
 
 ok "symprof_unwind builds (no frame pointers; a library without CFI)" \
 	sp_build symprof_unwind
