@@ -86,7 +86,7 @@ mkdir -p "$W"
 LIB=$ROOT/lib/libsymprof.so
 
 CFL="-D_GNU_SOURCE -std=gnu11 -O2 -g"
-${CC:-cc} $CFL -fomit-frame-pointer -pthread -o "$W/work" \
+${CC:-cc} $CFL -fomit-frame-pointer -Ilibsym -pthread -o "$W/work" \
 	tests/bench/symprof-work.c || die "cannot build symprof-work"
 ${CC:-cc} $CFL -fno-omit-frame-pointer -Wall -Wextra -Itools/symprof \
 	-Ilibsym -o "$W/hbench" tests/bench/symprof-handler-bench.c \
