@@ -142,11 +142,15 @@ class Module:
     def is_entry(self, addr):
         """@addr in the program's entry code: the bytes from e_entry up to
         the first symbol after it (ld.so's _start and _dl_start_user have
-        no symbol in the stripped file, nor any CFI; 64 bytes at most)."""
+        no symbol in the stripped file, nor any CFI; 64 bytes at most).
+        ld.so's debug file (libc6-dbg) names the second half
+        _dl_start_user: _start calls _dl_start, then falls through into
+        it, which calls _dl_init on _start's own frame, so a stack under
+        a library's constructor ends there, whole."""
         if self.entry is None or not self.entry <= addr < self.entry + 64:
             return False
         n = self.name(addr)
-        return n is None or n == "_start"
+        return n is None or n in ("_start", "_dl_start_user")
 
     def after_call(self, ra):
         """Does return address @ra follow a call instruction: e8 rel32,
