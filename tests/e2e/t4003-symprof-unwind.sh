@@ -16,15 +16,27 @@
 #     handler reads nothing there (the leaf alone, flagged unwind).
 # Each run prints the same and exits the same as without the profiler.
 # And the unwinder came with no dependency: libsymprof.so still needs
-# libc alone (libc.so.6 and its loader, nothing else).
+# libc alone (libc.so.6 and its loader, nothing else); and the handler
+# stays async-signal-safe: handler.o calls no libc function but memcpy,
+# memset, syscall, __errno_location, pthread_sigmask, sigemptyset and
+# sigaddset (no malloc, no locks, no dl_iterate_phdr), and otherwise only
+# libsymprof's own sp_* (whose handler-side paths handler.c documents).
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
-plan 23
+plan 24
 
 is "libsymprof.so needs libc alone" \
 	"$(readelf -d "$SYM_ROOT/lib/libsymprof.so" |
 		sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort | tr '\n' ' ')" \
 	"ld-linux-x86-64.so.2 libc.so.6 "
+
+H=$SYM_ROOT/build/tools/symprof/handler.o
+is "the handler calls only async-signal-safe libc functions" \
+	"$( { nm -u "$H" || echo "no $H"; } 2>&1 | awk '{print $NF}' |
+		grep -v -x -e sp -e 'sp_[a-z_]*' -e _GLOBAL_OFFSET_TABLE_ -e memcpy \
+			-e memset -e syscall -e __errno_location \
+			-e pthread_sigmask -e sigemptyset -e sigaddset |
+		tr '\n' ' ')" ""
 
 ok "symprof_unwind builds (no frame pointers; a library without CFI)" \
 	sp_build symprof_unwind
