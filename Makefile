@@ -272,6 +272,20 @@ lib/libsymprof.so: $(SYMPROF_OBJS)
 
 $(B)/tools/run.o: private SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 
+# libsymprof's objects again, built as the tests are (SANITIZE applies),
+# for the tests that drive its in-memory parts (fuzz-symprof-cfi: the CFI
+# reader).  Only the files that export nothing (no SP_EXPORT) go in: an
+# interposer (sigaction, pthread_create, ...) in the archive would be
+# pulled into a test for its own libc calls, and profile it.
+SYMPROF_TEST_SRCS := $(shell grep -L SP_EXPORT $(SYMPROF_SRCS))
+SYMPROF_TEST_OBJS := $(SYMPROF_TEST_SRCS:tools/%.c=$(B)/tests/%.o)
+SYMPROF_TEST_LIB := $(B)/tests/libsymprof-test.a
+$(SYMPROF_TEST_OBJS): $(B)/tests/symprof/%.o: tools/symprof/%.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+$(SYMPROF_TEST_LIB): $(SYMPROF_TEST_OBJS)
+	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
 # The daemon's modules, as an archive the daemon and the tests link.
 $(B)/libsymd.a: $(SYMD_OBJS)
 	$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
@@ -327,6 +341,11 @@ $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
 		$(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(TEST_LIBS)
+
+# The replays of libsymprof's parts link its test archive too.
+SYMPROF_REPLAY := $(filter $(B)/tests/replay-fuzz-symprof-%,$(FUZZ_REPLAY))
+$(SYMPROF_REPLAY): $(SYMPROF_TEST_LIB)
+$(SYMPROF_REPLAY): private TEST_LIBS += $(SYMPROF_TEST_LIB)
 
 deps:
 	$(Q)tools/scripts/install-deps.sh

@@ -14,10 +14,11 @@
  *   to the mapping table (procmaps.c), then the samples, which are turned
  *   into frames of (mapping, ELF virtual address) and aggregated into a
  *   struct sym_prof;
- * - fp mode takes the kernel's frame-pointer callchain and repairs its
- *   first frame with the leaf's CFI (unwind.c) from a small copy of the
- *   user stack; dwarf mode copies 8 KiB of user stack and unwinds it here
- *   with CFI;
+ * - dwarf mode (the default) copies 8 KiB of user stack and unwinds it
+ *   here with CFI (unwind.c), which gives whole stacks through code with
+ *   or without frame pointers; fp mode takes the kernel's frame-pointer
+ *   callchain and repairs its first frame with the leaf's CFI from a
+ *   small copy of the user stack;
  * - each stack that is likely wrong gets a flag, counted in the header.
  *
  * Invariants: the profile only ever holds maps that a frame refers to;
@@ -64,6 +65,10 @@
 #define DEFAULT_MAX_STACKS 1000000
 #define KERNEL_START 0xffff800000000000ULL
 #define POLL_MS 200
+/* The stack-extent histograms of dwarf mode: buckets of this many bytes
+ * up to MAX_STACK. */
+#define EXTENT_BUCKET 64
+#define EXTENT_BUCKETS (MAX_STACK / EXTENT_BUCKET + 1)
 /* Dead mappings are kept this long after the newest record seen. */
 #define GC_SLACK_NS 1000000000ULL
 
@@ -115,6 +120,9 @@ struct rec {
 	struct rlimit nofile;
 	bool nofile_raised;
 	bool child_done;
+	/* We ended the command (a signal to us, --duration): its status is
+	 * not the one to pass on. */
+	bool child_killed;
 
 	struct pm *pm;
 	struct unwinder *uw;
@@ -143,6 +151,10 @@ struct rec {
 	 * through a frame without a frame pointer, and frames dropped past
 	 * an outermost frame. */
 	uint64_t fp_incomplete, fp_unsound, fp_past_outermost;
+	/* dwarf mode, whole stacks: the stack copy they needed, in
+	 * EXTENT_BUCKET-byte buckets (unwinder_last_extent()): to the
+	 * outermost frame, and to the last frame without a frame pointer. */
+	uint64_t extent_used[EXTENT_BUCKETS], extent_nofp[EXTENT_BUCKETS];
 	uint64_t max_time;
 	/* Thread CPU time spent in round_once(): the per-sample cost. */
 	uint64_t round_ns;
@@ -201,10 +213,13 @@ static void usage(FILE *f)
 "\n"
 "How:\n"
 "  -F, --freq HZ          samples per second per CPU (99; 19 with -a)\n"
-"  -g, --call-graph MODE  fp: the kernel's frame-pointer chains, with the\n"
-"                         leaf repaired and every frame checked with CFI\n"
-"                         (default); dwarf: copy the user stack and unwind\n"
-"                         it with CFI here\n"
+"  -g, --call-graph MODE  dwarf (default): copy the user stack and unwind\n"
+"                         it here with the CFI of every frame, whole\n"
+"                         stacks whether or not the code keeps frame\n"
+"                         pointers; fp: the kernel's frame-pointer chains,\n"
+"                         the leaf repaired and every frame checked with\n"
+"                         CFI, cheaper, whole only for code built with\n"
+"                         frame pointers (the others are flagged)\n"
 "      --stack-size BYTES user stack copied per sample in dwarf mode (8192)\n"
 "      --leaf-stack-size BYTES  stack copied in fp mode for the leaf\n"
 "                         repair (512; 0 turns the repair off and flags\n"
@@ -233,7 +248,12 @@ static void usage(FILE *f)
 "\n"
 "Stacks that are likely wrong are flagged and counted in the file's header:\n"
 "truncated, badreturn, leaf, unwind, kernel.  Needs CAP_PERFMON (or root)\n"
-"or a low kernel.perf_event_paranoid.  See sym(1) and docs/record.md.\n");
+"or a low kernel.perf_event_paranoid.\n"
+"\n"
+"Exit status: the command's when it ended by itself (128 + N for signal\n"
+"N), so a script sees what it would see without the recorder; otherwise 0\n"
+"(also at SIGINT, SIGTERM or --duration), 1 on failure, 2 on a usage\n"
+"error.  See sym(1) and docs/record.md.\n");
 }
 
 /* ---- option parsing ---- */
@@ -499,7 +519,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 
 	/* o->hz and o->output stay 0 until set: check_opts() then picks
 	 * the defaults. */
-	o->cg = CG_FP;
+	o->cg = CG_DWARF;
 	o->stack_size = DEFAULT_STACK;
 	o->leaf_stack = DEFAULT_LEAF_STACK;
 	o->max_depth = 127;
@@ -743,6 +763,34 @@ static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
 	return 0;
 }
 
+/* dwarf mode: what the whole stack just unwound needed of its copy. */
+static void count_extent(struct rec *r)
+{
+	uint64_t used, nofp;
+
+	unwinder_last_extent(r->uw, &used, &nofp);
+	used = (used + EXTENT_BUCKET - 1) / EXTENT_BUCKET;
+	nofp = (nofp + EXTENT_BUCKET - 1) / EXTENT_BUCKET;
+	r->extent_used[used < EXTENT_BUCKETS ? used : EXTENT_BUCKETS - 1]++;
+	r->extent_nofp[nofp < EXTENT_BUCKETS ? nofp : EXTENT_BUCKETS - 1]++;
+}
+
+/* The bytes under which a share @q of histogram @h lies. */
+static unsigned extent_quantile(const uint64_t *h, double q)
+{
+	uint64_t n = 0, k = 0;
+	unsigned i;
+
+	for (i = 0; i < EXTENT_BUCKETS; i++)
+		n += h[i];
+	for (i = 0; i < EXTENT_BUCKETS; i++) {
+		k += h[i];
+		if (n && (double)k >= q * (double)n)
+			return i * EXTENT_BUCKET;
+	}
+	return 0;
+}
+
 static void add_flags(struct rec *r, uint32_t flags)
 {
 	unsigned i;
@@ -926,6 +974,8 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 				flags |= SYM_PROF_TRUNCATED;
 			else if (stopped != UNWIND_STOP_NONE)
 				flags |= SYM_PROF_UNWIND;
+			else
+				count_extent(r);
 		} else {
 			/* A 32-bit process, or no room: the exact PC. */
 			r->pcs[0] = s.regs[UNWIND_REG_IP];
@@ -1685,6 +1735,18 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 					 "kernel frames kept",
 		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
 		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
+	if (r->o.cg == CG_DWARF)
+		fprintf(stderr,
+			"%s: stack copy of %u bytes; whole stacks needed, 50%% / "
+			"99%% / all of them: %u / %u / %u bytes; up to their "
+			"last frame without a frame pointer: %u / %u / %u "
+			"bytes\n", tool_prog(), r->o.stack_size,
+			extent_quantile(r->extent_used, 0.5),
+			extent_quantile(r->extent_used, 0.99),
+			extent_quantile(r->extent_used, 1.0),
+			extent_quantile(r->extent_nofp, 0.5),
+			extent_quantile(r->extent_nofp, 0.99),
+			extent_quantile(r->extent_nofp, 1.0));
 	if (r->fpc) {
 		struct fpcheck_stats fs;
 
@@ -1938,6 +2000,7 @@ static int finish(struct rec *r, struct loop *L)
 	disable_all(r);
 	if (r->child > 0 && !reap_child(r, WNOHANG)) {
 		kill(r->child, SIGTERM);
+		r->child_killed = true;
 		reap_child(r, 0);
 	}
 	err = round_once(r);
@@ -1981,10 +2044,27 @@ static int run(struct rec *r)
 		close(L.go);	/* the child exits without running CMD */
 	if (r->child > 0 && !r->child_done) {
 		kill(r->child, SIGTERM);
+		r->child_killed = true;
 		reap_child(r, 0);
 	}
 	free(L.pfd);
 	return err;
+}
+
+/* The exit status to pass on: the command's, when it ended by itself
+ * (128 + N for a signal N, as a shell says it), so that a script sees the
+ * same status with and without the recorder; otherwise 0.  A SIGINT or
+ * SIGTERM to the recorder asks it to stop, and it did: 0 (Ctrl-C at a
+ * terminal reaches the command too, which may die of it first). */
+static int child_exit(const struct rec *r)
+{
+	if (r->child <= 0 || !r->child_done || r->child_killed || stop_signal)
+		return TOOL_EXIT_OK;
+	if (WIFEXITED(r->child_status))
+		return WEXITSTATUS(r->child_status);
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return TOOL_EXIT_OK;
 }
 
 static void release(struct rec *r)
@@ -2018,7 +2098,7 @@ static void release(struct rec *r)
 int cmd_record(int argc, char **argv)
 {
 	struct rec *r;
-	int err;
+	int err, status;
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -2032,7 +2112,8 @@ int cmd_record(int argc, char **argv)
 		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
 	}
 	err = run(r);
+	status = err ? TOOL_EXIT_FAIL : child_exit(r);
 	release(r);
 	free(r);
-	return err ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
+	return status;
 }

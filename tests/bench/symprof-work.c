@@ -1,7 +1,8 @@
 /*
  * symprof-work.c - the workload of tests/bench/symprof-bench.sh: THREADS
- * threads (the main one included) each recurse DEPTH frames deep (with
- * frame pointers) and spin there for MILLIONS million iterations of an
+ * threads (the main one included) each recurse DEPTH frames deep (built
+ * without frame pointers by the bench, as Debian builds its code, so that
+ * every stack is unwound with CFI) and spin there for MILLIONS million iterations of an
  * integer mix; no allocation, no system calls while it runs, so its CPU
  * time is what the profiler adds to.  Prints "work_cpu_ns N": the CPU
  * time of the working threads alone (the signals and the handler land

@@ -14,7 +14,7 @@ plan 9
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 
-"$SYM" record -q -F 999 -o "$T/fp.raw" -- "$T/burn" 1.5
+"$SYM" record -q -F 999 -g fp -o "$T/fp.raw" -- "$T/burn" 1.5
 is "fp record exits 0" "$?" 0
 check shares "$T/fp.raw" "$T/burn" --mode fp
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }

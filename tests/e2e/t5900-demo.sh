@@ -78,7 +78,8 @@ if [ -n "$have_views" ]; then
 	O=$T/out
 	ok "it says where the files are" grep -q "flame.svg *$O/flame.svg" "$T/demo.log"
 	ok "the crash part ran first" grep -q "^== Crash done" "$T/demo.log"
-	ok "sym record took the profile" grep -q '^mode fp$' "$O/demo.raw"
+	ok "sym record took the profile, in its default mode" \
+		grep -q '^mode dwarf$' "$O/demo.raw"
 	# The demo checked its own outputs; check them again (one process:
 	# shares, SVG, report, folded stacks; tools/scripts/demo_check.py).
 	ok "shares, flame.svg, report and folded stacks name the hot functions" \

@@ -120,8 +120,9 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # sym.c), the recorder's (tools/agent/) and the views' (tools/view/).
 # The targets in TOOL_TARGETS drive them: fuzz-reply the reader of symd's
 # answers (tools/client.c), fuzz-folded the folded reader and flame graph
-# writer, fuzz-perfscript the perf script reader and fold map.
-TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript
+# writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
+# sym record's CFI unwinder (tools/agent/unwind.c).
+TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a
@@ -143,6 +144,17 @@ $(B)/tools/libagent-fuzz.a: $(patsubst %.c,$(B)/%.o,$(wildcard tools/agent/*.c))
 $(TOOL_TARGETS:%=$(B)/%): $(TOOL_ARCHIVES)
 $(TOOL_TARGETS:%=$(B)/%): FUZZ_SYMD = $(TOOL_CFLAGS) -Wl,--start-group \
 	$(TOOL_ARCHIVES) -Wl,--end-group -lm
+
+# libsymprof's in-memory parts (tools/symprof/, the files that export
+# nothing, as the top Makefile's test archive), for SYMPROF_TARGETS:
+# fuzz-symprof-cfi drives its CFI reader and unwind step.
+SYMPROF_TARGETS ?= fuzz-symprof-cfi
+SYMPROF_FUZZ_SRCS := $(shell grep -L SP_EXPORT $(wildcard tools/symprof/*.c))
+$(B)/tools/libsymprof-fuzz.a: $(SYMPROF_FUZZ_SRCS:%.c=$(B)/%.o)
+	@rm -f $@ && ar rcs $@ $^
+$(SYMPROF_TARGETS:%=$(B)/%): $(B)/tools/libsymprof-fuzz.a
+$(SYMPROF_TARGETS:%=$(B)/%): FUZZ_SYMD = $(TOOL_CFLAGS) \
+	$(B)/tools/libsymprof-fuzz.a
 
 # Only the SYMD_TARGETS depend on the daemon's code (and its build).
 $(SYMD_TARGETS:%=$(B)/%): $(B)/libsymd-fuzz.a

@@ -18,6 +18,7 @@
  * unwinder_leaf_ra() must name the caller that a frame-pointer walk from a
  * frameless leaf skips.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -220,41 +221,75 @@ static void test_api(void)
 	unwinder_free(u);
 }
 
+/*
+ * ld.so's entry code (_start, _dl_start_user) has no CFI, yet nothing
+ * calls it: a frame there is outermost (UNWIND_STOP_NONE), and only there,
+ * from e_entry to the first byte with CFI.
+ */
+static void test_entry(void)
+{
+	static const char *const paths[] = {
+		"/lib64/ld-linux-x86-64.so.2",
+		"/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	};
+	const uint64_t base = 0x7f0000000000ULL;
+	struct unwinder *u = NULL;
+	struct unwind_map m = { 0 };
+	uint64_t regs[UNWIND_NREGS] = { 0 }, pcs[4], used, nofp;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	size_t n, i;
+	int stop, kind;
+	FILE *f = NULL;
+
+	for (i = 0; i < 2 && !f; i++)
+		f = fopen(paths[i], "rb");
+	if (!f || fread(&eh, sizeof(eh), 1, f) != 1) {
+		tap_skip("ld.so's entry code", "no ld-linux-x86-64.so.2");
+		goto out;
+	}
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (fseek(f, (long)(eh.e_phoff + i * sizeof(ph)), SEEK_SET) ||
+		    fread(&ph, sizeof(ph), 1, f) != 1)
+			break;
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    eh.e_entry >= ph.p_vaddr &&
+		    eh.e_entry < ph.p_vaddr + ph.p_memsz)
+			break;
+	}
+	if (i == eh.e_phnum || unwinder_new(&u) != 0) {
+		tap_skip("ld.so's entry code", "no executable segment");
+		goto out;
+	}
+	m.start = base + (ph.p_vaddr & ~0xfffULL);
+	m.end = base + ph.p_vaddr + ph.p_memsz;
+	m.pgoff = ph.p_offset & ~0xfffULL;
+	m.path = access(paths[0], R_OK) == 0 ? paths[0] : paths[1];
+	CHECK_ERR(unwinder_map(u, 7, &m), 0);
+	/* A sample on _start's first instruction: whole, one frame. */
+	regs[UNWIND_REG_IP] = base + eh.e_entry;
+	regs[UNWIND_REG_SP] = 0x7ffd00000000ULL;
+	CHECK_ERR(unwinder_unwind(u, 7, regs, NULL, 0, pcs, 4, &n, &stop), 0);
+	CHECK(n == 1 && stop == UNWIND_STOP_NONE);
+	unwinder_last_extent(u, &used, &nofp);
+	CHECK(used == 0 && nofp == 0);
+	/* The return address of its call to _dl_start. */
+	CHECK_ERR(unwinder_fp_frame(u, 7, base + eh.e_entry + 8, false, NULL,
+				    &kind), 0);
+	CHECK(kind == UNWIND_FP_OUTERMOST);
+	/* 128 bytes past e_entry: never outermost by this rule. */
+	CHECK_ERR(unwinder_fp_frame(u, 7, base + eh.e_entry + 128, true, NULL,
+				    &kind), 0);
+	CHECK(kind != UNWIND_FP_OUTERMOST);
+out:
+	if (f)
+		fclose(f);
+	unwinder_free(u);
+}
+
 /* ---- unwinding this process ---------------------------------------------- */
 
-/*
- * uw_capture(regs) - store the registers as UNWIND_REGS_MASK packs them,
- * as they are in the caller right after the call returns: IP is the return
- * address, SP the caller's.
- */
-void uw_capture(uint64_t *regs);
-__asm__(".text\n"
-	".type uw_capture, @function\n"
-	"uw_capture:\n"
-	".cfi_startproc\n"
-	"mov %rax, 0(%rdi)\n"
-	"mov %rbx, 8(%rdi)\n"
-	"mov %rcx, 16(%rdi)\n"
-	"mov %rdx, 24(%rdi)\n"
-	"mov %rsi, 32(%rdi)\n"
-	"mov %rdi, 40(%rdi)\n"
-	"mov %rbp, 48(%rdi)\n"
-	"lea 8(%rsp), %rax\n"
-	"mov %rax, 56(%rdi)\n"
-	"mov (%rsp), %rax\n"
-	"mov %rax, 64(%rdi)\n"
-	"mov %r8, 72(%rdi)\n"
-	"mov %r9, 80(%rdi)\n"
-	"mov %r10, 88(%rdi)\n"
-	"mov %r11, 96(%rdi)\n"
-	"mov %r12, 104(%rdi)\n"
-	"mov %r13, 112(%rdi)\n"
-	"mov %r14, 120(%rdi)\n"
-	"mov %r15, 128(%rdi)\n"
-	"mov 0(%rdi), %rax\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size uw_capture, .-uw_capture\n");
+#include "uwcapture.h"
 
 struct self_shot {
 	uint64_t regs[UNWIND_NREGS];
@@ -371,6 +406,14 @@ static void test_self(void)
 	CHECK(chain);
 	/* Past main: libc, then _start, where the CFI ends the chain. */
 	CHECK(n > 5 && stop == UNWIND_STOP_NONE);
+	{
+		uint64_t used, nofp;
+
+		/* The copy was read up to __libc_start_main's CFA, and the
+		 * frameless libc frames lie beyond the test's own. */
+		unwinder_last_extent(u, &used, &nofp);
+		CHECK(used > 0 && used <= shot.size && nofp <= used);
+	}
 	if (n > 0)
 		CHECK(symtab_find(&t, pcs[n - 1] - bias - 1) &&
 		      strcmp(symtab_find(&t, pcs[n - 1] - bias - 1),
@@ -1008,6 +1051,7 @@ int main(void)
 		return 0;
 	}
 	test_api();
+	test_entry();
 	test_self();
 	test_garbage();
 	if (access(src_dir, R_OK) != 0) {

@@ -65,6 +65,8 @@
 #define UW_VDSO_MAX (1u << 20)
 #define UW_DEBUG_DIR "/usr/lib/debug/.build-id"
 #define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
+/* The entry code without CFI that a frame may be in: bytes from e_entry. */
+#define UW_ENTRY_MAX 128
 
 /* Internal result of one step besides enum unwind_stop. */
 #define UW_OUTERMOST 100
@@ -106,6 +108,10 @@ struct uw_file {
 	size_t dbg_image_size;
 	size_t nloads;
 	struct uw_load *loads;			/* PT_LOADs; free */
+	/* e_entry (0: none), and the end of the code without CFI that
+	 * starts there (file_in_entry()), found at the first need. */
+	uint64_t entry, entry_end;
+	bool entry_known;
 };
 
 struct uw_map {
@@ -169,6 +175,8 @@ struct unwinder {
 	struct uw_row scratch;			/* the row when !cache */
 	bool nocache;
 	uint64_t hits, misses;
+	/* unwinder_last_extent() of the last unwind. */
+	uint64_t last_used, last_nofp;
 	char *debug_dir;			/* "" = none; free */
 };
 
@@ -289,6 +297,7 @@ static int file_parse(struct uw_file *f)
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
+	f->entry = eh.e_entry;
 	if (elf_getphdrnum(f->elf, &n) != 0 || n > 4096)
 		return -ENOEXEC;
 	f->loads = calloc(n ? n : 1, sizeof(*f->loads));
@@ -826,6 +835,13 @@ void unwinder_forget(struct unwinder *u, pid_t pid)
 	}
 }
 
+void unwinder_last_extent(const struct unwinder *u, uint64_t *used,
+			  uint64_t *nofp)
+{
+	*used = u ? u->last_used : 0;
+	*nofp = u ? u->last_nofp : 0;
+}
+
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	if (!u || !st)
@@ -994,6 +1010,59 @@ static int row_compile(struct uw_row *row, Dwarf_Frame *fr)
 			return -1;
 	}
 	return 0;
+}
+
+/* Whether @f has a CFI row for ELF address @addr (.eh_frame, then
+ * .debug_frame). */
+static bool file_has_cfi(struct unwinder *u, struct uw_file *f, uint64_t addr)
+{
+	Dwarf_Frame *fr = NULL;
+
+	if (!f->eh_tried) {
+		f->eh_tried = true;
+		f->eh = dwarf_getcfi_elf(f->elf);
+	}
+	if (f->eh && dwarf_cfi_addrframe(f->eh, addr, &fr) == 0) {
+		free(fr);
+		return true;
+	}
+	if (!f->dbg_tried)
+		file_open_debug_frame(u, f);
+	if (f->dbg && dwarf_cfi_addrframe(f->dbg, addr, &fr) == 0) {
+		free(fr);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether ELF address @addr of @f, which has no CFI, lies in the entry
+ * code of a program: from e_entry up to the first byte with CFI, which
+ * must come within UW_ENTRY_MAX bytes.  The kernel jumps there with a
+ * fresh stack and nothing calls it, so a frame there is the outermost one
+ * even without CFI to say so.  ld.so's _start and _dl_start_user are such
+ * code (glibc's RTLD_START, hand-written, no CFI directives, 64 bytes in glibc 2.36):
+ * every stack of ld.so loading a program or running the constructors ends
+ * there.  A program's own _start has CFI that marks its return address
+ * undefined, and never comes here.  A file without CFI after its entry
+ * (no CFI at all, or corrupt) gets nothing from this rule: what follows
+ * its entry could be any function.
+ */
+static bool file_in_entry(struct unwinder *u, struct uw_file *f,
+			  uint64_t addr)
+{
+	if (!f->entry || addr < f->entry || addr - f->entry >= UW_ENTRY_MAX)
+		return false;
+	if (!f->entry_known) {
+		f->entry_known = true;
+		f->entry_end = f->entry;
+		while (f->entry_end < f->entry + UW_ENTRY_MAX &&
+		       !file_has_cfi(u, f, f->entry_end))
+			f->entry_end++;
+		if (f->entry_end == f->entry + UW_ENTRY_MAX)
+			f->entry_end = f->entry;	/* no CFI after it */
+	}
+	return addr < f->entry_end;
 }
 
 /* Find the row for ELF address @addr of @f and compile it into @row. */
@@ -1349,7 +1418,8 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 /*
  * The row of runtime address @look (already pc - 1 for a return address)
  * of process @p: 0 and *out (borrowed: valid until the next row lookup),
- * or UNWIND_STOP_NOMAP, _NOCFI, _BADCFI.
+ * UW_OUTERMOST for a frame in a program's entry code without CFI
+ * (file_in_entry(): no row), or UNWIND_STOP_NOMAP, _NOCFI, _BADCFI.
  */
 static int row_at(struct unwinder *u, struct uw_proc *p, uint64_t look,
 		  struct uw_row **out)
@@ -1361,7 +1431,8 @@ static int row_at(struct unwinder *u, struct uw_proc *p, uint64_t look,
 		return UNWIND_STOP_NOMAP;
 	row = row_get(u, m->file, look - m->bias);
 	if (row->state == ROW_NOCFI)
-		return UNWIND_STOP_NOCFI;
+		return file_in_entry(u, m->file, look - m->bias) ?
+		       UW_OUTERMOST : UNWIND_STOP_NOCFI;
 	if (row->state != ROW_OK)
 		return UNWIND_STOP_BADCFI;
 	*out = row;
@@ -1394,7 +1465,7 @@ static int row_fp_kind(const struct uw_row *row)
  */
 static int step(struct unwinder *u, struct uw_proc *p,
 		const struct uw_regs *cur, bool exact, const struct uw_ctx *c,
-		struct uw_regs *next, bool *signal)
+		struct uw_regs *next, bool *signal, bool *fp_frame)
 {
 	uint64_t look = exact ? cur->r[UW_RA] : cur->r[UW_RA] - 1;
 	struct uw_row *row = NULL;
@@ -1403,6 +1474,7 @@ static int step(struct unwinder *u, struct uw_proc *p,
 	if (rc)
 		return rc;
 	*signal = row->signal;
+	*fp_frame = row_fp_kind(row) == UNWIND_FP_FRAME;
 	return row_apply(row, cur, c, next);
 }
 
@@ -1431,7 +1503,8 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	struct uw_regs cur, next;
 	struct uw_proc *p;
 	struct uw_ctx c;
-	bool exact = true, signal = false;
+	bool exact = true, signal = false, fp_frame = false;
+	uint64_t depth;
 	size_t k = 0;
 	int stop;
 
@@ -1443,11 +1516,12 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	c.sp = regs[UNWIND_REG_SP];
 	c.size = stack_size;
 	p = proc_find(u, pid);
+	u->last_used = u->last_nofp = 0;
 	for (;;) {
 		if (exact_out)
 			exact_out[k] = exact;
 		pcs[k++] = cur.r[UW_RA];
-		stop = step(u, p, &cur, exact, &c, &next, &signal);
+		stop = step(u, p, &cur, exact, &c, &next, &signal, &fp_frame);
 		if (stop == UW_OUTERMOST) {
 			stop = UNWIND_STOP_NONE;
 			break;
@@ -1462,6 +1536,13 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 			stop = UNWIND_STOP_BADCFI;
 			break;
 		}
+		/* The caller's SP is this frame's CFA: the copy had to reach
+		 * it (a sigaltstack frame may lie below the first SP). */
+		depth = next.r[UW_SP] - c.sp;
+		if (next.r[UW_SP] >= c.sp && depth > u->last_used)
+			u->last_used = depth;
+		if (next.r[UW_SP] >= c.sp && !fp_frame && depth > u->last_nofp)
+			u->last_nofp = depth;
 		if (k == max) {
 			stop = UNWIND_STOP_DEPTH;
 			break;
@@ -1507,6 +1588,8 @@ int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
 		return -ENOENT;
 	if (rc == 0)
 		*kind = row_fp_kind(row);
+	else if (rc == UW_OUTERMOST)
+		*kind = UNWIND_FP_OUTERMOST;
 	return 0;
 }
 
@@ -1541,6 +1624,8 @@ int unwinder_leaf_fp(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	if (rc == 0) {
 		*kind = row_fp_kind(row);
 		rc = row_apply(row, &cur, &c, &next);
+	} else if (rc == UW_OUTERMOST) {
+		*kind = UNWIND_FP_OUTERMOST;
 	}
 	switch (rc) {
 	case 0:

@@ -25,7 +25,9 @@
  *   register beyond it is only marked unknown.
  * - Code without CFI (JIT code, anonymous executable memory, hand-written
  *   assembly without directives) ends the unwind (UNWIND_STOP_NOMAP or
- *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.
+ *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.  The one
+ *   exception is a program's entry code (e_entry), which is outermost by
+ *   construction (UNWIND_STOP_NONE).
  * - A frame interrupted by a signal has an exact PC, not a return address:
  *   unwinder_unwind_exact() says which frames those are.
  * - Not thread-safe: one thread uses an unwinder at a time.
@@ -80,7 +82,10 @@ struct unwind_map {
 /** Why an unwind ended (*stopped_early of unwinder_unwind()). */
 enum unwind_stop {
 	/** Reached the outermost frame: its CFI says the return address is
-	 * undefined (_start, clone's thread start), or it is 0. */
+	 * undefined (_start, clone's thread start), or it is 0, or the
+	 * frame is in a program's entry code that has no CFI (from e_entry
+	 * to the first byte with CFI, which must come within 128 bytes:
+	 * ld.so's _start and _dl_start_user), which nothing calls. */
 	UNWIND_STOP_NONE = 0,
 	/** A PC outside every mapping given to unwinder_map(). */
 	UNWIND_STOP_NOMAP,
@@ -208,7 +213,8 @@ enum unwind_fp {
 	 * may use it for anything. */
 	UNWIND_FP_SAVED,
 	/** The return address is undefined: the outermost frame (_start, a
-	 * thread's start in clone3). */
+	 * thread's start in clone3); or the PC is in a program's entry code
+	 * without CFI (see UNWIND_STOP_NONE). */
 	UNWIND_FP_OUTERMOST,
 	/** A signal trampoline (CIE augmentation "S"), e.g. __restore_rt. */
 	UNWIND_FP_SIGNAL,
@@ -250,6 +256,23 @@ int unwinder_fp_frame(struct unwinder *u, pid_t pid, uint64_t pc, bool exact,
 int unwinder_leaf_fp(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		     const void *stack, size_t stack_size, uint64_t *ra,
 		     int *kind, bool *bp_kept);
+
+/**
+ * unwinder_last_extent() - how much of its stack copy the last
+ * unwinder_unwind() (or _exact()) needed: what the recorder reports to
+ * size --stack-size, and what a hybrid of frame pointers and CFI could
+ * save (docs/record.md, "Which default").
+ * @param[out] used  bytes from the sampled SP to the CFA of the last frame
+ *                   unwound (the caller's SP), 0 if none was
+ * @param[out] nofp  the same, up to the CFA of the last frame whose CFI
+ *                   does not keep rbp as a frame pointer: beyond it every
+ *                   frame could be walked by frame pointers, without the
+ *                   copy
+ * Both count only frames at or above the sampled SP (not a sigaltstack
+ * frame below it).
+ */
+void unwinder_last_extent(const struct unwinder *u, uint64_t *used,
+			  uint64_t *nofp);
 
 /** Counters of an unwinder, for benchmarks and `--verbose` output. */
 struct unwind_stats {

@@ -4,21 +4,22 @@
  * aggregates identical stacks in a hash map, and writes the raw file
  * (docs/raw-format.md) every SYMPROF_INTERVAL seconds and at the end.
  *
- * Per record, outside any signal handler:
+ * Per record, outside any signal handler (take_record(), unwind()):
  *   - the leaf pc is exact (`p`); every other frame is a return address
- *     (`r`);
- *   - when the leaf's CFI (.eh_frame) says it had no frame at that pc,
- *     its caller's return address is taken from the stack window the
- *     handler copied, one CFI step at a time, until a function with a
- *     frame is reached: then the frame-pointer chain continues it.
- *     Callers that cannot be recovered flag the stack `leaf`; a leaf that
- *     clobbered rbp without us knowing the saved value flags `unwind`
- *     and drops the (then meaningless) chain;
+ *     (`r`), but the pc a signal frame saved (`p` again);
+ *   - the callers come from the stack copy the handler took, unwound
+ *     frame by frame with each object's CFI (.eh_frame, cfi.c): frame
+ *     pointers play no part, so code built without them (Debian's) gives
+ *     whole stacks;
+ *   - a pc without CFI (an object without .eh_frame, JIT code) ends the
+ *     stack there, flagged `unwind`: the frames so far are kept, none is
+ *     guessed; but the entry code of an object (ld.so's, under the
+ *     constructors) is an outermost frame;
  *   - a return address outside every executable mapping, or not right
  *     after a call instruction, ends the stack there and flags it
- *     `badreturn` (a frame pointer walk through code built without them
- *     reads such values);
- *   - a stack cut at SP_MAX_DEPTH is `truncated`.
+ *     `badreturn`;
+ *   - a stack deeper than the copy (SP_STACK_MAX bytes) or than
+ *     SP_MAX_DEPTH frames is `truncated`.
  *
  * The thread blocks every signal (the program's process-directed
  * signals must never run its handlers here), uses no malloc (memory
@@ -150,7 +151,6 @@ static const char *const flag_names[] = {
 };
 #define F_TRUNCATED (1u << 0)
 #define F_BADRETURN (1u << 1)
-#define F_LEAF (1u << 2)
 #define F_UNWIND (1u << 3)
 #define NFLAGS 5
 
@@ -163,7 +163,10 @@ static struct {
 	struct sp_stack **tab;
 	size_t cap, n;
 	uint64_t samples, dropped, flagged[NFLAGS];
-	uint64_t complete, early, offstack, cfi_steps;
+	/* For the comment lines: stacks unwound to an outermost frame,
+	 * copies cut at SP_STACK_MAX, samples off the thread's stack, CFI
+	 * steps, the largest copy in bytes. */
+	uint64_t complete, cut, offstack, cfi_steps, copy_max;
 	struct sp_tinfo *threads;
 	size_t tcap, tn;
 } agg;
@@ -280,20 +283,39 @@ static void thread_comm_from_proc(int32_t tid, char *buf, size_t len)
 
 /* ---- turning records into stacks --------------------------------------- */
 
-/* Maps change only under sp_drain_lock; refreshed at most once a cycle
- * on a miss. */
+/*
+ * Maps change only under sp_drain_lock.  The table is refreshed at the
+ * start of a cycle after a dlopen, and again on a pc in no mapping: the
+ * dlopen hook runs before the real dlopen, so a cycle can start before
+ * the library is in dl_iterate_phdr()'s list, and its samples come
+ * after.  At most REFRESH_MAX refreshes a cycle, and none for a page
+ * that missed after one already (JIT code stays in no mapping).
+ */
+#define REFRESH_MAX 8
+#define MISS_PAGES 16
 static unsigned maps_gen_seen;
-static bool refreshed_this_cycle;
+static unsigned refreshes;
+static uint64_t miss_page[MISS_PAGES];
+static unsigned nmiss;
 
 static const struct sp_map *find_map(uint64_t pc)
 {
 	const struct sp_map *m = sp_maps_find(pc);
+	uint64_t page = pc >> 12;
+	unsigned i;
 
-	if (!m && !refreshed_this_cycle) {
-		refreshed_this_cycle = true;
+	if (m)
+		return m;
+	for (i = 0; i < nmiss; i++)
+		if (miss_page[i] == page)
+			return NULL;
+	if (refreshes < REFRESH_MAX) {
+		refreshes++;
 		sp_maps_refresh();
 		m = sp_maps_find(pc);
 	}
+	if (!m && nmiss < MISS_PAGES)
+		miss_page[nmiss++] = page;
 	return m;
 }
 
@@ -311,6 +333,7 @@ static int cfi_lookup(const struct sp_map *m, uint64_t pc,
 {
 	uint64_t va = pc - m->bias;
 	struct cfi_entry *e = NULL;
+	int ok;
 
 	if (!cfi_cache)
 		cfi_cache = sp_arena_alloc(CFI_CACHE * sizeof(*cfi_cache));
@@ -321,21 +344,15 @@ static int cfi_lookup(const struct sp_map *m, uint64_t pc,
 			return e->ok > 0 ? 0 : -1;
 		}
 	}
-	if (sp_cfi_at(m, pc, out)) {
-		if (e) {
-			e->vaddr = va;
-			e->map = m->id;
-			e->ok = -1;
-		}
-		return -1;
-	}
+	ok = sp_cfi_find(&m->eh, pc, out) == 0 ? 1 : -1;
 	if (e) {
 		e->vaddr = va;
 		e->map = m->id;
-		e->ok = 1;
-		e->cfi = *out;
+		e->ok = ok;
+		if (ok > 0)
+			e->cfi = *out;
 	}
-	return 0;
+	return ok > 0 ? 0 : -1;
 }
 
 /* A return address worth keeping: in an executable mapping and right
@@ -349,214 +366,115 @@ static const struct sp_map *good_return(uint64_t ra)
 	return m;
 }
 
-/*
- * The memory a record lets us read back: the window of words above the
- * interrupted sp, and the frame-pointer chain's (fp, ret) pairs, which
- * say what [fp] and [fp + 8] held.
- */
-struct rec_mem {
-	uint64_t sp;
-	const uint64_t *win;
-	uint32_t nwin;
-	const uint64_t *pairs;	/* fp_0, ret_0, fp_1, ret_1, ... */
-	uint32_t n;
-	uint64_t last_next;		/* [fp_{n-1}] */
-};
-
-static bool rec_read(const struct rec_mem *r, uint64_t addr, uint64_t *out)
+/* Is @m libsymprof's own code?  Its frames above the leaf (the thread
+ * trampoline under every start routine, the interposers) are not the
+ * program's: the stack is written as the program has it without us. */
+static bool is_self(const struct sp_map *m)
 {
-	uint32_t lo = 0, hi = r->n;
+	uintptr_t self = (uintptr_t)&sp_handler;
 
-	if (addr >= r->sp && (addr - r->sp) % 8 == 0 &&
-	    (addr - r->sp) / 8 < r->nwin) {
-		*out = r->win[(addr - r->sp) / 8];
-		return true;
-	}
-	/* The chain's frame addresses increase: binary search. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		uint64_t fp = r->pairs[2 * mid];
-
-		if (addr == fp) {
-			*out = mid + 1 < r->n ? r->pairs[2 * mid + 2]
-					      : r->last_next;
-			return true;
-		}
-		if (addr == fp + 8) {
-			*out = r->pairs[2 * mid + 1];
-			return true;
-		}
-		if (addr < fp)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return false;
+	return self >= m->start && self < m->end;
 }
 
-/* The first chain frame at or above @rsp (the frames below it are
- * unwound already); r->n when none. */
-static uint32_t chain_from(const struct rec_mem *r, uint64_t rsp)
+static void put_frame(struct sp_frame *f, const struct sp_map *m,
+		      uint64_t pc, bool ret)
 {
-	uint32_t j;
-
-	for (j = 0; j < r->n; j++)
-		if (r->pairs[2 * j] >= rsp)
-			return j;
-	return r->n;
-}
-
-/* Has the unwind reached the thread's outermost frames: past our start
- * trampoline, or (main thread) within the few hundred bytes of libc's
- * start-up frames below the initial stack pointer? */
-static bool at_top(const struct sp_thread *t, uint64_t rsp)
-{
-	if (t->outer_fp)
-		return rsp > t->outer_fp;
-	return rsp <= t->stack_hi && t->stack_hi - rsp <= 512;
+	f->addr = m ? pc - m->bias : pc;
+	f->map = m ? m->id : SP_NOMAP;
+	f->ret = ret;
 }
 
 /*
- * One record to one stack.  The unwind is hybrid: from the leaf, CFI
- * steps (CFA from rsp or rbp, the return address at CFA - 8, rbp's rule)
- * read the memory the record holds; they walk through functions without
- * a frame as long as the words they need are in the window, and through
- * framed ones by the chain's words.  When a step needs a word we do not
- * have (a function without a frame away from the leaf), the walk resyncs
- * with the frame-pointer chain at the first frame above the current sp,
- * and the callers in between are missing: the stack is flagged `leaf`.
- * Code without CFI is trusted to keep frame pointers (plain FP), except
- * at the leaf, where that cannot be known (`leaf` again).  A walk that
- * stops with nothing left on the chain short of the thread's outermost
- * frames (at_top()) is flagged `unwind`.  A chain the handler had to
- * start from a guess (rbp held no frame address) is read only through
- * exact CFI matches, never resynced with.
+ * Unwind a record's stack copy from the leaf (@r, in map @m, already in
+ * out[0]) with the CFI of each frame's object: the CFA and every
+ * register from their rules, memory from the copy only (cfi.c).  Frames
+ * go to out[1..]; returns the stack's flags:
+ *   - no CFI for a pc (an object without .eh_frame, JIT code), a rule we
+ *     cannot follow, or an unwind that stops making progress: `unwind`,
+ *     with the frames found so far and nothing guessed (a return into an
+ *     object's entry code, which has no CFI in ld.so, ends a whole
+ *     stack);
+ *   - a return address outside the executable mappings or not after a
+ *     call: `badreturn`, the stack ends before it;
+ *   - the copy ends (SP_STACK_MAX) before the stack does, or
+ *     SP_MAX_DEPTH frames: `truncated`.
+ * A signal frame (the trampoline's CFI carries 'S') is unwound through:
+ * the context the kernel saved on the stack gives the interrupted pc,
+ * exact (a `p` frame), and all its registers.  The end is a CFI rule that
+ * marks the return address undefined: _start, and clone3 under
+ * start_thread.
  */
+static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
+		       struct sp_regs *r, const struct sp_map *m,
+		       struct sp_frame *out, uint32_t *k)
+{
+	bool exact = true;
+
+	for (;;) {
+		struct sp_cfi c;
+		uint64_t need, prev_sp = r->r[SP_REG_RSP];
+		uint64_t pc = r->r[SP_REG_RIP];
+		int rc;
+
+		if (!m || cfi_lookup(m, exact ? pc : pc - 1, &c)) {
+			/* An object's entry code is the outermost frame
+			 * there is: ld.so's _start and _dl_start_user, which
+			 * run the constructors, have no CFI. */
+			if (m && m->entry && pc - m->entry < 64)
+				return 0;
+			return F_UNWIND;
+		}
+		rc = sp_cfi_step(&c, mem, r, &need);
+		if (rc == SP_STEP_OUTERMOST)
+			return 0;
+		if (rc == SP_STEP_NOMEM)
+			return cut && need >= mem->base + 8 * mem->n
+				       ? F_TRUNCATED : F_UNWIND;
+		if (rc != SP_STEP_OK || r->r[SP_REG_RSP] <= prev_sp)
+			return F_UNWIND;
+		agg.cfi_steps++;
+		exact = c.signal;
+		pc = r->r[SP_REG_RIP];
+		m = exact ? find_map(pc) : good_return(pc);
+		if (!m && !exact)
+			return F_BADRETURN;
+		if (!exact && is_self(m))
+			continue;
+		if (*k >= SP_MAX_DEPTH)
+			return F_TRUNCATED;
+		put_frame(&out[(*k)++], m, pc, !exact);
+	}
+}
+
+/* One record to one stack (the record's layout: symprof.h). */
 static void take_record(struct sp_thread *t, const uint64_t *w)
 {
 	static struct sp_frame out[SP_MAX_DEPTH];
-	uint64_t hdr = w[0], weight = w[1];
-	uint32_t wflags = SP_HDR_FLAGS(hdr), nwin = SP_HDR_NWIN(hdr);
-	uint32_t n = SP_HDR_N(hdr), k = 0, flags = 0, j;
-	struct rec_mem r;
+	uint64_t hdr = w[0];
+	uint32_t wflags = SP_HDR_FLAGS(hdr), k = 0, flags = 0;
+	struct sp_stack_copy mem = { w[2 + SP_REG_RSP], w + SP_REC_FIXED,
+				     SP_HDR_NSTACK(hdr) };
+	struct sp_regs r;
 	const struct sp_map *m;
-	uint64_t pc, rsp, rbp;
-	bool rbp_known = true, is_ret = false;
 
-	if (nwin > SP_WINDOW || n >= SP_MAX_DEPTH)
+	if (mem.n > SP_STACK_MAX / 8)
 		return;
-	r.sp = w[3];
-	r.win = w + SP_REC_FIXED;
-	r.nwin = nwin;
-	r.pairs = r.win + nwin + 1;
-	r.n = n;
-	r.last_next = r.pairs[2 * n];
-	pc = r.win[nwin];
-	rsp = r.sp;
-	rbp = w[2];
-	if (wflags & SP_WALK_COMPLETE)
-		agg.complete++;
-	else if (wflags & SP_WALK_NOSTACK)
-		agg.offstack++;
-	else
-		agg.early++;
-
-	m = find_map(pc);
-	out[k].addr = m ? pc - m->bias : pc;
-	out[k].map = m ? m->id : SP_NOMAP;
-	out[k].ret = 0;
-	k++;
+	if (mem.n * 8 > agg.copy_max)
+		agg.copy_max = mem.n * 8;
+	memcpy(r.r, w + 2, sizeof(r.r));
+	r.known = (1u << SP_NREGS) - 1;
+	m = find_map(r.r[SP_REG_RIP]);
+	put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
 	if (wflags & SP_WALK_NOSTACK) {
-		/* Only the pc: the rest of the stack is unknown. */
+		/* Only the registers: the rest of the stack is unknown. */
+		agg.offstack++;
 		flags |= F_UNWIND;
-		goto done;
+	} else {
+		agg.cut += (wflags & SP_WALK_CUT) != 0;
+		flags |= unwind(&mem, wflags & SP_WALK_CUT, &r, m, out, &k);
 	}
-	while (k < SP_MAX_DEPTH) {
-		struct sp_cfi c;
-		uint64_t cfa, ra, v;
-
-		if (m && cfi_lookup(m, is_ret ? pc - 1 : pc, &c) == 0) {
-			if (c.outermost)
-				break;	/* _start, clone: the end */
-			if (c.cfa_reg == 6 && !rbp_known) {
-				/* A frame, but rbp was lost on the way. */
-				flags |= F_UNWIND;
-				break;
-			}
-			cfa = (c.cfa_reg == 6 ? rbp : rsp) +
-			      (uint64_t)c.cfa_off;
-			if (cfa > rsp && rec_read(&r, cfa - 8, &ra)) {
-				if (c.rbp_rule == 1)
-					rbp_known = rec_read(
-						&r, cfa + (uint64_t)c.rbp_off,
-						&rbp);
-				else if (c.rbp_rule < 0)
-					rbp_known = false;
-				m = good_return(ra);
-				if (!m) {
-					flags |= F_BADRETURN;
-					break;
-				}
-				agg.cfi_steps++;
-				out[k].addr = ra - m->bias;
-				out[k].map = m->id;
-				out[k].ret = 1;
-				k++;
-				pc = ra;
-				rsp = cfa;
-				is_ret = true;
-				continue;
-			}
-			/* The return address is in memory we did not copy:
-			 * this function's callers up to the next frame on
-			 * the chain are lost. */
-			j = chain_from(&r, rsp);
-			if (j < n)
-				flags |= F_LEAF;
-		} else {
-			/* No CFI: trust the frame pointer, from the frame
-			 * rbp names when it is on the chain. */
-			if (!is_ret)
-				flags |= F_LEAF;
-			for (j = chain_from(&r, rsp); j < n; j++)
-				if (!rbp_known || r.pairs[2 * j] >= rbp)
-					break;
-		}
-		/* A chain the handler started from a guess (rbp was not a
-		 * frame) is trusted only where CFI lands on it exactly. */
-		if (wflags & SP_WALK_GUESSED) {
-			flags &= ~F_LEAF;
-			j = n;
-		}
-		if (j >= n) {
-			/* The chain has nothing above: the end, unless this
-			 * is not the top of the thread's stack. */
-			if (!at_top(t, rsp))
-				flags |= F_UNWIND;
-			break;
-		}
-		ra = r.pairs[2 * j + 1];
-		m = good_return(ra);
-		if (!m) {
-			flags |= F_BADRETURN;
-			break;
-		}
-		out[k].addr = ra - m->bias;
-		out[k].map = m->id;
-		out[k].ret = 1;
-		k++;
-		pc = ra;
-		rsp = r.pairs[2 * j] + 16;
-		rbp_known = rec_read(&r, r.pairs[2 * j], &v);
-		rbp = v;
-		is_ret = true;
-	}
-	if (k >= SP_MAX_DEPTH || ((wflags & SP_WALK_TRUNCATED) && n > 0 &&
-				  !(flags & F_BADRETURN) &&
-				  rsp > r.pairs[2 * (n - 1)]))
-		flags |= F_TRUNCATED;
-done:
-	agg_add(t->tid, flags, out, k, weight);
+	agg.complete += flags == 0;
+	agg_add(t->tid, flags, out, k, w[1]);
 }
 
 /* Empty one ring; the consumer side of struct sp_ring. */
@@ -590,11 +508,11 @@ static void drain_all(void)
 	struct sp_thread *t, **pp;
 	unsigned gen = atomic_load(&sp_maps_gen);
 
-	refreshed_this_cycle = false;
+	refreshes = nmiss = 0;
 	if (gen != maps_gen_seen || sp_maps_count() == 0) {
 		maps_gen_seen = gen;
 		sp_maps_refresh();
-		refreshed_this_cycle = true;
+		refreshes = 1;
 	}
 	pthread_mutex_lock(&sp_reg_lock);
 	for (pp = &sp_threads; (t = *pp);) {
@@ -696,14 +614,18 @@ static void write_notes(struct sp_out *o)
 
 	sp_out_str(o, "# libsymprof: signal ");
 	sp_out_u64(o, (uint64_t)sp.sig);
-	sp_out_str(o, ", frame-pointer chains: complete ");
+	sp_out_str(o, ", CFI unwinds: complete ");
 	sp_out_u64(o, agg.complete);
-	sp_out_str(o, ", ended early ");
-	sp_out_u64(o, agg.early);
+	sp_out_str(o, ", steps ");
+	sp_out_u64(o, agg.cfi_steps);
+	sp_out_str(o, "; stack copies: largest ");
+	sp_out_u64(o, agg.copy_max);
+	sp_out_str(o, " bytes, cut at ");
+	sp_out_u64(o, SP_STACK_MAX);
+	sp_out_ch(o, ' ');
+	sp_out_u64(o, agg.cut);
 	sp_out_str(o, ", off the thread stack ");
 	sp_out_u64(o, agg.offstack);
-	sp_out_str(o, "; CFI steps at the leaf ");
-	sp_out_u64(o, agg.cfi_steps);
 	sp_out_ch(o, '\n');
 	/* What the profiler's own thread cost (write_file() runs on it),
 	 * for the overhead budget. */

@@ -2,36 +2,44 @@
  * handler.c - the sampling signal handler of libsymprof.
  *
  * It runs on the interrupted thread, at any instruction, so it is
- * async-signal-safe by construction: it calls nothing but the inline
- * code below (no malloc, no locks, no stdio, no dl_iterate_phdr, no
+ * async-signal-safe by construction: it calls nothing but memcpy() (on
+ * POSIX's list of async-signal-safe functions) and the inline code
+ * below (no malloc, no locks, no stdio, no dl_iterate_phdr, no
  * libunwind or backtrace()), saves and restores errno, and reads memory
  * only inside the thread's known stack.
  *
  * What it records, into the thread's own preallocated ring:
- *   - the interrupted pc (the leaf, exact);
- *   - the frame-pointer chain from the interrupted rbp, as (frame
- *     address, return address) pairs.  A frame pointer is followed only
- *     while it lies in [sp, stack_hi - 16] (the part of the stack the
- *     thread has used), is 8-aligned and strictly increases; the walk
- *     also ends at a zero saved rbp (the ABI's outermost-frame mark, set
- *     by _start and clone), at the thread's start trampoline, and at
- *     SP_MAX_DEPTH;
- *   - SP_WINDOW words of stack above sp, with rbp and sp.
- * The frame addresses and the window are the memory the drain thread's
- * CFI steps read, outside the handler: they recover the callers of
- * functions without a frame near the leaf (gcc omits it in leaf
- * functions even with -fno-omit-frame-pointer) and detect the callers
- * the chain skips further up.
- * When the ring has no room for the largest record the sample is dropped
- * and counted.  Signals that are not from our timer (si_code, si_value)
- * go to the program's own disposition (sp_chain()).
+ *   - the interrupted registers, all of them (the unwind may need any:
+ *     ld.so's lazy-binding trampoline keeps its CFA in rbx);
+ *   - the stack the thread uses, from sp up to the top of its stack
+ *     (the initial stack pointer for the main thread), at most
+ *     SP_STACK_MAX bytes.  That memory is mapped for as long as the
+ *     thread runs on it, so the copy cannot fault; an sp outside the
+ *     thread's known stack (a sigaltstack, a coroutine's stack, which may
+ *     be unmapped at any time) is not read at all: the record holds the
+ *     registers only, flagged SP_WALK_NOSTACK.
+ * The drain thread unwinds the copy later with the CFI of the loaded
+ * objects (drain.c, cfi.c): code without frame pointers (Debian's
+ * binaries and libraries) needs no help from the handler, and the
+ * handler's work is a copy of the used stack, whatever the frames are.
+ * When the ring has no room for the record the sample is dropped and
+ * counted.  Signals that are not from our timer (si_code, si_value) go
+ * to the program's own disposition (sp_chain()).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <ucontext.h>
 
 #include "symprof.h"
+
+/* The ucontext's registers in DWARF's order (struct sp_regs). */
+static const unsigned char dwarf_greg[SP_NREGS] = {
+	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP,
+	REG_RSP, REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14,
+	REG_R15, REG_RIP,
+};
 
 static void sample(struct sp_thread *t, const ucontext_t *uc,
 		   uint64_t weight)
@@ -42,100 +50,40 @@ static void sample(struct sp_thread *t, const ucontext_t *uc,
 	uint64_t pos = head & SP_RING_MASK;
 	uint64_t pad = 0;
 	const greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t pc = (uintptr_t)g[REG_RIP];
 	uintptr_t sp_ = (uintptr_t)g[REG_RSP];
-	uintptr_t fp = (uintptr_t)g[REG_RBP];
 	uintptr_t lo = t->stack_lo, hi = t->stack_hi;
-	uint64_t *w, *fr;
-	uintptr_t next = 0;
-	uint32_t flags = 0, nwin = 0, n, i, len;
+	uint32_t flags = 0, nstack = 0, len, i;
+	uint64_t *w;
 
-	if (SP_RING_WORDS - pos < SP_REC_MAX)
+	/* sp == hi: at _start's first instruction, nothing used yet. */
+	if (sp_ < lo || sp_ > hi || (sp_ & 7)) {
+		/* Interrupted on another stack (a sigaltstack, a coroutine):
+		 * nothing but the registers is safe to take. */
+		flags |= SP_WALK_NOSTACK;
+	} else if (hi - sp_ > SP_STACK_MAX) {
+		nstack = SP_STACK_MAX / 8;
+		flags |= SP_WALK_CUT;
+	} else {
+		nstack = (uint32_t)((hi - sp_) / 8);
+	}
+	len = SP_REC_FIXED + nstack;
+	if (SP_RING_WORDS - pos < len)
 		pad = SP_RING_WORDS - pos;
-	if (head - tail + pad + SP_REC_MAX > SP_RING_WORDS) {
+	if (head - tail + pad + len > SP_RING_WORDS) {
 		atomic_fetch_add_explicit(&r->dropped, 1,
 					  memory_order_relaxed);
 		return;
 	}
 	if (pad) {
-		r->words[pos] = SP_HDR(pad, SP_REC_PAD, 0, 0, 0);
+		r->words[pos] = SP_HDR(pad, SP_REC_PAD, 0, 0);
 		pos = 0;
 	}
 	w = &r->words[pos];
-
-	if (sp_ < lo || sp_ >= hi || (sp_ & 7)) {
-		/* Interrupted on another stack (a sigaltstack, a coroutine):
-		 * nothing but the pc is safe to take. */
-		flags |= SP_WALK_NOSTACK;
-	} else {
-		nwin = (uint32_t)((hi - sp_) / 8);
-		if (nwin > SP_WINDOW)
-			nwin = SP_WINDOW;
-		for (i = 0; i < nwin; i++)
-			w[SP_REC_FIXED + i] = ((const uint64_t *)sp_)[i];
-	}
-	fr = w + SP_REC_FIXED + nwin;
-	fr[0] = pc;
-	n = 0;
-	if (!(flags & SP_WALK_NOSTACK) && (fp < sp_ || fp > hi - 16)) {
-		/* rbp is not a frame address: code without frame pointers
-		 * (libc) uses it as a general register, and saved the
-		 * caller's rbp somewhere in the window.  Start from the
-		 * nearest word there that points at something shaped like a
-		 * frame record: a saved rbp above it (or 0) and a return
-		 * address off the stack.  The drain thread uses this chain
-		 * only where the rbp it recovers from CFI lands on it. */
-		for (i = 1; i < nwin; i++) {
-			uintptr_t c = (uintptr_t)w[SP_REC_FIXED + i], up, ra;
-
-			if (c <= sp_ + 8 * i || c > hi - 16 || (c & 7))
-				continue;
-			up = ((const uintptr_t *)c)[0];
-			ra = ((const uintptr_t *)c)[1];
-			if ((up == 0 || (up > c && up <= hi - 16)) &&
-			    ra >= 4096 && (ra < lo || ra >= hi)) {
-				fp = c;
-				flags |= SP_WALK_GUESSED;
-				break;
-			}
-		}
-	}
-	if (!(flags & SP_WALK_NOSTACK)) {
-		lo = sp_;
-		for (;;) {
-			uintptr_t ret;
-
-			if (fp < lo || fp > hi - 16 || (fp & 7))
-				break;
-			if (n >= SP_MAX_DEPTH - 1) {
-				flags |= SP_WALK_TRUNCATED;
-				break;
-			}
-			next = ((const uintptr_t *)fp)[0];
-			ret = ((const uintptr_t *)fp)[1];
-			if (ret < 4096)
-				break;
-			fr[1 + 2 * n] = fp;
-			fr[2 + 2 * n] = ret;
-			n++;
-			if (next == 0 || fp == t->outer_fp) {
-				flags |= SP_WALK_COMPLETE;
-				break;
-			}
-			if (next <= fp)
-				break;
-			lo = fp + 16;
-			fp = next;
-		}
-	}
-	/* What the last frame's saved rbp held: the drain thread's view of
-	 * memory at fp_n. */
-	fr[1 + 2 * n] = n ? next : 0;
-	len = SP_REC_FIXED + nwin + 2 + 2 * n;
 	w[1] = weight;
-	w[2] = (uint64_t)g[REG_RBP];
-	w[3] = sp_;
-	w[0] = SP_HDR(len, SP_REC_SAMPLE, flags, nwin, n);
+	for (i = 0; i < SP_NREGS; i++)
+		w[2 + i] = (uint64_t)g[dwarf_greg[i]];
+	memcpy(w + SP_REC_FIXED, (const void *)sp_, (size_t)nstack * 8);
+	w[0] = SP_HDR(len, SP_REC_SAMPLE, flags, nstack);
 	atomic_store_explicit(&r->head, head + pad + len,
 			      memory_order_release);
 	/* Half full: wake the drain thread rather than drop later. */

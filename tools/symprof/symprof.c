@@ -562,8 +562,10 @@ static void final_write(void)
 		return;
 	if (atomic_exchange(&sp_final_done, 1))
 		return;
-	sp_drain_request(SP_REQ_FINAL, SP_FINAL_WAIT_MS);
+	/* The wait for the write is the profiler's time, not the
+	 * program's: no samples from here on. */
 	atomic_store(&sp_active, 0);
+	sp_drain_request(SP_REQ_FINAL, SP_FINAL_WAIT_MS);
 }
 
 void sp_die_of(int sig)
@@ -632,7 +634,6 @@ static struct sp_thread *thread_alloc(void)
 	t->has_timer = false;
 	t->seen = false;
 	t->comm[0] = 0;
-	t->outer_fp = 0;
 	atomic_store(&t->ring.head, 0);
 	atomic_store(&t->ring.tail, 0);
 	atomic_store(&t->ring.dropped, 0);
@@ -809,8 +810,7 @@ static void switch_to_process(int err)
 /* Register the calling thread and arm its timer.  A later thread whose
  * timer fails switches the process to ITIMER_PROF; for the main thread
  * the error goes to *arm_err and the caller decides. */
-static struct sp_thread *thread_begin(uintptr_t outer_fp, bool main_thread,
-				      int *arm_err)
+static struct sp_thread *thread_begin(bool main_thread, int *arm_err)
 {
 	struct sp_thread *t = thread_alloc();
 	int err = 0;
@@ -821,7 +821,6 @@ static struct sp_thread *thread_begin(uintptr_t outer_fp, bool main_thread,
 		return NULL;
 	t->tid = sp_gettid();
 	t->pth = pthread_self();
-	t->outer_fp = outer_fp;
 	stack_bounds(t, main_thread);
 	atomic_store(&t->state, SP_THREAD_LIVE);
 	if (sp_key_ok)
@@ -873,9 +872,10 @@ struct sp_start {
 	void *arg;
 };
 
-/* Runs on the new thread: its frame is the outermost one the walk
- * follows (outer_fp), so every stack of the thread ends with the start
- * routine's caller, here. */
+/* Runs on the new thread, between glibc's start_thread and the start
+ * routine: registers the thread, then runs the routine.  Its frame is on
+ * every stack of the thread, and the drain thread leaves it out (it is
+ * ours, not the program's). */
 __attribute__((noinline)) static void *thread_trampoline(void *p)
 {
 	struct sp_start s = *(struct sp_start *)p;
@@ -883,9 +883,8 @@ __attribute__((noinline)) static void *thread_trampoline(void *p)
 	void *ret;
 
 	free(p);
-	t = thread_begin((uintptr_t)__builtin_frame_address(0), false, NULL);
+	t = thread_begin(false, NULL);
 	ret = s.fn(s.arg);
-	/* Not a tail call: this frame must stay under the start routine. */
 	if (t && sp_self == t) {
 		if (sp_key_ok)
 			pthread_setspecific(sp_key, NULL);
@@ -1050,7 +1049,7 @@ __attribute__((constructor)) static void sp_init(void)
 	}
 	atomic_store(&sp_enabled, 1);
 	atomic_store(&sp_active, 1);
-	t = thread_begin(0, true, &err);
+	t = thread_begin(true, &err);
 	if (!t)
 		goto fail;
 	if (sp.mode == SP_MODE_PROCESS) {

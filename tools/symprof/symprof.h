@@ -9,14 +9,17 @@
  *	symprof.c  configuration, start-up, the thread registry, timers and
  *	           every interposed libc function (pthread_create, sigaction,
  *	           fork, exec, _exit, dlopen, dlclose): program threads
- *	handler.c  the signal handler: a frame-pointer walk into the
- *	           thread's ring; async-signal-safe, nothing else is
+ *	handler.c  the signal handler: copies the registers and the used
+ *	           stack into the thread's ring; async-signal-safe, nothing
+ *	           else is
  *	drain.c    the drain thread: empties the rings, aggregates stacks,
  *	           writes the file; also the requests other threads make of
  *	           it (a synchronous drain, the final write)
  *	maps.c     the mapping table (dl_iterate_phdr), build IDs from
- *	           PT_NOTE, and the CFI step that recovers a frameless leaf's
- *	           callers from .eh_frame: drain thread only
+ *	           PT_NOTE, where each object's .eh_frame lies: drain thread
+ *	           only
+ *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
+ *	           step over a stack copy: drain thread only, in memory
  *	out.c      the writer of the raw stack format: drain thread only
  *
  * The preload depends on libc alone (no libelf, no libsym): it is loaded
@@ -49,47 +52,46 @@
 /* Most frames of one stack, the leaf included; deeper stacks are cut and
  * flagged truncated. */
 #define SP_MAX_DEPTH 256
-/* Stack words the handler copies from the interrupted sp, so that the
- * drain thread can recover the callers of a leaf without a frame. */
-#define SP_WINDOW 64
-/* Words of one thread's ring (128 KiB); a power of two. */
-#define SP_RING_WORDS (1u << 14)
+/* Most bytes of stack the handler copies from the interrupted sp up (a
+ * multiple of 8): the drain thread unwinds the copy with CFI.  Stacks
+ * used deeper than this are cut there, and flagged truncated when the
+ * unwind needs what was not copied.  Debian's python3.11 uses 5 to 15
+ * KiB, xz 7 KiB (perf's dyn_size). */
+#define SP_STACK_MAX (32u * 1024)
+/* Words of one thread's ring (512 KiB); a power of two, at least 4
+ * records of the largest size. */
+#define SP_RING_WORDS (1u << 16)
 #define SP_RING_MASK (SP_RING_WORDS - 1)
-/* Fixed words of a record: header, weight, rbp, sp. */
-#define SP_REC_FIXED 4
-/* The largest record; the handler reserves this much before it walks. */
-#define SP_REC_MAX (SP_REC_FIXED + SP_WINDOW + 2 * SP_MAX_DEPTH)
+/* Fixed words of a record: header, weight, the 17 registers. */
+#define SP_REC_FIXED (2 + SP_NREGS)
+/* The largest record. */
+#define SP_REC_MAX (SP_REC_FIXED + SP_STACK_MAX / 8)
 
 /*
  * A record in the ring, in 64-bit words:
- *	[0] header: SP_REC_LEN(len) | kind | walk flags | window | frames
+ *	[0] header: SP_HDR(len, kind, walk flags, nstack)
  *	[1] weight in ns
- *	[2] rbp and [3] sp of the interrupted context
- *	[4 .. 4+nwin)           stack words from sp up (the window)
- *	[4+nwin]                the pc
- *	then n pairs            (fp_i, ret_i): frame address and the return
- *	                        address saved at fp_i + 8, outermost last
- *	then one word           the saved rbp at fp_n (what [fp_n] held)
+ *	[2 .. 19)	the interrupted registers in DWARF's order (struct
+ *			sp_regs: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip)
+ *	[19 .. 19+nstack) the stack words from sp up (the copy)
  * A pad record (kind SP_REC_PAD) fills the end of the ring when a record
  * would not fit there contiguously.
  */
 #define SP_REC_PAD 0u
 #define SP_REC_SAMPLE 1u
-#define SP_HDR(len, kind, flags, nwin, n)                                  \
-	((uint64_t)(len) | (uint64_t)(kind) << 16 | (uint64_t)(flags) << 20 | \
-	 (uint64_t)(nwin) << 28 | (uint64_t)(n) << 40)
-#define SP_HDR_LEN(h) ((uint32_t)((h) & 0xffff))
-#define SP_HDR_KIND(h) ((uint32_t)(((h) >> 16) & 0xf))
-#define SP_HDR_FLAGS(h) ((uint32_t)(((h) >> 20) & 0xff))
-#define SP_HDR_NWIN(h) ((uint32_t)(((h) >> 28) & 0xfff))
-#define SP_HDR_N(h) ((uint32_t)(((h) >> 40) & 0xffff))
+#define SP_HDR(len, kind, flags, nstack)                                   \
+	((uint64_t)(len) | (uint64_t)(kind) << 20 | (uint64_t)(flags) << 24 | \
+	 (uint64_t)(nstack) << 32)
+#define SP_HDR_LEN(h) ((uint32_t)((h) & 0xfffff))
+#define SP_HDR_KIND(h) ((uint32_t)(((h) >> 20) & 0xf))
+#define SP_HDR_FLAGS(h) ((uint32_t)(((h) >> 24) & 0xff))
+#define SP_HDR_NSTACK(h) ((uint32_t)(((h) >> 32) & 0xfffff))
 
 /* Walk flags the handler records. */
 enum sp_walk_flags {
-	SP_WALK_TRUNCATED = (1 << 0),	/* hit SP_MAX_DEPTH */
-	SP_WALK_COMPLETE = (1 << 1),	/* reached the outermost frame */
-	SP_WALK_NOSTACK = (1 << 2),	/* sp outside the thread's stack */
-	SP_WALK_GUESSED = (1 << 3),	/* chain started from the window */
+	SP_WALK_NOSTACK = (1 << 0),	/* sp outside the thread's stack */
+	SP_WALK_CUT = (1 << 1),		/* the copy stops SP_STACK_MAX above
+					 * sp, short of the stack's top */
 };
 
 /*
@@ -125,12 +127,10 @@ struct sp_thread {
 	struct sp_thread *next;		/* registry, under sp_reg_lock */
 	pid_t tid;
 	_Atomic int state;		/* enum sp_thread_state */
-	/* Stack bounds [lo, hi) read by the handler: a frame pointer
-	 * outside them ends the walk. */
+	/* Stack bounds [lo, hi) read by the handler: when the interrupted
+	 * sp lies inside, it copies [sp, hi) (at most SP_STACK_MAX bytes),
+	 * which is mapped for as long as the thread runs on it. */
 	uintptr_t stack_lo, stack_hi;
-	/* Frame of the thread's outermost frame we know (the start
-	 * trampoline); the walk ends after it.  0 for the main thread. */
-	uintptr_t outer_fp;
 	timer_t timer;
 	bool has_timer;
 	pthread_t pth;
@@ -239,6 +239,14 @@ SP_HIDDEN extern pthread_mutex_t sp_drain_lock;
 /* The mapping table changed (dlopen, dlclose). */
 SP_HIDDEN extern _Atomic unsigned sp_maps_gen;
 
+/* Where one object's CFI lies in memory: .eh_frame_hdr at [hdr,
+ * hdr_end) (PT_GNU_EH_FRAME), and the loaded segment [seg_lo, seg_hi)
+ * that holds .eh_frame, which bounds every read of it.  All 0: none. */
+struct sp_eh {
+	uintptr_t hdr, hdr_end;
+	uintptr_t seg_lo, seg_hi;
+};
+
 /* maps.c: the mapping table, drain thread only (under sp_drain_lock). */
 struct sp_map {
 	uint32_t id;
@@ -249,10 +257,11 @@ struct sp_map {
 	uint64_t bias;			/* vaddr(pc) = pc - bias */
 	char build_id[2 * 64 + 1];	/* lowercase hex, "" when unknown */
 	const char *path;		/* in the arena */
-	/* .eh_frame_hdr at runtime, 0 when none, and the loaded segment
-	 * holding .eh_frame, which bounds every read of it. */
-	uintptr_t eh_hdr, eh_hdr_end;
-	uintptr_t eh_seg_lo, eh_seg_hi;
+	struct sp_eh eh;		/* its CFI, zeros when none */
+	/* The object's entry point at runtime (ELF e_entry), 0 when its
+	 * ELF header is not mapped: code without CFI there (ld.so's) is an
+	 * outermost frame. */
+	uint64_t entry;
 };
 SP_HIDDEN int sp_maps_refresh(void);
 SP_HIDDEN const struct sp_map *sp_maps_find(uint64_t pc);
@@ -262,20 +271,88 @@ SP_HIDDEN void sp_maps_reset(void);
 /* Does a call instruction end right before return address @ra? */
 SP_HIDDEN bool sp_call_precedes(const struct sp_map *m, uint64_t ra);
 
-/* The CFA rule at a pc, from .eh_frame (maps.c). */
-struct sp_cfi {
-	int cfa_reg;			/* 7 (rsp) or 6 (rbp); -1 unknown */
-	int64_t cfa_off;
-	/* rbp: 0 same value, 1 saved at CFA + rbp_off, -1 unknown */
-	int rbp_rule;
-	int64_t rbp_off;
-	/* The return address is undefined here: the outermost frame
-	 * (_start, clone). */
-	bool outermost;
+/*
+ * cfi.c: call frame information, in memory (the drain thread; fuzzed by
+ * tests/fuzz/fuzz-symprof-cfi.c).  Registers are DWARF's for x86-64: 0
+ * rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, and
+ * 16 the return address (rip).  A rule says how the caller's value of a
+ * register (or the CFA) is found; expressions are copied into the row's
+ * pool (a rule whose expression does not fit is SP_RULE_UNKNOWN).
+ */
+#define SP_NREGS 17
+#define SP_REG_RBP 6
+#define SP_REG_RSP 7
+#define SP_REG_RIP 16
+#define SP_CFI_POOL 96
+enum sp_rule_kind {
+	SP_RULE_UNKNOWN = 0,	/* one we cannot follow, or a register the
+				 * call clobbered */
+	SP_RULE_SAME,		/* unchanged */
+	SP_RULE_UNDEF,		/* undefined (the return address: the
+				 * outermost frame, _start or clone3) */
+	SP_RULE_OFFSET,		/* saved at CFA + off */
+	SP_RULE_VAL_OFFSET,	/* the value is CFA + off */
+	SP_RULE_REG,		/* in register reg (the CFA: reg + off) */
+	SP_RULE_EXPR,		/* saved at the expression's value; the CFA:
+				 * the expression's value */
+	SP_RULE_VAL_EXPR,	/* the value is the expression's */
 };
-/* Returns 0 and fills @out, or -1 when there is no usable CFI. */
-SP_HIDDEN int sp_cfi_at(const struct sp_map *m, uint64_t pc,
-			struct sp_cfi *out);
+struct sp_rule {
+	int32_t off;
+	uint8_t kind;			/* enum sp_rule_kind */
+	uint8_t reg;
+	uint8_t at, len;		/* expression: pool[at .. at + len) */
+};
+/* The rules at one pc. */
+struct sp_cfi {
+	struct sp_rule cfa;
+	/* The caller's value of each register; reg[SP_REG_RSP] is the CFA
+	 * unless a rule says otherwise, reg[SP_REG_RIP] the return
+	 * address. */
+	struct sp_rule reg[SP_NREGS];
+	uint8_t pool[SP_CFI_POOL];
+	uint8_t npool;
+	/* CIE augmentation 'S': a signal trampoline's frame, whose caller's
+	 * pc is exact (the interrupted instruction), not a return address. */
+	bool signal;
+};
+/* The rules at @pc, from the FDE that .eh_frame_hdr's table gives for
+ * it.  Returns 0, or -1 when there is no usable CFI (none, corrupt, an
+ * instruction we do not know, a return address not in register 16). */
+SP_HIDDEN int sp_cfi_find(const struct sp_eh *eh, uint64_t pc,
+			  struct sp_cfi *out);
+/* The .eh_frame address .eh_frame_hdr at [hdr, hdr_end) names; -1 when
+ * it cannot be read. */
+SP_HIDDEN int sp_eh_frame_ptr(uintptr_t hdr, uintptr_t hdr_end,
+			      uintptr_t *out);
+
+/* One frame's registers: all of them at the leaf (the ucontext), then
+ * those the CFI recovers (the callee-saved ones, all after a signal
+ * frame). */
+struct sp_regs {
+	uint64_t r[SP_NREGS];		/* r[SP_REG_RIP] is the pc */
+	uint32_t known;			/* bit i: r[i] holds register i */
+};
+/* The stack memory an unwind may read: @n words from address @base. */
+struct sp_stack_copy {
+	uint64_t base;
+	const uint64_t *words;
+	size_t n;
+};
+enum sp_step {
+	SP_STEP_OK = 0,
+	SP_STEP_OUTERMOST,	/* the return address is undefined: the end */
+	SP_STEP_NOMEM,		/* needed memory outside the copy (*need) */
+	SP_STEP_BAD,		/* a rule we cannot follow (a register not
+				 * known, an expression) */
+};
+/* Step @r from a frame to its caller with rules @c, reading memory from
+ * @m only.  Returns an enum sp_step; @r changes only on SP_STEP_OK (the
+ * caller's pc, the CFA as its sp unless a rule says otherwise, the
+ * registers whose rules could be followed). */
+SP_HIDDEN int sp_cfi_step(const struct sp_cfi *c,
+			  const struct sp_stack_copy *m, struct sp_regs *r,
+			  uint64_t *need);
 
 /* Memory for the drain thread: mmap-backed bump allocation. */
 SP_HIDDEN void *sp_arena_alloc(size_t n);

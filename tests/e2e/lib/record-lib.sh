@@ -40,3 +40,48 @@ check() {
 	# a rare failure in a full make check can be read from its log.
 	[ "$_rc" = 0 ] || sed 's/^/record_check: /' "$T/.check.out" >&2
 }
+
+# record_workload NAME: the test of one of workloads-lib.sh's programs
+# (t306x) under the default `sym record` at 999 Hz: its output and exit
+# status unchanged, whole stacks (workloads_check.py complete) and the
+# top-10 function shares against perf record --call-graph dwarf
+# (workloads_check.py shares).  The run without a profiler and perf's run
+# go on beside sym record's: on a shared machine the load changes from
+# one second to the next, and with it the relative speed of the
+# program's parts (memory-bound against compute-bound code); runs that
+# share the same seconds share the same load, so their shares differ by
+# sampling alone, which is what the test's intervals allow for.
+# The programs' tables go into one store, fixtures/build/workloads/store,
+# kept between tests and runs: converting python3.11's and libc's debug
+# files again in every test would cost more than the workloads.
+record_workload() {
+	. "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
+	need_perf
+	wl_have "$1" || plan_skip "$wl_why"
+	wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }
+	export SYM_STORE="$WL/store"
+	plan 4
+	have_perf=0
+	command -v perf > /dev/null 2>&1 && have_perf=1
+	wl_run "$1" "$T/base" &
+	base_pid=$!
+	if [ $have_perf = 1 ]; then
+		wl_perf "$1" "$T/perf.data" "$T/perf.txt" -F 999 &
+		perf_pid=$!
+	fi
+	wl_run "$1" "$T/rec" "$SYM" record -q -F 999 -o "$T/rec.raw" --
+	wait $base_pid
+	perf_ok=1
+	[ $have_perf = 1 ] && { wait $perf_pid || perf_ok=0; }
+	wl_same "$1: output and exit status unchanged under sym record ($(wl_desc "$1"))" \
+		"$T/base" "$T/rec"
+	ok "$1: the profile says mode dwarf" grep -qx "mode dwarf" "$T/rec.raw"
+	wl_check complete "$T/rec.raw"
+	if [ $have_perf = 0 ]; then
+		skip "no perf (Debian package linux-perf)"
+	elif [ $perf_ok = 0 ]; then
+		skip "perf record failed: $(head -1 "$T/.perf.err")"
+	else
+		wl_check shares "$T/rec.raw" "$T/perf.txt"
+	fi
+}

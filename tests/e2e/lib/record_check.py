@@ -41,6 +41,19 @@ build IDs and `readelf -lW` for the PT_LOAD segments.  Each check prints
       -n; with --leaves, the leaves in the first BIN are in one of the
       functions F, or in what ld.so runs at load and unload (_init,
       _fini, crtstuff's constructors and destructors)
+  record_check.py faults MODE FILE BIN [--max-depth N]
+      prof_faults (fixtures/src/prof_faults.c) in dwarf mode, stacks that
+      must be flagged rather than guessed: nocfi: every stack through
+      libnocfi.so (a module without CFI) is flagged and ends at its frame
+      there, the frames before it right (cb_burn, or now() and libc);
+      deep and wide: a stack in deep() or wide() is whole and unflagged
+      (deep/wide... main, libc, _start) or flagged and right as far as it
+      goes, and most are flagged: deep's truncated ones hold N frames
+      (127, kernel frames too), wide's run past the 8 KiB copy; no stack
+      has more than N frames; signal: >= 99% of the
+      stacks in the signal handler go through the signal frame (its
+      interrupted frame exact) down to main and _start, unflagged, and
+      none is wrong without a flag
 """
 import bisect
 import math
@@ -905,6 +918,109 @@ def cmd_addrs(prof, bins, leaves):
     return ok
 
 
+def user_names(prof, s, binpath, syms):
+    """(frame, name) of the user frames of @s: name in BIN, else None;
+    "@LIB" for a frame in a file named libnocfi.so, "@libc" for libc."""
+    out = []
+    for fr, name in zip(s["frames"], frame_names(prof, s, binpath, syms)):
+        m = prof.maps.get(fr.map) if fr.map is not None else None
+        if m is not None and m["kind"] == "kernel":
+            continue
+        if name is None and m is not None:
+            base = os.path.basename(m["path"])
+            if base == "libnocfi.so":
+                name = "@LIB"
+            elif base.startswith("libc.so"):
+                name = "@libc"
+        out.append((fr, name))
+    return out
+
+
+def fault_right(mode, names, flags, depth):
+    """Is the stack of user frame names @names (leaf first) of prof_faults
+    in @mode whole and right, or flagged and right as far as it goes?
+    @depth: the stack's frames, kernel ones too, may not be fewer when it
+    is flagged truncated.  Returns (right_so_far, whole)."""
+    if mode == "nocfi":
+        # cb_burn, or now() -> clock_gettime in libc -> the vDSO, then
+        # the frame in LIB, last.
+        return (names.count("@LIB") == 1 and names[-1] == "@LIB" and
+                set(names[:-1]) <= {"cb_burn", "now", "@libc", None}), False
+    if mode in ("deep", "wide"):
+        k = 1 if names[:1] == ["cb_burn"] else 0
+        while k < len(names) and names[k] == mode:
+            k += 1
+        rest = names[k:]
+        tail = ["main", "@libc", "@libc", "_start"]
+        so_far = k > 0 and names[k - 1] == mode and \
+            rest == tail[:len(rest)]
+        if mode == "deep" and "truncated" in flags:
+            so_far = so_far and depth
+        return so_far, rest == tail
+    # signal: sig_burn's chain, the trampoline in libc, then the
+    # interrupted frame and main's chain.
+    want = ["cb_burn", "sig_burn", "on_prof", "@libc"]
+    if names[:4] != want:
+        return False, False
+    tail = [x for x in names[4:] if x != "@libc"]
+    # The signal interrupts main's chain: cb_burn or spin, or now() or its
+    # clock_gettime() in libc (dropped here) or the vDSO (None).
+    whole = tail in (["cb_burn", "spin", "main", "_start"],
+                     ["spin", "main", "_start"], ["now", "main", "_start"],
+                     [None, "now", "main", "_start"], ["main", "_start"])
+    return whole, whole
+
+
+def cmd_faults(prof, mode, binpath, depth):
+    syms = Symbols(binpath)
+    pid = main_pid(prof, binpath)
+    key = {"nocfi": "@LIB", "deep": "deep", "wide": "wide",
+           "signal": "sig_burn"}[mode]
+    total = whole = flagged = bad = 0
+    for s in prof.stacks:
+        if s["pid"] != pid:
+            continue
+        un = user_names(prof, s, binpath, syms)
+        names = [n for _, n in un]
+        if key not in names:
+            continue
+        c = s["count"]
+        total += c
+        so_far, full = fault_right(mode, names, s["flags"],
+                                   len(s["frames"]) == depth)
+        if s["flags"]:
+            flagged += c
+        if mode == "signal":
+            k = names.index("@libc") + 1 if "@libc" in names else 0
+            if full and (k >= len(un) or un[k][0].ret):
+                full = so_far = False	# the interrupted frame is exact
+            if full and not s["flags"]:
+                whole += c
+            elif not s["flags"]:
+                bad += c
+                print_unflagged(s)
+        elif (s["flags"] and not so_far) or (not s["flags"] and not full):
+            bad += c
+            print("# %s stack: %s" % (
+                "unflagged wrong" if not s["flags"] else "flagged but wrong",
+                " ".join(str(n) for n in names)))
+        elif not s["flags"]:
+            whole += c
+        if len(s["frames"]) > depth:
+            bad += c
+            print("# %d frames, over the limit %d" % (len(s["frames"]),
+                                                      depth))
+    print("# %s: %d samples with %s, %d flagged, %d whole and unflagged, "
+          "%d wrong" % (mode, total, key, flagged, whole, bad))
+    if total < 30:
+        die("too few samples (%d) to judge" % total)
+    if mode == "signal":
+        return bad == 0 and whole >= 0.99 * total
+    # Every stack through LIB, most of the recursion's (the burn is at
+    # its bottom).
+    return bad == 0 and flagged >= (1 if mode == "nocfi" else 0.5) * total
+
+
 def main():
     args = sys.argv[1:]
     mode = "fp"
@@ -926,6 +1042,14 @@ def main():
         die(__doc__)
     if args[0] == "fpchain-cases":
         sys.exit(0 if cmd_fpchain_cases(args[1], args[2]) else 1)
+    if args[0] == "faults":
+        depth = 127
+        if "--max-depth" in args:
+            i = args.index("--max-depth")
+            depth = int(args[i + 1])
+            del args[i:i + 2]
+        ok = cmd_faults(Profile(args[2]), args[1], args[3], depth)
+        sys.exit(0 if ok else 1)
     cmd, prof = args[0], Profile(args[1])
     if cmd == "shares":
         ok = cmd_shares(prof, args[2], mode)

@@ -3,7 +3,9 @@
 #
 #   sp_build NAME        compile fixtures/src/NAME.{c,cc} into $T/NAME
 #                        (-O2 -g -fno-omit-frame-pointer); symprof_dlopen
-#                        also gets $T/libsymprof_dso.so next to it
+#                        also gets $T/libsymprof_dso.so next to it;
+#                        symprof_unwind is built without frame pointers
+#                        and gets $T/libsymprof_nocfi.so, without CFI
 #   sp_run ARGS...       timeout $SP_TIMEOUT $SYM run ARGS...
 #   $RAWCHECK            build/tests/raw-check (libsym's reader), built on
 #                        demand
@@ -13,6 +15,9 @@
 #   sp_val CMD ARGS...   symprof_check.py's answer on stdout (tidsamples,
 #                        inmap, header)
 #   sp_hdr RAW KEY       the value of one header line
+#   symprof_workload NAME
+#                        the whole test of one of Debian's programs
+#                        (workloads-lib.sh) under sym run (t401x)
 
 need cc c++ nm timeout python3
 [ -r "$SYM_ROOT/lib/libsymprof.so" ] || plan_skip "no lib/libsymprof.so; run make"
@@ -34,6 +39,16 @@ sp_build() {
 			"$_src/symprof_dso.c" &&
 		cc $SP_CFLAGS -Wl,--enable-new-dtags,-rpath,'$ORIGIN' \
 			-o "$T/$1" "$_src/$1.c" ;;
+	symprof_unwind)
+		# Without frame pointers, as Debian builds; its library
+		# without any CFI (no .eh_frame, not even the linker's).
+		cc -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+			-fno-unwind-tables -fPIC -shared -nostartfiles \
+			-Wl,--no-ld-generated-unwind-info \
+			-o "$T/libsymprof_nocfi.so" "$_src/symprof_nocfi.c" &&
+		cc -O2 -g -fomit-frame-pointer -o "$T/$1" "$_src/$1.c" \
+			-L"$T" -lsymprof_nocfi \
+			-Wl,--enable-new-dtags,-rpath,'$ORIGIN' ;;
 	*)
 		cc $SP_CFLAGS -pthread -o "$T/$1" "$_src/$1.c" ;;
 	esac
@@ -66,4 +81,45 @@ sp_val() {
 
 sp_hdr() {
 	sed -n "s/^$2 //p" "$1"
+}
+
+# symprof_workload NAME: the test of one of workloads-lib.sh's programs
+# under sym run, libsymprof's defaults but -F 999 (per-thread CPU timers
+# expire on the kernel tick: about 250 samples a second of CPU here): its
+# output and exit status unchanged, whole stacks (workloads_check.py
+# complete: >= 99% reach _start, __libc_start_main or the thread's start,
+# every other one flagged) and the top-10 function shares, self and
+# total, against perf record --call-graph dwarf (workloads_check.py
+# shares, 99.9% family-wise).  As in record-lib.sh's record_workload(),
+# the run without a profiler and perf's run go on beside ours, so that
+# the three share the machine's load second by second.
+symprof_workload() {
+	. "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
+	wl_have "$1" || plan_skip "$wl_why"
+	wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }
+	export SYM_STORE="$WL/store"
+	plan 3
+	have_perf=0
+	command -v perf > /dev/null 2>&1 && have_perf=1
+	wl_run "$1" "$T/base" &
+	base_pid=$!
+	if [ $have_perf = 1 ]; then
+		wl_perf "$1" "$T/perf.data" "$T/perf.txt" -F 999 &
+		perf_pid=$!
+	fi
+	wl_run "$1" "$T/run" "$SYM" run -F 999 -o "$T/run.raw" --
+	wait $base_pid
+	perf_ok=1
+	[ $have_perf = 1 ] && { wait $perf_pid || perf_ok=0; }
+	wl_same "$1: output and exit status unchanged under sym run ($(wl_desc "$1"))" \
+		"$T/base" "$T/run"
+	echo "# $(grep '^# libsymprof: signal' "$T/run.raw")"
+	wl_check complete "$T/run.raw"
+	if [ $have_perf = 0 ]; then
+		skip "no perf (Debian package linux-perf)"
+	elif [ $perf_ok = 0 ]; then
+		skip "perf record failed: $(head -1 "$T/.perf.err")"
+	else
+		wl_check shares "$T/run.raw" "$T/perf.txt"
+	fi
 }

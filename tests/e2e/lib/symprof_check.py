@@ -27,6 +27,11 @@ libsym's reader; this only reads what it needs).
       PATH-SUFFIX (and, given BINARY and FUNC, resolve to FUNC).
   symprof_check.py header RAW KEY
       print one header line's value.
+  symprof_check.py stacks RAW BINARY...
+      print each stack as "COUNT FLAGS FRAMES", FLAGS "-" or the flags,
+      FRAMES leaf first, joined by ";": each frame of one of the BINARY
+      files resolved (nm) to its function, the others as FILE:ADDR (the
+      file's base name) or ?:ADDR, all prefixed with the kind (p: or r:).
 """
 import bisect
 import math
@@ -237,10 +242,27 @@ def cmd_header(raw, key):
     return 0
 
 
+def cmd_stacks(raw, *binaries):
+    import os
+    _, maps, stacks = parse(raw)
+    syms = {os.path.realpath(b): Syms(b) for b in binaries}
+    for s in stacks:
+        names = []
+        for kind, m, addr in s["frames"]:
+            path = maps[m]["path"] if m != "?" else "?"
+            if path in syms:
+                n = syms[path].name(addr - 1 if kind == "r" else addr)
+            else:
+                n = "%s:%x" % (path.rsplit("/", 1)[-1], addr)
+            names.append(kind + ":" + n)
+        print("%d %s %s" % (s["count"], s["flags"], ";".join(names)))
+    return 0
+
+
 def main(argv):
     cmds = {"shares": cmd_shares, "bias": cmd_bias, "reach": cmd_reach,
             "leaf": cmd_leaf, "tidsamples": cmd_tidsamples,
-            "inmap": cmd_inmap, "header": cmd_header}
+            "inmap": cmd_inmap, "header": cmd_header, "stacks": cmd_stacks}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
