@@ -319,7 +319,11 @@ struct sym_frame {
  * sym_frame_name() - the name to show for a frame: the demangled linkage
  * name, else the raw one where it names the frame from the symbol table
  * (SYM_FRAME_NAME_SYMTAB), else DW_AT_name (C: "__libc_malloc", not its
- * asm linkage name "__GI___libc_malloc"), else the linkage name.
+ * asm linkage name "__GI___libc_malloc"), else the linkage name.  A
+ * frame with no DWARF function (SYM_FRAME_SYMTAB) is named only when a
+ * symbol covers the address (@symbol): GNU addr2line's nearest symbol
+ * below it, which may end before it (the padding after a function),
+ * names nothing here, as llvm-symbolizer and eu-addr2line name nothing.
  * @param f   a frame; not NULL
  * @return borrowed from @f's strings; NULL when the frame has no name
  * Thread-safety: pure.

@@ -938,6 +938,8 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 
 const char *sym_frame_name(const struct sym_frame *f)
 {
+	if ((f->flags & SYM_FRAME_SYMTAB) && !f->symbol)
+		return NULL;
 	if (f->demangled)
 		return f->demangled;
 	if ((f->flags & SYM_FRAME_NAME_SYMTAB) && f->linkage_name)
