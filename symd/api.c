@@ -198,6 +198,10 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 	struct symi_buf *b = e->b;
 	int err;
 
+	/* A frame only llvm-symbolizer's symbol names (libsym returns it
+	 * for the compat styles) is no answer here: an empty list. */
+	if (n == 1 && !sym_frame_name(fr) && !fr->file && !fr->line)
+		n = 0;
 	err = symi_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct sym_frame *f = &fr[i];
@@ -212,7 +216,7 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			if (!err)
 				err = symi_buf_addc(b, ',');
 		}
-		if (!err && f->linkage_name) {
+		if (!err && fn && f->linkage_name) {
 			err = symi_buf_add(b, "\"linkage_name\":", 15);
 			if (!err)
 				err = symd_json_add_cstr(b, f->linkage_name);

@@ -4,8 +4,9 @@
   symd_check.py compare URL BUILDID FILE [N]
       POST N instruction addresses of FILE (objdump -d) to URL/v1/symbolize
       and compare every frame (function, file, line, column, inline chain)
-      with `sym addr2line --output-style=JSON -f -i -C -e FILE` on the same
-      addresses.  Exit 0 when all agree.
+      with `sym addr2line --output-style=JSON -f -i --no-demangle -e FILE`
+      on the same addresses, its names demangled by c++filt (symd spells
+      names as GNU does).  Exit 0 when all agree.
   symd_check.py status URL BUILDID ADDR WAIT_MS
       print the module's status (ok, missing, pending, error) and, for ok,
       the innermost function of ADDR.
@@ -56,9 +57,22 @@ def text_addresses(path, n, seed=7):
     return addrs[:n]
 
 
+def gnu_demangle(names):
+    """@names demangled by GNU's demangler (c++filt), which is the one
+    symd's "function" follows (docs/http-api.md: main::{lambda(...)#2},
+    [clone .cold]); LLVM's, which --output-style=JSON -C copies, spells
+    those 'lambda'(...) and (.cold)."""
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    if not mangled:
+        return {}
+    p = subprocess.run(["c++filt"], input="".join(n + "\n" for n in mangled),
+                       capture_output=True, text=True, check=True)
+    return dict(zip(mangled, p.stdout.splitlines()))
+
+
 def expected(path, addrs):
     p = subprocess.run([SYM, "addr2line", "--no-cache", "--output-style=JSON",
-                        "-f", "-i", "-C", "-e", path],
+                        "-f", "-i", "--no-demangle", "-e", path],
                        input="".join("0x%x\n" % a for a in addrs),
                        capture_output=True, text=True, check=True)
     res = []
@@ -67,6 +81,10 @@ def expected(path, addrs):
         if not line:
             continue
         res.append(json.loads(line))
+    dm = gnu_demangle(s["FunctionName"] for r in res for s in r["Symbol"])
+    for r in res:
+        for s in r["Symbol"]:
+            s["FunctionName"] = dm.get(s["FunctionName"], s["FunctionName"])
     return res
 
 
