@@ -382,7 +382,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path,
 uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 			    uint32_t func, uint32_t call_file,
 			    uint32_t call_line, uint32_t call_column,
-			    uint64_t entry)
+			    uint64_t entry, uint32_t flags)
 {
 	struct symt_scope *s;
 
@@ -399,6 +399,7 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 	s->call_line = call_line;
 	s->call_column = call_column;
 	s->entry = 0;
+	s->flags = flags;
 	b->scope_entry[b->n_scopes] = entry;
 	return (uint32_t)b->n_scopes++;
 }

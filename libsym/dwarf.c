@@ -518,6 +518,19 @@ static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 	return unit_file(w, a.cu, idx);
 }
 
+/* SYMT_FUNC_DECL_CONST when the DW_AT_decl_file of @die (found as
+ * decl_file_of() finds it) is a DW_FORM_implicit_const, which
+ * llvm-symbolizer 14 does not take for a file index: its JSON
+ * "StartFileName" is then "" (gcc 12 gives the member functions
+ * declared in a class that way, e.g. in <bits/stl_vector.h>). */
+static uint32_t decl_const(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_decl_file, &a) &&
+	       a.form == DW_FORM_implicit_const ? SYMT_FUNC_DECL_CONST : 0;
+}
+
 /* The function index of a subprogram or inlined instance @die. */
 static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 {
@@ -564,6 +577,8 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	fin.decl_file = decl_file;
 	fin.decl_line = (uint32_t)decl_line;
 	fin.flags = w->func_flags;
+	if (decl_file != SYMI_NONE)
+		fin.flags |= decl_const(&origin);
 	f = symi_builder_func_in(w->b, &fin);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
@@ -719,7 +734,9 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 		cl = udata(die, DW_AT_call_line);
 		cc = udata(die, DW_AT_call_column);
 	}
-	s = symi_builder_scope(w->b, parent, func, cf, cl, cc, entry);
+	s = symi_builder_scope(w->b, parent, func, cf, cl, cc, entry,
+			       dwarf_hasattr(die, DW_AT_low_pc) ? 0 :
+			       SYMT_SCOPE_NO_LOW_PC);
 	if (s == SYMI_NONE)
 		return -ENOMEM;
 	off = 0;

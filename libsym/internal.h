@@ -93,7 +93,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 3
+#define SYMI_CONVERTER_VERSION 4
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -349,12 +349,13 @@ struct symi_path {
  * (-ENOMEM, recorded in @b). */
 uint32_t symi_path_intern(struct symi_builder *b, const struct symi_path *f);
 
-/* A scope: a subprogram (parent SYMI_NONE) or an inlined instance.
- * Returns the scope index or SYMI_NONE on -ENOMEM. */
+/* A scope: a subprogram (parent SYMI_NONE) or an inlined instance;
+ * @flags: enum symt_scope_flags.  Returns the scope index or SYMI_NONE
+ * on -ENOMEM. */
 uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 			    uint32_t func, uint32_t call_file,
 			    uint32_t call_line, uint32_t call_column,
-			    uint64_t entry);
+			    uint64_t entry, uint32_t flags);
 
 /* An address range [lo, hi) of @scope at nesting @depth (0 for a
  * subprogram).  Returns 0 or -ENOMEM. */

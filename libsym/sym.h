@@ -231,6 +231,15 @@ enum sym_frame_flags {
 	/** @file is not from the line table: it is the STT_FILE name of
 	 *  the local symbol that names the frame (SYM_FRAME_SYMTAB). */
 	SYM_FRAME_FILE_SYMTAB = (1 << 8),
+	/** The frame's DWARF function instance has no DW_AT_low_pc (only
+	 *  DW_AT_ranges); @entry is then its first range's start.
+	 *  llvm-symbolizer 14 gives such a frame no "StartAddress". */
+	SYM_FRAME_NO_LOW_PC = (1 << 9),
+	/** The function's DW_AT_decl_file is a DW_FORM_implicit_const
+	 *  (gcc 12's form for functions declared in a class), which
+	 *  llvm-symbolizer 14 does not read: it gives no "StartFileName".
+	 *  @decl_file is still set. */
+	SYM_FRAME_DECL_CONST = (1 << 10),
 };
 
 /** The most frames one lookup can return; deeper chains are cut. */
@@ -338,7 +347,7 @@ SYM_API const char *sym_frame_name(const struct sym_frame *f);
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 4
+#define SYM_TABLE_FORMAT 5
 
 /**
  * sym_table_open() - view a table buffer for lookups.
