@@ -872,7 +872,8 @@ static const char *llvm_file(struct a2l *a, const struct sym_frame *loc,
 
 /* The "StartAddress" beside llvm_name(@o, @dw): the symbol's address
  * where llvm names the frame after it, else the DIE's DW_AT_low_pc;
- * 0 when there is none. */
+ * 0 when there is none (a DIE with DW_AT_ranges only,
+ * SYM_FRAME_NO_LOW_PC). */
 static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
 			   const struct sym_frame *dw)
 {
@@ -880,7 +881,7 @@ static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
 		return o->symbol_addr;
 	if (o && o->llvm_symbol && llvm_symtab(a))
 		return o->llvm_symbol_addr;
-	if (dw && !(dw->flags & SYM_FRAME_SYMTAB))
+	if (dw && !(dw->flags & (SYM_FRAME_SYMTAB | SYM_FRAME_NO_LOW_PC)))
 		return dw->entry;
 	return 0;
 }
@@ -1141,9 +1142,12 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *o,
 		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
 	else
 		ob_s(a->ob, "\"\"");
+	/* llvm 14 reads no DW_FORM_implicit_const DW_AT_decl_file
+	 * (SYM_FRAME_DECL_CONST). */
 	ob_s(a->ob, ",\"StartFileName\":");
-	json_str(a->ob, loc ? file_name(a, loc->decl_file,
-					     loc->decl_file_rel) : NULL);
+	json_str(a->ob, loc && !(loc->flags & SYM_FRAME_DECL_CONST) ?
+			file_name(a, loc->decl_file, loc->decl_file_rel) :
+			NULL);
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 

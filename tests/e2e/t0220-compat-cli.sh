@@ -182,8 +182,7 @@ for b in "$C" "$CXX"; do
 		# shellcheck disable=SC2086
 		both "llvm-symbolizer" llvm-symbolizer "$LS" --obj="$b" $o
 	done
-	point "llvm-symbolizer: every instruction of ${b##*/}, JSON" \
-		"StartAddress: llvm 14 gives an inlined frame's DW_AT_low_pc only (\"\" for one with DW_AT_ranges), the table keeps no such mark; StartFileName: llvm 14 gives \"\" for gcc-O2-d5-cxx 0x117a's innermost frame (an inlined constructor) where the table has stl_vector.h, cause not found yet"
+	point "llvm-symbolizer: every instruction of ${b##*/}, JSON"
 done
 
 # ------------------------------------------------------- GNU addr2line
