@@ -120,6 +120,9 @@ enum symt_func_flags {
 	 * llvm-symbolizer 14 does not read as a file index: its JSON
 	 * "StartFileName" is "". */
 	SYMT_FUNC_DECL_CONST = (1 << 1),
+	/* The builder's spelling callback accepted the demangled name
+	 * (SYM_FRAME_SPELLING); not part of what deduplicates functions. */
+	SYMT_FUNC_SPELLING = (1 << 2),
 };
 
 /* Flags of a scope. */

@@ -234,6 +234,11 @@ struct symi_builder;
 #define SYMI_NONE UINT32_MAX
 
 int symi_builder_new(struct symi_builder **out);
+
+/* Ask @fn (may be NULL) about each demangled name, with @ctx (struct
+ * sym_module_opts .spelling). */
+void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
+			   void *ctx);
 void symi_builder_free(struct symi_builder *b);
 
 /* Intern a string; returns its offset in the string blob, 0 for NULL/"".
@@ -269,6 +274,9 @@ enum symi_sym_flags {
 	SYMI_SYM_DEBUG = 1 << 10,
 	SYMI_SYM_DYNSYM = 1 << 11,
 	SYMI_SYM_MINI = 1 << 12,
+	/* The builder's spelling callback accepted the demangled name
+	 * (SYM_FRAME_SPELLING). */
+	SYMI_SYM_SPELLING = 1 << 13,
 };
 /* The bits that say where a symbol was read, not what it is. */
 #define SYMI_SYM_ORIGIN (SYMI_SYM_MAIN | SYMI_SYM_DEBUG | SYMI_SYM_DYNSYM | \

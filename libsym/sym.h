@@ -240,6 +240,11 @@ enum sym_frame_flags {
 	 *  llvm-symbolizer 14 does not read: it gives no "StartFileName".
 	 *  @decl_file is still set. */
 	SYM_FRAME_DECL_CONST = (1 << 10),
+	/** The module was opened with a struct sym_module_opts .spelling
+	 *  callback, and it said that its demangler spells @linkage_name
+	 *  exactly as @demangled: a caller that must print that
+	 *  demangler's bytes can print @demangled. */
+	SYM_FRAME_SPELLING = (1 << 11),
 };
 
 /** The most frames one lookup can return; deeper chains are cut. */
@@ -502,6 +507,18 @@ enum sym_module_flags {
 };
 
 /**
+ * sym_spelling_fn - does the caller's own demangler spell @mangled
+ * exactly as @demangled (libsym's demangling, libiberty's)?  See struct
+ * sym_module_opts .spelling.
+ * @param ctx  the .spelling_ctx given with it
+ * @return non-zero when it does
+ * Called on the thread that builds the table, once per distinct
+ * demangled name.
+ */
+typedef int (*sym_spelling_fn)(const char *mangled, const char *demangled,
+			       void *ctx);
+
+/**
  * Options of sym_module_open().  Declare them with SYM_OPTS(), which sets
  * @sz, so that newer fields can be added without breaking callers (see
  * "ABI" at the top of this file).
@@ -521,6 +538,16 @@ struct sym_module_opts {
 	const char *debug_dir;
 	/** enum sym_module_flags. */
 	uint32_t flags;
+	/** NULL, or asked while the module's table is built whether the
+	 *  caller's demangler spells each demangled name as libsym does;
+	 *  the frames of the names it accepts carry SYM_FRAME_SPELLING, so
+	 *  a caller that prints another demangler's bytes (bin/compat/
+	 *  llvm-symbolizer: LLVM's) demangles at lookup time only the
+	 *  names spelled otherwise.  A table from the store keeps the
+	 *  answers of whoever built it (none for symd's). */
+	sym_spelling_fn spelling;
+	/** Passed to @spelling; borrowed. */
+	void *spelling_ctx;
 };
 
 /**

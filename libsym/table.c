@@ -785,6 +785,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->flags = SYM_FRAME_NO_LINKAGE;
 	if (fn->flags & SYMT_FUNC_DECL_CONST)
 		f->flags |= SYM_FRAME_DECL_CONST;
+	if (fn->flags & SYMT_FUNC_SPELLING)
+		f->flags |= SYM_FRAME_SPELLING;
 	if (sflags & SYMT_SCOPE_NO_LOW_PC)
 		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
@@ -917,6 +919,9 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		f->linkage_name = str_at(t, gnu.name);
 		f->demangled = str_at(t, gnu.demangled);
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
+		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
+		if (gnu.flags & SYMI_SYM_SPELLING)
+			f->flags |= SYM_FRAME_SPELLING;
 		return;
 	}
 	if (have_gnu) {
@@ -932,6 +937,8 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	if (nm->demangled) {
 		f->linkage_name = str_at(t, nm->name);
 		f->demangled = str_at(t, nm->demangled);
+		if (nm->flags & SYMI_SYM_SPELLING)
+			f->flags |= SYM_FRAME_SPELLING;
 	}
 	f->name = str_at(t, nm->name);
 	f->entry = h->base + nm->addr;
