@@ -451,6 +451,20 @@ static const char *llvm_demangle(struct a2l *a, const char *raw)
 	return olen ? c->e[i].out : raw;
 }
 
+int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
+{
+	int status = -1, same;
+	char *out;
+
+	(void)ctx;
+	if (strncmp(mangled, "_Z", 2) != 0)
+		return 0;
+	out = llvm_itanium_demangle(mangled, NULL, NULL, &status);
+	same = status == 0 && out && strcmp(out, demangled) == 0;
+	free(out);
+	return same;
+}
+
 /*
  * show() - the name to print for @raw: itself, or demangled with -C.
  * The result is valid until the next call (a->dm is reused).  With
@@ -463,9 +477,15 @@ static const char *show(struct a2l *a, const char *raw,
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14. */
-	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON)
+	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14; the
+	 * table says which names LLVM spells as libiberty does
+	 * (a2l_spelling()). */
+	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON) {
+		if (f && f->demangled && raw == f->linkage_name &&
+		    (f->flags & SYM_FRAME_SPELLING))
+			return f->demangled;
 		return llvm_demangle(a, raw);
+	}
 	if (f && f->demangled && raw == f->linkage_name)
 		return f->demangled;
 	free(a->dm);
@@ -2740,7 +2760,8 @@ static void gnu_file_error(const char *path, int err)
 static void fetch_debuginfo(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = a->dirs.n ?
-					  a->dirs.dirs : NULL);
+					  a->dirs.dirs : NULL,
+		 .spelling = a2l_spelling);
 	char stored[4096], why[512];
 	struct sym_module *mod = NULL;
 	char *fetched = NULL;
@@ -2805,7 +2826,8 @@ static void fetch_debuginfo(struct a2l *a)
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
-		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL);
+		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL,
+		 .spelling = a2l_spelling);
 	struct sym_store_lock *lock = NULL;
 	char buf[256];
 	double t0;
