@@ -505,9 +505,14 @@ static const char *attr_str(Dwarf_Die *die, unsigned int name)
 /*
  * The declaration file of @die, in the file table of the unit that holds
  * the attribute (dwarf_attr_integrate() may find it in an origin in
- * another CU, a dwz partial unit or the alt file).
+ * another CU, a dwz partial unit or the alt file).  *@flags gets
+ * SYMT_FUNC_DECL_CONST when the attribute is a DW_FORM_implicit_const,
+ * which llvm-symbolizer 14 does not take for a file index: its JSON
+ * "StartFileName" is then "" (gcc 12 gives the member functions
+ * declared in a class that way, e.g. in <bits/stl_vector.h>).
  */
-static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
+static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die,
+			     uint32_t *flags)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
@@ -515,20 +520,9 @@ static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) ||
 	    dwarf_formudata(&a, &idx) != 0)
 		return SYMI_NONE;
+	if (a.form == DW_FORM_implicit_const)
+		*flags |= SYMT_FUNC_DECL_CONST;
 	return unit_file(w, a.cu, idx);
-}
-
-/* SYMT_FUNC_DECL_CONST when the DW_AT_decl_file of @die (found as
- * decl_file_of() finds it) is a DW_FORM_implicit_const, which
- * llvm-symbolizer 14 does not take for a file index: its JSON
- * "StartFileName" is then "" (gcc 12 gives the member functions
- * declared in a class that way, e.g. in <bits/stl_vector.h>). */
-static uint32_t decl_const(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-
-	return dwarf_attr_integrate(die, DW_AT_decl_file, &a) &&
-	       a.form == DW_FORM_implicit_const ? SYMT_FUNC_DECL_CONST : 0;
 }
 
 /* The function index of a subprogram or inlined instance @die. */
@@ -569,16 +563,14 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	linkage = attr_str(&origin, DW_AT_linkage_name);
 	if (!linkage)
 		linkage = attr_str(&origin, DW_AT_MIPS_linkage_name);
-	decl_file = decl_file_of(w, &origin);
+	fin.flags = w->func_flags;
+	decl_file = decl_file_of(w, &origin, &fin.flags);
 	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
 		decl_line = 0;
 	fin.name = name;
 	fin.linkage = linkage;
 	fin.decl_file = decl_file;
 	fin.decl_line = (uint32_t)decl_line;
-	fin.flags = w->func_flags;
-	if (decl_file != SYMI_NONE)
-		fin.flags |= decl_const(&origin);
 	f = symi_builder_func_in(w->b, &fin);
 	if (f == SYMI_NONE)
 		return SYMI_NONE;
