@@ -432,6 +432,10 @@ static int on_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			.line = fr[i].line,
 			.column = fr[i].column,
 		};
+		/* A symbol's STT_FILE goes with its name. */
+		if (!lines[i].function &&
+		    (fr[i].flags & SYM_FRAME_FILE_SYMTAB))
+			lines[i].file = NULL;
 		if (fr[i].flags & SYM_FRAME_INLINED)
 			lines[i].flags = SYM_PROF_LINE_INLINED;
 		else if ((fr[i].flags & SYM_FRAME_SYMTAB) && lines[i].function)
