@@ -300,13 +300,15 @@ bin/symd: $(B)/symd/main.o $(B)/libsymd.a lib/libsym.a
 # daemon's and the tool's include directories (tools/ as the root: a
 # test names "agent/unwind.h", "view/stacktree.h") and links, in order,
 # the tool's archives, the daemon's, libsym and their libraries; the
-# linker takes from each archive only the members a test uses.
+# linker takes from each archive only the members a test uses (a test
+# that reaches tools/store.c reaches addr2line.c's LLVM demangler too).
 TEST_CFLAGS = -Itests/unit -Isymd -Itools $(SYMD_CFLAGS) $(TOOL_CFLAGS)
 TEST_ARCHIVES = $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) $(B)/libsymd.a \
 	lib/libsym.a lib/libsymprofile.a
 TEST_LIBS = -Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
 	-Wl,--end-group $(B)/libsymd.a lib/libsym.a lib/libsymprofile.a \
-	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) -lm $(LDLIBS)
+	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) \
+	$(LDLIBS)
 
 $(B)/tests/t-%: tests/unit/t-%.c $(TEST_ARCHIVES) tests/unit/tap.h \
 		$(B)/.flags

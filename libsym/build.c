@@ -57,6 +57,9 @@ struct seg {
 };
 
 struct symi_builder {
+	/* struct sym_module_opts .spelling and its context, or NULL */
+	sym_spelling_fn spelling;
+	void *spelling_ctx;
 	/* string blob and its hash set of offsets (0 = empty slot) */
 	char *str;
 	size_t str_len, str_cap;
@@ -124,6 +127,20 @@ static uint32_t nomem_idx(struct symi_builder *b)
 {
 	nomem(b);
 	return SYMI_NONE;
+}
+
+void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
+			   void *ctx)
+{
+	b->spelling = fn;
+	b->spelling_ctx = ctx;
+}
+
+/* Whether the spelling callback accepts @dem for @raw. */
+static bool spelled_same(const struct symi_builder *b, const char *raw,
+			 const char *dem)
+{
+	return b->spelling && b->spelling(raw, dem, b->spelling_ctx) != 0;
 }
 
 int symi_builder_new(struct symi_builder **out)
@@ -252,6 +269,7 @@ static uint64_t func_key(struct symi_builder *b, uint32_t v)
 
 	f.demangled = 0;
 	f.outer = 0;
+	f.flags &= ~(uint32_t)SYMT_FUNC_SPELLING;
 	return func_hash(&f);
 }
 
@@ -293,7 +311,8 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 
 		if (g->name == f.name && g->linkage == f.linkage &&
 		    g->decl_file == f.decl_file &&
-		    g->decl_line == f.decl_line && g->flags == f.flags &&
+		    g->decl_line == f.decl_line &&
+		    (g->flags & ~(uint32_t)SYMT_FUNC_SPELLING) == f.flags &&
 		    g->eu == f.eu)
 			return b->func_set[j] - 1;
 		j = (j + 1) & (b->func_set_cap - 1);
@@ -306,6 +325,8 @@ uint32_t symi_builder_func_in(struct symi_builder *b,
 	if (f.linkage) {
 		dem = symi_demangle(in->linkage);
 		if (dem) {
+			if (spelled_same(b, in->linkage, dem))
+				f.flags |= SYMT_FUNC_SPELLING;
 			f.demangled = symi_builder_str(b, dem);
 			free(dem);
 			if (f.demangled == SYMI_NONE)
@@ -387,7 +408,7 @@ uint32_t symi_builder_file(struct symi_builder *b, const char *path,
 uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 			    uint32_t func, uint32_t call_file,
 			    uint32_t call_line, uint32_t call_column,
-			    uint64_t entry)
+			    uint64_t entry, uint32_t flags)
 {
 	struct symt_scope *s;
 
@@ -404,6 +425,7 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 	s->call_line = call_line;
 	s->call_column = call_column;
 	s->entry = 0;
+	s->flags = flags;
 	b->scope_entry[b->n_scopes] = entry;
 	return (uint32_t)b->n_scopes++;
 }
@@ -1441,6 +1463,8 @@ static int table_syms(struct symi_builder *b, size_t n_syms, uint64_t base,
 		syms[i].flags = b->syms[i].flags;
 		if (!d)
 			continue;
+		if (!(syms[i].flags & SYMI_SYM_PLT) && spelled_same(b, nm, d))
+			syms[i].flags |= SYMI_SYM_SPELLING;
 		syms[i].demangled = symi_builder_str(b, d);
 		free(d);
 		if (syms[i].demangled == SYMI_NONE)

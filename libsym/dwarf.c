@@ -510,9 +510,14 @@ static const char *attr_str(Dwarf_Die *die, unsigned int name)
 /*
  * The declaration file of @die, in the file table of the unit that holds
  * the attribute (dwarf_attr_integrate() may find it in an origin in
- * another CU, a dwz partial unit or the alt file).
+ * another CU, a dwz partial unit or the alt file).  *@flags gets
+ * SYMT_FUNC_DECL_CONST when the attribute is a DW_FORM_implicit_const,
+ * which llvm-symbolizer 14 does not take for a file index: its JSON
+ * "StartFileName" is then "" (gcc 12 gives the member functions
+ * declared in a class that way, e.g. in <bits/stl_vector.h>).
  */
-static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
+static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die,
+			     uint32_t *flags)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
@@ -520,6 +525,8 @@ static uint32_t decl_file_of(struct walk *w, Dwarf_Die *die)
 	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) ||
 	    dwarf_formudata(&a, &idx) != 0)
 		return SYMI_NONE;
+	if (a.form == DW_FORM_implicit_const)
+		*flags |= SYMT_FUNC_DECL_CONST;
 	return unit_file(w, a.cu, idx);
 }
 
@@ -563,14 +570,14 @@ static uint32_t func_of(struct walk *w, Dwarf_Die *die)
 	linkage = attr_str(&origin, DW_AT_linkage_name);
 	if (!linkage)
 		linkage = attr_str(&origin, DW_AT_MIPS_linkage_name);
-	decl_file = decl_file_of(w, &origin);
+	fin.flags = w->func_flags;
+	decl_file = decl_file_of(w, &origin, &fin.flags);
 	if (dwarf_decl_line(&origin, &decl_line) != 0 || decl_line < 0)
 		decl_line = 0;
 	fin.name = name;
 	fin.linkage = linkage;
 	fin.decl_file = decl_file;
 	fin.decl_line = (uint32_t)decl_line;
-	fin.flags = w->func_flags;
 	/* Its outer comes at the end of the CU (set_outer()); a function
 	 * without a linkage name in a language that mangles (a lambda's
 	 * operator()) is not merged with another that may get another. */
@@ -760,7 +767,9 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 		cl = udata(die, DW_AT_call_line);
 		cc = udata(die, DW_AT_call_column);
 	}
-	s = symi_builder_scope(w->b, parent, func, cf, cl, cc, entry);
+	s = symi_builder_scope(w->b, parent, func, cf, cl, cc, entry,
+			       dwarf_hasattr(die, DW_AT_low_pc) ? 0 :
+			       SYMT_SCOPE_NO_LOW_PC);
 	if (s == SYMI_NONE)
 		return -ENOMEM;
 	off = 0;

@@ -71,6 +71,7 @@ enum symt_scope_field {
 	SYMT_SC_CALL_LINE,
 	SYMT_SC_CALL_COLUMN,
 	SYMT_SC_ENTRY,		/* code of the entry address - base */
+	SYMT_SC_FLAGS,		/* enum symt_scope_flags */
 	SYMT_SC_N
 };
 enum symt_func_field {
@@ -116,6 +117,21 @@ enum symt_func_flags {
 	/* The CU's language does not mangle names (C, Fortran, asm...):
 	 * its DW_AT_name is its linkage name, as bfd takes it. */
 	SYMT_FUNC_PLAIN = (1 << 0),
+	/* DW_AT_decl_file is a DW_FORM_implicit_const, which
+	 * llvm-symbolizer 14 does not read as a file index: its JSON
+	 * "StartFileName" is "". */
+	SYMT_FUNC_DECL_CONST = (1 << 1),
+	/* The builder's spelling callback accepted the demangled name
+	 * (SYM_FRAME_SPELLING); not part of what deduplicates functions. */
+	SYMT_FUNC_SPELLING = (1 << 2),
+};
+
+/* Flags of a scope. */
+enum symt_scope_flags {
+	/* The DIE has no DW_AT_low_pc (DW_AT_ranges only): entry is its
+	 * first range's start, and llvm-symbolizer 14's JSON
+	 * "StartAddress" is "". */
+	SYMT_SCOPE_NO_LOW_PC = (1 << 0),
 };
 
 /*
@@ -206,6 +222,7 @@ struct symt_scope {
 	uint32_t call_line;
 	uint32_t call_column;
 	uint32_t entry;		/* offset of the entry address from base */
+	uint32_t flags;		/* enum symt_scope_flags */
 };
 
 /* A distinct function: strings are offsets into the string blob, 0 for

@@ -93,7 +93,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 3
+#define SYMI_CONVERTER_VERSION 4
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -234,6 +234,11 @@ struct symi_builder;
 #define SYMI_NONE UINT32_MAX
 
 int symi_builder_new(struct symi_builder **out);
+
+/* Ask @fn (may be NULL) about each demangled name, with @ctx (struct
+ * sym_module_opts .spelling). */
+void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
+			   void *ctx);
 void symi_builder_free(struct symi_builder *b);
 
 /* Intern a string; returns its offset in the string blob, 0 for NULL/"".
@@ -269,6 +274,9 @@ enum symi_sym_flags {
 	SYMI_SYM_DEBUG = 1 << 10,
 	SYMI_SYM_DYNSYM = 1 << 11,
 	SYMI_SYM_MINI = 1 << 12,
+	/* The builder's spelling callback accepted the demangled name
+	 * (SYM_FRAME_SPELLING). */
+	SYMI_SYM_SPELLING = 1 << 13,
 };
 /* The bits that say where a symbol was read, not what it is. */
 #define SYMI_SYM_ORIGIN (SYMI_SYM_MAIN | SYMI_SYM_DEBUG | SYMI_SYM_DYNSYM | \
@@ -354,12 +362,13 @@ struct symi_path {
  * (-ENOMEM, recorded in @b). */
 uint32_t symi_path_intern(struct symi_builder *b, const struct symi_path *f);
 
-/* A scope: a subprogram (parent SYMI_NONE) or an inlined instance.
- * Returns the scope index or SYMI_NONE on -ENOMEM. */
+/* A scope: a subprogram (parent SYMI_NONE) or an inlined instance;
+ * @flags: enum symt_scope_flags.  Returns the scope index or SYMI_NONE
+ * on -ENOMEM. */
 uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 			    uint32_t func, uint32_t call_file,
 			    uint32_t call_line, uint32_t call_column,
-			    uint64_t entry);
+			    uint64_t entry, uint32_t flags);
 
 /* An address range [lo, hi) of @scope at nesting @depth (0 for a
  * subprogram).  Returns 0 or -ENOMEM. */

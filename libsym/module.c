@@ -44,6 +44,8 @@ static int copy_opts(struct sym_module *m, const struct sym_module_opts *o)
 	m->opts.debuginfo_path = SYMI_OPT(o, debuginfo_path);
 	m->opts.debug_dir = SYMI_OPT(o, debug_dir);
 	m->opts.flags = SYMI_OPT(o, flags);
+	m->opts.spelling = SYMI_OPT(o, spelling);
+	m->opts.spelling_ctx = SYMI_OPT(o, spelling_ctx);
 	if (m->opts.debug_dir) {
 		m->debug_dir = symi_strdup(m->opts.debug_dir);
 		if (!m->debug_dir)
@@ -120,7 +122,8 @@ static int module_open(const char *path, const void *buf, size_t len,
 	*out = NULL;
 	if (!path && !buf)
 		return -EINVAL;
-	err = SYMI_OPTS_CHECK(opts, sym_module_opts, flags, MODULE_FLAGS);
+	err = SYMI_OPTS_CHECK(opts, sym_module_opts, spelling_ctx,
+			      MODULE_FLAGS);
 	if (err)
 		return err;
 	m = symi_calloc(1, sizeof(*m));
@@ -213,6 +216,7 @@ static int build(struct sym_module *m)
 	err = symi_builder_new(&b);
 	if (err)
 		return err;
+	symi_builder_spelling(b, m->opts.spelling, m->opts.spelling_ctx);
 	/* Text first: it decides which DWARF ranges are real code. */
 	err = symi_text_read(b, &m->main);
 	if (!err && m->dbg.elf)

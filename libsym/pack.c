@@ -624,6 +624,7 @@ static void scope_vals(const struct packer *P, size_t i, uint64_t *v)
 	v[SYMT_SC_CALL_COLUMN] = s->call_column;
 	v[SYMT_SC_ENTRY] = s->entry == SYMT_NONE ? 0 :
 			   (uint64_t)s->entry + 1;
+	v[SYMT_SC_FLAGS] = s->flags;
 }
 
 static void func_vals(const struct packer *P, size_t i, uint64_t *v)

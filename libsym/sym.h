@@ -231,6 +231,20 @@ enum sym_frame_flags {
 	/** @file is not from the line table: it is the STT_FILE name of
 	 *  the local symbol that names the frame (SYM_FRAME_SYMTAB). */
 	SYM_FRAME_FILE_SYMTAB = (1 << 8),
+	/** The frame's DWARF function instance has no DW_AT_low_pc (only
+	 *  DW_AT_ranges); @entry is then its first range's start.
+	 *  llvm-symbolizer 14 gives such a frame no "StartAddress". */
+	SYM_FRAME_NO_LOW_PC = (1 << 9),
+	/** The function's DW_AT_decl_file is a DW_FORM_implicit_const
+	 *  (gcc 12's form for functions declared in a class), which
+	 *  llvm-symbolizer 14 does not read: it gives no "StartFileName".
+	 *  @decl_file is still set. */
+	SYM_FRAME_DECL_CONST = (1 << 10),
+	/** The module was opened with a struct sym_module_opts .spelling
+	 *  callback, and it said that its demangler spells @linkage_name
+	 *  exactly as @demangled: a caller that must print that
+	 *  demangler's bytes can print @demangled. */
+	SYM_FRAME_SPELLING = (1 << 11),
 };
 
 /** The most frames one lookup can return; deeper chains are cut. */
@@ -326,7 +340,11 @@ struct sym_frame {
  * sym_frame_name() - the name to show for a frame: the demangled linkage
  * name, else the raw one where it names the frame from the symbol table
  * (SYM_FRAME_NAME_SYMTAB), else DW_AT_name (C: "__libc_malloc", not its
- * asm linkage name "__GI___libc_malloc"), else the linkage name.
+ * asm linkage name "__GI___libc_malloc"), else the linkage name.  A
+ * frame with no DWARF function (SYM_FRAME_SYMTAB) is named only when a
+ * symbol covers the address (@symbol): GNU addr2line's nearest symbol
+ * below it, which may end before it (the padding after a function),
+ * names nothing here, as llvm-symbolizer and eu-addr2line name nothing.
  * @param f   a frame; not NULL
  * @return borrowed from @f's strings; NULL when the frame has no name
  * Thread-safety: pure.
@@ -496,6 +514,18 @@ enum sym_module_flags {
 };
 
 /**
+ * sym_spelling_fn - does the caller's own demangler spell @mangled
+ * exactly as @demangled (libsym's demangling, libiberty's)?  See struct
+ * sym_module_opts .spelling.
+ * @param ctx  the .spelling_ctx given with it
+ * @return non-zero when it does
+ * Called on the thread that builds the table, once per distinct
+ * demangled name.
+ */
+typedef int (*sym_spelling_fn)(const char *mangled, const char *demangled,
+			       void *ctx);
+
+/**
  * Options of sym_module_open().  Declare them with SYM_OPTS(), which sets
  * @sz, so that newer fields can be added without breaking callers (see
  * "ABI" at the top of this file).
@@ -515,6 +545,16 @@ struct sym_module_opts {
 	const char *debug_dir;
 	/** enum sym_module_flags. */
 	uint32_t flags;
+	/** NULL, or asked while the module's table is built whether the
+	 *  caller's demangler spells each demangled name as libsym does;
+	 *  the frames of the names it accepts carry SYM_FRAME_SPELLING, so
+	 *  a caller that prints another demangler's bytes (bin/compat/
+	 *  llvm-symbolizer: LLVM's) demangles at lookup time only the
+	 *  names spelled otherwise.  A table from the store keeps the
+	 *  answers of whoever built it (none for symd's). */
+	sym_spelling_fn spelling;
+	/** Passed to @spelling; borrowed. */
+	void *spelling_ctx;
 };
 
 /**

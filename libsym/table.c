@@ -209,6 +209,7 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
 	s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
 	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
+	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
 	return true;
 }
 
@@ -750,7 +751,8 @@ static const struct symt_func no_func = { .decl_file = SYMT_NONE };
 
 /*
  * Fill frame @f field by field: from function @fn at @file:@line:@column
- * (discriminator @disc), entry @entry, no symbol, no flags.  Every field
+ * (discriminator @disc), entry @entry of a scope with enum
+ * symt_scope_flags @sflags, no symbol.  Every field
  * is written, so nothing is cleared first (gcc turns a cleared frame into
  * a slow `rep stos`); the assertion makes a new field fail to build here.
  */
@@ -758,7 +760,7 @@ _Static_assert(sizeof(struct sym_frame) == 152, "frame_set() sets each field");
 static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
-	  uint32_t column, uint32_t disc, uint64_t entry)
+	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags)
 {
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
@@ -783,6 +785,12 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->eu_name = str_at(t, fn->eu);
 	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
 		f->flags = SYM_FRAME_NO_LINKAGE;
+	if (fn->flags & SYMT_FUNC_DECL_CONST)
+		f->flags |= SYM_FRAME_DECL_CONST;
+	if (fn->flags & SYMT_FUNC_SPELLING)
+		f->flags |= SYM_FRAME_SPELLING;
+	if (sflags & SYMT_SCOPE_NO_LOW_PC)
+		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
 
 bool symi_table_locate(const struct sym_table *t, uint64_t addr,
@@ -913,6 +921,9 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		f->linkage_name = str_at(t, gnu.name);
 		f->demangled = str_at(t, gnu.demangled);
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
+		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
+		if (gnu.flags & SYMI_SYM_SPELLING)
+			f->flags |= SYM_FRAME_SPELLING;
 		return;
 	}
 	if (have_gnu) {
@@ -928,6 +939,8 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	if (nm->demangled) {
 		f->linkage_name = str_at(t, nm->name);
 		f->demangled = str_at(t, nm->demangled);
+		if (nm->flags & SYMI_SYM_SPELLING)
+			f->flags |= SYM_FRAME_SPELLING;
 	}
 	f->name = str_at(t, nm->name);
 	f->entry = h->base + nm->addr;
@@ -940,6 +953,8 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 
 const char *sym_frame_name(const struct sym_frame *f)
 {
+	if ((f->flags & SYM_FRAME_SYMTAB) && !f->symbol)
+		return NULL;
 	if (f->demangled)
 		return f->demangled;
 	if ((f->flags & SYM_FRAME_NAME_SYMTAB) && f->linkage_name)
@@ -971,9 +986,10 @@ size_t symi_table_frames(const struct sym_table *t,
 			  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file :
 							    hit->file,
 			  fn.decl_line + hit->line, hit->column, hit->disc,
-			  have_sc ? entry_at(t, sc.entry) : 0);
+			  have_sc ? entry_at(t, sc.entry) : 0,
+			  have_sc ? sc.flags : 0);
 	else
-		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0);
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0);
 	n = 1;
 	outer_fn = fn;
 	if (have_sc) {
@@ -993,7 +1009,8 @@ size_t symi_table_frames(const struct sym_table *t,
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
-				  sc.call_column, 0, entry_at(t, up.entry));
+				  sc.call_column, 0, entry_at(t, up.entry),
+				  up.flags);
 			sc = up;
 		}
 	}

@@ -190,6 +190,70 @@ struct enc {
 	int err;
 };
 
+/* ,"KEY":"S" when @s is not NULL (@key has its quotes and colon). */
+static int add_str(struct symi_buf *b, const char *key, const char *s)
+{
+	int err;
+
+	if (!s)
+		return 0;
+	err = symi_buf_add(b, key, strlen(key));
+	return err ? err : symd_json_add_cstr(b, s);
+}
+
+/* ,"KEY":N when @v is not 0. */
+static int add_num(struct symi_buf *b, const char *key, uint64_t v)
+{
+	int err;
+
+	if (!v)
+		return 0;
+	err = symi_buf_add(b, key, strlen(key));
+	return err ? err : symi_buf_add_u64(b, v);
+}
+
+/*
+ * What a client needs to print a peer's bytes (docs/http-api.md, "The
+ * peers' names"): the frame's enum sym_frame_flags and entry, and on the
+ * outermost frame the symbol each peer names it after.
+ */
+static int enc_peers(struct symi_buf *b, const struct sym_frame *f,
+		     const char *fn, bool outermost)
+{
+	int err = add_num(b, ",\"flags\":",
+			  f->flags & ~(uint32_t)SYM_FRAME_INLINED);
+
+	/* GNU addr2line tells functions without a linkage name apart by
+	 * their entry (the outermost frame's is in "offset"). */
+	if (!err && !outermost && (f->flags & SYM_FRAME_NO_LINKAGE))
+		err = add_num(b, ",\"entry\":", f->entry);
+	if (!err && f->name && !(f->flags & SYM_FRAME_NAME_SYMTAB) &&
+	    (!fn || strcmp(f->name, fn) != 0))
+		err = add_str(b, ",\"name\":", f->name);
+	if (err || !outermost)
+		return err;
+	/* The STT_FILE left out of "file" (enc_frames()). */
+	if (!fn && (f->flags & SYM_FRAME_FILE_SYMTAB))
+		err = add_str(b, ",\"symbol_file\":", f->file);
+	if (!err)
+		err = add_str(b, ",\"symbol\":", f->symbol);
+	if (!err && f->symbol)
+		err = add_num(b, ",\"symbol_addr\":", f->symbol_addr);
+	if (!err)
+		err = add_num(b, ",\"symbol_size\":", f->symbol_size);
+	if (!err)
+		err = add_str(b, ",\"gnu_symbol\":", f->gnu_symbol);
+	if (!err)
+		err = add_num(b, ",\"gnu_symbol_addr\":", f->gnu_symbol_addr);
+	if (!err)
+		err = add_str(b, ",\"llvm_symbol\":", f->llvm_symbol);
+	if (!err)
+		err = add_num(b, ",\"llvm_symbol_addr\":", f->llvm_symbol_addr);
+	if (!err)
+		err = add_str(b, ",\"llvm_symbol_file\":", f->llvm_symbol_file);
+	return err;
+}
+
 /* One address's frames: [{...}, ...], innermost first. */
 static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		      size_t n)
@@ -212,7 +276,7 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			if (!err)
 				err = symi_buf_addc(b, ',');
 		}
-		if (!err && f->linkage_name) {
+		if (!err && fn && f->linkage_name) {
 			err = symi_buf_add(b, "\"linkage_name\":", 15);
 			if (!err)
 				err = symd_json_add_cstr(b, f->linkage_name);
@@ -227,7 +291,9 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			if (!err)
 				err = symi_buf_addc(b, ',');
 		}
-		if (!err && f->file) {
+		/* A symbol's STT_FILE goes with its name. */
+		if (!err && f->file &&
+		    (fn || !(f->flags & SYM_FRAME_FILE_SYMTAB))) {
 			err = symi_buf_add(b, "\"file\":", 7);
 			if (!err)
 				err = symd_json_add_cstr(b, f->file);
@@ -259,6 +325,8 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 				err = symi_buf_add_u64(b, e->addrs[idx] -
 							  f->entry);
 		}
+		if (!err)
+			err = enc_peers(b, f, fn, i == n - 1);
 		if (!err)
 			err = symi_buf_addc(b, '}');
 	}

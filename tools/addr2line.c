@@ -451,6 +451,20 @@ static const char *llvm_demangle(struct a2l *a, const char *raw)
 	return olen ? c->e[i].out : raw;
 }
 
+int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
+{
+	int status = -1, same;
+	char *out;
+
+	(void)ctx;
+	if (strncmp(mangled, "_Z", 2) != 0)
+		return 0;
+	out = llvm_itanium_demangle(mangled, NULL, NULL, &status);
+	same = status == 0 && out && strcmp(out, demangled) == 0;
+	free(out);
+	return same;
+}
+
 /*
  * show() - the name to print for @raw: itself, or demangled with -C.
  * The result is valid until the next call (a->dm is reused).  With
@@ -463,9 +477,15 @@ static const char *show(struct a2l *a, const char *raw,
 		return raw;
 	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14. */
-	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON)
+	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14; the
+	 * table says which names LLVM spells as libiberty does
+	 * (a2l_spelling()). */
+	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON) {
+		if (f && f->demangled && raw == f->linkage_name &&
+		    (f->flags & SYM_FRAME_SPELLING))
+			return f->demangled;
 		return llvm_demangle(a, raw);
+	}
 	if (f && f->demangled && raw == f->linkage_name)
 		return f->demangled;
 	free(a->dm);
@@ -880,7 +900,8 @@ static const char *llvm_file(struct a2l *a, const struct sym_frame *loc,
 
 /* The "StartAddress" beside llvm_name(@o, @dw): the symbol's address
  * where llvm names the frame after it, else the DIE's DW_AT_low_pc;
- * 0 when there is none. */
+ * 0 when there is none (a DIE with DW_AT_ranges only,
+ * SYM_FRAME_NO_LOW_PC). */
 static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
 			   const struct sym_frame *dw)
 {
@@ -888,7 +909,7 @@ static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
 		return o->symbol_addr;
 	if (o && o->llvm_symbol && llvm_symtab(a))
 		return o->llvm_symbol_addr;
-	if (dw && !(dw->flags & SYM_FRAME_SYMTAB))
+	if (dw && !(dw->flags & (SYM_FRAME_SYMTAB | SYM_FRAME_NO_LOW_PC)))
 		return dw->entry;
 	return 0;
 }
@@ -1149,9 +1170,12 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *o,
 		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
 	else
 		ob_s(a->ob, "\"\"");
+	/* llvm 14 reads no DW_FORM_implicit_const DW_AT_decl_file
+	 * (SYM_FRAME_DECL_CONST). */
 	ob_s(a->ob, ",\"StartFileName\":");
-	json_str(a->ob, loc ? file_name(a, loc->decl_file,
-					     loc->decl_file_rel) : NULL);
+	json_str(a->ob, loc && !(loc->flags & SYM_FRAME_DECL_CONST) ?
+			file_name(a, loc->decl_file, loc->decl_file_rel) :
+			NULL);
 	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
 }
 
@@ -2746,7 +2770,8 @@ static void gnu_file_error(const char *path, int err)
 static void fetch_debuginfo(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debuginfo_path = a->dirs.n ?
-					  a->dirs.dirs : NULL);
+					  a->dirs.dirs : NULL,
+		 .spelling = a2l_spelling);
 	char stored[4096], why[512];
 	struct sym_module *mod = NULL;
 	char *fetched = NULL;
@@ -2811,7 +2836,8 @@ static void fetch_debuginfo(struct a2l *a)
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
-		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL);
+		 .debuginfo_path = a->dirs.n ? a->dirs.dirs : NULL,
+		 .spelling = a2l_spelling);
 	struct sym_store_lock *lock = NULL;
 	char buf[256];
 	double t0;

@@ -113,4 +113,13 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs);
  */
 bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out);
 
+/**
+ * a2l_spelling() - a sym_spelling_fn: whether LLVM 14's demangler, the one
+ * llvm-symbolizer's output needs, spells @mangled as libsym's @demangled
+ * (only "_Z" names, as llvm-symbolizer demangles).  Given to every
+ * sym_module_open() that may build a table, so that a warm lookup
+ * through the llvm styles demangles only the names spelled otherwise.
+ */
+int a2l_spelling(const char *mangled, const char *demangled, void *ctx);
+
 #endif /* SYM_ADDR2LINE_H */

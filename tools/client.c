@@ -451,14 +451,68 @@ static const char *opt_str(struct jr *j)
 	return s && *s ? s : NULL;
 }
 
+/* *@s becomes @t when they are equal strings. */
+static void same_str(const char **s, const char *t)
+{
+	if (*s && t && strcmp(*s, t) == 0)
+		*s = t;
+}
+
+/* A string member into *@s; false on a syntax error. */
+static bool opt_str_to(struct jr *j, const char **s)
+{
+	*s = opt_str(j);
+	return !j->bad;
+}
+
 /*
- * read_frame() - one frame object of the API into @f.  The fields the
- * API does not carry (symbol, decl_file, decl_line; entry except for the
- * outermost frame, through "offset") stay unknown.  "discriminator" is
- * read when a server sends it.
+ * read_peers() - @k, if it is one of the members that carry the peers'
+ * names (docs/http-api.md, "The peers' names"), into @f.
+ * @return false when @k is none of them (nothing read)
+ */
+static bool read_peers(struct jr *j, const char *k, struct sym_frame *f)
+{
+	uint64_t v = 0;
+
+	if (strcmp(k, "flags") == 0 && u64(j, &v))
+		f->flags |= (uint32_t)v & ~(uint32_t)SYM_FRAME_INLINED;
+	else if (strcmp(k, "entry") == 0)
+		u64(j, &f->entry);
+	else if (strcmp(k, "name") == 0 || strcmp(k, "dwarf_name") == 0)
+		opt_str_to(j, &f->name);	/* DW_AT_name, read_frame() */
+	else if (strcmp(k, "symbol") == 0)
+		opt_str_to(j, &f->symbol);
+	else if (strcmp(k, "symbol_file") == 0)
+		opt_str_to(j, &f->file);	/* with SYM_FRAME_FILE_SYMTAB */
+	else if (strcmp(k, "symbol_addr") == 0)
+		u64(j, &f->symbol_addr);
+	else if (strcmp(k, "symbol_size") == 0)
+		u64(j, &f->symbol_size);
+	else if (strcmp(k, "gnu_symbol") == 0)
+		opt_str_to(j, &f->gnu_symbol);
+	else if (strcmp(k, "gnu_symbol_addr") == 0)
+		u64(j, &f->gnu_symbol_addr);
+	else if (strcmp(k, "llvm_symbol") == 0)
+		opt_str_to(j, &f->llvm_symbol);
+	else if (strcmp(k, "llvm_symbol_addr") == 0)
+		u64(j, &f->llvm_symbol_addr);
+	else if (strcmp(k, "llvm_symbol_file") == 0)
+		opt_str_to(j, &f->llvm_symbol_file);
+	else
+		return false;
+	return true;
+}
+
+/*
+ * read_frame() - one frame object of the API into @f, with the peers'
+ * names (read_peers()), so that every output style prints what it prints
+ * from a local table.  decl_file and decl_line are not carried (the JSON
+ * style's StartFileName and StartLine); "discriminator" is read when a
+ * server sends it.
  */
 static bool read_frame(struct jr *j, uint64_t addr, struct sym_frame *f)
 {
+	const char *fn = NULL;
 	size_t i = 0;
 	uint64_t off;
 	bool inl;
@@ -471,10 +525,10 @@ static bool read_frame(struct jr *j, uint64_t addr, struct sym_frame *f)
 		if (eat_lit(j, "null"))
 			continue;	/* unknown, as when left out */
 		if (strcmp(k, "function") == 0) {
-			f->name = opt_str(j);
+			fn = opt_str(j);
 			/* The API's word for an unknown name. */
-			if (f->name && strcmp(f->name, "??") == 0)
-				f->name = NULL;
+			if (fn && strcmp(fn, "??") == 0)
+				fn = NULL;
 		} else if (strcmp(k, "linkage_name") == 0) {
 			f->linkage_name = opt_str(j);
 		} else if (strcmp(k, "file") == 0) {
@@ -491,10 +545,21 @@ static bool read_frame(struct jr *j, uint64_t addr, struct sym_frame *f)
 		} else if (strcmp(k, "offset") == 0) {
 			if (u64(j, &off) && off <= addr)
 				f->entry = addr - off;
-		} else {
+		} else if (!read_peers(j, k, f)) {
 			skip(j, 0);
 		}
 	}
+	/* "function" is DW_AT_name unless "name" or "dwarf_name" said
+	 * otherwise, and the demangled linkage name where it differs. */
+	if (!f->name)
+		f->name = fn;
+	if (fn && f->linkage_name && strcmp(fn, f->linkage_name) != 0)
+		f->demangled = fn;
+	/* The outputs know a symbol to be the linkage name (and its
+	 * demangled form) by its address, as a local table lends them. */
+	same_str(&f->symbol, f->linkage_name);
+	same_str(&f->gnu_symbol, f->linkage_name);
+	same_str(&f->llvm_symbol, f->linkage_name);
 	return !j->bad;
 }
 

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "addr2line.h"
 #include "tools.h"
 #include "base.h"
 
@@ -359,8 +360,10 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		goto out;
 	}
 	{
+		/* LLVM's spellings too, for the llvm-symbolizer styles. */
 		SYM_OPTS(sym_module_opts, mo, .debug_file = debug_file,
-			 .debuginfo_path = dirs.n ? dirs.dirs : NULL);
+			 .debuginfo_path = dirs.n ? dirs.dirs : NULL,
+			 .spelling = a2l_spelling);
 
 		for (i = optind; i < argc; i++)
 			if (add_one(sc, &mo, argv[i]))

@@ -432,11 +432,19 @@ static int on_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 			.line = fr[i].line,
 			.column = fr[i].column,
 		};
+		/* A symbol's STT_FILE goes with its name. */
+		if (!lines[i].function &&
+		    (fr[i].flags & SYM_FRAME_FILE_SYMTAB))
+			lines[i].file = NULL;
 		if (fr[i].flags & SYM_FRAME_INLINED)
 			lines[i].flags = SYM_PROF_LINE_INLINED;
-		else if (fr[i].flags & SYM_FRAME_SYMTAB)
+		else if ((fr[i].flags & SYM_FRAME_SYMTAB) && lines[i].function)
 			lines[i].flags = SYM_PROF_LINE_SYMTAB;
 	}
+	/* A frame only llvm-symbolizer's symbol names (libsym returns it
+	 * for the compat styles) tells a profile nothing. */
+	if (n == 1 && !lines[0].function && !lines[0].file && !lines[0].line)
+		n = 0;
 	err = set_answer(a->c, a->g, a->base + idx,
 			 n ? SYM_PROF_LOC_OK : SYM_PROF_LOC_NOSYMBOL,
 			 n ? lines : NULL, n);

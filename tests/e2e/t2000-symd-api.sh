@@ -6,7 +6,7 @@
 # stop.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
-need curl python3 objdump
+need curl python3 objdump c++filt
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
 stripped=$(fixture stripped-buildid-gcc-O2-d5-cxx)

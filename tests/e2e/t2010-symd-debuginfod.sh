@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
-need debuginfod curl python3 objdump
+need debuginfod curl python3 objdump c++filt
 
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/symd_check.py"
 export SYM

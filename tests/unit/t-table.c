@@ -60,9 +60,9 @@ static void test_chain(void)
 	/* main [0x1100,0x1200) inlines add3 [0x1120,0x1160) at main.c:12,
 	 * which inlines sq [0x1130,0x1140) at util.h:6. */
 	smain = symi_builder_scope(b, SYMI_NONE, fmain, SYMI_NONE, 0, 0,
-				   0x1100);
-	sadd = symi_builder_scope(b, smain, fadd, fc, 12, 7, 0x1120);
-	ssq = symi_builder_scope(b, sadd, fsq, fh, 6, 10, 0x1130);
+				   0x1100, 0);
+	sadd = symi_builder_scope(b, smain, fadd, fc, 12, 7, 0x1120, 0);
+	ssq = symi_builder_scope(b, sadd, fsq, fh, 6, 10, 0x1130, 0);
 	CHECK_ERR(symi_builder_scope_range(b, smain, 0, 0x1100, 0x1200), 0);
 	CHECK_ERR(symi_builder_scope_range(b, sadd, 1, 0x1120, 0x1160), 0);
 	CHECK_ERR(symi_builder_scope_range(b, ssq, 2, 0x1130, 0x1140), 0);
@@ -481,7 +481,7 @@ static void test_pack(void)
 		snprintf(name, sizeof(name), "f%d", i);
 		fn[i] = symi_builder_func(b, name, NULL, fdecl, 2000 + i);
 		sc[i] = symi_builder_scope(b, SYMI_NONE, fn[i], SYMI_NONE, 0, 0,
-					   lo);
+					   lo, 0);
 		CHECK_ERR(symi_builder_scope_range(b, sc[i], 0, lo,
 						   lo + 0x10 * PER), 0);
 		for (int r = 0; r < PER; r++)
@@ -493,11 +493,12 @@ static void test_pack(void)
 	}
 	/* A scope no range reaches, and two names sharing a tail. */
 	fbar = symi_builder_func(b, "bar", NULL, SYMI_NONE, 0);
-	dead = symi_builder_scope(b, SYMI_NONE, fbar, SYMI_NONE, 0, 0, 0x30000);
+	dead = symi_builder_scope(b, SYMI_NONE, fbar, SYMI_NONE, 0, 0, 0x30000,
+				  0);
 	ffoobar = symi_builder_func(b, "foo_bar", NULL, fdecl, 1);
 	CHECK(dead != SYMI_NONE && ffoobar != SYMI_NONE);
 	sc[0] = symi_builder_scope(b, SYMI_NONE, ffoobar, SYMI_NONE, 0, 0,
-				   0x38000);
+				   0x38000, 0);
 	CHECK_ERR(symi_builder_scope_range(b, sc[0], 0, 0x38000, 0x38010), 0);
 	CHECK_ERR(symi_builder_add_symbol(b, 0x39000, 0x10, "bar", NULL,
 					  SYMI_SYM_GLOBAL | SYMI_SYM_FUNC), 0);
