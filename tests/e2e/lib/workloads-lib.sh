@@ -29,6 +29,7 @@
 #                           perf record --call-graph dwarf of NAME into DATA
 #                           and `perf script --no-inline` of it into TXT;
 #                           returns perf's failure (see $T/.perf.err)
+#   wl_perf_script DATA TXT `perf script --no-inline` of DATA into TXT
 #
 # The workloads (about 2 s of CPU each on the 2-core VM they were tuned on;
 # the inputs are fixed, so every run does the same work):
@@ -149,5 +150,10 @@ wl_perf() {
 		cp "$T/.perf.out.err" "$T/.perf.err"
 		return 1
 	fi
-	perf script --no-inline -F comm,pid,tid,ip,dso -i "$_data" > "$_txt" 2> "$T/.perf.err"
+	wl_perf_script "$_data" "$_txt"
+}
+
+# wl_perf_script DATA TXT: perf's stacks as workloads_check.py reads them.
+wl_perf_script() {
+	perf script --no-inline -F comm,pid,tid,ip,dso -i "$1" > "$2" 2> "$T/.perf.err"
 }

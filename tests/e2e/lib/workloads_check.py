@@ -261,7 +261,7 @@ def cmd_whole(path):
     with open(path, errors="replace") as f:
         raw = f.readline().rstrip("\n") == "sym-raw 1"
     if raw:
-        k, n = count_whole(Profile(path))
+        k, n = count_whole(program_only(Profile(path)))
     else:
         with tempfile.TemporaryDirectory() as tmp:
             conv = os.path.join(tmp, "perf.raw")
@@ -338,6 +338,21 @@ def write_raw(path, maps, stacks):
                               "?" if m is None else m, a)
                 for m, a, r in frames)))
         f.write("end\n")
+
+
+# The profilers' own processes, which sym record samples when it runs
+# them with the program under them (record-lib.sh: sym record -- perf
+# record -- PROGRAM, so that both sample one execution): not the program.
+PROFILER_COMMS = {"perf"}
+
+
+def program_only(prof):
+    """@prof without the stacks of processes named in PROFILER_COMMS."""
+    skip = {pid for pid, p in prof.procs.items()
+            if p[-1] in PROFILER_COMMS}
+    if skip:
+        prof.stacks = [s for s in prof.stacks if s["pid"] not in skip]
+    return prof
 
 
 def ours_raw(prof, out):
@@ -472,7 +487,7 @@ def z_crit(alpha):
 
 
 def cmd_shares(rawfile, perftxt, top, alpha):
-    prof = Profile(rawfile)
+    prof = program_only(Profile(rawfile))
     with tempfile.TemporaryDirectory() as tmp:
         a, b = os.path.join(tmp, "ours.raw"), os.path.join(tmp, "perf.raw")
         ours_raw(prof, a)
@@ -525,7 +540,7 @@ def main():
     if cmd == "inputs":
         ok = cmd_inputs(args[1])
     elif cmd == "complete":
-        ok = cmd_complete(Profile(args[1]), float(opts["--min"]),
+        ok = cmd_complete(program_only(Profile(args[1])), float(opts["--min"]),
                           opts["--pid-of"])
     elif cmd == "whole":
         ok = cmd_whole(args[1])
