@@ -920,7 +920,8 @@ def cmd_addrs(prof, bins, leaves):
 
 def user_names(prof, s, binpath, syms):
     """(frame, name) of the user frames of @s: name in BIN, else None;
-    "@LIB" for a frame in a file named libnocfi.so, "@libc" for libc."""
+    "@LIB" for a frame in a file named libnocfi.so, "@libc" for libc,
+    "@vdso" for the vDSO."""
     out = []
     for fr, name in zip(s["frames"], frame_names(prof, s, binpath, syms)):
         m = prof.maps.get(fr.map) if fr.map is not None else None
@@ -928,12 +929,19 @@ def user_names(prof, s, binpath, syms):
             continue
         if name is None and m is not None:
             base = os.path.basename(m["path"])
-            if base == "libnocfi.so":
+            if m["kind"] == "vdso":
+                name = "@vdso"
+            elif base == "libnocfi.so":
                 name = "@LIB"
             elif base.startswith("libc.so"):
                 name = "@libc"
         out.append((fr, name))
     return out
+
+
+# prof_faults' now() reaches clock_gettime() through this stub: a sample
+# that lands in it has it as the leaf, named as objdump names it.
+PLT_CLOCK = "clock_gettime@plt"
 
 
 def fault_right(mode, names, flags, depth):
@@ -942,10 +950,11 @@ def fault_right(mode, names, flags, depth):
     @depth: the stack's frames, kernel ones too, may not be fewer when it
     is flagged truncated.  Returns (right_so_far, whole)."""
     if mode == "nocfi":
-        # cb_burn, or now() -> clock_gettime in libc -> the vDSO, then
-        # the frame in LIB, last.
+        # cb_burn, or now() -> clock_gettime in libc -> the vDSO, or
+        # now()'s PLT stub as the leaf, then the frame in LIB, last.
+        inner = names[1:-1] if names[:1] == [PLT_CLOCK] else names[:-1]
         return (names.count("@LIB") == 1 and names[-1] == "@LIB" and
-                set(names[:-1]) <= {"cb_burn", "now", "@libc", None}), False
+                set(inner) <= {"cb_burn", "now", "@libc", "@vdso"}), False
     if mode in ("deep", "wide"):
         k = 1 if names[:1] == ["cb_burn"] else 0
         while k < len(names) and names[k] == mode:
@@ -963,11 +972,17 @@ def fault_right(mode, names, flags, depth):
     if names[:4] != want:
         return False, False
     tail = [x for x in names[4:] if x != "@libc"]
+    # The vDSO's clock_gettime may call a function of its own (do_hres):
+    # one or two frames there, either way the vDSO.
+    while tail[:2] == ["@vdso", "@vdso"]:
+        del tail[0]
     # The signal interrupts main's chain: cb_burn or spin, or now() or its
-    # clock_gettime() in libc (dropped here) or the vDSO (None).
+    # clock_gettime() in libc (dropped here), the vDSO, or the PLT stub
+    # on the way there.
     whole = tail in (["cb_burn", "spin", "main", "_start"],
                      ["spin", "main", "_start"], ["now", "main", "_start"],
-                     [None, "now", "main", "_start"], ["main", "_start"])
+                     ["@vdso", "now", "main", "_start"],
+                     [PLT_CLOCK, "now", "main", "_start"], ["main", "_start"])
     return whole, whole
 
 
