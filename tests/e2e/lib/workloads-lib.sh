@@ -30,6 +30,8 @@
 #                           and `perf script --no-inline` of it into TXT;
 #                           returns perf's failure (see $T/.perf.err)
 #   wl_perf_script DATA TXT `perf script --no-inline` of DATA into TXT
+#   wl_shares RAW           one TAP point: workloads_check.py shares of RAW
+#                           against $T/perf.txt, or a skip saying why not
 #
 # The workloads (about 2 s of CPU each on the 2-core VM they were tuned on;
 # the inputs are fixed, so every run does the same work):
@@ -151,6 +153,19 @@ wl_perf() {
 		return 1
 	fi
 	wl_perf_script "$_data" "$_txt"
+}
+
+# wl_shares RAW: the shares point of a workload test against perf's
+# $T/perf.txt, skipped when perf is not here ($have_perf) or failed
+# ($perf_ok, the reason in $T/.perf.err).
+wl_shares() {
+	if [ "$have_perf" = 0 ]; then
+		skip "no perf (Debian package linux-perf)"
+	elif [ "$perf_ok" = 0 ]; then
+		skip "perf record failed: $(head -1 "$T/.perf.err")"
+	else
+		wl_check shares "$1" "$T/perf.txt"
+	fi
 }
 
 # wl_perf_script DATA TXT: perf's stacks as workloads_check.py reads them.
