@@ -99,7 +99,7 @@ struct sym_store {
 	struct sym_store_opts opts;
 	size_t mapsize;
 	pthread_rwlock_t rw;	/* shared: any txn; exclusive: resize */
-	pthread_mutex_t mu;	/* pending[], verified[], verifying[] */
+	pthread_mutex_t mu;	/* pending[], verified[], verifying[], gone_bad */
 	pthread_cond_t verify_cv;	/* a verifying[] slot was freed */
 	struct pending pending[PENDING_MAX];
 	size_t npending;
@@ -108,9 +108,10 @@ struct sym_store {
 	size_t nverified;
 	/* Chunks some thread is verifying now; 0 is a free slot. */
 	uint64_t verifying[VERIFYING_MAX];
-	/* Hashes of build IDs whose table this handle removed as corrupt
-	 * and nobody has put since (gone_bad()); 0 is a free slot. */
-	uint64_t gone_bad[GONE_BAD_MAX];
+	/* Build IDs whose table this handle removed as corrupt and nobody
+	 * has put since (gone_bad()); a length of 0 is a free slot. */
+	uint8_t gone_bad[GONE_BAD_MAX][ID_MAX];
+	size_t gone_bad_len[GONE_BAD_MAX];
 	unsigned gone_bad_next;
 };
 
@@ -611,25 +612,21 @@ enum gone_op { GONE_TEST, GONE_SET, GONE_CLEAR };
 static bool gone_bad(struct sym_store *st, const uint8_t *id, size_t idlen,
 		     enum gone_op op)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
 	bool hit = false;
 	size_t i;
 
-	for (i = 0; i < idlen; i++)
-		h = (h ^ id[i]) * 0x100000001b3ull;
-	h ^= idlen;
-	if (!h)
-		h = 1;
 	pthread_mutex_lock(&st->mu);
 	for (i = 0; i < GONE_BAD_MAX && !hit; i++) {
-		if (st->gone_bad[i] != h)
+		if (st->gone_bad_len[i] != idlen ||
+		    memcmp(st->gone_bad[i], id, idlen) != 0)
 			continue;
 		hit = true;
 		if (op == GONE_CLEAR)
-			st->gone_bad[i] = 0;
+			st->gone_bad_len[i] = 0;
 	}
 	if (op == GONE_SET && !hit) {
-		st->gone_bad[st->gone_bad_next] = h;
+		memcpy(st->gone_bad[st->gone_bad_next], id, idlen);
+		st->gone_bad_len[st->gone_bad_next] = idlen;
 		st->gone_bad_next = (st->gone_bad_next + 1) % GONE_BAD_MAX;
 	}
 	pthread_mutex_unlock(&st->mu);
