@@ -966,12 +966,15 @@ def fault_right(mode, names, flags, depth):
         if mode == "deep" and "truncated" in flags:
             so_far = so_far and depth
         return so_far, rest == tail
-    # signal: sig_burn's chain, the trampoline in libc, then the
+    # signal: sig_burn's chain (the leaf cb_burn, or sig_burn itself on
+    # its way in or out of the call), the trampoline in libc, then the
     # interrupted frame and main's chain.
     want = ["cb_burn", "sig_burn", "on_prof", "@libc"]
-    if names[:4] != want:
+    if names[:1] == ["sig_burn"]:
+        want = want[1:]
+    if names[:len(want)] != want:
         return False, False
-    tail = [x for x in names[4:] if x != "@libc"]
+    tail = [x for x in names[len(want):] if x != "@libc"]
     # The vDSO's clock_gettime may call a function of its own (do_hres):
     # one or two frames there, either way the vDSO.
     while tail[:2] == ["@vdso", "@vdso"]:
