@@ -150,10 +150,13 @@ struct walk {
 	} *pend;
 	size_t npend, pend_cap;
 	/* The last top-level subprogram with code, [alias_lo, alias_hi),
-	 * the first of those with that range named alias (eu_alias()); eu
-	 * is its name while a later one with the same range is added. */
+	 * the first of those with that range: alias_die, whose name is
+	 * read only when a later one has the same range (eu_alias()); eu
+	 * is that name while the later one is added. */
 	uint64_t alias_lo, alias_hi;
-	const char *alias, *eu;
+	Dwarf_Die alias_die;
+	bool alias_set;
+	const char *eu;
 };
 
 /*
@@ -674,24 +677,27 @@ static int hold(struct walk *w, Dwarf_Die *die, uint64_t end)
  * low_pc and high_pc, one after the other.  libdw's dwarf_getscopes()
  * takes the first DIE that holds an address, so eu-addr2line prints the
  * first's name; GNU addr2line takes the last, as the scope sweep does.
- * For the top-level subprogram @die, set w->eu to the first's name when
- * @die has the range of the ones before it (struct symt_func's eu).
+ * For the top-level subprogram @die with code, its DW_AT_low_pc and
+ * DW_AT_high_pc [@lo, @hi) when @has_pc, set w->eu to the first's name
+ * when @die has the range of the ones before it (struct symt_func's eu).
+ * The first's name is read only then: reading every subprogram's name
+ * cost 4% of a C program's build.
  */
-static void eu_alias(struct walk *w, Dwarf_Die *die)
+static void eu_alias(struct walk *w, Dwarf_Die *die, bool has_pc,
+		     Dwarf_Addr lo, Dwarf_Addr hi)
 {
-	Dwarf_Addr lo, hi;
-
 	w->eu = NULL;
-	if (dwarf_lowpc(die, &lo) != 0 || dwarf_highpc(die, &hi) != 0 ||
-	    hi <= lo)
+	if (!has_pc || hi <= lo)
 		return;
-	if (w->alias && lo == w->alias_lo && hi == w->alias_hi) {
-		w->eu = w->alias;
-		return;
+	if (w->alias_set && lo == w->alias_lo && hi == w->alias_hi) {
+		w->eu = die_name(&w->alias_die);
+		if (w->eu)
+			return;
 	}
 	w->alias_lo = lo;
 	w->alias_hi = hi;
-	w->alias = die_name(die);
+	w->alias_die = *die;
+	w->alias_set = true;
 }
 
 /* enum symt_func_flags from the CU's DW_AT_language: the languages whose
@@ -736,24 +742,30 @@ static uint32_t udata(Dwarf_Die *die, unsigned int name)
 
 /*
  * Add a scope for @die (subprogram or inlined instance) with all its
- * ranges.  *scope is SYMI_NONE when the DIE has no code.
+ * ranges; a top-level subprogram when @top (eu_alias()).  *scope is
+ * SYMI_NONE when the DIE has no code.
  */
 static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
-		     uint32_t depth, uint32_t *scope)
+		     uint32_t depth, bool top, uint32_t *scope)
 {
 	Dwarf_Addr base, lo, hi, entry = 0;
-	ptrdiff_t off = 0;
+	ptrdiff_t off = 0, first;
 	uint32_t func, s, cf = SYMI_NONE, cl = 0, cc = 0;
 	bool any = false;
 	int err;
 
 	*scope = SYMI_NONE;
-	/* First pass: is there code at all, and where does it start? */
-	off = dwarf_ranges(die, 0, &base, &lo, &hi);
+	/* First pass: is there code at all, and where does it start?  1:
+	 * libdw's one range from DW_AT_low_pc and DW_AT_high_pc. */
+	first = off = dwarf_ranges(die, 0, &base, &lo, &hi);
 	if (off <= 0)
 		return 0;
-	if (dwarf_lowpc(die, &entry) != 0)
+	if (off == 1)
 		entry = lo;
+	else if (dwarf_lowpc(die, &entry) != 0)
+		entry = lo;
+	if (top)
+		eu_alias(w, die, off == 1, lo, hi);
 	func = func_of(w, die);
 	if (func == SYMI_NONE)
 		return -ENOMEM;
@@ -772,8 +784,16 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 			       SYMT_SCOPE_NO_LOW_PC);
 	if (s == SYMI_NONE)
 		return -ENOMEM;
-	off = 0;
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+	/* The one range of low_pc and high_pc is known: no second call. */
+	off = first == 1 ? -1 : 0;
+	if (first == 1) {
+		err = symi_builder_scope_range(w->b, s, depth, lo, hi);
+		if (err)
+			return err;
+		any = true;
+	}
+	while (off >= 0 &&
+	       (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		err = symi_builder_scope_range(w->b, s, depth, lo, hi);
 		if (err)
 			return err;
@@ -813,7 +833,7 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 	int err;
 
 	w->sp = 0;
-	w->alias = NULL;
+	w->alias_set = false;
 	err = push(w, top, SYMI_NONE, 0, UINT64_MAX);
 	while (!err && w->sp) {
 		struct frame *fr = &w->stack[w->sp - 1];
@@ -833,19 +853,18 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		}
 		switch (dwarf_tag(&die)) {
 		case DW_TAG_subprogram:
-			if (scope == SYMI_NONE) {
+			if (scope == SYMI_NONE)
 				err = hold(w, &die, end);
-				eu_alias(w, &die);
-			}
 			if (!err)
-				err = add_scope(w, &die, SYMI_NONE, 0, &s);
+				err = add_scope(w, &die, SYMI_NONE, 0,
+						scope == SYMI_NONE, &s);
 			w->eu = NULL;
 			if (!err && s != SYMI_NONE)
 				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
 			err = add_scope(w, &die, scope,
-					scope == SYMI_NONE ? 0 : depth, &s);
+					scope == SYMI_NONE ? 0 : depth, false, &s);
 			if (!err && s != SYMI_NONE)
 				err = push(w, &die, s,
 					   (scope == SYMI_NONE ? 0 : depth) + 1,
