@@ -712,8 +712,25 @@ static int ob_flush(struct obuf *o)
 
 /* Append @n bytes.  When a job's buffer cannot take them, o->err is set
  * (the bytes are dropped); stdout's is flushed first, and what it still
- * cannot take (more than its whole size) is written directly. */
-static void ob_write(struct obuf *o, const char *s, size_t n)
+ * cannot take (more than its whole size) is written directly.  The bytes
+ * that fit are copied inline: a frame is about six appends. */
+static void ob_write_slow(struct obuf *o, const char *s, size_t n);
+
+static inline __attribute__((always_inline)) void
+ob_write(struct obuf *o, const char *s, size_t n)
+{
+	struct symi_buf *b = &o->b;
+
+	if (n < b->alloc - b->len) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+		b->p[b->len] = '\0';
+		return;
+	}
+	ob_write_slow(o, s, n);
+}
+
+static void ob_write_slow(struct obuf *o, const char *s, size_t n)
 {
 	if (symi_buf_add(&o->b, s, n) == 0)
 		return;
@@ -733,10 +750,11 @@ static void ob_s(struct obuf *o, const char *s)
 	ob_write(o, s, strlen(s));
 }
 
-static void ob_c(struct obuf *o, char c)
+static inline __attribute__((always_inline)) void ob_c(struct obuf *o,
+							 char c)
 {
 	if (symi_buf_addc(&o->b, c))
-		ob_write(o, &c, 1);
+		ob_write_slow(o, &c, 1);
 }
 
 static void ob_u32(struct obuf *o, uint32_t v)
