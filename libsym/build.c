@@ -102,14 +102,25 @@ struct symi_builder {
 	int err;
 };
 
+/* The hash of the sets below: eight bytes a step (the records hashed
+ * whole are 16 to 40 bytes, the strings mostly longer), each step
+ * folding the high bits down, and murmur3's finalizer, since the sets
+ * index by the low bits.  Byte-wise FNV-1a cost 2% of a build. */
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 {
 	const unsigned char *s = p;
+	uint64_t w;
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ULL;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
 	}
+	for (; n; s++, n--)
+		h = (h ^ *s) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
 	return h;
 }
 #define HASH_INIT 0xcbf29ce484222325ULL
