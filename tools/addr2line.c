@@ -757,10 +757,48 @@ static inline __attribute__((always_inline)) void ob_c(struct obuf *o,
 		ob_write_slow(o, &c, 1);
 }
 
+static const uint32_t pow10_u32[10] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+	1000000000
+};
+
+/* @v in decimal: straight into the buffer when there is room (two
+ * numbers a frame), two digits a step. */
 static void ob_u32(struct obuf *o, uint32_t v)
 {
 	char buf[10], *p = buf + sizeof(buf);
+	struct symi_buf *b = &o->b;
+	size_t n = 1;
 
+	if (b->alloc - b->len > sizeof(buf)) {
+		static const char pairs[] =
+			"0001020304050607080910111213141516171819"
+			"2021222324252627282930313233343536373839"
+			"4041424344454647484950515253545556575859"
+			"6061626364656667686970717273747576777879"
+			"8081828384858687888990919293949596979899";
+
+		n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 :
+		    v < 100000 ? 5 : 10;
+		if (n == 10)
+			for (n = 6; n < 10 && v >= pow10_u32[n]; n++)
+				;
+		p = b->p + b->len + n;
+		*p = '\0';
+		while (v >= 100) {
+			p -= 2;
+			memcpy(p, pairs + 2 * (v % 100), 2);
+			v /= 100;
+		}
+		if (v >= 10) {
+			p -= 2;
+			memcpy(p, pairs + 2 * v, 2);
+		} else {
+			*--p = (char)('0' + v);
+		}
+		b->len += n;
+		return;
+	}
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
@@ -2219,7 +2257,9 @@ bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 			return false;
 		prev = v;
 		v = v * radix + d;
-		if (v / radix < prev)
+		/* LLVM's overflow test; below 2^58 nothing can wrap (radix
+		 * <= 36) and it holds, so the division is skipped. */
+		if (prev >= (uint64_t)1 << 58 && v / radix < prev)
 			return false;
 	}
 	*out = v;
@@ -3019,6 +3059,10 @@ static int stdin_pieces(struct a2l *a, const char *line)
 	int err = 0;
 
 	piece = a->input == A2L_INPUT_GNU ? 99 : sizeof(buf) - 1;
+	/* One piece with nothing to remove, the usual line: as it is. */
+	if (len < piece &&
+	    (a->input == A2L_INPUT_GNU || !memchr(line, '\r', len)))
+		return handle(a, line);
 	for (i = 0; i <= len && !err; i += piece) {
 		for (j = i, k = 0; j < len && j < i + piece; j++)
 			if (a->input == A2L_INPUT_GNU || line[j] != '\r')
