@@ -890,9 +890,26 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	const struct symt_header *h = t->h;
 	struct symt_sym eu, gnu, ll;
 	const struct symt_sym *nm = NULL;
-	bool have_eu = sym_get(t, hit->sym[SYMT_CH_EU], &eu);
-	bool have_gnu = sym_get(t, hit->sym[SYMT_CH_GNU], &gnu);
+	const uint32_t *si = hit->sym;
+	bool have_eu = sym_get(t, si[SYMT_CH_EU], &eu);
+	bool have_gnu, have_ll;
 
+	/* The peers mostly choose the same symbol: decoded once. */
+	if (si[SYMT_CH_GNU] == si[SYMT_CH_EU]) {
+		gnu = eu;
+		have_gnu = have_eu;
+	} else {
+		have_gnu = sym_get(t, si[SYMT_CH_GNU], &gnu);
+	}
+	if (si[SYMT_CH_LLVM] == si[SYMT_CH_EU]) {
+		ll = eu;
+		have_ll = have_eu;
+	} else if (si[SYMT_CH_LLVM] == si[SYMT_CH_GNU]) {
+		ll = gnu;
+		have_ll = have_gnu;
+	} else {
+		have_ll = sym_get(t, si[SYMT_CH_LLVM], &ll);
+	}
 	if (have_eu) {
 		f->symbol = str_at(t, eu.name);
 		f->symbol_addr = h->base + eu.addr;
@@ -902,7 +919,7 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		if (eu.flags & SYMI_SYM_PLT)
 			f->flags |= SYM_FRAME_PLT;
 	}
-	if (sym_get(t, hit->sym[SYMT_CH_LLVM], &ll)) {
+	if (have_ll) {
 		f->llvm_symbol = str_at(t, ll.name);
 		f->llvm_symbol_addr = h->base + ll.addr;
 		f->llvm_symbol_file = str_at(t, ll.file);

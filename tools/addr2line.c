@@ -2219,6 +2219,24 @@ static int handle_gnu(struct a2l *a, const char *input)
  * llvm-symbolizer.cpp parseCommand() and LLVMSymbolizer read it.
  */
 
+/* A character's value as a digit of radix up to 36, plus one (LLVM's
+ * consumeUnsignedInteger()); 0 for one that is none, which
+ * digit_value[c] - 1 turns into UINT_MAX, past every radix. */
+static const uint8_t digit_value[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
+	['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['g'] = 17,
+	['h'] = 18, ['i'] = 19, ['j'] = 20, ['k'] = 21, ['l'] = 22,
+	['m'] = 23, ['n'] = 24, ['o'] = 25, ['p'] = 26, ['q'] = 27,
+	['r'] = 28, ['s'] = 29, ['t'] = 30, ['u'] = 31, ['v'] = 32,
+	['w'] = 33, ['x'] = 34, ['y'] = 35, ['z'] = 36, ['A'] = 11,
+	['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+	['G'] = 17, ['H'] = 18, ['I'] = 19, ['J'] = 20, ['K'] = 21,
+	['L'] = 22, ['M'] = 23, ['N'] = 24, ['O'] = 25, ['P'] = 26,
+	['Q'] = 27, ['R'] = 28, ['S'] = 29, ['T'] = 30, ['U'] = 31,
+	['V'] = 32, ['W'] = 33, ['X'] = 34, ['Y'] = 35, ['Z'] = 36,
+};
+
 bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 {
 	unsigned radix = 10, d;
@@ -2245,14 +2263,7 @@ bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 		return false;
 	/* consumeUnsignedInteger(), which must take it all */
 	for (; i < len; i++) {
-		if (s[i] >= '0' && s[i] <= '9')
-			d = (unsigned)(s[i] - '0');
-		else if (s[i] >= 'a' && s[i] <= 'z')
-			d = (unsigned)(s[i] - 'a') + 10;
-		else if (s[i] >= 'A' && s[i] <= 'Z')
-			d = (unsigned)(s[i] - 'A') + 10;
-		else
-			return false;
+		d = digit_value[(unsigned char)s[i]] - 1u;
 		if (d >= radix)
 			return false;
 		prev = v;
@@ -2289,12 +2300,13 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 	size_t n;
 
 	in->cmd = CMD_CODE;
-	if (strncmp(p, "CODE ", 5) == 0) {
+	/* The first letter first: most lines are a bare address. */
+	if (*p == 'C' && strncmp(p, "CODE ", 5) == 0) {
 		p += 5;
-	} else if (strncmp(p, "DATA ", 5) == 0) {
+	} else if (*p == 'D' && strncmp(p, "DATA ", 5) == 0) {
 		in->cmd = CMD_DATA;
 		p += 5;
-	} else if (strncmp(p, "FRAME ", 6) == 0) {
+	} else if (*p == 'F' && strncmp(p, "FRAME ", 6) == 0) {
 		in->cmd = CMD_FRAME;
 		p += 6;
 	}
