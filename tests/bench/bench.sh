@@ -52,6 +52,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 SYM=${SYM:-$ROOT/bin/sym}
+COMPAT=${COMPAT:-$ROOT/bin/compat/llvm-symbolizer}
 RUNS=${BENCH_RUNS:-3}
 WRUNS=${BENCH_WARM_RUNS:-5}
 EU_RUNS=${BENCH_EU_RUNS:-1}
@@ -134,6 +135,7 @@ run_one() {
 	store-add) set -- "$SYM" store add --store "$r_st" "$r_f" ;;
 	sym-lookup) set -- "$SYM" lookup --store "$r_st" "$r_bid" -a -f -i -C ;;
 	sym-addr2line) set -- "$SYM" addr2line --store "$r_st" --stats -a -f -i -C -e "$r_f" ;;
+	compat) set -- env SYM_STORE="$r_st" "$COMPAT" --obj="$r_f" --inlining -C -a ;;
 	esac
 	rm -f "$r_o"	# its truncation is not the tool's time
 	t0=$(date +%s%N)
@@ -266,6 +268,17 @@ for spec in $INPUTS; do
 			status=1
 		fi
 		sed "s/^/$name: /" "$OUT/$name.sym-addr2line.out.err" >> "$CROWS"
+		# Issue 15: the drop-in, warm, answers as llvm-symbolizer does.
+		if measure "$name" compat "$WRUNS" "$f" "$addrs" "$st" "$bid"; then
+			if [ -f "$OUT/$name.llvm-symbolizer.out" ] &&
+			   cmp -s "$OUT/$name.compat.out" "$OUT/$name.llvm-symbolizer.out"; then
+				echo "$name: compat llvm-symbolizer (warm) output is identical to llvm-symbolizer's" >> "$SAN"
+			else
+				echo "$name: compat llvm-symbolizer (warm) output DIFFERS from llvm-symbolizer's" >> "$SAN"
+			fi
+		else
+			status=1
+		fi
 		sopt="-s $st -b $bid"
 	else
 		status=1
@@ -332,6 +345,26 @@ report() {
 		}
 	}' "$ROWS"
 	echo
+	echo "Issue 15's drop-in, warm: bin/compat/llvm-symbolizer --obj=F --inlining -C -a on the store, against"
+	echo "sym addr2line -a -f -i -C on the store and llvm-symbolizer itself (ratio = compat / other: at most 1 is no slower)."
+	echo
+	echo "| input | compat s | compat / sym addr2line | compat / llvm-symbolizer | RSS MB |"
+	echo "|---|---:|---:|---:|---:|"
+	awk '
+	$3 != "failed" { w[$1, $2] = $3; r[$1, $2] = $4 }
+	!($1 in seen) { seen[$1] = 1; order[++k] = $1 }
+	END {
+		for (i = 1; i <= k; i++) {
+			m = order[i]
+			if (!((m, "compat") in w)) continue
+			c = w[m, "compat"]; a = w[m, "sym-addr2line"]; L = w[m, "llvm-symbolizer"]
+			ra = "-"; rl = "-"
+			if (a > 0) ra = sprintf("%.2f", c / a)
+			if (L > 0) rl = sprintf("%.4f", c / L)
+			printf "| %s | %.3f | %s | %s | %.1f |\n", m, c / 1000, ra, rl, r[m, "compat"] / 1024
+		}
+	}' "$ROWS"
+	echo
 	echo "### Cold: no store"
 	echo
 	echo "sym = sym addr2line --no-cache (the table built in the process); store add = sym store add into an empty store"
@@ -345,7 +378,7 @@ report() {
 	END {
 		for (i = 1; i <= NR; i++) {
 			split(row[i], f, " ")
-			if (f[2] == "sym-lookup" || f[2] == "sym-addr2line") continue
+			if (f[2] == "sym-lookup" || f[2] == "sym-addr2line" || f[2] == "compat") continue
 			if (f[3] == "failed") {
 				printf "| %s | %s | %s | failed | failed | - | - | - |\n", f[1], f[2], f[5]
 				continue
