@@ -65,6 +65,8 @@ struct entry {
 	char error[512];
 	double until;		/* MISSING, FAILED: valid until (monotonic) */
 	bool rerun;		/* new files came while PENDING */
+	bool forgotten;		/* removed while PENDING: the job's verdict
+				 * is stale, ask the store again */
 	struct symd_waiter *waiters;
 	struct entry *hnext;
 };
@@ -304,6 +306,12 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 
 	if (err == -SYM_E_NOTFOUND)
 		return false;
+	if (err == -ECANCELED) {
+		/* A remove overtook it (sym_store_remove()): nothing was
+		 * stored; whatever came after the remove decides. */
+		settle(j, SYMD_UNKNOWN, 0, "removed while converting");
+		return true;
+	}
 	if (err) {
 		struct sym_store_entry se;
 
@@ -529,9 +537,10 @@ static void *worker(void *arg)
 				finish(w, j);
 			break;
 		case J_CONVERT:
+			/* No files: removed since they came; start over. */
 			if (!convert(w, j))
-				settle(j, SYMD_FAILED, 1000,
-				       "the fetched file went away");
+				settle(j, SYMD_UNKNOWN, 0,
+				       "the files went away");
 			finish(w, j);
 			break;
 		case J_FETCH:
@@ -596,8 +605,19 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 				      j->retry_after_ms / 1000.0);
 		free(j);
 		if (e->rerun) {
-			e->rerun = false;
+			/* New files: their conversion is the answer. */
+			e->rerun = e->forgotten = false;
 			start_job(w, e, J_CONVERT);
+			if (e->state == SYMD_PENDING)
+				return;
+		}
+		if (e->forgotten || e->state == SYMD_UNKNOWN) {
+			/* A remove came during the job: what it found may be
+			 * gone.  Ask the store again for those waiting. */
+			e->forgotten = false;
+			e->state = SYMD_UNKNOWN;
+			if (e->waiters)
+				start_job(w, e, J_PREPARE);
 			if (e->state == SYMD_PENDING)
 				return;
 		}
@@ -749,6 +769,8 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 
 	if (e && e->state != SYMD_PENDING)
 		e->state = SYMD_UNKNOWN;
+	else if (e)
+		e->forgotten = true;
 }
 
 struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
