@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <lmdb.h>
@@ -84,6 +85,8 @@
 /* A put's ticket older than this is taken for a crashed put's: gc drops
  * it and its chunks, and a put still holding it fails with -ECANCELED. */
 #define TICKET_MAX_AGE (24 * 3600)
+/* Free bytes below which a failed write is taken for a full disk. */
+#define DISK_FULL_BELOW ((uint64_t)1 << 20)
 
 struct meta_v {
 	uint32_t magic;
@@ -440,6 +443,19 @@ static int grow_map(struct sym_store *st)
 }
 
 /*
+ * LMDB reports a short write as EIO (mdb_page_flush(): "short write,
+ * filesystem full?"), and a write that fills the disk is short.  Is the
+ * store's file system full?  Then that EIO is -ENOSPC, as documented.
+ */
+static bool disk_full(const struct sym_store *st)
+{
+	struct statvfs sv;
+
+	return statvfs(st->dir, &sv) == 0 &&
+	       (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_BELOW;
+}
+
+/*
  * Run @fn in a write transaction, growing the map and retrying when it
  * is full.  @fn returns an MDB code.
  */
@@ -471,6 +487,11 @@ static int write_txn(struct sym_store *st, write_fn fn, void *ctx)
 		}
 		if (rc > 0 && rc < SYM_E_BASE && rc != EIO)
 			return -rc;	/* errno from @fn or LMDB (ENOSPC) */
+		if (rc == EIO && disk_full(st)) {
+			symi_warn("store: cannot write to '%s': its file "
+				  "system is full", st->dir);
+			return -ENOSPC;
+		}
 		return mdb_err(rc, "write failed");
 	}
 }
