@@ -40,12 +40,17 @@ healthz_field() {
 		sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"
 }
 
+# wait_healthz NAME VALUE: until GET /healthz says so, 5 s at most.
+wait_healthz() {
+	_i=0
+	while [ "$(healthz_field "$1")" != "$2" ] && [ $_i -lt 100 ]; do
+		sleep 0.05; _i=$((_i + 1))
+	done
+}
+
 # --- item 10: ingest is not behind a conversion ----------------------
 is "upload of A: 201" "$(http_status -X PUT -H "$auth" --data-binary @"$dbgA" "$U/v1/debuginfo/$idA")" 201
-i=0
-while [ "$(healthz_field jobs_running)" != 1 ] && [ $i -lt 100 ]; do
-	sleep 0.05; i=$((i + 1))
-done
+wait_healthz jobs_running 1
 is "A's conversion is running (held) on the only cpu worker" \
 	"$(healthz_field jobs_running)" 1
 is "A answers pending while it is held" \
@@ -91,10 +96,7 @@ time.sleep(0.3)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 s.close()
 PY
-i=0
-while [ "$(healthz_field jobs_queued)" != 7 ] && [ $i -lt 60 ]; do
-	sleep 0.05; i=$((i + 1))
-done
+wait_healthz jobs_queued 7
 is "a queued lookup whose client went away is dropped" \
 	"$(healthz_field jobs_queued)" 7
 
