@@ -34,12 +34,14 @@ static bool is_bad_input(int err)
 #define LOCK_WAIT_MS (10 * 60 * 1000)
 
 static int convert(struct sym_store *st, const char *build_id,
-		   const char *source, struct sym_module_stats *stats);
+		   const char *source, uint32_t ticket,
+		   struct sym_module_stats *stats);
 
 int sym_store_convert(struct sym_store *st, const char *build_id,
 		      const char *source, struct sym_module_stats *stats)
 {
 	struct sym_store_lock *lock = NULL;
+	uint32_t ticket = 0;
 	int waited = 0, err;
 
 	if (stats)
@@ -54,13 +56,19 @@ int sym_store_convert(struct sym_store *st, const char *build_id,
 		sym_store_unlock(lock);
 		return 0;
 	}
-	err = convert(st, build_id, source, stats);
+	/* The ticket comes before the files are opened: a remove after
+	 * this point cancels the put (-ECANCELED), one before it took the
+	 * files (-SYM_E_NOTFOUND). */
+	err = symi_store_ticket(st, build_id, &ticket);
+	if (!err)
+		err = convert(st, build_id, source, ticket, stats);
 	sym_store_unlock(lock);
 	return err;
 }
 
 static int convert(struct sym_store *st, const char *build_id,
-		   const char *source, struct sym_module_stats *stats)
+		   const char *source, uint32_t ticket,
+		   struct sym_module_stats *stats)
 {
 	char exe[PATH_MAX], dbg[PATH_MAX], why[256];
 	bool have_exe, have_dbg;
@@ -72,15 +80,17 @@ static int convert(struct sym_store *st, const char *build_id,
 	err = sym_store_file_path(st, build_id, SYM_STORE_EXECUTABLE, exe,
 				  sizeof(exe));
 	if (err && err != -SYM_E_NOTFOUND)
-		return err;
+		goto drop;
 	have_exe = !err;
 	err = sym_store_file_path(st, build_id, SYM_STORE_DEBUGINFO, dbg,
 				  sizeof(dbg));
 	if (err && err != -SYM_E_NOTFOUND)
-		return err;
+		goto drop;
 	have_dbg = !err;
-	if (!have_exe && !have_dbg)
-		return -SYM_E_NOTFOUND;
+	if (!have_exe && !have_dbg) {
+		err = -SYM_E_NOTFOUND;
+		goto drop;
+	}
 	{
 		/* The debug file the store has wins over any search. */
 		SYM_OPTS(sym_module_opts, mo,
@@ -103,12 +113,23 @@ static int convert(struct sym_store *st, const char *build_id,
 
 		if (!src)
 			src = sym_module_debug_file(mod);
-		err = sym_store_put(st, build_id, tab,
-				    src ? src : have_exe ? exe : dbg);
+		err = symi_store_put_ticket(st, build_id, tab,
+					    src ? src : have_exe ? exe : dbg,
+					    ticket);
 	} else if (is_bad_input(err)) {
-		sym_store_put_negative(st, build_id, SYM_STORE_BADCONV,
-				       sym_strerror(err, why, sizeof(why)));
+		/* A remove since the ticket: say so, and store nothing. */
+		if (symi_store_put_negative_ticket(st, build_id,
+						   SYM_STORE_BADCONV,
+						   sym_strerror(err, why,
+								sizeof(why)),
+						   ticket) == -ECANCELED)
+			err = -ECANCELED;
+	} else {
+		symi_store_ticket_drop(st, build_id, ticket);
 	}
 	sym_module_close(mod);
+	return err;
+drop:
+	symi_store_ticket_drop(st, build_id, ticket);
 	return err;
 }

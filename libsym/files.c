@@ -86,13 +86,15 @@ static int copy_fd(int from, int fd)
 	}
 }
 
+/* A directory a remove took since the rename needs no sync: the remove
+ * came after the put (ENOENT is no error). */
 static int fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
 	int err = 0;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? 0 : -errno;
 	if (fsync(fd) != 0)
 		err = -errno;
 	close(fd);
@@ -158,30 +160,41 @@ static int put_file(struct sym_store *st, const char *build_id, int kind,
 			unlink(path);
 		goto out;
 	}
-	err = make_dirs(st, dir);
-	if (err)
+	if (move && fsync(in) != 0) {
+		err = -errno;
 		goto out;
-	if (move) {
-		if (fsync(in) != 0) {
-			err = -errno;
+	}
+	/* A remove of the build ID may delete the directory between
+	 * make_dirs() and the rename or open: make it again. */
+	for (int tries = 0; tries < 8; tries++) {
+		err = make_dirs(st, dir);
+		if (err)
 			goto out;
-		}
+		if (!move)
+			break;
 		if (rename(path, dest) == 0) {
 			err = fsync_dir(dir);
 			goto out;
 		}
-		if (errno != EXDEV) {
-			err = -errno;
-			goto out;
-		}
-		/* Another file system: copy below, then unlink. */
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid());
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
 		err = -errno;
-		goto out;
+		if (errno != ENOENT || access(path, F_OK) != 0)
+			break;
 	}
+	if (move && err != -EXDEV)
+		goto out;
+	/* Another file system (or a copy): copy below, then unlink. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid());
+	for (int tries = 0; tries < 8; tries++) {
+		out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			   0644);
+		if (out >= 0)
+			break;
+		err = -errno;
+		if (err != -ENOENT || make_dirs(st, dir) != 0)
+			break;
+	}
+	if (out < 0)
+		goto out;
 	err = copy_fd(in, out);
 	if (!err && fsync(out) != 0)
 		err = -errno;
@@ -256,22 +269,27 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
 	return err;
 }
 
-void symi_files_remove(struct sym_store *st, const char *build_id)
+bool symi_files_remove(struct sym_store *st, const char *build_id)
 {
 	char path[PATH_MAX];
+	bool any = false;
 
 	if (!valid_id(build_id))
-		return;
+		return false;
 	for (int kind = SYM_STORE_DEBUGINFO; kind <= SYM_STORE_EXECUTABLE;
 	     kind++) {
 		if (snprintf(path, sizeof(path), "%s/files/%s/%s",
 			     symi_store_dir(st), build_id,
-			     kind_name(kind)) < (int)sizeof(path))
-			unlink(path);
+			     kind_name(kind)) < (int)sizeof(path) &&
+		    unlink(path) == 0)
+			any = true;
 	}
+	/* Fails while a put_file() of the build ID has a temporary file in
+	 * it, which then finds the directory still there. */
 	if (snprintf(path, sizeof(path), "%s/files/%s", symi_store_dir(st),
 		     build_id) < (int)sizeof(path))
 		rmdir(path);
+	return any;
 }
 
 /*

@@ -105,13 +105,38 @@ int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
 /* The store's directory and mode, for files.c (store.c keeps LMDB). */
 const char *symi_store_dir(const struct sym_store *st);
 bool symi_store_rdonly(const struct sym_store *st);
-/* Delete the files of @build_id from the file area (files.c). */
 /* Each build ID of the file area with its files' bytes and newest
  * mtime (files.c); a non-zero return of @fn stops the scan. */
 typedef int (*symi_files_fn)(void *ctx, const char *hex, uint64_t bytes,
 			     int64_t mtime);
 int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx);
-void symi_files_remove(struct sym_store *st, const char *build_id);
+/* Delete the files of @build_id from the file area (files.c); true when
+ * there was one. */
+bool symi_files_remove(struct sym_store *st, const char *build_id);
+
+/*
+ * Tickets (store.c, docs/store.md "Writing without tearing"): a put of a
+ * build ID holds one from before it reads its input until it commits,
+ * and sym_store_remove() of the build ID deletes it, which makes the put
+ * fail with -ECANCELED.  sym_store_put() takes its own; sym_store_convert()
+ * takes one before it opens the files, so that a remove that deleted
+ * them also cancels a conversion that had opened them already.
+ * symi_store_ticket(): 0 and *@ticket (never 0), or -errno.
+ * symi_store_put_ticket(), symi_store_put_negative_ticket(): as
+ * sym_store_put() and sym_store_put_negative(), plus -ECANCELED; they use
+ * the ticket up, whatever they return (a @ticket of 0 for a negative
+ * entry: none).  symi_store_ticket_drop(): a ticket not used after all.
+ */
+int symi_store_ticket(struct sym_store *st, const char *build_id,
+		      uint32_t *ticket);
+int symi_store_put_ticket(struct sym_store *st, const char *build_id,
+			  const struct sym_table *t, const char *source,
+			  uint32_t ticket);
+int symi_store_put_negative_ticket(struct sym_store *st,
+				   const char *build_id, int kind,
+				   const char *reason, uint32_t ticket);
+void symi_store_ticket_drop(struct sym_store *st, const char *build_id,
+			    uint32_t ticket);
 
 /*
  * ELF files (elf.c).

@@ -9,15 +9,27 @@
  *     "chunks"  key: len(id) u8 | id bytes | generation be32 | start be64
  *               value: one self-contained table (sym_table_split())
  *
- * Writes.  A put splits the table into chunks, writes each chunk in its
- * own write transaction under a new generation number, then, in a last
- * transaction, points the metadata at the new generation and deletes the
- * old chunks.  A crash before that last commit leaves the old entry
- * intact and some orphan chunks of an unused generation, which gc drops;
- * readers never see a half-written table.  No write transaction holds
- * more than one chunk (at most chunk_size bytes), so writers are never
- * blocked for long.  MDB_WRITEMAP is not used: a full disk is then an
- * error (MDB_MAP_FULL or ENOSPC), not SIGBUS.
+ *     "inflight" key: len(id) u8 | id bytes | generation be32
+ *               value: started, int64 (a put under way: its ticket)
+ *
+ * Writes.  A put first takes a ticket: in one write transaction it picks
+ * a generation no chunk, metadata or other put of the build ID uses and
+ * records it in "inflight".  It then writes each chunk in its own write
+ * transaction under that generation, and in a last transaction checks
+ * that its ticket is still there, drops it, points the metadata at the
+ * new generation and deletes the chunks of the generation the metadata
+ * named until then.  A remove deletes the metadata, every chunk and every
+ * ticket of the build ID in one transaction, so a put it overtook finds
+ * its ticket gone (each chunk transaction and the last one check it) and
+ * fails with -ECANCELED, writing nothing more: writes of one build ID are
+ * linearizable, a removed entry stays removed, and no metadata ever
+ * names chunks that are not all there.  A crash before the last commit
+ * leaves the old entry intact, and a ticket with some chunks that gc
+ * drops once the ticket is older than TICKET_MAX_AGE; readers never see
+ * a half-written table.  No write transaction holds more than one chunk
+ * (at most chunk_size bytes), so writers are never blocked for long.
+ * MDB_WRITEMAP is not used: a full disk is then an error (MDB_MAP_FULL
+ * or ENOSPC), not SIGBUS.
  *
  * The map grows: on MDB_MAP_FULL the write is retried after doubling the
  * map size (mdb_env_set_mapsize(), under an exclusive lock so that no
@@ -46,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <lmdb.h>
@@ -69,6 +82,11 @@
 #define VERIFIED_BAD 0x6261642063726321ull
 /* Tables this handle removed as corrupt, remembered (newest kept). */
 #define GONE_BAD_MAX 16
+/* A put's ticket older than this is taken for a crashed put's: gc drops
+ * it and its chunks, and a put still holding it fails with -ECANCELED. */
+#define TICKET_MAX_AGE (24 * 3600)
+/* Free bytes below which a failed write is taken for a full disk. */
+#define DISK_FULL_BELOW ((uint64_t)1 << 20)
 
 struct meta_v {
 	uint32_t magic;
@@ -94,7 +112,7 @@ struct pending {
 
 struct sym_store {
 	MDB_env *env;
-	MDB_dbi meta, chunks;
+	MDB_dbi meta, chunks, inflight;	/* inflight: not when RDONLY */
 	char *dir;
 	struct sym_store_opts opts;
 	size_t mapsize;
@@ -292,6 +310,10 @@ static int env_open(struct sym_store *st)
 		rc = mdb_dbi_open(txn, "chunks",
 				  (flags & MDB_RDONLY) ? 0 : MDB_CREATE,
 				  &st->chunks);
+	/* Only writers use tickets; a store of an older layout gets the
+	 * database on its first open for writing. */
+	if (!rc && !(flags & MDB_RDONLY))
+		rc = mdb_dbi_open(txn, "inflight", MDB_CREATE, &st->inflight);
 	if (rc) {
 		mdb_txn_abort(txn);
 		if (rc == MDB_NOTFOUND)	/* read-only and never written */
@@ -421,6 +443,19 @@ static int grow_map(struct sym_store *st)
 }
 
 /*
+ * LMDB reports a short write as EIO (mdb_page_flush(): "short write,
+ * filesystem full?"), and a write that fills the disk is short.  Is the
+ * store's file system full?  Then that EIO is -ENOSPC, as documented.
+ */
+static bool disk_full(const struct sym_store *st)
+{
+	struct statvfs sv;
+
+	return statvfs(st->dir, &sv) == 0 &&
+	       (uint64_t)sv.f_bavail * sv.f_frsize < DISK_FULL_BELOW;
+}
+
+/*
  * Run @fn in a write transaction, growing the map and retrying when it
  * is full.  @fn returns an MDB code.
  */
@@ -452,6 +487,11 @@ static int write_txn(struct sym_store *st, write_fn fn, void *ctx)
 		}
 		if (rc > 0 && rc < SYM_E_BASE && rc != EIO)
 			return -rc;	/* errno from @fn or LMDB (ENOSPC) */
+		if (rc == EIO && disk_full(st)) {
+			symi_warn("store: cannot write to '%s': its file "
+				  "system is full", st->dir);
+			return -ENOSPC;
+		}
 		return mdb_err(rc, "write failed");
 	}
 }
@@ -535,8 +575,8 @@ static int del_chunks(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
 struct put_ctx {
 	const uint8_t *id;
 	size_t idlen;
-	uint32_t gen, old_gen;
-	bool had_old;
+	uint32_t gen;		/* the ticket's generation */
+	bool ticket;		/* a ticket is to be checked and dropped */
 	const void *data;
 	size_t len;
 	uint64_t start;
@@ -545,54 +585,176 @@ struct put_ctx {
 	int kind;
 };
 
+static size_t ticket_key(uint8_t *k, const uint8_t *id, size_t idlen,
+			 uint32_t gen)
+{
+	size_t n = meta_key(k, id, idlen);
+
+	be32(k + n, gen);
+	return n + 4;
+}
+
+/*
+ * Is the ticket of @p still there?  Then 0 (and, with @drop, it is
+ * deleted in @txn); a remove or gc took it: ECANCELED; else MDB codes.
+ */
+static int ticket_check(struct sym_store *st, MDB_txn *txn,
+			const struct put_ctx *p, bool drop)
+{
+	uint8_t k[KEY_MAX];
+	MDB_val key = { ticket_key(k, p->id, p->idlen, p->gen), k }, val;
+	int64_t started;
+	int rc = mdb_get(txn, st->inflight, &key, &val);
+
+	if (rc == MDB_NOTFOUND)
+		return ECANCELED;
+	if (rc)
+		return rc;
+	if (val.mv_size != sizeof(started))
+		return MDB_CORRUPTED;
+	memcpy(&started, val.mv_data, sizeof(started));
+	/* gc may take it from now on: do not race it. */
+	if (now() - started > TICKET_MAX_AGE)
+		return ECANCELED;
+	return drop ? mdb_del(txn, st->inflight, &key, NULL) : 0;
+}
+
+/* The highest generation of @id in @dbi, whose keys are the id prefix
+ * then a be32 generation (chunks, inflight).  Raises *@max. */
+static int max_gen(MDB_txn *txn, MDB_dbi dbi, const uint8_t *id,
+		   size_t idlen, uint32_t *max)
+{
+	uint8_t k[KEY_MAX];
+	size_t pl = meta_key(k, id, idlen);
+	MDB_cursor *c = NULL;
+	MDB_val key = { pl, k }, val;
+	int rc = mdb_cursor_open(txn, dbi, &c);
+
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE); !rc;
+	     rc = mdb_cursor_get(c, &key, &val, MDB_NEXT)) {
+		uint32_t g;
+
+		if (key.mv_size < pl + 4 || memcmp(key.mv_data, k, pl))
+			break;
+		g = rd_be32((const uint8_t *)key.mv_data + pl);
+		if (g > *max)
+			*max = g;
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Take a ticket: a generation nothing of @id uses, recorded. */
+static int ticket_take_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
+{
+	struct put_ctx *p = ctx;
+	uint8_t k[KEY_MAX];
+	uint32_t max = 0;
+	int64_t t = now();
+	MDB_val key, val = { sizeof(t), &t };
+	struct meta_v m;
+	int rc = get_meta(txn, st->meta, p->id, p->idlen, &m, NULL);
+
+	if (!rc && m.kind == 0)
+		max = m.gen;
+	else if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	rc = max_gen(txn, st->chunks, p->id, p->idlen, &max);
+	if (!rc)
+		rc = max_gen(txn, st->inflight, p->id, p->idlen, &max);
+	if (rc)
+		return rc;
+	/* Above every generation in use; the clock's bits make a table put
+	 * again after a remove get another key than the removed one (the
+	 * verdict "corrupt" of a chunk names its key). */
+	p->gen = max + 1 + (uint32_t)(t & 0xffff);
+	if (p->gen <= max)
+		return EOVERFLOW;	/* 4 billion puts of one build ID */
+	key.mv_size = ticket_key(k, p->id, p->idlen, p->gen);
+	key.mv_data = k;
+	return mdb_put(txn, st->inflight, &key, &val, MDB_NOOVERWRITE);
+}
+
 static int put_chunk_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 {
 	struct put_ctx *p = ctx;
 	uint8_t k[KEY_MAX];
 	MDB_val key = { chunk_key(k, p->id, p->idlen, p->gen, p->start), k };
 	MDB_val val = { p->len, (void *)p->data };
+	int rc = ticket_check(st, txn, p, false);
 
-	return mdb_put(txn, st->chunks, &key, &val, 0);
+	return rc ? rc : mdb_put(txn, st->chunks, &key, &val, 0);
 }
 
+/* The last step of a put: the ticket checked and dropped, the metadata
+ * switched to its generation, the chunks it named until now deleted,
+ * all in one transaction. */
 static int put_meta_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 {
 	struct put_ctx *p = ctx;
 	struct meta_v old;
 	int rc;
 
+	rc = ticket_check(st, txn, p, true);
+	if (rc)
+		return rc;
 	rc = get_meta(txn, st->meta, p->id, p->idlen, &old, NULL);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	rc = put_meta(txn, st->meta, p->id, p->idlen, &p->meta, p->text);
-	/* The old generation goes with the same commit. */
-	if (!rc && p->had_old && p->old_gen != p->gen)
-		rc = del_chunks(txn, st->chunks, p->id, p->idlen, p->old_gen);
-	return rc;
+	if (!rc && old.kind == 0 && old.gen != p->gen)
+		rc = del_chunks(txn, st->chunks, p->id, p->idlen, old.gen);
+	else
+		rc = 0;
+	return rc ? rc : put_meta(txn, st->meta, p->id, p->idlen, &p->meta,
+				  p->text);
 }
 
-static int read_gen(struct sym_store *st, const uint8_t *id, size_t idlen,
-		    uint32_t *gen, bool *had)
+/* A put that will not finish: its ticket and chunks go now rather than
+ * at gc.  Best effort. */
+static int ticket_drop_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 {
-	MDB_txn *txn = NULL;
-	struct meta_v m;
-	int rc;
+	struct put_ctx *p = ctx;
+	uint8_t k[KEY_MAX];
+	MDB_val key = { ticket_key(k, p->id, p->idlen, p->gen), k };
+	int rc = mdb_del(txn, st->inflight, &key, NULL);
 
-	*had = false;
-	*gen = 0;
-	pthread_rwlock_rdlock(&st->rw);
-	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
-	if (!rc) {
-		rc = get_meta(txn, st->meta, id, idlen, &m, NULL);
-		if (!rc && m.kind == 0) {
-			*had = true;
-			*gen = m.gen;
-		}
-		mdb_txn_abort(txn);
-	}
-	pthread_rwlock_unlock(&st->rw);
-	return rc == MDB_NOTFOUND || rc == 0 ? 0 :
-	       mdb_err(rc, "cannot read metadata");
+	if (rc == MDB_NOTFOUND)
+		return 0;	/* a remove or gc took it, and the chunks */
+	return rc ? rc : del_chunks(txn, st->chunks, p->id, p->idlen, p->gen);
+}
+
+int symi_store_ticket(struct sym_store *st, const char *build_id,
+		      uint32_t *ticket)
+{
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	int err;
+
+	if (!st || !ticket || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
+	p.id = id;
+	p.idlen = idlen;
+	err = write_txn(st, ticket_take_fn, &p);
+	*ticket = err ? 0 : p.gen;
+	return err;
+}
+
+void symi_store_ticket_drop(struct sym_store *st, const char *build_id,
+			    uint32_t ticket)
+{
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	size_t idlen;
+
+	if (!st || !ticket || symi_build_id_parse(build_id, id, &idlen))
+		return;
+	p.id = id;
+	p.idlen = idlen;
+	p.gen = ticket;
+	write_txn(st, ticket_drop_fn, &p);
 }
 
 static int enforce_bound(struct sym_store *st);
@@ -633,8 +795,9 @@ static bool gone_bad(struct sym_store *st, const uint8_t *id, size_t idlen,
 	return op == GONE_TEST && hit;
 }
 
-int sym_store_put(struct sym_store *st, const char *build_id,
-		  const struct sym_table *t, const char *source)
+int symi_store_put_ticket(struct sym_store *st, const char *build_id,
+			  const struct sym_table *t, const char *source,
+			  uint32_t ticket)
 {
 	struct sym_table **parts = NULL;
 	const struct sym_table *const *list = &t;
@@ -644,30 +807,24 @@ int sym_store_put(struct sym_store *st, const char *build_id,
 	size_t idlen, n = 0;
 	int err;
 
-	if (!st || !t || symi_build_id_parse(build_id, id, &idlen))
+	if (!st || !t || !ticket || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	if (st->opts.flags & SYM_STORE_RDONLY)
 		return -EROFS;
-	err = read_gen(st, id, idlen, &p.old_gen, &p.had_old);
-	if (err)
-		return err;
-	/* A generation nobody uses: orphans of a killed put may hold
-	 * old_gen + 1, so pick from the clock and the old one. */
-	p.gen = p.old_gen + 1 + (uint32_t)(now() & 0xffff);
-	if (p.gen == p.old_gen)
-		p.gen++;
+	p.id = id;
+	p.idlen = idlen;
+	p.gen = ticket;
+	p.ticket = true;
 	/* A table that fits one chunk is written as it is: splitting would
 	 * copy it whole (2.6 MB for python3.11d). */
 	sym_table_stat(t, &ts);
 	n = 1;
+	err = 0;
 	if (ts.size > st->opts.chunk_size) {
 		err = sym_table_split(t, st->opts.chunk_size, &parts, &n);
-		if (err)
-			return err;
-		list = (const struct sym_table *const *)parts;
+		if (!err)
+			list = (const struct sym_table *const *)parts;
 	}
-	p.id = id;
-	p.idlen = idlen;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct sym_table_stat ps;
 
@@ -692,11 +849,28 @@ int sym_store_put(struct sym_store *st, const char *build_id,
 	for (size_t i = 0; parts && i < n; i++)
 		sym_table_close(parts[i]);
 	free(parts);
+	if (err && err != -ECANCELED)
+		write_txn(st, ticket_drop_fn, &p);
 	if (!err)
 		gone_bad(st, id, idlen, GONE_CLEAR);
 	if (!err && st->opts.max_size)
 		enforce_bound(st);
 	return err;
+}
+
+int sym_store_put(struct sym_store *st, const char *build_id,
+		  const struct sym_table *t, const char *source)
+{
+	uint32_t ticket;
+	int err;
+
+	if (!st || !t)
+		return -EINVAL;
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		return -EROFS;
+	err = symi_store_ticket(st, build_id, &ticket);
+	return err ? err : symi_store_put_ticket(st, build_id, t, source,
+						 ticket);
 }
 
 static int put_neg_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
@@ -705,6 +879,11 @@ static int put_neg_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 	struct meta_v old;
 	int rc;
 
+	if (p->ticket) {
+		rc = ticket_check(st, txn, p, true);
+		if (rc)
+			return rc;
+	}
 	rc = get_meta(txn, st->meta, p->id, p->idlen, &old, NULL);
 	if (!rc && old.kind == 0)
 		return EEXIST;
@@ -713,19 +892,22 @@ static int put_neg_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 	return put_meta(txn, st->meta, p->id, p->idlen, &p->meta, p->text);
 }
 
-int sym_store_put_negative(struct sym_store *st, const char *build_id,
-			   int kind, const char *reason)
+int symi_store_put_negative_ticket(struct sym_store *st,
+				   const char *build_id, int kind,
+				   const char *reason, uint32_t ticket)
 {
 	struct put_ctx p = { 0 };
 	uint8_t id[ID_MAX];
 	size_t idlen;
 	int rc;
 
-	if (!st || symi_build_id_parse(build_id, id, &idlen) || kind < SYM_STORE_ABSENT ||
-	    kind > SYM_STORE_BADCONV)
+	if (!st || symi_build_id_parse(build_id, id, &idlen) ||
+	    kind < SYM_STORE_ABSENT || kind > SYM_STORE_BADCONV)
 		return -EINVAL;
 	p.id = id;
 	p.idlen = idlen;
+	p.gen = ticket;
+	p.ticket = ticket != 0;
 	p.text = reason;
 	p.meta.magic = META_MAGIC;
 	p.meta.kind = (uint32_t)kind;
@@ -738,9 +920,17 @@ int sym_store_put_negative(struct sym_store *st, const char *build_id,
 			 kind == SYM_STORE_FAILED ?
 			 p.meta.created + st->opts.ttl_failed : 0;
 	rc = write_txn(st, put_neg_fn, &p);
+	if (rc && rc != -ECANCELED && p.ticket)
+		write_txn(st, ticket_drop_fn, &p);
 	if (!rc)
 		gone_bad(st, id, idlen, GONE_CLEAR);
 	return rc;
+}
+
+int sym_store_put_negative(struct sym_store *st, const char *build_id,
+			   int kind, const char *reason)
+{
+	return symi_store_put_negative_ticket(st, build_id, kind, reason, 0);
 }
 
 /* Is a negative entry still in force? */
@@ -1386,6 +1576,34 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 	return err;
 }
 
+/* Delete @id's tickets (puts under way, which then fail); sets
+ * p->kind to 1 when there was one. */
+static int del_tickets(struct sym_store *st, MDB_txn *txn,
+		       struct put_ctx *p)
+{
+	uint8_t k[KEY_MAX];
+	size_t pl = meta_key(k, p->id, p->idlen);
+	MDB_cursor *c = NULL;
+	MDB_val key = { pl, k }, val;
+	int rc = mdb_cursor_open(txn, st->inflight, &c);
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+	while (!rc && key.mv_size == pl + 4 && !memcmp(key.mv_data, k, pl)) {
+		rc = mdb_cursor_del(c, 0);
+		if (!rc)
+			rc = mdb_cursor_get(c, &key, &val, MDB_GET_CURRENT);
+		if (rc == EINVAL)	/* deleted the last key */
+			rc = MDB_NOTFOUND;
+		p->kind = 1;
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Metadata, every chunk and every ticket of the build ID, at once:
+ * p->kind is 1 when there was anything. */
 static int remove_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 {
 	struct put_ctx *p = ctx;
@@ -1393,11 +1611,11 @@ static int remove_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 	MDB_val key = { meta_key(k, p->id, p->idlen), k };
 	int rc = mdb_del(txn, st->meta, &key, NULL);
 
-	if (rc == MDB_NOTFOUND)
-		p->kind = -1;
-	else if (rc)
+	p->kind = rc == 0;
+	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	return del_chunks(txn, st->chunks, p->id, p->idlen, -1);
+	rc = del_tickets(st, txn, p);
+	return rc ? rc : del_chunks(txn, st->chunks, p->id, p->idlen, -1);
 }
 
 int sym_store_remove(struct sym_store *st, const char *build_id)
@@ -1405,16 +1623,21 @@ int sym_store_remove(struct sym_store *st, const char *build_id)
 	struct put_ctx p = { 0 };
 	uint8_t id[ID_MAX];
 	size_t idlen;
+	bool files;
 	int err;
 
 	if (!st || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		return -EROFS;
 	p.id = id;
 	p.idlen = idlen;
+	/* Files first: a conversion that opens them after this finds none,
+	 * and one that opened them before holds a ticket taken before,
+	 * which the transaction below deletes. */
+	files = symi_files_remove(st, build_id);
 	err = write_txn(st, remove_fn, &p);
-	if (!err)
-		symi_files_remove(st, build_id);
-	if (!err && p.kind == -1)
+	if (!err && p.kind == 0 && !files)
 		return -SYM_E_NOTFOUND;
 	return err;
 }
@@ -1491,8 +1714,49 @@ struct gc_ctx {
 	int64_t now;
 };
 
-/* One write txn: drop expired negatives and orphan chunks, and collect
- * the tables for the LRU pass. */
+/* Is there a ticket whose key is the first @n bytes of the chunk key
+ * @k (id prefix and generation)? */
+static bool has_ticket(struct sym_store *st, MDB_txn *txn, const uint8_t *k,
+		       size_t n)
+{
+	MDB_val key = { n, (void *)k }, val;
+
+	return mdb_get(txn, st->inflight, &key, &val) == 0;
+}
+
+/* Tickets of puts that crashed (or outlived TICKET_MAX_AGE, after which
+ * they fail) go, and their chunks with them below. */
+static int drop_stale_tickets(struct sym_store *st, MDB_txn *txn,
+			      struct gc_ctx *g)
+{
+	MDB_cursor *cur = NULL;
+	MDB_val key, val;
+	int rc = mdb_cursor_open(txn, st->inflight, &cur);
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST);
+	while (!rc) {
+		int64_t started = 0;
+
+		if (val.mv_size == sizeof(started))
+			memcpy(&started, val.mv_data, sizeof(started));
+		if (g->now - started <= TICKET_MAX_AGE) {
+			rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+			continue;
+		}
+		rc = mdb_cursor_del(cur, 0);
+		if (!rc)
+			rc = mdb_cursor_get(cur, &key, &val, MDB_GET_CURRENT);
+		if (rc == EINVAL)
+			rc = MDB_NOTFOUND;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* One write txn: drop expired negatives, stale tickets and orphan
+ * chunks, and collect the tables for the LRU pass. */
 static int gc_scan_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 {
 	struct gc_ctx *g = ctx;
@@ -1539,7 +1803,11 @@ static int gc_scan_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
-	/* Orphan chunks: no metadata, or another generation. */
+	rc = drop_stale_tickets(st, txn, g);
+	if (rc)
+		return rc;
+	/* Orphan chunks: no metadata, or another generation, and no put
+	 * under way with that generation. */
 	rc = mdb_cursor_open(txn, st->chunks, &cur);
 	if (rc)
 		return rc;
@@ -1550,8 +1818,9 @@ static int gc_scan_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 
 		if (key.mv_size >= 13 && k[0] <= ID_MAX &&
 		    key.mv_size == (size_t)k[0] + 13u &&
-		    get_meta(txn, st->meta, k + 1, k[0], &m, NULL) == 0 &&
-		    m.kind == 0 && m.gen == rd_be32(k + 1 + k[0]))
+		    ((get_meta(txn, st->meta, k + 1, k[0], &m, NULL) == 0 &&
+		      m.kind == 0 && m.gen == rd_be32(k + 1 + k[0])) ||
+		     has_ticket(st, txn, k, (size_t)k[0] + 5)))
 			orphan = false;
 		if (orphan) {
 			rc = mdb_cursor_del(cur, 0);

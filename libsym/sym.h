@@ -844,10 +844,17 @@ SYM_API int sym_store_maintain(struct sym_store *st);
  *                  URL); copied; may be NULL
  * @return 0, -EINVAL (@st or @t NULL, @build_id NULL or not 2 to 128 hex
  *         digits), -EROFS, -ENOSPC (disk full or the map bound reached;
- *         nothing already stored is lost), -ENOMEM, -errno
+ *         nothing already stored is lost), -ECANCELED (a
+ *         sym_store_remove() of @build_id, from any thread or process,
+ *         came while the put was under way: nothing was stored), -ENOMEM,
+ *         -errno
  * Each chunk is written in its own write transaction and the metadata
  * last, so a crash mid-way leaves the old entry (or none), never a
- * half-written one; readers are never blocked.
+ * half-written one; readers are never blocked.  Writes of one build ID
+ * are linearizable: of two puts at once the last to commit wins, whole;
+ * a remove either comes first (the put then stores its table) or
+ * cancels the put; a table never appears after the remove that answered
+ * 0 (docs/store.md, "Writing without tearing").
  */
 SYM_API int sym_store_put(struct sym_store *st, const char *build_id,
 			  const struct sym_table *t, const char *source);
@@ -932,10 +939,15 @@ SYM_API int sym_store_lookup(struct sym_store *st, const char *build_id,
 			     sym_frames_fn fn, void *ctx);
 
 /**
- * sym_store_remove() - delete the entry (table or negative) of @build_id.
- * @return 0, -SYM_E_NOTFOUND, -EROFS, -EINVAL (@st NULL, a bad
- *         @build_id), -errno
+ * sym_store_remove() - delete the entry (table or negative) of @build_id,
+ * its files in the file area, and cancel the puts and conversions of it
+ * under way (they fail with -ECANCELED and store nothing).
+ * @return 0 (there was a table, a negative entry, a file or a put under
+ *         way), -SYM_E_NOTFOUND (none of them), -EROFS, -EINVAL (@st
+ *         NULL, a bad @build_id), -errno
  * Readers inside a transaction keep seeing the old pages (LMDB MVCC).
+ * Once it returned 0 the build ID stays gone until a put, a conversion
+ * or a file store that begins after it.
  */
 SYM_API int sym_store_remove(struct sym_store *st, const char *build_id);
 
@@ -1082,7 +1094,9 @@ SYM_API void sym_store_unlock(struct sym_store_lock *l);
  * @param[out] stats  the build phases; may be NULL
  * @return 0, -SYM_E_NOTFOUND (no file), -EINVAL (@st NULL, a bad
  *         @build_id), the errors of sym_module_open(), sym_module_table()
- *         and sym_store_put()
+ *         and sym_store_put(), -ECANCELED (a sym_store_remove() of
+ *         @build_id came after the conversion began: nothing stored, no
+ *         negative entry either)
  * A file that cannot be converted (not ELF, bad ELF or DWARF, too big,
  * undecompressable, unsupported) leaves a SYM_STORE_BADCONV negative
  * entry with the reason, so it is not tried again with this converter.

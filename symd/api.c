@@ -490,7 +490,9 @@ static void symbolize_body(struct symd_http_req *req)
 		struct symd_status st;
 		bool seen = false;
 
-		if (symd_work_status(c->api->o.work, id, &st) == -EBUSY) {
+		if (symd_work_status_from(c->api->o.work, id,
+					  symd_http_req_peer(c->req),
+					  &st) == -EBUSY) {
 			drop_waits(c);
 			symd_req_release(&c->sr);
 			overloaded(c);
@@ -817,6 +819,11 @@ static void on_abort(struct symd_http_req *req)
 	struct call *c = symd_http_req_user(req);
 
 	c->gone = true;
+	/* Nobody else waiting: queued jobs of its build IDs go too. */
+	for (size_t i = 0; i < c->nwaiters; i++) {
+		symd_work_abandon(c->api->o.work, c->waiters[i]);
+		c->waiters[i] = NULL;
+	}
 	drop_waits(c);
 	symd_work_detach(c->job);
 }

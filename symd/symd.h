@@ -90,6 +90,14 @@ void symd_work_free(struct symd_work *w);
  */
 int symd_work_status(struct symd_work *w, const char *build_id,
 		     struct symd_status *st);
+/* The same for a request of the client at @peer ("1.2.3.4:5678", as
+ * symd_http_req_peer() gives it; the port is ignored).  The jobs a
+ * client's requests start count against it: when the queues are full,
+ * the client with the most jobs out gives up its newest queued one for a
+ * client with fewer, so no client can fill the queue for the others.
+ * NULL: the client that asked for @build_id last. */
+int symd_work_status_from(struct symd_work *w, const char *build_id,
+			  const char *peer, struct symd_status *st);
 /* Call @fn once @build_id is no longer PENDING (@build_id must have been
  * passed to symd_work_status() just before).  Returns a handle that the
  * caller frees with symd_work_unwait(), whether @fn was called or not
@@ -97,6 +105,10 @@ int symd_work_status(struct symd_work *w, const char *build_id,
 struct symd_waiter *symd_work_wait(struct symd_work *w, const char *build_id,
 				   symd_wait_fn fn, void *arg);
 void symd_work_unwait(struct symd_work *w, struct symd_waiter *wt);
+/* symd_work_unwait() for a waiter whose client went away: when nobody
+ * else waits for the build ID and its job is still queued (not running),
+ * the job is dropped (the next request starts it again). */
+void symd_work_abandon(struct symd_work *w, struct symd_waiter *wt);
 /* The store no longer answers for @build_id (removed, stale, corrupt):
  * forget what was known, so the next request starts over. */
 void symd_work_forget(struct symd_work *w, const char *build_id);

@@ -16,10 +16,13 @@
  *                  ABSENT entry, MISSING; else a FAILED entry (backoff)
  *   CONVERT (cpu)  sym_store_convert(), then warm -> READY
  *
- * Two pools, so that a slow download never holds up a conversion and a
- * long conversion never holds up a download: "cpu" threads (by default
- * one fewer than the cores, so the event loop keeps a core for warm
- * answers) and "fetch" threads (mostly waiting on the network).  Results
+ * Three pools, so that a slow download never holds up a conversion, a
+ * long conversion never holds up a download, and neither holds up an
+ * upload's answer: "cpu" threads (by default one fewer than the cores,
+ * so the event loop keeps a core for warm answers), "fetch" threads
+ * (mostly waiting on the network) and one "io" thread for INGEST (check
+ * an upload's build ID, rename it into the store: light, so the 201
+ * never waits behind a conversion, which is queued on "cpu" after it).  Results
  * go back to the loop through a done list and one event; waiters are
  * called only there.  Every queue is bounded: a full one is -EBUSY, and
  * the API answers 503 with Retry-After.
@@ -49,8 +52,15 @@
 #define MISSING_RECHECK 60	/* seconds a MISSING answer is reused */
 #define NOSOURCE_RECHECK 5	/* MISSING with no upstream: an upload may
 				 * come at any time */
+#define CLIENT_MAX 48		/* a client's key: its address, no port */
+#define ABANDONED_S 30		/* a queued cold lookup nobody waited for
+				 * or asked about for this long is dropped
+				 * when it reaches a worker */
+#define CLIENT_BUCKETS 256
 
-enum job_kind { J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE, J_MAINTAIN };
+enum job_kind {
+	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE, J_MAINTAIN
+};
 
 struct symd_waiter {
 	struct symd_waiter *next, *prev;
@@ -65,6 +75,10 @@ struct entry {
 	char error[512];
 	double until;		/* MISSING, FAILED: valid until (monotonic) */
 	bool rerun;		/* new files came while PENDING */
+	bool forgotten;		/* removed while PENDING: the job's verdict
+				 * is stale, ask the store again */
+	struct symd_job *job;	/* PENDING: the job out for it */
+	char client[CLIENT_MAX];	/* who asked last ("": nobody known) */
 	struct symd_waiter *waiters;
 	struct entry *hnext;
 };
@@ -74,6 +88,13 @@ struct symd_job {
 	struct symd_job *next;
 	struct entry *e;	/* PREPARE, FETCH, CONVERT */
 	char id[ID_MAX + 1];
+	/* PREPARE, FETCH: the client it counts against ("": none). */
+	char client[CLIENT_MAX];
+	bool dropped;		/* taken off its queue before it ran */
+	/* Under mu: requests waiting for it, and when it was last asked
+	 * about (monotonic seconds). */
+	unsigned waiters;
+	double asked;
 	char source[512];	/* where the debug file came from */
 	/* INGEST, FILE */
 	int fkind;
@@ -96,6 +117,13 @@ struct queue {
 	pthread_cond_t cv;
 };
 
+/* Jobs out (queued or running) per client, for the fair share. */
+struct client {
+	char key[CLIENT_MAX];
+	unsigned jobs;
+	struct client *next;
+};
+
 struct symd_work {
 	struct symd_work_opts o;
 	struct event_base *base;
@@ -103,9 +131,10 @@ struct symd_work {
 	/* Loop thread only. */
 	struct entry *buckets[NBUCKETS];
 	unsigned nentries;
+	struct client *clients_out[CLIENT_BUCKETS];
 	/* Under mu. */
 	pthread_mutex_t mu;
-	struct queue cpu, fetch;
+	struct queue cpu, fetch, io;
 	struct symd_job *done;
 	unsigned running;
 	bool stopping;
@@ -116,6 +145,10 @@ struct symd_work {
 	unsigned nclients;
 	bool can_fetch;
 	bool maintaining;	/* loop: a J_MAINTAIN job is out */
+	/* $SYM_TEST_CONVERT_HOLD (tests): a conversion of build ID X waits
+	 * while the file HOLD/X exists, so a test can hold a "long"
+	 * conversion for as long as it needs, whatever the CPU's speed. */
+	const char *hold_dir;
 };
 
 static double now_s(void)
@@ -222,18 +255,37 @@ static struct symd_job *pop(struct queue *q)
 	return j;
 }
 
-/* Queue @j (loop thread); -EBUSY when the queues are full. */
-static int submit(struct symd_work *w, struct symd_job *j, bool to_fetch)
+/* Take @j off @q if it is still queued there (under mu). */
+static bool unqueue(struct queue *q, struct symd_job *j)
+{
+	struct symd_job *prev = NULL;
+
+	for (struct symd_job **pp = &q->head; *pp; pp = &(*pp)->next) {
+		if (*pp != j) {
+			prev = *pp;
+			continue;
+		}
+		*pp = j->next;
+		if (q->tail == j)
+			q->tail = prev;
+		q->n--;
+		return true;
+	}
+	return false;
+}
+
+/* Queue @j on @q (loop thread); -EBUSY when the queues are full. */
+static int submit(struct symd_work *w, struct symd_job *j, struct queue *q)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->stopping)
 		err = -ESHUTDOWN;
-	else if (w->cpu.n + w->fetch.n >= w->o.queue_max)
+	else if (w->cpu.n + w->fetch.n + w->io.n >= w->o.queue_max)
 		err = -EBUSY;
 	else
-		push(to_fetch ? &w->fetch : &w->cpu, j);
+		push(q, j);
 	pthread_mutex_unlock(&w->mu);
 	return err;
 }
@@ -294,16 +346,48 @@ static void warm(struct symd_work *w, struct symd_job *j)
 		       errstr(err));
 }
 
+static bool stopping(struct symd_work *w)
+{
+	bool s;
+
+	pthread_mutex_lock(&w->mu);
+	s = w->stopping;
+	pthread_mutex_unlock(&w->mu);
+	return s;
+}
+
+/* The test hook: wait while $SYM_TEST_CONVERT_HOLD/<id> exists. */
+static void test_hold(struct symd_work *w, const char *id)
+{
+	char path[4096 + ID_MAX + 2];
+
+	if (!w->hold_dir || snprintf(path, sizeof(path), "%s/%s",
+				     w->hold_dir, id) >= (int)sizeof(path))
+		return;
+	while (access(path, F_OK) == 0 && !stopping(w))
+		usleep(10000);
+}
+
 /* Build the table from the store's files.  Returns true when done
  * (settled), false when there are no files (fetch next). */
 static bool convert(struct symd_work *w, struct symd_job *j)
 {
-	uint64_t t0 = now_us();
-	int err = sym_store_convert(w->o.store, j->id,
-				    j->source[0] ? j->source : NULL, NULL);
+	uint64_t t0;
+	int err;
+
+	test_hold(w, j->id);
+	t0 = now_us();
+	err = sym_store_convert(w->o.store, j->id,
+				j->source[0] ? j->source : NULL, NULL);
 
 	if (err == -SYM_E_NOTFOUND)
 		return false;
+	if (err == -ECANCELED) {
+		/* A remove overtook it (sym_store_remove()): nothing was
+		 * stored; whatever came after the remove decides. */
+		settle(j, SYMD_UNKNOWN, 0, "removed while converting");
+		return true;
+	}
 	if (err) {
 		struct sym_store_entry se;
 
@@ -495,11 +579,21 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	finish(w, j);
 }
 
+/* A job taken off its queue before it ran: back to the loop, which
+ * answers its waiters "pending". */
+static void drop(struct symd_work *w, struct symd_job *j, const char *why)
+{
+	j->dropped = true;
+	settle(j, SYMD_UNKNOWN, 0, "%s", why);
+	finish(w, j);
+}
+
 /* ------------------------------------------------------------ threads */
 
 struct thread_arg {
 	struct symd_work *w;
-	struct symd_fetch *client;	/* NULL: a cpu thread */
+	struct queue *q;		/* the pool's */
+	struct symd_fetch *client;	/* fetch threads only */
 };
 
 static void *worker(void *arg)
@@ -507,11 +601,12 @@ static void *worker(void *arg)
 	struct thread_arg *ta = arg;
 	struct symd_work *w = ta->w;
 	struct symd_fetch *f = ta->client;
-	struct queue *q = f ? &w->fetch : &w->cpu;
+	struct queue *q = ta->q;
 
 	free(ta);
 	for (;;) {
 		struct symd_job *j;
+		bool abandoned;
 
 		pthread_mutex_lock(&w->mu);
 		while (!w->stopping && !q->head)
@@ -522,16 +617,26 @@ static void *worker(void *arg)
 		}
 		j = pop(q);
 		w->running++;
+		abandoned = (j->kind == J_PREPARE || j->kind == J_FETCH) &&
+			    j->client[0] && !j->waiters &&
+			    now_s() - j->asked > ABANDONED_S;
 		pthread_mutex_unlock(&w->mu);
-		switch (j->kind) {
+		if (abandoned) {
+			drop(w, j, "dropped: nobody asked for it any more");
+			j = NULL;
+		}
+		switch (j ? j->kind : J_NONE) {
+		case J_NONE:
+			break;
 		case J_PREPARE:
 			if (prepare(w, j))
 				finish(w, j);
 			break;
 		case J_CONVERT:
+			/* No files: removed since they came; start over. */
 			if (!convert(w, j))
-				settle(j, SYMD_FAILED, 1000,
-				       "the fetched file went away");
+				settle(j, SYMD_UNKNOWN, 0,
+				       "the files went away");
 			finish(w, j);
 			break;
 		case J_FETCH:
@@ -577,17 +682,104 @@ static void wake_waiters(struct entry *e)
 	}
 }
 
+/* ------------------------------------------------ the clients' shares */
+
+/* A client is its address: "1.2.3.4:5678" -> "1.2.3.4", "[::1]:80" ->
+ * "[::1]"; "" stays "" (nobody known). */
+static void client_key(char out[CLIENT_MAX], const char *peer)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = strlen(peer);
+
+	if (peer[0] == '[' && strchr(peer, ']'))
+		n = (size_t)(strchr(peer, ']') - peer) + 1;
+	else if (colon && colon == strchr(peer, ':'))	/* IPv4:port */
+		n = (size_t)(colon - peer);
+	if (n >= CLIENT_MAX)
+		n = CLIENT_MAX - 1;
+	memcpy(out, peer, n);
+	out[n] = '\0';
+}
+
+/* Count @d jobs out for @key (loop thread); "" counts for nobody. */
+static void client_count(struct symd_work *w, const char *key, int d)
+{
+	struct client **pp = &w->clients_out[hash(key) % CLIENT_BUCKETS], *c;
+
+	if (!key[0])
+		return;
+	while (*pp && strcmp((*pp)->key, key) != 0)
+		pp = &(*pp)->next;
+	c = *pp;
+	if (!c && d > 0 && (c = calloc(1, sizeof(*c)))) {
+		memcpy(c->key, key, CLIENT_MAX);
+		*pp = c;
+	}
+	if (!c)
+		return;
+	c->jobs = d < 0 && c->jobs < (unsigned)-d ? 0 : c->jobs + (unsigned)d;
+	if (c->jobs == 0) {
+		*pp = c->next;
+		free(c);
+	}
+}
+
+/*
+ * The queues are full and @key wants a slot: the client with the most
+ * jobs out gives up its newest queued cold lookup, if it has at least two
+ * more than @key.  So one client (one address) filling the queue with
+ * random build IDs delays its own work, never every other client's: each
+ * gets about an equal share of a full queue.  True when a slot was freed.
+ */
+static bool make_room(struct symd_work *w, const char *key)
+{
+	struct client *top = NULL;
+	struct symd_job *victim = NULL;
+	unsigned mine = 0;
+	struct queue *q[2] = { &w->cpu, &w->fetch };
+
+	for (unsigned b = 0; b < CLIENT_BUCKETS; b++) {
+		for (struct client *c = w->clients_out[b]; c; c = c->next) {
+			if (strcmp(c->key, key) == 0)
+				mine = c->jobs;
+			else if (!top || c->jobs > top->jobs)
+				top = c;
+		}
+	}
+	if (!top || top->jobs <= mine + 1)
+		return false;
+	pthread_mutex_lock(&w->mu);
+	for (int i = 0; i < 2 && !victim; i++) {
+		for (struct symd_job *j = q[i]->head; j; j = j->next) {
+			if ((j->kind == J_PREPARE || j->kind == J_FETCH) &&
+			    strcmp(j->client, top->key) == 0)
+				victim = j;	/* the newest wins */
+		}
+		if (victim)
+			unqueue(q[i], victim);
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (victim)
+		drop(w, victim, "dropped: its client holds more than its "
+		     "share of the queue");
+	return victim != NULL;
+}
+
 static void start_job(struct symd_work *w, struct entry *e,
 		      enum job_kind kind);
 
 static void job_done(struct symd_work *w, struct symd_job *j)
 {
 	struct entry *e = j->e;
+	bool dropped;
 
 	switch (j->kind) {
 	case J_PREPARE:
 	case J_FETCH:
 	case J_CONVERT:
+		client_count(w, j->client, -1);
+		e->job = NULL;
+		dropped = j->dropped;
 		e->state = j->state;
 		snprintf(e->error, sizeof(e->error), "%s", j->msg);
 		e->until = now_s() + (j->state == SYMD_MISSING ?
@@ -596,8 +788,23 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 				      j->retry_after_ms / 1000.0);
 		free(j);
 		if (e->rerun) {
-			e->rerun = false;
+			/* New files: their conversion is the answer. */
+			e->rerun = e->forgotten = false;
 			start_job(w, e, J_CONVERT);
+			if (e->state == SYMD_PENDING)
+				return;
+		}
+		if (dropped) {
+			/* Taken off the queue: those waiting answer
+			 * "pending", and ask again later. */
+			e->forgotten = false;
+		} else if (e->forgotten || e->state == SYMD_UNKNOWN) {
+			/* A remove came during the job: what it found may be
+			 * gone.  Ask the store again for those waiting. */
+			e->forgotten = false;
+			e->state = SYMD_UNKNOWN;
+			if (e->waiters)
+				start_job(w, e, J_PREPARE);
 			if (e->state == SYMD_PENDING)
 				return;
 		}
@@ -619,6 +826,8 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		break;
 	case J_MAINTAIN:
 		w->maintaining = false;
+		break;
+	case J_NONE:
 		break;
 	case J_FILE:
 		if (j->ffn)
@@ -659,12 +868,23 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* A request asks about @j (@d 0), waits for it (1) or stops (-1). */
+static void job_note(struct symd_work *w, struct symd_job *j, int d)
+{
+	pthread_mutex_lock(&w->mu);
+	if (d > 0 || j->waiters)
+		j->waiters += (unsigned)d;
+	j->asked = now_s();
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* Start a PREPARE (or CONVERT) job for @e; on a full queue, @e stays
  * UNKNOWN. */
 static void start_job(struct symd_work *w, struct entry *e,
 		      enum job_kind kind)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
+	int err;
 
 	e->state = SYMD_UNKNOWN;
 	if (!j)
@@ -672,15 +892,32 @@ static void start_job(struct symd_work *w, struct entry *e,
 	j->kind = kind;
 	j->e = e;
 	memcpy(j->id, e->id, sizeof(j->id));	/* the same size */
-	if (submit(w, j, false) != 0) {
+	if (kind == J_PREPARE)
+		memcpy(j->client, e->client, sizeof(j->client));
+	/* Not queued yet: no worker reads these. */
+	j->asked = now_s();
+	for (struct symd_waiter *wt = e->waiters; wt; wt = wt->next)
+		j->waiters++;
+	err = submit(w, j, &w->cpu);
+	if (err == -EBUSY && j->client[0] && make_room(w, j->client))
+		err = submit(w, j, &w->cpu);
+	if (err) {
 		free(j);
 		return;
 	}
+	client_count(w, j->client, 1);
+	e->job = j;
 	e->state = SYMD_PENDING;
 }
 
 int symd_work_status(struct symd_work *w, const char *build_id,
 		     struct symd_status *st)
+{
+	return symd_work_status_from(w, build_id, NULL, st);
+}
+
+int symd_work_status_from(struct symd_work *w, const char *build_id,
+			  const char *peer, struct symd_status *st)
 {
 	struct entry *e = find_or_add(w, build_id);
 	double now;
@@ -688,6 +925,8 @@ int symd_work_status(struct symd_work *w, const char *build_id,
 	memset(st, 0, sizeof(*st));
 	if (!e)
 		return -ENOMEM;
+	if (peer)
+		client_key(e->client, peer);
 	now = now_s();
 	if ((e->state == SYMD_MISSING || e->state == SYMD_FAILED) &&
 	    now >= e->until)
@@ -697,6 +936,8 @@ int symd_work_status(struct symd_work *w, const char *build_id,
 		if (e->state == SYMD_UNKNOWN)
 			return -EBUSY;
 	}
+	if (e->state == SYMD_PENDING && e->job)
+		job_note(w, e->job, 0);
 	st->state = e->state;
 	if (e->state == SYMD_FAILED) {
 		snprintf(st->error, sizeof(st->error), "%s", e->error);
@@ -724,14 +965,17 @@ struct symd_waiter *symd_work_wait(struct symd_work *w, const char *build_id,
 	if (e->waiters)
 		e->waiters->prev = wt;
 	e->waiters = wt;
+	if (e->job)
+		job_note(w, e->job, 1);
 	return wt;
 }
 
 void symd_work_unwait(struct symd_work *w, struct symd_waiter *wt)
 {
-	(void)w;
 	if (!wt)
 		return;
+	if (wt->e && wt->e->job)
+		job_note(w, wt->e->job, -1);
 	if (!wt->e)
 		;	/* already called: only the memory is left */
 	else if (wt->prev)
@@ -743,12 +987,30 @@ void symd_work_unwait(struct symd_work *w, struct symd_waiter *wt)
 	free(wt);
 }
 
+void symd_work_abandon(struct symd_work *w, struct symd_waiter *wt)
+{
+	struct entry *e = wt ? wt->e : NULL;
+	struct symd_job *j;
+	bool found;
+
+	symd_work_unwait(w, wt);
+	if (!e || e->waiters || e->state != SYMD_PENDING || !(j = e->job))
+		return;
+	pthread_mutex_lock(&w->mu);
+	found = unqueue(&w->cpu, j) || unqueue(&w->fetch, j);
+	pthread_mutex_unlock(&w->mu);
+	if (found)
+		drop(w, j, "dropped: nobody waits for it any more");
+}
+
 void symd_work_forget(struct symd_work *w, const char *build_id)
 {
 	struct entry *e = find(w, build_id);
 
 	if (e && e->state != SYMD_PENDING)
 		e->state = SYMD_UNKNOWN;
+	else if (e)
+		e->forgotten = true;
 }
 
 struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
@@ -772,7 +1034,7 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 	j->fkind = kind;
 	j->ifn = fn;
 	j->arg = arg;
-	err = submit(w, j, false);
+	err = submit(w, j, &w->io);
 	if (err) {
 		free(j->path);
 		free(j);
@@ -808,7 +1070,7 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 		memcpy(j->section, section, sn + 1);
 	j->ffn = fn;
 	j->arg = arg;
-	err = submit(w, j, true);
+	err = submit(w, j, &w->fetch);
 	if (err) {
 		free(j);
 		errno = -err;
@@ -833,7 +1095,7 @@ void symd_work_maintain(struct symd_work *w)
 	if (w->maintaining || !(j = calloc(1, sizeof(*j))))
 		return;
 	j->kind = J_MAINTAIN;
-	if (submit(w, j, false) != 0) {
+	if (submit(w, j, &w->cpu) != 0) {
 		free(j);
 		return;
 	}
@@ -849,7 +1111,7 @@ void symd_work_counts(struct symd_work *w, unsigned *queued,
 		      unsigned *running)
 {
 	pthread_mutex_lock(&w->mu);
-	*queued = w->cpu.n + w->fetch.n;
+	*queued = w->cpu.n + w->fetch.n + w->io.n;
 	*running = w->running;
 	pthread_mutex_unlock(&w->mu);
 }
@@ -884,7 +1146,8 @@ static void sweep_cache(const char *cache)
 	closedir(d);
 }
 
-static int start_thread(struct symd_work *w, struct symd_fetch *client)
+static int start_thread(struct symd_work *w, struct queue *q,
+			struct symd_fetch *client)
 {
 	struct thread_arg *ta = calloc(1, sizeof(*ta));
 	int err;
@@ -892,6 +1155,7 @@ static int start_thread(struct symd_work *w, struct symd_fetch *client)
 	if (!ta)
 		return -ENOMEM;
 	ta->w = w;
+	ta->q = q;
 	ta->client = client;
 	err = pthread_create(&w->threads[w->nthreads], NULL, worker, ta);
 	if (err) {
@@ -916,6 +1180,9 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		return -ENOMEM;
 	w->o = *o;
 	w->base = base;
+	w->hold_dir = getenv("SYM_TEST_CONVERT_HOLD");
+	if (w->hold_dir && !*w->hold_dir)
+		w->hold_dir = NULL;
 	if (!w->o.cpu_workers)
 		w->o.cpu_workers = cores > 1 ? (unsigned)cores - 1 : 1;
 	if (!w->o.fetch_workers)
@@ -927,6 +1194,7 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cpu.cv, NULL);
 	pthread_cond_init(&w->fetch.cv, NULL);
+	pthread_cond_init(&w->io.cv, NULL);
 	w->can_fetch = o->urls && strspn(o->urls, " \t") < strlen(o->urls);
 	{
 		/* libdebuginfod's cache lives in the store, so a fetched
@@ -958,20 +1226,23 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		}
 	}
 	w->done_ev = event_new(base, -1, 0, done_cb, w);
-	w->threads = calloc(w->o.cpu_workers + w->nclients,
+	w->threads = calloc(w->o.cpu_workers + w->nclients + 1,
 			    sizeof(*w->threads));
 	if (!w->done_ev || !w->threads)
 		goto fail;
 	for (unsigned i = 0; i < w->o.cpu_workers; i++) {
-		err = start_thread(w, NULL);
+		err = start_thread(w, &w->cpu, NULL);
 		if (err)
 			goto fail;
 	}
 	for (unsigned i = 0; i < w->nclients; i++) {
-		err = start_thread(w, w->clients[i]);
+		err = start_thread(w, &w->fetch, w->clients[i]);
 		if (err)
 			goto fail;
 	}
+	err = start_thread(w, &w->io, NULL);
+	if (err)
+		goto fail;
 	*out = w;
 	return 0;
 fail:
@@ -1002,6 +1273,7 @@ void symd_work_free(struct symd_work *w)
 	w->stopping = true;
 	pthread_cond_broadcast(&w->cpu.cv);
 	pthread_cond_broadcast(&w->fetch.cv);
+	pthread_cond_broadcast(&w->io.cv);
 	pthread_mutex_unlock(&w->mu);
 	for (unsigned i = 0; i < w->nclients; i++)
 		symd_fetch_cancel(w->clients[i]);
@@ -1011,7 +1283,16 @@ void symd_work_free(struct symd_work *w)
 		symd_fetch_free(w->clients[i]);
 	free_jobs(w->cpu.head);
 	free_jobs(w->fetch.head);
+	free_jobs(w->io.head);
 	free_jobs(w->done);
+	for (unsigned b = 0; b < CLIENT_BUCKETS; b++) {
+		while (w->clients_out[b]) {
+			struct client *c = w->clients_out[b];
+
+			w->clients_out[b] = c->next;
+			free(c);
+		}
+	}
 	for (unsigned b = 0; b < NBUCKETS; b++) {
 		while (w->buckets[b]) {
 			struct entry *e = w->buckets[b];
@@ -1026,6 +1307,7 @@ void symd_work_free(struct symd_work *w)
 		event_free(w->done_ev);
 	pthread_cond_destroy(&w->cpu.cv);
 	pthread_cond_destroy(&w->fetch.cv);
+	pthread_cond_destroy(&w->io.cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w->threads);
 	free(w->clients);

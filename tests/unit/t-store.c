@@ -290,6 +290,48 @@ int main(int argc, char **argv)
 	CHECK_ERR(sym_store_remove(st, "cc"), 0);
 	CHECK_ERR(sym_store_remove(st, "cc"), -SYM_E_NOTFOUND);
 
+	/* Writes of one build ID are linearizable (docs/store.md): a
+	 * remove cancels a put under way, which then stores nothing. */
+	{
+		struct sym_store_gc_stats gst;
+		uint32_t t1 = 0, t2 = 0;
+
+		CHECK_ERR(symi_store_ticket(st, "dd", &t1), 0);
+		CHECK(t1 != 0);
+		CHECK_ERR(sym_store_remove(st, "dd"), 0);  /* a put under way */
+		CHECK_ERR(symi_store_put_ticket(st, "dd", t, NULL, t1),
+			  -ECANCELED);
+		CHECK_ERR(sym_store_stat_entry(st, "dd", &e), -SYM_E_NOTFOUND);
+		CHECK_ERR(sym_store_remove(st, "dd"), -SYM_E_NOTFOUND);
+		/* A negative entry too. */
+		CHECK_ERR(symi_store_ticket(st, "dd", &t1), 0);
+		CHECK_ERR(sym_store_remove(st, "dd"), 0);
+		CHECK_ERR(symi_store_put_negative_ticket(st, "dd",
+							 SYM_STORE_BADCONV,
+							 "x", t1),
+			  -ECANCELED);
+		CHECK_ERR(sym_store_stat_entry(st, "dd", &e), -SYM_E_NOTFOUND);
+		/* Two puts at once: distinct generations, the last commit
+		 * wins, and no chunk of the other is left behind; gc keeps
+		 * the tickets of puts under way. */
+		CHECK_ERR(symi_store_ticket(st, "dd", &t1), 0);
+		CHECK_ERR(symi_store_ticket(st, "dd", &t2), 0);
+		CHECK(t1 != t2);
+		CHECK_ERR(sym_store_gc(st, 0, &gst), 0);
+		CHECK_ERR(symi_store_put_ticket(st, "dd", t, "two", t2), 0);
+		CHECK_ERR(symi_store_put_ticket(st, "dd", t, "one", t1), 0);
+		CHECK_ERR(sym_store_stat_entry(st, "dd", &e), 0);
+		CHECK(strcmp(e.text, "one") == 0);
+		CHECK_ERR(sym_store_verify(st, NULL, NULL), 0);
+		CHECK_ERR(sym_store_gc(st, 0, &gst), 0);
+		CHECK(gst.orphans == 0);
+		/* A ticket dropped unused leaves nothing. */
+		CHECK_ERR(symi_store_ticket(st, "ee", &t1), 0);
+		symi_store_ticket_drop(st, "ee", t1);
+		CHECK_ERR(sym_store_remove(st, "ee"), -SYM_E_NOTFOUND);
+		CHECK_ERR(sym_store_remove(st, "dd"), 0);
+	}
+
 	/* Eviction to max_size: the least recently used table goes. */
 	sym_store_close(st);
 	st = NULL;
