@@ -59,6 +59,9 @@ struct symd_work_opts {
 	unsigned fetch_workers;	/* downloads: 0 = 4 */
 	unsigned queue_max;	/* jobs waiting at most: 0 = 4096 */
 	unsigned fetch_timeout_s;	/* 0 = 30 */
+	/* symd_fetch_opts' deadlines of each fetch: connect and first
+	 * byte, and the whole call (ms; 0 = none). */
+	unsigned fetch_first_byte_ms, fetch_deadline_ms;
 	unsigned ttl_failed;	/* seconds before a failed build ID is
 				 * tried again; 0 = 60 */
 	uint64_t max_store_size;	/* enforced after each conversion */
