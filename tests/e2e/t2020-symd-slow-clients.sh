@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 24, item 2: clients without a token must not hold every connection
 # or a lot of memory.  A real symd with its default limits, three attacks
-# in turn (tests/e2e/lib/symd_attack.py), and during each /healthz and a
+# in turn (tests/e2e/lib/attack-lib.sh), and during each /healthz and a
 # warm single-address symbolize must answer within 1 s and symd's RSS
 # must stay under 160 MB (--max-buffered 32M here, for a test-sized
 # budget; the connection and time limits are the defaults):
@@ -16,13 +16,13 @@
 # answer takes milliseconds here, a stalled loop takes seconds.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
+. "$(dirname "$0")/lib/attack-lib.sh"
 need curl python3 objdump
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
 id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
 dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
 addr=0x$(objdump -d "$exe" | awk '/<main>:/{print $1; exit}')
-ATTACK="python3 $SYM_ROOT/tests/e2e/lib/symd_attack.py"
 RSS_MAX_KB=163840
 
 # 1,100 client sockets plus as many in symd, in this test's process tree.
@@ -39,29 +39,11 @@ is "upload" "$(http_status -X PUT -H 'Authorization: Bearer secret-token' \
 symd_curl -o /dev/null -d "{\"addresses\":[\"$addr\"],\"wait_ms\":10000}" \
 	"$U/v1/symbolize/$id"
 
-# field NAME: a figure of the last attack's report
-field() { sed -n "s/^$1 //p" "$T/att.out"; }
-
-# under ATTACK-DESC MODE N SECONDS [ARG]: run one attack, 3 TAP points
-under() {
-	desc=$1; shift
-	$ATTACK "$SYMD_PORT" "$SYMD_PID" "$id" "$addr" "$@" > "$T/att.out" 2>&1
-	sed 's/^/# /' "$T/att.out"
-	ok "$desc: /healthz answers within 1 s every time" sh -c \
-		"[ $(field healthz_fail) = 0 ] && [ $(field healthz_n) -gt 5 ] && \
-		 awk 'BEGIN{exit !($(field healthz_max_ms) < 1000)}'"
-	ok "$desc: a warm symbolize answers within 1 s every time" sh -c \
-		"[ $(field warm_fail) = 0 ] && [ $(field warm_n) -gt 5 ] && \
-		 awk 'BEGIN{exit !($(field warm_max_ms) < 1000)}'"
-	ok "$desc: RSS stays under $((RSS_MAX_KB / 1024)) MB" \
-		[ "$(field rss_peak_kb)" -lt $RSS_MAX_KB ]
-}
-
-under "1,100 trickling bodies" trickle 1100 9 8000000
+under "1,100 trickling bodies" $RSS_MAX_KB "$id" "$addr" trickle 1100 8 8000000
 ok "trickling bodies are ended by the minimum rate, not held" \
 	[ "$(field closed)" -ge 1000 ]
-under "1,100 trickling headers" loris 1100 6
-under "150 stalled 8 MB bodies" fill 150 6 8000000
+under "1,100 trickling headers" $RSS_MAX_KB "$id" "$addr" loris 1100 6
+under "150 stalled 8 MB bodies" $RSS_MAX_KB "$id" "$addr" fill 150 6 8000000
 ok "most stalled 8 MB bodies are refused at once (503 or 413)" sh -c \
 	"[ $(field statuses | tr , '\n' | grep -E '^HTTP/1.1_(503|413)' | cut -d: -f2 | paste -sd+ | bc) -ge 100 ]"
 

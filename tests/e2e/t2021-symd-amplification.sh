@@ -6,7 +6,7 @@
 #   - one such request is refused with 413 and an error naming the limit;
 #   - 100,000 real addresses (330,000 frames, 136 MB) still answer 200;
 #   - four clients send it at once and read 4 KiB a second
-#     (tests/e2e/lib/symd_attack.py) while /healthz and a warm
+#     (tests/e2e/lib/attack-lib.sh) while /healthz and a warm
 #     single-address symbolize answer within 1 s every time and RSS stays
 #     under 768 MB (the answers budget, 512 MB, and the rest).
 # The answer is encoded in slices of 256 KiB with a loop turn between
@@ -14,12 +14,12 @@
 # 24 the four took RSS past 1.2 GB and warm answers waited seconds.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
+. "$(dirname "$0")/lib/attack-lib.sh"
 need curl python3 objdump
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
 id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
 dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
-ATTACK="python3 $SYM_ROOT/tests/e2e/lib/symd_attack.py"
 RSS_MAX_KB=786432
 
 plan 9
@@ -58,27 +58,15 @@ print(json.dumps({'addresses': (a * (100000 // len(a) + 1))[:100000]}))" \
 	> "$T/real.json"
 symd_curl -o "$T/real.out" -w '%{http_code}\n' -d @"$T/real.json" \
 	"$U/v1/symbolize/$id" > "$T/real.code"
+# (Parsing 136 MB of JSON in Python takes longer than the rest of the
+# test: count the outermost frames instead, one per address.)
 ok "100,000 real addresses answer 200 with the default limits" sh -c \
-	"[ $(cat "$T/real.code") = 200 ] && python3 -c \"
-import json, sys
-d = json.load(open('$T/real.out'))
-fr = d['modules'][0]['frames']
-print(len(fr), sum(len(f) for f in fr))
-sys.exit(len(fr) != 100000 or d['modules'][0]['status'] != 'ok')\""
+	"[ $(cat "$T/real.code") = 200 ] &&
+	 head -c 100 '$T/real.out' | grep -q '\"status\":\"ok\"' &&
+	 [ \$(grep -o '\"inlined\":false' '$T/real.out' | wc -l) = 100000 ]"
 rm -f "$T/real.out"
 
-# field NAME: a figure of the attack's report
-field() { sed -n "s/^$1 //p" "$T/att.out"; }
-$ATTACK "$SYMD_PORT" "$SYMD_PID" "$id" "$warm" bigans 4 8 "100000:$deep" \
-	> "$T/att.out" 2>&1
-sed 's/^/# /' "$T/att.out"
-ok "4 slow readers of big answers: /healthz answers within 1 s every time" sh -c \
-	"[ $(field healthz_fail) = 0 ] && [ $(field healthz_n) -gt 5 ] && \
-	 awk 'BEGIN{exit !($(field healthz_max_ms) < 1000)}'"
-ok "4 slow readers of big answers: a warm symbolize answers within 1 s every time" sh -c \
-	"[ $(field warm_fail) = 0 ] && [ $(field warm_n) -gt 5 ] && \
-	 awk 'BEGIN{exit !($(field warm_max_ms) < 1000)}'"
-ok "4 slow readers of big answers: RSS stays under $((RSS_MAX_KB / 1024)) MB" \
-	[ "$(field rss_peak_kb)" -lt $RSS_MAX_KB ]
+under "4 slow readers of big answers" $RSS_MAX_KB "$id" "$warm" \
+	bigans 4 8 "100000:$deep"
 stop_symd
 is "graceful stop after the attack" "$SYMD_STATUS" 0

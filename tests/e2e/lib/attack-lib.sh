@@ -1,0 +1,35 @@
+# attack-lib.sh - hostile clients against the running symd, with probes
+# (sourced after lib.sh and symd-lib.sh; tests t202x, issue 24).
+#
+#   under DESC RSS_MAX_KB BUILDID ADDR MODE N SECONDS [ARG]
+#        run tests/e2e/lib/symd_attack.py (see its help for the modes)
+#        against $SYMD_PORT/$SYMD_PID, print its figures as TAP comments,
+#        and give 3 TAP points: /healthz and a warm symbolize of ADDR
+#        answered within 1 s every time (and more than 5 times), and
+#        symd's peak RSS stayed under RSS_MAX_KB
+#   field NAME     a figure of the last attack's report
+#
+# The bounds are generous on purpose: a warm answer takes milliseconds,
+# a stalled loop seconds, whatever the CPU.
+
+ATTACK="python3 $SYM_ROOT/tests/e2e/lib/symd_attack.py"
+
+field() { sed -n "s/^$1 //p" "$T/att.out"; }
+
+# _probes_ok KIND: every probe of KIND answered, and within 1 s
+_probes_ok() {
+	[ "$(field "$1"_fail)" = 0 ] && [ "$(field "$1"_n)" -gt 5 ] &&
+		awk "BEGIN{exit !($(field "$1"_max_ms) < 1000)}"
+}
+
+under() {
+	_desc=$1 _rss=$2
+	shift 2
+	$ATTACK "$SYMD_PORT" "$SYMD_PID" "$@" > "$T/att.out" 2>&1
+	sed 's/^/# /' "$T/att.out"
+	ok "$_desc: /healthz answers within 1 s every time" _probes_ok healthz
+	ok "$_desc: a warm symbolize answers within 1 s every time" \
+		_probes_ok warm
+	ok "$_desc: RSS stays under $((_rss / 1024)) MB" \
+		[ "$(field rss_peak_kb)" -lt "$_rss" ]
+}
