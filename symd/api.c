@@ -1055,6 +1055,8 @@ static void route(struct symd_http_req *req, void *ctx)
 		if (!get_or_head(c, m))
 			return;
 		symi_buf_init(&b, SYMD_REPLY_MAX);
+		symd_metrics_http(symd_http_conns(api->http),
+				  symd_http_buffered(api->http), answers_bytes);
 		if (symd_metrics_render(&b, api->o.work))
 			reply_error(c, 503, "out of memory");
 		else

@@ -154,6 +154,10 @@ void symd_metrics_upload(uint64_t bytes);
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
 void symd_metrics_store(struct sym_store *st);
+/* The HTTP side's bounded resources, as gauges (api.c sets them before
+ * each render): open connections, buffered request bytes, answer bytes
+ * built or unsent. */
+void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers);
 /* Append the Prometheus text exposition to @out. */
 struct symi_buf;
 int symd_metrics_render(struct symi_buf *out, struct symd_work *w);

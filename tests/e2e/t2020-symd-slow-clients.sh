@@ -29,7 +29,7 @@ RSS_MAX_KB=163840
 ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 [ "$(ulimit -n)" -ge 2300 ] || plan_skip "needs 2300 descriptors, have $(ulimit -n)"
 
-plan 14
+plan 15
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --quiet --max-buffered 32M || exit 1
@@ -48,5 +48,7 @@ ok "most stalled 8 MB bodies are refused at once (503 or 413)" sh -c \
 	"[ $(field statuses | tr , '\n' | grep -E '^HTTP/1.1_(503|413)' | cut -d: -f2 | paste -sd+ | bc) -ge 100 ]"
 
 is "healthz after the attacks" "$(http_status "$U/healthz")" 200
+ok "the body budget is given back in full" \
+	gauge_settles symd_http_buffered_bytes
 stop_symd
 is "graceful stop after the attacks" "$SYMD_STATUS" 0

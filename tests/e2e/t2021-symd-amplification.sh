@@ -22,7 +22,7 @@ id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
 dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
 RSS_MAX_KB=786432
 
-plan 9
+plan 10
 
 # The instruction addresses of the fixture, and the one with the most
 # frames (inlined calls): 14 with gcc 12.
@@ -67,6 +67,8 @@ ok "100,000 real addresses answer 200 with the default limits" sh -c \
 rm -f "$T/real.out"
 
 under "4 slow readers of big answers" $RSS_MAX_KB "$id" "$warm" \
-	bigans 4 8 "100000:$deep"
+	bigans 4 6 "100000:$deep"
+ok "the answers budget is given back in full" \
+	gauge_settles symd_answer_bytes
 stop_symd
 is "graceful stop after the attack" "$SYMD_STATUS" 0

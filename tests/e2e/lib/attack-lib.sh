@@ -8,6 +8,8 @@
 #        answered within 1 s every time (and more than 5 times), and
 #        symd's peak RSS stayed under RSS_MAX_KB
 #   field NAME     a figure of the last attack's report
+#   gauge_settles NAME   wait up to 10 s for the /metrics gauge NAME to
+#                        read 0 (a budget given back in full)
 #
 # The bounds are generous on purpose: a warm answer takes milliseconds,
 # a stalled loop seconds, whatever the CPU.
@@ -20,6 +22,18 @@ field() { sed -n "s/^$1 //p" "$T/att.out"; }
 _probes_ok() {
 	[ "$(field "$1"_fail)" = 0 ] && [ "$(field "$1"_n)" -gt 5 ] &&
 		awk "BEGIN{exit !($(field "$1"_max_ms) < 1000)}"
+}
+
+gauge_settles() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		curl -s --max-time 2 "$SYMD_URL/metrics" |
+			grep -q "^$1 0\$" && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	curl -s --max-time 2 "$SYMD_URL/metrics" | grep "^$1 "
+	return 1
 }
 
 under() {

@@ -30,6 +30,7 @@ import os
 import resource
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
@@ -224,8 +225,10 @@ def run(port, pid, build_id, addr, mode, n, secs, arg):
     for c in conns:
         k = (c.status or ("closed" if c.closed else "none")).replace(" ", "_")
         statuses[k] = statuses.get(k, 0) + 1
-    for c in conns:
+    for c in conns:             # reset: symd drops what it still builds
         if not c.closed:
+            c.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                           struct.pack("ii", 1, 0))
             c.s.close()
     print("opened %d" % len(conns))
     print("closed %d" % sum(1 for c in conns if c.closed))
