@@ -71,6 +71,7 @@ struct symd_fetch {
 	unsigned first_ms;		/* first-byte deadline, 0 for none */
 	uint64_t first_deadline;	/* CLOCK_MONOTONIC ns, 0: met */
 	const char *target;		/* of the running get (first_byte()) */
+	time_t since;			/* its start, CLOCK_REALTIME s */
 	int stopped;			/* STOP_*: why progress_cb said stop */
 	timer_t timer;			/* wakes @timer_tid at the deadline */
 	pid_t timer_tid;		/* 0: no timer */
@@ -223,16 +224,20 @@ static void drop_negative(const char *target)
 }
 
 /*
- * Has a byte of the file arrived?  libdebuginfod writes each download
- * into "<target>.XXXXXX" next to @target and renames it at the end; it
- * tells its callback nothing before it picks a server.  A directory
- * scan, done only until the first byte is seen.
+ * Has a byte of the file arrived since @since (CLOCK_REALTIME seconds)?
+ * libdebuginfod writes each download into "<kind>.XXXXXX" in the build
+ * ID's directory of the cache and renames it at the end, and it tells
+ * its callback nothing before it picks a server.  Any file of that
+ * directory written to since the call began counts: for a section a
+ * server without section support makes it download the whole debuginfo
+ * or executable instead.  A directory scan, done only until the first
+ * byte is seen; a file of another fetch of the same build ID can only
+ * make it see a byte early (the other deadlines still hold).
  */
-static int first_byte(const char *target)
+static int first_byte(const char *target, time_t since)
 {
 	const char *slash = strrchr(target, '/');
 	char dir[PATH_MAX];
-	size_t blen;
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
@@ -240,19 +245,16 @@ static int first_byte(const char *target)
 
 	if (!slash || (size_t)(slash - target) >= sizeof(dir))
 		return 1;	/* cannot tell: never cut on a guess */
-	if (stat(target, &st) == 0 && st.st_size > 0)
-		return 1;
 	memcpy(dir, target, (size_t)(slash - target));
 	dir[slash - target] = '\0';
 	d = opendir(dir);
 	if (!d)
 		return 0;	/* not made yet: nothing came */
-	blen = strlen(slash + 1);
 	while (!got && (de = readdir(d))) {
-		if (strncmp(de->d_name, slash + 1, blen) == 0 &&
-		    de->d_name[blen] == '.' &&
+		if (de->d_name[0] != '.' &&
 		    fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
-		    st.st_size > 0)
+		    S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    st.st_mtime >= since)
 			got = 1;
 	}
 	closedir(d);
@@ -277,7 +279,7 @@ static int progress_cb(debuginfod_client *c, long a, long b)
 		return 1;
 	}
 	if (f->first_deadline && f->target) {
-		if (first_byte(f->target)) {
+		if (first_byte(f->target, f->since)) {
 			f->first_deadline = 0;
 		} else if (now >= f->first_deadline) {
 			f->stopped = STOP_FIRST_BYTE;
@@ -628,6 +630,7 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	f->deadline = f->call_ms ? t0 + f->call_ms * 1000000ull : 0;
 	f->first_deadline = f->first_ms ? t0 + f->first_ms * 1000000ull : 0;
 	f->target = target;
+	f->since = time(NULL) - 1;	/* mtimes have whole-second grain */
 	/*
 	 * busy_tid before the cancelled check, cancelled before busy_tid
 	 * in symd_fetch_cancel(): either we see the flag here or the

@@ -13,7 +13,11 @@
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
 need curl python3
 
-plan 17
+exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
+id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
+dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+
+plan 19
 
 start_symd --quiet || exit 1
 U=$SYMD_URL
@@ -29,7 +33,7 @@ is "GET /healthz still 200" "$(http_status "$U/healthz")" 200
 is "HEAD /metrics 200" "$(http_status -I "$U/metrics")" 200
 stop_symd
 
-start_stub_debuginfod || exit 1
+start_stub_debuginfod --file "$dbg" || exit 1
 hang=$STUB_URL/delay=3600
 id1=0123456789abcdef0123456789abcdef01234567
 id2=1123456789abcdef0123456789abcdef01234567
@@ -44,6 +48,18 @@ t1=$(date +%s)
 is "hanging upstream: 502" "$code" 502
 ok "hanging upstream: answered within 6 s (took $((t1 - t0)) s)" [ $((t1 - t0)) -le 6 ]
 ok "hanging upstream: the error names the deadline" grep -q 'within 1500 ms' "$T/b1"
+stop_symd
+
+# An upstream that answers after 1 s and then takes 4 s more (8 pieces
+# 0.5 s apart): its first byte is in time, so the transfer goes on past
+# --fetch-first-byte-ms and the file arrives.
+start_symd --quiet --debuginfod-urls "$STUB_URL/delay=1/trickle=0.5" \
+	--fetch-first-byte-ms 2500 || exit 1
+t0=$(date +%s)
+code=$(curl -s -o "$T/got" -w '%{http_code}' --max-time 20 "$SYMD_URL/buildid/$id/debuginfo")
+t1=$(date +%s)
+is "slow transfer that started in time: 200 (after $((t1 - t0)) s)" "$code" 200
+ok "slow transfer: the file is the upstream's" cmp -s "$T/got" "$dbg"
 stop_symd
 
 # One fetch worker, held by a hanging fetch; the second GET waits in the
