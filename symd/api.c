@@ -2,7 +2,9 @@
  * api.c - the routes of docs/http-api.md, on the loop thread.
  *
  *   POST /v1/symbolize, /v1/symbolize/<id>   answer from ready tables;
- *        wait up to wait_ms for cold build IDs (work.c), then say pending
+ *        wait up to wait_ms for cold build IDs (work.c), then say pending;
+ *        the answer is encoded in slices with a loop turn between two
+ *        (answer_slice()), under max_response and max_answers
  *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
  *        uploads stream to a temporary file inside the store, then a
  *        worker checks the build ID and takes the file in (work.c)
@@ -223,9 +225,10 @@ static const char *state_name(enum symd_state s)
 
 struct enc {
 	struct symi_buf *b;
-	const uint64_t *addrs;	/* of the slice: addrs[0] is address @base */
-	size_t base, done;	/* done: addresses of the slice encoded */
-	size_t stop_at;		/* stop the slice once b->len passes it */
+	/* The slice: addrs[0] is the module's address @base; @done of
+	 * its addresses are encoded; it stops once b->len passes @stop_at. */
+	const uint64_t *addrs;
+	size_t base, done, stop_at;
 	uint64_t frames;
 	int err;
 };

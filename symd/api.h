@@ -36,8 +36,8 @@ struct symd_api_opts {
 	size_t max_answers;		/* bytes of all answers being built
 					 * or not yet sent: 503 over it */
 	uint64_t max_upload;		/* upload bytes, 0: no bound */
-	unsigned fetch_wait_ms;		/* a federation GET waits this long
-					 * for its fetch, then 503 */
+	unsigned fetch_wait_ms;		/* a federation GET waits this
+					 * long for its fetch, then 503 */
 	bool log;			/* one line per request on stderr */
 	struct symd_http_opts http;	/* limits; callbacks are ours */
 };

@@ -70,7 +70,7 @@ struct symd_fetch {
 	uint64_t deadline;		/* CLOCK_MONOTONIC ns, 0 for none */
 	unsigned first_ms;		/* first-byte deadline, 0 for none */
 	uint64_t first_deadline;	/* CLOCK_MONOTONIC ns, 0: met */
-	const char *target;		/* of the running get (first_byte()) */
+	const char *target;		/* of the running get */
 	time_t since;			/* its start, CLOCK_REALTIME s */
 	int stopped;			/* STOP_*: why progress_cb said stop */
 	timer_t timer;			/* wakes @timer_tid at the deadline */

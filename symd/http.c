@@ -128,7 +128,7 @@ struct symd_http_req {
 	int fail_status;	/* set by a parser callback that fails */
 	enum body_mode mode;
 	size_t limit;
-	size_t charged;		/* of http->buffered, given back at free */
+	size_t charged;		/* of h->buffered, given back at free */
 	struct evbuffer *body;		/* owned; BODY_BUFFER */
 	struct evbuffer *out_hdrs;	/* owned; the caller's headers */
 	symd_http_body_fn on_body;
@@ -146,7 +146,7 @@ struct symd_http {
 	bool accepting, shutting;
 	struct conn *conns;
 	struct event *relisten;		/* re-enables accepting */
-	struct event *recheck;		/* looks for a victim at the limit */
+	struct event *recheck;		/* at the limit: find a victim */
 	struct event *done_ev;		/* calls done() from the loop */
 	symd_http_shutdown_fn done;
 	void *done_ctx;
@@ -244,7 +244,8 @@ static void evict(struct conn *c)
 	static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\n"
 		"Content-Type: application/json\r\nRetry-After: 1\r\n"
 		"Content-Length: 58\r\nConnection: close\r\n\r\n"
-		"{\"error\":\"connection slots full: the slowest client goes\"}";
+		"{\"error\":\"connection slots full: "
+		"the slowest client goes\"}";
 	struct symd_http_req *r = c->req;
 	int fd = bufferevent_getfd(c->bev);
 

@@ -439,8 +439,8 @@ static void fit_conns(struct conf *c)
 	if (!*mc)
 		*mc = SYMD_HTTP_DEFAULT_MAX_CONNS;
 	need = (rlim_t)*mc + FD_RESERVE;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur >= need)
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
 		return;
 	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ?
 		      rl.rlim_max : need;

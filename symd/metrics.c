@@ -328,12 +328,12 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 		err = addf(b, "# HELP symd_http_connections Open client "
 			   "connections.\n# TYPE symd_http_connections gauge\n"
 			   "symd_http_connections %llu\n"
-			   "# HELP symd_http_buffered_bytes Request bodies held "
-			   "in memory (--max-buffered).\n"
+			   "# HELP symd_http_buffered_bytes Request bodies "
+			   "held in memory (--max-buffered).\n"
 			   "# TYPE symd_http_buffered_bytes gauge\n"
 			   "symd_http_buffered_bytes %llu\n"
-			   "# HELP symd_answer_bytes Symbolize answers built or "
-			   "not yet sent (--max-answers).\n"
+			   "# HELP symd_answer_bytes Symbolize answers built "
+			   "or not yet sent (--max-answers).\n"
 			   "# TYPE symd_answer_bytes gauge\n"
 			   "symd_answer_bytes %llu\n",
 			   (unsigned long long)get(&http_figs[0]),
