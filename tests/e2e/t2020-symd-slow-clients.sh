@@ -19,9 +19,7 @@
 . "$(dirname "$0")/lib/attack-lib.sh"
 need curl python3 objdump
 
-exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
-id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
-dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+fixture_debug gcc-O2-d5-cxx || plan_skip "cannot build the fixtures"
 addr=0x$(objdump -d "$exe" | awk '/<main>:/{print $1; exit}')
 RSS_MAX_KB=163840
 
@@ -31,13 +29,8 @@ ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 plan 15
 
-echo secret-token > "$T/token"
-start_symd --upload-token-file "$T/token" --quiet --max-buffered 32M || exit 1
+upload_warm "$addr" --max-buffered 32M
 U=$SYMD_URL
-is "upload" "$(http_status -X PUT -H 'Authorization: Bearer secret-token' \
-	--data-binary @"$dbg" "$U/v1/debuginfo/$id")" 201
-symd_curl -o /dev/null -d "{\"addresses\":[\"$addr\"],\"wait_ms\":10000}" \
-	"$U/v1/symbolize/$id"
 
 under "1,100 trickling bodies" $RSS_MAX_KB "$id" "$addr" trickle 1100 8 8000000
 ok "trickling bodies are ended by the minimum rate, not held" \

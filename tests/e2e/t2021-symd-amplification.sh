@@ -17,9 +17,7 @@
 . "$(dirname "$0")/lib/attack-lib.sh"
 need curl python3 objdump
 
-exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
-id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
-dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+fixture_debug gcc-O2-d5-cxx || plan_skip "cannot build the fixtures"
 RSS_MAX_KB=786432
 
 plan 10
@@ -36,13 +34,17 @@ ok "an address with 10 or more frames (got: $deep)" \
 deep=${deep#* }
 warm=$(head -1 "$T/addrs")
 
-echo secret-token > "$T/token"
-start_symd --upload-token-file "$T/token" --quiet || exit 1
+# Under AddressSanitizer encoding is several times slower: the answers
+# are scaled down by 8 (the same code runs), and the 136 MB answer is
+# left out.
+asan=
+if ldd "$SYMD" 2>/dev/null | grep -q libasan; then
+	asan=1
+	upload_warm "$warm" --max-response 32M --max-answers 64M
+else
+	upload_warm "$warm"
+fi
 U=$SYMD_URL
-is "upload" "$(http_status -X PUT -H 'Authorization: Bearer secret-token' \
-	--data-binary @"$dbg" "$U/v1/debuginfo/$id")" 201
-symd_curl -o /dev/null -d "{\"addresses\":[\"$warm\"],\"wait_ms\":10000}" \
-	"$U/v1/symbolize/$id"
 
 python3 -c "import json,sys; print(json.dumps({'addresses': ['$deep'] * 100000}))" \
 	> "$T/big.json"
@@ -51,6 +53,9 @@ symd_curl -o "$T/big.out" -w '%{http_code}\n' -d @"$T/big.json" \
 is "100,000 copies of a deep address: 413" "$(cat "$T/big.code")" 413
 ok "the error names the limit" grep -q -- '--max-response' "$T/big.out"
 
+if [ -n "$asan" ]; then
+	skip "100,000 real addresses: too slow under AddressSanitizer"
+else
 python3 -c "
 import json
 a = [l.strip() for l in open('$T/addrs')]
@@ -65,6 +70,7 @@ ok "100,000 real addresses answer 200 with the default limits" sh -c \
 	 head -c 100 '$T/real.out' | grep -q '\"status\":\"ok\"' &&
 	 [ \$(grep -o '\"inlined\":false' '$T/real.out' | wc -l) = 100000 ]"
 rm -f "$T/real.out"
+fi
 
 under "4 slow readers of big answers" $RSS_MAX_KB "$id" "$warm" \
 	bigans 4 6 "100000:$deep"

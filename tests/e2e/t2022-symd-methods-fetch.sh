@@ -11,11 +11,10 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
+. "$(dirname "$0")/lib/attack-lib.sh"
 need curl python3
 
-exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
-id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
-dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+fixture_debug gcc-O2-d5-cxx || plan_skip "cannot build the fixtures"
 
 plan 19
 
