@@ -105,8 +105,8 @@ static void free_answer(const void *data, size_t len, void *arg)
 /* Reply with @b's bytes, handed to libevent without a copy (an answer
  * of 100,000 addresses is megabytes).  An @answer's bytes are charged to
  * answers_bytes, until libevent has sent them. */
-static void reply_buf(struct call *c, int status, const char *type,
-		      struct symi_buf *b, bool answer)
+static void reply_bytes(struct call *c, int status, const char *type,
+			struct symi_buf *b, bool answer)
 {
 	struct evbuffer *ev = evbuffer_new();
 	size_t len = 0;
@@ -139,6 +139,12 @@ static bool get_or_head(struct call *c, const char *method)
 	symd_http_req_add_header(c->req, "Allow", "GET, HEAD");
 	reply_error(c, 405, "method not allowed");
 	return false;
+}
+
+static void reply_buf(struct call *c, int status, const char *type,
+		      struct symi_buf *b)
+{
+	reply_bytes(c, status, type, b, false);
 }
 
 static void overloaded(struct call *c)
@@ -523,9 +529,9 @@ static void answer_send(struct call *c, int err)
 	} else if (err) {
 		reply_error(c, 503, "out of memory");
 	} else {
-		/* The charge goes with the bytes: reply_buf()'s reference
+		/* The charge goes with the bytes: reply_bytes()' reference
 		 * gives it back once libevent has sent them. */
-		reply_buf(c, 200, "application/json", &c->out, true);
+		reply_bytes(c, 200, "application/json", &c->out, true);
 		if (!c->out.len)
 			c->charged = 0;
 	}
@@ -901,7 +907,7 @@ static void ingested(void *arg, int status, const char *msg)
 	    symi_buf_add_u64(&b, c->bytes) || symi_buf_add(&b, "}\n", 2))
 		reply_error(c, 503, "out of memory");
 	else
-		reply_buf(c, 201, "application/json", &b, false);
+		reply_buf(c, 201, "application/json", &b);
 	symi_buf_release(&b);
 }
 
@@ -1063,8 +1069,7 @@ static void route(struct symd_http_req *req, void *ctx)
 		if (symd_metrics_render(&b, api->o.work))
 			reply_error(c, 503, "out of memory");
 		else
-			reply_buf(c, 200, "text/plain; version=0.0.4", &b,
-				  false);
+			reply_buf(c, 200, "text/plain; version=0.0.4", &b);
 		symi_buf_release(&b);
 	} else if (strcmp(path, "/healthz") == 0) {
 		static const char health[] = "{\"status\":\"ok\","
@@ -1083,7 +1088,7 @@ static void route(struct symd_http_req *req, void *ctx)
 		    symi_buf_add_u64(&b, r) || symi_buf_add(&b, "}\n", 2))
 			reply_error(c, 503, "out of memory");
 		else
-			reply_buf(c, 200, "application/json", &b, false);
+			reply_buf(c, 200, "application/json", &b);
 		symi_buf_release(&b);
 	} else {
 		reply_error(c, 404, "no such route");
