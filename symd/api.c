@@ -2,7 +2,9 @@
  * api.c - the routes of docs/http-api.md, on the loop thread.
  *
  *   POST /v1/symbolize, /v1/symbolize/<id>   answer from ready tables;
- *        wait up to wait_ms for cold build IDs (work.c), then say pending
+ *        wait up to wait_ms for cold build IDs (work.c), then say pending;
+ *        the answer is encoded in slices with a loop turn between two
+ *        (answer_slice()), under max_response and max_answers
  *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
  *        uploads stream to a temporary file inside the store, then a
  *        worker checks the build ID and takes the file in (work.c)
@@ -46,6 +48,12 @@ struct call {
 	struct symd_waiter **waiters;
 	size_t nwaiters, npending;
 	struct event *timer;
+	/* the answer, built in slices (answer_slice()) */
+	struct symi_buf out;
+	size_t mod_i, addr_i;	/* where the next slice starts */
+	size_t mod_mark;	/* out.len where the module's status starts */
+	size_t charged;		/* of answers_bytes, for out */
+	struct event *slice_ev;
 	/* upload */
 	char build_id[SYMD_BUILD_ID_MAX + 1];
 	int fkind;
@@ -60,6 +68,19 @@ struct symd_api {
 	struct symd_http *http;
 };
 
+/* Bytes of symbolize answers built and not yet sent, of max_answers.  A
+ * file-level count, not the api's: libevent may free the last sent
+ * reference after symd_api_free() (its deferred callbacks run once more
+ * at shutdown).  Loop thread only. */
+static size_t answers_bytes;
+
+/* An answer is encoded in slices of about this many bytes, with a turn
+ * of the event loop between two (a few milliseconds at most). */
+#define SLICE_BYTES ((size_t)256 << 10)
+/* enc_frames(): the slice is full (a value no sym_store_lookup() error
+ * takes: they are negative). */
+#define SLICE_FULL 2
+
 /* -------------------------------------------------------------- helpers */
 
 static void reply_error(struct call *c, int status, const char *msg)
@@ -70,15 +91,22 @@ static void reply_error(struct call *c, int status, const char *msg)
 
 static void free_detached(const void *data, size_t len, void *arg)
 {
-	(void)len;
 	(void)arg;
 	free((void *)data);
 }
 
+/* The same for an answer's bytes, which give their charge back. */
+static void free_answer(const void *data, size_t len, void *arg)
+{
+	answers_bytes -= len;
+	free_detached(data, len, arg);
+}
+
 /* Reply with @b's bytes, handed to libevent without a copy (an answer
- * of 100,000 addresses is megabytes). */
-static void reply_buf(struct call *c, int status, const char *type,
-		      struct symi_buf *b)
+ * of 100,000 addresses is megabytes).  An @answer's bytes are charged to
+ * answers_bytes, until libevent has sent them. */
+static void reply_bytes(struct call *c, int status, const char *type,
+			struct symi_buf *b, bool answer)
 {
 	struct evbuffer *ev = evbuffer_new();
 	size_t len = 0;
@@ -86,8 +114,10 @@ static void reply_buf(struct call *c, int status, const char *type,
 
 	if (ev && b->len) {
 		p = symi_buf_detach(b, &len);
-		if (evbuffer_add_reference(ev, p, len, free_detached,
-					   NULL) != 0) {
+		if (evbuffer_add_reference(ev, p, len, answer ? free_answer :
+					   free_detached, NULL) != 0) {
+			if (answer)
+				answers_bytes -= len;
 			free(p);
 			evbuffer_free(ev);
 			ev = NULL;
@@ -99,6 +129,22 @@ static void reply_buf(struct call *c, int status, const char *type,
 		symd_http_req_reply(c->req, status, type, ev);
 	if (ev)
 		evbuffer_free(ev);
+}
+
+/* GET and HEAD only: else 405 with Allow, and false. */
+static bool get_or_head(struct call *c, const char *method)
+{
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		return true;
+	symd_http_req_add_header(c->req, "Allow", "GET, HEAD");
+	reply_error(c, 405, "method not allowed");
+	return false;
+}
+
+static void reply_buf(struct call *c, int status, const char *type,
+		      struct symi_buf *b)
+{
+	reply_bytes(c, status, type, b, false);
 }
 
 static void overloaded(struct call *c)
@@ -185,7 +231,10 @@ static const char *state_name(enum symd_state s)
 
 struct enc {
 	struct symi_buf *b;
+	/* The slice: addrs[0] is the module's address @base; @done of
+	 * its addresses are encoded; it stops once b->len passes @stop_at. */
 	const uint64_t *addrs;
+	size_t base, done, stop_at;
 	uint64_t frames;
 	int err;
 };
@@ -262,7 +311,8 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 	struct symi_buf *b = e->b;
 	int err;
 
-	err = symi_buf_add(b, idx ? ",[" : "[", idx ? 2 : 1);
+	err = symi_buf_add(b, e->base + idx ? ",[" : "[",
+			   e->base + idx ? 2 : 1);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct sym_frame *f = &fr[i];
 		const char *fn = sym_frame_name(f);
@@ -334,74 +384,105 @@ static int enc_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		err = symi_buf_addc(b, ']');
 	e->frames += n;
 	e->err = err;
-	return err ? 1 : 0;
+	e->done = idx + 1;
+	if (err)
+		return 1;
+	return b->len >= e->stop_at ? SLICE_FULL : 0;
 }
 
-/* One module's object of the response. */
-static int enc_module(struct call *c, struct symi_buf *b,
-		      const struct symd_req_module *m)
+/* The status part of a module's object, and one empty list per address
+ * (no answers). */
+static int enc_status(struct symi_buf *b, const struct symd_status *st,
+		      size_t naddrs)
 {
-	struct symd_status st;
-	struct enc e = { .b = b, .addrs = m->addrs };
-	size_t mark;
-	int err, rc;
+	const char *name = state_name(st->state);
+	int err = symi_buf_add(b, name, strlen(name));
 
-	rc = symd_work_status(c->api->o.work, m->build_id, &st);
-	if (rc == -EBUSY) {
-		st.state = SYMD_PENDING;
-		st.retry_after_ms = 1000;
-	}
-	err = symi_buf_add(b, "{\"build_id\":\"", 13);
-	if (!err)
-		err = symi_buf_add(b, m->build_id, strlen(m->build_id));
-	if (!err)
-		err = symi_buf_add(b, "\",\"status\":\"", 12);
-	mark = b->len;
-	if (st.state == SYMD_READY) {
-		err = err ? err : symi_buf_add(b, "ok\",\"frames\":[", 14);
-		rc = err ? 0 : sym_store_lookup(c->api->o.store, m->build_id,
-						m->addrs, m->naddrs,
-						enc_frames, &e);
-		if (e.err)
-			return e.err;
-		if (!rc) {
-			c->frames += e.frames;
-			return symi_buf_add(b, "]}", 2);
-		}
-		/* Gone from the store (evicted, deleted, corrupt): start
-		 * over, and say pending this time. */
-		b->len = mark;
-		symd_work_forget(c->api->o.work, m->build_id);
-		symd_work_status(c->api->o.work, m->build_id, &st);
-		if (st.state == SYMD_READY)
-			st.state = SYMD_PENDING;
-		if (!st.retry_after_ms)
-			st.retry_after_ms = 500;
-	}
-	if (!err)
-		err = symi_buf_add(b, state_name(st.state),
-				   strlen(state_name(st.state)));
 	if (!err)
 		err = symi_buf_addc(b, '"');
-	if (!err && st.error[0]) {
+	if (!err && st->error[0]) {
 		err = symi_buf_add(b, ",\"error\":", 9);
 		if (!err)
-			err = symd_json_add_cstr(b, st.error);
+			err = symd_json_add_cstr(b, st->error);
 	}
-	if (!err && st.retry_after_ms &&
-	    (st.state == SYMD_PENDING || st.state == SYMD_FAILED)) {
+	if (!err && st->retry_after_ms &&
+	    (st->state == SYMD_PENDING || st->state == SYMD_FAILED)) {
 		err = symi_buf_add(b, ",\"retry_after_ms\":", 18);
 		if (!err)
-			err = symi_buf_add_u64(b, st.retry_after_ms);
+			err = symi_buf_add_u64(b, st->retry_after_ms);
 	}
-	/* No answers: one empty list per address. */
 	if (!err)
 		err = symi_buf_add(b, ",\"frames\":[", 11);
-	for (size_t i = 0; i < m->naddrs && !err; i++)
+	for (size_t i = 0; i < naddrs && !err; i++)
 		err = symi_buf_add(b, i ? ",[]" : "[]", i ? 3 : 2);
 	if (!err)
 		err = symi_buf_add(b, "]}", 2);
 	return err;
+}
+
+/*
+ * Encode the next part of module @c->mod_i into @b, stopping once @b is
+ * @stop_at bytes long (after a whole address).  Opens the module's
+ * object first (at c->addr_i 0) and closes it after its last address,
+ * then moves c->mod_i on.  A table gone from the store midway (evicted,
+ * deleted, corrupt) turns the whole module into "pending".
+ */
+static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
+{
+	const struct symd_req_module *m = &c->sr.modules[c->mod_i];
+	struct symd_status st;
+	struct enc e = { .b = b, .addrs = m->addrs + c->addr_i,
+			 .base = c->addr_i, .stop_at = stop_at };
+	int err = 0, rc;
+
+	if (c->addr_i == 0) {
+		rc = symd_work_status(c->api->o.work, m->build_id, &st);
+		if (rc == -EBUSY) {
+			st.state = SYMD_PENDING;
+			st.retry_after_ms = 1000;
+		}
+		err = symi_buf_add(b, c->mod_i ? ",{\"build_id\":\"" :
+				   "{\"build_id\":\"", c->mod_i ? 14 : 13);
+		if (!err)
+			err = symi_buf_add(b, m->build_id,
+					   strlen(m->build_id));
+		if (!err)
+			err = symi_buf_add(b, "\",\"status\":\"", 12);
+		c->mod_mark = b->len;
+		if (!err && st.state != SYMD_READY) {
+			c->mod_i++;
+			return enc_status(b, &st, m->naddrs);
+		}
+		if (!err)
+			err = symi_buf_add(b, "ok\",\"frames\":[", 14);
+		if (err)
+			return err;
+	}
+	rc = m->naddrs == c->addr_i ? 0 :
+	     sym_store_lookup(c->api->o.store, m->build_id, e.addrs,
+			      m->naddrs - c->addr_i, enc_frames, &e);
+	if (e.err)
+		return e.err;
+	c->frames += e.frames;
+	if (rc == SLICE_FULL) {
+		c->addr_i += e.done;
+		if (c->addr_i < m->naddrs)
+			return 0;
+		rc = 0;
+	}
+	c->addr_i = 0;
+	c->mod_i++;
+	if (!rc)
+		return symi_buf_add(b, "]}", 2);
+	/* Gone from the store: start over, and say pending this time. */
+	b->len = c->mod_mark;
+	symd_work_forget(c->api->o.work, m->build_id);
+	symd_work_status(c->api->o.work, m->build_id, &st);
+	if (st.state == SYMD_READY)
+		st.state = SYMD_PENDING;
+	if (!st.retry_after_ms)
+		st.retry_after_ms = 500;
+	return enc_status(b, &st, m->naddrs);
 }
 
 static void drop_waits(struct call *c)
@@ -417,33 +498,104 @@ static void drop_waits(struct call *c)
 	}
 }
 
+/* The call's answer and its slices are over: let go of both. */
+static void answer_release(struct call *c)
+{
+	if (c->slice_ev) {
+		event_free(c->slice_ev);
+		c->slice_ev = NULL;
+	}
+	answers_bytes -= c->charged;
+	c->charged = 0;
+	symi_buf_release(&c->out);
+}
+
+static void answer_send(struct call *c, int err)
+{
+	struct symd_api_opts *o = &c->api->o;
+	char msg[192];
+
+	if (err == -E2BIG) {
+		snprintf(msg, sizeof(msg), "the answer would be larger than "
+			 "the limit of %zu bytes (--max-response): send fewer "
+			 "addresses per request", o->max_response);
+		reply_error(c, 413, msg);
+	} else if (err == -EBUSY) {
+		symd_http_req_add_header(c->req, "Retry-After", "1");
+		snprintf(msg, sizeof(msg), "answers being built and sent "
+			 "hold the limit of %zu bytes (--max-answers): retry "
+			 "later", o->max_answers);
+		reply_error(c, 503, msg);
+	} else if (err) {
+		reply_error(c, 503, "out of memory");
+	} else {
+		/* The charge goes with the bytes: reply_bytes()' reference
+		 * gives it back once libevent has sent them. */
+		reply_bytes(c, 200, "application/json", &c->out, true);
+		if (!c->out.len)
+			c->charged = 0;
+	}
+	symd_metrics_frames(c->sr.naddrs, c->frames);
+	answer_release(c);
+	symd_req_release(&c->sr);
+}
+
+/*
+ * Encode one slice of the answer (about SLICE_BYTES), then let the loop
+ * serve others before the next: a timer of 0 s runs after the next poll,
+ * where event_active() would run before it.  The answer is charged to
+ * answers_bytes as it grows: past max_answers it is 503, past
+ * max_response 413.
+ */
+static void answer_slice(evutil_socket_t fd, short what, void *arg)
+{
+	struct call *c = arg;
+	struct symd_api_opts *o = &c->api->o;
+	size_t before = c->out.len;
+	size_t stop_at = before + SLICE_BYTES;
+	int err = 0;
+
+	(void)fd;
+	(void)what;
+	if (c->gone) {
+		answer_release(c);
+		return;
+	}
+	while (!err && c->mod_i < c->sr.nmodules && c->out.len < stop_at)
+		err = enc_module(c, &c->out, stop_at);
+	if (!err && c->mod_i == c->sr.nmodules)
+		err = symi_buf_add(&c->out, "]}\n", 3);
+	answers_bytes += c->out.len - c->charged;
+	c->charged = c->out.len;
+	if (!err && answers_bytes > o->max_answers)
+		err = -EBUSY;
+	if (err || c->mod_i == c->sr.nmodules) {
+		answer_send(c, err);
+		return;
+	}
+	if (!c->slice_ev) {
+		c->slice_ev = evtimer_new(o->base, answer_slice, c);
+		if (!c->slice_ev) {
+			answer_send(c, -ENOMEM);
+			return;
+		}
+	}
+	{
+		struct timeval now = { 0, 0 };
+
+		evtimer_add(c->slice_ev, &now);
+	}
+}
+
 static void symbolize_reply(struct call *c)
 {
-	struct symi_buf b;
-	int err;
-
 	drop_waits(c);
-	symi_buf_init(&b, c->api->o.max_response ? c->api->o.max_response :
-				  SYMD_REPLY_MAX);
-	err = symi_buf_add(&b, "{\"modules\":[", 12);
-	for (size_t i = 0; i < c->sr.nmodules && !err; i++) {
-		if (i)
-			err = symi_buf_addc(&b, ',');
-		if (!err)
-			err = enc_module(c, &b, &c->sr.modules[i]);
-	}
-	if (!err)
-		err = symi_buf_add(&b, "]}\n", 3);
-	if (err == -E2BIG)
-		reply_error(c, 413, "the response would be too large; send "
-			    "fewer addresses per request");
-	else if (err)
-		reply_error(c, 503, "out of memory");
+	symi_buf_init(&c->out, c->api->o.max_response);
+	c->mod_i = c->addr_i = 0;
+	if (symi_buf_add(&c->out, "{\"modules\":[", 12))
+		answer_send(c, -ENOMEM);
 	else
-		reply_buf(c, 200, "application/json", &b);
-	symd_metrics_frames(c->sr.naddrs, c->frames);
-	symi_buf_release(&b);
-	symd_req_release(&c->sr);
+		answer_slice(-1, 0, c);
 }
 
 static void waited(void *arg, const char *build_id)
@@ -615,6 +767,7 @@ static void fetched(void *arg, int status, const char *path, bool temporary,
 	int fd;
 
 	c->job = NULL;
+	drop_waits(c);		/* the fetch_overdue() timer */
 	if (c->gone) {
 		if (temporary && path)
 			symd_fetch_discard(path);
@@ -631,6 +784,28 @@ static void fetched(void *arg, int status, const char *path, bool temporary,
 		symd_fetch_discard(path);
 	if (fd < 0 || !send_file(c, fd, 0, UINT64_MAX))
 		reply_error(c, 500, "the fetched file went away");
+}
+
+/*
+ * A federation GET waited fetch_wait_ms for its fetch (queued behind
+ * others, or an upstream that is slow to answer): 503 with Retry-After.
+ * The job goes on without us; a file it fetches lands in the store for
+ * the retry.
+ */
+static void fetch_overdue(evutil_socket_t fd, short what, void *arg)
+{
+	struct call *c = arg;
+	char msg[160];
+
+	(void)fd;
+	(void)what;
+	symd_work_detach(c->job);
+	c->job = NULL;
+	symd_http_req_add_header(c->req, "Retry-After", "5");
+	snprintf(msg, sizeof(msg), "the upstreams did not deliver within "
+		 "%u ms (--fetch-wait-ms): retry later",
+		 c->api->o.fetch_wait_ms);
+	reply_error(c, 503, msg);
 }
 
 /* GET|HEAD /buildid/<id>/debuginfo|executable|section/<name> */
@@ -669,6 +844,16 @@ static void route_buildid(struct call *c, const char *rest)
 			overloaded(c);
 		else
 			reply_error(c, 404, "not found");
+		return;
+	}
+	c->timer = evtimer_new(c->api->o.base, fetch_overdue, c);
+	if (c->timer) {
+		struct timeval tv = {
+			.tv_sec = c->api->o.fetch_wait_ms / 1000,
+			.tv_usec = (c->api->o.fetch_wait_ms % 1000) * 1000,
+		};
+
+		evtimer_add(c->timer, &tv);
 	}
 }
 
@@ -834,6 +1019,7 @@ static void route(struct symd_http_req *req, void *ctx)
 	const char *path = symd_http_req_path(req);
 	const char *m = symd_http_req_method(req), *rest;
 	struct call *c = calloc(1, sizeof(*c));
+	int err;
 
 	if (!c) {
 		symd_http_req_reply_json_error(req, 503, "out of memory");
@@ -860,26 +1046,33 @@ static void route(struct symd_http_req *req, void *ctx)
 			return;
 		}
 		c->kind = C_SYMBOLIZE;
-		if (symd_http_req_buffer_body(req, api->o.max_body,
-					      symbolize_body) == -EFBIG)
+		err = symd_http_req_buffer_body(req, api->o.max_body,
+						symbolize_body);
+		if (err == -EFBIG) {
 			reply_error(c, 413, "request body over the limit");
+		} else if (err == -EBUSY) {
+			symd_http_req_add_header(req, "Retry-After", "1");
+			reply_error(c, 503, "the server's budget for request "
+				    "bodies is used up (--max-buffered): retry "
+				    "later");
+		}
 	} else if ((rest = after(path, "/v1/debuginfo/"))) {
 		route_files(c, rest, SYM_STORE_DEBUGINFO);
 	} else if ((rest = after(path, "/v1/executable/"))) {
 		route_files(c, rest, SYM_STORE_EXECUTABLE);
 	} else if ((rest = after(path, "/buildid/"))) {
-		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
-			c->route = SYMD_R_BUILDID;
-			symd_http_req_add_header(req, "Allow", "GET, HEAD");
-			reply_error(c, 405, "method not allowed");
-			return;
-		}
-		route_buildid(c, rest);
+		c->route = SYMD_R_BUILDID;
+		if (get_or_head(c, m))
+			route_buildid(c, rest);
 	} else if (strcmp(path, "/metrics") == 0) {
 		struct symi_buf b;
 
 		c->route = SYMD_R_METRICS;
+		if (!get_or_head(c, m))
+			return;
 		symi_buf_init(&b, SYMD_REPLY_MAX);
+		symd_metrics_http(symd_http_conns(api->http),
+				  symd_http_buffered(api->http), answers_bytes);
 		if (symd_metrics_render(&b, api->o.work))
 			reply_error(c, 503, "out of memory");
 		else
@@ -892,6 +1085,8 @@ static void route(struct symd_http_req *req, void *ctx)
 		unsigned q, r;
 
 		c->route = SYMD_R_HEALTHZ;
+		if (!get_or_head(c, m))
+			return;
 		symd_work_counts(api->o.work, &q, &r);
 		symi_buf_init(&b, SYMD_REPLY_MAX);
 		if (symi_buf_add(&b, health, sizeof(health) - 1) ||
@@ -936,6 +1131,7 @@ static void on_done(struct symd_http_req *req, int status,
 	if (!c)
 		return;
 	drop_waits(c);
+	answer_release(c);
 	symd_work_detach(c->job);
 	symd_req_release(&c->sr);
 	if (c->fd >= 0)
@@ -972,6 +1168,12 @@ int symd_api_new(const struct symd_api_opts *o, struct symd_api **out)
 	if (!api)
 		return -ENOMEM;
 	api->o = *o;
+	if (!api->o.max_response)
+		api->o.max_response = SYMD_API_DEFAULT_MAX_RESPONSE;
+	if (!api->o.max_answers)
+		api->o.max_answers = SYMD_API_DEFAULT_MAX_ANSWERS;
+	if (!api->o.fetch_wait_ms)
+		api->o.fetch_wait_ms = SYMD_API_DEFAULT_FETCH_WAIT_MS;
 	snprintf(dir, sizeof(dir), "%s/incoming", o->store_dir);
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		err = -errno;

@@ -17,6 +17,12 @@ struct sym_store;
 struct symd_work;
 struct symd_api;
 
+/* 100,000 real addresses of a C++ program (330,000 frames, inlines
+ * counted) make a 136 MB answer: the default fits them. */
+#define SYMD_API_DEFAULT_MAX_RESPONSE	((size_t)256 << 20)
+#define SYMD_API_DEFAULT_MAX_ANSWERS	((size_t)512 << 20)
+#define SYMD_API_DEFAULT_FETCH_WAIT_MS	30000u
+
 struct symd_api_opts {
 	struct event_base *base;	/* the loop */
 	struct sym_store *store;	/* borrowed */
@@ -25,9 +31,13 @@ struct symd_api_opts {
 	const char *token;		/* NULL: PUT and DELETE refused */
 	struct symd_req_limits limits;	/* of POST /v1/symbolize */
 	size_t max_body;		/* symbolize request bytes: 413 */
-	size_t max_response;		/* symbolize response bytes: 413;
-					 * 0: SYMD_REPLY_MAX */
+	/* A zero limit below takes its SYMD_API_DEFAULT_*. */
+	size_t max_response;		/* symbolize answer bytes: 413 */
+	size_t max_answers;		/* bytes of all answers being built
+					 * or not yet sent: 503 over it */
 	uint64_t max_upload;		/* upload bytes, 0: no bound */
+	unsigned fetch_wait_ms;		/* a federation GET waits this
+					 * long for its fetch, then 503 */
 	bool log;			/* one line per request on stderr */
 	struct symd_http_opts http;	/* limits; callbacks are ours */
 };

@@ -23,6 +23,7 @@
  * "negative" file libdebuginfod leaves at the target's cache path is
  * removed, so the next query asks the servers again.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,7 +59,7 @@ static int g_enabled;
 static int g_wake_sig;
 static char g_cache[PATH_MAX];
 
-enum { STOP_NONE, STOP_CANCEL, STOP_DEADLINE };
+enum { STOP_NONE, STOP_CANCEL, STOP_DEADLINE, STOP_FIRST_BYTE };
 
 struct symd_fetch {
 	debuginfod_client *dc;
@@ -67,6 +68,10 @@ struct symd_fetch {
 	atomic_int busy_tid;		/* thread inside libdebuginfod, or 0 */
 	unsigned call_ms;		/* per-call deadline, 0 for none */
 	uint64_t deadline;		/* CLOCK_MONOTONIC ns, 0 for none */
+	unsigned first_ms;		/* first-byte deadline, 0 for none */
+	uint64_t first_deadline;	/* CLOCK_MONOTONIC ns, 0: met */
+	const char *target;		/* of the running get */
+	time_t since;			/* its start, CLOCK_REALTIME s */
 	int stopped;			/* STOP_*: why progress_cb said stop */
 	timer_t timer;			/* wakes @timer_tid at the deadline */
 	pid_t timer_tid;		/* 0: no timer */
@@ -218,9 +223,50 @@ static void drop_negative(const char *target)
 	rmdir_parent(target);
 }
 
+/*
+ * Has a byte of the file arrived since @since (CLOCK_REALTIME seconds)?
+ * libdebuginfod writes each download into "<kind>.XXXXXX" in the build
+ * ID's directory of the cache and renames it at the end, and it tells
+ * its callback nothing before it picks a server.  Any file of that
+ * directory written to since the call began counts: for a section a
+ * server without section support makes it download the whole debuginfo
+ * or executable instead.  A directory scan, done only until the first
+ * byte is seen; a file of another fetch of the same build ID can only
+ * make it see a byte early (the other deadlines still hold).
+ */
+static int first_byte(const char *target, time_t since)
+{
+	const char *slash = strrchr(target, '/');
+	char dir[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int got = 0;
+
+	if (!slash || (size_t)(slash - target) >= sizeof(dir))
+		return 1;	/* cannot tell: never cut on a guess */
+	memcpy(dir, target, (size_t)(slash - target));
+	dir[slash - target] = '\0';
+	d = opendir(dir);
+	if (!d)
+		return 0;	/* not made yet: nothing came */
+	while (!got && (de = readdir(d))) {
+		if (de->d_name[0] != '.' &&
+		    fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    st.st_mtime >= since)
+			got = 1;
+	}
+	closedir(d);
+	return got;
+}
+
+/* libdebuginfod calls this once per turn of its loop (at least once a
+ * second): cancellation and the deadlines. */
 static int progress_cb(debuginfod_client *c, long a, long b)
 {
 	struct symd_fetch *f = debuginfod_get_user_data(c);
+	uint64_t now = now_ns();
 
 	(void)a;
 	(void)b;
@@ -228,9 +274,17 @@ static int progress_cb(debuginfod_client *c, long a, long b)
 		f->stopped = STOP_CANCEL;
 		return 1;
 	}
-	if (f->deadline && now_ns() >= f->deadline) {
+	if (f->deadline && now >= f->deadline) {
 		f->stopped = STOP_DEADLINE;
 		return 1;
+	}
+	if (f->first_deadline && f->target) {
+		if (first_byte(f->target, f->since)) {
+			f->first_deadline = 0;
+		} else if (now >= f->first_deadline) {
+			f->stopped = STOP_FIRST_BYTE;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -465,6 +519,12 @@ static int classify(struct symd_fetch *f, int rc, enum symd_fetch_kind kind,
 			 "no answer within the deadline of %u ms", f->call_ms);
 		return -SYMD_FETCH_FAILED;
 	}
+	if (f->stopped == STOP_FIRST_BYTE) {
+		info->err = -ETIME;
+		snprintf(info->msg, sizeof(info->msg),
+			 "no upstream sent a byte within %u ms", f->first_ms);
+		return -SYMD_FETCH_FAILED;
+	}
 	if (rc == -ENOENT && v->failures && v->n404 == v->failures) {
 		snprintf(info->msg, sizeof(info->msg),
 			 "not found on any upstream (HTTP 404)");
@@ -568,6 +628,9 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	}
 	f->stopped = STOP_NONE;
 	f->deadline = f->call_ms ? t0 + f->call_ms * 1000000ull : 0;
+	f->first_deadline = f->first_ms ? t0 + f->first_ms * 1000000ull : 0;
+	f->target = target;
+	f->since = time(NULL) - 1;	/* mtimes have whole-second grain */
 	/*
 	 * busy_tid before the cancelled check, cancelled before busy_tid
 	 * in symd_fetch_cancel(): either we see the flag here or the
@@ -587,6 +650,7 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	arm_deadline(f);
 	rc = query(f, kind, build_id, section, &path);
 	disarm_deadline(f);
+	f->target = NULL;
 	atomic_store(&f->busy_tid, 0);
 	read_log(f, &v);
 	url = debuginfod_get_url(f->dc);
@@ -694,6 +758,7 @@ struct symd_fetch *symd_fetch_new(const struct symd_fetch_opts *opts)
 	debuginfod_set_progressfn(f->dc, progress_cb);
 	debuginfod_set_verbose_fd(f->dc, f->vfd);
 	f->call_ms = opts ? opts->call_timeout_ms : 0;
+	f->first_ms = opts ? opts->first_byte_ms : 0;
 	return f;
 fail:
 	close(f->vfd);

@@ -55,7 +55,13 @@
  *    sleep and both take effect within milliseconds.
  *  - DEBUGINFOD_TIMEOUT (opts.timeout_s) is not a connect timeout: a
  *    transfer that gets less than 100 KiB/s for that many seconds is
- *    aborted, and that includes the wait for the first byte.
+ *    aborted, and that includes the wait for the first byte.  curl's
+ *    connect timeout (300 s) is not settable through libdebuginfod;
+ *    opts.first_byte_ms bounds connect and first byte together, and
+ *    opts.call_timeout_ms the whole call.
+ *  - libdebuginfod asks every upstream at once and keeps the first that
+ *    sends the file, so each deadline bounds every upstream: one that
+ *    accepts and never answers costs at most first_byte_ms.
  *  - for a section, a server without section support (503) makes
  *    libdebuginfod download the whole debuginfo or executable and cut
  *    the section out; that whole file is deleted afterwards.
@@ -118,7 +124,8 @@ enum symd_fetch_error {
 
 /**
  * Options; zero fields mean the defaults.  symd_fetch_global_init() reads
- * all but call_timeout_ms; symd_fetch_new() reads only call_timeout_ms.
+ * all but call_timeout_ms and first_byte_ms; symd_fetch_new() reads only
+ * those two.
  */
 struct symd_fetch_opts {
 	/** Upstream URLs separated by spaces, as DEBUGINFOD_URLS; NULL or
@@ -148,6 +155,12 @@ struct symd_fetch_opts {
 	 *  milliseconds, past which it fails (FAILED, -ETIME); 0 for
 	 *  none.  See symd_fetch_set_deadline(). */
 	unsigned call_timeout_ms;
+	/** symd_fetch_new(): milliseconds from the start of each
+	 *  symd_fetch_get() until the first byte of the file, connecting
+	 *  included; past it the call fails (FAILED, -ETIME, "no upstream
+	 *  sent a byte within N ms"), within ~1 s; 0 for none.  A 404 or an
+	 *  error answer ends the call sooner as usual. */
+	unsigned first_byte_ms;
 };
 
 /** What one symd_fetch_get() did, for logs, metrics and the store. */
@@ -195,7 +208,8 @@ int symd_fetch_global_init(const struct symd_fetch_opts *opts);
 
 /**
  * symd_fetch_new() - a client for one worker thread.
- * @param opts  NULL for the defaults; only call_timeout_ms is read
+ * @param opts  NULL for the defaults; only call_timeout_ms and
+ *              first_byte_ms are read
  * @return caller owns, free with symd_fetch_free(); NULL with errno set
  *         (ENOMEM, or memfd_create()'s error for the verbose log)
  */

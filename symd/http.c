@@ -29,10 +29,18 @@
  *   symd_http_shutdown() made inside them never takes the connection for
  *   an idle one.
  * - One timer per connection, armed for the phase it is in (c->tkind):
- *   header deadline, body idle, keep-alive idle, lingering close.
+ *   header deadline, body tick, keep-alive idle, lingering close.  The
+ *   body tick (at most every BODY_TICK_MS) checks three clocks that a
+ *   trickle cannot reset: the idle time since the last body byte, the
+ *   total time of a buffered body, and the bytes of each rate window.
  * - The head of a request (target and headers) lives in one buffer capped
  *   by max_header_bytes; bodies are either streamed (nothing kept) or
- *   buffered up to the caller's limit.  Nothing else grows with input.
+ *   buffered up to the caller's limit, and all buffered bodies together
+ *   up to max_buffered (h->buffered counts them).  Nothing else grows
+ *   with input.
+ * - Connections stay under max_conns: at the limit a newcomer takes the
+ *   slot of the slowest connection that is only receiving (evictable()),
+ *   so clients that trickle cannot keep /healthz or a fast client out.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -63,8 +71,16 @@
  * sends, so that our reply is not destroyed by a TCP reset. */
 #define LINGER_MS 2000
 #define LISTEN_BACKLOG 511
-/* Accepting pauses this long after accept() fails (EMFILE, ENOBUFS). */
+/* Accepting pauses this long after accept() fails (EMFILE, ENOBUFS), or
+ * at max_conns when no connection may be evicted yet. */
 #define RELISTEN_MS 500
+/* The body clocks are checked this often (or at body_timeout_ms). */
+#define BODY_TICK_MS 1000
+/* A connection receiving for less than this is never evicted: a client
+ * that sends its request at once is done well within it.  At the limit
+ * the connections are looked at again every RECHECK_MS as they age. */
+#define EVICT_MIN_MS 300
+#define RECHECK_MS 100
 
 enum tkind { T_NONE, T_HEADER, T_BODY, T_IDLE, T_LINGER };
 enum body_mode { BODY_NONE, BODY_BUFFER, BODY_STREAM };
@@ -78,6 +94,12 @@ struct conn {
 	http_parser parser;
 	struct symd_http_req *req;	/* owned; the request served, or NULL */
 	size_t hdr_raw;		/* wire bytes of the current head so far */
+	/* Eviction: when the phase began (accept, end of the last reply)
+	 * and the request bytes read since. */
+	uint64_t phase_us, rx;
+	/* Body clocks (BODY_TICK_MS): start of the body, last byte, and
+	 * the rate window's start and bytes. */
+	uint64_t body_us, last_rx_us, win_us, win_bytes;
 	enum tkind tkind;
 	bool eof;		/* the client sent FIN: no more input */
 	bool close;		/* close after the current reply */
@@ -106,6 +128,7 @@ struct symd_http_req {
 	int fail_status;	/* set by a parser callback that fails */
 	enum body_mode mode;
 	size_t limit;
+	size_t charged;		/* of h->buffered, given back at free */
 	struct evbuffer *body;		/* owned; BODY_BUFFER */
 	struct evbuffer *out_hdrs;	/* owned; the caller's headers */
 	symd_http_body_fn on_body;
@@ -119,9 +142,11 @@ struct symd_http {
 	struct symd_http_opts o;
 	struct evconnlistener *lis[SYMD_HTTP_MAX_LISTEN];
 	unsigned nlis, nconns;
+	size_t buffered;	/* bytes of all buffered bodies */
 	bool accepting, shutting;
 	struct conn *conns;
 	struct event *relisten;		/* re-enables accepting */
+	struct event *recheck;		/* at the limit: find a victim */
 	struct event *done_ev;		/* calls done() from the loop */
 	symd_http_shutdown_fn done;
 	void *done_ctx;
@@ -130,6 +155,8 @@ struct symd_http {
 
 static void conn_process(struct conn *c);
 static void conn_free(struct conn *c);
+static bool req_wants_input(const struct symd_http_req *r);
+static void req_abort_notify(struct symd_http_req *r);
 static void conn_kick(struct conn *c);
 static int reply_json(struct symd_http_req *r, int status, const char *msg);
 static const char *reason(int status);
@@ -153,7 +180,8 @@ static void conn_timer(struct conn *c, enum tkind kind)
 {
 	const struct symd_http_opts *o = &c->http->o;
 	unsigned ms = kind == T_HEADER ? o->header_timeout_ms :
-		      kind == T_BODY ? o->body_timeout_ms :
+		      kind == T_BODY ? (o->body_timeout_ms < BODY_TICK_MS ?
+					o->body_timeout_ms : BODY_TICK_MS) :
 		      kind == T_IDLE ? o->idle_timeout_ms : LINGER_MS;
 	struct timeval tv = ms_tv(ms);
 
@@ -164,10 +192,85 @@ static void conn_timer(struct conn *c, enum tkind kind)
 		evtimer_add(c->timer, &tv);
 }
 
+/*
+ * May @c give its slot to a newcomer, and at what rate (bytes a second)
+ * does it send?  Only a connection that waits for its client may: idle
+ * between requests, still sending its head, or sending a body that the
+ * caller takes (not paused by the caller), or lingering after its reply;
+ * and only after EVICT_MIN_MS in that phase.  A request the caller is
+ * working on or answering is never cut.
+ */
+static bool evictable(const struct conn *c, uint64_t now, uint64_t *rate)
+{
+	uint64_t age = now - c->phase_us;
+
+	if (c->linger) {
+		*rate = 0;
+		return true;
+	}
+	if (c->req && c->req->headers_done && !req_wants_input(c->req))
+		return false;
+	if (age < EVICT_MIN_MS * 1000ull)
+		return false;
+	*rate = c->rx * 1000000 / age;
+	return true;
+}
+
+/* The slowest evictable connection (the oldest of equals), or NULL. */
+static struct conn *find_victim(struct symd_http *h)
+{
+	struct conn *best = NULL;
+	uint64_t now = now_us(), best_rate = 0, rate;
+
+	for (struct conn *c = h->conns; c; c = c->next) {
+		if (!evictable(c, now, &rate))
+			continue;
+		if (!best || rate < best_rate ||
+		    (rate == best_rate && c->phase_us < best->phase_us)) {
+			best = c;
+			best_rate = rate;
+		}
+	}
+	return best;
+}
+
+/*
+ * Close @c now to free its slot.  A request in progress is told 503 in
+ * one non-blocking send (a best effort: the close may reset it) and its
+ * caller gets on_abort() and on_done(503).
+ */
+static void evict(struct conn *c)
+{
+	static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\n"
+		"Content-Type: application/json\r\nRetry-After: 1\r\n"
+		"Content-Length: 58\r\nConnection: close\r\n\r\n"
+		"{\"error\":\"connection slots full: "
+		"the slowest client goes\"}";
+	struct symd_http_req *r = c->req;
+	int fd = bufferevent_getfd(c->bev);
+
+	if (r && !r->status && !c->linger) {
+		if (fd >= 0)
+			(void)send(fd, msg, sizeof(msg) - 1,
+				   MSG_DONTWAIT | MSG_NOSIGNAL);
+		req_abort_notify(r);
+		r->status = 503;
+	}
+	conn_free(c);
+}
+
 static void accept_update(struct symd_http *h)
 {
-	bool on = !h->shutting && h->nconns < h->o.max_conns &&
-		  !evtimer_pending(h->relisten, NULL);
+	bool room = h->nconns < h->o.max_conns || find_victim(h);
+	bool on = !h->shutting && !evtimer_pending(h->relisten, NULL) && room;
+
+	/* Full and no one to evict yet: look again in a while, as
+	 * connections age into evictable(). */
+	if (!room && !h->shutting && !evtimer_pending(h->recheck, NULL)) {
+		struct timeval tv = ms_tv(RECHECK_MS);
+
+		evtimer_add(h->recheck, &tv);
+	}
 
 	if (on == h->accepting)
 		return;
@@ -199,6 +302,7 @@ static struct symd_http_req *req_new(struct conn *c)
 
 static void req_free(struct symd_http_req *r)
 {
+	r->conn->http->buffered -= r->charged;
 	if (r->body)
 		evbuffer_free(r->body);
 	if (r->out_hdrs)
@@ -397,15 +501,25 @@ static int cb_body(http_parser *p, const char *at, size_t n)
 	struct conn *c = p->data;
 	struct symd_http_req *r = c->req;
 
+	c->last_rx_us = now_us();
+	c->win_bytes += n;
 	if (r->mode == BODY_BUFFER) {
+		struct symd_http *h = c->http;
+
 		if (n > r->limit - evbuffer_get_length(r->body)) {
 			r->fail_status = 413;
+			return -1;
+		}
+		if (n > h->o.max_buffered - h->buffered) {
+			r->fail_status = 503;
 			return -1;
 		}
 		if (evbuffer_add(r->body, at, n)) {
 			c->oom = true;
 			return -1;
 		}
+		h->buffered += n;
+		r->charged += n;
 	} else if (r->mode == BODY_STREAM) {
 		if (r->on_body(r, at, n)) {
 			r->body_failed = true;
@@ -417,7 +531,8 @@ static int cb_body(http_parser *p, const char *at, size_t n)
 			return 0;
 		}
 	}
-	conn_timer(c, T_BODY);
+	if (c->tkind != T_BODY)
+		conn_timer(c, T_BODY);
 	return 0;
 }
 
@@ -482,6 +597,7 @@ static int conn_parse(struct conn *c, struct evbuffer *in)
 	n = http_parser_execute(&c->parser, &parser_settings, v.iov_base,
 				v.iov_len);
 	evbuffer_drain(in, n);
+	c->rx += n;
 	if (head)
 		c->hdr_raw += n;
 	err = HTTP_PARSER_ERRNO(&c->parser);
@@ -499,6 +615,14 @@ static int conn_parse(struct conn *c, struct evbuffer *in)
 	}
 	status = c->req && c->req->fail_status ? c->req->fail_status :
 		 err == HPE_HEADER_OVERFLOW ? 431 : 400;
+	if (status == 503) {
+		/* The budget of all buffered bodies is spent; its bytes come
+		 * back as requests end. */
+		symd_http_req_add_header(c->req, "Retry-After", "1");
+		req_fail(c, 503, "the server's budget for request bodies is "
+			 "used up (--max-buffered): retry later");
+		return 1;
+	}
 	req_fail(c, status, status == 400 ? http_errno_description(err) :
 		 reason(status));
 	return 1;
@@ -569,6 +693,8 @@ static void req_done(struct conn *c)
 {
 	req_end(c);
 	c->hdr_raw = 0;
+	c->phase_us = now_us();
+	c->rx = 0;
 	if (c->close || c->http->shutting) {
 		conn_end(c);
 		return;
@@ -620,6 +746,53 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_free(c);		/* errors, write timeout, linger done */
 }
 
+/* Start the body clocks: at the start of a body (@fresh) and on resume
+ * (a pause is the caller's doing, not the client's). */
+static void body_clock(struct conn *c, bool fresh)
+{
+	uint64_t now = now_us();
+
+	if (fresh)
+		c->body_us = now;
+	c->last_rx_us = c->win_us = now;
+	c->win_bytes = 0;
+	conn_timer(c, T_BODY);
+}
+
+/*
+ * The body tick: 408 when no byte came for body_timeout_ms, when a
+ * buffered body is not complete within body_deadline_ms, or when a rate
+ * window of rate_window_ms brought less than min_rate bytes a second.
+ * A tail call.
+ */
+static void body_tick(struct conn *c)
+{
+	const struct symd_http_opts *o = &c->http->o;
+	uint64_t now = now_us(), win = now - c->win_us;
+	char msg[128];
+
+	if (now - c->last_rx_us >= o->body_timeout_ms * 1000ull) {
+		snprintf(msg, sizeof(msg), "no request body bytes for %u ms",
+			 o->body_timeout_ms);
+	} else if (c->req && c->req->mode == BODY_BUFFER &&
+		   now - c->body_us >= o->body_deadline_ms * 1000ull) {
+		snprintf(msg, sizeof(msg), "the request body took longer "
+			 "than %u ms", o->body_deadline_ms);
+	} else if (win >= o->rate_window_ms * 1000ull &&
+		   c->win_bytes * 1000000 < (uint64_t)o->min_rate * win) {
+		snprintf(msg, sizeof(msg), "the request body came slower than "
+			 "%u bytes a second", o->min_rate);
+	} else {
+		if (win >= o->rate_window_ms * 1000ull) {
+			c->win_us = now;
+			c->win_bytes = 0;
+		}
+		conn_timer(c, T_BODY);
+		return;
+	}
+	req_fail(c, 408, msg);
+}
+
 static void timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
@@ -629,7 +802,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	if (kind == T_HEADER && c->req)
 		req_fail(c, 408, "request headers not received in time");
 	else if (kind == T_BODY)
-		req_fail(c, 408, "request body not received in time");
+		body_tick(c);
 	else
 		conn_free(c);	/* idle, lingering, or nothing sent yet */
 }
@@ -686,6 +859,7 @@ static int conn_new(struct symd_http *h, struct bufferevent *bev,
 	c->bev = bev;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
+	c->phase_us = now_us();
 	fmt_peer(c->peer, sizeof(c->peer), sa, sl);
 	bufferevent_setcb(bev, read_cb, write_cb, event_cb, c);
 	bufferevent_setwatermark(bev, EV_READ, 0, SYMD_HTTP_READ_MAX);
@@ -718,7 +892,17 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 {
 	struct symd_http *h = arg;
 	struct bufferevent *bev;
+	struct conn *victim;
 	int one = 1;
+
+	if (h->nconns >= h->o.max_conns) {
+		victim = find_victim(h);
+		if (!victim) {		/* it went busy meanwhile */
+			close(fd);
+			return;
+		}
+		evict(victim);
+	}
 
 	/* Head and file body are two writes: no Nagle delay between. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -780,11 +964,16 @@ int symd_http_new(struct event_base *base, const struct symd_http_opts *opts,
 	DEFAULT(body_timeout_ms, SYMD_HTTP_DEFAULT_BODY_MS);
 	DEFAULT(idle_timeout_ms, SYMD_HTTP_DEFAULT_IDLE_MS);
 	DEFAULT(write_timeout_ms, SYMD_HTTP_DEFAULT_WRITE_MS);
+	DEFAULT(body_deadline_ms, SYMD_HTTP_DEFAULT_BODY_DEADLINE_MS);
+	DEFAULT(min_rate, SYMD_HTTP_DEFAULT_MIN_RATE);
+	DEFAULT(rate_window_ms, SYMD_HTTP_DEFAULT_RATE_WINDOW_MS);
+	DEFAULT(max_buffered, SYMD_HTTP_DEFAULT_MAX_BUFFERED);
 #undef DEFAULT
 	h->accepting = true;
 	h->relisten = evtimer_new(base, relisten_cb, h);
+	h->recheck = evtimer_new(base, relisten_cb, h);
 	h->done_ev = event_new(base, -1, 0, done_cb, h);
-	if (!h->relisten || !h->done_ev) {
+	if (!h->relisten || !h->recheck || !h->done_ev) {
 		symd_http_free(h);
 		return -ENOMEM;
 	}
@@ -898,6 +1087,8 @@ void symd_http_free(struct symd_http *h)
 		conn_free(h->conns);
 	if (h->relisten)
 		event_free(h->relisten);
+	if (h->recheck)
+		event_free(h->recheck);
 	if (h->done_ev)
 		event_free(h->done_ev);
 	free(h);
@@ -906,6 +1097,11 @@ void symd_http_free(struct symd_http *h)
 unsigned symd_http_conns(const struct symd_http *h)
 {
 	return h->nconns;
+}
+
+size_t symd_http_buffered(const struct symd_http *h)
+{
+	return h->buffered;
 }
 
 /*
@@ -1002,7 +1198,7 @@ static int body_mode(struct symd_http_req *r, enum body_mode mode)
 					 sizeof(cont) - 1))
 				return -ENOMEM;
 		}
-		conn_timer(c, T_BODY);
+		body_clock(c, true);
 	}
 	conn_kick(c);		/* the parser may wait for this decision */
 	return 0;
@@ -1024,6 +1220,11 @@ int symd_http_req_buffer_body(struct symd_http_req *r, size_t limit,
 		return err;
 	if (r->has_clen && r->clen > limit)
 		return -EFBIG;
+	/* Bytes are charged as they come; a length that cannot fit in
+	 * what is left of the budget is refused before any is read. */
+	if (r->has_clen &&
+	    r->clen > r->conn->http->o.max_buffered - r->conn->http->buffered)
+		return -EBUSY;
 	r->body = evbuffer_new();
 	if (!r->body)
 		return -ENOMEM;
@@ -1064,7 +1265,7 @@ void symd_http_req_resume(struct symd_http_req *r)
 		return;
 	r->paused = false;
 	if (!r->status && !r->aborted)
-		conn_timer(r->conn, T_BODY);
+		body_clock(r->conn, false);
 	conn_kick(r->conn);
 }
 

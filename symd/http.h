@@ -52,12 +52,17 @@
  *   400  malformed request (request line, header syntax, chunk framing,
  *        unknown method, a Transfer-Encoding other than chunked,
  *        Content-Length together with chunked)
- *   408  the request line and headers took longer than header_timeout_ms,
- *        or no body bytes came for body_timeout_ms
+ *   408  the request line and headers took longer than header_timeout_ms;
+ *        or no body bytes came for body_timeout_ms, a buffered body took
+ *        longer than body_deadline_ms, or a body came slower than
+ *        min_rate bytes a second over a window of rate_window_ms
  *   413  a buffered body grew over its limit (symd_http_req_buffer_body())
  *   414  the URL is longer than max_url_bytes
  *   431  the request line and headers are longer than max_header_bytes
  *   500  a streamed body's on_body() failed without replying
+ *   503  (with Retry-After) the buffered bodies of all requests together
+ *        would pass max_buffered; or a connection was evicted to make
+ *        room for a newcomer at max_conns (see there)
  *   505  an HTTP major version other than 1
  * Methods http-parser knows but the caller does not want (PATCH, ...) are
  * the caller's: answer them 405 or 501.
@@ -83,6 +88,10 @@ struct symd_http_req;
 #define SYMD_HTTP_DEFAULT_BODY_MS	30000u
 #define SYMD_HTTP_DEFAULT_IDLE_MS	60000u
 #define SYMD_HTTP_DEFAULT_WRITE_MS	60000u
+#define SYMD_HTTP_DEFAULT_BODY_DEADLINE_MS 60000u
+#define SYMD_HTTP_DEFAULT_MIN_RATE	1024u
+#define SYMD_HTTP_DEFAULT_RATE_WINDOW_MS 5000u
+#define SYMD_HTTP_DEFAULT_MAX_BUFFERED	((size_t)128 << 20)
 
 /* Bytes of unparsed input a connection holds at most: reading stops
  * there until the parser has consumed some (backpressure). */
@@ -153,16 +162,42 @@ struct symd_http_opts {
 	size_t max_header_bytes;
 	/* The request target: 414 over it. */
 	size_t max_url_bytes;
-	/* Open connections; at the limit the listeners stop accepting and
-	 * new clients wait in the kernel's backlog. */
+	/*
+	 * Open connections.  At the limit a newcomer takes the slot of the
+	 * slowest connection that has only been waiting for its client for
+	 * 300 ms or more: idle between requests, sending its head, or
+	 * sending a body (bytes a second in its current request, lowest
+	 * first; a lingering close before all).  That one is closed, with
+	 * a 503 sent on a best-effort basis if a request was under way.  A
+	 * request the caller works on or answers is never cut.  With no
+	 * such connection the listeners stop and new clients wait in the
+	 * kernel's backlog.  So clients that trickle cannot keep /healthz
+	 * or any quick client out.  Keep it below the descriptor limit
+	 * (RLIMIT_NOFILE) with room for the rest of the process.
+	 */
 	unsigned max_conns;
 	/* The whole request line and headers must arrive within this, from
 	 * the request's first byte (from the accept for the first request
 	 * of a connection), however they trickle in (slow loris): 408. */
 	unsigned header_timeout_ms;
 	/* A body that is being received gets no byte for this long: 408.
-	 * Not counted while the caller paused the body. */
+	 * Not counted while the caller paused the body (nor are the two
+	 * below).  Checked every second (or this often, if less). */
 	unsigned body_timeout_ms;
+	/* A buffered body must be complete this long after its first
+	 * byte was asked for, however it trickles: 408.  Streamed bodies
+	 * (multi-GB uploads) have no total bound, only min_rate. */
+	unsigned body_deadline_ms;
+	/* Bytes a second a body must average over each window of
+	 * rate_window_ms: 408 below it.  A trickle of a byte a second
+	 * resets body_timeout_ms but not this. */
+	unsigned min_rate;
+	unsigned rate_window_ms;
+	/* Bytes of all buffered bodies together (each one is capped by
+	 * its own limit too): a body that would pass it is refused with
+	 * 503 and Retry-After, before any byte is read when its
+	 * Content-Length says so (symd_http_req_buffer_body(): -EBUSY). */
+	size_t max_buffered;
 	/* A keep-alive connection waits this long for its next request. */
 	unsigned idle_timeout_ms;
 	/* A reply makes no progress (the client does not read) this long:
@@ -238,6 +273,10 @@ void symd_http_free(struct symd_http *http);
 /** symd_http_conns() - open connections (accepted or adopted). */
 unsigned symd_http_conns(const struct symd_http *http);
 
+/** symd_http_buffered() - bytes of request bodies buffered now, of
+ * max_buffered (for /metrics). */
+size_t symd_http_buffered(const struct symd_http *http);
+
 /*
  * Accessors.  Strings are borrowed from @req, valid until on_done()
  * returns, NUL-terminated, and never NULL unless said otherwise.  Before
@@ -288,8 +327,12 @@ void symd_http_req_on_abort(struct symd_http_req *req,
  *               here; a chunked body that grows over it midway gets a 413
  *               from the layer (and on_abort()).
  * @return 0, -EFBIG (Content-Length > @limit: nothing was done, the
- *         caller replies, typically 413), -EALREADY (a body mode was
- *         chosen or a reply made), -ENOMEM
+ *         caller replies, typically 413), -EBUSY (Content-Length is more
+ *         than what is left of max_buffered: nothing was done, the
+ *         caller replies 503 with Retry-After), -EALREADY (a body mode
+ *         was chosen or a reply made), -ENOMEM
+ * A body that grows over what is left of max_buffered gets a 503 from
+ * the layer (and on_abort()).
  * Sends "100 Continue" first if the client asked for it.
  */
 int symd_http_req_buffer_body(struct symd_http_req *req, size_t limit,

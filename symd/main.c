@@ -14,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
 
 #include "sym.h"
 #include "api.h"
+#include "http.h"
 #include "symd.h"
 #include "base.h"
 
@@ -44,15 +46,31 @@ static const char usage[] =
 "                            (default 604800)\n"
 "  --ttl-failed SECONDS      backoff after a failed fetch (default 60)\n"
 "  --fetch-timeout SECONDS   abort a download stalled that long (30)\n"
+"  --fetch-first-byte-ms N   abort a fetch with no byte (connect included)\n"
+"                            this long (default 15000)\n"
+"  --fetch-deadline-ms N     abort a fetch after this long (default 600000)\n"
+"  --fetch-wait-ms N         a GET /buildid/ waits this long for its fetch,\n"
+"                            then 503 and Retry-After (default 30000)\n"
 "  --max-body SIZE           POST /v1/symbolize body limit (default 8M)\n"
 "  --max-addresses N         addresses per request (default 100000)\n"
+"  --max-response SIZE       a symbolize answer's size (default 256M; 413)\n"
+"  --max-answers SIZE        answers being built or sent at once, all\n"
+"                            requests together (default 512M; 503)\n"
 "  --max-modules N           modules per request (default 1024)\n"
 "  --max-wait-ms N           longest wait_ms honoured (default 30000)\n"
 "  --max-upload SIZE         upload limit (default: none)\n"
-"  --max-conns N             open connections (default 1024)\n"
+"  --max-conns N             open connections (default 1024, and below the\n"
+"                            descriptor limit); at the limit the slowest\n"
+"                            client that only sends gives its slot up\n"
 "  --queue-max N             queued jobs before 503 (default 4096)\n"
 "  --header-timeout-ms N     request line and headers deadline (10000)\n"
 "  --body-timeout-ms N       idle time within a body (30000)\n"
+"  --body-deadline-ms N      a symbolize body's total time (60000)\n"
+"  --min-rate SIZE           bytes a second a body must average over each\n"
+"                            --rate-window-ms (default 1K per 5000 ms)\n"
+"  --rate-window-ms N\n"
+"  --max-buffered SIZE       request bodies held at once, all requests\n"
+"                            together (default 128M; 503 over it)\n"
 "  --idle-timeout-ms N       keep-alive idle time (60000)\n"
 "  --quiet                   no line per request on stderr\n"
 "  --help, --version\n";
@@ -185,7 +203,10 @@ enum {
 	O_LISTEN = 256, O_STORE, O_URLS, O_TOKEN, O_WORKERS, O_FWORKERS,
 	O_MAXSIZE, O_TTL_ABSENT, O_TTL_FAILED, O_FETCH_TIMEOUT, O_MAX_BODY,
 	O_MAX_ADDRS, O_MAX_MODS, O_MAX_WAIT, O_MAX_UPLOAD, O_MAX_CONNS,
-	O_QUEUE, O_HDR_MS, O_BODY_MS, O_IDLE_MS, O_QUIET, O_HELP, O_VERSION,
+	O_QUEUE, O_HDR_MS, O_BODY_MS, O_IDLE_MS, O_BODY_DL, O_MIN_RATE,
+	O_RATE_WIN, O_MAX_BUFFERED, O_MAX_RESPONSE, O_MAX_ANSWERS,
+	O_FETCH_FIRST, O_FETCH_DL, O_FETCH_WAIT, O_QUIET,
+	O_HELP, O_VERSION,
 };
 
 static const struct option longopts[] = {
@@ -209,6 +230,15 @@ static const struct option longopts[] = {
 	{ "header-timeout-ms", required_argument, NULL, O_HDR_MS },
 	{ "body-timeout-ms", required_argument, NULL, O_BODY_MS },
 	{ "idle-timeout-ms", required_argument, NULL, O_IDLE_MS },
+	{ "body-deadline-ms", required_argument, NULL, O_BODY_DL },
+	{ "min-rate", required_argument, NULL, O_MIN_RATE },
+	{ "rate-window-ms", required_argument, NULL, O_RATE_WIN },
+	{ "max-buffered", required_argument, NULL, O_MAX_BUFFERED },
+	{ "max-response", required_argument, NULL, O_MAX_RESPONSE },
+	{ "max-answers", required_argument, NULL, O_MAX_ANSWERS },
+	{ "fetch-first-byte-ms", required_argument, NULL, O_FETCH_FIRST },
+	{ "fetch-deadline-ms", required_argument, NULL, O_FETCH_DL },
+	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -283,6 +313,45 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_IDLE_MS:
 		err = parse_uint(arg, &ao->http.idle_timeout_ms);
 		break;
+	case O_BODY_DL:
+		err = parse_uint(arg, &ao->http.body_deadline_ms);
+		break;
+	case O_MIN_RATE:
+		err = parse_size(arg, &size);
+		if (!err && (size == 0 || size > UINT_MAX))
+			err = -EINVAL;
+		ao->http.min_rate = (unsigned)size;
+		break;
+	case O_RATE_WIN:
+		err = parse_uint(arg, &ao->http.rate_window_ms);
+		break;
+	case O_MAX_BUFFERED:
+		err = parse_size(arg, &size);
+		if (!err && (size == 0 || size > SIZE_MAX))
+			err = -EINVAL;
+		ao->http.max_buffered = (size_t)size;
+		break;
+	case O_FETCH_FIRST:
+		err = parse_uint(arg, &wo->fetch_first_byte_ms);
+		break;
+	case O_FETCH_DL:
+		err = parse_uint(arg, &wo->fetch_deadline_ms);
+		break;
+	case O_FETCH_WAIT:
+		err = parse_uint(arg, &ao->fetch_wait_ms);
+		if (!err && !ao->fetch_wait_ms)
+			err = -EINVAL;
+		break;
+	case O_MAX_RESPONSE:
+	case O_MAX_ANSWERS:
+		err = parse_size(arg, &size);
+		if (!err && (size < 64 || size > SYMI_BUF_MAX_CAP))
+			err = -EINVAL;
+		if (opt == O_MAX_RESPONSE)
+			ao->max_response = (size_t)size;
+		else
+			ao->max_answers = (size_t)size;
+		break;
 	case O_QUIET: ao->log = false; break;
 	}
 	return err;
@@ -351,6 +420,44 @@ static int parse_opts(struct conf *c, int argc, char **argv)
 	return -1;
 }
 
+/* Descriptors kept for all but client connections: the store, libevent,
+ * workers' downloads (curl) and files, uploads in flight. */
+#define FD_RESERVE 256
+
+/*
+ * Keep the connection limit below the descriptor limit, or accept()
+ * fails with EMFILE at the limit and the slots policy of http.h never
+ * runs: raise the soft RLIMIT_NOFILE as far as needed (up to the hard
+ * one), else lower --max-conns and say so.
+ */
+static void fit_conns(struct conf *c)
+{
+	unsigned *mc = &c->ao.http.max_conns;
+	struct rlimit rl;
+	rlim_t need;
+
+	if (!*mc)
+		*mc = SYMD_HTTP_DEFAULT_MAX_CONNS;
+	need = (rlim_t)*mc + FD_RESERVE;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ?
+		      rl.rlim_max : need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur >= need)
+		return;
+	fprintf(stderr, "symd: --max-conns %u lowered to %llu: the descriptor "
+		"limit is %llu\n", *mc, rl.rlim_cur > 2 * FD_RESERVE ?
+		(unsigned long long)(rl.rlim_cur - FD_RESERVE) :
+		(unsigned long long)(rl.rlim_cur / 2),
+		(unsigned long long)rl.rlim_cur);
+	*mc = rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)(rl.rlim_cur -
+							FD_RESERVE) :
+	      (unsigned)(rl.rlim_cur / 2);
+}
+
 /* Signals stop the daemon gracefully; a tick maintains the store. */
 static int add_events(struct daemon *d)
 {
@@ -377,6 +484,7 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 
 	signal(SIGPIPE, SIG_IGN);
 	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
+	fit_conns(c);
 	/* The loop reads the store; only workers write it. */
 	c->so.flags |= SYM_STORE_NO_READER_WRITES;
 	err = sym_store_open(c->store_dir, &c->so, &d->store);
@@ -448,10 +556,13 @@ int main(int argc, char **argv)
 		.ao = {
 			.limits = SYMD_REQ_LIMITS_DEFAULT,
 			.max_body = 8 << 20,
-			.max_response = (size_t)1 << 30,
 			.log = true,
 		},
 		.so = { .sz = sizeof(struct sym_store_opts) },
+		.wo = {
+			.fetch_first_byte_ms = 15000,
+			.fetch_deadline_ms = 600000,
+		},
 	};
 	struct daemon d = { 0 };
 	unsigned bound = 0;

@@ -204,6 +204,15 @@ void symd_metrics_store(struct sym_store *st)
 				      memory_order_relaxed);
 }
 
+static atomic_uint_fast64_t http_figs[3];	/* conns, buffered, answers */
+
+void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers)
+{
+	atomic_store_explicit(&http_figs[0], conns, memory_order_relaxed);
+	atomic_store_explicit(&http_figs[1], buffered, memory_order_relaxed);
+	atomic_store_explicit(&http_figs[2], answers, memory_order_relaxed);
+}
+
 int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 {
 	static const char *const neg[4] = { "", "absent", "failed",
@@ -315,5 +324,20 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 			   "symd_jobs{state=\"queued\"} %u\n"
 			   "symd_jobs{state=\"running\"} %u\n", queued,
 			   running);
+	if (!err)
+		err = addf(b, "# HELP symd_http_connections Open client "
+			   "connections.\n# TYPE symd_http_connections gauge\n"
+			   "symd_http_connections %llu\n"
+			   "# HELP symd_http_buffered_bytes Request bodies "
+			   "held in memory (--max-buffered).\n"
+			   "# TYPE symd_http_buffered_bytes gauge\n"
+			   "symd_http_buffered_bytes %llu\n"
+			   "# HELP symd_answer_bytes Symbolize answers built "
+			   "or not yet sent (--max-answers).\n"
+			   "# TYPE symd_answer_bytes gauge\n"
+			   "symd_answer_bytes %llu\n",
+			   (unsigned long long)get(&http_figs[0]),
+			   (unsigned long long)get(&http_figs[1]),
+			   (unsigned long long)get(&http_figs[2]));
 	return err;
 }

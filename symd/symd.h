@@ -59,6 +59,9 @@ struct symd_work_opts {
 	unsigned fetch_workers;	/* downloads: 0 = 4 */
 	unsigned queue_max;	/* jobs waiting at most: 0 = 4096 */
 	unsigned fetch_timeout_s;	/* 0 = 30 */
+	/* symd_fetch_opts' deadlines of each fetch: connect and first
+	 * byte, and the whole call (ms; 0 = none). */
+	unsigned fetch_first_byte_ms, fetch_deadline_ms;
 	unsigned ttl_failed;	/* seconds before a failed build ID is
 				 * tried again; 0 = 60 */
 	uint64_t max_store_size;	/* enforced after each conversion */
@@ -163,6 +166,10 @@ void symd_metrics_upload(uint64_t bytes);
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
 void symd_metrics_store(struct sym_store *st);
+/* The HTTP side's bounded resources, as gauges (api.c sets them before
+ * each render): open connections, buffered request bytes, answer bytes
+ * built or unsent. */
+void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers);
 /* Append the Prometheus text exposition to @out. */
 struct symi_buf;
 int symd_metrics_render(struct symi_buf *out, struct symd_work *w);

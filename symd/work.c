@@ -1204,6 +1204,8 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 			.cache_dir = cache,
 			.timeout_s = o->fetch_timeout_s,
 			.wake_signal = SIGURG,
+			.first_byte_ms = o->fetch_first_byte_ms,
+			.call_timeout_ms = o->fetch_deadline_ms,
 		};
 
 		snprintf(cache, sizeof(cache), "%s/debuginfod-cache",

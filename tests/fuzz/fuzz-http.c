@@ -5,8 +5,10 @@
  *
  * Input: byte 0 picks how the rest is fed (bits 0-1: all at once, or in
  * slices of 1, 7 or 61 bytes, with the event loop run until idle after
- * each; bit 2: the client half-closes at the end).  The rest is what the
- * client sends.  Finally the server is freed with whatever is still in
+ * each; bit 2: the client half-closes at the end; bit 3: the budget of
+ * all buffered bodies, max_buffered, is 40 bytes, below the per-body
+ * limit of /b, so that its 503s run).  The rest is what the client
+ * sends.  Finally the server is freed with whatever is still in
  * flight.  No timer ever fires (the timeouts are seconds long and the
  * loop never waits), so a run is deterministic.
  *
@@ -15,6 +17,7 @@
  *       resumes from the loop; a '!' in the body fails on_body(), after
  *       replying 422 if the query has "r"
  *   /b  buffer the body, limit 64 (413 by Content-Length, or by the layer
+ *       midway; 503 by Content-Length over the budget, or by the layer
  *       midway), reply with the body
  *   /c  choose to buffer later, from the loop (a deferred decision)
  *   /e  reply 401 at once, whatever the body
@@ -125,6 +128,19 @@ static int stream_piece(struct symd_http_req *req, const void *data,
 
 /* The loop's turn: resume a paused body, take a deferred decision, or
  * make a deferred reply, by the path. */
+/* Buffer the body, limit 64, or refuse it as the daemon does. */
+static void buffer_or_refuse(struct symd_http_req *req)
+{
+	int err = symd_http_req_buffer_body(req, 64, buf_done);
+
+	FUZZ_CHECK(err == 0 || err == -EFBIG || err == -EBUSY ||
+		   err == -EALREADY || err == -ECANCELED);
+	if (err == -EFBIG)
+		symd_http_req_reply_json_error(req, 413, "too large");
+	else if (err == -EBUSY)
+		symd_http_req_reply_json_error(req, 503, "budget");
+}
+
 static void later_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ustate *u = arg;
@@ -132,9 +148,8 @@ static void later_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (path[1] == 's')
 		symd_http_req_resume(u->req);
-	else if (path[1] == 'c' &&
-		 symd_http_req_buffer_body(u->req, 64, buf_done) == -EFBIG)
-		symd_http_req_reply_json_error(u->req, 413, "too large");
+	else if (path[1] == 'c')
+		buffer_or_refuse(u->req);
 	else if (path[1] == 'd')
 		reply_text(u->req, 200, "later");
 }
@@ -161,9 +176,11 @@ static void on_request(struct symd_http_req *req, void *ctx)
 		break;
 	case 'b':
 		err = symd_http_req_buffer_body(req, 64, buf_done);
-		FUZZ_CHECK(err == 0 || err == -EFBIG);
-		if (err)
+		FUZZ_CHECK(err == 0 || err == -EFBIG || err == -EBUSY);
+		if (err == -EFBIG)
 			symd_http_req_reply_json_error(req, 413, "too large");
+		else if (err)
+			symd_http_req_reply_json_error(req, 503, "budget");
 		break;
 	case 'c':
 	case 'd':
@@ -303,7 +320,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t slices[] = { 0, 1, 7, 61 };
 	struct symd_http_opts o = { .on_request = on_request,
-				    .on_done = on_done };
+				    .on_done = on_done,
+				    .max_buffered = size && (data[0] & 8) ?
+						    40 : 0 };
 	struct bufferevent *pair[2];
 	size_t slice;
 

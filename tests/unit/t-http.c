@@ -42,8 +42,8 @@
 static struct event_base *base;
 /* srv3: srv with timeouts long enough that a starved thread on a loaded
  * machine never trips them, for the 64 MB stream. */
-static struct symd_http *srv, *srv2, *srv3;
-static unsigned port, port2, port3;
+static struct symd_http *srv, *srv2, *srv3, *srv4;
+static unsigned port, port2, port3, port4;
 static char file_path[64] = "/tmp/t-http-XXXXXX";
 static size_t file_len = (1u << 20) + 123;
 static atomic_int aborts, dones_no_reply, api_errors, shutdown_done;
@@ -273,6 +273,12 @@ static void route(struct symd_http_req *req, void *ctx)
 			symd_http_shutdown(srv, shutdown_cb, NULL);
 	} else if (strcmp(path, "/buf") == 0) {
 		if (symd_http_req_buffer_body(req, 1 << 20, buf_done))
+			api_errors++;
+	} else if (strcmp(path, "/budget") == 0) {
+		err = symd_http_req_buffer_body(req, 1 << 20, buf_done);
+		if (err == -EBUSY)
+			symd_http_req_reply_json_error(req, 503, "budget");
+		else if (err)
 			api_errors++;
 	} else if (strcmp(path, "/small") == 0) {
 		err = symd_http_req_buffer_body(req, 100, buf_done);
@@ -1006,6 +1012,87 @@ static void test_abort_and_conns(void)
 	resp_reset(&r, false);
 }
 
+/*
+ * srv4: max_buffered 1000, min_rate 1000 bytes a second over windows of
+ * 300 ms, body_deadline_ms 1500 (issue 24: clients that trickle).
+ */
+static void test_budgets(void)
+{
+	struct resp r = { 0 };
+	struct cli c;
+	uint64_t t0;
+	int n;
+
+	/* a Content-Length over what is left: 503 before any byte */
+	CHECK_ERR(cli_open(&c, port4), 0);
+	cli_sendf(&c, "PUT /budget HTTP/1.1\r\nContent-Length: 1001\r\n\r\n");
+	CHECK(cli_read(&c, &r, false) == 0 && r.status == 503);
+	cli_close(&c);
+	/* a chunked body that grows past it: 503 + Retry-After */
+	CHECK_ERR(cli_open(&c, port4), 0);
+	cli_sendf(&c, "PUT /budget HTTP/1.1\r\nTransfer-Encoding: chunked"
+		  "\r\n\r\n3e8\r\n");
+	for (int i = 0; i < 10; i++)
+		cli_sendf(&c, "%0100d", 0);
+	cli_sendf(&c, "\r\n5\r\nhello\r\n0\r\n\r\n");
+	CHECK(cli_read(&c, &r, false) == 0 && r.status == 503);
+	CHECK(hdr_is(&r, "retry-after", "1"));
+	cli_close(&c);
+	/* its bytes came back: 1000 fit again */
+	CHECK_ERR(cli_open(&c, port4), 0);
+	cli_sendf(&c, "PUT /budget HTTP/1.1\r\nContent-Length: 1000\r\n\r\n");
+	for (int i = 0; i < 10; i++)
+		cli_sendf(&c, "%0100d", 0);
+	CHECK(cli_read(&c, &r, false) == 0 && r.status == 200);
+	cli_close(&c);
+
+	/* 10 bytes every 50 ms (200 B/s) keep the idle timer at bay but
+	 * not the rate: 408 after the first window */
+	n = aborts;
+	CHECK_ERR(cli_open(&c, port4), 0);
+	cli_sendf(&c, "PUT /budget HTTP/1.1\r\nContent-Length: 900\r\n\r\n");
+	t0 = now_ms();
+	for (int i = 0; i < 60; i++) {
+		struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
+
+		send(c.fd, "0123456789", 10, MSG_NOSIGNAL);
+		if (poll(&pfd, 1, 50) > 0)
+			break;
+	}
+	CHECK(cli_read(&c, &r, false) == 0 && r.status == 408);
+	CHECK(body_has(&r, "slower than 1000 bytes"));
+	CHECK(now_ms() - t0 < 2500);
+	CHECK(aborts == n + 1);
+	printf("# a trickling body cut after %llu ms\n",
+	       (unsigned long long)(now_ms() - t0));
+	cli_close(&c);
+	resp_reset(&r, false);
+}
+
+/* max_conns 2 (srv2): a newcomer evicts the idle connection once it
+ * has been idle 300 ms, and is served. */
+static void test_evict(void)
+{
+	struct resp r = { 0 };
+	struct cli a, b, c;
+
+	CHECK_ERR(cli_open(&a, port2), 0);
+	cli_sendf(&a, "GET /hello HTTP/1.1\r\n\r\n");
+	CHECK(cli_read(&a, &r, false) == 0 && r.status == 200);
+	CHECK_ERR(cli_open(&b, port2), 0);
+	cli_sendf(&b, "GET /hang HTTP/1.1\r\n\r\n");	/* never cut */
+	usleep(400000);
+	CHECK_ERR(cli_open(&c, port2), 0);
+	cli_sendf(&c, "GET /hello HTTP/1.1\r\n\r\n");
+	CHECK(cli_read(&c, &r, false) == 0 && r.status == 200);
+	CHECK(cli_wait_eof(&a, 1000) == 1);	/* the idle one went */
+	CHECK(cli_wait_eof(&b, 100) == -1);	/* the busy one stays */
+	cli_close(&a);
+	cli_close(&b);
+	cli_close(&c);
+	resp_reset(&r, false);
+}
+
 static void test_curl(void)
 {
 	char cmd[512], out[512] = "", data[64];
@@ -1130,6 +1217,12 @@ int main(void)
 	o.write_timeout_ms = 30000;
 	CHECK_ERR(symd_http_new(base, &o, &srv3), 0);
 	CHECK_ERR(symd_http_listen(srv3, "127.0.0.1", 0, &port3), 0);
+	o.max_buffered = 1000;
+	o.min_rate = 1000;
+	o.rate_window_ms = 300;
+	o.body_deadline_ms = 1500;
+	CHECK_ERR(symd_http_new(base, &o, &srv4), 0);
+	CHECK_ERR(symd_http_listen(srv4, "127.0.0.1", 0, &port4), 0);
 	test_api();
 	pthread_create(&loop, NULL, loop_main, NULL);
 
@@ -1142,6 +1235,8 @@ int main(void)
 	test_stream();
 	test_file();
 	test_abort_and_conns();
+	test_budgets();
+	test_evict();
 	test_curl();
 	test_shutdown(loop);
 	CHECK(api_errors == 0);
@@ -1149,6 +1244,7 @@ int main(void)
 	symd_http_free(srv);
 	symd_http_free(srv2);
 	symd_http_free(srv3);
+	symd_http_free(srv4);
 	event_base_free(base);
 	libevent_global_shutdown();
 	unlink(file_path);
