@@ -128,6 +128,9 @@ struct symi_elf {
 	char *path;		/* free(); NULL for memory images */
 	void **bufs;		/* free() each: decompressed section data */
 	size_t nbufs, capbufs;
+	/* Decompressed bytes declared by the sections taken so far, for
+	 * the per-file limit (symi_inflate_check()). */
+	uint64_t inflated;
 	GElf_Ehdr ehdr;
 	/* Build ID, raw bytes; id_len 0 when there is none. */
 	uint8_t build_id[SYMI_BUILD_ID_MAX];
@@ -166,10 +169,22 @@ bool symi_elf_set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
 /*
  * symi_elf_prepare_dwarf() - before libdw opens @e (sections.c): empty
  * the compressed debug sections the builder never reads and decompress
- * the zlib ones it reads with libdeflate.  Returns 0 or -ENOMEM; other
- * problems leave the section for libdw.
+ * the zlib ones it reads with libdeflate.  Returns 0, -ENOMEM, or
+ * -SYM_E_INFLATE_LIMIT (symi_inflate_check(): a zlib or .zdebug_
+ * section over the limits); other problems leave the section for libdw.
  */
 int symi_elf_prepare_dwarf(struct symi_elf *e);
+
+/*
+ * symi_inflate_check() - may section @name (index @ndx) of @e, @in
+ * compressed bytes declaring @out decompressed ones, be decompressed
+ * under the limits of sym_set_inflate_limits()?  On success @out is
+ * added to e->inflated.  Call it before allocating anything for the
+ * section.  Returns 0 or -SYM_E_INFLATE_LIMIT (logged at WARN with the
+ * limit that was hit and the variable that sets it).  sections.c.
+ */
+int symi_inflate_check(struct symi_elf *e, const char *name, size_t ndx,
+		       uint64_t in, uint64_t out);
 
 /* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
 bool symi_elf_has_dwarf(const struct symi_elf *e);
