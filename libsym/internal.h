@@ -390,6 +390,15 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
 int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
 			     uint32_t depth, uint64_t lo, uint64_t hi);
 
+/*
+ * symi_builder_lines_mark(), symi_builder_lines_undo() - the rows added
+ * so far, and dropping every row added after such a mark: lines.c takes
+ * back the rows of a line program it could not follow to the end, so
+ * that libdw's rows for that CU replace them (dwarf.c).
+ */
+size_t symi_builder_lines_mark(const struct symi_builder *b);
+void symi_builder_lines_undo(struct symi_builder *b, size_t mark);
+
 /* A line-table row range [lo, hi).  Where rows of different sequences
  * overlap, the one added first wins.  Returns 0 or -ENOMEM. */
 int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
@@ -620,6 +629,9 @@ struct symi_lines_in {
 	const struct symi_span *ranges;
 	size_t nranges;
 	bool files_only;	/* read the file table, add no rows */
+	/* Keep the rows before damage in the program and return 0: for a
+	 * program libdw could not read either. */
+	bool keep_partial;
 };
 
 struct symi_lines_out {
@@ -630,8 +642,9 @@ struct symi_lines_out {
 /*
  * symi_lines_read() - add the rows of one line program to @b.
  * @return 0, -ENOMEM, -SYM_E_BADDWARF when the header is not understood
- *         (no row was added then: fall back to libdw).  A program cut
- *         short keeps the rows before the damage and returns 0.
+ *         or the program cannot be followed to its end (no row of it is
+ *         left in @b then: fall back to libdw; with @in->keep_partial,
+ *         the rows before the damage stay and 0 is returned instead).
  */
 int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 		    struct symi_lines_out *out);
