@@ -635,9 +635,12 @@ struct sym_module_opts {
  * @param path   the ELF file (an executable, shared object or debug file)
  * @param opts   NULL for the defaults
  * @param[out] out  caller owns, free with sym_module_close(); NULL on error
- * @return 0, -ENOENT/-EACCES/... (cannot open @path), -SYM_E_NOTELF,
- *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file),
- *         -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
+ * @return 0, -ENOENT/-EACCES/... (cannot open @path), -EISDIR,
+ *         -SYM_E_NOTREG (a FIFO, device or socket: refused at once, never
+ *         read), -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED
+ *         (relocatable or core file), -SYM_E_INFLATE_LIMIT (a zstd
+ *         section of @path or of its debug file over the decompression
+ *         limits), -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
  *         sizeof(size_t), a non-zero byte past the fields this libsym
  *         knows, or a flag enum sym_module_flags does not name: see
  *         "ABI" at the top of this file)
@@ -708,8 +711,10 @@ SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
  * @param[out] out  borrowed from @mod, valid until sym_module_close();
  *                  NULL on error
  * @return 0, -ENOMEM, -SYM_E_BADDWARF (the DWARF is corrupt; the
- *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS, -EINVAL
- *         (@mod or @out NULL)
+ *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS,
+ *         -SYM_E_INFLATE_LIMIT (a compressed debug section over the
+ *         decompression limits, see struct sym_inflate_limits; the
+ *         limit is logged), -EINVAL (@mod or @out NULL)
  * The table is built in one pass over each compilation unit.  A module
  * with no usable DWARF still gets a table of its symbols.  A failure is
  * remembered: later calls return the same error at once.
@@ -752,8 +757,9 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
  * @param hex    caller's buffer for the lowercase hex ID
  * @param len    size of @hex; 2 * 64 + 1 is always enough
  * @return 0, -SYM_E_NOTFOUND (no build ID), -SYM_E_NOTELF, -SYM_E_BADELF,
- *         -ERANGE (@hex too small), -EINVAL (@path or @hex NULL), -errno
- *         (-ENOENT: no such file)
+ *         -SYM_E_NOTREG (a FIFO, device or socket), -ERANGE (@hex too
+ *         small), -EINVAL (@path or @hex NULL), -errno (-ENOENT: no such
+ *         file, -EISDIR)
  */
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
