@@ -433,6 +433,32 @@ int main(void)
 	sym_table_close(t);
 	free(buf);
 	buf = NULL;
+	/* The same for the last DW_LNE_end_sequence (the unit's last three
+	 * bytes: 0, length 1, opcode 1) with a length of 0, and with an
+	 * extended opcode DWARF does not define: every row is taken back. */
+	CHECK(line.b[full - 3] == 0 && line.b[full - 2] == 1 &&
+	      line.b[full - 1] == DW_LNE_end_sequence);
+	for (int k = 0; k < 2; k++) {
+		bad = line;
+		if (k == 0)
+			bad.b[full - 2] = 0;
+		else
+			bad.b[full - 1] = 0x20;
+		t = run(&bad, &ls, NULL, -SYM_E_BADDWARF, &buf, &nfiles);
+		if (t) {
+			struct sym_frame fr[2];
+			size_t n;
+
+			sym_table_lookup(t, 0x1004, fr, 2, &n);
+			CHECK(n == 0);
+		}
+		sym_table_close(t);
+		free(buf);
+		buf = NULL;
+	}
+	bad = line;
+	bad.n = full - 14;
+	memcpy(bad.b, &(uint32_t){ (uint32_t)(bad.n - 4) }, 4);
 	/* ...and when libdw cannot read it either, the rows before the
 	 * damage are kept and the rest is lost. */
 	keep_partial = true;
