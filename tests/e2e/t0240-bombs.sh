@@ -13,7 +13,7 @@
 need gcc objcopy zstd python3 curl
 [ -x /usr/bin/time ] || plan_skip "/usr/bin/time not installed"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 22
+plan 26
 
 # Peak RSS allowed to a refused file, in KB: a small program costs
 # about 5 MB; a bomb that is decompressed costs its size (256 MiB and up).
@@ -67,12 +67,18 @@ refused zlib-section zlib.bomb per-section \
 
 # Honest compressed files answer as the plain one does.
 objcopy --compress-debug-sections=zstd m m.zst &&
-objcopy --compress-debug-sections=zlib m m.zlib
+objcopy --compress-debug-sections=zlib m m.zlib &&
+objcopy --compress-debug-sections=zlib-gnu m m.zdebug
+# GNU's older .zdebug_* sections, which libdw inflates itself, are
+# checked too (here against a limit below their honest size).
+refused zdebug-section m.zdebug per-section SYM_MAX_INFLATE_SECTION=100
 want=$(SYM_STORE="$T/st.plain" "$SYM" addr2line -f -e m "$addr" 2>&1)
 is "an honest zstd file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zst" "$SYM" addr2line -f -e m.zst "$addr" 2>&1)" "$want"
 is "an honest zlib file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zlib" "$SYM" addr2line -f -e m.zlib "$addr" 2>&1)" "$want"
+is "an honest .zdebug file answers as the plain one" \
+	"$(SYM_STORE="$T/st.zdebug" "$SYM" addr2line -f -e m.zdebug "$addr" 2>&1)" "$want"
 
 # symd: an uploaded bomb is badconv, with the reason, and symd stays
 # small and keeps serving.
