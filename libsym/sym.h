@@ -242,8 +242,8 @@ struct sym_inflate_limits {
  *             the environment may set, see struct sym_inflate_limits)
  * @return 0
  * Thread-safety: safe; a file opened at the same time sees the old or
- * the new value of each field.  symd calls it from its --max-inflate-*
- * options at startup.
+ * the new value of each field.  symd calls it from its --max-inflate
+ * option at startup.
  */
 SYM_API int sym_set_inflate_limits(const struct sym_inflate_limits *lim);
 
