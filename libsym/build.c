@@ -561,6 +561,18 @@ int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
 	return 0;
 }
 
+size_t symi_builder_lines_mark(const struct symi_builder *b)
+{
+	return b->n_livs;
+}
+
+/* livs_unsorted may stay set by a row taken back: it only costs a sort. */
+void symi_builder_lines_undo(struct symi_builder *b, size_t mark)
+{
+	if (mark < b->n_livs)
+		b->n_livs = mark;
+}
+
 int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 		      uint32_t file, uint32_t line, uint32_t column,
 		      uint32_t discriminator)

@@ -24,6 +24,10 @@ static bool is_bad_input(int err)
 	case SYM_E_TOOBIG:
 	case SYM_E_DECOMPRESS:
 	case SYM_E_UNSUPPORTED:
+	/* Over the decompression limits: the same again until the limits
+	 * are raised (then a new upload, or a DELETE, clears the entry). */
+	case SYM_E_INFLATE_LIMIT:
+	case SYM_E_NOTREG:
 		return true;
 	}
 	return false;

@@ -363,12 +363,16 @@ static void lines_setup(struct walk *w, struct symi_elf *e)
 }
 
 static int cu_ranges(struct walk *w, Dwarf_Die *cudie);
+static int do_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie);
 
 /*
  * Read the CU's line program with lines.c.  Returns 0 (w->own set),
- * -SYM_E_BADDWARF to fall back to libdw, or -ENOMEM.
+ * -SYM_E_BADDWARF to fall back to libdw, or -ENOMEM.  With @partial, a
+ * program cut short keeps the rows before the damage (after libdw
+ * failed on it too).
  */
-static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
+static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie,
+		      bool partial)
 {
 	struct symi_lines_out out;
 	Dwarf_Attribute a;
@@ -390,12 +394,34 @@ static int fast_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
 	w->lin.addr_size = asz;
 	w->lin.comp_dir = attr_str(cudie, DW_AT_comp_dir);
 	w->lin.files_only = false;
+	w->lin.keep_partial = partial;
 	err = symi_lines_read(w->b, &w->lin, &out);
 	if (err)
 		return err;
 	w->own.fid = out.files;
 	w->own.n = out.nfiles;
 	return 0;
+}
+
+/*
+ * lines.c could not read the CU's program (its header, or the program to
+ * its end): libdw reads it.  When libdw cannot either (do_lines() warned
+ * and counted it), lines.c reads it again keeping the rows before the
+ * damage, so the answers up to there stay; a header it cannot read
+ * leaves the CU without rows, as libdw did.
+ */
+static int lines_fallback(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie)
+{
+	unsigned long errors = w->cu_errors;
+	int err = do_lines(w, cu, cudie);
+
+	if (err || w->cu_errors == errors)
+		return err;
+	err = fast_lines(w, cu, cudie, true);
+	if (!err)
+		symi_warn("dwarf: kept the line rows before the damage in CU at 0x%llx of '%s'",
+			  (unsigned long long)dwarf_dieoffset(cudie), w->path);
+	return err == -SYM_E_BADDWARF ? 0 : err;
 }
 
 /* The CU's address ranges, sorted, into w->cur. */
@@ -965,9 +991,9 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		w.own.n = 0;
 		w.own_cu = cu;
 		t0 = symi_now();
-		err = fast_lines(&w, cu, &cudie);
+		err = fast_lines(&w, cu, &cudie, false);
 		if (err == -SYM_E_BADDWARF)
-			err = do_lines(&w, cu, &cudie);
+			err = lines_fallback(&w, cu, &cudie);
 		if (!err && walk_die != &cudie) {
 			struct ufiles dwo;
 

@@ -34,7 +34,10 @@
  *
  * Limits: a zstd section may expand to at most 4 GiB, and no more than its
  * ch_size says; output memory grows with the data actually decompressed,
- * so a lying ch_size costs nothing.  Build IDs are at most 64 bytes.
+ * so a lying ch_size costs nothing.  The ch_size of every zstd section is
+ * checked against the decompression limits (symi_inflate_check(),
+ * sections.c) before the first is decompressed: a file over them is
+ * refused with -SYM_E_INFLATE_LIMIT.  Build IDs are at most 64 bytes.
  * Candidate paths longer than 4095 bytes are skipped.
  */
 #include <fcntl.h>
@@ -493,6 +496,27 @@ static bool is_zstd(Elf_Scn *scn)
 	return !gelf_getchdr(scn, &ch) || ch.ch_type == ELFCOMPRESS_ZSTD;
 }
 
+/* The decompression limits for zstd section @scn (symi_inflate_check());
+ * a header that cannot be read is unzstd_section()'s to report. */
+static int zstd_check(struct symi_elf *e, Elf_Scn *scn)
+{
+	size_t chsz = e->ehdr.e_ident[EI_CLASS] == ELFCLASS32
+			      ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+	size_t shstrndx;
+	const char *name = NULL;
+	GElf_Chdr ch;
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	if (!gelf_getchdr(scn, &ch) || !(data = elf_getdata(scn, NULL)) ||
+	    data->d_size < chsz || !gelf_getshdr(scn, &sh))
+		return 0;
+	if (elf_getshdrstrndx(e->elf, &shstrndx) == 0)
+		name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+	return symi_inflate_check(e, name, elf_ndxscn(scn),
+				  data->d_size - chsz, ch.ch_size);
+}
+
 static int elf_unzstd(struct symi_elf *e)
 {
 	ZSTD_DCtx *dctx = NULL;
@@ -505,6 +529,15 @@ static int elf_unzstd(struct symi_elf *e)
 	if (!any)
 		return 0;
 
+	/* Every declared size is checked before anything is allocated. */
+	scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!is_zstd(scn))
+			continue;
+		err = zstd_check(e, scn);
+		if (err)
+			return err;
+	}
 	dctx = ZSTD_createDCtx();
 	if (!dctx)
 		return -ENOMEM;
@@ -561,7 +594,10 @@ static int elf_open_path(const char *path, struct symi_elf *e,
 		err = -ENOMEM;
 		goto fail;
 	}
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: the open of a FIFO with no writer returns at once
+	 * (and is refused below) instead of waiting for one; it changes
+	 * nothing for a regular file. */
+	e->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (e->fd < 0) {
 		err = -errno;
 		goto fail;
@@ -571,7 +607,7 @@ static int elf_open_path(const char *path, struct symi_elf *e,
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -SYM_E_NOTELF;
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -SYM_E_NOTREG;
 		goto fail;
 	}
 	n = pread(e->fd, magic, sizeof(magic), 0);
@@ -857,7 +893,9 @@ static int try_candidate(struct search *s, const char *path,
 	}
 
 	err = elf_unzstd(&c);
-	if (err == -ENOMEM) {
+	/* Over the decompression limits: the right file, refused, not a
+	 * reason to look further and end up with symbols only. */
+	if (err == -ENOMEM || err == -SYM_E_INFLATE_LIMIT) {
 		symi_elf_close(&c);
 		return err;
 	}

@@ -24,6 +24,9 @@ static const char *const sym_errstr[] = {
 	[SYM_E_BADSTORE - SYM_E_BASE] = "not a symd store, or of a newer layout",
 	[SYM_E_STALE - SYM_E_BASE] = "table built by another format or converter",
 	[SYM_E_BADPROFILE - SYM_E_BASE] = "malformed profile",
+	[SYM_E_NOTREG - SYM_E_BASE] = "not a regular file",
+	[SYM_E_INFLATE_LIMIT - SYM_E_BASE] =
+		"compressed section over the decompression limits",
 };
 
 const char *sym_strerror(int err, char *buf, size_t len)

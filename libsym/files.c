@@ -146,11 +146,17 @@ static int put_file(struct sym_store *st, const char *build_id, int kind,
 	    snprintf(dest, sizeof(dest), "%s/%s", dir, k) >=
 		    (int)sizeof(dest))
 		return -ENAMETOOLONG;
-	in = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK and S_ISREG: a FIFO put there since
+	 * sym_file_build_id() read the path is refused, never waited on. */
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (in < 0)
 		return -errno;
 	if (fstat(in, &src) != 0) {
 		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(src.st_mode)) {
+		err = S_ISDIR(src.st_mode) ? -EISDIR : -SYM_E_NOTREG;
 		goto out;
 	}
 	/* Already there (same build ID, same size): nothing to do. */

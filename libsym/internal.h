@@ -153,6 +153,9 @@ struct symi_elf {
 	char *path;		/* free(); NULL for memory images */
 	void **bufs;		/* free() each: decompressed section data */
 	size_t nbufs, capbufs;
+	/* Decompressed bytes declared by the sections taken so far, for
+	 * the per-file limit (symi_inflate_check()). */
+	uint64_t inflated;
 	GElf_Ehdr ehdr;
 	/* Build ID, raw bytes; id_len 0 when there is none. */
 	uint8_t build_id[SYMI_BUILD_ID_MAX];
@@ -191,10 +194,22 @@ bool symi_elf_set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
 /*
  * symi_elf_prepare_dwarf() - before libdw opens @e (sections.c): empty
  * the compressed debug sections the builder never reads and decompress
- * the zlib ones it reads with libdeflate.  Returns 0 or -ENOMEM; other
- * problems leave the section for libdw.
+ * the zlib ones it reads with libdeflate.  Returns 0, -ENOMEM, or
+ * -SYM_E_INFLATE_LIMIT (symi_inflate_check(): a zlib or .zdebug_
+ * section over the limits); other problems leave the section for libdw.
  */
 int symi_elf_prepare_dwarf(struct symi_elf *e);
+
+/*
+ * symi_inflate_check() - may section @name (index @ndx) of @e, @in
+ * compressed bytes declaring @out decompressed ones, be decompressed
+ * under the limits of sym_set_inflate_limits()?  On success @out is
+ * added to e->inflated.  Call it before allocating anything for the
+ * section.  Returns 0 or -SYM_E_INFLATE_LIMIT (logged at WARN with the
+ * limit that was hit and the variable that sets it).  sections.c.
+ */
+int symi_inflate_check(struct symi_elf *e, const char *name, size_t ndx,
+		       uint64_t in, uint64_t out);
 
 /* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
 bool symi_elf_has_dwarf(const struct symi_elf *e);
@@ -399,6 +414,15 @@ uint32_t symi_builder_scope(struct symi_builder *b, uint32_t parent,
  * subprogram).  Returns 0 or -ENOMEM. */
 int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
 			     uint32_t depth, uint64_t lo, uint64_t hi);
+
+/*
+ * symi_builder_lines_mark(), symi_builder_lines_undo() - the rows added
+ * so far, and dropping every row added after such a mark: lines.c takes
+ * back the rows of a line program it could not follow to the end, so
+ * that libdw's rows for that CU replace them (dwarf.c).
+ */
+size_t symi_builder_lines_mark(const struct symi_builder *b);
+void symi_builder_lines_undo(struct symi_builder *b, size_t mark);
 
 /* A line-table row range [lo, hi).  Where rows of different sequences
  * overlap, the one added first wins.  Returns 0 or -ENOMEM. */
@@ -630,6 +654,9 @@ struct symi_lines_in {
 	const struct symi_span *ranges;
 	size_t nranges;
 	bool files_only;	/* read the file table, add no rows */
+	/* Keep the rows before damage in the program and return 0: for a
+	 * program libdw could not read either. */
+	bool keep_partial;
 };
 
 struct symi_lines_out {
@@ -640,8 +667,9 @@ struct symi_lines_out {
 /*
  * symi_lines_read() - add the rows of one line program to @b.
  * @return 0, -ENOMEM, -SYM_E_BADDWARF when the header is not understood
- *         (no row was added then: fall back to libdw).  A program cut
- *         short keeps the rows before the damage and returns 0.
+ *         or the program cannot be followed to its end (no row of it is
+ *         left in @b then: fall back to libdw; with @in->keep_partial,
+ *         the rows before the damage stay and 0 is returned instead).
  */
 int symi_lines_read(struct symi_builder *b, const struct symi_lines_in *in,
 		    struct symi_lines_out *out);

@@ -95,8 +95,12 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 		}
 	} else if (!(m->opts.flags & SYM_MODULE_NO_SEARCH) &&
 		   !symi_elf_has_dwarf(&m->main) && m->main.path) {
-		/* Not finding one is normal: symbols only. */
-		if (symi_find_debug_file(&m->main, &m->opts, &m->dbg) != 0)
+		/* Not finding one is normal: symbols only.  Finding one
+		 * over the decompression limits is not. */
+		err = symi_find_debug_file(&m->main, &m->opts, &m->dbg);
+		if (err == -SYM_E_INFLATE_LIMIT)
+			return err;
+		if (err)
 			memset(&m->dbg, 0, sizeof(m->dbg));
 	}
 	if (m->dbg.elf && symi_elf_has_dwarf(&m->dbg))
@@ -238,8 +242,12 @@ static int build(struct sym_module *m)
 		if (dw == &m->dbg)
 			symi_builder_note_tables(b, SYMI_TAB_DWARF_DBG);
 		/* A missing alt file is not fatal; libdw also looks itself. */
-		if (symi_find_alt_file(dw, &m->opts, &alt) != 0)
+		err = symi_find_alt_file(dw, &m->opts, &alt);
+		if (err == -SYM_E_INFLATE_LIMIT)
+			goto out;
+		if (err)
 			memset(&alt, 0, sizeof(alt));
+		err = 0;
 		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, &m->stats);
 		if (err)
 			goto out;

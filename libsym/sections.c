@@ -49,10 +49,19 @@
  *
  * Limits: a section may expand to at most 4 GiB and at most 1032 times
  * its compressed size (deflate's maximum ratio), so a forged ch_size
- * cannot make us allocate more than the input could produce.
+ * cannot make us allocate more than the input could produce.  Above
+ * that, the decompression limits of the process (sym_set_inflate_limits(),
+ * kept here) bound what an honest but hostile file makes us write: a
+ * section whose header declares more than they allow fails the whole
+ * file with -SYM_E_INFLATE_LIMIT before a byte is allocated for it (it
+ * is not left to libdw, which would decompress it), and the zstd
+ * sections of elf.c are checked the same way, all of them before the
+ * first is decompressed.  Declared sizes are what count: a section that
+ * declares less than it holds fails to decompress at its declared size.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +80,114 @@
 /* Output buffers this large ask for transparent huge pages. */
 #define HUGE_MIN ((size_t)4 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
+
+/* Decompression limits: the defaults of struct sym_inflate_limits. */
+#define LIMIT_SECTION ((uint64_t)1 << 30)
+#define LIMIT_FILE ((uint64_t)2 << 30)
+#define LIMIT_RATIO 256
+/* Every section may decompress to this much whatever its ratio. */
+#define RATIO_FREE ((uint64_t)1 << 20)
+
+/* Set by sym_set_inflate_limits(), 0 for the default; atomic. */
+static uint64_t set_section, set_file;
+static uint32_t set_ratio;
+
+/* The defaults, after the environment; read once. */
+static struct sym_inflate_limits env_lim;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+/* A size from the environment: digits and an optional K, M or G (powers
+ * of 1024).  0 when unset or malformed (then the default stays). */
+static uint64_t env_size(const char *var)
+{
+	const char *v = getenv(var);
+	char *end;
+	unsigned long long n;
+	unsigned shift = 0;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || end == v || *end || v[0] == '-' ||
+	    n > (UINT64_MAX >> shift)) {
+		symi_warn("elf: ignoring %s='%s': not a size", var, v);
+		return 0;
+	}
+	return (uint64_t)n << shift;
+}
+
+static void env_init(void)
+{
+	uint64_t r = env_size("SYM_MAX_INFLATE_RATIO");
+
+	env_lim.section = env_size("SYM_MAX_INFLATE_SECTION") ?: LIMIT_SECTION;
+	env_lim.file = env_size("SYM_MAX_INFLATE_FILE") ?: LIMIT_FILE;
+	env_lim.ratio = r && r <= UINT32_MAX ? (uint32_t)r : LIMIT_RATIO;
+}
+
+int sym_set_inflate_limits(const struct sym_inflate_limits *lim)
+{
+	__atomic_store_n(&set_section, lim ? lim->section : 0,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&set_file, lim ? lim->file : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&set_ratio, lim ? lim->ratio : 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void sym_get_inflate_limits(struct sym_inflate_limits *lim)
+{
+	if (!lim)
+		return;
+	pthread_once(&env_once, env_init);
+	lim->section = __atomic_load_n(&set_section, __ATOMIC_RELAXED) ?:
+		       env_lim.section;
+	lim->file = __atomic_load_n(&set_file, __ATOMIC_RELAXED) ?:
+		    env_lim.file;
+	lim->ratio = __atomic_load_n(&set_ratio, __ATOMIC_RELAXED) ?:
+		     env_lim.ratio;
+}
+
+int symi_inflate_check(struct symi_elf *e, const char *name, size_t ndx,
+		       uint64_t in, uint64_t out)
+{
+	struct sym_inflate_limits lim;
+	const char *what = NULL, *var = NULL;
+	unsigned long long max = 0;
+
+	sym_get_inflate_limits(&lim);
+	if (out > lim.section) {
+		what = "per-section";
+		var = "SYM_MAX_INFLATE_SECTION";
+		max = lim.section;
+	} else if (out > RATIO_FREE &&
+		   (out - RATIO_FREE - 1) / lim.ratio >= in) {
+		what = "ratio";
+		var = "SYM_MAX_INFLATE_RATIO";
+		max = (unsigned long long)lim.ratio * in + RATIO_FREE;
+	} else if (out > lim.file || e->inflated > lim.file - out) {
+		what = "per-file";
+		var = "SYM_MAX_INFLATE_FILE";
+		max = lim.file;
+	}
+	if (what) {
+		symi_warn("elf: section %zu (%s) of '%s' declares %llu bytes from %llu compressed, over the %s decompression limit (%llu bytes; %s)",
+			  ndx, name ? name : "?", e->path ? e->path : "<memory>",
+			  (unsigned long long)out, (unsigned long long)in, what,
+			  max, var);
+		return -SYM_E_INFLATE_LIMIT;
+	}
+	e->inflated += out;
+	return 0;
+}
 
 /* Sections the table builder never reads. */
 static const char *const unused[] = {
@@ -218,6 +335,27 @@ static int add_job(struct job **jobs, size_t *n, size_t *cap, Elf_Scn *scn,
 	return 0;
 }
 
+/*
+ * A .zdebug_* section (GNU's older compression: "ZLIB", the size as 8
+ * bytes big-endian, a zlib stream), which libdw decompresses itself:
+ * check the size it declares.  One it cannot read is libdw's to report.
+ */
+static int check_zdebug(struct symi_elf *e, Elf_Scn *scn, const char *name)
+{
+	Elf_Data *data = elf_rawdata(scn, NULL);
+	const unsigned char *p;
+	uint64_t out = 0;
+
+	if (!data || !data->d_buf || data->d_size < 12 ||
+	    memcmp(data->d_buf, "ZLIB", 4) != 0)
+		return 0;
+	p = (const unsigned char *)data->d_buf + 4;
+	for (int i = 0; i < 8; i++)
+		out = out << 8 | p[i];
+	return symi_inflate_check(e, name, elf_ndxscn(scn), data->d_size - 12,
+				  out);
+}
+
 int symi_elf_prepare_dwarf(struct symi_elf *e)
 {
 	struct job *jobs = NULL;
@@ -238,11 +376,16 @@ int symi_elf_prepare_dwarf(struct symi_elf *e)
 		Elf_Data *data;
 		const char *name;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(e->elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7) != 0 ||
+		if (name && !(sh.sh_flags & SHF_COMPRESSED) &&
+		    strncmp(name, ".zdebug_", 8) == 0) {
+			err = check_zdebug(e, scn, name);
+			continue;
+		}
+		if (!name || !(sh.sh_flags & SHF_COMPRESSED) ||
+		    strncmp(name, ".debug_", 7) != 0 ||
 		    !gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB)
 			continue;
 		data = elf_getdata(scn, NULL);
@@ -254,7 +397,10 @@ int symi_elf_prepare_dwarf(struct symi_elf *e)
 			symi_elf_set_plain(scn, data, empty, 0, 1);
 			continue;
 		}
-		err = add_job(&jobs, &n, &cap, scn, data, &ch, chsz);
+		err = symi_inflate_check(e, name, elf_ndxscn(scn),
+					 data->d_size - chsz, ch.ch_size);
+		if (!err)
+			err = add_job(&jobs, &n, &cap, scn, data, &ch, chsz);
 		if (!err)
 			total_in += data->d_size - chsz;
 	}

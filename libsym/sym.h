@@ -161,6 +161,14 @@ enum sym_error {
 	/** A profile (raw stack format or pprof) is malformed (libsymprofile,
 	 *  sym_prof.h). */
 	SYM_E_BADPROFILE,
+	/** The path names a FIFO, a device or a socket, not a regular file
+	 *  (a directory is -EISDIR).  libsym opens files with O_NONBLOCK
+	 *  and checks before reading, so a FIFO never blocks. */
+	SYM_E_NOTREG,
+	/** A compressed section declares more decompressed bytes than the
+	 *  limits allow (sym_set_inflate_limits()); nothing was
+	 *  decompressed.  The limit and the section are logged. */
+	SYM_E_INFLATE_LIMIT,
 	SYM_E_MAX,
 };
 
@@ -194,6 +202,58 @@ typedef void (*sym_log_fn)(void *ctx, int level, const char *msg);
  * Thread-safety: call it before other threads use libsym.
  */
 SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
+
+/**
+ * Decompression limits, checked against the sizes that each compressed
+ * section's header declares (Elf*_Chdr ch_size, or the size of a
+ * .zdebug_* section), before anything is decompressed: a file over them
+ * fails with -SYM_E_INFLATE_LIMIT and memory never grows.  They are
+ * counted per ELF file (the main file, its debug file and its dwz alt
+ * file each get the whole budget), over the sections libsym decompresses
+ * (every zstd section; zlib .debug_* sections the table reads).  A
+ * field of 0 means its default, which the environment can set (sizes
+ * in bytes, with an optional K, M or G suffix, powers of 1024):
+ *
+ *	field    default   environment
+ *	section  1 GiB     SYM_MAX_INFLATE_SECTION
+ *	file     2 GiB     SYM_MAX_INFLATE_FILE
+ *	ratio    256       SYM_MAX_INFLATE_RATIO
+ *
+ * The defaults fit real files with room to spare: libjvm's debug file
+ * (156 MB compressed) holds 368 MB of DWARF, 257 MB of it in one
+ * .debug_info; real sections compress 3 to 12 times, 83 at most among
+ * Debian 12's debug packages (a small .debug_abbrev).
+ * This struct is fixed (see "ABI" at the top of this file).
+ */
+struct sym_inflate_limits {
+	/** Most bytes one section may decompress to. */
+	uint64_t section;
+	/** Most bytes all the sections of one file may decompress to. */
+	uint64_t file;
+	/** Most decompressed bytes per compressed byte of a section; the
+	 *  first 1 MiB of every section is exempt, so small sections of
+	 *  repetitive data never trip it. */
+	uint32_t ratio;
+};
+
+/**
+ * sym_set_inflate_limits() - set the decompression limits of the process.
+ * @param lim  copied; NULL, or a field of 0, restores the default (which
+ *             the environment may set, see struct sym_inflate_limits)
+ * @return 0
+ * Thread-safety: safe; a file opened at the same time sees the old or
+ * the new value of each field.  symd calls it from its --max-inflate
+ * option at startup.
+ */
+SYM_API int sym_set_inflate_limits(const struct sym_inflate_limits *lim);
+
+/**
+ * sym_get_inflate_limits() - the decompression limits in force, defaults
+ * and environment applied (no field is 0).
+ * @param[out] lim  filled; NULL is a no-op
+ * Thread-safety: safe.
+ */
+SYM_API void sym_get_inflate_limits(struct sym_inflate_limits *lim);
 
 /** Flags of struct sym_frame. */
 enum sym_frame_flags {
@@ -575,9 +635,12 @@ struct sym_module_opts {
  * @param path   the ELF file (an executable, shared object or debug file)
  * @param opts   NULL for the defaults
  * @param[out] out  caller owns, free with sym_module_close(); NULL on error
- * @return 0, -ENOENT/-EACCES/... (cannot open @path), -SYM_E_NOTELF,
- *         -SYM_E_BADELF, -SYM_E_UNSUPPORTED (relocatable or core file),
- *         -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
+ * @return 0, -ENOENT/-EACCES/... (cannot open @path), -EISDIR,
+ *         -SYM_E_NOTREG (a FIFO, device or socket: refused at once, never
+ *         read), -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED
+ *         (relocatable or core file), -SYM_E_INFLATE_LIMIT (a zstd
+ *         section of @path or of its debug file over the decompression
+ *         limits), -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
  *         sizeof(size_t), a non-zero byte past the fields this libsym
  *         knows, or a flag enum sym_module_flags does not name: see
  *         "ABI" at the top of this file)
@@ -648,8 +711,10 @@ SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
  * @param[out] out  borrowed from @mod, valid until sym_module_close();
  *                  NULL on error
  * @return 0, -ENOMEM, -SYM_E_BADDWARF (the DWARF is corrupt; the
- *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS, -EINVAL
- *         (@mod or @out NULL)
+ *         message is logged), -SYM_E_TOOBIG, -SYM_E_DECOMPRESS,
+ *         -SYM_E_INFLATE_LIMIT (a compressed debug section over the
+ *         decompression limits, see struct sym_inflate_limits; the
+ *         limit is logged), -EINVAL (@mod or @out NULL)
  * The table is built in one pass over each compilation unit.  A module
  * with no usable DWARF still gets a table of its symbols.  A failure is
  * remembered: later calls return the same error at once.
@@ -692,8 +757,9 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
  * @param hex    caller's buffer for the lowercase hex ID
  * @param len    size of @hex; 2 * 64 + 1 is always enough
  * @return 0, -SYM_E_NOTFOUND (no build ID), -SYM_E_NOTELF, -SYM_E_BADELF,
- *         -ERANGE (@hex too small), -EINVAL (@path or @hex NULL), -errno
- *         (-ENOENT: no such file)
+ *         -SYM_E_NOTREG (a FIFO, device or socket), -ERANGE (@hex too
+ *         small), -EINVAL (@path or @hex NULL), -errno (-ENOENT: no such
+ *         file, -EISDIR)
  */
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 

@@ -42,6 +42,11 @@ static const char usage[] =
 "  --fetch-workers N         download threads (default 4)\n"
 "  --max-store-size SIZE     evict least recently used tables beyond SIZE\n"
 "                            (K, M, G, T suffixes; default: no bound)\n"
+"  --max-inflate SEC,FILE,RATIO  decompression limits of one debug section,\n"
+"                            of one file, and of decompressed bytes per\n"
+"                            compressed byte (default 1G,2G,256, or\n"
+"                            $SYM_MAX_INFLATE_*); an empty field keeps\n"
+"                            its default; a file over them is badconv\n"
 "  --ttl-absent SECONDS      how long \"no source has it\" is believed\n"
 "                            (default 604800)\n"
 "  --ttl-failed SECONDS      backoff after a failed fetch (default 60)\n"
@@ -209,6 +214,10 @@ enum {
 	O_HELP, O_VERSION,
 };
 
+/* Kept apart from the enum above, so that options added there and this
+ * one do not touch the same lines. */
+enum { O_MAX_INFLATE = 512 };
+
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
 	{ "store", required_argument, NULL, O_STORE },
@@ -217,6 +226,7 @@ static const struct option longopts[] = {
 	{ "workers", required_argument, NULL, O_WORKERS },
 	{ "fetch-workers", required_argument, NULL, O_FWORKERS },
 	{ "max-store-size", required_argument, NULL, O_MAXSIZE },
+	{ "max-inflate", required_argument, NULL, O_MAX_INFLATE },
 	{ "ttl-absent", required_argument, NULL, O_TTL_ABSENT },
 	{ "ttl-failed", required_argument, NULL, O_TTL_FAILED },
 	{ "fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT },
@@ -245,6 +255,33 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * --max-inflate SECTION,FILE,RATIO: sym_set_inflate_limits() at once
+ * (before any thread), each empty or missing field left at its default.
+ */
+static int set_inflate(const char *arg)
+{
+	struct sym_inflate_limits lim = { 0 };
+	uint64_t v[3] = { 0, 0, 0 };
+	char buf[96], *p = buf, *f;
+	int i = 0;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, arg, strlen(arg) + 1);
+	while ((f = strsep(&p, ",")) && i < 3) {
+		if (*f && parse_size(f, &v[i]))
+			return -EINVAL;
+		i++;
+	}
+	if (f || v[2] > UINT32_MAX)
+		return -EINVAL;	/* a fourth field, or no such ratio */
+	lim.section = v[0];
+	lim.file = v[1];
+	lim.ratio = (uint32_t)v[2];
+	return sym_set_inflate_limits(&lim);
+}
+
 /* Apply option @opt with argument @arg.  Returns 0 or -EINVAL. */
 static int set_opt(struct conf *c, int opt, const char *arg)
 {
@@ -268,6 +305,9 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_MAXSIZE:
 		err = parse_size(arg, &c->so.max_size);
 		wo->max_store_size = c->so.max_size;
+		break;
+	case O_MAX_INFLATE:
+		err = set_inflate(arg);
 		break;
 	case O_TTL_ABSENT:
 		err = parse_uint(arg, &u);

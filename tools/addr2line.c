@@ -2538,10 +2538,13 @@ found:
 }
 
 /* llvm_strerror() - why a file cannot be read, in LLVM's words where
- * they are known (its object reader's "not recognized"). */
+ * they are known (its object reader's "not recognized", which is what
+ * llvm-symbolizer 14 says of /dev/null; a FIFO it would wait on, where
+ * sym refuses it at once with the same words). */
 static const char *llvm_strerror(int err, char *buf, size_t len)
 {
-	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF)
+	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
+	    err == -SYM_E_NOTREG)
 		return "The file was not recognized as a valid object file";
 	if (err < 0 && err > -SYM_E_BASE)
 		return strerror(-err);

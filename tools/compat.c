@@ -595,7 +595,9 @@ static int gnu_section(const char *path, const char *name,
 	Elf *e = NULL;
 	int fd, err = -SYM_E_NOTELF;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* gnu_file_ok() saw a regular file; O_NONBLOCK keeps a FIFO put
+	 * there since from blocking the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
 		goto out;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);

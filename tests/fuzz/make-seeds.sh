@@ -147,6 +147,21 @@ if [ -f "$ELF_OUT/seed-gcc-O2-zstd" ]; then
 	b zstd-flip "$ELF_OUT/seed-gcc-O2-zstd" flip .debug_info 15 8
 	b zstd-size "$ELF_OUT/seed-gcc-O2-zstd" shdr size 0x7fffffff .debug_line
 fi
+# Decompression bombs (as t0240 makes them: real streams of zeros that
+# decompress to what they declare), refused by the limits before any
+# allocation; and line programs lines.c cannot follow to their end (as
+# t0242 damages them), read again by libdw.
+BOMB="python3 tests/e2e/lib/elf-bomb.py"
+if command -v zstd > /dev/null; then
+	e $BOMB "$g" "$ELF_OUT/seed-bad-bomb-zstd" zstd 64M
+	e $BOMB "$g" "$ELF_OUT/seed-bad-bomb-zstd3" zstd 16M .debug_info \
+		.debug_abbrev .debug_str
+fi
+e $BOMB "$g" "$ELF_OUT/seed-bad-bomb-zlib" zlib 16M
+for w in first-len-0 first-len-ff first-op-undef last-len-7f; do
+	e python3 tests/e2e/lib/mutate-lines.py "$g" \
+		"$ELF_OUT/seed-bad-lines-$w" 0 "$w" > /dev/null
+done
 printf 'not an ELF file\n' > "$ELF_OUT/seed-bad-notelf"
 : > "$ELF_OUT/seed-bad-empty"
 

@@ -234,6 +234,17 @@ static void test_errors(void)
 	CHECK_ERR(symi_elf_open(P("bad-scn"), &e), -SYM_E_BADELF);
 	CHECK_ERR(symi_elf_open(P("prog.o"), &e), -SYM_E_UNSUPPORTED);
 	CHECK(e.elf == NULL && e.path == NULL && e.nbufs == 0);
+	/* A FIFO without a writer is refused at once (the open would block
+	 * without O_NONBLOCK), a device too. */
+	if (mkfifo(P("fifo"), 0600) == 0) {
+		CHECK_ERR(symi_elf_open(P("fifo"), &e), -SYM_E_NOTREG);
+		CHECK_ERR(sym_file_build_id(P("fifo"), hex, sizeof(hex)),
+			  -SYM_E_NOTREG);
+	} else {
+		printf("ok %d # skip cannot make a FIFO\n", ++tap_n);
+	}
+	CHECK_ERR(symi_elf_open("/dev/null", &e), -SYM_E_NOTREG);
+	CHECK(e.elf == NULL && e.path == NULL && e.fd == 0);
 
 	CHECK_ERR(symi_elf_open_mem("garbage", 7, &e), -SYM_E_NOTELF);
 	CHECK_ERR(symi_elf_open_mem("\177EL", 3, &e), -SYM_E_NOTELF);
@@ -458,11 +469,66 @@ static void test_zstd(long plain_lines)
 		free(img);
 		CHECK_ERR(symi_elf_open(P("zst-bad-size"), &e),
 			  -SYM_E_DECOMPRESS);
+		/* Over the per-section limit: refused before decompressing,
+		 * with the limit's own code. */
 		CHECK_ERR(symi_elf_open(P("zst-huge"), &e),
-			  -SYM_E_DECOMPRESS);
+			  -SYM_E_INFLATE_LIMIT);
 		CHECK_ERR(symi_elf_open(P("zst-small"), &e),
 			  -SYM_E_DECOMPRESS);
 	}
+}
+
+/*
+ * The decompression limits: their defaults, and each of the three
+ * refusing a zstd and a zlib file before anything is decompressed
+ * (e.inflated and nbufs stay 0), then the defaults again.
+ */
+static void test_limits(void)
+{
+	struct sym_inflate_limits lim, tight;
+	struct symi_elf e = { 0 };
+	int err;
+
+	sym_get_inflate_limits(&lim);
+	if (getenv("SYM_MAX_INFLATE_SECTION") ||
+	    getenv("SYM_MAX_INFLATE_FILE") || getenv("SYM_MAX_INFLATE_RATIO"))
+		printf("ok %d # skip SYM_MAX_INFLATE_* set\n", ++tap_n);
+	else
+		CHECK(lim.section == (uint64_t)1 << 30 &&
+		      lim.file == (uint64_t)2 << 30 && lim.ratio == 256);
+	if (access(P("zst"), R_OK) != 0)
+		return;	/* test_zstd() said why */
+
+	/* "plain" declares a few KB per section: 100 bytes per section. */
+	tight = (struct sym_inflate_limits){ .section = 100 };
+	CHECK_ERR(sym_set_inflate_limits(&tight), 0);
+	CHECK_ERR(symi_elf_open(P("zst"), &e), -SYM_E_INFLATE_LIMIT);
+	CHECK(e.elf == NULL && e.nbufs == 0);
+	/* 1 KiB for the whole file: .debug_info alone fits. */
+	tight = (struct sym_inflate_limits){ .file = 1024 };
+	CHECK_ERR(sym_set_inflate_limits(&tight), 0);
+	CHECK_ERR(symi_elf_open(P("zst"), &e), -SYM_E_INFLATE_LIMIT);
+	CHECK(e.elf == NULL && e.nbufs == 0);
+	/* zlib is checked when the DWARF is prepared (sections.c). */
+	CHECK_ERR(symi_elf_open(P("zlib"), &e), 0);
+	err = symi_elf_prepare_dwarf(&e);
+	CHECK_ERR(err, -SYM_E_INFLATE_LIMIT);
+	CHECK(e.nbufs == 0);
+	symi_elf_close(&e);
+	/* A ratio limit of 1 with no free first MiB cannot be set (the
+	 * first MiB is always free): a section of a few KB passes. */
+	tight = (struct sym_inflate_limits){ .ratio = 1 };
+	CHECK_ERR(sym_set_inflate_limits(&tight), 0);
+	CHECK_ERR(symi_elf_open(P("zst"), &e), 0);
+	CHECK(e.inflated > 0 && e.nbufs > 0);
+	symi_elf_close(&e);
+	/* Back to the defaults. */
+	CHECK_ERR(sym_set_inflate_limits(NULL), 0);
+	sym_get_inflate_limits(&tight);
+	CHECK(tight.section == lim.section && tight.file == lim.file &&
+	      tight.ratio == lim.ratio);
+	CHECK_ERR(symi_elf_open(P("zst"), &e), 0);
+	symi_elf_close(&e);
 }
 
 /* Open "bin/stripped" and search for its debug file. */
@@ -778,6 +844,7 @@ int main(void)
 	test_notes();
 	test_plain(&plain_lines);
 	test_zstd(plain_lines);
+	test_limits();
 	test_search();
 	test_crc();
 	test_alt();

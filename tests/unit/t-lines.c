@@ -240,6 +240,9 @@ static size_t unit_v5(struct bytes *o, struct bytes *ls, const char *dir0)
 	return o->n;
 }
 
+/* symi_lines_in.keep_partial for the next run(). */
+static bool keep_partial;
+
 static struct sym_table *run(const struct bytes *line,
 			     const struct bytes *ls, const char *comp_dir,
 			     int want, void **buf, size_t *nfiles)
@@ -258,6 +261,7 @@ static struct sym_table *run(const struct bytes *line,
 	}
 	in.comp_dir = comp_dir;
 	in.addr_size = 8;
+	in.keep_partial = keep_partial;
 	CHECK_ERR(symi_builder_new(&b), 0);
 	symi_builder_add_text(b, 0x1000, 0x4000);
 	CHECK_ERR(symi_lines_read(b, &in, &out), want);
@@ -412,12 +416,54 @@ int main(void)
 	free(buf);
 	buf = NULL;
 
-	/* A program cut short: the unit length is fixed up to the cut, so
-	 * the rows before it are kept and the rest is lost. */
+	/* A program cut short (the unit length fixed up to the cut): it
+	 * cannot be followed to its end, so its rows are taken back and
+	 * the caller falls back to libdw... */
 	bad = line;
 	bad.n = full - 14;
 	memcpy(bad.b, &(uint32_t){ (uint32_t)(bad.n - 4) }, 4);
+	t = run(&bad, &ls, NULL, -SYM_E_BADDWARF, &buf, &nfiles);
+	if (t) {
+		struct sym_frame fr[2];
+		size_t n;
+
+		sym_table_lookup(t, 0x1004, fr, 2, &n);
+		CHECK(n == 0);
+	}
+	sym_table_close(t);
+	free(buf);
+	buf = NULL;
+	/* The same for the last DW_LNE_end_sequence (the unit's last three
+	 * bytes: 0, length 1, opcode 1) with a length of 0, and with an
+	 * extended opcode DWARF does not define: every row is taken back. */
+	CHECK(line.b[full - 3] == 0 && line.b[full - 2] == 1 &&
+	      line.b[full - 1] == DW_LNE_end_sequence);
+	for (int k = 0; k < 2; k++) {
+		bad = line;
+		if (k == 0)
+			bad.b[full - 2] = 0;
+		else
+			bad.b[full - 1] = 0x20;
+		t = run(&bad, &ls, NULL, -SYM_E_BADDWARF, &buf, &nfiles);
+		if (t) {
+			struct sym_frame fr[2];
+			size_t n;
+
+			sym_table_lookup(t, 0x1004, fr, 2, &n);
+			CHECK(n == 0);
+		}
+		sym_table_close(t);
+		free(buf);
+		buf = NULL;
+	}
+	bad = line;
+	bad.n = full - 14;
+	memcpy(bad.b, &(uint32_t){ (uint32_t)(bad.n - 4) }, 4);
+	/* ...and when libdw cannot read it either, the rows before the
+	 * damage are kept and the rest is lost. */
+	keep_partial = true;
 	t = run(&bad, &ls, NULL, 0, &buf, &nfiles);
+	keep_partial = false;
 	if (t) {
 		struct sym_frame fr[2];
 		size_t n;
