@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 0
+#define SYM_VERSION_MINOR 1
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.0.0"
+#define SYM_VERSION "1.1.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
