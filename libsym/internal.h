@@ -98,6 +98,18 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
 
+/* The CRC check of sym_table_verify() alone: 0, or -SYM_E_BADTABLE with
+ * the same warning.  For a table whose structure was verified before
+ * (the store's STORE_VERIFIED entries). */
+int symi_table_check_crc(const struct sym_table *t);
+
+/*
+ * The revision of sym_table_verify()'s checks.  Bump it whenever it
+ * checks more: the store's entries verified by an older revision are
+ * then verified again (store.c, STORE_VERIFIED).
+ */
+#define SYMI_VERIFY_VERSION 1
+
 /* Parse a lowercase hex build ID (2 to 128 digits) into @id (64 bytes).
  * Returns 0 or -EINVAL (store.c). */
 int symi_build_id_parse(const char *hex, uint8_t *id, size_t *len);
@@ -113,6 +125,13 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx);
 /* Delete the files of @build_id from the file area (files.c); true when
  * there was one. */
 bool symi_files_remove(struct sym_store *st, const char *build_id);
+
+/*
+ * symi_store_verified() - is @build_id's entry recorded as verified whole
+ * (store.c, STORE_VERIFIED: its reads check the CRC alone)?  1, 0, or
+ * -SYM_E_NOTFOUND, -SYM_E_STALE, -EINVAL.  For tests.
+ */
+int symi_store_verified(struct sym_store *st, const char *build_id);
 
 /*
  * Tickets (store.c, docs/store.md "Writing without tearing"): a put of a

@@ -41,7 +41,9 @@
  * place (copied only when LMDB gives it unaligned, which happens for
  * values small enough to sit inside a leaf page).  A chunk's checksum and
  * structure are verified the first time this process reads it; a bad one
- * removes the entry, so that the caller rebuilds it.
+ * removes the entry, so that the caller rebuilds it.  An entry verified
+ * whole once is marked so in its metadata (STORE_VERIFIED), and later
+ * processes check its CRC alone.
  *
  * Access times are kept in memory and written in one batch when 64 are
  * pending or 30 s have passed, and at close: a lookup never writes.
@@ -100,14 +102,24 @@ struct meta_v {
 	int64_t last_access;
 	int64_t expires;	/* negative entries; 0: no expiry */
 	uint32_t text_len;
-	uint32_t pad;
+	uint32_t verified;	/* STORE_VERIFIED, or 0: see chunk_check() */
 	/* followed by text_len bytes of text, no NUL */
 };
+
+/*
+ * meta_v.verified: every chunk of the entry's generation passed
+ * sym_table_verify() of this table format and verifier in some process,
+ * so a read checks the CRC alone (reads are memory-safe on any bytes:
+ * fuzz-table; the CRC catches damage on disk).  The field was padding
+ * before, 0 in older stores: verified again once.
+ */
+#define STORE_VERIFIED ((uint32_t)SYM_TABLE_FORMAT << 16 | SYMI_VERIFY_VERSION)
 
 struct pending {
 	uint8_t id[ID_MAX];
 	uint8_t idlen;
 	int64_t when;
+	uint32_t verified_gen;	/* a generation verified whole; 0: none */
 };
 
 struct sym_store {
@@ -1006,6 +1018,7 @@ static int flush_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 		struct meta_v m;
 		const char *text;
 		char tbuf[512];
+		bool mark;
 		int rc = get_meta(txn, st->meta, pv[i].id, pv[i].idlen, &m,
 				  &text);
 
@@ -1013,9 +1026,14 @@ static int flush_fn(struct sym_store *st, MDB_txn *txn, void *ctx)
 			continue;
 		if (rc)
 			return rc;
-		if (m.last_access >= pv[i].when)
+		mark = pv[i].verified_gen && pv[i].verified_gen == m.gen &&
+		       !m.kind && m.verified != STORE_VERIFIED;
+		if (m.last_access >= pv[i].when && !mark)
 			continue;
-		m.last_access = pv[i].when;
+		if (m.last_access < pv[i].when)
+			m.last_access = pv[i].when;
+		if (mark)
+			m.verified = STORE_VERIFIED;
 		if (m.text_len >= sizeof(tbuf))
 			m.text_len = sizeof(tbuf) - 1;
 		memcpy(tbuf, text, m.text_len);
@@ -1044,8 +1062,10 @@ static void flush_pending(struct sym_store *st)
 	write_txn(st, flush_fn, pv);	/* best effort */
 }
 
+/* A read of @id's table now; @verified_gen (0: none) is a generation of
+ * it this process verified whole (STORE_VERIFIED). */
 static void note_access(struct sym_store *st, const uint8_t *id,
-			size_t idlen)
+			size_t idlen, uint32_t verified_gen)
 {
 	bool flush = false;
 	int64_t t = now();
@@ -1060,10 +1080,14 @@ static void note_access(struct sym_store *st, const uint8_t *id,
 	if (i == st->npending && st->npending < PENDING_MAX) {
 		memcpy(st->pending[i].id, id, idlen);
 		st->pending[i].idlen = (uint8_t)idlen;
+		st->pending[i].verified_gen = 0;
 		st->npending++;
 	}
-	if (i < PENDING_MAX)
+	if (i < PENDING_MAX) {
 		st->pending[i].when = t;
+		if (verified_gen)
+			st->pending[i].verified_gen = verified_gen;
+	}
 	flush = (st->npending >= PENDING_MAX ||
 		 t - st->last_flush >= PENDING_SECS) &&
 		!(st->opts.flags & SYM_STORE_NO_READER_WRITES);
@@ -1204,9 +1228,10 @@ static int chunk_open(const MDB_val *val, struct chunk *c)
 }
 
 /* Open the chunk at @key/@val into @c, verifying it if this process has
- * not yet.  0, ENOMEM, or -SYM_E_BADTABLE. */
+ * not yet: its CRC alone when @trusted (the entry is STORE_VERIFIED).
+ * 0, ENOMEM, or -SYM_E_BADTABLE. */
 static int chunk_check(struct sym_store *st, const MDB_val *key,
-		       const MDB_val *val, struct chunk *c)
+		       const MDB_val *val, bool trusted, struct chunk *c)
 {
 	const struct symt_header *h;
 	struct sym_table_stat ts;
@@ -1235,8 +1260,12 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 		if (verified_test_set(st, bad, false)) {
 			rc = -SYM_E_BADTABLE;	/* found corrupt by another */
 		} else if (!verified_test_set(st, vh, false)) {
-			/* Ours, or the set was too full to keep a verdict. */
-			rc = sym_table_verify(c->t) ? -SYM_E_BADTABLE : 0;
+			/* Ours, or the set was too full to keep a verdict.
+			 * An entry verified whole before (STORE_VERIFIED):
+			 * its CRC alone. */
+			rc = (trusted ? symi_table_check_crc(c->t) :
+					sym_table_verify(c->t)) ?
+			     -SYM_E_BADTABLE : 0;
 			verified_test_set(st, rc ? bad : vh, true);
 		}
 		if (mine)
@@ -1254,7 +1283,7 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 /* Open the chunk holding @addr.  MDB codes, or -SYM_E_BADTABLE. */
 static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		      const uint8_t *id, size_t idlen, uint32_t gen,
-		      uint64_t addr, struct chunk *c)
+		      bool trusted, uint64_t addr, struct chunk *c)
 {
 	uint8_t k[KEY_MAX];
 	size_t kl = chunk_key(k, id, idlen, gen, addr), pl = kl - 8;
@@ -1273,7 +1302,7 @@ static int chunk_find(struct sym_store *st, MDB_cursor *cur,
 		return rc;
 	if (key.mv_size != kl || memcmp(key.mv_data, k, pl) != 0)
 		return MDB_NOTFOUND;
-	return chunk_check(st, &key, &val, c);
+	return chunk_check(st, &key, &val, trusted, c);
 }
 
 /*
@@ -1340,6 +1369,7 @@ struct chunk_at {
 	const uint8_t *id;
 	size_t idlen;
 	uint32_t gen;
+	bool trusted;		/* the entry is STORE_VERIFIED */
 	struct chunk *open;
 	size_t nopen, cap;
 	bool bad;
@@ -1374,8 +1404,8 @@ static int chunk_at(void *ctx, uint64_t addr, const struct sym_table **t,
 		hit = &ca->open[i];
 		goto found;
 	}
-	rc = chunk_find(ca->st, ca->cur, ca->id, ca->idlen, ca->gen, addr,
-			&c);
+	rc = chunk_find(ca->st, ca->cur, ca->id, ca->idlen, ca->gen,
+			ca->trusted, addr, &c);
 	if (rc == -SYM_E_BADTABLE) {
 		ca->bad = true;
 		return rc;
@@ -1412,7 +1442,7 @@ found:
 }
 
 static int verify_table(struct sym_store *st, struct table_read *r,
-			const uint8_t *id, size_t idlen);
+			const uint8_t *id, size_t idlen, bool trusted);
 
 /* Batches from this size on verify a whole table up front (libjvm,
  * 100,000 addresses: 220 -> 209 ms; one address: 29 ms lazily, 38 ms up
@@ -1427,6 +1457,7 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	struct table_read r;
 	uint8_t id[ID_MAX];
 	size_t idlen;
+	uint32_t whole = 0;	/* a generation now verified whole */
 	int err;
 
 	if (!st || !fn || (!addrs && count) ||
@@ -1435,11 +1466,14 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	err = begin_table_read(st, id, idlen, &r);
 	if (err == -SYM_E_NOTFOUND && gone_bad(st, id, idlen, GONE_TEST))
 		err = -SYM_E_BADTABLE;	/* already removed: not ca.bad */
+	ca.trusted = !err && r.m.verified == STORE_VERIFIED;
 	/* Many addresses will touch every chunk: check them all at once,
 	 * in parallel.  A few are checked chunk by chunk as they are hit. */
 	if (!err && count >= VERIFY_ALL_MIN) {
-		err = verify_table(st, &r, id, idlen);
+		err = verify_table(st, &r, id, idlen, ca.trusted);
 		ca.bad = err == -SYM_E_BADTABLE;
+		if (!err && r.m.chunks >= 2)
+			whole = r.m.gen;
 	}
 	if (!err) {
 		ca.cur = r.cur;
@@ -1447,7 +1481,12 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		ca.idlen = idlen;
 		ca.gen = r.m.gen;
 		err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
+		/* One chunk, opened: checked. */
+		if (r.m.chunks == 1 && ca.nopen == 1 && !ca.bad)
+			whole = r.m.gen;
 	}
+	if (ca.trusted)
+		whole = 0;	/* recorded already */
 	for (size_t i = 0; i < ca.nopen; i++)
 		chunk_drop(&ca.open[i]);
 	free(ca.open);
@@ -1460,18 +1499,19 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 			symi_warn("store: table of %s is corrupt; removed",
 				  build_id);
 	} else if (!err || err > 0) {
-		note_access(st, id, idlen);
+		note_access(st, id, idlen, whole);
 	}
 	return err;
 }
 
 /*
  * Check the chunks of the table (@id, @gen) whose index is @part modulo
- * @nparts, through @cur (each chunk once per process).
+ * @nparts, through @cur (each chunk once per process; the CRC alone when
+ * @trusted).
  */
 static int verify_chunks(struct sym_store *st, MDB_cursor *cur,
 			 const uint8_t *id, size_t idlen, uint32_t gen,
-			 unsigned part, unsigned nparts)
+			 bool trusted, unsigned part, unsigned nparts)
 {
 	struct chunk c = { 0 };
 	uint8_t k[KEY_MAX];
@@ -1485,7 +1525,7 @@ static int verify_chunks(struct sym_store *st, MDB_cursor *cur,
 	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT), i++) {
 		if (i % nparts != part)
 			continue;
-		err = chunk_check(st, &key, &val, &c);
+		err = chunk_check(st, &key, &val, trusted, &c);
 		chunk_drop(&c);
 		if (err)
 			break;
@@ -1502,6 +1542,7 @@ struct verify_half {
 	uint8_t id[ID_MAX];
 	size_t idlen;
 	uint32_t gen;
+	bool trusted;
 	int err;
 };
 
@@ -1513,7 +1554,7 @@ static void *verify_half_main(void *arg)
 	v->err = begin_table_read(v->st, v->id, v->idlen, &r);
 	if (!v->err)
 		v->err = verify_chunks(v->st, r.cur, v->id, v->idlen, v->gen,
-				       1, 2);
+				       v->trusted, 1, 2);
 	end_table_read(v->st, &r);
 	return NULL;
 }
@@ -1526,9 +1567,10 @@ static void *verify_half_main(void *arg)
  * stands for the whole table).
  */
 static int verify_table(struct sym_store *st, struct table_read *r,
-			const uint8_t *id, size_t idlen)
+			const uint8_t *id, size_t idlen, bool trusted)
 {
-	struct verify_half v = { .st = st, .idlen = idlen, .gen = r->m.gen };
+	struct verify_half v = { .st = st, .idlen = idlen, .gen = r->m.gen,
+				 .trusted = trusted };
 	uint64_t vh = ((uint64_t)r->m.gen << 32) ^ 0x7461626c65ull;
 	bool helper;
 	pthread_t tid;
@@ -1540,7 +1582,7 @@ static int verify_table(struct sym_store *st, struct table_read *r,
 		return 0;
 	memcpy(v.id, id, idlen);
 	helper = pthread_create(&tid, NULL, verify_half_main, &v) == 0;
-	err = verify_chunks(st, r->cur, id, idlen, r->m.gen, 0,
+	err = verify_chunks(st, r->cur, id, idlen, r->m.gen, trusted, 0,
 			    helper ? 2 : 1);
 	if (helper) {
 		pthread_join(tid, NULL);
@@ -1552,7 +1594,7 @@ static int verify_table(struct sym_store *st, struct table_read *r,
 	return err;
 }
 
-int sym_store_warm(struct sym_store *st, const char *build_id)
+int symi_store_verified(struct sym_store *st, const char *build_id)
 {
 	struct table_read r;
 	uint8_t id[ID_MAX];
@@ -1561,12 +1603,36 @@ int sym_store_warm(struct sym_store *st, const char *build_id)
 
 	if (!st || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
+	err = begin_table_read(st, id, idlen, &r);
+	if (!err)
+		err = r.m.verified == STORE_VERIFIED;
+	end_table_read(st, &r);
+	return err;
+}
+
+int sym_store_warm(struct sym_store *st, const char *build_id)
+{
+	struct table_read r;
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	uint32_t whole = 0;
+	bool trusted;
+	int err;
+
+	if (!st || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
 	/* On this thread only: servers warm tables from worker pools sized
 	 * to leave a core to their event loop (symd: cores - 1). */
 	err = begin_table_read(st, id, idlen, &r);
+	trusted = !err && r.m.verified == STORE_VERIFIED;
 	if (!err)
-		err = verify_chunks(st, r.cur, id, idlen, r.m.gen, 0, 1);
+		err = verify_chunks(st, r.cur, id, idlen, r.m.gen, trusted, 0,
+				    1);
+	if (!err && !trusted)
+		whole = r.m.gen;
 	end_table_read(st, &r);
+	if (whole)
+		note_access(st, id, idlen, whole);
 	if (err == -SYM_E_BADTABLE) {
 		gone_bad(st, id, idlen, GONE_SET);
 		if (sym_store_remove(st, build_id) == 0)

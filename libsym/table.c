@@ -422,6 +422,14 @@ static const char *verify_ranges(const struct sym_table *t)
 	return NULL;
 }
 
+int symi_table_check_crc(const struct sym_table *t)
+{
+	if (symi_table_crc(t->buf, t->len) == t->h->crc)
+		return 0;
+	symi_warn("table: checksum mismatch");
+	return -SYM_E_BADTABLE;
+}
+
 int sym_table_verify(const struct sym_table *t)
 {
 	const struct symt_header *h;
