@@ -473,19 +473,22 @@ int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
 static const char *show(struct a2l *a, const char *raw,
 			const struct sym_frame *f, bool z_only)
 {
+	bool llvm = a->llvm || a->style == STYLE_LLVM ||
+		    a->style == STYLE_JSON;
+
 	if (!raw || !a->demangle)
-		return raw;
-	if (z_only && strncmp(raw, "_Z", 2) != 0)
 		return raw;
 	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14; the
 	 * table says which names LLVM spells as libiberty does
-	 * (a2l_spelling()). */
-	if (a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON) {
-		if (f && f->demangled && raw == f->linkage_name &&
-		    (f->flags & SYM_FRAME_SPELLING))
-			return f->demangled;
+	 * (a2l_spelling(): "_Z" names only), so such a name is not read at
+	 * all, which spares a cache miss a frame on a big table. */
+	if (llvm && f && f->demangled && raw == f->linkage_name &&
+	    (f->flags & SYM_FRAME_SPELLING))
+		return f->demangled;
+	if (z_only && strncmp(raw, "_Z", 2) != 0)
+		return raw;
+	if (llvm)
 		return llvm_demangle(a, raw);
-	}
 	if (f && f->demangled && raw == f->linkage_name)
 		return f->demangled;
 	free(a->dm);
