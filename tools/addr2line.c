@@ -2264,7 +2264,14 @@ bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 	}
 	if (i == len)
 		return false;
-	/* consumeUnsignedInteger(), which must take it all */
+	/* consumeUnsignedInteger(), which must take it all.  In hex, its
+	 * overflow test below holds exactly when v reaches 2^60 first. */
+	for (; radix == 16 && i < len; i++) {
+		d = digit_value[(unsigned char)s[i]] - 1u;
+		if (d >= 16 || v >> 60)
+			return false;
+		v = v << 4 | d;
+	}
 	for (; i < len; i++) {
 		d = digit_value[(unsigned char)s[i]] - 1u;
 		if (d >= radix)
@@ -2334,8 +2341,11 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 			p += n;
 		}
 	}
-	p += strspn(p, delim);
-	return a2l_llvm_uint(p, strcspn(p, delim), &in->addr);
+	while (*p == ' ' || *p == '\n' || *p == '\r')
+		p++;
+	for (n = 0; p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r'; n++)
+		;
+	return a2l_llvm_uint(p, n, &in->addr);
 }
 
 /*
