@@ -14,6 +14,8 @@
 plan 40
 
 BID=4f1c9a0b3d2e11aa0e7c6b5d4f3e2d1c0b9a88e2
+# The writer names itself with libsym's version (libsym/sym.h).
+VERSION=$(sed -n 's/^#define SYM_VERSION "\(.*\)"/\1/p' "$SYM_ROOT/libsym/sym.h")
 LIBC=a43b7e1d5c9f00112233445566778899aabbccc1
 
 # host NAME START DURATION PERIOD UNIT PID BASE COMPUTE PARSE [EXTRA]
@@ -81,7 +83,7 @@ is "none: each stack as it was, on maps of its own (two per host)" \
 	"4 10 100000000"
 is "none: the header sums and spans" \
 	"$(grep -E '^(host|tool|start|duration|period|weight-unit|samples|lost) ' "$T/none.raw" | tr '\n' ' ')" \
-	"host - tool sym-merge 1.0.0 start 2026-11-30T17:21:15.000000000Z duration 10.000000000 period 10000000 weight-unit ns samples 1100 lost 2 "
+	"host - tool sym-merge $VERSION start 2026-11-30T17:21:15.000000000Z duration 10.000000000 period 10000000 weight-unit ns samples 1100 lost 2 "
 is "none: one source line per recording, as recorded" "$(grep '^source' "$T/none.raw")" \
 "source 1 web-1 2026-11-30T17:21:15.000000000Z 10.000000000 10000000 ns 1000 1
 source 2 web-2 2026-11-30T17:21:20.000000000Z 5.000000000 10000000 ns 100 1"
