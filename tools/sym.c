@@ -46,6 +46,8 @@ static const struct tool_cmd commands[] = {
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,
 	  "symbolize a profile's frames (symd or the local store)" },
+	{ "symbolize-log", cmd_symbolize_log,
+	  "symbolize the frames of crash logs in place (ASan, backtraces)" },
 	{ "tree", cmd_tree,
 	  "print the call tree (top-down or --inverted), self and total" },
 	{ "upload", cmd_upload,

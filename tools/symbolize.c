@@ -399,6 +399,20 @@ static const char *frame_function(const struct sym_frame *f, char **dm)
 	return NULL;
 }
 
+/* frame_function(), or with o->llvm_names the symbol llvm-symbolizer
+ * names the outermost frame (@i of @n) after, when there is one. */
+static const char *llvm_function(const struct sctx *c,
+				 const struct sym_frame *fr, size_t i,
+				 size_t n, char **dm)
+{
+	const char *sym = fr[i].llvm_symbol;
+
+	if (!c->o->llvm_names || i + 1 != n || !sym)
+		return frame_function(&fr[i], dm);
+	*dm = sym_demangle(sym);
+	return *dm ? *dm : sym;
+}
+
 /* Set the status and lines of every entry of @g's address @k. */
 static int set_answer(struct sctx *c, struct group *g, size_t k,
 		      uint32_t status, const struct sym_prof_line *lines,
@@ -427,7 +441,7 @@ static int on_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		n = SYM_PROF_MAX_LINES;
 	for (size_t i = 0; i < n; i++) {
 		lines[i] = (struct sym_prof_line){
-			.function = frame_function(&fr[i], &dm[i]),
+			.function = llvm_function(a->c, fr, i, n, &dm[i]),
 			.file = fr[i].file,
 			.line = fr[i].line,
 			.column = fr[i].column,

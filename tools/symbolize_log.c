@@ -1,0 +1,581 @@
+/*
+ * symbolize_log.c - `sym symbolize-log [--server URL|--store DIR] [FILE]`:
+ * rewrite the addresses of a crash log in place (docs/symbolize-log.md).
+ *
+ * Two passes over the input, so that each module is looked up once for
+ * the whole log, whatever its size, and memory grows with the frames,
+ * not with the text:
+ *
+ *  1. Every line is parsed (tools/logline.c).  Each frame becomes a
+ *     frame of a profile (sym_prof.h) in the map of its module, found by
+ *     the build ID the line gives, else by opening the file it names and
+ *     reading its build ID.  Stdin (or any input that cannot be read
+ *     twice) is copied to an unlinked temporary file on the way.
+ *  2. tool_prof_symbolize() (tools/symbolize.c) answers the profile, one
+ *     batch per build ID, from the local store (a table built when it is
+ *     missing and the file is here) or from symd with --server.
+ *  3. The input is read again and written out: a frame that resolved is
+ *     rewritten, every other byte is copied as it was.
+ *
+ * Lines are read in pieces of at most LINE_CAP bytes: a longer line (a
+ * megabyte of base64, binary junk) is copied through piece by piece and
+ * never parsed, so memory stays bounded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <elf.h>
+
+#include "grow.h"
+#include "logline.h"
+#include "tools.h"
+#include "base.h"
+
+/* Longest line that is parsed; longer ones are passed through. */
+#define LINE_CAP 4096
+
+/* A buffered reader that hands out lines of at most LINE_CAP bytes. */
+struct rd {
+	FILE *f;
+	char buf[2 * LINE_CAP];
+	size_t start, end;
+	bool eof;
+};
+
+/* A module of the log, by the build ID or the path its lines give. */
+struct lmod {
+	char *key;		/* "b:<id>" or "p:<path>"; free() */
+	uint32_t map;		/* SYM_PROF_NOMAP: it cannot be placed */
+	char *path;		/* the file opened, free(); NULL when none */
+};
+
+struct lctx {
+	struct sym_prof *p;
+	struct lmod *mods;
+	size_t nmods, capmods;
+	size_t last;		/* index of the last module found */
+	uint64_t frames, placed;
+	/* Inlined frames written so far in the sanitizer stack being
+	 * rewritten: later frames' numbers move on by as many. */
+	uint64_t shift;
+	FILE *out;
+};
+
+/*
+ * rd_next() - the next piece of input: a whole line with its newline, or
+ * LINE_CAP bytes of a longer one (*whole false).
+ * @return 1, 0 at end of input, -errno
+ */
+static int rd_next(struct rd *r, const char **s, size_t *n, bool *whole)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		size_t have = r->end - r->start;
+
+		if (nl || have >= LINE_CAP || (r->eof && have)) {
+			size_t k = nl ? (size_t)(nl - (r->buf + r->start)) + 1 :
+					have < LINE_CAP ? have : LINE_CAP;
+
+			*s = r->buf + r->start;
+			*n = k;
+			*whole = nl || r->eof;
+			r->start += k;
+			return 1;
+		}
+		if (r->eof)
+			return 0;
+		memmove(r->buf, r->buf + r->start, have);
+		r->start = 0;
+		r->end = have;
+		r->end += fread(r->buf + r->end, 1, sizeof(r->buf) - r->end,
+				r->f);
+		if (ferror(r->f))
+			return -EIO;
+		if (r->end == have)
+			r->eof = true;
+	}
+}
+
+/* Read a 64-bit little-endian ELF's program headers from @path and turn
+ * the segfault's address into an ELF virtual address. */
+static bool segv_vaddr(const char *path, const struct logline *l,
+		       uint64_t *vaddr)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool ok = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph))
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum && !ok; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff +
+			  (uint64_t)i * sizeof(ph))) != sizeof(ph))
+			break;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (l->has_fileoff && l->fileoff >= ph.p_offset &&
+		    l->fileoff - ph.p_offset < ph.p_filesz) {
+			*vaddr = l->fileoff - ph.p_offset + ph.p_vaddr;
+			ok = true;
+		} else if (!l->has_fileoff && (ph.p_flags & PF_X) &&
+			   l->addr >= l->base && l->addr - l->base < l->size) {
+			/* The kernel names the start of the executable
+			 * mapping, which starts at the page of p_vaddr. */
+			*vaddr = l->addr - l->base + (ph.p_vaddr & ~0xfffULL);
+			ok = true;
+		}
+	}
+out:
+	close(fd);
+	return ok;
+}
+
+/* Add the module (build ID @bid, or NULL, and @path) to the profile. */
+static int mod_new(struct lctx *c, const char *key, const char *bid,
+		   const char *path)
+{
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .end = UINT64_MAX };
+	char real[4096], id[2 * 64 + 1];
+	struct lmod *md;
+	int err;
+
+	err = tool_grow((void **)&c->mods, &c->capmods, c->nmods + 1,
+			sizeof(*c->mods), 16);
+	if (err)
+		return err;
+	md = &c->mods[c->nmods];
+	memset(md, 0, sizeof(*md));
+	md->map = SYM_PROF_NOMAP;
+	md->key = strdup(key);
+	if (!md->key)
+		return -ENOMEM;
+	c->last = c->nmods++;
+	if (!bid) {
+		/* Found by path: a file that is not here is not placed. */
+		if (!realpath(path, real) ||
+		    sym_file_build_id(real, id, sizeof(id)) != 0)
+			return 0;
+		path = real;
+		bid = id;
+	}
+	md->path = strdup(path);
+	if (!md->path)
+		return -ENOMEM;
+	m.build_id = bid;
+	m.path = path;
+	err = sym_prof_add_map(c->p, &m, &md->map);
+	return err == -EINVAL ? 0 : err;
+}
+
+/* The module of @l in line @s: found, or added. */
+static int mod_find(struct lctx *c, const char *s, const struct logline *l,
+		    struct lmod **out)
+{
+	char key[4096 + 3], bid[2 * 64 + 1], path[4096];
+	size_t i;
+	int err;
+
+	*out = NULL;
+	if (l->module.len >= sizeof(path) || l->build_id.len >= sizeof(bid))
+		return 0;
+	memcpy(path, s + l->module.off, l->module.len);
+	path[l->module.len] = '\0';
+	memcpy(bid, s + l->build_id.off, l->build_id.len);
+	bid[l->build_id.len] = '\0';
+	if (bid[0] && !tool_valid_build_id(bid))
+		bid[0] = '\0';
+	snprintf(key, sizeof(key), "%c:%s", bid[0] ? 'b' : 'p',
+		 bid[0] ? bid : path);
+	if (c->nmods && !strcmp(c->mods[c->last].key, key)) {
+		*out = &c->mods[c->last];
+		return 0;
+	}
+	for (i = 0; i < c->nmods; i++)
+		if (!strcmp(c->mods[i].key, key)) {
+			c->last = i;
+			*out = &c->mods[i];
+			return 0;
+		}
+	err = mod_new(c, key, bid[0] ? bid : NULL, path);
+	if (!err)
+		*out = &c->mods[c->last];
+	return err;
+}
+
+/*
+ * line_frame() - parse line @s (without its newline) into @l and, when
+ * it is a frame that can be placed, its profile frame @f.
+ * @return 1 (placed), 0 (not a frame, or l->kind set but not placed),
+ *         -ENOMEM
+ */
+static int line_frame(struct lctx *c, const char *s, size_t n,
+		      struct logline *l, struct sym_prof_frame *f)
+{
+	struct lmod *md;
+	int err;
+
+	if (logline_parse(s, n, l) == LOGLINE_NONE)
+		return 0;
+	err = mod_find(c, s, l, &md);
+	if (err || !md || md->map == SYM_PROF_NOMAP)
+		return err;
+	f->map = md->map;
+	f->flags = 0;
+	f->addr = l->addr;
+	if (l->kind == LOGLINE_BACKTRACE)
+		f->flags = SYM_PROF_FRAME_RETURN;
+	if (l->kind == LOGLINE_SEGFAULT && !segv_vaddr(md->path, l, &f->addr))
+		return 0;
+	return 1;
+}
+
+/* Strip the newline (and a '\r' before it) off a whole line. */
+static size_t body_len(const char *s, size_t n)
+{
+	if (n && s[n - 1] == '\n')
+		n--;
+	return n;
+}
+
+/* " FILE:LINE:COL", LINE and COL left out when 0; @skip bytes of the
+ * file's name are not written. */
+static void put_loc(FILE *o, const struct sym_prof_line *ln, size_t skip)
+{
+	if (!ln->file)
+		return;
+	fprintf(o, " %s", ln->file + skip);
+	if (ln->line) {
+		fprintf(o, ":%" PRIu32, ln->line);
+		if (ln->column)
+			fprintf(o, ":%" PRIu32, ln->column);
+	}
+}
+
+/* A sanitizer line's head, "    #N 0xPC", with frame number @no. */
+static void put_head(FILE *o, const char *s, const struct logline *l,
+		     uint64_t no)
+{
+	size_t after = l->frame_no.off + l->frame_no.len;
+
+	fwrite(s, 1, l->frame_no.off, o);
+	fprintf(o, "%" PRIu64, no);
+	fwrite(s + after, 1, l->cut - after, o);
+}
+
+/*
+ * A sanitizer frame as the runtime prints it once llvm-symbolizer has
+ * answered: one "#N 0xPC in FUNC FILE:LINE:COL" per function of the
+ * inline chain, innermost first, numbered on from @no (the runtime
+ * numbers inlined frames as frames), FILE without a leading "./" (the
+ * runtime's StripPathPrefix() drops it), and "(MODULE+0xOFF) (BuildId:
+ * ...)" as the line had it where there is no file.
+ */
+static void put_sanitizer(FILE *o, const char *s, size_t n, const char *eol,
+			  const struct logline *l, uint64_t no,
+			  const struct sym_prof_line *ln, size_t nl)
+{
+	size_t tail = l->module.off - 2;	/* at " (MODULE+0xOFF)" */
+
+	for (size_t i = 0; i < nl; i++) {
+		put_head(o, s, l, no + i);
+		if (ln[i].function)
+			fprintf(o, " in %s", ln[i].function);
+		if (ln[i].file)
+			put_loc(o, &ln[i], strncmp(ln[i].file, "./", 2) ? 0 : 2);
+		else
+			fwrite(s + tail, 1, n - tail, o);
+		fputs(eol, o);
+	}
+}
+
+/*
+ * A sanitizer's summary line as ReportErrorSummary() writes it for a
+ * symbolized frame, "%L %F" of the innermost function: "KIND
+ * FILE:LINE:COL in FUNC", or "KIND (MODULE+0xOFF) (BuildId: ...) in
+ * FUNC" without a file.
+ */
+static void put_summary(FILE *o, const char *s, size_t n, const char *eol,
+			const struct logline *l, const struct sym_prof_line *ln)
+{
+	fwrite(s, 1, l->cut, o);
+	if (ln->file)
+		put_loc(o, ln, strncmp(ln->file, "./", 2) ? 0 : 2);
+	else
+		fwrite(s + l->cut, 1, n - 1 - l->cut, o);
+	fputs(" ", o);
+	if (ln->function)
+		fprintf(o, "in %s", ln->function);
+	fputs(eol, o);
+}
+
+/* Other lines: the line, then " at FUNC FILE:LINE:COL", and one
+ * " (inlined by) FUNC FILE:LINE:COL" line per caller it was inlined in. */
+static void put_appended(FILE *o, const char *s, size_t n, const char *eol,
+			 const struct sym_prof_line *ln, size_t nl)
+{
+	fwrite(s, 1, n, o);
+	for (size_t i = 0; i < nl; i++) {
+		fputs(i ? " (inlined by) " : " at ", o);
+		fputs(ln[i].function ? ln[i].function : "??", o);
+		put_loc(o, &ln[i], 0);
+		if (i + 1 < nl)
+			fputs(eol, o);
+	}
+	fputs(eol, o);
+}
+
+/* A line left as it was, but for a sanitizer frame's number when
+ * inlined frames were added above it in its stack. */
+static void put_unplaced(struct lctx *c, const char *s, size_t n,
+			 const struct logline *l)
+{
+	if (l->kind != LOGLINE_SANITIZER || !c->shift) {
+		fwrite(s, 1, n, c->out);
+		return;
+	}
+	put_head(c->out, s, l, l->frame + c->shift);
+	fwrite(s + l->cut, 1, n - l->cut, c->out);
+}
+
+/* Pass 2 for one whole line: rewrite it, or copy it. */
+static int rewrite(struct lctx *c, const char *s, size_t n)
+{
+	const struct sym_prof_line *ln = NULL;
+	struct sym_prof_frame f;
+	struct logline l = { .kind = LOGLINE_NONE };
+	size_t body = body_len(s, n), nl = 0, b = body;
+	const char *eol = body < n ? "\n" : "";
+	uint32_t st = 0;
+	int r;
+
+	r = body > LINE_CAP - 1 ? 0 : line_frame(c, s, body, &l, &f);
+	if (r < 0)
+		return r;
+	if (l.kind == LOGLINE_NONE) {
+		fwrite(s, 1, n, c->out);
+		return 0;
+	}
+	c->frames++;
+	if (l.kind == LOGLINE_SANITIZER && l.frame == 0)
+		c->shift = 0;
+	if (r != 1 || sym_prof_location(c->p, &f, &st, &ln, &nl) != 0 ||
+	    st != SYM_PROF_LOC_OK || !nl) {
+		put_unplaced(c, s, n, &l);
+		return 0;
+	}
+	c->placed++;
+	if (b && s[b - 1] == '\r') {
+		b--;
+		eol = body < n ? "\r\n" : "\r";
+	}
+	if (l.kind == LOGLINE_SANITIZER) {
+		put_sanitizer(c->out, s, b, eol, &l, l.frame + c->shift, ln,
+			      nl);
+		c->shift += nl - 1;
+	} else if (l.kind == LOGLINE_SUMMARY) {
+		put_summary(c->out, s, b, eol, &l, ln);
+	} else {
+		put_appended(c->out, s, b, eol, ln, nl);
+	}
+	return 0;
+}
+
+/*
+ * Pass 1: every frame of @r into the profile, the input copied to @spool
+ * when it is not NULL.
+ */
+static int collect(struct lctx *c, struct rd *r, FILE *spool)
+{
+	const char *s;
+	size_t n;
+	bool whole, cont = false;
+	int err;
+
+	while ((err = rd_next(r, &s, &n, &whole)) == 1) {
+		struct sym_prof_frame f;
+		struct sym_prof_stack st = { .count = 1, .nframes = 1,
+					     .frames = &f };
+		struct logline l;
+
+		if (spool && fwrite(s, 1, n, spool) != n)
+			return -errno ? -errno : -EIO;
+		if (cont || !whole) {
+			cont = !whole;
+			continue;
+		}
+		err = line_frame(c, s, body_len(s, n), &l, &f);
+		if (err == 1)
+			err = sym_prof_add_stack(c->p, &st);
+		if (err < 0)
+			return err;
+	}
+	return err;
+}
+
+/* Pass 2: the input again, rewritten to c->out. */
+static int emit(struct lctx *c, struct rd *r)
+{
+	const char *s;
+	size_t n;
+	bool whole, cont = false;
+	int err;
+
+	while ((err = rd_next(r, &s, &n, &whole)) == 1) {
+		if (cont || !whole) {
+			cont = !whole;
+			fwrite(s, 1, n, c->out);
+			continue;
+		}
+		err = rewrite(c, s, n);
+		if (err)
+			return err;
+	}
+	return err;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sym symbolize-log [--server URL | --store DIR] [-v] [FILE]\n"
+"\n"
+"Copy FILE (or stdin) to stdout with the frames of crash logs it holds\n"
+"symbolized in place: sanitizer frames (#N 0xPC ... (MODULE+0xOFF)),\n"
+"glibc backtrace_symbols() lines (MODULE(+0xOFF) [0xPC]) and the\n"
+"kernel's segfault lines (... ip PC ... in FILE[...]).  Everything else\n"
+"is copied byte for byte.  See docs/symbolize-log.md.\n"
+"\n"
+"  --server URL   ask symd at URL (POST /v1/symbolize)\n"
+"  --store DIR    the local store to use (default: $SYM_STORE, ...)\n"
+"  --wait-ms MS   how long a build ID may stay pending on the server\n"
+"  -v             print the per-module summary of the lookups\n"
+"  -h, --help     this help\n");
+}
+
+static void lctx_release(struct lctx *c)
+{
+	for (size_t i = 0; i < c->nmods; i++) {
+		free(c->mods[i].key);
+		free(c->mods[i].path);
+	}
+	free(c->mods);
+	sym_prof_free(c->p);
+}
+
+/* Open @path (stdin for NULL or "-") for two passes: @spool is set when
+ * the first pass must copy it to a temporary file. */
+static int open_input(const char *path, FILE **in, FILE **spool)
+{
+	struct stat sb;
+
+	*spool = NULL;
+	*in = !path || !strcmp(path, "-") ? stdin : fopen(path, "re");
+	if (!*in) {
+		tool_err("cannot open '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fileno(*in), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    lseek(fileno(*in), 0, SEEK_CUR) == 0)
+		return 0;
+	*spool = tmpfile();
+	if (!*spool) {
+		tool_err("cannot create a temporary file: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int run(const char *path, const struct tool_symbolize_opts *o)
+{
+	struct lctx c = { .out = stdout };
+	static struct rd r;
+	FILE *in = NULL, *spool = NULL;
+	int err;
+
+	err = sym_prof_new(&c.p);
+	if (!err)
+		err = open_input(path, &in, &spool);
+	if (err)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.f = in;
+	err = collect(&c, &r, spool);
+	if (!err && sym_prof_nstacks(c.p))
+		err = tool_prof_symbolize(c.p, o);
+	if (err)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.f = spool ? spool : in;
+	if (fseeko(r.f, 0, SEEK_SET) != 0) {
+		err = -errno;
+		goto out;
+	}
+	err = emit(&c, &r);
+	if (fflush(stdout) != 0 && !err)
+		err = -errno;
+	if (c.placed < c.frames)
+		tool_err("%" PRIu64 " of %" PRIu64 " frame lines placed, %"
+			 PRIu64 " left as they were", c.placed, c.frames,
+			 c.frames - c.placed);
+out:
+	if (err == -EIO || (err < 0 && err > -4096 && err != -ENOMEM))
+		tool_err_code(path ? path : "stdin", err);
+	if (in && in != stdin)
+		fclose(in);
+	if (spool)
+		fclose(spool);
+	lctx_release(&c);
+	return err;
+}
+
+int cmd_symbolize_log(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		TOOL_SYMBOLIZE_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tool_symbolize_opts o = { .wait_ms = 10000, .quiet = true,
+					 .llvm_names = true };
+	static char buf[1 << 16];
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+		r = tool_symbolize_getopt(opt, optarg, &o);
+		if (r < 0)
+			return TOOL_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		if (opt == 'h') {
+			usage(stdout);
+			return TOOL_EXIT_OK;
+		}
+		if (opt == 'v') {
+			o.quiet = false;
+			continue;
+		}
+		usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (argc - optind > 1) {
+		usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (o.server && o.store_dir) {
+		tool_err("--server and --store exclude each other");
+		return TOOL_EXIT_USAGE;
+	}
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+	return run(argc > optind ? argv[optind] : NULL, &o) ?
+		       TOOL_EXIT_FAIL : TOOL_EXIT_OK;
+}
