@@ -168,7 +168,7 @@ static bool summary(const char *s, size_t len, struct logline *l)
 
 static bool backtrace(const char *s, size_t len, struct logline *l)
 {
-	size_t i, open, close, start;
+	size_t i, open, close, start, plus;
 	uint64_t pc;
 
 	if (len < 8 || s[len - 1] != ']')
@@ -182,14 +182,21 @@ static bool backtrace(const char *s, size_t len, struct logline *l)
 	close = s[open - 1] == ' ' ? open - 1 : open;
 	if (close == 0 || s[close - 1] != ')')
 		return false;
-	/* "(+0xOFF)": no symbol name before the '+'. */
-	i = rfind(s, 0, close, "(+0x");
-	if (i == SIZE_MAX || i == 0)
+	/* "(+0xOFF)" or "(NAME+0xOFF)". */
+	plus = rfind(s, 0, close, "+0x");
+	if (plus == SIZE_MAX)
 		return false;
-	open = i;
-	i += 2;
+	i = plus + 1;
 	if (!hex0x(s, close, &i, &l->addr) || i != close - 1)
 		return false;
+	open = plus;
+	while (open > 0 && s[open - 1] != '(')
+		open--;
+	if (open == 0)
+		return false;
+	l->symbol.off = open;
+	l->symbol.len = plus - open;
+	open--;
 	start = open;
 	while (start > 0 && s[start - 1] != ' ' && s[start - 1] != '\t')
 		start--;

@@ -30,9 +30,9 @@ enum logline_kind {
 	 *  blank before `(`. */
 	LOGLINE_SUMMARY,
 	/** glibc's backtrace_symbols(), `MODULE(+0xOFF) [0xPC]` (the space
-	 *  before `[` optional): @addr is OFF, a return address (the
-	 *  symbol+offset form, `MODULE(NAME+0xOFF)`, is not placed: its
-	 *  offset is from a symbol). */
+	 *  before `[` optional): @addr is OFF, a return address; or
+	 *  `MODULE(NAME+0xOFF) [0xPC]`, OFF from the dynamic symbol NAME
+	 *  (@symbol). */
 	LOGLINE_BACKTRACE,
 	/** The kernel's `NAME[PID]: segfault at ... ip HEX ... in
 	 *  FILE[BASE+SIZE]` or `in FILE[OFF,BASE+SIZE]`: @addr is the ip,
@@ -55,6 +55,9 @@ struct logline {
 	/** The lowercase-or-not hex build ID; len 0 when the line has
 	 *  none. */
 	struct logline_span build_id;
+	/** Backtrace: the symbol @addr is an offset from; len 0 when @addr
+	 *  is the module's own address. */
+	struct logline_span symbol;
 	/** Sanitizer: the frame number N of `#N`, its digits, and the
 	 *  end of `#N 0xPC`, where the symbolized text starts. */
 	uint32_t frame;

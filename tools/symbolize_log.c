@@ -225,7 +225,9 @@ static int line_frame(struct lctx *c, const char *s, size_t n,
 	struct lmod *md;
 	int err;
 
-	if (logline_parse(s, n, l) == LOGLINE_NONE)
+	/* NAME+0xOFF is not placed: the module's address of NAME would
+	 * take its symbol table, which symd does not serve. */
+	if (logline_parse(s, n, l) == LOGLINE_NONE || l->symbol.len)
 		return 0;
 	err = mod_find(c, s, l, &md);
 	if (err || !md || md->map == SYM_PROF_NOMAP)

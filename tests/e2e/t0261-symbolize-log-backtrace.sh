@@ -1,0 +1,71 @@
+#!/bin/bash
+# t0261-symbolize-log-backtrace.sh - `sym symbolize-log --server URL` on a
+# glibc backtrace_symbols() dump of a stripped program whose debug file
+# only a real symd has (uploaded with `sym upload`).
+#
+# fixtures/src/bt_dump.c, built with cc -O1 -g, its debug file split off
+# (objcopy --only-keep-debug) and the program stripped (strip -s), prints
+# its stack as `./bt_dump(+0xOFF)[0xPC]` lines.  Each of its lines must
+# come back as the line followed by " at FUNC FILE:LINE:COL" and one
+# " (inlined by) FUNC FILE:LINE:COL" line per inlining caller, what
+# llvm-symbolizer says of OFF - 1 (a return address: the call's line) in
+# the unstripped build; the libc lines, whose debug file symd has not
+# got, are left as they were and counted on stderr.  Without --server
+# the local store has only the stripped file: nothing of the program is
+# placed.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
+need cc objcopy strip llvm-symbolizer curl
+[ -x "$SYM" ] || plan_skip "$SYM not built"
+plan 6
+
+cd "$T" || exit 1
+cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
+	objcopy --only-keep-debug bt.full bt.debug &&
+	strip -s -o bt_dump bt.full || {
+	echo "Bail out! cannot build bt_dump"
+	exit 1
+}
+./bt_dump > bt.txt
+ok "the dump has the program's frames as ./bt_dump(+0xOFF)[0xPC]" \
+	test "$(grep -c '^\./bt_dump(+0x[0-9a-f]*) *\[0x[0-9a-f]*\]$' bt.txt)" \
+	-ge 5
+
+# expect: bt.txt with each program line followed by llvm-symbolizer's
+# answer for OFF - 1, in the documented style.
+grep -o '^\./bt_dump(+0x[0-9a-f]*)' bt.txt | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
+	while read -r off; do printf '0x%x\n' $((off - 1)); done |
+	llvm-symbolizer -e bt.full > llvm.out
+awk -v LLVM=llvm.out '
+function answer(   fn, loc, s, n) {
+	s = ""; n = 0
+	while ((getline fn < LLVM) > 0 && fn != "") {
+		getline loc < LLVM
+		if (loc == "??:0:0") loc = ""; else loc = " " loc
+		s = s (n++ ? "\n (inlined by) " : " at ") fn loc
+	}
+	return s
+}
+/^\.\/bt_dump\(\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$/ { print $0 answer(); next }
+{ print }' bt.txt > want.txt
+
+echo token > token
+start_symd --upload-token-file "$T/token" || exit 1
+"$SYM" upload --server "$SYMD_URL" --token-file token bt.debug \
+	> upload.out 2>&1
+is "the debug file is uploaded to symd" "$?" 0
+
+"$SYM" symbolize-log --server "$SYMD_URL" bt.txt > got.txt 2> got.err
+same_file "with --server: the program's frames as llvm-symbolizer names them" \
+	want.txt got.txt
+nlibc=$(grep -c '^/.*libc\.so' bt.txt)
+nall=$(grep -c '\[0x[0-9a-f]*\]$' bt.txt)
+is "the libc lines are counted on stderr" "$(cat got.err)" \
+	"sym symbolize-log: $((nall - nlibc)) of $nall frame lines placed, $nlibc left as they were"
+"$SYM" symbolize-log bt.txt 2> /dev/null | grep '^\./bt_dump' > local.txt
+grep '^\./bt_dump' bt.txt > prog.txt
+same_file "the program's stripped file alone places none of its lines" \
+	prog.txt local.txt
+"$SYM" symbolize-log --server "$SYMD_URL" < bt.txt > stdin.txt 2> /dev/null
+same_file "from stdin: the same" want.txt stdin.txt
+done_testing
