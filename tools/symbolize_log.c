@@ -290,9 +290,12 @@ static void put_sanitizer(FILE *o, const char *s, size_t n, const char *eol,
 	size_t tail = l->module.off - 2;	/* at " (MODULE+0xOFF)" */
 
 	for (size_t i = 0; i < nl; i++) {
+		/* The runtime's "    #%n %p %F %L": %F is empty without
+		 * a function, the blanks stay. */
 		put_head(o, s, l, no + i);
+		fputs(" ", o);
 		if (ln[i].function)
-			fprintf(o, " in %s", ln[i].function);
+			fprintf(o, "in %s", ln[i].function);
 		if (ln[i].file)
 			put_loc(o, &ln[i], strncmp(ln[i].file, "./", 2) ? 0 : 2);
 		else
