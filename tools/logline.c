@@ -254,6 +254,19 @@ static bool segfault(const char *s, size_t len, struct logline *l)
 	return segv_vma(s, len, in + 4, l);
 }
 
+static bool pc_alone(const char *s, size_t len, struct logline *l)
+{
+	size_t i = 0;
+
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (!hex0x(s, len, &i, &l->addr))
+		return false;
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i == len;
+}
+
 enum logline_kind logline_parse(const char *s, size_t len,
 				struct logline *out)
 {
@@ -270,6 +283,8 @@ enum logline_kind logline_parse(const char *s, size_t len,
 		l.kind = LOGLINE_BACKTRACE;
 	else if (memset(&l, 0, sizeof(l)), segfault(s, len, &l))
 		l.kind = LOGLINE_SEGFAULT;
+	else if (memset(&l, 0, sizeof(l)), pc_alone(s, len, &l))
+		l.kind = LOGLINE_PC;
 	else
 		memset(&l, 0, sizeof(l));
 	*out = l;

@@ -39,6 +39,9 @@ enum logline_kind {
 	 *  @base and @size the mapping, @fileoff (when @has_fileoff) the
 	 *  ip's offset in FILE. */
 	LOGLINE_SEGFAULT,
+	/** A runtime address alone on its line, `0xPC` between blanks:
+	 *  @addr is PC (`sym symbolize-log --maps` places it). */
+	LOGLINE_PC,
 };
 
 /** A part of the line: [off, off + len). */

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include <sys/stat.h>
 #include <elf.h>
 
+#include "agent/procmaps.h"
 #include "grow.h"
 #include "logline.h"
 #include "tools.h"
@@ -51,7 +53,19 @@ struct rd {
 struct lmod {
 	char *key;		/* "b:<id>" or "p:<path>"; free() */
 	uint32_t map;		/* SYM_PROF_NOMAP: it cannot be placed */
-	char *path;		/* the file opened, free(); NULL when none */
+	struct pm_elf *elf;	/* found by path: its segments; free() */
+};
+
+/* An executable file mapping of --maps. */
+struct lmap {
+	uint64_t start, end, pgoff;
+	char *path;		/* free() */
+};
+
+/* The mappings of --maps, sorted by start. */
+struct lmaps {
+	struct lmap *v;
+	size_t n, cap;
 };
 
 struct lctx {
@@ -59,6 +73,7 @@ struct lctx {
 	struct lmod *mods;
 	size_t nmods, capmods;
 	size_t last;		/* index of the last module found */
+	struct lmaps maps;	/* --maps; empty without it */
 	uint64_t frames, placed;
 	/* Inlined frames written so far in the sanitizer stack being
 	 * rewritten: later frames' numbers move on by as many. */
@@ -101,56 +116,138 @@ static int rd_next(struct rd *r, const char **s, size_t *n, bool *whole)
 	}
 }
 
-/* Read a 64-bit little-endian ELF's program headers from @path and turn
- * the segfault's address into an ELF virtual address. */
-static bool segv_vaddr(const char *path, const struct logline *l,
+static int cmp_lmap(const void *a, const void *b)
+{
+	const struct lmap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The mapping of @m that holds @pc, or NULL. */
+static const struct lmap *maps_find(const struct lmaps *m, uint64_t pc)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc < m->v[mid].start)
+			hi = mid;
+		else if (pc >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+static void maps_release(struct lmaps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* One line of a /proc/PID/maps dump: kept when it maps a file
+ * executable. */
+static int maps_line(struct lmaps *m, char *line)
+{
+	struct lmap e = { 0 };
+	char perms[5], *path;
+	int pos = -1, err;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*s %*s %n",
+		   &e.start, &e.end, perms, &e.pgoff, &pos) < 4 || pos < 0 ||
+	    strlen(perms) != 4 || perms[2] != 'x' || e.start >= e.end)
+		return 0;
+	path = tool_trim(line + pos);
+	if (path[0] != '/')
+		return 0;
+	err = tool_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v), 32);
+	if (err)
+		return err;
+	e.path = strdup(path);
+	if (!e.path)
+		return -ENOMEM;
+	m->v[m->n++] = e;
+	return 0;
+}
+
+/* Read --maps @path; overlapping mappings keep the first. */
+static int maps_load(struct lmaps *m, const char *path)
+{
+	char line[PATH_MAX + 256];
+	FILE *f = fopen(path, "re");
+	size_t k = 0;
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		tool_err("cannot open '%s': %s", path, strerror(errno));
+		return err;
+	}
+	while (!err && fgets(line, sizeof(line), f))
+		err = maps_line(m, line);
+	fclose(f);
+	if (err)
+		return err;
+	qsort(m->v, m->n, sizeof(*m->v), cmp_lmap);
+	for (size_t i = 0; i < m->n; i++) {
+		if (k && m->v[i].start < m->v[k - 1].end) {
+			free(m->v[i].path);
+			continue;
+		}
+		m->v[k++] = m->v[i];
+	}
+	m->n = k;
+	if (!m->n)
+		tool_err("'%s': no executable file mapping", path);
+	return m->n ? 0 : -EINVAL;
+}
+
+/* The ELF address of a segfault's ip in the file @e: the 6.x form gives
+ * the ip's file offset; the older one the start of the executable
+ * mapping, which starts at the page of the executable PT_LOAD. */
+static bool segv_vaddr(const struct pm_elf *e, const struct logline *l,
 		       uint64_t *vaddr)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	bool ok = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (l->has_fileoff)
+		return pm_elf_vaddr(e, l->fileoff, vaddr) == 0;
+	if (l->addr < l->base || l->addr - l->base >= l->size)
+		return false;
+	for (unsigned i = 0; i < e->nloads; i++)
+		if (e->loads[i].exec) {
+			*vaddr = l->addr - l->base +
+				 (e->loads[i].vaddr & ~0xfffULL);
+			return true;
+		}
+	return false;
+}
+
+/* The build ID and segments of @path; false when it cannot be read. */
+static bool read_elf(const char *path, struct pm_elf *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
 	if (fd < 0)
 		return false;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(ph))
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum && !ok; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff +
-			  (uint64_t)i * sizeof(ph))) != sizeof(ph))
-			break;
-		if (ph.p_type != PT_LOAD)
-			continue;
-		if (l->has_fileoff && l->fileoff >= ph.p_offset &&
-		    l->fileoff - ph.p_offset < ph.p_filesz) {
-			*vaddr = l->fileoff - ph.p_offset + ph.p_vaddr;
-			ok = true;
-		} else if (!l->has_fileoff && (ph.p_flags & PF_X) &&
-			   l->addr >= l->base && l->addr - l->base < l->size) {
-			/* The kernel names the start of the executable
-			 * mapping, which starts at the page of p_vaddr. */
-			*vaddr = l->addr - l->base + (ph.p_vaddr & ~0xfffULL);
-			ok = true;
-		}
-	}
-out:
+	err = pm_elf_read_fd(fd, e);
 	close(fd);
-	return ok;
+	return err == 0 && e->build_id[0];
 }
 
-/* Add the module (build ID @bid, or NULL, and @path) to the profile. */
+/* Add a module (build ID @bid, or NULL to read it from @path) to the
+ * profile; one that cannot be placed gets SYM_PROF_NOMAP. */
 static int mod_new(struct lctx *c, const char *key, const char *bid,
 		   const char *path)
 {
 	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .end = UINT64_MAX };
-	char real[4096], id[2 * 64 + 1];
+	char real[PATH_MAX];
 	struct lmod *md;
 	int err;
 
-	err = tool_grow((void **)&c->mods, &c->capmods, c->nmods + 1,
+	err = tool_grow(&c->mods, &c->capmods, c->nmods + 1,
 			sizeof(*c->mods), 16);
 	if (err)
 		return err;
@@ -163,28 +260,50 @@ static int mod_new(struct lctx *c, const char *key, const char *bid,
 	c->last = c->nmods++;
 	if (!bid) {
 		/* Found by path: a file that is not here is not placed. */
-		if (!realpath(path, real) ||
-		    sym_file_build_id(real, id, sizeof(id)) != 0)
+		md->elf = malloc(sizeof(*md->elf));
+		if (!md->elf)
+			return -ENOMEM;
+		if (!realpath(path, real) || !read_elf(real, md->elf))
 			return 0;
 		path = real;
-		bid = id;
+		bid = md->elf->build_id;
 	}
-	md->path = strdup(path);
-	if (!md->path)
-		return -ENOMEM;
 	m.build_id = bid;
 	m.path = path;
 	err = sym_prof_add_map(c->p, &m, &md->map);
 	return err == -EINVAL ? 0 : err;
 }
 
-/* The module of @l in line @s: found, or added. */
-static int mod_find(struct lctx *c, const char *s, const struct logline *l,
+/* The module of build ID @bid ("" for none) or file @path: found, or
+ * added. */
+static int mod_find(struct lctx *c, const char *bid, const char *path,
 		    struct lmod **out)
 {
-	char key[4096 + 3], bid[2 * 64 + 1], path[4096];
-	size_t i;
+	char key[PATH_MAX + 3];
 	int err;
+
+	snprintf(key, sizeof(key), "%c:%s", bid[0] ? 'b' : 'p',
+		 bid[0] ? bid : path);
+	if (c->nmods && !strcmp(c->mods[c->last].key, key)) {
+		*out = &c->mods[c->last];
+		return 0;
+	}
+	for (size_t i = 0; i < c->nmods; i++)
+		if (!strcmp(c->mods[i].key, key)) {
+			c->last = i;
+			*out = &c->mods[i];
+			return 0;
+		}
+	err = mod_new(c, key, bid[0] ? bid : NULL, path);
+	*out = err ? NULL : &c->mods[c->last];
+	return err;
+}
+
+/* The module @l names in line @s. */
+static int line_mod(struct lctx *c, const char *s, const struct logline *l,
+		    struct lmod **out)
+{
+	char bid[2 * 64 + 1], path[PATH_MAX];
 
 	*out = NULL;
 	if (l->module.len >= sizeof(path) || l->build_id.len >= sizeof(bid))
@@ -195,22 +314,26 @@ static int mod_find(struct lctx *c, const char *s, const struct logline *l,
 	bid[l->build_id.len] = '\0';
 	if (bid[0] && !tool_valid_build_id(bid))
 		bid[0] = '\0';
-	snprintf(key, sizeof(key), "%c:%s", bid[0] ? 'b' : 'p',
-		 bid[0] ? bid : path);
-	if (c->nmods && !strcmp(c->mods[c->last].key, key)) {
-		*out = &c->mods[c->last];
+	return mod_find(c, bid, path, out);
+}
+
+/* A `0xPC` line through --maps: the module of the mapping that holds
+ * PC, and PC's ELF address in it. */
+static int pc_frame(struct lctx *c, const struct logline *l,
+		    struct lmod **md, uint64_t *vaddr)
+{
+	const struct lmap *m = maps_find(&c->maps, l->addr);
+	int err;
+
+	*md = NULL;
+	if (!m)
 		return 0;
-	}
-	for (i = 0; i < c->nmods; i++)
-		if (!strcmp(c->mods[i].key, key)) {
-			c->last = i;
-			*out = &c->mods[i];
-			return 0;
-		}
-	err = mod_new(c, key, bid[0] ? bid : NULL, path);
-	if (!err)
-		*out = &c->mods[c->last];
-	return err;
+	err = mod_find(c, "", m->path, md);
+	if (err || !*md || (*md)->map == SYM_PROF_NOMAP)
+		return err;
+	if (pm_elf_vaddr((*md)->elf, l->addr - m->start + m->pgoff, vaddr))
+		*md = NULL;
+	return 0;
 }
 
 /*
@@ -225,19 +348,24 @@ static int line_frame(struct lctx *c, const char *s, size_t n,
 	struct lmod *md;
 	int err;
 
+	logline_parse(s, n, l);
+	/* 0xPC means something only with --maps. */
+	if (l->kind == LOGLINE_PC && !c->maps.n)
+		l->kind = LOGLINE_NONE;
 	/* NAME+0xOFF is not placed: the module's address of NAME would
 	 * take its symbol table, which symd does not serve. */
-	if (logline_parse(s, n, l) == LOGLINE_NONE || l->symbol.len)
+	if (l->kind == LOGLINE_NONE || l->symbol.len)
 		return 0;
-	err = mod_find(c, s, l, &md);
+	f->addr = l->addr;
+	f->flags = l->kind == LOGLINE_BACKTRACE ? SYM_PROF_FRAME_RETURN : 0;
+	if (l->kind == LOGLINE_PC)
+		err = pc_frame(c, l, &md, &f->addr);
+	else
+		err = line_mod(c, s, l, &md);
 	if (err || !md || md->map == SYM_PROF_NOMAP)
 		return err;
 	f->map = md->map;
-	f->flags = 0;
-	f->addr = l->addr;
-	if (l->kind == LOGLINE_BACKTRACE)
-		f->flags = SYM_PROF_FRAME_RETURN;
-	if (l->kind == LOGLINE_SEGFAULT && !segv_vaddr(md->path, l, &f->addr))
+	if (l->kind == LOGLINE_SEGFAULT && !segv_vaddr(md->elf, l, &f->addr))
 		return 0;
 	return 1;
 }
@@ -452,17 +580,20 @@ static int emit(struct lctx *c, struct rd *r)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sym symbolize-log [--server URL | --store DIR] [-v] [FILE]\n"
+"usage: sym symbolize-log [--server URL | --store DIR] [--maps MAPS] [-v]\n"
+"                         [FILE]\n"
 "\n"
 "Copy FILE (or stdin) to stdout with the frames of crash logs it holds\n"
 "symbolized in place: sanitizer frames (#N 0xPC ... (MODULE+0xOFF)),\n"
 "glibc backtrace_symbols() lines (MODULE(+0xOFF) [0xPC]) and the\n"
-"kernel's segfault lines (... ip PC ... in FILE[...]).  Everything else\n"
-"is copied byte for byte.  See docs/symbolize-log.md.\n"
+"kernel's segfault lines (... ip PC ... in FILE[...]), and with --maps\n"
+"lines of one runtime address (0xPC).  Everything else is copied byte\n"
+"for byte.  See docs/symbolize-log.md.\n"
 "\n"
 "  --server URL   ask symd at URL (POST /v1/symbolize)\n"
 "  --store DIR    the local store to use (default: $SYM_STORE, ...)\n"
 "  --wait-ms MS   how long a build ID may stay pending on the server\n"
+"  --maps MAPS    a /proc/PID/maps dump: places 0xPC lines\n"
 "  -v             print the per-module summary of the lookups\n"
 "  -h, --help     this help\n");
 }
@@ -471,9 +602,10 @@ static void lctx_release(struct lctx *c)
 {
 	for (size_t i = 0; i < c->nmods; i++) {
 		free(c->mods[i].key);
-		free(c->mods[i].path);
+		free(c->mods[i].elf);
 	}
 	free(c->mods);
+	maps_release(&c->maps);
 	sym_prof_free(c->p);
 }
 
@@ -500,7 +632,37 @@ static int open_input(const char *path, FILE **in, FILE **spool)
 	return 0;
 }
 
-static int run(const char *path, const struct tool_symbolize_opts *o)
+/* Both passes over @r's file; errors of reading and writing are
+ * printed here, tool_prof_symbolize()'s by it. */
+static int passes(struct lctx *c, struct rd *r, FILE *in, FILE *spool,
+		  const char *name, const struct tool_symbolize_opts *o)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->f = in;
+	err = collect(c, r, spool);
+	if (err) {
+		tool_err_code(name, err);
+		return err;
+	}
+	if (sym_prof_nstacks(c->p)) {
+		err = tool_prof_symbolize(c->p, o);
+		if (err)
+			return err;
+	}
+	memset(r, 0, sizeof(*r));
+	r->f = spool ? spool : in;
+	err = fseeko(r->f, 0, SEEK_SET) ? -errno : emit(c, r);
+	if (!err && fflush(stdout) != 0)
+		err = -errno;
+	if (err)
+		tool_err_code(name, err);
+	return err;
+}
+
+static int run(const char *path, const char *maps,
+	       const struct tool_symbolize_opts *o)
 {
 	struct lctx c = { .out = stdout };
 	static struct rd r;
@@ -508,33 +670,23 @@ static int run(const char *path, const struct tool_symbolize_opts *o)
 	int err;
 
 	err = sym_prof_new(&c.p);
-	if (!err)
-		err = open_input(path, &in, &spool);
-	if (err)
-		goto out;
-	memset(&r, 0, sizeof(r));
-	r.f = in;
-	err = collect(&c, &r, spool);
-	if (!err && sym_prof_nstacks(c.p))
-		err = tool_prof_symbolize(c.p, o);
-	if (err)
-		goto out;
-	memset(&r, 0, sizeof(r));
-	r.f = spool ? spool : in;
-	if (fseeko(r.f, 0, SEEK_SET) != 0) {
-		err = -errno;
+	if (err) {
+		tool_err_code("profile", err);
 		goto out;
 	}
-	err = emit(&c, &r);
-	if (fflush(stdout) != 0 && !err)
-		err = -errno;
-	if (c.placed < c.frames)
+	if (maps) {
+		err = maps_load(&c.maps, maps);
+		if (err)
+			goto out;
+	}
+	err = open_input(path, &in, &spool);
+	if (!err)
+		err = passes(&c, &r, in, spool, path ? path : "stdin", o);
+	if (!err && c.placed < c.frames)
 		tool_err("%" PRIu64 " of %" PRIu64 " frame lines placed, %"
 			 PRIu64 " left as they were", c.placed, c.frames,
 			 c.frames - c.placed);
 out:
-	if (err == -EIO || (err < 0 && err > -4096 && err != -ENOMEM))
-		tool_err_code(path ? path : "stdin", err);
 	if (in && in != stdin)
 		fclose(in);
 	if (spool)
@@ -547,12 +699,14 @@ int cmd_symbolize_log(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		TOOL_SYMBOLIZE_OPTIONS,
+		{ "maps", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_symbolize_opts o = { .wait_ms = 10000, .quiet = true,
 					 .llvm_names = true };
 	static char buf[1 << 16];
+	const char *maps = NULL;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
@@ -569,6 +723,10 @@ int cmd_symbolize_log(int argc, char **argv)
 			o.quiet = false;
 			continue;
 		}
+		if (opt == 'm') {
+			maps = optarg;
+			continue;
+		}
 		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
@@ -581,6 +739,6 @@ int cmd_symbolize_log(int argc, char **argv)
 		return TOOL_EXIT_USAGE;
 	}
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
-	return run(argc > optind ? argv[optind] : NULL, &o) ?
+	return run(argc > optind ? argv[optind] : NULL, maps, &o) ?
 		       TOOL_EXIT_FAIL : TOOL_EXIT_OK;
 }

@@ -13,11 +13,17 @@
 # got, are left as they were and counted on stderr.  Without --server
 # the local store has only the stripped file: nothing of the program is
 # placed.
+#
+# The same program, asked for its return addresses alone (`0xPC` lines)
+# and its /proc/self/maps, gives `sym symbolize-log --maps MAPS` what it
+# needs to place them from the unstripped build in the local store: each
+# program line gets llvm-symbolizer's answer for the PC's ELF address
+# (taken as an exact address, as eu-addr2line -p takes it).
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need cc objcopy strip llvm-symbolizer curl
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 6
+plan 8
 
 cd "$T" || exit 1
 cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
@@ -68,4 +74,37 @@ same_file "the program's stripped file alone places none of its lines" \
 	prog.txt local.txt
 "$SYM" symbolize-log --server "$SYMD_URL" < bt.txt > stdin.txt 2> /dev/null
 same_file "from stdin: the same" want.txt stdin.txt
+
+# --maps: the unstripped build prints its PCs and maps.
+./bt.full maps.txt > pcs.txt
+exe=$(readlink -f bt.full)
+: > pcwant.txt
+while read -r pc; do
+	line=$(awk -v exe="$exe" -v pc=$((pc)) '$6 == exe {
+		split($1, r, "-")
+		print "0x" r[1], "0x" r[2], "0x" $3 }' maps.txt |
+	while read -r lo hi off; do
+		if [ $((pc)) -ge $((lo)) ] && [ $((pc)) -lt $((hi)) ]; then
+			printf '0x%x\n' $((pc - lo + off))
+		fi
+	done)
+	if [ -n "$line" ]; then
+		llvm-symbolizer -e bt.full "$line" > a.out
+		awk -v pc="$pc" 'NF == 0 { exit }
+			NR % 2 { fn = $0; next }
+			{ loc = ($0 == "??:0:0") ? "" : " " $0
+			  printf "%s%s%s%s", (NR > 2 ? "\n (inlined by) " : pc " at "),
+				fn, loc, "" }
+			END { print "" }' a.out >> pcwant.txt
+	else
+		grep -xF "$pc" pcs.txt >> pcwant.txt
+	fi
+done < pcs.txt
+ok "the program's maps have its executable mapping" \
+	grep -q " r-xp .* $exe\$" maps.txt
+"$SYM" symbolize-log --maps maps.txt pcs.txt 2> /dev/null |
+	grep -v '^0x7f\|inlined by) __libc' > pcgot.txt
+grep -v '^0x7f' pcwant.txt > pcwant.prog
+same_file "--maps: the program's PCs placed as llvm-symbolizer places them" \
+	pcwant.prog pcgot.txt
 done_testing

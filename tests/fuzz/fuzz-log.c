@@ -55,6 +55,9 @@ static void check(const char *s, size_t len, const struct logline *l)
 		FUZZ_CHECK(l->module.len > 0);
 		FUZZ_CHECK(s[l->module.off + l->module.len] == '[');
 		break;
+	case LOGLINE_PC:
+		FUZZ_CHECK(!l->module.len && !l->build_id.len);
+		break;
 	default:
 		FUZZ_CHECK(!"unknown kind");
 	}
