@@ -17,6 +17,10 @@
  *  3. The input is read again and written out: a frame that resolved is
  *     rewritten, every other byte is copied as it was.
  *
+ * A sym-raw stack block in the log (`sym-raw 1` to `end`) is read whole
+ * in pass 1 (sym_prof_read()), symbolized as its own profile, and written
+ * in its symbolized form in place of its lines in step 3.
+ *
  * Lines are read in pieces of at most LINE_CAP bytes: a longer line (a
  * megabyte of base64, binary junk) is copied through piece by piece and
  * never parsed, so memory stays bounded.
@@ -40,6 +44,9 @@
 
 /* Longest line that is parsed; longer ones are passed through. */
 #define LINE_CAP 4096
+
+/* Largest sym-raw block read; a larger one is passed through. */
+#define RAW_MAX (64 << 20)
 
 /* A buffered reader that hands out lines of at most LINE_CAP bytes. */
 struct rd {
@@ -74,6 +81,14 @@ struct lctx {
 	size_t nmods, capmods;
 	size_t last;		/* index of the last module found */
 	struct lmaps maps;	/* --maps; empty without it */
+	/* sym-raw blocks: pass 1 keeps each one's bytes in @raw and its
+	 * profile in @blocks (NULL: it did not read); pass 2 writes them
+	 * symbolized, block @next_block being the next. */
+	struct sym_prof **blocks;	/* sym_prof_free() each, free() */
+	size_t nblocks, capblocks, next_block;
+	struct symi_buf raw;		/* symi_buf_release() */
+	bool in_raw;		/* between `sym-raw 1` and `end` */
+	bool raw_ok;		/* this block read (pass 1) / is replaced */
 	uint64_t frames, placed;
 	/* Inlined frames written so far in the sanitizer stack being
 	 * rewritten: later frames' numbers move on by as many. */
@@ -524,9 +539,91 @@ static int rewrite(struct lctx *c, const char *s, size_t n)
 	return 0;
 }
 
+/* Is the whole line @s[0..@n) (its newline aside) @w? */
+static bool is_line(const char *s, size_t n, const char *w)
+{
+	n = body_len(s, n);
+	return n == strlen(w) && memcmp(s, w, n) == 0;
+}
+
+/* The sym-raw block just read: parsed and kept (NULL when it does not
+ * read, or was over RAW_MAX), in input order. */
+static int raw_done(struct lctx *c)
+{
+	struct sym_prof *p = NULL;
+	char msg[256];
+	int err;
+
+	err = tool_grow(&c->blocks, &c->capblocks, c->nblocks + 1,
+			sizeof(*c->blocks), 4);
+	if (err)
+		return err;
+	if (c->raw_ok) {
+		err = sym_prof_read(c->raw.p, c->raw.len, &p, msg,
+				    sizeof(msg));
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			tool_err("sym-raw block %zu: %s: left as it is",
+				 c->nblocks + 1, msg);
+	}
+	c->blocks[c->nblocks++] = p;
+	symi_buf_release(&c->raw);
+	c->in_raw = false;
+	return 0;
+}
+
+/* Pass 1 of a sym-raw stack block, `sym-raw 1` to `end` (@line: @s is a
+ * whole line, not a piece of a long one): its bytes are kept. */
+static int raw_collect(struct lctx *c, const char *s, size_t n, bool line)
+{
+	int err;
+
+	if (!c->in_raw) {
+		if (!line || !is_line(s, n, "sym-raw 1"))
+			return 0;
+		c->in_raw = true;
+		c->raw_ok = true;
+		symi_buf_init(&c->raw, RAW_MAX);
+	}
+	if (c->raw_ok) {
+		err = symi_buf_add(&c->raw, s, n);
+		if (err == -ENOMEM)
+			return err;
+		c->raw_ok = !err;
+	}
+	return line && is_line(s, n, "end") ? raw_done(c) : 0;
+}
+
+/* Pass 2 of a sym-raw block: one that read is written symbolized in
+ * place of its lines.  @return 1 when @s is not to be written, 0, or
+ * -errno */
+static int raw_emit(struct lctx *c, const char *s, size_t n, bool line)
+{
+	size_t k;
+	int err;
+
+	if (!c->in_raw) {
+		if (!line || !is_line(s, n, "sym-raw 1"))
+			return 0;
+		k = c->next_block++;
+		c->in_raw = true;
+		c->raw_ok = k < c->nblocks && c->blocks[k];
+		if (!c->raw_ok)
+			return 0;
+		if (fflush(c->out) != 0)
+			return -errno;
+		err = sym_prof_write(c->blocks[k], fileno(c->out));
+		return err ? err : 1;
+	}
+	if (line && is_line(s, n, "end"))
+		c->in_raw = false;
+	return c->raw_ok;
+}
+
 /*
- * Pass 1: every frame of @r into the profile, the input copied to @spool
- * when it is not NULL.
+ * Pass 1: every frame of @r into the profile, every sym-raw block read,
+ * the input copied to @spool when it is not NULL.
  */
 static int collect(struct lctx *c, struct rd *r, FILE *spool)
 {
@@ -540,19 +637,24 @@ static int collect(struct lctx *c, struct rd *r, FILE *spool)
 		struct sym_prof_stack st = { .count = 1, .nframes = 1,
 					     .frames = &f };
 		struct logline l;
+		bool line = !cont && whole;
 
 		if (spool && fwrite(s, 1, n, spool) != n)
 			return -errno ? -errno : -EIO;
-		if (cont || !whole) {
-			cont = !whole;
-			continue;
-		}
+		cont = !whole;
+		err = raw_collect(c, s, n, line);
+		if (err || !line)
+			goto next;
 		err = line_frame(c, s, body_len(s, n), &l, &f);
 		if (err == 1)
 			err = sym_prof_add_stack(c->p, &st);
+next:
 		if (err < 0)
 			return err;
 	}
+	if (c->in_raw)		/* cut short: left as it is */
+		symi_buf_release(&c->raw);
+	c->in_raw = false;
 	return err;
 }
 
@@ -565,16 +667,31 @@ static int emit(struct lctx *c, struct rd *r)
 	int err;
 
 	while ((err = rd_next(r, &s, &n, &whole)) == 1) {
-		if (cont || !whole) {
-			cont = !whole;
+		bool line = !cont && whole;
+
+		cont = !whole;
+		err = raw_emit(c, s, n, line);
+		if (err == 0 && line)
+			err = rewrite(c, s, n);
+		else if (err == 0)
 			fwrite(s, 1, n, c->out);
-			continue;
-		}
-		err = rewrite(c, s, n);
-		if (err)
+		if (err < 0)
 			return err;
 	}
 	return err;
+}
+
+/* Symbolize the sym-raw blocks, each as `sym symbolize` would. */
+static int raw_symbolize(struct lctx *c, const struct tool_symbolize_opts *o)
+{
+	for (size_t i = 0; i < c->nblocks; i++) {
+		int err = c->blocks[i] ? tool_prof_symbolize(c->blocks[i], o) :
+					 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static void usage(FILE *f)
@@ -586,9 +703,9 @@ static void usage(FILE *f)
 "Copy FILE (or stdin) to stdout with the frames of crash logs it holds\n"
 "symbolized in place: sanitizer frames (#N 0xPC ... (MODULE+0xOFF)),\n"
 "glibc backtrace_symbols() lines (MODULE(+0xOFF) [0xPC]) and the\n"
-"kernel's segfault lines (... ip PC ... in FILE[...]), and with --maps\n"
-"lines of one runtime address (0xPC).  Everything else is copied byte\n"
-"for byte.  See docs/symbolize-log.md.\n"
+"kernel's segfault lines (... ip PC ... in FILE[...]), sym-raw stack\n"
+"blocks, and with --maps lines of one runtime address (0xPC).  Everything\n"
+"else is copied byte for byte.  See docs/symbolize-log.md.\n"
 "\n"
 "  --server URL   ask symd at URL (POST /v1/symbolize)\n"
 "  --store DIR    the local store to use (default: $SYM_STORE, ...)\n"
@@ -605,6 +722,10 @@ static void lctx_release(struct lctx *c)
 		free(c->mods[i].elf);
 	}
 	free(c->mods);
+	for (size_t i = 0; i < c->nblocks; i++)
+		sym_prof_free(c->blocks[i]);
+	free(c->blocks);
+	symi_buf_release(&c->raw);
 	maps_release(&c->maps);
 	sym_prof_free(c->p);
 }
@@ -651,6 +772,9 @@ static int passes(struct lctx *c, struct rd *r, FILE *in, FILE *spool,
 		if (err)
 			return err;
 	}
+	err = raw_symbolize(c, o);
+	if (err)
+		return err;
 	memset(r, 0, sizeof(*r));
 	r->f = spool ? spool : in;
 	err = fseeko(r->f, 0, SEEK_SET) ? -errno : emit(c, r);

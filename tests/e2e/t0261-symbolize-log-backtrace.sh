@@ -19,11 +19,16 @@
 # needs to place them from the unstripped build in the local store: each
 # program line gets llvm-symbolizer's answer for the PC's ELF address
 # (taken as an exact address, as eu-addr2line -p takes it).
+#
+# A sym-raw stack block (docs/raw-format.md) amid log lines, over the
+# same return addresses and the unstripped build, is replaced by the
+# symbolized form `sym symbolize` writes of it, the lines around it
+# untouched; a block that does not read is left as it is.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need cc objcopy strip llvm-symbolizer curl
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 8
+plan 11
 
 cd "$T" || exit 1
 cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
@@ -107,4 +112,31 @@ ok "the program's maps have its executable mapping" \
 grep -v '^0x7f' pcwant.txt > pcwant.prog
 same_file "--maps: the program's PCs placed as llvm-symbolizer places them" \
 	pcwant.prog pcgot.txt
+
+# A sym-raw block in a log.
+bid=$("$SYM" buildid bt.full | awk '{ print $1 }')
+offs=$(sed -n 's/^\.\/bt_dump(+0x\([0-9a-f]*\)).*/\1/p' bt.txt)
+{
+	echo "sym-raw 1"
+	echo "period 1"
+	echo "weight-unit samples"
+	echo "map 0 file 1 555555555000 555555556000 1000 1000 $bid $exe"
+	printf 'stack 1 1 1 1 -'
+	printf ' r0:%s' $offs
+	echo
+	echo "end"
+} > block.raw
+"$SYM" symbolize -q block.raw -o block.sym
+ok "sym symbolize places the block's frames in bt_dump.c" \
+	sh -c "grep -q '^loc r0:[0-9a-f]* ok ' block.sym &&
+		grep -q '^src [0-9]* .*/bt_dump\.c\$' block.sym"
+{ echo "log line before"; cat block.raw; echo "log line after"; } > rawlog.txt
+{ echo "log line before"; cat block.sym; echo "log line after"; } > rawwant.txt
+"$SYM" symbolize-log rawlog.txt > rawgot.txt 2> rawgot.err
+same_file "a sym-raw block in a log: replaced by its symbolized form" \
+	rawwant.txt rawgot.txt
+grep -v '^period' rawlog.txt > badlog.txt
+"$SYM" symbolize-log badlog.txt > badgot.txt 2> bad.err
+ok "a sym-raw block that does not read: as it was, and said why" \
+	sh -c "cmp badlog.txt badgot.txt && grep -q 'sym-raw block 1: ' bad.err"
 done_testing
