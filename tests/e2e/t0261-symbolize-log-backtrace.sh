@@ -24,11 +24,16 @@
 # same return addresses and the unstripped build, is replaced by the
 # symbolized form `sym symbolize` writes of it, the lines around it
 # untouched; a block that does not read is left as it is.
+#
+# With DEBUGINFOD_URLS naming a server that has the debug file (the
+# stub of lib/debuginfod-lib.sh serving bt.debug) and an empty store,
+# the local lookups fetch it: the dump comes out as with --server.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
-need cc objcopy strip llvm-symbolizer curl
+. "$(dirname "$0")/lib/debuginfod-lib.sh"
+need cc objcopy strip llvm-symbolizer curl python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 11
+plan 12
 
 cd "$T" || exit 1
 cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
@@ -112,6 +117,20 @@ ok "the program's maps have its executable mapping" \
 grep -v '^0x7f' pcwant.txt > pcwant.prog
 same_file "--maps: the program's PCs placed as llvm-symbolizer places them" \
 	pcwant.prog pcgot.txt
+
+# debuginfod: the stripped program's debug file from DEBUGINFOD_URLS.
+start_stub_debuginfod --file "$T/bt.debug" || exit 1
+# prog_lines: the program's lines and the inlined-by lines after them.
+prog_lines() {
+	awk '/^\.\/bt_dump/ { p = 1; print; next }
+		p && /^ \(inlined by\) / { print; next } { p = 0 }'
+}
+DEBUGINFOD_URLS=$STUB_URL DEBUGINFOD_CACHE_PATH=$T/dcache \
+	SYM_STORE=$T/dstore "$SYM" symbolize-log bt.txt 2> /dev/null |
+	prog_lines > dgot.txt
+prog_lines < want.txt > dwant.txt
+same_file "DEBUGINFOD_URLS: the stripped program placed from its debug file" \
+	dwant.txt dgot.txt
 
 # A sym-raw block in a log.
 bid=$("$SYM" buildid bt.full | awk '{ print $1 }')
