@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		   "       sym help [<command>]\n"
 		   "       sym --version\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "   %-12s %s\n", commands[i].name,
+		fprintf(f, "   %-14s %s\n", commands[i].name,
 			commands[i].summary);
 	fprintf(f, "\nSee 'sym <command> --help' and sym(1).\n");
 }

@@ -758,7 +758,7 @@ static int open_input(const char *path, FILE **in, FILE **spool)
 static int passes(struct lctx *c, struct rd *r, FILE *in, FILE *spool,
 		  const char *name, const struct tool_symbolize_opts *o)
 {
-	int err;
+	int err, serr = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->f = in;
@@ -767,14 +767,14 @@ static int passes(struct lctx *c, struct rd *r, FILE *in, FILE *spool,
 		tool_err_code(name, err);
 		return err;
 	}
-	if (sym_prof_nstacks(c->p)) {
-		err = tool_prof_symbolize(c->p, o);
-		if (err)
-			return err;
-	}
-	err = raw_symbolize(c, o);
-	if (err)
-		return err;
+	/* A lookup that failed (symd not reachable) leaves frames
+	 * unplaced: the log is still written, and the status says so. */
+	if (sym_prof_nstacks(c->p))
+		serr = tool_prof_symbolize(c->p, o);
+	if (serr != -ENOMEM)
+		serr = serr ? serr : raw_symbolize(c, o);
+	if (serr == -ENOMEM)
+		return serr;
 	memset(r, 0, sizeof(*r));
 	r->f = spool ? spool : in;
 	err = fseeko(r->f, 0, SEEK_SET) ? -errno : emit(c, r);
@@ -782,7 +782,7 @@ static int passes(struct lctx *c, struct rd *r, FILE *in, FILE *spool,
 		err = -errno;
 	if (err)
 		tool_err_code(name, err);
-	return err;
+	return err ? err : serr;
 }
 
 static int run(const char *path, const char *maps,
@@ -806,7 +806,7 @@ static int run(const char *path, const char *maps,
 	err = open_input(path, &in, &spool);
 	if (!err)
 		err = passes(&c, &r, in, spool, path ? path : "stdin", o);
-	if (!err && c.placed < c.frames)
+	if (err != -ENOMEM && c.placed < c.frames)
 		tool_err("%" PRIu64 " of %" PRIu64 " frame lines placed, %"
 			 PRIu64 " left as they were", c.placed, c.frames,
 			 c.frames - c.placed);

@@ -33,7 +33,7 @@
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
 need cc objcopy strip llvm-symbolizer curl python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 12
+plan 13
 
 cd "$T" || exit 1
 cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
@@ -74,6 +74,11 @@ is "the debug file is uploaded to symd" "$?" 0
 "$SYM" symbolize-log --server "$SYMD_URL" bt.txt > got.txt 2> got.err
 same_file "with --server: the program's frames as llvm-symbolizer names them" \
 	want.txt got.txt
+"$SYM" symbolize-log --server "http://127.0.0.1:$(free_port)" bt.txt \
+	> down.txt 2> down.err
+st=$?
+ok "symd not reachable: the log as it was, exit status 1 ($st)" \
+	sh -c "[ $st = 1 ] && cmp bt.txt down.txt && grep -q 'cannot reach' down.err"
 nlibc=$(grep -c '^/.*libc\.so' bt.txt)
 nall=$(grep -c '\[0x[0-9a-f]*\]$' bt.txt)
 is "the libc lines are counted on stderr" "$(cat got.err)" \
