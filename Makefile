@@ -383,6 +383,7 @@ bench: deps
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/views-bench.sh
+	$(Q)tests/bench/symbolize-log-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps

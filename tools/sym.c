@@ -46,6 +46,8 @@ static const struct tool_cmd commands[] = {
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,
 	  "symbolize a profile's frames (symd or the local store)" },
+	{ "symbolize-log", cmd_symbolize_log,
+	  "symbolize the frames of crash logs in place (ASan, backtraces)" },
 	{ "tree", cmd_tree,
 	  "print the call tree (top-down or --inverted), self and total" },
 	{ "upload", cmd_upload,
@@ -62,7 +64,7 @@ static void usage(FILE *f)
 		   "       sym help [<command>]\n"
 		   "       sym --version\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "   %-12s %s\n", commands[i].name,
+		fprintf(f, "   %-14s %s\n", commands[i].name,
 			commands[i].summary);
 	fprintf(f, "\nSee 'sym <command> --help' and sym(1).\n");
 }

@@ -21,7 +21,10 @@
  *     the store has no table, a file with that build ID on this host, a
  *     map's path or /usr/lib/debug/.build-id/, is converted into the
  *     store under its conversion lock as `sym addr2line` does, or the
- *     files the store holds are, with sym_store_convert()).
+ *     files the store holds are, with sym_store_convert(); with
+ *     $DEBUGINFOD_URLS set, the debug file of a build ID that has no
+ *     file here, or only one without DWARF, is fetched into the store
+ *     first).
  *     Kernel frames are looked up in /proc/kallsyms when the kernel map's
  *     build ID is the running kernel's, and vDSO frames in this
  *     process's own vDSO when the build IDs match; else they go the same
@@ -399,6 +402,20 @@ static const char *frame_function(const struct sym_frame *f, char **dm)
 	return NULL;
 }
 
+/* frame_function(), or with o->llvm_names the symbol llvm-symbolizer
+ * names the outermost frame (@i of @n) after, when there is one. */
+static const char *llvm_function(const struct sctx *c,
+				 const struct sym_frame *fr, size_t i,
+				 size_t n, char **dm)
+{
+	const char *sym = fr[i].llvm_symbol;
+
+	if (!c->o->llvm_names || i + 1 != n || !sym)
+		return frame_function(&fr[i], dm);
+	*dm = sym_demangle(sym);
+	return *dm ? *dm : sym;
+}
+
 /* Set the status and lines of every entry of @g's address @k. */
 static int set_answer(struct sctx *c, struct group *g, size_t k,
 		      uint32_t status, const struct sym_prof_line *lines,
@@ -427,7 +444,7 @@ static int on_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 		n = SYM_PROF_MAX_LINES;
 	for (size_t i = 0; i < n; i++) {
 		lines[i] = (struct sym_prof_line){
-			.function = frame_function(&fr[i], &dm[i]),
+			.function = llvm_function(a->c, fr, i, n, &dm[i]),
 			.file = fr[i].file,
 			.line = fr[i].line,
 			.column = fr[i].column,
@@ -757,10 +774,46 @@ static int convert_file(struct sctx *c, struct group *g, const char *path)
 	return err;
 }
 
+/* Has the module at @path DWARF, inside or in a debug file found here? */
+static bool has_dwarf(const char *path)
+{
+	struct sym_module *mod = NULL;
+	bool yes;
+
+	yes = sym_module_open(path, NULL, &mod) == 0 &&
+	      sym_module_debug_file(mod) != NULL;
+	sym_module_close(mod);
+	return yes;
+}
+
+/*
+ * from_debuginfod() - with $DEBUGINFOD_URLS set, the debug file of @g
+ * from its servers (tools/debuginfod.c), put in the store beside the
+ * files it holds, so that sym_store_convert() builds the table from it
+ * (with the stored executable, when there is one).
+ * @return true when the store now holds a debug file for @g
+ */
+static bool from_debuginfod(struct sctx *c, struct group *g)
+{
+	char *fetched = NULL, why[512], bid[2 * 64 + 1];
+	bool ok;
+
+	if (!c->store || c->store_rdonly || !tool_debuginfod_enabled() ||
+	    tool_debuginfod_find(g->build_id, &fetched, why, sizeof(why)))
+		return false;
+	ok = sym_file_build_id(fetched, bid, sizeof(bid)) == 0 &&
+	     !strcmp(bid, g->build_id) &&
+	     sym_store_put_file(c->store, g->build_id, SYM_STORE_DEBUGINFO,
+				fetched) == 0;
+	free(fetched);
+	return ok;
+}
+
 static int answer_local(struct sctx *c, struct group *g)
 {
 	struct sym_store_entry e = { 0 };
 	char path[4096], why[700], buf[256];
+	bool found;
 	int err;
 
 	if (c->store) {
@@ -783,9 +836,15 @@ static int answer_local(struct sctx *c, struct group *g)
 			return fail_group(c, g, SYM_PROF_LOC_ERROR, why);
 		}
 	}
-	if (find_file(c, g, path, sizeof(path)))
+	/* A file here without DWARF (stripped): debuginfod may have the
+	 * debug file. */
+	found = find_file(c, g, path, sizeof(path));
+	if (found && (!tool_debuginfod_enabled() || has_dwarf(path) ||
+		      !from_debuginfod(c, g)))
 		return convert_file(c, g, path);
-	/* Files the store holds for it (`sym store add`, symd). */
+	if (!found)
+		from_debuginfod(c, g);
+	/* Files the store holds for it (`sym store add`, symd, debuginfod). */
 	if (c->store && !c->store_rdonly) {
 		tool_err_capture(c->msg, sizeof(c->msg));
 		err = sym_store_convert(c->store, g->build_id, NULL, NULL);

@@ -55,6 +55,7 @@ int cmd_report(int argc, char **argv);	/* report.c */
 int cmd_run(int argc, char **argv);	/* run.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
+int cmd_symbolize_log(int argc, char **argv);	/* symbolize_log.c */
 int cmd_tree(int argc, char **argv);	/* tree.c */
 int cmd_upload(int argc, char **argv);	/* upload.c */
 
@@ -234,6 +235,13 @@ struct tool_symbolize_opts {
 	unsigned wait_ms;
 	/** No summary on stderr. */
 	bool quiet;
+	/** Name the outermost function of a location after the symbol
+	 *  llvm-symbolizer names it after (struct sym_frame's
+	 *  llvm_symbol), when the answer has one (the local store's
+	 *  tables do, symd's replies do not): `sym symbolize-log` writes
+	 *  sanitizer frames as the runtime writes llvm-symbolizer's
+	 *  answers. */
+	bool llvm_names;
 };
 
 /** getopt_long() values of TOOL_SYMBOLIZE_OPTIONS. */

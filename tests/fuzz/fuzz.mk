@@ -122,7 +122,7 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # answers (tools/client.c), fuzz-folded the folded reader and flame graph
 # writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
 # sym record's CFI unwinder (tools/agent/unwind.c).
-TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind
+TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-log
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a
