@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stack.h"
 #include "tools.h"
@@ -302,7 +303,12 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 	char dir[4096];
 	size_t i;
 
-	if (tool_store_open(store, SYM_STORE_RDONLY, NULL, dir, sizeof(dir),
+	/* A store that does not exist yet has no table: not worth a
+	 * warning. */
+	if (!store && sym_store_default_dir(dir, sizeof(dir)) == 0)
+		store = dir;
+	if (store && access(store, F_OK) == 0 &&
+	    tool_store_open(store, SYM_STORE_RDONLY, NULL, dir, sizeof(dir),
 			    &p.store) != 0)
 		p.store = NULL;
 	if (json) {
