@@ -233,7 +233,11 @@ int stack_ptrace(struct stack_snap *s, int pid)
 	f = fopen(path, "re");
 	if (!f) {
 		err = -errno;
-		tool_err("cannot read process %d: %s", pid, strerror(-err));
+		if (err == -ENOENT)
+			tool_err("no process %d", pid);
+		else
+			tool_err("cannot read process %d: %s", pid,
+				 strerror(-err));
 		return err;
 	}
 	if (fgets(s->comm, sizeof(s->comm), f))
@@ -244,7 +248,8 @@ int stack_ptrace(struct stack_snap *s, int pid)
 		err = seize_all(s, pid, maps ? maps : "");
 	free(maps);
 	if (err == -EPERM)
-		tool_err("process %d may not be traced (ptrace: %s); see "
+		tool_err("process %d may not be traced (ptrace: %s): "
+			 "already traced, a kernel thread, or see "
 			 "kernel.yama.ptrace_scope", pid, strerror(-err));
 	else if (err)
 		tool_err("cannot stop process %d: %s", pid, strerror(-err));
