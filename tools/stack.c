@@ -293,10 +293,14 @@ static int load_core(struct stack_snap *s, const struct stk_opts *o,
 	s->damage = c->damage;
 	snprintf(s->comm, sizeof(s->comm), "%s", c->comm);
 	if (c->damage)
-		tool_err("core '%s' is damaged (%s%s%s): stacks may be partial",
+		tool_err("core '%s' is damaged (%s%s%s%s%s): stacks may be partial",
 			 o->core,
-			 c->damage & CORE_DAMAGE_TRUNCATED ? "truncated " : "",
-			 c->damage & CORE_DAMAGE_NOTES ? "bad notes " : "",
+			 c->damage & CORE_DAMAGE_TRUNCATED ? "truncated" : "",
+			 (c->damage & CORE_DAMAGE_TRUNCATED) &&
+				 (c->damage & ~CORE_DAMAGE_TRUNCATED) ? ", " : "",
+			 c->damage & CORE_DAMAGE_NOTES ? "bad notes" : "",
+			 (c->damage & CORE_DAMAGE_NOTES) &&
+				 (c->damage & CORE_DAMAGE_PHDRS) ? ", " : "",
 			 c->damage & CORE_DAMAGE_PHDRS ? "bad headers" : "");
 	err = core_modules(s, c);
 	if (!err)
