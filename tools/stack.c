@@ -113,6 +113,16 @@ int stack_add_mod(struct stack_snap *s, const char *path, uint64_t start,
 	return 0;
 }
 
+struct stack_mod *stack_mod_find(struct stack_snap *s, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (addr >= s->mods[i].start && addr < s->mods[i].end)
+			return &s->mods[i];
+	return NULL;
+}
+
 /* Bias and build ID from the object's first page in memory, else from
  * the file on disk. */
 void stack_mod_ident(struct stack_mod *m, const void *mem, size_t avail)
@@ -262,16 +272,16 @@ static int core_threads(struct stack_snap *s, const struct core *c)
 	return 0;
 }
 
-static int load_core(struct stack_snap *s, const struct stk_opts *o,
-		     struct core *c, void **map, size_t *maplen)
+int stack_load_core(struct stack_snap *s, const char *path, const char *exe,
+		    struct core *c, void **map, size_t *maplen)
 {
 	struct stat st;
 	int fd, err;
 
-	fd = open(o->core, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		err = -errno;
-		tool_err_code(o->core, err);
+		tool_err_code(path, err);
 		goto out;
 	}
 	*maplen = (size_t)st.st_size;
@@ -280,13 +290,13 @@ static int load_core(struct stack_snap *s, const struct stk_opts *o,
 	if (*map == MAP_FAILED) {
 		*map = NULL;
 		err = *maplen ? -errno : -ENOEXEC;
-		tool_err("cannot read core '%s': %s", o->core,
+		tool_err("cannot read core '%s': %s", path,
 			 *maplen ? strerror(-err) : "empty file");
 		goto out;
 	}
 	err = core_parse(*map, *maplen, c);
 	if (err) {
-		tool_err("'%s' is not an x86-64 ELF core file", o->core);
+		tool_err("'%s' is not an x86-64 ELF core file", path);
 		goto out;
 	}
 	s->pid = c->pid;
@@ -294,7 +304,7 @@ static int load_core(struct stack_snap *s, const struct stk_opts *o,
 	snprintf(s->comm, sizeof(s->comm), "%s", c->comm);
 	if (c->damage)
 		tool_err("core '%s' is damaged (%s%s%s%s%s): stacks may be partial",
-			 o->core,
+			 path,
 			 c->damage & CORE_DAMAGE_TRUNCATED ? "truncated" : "",
 			 (c->damage & CORE_DAMAGE_TRUNCATED) &&
 				 (c->damage & ~CORE_DAMAGE_TRUNCATED) ? ", " : "",
@@ -305,8 +315,8 @@ static int load_core(struct stack_snap *s, const struct stk_opts *o,
 	err = core_modules(s, c);
 	if (!err)
 		err = core_threads(s, c);
-	if (!err && o->exe)
-		err = use_executable(s, o->exe);
+	if (!err && exe)
+		err = use_executable(s, exe);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -467,7 +477,7 @@ int cmd_stack(int argc, char **argv)
 	if (status)
 		goto out_opts;
 	if (o.core)
-		err = load_core(&s, &o, &c, &map, &maplen);
+		err = stack_load_core(&s, o.core, o.exe, &c, &map, &maplen);
 	else
 		err = stack_ptrace(&s, o.pid);
 	if (!err)

@@ -86,6 +86,45 @@ int stack_add_mod(struct stack_snap *s, const char *path, uint64_t start,
  * @mem (@avail bytes; NULL when not at hand), else from its file. */
 void stack_mod_ident(struct stack_mod *m, const void *mem, size_t avail);
 
+struct core;
+
+/**
+ * stack_load_core() - the threads and modules of the core file @path.
+ * @param exe  --executable: opened for the module with its build ID (or
+ *             base name); NULL for none
+ * @param c, map, maplen  the parsed core and its mapping, which @s
+ *             borrows: core_release() and munmap() them after @s
+ * @return 0, -errno, -ENOEXEC, -ENOENT (@exe matches no module),
+ *         -ENOMEM; errors are printed
+ */
+int stack_load_core(struct stack_snap *s, const char *path, const char *exe,
+		    struct core *c, void **map, size_t *maplen);
+
+/**
+ * stack_maps() - the modules of live process @pid, from /proc/PID/maps
+ * (no ptrace).  Errors are printed.
+ * @return 0, -ENOENT (no such process), -errno, -ENOMEM
+ */
+int stack_maps(struct stack_snap *s, int pid);
+
+/** stack_mod_find() - the module mapped at runtime address @addr, NULL
+ * when none; borrowed from @s. */
+struct stack_mod *stack_mod_find(struct stack_snap *s, uint64_t addr);
+
+/**
+ * stack_addr2line() - `sym addr2line --pid PID|--core CORE ADDR...`:
+ * each runtime address mapped to its module and ELF address, then
+ * answered by @answer, called once per run of consecutive addresses in
+ * one module (stack_a2l.c).
+ * @param answer  answers @n ELF addresses (hex strings) of the file
+ *                @path; returns an exit status
+ * @return the exit status (enum tool_exit)
+ */
+typedef int (*stack_answer_fn)(void *ctx, const char *path, int n,
+			       char **addrs);
+int stack_addr2line(const char *core, const char *pid, int n, char **addrs,
+		    stack_answer_fn answer, void *ctx);
+
 /** stack_unwind() - fill each thread's PCs. @return 0, -ENOMEM */
 int stack_unwind(struct stack_snap *s);
 

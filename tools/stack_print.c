@@ -222,7 +222,7 @@ static void print_pc(struct pr *p)
 
 static void print_thread(struct pr *p, struct stack_thread *t, bool first)
 {
-	size_t i, j;
+	size_t i;
 
 	p->t = t;
 	p->num = 0;
@@ -249,11 +249,7 @@ static void print_thread(struct pr *p, struct stack_thread *t, bool first)
 	for (i = 0; i < t->npcs; i++) {
 		p->pc = t->pcs[i];
 		p->addr = t->exact[i] ? p->pc : p->pc - 1;
-		p->m = NULL;
-		for (j = 0; j < p->s->nmods; j++)
-			if (p->addr >= p->s->mods[j].start &&
-			    p->addr < p->s->mods[j].end)
-				p->m = &p->s->mods[j];
+		p->m = stack_mod_find(p->s, p->addr);
 		print_pc(p);
 	}
 	if (p->json)

@@ -221,6 +221,25 @@ static int seize_all(struct stack_snap *s, int pid, const char *maps)
 	return err;
 }
 
+int stack_maps(struct stack_snap *s, int pid)
+{
+	char *maps = NULL;
+	size_t i;
+	int err;
+
+	s->pid = pid;
+	err = read_maps(s, pid, &maps);
+	free(maps);
+	if (err == -ENOENT)
+		tool_err("no process %d", pid);
+	else if (err)
+		tool_err("cannot read the maps of process %d: %s", pid,
+			 strerror(-err));
+	for (i = 0; !err && i < s->nmods; i++)
+		stack_mod_ident(&s->mods[i], NULL, 0);
+	return err;
+}
+
 int stack_ptrace(struct stack_snap *s, int pid)
 {
 	char *maps = NULL, path[64];
@@ -244,7 +263,10 @@ int stack_ptrace(struct stack_snap *s, int pid)
 		s->comm[strcspn(s->comm, "\n")] = '\0';
 	fclose(f);
 	err = read_maps(s, pid, &maps);
-	if (!err)
+	if (err)
+		tool_err("cannot read the maps of process %d: %s", pid,
+			 strerror(-err));
+	else
 		err = seize_all(s, pid, maps ? maps : "");
 	free(maps);
 	if (err == -EPERM)

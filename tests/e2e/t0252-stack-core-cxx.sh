@@ -3,13 +3,14 @@
 # (compiled here, -O2 -g), dead of a null pointer four inline levels deep
 # while a second thread waits in read(): -i shows the inlined frames,
 # without -i each PC is one frame named after the function that holds it,
-# and every frame agrees with eu-stack -i -s and gdb.
+# and every frame agrees with eu-stack -i -s and gdb.  `sym addr2line
+# --core` answers the runtime PCs of the stack as eu-addr2line --core does.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/core-lib.sh"
 need eu-stack gdb python3 g++
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 core_setup
-plan 8
+plan 10
 
 g++ -O2 -g -pthread -o "$T/stack_crash" \
 	"$SYM_ROOT/fixtures/src/stack_crash.cc" || exit 1
@@ -30,3 +31,14 @@ EOT
 "$SYM" stack --core "$core" > "$T/noinl"
 ok "without -i, one frame per PC named after its function" \
 	grep -q '^#0  0x[0-9a-f]* crash::total(crash::Item const\*, int) .*stack_crash.cc:21' "$T/noinl"
+
+pcs=$(sed -n 's/^#[0-9]* *\(0x[0-9a-f]*\) .*/\1/p' "$T/cxx.sym" | sort -u)
+"$SYM" addr2line --output-style=elfutils -f -i -C --core "$core" $pcs \
+	> "$T/a2l.sym" 2>&1
+eu-addr2line -f -i -C --core "$core" $pcs > "$T/a2l.eu" 2>&1
+same_file "addr2line --core: as eu-addr2line --core" "$T/a2l.eu" "$T/a2l.sym"
+"$SYM" addr2line --core "$core" 0x10 > /dev/null 2> "$T/a2l.err"
+rc=$?
+is "addr2line --core: an unmapped address is an error" \
+	"$rc $(cat "$T/a2l.err")" \
+	"1 sym addr2line: 0x10 is in no mapped ELF file"
