@@ -2674,6 +2674,18 @@ static int parse_uint(const char *s, unsigned long max, unsigned *out)
 	return 0;
 }
 
+/* --threads N: 1 to POOL_MAX_WORKERS; a message and -EINVAL else (out of
+ * parse_args() to keep it short). */
+static int parse_threads(struct a2l *a, const char *arg)
+{
+	if (parse_uint(arg, POOL_MAX_WORKERS, &a->threads) || a->threads < 1) {
+		tool_err("--threads: '%s' is not a number from 1 to %d", arg,
+			 POOL_MAX_WORKERS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
 	int c, err;
@@ -2763,10 +2775,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			}
 			break;
 		case OPT_PID:
-			a->rt_pid = optarg;
-			break;
 		case OPT_CORE:
-			a->rt_core = optarg;
+			*(c == OPT_PID ? &a->rt_pid : &a->rt_core) = optarg;
 			break;
 		case OPT_STORE:
 			a->store_dir = optarg;
@@ -2783,12 +2793,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			a->stats = true;
 			break;
 		case OPT_THREADS:
-			if (parse_uint(optarg, POOL_MAX_WORKERS, &a->threads) ||
-			    a->threads < 1) {
-				tool_err("--threads: '%s' is not a number from "
-					 "1 to %d", optarg, POOL_MAX_WORKERS);
+			if (parse_threads(a, optarg))
 				return -EINVAL;
-			}
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
