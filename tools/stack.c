@@ -48,8 +48,10 @@ struct stk_opts {
 	bool inlines, json;
 	const char *core, *exe, *store;
 	int pid;
+	/* --debuginfo-path, NULL-terminated: ndpath entries, room for
+	 * capdpath. */
 	const char **dpath;
-	size_t ndpath;
+	size_t ndpath, capdpath;
 };
 
 static void usage(FILE *f)
@@ -111,6 +113,17 @@ int stack_add_mod(struct stack_snap *s, const char *path, uint64_t start,
 	s->nmods++;
 	*out = m;
 	return 0;
+}
+
+int stack_parse_pid(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || *end || end == s || v <= 0 || v > INT32_MAX ? -1
+								    : (int)v;
 }
 
 struct stack_mod *stack_mod_find(struct stack_snap *s, uint64_t addr)
@@ -336,7 +349,6 @@ static int parse_args(int argc, char **argv, struct stk_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:e:p:ijh", longopts, NULL)) !=
@@ -349,9 +361,8 @@ static int parse_args(int argc, char **argv, struct stk_opts *o)
 			o->exe = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			o->pid = (int)strtol(optarg, &end, 10);
-			if (errno || *end || o->pid <= 0) {
+			o->pid = stack_parse_pid(optarg);
+			if (o->pid < 0) {
 				tool_err("bad pid '%s'", optarg);
 				return TOOL_EXIT_USAGE;
 			}
@@ -363,12 +374,11 @@ static int parse_args(int argc, char **argv, struct stk_opts *o)
 			o->json = true;
 			break;
 		case 'd':
-			if (tool_grow(&o->dpath, &o->ndpath, o->ndpath + 2,
+			if (tool_grow(&o->dpath, &o->capdpath, o->ndpath + 2,
 				      sizeof(*o->dpath), 4))
 				return TOOL_EXIT_FAIL;
-			o->dpath[o->ndpath - 2] = optarg;
-			o->dpath[o->ndpath - 1] = NULL;
-			o->ndpath--;
+			o->dpath[o->ndpath++] = optarg;
+			o->dpath[o->ndpath] = NULL;
 			break;
 		case 's':
 			o->store = optarg;

@@ -107,6 +107,10 @@ int stack_load_core(struct stack_snap *s, const char *path, const char *exe,
  */
 int stack_maps(struct stack_snap *s, int pid);
 
+/** stack_parse_pid() - a PID or TID in decimal, 1 to INT32_MAX; -1 when
+ * @s is not one. */
+int stack_parse_pid(const char *s);
+
 /** stack_mod_find() - the module mapped at runtime address @addr, NULL
  * when none; borrowed from @s. */
 struct stack_mod *stack_mod_find(struct stack_snap *s, uint64_t addr);

@@ -89,9 +89,7 @@ int stack_addr2line(const char *core, const char *pid, int n, char **addrs,
 	struct core c = { 0 };
 	void *map = NULL;
 	size_t maplen = 0;
-	char *end;
-	long p = 0;
-	int err, status;
+	int err, status, p;
 
 	if (n == 0 || (core && pid)) {
 		tool_err("--pid and --core take addresses on the command "
@@ -99,13 +97,12 @@ int stack_addr2line(const char *core, const char *pid, int n, char **addrs,
 		return TOOL_EXIT_USAGE;
 	}
 	if (pid) {
-		errno = 0;
-		p = strtol(pid, &end, 10);
-		if (errno || *end || p <= 0 || p > INT32_MAX) {
+		p = stack_parse_pid(pid);
+		if (p < 0) {
 			tool_err("bad pid '%s'", pid);
 			return TOOL_EXIT_USAGE;
 		}
-		err = stack_maps(&s, (int)p);
+		err = stack_maps(&s, p);
 	} else {
 		err = stack_load_core(&s, core, NULL, &c, &map, &maplen);
 	}

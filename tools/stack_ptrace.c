@@ -134,17 +134,6 @@ static int grab(struct stack_thread *t, int pid, const char *maps)
 	return 0;
 }
 
-static int tid_of(const char *s)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return errno || *end || end == s || v <= 0 || v > INT32_MAX ? -1
-								    : (int)v;
-}
-
 /* Seize and interrupt @tid, wait for its stop. */
 static int seize(int tid)
 {
@@ -191,7 +180,7 @@ static int seize_all(struct stack_snap *s, int pid, const char *maps)
 		return -errno;
 	while (!err && (de = readdir(d)) && s->nthreads < MAX_THREADS) {
 		struct stack_thread *t;
-		int tid = tid_of(de->d_name);
+		int tid = stack_parse_pid(de->d_name);
 
 		if (tid <= 0)
 			continue;

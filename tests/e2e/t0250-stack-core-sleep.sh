@@ -12,9 +12,7 @@ need eu-stack gdb python3
 core_setup
 plan 8
 
-exe=$(command -v sleep)
-core=$(make_core sh -c "$exe 100 & p=\$!; sleep 0.3; kill -SEGV \$p; wait \$p")
-[ -n "$core" ] || { echo "# no core written"; cat "$T/.core.out"; exit 1; }
+sleep_core
 peer_points sleep "$core" "$exe"
 
 head -2 "$T/sleep.sym" | tail -1 > "$T/tid"

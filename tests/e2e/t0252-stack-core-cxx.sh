@@ -10,7 +10,7 @@
 need eu-stack gdb python3 g++
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 core_setup
-plan 10
+plan 11
 
 g++ -O2 -g -pthread -o "$T/stack_crash" \
 	"$SYM_ROOT/fixtures/src/stack_crash.cc" || exit 1
@@ -42,3 +42,16 @@ rc=$?
 is "addr2line --core: an unmapped address is an error" \
 	"$rc $(cat "$T/a2l.err")" \
 	"1 sym addr2line: 0x10 is in no mapped ELF file"
+
+# A stripped copy given as --executable, its debug file found only by
+# --debuginfo-path: the same frames.
+bid=$("$SYM" buildid "$T/stack_crash" | cut -d' ' -f1)
+d=$T/dbg/.build-id/$(echo "$bid" | cut -c1-2)
+mkdir -p "$d" "$T/bin"
+objcopy --only-keep-debug "$T/stack_crash" "$d/$(echo "$bid" | cut -c3-).debug"
+objcopy --strip-all "$T/stack_crash" "$T/bin/stack_crash"
+"$SYM" stack -i --core "$core" --executable "$T/bin/stack_crash" \
+	--debuginfo-path "$T/dbg" 2>&1 | sed "s|$T/bin/||" > "$T/dpath.sym"
+sed "s|$T/||" "$T/cxx.sym" > "$T/cxx.sym.rel"
+same_file "--executable (stripped) with --debuginfo-path: same frames" \
+	"$T/cxx.sym.rel" "$T/dpath.sym"

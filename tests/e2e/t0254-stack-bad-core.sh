@@ -12,9 +12,7 @@ need python3
 core_setup
 plan 12
 
-exe=$(command -v sleep)
-core=$(make_core sh -c "$exe 100 & p=\$!; sleep 0.3; kill -SEGV \$p; wait \$p")
-[ -n "$core" ] || { echo "# no core written"; cat "$T/.core.out"; exit 1; }
+sleep_core
 
 # bad NAME MESSAGE: exit status 1 and MESSAGE on stderr.
 bad() {

@@ -5,6 +5,8 @@
 #                           (restored at exit); skips the test otherwise
 #   make_core CMD...        run CMD (which must die dumping core) with
 #                           ulimit -c unlimited; prints the core's path
+#   sleep_core              sets $exe to sleep and $core to a core of it
+#                           killed with SIGSEGV; exits the test if none
 #   peer_points NAME CORE EXE [TODO_EU] [TODO_GDB]   four TAP points: sym stack succeeds, and its
 #                           frames agree with eu-stack -i -s --core and
 #                           gdb's `thread apply all bt` on >= 99% of the
@@ -30,8 +32,9 @@ core_setup() {
 
 make_core() {
 	rm -f "$T"/cores/core.*
-	# The shell's "Segmentation fault (core dumped)" goes too.
-	{ (ulimit -c unlimited; exec "$@") > "$T/.core.out" 2>&1; } 2>/dev/null
+	# The shell's "Segmentation fault (core dumped)" goes to the file
+	# too: the inner sh is the one that reports it.
+	sh -c 'ulimit -c unlimited; "$@"; exit 0' sh "$@" > "$T/.core.out" 2>&1
 	for _i in 1 2 3 4 5 6 7 8 9 10; do
 		_c=$(ls "$T"/cores/core.* 2>/dev/null | head -1)
 		[ -n "$_c" ] && break
@@ -76,4 +79,12 @@ peer_points() {
 		"$T/$_name.cmp-eu" "$4"
 	agree_point "$_name: agrees with gdb thread apply all bt" \
 		"$T/$_name.cmp-gdb" "$5"
+}
+
+sleep_core() {
+	exe=$(command -v sleep)
+	core=$(make_core sh -c "$exe 100 & p=\$!; sleep 0.3; kill -SEGV \$p
+		wait \$p")
+	[ -n "$core" ] || { echo "# no core written"; cat "$T/.core.out"
+		exit 1; }
 }
