@@ -16,12 +16,12 @@
  * frame, a frame-pointer walk over the same stack copy is tried, and its
  * frames are flagged "fp".
  *
- * Symbolization, per module, in the issue's order: the store's table for
- * the build ID, else the file itself with its debug file (found as
- * sym_module_open() searches, with --debuginfo-path), else one from
- * debuginfod ($DEBUGINFOD_URLS).  Modules left without DWARF are named at
- * the end with the `sym upload` command that would give symd their debug
- * file.
+ * Symbolization, per module (stack_print.c): the store's table for the
+ * build ID, else the file itself with its debug file (found as
+ * sym_module_open() searches, with --debuginfo-path), else symd
+ * (--server), else debuginfod ($DEBUGINFOD_URLS).  Modules left without
+ * DWARF are named at the end with the `sym upload` command that would
+ * give symd their debug file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +46,7 @@
 
 struct stk_opts {
 	bool inlines, json;
-	const char *core, *exe, *store;
+	const char *core, *exe, *store, *server;
 	int pid;
 	/* --debuginfo-path, NULL-terminated: ndpath entries, room for
 	 * capdpath. */
@@ -63,7 +63,9 @@ static void usage(FILE *f)
 		"  -j, --json                JSON output\n"
 		"  --debuginfo-path=DIR      search DIR for debug files too\n"
 		"  --store=DIR               the table store (default: "
-		"$SYM_STORE, ...)\n");
+		"$SYM_STORE, ...)\n"
+		"  --server=URL              ask symd for modules without "
+		"local DWARF\n");
 }
 
 void stack_snap_release(struct stack_snap *s)
@@ -346,6 +348,7 @@ static int parse_args(int argc, char **argv, struct stk_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "debuginfo-path", required_argument, NULL, 'd' },
 		{ "store", required_argument, NULL, 's' },
+		{ "server", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -382,6 +385,9 @@ static int parse_args(int argc, char **argv, struct stk_opts *o)
 			break;
 		case 's':
 			o->store = optarg;
+			break;
+		case 'S':
+			o->server = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -493,7 +499,8 @@ int cmd_stack(int argc, char **argv)
 	if (!err)
 		err = stack_unwind(&s);
 	if (!err)
-		err = stack_print(&s, o.inlines, o.json, o.store, o.dpath);
+		err = stack_print(&s, o.inlines, o.json, o.store, o.server,
+				  o.dpath);
 	status = err < 0 ? TOOL_EXIT_FAIL : err;
 	if (status == TOOL_EXIT_OK && s.damage)
 		status = TOOL_EXIT_FAIL;

@@ -36,6 +36,9 @@ struct stack_mod {
 	/** Opened on first lookup; owned. */
 	struct sym_module *mod;
 	bool tried, in_store, no_dwarf, used;
+	/* Answered by --server's symd; symd had nothing; debuginfod was
+	 * asked. */
+	bool via_server, server_failed, dbgd_tried;
 };
 
 /** One thread's state and, after stack_unwind(), its PCs. */
@@ -144,10 +147,12 @@ int stack_ptrace(struct stack_snap *s, int pid);
 /**
  * stack_print() - symbolize and print every thread to stdout, then the
  * modules without debug information.
- * @param dpath  NULL-terminated --debuginfo-path list, or NULL
+ * @param store   --store, NULL for the default
+ * @param server  --server's URL, NULL for none
+ * @param dpath   NULL-terminated --debuginfo-path list, or NULL
  * @return the exit status (enum tool_exit)
  */
 int stack_print(struct stack_snap *s, bool inlines, bool json,
-		const char *store, const char **dpath);
+		const char *store, const char *server, const char **dpath);
 
 #endif /* SYM_TOOLS_STACK_H */

@@ -15,13 +15,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "stack.h"
 #include "tools.h"
 #include "base.h"
 
+/* symd: how long a cold build ID may take, and a stalled answer. */
+#define STACK_WAIT_MS 10000
+#define STACK_STALL_S 20
+
 struct pr {
 	struct stack_snap *s;
 	struct sym_store *store;
+	/* --server's symd, NULL without it. */
+	struct client *client;
 	const char **dpath;
 	bool inlines, json;
 	/* The frame being printed. */
@@ -164,10 +171,11 @@ static int print_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 	return 0;
 }
 
+/* The store's table, else the file with its own or a searched debug
+ * file; m->no_dwarf when neither has DWARF. */
 static void open_mod(struct pr *p, struct stack_mod *m)
 {
 	SYM_OPTS(sym_module_opts, mo, .debuginfo_path = p->dpath);
-	char why[256], *dbg = NULL;
 
 	m->tried = true;
 	if (p->store && m->build_id[0] &&
@@ -177,22 +185,26 @@ static void open_mod(struct pr *p, struct stack_mod *m)
 	}
 	if (sym_module_open(m->path, &mo, &m->mod) != 0)
 		m->mod = NULL;
-	if (m->mod && sym_module_debug_file(m->mod))
-		return;
-	if (m->build_id[0] && tool_debuginfod_enabled() &&
-	    tool_debuginfod_find(m->build_id, &dbg, why, sizeof(why)) == 0) {
-		SYM_OPTS(sym_module_opts, dopts, .debug_file = dbg);
-		struct sym_module *dm = NULL;
+	m->no_dwarf = !m->mod || !sym_module_debug_file(m->mod);
+}
 
-		if (sym_module_open(m->path, &dopts, &dm) == 0) {
-			sym_module_close(m->mod);
-			m->mod = dm;
-		}
-		free(dbg);
-		if (m->mod && sym_module_debug_file(m->mod))
-			return;
+/* The debug file from debuginfod, after symd had nothing. */
+static void open_debuginfod(struct stack_mod *m)
+{
+	char why[256], *dbg = NULL;
+	struct sym_module *dm = NULL;
+
+	m->dbgd_tried = true;
+	if (!m->build_id[0] || !tool_debuginfod_enabled() ||
+	    tool_debuginfod_find(m->build_id, &dbg, why, sizeof(why)) != 0)
+		return;
+	SYM_OPTS(sym_module_opts, dopts, .debug_file = dbg);
+	if (sym_module_open(m->path, &dopts, &dm) == 0) {
+		sym_module_close(m->mod);
+		m->mod = dm;
 	}
-	m->no_dwarf = true;
+	free(dbg);
+	m->no_dwarf = !m->mod || !sym_module_debug_file(m->mod);
 }
 
 static void print_pc(struct pr *p)
@@ -214,6 +226,16 @@ static void print_pc(struct pr *p)
 	    sym_store_lookup(p->store, m->build_id, &faddr, 1, print_frames,
 			     p) == 0)
 		return;
+	if (m->no_dwarf && p->client && m->build_id[0] && !m->server_failed) {
+		if (client_symbolize(p->client, m->build_id, &faddr, 1,
+				     STACK_WAIT_MS, print_frames, p) == 0) {
+			m->via_server = true;
+			return;
+		}
+		m->server_failed = true;
+	}
+	if (m->no_dwarf && !m->dbgd_tried)
+		open_debuginfod(m);
 	if (!m->mod || sym_module_lookup(m->mod, faddr, fr, SYM_MAX_FRAMES,
 					 &n) != 0)
 		n = 0;
@@ -270,7 +292,7 @@ static int print_missing(struct pr *p)
 	for (i = 0; i < p->s->nmods; i++) {
 		struct stack_mod *m = &p->s->mods[i];
 
-		if (!m->used || !m->no_dwarf)
+		if (!m->used || !m->no_dwarf || m->via_server)
 			continue;
 		if (p->json) {
 			printf("%s\n    {\"module\": ", nmiss ? "," : "");
@@ -292,7 +314,7 @@ static int print_missing(struct pr *p)
 }
 
 int stack_print(struct stack_snap *s, bool inlines, bool json,
-		const char *store, const char **dpath)
+		const char *store, const char *server, const char **dpath)
 {
 	struct pr p = { .s = s, .dpath = dpath, .inlines = inlines,
 			.json = json };
@@ -307,6 +329,12 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 	    tool_store_open(store, SYM_STORE_RDONLY, NULL, dir, sizeof(dir),
 			    &p.store) != 0)
 		p.store = NULL;
+	if (server && client_new(server, STACK_STALL_S, &p.client) != 0) {
+		tool_err("--server: '%s' is not an http:// or https:// URL",
+			 server);
+		sym_store_close(p.store);
+		return TOOL_EXIT_USAGE;
+	}
 	if (json) {
 		printf("{\"pid\": %d, \"name\": ", s->pid);
 		json_str(s->comm);
@@ -325,5 +353,6 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 		print_missing(&p);
 	}
 	sym_store_close(p.store);
+	client_free(p.client);
 	return fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_FAIL;
 }
