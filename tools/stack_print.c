@@ -318,7 +318,7 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 {
 	struct pr p = { .s = s, .dpath = dpath, .inlines = inlines,
 			.json = json };
-	char dir[4096];
+	char dir[4096], path[4096];
 	size_t i;
 
 	/* A store that does not exist yet has no table: not worth a
@@ -326,7 +326,7 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 	if (!store && sym_store_default_dir(dir, sizeof(dir)) == 0)
 		store = dir;
 	if (store && access(store, F_OK) == 0 &&
-	    tool_store_open(store, SYM_STORE_RDONLY, NULL, dir, sizeof(dir),
+	    tool_store_open(store, SYM_STORE_RDONLY, NULL, path, sizeof(path),
 			    &p.store) != 0)
 		p.store = NULL;
 	if (server && client_new(server, STACK_STALL_S, &p.client) != 0) {
