@@ -194,21 +194,14 @@ static int use_executable(struct stack_snap *s, const char *exe)
 	return -ENOENT;
 }
 
-/* A vDSO dumped in the core: into a memfd that the unwinder and libsym
- * open by /proc/self/fd/N. */
-static int core_vdso(struct stack_snap *s, const struct core *c)
+int stack_add_vdso(struct stack_snap *s, const void *img, size_t len,
+		   uint64_t start)
 {
 	struct stack_mod *m;
 	char path[64];
-	const void *img;
-	size_t avail, len = 0, i;
 	int err;
 
-	img = core_mem(c, c->vdso, &avail);
-	for (i = 0; img && i < c->nsegs; i++)
-		if (c->segs[i].vaddr == c->vdso)
-			len = c->segs[i].filesz;
-	if (!img || !len || len > avail)
+	if (s->vdso_fd >= 0 || !len)
 		return 0;
 	s->vdso_fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (s->vdso_fd < 0)
@@ -216,15 +209,30 @@ static int core_vdso(struct stack_snap *s, const struct core *c)
 	if (write(s->vdso_fd, img, len) != (ssize_t)len)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->vdso_fd);
-	err = stack_add_mod(s, path, c->vdso, c->vdso + len, &m);
+	err = stack_add_mod(s, path, start, start + len, &m);
 	if (err)
 		return err;
-	m->base = c->vdso;
-	m->exec_start = c->vdso;
-	m->exec_end = c->vdso + len;
+	m->base = start;
+	m->exec_start = start;
+	m->exec_end = start + len;
 	m->name = "[vdso]";
 	stack_mod_ident(m, img, len);
 	return 0;
+}
+
+/* The vDSO dumped in the core (AT_SYSINFO_EHDR's segment). */
+static int core_vdso(struct stack_snap *s, const struct core *c)
+{
+	const void *img;
+	size_t avail, len = 0, i;
+
+	img = core_mem(c, c->vdso, &avail);
+	for (i = 0; img && i < c->nsegs; i++)
+		if (c->segs[i].vaddr == c->vdso)
+			len = c->segs[i].filesz;
+	if (!img || len > avail)
+		return 0;
+	return stack_add_vdso(s, img, len, c->vdso);
 }
 
 static bool seg_exec(const struct core *c, uint64_t addr)

@@ -70,7 +70,7 @@ struct stack_snap {
 	size_t nthreads;
 	struct stack_mod *mods;
 	size_t nmods, capmods;
-	/** The vDSO image of a core, in a memfd; -1 when none. */
+	/** The vDSO image, in a memfd; -1 when none. */
 	int vdso_fd;
 };
 
@@ -131,6 +131,16 @@ typedef int (*stack_answer_fn)(void *ctx, const char *path, int n,
 			       char **addrs);
 int stack_addr2line(const char *core, const char *pid, int n, char **addrs,
 		    stack_answer_fn answer, void *ctx);
+
+/**
+ * stack_add_vdso() - the vDSO image @img (@len bytes, mapped at @start)
+ * as a module, through a memfd that the unwinder and libsym open by
+ * /proc/self/fd/N (s->vdso_fd).  A no-op when @s has one already.
+ * @return 0 (also when the memfd cannot be made: the vDSO is then just
+ *         unknown), -ENOMEM
+ */
+int stack_add_vdso(struct stack_snap *s, const void *img, size_t len,
+		   uint64_t start);
 
 /** stack_unwind() - fill each thread's PCs. @return 0, -ENOMEM */
 int stack_unwind(struct stack_snap *s);

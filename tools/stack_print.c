@@ -292,7 +292,7 @@ static int print_missing(struct pr *p)
 	for (i = 0; i < p->s->nmods; i++) {
 		struct stack_mod *m = &p->s->mods[i];
 
-		if (!m->used || !m->no_dwarf || m->via_server)
+		if (!m->used || !m->no_dwarf || m->via_server || m->name)
 			continue;
 		if (p->json) {
 			printf("%s\n    {\"module\": ", nmiss ? "," : "");

@@ -15,9 +15,8 @@
  * Modules come from /proc/PID/maps: every file mapping, opened through
  * /proc/PID/map_files/ would need CAP_SYS_ADMIN, so the path as mapped,
  * under /proc/PID/root/ (containers); their build IDs are read from the
- * files, which the unwinder checks again when it opens them.  The vDSO
- * is not given to the unwinder: a thread whose PC is in it ends with
- * "pc in no mapped file" (its caller is lost).
+ * files, which the unwinder checks again when it opens them.  The vDSO's
+ * image is copied from the process into a memfd, as a core's is.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -58,6 +57,32 @@ static uint64_t map_end(const char *maps, uint64_t addr)
 	return addr;
 }
 
+/* The vDSO's image, read from the process (it needs no stop). */
+static int live_vdso(struct stack_snap *s, int pid, uint64_t start,
+		     uint64_t end)
+{
+	struct iovec local, remote;
+	ssize_t got;
+	void *img;
+	int err;
+
+	if (end - start > (1 << 20))
+		return 0;
+	img = malloc(end - start);
+	if (!img)
+		return -ENOMEM;
+	local.iov_base = img;
+	local.iov_len = end - start;
+	remote.iov_base = (void *)(uintptr_t)start;
+	remote.iov_len = end - start;
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	err = got == (ssize_t)(end - start)
+		      ? stack_add_vdso(s, img, (size_t)got, start)
+		      : 0;
+	free(img);
+	return err;
+}
+
 static int read_maps(struct stack_snap *s, int pid, char **text)
 {
 	char path[64], line[4096 + 128], file[4096];
@@ -85,6 +110,11 @@ static int read_maps(struct stack_snap *s, int pid, char **text)
 		len += ll;
 		n = sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
 			   " %*s %*s %4095[^\n]", &st, &en, perm, &off, file);
+		if (n == 5 && strcmp(file, "[vdso]") == 0) {
+			err = live_vdso(s, pid, st, en);
+			if (err)
+				break;
+		}
 		if (n < 5 || file[0] != '/')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/root", pid);
