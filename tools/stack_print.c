@@ -285,6 +285,18 @@ static void print_thread(struct pr *p, struct stack_thread *t, bool first)
 						      : "bad CFI");
 }
 
+/* A module's path as its process sees it: without the /proc/PID/root
+ * that reaches into its mount namespace. */
+static const char *own_path(const char *path)
+{
+	const char *r;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return path;
+	r = strchr(path + 6, '/');
+	return r && strncmp(r, "/root/", 6) == 0 ? r + 5 : path;
+}
+
 static int print_missing(struct pr *p)
 {
 	size_t i, nmiss = 0;
@@ -296,7 +308,7 @@ static int print_missing(struct pr *p)
 			continue;
 		if (p->json) {
 			printf("%s\n    {\"module\": ", nmiss ? "," : "");
-			json_str(m->path);
+			json_str(own_path(m->path));
 			printf(", \"build_id\": \"%s\"}", m->build_id);
 		} else {
 			if (!nmiss)
@@ -304,9 +316,9 @@ static int print_missing(struct pr *p)
 					"for:\n", tool_prog());
 			fprintf(stderr, "  %s %s\n    fix: sym upload "
 				"--server=URL --token-file=FILE %s "
-				"<its debug file>\n", m->path,
+				"<its debug file>\n", own_path(m->path),
 				m->build_id[0] ? m->build_id : "(no build ID)",
-				m->path);
+				own_path(m->path));
 		}
 		nmiss++;
 	}
