@@ -13,8 +13,9 @@
  * Unwinding is the recorder's CFI unwinder (tools/agent/unwind.h), fed the
  * executable mappings; the vDSO of a core is handed to it through a memfd
  * holding the dumped image.  When CFI ends a thread's walk after its first
- * frame, a frame-pointer walk over the same stack copy is tried, and its
- * frames are flagged "fp".
+ * frame, a frame-pointer walk over the same stack copy is tried, handing
+ * back to CFI as soon as it can, and the frames it found are flagged
+ * "fp".
  *
  * Symbolization, per module (stack_print.c): the store's table for the
  * build ID, else the file itself with its debug file (found as
@@ -431,30 +432,74 @@ static void map_modules(struct stack_snap *s, struct unwinder *u)
 	}
 }
 
-/* The frame-pointer walk: rbp chains inside the stack copy. */
-static size_t fp_walk(const struct stack_thread *t, uint64_t *pcs,
-		      unsigned char *exact, size_t max)
+/*
+ * cfi_resume() - CFI again from the caller's state a frame-pointer step
+ * found (pc @ra, sp @csp, rbp @cbp; the other registers as at the leaf,
+ * which only rules that name them would read), its frames stored from
+ * t->pcs[n] on.  The unwinder takes its first PC as exact, so @ra's CFI
+ * row is looked up at @ra, not at the call before it: right but for a
+ * call that ends its function.
+ * @return the frames stored, 0 when CFI gets no further than @ra
+ */
+static size_t cfi_resume(struct unwinder *u, struct stack_thread *t,
+			 uint64_t ra, uint64_t csp, uint64_t cbp, size_t n)
+{
+	uint64_t regs[UNWIND_NREGS], sp = t->regs[UNWIND_REG_SP];
+	size_t got = 0;
+	int stop = 0;
+
+	if (csp < sp || csp - sp > t->stack_len || n >= STACK_PCS)
+		return 0;
+	memcpy(regs, t->regs, sizeof(regs));
+	regs[UNWIND_REG_IP] = ra;
+	regs[UNWIND_REG_SP] = csp;
+	regs[UNWIND_REG_BP] = cbp;
+	if (unwinder_unwind_exact(u, 1, regs,
+				  (const unsigned char *)t->stack + (csp - sp),
+				  t->stack_len - (csp - sp), t->pcs + n,
+				  t->exact + n, STACK_PCS - n, &got,
+				  &stop) != 0 || got <= 1)
+		return 0;
+	t->exact[n] = 0; /* a return address */
+	t->stop = stop;
+	return got;
+}
+
+/*
+ * fp_walk() - the frame-pointer fallback: the rbp chain inside the stack
+ * copy, each step's caller first handed back to CFI (cfi_resume()), so
+ * that frame pointers bridge only the frames without CFI.  Frames before
+ * t->fp_end are flagged as found by frame pointers.
+ */
+static void fp_walk(struct unwinder *u, struct stack_thread *t)
 {
 	uint64_t sp = t->regs[UNWIND_REG_SP], bp = t->regs[UNWIND_REG_BP];
 	const unsigned char *st = t->stack;
-	size_t n = 0;
+	size_t n = 0, got;
 
-	pcs[n] = t->regs[UNWIND_REG_IP];
-	exact[n++] = 1;
-	while (n < max && bp >= sp && bp - sp + 16 <= t->stack_len) {
+	t->pcs[n] = t->regs[UNWIND_REG_IP];
+	t->exact[n++] = 1;
+	while (n < STACK_PCS && bp >= sp && bp - sp + 16 <= t->stack_len) {
 		uint64_t next, ra;
 
 		memcpy(&next, st + (bp - sp), 8);
 		memcpy(&ra, st + (bp - sp) + 8, 8);
 		if (!ra)
 			break;
-		pcs[n] = ra;
-		exact[n++] = 0;
+		got = cfi_resume(u, t, ra, bp + 16, next, n);
+		if (got) {
+			t->fp_end = n + 1;
+			t->npcs = n + got;
+			return;
+		}
+		t->pcs[n] = ra;
+		t->exact[n++] = 0;
 		if (next < bp + FP_MIN_FRAME)
 			break;
 		bp = next;
 	}
-	return n;
+	t->fp_end = n;
+	t->npcs = n;
 }
 
 int stack_unwind(struct stack_snap *s)
@@ -480,7 +525,7 @@ int stack_unwind(struct stack_snap *s)
 			break;
 		t->stop = stop;
 		if (t->npcs <= 1 && stop != UNWIND_STOP_NONE && t->stack) {
-			t->npcs = fp_walk(t, t->pcs, t->exact, STACK_PCS);
+			fp_walk(u, t);
 			t->fp = t->npcs > 1;
 		}
 	}

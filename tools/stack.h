@@ -55,10 +55,11 @@ struct stack_thread {
 	uint64_t pc_buf[STACK_PCS];
 	unsigned char exact[STACK_PCS];
 	size_t npcs;
-	/** enum unwind_stop; @fp when the frames come from frame
-	 *  pointers. */
+	/** enum unwind_stop of the last walk; @fp when frame pointers
+	 *  found frames, those before @fp_end. */
 	int stop;
 	bool fp;
+	size_t fp_end;
 };
 
 struct stack_snap {

@@ -50,6 +50,12 @@ static const char *mod_name(const struct stack_mod *m)
 	return b ? b + 1 : m->path;
 }
 
+/* Whether frame pointers found the PC being printed. */
+static bool frame_fp(const struct pr *p)
+{
+	return p->t->fp && p->idx < p->t->fp_end;
+}
+
 static void json_str(const char *s)
 {
 	putchar('"');
@@ -113,7 +119,7 @@ static void print_one(struct pr *p, const struct sym_frame *f, bool inl)
 		printf(", \"line\": %u, \"column\": %u, \"inlined\": %s, "
 		       "\"unwind\": \"%s\"",
 		       f ? f->line : 0, f ? f->column : 0,
-		       inl ? "true" : "false", p->t->fp ? "fp" : "cfi");
+		       inl ? "true" : "false", frame_fp(p) ? "fp" : "cfi");
 		if (p->m) {
 			printf(", \"module\": ");
 			json_str(mod_name(p->m));
@@ -135,7 +141,7 @@ static void print_one(struct pr *p, const struct sym_frame *f, bool inl)
 			printf(" - %s %s+0x%" PRIx64, mod_name(p->m),
 			       p->m->build_id[0] ? p->m->build_id : "?",
 			       p->addr - p->m->bias);
-		if (p->t->fp)
+		if (frame_fp(p))
 			printf(" [fp]");
 		putchar('\n');
 	}
@@ -269,6 +275,7 @@ static void print_thread(struct pr *p, struct stack_thread *t, bool first)
 		putchar('\n');
 	}
 	for (i = 0; i < t->npcs; i++) {
+		p->idx = i;
 		p->pc = t->pcs[i];
 		p->addr = t->exact[i] ? p->pc : p->pc - 1;
 		p->m = stack_mod_find(p->s, p->addr);
@@ -276,7 +283,7 @@ static void print_thread(struct pr *p, struct stack_thread *t, bool first)
 	}
 	if (p->json)
 		printf("]}");
-	else if (t->stop != UNWIND_STOP_NONE && !t->fp)
+	else if (t->stop != UNWIND_STOP_NONE)
 		printf("   (unwind stopped: %s)\n",
 		       t->stop == UNWIND_STOP_NOMAP ? "pc in no mapped file"
 		       : t->stop == UNWIND_STOP_NOCFI ? "no CFI"

@@ -15,7 +15,7 @@
 need eu-stack gdb python3 g++
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 core_setup
-plan 15
+plan 17
 
 g++ -O2 -g -pthread -o "$T/stack_crash" \
 	"$SYM_ROOT/fixtures/src/stack_crash.cc" || exit 1
@@ -83,3 +83,19 @@ same_file "--server: the frames symd gives are the file's" \
 	sed "s|$T/bin/||" > "$T/store.sym"
 same_file "the store's table: the same frames" "$T/cxx.sym.rel" \
 	"$T/store.sym"
+
+# No CFI at all in the program (fixtures/src/stack_nocfi.c): the CFI walk
+# stops at the leaf, frame pointers take over, and the frames say so; they
+# are the ones eu-stack finds (it falls back to frame pointers too).
+gcc -O1 -g -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-fno-omit-frame-pointer -o "$T/nocfi.g" \
+	"$SYM_ROOT/fixtures/src/stack_nocfi.c" &&
+	objcopy -R .debug_frame "$T/nocfi.g" "$T/nocfi" || exit 1
+core=$(make_core "$T/nocfi")
+"$SYM" stack -i --core "$core" > "$T/fp.sym" 2>&1
+ok "no CFI: frame-pointer frames, flagged [fp]" \
+	grep -q '^#0  0x[0-9a-f]* leaf .* \[fp\]$' "$T/fp.sym"
+eu-stack -i -s --core "$core" -e "$T/nocfi" > "$T/fp.eu" 2>&1
+python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/fp.sym" \
+	"$T/fp.eu" eu > "$T/fp.cmp"
+agree_point "no CFI: agrees with eu-stack" "$T/fp.cmp"
