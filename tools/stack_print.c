@@ -177,6 +177,19 @@ static int print_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 	return 0;
 }
 
+/* A table built from a file's DWARF goes into the store, as `sym
+ * addr2line` leaves it, so that the next stack of the same build ID is
+ * warm.  A store that cannot take it is no error. */
+static void keep_table(struct pr *p, struct stack_mod *m)
+{
+	const struct sym_table *tab;
+
+	if (!p->store || m->no_dwarf || !m->build_id[0] ||
+	    tool_module_table(m->mod, p->store, m->build_id, &tab) != 0)
+		return;
+	tool_store_put_module(p->store, m->build_id, m->mod, m->path, tab);
+}
+
 /* The store's table, else the file with its own or a searched debug
  * file; m->no_dwarf when neither has DWARF. */
 static void open_mod(struct pr *p, struct stack_mod *m)
@@ -192,10 +205,11 @@ static void open_mod(struct pr *p, struct stack_mod *m)
 	if (sym_module_open(m->path, &mo, &m->mod) != 0)
 		m->mod = NULL;
 	m->no_dwarf = !m->mod || !sym_module_debug_file(m->mod);
+	keep_table(p, m);
 }
 
 /* The debug file from debuginfod, after symd had nothing. */
-static void open_debuginfod(struct stack_mod *m)
+static void open_debuginfod(struct pr *p, struct stack_mod *m)
 {
 	char why[256], *dbg = NULL;
 	struct sym_module *dm = NULL;
@@ -211,6 +225,7 @@ static void open_debuginfod(struct stack_mod *m)
 	}
 	free(dbg);
 	m->no_dwarf = !m->mod || !sym_module_debug_file(m->mod);
+	keep_table(p, m);
 }
 
 static void print_pc(struct pr *p)
@@ -241,7 +256,7 @@ static void print_pc(struct pr *p)
 		m->server_failed = true;
 	}
 	if (m->no_dwarf && !m->dbgd_tried)
-		open_debuginfod(m);
+		open_debuginfod(p, m);
 	if (!m->mod || sym_module_lookup(m->mod, faddr, fr, SYM_MAX_FRAMES,
 					 &n) != 0)
 		n = 0;
@@ -337,15 +352,12 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 {
 	struct pr p = { .s = s, .dpath = dpath, .inlines = inlines,
 			.json = json };
-	char dir[4096], path[4096];
+	char path[4096];
 	size_t i;
 
-	/* A store that does not exist yet has no table: not worth a
-	 * warning. */
-	if (!store && sym_store_default_dir(dir, sizeof(dir)) == 0)
-		store = dir;
-	if (store && access(store, F_OK) == 0 &&
-	    tool_store_open(store, SYM_STORE_RDONLY, NULL, path, sizeof(path),
+	/* The store, created when missing, as sym addr2line does; one
+	 * that cannot be opened (read-only, no $HOME) is left out. */
+	if (tool_store_open(store, 0, NULL, path, sizeof(path),
 			    &p.store) != 0)
 		p.store = NULL;
 	if (server && client_new(server, STACK_STALL_S, &p.client) != 0) {

@@ -6,7 +6,7 @@
 # and every frame agrees with eu-stack -i -s and gdb.  `sym addr2line
 # --core` answers the runtime PCs of the stack as eu-addr2line --core does.
 # A stripped --executable gets its debug information from --debuginfo-path,
-# from the store's table (which `sym addr2line -e` left there), or from
+# from the store's table (which the first sym stack left there), or from
 # symd (--server) once its debug file is uploaded there; before,
 # it is listed as missing with the upload command.
 . "$(dirname "$0")/lib/lib.sh"
@@ -56,7 +56,7 @@ mkdir -p "$d" "$T/bin"
 objcopy --only-keep-debug "$T/stack_crash" "$d/$(echo "$bid" | cut -c3-).debug"
 objcopy --strip-all "$T/stack_crash" "$T/bin/stack_crash"
 "$SYM" stack -i --core "$core" --executable "$T/bin/stack_crash" \
-	--store "$T/no-store" --debuginfo-path "$T/dbg" 2>&1 | sed "s|$T/bin/||" > "$T/dpath.sym"
+	--store "$T/store-dpath" --debuginfo-path "$T/dbg" 2>&1 | sed "s|$T/bin/||" > "$T/dpath.sym"
 sed "s|$T/||" "$T/cxx.sym" > "$T/cxx.sym.rel"
 same_file "--executable (stripped) with --debuginfo-path: same frames" \
 	"$T/cxx.sym.rel" "$T/dpath.sym"
@@ -66,19 +66,19 @@ same_file "--executable (stripped) with --debuginfo-path: same frames" \
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" || exit 1
 "$SYM" stack -i --core "$core" --executable "$T/bin/stack_crash" \
-	--store "$T/no-store" --server "$SYMD_URL" > /dev/null 2> "$T/srv0.err"
+	--store "$T/store-srv" --server "$SYMD_URL" > /dev/null 2> "$T/srv0.err"
 ok "--server without the debug file: named as missing" \
 	grep -q "^  $T/bin/stack_crash $bid" "$T/srv0.err"
 "$SYM" upload --server "$SYMD_URL" --token-file "$T/token" \
 	"$d/$(echo "$bid" | cut -c3-).debug" > "$T/up.out" 2>&1
 is "the debug file uploaded" "$?" 0
 "$SYM" stack -i --core "$core" --executable "$T/bin/stack_crash" \
-	--store "$T/no-store" --server "$SYMD_URL" 2> "$T/srv.err" | sed "s|$T/bin/||" > "$T/srv.sym"
+	--store "$T/store-srv" --server "$SYMD_URL" 2> "$T/srv.err" | sed "s|$T/bin/||" > "$T/srv.sym"
 same_file "--server: the frames symd gives are the file's" \
 	"$T/cxx.sym.rel" "$T/srv.sym"
 
-# The store: `sym addr2line --core` above kept the table of the fixture
-# in the test's store; the stripped copy alone gets the same frames.
+# The store: the first sym stack above kept the table of the fixture in
+# the test's store; the stripped copy alone gets the same frames.
 "$SYM" stack -i --core "$core" --executable "$T/bin/stack_crash" 2>&1 |
 	sed "s|$T/bin/||" > "$T/store.sym"
 same_file "the store's table: the same frames" "$T/cxx.sym.rel" \
