@@ -56,6 +56,7 @@
 #include "client.h"
 #include "grow.h"
 #include "pool.h"
+#include "stack.h"
 #include "tools.h"
 #include "base.h"
 
@@ -97,6 +98,7 @@ struct a2l {
 	bool section;			/* -j: inputs are offsets */
 	uint64_t section_vma, section_size;
 	const char *store_dir;		/* --store, NULL for the default */
+	const char *rt_pid, *rt_core;	/* --pid, --core (stack_a2l.c) */
 	struct tool_dirs dirs;		/* --debuginfo-path */
 
 	/* What is being symbolized. */
@@ -179,6 +181,8 @@ enum {
 	OPT_WAIT_MS,
 	OPT_THREADS,
 	OPT_NO_PLT_NAMES,
+	OPT_PID,
+	OPT_CORE,
 };
 
 static const struct option longopts[] = {
@@ -210,6 +214,8 @@ static const struct option longopts[] = {
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "core", required_argument, NULL, OPT_CORE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -263,7 +269,12 @@ static void usage(FILE *f, bool lookup)
 		"SYMBOL, SYMBOL+OFF or\nSYMBOL-OFF; with no ADDR they are read "
 		"from stdin, one per line.\nThe table of FILE is kept in the "
 		"store, by build ID, for the next run.\n\n"
-		"  -e, --exe=FILE          the ELF file\n%s"
+		"  -e, --exe=FILE          the ELF file\n"
+		"      --pid=PID, --core=CORE  ADDRs are runtime addresses of "
+		"process PID\n"
+		"                          or of a core file: each is looked "
+		"up in the\n"
+		"                          file mapped there\n%s"
 		"      --no-cache          neither read nor write the store\n"
 		"      --debuginfo-path=DIR[:DIR...]  also search DIR for "
 		"debug files\n"
@@ -2676,6 +2687,18 @@ static int parse_uint(const char *s, unsigned long max, unsigned *out)
 	return 0;
 }
 
+/* --threads N: 1 to POOL_MAX_WORKERS; a message and -EINVAL else (out of
+ * parse_args() to keep it short). */
+static int parse_threads(struct a2l *a, const char *arg)
+{
+	if (parse_uint(arg, POOL_MAX_WORKERS, &a->threads) || a->threads < 1) {
+		tool_err("--threads: '%s' is not a number from 1 to %d", arg,
+			 POOL_MAX_WORKERS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
 	int c, err;
@@ -2764,6 +2787,10 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case OPT_PID:
+		case OPT_CORE:
+			*(c == OPT_PID ? &a->rt_pid : &a->rt_core) = optarg;
+			break;
 		case OPT_STORE:
 			a->store_dir = optarg;
 			break;
@@ -2779,12 +2806,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			a->stats = true;
 			break;
 		case OPT_THREADS:
-			if (parse_uint(optarg, POOL_MAX_WORKERS, &a->threads) ||
-			    a->threads < 1) {
-				tool_err("--threads: '%s' is not a number from "
-					 "1 to %d", optarg, POOL_MAX_WORKERS);
+			if (parse_threads(a, optarg))
 				return -EINVAL;
-			}
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
@@ -3304,8 +3327,36 @@ out:
 	return status;
 }
 
+/* Runtime addresses (--pid, --core): each run of them in one file is
+ * answered by a fresh engine parsed from the same command line, with the
+ * file as -e (stack_a2l.c). */
+struct rt_args {
+	int argc;
+	char **argv;
+};
+
+static int rt_answer(void *ctx, const char *path, int n, char **addrs)
+{
+	const struct rt_args *r = ctx;
+	struct a2l *a = a2l_new(false);
+	int status = TOOL_EXIT_FAIL;
+
+	if (!a)
+		return TOOL_EXIT_FAIL;
+	optind = 0;
+	if (parse_args(a, r->argc, r->argv) == 0) {
+		a->exe = path;
+		a->module_name = path;
+		status = open_module(a) ? TOOL_EXIT_FAIL
+					: a2l_inputs(a, n, addrs);
+	}
+	a2l_free(a);
+	return status;
+}
+
 int tool_addr2line(int argc, char **argv, bool lookup)
 {
+	struct rt_args rt = { argc, argv };
 	struct a2l *a;
 	int status = TOOL_EXIT_OK;
 	int err;
@@ -3356,6 +3407,10 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		} else if (err) {
 			tool_err("out of memory");
 		}
+	} else if (a->rt_pid || a->rt_core) {
+		status = stack_addr2line(a->rt_core, a->rt_pid, argc - optind,
+					 argv + optind, rt_answer, &rt);
+		goto out;
 	} else {
 		a->module_name = a->exe;
 		err = open_module(a);

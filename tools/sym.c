@@ -42,6 +42,8 @@ static const struct tool_cmd commands[] = {
 	  "top functions by self and total samples, with error bars" },
 	{ "run", cmd_run,
 	  "run a command under libsymprof, the in-process sampler" },
+	{ "stack", cmd_stack,
+	  "unwind and symbolize every thread of a core file or a process" },
 	{ "store", cmd_store,
 	  "fill, list and check the table store (add ls info rm gc verify)" },
 	{ "symbolize", cmd_symbolize,

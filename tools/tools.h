@@ -53,6 +53,7 @@ int cmd_pprof(int argc, char **argv);	/* pprof.c */
 int cmd_record(int argc, char **argv);	/* record.c */
 int cmd_report(int argc, char **argv);	/* report.c */
 int cmd_run(int argc, char **argv);	/* run.c */
+int cmd_stack(int argc, char **argv);	/* stack.c */
 int cmd_store(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);	/* symbolize.c */
 int cmd_symbolize_log(int argc, char **argv);	/* symbolize_log.c */

@@ -121,8 +121,11 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # The targets in TOOL_TARGETS drive them: fuzz-reply the reader of symd's
 # answers (tools/client.c), fuzz-folded the folded reader and flame graph
 # writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
-# sym record's CFI unwinder (tools/agent/unwind.c).
-TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-log
+# sym record's CFI unwinder (tools/agent/unwind.c), fuzz-core the core
+# file reader of sym stack (tools/core.c), fuzz-log the line parser of sym
+# symbolize-log (tools/logline.c).
+TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-core \
+	fuzz-log
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a
