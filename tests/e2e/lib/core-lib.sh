@@ -2,7 +2,8 @@
 # after lib.sh.
 #
 #   core_setup              root only: core_pattern set to $T/cores/core.%p
-#                           (restored at exit); skips the test otherwise
+#                           (restored at exit), under a lock that the
+#                           other core tests wait for; skips otherwise
 #   make_core CMD...        run CMD (which must die dumping core) with
 #                           ulimit -c unlimited; prints the core's path
 #   sleep_core              sets $exe to sleep and $core to a core of it
@@ -19,6 +20,16 @@
 
 core_setup() {
 	[ "$(id -u)" = 0 ] || plan_skip "not root: cannot set core_pattern"
+	# core_pattern is one for the whole machine and make check runs two
+	# tests at once: the tests that set it take turns, or one's cores
+	# land in the other's directory (t0252 lost its last core so in a
+	# .ci/run).  The lock goes with this shell's fd 9.
+	command -v flock > /dev/null || plan_skip "no flock (util-linux)"
+	exec 9> "${TMPDIR:-/tmp}/sym-test-core-pattern.lock"
+	if ! flock -w 600 9; then
+		echo "Bail out! core_pattern still locked after 600 s"
+		exit 1
+	fi
 	_cp_old=$(cat /proc/sys/kernel/core_pattern) ||
 		plan_skip "cannot read core_pattern"
 	mkdir -p "$T/cores"
