@@ -57,7 +57,9 @@ struct core_file {
 /** A PT_LOAD segment. */
 struct core_seg {
 	uint64_t vaddr, memsz;
-	/** File bytes present: p_filesz, cut to what the file holds. */
+	/** File bytes present: p_filesz, cut to what the file holds; the
+	 *  offset is p_offset as the file says, meaningful only with
+	 *  filesz > 0 (a segment past the file's end has filesz 0). */
 	uint64_t filesz, offset;
 	uint32_t flags;
 };
