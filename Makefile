@@ -380,6 +380,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
 	$(Q)tests/bench/symd-bench.sh
+	$(Q)tests/bench/symd-attack-bench.sh
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/views-bench.sh
