@@ -176,6 +176,12 @@ status_kb() {
 	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$SYMD_PID/status"
 }
 
+# cpu: symd's CPU time so far (user + system, all threads), in clock ticks.
+cpu() {
+	sed 's/.*) //' "/proc/$SYMD_PID/stat" | awk '{ print $12 + $13 }'
+}
+HZ=$(getconf CLK_TCK)
+
 # peak_reset: symd's VmHWM starts again from its VmRSS now; false when the
 # kernel refuses (then peaks come from symd_attack.py's samples).
 HWM_RESET=1
@@ -195,22 +201,25 @@ probe_start() {
 	sleep 0.5	# connected, first answers in
 	P_T0=$(date +%s%N)
 	P_RSS0=$(status_kb VmRSS)
+	P_CPU0=$(cpu)
 	peak_reset
 }
 
 # probe_stop [PEAK_KB]: end the probe; one row
-#   probe NAME requests p50_us p99_us max_us errors rss0_kb peak_kb
+#   probe NAME requests p50_us p99_us max_us errors rss0_kb peak_kb cpu_pct
 # PEAK_KB: a sampled peak to use when VmHWM could not be reset.
 probe_stop() {
 	P_T1=$(date +%s%N)
 	p_hwm=$(status_kb VmHWM)
+	p_cpu=$(awk -v t=$(($(cpu) - P_CPU0)) -v hz="$HZ" -v a="$P_T0" -v b="$P_T1" \
+		'BEGIN { printf "%.0f", t / hz * 1e11 / (b - a) }')
 	[ -z "$HWM_RESET" ] && [ -n "${1:-}" ] && p_hwm=$1
 	kill -TERM "$PROBE_PID" 2> /dev/null
 	wait "$PROBE_PID"
 	PROBE_PID=
 	p_line=$("$LOAD" -s "$W/$P_NAME.recs" -a "$P_T0" -b "$P_T1")
 	echo "$P_NAME $p_line" >> "$W/probes.txt"
-	echo "probe $P_NAME $(kv requests "$p_line") $(kv p50_us "$p_line") $(kv p99_us "$p_line") $(kv max_us "$p_line") $(kv errors "$p_line") $P_RSS0 $p_hwm" >> "$ROWS"
+	echo "probe $P_NAME $(kv requests "$p_line") $(kv p50_us "$p_line") $(kv p99_us "$p_line") $(kv max_us "$p_line") $(kv errors "$p_line") $P_RSS0 $p_hwm $p_cpu" >> "$ROWS"
 	note "$P_NAME: $p_line"
 }
 
@@ -379,7 +388,7 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- report -------------------------------------------------------------------------
 # $ROWS:
-#   probe NAME requests p50_us p99_us max_us errors rss0_kb peak_kb
+#   probe NAME requests p50_us p99_us max_us errors rss0_kb peak_kb cpu_pct
 #   healthz NAME max_ms fail n statuses
 #   racesecs MS
 #   bombsymd UPLOADS BADCONV
@@ -400,10 +409,13 @@ report() {
 	echo "#### Warm p99 under each attack"
 	echo
 	echo "no attack = median p99 of the $BASE_RUNS windows before the attacks ($(awk -v b="$base" 'BEGIN { printf "%.3f", b / 1000 }') ms)."
-	echo "/healthz max: symd_attack.py's own probe (every 0.2 s, 2 s timeout; fail = timed out or not 200)."
+	echo "/healthz max: symd_attack.py's own probe (every 0.2 s, 2 s timeout; fail = timed out or not 200),"
+	echo "a Python thread of the attacking process, so its figure includes that process's own delays."
+	echo "symd CPU: its CPU time (all threads, /proc/PID/stat) over the window's length; the attackers (Python,"
+	echo "on the same $(nproc) cores) are not in it."
 	echo
-	echo "| window | attack | requests | p50 ms | p99 ms | p99 / no attack | max ms | errors | /healthz max ms (fail) |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+	echo "| window | attack | requests | p50 ms | p99 ms | p99 / no attack | max ms | errors | symd CPU % | /healthz max ms (fail) |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 	awk -v b="$base" -v rounds="$ROUNDS" -v ndeep="$ndeep" '
 	$1 == "healthz" { H[$2] = sprintf("%.0f (%d of %d)", $3, $4, $4 + $5) }
 	$1 == "probe" { P[++n] = $0 }
@@ -419,7 +431,7 @@ report() {
 			split(P[i], f, " ")
 			nm = f[2]
 			what = (nm in d) ? d[nm] : (nm ~ /^none/ ? "none" : "-")
-			printf "| %s | %s | %s | %.3f | %.3f | %s | %.1f | %s | %s |\n", nm, what, f[3], f[4] / 1000, f[5] / 1000, (b > 0 ? sprintf("%.2f", f[5] / b) : "-"), f[6] / 1000, f[7], ((nm in H) ? H[nm] : "-")
+			printf "| %s | %s | %s | %.3f | %.3f | %s | %.1f | %s | %s | %s |\n", nm, what, f[3], f[4] / 1000, f[5] / 1000, (b > 0 ? sprintf("%.2f", f[5] / b) : "-"), f[6] / 1000, f[7], f[10], ((nm in H) ? H[nm] : "-")
 		}
 	}' "$ROWS"
 	echo
