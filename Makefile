@@ -6,7 +6,8 @@
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
-#                        symd under load; libsymprof's overhead
+#                        symd under load and under attack (issue 24's
+#                        figures); libsymprof's overhead
 #   make chaos           the chaos tests of issue 24 (races, hostile clients,
 #                        bombs, hanging upstreams), with long runs:
 #                        CHAOS_ROUNDS (4000) PUT/DELETE rounds of t1050,
