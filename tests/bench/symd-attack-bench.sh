@@ -106,7 +106,7 @@ mkdir -p "$W" || die "cannot create $W"
 . "$ROOT/tests/e2e/lib/symd-lib.sh"
 . "$ROOT/tests/e2e/lib/debuginfod-lib.sh"
 . "$ROOT/tests/e2e/lib/attack-lib.sh"
-# median, append_report
+# median, kv, proc_cpu, problems, publish
 . "$ROOT/tests/bench/lib.sh"
 unset DEBUGINFOD_URLS
 
@@ -134,6 +134,12 @@ SAN=$W/problems.txt
 : > "$SAN"
 
 # --- inputs ---------------------------------------------------------------
+# The race's build ID (not the probe's).
+fixture_debug gcc-O3-d4-c || die "cannot build the fixtures"
+rexe=$exe rid=$id rdbg=$dbg
+[ -r "$rdbg" ] || die "no debug file for $rid"
+raddr=0x$(objdump -d "$rexe" | awk '/<main>:/{print $1; exit}')
+# The probe's.
 fixture_debug gcc-O2-d5-cxx || die "cannot build the fixtures"
 objdump -d "$exe" | awk '/^ +[0-9a-f]+:/{sub(":", "", $1); print "0x" $1}' \
 	> "$W/addrs"
@@ -147,12 +153,6 @@ deep=$("$SYM" addr2line -a -i -f -e "$exe" $(cat "$W/addrs") |
 	     END{print n / 2, a}' | sort -n | tail -1)
 ndeep=${deep%% *}
 deep=${deep#* }
-# The race's build ID (not the probe's).
-rexe=$(fixture gcc-O3-d4-c) || die "cannot build the fixtures"
-rid=$("$SYM" buildid "$rexe" | cut -d' ' -f1)
-rdbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$rid" | cut -c1-2)/$(echo "$rid" | cut -c3-).debug"
-[ -r "$rdbg" ] || die "no debug file for $rid"
-raddr=0x$(objdump -d "$rexe" | awk '/<main>:/{print $1; exit}')
 # The bombs (t0240), from a small program.
 cat > "$W/m.c" <<'C'
 static int twice(int x) { return 2 * x; }
@@ -166,20 +166,13 @@ $BOMB "$W/m" "$W/zstd3.bomb" zstd 256M .debug_info .debug_abbrev .debug_str &&
 $BOMB "$W/m" "$W/zlib.bomb" zlib 256M || die "cannot write the bombs"
 
 # --- helpers ----------------------------------------------------------------
-# kv KEY LINE: the value of KEY=... in a symd-load line.
-kv() {
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
-}
-
 # status_kb FIELD: a field of symd's /proc/PID/status, in kB.
 status_kb() {
 	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$SYMD_PID/status"
 }
 
 # cpu: symd's CPU time so far (user + system, all threads), in clock ticks.
-cpu() {
-	sed 's/.*) //' "/proc/$SYMD_PID/stat" | awk '{ print $12 + $13 }'
-}
+cpu() { proc_cpu "$SYMD_PID"; }
 HZ=$(getconf CLK_TCK)
 
 # peak_reset: symd's VmHWM starts again from its VmRSS now; false when the
@@ -385,6 +378,7 @@ for _ in range(4):
 fi
 END=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+cp "$T/symd.err" "$W/symd.err" 2>/dev/null	# $T goes at exit
 
 # --- report -------------------------------------------------------------------------
 # $ROWS:
@@ -493,16 +487,8 @@ report() {
 		}' "$ROWS"
 	fi
 	echo
-	if [ -s "$SAN" ]; then
-		echo "#### Problems"
-		echo
-		sed 's/^/- /' "$SAN"
-		echo
-	fi
+	problems "$SAN"
 }
 report > "$W/report.md"
-append_report "$HEADING" "$W/report.md" "$OUT/report.md"
-echo
-cat "$W/report.md"
-echo "report: $OUT/report.md ($W/report.md)"
+publish "$HEADING" "$W/report.md" "$OUT/report.md"
 exit $status

@@ -532,6 +532,15 @@ static void on_write(struct conn *c)
 	want(c, EPOLLIN);
 }
 
+/* Start the next request and send what the socket takes now. */
+static void send_next(struct conn *c)
+{
+	start_req(c);
+	on_write(c);
+	if (c->st == S_SEND)
+		want(c, EPOLLOUT);
+}
+
 /* -i: start the requests that are due; the epoll timeout (ms, at most
  * @tmo) until the next one. */
 static int start_due(struct conn *conns, unsigned nconns, uint64_t now,
@@ -550,10 +559,7 @@ static int start_due(struct conn *conns, unsigned nconns, uint64_t now,
 			continue;
 		}
 		c->due = 0;
-		start_req(c);
-		on_write(c);
-		if (c->st == S_SEND)
-			want(c, EPOLLOUT);
+		send_next(c);
 	}
 	return tmo;
 }
@@ -655,10 +661,7 @@ static int load_main(const char *hostport, const char *bfile, unsigned nconns,
 						continue;
 					}
 					/* Closed loop: the next one at once. */
-					start_req(c);
-					on_write(c);
-					if (c->st == S_SEND)
-						want(c, EPOLLOUT);
+					send_next(c);
 				}
 			}
 		}
