@@ -6,7 +6,12 @@
 #   make check           install missing Debian packages, build, run all tests
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
-#                        symd under load; libsymprof's overhead
+#                        symd under load and under attack (issue 24's
+#                        figures); libsymprof's overhead
+#   make chaos           the chaos tests of issue 24 (races, hostile clients,
+#                        bombs, hanging upstreams), with long runs:
+#                        CHAOS_ROUNDS (4000) PUT/DELETE rounds of t1050,
+#                        CHAOS_SECONDS (60) per attack of t2020 and t2021
 #   make check-fuzz      build the fuzz targets as plain programs and replay
 #                        their committed corpora (make check does it too)
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
@@ -128,7 +133,7 @@ LIBS = lib/libsym.a lib/$(SONAME) lib/libsym.so lib/libsym.pc \
 	lib/libsymprofile.a lib/$(PROF_SONAME) lib/libsymprofile.so \
 	lib/libsymprofile.pc lib/libsymprof.so
 
-.PHONY: all check check-unit check-e2e check-fuzz deps demo bench fuzz \
+.PHONY: all check check-unit check-e2e check-fuzz deps demo bench chaos fuzz \
 	install uninstall clean abi-check
 # Drop-ins for llvm-symbolizer and addr2line (tools/compat.c): links to
 # sym, which acts by the name it was started under.  Installed out of
@@ -380,10 +385,25 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
 	$(Q)tests/bench/symd-bench.sh
+	$(Q)tests/bench/symd-attack-bench.sh
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/views-bench.sh
 	$(Q)tests/bench/symbolize-log-bench.sh
+
+# The chaos tests (make check runs them short), one at a time, verbose
+# (their figures are TAP comments), with longer runs where a test takes a
+# knob.
+CHAOS_TESTS := t0240-bombs t0241-special-files t0242-lines-damaged \
+	t1050-store-race t1051-store-enospc t1052-symd-queues \
+	t2020-symd-slow-clients t2021-symd-amplification t2022-symd-methods-fetch
+CHAOS_ROUNDS ?= 4000
+CHAOS_SECONDS ?= 60
+chaos: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)SYM_ROOT=$(CURDIR) T1050_ROUNDS=$(CHAOS_ROUNDS) \
+		T2020_SECONDS=$(CHAOS_SECONDS) T2021_SECONDS=$(CHAOS_SECONDS) \
+		prove -v --exec '' $(CHAOS_TESTS:%=tests/e2e/%.sh)
 
 FUZZ_TIME ?= 60
 fuzz: deps

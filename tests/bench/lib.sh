@@ -1,5 +1,5 @@
-# lib.sh - what bench.sh, symd-bench.sh and views-bench.sh share (sourced,
-# not run).
+# lib.sh - what bench.sh, symd-bench.sh, symd-attack-bench.sh and
+# views-bench.sh share (sourced, not run).
 # The caller defines note() (one line on stderr).
 
 # debug_file F: the separate debug file of F found by build ID, or nothing.
@@ -55,4 +55,34 @@ append_report() {
 		echo >> "$3"
 	fi
 	cat "$2" >> "$3"
+}
+
+# kv KEY LINE: the value of KEY=... in a symd-load line.
+kv() {
+	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
+}
+
+# proc_cpu PID: the CPU time of PID so far (user + system, all threads),
+# in clock ticks (getconf CLK_TCK a second).
+proc_cpu() {
+	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# problems FILE: a "#### Problems" section of FILE's lines, one item each;
+# nothing when FILE is empty.
+problems() {
+	[ -s "$1" ] || return 0
+	echo "#### Problems"
+	echo
+	sed 's/^/- /' "$1"
+	echo
+}
+
+# publish HEADING SECTION REPORT: append_report, then print SECTION and
+# where it went.
+publish() {
+	append_report "$1" "$2" "$3"
+	echo
+	cat "$2"
+	echo "report: $3 ($2)"
 }

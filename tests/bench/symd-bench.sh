@@ -101,18 +101,11 @@ trap 'exit 1' INT TERM HUP
 ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -Ilibsym -o "$LOAD" \
 	tests/bench/symd-load.c -pthread || die "cannot build $LOAD"
 
-# debug_file, usable_input
+# debug_file, usable_input, median, kv, proc_cpu, problems, publish
 . "$ROOT/tests/bench/lib.sh"
 
-# kv KEY LINE: the value of KEY=... in a symd-load line.
-kv() {
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
-}
-
 # cpu: symd's CPU time so far (user + system, all threads), in clock ticks.
-cpu() {
-	sed 's/.*) //' "/proc/$SYMD_PID/stat" | awk '{ print $12 + $13 }'
-}
+cpu() { proc_cpu "$SYMD_PID"; }
 HZ=$(getconf CLK_TCK)
 
 # mem PHASE: symd's VmRSS, RssAnon, RssFile and VmHWM now, in kB, to
@@ -502,16 +495,8 @@ report() {
 		printf "| %s | %.1f | %.1f | %.1f | %.1f |\n", $0, r / 1024, a / 1024, f / 1024, h / 1024
 	}' "$W/mem.txt"
 	echo
-	if [ -s "$SAN" ]; then
-		echo "#### Problems"
-		echo
-		sed 's/^/- /' "$SAN"
-		echo
-	fi
+	problems "$SAN"
 }
 report > "$W/report.md"
-append_report "$HEADING" "$W/report.md" "$OUT/report.md"
-echo
-cat "$W/report.md"
-echo "report: $OUT/report.md ($W/report.md)"
+publish "$HEADING" "$W/report.md" "$OUT/report.md"
 exit $status

@@ -2,7 +2,7 @@
  * symd-load.c - the load generator of tests/bench/symd-bench.sh.
  *
  *   symd-load [-c CONNS] [-w WARMUP_S] [-d SECONDS] [-r RECORDS]
- *             HOST:PORT BODIES
+ *             [-i INTERVAL_US] HOST:PORT BODIES
  *   symd-load -s RECORDS [-a FROM_NS] [-b TO_NS]
  *   symd-load -x ADDRFILE [-p PASSES] -- COMMAND [ARG]...
  *
@@ -23,7 +23,12 @@
  *   PATH NADDR JSON          e.g. /v1/symbolize/<id> 1000 {"addresses":...}
  *
  * Connection i starts at line i * lines / CONNS and cycles through the
- * file.  The first WARMUP_S seconds (default 0) are not counted; then
+ * file.  With -i, a connection starts a request at most every
+ * INTERVAL_US microseconds (it waits when its answer came sooner; a slow
+ * answer delays the next start, so a stall counts once, not once per
+ * missed slot): a steady prober that leaves the server idle most of the
+ * time, for latency under someone else's load (tests/bench/
+ * symd-attack-bench.sh).  The first WARMUP_S seconds (default 0) are not counted; then
  * requests are counted for SECONDS (default 5; a request counts when it
  * starts and ends inside the window).  SIGINT or SIGTERM ends the run
  * early, as if the time were up.  At the end no new request is sent and
@@ -251,6 +256,7 @@ struct conn {
 	size_t plen;
 	bool close_after;
 	uint64_t t0, t0_real;
+	uint64_t due;		/* -i: when the next request starts (0: none) */
 };
 
 static struct body *bodies;
@@ -261,6 +267,7 @@ static int ep;
 static uint64_t n_errors_total;
 static uint64_t n_addrs_total;	/* answered "ok", warm-up and all */
 static unsigned err_printed;
+static uint64_t pace_ns;	/* -i, in ns; 0: closed loop */
 
 static void load_bodies(const char *path)
 {
@@ -331,6 +338,7 @@ static void conn_open(struct conn *c)
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev) != 0)
 		die("epoll_ctl: %s", strerror(errno));
 	c->st = S_IDLE;
+	c->due = 0;	/* a new connection starts when it can write */
 }
 
 static void conn_reopen(struct conn *c)
@@ -524,6 +532,38 @@ static void on_write(struct conn *c)
 	want(c, EPOLLIN);
 }
 
+/* Start the next request and send what the socket takes now. */
+static void send_next(struct conn *c)
+{
+	start_req(c);
+	on_write(c);
+	if (c->st == S_SEND)
+		want(c, EPOLLOUT);
+}
+
+/* -i: start the requests that are due; the epoll timeout (ms, at most
+ * @tmo) until the next one. */
+static int start_due(struct conn *conns, unsigned nconns, uint64_t now,
+		     int tmo)
+{
+	for (unsigned i = 0; i < nconns; i++) {
+		struct conn *c = &conns[i];
+
+		if (c->st != S_IDLE || !c->due)
+			continue;
+		if (c->due > now) {
+			int ms = (int)((c->due - now + 999999) / 1000000);
+
+			if (ms < tmo)
+				tmo = ms;
+			continue;
+		}
+		c->due = 0;
+		send_next(c);
+	}
+	return tmo;
+}
+
 static int load_main(const char *hostport, const char *bfile, unsigned nconns,
 		     double warm_s, double secs, const char *recfile)
 {
@@ -589,6 +629,8 @@ static int load_main(const char *hostport, const char *bfile, unsigned nconns,
 			tmo = (int)((to - now) / 1000000) + 1;
 			if (tmo > 100)
 				tmo = 100;
+			if (pace_ns)
+				tmo = start_due(conns, nconns, now, tmo);
 		}
 		n = epoll_wait(ep, evs, 256, tmo);
 		if (n < 0 && errno == EINTR)
@@ -613,11 +655,13 @@ static int load_main(const char *hostport, const char *bfile, unsigned nconns,
 			    (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 				if (on_read(c, &r, from, to) &&
 				    c->st == S_IDLE && !draining) {
+					if (pace_ns) {	/* start_due()'s turn */
+						c->due = c->t0 + pace_ns;
+						want(c, EPOLLIN);
+						continue;
+					}
 					/* Closed loop: the next one at once. */
-					start_req(c);
-					on_write(c);
-					if (c->st == S_SEND)
-						want(c, EPOLLOUT);
+					send_next(c);
 				}
 			}
 		}
@@ -886,7 +930,7 @@ static int coproc_main(const char *addrfile, unsigned passes, char **argv)
 static void usage(void)
 {
 	fputs("usage: symd-load [-c CONNS] [-w WARMUP_S] [-d SECONDS] "
-	      "[-r RECORDS] HOST:PORT BODIES\n"
+	      "[-r RECORDS] [-i INTERVAL_US] HOST:PORT BODIES\n"
 	      "       symd-load -s RECORDS [-a FROM_NS] [-b TO_NS]\n"
 	      "       symd-load -x ADDRFILE [-p PASSES] -- COMMAND [ARG]...\n",
 	      stderr);
@@ -902,7 +946,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "c:w:d:r:s:a:b:x:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:w:d:r:s:a:b:x:p:i:")) != -1) {
 		switch (opt) {
 		case 'c': nconns = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'w': warm_s = atof(optarg); break;
@@ -913,6 +957,7 @@ int main(int argc, char **argv)
 		case 'b': to = strtoull(optarg, NULL, 10); break;
 		case 'x': addrfile = optarg; break;
 		case 'p': passes = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'i': pace_ns = strtoull(optarg, NULL, 10) * 1000u; break;
 		default: usage();
 		}
 	}

@@ -5,7 +5,9 @@
 # stays gone (no conversion lands after it, no "ok" with empty frames).
 # Then PUT and DELETE at once: the entry ends present or gone, never a
 # third state, and no PUT fails with "500 storing: ...".  The store
-# verifies clean after all of it.
+# verifies clean after all of it.  T1050_ROUNDS sets the sequential
+# rounds (default 400; a quarter as many at once); `make chaos` runs
+# 4,000.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need curl python3 objdump
