@@ -82,6 +82,7 @@ struct a2l {
 	const char *exe;		/* the file being answered */
 	const char *obj;		/* llvm --obj: every input's file;
 					 * NULL: each input names its own */
+	size_t obj_len;			/* strlen(obj) */
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
@@ -759,7 +760,9 @@ static void ob_write_slow(struct obuf *o, const char *s, size_t n)
 		o->err = true;
 }
 
-static void ob_s(struct obuf *o, const char *s)
+/* Inline, so that a literal's length is known when compiling. */
+static inline __attribute__((always_inline)) void ob_s(struct obuf *o,
+							 const char *s)
 {
 	ob_write(o, s, strlen(s));
 }
@@ -2335,7 +2338,7 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 	in->file_len = 0;
 	if (a->obj) {
 		in->file = a->obj;
-		in->file_len = strlen(a->obj);
+		in->file_len = a->obj_len;
 	} else {
 		p += strspn(p, delim);
 		if (*p == '"' || *p == '\'') {
@@ -2406,6 +2409,7 @@ static bool llvm_arch(const char *s, size_t len)
 
 struct a2l_file {
 	char *name;		/* as the inputs spell it; free() */
+	size_t name_len;	/* strlen(name) */
 	char *path;		/* without a ":ARCH" suffix; free() */
 	int err;		/* opening failed: the error; else 0 */
 	bool reported;		/* its error was printed */
@@ -2508,7 +2512,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	size_t i, plen;
 	int err;
 
-	if (f && strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+	if (f && f->name_len == len && memcmp(f->name, name, len) == 0) {
 		f->used = ++a->file_clock;
 		return 0;
 	}
@@ -2522,7 +2526,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	a->tab = NULL;
 	for (i = 0; i < a->nfiles; i++) {
 		f = &a->files[i];
-		if (strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+		if (f->name_len == len && memcmp(f->name, name, len) == 0) {
 			file_load(a, f);
 			goto found;
 		}
@@ -2535,6 +2539,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	if (colon && llvm_arch(colon + 1, len - (size_t)(colon + 1 - name)))
 		plen = (size_t)(colon - name);
 	f->name = strndup(name, len);
+	f->name_len = f->name ? strlen(f->name) : 0;
 	f->path = strndup(name, plen);
 	if (!f->name || !f->path) {
 		free(f->name);
@@ -3314,6 +3319,7 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 	sym_set_log(log_fn, NULL, 0);
 	if (a->llvm) {
 		a->obj = o->exe && *o->exe ? o->exe : NULL;
+		a->obj_len = a->obj ? strlen(a->obj) : 0;
 	} else {
 		if (o->exe)
 			a->exe = o->exe;
