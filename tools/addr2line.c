@@ -2301,6 +2301,32 @@ bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
+/*
+ * llvm_hex() - a2l_llvm_uint()'s answer for hex digits @s that run to a
+ * delimiter or the end, in one pass; false (nothing read) when there is
+ * no digit, a digit ends otherwise, or the value overflows, where the
+ * caller asks a2l_llvm_uint().
+ */
+static inline bool llvm_hex(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned d;
+	size_t i;
+
+	for (i = 0;; i++) {
+		d = digit_value[(unsigned char)s[i]] - 1u;
+		if (d >= 16)
+			break;
+		if (v >> 60)
+			return false;
+		v = v << 4 | d;
+	}
+	if (i == 0 || (s[i] && s[i] != ' ' && s[i] != '\n' && s[i] != '\r'))
+		return false;
+	*out = v;
+	return true;
+}
+
 /* One parsed input. */
 struct llvm_input {
 	enum llvm_cmd cmd;
@@ -2357,6 +2383,11 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 	}
 	while (*p == ' ' || *p == '\n' || *p == '\r')
 		p++;
+	/* The usual input, "0x" and hex digits up to a delimiter, read in
+	 * the same pass that finds its end; anything else is scanned, then
+	 * read by a2l_llvm_uint(). */
+	if (p[0] == '0' && p[1] == 'x' && llvm_hex(p + 2, &in->addr))
+		return true;
 	for (n = 0; p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r'; n++)
 		;
 	return a2l_llvm_uint(p, n, &in->addr);
@@ -3110,15 +3141,18 @@ struct stdin_ctx {
  */
 static int stdin_pieces(struct a2l *a, const char *line)
 {
-	size_t len = strlen(line), piece, i, j, k;
+	/* Its end, or for llvm its first '\r', in one pass. */
+	const char *cr = a->input == A2L_INPUT_GNU ? line + strlen(line) :
+			 strchrnul(line, '\r');
+	size_t len = (size_t)(cr - line), piece, i, j, k;
 	char buf[1024];
 	int err = 0;
 
 	piece = a->input == A2L_INPUT_GNU ? 99 : sizeof(buf) - 1;
 	/* One piece with nothing to remove, the usual line: as it is. */
-	if (len < piece &&
-	    (a->input == A2L_INPUT_GNU || !memchr(line, '\r', len)))
+	if (len < piece && !*cr)
 		return handle(a, line);
+	len += strlen(cr);
 	for (i = 0; i <= len && !err; i += piece) {
 		for (j = i, k = 0; j < len && j < i + piece; j++)
 			if (a->input == A2L_INPUT_GNU || line[j] != '\r')
