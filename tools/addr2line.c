@@ -2441,6 +2441,7 @@ static bool llvm_arch(const char *s, size_t len)
 struct a2l_file {
 	char *name;		/* as the inputs spell it; free() */
 	size_t name_len;	/* strlen(name) */
+	bool is_obj;		/* it is a->obj (--obj): every input's */
 	char *path;		/* without a ":ARCH" suffix; free() */
 	int err;		/* opening failed: the error; else 0 */
 	bool reported;		/* its error was printed */
@@ -2543,7 +2544,9 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	size_t i, plen;
 	int err;
 
-	if (f && f->name_len == len && memcmp(f->name, name, len) == 0) {
+	/* With --obj, every input names the same string. */
+	if (f && ((f->is_obj && name == a->obj) ||
+		  (f->name_len == len && memcmp(f->name, name, len) == 0))) {
 		f->used = ++a->file_clock;
 		return 0;
 	}
@@ -2571,6 +2574,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 		plen = (size_t)(colon - name);
 	f->name = strndup(name, len);
 	f->name_len = f->name ? strlen(f->name) : 0;
+	f->is_obj = name == a->obj;
 	f->path = strndup(name, plen);
 	if (!f->name || !f->path) {
 		free(f->name);
