@@ -1772,6 +1772,15 @@ static int cache_failed(struct a2l *a, int err)
 	return err;
 }
 
+/* The frame fields the style never prints (enum sym_frame_omit): the
+ * declaration is JSON's StartFileName and StartLine, the peer names
+ * eu-addr2line's.  Not decoding them is 3% of a warm libjvm answer. */
+static unsigned a2l_omit(const struct a2l *a)
+{
+	return (a->style == STYLE_JSON ? 0 : SYM_OMIT_DECL) |
+	       (a->style == STYLE_ELFUTILS ? 0 : SYM_OMIT_PEER_NAMES);
+}
+
 /* answer_table() - answer @n addresses from the table in memory, in one
  * batch (sorted and pipelined by libsym, as the store's are). */
 static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
@@ -1779,7 +1788,8 @@ static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
 	a->batch_addrs = addrs;
 	a->batch_done = 0;
 	/* store_frames() never stops it, and the arguments are valid. */
-	(void)sym_table_lookup_batch(a->tab, addrs, n, store_frames, a);
+	(void)sym_table_lookup_batch_omit(a->tab, addrs, n, a2l_omit(a),
+					  store_frames, a);
 }
 
 /*
@@ -1828,8 +1838,8 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 	if (a->from_cache) {
 		a->batch_addrs = addrs;
 		a->batch_done = 0;
-		err = sym_store_lookup(a->store, a->build_id, addrs, n,
-				       store_frames, a);
+		err = sym_store_lookup_omit(a->store, a->build_id, addrs, n,
+					    a2l_omit(a), store_frames, a);
 		a->t_lookup += now_ms() - t0;
 		if (!err)
 			return 0;
@@ -1906,8 +1916,9 @@ static void run_job(void *arg)
 	if (w->from_cache) {
 		w->batch_addrs = j->addrs;
 		w->batch_done = 0;
-		j->err = sym_store_lookup(w->store, w->build_id, j->addrs,
-					  j->n, store_frames, w);
+		j->err = sym_store_lookup_omit(w->store, w->build_id,
+					       j->addrs, j->n, a2l_omit(w),
+					       store_frames, w);
 	} else {
 		answer_table(w, j->addrs, j->n);
 	}
