@@ -88,6 +88,7 @@ struct batch {
 	void *actx;
 	sym_frames_fn fn;
 	void *ctx;
+	unsigned omit;		/* enum sym_frame_omit */
 	/* The table of the current address, the search hints in it, and
 	 * its number in tabs (UINT32_MAX: not numbered in this window). */
 	const struct sym_table *t;
@@ -136,7 +137,8 @@ static int direct(struct batch *b, size_t lo, size_t hi)
 
 		if (!rc && in)
 			n = symi_table_lookup(b->t, b->addrs[i], fr,
-					      SYM_MAX_FRAMES, &b->cur);
+					      SYM_MAX_FRAMES, b->omit,
+					      &b->cur);
 		if (!rc)
 			rc = b->fn(b->ctx, i, fr, n);
 		if (rc)
@@ -377,7 +379,7 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 
 		if (hits[i].flags)
 			got = symi_table_frames(TAB(&hits[i]), &hits[i], fr,
-						SYM_MAX_FRAMES);
+						SYM_MAX_FRAMES, b->omit);
 		b->got[i % SLOTS] = (uint8_t)got;
 		if (pf)
 			prefetch_strings(fr, got);
@@ -420,11 +422,12 @@ static int answer(struct batch *b, size_t lo, size_t n)
 }
 
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
-		      symi_table_at_fn at, void *actx, sym_frames_fn fn,
-		      void *ctx)
+		      symi_table_at_fn at, void *actx, unsigned omit,
+		      sym_frames_fn fn, void *ctx)
 {
 	struct batch b = {
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
+		.omit = omit,
 		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
 	};
 	size_t w;

@@ -93,7 +93,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 4
+#define SYMI_CONVERTER_VERSION 5
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -521,12 +521,16 @@ struct symi_cursor {
 #define SYMI_CURSOR_INIT { .blk = { .b = UINT32_MAX }, .j = UINT32_MAX, \
 			   .si = UINT32_MAX }
 
-/* The frames of @addr in @t into @fr[@max]; returns how many.  @cur must
- * have been used with @t only (or be fresh).  It is symi_table_locate()
- * then symi_table_frames(). */
+/* The frames of @addr in @t into @fr[@max], without the fields @omit
+ * names (enum sym_frame_omit); returns how many.  @cur must have been
+ * used with @t only (or be fresh).  It is symi_table_locate() then
+ * symi_table_frames(). */
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
-			 struct sym_frame *fr, size_t max,
+			 struct sym_frame *fr, size_t max, unsigned omit,
 			 struct symi_cursor *cur);
+
+/* The enum sym_frame_omit bits this library names. */
+#define SYMI_OMIT_ALL (SYM_OMIT_DECL | SYM_OMIT_PEER_NAMES)
 
 /*
  * A lookup in two halves, so that a batch can do the first, which the
@@ -575,10 +579,10 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		      struct symi_ahead *a);
 
 /* The second half: the frames of @hit (from symi_table_locate() on @t)
- * into @fr[@max]; returns how many. */
+ * into @fr[@max], without the fields @omit names; returns how many. */
 size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max);
+			 size_t max, unsigned omit);
 
 /* The table that holds @addr, for symi_batch_lookup(): sets *@t (NULL:
  * none) and the address range [*@start, *@end) it answers for, which must
@@ -595,11 +599,12 @@ typedef int (*symi_table_at_fn)(void *ctx, uint64_t addr,
 extern size_t symi_prefetch_min;
 
 /* Look @addrs[@count] up (in address order when that pays) and call @fn
- * once per address in input order.  Returns 0, the first non-zero value
- * of @fn, or the first error of @at. */
+ * once per address in input order, with frames without the fields @omit
+ * names (enum sym_frame_omit).  Returns 0, the first non-zero value of
+ * @fn, or the first error of @at. */
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
-		      symi_table_at_fn at, void *actx, sym_frames_fn fn,
-		      void *ctx);
+		      symi_table_at_fn at, void *actx, unsigned omit,
+		      sym_frames_fn fn, void *ctx);
 
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */

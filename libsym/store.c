@@ -1453,6 +1453,13 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		     const uint64_t *addrs, size_t count, sym_frames_fn fn,
 		     void *ctx)
 {
+	return sym_store_lookup_omit(st, build_id, addrs, count, 0, fn, ctx);
+}
+
+int sym_store_lookup_omit(struct sym_store *st, const char *build_id,
+			  const uint64_t *addrs, size_t count, unsigned omit,
+			  sym_frames_fn fn, void *ctx)
+{
 	struct chunk_at ca = { .st = st };
 	struct table_read r;
 	uint8_t id[ID_MAX];
@@ -1460,7 +1467,7 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 	uint32_t whole = 0;	/* a generation now verified whole */
 	int err;
 
-	if (!st || !fn || (!addrs && count) ||
+	if (!st || !fn || (!addrs && count) || (omit & ~SYMI_OMIT_ALL) ||
 	    symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	err = begin_table_read(st, id, idlen, &r);
@@ -1480,7 +1487,8 @@ int sym_store_lookup(struct sym_store *st, const char *build_id,
 		ca.id = id;
 		ca.idlen = idlen;
 		ca.gen = r.m.gen;
-		err = symi_batch_lookup(addrs, count, chunk_at, &ca, fn, ctx);
+		err = symi_batch_lookup(addrs, count, chunk_at, &ca, omit, fn,
+					ctx);
 		/* One chunk, opened: checked. */
 		if (r.m.chunks == 1 && ca.nopen == 1 && !ca.bad)
 			whole = r.m.gen;

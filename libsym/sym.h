@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 1
+#define SYM_VERSION_MINOR 2
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.1.0"
+#define SYM_VERSION "1.2.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -543,6 +543,35 @@ typedef int (*sym_frames_fn)(void *ctx, size_t idx,
 SYM_API int sym_table_lookup_batch(const struct sym_table *t,
 				   const uint64_t *addrs, size_t count,
 				   sym_frames_fn fn, void *ctx);
+
+/**
+ * Fields of struct sym_frame a batch may leave out, for callers that
+ * print only some (sym_table_lookup_batch_omit(),
+ * sym_store_lookup_omit()): each costs a few table reads a frame, which
+ * on a warm answer of many inlined frames is a few percent of the time.
+ * A field left out is NULL or 0, as for a frame that has none.
+ */
+enum sym_frame_omit {
+	/** @decl_file, @decl_file_rel, @decl_line and the
+	 *  SYM_FRAME_DECL_CONST flag (llvm-symbolizer's JSON and --verbose
+	 *  print them; its other outputs do not). */
+	SYM_OMIT_DECL = (1 << 0),
+	/** @outer and @eu_name, the names only eu-addr2line and GNU
+	 *  addr2line's outputs use. */
+	SYM_OMIT_PEER_NAMES = (1 << 1),
+};
+
+/**
+ * sym_table_lookup_batch_omit() - sym_table_lookup_batch() without the
+ * fields @omit names.
+ * @param omit  enum sym_frame_omit bits; 0 is sym_table_lookup_batch()
+ * @return as sym_table_lookup_batch(); -EINVAL also for a bit of @omit
+ *         this library does not name
+ */
+SYM_API int sym_table_lookup_batch_omit(const struct sym_table *t,
+					const uint64_t *addrs, size_t count,
+					unsigned omit, sym_frames_fn fn,
+					void *ctx);
 
 /**
  * sym_table_find_symbol() - the address of a symbol, by name.
@@ -1003,6 +1032,17 @@ SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
 SYM_API int sym_store_lookup(struct sym_store *st, const char *build_id,
 			     const uint64_t *addrs, size_t count,
 			     sym_frames_fn fn, void *ctx);
+
+/**
+ * sym_store_lookup_omit() - sym_store_lookup() without the fields @omit
+ * names (enum sym_frame_omit).
+ * @param omit  enum sym_frame_omit bits; 0 is sym_store_lookup()
+ * @return as sym_store_lookup(); -EINVAL also for a bit of @omit this
+ *         library does not name
+ */
+SYM_API int sym_store_lookup_omit(struct sym_store *st, const char *build_id,
+				  const uint64_t *addrs, size_t count,
+				  unsigned omit, sym_frames_fn fn, void *ctx);
 
 /**
  * sym_store_remove() - delete the entry (table or negative) of @build_id,

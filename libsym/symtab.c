@@ -17,6 +17,14 @@
  * _MINI): GNU addr2line, eu-addr2line and llvm-symbolizer each read one
  * table, and the builder follows each of them.
  *
+ * Mapping symbols are skipped too: on Arm, AArch64 and RISC-V, local
+ * sizeless symbols named $x, $d, $a or $t (Arm), alone or followed by a
+ * '.' and a suffix ($x.123; RISC-V also $x followed by an ISA string),
+ * mark where code and data start (AAELF64 5.5.4, the RISC-V ELF psABI).
+ * They are never function names: llvm-symbolizer, GNU addr2line and
+ * eu-addr2line all skip them, and without that they name the code after
+ * them ("$x" for _init on AArch64).
+ *
  * PLT stubs get made-up symbols NAME@plt, as objdump, perf and gdb name
  * them (plt_read()), flagged SYMI_SYM_PLT so that an output that must
  * copy a peer can ignore them.
@@ -77,6 +85,31 @@ static uint32_t sym_flags(const GElf_Sym *sym)
 	if (sym->st_size > 0)
 		flags |= SYMI_SYM_SIZED;
 	return flags;
+}
+
+/* Whether @name, a symbol of @type and @bind in a file for @machine, is
+ * a mapping symbol (see the top of this file). */
+static bool mapping_symbol(unsigned machine, const char *name, int type,
+			   int bind)
+{
+	bool arm = machine == EM_ARM || machine == EM_AARCH64;
+
+	if ((!arm && machine != EM_RISCV) || type != STT_NOTYPE ||
+	    bind != STB_LOCAL || name[0] != '$')
+		return false;
+	switch (name[1]) {
+	case 'x':
+		/* RISC-V's $x may carry the ISA: $xrv64i2p1_m2p0. */
+		return name[2] == '\0' || name[2] == '.' ||
+		       (!arm && name[2] == 'r' && name[3] == 'v');
+	case 'd':
+		return name[2] == '\0' || name[2] == '.';
+	case 'a':
+	case 't':
+		return machine == EM_ARM &&
+		       (name[2] == '\0' || name[2] == '.');
+	}
+	return false;
 }
 
 /* Read one SHT_SYMTAB or SHT_DYNSYM section; @origin is OR-ed into each
@@ -143,7 +176,9 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 		    !memchr(str + sym.st_name, '\0',
 			    strs->d_size - sym.st_name))
 			continue;
-		if (str[sym.st_name] == '\0')
+		if (str[sym.st_name] == '\0' ||
+		    mapping_symbol(e->ehdr.e_machine, str + sym.st_name, type,
+				   GELF_ST_BIND(sym.st_info)))
 			continue;
 		err = symi_builder_add_symbol(b, sym.st_value, sym.st_size,
 					      str + sym.st_name,

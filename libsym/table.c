@@ -760,25 +760,33 @@ static const struct symt_func no_func = { .decl_file = SYMT_NONE };
 /*
  * Fill frame @f field by field: from function @fn at @file:@line:@column
  * (discriminator @disc), entry @entry of a scope with enum
- * symt_scope_flags @sflags, no symbol.  Every field
- * is written, so nothing is cleared first (gcc turns a cleared frame into
- * a slow `rep stos`); the assertion makes a new field fail to build here.
+ * symt_scope_flags @sflags, no symbol, without the fields @omit (enum
+ * sym_frame_omit) names.  Every field is written, so nothing is cleared
+ * first (gcc turns a cleared frame into a slow `rep stos`); the
+ * assertion makes a new field fail to build here.
  */
 _Static_assert(sizeof(struct sym_frame) == 152, "frame_set() sets each field");
 static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
-	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags)
+	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags,
+	  unsigned omit)
 {
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
 	f->demangled = str_at(t, fn->demangled);
 	f->file = file_at(t, file, &f->file_rel);
-	f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
+	if (omit & SYM_OMIT_DECL) {
+		f->decl_file = NULL;
+		f->decl_file_rel = 0;
+		f->decl_line = 0;
+	} else {
+		f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
+		f->decl_line = fn->decl_line;
+	}
 	f->line = line;
 	f->column = column;
 	f->discriminator = disc;
-	f->decl_line = fn->decl_line;
 	f->entry = entry;
 	f->symbol = NULL;
 	f->symbol_addr = 0;
@@ -789,11 +797,16 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->llvm_symbol_file = NULL;
 	f->gnu_symbol = NULL;
 	f->gnu_symbol_addr = 0;
-	f->outer = str_at(t, fn->outer);
-	f->eu_name = str_at(t, fn->eu);
+	if (omit & SYM_OMIT_PEER_NAMES) {
+		f->outer = NULL;
+		f->eu_name = NULL;
+	} else {
+		f->outer = str_at(t, fn->outer);
+		f->eu_name = str_at(t, fn->eu);
+	}
 	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
 		f->flags = SYM_FRAME_NO_LINKAGE;
-	if (fn->flags & SYMT_FUNC_DECL_CONST)
+	if ((fn->flags & SYMT_FUNC_DECL_CONST) && !(omit & SYM_OMIT_DECL))
 		f->flags |= SYM_FRAME_DECL_CONST;
 	if (fn->flags & SYMT_FUNC_SPELLING)
 		f->flags |= SYM_FRAME_SPELLING;
@@ -989,7 +1002,7 @@ const char *sym_frame_name(const struct sym_frame *f)
 
 size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max)
+			 size_t max, unsigned omit)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
 	struct symt_func fn = no_func, outer_fn = no_func;
@@ -1012,9 +1025,9 @@ size_t symi_table_frames(const struct sym_table *t,
 							    hit->file,
 			  fn.decl_line + hit->line, hit->column, hit->disc,
 			  have_sc ? entry_at(t, sc.entry) : 0,
-			  have_sc ? sc.flags : 0);
+			  have_sc ? sc.flags : 0, omit);
 	else
-		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0);
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit);
 	n = 1;
 	outer_fn = fn;
 	if (have_sc) {
@@ -1035,7 +1048,7 @@ size_t symi_table_frames(const struct sym_table *t,
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
 				  sc.call_column, 0, entry_at(t, up.entry),
-				  up.flags);
+				  up.flags, omit);
 			sc = up;
 		}
 	}
@@ -1049,14 +1062,14 @@ size_t symi_table_frames(const struct sym_table *t,
 }
 
 size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
-			 struct sym_frame *fr, size_t max,
+			 struct sym_frame *fr, size_t max, unsigned omit,
 			 struct symi_cursor *cur)
 {
 	struct symi_hit hit;
 
 	if (!symi_table_locate(t, addr, cur, NULL, &hit))
 		return 0;
-	return symi_table_frames(t, &hit, fr, max);
+	return symi_table_frames(t, &hit, fr, max, omit);
 }
 
 int sym_table_lookup(const struct sym_table *t, uint64_t addr,
@@ -1068,7 +1081,7 @@ int sym_table_lookup(const struct sym_table *t, uint64_t addr,
 		*n = 0;
 	if (!t || !frames || !max || !n)
 		return -EINVAL;
-	*n = symi_table_lookup(t, addr, frames, max, &cur);
+	*n = symi_table_lookup(t, addr, frames, max, 0, &cur);
 	return 0;
 }
 
@@ -1082,13 +1095,20 @@ static int whole_table(void *ctx, uint64_t addr, const struct sym_table **t,
 	return 0;
 }
 
+int sym_table_lookup_batch_omit(const struct sym_table *t,
+				const uint64_t *addrs, size_t count,
+				unsigned omit, sym_frames_fn fn, void *ctx)
+{
+	if (!t || (!addrs && count) || !fn || (omit & ~SYMI_OMIT_ALL))
+		return -EINVAL;
+	return symi_batch_lookup(addrs, count, whole_table, (void *)t, omit,
+				 fn, ctx);
+}
+
 int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,
 			   size_t count, sym_frames_fn fn, void *ctx)
 {
-	if (!t || (!addrs && count) || !fn)
-		return -EINVAL;
-	return symi_batch_lookup(addrs, count, whole_table, (void *)t, fn,
-				 ctx);
+	return sym_table_lookup_batch_omit(t, addrs, count, 0, fn, ctx);
 }
 
 int sym_table_find_symbol(const struct sym_table *t, const char *name,

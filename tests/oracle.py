@@ -64,10 +64,28 @@ DEFAULT_ORACLE = "llvm-symbolizer"
 _INSN = re.compile(r"^\s*([0-9a-f]+):\t")
 
 
+# objdump for an ELF machine (e_machine) the host's binutils cannot
+# disassemble: the cross binutils (binutils-aarch64-linux-gnu).
+CROSS_OBJDUMP = {183: "aarch64-linux-gnu-objdump"}
+
+
+def elf_machine(path):
+    """e_machine of an ELF file, or None."""
+    try:
+        with open(path, "rb") as f:
+            h = f.read(20)
+    except OSError:
+        return None
+    if len(h) < 20 or h[:4] != b"\x7fELF":
+        return None
+    return int.from_bytes(h[18:20], "little" if h[5] == 1 else "big")
+
+
 def objdump_addresses(path):
     """Instruction-start addresses of every code section `objdump -d`
     disassembles (no symbols needed: a stripped file works too)."""
-    p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path],
+    tool = CROSS_OBJDUMP.get(elf_machine(path), "objdump")
+    p = subprocess.run([tool, "-d", "--no-show-raw-insn", path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     if p.returncode != 0:

@@ -82,6 +82,7 @@ struct a2l {
 	const char *exe;		/* the file being answered */
 	const char *obj;		/* llvm --obj: every input's file;
 					 * NULL: each input names its own */
+	size_t obj_len;			/* strlen(obj) */
 	const char *debug_file;
 	enum a2l_style style;
 	bool addresses, functions, inlines, demangle, pretty, basenames;
@@ -759,7 +760,9 @@ static void ob_write_slow(struct obuf *o, const char *s, size_t n)
 		o->err = true;
 }
 
-static void ob_s(struct obuf *o, const char *s)
+/* Inline, so that a literal's length is known when compiling. */
+static inline __attribute__((always_inline)) void ob_s(struct obuf *o,
+							 const char *s)
 {
 	ob_write(o, s, strlen(s));
 }
@@ -1769,6 +1772,15 @@ static int cache_failed(struct a2l *a, int err)
 	return err;
 }
 
+/* The frame fields the style never prints (enum sym_frame_omit): the
+ * declaration is JSON's StartFileName and StartLine, the peer names
+ * eu-addr2line's.  Not decoding them is 3% of a warm libjvm answer. */
+static unsigned a2l_omit(const struct a2l *a)
+{
+	return (a->style == STYLE_JSON ? 0 : SYM_OMIT_DECL) |
+	       (a->style == STYLE_ELFUTILS ? 0 : SYM_OMIT_PEER_NAMES);
+}
+
 /* answer_table() - answer @n addresses from the table in memory, in one
  * batch (sorted and pipelined by libsym, as the store's are). */
 static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
@@ -1776,7 +1788,8 @@ static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
 	a->batch_addrs = addrs;
 	a->batch_done = 0;
 	/* store_frames() never stops it, and the arguments are valid. */
-	(void)sym_table_lookup_batch(a->tab, addrs, n, store_frames, a);
+	(void)sym_table_lookup_batch_omit(a->tab, addrs, n, a2l_omit(a),
+					  store_frames, a);
 }
 
 /*
@@ -1825,8 +1838,8 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 	if (a->from_cache) {
 		a->batch_addrs = addrs;
 		a->batch_done = 0;
-		err = sym_store_lookup(a->store, a->build_id, addrs, n,
-				       store_frames, a);
+		err = sym_store_lookup_omit(a->store, a->build_id, addrs, n,
+					    a2l_omit(a), store_frames, a);
 		a->t_lookup += now_ms() - t0;
 		if (!err)
 			return 0;
@@ -1903,8 +1916,9 @@ static void run_job(void *arg)
 	if (w->from_cache) {
 		w->batch_addrs = j->addrs;
 		w->batch_done = 0;
-		j->err = sym_store_lookup(w->store, w->build_id, j->addrs,
-					  j->n, store_frames, w);
+		j->err = sym_store_lookup_omit(w->store, w->build_id,
+					       j->addrs, j->n, a2l_omit(w),
+					       store_frames, w);
 	} else {
 		answer_table(w, j->addrs, j->n);
 	}
@@ -2298,6 +2312,32 @@ bool a2l_llvm_uint(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
+/*
+ * llvm_hex() - a2l_llvm_uint()'s answer for hex digits @s that run to a
+ * delimiter or the end, in one pass; false (nothing read) when there is
+ * no digit, a digit ends otherwise, or the value overflows, where the
+ * caller asks a2l_llvm_uint().
+ */
+static inline bool llvm_hex(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned d;
+	size_t i;
+
+	for (i = 0;; i++) {
+		d = digit_value[(unsigned char)s[i]] - 1u;
+		if (d >= 16)
+			break;
+		if (v >> 60)
+			return false;
+		v = v << 4 | d;
+	}
+	if (i == 0 || (s[i] && s[i] != ' ' && s[i] != '\n' && s[i] != '\r'))
+		return false;
+	*out = v;
+	return true;
+}
+
 /* One parsed input. */
 struct llvm_input {
 	enum llvm_cmd cmd;
@@ -2335,7 +2375,7 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 	in->file_len = 0;
 	if (a->obj) {
 		in->file = a->obj;
-		in->file_len = strlen(a->obj);
+		in->file_len = a->obj_len;
 	} else {
 		p += strspn(p, delim);
 		if (*p == '"' || *p == '\'') {
@@ -2354,6 +2394,11 @@ static bool llvm_parse(struct a2l *a, const char *s, struct llvm_input *in)
 	}
 	while (*p == ' ' || *p == '\n' || *p == '\r')
 		p++;
+	/* The usual input, "0x" and hex digits up to a delimiter, read in
+	 * the same pass that finds its end; anything else is scanned, then
+	 * read by a2l_llvm_uint(). */
+	if (p[0] == '0' && p[1] == 'x' && llvm_hex(p + 2, &in->addr))
+		return true;
 	for (n = 0; p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r'; n++)
 		;
 	return a2l_llvm_uint(p, n, &in->addr);
@@ -2406,6 +2451,8 @@ static bool llvm_arch(const char *s, size_t len)
 
 struct a2l_file {
 	char *name;		/* as the inputs spell it; free() */
+	size_t name_len;	/* strlen(name) */
+	bool is_obj;		/* it is a->obj (--obj): every input's */
 	char *path;		/* without a ":ARCH" suffix; free() */
 	int err;		/* opening failed: the error; else 0 */
 	bool reported;		/* its error was printed */
@@ -2508,7 +2555,9 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	size_t i, plen;
 	int err;
 
-	if (f && strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+	/* With --obj, every input names the same string. */
+	if (f && ((f->is_obj && name == a->obj) ||
+		  (f->name_len == len && memcmp(f->name, name, len) == 0))) {
 		f->used = ++a->file_clock;
 		return 0;
 	}
@@ -2522,7 +2571,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	a->tab = NULL;
 	for (i = 0; i < a->nfiles; i++) {
 		f = &a->files[i];
-		if (strlen(f->name) == len && memcmp(f->name, name, len) == 0) {
+		if (f->name_len == len && memcmp(f->name, name, len) == 0) {
 			file_load(a, f);
 			goto found;
 		}
@@ -2535,6 +2584,8 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	if (colon && llvm_arch(colon + 1, len - (size_t)(colon + 1 - name)))
 		plen = (size_t)(colon - name);
 	f->name = strndup(name, len);
+	f->name_len = f->name ? strlen(f->name) : 0;
+	f->is_obj = name == a->obj;
 	f->path = strndup(name, plen);
 	if (!f->name || !f->path) {
 		free(f->name);
@@ -3105,15 +3156,18 @@ struct stdin_ctx {
  */
 static int stdin_pieces(struct a2l *a, const char *line)
 {
-	size_t len = strlen(line), piece, i, j, k;
+	/* Its end, or for llvm its first '\r', in one pass. */
+	const char *cr = a->input == A2L_INPUT_GNU ? line + strlen(line) :
+			 strchrnul(line, '\r');
+	size_t len = (size_t)(cr - line), piece, i, j, k;
 	char buf[1024];
 	int err = 0;
 
 	piece = a->input == A2L_INPUT_GNU ? 99 : sizeof(buf) - 1;
 	/* One piece with nothing to remove, the usual line: as it is. */
-	if (len < piece &&
-	    (a->input == A2L_INPUT_GNU || !memchr(line, '\r', len)))
+	if (len < piece && !*cr)
 		return handle(a, line);
+	len += strlen(cr);
 	for (i = 0; i <= len && !err; i += piece) {
 		for (j = i, k = 0; j < len && j < i + piece; j++)
 			if (a->input == A2L_INPUT_GNU || line[j] != '\r')
@@ -3314,6 +3368,7 @@ int a2l_run(const struct a2l_opts *o, int ninputs, char **inputs)
 	sym_set_log(log_fn, NULL, 0);
 	if (a->llvm) {
 		a->obj = o->exe && *o->exe ? o->exe : NULL;
+		a->obj_len = a->obj ? strlen(a->obj) : 0;
 	} else {
 		if (o->exe)
 			a->exe = o->exe;

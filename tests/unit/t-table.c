@@ -281,12 +281,14 @@ static void test_batch_order(void)
  * inline functions give it deep inline chains): every field of every
  * frame must be what a single lookup gives, whatever the order of the
  * input (unsorted over three windows, with repeats; ascending; tiny), and
- * every answer must come in input order.
+ * every answer must come in input order.  With enum sym_frame_omit bits,
+ * the fields they name are NULL or 0 and every other is the same.
  */
 struct fields {
 	const struct sym_table *t;
 	const uint64_t *addrs;
-	size_t next, bad, frames, inlined;
+	unsigned omit;
+	size_t next, bad, frames, inlined, decls, peers;
 };
 
 static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
@@ -299,7 +301,36 @@ static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
 	       a->discriminator == b->discriminator &&
 	       a->decl_line == b->decl_line && a->entry == b->entry &&
 	       a->symbol == b->symbol && a->symbol_addr == b->symbol_addr &&
-	       a->symbol_size == b->symbol_size && a->flags == b->flags;
+	       a->symbol_size == b->symbol_size && a->flags == b->flags &&
+	       a->file_rel == b->file_rel &&
+	       a->decl_file_rel == b->decl_file_rel &&
+	       a->outer == b->outer && a->eu_name == b->eu_name &&
+	       a->llvm_symbol == b->llvm_symbol &&
+	       a->llvm_symbol_addr == b->llvm_symbol_addr &&
+	       a->llvm_symbol_file == b->llvm_symbol_file &&
+	       a->gnu_symbol == b->gnu_symbol &&
+	       a->gnu_symbol_addr == b->gnu_symbol_addr;
+}
+
+/* @fr as a lookup without the fields of @omit gives it; counts in @f
+ * the frames where that changed something. */
+static void omit_fields(struct sym_frame *fr, unsigned omit,
+			struct fields *f)
+{
+	if ((omit & SYM_OMIT_DECL) &&
+	    (fr->decl_file || fr->decl_line ||
+	     (fr->flags & SYM_FRAME_DECL_CONST))) {
+		f->decls++;
+		fr->decl_file = NULL;
+		fr->decl_file_rel = 0;
+		fr->decl_line = 0;
+		fr->flags &= ~(uint32_t)SYM_FRAME_DECL_CONST;
+	}
+	if ((omit & SYM_OMIT_PEER_NAMES) && (fr->outer || fr->eu_name)) {
+		f->peers++;
+		fr->outer = NULL;
+		fr->eu_name = NULL;
+	}
 }
 
 static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
@@ -315,6 +346,7 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
+		omit_fields(&one[i], f->omit, f);
 		if (!same_frame(&fr[i], &one[i])) {
 			f->bad++;
 			break;
@@ -323,6 +355,84 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 	f->frames += n;
 	f->inlined += n > 2;	/* three frames or more */
 	return 0;
+}
+
+/*
+ * Batches without the declarations, the peer names, or both (enum
+ * sym_frame_omit), over @t at @addrs: each must leave out something (the
+ * peer names only C++ has: @cxx), and nothing else.
+ */
+static void test_omit(const struct sym_table *t, const uint64_t *addrs,
+		      size_t naddr, bool cxx)
+{
+	struct fields f;
+
+	for (unsigned omit = 1; omit <= 3; omit++) {
+		f = (struct fields){ .t = t, .addrs = addrs, .omit = omit };
+		CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, naddr, omit,
+						      fields_cb, &f), 0);
+		CHECK(f.next == naddr && f.bad == 0);
+		/* The C++ program is mostly the C runtime's code. */
+		CHECK(!(omit & SYM_OMIT_DECL) ||
+		      f.decls > (cxx ? 0 : naddr / 10));
+		CHECK(!cxx || !(omit & SYM_OMIT_PEER_NAMES) || f.peers > 0);
+	}
+	CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, 1, 4, fields_cb, &f),
+		  -EINVAL);
+}
+
+/* A C++ program with lambdas inlined into a template: its frames have
+ * outer names (SYM_OMIT_PEER_NAMES), which this C program's have not. */
+static void test_omit_cxx(void)
+{
+	static const char src[] =
+		"template <class F> __attribute__((noinline)) int\n"
+		"apply(F f, int x) { return f(x) + f(x + 1); }\n"
+		"int main(int argc, char **) {\n"
+		"  int k = argc;\n"
+		"  return apply([k](int x) { return x * k + 1; }, argc) +\n"
+		"         apply([k](int x) { return x - k; }, argc);\n"
+		"}\n";
+	char dir[] = "/tmp/t-table.XXXXXX", path[64];
+	struct sym_module *m = NULL;
+	const struct sym_table *t;
+	struct sym_table_stat st;
+	uint64_t *addrs = NULL;
+	size_t n;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		tap_skip("omit on C++", "no temporary directory");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/l.cc", dir);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(src, f);
+		fclose(f);
+	}
+	if (!f || !tap_sh("g++ -O2 -g -o %s/l %s 2>/dev/null", dir, path)) {
+		tap_skip("omit on C++", "g++ cannot build the program");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/l", dir);
+	if (sym_module_open(path, NULL, &m) != 0 ||
+	    sym_module_table(m, &t) != 0) {
+		CHECK(!"the C++ program's table");
+		goto out;
+	}
+	sym_table_stat(t, &st);
+	n = st.end - st.start;
+	addrs = malloc(n * sizeof(*addrs));
+	if (!addrs)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = st.start + i;
+	test_omit(t, addrs, n, true);
+out:
+	free(addrs);
+	sym_module_close(m);
+	tap_sh("rm -rf %s", dir);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -373,6 +483,7 @@ static void test_batch_module(const char *self)
 	f.addrs = addrs + NADDR / 2;
 	CHECK_ERR(sym_table_lookup_batch(t, f.addrs, 5, fields_cb, &f), 0);
 	CHECK(f.next == 5 && f.bad == 0 && f.frames > 0);
+	test_omit(t, addrs, NADDR, false);
 	sym_module_close(m);
 	free(addrs);
 }
@@ -627,6 +738,7 @@ int main(int argc, char **argv)
 	/* The same with prefetching, which only big tables get. */
 	symi_prefetch_min = 0;
 	test_batch_module(argv[0]);
+	test_omit_cxx();
 	test_corrupt();
 	test_errors();
 	return tap_done();

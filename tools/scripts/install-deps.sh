@@ -17,7 +17,8 @@ set -e
 # offline from them, to read our pprof files), headless Chromium and a
 # font for the flame graph test (t5100), and perf (linux-perf: t5000
 # folds a real capture with sym fold --from perf-script; make bench
-# compares sym record with it).
+# compares sym record with it), and the aarch64 cross compilers (t0150
+# symbolizes aarch64 programs and libc on this host).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -27,7 +28,7 @@ zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
-linux-perf"
+linux-perf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
 
 missing=
 for p in $PKGS; do
