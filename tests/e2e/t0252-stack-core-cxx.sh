@@ -97,5 +97,5 @@ ok "no CFI: frame-pointer frames, flagged [fp]" \
 	grep -q '^#0  0x[0-9a-f]* leaf .* \[fp\]$' "$T/fp.sym"
 eu-stack -i -s --core "$core" -e "$T/nocfi" > "$T/fp.eu" 2>&1
 python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/fp.sym" \
-	"$T/fp.eu" eu > "$T/fp.cmp"
+	"$T/fp.eu" eu "$T/nocfi" > "$T/fp.cmp"
 agree_point "no CFI: agrees with eu-stack" "$T/fp.cmp"
