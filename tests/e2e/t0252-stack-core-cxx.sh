@@ -15,7 +15,7 @@
 need eu-stack gdb python3 g++
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 core_setup
-plan 17
+plan 23
 
 g++ -O2 -g -pthread -o "$T/stack_crash" \
 	"$SYM_ROOT/fixtures/src/stack_crash.cc" || exit 1
@@ -99,3 +99,30 @@ eu-stack -i -s --core "$core" -e "$T/nocfi" > "$T/fp.eu" 2>&1
 python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/fp.sym" \
 	"$T/fp.eu" eu "$T/nocfi" > "$T/fp.cmp"
 agree_point "no CFI: agrees with eu-stack" "$T/fp.cmp"
+
+# CFI in the leaf, none in its caller (fixtures/src/stack_midnocfi.c, as
+# a JIT's code calling a runtime): the CFI walk stops at mid()'s return
+# address; mid()'s rbp is in the leaf's register (-O1: the leaf keeps
+# rbp) or under the return address the leaf's frame-pointer frame saved
+# (-O0); frame pointers bridge mid() and CFI takes over at main(), so
+# sym shows eu-stack's frames.
+for o in O1 O0; do
+	gcc -O1 -g -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -DPART_MID -c -o "$T/mid.o" \
+		"$SYM_ROOT/fixtures/src/stack_midnocfi.c" &&
+		gcc -$o -g -c -o "$T/rest.o" \
+			"$SYM_ROOT/fixtures/src/stack_midnocfi.c" &&
+		gcc -o "$T/mid.g" "$T/mid.o" "$T/rest.o" &&
+		objcopy -R .debug_frame "$T/mid.g" "$T/mid-$o" || exit 1
+	core=$(make_core "$T/mid-$o")
+	"$SYM" stack -i --core "$core" > "$T/mid-$o.sym" 2>&1
+	ok "caller without CFI ($o): main() found by frame pointers" \
+		grep -q '^#2  0x[0-9a-f]* main .* \[fp\]$' "$T/mid-$o.sym"
+	eu-stack -i -s --core "$core" -e "$T/mid-$o" > "$T/mid-$o.eu" 2>&1
+	python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/mid-$o.sym" \
+		"$T/mid-$o.eu" eu "$T/mid-$o" > "$T/mid-$o.cmp"
+	ok "caller without CFI ($o): eu-stack's frames, none missing" \
+		grep -q 'compared=6 only_sym=0 only_peer=0' "$T/mid-$o.cmp"
+	agree_point "caller without CFI ($o): agrees with eu-stack" \
+		"$T/mid-$o.cmp"
+done

@@ -214,11 +214,15 @@ def parse_eu(path):
         m = re.match(r"    (.+?)(?::(\d+)(?::(\d+))?)?$", l)
         if m and last is not None and last[2] is None:
             last[2] = (m.group(1), int(m.group(2) or 0), int(m.group(3) or 0))
+    # Frames of one PC are one group (an inline chain), but for a frame
+    # without a name or the same frame again: a function that calls
+    # itself from one place (a JIT's frames) repeats its return address.
     out = {}
     for t, fr in threads.items():
         groups = []
         for pc, fn, loc in fr:
-            if groups and groups[-1][0] == pc:
+            if (groups and groups[-1][0] == pc and fn is not None and
+                    groups[-1][1][-1] != (fn, loc)):
                 groups[-1][1].append((fn, loc))
             else:
                 groups.append((pc, [(fn, loc)]))
