@@ -58,18 +58,25 @@ ok "the dump has the program's frames as ./bt_dump(+0xOFF)[0xPC]" \
 grep -o '^\./bt_dump(+0x[0-9a-f]*)' bt.txt | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
 	while read -r off; do printf '0x%x\n' $((off - 1)); done |
 	llvm-symbolizer -e bt.full > llvm.out
-awk -v LLVM=llvm.out '
-function answer(   fn, loc, s, n) {
-	s = ""; n = 0
-	while ((getline fn < LLVM) > 0 && fn != "") {
-		getline loc < LLVM
-		if (loc == "??:0:0") loc = ""; else loc = " " loc
-		s = s (n++ ? "\n (inlined by) " : " at ") fn loc
+# with_answers LLVM_OUT ERE: stdin, each line that matches ERE followed by
+# the next answer of llvm-symbolizer's output LLVM_OUT in the documented
+# style (" at FUNC FILE:LINE:COL", a " (inlined by) ..." line per caller).
+with_answers() {
+	RE=$2 awk -v LLVM="$1" '
+	function answer(   fn, loc, s, n) {
+		s = ""; n = 0
+		while ((getline fn < LLVM) > 0 && fn != "") {
+			getline loc < LLVM
+			if (loc == "??:0:0") loc = ""; else loc = " " loc
+			s = s (n++ ? "\n (inlined by) " : " at ") fn loc
+		}
+		return s
 	}
-	return s
+	$0 ~ ENVIRON["RE"] { print $0 answer(); next }
+	{ print }'
 }
-/^\.\/bt_dump\(\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$/ { print $0 answer(); next }
-{ print }' bt.txt > want.txt
+with_answers llvm.out '^\./bt_dump\(\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$' \
+	< bt.txt > want.txt
 
 echo token > token
 start_symd --upload-token-file "$T/token" || exit 1
@@ -139,19 +146,9 @@ while read -r name off; do
 	v=$(nm -D bt_rd | awk -v n="$name" '$3 == n { print $1 }')
 	printf '0x%x\n' $((0x$v + 0x$off - 1))
 done < rd.names | llvm-symbolizer -e bt_rd > rdllvm.out
-awk -v LLVM=rdllvm.out '
-function answer(   fn, loc, s, n) {
-	s = ""; n = 0
-	while ((getline fn < LLVM) > 0 && fn != "") {
-		getline loc < LLVM
-		if (loc == "??:0:0") loc = ""; else loc = " " loc
-		s = s (n++ ? "\n (inlined by) " : " at ") fn loc
-	}
-	return s
-}
-/^\.\/bt_rd\([A-Za-z_][A-Za-z0-9_]*\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$/ {
-	print $0 answer(); next }
-/^\.\/bt_rd/ { print; next }' rd.txt > rdwant.txt
+grep '^\./bt_rd' rd.txt | with_answers rdllvm.out \
+	'^\./bt_rd\([A-Za-z_][A-Za-z0-9_]*\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$' \
+	> rdwant.txt
 "$SYM" symbolize-log rd.txt 2> rd.err | grep -v '^/\|^ (inlined by) __libc' \
 	> rdgot.txt
 ok "-rdynamic: the dump names leaf, middle, outer and main" \
