@@ -46,8 +46,8 @@ symbol table, and counted under the rule's name ("spelled" line):
                   qualified by its enclosing scopes in gdb
                   (`crash::line`): gdb's name ends in "::" + sym's.
   gdb-alias       an assembler function with several symbols at its
-                  address (clone3.S: `__clone3`, `clone3`): gdb names the
-                  global one, eu-stack and sym the first.  Proof: both
+                  address (clone3.S: `__clone3`, `clone3`): gdb names
+                  one, eu-stack and sym the other.  Proof: both
                   are function symbols starting at the same address
                   that holds the lookup address.
 
