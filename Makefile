@@ -394,6 +394,7 @@ bench: deps
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/views-bench.sh
 	$(Q)tests/bench/symbolize-log-bench.sh
+	$(Q)tests/bench/stack-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

@@ -466,19 +466,19 @@ static size_t cfi_resume(struct unwinder *u, struct stack_thread *t,
 }
 
 /*
- * fp_walk() - the frame-pointer fallback: the rbp chain inside the stack
- * copy, each step's caller first handed back to CFI (cfi_resume()), so
- * that frame pointers bridge only the frames without CFI.  Frames before
- * t->fp_end are flagged as found by frame pointers.
+ * fp_chain() - frame pointers from @bp (the rbp of the frame t->pcs[n - 1]
+ * was found in) inside the stack copy, each step's caller first handed
+ * back to CFI (cfi_resume()), so that frame pointers bridge only the
+ * frames without CFI; the frames they find are flagged in t->by_fp.
+ * @return the number of frames now in t->pcs
  */
-static void fp_walk(struct unwinder *u, struct stack_thread *t)
+static size_t fp_chain(struct unwinder *u, struct stack_thread *t,
+		       uint64_t bp, size_t n)
 {
-	uint64_t sp = t->regs[UNWIND_REG_SP], bp = t->regs[UNWIND_REG_BP];
+	uint64_t sp = t->regs[UNWIND_REG_SP];
 	const unsigned char *st = t->stack;
-	size_t n = 0, got;
+	size_t got;
 
-	t->pcs[n] = t->regs[UNWIND_REG_IP];
-	t->exact[n++] = 1;
 	while (n < STACK_PCS && bp >= sp && bp - sp + 16 <= t->stack_len) {
 		uint64_t next, ra;
 
@@ -486,20 +486,67 @@ static void fp_walk(struct unwinder *u, struct stack_thread *t)
 		memcpy(&ra, st + (bp - sp) + 8, 8);
 		if (!ra)
 			break;
+		t->by_fp[n] = 1;
 		got = cfi_resume(u, t, ra, bp + 16, next, n);
-		if (got) {
-			t->fp_end = n + 1;
-			t->npcs = n + got;
-			return;
-		}
+		if (got)
+			return n + got;
 		t->pcs[n] = ra;
 		t->exact[n++] = 0;
 		if (next < bp + FP_MIN_FRAME)
 			break;
 		bp = next;
 	}
-	t->fp_end = n;
-	t->npcs = n;
+	return n;
+}
+
+/* fp_walk() - CFI stopped at the leaf: frame pointers from its rbp. */
+static void fp_walk(struct unwinder *u, struct stack_thread *t)
+{
+	t->pcs[0] = t->regs[UNWIND_REG_IP];
+	t->exact[0] = 1;
+	t->by_fp[0] = 1;
+	t->npcs = fp_chain(u, t, t->regs[UNWIND_REG_BP], 1);
+}
+
+/*
+ * fp_after() - CFI stopped above the leaf, at a return address with no
+ * CFI (code a JIT compiled, outside every file, that keeps frame
+ * pointers).  Its rbp comes from its callee, as that one's CFI says: a
+ * frame-pointer frame (saved rbp at CFA - 16, return address at CFA - 8)
+ * left the return address in the stack copy with the caller's rbp under
+ * it (the first slot above the leaf's SP that holds the return address
+ * is taken; the rbp under it must point higher up the copy); a leaf that
+ * keeps rbp still has it in its register.  Frame pointers go on from
+ * there (fp_chain()).
+ * @return true when frames were added
+ */
+static bool fp_after(struct unwinder *u, struct stack_thread *t)
+{
+	size_t k = t->npcs - 1, o, n = t->npcs;
+	uint64_t sp = t->regs[UNWIND_REG_SP], v, bp;
+	const unsigned char *st = t->stack;
+	int kind = UNWIND_FP_UNKNOWN;
+
+	if (k < 1 || unwinder_fp_frame(u, 1, t->pcs[k - 1], t->exact[k - 1],
+				       NULL, &kind) != 0)
+		return false;
+	if (kind == UNWIND_FP_KEPT && k == 1) {
+		t->npcs = fp_chain(u, t, t->regs[UNWIND_REG_BP], n);
+		return t->npcs > n;
+	}
+	if (kind != UNWIND_FP_FRAME)
+		return false;
+	for (o = 8; o + 8 <= t->stack_len; o += 8) {
+		memcpy(&v, st + o, 8);
+		if (v != t->pcs[k])
+			continue;
+		memcpy(&bp, st + o - 8, 8);
+		if (bp <= sp + o)
+			return false;
+		t->npcs = fp_chain(u, t, bp, n);
+		return t->npcs > n;
+	}
+	return false;
 }
 
 int stack_unwind(struct stack_snap *s)
@@ -524,10 +571,16 @@ int stack_unwind(struct stack_snap *s)
 		if (err)
 			break;
 		t->stop = stop;
-		if (t->npcs <= 1 && stop != UNWIND_STOP_NONE && t->stack) {
+		memset(t->by_fp, 0, sizeof(t->by_fp));
+		if (!t->stack || stop == UNWIND_STOP_NONE)
+			continue;
+		if (t->npcs <= 1) {
 			fp_walk(u, t);
 			t->fp = t->npcs > 1;
 		}
+		while ((t->stop == UNWIND_STOP_NOMAP ||
+			t->stop == UNWIND_STOP_NOCFI) && fp_after(u, t))
+			t->fp = true;
 	}
 	unwinder_free(u);
 	return err;

@@ -56,10 +56,10 @@ struct stack_thread {
 	unsigned char exact[STACK_PCS];
 	size_t npcs;
 	/** enum unwind_stop of the last walk; @fp when frame pointers
-	 *  found frames, those before @fp_end. */
+	 *  found frames, those whose @by_fp is 1. */
 	int stop;
 	bool fp;
-	size_t fp_end;
+	unsigned char by_fp[STACK_PCS];
 };
 
 struct stack_snap {

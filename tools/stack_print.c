@@ -53,7 +53,7 @@ static const char *mod_name(const struct stack_mod *m)
 /* Whether frame pointers found the PC being printed. */
 static bool frame_fp(const struct pr *p)
 {
-	return p->t->fp && p->idx < p->t->fp_end;
+	return p->t->fp && p->t->by_fp[p->idx];
 }
 
 static void json_str(const char *s)

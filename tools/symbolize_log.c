@@ -61,6 +61,11 @@ struct lmod {
 	char *key;		/* "b:<id>" or "p:<path>"; free() */
 	uint32_t map;		/* SYM_PROF_NOMAP: it cannot be placed */
 	struct pm_elf *elf;	/* found by path: its segments; free() */
+	char *path;		/* found by path: the file; free() */
+	/* Found by path, once a line names a symbol: the file's symbols
+	 * (sym_module_close()); NULL when they cannot be read. */
+	struct sym_module *syms;
+	bool syms_tried;
 };
 
 /* An executable file mapping of --maps. */
@@ -281,6 +286,9 @@ static int mod_new(struct lctx *c, const char *key, const char *bid,
 		if (!realpath(path, real) || !read_elf(real, md->elf))
 			return 0;
 		path = real;
+		md->path = strdup(real);
+		if (!md->path)
+			return -ENOMEM;
 		bid = md->elf->build_id;
 	}
 	m.build_id = bid;
@@ -352,6 +360,47 @@ static int pc_frame(struct lctx *c, const struct logline *l,
 }
 
 /*
+ * sym_vaddr() - a backtrace line's `NAME+0xOFF`: the address of NAME in
+ * the symbol table (.symtab, else .dynsym) of the file the line names,
+ * read here when the module was found by that path (so its build ID is
+ * the file's, the one looked up), plus OFF.
+ * @return true with *vaddr set; false when the file or the name is not
+ *         there
+ */
+static bool sym_vaddr(struct lmod *md, const char *s,
+		      const struct logline *l, uint64_t *vaddr)
+{
+	const struct sym_table *tab;
+	char name[1024];
+	uint64_t value;
+
+	if (!md->path || l->symbol.len >= sizeof(name))
+		return false;
+	if (!md->syms_tried) {
+		SYM_OPTS(sym_module_opts, o, .flags = SYM_MODULE_NO_DWARF |
+						      SYM_MODULE_NO_SEARCH);
+		const char *bid;
+
+		md->syms_tried = true;
+		if (sym_module_open(md->path, &o, &md->syms) != 0)
+			md->syms = NULL;
+		bid = md->syms ? sym_module_build_id(md->syms) : NULL;
+		if (md->syms && (!bid || strcmp(bid, md->elf->build_id))) {
+			sym_module_close(md->syms);
+			md->syms = NULL;
+		}
+	}
+	if (!md->syms || sym_module_table(md->syms, &tab) != 0)
+		return false;
+	memcpy(name, s + l->symbol.off, l->symbol.len);
+	name[l->symbol.len] = '\0';
+	if (sym_table_find_symbol(tab, name, &value, NULL) != 0)
+		return false;
+	*vaddr = value + l->addr;
+	return true;
+}
+
+/*
  * line_frame() - parse line @s (without its newline) into @l and, when
  * it is a frame that can be placed, its profile frame @f.
  * @return 1 (placed), 0 (not a frame, or l->kind set but not placed),
@@ -367,9 +416,7 @@ static int line_frame(struct lctx *c, const char *s, size_t n,
 	/* 0xPC means something only with --maps. */
 	if (l->kind == LOGLINE_PC && !c->maps.n)
 		l->kind = LOGLINE_NONE;
-	/* NAME+0xOFF is not placed: the module's address of NAME would
-	 * take its symbol table, which symd does not serve. */
-	if (l->kind == LOGLINE_NONE || l->symbol.len)
+	if (l->kind == LOGLINE_NONE)
 		return 0;
 	f->addr = l->addr;
 	f->flags = l->kind == LOGLINE_BACKTRACE ? SYM_PROF_FRAME_RETURN : 0;
@@ -381,6 +428,10 @@ static int line_frame(struct lctx *c, const char *s, size_t n,
 		return err;
 	f->map = md->map;
 	if (l->kind == LOGLINE_SEGFAULT && !segv_vaddr(md->elf, l, &f->addr))
+		return 0;
+	/* NAME+0xOFF: NAME from the file's own symbols (symd serves no
+	 * symbol tables), so only where the file is here. */
+	if (l->symbol.len && !sym_vaddr(md, s, l, &f->addr))
 		return 0;
 	return 1;
 }
@@ -720,6 +771,8 @@ static void lctx_release(struct lctx *c)
 	for (size_t i = 0; i < c->nmods; i++) {
 		free(c->mods[i].key);
 		free(c->mods[i].elf);
+		free(c->mods[i].path);
+		sym_module_close(c->mods[i].syms);
 	}
 	free(c->mods);
 	for (size_t i = 0; i < c->nblocks; i++)

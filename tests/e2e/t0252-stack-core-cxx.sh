@@ -15,7 +15,7 @@
 need eu-stack gdb python3 g++
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 core_setup
-plan 17
+plan 23
 
 g++ -O2 -g -pthread -o "$T/stack_crash" \
 	"$SYM_ROOT/fixtures/src/stack_crash.cc" || exit 1
@@ -84,6 +84,16 @@ same_file "--server: the frames symd gives are the file's" \
 same_file "the store's table: the same frames" "$T/cxx.sym.rel" \
 	"$T/store.sym"
 
+# eu_core NAME: a core of $T/NAME; sym stack -i and eu-stack -i -s of it
+# in $T/NAME.sym and $T/NAME.eu, their comparison in $T/NAME.cmp.
+eu_core() {
+	core=$(make_core "$T/$1")
+	"$SYM" stack -i --core "$core" > "$T/$1.sym" 2>&1
+	eu-stack -i -s --core "$core" -e "$T/$1" > "$T/$1.eu" 2>&1
+	python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/$1.sym" \
+		"$T/$1.eu" eu "$T/$1" > "$T/$1.cmp"
+}
+
 # No CFI at all in the program (fixtures/src/stack_nocfi.c): the CFI walk
 # stops at the leaf, frame pointers take over, and the frames say so; they
 # are the ones eu-stack finds (it falls back to frame pointers too).
@@ -91,11 +101,30 @@ gcc -O1 -g -fno-asynchronous-unwind-tables -fno-unwind-tables \
 	-fno-omit-frame-pointer -o "$T/nocfi.g" \
 	"$SYM_ROOT/fixtures/src/stack_nocfi.c" &&
 	objcopy -R .debug_frame "$T/nocfi.g" "$T/nocfi" || exit 1
-core=$(make_core "$T/nocfi")
-"$SYM" stack -i --core "$core" > "$T/fp.sym" 2>&1
+eu_core nocfi
 ok "no CFI: frame-pointer frames, flagged [fp]" \
-	grep -q '^#0  0x[0-9a-f]* leaf .* \[fp\]$' "$T/fp.sym"
-eu-stack -i -s --core "$core" -e "$T/nocfi" > "$T/fp.eu" 2>&1
-python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/fp.sym" \
-	"$T/fp.eu" eu > "$T/fp.cmp"
-agree_point "no CFI: agrees with eu-stack" "$T/fp.cmp"
+	grep -q '^#0  0x[0-9a-f]* leaf .* \[fp\]$' "$T/nocfi.sym"
+agree_point "no CFI: agrees with eu-stack" "$T/nocfi.cmp"
+
+# CFI in the leaf, none in its caller (fixtures/src/stack_midnocfi.c, as
+# a JIT's code calling a runtime): the CFI walk stops at mid()'s return
+# address; mid()'s rbp is in the leaf's register (-O1: the leaf keeps
+# rbp) or under the return address the leaf's frame-pointer frame saved
+# (-O0); frame pointers bridge mid() and CFI takes over at main(), so
+# sym shows eu-stack's frames.
+for o in O1 O0; do
+	gcc -O1 -g -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -DPART_MID -c -o "$T/mid.o" \
+		"$SYM_ROOT/fixtures/src/stack_midnocfi.c" &&
+		gcc -$o -g -c -o "$T/rest.o" \
+			"$SYM_ROOT/fixtures/src/stack_midnocfi.c" &&
+		gcc -o "$T/mid.g" "$T/mid.o" "$T/rest.o" &&
+		objcopy -R .debug_frame "$T/mid.g" "$T/mid-$o" || exit 1
+	eu_core "mid-$o"
+	ok "caller without CFI ($o): main() found by frame pointers" \
+		grep -q '^#2  0x[0-9a-f]* main .* \[fp\]$' "$T/mid-$o.sym"
+	ok "caller without CFI ($o): eu-stack's frames, none missing" \
+		grep -q 'compared=6 only_sym=0 only_peer=0' "$T/mid-$o.cmp"
+	agree_point "caller without CFI ($o): agrees with eu-stack" \
+		"$T/mid-$o.cmp"
+done

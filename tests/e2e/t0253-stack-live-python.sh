@@ -1,20 +1,21 @@
 #!/bin/sh
 # sym stack -p on a live 8-thread python3.11 (four threads in
 # time.sleep(), three in Event.wait(), the main one in time.sleep()),
-# stopped with SIGSTOP while sym stack and eu-stack -p both run, so that
-# both see the same snapshot: every frame agrees with eu-stack, the
-# process is still stopped after both (PTRACE_SEIZE sends no signal and
+# stopped with SIGSTOP while sym stack, eu-stack -p and gdb -p run, so
+# that all see the same snapshot: every frame agrees with eu-stack and
+# gdb (whole names and paths, tests/e2e/lib/stack-compare.py), the
+# process is still stopped after them (PTRACE_SEIZE sends no signal and
 # detaching keeps a group stop), and once continued it prints and exits as
 # it would have (same output, same exit status).  `sym addr2line --pid`
 # answers the stack's PCs with the lines eu-addr2line --pid gives.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/core-lib.sh"
-need eu-stack eu-addr2line python3
+need eu-stack eu-addr2line gdb python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 [ "$(id -u)" = 0 ] || plan_skip "not root: ptrace of another process"
 py=/usr/bin/python3.11
 [ -x "$py" ] || plan_skip "no $py"
-plan 8
+plan 9
 
 cat > "$T/eight.py" <<'EOT'
 import sys, threading, time
@@ -50,13 +51,19 @@ ok "eight threads" test "$(grep -c '^TID' "$T/live.sym")" = 8
 python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/live.sym" \
 	"$T/live.eu" eu > "$T/cmp"
 agree_point "live: agrees with eu-stack -i -s -p" "$T/cmp"
+gdb -batch -nx -p "$p" -ex 'set pagination off' \
+	-ex 'set filename-display absolute' -ex 'thread apply all bt' \
+	> "$T/live.gdb" 2>&1
+python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/live.sym" \
+	"$T/live.gdb" gdb > "$T/cmp-gdb"
+agree_point "live: agrees with gdb -p thread apply all bt" "$T/cmp-gdb"
 pcs=$(sed -n 's/^#[0-9]* *\(0x[0-9a-f]*\) .*/\1/p' "$T/live.sym" | sort -u)
 # Lines only: eu-addr2line 0.188 finds no inline scopes in python3.11's
 # debug file (as eu-stack, docs/crash.md), so its -f -i answers differ.
 "$SYM" addr2line --output-style=elfutils --pid "$p" $pcs > "$T/a2l.sym" 2>&1
 eu-addr2line --pid "$p" $pcs > "$T/a2l.eu" 2>&1
 same_file "addr2line --pid: as eu-addr2line --pid" "$T/a2l.eu" "$T/a2l.sym"
-is "still stopped after both" \
+is "still stopped after all three" \
 	"$(sed -n 's/^State:\t\([A-Z]\).*/\1/p' /proc/$p/status)" T
 kill -CONT "$p"
 wait "$p"

@@ -25,6 +25,12 @@
 # symbolized form `sym symbolize` writes of it, the lines around it
 # untouched; a block that does not read is left as it is.
 #
+# Built with -rdynamic (and its functions exported), the program's lines
+# read `./bt_rd(NAME+0xOFF) [0xPC]`: NAME is looked up in the file's own
+# symbols (it is here), and each line gets llvm-symbolizer's answer for
+# NAME's address (nm -D) + OFF - 1.  A NAME the file has not got is left
+# as it was.
+#
 # With DEBUGINFOD_URLS naming a server that has the debug file (the
 # stub of lib/debuginfod-lib.sh serving bt.debug) and an empty store,
 # the local lookups fetch it: the dump comes out as with --server.
@@ -33,7 +39,7 @@
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
 need cc objcopy strip llvm-symbolizer curl python3
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 13
+plan 16
 
 cd "$T" || exit 1
 cc -O1 -g -o bt.full "$SYM_ROOT/fixtures/src/bt_dump.c" &&
@@ -52,18 +58,25 @@ ok "the dump has the program's frames as ./bt_dump(+0xOFF)[0xPC]" \
 grep -o '^\./bt_dump(+0x[0-9a-f]*)' bt.txt | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
 	while read -r off; do printf '0x%x\n' $((off - 1)); done |
 	llvm-symbolizer -e bt.full > llvm.out
-awk -v LLVM=llvm.out '
-function answer(   fn, loc, s, n) {
-	s = ""; n = 0
-	while ((getline fn < LLVM) > 0 && fn != "") {
-		getline loc < LLVM
-		if (loc == "??:0:0") loc = ""; else loc = " " loc
-		s = s (n++ ? "\n (inlined by) " : " at ") fn loc
+# with_answers LLVM_OUT ERE: stdin, each line that matches ERE followed by
+# the next answer of llvm-symbolizer's output LLVM_OUT in the documented
+# style (" at FUNC FILE:LINE:COL", a " (inlined by) ..." line per caller).
+with_answers() {
+	RE=$2 awk -v LLVM="$1" '
+	function answer(   fn, loc, s, n) {
+		s = ""; n = 0
+		while ((getline fn < LLVM) > 0 && fn != "") {
+			getline loc < LLVM
+			if (loc == "??:0:0") loc = ""; else loc = " " loc
+			s = s (n++ ? "\n (inlined by) " : " at ") fn loc
+		}
+		return s
 	}
-	return s
+	$0 ~ ENVIRON["RE"] { print $0 answer(); next }
+	{ print }'
 }
-/^\.\/bt_dump\(\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$/ { print $0 answer(); next }
-{ print }' bt.txt > want.txt
+with_answers llvm.out '^\./bt_dump\(\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$' \
+	< bt.txt > want.txt
 
 echo token > token
 start_symd --upload-token-file "$T/token" || exit 1
@@ -122,6 +135,31 @@ ok "the program's maps have its executable mapping" \
 grep -v '^0x7f' pcwant.txt > pcwant.prog
 same_file "--maps: the program's PCs placed as llvm-symbolizer places them" \
 	pcwant.prog pcgot.txt
+
+# backtrace_symbols() naming the dynamic symbols (-rdynamic).
+cc -O1 -g -rdynamic -DBT_EXPORT -o bt_rd "$SYM_ROOT/fixtures/src/bt_dump.c" ||
+	exit 1
+./bt_rd > rd.txt
+sed -n 's/^\.\/bt_rd(\([A-Za-z_][A-Za-z0-9_]*\)+0x\([0-9a-f]*\)) *\[0x[0-9a-f]*\]$/\1 \2/p' \
+	rd.txt > rd.names
+while read -r name off; do
+	v=$(nm -D bt_rd | awk -v n="$name" '$3 == n { print $1 }')
+	printf '0x%x\n' $((0x$v + 0x$off - 1))
+done < rd.names | llvm-symbolizer -e bt_rd > rdllvm.out
+grep '^\./bt_rd' rd.txt | with_answers rdllvm.out \
+	'^\./bt_rd\([A-Za-z_][A-Za-z0-9_]*\+0x[0-9a-f]*\) *\[0x[0-9a-f]*\]$' \
+	> rdwant.txt
+"$SYM" symbolize-log rd.txt 2> rd.err | grep -v '^/\|^ (inlined by) __libc' \
+	> rdgot.txt
+ok "-rdynamic: the dump names leaf, middle, outer and main" \
+	test "$(cut -d' ' -f1 rd.names | sort | tr '\n' ' ')" = \
+	"_start leaf main middle outer "
+same_file "NAME+0xOFF: placed as llvm-symbolizer places NAME's address + OFF - 1" \
+	rdwant.txt rdgot.txt
+sed 's/(leaf+/(no_such_symbol+/' rd.txt > rdbad.txt
+"$SYM" symbolize-log rdbad.txt 2> /dev/null | grep 'no_such_symbol' > rdbad.got
+grep 'no_such_symbol' rdbad.txt > rdbad.want
+same_file "a NAME the file has not got: the line as it was" rdbad.want rdbad.got
 
 # debuginfod: the stripped program's debug file from DEBUGINFOD_URLS.
 start_stub_debuginfod --file "$T/bt.debug" || exit 1

@@ -15,10 +15,13 @@ set -e
 # real debug files (libc6-dbg, python3.11-dbg), prove, /usr/bin/time, Go
 # with pprof's sources (tests/e2e/lib/pprof-lib.sh builds Google's pprof
 # offline from them, to read our pprof files), headless Chromium and a
-# font for the flame graph test (t5100), and perf (linux-perf: t5000
+# font for the flame graph test (t5100), perf (linux-perf: t5000
 # folds a real capture with sym fold --from perf-script; make bench
-# compares sym record with it), and the aarch64 cross compilers (t0150
-# symbolizes aarch64 programs and libc on this host).
+# compares sym record with it), gdb (the sym stack tests' peer,
+# t0250-t0253), OpenJDK 17 with its debug file (make bench: libjvm's
+# figures, and the JVM core of tests/bench/stack-bench.sh), and the
+# aarch64 cross compilers (t0150 symbolizes aarch64 programs and libc on
+# this host).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -28,7 +31,8 @@ zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
-linux-perf gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
+linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
+gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
 
 missing=
 for p in $PKGS; do

@@ -10,7 +10,8 @@
 #                           killed with SIGSEGV; exits the test if none
 #   peer_points NAME CORE EXE [TODO_EU] [TODO_GDB]   four TAP points: sym stack succeeds, and its
 #                           frames agree with eu-stack -i -s --core and
-#                           gdb's `thread apply all bt` on >= 99% of the
+#                           gdb's `thread apply all bt` (whole paths:
+#                           filename-display absolute) on >= 99% of the
 #                           frames both show (tests/e2e/lib/stack-compare.py)
 #   agree_point DESC FILE [TODO]  one TAP point from stack-compare.py's
 #                           output FILE: agree/compared >= 99%
@@ -80,12 +81,13 @@ peer_points() {
 	ok "$_name: every thread has frames" \
 		test "$(grep -c '^TID' "$T/$_name.sym")" -ge 1
 	eu-stack -i -s --core "$_core" -e "$_exe" > "$T/$_name.eu" 2>&1
-	gdb -batch -nx -ex 'set pagination off' -ex 'thread apply all bt' \
+	gdb -batch -nx -ex 'set pagination off' \
+		-ex 'set filename-display absolute' -ex 'thread apply all bt' \
 		"$_exe" "$_core" > "$T/$_name.gdb" 2>&1
 	python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/$_name.sym" \
-		"$T/$_name.eu" eu > "$T/$_name.cmp-eu"
+		"$T/$_name.eu" eu "$_exe" > "$T/$_name.cmp-eu"
 	python3 "$SYM_ROOT/tests/e2e/lib/stack-compare.py" "$T/$_name.sym" \
-		"$T/$_name.gdb" gdb > "$T/$_name.cmp-gdb"
+		"$T/$_name.gdb" gdb "$_exe" > "$T/$_name.cmp-gdb"
 	agree_point "$_name: agrees with eu-stack -i -s --core" \
 		"$T/$_name.cmp-eu" "$4"
 	agree_point "$_name: agrees with gdb thread apply all bt" \
