@@ -55,11 +55,18 @@ mapbid() { awk -v p="$2" '$1 == "map" && $4 == p && $10 ~ /\/(rep|del)( |%20|$)/
 cp burn rep && cp burn del
 prof_cc other prof_vdso.c -O2 -g
 want=$(bid rep)
-./rep 3 & p1=$!
-./del 3 & p2=$!
-sleep 0.3
+./rep 30 & p1=$!
+./del 30 & p2=$!
+# Each has exec'd its file before the file changes on disk: on a loaded
+# machine a fixed sleep was not always enough.
+for p in "$p1" "$p2"; do
+	for _i in $(seq 200); do
+		case $(readlink "/proc/$p/exe") in */rep|*/del) break ;; esac
+		sleep 0.05
+	done
+done
 cp other rep.new && mv rep.new rep && rm del
-"$SYM" record -q -F 999 -d 0.5 -p "$p1,$p2" -o repl.raw
+"$SYM" record -q -F 999 -d 1 -p "$p1,$p2" -o repl.raw
 is "a replaced program: its map has the running file's build ID" \
 	"$(mapbid repl.raw "$p1")" "$want"
 is "a deleted program: its map has the running file's build ID" \
