@@ -45,8 +45,9 @@
  * the file name region, ~0 for none).  pcln's value is the line.
  *
  * Inlining.  pcdata[2] (PCDATA_InlTreeIndex) maps each PC to an index in
- * the function's inline tree, funcdata[3] (FUNCDATA_InlTree), or -1 when
- * the PC is in no inlined call.  A tree entry (1.12-1.19: 20 bytes,
+ * the function's inline tree, funcdata[3] (FUNCDATA_InlTree; funcdata[4]
+ * in Go 1.12-1.15, whose funcdata had RegPointerMaps before), or to -1
+ * when the PC is in no inlined call.  A tree entry (1.12-1.19: 20 bytes,
  * {i16 parent, u8 funcID, _, i32 file, i32 line, i32 nameoff, i32
  * parentPc}; 1.20+: 16 bytes, {u8 funcID, _[3], i32 nameoff, i32
  * parentPc, i32 startLine}) names the inlined function, and parentPc is
@@ -83,7 +84,9 @@
 #define MAGIC_120 0xfffffff1u
 
 #define PCDATA_INLTREEINDEX 2
-#define FUNCDATA_INLTREE 3
+/* FUNCDATA_InlTree: 4 in Go 1.12-1.15 (after RegPointerMaps and
+ * StackObjects), 3 since 1.16 (RegPointerMaps gone). */
+#define FUNCDATA_INLTREE(g) ((g)->ver == 12 ? 4u : 3u)
 /* Bounds on what one function may claim: no Go function is near them,
  * and they keep a corrupt table from making the builder allocate. */
 #define MAX_FUNC_SIZE (1u << 28)
@@ -644,16 +647,16 @@ static void find_tree(const struct gp *g, uint64_t fd, uint32_t nfd,
 
 	f->tree = NULL;
 	f->tree_len = 0;
-	if (nfd <= FUNCDATA_INLTREE)
+	if (nfd <= FUNCDATA_INLTREE(g))
 		return;
 	if (g->ver >= 118) {
 		if (!g->gofunc ||
-		    !rd(g, fd + 4 * FUNCDATA_INLTREE, 4, &v) ||
+		    !rd(g, fd + 4 * FUNCDATA_INLTREE(g), 4, &v) ||
 		    v == UINT32_MAX)
 			return;
 		addr = g->gofunc + v;
 	} else {
-		if (!rd(g, fd + (uint64_t)g->psz * FUNCDATA_INLTREE, g->psz,
+		if (!rd(g, fd + (uint64_t)g->psz * FUNCDATA_INLTREE(g), g->psz,
 			&addr) || !addr)
 			return;
 	}

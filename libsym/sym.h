@@ -734,7 +734,8 @@ struct sym_module_stats {
 	double symbols;	/**< sections and symbol tables */
 	double inflate;	/**< decompressing debug sections, opening libdw */
 	double lines;	/**< line programs */
-	double dies;	/**< the walk over the DIEs */
+	double dies;	/**< the walk over the DIEs, or the read of Go's
+			 *   function table (.gopclntab) */
 	double build;	/**< the builder's sweeps and serialization */
 };
 
