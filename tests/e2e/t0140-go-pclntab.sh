@@ -30,55 +30,7 @@ plan 27
 
 CHECK=$SYM_ROOT/tests/e2e/lib/go_check.py
 OUT=$SYM_ROOT/fixtures/build/go
-SRC=$SYM_ROOT/fixtures/src/gofix
 mkdir -p "$OUT"
-
-# build_go: the three variants, once per source and go version (a stamp),
-# under a lock against tests running at the same time.
-build_go() {
-	want=$( { cat "$SRC/main.go" "$0"; go version; } | sha256sum)
-	if [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$want" ]; then
-		return 0
-	fi
-	rm -f "$OUT"/gofix-*
-	export GOCACHE="$OUT/cache" GOPATH="$OUT/gopath" GO111MODULE=off \
-		GOFLAGS= CGO_ENABLED=0
-	(cd "$SRC" &&
-	 go build -o "$OUT/gofix-dwarf" main.go &&
-	 go build -ldflags=-w -o "$OUT/gofix-w" main.go &&
-	 go build -ldflags='-s -w' -o "$OUT/gofix-sw" main.go &&
-	 go build -ldflags="-s -w -B 0x$(echo "$want" | cut -c1-40)" \
-		-o "$OUT/gofix-sw-bid" main.go) || return 1
-	python3 - "$OUT" <<'EOF' || return 1
-import struct, sys
-out = sys.argv[1]
-d = bytearray(open(out + "/gofix-sw", "rb").read())
-# Section headers gone: e_shoff, e_shnum, e_shstrndx of an ELF64 header.
-nosh = bytearray(d)
-nosh[0x28:0x30] = bytes(8)
-nosh[0x3c:0x40] = bytes(4)
-open(out + "/gofix-nosh", "wb").write(nosh)
-# .gopclntab's section header: its offset and size.
-shoff, = struct.unpack_from("<Q", d, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3a)
-def sh(i):
-    return struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize)
-stroff = sh(shstrndx)[4]
-for i in range(shnum):
-    s = sh(i)
-    name = d[stroff + s[0]:d.index(b"\0", stroff + s[0])]
-    if name == b".gopclntab":
-        off, hdr = s[4], shoff + i * shentsize
-bad = bytearray(d)
-bad[off:off + 4] = b"\xf2\xff\xff\xff"	# no Go version wrote this magic
-open(out + "/gofix-badmagic", "wb").write(bad)
-cut = bytearray(d)
-struct.pack_into("<Q", cut, hdr + 0x20, 64)	# sh_size: the header only
-open(out + "/gofix-cut", "wb").write(cut)
-EOF
-	chmod +x "$OUT"/gofix-*
-	echo "$want" > "$OUT/.stamp"
-}
 
 # fetch_npm: the three esbuild packages, once; 1 when the registry cannot
 # be reached.
@@ -113,7 +65,7 @@ traceback() {
 	wait "$_w" 2>/dev/null
 }
 
-( exec 9> "$OUT/.lock" && flock 9 && build_go ) > "$T/build.log" 2>&1
+"$SYM_ROOT/fixtures/build-go.sh" > "$T/build.log" 2>&1
 ok "the Go fixture builds (go $(go version | cut -d' ' -f3))" \
 	sh -c "[ -x '$OUT/gofix-sw' ] || { cat '$T/build.log'; exit 1; }"
 DW=$OUT/gofix-dwarf W=$OUT/gofix-w SW=$OUT/gofix-sw
