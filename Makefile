@@ -384,6 +384,7 @@ bench: deps
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/views-bench.sh
 	$(Q)tests/bench/symbolize-log-bench.sh
+	$(Q)tests/bench/go-bench.sh
 
 FUZZ_TIME ?= 60
 fuzz: deps
