@@ -92,6 +92,12 @@
 #define MAX_FUNC_SIZE (1u << 28)
 #define MAX_INL_INDEX (1u << 20)
 #define MAX_INL_DEPTH 64
+/* The pc-value bytes decoded for all functions: BUDGET_PER_BYTE per byte
+ * of the table, and at least BUDGET_MIN (struct gp's budget).  Real
+ * tables decode bytes of about a third of their size: 0.35 for t0140's
+ * Go 1.19 program, 0.33 to 0.37 for esbuild's go1.15, 1.16 and 1.20. */
+#define BUDGET_PER_BYTE 8
+#define BUDGET_MIN (1u << 20)
 
 /* A pc-value run: the value holds on [lo, hi). */
 struct run {
@@ -133,6 +139,11 @@ struct gp {
 	struct inl *inls;
 	size_t ninls_cap;
 	struct symi_gopcln_stats *st;
+	/* pc-value bytes left to decode.  Functions may share pc-value
+	 * tables (the linker shares identical ones), so a crafted table
+	 * could make many functions decode one long table: the work is
+	 * bounded to a multiple of the table's size instead. */
+	uint64_t budget;
 };
 
 static uint32_t get32(bool be, const uint8_t *p)
@@ -393,12 +404,19 @@ static int decode(struct gp *g, size_t base, uint32_t off, uint64_t entry,
 		return 0;
 	p = g->d + base + off;
 	while (pc < end) {
+		const uint8_t *p0 = p;
 		uint32_t uv, pcd;
 		int32_t vd;
 
 		if (!varint(&p, stop, &uv) || (uv == 0 && pc != entry) ||
 		    !varint(&p, stop, &pcd))
 			break;
+		/* Each pair costs its bytes; see struct gp's budget. */
+		if ((uint64_t)(p - p0) >= g->budget) {
+			g->budget = 0;
+			break;
+		}
+		g->budget -= (uint64_t)(p - p0);
 		vd = (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
 		val = (int32_t)((uint32_t)val + (uint32_t)vd);
 		if (pcd == 0)
@@ -801,8 +819,19 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 	if (!g.fmemo)
 		return -ENOMEM;
 
+	g.budget = (uint64_t)g.n * BUDGET_PER_BYTE + BUDGET_MIN;
 	for (uint64_t i = 0; !err && i < g.nfunc; i++) {
 		uint64_t pc = ftab_pc(&g, i);
+
+		if (!g.budget) {
+			symi_warn("gopclntab: the pc-value tables of %llu "
+				  "functions would be read more than %d times "
+				  "over: not read",
+				  (unsigned long long)(g.nfunc - i),
+				  BUDGET_PER_BYTE);
+			g.st->bad_funcs += g.nfunc - i;
+			break;
+		}
 
 		/* The table is sorted; an entry below its predecessor is
 		 * damage, and so is everything it would claim. */
