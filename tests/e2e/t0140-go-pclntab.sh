@@ -22,11 +22,13 @@
 # traceback, and `go tool addr2line` where Go 1.19's reader knows the
 # format (all but go1.20's).  The magic is read with od, never by the code
 # under test.
-# Bad input: a wrong magic and a table cut short give a warning naming
-# the status, symbols only, and no crash.
+# The table is kept in the store by build ID, and symd serves the -s -w
+# build uploaded alone.  Bad input: a wrong magic and a table cut short
+# give a warning naming the status, symbols only, and no crash.
 . "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
 need go objdump llvm-symbolizer python3 readelf od flock
-plan 27
+plan 28
 
 CHECK=$SYM_ROOT/tests/e2e/lib/go_check.py
 OUT=$SYM_ROOT/fixtures/build/go
@@ -107,6 +109,22 @@ ok "the table is stored by build ID and read back with the same answers" \
 	sh -c "grep -q 'table from parsing (stored as build ID' '$T/st1' &&
 	       grep -q 'table from cache' '$T/st2' &&
 	       cmp '$T/store0' '$T/store1' && cmp '$T/store1' '$T/store2'"
+
+# symd serves it: the executable uploaded (no debug file exists), its
+# table built by the daemon from .gopclntab, lookups answered as here.
+echo token > "$T/token"
+if start_symd --upload-token-file "$T/token"; then
+	bid=$("$SYM" buildid "$B" | cut -d' ' -f1)
+	"$SYM" upload --server "$SYMD_URL" --token-file "$T/token" "$B" \
+		> "$T/up" 2>&1
+	"$SYM" lookup --server "$SYMD_URL" --wait-ms 20000 -f -i "$bid" \
+		< "$T/pcs" > "$T/symd.out" 2> "$T/symd.lerr"
+	ok "symd serves the uploaded -s -w build the same answers" \
+		sh -c "cmp '$T/store0' '$T/symd.out' || { cat '$T/up' '$T/symd.lerr'; exit 1; }"
+	stop_symd
+else
+	_tap 1 "symd serves the uploaded -s -w build the same answers"
+fi
 
 # Bad tables: a clear status in the log, symbols only, no crash.
 for v in badmagic cut; do
