@@ -42,26 +42,6 @@ static const struct want wants[] = {
 	{ 0x401060, 0, { NULL }, { NULL }, { 0 } },
 };
 
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Read seed @name into a table; 0 or the reader's error. */
 static int read_seed(const char *name, struct sym_table **t, void **tbuf,
 		     struct symi_gopcln_stats *st)
@@ -80,7 +60,7 @@ static int read_seed(const char *name, struct sym_table **t, void **tbuf,
 	*tbuf = NULL;
 	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz-gopclntab/%s",
 		 root ? root : ".", name);
-	in_buf = slurp(path, &len);
+	in_buf = tap_read_file(path, &len);
 	if (!in_buf || len < 4)
 		return -ENOENT;
 	tlen = in_buf[0] | in_buf[1] << 8 | in_buf[2] << 16 |
