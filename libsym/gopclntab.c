@@ -138,6 +138,7 @@ struct gp {
 	struct runs file, line, inl;
 	struct inl *inls;
 	size_t ninls_cap;
+	uint32_t ninls;		/* entries of the current function's */
 	struct symi_gopcln_stats *st;
 	/* pc-value bytes left to decode.  Functions may share pc-value
 	 * tables (the linker shares identical ones), so a crafted table
@@ -557,10 +558,12 @@ static bool tree_entry(const struct gp *g, const struct fn *f, uint32_t ix,
 	return *name && **name;
 }
 
-/* Make the scope of tree entry @ix of @f (and its callers first, so that
- * a parent's index is below its child's).  Returns 0 or -ENOMEM; an entry
- * that cannot be read keeps scope SYMI_NONE. */
-static int inl_scope(struct gp *g, const struct fn *f, uint32_t ix)
+/* Make the scope of tree entry @ix of @f, @level calls deep (and its
+ * callers' first, so that a parent's scope index is below its child's).
+ * Returns 0 or -ENOMEM; an entry that cannot be read keeps scope
+ * SYMI_NONE. */
+static int inl_scope(struct gp *g, const struct fn *f, uint32_t ix,
+		     unsigned level)
 {
 	struct inl *e = &g->inls[ix];
 	uint32_t parent = f->scope, pdepth = 0, ppc, func, file;
@@ -578,8 +581,11 @@ static int inl_scope(struct gp *g, const struct fn *f, uint32_t ix)
 		return 0;
 	e->busy = true;
 	pix = value_at(&g->inl, pc);
-	if (pix >= 0 && (uint32_t)pix < g->ninls_cap && (uint32_t)pix != ix) {
-		err = inl_scope(g, f, (uint32_t)pix);
+	/* A chain deeper than MAX_INL_DEPTH (a crafted one: the recursion
+	 * would be as deep) ends at the function. */
+	if (pix >= 0 && (uint32_t)pix < g->ninls && (uint32_t)pix != ix &&
+	    level < MAX_INL_DEPTH) {
+		err = inl_scope(g, f, (uint32_t)pix, level + 1);
 		if (err)
 			return err;
 		if (g->inls[pix].scope != SYMI_NONE &&
@@ -625,6 +631,7 @@ static int add_inlines(struct gp *g, const struct fn *f)
 		g->inls = p;
 		g->ninls_cap = top;
 	}
+	g->ninls = top;
 	for (uint32_t i = 0; i < top; i++)
 		g->inls[i] = (struct inl){ .scope = SYMI_NONE,
 					   .entry = UINT64_MAX };
@@ -641,7 +648,7 @@ static int add_inlines(struct gp *g, const struct fn *f)
 
 		if (r->val < 0 || (uint32_t)r->val >= top)
 			continue;
-		err = inl_scope(g, f, (uint32_t)r->val);
+		err = inl_scope(g, f, (uint32_t)r->val, 0);
 		if (err)
 			return err;
 		e = &g->inls[r->val];
