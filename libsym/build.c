@@ -94,6 +94,7 @@ struct symi_builder {
 	size_t text_last;	/* span of the last hit */
 	bool text_sorted;
 	bool dwarf;
+	bool gopclntab;
 	uint32_t tables;	/* enum symi_tables */
 	/* The first failure of an adding call, which
 	 * symi_builder_finish() returns: a caller that goes on without
@@ -629,6 +630,11 @@ int symi_builder_add_symbol(struct symi_builder *b, uint64_t addr,
 void symi_builder_set_dwarf(struct symi_builder *b)
 {
 	b->dwarf = true;
+}
+
+void symi_builder_set_gopclntab(struct symi_builder *b)
+{
+	b->gopclntab = true;
 }
 
 /*
@@ -1544,6 +1550,7 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 	tab.start = base;
 	tab.end = end;
 	tab.flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
+		    (b->gopclntab ? SYM_TABLE_GOPCLNTAB : 0) |
 		    (n_syms ? SYM_TABLE_SYMBOLS : 0);
 	tab.converter = converter_version();
 	tab.elfutils = _ELFUTILS_VERSION;

@@ -27,6 +27,8 @@ static const char *const sym_errstr[] = {
 	[SYM_E_NOTREG - SYM_E_BASE] = "not a regular file",
 	[SYM_E_INFLATE_LIMIT - SYM_E_BASE] =
 		"compressed section over the decompression limits",
+	[SYM_E_BADGOPCLNTAB - SYM_E_BASE] =
+		"truncated or unknown Go function table (.gopclntab)",
 };
 
 const char *sym_strerror(int err, char *buf, size_t len)

@@ -19,6 +19,8 @@
  *              inflate zlib ones with libdeflate
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
  *   dwarf.c    the one-pass DWARF walk (libdw) into the builder
+ *   gopclntab.c Go's function table (.gopclntab: names, lines, inline
+ *              trees) into the builder, for modules without DWARF
  *   lines.c    a direct reader of DWARF line programs (versions 2 to 5)
  *   path.c     source paths as the peers spell them (comp_dir joined)
  *   build.c    the table builder: dedup, sort, sweep
@@ -452,6 +454,9 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 /* Mark that DWARF contributed to the table. */
 void symi_builder_set_dwarf(struct symi_builder *b);
 
+/* Mark that Go's function table (.gopclntab) contributed to it. */
+void symi_builder_set_gopclntab(struct symi_builder *b);
+
 /*
  * symi_builder_finish() - sort, sweep and serialize; the builder is used
  * up (only symi_builder_free() may follow).  An adding call above that
@@ -482,6 +487,58 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
  */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt, struct sym_module_stats *ph);
+
+/*
+ * Go's function table (gopclntab.c, whose top comment describes the
+ * format).  The table is read from @tab; the inline trees and the
+ * runtime's moduledata lie elsewhere in the module's memory, which @mem
+ * gives as the file bytes of its segments.
+ */
+struct symi_goseg {
+	uint64_t addr;		/* its address */
+	const uint8_t *p;	/* len bytes; borrowed */
+	size_t len;
+	bool writable, exec;
+};
+struct symi_gomem {
+	const struct symi_goseg *segs;	/* borrowed */
+	size_t n;
+};
+struct symi_gopcln_in {
+	const uint8_t *tab;	/* the table, len bytes; borrowed */
+	size_t len;		/* to the end of its section or segment */
+	uint64_t addr;		/* its address */
+	uint64_t text;		/* textStart when a 1.18+ header has 0 */
+	const struct symi_gomem *mem;	/* may be NULL: no inline trees */
+};
+/* What was read, for tests and the log. */
+struct symi_gopcln_stats {
+	int version;		/* 12, 116, 118 or 120: the magic's */
+	uint64_t funcs;		/* functions added */
+	uint64_t bad_funcs;	/* entries skipped: out of bounds, unsorted */
+	uint64_t lines;		/* line rows added */
+	uint64_t inlined;	/* inline scopes added */
+	uint64_t gofunc;	/* 1.18+: go:func.*, 0 when not found */
+};
+
+/*
+ * symi_gopcln_read() - add the functions, lines and inline scopes of the
+ * table @in to @b.  Every read is bounded by @in->len and @mem's segments.
+ * @param[out] st  may be NULL; zeroed first
+ * @return 0, -ENOMEM, -SYM_E_BADGOPCLNTAB (not a table of a known
+ *         version, its header does not fit, or no function could be
+ *         read; what was added stays in @b)
+ */
+int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
+		     struct symi_gopcln_stats *st);
+
+/*
+ * symi_gopcln_elf() - find the table of @e (.gopclntab,
+ * .data.rel.ro.gopclntab, else by its magic in a segment) and read it.
+ * @return as symi_gopcln_read(), or -SYM_E_NOTFOUND (no table)
+ */
+int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
+		    struct symi_gopcln_stats *st);
 
 /* Seconds on a monotonic clock (error.c). */
 double symi_now(void);

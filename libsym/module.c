@@ -4,7 +4,8 @@
  * Opening a module reads the ELF headers and the build ID and finds the
  * separate debug file (elf.c).  The table is built on the first call to
  * sym_module_table(): text sections, symbols of both files, then the
- * DWARF of whichever file has it.  Once built, the ELF files and libdw
+ * DWARF of whichever file has it, or, when neither has DWARF, Go's
+ * function table (gopclntab.c) of the module's own file.  Once built, the ELF files and libdw
  * state are released: lookups need the table only, and the memory is
  * better spent elsewhere.  The outcome (table or error) is kept, so a
  * failed build is not retried.
@@ -207,6 +208,39 @@ const char *sym_module_debug_file(const struct sym_module *m)
 	return m ? m->debug_path : NULL;
 }
 
+/* Go's function table, for a module without DWARF: a damaged one is
+ * logged and the table keeps the symbols. */
+static int go_read(struct symi_builder *b, struct sym_module *m)
+{
+	struct symi_gopcln_stats st;
+	double t0 = symi_now();
+	char eb[128];
+	int err;
+
+	err = symi_gopcln_elf(b, &m->main, &st);
+	m->stats.dies += symi_now() - t0;
+	if (err == -ENOMEM)
+		return err;
+	if (err == -SYM_E_NOTFOUND)
+		return 0;
+	if (err) {
+		symi_warn("gopclntab: '%s': %s; symbols only",
+			  m->main.path ? m->main.path : "<memory>",
+			  sym_strerror(err, eb, sizeof(eb)));
+		return 0;
+	}
+	symi_builder_set_gopclntab(b);
+	symi_debug("gopclntab: '%s': Go %s table, %llu functions, %llu "
+		   "inlined calls, %llu damaged entries skipped",
+		   m->main.path ? m->main.path : "<memory>",
+		   st.version == 12 ? "1.2" : st.version == 116 ? "1.16" :
+		   st.version == 118 ? "1.18" : "1.20",
+		   (unsigned long long)st.funcs,
+		   (unsigned long long)st.inlined,
+		   (unsigned long long)st.bad_funcs);
+	return 0;
+}
+
 static int build(struct sym_module *m)
 {
 	struct symi_builder *b = NULL;
@@ -249,6 +283,10 @@ static int build(struct sym_module *m)
 			memset(&alt, 0, sizeof(alt));
 		err = 0;
 		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, &m->stats);
+		if (err)
+			goto out;
+	} else if (!(m->opts.flags & SYM_MODULE_NO_DWARF)) {
+		err = go_read(b, m);
 		if (err)
 			goto out;
 	}

@@ -169,6 +169,9 @@ enum sym_error {
 	 *  limits allow (sym_set_inflate_limits()); nothing was
 	 *  decompressed.  The limit and the section are logged. */
 	SYM_E_INFLATE_LIMIT,
+	/** A Go function table (.gopclntab) is truncated, has an unknown
+	 *  magic or holds no readable function. */
+	SYM_E_BADGOPCLNTAB,
 	SYM_E_MAX,
 };
 
@@ -485,6 +488,10 @@ enum sym_table_flags {
 	SYM_TABLE_DWARF = (1 << 0),
 	/** The table has symbols (.symtab, .dynsym or MiniDebugInfo). */
 	SYM_TABLE_SYMBOLS = (1 << 1),
+	/** The table was built from Go's function table (.gopclntab): the
+	 *  module has no DWARF, and its functions, lines and inline
+	 *  chains come from there. */
+	SYM_TABLE_GOPCLNTAB = (1 << 2),
 };
 
 /**
@@ -756,7 +763,8 @@ struct sym_module_stats {
 	double symbols;	/**< sections and symbol tables */
 	double inflate;	/**< decompressing debug sections, opening libdw */
 	double lines;	/**< line programs */
-	double dies;	/**< the walk over the DIEs */
+	double dies;	/**< the walk over the DIEs, or the read of Go's
+			 *   function table (.gopclntab) */
 	double build;	/**< the builder's sweeps and serialization */
 };
 

@@ -1691,12 +1691,14 @@ static int build_table(struct a2l *a)
 	a->t_build += now_ms() - t0;
 	if (!a->store || !a->build_id || err)
 		return err;
-	/* A table without DWARF is not stored: under the build ID it would
-	 * hide the debug file from a later run that finds it (another
+	/* A table of symbols only is not stored: under the build ID it
+	 * would hide the debug file from a later run that finds it (another
 	 * --debuginfo-path, a debug package installed since).  Reading
-	 * symbols again is cheap. */
+	 * symbols again is cheap.  One from Go's function table is stored:
+	 * it has every function, line and inline chain, and Go programs
+	 * seldom have debug files. */
 	sym_table_stat(a->tab, &ts);
-	if (!(ts.flags & SYM_TABLE_DWARF)) {
+	if (!(ts.flags & (SYM_TABLE_DWARF | SYM_TABLE_GOPCLNTAB))) {
 		a->not_cached = "no DWARF found, symbols only";
 		return 0;
 	}
@@ -3127,6 +3129,15 @@ static void print_stats(struct a2l *a)
 		tool_err("stats: table from parsing (%sstored as build ID %s "
 			 "in '%s')", a->rebuilt ? "the stored one was "
 			 "unusable; " : "", a->build_id, a->store_path);
+	if (a->tab) {
+		struct sym_table_stat ts;
+
+		sym_table_stat(a->tab, &ts);
+		tool_err("stats: table source: %s",
+			 ts.flags & SYM_TABLE_DWARF ? "DWARF" :
+			 ts.flags & SYM_TABLE_GOPCLNTAB ? "gopclntab" :
+			 ts.flags & SYM_TABLE_SYMBOLS ? "symbols" : "none");
+	}
 	tool_err("stats: open %.3f ms, store open %.3f ms, build %.3f ms, "
 		 "put %.3f ms, lookups %.3f ms for %zu addresses", a->t_open,
 		 a->t_store, a->t_build, a->t_put, a->t_lookup, a->naddrs);
@@ -3135,7 +3146,8 @@ static void print_stats(struct a2l *a)
 
 		sym_module_stats(a->mod, &ms);
 		tool_err("stats: build phases: symbols %.3f ms, inflate %.3f "
-			 "ms, lines %.3f ms, DIE walk %.3f ms, table %.3f ms",
+			 "ms, lines %.3f ms, DIE walk (or gopclntab) %.3f ms, "
+			 "table %.3f ms",
 			 ms.symbols * 1e3, ms.inflate * 1e3, ms.lines * 1e3,
 			 ms.dies * 1e3, ms.build * 1e3);
 	}

@@ -762,7 +762,8 @@ static int convert_file(struct sctx *c, struct group *g, const char *path)
 		       fail_group(c, g, SYM_PROF_LOC_ERROR, why);
 	}
 	sym_table_stat(t, &ts);
-	if (c->store && !c->store_rdonly && ts.flags & SYM_TABLE_DWARF &&
+	if (c->store && !c->store_rdonly &&
+	    ts.flags & (SYM_TABLE_DWARF | SYM_TABLE_GOPCLNTAB) &&
 	    tool_store_put_module(c->store, g->build_id, mod, path, t) == 0) {
 		sym_store_unlock(lock);
 		sym_module_close(mod);

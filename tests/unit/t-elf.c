@@ -81,26 +81,6 @@ static bool write_file(const char *path, const void *buf, size_t len)
 	return fclose(f) == 0 && ok;
 }
 
-static void *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc(n)) &&
-	    fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		*len = n;
-	return buf;
-}
-
 static bool id_is(const struct symi_elf *e, const char *hex)
 {
 	char h[2 * sizeof(e->build_id) + 1];
@@ -204,7 +184,7 @@ static bool patch_size(const char *in, const char *out, const char *name,
 {
 	uint64_t off, hdr;
 	size_t len;
-	unsigned char *img = read_file(in, &len);
+	unsigned char *img = tap_read_file(in, &len);
 	bool ok = img && section_offset(in, name, &off, &hdr) &&
 		  hdr + sizeof(Elf64_Shdr) <= len;
 
@@ -248,7 +228,7 @@ static void test_errors(void)
 
 	CHECK_ERR(symi_elf_open_mem("garbage", 7, &e), -SYM_E_NOTELF);
 	CHECK_ERR(symi_elf_open_mem("\177EL", 3, &e), -SYM_E_NOTELF);
-	img = read_file(P("plain"), &len);
+	img = tap_read_file(P("plain"), &len);
 	CHECK(img != NULL);
 	if (img) {
 		CHECK_ERR(symi_elf_open_mem(img, len / 2, &e),
@@ -377,7 +357,7 @@ static void test_notes(void)
 	/* A real section: the same answer as sym_file_build_id(). */
 	CHECK(sh("objcopy -O binary --only-section=.note.gnu.build-id "
 		 "plain notes.bin"));
-	sec = read_file(P("notes.bin"), &len);
+	sec = tap_read_file(P("notes.bin"), &len);
 	CHECK(sec != NULL && len == 36);
 	if (sec) {
 		CHECK_ERR(sym_notes_build_id(sec, len, 4, hex, sizeof(hex)),
@@ -437,7 +417,7 @@ static void test_zstd(long plain_lines)
 	/* In memory too. */
 	{
 		size_t len;
-		void *img = read_file(P("zst"), &len);
+		void *img = tap_read_file(P("zst"), &len);
 
 		CHECK_ERR(symi_elf_open_mem(img, len, &e), 0);
 		CHECK(count_lines(&e) == plain_lines);
@@ -449,7 +429,7 @@ static void test_zstd(long plain_lines)
 	{
 		uint64_t off, hdr, sz;
 		size_t len;
-		unsigned char *img = read_file(P("zst"), &len);
+		unsigned char *img = tap_read_file(P("zst"), &len);
 		bool found = section_offset(P("zst"), ".debug_info", &off,
 					    &hdr);
 

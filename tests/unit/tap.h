@@ -71,6 +71,28 @@ static inline bool tap_sh(const char *fmt, ...)
 	return system(cmd) == 0;
 }
 
+/* The whole file at @path in a malloc()ed buffer (caller frees), its size
+ * in *@len; NULL when it cannot be read or is empty. */
+static inline void *tap_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
+	    fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf)
+		*len = (size_t)n;
+	return buf;
+}
+
 static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_n);
