@@ -95,7 +95,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 5
+#define SYMI_CONVERTER_VERSION 6
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
