@@ -937,6 +937,19 @@ static void upload_done(struct symd_http_req *req)
 	}
 }
 
+static void removed(void *arg, int status, const char *msg)
+{
+	struct call *c = arg;
+
+	c->job = NULL;
+	if (c->gone)
+		return;
+	if (status)
+		reply_error(c, status, msg);
+	else
+		symd_http_req_reply(c->req, 204, NULL, NULL);
+}
+
 /* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
 static void route_files(struct call *c, const char *rest, int kind)
 {
@@ -956,18 +969,14 @@ static void route_files(struct call *c, const char *rest, int kind)
 		return;
 	}
 	if (strcmp(m, "DELETE") == 0) {
-		int err;
-
 		if (!authorized(c))
 			return;
-		err = sym_store_remove(c->api->o.store, c->build_id);
-		symd_work_forget(c->api->o.work, c->build_id);
-		if (err == -SYM_E_NOTFOUND)
-			reply_error(c, 404, "not in the store");
-		else if (err)
-			reply_error(c, 500, "cannot remove the entry");
-		else
-			symd_http_req_reply(c->req, 204, NULL, NULL);
+		c->job = symd_work_remove(c->api->o.work, c->build_id,
+					  removed, c);
+		if (!c->job && errno == EBUSY)
+			overloaded(c);
+		else if (!c->job)
+			reply_error(c, 503, "cannot queue the removal");
 		return;
 	}
 	if (strcmp(m, "PUT") != 0) {

@@ -22,7 +22,8 @@
  * so the event loop keeps a core for warm answers), "fetch" threads
  * (mostly waiting on the network) and one "io" thread for INGEST (check
  * an upload's build ID, rename it into the store: light, so the 201
- * never waits behind a conversion, which is queued on "cpu" after it).  Results
+ * never waits behind a conversion, which is queued on "cpu" after it)
+ * and REMOVE (a DELETE's unlinks and sync, in order with the uploads).  Results
  * go back to the loop through a done list and one event; waiters are
  * called only there.  Every queue is bounded: a full one is -EBUSY, and
  * the API answers 503 with Retry-After.
@@ -59,7 +60,8 @@
 #define CLIENT_BUCKETS 256
 
 enum job_kind {
-	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE, J_MAINTAIN
+	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_REMOVE, J_FILE,
+	J_MAINTAIN
 };
 
 struct symd_waiter {
@@ -96,7 +98,7 @@ struct symd_job {
 	unsigned waiters;
 	double asked;
 	char source[512];	/* where the debug file came from */
-	/* INGEST, FILE */
+	/* INGEST, REMOVE, FILE */
 	int fkind;
 	char section[130];
 	char *path;
@@ -535,6 +537,20 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 	finish(w, j);
 }
 
+/* A DELETE: the store's unlinks and its commit's sync, off the loop.
+ * On the one io thread, after every upload queued before it. */
+static void remove_entry(struct symd_work *w, struct symd_job *j)
+{
+	int err = sym_store_remove(w->o.store, j->id);
+
+	j->http_status = err == -SYM_E_NOTFOUND ? 404 : err ? 500 : 0;
+	if (err)
+		snprintf(j->msg, sizeof(j->msg), "%s",
+			 err == -SYM_E_NOTFOUND ? "not in the store" :
+			 "cannot remove the entry");
+	finish(w, j);
+}
+
 static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 		       struct symd_job *j)
 {
@@ -644,6 +660,9 @@ static void *worker(void *arg)
 			break;
 		case J_INGEST:
 			ingest(w, j);
+			break;
+		case J_REMOVE:
+			remove_entry(w, j);
 			break;
 		case J_FILE:
 			file_fetch(w, f, j);
@@ -823,6 +842,13 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 			else if (e)
 				start_job(w, e, J_CONVERT);
 		}
+		break;
+	case J_REMOVE:
+		/* Forgotten before the answer: a request after the 204
+		 * asks the store again, and finds nothing. */
+		symd_work_forget(w, j->id);
+		if (j->ifn)
+			j->ifn(j->arg, j->http_status, j->msg);
 		break;
 	case J_MAINTAIN:
 		w->maintaining = false;
@@ -1013,25 +1039,27 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 		e->forgotten = true;
 }
 
-struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
-				  int kind, const char *path,
-				  symd_ingest_fn fn, void *arg)
+/* Queue an INGEST or REMOVE job on the io thread. */
+static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
+			       const char *build_id, int fkind,
+			       const char *path, symd_ingest_fn fn, void *arg)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
 	size_t n = strlen(build_id);
 	int err;
 
-	if (!j || n > ID_MAX || !(j->path = strdup(path))) {
+	if (!j || n > ID_MAX || (path && !(j->path = strdup(path)))) {
 		if (j)
 			free(j->path);
 		free(j);
 		errno = ENOMEM;
 		return NULL;
 	}
-	j->kind = J_INGEST;
+	j->kind = kind;
 	memcpy(j->id, build_id, n + 1);
-	snprintf(j->source, sizeof(j->source), "upload");
-	j->fkind = kind;
+	if (kind == J_INGEST)
+		snprintf(j->source, sizeof(j->source), "upload");
+	j->fkind = fkind;
 	j->ifn = fn;
 	j->arg = arg;
 	err = submit(w, j, &w->io);
@@ -1042,6 +1070,19 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 		return NULL;
 	}
 	return j;
+}
+
+struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
+				  int kind, const char *path,
+				  symd_ingest_fn fn, void *arg)
+{
+	return io_job(w, J_INGEST, build_id, kind, path, fn, arg);
+}
+
+struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
+				  symd_ingest_fn fn, void *arg)
+{
+	return io_job(w, J_REMOVE, build_id, 0, NULL, fn, arg);
 }
 
 struct symd_job *symd_work_fetch_file(struct symd_work *w,
