@@ -117,6 +117,7 @@ struct queue {
 	struct symd_job *head, *tail;
 	unsigned n;
 	pthread_cond_t cv;
+	char last[CLIENT_MAX];	/* the client of the job popped last */
 };
 
 /* Jobs out (queued or running) per client, for the fair share. */
@@ -244,19 +245,6 @@ static void push(struct queue *q, struct symd_job *j)
 	pthread_cond_signal(&q->cv);
 }
 
-static struct symd_job *pop(struct queue *q)
-{
-	struct symd_job *j = q->head;
-
-	if (j) {
-		q->head = j->next;
-		if (!q->head)
-			q->tail = NULL;
-		q->n--;
-	}
-	return j;
-}
-
 /* Take @j off @q if it is still queued there (under mu). */
 static bool unqueue(struct queue *q, struct symd_job *j)
 {
@@ -274,6 +262,33 @@ static bool unqueue(struct queue *q, struct symd_job *j)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The next job of @q (under mu), served per client in turn: when the
+ * head is the client's that was served last, the first job of another
+ * client goes first.  So a client that floods the queue with cold IDs
+ * cannot put another client's lookup behind all of its own: that one
+ * waits for at most one job of the flood per worker.  The scan is
+ * bounded by --queue-max.
+ */
+static struct symd_job *pop(struct queue *q)
+{
+	struct symd_job *j = q->head;
+
+	if (j && q->last[0] && strcmp(j->client, q->last) == 0) {
+		for (struct symd_job *o = j->next; o; o = o->next) {
+			if (strcmp(o->client, q->last) != 0) {
+				j = o;
+				break;
+			}
+		}
+	}
+	if (j) {
+		unqueue(q, j);
+		memcpy(q->last, j->client, CLIENT_MAX);
+	}
+	return j;
 }
 
 /* Queue @j on @q (loop thread); -EBUSY when the queues are full. */
