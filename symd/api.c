@@ -60,7 +60,8 @@ struct call {
 	size_t mod_mark;	/* where the module's status starts, counted
 				 * from the answer's start */
 	size_t charged;		/* of answers_bytes, for out */
-	struct event *slice_ev;
+	bool slicing;		/* on the api's list of answers to slice */
+	struct call *slice_next;
 	/* upload */
 	char build_id[SYMD_BUILD_ID_MAX + 1];
 	int fkind;
@@ -73,6 +74,11 @@ struct call {
 struct symd_api {
 	struct symd_api_opts o;
 	struct symd_http *http;
+	/* Answers with slices left, served one slice per loop turn in
+	 * turn (slice_run()), so a turn encodes one slice however many
+	 * big answers are under way. */
+	struct call *slice_head, *slice_tail;
+	struct event *slice_ev;
 };
 
 /* Bytes of symbolize answers built and not yet sent, of max_answers.  A
@@ -83,7 +89,7 @@ static size_t answers_bytes;
 
 /* An answer is encoded in slices of about this many bytes, with a turn
  * of the event loop between two (a few milliseconds at most). */
-#define SLICE_BYTES ((size_t)256 << 10)
+#define SLICE_BYTES ((size_t)64 << 10)
 /* A dropped answer's chunks are freed this many bytes per loop turn. */
 #define DRAIN_BYTES ((size_t)4 << 20)
 /* enc_frames(): the slice is full (a value no sym_store_lookup() error
@@ -568,13 +574,33 @@ static void drain_later(struct event_base *base, struct evbuffer *ev)
 	drain_step(-1, 0, d);
 }
 
+/* Take @c off the api's list of answers to slice. */
+static void slice_unqueue(struct call *c)
+{
+	struct symd_api *api = c->api;
+	struct call *prev = NULL;
+
+	if (!c->slicing)
+		return;
+	for (struct call *o = api->slice_head; o; prev = o, o = o->slice_next) {
+		if (o != c)
+			continue;
+		if (prev)
+			prev->slice_next = c->slice_next;
+		else
+			api->slice_head = c->slice_next;
+		if (api->slice_tail == c)
+			api->slice_tail = prev;
+		break;
+	}
+	c->slicing = false;
+	c->slice_next = NULL;
+}
+
 /* The call's answer and its slices are over: let go of both. */
 static void answer_release(struct call *c)
 {
-	if (c->slice_ev) {
-		event_free(c->slice_ev);
-		c->slice_ev = NULL;
-	}
+	slice_unqueue(c);
 	answers_bytes -= c->charged;
 	c->charged = 0;
 	symi_buf_release(&c->out);
@@ -634,22 +660,60 @@ static void answer_send(struct call *c, int err)
 	symd_req_release(&c->sr);
 }
 
+static void answer_slice(struct call *c);
+
+/* The next slice of the answer first on the list; the others wait for
+ * the next turns.  A timer of 0 s runs after the next poll, where
+ * event_active() would run before it. */
+static void slice_run(evutil_socket_t fd, short what, void *arg)
+{
+	struct symd_api *api = arg;
+	struct call *c = api->slice_head;
+	struct timeval now = { 0, 0 };
+
+	(void)fd;
+	(void)what;
+	if (c) {
+		slice_unqueue(c);
+		answer_slice(c);
+	}
+	if (api->slice_head)
+		evtimer_add(api->slice_ev, &now);
+}
+
+/* Queue @c's next slice; false on ENOMEM. */
+static bool slice_queue(struct call *c)
+{
+	struct symd_api *api = c->api;
+	struct timeval now = { 0, 0 };
+
+	if (!api->slice_ev &&
+	    !(api->slice_ev = evtimer_new(api->o.base, slice_run, api)))
+		return false;
+	c->slice_next = NULL;
+	if (api->slice_tail)
+		api->slice_tail->slice_next = c;
+	else
+		api->slice_head = c;
+	api->slice_tail = c;
+	c->slicing = true;
+	if (!evtimer_pending(api->slice_ev, NULL))
+		evtimer_add(api->slice_ev, &now);
+	return true;
+}
+
 /*
  * Encode one slice of the answer (about SLICE_BYTES), then let the loop
- * serve others before the next: a timer of 0 s runs after the next poll,
- * where event_active() would run before it.  The answer is charged to
+ * serve others before the next (slice_run()).  The answer is charged to
  * answers_bytes as it grows: past max_answers it is 503, past
  * max_response 413.
  */
-static void answer_slice(evutil_socket_t fd, short what, void *arg)
+static void answer_slice(struct call *c)
 {
-	struct call *c = arg;
 	struct symd_api_opts *o = &c->api->o;
 	size_t stop_at = SLICE_BYTES;	/* c->out holds one slice */
 	int err = 0;
 
-	(void)fd;
-	(void)what;
 	if (c->gone) {
 		answer_release(c);
 		return;
@@ -664,22 +728,10 @@ static void answer_slice(evutil_socket_t fd, short what, void *arg)
 		err = -EBUSY;
 	if (!err && c->mod_i < c->sr.nmodules)
 		err = answer_move(c);
-	if (err || c->mod_i == c->sr.nmodules) {
+	if (!err && c->mod_i < c->sr.nmodules && !slice_queue(c))
+		err = -ENOMEM;
+	if (err || c->mod_i == c->sr.nmodules)
 		answer_send(c, err);
-		return;
-	}
-	if (!c->slice_ev) {
-		c->slice_ev = evtimer_new(o->base, answer_slice, c);
-		if (!c->slice_ev) {
-			answer_send(c, -ENOMEM);
-			return;
-		}
-	}
-	{
-		struct timeval now = { 0, 0 };
-
-		evtimer_add(c->slice_ev, &now);
-	}
 }
 
 static void symbolize_reply(struct call *c)
@@ -690,7 +742,7 @@ static void symbolize_reply(struct call *c)
 	if (symi_buf_add(&c->out, "{\"modules\":[", 12))
 		answer_send(c, -ENOMEM);
 	else
-		answer_slice(-1, 0, c);
+		answer_slice(c);
 }
 
 static void waited(void *arg, const char *build_id)
@@ -1308,5 +1360,7 @@ void symd_api_free(struct symd_api *api)
 	if (!api)
 		return;
 	symd_http_free(api->http);
+	if (api->slice_ev)
+		event_free(api->slice_ev);
 	free(api);
 }
