@@ -537,38 +537,25 @@ static void drop_waits(struct call *c)
 
 struct drain {
 	struct evbuffer *ev;
-	struct event *step;		/* the next turn's drain_step() */
-	struct drain *next, **pprev;	/* on the drains list */
+	struct event_base *base;
 };
 
-/* Drains under way, freed whole at shutdown (drains_free()), so that
- * nothing is left to the exit for a leak checker to find.  Loop thread
- * only. */
-static struct drain *drains;
-
-static void drain_free(struct drain *d)
-{
-	*d->pprev = d->next;
-	if (d->next)
-		d->next->pprev = d->pprev;
-	event_free(d->step);
-	evbuffer_free(d->ev);
-	free(d);
-}
-
 /* Free a dropped answer's chunks DRAIN_BYTES per loop turn, so one of
- * hundreds of MB never stalls the loop in a run of munmap()s. */
+ * hundreds of MB never stalls the loop in a run of munmap()s.  (At
+ * shutdown, a drain still under way is left to the exit.) */
 static void drain_step(evutil_socket_t fd, short what, void *arg)
 {
-	static const struct timeval now = { 0, 0 };
 	struct drain *d = arg;
+	struct timeval now = { 0, 0 };
 
 	(void)fd;
 	(void)what;
 	evbuffer_drain(d->ev, DRAIN_BYTES);
-	if (evbuffer_get_length(d->ev) && evtimer_add(d->step, &now) == 0)
+	if (evbuffer_get_length(d->ev) && event_base_once(d->base, -1,
+		EV_TIMEOUT, drain_step, d, &now) == 0)
 		return;
-	drain_free(d);
+	evbuffer_free(d->ev);
+	free(d);
 }
 
 static void drain_later(struct event_base *base, struct evbuffer *ev)
@@ -578,30 +565,13 @@ static void drain_later(struct event_base *base, struct evbuffer *ev)
 	if (!ev)
 		return;
 	if (evbuffer_get_length(ev) <= DRAIN_BYTES ||
-	    !(d = calloc(1, sizeof(*d)))) {
-		evbuffer_free(ev);
-		return;
-	}
-	d->step = evtimer_new(base, drain_step, d);
-	if (!d->step) {
-		free(d);
+	    !(d = malloc(sizeof(*d)))) {
 		evbuffer_free(ev);
 		return;
 	}
 	d->ev = ev;
-	d->next = drains;
-	if (drains)
-		drains->pprev = &d->next;
-	d->pprev = &drains;
-	drains = d;
+	d->base = base;
 	drain_step(-1, 0, d);
-}
-
-/* Free the drains still under way (shutdown). */
-static void drains_free(void)
-{
-	while (drains)
-		drain_free(drains);
 }
 
 /* Take @c off the api's list of answers to slice. */
@@ -1390,7 +1360,6 @@ void symd_api_free(struct symd_api *api)
 	if (!api)
 		return;
 	symd_http_free(api->http);
-	drains_free();
 	if (api->slice_ev)
 		event_free(api->slice_ev);
 	free(api);
