@@ -38,9 +38,11 @@ lines (tap_points in lib.sh), the rest as diagnostics.  Stdlib only.
   go_check.py traceback BIN TRACEBACK
       TRACEBACK is the Go runtime's own stack dump of BIN
       (GOTRACEBACK=system, SIGQUIT): each physical frame's pc=, and the
-      inlined frames printed before it.  sym's chain at pc - 1 must be the
-      runtime's frames (function, file, line, innermost first) for every
-      frame the dump has; file names compare without sym's "./".
+      inlined frames printed before it.  sym's chain where the runtime
+      looked the frame up (pc - 1; pc at a function's entry; either for a
+      goroutine's first frame) must be the runtime's frames (function,
+      file, line, innermost first) for every frame the dump has; file
+      names compare without sym's "./".
 """
 
 import json
@@ -228,12 +230,16 @@ def cmd_goaddr2line(path, step):
 
 
 FRAME = re.compile(r"^(\S.*?)\([^()]*\)$")
-LOC = re.compile(r"^\t(\S+):(\d+)(?: \+0x[0-9a-f]+)?(?: .*pc=0x([0-9a-f]+))?")
+LOC = re.compile(r"^\t(\S+):(\d+)( \+0x[0-9a-f]+)?(?: .*pc=0x([0-9a-f]+))?")
 
 
 def parse_traceback(text):
-    """[(pc, first, [(func, file, line) innermost first])] of the
-    physical frames that print a pc; first: the first of its goroutine."""
+    """[(pc, at, [(func, file, line) innermost first])] of the
+    physical frames that print a pc; at: where the runtime looked the
+    frame up (traceback.go): "pc" for a frame at its function's entry
+    (printed without "+0x", as after an asynchronous preemption there),
+    "either" for the first frame of a goroutine (at pc when a signal
+    stopped it there, the dump does not say), "pc-1" for the others."""
     frames, pend, name, first = [], [], None, True
     for line in text.splitlines():
         if line.startswith("created by") or line.startswith("goroutine "):
@@ -248,17 +254,18 @@ def parse_traceback(text):
         m = LOC.match(line)
         if m and name and name != "-":
             pend.append((name, m.group(1), int(m.group(2))))
-            if m.group(3):
-                frames.append((int(m.group(3), 16), first, pend))
+            if m.group(4):
+                at = ("pc" if not m.group(3) else
+                      "either" if first else "pc-1")
+                frames.append((int(m.group(4), 16), at, pend))
                 pend, first = [], False
             name = None
     return frames
 
 
 def cmd_traceback(path, tbfile):
-    """The runtime looks up a caller's frame at pc - 1, and the first
-    frame of a goroutine at pc - 1, or at pc when a signal stopped it
-    there (the dump does not say which): a first frame may match either."""
+    """sym's chain where the runtime looked each frame up
+    (parse_traceback())."""
     frames = parse_traceback(open(tbfile, errors="replace").read())
     if not point(len(frames) >= 5, "%s: the runtime's dump has %d frames "
                  "with a pc" % (os.path.basename(path), len(frames))):
@@ -266,11 +273,13 @@ def cmd_traceback(path, tbfile):
     ours = sym_chains(path, [pc - 1 for pc, _, _ in frames])
     exact = sym_chains(path, [pc for pc, _, _ in frames])
     bad, inl = [], 0
-    for (pc, first, want), ch, ch0 in zip(frames, ours, exact):
+    for (pc, at, want), ch, ch0 in zip(frames, ours, exact):
         inl += len(want) - 1
         got = [(f, re.sub(r"^\./", "", fl), ln) for f, fl, ln in ch]
         got0 = [(f, re.sub(r"^\./", "", fl), ln) for f, fl, ln in ch0]
-        if got != want and not (first and got0 == want):
+        if at == "pc":
+            got = got0
+        if got != want and not (at == "either" and got0 == want):
             bad.append((pc, got, want))
     for pc, got, want in bad[:10]:
         print("  pc 0x%x: sym %s | runtime: %s" % (pc, fmt(got), fmt(want)))
