@@ -72,7 +72,7 @@ record_workload() {
 		# process out of ours).
 		wl_run "$1" "$T/rec" "$SYM" record -q -F 999 -o "$T/rec.raw" -- \
 			perf record -q -e cpu-clock --call-graph dwarf -F 999 \
-			-o "$T/perf.data" --
+			$WL_PERF_MMAP -o "$T/perf.data" --
 		perf_ok=1
 		if [ ! -s "$T/perf.data" ]; then
 			echo "no $T/perf.data" > "$T/.perf.err"

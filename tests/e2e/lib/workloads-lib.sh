@@ -29,7 +29,18 @@
 #                           perf record --call-graph dwarf of NAME into DATA
 #                           and `perf script --no-inline` of it into TXT;
 #                           returns perf's failure (see $T/.perf.err)
-#   wl_perf_script DATA TXT `perf script --no-inline` of DATA into TXT
+#   wl_perf_script DATA TXT `perf script --no-inline` of DATA into TXT;
+#                           returns 1, the reason in $T/.perf.err, when
+#                           perf lost samples (see WL_PERF_MMAP)
+#   WL_PERF_MMAP            perf record's options for its ring buffer: 16 MiB
+#                           a CPU.  perf's default (perf_event_mlock_kb,
+#                           516 KiB) holds 64 ms of --call-graph dwarf
+#                           samples (8 KiB each at 999 Hz); on a loaded
+#                           machine perf is off its CPU longer than that
+#                           and loses samples in bursts, which skews its
+#                           shares of whatever ran meanwhile (sort's
+#                           __libc_read: 3.75% against our 7.21% in one
+#                           make check).  16 MiB holds 2 s.
 #   wl_shares RAW           one TAP point: workloads_check.py shares of RAW
 #                           against $T/perf.txt, or a skip saying why not
 #
@@ -52,6 +63,7 @@
 # (lib.sh's).
 
 WORKLOADS="python xz sort gzip zstd"
+WL_PERF_MMAP="--mmap-pages=16M"
 WL_VERSION=1
 
 wl_inputs() {
@@ -147,7 +159,7 @@ wl_check() {
 wl_perf() {
 	_name=$1 _data=$2 _txt=$3; shift 3
 	wl_run "$_name" "$T/.perf.out" perf record -q -e cpu-clock \
-		--call-graph dwarf -o "$_data" "$@" --
+		--call-graph dwarf $WL_PERF_MMAP -o "$_data" "$@" --
 	if [ "$(cat "$T/.perf.out.rc")" != 0 ]; then
 		cp "$T/.perf.out.err" "$T/.perf.err"
 		return 1
@@ -168,7 +180,15 @@ wl_shares() {
 	fi
 }
 
-# wl_perf_script DATA TXT: perf's stacks as workloads_check.py reads them.
+# wl_perf_script DATA TXT: perf's stacks as workloads_check.py reads them,
+# unless perf lost samples: its shares are then not the program's.
 wl_perf_script() {
+	_lost=$(perf report -i "$1" --stats 2> /dev/null |
+		sed -n 's/^ *LOST_SAMPLES events: *\([0-9]*\).*/\1/p' | tail -1)
+	if [ -n "$_lost" ] && [ "$_lost" != 0 ]; then
+		echo "perf lost $_lost samples (its ring buffer overran while it was off its CPU)" \
+			> "$T/.perf.err"
+		return 1
+	fi
 	perf script --no-inline -F comm,pid,tid,ip,dso -i "$1" > "$2" 2> "$T/.perf.err"
 }
