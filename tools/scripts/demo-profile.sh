@@ -124,6 +124,9 @@ case $SECS in
 esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-demo-profile.XXXXXX")
+# Nothing goes to the default store (~/.cache/sym), whose entries would
+# name files of $T after they are deleted: a store in $T instead.
+export SYM_STORE="$T/store-sym"
 mkdir -p "$OUT" || fail "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 # This run's files only: a stale flame.svg must not pass for a new one.
