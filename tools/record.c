@@ -2006,6 +2006,13 @@ static int finish(struct rec *r, struct loop *L)
 	err = round_once(r);
 	if (err)
 		return fail(err, "cannot process the samples");
+	/* A command that could not run (the child's exec failed: 127, and
+	 * not one sample) made no profile: no file, not an empty one. */
+	if (r->child > 0 && WIFEXITED(r->child_status) &&
+	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
+		tool_err("'%s' did not run; nothing written", r->o.cmd[0]);
+		return -ENOEXEC;
+	}
 	err = write_window(r, L->path, sizeof(L->path));
 	if (err) {
 		tool_err_code(r->o.output, err);
@@ -2013,11 +2020,6 @@ static int finish(struct rec *r, struct loop *L)
 	}
 	if (!r->o.quiet)
 		summary(r, L->path, now_ns(CLOCK_MONOTONIC) - L->start);
-	if (r->child > 0 && WIFEXITED(r->child_status) &&
-	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
-		tool_err("'%s' did not run", r->o.cmd[0]);
-		return -ENOEXEC;
-	}
 	return 0;
 }
 
