@@ -85,7 +85,7 @@ static void usage(FILE *f)
 "%s"
 "\n"
 "Exit status: 0, 1 when an input cannot be read (or has no samples), 2 on\n"
-"a usage error.  See docs/views.md and sym(1).\n", VIEWS_USAGE);
+"a usage error.  See docs/views.md and sym(1).\n", VIEWS_USAGE_PROFILE);
 }
 
 /* Per name: samples and weights, self and total. */

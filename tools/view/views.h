@@ -291,11 +291,19 @@ enum {
 	{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },                    \
 	{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN }
 
-/** Help text of VIEWS_OPTIONS, for usage(). */
+/** Help text of VIEWS_OPTIONS, for usage(): VIEWS_USAGE for the views
+ *  that read folded stacks, VIEWS_USAGE_PROFILE for those that refuse
+ *  them (struct views_opts' no_folded). */
 #define VIEWS_USAGE                                                        \
 "Input (IN: raw, symbolized or pprof profile, or folded stacks; - for\n"    \
 "stdin; told apart by their first bytes):\n"                              \
 "  --from FORMAT        profile or folded: do not guess\n"                 \
+VIEWS_USAGE_COMMON
+#define VIEWS_USAGE_PROFILE                                                \
+"Input (IN: raw, symbolized or pprof profile; - for stdin; not folded\n"   \
+"stacks):\n"                                                             \
+VIEWS_USAGE_COMMON
+#define VIEWS_USAGE_COMMON                                                 \
 "  --server URL         symbolize through symd at URL ...\n"               \
 "  --store DIR          ... or the local store DIR (default: SYM_STORE,\n" \
 "                       ~/.cache/sym); only for unsymbolized input\n"     \
