@@ -437,7 +437,7 @@ static void usage(FILE *f)
 		"                       frame, compared as an entry (default); "
 		"plain: as\n"
 		"                       recorded\n"
-		"  --server URL, --store DIR, --wait-ms MS, -q\n"
+		"  --server URL, --store DIR, --wait-ms MS, -q, -v\n"
 		"                       how to symbolize (as sym symbolize)\n"
 		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE\n"
 		"                       how frames are named (as sym fold); "
@@ -469,6 +469,7 @@ int cmd_diff(int argc, char **argv)
 		{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },
 		{ "value", required_argument, NULL, VIEWS_OPT_VALUE },
 		{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },
+		{ "verbose", no_argument, NULL, VIEWS_OPT_VERBOSE },
 		{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN },
 		{ "allow-broken", no_argument, NULL, OPT_ALLOW_BROKEN },
 		{ NULL, 0, NULL, 0 },
@@ -483,7 +484,7 @@ int cmd_diff(int argc, char **argv)
 	int c, rc, err;
 
 	vo.sym.wait_ms = 30000;
-	while ((c = getopt_long(argc, argv, "ac:n:o:qh", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "ac:n:o:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'a':

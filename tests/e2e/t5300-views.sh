@@ -30,7 +30,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/views-lib.sh"
 need gcc objdump nm addr2line python3
-plan 99
+plan 102
 
 CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 
@@ -41,7 +41,7 @@ views_profile
 S="--store $T/store"
 
 # --- fold -------------------------------------------------------------------
-"$SYM" fold $S "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
+"$SYM" fold $S -v "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
 is "fold: exit 0" "$?" 0
 sed 's/^/# /' "$T/f.err"
 run_compare "fold: the stacks of the known shape, sorted, inlined mix() marked _[i]" \
@@ -58,8 +58,14 @@ main;warm;[kernel.kallsyms]+0xffffffff81000200;[kernel.kallsyms]+0xffffffff81000
 EOF
 is "fold: the counts add up to the samples" \
 	"$(awk '{ n += $NF } END { print n }' "$T/f.folded")" 1045
-ok "fold: the symbolization summary on stderr names the missing library" \
+ok "fold -v: the symbolization summary on stderr names the missing library" \
 	grep -q "libgone.so (deadbeef): missing 1" "$T/f.err"
+"$SYM" fold $S "$T/in.raw" 2>&1 > /dev/null |
+	sed -e 's/[0-9.]* s$/T s/' > "$T/f.quiet"
+run_compare "fold without -v: one summary line on stderr, the resolved share" \
+	cat "$T/f.quiet" <<'EOF'
+sym fold: 13 frames in 4 modules, 9 resolved (69.2%), 98.3% of frame samples, in T s
+EOF
 run_compare "fold --tid --all: thread roots, _[k] kernel and _[j] JIT frames" \
 	"$SYM" fold $S -q --tid --all "$T/in.raw" <<'EOF'
 views_prog-100/100 3
@@ -148,6 +154,17 @@ tap_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "
 	--top 4 --resolution 0.2 --conf 99
 ok "report: says plainly that hot and warm cannot be told apart" \
 	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
+"$SYM" report $S -q --explain "$T/in.raw" > "$T/report-x.txt"
+ok "report: the prose on intervals and marks only with --explain" sh -c "
+	! grep -q -e '^A share is an estimate' -e 'running when sampled' -e \"'=' cannot tell\" '$T/report.txt' &&
+	grep -q '^A share is an estimate from a sample: the interval is the range of true shares' '$T/report-x.txt' &&
+	grep -q '^Top 7 functions by self samples (running when sampled)' '$T/report-x.txt' &&
+	grep -q \"^Cannot tell apart with these 1045 samples (95%; '=' cannot tell, '?' too few to compare):\" '$T/report-x.txt'"
+is "report --explain: the same numbers, words added" \
+	"$(grep -v -e '^A share is' -e '^these samples support' "$T/report-x.txt" |
+	   sed -e 's/ (running when sampled)//' -e 's/ (on the stack: running or calling)//' \
+	       -e "s/; '=' cannot tell, '?' too few to compare//")" \
+	"$(cat "$T/report.txt")"
 printf 'sym-raw 1\nperiod 1\nweight-unit samples\nlost 5\ndropped 2\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 f\nfn 2 g\nloc p0:10 ok 1:-:0:0\nloc p0:20 ok 2:-:0:0\nstack 30 30 1 1 truncated p0:10\nstack 70 70 1 1 - p0:20\nend\n' > "$T/flag.raw"
 "$SYM" report "$T/flag.raw" > "$T/flag.txt"
 ok "report: notes on flagged stacks (bias) and lost samples" sh -c "

@@ -1026,6 +1026,10 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 	case 'q':
 		o->sym.quiet = true;
 		return 1;
+	case VIEWS_OPT_VERBOSE:
+	case 'v':
+		o->sym.verbose = true;
+		return 1;
 	default:
 		return tool_symbolize_getopt(opt, arg, &o->sym);
 	}

@@ -274,6 +274,7 @@ enum {
 	VIEWS_OPT_VALUE,
 	VIEWS_OPT_QUIET,
 	VIEWS_OPT_BROKEN,
+	VIEWS_OPT_VERBOSE,
 };
 
 /** The long options of the input layer, for a longopts[] array. */
@@ -289,6 +290,7 @@ enum {
 	{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },            \
 	{ "value", required_argument, NULL, VIEWS_OPT_VALUE },              \
 	{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },                    \
+	{ "verbose", no_argument, NULL, VIEWS_OPT_VERBOSE },                \
 	{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN }
 
 /** Help text of VIEWS_OPTIONS, for usage(): VIEWS_USAGE for the views
@@ -309,6 +311,7 @@ VIEWS_USAGE_COMMON
 "                       ~/.cache/sym); only for unsymbolized input\n"     \
 "  --wait-ms MS         how long symd may keep a build ID pending\n"      \
 "  -q, --quiet          no symbolization summary on stderr\n"             \
+"  -v, --verbose        the summary's table of modules, not only its line\n" \
 "Names:\n"                                                                \
 "  --comm | --pid | --tid  a root frame for the process: comm, comm-PID,\n" \
 "                       or the thread: comm-PID/TID\n"                    \
@@ -326,7 +329,7 @@ VIEWS_USAGE_COMMON
 "                       they are over 2% of an input's samples\n"
 
 /**
- * views_getopt() - take one of VIEWS_OPTIONS (or 'q').
+ * views_getopt() - take one of VIEWS_OPTIONS (or 'q', 'v').
  * @return 1 when @opt was one (stored in @o), 0 when it is not, -1 for a
  *         bad value (printed)
  */
