@@ -312,7 +312,7 @@ $(tail -5 "$T/debuginfod.log")"
 done
 # shellcheck disable=SC2086  # the IDs, one word each
 echo "   debuginfod serves" $prog_id $sys_ids
-run "$SYM" symbolize --server "$URL" -o "$OUT/demo.sym.raw" "$OUT/demo.raw" \
+run "$SYM" symbolize --server "$URL" -v -o "$OUT/demo.sym.raw" "$OUT/demo.raw" \
 	2> "$OUT/symbolize.txt" || {
 	cat "$OUT/symbolize.txt" >&2
 	fail "sym symbolize failed"
