@@ -439,7 +439,8 @@ static void usage(FILE *f)
 		"                       recorded\n"
 		"  --server URL, --store DIR, --wait-ms MS, -q, -v\n"
 		"                       how to symbolize (as sym symbolize)\n"
-		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE\n"
+		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE,\n"
+		"  --granularity=G, --focus=RE, --ignore=RE, --hide=RE\n"
 		"                       how frames are named (as sym fold); "
 		"note that --all\n"
 		"                       here is not --kernel --jit\n"
@@ -471,6 +472,11 @@ int cmd_diff(int argc, char **argv)
 		{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },
 		{ "verbose", no_argument, NULL, VIEWS_OPT_VERBOSE },
 		{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN },
+		{ "granularity", required_argument, NULL,
+		  VIEWS_OPT_GRANULARITY },
+		{ "focus", required_argument, NULL, VIEWS_OPT_FOCUS },
+		{ "ignore", required_argument, NULL, VIEWS_OPT_IGNORE },
+		{ "hide", required_argument, NULL, VIEWS_OPT_HIDE },
 		{ "allow-broken", no_argument, NULL, OPT_ALLOW_BROKEN },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -545,6 +551,10 @@ int cmd_diff(int argc, char **argv)
 
 		s->path = argv[optind + k];
 		err = views_new(vo.flags, &s->v);
+		if (!err)
+			err = views_set_filters(s->v, &vo);
+		if (err == -EINVAL)
+			goto out;	/* (said) */
 		if (err) {
 			tool_err_code(s->path, err);
 			goto out;

@@ -290,6 +290,10 @@ int cmd_fold(int argc, char **argv)
 		case 'q':
 		case VIEWS_OPT_VERBOSE:
 		case 'v':
+		case VIEWS_OPT_FOCUS:
+		case VIEWS_OPT_IGNORE:
+		case VIEWS_OPT_HIDE:
+		case VIEWS_OPT_GRANULARITY:
 		case TOOL_OPT_SERVER:
 		case TOOL_OPT_STORE:
 		case TOOL_OPT_WAIT_MS:
@@ -315,8 +319,9 @@ int cmd_fold(int argc, char **argv)
 			return err;
 	}
 	if (perf_script && (only & ONLY_PROFILE)) {
-		tool_err("--comm, --inline, --value, --quiet, --server, --store "
-			 "and --wait-ms are for profiles, not --from "
+		tool_err("--comm, --inline, --value, --quiet, --verbose, "
+			 "--focus, --ignore, --hide, --granularity, --server, "
+			 "--store and --wait-ms are for profiles, not --from "
 			 "perf-script");
 		return TOOL_EXIT_USAGE;
 	}

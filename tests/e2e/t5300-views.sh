@@ -38,7 +38,8 @@ CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 ok "build the program (gcc -O2 -g); an inlined PC in hot, hot's and warm's entries, six return addresses" \
 	views_build
 views_profile
-S="--store $T/store"
+# Unresolved frames one per address: the names below check the addresses.
+S="--store $T/store --granularity=addresses"
 
 # --- fold -------------------------------------------------------------------
 "$SYM" fold $S -v "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
@@ -98,15 +99,15 @@ is "fold --value weight: the weights (ns)" \
 	"$(awk '{ print $NF }' "$T/f.folded" | tr '\n' ' ')"
 
 # The same profile in every other form folds the same.
-"$SYM" symbolize $S -q -o "$T/sym.raw" "$T/in.raw"
-"$SYM" fold --store "$T/nostore" "$T/sym.raw" > "$T/sym.folded" 2> "$T/sym.err"
+"$SYM" symbolize --store "$T/store" -q -o "$T/sym.raw" "$T/in.raw"
+"$SYM" fold --granularity=addresses --store "$T/nostore" "$T/sym.raw" > "$T/sym.folded" 2> "$T/sym.err"
 ok "fold of the symbolized form: the same, symbolized once already (no summary, no store)" \
 	sh -c "cmp '$T/f.folded' '$T/sym.folded' && ! test -s '$T/sym.err' && ! test -e '$T/nostore'"
 "$SYM" convert --to pprof -o "$T/in.pb.gz" "$T/in.raw"
 "$SYM" fold $S -q "$T/in.pb.gz" > "$T/pprof.folded"
 ok "fold of the pprof form: the same" cmp "$T/f.folded" "$T/pprof.folded"
 "$SYM" convert --to pprof -o "$T/sym.pb.gz" "$T/sym.raw"
-"$SYM" fold --store "$T/nostore" -q "$T/sym.pb.gz" > "$T/sympprof.folded"
+"$SYM" fold --granularity=addresses --store "$T/nostore" -q "$T/sym.pb.gz" > "$T/sympprof.folded"
 ok "fold of a symbolized pprof: the same" cmp "$T/f.folded" "$T/sympprof.folded"
 cat "$T/in.raw" | "$SYM" fold $S -q > "$T/stdin.folded"
 ok "fold of stdin (a pipe): the same" cmp "$T/f.folded" "$T/stdin.folded"
@@ -119,8 +120,8 @@ is "fold of two inputs adds them up" \
 # Names the folded format could not carry, and a line without a function,
 # in a symbolized file written by hand (no store needed).
 printf 'sym-raw 1\nperiod 1\nweight-unit samples\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 a;b\nfn 2 line%%0Aend\nfn 3 outer\nsrc 1 a.c\nloc p0:10 ok i1:1:1:1 3:1:2:0\nloc p0:20 ok 2:-:0:0\nloc p0:30 ok i-:1:3:0 3:1:4:0\nstack 2 2 1 1 - p0:10\nstack 3 3 1 1 - p0:20\nstack 4 4 1 1 - p0:30 p0:20\nend\n' > "$T/odd.raw"
-run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR" \
-	"$SYM" fold --store "$T/nostore" "$T/odd.raw" <<'EOF'
+run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR (--granularity=addresses)" \
+	"$SYM" fold --granularity=addresses --store "$T/nostore" "$T/odd.raw" <<'EOF'
 line end 3
 line end;outer;liba.so+0x30_[i] 4
 outer;a:b_[i] 2
