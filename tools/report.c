@@ -442,6 +442,9 @@ static void put_header(struct report *r)
 	if (ni == 1 && in0->host)
 		fprintf(r->f, " (host %s%s%s)", in0->host,
 			in0->event ? ", " : "", in0->event ? in0->event : "");
+	if (views_filtered(v))
+		fprintf(r->f, "; %llu more left out by --focus, --ignore "
+			   "or --hide", (unsigned long long)views_filtered(v));
 	fputs(".\n", r->f);
 	if (r->weighted)
 		fprintf(r->f, "Shares of the weight (%s); %.0f effective "

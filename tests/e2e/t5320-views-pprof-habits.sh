@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 need go python3
 [ -x "$SYM" ] || plan_skip "sym not built"
-plan 20
+plan 21
 cd "$T" || exit 1
 
 cat > q.raw <<'PROF'
@@ -124,6 +124,11 @@ same "--granularity=lines" --granularity=lines -- -lines
 same "--granularity=files" --granularity=files -- -files
 same "--granularity=lines --focus=hot" --granularity=lines --focus=hot -- \
 	-lines -focus=hot
+
+"$SYM" report -q --focus=warm q.raw > focus.report
+is "report --focus: the header says how many samples were left out" \
+	"$(head -1 focus.report)" \
+	"sym report: 23 samples from 1 profile; 87 more left out by --focus, --ignore or --hide."
 
 # What each does to the stacks, exactly.
 run_compare "fold --granularity=addresses: unresolved frames one per address" \
