@@ -437,9 +437,10 @@ static void usage(FILE *f)
 		"                       frame, compared as an entry (default); "
 		"plain: as\n"
 		"                       recorded\n"
-		"  --server URL, --store DIR, --wait-ms MS, -q\n"
+		"  --server URL, --store DIR, --wait-ms MS, -q, -v\n"
 		"                       how to symbolize (as sym symbolize)\n"
-		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE\n"
+		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE,\n"
+		"  --granularity=G, --focus=RE, --ignore=RE, --hide=RE\n"
 		"                       how frames are named (as sym fold); "
 		"note that --all\n"
 		"                       here is not --kernel --jit\n"
@@ -469,7 +470,13 @@ int cmd_diff(int argc, char **argv)
 		{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },
 		{ "value", required_argument, NULL, VIEWS_OPT_VALUE },
 		{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },
+		{ "verbose", no_argument, NULL, VIEWS_OPT_VERBOSE },
 		{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN },
+		{ "granularity", required_argument, NULL,
+		  VIEWS_OPT_GRANULARITY },
+		{ "focus", required_argument, NULL, VIEWS_OPT_FOCUS },
+		{ "ignore", required_argument, NULL, VIEWS_OPT_IGNORE },
+		{ "hide", required_argument, NULL, VIEWS_OPT_HIDE },
 		{ "allow-broken", no_argument, NULL, OPT_ALLOW_BROKEN },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -483,7 +490,7 @@ int cmd_diff(int argc, char **argv)
 	int c, rc, err;
 
 	vo.sym.wait_ms = 30000;
-	while ((c = getopt_long(argc, argv, "ac:n:o:qh", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "ac:n:o:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'a':
@@ -544,6 +551,10 @@ int cmd_diff(int argc, char **argv)
 
 		s->path = argv[optind + k];
 		err = views_new(vo.flags, &s->v);
+		if (!err)
+			err = views_set_filters(s->v, &vo);
+		if (err == -EINVAL)
+			goto out;	/* (said) */
 		if (err) {
 			tool_err_code(s->path, err);
 			goto out;

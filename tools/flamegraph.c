@@ -181,7 +181,7 @@ int cmd_flamegraph(int argc, char **argv)
 
 	flame_opts_init(&o);
 	o.unit = NULL;
-	while ((c = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:qv", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TITLE:
 			o.title = optarg;

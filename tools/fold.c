@@ -275,7 +275,7 @@ int cmd_fold(int argc, char **argv)
 	uint32_t only = 0;
 	int fd = -1, c, err, status = TOOL_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case VIEWS_OPT_FROM:
 			if (strcmp(optarg, "perf-script") == 0) {
@@ -288,6 +288,12 @@ int cmd_fold(int argc, char **argv)
 		case VIEWS_OPT_VALUE:
 		case VIEWS_OPT_QUIET:
 		case 'q':
+		case VIEWS_OPT_VERBOSE:
+		case 'v':
+		case VIEWS_OPT_FOCUS:
+		case VIEWS_OPT_IGNORE:
+		case VIEWS_OPT_HIDE:
+		case VIEWS_OPT_GRANULARITY:
 		case TOOL_OPT_SERVER:
 		case TOOL_OPT_STORE:
 		case TOOL_OPT_WAIT_MS:
@@ -313,8 +319,9 @@ int cmd_fold(int argc, char **argv)
 			return err;
 	}
 	if (perf_script && (only & ONLY_PROFILE)) {
-		tool_err("--comm, --inline, --value, --quiet, --server, --store "
-			 "and --wait-ms are for profiles, not --from "
+		tool_err("--comm, --inline, --value, --quiet, --verbose, "
+			 "--focus, --ignore, --hide, --granularity, --server, "
+			 "--store and --wait-ms are for profiles, not --from "
 			 "perf-script");
 		return TOOL_EXIT_USAGE;
 	}

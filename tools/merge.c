@@ -853,7 +853,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym merge IN... [-o OUT] [--normalize MODE] [--spread]\n"
-		"                 [--server URL | --store DIR] [-q]\n\n"
+		"                 [--server URL | --store DIR] [-q|-v]\n\n"
 		"Merge profiles (raw, symbolized raw or pprof), usually of "
 		"several hosts,\ninto one raw profile that keeps a 'source' "
 		"line per recording.\nSample counts are always the real "
@@ -888,6 +888,7 @@ static void usage(FILE *f)
 		"                              are symbolized and others "
 		"are not\n"
 		"  -q, --quiet                 no symbolization summary\n"
+		"  -v, --verbose               its table of modules too\n"
 		"  -h, --help                  this text\n\n"
 		"With equal periods a plain sum is exact.  Weights in the "
 		"unit 'samples'\nof different periods are rescaled to the "
@@ -903,6 +904,7 @@ int cmd_merge(int argc, char **argv)
 		{ "normalize", required_argument, NULL, 'n' },
 		{ "spread", no_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -914,7 +916,7 @@ int cmd_merge(int argc, char **argv)
 	size_t n, nsym = 0, stdin_n = 0;
 	int c, rc = TOOL_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "o:n:sqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:n:sqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			dst = optarg;
@@ -931,6 +933,9 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'q':
 			so.quiet = true;
+			break;
+		case 'v':
+			so.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);

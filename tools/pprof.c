@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym pprof [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS] [-q] IN\n\n"
+		"[--wait-ms MS] [-q|-v] IN\n\n"
 		"Write a symbolized pprof profile (gzipped profile.proto) for "
 		"Google's\npprof: locations with their inline chains "
 		"(innermost first), functions,\nfiles and lines.  IN is raw, "
@@ -37,6 +37,7 @@ static void usage(FILE *f)
 		"      --wait-ms MS   --server: how long a build ID may stay "
 		"pending\n"
 		"  -q, --quiet        no symbolization summary on stderr\n"
+		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"
 		"Frames that do not resolve keep their address and mapping "
 		"(pprof shows\nthem as addresses); their status travels in "

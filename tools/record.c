@@ -85,6 +85,10 @@ struct opts {
 	int32_t *pids;
 	size_t npids;
 	bool all, continuous, user_only, quiet;
+	/* --symbolize: each file is written symbolized, through symd
+	 * (--server) or the local store (--store, or the default one). */
+	bool symbolize;
+	struct tool_symbolize_opts sym;
 	double rotate;
 	unsigned max_depth;
 	size_t mmap_pages, max_stacks;
@@ -242,6 +246,13 @@ static void usage(FILE *f)
 "                         (UTC, 20261130T172115Z); without them each file\n"
 "                         replaces the previous one\n"
 "      --format FMT       raw (default) or pprof (gzipped profile.proto)\n"
+"      --symbolize        write it symbolized (functions, files, lines;\n"
+"                         as sym symbolize does, once the window ends):\n"
+"                         pprof -top then names the functions\n"
+"      --server URL       ... through symd at URL\n"
+"      --store DIR        ... or the local store DIR (default: SYM_STORE,\n"
+"                         ~/.cache/sym)\n"
+"      --wait-ms MS       how long symd may keep a build ID pending\n"
 "      --max-stacks N     with --continuous, a window that reaches N\n"
 "                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"
@@ -322,7 +333,7 @@ static int parse_pids(struct opts *o, const char *arg)
 enum {
 	OPT_STACK_SIZE = 256, OPT_LEAF_STACK, OPT_MAX_DEPTH, OPT_USER_ONLY,
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
-	OPT_MAX_STACKS,
+	OPT_MAX_STACKS, OPT_SYMBOLIZE,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -450,6 +461,9 @@ static int long_opt(struct opts *o, int c, const char *arg)
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_SYMBOLIZE:
+		o->symbolize = true;
+		return 0;
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
 			tool_err("--max-stacks: '%s' is not from 1 to %d", arg,
@@ -459,6 +473,8 @@ static int long_opt(struct opts *o, int c, const char *arg)
 		o->max_stacks = v;
 		return 0;
 	default:
+		if (tool_symbolize_getopt(c, arg, &o->sym) > 0)
+			return 0;
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -482,6 +498,16 @@ static int check_opts(struct opts *o)
 		tool_err("--continuous runs until stopped: no --duration");
 		return -EINVAL;
 	}
+	if ((o->sym.server || o->sym.store_dir) && !o->symbolize) {
+		tool_err("--server and --store say how to symbolize: add "
+			 "--symbolize");
+		return -EINVAL;
+	}
+	if (o->sym.server && o->sym.store_dir) {
+		tool_err("--server and --store exclude each other");
+		return -EINVAL;
+	}
+	o->sym.quiet = o->quiet;
 	if (!o->hz)
 		o->hz = o->all ? DEFAULT_HZ_ALL : DEFAULT_HZ;
 	if (!o->output)
@@ -513,6 +539,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "rotate", required_argument, NULL, OPT_ROTATE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
+		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, err;
@@ -524,6 +552,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	o->leaf_stack = DEFAULT_LEAF_STACK;
 	o->max_depth = 127;
 	o->max_stacks = DEFAULT_MAX_STACKS;
+	o->sym.wait_ms = 30000;
 	/* '+': the command's own options are not ours. */
 	while ((c = getopt_long(argc, argv, "+F:d:g:o:p:aqh", longopts,
 				NULL)) != -1) {
@@ -1588,6 +1617,15 @@ static int out_path(const struct rec *r, char *buf, size_t len)
 
 static int write_prof(struct rec *r, int fd)
 {
+	int err;
+
+	/* (a failure to reach the server is said and fails the run: the
+	 * window is not written half-symbolized) */
+	if (r->o.symbolize) {
+		err = tool_prof_symbolize(r->prof, &r->o.sym);
+		if (err)
+			return err;
+	}
 	if (r->o.format == FMT_PPROF)
 		return sym_prof_write_pprof(r->prof, fd);
 	return sym_prof_write(r->prof, fd);
@@ -2006,6 +2044,13 @@ static int finish(struct rec *r, struct loop *L)
 	err = round_once(r);
 	if (err)
 		return fail(err, "cannot process the samples");
+	/* A command that could not run (the child's exec failed: 127, and
+	 * not one sample) made no profile: no file, not an empty one. */
+	if (r->child > 0 && WIFEXITED(r->child_status) &&
+	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
+		tool_err("'%s' did not run; nothing written", r->o.cmd[0]);
+		return -ENOEXEC;
+	}
 	err = write_window(r, L->path, sizeof(L->path));
 	if (err) {
 		tool_err_code(r->o.output, err);
@@ -2013,11 +2058,6 @@ static int finish(struct rec *r, struct loop *L)
 	}
 	if (!r->o.quiet)
 		summary(r, L->path, now_ns(CLOCK_MONOTONIC) - L->start);
-	if (r->child > 0 && WIFEXITED(r->child_status) &&
-	    WEXITSTATUS(r->child_status) == 127 && r->total_samples == 0) {
-		tool_err("'%s' did not run", r->o.cmd[0]);
-		return -ENOEXEC;
-	}
 	return 0;
 }
 

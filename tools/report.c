@@ -79,13 +79,14 @@ static void usage(FILE *f)
 "                        (default 0.5)\n"
 "  --conf PCT            confidence level of intervals and tests, in\n"
 "                        percent (default 95)\n"
+"  --explain             say in words what the intervals and marks mean\n"
 "  -o, --output FILE     write FILE (atomically) instead of stdout\n"
 "  -h, --help            this help\n"
 "\n"
 "%s"
 "\n"
 "Exit status: 0, 1 when an input cannot be read (or has no samples), 2 on\n"
-"a usage error.  See docs/views.md and sym(1).\n", VIEWS_USAGE);
+"a usage error.  See docs/views.md and sym(1).\n", VIEWS_USAGE_PROFILE);
 }
 
 /* Per name: samples and weights, self and total. */
@@ -115,6 +116,7 @@ struct report {
 	const struct views *v;
 	bool weighted;
 	bool broken_plain;	/* --broken=plain */
+	bool explain;		/* --explain: what the numbers mean, in words */
 	double conf, res;	/* fractions */
 	size_t top;
 	uint64_t n;		/* samples */
@@ -321,10 +323,12 @@ static void put_table(struct report *r, const struct row *rows, size_t n,
 	const char *unit = views_unit(r->v);
 	FILE *f = r->f;
 
-	fprintf(f, "\nTop %zu functions by %s %s (%s)\n", n,
-		which ? "total" : "self", unit,
-		which ? "on the stack: running or calling" :
-			"running when sampled");
+	fprintf(f, "\nTop %zu functions by %s %s", n, which ? "total" : "self",
+		unit);
+	if (r->explain)
+		fprintf(f, " (%s)", which ? "on the stack: running or calling"
+					  : "running when sampled");
+	fputc('\n', f);
 	fprintf(f, " rank %*s    share  %g%% interval       function\n",
 		r->width, which ? "total" : "self", 100 * r->conf);
 	for (size_t i = 0; i < n; i++) {
@@ -360,10 +364,10 @@ static void put_pairs(struct report *r, const struct row *rows, size_t n)
 			continue;
 		if (!any)
 			fprintf(f, "Cannot tell apart with these %.0f%s samples "
-				   "(%g%%; '=' cannot tell, '?' too few to "
-				   "compare):\n", r->weighted ? r->n_eff :
+				   "(%g%%%s):\n", r->weighted ? r->n_eff :
 				   (double)r->n, r->weighted ? " effective" :
-				   "", 100 * r->conf);
+				   "", 100 * r->conf, r->explain ? "; '=' cannot "
+				   "tell, '?' too few to compare" : "");
 		any = true;
 		fprintf(f, "  #%zu %s and #%zu %s: %.2f%% vs %.2f%%, "
 			   "difference %+.2f points, ", i + 1, nx, i + 2, ny,
@@ -438,14 +442,18 @@ static void put_header(struct report *r)
 	if (ni == 1 && in0->host)
 		fprintf(r->f, " (host %s%s%s)", in0->host,
 			in0->event ? ", " : "", in0->event ? in0->event : "");
+	if (views_filtered(v))
+		fprintf(r->f, "; %llu more left out by --focus, --ignore "
+			   "or --hide", (unsigned long long)views_filtered(v));
 	fputs(".\n", r->f);
 	if (r->weighted)
 		fprintf(r->f, "Shares of the weight (%s); %.0f effective "
 			   "samples.\n", views_unit(v), r->n_eff);
-	fprintf(r->f, "A share is an estimate from a sample: the interval "
-		   "is the range of true shares\nthese samples support at "
-		   "%g%% (Wilson score interval; docs/views.md).\n",
-		100 * r->conf);
+	if (r->explain)
+		fprintf(r->f, "A share is an estimate from a sample: the "
+			   "interval is the range of true shares\nthese "
+			   "samples support at %g%% (Wilson score interval; "
+			   "docs/views.md).\n", 100 * r->conf);
 	if (b.flagged)
 		fprintf(r->f, "Note: %llu samples (%.2f%%) have stacks "
 			   "flagged as likely wrong (%s):\nthey bias the "
@@ -543,12 +551,13 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_TOP = 256, OPT_RES, OPT_CONF };
+	enum { OPT_TOP = 256, OPT_RES, OPT_CONF, OPT_EXPLAIN };
 	static const struct option longopts[] = {
 		VIEWS_OPTIONS,
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "resolution", required_argument, NULL, OPT_RES },
 		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -561,7 +570,7 @@ int cmd_report(int argc, char **argv)
 	double x;
 	int c, err, status = TOOL_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
 			if (views_parse_number(optarg, 1, 1e6, &x) ||
@@ -580,6 +589,9 @@ int cmd_report(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			}
 			r.res = x / 100;
+			break;
+		case OPT_EXPLAIN:
+			r.explain = true;
 			break;
 		case OPT_CONF:
 			if (views_parse_number(optarg, 50, 99.9999, &x)) {

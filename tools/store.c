@@ -789,6 +789,7 @@ int cmd_store(int argc, char **argv)
 		snprintf(prog_buf, sizeof(prog_buf), "sym store %s",
 			 subs[k].name);
 		tool_set_prog(prog_buf);
+		argv[i] = prog_buf;	/* getopt's prefix too */
 		status = subs[k].fn(&sc, argc - i, argv + i);
 		if (fflush(stdout) != 0)
 			status = TOOL_EXIT_FAIL;

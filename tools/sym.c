@@ -11,7 +11,7 @@
  *
  * Adding a command is one file, tools/<name>.c exporting cmd_<name>(), and
  * one line in the table below.  The command gets argv with argv[0] set to
- * its name and returns the exit status (enum tool_exit).
+ * "sym <name>" (getopt's prefix) and returns the exit status (enum tool_exit).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +84,13 @@ static const struct tool_cmd *find_cmd(const char *name)
 /* "sym addr2line" etc., for error messages; static storage suffices. */
 static char prog_buf[64];
 
+/* argv[0] becomes "sym addr2line" too: getopt_long() prefixes its own
+ * messages (unrecognized option, missing argument) with it. */
 static int run(const struct tool_cmd *cmd, int argc, char **argv)
 {
 	snprintf(prog_buf, sizeof(prog_buf), "sym %s", cmd->name);
 	tool_set_prog(prog_buf);
+	argv[0] = prog_buf;
 	return cmd->fn(argc, argv);
 }
 

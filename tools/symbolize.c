@@ -940,7 +940,7 @@ static void summary(struct sctx *c, double secs)
 		" resolved (%.1f%%), %.1f%% of frame samples, in %.2f s\n",
 		tool_prog(), frames, nrows, ok, pct(ok, frames),
 		pct(ok_samples, samples), secs);
-	if (!frames)
+	if (!frames || !c->o->verbose)
 		return;
 	fprintf(stderr, "  %8s %8s %8s %8s  %s\n", "frames", "resolved",
 		"samples", "resolved", "module: not resolved");
@@ -1134,7 +1134,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS] [-q] IN\n\n"
+		"[--wait-ms MS] [-q|-v] IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
 		"form\"): every unique frame\ngets its inline chain, innermost "
@@ -1158,14 +1158,15 @@ static void usage(FILE *f)
 		"                     (fetched or converted by symd); default "
 		"30000\n"
 		"  -q, --quiet        no summary on stderr\n"
+		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"
 		"Return addresses are looked up at address - 1.  Kernel frames "
 		"resolve from\n/proc/kallsyms when the kernel's build ID is "
 		"this host's.  Frames that do\nnot resolve keep their module "
 		"and address, with a status: nosymbol,\nmissing, nobuildid, "
-		"unmapped, error.  The summary on stderr says, per\nmodule, "
-		"what share of frames and of frame samples resolved, and why "
-		"the\nrest did not.\n\n"
+		"unmapped, error.  The summary on stderr says what share\nof "
+		"frames and of frame samples resolved; with -v, per module, "
+		"and why the\nrest did not.\n\n"
 		"Exit status: 0 when the output was written (even with "
 		"unresolved frames),\n1 for a bad input, an unreachable "
 		"server or a write error, 2 for bad usage.\n");
@@ -1177,6 +1178,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -1186,13 +1188,16 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	struct sym_prof *p = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
 			break;
 		case 'q':
 			o.quiet = true;
+			break;
+		case 'v':
+			o.verbose = true;
 			break;
 		case 'h':
 			usage_fn(stdout);

@@ -897,7 +897,10 @@ int cmd_symbolize_log(int argc, char **argv)
 			return TOOL_EXIT_OK;
 		}
 		if (opt == 'v') {
+			/* the whole summary, its table too, as before the
+			 * views turned quiet */
 			o.quiet = false;
+			o.verbose = true;
 			continue;
 		}
 		if (opt == 'm') {

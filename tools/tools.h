@@ -236,6 +236,8 @@ struct tool_symbolize_opts {
 	unsigned wait_ms;
 	/** No summary on stderr. */
 	bool quiet;
+	/** The summary's per-module table too (-v), not only its line. */
+	bool verbose;
 	/** Name the outermost function of a location after the symbol
 	 *  llvm-symbolizer names it after (struct sym_frame's
 	 *  llvm_symbol), when the answer has one (the local store's
@@ -269,7 +271,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 /**
  * tool_prof_symbolize() - symbolize every frame of @p that has no `ok`
  * location yet (docs/raw-format.md, "The symbolized form"), through symd
- * or the local store, and print the summary on stderr unless @o->quiet.
+ * or the local store, and print the summary on stderr unless @o->quiet:
+ * one line (frames, modules, the resolved share), and with @o->verbose a
+ * table of the modules with why their frames did not resolve.
  * @return 0 (frames that did not resolve have a status saying why), or
  *         an error after which @p is incomplete (printed): the server
  *         unreachable or not answering as symd, -ENOMEM

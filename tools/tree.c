@@ -250,7 +250,7 @@ int cmd_tree(int argc, char **argv)
 	double min_pct = 0.5;
 	int c, err, status = TOOL_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "o:hq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_INVERTED:
 			inverted = true;

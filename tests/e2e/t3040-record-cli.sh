@@ -3,11 +3,12 @@
 # samples (-p, -a, a command), how it stops (SIGINT, SIGTERM, --duration,
 # the command's end) always with a complete file, --continuous --rotate,
 # --format pprof, and an output that cannot be written (found out before
-# sampling).
+# sampling); a command that cannot run, or perf events refused, leave no
+# file.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_perf
-plan 29
+plan 35
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 cd "$T" || exit 1
@@ -33,6 +34,27 @@ ok "nothing written on usage errors" test ! -e u.raw
 "$SYM" record -q -o nx.raw -- ./no-such-program > nx.out 2>&1
 is "a command that cannot run: exit 1" "$?" 1
 ok "... says so" grep -q "cannot run './no-such-program'" nx.out
+ok "... and writes no file (no empty profile)" test ! -e nx.raw
+"$SYM" record -q --format pprof -o nx.pb.gz -- ./no-such-program > nx.out 2>&1
+ok "nor with --format pprof" test ! -e nx.pb.gz
+echo old > kept.raw
+"$SYM" record -q -o kept.raw -- ./no-such-program > nx.out 2>&1
+is "an earlier file of that name is left as it was" "$(cat kept.raw)" old
+# Perf events refused: a user without CAP_PERFMON may not sample the
+# whole system at any kernel.perf_event_paranoid above 0.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
+	mkdir -p nobody && chmod 777 nobody
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$SYM" record -q -a -d 1 -o nobody/a.raw > refused.out 2>&1
+	is "perf events refused: exit 1" "$?" 1
+	ok "... says why" grep -q "Permission denied" refused.out
+	ok "... and writes no file" test -z "$(ls -A nobody)"
+else
+	skip "perf events refused: needs root (to become nobody) and perf_event_paranoid > 0"
+	skip "... says why"
+	skip "... and writes no file"
+fi
 true & gone=$!; wait $gone
 "$SYM" record -q -p "$gone" -o gone.raw > gone.out 2>&1
 is "-p of a process that is gone: exit 1" "$?:$(cat gone.out)" \

@@ -97,7 +97,7 @@ kafter=$(awk 'on { print $1; exit } $2 ~ /^[tT]$/ && $3 == "vfs_read" && $1 !~ /
 } > "$T/in.raw"
 
 # --- the local store ------------------------------------------------------
-"$SYM" symbolize --store "$T/store" -o "$T/local.raw" "$T/in.raw" 2> "$T/local.err"
+"$SYM" symbolize --store "$T/store" -v -o "$T/local.raw" "$T/in.raw" 2> "$T/local.err"
 is "--store: exit 0" "$?" 0
 sed 's/^/# /' "$T/local.err"
 ok "--store: the output is the symbolized form" grep -qx "symbolized 1" "$T/local.raw"
@@ -139,7 +139,7 @@ start_symd --upload-token-file "$T/token" || exit 1
 "$SYM" upload --server "$SYMD_URL" --token-file "$T/token" "$T/prog.debug" \
 	> "$T/up.out" 2>&1
 is "symd: the debug file uploaded with sym upload" "$?" 0
-"$SYM" symbolize --server "$SYMD_URL" --wait-ms 20000 -o "$T/server.raw" \
+"$SYM" symbolize --server "$SYMD_URL" --wait-ms 20000 -v -o "$T/server.raw" \
 	"$T/in.raw" 2> "$T/server.err"
 is "--server: exit 0" "$?" 0
 sed 's/^/# /' "$T/server.err"

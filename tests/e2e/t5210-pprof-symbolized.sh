@@ -37,9 +37,9 @@ ok "build the program (gcc -O2 -g), strip it, keep its debug file" \
 	echo "end"
 } > "$T/in.raw"
 
-"$SYM" pprof --store "$T/store" -o "$T/out.pb.gz" "$T/in.raw" 2> "$T/err"
+"$SYM" pprof --store "$T/store" -v -o "$T/out.pb.gz" "$T/in.raw" 2> "$T/err"
 is "sym pprof: exit 0" "$?" 0
-ok "sym pprof: the symbolization summary on stderr" \
+ok "sym pprof -v: the symbolization summary's table on stderr" \
 	grep -q "libgone.so (deadbeef): missing 1" "$T/err"
 "$SYM" symbolize --store "$T/store" -q -o "$T/sym.raw" "$T/in.raw"
 "$SYM" pprof -o "$T/out2.pb.gz" "$T/sym.raw" 2> "$T/err2"

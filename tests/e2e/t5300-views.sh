@@ -30,7 +30,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/views-lib.sh"
 need gcc objdump nm addr2line python3
-plan 99
+plan 102
 
 CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 
@@ -38,10 +38,11 @@ CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 ok "build the program (gcc -O2 -g); an inlined PC in hot, hot's and warm's entries, six return addresses" \
 	views_build
 views_profile
-S="--store $T/store"
+# Unresolved frames one per address: the names below check the addresses.
+S="--store $T/store --granularity=addresses"
 
 # --- fold -------------------------------------------------------------------
-"$SYM" fold $S "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
+"$SYM" fold $S -v "$T/in.raw" > "$T/f.folded" 2> "$T/f.err"
 is "fold: exit 0" "$?" 0
 sed 's/^/# /' "$T/f.err"
 run_compare "fold: the stacks of the known shape, sorted, inlined mix() marked _[i]" \
@@ -58,8 +59,14 @@ main;warm;[kernel.kallsyms]+0xffffffff81000200;[kernel.kallsyms]+0xffffffff81000
 EOF
 is "fold: the counts add up to the samples" \
 	"$(awk '{ n += $NF } END { print n }' "$T/f.folded")" 1045
-ok "fold: the symbolization summary on stderr names the missing library" \
+ok "fold -v: the symbolization summary on stderr names the missing library" \
 	grep -q "libgone.so (deadbeef): missing 1" "$T/f.err"
+"$SYM" fold $S "$T/in.raw" 2>&1 > /dev/null |
+	sed -e 's/[0-9.]* s$/T s/' > "$T/f.quiet"
+run_compare "fold without -v: one summary line on stderr, the resolved share" \
+	cat "$T/f.quiet" <<'EOF'
+sym fold: 13 frames in 4 modules, 9 resolved (69.2%), 98.3% of frame samples, in T s
+EOF
 run_compare "fold --tid --all: thread roots, _[k] kernel and _[j] JIT frames" \
 	"$SYM" fold $S -q --tid --all "$T/in.raw" <<'EOF'
 views_prog-100/100 3
@@ -92,15 +99,15 @@ is "fold --value weight: the weights (ns)" \
 	"$(awk '{ print $NF }' "$T/f.folded" | tr '\n' ' ')"
 
 # The same profile in every other form folds the same.
-"$SYM" symbolize $S -q -o "$T/sym.raw" "$T/in.raw"
-"$SYM" fold --store "$T/nostore" "$T/sym.raw" > "$T/sym.folded" 2> "$T/sym.err"
+"$SYM" symbolize --store "$T/store" -q -o "$T/sym.raw" "$T/in.raw"
+"$SYM" fold --granularity=addresses --store "$T/nostore" "$T/sym.raw" > "$T/sym.folded" 2> "$T/sym.err"
 ok "fold of the symbolized form: the same, symbolized once already (no summary, no store)" \
 	sh -c "cmp '$T/f.folded' '$T/sym.folded' && ! test -s '$T/sym.err' && ! test -e '$T/nostore'"
 "$SYM" convert --to pprof -o "$T/in.pb.gz" "$T/in.raw"
 "$SYM" fold $S -q "$T/in.pb.gz" > "$T/pprof.folded"
 ok "fold of the pprof form: the same" cmp "$T/f.folded" "$T/pprof.folded"
 "$SYM" convert --to pprof -o "$T/sym.pb.gz" "$T/sym.raw"
-"$SYM" fold --store "$T/nostore" -q "$T/sym.pb.gz" > "$T/sympprof.folded"
+"$SYM" fold --granularity=addresses --store "$T/nostore" -q "$T/sym.pb.gz" > "$T/sympprof.folded"
 ok "fold of a symbolized pprof: the same" cmp "$T/f.folded" "$T/sympprof.folded"
 cat "$T/in.raw" | "$SYM" fold $S -q > "$T/stdin.folded"
 ok "fold of stdin (a pipe): the same" cmp "$T/f.folded" "$T/stdin.folded"
@@ -113,8 +120,8 @@ is "fold of two inputs adds them up" \
 # Names the folded format could not carry, and a line without a function,
 # in a symbolized file written by hand (no store needed).
 printf 'sym-raw 1\nperiod 1\nweight-unit samples\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 a;b\nfn 2 line%%0Aend\nfn 3 outer\nsrc 1 a.c\nloc p0:10 ok i1:1:1:1 3:1:2:0\nloc p0:20 ok 2:-:0:0\nloc p0:30 ok i-:1:3:0 3:1:4:0\nstack 2 2 1 1 - p0:10\nstack 3 3 1 1 - p0:20\nstack 4 4 1 1 - p0:30 p0:20\nend\n' > "$T/odd.raw"
-run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR" \
-	"$SYM" fold --store "$T/nostore" "$T/odd.raw" <<'EOF'
+run_compare "fold: ';' becomes ':', a line end a space, a nameless inlined line is module+0xADDR (--granularity=addresses)" \
+	"$SYM" fold --granularity=addresses --store "$T/nostore" "$T/odd.raw" <<'EOF'
 line end 3
 line end;outer;liba.so+0x30_[i] 4
 outer;a:b_[i] 2
@@ -148,6 +155,17 @@ tap_points "report --top 4 --resolution 0.2 --conf 99" python3 "$CHECK" report "
 	--top 4 --resolution 0.2 --conf 99
 ok "report: says plainly that hot and warm cannot be told apart" \
 	grep -q "^  #2 hot and #3 warm: .*; about [0-9]* samples would tell them apart" "$T/report.txt"
+"$SYM" report $S -q --explain "$T/in.raw" > "$T/report-x.txt"
+ok "report: the prose on intervals and marks only with --explain" sh -c "
+	! grep -q -e '^A share is an estimate' -e 'running when sampled' -e \"'=' cannot tell\" '$T/report.txt' &&
+	grep -q '^A share is an estimate from a sample: the interval is the range of true shares' '$T/report-x.txt' &&
+	grep -q '^Top 7 functions by self samples (running when sampled)' '$T/report-x.txt' &&
+	grep -q \"^Cannot tell apart with these 1045 samples (95%; '=' cannot tell, '?' too few to compare):\" '$T/report-x.txt'"
+is "report --explain: the same numbers, words added" \
+	"$(grep -v -e '^A share is' -e '^these samples support' "$T/report-x.txt" |
+	   sed -e 's/ (running when sampled)//' -e 's/ (on the stack: running or calling)//' \
+	       -e "s/; '=' cannot tell, '?' too few to compare//")" \
+	"$(cat "$T/report.txt")"
 printf 'sym-raw 1\nperiod 1\nweight-unit samples\nlost 5\ndropped 2\nsymbolized 1\nmap 0 file 1 1000 2000 0 0 aabbccdd /x/liba.so\nfn 1 f\nfn 2 g\nloc p0:10 ok 1:-:0:0\nloc p0:20 ok 2:-:0:0\nstack 30 30 1 1 truncated p0:10\nstack 70 70 1 1 - p0:20\nend\n' > "$T/flag.raw"
 "$SYM" report "$T/flag.raw" > "$T/flag.txt"
 ok "report: notes on flagged stacks (bias) and lost samples" sh -c "

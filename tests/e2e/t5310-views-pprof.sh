@@ -18,8 +18,8 @@ ok "build the program (gcc -O2 -g) and find its addresses" views_build
 views_profile
 "$SYM" pprof --store "$T/store" -q -o "$T/out.pb.gz" "$T/in.raw"
 is "sym pprof: exit 0" "$?" 0
-"$SYM" report --store "$T/store" -q --top 1000 "$T/in.raw" > "$T/report.txt"
-"$SYM" fold --store "$T/store" -q "$T/in.raw" > "$T/f.folded"
+"$SYM" report --granularity=addresses --store "$T/store" -q --top 1000 "$T/in.raw" > "$T/report.txt"
+"$SYM" fold --granularity=addresses --store "$T/store" -q "$T/in.raw" > "$T/f.folded"
 pprof_run -symbolize=none -top -nodecount=100000 -sample_index=samples \
 	"$T/out.pb.gz" > "$T/top" 2>&1
 pprof_run -symbolize=none -traces -sample_index=samples "$T/out.pb.gz" \

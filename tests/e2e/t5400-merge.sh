@@ -180,11 +180,11 @@ is "... but it adds up with --normalize none" "$(sums "$T/x.raw" | tail -1)" \
 # A third host in ns: web-6, compute 50 of 200 samples (25%).
 host web-6 2026-11-30T17:21:30Z 20 10000000 ns 31 55aa0000 50 150 > "$T/f.raw"
 $SYM merge --spread "$T/a.raw" "$T/b.raw" "$T/f.raw" -o "$T/abf.raw"
-$SYM fold -q "$T/abf.raw" > "$T/abf.folded"
+$SYM fold -q --granularity=addresses "$T/abf.raw" > "$T/abf.folded"
 is "fold of the merge: the totals are the merged sample counts" \
 	"$(awk '{ t += $NF; if ($0 ~ /work\+0x1139 [0-9]+$/) c += $NF } END { print t, c }' "$T/abf.folded")" \
 	"1300 760"
-$SYM report -q --top 2 "$T/abf.raw" > "$T/report"
+$SYM report -q --granularity=addresses --top 2 "$T/abf.raw" > "$T/report"
 is "report of the merge: compute's pooled share is 760 / 1300" \
 	"$(awk '$NF == "work+0x1139" && $1 == 1 { print $2, $3; exit }' "$T/report")" \
 	"760 58.46%"
@@ -199,11 +199,11 @@ is "report --spread: parse's" \
 # Per-host: the pooled share becomes the mean of the hosts' shares, the
 # spread stays.
 $SYM merge -n per-host --spread "$T/a.raw" "$T/b.raw" "$T/f.raw" -o "$T/abf-ph.raw"
-$SYM report -q --top 2 --value weight "$T/abf-ph.raw" > "$T/report-ph"
+$SYM report -q --granularity=addresses --top 2 --value weight "$T/abf-ph.raw" > "$T/report-ph"
 is "per-host report: compute's pooled share is (70 + 10 + 25) / 3 %, same spread" \
 	"$(sed -n '/^Spread over/,$p' "$T/report-ph" | awk '$NF == "work+0x1139" { print; exit }')" \
 	"  35.00%   10.00%   25.00%   70.00%  web-1            3  work+0x1139"
-$SYM report -q "$T/none.raw" > "$T/report-none"
+$SYM report -q --granularity=addresses "$T/none.raw" > "$T/report-none"
 is "no spread without --spread (one source per stack unknown)" \
 	"$(grep -c '^Spread' "$T/report-none")" 0
 

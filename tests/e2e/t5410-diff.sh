@@ -151,7 +151,7 @@ is "--value weight with equal weights agrees with samples" \
 
 # Unsymbolized input: symbolized on the fly (the store has nothing for
 # this build ID), names module+offset.
-$SYM diff -q --store "$T/store" "$T/ua.raw" "$T/ub.raw" > "$T/uout"
+$SYM diff -q --granularity=addresses --store "$T/store" "$T/ua.raw" "$T/ub.raw" > "$T/uout"
 is "unsymbolized input: the same verdicts on module+offset names" \
 	"$(sed -n '/^Changed/,/^$/p' "$T/uout" | awk '/^(self|total) / { printf "%s:%s ", $1, $NF }')" \
 	"self:work+0x1100 total:work+0x1100 self:work+0x1200 total:work+0x1200 total:work+0x2100 "

@@ -18,6 +18,9 @@
 #    its temporary directory is gone: after success, after a failure
 #    (a symd that does not start), and after Ctrl-C (SIGINT to the whole
 #    process group) in the middle of the recording;
+#  - nothing is left outside the output directory: no store in the
+#    user's cache ($XDG_CACHE_HOME/sym, ~/.cache/sym) whose entries name
+#    the demo's deleted temporary files;
 #  - bad settings fail at once.
 #
 # Every run has its own TMPDIR under $T, so "left running" means a
@@ -27,7 +30,7 @@ need gcc g++ objcopy strip debuginfod curl python3 ldd
 if [ ! -x "$SYM" ] || [ ! -x "$SYM_ROOT/bin/symd" ]; then
 	plan_skip "sym and symd not built"
 fi
-plan 23
+plan 24
 
 DEMO=$SYM_ROOT/tools/scripts/demo.sh
 PROFILE=$SYM_ROOT/tools/scripts/demo-profile.sh
@@ -69,8 +72,10 @@ if "$SYM" help 2>&1 | grep -q '^ *report '; then
 else
 	have_views=
 fi
-mkdir -p "$T/tmp1"
-TMPDIR=$T/tmp1 "$DEMO" "$T/out" > "$T/demo.log" 2>&1
+mkdir -p "$T/tmp1" "$T/home/.cache"
+# A home and cache of its own, to see what the demo leaves there.
+(unset SYM_STORE; HOME=$T/home XDG_CACHE_HOME=$T/home/.cache \
+	TMPDIR=$T/tmp1 "$DEMO" "$T/out") > "$T/demo.log" 2>&1
 rc=$?
 if [ -n "$have_views" ]; then
 	is "make demo's script exits 0" "$rc" 0
@@ -106,6 +111,8 @@ else
 	done
 fi
 ok "nothing left running, temporary directories removed" gone "$T/tmp1"
+ok "nothing left in the user's cache (no store naming deleted files)" \
+	gone "$T/home/.cache"
 
 took "the whole demo"
 

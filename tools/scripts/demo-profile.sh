@@ -124,6 +124,9 @@ case $SECS in
 esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sym-demo-profile.XXXXXX")
+# Nothing goes to the default store (~/.cache/sym), whose entries would
+# name files of $T after they are deleted: a store in $T instead.
+export SYM_STORE="$T/store-sym"
 mkdir -p "$OUT" || fail "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 # This run's files only: a stale flame.svg must not pass for a new one.
@@ -309,7 +312,7 @@ $(tail -5 "$T/debuginfod.log")"
 done
 # shellcheck disable=SC2086  # the IDs, one word each
 echo "   debuginfod serves" $prog_id $sys_ids
-run "$SYM" symbolize --server "$URL" -o "$OUT/demo.sym.raw" "$OUT/demo.raw" \
+run "$SYM" symbolize --server "$URL" -v -o "$OUT/demo.sym.raw" "$OUT/demo.raw" \
 	2> "$OUT/symbolize.txt" || {
 	cat "$OUT/symbolize.txt" >&2
 	fail "sym symbolize failed"

@@ -47,6 +47,10 @@ trap 'echo "demo: interrupted" >&2; exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 export LC_ALL=C
+# The tables `sym addr2line` caches go to a store in $T, removed with it:
+# the default one (~/.cache/sym) would keep entries naming the debug
+# files of $T after they are deleted.
+export SYM_STORE="$T/store-sym"
 
 if [ -t 1 ]; then
 	say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +40,12 @@
 #define STDIN_MAX (1ull << 30)
 /* Digits of a build ID that name a module without a path. */
 #define BUILD_ID_DIGITS 8
+
+/* The filters, in struct views' re[]: --focus, --ignore, --hide. */
+enum { F_FOCUS, F_IGNORE, F_HIDE, NFILTERS };
+/* Bits of views.match[id]: known, then one per filter that matches. */
+#define MATCH_KNOWN 1u
+#define MATCH_BIT(f) (2u << (f))
 
 struct vstack {
 	struct views_stack pub;
@@ -78,6 +85,12 @@ struct views {
 	size_t buf_cap;
 	char **hosts;			/* of sources: free() each */
 	size_t nhosts, hosts_cap;
+	/* The filters (views_set_filters()); re[i] compiled when has[i]. */
+	regex_t re[NFILTERS];
+	bool has[NFILTERS];
+	uint8_t *match;			/* per name id: MATCH_* bits */
+	size_t match_cap;
+	uint64_t filtered;		/* samples dropped */
 };
 
 int views_new(uint32_t flags, struct views **out)
@@ -117,7 +130,38 @@ void views_free(struct views *v)
 	for (size_t i = 0; i < v->nhosts; i++)
 		free(v->hosts[i]);
 	free(v->hosts);
+	for (int f = 0; f < NFILTERS; f++)
+		if (v->has[f])
+			regfree(&v->re[f]);
+	free(v->match);
 	free(v);
+}
+
+int views_set_filters(struct views *v, const struct views_opts *o)
+{
+	static const char *const names[NFILTERS] = { "focus", "ignore",
+						     "hide" };
+	const char *res[NFILTERS] = { o->focus, o->ignore, o->hide };
+	char msg[256];
+	int rc;
+
+	for (int f = 0; f < NFILTERS; f++) {
+		if (!res[f] || v->has[f])
+			continue;
+		rc = regcomp(&v->re[f], res[f], REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			regerror(rc, &v->re[f], msg, sizeof(msg));
+			tool_err("--%s: '%s': %s", names[f], res[f], msg);
+			return rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+		}
+		v->has[f] = true;
+	}
+	return 0;
+}
+
+uint64_t views_filtered(const struct views *v)
+{
+	return v->filtered;
 }
 
 size_t views_nstacks(const struct views *v)
@@ -270,6 +314,47 @@ static const char *map_suffix(const struct views *v,
 	return NULL;
 }
 
+/*
+ * Append the name of one line @l of a chain at the granularity of @v:
+ * its function, "function file:line", or its file; @unres (the frame's
+ * unresolved name) when the line lacks what is asked.  *prev is the id
+ * pushed before in this chain: --granularity=files does not repeat a
+ * file within one chain.
+ */
+static int push_line(struct views *v, const struct sym_prof_line *l,
+		     const char *unres, const char *sfx, uint32_t *prev)
+{
+	const char *s = l->function ? l->function : unres;
+	size_t len = 0;
+	char num[16];
+	int err;
+
+	if (v->flags & VIEWS_GRAN_FILES) {
+		s = l->file ? l->file : unres;
+		err = buf_put(v, &len, s, strlen(s));
+		if (err)
+			return err;
+		err = push_buf(v, len);
+		if (!err && *prev && v->ids[v->nids - 1] == *prev)
+			v->nids--;	/* the same file again */
+		if (!err)
+			*prev = v->ids[v->nids - 1];
+		return err;
+	}
+	err = buf_put(v, &len, s, strlen(s));
+	if (!err && (v->flags & VIEWS_GRAN_LINES) && l->file) {
+		snprintf(num, sizeof(num), ":%u", l->line);
+		err = buf_put(v, &len, " ", 1);
+		if (!err)
+			err = buf_put(v, &len, l->file, strlen(l->file));
+		if (!err)
+			err = buf_put(v, &len, num, strlen(num));
+	}
+	if (!err && sfx)
+		err = buf_put(v, &len, sfx, strlen(sfx));
+	return err ? err : push_buf(v, len);
+}
+
 /* Append the names of frame @f: its inline chain, real function first. */
 static int push_frame(struct views *v, const struct sym_prof *p,
 		      const struct sym_prof_frame *f)
@@ -278,7 +363,7 @@ static int push_frame(struct views *v, const struct sym_prof *p,
 		f->map == SYM_PROF_NOMAP ? NULL : sym_prof_map(p, f->map);
 	const char *suffix = map_suffix(v, m);
 	const struct sym_prof_line *lines = NULL;
-	uint32_t status = SYM_PROF_LOC_ERROR;
+	uint32_t status = SYM_PROF_LOC_ERROR, prev = 0;
 	size_t n = 0, j, last;
 	char mod[256], name[300];
 	int err;
@@ -287,10 +372,17 @@ static int push_frame(struct views *v, const struct sym_prof *p,
 	    status != SYM_PROF_LOC_OK)
 		n = 0;
 	/* A line without a function (rare) is named like an unresolved
-	 * frame, so that no frame of the chain is lost. */
+	 * frame, so that no frame of the chain is lost.  Unresolved frames
+	 * are one per module ("module+?", as pprof's habit of grouping
+	 * what it cannot name), or per address with VIEWS_GRAN_ADDRESSES. */
 	module_name(m, mod, sizeof(mod));
-	snprintf(name, sizeof(name), "%s+0x%llx", mod,
-		 (unsigned long long)f->addr);
+	if (v->flags & VIEWS_GRAN_MODULES)
+		return push_name(v, mod, strlen(mod), suffix);
+	if (v->flags & VIEWS_GRAN_ADDRESSES)
+		snprintf(name, sizeof(name), "%s+0x%llx", mod,
+			 (unsigned long long)f->addr);
+	else
+		snprintf(name, sizeof(name), "%s+?", mod);
 	if (n == 0)
 		return push_name(v, name, strlen(name), suffix);
 	last = v->flags & VIEWS_INLINE_NONE ? n - 1 : 0;
@@ -301,11 +393,7 @@ static int push_frame(struct views *v, const struct sym_prof *p,
 		if ((l->flags & SYM_PROF_LINE_INLINED) &&
 		    !(v->flags & VIEWS_INLINE_PLAIN))
 			sfx = "_[i]";
-		if (l->function)
-			err = push_name(v, l->function, strlen(l->function),
-					sfx);
-		else
-			err = push_name(v, name, strlen(name), sfx);
+		err = push_line(v, l, name, sfx, &prev);
 		if (err)
 			return err;
 	}
@@ -378,7 +466,69 @@ static int stack_begin(struct views *v, const struct sym_prof *p,
 	return 0;
 }
 
-/* Finish the stack begun at @start with its numbers. */
+/* The MATCH_* bits of name @id, computed once. */
+static int name_match(struct views *v, uint32_t id, uint8_t *out)
+{
+	size_t old = v->match_cap;
+	int err;
+
+	if (id >= v->match_cap) {
+		err = tool_grow(&v->match, &v->match_cap, (size_t)id + 1,
+				sizeof(*v->match), 256);
+		if (err)
+			return err;
+		memset(v->match + old, 0, v->match_cap - old);
+	}
+	if (!v->match[id]) {
+		const char *s = views_name(v, id, NULL);
+
+		v->match[id] = MATCH_KNOWN;
+		for (int f = 0; f < NFILTERS; f++)
+			if (v->has[f] && regexec(&v->re[f], s, 0, NULL, 0) == 0)
+				v->match[id] |= (uint8_t)MATCH_BIT(f);
+	}
+	*out = v->match[id];
+	return 0;
+}
+
+/*
+ * Apply the filters to the frames from @start on: pprof's focus (keep a
+ * stack with a frame that matches), ignore (drop it) and hide (remove the
+ * frames that match).  @return 1 when the stack is dropped, 0 when kept,
+ * or an error.
+ */
+static int filter(struct views *v, size_t start)
+{
+	bool focus = !v->has[F_FOCUS], ignore = false;
+	size_t j, k;
+	uint8_t m;
+	int err;
+
+	if (!v->has[F_FOCUS] && !v->has[F_IGNORE] && !v->has[F_HIDE])
+		return 0;
+	for (j = start; j < v->nids; j++) {
+		err = name_match(v, v->ids[j], &m);
+		if (err)
+			return err;
+		focus |= (m & MATCH_BIT(F_FOCUS)) != 0;
+		ignore |= (m & MATCH_BIT(F_IGNORE)) != 0;
+	}
+	if (!focus || ignore)
+		return 1;
+	if (!v->has[F_HIDE])
+		return 0;
+	for (j = k = start; j < v->nids; j++)
+		if (!(v->match[v->ids[j]] & MATCH_BIT(F_HIDE)))
+			v->ids[k++] = v->ids[j];
+	/* Only hidden frames: nothing left to show it under. */
+	if (k == start && v->nids > start)
+		return 1;
+	v->nids = k;
+	return 0;
+}
+
+/* Finish the stack begun at @start with its numbers: 0, 1 when the
+ * filters dropped it (nothing added), or an error. */
 static int stack_end(struct views *v, size_t start, uint64_t count,
 		     uint64_t weight, int32_t pid, int32_t tid, uint32_t flags)
 {
@@ -386,6 +536,14 @@ static int stack_end(struct views *v, size_t start, uint64_t count,
 	uint64_t value = v->flags & VIEWS_WEIGHT ? weight : count;
 	int err;
 
+	err = filter(v, start);
+	if (err) {
+		if (err > 0) {
+			v->nids = start;
+			v->filtered += count;
+		}
+		return err;
+	}
 	if (v->nids == start) {
 		err = push_name(v, "[no stack]", strlen("[no stack]"), NULL);
 		if (err)
@@ -554,15 +712,19 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		if (!err)
 			err = stack_end(v, start, s->count, s->weight, s->pid,
 					s->tid, s->flags);
+		/* Below the total, which did not overflow. */
+		in->samples += s->count;
+		in->stacks++;
+		if (err > 0) {
+			err = 0;	/* filtered out */
+			continue;
+		}
 		if (err)
 			goto out;
 		v->stacks[v->nstacks - 1].pub.source =
 			sym_prof_stack_source(p, i);
 		v->stacks[v->nstacks - 1].pub.host =
 			hostof[v->stacks[v->nstacks - 1].pub.source];
-		/* Below the total, which did not overflow. */
-		in->samples += s->count;
-		in->stacks++;
 	}
 out:
 	free(hostof);
@@ -604,6 +766,8 @@ static int add_tree(struct views *v, const struct stacktree *t,
 		}
 		if (!err)
 			err = stack_end(v, start, self, self, 0, 0, 0);
+		if (err > 0)
+			err = 0;	/* filtered out */
 		in->samples += self;
 		in->stacks++;
 	}
@@ -981,6 +1145,50 @@ static int bad_value(int opt, const char *arg)
 	return -1;
 }
 
+/* A filter's expression @arg, tried now so that a bad one is a usage
+ * error; views_set_filters() compiles it for good. */
+static int check_re(const char *opt, const char *arg, const char **out)
+{
+	regex_t re;
+	char msg[256];
+	int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+
+	if (rc) {
+		regerror(rc, &re, msg, sizeof(msg));
+		tool_err("--%s: '%s': %s", opt, arg, msg);
+		return -1;
+	}
+	regfree(&re);
+	*out = arg;
+	return 1;
+}
+
+/* --granularity=@arg into o->flags. */
+static int granularity(const char *arg, struct views_opts *o)
+{
+	static const struct {
+		const char *name;
+		uint32_t flag;
+	} grans[] = {
+		{ "functions", 0 },
+		{ "addresses", VIEWS_GRAN_ADDRESSES },
+		{ "lines", VIEWS_GRAN_LINES },
+		{ "files", VIEWS_GRAN_FILES },
+		{ "modules", VIEWS_GRAN_MODULES },
+	};
+
+	for (size_t i = 0; i < sizeof(grans) / sizeof(grans[0]); i++) {
+		if (strcmp(arg, grans[i].name) == 0) {
+			o->flags = (o->flags & ~(uint32_t)VIEWS_GRAN_MASK) |
+				   grans[i].flag;
+			return 1;
+		}
+	}
+	tool_err("unknown value '%s' for --granularity (functions, "
+		 "addresses, lines, files, modules)", arg);
+	return -1;
+}
+
 int views_getopt(int opt, const char *arg, struct views_opts *o)
 {
 	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
@@ -1026,6 +1234,18 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 	case 'q':
 		o->sym.quiet = true;
 		return 1;
+	case VIEWS_OPT_VERBOSE:
+	case 'v':
+		o->sym.verbose = true;
+		return 1;
+	case VIEWS_OPT_FOCUS:
+		return check_re("focus", arg, &o->focus);
+	case VIEWS_OPT_IGNORE:
+		return check_re("ignore", arg, &o->ignore);
+	case VIEWS_OPT_HIDE:
+		return check_re("hide", arg, &o->hide);
+	case VIEWS_OPT_GRANULARITY:
+		return granularity(arg, o);
 	default:
 		return tool_symbolize_getopt(opt, arg, &o->sym);
 	}
@@ -1067,6 +1287,8 @@ int views_read(char *const *paths, size_t n, const struct views_opts *o,
 	err = views_new(o->flags, out);
 	if (err)
 		tool_err("out of memory");
+	else
+		err = views_set_filters(*out, o);
 	for (size_t i = 0; !err && i < n; i++)
 		err = views_load(*out, paths[i], o);
 	if (!err && o->need_samples && views_total(*out) == 0) {

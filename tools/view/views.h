@@ -86,7 +86,24 @@ enum views_flags {
 	/** Flagged stacks as recorded, without the "[broken stack]" root
 	 *  frame (--broken=plain). */
 	VIEWS_BROKEN_PLAIN = (1 << 8),
+	/*
+	 * Granularity (--granularity; at most one; none: functions, where an
+	 * unresolved frame is its module, "module+?", one name per module):
+	 */
+	/** Unresolved frames one per address, "module+0xADDR". */
+	VIEWS_GRAN_ADDRESSES = (1 << 9),
+	/** Each function of a chain as "function file:line". */
+	VIEWS_GRAN_LINES = (1 << 10),
+	/** Each function of a chain as its source file. */
+	VIEWS_GRAN_FILES = (1 << 11),
+	/** Every frame as its module (the map's file), resolved or not. */
+	VIEWS_GRAN_MODULES = (1 << 12),
 };
+
+/** All the granularity flags. */
+#define VIEWS_GRAN_MASK                                                    \
+	(VIEWS_GRAN_ADDRESSES | VIEWS_GRAN_LINES | VIEWS_GRAN_FILES |        \
+	 VIEWS_GRAN_MODULES)
 
 /** Input formats. */
 enum views_format {
@@ -107,6 +124,13 @@ struct views_opts {
 	bool need_samples;
 	/** How to symbolize an unsymbolized profile. */
 	struct tool_symbolize_opts sym;
+	/** pprof's filters, POSIX extended regular expressions matched
+	 *  (unanchored) against the names of a stack's frames, as named
+	 *  above; NULL when not given.  Borrowed from argv.
+	 *  @focus keeps the stacks with a frame that matches, @ignore drops
+	 *  them, @hide removes the frames that match (a stack left without
+	 *  frames is dropped).  Dropped stacks count nowhere. */
+	const char *focus, *ignore, *hide;
 };
 
 /** One named stack; borrowed from struct views. */
@@ -163,6 +187,16 @@ struct views;
  * @return 0, -ENOMEM
  */
 int views_new(uint32_t flags, struct views **out);
+
+/**
+ * views_set_filters() - compile o->focus, o->ignore and o->hide for the
+ * later views_load() of @v (views_read() calls it).
+ * @return 0, -EINVAL (a bad expression, printed), -ENOMEM
+ */
+int views_set_filters(struct views *v, const struct views_opts *o);
+
+/** views_filtered() - the samples views_load() dropped for the filters. */
+uint64_t views_filtered(const struct views *v);
 
 /** views_free() - free @v and all it holds; NULL is a no-op. */
 void views_free(struct views *v);
@@ -274,6 +308,11 @@ enum {
 	VIEWS_OPT_VALUE,
 	VIEWS_OPT_QUIET,
 	VIEWS_OPT_BROKEN,
+	VIEWS_OPT_VERBOSE,
+	VIEWS_OPT_FOCUS,
+	VIEWS_OPT_IGNORE,
+	VIEWS_OPT_HIDE,
+	VIEWS_OPT_GRANULARITY,
 };
 
 /** The long options of the input layer, for a longopts[] array. */
@@ -289,18 +328,32 @@ enum {
 	{ "inline", required_argument, NULL, VIEWS_OPT_INLINE },            \
 	{ "value", required_argument, NULL, VIEWS_OPT_VALUE },              \
 	{ "quiet", no_argument, NULL, VIEWS_OPT_QUIET },                    \
+	{ "verbose", no_argument, NULL, VIEWS_OPT_VERBOSE },                \
+	{ "focus", required_argument, NULL, VIEWS_OPT_FOCUS },              \
+	{ "ignore", required_argument, NULL, VIEWS_OPT_IGNORE },            \
+	{ "hide", required_argument, NULL, VIEWS_OPT_HIDE },                \
+	{ "granularity", required_argument, NULL, VIEWS_OPT_GRANULARITY },  \
 	{ "broken", required_argument, NULL, VIEWS_OPT_BROKEN }
 
-/** Help text of VIEWS_OPTIONS, for usage(). */
+/** Help text of VIEWS_OPTIONS, for usage(): VIEWS_USAGE for the views
+ *  that read folded stacks, VIEWS_USAGE_PROFILE for those that refuse
+ *  them (struct views_opts' no_folded). */
 #define VIEWS_USAGE                                                        \
 "Input (IN: raw, symbolized or pprof profile, or folded stacks; - for\n"    \
 "stdin; told apart by their first bytes):\n"                              \
 "  --from FORMAT        profile or folded: do not guess\n"                 \
+VIEWS_USAGE_COMMON
+#define VIEWS_USAGE_PROFILE                                                \
+"Input (IN: raw, symbolized or pprof profile; - for stdin; not folded\n"   \
+"stacks):\n"                                                             \
+VIEWS_USAGE_COMMON
+#define VIEWS_USAGE_COMMON                                                 \
 "  --server URL         symbolize through symd at URL ...\n"               \
 "  --store DIR          ... or the local store DIR (default: SYM_STORE,\n" \
 "                       ~/.cache/sym); only for unsymbolized input\n"     \
 "  --wait-ms MS         how long symd may keep a build ID pending\n"      \
 "  -q, --quiet          no symbolization summary on stderr\n"             \
+"  -v, --verbose        the summary's table of modules, not only its line\n" \
 "Names:\n"                                                                \
 "  --comm | --pid | --tid  a root frame for the process: comm, comm-PID,\n" \
 "                       or the thread: comm-PID/TID\n"                    \
@@ -315,10 +368,18 @@ enum {
 "                       wrong go under a [broken stack] root frame\n"    \
 "                       (default); plain: as recorded.  Either way a\n"  \
 "                       warning names the flags and their cure when\n"  \
-"                       they are over 2% of an input's samples\n"
+"                       they are over 2% of an input's samples\n"     \
+"  --granularity=G      functions (default; unresolved frames one per\n" \
+"                       module, module+?), addresses (unresolved ones\n" \
+"                       per address, module+0xADDR), lines (function\n" \
+"                       file:line), files, or modules\n"               \
+"Filters (pprof's; RE: POSIX extended, matched against frame names):\n" \
+"  --focus=RE           keep only stacks with a frame that matches\n"   \
+"  --ignore=RE          drop the stacks with a frame that matches\n"    \
+"  --hide=RE            remove the frames that match from the stacks\n"
 
 /**
- * views_getopt() - take one of VIEWS_OPTIONS (or 'q').
+ * views_getopt() - take one of VIEWS_OPTIONS (or 'q', 'v').
  * @return 1 when @opt was one (stored in @o), 0 when it is not, -1 for a
  *         bad value (printed)
  */

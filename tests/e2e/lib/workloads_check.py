@@ -453,6 +453,7 @@ def fold(raw, value="samples"):
     fold's view."""
     sym = os.environ.get("SYM", "sym")
     out = subprocess.run([sym, "fold", "-q", "--inline=none",
+                          "--granularity=addresses",
                           "--value=" + value, raw],
                          stdout=subprocess.PIPE, universal_newlines=True,
                          check=True).stdout
