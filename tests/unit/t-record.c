@@ -76,6 +76,13 @@ static void test_retcheck(void)
 	CHECK(!retcheck_decode(b, at));
 	memcpy(at, sr, sizeof(at));			/* __restore_rt */
 	CHECK(retcheck_decode(b, at));
+	/* Go's goexit + 1: nop | call goexit1; nop (Go 1.19's bytes). */
+	ENDS(0x90);
+	memcpy(at, (const unsigned char[]){ 0xe8, 0x1a, 0x27, 0x00, 0x00,
+					    0x90, 0xcc, 0xcc, 0xcc }, 9);
+	CHECK(retcheck_decode(b, at));
+	at[5] = 0xc3;					/* not goexit */
+	CHECK(!retcheck_decode(b, at));
 #undef ENDS
 }
 
