@@ -1083,14 +1083,41 @@ static bool name_in(const char *name, const char *const *v, size_t n)
 	return false;
 }
 
+int symi_gofuncs_new(const struct symi_gopcln_in *in,
+		     struct sym_gofuncs **out)
+{
+	struct sym_gofuncs *t;
+	uint8_t *copy;
+	int err;
+
+	*out = NULL;
+	t = symi_calloc(1, sizeof(*t));
+	copy = symi_malloc(in->len ? in->len : 1);
+	if (!t || !copy) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(copy, in->tab, in->len);
+	t->g = (struct gp){ .d = copy, .n = in->len, .addr = in->addr };
+	err = parse_header(&t->g);
+	if (err)
+		goto fail;
+	if (t->g.ver >= 118 && t->g.text == 0)
+		t->g.text = in->text;
+	*out = t;
+	return 0;
+fail:
+	free(copy);
+	free(t);
+	return err;
+}
+
 int sym_gofuncs_open_mem(const void *buf, size_t len,
 			 struct sym_gofuncs **out)
 {
 	struct symi_elf e;
 	struct symi_gomem mem = { 0 };
 	struct symi_gopcln_in in;
-	struct sym_gofuncs *t = NULL;
-	uint8_t *copy = NULL;
 	int err;
 
 	if (!buf || !out)
@@ -1100,26 +1127,8 @@ int sym_gofuncs_open_mem(const void *buf, size_t len,
 	if (err)
 		return err;
 	err = locate(&e, &mem, &in);
-	if (err)
-		goto out;
-	err = -ENOMEM;
-	t = symi_calloc(1, sizeof(*t));
-	copy = symi_malloc(in.len ? in.len : 1);
-	if (!t || !copy)
-		goto out;
-	memcpy(copy, in.tab, in.len);
-	t->g = (struct gp){ .d = copy, .n = in.len, .addr = in.addr };
-	err = parse_header(&t->g);
-	if (err)
-		goto out;
-	if (t->g.ver >= 118 && t->g.text == 0)
-		t->g.text = in.text;
-	*out = t;
-	t = NULL;
-	copy = NULL;
-out:
-	free(copy);
-	free(t);
+	if (!err)
+		err = symi_gofuncs_new(&in, out);
 	free((void *)mem.segs);
 	symi_elf_close(&e);
 	return err;
