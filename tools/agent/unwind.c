@@ -162,6 +162,7 @@ struct uw_row {
 	uint32_t serial;	/* key: file serial; 0 = empty slot */
 	uint8_t state;		/* enum uw_row_state */
 	uint8_t signal;		/* CIE augmentation 'S' */
+	uint8_t go;		/* made from Go's table (row_go()) */
 	uint8_t injected;	/* Go: the caller's PC is exact */
 	uint8_t nops;
 	struct uw_rule cfa;
@@ -985,6 +986,7 @@ static int row_compile(struct uw_row *row, Dwarf_Frame *fr)
 	int regno;
 
 	row->nops = 0;
+	row->go = 0;
 	row->injected = 0;
 	if (dwarf_frame_info(fr, NULL, NULL, &sig) != UW_RA)
 		return -1;
@@ -1099,6 +1101,7 @@ static enum uw_row_state row_go(struct uw_file *f, uint64_t addr,
 	memset(row->regs, 0, sizeof(row->regs));	/* RK_UNDEF */
 	row->nops = 0;
 	row->signal = 0;
+	row->go = 1;
 	row->injected = !!(fn.flags & SYM_GOFUNC_INJECTED);
 	if (fn.flags & SYM_GOFUNC_TOPFRAME)
 		return ROW_OK;	/* the return address undefined */
@@ -1495,6 +1498,10 @@ static int row_fp_kind(const struct uw_row *row)
 		return UNWIND_FP_SIGNAL;
 	if (row->regs[UW_RA].kind == RK_UNDEF)
 		return UNWIND_FP_OUTERMOST;
+	/* Go's table says nothing of rbp (Go keeps frame pointers, but
+	 * where in the prologue rbp becomes one it does not say). */
+	if (row->go)
+		return UNWIND_FP_UNKNOWN;
 	/* push %rbp; mov %rsp, %rbp: [rbp] = the caller's rbp, [rbp + 8] =
 	 * the return address, which is all a frame-pointer walk reads. */
 	if (row->cfa.kind == RK_REG_OFF && row->cfa.reg == UW_BP &&

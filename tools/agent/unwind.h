@@ -201,8 +201,8 @@ int unwinder_leaf_ra(struct unwinder *u, pid_t pid, const uint64_t *regs,
  * (docs/record.md, "fp mode").
  */
 enum unwind_fp {
-	/** Cannot tell: no mapping, no CFI for the PC, or CFI that cannot be
-	 * read. */
+	/** Cannot tell: no mapping, no CFI for the PC, CFI that cannot be
+	 * read, or a Go frame (Go's table says nothing of rbp). */
 	UNWIND_FP_UNKNOWN = 0,
 	/** rbp is this frame's frame pointer: CFA = rbp + 16 with the caller's
 	 * rbp saved at CFA - 16, so [rbp] is the caller's rbp and [rbp + 8]
