@@ -11,9 +11,9 @@
 #  - at least 99% of the stacks that do not pass a system stack switch
 #    reach the runtime's outermost frame (goexit, mstart, rt0_go,
 #    sigtramp), Go frames unwound by .gopclntab's pcsp (docs/record.md);
-#    the share of those that do (systemstack, mcall, morestack: the
-#    goroutine's frames are on another stack, which the runtime's own
-#    profiler reaches through the g) agrees with runtime/pprof's;
+#    those that do (systemstack, mcall, morestack: the goroutine's frames
+#    are on another stack, which the runtime's own profiler reaches
+#    through the g) are counted and left out on both sides (at most 15%);
 #  - the self and total shares of the top functions agree with
 #    runtime/pprof's, read by `go tool pprof -raw` (the peer's reader),
 #    within 99.9% family-wise intervals (workloads_check.py go, which
