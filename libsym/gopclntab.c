@@ -1068,6 +1068,9 @@ static const char *const injected[] = {
 	"runtime.asyncPreempt", "runtime.sigpanic", "runtime.debugCallV1",
 	"runtime.debugCallV2",
 };
+static const char *const sigreturn[] = {
+	"runtime.sigreturn", "runtime.sigreturn__sigaction",
+};
 /* Go before 1.17 has no TOPFRAME flag: its traceback's topofstack(). */
 static const char *const topframe[] = {
 	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
@@ -1216,13 +1219,19 @@ int sym_gofuncs_find(const struct sym_gofuncs *t, uint64_t addr,
 	fid = ent + (g->ver == 12 ? 28 : g->ver == 120 ? 36 : 32);
 	if (g->ver != 12)
 		flag = g->d[fo + fid + 1];
+	/* The entry code of rt0_<arch>_<os>.s, which the kernel jumps to
+	 * and which jumps on to rt0_go: nothing calls it.  Not the _lib
+	 * variants, which a C runtime calls (c-archive, c-shared). */
 	if (flag & FUNCFLAG_TOPFRAME ||
 	    (g->ver <= 116 && name_in(name, topframe,
-				       sizeof(topframe) / sizeof(*topframe))))
+				       sizeof(topframe) / sizeof(*topframe))) ||
+	    (strncmp(name, "_rt0_", 5) == 0 && !strstr(name, "_lib")))
 		out->flags |= SYM_GOFUNC_TOPFRAME;
 	if (flag & FUNCFLAG_SPWRITE)
 		out->flags |= SYM_GOFUNC_SPWRITE;
 	if (name_in(name, injected, sizeof(injected) / sizeof(*injected)))
 		out->flags |= SYM_GOFUNC_INJECTED;
+	if (name_in(name, sigreturn, sizeof(sigreturn) / sizeof(*sigreturn)))
+		out->flags |= SYM_GOFUNC_SIGRETURN;
 	return 0;
 }

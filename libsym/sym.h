@@ -856,7 +856,9 @@ struct sym_gofunc {
 enum sym_gofunc_flags {
 	/** The outermost frame of a stack (the runtime's TOPFRAME flag, Go
 	 *  1.17 and later: runtime.goexit, runtime.mstart, runtime.rt0_go,
-	 *  runtime.sigtramp; before 1.17 the first three, by name): a stack
+	 *  runtime.sigtramp; before 1.17 the first three, by name), and Go's
+	 *  entry code that the kernel jumps to (_rt0_<arch>_<os>,
+	 *  _rt0_<arch>; not the _lib variants a C runtime calls): a stack
 	 *  that reaches it is whole. */
 	SYM_GOFUNC_TOPFRAME = (1 << 0),
 	/** The function writes SP in a way pcsp cannot say (the SPWRITE
@@ -869,6 +871,11 @@ enum sym_gofunc_flags {
 	 *  return address is the exact PC of an instruction that did not
 	 *  complete, to be looked up as is, not as PC - 1. */
 	SYM_GOFUNC_INJECTED = (1 << 2),
+	/** The runtime's signal return trampoline, its sa_restorer
+	 *  (runtime.sigreturn; runtime.sigreturn__sigaction in later Go):
+	 *  the kernel's ucontext is at SP, with the interrupted frame's
+	 *  registers, and that frame's PC is exact. */
+	SYM_GOFUNC_SIGRETURN = (1 << 3),
 };
 
 /**

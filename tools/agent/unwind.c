@@ -1076,6 +1076,37 @@ static bool file_in_entry(struct unwinder *u, struct uw_file *f,
 }
 
 /*
+ * Go's signal return trampoline (runtime.sigreturn, its sa_restorer): SP
+ * points at the kernel's ucontext, whose uc_mcontext (at 40) holds r8-r15,
+ * rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip (glibc's __restore_rt has
+ * the same rules in CFI).  A signal row: the frame below is exact.
+ */
+static enum uw_row_state row_go_sigreturn(struct uw_row *row)
+{
+	/* Offsets in the ucontext of DWARF registers 0-16. */
+	static const uint8_t at[UW_NREGS] = {
+		144, 136, 152, 128, 112, 104, 120, 160,
+		40, 48, 56, 64, 72, 80, 88, 96, 168,
+	};
+	struct uw_op *op = row->ops;
+
+	row->signal = 1;
+	op[0] = (struct uw_op){ .atom = DW_OP_breg7, .n1 = 160 };
+	op[1] = (struct uw_op){ .atom = DW_OP_deref };
+	row->cfa = (struct uw_rule){ .kind = RK_VAL_EXPR, .first = 0,
+				     .nops = 2 };
+	for (unsigned r = 0; r < UW_NREGS; r++) {
+		row->ops[2 + r] = (struct uw_op){ .atom = DW_OP_breg7,
+						  .n1 = at[r] };
+		row->regs[r] = (struct uw_rule){ .kind = RK_EXPR,
+						 .first = (uint8_t)(2 + r),
+						 .nops = 1 };
+	}
+	row->nops = 2 + UW_NREGS;
+	return ROW_OK;
+}
+
+/*
  * The row of ELF address @addr of @f from Go's function table, as the Go
  * runtime's traceback unwinds (runtime/traceback.go, gentraceback()): the
  * CFA, which is the caller's SP, is SP + pcsp + 8, the return address is
@@ -1105,6 +1136,8 @@ static enum uw_row_state row_go(struct uw_file *f, uint64_t addr,
 	row->injected = !!(fn.flags & SYM_GOFUNC_INJECTED);
 	if (fn.flags & SYM_GOFUNC_TOPFRAME)
 		return ROW_OK;	/* the return address undefined */
+	if (fn.flags & SYM_GOFUNC_SIGRETURN)
+		return row_go_sigreturn(row);
 	if ((fn.flags & SYM_GOFUNC_SPWRITE) || fn.sp_delta < 0 ||
 	    fn.sp_delta > INT32_MAX - 8)
 		return ROW_BAD;

@@ -554,9 +554,10 @@ def compare(n1, self1, tot1, n2, self2, tot2, top, alpha, peer,
 # ---- Go: sym against runtime/pprof ---------------------------------------
 
 # The Go runtime's outermost functions (the TOPFRAME flag of Go 1.19's
-# runtime/asm_amd64.s and sys_linux_amd64.s): a whole stack ends there.
+# runtime/asm_amd64.s and sys_linux_amd64.s, and the entry code of
+# rt0_linux_amd64.s, which the kernel jumps to): a whole stack ends there.
 GO_TOP = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-          "runtime.sigtramp"}
+          "runtime.sigtramp", "_rt0_amd64_linux", "_rt0_amd64"}
 # Where a thread switches to its system stack (g0): the frames of the
 # goroutine that switched are on another stack, which the recorder's copy
 # of the stack it sampled does not hold, and which the runtime's own
