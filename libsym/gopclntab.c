@@ -390,6 +390,21 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint32_t *out)
 	return false;
 }
 
+/* One pair of a pc-value table at *@p: the value delta and the PC delta
+ * (in quanta).  false at its end (a zero value delta after the first
+ * pair) or where it breaks off. */
+static bool pair(const uint8_t **p, const uint8_t *stop, bool first,
+		 int32_t *vd, uint32_t *pcd)
+{
+	uint32_t uv;
+
+	if (!varint(p, stop, &uv) || (uv == 0 && !first) ||
+	    !varint(p, stop, pcd))
+		return false;
+	*vd = (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+	return true;
+}
+
 /* Decode the pc-value table at @off (of region @base) for the function
  * [entry, end) into @r: runs in order, none past @end.  A table that
  * breaks off keeps the runs before.  Returns 0 or -ENOMEM. */
@@ -406,11 +421,10 @@ static int decode(struct gp *g, size_t base, uint32_t off, uint64_t entry,
 	p = g->d + base + off;
 	while (pc < end) {
 		const uint8_t *p0 = p;
-		uint32_t uv, pcd;
+		uint32_t pcd;
 		int32_t vd;
 
-		if (!varint(&p, stop, &uv) || (uv == 0 && pc != entry) ||
-		    !varint(&p, stop, &pcd))
+		if (!pair(&p, stop, pc == entry, &vd, &pcd))
 			break;
 		/* Each pair costs its bytes; see struct gp's budget. */
 		if ((uint64_t)(p - p0) >= g->budget) {
@@ -418,7 +432,6 @@ static int decode(struct gp *g, size_t base, uint32_t off, uint64_t entry,
 			break;
 		}
 		g->budget -= (uint64_t)(p - p0);
-		vd = (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
 		val = (int32_t)((uint32_t)val + (uint32_t)vd);
 		if (pcd == 0)
 			continue;
@@ -996,33 +1009,229 @@ static uint64_t text_addr(const struct symi_elf *e,
 	return 0;
 }
 
-int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
-		    struct symi_gopcln_stats *st)
+/* Where @e's table is, into @in, with the file bytes of @e's segments
+ * in @mem (free mem->segs).  -SYM_E_NOTFOUND when there is none. */
+static int locate(const struct symi_elf *e, struct symi_gomem *mem,
+		  struct symi_gopcln_in *in)
 {
 	struct symi_goseg *segs = NULL, tab;
-	struct symi_gomem mem;
-	struct symi_gopcln_in in;
 	size_t n = 0;
 	int err;
 
+	*mem = (struct symi_gomem){ 0 };
 	if (!e->elf)
 		return -SYM_E_NOTFOUND;
 	err = load_segs(e, &segs, &n);
 	if (err)
 		return err;
-	mem = (struct symi_gomem){ .segs = segs, .n = n };
-	in = (struct symi_gopcln_in){ .mem = &mem,
-				      .text = text_addr(e, &mem) };
-	if (section(e, ".gopclntab", &tab) ||
-	    section(e, ".data.rel.ro.gopclntab", &tab) ||
-	    find_by_magic(&mem, in.text, &tab)) {
-		in.tab = tab.p;
-		in.len = tab.len;
-		in.addr = tab.addr;
+	*mem = (struct symi_gomem){ .segs = segs, .n = n };
+	*in = (struct symi_gopcln_in){ .mem = mem, .text = text_addr(e, mem) };
+	if (!section(e, ".gopclntab", &tab) &&
+	    !section(e, ".data.rel.ro.gopclntab", &tab) &&
+	    !find_by_magic(mem, in->text, &tab))
+		return -SYM_E_NOTFOUND;
+	in->tab = tab.p;
+	in->len = tab.len;
+	in->addr = tab.addr;
+	return 0;
+}
+
+int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
+		    struct symi_gopcln_stats *st)
+{
+	struct symi_gomem mem;
+	struct symi_gopcln_in in;
+	int err;
+
+	err = locate(e, &mem, &in);
+	if (!err)
 		err = symi_gopcln_read(b, &in, st);
-	} else {
-		err = -SYM_E_NOTFOUND;
-	}
-	free(segs);
+	free((void *)mem.segs);
 	return err;
+}
+
+/*
+ * For unwinders: sym_gofuncs_open_mem(), sym_gofuncs_find() (sym.h).
+ * The header read as for the builder, over a copy of the table, and per
+ * lookup one function's record and its pcsp table, which is what the Go
+ * runtime's funcspdelta() reads.
+ */
+
+struct sym_gofuncs {
+	struct gp g;		/* the header; g.d is owned (free) */
+};
+
+/* Special functions by name.  The runtime tells them by funcID, which the
+ * linker assigns by these same names (cmd/internal/objabi/funcid.go), but
+ * whose numbers changed between versions; the names did not. */
+static const char *const injected[] = {
+	"runtime.asyncPreempt", "runtime.sigpanic", "runtime.debugCallV1",
+	"runtime.debugCallV2",
+};
+static const char *const sigreturn[] = {
+	"runtime.sigreturn", "runtime.sigreturn__sigaction",
+};
+/* Go before 1.17 has no TOPFRAME flag: its traceback's topofstack(). */
+static const char *const topframe[] = {
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+};
+#define FUNCFLAG_TOPFRAME 1
+#define FUNCFLAG_SPWRITE 2
+
+static bool name_in(const char *name, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(name, v[i]) == 0)
+			return true;
+	return false;
+}
+
+int symi_gofuncs_new(const struct symi_gopcln_in *in,
+		     struct sym_gofuncs **out)
+{
+	struct sym_gofuncs *t;
+	uint8_t *copy;
+	int err;
+
+	*out = NULL;
+	t = symi_calloc(1, sizeof(*t));
+	copy = symi_malloc(in->len ? in->len : 1);
+	if (!t || !copy) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(copy, in->tab, in->len);
+	t->g = (struct gp){ .d = copy, .n = in->len, .addr = in->addr };
+	err = parse_header(&t->g);
+	if (err)
+		goto fail;
+	if (t->g.ver >= 118 && t->g.text == 0)
+		t->g.text = in->text;
+	*out = t;
+	return 0;
+fail:
+	free(copy);
+	free(t);
+	return err;
+}
+
+int sym_gofuncs_open_mem(const void *buf, size_t len,
+			 struct sym_gofuncs **out)
+{
+	struct symi_elf e;
+	struct symi_gomem mem = { 0 };
+	struct symi_gopcln_in in;
+	int err;
+
+	if (!buf || !out)
+		return -EINVAL;
+	*out = NULL;
+	err = symi_elf_open_mem(buf, len, &e);
+	if (err)
+		return err;
+	err = locate(&e, &mem, &in);
+	if (!err)
+		err = symi_gofuncs_new(&in, out);
+	free((void *)mem.segs);
+	symi_elf_close(&e);
+	return err;
+}
+
+void sym_gofuncs_close(struct sym_gofuncs *t)
+{
+	if (!t)
+		return;
+	free((void *)t->g.d);
+	free(t);
+}
+
+/* The value at @pc of the pc-value table at @off of the function that
+ * starts at @entry; false when the table breaks off before @pc. */
+static bool pcvalue(const struct gp *g, uint32_t off, uint64_t entry,
+		    uint64_t pc, int32_t *out)
+{
+	size_t base = g->ver == 12 ? 0 : g->pctab;
+	const uint8_t *p, *stop = g->d + g->n;
+	uint64_t at = entry;
+	int32_t val = -1, vd;
+	uint32_t pcd;
+
+	if (!off || off > g->n - base)
+		return false;
+	p = g->d + base + off;
+	/* Each pair takes two bytes at least: this ends. */
+	while (pair(&p, stop, at == entry, &vd, &pcd)) {
+		val = (int32_t)((uint32_t)val + (uint32_t)vd);
+		at += (uint64_t)pcd * g->quantum;
+		if (pc < at) {
+			*out = val;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The function table entry whose function covers @addr, or nfunc. */
+static uint64_t ftab_find(const struct gp *g, uint64_t addr)
+{
+	uint64_t lo = 0, hi = g->nfunc;
+
+	if (addr < ftab_pc(g, 0) || addr >= ftab_pc(g, g->nfunc))
+		return g->nfunc;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ftab_pc(g, mid) <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int sym_gofuncs_find(const struct sym_gofuncs *t, uint64_t addr,
+		     struct sym_gofunc *out)
+{
+	const struct gp *g;
+	unsigned ent, fid;
+	uint64_t i, fo;
+	uint32_t pcsp;
+	const char *name;
+	int32_t sp;
+	uint8_t flag = 0;
+
+	if (!t || !out)
+		return -EINVAL;
+	g = &t->g;
+	i = ftab_find(g, addr);
+	if (i == g->nfunc)
+		return -SYM_E_NOTFOUND;
+	ent = g->ver >= 118 ? 4 : g->psz;
+	*out = (struct sym_gofunc){ .entry = ftab_pc(g, i),
+				    .end = ftab_pc(g, i + 1) };
+	if (out->end <= out->entry || out->end - out->entry > MAX_FUNC_SIZE ||
+	    !func_rec(g, i, &fo, &name) || !rd32(g, fo + ent + 12, &pcsp) ||
+	    !pcvalue(g, pcsp, out->entry, addr, &sp))
+		return -SYM_E_BADGOPCLNTAB;
+	out->sp_delta = sp;
+	/* funcID, then (1.17 and later) flag; func_rec() checked that the
+	 * record's fixed part fits. */
+	fid = ent + (g->ver == 12 ? 28 : g->ver == 120 ? 36 : 32);
+	if (g->ver != 12)
+		flag = g->d[fo + fid + 1];
+	/* The entry code of rt0_<arch>_<os>.s, which the kernel jumps to
+	 * and which jumps on to rt0_go: nothing calls it.  Not the _lib
+	 * variants, which a C runtime calls (c-archive, c-shared). */
+	if (flag & FUNCFLAG_TOPFRAME ||
+	    (g->ver <= 116 && name_in(name, topframe,
+				       sizeof(topframe) / sizeof(*topframe))) ||
+	    (strncmp(name, "_rt0_", 5) == 0 && !strstr(name, "_lib")))
+		out->flags |= SYM_GOFUNC_TOPFRAME;
+	if (flag & FUNCFLAG_SPWRITE)
+		out->flags |= SYM_GOFUNC_SPWRITE;
+	if (name_in(name, injected, sizeof(injected) / sizeof(*injected)))
+		out->flags |= SYM_GOFUNC_INJECTED;
+	if (name_in(name, sigreturn, sizeof(sigreturn) / sizeof(*sigreturn)))
+		out->flags |= SYM_GOFUNC_SIGRETURN;
+	return 0;
 }

@@ -540,6 +540,15 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
 		    struct symi_gopcln_stats *st);
 
+/*
+ * symi_gofuncs_new() - sym_gofuncs_open_mem() from the table @in (only
+ * tab, len, addr and text are read; the table is copied), for the fuzz
+ * target.
+ * @return 0, -SYM_E_BADGOPCLNTAB, -ENOMEM
+ */
+int symi_gofuncs_new(const struct symi_gopcln_in *in,
+		     struct sym_gofuncs **out);
+
 /* Seconds on a monotonic clock (error.c). */
 double symi_now(void);
 

@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 2
+#define SYM_VERSION_MINOR 3
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.2.0"
+#define SYM_VERSION "1.3.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -828,6 +828,88 @@ SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
  */
 SYM_API int sym_notes_build_id(const void *notes, size_t len, size_t align,
 			       char *hex, size_t hexlen);
+
+/**
+ * Go's function table read for unwinding: what the Go runtime's own
+ * traceback (runtime/traceback.go) reads to find a frame's caller, for
+ * Go binaries, which have no .eh_frame (and with -ldflags=-w no
+ * .debug_frame either).  Opened from an ELF image with
+ * sym_gofuncs_open_mem() (since 1.3.0, LIBSYM_1.3).
+ */
+struct sym_gofuncs;
+
+/** What Go's table says about the function at one PC (sym_gofuncs_find()).
+ * This struct is fixed (see "ABI" at the top of this file). */
+struct sym_gofunc {
+	/** The function: [entry, end), ELF virtual addresses. */
+	uint64_t entry, end;
+	/** Its pcsp value at the PC: the bytes it has taken from the stack
+	 *  since its entry, the return address its caller pushed not
+	 *  counted.  On x86-64 the frame's CFA, its caller's SP, is SP +
+	 *  sp_delta + 8, and the return address is at CFA - 8. */
+	int64_t sp_delta;
+	/** enum sym_gofunc_flags */
+	uint32_t flags;
+};
+
+/** Flags of struct sym_gofunc. */
+enum sym_gofunc_flags {
+	/** The outermost frame of a stack (the runtime's TOPFRAME flag, Go
+	 *  1.17 and later: runtime.goexit, runtime.mstart, runtime.rt0_go,
+	 *  runtime.sigtramp; before 1.17 the first three, by name), and Go's
+	 *  entry code that the kernel jumps to (_rt0_<arch>_<os>,
+	 *  _rt0_<arch>; not the _lib variants a C runtime calls): a stack
+	 *  that reaches it is whole. */
+	SYM_GOFUNC_TOPFRAME = (1 << 0),
+	/** The function writes SP in a way pcsp cannot say (the SPWRITE
+	 *  flag, Go 1.17 and later: runtime.systemstack, gogo, mcall, ...):
+	 *  its caller cannot be found, and Go's own traceback stops there
+	 *  as incomplete. */
+	SYM_GOFUNC_SPWRITE = (1 << 1),
+	/** The runtime injects calls to it into an interrupted goroutine
+	 *  (runtime.asyncPreempt, runtime.sigpanic, runtime.debugCall*): its
+	 *  return address is the exact PC of an instruction that did not
+	 *  complete, to be looked up as is, not as PC - 1. */
+	SYM_GOFUNC_INJECTED = (1 << 2),
+	/** The runtime's signal return trampoline, its sa_restorer
+	 *  (runtime.sigreturn; runtime.sigreturn__sigaction in later Go):
+	 *  the kernel's ucontext is at SP, with the interrupted frame's
+	 *  registers, and that frame's PC is exact. */
+	SYM_GOFUNC_SIGRETURN = (1 << 3),
+};
+
+/**
+ * sym_gofuncs_open_mem() - find Go's function table (.gopclntab, or by its
+ * magic when the section headers are gone) in an ELF image and read its
+ * header.  The table (Go 1.2 and later formats) is copied; the rest of the
+ * image is not kept.
+ * @param buf   the whole ELF file; only read during the call
+ * @param len   its size in bytes
+ * @param[out] out  caller owns, free with sym_gofuncs_close()
+ * @return 0, -SYM_E_NOTFOUND (no Go function table), -SYM_E_BADGOPCLNTAB
+ *         (a table of no known version, or whose header does not fit),
+ *         -SYM_E_NOTELF, -SYM_E_BADELF, -EINVAL (@buf or @out NULL),
+ *         -ENOMEM
+ * Thread-safety: distinct tables are independent; sym_gofuncs_find() may
+ * be called from any number of threads on one table.
+ */
+SYM_API int sym_gofuncs_open_mem(const void *buf, size_t len,
+				 struct sym_gofuncs **out);
+
+/** sym_gofuncs_close() - free a table; NULL is a no-op. */
+SYM_API void sym_gofuncs_close(struct sym_gofuncs *t);
+
+/**
+ * sym_gofuncs_find() - the function that covers ELF address @addr, and its
+ * pcsp value there.  Each call decodes the function's pcsp table up to
+ * @addr (a few hundred bytes at most in real code): cache the answers.
+ * @param[out] out  set on success
+ * @return 0, -SYM_E_NOTFOUND (no function covers @addr),
+ *         -SYM_E_BADGOPCLNTAB (the function's record or its pcsp table is
+ *         damaged or does not reach @addr), -EINVAL (@t or @out NULL)
+ */
+SYM_API int sym_gofuncs_find(const struct sym_gofuncs *t, uint64_t addr,
+			     struct sym_gofunc *out);
 
 /**
  * sym_file_section() - where the bytes of section @name are in @path, as

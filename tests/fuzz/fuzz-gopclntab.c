@@ -16,6 +16,9 @@
  * be built: -SYM_E_TOOBIG for a table that claims 4 GiB or more) must be
  * one libsym's lookups keep their promises on (strict checks, as for
  * tables built from an ELF file in fuzz-elf).
+ * The unwinder's reader (sym_gofuncs_find(), through symi_gofuncs_new())
+ * must keep its promises on the same table: a documented code for every
+ * address, and on success a function that covers it.
  * The seeds are small tables of each format (make-gopclntab-seeds.py) and
  * cuts of them.
  */
@@ -50,6 +53,29 @@ static void look(const struct sym_table *t)
 		for (size_t k = 0; k + 1 < n; k++)
 			FUZZ_CHECK(fr[k].flags & SYM_FRAME_INLINED);
 	}
+}
+
+/* sym_gofuncs_find() over the functions' span, and around it. */
+static void unwind_look(const struct symi_gopcln_in *in)
+{
+	struct sym_gofuncs *g = NULL;
+	struct sym_gofunc f;
+	int err;
+
+	err = symi_gofuncs_new(in, &g);
+	FUZZ_CHECK(err == 0 || err == -ENOMEM || err == -SYM_E_BADGOPCLNTAB);
+	if (err)
+		return;
+	for (uint64_t i = 0; i <= SWEEP; i++) {
+		uint64_t a = TEXT_ADDR - 8 + i * 0x21 + i % 3;
+
+		err = sym_gofuncs_find(g, a, &f);
+		FUZZ_CHECK(err == 0 || err == -SYM_E_NOTFOUND ||
+			   err == -SYM_E_BADGOPCLNTAB);
+		if (err == 0)
+			FUZZ_CHECK(f.entry <= a && a < f.end);
+	}
+	sym_gofuncs_close(g);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -95,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	if (symi_builder_add_text(b, 0, UINT64_MAX))
 		goto out;
+	unwind_look(&in);
 	err = symi_gopcln_read(b, &in, &st);
 	FUZZ_CHECK(err == 0 || err == -ENOMEM || err == -SYM_E_BADGOPCLNTAB);
 	if (getenv("FUZZ_VERBOSE"))

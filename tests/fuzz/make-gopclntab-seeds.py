@@ -21,12 +21,14 @@ TAB_ADDR, DATA_ADDR, TEXT_ADDR = 0x4c0000, 0x600000, 0x401000
 TREE_OFF = 0x400                # the inline tree, from the data's start
 MAGIC = {12: 0xfffffffb, 116: 0xfffffffa, 118: 0xfffffff0, 120: 0xfffffff1}
 
-# name, size, file per pc run, (line, length) runs, inline index runs
+# name, size, file per pc run, (line, length) runs, inline index runs,
+# (SP delta, length) runs (pcsp), the _func flag (1.17+: 1 TOPFRAME)
 FUNCS = [
     ("main.outer", 0x40, [(0, 0x40)],
      [(10, 8), (20, 8), (30, 0x20), (11, 0x10)],
-     [(-1, 8), (0, 8), (1, 0x20), (-1, 0x10)]),
-    ("main.leaf", 0x20, [(1, 0x20)], [(5, 0x20)], None),
+     [(-1, 8), (0, 8), (1, 0x20), (-1, 0x10)],
+     [(0, 4), (0x18, 0x38), (0, 8)], 0),
+    ("main.leaf", 0x20, [(1, 0x20)], [(5, 0x20)], None, [(0, 0x20)], 1),
 ]
 INLINE = [("main.mid", 0x4), ("main.inner", 0x8)]   # name, parentPc
 FILES = ["/src/a.go", "/src/b.go"]
@@ -83,10 +85,11 @@ def table(ver, be=False, psz=8):
         filetab += f.encode() + b"\0"
     pctab = b"\0"
     pcs = []
-    for name, size, files, lines, inl in FUNCS:
+    for name, size, files, lines, inl, sp, _ in FUNCS:
         fv = [(v if ver != 12 else v + 1, n) for v, n in files]
         t = {}
-        for key, runs in (("file", fv), ("line", lines), ("inl", inl)):
+        for key, runs in (("file", fv), ("line", lines), ("inl", inl),
+                          ("sp", sp)):
             if runs:
                 t[key] = len(pctab)
                 pctab += pcvalue(runs)
@@ -121,7 +124,7 @@ def table(ver, be=False, psz=8):
     inl_fd = {12: 4}.get(ver, 3)
     entry = TEXT_ADDR
     entries = []
-    for i, (name, size, files, lines, inl) in enumerate(FUNCS):
+    for i, (name, size, files, lines, inl, _, flag) in enumerate(FUNCS):
         entries.append(entry)
         at = (rec_off if ver == 12 else pcln_off + ftab_len) + len(recs)
         pad = -at % psz
@@ -134,14 +137,15 @@ def table(ver, be=False, psz=8):
         t = {k: v + (pc_base if ver == 12 else 0) for k, v in pcs[i].items()}
         npcdata = 3 if inl else 2
         nfd = inl_fd + 1 if inl else 0
-        r += u32(nameoff) + u32(0) + u32(0) + u32(0)
+        r += u32(nameoff) + u32(0) + u32(0) + u32(t["sp"])
         r += u32(t["file"]) + u32(t["line"])
         r += u32(npcdata)
         if ver != 12:
             r += u32(0)                             # cuOffset
         if ver >= 120:
             r += u32(lines[0][0])                   # startLine
-        r += bytes([0, 0, 0, nfd])
+        # funcID, flag (before 1.17: padding; 1.2-1.15 has none)
+        r += bytes([0, flag if ver != 12 else 0, 0, nfd])
         assert len(r) == hdr_len, (ver, len(r))
         # pcdata: UnsafePoint, StackMapIndex (none), InlTreeIndex.
         r += u32(0) + u32(0) + (u32(t["inl"]) if inl else b"")

@@ -10,6 +10,7 @@
  * -SYM_E_BADGOPCLNTAB, and seeds without the module's data give the
  * functions and lines without inline chains.
  */
+#include <elf.h>
 #include <string.h>
 
 #include "tap.h"
@@ -130,6 +131,94 @@ static bool answers(const struct sym_table *t, bool inl)
 	return ok;
 }
 
+/*
+ * sym_gofuncs_*() on seed @name's table, put in a minimal ELF64 file as
+ * its .gopclntab section: the function covering each PC, its pcsp value
+ * (main.outer: 0 over [0, 4), 0x18 to 0x3c, 0 to its end) and its flags
+ * (main.leaf is TOPFRAME where _func has a flag, 1.16 and later).
+ */
+static void gofuncs(const char *name, int ver)
+{
+	static const char shstr[] = "\0.gopclntab\0.shstrtab";
+	static const struct {
+		uint64_t pc, entry;
+		int64_t sp;
+	} w[] = {
+		{ 0x401000, 0x401000, 0 }, { 0x401003, 0x401000, 0 },
+		{ 0x401004, 0x401000, 0x18 }, { 0x40103b, 0x401000, 0x18 },
+		{ 0x40103c, 0x401000, 0 }, { 0x40103f, 0x401000, 0 },
+		{ 0x401040, 0x401040, 0 }, { 0x40105f, 0x401040, 0 },
+	};
+	const char *root = getenv("SYM_ROOT");
+	char path[4096];
+	struct sym_gofuncs *g = NULL;
+	struct sym_gofunc f;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	uint8_t *in_buf, *img;
+	size_t len = 0, tlen, off, shoff, n;
+
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz-gopclntab/%s",
+		 root ? root : ".", name);
+	in_buf = tap_read_file(path, &len);
+	CHECK(in_buf && len >= 4);
+	if (!in_buf || len < 4)
+		return;
+	tlen = in_buf[0] | in_buf[1] << 8 | in_buf[2] << 16 |
+	       (size_t)in_buf[3] << 24;
+	off = sizeof(Elf64_Ehdr);
+	shoff = (off + tlen + sizeof(shstr) + 7) & ~(size_t)7;
+	n = shoff + 3 * sizeof(Elf64_Shdr);
+	img = calloc(1, n);
+	CHECK(img != NULL);
+	eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shoff = shoff;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 2;
+	memcpy(img + off, in_buf + 4, tlen);
+	memcpy(img + off + tlen, shstr, sizeof(shstr));
+	sh = (Elf64_Shdr *)(img + shoff);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC, .sh_addr = TAB_ADDR,
+			      .sh_offset = off, .sh_size = tlen,
+			      .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 12, .sh_type = SHT_STRTAB,
+			      .sh_offset = off + tlen,
+			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	CHECK_ERR(sym_gofuncs_open_mem(img, n, &g), 0);
+	for (size_t i = 0; g && i < sizeof(w) / sizeof(w[0]); i++) {
+		bool leaf = w[i].entry == 0x401040;
+
+		CHECK_ERR(sym_gofuncs_find(g, w[i].pc, &f), 0);
+		CHECK(f.entry == w[i].entry &&
+		      f.end == w[i].entry + (leaf ? 0x20 : 0x40));
+		CHECK(f.sp_delta == w[i].sp);
+		CHECK(f.flags == (leaf && ver != 12 ? SYM_GOFUNC_TOPFRAME : 0u));
+	}
+	CHECK_ERR(sym_gofuncs_find(g, 0x400fff, &f), -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_gofuncs_find(g, 0x401060, &f), -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_gofuncs_find(NULL, 0x401000, &f), -EINVAL);
+	CHECK_ERR(sym_gofuncs_find(g, 0x401000, NULL), -EINVAL);
+	sym_gofuncs_close(g);
+	/* The same file without its section: no table (the bytes are in no
+	 * segment, where find_by_magic() would look). */
+	sh[1].sh_type = SHT_NULL;
+	sh[1].sh_name = 0;
+	CHECK_ERR(sym_gofuncs_open_mem(img, n, &g), -SYM_E_NOTFOUND);
+	CHECK(g == NULL);
+	free(img);
+	free(in_buf);
+}
+
 int main(void)
 {
 	static const char *const full[] = { "seed-go12", "seed-go116",
@@ -174,5 +263,12 @@ int main(void)
 		sym_table_close(t);
 		free(buf);
 	}
+	/* The unwinder's API, on the 64-bit little-endian seeds. */
+	for (size_t i = 0; i < 4; i++) {
+		printf("# sym_gofuncs_*() on %s\n", full[i]);
+		gofuncs(full[i], ver[i]);
+	}
+	sym_gofuncs_close(NULL);
+	CHECK_ERR(sym_gofuncs_open_mem(NULL, 0, NULL), -EINVAL);
 	return tap_done();
 }

@@ -5,8 +5,10 @@
  * (tools/agent/retcheck.c), through their headers; the test links the
  * agent's archive.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,7 +76,58 @@ static void test_retcheck(void)
 	CHECK(!retcheck_decode(b, at));
 	memcpy(at, sr, sizeof(at));			/* __restore_rt */
 	CHECK(retcheck_decode(b, at));
+	/* Go's goexit + 1: nop | call goexit1; nop (Go 1.19's bytes). */
+	ENDS(0x90);
+	memcpy(at, (const unsigned char[]){ 0xe8, 0x1a, 0x27, 0x00, 0x00,
+					    0x90, 0xcc, 0xcc, 0xcc }, 9);
+	CHECK(retcheck_decode(b, at));
+	at[5] = 0xc3;					/* not goexit */
+	CHECK(!retcheck_decode(b, at));
 #undef ENDS
+}
+
+/* A build ID only in an SHT_NOTE section (Go's -ldflags=-B): this
+ * program's image with its PT_NOTE segments made PT_NULL. */
+static void test_elf_shnote(const char *want)
+{
+	struct pm_elf e;
+	unsigned char *img;
+	Elf64_Ehdr *eh;
+	size_t len = 0, cap = 1 << 20;
+	ssize_t got;
+	int fd, nnotes = 0;
+
+	img = malloc(cap);
+	CHECK(img != NULL);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	while ((got = read(fd, img + len, cap - len)) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			cap *= 2;
+			img = realloc(img, cap);
+			CHECK(img != NULL);
+		}
+	}
+	close(fd);
+	eh = (Elf64_Ehdr *)img;
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff +
+						i * eh->e_phentsize);
+
+		if (ph->p_type == PT_NOTE) {
+			ph->p_type = PT_NULL;
+			nnotes++;
+		}
+	}
+	CHECK(nnotes > 0);
+	CHECK_ERR(pm_elf_read_mem(img, len, &e), 0);
+	CHECK(strcmp(e.build_id, want) == 0);
+	/* Without section headers too, the build ID is unknown. */
+	eh->e_shoff = 0;
+	CHECK_ERR(pm_elf_read_mem(img, len, &e), 0);
+	CHECK(e.build_id[0] == '\0');
+	free(img);
 }
 
 static void test_elf(void)
@@ -107,6 +160,7 @@ static void test_elf(void)
 	CHECK(va == 0x401100);
 	CHECK_ERR(pm_elf_vaddr(&e, 0x9000, &va), -SYM_E_NOTFOUND);
 	CHECK_ERR(pm_elf_read_mem("\177ELF", 4, &e), -SYM_E_NOTELF);
+	test_elf_shnote(hex);
 	CHECK_ERR(pm_elf_read_mem("not an elf file at all, really not",
 				  34, &e), -SYM_E_NOTELF);
 }

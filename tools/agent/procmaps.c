@@ -32,6 +32,7 @@
 #define HASH_BUCKETS 4096
 #define ELF_CACHE_MAX 4096
 #define MAX_PHNUM 4096
+#define MAX_SHNUM 65536
 #define NOTE_MAX (1 << 20)
 #define VDSO_MAX (1 << 20)
 #define COMM_LEN 16
@@ -133,12 +134,65 @@ static void hex_of(const unsigned char *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* The GNU build ID of the notes at [@off, @off + @size) into @out, when
+ * they hold one.  A block that cannot be read leaves it unknown; only
+ * -ENOMEM is an error. */
+static int notes_read(const struct rd *r, uint64_t off, uint64_t size,
+		      uint64_t align, struct pm_elf *out)
+{
+	unsigned char *notes;
+
+	if (size == 0 || size > NOTE_MAX)
+		return 0;
+	notes = malloc(size);
+	if (!notes)
+		return -ENOMEM;
+	/* The file is checked to be ELFDATA2LSB, so its notes are in the
+	 * host's byte order. */
+	if (rd_read(r, off, notes, size) == 0)
+		sym_notes_build_id(notes, size, align, out->build_id,
+				   sizeof(out->build_id));
+	free(notes);
+	return 0;
+}
+
+/*
+ * The build ID from the section headers, when no PT_NOTE segment held
+ * one: Go's linker puts .note.gnu.build-id (-ldflags=-B) in the text
+ * segment but only .note.go.buildid in a PT_NOTE, while `sym buildid`,
+ * the store and symd read the SHT_NOTE sections.  @shnum0 is sh_size of
+ * section 0 (the count when e_shnum is 0).  Section headers that cannot
+ * be read leave the build ID unknown.
+ */
+static int shnotes_read(const struct rd *r, const Elf64_Ehdr *eh,
+			uint64_t shnum0, struct pm_elf *out)
+{
+	uint64_t shnum = eh->e_shnum ? eh->e_shnum : shnum0;
+	Elf64_Shdr sh;
+	int err;
+
+	if (!eh->e_shoff || eh->e_shentsize < sizeof(Elf64_Shdr) ||
+	    shnum > MAX_SHNUM)
+		return 0;
+	for (uint64_t i = 0; i < shnum && !out->build_id[0]; i++) {
+		if (rd_read(r, eh->e_shoff + i * eh->e_shentsize, &sh,
+			    sizeof(sh)) != 0)
+			return 0;
+		if (sh.sh_type != SHT_NOTE)
+			continue;
+		err = notes_read(r, sh.sh_offset, sh.sh_size, sh.sh_addralign,
+				 out);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int elf_read(const struct rd *r, struct pm_elf *out)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	Elf64_Shdr sh0;
-	unsigned char *notes = NULL;
+	Elf64_Shdr sh0 = { 0 };
 	size_t phnum, i;
 	int err;
 
@@ -156,11 +210,12 @@ static int elf_read(const struct rd *r, struct pm_elf *out)
 	if (eh.e_phentsize < sizeof(Elf64_Phdr))
 		return -SYM_E_BADELF;
 	phnum = eh.e_phnum;
-	if (phnum == PN_XNUM) {
+	if (phnum == PN_XNUM || (eh.e_shoff && eh.e_shnum == 0)) {
 		err = rd_read(r, eh.e_shoff, &sh0, sizeof(sh0));
-		if (err)
+		if (err && phnum == PN_XNUM)
 			return err;
-		phnum = sh0.sh_info;
+		if (phnum == PN_XNUM)
+			phnum = sh0.sh_info;
 	}
 	if (phnum > MAX_PHNUM)
 		return -SYM_E_BADELF;
@@ -168,38 +223,26 @@ static int elf_read(const struct rd *r, struct pm_elf *out)
 		err = rd_read(r, eh.e_phoff + (uint64_t)i * eh.e_phentsize,
 			      &ph, sizeof(ph));
 		if (err)
-			goto out;
+			return err;
 		if (ph.p_type == PT_LOAD && out->nloads < PM_MAX_LOADS) {
 			out->loads[out->nloads].offset = ph.p_offset;
 			out->loads[out->nloads].vaddr = ph.p_vaddr;
 			out->loads[out->nloads].filesz = ph.p_filesz;
 			out->loads[out->nloads].exec = !!(ph.p_flags & PF_X);
 			out->nloads++;
-		} else if (ph.p_type == PT_NOTE && !out->build_id[0] &&
-			   ph.p_filesz > 0 && ph.p_filesz <= NOTE_MAX) {
-			notes = malloc(ph.p_filesz);
-			if (!notes) {
-				err = -ENOMEM;
-				goto out;
-			}
-			err = rd_read(r, ph.p_offset, notes, ph.p_filesz);
-			/* The file is checked to be ELFDATA2LSB above, so
-			 * its notes are in the host's byte order. */
-			if (err == 0)
-				sym_notes_build_id(notes, ph.p_filesz,
-						   ph.p_align, out->build_id,
-						   sizeof(out->build_id));
-			free(notes);
-			notes = NULL;
+		} else if (ph.p_type == PT_NOTE && !out->build_id[0]) {
 			/* A bad note segment leaves the build ID unknown. */
-			err = 0;
+			err = notes_read(r, ph.p_offset, ph.p_filesz,
+					 ph.p_align, out);
+			if (err)
+				return err;
 		}
 	}
 	if (out->nloads == 0)
-		err = -SYM_E_BADELF;
-out:
-	free(notes);
-	return err;
+		return -SYM_E_BADELF;
+	if (!out->build_id[0])
+		return shnotes_read(r, &eh, sh0.sh_size, out);
+	return 0;
 }
 
 int pm_elf_read_fd(int fd, struct pm_elf *out)

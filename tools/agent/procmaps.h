@@ -61,7 +61,10 @@ struct pm_elf {
 
 /**
  * pm_elf_read_fd() - read the build ID and PT_LOAD segments of an ELF64
- * little-endian file (the only kind x86-64 processes map).
+ * little-endian file (the only kind x86-64 processes map).  The build ID
+ * is the first a PT_NOTE segment holds, else the first an SHT_NOTE
+ * section holds (Go's linker leaves .note.gnu.build-id out of PT_NOTE),
+ * as the kernel's MMAP2 build ID, then `sym buildid`, find it.
  * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED (ELF32 or
  *         big-endian), -errno
  */

@@ -57,6 +57,12 @@ bool retcheck_decode(const unsigned char *before, const unsigned char *at)
 
 	if (end[-5] == 0xe8)
 		return true;
+	/* Go's runtime.goexit, NOP; CALL runtime.goexit1; NOP: every
+	 * goroutine starts with goexit + 1 as its return address
+	 * (runtime/proc.go newproc1(), gostartcallfn()), a fake one that
+	 * follows the NOP. */
+	if (end[-1] == 0x90 && at[0] == 0xe8 && at[5] == 0x90)
+		return true;
 	for (k = 2; k <= 7; k++) {
 		if (end[-(long)k] == 0xff &&
 		    ff2_len(end[1 - (long)k], k >= 3 ? end[2 - (long)k] : 0) ==

@@ -8,7 +8,9 @@
  * call (x86-64: E8 rel32, or FF /2 with any ModRM form), or is the
  * sigreturn trampoline the kernel pushes for a signal frame.  sym record
  * flags a stack 'badreturn' when one of its return addresses fails this
- * test (docs/record.md, "Flags").
+ * test (docs/record.md, "Flags").  One fake return address passes:
+ * Go's goexit + 1, after a NOP and before the CALL of goexit1, which the
+ * Go runtime gives every goroutine as its outermost return address.
  *
  * The bytes come from the mapped file (through the path procmaps.c found
  * for it), and the verdicts are cached by (module, address), so a
@@ -34,7 +36,8 @@
  * @param before  the RETCHECK_BEFORE bytes that end at the address
  * @param at      the RETCHECK_AT bytes from the address on
  * @return true when they end with a call instruction, or @at is the
- *         rt_sigreturn trampoline (mov $15,%rax; syscall)
+ *         rt_sigreturn trampoline (mov $15,%rax; syscall), or they are
+ *         Go's goexit + 1 (90 | e8 rel32 90)
  */
 bool retcheck_decode(const unsigned char *before, const unsigned char *at);
 

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "sym.h"
 #include "unwind.h"
 #include "base.h"
 
@@ -112,6 +113,10 @@ struct uw_file {
 	 * starts there (file_in_entry()), found at the first need. */
 	uint64_t entry, entry_end;
 	bool entry_known;
+	/* Go's function table, for the PCs that have no CFI: read at the
+	 * first such PC (go_tried); NULL when the file has none. */
+	bool go_tried;
+	struct sym_gofuncs *go;			/* sym_gofuncs_close */
 };
 
 struct uw_map {
@@ -157,6 +162,8 @@ struct uw_row {
 	uint32_t serial;	/* key: file serial; 0 = empty slot */
 	uint8_t state;		/* enum uw_row_state */
 	uint8_t signal;		/* CIE augmentation 'S' */
+	uint8_t go;		/* made from Go's table (row_go()) */
+	uint8_t injected;	/* Go: the caller's PC is exact */
 	uint8_t nops;
 	struct uw_rule cfa;
 	struct uw_rule regs[UW_NREGS];
@@ -223,6 +230,7 @@ static void file_close(struct uw_file *f)
 		else
 			munmap(f->image, f->image_size);
 	}
+	sym_gofuncs_close(f->go);
 	free(f->loads);
 	free(f);
 }
@@ -978,6 +986,8 @@ static int row_compile(struct uw_row *row, Dwarf_Frame *fr)
 	int regno;
 
 	row->nops = 0;
+	row->go = 0;
+	row->injected = 0;
 	if (dwarf_frame_info(fr, NULL, NULL, &sig) != UW_RA)
 		return -1;
 	row->signal = sig;
@@ -1065,6 +1075,79 @@ static bool file_in_entry(struct unwinder *u, struct uw_file *f,
 	return addr < f->entry_end;
 }
 
+/*
+ * Go's signal return trampoline (runtime.sigreturn, its sa_restorer): SP
+ * points at the kernel's ucontext, whose uc_mcontext (at 40) holds r8-r15,
+ * rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip (glibc's __restore_rt has
+ * the same rules in CFI).  A signal row: the frame below is exact.
+ */
+static enum uw_row_state row_go_sigreturn(struct uw_row *row)
+{
+	/* Offsets in the ucontext of DWARF registers 0-16. */
+	static const uint8_t at[UW_NREGS] = {
+		144, 136, 152, 128, 112, 104, 120, 160,
+		40, 48, 56, 64, 72, 80, 88, 96, 168,
+	};
+	struct uw_op *op = row->ops;
+
+	row->signal = 1;
+	op[0] = (struct uw_op){ .atom = DW_OP_breg7, .n1 = 160 };
+	op[1] = (struct uw_op){ .atom = DW_OP_deref };
+	row->cfa = (struct uw_rule){ .kind = RK_VAL_EXPR, .first = 0,
+				     .nops = 2 };
+	for (unsigned r = 0; r < UW_NREGS; r++) {
+		row->ops[2 + r] = (struct uw_op){ .atom = DW_OP_breg7,
+						  .n1 = at[r] };
+		row->regs[r] = (struct uw_rule){ .kind = RK_EXPR,
+						 .first = (uint8_t)(2 + r),
+						 .nops = 1 };
+	}
+	row->nops = 2 + UW_NREGS;
+	return ROW_OK;
+}
+
+/*
+ * The row of ELF address @addr of @f from Go's function table, as the Go
+ * runtime's traceback unwinds (runtime/traceback.go, gentraceback()): the
+ * CFA, which is the caller's SP, is SP + pcsp + 8, the return address is
+ * at CFA - 8.  Go restores no other register for its caller, and keeps no
+ * rule for them: they are lost.  A TOPFRAME function ends the stack as a
+ * whole one; an SPWRITE function ends it as a broken one, as the
+ * runtime's profiler does (it cannot know where the SP came from).
+ */
+static enum uw_row_state row_go(struct uw_file *f, uint64_t addr,
+				struct uw_row *row)
+{
+	struct sym_gofunc fn;
+
+	if (!f->go_tried) {
+		f->go_tried = true;
+		if (!f->vdso &&
+		    sym_gofuncs_open_mem(f->image, f->image_size, &f->go) != 0)
+			f->go = NULL;
+	}
+	if (!f->go || sym_gofuncs_find(f->go, addr, &fn) != 0)
+		return ROW_NOCFI;
+	memset(&row->cfa, 0, sizeof(row->cfa));
+	memset(row->regs, 0, sizeof(row->regs));	/* RK_UNDEF */
+	row->nops = 0;
+	row->signal = 0;
+	row->go = 1;
+	row->injected = !!(fn.flags & SYM_GOFUNC_INJECTED);
+	if (fn.flags & SYM_GOFUNC_TOPFRAME)
+		return ROW_OK;	/* the return address undefined */
+	if (fn.flags & SYM_GOFUNC_SIGRETURN)
+		return row_go_sigreturn(row);
+	if ((fn.flags & SYM_GOFUNC_SPWRITE) || fn.sp_delta < 0 ||
+	    fn.sp_delta > INT32_MAX - 8)
+		return ROW_BAD;
+	row->cfa = (struct uw_rule){ .kind = RK_REG_OFF, .reg = UW_SP,
+				     .off = (int32_t)fn.sp_delta + 8 };
+	row->regs[UW_RA] = (struct uw_rule){ .kind = RK_AT_CFA, .off = -8 };
+	row->regs[UW_SP] = (struct uw_rule){ .kind = RK_CFA };
+	return ROW_OK;
+}
+
 /* Find the row for ELF address @addr of @f and compile it into @row. */
 static enum uw_row_state row_fill(struct unwinder *u, struct uw_file *f,
 				  uint64_t addr, struct uw_row *row)
@@ -1081,7 +1164,7 @@ static enum uw_row_state row_fill(struct unwinder *u, struct uw_file *f,
 		if (!f->dbg_tried)
 			file_open_debug_frame(u, f);
 		if (!(f->dbg && dwarf_cfi_addrframe(f->dbg, addr, &fr) == 0))
-			return ROW_NOCFI;
+			return row_go(f, addr, row);
 	}
 	rc = row_compile(row, fr);
 	free(fr);
@@ -1448,6 +1531,10 @@ static int row_fp_kind(const struct uw_row *row)
 		return UNWIND_FP_SIGNAL;
 	if (row->regs[UW_RA].kind == RK_UNDEF)
 		return UNWIND_FP_OUTERMOST;
+	/* Go's table says nothing of rbp (Go keeps frame pointers, but
+	 * where in the prologue rbp becomes one it does not say). */
+	if (row->go)
+		return UNWIND_FP_UNKNOWN;
 	/* push %rbp; mov %rsp, %rbp: [rbp] = the caller's rbp, [rbp + 8] =
 	 * the return address, which is all a frame-pointer walk reads. */
 	if (row->cfa.kind == RK_REG_OFF && row->cfa.reg == UW_BP &&
@@ -1461,11 +1548,14 @@ static int row_fp_kind(const struct uw_row *row)
 /*
  * One frame up from @cur.  @exact: cur's PC is exact (the leaf, or a frame
  * interrupted by a signal), so look its row up at the PC itself rather
- * than at PC - 1.  *signal: the row is a signal trampoline's.
+ * than at PC - 1.  *signal: the row is a signal trampoline's.  *injected:
+ * a Go function the runtime injects a call to (row_go()): the caller's PC
+ * is exact.
  */
 static int step(struct unwinder *u, struct uw_proc *p,
 		const struct uw_regs *cur, bool exact, const struct uw_ctx *c,
-		struct uw_regs *next, bool *signal, bool *fp_frame)
+		struct uw_regs *next, bool *signal, bool *injected,
+		bool *fp_frame)
 {
 	uint64_t look = exact ? cur->r[UW_RA] : cur->r[UW_RA] - 1;
 	struct uw_row *row = NULL;
@@ -1474,6 +1564,7 @@ static int step(struct unwinder *u, struct uw_proc *p,
 	if (rc)
 		return rc;
 	*signal = row->signal;
+	*injected = row->injected;
 	*fp_frame = row_fp_kind(row) == UNWIND_FP_FRAME;
 	return row_apply(row, cur, c, next);
 }
@@ -1503,7 +1594,7 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	struct uw_regs cur, next;
 	struct uw_proc *p;
 	struct uw_ctx c;
-	bool exact = true, signal = false, fp_frame = false;
+	bool exact = true, signal = false, injected = false, fp_frame = false;
 	uint64_t depth;
 	size_t k = 0;
 	int stop;
@@ -1521,7 +1612,8 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		if (exact_out)
 			exact_out[k] = exact;
 		pcs[k++] = cur.r[UW_RA];
-		stop = step(u, p, &cur, exact, &c, &next, &signal, &fp_frame);
+		stop = step(u, p, &cur, exact, &c, &next, &signal, &injected,
+			    &fp_frame);
 		if (stop == UW_OUTERMOST) {
 			stop = UNWIND_STOP_NONE;
 			break;
@@ -1548,7 +1640,7 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 			break;
 		}
 		cur = next;
-		exact = signal;
+		exact = signal || injected;
 	}
 	*n = k;
 	*stopped_early = stop;

@@ -25,9 +25,11 @@
  *   register beyond it is only marked unknown.
  * - Code without CFI (JIT code, anonymous executable memory, hand-written
  *   assembly without directives) ends the unwind (UNWIND_STOP_NOMAP or
- *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.  The one
- *   exception is a program's entry code (e_entry), which is outermost by
- *   construction (UNWIND_STOP_NONE).
+ *   UNWIND_STOP_NOCFI); there is no frame-pointer fallback.  Two
+ *   exceptions: a program's entry code (e_entry), which is outermost by
+ *   construction (UNWIND_STOP_NONE); and Go code, unwound by its
+ *   function table's pcsp values as the Go runtime does (libsym's
+ *   sym_gofuncs_find(); docs/record.md "Go code").
  * - A frame interrupted by a signal has an exact PC, not a return address:
  *   unwinder_unwind_exact() says which frames those are.
  * - Not thread-safe: one thread uses an unwinder at a time.
@@ -199,8 +201,8 @@ int unwinder_leaf_ra(struct unwinder *u, pid_t pid, const uint64_t *regs,
  * (docs/record.md, "fp mode").
  */
 enum unwind_fp {
-	/** Cannot tell: no mapping, no CFI for the PC, or CFI that cannot be
-	 * read. */
+	/** Cannot tell: no mapping, no CFI for the PC, CFI that cannot be
+	 * read, or a Go frame (Go's table says nothing of rbp). */
 	UNWIND_FP_UNKNOWN = 0,
 	/** rbp is this frame's frame pointer: CFA = rbp + 16 with the caller's
 	 * rbp saved at CFA - 16, so [rbp] is the caller's rbp and [rbp + 8]
