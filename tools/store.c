@@ -115,16 +115,30 @@ struct store_cmd {
 };
 
 /*
- * open_store() - open the store for the command.  A command that only
- * reads (@readonly) still opens it read-write first, so that a store that
- * does not exist yet is created empty rather than reported missing, and
- * falls back to read-only when it may not write.
+ * open_store() - open the store for the command.  Only `sym store add`
+ * (@create) makes a store where there is none; the other commands say
+ * there is none and fail, rather than leave an empty store behind (a
+ * mistyped --store made one).  Whether there is one is asked with a
+ * read-only open, which creates nothing.  A command that only reads
+ * (@readonly) still opens it read-write, so that an old layout is brought
+ * up to date, and falls back to read-only when it may not write.
  */
-static int open_store(struct store_cmd *sc, bool readonly)
+static int open_store(struct store_cmd *sc, bool readonly, bool create)
 {
 	char buf[256];
 	int err;
 
+	if (!create) {
+		err = tool_store_open(sc->dir, SYM_STORE_RDONLY, &sc->opts,
+				      sc->path, sizeof(sc->path), &sc->st);
+		sym_store_close(sc->st);
+		sc->st = NULL;
+		if (err == -ENOENT) {
+			tool_err("there is no store at '%s' (sym store add "
+				 "makes one)", sc->path);
+			return err;
+		}
+	}
 	err = tool_store_open(sc->dir, 0, &sc->opts, sc->path,
 			      sizeof(sc->path), &sc->st);
 	if (readonly && (err == -EACCES || err == -EROFS || err == -EPERM))
@@ -355,7 +369,7 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		status = TOOL_EXIT_USAGE;
 		goto out;
 	}
-	if (open_store(sc, false)) {
+	if (open_store(sc, false, true)) {
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
@@ -430,7 +444,7 @@ static int ids_start(struct store_cmd *sc, int argc, char **argv,
 			return TOOL_EXIT_USAGE;
 		}
 	}
-	if (open_store(sc, rdonly))
+	if (open_store(sc, rdonly, false))
 		return TOOL_EXIT_FAIL;
 	return -1;
 }
@@ -501,7 +515,7 @@ static int noargs_start(struct store_cmd *sc, int argc, char **argv,
 		tool_err("unexpected argument '%s'", argv[optind]);
 		return TOOL_EXIT_USAGE;
 	}
-	if (open_store(sc, rdonly))
+	if (open_store(sc, rdonly, false))
 		return TOOL_EXIT_FAIL;
 	return -1;
 }
@@ -550,7 +564,7 @@ static int store_stats(struct store_cmd *sc, int argc, char **argv)
 			 "numbers.\n");
 	if (err)
 		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
-	if (open_store(sc, true))
+	if (open_store(sc, true, false))
 		return TOOL_EXIT_FAIL;
 	err = sym_store_list(sc->st, stats_one, &s);
 	if (err)
@@ -666,7 +680,7 @@ static int store_gc(struct store_cmd *sc, int argc, char **argv)
 		tool_err("unexpected argument '%s'", argv[optind]);
 		return TOOL_EXIT_USAGE;
 	}
-	if (open_store(sc, false))
+	if (open_store(sc, false, false))
 		return TOOL_EXIT_FAIL;
 	err = sym_store_gc(sc->st, compact, &gs);
 	if (err) {
