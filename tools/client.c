@@ -688,6 +688,71 @@ void client_free(struct client *c)
 	free(c);
 }
 
+const char *client_env_server(const char *flag, const char *exclusive)
+{
+	const char *env = getenv("SYM_SERVER");
+
+	if (flag || exclusive)
+		return flag;
+	return env && *env ? env : NULL;
+}
+
+/* The first line of @path, trimmed, into @buf; 0 or -EINVAL after a
+ * message naming it as @what. */
+static int token_from_file(const char *path, const char *what, char *buf,
+			   size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char *tok;
+
+	if (!f) {
+		tool_err("cannot read the token file '%s'%s: %s", path, what,
+			 strerror(errno));
+		return -EINVAL;
+	}
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	tok = tool_trim(buf);
+	if (!*tok) {
+		tool_err("the token file '%s'%s is empty", path, what);
+		return -EINVAL;
+	}
+	memmove(buf, tok, strlen(tok) + 1);
+	return 0;
+}
+
+int client_read_token(const char *token_file, char *buf, size_t len,
+		      const char **from)
+{
+	const char *file = getenv("SYM_TOKEN_FILE");
+	const char *tok = getenv("SYM_TOKEN");
+	char *t;
+
+	if (token_file) {
+		*from = token_file;
+		return token_from_file(token_file, "", buf, len);
+	}
+	if (file && *file) {
+		*from = file;
+		return token_from_file(file, " ($SYM_TOKEN_FILE)", buf, len);
+	}
+	if (!tok)
+		return -ENOENT;
+	*from = "$SYM_TOKEN";
+	if ((size_t)snprintf(buf, len, "%s", tok) >= len) {
+		tool_err("$SYM_TOKEN is longer than %zu bytes", len - 1);
+		return -EINVAL;
+	}
+	t = tool_trim(buf);
+	if (!*t) {
+		tool_err("$SYM_TOKEN is empty");
+		return -EINVAL;
+	}
+	memmove(buf, t, strlen(t) + 1);
+	return 0;
+}
+
 const char *client_server(const struct client *c)
 {
 	return c->server;

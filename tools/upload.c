@@ -63,16 +63,20 @@ enum { OPT_SERVER = 0x100, OPT_TOKEN_FILE, OPT_FORCE, OPT_TIMEOUT };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sym upload --server=URL --token-file=FILE [--force] "
+		"usage: sym upload [--server=URL] [--token-file=FILE] [--force] "
 		"FILE...\n\n"
 		"Upload ELF files to symd, each under its GNU build ID: "
 		"executables and\nshared objects to /v1/executable/<id>, "
 		"separate debug files to\n/v1/debuginfo/<id>.  Files the "
 		"server already has are skipped.  Exit\nstatus 0 when every "
 		"file is on the server, 1 otherwise.\n\n"
-		"      --server=URL        symd, e.g. http://127.0.0.1:8630\n"
+		"      --server=URL        symd, e.g. http://127.0.0.1:8630 "
+		"(default:\n"
+		"                          $SYM_SERVER)\n"
 		"      --token-file=FILE   the upload token: the first line "
 		"of FILE\n"
+		"                          (default: $SYM_TOKEN_FILE's, else "
+		"$SYM_TOKEN)\n"
 		"      --force             upload even what the server already "
 		"has\n"
 		"      --timeout=SECONDS   give up on a server that sends "
@@ -306,32 +310,6 @@ out:
 	return ok;
 }
 
-/*
- * read_token() - the first line of @path, without blanks around it.
- * @return 0, or -1 after a message
- */
-static int read_token(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	char *tok;
-
-	if (!f) {
-		tool_err("cannot read the token file '%s': %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	tok = tool_trim(buf);
-	if (!*tok) {
-		tool_err("the token file '%s' is empty", path);
-		return -1;
-	}
-	memmove(buf, tok, strlen(tok) + 1);
-	return 0;
-}
-
 int cmd_upload(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -343,8 +321,9 @@ int cmd_upload(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct up u = { 0 };
-	const char *server = NULL, *token_file = NULL;
+	const char *server = NULL, *token_file = NULL, *token_from = NULL;
 	unsigned long timeout = 0;
+	bool server_flag;
 	char token[4096], *end;
 	int status = TOOL_EXIT_OK;
 	int c, i, err;
@@ -378,29 +357,41 @@ int cmd_upload(int argc, char **argv)
 			return TOOL_EXIT_USAGE;
 		}
 	}
-	if (!server || !token_file || optind >= argc) {
-		if (!server || !token_file)
-			tool_err("--server and --token-file are required");
+	server_flag = server != NULL;
+	server = client_env_server(server, NULL);
+	if (!server || optind >= argc) {
+		if (!server)
+			tool_err("no server: give --server or set SYM_SERVER");
 		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
-	err = client_new(server, (unsigned)timeout, &u.client);
-	if (err == -EINVAL) {
-		tool_err("--server: '%s' is not an http:// or https:// URL",
-			 server);
+	err = client_read_token(token_file, token, sizeof(token), &token_from);
+	if (err == -ENOENT) {
+		tool_err("no upload token: give --token-file, or set "
+			 "SYM_TOKEN_FILE or SYM_TOKEN");
+		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
 	if (err) {
-		tool_err("out of memory");
-		return TOOL_EXIT_FAIL;
+		status = TOOL_EXIT_FAIL;
+		goto out;
 	}
-	if (read_token(token_file, token, sizeof(token)) != 0) {
+	err = client_new(server, (unsigned)timeout, &u.client);
+	if (err == -EINVAL) {
+		tool_err("%s: '%s' is not an http:// or https:// URL",
+			 server_flag ? "--server" : "SYM_SERVER", server);
+		status = TOOL_EXIT_USAGE;
+		goto out;
+	}
+	if (err) {
+		tool_err("out of memory");
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
 	if (client_set_token(u.client, token) != 0) {
-		tool_err("the token in '%s' has blanks or control characters",
-			 token_file);
+		tool_err("the token in %s%s%s has blanks or control characters",
+			 *token_from == '$' ? "" : "'", token_from,
+			 *token_from == '$' ? "" : "'");
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
