@@ -22,12 +22,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "addr2line.h"
 #include "tools.h"
@@ -103,6 +105,98 @@ int tool_store_put_module(struct sym_store *st, const char *build_id,
 	return err;
 }
 
+/*
+ * The progress line of `sym store add` on a terminal: the file, what is
+ * being done and the seconds it has taken, redrawn ten times a second by
+ * a thread of its own.  libsym builds a table in one call that reports
+ * no progress (sym_module_table(); libjvm's takes ~8 s), so the elapsed
+ * time is what the line can show.  Nothing when stderr is not a
+ * terminal.
+ */
+struct ticker {
+	bool tty;		/* stderr is a terminal: draw */
+	bool running;		/* @th runs */
+	bool stop;
+	const char *file, *what;
+	double t0;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *ticker_main(void *arg)
+{
+	struct ticker *t = arg;
+	const char *base;
+	struct timespec until;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		base = strrchr(t->file, '/');
+		fprintf(stderr, "\r%s: %s  %.1f s\033[K",
+			base ? base + 1 : t->file, t->what, mono_s() - t->t0);
+		fflush(stderr);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100 * 1000 * 1000;
+		if (until.tv_nsec >= 1000 * 1000 * 1000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		pthread_cond_timedwait(&t->cv, &t->mu, &until);
+	}
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+/* Show @what of @file from now on (borrowed until ticker_stop()). */
+static void ticker_start(struct ticker *t, const char *file,
+			 const char *what)
+{
+	if (!t->tty || t->running)
+		return;
+	t->file = file;
+	t->what = what;
+	t->stop = false;
+	t->t0 = mono_s();
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	t->running = pthread_create(&t->th, NULL, ticker_main, t) == 0;
+}
+
+static void ticker_phase(struct ticker *t, const char *what)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->what = what;
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Stop and clear the line, before anything else is printed. */
+static void ticker_stop(struct ticker *t)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->th, NULL);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	t->running = false;
+}
+
 /* "sym store <cmd>", for messages; static storage outlives the command. */
 static char prog_buf[64];
 
@@ -112,6 +206,7 @@ struct store_cmd {
 	char path[4096];		/* the directory, for messages */
 	struct sym_store *st;		/* sym_store_close() */
 	struct sym_store_opts opts;
+	struct ticker tick;		/* sym store add's progress line */
 };
 
 /*
@@ -255,18 +350,22 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		lock = NULL;
 		goto files;
 	}
+	ticker_start(&sc->tick, file, "building its table");
 	err = tool_module_table(mod, sc->st, bid, &tab);
 	if (err) {
+		ticker_stop(&sc->tick);
 		sym_store_unlock(lock);
 		tool_err_code(file, err);
 		sym_module_close(mod);
 		return err;
 	}
-	if (!sym_module_debug_file(mod))
+	ticker_phase(&sc->tick, "storing its table");
+	err = tool_store_put_module(sc->st, bid, mod, file, tab);
+	ticker_stop(&sc->tick);
+	sym_store_unlock(lock);
+	if (!err && !sym_module_debug_file(mod))
 		tool_err("warning: '%s': no DWARF found, the table of build ID "
 			 "%s has symbols only", file, bid);
-	err = tool_store_put_module(sc->st, bid, mod, file, tab);
-	sym_store_unlock(lock);
 	if (err) {
 		char buf[256];
 
@@ -373,6 +472,7 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
+	sc->tick.tty = isatty(STDERR_FILENO);
 	{
 		/* LLVM's spellings too, for the llvm-symbolizer styles. */
 		SYM_OPTS(sym_module_opts, mo, .debug_file = debug_file,

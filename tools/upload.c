@@ -206,6 +206,9 @@ struct copy {
 	int cls, enc;		/* ELFCLASS*, ELFDATA* */
 	/* A Go binary (it has .gopclntab): its data is kept (go_data()). */
 	bool go;
+	/* Progress, in bytes of the input's sections; fn may be NULL. */
+	client_progress_fn fn;
+	void *ctx;
 	/* The zstd buffers handed to libelf, freed after elf_update(). */
 	void **bufs;
 	size_t nbufs, capbufs;
@@ -463,11 +466,13 @@ static bool go_data(struct copy *c, size_t shstrndx)
  * @return 0, or -1 after a message
  */
 static int debug_copy(const char *path, int in_fd, int out_fd,
-		      enum up_compress how)
+		      enum up_compress how, client_progress_fn fn, void *ctx)
 {
-	struct copy c = { .path = path, .how = how };
+	struct copy c = { .path = path, .how = how, .fn = fn, .ctx = ctx };
 	size_t shnum, phnum, shstrndx;
+	uint64_t done = 0, total = 0;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 	GElf_Ehdr eh;
 	int err = -1;
 
@@ -484,8 +489,16 @@ static int debug_copy(const char *path, int in_fd, int out_fd,
 		goto out;
 	c.go = go_data(&c, shstrndx);
 	while ((scn = elf_nextscn(c.in, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS)
+			total += sh.sh_size;
+	while ((scn = elf_nextscn(c.in, scn))) {
 		if (copy_section(&c, scn, shstrndx))
 			goto out;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS)
+			done += sh.sh_size;
+		if (c.fn)
+			c.fn(c.ctx, done, total);
+	}
 	if (layout(&c, &eh, phnum) || copy_phdrs(&c, &eh, phnum))
 		goto out;
 	if (shstrndx >= SHN_LORESERVE) {
@@ -630,14 +643,23 @@ static FILE *make_copy(struct up *u, const char *path, int fd,
 {
 	FILE *f = tmpfile();
 	struct stat st;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], label[4096];
+	int err;
 
 	if (!f) {
 		tool_err("'%s': cannot make a temporary file for its "
 			 "debug-only copy: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (debug_copy(path, fd, fileno(f), u->how) != 0) {
+	/* The bar says what is going on: "NAME (copy)" while the copy is
+	 * made (compressing the DWARF of a big binary takes seconds). */
+	snprintf(label, sizeof(label), "%s (copy)", path);
+	u->name = label;
+	u->last = 0;
+	err = debug_copy(path, fd, fileno(f), u->how,
+			 u->bar ? progress : NULL, u);
+	bar_clear(u);
+	if (err) {
 		fclose(f);
 		return NULL;
 	}
