@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client.h"
 #include "base.h"
@@ -103,6 +104,7 @@ struct client {
 	char *auth;			/* "Authorization: Bearer ..."; NULL */
 	unsigned stall_s;
 	char errbuf[CURL_ERROR_SIZE];
+	char quality[16];		/* X-Sym-Quality of the reply; "" */
 
 	/* The reply body of the current request, capped at REPLY_MAX. */
 	struct symi_buf body;
@@ -788,6 +790,24 @@ int client_set_token(struct client *c, const char *token)
  * last request is kept for this one.
  * @param stall_s  seconds without a byte moving before giving up
  */
+/* A header line of the reply: symd's X-Sym-Quality is kept. */
+static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
+{
+	static const char name[] = "x-sym-quality:";
+	struct client *c = ctx;
+	size_t len = size * n, i = sizeof(name) - 1, k = 0;
+
+	if (len < i || strncasecmp(buf, name, i) != 0)
+		return len;
+	while (i < len && buf[i] == ' ')
+		i++;
+	while (i < len && k + 1 < sizeof(c->quality) &&
+	       buf[i] >= 'a' && buf[i] <= 'z')
+		c->quality[k++] = buf[i++];
+	c->quality[k] = '\0';
+	return len;
+}
+
 static int start(struct client *c, const char *path, unsigned stall_s)
 {
 	size_t n = strlen(c->base) + strlen(path) + 1;
@@ -815,6 +835,9 @@ static int start(struct client *c, const char *path, unsigned stall_s)
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	c->quality[0] = '\0';
 	return 0;
 }
 
@@ -863,6 +886,7 @@ static int perform(struct client *c, struct curl_slist *hdrs,
 		return -EIO;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
+	memcpy(r->quality, c->quality, sizeof(r->quality));
 	j = (struct jr){ .p = c->body.p, .end = c->body.p + c->body.len };
 	if (r->status >= 200 && r->status < 300)
 		return 0;

@@ -38,6 +38,9 @@ struct client_result {
 	char msg[512];
 	/** A JSON reply's "bytes" member (PUT); 0 when absent. */
 	uint64_t bytes;
+	/** symd's X-Sym-Quality header (sym_quality_name() of the best
+	 *  file it holds for the build ID): "" when absent. */
+	char quality[16];
 };
 
 /**

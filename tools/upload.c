@@ -684,8 +684,17 @@ static FILE *make_copy(struct up *u, const char *path, int fd,
  * (@copy) its debug-only copy.
  * @return true when the server has it afterwards
  */
+/* An X-Sym-Quality value as enum sym_quality; -1 for none or unknown. */
+static int quality_of(const char *name)
+{
+	for (int q = SYM_QUALITY_NONE; q <= SYM_QUALITY_DWARF; q++)
+		if (strcmp(name, sym_quality_name(q)) == 0)
+			return q;
+	return -1;
+}
+
 static bool send_one(struct up *u, const char *path, const char *id,
-		     const char *kind, int fd, bool copy)
+		     const char *kind, int fd, bool copy, int quality)
 {
 	struct client_result r;
 	char url[192];
@@ -699,8 +708,10 @@ static bool send_one(struct up *u, const char *path, const char *id,
 		tool_err("'%s': not tried: %s", path, u->stop);
 		return false;
 	}
-	snprintf(url, sizeof(url), "/v1/%s/%s", kind, id);
+	snprintf(url, sizeof(url), "/v1/%s/%s%s", kind, id,
+		 u->force ? "?force=1" : "");
 	if (!u->force) {
+		/* Without the query (there is none without --force). */
 		err = client_head(u->client, url, &r);
 		if (err) {
 			tool_err("'%s': %s", path, r.msg);
@@ -708,12 +719,14 @@ static bool send_one(struct up *u, const char *path, const char *id,
 				u->stop = "the server cannot be reached";
 			return false;
 		}
-		if (r.status == 200) {
+		/* The same kind there: skipped, unless this file is better
+		 * than any the server has.  404, or something the PUT will
+		 * explain: sent (a 409 then gives the server's reason). */
+		if (r.status == 200 && quality <= quality_of(r.quality)) {
 			printf("%s  %s  %s  already there, skipped\n", id, path,
 			       kind);
 			return true;
 		}
-		/* 404, or something the PUT will explain. */
 	}
 	if (fstat(fd, &st) != 0) {
 		tool_err_code(path, -errno);
@@ -742,6 +755,10 @@ static bool send_one(struct up *u, const char *path, const char *id,
 		tool_err("'%s': %s", path, r.msg);
 		if (r.unreachable)
 			u->stop = "the server cannot be reached";
+	} else if (r.status == 409) {
+		/* Not an error: the server has as good already. */
+		printf("%s  %s  %s  not uploaded: %s\n", id, path, kind, r.msg);
+		ok = true;
 	} else if (r.status != 200 && r.status != 201) {
 		refused(u, path, kind, id, &r);
 	} else {
@@ -766,7 +783,7 @@ static bool upload_one(struct up *u, const char *path)
 	const char *kind = NULL;
 	struct stat st;
 	bool ok = false, debug = false;
-	int fd, err;
+	int fd, err, quality;
 
 	if (u->stop) {
 		tool_err("'%s': not tried: %s", path, u->stop);
@@ -784,17 +801,20 @@ static bool upload_one(struct up *u, const char *path)
 	err = sym_file_build_id(path, id, sizeof(id));
 	if (!err)
 		err = file_kind(fd, &kind, &debug);
+	if (!err)
+		err = sym_file_quality(path, &quality);
 	if (err) {
 		file_error(path, err);
 		goto out;
 	}
+	/* The copy keeps what makes the quality: it has the file's. */
 	if (strcmp(kind, "executable") != 0 || !debug) {
-		ok = send_one(u, path, id, kind, fd, false);
+		ok = send_one(u, path, id, kind, fd, false, quality);
 		goto out;
 	}
-	ok = send_one(u, path, id, "debuginfo", fd, true);
+	ok = send_one(u, path, id, "debuginfo", fd, true, quality);
 	if (u->executable)
-		ok &= send_one(u, path, id, "executable", fd, false);
+		ok &= send_one(u, path, id, "executable", fd, false, quality);
 out:
 	if (fd >= 0)
 		close(fd);
