@@ -2,7 +2,7 @@
  * store.c - `sym store`: fill, inspect and maintain the table store.
  *
  *	sym store add [--debuginfo-path=DIR] [--debug-file=FILE]
- *		      [--chunk-size=SIZE] FILE...
+ *		      [--chunk-size=SIZE] [--force] FILE...
  *	sym store rm BUILDID...
  *	sym store ls                   (also: list)
  *	sym store info BUILDID
@@ -207,6 +207,7 @@ struct store_cmd {
 	struct sym_store *st;		/* sym_store_close() */
 	struct sym_store_opts opts;
 	struct ticker tick;		/* sym store add's progress line */
+	bool force;			/* sym store add --force */
 };
 
 /*
@@ -319,6 +320,54 @@ static int parse_size(const char *s, uint64_t *out)
 
 /* The most --debuginfo-path directories kept. */
 
+/* The best enum sym_quality of the files the store holds for @bid, or
+ * -1 when it holds none. */
+static int stored_quality(struct store_cmd *sc, const char *bid)
+{
+	static const int kinds[] = { SYM_STORE_DEBUGINFO,
+				     SYM_STORE_EXECUTABLE };
+	char path[4096];
+	int best = -1, q;
+
+	for (size_t i = 0; i < 2; i++)
+		if (sym_store_file_path(sc->st, bid, kinds[i], path,
+					sizeof(path)) == 0 &&
+		    sym_file_quality(path, &q) == 0 && q > best)
+			best = q;
+	return best;
+}
+
+/*
+ * worse_than_stored() - as symd refuses an upload that would not improve
+ * what it has (docs/http-api.md, "Uploads"), `sym store add` refuses a
+ * file whose quality (its own, or its debug file's) is below that of the
+ * files the store holds for the build ID: a stripped binary whose debug
+ * file is not found here would replace a DWARF table with a table of
+ * symbols.  An equal one is stored: adding a file again is how a table
+ * is rebuilt.  --force stores a worse one too.
+ * @return true after the "not stored" line
+ */
+static bool worse_than_stored(struct store_cmd *sc, struct sym_module *mod,
+			      const char *file, const char *bid)
+{
+	const char *dbg = sym_module_debug_file(mod);
+	int have = stored_quality(sc, bid), up = SYM_QUALITY_NONE, q;
+
+	if (have < 0)
+		return false;
+	if (sym_file_quality(file, &q) == 0 && q > up)
+		up = q;
+	if (dbg && sym_file_quality(dbg, &q) == 0 && q > up)
+		up = q;
+	if (up >= have)
+		return false;
+	printf("%s  %s  not stored: the store has %s for build ID %s and "
+	       "this file has %s (--force stores it anyway)\n", bid, file,
+	       sym_quality_name(have), bid, sym_quality_name(up));
+	fflush(stdout);
+	return true;
+}
+
 static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		   const char *file)
 {
@@ -339,6 +388,10 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	if (!bid) {
 		/* Not an error: such files are symbolized directly. */
 		printf("%s: no build ID, skipped\n", file);
+		sym_module_close(mod);
+		return 0;
+	}
+	if (!sc->force && worse_than_stored(sc, mod, file, bid)) {
 		sym_module_close(mod);
 		return 0;
 	}
@@ -409,6 +462,7 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		{ "debuginfo-path", required_argument, NULL, 'P' },
 		{ "debug-file", required_argument, NULL, 'D' },
 		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -435,6 +489,9 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		case 'D':
 			debug_file = optarg;
 			break;
+		case 'f':
+			sc->force = true;
+			break;
 		case 'c':
 			if (parse_size(optarg, &sc->opts.chunk_size) ||
 			    sc->opts.chunk_size == 0) {
@@ -448,10 +505,12 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 			printf("usage: sym store add [--store=DIR] "
 			       "[--debuginfo-path=DIR[:DIR]] "
 			       "[--debug-file=FILE] [--chunk-size=SIZE] "
-			       "FILE...\n\n"
+			       "[--force] FILE...\n\n"
 			       "Build the table of each FILE and store it "
 			       "under its build ID, in chunks of at most\n"
-			       "SIZE bytes (default 64M).\n");
+			       "SIZE bytes (default 64M).  A FILE worse than "
+			       "what the store has (symbols\nonly over DWARF) "
+			       "is not stored, unless --force.\n");
 			goto out;
 		default:
 			status = TOOL_EXIT_USAGE;
