@@ -531,7 +531,9 @@ out:
 }
 
 /*
- * file_kind() - "executable" or "debuginfo" (see the top of the file).
+ * file_kind() - "executable" or "debuginfo" (see the top of the file),
+ * and whether it has debug information of its own (a .symtab, .debug_*
+ * or Go's function table with bytes): @debug.
  * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED (not an
  *         executable, a shared object or a debug file of one)
  */
@@ -544,6 +546,7 @@ static int file_kind(int fd, const char **kind, bool *debug)
 	Elf *e;
 	int err = 0;
 
+	*debug = false;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -SYM_E_BADELF;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -559,7 +562,6 @@ static int file_kind(int fd, const char **kind, bool *debug)
 		err = -SYM_E_UNSUPPORTED;
 		goto out;
 	}
-	*debug = false;
 	if (n > 0) {
 		if (elf_getshdrstrndx(e, &shstrndx) != 0) {
 			err = -SYM_E_BADELF;
@@ -580,7 +582,9 @@ static int file_kind(int fd, const char **kind, bool *debug)
 			if (sh.sh_type != SHT_NOBITS && sh.sh_size && name)
 				*debug |= sh.sh_type == SHT_SYMTAB ||
 					  debug_name(name) ||
-					  strcmp(name, ".gopclntab") == 0;
+					  strcmp(name, ".gopclntab") == 0 ||
+					  strcmp(name,
+						 ".data.rel.ro.gopclntab") == 0;
 		}
 	} else {
 		if (elf_getphdrnum(e, &n) != 0) {
