@@ -742,19 +742,51 @@ int sym_file_section(const char *path, const char *name, uint64_t *off,
 	return err;
 }
 
+/* Has @e a section @name with bytes? */
+static bool has_bytes(const struct symi_elf *e, const char *name)
+{
+	Elf_Scn *scn = find_section(e, name);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+	       sh.sh_size > 0;
+}
+
+int sym_file_quality(const char *path, int *quality)
+{
+	struct symi_elf e;
+	int err;
+
+	if (!path || !quality)
+		return -EINVAL;
+	*quality = SYM_QUALITY_NONE;
+	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
+	if (err)
+		return err;
+	if (symi_elf_has_dwarf(&e))
+		*quality = SYM_QUALITY_DWARF;
+	else if (has_bytes(&e, ".gopclntab") ||
+		 has_bytes(&e, ".data.rel.ro.gopclntab"))
+		*quality = SYM_QUALITY_GOPCLNTAB;
+	else if (has_bytes(&e, ".symtab") || has_bytes(&e, ".gnu_debugdata"))
+		*quality = SYM_QUALITY_SYMTAB;
+	symi_elf_close(&e);
+	return 0;
+}
+
+const char *sym_quality_name(int quality)
+{
+	static const char *const names[] = { "none", "symtab", "gopclntab",
+					     "dwarf" };
+
+	if (quality < 0 || quality > SYM_QUALITY_DWARF)
+		return NULL;
+	return names[quality];
+}
+
 bool symi_elf_has_dwarf(const struct symi_elf *e)
 {
-	static const char *const names[] = { ".debug_info", ".zdebug_info" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		Elf_Scn *scn = find_section(e, names[i]);
-		GElf_Shdr sh;
-
-		if (scn && gelf_getshdr(scn, &sh) &&
-		    sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
-			return true;
-	}
-	return false;
+	return has_bytes(e, ".debug_info") || has_bytes(e, ".zdebug_info");
 }
 
 /*

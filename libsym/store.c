@@ -296,8 +296,11 @@ static int env_open(struct sym_store *st)
 		flags |= MDB_RDONLY;
 	rc = mdb_env_open(st->env, st->dir, flags, 0644);
 	if (rc) {
-		symi_warn("store: cannot open '%s': %s", st->dir,
-			  mdb_strerror(rc));
+		/* Read-only, a missing store is the caller's answer to
+		 * give (sym store ls: "there is no store"), not a fault. */
+		if (!(rc == ENOENT && (flags & MDB_RDONLY)))
+			symi_warn("store: cannot open '%s': %s", st->dir,
+				  mdb_strerror(rc));
 		return rc > 0 ? -rc : -SYM_E_BADSTORE;
 	}
 	/* Readers killed by SIGKILL pin pages until cleared. */

@@ -912,6 +912,46 @@ SYM_API int sym_gofuncs_find(const struct sym_gofuncs *t, uint64_t addr,
 			     struct sym_gofunc *out);
 
 /**
+ * How much a file can tell a symbolizer (sym_file_quality()), worst first:
+ * an upload is an improvement only when its quality is higher.
+ */
+enum sym_quality {
+	/** Dynamic symbols (.dynsym) at most: exported functions only. */
+	SYM_QUALITY_NONE = 0,
+	/** A symbol table (.symtab, or MiniDebugInfo's in .gnu_debugdata):
+	 *  every function's name, no lines. */
+	SYM_QUALITY_SYMTAB = 1,
+	/** Go's function table (.gopclntab): functions, lines and inline
+	 *  chains, no columns or parameters. */
+	SYM_QUALITY_GOPCLNTAB = 2,
+	/** DWARF (.debug_info with bytes): everything a frame can say. */
+	SYM_QUALITY_DWARF = 3,
+};
+
+/**
+ * sym_file_quality() - the enum sym_quality of an ELF file, from its
+ * section headers alone (nothing is decompressed or parsed): DWARF when
+ * .debug_info (or .zdebug_info) has bytes, else gopclntab when
+ * .gopclntab (or .data.rel.ro.gopclntab) has, else symtab when .symtab
+ * or .gnu_debugdata has, else none.  A separate debug file of
+ * objcopy --only-keep-debug has the quality of its binary.
+ * @param path  any ELF file (executable, shared object, debug file)
+ * @param[out] quality  enum sym_quality; SYM_QUALITY_NONE on error
+ * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_NOTREG, -EINVAL (@path
+ *         or @quality NULL), -errno (-ENOENT: no such file)
+ * Thread-safety: safe.
+ */
+SYM_API int sym_file_quality(const char *path, int *quality);
+
+/**
+ * sym_quality_name() - the name of an enum sym_quality, as symd's
+ * X-Sym-Quality header gives it: "none", "symtab", "gopclntab", "dwarf".
+ * @return a static string; NULL for a value enum sym_quality does not
+ *         name
+ */
+SYM_API const char *sym_quality_name(int quality);
+
+/**
  * sym_file_section() - where the bytes of section @name are in @path, as
  * debuginfod's /buildid/<id>/section/<name> serves them (raw, compressed
  * or not).

@@ -7,7 +7,9 @@
  *        (answer_slice()), under max_response and max_answers
  *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
  *        uploads stream to a temporary file inside the store, then a
- *        worker checks the build ID and takes the file in (work.c)
+ *        worker checks the build ID and takes the file in (work.c); one
+ *        that would not improve the stored files is refused with 409
+ *        (not_better()), and HEAD says their quality (X-Sym-Quality)
  *   GET|HEAD /buildid/<id>/debuginfo|executable|section/<name>
  *        the debuginfod protocol, from the store, else from upstream
  *   GET /metrics, GET /healthz
@@ -913,6 +915,74 @@ static void ingested(void *arg, int status, const char *msg)
 	symi_buf_release(&b);
 }
 
+/*
+ * The best enum sym_quality of the files the store holds for the call's
+ * build ID (its debug file, its executable), -1 when it holds none.
+ * Only section headers are read (sym_file_quality()): symd knows no
+ * DWARF.
+ */
+static int stored_quality(struct call *c)
+{
+	static const int kinds[] = { SYM_STORE_DEBUGINFO,
+				     SYM_STORE_EXECUTABLE };
+	char path[4096];
+	int best = -1, q;
+
+	for (size_t i = 0; i < 2; i++)
+		if (sym_store_file_path(c->api->o.store, c->build_id, kinds[i],
+					path, sizeof(path)) == 0 &&
+		    sym_file_quality(path, &q) == 0 && q > best)
+			best = q;
+	return best;
+}
+
+/* "X-Sym-Quality: <name>" when the store holds a file of the build ID. */
+static void quality_header(struct call *c)
+{
+	int q = stored_quality(c);
+
+	if (q >= 0)
+		symd_http_req_add_header(c->req, "X-Sym-Quality",
+					 sym_quality_name(q));
+}
+
+/*
+ * not_better() - refuse with 409 an upload that would not improve what
+ * the store has (docs/http-api.md, "Uploads"): a debug file whose quality
+ * is not above the best of the build ID's files, or an executable when
+ * the store has one and its quality is not above.  "?force=1" takes it
+ * anyway.  A file that is not the build ID's is left to the worker's
+ * check (422).
+ * @return true when refused (the reply is sent)
+ */
+static bool not_better(struct call *c)
+{
+	const char *q = symd_http_req_query(c->req);
+	char path[4096], hex[SYMD_BUILD_ID_MAX + 1], msg[400];
+	int have = stored_quality(c), up;
+
+	if ((q && (strcmp(q, "force=1") == 0 || strstr(q, "&force=1") ||
+		   strncmp(q, "force=1&", 8) == 0)) || have < 0 ||
+	    (c->fkind == SYM_STORE_EXECUTABLE &&
+	     sym_store_file_path(c->api->o.store, c->build_id,
+				 SYM_STORE_EXECUTABLE, path,
+				 sizeof(path)) != 0) ||
+	    sym_file_build_id(c->tmp, hex, sizeof(hex)) != 0 ||
+	    strcmp(hex, c->build_id) != 0 ||
+	    sym_file_quality(c->tmp, &up) != 0 || up > have)
+		return false;
+	snprintf(msg, sizeof(msg), "the server has %s for build ID %s and "
+		 "this %s has %s: it would not improve it (?force=1, or "
+		 "sym upload --force, stores it anyway)",
+		 sym_quality_name(have), c->build_id,
+		 c->fkind == SYM_STORE_EXECUTABLE ? "executable" : "debug file",
+		 sym_quality_name(up));
+	symd_http_req_add_header(c->req, "X-Sym-Quality",
+				 sym_quality_name(have));
+	reply_error(c, 409, msg);
+	return true;
+}
+
 static void upload_done(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
@@ -927,6 +997,8 @@ static void upload_done(struct symd_http_req *req)
 		reply_error(c, 400, "empty body");
 		return;
 	}
+	if (not_better(c))
+		return;
 	c->job = symd_work_ingest(c->api->o.work, c->build_id, c->fkind,
 				  c->tmp, ingested, c);
 	if (!c->job) {
@@ -951,6 +1023,7 @@ static void route_files(struct call *c, const char *rest, int kind)
 		return;
 	}
 	if (strcmp(m, "HEAD") == 0 || strcmp(m, "GET") == 0) {
+		quality_header(c);
 		if (!serve_stored(c, kind))
 			reply_error(c, 404, "not in the store");
 		return;

@@ -3458,6 +3458,7 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 		 * libdwfl does in a shared object or PIE. */
 		a->info.elf_class = 64;
 		a->info.elf_type = 3;
+		a->server = client_env_server(a->server, a->store_dir);
 		if (!a->server) {
 			err = open_lookup(a);
 		} else if (a->store_dir) {
@@ -3467,8 +3468,9 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 			goto out;
 		} else if ((err = client_new(a->server, LOOKUP_STALL,
 					     &a->client)) == -EINVAL) {
-			tool_err("--server: '%s' is not an http:// or "
-				 "https:// URL", a->server);
+			tool_err("%s: '%s' is not an http:// or https:// "
+				 "URL", a->server == getenv("SYM_SERVER") ?
+				 "SYM_SERVER" : "--server", a->server);
 			status = TOOL_EXIT_USAGE;
 			goto out;
 		} else if (err) {

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client.h"
 #include "base.h"
@@ -103,6 +104,7 @@ struct client {
 	char *auth;			/* "Authorization: Bearer ..."; NULL */
 	unsigned stall_s;
 	char errbuf[CURL_ERROR_SIZE];
+	char quality[16];		/* X-Sym-Quality of the reply; "" */
 
 	/* The reply body of the current request, capped at REPLY_MAX. */
 	struct symi_buf body;
@@ -688,6 +690,71 @@ void client_free(struct client *c)
 	free(c);
 }
 
+const char *client_env_server(const char *flag, const char *exclusive)
+{
+	const char *env = getenv("SYM_SERVER");
+
+	if (flag || exclusive)
+		return flag;
+	return env && *env ? env : NULL;
+}
+
+/* The first line of @path, trimmed, into @buf; 0 or -EINVAL after a
+ * message naming it as @what. */
+static int token_from_file(const char *path, const char *what, char *buf,
+			   size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char *tok;
+
+	if (!f) {
+		tool_err("cannot read the token file '%s'%s: %s", path, what,
+			 strerror(errno));
+		return -EINVAL;
+	}
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	tok = tool_trim(buf);
+	if (!*tok) {
+		tool_err("the token file '%s'%s is empty", path, what);
+		return -EINVAL;
+	}
+	memmove(buf, tok, strlen(tok) + 1);
+	return 0;
+}
+
+int client_read_token(const char *token_file, char *buf, size_t len,
+		      const char **from)
+{
+	const char *file = getenv("SYM_TOKEN_FILE");
+	const char *tok = getenv("SYM_TOKEN");
+	char *t;
+
+	if (token_file) {
+		*from = token_file;
+		return token_from_file(token_file, "", buf, len);
+	}
+	if (file && *file) {
+		*from = file;
+		return token_from_file(file, " ($SYM_TOKEN_FILE)", buf, len);
+	}
+	if (!tok)
+		return -ENOENT;
+	*from = "$SYM_TOKEN";
+	if ((size_t)snprintf(buf, len, "%s", tok) >= len) {
+		tool_err("$SYM_TOKEN is longer than %zu bytes", len - 1);
+		return -EINVAL;
+	}
+	t = tool_trim(buf);
+	if (!*t) {
+		tool_err("$SYM_TOKEN is empty");
+		return -EINVAL;
+	}
+	memmove(buf, t, strlen(t) + 1);
+	return 0;
+}
+
 const char *client_server(const struct client *c)
 {
 	return c->server;
@@ -723,6 +790,24 @@ int client_set_token(struct client *c, const char *token)
  * last request is kept for this one.
  * @param stall_s  seconds without a byte moving before giving up
  */
+/* A header line of the reply: symd's X-Sym-Quality is kept. */
+static size_t on_header(char *buf, size_t size, size_t n, void *ctx)
+{
+	static const char name[] = "x-sym-quality:";
+	struct client *c = ctx;
+	size_t len = size * n, i = sizeof(name) - 1, k = 0;
+
+	if (len < i || strncasecmp(buf, name, i) != 0)
+		return len;
+	while (i < len && buf[i] == ' ')
+		i++;
+	while (i < len && k + 1 < sizeof(c->quality) &&
+	       buf[i] >= 'a' && buf[i] <= 'z')
+		c->quality[k++] = buf[i++];
+	c->quality[k] = '\0';
+	return len;
+}
+
 static int start(struct client *c, const char *path, unsigned stall_s)
 {
 	size_t n = strlen(c->base) + strlen(path) + 1;
@@ -750,6 +835,9 @@ static int start(struct client *c, const char *path, unsigned stall_s)
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	c->quality[0] = '\0';
 	return 0;
 }
 
@@ -798,6 +886,7 @@ static int perform(struct client *c, struct curl_slist *hdrs,
 		return -EIO;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
+	memcpy(r->quality, c->quality, sizeof(r->quality));
 	j = (struct jr){ .p = c->body.p, .end = c->body.p + c->body.len };
 	if (r->status >= 200 && r->status < 300)
 		return 0;

@@ -38,6 +38,9 @@ struct client_result {
 	char msg[512];
 	/** A JSON reply's "bytes" member (PUT); 0 when absent. */
 	uint64_t bytes;
+	/** symd's X-Sym-Quality header (sym_quality_name() of the best
+	 *  file it holds for the build ID): "" when absent. */
+	char quality[16];
 };
 
 /**
@@ -63,6 +66,29 @@ const char *client_server(const struct client *c);
  * @return 0, -EINVAL (a character that cannot go in a header), -ENOMEM
  */
 int client_set_token(struct client *c, const char *token);
+
+/**
+ * client_env_server() - the server a command asks: @flag (its --server),
+ * else $SYM_SERVER when it is set and not empty, unless @exclusive (a
+ * --store that excludes a server) is given: flags win over the
+ * environment.
+ * @return borrowed (@flag or the environment), or NULL for no server
+ */
+const char *client_env_server(const char *flag, const char *exclusive);
+
+/**
+ * client_read_token() - the upload token, from the first of: the first
+ * line of @token_file (--token-file), of $SYM_TOKEN_FILE's file, or
+ * $SYM_TOKEN itself; without blanks around it.
+ * @param[out] buf   the token; the caller wipes it (explicit_bzero())
+ * @param[out] from  where it came from, for messages ("--token-file
+ *                   'F'", "$SYM_TOKEN"); static or borrowed
+ * @return 0; -ENOENT when none of the three is given (no message);
+ *         -EINVAL after a message on stderr (an unreadable or empty
+ *         file, an empty token)
+ */
+int client_read_token(const char *token_file, char *buf, size_t len,
+		      const char **from);
 
 /** Called now and then while a file uploads: @done of @total bytes sent. */
 typedef void (*client_progress_fn)(void *ctx, uint64_t done, uint64_t total);

@@ -360,9 +360,12 @@ int stack_print(struct stack_snap *s, bool inlines, bool json,
 	if (tool_store_open(store, 0, NULL, path, sizeof(path),
 			    &p.store) != 0)
 		p.store = NULL;
-	if (server && client_new(server, STACK_STALL_S, &p.client) != 0) {
-		tool_err("--server: '%s' is not an http:// or https:// URL",
-			 server);
+	if (client_env_server(server, NULL) &&
+	    client_new(client_env_server(server, NULL), STACK_STALL_S,
+		       &p.client) != 0) {
+		tool_err("%s: '%s' is not an http:// or https:// URL",
+			 server ? "--server" : "SYM_SERVER",
+			 client_env_server(server, NULL));
 		sym_store_close(p.store);
 		return TOOL_EXIT_USAGE;
 	}

@@ -2,7 +2,7 @@
  * store.c - `sym store`: fill, inspect and maintain the table store.
  *
  *	sym store add [--debuginfo-path=DIR] [--debug-file=FILE]
- *		      [--chunk-size=SIZE] FILE...
+ *		      [--chunk-size=SIZE] [--force] FILE...
  *	sym store rm BUILDID...
  *	sym store ls                   (also: list)
  *	sym store info BUILDID
@@ -22,12 +22,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "addr2line.h"
 #include "tools.h"
@@ -103,6 +105,98 @@ int tool_store_put_module(struct sym_store *st, const char *build_id,
 	return err;
 }
 
+/*
+ * The progress line of `sym store add` on a terminal: the file, what is
+ * being done and the seconds it has taken, redrawn ten times a second by
+ * a thread of its own.  libsym builds a table in one call that reports
+ * no progress (sym_module_table(); libjvm's takes ~8 s), so the elapsed
+ * time is what the line can show.  Nothing when stderr is not a
+ * terminal.
+ */
+struct ticker {
+	bool tty;		/* stderr is a terminal: draw */
+	bool running;		/* @th runs */
+	bool stop;
+	const char *file, *what;
+	double t0;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *ticker_main(void *arg)
+{
+	struct ticker *t = arg;
+	const char *base;
+	struct timespec until;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		base = strrchr(t->file, '/');
+		fprintf(stderr, "\r%s: %s  %.1f s\033[K",
+			base ? base + 1 : t->file, t->what, mono_s() - t->t0);
+		fflush(stderr);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100 * 1000 * 1000;
+		if (until.tv_nsec >= 1000 * 1000 * 1000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		pthread_cond_timedwait(&t->cv, &t->mu, &until);
+	}
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+/* Show @what of @file from now on (borrowed until ticker_stop()). */
+static void ticker_start(struct ticker *t, const char *file,
+			 const char *what)
+{
+	if (!t->tty || t->running)
+		return;
+	t->file = file;
+	t->what = what;
+	t->stop = false;
+	t->t0 = mono_s();
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	t->running = pthread_create(&t->th, NULL, ticker_main, t) == 0;
+}
+
+static void ticker_phase(struct ticker *t, const char *what)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->what = what;
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Stop and clear the line, before anything else is printed. */
+static void ticker_stop(struct ticker *t)
+{
+	if (!t->running)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->th, NULL);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	t->running = false;
+}
+
 /* "sym store <cmd>", for messages; static storage outlives the command. */
 static char prog_buf[64];
 
@@ -112,19 +206,35 @@ struct store_cmd {
 	char path[4096];		/* the directory, for messages */
 	struct sym_store *st;		/* sym_store_close() */
 	struct sym_store_opts opts;
+	struct ticker tick;		/* sym store add's progress line */
+	bool force;			/* sym store add --force */
 };
 
 /*
- * open_store() - open the store for the command.  A command that only
- * reads (@readonly) still opens it read-write first, so that a store that
- * does not exist yet is created empty rather than reported missing, and
- * falls back to read-only when it may not write.
+ * open_store() - open the store for the command.  Only `sym store add`
+ * (@create) makes a store where there is none; the other commands say
+ * there is none and fail, rather than leave an empty store behind (a
+ * mistyped --store made one).  Whether there is one is asked with a
+ * read-only open, which creates nothing.  A command that only reads
+ * (@readonly) still opens it read-write, so that an old layout is brought
+ * up to date, and falls back to read-only when it may not write.
  */
-static int open_store(struct store_cmd *sc, bool readonly)
+static int open_store(struct store_cmd *sc, bool readonly, bool create)
 {
 	char buf[256];
 	int err;
 
+	if (!create) {
+		err = tool_store_open(sc->dir, SYM_STORE_RDONLY, &sc->opts,
+				      sc->path, sizeof(sc->path), &sc->st);
+		sym_store_close(sc->st);
+		sc->st = NULL;
+		if (err == -ENOENT) {
+			tool_err("there is no store at '%s' (sym store add "
+				 "makes one)", sc->path);
+			return err;
+		}
+	}
 	err = tool_store_open(sc->dir, 0, &sc->opts, sc->path,
 			      sizeof(sc->path), &sc->st);
 	if (readonly && (err == -EACCES || err == -EROFS || err == -EPERM))
@@ -210,6 +320,54 @@ static int parse_size(const char *s, uint64_t *out)
 
 /* The most --debuginfo-path directories kept. */
 
+/* The best enum sym_quality of the files the store holds for @bid, or
+ * -1 when it holds none. */
+static int stored_quality(struct store_cmd *sc, const char *bid)
+{
+	static const int kinds[] = { SYM_STORE_DEBUGINFO,
+				     SYM_STORE_EXECUTABLE };
+	char path[4096];
+	int best = -1, q;
+
+	for (size_t i = 0; i < 2; i++)
+		if (sym_store_file_path(sc->st, bid, kinds[i], path,
+					sizeof(path)) == 0 &&
+		    sym_file_quality(path, &q) == 0 && q > best)
+			best = q;
+	return best;
+}
+
+/*
+ * worse_than_stored() - as symd refuses an upload that would not improve
+ * what it has (docs/http-api.md, "Uploads"), `sym store add` refuses a
+ * file whose quality (its own, or its debug file's) is below that of the
+ * files the store holds for the build ID: a stripped binary whose debug
+ * file is not found here would replace a DWARF table with a table of
+ * symbols.  An equal one is stored: adding a file again is how a table
+ * is rebuilt.  --force stores a worse one too.
+ * @return true after the "not stored" line
+ */
+static bool worse_than_stored(struct store_cmd *sc, struct sym_module *mod,
+			      const char *file, const char *bid)
+{
+	const char *dbg = sym_module_debug_file(mod);
+	int have = stored_quality(sc, bid), up = SYM_QUALITY_NONE, q;
+
+	if (have < 0)
+		return false;
+	if (sym_file_quality(file, &q) == 0 && q > up)
+		up = q;
+	if (dbg && sym_file_quality(dbg, &q) == 0 && q > up)
+		up = q;
+	if (up >= have)
+		return false;
+	printf("%s  %s  not stored: the store has %s for build ID %s and "
+	       "this file has %s (--force stores it anyway)\n", bid, file,
+	       sym_quality_name(have), bid, sym_quality_name(up));
+	fflush(stdout);
+	return true;
+}
+
 static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		   const char *file)
 {
@@ -233,6 +391,10 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		sym_module_close(mod);
 		return 0;
 	}
+	if (!sc->force && worse_than_stored(sc, mod, file, bid)) {
+		sym_module_close(mod);
+		return 0;
+	}
 	/* Another process converting it: wait for it, then only the files
 	 * are left to put. */
 	if (sym_store_lock(sc->st, bid, 10 * 60 * 1000, &lock, &waited) == 0 &&
@@ -241,18 +403,22 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		lock = NULL;
 		goto files;
 	}
+	ticker_start(&sc->tick, file, "building its table");
 	err = tool_module_table(mod, sc->st, bid, &tab);
 	if (err) {
+		ticker_stop(&sc->tick);
 		sym_store_unlock(lock);
 		tool_err_code(file, err);
 		sym_module_close(mod);
 		return err;
 	}
-	if (!sym_module_debug_file(mod))
+	ticker_phase(&sc->tick, "storing its table");
+	err = tool_store_put_module(sc->st, bid, mod, file, tab);
+	ticker_stop(&sc->tick);
+	sym_store_unlock(lock);
+	if (!err && !sym_module_debug_file(mod))
 		tool_err("warning: '%s': no DWARF found, the table of build ID "
 			 "%s has symbols only", file, bid);
-	err = tool_store_put_module(sc->st, bid, mod, file, tab);
-	sym_store_unlock(lock);
 	if (err) {
 		char buf[256];
 
@@ -296,6 +462,7 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		{ "debuginfo-path", required_argument, NULL, 'P' },
 		{ "debug-file", required_argument, NULL, 'D' },
 		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -322,6 +489,9 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		case 'D':
 			debug_file = optarg;
 			break;
+		case 'f':
+			sc->force = true;
+			break;
 		case 'c':
 			if (parse_size(optarg, &sc->opts.chunk_size) ||
 			    sc->opts.chunk_size == 0) {
@@ -335,10 +505,12 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 			printf("usage: sym store add [--store=DIR] "
 			       "[--debuginfo-path=DIR[:DIR]] "
 			       "[--debug-file=FILE] [--chunk-size=SIZE] "
-			       "FILE...\n\n"
+			       "[--force] FILE...\n\n"
 			       "Build the table of each FILE and store it "
 			       "under its build ID, in chunks of at most\n"
-			       "SIZE bytes (default 64M).\n");
+			       "SIZE bytes (default 64M).  A FILE worse than "
+			       "what the store has (symbols\nonly over DWARF) "
+			       "is not stored, unless --force.\n");
 			goto out;
 		default:
 			status = TOOL_EXIT_USAGE;
@@ -355,10 +527,11 @@ static int store_add(struct store_cmd *sc, int argc, char **argv)
 		status = TOOL_EXIT_USAGE;
 		goto out;
 	}
-	if (open_store(sc, false)) {
+	if (open_store(sc, false, true)) {
 		status = TOOL_EXIT_FAIL;
 		goto out;
 	}
+	sc->tick.tty = isatty(STDERR_FILENO);
 	{
 		/* LLVM's spellings too, for the llvm-symbolizer styles. */
 		SYM_OPTS(sym_module_opts, mo, .debug_file = debug_file,
@@ -430,7 +603,7 @@ static int ids_start(struct store_cmd *sc, int argc, char **argv,
 			return TOOL_EXIT_USAGE;
 		}
 	}
-	if (open_store(sc, rdonly))
+	if (open_store(sc, rdonly, false))
 		return TOOL_EXIT_FAIL;
 	return -1;
 }
@@ -501,7 +674,7 @@ static int noargs_start(struct store_cmd *sc, int argc, char **argv,
 		tool_err("unexpected argument '%s'", argv[optind]);
 		return TOOL_EXIT_USAGE;
 	}
-	if (open_store(sc, rdonly))
+	if (open_store(sc, rdonly, false))
 		return TOOL_EXIT_FAIL;
 	return -1;
 }
@@ -550,7 +723,7 @@ static int store_stats(struct store_cmd *sc, int argc, char **argv)
 			 "numbers.\n");
 	if (err)
 		return err > 0 ? TOOL_EXIT_OK : TOOL_EXIT_USAGE;
-	if (open_store(sc, true))
+	if (open_store(sc, true, false))
 		return TOOL_EXIT_FAIL;
 	err = sym_store_list(sc->st, stats_one, &s);
 	if (err)
@@ -666,7 +839,7 @@ static int store_gc(struct store_cmd *sc, int argc, char **argv)
 		tool_err("unexpected argument '%s'", argv[optind]);
 		return TOOL_EXIT_USAGE;
 	}
-	if (open_store(sc, false))
+	if (open_store(sc, false, false))
 		return TOOL_EXIT_FAIL;
 	err = sym_store_gc(sc->st, compact, &gs);
 	if (err) {

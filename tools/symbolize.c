@@ -1219,6 +1219,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 		tool_err("--server and --store exclude each other");
 		return TOOL_EXIT_USAGE;
 	}
+	o.server = client_env_server(o.server, o.store_dir);
 	if (tool_prof_binary_tty(pprof, out))
 		return TOOL_EXIT_USAGE;
 	/* sym symbolize resolves every frame not ok yet; the pprof writer

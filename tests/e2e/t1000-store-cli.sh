@@ -274,7 +274,7 @@ ok "\$SYM_STORE names the store" test -f "$T/env/data.mdb"
 (unset SYM_STORE; XDG_CACHE_HOME=$T/xdg "$SYM" addr2line -e "$F1" 0x0) \
 	> /dev/null 2>&1
 ok "else \$XDG_CACHE_HOME/sym" test -f "$T/xdg/sym/data.mdb"
-(unset SYM_STORE XDG_CACHE_HOME; HOME=$T/home "$SYM" store ls) \
+(unset SYM_STORE XDG_CACHE_HOME; HOME=$T/home "$SYM" addr2line -e "$F1" 0x0) \
 	> /dev/null 2>&1
 ok "else ~/.cache/sym" test -f "$T/home/.cache/sym/data.mdb"
 

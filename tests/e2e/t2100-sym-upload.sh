@@ -16,7 +16,7 @@ dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(ec
 dsize=$(stat -c %s "$dbg")
 ssize=$(stat -c %s "$stripped")
 
-plan 36
+plan 37
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" || exit 1
@@ -52,8 +52,12 @@ is "--force uploads again" "$rc $(cat "$T/out")" \
 "0 $id  $dbg  debuginfo  uploaded $dsize bytes"
 
 up "$exe"
-is "an unstripped binary is an executable (already there)" "$rc $(cat "$T/out")" \
-"0 $id  $exe  executable  already there, skipped"
+is "an unstripped binary goes as its debuginfo (already there)" "$rc $(cat "$T/out")" \
+"0 $id  $exe  debuginfo  already there, skipped"
+up --executable "$exe"
+is "... and with --executable as the executable too" "$rc $(cat "$T/out")" \
+"0 $id  $exe  debuginfo  already there, skipped
+$id  $exe  executable  already there, skipped"
 
 # --- what cannot be uploaded -------------------------------------------
 echo wrong-token > "$T/bad"
