@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 2
+#define SYM_VERSION_MINOR 3
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.2.0"
+#define SYM_VERSION "1.3.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
