@@ -68,6 +68,8 @@
  * of 1.0.0, the release in which the profile model left libsym.so.0 (so
  * both libraries' major became 1, and libsym.map restarted at
  * LIBSYM_1.0); a function added by 1.1 goes into LIBSYMPROFILE_1.1.
+ * LIBSYMPROFILE_1.3 is 1.3.0's: the typed values (sym_prof_set_value_types()
+ * and the five after it).
  * Structs and constants:
  *  - struct sym_prof is opaque, allocated by the library, and may change
  *    freely;
