@@ -102,24 +102,7 @@ wait $pid
 # Programs unchanged: same stdout, stderr (the profiler's own notices
 # aside) and status, with a small rate so that many samples are taken.
 same() {
-	_n=$1; shift
-	"$T/$_n" "$@" > "$T/$_n.plain" 2> "$T/$_n.plain.err"
-	_p=$?
-	sp_run --mode alloc --rate 4096 -o "$T/$_n.alloc.raw" -- "$T/$_n" "$@" \
-		> "$T/$_n.alloc.out" 2> "$T/$_n.alloc.err"
-	_q=$?
-	grep -v '^libsymprof: ' "$T/$_n.alloc.err" > "$T/$_n.alloc.err2"
-	if [ "$_p" = "$_q" ] && cmp -s "$T/$_n.plain" "$T/$_n.alloc.out" &&
-	   cmp -s "$T/$_n.plain.err" "$T/$_n.alloc.err2"; then
-		_tap 0 "$_n: same output and status ($_p) as without the profiler"
-	else
-		_tap 1 "$_n: same output and status as without the profiler"
-		echo "#   status $_p without, $_q with"
-		diff "$T/$_n.plain" "$T/$_n.alloc.out" | sed 's/^/#   /' | head -20
-		diff "$T/$_n.plain.err" "$T/$_n.alloc.err2" | sed 's/^/#   /' | head -20
-	fi
-	sed 's/^/# stderr: /' "$T/$_n.alloc.err" | grep 'libsymprof: '
-	sp_check "$_n: the profile parses and is coherent" "$T/$_n.alloc.raw"
+	sp_same alloc "--mode alloc --rate 4096" "$@"
 }
 same symprof_sigmalloc 100000
 ok "sigmalloc: samples taken inside the signal handler (a signal frame on the stack)" \
