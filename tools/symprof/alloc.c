@@ -46,14 +46,16 @@
 #include "symprof.h"
 #include "alloc_est.h"
 
-/* glibc's allocator under its own names (exported by libc.so.6). */
-extern void *__libc_malloc(size_t n);
-extern void __libc_free(void *p);
-extern void *__libc_calloc(size_t n, size_t sz);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-extern void *__libc_valloc(size_t n);
-extern void *__libc_pvalloc(size_t n);
+/* glibc's allocator under its own names (exported by libc.so.6), called
+ * through the GOT without a PLT stub: the fast paths end in one jump. */
+#define NOPLT __attribute__((noplt))
+extern void *__libc_malloc(size_t n) NOPLT;
+extern void __libc_free(void *p) NOPLT;
+extern void *__libc_calloc(size_t n, size_t sz) NOPLT;
+extern void *__libc_realloc(void *p, size_t n) NOPLT;
+extern void *__libc_memalign(size_t align, size_t n) NOPLT;
+extern void *__libc_valloc(size_t n) NOPLT;
+extern void *__libc_pvalloc(size_t n) NOPLT;
 
 _Atomic int sp_alloc_on;
 uint64_t sp_alloc_rate = 512 * 1024;
@@ -352,13 +354,14 @@ static void take_sample(void *p, uint64_t size)
 	}
 }
 
-/* The slow path: the counter went below 0 on @n bytes at @p. */
+/* The slow path: the counter went below 0 on @n bytes, which returned
+ * @p (NULL: the allocation failed, and is not counted). */
 __attribute__((noinline)) static void slow(void *p, uint64_t n)
 {
 	int saved = errno;
 
 	smp.left += (int64_t)n;
-	if (busy)
+	if (busy || !p)
 		goto out;
 	busy = 1;
 	if (!smp.started)
@@ -371,24 +374,41 @@ out:
 	errno = saved;
 }
 
+/*
+ * The fast path: count an allocation of @n bytes about to be made; true
+ * when it is not sampled (the caller tail-calls glibc), false when the
+ * counter went below 0 (the caller makes the allocation, then calls
+ * slow()).  One relaxed load and one thread-local subtraction.
+ */
+static inline bool fast(size_t n)
+{
+	if (!atomic_load_explicit(&sp_alloc_on, memory_order_relaxed))
+		return true;
+	smp.left -= (int64_t)(n > BIG ? BIG : n);
+	return __builtin_expect(smp.left >= 0, 1);
+}
+
+/* The allocation of @n bytes that fast() sent here returned @p. */
+static inline void *sampled(void *p, size_t n)
+{
+	slow(p, n > BIG ? BIG : n);
+	return p;
+}
+
 /* Account an allocation of @n bytes that returned @p (not NULL). */
 static inline void note(void *p, size_t n)
 {
-	uint64_t k = n > BIG ? BIG : n;
-
-	if (!atomic_load_explicit(&sp_alloc_on, memory_order_relaxed))
-		return;
-	smp.left -= (int64_t)k;
-	if (__builtin_expect(smp.left < 0, 0))
-		slow(p, k);
+	if (!fast(n))
+		slow(p, n > BIG ? BIG : n);
 }
 
-/* @p is being freed (or moved by realloc): out of the table. */
+/* @p is being freed (or moved by realloc): out of the table.  For a
+ * pointer never sampled, one load of the filter. */
 static inline void forget(void *p)
 {
 	uint64_t size, tag;
 
-	if (p)
+	if (p && atomic_load_explicit(filter_of(p), memory_order_relaxed))
 		live_take(p, &size, &tag);
 }
 
@@ -396,11 +416,9 @@ static inline void forget(void *p)
 
 SP_EXPORT void *malloc(size_t n)
 {
-	void *p = __libc_malloc(n);
-
-	if (p)
-		note(p, n);
-	return p;
+	if (fast(n))
+		return __libc_malloc(n);
+	return sampled(__libc_malloc(n), n);
 }
 
 SP_EXPORT void free(void *p)
@@ -411,12 +429,12 @@ SP_EXPORT void free(void *p)
 
 SP_EXPORT void *calloc(size_t n, size_t sz)
 {
-	void *p = __libc_calloc(n, sz);
+	size_t bytes;
 
-	/* Non-NULL means n * sz did not overflow. */
-	if (p)
-		note(p, n * sz);
-	return p;
+	/* An overflowing product fails in glibc; it counts nothing. */
+	if (__builtin_mul_overflow(n, sz, &bytes) || fast(bytes))
+		return __libc_calloc(n, sz);
+	return sampled(__libc_calloc(n, sz), bytes);
 }
 
 /* realloc is a free of the old block and an allocation of @n bytes: the
@@ -427,12 +445,18 @@ SP_EXPORT void *calloc(size_t n, size_t sz)
 static void *do_realloc(void *p, size_t n)
 {
 	uint64_t size = 0, tag = 0;
-	bool had = p && live_take(p, &size, &tag);
-	void *q = __libc_realloc(p, n);
+	bool had = p && atomic_load_explicit(filter_of(p),
+					       memory_order_relaxed) &&
+		   live_take(p, &size, &tag);
+	void *q;
 
-	if (q)
-		note(q, n);
-	else if (had && n)
+	if (!n)		/* glibc frees p: nothing allocated */
+		return __libc_realloc(p, n);
+	if (fast(n))
+		q = __libc_realloc(p, n);
+	else
+		q = sampled(__libc_realloc(p, n), n);
+	if (!q && had)
 		live_restore(p, size, tag);
 	return q;
 }
@@ -455,11 +479,9 @@ SP_EXPORT void *reallocarray(void *p, size_t n, size_t sz)
 
 SP_EXPORT void *memalign(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
-
-	if (p)
-		note(p, n);
-	return p;
+	if (fast(n))
+		return __libc_memalign(align, n);
+	return sampled(__libc_memalign(align, n), n);
 }
 
 SP_EXPORT void *aligned_alloc(size_t align, size_t n)
@@ -486,20 +508,16 @@ SP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 SP_EXPORT void *valloc(size_t n)
 {
-	void *p = __libc_valloc(n);
-
-	if (p)
-		note(p, n);
-	return p;
+	if (fast(n))
+		return __libc_valloc(n);
+	return sampled(__libc_valloc(n), n);
 }
 
 SP_EXPORT void *pvalloc(size_t n)
 {
-	void *p = __libc_pvalloc(n);
-
-	if (p)
-		note(p, n);
-	return p;
+	if (fast(n))
+		return __libc_pvalloc(n);
+	return sampled(__libc_pvalloc(n), n);
 }
 
 typedef size_t (*usable_fn)(void *);
