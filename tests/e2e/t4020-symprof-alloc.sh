@@ -12,7 +12,7 @@
 # C++ exceptions, and a SIGALRM handler that allocates.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
-plan 46
+plan 48
 
 ALLOC_CFLAGS="$SP_CFLAGS -fno-optimize-sibling-calls -fno-ipa-icf"
 cc $ALLOC_CFLAGS -o "$T/symprof_alloc" "$SYM_ROOT/fixtures/src/symprof_alloc.c" ||
@@ -111,5 +111,13 @@ same symprof_forkexec
 same symprof_dlopen 60
 same symprof_exc
 same symprof_malloc 16 100000
+# sym merge keeps the value types of inputs that share them, summed.
+"$SYM" merge -o "$T/merged.raw" "$T/alloc.raw" "$T/symprof_sigmalloc.alloc.raw"
+is "sym merge of two alloc profiles: sym-raw 2 with the four types" \
+	"$? $(head -1 "$T/merged.raw") $(grep -c '^value-type' "$T/merged.raw")" \
+	"0 sym-raw 2 4"
+sum_inuse() { awk '$1 == "stack" {split($7, v, ","); n += v[4]} END {print n}' "$@"; }
+is "and its inuse_space is the inputs' sum" "$(sum_inuse "$T/merged.raw")" \
+	"$(($(sum_inuse "$T/alloc.raw") + $(sum_inuse "$T/symprof_sigmalloc.alloc.raw")))"
 echo "# malloc: $(sp_hdr "$T/symprof_malloc.alloc.raw" samples) samples, $(sp_hdr "$T/symprof_malloc.alloc.raw" dropped) dropped"
 done_testing
