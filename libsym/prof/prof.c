@@ -679,10 +679,11 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
  * -EOVERFLOW leaves them unchanged. */
 static int add_values(struct sym_prof *p, size_t i, const uint64_t *v)
 {
-	uint64_t *t = p->values + i * p->nvt, sum[SYM_PROF_MAX_VALUES];
+	uint64_t *t, sum[SYM_PROF_MAX_VALUES];
 
-	if (!v)
+	if (!v || !p->nvt)
 		return 0;
+	t = p->values + i * p->nvt;
 	for (uint32_t k = 0; k < p->nvt; k++)
 		if (__builtin_add_overflow(t[k], v[k], &sum[k]))
 			return -EOVERFLOW;
