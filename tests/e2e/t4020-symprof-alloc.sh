@@ -9,10 +9,11 @@
 # read --value TYPE, pprof picks -sample_index=inuse_space; the profile
 # is written on SIGUSR2 and every --interval; and programs print the same
 # and exit the same with and without it: fork and exec, threads, dlopen,
-# C++ exceptions, and a SIGALRM handler that allocates.
+# C++ exceptions, and a SIGALRM handler that allocates; a program with
+# a malloc of its own is reported, not sampled, and unchanged.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
-plan 48
+plan 52
 
 ALLOC_CFLAGS="$SP_CFLAGS -fno-optimize-sibling-calls -fno-ipa-icf"
 cc $ALLOC_CFLAGS -o "$T/symprof_alloc" "$SYM_ROOT/fixtures/src/symprof_alloc.c" ||
@@ -108,6 +109,14 @@ same symprof_sigmalloc 100000
 ok "sigmalloc: samples taken inside the signal handler (a signal frame on the stack)" \
 	grep -q '^stack .* p[0-9]*:' "$T/symprof_sigmalloc.alloc.raw"
 same symprof_forkexec
+# A program with its own malloc: reported, nothing sampled, unchanged.
+cc $SP_CFLAGS -o "$T/symprof_ownmalloc" "$SYM_ROOT/fixtures/src/symprof_ownmalloc.c" ||
+	echo "# cannot build symprof_ownmalloc"
+same symprof_ownmalloc
+ok "own malloc: libsymprof says malloc is replaced, on stderr and in the file" \
+	sh -c "grep -q \"^libsymprof: malloc is replaced by '$T/symprof_ownmalloc'\" '$T/symprof_ownmalloc.alloc.err' &&
+	       grep -q '^# libsymprof: malloc is replaced by' '$T/symprof_ownmalloc.alloc.raw'"
+is "own malloc: no sample" "$(sp_hdr "$T/symprof_ownmalloc.alloc.raw" samples)" 0
 same symprof_dlopen 60
 same symprof_exc
 same symprof_malloc 16 100000

@@ -538,6 +538,11 @@ SP_EXPORT size_t malloc_usable_size(void *p)
 
 /* ---- start-up --------------------------------------------------------- */
 
+/* Our malloc's own address: `malloc` here names whichever definition
+ * the dynamic linker chose, which is the program's when it has one. */
+extern void *sp_our_malloc(size_t n)
+	__attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+
 const char *sp_alloc_replaced(void)
 {
 	void *next = dlsym(RTLD_NEXT, "malloc");
@@ -546,7 +551,7 @@ const char *sp_alloc_replaced(void)
 
 	/* The program's own malloc (linked in) is looked up before ours;
 	 * a library's after ours would be bypassed by __libc_malloc. */
-	if (first && first != (void *)malloc)
+	if (first && first != (void *)sp_our_malloc)
 		return dladdr(first, &di) && di.dli_fname ? di.dli_fname :
 			"the program";
 	if (next && next != (void *)__libc_malloc)
