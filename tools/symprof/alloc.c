@@ -48,7 +48,13 @@
 
 /* glibc's allocator under its own names (exported by libc.so.6), called
  * through the GOT without a PLT stub: the fast paths end in one jump. */
+#if defined(__clang__)
+#define NOPLT		/* clang has no noplt: -fno-plt does it there */
+#define COPY_ATTRS
+#else
 #define NOPLT __attribute__((noplt))
+#define COPY_ATTRS __attribute__((copy(malloc)))
+#endif
 extern void *__libc_malloc(size_t n) NOPLT;
 extern void __libc_free(void *p) NOPLT;
 extern void *__libc_calloc(size_t n, size_t sz) NOPLT;
@@ -541,7 +547,7 @@ SP_EXPORT size_t malloc_usable_size(void *p)
 /* Our malloc's own address: `malloc` here names whichever definition
  * the dynamic linker chose, which is the program's when it has one. */
 extern void *sp_our_malloc(size_t n)
-	__attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+	__attribute__((alias("malloc"), visibility("hidden"))) COPY_ATTRS;
 
 const char *sp_alloc_replaced(void)
 {
