@@ -392,6 +392,7 @@ bench: deps
 	$(Q)tests/bench/symd-attack-bench.sh
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
+	$(Q)tests/bench/symprof-alloc-bench.sh
 	$(Q)tests/bench/views-bench.sh
 	$(Q)tests/bench/symbolize-log-bench.sh
 	$(Q)tests/bench/stack-bench.sh

@@ -729,7 +729,10 @@ static int add_stacks(struct merge *g, size_t k, size_t first,
 			src = g->recs[ri].out_source;
 		err = copy_task(g, k, s);
 		if (!err)
-			err = sym_prof_add_stack_from(g->out, &t, src);
+			err = sym_prof_add_stack_values(
+				g->out, &t, src,
+				sym_prof_nvalue_types(g->out) ?
+				sym_prof_stack_values(in, i) : NULL);
 		if (err)
 			return err;
 	}
@@ -758,6 +761,42 @@ static int finish_header(struct merge *g, struct sym_prof_header *h)
 	return sym_prof_set_header(g->out, h);
 }
 
+/*
+ * Value types (docs/raw-format.md, "Value types"): kept, and added as
+ * they are in every mode (they are estimates in their own units, which
+ * no normalization rescales), when every input has the same ones in the
+ * same order; otherwise left out, with a warning.
+ */
+static int merge_value_types(struct merge *g)
+{
+	const struct sym_prof *a = g->in[0];
+	uint32_t nv = sym_prof_nvalue_types(a);
+	const char *names[SYM_PROF_MAX_VALUES], *units[SYM_PROF_MAX_VALUES];
+
+	for (size_t k = 1; k < g->nin; k++) {
+		const struct sym_prof *b = g->in[k];
+		bool same = sym_prof_nvalue_types(b) == nv;
+
+		for (uint32_t j = 0; same && j < nv; j++) {
+			const char *ua, *ub;
+
+			same = !strcmp(sym_prof_value_type(a, j, &ua),
+				       sym_prof_value_type(b, j, &ub)) &&
+			       !strcmp(ua, ub);
+		}
+		if (!same) {
+			if (nv || sym_prof_nvalue_types(b))
+				tool_err("warning: '%s' and '%s' have "
+					 "different value types: the merge "
+					 "has none", g->names[0], g->names[k]);
+			return 0;
+		}
+	}
+	for (uint32_t j = 0; j < nv; j++)
+		names[j] = sym_prof_value_type(a, j, &units[j]);
+	return sym_prof_set_value_types(g->out, names, units, nv);
+}
+
 int merge_profiles(struct sym_prof **in, const char *const *names, size_t n,
 		   const struct merge_opts *o, struct sym_prof **out)
 {
@@ -775,6 +814,8 @@ int merge_profiles(struct sym_prof **in, const char *const *names, size_t n,
 	g.mapid = calloc(n, sizeof(*g.mapid));
 	fr = malloc(SYM_PROF_MAX_FRAMES * sizeof(*fr));
 	err = first && g.mapid && fr ? sym_prof_new(&g.out) : -ENOMEM;
+	if (!err)
+		err = merge_value_types(&g);
 	if (err)
 		goto out;
 	err = collect_recs(&g, first);

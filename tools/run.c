@@ -1,5 +1,6 @@
 /*
- * run.c - `sym run [-F HZ] [--mode cpu|wall] [-o FILE] -- CMD [ARGS...]`:
+ * run.c - `sym run [-F HZ] [--mode cpu|wall|process|alloc] [--rate BYTES]
+ * [-o FILE] -- CMD [ARGS...]`:
  * run a command under libsymprof, the in-process sampler (docs/symprof.md),
  * which writes a raw stack profile (docs/raw-format.md) when the command
  * ends.
@@ -35,9 +36,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sym run [-F HZ] [--mode cpu|wall|process] [-o FILE]\n"
-		"               [--interval SEC] [--signal SIG] [--] CMD "
-		"[ARGS...]\n\n"
+		"usage: sym run [-F HZ] [--mode cpu|wall|process|alloc] "
+		"[--rate BYTES]\n"
+		"               [-o FILE] [--interval SEC] [--signal SIG] "
+		"[--] CMD [ARGS...]\n\n"
 		"Run CMD with libsymprof, the in-process sampler (LD_PRELOAD), "
 		"and write\nits raw stack profile (docs/raw-format.md) to "
 		"FILE when it exits.\nsym run execs CMD: same pid, same exit "
@@ -53,6 +55,14 @@ static void usage(FILE *f)
 		"process (biased;\n"
 		"                      the fallback when per-thread timers "
 		"fail)\n"
+		"  --mode alloc        allocations (the malloc family), "
+		"sampled by bytes:\n"
+		"                      alloc_objects, alloc_space, "
+		"inuse_objects,\n"
+		"                      inuse_space (--value TYPE in the "
+		"views)\n"
+		"  --rate BYTES        alloc mode: mean bytes between samples "
+		"(524288)\n"
 		"  -o, --output FILE   the profile (default " RUN_DEFAULT_OUT
 		"); %%p is the pid:\n"
 		"                      without it only CMD's own process "
@@ -63,7 +73,9 @@ static void usage(FILE *f)
 		"(10; 0: at exit\n"
 		"                      only)\n"
 		"  --signal SIG        sampling signal (SIGPROF; SIGRTMIN+N, "
-		"...)\n\n"
+		"...); alloc\n"
+		"                      mode: the signal that asks for a "
+		"write (SIGUSR2)\n\n"
 		"Environment: SYM_LIBSYMPROF overrides where libsymprof.so is "
 		"found.\nSee docs/symprof.md and sym(1).\n");
 }
@@ -137,11 +149,12 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "signal", required_argument, NULL, 's' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *hz = "99", *mode = "cpu", *out = RUN_DEFAULT_OUT;
-	const char *interval = NULL, *sig = NULL, *old;
+	const char *interval = NULL, *sig = NULL, *rate = NULL, *old;
 	char lib[PATH_MAX], path[PATH_MAX], cwd[PATH_MAX], pid[32];
 	char *preload = NULL;
 	size_t n;
@@ -165,6 +178,9 @@ int cmd_run(int argc, char **argv)
 		case 's':
 			sig = optarg;
 			break;
+		case 'r':
+			rate = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return TOOL_EXIT_OK;
@@ -183,8 +199,15 @@ int cmd_run(int argc, char **argv)
 		return TOOL_EXIT_USAGE;
 	}
 	if (strcmp(mode, "cpu") && strcmp(mode, "wall") &&
-	    strcmp(mode, "process")) {
-		tool_err("--mode '%s': not cpu, wall or process", mode);
+	    strcmp(mode, "process") && strcmp(mode, "alloc")) {
+		tool_err("--mode '%s': not cpu, wall, process or alloc", mode);
+		return TOOL_EXIT_USAGE;
+	}
+	if (rate && (strcmp(mode, "alloc") ||
+		     !valid_number(rate, 1, 1L << 40))) {
+		tool_err("--rate '%s': %s", rate, strcmp(mode, "alloc") ?
+			 "only with --mode alloc" :
+			 "not a number of bytes from 1 to 2^40");
 		return TOOL_EXIT_USAGE;
 	}
 	if (interval && !valid_number(interval, 0, 86400)) {
@@ -239,6 +262,7 @@ int cmd_run(int argc, char **argv)
 	    setenv("SYMPROF_MODE", mode, 1) || setenv("SYMPROF_OUT", out, 1) ||
 	    setenv("SYMPROF_PID", pid, 1) ||
 	    (interval && setenv("SYMPROF_INTERVAL", interval, 1)) ||
+	    (rate && setenv("SYMPROF_RATE", rate, 1)) ||
 	    (sig && setenv("SYMPROF_SIGNAL", sig, 1))) {
 		tool_err("cannot set the environment: %s", strerror(errno));
 		free(preload);

@@ -339,6 +339,7 @@ struct dec {
 	uint8_t *loc_pc;	/* per Location: 1 exact PC, 2 return,
 				 * 0 by position (leaf or not) */
 	bool ours;		/* a "#sym-pprof 1" comment */
+	int vt_col;		/* first column of the value types, or -1 */
 	bool pc_trusted;	/* its location checksum matched */
 	bool symbolized;	/* ours, with "#sym-symbolized 1" */
 	uint8_t *loc_status;	/* per Location: "#sym-loc" status + 1 */
@@ -1124,6 +1125,51 @@ static int dec_locations(struct dec *d)
 	return 0;
 }
 
+/* A sample type's name or unit that a value type can take: 1 to 64 of
+ * [A-Za-z0-9_.-] (sym_prof_set_value_types()). */
+static bool vt_word_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") == n;
+}
+
+/*
+ * Value types (sym_prof_set_value_types()) from the sample types: ours
+ * are the columns after samples/count and the weight; a foreign profile
+ * with more than two (Go's heap profile: alloc_objects, alloc_space,
+ * inuse_objects, inuse_space) gets every column as one, unless a name
+ * or unit cannot be one or a name repeats.  Sets d->vt_col.
+ */
+static int pick_value_types(struct dec *d)
+{
+	const PbProfile *pb = d->pb;
+	const char *names[SYM_PROF_MAX_VALUES], *units[SYM_PROF_MAX_VALUES];
+	size_t n = pb->n_sample_type, first = d->ours ? 2 : 0, k;
+	int err;
+
+	d->vt_col = -1;
+	if (n <= 2 || n - first > SYM_PROF_MAX_VALUES)
+		return 0;
+	for (k = first; k < n; k++) {
+		names[k - first] = str_at(pb, pb->sample_type[k]->type);
+		units[k - first] = str_at(pb, pb->sample_type[k]->unit);
+		if (!vt_word_ok(names[k - first]) ||
+		    !vt_word_ok(units[k - first]))
+			return 0;
+		for (size_t j = first; j < k; j++)
+			if (!strcmp(names[j - first], names[k - first]))
+				return 0;
+	}
+	err = sym_prof_set_value_types(d->p, names, units,
+				       (uint32_t)(n - first));
+	if (!err)
+		d->vt_col = (int)first;
+	return err;
+}
+
 /* Which values are the count and the weight (docs/pprof.md). */
 static void pick_columns(struct dec *d)
 {
@@ -1132,6 +1178,12 @@ static void pick_columns(struct dec *d)
 	int i, n = (int)pb->n_sample_type;
 
 	d->count_col = d->weight_col = -1;
+	if (d->ours && n > 2) {
+		/* samples/count, the weight, then value types. */
+		d->count_col = 0;
+		d->weight_col = 1;
+		return;
+	}
 	for (i = 0; i < n && d->count_col < 0; i++)
 		if (strcmp(str_at(pb, pb->sample_type[i]->unit), "count") == 0 &&
 		    strcmp(str_at(pb, pb->sample_type[i]->type), "samples") == 0)
@@ -1266,6 +1318,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 static int dec_samples(struct dec *d)
 {
 	const PbProfile *pb = d->pb;
+	uint64_t vals[SYM_PROF_MAX_VALUES];
 	struct sym_prof_frame *fr;
 	size_t i, j, n;
 	int64_t k;
@@ -1335,7 +1388,11 @@ static int dec_samples(struct dec *d)
 		s.frames = fr;
 		if (s.pid < 0 || s.tid < 0)
 			BAD(d, "sample %zu: negative pid or tid label", i);
-		err = sym_prof_add_stack(d->p, &s);
+		for (j = 0; d->vt_col >= 0 && j < pb->n_sample_type -
+						   (size_t)d->vt_col; j++)
+			vals[j] = (uint64_t)ps->value[d->vt_col + (int)j];
+		err = sym_prof_add_stack_values(d->p, &s, 0,
+						d->vt_col >= 0 ? vals : NULL);
 		if (err == -E2BIG) {
 			set_msg(d->msg, d->msglen, "sample %zu: more than "
 				"2^24 unique stacks", i);
@@ -1412,10 +1469,13 @@ static int read_plain(const uint8_t *buf, size_t len, struct sym_prof **out,
 	if (err)
 		goto out;
 	/* The header from pprof's fields; our own comments override it. */
+	find_marker(&d);
 	pick_columns(&d);
 	foreign_header(&d);
 	d.h.start_ns = pb->time_nanos;
-	find_marker(&d);
+	err = pick_value_types(&d);
+	if (err)
+		goto out;
 	if (d.ours) {
 		err = dec_comments(&d);
 		if (err)

@@ -234,7 +234,9 @@ struct enc {
 	struct strtab st;
 	struct loctab lt;
 	PbProfile prof;
-	PbValueType vt[2], *vtp[2], period_type;
+	/* [samples/count, weight, value types...] */
+	PbValueType vt[2 + SYM_PROF_MAX_VALUES];
+	PbValueType *vtp[2 + SYM_PROF_MAX_VALUES], period_type;
 	PbMapping *maps, **mapp;
 	PbLocation *locs, **locp;
 	PbSample *samples, **samplep;
@@ -316,6 +318,7 @@ static int enc_types(struct enc *e)
 	const struct sym_prof_header *h = e->h;
 	const char *wu = h->weight_unit ? h->weight_unit : "ns";
 	const char *type, *unit;
+	uint32_t nvt = sym_prof_nvalue_types(e->p);
 	size_t n = 1;
 	int err;
 
@@ -336,20 +339,31 @@ static int enc_types(struct enc *e)
 	err = strtab_intern(&e->st, "samples", &e->vt[0].type);
 	if (!err)
 		err = strtab_intern(&e->st, "count", &e->vt[0].unit);
-	/* [samples/count] alone when the weight says nothing more. */
-	if (!err && !(strcmp(wu, "samples") == 0 && weight_is_count(e->p))) {
+	/* [samples/count] alone when the weight says nothing more and no
+	 * value types follow (they are columns 2 and after). */
+	if (!err && (nvt || !(strcmp(wu, "samples") == 0 &&
+			      weight_is_count(e->p)))) {
 		err = strtab_intern(&e->st, type, &e->vt[1].type);
 		if (!err)
 			err = strtab_intern(&e->st, unit, &e->vt[1].unit);
 		n = 2;
 	}
+	for (uint32_t k = 0; k < nvt && !err; k++, n++) {
+		const char *vunit, *vname = sym_prof_value_type(e->p, k, &vunit);
+
+		e->vt[n] = (PbValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+		err = strtab_intern(&e->st, vname, &e->vt[n].type);
+		if (!err)
+			err = strtab_intern(&e->st, vunit, &e->vt[n].unit);
+	}
 	if (err)
 		return err;
-	e->vtp[0] = &e->vt[0];
-	e->vtp[1] = &e->vt[1];
+	for (size_t k = 0; k < n; k++)
+		e->vtp[k] = &e->vt[k];
 	e->prof.n_sample_type = n;
 	e->prof.sample_type = e->vtp;
-	e->period_type = e->vt[n - 1];
+	/* The weight's type; pprof's default index is the last column. */
+	e->period_type = e->vt[n > 1 ? 1 : 0];
 	e->prof.period_type = &e->period_type;
 	if (h->period > INT64_MAX)
 		return -ERANGE;
@@ -479,6 +493,13 @@ static int enc_samples(struct enc *e)
 		ps->value[0] = (int64_t)s->count;
 		if (nv > 1)
 			ps->value[1] = (int64_t)s->weight;
+		for (j = 2; j < nv; j++) {
+			uint64_t v = sym_prof_stack_values(e->p, i)[j - 2];
+
+			if (v > INT64_MAX)
+				return -ERANGE;
+			ps->value[j] = (int64_t)v;
+		}
 		ps->label = &e->labelp[nlabels];
 		if (s->pid) {
 			err = enc_label(e, &nlabels, "pid", s->pid, NULL);

@@ -31,6 +31,10 @@
  * a profile without them pays nothing.  A stack without a source hashes
  * as it did before sources existed.
  *
+ * Value types (sym_prof_set_value_types()) are declared before the first
+ * stack; the values of stack i are values[i * nvt .. i * nvt + nvt - 1],
+ * an array beside @stacks that exists only when nvt > 0.
+ *
  * Symbolization (sym_prof_set_location()) is a second table of the same
  * kind: locations keyed by (map, address, return flag), each with a
  * status and its lines in chunks that never move (so the lines handed out
@@ -146,6 +150,13 @@ struct sym_prof {
 	 * else it has at least nstacks elements. */
 	uint32_t *stack_srcs;
 	size_t capstack_srcs;
+
+	/* Value types: free() each name and unit; @values holds nvt per
+	 * stack (NULL while nvt is 0). */
+	char *vt_names[SYM_PROF_MAX_VALUES], *vt_units[SYM_PROF_MAX_VALUES];
+	uint32_t nvt;
+	uint64_t *values;
+	size_t capvalues;
 
 	/* Symbolization. */
 	bool symbolized;
@@ -430,6 +441,11 @@ void sym_prof_free(struct sym_prof *p)
 	}
 	free(p->sources);
 	free(p->stack_srcs);
+	for (uint32_t k = 0; k < p->nvt; k++) {
+		free(p->vt_names[k]);
+		free(p->vt_units[k]);
+	}
+	free(p->values);
 	free(p->locs);
 	free(p->loc_slots);
 	arena_release(&p->lines);
@@ -656,6 +672,29 @@ int sym_prof_add_stack(struct sym_prof *p, const struct sym_prof_stack *s)
 int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 			    uint32_t source)
 {
+	return sym_prof_add_stack_values(p, s, source, NULL);
+}
+
+/* Add @v (nvt values, or NULL for zeros) to the values of stack @i;
+ * -EOVERFLOW leaves them unchanged. */
+static int add_values(struct sym_prof *p, size_t i, const uint64_t *v)
+{
+	uint64_t *t, sum[SYM_PROF_MAX_VALUES];
+
+	if (!v || !p->nvt)
+		return 0;
+	t = p->values + i * p->nvt;
+	for (uint32_t k = 0; k < p->nvt; k++)
+		if (__builtin_add_overflow(t[k], v[k], &sum[k]))
+			return -EOVERFLOW;
+	memcpy(t, sum, p->nvt * sizeof(*t));
+	return 0;
+}
+
+int sym_prof_add_stack_values(struct sym_prof *p,
+			      const struct sym_prof_stack *s, uint32_t source,
+			      const uint64_t *values)
+{
 	struct sym_prof_stack *t;
 	struct sym_prof_frame *fr = NULL;
 	uint64_t h, count, weight;
@@ -687,6 +726,9 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 			    __builtin_add_overflow(t->weight, s->weight,
 						   &weight))
 				return -EOVERFLOW;
+			err = add_values(p, p->slots[i] - 1, values);
+			if (err)
+				return err;
 			t->count = count;
 			t->weight = weight;
 			return 0;
@@ -707,6 +749,9 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 				p->nstacks + 1, sizeof(*p->hashes));
 	if (!err && (p->stack_srcs || source))
 		err = grow_stack_srcs(p, p->nstacks + 1);
+	if (!err && p->nvt)
+		err = symi_grow((void **)&p->values, &p->capvalues,
+				(p->nstacks + 1) * p->nvt, sizeof(*p->values));
 	if (err)
 		return err;
 	if (s->nframes) {
@@ -721,6 +766,14 @@ int sym_prof_add_stack_from(struct sym_prof *p, const struct sym_prof_stack *s,
 	p->hashes[p->nstacks] = h;
 	if (p->stack_srcs)
 		p->stack_srcs[p->nstacks] = source;
+	if (p->nvt) {
+		uint64_t *v = p->values + p->nstacks * p->nvt;
+
+		if (values)
+			memcpy(v, values, p->nvt * sizeof(*v));
+		else
+			memset(v, 0, p->nvt * sizeof(*v));
+	}
 	mask = p->nslots - 1;
 	for (i = h & mask; p->slots[i]; i = (i + 1) & mask)
 		;
@@ -752,6 +805,92 @@ const struct sym_prof_stack *sym_prof_stack(const struct sym_prof *p,
 uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i)
 {
 	return p && i < p->nstacks ? source_of(p, i) : 0;
+}
+
+/* A value type's name or unit: 1 to 64 bytes of [A-Za-z0-9_.-]. */
+static bool vt_word_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return false;
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') ||
+		      (s[n] >= 'A' && s[n] <= 'Z') ||
+		      (s[n] >= '0' && s[n] <= '9') || s[n] == '_' ||
+		      s[n] == '.' || s[n] == '-'))
+			return false;
+	return n >= 1 && n <= 64;
+}
+
+int sym_prof_set_value_types(struct sym_prof *p, const char *const *names,
+			     const char *const *units, uint32_t n)
+{
+	char *nm[SYM_PROF_MAX_VALUES] = { 0 }, *un[SYM_PROF_MAX_VALUES] = { 0 };
+	uint32_t k;
+	int err = 0;
+
+	if (!p || (n && (!names || !units)))
+		return -EINVAL;
+	if (n > SYM_PROF_MAX_VALUES)
+		return -E2BIG;
+	if (p->nstacks || p->nvt)
+		return -EBUSY;
+	for (k = 0; k < n; k++) {
+		if (!vt_word_ok(names[k]) || !vt_word_ok(units[k]))
+			return -EINVAL;
+		for (uint32_t j = 0; j < k; j++)
+			if (strcmp(names[j], names[k]) == 0)
+				return -EINVAL;
+	}
+	for (k = 0; k < n; k++) {
+		nm[k] = symi_strdup(names[k]);
+		un[k] = symi_strdup(units[k]);
+		if (!nm[k] || !un[k]) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	memcpy(p->vt_names, nm, sizeof(nm));
+	memcpy(p->vt_units, un, sizeof(un));
+	p->nvt = n;
+	return 0;
+out:
+	for (k = 0; k < n; k++) {
+		free(nm[k]);
+		free(un[k]);
+	}
+	return err;
+}
+
+uint32_t sym_prof_nvalue_types(const struct sym_prof *p)
+{
+	return p ? p->nvt : 0;
+}
+
+const char *sym_prof_value_type(const struct sym_prof *p, uint32_t i,
+				const char **unit)
+{
+	bool ok = p && i < p->nvt;
+
+	if (unit)
+		*unit = ok ? p->vt_units[i] : NULL;
+	return ok ? p->vt_names[i] : NULL;
+}
+
+int sym_prof_value_index(const struct sym_prof *p, const char *name)
+{
+	if (!p || !name)
+		return -EINVAL;
+	for (uint32_t k = 0; k < p->nvt; k++)
+		if (strcmp(p->vt_names[k], name) == 0)
+			return (int)k;
+	return -SYM_E_NOTFOUND;
+}
+
+const uint64_t *sym_prof_stack_values(const struct sym_prof *p, size_t i)
+{
+	return p && p->nvt && i < p->nstacks ? p->values + i * p->nvt : NULL;
 }
 
 int sym_prof_add_source(struct sym_prof *p, const struct sym_prof_source *s,

@@ -20,6 +20,12 @@
  * so strings decode in place and nothing is allocated per line beyond
  * what the profile keeps.
  *
+ * Version 2 (docs/raw-format.md, "Value types") is version 1 with typed
+ * values: `value-type NAME UNIT` header lines and a VALUES field after
+ * FLAGS in every stack line.  The writer writes 2 only for a profile
+ * with value types, so every other profile stays readable by readers of
+ * version 1; the reader reads both.
+ *
  * Sources (`source` lines) and a stack's source (the `from` line before
  * it) are read into sym_prof_add_source() and sym_prof_add_stack_from();
  * the writer writes a `from` line only where the source changes.
@@ -36,7 +42,7 @@
 /* Limits of docs/raw-format.md the reader checks itself (the profile
  * checks the counts of maps and stacks). */
 #define MAX_LINE (1u << 20)
-#define MAX_FIELDS (6 + SYM_PROF_MAX_FRAMES)
+#define MAX_FIELDS (7 + SYM_PROF_MAX_FRAMES)	/* sym-raw 2: VALUES */
 
 #define WBUF_SIZE 65536
 
@@ -268,9 +274,11 @@ static void wduration(struct wbuf *w, uint64_t ns)
 	ws(w, b);
 }
 
-static void write_header(struct wbuf *w, const struct sym_prof_header *h)
+static void write_header(struct wbuf *w, const struct sym_prof *p)
 {
-	ws(w, "sym-raw 1\n");
+	const struct sym_prof_header *h = sym_prof_header(p);
+
+	ws(w, sym_prof_nvalue_types(p) ? "sym-raw 2\n" : "sym-raw 1\n");
 	wkey_str(w, "host", h->host);
 	ws(w, "tool ");
 	wstr(w, h->tool);
@@ -303,6 +311,15 @@ static void write_header(struct wbuf *w, const struct sym_prof_header *h)
 	else
 		wc(w, '-');
 	wc(w, '\n');
+	for (uint32_t i = 0; i < sym_prof_nvalue_types(p); i++) {
+		const char *unit, *name = sym_prof_value_type(p, i, &unit);
+
+		ws(w, "value-type ");
+		ws(w, name);
+		wc(w, ' ');
+		ws(w, unit);
+		wc(w, '\n');
+	}
 }
 
 /* pMAP:ADDR, rMAP:ADDR, p?:ADDR */
@@ -317,7 +334,21 @@ static void write_frame(struct wbuf *w, const struct sym_prof_frame *f)
 	whex(w, f->addr);
 }
 
-static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
+/* sym-raw 2's VALUES field: " V,V,...", or " -" without value types. */
+static void write_values(struct wbuf *w, const uint64_t *v, uint32_t n)
+{
+	wc(w, ' ');
+	if (!n)
+		wc(w, '-');
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			wc(w, ',');
+		wu64(w, v[i]);
+	}
+}
+
+static void write_stack(struct wbuf *w, const struct sym_prof_stack *s,
+			const uint64_t *values, uint32_t nvalues)
 {
 	ws(w, "stack ");
 	wu64(w, s->count);
@@ -346,6 +377,8 @@ static void write_stack(struct wbuf *w, const struct sym_prof_stack *s)
 			ws(w, "unknown");
 		}
 	}
+	if (values)
+		write_values(w, values, nvalues);
 	for (uint32_t i = 0; i < s->nframes; i++) {
 		wc(w, ' ');
 		write_frame(w, &s->frames[i]);
@@ -485,7 +518,7 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 	w.buf = symi_malloc(WBUF_SIZE);
 	if (!w.buf)
 		return -ENOMEM;
-	write_header(&w, h);
+	write_header(&w, p);
 	if (sym_prof_symbolized(p))
 		ws(&w, "symbolized 1\n");
 	n = symi_prof_nprocs(p);
@@ -572,7 +605,9 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 			wc(&w, '\n');
 			from = src;
 		}
-		write_stack(&w, sym_prof_stack(p, i));
+		write_stack(&w, sym_prof_stack(p, i),
+			    sym_prof_stack_values(p, i),
+			    sym_prof_nvalue_types(p));
 	}
 	ws(&w, "end\n");
 	wflush(&w);
@@ -634,6 +669,15 @@ struct rd {
 	const char **strs[SYMI_PROF_NSETS];
 	size_t nstrs[SYMI_PROF_NSETS], capstrs[SYMI_PROF_NSETS];
 	struct sym_prof_line *lines;	/* free(); SYM_PROF_MAX_LINES */
+
+	/* sym-raw 1 or 2; version 2's `value-type` lines, in order (names
+	 * and units in @line copies, free()d), handed to the profile before
+	 * the first stack (@vt_set). */
+	int version;
+	char *vt[2][SYM_PROF_MAX_VALUES];
+	uint32_t nvt;
+	bool vt_set;
+	uint64_t values[SYM_PROF_MAX_VALUES];
 };
 
 static int fail(struct rd *r, int err, const char *fmt, ...)
@@ -1162,29 +1206,116 @@ static int parse_frame(struct rd *r, char *s, struct sym_prof_frame *f)
 	return 0;
 }
 
-/* stack COUNT WEIGHT PID TID FLAGS FRAME... */
+/* value-type NAME UNIT (sym-raw 2), before the first stack. */
+static int read_value_type(struct rd *r)
+{
+	int err = want_fields(r, 3);
+
+	if (err)
+		return err;
+	if (r->vt_set)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "'value-type' after the first stack");
+	if (r->nvt == SYM_PROF_MAX_VALUES)
+		return fail(r, -E2BIG, "more than %d value types",
+			    SYM_PROF_MAX_VALUES);
+	for (uint32_t k = 0; k < r->nvt; k++)
+		if (!strcmp(r->vt[0][k], r->f[1]))
+			return fail(r, -SYM_E_BADPROFILE,
+				    "value type " Q " declared twice", r->f[1]);
+	for (int j = 0; j < 2; j++) {
+		r->vt[j][r->nvt] = symi_strdup(r->f[1 + j]);
+		if (!r->vt[j][r->nvt]) {
+			free(r->vt[0][r->nvt]);
+			return fail(r, -ENOMEM, "out of memory");
+		}
+	}
+	r->nvt++;
+	return 0;
+}
+
+/* Hand the value types read to the profile (once, before a stack). */
+static int set_value_types(struct rd *r)
+{
+	int err;
+
+	if (r->vt_set)
+		return 0;
+	r->vt_set = true;
+	if (!r->nvt)
+		return 0;
+	err = sym_prof_set_value_types(r->p, (const char *const *)r->vt[0],
+				       (const char *const *)r->vt[1], r->nvt);
+	if (err == -EINVAL)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "a value type's name or unit is not 1 to 64 of "
+			    "[A-Za-z0-9_.-]");
+	return err ? fail(r, err, "out of memory") : 0;
+}
+
+/* sym-raw 2's VALUES field: "-" without value types, else one decimal
+ * per type, comma-separated, into r->values. */
+static int parse_values(struct rd *r, char *s)
+{
+	uint32_t k = 0;
+	int err;
+
+	if (!r->nvt)
+		return strcmp(s, "-") ?
+		       fail(r, -SYM_E_BADPROFILE, "stack values " Q " without "
+			    "'value-type' lines (want '-')", s) : 0;
+	for (char *c = s;; k++) {
+		char *comma = strchr(c, ',');
+
+		if (k == r->nvt)
+			return fail(r, -SYM_E_BADPROFILE, "more stack values "
+				    "than the %u value types", r->nvt);
+		if (comma)
+			*comma = '\0';
+		err = parse_u64(r, c, "stack value", &r->values[k]);
+		if (err)
+			return err;
+		if (!comma)
+			break;
+		c = comma + 1;
+	}
+	if (k + 1 != r->nvt)
+		return fail(r, -SYM_E_BADPROFILE,
+			    "%u stack values for %u value types", k + 1, r->nvt);
+	return 0;
+}
+
+/* stack COUNT WEIGHT PID TID FLAGS [VALUES] FRAME... (VALUES: sym-raw 2) */
 static int read_stack(struct rd *r)
 {
 	struct sym_prof_stack s = { .frames = r->frames };
+	size_t f0 = r->version == 2 ? 7 : 6;
 	int err;
 
-	if (r->nf < 6)
+	if (r->nf < f0)
 		return fail(r, -SYM_E_BADPROFILE,
-			    "'stack' takes at least 5 fields, not %zu",
-			    r->nf - 1);
+			    "'stack' takes at least %zu fields, not %zu",
+			    f0 - 1, r->nf - 1);
+	if (r->version == 2 && ((err = set_value_types(r)) ||
+				(err = parse_values(r, r->f[6]))))
+		return err;
 	if ((err = parse_u64(r, r->f[1], "stack count", &s.count)) ||
 	    (err = parse_u64(r, r->f[2], "stack weight", &s.weight)) ||
 	    (err = parse_pid(r, r->f[3], "stack PID", false, &s.pid)) ||
 	    (err = parse_pid(r, r->f[4], "stack TID", false, &s.tid)) ||
 	    (err = parse_stack_flags(r, r->f[5], &s.flags)))
 		return err;
-	s.nframes = (uint32_t)(r->nf - 6);
+	if (r->nf - f0 > SYM_PROF_MAX_FRAMES)
+		return fail(r, -E2BIG, "more than %d frames in a stack",
+			    SYM_PROF_MAX_FRAMES);
+	s.nframes = (uint32_t)(r->nf - f0);
 	for (uint32_t i = 0; i < s.nframes; i++) {
-		err = parse_frame(r, r->f[6 + i], &r->frames[i]);
+		err = parse_frame(r, r->f[f0 + i], &r->frames[i]);
 		if (err)
 			return err;
 	}
-	err = sym_prof_add_stack_from(r->p, &s, r->from);
+	err = sym_prof_add_stack_values(r->p, &s, r->from,
+					r->nvt ? r->values : NULL);
 	switch (err) {
 	case 0:
 		return 0;
@@ -1483,11 +1614,14 @@ static int split(struct rd *r, size_t n)
 	return 0;
 }
 
-/* Check the first line: "sym-raw 1". */
+/* Check the first line: "sym-raw 1" or "sym-raw 2". */
 static int read_magic(struct rd *r, const char *s, size_t n)
 {
-	if (n == 9 && !memcmp(s, "sym-raw 1", 9))
+	if (n == 9 && (!memcmp(s, "sym-raw 1", 9) ||
+		       !memcmp(s, "sym-raw 2", 9))) {
+		r->version = s[8] - '0';
 		return 0;
+	}
 	if (n > 8 && !memcmp(s, "sym-raw ", 8)) {
 		size_t k = 8;
 
@@ -1499,8 +1633,8 @@ static int read_magic(struct rd *r, const char *s, size_t n)
 				    "byte 0x%02x in the 'sym-raw 1' line (CRLF "
 				    "line ends?)", (unsigned char)s[k]);
 		return fail(r, -SYM_E_BADPROFILE,
-			    "sym-raw version '%.*s' is not 1, the one this "
-			    "reader knows", (int)(n - 8 > 20 ? 20 : n - 8),
+			    "sym-raw version '%.*s' is not 1 or 2, the ones "
+			    "this reader knows", (int)(n - 8 > 20 ? 20 : n - 8),
 			    s + 8);
 	}
 	return fail(r, -SYM_E_BADPROFILE,
@@ -1522,7 +1656,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 	if (!(IS("map") || IS("stack") || IS("process") || IS("thread") ||
 	      IS("mapflags") || IS("flagged") || IS("end") ||
 	      IS("symbolized") || IS("fn") || IS("src") || IS("loc") ||
-	      IS("source") || IS("from"))) {
+	      IS("source") || IS("from") ||
+	      (IS("value-type") && r->version == 2))) {
 		int key;
 
 		for (key = 0; key < H_N; key++)
@@ -1555,6 +1690,8 @@ static int read_line(struct rd *r, const char *s, size_t n, bool *end)
 		return read_source(r);
 	if (IS("from"))
 		return read_from(r);
+	if (IS("value-type"))
+		return read_value_type(r);
 	if (IS("symbolized"))
 		return read_symbolized(r);
 	if (IS("fn") || IS("src") || IS("loc"))
@@ -1587,6 +1724,10 @@ static void rd_release(struct rd *r)
 	free((char *)r->h.event);
 	free((char *)r->h.mode);
 	free((char *)r->h.weight_unit);
+	for (uint32_t k = 0; k < r->nvt; k++) {
+		free(r->vt[0][k]);
+		free(r->vt[1][k]);
+	}
 }
 
 int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
@@ -1660,6 +1801,9 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 						       "period");
 		goto out;
 	}
+	err = set_value_types(&r);
+	if (err)
+		goto out;
 	err = sym_prof_set_header(r.p, &r.h);
 	if (err) {
 		err = fail(&r, err, "out of memory");

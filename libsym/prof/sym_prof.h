@@ -68,6 +68,8 @@
  * of 1.0.0, the release in which the profile model left libsym.so.0 (so
  * both libraries' major became 1, and libsym.map restarted at
  * LIBSYM_1.0); a function added by 1.1 goes into LIBSYMPROFILE_1.1.
+ * LIBSYMPROFILE_1.3 is 1.3.0's: the typed values (sym_prof_set_value_types()
+ * and the five after it).
  * Structs and constants:
  *  - struct sym_prof is opaque, allocated by the library, and may change
  *    freely;
@@ -433,6 +435,82 @@ SYM_API int sym_prof_add_stack_from(struct sym_prof *p,
  *         is NULL
  */
 SYM_API uint32_t sym_prof_stack_source(const struct sym_prof *p, size_t i);
+
+/*
+ * Typed values (docs/raw-format.md, "Value types").
+ *
+ * Besides its count and weight, a stack may carry values of named types,
+ * each with its unit: an allocation profile (libsymprof's alloc mode) has
+ * alloc_objects (count), alloc_space (bytes), inuse_objects (count) and
+ * inuse_space (bytes), pprof's sample types.  A profile declares its
+ * types once, before its first stack, and every stack then has one value
+ * per type (0 for a stack added without values).  Identical stacks sum
+ * their values as they sum their counts.  A profile with types is written
+ * as `sym-raw 2` (`value-type` lines, a VALUES field in every stack
+ * line); one without them stays `sym-raw 1`.
+ */
+
+/** Most value types in one profile. */
+#define SYM_PROF_MAX_VALUES 16
+
+/**
+ * sym_prof_set_value_types() - declare the profile's value types, in
+ * order (value i of a stack is of type i).  Names and units are copied.
+ * @param names  @n type names, e.g. "inuse_space": 1 to 64 bytes of
+ *               [A-Za-z0-9_.-], pairwise distinct; not NULL unless @n is 0
+ * @param units  @n units, e.g. "bytes", "count": the same syntax
+ * @return 0, -ENOMEM (the profile is unchanged), -E2BIG (@n over
+ *         SYM_PROF_MAX_VALUES), -EBUSY (the profile already has stacks
+ *         or value types), -EINVAL (@p NULL, a NULL array with @n > 0,
+ *         a name or unit that breaks the syntax, a repeated name)
+ */
+SYM_API int sym_prof_set_value_types(struct sym_prof *p,
+				     const char *const *names,
+				     const char *const *units, uint32_t n);
+
+/**
+ * sym_prof_nvalue_types() - number of value types.
+ * @return 0 to SYM_PROF_MAX_VALUES; 0 when @p is NULL
+ */
+SYM_API uint32_t sym_prof_nvalue_types(const struct sym_prof *p);
+
+/**
+ * sym_prof_value_type() - the name and unit of value type @i.
+ * @param[out] unit  borrowed like the name; may be NULL; set to NULL when
+ *                   @i is out of range
+ * @return the name, borrowed until sym_prof_free(p); NULL when @i is out
+ *         of range or @p is NULL
+ */
+SYM_API const char *sym_prof_value_type(const struct sym_prof *p, uint32_t i,
+					const char **unit);
+
+/**
+ * sym_prof_value_index() - the index of the value type named @name.
+ * @return 0 to n - 1, -SYM_E_NOTFOUND (no such type), -EINVAL (@p or
+ *         @name NULL)
+ */
+SYM_API int sym_prof_value_index(const struct sym_prof *p, const char *name);
+
+/**
+ * sym_prof_add_stack_values() - sym_prof_add_stack_from() with one value
+ * per value type; an identical stack present gets them added.
+ * @param values  sym_prof_nvalue_types(p) values, copied; may be NULL
+ *                (zeros)
+ * @return as sym_prof_add_stack_from(); -EOVERFLOW also when a summed
+ *         value would pass 2^64 - 1 (the profile is unchanged)
+ */
+SYM_API int sym_prof_add_stack_values(struct sym_prof *p,
+				      const struct sym_prof_stack *s,
+				      uint32_t source, const uint64_t *values);
+
+/**
+ * sym_prof_stack_values() - the values of stack @i.
+ * @return sym_prof_nvalue_types(p) values, borrowed until @p changes or
+ *         is freed; NULL when the profile has no value types, @i is out
+ *         of range or @p is NULL
+ */
+SYM_API const uint64_t *sym_prof_stack_values(const struct sym_prof *p,
+					      size_t i);
 
 /*
  * Symbolized profiles (docs/raw-format.md, "The symbolized form").

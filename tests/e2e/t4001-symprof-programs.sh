@@ -14,28 +14,11 @@ for f in symprof_forkexec symprof_dlopen symprof_exc symprof_sigprof \
 	sp_build "$f" || echo "# cannot build $f"
 done
 
-# same NAME MODE ARGS...: one TAP point for the same stdout, stderr and
-# status with and without the profiler (MODE cpu, wall or process; the
-# profiler's own "libsymprof: " notices aside), one for the profile.
+# same NAME MODE ARGS...: sp_same in MODE (cpu, wall or process) at
+# 250 Hz.
 same() {
-	_n=$1 _m=$2; shift 2
-	"$T/$_n" "$@" > "$T/$_n.plain" 2> "$T/$_n.plain.err"
-	_p=$?
-	sp_run -F 250 --mode "$_m" -o "$T/$_n.$_m.raw" -- "$T/$_n" "$@" \
-		> "$T/$_n.$_m.out" 2> "$T/$_n.$_m.err"
-	_q=$?
-	grep -v '^libsymprof: ' "$T/$_n.$_m.err" > "$T/$_n.$_m.err2"
-	if [ "$_p $_q" = "0 0" ] && cmp -s "$T/$_n.plain" "$T/$_n.$_m.out" &&
-	   cmp -s "$T/$_n.plain.err" "$T/$_n.$_m.err2"; then
-		_tap 0 "$_n ($_m): same output and status as without the profiler"
-	else
-		_tap 1 "$_n ($_m): same output and status as without the profiler"
-		echo "#   status $_p without, $_q with"
-		diff "$T/$_n.plain" "$T/$_n.$_m.out" | sed 's/^/#   /' | head -20
-		diff "$T/$_n.plain.err" "$T/$_n.$_m.err2" | sed 's/^/#   /' | head -20
-	fi
-	sed 's/^/# stderr: /' "$T/$_n.$_m.err" | grep 'libsymprof: '
-	sp_check "$_n ($_m): the profile parses and is coherent" "$T/$_n.$_m.raw"
+	_sn=$1 _sm=$2; shift 2
+	sp_same "$_sm" "-F 250 --mode $_sm" "$_sn" "$@"
 }
 
 # fork, exec, vfork, system(), in each mode; without %p only the

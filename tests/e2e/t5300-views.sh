@@ -30,7 +30,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/views-lib.sh"
 need gcc objdump nm addr2line python3
-plan 102
+plan 103
 
 CHECK="$SYM_ROOT/tests/e2e/lib/views_check.py"
 
@@ -217,7 +217,7 @@ is "a profile without samples folds to nothing" "$? $(wc -c < "$T/out")" "0 0"
 printf 'prog 1/1 1.0: 1 cycles:\n\t1 f (/x)\n\n' > "$T/ps.txt"
 "$SYM" fold "$T/ps.txt" > /dev/null 2> "$T/err"
 ok "perf script text without --from: a hint" grep -q "looks like perf script text" "$T/err"
-for bad in "fold --inline=sometimes" "fold --value bytes" "fold --addrs" \
+for bad in "fold --inline=sometimes" "fold --value by%tes" "fold --addrs" \
 	   "fold --from perf-script --value weight" "tree --min 101" \
 	   "report --top 0" "report --resolution 0" "report --conf 100" \
 	   "fold --from yaml"; do
@@ -225,6 +225,11 @@ for bad in "fold --inline=sometimes" "fold --value bytes" "fold --addrs" \
 	"$SYM" $bad "$T/in.raw" > /dev/null 2>&1
 	is "usage error: $bad exits 2" "$?" 2
 done
+# --value TYPE names a value type of the profile (docs/raw-format.md,
+# "Value types"); a CPU profile has none.
+"$SYM" fold $S -q --value bytes "$T/in.raw" > /dev/null 2> "$T/err"
+is "--value bytes on a profile without that type: an error naming what it has" \
+	"$? $(cat "$T/err")" "1 sym fold: '$T/in.raw' has no value type 'bytes' (--value samples, weight)"
 echo old > "$T/out.txt"
 "$SYM" tree $S -q -o "$T/out.txt" "$T/bad.raw" 2> /dev/null
 is "a failed run leaves -o alone, and no temporary file" \

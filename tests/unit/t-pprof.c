@@ -1183,6 +1183,50 @@ static void check_symbolized(void)
 	sym_prof_free(q);
 }
 
+/* Value types become sample types after [samples, weight] and come
+ * back as value types, in order, with their values. */
+static void check_value_types(void)
+{
+	static const char *const names[] = { "alloc_objects", "alloc_space",
+					     "inuse_objects", "inuse_space" };
+	static const char *const units[] = { "count", "bytes", "count",
+					     "bytes" };
+	struct sym_prof_header h = { .period = 524288, .weight_unit = "bytes",
+				     .event = "alloc", .mode = "alloc" };
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .pid = 1,
+				  .start = 0x1000, .end = 0x2000,
+				  .path = "/bin/x" };
+	struct sym_prof_frame fr[2] = { { .addr = 0x1100, .map = 0 },
+					{ .addr = 0x1200, .map = 0,
+					  .flags = SYM_PROF_FRAME_RETURN } };
+	struct sym_prof_stack st = { .count = 3, .weight = 3000, .pid = 1,
+				     .tid = 1, .nframes = 2, .frames = fr };
+	uint64_t v[4] = { 7, 3000, 2, 1000 };
+	struct sym_prof *p = NULL, *q = NULL;
+	uint8_t *gz = NULL;
+	size_t gzlen = 0;
+	char msg[256];
+	const char *unit = NULL;
+
+	CHECK_ERR(sym_prof_new(&p), 0);
+	CHECK_ERR(sym_prof_set_header(p, &h), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, NULL), 0);
+	CHECK_ERR(sym_prof_set_value_types(p, names, units, 4), 0);
+	CHECK_ERR(sym_prof_add_stack_values(p, &st, 0, v), 0);
+	CHECK_ERR(capture(p, 1, &gz, &gzlen), 0);
+	CHECK_ERR(sym_prof_read_pprof(gz, gzlen, &q, msg, sizeof(msg)), 0);
+	CHECK(q && sym_prof_nvalue_types(q) == 4 && sym_prof_nstacks(q) == 1);
+	CHECK(q && !strcmp(sym_prof_value_type(q, 3, &unit), "inuse_space") &&
+	      !strcmp(unit, "bytes"));
+	CHECK(q && sym_prof_stack_values(q, 0) &&
+	      !memcmp(sym_prof_stack_values(q, 0), v, sizeof(v)));
+	CHECK(q && sym_prof_stack(q, 0)->count == 3 &&
+	      sym_prof_stack(q, 0)->weight == 3000);
+	sym_prof_free(q);
+	sym_prof_free(p);
+	free(gz);
+}
+
 int main(void)
 {
 	check_roundtrip();
@@ -1195,5 +1239,6 @@ int main(void)
 	check_bad_bytes();
 	check_deep();
 	check_read_file();
+	check_value_types();
 	return tap_done();
 }

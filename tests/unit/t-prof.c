@@ -76,6 +76,27 @@ static int source_equal(const struct sym_prof_source *a,
 
 /* Header, maps, sources and stacks (with their sources) equal (processes
  * and threads are checked by the callers, which know the pids). */
+/* The same value types, and the same values on every stack. */
+static int values_equal(const struct sym_prof *a, const struct sym_prof *b)
+{
+	uint32_t n = sym_prof_nvalue_types(a);
+
+	if (n != sym_prof_nvalue_types(b))
+		return 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const char *ua, *ub;
+
+		if (strcmp(sym_prof_value_type(a, k, &ua),
+			   sym_prof_value_type(b, k, &ub)) || strcmp(ua, ub))
+			return 0;
+	}
+	for (size_t i = 0; n && i < sym_prof_nstacks(a); i++)
+		if (memcmp(sym_prof_stack_values(a, i),
+			   sym_prof_stack_values(b, i), n * sizeof(uint64_t)))
+			return 0;
+	return 1;
+}
+
 static int prof_equal(const struct sym_prof *a, const struct sym_prof *b)
 {
 	if (!header_equal(sym_prof_header(a), sym_prof_header(b)) ||
@@ -93,7 +114,7 @@ static int prof_equal(const struct sym_prof *a, const struct sym_prof *b)
 		if (!stack_equal(sym_prof_stack(a, i), sym_prof_stack(b, i)) ||
 		    sym_prof_stack_source(a, i) != sym_prof_stack_source(b, i))
 			return 0;
-	return 1;
+	return values_equal(a, b);
 }
 
 /* Strings that need each escape of the format. */
@@ -695,7 +716,7 @@ static void test_read_errors(void)
 	BAD("", 1, "empty file");
 	BAD("hello\n", 1, "not a sym-raw file");
 	BAD("sym-raw 1 \n", 1, "byte 0x20 in the 'sym-raw 1' line");
-	BAD("sym-raw 2\nend\n", 1, "version '2' is not 1");
+	BAD("sym-raw 3\nend\n", 1, "version '3' is not 1 or 2");
 	BAD("# a comment\nsym-raw 1\nend\n", 1, "not a sym-raw file");
 	BAD("sym-raw 1\r\n", 1, "byte 0x0d in the 'sym-raw 1' line");
 	BAD("sym-raw 10\nend\n", 1, "version '10' is not 1");
@@ -972,7 +993,7 @@ static void test_limits(void)
 	}
 	/* As many fields on another line: malformed, not a limit. */
 	n = (size_t)snprintf(buf, cap, HEAD "host");
-	for (int i = 0; i < SYM_PROF_MAX_FRAMES + 6; i++)
+	for (int i = 0; i < SYM_PROF_MAX_FRAMES + 7; i++)
 		n += (size_t)snprintf(buf + n, cap - n, " x");
 	n += (size_t)snprintf(buf + n, cap - n, "\nend\n");
 	bad_file(buf, n, -SYM_E_BADPROFILE, 4, "too many fields");
@@ -1001,6 +1022,128 @@ static void test_limits(void)
 	free(buf);
 }
 
+/* Value types: the API's contract, sym-raw 2 written only with them,
+ * read back unchanged, summed, and its reader's errors. */
+static void test_value_types(void)
+{
+	static const char *const names[] = { "alloc_objects", "alloc_space",
+					     "inuse_objects", "inuse_space" };
+	static const char *const units[] = { "count", "bytes", "count",
+					     "bytes" };
+	static const char *const bad_names[] = { "a b" };
+	const char *dup[] = { "x", "x" }, *unit = "?";
+	struct sym_prof_header h = { .period = 524288, .weight_unit = "bytes" };
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .pid = 1,
+				  .start = 0x1000, .end = 0x2000,
+				  .path = "/bin/x" };
+	struct sym_prof_frame fr = { .addr = 0x1100, .map = 0 };
+	struct sym_prof_stack st = { .count = 1, .weight = 64, .pid = 1,
+				     .tid = 1, .nframes = 1, .frames = &fr };
+	uint64_t v1[4] = { 8, 512, 2, 128 }, v2[4] = { 1, 4096, 1, 4096 };
+	uint64_t big[4] = { UINT64_MAX, 0, 0, 0 };
+	struct sym_prof *p = NULL, *q = NULL;
+	char *text = NULL, *text2 = NULL, msg[256];
+	const char *lit;
+	size_t len = 0, len2 = 0;
+
+	CHECK_ERR(sym_prof_new(&p), 0);
+	CHECK_ERR(sym_prof_set_header(p, &h), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, NULL), 0);
+	CHECK(sym_prof_nvalue_types(p) == 0 && !sym_prof_stack_values(p, 0));
+	CHECK_ERR(sym_prof_set_value_types(p, names, units, 17), -E2BIG);
+	CHECK_ERR(sym_prof_set_value_types(p, bad_names, units, 1), -EINVAL);
+	CHECK_ERR(sym_prof_set_value_types(p, dup, units, 2), -EINVAL);
+	CHECK_ERR(sym_prof_set_value_types(p, NULL, units, 1), -EINVAL);
+	CHECK_ERR(sym_prof_set_value_types(p, names, units, 4), 0);
+	CHECK_ERR(sym_prof_set_value_types(p, names, units, 4), -EBUSY);
+	CHECK(sym_prof_nvalue_types(p) == 4);
+	CHECK(!strcmp(sym_prof_value_type(p, 3, &unit), "inuse_space") &&
+	      !strcmp(unit, "bytes"));
+	CHECK(!sym_prof_value_type(p, 4, &unit) && !unit);
+	CHECK(sym_prof_value_index(p, "alloc_space") == 1);
+	CHECK(sym_prof_value_index(p, "nope") == -SYM_E_NOTFOUND);
+	CHECK_ERR(sym_prof_add_stack_values(p, &st, 0, v1), 0);
+	CHECK_ERR(sym_prof_add_stack_values(p, &st, 0, v2), 0);
+	CHECK_ERR(sym_prof_add_stack_values(p, &st, 0, big), -EOVERFLOW);
+	fr.addr = 0x1200;
+	CHECK_ERR(sym_prof_add_stack(p, &st), 0);	/* zeros */
+	CHECK(sym_prof_nstacks(p) == 2 && sym_prof_stack(p, 0)->count == 2);
+	CHECK(sym_prof_stack_values(p, 0)[1] == 4608 &&
+	      sym_prof_stack_values(p, 0)[3] == 4224 &&
+	      sym_prof_stack_values(p, 1)[1] == 0);
+	CHECK_ERR(sym_prof_set_value_types(p, NULL, NULL, 0), -EBUSY);
+	CHECK_ERR(write_mem(p, &text, &len), 0);
+	CHECK(text && !strncmp(text, "sym-raw 2\n", 10));
+	CHECK(text && strstr(text, "\nvalue-type alloc_objects count\n"
+			     "value-type alloc_space bytes\n"));
+	CHECK(text && strstr(text, "\nstack 2 128 1 1 - 9,4608,3,4224 p0:1100\n"));
+	CHECK(text && strstr(text, "\nstack 1 64 1 1 - 0,0,0,0 p0:1200\n"));
+	CHECK_ERR(sym_prof_read(text, len, &q, msg, sizeof(msg)), 0);
+	CHECK(q && prof_equal(p, q));
+	CHECK_ERR(write_mem(q, &text2, &len2), 0);
+	CHECK(text2 && len2 == len && !memcmp(text, text2, len));
+	sym_prof_free(p);
+	sym_prof_free(q);
+	free(text);
+	free(text2);
+
+	/* Version 2 without types, and duplicates summed. */
+	lit = "sym-raw 2\nperiod 1\nweight-unit ns\nstack 1 1 0 0 - -\nend\n";
+	CHECK_ERR(sym_prof_read(lit, strlen(lit), &q, msg, sizeof(msg)), 0);
+	CHECK(q && sym_prof_nstacks(q) == 1 && sym_prof_nvalue_types(q) == 0);
+	sym_prof_free(q);
+	q = NULL;
+	lit = "sym-raw 2\nperiod 1\nweight-unit bytes\n"
+	       "value-type a count\nvalue-type b bytes\n"
+	       "stack 1 1 0 0 - 1,2\nstack 2 2 0 0 - 3,4\nend\n";
+	CHECK_ERR(sym_prof_read(lit, strlen(lit), &q, msg, sizeof(msg)), 0);
+	CHECK(q && sym_prof_nstacks(q) == 1 &&
+	      sym_prof_stack_values(q, 0)[0] == 4 &&
+	      sym_prof_stack_values(q, 0)[1] == 6);
+	sym_prof_free(q);
+	/* A `value-type` line in version 1 is an unknown keyword. */
+	lit = "sym-raw 1\nperiod 1\nweight-unit ns\nvalue-type a count\n"
+	       "stack 1 1 0 0 - p?:1\nend\n";
+	CHECK_ERR(sym_prof_read(lit, strlen(lit), &q, msg, sizeof(msg)), 0);
+	CHECK(q && sym_prof_nvalue_types(q) == 0 && sym_prof_nstacks(q) == 1 &&
+	      sym_prof_stack(q, 0)->nframes == 1);
+	sym_prof_free(q);
+}
+
+/* sym-raw 2's reader errors. */
+static void bad_str(const char *text, int unused, int want, int line,
+		    const char *what)
+{
+	(void)unused;
+	bad_file(text, strlen(text), want, line, what);
+}
+
+static void test_value_type_errors(void)
+{
+#define V2 "sym-raw 2\nperiod 1\nweight-unit bytes\n"
+	bad_str(V2 "value-type a count\nstack 1 1 0 0 - 1,2\nend\n", 0,
+		 -SYM_E_BADPROFILE, 5, "more stack values than the 1 value types");
+	bad_str(V2 "value-type a count\nvalue-type b c\n"
+		 "stack 1 1 0 0 - 1\nend\n", 0, -SYM_E_BADPROFILE, 6,
+		 "1 stack values for 2 value types");
+	bad_str(V2 "value-type a count\nstack 1 1 0 0 - -\nend\n", 0,
+		 -SYM_E_BADPROFILE, 5, "is not a decimal number");
+	bad_str(V2 "stack 1 1 0 0 - 1\nend\n", 0, -SYM_E_BADPROFILE, 4,
+		 "without 'value-type' lines");
+	bad_str(V2 "value-type a count\nvalue-type a bytes\nend\n", 0,
+		 -SYM_E_BADPROFILE, 5, "declared twice");
+	bad_str(V2 "value-type a count\nstack 1 1 0 0 - 1\n"
+		 "value-type b count\nend\n", 0, -SYM_E_BADPROFILE, 6,
+		 "after the first stack");
+	bad_str(V2 "value-type a%21 count\nend\n", 0, -SYM_E_BADPROFILE, 5,
+		 "name or unit");
+	bad_str(V2 "value-type a\nend\n", 0, -SYM_E_BADPROFILE, 4,
+		 "takes 2 fields");
+	bad_str(V2 "stack 1 1 0 0\nend\n", 0, -SYM_E_BADPROFILE, 4,
+		 "at least 6 fields");
+#undef V2
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -1013,5 +1156,7 @@ int main(void)
 	test_read_errors();
 	test_read_ok();
 	test_limits();
+	test_value_types();
+	test_value_type_errors();
 	return tap_done();
 }

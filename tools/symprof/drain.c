@@ -43,7 +43,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
 #include "symprof.h"
+#include "alloc_est.h"
 #include "sym.h"	/* SYM_VERSION only: nothing of libsym is linked */
 
 pthread_mutex_t sp_drain_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -142,6 +145,10 @@ struct sp_stack {
 	int32_t tid;
 	uint32_t flags;		/* SYM_PROF_* bits of sym_prof.h */
 	uint32_t n;
+	uint32_t idx;		/* order of creation: agg.byidx[idx] */
+	/* Alloc mode: estimated objects and bytes allocated, and in use
+	 * (these two recomputed at every write). */
+	double a_obj, a_bytes, u_obj, u_bytes;
 	struct sp_frame f[];
 };
 
@@ -169,6 +176,9 @@ static struct {
 	uint64_t complete, cut, offstack, cfi_steps, copy_max;
 	struct sp_tinfo *threads;
 	size_t tcap, tn;
+	/* Alloc mode: stacks by idx (SP_MAX_STACKS slots, mmap'd at the
+	 * first sample), samples whose record was not unwound. */
+	struct sp_stack **byidx;
 } agg;
 
 static uint64_t hash_mix(uint64_t h, uint64_t v)
@@ -201,8 +211,10 @@ static int agg_grow(void)
 	return 0;
 }
 
-static void agg_add(int32_t tid, uint32_t flags, const struct sp_frame *f,
-		    uint32_t n, uint64_t weight)
+/* Count a sample of stack @f; the stack, or NULL when it was dropped. */
+static struct sp_stack *agg_add(int32_t tid, uint32_t flags,
+				const struct sp_frame *f, uint32_t n,
+				uint64_t weight)
 {
 	uint64_t h = hash_mix((uint64_t)(uint32_t)tid, flags);
 	struct sp_stack *s;
@@ -214,7 +226,7 @@ static void agg_add(int32_t tid, uint32_t flags, const struct sp_frame *f,
 	if ((agg.n + 1) * 2 > agg.cap && agg.n < SP_MAX_STACKS &&
 	    agg_grow()) {
 		agg.dropped++;
-		return;
+		return NULL;
 	}
 	j = h & (agg.cap - 1);
 	for (; (s = agg.tab[j]); j = (j + 1) & (agg.cap - 1)) {
@@ -224,20 +236,23 @@ static void agg_add(int32_t tid, uint32_t flags, const struct sp_frame *f,
 	}
 	if (agg.n >= SP_MAX_STACKS) {
 		agg.dropped++;
-		return;
+		return NULL;
 	}
 	s = sp_arena_alloc(sizeof(*s) + n * sizeof(*f));
 	if (!s) {
 		agg.dropped++;
-		return;
+		return NULL;
 	}
+	memset(s, 0, sizeof(*s));
 	s->hash = h;
-	s->count = s->weight = 0;
+	s->idx = (uint32_t)agg.n;
 	s->tid = tid;
 	s->flags = flags;
 	s->n = n;
 	memcpy(s->f, f, n * sizeof(*f));
 	agg.tab[j] = s;
+	if (agg.byidx)
+		agg.byidx[agg.n] = s;
 	agg.n++;
 found:
 	s->count++;
@@ -246,6 +261,7 @@ found:
 	for (i = 0; i < NFLAGS; i++)
 		if (flags & (1u << i))
 			agg.flagged[i]++;
+	return s;
 }
 
 static struct sp_tinfo *tinfo(int32_t tid)
@@ -446,25 +462,55 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 	}
 }
 
-/* One record to one stack (the record's layout: symprof.h). */
+/* Alloc mode: the sample's estimates go to its stack @s, and its live
+ * slot learns the stack. */
+static void take_alloc(struct sp_stack *s, const uint64_t *w)
+{
+	double objs, bytes;
+
+	if (!agg.byidx) {
+		agg.byidx = sp_mmap(SP_MAX_STACKS * sizeof(*agg.byidx));
+		if (!agg.byidx)
+			return;
+		for (size_t i = 0; i < agg.cap; i++)
+			if (agg.tab[i])
+				agg.byidx[agg.tab[i]->idx] = agg.tab[i];
+	}
+	sp_alloc_weight(w[1], sp_alloc_rate, &objs, &bytes);
+	s->a_obj += objs;
+	s->a_bytes += bytes;
+	sp_alloc_bind(w[SP_REC_FIXED], w[SP_REC_FIXED + 1], s->idx);
+}
+
+/* One record to one stack (the record's layout: symprof.h).  An alloc
+ * record starts in alloc.c's capture(), whose frames and its callers' in
+ * libsymprof are left out: the stack starts at the program's call. */
 static void take_record(struct sp_thread *t, const uint64_t *w)
 {
 	static struct sp_frame out[SP_MAX_DEPTH];
 	uint64_t hdr = w[0];
+	bool alloc = SP_HDR_KIND(hdr) == SP_REC_ALLOC;
 	uint32_t wflags = SP_HDR_FLAGS(hdr), k = 0, flags = 0;
-	struct sp_stack_copy mem = { w[2 + SP_REG_RSP], w + SP_REC_FIXED,
-				     SP_HDR_NSTACK(hdr) };
+	struct sp_stack_copy mem = {
+		w[2 + SP_REG_RSP],
+		w + SP_REC_FIXED + (alloc ? SP_ALLOC_EXTRA : 0),
+		SP_HDR_NSTACK(hdr)
+	};
 	struct sp_regs r;
 	const struct sp_map *m;
+	struct sp_stack *s;
 
 	if (mem.n > SP_STACK_MAX / 8)
 		return;
 	if (mem.n * 8 > agg.copy_max)
 		agg.copy_max = mem.n * 8;
 	memcpy(r.r, w + 2, sizeof(r.r));
-	r.known = (1u << SP_NREGS) - 1;
+	r.known = alloc ? (1u << 3 | 1u << SP_REG_RBP | 1u << SP_REG_RSP |
+			   0xfu << 12 | 1u << SP_REG_RIP)
+			: (1u << SP_NREGS) - 1;
 	m = find_map(r.r[SP_REG_RIP]);
-	put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
+	if (!alloc)
+		put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
 	if (wflags & SP_WALK_NOSTACK) {
 		/* Only the registers: the rest of the stack is unknown. */
 		agg.offstack++;
@@ -474,7 +520,9 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 		flags |= unwind(&mem, wflags & SP_WALK_CUT, &r, m, out, &k);
 	}
 	agg.complete += flags == 0;
-	agg_add(t->tid, flags, out, k, w[1]);
+	s = agg_add(t->tid, flags, out, k, alloc ? 0 : w[1]);
+	if (s && alloc)
+		take_alloc(s, w);
 }
 
 /* Empty one ring; the consumer side of struct sp_ring. */
@@ -495,7 +543,8 @@ static void drain_ring(struct sp_thread *t)
 			tail = head;
 			break;
 		}
-		if (SP_HDR_KIND(h) == SP_REC_SAMPLE)
+		if (SP_HDR_KIND(h) == SP_REC_SAMPLE ||
+		    SP_HDR_KIND(h) == SP_REC_ALLOC)
 			take_record(t, &r->words[pos]);
 		tail += len;
 	}
@@ -558,6 +607,22 @@ static uint64_t pidns_inode(void)
 	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
+/* Alloc mode's header lines (docs/raw-format.md, "Value types";
+ * docs/symprof.md): the four value types, the process's peak RSS and
+ * the sampled objects live now. */
+static void write_alloc_header(struct sp_out *o)
+{
+	struct rusage ru;
+
+	sp_out_str(o, "value-type alloc_objects count\n"
+		      "value-type alloc_space bytes\n"
+		      "value-type inuse_objects count\n"
+		      "value-type inuse_space bytes\n");
+	out_line2(o, "peak-rss", getrusage(RUSAGE_SELF, &ru) == 0 ?
+				 (uint64_t)ru.ru_maxrss * 1024 : 0);
+	out_line2(o, "live-samples", sp_alloc_live_count());
+}
+
 /* The header lines: what, where, when, how, and the counts. */
 static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 {
@@ -566,7 +631,9 @@ static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 	uint64_t dur;
 	char num[24];
 
-	sp_out_str(o, "sym-raw 1\nhost ");
+	bool alloc = mode == SP_MODE_ALLOC;
+
+	sp_out_str(o, alloc ? "sym-raw 2\nhost " : "sym-raw 1\nhost ");
 	sp_out_enc(o, uname(&un) == 0 ? un.nodename : "");
 	sp_out_str(o, "\ntool libsymprof " SYM_VERSION "\nstart ");
 	sp_out_str(o, sp.start_str);
@@ -577,13 +644,14 @@ static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 	snprintf(num, sizeof(num), "%09llu",
 		 (unsigned long long)(dur % 1000000000u));
 	sp_out_str(o, num);
-	sp_out_str(o, sp.wall ? "\nevent wall\nmode wall\n"
+	sp_out_str(o, alloc ? "\nevent alloc\nmode alloc\n"
+		       : sp.wall ? "\nevent wall\nmode wall\n"
 		       : mode == SP_MODE_PROCESS
 			       ? "\nevent cpu-clock\nmode process-timer\n"
 			       : "\nevent cpu-clock\nmode thread-timer\n");
-	out_line2(o, "frequency", (uint64_t)sp.hz);
-	out_line2(o, "period", sp.period_ns);
-	sp_out_str(o, "weight-unit ns\n");
+	out_line2(o, "frequency", alloc ? 0 : (uint64_t)sp.hz);
+	out_line2(o, "period", alloc ? sp_alloc_rate : sp.period_ns);
+	sp_out_str(o, alloc ? "weight-unit bytes\n" : "weight-unit ns\n");
 	out_line2(o, "samples", agg.samples);
 	sp_out_str(o, "lost 0\nthrottled 0\n");
 	out_line2(o, "dropped", dropped);
@@ -595,6 +663,8 @@ static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 		sp_out_ch(o, '\n');
 	}
 	out_line2(o, "pidns", pidns);
+	if (alloc)
+		write_alloc_header(o);
 }
 
 /* "# libsymprof: NOTE\n" when @note is not empty. */
@@ -636,6 +706,17 @@ static void write_notes(struct sp_out *o)
 	sp_out_ch(o, '\n');
 	write_note(o, sp.mode_note);
 	write_note(o, sp.sig_note);
+	write_note(o, sp.alloc_note);
+	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) == SP_MODE_ALLOC) {
+		sp_out_str(o, "# libsymprof: alloc rate ");
+		sp_out_u64(o, sp_alloc_rate);
+		sp_out_str(o, " bytes; samples left out of the in-use "
+			      "figures (live table full) ");
+		sp_out_u64(o, atomic_load(&sp_alloc_untracked));
+		sp_out_str(o, ", taken on threads libsymprof does not know ");
+		sp_out_u64(o, atomic_load(&sp_alloc_unregistered));
+		sp_out_ch(o, '\n');
+	}
 	if (sp.threads_unarmed) {
 		sp_out_str(o, "# libsymprof: threads without a timer ");
 		sp_out_u64(o, sp.threads_unarmed);
@@ -712,14 +793,21 @@ static void write_maps(struct sp_out *o)
 	}
 }
 
-static void write_stack(struct sp_out *o, const struct sp_stack *s)
+/* An estimate, rounded to the nearest whole number. */
+static uint64_t round_u64(double v)
+{
+	return v <= 0 ? 0 : v >= 1.8e19 ? UINT64_MAX : (uint64_t)(v + 0.5);
+}
+
+static void write_stack(struct sp_out *o, const struct sp_stack *s,
+			bool alloc)
 {
 	bool any = false;
 
 	sp_out_str(o, "stack ");
 	sp_out_u64(o, s->count);
 	sp_out_ch(o, ' ');
-	sp_out_u64(o, s->weight);
+	sp_out_u64(o, alloc ? round_u64(s->a_bytes) : s->weight);
 	sp_out_ch(o, ' ');
 	sp_out_i64(o, sp.pid);
 	sp_out_ch(o, ' ');
@@ -735,6 +823,17 @@ static void write_stack(struct sp_out *o, const struct sp_stack *s)
 	}
 	if (!any)
 		sp_out_ch(o, '-');
+	if (alloc) {
+		/* alloc_objects, alloc_space, inuse_objects, inuse_space */
+		sp_out_ch(o, ' ');
+		sp_out_u64(o, round_u64(s->a_obj));
+		sp_out_ch(o, ',');
+		sp_out_u64(o, round_u64(s->a_bytes));
+		sp_out_ch(o, ',');
+		sp_out_u64(o, round_u64(s->u_obj));
+		sp_out_ch(o, ',');
+		sp_out_u64(o, round_u64(s->u_bytes));
+	}
 	for (uint32_t j = 0; j < s->n; j++) {
 		sp_out_ch(o, ' ');
 		sp_out_ch(o, s->f[j].ret ? 'r' : 'p');
@@ -750,6 +849,30 @@ static void write_stack(struct sp_out *o, const struct sp_stack *s)
 
 static bool write_failed_logged;
 
+/* Alloc mode: every stack's in-use estimates, from the live table now. */
+static void sum_inuse(void)
+{
+	size_t pos = 0;
+	uint32_t idx;
+	uint64_t size;
+
+	for (size_t i = 0; i < agg.cap; i++)
+		if (agg.tab[i])
+			agg.tab[i]->u_obj = agg.tab[i]->u_bytes = 0;
+	if (!agg.byidx)
+		return;
+	while (sp_alloc_live_next(&pos, &idx, &size)) {
+		struct sp_stack *s = idx < agg.n ? agg.byidx[idx] : NULL;
+		double objs, bytes;
+
+		if (!s)
+			continue;
+		sp_alloc_weight(size, sp_alloc_rate, &objs, &bytes);
+		s->u_obj += objs;
+		s->u_bytes += bytes;
+	}
+}
+
 /* Write the profile so far (docs/raw-format.md) to the output file,
  * atomically; the first failure is logged. */
 static int write_file(void)
@@ -759,6 +882,8 @@ static int write_file(void)
 	char num[24];
 	struct sp_thread *t;
 	uint64_t dropped = agg.dropped, pidns = pidns_inode();
+	bool alloc = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) ==
+		     SP_MODE_ALLOC;
 	int err = 0;
 
 	if (sp_out_path(path, sizeof(path)))
@@ -778,13 +903,18 @@ static int write_file(void)
 		dropped += atomic_load(&t->ring.dropped);
 	pthread_mutex_unlock(&sp_reg_lock);
 
+	if (alloc) {
+		dropped += atomic_load(&sp_alloc_untracked) +
+			   atomic_load(&sp_alloc_unregistered);
+		sum_inuse();
+	}
 	write_header(&o, dropped, pidns);
 	write_notes(&o);
 	write_tasks(&o, pidns);
 	write_maps(&o);
 	for (size_t i = 0; i < agg.cap; i++) {
 		if (agg.tab[i])
-			write_stack(&o, agg.tab[i]);
+			write_stack(&o, agg.tab[i], alloc);
 	}
 	sp_out_str(&o, "end\n");
 	err = sp_out_flush(&o);
@@ -837,6 +967,7 @@ static void *drain_main(void *arg)
 
 	(void)arg;
 	on_drain = true;
+	sp_alloc_thread_off();
 	pthread_setname_np(pthread_self(), "symprof-drain");
 	if (sp.interval_s)
 		next_write = sp_now_ns(CLOCK_MONOTONIC) +
@@ -913,6 +1044,15 @@ int sp_drain_request(unsigned what, int timeout_ms)
 	}
 	atomic_fetch_sub(&waiters, 1);
 	return 0;
+}
+
+void sp_drain_post(unsigned what)
+{
+	if (!atomic_load(&drain_running))
+		return;
+	atomic_fetch_or(&req_what, what);
+	atomic_fetch_add(&req_seq, 1);
+	futex_wake(&req_seq);
 }
 
 /* From the signal handler: a ring is half full, drain now.  One futex

@@ -104,6 +104,13 @@ void sp_handler(int sig, siginfo_t *si, void *ucv)
 		sp_chain(sig, si, ucv);
 		return;
 	}
+	if (__atomic_load_n(&sp.mode, __ATOMIC_RELAXED) == SP_MODE_ALLOC) {
+		/* A request for the profile (SIGUSR2): the drain thread
+		 * writes it; nothing is waited for here. */
+		sp_drain_post(SP_REQ_WRITE);
+		errno = saved_errno;
+		return;
+	}
 	t = sp_self;
 	if (t && atomic_load_explicit(&sp_active, memory_order_relaxed)) {
 		/* A timer's expirations while the signal was blocked or

@@ -331,11 +331,25 @@ static int read_config(bool *sig_given)
 			sp.wall = true;
 		} else if (strcmp(v, "process") == 0) {
 			sp.mode = SP_MODE_PROCESS;
+		} else if (strcmp(v, "alloc") == 0) {
+			sp.mode = SP_MODE_ALLOC;
+			sp.sig = SIGUSR2;
 		} else {
 			sp_log("SYMPROF_MODE='", v,
-			       "' is not cpu, wall or process; not profiling");
+			       "' is not cpu, wall, process or alloc; not "
+			       "profiling");
 			return -1;
 		}
+	}
+	v = getenv("SYMPROF_RATE");
+	if (v && *v) {
+		if (parse_uint(v, 1, 1L << 40, &n)) {
+			sp_log("SYMPROF_RATE='", v,
+			       "' is not a number of bytes from 1 to 2^40; "
+			       "not profiling");
+			return -1;
+		}
+		sp_alloc_rate = (uint64_t)n;
 	}
 	v = getenv("SYMPROF_INTERVAL");
 	if (v && *v) {
@@ -807,6 +821,14 @@ static void switch_to_process(int err)
 	pthread_mutex_unlock(&sp_reg_lock);
 }
 
+/* Sampling by per-thread timers: not process-wide, not alloc mode. */
+static bool timed(void)
+{
+	int mode = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE);
+
+	return mode != SP_MODE_PROCESS && mode != SP_MODE_ALLOC;
+}
+
 /* Register the calling thread and arm its timer.  A later thread whose
  * timer fails switches the process to ITIMER_PROF; for the main thread
  * the error goes to *arm_err and the caller decides. */
@@ -834,7 +856,7 @@ static struct sp_thread *thread_begin(bool main_thread, int *arm_err)
 	atomic_signal_fence(memory_order_seq_cst);
 	sp_self = t;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) != SP_MODE_PROCESS)
+	if (timed())
 		err = arm_thread(t);
 	pthread_mutex_unlock(&sp_reg_lock);
 	if (err && !main_thread)
@@ -1005,6 +1027,23 @@ static int pick_signal(bool given)
 	return -1;
 }
 
+/* Alloc mode: sampling starts, unless another malloc is in the way. */
+static void start_alloc(void)
+{
+	const char *who = sp_alloc_replaced();
+
+	if (who) {
+		snprintf(sp.alloc_note, sizeof(sp.alloc_note),
+			 "malloc is replaced by '%s': allocations are not "
+			 "sampled", who);
+		sp_log("malloc is replaced by '", who,
+		       "'; alloc mode samples glibc's malloc only: not "
+		       "sampling");
+		return;
+	}
+	atomic_store(&sp_alloc_on, 1);
+}
+
 __attribute__((constructor)) static void sp_init(void)
 {
 	struct sp_thread *t;
@@ -1052,7 +1091,9 @@ __attribute__((constructor)) static void sp_init(void)
 	t = thread_begin(true, &err);
 	if (!t)
 		goto fail;
-	if (sp.mode == SP_MODE_PROCESS) {
+	if (sp.mode == SP_MODE_ALLOC) {
+		start_alloc();
+	} else if (sp.mode == SP_MODE_PROCESS) {
 		if (arm_process())
 			goto fail;
 	} else if (err && !sp.wall && sp.sig == SIGPROF) {
@@ -1162,7 +1203,10 @@ static void fork_child(void)
 	sp_drain_reset_child();
 	if (sp_drain_start())
 		goto stop;
-	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) == SP_MODE_PROCESS) {
+	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) == SP_MODE_ALLOC) {
+		sp_alloc_reset_child();
+	} else if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) ==
+		   SP_MODE_PROCESS) {
 		if (arm_process())
 			goto stop;
 	} else if (arm_thread(me)) {
@@ -1173,6 +1217,7 @@ static void fork_child(void)
 stop:
 	/* Not profiling in this child: no timer was inherited, nothing is
 	 * written; the handler keeps forwarding the program's signals. */
+	atomic_store(&sp_alloc_on, 0);
 	atomic_store(&sp_active, 0);
 	atomic_store(&sp_enabled, 0);
 }

@@ -21,6 +21,9 @@
  *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
  *	           step over a stack copy: drain thread only, in memory
  *	out.c      the writer of the raw stack format: drain thread only
+ *	alloc.c    alloc mode: the interposed malloc family, the per-thread
+ *	           byte sampler (alloc_est.h) and the table of sampled live
+ *	           pointers: program threads, lock-free
  *
  * The preload depends on libc alone (no libelf, no libsym): it is loaded
  * into arbitrary programs.  Names are sp_* and hidden (-fvisibility=hidden);
@@ -79,6 +82,13 @@
  */
 #define SP_REC_PAD 0u
 #define SP_REC_SAMPLE 1u
+/* An allocation sample (alloc.c): [1] is the requested size in bytes,
+ * and SP_ALLOC_EXTRA words follow the registers, before the stack: the
+ * live-table slot (UINT64_MAX: none) and the sample's sequence number.
+ * The registers are those alloc.c's capture() takes in itself: the
+ * callee-saved ones, rsp and its pc (the others are 0 and unknown). */
+#define SP_REC_ALLOC 2u
+#define SP_ALLOC_EXTRA 2u
 #define SP_HDR(len, kind, flags, nstack)                                   \
 	((uint64_t)(len) | (uint64_t)(kind) << 20 | (uint64_t)(flags) << 24 | \
 	 (uint64_t)(nstack) << 32)
@@ -146,6 +156,8 @@ enum sp_mode {
 	SP_MODE_THREAD = 0,	/* per-thread CPU-time timers */
 	SP_MODE_PROCESS,	/* setitimer(ITIMER_PROF), process-wide */
 	SP_MODE_WALL,		/* per-thread CLOCK_MONOTONIC timers */
+	SP_MODE_ALLOC,		/* allocations, sampled by bytes (alloc.c);
+				 * no timer: sp.sig asks for a write */
 };
 
 /* Configuration and run state shared by the files. */
@@ -172,6 +184,8 @@ struct sp_state {
 	/* Set when sampling moved to another signal. */
 	char sig_note[128];
 	uint64_t threads_unarmed;	/* threads that got no timer */
+	/* Alloc mode: another malloc was found (for a comment). */
+	char alloc_note[256];
 };
 
 SP_HIDDEN extern struct sp_state sp;
@@ -191,6 +205,10 @@ SP_HIDDEN extern __thread struct sp_thread *sp_self
  * Async-signal-safe. */
 static inline bool sp_is_ours(int sig, const siginfo_t *si)
 {
+	/* Alloc mode: a write request sent by kill(1) or sigqueue. */
+	if (__atomic_load_n(&sp.mode, __ATOMIC_RELAXED) == SP_MODE_ALLOC)
+		return sig == __atomic_load_n(&sp.sig, __ATOMIC_RELAXED) &&
+		       si->si_code <= 0;
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == (void *)&sp_cookie;
 	if (sig == SIGPROF && si->si_code == SI_KERNEL &&
@@ -229,6 +247,8 @@ SP_HIDDEN int sp_drain_start(void);
  * Async-signal-safe (atomics and futex only).  Returns 0 when done,
  * -ETIMEDOUT, or -ESRCH when there is no drain thread. */
 SP_HIDDEN int sp_drain_request(unsigned what, int timeout_ms);
+/* Ask for @what without waiting (async-signal-safe). */
+SP_HIDDEN void sp_drain_post(unsigned what);
 SP_HIDDEN bool sp_on_drain_thread(void);
 /* Wake the drain thread (async-signal-safe: one futex syscall). */
 SP_HIDDEN void sp_drain_kick(void);
@@ -375,6 +395,27 @@ SP_HIDDEN void sp_out_i64(struct sp_out *o, int64_t v);
 SP_HIDDEN void sp_out_hex(struct sp_out *o, uint64_t v);
 SP_HIDDEN void sp_out_ch(struct sp_out *o, char c);
 SP_HIDDEN int sp_out_flush(struct sp_out *o);
+
+/* alloc.c: alloc mode. */
+/* Sampling is on (set once the drain thread runs). */
+SP_HIDDEN extern _Atomic int sp_alloc_on;
+/* SYMPROF_RATE: the mean bytes between samples. */
+SP_HIDDEN extern uint64_t sp_alloc_rate;
+/* Samples left out of the live table (its window was full), and taken
+ * on threads we do not know (no ring). */
+SP_HIDDEN extern _Atomic uint64_t sp_alloc_untracked, sp_alloc_unregistered;
+/* The drain thread: sample @slot's record is stack @stack. */
+SP_HIDDEN void sp_alloc_bind(uint64_t slot, uint64_t seq, uint32_t stack);
+/* Iterate the live sampled objects from *pos (start at 0): the stack and
+ * size of the next one whose record was bound; false at the end. */
+SP_HIDDEN bool sp_alloc_live_next(size_t *pos, uint32_t *stack,
+				  uint64_t *size);
+SP_HIDDEN size_t sp_alloc_live_count(void);
+SP_HIDDEN void sp_alloc_reset_child(void);
+/* The calling thread's allocations are never sampled (the drain). */
+SP_HIDDEN void sp_alloc_thread_off(void);
+/* Who else defines malloc (a path), or NULL when it is glibc's. */
+SP_HIDDEN const char *sp_alloc_replaced(void);
 
 /* Misc (symprof.c). */
 SP_HIDDEN uint64_t sp_now_ns(clockid_t clk);

@@ -91,6 +91,8 @@ struct views {
 	uint8_t *match;			/* per name id: MATCH_* bits */
 	size_t match_cap;
 	uint64_t filtered;		/* samples dropped */
+	/* --value TYPE: the type's unit in the first input; free() */
+	char *vunit;
 };
 
 int views_new(uint32_t flags, struct views **out)
@@ -134,6 +136,7 @@ void views_free(struct views *v)
 		if (v->has[f])
 			regfree(&v->re[f]);
 	free(v->match);
+	free(v->vunit);
 	free(v);
 }
 
@@ -210,6 +213,8 @@ const char *views_unit(const struct views *v)
 
 	if (!(v->flags & VIEWS_WEIGHT))
 		return "samples";
+	if (v->vunit)
+		return v->vunit;
 	for (size_t i = 0; i < v->ninputs; i++)
 		if (v->inputs[i].weight_unit)
 			u = v->inputs[i].weight_unit;
@@ -530,10 +535,10 @@ static int filter(struct views *v, size_t start)
 /* Finish the stack begun at @start with its numbers: 0, 1 when the
  * filters dropped it (nothing added), or an error. */
 static int stack_end(struct views *v, size_t start, uint64_t count,
-		     uint64_t weight, int32_t pid, int32_t tid, uint32_t flags)
+		     uint64_t weight, uint64_t value, int32_t pid, int32_t tid,
+		     uint32_t flags)
 {
 	struct vstack *vs;
-	uint64_t value = v->flags & VIEWS_WEIGHT ? weight : count;
 	int err;
 
 	err = filter(v, start);
@@ -655,16 +660,60 @@ static int dup_str(const char *s, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-/* Append every stack of profile @p, as input @in. */
+/*
+ * The index of value type @name (--value TYPE) in @p, its unit checked
+ * against the inputs' before; -1 when @name is NULL (samples or weight).
+ * @return 0, -EINVAL (printed: no such type, another unit), -ENOMEM
+ */
+static int value_index(struct views *v, const struct sym_prof *p,
+		       const char *path, const char *name, int *out)
+{
+	const char *unit;
+	int vi;
+
+	*out = -1;
+	if (!name)
+		return 0;
+	vi = sym_prof_value_index(p, name);
+	if (vi < 0) {
+		char types[SYM_PROF_MAX_VALUES * 66 + 1] = "";
+		size_t len = 0;
+
+		for (uint32_t k = 0; k < sym_prof_nvalue_types(p); k++)
+			len += (size_t)snprintf(types + len, sizeof(types) - len,
+						", %s",
+						sym_prof_value_type(p, k, NULL));
+		tool_err("'%s' has no value type '%s' (--value samples, "
+			 "weight%s)", path, name, types);
+		return -EINVAL;
+	}
+	sym_prof_value_type(p, (uint32_t)vi, &unit);
+	if (v->vunit && strcmp(v->vunit, unit) != 0) {
+		tool_err("'%s': value '%s' in '%s', the inputs' before in "
+			 "'%s': they do not add up", path, name, unit, v->vunit);
+		return -EINVAL;
+	}
+	if (!v->vunit && !(v->vunit = strdup(unit)))
+		return -ENOMEM;
+	*out = vi;
+	return 0;
+}
+
+/* Append every stack of profile @p, as input @in: their value is the
+ * count, the weight (VIEWS_WEIGHT) or value type @vtype. */
 static int add_profile(struct views *v, const struct sym_prof *p,
-		       struct views_input *in)
+		       struct views_input *in, const char *vtype)
 {
 	const struct sym_prof_header *h = sym_prof_header(p);
 	struct fcache c = { 0 };
 	size_t i, start, nsrc = sym_prof_nsources(p);
 	const char **hostof = NULL;
 	uint32_t j;
-	int err = 0;
+	int vi, err;
+
+	err = value_index(v, p, in->path, vtype, &vi);
+	if (err)
+		return err == -EINVAL ? -SYM_E_BADPROFILE : err;
 
 	if (dup_str(h->host, &in->host) ||
 	    dup_str(h->weight_unit, &in->weight_unit) ||
@@ -710,8 +759,10 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 		for (j = s->nframes; !err && j-- > 0;)
 			err = push_frame_cached(v, &c, p, &s->frames[j]);
 		if (!err)
-			err = stack_end(v, start, s->count, s->weight, s->pid,
-					s->tid, s->flags);
+			err = stack_end(v, start, s->count, s->weight,
+					vi >= 0 ? sym_prof_stack_values(p, i)[vi] :
+					v->flags & VIEWS_WEIGHT ? s->weight :
+					s->count, s->pid, s->tid, s->flags);
 		/* Below the total, which did not overflow. */
 		in->samples += s->count;
 		in->stacks++;
@@ -765,7 +816,7 @@ static int add_tree(struct views *v, const struct stacktree *t,
 			err = push_name(v, s, len, NULL);
 		}
 		if (!err)
-			err = stack_end(v, start, self, self, 0, 0, 0);
+			err = stack_end(v, start, self, self, self, 0, 0, 0);
 		if (err > 0)
 			err = 0;	/* filtered out */
 		in->samples += self;
@@ -1008,6 +1059,11 @@ int views_load(struct views *v, const char *path, const struct views_opts *o)
 			return err;
 	}
 	in.format = fmt;
+	if (fmt == VIEWS_FROM_FOLDED && o->value_type) {
+		tool_err("'%s': folded stacks have no value types (--value "
+			 "%s)", path, o->value_type);
+		return -EINVAL;
+	}
 	if (fmt == VIEWS_FROM_FOLDED && o->no_folded) {
 		tool_err("'%s': folded stacks are not read here: their counts "
 			 "may be periods rather than samples; give the raw or "
@@ -1028,16 +1084,19 @@ int views_load(struct views *v, const char *path, const struct views_opts *o)
 	} else {
 		err = tool_prof_load(path, &o->sym, &p);
 		if (!err) {
-			err = add_profile(v, p, &in);
+			err = add_profile(v, p, &in, o->value_type);
 			if (err == -ERANGE)
 				tool_err("'%s': the sum of the values passes "
 					 "2^64 - 1", path);
+			else if (err == -SYM_E_BADPROFILE)
+				err = -EINVAL;	/* printed */
 			else if (err)
 				tool_err_code(path, err);
 		}
 		sym_prof_free(p);
 	}
-	if (!err && (v->flags & VIEWS_WEIGHT) && in.weight_unit) {
+	if (!err && (v->flags & VIEWS_WEIGHT) && !o->value_type &&
+	    in.weight_unit) {
 		for (size_t i = 0; i < v->ninputs; i++) {
 			const char *u = v->inputs[i].weight_unit;
 
@@ -1130,9 +1189,18 @@ static const struct {
 	const char *set, *clear;
 	uint32_t flag;
 } toggle_opts[] = {
-	{ VIEWS_OPT_VALUE, "weight", "samples", VIEWS_WEIGHT },
 	{ VIEWS_OPT_BROKEN, "plain", "mark", VIEWS_BROKEN_PLAIN },
 };
+
+/* A value type's name: 1 to 64 of [A-Za-z0-9_.-]. */
+static bool value_type_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") == n;
+}
 
 /* The message for a bad value @arg of option @opt. */
 static int bad_value(int opt, const char *arg)
@@ -1141,7 +1209,8 @@ static int bad_value(int opt, const char *arg)
 		 opt == VIEWS_OPT_FROM ? "from (profile, folded)" :
 		 opt == VIEWS_OPT_INLINE ? "inline (mark, plain, none)" :
 		 opt == VIEWS_OPT_BROKEN ? "broken (mark, plain)" :
-					   "value (samples, weight)");
+					   "value (samples, weight, or a value "
+					   "type: 1 to 64 of [A-Za-z0-9_.-])");
 	return -1;
 }
 
@@ -1210,6 +1279,20 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		return 1;
 	}
 	switch (opt) {
+	case VIEWS_OPT_VALUE:
+		/* samples, weight, or a value type (weighted like weight),
+		 * which views_load() looks up in each input. */
+		o->value_type = NULL;
+		o->flags &= ~(uint32_t)VIEWS_WEIGHT;
+		if (strcmp(arg, "samples") == 0)
+			return 1;
+		o->flags |= VIEWS_WEIGHT;
+		if (strcmp(arg, "weight") == 0)
+			return 1;
+		if (!value_type_ok(arg))
+			break;
+		o->value_type = arg;
+		return 1;
 	case VIEWS_OPT_FROM:
 		if (strcmp(arg, "auto") == 0)
 			o->from = VIEWS_FROM_AUTO;

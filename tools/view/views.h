@@ -80,8 +80,9 @@ enum views_flags {
 	/** Inlined functions left out: the real function only
 	 *  (--inline=none). */
 	VIEWS_INLINE_NONE = (1 << 6),
-	/** A stack's value is its weight (header's weight unit), not its
-	 *  sample count (--value weight). */
+	/** A stack's value is its weight (header's weight unit), or with
+	 *  views_opts.value_type its value of that type, not its sample
+	 *  count (--value weight, --value TYPE). */
 	VIEWS_WEIGHT = (1 << 7),
 	/** Flagged stacks as recorded, without the "[broken stack]" root
 	 *  frame (--broken=plain). */
@@ -131,6 +132,10 @@ struct views_opts {
 	 *  them, @hide removes the frames that match (a stack left without
 	 *  frames is dropped).  Dropped stacks count nowhere. */
 	const char *focus, *ignore, *hide;
+	/** --value TYPE: count the stacks' values of this value type
+	 *  (sym_prof_value_index(); VIEWS_WEIGHT is set with it), NULL for
+	 *  samples or weight.  Borrowed (argv). */
+	const char *value_type;
 };
 
 /** One named stack; borrowed from struct views. */
@@ -142,7 +147,8 @@ struct views_stack {
 	uint32_t flags;
 	/** Samples, and their weight (folded input: both the count). */
 	uint64_t count, weight;
-	/** What the views count: @weight with VIEWS_WEIGHT, else @count. */
+	/** What the views count: with VIEWS_WEIGHT the value of
+	 *  views_opts.value_type, else @weight; else @count. */
 	uint64_t value;
 	/** Host PID and TID; 0 when unknown. */
 	int32_t pid, tid;
@@ -243,7 +249,8 @@ size_t views_nnames(const struct views *v);
  */
 const char *views_name(const struct views *v, uint32_t id, size_t *len);
 
-/** Sum of the stacks' values (count, or weight with VIEWS_WEIGHT). */
+/** Sum of the stacks' values (count, or weight or typed value with
+ *  VIEWS_WEIGHT). */
 uint64_t views_total(const struct views *v);
 
 /** Number of inputs read; views_input() - input @i (NULL past it). */
@@ -252,7 +259,8 @@ const struct views_input *views_input(const struct views *v, size_t i);
 
 /**
  * views_unit() - what a value counts: "samples", or the weight unit of
- * the inputs with VIEWS_WEIGHT ("ns", "samples"; "weight" when unknown).
+ * the inputs with VIEWS_WEIGHT ("ns", "samples"; "weight" when unknown),
+ * or the unit of the value type of --value TYPE ("bytes", "count").
  * @return borrowed until views_free()
  */
 const char *views_unit(const struct views *v);
@@ -362,8 +370,11 @@ VIEWS_USAGE_COMMON
 "  --all                --kernel and --jit\n"                             \
 "  --inline=MODE        mark: inlined functions are frames marked _[i]\n" \
 "                       (default); plain: unmarked; none: left out\n"     \
-"  --value=WHAT         samples (default), or weight: the profile's\n"    \
-"                       weights (e.g. ns of CPU time)\n"                 \
+"  --value=WHAT         samples (default), weight: the profile's\n"      \
+"                       weights (e.g. ns of CPU time), or a value type\n" \
+"                       of the profile (alloc_space, inuse_space,\n"    \
+"                       alloc_objects, inuse_objects: sym run --mode\n" \
+"                       alloc), weighted like weight\n"                 \
 "  --broken=MODE        mark: stacks the recorder flagged as likely\n"   \
 "                       wrong go under a [broken stack] root frame\n"    \
 "                       (default); plain: as recorded.  Either way a\n"  \

@@ -10,11 +10,18 @@
  * `flagged` count equal to the samples of the stacks with that flag, a
  * weight of at least count x period per stack, the leaf an exact pc and
  * every other frame a return address, and a build ID on every mapping.
+ * An alloc-mode file (docs/symprof.md, "Allocation profiles") instead
+ * has weight-unit bytes, mode and event alloc, the four value types in
+ * order, and per stack: the weight equal to alloc_space, alloc_objects
+ * at least the count, inuse at most alloc, and a return address first
+ * (the stack starts at the program's call; an exact pc follows only a
+ * signal frame).
  * Prints "FILE: ok mode=M samples=N stacks=S dropped=D" per good file,
  * "FILE: <what is wrong>" otherwise; exit status 1 if any file failed.
  * Built by the Makefile as build/tests/raw-check.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,43 @@ static int fail(const char *file, const char *what, unsigned long long a,
 	return 1;
 }
 
+/* Alloc mode's promises; 0 or 1 (printed). */
+static int check_alloc(const char *file, const struct sym_prof *p)
+{
+	static const char *const types[] = { "alloc_objects", "alloc_space",
+					     "inuse_objects", "inuse_space" };
+
+	if (sym_prof_nvalue_types(p) != 4) {
+		printf("%s: %u value types, not 4\n", file,
+		       sym_prof_nvalue_types(p));
+		return 1;
+	}
+	for (uint32_t k = 0; k < 4; k++) {
+		if (strcmp(sym_prof_value_type(p, k, NULL), types[k])) {
+			printf("%s: value type %u is '%s'\n", file, k,
+			       sym_prof_value_type(p, k, NULL));
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < sym_prof_nstacks(p); i++) {
+		const struct sym_prof_stack *s = sym_prof_stack(p, i);
+		const uint64_t *v = sym_prof_stack_values(p, i);
+
+		if (s->weight != v[1])
+			return fail(file, "weight is not alloc_space", i,
+				    s->weight);
+		if (v[0] < s->count || v[2] > v[0] || v[3] > v[1])
+			return fail(file, "objects below samples, or inuse "
+				    "above alloc", i, v[2]);
+		/* Exact pcs only where a signal interrupted the code. */
+		if (s->nframes &&
+		    !(s->frames[0].flags & SYM_PROF_FRAME_RETURN))
+			return fail(file, "an alloc stack's first frame is "
+				    "not a return address", i, 0);
+	}
+	return 0;
+}
+
 static int check(const char *file)
 {
 	struct sym_prof *p = NULL;
@@ -39,6 +83,7 @@ static int check(const char *file)
 	char *buf = NULL;
 	size_t len = 0, i, j;
 	FILE *f = fopen(file, "rb");
+	bool alloc;
 	int err, rc = 1;
 
 	if (!f) {
@@ -68,18 +113,25 @@ static int check(const char *file)
 		goto out;
 	}
 	h = sym_prof_header(p);
+	alloc = h->mode && !strcmp(h->mode, "alloc");
 	if (!h->tool || strcmp(h->tool, "libsymprof") ||
-	    !h->weight_unit || strcmp(h->weight_unit, "ns") || !h->mode ||
-	    !h->event) {
-		printf("%s: not a libsymprof file in ns\n", file);
+	    !h->weight_unit || strcmp(h->weight_unit, alloc ? "bytes" : "ns") ||
+	    !h->mode || !h->event) {
+		printf("%s: not a libsymprof file in ns (bytes)\n", file);
 		goto out;
 	}
-	if (strcmp(h->mode, "thread-timer") && strcmp(h->mode, "wall") &&
+	if (alloc) {
+		if (strcmp(h->event, "alloc") || check_alloc(file, p)) {
+			printf("%s: not a coherent alloc profile\n", file);
+			goto out;
+		}
+	} else if (strcmp(h->mode, "thread-timer") && strcmp(h->mode, "wall") &&
 	    strcmp(h->mode, "process-timer")) {
 		printf("%s: mode '%s'\n", file, h->mode);
 		goto out;
 	}
-	if (strcmp(h->event, strcmp(h->mode, "wall") ? "cpu-clock" : "wall")) {
+	if (!alloc &&
+	    strcmp(h->event, strcmp(h->mode, "wall") ? "cpu-clock" : "wall")) {
 		printf("%s: event '%s' with mode '%s'\n", file, h->event,
 		       h->mode);
 		goto out;
@@ -91,7 +143,8 @@ static int check(const char *file)
 		for (j = 0; j < SYM_PROF_NFLAGS; j++)
 			if (s->flags & (1u << j))
 				flagged[j] += s->count;
-		if (s->count == 0 || s->weight < s->count * h->period) {
+		if (s->count == 0 ||
+		    (!alloc && s->weight < s->count * h->period)) {
 			rc = fail(file, "weight below count x period",
 				  s->weight, s->count);
 			goto out;
@@ -100,7 +153,7 @@ static int check(const char *file)
 			int ret = !!(s->frames[j].flags &
 				     SYM_PROF_FRAME_RETURN);
 
-			if (ret != (j > 0)) {
+			if (!alloc && ret != (j > 0)) {
 				rc = fail(file, "frame kind (p leaf, r others)",
 					  i, j);
 				goto out;

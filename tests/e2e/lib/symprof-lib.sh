@@ -10,6 +10,12 @@
 #   $RAWCHECK            build/tests/raw-check (libsym's reader), built on
 #                        demand
 #   sp_check DESC RAW... one TAP point: every file parses and is coherent
+#   sp_same TAG "OPTS" NAME ARGS...
+#                        two TAP points: $T/NAME ARGS prints the same
+#                        stdout and stderr (libsymprof's own notices
+#                        aside) and exits 0 with and without `sym run OPTS`
+#                        (profile $T/NAME.TAG.raw), and the profile parses
+#                        and is coherent
 #   sp_py CMD ARGS...    tests/e2e/lib/symprof_check.py CMD ARGS..., its output
 #                        as TAP diagnostics; returns its status
 #   sp_val CMD ARGS...   symprof_check.py's answer on stdout (tidsamples,
@@ -116,4 +122,26 @@ symprof_workload() {
 	echo "# $(grep '^# libsymprof: signal' "$T/run.raw")"
 	wl_check complete "$T/run.raw"
 	wl_shares "$T/run.raw"
+}
+
+sp_same() {
+	_m=$1 _o=$2 _n=$3; shift 3
+	"$T/$_n" "$@" > "$T/$_n.plain" 2> "$T/$_n.plain.err"
+	_p=$?
+	# shellcheck disable=SC2086 # OPTS are words
+	sp_run $_o -o "$T/$_n.$_m.raw" -- "$T/$_n" "$@" \
+		> "$T/$_n.$_m.out" 2> "$T/$_n.$_m.err"
+	_q=$?
+	grep -v '^libsymprof: ' "$T/$_n.$_m.err" > "$T/$_n.$_m.err2"
+	if [ "$_p $_q" = "0 0" ] && cmp -s "$T/$_n.plain" "$T/$_n.$_m.out" &&
+	   cmp -s "$T/$_n.plain.err" "$T/$_n.$_m.err2"; then
+		_tap 0 "$_n ($_m): same output and status as without the profiler"
+	else
+		_tap 1 "$_n ($_m): same output and status as without the profiler"
+		echo "#   status $_p without, $_q with"
+		diff "$T/$_n.plain" "$T/$_n.$_m.out" | sed 's/^/#   /' | head -20
+		diff "$T/$_n.plain.err" "$T/$_n.$_m.err2" | sed 's/^/#   /' | head -20
+	fi
+	sed 's/^/# stderr: /' "$T/$_n.$_m.err" | grep 'libsymprof: '
+	sp_check "$_n ($_m): the profile parses and is coherent" "$T/$_n.$_m.raw"
 }
