@@ -123,6 +123,13 @@ void symd_work_forget(struct symd_work *w, const char *build_id);
 struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  int kind, const char *path,
 				  symd_ingest_fn fn, void *arg);
+/* A DELETE of @build_id: sym_store_remove() on the io thread (its
+ * unlinks and sync never stall the loop), in order with the uploads
+ * queued before it; forget what was known, then call @fn with 0 (gone),
+ * 404 or 500.  Returns the job, or NULL with errno (EBUSY: queues
+ * full). */
+struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
+				  symd_ingest_fn fn, void *arg);
 /* A file the store lacks, for the debuginfod routes: fetch it from the
  * upstreams.  kind: SYMD_FETCH_* (fetch.h); @section for sections.
  * Returns the job, or NULL with errno (ENOENT: no upstream; EBUSY). */
