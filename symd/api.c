@@ -60,6 +60,8 @@ struct call {
 	size_t mod_mark;	/* where the module's status starts, counted
 				 * from the answer's start */
 	size_t charged;		/* of answers_bytes, for out */
+	size_t addr_bytes;	/* bytes an address took, lately (of the
+				 * last lookup), to size the next one */
 	bool slicing;		/* on the api's list of answers to slice */
 	struct call *slice_next;
 	/* upload */
@@ -90,6 +92,15 @@ static size_t answers_bytes;
 /* An answer is encoded in slices of about this many bytes, with a turn
  * of the event loop between two (a few milliseconds at most). */
 #define SLICE_BYTES ((size_t)64 << 10)
+/* A slice's buffer is allocated this big at once: the slice and the
+ * address that passes its end. */
+#define SLICE_ROOM (SLICE_BYTES + SLICE_BYTES / 2)
+/* The bytes an address takes in an answer, guessed before the first
+ * lookup tells (a frame of a C++ function with its file is about 300). */
+#define ADDR_BYTES_GUESS 256
+/* Fewer addresses than this per lookup would not pay for its start (a
+ * read transaction, the table's chunks opened). */
+#define LOOKUP_MIN 16
 /* A dropped answer's chunks are freed this many bytes per loop turn. */
 #define DRAIN_BYTES ((size_t)4 << 20)
 /* enc_frames(): the slice is full (a value no sym_store_lookup() error
@@ -427,6 +438,18 @@ static int enc_status(struct symi_buf *b, const struct symd_status *st,
 
 static void drain_later(struct event_base *base, struct evbuffer *ev);
 
+/* The next slice's buffer, c->out, with the room a slice takes: grown
+ * from nothing, its reallocs copied each slice about twice over, and
+ * took a fresh mmap() and munmap() each (a fifth of the loop's time on
+ * 50,000-address answers). */
+static int slice_start(struct call *c)
+{
+	size_t max = c->api->o.max_response - c->moved;
+
+	symi_buf_init(&c->out, max);
+	return symi_buf_grow(&c->out, max < SLICE_ROOM ? max : SLICE_ROOM);
+}
+
 /* Take the answer back to c->mod_mark: in @b (c->out), or in the chunks
  * moved before.  (The bytes of the chunk cut in two are copied, and no
  * longer counted in answers_bytes: under a slice.) */
@@ -451,8 +474,27 @@ static int answer_rewind(struct call *c, struct symi_buf *b)
 	drain_later(c->api->o.base, c->sent);
 	c->sent = keep;
 	c->moved = c->mod_mark;
-	symi_buf_init(b, c->api->o.max_response - c->moved);
-	return 0;
+	return slice_start(c);
+}
+
+/*
+ * How many of the @left addresses to look up for the rest of a slice:
+ * about what fills it at the bytes an address took lately, a quarter
+ * more, so that one lookup usually fills it.  Not all of them: a lookup
+ * searches every address it is given (sorted windows, batch.c) before
+ * the first answer, so a lookup of all 50,000 addresses of a request
+ * for each slice of a few hundred did a hundred times the work
+ * (quadratic in the request's size; under ASan, 16 such answers took
+ * 60 s, not 4).
+ */
+static size_t lookup_count(const struct call *c, const struct symi_buf *b,
+			   size_t stop_at, size_t left)
+{
+	size_t per = c->addr_bytes ? c->addr_bytes : ADDR_BYTES_GUESS;
+	size_t room = stop_at > b->len ? stop_at - b->len : 0;
+	size_t n = room / per + room / per / 4 + LOOKUP_MIN;
+
+	return n < left ? n : left;
 }
 
 /*
@@ -468,6 +510,7 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 	struct symd_status st;
 	struct enc e = { .b = b, .addrs = m->addrs + c->addr_i,
 			 .base = c->addr_i, .stop_at = stop_at };
+	size_t n, before;
 	int err = 0, rc;
 
 	if (c->addr_i == 0) {
@@ -493,14 +536,17 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 		if (err)
 			return err;
 	}
-	rc = m->naddrs == c->addr_i ? 0 :
-	     sym_store_lookup(c->api->o.store, m->build_id, e.addrs,
-			      m->naddrs - c->addr_i, enc_frames, &e);
+	n = lookup_count(c, b, stop_at, m->naddrs - c->addr_i);
+	before = b->len;
+	rc = n ? sym_store_lookup(c->api->o.store, m->build_id, e.addrs, n,
+				  enc_frames, &e) : 0;
 	if (e.err)
 		return e.err;
 	c->frames += e.frames;
-	if (rc == SLICE_FULL) {
-		c->addr_i += e.done;
+	if (e.done && b->len > before)
+		c->addr_bytes = (b->len - before) / e.done + 1;
+	if (rc == SLICE_FULL || (!rc && n < m->naddrs - c->addr_i)) {
+		c->addr_i += rc ? e.done : n;
 		if (c->addr_i < m->naddrs)
 			return 0;
 		rc = 0;
@@ -658,8 +704,7 @@ static int answer_move(struct call *c)
 		return -ENOMEM;
 	}
 	c->moved += len;
-	symi_buf_init(&c->out, c->api->o.max_response - c->moved);
-	return 0;
+	return c->mod_i < c->sr.nmodules ? slice_start(c) : 0;
 }
 
 static void answer_send(struct call *c, int err)
@@ -767,9 +812,8 @@ static void answer_slice(struct call *c)
 static void symbolize_reply(struct call *c)
 {
 	drop_waits(c);
-	symi_buf_init(&c->out, c->api->o.max_response);
 	c->mod_i = c->addr_i = 0;
-	if (symi_buf_add(&c->out, "{\"modules\":[", 12))
+	if (slice_start(c) || symi_buf_add(&c->out, "{\"modules\":[", 12))
 		answer_send(c, -ENOMEM);
 	else
 		answer_slice(c);
