@@ -65,6 +65,8 @@ static struct {
 	atomic_uint_fast64_t fetches[NFETCH], fetch_bytes;
 	atomic_uint_fast64_t converts[NCONVERT], upload_bytes;
 	struct hist fetch_time, convert_time;
+	struct hist lateness;
+	atomic_uint_fast64_t lateness_max_us;
 } m;
 
 static void observe(struct hist *h, const double *le, uint64_t usec)
@@ -129,6 +131,16 @@ void symd_metrics_upload(uint64_t bytes)
 {
 	atomic_fetch_add_explicit(&m.upload_bytes, bytes,
 				  memory_order_relaxed);
+}
+
+/* Loop thread only (one writer): the max needs no compare-and-swap. */
+void symd_metrics_lateness(uint64_t usec)
+{
+	observe(&m.lateness, lat_le, usec);
+	if (usec > atomic_load_explicit(&m.lateness_max_us,
+					memory_order_relaxed))
+		atomic_store_explicit(&m.lateness_max_us, usec,
+				      memory_order_relaxed);
 }
 
 static uint64_t get(atomic_uint_fast64_t *v)
@@ -339,5 +351,19 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 			   (unsigned long long)get(&http_figs[0]),
 			   (unsigned long long)get(&http_figs[1]),
 			   (unsigned long long)get(&http_figs[2]));
+	if (!err)
+		err = addf(b, "# HELP symd_loop_lateness_seconds How late a "
+			   "timer due every 25 ms ran: the event loop's steps "
+			   "that a request arriving then waits behind.\n"
+			   "# TYPE symd_loop_lateness_seconds histogram\n");
+	if (!err)
+		err = hist(b, "symd_loop_lateness_seconds", "", &m.lateness,
+			   lat_le);
+	if (!err)
+		err = addf(b, "# HELP symd_loop_lateness_max_seconds The "
+			   "longest lateness since the start.\n"
+			   "# TYPE symd_loop_lateness_max_seconds gauge\n"
+			   "symd_loop_lateness_max_seconds %.6f\n",
+			   (double)get(&m.lateness_max_us) / 1e6);
 	return err;
 }

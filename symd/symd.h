@@ -169,6 +169,9 @@ void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
 /* @err: sym_store_convert()'s result; @badconv: it was the input's fault. */
 void symd_metrics_convert(int err, bool badconv, uint64_t usec);
 void symd_metrics_upload(uint64_t bytes);
+/* The loop's lateness probe (main.c): a timer ran @usec after it was
+ * due. */
+void symd_metrics_lateness(uint64_t usec);
 /* Count the store's tables, bytes and negative entries for /metrics: a
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
