@@ -7,6 +7,7 @@
  * event_active() the loop's events.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -166,6 +167,8 @@ struct daemon {
 	struct event *sigs[2], *tick;
 	struct event *late;	/* the lateness probe (late_cb()) */
 	uint64_t late_due;	/* when it should run, CLOCK_MONOTONIC us */
+	int sched_fd;		/* the loop thread's schedstat, or -1 */
+	uint64_t waited;	/* its run_delay at the last run, us */
 	bool stopping;
 };
 
@@ -211,6 +214,23 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* How long the loop thread has waited for a CPU, in us (the second
+ * field of its schedstat, ns); 0 without schedstat. */
+static uint64_t loop_waited(const struct daemon *d)
+{
+	char buf[96];
+	unsigned long long run, wait;
+	ssize_t n = d->sched_fd < 0 ? -1 :
+		    pread(d->sched_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return 0;
+	return wait / 1000;
+}
+
 /*
  * The loop's lateness: a timer due every LATE_TICK_MS runs late by about
  * what the loop was doing when it fell due (the step under way, and the
@@ -221,16 +241,26 @@ static uint64_t mono_us(void)
  * steps: one that covers a due time is caught.  libevent 2.1 has no hook
  * around callbacks to time each one.  Idle, the probe costs 40 wakeups
  * a second.
+ *
+ * On a loaded machine most lateness is the loop thread waiting for a
+ * CPU, which is no step of symd's: so the lateness less what the thread
+ * waited for a CPU since the probe's last run (its schedstat's
+ * run_delay) is counted too, as the loop's own.  That one may miss part
+ * of a step when the wait came before the due time; it never counts a
+ * wait for a CPU.  A blocking call on the loop thread counts in both.
  */
 static void late_cb(evutil_socket_t fd, short what, void *ctx)
 {
 	struct daemon *d = ctx;
 	struct timeval tv = { 0, LATE_TICK_MS * 1000 };
-	uint64_t now = mono_us();
+	uint64_t now = mono_us(), waited = loop_waited(d);
+	uint64_t late = now > d->late_due ? now - d->late_due : 0;
+	uint64_t wait = waited > d->waited ? waited - d->waited : 0;
 
 	(void)fd;
 	(void)what;
-	symd_metrics_lateness(now > d->late_due ? now - d->late_due : 0);
+	symd_metrics_lateness(late, late > wait ? late - wait : 0);
+	d->waited = waited;
 	d->late_due = now + LATE_TICK_MS * 1000;
 	evtimer_add(d->late, &tv);
 }
@@ -549,6 +579,9 @@ static int add_events(struct daemon *d)
 	    evsignal_add(d->sigs[0], NULL) || evsignal_add(d->sigs[1], NULL) ||
 	    event_add(d->tick, &tick_tv))
 		return -ENOMEM;
+	/* Opened on the loop thread: thread-self names it. */
+	d->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	d->waited = loop_waited(d);
 	d->late_due = mono_us();
 	late_cb(-1, 0, d);
 	return 0;
@@ -626,6 +659,8 @@ static void daemon_free(struct daemon *d)
 		event_free(d->tick);
 	if (d->late)
 		event_free(d->late);
+	if (d->sched_fd >= 0)
+		close(d->sched_fd);
 	if (d->base)
 		event_base_free(d->base);
 	sym_store_close(d->store);
@@ -647,7 +682,7 @@ int main(int argc, char **argv)
 			.fetch_deadline_ms = 600000,
 		},
 	};
-	struct daemon d = { 0 };
+	struct daemon d = { .sched_fd = -1 };
 	unsigned bound = 0;
 	int err, status = 1;
 	char msg[256];

@@ -65,8 +65,8 @@ static struct {
 	atomic_uint_fast64_t fetches[NFETCH], fetch_bytes;
 	atomic_uint_fast64_t converts[NCONVERT], upload_bytes;
 	struct hist fetch_time, convert_time;
-	struct hist lateness;
-	atomic_uint_fast64_t lateness_max_us;
+	struct hist lateness, lateness_own;
+	atomic_uint_fast64_t lateness_max_us, lateness_own_max_us;
 } m;
 
 static void observe(struct hist *h, const double *le, uint64_t usec)
@@ -134,13 +134,18 @@ void symd_metrics_upload(uint64_t bytes)
 }
 
 /* Loop thread only (one writer): the max needs no compare-and-swap. */
-void symd_metrics_lateness(uint64_t usec)
+static void note_max(atomic_uint_fast64_t *max, uint64_t v)
+{
+	if (v > atomic_load_explicit(max, memory_order_relaxed))
+		atomic_store_explicit(max, v, memory_order_relaxed);
+}
+
+void symd_metrics_lateness(uint64_t usec, uint64_t own_usec)
 {
 	observe(&m.lateness, lat_le, usec);
-	if (usec > atomic_load_explicit(&m.lateness_max_us,
-					memory_order_relaxed))
-		atomic_store_explicit(&m.lateness_max_us, usec,
-				      memory_order_relaxed);
+	observe(&m.lateness_own, lat_le, own_usec);
+	note_max(&m.lateness_max_us, usec);
+	note_max(&m.lateness_own_max_us, own_usec);
 }
 
 static uint64_t get(atomic_uint_fast64_t *v)
@@ -223,6 +228,27 @@ void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers)
 	atomic_store_explicit(&http_figs[0], conns, memory_order_relaxed);
 	atomic_store_explicit(&http_figs[1], buffered, memory_order_relaxed);
 	atomic_store_explicit(&http_figs[2], answers, memory_order_relaxed);
+}
+
+/* NAME_seconds, a histogram, and NAME_max_seconds, the longest since
+ * the start. */
+static int lateness(struct symi_buf *b, const char *name, const char *help,
+		    struct hist *h, atomic_uint_fast64_t *max)
+{
+	char hname[64];
+	int err;
+
+	snprintf(hname, sizeof(hname), "%s_seconds", name);
+	err = addf(b, "# HELP %s %s.\n# TYPE %s histogram\n", hname, help,
+		   hname);
+	if (!err)
+		err = hist(b, hname, "", h, lat_le);
+	if (!err)
+		err = addf(b, "# HELP %s_max_seconds The longest since the "
+			   "start.\n# TYPE %s_max_seconds gauge\n"
+			   "%s_max_seconds %.6f\n", name, name, name,
+			   (double)get(max) / 1e6);
+	return err;
 }
 
 int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
@@ -352,18 +378,13 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 			   (unsigned long long)get(&http_figs[1]),
 			   (unsigned long long)get(&http_figs[2]));
 	if (!err)
-		err = addf(b, "# HELP symd_loop_lateness_seconds How late a "
-			   "timer due every 25 ms ran: the event loop's steps "
-			   "that a request arriving then waits behind.\n"
-			   "# TYPE symd_loop_lateness_seconds histogram\n");
+		err = lateness(b, "symd_loop_lateness", "How late a timer due "
+			       "every 25 ms ran: the event loop's steps that a "
+			       "request arriving then waits behind",
+			       &m.lateness, &m.lateness_max_us);
 	if (!err)
-		err = hist(b, "symd_loop_lateness_seconds", "", &m.lateness,
-			   lat_le);
-	if (!err)
-		err = addf(b, "# HELP symd_loop_lateness_max_seconds The "
-			   "longest lateness since the start.\n"
-			   "# TYPE symd_loop_lateness_max_seconds gauge\n"
-			   "symd_loop_lateness_max_seconds %.6f\n",
-			   (double)get(&m.lateness_max_us) / 1e6);
+		err = lateness(b, "symd_loop_lateness_own", "The lateness "
+			       "less what the loop thread waited for a CPU",
+			       &m.lateness_own, &m.lateness_own_max_us);
 	return err;
 }

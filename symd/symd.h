@@ -170,8 +170,8 @@ void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
 void symd_metrics_convert(int err, bool badconv, uint64_t usec);
 void symd_metrics_upload(uint64_t bytes);
 /* The loop's lateness probe (main.c): a timer ran @usec after it was
- * due. */
-void symd_metrics_lateness(uint64_t usec);
+ * due, @own_usec of them not waiting for a CPU. */
+void symd_metrics_lateness(uint64_t usec, uint64_t own_usec);
 /* Count the store's tables, bytes and negative entries for /metrics: a
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
