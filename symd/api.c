@@ -93,8 +93,9 @@ static size_t answers_bytes;
  * of the event loop between two (a few milliseconds at most). */
 #define SLICE_BYTES ((size_t)64 << 10)
 /* A slice's buffer is allocated this big at once: the slice and the
- * address that passes its end. */
-#define SLICE_ROOM (SLICE_BYTES + SLICE_BYTES / 2)
+ * address that passes its end (3 KB for 14 frames; a bigger one grows
+ * it).  Not much more: the charge to max_answers is the bytes used. */
+#define SLICE_ROOM (SLICE_BYTES + ((size_t)8 << 10))
 /* The bytes an address takes in an answer, guessed before the first
  * lookup tells (a frame of a C++ function with its file is about 300). */
 #define ADDR_BYTES_GUESS 256
