@@ -4,7 +4,9 @@
  *   POST /v1/symbolize, /v1/symbolize/<id>   answer from ready tables;
  *        wait up to wait_ms for cold build IDs (work.c), then say pending;
  *        the answer is encoded in slices with a loop turn between two
- *        (answer_slice()), under max_response and max_answers
+ *        (answer_slice()), each slice a chunk of its own that libevent
+ *        sends and frees (no one buffer grows or is freed whole), under
+ *        max_response and max_answers
  *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
  *        uploads stream to a temporary file inside the store, then a
  *        worker checks the build ID and takes the file in (work.c); one
@@ -50,12 +52,20 @@ struct call {
 	struct symd_waiter **waiters;
 	size_t nwaiters, npending;
 	struct event *timer;
-	/* the answer, built in slices (answer_slice()) */
+	/* the answer, built in slices (answer_slice()): each slice's bytes
+	 * in @out, then moved to @sent as a chunk of its own, so no step
+	 * grows, copies or frees more than about a slice */
 	struct symi_buf out;
+	struct evbuffer *sent;	/* the slices before, charged each */
+	size_t moved;		/* their bytes */
 	size_t mod_i, addr_i;	/* where the next slice starts */
-	size_t mod_mark;	/* out.len where the module's status starts */
+	size_t mod_mark;	/* where the module's status starts, counted
+				 * from the answer's start */
 	size_t charged;		/* of answers_bytes, for out */
-	struct event *slice_ev;
+	size_t addr_bytes;	/* bytes an address took, lately (of the
+				 * last lookup), to size the next one */
+	bool slicing;		/* on the api's list of answers to slice */
+	struct call *slice_next;
 	/* upload */
 	char build_id[SYMD_BUILD_ID_MAX + 1];
 	int fkind;
@@ -68,6 +78,11 @@ struct call {
 struct symd_api {
 	struct symd_api_opts o;
 	struct symd_http *http;
+	/* Answers with slices left, served one slice per loop turn in
+	 * turn (slice_run()), so a turn encodes one slice however many
+	 * big answers are under way. */
+	struct call *slice_head, *slice_tail;
+	struct event *slice_ev;
 };
 
 /* Bytes of symbolize answers built and not yet sent, of max_answers.  A
@@ -78,7 +93,19 @@ static size_t answers_bytes;
 
 /* An answer is encoded in slices of about this many bytes, with a turn
  * of the event loop between two (a few milliseconds at most). */
-#define SLICE_BYTES ((size_t)256 << 10)
+#define SLICE_BYTES ((size_t)64 << 10)
+/* A slice's buffer is allocated this big at once: the slice and the
+ * address that passes its end (3 KB for 14 frames; a bigger one grows
+ * it).  Not much more: the charge to max_answers is the bytes used. */
+#define SLICE_ROOM (SLICE_BYTES + ((size_t)8 << 10))
+/* The bytes an address takes in an answer, guessed before the first
+ * lookup tells (a frame of a C++ function with its file is about 300). */
+#define ADDR_BYTES_GUESS 256
+/* Fewer addresses than this per lookup would not pay for its start (a
+ * read transaction, the table's chunks opened). */
+#define LOOKUP_MIN 16
+/* A dropped answer's chunks are freed this many bytes per loop turn. */
+#define DRAIN_BYTES ((size_t)4 << 20)
 /* enc_frames(): the slice is full (a value no sym_store_lookup() error
  * takes: they are negative). */
 #define SLICE_FULL 2
@@ -104,11 +131,9 @@ static void free_answer(const void *data, size_t len, void *arg)
 	free_detached(data, len, arg);
 }
 
-/* Reply with @b's bytes, handed to libevent without a copy (an answer
- * of 100,000 addresses is megabytes).  An @answer's bytes are charged to
- * answers_bytes, until libevent has sent them. */
-static void reply_bytes(struct call *c, int status, const char *type,
-			struct symi_buf *b, bool answer)
+/* Reply with @b's bytes, handed to libevent without a copy. */
+static void reply_buf(struct call *c, int status, const char *type,
+		      struct symi_buf *b)
 {
 	struct evbuffer *ev = evbuffer_new();
 	size_t len = 0;
@@ -116,10 +141,8 @@ static void reply_bytes(struct call *c, int status, const char *type,
 
 	if (ev && b->len) {
 		p = symi_buf_detach(b, &len);
-		if (evbuffer_add_reference(ev, p, len, answer ? free_answer :
-					   free_detached, NULL) != 0) {
-			if (answer)
-				answers_bytes -= len;
+		if (evbuffer_add_reference(ev, p, len, free_detached,
+					   NULL) != 0) {
 			free(p);
 			evbuffer_free(ev);
 			ev = NULL;
@@ -141,12 +164,6 @@ static bool get_or_head(struct call *c, const char *method)
 	symd_http_req_add_header(c->req, "Allow", "GET, HEAD");
 	reply_error(c, 405, "method not allowed");
 	return false;
-}
-
-static void reply_buf(struct call *c, int status, const char *type,
-		      struct symi_buf *b)
-{
-	reply_bytes(c, status, type, b, false);
 }
 
 static void overloaded(struct call *c)
@@ -422,6 +439,67 @@ static int enc_status(struct symi_buf *b, const struct symd_status *st,
 	return err;
 }
 
+static void drain_later(struct event_base *base, struct evbuffer *ev);
+
+/* The next slice's buffer, c->out, with the room a slice takes: grown
+ * from nothing, its reallocs copied each slice about twice over, and
+ * took a fresh mmap() and munmap() each (a fifth of the loop's time on
+ * 50,000-address answers). */
+static int slice_start(struct call *c)
+{
+	size_t max = c->api->o.max_response - c->moved;
+
+	symi_buf_init(&c->out, max);
+	return symi_buf_grow(&c->out, max < SLICE_ROOM ? max : SLICE_ROOM);
+}
+
+/* Take the answer back to c->mod_mark: in @b (c->out), or in the chunks
+ * moved before.  (The bytes of the chunk cut in two are copied, and no
+ * longer counted in answers_bytes: under a slice.) */
+static int answer_rewind(struct call *c, struct symi_buf *b)
+{
+	struct evbuffer *keep;
+
+	if (c->mod_mark >= c->moved) {
+		symi_buf_setlen(b, c->mod_mark - c->moved);
+		return 0;
+	}
+	answers_bytes -= c->charged;
+	c->charged = 0;
+	symi_buf_release(b);
+	keep = evbuffer_new();
+	if (!keep || evbuffer_remove_buffer(c->sent, keep, c->mod_mark) !=
+		     (int)c->mod_mark) {
+		if (keep)
+			evbuffer_free(keep);
+		return -ENOMEM;
+	}
+	drain_later(c->api->o.base, c->sent);
+	c->sent = keep;
+	c->moved = c->mod_mark;
+	return slice_start(c);
+}
+
+/*
+ * How many of the @left addresses to look up for the rest of a slice:
+ * about what fills it at the bytes an address took lately, a quarter
+ * more, so that one lookup usually fills it.  Not all of them: a lookup
+ * searches every address it is given (sorted windows, batch.c) before
+ * the first answer, so a lookup of all 50,000 addresses of a request
+ * for each slice of a few hundred did a hundred times the work
+ * (quadratic in the request's size: under ASan, 16 such answers took
+ * 62-67 s to their first byte, and 5.5-6.9 s this way).
+ */
+static size_t lookup_count(const struct call *c, const struct symi_buf *b,
+			   size_t stop_at, size_t left)
+{
+	size_t per = c->addr_bytes ? c->addr_bytes : ADDR_BYTES_GUESS;
+	size_t room = stop_at > b->len ? stop_at - b->len : 0;
+	size_t n = room / per + room / per / 4 + LOOKUP_MIN;
+
+	return n < left ? n : left;
+}
+
 /*
  * Encode the next part of module @c->mod_i into @b, stopping once @b is
  * @stop_at bytes long (after a whole address).  Opens the module's
@@ -435,6 +513,7 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 	struct symd_status st;
 	struct enc e = { .b = b, .addrs = m->addrs + c->addr_i,
 			 .base = c->addr_i, .stop_at = stop_at };
+	size_t n, before;
 	int err = 0, rc;
 
 	if (c->addr_i == 0) {
@@ -450,7 +529,7 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 					   strlen(m->build_id));
 		if (!err)
 			err = symi_buf_add(b, "\",\"status\":\"", 12);
-		c->mod_mark = b->len;
+		c->mod_mark = c->moved + b->len;
 		if (!err && st.state != SYMD_READY) {
 			c->mod_i++;
 			return enc_status(b, &st, m->naddrs);
@@ -460,14 +539,17 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 		if (err)
 			return err;
 	}
-	rc = m->naddrs == c->addr_i ? 0 :
-	     sym_store_lookup(c->api->o.store, m->build_id, e.addrs,
-			      m->naddrs - c->addr_i, enc_frames, &e);
+	n = lookup_count(c, b, stop_at, m->naddrs - c->addr_i);
+	before = b->len;
+	rc = n ? sym_store_lookup(c->api->o.store, m->build_id, e.addrs, n,
+				  enc_frames, &e) : 0;
 	if (e.err)
 		return e.err;
 	c->frames += e.frames;
-	if (rc == SLICE_FULL) {
-		c->addr_i += e.done;
+	if (e.done && b->len > before)
+		c->addr_bytes = (b->len - before) / e.done + 1;
+	if (rc == SLICE_FULL || (!rc && n < m->naddrs - c->addr_i)) {
+		c->addr_i += rc ? e.done : n;
 		if (c->addr_i < m->naddrs)
 			return 0;
 		rc = 0;
@@ -477,7 +559,9 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 	if (!rc)
 		return symi_buf_add(b, "]}", 2);
 	/* Gone from the store: start over, and say pending this time. */
-	b->len = c->mod_mark;
+	err = answer_rewind(c, b);
+	if (err)
+		return err;
 	symd_work_forget(c->api->o.work, m->build_id);
 	symd_work_status(c->api->o.work, m->build_id, &st);
 	if (st.state == SYMD_READY)
@@ -500,16 +584,130 @@ static void drop_waits(struct call *c)
 	}
 }
 
+struct drain {
+	struct evbuffer *ev;
+	struct event *step;		/* the next turn's drain_step() */
+	struct drain *next, **pprev;	/* on the drains list */
+};
+
+/* Drains under way, freed whole at shutdown (drains_free()), so that
+ * nothing is left to the exit for a leak checker to find.  Loop thread
+ * only. */
+static struct drain *drains;
+
+static void drain_free(struct drain *d)
+{
+	*d->pprev = d->next;
+	if (d->next)
+		d->next->pprev = d->pprev;
+	event_free(d->step);
+	evbuffer_free(d->ev);
+	free(d);
+}
+
+/* Free a dropped answer's chunks DRAIN_BYTES per loop turn, so one of
+ * hundreds of MB never stalls the loop in a run of munmap()s. */
+static void drain_step(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct drain *d = arg;
+
+	(void)fd;
+	(void)what;
+	evbuffer_drain(d->ev, DRAIN_BYTES);
+	if (evbuffer_get_length(d->ev) && evtimer_add(d->step, &now) == 0)
+		return;
+	drain_free(d);
+}
+
+static void drain_later(struct event_base *base, struct evbuffer *ev)
+{
+	struct drain *d;
+
+	if (!ev)
+		return;
+	if (evbuffer_get_length(ev) <= DRAIN_BYTES ||
+	    !(d = calloc(1, sizeof(*d)))) {
+		evbuffer_free(ev);
+		return;
+	}
+	d->step = evtimer_new(base, drain_step, d);
+	if (!d->step) {
+		free(d);
+		evbuffer_free(ev);
+		return;
+	}
+	d->ev = ev;
+	d->next = drains;
+	if (drains)
+		drains->pprev = &d->next;
+	d->pprev = &drains;
+	drains = d;
+	drain_step(-1, 0, d);
+}
+
+/* Free the drains still under way (shutdown). */
+static void drains_free(void)
+{
+	while (drains)
+		drain_free(drains);
+}
+
+/* Take @c off the api's list of answers to slice. */
+static void slice_unqueue(struct call *c)
+{
+	struct symd_api *api = c->api;
+	struct call *prev = NULL;
+
+	if (!c->slicing)
+		return;
+	for (struct call *o = api->slice_head; o; prev = o, o = o->slice_next) {
+		if (o != c)
+			continue;
+		if (prev)
+			prev->slice_next = c->slice_next;
+		else
+			api->slice_head = c->slice_next;
+		if (api->slice_tail == c)
+			api->slice_tail = prev;
+		break;
+	}
+	c->slicing = false;
+	c->slice_next = NULL;
+}
+
 /* The call's answer and its slices are over: let go of both. */
 static void answer_release(struct call *c)
 {
-	if (c->slice_ev) {
-		event_free(c->slice_ev);
-		c->slice_ev = NULL;
-	}
+	slice_unqueue(c);
 	answers_bytes -= c->charged;
 	c->charged = 0;
 	symi_buf_release(&c->out);
+	drain_later(c->api->o.base, c->sent);
+	c->sent = NULL;
+	c->moved = 0;
+}
+
+/* Move the slice in c->out to the chunks in c->sent, its charge with
+ * it, and start the next slice's buffer. */
+static int answer_move(struct call *c)
+{
+	size_t len;
+	char *p;
+
+	if (!c->out.len)
+		return 0;
+	if (!c->sent && !(c->sent = evbuffer_new()))
+		return -ENOMEM;
+	p = symi_buf_detach(&c->out, &len);
+	c->charged = 0;
+	if (evbuffer_add_reference(c->sent, p, len, free_answer, NULL) != 0) {
+		answers_bytes -= len;
+		free(p);
+		return -ENOMEM;
+	}
+	c->moved += len;
+	return c->mod_i < c->sr.nmodules ? slice_start(c) : 0;
 }
 
 static void answer_send(struct call *c, int err)
@@ -528,37 +726,72 @@ static void answer_send(struct call *c, int err)
 			 "hold the limit of %zu bytes (--max-answers): retry "
 			 "later", o->max_answers);
 		reply_error(c, 503, msg);
-	} else if (err) {
+	} else if (err || answer_move(c) != 0 || !c->sent) {
 		reply_error(c, 503, "out of memory");
-	} else {
-		/* The charge goes with the bytes: reply_bytes()' reference
-		 * gives it back once libevent has sent them. */
-		reply_bytes(c, 200, "application/json", &c->out, true);
-		if (!c->out.len)
-			c->charged = 0;
+	} else if (!c->gone) {
+		/* The charge goes with the chunks: free_answer() gives it
+		 * back as libevent sends them. */
+		symd_http_req_reply(c->req, 200, "application/json", c->sent);
 	}
 	symd_metrics_frames(c->sr.naddrs, c->frames);
 	answer_release(c);
 	symd_req_release(&c->sr);
 }
 
-/*
- * Encode one slice of the answer (about SLICE_BYTES), then let the loop
- * serve others before the next: a timer of 0 s runs after the next poll,
- * where event_active() would run before it.  The answer is charged to
- * answers_bytes as it grows: past max_answers it is 503, past
- * max_response 413.
- */
-static void answer_slice(evutil_socket_t fd, short what, void *arg)
+static void answer_slice(struct call *c);
+
+/* The next slice of the answer first on the list; the others wait for
+ * the next turns.  A timer of 0 s runs after the next poll, where
+ * event_active() would run before it. */
+static void slice_run(evutil_socket_t fd, short what, void *arg)
 {
-	struct call *c = arg;
-	struct symd_api_opts *o = &c->api->o;
-	size_t before = c->out.len;
-	size_t stop_at = before + SLICE_BYTES;
-	int err = 0;
+	struct symd_api *api = arg;
+	struct call *c = api->slice_head;
+	struct timeval now = { 0, 0 };
 
 	(void)fd;
 	(void)what;
+	if (c) {
+		slice_unqueue(c);
+		answer_slice(c);
+	}
+	if (api->slice_head)
+		evtimer_add(api->slice_ev, &now);
+}
+
+/* Queue @c's next slice; false on ENOMEM. */
+static bool slice_queue(struct call *c)
+{
+	struct symd_api *api = c->api;
+	struct timeval now = { 0, 0 };
+
+	if (!api->slice_ev &&
+	    !(api->slice_ev = evtimer_new(api->o.base, slice_run, api)))
+		return false;
+	c->slice_next = NULL;
+	if (api->slice_tail)
+		api->slice_tail->slice_next = c;
+	else
+		api->slice_head = c;
+	api->slice_tail = c;
+	c->slicing = true;
+	if (!evtimer_pending(api->slice_ev, NULL))
+		evtimer_add(api->slice_ev, &now);
+	return true;
+}
+
+/*
+ * Encode one slice of the answer (about SLICE_BYTES), then let the loop
+ * serve others before the next (slice_run()).  The answer is charged to
+ * answers_bytes as it grows: past max_answers it is 503, past
+ * max_response 413.
+ */
+static void answer_slice(struct call *c)
+{
+	struct symd_api_opts *o = &c->api->o;
+	size_t stop_at = SLICE_BYTES;	/* c->out holds one slice */
+	int err = 0;
+
 	if (c->gone) {
 		answer_release(c);
 		return;
@@ -571,33 +804,22 @@ static void answer_slice(evutil_socket_t fd, short what, void *arg)
 	c->charged = c->out.len;
 	if (!err && answers_bytes > o->max_answers)
 		err = -EBUSY;
-	if (err || c->mod_i == c->sr.nmodules) {
+	if (!err && c->mod_i < c->sr.nmodules)
+		err = answer_move(c);
+	if (!err && c->mod_i < c->sr.nmodules && !slice_queue(c))
+		err = -ENOMEM;
+	if (err || c->mod_i == c->sr.nmodules)
 		answer_send(c, err);
-		return;
-	}
-	if (!c->slice_ev) {
-		c->slice_ev = evtimer_new(o->base, answer_slice, c);
-		if (!c->slice_ev) {
-			answer_send(c, -ENOMEM);
-			return;
-		}
-	}
-	{
-		struct timeval now = { 0, 0 };
-
-		evtimer_add(c->slice_ev, &now);
-	}
 }
 
 static void symbolize_reply(struct call *c)
 {
 	drop_waits(c);
-	symi_buf_init(&c->out, c->api->o.max_response);
 	c->mod_i = c->addr_i = 0;
-	if (symi_buf_add(&c->out, "{\"modules\":[", 12))
+	if (slice_start(c) || symi_buf_add(&c->out, "{\"modules\":[", 12))
 		answer_send(c, -ENOMEM);
 	else
-		answer_slice(-1, 0, c);
+		answer_slice(c);
 }
 
 static void waited(void *arg, const char *build_id)
@@ -1009,6 +1231,19 @@ static void upload_done(struct symd_http_req *req)
 	}
 }
 
+static void removed(void *arg, int status, const char *msg)
+{
+	struct call *c = arg;
+
+	c->job = NULL;
+	if (c->gone)
+		return;
+	if (status)
+		reply_error(c, status, msg);
+	else
+		symd_http_req_reply(c->req, 204, NULL, NULL);
+}
+
 /* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
 static void route_files(struct call *c, const char *rest, int kind)
 {
@@ -1029,18 +1264,14 @@ static void route_files(struct call *c, const char *rest, int kind)
 		return;
 	}
 	if (strcmp(m, "DELETE") == 0) {
-		int err;
-
 		if (!authorized(c))
 			return;
-		err = sym_store_remove(c->api->o.store, c->build_id);
-		symd_work_forget(c->api->o.work, c->build_id);
-		if (err == -SYM_E_NOTFOUND)
-			reply_error(c, 404, "not in the store");
-		else if (err)
-			reply_error(c, 500, "cannot remove the entry");
-		else
-			symd_http_req_reply(c->req, 204, NULL, NULL);
+		c->job = symd_work_remove(c->api->o.work, c->build_id,
+					  removed, c);
+		if (!c->job && errno == EBUSY)
+			overloaded(c);
+		else if (!c->job)
+			reply_error(c, 503, "cannot queue the removal");
 		return;
 	}
 	if (strcmp(m, "PUT") != 0) {
@@ -1277,5 +1508,8 @@ void symd_api_free(struct symd_api *api)
 	if (!api)
 		return;
 	symd_http_free(api->http);
+	drains_free();
+	if (api->slice_ev)
+		event_free(api->slice_ev);
 	free(api);
 }

@@ -65,6 +65,8 @@ static struct {
 	atomic_uint_fast64_t fetches[NFETCH], fetch_bytes;
 	atomic_uint_fast64_t converts[NCONVERT], upload_bytes;
 	struct hist fetch_time, convert_time;
+	struct hist lateness, lateness_own;
+	atomic_uint_fast64_t lateness_max_us, lateness_own_max_us;
 } m;
 
 static void observe(struct hist *h, const double *le, uint64_t usec)
@@ -129,6 +131,21 @@ void symd_metrics_upload(uint64_t bytes)
 {
 	atomic_fetch_add_explicit(&m.upload_bytes, bytes,
 				  memory_order_relaxed);
+}
+
+/* Loop thread only (one writer): the max needs no compare-and-swap. */
+static void note_max(atomic_uint_fast64_t *max, uint64_t v)
+{
+	if (v > atomic_load_explicit(max, memory_order_relaxed))
+		atomic_store_explicit(max, v, memory_order_relaxed);
+}
+
+void symd_metrics_lateness(uint64_t usec, uint64_t own_usec)
+{
+	observe(&m.lateness, lat_le, usec);
+	observe(&m.lateness_own, lat_le, own_usec);
+	note_max(&m.lateness_max_us, usec);
+	note_max(&m.lateness_own_max_us, own_usec);
 }
 
 static uint64_t get(atomic_uint_fast64_t *v)
@@ -211,6 +228,27 @@ void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers)
 	atomic_store_explicit(&http_figs[0], conns, memory_order_relaxed);
 	atomic_store_explicit(&http_figs[1], buffered, memory_order_relaxed);
 	atomic_store_explicit(&http_figs[2], answers, memory_order_relaxed);
+}
+
+/* NAME_seconds, a histogram, and NAME_max_seconds, the longest since
+ * the start. */
+static int lateness(struct symi_buf *b, const char *name, const char *help,
+		    struct hist *h, atomic_uint_fast64_t *max)
+{
+	char hname[64];
+	int err;
+
+	snprintf(hname, sizeof(hname), "%s_seconds", name);
+	err = addf(b, "# HELP %s %s.\n# TYPE %s histogram\n", hname, help,
+		   hname);
+	if (!err)
+		err = hist(b, hname, "", h, lat_le);
+	if (!err)
+		err = addf(b, "# HELP %s_max_seconds The longest since the "
+			   "start.\n# TYPE %s_max_seconds gauge\n"
+			   "%s_max_seconds %.6f\n", name, name, name,
+			   (double)get(max) / 1e6);
+	return err;
 }
 
 int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
@@ -339,5 +377,14 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 			   (unsigned long long)get(&http_figs[0]),
 			   (unsigned long long)get(&http_figs[1]),
 			   (unsigned long long)get(&http_figs[2]));
+	if (!err)
+		err = lateness(b, "symd_loop_lateness", "How late a timer due "
+			       "every 25 ms ran: the event loop's steps that a "
+			       "request arriving then waits behind",
+			       &m.lateness, &m.lateness_max_us);
+	if (!err)
+		err = lateness(b, "symd_loop_lateness_own", "The lateness "
+			       "less what the loop thread waited for a CPU",
+			       &m.lateness_own, &m.lateness_own_max_us);
 	return err;
 }

@@ -123,6 +123,13 @@ void symd_work_forget(struct symd_work *w, const char *build_id);
 struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  int kind, const char *path,
 				  symd_ingest_fn fn, void *arg);
+/* A DELETE of @build_id: sym_store_remove() on the io thread (its
+ * unlinks and sync never stall the loop), in order with the uploads
+ * queued before it; forget what was known, then call @fn with 0 (gone),
+ * 404 or 500.  Returns the job, or NULL with errno (EBUSY: queues
+ * full). */
+struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
+				  symd_ingest_fn fn, void *arg);
 /* A file the store lacks, for the debuginfod routes: fetch it from the
  * upstreams.  kind: SYMD_FETCH_* (fetch.h); @section for sections.
  * Returns the job, or NULL with errno (ENOENT: no upstream; EBUSY). */
@@ -162,6 +169,9 @@ void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
 /* @err: sym_store_convert()'s result; @badconv: it was the input's fault. */
 void symd_metrics_convert(int err, bool badconv, uint64_t usec);
 void symd_metrics_upload(uint64_t bytes);
+/* The loop's lateness probe (main.c): a timer ran @usec after it was
+ * due, @own_usec of them not waiting for a CPU. */
+void symd_metrics_lateness(uint64_t usec, uint64_t own_usec);
 /* Count the store's tables, bytes and negative entries for /metrics: a
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */

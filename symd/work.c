@@ -22,7 +22,8 @@
  * so the event loop keeps a core for warm answers), "fetch" threads
  * (mostly waiting on the network) and one "io" thread for INGEST (check
  * an upload's build ID, rename it into the store: light, so the 201
- * never waits behind a conversion, which is queued on "cpu" after it).  Results
+ * never waits behind a conversion, which is queued on "cpu" after it)
+ * and REMOVE (a DELETE's unlinks and sync, in order with the uploads).  Results
  * go back to the loop through a done list and one event; waiters are
  * called only there.  Every queue is bounded: a full one is -EBUSY, and
  * the API answers 503 with Retry-After.
@@ -59,7 +60,8 @@
 #define CLIENT_BUCKETS 256
 
 enum job_kind {
-	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_FILE, J_MAINTAIN
+	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_REMOVE, J_FILE,
+	J_MAINTAIN
 };
 
 struct symd_waiter {
@@ -96,7 +98,7 @@ struct symd_job {
 	unsigned waiters;
 	double asked;
 	char source[512];	/* where the debug file came from */
-	/* INGEST, FILE */
+	/* INGEST, REMOVE, FILE */
 	int fkind;
 	char section[130];
 	char *path;
@@ -115,6 +117,7 @@ struct queue {
 	struct symd_job *head, *tail;
 	unsigned n;
 	pthread_cond_t cv;
+	char last[CLIENT_MAX];	/* the client of the job popped last */
 };
 
 /* Jobs out (queued or running) per client, for the fair share. */
@@ -242,19 +245,6 @@ static void push(struct queue *q, struct symd_job *j)
 	pthread_cond_signal(&q->cv);
 }
 
-static struct symd_job *pop(struct queue *q)
-{
-	struct symd_job *j = q->head;
-
-	if (j) {
-		q->head = j->next;
-		if (!q->head)
-			q->tail = NULL;
-		q->n--;
-	}
-	return j;
-}
-
 /* Take @j off @q if it is still queued there (under mu). */
 static bool unqueue(struct queue *q, struct symd_job *j)
 {
@@ -272,6 +262,33 @@ static bool unqueue(struct queue *q, struct symd_job *j)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The next job of @q (under mu), served per client in turn: when the
+ * head is the client's that was served last, the first job of another
+ * client goes first.  So a client that floods the queue with cold IDs
+ * cannot put another client's lookup behind all of its own: that one
+ * waits for at most one job of the flood per worker.  The scan is
+ * bounded by --queue-max.
+ */
+static struct symd_job *pop(struct queue *q)
+{
+	struct symd_job *j = q->head;
+
+	if (j && q->last[0] && strcmp(j->client, q->last) == 0) {
+		for (struct symd_job *o = j->next; o; o = o->next) {
+			if (strcmp(o->client, q->last) != 0) {
+				j = o;
+				break;
+			}
+		}
+	}
+	if (j) {
+		unqueue(q, j);
+		memcpy(q->last, j->client, CLIENT_MAX);
+	}
+	return j;
 }
 
 /* Queue @j on @q (loop thread); -EBUSY when the queues are full. */
@@ -535,6 +552,20 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 	finish(w, j);
 }
 
+/* A DELETE: the store's unlinks and its commit's sync, off the loop.
+ * On the one io thread, after every upload queued before it. */
+static void remove_entry(struct symd_work *w, struct symd_job *j)
+{
+	int err = sym_store_remove(w->o.store, j->id);
+
+	j->http_status = err == -SYM_E_NOTFOUND ? 404 : err ? 500 : 0;
+	if (err)
+		snprintf(j->msg, sizeof(j->msg), "%s",
+			 err == -SYM_E_NOTFOUND ? "not in the store" :
+			 "cannot remove the entry");
+	finish(w, j);
+}
+
 static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 		       struct symd_job *j)
 {
@@ -644,6 +675,9 @@ static void *worker(void *arg)
 			break;
 		case J_INGEST:
 			ingest(w, j);
+			break;
+		case J_REMOVE:
+			remove_entry(w, j);
 			break;
 		case J_FILE:
 			file_fetch(w, f, j);
@@ -823,6 +857,13 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 			else if (e)
 				start_job(w, e, J_CONVERT);
 		}
+		break;
+	case J_REMOVE:
+		/* Forgotten before the answer: a request after the 204
+		 * asks the store again, and finds nothing. */
+		symd_work_forget(w, j->id);
+		if (j->ifn)
+			j->ifn(j->arg, j->http_status, j->msg);
 		break;
 	case J_MAINTAIN:
 		w->maintaining = false;
@@ -1013,25 +1054,27 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 		e->forgotten = true;
 }
 
-struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
-				  int kind, const char *path,
-				  symd_ingest_fn fn, void *arg)
+/* Queue an INGEST or REMOVE job on the io thread. */
+static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
+			       const char *build_id, int fkind,
+			       const char *path, symd_ingest_fn fn, void *arg)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
 	size_t n = strlen(build_id);
 	int err;
 
-	if (!j || n > ID_MAX || !(j->path = strdup(path))) {
+	if (!j || n > ID_MAX || (path && !(j->path = strdup(path)))) {
 		if (j)
 			free(j->path);
 		free(j);
 		errno = ENOMEM;
 		return NULL;
 	}
-	j->kind = J_INGEST;
+	j->kind = kind;
 	memcpy(j->id, build_id, n + 1);
-	snprintf(j->source, sizeof(j->source), "upload");
-	j->fkind = kind;
+	if (kind == J_INGEST)
+		snprintf(j->source, sizeof(j->source), "upload");
+	j->fkind = fkind;
 	j->ifn = fn;
 	j->arg = arg;
 	err = submit(w, j, &w->io);
@@ -1042,6 +1085,19 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 		return NULL;
 	}
 	return j;
+}
+
+struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
+				  int kind, const char *path,
+				  symd_ingest_fn fn, void *arg)
+{
+	return io_job(w, J_INGEST, build_id, kind, path, fn, arg);
+}
+
+struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
+				  symd_ingest_fn fn, void *arg)
+{
+	return io_job(w, J_REMOVE, build_id, 0, NULL, fn, arg);
 }
 
 struct symd_job *symd_work_fetch_file(struct symd_work *w,
