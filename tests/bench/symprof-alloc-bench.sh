@@ -26,7 +26,8 @@ W=$(mktemp -d /tmp/symprof-alloc-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 note() { echo "symprof-alloc-bench: $*" >&2; }
 
-cc -O2 -o "$W/work" "$ROOT/tests/bench/symprof-alloc-work.c"
+${CC:-cc} -D_GNU_SOURCE -std=gnu11 -O2 -I"$ROOT/libsym" -o "$W/work" \
+	"$ROOT/tests/bench/symprof-alloc-work.c"
 cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
 HEAPTRACK=$(command -v heaptrack || true)

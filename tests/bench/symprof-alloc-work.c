@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base.h"
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 20000000;
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 20000000;
 	struct timespec a, b;
 	void *volatile sink;
 
