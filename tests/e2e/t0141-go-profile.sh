@@ -57,7 +57,7 @@ ok "sym upload of goprof-sw to symd" \
 	"$SYM" upload --server "$SYMD_URL" --token-file "$T/token" "$B"
 python3 "$CHECK" user-raw "$T/rec.raw" "$T/user.raw" ||
 	bail "cannot read $T/rec.raw"
-"$SYM" symbolize --server "$SYMD_URL" -o "$T/user.sym" "$T/user.raw" \
+"$SYM" symbolize -v --server "$SYMD_URL" -o "$T/user.sym" "$T/user.raw" \
 	2> "$T/sym.err"
 ok "sym symbolize --server of the recorded stacks" test -s "$T/user.sym"
 sed 's/^/# /' "$T/sym.err"
