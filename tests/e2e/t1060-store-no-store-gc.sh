@@ -3,7 +3,9 @@
 # make a store where there is none (a mistyped --store used to leave an
 # empty one behind); `sym store gc --max-size` does not grow data.mdb:
 # the pages its evictions free are reused, so rounds of filling and
-# evicting reach a steady size; `--compact` shrinks the file.
+# evicting grow the file by far less than the tables they add, and it
+# settles (about 1.55 times round one, from round 7, in 20-round runs
+# here); `--compact` shrinks the file.
 . "$(dirname "$0")/lib/lib.sh"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
 B=$(fixture gcc-O2-d5-cxx) || { echo "Bail out! fixtures"; exit 1; }
@@ -47,14 +49,22 @@ for round in 1 2 3 4 5 6 7 8; do
 	"$SYM" store gc --store "$T/st" --max-size 1K > "$T/gc" 2>&1
 	g=$(sz)
 	[ "$round" = 1 ] && first=$a
+	[ "$round" = 4 ] && fourth=$g
 	[ "$round" -gt 1 ] && [ "$g" != "$a" ] && grew="$grew $round"
 	sizes="$sizes $a/$g"
 done
 echo "# data.mdb after add/after gc, by round:$sizes"
 ok "gc --max-size 1K evicts every table" grep -q "evicted 6 tables" "$T/gc"
 is "rounds 2-8: gc does not grow data.mdb" "$grew" ""
-last3=$(echo "$sizes" | tr ' ' '\n' | tail -3 | sort -u | wc -l)
-is "rounds 6-8: the same size (freed pages take the next tables)" "$last3" 1
+# Where the file settles depends on how the freed runs of pages fit the
+# next tables (a table's pages must be contiguous): a round may still take
+# a few new pages (516,096 -> 585,728 bytes at round 7 in one run, none in
+# another, as sym store add converts in parallel and the tables land in
+# another order).  Without reuse, rounds 5-8 would add four rounds'
+# tables.
+ok "rounds 5-8 grow data.mdb by less than one round's tables in all \
+(freed pages take the next tables)" \
+	test "$(($(sz) - fourth))" -lt "$first"
 ok "after 8 rounds, less than twice round one's size" \
 	test "$(sz)" -lt "$((2 * first))"
 
