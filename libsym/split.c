@@ -165,12 +165,13 @@ int sym_table_split(const struct sym_table *t, size_t max_bytes,
 
 		if (r1 > (v->h->n_ranges ? v->h->n_ranges - 1 : 0))
 			r1 = v->h->n_ranges ? v->h->n_ranges - 1 : 0;
-		/* The part that takes the last range is the last part, even
-		 * when the ranges run out before nparts (per rounds up): it
+		/* The part that takes the last range is the last part (the
+		 * last of nparts always does, and an earlier one when the
+		 * ranges run out first, as per rounds up): it
 		 * ends where the table ends, so the addresses past the last
 		 * range, which only symbols cover, stay in a part. */
-		pend = p + 1 == nparts || r1 + 1 >= v->h->n_ranges ?
-		       v->h->end : v->h->base + u.addrs[r1];
+		pend = r1 + 1 >= v->h->n_ranges ? v->h->end :
+		       v->h->base + u.addrs[r1];
 		if (pend < pstart)
 			pend = pstart;
 		err = one_part(&u, r0, r1, pstart, pend, &parts[n]);
