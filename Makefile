@@ -180,6 +180,15 @@ $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
 $(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
 	$(B)/gen/profile.pb-c.h
 
+# The status page (symd/status.html), a C string literal that
+# symd/status.c includes: each line quoted, \ and " escaped.
+$(B)/gen/status-html.h: symd/status.html
+	@mkdir -p $(B)/gen
+	$(call msg,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' \
+		-e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(B)/symd/status.o: private DEP_CFLAGS += -I$(B)/gen
+$(B)/symd/status.o: $(B)/gen/status-html.h
+
 PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
 	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
 
