@@ -42,7 +42,8 @@ struct sym_store;
 
 /**
  * symd_status_request() - note a finished request in the ring of the
- * last SYMD_STATUS_REQUESTS (api.c, on_done()).
+ * last SYMD_STATUS_REQUESTS (api.c, on_done()); a GET /v1/status
+ * answered 200 is left out (the page polls it).
  * @param method, path, peer  as the HTTP layer's accessors give them;
  *                            copied (bounded), may be ""
  * @param status              the reply's status, 0 for none
