@@ -103,7 +103,8 @@ void symd_status_fetch(int err, const char *build_id,
 
 /* ---------------------------------------------------------------- JSON */
 
-/* "KEY":"RFC 3339 time in UTC, milliseconds" */
+/* KEY"RFC 3339 time in UTC, milliseconds" (@key has its quotes, colon
+ * and any comma before it, as add_str()'s) */
 static int add_time(struct symi_buf *b, const char *key, int64_t ms)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -112,14 +113,13 @@ static int add_time(struct symi_buf *b, const char *key, int64_t ms)
 
 	gmtime_r(&t, &tm);
 	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	return symi_buf_addf(b, "\"%s\":\"%s.%03dZ\"", key, s,
-			     (int)(ms % 1000));
+	return symi_buf_addf(b, "%s\"%s.%03dZ\"", key, s, (int)(ms % 1000));
 }
 
-/* "KEY":"S" (any bytes: valid JSON) */
+/* KEY"S", @key being e.g. ",\"path\":" (any bytes: valid JSON) */
 static int add_str(struct symi_buf *b, const char *key, const char *s)
 {
-	int err = symi_buf_addf(b, "\"%s\":", key);
+	int err = symi_buf_add(b, key, strlen(key));
 
 	return err ? err : symd_json_add_cstr(b, s);
 }
@@ -129,7 +129,7 @@ static int enc_store(struct symi_buf *b, const struct symd_work_queues *q)
 	uint64_t bytes, tables, neg[4];
 
 	symd_metrics_store_figs(&bytes, &tables, neg);
-	return symi_buf_addf(b, "\"store\":{\"bytes\":%llu,\"limit\":%llu,"
+	return symi_buf_addf(b, ",\"store\":{\"bytes\":%llu,\"limit\":%llu,"
 			     "\"tables\":%llu,\"absent\":%llu,\"failed\":%llu,"
 			     "\"badconv\":%llu}",
 			     (unsigned long long)bytes,
@@ -142,7 +142,7 @@ static int enc_store(struct symi_buf *b, const struct symd_work_queues *q)
 
 static int enc_queues(struct symi_buf *b, const struct symd_work_queues *q)
 {
-	return symi_buf_addf(b, "\"queues\":{\"conversion\":%u,\"fetch\":%u,"
+	return symi_buf_addf(b, ",\"queues\":{\"conversion\":%u,\"fetch\":%u,"
 			     "\"io\":%u,\"running\":%u,\"max\":%u,"
 			     "\"cpu_workers\":%u,\"fetch_workers\":%u}",
 			     q->cpu, q->fetch, q->io, q->running, q->max,
@@ -230,13 +230,12 @@ static int enc_state(struct symi_buf *b, struct picks *ps, int k)
 	for (size_t i = 0; i < ps->n[k] && !err; i++) {
 		const struct pick *p = &ps->p[k][i];
 
-		err = symi_buf_addf(b, "%s{", i ? "," : "");
+		err = add_str(b, i ? ",{\"build_id\":" : "{\"build_id\":",
+			      p->id);
 		if (!err)
-			err = add_str(b, "build_id", p->id);
+			err = symi_buf_addf(b, ",\"age_s\":%.1f", p->age);
 		if (!err)
-			err = symi_buf_addf(b, ",\"age_s\":%.1f,", p->age);
-		if (!err)
-			err = add_str(b, "error", p->error);
+			err = add_str(b, ",\"error\":", p->error);
 		if (!err)
 			err = symi_buf_add(b, "}", 1);
 	}
@@ -252,7 +251,7 @@ static int enc_build_ids(struct symi_buf *b, struct symd_work *w,
 	if (!ps)
 		return -ENOMEM;
 	symd_work_each(w, pick_entry, ps);
-	err = symi_buf_addf(b, "\"build_ids\":{\"known\":%u,\"states\":{",
+	err = symi_buf_addf(b, ",\"build_ids\":{\"known\":%u,\"states\":{",
 			    q->known);
 	for (int k = 0; k < ST_N && !err; k++)
 		err = enc_state(b, ps, k);
@@ -279,20 +278,17 @@ static int enc_stored_one(void *ctx, const char *id,
 
 	if (s->n == SYMD_STATUS_PER_STATE)
 		return 1;
-	err = symi_buf_addf(b, "%s{", s->n++ ? "," : "");
+	err = add_str(b, s->n++ ? ",{\"build_id\":" : "{\"build_id\":", id);
 	if (!err)
-		err = add_str(b, "build_id", id);
-	if (!err)
-		err = symi_buf_addf(b, ",\"state\":\"%s\",\"size\":%llu,",
+		err = symi_buf_addf(b, ",\"state\":\"%s\",\"size\":%llu",
 				    kind[e->negative >= 0 && e->negative < 4 ?
 					 e->negative : 2],
 				    (unsigned long long)e->size);
 	if (!err)
-		err = add_time(b, "stored", e->created * 1000);
+		err = add_time(b, ",\"stored\":", e->created * 1000);
 	if (!err)
-		err = symi_buf_add(b, ",", 1);
-	if (!err)
-		err = add_str(b, e->negative ? "error" : "source", e->text);
+		err = add_str(b, e->negative ? ",\"error\":" : ",\"source\":",
+			      e->text);
 	if (!err)
 		err = symi_buf_add(b, "}", 1);
 	s->err = err;
@@ -304,7 +300,7 @@ static int enc_stored_one(void *ctx, const char *id,
 static int enc_stored(struct symi_buf *b, struct sym_store *st)
 {
 	struct stored s = { .b = b };
-	int err = symi_buf_addf(b, "\"stored\":[");
+	int err = symi_buf_addf(b, ",\"stored\":[");
 
 	if (!err && st && sym_store_list(st, enc_stored_one, &s) < 0)
 		err = s.err;
@@ -374,7 +370,7 @@ static int enc_upstreams(struct symi_buf *b, const char *urls)
 	bool first = true;
 	size_t kept = rings.nfail < SYMD_STATUS_FAILURES ?
 		      (size_t)rings.nfail : SYMD_STATUS_FAILURES;
-	int err = symi_buf_addf(b, "\"upstreams\":[");
+	int err = symi_buf_addf(b, ",\"upstreams\":[");
 
 	while (!err && u && *u) {
 		size_t n;
@@ -397,21 +393,16 @@ static int enc_upstreams(struct symi_buf *b, const char *urls)
 		const char *url;
 		size_t n = upstream_of(urls, f->msg, &url);
 
-		err = symi_buf_addf(b, "%s{", i ? "," : "");
-		if (!err)
-			err = add_time(b, "time", f->wall_ms);
+		err = add_time(b, i ? ",{\"time\":" : "{\"time\":",
+			       f->wall_ms);
 		if (!err)
 			err = symi_buf_addf(b, ",\"upstream\":");
 		if (!err)
 			err = symd_json_add_str(b, url, n);
 		if (!err)
-			err = symi_buf_addf(b, ",");
+			err = add_str(b, ",\"build_id\":", f->build_id);
 		if (!err)
-			err = add_str(b, "build_id", f->build_id);
-		if (!err)
-			err = symi_buf_addf(b, ",");
-		if (!err)
-			err = add_str(b, "error", f->msg);
+			err = add_str(b, ",\"error\":", f->msg);
 		if (!err)
 			err = symi_buf_add(b, "}", 1);
 	}
@@ -423,28 +414,21 @@ static int enc_requests(struct symi_buf *b)
 {
 	size_t kept = rings.nreq < SYMD_STATUS_REQUESTS ?
 		      (size_t)rings.nreq : SYMD_STATUS_REQUESTS;
-	int err = symi_buf_addf(b, "\"requests_total\":%llu,\"requests\":[",
+	int err = symi_buf_addf(b, ",\"requests_total\":%llu,\"requests\":[",
 				(unsigned long long)rings.nreq);
 
 	for (size_t i = 0; i < kept && !err; i++) {
 		const struct request *r =
 			&rings.req[(rings.nreq - 1 - i) % SYMD_STATUS_REQUESTS];
 
-		err = symi_buf_addf(b, "%s{", i ? "," : "");
+		err = add_time(b, i ? ",{\"time\":" : "{\"time\":",
+			       r->wall_ms);
 		if (!err)
-			err = add_time(b, "time", r->wall_ms);
+			err = add_str(b, ",\"client\":", r->client);
 		if (!err)
-			err = symi_buf_add(b, ",", 1);
+			err = add_str(b, ",\"method\":", r->method);
 		if (!err)
-			err = add_str(b, "client", r->client);
-		if (!err)
-			err = symi_buf_add(b, ",", 1);
-		if (!err)
-			err = add_str(b, "method", r->method);
-		if (!err)
-			err = symi_buf_add(b, ",", 1);
-		if (!err)
-			err = add_str(b, "path", r->path);
+			err = add_str(b, ",\"path\":", r->path);
 		if (!err)
 			err = symi_buf_addf(b, ",\"status\":%d,"
 					    "\"duration_ms\":%.3f}", r->status,
@@ -460,32 +444,20 @@ int symd_status_json(struct symi_buf *b, struct symd_work *w,
 	int err;
 
 	symd_work_queues(w, &q);
-	err = symi_buf_addf(b, "{\"version\":\"%s\",", SYMD_VERSION);
+	err = symi_buf_addf(b, "{\"version\":\"%s\"", SYMD_VERSION);
 	if (!err)
-		err = add_time(b, "time", wall_ms());
-	if (!err)
-		err = symi_buf_add(b, ",", 1);
+		err = add_time(b, ",\"time\":", wall_ms());
 	if (!err)
 		err = enc_store(b, &q);
 	if (!err)
-		err = symi_buf_add(b, ",", 1);
-	if (!err)
 		err = enc_build_ids(b, w, &q);
-	if (!err)
-		err = symi_buf_add(b, ",", 1);
 	if (!err)
 		err = enc_stored(b, st);
 	if (!err)
-		err = symi_buf_add(b, ",", 1);
-	if (!err)
 		err = enc_queues(b, &q);
-	if (!err)
-		err = symi_buf_add(b, ",", 1);
 	pthread_mutex_lock(&rings.mu);
 	if (!err)
 		err = enc_upstreams(b, q.urls);
-	if (!err)
-		err = symi_buf_add(b, ",", 1);
 	if (!err)
 		err = enc_requests(b);
 	pthread_mutex_unlock(&rings.mu);
