@@ -6,6 +6,7 @@
  *   work.c     what is known of each build ID, and the worker threads
  *              that warm, fetch, convert and ingest off the loop
  *   metrics.c  counters and histograms, Prometheus text
+ *   status.c   the status page, GET / and GET /v1/status (status.h)
  *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
  *   fetch.c    the debuginfod client (fetch.h)
  *
@@ -160,7 +161,7 @@ struct symd_work_queues {
 					 * none.  Borrowed from the opts */
 	uint64_t max_store_size;	/* 0: no bound */
 };
-/* Any thread. */
+/* Loop thread (@known is the loop's; the rest any thread could read). */
 void symd_work_queues(struct symd_work *w, struct symd_work_queues *q);
 
 /* Called by symd_work_each() for each build ID the daemon knows (not
