@@ -15,6 +15,7 @@
  *   GET|HEAD /buildid/<id>/debuginfo|executable|section/<name>
  *        the debuginfod protocol, from the store, else from upstream
  *   GET /metrics, GET /healthz
+ *   GET /, GET /v1/status   the status page and its JSON (status.c)
  *
  * Each request gets a struct call (its user pointer), freed in on_done().
  */
@@ -35,6 +36,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "req.h"
+#include "status.h"
 #include "symd.h"
 #include "base.h"
 
@@ -1308,6 +1310,34 @@ static void route_files(struct call *c, const char *rest, int kind)
 
 /* --------------------------------------------------------------- routes */
 
+/* GET / (the page) or GET /v1/status (its data). */
+static void route_status(struct call *c, bool page)
+{
+	struct symi_buf b;
+	size_t len;
+	const char *html = symd_status_page(&len);
+	int err;
+
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	err = page ? symi_buf_add(&b, html, len) :
+		     symd_status_json(&b, c->api->o.work,
+					      c->api->o.store);
+	if (err) {
+		reply_error(c, 503, "out of memory");
+	} else {
+		symd_http_req_add_header(c->req, "Cache-Control", "no-store");
+		/* Inline script and style only; fetch() to this server. */
+		if (page)
+			symd_http_req_add_header(c->req,
+				"Content-Security-Policy", "default-src 'none'; "
+				"img-src data:; script-src 'unsafe-inline'; style-src "
+				"'unsafe-inline'; connect-src 'self'");
+		reply_buf(c, 200, page ? "text/html; charset=utf-8" :
+			  "application/json", &b);
+	}
+	symi_buf_release(&b);
+}
+
 static void on_abort(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
@@ -1387,6 +1417,9 @@ static void route(struct symd_http_req *req, void *ctx)
 		else
 			reply_buf(c, 200, "text/plain; version=0.0.4", &b);
 		symi_buf_release(&b);
+	} else if (strcmp(path, "/") == 0 || strcmp(path, "/v1/status") == 0) {
+		if (get_or_head(c, m))
+			route_status(c, path[1] == '\0');
 	} else if (strcmp(path, "/healthz") == 0) {
 		static const char health[] = "{\"status\":\"ok\","
 			"\"version\":\"" SYMD_VERSION "\",\"jobs_queued\":";
@@ -1431,6 +1464,8 @@ static void on_done(struct symd_http_req *req, int status,
 	char path[256];
 
 	symd_metrics_request(c ? c->route : SYMD_R_OTHER, status, latency_us);
+	symd_status_request(symd_http_req_method(req), symd_http_req_path(req),
+			    symd_http_req_peer(req), status, latency_us);
 	if (api->o.log)
 		fprintf(stderr, "symd: %s %s %d %.3f ms %llu frames\n",
 			symd_http_req_method(req),

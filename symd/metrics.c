@@ -221,6 +221,15 @@ void symd_metrics_store(struct sym_store *st)
 				      memory_order_relaxed);
 }
 
+void symd_metrics_store_figs(uint64_t *bytes, uint64_t *tables,
+			     uint64_t negative[4])
+{
+	*bytes = get(&store_figs.bytes);
+	*tables = get(&store_figs.tables);
+	for (int k = 0; k < 4; k++)
+		negative[k] = get(&store_figs.negative[k]);
+}
+
 static atomic_uint_fast64_t http_figs[3];	/* conns, buffered, answers */
 
 void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers)

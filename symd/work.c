@@ -44,6 +44,7 @@
 
 #include "sym.h"
 #include "fetch.h"
+#include "status.h"
 #include "symd.h"
 #include "base.h"
 
@@ -76,6 +77,7 @@ struct entry {
 	enum symd_state state;
 	char error[512];
 	double until;		/* MISSING, FAILED: valid until (monotonic) */
+	double changed;		/* when @state last changed (monotonic) */
 	bool rerun;		/* new files came while PENDING */
 	bool forgotten;		/* removed while PENDING: the job's verdict
 				 * is stale, ask the store again */
@@ -484,6 +486,7 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 	err = symd_fetch_get(f, SYMD_FETCH_DEBUGINFO, j->id, NULL, NULL, &path,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
+	symd_status_fetch(err, j->id, &info);
 	if (!err) {
 		err = sym_store_take_file(w->o.store, j->id,
 					  SYM_STORE_DEBUGINFO, path);
@@ -576,6 +579,7 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	err = symd_fetch_get(f, j->fkind, j->id, j->section, NULL, &path,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
+	symd_status_fetch(err, j->id, &info);
 	if (!err && j->fkind != SYMD_FETCH_SECTION) {
 		int kind = j->fkind == SYMD_FETCH_DEBUGINFO ?
 			   SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE;
@@ -815,6 +819,7 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		e->job = NULL;
 		dropped = j->dropped;
 		e->state = j->state;
+		e->changed = now_s();
 		snprintf(e->error, sizeof(e->error), "%s", j->msg);
 		e->until = now_s() + (j->state == SYMD_MISSING ?
 				      (w->can_fetch ? MISSING_RECHECK :
@@ -949,6 +954,7 @@ static void start_job(struct symd_work *w, struct entry *e,
 	client_count(w, j->client, 1);
 	e->job = j;
 	e->state = SYMD_PENDING;
+	e->changed = now_s();
 }
 
 int symd_work_status(struct symd_work *w, const char *build_id,
@@ -1170,6 +1176,35 @@ void symd_work_counts(struct symd_work *w, unsigned *queued,
 	*queued = w->cpu.n + w->fetch.n + w->io.n;
 	*running = w->running;
 	pthread_mutex_unlock(&w->mu);
+}
+
+void symd_work_queues(struct symd_work *w, struct symd_work_queues *q)
+{
+	pthread_mutex_lock(&w->mu);
+	q->cpu = w->cpu.n;
+	q->fetch = w->fetch.n;
+	q->io = w->io.n;
+	q->running = w->running;
+	pthread_mutex_unlock(&w->mu);
+	q->max = w->o.queue_max;
+	q->cpu_workers = w->o.cpu_workers;
+	q->fetch_workers = w->nclients;
+	q->known = w->nentries;
+	q->urls = w->can_fetch ? w->o.urls : NULL;
+	q->max_store_size = w->o.max_store_size;
+}
+
+void symd_work_each(struct symd_work *w, symd_entry_fn fn, void *ctx)
+{
+	double now = now_s();
+
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		for (struct entry *e = w->buckets[b]; e; e = e->hnext) {
+			if (e->state != SYMD_UNKNOWN)
+				fn(ctx, e->id, e->state, e->error,
+				   now - e->changed);
+		}
+	}
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int type,
