@@ -521,7 +521,7 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 static void ingest(struct symd_work *w, struct symd_job *j)
 {
 	char hex[ID_MAX + 1];
-	int err = sym_file_build_id(j->path, hex, sizeof(hex));
+	int err = sym_file_module_id(j->path, hex, sizeof(hex), NULL);
 
 	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
 	    err == -SYM_E_UNSUPPORTED) {

@@ -802,7 +802,7 @@ static bool upload_one(struct up *u, const char *path)
 		tool_err("'%s': not a regular file; not uploaded", path);
 		goto out;
 	}
-	err = sym_file_build_id(path, id, sizeof(id));
+	err = sym_file_module_id(path, id, sizeof(id), NULL);
 	if (!err)
 		err = file_kind(fd, &kind, &debug);
 	if (!err)
