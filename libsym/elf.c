@@ -666,26 +666,6 @@ void symi_hex(const uint8_t *id, size_t len, char *hex)
 	hex[2 * len] = '\0';
 }
 
-int sym_file_build_id(const char *path, char *hex, size_t len)
-{
-	struct symi_elf e;
-	int err;
-
-	if (!path || !hex)
-		return -EINVAL;
-	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
-	if (err)
-		return err;
-	if (e.build_id_len == 0)
-		err = -SYM_E_NOTFOUND;
-	else if (len < 2 * e.build_id_len + 1)
-		err = -ERANGE;
-	else
-		symi_hex(e.build_id, e.build_id_len, hex);
-	symi_elf_close(&e);
-	return err;
-}
-
 void symi_elf_module_id(const struct symi_elf *e, char *hex)
 {
 	hex[0] = '\0';
@@ -696,7 +676,10 @@ void symi_elf_module_id(const struct symi_elf *e, char *hex)
 		symi_hex(e->modid, SYMI_MODID_LEN, hex);
 }
 
-int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
+/* sym_file_build_id() (@gnu_only, -SYM_E_NOTFOUND without one) and
+ * sym_file_module_id() (-EIO when no ID could be derived). */
+static int file_id(const char *path, char *hex, size_t len, bool gnu_only,
+		   int *kind)
 {
 	char id[2 * SYMI_BUILD_ID_MAX + 1];
 	struct symi_elf e;
@@ -707,9 +690,14 @@ int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
 	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
 	if (err)
 		return err;
-	symi_elf_module_id(&e, id);
+	if (gnu_only && e.build_id_len)
+		symi_hex(e.build_id, e.build_id_len, id);
+	else if (gnu_only)
+		id[0] = '\0';
+	else
+		symi_elf_module_id(&e, id);
 	if (!id[0])
-		err = -EIO;
+		err = gnu_only ? -SYM_E_NOTFOUND : -EIO;
 	else if (len < strlen(id) + 1)
 		err = -ERANGE;
 	else {
@@ -719,6 +707,16 @@ int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
 	}
 	symi_elf_close(&e);
 	return err;
+}
+
+int sym_file_build_id(const char *path, char *hex, size_t len)
+{
+	return file_id(path, hex, len, true, NULL);
+}
+
+int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
+{
+	return file_id(path, hex, len, false, kind);
 }
 
 const char *sym_modid_kind_name(int kind)
