@@ -10,7 +10,8 @@
 #  - `sym record` maps each binary under that ID, and so does `sym run`
 #    (libsymprof) for the C program (a default Go build is static:
 #    LD_PRELOAD never loads into it, so libsymprof cannot profile it);
-#  - `sym upload` stores each under it at a real symd on 127.0.0.1;
+#  - `sym upload` stores each under it at a real symd on 127.0.0.1, whose
+#    debuginfod route serves it back under that ID;
 #  - `sym symbolize --server` resolves every distinct frame of each
 #    binary, with the same functions, files and lines as `sym symbolize
 #    --store` gives from a local store the binaries were added to.
@@ -19,7 +20,7 @@
 . "$(dirname "$0")/lib/symd-lib.sh"
 need go python3 flock curl readelf
 need_perf
-plan 17
+plan 18
 bail() { echo "Bail out! $*"; exit 1; }
 
 if ! "$SYM_ROOT/fixtures/build-go.sh" goprof > "$T/build.log" 2>&1; then
@@ -102,6 +103,10 @@ ok "sym upload stores the Go program under its go ID" \
 is "symd has both" \
 	"$(http_status -I "$SYMD_URL/v1/executable/$cid") $(http_status -I "$SYMD_URL/v1/executable/$gid")" \
 	"200 200"
+curl -s -o c.dl "$SYMD_URL/buildid/$cid/executable"
+curl -s -o go.dl "$SYMD_URL/buildid/$gid/executable"
+ok "the debuginfod route serves each under its module ID, byte for byte" \
+	eval 'cmp -s c.dl "$C" && cmp -s go.dl "$GO"'
 
 "$SYM" store --store "$T/local" add "$C" "$GO" > add.out 2>&1 ||
 	bail "sym store add failed: $(cat add.out)"
