@@ -240,10 +240,6 @@ int sym_notes_build_id(const void *notes, size_t len, size_t align,
 	return 0;
 }
 
-/* The longest Go build ID note descriptor taken (Go's are 83 bytes:
- * four base64 hashes and slashes). */
-#define GO_BUILD_ID_MAX 1024
-
 /* Find NT_GNU_BUILD_ID in one block of notes, as libelf gives them (in
  * the host's byte order); remember the go module ID of the first Go
  * build ID note met, for a file without a GNU one. */
@@ -257,7 +253,8 @@ static bool notes_build_id(Elf_Data *data, struct symi_elf *e)
 	align = data->d_type == ELF_T_NHDR8 ? 8 : 4;
 	if (e->modid_kind != SYM_MODID_GO &&
 	    symi_notes_find(data->d_buf, data->d_size, align, "Go\0\0", 4,
-			    SYMI_NT_GO_BUILDID, GO_BUILD_ID_MAX, &id, &n) == 0) {
+			    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX, &id,
+			    &n) == 0) {
 		symi_modid_go(id, n, e->modid);
 		e->modid_kind = SYM_MODID_GO;
 	}

@@ -27,6 +27,9 @@
 #define SYMI_MODID_LEN 16
 /* The head and the tail of the file ID. */
 #define SYMI_MODID_PART 4096
+/* The longest Go build ID note descriptor taken (Go's are 83 bytes:
+ * four base64 hashes and slashes); a longer one is skipped. */
+#define SYMI_GO_BUILD_ID_MAX 1024
 /* The prefix hashed before a Go build ID (with its NUL). */
 #define SYMI_MODID_GO_PREFIX "symd-go-build-id"
 

@@ -80,9 +80,11 @@ static void check_go(const uint8_t *notes, size_t n, size_t align)
 	uint64_t off;
 	uint32_t len;
 	bool found = ref_find(notes, n, align, "Go\0\0", 4,
-			      SYMI_NT_GO_BUILDID, 1024, &off, &len);
+			      SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX, &off,
+			      &len);
 	int rc = symi_notes_find(n ? notes : NULL, n, align, "Go\0\0", 4,
-				 SYMI_NT_GO_BUILDID, 1024, &d, &dn);
+				 SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX, &d,
+				 &dn);
 
 	FUZZ_CHECK(found == (rc == 0));
 	if (found)

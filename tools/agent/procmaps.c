@@ -158,7 +158,8 @@ static int notes_read(const struct rd *r, uint64_t off, uint64_t size,
 				   sizeof(out->build_id));
 		if (!out->go_id[0] &&
 		    symi_notes_find(notes, size, align, "Go\0\0", 4,
-				    SYMI_NT_GO_BUILDID, 1024, &d, &dn) == 0) {
+				    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX,
+				    &d, &dn) == 0) {
 			symi_modid_go(d, dn, id);
 			hex_of(id, sizeof(id), out->go_id);
 		}

@@ -157,7 +157,8 @@ static void build_id(const struct dl_phdr_info *info, const char *path,
 		}
 		if (!have_go &&
 		    symi_notes_find(p, ph->p_memsz, ph->p_align, "Go\0\0", 4,
-				    SYMI_NT_GO_BUILDID, 1024, &d, &dn) == 0) {
+				    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX,
+				    &d, &dn) == 0) {
 			symi_modid_go(d, dn, go);
 			have_go = true;
 		}
