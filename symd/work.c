@@ -528,9 +528,6 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 		j->http_status = 422;
 		snprintf(j->msg, sizeof(j->msg), "not a valid ELF file: %s",
 			 errstr(err));
-	} else if (err == -SYM_E_NOTFOUND) {
-		j->http_status = 422;
-		snprintf(j->msg, sizeof(j->msg), "the file has no GNU build ID");
 	} else if (err) {
 		j->http_status = 500;
 		snprintf(j->msg, sizeof(j->msg), "reading the upload: %s",

@@ -612,10 +612,7 @@ out:
 /* Why a file cannot be uploaded, from libsym's or file_kind()'s error. */
 static void file_error(const char *path, int err)
 {
-	if (err == -SYM_E_NOTFOUND)
-		tool_err("'%s': no GNU build ID (link with -Wl,--build-id); "
-			 "not uploaded", path);
-	else if (err == -SYM_E_NOTELF)
+	if (err == -SYM_E_NOTELF)
 		tool_err("'%s': not an ELF file; not uploaded", path);
 	else if (err == -SYM_E_UNSUPPORTED)
 		tool_err("'%s': not an executable, a shared object or a debug "
