@@ -284,11 +284,17 @@ SYMPROF_CFLAGS = $(SYM_CFLAGS) -fno-omit-frame-pointer $(CFLAGS)
 $(SYMPROF_OBJS): $(B)/tools/symprof/%.o: tools/symprof/%.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
+# The module ID rule (libsym/modid.c, libc only) is libsym's and the
+# sampler's: one source, compiled again with the sampler's flags.
+SYMPROF_MODID := $(B)/tools/symprof/libsym-modid.o
+$(SYMPROF_MODID): libsym/modid.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
 
-lib/libsymprof.so: $(SYMPROF_OBJS)
+lib/libsymprof.so: $(SYMPROF_OBJS) $(SYMPROF_MODID)
 	@mkdir -p lib
 	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
-		-Wl,-z,now -o $@ $(SYMPROF_OBJS)
+		-Wl,-z,now -o $@ $(SYMPROF_OBJS) $(SYMPROF_MODID)
 
 $(B)/tools/run.o: private SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 

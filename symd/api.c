@@ -1196,7 +1196,7 @@ static bool not_better(struct call *c)
 	     sym_store_file_path(c->api->o.store, c->build_id,
 				 SYM_STORE_EXECUTABLE, path,
 				 sizeof(path)) != 0) ||
-	    sym_file_build_id(c->tmp, hex, sizeof(hex)) != 0 ||
+	    sym_file_module_id(c->tmp, hex, sizeof(hex), NULL) != 0 ||
 	    strcmp(hex, c->build_id) != 0 ||
 	    sym_file_quality(c->tmp, &up) != 0 || up > have)
 		return false;

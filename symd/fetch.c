@@ -488,7 +488,7 @@ static int check_file(enum symd_fetch_kind kind, const char *id,
 		}
 		return 0;
 	}
-	err = sym_file_build_id(path, hex, sizeof(hex));
+	err = sym_file_module_id(path, hex, sizeof(hex), NULL);
 	if (err) {
 		snprintf(info->msg, sizeof(info->msg),
 			 "fetched file has no usable build ID: %s",

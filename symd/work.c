@@ -524,16 +524,13 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 static void ingest(struct symd_work *w, struct symd_job *j)
 {
 	char hex[ID_MAX + 1];
-	int err = sym_file_build_id(j->path, hex, sizeof(hex));
+	int err = sym_file_module_id(j->path, hex, sizeof(hex), NULL);
 
 	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
 	    err == -SYM_E_UNSUPPORTED) {
 		j->http_status = 422;
 		snprintf(j->msg, sizeof(j->msg), "not a valid ELF file: %s",
 			 errstr(err));
-	} else if (err == -SYM_E_NOTFOUND) {
-		j->http_status = 422;
-		snprintf(j->msg, sizeof(j->msg), "the file has no GNU build ID");
 	} else if (err) {
 		j->http_status = 500;
 		snprintf(j->msg, sizeof(j->msg), "reading the upload: %s",

@@ -394,7 +394,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		tool_err_code(file, err);
 		return err;
 	}
-	bid = sym_module_build_id(mod);
+	bid = sym_module_id(mod, NULL);
 	if (!bid) {
 		/* Not an error: such files are symbolized directly. */
 		printf("%s: no build ID, skipped\n", file);
