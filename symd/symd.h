@@ -6,6 +6,7 @@
  *   work.c     what is known of each build ID, and the worker threads
  *              that warm, fetch, convert and ingest off the loop
  *   metrics.c  counters and histograms, Prometheus text
+ *   log.c      the log on stderr, written by a thread of its own (log.h)
  *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
  *   fetch.c    the debuginfod client (fetch.h)
  *
