@@ -276,6 +276,14 @@ static void log_lib(void *ctx, int level, const char *msg)
 		     "libsym", "%s", msg);
 }
 
+/* libevent's warnings, which it would print on stderr itself (a write
+ * on the loop thread that a blocked stderr would stall). */
+static void log_event(int severity, const char *msg)
+{
+	symd_log_msg(severity >= EVENT_LOG_WARN ? SYMD_LOG_WARN :
+		     SYMD_LOG_INFO, "libevent", "%s", msg);
+}
+
 enum {
 	O_LISTEN = 256, O_STORE, O_URLS, O_TOKEN, O_WORKERS, O_FWORKERS,
 	O_MAXSIZE, O_TTL_ABSENT, O_TTL_FAILED, O_FETCH_TIMEOUT, O_MAX_BODY,
@@ -616,6 +624,7 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 
 	signal(SIGPIPE, SIG_IGN);
 	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
+	event_set_log_callback(log_event);
 	fit_conns(c);
 	/* The loop reads the store; only workers write it. */
 	c->so.flags |= SYM_STORE_NO_READER_WRITES;
