@@ -35,10 +35,14 @@
 #include "api.h"
 #include "fetch.h"
 #include "http.h"
+#include "log.h"
 #include "req.h"
 #include "status.h"
 #include "symd.h"
 #include "base.h"
+
+/* Build IDs an access-log line lists at most (log_access()). */
+#define LOG_IDS 8
 
 enum call_kind { C_OTHER, C_SYMBOLIZE, C_UPLOAD, C_FILE };
 
@@ -49,6 +53,12 @@ struct call {
 	enum symd_route route;
 	bool gone;		/* on_abort() came: @req is not ours */
 	uint64_t frames;
+	/* for the access log: the first distinct build IDs of a symbolize
+	 * request (the body is released before the request ends), and
+	 * how many of its modules are not among them */
+	char log_ids[LOG_IDS][SYMD_BUILD_ID_MAX + 1];
+	unsigned nlog_ids;
+	size_t log_ids_omitted;
 	/* symbolize */
 	struct symd_req sr;
 	struct symd_waiter **waiters;
@@ -845,6 +855,25 @@ static void wait_timeout(evutil_socket_t fd, short what, void *arg)
 	symbolize_reply(arg);
 }
 
+/* Keep the request's first LOG_IDS distinct build IDs for the log. */
+static void note_ids(struct call *c)
+{
+	for (size_t i = 0; i < c->sr.nmodules; i++) {
+		const char *id = c->sr.modules[i].build_id;
+		unsigned k = 0;
+
+		while (k < c->nlog_ids && strcmp(c->log_ids[k], id) != 0)
+			k++;
+		if (k < c->nlog_ids)
+			continue;
+		if (c->nlog_ids == LOG_IDS) {
+			c->log_ids_omitted++;
+			continue;
+		}
+		memcpy(c->log_ids[c->nlog_ids++], id, strlen(id) + 1);
+	}
+}
+
 static void symbolize_body(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
@@ -862,6 +891,7 @@ static void symbolize_body(struct symd_http_req *req)
 			    why[0] ? why : "bad request");
 		return;
 	}
+	note_ids(c);
 	/* Start every cold build ID now; wait for them together. */
 	c->waiters = calloc(c->sr.nmodules, sizeof(*c->waiters));
 	if (!c->waiters && c->sr.nmodules) {
@@ -1444,16 +1474,38 @@ static void route(struct symd_http_req *req, void *ctx)
 	}
 }
 
-/* @s for a log line: printable ASCII only, at most @n - 1 bytes, so a
- * client cannot forge log lines or flood the log. */
-static const char *loggable(const char *s, char *buf, size_t n)
+/*
+ * The access-log line of a request (log.h; docs/symd.8 has the fields):
+ * the path without its query (cut at 256 bytes), the build IDs it named
+ * (of its URL or its symbolize body; the first LOG_IDS distinct ones,
+ * and how many modules more).
+ */
+static void log_access(struct symd_http_req *req, const struct call *c,
+		       int status, uint64_t latency_us)
 {
-	size_t i;
+	struct symd_log_line l;
+	char path[256];
 
-	for (i = 0; s[i] && i + 1 < n; i++)
-		buf[i] = s[i] > 0x20 && s[i] < 0x7f ? s[i] : '?';
-	buf[i] = '\0';
-	return buf;
+	snprintf(path, sizeof(path), "%s", symd_http_req_path(req));
+	symd_log_begin(&l, SYMD_LOG_INFO, "access");
+	symd_log_str(&l, "client", symd_http_req_peer(req));
+	symd_log_str(&l, "method", symd_http_req_method(req));
+	symd_log_str(&l, "path", path);
+	symd_log_u64(&l, "status", (uint64_t)status);
+	symd_log_u64(&l, "bytes", symd_http_req_bytes_sent(req));
+	symd_log_ms(&l, "duration_ms", latency_us);
+	symd_log_list_begin(&l, "build_ids");
+	if (c && c->nlog_ids)
+		for (unsigned i = 0; i < c->nlog_ids; i++)
+			symd_log_list_add(&l, c->log_ids[i]);
+	else if (c && c->build_id[0])
+		symd_log_list_add(&l, c->build_id);
+	symd_log_list_end(&l);
+	if (c && c->log_ids_omitted)
+		symd_log_u64(&l, "build_ids_omitted", c->log_ids_omitted);
+	if (c && c->kind == C_SYMBOLIZE)
+		symd_log_u64(&l, "frames", c->frames);
+	symd_log_end(&l);
 }
 
 static void on_done(struct symd_http_req *req, int status,
@@ -1461,17 +1513,12 @@ static void on_done(struct symd_http_req *req, int status,
 {
 	struct symd_api *api = ctx;
 	struct call *c = symd_http_req_user(req);
-	char path[256];
 
 	symd_metrics_request(c ? c->route : SYMD_R_OTHER, status, latency_us);
 	symd_status_request(symd_http_req_method(req), symd_http_req_path(req),
 			    symd_http_req_peer(req), status, latency_us);
 	if (api->o.log)
-		fprintf(stderr, "symd: %s %s %d %.3f ms %llu frames\n",
-			symd_http_req_method(req),
-			loggable(symd_http_req_path(req), path, sizeof(path)),
-			status, (double)latency_us / 1000.0,
-			c ? (unsigned long long)c->frames : 0ULL);
+		log_access(req, c, status, latency_us);
 	if (!c)
 		return;
 	drop_waits(c);

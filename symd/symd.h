@@ -7,6 +7,7 @@
  *              that warm, fetch, convert and ingest off the loop
  *   metrics.c  counters and histograms, Prometheus text
  *   status.c   the status page, GET / and GET /v1/status (status.h)
+ *   log.c      the log on stderr, written by a thread of its own (log.h)
  *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
  *   fetch.c    the debuginfod client (fetch.h)
  *
@@ -146,6 +147,9 @@ void symd_work_detach(struct symd_job *job);
 void symd_work_maintain(struct symd_work *w);
 /* Whether fetching from upstreams is configured. */
 bool symd_work_can_fetch(const struct symd_work *w);
+/* The options in force, zeros replaced by their defaults (for the
+ * start-up log line); borrowed, valid until symd_work_free(w). */
+const struct symd_work_opts *symd_work_options(const struct symd_work *w);
 /* Jobs queued and running, for /healthz and /metrics. */
 void symd_work_counts(struct symd_work *w, unsigned *queued,
 		      unsigned *running);

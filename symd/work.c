@@ -45,6 +45,7 @@
 #include "sym.h"
 #include "fetch.h"
 #include "status.h"
+#include "log.h"
 #include "symd.h"
 #include "base.h"
 
@@ -353,6 +354,49 @@ static const char *errstr(int err)
 	return sym_strerror(err, buf, sizeof(buf));
 }
 
+/*
+ * The log line of a failed fetch: the build ID, what was asked, the
+ * upstream that failed (all of them when no one is known: a deadline)
+ * and why.  A 404 everywhere is an answer, not a failure: level info.
+ */
+static void log_fetch(const struct symd_work *w, const struct symd_job *j,
+		      const char *what, int err,
+		      const struct symd_fetch_info *info)
+{
+	struct symd_log_line l;
+
+	if (err == -SYMD_FETCH_CANCELLED)
+		return;
+	symd_log_begin(&l, err == -SYMD_FETCH_ABSENT ? SYMD_LOG_INFO :
+		       SYMD_LOG_WARN, err == -SYMD_FETCH_ABSENT ?
+		       "fetch_absent" : "fetch_failed");
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "kind", what);
+	symd_log_str(&l, "upstream", info->upstream[0] ? info->upstream :
+		     w->o.urls);
+	if (info->http_status)
+		symd_log_u64(&l, "http_status", (uint64_t)info->http_status);
+	symd_log_ms(&l, "duration_ms", info->usec);
+	symd_log_str(&l, "error", info->msg[0] ? info->msg :
+		     symd_fetch_strerror(err));
+	symd_log_end(&l);
+}
+
+/* The log line of a failed conversion or store step: the build ID, where
+ * its file came from (an upstream's URL, "upload", or "store": files
+ * already there) and why. */
+static void log_job_error(const char *event, const struct symd_job *j,
+			  const char *why)
+{
+	struct symd_log_line l;
+
+	symd_log_begin(&l, SYMD_LOG_WARN, event);
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "source", j->source[0] ? j->source : "store");
+	symd_log_str(&l, "error", why);
+	symd_log_end(&l);
+}
+
 /* The table is stored: check it once, so the loop never does. */
 static void warm(struct symd_work *w, struct symd_job *j)
 {
@@ -421,6 +465,7 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 	if (err) {
 		settle(j, SYMD_FAILED, w->o.ttl_failed * 1000,
 		       "conversion failed: %s", errstr(err));
+		log_job_error("convert_failed", j, errstr(err));
 		return true;
 	}
 	if (w->o.max_store_size)
@@ -487,6 +532,8 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
 	symd_status_fetch(err, j->id, &info);
+	if (err)
+		log_fetch(w, j, "debuginfo", err, &info);
 	if (!err) {
 		err = sym_store_take_file(w->o.store, j->id,
 					  SYM_STORE_DEBUGINFO, path);
@@ -496,6 +543,8 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 		if (err) {
 			settle(j, SYMD_FAILED, 1000, "storing %s: %s",
 			       info.url, errstr(err));
+			snprintf(j->source, sizeof(j->source), "%s", info.url);
+			log_job_error("store_failed", j, errstr(err));
 			finish(w, j);
 			return;
 		}
@@ -577,6 +626,10 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
 	symd_status_fetch(err, j->id, &info);
+	if (err)
+		log_fetch(w, j, j->fkind == SYMD_FETCH_DEBUGINFO ? "debuginfo" :
+			  j->fkind == SYMD_FETCH_EXECUTABLE ? "executable" :
+			  "section", err, &info);
 	if (!err && j->fkind != SYMD_FETCH_SECTION) {
 		int kind = j->fkind == SYMD_FETCH_DEBUGINFO ?
 			   SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE;
@@ -1164,6 +1217,11 @@ void symd_work_maintain(struct symd_work *w)
 bool symd_work_can_fetch(const struct symd_work *w)
 {
 	return w->can_fetch;
+}
+
+const struct symd_work_opts *symd_work_options(const struct symd_work *w)
+{
+	return &w->o;
 }
 
 void symd_work_counts(struct symd_work *w, unsigned *queued,
