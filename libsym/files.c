@@ -4,6 +4,7 @@
  *
  *   DIR/files/<build-id>/debuginfo
  *   DIR/files/<build-id>/executable
+ *   DIR/files/<build-id>/sources.list, src/   the sources (sources.c)
  *
  * A file is copied to "<name>.tmp.<pid>" in the same directory, fsynced,
  * renamed over the real name, and the directory is fsynced: after a crash
@@ -268,6 +269,7 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
 			if (sb.st_mtime > mtime)
 				mtime = sb.st_mtime;
 		}
+		bytes += symi_sources_bytes(st, de->d_name);
 		if (bytes)
 			err = fn(ctx, de->d_name, bytes, mtime);
 	}
@@ -290,6 +292,7 @@ bool symi_files_remove(struct sym_store *st, const char *build_id)
 		    unlink(path) == 0)
 			any = true;
 	}
+	symi_sources_remove(st, build_id);
 	/* Fails while a put_file() of the build ID has a temporary file in
 	 * it, which then finds the directory still there. */
 	if (snprintf(path, sizeof(path), "%s/files/%s", symi_store_dir(st),

@@ -278,6 +278,93 @@ out:
 
 /* ---- build IDs -------------------------------------------------------- */
 
+/* %-decode @s into @out (cap bytes, NUL-ended): 0 or -EINVAL,
+ * -ENAMETOOLONG. */
+static int pct_decode(const char *s, size_t len, char *out, size_t cap,
+		      const char **why)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int h = i + 2 < len ? hexval(s[i + 1]) : -1;
+			int l = h >= 0 ? hexval(s[i + 2]) : -1;
+
+			if (h < 0 || l < 0) {
+				*why = "a bad %-escape";
+				return -EINVAL;
+			}
+			c = h * 16 + l;
+			i += 2;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			*why = "a control byte";
+			return -EINVAL;
+		}
+		if (o + 1 >= cap) {
+			*why = "too long";
+			return -ENAMETOOLONG;
+		}
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int symd_source_path_parse(const char *s, size_t len,
+			   char out[SYMD_SOURCE_PATH_MAX], const char **why)
+{
+	const char *w = NULL;
+	char tmp[SYMD_SOURCE_PATH_MAX];
+	size_t o = 0;
+	int err;
+
+	out[0] = '\0';
+	if (!why)
+		why = &w;
+	err = pct_decode(s ? s : "", s ? len : 0, tmp, sizeof(tmp), why);
+	if (err)
+		return err;
+	if (tmp[0] != '/') {
+		*why = "not an absolute path";
+		return -EINVAL;
+	}
+	/* Component by component: drop "." and empty ones, refuse "..". */
+	for (const char *p = tmp; *p;) {
+		const char *c;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		c = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - c);
+		if (n == 0 || (n == 1 && c[0] == '.'))
+			continue;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			*why = "a '..' component";
+			out[0] = '\0';
+			return -EINVAL;
+		}
+		if (n > 255) {
+			*why = "a component over 255 bytes";
+			out[0] = '\0';
+			return -ENAMETOOLONG;
+		}
+		/* Never longer than @tmp, which fit. */
+		out[o++] = '/';
+		memcpy(out + o, c, n);
+		o += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
 int symd_build_id_norm(const char *s, size_t len,
 		       char out[SYMD_BUILD_ID_MAX + 1], const char **why)
 {
