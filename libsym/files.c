@@ -227,16 +227,30 @@ out:
 	return err;
 }
 
+/* A new debug file or executable may name other sources: the list of
+ * names sym_store_put_source() kept is made again on its next use. */
+static int new_file(struct sym_store *st, const char *build_id, int err)
+{
+	char list[PATH_MAX];
+
+	if (!err && snprintf(list, sizeof(list), "%s/files/%s/sources.list",
+			     symi_store_dir(st), build_id) < (int)sizeof(list))
+		unlink(list);
+	return err;
+}
+
 int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
 		       const char *path)
 {
-	return put_file(st, build_id, kind, path, false);
+	return new_file(st, build_id,
+			put_file(st, build_id, kind, path, false));
 }
 
 int sym_store_take_file(struct sym_store *st, const char *build_id, int kind,
 			const char *path)
 {
-	return put_file(st, build_id, kind, path, true);
+	return new_file(st, build_id,
+			put_file(st, build_id, kind, path, true));
 }
 
 int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
