@@ -518,14 +518,22 @@ static int parse_opts(struct conf *c, int argc, char **argv)
 			       SYM_VERSION);
 			return 0;
 		}
-		/* O_LISTEN to O_QUIET take set_opt(); '?' is a bad option. */
-		if (opt < O_LISTEN || opt > O_QUIET) {
+		/* O_LISTEN to O_QUIET and the options of the enums after
+		 * them take set_opt(); '?' is a bad option. */
+		if ((opt < O_LISTEN || opt > O_QUIET) &&
+		    opt != O_MAX_INFLATE && opt != O_MAX_SOURCE &&
+		    opt != O_MAX_SOURCES) {
 			fputs(usage, stderr);
 			return 2;
 		}
 		if (set_opt(c, opt, optarg)) {
+			size_t i = 0;
+
+			while (longopts[i].name && longopts[i].val != opt)
+				i++;
 			fprintf(stderr, "symd: bad value for --%s: '%s'\n",
-				longopts[opt - O_LISTEN].name, optarg);
+				longopts[i].name ? longopts[i].name : "?",
+				optarg);
 			return 2;
 		}
 	}
