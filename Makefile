@@ -16,7 +16,8 @@
 #                        their committed corpora (make check does it too)
 #   make fuzz CC=clang   run the libFuzzer targets (FUZZ_TIME seconds each)
 #   make install         prefix=/usr/local DESTDIR= (the llvm-symbolizer
-#                        and addr2line drop-ins go to $(libexecdir)/sym/)
+#                        and addr2line drop-ins go to $(libexecdir)/sym/,
+#                        docs/*.md, which the man pages cite, to $(docdir))
 #
 # Knobs: SANITIZE=address,undefined  V=1  DEVELOPER=1 (-Werror)
 # CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's; required flags live
@@ -30,6 +31,7 @@ libdir ?= $(exec_prefix)/lib
 includedir ?= $(prefix)/include
 datarootdir ?= $(prefix)/share
 mandir ?= $(datarootdir)/man
+docdir ?= $(datarootdir)/doc/symd
 pkgconfigdir ?= $(libdir)/pkgconfig
 
 # Everything built but the installed results (bin/, lib/) goes here.  It
@@ -180,6 +182,15 @@ $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
 $(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
 	$(B)/gen/profile.pb-c.h
 
+# The status page (symd/status.html), a C string literal that
+# symd/status.c includes: each line quoted, \ and " escaped.
+$(B)/gen/status-html.h: symd/status.html
+	@mkdir -p $(B)/gen
+	$(call msg,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' \
+		-e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(B)/symd/status.o: private DEP_CFLAGS += -I$(B)/gen
+$(B)/symd/status.o: $(B)/gen/status-html.h
+
 PC_SED = sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(libdir)|' \
 	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|'
 
@@ -273,11 +284,17 @@ SYMPROF_CFLAGS = $(SYM_CFLAGS) -fno-omit-frame-pointer $(CFLAGS)
 $(SYMPROF_OBJS): $(B)/tools/symprof/%.o: tools/symprof/%.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
+# The module ID rule (libsym/modid.c, libc only) is libsym's and the
+# sampler's: one source, compiled again with the sampler's flags.
+SYMPROF_MODID := $(B)/tools/symprof/libsym-modid.o
+$(SYMPROF_MODID): libsym/modid.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
 
-lib/libsymprof.so: $(SYMPROF_OBJS)
+lib/libsymprof.so: $(SYMPROF_OBJS) $(SYMPROF_MODID)
 	@mkdir -p lib
 	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
-		-Wl,-z,now -o $@ $(SYMPROF_OBJS)
+		-Wl,-z,now -o $@ $(SYMPROF_OBJS) $(SYMPROF_MODID)
 
 $(B)/tools/run.o: private SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 
@@ -416,6 +433,10 @@ FUZZ_TIME ?= 60
 fuzz: deps
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_TIME=$(FUZZ_TIME)
 
+# The documents the man pages cite (docs/NAME.md), and those they link
+# to: all of docs/*.md (tests/e2e/t0012-docs-links.sh checks it).
+DOCS := $(wildcard docs/*.md)
+
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) \
 		$(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) \
@@ -436,6 +457,8 @@ install: all
 	$(INSTALL) -m 644 docs/sym.1 $(DESTDIR)$(mandir)/man1/
 	$(INSTALL) -d $(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 644 docs/symd.8 $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -d $(DESTDIR)$(docdir)
+	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(docdir)/
 	$(INSTALL) -d $(DESTDIR)$(libexecdir)/sym
 	for p in $(COMPAT:bin/compat/%=%); do \
 		ln -sfn $(bindir)/sym $(DESTDIR)$(libexecdir)/sym/$$p || exit; \
@@ -452,8 +475,9 @@ uninstall:
 		$(DESTDIR)$(pkgconfigdir)/libsym.pc \
 		$(DESTDIR)$(pkgconfigdir)/libsymprofile.pc \
 		$(DESTDIR)$(mandir)/man1/sym.1 $(DESTDIR)$(mandir)/man8/symd.8 \
-		$(COMPAT:bin/compat/%=$(DESTDIR)$(libexecdir)/sym/%)
-	-rmdir $(DESTDIR)$(libexecdir)/sym 2>/dev/null
+		$(COMPAT:bin/compat/%=$(DESTDIR)$(libexecdir)/sym/%) \
+		$(DOCS:docs/%=$(DESTDIR)$(docdir)/%)
+	-rmdir $(DESTDIR)$(libexecdir)/sym $(DESTDIR)$(docdir) 2>/dev/null
 
 clean:
 	rm -rf $(B) bin lib

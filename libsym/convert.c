@@ -104,7 +104,7 @@ static int convert(struct sym_store *st, const char *build_id,
 		err = sym_module_open(have_exe ? exe : dbg, &mo, &mod);
 	}
 	if (!err) {
-		bid = sym_module_build_id(mod);
+		bid = sym_module_id(mod, NULL);
 		if (!bid || strcmp(bid, build_id) != 0)
 			err = -SYM_E_BADELF;	/* replaced under our feet */
 	}

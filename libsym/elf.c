@@ -212,52 +212,14 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 	return 0;
 }
 
-/* The size of a note block's alignment padding: @off rounded up. */
-static size_t note_align(size_t off, size_t align)
-{
-	return (off + align - 1) & ~(align - 1);
-}
-
-/*
- * The one parser of GNU build-ID notes (sym.h: sym_notes_build_id()).
- * The layout is the gABI's, with the 8-byte variant as glibc's
- * ELF_NOTE_NEXT_OFFSET and libelf's gelf_getnote() read it: a 12-byte
- * header (namesz, descsz, type), the name at +12, the descriptor at +12
- * + namesz rounded up to @align, the next note after the descriptor
- * rounded up to @align.  Every size is checked against @len before it is
- * used, in an order that cannot overflow (namesz and descsz are 32-bit,
- * each is compared with what is left before it is added).
- */
+/* The one parser of GNU build-ID notes (sym.h: sym_notes_build_id()),
+ * over modid.c's note walker (which libsymprof shares). */
 int symi_notes_build_id(const void *notes, size_t len, size_t align,
 			const uint8_t **id, size_t *idlen)
 {
-	const uint8_t *p = notes;
-	size_t pos = 0, name_off, desc_off;
-	uint32_t hdr[3];	/* namesz, descsz, type */
-
-	align = align == 8 ? 8 : 4;
-	while (len - pos >= sizeof(hdr)) {
-		memcpy(hdr, p + pos, sizeof(hdr));
-		name_off = pos + sizeof(hdr);
-		if (hdr[0] > len - name_off)
-			break;
-		desc_off = note_align(name_off + hdr[0], align);
-		if (desc_off > len || hdr[1] > len - desc_off)
-			break;
-		if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 &&
-		    memcmp(p + name_off, "GNU", 4) == 0 && hdr[1] > 0 &&
-		    hdr[1] <= SYMI_BUILD_ID_MAX) {
-			*id = p + desc_off;
-			*idlen = hdr[1];
-			return 0;
-		}
-		/* The last note's padding may be cut off: then it is the
-		 * end. */
-		pos = note_align(desc_off + hdr[1], align);
-		if (pos >= len)
-			break;
-	}
-	return -SYM_E_NOTFOUND;
+	return symi_notes_find(notes, len, align, "GNU", 4,
+			       SYMI_NT_GNU_BUILD_ID, SYMI_BUILD_ID_MAX, id,
+			       idlen) ? -SYM_E_NOTFOUND : 0;
 }
 
 int sym_notes_build_id(const void *notes, size_t len, size_t align,
@@ -279,19 +241,45 @@ int sym_notes_build_id(const void *notes, size_t len, size_t align,
 }
 
 /* Find NT_GNU_BUILD_ID in one block of notes, as libelf gives them (in
- * the host's byte order). */
+ * the host's byte order); remember the go module ID of the first Go
+ * build ID note met, for a file without a GNU one. */
 static bool notes_build_id(Elf_Data *data, struct symi_elf *e)
 {
 	const uint8_t *id;
-	size_t n;
+	size_t n, align;
 
-	if (!data || !data->d_buf ||
-	    symi_notes_build_id(data->d_buf, data->d_size,
-				data->d_type == ELF_T_NHDR8 ? 8 : 4, &id, &n))
+	if (!data || !data->d_buf)
+		return false;
+	align = data->d_type == ELF_T_NHDR8 ? 8 : 4;
+	if (e->modid_kind != SYM_MODID_GO &&
+	    symi_notes_find(data->d_buf, data->d_size, align, "Go\0\0", 4,
+			    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX, &id,
+			    &n) == 0) {
+		symi_modid_go(id, n, e->modid);
+		e->modid_kind = SYM_MODID_GO;
+	}
+	if (symi_notes_build_id(data->d_buf, data->d_size, align, &id, &n))
 		return false;
 	memcpy(e->build_id, id, n);
 	e->build_id_len = n;
 	return true;
+}
+
+/*
+ * The module ID when there is no GNU build ID and no Go note (modid.h):
+ * the file ID of the whole file, @size bytes, from the image or the fd.
+ * A file that cannot be read leaves it unknown (kind SYM_MODID_NONE).
+ */
+static void read_file_id(struct symi_elf *e, uint64_t size)
+{
+	size_t n = size < SYMI_MODID_PART ? (size_t)size : SYMI_MODID_PART;
+
+	if (e->image)
+		symi_modid_file(e->image, n, (const uint8_t *)e->image +
+				size - n, n, size, e->modid);
+	else if (e->fd < 0 || symi_modid_fd(e->fd, size, e->modid) != 0)
+		return;
+	e->modid_kind = SYM_MODID_FILE;
 }
 
 /*
@@ -573,6 +561,10 @@ static int elf_setup(struct symi_elf *e, const unsigned char *magic,
 	if (err)
 		return err;
 	read_build_id(e, size);
+	if (e->build_id_len)
+		e->modid_kind = SYM_MODID_GNU;
+	else if (e->modid_kind != SYM_MODID_GO)
+		read_file_id(e, size);
 	if (!(flags & OPEN_NOTES_ONLY))
 		return elf_unzstd(e);
 	return 0;
@@ -671,8 +663,22 @@ void symi_hex(const uint8_t *id, size_t len, char *hex)
 	hex[2 * len] = '\0';
 }
 
-int sym_file_build_id(const char *path, char *hex, size_t len)
+void symi_elf_module_id(const struct symi_elf *e, char *hex)
 {
+	hex[0] = '\0';
+	if (e->modid_kind == SYM_MODID_GNU)
+		symi_hex(e->build_id, e->build_id_len, hex);
+	else if (e->modid_kind == SYM_MODID_GO ||
+		 e->modid_kind == SYM_MODID_FILE)
+		symi_hex(e->modid, SYMI_MODID_LEN, hex);
+}
+
+/* sym_file_build_id() (@gnu_only, -SYM_E_NOTFOUND without one) and
+ * sym_file_module_id() (-EIO when no ID could be derived). */
+static int file_id(const char *path, char *hex, size_t len, bool gnu_only,
+		   int *kind)
+{
+	char id[2 * SYMI_BUILD_ID_MAX + 1];
 	struct symi_elf e;
 	int err;
 
@@ -681,14 +687,47 @@ int sym_file_build_id(const char *path, char *hex, size_t len)
 	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
 	if (err)
 		return err;
-	if (e.build_id_len == 0)
-		err = -SYM_E_NOTFOUND;
-	else if (len < 2 * e.build_id_len + 1)
-		err = -ERANGE;
+	if (gnu_only && e.build_id_len)
+		symi_hex(e.build_id, e.build_id_len, id);
+	else if (gnu_only)
+		id[0] = '\0';
 	else
-		symi_hex(e.build_id, e.build_id_len, hex);
+		symi_elf_module_id(&e, id);
+	if (!id[0])
+		err = gnu_only ? -SYM_E_NOTFOUND : -EIO;
+	else if (len < strlen(id) + 1)
+		err = -ERANGE;
+	else {
+		memcpy(hex, id, strlen(id) + 1);
+		if (kind)
+			*kind = e.modid_kind;
+	}
 	symi_elf_close(&e);
 	return err;
+}
+
+int sym_file_build_id(const char *path, char *hex, size_t len)
+{
+	return file_id(path, hex, len, true, NULL);
+}
+
+int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
+{
+	return file_id(path, hex, len, false, kind);
+}
+
+const char *sym_modid_kind_name(int kind)
+{
+	switch (kind) {
+	case SYM_MODID_GNU:
+		return "gnu";
+	case SYM_MODID_GO:
+		return "go";
+	case SYM_MODID_FILE:
+		return "file";
+	default:
+		return "none";
+	}
 }
 
 /* The section named @name, or NULL. */

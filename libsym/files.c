@@ -134,7 +134,7 @@ static int put_file(struct sym_store *st, const char *build_id, int kind,
 		return -EINVAL;
 	if (symi_store_rdonly(st))
 		return -EROFS;
-	err = sym_file_build_id(path, hex, sizeof(hex));
+	err = sym_file_module_id(path, hex, sizeof(hex), NULL);
 	if (err)
 		return err;
 	if (strcmp(hex, build_id) != 0) {

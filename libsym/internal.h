@@ -47,6 +47,7 @@
 #include <gelf.h>
 
 #include "sym.h"
+#include "modid.h"
 #include "base.h"
 #include "format.h"
 
@@ -185,6 +186,11 @@ struct symi_elf {
 	/* Build ID, raw bytes; id_len 0 when there is none. */
 	uint8_t build_id[SYMI_BUILD_ID_MAX];
 	size_t build_id_len;
+	/* The module ID's kind (enum sym_modid_kind, modid.h's rule) and,
+	 * for SYM_MODID_GO and SYM_MODID_FILE, its bytes; SYM_MODID_GNU is
+	 * build_id. */
+	int modid_kind;
+	uint8_t modid[SYMI_MODID_LEN];
 };
 
 /*
@@ -199,6 +205,10 @@ int symi_elf_open(const char *path, struct symi_elf *e);
 
 /* symi_elf_open_mem() - the same over a copy of @buf. */
 int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e);
+
+/* symi_elf_module_id() - @e's module ID in hex into @hex (2 *
+ * SYMI_BUILD_ID_MAX + 1 bytes); "" when it has none (elf.c). */
+void symi_elf_module_id(const struct symi_elf *e, char *hex);
 
 /* symi_elf_close() - release everything; @e is zeroed.  NULL-safe. */
 void symi_elf_close(struct symi_elf *e);

@@ -77,21 +77,23 @@ static uint64_t uleb(struct cursor *c)
 	return 0;
 }
 
+/* In unsigned arithmetic: the sign bits of a 10-byte number start at bit
+ * 63, where a signed 1 << 63 is undefined (fuzz-elf found it). */
 static int64_t sleb(struct cursor *c)
 {
-	int64_t v = 0;
+	uint64_t v = 0;
 	unsigned shift = 0;
 	unsigned char b = 0;
 
 	while (c->p < c->end) {
 		b = *c->p++;
 		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
 			if (shift < 64 && (b & 0x40))
-				v |= -((int64_t)1 << shift);
-			return v;
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
 		}
 	}
 	c->bad = true;

@@ -24,6 +24,7 @@ struct sym_module {
 	char **paths;		/* free() each and the array */
 	char *debug_path;	/* free(): where the DWARF is, or NULL */
 	char build_id[129];	/* "" when none */
+	char module_id[129];	/* sym_module_id(); "" when none */
 	struct sym_module_info info;
 	struct sym_module_stats stats;
 	struct sym_table *table;	/* sym_table_close() */
@@ -79,6 +80,7 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 		return err;
 	if (m->main.build_id_len)
 		symi_hex(m->main.build_id, m->main.build_id_len, m->build_id);
+	symi_elf_module_id(&m->main, m->module_id);
 	m->info.elf_class = m->main.ehdr.e_ident[EI_CLASS] == ELFCLASS32 ?
 			    32 : 64;
 	m->info.elf_type = m->main.ehdr.e_type;
@@ -189,6 +191,14 @@ void sym_module_close(struct sym_module *m)
 const char *sym_module_build_id(const struct sym_module *m)
 {
 	return m && m->build_id[0] ? m->build_id : NULL;
+}
+
+const char *sym_module_id(const struct sym_module *m, int *kind)
+{
+	if (kind)
+		*kind = m && m->module_id[0] ? m->main.modid_kind
+					     : SYM_MODID_NONE;
+	return m && m->module_id[0] ? m->module_id : NULL;
 }
 
 void sym_module_stats(const struct sym_module *m, struct sym_module_stats *st)

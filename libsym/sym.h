@@ -801,6 +801,64 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
 /**
+ * What a module ID is made of (since 1.4.0).  Every module is named by its
+ * module ID: in raw profiles, in the store and in symd's routes.  The rule
+ * (docs/store.md, "Module IDs"), the first that applies:
+ *  - SYM_MODID_GNU: the GNU build ID (NT_GNU_BUILD_ID), unchanged;
+ *  - SYM_MODID_GO: a Go binary built without one (Go's default) has a Go
+ *    build ID note (owner "Go", type 4, section .note.go.buildid): the
+ *    first 16 bytes of SHA-256 over "symd-go-build-id", a NUL byte and
+ *    the note's descriptor;
+ *  - SYM_MODID_FILE: any other file (a C program linked with
+ *    --build-id=none): the OpenTelemetry profiler's FileID, the first 16
+ *    bytes of SHA-256 over the file's first 4 KiB, its last 4 KiB (both
+ *    cut to the file's size) and its size as 8 bytes big-endian.  It
+ *    names the exact file: its separate debug file has another one.
+ * Derived IDs print as 32 lowercase hex digits.
+ */
+enum sym_modid_kind {
+	SYM_MODID_NONE = 0,	/**< no ID could be derived */
+	SYM_MODID_GNU = 1,
+	SYM_MODID_GO = 2,
+	SYM_MODID_FILE = 3,
+};
+
+/**
+ * sym_file_module_id() - the module ID of a file (enum sym_modid_kind's
+ * rule), from its notes, or its first and last 4 KiB and its size (since
+ * 1.4.0).
+ * @param path   an ELF file
+ * @param hex    caller's buffer for the lowercase hex ID
+ * @param len    size of @hex; 2 * 64 + 1 is always enough
+ * @param[out] kind  SYM_MODID_GNU, _GO or _FILE; may be NULL; untouched
+ *                   on failure
+ * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_NOTREG, -ERANGE (@hex
+ *         too small), -EINVAL (@path or @hex NULL), -EIO (the file's
+ *         head or tail cannot be read), -errno
+ * Thread-safety: safe.
+ */
+SYM_API int sym_file_module_id(const char *path, char *hex, size_t len,
+			       int *kind);
+
+/**
+ * sym_module_id() - the module ID of a module's file, by the same rule as
+ * sym_file_module_id() (since 1.4.0): its GNU build ID when it has one,
+ * as sym_module_build_id(), else the derived one.
+ * @param[out] kind  as for sym_file_module_id(); SYM_MODID_NONE when
+ *                   there is none; may be NULL
+ * @return borrowed from @mod, valid until sym_module_close(); NULL when
+ *         no ID could be derived or @mod is NULL
+ */
+SYM_API const char *sym_module_id(const struct sym_module *mod, int *kind);
+
+/**
+ * sym_modid_kind_name() - "gnu", "go" or "file" for a kind, "none" for
+ * SYM_MODID_NONE and any other value (since 1.4.0).
+ * @return a static string; never NULL.  Thread-safety: safe.
+ */
+SYM_API const char *sym_modid_kind_name(int kind);
+
+/**
  * sym_notes_build_id() - find the GNU build ID (an NT_GNU_BUILD_ID note
  * of owner "GNU") in a block of ELF notes: the bytes of one SHT_NOTE
  * section or PT_NOTE segment, read from a file or from a loaded object's

@@ -18,6 +18,7 @@
  *        a source file, checked against the line tables of the build ID's
  *        debug file by libsym on the io thread (symd_work_source())
  *   GET /metrics, GET /healthz
+ *   GET /, GET /v1/status   the status page and its JSON (status.c)
  *
  * Each request gets a struct call (its user pointer), freed in on_done().
  */
@@ -37,9 +38,14 @@
 #include "api.h"
 #include "fetch.h"
 #include "http.h"
+#include "log.h"
 #include "req.h"
+#include "status.h"
 #include "symd.h"
 #include "base.h"
+
+/* Build IDs an access-log line lists at most (log_access()). */
+#define LOG_IDS 8
 
 enum call_kind { C_OTHER, C_SYMBOLIZE, C_UPLOAD, C_FILE };
 
@@ -50,6 +56,12 @@ struct call {
 	enum symd_route route;
 	bool gone;		/* on_abort() came: @req is not ours */
 	uint64_t frames;
+	/* for the access log: the first distinct build IDs of a symbolize
+	 * request (the body is released before the request ends), and
+	 * how many of its modules are not among them */
+	char log_ids[LOG_IDS][SYMD_BUILD_ID_MAX + 1];
+	unsigned nlog_ids;
+	size_t log_ids_omitted;
 	/* symbolize */
 	struct symd_req sr;
 	struct symd_waiter **waiters;
@@ -101,7 +113,10 @@ static size_t answers_bytes;
 #define SLICE_BYTES ((size_t)64 << 10)
 /* A slice's buffer is allocated this big at once: the slice and the
  * address that passes its end (3 KB for 14 frames; a bigger one grows
- * it).  Not much more: the charge to max_answers is the bytes used. */
+ * it).  Not much more: the charge to max_answers is the bytes allocated,
+ * not only those used, so that the limit bounds the memory answers hold
+ * (charging the bytes used let RSS pass it by SLICE_ROOM / SLICE_BYTES,
+ * 12%: 583 MB under a 512 MiB limit in the attack bench). */
 #define SLICE_ROOM (SLICE_BYTES + ((size_t)8 << 10))
 /* The bytes an address takes in an answer, guessed before the first
  * lookup tells (a frame of a C++ function with its file is about 300). */
@@ -129,11 +144,12 @@ static void free_detached(const void *data, size_t len, void *arg)
 	free((void *)data);
 }
 
-/* The same for an answer's bytes, which give their charge back. */
+/* The same for an answer's bytes, which give their charge back: @arg is
+ * the bytes allocated for them, as answer_move() charged. */
 static void free_answer(const void *data, size_t len, void *arg)
 {
-	answers_bytes -= len;
-	free_detached(data, len, arg);
+	answers_bytes -= (size_t)(uintptr_t)arg;
+	free_detached(data, len, NULL);
 }
 
 /* Reply with @b's bytes, handed to libevent without a copy. */
@@ -697,7 +713,7 @@ static void answer_release(struct call *c)
  * it, and start the next slice's buffer. */
 static int answer_move(struct call *c)
 {
-	size_t len;
+	size_t len, room = c->out.alloc;
 	char *p;
 
 	if (!c->out.len)
@@ -706,8 +722,9 @@ static int answer_move(struct call *c)
 		return -ENOMEM;
 	p = symi_buf_detach(&c->out, &len);
 	c->charged = 0;
-	if (evbuffer_add_reference(c->sent, p, len, free_answer, NULL) != 0) {
-		answers_bytes -= len;
+	if (evbuffer_add_reference(c->sent, p, len, free_answer,
+				   (void *)(uintptr_t)room) != 0) {
+		answers_bytes -= room;
 		free(p);
 		return -ENOMEM;
 	}
@@ -805,8 +822,8 @@ static void answer_slice(struct call *c)
 		err = enc_module(c, &c->out, stop_at);
 	if (!err && c->mod_i == c->sr.nmodules)
 		err = symi_buf_add(&c->out, "]}\n", 3);
-	answers_bytes += c->out.len - c->charged;
-	c->charged = c->out.len;
+	answers_bytes += c->out.alloc - c->charged;
+	c->charged = c->out.alloc;
 	if (!err && answers_bytes > o->max_answers)
 		err = -EBUSY;
 	if (!err && c->mod_i < c->sr.nmodules)
@@ -843,6 +860,25 @@ static void wait_timeout(evutil_socket_t fd, short what, void *arg)
 	symbolize_reply(arg);
 }
 
+/* Keep the request's first LOG_IDS distinct build IDs for the log. */
+static void note_ids(struct call *c)
+{
+	for (size_t i = 0; i < c->sr.nmodules; i++) {
+		const char *id = c->sr.modules[i].build_id;
+		unsigned k = 0;
+
+		while (k < c->nlog_ids && strcmp(c->log_ids[k], id) != 0)
+			k++;
+		if (k < c->nlog_ids)
+			continue;
+		if (c->nlog_ids == LOG_IDS) {
+			c->log_ids_omitted++;
+			continue;
+		}
+		memcpy(c->log_ids[c->nlog_ids++], id, strlen(id) + 1);
+	}
+}
+
 static void symbolize_body(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
@@ -860,6 +896,7 @@ static void symbolize_body(struct symd_http_req *req)
 			    why[0] ? why : "bad request");
 		return;
 	}
+	note_ids(c);
 	/* Start every cold build ID now; wait for them together. */
 	c->waiters = calloc(c->sr.nmodules, sizeof(*c->waiters));
 	if (!c->waiters && c->sr.nmodules) {
@@ -1286,7 +1323,7 @@ static bool not_better(struct call *c)
 	     sym_store_file_path(c->api->o.store, c->build_id,
 				 SYM_STORE_EXECUTABLE, path,
 				 sizeof(path)) != 0) ||
-	    sym_file_build_id(c->tmp, hex, sizeof(hex)) != 0 ||
+	    sym_file_module_id(c->tmp, hex, sizeof(hex), NULL) != 0 ||
 	    strcmp(hex, c->build_id) != 0 ||
 	    sym_file_quality(c->tmp, &up) != 0 || up > have)
 		return false;
@@ -1446,6 +1483,34 @@ static void route_source_put(struct call *c, const char *rest)
 
 /* --------------------------------------------------------------- routes */
 
+/* GET / (the page) or GET /v1/status (its data). */
+static void route_status(struct call *c, bool page)
+{
+	struct symi_buf b;
+	size_t len;
+	const char *html = symd_status_page(&len);
+	int err;
+
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	err = page ? symi_buf_add(&b, html, len) :
+		     symd_status_json(&b, c->api->o.work,
+					      c->api->o.store);
+	if (err) {
+		reply_error(c, 503, "out of memory");
+	} else {
+		symd_http_req_add_header(c->req, "Cache-Control", "no-store");
+		/* Inline script and style only; fetch() to this server. */
+		if (page)
+			symd_http_req_add_header(c->req,
+				"Content-Security-Policy", "default-src 'none'; "
+				"img-src data:; script-src 'unsafe-inline'; style-src "
+				"'unsafe-inline'; connect-src 'self'");
+		reply_buf(c, 200, page ? "text/html; charset=utf-8" :
+			  "application/json", &b);
+	}
+	symi_buf_release(&b);
+}
+
 static void on_abort(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
@@ -1527,6 +1592,9 @@ static void route(struct symd_http_req *req, void *ctx)
 		else
 			reply_buf(c, 200, "text/plain; version=0.0.4", &b);
 		symi_buf_release(&b);
+	} else if (strcmp(path, "/") == 0 || strcmp(path, "/v1/status") == 0) {
+		if (get_or_head(c, m))
+			route_status(c, path[1] == '\0');
 	} else if (strcmp(path, "/healthz") == 0) {
 		static const char health[] = "{\"status\":\"ok\","
 			"\"version\":\"" SYMD_VERSION "\",\"jobs_queued\":";
@@ -1551,16 +1619,38 @@ static void route(struct symd_http_req *req, void *ctx)
 	}
 }
 
-/* @s for a log line: printable ASCII only, at most @n - 1 bytes, so a
- * client cannot forge log lines or flood the log. */
-static const char *loggable(const char *s, char *buf, size_t n)
+/*
+ * The access-log line of a request (log.h; docs/symd.8 has the fields):
+ * the path without its query (cut at 256 bytes), the build IDs it named
+ * (of its URL or its symbolize body; the first LOG_IDS distinct ones,
+ * and how many modules more).
+ */
+static void log_access(struct symd_http_req *req, const struct call *c,
+		       int status, uint64_t latency_us)
 {
-	size_t i;
+	struct symd_log_line l;
+	char path[256];
 
-	for (i = 0; s[i] && i + 1 < n; i++)
-		buf[i] = s[i] > 0x20 && s[i] < 0x7f ? s[i] : '?';
-	buf[i] = '\0';
-	return buf;
+	snprintf(path, sizeof(path), "%s", symd_http_req_path(req));
+	symd_log_begin(&l, SYMD_LOG_INFO, "access");
+	symd_log_str(&l, "client", symd_http_req_peer(req));
+	symd_log_str(&l, "method", symd_http_req_method(req));
+	symd_log_str(&l, "path", path);
+	symd_log_u64(&l, "status", (uint64_t)status);
+	symd_log_u64(&l, "bytes", symd_http_req_bytes_sent(req));
+	symd_log_ms(&l, "duration_ms", latency_us);
+	symd_log_list_begin(&l, "build_ids");
+	if (c && c->nlog_ids)
+		for (unsigned i = 0; i < c->nlog_ids; i++)
+			symd_log_list_add(&l, c->log_ids[i]);
+	else if (c && c->build_id[0])
+		symd_log_list_add(&l, c->build_id);
+	symd_log_list_end(&l);
+	if (c && c->log_ids_omitted)
+		symd_log_u64(&l, "build_ids_omitted", c->log_ids_omitted);
+	if (c && c->kind == C_SYMBOLIZE)
+		symd_log_u64(&l, "frames", c->frames);
+	symd_log_end(&l);
 }
 
 static void on_done(struct symd_http_req *req, int status,
@@ -1568,15 +1658,12 @@ static void on_done(struct symd_http_req *req, int status,
 {
 	struct symd_api *api = ctx;
 	struct call *c = symd_http_req_user(req);
-	char path[256];
 
 	symd_metrics_request(c ? c->route : SYMD_R_OTHER, status, latency_us);
+	symd_status_request(symd_http_req_method(req), symd_http_req_path(req),
+			    symd_http_req_peer(req), status, latency_us);
 	if (api->o.log)
-		fprintf(stderr, "symd: %s %s %d %.3f ms %llu frames\n",
-			symd_http_req_method(req),
-			loggable(symd_http_req_path(req), path, sizeof(path)),
-			status, (double)latency_us / 1000.0,
-			c ? (unsigned long long)c->frames : 0ULL);
+		log_access(req, c, status, latency_us);
 	if (!c)
 		return;
 	drop_waits(c);

@@ -39,7 +39,8 @@ struct symd_api_opts {
 	uint64_t max_source;		/* a source upload's bytes, 0: none */
 	unsigned fetch_wait_ms;		/* a federation GET waits this
 					 * long for its fetch, then 503 */
-	bool log;			/* one line per request on stderr */
+	bool log;			/* an access-log line per request
+					 * (log.h) */
 	struct symd_http_opts http;	/* limits; callbacks are ours */
 };
 

@@ -85,6 +85,7 @@ struct vlog {
 	uint64_t size;			/* X-DEBUGINFOD-SIZE, if one value */
 	int sizes;			/* 0 none, 1 one value, 2 conflicting */
 	char detail[200];		/* first failure other than a 404 */
+	char upstream[200];		/* the server of that failure */
 };
 
 static uint64_t now_ns(void)
@@ -378,6 +379,7 @@ static void note_failure(struct vlog *v, const char *base, int code,
 		v->status = code;
 	if (v->detail[0])
 		return;
+	snprintf(v->upstream, sizeof(v->upstream), "%s", base ? base : "");
 	if (code)
 		snprintf(v->detail, sizeof(v->detail), "%s: HTTP %d",
 			 base ? base : "upstream", code);
@@ -520,7 +522,7 @@ static int check_file(enum symd_fetch_kind kind, const char *id,
 		}
 		return 0;
 	}
-	err = sym_file_build_id(path, hex, sizeof(hex));
+	err = sym_file_module_id(path, hex, sizeof(hex), NULL);
 	if (err) {
 		snprintf(info->msg, sizeof(info->msg),
 			 "fetched file has no usable build ID: %s",
@@ -541,6 +543,7 @@ static int classify(struct symd_fetch *f, int rc, enum symd_fetch_kind kind,
 {
 	info->err = rc;
 	info->http_status = v->status ? v->status : v->n404 ? 404 : 0;
+	snprintf(info->upstream, sizeof(info->upstream), "%s", v->upstream);
 	if (f->stopped == STOP_CANCEL) {
 		snprintf(info->msg, sizeof(info->msg), "cancelled");
 		return -SYMD_FETCH_CANCELLED;

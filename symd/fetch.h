@@ -187,6 +187,10 @@ struct symd_fetch_info {
 	uint64_t usec;
 	/** The URL the file came from, or "". */
 	char url[512];
+	/** On failure, the upstream (its base URL) whose failure @msg
+	 *  names, the first other than a 404; "" when none is known (a
+	 *  deadline, a local error). */
+	char upstream[200];
 	/** One line for logs and the JSON "error" field: why it failed
 	 *  (e.g. "http://h:8002: HTTP 500"); "" on success. */
 	char msg[256];

@@ -135,6 +135,8 @@ struct symd_http_req {
 	symd_http_req_fn on_complete, on_abort;
 	void *user;
 	int status;		/* of the reply made; 0: none yet */
+	uint64_t body_bytes;	/* of the reply made (its Content-Length,
+				 * 0 to HEAD and for 204, 304) */
 };
 
 struct symd_http {
@@ -1165,6 +1167,11 @@ uint64_t symd_http_req_id(const struct symd_http_req *r)
 	return r->id;
 }
 
+uint64_t symd_http_req_bytes_sent(const struct symd_http_req *r)
+{
+	return r->body_bytes;
+}
+
 void symd_http_req_set_user(struct symd_http_req *r, void *user)
 {
 	r->user = user;
@@ -1348,6 +1355,7 @@ static int req_send(struct symd_http_req *r, int status, const char *ctype,
 	/* From here nothing fails but the file segment's chain. */
 	c->close = close;
 	r->status = status;
+	r->body_bytes = send_body ? clen : 0;
 	r->paused = false;
 	conn_timer(c, T_NONE);
 	evbuffer_add_buffer(out, head);

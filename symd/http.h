@@ -304,6 +304,10 @@ const char *symd_http_req_peer(const struct symd_http_req *req);
 uint64_t symd_http_req_start_us(const struct symd_http_req *req);
 /** A number unique within the server, counting up from 1: for logs. */
 uint64_t symd_http_req_id(const struct symd_http_req *req);
+/** The body bytes of the reply made: its Content-Length, 0 for a reply
+ *  to HEAD, 204, 304, or no reply yet.  For the access log: a reply cut
+ *  short by a dead connection still says what it would have sent. */
+uint64_t symd_http_req_bytes_sent(const struct symd_http_req *req);
 /** The caller's pointer for @req; the layer never touches it. */
 void symd_http_req_set_user(struct symd_http_req *req, void *user);
 void *symd_http_req_user(const struct symd_http_req *req);

@@ -24,6 +24,7 @@
 #include "sym.h"
 #include "api.h"
 #include "http.h"
+#include "log.h"
 #include "symd.h"
 #include "base.h"
 
@@ -83,7 +84,9 @@ static const char usage[] =
 "  --max-buffered SIZE       request bodies held at once, all requests\n"
 "                            together (default 128M; 503 over it)\n"
 "  --idle-timeout-ms N       keep-alive idle time (60000)\n"
-"  --quiet                   no line per request on stderr\n"
+"  --log-format text|json    the log on stderr: logfmt lines (default) or\n"
+"                            JSON lines (see symd(8))\n"
+"  --quiet                   no access-log line per request\n"
 "  --help, --version\n";
 
 /* "12", "64K", "1.5G": bytes. */
@@ -160,6 +163,7 @@ struct conf {
 	struct symd_work_opts wo;
 	struct symd_api_opts ao;	/* ao.token: free() */
 	struct sym_store_opts so;
+	enum symd_log_format log_format;
 };
 
 /* What runs; daemon_free() lets go of it in order. */
@@ -198,8 +202,8 @@ static void on_signal(evutil_socket_t sig, short what, void *ctx)
 		return;
 	}
 	d->stopping = true;
-	fprintf(stderr, "symd: %s: finishing requests in flight\n",
-		strsignal((int)sig));
+	symd_log_msg(SYMD_LOG_INFO, "stopping",
+		     "%s: finishing requests in flight", strsignal((int)sig));
 	symd_http_shutdown(symd_api_http(d->api), stopped, d);
 }
 
@@ -272,8 +276,16 @@ static void late_cb(evutil_socket_t fd, short what, void *ctx)
 static void log_lib(void *ctx, int level, const char *msg)
 {
 	(void)ctx;
-	(void)level;
-	fprintf(stderr, "symd: %s\n", msg);
+	symd_log_msg(level <= SYM_LOG_WARN ? SYMD_LOG_WARN : SYMD_LOG_INFO,
+		     "libsym", "%s", msg);
+}
+
+/* libevent's warnings, which it would print on stderr itself (a write
+ * on the loop thread that a blocked stderr would stall). */
+static void log_event(int severity, const char *msg)
+{
+	symd_log_msg(severity >= EVENT_LOG_WARN ? SYMD_LOG_WARN :
+		     SYMD_LOG_INFO, "libevent", "%s", msg);
 }
 
 enum {
@@ -288,7 +300,7 @@ enum {
 
 /* Kept apart from the enum above, so that options added there and this
  * one do not touch the same lines. */
-enum { O_MAX_INFLATE = 512 };
+enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
 /* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
 enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
 
@@ -326,6 +338,7 @@ static const struct option longopts[] = {
 	{ "fetch-deadline-ms", required_argument, NULL, O_FETCH_DL },
 	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
 	{ "quiet", no_argument, NULL, O_QUIET },
+	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -475,6 +488,9 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 			ao->max_answers = (size_t)size;
 		break;
 	case O_QUIET: ao->log = false; break;
+	case O_LOG_FORMAT:
+		err = symd_log_format_parse(arg, &c->log_format);
+		break;
 	}
 	return err;
 }
@@ -499,6 +515,16 @@ static int parse_listen(struct conf *c)
 	return 0;
 }
 
+/* The long name of option @opt. */
+static const char *opt_name(int opt)
+{
+	const struct option *o = longopts;
+
+	while (o->name && o->val != opt)
+		o++;
+	return o->name ? o->name : "?";
+}
+
 /*
  * Read the command line into @c.  Returns -1 to go on, else the status
  * to exit with: 0 after --help or --version, 2 on a usage error (said on
@@ -518,22 +544,14 @@ static int parse_opts(struct conf *c, int argc, char **argv)
 			       SYM_VERSION);
 			return 0;
 		}
-		/* O_LISTEN to O_QUIET and the options of the enums after
-		 * them take set_opt(); '?' is a bad option. */
-		if ((opt < O_LISTEN || opt > O_QUIET) &&
-		    opt != O_MAX_INFLATE && opt != O_MAX_SOURCE &&
-		    opt != O_MAX_SOURCES) {
+		/* The others take set_opt(); '?' is a bad option. */
+		if (opt < O_LISTEN) {
 			fputs(usage, stderr);
 			return 2;
 		}
 		if (set_opt(c, opt, optarg)) {
-			size_t i = 0;
-
-			while (longopts[i].name && longopts[i].val != opt)
-				i++;
 			fprintf(stderr, "symd: bad value for --%s: '%s'\n",
-				longopts[i].name ? longopts[i].name : "?",
-				optarg);
+				opt_name(opt), optarg);
 			return 2;
 		}
 	}
@@ -578,8 +596,8 @@ static void fit_conns(struct conf *c)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur >= need)
 		return;
-	fprintf(stderr, "symd: --max-conns %u lowered to %llu: the descriptor "
-		"limit is %llu\n", *mc, rl.rlim_cur > 2 * FD_RESERVE ?
+	symd_log_msg(SYMD_LOG_WARN, "config", "--max-conns %u lowered to %llu: "
+		     "the descriptor limit is %llu", *mc, rl.rlim_cur > 2 * FD_RESERVE ?
 		(unsigned long long)(rl.rlim_cur - FD_RESERVE) :
 		(unsigned long long)(rl.rlim_cur / 2),
 		(unsigned long long)rl.rlim_cur);
@@ -620,18 +638,21 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 
 	signal(SIGPIPE, SIG_IGN);
 	sym_set_log(log_lib, NULL, SYM_LOG_WARN);
+	event_set_log_callback(log_event);
 	fit_conns(c);
 	/* The loop reads the store; only workers write it. */
 	c->so.flags |= SYM_STORE_NO_READER_WRITES;
 	err = sym_store_open(c->store_dir, &c->so, &d->store);
 	if (err) {
-		fprintf(stderr, "symd: cannot open the store '%s': %s\n",
-			c->store_dir, sym_strerror(err, msg, sizeof(msg)));
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot open the "
+			     "store '%s': %s", c->store_dir,
+			     sym_strerror(err, msg, sizeof(msg)));
 		return -1;
 	}
 	if (evthread_use_pthreads() != 0 ||
 	    !(d->base = event_base_new())) {
-		fprintf(stderr, "symd: cannot set up libevent\n");
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed",
+			     "cannot set up libevent");
 		return -1;
 	}
 	c->wo.store = d->store;
@@ -639,8 +660,8 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 	c->wo.urls = c->urls;
 	err = symd_work_new(d->base, &c->wo, &d->work);
 	if (err) {
-		fprintf(stderr, "symd: cannot start the workers: %s\n",
-			strerror(-err));
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot start the "
+			     "workers: %s", strerror(-err));
 		return -1;
 	}
 	c->ao.base = d->base;
@@ -652,12 +673,13 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 		err = symd_http_listen(symd_api_http(d->api), c->host,
 				       c->port, bound);
 	if (err) {
-		fprintf(stderr, "symd: cannot listen on %s: %s\n", c->listen,
-			strerror(-err));
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot listen on "
+			     "%s: %s", c->listen, strerror(-err));
 		return -1;
 	}
 	if (add_events(d)) {
-		fprintf(stderr, "symd: cannot catch signals\n");
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed",
+			     "cannot catch signals");
 		return -1;
 	}
 	return 0;
@@ -688,6 +710,91 @@ static void daemon_free(struct daemon *d)
 	sym_store_close(d->store);
 }
 
+static struct sym_inflate_limits inflate_limits(void)
+{
+	struct sym_inflate_limits lim;
+
+	sym_get_inflate_limits(&lim);
+	return lim;
+}
+
+/* a ? a : b, for an option whose 0 means its default. */
+#define OR(a, b) ((a) ? (uint64_t)(a) : (uint64_t)(b))
+
+/*
+ * The start-up line: the version and the whole configuration in force,
+ * defaults filled in (sizes in bytes, times in the option's unit), on
+ * one line (docs/symd.8).  The token itself is never logged.
+ */
+static void log_config(const struct conf *c, const struct daemon *d,
+		       unsigned bound)
+{
+	const struct symd_work_opts *wo = symd_work_options(d->work);
+	const struct symd_api_opts *ao = &c->ao;
+	const struct symd_http_opts *ho = &ao->http;
+	const struct sym_inflate_limits inf = inflate_limits();
+	struct symd_log_line l;
+	char listen[300];
+	const struct { const char *key; uint64_t v; } num[] = {
+		{ "workers", wo->cpu_workers },
+		{ "fetch_workers", wo->fetch_workers },
+		{ "queue_max", wo->queue_max },
+		{ "max_store_size", wo->max_store_size },
+		{ "max_inflate_section", inf.section },
+		{ "max_inflate_file", inf.file },
+		{ "max_inflate_ratio", inf.ratio },
+		{ "ttl_absent", OR(c->so.ttl_absent, 604800) },
+		{ "ttl_failed", wo->ttl_failed },
+		{ "fetch_timeout", OR(wo->fetch_timeout_s, 30) },
+		{ "fetch_first_byte_ms", wo->fetch_first_byte_ms },
+		{ "fetch_deadline_ms", wo->fetch_deadline_ms },
+		{ "fetch_wait_ms", OR(ao->fetch_wait_ms,
+				      SYMD_API_DEFAULT_FETCH_WAIT_MS) },
+		{ "max_body", ao->max_body },
+		{ "max_addresses", ao->limits.max_addresses },
+		{ "max_modules", ao->limits.max_modules },
+		{ "max_wait_ms", ao->limits.max_wait_ms },
+		{ "max_upload", ao->max_upload },
+		{ "max_response", OR(ao->max_response,
+				     SYMD_API_DEFAULT_MAX_RESPONSE) },
+		{ "max_answers", OR(ao->max_answers,
+				    SYMD_API_DEFAULT_MAX_ANSWERS) },
+		{ "max_conns", OR(ho->max_conns, SYMD_HTTP_DEFAULT_MAX_CONNS) },
+		{ "max_buffered", OR(ho->max_buffered,
+				     SYMD_HTTP_DEFAULT_MAX_BUFFERED) },
+		{ "header_timeout_ms", OR(ho->header_timeout_ms,
+					  SYMD_HTTP_DEFAULT_HEADER_MS) },
+		{ "body_timeout_ms", OR(ho->body_timeout_ms,
+					SYMD_HTTP_DEFAULT_BODY_MS) },
+		{ "body_deadline_ms", OR(ho->body_deadline_ms,
+					 SYMD_HTTP_DEFAULT_BODY_DEADLINE_MS) },
+		{ "idle_timeout_ms", OR(ho->idle_timeout_ms,
+					SYMD_HTTP_DEFAULT_IDLE_MS) },
+		{ "min_rate", OR(ho->min_rate, SYMD_HTTP_DEFAULT_MIN_RATE) },
+		{ "rate_window_ms", OR(ho->rate_window_ms,
+				       SYMD_HTTP_DEFAULT_RATE_WINDOW_MS) },
+	};
+
+	snprintf(listen, sizeof(listen), "%s%s%s:%u",
+		 strchr(c->host, ':') ? "[" : "", c->host,
+		 strchr(c->host, ':') ? "]" : "", bound);
+	symd_log_begin(&l, SYMD_LOG_INFO, "start");
+	symd_log_str(&l, "version", SYMD_VERSION);
+	symd_log_str(&l, "libsym", sym_version(NULL, NULL, NULL));
+	symd_log_u64(&l, "pid", (uint64_t)getpid());
+	symd_log_str(&l, "listen", listen);
+	symd_log_str(&l, "store", c->store_dir);
+	symd_log_str(&l, "upstreams", symd_work_can_fetch(d->work) ?
+		     c->urls : "none");
+	symd_log_str(&l, "upload_token_file", c->token_file);
+	symd_log_str(&l, "log_format", c->log_format == SYMD_LOG_JSON ?
+		     "json" : "text");
+	symd_log_str(&l, "access_log", ao->log ? "on" : "off");
+	for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++)
+		symd_log_u64(&l, num[i].key, num[i].v);
+	symd_log_end(&l);
+}
+
 int main(int argc, char **argv)
 {
 	struct conf c = {
@@ -714,17 +821,24 @@ int main(int argc, char **argv)
 	err = parse_opts(&c, argc, argv);
 	if (err >= 0)
 		return err;
-	if (c.token_file && !(c.ao.token = read_token(c.token_file))) {
-		fprintf(stderr, "symd: cannot read a token from '%s': %s\n",
-			c.token_file, strerror(errno));
+	err = symd_log_start(STDERR_FILENO, c.log_format);
+	if (err) {
+		fprintf(stderr, "symd: cannot start the log: %s\n",
+			strerror(-err));
 		return 1;
+	}
+	if (c.token_file && !(c.ao.token = read_token(c.token_file))) {
+		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot read a "
+			     "token from '%s': %s", c.token_file,
+			     strerror(errno));
+		goto out;
 	}
 	if (!c.store_dir) {
 		err = sym_store_default_dir(c.dirbuf, sizeof(c.dirbuf));
 		if (err) {
-			fprintf(stderr, "symd: no store directory: %s (use "
-				"--store)\n", sym_strerror(err, msg,
-							   sizeof(msg)));
+			symd_log_msg(SYMD_LOG_ERROR, "start_failed", "no store "
+				     "directory: %s (use --store)",
+				     sym_strerror(err, msg, sizeof(msg)));
 			goto out;
 		}
 		c.store_dir = c.dirbuf;
@@ -736,12 +850,14 @@ int main(int argc, char **argv)
 	       strchr(c.host, ':') ? "]" : "", bound, c.store_dir,
 	       symd_work_can_fetch(d.work) ? c.urls : "none");
 	fflush(stdout);
+	log_config(&c, &d, bound);
 	event_base_dispatch(d.base);
 	status = 0;
 out:
 	daemon_free(&d);
 	free((char *)c.ao.token);
 	if (!status)
-		fprintf(stderr, "symd: stopped\n");
+		symd_log_msg(SYMD_LOG_INFO, "stopped", "symd stopped");
+	symd_log_stop(SYMD_LOG_STOP_MS);
 	return status;
 }

@@ -7,13 +7,20 @@
  * moment ahead of another, which Prometheus tolerates).  The store's
  * figures are read at scrape time.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+
+#include <event2/event.h>
 
 #include "sym.h"
 #include "fetch.h"
+#include "log.h"
 #include "req.h"
 #include "symd.h"
 #include "base.h"
@@ -221,6 +228,15 @@ void symd_metrics_store(struct sym_store *st)
 				      memory_order_relaxed);
 }
 
+void symd_metrics_store_figs(uint64_t *bytes, uint64_t *tables,
+			     uint64_t negative[4])
+{
+	*bytes = get(&store_figs.bytes);
+	*tables = get(&store_figs.tables);
+	for (int k = 0; k < 4; k++)
+		negative[k] = get(&store_figs.negative[k]);
+}
+
 static atomic_uint_fast64_t http_figs[3];	/* conns, buffered, answers */
 
 void symd_metrics_http(uint64_t conns, uint64_t buffered, uint64_t answers)
@@ -251,6 +267,130 @@ static int lateness(struct symi_buf *b, const char *name, const char *help,
 	return err;
 }
 
+/* ------------------------------------------------- the process's own */
+
+/* What /proc/self/stat says of the process (proc(5)). */
+struct proc_stat {
+	unsigned long long utime, stime, start;	/* clock ticks */
+	unsigned long long vsize, rss;		/* bytes, pages */
+};
+
+static int read_proc_stat(struct proc_stat *ps)
+{
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold blanks and parentheses: fields are
+	 * counted from the last ')', field 3 (state) first. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+			 "%*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu "
+			 "%llu", &ps->utime, &ps->stime, &ps->start,
+			 &ps->vsize, &ps->rss) != 5)
+		return -EIO;
+	return 0;
+}
+
+/* The boot time, seconds since the epoch ("btime" of /proc/stat). */
+static double boot_time(void)
+{
+	char line[256];
+	unsigned long long bt = 0;
+	FILE *f = fopen("/proc/stat", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &bt) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (double)bt;
+}
+
+/* Descriptors open, less the one that reads the directory. */
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/*
+ * The process_* metrics of Prometheus' client libraries (their names,
+ * units and types), from /proc/self.  A figure that cannot be read is
+ * left out rather than shown as 0.
+ */
+static int process_metrics(struct symi_buf *b)
+{
+	static double start_s;	/* the process's start: read once */
+	double tick = (double)sysconf(_SC_CLK_TCK);
+	long page = sysconf(_SC_PAGESIZE), fds = open_fds();
+	struct proc_stat ps;
+	struct rlimit rl;
+	int err = 0;
+
+	if (read_proc_stat(&ps) == 0) {
+		if (!start_s)
+			start_s = boot_time() + (double)ps.start / tick;
+		err = addf(b, "# HELP process_cpu_seconds_total Total user and "
+			   "system CPU time spent in seconds.\n"
+			   "# TYPE process_cpu_seconds_total counter\n"
+			   "process_cpu_seconds_total %.2f\n"
+			   "# HELP process_resident_memory_bytes Resident "
+			   "memory size in bytes.\n"
+			   "# TYPE process_resident_memory_bytes gauge\n"
+			   "process_resident_memory_bytes %llu\n"
+			   "# HELP process_virtual_memory_bytes Virtual memory "
+			   "size in bytes.\n"
+			   "# TYPE process_virtual_memory_bytes gauge\n"
+			   "process_virtual_memory_bytes %llu\n"
+			   "# HELP process_start_time_seconds Start time of the "
+			   "process since unix epoch in seconds.\n"
+			   "# TYPE process_start_time_seconds gauge\n"
+			   "process_start_time_seconds %.2f\n",
+			   (double)(ps.utime + ps.stime) / tick,
+			   ps.rss * (unsigned long long)page, ps.vsize,
+			   start_s);
+	}
+	if (!err && fds >= 0)
+		err = addf(b, "# HELP process_open_fds Number of open file "
+			   "descriptors.\n# TYPE process_open_fds gauge\n"
+			   "process_open_fds %ld\n", fds);
+	if (!err && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		err = addf(b, "# HELP process_max_fds Maximum number of open "
+			   "file descriptors.\n# TYPE process_max_fds gauge\n"
+			   "process_max_fds %llu\n",
+			   (unsigned long long)rl.rlim_cur);
+	return err;
+}
+
+/* symd_build_info: the versions, as labels of a constant 1. */
+static int build_info(struct symi_buf *b)
+{
+	return addf(b, "# HELP symd_build_info The versions of symd, of the "
+		    "libsym it runs on and of libevent.\n"
+		    "# TYPE symd_build_info gauge\n"
+		    "symd_build_info{version=\"%s\",libsym=\"%s\","
+		    "libevent=\"%s\"} 1\n"
+		    "# HELP symd_log_dropped_lines_total Log lines lost: the "
+		    "log buffer was full (stderr slow or not read).\n"
+		    "# TYPE symd_log_dropped_lines_total counter\n"
+		    "symd_log_dropped_lines_total %llu\n", SYMD_VERSION,
+		    sym_version(NULL, NULL, NULL), event_get_version(),
+		    (unsigned long long)symd_log_dropped());
+}
+
 int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 {
 	static const char *const neg[4] = { "", "absent", "failed",
@@ -259,7 +399,11 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 	char labels[64];
 	int err = 0;
 
-	err = addf(b, "# HELP symd_requests_total HTTP requests by route and "
+	err = process_metrics(b);
+	if (!err)
+		err = build_info(b);
+	if (!err)
+		err = addf(b, "# HELP symd_requests_total HTTP requests by route and "
 		   "status.\n# TYPE symd_requests_total counter\n");
 	for (int r = 0; r < SYMD_R_MAX && !err; r++) {
 		for (int s = 0; s < 600 && !err; s++) {

@@ -6,6 +6,8 @@
  *   work.c     what is known of each build ID, and the worker threads
  *              that warm, fetch, convert and ingest off the loop
  *   metrics.c  counters and histograms, Prometheus text
+ *   status.c   the status page, GET / and GET /v1/status (status.h)
+ *   log.c      the log on stderr, written by a thread of its own (log.h)
  *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
  *   fetch.c    the debuginfod client (fetch.h)
  *
@@ -156,9 +158,35 @@ void symd_work_detach(struct symd_job *job);
 void symd_work_maintain(struct symd_work *w);
 /* Whether fetching from upstreams is configured. */
 bool symd_work_can_fetch(const struct symd_work *w);
+/* The options in force, zeros replaced by their defaults (for the
+ * start-up log line); borrowed, valid until symd_work_free(w). */
+const struct symd_work_opts *symd_work_options(const struct symd_work *w);
 /* Jobs queued and running, for /healthz and /metrics. */
 void symd_work_counts(struct symd_work *w, unsigned *queued,
 		      unsigned *running);
+
+/* The daemon's queues and setup, for the status page (status.c). */
+struct symd_work_queues {
+	unsigned cpu, fetch, io;	/* jobs queued per pool */
+	unsigned running;		/* jobs on a worker now */
+	unsigned max;			/* queued at most, all pools */
+	unsigned cpu_workers, fetch_workers;
+	unsigned known;			/* build IDs in the map */
+	const char *urls;		/* upstreams, space separated; NULL:
+					 * none.  Borrowed from the opts */
+	uint64_t max_store_size;	/* 0: no bound */
+};
+/* Loop thread (@known is the loop's; the rest any thread could read). */
+void symd_work_queues(struct symd_work *w, struct symd_work_queues *q);
+
+/* Called by symd_work_each() for each build ID the daemon knows (not
+ * UNKNOWN): @error is "" or why it is MISSING or FAILED (borrowed for
+ * the call); @age_s is the time since @state last changed. */
+typedef void (*symd_entry_fn)(void *ctx, const char *build_id,
+			      enum symd_state state, const char *error,
+			      double age_s);
+/* Loop thread.  Visits the map: at most 65,536 entries, in no order. */
+void symd_work_each(struct symd_work *w, symd_entry_fn fn, void *ctx);
 
 /* ------------------------------------------------------------- metrics */
 
@@ -187,6 +215,11 @@ void symd_metrics_lateness(uint64_t usec, uint64_t own_usec);
  * walk over the whole store, so on a worker (work.c: at start-up, after
  * each conversion and with each maintenance pass), never on a scrape. */
 void symd_metrics_store(struct sym_store *st);
+/* What the last symd_metrics_store() counted: the tables' bytes, the
+ * tables and the negative entries (indexed by enum sym_store_negative;
+ * [0] unused).  Any thread. */
+void symd_metrics_store_figs(uint64_t *bytes, uint64_t *tables,
+			     uint64_t negative[4]);
 /* The HTTP side's bounded resources, as gauges (api.c sets them before
  * each render): open connections, buffered request bytes, answer bytes
  * built or unsent. */

@@ -44,6 +44,8 @@
 
 #include "sym.h"
 #include "fetch.h"
+#include "status.h"
+#include "log.h"
 #include "symd.h"
 #include "base.h"
 
@@ -77,6 +79,7 @@ struct entry {
 	enum symd_state state;
 	char error[512];
 	double until;		/* MISSING, FAILED: valid until (monotonic) */
+	double changed;		/* when @state last changed (monotonic) */
 	bool rerun;		/* new files came while PENDING */
 	bool forgotten;		/* removed while PENDING: the job's verdict
 				 * is stale, ask the store again */
@@ -353,6 +356,49 @@ static const char *errstr(int err)
 	return sym_strerror(err, buf, sizeof(buf));
 }
 
+/*
+ * The log line of a failed fetch: the build ID, what was asked, the
+ * upstream that failed (all of them when no one is known: a deadline)
+ * and why.  A 404 everywhere is an answer, not a failure: level info.
+ */
+static void log_fetch(const struct symd_work *w, const struct symd_job *j,
+		      const char *what, int err,
+		      const struct symd_fetch_info *info)
+{
+	struct symd_log_line l;
+
+	if (err == -SYMD_FETCH_CANCELLED)
+		return;
+	symd_log_begin(&l, err == -SYMD_FETCH_ABSENT ? SYMD_LOG_INFO :
+		       SYMD_LOG_WARN, err == -SYMD_FETCH_ABSENT ?
+		       "fetch_absent" : "fetch_failed");
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "kind", what);
+	symd_log_str(&l, "upstream", info->upstream[0] ? info->upstream :
+		     w->o.urls);
+	if (info->http_status)
+		symd_log_u64(&l, "http_status", (uint64_t)info->http_status);
+	symd_log_ms(&l, "duration_ms", info->usec);
+	symd_log_str(&l, "error", info->msg[0] ? info->msg :
+		     symd_fetch_strerror(err));
+	symd_log_end(&l);
+}
+
+/* The log line of a failed conversion or store step: the build ID, where
+ * its file came from (an upstream's URL, "upload", or "store": files
+ * already there) and why. */
+static void log_job_error(const char *event, const struct symd_job *j,
+			  const char *why)
+{
+	struct symd_log_line l;
+
+	symd_log_begin(&l, SYMD_LOG_WARN, event);
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "source", j->source[0] ? j->source : "store");
+	symd_log_str(&l, "error", why);
+	symd_log_end(&l);
+}
+
 /* The table is stored: check it once, so the loop never does. */
 static void warm(struct symd_work *w, struct symd_job *j)
 {
@@ -421,6 +467,7 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 	if (err) {
 		settle(j, SYMD_FAILED, w->o.ttl_failed * 1000,
 		       "conversion failed: %s", errstr(err));
+		log_job_error("convert_failed", j, errstr(err));
 		return true;
 	}
 	if (w->o.max_store_size)
@@ -486,6 +533,9 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 	err = symd_fetch_get(f, SYMD_FETCH_DEBUGINFO, j->id, NULL, NULL, &path,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
+	symd_status_fetch(err, j->id, &info);
+	if (err)
+		log_fetch(w, j, "debuginfo", err, &info);
 	if (!err) {
 		err = sym_store_take_file(w->o.store, j->id,
 					  SYM_STORE_DEBUGINFO, path);
@@ -495,6 +545,8 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 		if (err) {
 			settle(j, SYMD_FAILED, 1000, "storing %s: %s",
 			       info.url, errstr(err));
+			snprintf(j->source, sizeof(j->source), "%s", info.url);
+			log_job_error("store_failed", j, errstr(err));
 			finish(w, j);
 			return;
 		}
@@ -523,16 +575,13 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 static void ingest(struct symd_work *w, struct symd_job *j)
 {
 	char hex[ID_MAX + 1];
-	int err = sym_file_build_id(j->path, hex, sizeof(hex));
+	int err = sym_file_module_id(j->path, hex, sizeof(hex), NULL);
 
 	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
 	    err == -SYM_E_UNSUPPORTED) {
 		j->http_status = 422;
 		snprintf(j->msg, sizeof(j->msg), "not a valid ELF file: %s",
 			 errstr(err));
-	} else if (err == -SYM_E_NOTFOUND) {
-		j->http_status = 422;
-		snprintf(j->msg, sizeof(j->msg), "the file has no GNU build ID");
 	} else if (err) {
 		j->http_status = 500;
 		snprintf(j->msg, sizeof(j->msg), "reading the upload: %s",
@@ -616,6 +665,12 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	err = symd_fetch_get(f, j->fkind, j->id, j->src ? j->src : j->section,
 			     NULL, &path, &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
+	symd_status_fetch(err, j->id, &info);
+	if (err)
+		log_fetch(w, j, j->fkind == SYMD_FETCH_DEBUGINFO ? "debuginfo" :
+			  j->fkind == SYMD_FETCH_EXECUTABLE ? "executable" :
+			  j->fkind == SYMD_FETCH_SOURCE ? "source" : "section",
+			  err, &info);
 	/* A source the store can check (it has the debug file and its line
 	 * tables name the path) is kept, under max_sources; the fetched
 	 * file is served either way, then dropped. */
@@ -866,6 +921,7 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		e->job = NULL;
 		dropped = j->dropped;
 		e->state = j->state;
+		e->changed = now_s();
 		snprintf(e->error, sizeof(e->error), "%s", j->msg);
 		e->until = now_s() + (j->state == SYMD_MISSING ?
 				      (w->can_fetch ? MISSING_RECHECK :
@@ -1005,6 +1061,7 @@ static void start_job(struct symd_work *w, struct entry *e,
 	client_count(w, j->client, 1);
 	e->job = j;
 	e->state = SYMD_PENDING;
+	e->changed = now_s();
 }
 
 int symd_work_status(struct symd_work *w, const char *build_id,
@@ -1243,6 +1300,11 @@ bool symd_work_can_fetch(const struct symd_work *w)
 	return w->can_fetch;
 }
 
+const struct symd_work_opts *symd_work_options(const struct symd_work *w)
+{
+	return &w->o;
+}
+
 void symd_work_counts(struct symd_work *w, unsigned *queued,
 		      unsigned *running)
 {
@@ -1250,6 +1312,35 @@ void symd_work_counts(struct symd_work *w, unsigned *queued,
 	*queued = w->cpu.n + w->fetch.n + w->io.n;
 	*running = w->running;
 	pthread_mutex_unlock(&w->mu);
+}
+
+void symd_work_queues(struct symd_work *w, struct symd_work_queues *q)
+{
+	pthread_mutex_lock(&w->mu);
+	q->cpu = w->cpu.n;
+	q->fetch = w->fetch.n;
+	q->io = w->io.n;
+	q->running = w->running;
+	pthread_mutex_unlock(&w->mu);
+	q->max = w->o.queue_max;
+	q->cpu_workers = w->o.cpu_workers;
+	q->fetch_workers = w->nclients;
+	q->known = w->nentries;
+	q->urls = w->can_fetch ? w->o.urls : NULL;
+	q->max_store_size = w->o.max_store_size;
+}
+
+void symd_work_each(struct symd_work *w, symd_entry_fn fn, void *ctx)
+{
+	double now = now_s();
+
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		for (struct entry *e = w->buckets[b]; e; e = e->hnext) {
+			if (e->state != SYMD_UNKNOWN)
+				fn(ctx, e->id, e->state, e->error,
+				   now - e->changed);
+		}
+	}
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int type,

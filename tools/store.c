@@ -368,6 +368,16 @@ static bool worse_than_stored(struct store_cmd *sc, struct sym_module *mod,
 	return true;
 }
 
+/* Whether @tab has lines: from DWARF, or from Go's function table, which
+ * a Go binary without DWARF has whole (names, lines, inline chains). */
+static bool table_has_lines(const struct sym_table *tab)
+{
+	struct sym_table_stat ts;
+
+	sym_table_stat(tab, &ts);
+	return ts.flags & (SYM_TABLE_DWARF | SYM_TABLE_GOPCLNTAB);
+}
+
 static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		   const char *file)
 {
@@ -384,7 +394,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 		tool_err_code(file, err);
 		return err;
 	}
-	bid = sym_module_build_id(mod);
+	bid = sym_module_id(mod, NULL);
 	if (!bid) {
 		/* Not an error: such files are symbolized directly. */
 		printf("%s: no build ID, skipped\n", file);
@@ -416,7 +426,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	err = tool_store_put_module(sc->st, bid, mod, file, tab);
 	ticker_stop(&sc->tick);
 	sym_store_unlock(lock);
-	if (!err && !sym_module_debug_file(mod))
+	if (!err && !table_has_lines(tab))
 		tool_err("warning: '%s': no DWARF found, the table of build ID "
 			 "%s has symbols only", file, bid);
 	if (err) {

@@ -711,7 +711,7 @@ static bool find_file(struct sctx *c, struct group *g, char *path,
 		    strcmp(m->build_id, g->build_id) ||
 		    (i && m == first))
 			continue;
-		if (sym_file_build_id(m->path, bid, sizeof(bid)) == 0 &&
+		if (sym_file_module_id(m->path, bid, sizeof(bid), NULL) == 0 &&
 		    !strcmp(bid, g->build_id)) {
 			snprintf(path, len, "%s", m->path);
 			return true;

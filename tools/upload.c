@@ -622,10 +622,7 @@ out:
 /* Why a file cannot be uploaded, from libsym's or file_kind()'s error. */
 static void file_error(const char *path, int err)
 {
-	if (err == -SYM_E_NOTFOUND)
-		tool_err("'%s': no GNU build ID (link with -Wl,--build-id); "
-			 "not uploaded", path);
-	else if (err == -SYM_E_NOTELF)
+	if (err == -SYM_E_NOTELF)
 		tool_err("'%s': not an ELF file; not uploaded", path);
 	else if (err == -SYM_E_UNSUPPORTED)
 		tool_err("'%s': not an executable, a shared object or a debug "
@@ -788,7 +785,8 @@ static bool send_one(struct up *u, const char *path, const char *id,
 /*
  * upload_one() - an executable with debug information (DWARF, .symtab
  * or Go's .gopclntab) goes up as its debug-only copy, and as itself only
- * with --executable; any other file as it is.
+ * with --executable; any other file, and any file without a GNU build ID
+ * (named by a derived module ID, sym_file_module_id()), as it is.
  * @return true when everything of @path is on the server afterwards
  */
 static bool upload_one(struct up *u, const char *path)
@@ -797,7 +795,7 @@ static bool upload_one(struct up *u, const char *path)
 	const char *kind = NULL;
 	struct stat st;
 	bool ok = false, debug = false;
-	int fd, err, quality;
+	int fd, err, quality, idkind = SYM_MODID_NONE;
 
 	if (u->stop) {
 		tool_err("'%s': not tried: %s", path, u->stop);
@@ -812,7 +810,7 @@ static bool upload_one(struct up *u, const char *path)
 		tool_err("'%s': not a regular file; not uploaded", path);
 		goto out;
 	}
-	err = sym_file_build_id(path, id, sizeof(id));
+	err = sym_file_module_id(path, id, sizeof(id), &idkind);
 	if (!err)
 		err = file_kind(fd, &kind, &debug);
 	if (!err)
@@ -821,8 +819,12 @@ static bool upload_one(struct up *u, const char *path)
 		file_error(path, err);
 		goto out;
 	}
-	/* The copy keeps what makes the quality: it has the file's. */
-	if (strcmp(kind, "executable") != 0 || !debug) {
+	/* The copy keeps what makes the quality: it has the file's.  A
+	 * file without a GNU build ID goes up as it is: its module ID is
+	 * derived from its bytes (or from a note a copy need not keep), so
+	 * only the file itself has it. */
+	if (strcmp(kind, "executable") != 0 || !debug ||
+	    idkind != SYM_MODID_GNU) {
 		ok = send_one(u, path, id, kind, fd, false, quality);
 		goto out;
 	}

@@ -44,7 +44,8 @@
 #                        the answer 4 KiB a second
 #                bombs   t0240: PUT of the zstd (512 MiB declared), three-
 #                        section zstd and zlib bombs, each waited for
-#                        (badconv), over and over
+#                        (badconv), over and over (?force=1: an upload
+#                        no better than the stored one is a 409 else)
 #                flood   t1052 + t2022: a second symd whose upstreams are
 #                        a debuginfod that hangs (the stub, delay=3600)
 #                        and a real debuginfod of the fixtures'
@@ -284,7 +285,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	for b in zstd zstd3 zlib; do
 		bid=$("$SYM" buildid "$W/$b.bomb" | cut -d' ' -f1)
 		c=$(http_status -X PUT -H 'Authorization: Bearer secret-token' \
-			--data-binary @"$W/$b.bomb" "$SYMD_URL/v1/debuginfo/$bid")
+			--data-binary @"$W/$b.bomb" \
+			"$SYMD_URL/v1/debuginfo/$bid?force=1")
 		symd_curl -o "$W/bomb.resp" -X POST \
 			-d "{\"addresses\":[\"$maddr\"],\"wait_ms\":10000}" \
 			"$SYMD_URL/v1/symbolize/$bid"

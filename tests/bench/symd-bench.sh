@@ -398,9 +398,10 @@ wait "$SYMD_PID"
 rc=$?
 SYMD_PID=
 [ $rc = 0 ] || { echo "symd exited with status $rc after SIGTERM" >> "$SAN"; status=1; }
-if grep -v '^symd: \(Terminated: finishing requests in flight\|stopped\)$' \
-	"$W/symd.err" | grep -q .; then
-	echo "symd said on stderr: $(grep -v '^symd: \(Terminated: finishing requests in flight\|stopped\)$' "$W/symd.err" | head -3 | tr '\n' ' ')" >> "$SAN"
+# Lines other than the log's start, stopping and stopped (docs/symd.8).
+QUIET_RE=' info \(start\|stopping\|stopped\) '
+if grep -v "$QUIET_RE" "$W/symd.err" | grep -q .; then
+	echo "symd said on stderr: $(grep -v "$QUIET_RE" "$W/symd.err" | head -3 | tr '\n' ' ')" >> "$SAN"
 fi
 END=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -28,7 +28,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need go objdump llvm-symbolizer python3 readelf od flock
-plan 28
+plan 29
 
 CHECK=$SYM_ROOT/tests/e2e/lib/go_check.py
 OUT=$SYM_ROOT/fixtures/build/go
@@ -109,6 +109,13 @@ ok "the table is stored by build ID and read back with the same answers" \
 	sh -c "grep -q 'table from parsing (stored as build ID' '$T/st1' &&
 	       grep -q 'table from cache' '$T/st2' &&
 	       cmp '$T/store0' '$T/store1' && cmp '$T/store1' '$T/store2'"
+
+# sym store add says the table is Go's, not "symbols only".
+"$SYM" store add --store "$T/st" "$B" > "$T/sa.out" 2> "$T/sa.err"
+ok "sym store add of the -s -w build: stored, no 'symbols only' warning" \
+	sh -c "grep -q ' chunks\$' '$T/sa.out' &&
+	       ! grep -q 'symbols only' '$T/sa.err' ||
+	       { cat '$T/sa.out' '$T/sa.err'; exit 1; }"
 
 # symd serves it: the executable uploaded (no debug file exists), its
 # table built by the daemon from .gopclntab, lookups answered as here.

@@ -187,5 +187,5 @@ for i in $(seq 100); do kill -0 "$SYMD_PID" 2>/dev/null || break; sleep 0.1; don
 ok "SIGTERM stops symd within 10 s" sh -c "! kill -0 $SYMD_PID 2>/dev/null"
 stop_symd TERM
 is "SIGTERM: exit status 0" "$SYMD_STATUS" 0
-ok "SIGTERM: logged as stopped" grep -q 'symd: stopped' "$T/symd.err"
+ok "SIGTERM: logged as stopped" grep -q ' info stopped ' "$T/symd.err"
 done_testing

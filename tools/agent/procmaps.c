@@ -149,9 +149,21 @@ static int notes_read(const struct rd *r, uint64_t off, uint64_t size,
 		return -ENOMEM;
 	/* The file is checked to be ELFDATA2LSB, so its notes are in the
 	 * host's byte order. */
-	if (rd_read(r, off, notes, size) == 0)
+	if (rd_read(r, off, notes, size) == 0) {
+		const uint8_t *d;
+		uint8_t id[SYMI_MODID_LEN];
+		size_t dn;
+
 		sym_notes_build_id(notes, size, align, out->build_id,
 				   sizeof(out->build_id));
+		if (!out->go_id[0] &&
+		    symi_notes_find(notes, size, align, "Go\0\0", 4,
+				    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX,
+				    &d, &dn) == 0) {
+			symi_modid_go(d, dn, id);
+			hex_of(id, sizeof(id), out->go_id);
+		}
+	}
 	free(notes);
 	return 0;
 }
@@ -186,6 +198,32 @@ static int shnotes_read(const struct rd *r, const Elf64_Ehdr *eh,
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * No GNU build ID: the module ID libsym derives (modid.h), from the Go
+ * build ID note the notes held, else from the file's first and last
+ * 4 KiB and its size.  A file that cannot be read leaves it unknown.
+ */
+static void derived_id(const struct rd *r, struct pm_elf *out)
+{
+	uint8_t id[SYMI_MODID_LEN];
+	struct stat st;
+	size_t n;
+
+	if (out->go_id[0]) {
+		snprintf(out->build_id, sizeof(out->build_id), "%s",
+			 out->go_id);
+		return;
+	}
+	if (r->buf) {
+		n = r->len < SYMI_MODID_PART ? r->len : SYMI_MODID_PART;
+		symi_modid_file(r->buf, n, r->buf + r->len - n, n, r->len, id);
+	} else if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		   symi_modid_fd(r->fd, (uint64_t)st.st_size, id) != 0) {
+		return;
+	}
+	hex_of(id, sizeof(id), out->build_id);
 }
 
 static int elf_read(const struct rd *r, struct pm_elf *out)
@@ -241,8 +279,10 @@ static int elf_read(const struct rd *r, struct pm_elf *out)
 	if (out->nloads == 0)
 		return -SYM_E_BADELF;
 	if (!out->build_id[0])
-		return shnotes_read(r, &eh, sh0.sh_size, out);
-	return 0;
+		err = shnotes_read(r, &eh, sh0.sh_size, out);
+	if (!err && !out->build_id[0])
+		derived_id(r, out);
+	return err;
 }
 
 int pm_elf_read_fd(int fd, struct pm_elf *out)

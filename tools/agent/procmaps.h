@@ -42,6 +42,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "modid.h"
+
 /** Longest build ID, in bytes (hex is twice that). */
 #define PM_BUILD_ID_MAX 64
 
@@ -50,8 +52,13 @@
 
 /** What the recorder needs of one ELF file. */
 struct pm_elf {
-	/** Lowercase hex GNU build ID; "" when the file has none. */
+	/** Lowercase hex module ID (sym_file_module_id()'s rule): the GNU
+	 *  build ID, else the one derived from the Go build ID note, else
+	 *  the file ID of its head, tail and size; "" when none could be
+	 *  read. */
 	char build_id[2 * PM_BUILD_ID_MAX + 1];
+	/** The go ID while the notes are read (internal). */
+	char go_id[2 * SYMI_MODID_LEN + 1];
 	unsigned nloads;
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -64,7 +71,10 @@ struct pm_elf {
  * little-endian file (the only kind x86-64 processes map).  The build ID
  * is the first a PT_NOTE segment holds, else the first an SHT_NOTE
  * section holds (Go's linker leaves .note.gnu.build-id out of PT_NOTE),
- * as the kernel's MMAP2 build ID, then `sym buildid`, find it.
+ * as the kernel's MMAP2 build ID, then `sym buildid`, find it.  A file
+ * without one gets its derived module ID (libsym/modid.h): from a Go
+ * build ID note in the same places, else from the file's first and last
+ * 4 KiB and its size, as `sym buildid -k` and libsymprof derive it.
  * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED (ELF32 or
  *         big-endian), -errno
  */

@@ -1,8 +1,10 @@
 /*
  * maps.c - libsymprof's mapping table: the executable segments of the
  * loaded objects, found with dl_iterate_phdr() on the drain thread (never
- * in the signal handler), with each object's GNU build ID read from its
- * PT_NOTE segments in memory and the ELF address conversion taken from
+ * in the signal handler), with each object's module ID (its GNU build ID,
+ * else derived from its Go build ID note, both read from its PT_NOTE
+ * segments in memory, else from its file's head, tail and size:
+ * libsym/modid.c, compiled in) and the ELF address conversion taken from
  * its program headers, and where its CFI lies (PT_GNU_EH_FRAME and the
  * segment holding .eh_frame, which cfi.c reads).
  *
@@ -22,12 +24,15 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "modid.h"
 #include "symprof.h"
 
 #define SP_MAX_MAPS 65536
@@ -101,41 +106,67 @@ static bool loaded(const struct dl_phdr_info *info, uint64_t vaddr,
 	return false;
 }
 
-/* The NT_GNU_BUILD_ID note of a loaded object, from its PT_NOTE
- * segments in memory (only those a PT_LOAD maps). */
-static void build_id(const struct dl_phdr_info *info, char *out)
+/* The module ID of a file that has no GNU build ID and no Go note:
+ * the file ID of its head, tail and size (libsym/modid.h), read from
+ * @path; "" when it cannot be read.  On the drain thread only. */
+static void file_id(const char *path, char *out)
 {
+	unsigned char id[SYMI_MODID_LEN];
+	struct stat st;
+	int fd;
+
+	if (!path || path[0] != '/')
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    symi_modid_fd(fd, (uint64_t)st.st_size, id) == 0)
+		hex(out, id, sizeof(id));
+	close(fd);
+}
+
+/*
+ * The module ID of a loaded object (libsym/modid.h's rule, as libsym and
+ * the recorder derive it): its NT_GNU_BUILD_ID note, else the one derived
+ * from its Go build ID note, both from its PT_NOTE segments in memory
+ * (only those a PT_LOAD maps), else the file ID of the file at @path.
+ */
+static void build_id(const struct dl_phdr_info *info, const char *path,
+		     char *out)
+{
+	unsigned char go[SYMI_MODID_LEN];
+	const unsigned char *d;
+	bool have_go = false;
+	size_t dn;
 	int i;
 
 	out[0] = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const unsigned char *p, *end;
-		size_t align = ph->p_align == 8 ? 8 : 4;
+		const void *p;
 
 		if (ph->p_type != PT_NOTE || ph->p_memsz > (1u << 20) ||
 		    !loaded(info, ph->p_vaddr, ph->p_memsz))
 			continue;
-		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *nh = (const void *)p;
-			size_t nsz = (nh->n_namesz + align - 1) & ~(align - 1);
-			size_t dsz = (nh->n_descsz + align - 1) & ~(align - 1);
-			const unsigned char *name = p + sizeof(*nh);
-
-			if (nsz > (size_t)(end - name) ||
-			    dsz > (size_t)(end - name) - nsz)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID &&
-			    nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-			    nh->n_descsz >= 2 && nh->n_descsz <= 64) {
-				hex(out, name + nsz, nh->n_descsz);
-				return;
-			}
-			p = name + nsz + dsz;
+		p = (const void *)(info->dlpi_addr + ph->p_vaddr);
+		if (symi_notes_find(p, ph->p_memsz, ph->p_align, "GNU", 4,
+				    SYMI_NT_GNU_BUILD_ID, 64, &d, &dn) == 0) {
+			hex(out, d, dn);
+			return;
+		}
+		if (!have_go &&
+		    symi_notes_find(p, ph->p_memsz, ph->p_align, "Go\0\0", 4,
+				    SYMI_NT_GO_BUILDID, SYMI_GO_BUILD_ID_MAX,
+				    &d, &dn) == 0) {
+			symi_modid_go(d, dn, go);
+			have_go = true;
 		}
 	}
+	if (have_go)
+		hex(out, go, sizeof(go));
+	else
+		file_id(path, out);
 }
 
 /* Where the object's CFI is: its PT_GNU_EH_FRAME segment (.eh_frame_hdr)
@@ -276,7 +307,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			continue;
 		}
 		if (!have_bid) {
-			build_id(info, bid);
+			build_id(info, vdso ? NULL : path, bid);
 			have_bid = true;
 		}
 		m = sp_arena_alloc(sizeof(*m));

@@ -62,6 +62,10 @@ def pt_notes(path):
     return segs
 
 
+GOID = (b"D12GtFoGzq5Tiei9ye1s/X_K143NeEXtCP_-LaJFc/"
+        b"RWw0TPlG5cpuO4v5Q4Wf/6IIrSUuAJhYI2ODMDIFm")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name in os.listdir(OUT):
@@ -91,6 +95,14 @@ def main():
         "seed-huge-descsz-8": flags(8) + note(b"GNU\0", 3, ID20, align=8,
                                               descsz=0xfffffff0),
         "seed-empty": flags(),
+        # Go's build ID note (owner "Go", type 4, an 83-byte ID as Go
+        # 1.19 writes it), alone, before a GNU one, cut, and too long.
+        "seed-go-note": flags() + note(b"Go\0\0", 4, GOID),
+        "seed-go-then-gnu": flags() + note(b"Go\0\0", 1, b"pkg") +
+        note(b"Go\0\0", 4, GOID) + note(b"GNU\0", 3, ID20),
+        "seed-go-cut": flags() + note(b"Go\0\0", 4, GOID)[:60],
+        "seed-go-too-long": flags() + note(b"Go\0\0", 4, bytes(1025)) +
+        note(b"Go\0\0", 4, GOID),
     }
     for i, (align, seg) in enumerate(pt_notes("/usr/bin/ls")):
         seeds["seed-ls-pt-note-%d" % i] = flags(8 if align == 8 else 4) + seg
