@@ -1388,11 +1388,37 @@ static void removed(void *arg, int status, const char *msg)
 		symd_http_req_reply(c->req, 204, NULL, NULL);
 }
 
+/*
+ * Stream the body of an authorized PUT into a temporary file of the
+ * store's incoming/ (upload_piece(), then upload_done()), at most @limit
+ * bytes (0: no bound); one announced bigger is 413 @too_big at once.
+ */
+static void start_upload(struct call *c, uint64_t limit, const char *too_big)
+{
+	uint64_t len;
+
+	if (limit && symd_http_req_content_length(c->req, &len) == 0 &&
+	    len > limit) {
+		reply_error(c, 413, too_big);
+		return;
+	}
+	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
+		 c->api->o.store_dir);
+	c->fd = mkostemp(c->tmp, O_CLOEXEC);
+	if (c->fd < 0) {
+		c->tmp[0] = '\0';
+		reply_error(c, 500, "cannot create a temporary file");
+		return;
+	}
+	c->kind = C_UPLOAD;
+	c->limit = limit;
+	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+}
+
 /* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
 static void route_files(struct call *c, const char *rest, int kind)
 {
 	const char *m = symd_http_req_method(c->req), *end;
-	uint64_t len;
 
 	c->route = SYMD_R_DEBUGINFO;
 	if (take_id(c, rest, &end))
@@ -1426,31 +1452,15 @@ static void route_files(struct call *c, const char *rest, int kind)
 	}
 	if (!authorized(c))
 		return;
-	if (c->api->o.max_upload &&
-	    symd_http_req_content_length(c->req, &len) == 0 &&
-	    len > c->api->o.max_upload) {
-		reply_error(c, 413, "the upload is larger than the limit");
-		return;
-	}
-	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
-		 c->api->o.store_dir);
-	c->fd = mkostemp(c->tmp, O_CLOEXEC);
-	if (c->fd < 0) {
-		c->tmp[0] = '\0';
-		reply_error(c, 500, "cannot create a temporary file");
-		return;
-	}
-	c->kind = C_UPLOAD;
 	c->fkind = kind;
-	c->limit = c->api->o.max_upload;
-	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+	start_upload(c, c->api->o.max_upload,
+		     "the upload is larger than the limit");
 }
 
 /* PUT /v1/source/<id>/<path>: one source file (docs/http-api.md). */
 static void route_source_put(struct call *c, const char *rest)
 {
 	const char *m = symd_http_req_method(c->req), *enc;
-	uint64_t len;
 
 	c->route = SYMD_R_DEBUGINFO;
 	if (take_id(c, rest, &enc))
@@ -1462,23 +1472,8 @@ static void route_source_put(struct call *c, const char *rest)
 	}
 	if (!take_source(c, enc) || !authorized(c))
 		return;
-	c->limit = c->api->o.max_source;
-	if (c->limit && symd_http_req_content_length(c->req, &len) == 0 &&
-	    len > c->limit) {
-		reply_error(c, 413, "the source file is larger than the limit "
-			    "(--max-source-size)");
-		return;
-	}
-	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
-		 c->api->o.store_dir);
-	c->fd = mkostemp(c->tmp, O_CLOEXEC);
-	if (c->fd < 0) {
-		c->tmp[0] = '\0';
-		reply_error(c, 500, "cannot create a temporary file");
-		return;
-	}
-	c->kind = C_UPLOAD;
-	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+	start_upload(c, c->api->o.max_source, "the source file is larger "
+		     "than the limit (--max-source-size)");
 }
 
 /* --------------------------------------------------------------- routes */

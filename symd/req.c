@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sym.h"
 #include "req.h"
 #include "base.h"
 
@@ -313,12 +314,20 @@ static int pct_decode(const char *s, size_t len, char *out, size_t cap,
 	return 0;
 }
 
+/* Has @p a ".." component? */
+static bool has_dotdot(const char *p)
+{
+	for (const char *d = strstr(p, "/.."); d; d = strstr(d + 1, "/.."))
+		if (d[3] == '/' || d[3] == '\0')
+			return true;
+	return false;
+}
+
 int symd_source_path_parse(const char *s, size_t len,
 			   char out[SYMD_SOURCE_PATH_MAX], const char **why)
 {
 	const char *w = NULL;
 	char tmp[SYMD_SOURCE_PATH_MAX];
-	size_t o = 0;
 	int err;
 
 	out[0] = '\0';
@@ -331,37 +340,18 @@ int symd_source_path_parse(const char *s, size_t len,
 		*why = "not an absolute path";
 		return -EINVAL;
 	}
-	/* Component by component: drop "." and empty ones, refuse "..". */
-	for (const char *p = tmp; *p;) {
-		const char *c;
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		c = p;
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - c);
-		if (n == 0 || (n == 1 && c[0] == '.'))
-			continue;
-		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			*why = "a '..' component";
-			out[0] = '\0';
-			return -EINVAL;
-		}
-		if (n > 255) {
-			*why = "a component over 255 bytes";
-			out[0] = '\0';
-			return -ENAMETOOLONG;
-		}
-		/* Never longer than @tmp, which fit. */
-		out[o++] = '/';
-		memcpy(out + o, c, n);
-		o += n;
+	if (has_dotdot(tmp)) {
+		*why = "a '..' component";
+		return -EINVAL;
 	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
+	/* Then "." and empty components go as libsym drops them; the
+	 * result is never longer than @tmp, which fit. */
+	err = sym_path_normalize(tmp, out, SYMD_SOURCE_PATH_MAX);
+	if (err) {
+		out[0] = '\0';
+		*why = "a component over 255 bytes";
+		return -ENAMETOOLONG;
+	}
 	return 0;
 }
 
