@@ -4,6 +4,7 @@
  *
  *   DIR/files/<build-id>/debuginfo
  *   DIR/files/<build-id>/executable
+ *   DIR/files/<build-id>/sources.list, src/   the sources (sources.c)
  *
  * A file is copied to "<name>.tmp.<pid>" in the same directory, fsynced,
  * renamed over the real name, and the directory is fsynced: after a crash
@@ -226,16 +227,30 @@ out:
 	return err;
 }
 
+/* A new debug file or executable may name other sources: the list of
+ * names sym_store_put_source() kept is made again on its next use. */
+static int new_file(struct sym_store *st, const char *build_id, int err)
+{
+	char list[PATH_MAX];
+
+	if (!err && snprintf(list, sizeof(list), "%s/files/%s/sources.list",
+			     symi_store_dir(st), build_id) < (int)sizeof(list))
+		unlink(list);
+	return err;
+}
+
 int sym_store_put_file(struct sym_store *st, const char *build_id, int kind,
 		       const char *path)
 {
-	return put_file(st, build_id, kind, path, false);
+	return new_file(st, build_id,
+			put_file(st, build_id, kind, path, false));
 }
 
 int sym_store_take_file(struct sym_store *st, const char *build_id, int kind,
 			const char *path)
 {
-	return put_file(st, build_id, kind, path, true);
+	return new_file(st, build_id,
+			put_file(st, build_id, kind, path, true));
 }
 
 int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
@@ -268,6 +283,7 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
 			if (sb.st_mtime > mtime)
 				mtime = sb.st_mtime;
 		}
+		bytes += symi_sources_bytes(st, de->d_name);
 		if (bytes)
 			err = fn(ctx, de->d_name, bytes, mtime);
 	}
@@ -290,6 +306,7 @@ bool symi_files_remove(struct sym_store *st, const char *build_id)
 		    unlink(path) == 0)
 			any = true;
 	}
+	symi_sources_remove(st, build_id);
 	/* Fails while a put_file() of the build ID has a temporary file in
 	 * it, which then finds the directory still there. */
 	if (snprintf(path, sizeof(path), "%s/files/%s", symi_store_dir(st),

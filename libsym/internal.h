@@ -128,6 +128,10 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx);
 /* Delete the files of @build_id from the file area (files.c); true when
  * there was one. */
 bool symi_files_remove(struct sym_store *st, const char *build_id);
+/* The source files kept for @build_id (sources.c): delete them and the
+ * list of names, and their bytes (for sym_store_gc()). */
+void symi_sources_remove(struct sym_store *st, const char *build_id);
+uint64_t symi_sources_bytes(struct sym_store *st, const char *build_id);
 
 /*
  * symi_store_verified() - is @build_id's entry recorded as verified whole

@@ -1022,6 +1022,38 @@ SYM_API int sym_file_section(const char *path, const char *name,
 			     uint64_t *off, uint64_t *size);
 
 /**
+ * sym_path_normalize() - a source path in debuginfod's spelling: "." and
+ * empty components dropped, ".." taken lexically (it removes the component
+ * before it; at the root it is dropped).  Nothing is looked up on disk.
+ * @param in   an absolute path
+ * @param out  caller's buffer; may be @in's storage only if distinct
+ * @param len  size of @out
+ * @return 0, -EINVAL (@in relative or NULL, @out NULL, a component over
+ *         255 bytes), -ERANGE (@out too small)
+ * Since 1.4.0 (LIBSYM_1.4).  Thread-safety: safe.
+ */
+SYM_API int sym_path_normalize(const char *in, char *out, size_t len);
+
+/** Called by sym_file_sources() for each path; non-zero stops. */
+typedef int (*sym_source_fn)(void *ctx, const char *path);
+
+/**
+ * sym_file_sources() - the source files the line tables of @path name:
+ * each file of each unit's line table joined to the unit's
+ * DW_AT_comp_dir and normalized (sym_path_normalize()), in strcmp()
+ * order, each once.  Paths that stay relative (no absolute comp_dir) are
+ * left out: a debuginfod client cannot ask for them.
+ * @param path  an ELF file with DWARF (a debug file, an unstripped binary)
+ * @param fn    called per path; the string is valid during the call only
+ * @return 0, the first non-zero value of @fn, -SYM_E_NOTFOUND (no DWARF),
+ *         -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_BADDWARF, -ENOMEM,
+ *         -EINVAL (@path or @fn NULL), -errno
+ * The line tables' file lists are read (not their programs): about a
+ * second for libc's 4,126 units.  Since 1.4.0 (LIBSYM_1.4).
+ */
+SYM_API int sym_file_sources(const char *path, sym_source_fn fn, void *ctx);
+
+/**
  * sym_demangle() - demangle a C++, Rust (legacy and v0) or D name, as the
  * table builder does.
  * @return caller owns, free(); NULL when @name is not a mangled name, is
@@ -1339,6 +1371,46 @@ SYM_API int sym_store_file_path(struct sym_store *st, const char *build_id,
  */
 SYM_API int sym_store_take_file(struct sym_store *st, const char *build_id,
 				int kind, const char *path);
+
+/**
+ * sym_store_put_source() - keep a copy of a source file of @build_id in
+ * the store's file area (debuginfod's /buildid/<id>/source/<path>), when
+ * the line tables of the build ID's debug file name it.
+ * @param src   the source's path as sym_file_sources() gives it
+ *              (normalized, absolute)
+ * @param path  the file holding its bytes; copied (left alone)
+ * @param max_bytes  bound on the bytes kept for the build ID's sources,
+ *              this one included; 0 for none
+ * @return 0, -SYM_E_NOTFOUND (the line tables do not name @src),
+ *         -ENODATA (the store has no debug file of @build_id, nor an
+ *         executable whose debug file this host has), -EFBIG (over
+ *         @max_bytes: nothing kept), -EINVAL (a NULL argument, a bad ID,
+ *         @src not normalized), -ENAMETOOLONG, -EROFS, -SYM_E_NOTREG,
+ *         -errno; the errors of sym_file_sources()
+ * The debug file decides: the stored one, else the stored executable's own
+ * DWARF or the debug file its search finds (as sym_store_convert() uses).
+ * Its list of names is read once and kept as files/<id>/sources.list.
+ * A source goes in under a temporary name and is renamed, as
+ * sym_store_put_file() does; sym_store_remove() and sym_store_gc() take
+ * the sources with the build ID's files.  Since 1.4.0 (LIBSYM_1.4).
+ * Thread-safety: as sym_store_put_file().
+ */
+SYM_API int sym_store_put_source(struct sym_store *st, const char *build_id,
+				 const char *src, const char *path,
+				 uint64_t max_bytes);
+
+/**
+ * sym_store_source_path() - where the store keeps the source @src of
+ * @build_id: its bytes are those of the file @buf from offset @off to the
+ * end (a line with the path comes first).
+ * @param[out] buf  the file's path
+ * @param[out] off  where the source's bytes begin
+ * @return 0, -SYM_E_NOTFOUND, -ERANGE (@buf too small), -EINVAL (a NULL
+ *         argument, a bad ID), -errno.  Since 1.4.0 (LIBSYM_1.4).
+ */
+SYM_API int sym_store_source_path(struct sym_store *st, const char *build_id,
+				  const char *src, char *buf, size_t len,
+				  uint64_t *off);
 
 /**
  * sym_store_warm() - verify every chunk of the table of @build_id now

@@ -12,8 +12,11 @@
  *        worker checks the build ID and takes the file in (work.c); one
  *        that would not improve the stored files is refused with 409
  *        (not_better()), and HEAD says their quality (X-Sym-Quality)
- *   GET|HEAD /buildid/<id>/debuginfo|executable|section/<name>
+ *   GET|HEAD /buildid/<id>/debuginfo|executable|section/<name>|source/<path>
  *        the debuginfod protocol, from the store, else from upstream
+ *   PUT /v1/source/<id>/<path>
+ *        a source file, checked against the line tables of the build ID's
+ *        debug file by libsym on the io thread (symd_work_source())
  *   GET /metrics, GET /healthz
  *   GET /, GET /v1/status   the status page and its JSON (status.c)
  *
@@ -84,6 +87,8 @@ struct call {
 	int fd;
 	char tmp[4096];
 	uint64_t bytes;
+	uint64_t limit;		/* of the upload's bytes; 0: none */
+	char *src;		/* a source upload's path; free() */
 	struct symd_job *job;
 };
 
@@ -981,6 +986,35 @@ static bool send_path(struct call *c, const char *path, uint64_t off,
 	return fd >= 0 && send_file(c, fd, off, len);
 }
 
+/*
+ * What symd uses, it serves: the store holds the executable of the
+ * call's build ID and no debug file, so sym_store_convert() built its
+ * table from the debug file libsym's search finds on this host
+ * (/usr/lib/debug/.build-id/xx/rest.debug, or by .gnu_debuglink).  The
+ * same search, by sym_module_open() (ELF headers and notes only: no
+ * DWARF is read here), names that file into @buf.  False when the
+ * executable carries its own DWARF or has no debug file on this host.
+ */
+static bool host_debug_file(struct call *c, char *buf, size_t len)
+{
+	char exe[4096];
+	struct sym_module *mod = NULL;
+	const char *dbg;
+	bool found = false;
+
+	if (sym_store_file_path(c->api->o.store, c->build_id,
+				SYM_STORE_EXECUTABLE, exe, sizeof(exe)) != 0 ||
+	    sym_module_open(exe, NULL, &mod) != 0)
+		return false;
+	dbg = sym_module_debug_file(mod);
+	if (dbg && strcmp(dbg, exe) != 0 && strlen(dbg) < len) {
+		memcpy(buf, dbg, strlen(dbg) + 1);
+		found = true;
+	}
+	sym_module_close(mod);
+	return found;
+}
+
 /* Serve the stored @kind file of the call's build ID; false if none. */
 static bool serve_stored(struct call *c, int kind)
 {
@@ -990,35 +1024,80 @@ static bool serve_stored(struct call *c, int kind)
 				sizeof(path)) != 0) {
 		uint64_t off, len;
 
+		if (kind != SYM_STORE_DEBUGINFO)
+			return false;
 		/* As debuginfod does: an executable that carries its own
-		 * DWARF is its debuginfo too. */
-		if (kind != SYM_STORE_DEBUGINFO ||
-		    sym_store_file_path(c->api->o.store, c->build_id,
-					SYM_STORE_EXECUTABLE, path,
-					sizeof(path)) != 0 ||
-		    sym_file_section(path, ".debug_info", &off, &len) != 0)
+		 * DWARF is its debuginfo too.  Else the host's debug file
+		 * the table was built from. */
+		if ((sym_store_file_path(c->api->o.store, c->build_id,
+					 SYM_STORE_EXECUTABLE, path,
+					 sizeof(path)) != 0 ||
+		     sym_file_section(path, ".debug_info", &off, &len) != 0) &&
+		    !host_debug_file(c, path, sizeof(path)))
 			return false;
 	}
 	return send_path(c, path, 0, UINT64_MAX);
 }
 
-/* A section of a stored file: debuginfo first, then the executable. */
+/* A section of a stored file: debuginfo first, then the executable, then
+ * the host's debug file of the executable (host_debug_file()). */
 static bool serve_section(struct call *c, const char *name)
 {
 	static const int kinds[] = { SYM_STORE_DEBUGINFO,
-				     SYM_STORE_EXECUTABLE };
+				     SYM_STORE_EXECUTABLE, 0 };
 	char path[4096];
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		uint64_t off, len;
 
-		if (sym_store_file_path(c->api->o.store, c->build_id, kinds[i],
-					path, sizeof(path)) == 0 &&
+		if ((kinds[i] ? sym_store_file_path(c->api->o.store,
+						    c->build_id, kinds[i], path,
+						    sizeof(path)) == 0 :
+				host_debug_file(c, path, sizeof(path))) &&
 		    sym_file_section(path, name, &off, &len) == 0 &&
 		    send_path(c, path, off, len))
 			return true;
 	}
 	return false;
+}
+
+/* The source path of a /source/ route into c->src (400 when bad). */
+static bool take_source(struct call *c, const char *enc)
+{
+	char src[SYMD_SOURCE_PATH_MAX], msg[128];
+	const char *why = NULL;
+
+	if (symd_source_path_parse(enc, strlen(enc), src, &why) != 0) {
+		snprintf(msg, sizeof(msg), "bad source path in the URL: %s",
+			 why ? why : "invalid");
+		reply_error(c, 400, msg);
+		return false;
+	}
+	c->src = strdup(src);
+	if (!c->src)
+		reply_error(c, 503, "out of memory");
+	return c->src != NULL;
+}
+
+/* The store's copy of the source c->src (sym_store_put_source()). */
+static bool serve_source(struct call *c)
+{
+	char path[4096];
+	struct stat sb;
+	uint64_t off;
+	int fd;
+
+	if (sym_store_source_path(c->api->o.store, c->build_id, c->src, path,
+				  sizeof(path), &off) != 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size < off) {
+		close(fd);
+		return false;
+	}
+	return send_file(c, fd, off, (uint64_t)sb.st_size - off);
 }
 
 static void fetched(void *arg, int status, const char *path, bool temporary,
@@ -1084,6 +1163,18 @@ static void route_buildid(struct call *c, const char *rest)
 	} else if (strcmp(what, "/executable") == 0) {
 		kind = SYM_STORE_EXECUTABLE;
 		fkind = SYMD_FETCH_EXECUTABLE;
+	} else if (after(what, "/source/")) {
+		/* From the '/' after "source": debuginfod-find sends the
+		 * path %-escaped whole (/source/%2Fusr%2F...), curl users
+		 * plain (/source/usr/...); both decode to an absolute path. */
+		if (!take_source(c, what + 7))
+			return;
+		if (serve_source(c))
+			return;
+		kind = 0;
+		fkind = SYMD_FETCH_SOURCE;
+		section = c->src;
+		goto upstream;
 	} else if ((section = after(what, "/section/")) && *section &&
 		   strlen(section) <= 128 &&
 		   strspn(section, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
@@ -1096,6 +1187,7 @@ static void route_buildid(struct call *c, const char *rest)
 	}
 	if (kind ? serve_stored(c, kind) : serve_section(c, section))
 		return;
+upstream:
 	/* Not here: ask the upstreams (federation), in a worker. */
 	c->kind = C_FILE;
 	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
@@ -1126,8 +1218,10 @@ static int upload_piece(struct symd_http_req *req, const void *data,
 	struct call *c = symd_http_req_user(req);
 	const char *p = data;
 
-	if (c->api->o.max_upload && c->bytes + len > c->api->o.max_upload) {
-		reply_error(c, 413, "the upload is larger than the limit");
+	if (c->limit && c->bytes + len > c->limit) {
+		reply_error(c, 413, c->src ? "the source file is larger than "
+			    "the limit (--max-source-size)" :
+			    "the upload is larger than the limit");
 		return -EFBIG;
 	}
 	while (len) {
@@ -1166,7 +1260,10 @@ static void ingested(void *arg, int status, const char *msg)
 	symi_buf_init(&b, SYMD_REPLY_MAX);
 	if (symi_buf_add(&b, "{\"build_id\":\"", 13) ||
 	    symi_buf_add(&b, c->build_id, strlen(c->build_id)) ||
-	    symi_buf_add(&b, "\",\"stored\":true,\"bytes\":", 24) ||
+	    symi_buf_add(&b, "\"", 1) ||
+	    (c->src && (symi_buf_add(&b, ",\"source\":", 10) ||
+			symd_json_add_str(&b, c->src, strlen(c->src)))) ||
+	    symi_buf_add(&b, ",\"stored\":true,\"bytes\":", 23) ||
 	    symi_buf_add_u64(&b, c->bytes) || symi_buf_add(&b, "}\n", 2))
 		reply_error(c, 503, "out of memory");
 	else
@@ -1252,6 +1349,16 @@ static void upload_done(struct symd_http_req *req)
 		return;
 	}
 	c->fd = -1;
+	if (c->src) {
+		/* A source may be empty; its checks are the io thread's. */
+		c->job = symd_work_source(c->api->o.work, c->build_id, c->src,
+					  c->tmp, ingested, c);
+		if (!c->job && errno == EBUSY)
+			overloaded(c);
+		else if (!c->job)
+			reply_error(c, 503, "cannot queue the upload");
+		return;
+	}
 	if (c->bytes == 0) {
 		reply_error(c, 400, "empty body");
 		return;
@@ -1281,11 +1388,37 @@ static void removed(void *arg, int status, const char *msg)
 		symd_http_req_reply(c->req, 204, NULL, NULL);
 }
 
+/*
+ * Stream the body of an authorized PUT into a temporary file of the
+ * store's incoming/ (upload_piece(), then upload_done()), at most @limit
+ * bytes (0: no bound); one announced bigger is 413 @too_big at once.
+ */
+static void start_upload(struct call *c, uint64_t limit, const char *too_big)
+{
+	uint64_t len;
+
+	if (limit && symd_http_req_content_length(c->req, &len) == 0 &&
+	    len > limit) {
+		reply_error(c, 413, too_big);
+		return;
+	}
+	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
+		 c->api->o.store_dir);
+	c->fd = mkostemp(c->tmp, O_CLOEXEC);
+	if (c->fd < 0) {
+		c->tmp[0] = '\0';
+		reply_error(c, 500, "cannot create a temporary file");
+		return;
+	}
+	c->kind = C_UPLOAD;
+	c->limit = limit;
+	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+}
+
 /* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
 static void route_files(struct call *c, const char *rest, int kind)
 {
 	const char *m = symd_http_req_method(c->req), *end;
-	uint64_t len;
 
 	c->route = SYMD_R_DEBUGINFO;
 	if (take_id(c, rest, &end))
@@ -1319,23 +1452,28 @@ static void route_files(struct call *c, const char *rest, int kind)
 	}
 	if (!authorized(c))
 		return;
-	if (c->api->o.max_upload &&
-	    symd_http_req_content_length(c->req, &len) == 0 &&
-	    len > c->api->o.max_upload) {
-		reply_error(c, 413, "the upload is larger than the limit");
-		return;
-	}
-	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
-		 c->api->o.store_dir);
-	c->fd = mkostemp(c->tmp, O_CLOEXEC);
-	if (c->fd < 0) {
-		c->tmp[0] = '\0';
-		reply_error(c, 500, "cannot create a temporary file");
-		return;
-	}
-	c->kind = C_UPLOAD;
 	c->fkind = kind;
-	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+	start_upload(c, c->api->o.max_upload,
+		     "the upload is larger than the limit");
+}
+
+/* PUT /v1/source/<id>/<path>: one source file (docs/http-api.md). */
+static void route_source_put(struct call *c, const char *rest)
+{
+	const char *m = symd_http_req_method(c->req), *enc;
+
+	c->route = SYMD_R_DEBUGINFO;
+	if (take_id(c, rest, &enc))
+		return;
+	if (strcmp(m, "PUT") != 0) {
+		symd_http_req_add_header(c->req, "Allow", "PUT");
+		reply_error(c, 405, "method not allowed");
+		return;
+	}
+	if (!take_source(c, enc) || !authorized(c))
+		return;
+	start_upload(c, c->api->o.max_source, "the source file is larger "
+		     "than the limit (--max-source-size)");
 }
 
 /* --------------------------------------------------------------- routes */
@@ -1429,6 +1567,8 @@ static void route(struct symd_http_req *req, void *ctx)
 		route_files(c, rest, SYM_STORE_DEBUGINFO);
 	} else if ((rest = after(path, "/v1/executable/"))) {
 		route_files(c, rest, SYM_STORE_EXECUTABLE);
+	} else if ((rest = after(path, "/v1/source/"))) {
+		route_source_put(c, rest);
 	} else if ((rest = after(path, "/buildid/"))) {
 		c->route = SYMD_R_BUILDID;
 		if (get_or_head(c, m))
@@ -1530,6 +1670,7 @@ static void on_done(struct symd_http_req *req, int status,
 	/* An upload that never reached a worker. */
 	if (c->kind == C_UPLOAD && c->tmp[0] && !c->job)
 		unlink(c->tmp);
+	free(c->src);
 	free(c);
 }
 

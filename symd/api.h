@@ -36,6 +36,7 @@ struct symd_api_opts {
 	size_t max_answers;		/* bytes of all answers being built
 					 * or not yet sent: 503 over it */
 	uint64_t max_upload;		/* upload bytes, 0: no bound */
+	uint64_t max_source;		/* a source upload's bytes, 0: none */
 	unsigned fetch_wait_ms;		/* a federation GET waits this
 					 * long for its fetch, then 503 */
 	bool log;			/* an access-log line per request

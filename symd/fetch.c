@@ -117,6 +117,23 @@ static int valid_build_id(const char *id)
  * that needs escaping, and not "." or "..".  Real names (".debug_info",
  * ".gnu_debugdata", ".note.gnu.build-id", ".rodata.str1.1") pass.
  */
+/* A source path: absolute, printable bytes (UTF-8 passes), under
+ * PATH_MAX, so that it goes into a URL and a cache name. */
+static int valid_source(const char *s)
+{
+	size_t n;
+
+	if (!s || s[0] != '/')
+		return 0;
+	n = strnlen(s, PATH_MAX);
+	if (n >= PATH_MAX - 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
 static int valid_section(const char *s)
 {
 	size_t n, dots = 0;
@@ -144,13 +161,26 @@ static int target_path(char *buf, size_t len, enum symd_fetch_kind kind,
 {
 	int n;
 
-	if (kind == SYMD_FETCH_SECTION)
+	if (kind == SYMD_FETCH_SECTION) {
 		n = snprintf(buf, len, "%s/%s/section-%s", g_cache, id,
 			     section);
-	else
+	} else if (kind == SYMD_FETCH_SOURCE) {
+		/* As 0.188 names it: each '/' of the path is "##"
+		 * (source##usr##src##x.c, seen in its cache). */
+		n = snprintf(buf, len, "%s/%s/source", g_cache, id);
+		for (const char *p = section; n > 0 && *p; p++) {
+			if ((size_t)n + 3 >= len)
+				return -ENAMETOOLONG;
+			if (*p == '/')
+				buf[n++] = '#';
+			buf[n++] = *p == '/' ? '#' : *p;
+			buf[n] = '\0';
+		}
+	} else {
 		n = snprintf(buf, len, "%s/%s/%s", g_cache, id,
 			     kind == SYMD_FETCH_DEBUGINFO ? "debuginfo" :
 							    "executable");
+	}
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
@@ -469,6 +499,8 @@ static int check_file(enum symd_fetch_kind kind, const char *id,
 	char hex[2 * 64 + 1], eb[96];
 	int err;
 
+	if (kind == SYMD_FETCH_SOURCE)
+		return 0;	/* any bytes, none too: no build ID inside */
 	if (kind == SYMD_FETCH_SECTION) {
 		if (info->size == 0) {
 			snprintf(info->msg, sizeof(info->msg),
@@ -566,6 +598,8 @@ static int query(struct symd_fetch *f, enum symd_fetch_kind kind,
 		return debuginfod_find_debuginfo(f->dc, bid, 0, path);
 	case SYMD_FETCH_EXECUTABLE:
 		return debuginfod_find_executable(f->dc, bid, 0, path);
+	case SYMD_FETCH_SOURCE:
+		return debuginfod_find_source(f->dc, bid, 0, section, path);
 	default:
 		return debuginfod_find_section(f->dc, bid, 0, section, path);
 	}
@@ -593,7 +627,7 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 		*path_out = NULL;
 
 	/* Nothing malformed reaches libdebuginfod, a URL or a path. */
-	if (!f || kind < SYMD_FETCH_DEBUGINFO || kind > SYMD_FETCH_SECTION) {
+	if (!f || kind < SYMD_FETCH_DEBUGINFO || kind > SYMD_FETCH_SOURCE) {
 		snprintf(info->msg, sizeof(info->msg), "invalid request");
 		err = -SYMD_FETCH_INVAL;
 		goto out;
@@ -605,6 +639,11 @@ int symd_fetch_get(struct symd_fetch *f, enum symd_fetch_kind kind,
 	}
 	if (kind == SYMD_FETCH_SECTION && !valid_section(section)) {
 		snprintf(info->msg, sizeof(info->msg), "invalid section name");
+		err = -SYMD_FETCH_INVAL;
+		goto out;
+	}
+	if (kind == SYMD_FETCH_SOURCE && !valid_source(section)) {
+		snprintf(info->msg, sizeof(info->msg), "invalid source path");
 		err = -SYMD_FETCH_INVAL;
 		goto out;
 	}

@@ -97,6 +97,9 @@ enum symd_fetch_kind {
 	SYMD_FETCH_EXECUTABLE = 2,
 	/** One section's bytes (/buildid/<id>/section/<name>). */
 	SYMD_FETCH_SECTION = 3,
+	/** A source file (/buildid/<id>/source/<path>); @section is its
+	 *  absolute path. */
+	SYMD_FETCH_SOURCE = 4,
 };
 
 /**
@@ -229,8 +232,9 @@ void symd_fetch_free(struct symd_fetch *f);
  * symd_fetch_get() - fetch one file of @build_id from the upstreams.
  * @param kind        enum symd_fetch_kind
  * @param build_id    lowercase hex, even length, 2 to 128 digits
- * @param section     SYMD_FETCH_SECTION only: 1 to 128 of
- *                    [A-Za-z0-9._-], not only dots; else ignored
+ * @param section     SYMD_FETCH_SECTION: 1 to 128 of [A-Za-z0-9._-], not
+ *                    only dots; SYMD_FETCH_SOURCE: the source's absolute
+ *                    path, printable, under PATH_MAX bytes; else ignored
  * @param[out] fd_out    read-only descriptor of the file, caller closes;
  *                       -1 on error; may be NULL
  * @param[out] path_out  the file in the cache directory (absolute),

@@ -67,6 +67,10 @@ static const char usage[] =
 "  --max-modules N           modules per request (default 1024)\n"
 "  --max-wait-ms N           longest wait_ms honoured (default 30000)\n"
 "  --max-upload SIZE         upload limit (default: none)\n"
+"  --max-source-size SIZE    an uploaded source file's limit (default 16M;\n"
+"                            413)\n"
+"  --max-sources SIZE        a build ID's sources together (default 256M;\n"
+"                            413); 0: no bound\n"
 "  --max-conns N             open connections (default 1024, and below the\n"
 "                            descriptor limit); at the limit the slowest\n"
 "                            client that only sends gives its slot up\n"
@@ -297,6 +301,8 @@ enum {
 /* Kept apart from the enum above, so that options added there and this
  * one do not touch the same lines. */
 enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
+/* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
+enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
 
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
@@ -307,6 +313,8 @@ static const struct option longopts[] = {
 	{ "fetch-workers", required_argument, NULL, O_FWORKERS },
 	{ "max-store-size", required_argument, NULL, O_MAXSIZE },
 	{ "max-inflate", required_argument, NULL, O_MAX_INFLATE },
+	{ "max-source-size", required_argument, NULL, O_MAX_SOURCE },
+	{ "max-sources", required_argument, NULL, O_MAX_SOURCES },
 	{ "ttl-absent", required_argument, NULL, O_TTL_ABSENT },
 	{ "ttl-failed", required_argument, NULL, O_TTL_FAILED },
 	{ "fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT },
@@ -386,6 +394,12 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_MAXSIZE:
 		err = parse_size(arg, &c->so.max_size);
 		wo->max_store_size = c->so.max_size;
+		break;
+	case O_MAX_SOURCE:
+		err = parse_size(arg, &ao->max_source);
+		break;
+	case O_MAX_SOURCES:
+		err = parse_size(arg, &wo->max_sources);
 		break;
 	case O_MAX_INFLATE:
 		err = set_inflate(arg);
@@ -789,12 +803,14 @@ int main(int argc, char **argv)
 		.ao = {
 			.limits = SYMD_REQ_LIMITS_DEFAULT,
 			.max_body = 8 << 20,
+			.max_source = (uint64_t)16 << 20,
 			.log = true,
 		},
 		.so = { .sz = sizeof(struct sym_store_opts) },
 		.wo = {
 			.fetch_first_byte_ms = 15000,
 			.fetch_deadline_ms = 600000,
+			.max_sources = (uint64_t)256 << 20,
 		},
 	};
 	struct daemon d = { .sched_fd = -1 };

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sym.h"
 #include "req.h"
 #include "base.h"
 
@@ -277,6 +278,82 @@ out:
 }
 
 /* ---- build IDs -------------------------------------------------------- */
+
+/* %-decode @s into @out (cap bytes, NUL-ended): 0 or -EINVAL,
+ * -ENAMETOOLONG. */
+static int pct_decode(const char *s, size_t len, char *out, size_t cap,
+		      const char **why)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int h = i + 2 < len ? hexval(s[i + 1]) : -1;
+			int l = h >= 0 ? hexval(s[i + 2]) : -1;
+
+			if (h < 0 || l < 0) {
+				*why = "a bad %-escape";
+				return -EINVAL;
+			}
+			c = h * 16 + l;
+			i += 2;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			*why = "a control byte";
+			return -EINVAL;
+		}
+		if (o + 1 >= cap) {
+			*why = "too long";
+			return -ENAMETOOLONG;
+		}
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Has @p a ".." component? */
+static bool has_dotdot(const char *p)
+{
+	for (const char *d = strstr(p, "/.."); d; d = strstr(d + 1, "/.."))
+		if (d[3] == '/' || d[3] == '\0')
+			return true;
+	return false;
+}
+
+int symd_source_path_parse(const char *s, size_t len,
+			   char out[SYMD_SOURCE_PATH_MAX], const char **why)
+{
+	const char *w = NULL;
+	char tmp[SYMD_SOURCE_PATH_MAX];
+	int err;
+
+	out[0] = '\0';
+	if (!why)
+		why = &w;
+	err = pct_decode(s ? s : "", s ? len : 0, tmp, sizeof(tmp), why);
+	if (err)
+		return err;
+	if (tmp[0] != '/') {
+		*why = "not an absolute path";
+		return -EINVAL;
+	}
+	if (has_dotdot(tmp)) {
+		*why = "a '..' component";
+		return -EINVAL;
+	}
+	/* Then "." and empty components go as libsym drops them; the
+	 * result is never longer than @tmp, which fit. */
+	err = sym_path_normalize(tmp, out, SYMD_SOURCE_PATH_MAX);
+	if (err) {
+		out[0] = '\0';
+		*why = "a component over 255 bytes";
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
 
 int symd_build_id_norm(const char *s, size_t len,
 		       char out[SYMD_BUILD_ID_MAX + 1], const char **why)

@@ -203,6 +203,30 @@ void symd_req_release(struct symd_req *req);
 int symd_build_id_norm(const char *s, size_t len,
 		       char out[SYMD_BUILD_ID_MAX + 1], const char **why);
 
+/** Bytes of a decoded source path at most, its NUL included (PATH_MAX). */
+#define SYMD_SOURCE_PATH_MAX 4096
+
+/**
+ * symd_source_path_parse() - the <path> of /buildid/<id>/source/<path>
+ * and PUT /v1/source/<id>/<path>: %-decoded (as debuginfod-find escapes
+ * it; '/' may come plain or as %2F), then checked.  The result is the
+ * path as the line tables' list spells it (sym_path_normalize() applies
+ * the same rules: no "." or empty components).
+ * @param s        the raw URL part after "source"; its first byte is the
+ *                 path's leading '/'; NULL only with @len 0
+ * @param len      its bytes
+ * @param[out] out SYMD_SOURCE_PATH_MAX bytes: the path, NUL-ended; ""
+ *                 on failure
+ * @param[out] why on failure, a static message; may be NULL
+ * @return 0, -EINVAL (not absolute, a bad or NUL escape, a control byte,
+ *         a ".." component: a client must not climb out of a directory,
+ *         and the names the line tables give are normalized, so none
+ *         has one), -ENAMETOOLONG (over SYMD_SOURCE_PATH_MAX - 1 bytes, or
+ *         a component over 255)
+ */
+int symd_source_path_parse(const char *s, size_t len,
+			   char out[SYMD_SOURCE_PATH_MAX], const char **why);
+
 /**
  * symd_json_str_decode() - read one JSON string token, the way the
  * request parser reads every string (exported for tests, the fuzz

@@ -67,6 +67,8 @@ struct symd_work_opts {
 	unsigned ttl_failed;	/* seconds before a failed build ID is
 				 * tried again; 0 = 60 */
 	uint64_t max_store_size;	/* enforced after each conversion */
+	/* Bytes of a build ID's uploaded sources at most (0: none). */
+	uint64_t max_sources;
 };
 
 /** Called on the loop thread when a build ID waited on is settled. */
@@ -131,6 +133,15 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
  * 404 or 500.  Returns the job, or NULL with errno (EBUSY: queues
  * full). */
 struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
+				  symd_ingest_fn fn, void *arg);
+/* An uploaded source file at @path (inside the store directory) of
+ * @build_id, named @src (normalized): on the io thread,
+ * sym_store_put_source() checks @src against the line tables of the
+ * build ID's debug file and copies it in, bounded by max_sources; then
+ * @fn gets 0, 400, 404 (no debug file), 413, 422 (not named) or 500.
+ * The job owns @path (it is unlinked).  NULL with errno (EBUSY). */
+struct symd_job *symd_work_source(struct symd_work *w, const char *build_id,
+				  const char *src, const char *path,
 				  symd_ingest_fn fn, void *arg);
 /* A file the store lacks, for the debuginfod routes: fetch it from the
  * upstreams.  kind: SYMD_FETCH_* (fetch.h); @section for sections.

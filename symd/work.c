@@ -63,6 +63,7 @@
 
 enum job_kind {
 	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_REMOVE, J_FILE,
+	J_SOURCE,
 	J_MAINTAIN
 };
 
@@ -105,6 +106,7 @@ struct symd_job {
 	int fkind;
 	char section[130];
 	char *path;
+	char *src;		/* SOURCE: the source's path; free() */
 	bool temporary;
 	symd_ingest_fn ifn;
 	symd_file_fn ffn;
@@ -601,6 +603,44 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 	finish(w, j);
 }
 
+/*
+ * An uploaded source: sym_store_put_source() checks its path against the
+ * line tables of the build ID's debug file (libsym reads them: the daemon
+ * knows no DWARF) and copies it in.  The upload's file goes either way.
+ */
+static void ingest_source(struct symd_work *w, struct symd_job *j)
+{
+	int err = sym_store_put_source(w->o.store, j->id, j->src, j->path,
+				       w->o.max_sources);
+
+	j->http_status = 0;
+	if (err == -SYM_E_NOTFOUND) {
+		j->http_status = 422;
+		snprintf(j->msg, sizeof(j->msg), "the line tables of build ID "
+			 "%s do not name this path", j->id);
+	} else if (err == -ENODATA) {
+		j->http_status = 404;
+		snprintf(j->msg, sizeof(j->msg), "the store has no debug file "
+			 "of build ID %s to check the path against: upload it "
+			 "first", j->id);
+	} else if (err == -EFBIG) {
+		j->http_status = 413;
+		snprintf(j->msg, sizeof(j->msg), "the sources of build ID %s "
+			 "would be over the limit of %llu bytes", j->id,
+			 (unsigned long long)w->o.max_sources);
+	} else if (err == -EINVAL || err == -ENAMETOOLONG) {
+		j->http_status = 400;
+		snprintf(j->msg, sizeof(j->msg), "not a normalized absolute "
+			 "path");
+	} else if (err) {
+		j->http_status = 500;
+		snprintf(j->msg, sizeof(j->msg), "storing the source: %s",
+			 errstr(err));
+	}
+	unlink(j->path);
+	finish(w, j);
+}
+
 /* A DELETE: the store's unlinks and its commit's sync, off the loop.
  * On the one io thread, after every upload queued before it. */
 static void remove_entry(struct symd_work *w, struct symd_job *j)
@@ -622,15 +662,23 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	char *path = NULL, buf[4096];
 	int err;
 
-	err = symd_fetch_get(f, j->fkind, j->id, j->section, NULL, &path,
-			     &info);
+	err = symd_fetch_get(f, j->fkind, j->id, j->src ? j->src : j->section,
+			     NULL, &path, &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
 	symd_status_fetch(err, j->id, &info);
 	if (err)
 		log_fetch(w, j, j->fkind == SYMD_FETCH_DEBUGINFO ? "debuginfo" :
 			  j->fkind == SYMD_FETCH_EXECUTABLE ? "executable" :
-			  "section", err, &info);
-	if (!err && j->fkind != SYMD_FETCH_SECTION) {
+			  j->fkind == SYMD_FETCH_SOURCE ? "source" : "section",
+			  err, &info);
+	/* A source the store can check (it has the debug file and its line
+	 * tables name the path) is kept, under max_sources; the fetched
+	 * file is served either way, then dropped. */
+	if (!err && j->fkind == SYMD_FETCH_SOURCE)
+		sym_store_put_source(w->o.store, j->id, j->src, path,
+				     w->o.max_sources);
+	if (!err && j->fkind != SYMD_FETCH_SECTION &&
+	    j->fkind != SYMD_FETCH_SOURCE) {
 		int kind = j->fkind == SYMD_FETCH_DEBUGINFO ?
 			   SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE;
 
@@ -653,7 +701,8 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	if (!err && path) {
 		j->http_status = 200;
 		j->path = path;
-		j->temporary = j->fkind == SYMD_FETCH_SECTION;
+		j->temporary = j->fkind == SYMD_FETCH_SECTION ||
+			       j->fkind == SYMD_FETCH_SOURCE;
 	} else {
 		free(path);
 		j->http_status = !err ? 500 : err == -SYMD_FETCH_ABSENT ? 404 :
@@ -729,6 +778,9 @@ static void *worker(void *arg)
 			break;
 		case J_INGEST:
 			ingest(w, j);
+			break;
+		case J_SOURCE:
+			ingest_source(w, j);
 			break;
 		case J_REMOVE:
 			remove_entry(w, j);
@@ -913,6 +965,10 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 				start_job(w, e, J_CONVERT);
 		}
 		break;
+	case J_SOURCE:
+		if (j->ifn)
+			j->ifn(j->arg, j->http_status, j->msg);
+		break;
 	case J_REMOVE:
 		/* Forgotten before the answer: a request after the 204
 		 * asks the store again, and finds nothing. */
@@ -933,6 +989,7 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 			symd_fetch_discard(j->path);
 		break;
 	}
+	free(j->src);
 	free(j->path);
 	free(j);
 }
@@ -1111,17 +1168,22 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 }
 
 /* Queue an INGEST or REMOVE job on the io thread. */
+/* @src: a SOURCE job's source path (copied), else NULL. */
 static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
 			       const char *build_id, int fkind,
-			       const char *path, symd_ingest_fn fn, void *arg)
+			       const char *path, const char *src,
+			       symd_ingest_fn fn, void *arg)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
 	size_t n = strlen(build_id);
 	int err;
 
-	if (!j || n > ID_MAX || (path && !(j->path = strdup(path)))) {
-		if (j)
+	if (!j || n > ID_MAX || (path && !(j->path = strdup(path))) ||
+	    (src && !(j->src = strdup(src)))) {
+		if (j) {
 			free(j->path);
+			free(j->src);
+		}
 		free(j);
 		errno = ENOMEM;
 		return NULL;
@@ -1136,6 +1198,7 @@ static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
 	err = submit(w, j, &w->io);
 	if (err) {
 		free(j->path);
+		free(j->src);
 		free(j);
 		errno = -err;
 		return NULL;
@@ -1147,13 +1210,20 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  int kind, const char *path,
 				  symd_ingest_fn fn, void *arg)
 {
-	return io_job(w, J_INGEST, build_id, kind, path, fn, arg);
+	return io_job(w, J_INGEST, build_id, kind, path, NULL, fn, arg);
+}
+
+struct symd_job *symd_work_source(struct symd_work *w, const char *build_id,
+				  const char *src, const char *path,
+				  symd_ingest_fn fn, void *arg)
+{
+	return io_job(w, J_SOURCE, build_id, 0, path, src, fn, arg);
 }
 
 struct symd_job *symd_work_remove(struct symd_work *w, const char *build_id,
 				  symd_ingest_fn fn, void *arg)
 {
-	return io_job(w, J_REMOVE, build_id, 0, NULL, fn, arg);
+	return io_job(w, J_REMOVE, build_id, 0, NULL, NULL, fn, arg);
 }
 
 struct symd_job *symd_work_fetch_file(struct symd_work *w,
@@ -1170,7 +1240,8 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 		return NULL;
 	}
 	j = calloc(1, sizeof(*j));
-	if (!j || n > ID_MAX || sn >= sizeof(j->section)) {
+	if (!j || n > ID_MAX || (kind != SYMD_FETCH_SOURCE &&
+				 sn >= sizeof(j->section))) {
 		free(j);
 		errno = j ? EINVAL : ENOMEM;
 		return NULL;
@@ -1178,12 +1249,22 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 	j->kind = J_FILE;
 	memcpy(j->id, build_id, n + 1);
 	j->fkind = kind;
-	if (section)
+	if (kind == SYMD_FETCH_SOURCE) {
+		/* A source's path: up to PATH_MAX, not a section name. */
+		j->src = section ? strdup(section) : NULL;
+		if (!j->src) {
+			free(j);
+			errno = section ? ENOMEM : EINVAL;
+			return NULL;
+		}
+	} else if (section) {
 		memcpy(j->section, section, sn + 1);
+	}
 	j->ffn = fn;
 	j->arg = arg;
 	err = submit(w, j, &w->fetch);
 	if (err) {
+		free(j->src);
 		free(j);
 		errno = -err;
 		return NULL;
@@ -1403,10 +1484,11 @@ static void free_jobs(struct symd_job *j)
 	while (j) {
 		struct symd_job *next = j->next;
 
-		if (j->kind == J_INGEST && j->path)
+		if ((j->kind == J_INGEST || j->kind == J_SOURCE) && j->path)
 			unlink(j->path);
 		else if (j->kind == J_FILE && j->temporary && j->path)
 			symd_fetch_discard(j->path);
+		free(j->src);
 		free(j->path);
 		free(j);
 		j = next;

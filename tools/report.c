@@ -508,8 +508,8 @@ static int put_spread(struct report *r)
 					 st->value);
 	}
 	if (!err)
-		err = spread_print(s, r->f, r->top, views_unit(v), spread_name,
-				   (void *)v);
+		err = spread_print(s, r->f, r->top, views_unit(v), r->explain,
+				   spread_name, (void *)v);
 	spread_free(s);
 	return err;
 }

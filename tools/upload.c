@@ -1,6 +1,7 @@
 /*
  * upload.c - `sym upload [--server URL] [--token-file F] [--force]
- * [--executable] [--compress=zlib|zstd|none] FILE...`: put what
+ * [--executable] [--compress=zlib|zstd|none] [--sources=DIR|TARBALL]
+ * FILE...`: put what
  * symbolization needs of executables and their debug files into symd's
  * store, as CI does after a build (docs/http-api.md, "Uploads";
  * docs/ci.md).
@@ -58,6 +59,7 @@
 
 #include "client.h"
 #include "grow.h"
+#include "upload_sources.h"
 #include "base.h"
 
 /* glibc 2.36's elf.h predates it (the gABI's value). */
@@ -76,6 +78,7 @@ struct up {
 	bool force;
 	bool executable;	/* --executable */
 	enum up_compress how;	/* --compress */
+	const char *sources;	/* --sources DIR|TARBALL, or NULL */
 	bool bar;		/* stderr is a terminal */
 	/* Why the rest of the files are not tried (server down, token
 	 * refused); NULL while all is well. */
@@ -89,7 +92,7 @@ struct up {
 };
 
 enum { OPT_SERVER = 0x100, OPT_TOKEN_FILE, OPT_FORCE, OPT_TIMEOUT,
-       OPT_EXECUTABLE, OPT_COMPRESS };
+       OPT_EXECUTABLE, OPT_COMPRESS, OPT_SOURCES };
 
 static void usage(FILE *f)
 {
@@ -110,6 +113,13 @@ static void usage(FILE *f)
 		"$SYM_TOKEN)\n"
 		"      --force             upload even what the server already "
 		"has\n"
+		"      --sources=DIR|TARBALL  also upload the source files the "
+		"line\n"
+		"                          tables name, found in DIR (or the "
+		"tarball)\n"
+		"                          by their longest tail; one line says "
+		"how many\n"
+		"                          and which were not found\n"
 		"      --timeout=SECONDS   give up on a server that sends "
 		"nothing for\n"
 		"                          SECONDS (default %d; connecting: "
@@ -822,6 +832,10 @@ static bool upload_one(struct up *u, const char *path)
 	if (u->executable)
 		ok &= send_one(u, path, id, "executable", fd, false, quality);
 out:
+	/* The server checks sources against the debug file: after it (ok
+	 * only when it went up or was there). */
+	if (ok && u->sources)
+		ok = upload_sources(u->client, path, id, u->sources, &u->stop);
 	if (fd >= 0)
 		close(fd);
 	fflush(stdout);
@@ -837,6 +851,7 @@ int cmd_upload(int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "executable", no_argument, NULL, OPT_EXECUTABLE },
 		{ "compress", required_argument, NULL, OPT_COMPRESS },
+		{ "sources", required_argument, NULL, OPT_SOURCES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -861,6 +876,9 @@ int cmd_upload(int argc, char **argv)
 			break;
 		case OPT_EXECUTABLE:
 			u.executable = true;
+			break;
+		case OPT_SOURCES:
+			u.sources = optarg;
 			break;
 		case OPT_COMPRESS:
 			if (strcmp(optarg, "zlib") == 0) {

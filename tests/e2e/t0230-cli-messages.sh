@@ -20,7 +20,7 @@ stores="add rm ls info stats gc verify"
 n=0
 for c in $cmds; do n=$((n + 1)); done
 for s in $stores; do n=$((n + 1)); done
-plan $((n * 4 + 5))
+plan $((n * 4 + 7))
 
 # options CMD...: the long options on the option lines of CMD's help.
 options() {
@@ -78,6 +78,9 @@ ok "sym report's help does not offer folded input (nor --from folded)" \
 "$SYM" report st.folded > rep.out 2> rep.err
 is "sym report refuses it: exit 1" "$?" 1
 ok "... saying why" grep -q "folded stacks are not read here" rep.err
+"$SYM" report --from profile st.folded > rep.out 2> rep.err
+is "sym report takes no --from (its help lists none): exit 2" "$?" 2
+ok "... saying so" grep -q "sym report: unrecognized option '--from'" rep.err
 ok "sym diff's help says it reads profiles only" \
 	sh -c "'$SYM' diff --help | grep -q 'A and B are raw, symbolized raw or pprof profiles' &&
 	       ! '$SYM' diff st.folded st.folded 2>/dev/null"

@@ -20,13 +20,16 @@
  * against a separate, naive validator here) and is a fixed point of
  * escape-decode otherwise; the escaped string works as an unknown key in
  * a request; and numbers written with symi_buf_add_u64()/_hex() parse
- * back to the same values.
+ * back to the same values.  Last, the bytes as a source route's path
+ * (symd_source_path_parse(), fuzz_source_path()).
  */
 #include "fuzz.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
+#include "sym.h"
 #include "req.h"
 #include "base.h"
 
@@ -267,9 +270,40 @@ out:
 	symi_buf_release(&r);
 }
 
+/*
+ * The same bytes as the <path> of a /source/ route
+ * (symd_source_path_parse()): on success an absolute path of printable
+ * bytes with no empty, "." or ".." component, that libsym's
+ * sym_path_normalize() leaves as it is and that parses again to itself;
+ * on failure -EINVAL or -ENAMETOOLONG, an empty result and a message.
+ */
+static void fuzz_source_path(const uint8_t *data, size_t size)
+{
+	char out[SYMD_SOURCE_PATH_MAX], again[SYMD_SOURCE_PATH_MAX];
+	char norm[SYMD_SOURCE_PATH_MAX];
+	const char *why = NULL;
+	int err = symd_source_path_parse((const char *)data, size, out, &why);
+
+	if (err) {
+		FUZZ_CHECK(err == -EINVAL || err == -ENAMETOOLONG);
+		FUZZ_CHECK(out[0] == '\0' && why && *why);
+		return;
+	}
+	FUZZ_CHECK(out[0] == '/' && strlen(out) < sizeof(out));
+	for (const char *p = out; *p; p++)
+		FUZZ_CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
+	FUZZ_CHECK(!strstr(out, "//") && !strstr(out, "/./") &&
+		   !strstr(out, "/../"));
+	FUZZ_CHECK(sym_path_normalize(out, norm, sizeof(norm)) == 0 &&
+		   strcmp(norm, out) == 0);
+	FUZZ_CHECK(symd_source_path_parse(out, strlen(out), again, NULL) == 0 &&
+		   strcmp(again, out) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_parser(data, size);
 	fuzz_escape(data, size);
+	fuzz_source_path(data, size);
 	return 0;
 }

@@ -69,7 +69,7 @@ static void test_hand(void)
 	/* Only one host with a value so far: nothing to print. */
 	CHECK_ERR(spread_add(s, a, mf, 2, 60), 0);
 	f = open_memstream(&text, &len);
-	CHECK_ERR(spread_print(s, f, 10, "samples", name_of, NULL), 0);
+	CHECK_ERR(spread_print(s, f, 10, "samples", false, name_of, NULL), 0);
 	fclose(f);
 	CHECK(len == 0);
 	free(text);
@@ -115,9 +115,11 @@ static void test_hand(void)
 	free(r);
 
 	f = open_memstream(&text, &len);
-	CHECK_ERR(spread_print(s, f, 10, "samples", name_of, NULL), 0);
+	CHECK_ERR(spread_print(s, f, 10, "samples", false, name_of, NULL), 0);
 	fclose(f);
-	CHECK(text && strstr(text, "Spread over 4 hosts"));
+	/* The title's prose only with --explain. */
+	CHECK(text && strstr(text, "\nSpread over 4 hosts:\n"));
+	CHECK(text && !strstr(text, "share of its own"));
 	CHECK(text && strstr(text, "  56.57%    0.00%   63.18%  100.00%  -"
 				   "                3  g\n"));
 	CHECK(text && strstr(text, "  40.57%    0.00%    5.00%   63.64%  a"
@@ -130,6 +132,13 @@ static void test_hand(void)
 			break;
 		printf("# %.*s\n", (int)(nl - l), l);
 	}
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	CHECK_ERR(spread_print(s, f, 10, "samples", true, name_of, NULL), 0);
+	fclose(f);
+	CHECK(text && strstr(text, "Spread over 4 hosts: each host's share "
+				   "of its own samples"));
 	free(text);
 	spread_free(s);
 	spread_free(NULL);

@@ -346,7 +346,8 @@ out:
 }
 
 int spread_print(const struct spread *s, FILE *f, size_t top,
-		 const char *unit, spread_name_fn name, void *ctx)
+		 const char *unit, bool explain, spread_name_fn name,
+		 void *ctx)
 {
 	size_t hosts = 0;
 	int err = 0;
@@ -355,9 +356,12 @@ int spread_print(const struct spread *s, FILE *f, size_t top,
 		hosts += s->htotal[h] != 0;
 	if (hosts < 2)
 		return 0;
-	fprintf(f, "\nSpread over %zu hosts: each host's share of its own "
-		   "%s; a host\nwithout the function counts 0 (pooled: the "
-		   "share above):\n", hosts, unit);
+	fprintf(f, "\nSpread over %zu hosts", hosts);
+	if (explain)
+		fprintf(f, ": each host's share of its own %s; a host\n"
+			   "without the function counts 0 (pooled: the share "
+			   "above)", unit);
+	fprintf(f, ":\n");
 	for (int t = 0; t < 2 && !err; t++) {
 		struct spread_row *r;
 		size_t n;

@@ -11,7 +11,7 @@
  *	for each stack:
  *		spread_host(s, host_name, &h);   (once per source is enough)
  *		spread_add(s, h, name_ids, n, value);
- *	spread_print(s, stdout, 10, "samples", name_of, ctx);
+ *	spread_print(s, stdout, 10, "samples", false, name_of, ctx);
  *	spread_free(s);
  *
  * The share of function F on host h is the value of h's stacks that hold
@@ -105,10 +105,14 @@ typedef const char *(*spread_name_fn)(void *ctx, uint32_t id);
  * functions: pooled share, min, median, max and the host of the max, as
  * percentages, one line each, for `sym report`.  Nothing is printed with
  * fewer than two hosts that have a value.
- * @param unit  what a value counts ("samples", "ns"), for the title
+ * @param unit  what a value counts ("samples", "ns"), for the title's
+ *              explanation
+ * @param explain  the title says in words what the columns are (sym
+ *                 report --explain); else it is "Spread over N hosts:"
  * @return 0, -ENOMEM
  */
 int spread_print(const struct spread *s, FILE *f, size_t top,
-		 const char *unit, spread_name_fn name, void *ctx);
+		 const char *unit, bool explain, spread_name_fn name,
+		 void *ctx);
 
 #endif /* SYM_TOOLS_REPORT_SPREAD_H */

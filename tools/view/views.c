@@ -1294,6 +1294,13 @@ int views_getopt(int opt, const char *arg, struct views_opts *o)
 		o->value_type = arg;
 		return 1;
 	case VIEWS_OPT_FROM:
+		/* A view that reads profiles only has nothing to choose:
+		 * its help does not list --from, and it takes none. */
+		if (o->no_folded) {
+			tool_err("unrecognized option '--from': this command "
+				 "reads profiles only");
+			return 0;
+		}
 		if (strcmp(arg, "auto") == 0)
 			o->from = VIEWS_FROM_AUTO;
 		else if (strcmp(arg, "profile") == 0 ||
