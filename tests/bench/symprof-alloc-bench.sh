@@ -12,8 +12,14 @@
 #    peak RSS of fixtures/src/symprof_alloc.c (t4020's known-truth
 #    fixture, 10.3 M allocations) and of Debian's python3.11 with
 #    PYTHONMALLOC=malloc building and dropping a dict of 2 M strings,
-#    without a profiler, under sym run --mode alloc, and under heaptrack
-#    when it is installed; the minimum and the median of BENCH_RUNS_WHOLE
+#    without a profiler, under sym run --mode alloc, and under the peers
+#    that are installed: heaptrack; jemalloc (libjemalloc2) without and
+#    with its profiler (prof:true, lg_prof_sample:19, as our rate), its
+#    profiler also as a ratio to jemalloc alone.  gperftools' heap
+#    profiler (HEAPPROFILE) is left out: it records every allocation with
+#    a libunwind backtrace (an rt_sigprocmask pair each), over 8 minutes
+#    for the fixture on a loaded machine (t4021 runs it on 1 M of site
+#    A's allocations).  The minimum and the median of BENCH_RUNS_WHOLE
 #    (5): on a shared machine the minimum is the figure (the load of the
 #    other tenants only adds), the median says how noisy it was.  Goals:
 #    overhead <= 3 %; the profiler's memory (peak RSS with it minus
@@ -31,14 +37,17 @@ ${CC:-cc} -D_GNU_SOURCE -std=gnu11 -O2 -I"$ROOT/libsym" -o "$W/work" \
 cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
 HEAPTRACK=$(command -v heaptrack || true)
-PY=$(command -v python3.11 || true)
+# Debian's python3.11 itself, not a shim on PATH
+PY=$(ls /usr/bin/python3.11 2> /dev/null || command -v python3.11 || true)
+JE=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2> /dev/null || true)
 
-W="$W" SYM="$SYM" LIB="$LIB" HEAPTRACK="$HEAPTRACK" PY="$PY" \
+W="$W" SYM="$SYM" LIB="$LIB" HEAPTRACK="$HEAPTRACK" PY="$PY" JE="$JE" \
 RUNS=${BENCH_RUNS:-7} RUNS_WHOLE=${BENCH_RUNS_WHOLE:-5} python3 - <<'PYEOF'
 import os, resource, statistics, subprocess
 
 W, SYM, LIB = os.environ["W"], os.environ["SYM"], os.environ["LIB"]
 HT, PY = os.environ["HEAPTRACK"], os.environ["PY"]
+JE = os.environ["JE"]
 RUNS, RUNS_WHOLE = int(os.environ["RUNS"]), int(os.environ["RUNS_WHOLE"])
 
 def env(mode):
@@ -48,6 +57,11 @@ def env(mode):
         e["SYMPROF_MODE"] = mode
         e["SYMPROF_OUT"] = W + "/bench.%p.raw"
         e["SYMPROF_INTERVAL"] = "0"
+    if mode in ("jemalloc", "jeprof"):
+        e["LD_PRELOAD"] = JE
+    if mode == "jeprof":
+        e["MALLOC_CONF"] = ("prof:true,lg_prof_sample:19,prof_accum:true,"
+                            "prof_final:true,prof_prefix:" + W + "/je")
     return e
 
 def run(argv, mode, extra_env=None):
@@ -82,16 +96,20 @@ for mode in ("plain", "cpu", "alloc"):
          "alloc": "alloc mode, rate 512 KiB"}[mode], best[mode],
         best[mode] - best["plain"]))
 
-work = [("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None)]
+peers = (["heaptrack"] if HT else []) + \
+    (["jemalloc", "jeprof"] if JE else [])
+work = [("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None,
+         ["plain", "alloc"] + peers)]
 if PY:
     work.append(("python3.11 dict of 2 M strings", [PY, "-c",
         "d = {str(i) * 3: str(i) for i in range(2000000)}\n"
         "s = sum(len(k) for k in d)\ndel d\nprint(s)"],
-        {"PYTHONMALLOC": "malloc"}))
-modes = ["plain", "alloc"] + (["heaptrack"] if HT else [])
+        {"PYTHONMALLOC": "malloc"},
+        ["plain", "alloc"] + peers))
+own = {"jeprof": "jemalloc"}
 print("\n## Whole programs: CPU s, min (median) of %d, and peak RSS"
       % RUNS_WHOLE)
-for name, argv, extra in work:
+for name, argv, extra, modes in work:
     cpu, rss = {m: [] for m in modes}, {m: [] for m in modes}
     for r in range(RUNS_WHOLE):
         for m in modes:
@@ -107,8 +125,12 @@ for name, argv, extra in work:
         extra_mb = (k - base_r) / 1024
         budget = max(0.01 * base_r / 1024, 8)
         print("    %-10s %7.3f s %+6.1f %% (median %.3f s %+6.1f %%)   "
-              "peak RSS %7.1f MB (%+.1f MB%s)"
+              "peak RSS %7.1f MB (%+.1f MB%s)%s"
               % (m, c, 100 * (c / base_c - 1), cm, 100 * (cm / base_m - 1),
                  k / 1024, extra_mb, "" if m == "plain" else
-                 ", budget %.1f MB" % budget))
+                 ", budget %.1f MB" % budget,
+                 "" if m not in own else
+                 "   vs %s: %+.1f %% (median %+.1f %%)" % (own[m],
+                     100 * (c / min(cpu[own[m]]) - 1),
+                     100 * (cm / statistics.median(cpu[own[m]]) - 1))))
 PYEOF

@@ -22,7 +22,9 @@ set -e
 # figures, and the JVM core of tests/bench/stack-bench.sh), and the
 # aarch64 cross compilers (t0150 symbolizes aarch64 programs and libc on
 # this host); prometheus for its promtool, which checks symd's /metrics
-# (t2040).
+# (t2040); and the heap profilers libsymprof's alloc mode is compared
+# with (t4021, make bench): heaptrack, jemalloc with its profiler and
+# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof.
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -34,7 +36,8 @@ libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
 prometheus
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
-gcc-aarch64-linux-gnu g++-aarch64-linux-gnu"
+gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools"
 
 missing=
 for p in $PKGS; do

@@ -34,7 +34,9 @@
  * stack (sp_alloc_live_next()).
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -549,6 +551,19 @@ SP_EXPORT size_t malloc_usable_size(void *p)
 extern void *sp_our_malloc(size_t n)
 	__attribute__((alias("malloc"), visibility("hidden"))) COPY_ATTRS;
 
+/* @addr is what an undefined symbol of its object resolves to: the
+ * canonical PLT entry a non-PIE program gets for a function whose address
+ * it takes (Debian's python3.11 has one for malloc and free), a jump to
+ * whatever malloc is bound to, not a malloc of its own. */
+static bool plt_stub(void *addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info di;
+
+	return dladdr1(addr, &di, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+	       sym->st_shndx == SHN_UNDEF;
+}
+
 const char *sp_alloc_replaced(void)
 {
 	void *next = dlsym(RTLD_NEXT, "malloc");
@@ -557,7 +572,7 @@ const char *sp_alloc_replaced(void)
 
 	/* The program's own malloc (linked in) is looked up before ours;
 	 * a library's after ours would be bypassed by __libc_malloc. */
-	if (first && first != (void *)sp_our_malloc)
+	if (first && first != (void *)sp_our_malloc && !plt_stub(first))
 		return dladdr(first, &di) && di.dli_fname ? di.dli_fname :
 			"the program";
 	if (next && next != (void *)__libc_malloc)

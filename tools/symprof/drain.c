@@ -62,6 +62,11 @@ SP_HIDDEN int sp_create_thread(void *(*fn)(void *), void *arg);
  * is 0.1 % of a core at most.  At CONFIG_HZ=250 a thread fills 1/4 of
  * its ring in 250 ms with 128-frame stacks. */
 #define SP_DRAIN_MS 250
+/* A thread waiting for a request (sp_drain_request()) looks at the drain
+ * thread this often, and waits at most this long in all, however busy
+ * the machine is. */
+#define SP_DRAIN_POLL_MS 100
+#define SP_DRAIN_CAP_MS 60000
 /* Caps on what one profile holds; beyond them samples count as
  * dropped. */
 #define SP_MAX_STACKS (1u << 20)
@@ -940,6 +945,11 @@ static _Atomic int waiters;
 static _Atomic int drain_running;
 static bool finished;
 static __thread bool on_drain;
+/* The drain thread's tid and CPU clock, for sp_drain_request()'s
+ * progress test (0 until it runs). */
+static _Atomic pid_t drain_tid;
+static clockid_t drain_clk;
+static _Atomic int drain_clk_ok;
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val, int ms)
 {
@@ -967,6 +977,9 @@ static void *drain_main(void *arg)
 
 	(void)arg;
 	on_drain = true;
+	if (pthread_getcpuclockid(pthread_self(), &drain_clk) == 0)
+		atomic_store(&drain_clk_ok, 1);
+	atomic_store(&drain_tid, sp_gettid());
 	sp_alloc_thread_off();
 	pthread_setname_np(pthread_self(), "symprof-drain");
 	if (sp.interval_s)
@@ -1014,9 +1027,43 @@ int sp_drain_start(void)
 	return 0;
 }
 
+/* The drain thread's CPU time, or 0 when it cannot be read. */
+static uint64_t drain_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (!atomic_load(&drain_clk_ok) || clock_gettime(drain_clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The drain thread is runnable (R: running or waiting for a CPU) or in an
+ * uninterruptible wait (D: a disk), from /proc/self/task/TID/stat; not
+ * yet running counts as runnable.  AS-safe: open, read, close. */
+static bool drain_runnable(void)
+{
+	static const char pre[] = "/proc/self/task/", post[] = "/stat";
+	char path[sizeof(pre) + sizeof(post) + 24], num[24], buf[256];
+	const char *p;
+	pid_t tid = atomic_load(&drain_tid);
+	size_t n;
+
+	if (!tid)
+		return true;
+	sp_fmt_u64(num, sizeof(num), (uint64_t)tid);
+	n = strlen(num);
+	memcpy(path, pre, sizeof(pre) - 1);
+	memcpy(path + sizeof(pre) - 1, num, n);
+	memcpy(path + sizeof(pre) - 1 + n, post, sizeof(post));
+	if (sp_read_small(path, buf, sizeof(buf)))
+		return false;
+	p = strrchr(buf, ')');	/* comm may hold anything */
+	return p && p[1] == ' ' && (p[2] == 'R' || p[2] == 'D');
+}
+
 int sp_drain_request(unsigned what, int timeout_ms)
 {
-	uint64_t end;
+	uint64_t stuck_since, start, now, cpu, last_cpu;
 	uint32_t seq;
 
 	if (!atomic_load(&drain_running))
@@ -1027,20 +1074,24 @@ int sp_drain_request(unsigned what, int timeout_ms)
 	atomic_fetch_or(&req_what, what);
 	seq = atomic_fetch_add(&req_seq, 1) + 1;
 	futex_wake(&req_seq);
-	end = sp_now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
+	start = stuck_since = sp_now_ns(CLOCK_MONOTONIC);
+	last_cpu = drain_cpu_ns();
 	for (;;) {
 		uint32_t d = atomic_load(&done_seq);
-		uint64_t now;
 
 		if ((int32_t)(d - seq) >= 0)
 			break;
 		now = sp_now_ns(CLOCK_MONOTONIC);
-		if (now >= end) {
+		cpu = drain_cpu_ns();
+		if (cpu != last_cpu || drain_runnable())
+			stuck_since = now;	/* slow, not stuck */
+		last_cpu = cpu;
+		if (now - stuck_since >= (uint64_t)timeout_ms * 1000000u ||
+		    now - start >= (uint64_t)SP_DRAIN_CAP_MS * 1000000u) {
 			atomic_fetch_sub(&waiters, 1);
 			return -ETIMEDOUT;
 		}
-		futex_wait(&done_seq, d,
-			   (int)((end - now) / 1000000u) + 1);
+		futex_wait(&done_seq, d, SP_DRAIN_POLL_MS);
 	}
 	atomic_fetch_sub(&waiters, 1);
 	return 0;
@@ -1069,6 +1120,8 @@ void sp_drain_reset_child(void)
 	/* The parent's drain thread does not exist here; its aggregate is
 	 * the parent's profile, not ours. */
 	atomic_store(&drain_running, 0);
+	atomic_store(&drain_tid, 0);
+	atomic_store(&drain_clk_ok, 0);
 	finished = false;
 	write_failed_logged = false;
 	memset(&agg, 0, sizeof(agg));

@@ -27,8 +27,10 @@
  * program sees SIG_DFL for them and replaces it at will.
  *
  * Exit, fork, exec: atexit, _exit/_Exit and fatal signals ask the drain
- * thread for the final write and wait at most SP_FINAL_WAIT_MS for it
- * (with futexes only, so it works from a signal handler).  A child
+ * thread for the final write and wait for it while it gets anywhere: a
+ * drain thread that is blocked (neither runnable nor using CPU) for
+ * SP_FINAL_WAIT_MS is given up on, a starved one is not (futexes, a
+ * clock and /proc only, so it works from a signal handler).  A child
  * after fork profiles into its own file when SYMPROF_OUT has %p, and
  * stops otherwise; exec writes the profile first and disarms the timers
  * so that no sampling signal reaches the new image before it installs
@@ -53,7 +55,8 @@
 
 #include "symprof.h"
 
-/* How long exit paths wait for the final write. */
+/* How long exit paths wait for a final write that makes no progress
+ * (sp_drain_request()). */
 #define SP_FINAL_WAIT_MS 3000
 
 struct sp_state sp = { .sig = SIGPROF };

@@ -243,9 +243,14 @@ enum sp_req {
 	SP_REQ_FINAL = (1 << 2),	/* the last write: stop afterwards */
 };
 SP_HIDDEN int sp_drain_start(void);
-/* Ask the drain thread for @what and wait for it, at most @timeout_ms.
- * Async-signal-safe (atomics and futex only).  Returns 0 when done,
- * -ETIMEDOUT, or -ESRCH when there is no drain thread. */
+/* Ask the drain thread for @what and wait for it.  The wait ends early
+ * (-ETIMEDOUT) only when the drain thread has made no progress for
+ * @timeout_ms: its CPU time did not move and it was neither runnable nor
+ * in a disk wait, so blocked (on a lock the waiter's thread may hold);
+ * a thread starved of CPU on a loaded machine is waited for, up to 60 s
+ * in all.  Async-signal-safe (atomics, futex, clock_gettime and a read of
+ * /proc/self/task/TID/stat).  Returns 0 when done, -ETIMEDOUT, or -ESRCH
+ * when there is no drain thread. */
 SP_HIDDEN int sp_drain_request(unsigned what, int timeout_ms);
 /* Ask for @what without waiting (async-signal-safe). */
 SP_HIDDEN void sp_drain_post(unsigned what);
