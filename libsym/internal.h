@@ -242,6 +242,29 @@ int symi_elf_prepare_dwarf(struct symi_elf *e);
 int symi_inflate_check(struct symi_elf *e, const char *name, size_t ndx,
 		       uint64_t in, uint64_t out);
 
+/*
+ * symi_inflate_check_file() - symi_inflate_check() for every compressed
+ * .debug_* section (zlib, zstd or any other ch_type) and .zdebug_*
+ * section of @e, counted in e->inflated; nothing is decompressed.  For a
+ * file libdw will open and decompress whole by itself (a .dwo file).
+ * Returns 0 or -SYM_E_INFLATE_LIMIT.  sections.c.
+ */
+int symi_inflate_check_file(struct symi_elf *e);
+
+/*
+ * symi_dwo_check() - before libdw looks for the split unit of a skeleton
+ * unit of @e (DW_AT_dwo_name @dwo_name, DW_AT_comp_dir @comp_dir, may be
+ * NULL): each file libdw may open for it (libdw_find_split_unit.c:
+ * DWO_NAME in the directory of @e's file, then COMP_DIR/DWO_NAME; one
+ * file counted once) has its compressed sections checked by
+ * symi_inflate_check_file(), counted in e->inflated with @e's own, since
+ * libdw keeps the split files it takes until the end.  A candidate that
+ * is missing or not ELF is libdw's to skip.  Returns 0, -ENOMEM or
+ * -SYM_E_INFLATE_LIMIT.  elf.c.
+ */
+int symi_dwo_check(struct symi_elf *e, const char *dwo_name,
+		   const char *comp_dir);
+
 /* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
 bool symi_elf_has_dwarf(const struct symi_elf *e);
 
