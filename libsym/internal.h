@@ -300,8 +300,12 @@ int symi_find_debug_file(const struct symi_elf *e,
 /*
  * symi_find_alt_file() - find the dwz alt file named by @e's
  * .gnu_debugaltlink: the path it gives (relative to @e's directory) and
- * the build ID under the debug dirs.
- * @return 0, -SYM_E_NOTFOUND (also when @e has no such section)
+ * the build ID under the debug dirs.  alt->inflated starts at
+ * e->inflated: the alt file's zstd sections are checked against the
+ * per-file decompression limit together with @e's (symi_dwarf_read()
+ * goes on counting both).
+ * @return 0, -SYM_E_NOTFOUND (also when @e has no such section), -ENOMEM,
+ *         -SYM_E_INFLATE_LIMIT
  */
 int symi_find_alt_file(const struct symi_elf *e,
 		       const struct sym_module_opts *opts,
@@ -516,7 +520,10 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 
 /*
  * DWARF (dwarf.c): walk every CU of @dbg (with its dwz alt file @alt, may
- * be NULL) into @b.  Returns 0, -ENOMEM, -SYM_E_BADDWARF.
+ * be NULL, found by symi_find_alt_file(@dbg)) into @b.  @dbg, @alt and
+ * the .dwo files of @dbg's skeleton units share @dbg's per-file
+ * decompression budget (dbg->inflated).  Returns 0, -ENOMEM,
+ * -SYM_E_BADDWARF, -SYM_E_INFLATE_LIMIT.
  */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt, struct sym_module_stats *ph);
