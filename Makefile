@@ -419,6 +419,7 @@ bench: deps
 # (their figures are TAP comments), with longer runs where a test takes a
 # knob.
 CHAOS_TESTS := t0240-bombs t0241-special-files t0242-lines-damaged \
+	t0243-bombs-dwz-dwo \
 	t1050-store-race t1051-store-enospc t1052-symd-queues \
 	t2020-symd-slow-clients t2021-symd-amplification t2022-symd-methods-fetch
 CHAOS_ROUNDS ?= 4000

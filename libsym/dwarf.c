@@ -918,6 +918,31 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 	return err;
 }
 
+/*
+ * Before libdw opens the .dwo file of skeleton unit @cu by itself and
+ * decompresses all of it (the first dwarf_cu_info() asking for the split
+ * DIE does), check its compressed sections against the decompression
+ * limits, counted with @dbg's (symi_dwo_check()).  dwarf_attr(), not
+ * the _integrate one, which could look for the split unit first.
+ */
+static int skeleton_check(struct symi_elf *dbg, Dwarf_CU *cu)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die cudie;
+	uint8_t type = 0;
+	const char *name = NULL, *dir = NULL;
+
+	if (dwarf_cu_info(cu, NULL, &type, &cudie, NULL, NULL, NULL,
+			  NULL) != 0 || type != DW_UT_skeleton)
+		return 0;
+	if (dwarf_attr(&cudie, DW_AT_dwo_name, &a) ||
+	    dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &a))
+		name = dwarf_formstring(&a);
+	if (dwarf_attr(&cudie, DW_AT_comp_dir, &a))
+		dir = dwarf_formstring(&a);
+	return symi_dwo_check(dbg, name, dir);
+}
+
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt, struct sym_module_stats *ph)
 {
@@ -928,9 +953,17 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 	unsigned long units = 0;
 	int err = 0, rc;
 
+	/* One per-file decompression budget for the debug file, its dwz
+	 * alt file and its .dwo files: alt->inflated began at
+	 * dbg->inflated (symi_find_alt_file()) and holds both. */
+	if (alt && alt->elf)
+		dbg->inflated = alt->inflated;
 	err = symi_elf_prepare_dwarf(dbg);
-	if (!err && alt && alt->elf)
+	if (!err && alt && alt->elf) {
+		alt->inflated = dbg->inflated;
 		err = symi_elf_prepare_dwarf(alt);
+		dbg->inflated = alt->inflated;
+	}
 	if (err)
 		return err;
 	dw = dwarf_begin_elf(dbg->elf, DWARF_C_READ, NULL);
@@ -963,6 +996,9 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 
 		cu = next;
 		w.cu = cu;
+		err = skeleton_check(dbg, cu);
+		if (err)
+			goto out;
 		if (dwarf_cu_info(cu, NULL, &type, &cudie, &subdie, NULL, NULL,
 				  NULL) != 0) {
 			w.cu_errors++;

@@ -963,6 +963,10 @@ static int try_candidate(struct search *s, const char *path,
 		}
 	}
 
+	/* A dwz alt file's sections count with the debug file's, under
+	 * one per-file limit (symi_dwarf_read() goes on counting). */
+	if (s->dwz)
+		c.inflated = s->e->inflated;
 	err = elf_unzstd(&c);
 	/* Over the decompression limits: the right file, refused, not a
 	 * reason to look further and end up with symbols only. */
@@ -1080,6 +1084,82 @@ static int file_dirs(const char *path, char *dirs[2])
 		}
 	}
 	return 0;
+}
+
+/*
+ * libdw's __libdw_filepath() (dwarf_getalt.c) into @out: @file when
+ * absolute, else under @dir when that is absolute, else under @debugdir
+ * (with its trailing '/', may be NULL) and @dir.  false: no path, or
+ * one longer than PATH_ROOM (which open() would refuse anyway).
+ */
+static bool dw_filepath(char out[PATH_ROOM], const char *debugdir,
+			const char *dir, const char *file)
+{
+	size_t dl = dir ? strlen(dir) : 0;
+	const char *sep = dl && dir[dl - 1] != '/' ? "/" : "";
+	int n;
+
+	if (file[0] == '/')
+		n = snprintf(out, PATH_ROOM, "%s", file);
+	else if (dir && dir[0] == '/')
+		n = snprintf(out, PATH_ROOM, "%s%s%s", dir, sep, file);
+	else if (debugdir)
+		n = snprintf(out, PATH_ROOM, "%s%s%s%s", debugdir,
+			     dir ? dir : "", sep, file);
+	else
+		return false;
+	return n >= 0 && n < PATH_ROOM;
+}
+
+/* Check one .dwo candidate: its sections count in @e's total. */
+static int dwo_check_one(struct symi_elf *e, const char *path)
+{
+	struct symi_elf c;
+	int err;
+
+	err = elf_open_path(path, &c, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	c.inflated = e->inflated;
+	err = symi_inflate_check_file(&c);
+	if (!err)
+		e->inflated = c.inflated;
+	symi_elf_close(&c);
+	return err;
+}
+
+int symi_dwo_check(struct symi_elf *e, const char *dwo_name,
+		   const char *comp_dir)
+{
+	char fdpath[32], path[PATH_ROOM], *debugdir = NULL, *slash;
+	struct stat st[2];
+	int err = 0, n = 0;
+
+	if (!dwo_name || !*dwo_name)
+		return 0;
+	/* libdw's debugdir: the directory of the file behind the fd it
+	 * was given (__libdw_debugdir()), with its trailing '/'. */
+	if (e->path && e->fd >= 0) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", e->fd);
+		debugdir = realpath(fdpath, NULL);
+		slash = debugdir ? strrchr(debugdir, '/') : NULL;
+		if (slash)
+			slash[1] = '\0';
+	}
+	for (int i = 0; i < 2 && !err; i++) {
+		if (!dw_filepath(path, debugdir, i ? comp_dir : NULL,
+				 dwo_name) ||
+		    (i && !comp_dir) || stat(path, &st[n]) < 0 ||
+		    !S_ISREG(st[n].st_mode))
+			continue;
+		if (n && st[0].st_dev == st[1].st_dev &&
+		    st[0].st_ino == st[1].st_ino)
+			continue;	/* the same file: counted once */
+		n++;
+		err = dwo_check_one(e, path);
+	}
+	free(debugdir);
+	return err;
 }
 
 /* Parse .gnu_debuglink: NUL-terminated name, padding to 4, CRC-32. */

@@ -246,6 +246,29 @@ int symi_elf_prepare_dwarf(struct symi_elf *e);
 int symi_inflate_check(struct symi_elf *e, const char *name, size_t ndx,
 		       uint64_t in, uint64_t out);
 
+/*
+ * symi_inflate_check_file() - symi_inflate_check() for every compressed
+ * .debug_* section (zlib, zstd or any other ch_type) and .zdebug_*
+ * section of @e, counted in e->inflated; nothing is decompressed.  For a
+ * file libdw will open and decompress whole by itself (a .dwo file).
+ * Returns 0 or -SYM_E_INFLATE_LIMIT.  sections.c.
+ */
+int symi_inflate_check_file(struct symi_elf *e);
+
+/*
+ * symi_dwo_check() - before libdw looks for the split unit of a skeleton
+ * unit of @e (DW_AT_dwo_name @dwo_name, DW_AT_comp_dir @comp_dir, may be
+ * NULL): each file libdw may open for it (libdw_find_split_unit.c:
+ * DWO_NAME in the directory of @e's file, then COMP_DIR/DWO_NAME; one
+ * file counted once) has its compressed sections checked by
+ * symi_inflate_check_file(), counted in e->inflated with @e's own, since
+ * libdw keeps the split files it takes until the end.  A candidate that
+ * is missing or not ELF is libdw's to skip.  Returns 0, -ENOMEM or
+ * -SYM_E_INFLATE_LIMIT.  elf.c.
+ */
+int symi_dwo_check(struct symi_elf *e, const char *dwo_name,
+		   const char *comp_dir);
+
 /* symi_elf_has_dwarf() - the file has a .debug_info section with data. */
 bool symi_elf_has_dwarf(const struct symi_elf *e);
 
@@ -281,8 +304,12 @@ int symi_find_debug_file(const struct symi_elf *e,
 /*
  * symi_find_alt_file() - find the dwz alt file named by @e's
  * .gnu_debugaltlink: the path it gives (relative to @e's directory) and
- * the build ID under the debug dirs.
- * @return 0, -SYM_E_NOTFOUND (also when @e has no such section)
+ * the build ID under the debug dirs.  alt->inflated starts at
+ * e->inflated: the alt file's zstd sections are checked against the
+ * per-file decompression limit together with @e's (symi_dwarf_read()
+ * goes on counting both).
+ * @return 0, -SYM_E_NOTFOUND (also when @e has no such section), -ENOMEM,
+ *         -SYM_E_INFLATE_LIMIT
  */
 int symi_find_alt_file(const struct symi_elf *e,
 		       const struct sym_module_opts *opts,
@@ -497,7 +524,10 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 
 /*
  * DWARF (dwarf.c): walk every CU of @dbg (with its dwz alt file @alt, may
- * be NULL) into @b.  Returns 0, -ENOMEM, -SYM_E_BADDWARF.
+ * be NULL, found by symi_find_alt_file(@dbg)) into @b.  @dbg, @alt and
+ * the .dwo files of @dbg's skeleton units share @dbg's per-file
+ * decompression budget (dbg->inflated).  Returns 0, -ENOMEM,
+ * -SYM_E_BADDWARF, -SYM_E_INFLATE_LIMIT.
  */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt, struct sym_module_stats *ph);

@@ -58,6 +58,9 @@
  * sections of elf.c are checked the same way, all of them before the
  * first is decompressed.  Declared sizes are what count: a section that
  * declares less than it holds fails to decompress at its declared size.
+ * A file libdw opens and decompresses itself (a split-DWARF .dwo) has
+ * every compressed section header checked by symi_inflate_check_file()
+ * before libdw gets to it.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -354,6 +357,42 @@ static int check_zdebug(struct symi_elf *e, Elf_Scn *scn, const char *name)
 		out = out << 8 | p[i];
 	return symi_inflate_check(e, name, elf_ndxscn(scn), data->d_size - 12,
 				  out);
+}
+
+int symi_inflate_check_file(struct symi_elf *e)
+{
+	size_t shstrndx, chsz;
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (!e->elf || elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		return 0;
+	chsz = e->ehdr.e_ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+							 sizeof(Elf64_Chdr);
+	while (!err && (scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		Elf_Data *data;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(e->elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!(sh.sh_flags & SHF_COMPRESSED)) {
+			if (strncmp(name, ".zdebug_", 8) == 0)
+				err = check_zdebug(e, scn, name);
+			continue;
+		}
+		/* Whatever the compression: a libdw that knows it would
+		 * decompress the section whole. */
+		if (strncmp(name, ".debug_", 7) != 0 ||
+		    !gelf_getchdr(scn, &ch) ||
+		    !(data = elf_rawdata(scn, NULL)) || data->d_size < chsz)
+			continue;
+		err = symi_inflate_check(e, name, elf_ndxscn(scn),
+					 data->d_size - chsz, ch.ch_size);
+	}
+	return err;
 }
 
 int symi_elf_prepare_dwarf(struct symi_elf *e)

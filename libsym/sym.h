@@ -211,9 +211,13 @@ SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
  * section's header declares (Elf*_Chdr ch_size, or the size of a
  * .zdebug_* section), before anything is decompressed: a file over them
  * fails with -SYM_E_INFLATE_LIMIT and memory never grows.  They are
- * counted per ELF file (the main file, its debug file and its dwz alt
- * file each get the whole budget), over the sections libsym decompresses
- * (every zstd section; zlib .debug_* sections the table reads).  A
+ * counted per ELF file (the main file and its debug file each get the
+ * whole budget), over the sections libsym decompresses (every zstd
+ * section; zlib .debug_* sections the table reads).  The dwz alt file
+ * and the split-DWARF .dwo files the DWARF is read with count with the
+ * file that names them, in its per-file budget; a .dwo, which libdw
+ * opens and decompresses whole itself, has every compressed section
+ * counted, checked before libdw looks for its unit.  A
  * field of 0 means its default, which the environment can set (sizes
  * in bytes, with an optional K, M or G suffix, powers of 1024):
  *
