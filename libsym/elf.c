@@ -1150,8 +1150,17 @@ int symi_dwo_check(struct symi_elf *e, const char *dwo_name,
 		if (!dw_filepath(path, debugdir, i ? comp_dir : NULL,
 				 dwo_name) ||
 		    (i && !comp_dir) || stat(path, &st[n]) < 0 ||
-		    !S_ISREG(st[n].st_mode))
+		    S_ISDIR(st[n].st_mode))
 			continue;
+		/* A FIFO or a device that the file names (an uploaded
+		 * file can name any path): libdw's open() of it would
+		 * block, or read a device. */
+		if (!S_ISREG(st[n].st_mode)) {
+			symi_warn("elf: '%s' names '%s' as a split DWARF file, which is not a regular file",
+				  e->path ? e->path : "<memory>", path);
+			err = -SYM_E_NOTREG;
+			break;
+		}
 		if (n && st[0].st_dev == st[1].st_dev &&
 		    st[0].st_ino == st[1].st_ino)
 			continue;	/* the same file: counted once */

@@ -263,8 +263,10 @@ int symi_inflate_check_file(struct symi_elf *e);
  * file counted once) has its compressed sections checked by
  * symi_inflate_check_file(), counted in e->inflated with @e's own, since
  * libdw keeps the split files it takes until the end.  A candidate that
- * is missing or not ELF is libdw's to skip.  Returns 0, -ENOMEM or
- * -SYM_E_INFLATE_LIMIT.  elf.c.
+ * is missing or not ELF is libdw's to skip; one that is a FIFO, a device
+ * or a socket is refused (libdw's open() of a FIFO would block forever,
+ * and an uploaded file can name any path).  Returns 0, -ENOMEM,
+ * -SYM_E_NOTREG or -SYM_E_INFLATE_LIMIT.  elf.c.
  */
 int symi_dwo_check(struct symi_elf *e, const char *dwo_name,
 		   const char *comp_dir);

@@ -13,7 +13,7 @@
 need gcc objcopy dwz zstd python3 llvm-symbolizer
 [ -x /usr/bin/time ] || plan_skip "/usr/bin/time not installed"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 27
+plan 28
 
 # Peak RSS allowed to a refused file, in KB (as t0240): a small program
 # costs about 5 MB; a bomb that is decompressed costs its size.
@@ -122,5 +122,14 @@ is "the split unit is read (its inlined px)" \
 SYM_MAX_INFLATE_FILE=100 SYM_STORE="$T/st.s3" "$SYM" addr2line -e split-z/a "$saddr" > /dev/null 2> s3.err
 is "an honest zlib .dwo counts in the per-file limit" \
 	"$(grep -c "$DWO' declares .* over the per-file decompression limit" s3.err)" 1
+
+# A .dwo path naming a FIFO (an uploaded file can name any path): refused
+# at once, where libdw's open() of it would wait for a writer forever.
+mkdir split-fifo && cp split/a split-fifo/ && mkfifo "split-fifo/$DWO"
+timeout 60 "$SYM" addr2line --no-cache -e split-fifo/a "$saddr" > /dev/null 2> fifo.err
+rc=$?
+ok "a .dwo that is a FIFO: refused at once, naming it (status $rc)" \
+	sh -c "[ $rc != 0 ] && [ $rc != 124 ] &&
+	       grep -q \"split DWARF file, which is not a regular file\" fifo.err"
 
 done_testing
