@@ -36,6 +36,11 @@
  *              build ID
  *   convert.c  building a stored table from the store's own files
  *              (sym_store_convert())
+ *   sources.c  the source files a debug file's line tables name, and
+ *              the store's copies of them (sym_file_sources(),
+ *              sym_store_put_source())
+ *   modid.c    module IDs of files without a GNU build ID, and the note
+ *              walker (modid.h; also compiled into libsymprof)
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
