@@ -43,11 +43,16 @@ unset SYM_DEMO_OUT SYM_DEMO_RECORDER
 # left DIR: the processes whose command line names DIR, one per line
 # (one grep over /proc: a fork per process would be slow).
 left() {
-	grep -las -F -- "$1" /proc/[0-9]*/cmdline | while read -r f; do
+	# The grep matches its own command line: its list is taken whole
+	# first, so that it has exited (and is reaped) before the loop looks
+	# at the processes it named.  Read from a pipe, it could still be
+	# exiting when its own line came through (seen on a loaded machine).
+	_found=$(grep -las -F -- "$1" /proc/[0-9]*/cmdline)
+	for f in $_found; do
 		p=${f#/proc/}
 		p=${p%/cmdline}
 		c=$( { tr '\0' ' ' < "$f"; } 2>/dev/null)
-		# (not this shell, nor the grep itself, gone by now)
+		# (not this shell; a process gone by now has no command line)
 		[ "$p" = "$$" ] || [ -z "$c" ] || echo "$p: $c"
 	done
 }
