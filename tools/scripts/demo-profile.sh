@@ -240,6 +240,10 @@ say "9. symd on 127.0.0.1 with a fresh store, debuginfod as its upstream"
 echo demo-token > "$T/token"
 printf '$ %s\n' "symd --listen 127.0.0.1:0 --store STORE --debuginfod-urls $DBGD_URL --upload-token-file token &"
 # libdebuginfod's client cache goes to the temporary directory too.
+# The file exists before the loop below reads it: the background
+# job's redirection is done in the child, maybe after the first sed,
+# whose failure (status 2) set -e would make the demo's.
+: > "$T/symd.out"
 env DEBUGINFOD_CACHE_PATH="$T/debuginfod-client" \
 	"$SYMD" --listen 127.0.0.1:0 --store "$T/store" \
 	--debuginfod-urls "$DBGD_URL" --upload-token-file "$T/token" \

@@ -136,6 +136,10 @@ say "6. The service: symd, a CI upload, and the same stack over HTTP"
 [ -x "$SYMD" ] || fail "no $SYMD; run make first"
 echo demo-token > "$T/token"
 printf '$ %s\n' "symd --listen 127.0.0.1:0 --store STORE --upload-token-file token &"
+# The file exists before the loop below reads it: the background
+# job's redirection is done in the child, maybe after the first sed,
+# whose failure (status 2) set -e would make the demo's.
+: > "$T/symd.out"
 "$SYMD" --listen 127.0.0.1:0 --store "$T/store" --upload-token-file "$T/token" \
 	> "$T/symd.out" 2> "$T/symd.log" &
 SYMD_PID=$!
