@@ -112,6 +112,14 @@ $(B)/symd/%.o: symd/%.c
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYMD_CFLAGS) -fsanitize=fuzzer-no-link \
 		-c -o $@ $<
 
+# The status page's HTML as a C string, as the Makefile makes it.
+$(B)/gen/status-html.h: symd/status.html
+	@mkdir -p $(B)/gen
+	@sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' \
+		-e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(B)/symd/status.o: private FUZZ_CFLAGS += -I$(B)/gen
+$(B)/symd/status.o: $(B)/gen/status-html.h
+
 $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
