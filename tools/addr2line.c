@@ -1683,7 +1683,6 @@ static bool store_has_table(struct a2l *a)
  */
 static int build_table(struct a2l *a)
 {
-	struct sym_table_stat ts;
 	double t0 = now_ms();
 	int err;
 
@@ -1697,8 +1696,7 @@ static int build_table(struct a2l *a)
 	 * symbols again is cheap.  One from Go's function table is stored:
 	 * it has every function, line and inline chain, and Go programs
 	 * seldom have debug files. */
-	sym_table_stat(a->tab, &ts);
-	if (!(ts.flags & (SYM_TABLE_DWARF | SYM_TABLE_GOPCLNTAB))) {
+	if (!tool_table_has_lines(a->tab)) {
 		a->not_cached = "no DWARF found, symbols only";
 		return 0;
 	}

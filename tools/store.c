@@ -368,9 +368,7 @@ static bool worse_than_stored(struct store_cmd *sc, struct sym_module *mod,
 	return true;
 }
 
-/* Whether @tab has lines: from DWARF, or from Go's function table, which
- * a Go binary without DWARF has whole (names, lines, inline chains). */
-static bool table_has_lines(const struct sym_table *tab)
+bool tool_table_has_lines(const struct sym_table *tab)
 {
 	struct sym_table_stat ts;
 
@@ -426,7 +424,7 @@ static int add_one(struct store_cmd *sc, const struct sym_module_opts *mo,
 	err = tool_store_put_module(sc->st, bid, mod, file, tab);
 	ticker_stop(&sc->tick);
 	sym_store_unlock(lock);
-	if (!err && !table_has_lines(tab))
+	if (!err && !tool_table_has_lines(tab))
 		tool_err("warning: '%s': no DWARF found, the table of build ID "
 			 "%s has symbols only", file, bid);
 	if (err) {

@@ -130,6 +130,13 @@ int tool_debuginfod_find(const char *build_id, char **path, char *why,
 			 size_t len);
 
 /**
+ * tool_table_has_lines() - whether @tab has lines: from DWARF, or from
+ * Go's function table, which a Go binary without DWARF has whole (names,
+ * lines, inline chains).  A table of symbols only has none.
+ */
+bool tool_table_has_lines(const struct sym_table *tab);
+
+/**
  * tool_store_put_module() - sym_store_put() of @tab, the table of @mod
  * opened from @file, with the real path of its debug file (of @file when
  * it has none) as the source.
