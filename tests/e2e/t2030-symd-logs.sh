@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
-need curl python3 objcopy mkfifo
+need curl python3 objcopy mkfifo sed
 
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/log_check.py"
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
@@ -139,21 +139,37 @@ for i in range(5000):
     c.getresponse().read()
 EOF
 kill -TERM "$SYMD_PID"
+# running PID: it exists and has not exited (a zombie has exited; kill -0
+# still finds it).  Read from /proc: procps's ps is not on every machine.
+running() {
+	[ -r "/proc/$1/stat" ] &&
+		[ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
 # The log gives its writer 2 s (SYMD_LOG_STOP_MS); 60 s is no race with
 # it, only a bound on a symd stuck on its stderr.
 i=0
-while [ $i -lt 1200 ] && kill -0 "$SYMD_PID" 2>/dev/null &&
-	! grep -q . "$T/exited" 2>/dev/null; do
+while [ $i -lt 1200 ] && running "$SYMD_PID"; do
 	sleep 0.05; i=$((i + 1))
-	ps -o stat= -p "$SYMD_PID" | grep -q Z && break
 done
-if kill -0 "$SYMD_PID" 2>/dev/null && ! ps -o stat= -p "$SYMD_PID" | grep -q Z; then
+# What a failure leaves for whoever reads the log: each thread's state
+# and where it waits, and what symd printed.
+why() {
+	for t in /proc/"$SYMD_PID"/task/*; do
+		echo "# thread ${t##*/}: $(sed 's/.*) //' "$t/stat" 2>/dev/null |
+			cut -d' ' -f1) wchan=$(cat "$t/wchan" 2>/dev/null)"
+	done
+	sed 's/^/# symd.out: /' "$T/symd.out"
+}
+if running "$SYMD_PID"; then
+	why
 	kill -9 "$SYMD_PID"
 	_tap 1 "blocked stderr: symd stops (it hung on its stderr)"
 	wait "$SYMD_PID"
 else
 	wait "$SYMD_PID"
-	is "blocked stderr: symd stops with status 0" "$?" 0
+	st=$?
+	[ "$st" = 0 ] || why
+	is "blocked stderr: symd stops with status 0" "$st" 0
 fi
 exec 3<&-
 
