@@ -95,6 +95,7 @@ struct call {
 struct symd_api {
 	struct symd_api_opts o;
 	struct symd_http *http;
+	bool draining;		/* /healthz answers 503 (symd_api_drain()) */
 	/* Answers with slices left, served one slice per loop turn in
 	 * turn (slice_run()), so a turn encodes one slice however many
 	 * big answers are under way. */
@@ -1520,6 +1521,37 @@ static void on_abort(struct symd_http_req *req)
 	symd_work_detach(c->job);
 }
 
+/*
+ * GET /healthz: 200 and {"status":"ok",...}, or, while the node drains
+ * (symd_api_drain()), 503 and {"status":"draining",...}, so that a proxy's
+ * health check takes it out of rotation while it still answers what it is
+ * sent.
+ */
+static void route_healthz(struct call *c)
+{
+	struct symd_api *api = c->api;
+	struct symi_buf b;
+	unsigned q, r;
+
+	symd_work_counts(api->o.work, &q, &r);
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	if (symi_buf_addstr(&b, api->draining ? "{\"status\":\"draining\"" :
+			     "{\"status\":\"ok\"") ||
+	    symi_buf_addstr(&b, ",\"version\":\"" SYMD_VERSION
+			     "\",\"jobs_queued\":") ||
+	    symi_buf_add_u64(&b, q) ||
+	    symi_buf_addstr(&b, ",\"jobs_running\":") ||
+	    symi_buf_add_u64(&b, r) || symi_buf_addstr(&b, "}\n")) {
+		reply_error(c, 503, "out of memory");
+	} else {
+		if (api->draining)
+			symd_http_req_add_header(c->req, "Retry-After", "5");
+		reply_buf(c, api->draining ? 503 : 200, "application/json",
+			  &b);
+	}
+	symi_buf_release(&b);
+}
+
 static void route(struct symd_http_req *req, void *ctx)
 {
 	struct symd_api *api = ctx;
@@ -1591,24 +1623,9 @@ static void route(struct symd_http_req *req, void *ctx)
 		if (get_or_head(c, m))
 			route_status(c, path[1] == '\0');
 	} else if (strcmp(path, "/healthz") == 0) {
-		static const char health[] = "{\"status\":\"ok\","
-			"\"version\":\"" SYMD_VERSION "\",\"jobs_queued\":";
-		struct symi_buf b;
-		unsigned q, r;
-
 		c->route = SYMD_R_HEALTHZ;
-		if (!get_or_head(c, m))
-			return;
-		symd_work_counts(api->o.work, &q, &r);
-		symi_buf_init(&b, SYMD_REPLY_MAX);
-		if (symi_buf_add(&b, health, sizeof(health) - 1) ||
-		    symi_buf_add_u64(&b, q) ||
-		    symi_buf_add(&b, ",\"jobs_running\":", 16) ||
-		    symi_buf_add_u64(&b, r) || symi_buf_add(&b, "}\n", 2))
-			reply_error(c, 503, "out of memory");
-		else
-			reply_buf(c, 200, "application/json", &b);
-		symi_buf_release(&b);
+		if (get_or_head(c, m))
+			route_healthz(c);
 	} else {
 		reply_error(c, 404, "no such route");
 	}
@@ -1740,4 +1757,14 @@ void symd_api_free(struct symd_api *api)
 	if (api->slice_ev)
 		event_free(api->slice_ev);
 	free(api);
+}
+
+void symd_api_drain(struct symd_api *api, bool on)
+{
+	api->draining = on;
+}
+
+bool symd_api_draining(const struct symd_api *api)
+{
+	return api->draining;
 }

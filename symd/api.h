@@ -50,5 +50,13 @@ int symd_api_new(const struct symd_api_opts *o, struct symd_api **out);
 struct symd_http *symd_api_http(struct symd_api *api);
 /* Free the server (requests in flight are aborted).  NULL-safe. */
 void symd_api_free(struct symd_api *api);
+/*
+ * Draining: while @on, GET /healthz answers 503 {"status":"draining"}
+ * (with Retry-After) and every other route answers as before, so a
+ * proxy's health check moves new traffic away from a node that still
+ * finishes what it is sent (docs/cluster.md).  Loop thread.
+ */
+void symd_api_drain(struct symd_api *api, bool on);
+bool symd_api_draining(const struct symd_api *api);
 
 #endif /* SYMD_API_H */

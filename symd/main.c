@@ -87,6 +87,10 @@ static const char usage[] =
 "  --log-format text|json    the log on stderr: logfmt lines (default) or\n"
 "                            JSON lines (see symd(8))\n"
 "  --quiet                   no access-log line per request\n"
+"  --drain-ms N              on SIGTERM, answer /healthz 503 (draining)\n"
+"                            and keep serving this long before the stop,\n"
+"                            so a proxy moves traffic away (default 0);\n"
+"                            SIGUSR1 turns draining on and off\n"
 "  --help, --version\n";
 
 /* "12", "64K", "1.5G": bytes. */
@@ -164,6 +168,7 @@ struct conf {
 	struct symd_api_opts ao;	/* ao.token: free() */
 	struct sym_store_opts so;
 	enum symd_log_format log_format;
+	unsigned drain_ms;	/* --drain-ms */
 };
 
 /* What runs; daemon_free() lets go of it in order. */
@@ -172,7 +177,9 @@ struct daemon {
 	struct symd_api *api;
 	struct symd_work *work;
 	struct sym_store *store;
-	struct event *sigs[2], *tick;
+	struct event *sigs[3], *tick;	/* TERM, INT, USR1 */
+	struct event *drain;	/* --drain-ms after SIGTERM, then stop */
+	unsigned drain_ms;
 	struct event *late;	/* the lateness probe (late_cb()) */
 	uint64_t late_due;	/* when it should run, CLOCK_MONOTONIC us */
 	int sched_fd;		/* the loop thread's schedstat, or -1 */
@@ -191,20 +198,59 @@ static void stopped(struct symd_http *http, void *ctx)
 	event_base_loopexit(d->base, NULL);
 }
 
+static void stop_gracefully(struct daemon *d, const char *why)
+{
+	symd_log_msg(SYMD_LOG_INFO, "stopping",
+		     "%s: finishing requests in flight", why);
+	symd_http_shutdown(symd_api_http(d->api), stopped, d);
+}
+
+static void drain_done(evutil_socket_t fd, short what, void *ctx)
+{
+	(void)fd;
+	(void)what;
+	stop_gracefully(ctx, "drained");
+}
+
+/*
+ * SIGTERM, SIGINT: stop gracefully: stop accepting, finish what is in
+ * flight.  With --drain-ms, first answer /healthz 503 and serve on that
+ * long, so a proxy's health check has moved traffic away before the port
+ * closes.  A second signal stops now.
+ */
 static void on_signal(evutil_socket_t sig, short what, void *ctx)
 {
 	struct daemon *d = ctx;
+	struct timeval tv = { d->drain_ms / 1000, (d->drain_ms % 1000) * 1000 };
 
 	(void)what;
 	if (d->stopping) {
-		/* A second signal: stop now. */
 		event_base_loopexit(d->base, NULL);
 		return;
 	}
 	d->stopping = true;
-	symd_log_msg(SYMD_LOG_INFO, "stopping",
-		     "%s: finishing requests in flight", strsignal((int)sig));
-	symd_http_shutdown(symd_api_http(d->api), stopped, d);
+	if (!d->drain_ms || !d->drain || evtimer_add(d->drain, &tv)) {
+		stop_gracefully(d, strsignal((int)sig));
+		return;
+	}
+	symd_api_drain(d->api, true);
+	symd_log_msg(SYMD_LOG_INFO, "draining", "%s: /healthz answers 503; "
+		     "stopping in %u ms", strsignal((int)sig), d->drain_ms);
+}
+
+/* SIGUSR1: draining on, or off again (docs/cluster.md). */
+static void on_usr1(evutil_socket_t sig, short what, void *ctx)
+{
+	struct daemon *d = ctx;
+	bool on = !symd_api_draining(d->api);
+
+	(void)sig;
+	(void)what;
+	if (d->stopping)
+		return;
+	symd_api_drain(d->api, on);
+	symd_log_msg(SYMD_LOG_INFO, on ? "draining" : "serving", "SIGUSR1: "
+		     "/healthz answers %s", on ? "503" : "200");
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *ctx)
@@ -303,6 +349,8 @@ enum {
 enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
 /* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
 enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
+/* Draining (docs/cluster.md), likewise. */
+enum { O_DRAIN_MS = 530 };
 
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
@@ -339,6 +387,7 @@ static const struct option longopts[] = {
 	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
+	{ "drain-ms", required_argument, NULL, O_DRAIN_MS },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -491,6 +540,9 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_LOG_FORMAT:
 		err = symd_log_format_parse(arg, &c->log_format);
 		break;
+	case O_DRAIN_MS:
+		err = parse_uint(arg, &c->drain_ms);
+		break;
 	}
 	return err;
 }
@@ -613,10 +665,14 @@ static int add_events(struct daemon *d)
 
 	d->sigs[0] = evsignal_new(d->base, SIGTERM, on_signal, d);
 	d->sigs[1] = evsignal_new(d->base, SIGINT, on_signal, d);
+	d->sigs[2] = evsignal_new(d->base, SIGUSR1, on_usr1, d);
+	d->drain = evtimer_new(d->base, drain_done, d);
 	d->tick = event_new(d->base, -1, EV_PERSIST, on_tick, d->work);
 	d->late = evtimer_new(d->base, late_cb, d);
-	if (!d->sigs[0] || !d->sigs[1] || !d->tick || !d->late ||
+	if (!d->sigs[0] || !d->sigs[1] || !d->sigs[2] || !d->drain ||
+	    !d->tick || !d->late ||
 	    evsignal_add(d->sigs[0], NULL) || evsignal_add(d->sigs[1], NULL) ||
+	    evsignal_add(d->sigs[2], NULL) ||
 	    event_add(d->tick, &tick_tv))
 		return -ENOMEM;
 	/* Opened on the loop thread: thread-self names it. */
@@ -696,9 +752,11 @@ static void daemon_free(struct daemon *d)
 	if (d->base)
 		event_base_loop(d->base, EVLOOP_NONBLOCK);
 	symd_work_free(d->work);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (d->sigs[i])
 			event_free(d->sigs[i]);
+	if (d->drain)
+		event_free(d->drain);
 	if (d->tick)
 		event_free(d->tick);
 	if (d->late)
@@ -773,6 +831,7 @@ static void log_config(const struct conf *c, const struct daemon *d,
 		{ "min_rate", OR(ho->min_rate, SYMD_HTTP_DEFAULT_MIN_RATE) },
 		{ "rate_window_ms", OR(ho->rate_window_ms,
 				       SYMD_HTTP_DEFAULT_RATE_WINDOW_MS) },
+		{ "drain_ms", c->drain_ms },
 	};
 
 	snprintf(listen, sizeof(listen), "%s%s%s:%u",
@@ -843,6 +902,7 @@ int main(int argc, char **argv)
 		}
 		c.store_dir = c.dirbuf;
 	}
+	d.drain_ms = c.drain_ms;
 	if (start(&d, &c, &bound))
 		goto out;
 	printf("symd: listening on %s%s%s:%u, store %s, upstreams %s\n",

@@ -24,7 +24,9 @@ set -e
 # this host); prometheus for its promtool, which checks symd's /metrics
 # (t2040); and the heap profilers libsymprof's alloc mode is compared
 # with (t4021, make bench): heaptrack, jemalloc with its profiler and
-# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof.
+# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof;
+# HAProxy and nginx, the proxies docs/cluster/ configures (t2200 runs
+# both in front of three symd nodes).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -34,7 +36,7 @@ zstd xz-utils
 binutils-x86-64-linux-gnu-dbg
 libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
-prometheus
+prometheus haproxy nginx-light
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools"

@@ -43,7 +43,7 @@ START_KEYS = ("version", "libsym", "pid", "listen", "store", "upstreams",
               "header_timeout_ms", "body_timeout_ms", "body_deadline_ms",
               "idle_timeout_ms", "min_rate", "rate_window_ms",
               "max_inflate_section", "max_inflate_file",
-              "max_inflate_ratio")
+              "max_inflate_ratio", "drain_ms")
 
 points = []
 

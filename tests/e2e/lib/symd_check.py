@@ -3,7 +3,9 @@
 
   symd_check.py compare URL BUILDID FILE [N]
       POST N instruction addresses of FILE (objdump -d) to URL/v1/symbolize
-      and compare every frame (function, file, line, column, inline chain)
+      (URL/v1/symbolize/BUILDID with SYMD_CHECK_ROUTE=id, as a proxy that
+      hashes on the build ID needs) and compare every frame (function,
+      whole file path, line, column, inline chain)
       with `sym addr2line --output-style=JSON -f -i --no-demangle
       --no-plt-names -e FILE` on the same addresses, its names demangled
       by c++filt (symd spells names as GNU does).  That style names the
@@ -12,6 +14,11 @@
       which t2100 checks byte for byte through `sym lookup --server`);
       PLT stubs keep llvm's name (_init), since a debug file alone has no
       stubs.  Exit 0 when all agree.
+  symd_check.py compare-many URL IDS-FILE CACHE-DIR [N]
+      compare for each "BUILDID FILE" line of IDS-FILE, what sym addr2line
+      says computed once and kept in CACHE-DIR; exit 0 when all agree.
+  symd_check.py compare-multi URL IDS-FILE CACHE-DIR [N]
+      the same in one POST /v1/symbolize of all the modules.
   symd_check.py status URL BUILDID ADDR WAIT_MS
       print the module's status (ok, missing, pending, error) and, for ok,
       the innermost function of ADDR.
@@ -99,20 +106,31 @@ def expected(path, addrs):
     return res
 
 
-def compare(url, build_id, path, n):
-    addrs = text_addresses(path, n)
-    st, got = post(url + "/v1/symbolize",
-                   {"modules": [{"build_id": build_id,
-                                 "addresses": ["0x%x" % a for a in addrs]}],
-                    "wait_ms": 20000})
+def symbolize(url, build_id, hexes):
+    if os.environ.get("SYMD_CHECK_ROUTE") == "id":
+        # the build ID in the URL, as a proxy hashing on it needs
+        return post(url + "/v1/symbolize/" + build_id,
+                    {"addresses": hexes, "wait_ms": 20000})
+    return post(url + "/v1/symbolize",
+                {"modules": [{"build_id": build_id, "addresses": hexes}],
+                 "wait_ms": 20000})
+
+
+def compare_frames(url, build_id, addrs, want):
+    """Ask symd for @addrs and compare with @want (expected()); the
+    number of differences, or -1 when symd did not answer in full."""
+    st, got = symbolize(url, build_id, ["0x%x" % a for a in addrs])
     if st != 200:
         print("HTTP %d: %s" % (st, got))
-        return 1
-    mod = got["modules"][0]
+        return -1
+    return compare_module(got["modules"][0], addrs, want)
+
+
+def compare_module(mod, addrs, want):
+    """compare_frames() for one module of an answer."""
     if mod["status"] != "ok":
         print("status %s: %s" % (mod["status"], mod.get("error")))
-        return 1
-    want = expected(path, addrs)
+        return -1
     bad = 0
     for a, fr, w in zip(addrs, mod["frames"], want):
         wf = w["Symbol"]
@@ -123,18 +141,66 @@ def compare(url, build_id, path, n):
         # does, after its symbol when it has one: symd's "llvm_symbol".
         if fr and "llvm_symbol" in fr[-1]:
             fr[-1]["function"] = dm_sym(fr[-1]["llvm_symbol"])
-        g = [(f.get("function", ""), os.path.basename(f.get("file", "")),
+        g = [(f.get("function", ""), f.get("file", ""),
               f["line"], f["column"]) for f in fr]
         if len(g) == 1 and g[0] == ("", "", 0, 0):
             g = []      # only the peers' fields: nothing known (as above)
-        e = [(s["FunctionName"], os.path.basename(s["FileName"]),
+        e = [(s["FunctionName"], s["FileName"],
               s["Line"], s["Column"]) for s in wf]
         if g != e:
             bad += 1
             if bad <= 5:
                 print("0x%x: symd %s\n       sym  %s" % (a, g, e))
+    if len(mod["frames"]) != len(addrs):
+        return -1
+    return bad
+
+
+def compare(url, build_id, path, n):
+    addrs = text_addresses(path, n)
+    bad = compare_frames(url, build_id, addrs, expected(path, addrs))
+    if bad < 0:
+        return 1
     print("%d addresses, %d differ" % (len(addrs), bad))
-    return 1 if bad or len(mod["frames"]) != len(addrs) else 0
+    return 1 if bad else 0
+
+
+def wanted(build_id, path, cache, n):
+    """The addresses of @path compare-many asks for and what sym addr2line
+    says of them, computed once and kept in the directory @cache."""
+    cf = os.path.join(cache, build_id + ".json")
+    if os.path.exists(cf):
+        return json.load(open(cf))
+    addrs = text_addresses(path, n)
+    want = expected(path, addrs)
+    with open(cf, "w") as f:
+        json.dump([addrs, want], f)
+    return addrs, want
+
+
+def compare_many(url, ids_file, cache, n, multi=False):
+    """compare for each "BUILDID PATH" line of @ids_file, one request
+    each, or all in one request of many modules when @multi."""
+    ids = [line.split() for line in open(ids_file)]
+    w = {bid: wanted(bid, path, cache, n) for bid, path in ids}
+    if multi:
+        st, got = post(url + "/v1/symbolize", {"wait_ms": 20000, "modules": [
+            {"build_id": bid, "addresses": ["0x%x" % a for a in w[bid][0]]}
+            for bid, _ in ids]})
+        if st != 200 or len(got.get("modules", [])) != len(ids):
+            print("HTTP %d: %s" % (st, got))
+            return 1
+    fails = 0
+    for i, (bid, path) in enumerate(ids):
+        addrs, want = w[bid]
+        bad = compare_module(got["modules"][i], addrs, want) if multi else \
+            compare_frames(url, bid, addrs, want)
+        if bad:
+            print("%s (%s): %s" % (bid, os.path.basename(path),
+                  "no full answer" if bad < 0 else "%d differ" % bad))
+            fails += 1
+    print("%d build IDs, %d wrong" % (len(ids), fails))
+    return 1 if fails else 0
 
 
 def status(url, build_id, addr, wait_ms):
@@ -204,6 +270,10 @@ def main():
     if cmd == "compare":
         n = int(sys.argv[5]) if len(sys.argv) > 5 else 300
         return compare(sys.argv[2], sys.argv[3], sys.argv[4], n)
+    if cmd in ("compare-many", "compare-multi"):
+        n = int(sys.argv[5]) if len(sys.argv) > 5 else 100
+        return compare_many(sys.argv[2], sys.argv[3], sys.argv[4], n,
+                            cmd == "compare-multi")
     if cmd == "status":
         return status(*sys.argv[2:6])
     if cmd == "abort":
