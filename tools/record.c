@@ -52,6 +52,7 @@
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
 #include "agent/fpcheck.h"
+#include "agent/jitmap.h"
 
 #include "agent/unwind.h"
 #include "base.h"
@@ -155,6 +156,9 @@ struct rec {
 	 * through a frame without a frame pointer, and frames dropped past
 	 * an outermost frame. */
 	uint64_t fp_incomplete, fp_unsound, fp_past_outermost;
+	/* JIT frames (last window): unique anonymous frames, and those
+	 * named from perf maps. */
+	uint64_t jit_frames, jit_named;
 	/* dwarf mode, whole stacks: the stack copy they needed, in
 	 * EXTENT_BUCKET-byte buckets (unwinder_last_extent()): to the
 	 * outermost frame, and to the last frame without a frame pointer. */
@@ -1615,6 +1619,43 @@ static int out_path(const struct rec *r, char *buf, size_t len)
 	return 0;
 }
 
+/* Say what a process's perf map gave, and what was wrong with it. */
+static void jit_report(void *ctx, const struct jitmap_report *j)
+{
+	struct rec *r = ctx;
+
+	r->jit_frames += j->frames;
+	r->jit_named += j->named;
+	if (j->err == -ENOENT)
+		return;
+	if (j->err) {
+		tool_err("warning: cannot read perf map '%s': %s", j->path,
+			 strerror(-j->err));
+		return;
+	}
+	if (j->nbad)
+		tool_err("warning: perf map '%s': %u lines skipped (first: %s)",
+			 j->path, j->nbad, j->first_bad);
+	if (j->cut)
+		tool_err("warning: perf map '%s': read up to %zu entries or "
+			 "%u MiB; the rest is left out", j->path,
+			 (size_t)SYMI_PERFMAP_MAX_ENTRIES, JITMAP_BYTES_MAX >> 20);
+	if (j->trust == JITMAP_STALE)
+		tool_err("warning: perf map '%s' was last written %.3f s "
+			 "before process %d started: another process's, whose "
+			 "PID was reused; its names are not used (maps flagged "
+			 "perf-map-stale)", j->path,
+			 (double)(j->start_ns - j->mtime_ns) / 1e9, (int)j->pid);
+	else if (j->trust == JITMAP_FOREIGN)
+		tool_err("warning: perf map '%s' is owned by neither root nor "
+			 "the owner of process %d; its names are not used (maps "
+			 "flagged perf-map-stale)", j->path, (int)j->pid);
+	else if (j->trust == JITMAP_UNCHECKED)
+		tool_err("warning: perf map '%s': the start of process %d is "
+			 "unknown, so the map's age could not be checked; used",
+			 j->path, (int)j->pid);
+}
+
 static int write_prof(struct rec *r, int fd)
 {
 	int err;
@@ -1658,6 +1699,12 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 		h.flagged[i] = r->flagged[i];
 	h.pidns = r->pidns;
 	err = sym_prof_set_header(r->prof, &h);
+	if (err)
+		return err;
+	/* JIT frames: the perf maps as they are now, at the window's end
+	 * (the runtimes append while they run) */
+	r->jit_frames = r->jit_named = 0;
+	err = jitmap_name_profile(r->prof, r->pm, "/tmp", jit_report, r);
 	if (err)
 		return err;
 	err = out_path(r, path, pathlen);
@@ -1773,6 +1820,11 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 					 "kernel frames kept",
 		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
 		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
+	if (r->jit_frames)
+		fprintf(stderr,
+			"%s: JIT frames (last file): %" PRIu64 " of %" PRIu64
+			" unique frames in anonymous code named from perf "
+			"maps\n", tool_prog(), r->jit_named, r->jit_frames);
 	if (r->o.cg == CG_DWARF)
 		fprintf(stderr,
 			"%s: stack copy of %u bytes; whole stacks needed, 50%% / "
