@@ -159,6 +159,15 @@ struct rec {
 	/* JIT frames (last window): unique anonymous frames, and those
 	 * named from perf maps. */
 	uint64_t jit_frames, jit_named;
+	/* The processes of this window: start and owner, kept when first
+	 * seen (a process may be gone, and forgotten, when the window
+	 * ends: its perf map is checked against them). */
+	struct jit_proc {
+		int32_t pid;
+		uint32_t uid;
+		int64_t start_ns;
+	} *jprocs;
+	size_t njprocs, capjprocs;
 	/* dwarf mode, whole stacks: the stack copy they needed, in
 	 * EXTENT_BUCKET-byte buckets (unwinder_last_extent()): to the
 	 * outermost frame, and to the last frame without a frame pointer. */
@@ -678,6 +687,7 @@ static int new_window(struct rec *r)
 	r->gen++;
 	idset_release(&r->procs);
 	idset_release(&r->threads);
+	r->njprocs = 0;
 	r->samples = r->lost = r->throttled = r->dropped = 0;
 	memset(r->flagged, 0, sizeof(r->flagged));
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
@@ -746,6 +756,34 @@ static int prof_kernel_map(struct rec *r, uint32_t *id)
 	return 0;
 }
 
+/* Keep @pid's start and owner for its perf map (jit_start()). */
+static void jit_proc_add(struct rec *r, int32_t pid)
+{
+	struct jit_proc j = { .pid = pid };
+
+	if (pm_process_start(r->pm, pid, &j.start_ns, &j.uid) ||
+	    tool_grow(&r->jprocs, &r->capjprocs, r->njprocs + 1,
+		      sizeof(*r->jprocs), 16))
+		return;	/* unknown: the map is reported unchecked */
+	r->jprocs[r->njprocs++] = j;
+}
+
+/* jitmap_start_fn: the latest start kept for @pid this window. */
+static int jit_start(void *ctx, int32_t pid, int64_t *start_ns,
+		     uint32_t *uid)
+{
+	struct rec *r = ctx;
+
+	for (size_t i = r->njprocs; i-- > 0;) {
+		if (r->jprocs[i].pid != pid)
+			continue;
+		*start_ns = r->jprocs[i].start_ns;
+		*uid = r->jprocs[i].uid;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Name process @pid and thread @tid in this window's profile. */
 static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 {
@@ -756,6 +794,7 @@ static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 	if (pid <= 0)
 		return;
 	if (idset_add(&r->procs, pid) || (force && pid == tid)) {
+		jit_proc_add(r, pid);
 		comm = pm_process(r->pm, pid, &pidns, &nspid);
 		sym_prof_add_process(r->prof, pid, pidns, nspid, comm);
 	}
@@ -1704,7 +1743,7 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 	/* JIT frames: the perf maps as they are now, at the window's end
 	 * (the runtimes append while they run) */
 	r->jit_frames = r->jit_named = 0;
-	err = jitmap_name_profile(r->prof, r->pm, "/tmp", jit_report, r);
+	err = jitmap_name_profile(r->prof, "/tmp", jit_start, jit_report, r);
 	if (err)
 		return err;
 	err = out_path(r, path, pathlen);
@@ -2182,6 +2221,7 @@ static void release(struct rec *r)
 	sym_prof_free(r->prof);
 	idset_release(&r->procs);
 	idset_release(&r->threads);
+	free(r->jprocs);
 	free(r->sb_buf);
 	free(r->sbs);
 	free(r->o.pids);

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "agent/jitmap.h"
-#include "agent/procmaps.h"
 #include "grow.h"
 #include "sym_prof.h"
 #include "base.h"
@@ -288,8 +287,9 @@ static void flag_maps(struct sym_prof *p, int32_t pid, uint32_t flag)
 }
 
 /* Load, check and use @pid's perf map. */
-static int name_process(struct sym_prof *p, struct pm *pm, const char *dir,
-			int32_t pid, struct jitmap_report *rep)
+static int name_process(struct sym_prof *p, const char *dir,
+			jitmap_start_fn start, void *ctx, int32_t pid,
+			struct jitmap_report *rep)
 {
 	struct jitmap jm = { 0 };
 	uint32_t uid = 0;
@@ -304,7 +304,7 @@ static int name_process(struct sym_prof *p, struct pm *pm, const char *dir,
 		err = -ENOMEM;
 	if (rep->err)
 		goto out;
-	if (!pm || pm_process_start(pm, pid, &rep->start_ns, &uid))
+	if (!start || start(ctx, pid, &rep->start_ns, &uid))
 		rep->start_ns = 0;
 	rep->trust = jitmap_check(&jm, rep->start_ns, uid, JITMAP_SLACK_NS);
 	rep->mtime_ns = jm.mtime_ns;
@@ -324,8 +324,8 @@ out:
 	return err;
 }
 
-int jitmap_name_profile(struct sym_prof *p, struct pm *pm, const char *dir,
-			jitmap_report_fn fn, void *ctx)
+int jitmap_name_profile(struct sym_prof *p, const char *dir,
+			jitmap_start_fn start, jitmap_report_fn fn, void *ctx)
 {
 	struct jitmap_report rep;
 	int32_t *pids = NULL;
@@ -333,7 +333,7 @@ int jitmap_name_profile(struct sym_prof *p, struct pm *pm, const char *dir,
 	int err = anon_pids(p, &pids, &n);
 
 	for (size_t i = 0; !err && i < n; i++) {
-		err = name_process(p, pm, dir, pids[i], &rep);
+		err = name_process(p, dir, start, ctx, pids[i], &rep);
 		if (!err && fn)
 			fn(ctx, &rep);
 	}

@@ -18,7 +18,6 @@
 #include "perfmap.h"
 
 struct sym_prof;
-struct pm;
 
 /* Most bytes of a perf map read; the rest is left unread (cut). */
 #define JITMAP_BYTES_MAX (256u << 20)
@@ -105,6 +104,8 @@ struct jitmap_report {
 };
 
 typedef void (*jitmap_report_fn)(void *ctx, const struct jitmap_report *r);
+typedef int (*jitmap_start_fn)(void *ctx, int32_t pid, int64_t *start_ns,
+			       uint32_t *uid);
 
 /* How much earlier than a process's start (exact to a clock tick) its
  * perf map may have been last written and still be its own. */
@@ -120,11 +121,14 @@ typedef void (*jitmap_report_fn)(void *ctx, const struct jitmap_report *r);
  * of one whose map was stale or foreign SYM_PROF_MAP_PERFMAP_STALE (and
  * nothing is named).  A map whose process start is unknown is used, and
  * reported as unchecked.
- * @param pm   where the processes' start times come from (NULL: unknown)
- * @param fn   called once per process with anonymous maps, in PID order
+ * @param start  gives a process's start and owner (pm_process_start()'s
+ *               contract; non-zero: unknown); NULL: all unknown
+ * @param fn     called once per process with anonymous maps, in PID
+ *               order; may be NULL
+ * @param ctx    passed to both
  * @return 0, -ENOMEM
  */
-int jitmap_name_profile(struct sym_prof *p, struct pm *pm, const char *dir,
-			jitmap_report_fn fn, void *ctx);
+int jitmap_name_profile(struct sym_prof *p, const char *dir,
+			jitmap_start_fn start, jitmap_report_fn fn, void *ctx);
 
 #endif
