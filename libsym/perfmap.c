@@ -3,7 +3,6 @@
  * the rules).  Compiled into libsym and into libsymprof, the LD_PRELOAD
  * sampler (libc only): no allocation, no logging, no libsym call.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "perfmap.h"
@@ -97,13 +96,44 @@ int symi_perfmap_next(const char *buf, size_t len, size_t *off,
 	return 1;
 }
 
-static int cmp_pt(const void *a, const void *b)
+/* Order of points: by address, then entry. */
+static int pt_less(const struct symi_perfmap_pt *x,
+		   const struct symi_perfmap_pt *y)
 {
-	const struct symi_perfmap_pt *x = a, *y = b;
+	return x->addr != y->addr ? x->addr < y->addr : x->ent < y->ent;
+}
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->ent > y->ent) - (x->ent < y->ent);
+static void sift(struct symi_perfmap_pt *v, size_t i, size_t n)
+{
+	struct symi_perfmap_pt t;
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && pt_less(&v[c], &v[c + 1]))
+			c++;
+		if (!pt_less(&v[i], &v[c]))
+			return;
+		t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+		i = c;
+	}
+}
+
+/* Heapsort: no allocation (qsort() may malloc, and libsymprof's drain
+ * thread must not). */
+static void sort_pts(struct symi_perfmap_pt *v, size_t n)
+{
+	struct symi_perfmap_pt t;
+
+	for (size_t i = n / 2; i-- > 0;)
+		sift(v, i, n);
+	for (size_t k = n; k-- > 1;) {
+		t = v[0];
+		v[0] = v[k];
+		v[k] = t;
+		sift(v, 0, k);
+	}
 }
 
 /* The max-heap of entry indices (the latest entry on top). */
@@ -168,7 +198,7 @@ size_t symi_perfmap_flatten(const struct symi_perfmap_ent *e, size_t n,
 		pts[2 * i + 1] = (struct symi_perfmap_pt){
 			e[i].start + e[i].size, (uint32_t)i, 1 };
 	}
-	qsort(pts, npts, sizeof(*pts), cmp_pt);
+	sort_pts(pts, npts);
 	for (size_t k = 0; k < npts;) {
 		uint64_t a = pts[k].addr;
 
@@ -200,4 +230,28 @@ symi_perfmap_find(const struct symi_perfmap_seg *segs, size_t n,
 	if (lo < n && segs[lo].start <= addr && addr < segs[lo].end)
 		return &segs[lo];
 	return NULL;
+}
+
+int symi_proc_starttime(const char *stat, size_t len, uint64_t *ticks)
+{
+	const char *s = NULL, *end = stat + len;
+	uint64_t v = 0;
+	int field = 2;
+
+	for (const char *c = stat; c < end; c++)
+		if (*c == ')')
+			s = c;	/* the last: a comm may hold ')' */
+	if (!s)
+		return -1;
+	for (s++; s < end && field < 22; s++)
+		field += *s == ' ';
+	if (field != 22 || s == end || *s < '0' || *s > '9')
+		return -1;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ticks = v;
+	return 0;
 }

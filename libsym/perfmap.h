@@ -85,7 +85,7 @@ struct symi_perfmap_pt {
  * latest entry covering it; adjacent pieces of one entry are merged.
  * @pts: scratch of 2 * @n; @heap: scratch of @n; @out: room for 2 * @n.
  * @return the number of segments written to @out.
- * O(n log n).  Pure but for qsort().
+ * O(n log n), in place: no allocation.
  */
 size_t symi_perfmap_flatten(const struct symi_perfmap_ent *e, size_t n,
 			    struct symi_perfmap_pt *pts, uint32_t *heap,
@@ -98,5 +98,13 @@ size_t symi_perfmap_flatten(const struct symi_perfmap_ent *e, size_t n,
 const struct symi_perfmap_seg *
 symi_perfmap_find(const struct symi_perfmap_seg *segs, size_t n,
 		  uint64_t addr);
+
+/*
+ * symi_proc_starttime() - field 22 of /proc/PID/stat text @stat (@len
+ * bytes): when the process started, in clock ticks since boot
+ * (CLOCK_BOOTTIME), against which a perf map's age is checked.
+ * @return 0, or -1 when the text is not such a line
+ */
+int symi_proc_starttime(const char *stat, size_t len, uint64_t *ticks);
 
 #endif

@@ -197,8 +197,24 @@ static void test_edges(void)
 }
 
 
+/* /proc/PID/stat lines as proc(5) documents them; a comm with ") ". */
+static void test_starttime(void)
+{
+	static const char a[] = "42 (node) S 1 42 42 0 -1 4194560 100 0 0 0 "
+				"5 1 0 0 20 0 7 0 123456 1000 200 ...\n";
+	static const char b[] = "42 (a) b (c) R 1 42 42 0 -1 4194560 100 0 0 "
+				"0 5 1 0 0 20 0 7 0 98765 1000 200\n";
+	uint64_t t = 0;
+
+	CHECK(symi_proc_starttime(a, sizeof(a) - 1, &t) == 0 && t == 123456);
+	CHECK(symi_proc_starttime(b, sizeof(b) - 1, &t) == 0 && t == 98765);
+	CHECK(symi_proc_starttime(a, 30, &t) == -1);
+	CHECK(symi_proc_starttime("42 node S", 9, &t) == -1);
+}
+
 int main(void)
 {
+	test_starttime();
 	test_good();
 	test_bad();
 	test_long_line();

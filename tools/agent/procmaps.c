@@ -26,6 +26,7 @@
 
 #include "grow.h"
 #include "procmaps.h"
+#include "perfmap.h"
 #include "sym.h"
 #include "base.h"
 
@@ -870,13 +871,13 @@ static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
  * clock of the boot is added; exact to a tick. */
 static void read_start(struct proc *p)
 {
-	char path[64], buf[1024], *s;
+	char path[64], buf[1024];
 	struct timespec rt, bt;
-	unsigned long long ticks;
+	uint64_t ticks;
 	long hz = sysconf(_SC_CLK_TCK);
 	struct stat st;
 	ssize_t n;
-	int fd, i;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
 	if (stat(path, &st) == 0)
@@ -885,16 +886,11 @@ static void read_start(struct proc *p)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n <= 0 || hz <= 0)
 		return;
-	buf[n] = '\0';
-	s = strrchr(buf, ')');
-	/* field 3 (state) follows ") "; starttime is field 22 */
-	for (i = 2; s && i < 22; i++)
-		s = strchr(s + 1, ' ');
-	if (!s || sscanf(s + 1, "%llu", &ticks) != 1 ||
+	if (symi_proc_starttime(buf, (size_t)n, &ticks) ||
 	    clock_gettime(CLOCK_REALTIME, &rt) ||
 	    clock_gettime(CLOCK_BOOTTIME, &bt))
 		return;
