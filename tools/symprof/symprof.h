@@ -21,6 +21,9 @@
  *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
  *	           step over a stack copy: drain thread only, in memory
  *	out.c      the writer of the raw stack format: drain thread only
+ *	jit.c      JIT code: anonymous executable mappings as anon maps,
+ *	           named from the program's perf map (libsym/perfmap.c,
+ *	           compiled in): drain thread only
  *	alloc.c    alloc mode: the interposed malloc family, the per-thread
  *	           byte sampler (alloc_est.h) and the table of sampled live
  *	           pointers: program threads, lock-free
