@@ -2,7 +2,8 @@
  * t-jitmap.c - the recorder's perf map loader (tools/agent/jitmap.c) and
  * the process start it is checked against (pm_process_start(),
  * tools/agent/procmaps.c):
- *  - a missing file is -ENOENT, a directory -EINVAL; bad lines are
+ *  - a missing file is -ENOENT, a directory or a FIFO -EINVAL (not
+ *    waited on), a symlink -ELOOP; bad lines are
  *    counted and the first one named with its number;
  *  - jitmap_check(): stale (mtime before the start, past the slack),
  *    trusted, foreign owner, unchecked start;
@@ -64,6 +65,13 @@ static void test_load(void)
 	snprintf(path, sizeof(path), "%s/none.map", dir);
 	CHECK_ERR(jitmap_load(&jm, path), -ENOENT);
 	CHECK_ERR(jitmap_load(&jm, dir), -EINVAL);
+	/* a FIFO is refused, not waited on (O_NONBLOCK); a symlink too */
+	snprintf(path, sizeof(path), "%s/fifo.map", dir);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK_ERR(jitmap_load(&jm, path), -EINVAL);
+	snprintf(path, sizeof(path), "%s/link.map", dir);
+	CHECK(symlink("/etc/passwd", path) == 0);
+	CHECK_ERR(jitmap_load(&jm, path), -ELOOP);
 	snprintf(path, sizeof(path), "%s/a.map", dir);
 	write_file(path, "1000 10 a\nbad line\n2000 0 zero\n3000 8 c\n",
 		   now_ns());

@@ -123,7 +123,7 @@ int jitmap_load(struct jitmap *jm, const char *path)
 	size_t len = 0;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -80,7 +80,7 @@ static void *jit_mmap(size_t n)
 static char *read_file(const char *path, size_t cap, size_t *len,
 		       struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	char *buf;
 	ssize_t r;
 
