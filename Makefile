@@ -291,10 +291,17 @@ $(SYMPROF_MODID): libsym/modid.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
 
-lib/libsymprof.so: $(SYMPROF_OBJS) $(SYMPROF_MODID)
+# The perf map reader (libsym/perfmap.c, libc only) likewise.
+SYMPROF_PERFMAP := $(B)/tools/symprof/libsym-perfmap.o
+$(SYMPROF_PERFMAP): libsym/perfmap.c $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
+
+lib/libsymprof.so: $(SYMPROF_OBJS) $(SYMPROF_MODID) $(SYMPROF_PERFMAP)
 	@mkdir -p lib
 	$(call msg,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,--no-undefined \
-		-Wl,-z,now -o $@ $(SYMPROF_OBJS) $(SYMPROF_MODID)
+		-Wl,-z,now -o $@ $(SYMPROF_OBJS) $(SYMPROF_MODID) \
+		$(SYMPROF_PERFMAP)
 
 $(B)/tools/run.o: private SYM_CFLAGS += -DSYM_LIBDIR='"$(libdir)"'
 

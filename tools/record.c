@@ -52,6 +52,7 @@
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
 #include "agent/fpcheck.h"
+#include "agent/jitmap.h"
 
 #include "agent/unwind.h"
 #include "base.h"
@@ -155,6 +156,18 @@ struct rec {
 	 * through a frame without a frame pointer, and frames dropped past
 	 * an outermost frame. */
 	uint64_t fp_incomplete, fp_unsound, fp_past_outermost;
+	/* JIT frames (last window): unique anonymous frames, and those
+	 * named from perf maps. */
+	uint64_t jit_frames, jit_named;
+	/* The processes of this window: start and owner, kept when first
+	 * seen (a process may be gone, and forgotten, when the window
+	 * ends: its perf map is checked against them). */
+	struct jit_proc {
+		int32_t pid;
+		uint32_t uid;
+		int64_t start_ns;
+	} *jprocs;
+	size_t njprocs, capjprocs;
 	/* dwarf mode, whole stacks: the stack copy they needed, in
 	 * EXTENT_BUCKET-byte buckets (unwinder_last_extent()): to the
 	 * outermost frame, and to the last frame without a frame pointer. */
@@ -674,6 +687,7 @@ static int new_window(struct rec *r)
 	r->gen++;
 	idset_release(&r->procs);
 	idset_release(&r->threads);
+	r->njprocs = 0;
 	r->samples = r->lost = r->throttled = r->dropped = 0;
 	memset(r->flagged, 0, sizeof(r->flagged));
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
@@ -742,6 +756,34 @@ static int prof_kernel_map(struct rec *r, uint32_t *id)
 	return 0;
 }
 
+/* Keep @pid's start and owner for its perf map (jit_start()). */
+static void jit_proc_add(struct rec *r, int32_t pid)
+{
+	struct jit_proc j = { .pid = pid };
+
+	if (pm_process_start(r->pm, pid, &j.start_ns, &j.uid) ||
+	    tool_grow(&r->jprocs, &r->capjprocs, r->njprocs + 1,
+		      sizeof(*r->jprocs), 16))
+		return;	/* unknown: the map is reported unchecked */
+	r->jprocs[r->njprocs++] = j;
+}
+
+/* jitmap_start_fn: the latest start kept for @pid this window. */
+static int jit_start(void *ctx, int32_t pid, int64_t *start_ns,
+		     uint32_t *uid)
+{
+	struct rec *r = ctx;
+
+	for (size_t i = r->njprocs; i-- > 0;) {
+		if (r->jprocs[i].pid != pid)
+			continue;
+		*start_ns = r->jprocs[i].start_ns;
+		*uid = r->jprocs[i].uid;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Name process @pid and thread @tid in this window's profile. */
 static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 {
@@ -752,6 +794,7 @@ static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 	if (pid <= 0)
 		return;
 	if (idset_add(&r->procs, pid) || (force && pid == tid)) {
+		jit_proc_add(r, pid);
 		comm = pm_process(r->pm, pid, &pidns, &nspid);
 		sym_prof_add_process(r->prof, pid, pidns, nspid, comm);
 	}
@@ -1615,6 +1658,43 @@ static int out_path(const struct rec *r, char *buf, size_t len)
 	return 0;
 }
 
+/* Say what a process's perf map gave, and what was wrong with it. */
+static void jit_report(void *ctx, const struct jitmap_report *j)
+{
+	struct rec *r = ctx;
+
+	r->jit_frames += j->frames;
+	r->jit_named += j->named;
+	if (j->err == -ENOENT)
+		return;
+	if (j->err) {
+		tool_err("warning: cannot read perf map '%s': %s", j->path,
+			 strerror(-j->err));
+		return;
+	}
+	if (j->nbad)
+		tool_err("warning: perf map '%s': %u lines skipped (first: %s)",
+			 j->path, j->nbad, j->first_bad);
+	if (j->cut)
+		tool_err("warning: perf map '%s': read up to %zu entries or "
+			 "%u MiB; the rest is left out", j->path,
+			 (size_t)SYMI_PERFMAP_MAX_ENTRIES, JITMAP_BYTES_MAX >> 20);
+	if (j->trust == JITMAP_STALE)
+		tool_err("warning: perf map '%s' was last written %.3f s "
+			 "before process %d started: another process's, whose "
+			 "PID was reused; its names are not used (maps flagged "
+			 "perf-map-stale)", j->path,
+			 (double)(j->start_ns - j->mtime_ns) / 1e9, (int)j->pid);
+	else if (j->trust == JITMAP_FOREIGN)
+		tool_err("warning: perf map '%s' is owned by neither root nor "
+			 "the owner of process %d; its names are not used (maps "
+			 "flagged perf-map-stale)", j->path, (int)j->pid);
+	else if (j->trust == JITMAP_UNCHECKED)
+		tool_err("warning: perf map '%s': the start of process %d is "
+			 "unknown, so the map's age could not be checked; used",
+			 j->path, (int)j->pid);
+}
+
 static int write_prof(struct rec *r, int fd)
 {
 	int err;
@@ -1658,6 +1738,12 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 		h.flagged[i] = r->flagged[i];
 	h.pidns = r->pidns;
 	err = sym_prof_set_header(r->prof, &h);
+	if (err)
+		return err;
+	/* JIT frames: the perf maps as they are now, at the window's end
+	 * (the runtimes append while they run) */
+	r->jit_frames = r->jit_named = 0;
+	err = jitmap_name_profile(r->prof, "/tmp", jit_start, jit_report, r);
 	if (err)
 		return err;
 	err = out_path(r, path, pathlen);
@@ -1773,6 +1859,11 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 					 "kernel frames kept",
 		r->repaired, r->unmapped_leaf, r->not_after_call, ps.elf_reads,
 		ps.elf_cache_hits + ps.bid_hits, ps.no_file);
+	if (r->jit_frames)
+		fprintf(stderr,
+			"%s: JIT frames (last file): %" PRIu64 " of %" PRIu64
+			" unique frames in anonymous code named from perf "
+			"maps\n", tool_prog(), r->jit_named, r->jit_frames);
 	if (r->o.cg == CG_DWARF)
 		fprintf(stderr,
 			"%s: stack copy of %u bytes; whole stacks needed, 50%% / "
@@ -2130,6 +2221,7 @@ static void release(struct rec *r)
 	sym_prof_free(r->prof);
 	idset_release(&r->procs);
 	idset_release(&r->threads);
+	free(r->jprocs);
 	free(r->sb_buf);
 	free(r->sbs);
 	free(r->o.pids);

@@ -906,7 +906,10 @@ static void row_label(const struct row *r, char *buf, size_t len)
 		snprintf(buf, len, "%s (%.8s)", m->path ? m->path : "?",
 			 m->build_id);
 	else
-		snprintf(buf, len, "%s", m->path ? m->path : "[anonymous]");
+		snprintf(buf, len, "%s%s", m->path ? m->path : "[anonymous]",
+			 m->flags & SYM_PROF_MAP_PERFMAP_STALE ?
+				 " (perf-map-stale: names not used)" :
+			 m->flags & SYM_PROF_MAP_PERFMAP ? " (perf-map)" : "");
 }
 
 static double pct(uint64_t part, uint64_t whole)

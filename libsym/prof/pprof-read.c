@@ -744,6 +744,10 @@ static int note_map(struct dec *d, size_t ci, char **w, size_t n)
 			have[5] = true;
 		} else if (strcmp(w[i], "vaddr-guessed") == 0) {
 			m.flags |= SYM_PROF_MAP_VADDR_GUESSED;
+		} else if (strcmp(w[i], "perf-map") == 0) {
+			m.flags |= SYM_PROF_MAP_PERFMAP;
+		} else if (strcmp(w[i], "perf-map-stale") == 0) {
+			m.flags |= SYM_PROF_MAP_PERFMAP_STALE;
 		} else if (!strchr(w[i], '=')) {
 			BAD(d, "comment %zu: sym-map: bad word '%s'", ci,
 			    w[i]);

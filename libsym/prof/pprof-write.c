@@ -897,7 +897,7 @@ static int enc_comments(struct enc *e)
 		const struct sym_prof_map *m = sym_prof_map(e->p, (uint32_t)i);
 
 		err = symi_buf_addf(&b, "#sym-map %zu start=%llx limit=%llx "
-				    "offset=%llx vaddr=%llx kind=%s pid=%d%s",
+				    "offset=%llx vaddr=%llx kind=%s pid=%d%s%s%s",
 				    i + 1, (unsigned long long)m->start,
 				    (unsigned long long)m->end,
 				    (unsigned long long)m->pgoff,
@@ -906,7 +906,11 @@ static int enc_comments(struct enc *e)
 				    symi_prof_kind_names[m->kind] : "anon",
 				    m->pid,
 				    m->flags & SYM_PROF_MAP_VADDR_GUESSED ?
-				    " vaddr-guessed" : "");
+				    " vaddr-guessed" : "",
+				    m->flags & SYM_PROF_MAP_PERFMAP ?
+				    " perf-map" : "",
+				    m->flags & SYM_PROF_MAP_PERFMAP_STALE ?
+				    " perf-map-stale" : "");
 		err = enc_comment(e, &b, err);
 		if (err)
 			goto out;

@@ -500,7 +500,7 @@ int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,
 		return -EINVAL;
 	n = *m;
 	if (m->kind > SYM_PROF_MAP_ANON || m->start > m->end || m->pid < -1 ||
-	    (m->flags & ~(uint32_t)SYM_PROF_MAP_VADDR_GUESSED) ||
+	    (m->flags & ~(uint32_t)SYM_PROF_MAP_FLAGS_ALL) ||
 	    (m->build_id && *m->build_id &&
 	     !symi_prof_build_id_ok(m->build_id)))
 		return -EINVAL;
@@ -993,10 +993,15 @@ const char *symi_prof_thread_at(const struct sym_prof *p, size_t i,
 
 int symi_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags)
 {
-	if (id >= p->nmaps || (flags & ~(uint32_t)SYM_PROF_MAP_VADDR_GUESSED))
+	if (id >= p->nmaps || (flags & ~(uint32_t)SYM_PROF_MAP_FLAGS_ALL))
 		return -EINVAL;
 	p->maps[id].flags = flags;
 	return 0;
+}
+
+int sym_prof_set_map_flags(struct sym_prof *p, uint32_t id, uint32_t flags)
+{
+	return p ? symi_prof_set_map_flags(p, id, flags) : -EINVAL;
 }
 
 /*

@@ -483,6 +483,34 @@ out:
 }
 
 /* source ID HOST START DURATION PERIOD WEIGHT-UNIT SAMPLES LOST */
+/* The names of the map flags in `mapflags` lines, in the order written. */
+static const struct {
+	const char *name;
+	uint32_t flag;
+} mapflag_names[] = {
+	{ "vaddr-guessed", SYM_PROF_MAP_VADDR_GUESSED },
+	{ "perf-map", SYM_PROF_MAP_PERFMAP },
+	{ "perf-map-stale", SYM_PROF_MAP_PERFMAP_STALE },
+};
+#define MAPFLAG_NNAMES (sizeof(mapflag_names) / sizeof(mapflag_names[0]))
+
+/* mapflags ID FLAG[,FLAG...] */
+static void write_mapflags(struct wbuf *w, const struct sym_prof_map *m)
+{
+	char sep = ' ';
+
+	ws(w, "mapflags ");
+	wu64(w, m->id);
+	for (size_t k = 0; k < MAPFLAG_NNAMES; k++) {
+		if (!(m->flags & mapflag_names[k].flag))
+			continue;
+		wc(w, sep);
+		ws(w, mapflag_names[k].name);
+		sep = ',';
+	}
+	wc(w, '\n');
+}
+
 static void write_source(struct wbuf *w, const struct sym_prof_source *s)
 {
 	ws(w, "source ");
@@ -577,11 +605,8 @@ int sym_prof_write(const struct sym_prof *p, int fd)
 		wc(&w, ' ');
 		wstr(&w, m->path);
 		wc(&w, '\n');
-		if (m->flags & SYM_PROF_MAP_VADDR_GUESSED) {
-			ws(&w, "mapflags ");
-			wu64(&w, m->id);
-			ws(&w, " vaddr-guessed\n");
-		}
+		if (m->flags)
+			write_mapflags(&w, m);
 	}
 	n = sym_prof_nsources(p);
 	for (uint32_t i = 1; i <= n && !w.err; i++)
@@ -1098,8 +1123,9 @@ static int read_mapflags(struct rd *r)
 		if (!*c)
 			return fail(r, -SYM_E_BADPROFILE,
 				    "empty name in the map flags");
-		if (!strcmp(c, "vaddr-guessed"))
-			flags |= SYM_PROF_MAP_VADDR_GUESSED;
+		for (size_t k = 0; k < MAPFLAG_NNAMES; k++)
+			if (!strcmp(c, mapflag_names[k].name))
+				flags |= mapflag_names[k].flag;
 		/* else a flag this reader does not know: skipped */
 	}
 	return symi_prof_set_map_flags(r->p, id, flags);

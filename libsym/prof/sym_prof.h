@@ -123,7 +123,22 @@ enum sym_prof_map_flags {
 	 *  p_vaddr == p_offset (usual for PIE and shared objects).  The
 	 *  raw format carries it as a `mapflags ID vaddr-guessed` line. */
 	SYM_PROF_MAP_VADDR_GUESSED = (1 << 0),
+	/** An anonymous map whose frames were named from the process's
+	 *  perf map (/tmp/perf-PID.map, written by a JIT) when the
+	 *  recording ended: their locations are `ok`, with names from a
+	 *  symbol table and no file.  `mapflags ID perf-map`. */
+	SYM_PROF_MAP_PERFMAP = (1 << 1),
+	/** The process had a perf map that was not trusted: last written
+	 *  before the process started (another process's, whose PID it
+	 *  reuses) or owned by another user; its names were not used.
+	 *  `mapflags ID perf-map-stale` (docs/record.md, "JIT frames"). */
+	SYM_PROF_MAP_PERFMAP_STALE = (1 << 2),
 };
+
+/** Every flag of enum sym_prof_map_flags. */
+#define SYM_PROF_MAP_FLAGS_ALL                                              \
+	(SYM_PROF_MAP_VADDR_GUESSED | SYM_PROF_MAP_PERFMAP |                 \
+	 SYM_PROF_MAP_PERFMAP_STALE)
 
 /** One executable mapping of one process. */
 struct sym_prof_map {
@@ -606,6 +621,17 @@ SYM_API int sym_prof_location(const struct sym_prof *p,
 			      const struct sym_prof_frame *f,
 			      uint32_t *status,
 			      const struct sym_prof_line **lines, size_t *n);
+
+/**
+ * sym_prof_set_map_flags() - replace the flags of map @id (what a
+ * recorder learns of a map only at the end, such as where the names of
+ * its frames came from).
+ * @param flags  enum sym_prof_map_flags
+ * @return 0, or -EINVAL for an unknown map or flag
+ * (1.4)
+ */
+SYM_API int sym_prof_set_map_flags(struct sym_prof *p, uint32_t id,
+				   uint32_t flags);
 
 /**
  * sym_prof_symbolized() - does @p carry symbolization (read from a

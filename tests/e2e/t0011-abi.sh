@@ -90,12 +90,13 @@ sym_store_open@@LIBSYM_1.0
 sym_strerror@@LIBSYM_1.0"
 # "name@@NODE" of every exported function of libsymprofile.so.1: the 29
 # of 1.0.0 in LIBSYMPROFILE_1.0, the 6 value-type functions of 1.3.0 in
-# LIBSYMPROFILE_1.3, nothing else.
+# LIBSYMPROFILE_1.3, sym_prof_set_map_flags of 1.4.0 in LIBSYMPROFILE_1.4,
+# nothing else.
 psyms=$(readelf --dyn-syms -W "$SYM_ROOT/lib/libsymprofile.so.1" |
 	awk '$7 != "UND" && $4 == "FUNC" {print $8}')
-is "libsymprofile.so.1: 29 functions at LIBSYMPROFILE_1.0, 6 at LIBSYMPROFILE_1.3" \
-	"$(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.0$') $(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.3$') $(echo "$psyms" | grep -Evc '@@LIBSYMPROFILE_1\.[03]$')" \
-	"29 6 0"
+is "libsymprofile.so.1: 29 functions at LIBSYMPROFILE_1.0, 6 at 1.3, 1 at 1.4" \
+	"$(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.0$') $(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.3$') $(echo "$psyms" | grep -c '^sym_prof_set_map_flags@@LIBSYMPROFILE_1\.4$') $(echo "$psyms" | grep -Evc '@@LIBSYMPROFILE_1\.[034]$')" \
+	"29 6 1 0"
 
 cat > "$T/v.c" <<'EOF'
 #include <stdio.h>

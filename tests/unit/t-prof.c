@@ -416,7 +416,7 @@ static void test_api_errors(void)
 	m.pid = -2;
 	CHECK_ERR(sym_prof_add_map(p, &m, NULL), -EINVAL);
 	m.pid = 0;
-	m.flags = 2;
+	m.flags = SYM_PROF_MAP_PERFMAP_STALE << 1;	/* no such flag */
 	CHECK_ERR(sym_prof_add_map(p, &m, NULL), -EINVAL);
 	m.flags = 0;
 	m.build_id = "ABCD";
@@ -1118,6 +1118,43 @@ static void bad_str(const char *text, int unused, int want, int line,
 	bad_file(text, strlen(text), want, line, what);
 }
 
+/* The perf map flags of anonymous maps (docs/raw-format.md, mapflags):
+ * set after the map was added, written in the documented order, read
+ * back; unknown flags refused. */
+static void test_perfmap_flags(void)
+{
+	struct sym_prof_header h = { .weight_unit = "ns", .period = 1 };
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_ANON, .pid = 7,
+				  .start = 0x1000, .end = 0x2000,
+				  .vaddr = 0x1000 };
+	struct sym_prof *p = NULL, *q = NULL;
+	char *text = NULL, msg[256];
+	size_t len = 0;
+	uint32_t id;
+
+	CHECK_ERR(sym_prof_new(&p), 0);
+	CHECK_ERR(sym_prof_set_header(p, &h), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, &id), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, &id), 0);
+	CHECK_ERR(sym_prof_set_map_flags(p, 0, SYM_PROF_MAP_PERFMAP), 0);
+	CHECK_ERR(sym_prof_set_map_flags(p, 1, SYM_PROF_MAP_PERFMAP_STALE |
+					 SYM_PROF_MAP_VADDR_GUESSED), 0);
+	CHECK_ERR(sym_prof_set_map_flags(p, 2, 0), -EINVAL);
+	CHECK_ERR(sym_prof_set_map_flags(p, 0, 1u << 3), -EINVAL);
+	CHECK_ERR(sym_prof_set_map_flags(NULL, 0, 0), -EINVAL);
+	CHECK_ERR(write_mem(p, &text, &len), 0);
+	CHECK(text && strstr(text, "mapflags 0 perf-map\n") &&
+	      strstr(text, "mapflags 1 vaddr-guessed,perf-map-stale\n"));
+	CHECK_ERR(read_str(text ? text : "", &q, msg, sizeof(msg)), 0);
+	CHECK(q && sym_prof_nmaps(q) == 2 &&
+	      sym_prof_map(q, 0)->flags == SYM_PROF_MAP_PERFMAP &&
+	      sym_prof_map(q, 1)->flags == (SYM_PROF_MAP_PERFMAP_STALE |
+					    SYM_PROF_MAP_VADDR_GUESSED));
+	free(text);
+	sym_prof_free(q);
+	sym_prof_free(p);
+}
+
 static void test_value_type_errors(void)
 {
 #define V2 "sym-raw 2\nperiod 1\nweight-unit bytes\n"
@@ -1158,5 +1195,6 @@ int main(void)
 	test_limits();
 	test_value_types();
 	test_value_type_errors();
+	test_perfmap_flags();
 	return tap_done();
 }

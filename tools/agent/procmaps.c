@@ -26,6 +26,7 @@
 
 #include "grow.h"
 #include "procmaps.h"
+#include "perfmap.h"
 #include "sym.h"
 #include "base.h"
 
@@ -43,6 +44,9 @@ struct proc {
 	uint64_t t_exit;
 	uint64_t pidns;
 	int32_t nspid;
+	/* Wall-clock start (ns since 1970), 0 when unknown; the owner. */
+	int64_t start_ns;
+	uint32_t uid;
 	char comm[COMM_LEN + 1];
 	struct pm_map **live;	/* sorted by start, disjoint */
 	size_t nlive, caplive;
@@ -862,12 +866,46 @@ static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 
 /* ---- /proc ---- */
 
+/* The start of @p in wall-clock ns: field 22 of /proc/PID/stat is its
+ * start in clock ticks since boot (CLOCK_BOOTTIME), to which the wall
+ * clock of the boot is added; exact to a tick. */
+static void read_start(struct proc *p)
+{
+	char path[64], buf[1024];
+	struct timespec rt, bt;
+	uint64_t ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
+	if (stat(path, &st) == 0)
+		p->uid = (uint32_t)st.st_uid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return;
+	if (symi_proc_starttime(buf, (size_t)n, &ticks) ||
+	    clock_gettime(CLOCK_REALTIME, &rt) ||
+	    clock_gettime(CLOCK_BOOTTIME, &bt))
+		return;
+	p->start_ns = (rt.tv_sec - bt.tv_sec) * 1000000000LL +
+		      (rt.tv_nsec - bt.tv_nsec) +
+		      (int64_t)(ticks * (1000000000ULL / (unsigned long)hz));
+}
+
 static void read_status(struct proc *p)
 {
 	char path[64], line[256], *v, *last;
 	FILE *f;
 	struct stat st;
 
+	read_start(p);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)p->pid);
 	if (stat(path, &st) == 0)
 		p->pidns = st.st_ino;
@@ -1164,6 +1202,18 @@ const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,
 	if (!p)
 		return NULL;
 	return p->comm;
+}
+
+int pm_process_start(struct pm *pm, int32_t pid, int64_t *start_ns,
+		     uint32_t *uid)
+{
+	struct proc *p = proc_get(pm, pid);
+
+	if (!p || !p->start_ns)
+		return -ENOENT;
+	*start_ns = p->start_ns;
+	*uid = p->uid;
+	return 0;
 }
 
 const char *pm_thread(struct pm *pm, int32_t tid)

@@ -210,6 +210,18 @@ bool pm_known(struct pm *pm, int32_t pid);
 const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,
 		       int32_t *nspid);
 
+/**
+ * pm_process_start() - when @pid started and who owns it, as read from
+ * /proc/PID/stat (field 22, exact to a clock tick) and the owner of
+ * /proc/PID when the process was first seen or exec'd.
+ * @param[out] start_ns  wall-clock ns since 1970
+ * @param[out] uid       the owner
+ * @return 0, or -ENOENT when @pid is unknown or was gone before it
+ *         could be read
+ */
+int pm_process_start(struct pm *pm, int32_t pid, int64_t *start_ns,
+		     uint32_t *uid);
+
 /** pm_thread() - the comm of thread @tid, borrowed, or NULL. */
 const char *pm_thread(struct pm *pm, int32_t tid);
 

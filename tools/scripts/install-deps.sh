@@ -26,7 +26,9 @@ set -e
 # with (t4021, make bench): heaptrack, jemalloc with its profiler and
 # jeprof, gperftools' tcmalloc with its heap profiler and google-pprof;
 # HAProxy and nginx, the proxies docs/cluster/ configures (t2200 runs
-# both in front of three symd nodes).
+# both in front of three symd nodes);
+# nodejs, whose --perf-basic-prof writes the perf map that sym record and
+# libsymprof name JIT frames from (t3090, t3091, t4030).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -39,7 +41,8 @@ golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
 prometheus haproxy nginx-light
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
-heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools"
+heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools
+nodejs"
 
 missing=
 for p in $PKGS; do

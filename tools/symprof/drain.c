@@ -335,6 +335,8 @@ static const struct sp_map *find_map(uint64_t pc)
 		sp_maps_refresh();
 		m = sp_maps_find(pc);
 	}
+	if (!m)
+		sp_jit_note(pc);
 	if (!m && nmiss < MISS_PAGES)
 		miss_page[nmiss++] = page;
 	return m;
@@ -840,16 +842,38 @@ static void write_stack(struct sp_out *o, const struct sp_stack *s,
 		sp_out_u64(o, round_u64(s->u_bytes));
 	}
 	for (uint32_t j = 0; j < s->n; j++) {
+		uint32_t map = s->f[j].map;
+
 		sp_out_ch(o, ' ');
 		sp_out_ch(o, s->f[j].ret ? 'r' : 'p');
-		if (s->f[j].map == SP_NOMAP)
+		if (map == SP_NOMAP && !sp_jit_frame(s->f[j].addr, &map))
 			sp_out_ch(o, '?');
 		else
-			sp_out_u64(o, s->f[j].map);
+			sp_out_u64(o, map);
 		sp_out_ch(o, ':');
 		sp_out_hex(o, s->f[j].addr);
 	}
 	sp_out_ch(o, '\n');
+}
+
+/* JIT code: its anonymous maps, and the names the perf map gives the
+ * frames outside every object (jit.c). */
+static void write_jit(struct sp_out *o)
+{
+	size_t frames = 0;
+
+	for (size_t i = 0; i < agg.cap; i++)
+		if (agg.tab[i])
+			frames += agg.tab[i]->n;
+	sp_jit_begin((uint32_t)sp_maps_count(), frames);
+	sp_jit_write_maps(o, sp.pid);
+	for (size_t i = 0; i < agg.cap; i++) {
+		const struct sp_stack *s = agg.tab[i];
+
+		for (uint32_t j = 0; s && j < s->n; j++)
+			if (s->f[j].map == SP_NOMAP)
+				sp_jit_write_loc(o, s->f[j].addr, s->f[j].ret);
+	}
 }
 
 static bool write_failed_logged;
@@ -917,10 +941,12 @@ static int write_file(void)
 	write_notes(&o);
 	write_tasks(&o, pidns);
 	write_maps(&o);
+	write_jit(&o);
 	for (size_t i = 0; i < agg.cap; i++) {
 		if (agg.tab[i])
 			write_stack(&o, agg.tab[i], alloc);
 	}
+	sp_jit_end();
 	sp_out_str(&o, "end\n");
 	err = sp_out_flush(&o);
 	if (close(o.fd) && !err)

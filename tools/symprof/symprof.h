@@ -21,6 +21,9 @@
  *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
  *	           step over a stack copy: drain thread only, in memory
  *	out.c      the writer of the raw stack format: drain thread only
+ *	jit.c      JIT code: anonymous executable mappings as anon maps,
+ *	           named from the program's perf map (libsym/perfmap.c,
+ *	           compiled in): drain thread only
  *	alloc.c    alloc mode: the interposed malloc family, the per-thread
  *	           byte sampler (alloc_est.h) and the table of sampled live
  *	           pointers: program threads, lock-free
@@ -400,6 +403,23 @@ SP_HIDDEN void sp_out_i64(struct sp_out *o, int64_t v);
 SP_HIDDEN void sp_out_hex(struct sp_out *o, uint64_t v);
 SP_HIDDEN void sp_out_ch(struct sp_out *o, char c);
 SP_HIDDEN int sp_out_flush(struct sp_out *o);
+
+/* jit.c: anonymous executable mappings as `anon` maps, named from the
+ * program's perf map (/tmp/perf-PID.map); drain thread only, around one
+ * write of the file: sp_jit_begin() (maps after @first_id; @max_frames
+ * bounds the frames sp_jit_write_loc() is given), then the other calls,
+ * then sp_jit_end(). */
+SP_HIDDEN void sp_jit_begin(uint32_t first_id, size_t max_frames);
+/* A pc outside every object, met while draining: look for new
+ * anonymous executable mappings when no known one holds it. */
+SP_HIDDEN void sp_jit_note(uint64_t pc);
+/* A frame outside every object at @pc: the anon map holding it. */
+SP_HIDDEN bool sp_jit_frame(uint64_t pc, uint32_t *map);
+SP_HIDDEN void sp_jit_write_maps(struct sp_out *o, int32_t pid);
+/* `symbolized 1`, `fn` and `loc` lines for the frame, once each. */
+SP_HIDDEN void sp_jit_write_loc(struct sp_out *o, uint64_t pc, bool ret);
+SP_HIDDEN void sp_jit_end(void);
+
 
 /* alloc.c: alloc mode. */
 /* Sampling is on (set once the drain thread runs). */

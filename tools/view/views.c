@@ -291,7 +291,10 @@ const char *views_module_name(const struct sym_prof_map *m, size_t *len)
 		*len = strnlen(m->build_id, BUILD_ID_DIGITS);
 		return m->build_id;
 	} else if (m && m->kind == SYM_PROF_MAP_ANON) {
-		s = "[anon]";
+		/* where its names came from, when a recorder said so */
+		s = m->flags & SYM_PROF_MAP_PERFMAP_STALE ? "[perf-map-stale]" :
+		    m->flags & SYM_PROF_MAP_PERFMAP	  ? "[perf-map]" :
+							    "[anon]";
 	}
 	*len = strlen(s);
 	return s;

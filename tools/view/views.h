@@ -282,8 +282,10 @@ void views_broken(const struct views *v, struct broken_tally *out);
 /**
  * views_module_name() - the module part of an unresolved frame's name
  * "module+0xADDR": the base name of @m's path, else the first 8 digits of
- * its build ID, else "[anon]" (an anonymous map) or "[unknown]" (@m
- * NULL: outside every map).
+ * its build ID, else for an anonymous map "[perf-map]" (its names came
+ * from the process's perf map: SYM_PROF_MAP_PERFMAP), "[perf-map-stale]"
+ * (a perf map was there but not trusted) or "[anon]", else "[unknown]"
+ * (@m NULL: outside every map).
  * @param[out] len  the name's length (it need not end in a NUL)
  * @return borrowed from @m, or a static string
  */

@@ -9,7 +9,8 @@
  * and event, `samples` equal to the sum of the stacks' counts, each
  * `flagged` count equal to the samples of the stacks with that flag, a
  * weight of at least count x period per stack, the leaf an exact pc and
- * every other frame a return address, and a build ID on every mapping.
+ * every other frame a return address, and a build ID on every mapping
+ * but an anonymous (JIT) one, which is named by the perf map flags.
  * An alloc-mode file (docs/symprof.md, "Allocation profiles") instead
  * has weight-unit bytes, mode and event alloc, the four value types in
  * order, and per stack: the weight equal to alloc_space, alloc_objects
@@ -175,6 +176,8 @@ static int check(const char *file)
 	for (i = 0; i < sym_prof_nmaps(p); i++) {
 		const struct sym_prof_map *m = sym_prof_map(p, (uint32_t)i);
 
+		if (m->kind == SYM_PROF_MAP_ANON && !m->build_id && !m->path)
+			continue;
 		if (!m->build_id) {
 			printf("%s: map %zu (%s) has no build ID\n", file, i,
 			       m->path ? m->path : "-");

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""jit-shares.py sym|perf FILE PID - the leaf frames of process PID's
+samples, as `sym fold --pid --jit --kernel --broken=plain` or
+`perf script -F comm,pid,ip,sym,dso` (no call chains) print them.
+
+Prints one line: "total jit named top_name\\ttop_count" where jit counts
+samples whose leaf is in JIT code (sym: a frame marked _[j]; perf: a dso
+that is the process's perf map), named those of them that got a name
+(sym: not [perf-map]+?; perf: not [unknown]), and top the most frequent
+JIT name with its samples.  Then one line per JIT name: "count\\tname".
+"""
+import collections
+import re
+import sys
+
+
+def sym_leaves(path, pid):
+    root = re.compile(r"^.*-%s$" % re.escape(pid))
+    for line in open(path, encoding="utf-8", errors="replace"):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        frames = stack.split(";")
+        if not root.match(frames[0]):
+            continue
+        leaf = frames[-1]
+        if leaf.endswith("_[j]"):
+            name = leaf[:-4]
+            yield int(count), True, None if name.startswith("[perf-map") \
+                else name
+        else:
+            yield int(count), False, None
+
+
+def perf_leaves(path, pid):
+    # "node 12345 7f0a1c2d3e4f JS:*hot /x.js:1:2 (/tmp/perf-12345.map)"
+    pat = re.compile(r"^\s*\S+\s+(\d+)\s+([0-9a-f]+)\s+(.*)\s+\((.*)\)$")
+    mapname = "/tmp/perf-%s.map" % pid
+    for line in open(path, encoding="utf-8", errors="replace"):
+        m = pat.match(line.rstrip("\n"))
+        if not m or m.group(1) != pid:
+            continue
+        sym, dso = m.group(3), m.group(4)
+        if dso != mapname:
+            yield 1, False, None
+        else:
+            yield 1, True, None if sym == "[unknown]" else sym
+
+
+def main():
+    kind, path, pid = sys.argv[1:4]
+    it = sym_leaves(path, pid) if kind == "sym" else perf_leaves(path, pid)
+    total = jit = named = 0
+    names = collections.Counter()
+    for count, is_jit, name in it:
+        total += count
+        if is_jit:
+            jit += count
+            if name is not None:
+                named += count
+                names[name] += count
+    top = names.most_common(1)[0] if names else ("-", 0)
+    print("%d %d %d %s\t%d" % (total, jit, named, top[0], top[1]))
+    for name, count in names.most_common():
+        print("%d\t%s" % (count, name))
+
+
+main()
