@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "kallsyms.h"
 #include "tools.h"
 #include "agent/perf.h"
 #include "agent/procmaps.h"
@@ -163,6 +164,11 @@ struct rec {
 	/* Thread CPU time spent in round_once(): the per-sample cost. */
 	uint64_t round_ns;
 	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
+	/* The kallsyms snapshot (kallsyms.h), taken at the first window
+	 * with kernel frames; free(). */
+	char *ksnap;
+	size_t ksnap_len;
+	bool ksnap_tried;
 	char host[256];
 	uint64_t pidns;
 
@@ -1631,6 +1637,56 @@ static int write_prof(struct rec *r, int fd)
 	return sym_prof_write(r->prof, fd);
 }
 
+/*
+ * write_kallsyms() - PATH.kallsyms beside the profile at @path, when its
+ * window has kernel frames: the kernel's symbols, so that they can be
+ * named on another host (docs/record.md, "The kallsyms snapshot").  A
+ * failure is a warning: the profile is written.
+ */
+static void write_kallsyms(struct rec *r, const char *path)
+{
+	char kpath[PATH_MAX + 16], tmp[PATH_MAX + 48];
+	int fd, err = 0;
+
+	if (r->kmap_gen != r->gen)
+		return;
+	if (!r->ksnap_tried) {
+		r->ksnap_tried = true;
+		err = ksnap_take(&r->ksnap, &r->ksnap_len);
+		if (err == -EPERM)
+			tool_err("warning: no kallsyms snapshot: the kernel "
+				 "hides its addresses (not root, or "
+				 "kernel.kptr_restrict)");
+		else if (err)
+			tool_err_code("kallsyms snapshot", err);
+	}
+	if (!r->ksnap ||
+	    (size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms", path) >=
+		    sizeof(kpath) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", kpath,
+			     (int)getpid()) >= sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err = -errno;
+	for (size_t off = 0; fd >= 0 && !err && off < r->ksnap_len;) {
+		ssize_t n = write(fd, r->ksnap + off, r->ksnap_len - off);
+
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (fd >= 0 && close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, kpath) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		tool_err_code(kpath, err);
+	}
+}
+
 /* Write this window's profile to the output, atomically. */
 static int write_window(struct rec *r, char *path, size_t pathlen)
 {
@@ -1682,6 +1738,7 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 		errno = e2;
 		return err;
 	}
+	write_kallsyms(r, path);
 	r->seq++;
 	return 0;
 }
@@ -2128,6 +2185,7 @@ static void release(struct rec *r)
 	fpcheck_free(r->fpc);
 	unwinder_free(r->uw);
 	sym_prof_free(r->prof);
+	free(r->ksnap);
 	idset_release(&r->procs);
 	idset_release(&r->threads);
 	free(r->sb_buf);

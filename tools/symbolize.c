@@ -55,6 +55,7 @@
 #include "grow.h"
 #include "client.h"
 #include "agent/procmaps.h"
+#include "kallsyms.h"
 #include "tools.h"
 #include "base.h"
 
@@ -101,12 +102,6 @@ struct group {
 	size_t naddrs;
 };
 
-/* A kernel symbol of /proc/kallsyms. */
-struct ksym {
-	uint64_t addr;
-	char *name;		/* in struct sctx's ktext */
-};
-
 struct sctx {
 	struct sym_prof *p;
 	const struct tool_symbolize_opts *o;
@@ -129,9 +124,8 @@ struct sctx {
 	bool store_rdonly;
 
 	char kernel_id[2 * 64 + 1];	/* the running kernel's; "" */
-	struct ksym *ksyms;	/* free(); sorted; NULL until loaded */
-	size_t nksyms;
-	char *ktext;		/* free(): the names */
+	struct ksnap *ksnap;	/* ksnap_free(): o->kallsyms's */
+	struct ksnap *khere;	/* ksnap_free(): this host's, once read */
 	bool ktried;
 
 	char msg[512];		/* tool_err_capture() */
@@ -503,85 +497,59 @@ static int answer_table(struct sctx *c, struct group *g,
 }
 
 /*
- * The kernel: /proc/kallsyms, when the profile's kernel is this one.
+ * The kernel: the snapshot given (--kallsyms, or PROFILE.kallsyms beside
+ * the input), or this host's /proc/kallsyms when the profile's kernel is
+ * this one; either when its kernel build ID is the kernel map's.
  */
 
-static int cmp_ksym(const void *a, const void *b)
+/* The snapshot of this host's kernel, taken once; NULL when it cannot
+ * be (not root: hidden addresses). */
+static const struct ksnap *kallsyms_here(struct sctx *c)
 {
-	const struct ksym *x = a, *y = b;
+	char *buf = NULL, why[256];
+	size_t len;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Read /proc/kallsyms's text symbols; false when it cannot be used. */
-static bool load_kallsyms(struct sctx *c)
-{
-	FILE *f;
-	size_t cap = 0, used = 0, tcap = 0;
-	char line[512];
-
-	if (c->ktried)
-		return c->nksyms > 0;
-	c->ktried = true;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char *type, *name, *end;
-		unsigned long long a;
-		size_t len;
-
-		a = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		type = end + 1;
-		if (!strchr("tTwW", *type) || type[1] != ' ')
-			continue;
-		name = type + 2;
-		len = strcspn(name, " \t\n");
-		/* Hidden addresses (kptr_restrict) are all 0. */
-		if (!a)
-			continue;
-		if (tool_grow(&c->ksyms, &cap, c->nksyms + 1,
-			      sizeof(*c->ksyms), 65536) ||
-		    tool_grow(&c->ktext, &tcap, used + len + 1, 1, 1 << 20))
-			break;
-		memcpy(c->ktext + used, name, len);
-		c->ktext[used + len] = '\0';
-		/* An offset for now: ktext may still move. */
-		c->ksyms[c->nksyms++] = (struct ksym){
-			.addr = a, .name = (char *)(uintptr_t)used };
-		used += len + 1;
+	if (!c->ktried) {
+		c->ktried = true;
+		if (ksnap_take(&buf, &len) == 0)
+			ksnap_parse(buf, len, &c->khere, why, sizeof(why));
+		free(buf);
 	}
-	fclose(f);
-	for (size_t i = 0; i < c->nksyms; i++)
-		c->ksyms[i].name = c->ktext + (uintptr_t)c->ksyms[i].name;
-	qsort(c->ksyms, c->nksyms, sizeof(*c->ksyms), cmp_ksym);
-	return c->nksyms > 0;
+	return c->khere;
 }
 
-static int answer_kallsyms(struct sctx *c, struct group *g)
+/* The snapshot for kernel build ID @bid, NULL when none. */
+static const struct ksnap *kallsyms_for(struct sctx *c, const char *bid)
 {
+	if (c->ksnap && !strcmp(c->ksnap->build_id, bid))
+		return c->ksnap;
+	if (c->kernel_id[0] && !strcmp(c->kernel_id, bid))
+		return kallsyms_here(c);
+	return NULL;
+}
+
+/* A module's function as perf names it: "name [module]". */
+static int answer_kallsyms(struct sctx *c, struct group *g,
+			   const struct ksnap *ks)
+{
+	char name[KSNAP_MAX_LINE + 300];
+
 	for (size_t k = 0; k < g->naddrs; k++) {
 		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
-		size_t lo = 0, hi = c->nksyms;
+		struct ksnap_hit h;
 		int err;
 
-		/* The last symbol at or below the address. */
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (c->ksyms[mid].addr <= g->addrs[k])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo) {
-			l.function = c->ksyms[lo - 1].name;
-			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
-		} else {
+		if (!ksnap_lookup(ks, g->addrs[k], &h)) {
 			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
 					 0);
+		} else {
+			l.function = h.name;
+			if (h.module) {
+				snprintf(name, sizeof(name), "%s [%s]", h.name,
+					 h.module);
+				l.function = name;
+			}
+			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
 		}
 		if (err)
 			return err;
@@ -881,9 +849,12 @@ static int resolve_group(struct sctx *c, struct group *g)
 	err = group_addrs(c, g);
 	if (err)
 		return err;
-	if (m->kind == SYM_PROF_MAP_KERNEL && c->kernel_id[0] &&
-	    !strcmp(c->kernel_id, g->build_id) && load_kallsyms(c))
-		return answer_kallsyms(c, g);
+	if (m->kind == SYM_PROF_MAP_KERNEL) {
+		const struct ksnap *ks = kallsyms_for(c, g->build_id);
+
+		if (ks && ks->nsyms)
+			return answer_kallsyms(c, g, ks);
+	}
 	if (m->kind == SYM_PROF_MAP_VDSO) {
 		err = answer_vdso(c, g, &done);
 		if (err || done)
@@ -985,8 +956,8 @@ static void sctx_release(struct sctx *c)
 	free(c->map_row);
 	free(c->ents);
 	free(c->slots);
-	free(c->ksyms);
-	free(c->ktext);
+	ksnap_free(c->ksnap);
+	ksnap_free(c->khere);
 	client_free(c->client);
 	sym_store_close(c->store);
 }
@@ -1053,6 +1024,11 @@ int tool_prof_symbolize(struct sym_prof *p,
 	if (err)
 		goto out;
 	pm_kernel_build_id(c.kernel_id, sizeof(c.kernel_id));
+	if (o->kallsyms) {
+		err = ksnap_load(o->kallsyms, &c.ksnap);
+		if (err)
+			goto out;
+	}
 	err = make_rows(&c);
 	if (!err)
 		err = collect(&c);
@@ -1081,6 +1057,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 		return 1;
 	case TOOL_OPT_STORE:
 		o->store_dir = arg;
+		return 1;
+	case TOOL_OPT_KALLSYMS:
+		o->kallsyms = arg;
 		return 1;
 	case TOOL_OPT_WAIT_MS:
 		errno = 0;
@@ -1115,14 +1094,31 @@ static bool unsymbolized_frames(const struct sym_prof *p)
 	return false;
 }
 
+/* @o with PROFILE.kallsyms beside @path when it names none and there is
+ * one; @buf holds the path. */
+static struct tool_symbolize_opts beside(const char *path,
+					 const struct tool_symbolize_opts *o,
+					 char *buf, size_t len)
+{
+	struct tool_symbolize_opts b = *o;
+
+	if (!o->kallsyms && strcmp(path, "-") &&
+	    (size_t)snprintf(buf, len, "%s.kallsyms", path) < len &&
+	    access(buf, R_OK) == 0)
+		b.kallsyms = buf;
+	return b;
+}
+
 int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
 		   struct sym_prof **out)
 {
+	char kpath[4096];
+	struct tool_symbolize_opts b = beside(path, o, kpath, sizeof(kpath));
 	int err = tool_prof_read(path, out);
 
 	if (err || !unsymbolized_frames(*out))
 		return err;
-	err = tool_prof_symbolize(*out, o);
+	err = tool_prof_symbolize(*out, &b);
 	if (err) {
 		sym_prof_free(*out);
 		*out = NULL;
@@ -1185,6 +1181,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	};
 	struct tool_symbolize_opts o = { .wait_ms = 30000 };
 	const char *out = NULL;
+	char kpath[4096];
 	struct sym_prof *p = NULL;
 	int c, rc;
 
@@ -1222,6 +1219,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	o.server = client_env_server(o.server, o.store_dir);
 	if (tool_prof_binary_tty(pprof, out))
 		return TOOL_EXIT_USAGE;
+	o = beside(argv[optind], &o, kpath, sizeof(kpath));
 	/* sym symbolize resolves every frame not ok yet; the pprof writer
 	 * only those without a location (what the input did not say). */
 	if (pprof ? tool_prof_load(argv[optind], &o, &p) :
