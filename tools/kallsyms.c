@@ -157,6 +157,7 @@ static int parse_sym(struct kparse *k, char **f, int n)
 	}
 	if (ks->nsyms >= KSNAP_MAX_SYMS)
 		return bad(k, "too many symbols");
+	s.seq = (uint32_t)ks->nsyms;
 	if (tool_grow(&ks->syms, &k->capsyms, ks->nsyms + 1, sizeof(*ks->syms),
 		      4096))
 		return -ENOMEM;
@@ -197,39 +198,14 @@ static int parse_line(struct kparse *k, char *l, bool *end)
 	return parse_sym(k, f, n);
 }
 
-static unsigned underscores(const char *s)
-{
-	unsigned n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
-/* perf's choose_best_symbol() among symbols at one address: non-weak,
- * global, fewer leading underscores, longer name; first is best. */
+/* By address, then in the snapshot's order (kallsyms's own). */
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct ksnap_sym *x = a, *y = b;
-	bool xw = x->type == 'w' || x->type == 'W';
-	bool yw = y->type == 'w' || y->type == 'W';
-	bool xg = x->type == 'T' || x->type == 'W';
-	bool yg = y->type == 'T' || y->type == 'W';
-	size_t xl, yl;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (xw != yw)
-		return xw ? 1 : -1;
-	if (xg != yg)
-		return xg ? -1 : 1;
-	if (underscores(x->name) != underscores(y->name))
-		return underscores(x->name) < underscores(y->name) ? -1 : 1;
-	xl = strlen(x->name);
-	yl = strlen(y->name);
-	if (xl != yl)
-		return xl > yl ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int parse_all(struct kparse *k, char *t, size_t len)
@@ -329,10 +305,10 @@ bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
 	}
 	if (!lo)
 		return false;
+	/* Of several at one address, the last: perf's choice, whose
+	 * symbols__fixup_end() gives all the others a length of 0 and
+	 * whose choose_best_symbol() then prefers the one with a length. */
 	s = &ks->syms[lo - 1];
-	/* The best of its address comes first. */
-	while (s > ks->syms && s[-1].addr == s->addr)
-		s--;
 	if (s->module) {
 		m = &ks->mods[s->module - 1];
 		if (m->size && addr - m->start >= m->size)

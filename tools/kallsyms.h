@@ -51,13 +51,14 @@ struct ksnap_sym {
 	uint64_t addr;
 	const char *name;	/* in the snapshot's text */
 	uint32_t module;	/* index + 1 in mods; 0: the kernel's */
+	uint32_t seq;		/* its line's rank among the symbols */
 	char type;		/* t T w W */
 };
 
 struct ksnap {
 	char build_id[2 * 64 + 1];	/* the kernel's; "" unknown */
 	const char *release;		/* "" unknown */
-	struct ksnap_sym *syms;		/* sorted by address, then rank */
+	struct ksnap_sym *syms;		/* sorted by address, then seq */
 	size_t nsyms;
 	struct ksnap_module *mods;
 	size_t nmods;
@@ -87,9 +88,8 @@ void ksnap_free(struct ksnap *ks);
 
 /**
  * ksnap_lookup() - the symbol covering @addr: the last one at or below
- * it, of several at one address the one perf names (non-weak, global,
- * fewer leading underscores, longest name), and for a module's symbol
- * only while @addr is inside the module.
+ * it, of several at one address the one perf names (the last listed),
+ * and for a module's symbol only while @addr is inside the module.
  * @return true when one covers @addr (@hit set)
  */
 bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
