@@ -63,6 +63,11 @@ struct ksnap {
 	struct ksnap_module *mods;
 	size_t nmods;
 	char *text;			/* owned: the names */
+	/* The lookup index: the first symbol at or past each bucket of
+	 * 2^shift bytes from syms[0].addr, nbuckets + 1 entries. */
+	uint32_t *first;
+	size_t nbuckets;
+	unsigned shift;
 };
 
 /** What ksnap_lookup() found. */
