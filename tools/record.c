@@ -259,6 +259,7 @@ static void usage(FILE *f)
 "      --store DIR        ... or the local store DIR (default: SYM_STORE,\n"
 "                         ~/.cache/sym)\n"
 "      --wait-ms MS       how long symd may keep a build ID pending\n"
+"      --kallsyms FILE    kernel frames from this kallsyms snapshot\n"
 "      --max-stacks N     with --continuous, a window that reaches N\n"
 "                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"

@@ -25,10 +25,12 @@
  *     $DEBUGINFOD_URLS set, the debug file of a build ID that has no
  *     file here, or only one without DWARF, is fetched into the store
  *     first).
- *     Kernel frames are looked up in /proc/kallsyms when the kernel map's
- *     build ID is the running kernel's, and vDSO frames in this
- *     process's own vDSO when the build IDs match; else they go the same
- *     way as the rest.
+ *     Kernel frames are looked up in a kallsyms snapshot (kallsyms.h:
+ *     --kallsyms, or IN.kallsyms beside the input) when its build ID is
+ *     the kernel map's, else in /proc/kallsyms when the kernel map's
+ *     build ID is the running kernel's; vDSO frames in this process's
+ *     own vDSO when the build IDs match; else they go the same way as
+ *     the rest.
  *  4. Each answer becomes the location of every frame with that lookup
  *     address (sym_prof_set_location()): the inline chain innermost
  *     first, names demangled, `nosymbol` when nothing covers the
@@ -1130,7 +1132,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS] [-q|-v] IN\n\n"
+		"[--wait-ms MS]\n                     [--kallsyms FILE] [-q|-v] "
+		"IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
 		"form\"): every unique frame\ngets its inline chain, innermost "
@@ -1153,16 +1156,23 @@ static void usage(FILE *f)
 		"pending\n"
 		"                     (fetched or converted by symd); default "
 		"30000\n"
+		"      --kallsyms F   kernel frames from this kallsyms snapshot "
+		"(sym record\n"
+		"                     writes OUT.kallsyms); default IN.kallsyms, "
+		"when there\n"
+		"                     is one\n"
 		"  -q, --quiet        no summary on stderr\n"
 		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"
 		"Return addresses are looked up at address - 1.  Kernel frames "
-		"resolve from\n/proc/kallsyms when the kernel's build ID is "
-		"this host's.  Frames that do\nnot resolve keep their module "
-		"and address, with a status: nosymbol,\nmissing, nobuildid, "
-		"unmapped, error.  The summary on stderr says what share\nof "
-		"frames and of frame samples resolved; with -v, per module, "
-		"and why the\nrest did not.\n\n"
+		"resolve from\nthe snapshot whose build ID is the kernel's, "
+		"else from /proc/kallsyms\nwhen the kernel's build ID is "
+		"this host's; module symbols as perf's\n'func [module]'.  "
+		"Frames that do not resolve keep their module and\naddress, "
+		"with a status: nosymbol, missing, nobuildid, unmapped, "
+		"error.  The\nsummary on stderr says what share of frames and "
+		"of frame samples resolved;\nwith -v, per module, and why "
+		"the rest did not.\n\n"
 		"Exit status: 0 when the output was written (even with "
 		"unresolved frames),\n1 for a bad input, an unreachable "
 		"server or a write error, 2 for bad usage.\n");
