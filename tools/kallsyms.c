@@ -47,7 +47,7 @@ static int split(char *s, char **f, int max)
 	for (;;) {
 		char *sp = strchr(s, ' ');
 
-		if (n == max || !*s)
+		if (n == max || !*s || *s == ' ')
 			return -1;
 		f[n++] = s;
 		if (!sp)
