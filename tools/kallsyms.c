@@ -438,7 +438,10 @@ static int take_symbols(FILE *out)
 		int k = sscanf(line, "%16s %c %4095s [%255[^]]]", addr, &type,
 			       name, mod);
 
-		if (k < 3 || !strchr("tTwW", type))
+		/* (a line the parser would refuse: none in practice, names
+		 * are at most KSYM_NAME_LEN, 512) */
+		if (k < 3 || !strchr("tTwW", type) ||
+		    strlen(name) + (k == 4 ? strlen(mod) : 0) > 2048)
 			continue;
 		if (strspn(addr, "0") == strlen(addr)) {
 			zero++;
