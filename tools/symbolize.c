@@ -127,6 +127,7 @@ struct sctx {
 
 	char kernel_id[2 * 64 + 1];	/* the running kernel's; "" */
 	struct ksnap *ksnap;	/* ksnap_free(): o->kallsyms's */
+	bool kloaded;		/* o->kallsyms tried */
 	struct ksnap *khere;	/* ksnap_free(): this host's, once read */
 	bool ktried;
 
@@ -520,14 +521,27 @@ static const struct ksnap *kallsyms_here(struct sctx *c)
 	return c->khere;
 }
 
-/* The snapshot for kernel build ID @bid, NULL when none. */
-static const struct ksnap *kallsyms_for(struct sctx *c, const char *bid)
+/* The snapshot for kernel build ID @bid in *@out, NULL when none; the
+ * one of o->kallsyms read at the first kernel map (a profile without
+ * kernel frames needs none).  @return 0, or ksnap_load()'s error
+ * (printed) */
+static int kallsyms_for(struct sctx *c, const char *bid,
+			const struct ksnap **out)
 {
+	int err;
+
+	*out = NULL;
+	if (c->o->kallsyms && !c->kloaded) {
+		c->kloaded = true;
+		err = ksnap_load(c->o->kallsyms, &c->ksnap);
+		if (err)
+			return err;
+	}
 	if (c->ksnap && !strcmp(c->ksnap->build_id, bid))
-		return c->ksnap;
-	if (c->kernel_id[0] && !strcmp(c->kernel_id, bid))
-		return kallsyms_here(c);
-	return NULL;
+		*out = c->ksnap;
+	else if (c->kernel_id[0] && !strcmp(c->kernel_id, bid))
+		*out = kallsyms_here(c);
+	return 0;
 }
 
 /* A module's function as perf names it: "name [module]". */
@@ -852,8 +866,11 @@ static int resolve_group(struct sctx *c, struct group *g)
 	if (err)
 		return err;
 	if (m->kind == SYM_PROF_MAP_KERNEL) {
-		const struct ksnap *ks = kallsyms_for(c, g->build_id);
+		const struct ksnap *ks;
 
+		err = kallsyms_for(c, g->build_id, &ks);
+		if (err)
+			return err;
 		if (ks && ks->nsyms)
 			return answer_kallsyms(c, g, ks);
 	}
@@ -1026,11 +1043,6 @@ int tool_prof_symbolize(struct sym_prof *p,
 	if (err)
 		goto out;
 	pm_kernel_build_id(c.kernel_id, sizeof(c.kernel_id));
-	if (o->kallsyms) {
-		err = ksnap_load(o->kallsyms, &c.ksnap);
-		if (err)
-			goto out;
-	}
 	err = make_rows(&c);
 	if (!err)
 		err = collect(&c);
