@@ -370,6 +370,14 @@ $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(TEST_ARCHIVES) \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
 		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
+# The kallsyms snapshot's benchmark: build/tests/kallsyms-bench
+# (tests/bench/kernel-bench.sh).
+$(B)/tests/kallsyms-bench: tests/bench/kallsyms-bench.c $(TEST_ARCHIVES) \
+		$(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
+
 # Fuzz targets built as plain programs that replay their corpus.
 $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 		tests/fuzz/fuzz.h $(TEST_ARCHIVES) $(B)/.flags
@@ -421,6 +429,7 @@ bench: deps
 	$(Q)tests/bench/symbolize-log-bench.sh
 	$(Q)tests/bench/stack-bench.sh
 	$(Q)tests/bench/go-bench.sh
+	$(Q)tests/bench/kernel-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

@@ -439,7 +439,7 @@ static void usage(FILE *f)
 		"                       frame, compared as an entry (default); "
 		"plain: as\n"
 		"                       recorded\n"
-		"  --server URL, --store DIR, --wait-ms MS, -q, -v\n"
+		"  --server URL, --store DIR, --wait-ms MS, --kallsyms FILE, -q, -v\n"
 		"                       how to symbolize (as sym symbolize)\n"
 		"  --comm, --pid, --tid, --kernel, --jit, --inline=MODE,\n"
 		"  --granularity=G, --focus=RE, --ignore=RE, --hide=RE\n"

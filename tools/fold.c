@@ -297,6 +297,7 @@ int cmd_fold(int argc, char **argv)
 		case TOOL_OPT_SERVER:
 		case TOOL_OPT_STORE:
 		case TOOL_OPT_WAIT_MS:
+		case TOOL_OPT_KALLSYMS:
 			only |= ONLY_PROFILE;
 			break;
 		case OPT_ADDRS:

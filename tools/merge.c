@@ -921,7 +921,7 @@ static void usage(FILE *f)
 		"                              share across hosts\n"
 		"  -o, --output OUT            write OUT atomically; default "
 		"stdout\n"
-		"      --server URL, --store DIR, --wait-ms MS\n"
+		"      --server URL, --store DIR, --wait-ms MS, --kallsyms FILE\n"
 		"                              symbolize the output (as sym "
 		"symbolize); also\n"
 		"                              done, with the default store, "

@@ -29,6 +29,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -47,6 +48,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "kallsyms.h"
 #include "tools.h"
 #include "agent/perf.h"
 #include "agent/procmaps.h"
@@ -176,6 +178,19 @@ struct rec {
 	/* Thread CPU time spent in round_once(): the per-sample cost. */
 	uint64_t round_ns;
 	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
+	/* The kallsyms snapshot (kallsyms.h), taken by ksnap_thread from
+	 * the start (reading /proc/kallsyms takes 0.2 s: not in the loop),
+	 * joined at the first window with kernel frames; free(). */
+	char *ksnap;
+	size_t ksnap_len;
+	int ksnap_err;
+	pthread_t ksnap_thread;
+	bool ksnap_started, ksnap_joined, ksnap_done;
+	/* FILE.kallsyms paths still to write (free()), and the first one
+	 * written, which the next ones link to (free()). */
+	char *ksnap_owed[16];
+	size_t ksnap_nowed;
+	char *ksnap_first;
 	char host[256];
 	uint64_t pidns;
 
@@ -266,6 +281,7 @@ static void usage(FILE *f)
 "      --store DIR        ... or the local store DIR (default: SYM_STORE,\n"
 "                         ~/.cache/sym)\n"
 "      --wait-ms MS       how long symd may keep a build ID pending\n"
+"      --kallsyms FILE    kernel frames from this kallsyms snapshot\n"
 "      --max-stacks N     with --continuous, a window that reaches N\n"
 "                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"
@@ -1711,8 +1727,109 @@ static int write_prof(struct rec *r, int fd)
 	return sym_prof_write(r->prof, fd);
 }
 
+static void *take_kallsyms(void *arg)
+{
+	struct rec *r = arg;
+
+	r->ksnap_err = ksnap_take(&r->ksnap, &r->ksnap_len);
+	__atomic_store_n(&r->ksnap_done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start taking the snapshot, unless kernel frames are off. */
+static void start_kallsyms(struct rec *r)
+{
+	if (!r->o.user_only &&
+	    pthread_create(&r->ksnap_thread, NULL, take_kallsyms, r) == 0)
+		r->ksnap_started = true;
+}
+
+/* The snapshot taken, once: NULL when there is none (said once). */
+static const char *join_kallsyms(struct rec *r)
+{
+	if (!r->ksnap_started || r->ksnap_joined)
+		return r->ksnap;
+	pthread_join(r->ksnap_thread, NULL);
+	r->ksnap_joined = true;
+	if (r->ksnap_err == -EPERM)
+		tool_err("warning: no kallsyms snapshot: the kernel hides its "
+			 "addresses (not root, or kernel.kptr_restrict)");
+	else if (r->ksnap_err)
+		tool_err_code("kallsyms snapshot", r->ksnap_err);
+	return r->ksnap;
+}
+
+/* The snapshot at @kpath, atomically: a hard link to the first one
+ * written, else its bytes. */
+static int put_kallsyms(struct rec *r, const char *kpath)
+{
+	char tmp[PATH_MAX + 48];
+	int fd, err = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", kpath,
+			     (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (r->ksnap_first && link(r->ksnap_first, tmp) == 0)
+		goto done;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; !err && off < r->ksnap_len;) {
+		ssize_t n = write(fd, r->ksnap + off, r->ksnap_len - off);
+
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (close(fd) < 0 && !err)
+		err = -errno;
+done:
+	if (!err && rename(tmp, kpath) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	else if (!r->ksnap_first)
+		r->ksnap_first = strdup(kpath);
+	return err;
+}
+
+/*
+ * write_kallsyms() - PATH.kallsyms beside the profile at @path when its
+ * window has kernel frames: the kernel's symbols, so that they can be
+ * named on another host (docs/record.md, "The kallsyms snapshot").  The
+ * snapshot's thread may not be done at a --rotate window: its files are
+ * owed, written at a later window's once it is, or at the @last.  A
+ * failure is a warning: the profile is written.
+ */
+static void write_kallsyms(struct rec *r, const char *path, bool last)
+{
+	size_t cap = sizeof(r->ksnap_owed) / sizeof(r->ksnap_owed[0]);
+	bool ready = !r->ksnap_started || r->ksnap_joined ||
+		     __atomic_load_n(&r->ksnap_done, __ATOMIC_ACQUIRE);
+	char *kpath = NULL;
+	int err;
+
+	if (r->kmap_gen == r->gen && r->ksnap_nowed < cap &&
+	    asprintf(&kpath, "%s.kallsyms", path) >= 0)
+		r->ksnap_owed[r->ksnap_nowed++] = kpath;
+	if (!r->ksnap_nowed ||
+	    (!ready && !last && r->ksnap_nowed < cap))
+		return;
+	for (size_t i = 0; i < r->ksnap_nowed; i++) {
+		if (join_kallsyms(r)) {
+			err = put_kallsyms(r, r->ksnap_owed[i]);
+			if (err)
+				tool_err_code(r->ksnap_owed[i], err);
+		}
+		free(r->ksnap_owed[i]);
+	}
+	r->ksnap_nowed = 0;
+}
+
 /* Write this window's profile to the output, atomically. */
-static int write_window(struct rec *r, char *path, size_t pathlen)
+static int write_window(struct rec *r, char *path, size_t pathlen,
+			bool last)
 {
 	struct sym_prof_header h;
 	char tmp[PATH_MAX + 32];
@@ -1768,6 +1885,7 @@ static int write_window(struct rec *r, char *path, size_t pathlen)
 		errno = e2;
 		return err;
 	}
+	write_kallsyms(r, path, last);
 	r->seq++;
 	return 0;
 }
@@ -1933,6 +2051,8 @@ static int setup(struct rec *r)
 		tool_err("cannot set up the CFI unwinder: %s", strerror(-err));
 		return err;
 	}
+	/* Before any child or event exists: a thread. */
+	start_kallsyms(r);
 	if (r->o.cg == CG_FP) {
 		/* Before any child or event exists: it starts a thread. */
 		err = fpcheck_new(r->uw, &r->fpc);
@@ -2065,7 +2185,7 @@ static bool targets_alive(const struct rec *r)
 /* --continuous: write this window's file and start the next window. */
 static int rotate(struct rec *r, struct loop *L)
 {
-	int err = write_window(r, L->path, sizeof(L->path));
+	int err = write_window(r, L->path, sizeof(L->path), false);
 
 	if (err) {
 		tool_err_code(r->o.output, err);
@@ -2142,7 +2262,7 @@ static int finish(struct rec *r, struct loop *L)
 		tool_err("'%s' did not run; nothing written", r->o.cmd[0]);
 		return -ENOEXEC;
 	}
-	err = write_window(r, L->path, sizeof(L->path));
+	err = write_window(r, L->path, sizeof(L->path), true);
 	if (err) {
 		tool_err_code(r->o.output, err);
 		return err;
@@ -2219,6 +2339,12 @@ static void release(struct rec *r)
 	fpcheck_free(r->fpc);
 	unwinder_free(r->uw);
 	sym_prof_free(r->prof);
+	if (r->ksnap_started && !r->ksnap_joined)
+		pthread_join(r->ksnap_thread, NULL);
+	free(r->ksnap);
+	free(r->ksnap_first);
+	while (r->ksnap_nowed)
+		free(r->ksnap_owed[--r->ksnap_nowed]);
 	idset_release(&r->procs);
 	idset_release(&r->threads);
 	free(r->jprocs);

@@ -25,10 +25,12 @@
  *     $DEBUGINFOD_URLS set, the debug file of a build ID that has no
  *     file here, or only one without DWARF, is fetched into the store
  *     first).
- *     Kernel frames are looked up in /proc/kallsyms when the kernel map's
- *     build ID is the running kernel's, and vDSO frames in this
- *     process's own vDSO when the build IDs match; else they go the same
- *     way as the rest.
+ *     Kernel frames are looked up in a kallsyms snapshot (kallsyms.h:
+ *     --kallsyms, or IN.kallsyms beside the input) when its build ID is
+ *     the kernel map's, else in /proc/kallsyms when the kernel map's
+ *     build ID is the running kernel's; vDSO frames in this process's
+ *     own vDSO when the build IDs match; else they go the same way as
+ *     the rest.
  *  4. Each answer becomes the location of every frame with that lookup
  *     address (sym_prof_set_location()): the inline chain innermost
  *     first, names demangled, `nosymbol` when nothing covers the
@@ -55,6 +57,7 @@
 #include "grow.h"
 #include "client.h"
 #include "agent/procmaps.h"
+#include "kallsyms.h"
 #include "tools.h"
 #include "base.h"
 
@@ -101,12 +104,6 @@ struct group {
 	size_t naddrs;
 };
 
-/* A kernel symbol of /proc/kallsyms. */
-struct ksym {
-	uint64_t addr;
-	char *name;		/* in struct sctx's ktext */
-};
-
 struct sctx {
 	struct sym_prof *p;
 	const struct tool_symbolize_opts *o;
@@ -129,9 +126,9 @@ struct sctx {
 	bool store_rdonly;
 
 	char kernel_id[2 * 64 + 1];	/* the running kernel's; "" */
-	struct ksym *ksyms;	/* free(); sorted; NULL until loaded */
-	size_t nksyms;
-	char *ktext;		/* free(): the names */
+	struct ksnap *ksnap;	/* ksnap_free(): o->kallsyms's */
+	bool kloaded;		/* o->kallsyms tried */
+	struct ksnap *khere;	/* ksnap_free(): this host's, once read */
 	bool ktried;
 
 	char msg[512];		/* tool_err_capture() */
@@ -503,85 +500,72 @@ static int answer_table(struct sctx *c, struct group *g,
 }
 
 /*
- * The kernel: /proc/kallsyms, when the profile's kernel is this one.
+ * The kernel: the snapshot given (--kallsyms, or PROFILE.kallsyms beside
+ * the input), or this host's /proc/kallsyms when the profile's kernel is
+ * this one; either when its kernel build ID is the kernel map's.
  */
 
-static int cmp_ksym(const void *a, const void *b)
+/* The snapshot of this host's kernel, taken once; NULL when it cannot
+ * be (not root: hidden addresses). */
+static const struct ksnap *kallsyms_here(struct sctx *c)
 {
-	const struct ksym *x = a, *y = b;
+	char *buf = NULL, why[256];
+	size_t len;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Read /proc/kallsyms's text symbols; false when it cannot be used. */
-static bool load_kallsyms(struct sctx *c)
-{
-	FILE *f;
-	size_t cap = 0, used = 0, tcap = 0;
-	char line[512];
-
-	if (c->ktried)
-		return c->nksyms > 0;
-	c->ktried = true;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char *type, *name, *end;
-		unsigned long long a;
-		size_t len;
-
-		a = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		type = end + 1;
-		if (!strchr("tTwW", *type) || type[1] != ' ')
-			continue;
-		name = type + 2;
-		len = strcspn(name, " \t\n");
-		/* Hidden addresses (kptr_restrict) are all 0. */
-		if (!a)
-			continue;
-		if (tool_grow(&c->ksyms, &cap, c->nksyms + 1,
-			      sizeof(*c->ksyms), 65536) ||
-		    tool_grow(&c->ktext, &tcap, used + len + 1, 1, 1 << 20))
-			break;
-		memcpy(c->ktext + used, name, len);
-		c->ktext[used + len] = '\0';
-		/* An offset for now: ktext may still move. */
-		c->ksyms[c->nksyms++] = (struct ksym){
-			.addr = a, .name = (char *)(uintptr_t)used };
-		used += len + 1;
+	if (!c->ktried) {
+		c->ktried = true;
+		if (ksnap_take(&buf, &len) == 0)
+			ksnap_parse(buf, len, &c->khere, why, sizeof(why));
+		free(buf);
 	}
-	fclose(f);
-	for (size_t i = 0; i < c->nksyms; i++)
-		c->ksyms[i].name = c->ktext + (uintptr_t)c->ksyms[i].name;
-	qsort(c->ksyms, c->nksyms, sizeof(*c->ksyms), cmp_ksym);
-	return c->nksyms > 0;
+	return c->khere;
 }
 
-static int answer_kallsyms(struct sctx *c, struct group *g)
+/* The snapshot for kernel build ID @bid in *@out, NULL when none; the
+ * one of o->kallsyms read at the first kernel map (a profile without
+ * kernel frames needs none).  @return 0, or ksnap_load()'s error
+ * (printed) */
+static int kallsyms_for(struct sctx *c, const char *bid,
+			const struct ksnap **out)
 {
+	int err;
+
+	*out = NULL;
+	if (c->o->kallsyms && !c->kloaded) {
+		c->kloaded = true;
+		err = ksnap_load(c->o->kallsyms, &c->ksnap);
+		if (err)
+			return err;
+	}
+	if (c->ksnap && !strcmp(c->ksnap->build_id, bid))
+		*out = c->ksnap;
+	else if (c->kernel_id[0] && !strcmp(c->kernel_id, bid))
+		*out = kallsyms_here(c);
+	return 0;
+}
+
+/* A module's function as perf names it: "name [module]". */
+static int answer_kallsyms(struct sctx *c, struct group *g,
+			   const struct ksnap *ks)
+{
+	char name[KSNAP_MAX_LINE + 300];
+
 	for (size_t k = 0; k < g->naddrs; k++) {
 		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
-		size_t lo = 0, hi = c->nksyms;
+		struct ksnap_hit h;
 		int err;
 
-		/* The last symbol at or below the address. */
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (c->ksyms[mid].addr <= g->addrs[k])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo) {
-			l.function = c->ksyms[lo - 1].name;
-			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
-		} else {
+		if (!ksnap_lookup(ks, g->addrs[k], &h)) {
 			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
 					 0);
+		} else {
+			l.function = h.name;
+			if (h.module) {
+				snprintf(name, sizeof(name), "%s [%s]", h.name,
+					 h.module);
+				l.function = name;
+			}
+			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
 		}
 		if (err)
 			return err;
@@ -881,9 +865,15 @@ static int resolve_group(struct sctx *c, struct group *g)
 	err = group_addrs(c, g);
 	if (err)
 		return err;
-	if (m->kind == SYM_PROF_MAP_KERNEL && c->kernel_id[0] &&
-	    !strcmp(c->kernel_id, g->build_id) && load_kallsyms(c))
-		return answer_kallsyms(c, g);
+	if (m->kind == SYM_PROF_MAP_KERNEL) {
+		const struct ksnap *ks;
+
+		err = kallsyms_for(c, g->build_id, &ks);
+		if (err)
+			return err;
+		if (ks && ks->nsyms)
+			return answer_kallsyms(c, g, ks);
+	}
 	if (m->kind == SYM_PROF_MAP_VDSO) {
 		err = answer_vdso(c, g, &done);
 		if (err || done)
@@ -988,8 +978,8 @@ static void sctx_release(struct sctx *c)
 	free(c->map_row);
 	free(c->ents);
 	free(c->slots);
-	free(c->ksyms);
-	free(c->ktext);
+	ksnap_free(c->ksnap);
+	ksnap_free(c->khere);
 	client_free(c->client);
 	sym_store_close(c->store);
 }
@@ -1085,6 +1075,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 	case TOOL_OPT_STORE:
 		o->store_dir = arg;
 		return 1;
+	case TOOL_OPT_KALLSYMS:
+		o->kallsyms = arg;
+		return 1;
 	case TOOL_OPT_WAIT_MS:
 		errno = 0;
 		v = strtoul(arg, &end, 10);
@@ -1118,14 +1111,31 @@ static bool unsymbolized_frames(const struct sym_prof *p)
 	return false;
 }
 
+/* @o with PROFILE.kallsyms beside @path when it names none and there is
+ * one; @buf holds the path. */
+static struct tool_symbolize_opts beside(const char *path,
+					 const struct tool_symbolize_opts *o,
+					 char *buf, size_t len)
+{
+	struct tool_symbolize_opts b = *o;
+
+	if (!o->kallsyms && strcmp(path, "-") &&
+	    (size_t)snprintf(buf, len, "%s.kallsyms", path) < len &&
+	    access(buf, R_OK) == 0)
+		b.kallsyms = buf;
+	return b;
+}
+
 int tool_prof_load(const char *path, const struct tool_symbolize_opts *o,
 		   struct sym_prof **out)
 {
+	char kpath[4096];
+	struct tool_symbolize_opts b = beside(path, o, kpath, sizeof(kpath));
 	int err = tool_prof_read(path, out);
 
 	if (err || !unsymbolized_frames(*out))
 		return err;
-	err = tool_prof_symbolize(*out, o);
+	err = tool_prof_symbolize(*out, &b);
 	if (err) {
 		sym_prof_free(*out);
 		*out = NULL;
@@ -1137,7 +1147,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS] [-q|-v] IN\n\n"
+		"[--wait-ms MS]\n                     [--kallsyms FILE] [-q|-v] "
+		"IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
 		"form\"): every unique frame\ngets its inline chain, innermost "
@@ -1160,16 +1171,23 @@ static void usage(FILE *f)
 		"pending\n"
 		"                     (fetched or converted by symd); default "
 		"30000\n"
+		"      --kallsyms F   kernel frames from this kallsyms snapshot "
+		"(sym record\n"
+		"                     writes OUT.kallsyms); default IN.kallsyms, "
+		"when there\n"
+		"                     is one\n"
 		"  -q, --quiet        no summary on stderr\n"
 		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"
 		"Return addresses are looked up at address - 1.  Kernel frames "
-		"resolve from\n/proc/kallsyms when the kernel's build ID is "
-		"this host's.  Frames that do\nnot resolve keep their module "
-		"and address, with a status: nosymbol,\nmissing, nobuildid, "
-		"unmapped, error.  The summary on stderr says what share\nof "
-		"frames and of frame samples resolved; with -v, per module, "
-		"and why the\nrest did not.\n\n"
+		"resolve from\nthe snapshot whose build ID is the kernel's, "
+		"else from /proc/kallsyms\nwhen the kernel's build ID is "
+		"this host's; module symbols as perf's\n'func [module]'.  "
+		"Frames that do not resolve keep their module and\naddress, "
+		"with a status: nosymbol, missing, nobuildid, unmapped, "
+		"error.  The\nsummary on stderr says what share of frames and "
+		"of frame samples resolved;\nwith -v, per module, and why "
+		"the rest did not.\n\n"
 		"Exit status: 0 when the output was written (even with "
 		"unresolved frames),\n1 for a bad input, an unreachable "
 		"server or a write error, 2 for bad usage.\n");
@@ -1188,6 +1206,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	};
 	struct tool_symbolize_opts o = { .wait_ms = 30000 };
 	const char *out = NULL;
+	char kpath[4096];
 	struct sym_prof *p = NULL;
 	int c, rc;
 
@@ -1225,6 +1244,7 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 	o.server = client_env_server(o.server, o.store_dir);
 	if (tool_prof_binary_tty(pprof, out))
 		return TOOL_EXIT_USAGE;
+	o = beside(argv[optind], &o, kpath, sizeof(kpath));
 	/* sym symbolize resolves every frame not ok yet; the pprof writer
 	 * only those without a location (what the input did not say). */
 	if (pprof ? tool_prof_load(argv[optind], &o, &p) :

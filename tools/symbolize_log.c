@@ -910,6 +910,11 @@ int cmd_symbolize_log(int argc, char **argv)
 		usage(stderr);
 		return TOOL_EXIT_USAGE;
 	}
+	if (o.kallsyms) {
+		tool_err("--kallsyms names a profile's kernel frames; a log "
+			 "has none");
+		return TOOL_EXIT_USAGE;
+	}
 	if (argc - optind > 1) {
 		usage(stderr);
 		return TOOL_EXIT_USAGE;

@@ -241,6 +241,11 @@ struct tool_symbolize_opts {
 	const char *store_dir;
 	/** --wait-ms: how long a build ID may stay pending on the server. */
 	unsigned wait_ms;
+	/** --kallsyms FILE: a kallsyms snapshot (tools/kallsyms.h) that
+	 *  names the frames of the kernel whose build ID it carries; NULL:
+	 *  PROFILE.kallsyms beside a profile read from a file, when there
+	 *  is one. */
+	const char *kallsyms;
 	/** No summary on stderr. */
 	bool quiet;
 	/** The summary's per-module table too (-v), not only its line. */
@@ -259,13 +264,16 @@ enum {
 	TOOL_OPT_SERVER = 0x200,
 	TOOL_OPT_STORE,
 	TOOL_OPT_WAIT_MS,
+	TOOL_OPT_KALLSYMS,
 };
 
-/** The long options --server, --store and --wait-ms, for a longopts[]. */
+/** The long options --server, --store, --wait-ms and --kallsyms, for a
+ *  longopts[]. */
 #define TOOL_SYMBOLIZE_OPTIONS                                              \
 	{ "server", required_argument, NULL, TOOL_OPT_SERVER },              \
 	{ "store", required_argument, NULL, TOOL_OPT_STORE },                \
-	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS }
+	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS },            \
+	{ "kallsyms", required_argument, NULL, TOOL_OPT_KALLSYMS }
 
 /**
  * tool_symbolize_getopt() - take one of TOOL_SYMBOLIZE_OPTIONS.

@@ -131,9 +131,10 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
 # sym record's CFI unwinder (tools/agent/unwind.c), fuzz-core the core
 # file reader of sym stack (tools/core.c), fuzz-log the line parser of sym
-# symbolize-log (tools/logline.c).
+# symbolize-log (tools/logline.c), fuzz-kallsyms the reader of kallsyms
+# snapshots (tools/kallsyms.c).
 TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-core \
-	fuzz-log
+	fuzz-log fuzz-kallsyms
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a

@@ -362,6 +362,8 @@ VIEWS_USAGE_COMMON
 "  --store DIR          ... or the local store DIR (default: SYM_STORE,\n" \
 "                       ~/.cache/sym); only for unsymbolized input\n"     \
 "  --wait-ms MS         how long symd may keep a build ID pending\n"      \
+"  --kallsyms FILE      kernel frames from this kallsyms snapshot\n"      \
+"                       (default: IN.kallsyms, when there is one)\n"      \
 "  -q, --quiet          no symbolization summary on stderr\n"             \
 "  -v, --verbose        the summary's table of modules, not only its line\n" \
 "Names:\n"                                                                \
