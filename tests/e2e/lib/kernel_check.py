@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kernel_check.py - helpers of t3090-record-kernel.sh (tests/e2e).
+"""kernel_check.py - helpers of t3092-record-kernel.sh (tests/e2e).
 
   perf-addrs PERF_SCRIPT OUT_RAW BUILD_ID
       the kernel frames of `perf script -F ip,sym,dso` (callchains too):

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t3090-record-kernel.sh - kernel frames named away from the host that
+# t3092-record-kernel.sh - kernel frames named away from the host that
 # recorded them (issue 18, the kernel): `sym record -a` while dd does
 # syscalls writes PROFILE.kallsyms beside the profile (docs/record.md,
 # "The kallsyms snapshot"), and sym symbolize and sym report name kernel
