@@ -24,7 +24,9 @@ set -e
 # this host); prometheus for its promtool, which checks symd's /metrics
 # (t2040); and the heap profilers libsymprof's alloc mode is compared
 # with (t4021, make bench): heaptrack, jemalloc with its profiler and
-# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof.
+# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof;
+# the off-CPU agent's build (libbpf-dev, bpftool for its skeleton; clang
+# compiles its BPF C) and its peer, libbpf-tools' offcputime (t3101).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -36,6 +38,7 @@ libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
 prometheus
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
+libbpf-dev bpftool libbpf-tools
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools"
 
