@@ -1275,26 +1275,39 @@ static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 	       r->oc_now[OFFCPU_CNT_MAPFULL] - base[OFFCPU_CNT_MAPFULL];
 }
 
-/* Load and attach the BPF agent for the targets. */
+/* Load and attach the BPF agent; before the perf events, so that a
+ * kernel that refuses BPF is what the error names. */
 static int offcpu_start(struct rec *r)
 {
 	struct offcpu_opts oo = {
 		.min_ns = r->o.min_block, .max_ns = r->o.max_block,
 		.stack_size = r->o.stack_size, .prob = r->o.prob,
-		.all = r->o.all,
+		.all = r->o.all, .pids = r->o.pids, .npids = r->o.npids,
 	};
+	const char *ring = getenv("SYM_OFFCPU_RING");
 	char why[256];
 	int err;
 
+	/* SYM_OFFCPU_RING=BYTES: another ring buffer size (a power of two,
+	 * at least a page), for the test of lost events. */
+	if (ring)
+		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
-	if (err) {
+	if (err)
 		tool_err("--off-cpu: %s", why);
-		return err;
-	}
+	return err;
+}
+
+/* Tell the BPF agent the command's process (-p's are set before it
+ * attaches, -a follows all). */
+static int offcpu_targets(struct rec *r)
+{
+	int err = 0;
+
+	if (!r->oc)
+		return 0;
 	if (r->child > 0)
 		err = offcpu_add_pid(r->oc, r->child);
-	for (size_t k = 0; !err && k < r->o.npids; k++)
-		err = offcpu_add_pid(r->oc, r->o.pids[k]);
 	if (err)
 		tool_err("--off-cpu: cannot set the processes: %s",
 			 strerror(-err));
@@ -1441,6 +1454,10 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		if (h->type == PERF_RECORD_FORK)
 			pm_fork(r->pm, (int32_t)tb.pid, (int32_t)tb.ppid,
 				(int32_t)tb.tid, tb.time);
+		/* A new process of a target's: --off-cpu follows it, from
+		 * the round that sees its birth on. */
+		if (h->type == PERF_RECORD_FORK && r->oc && tb.pid != tb.ppid)
+			offcpu_add_pid(r->oc, (pid_t)tb.pid);
 		else
 			pm_exit(r->pm, (int32_t)tb.pid, (int32_t)tb.tid,
 				tb.time);
@@ -2337,10 +2354,12 @@ static int run(struct rec *r)
 	err = setup(r);
 	if (!err)
 		err = alloc_rings(r, &L.pfd);
-	if (!err)
-		err = open_events(r, &L.go);
 	if (!err && r->o.off_cpu)
 		err = offcpu_start(r);
+	if (!err)
+		err = open_events(r, &L.go);
+	if (!err)
+		err = offcpu_targets(r);
 	if (!err) {
 		catch_signals();
 		err = begin(r, &L);

@@ -78,9 +78,17 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	set_rodata(s, o);
 	if (o->max_threads)
 		bpf_map__set_max_entries(s->maps.start, o->max_threads);
+	if (o->ring_bytes)
+		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
 	bpf_program__set_autoload(s->progs.sched_switch_btf, btf);
 	bpf_program__set_autoload(s->progs.sched_switch_raw, !btf);
 	err = offcpu_bpf__load(s);
+	if (err)
+		goto fail;
+	oc->skel = s;
+	for (size_t k = 0; !err && k < o->npids; k++)
+		err = offcpu_add_pid(oc, o->pids[k]);
+	oc->skel = NULL;
 	if (err)
 		goto fail;
 	p = btf ? s->progs.sched_switch_btf : s->progs.sched_switch_raw;
@@ -118,6 +126,13 @@ static void explain(int err, char *why, size_t len)
 		    "with SYM_BPF_DEBUG=1 for libbpf's log)", strerror(-err));
 }
 
+static bool raw_only(void)
+{
+	const char *v = getenv("SYM_OFFCPU_ATTACH");
+
+	return v && strcmp(v, "raw_tp") == 0;
+}
+
 static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		    char *why, size_t len)
 {
@@ -129,7 +144,8 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		    strerror(errno));
 		return -ENOENT;
 	}
-	err = try_load(oc, o, true);
+	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test). */
+	err = raw_only() ? -ENOTSUP : try_load(oc, o, true);
 	if (err && err != -EPERM && err != -EACCES)
 		err = try_load(oc, o, false);
 	if (err)

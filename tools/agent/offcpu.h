@@ -36,10 +36,19 @@ struct offcpu_opts {
 	uint32_t stack_size;
 	/** Probability that a switch-out is recorded, in (0, 1]. */
 	double prob;
-	/** true: every process; false: only those of offcpu_add_pid(). */
+	/** true: every process; false: only @pids and those of
+	 *  offcpu_add_pid(). */
 	bool all;
-	/** Threads switched out at once, at most (the "start" map). */
+	/** Processes to follow from the start (set before the programs
+	 *  attach); borrowed for the call. */
+	const int32_t *pids;
+	size_t npids;
+	/** Threads switched out at once, at most (the "start" map); 0:
+	 *  4096. */
 	uint32_t max_threads;
+	/** Bytes of the ring buffer, a power of two of at least a page;
+	 *  0: 4 MiB. */
+	uint32_t ring_bytes;
 };
 
 /** Called for each event; @size is the bytes of @e (header + stack). */

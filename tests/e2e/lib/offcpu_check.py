@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""offcpu_check.py - checks of `sym record --off-cpu` on
+fixtures/src/prof_offcpu.c, for tests/e2e/t3100 and t3101.
+
+FOLDED is `sym fold --tid --value V` of the recording: lines
+"comm-PID/TID;root;...;leaf VALUE".  FIXOUT is the fixture's own line,
+"rounds N tid TID sleep_ns S pipe_ns P".  The main thread's two paths:
+sleep (a stack with do_nanosleep) and pipe (a stack with
+anon_pipe_read).  Each check prints '# ' diagnostics and exits 0 when it
+passes, 1 when it fails.
+
+  offcpu_check.py truth FOLDED FIXOUT
+      (ns) the sleep path holds 60% +-3 points of the main thread's
+      sleep + pipe time and the pipe path 40% +-3; each path's total is
+      within 5% of the fixture's own measure of its calls; >= 99% of
+      each path's time is in whole stacks: _start ... main, run_rounds,
+      sleep_6ms, __nanosleep, __clock_nanosleep (wait_pipe, __libc_read
+      for the pipe)
+  offcpu_check.py sampled FOLDED FIXOUT P
+      (samples) the main thread's sleep blocks recorded with --sample-prob
+      P lie in the 99.9% binomial interval of Binomial(rounds, P)
+  offcpu_check.py only FOLDED FIXOUT sleep|pipe
+      (ns) the main thread has time in that path and none in the other
+      (--min-block / --max-block between 4 and 6 ms)
+  offcpu_check.py peer FOLDED OFFCPUTIME FIXOUT
+      (ns) against libbpf-tools' offcputime output (microseconds) of the
+      same run: per thread (main, writer) and kernel path (sleep, pipe)
+      the totals agree within 5%; ours are whole (as truth says), and
+      the stacks of both are printed; theirs is said to be whole or cut
+"""
+import math
+import re
+import sys
+
+Z999 = 3.2905
+SLEEP = ["main", "run_rounds", "sleep_6ms", "__nanosleep",
+         "__clock_nanosleep"]
+PIPE = ["main", "run_rounds", "wait_pipe", "__libc_read"]
+
+
+def die(msg):
+    print("# " + msg)
+    sys.exit(1)
+
+
+def fixout(path):
+    with open(path) as f:
+        for line in f:
+            t = line.split()
+            if len(t) == 8 and t[0] == "rounds":
+                return {"rounds": int(t[1]), "tid": int(t[3]),
+                        "sleep": int(t[5]), "pipe": int(t[7])}
+    die("no 'rounds' line in %s" % path)
+
+
+def folded(path):
+    """[(tid, frames root first, value)]"""
+    out = []
+    with open(path) as f:
+        for line in f:
+            stack, _, v = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            m = re.search(r"/(\d+)$", frames[0])
+            if not m or not v.isdigit():
+                continue
+            out.append((int(m.group(1)), frames[1:], int(v)))
+    return out
+
+
+def kpath(frames):
+    if "do_nanosleep" in frames:
+        return "sleep"
+    if "anon_pipe_read" in frames:
+        return "pipe"
+    return None
+
+
+def in_order(frames, want):
+    """Are @want consecutive in @frames?"""
+    n = len(want)
+    return any(frames[i:i + n] == want for i in range(len(frames)))
+
+
+def paths(stacks, tid):
+    tot = {"sleep": 0, "pipe": 0}
+    whole = {"sleep": 0, "pipe": 0}
+    for t, fr, v in stacks:
+        k = kpath(fr)
+        if t != tid or not k:
+            continue
+        tot[k] += v
+        want = SLEEP if k == "sleep" else PIPE
+        if in_order(fr, want) and fr and fr[0] == "_start":
+            whole[k] += v
+    return tot, whole
+
+
+def cmd_truth(fpath, xpath):
+    fx = fixout(xpath)
+    tot, whole = paths(folded(fpath), fx["tid"])
+    s = tot["sleep"] + tot["pipe"]
+    if s == 0:
+        die("no sleep or pipe time for thread %d" % fx["tid"])
+    bad = 0
+    for k, want in (("sleep", 0.6), ("pipe", 0.4)):
+        share = tot[k] / s
+        print("# %s: %.3f s, share %.4f (want %.2f +-0.03); the fixture "
+              "measured %.3f s; whole stacks %.2f%%" %
+              (k, tot[k] / 1e9, share, want, fx[k] / 1e9,
+               100.0 * whole[k] / max(tot[k], 1)))
+        if abs(share - want) > 0.03:
+            print("# %s share outside +-3 points" % k)
+            bad = 1
+        if abs(tot[k] - fx[k]) > 0.05 * fx[k]:
+            print("# %s total not within 5%% of the fixture's" % k)
+            bad = 1
+        if whole[k] < 0.99 * tot[k]:
+            print("# %s: under 99%% of the time in whole stacks" % k)
+            bad = 1
+    return bad
+
+
+def cmd_sampled(fpath, xpath, p):
+    fx = fixout(xpath)
+    tot, _ = paths(folded(fpath), fx["tid"])
+    n, k = fx["rounds"], tot["sleep"]
+    mu = n * p
+    half = Z999 * math.sqrt(n * p * (1 - p))
+    print("# %d of %d sleep blocks recorded at p %.2f; 99.9%% interval "
+          "[%.1f, %.1f]" % (k, n, p, mu - half, mu + half))
+    return 0 if abs(k - mu) <= half else 1
+
+
+def cmd_only(fpath, xpath, which):
+    fx = fixout(xpath)
+    tot, _ = paths(folded(fpath), fx["tid"])
+    other = "pipe" if which == "sleep" else "sleep"
+    print("# %s %d ns, %s %d ns" % (which, tot[which], other, tot[other]))
+    return 0 if tot[which] > 0 and tot[other] == 0 else 1
+
+
+def offcputime(path):
+    """[(tid, frames root first, ns)] of offcputime's text output."""
+    out, block = [], []
+    with open(path) as f:
+        lines = [l.rstrip("\n") for l in f]
+    i = 0
+    while i < len(lines):
+        l = lines[i].strip()
+        m = re.match(r"^-\s+(\S.*) \((\d+)\)$", l)
+        if m and i + 1 < len(lines) and lines[i + 1].strip().isdigit():
+            fr = [x for x in block if not x.startswith("bpf_")]
+            out.append((int(m.group(2)), list(reversed(fr)),
+                        int(lines[i + 1].strip()) * 1000))
+            block = []
+            i += 2
+            continue
+        if l:
+            block.append(l)
+        else:
+            block = []
+        i += 1
+    return out
+
+
+def by_path(stacks):
+    tot = {}
+    for t, fr, v in stacks:
+        k = kpath(fr)
+        if k:
+            tot[(t, k)] = tot.get((t, k), 0) + v
+    return tot
+
+
+def top_stack(stacks, tid, k):
+    best = max((s for s in stacks if s[0] == tid and kpath(s[1]) == k),
+               key=lambda s: s[2], default=None)
+    return best[1] if best else []
+
+
+def user_part(fr):
+    """The user frames of a root-first stack (before the syscall
+    entry)."""
+    out = []
+    for f in fr:
+        if f.startswith("entry_SYSCALL") or f == "[Missed User Stack]":
+            break
+        out.append(f)
+    return out
+
+
+def cmd_peer(fpath, opath, xpath):
+    fx = fixout(xpath)
+    ours, theirs = folded(fpath), offcputime(opath)
+    a, b = by_path(ours), by_path(theirs)
+    bad = 0
+    keys = sorted(k for k in a if k in b or k[0] == fx["tid"])
+    for key in keys:
+        x, y = a.get(key, 0), b.get(key, 0)
+        who = "main" if key[0] == fx["tid"] else "tid %d" % key[0]
+        print("# %s %s: ours %.3f s, offcputime %.3f s (%+.2f%%)" %
+              (who, key[1], x / 1e9, y / 1e9,
+               100.0 * (x - y) / max(y, 1)))
+        if abs(x - y) > 0.05 * max(x, y):
+            bad = 1
+    if not any(k[0] == fx["tid"] for k in keys):
+        die("no main-thread paths")
+    for k, want in (("sleep", SLEEP), ("pipe", PIPE)):
+        o = user_part(top_stack(ours, fx["tid"], k))
+        t = user_part(top_stack(theirs, fx["tid"], k))
+        print("# %s, ours:       %s" % (k, ";".join(o)))
+        print("# %s, offcputime: %s" % (k, ";".join(t)))
+        print("# %s: ours %s, offcputime's %s" % (
+            k, "whole" if in_order(o, want) else "CUT",
+            "whole" if in_order(t, want) else "cut"))
+        if not in_order(o, want):
+            bad = 1
+    return bad
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "truth":
+        return cmd_truth(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "sampled":
+        return cmd_sampled(argv[2], argv[3], float(argv[4]))
+    if len(argv) == 5 and argv[1] == "only":
+        return cmd_only(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "peer":
+        return cmd_peer(argv[2], argv[3], argv[4])
+    die("usage: see the docstring")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
