@@ -1234,8 +1234,12 @@ static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
 	if (!pm_known(r->pm, (int32_t)e->pid))
 		pm_scan(r->pm, (int32_t)e->pid);
 	nf = offcpu_user(r, e, offcpu_kernel(r, e), &flags);
-	if (e->state < OFFCPU_STATE_OTHER)
-		v[1 + e->state] = e->weight_ns;
+	if (e->state == OFFCPU_STATE_S)
+		v[1] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_D)
+		v[2] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_R)
+		v[3] = e->weight_ns;
 	memset(&st, 0, sizeof(st));
 	st.count = 1;
 	st.weight = e->weight_ns;
