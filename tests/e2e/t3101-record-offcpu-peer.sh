@@ -48,7 +48,10 @@ peer() {
 		sh -c "grep -q '^State:.*T' /proc/$fix/status"
 	"$SYM" record -q --off-cpu -p "$fix" -o "$T/$name.raw" &
 	rec=$!
-	"$OFFCPUTIME" -p "$fix" > "$T/$name.oc" 2> "$T/$name.oc.err" &
+	# (a big stack map: with its default 1,024 entries, hash collisions
+	# lose whole kernel paths, bcc's known -EEXIST problem)
+	"$OFFCPUTIME" --stack-storage-size=65536 -p "$fix" \
+		> "$T/$name.oc" 2> "$T/$name.oc.err" &
 	oc=$!
 	wait_for "sym record" attached "$rec"
 	wait_for "offcputime" attached "$oc"

@@ -25,8 +25,8 @@ passes, 1 when it fails.
   offcpu_check.py minmax FOLDED FIXOUT min|max
       (ns) --min-block 5ms: the sleep path within 5% of the fixture's
       measure (no 6 ms sleep is shorter), the pipe path the fixture's
-      waits of 5 ms or more; --max-block 5ms: no sleep time, the pipe
-      path the shorter waits; the pipe within 5% of its whole time
+      waits of 5 ms or more; --max-block 5ms: at most 1% of the sleep
+      time (preempted on the way in), the pipe path the shorter waits; the pipe within 5% of its whole time
   offcpu_check.py peer FOLDED OFFCPUTIME FIXOUT
       (ns) against libbpf-tools' offcputime output (microseconds) of the
       same run: per thread (main, writer) and kernel path (sleep, pipe)
@@ -151,11 +151,13 @@ def cmd_minmax(fpath, xpath, which):
     tot, _ = paths(folded(fpath), fx["tid"])
     want_sleep = fx["sleep"] if which == "min" else 0
     want_pipe = fx["pipe5"] if which == "min" else fx["pipe"] - fx["pipe5"]
-    print("# --%s-block 5ms: sleep %.4f s (want %.4f), pipe %.4f s "
+    print("# --%s-block 5ms: sleep %.6f s (want %.4f), pipe %.4f s "
           "(want %.4f +- %.4f)" % (which, tot["sleep"] / 1e9,
                                    want_sleep / 1e9, tot["pipe"] / 1e9,
                                    want_pipe / 1e9, 0.05 * fx["pipe"] / 1e9))
-    ok_sleep = (tot["sleep"] == 0 if which == "max" else
+    # (max: a preemption inside the nanosleep path, before the sleep,
+    # is a short period with the same kernel path: rare, and short)
+    ok_sleep = (tot["sleep"] <= 0.01 * fx["sleep"] if which == "max" else
                 abs(tot["sleep"] - want_sleep) <= 0.05 * want_sleep)
     ok_pipe = abs(tot["pipe"] - want_pipe) <= 0.05 * fx["pipe"]
     return 0 if ok_sleep and ok_pipe else 1
@@ -225,6 +227,10 @@ def cmd_peer(fpath, opath, xpath):
                100.0 * (x - y) / max(y, 1)))
         if abs(x - y) > 0.05 * max(x, y):
             bad = 1
+    missed = sum(v for _, fr, v in theirs
+                 if any(f.startswith("[Missed") for f in fr))
+    print("# offcputime's time in stacks it missed (stack map "
+          "collisions): %.3f s" % (missed / 1e9))
     if not any(k[0] == fx["tid"] for k in keys):
         die("no main-thread paths")
     for k, want in (("sleep", SLEEP), ("pipe", PIPE)):

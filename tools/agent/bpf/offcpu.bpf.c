@@ -146,12 +146,13 @@ static __always_inline int user_regs(struct offcpu_event *e)
 }
 
 /* Copy the user stack from sp: the rest of sp's page, then whole pages
- * while they fit in stack_size; stops at the first page not readable. */
+ * while they fit in stack_size, then what is left of stack_size; stops at
+ * the first page not readable. */
 static __always_inline __u32 copy_stack(struct offcpu_event *e)
 {
 	__u64 sp = e->regs[7];
 	__u32 len = PAGE - (__u32)(sp & (PAGE - 1));
-	__u32 i, off;
+	__u32 i, off, rem;
 
 	if (len > stack_size)
 		len = stack_size & (PAGE - 1);
@@ -168,6 +169,12 @@ static __always_inline __u32 copy_stack(struct offcpu_event *e)
 			break;
 		len = off + PAGE;
 	}
+	/* The rest of stack_size, less than a page. */
+	off = len;
+	rem = stack_size > off ? stack_size - off : 0;
+	if (rem > 0 && rem < PAGE && off <= OFFCPU_STACK_MAX - PAGE &&
+	    !bpf_probe_read_user(e->stack + off, rem, (void *)(sp + off)))
+		len = off + rem;
 	return len;
 }
 
