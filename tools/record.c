@@ -1173,8 +1173,10 @@ static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 	    prof_kernel_map(r, &kid) != 0)
 		return 0;
 	k = (size_t)e->kstack_len / sizeof(uint64_t);
-	for (i = 0; i < k && i < OFFCPU_KSTACK_MAX && n < r->o.max_depth;
-	     i++) {
+	if (k > OFFCPU_KSTACK_MAX)
+		k = OFFCPU_KSTACK_MAX;
+	i = offcpu_kernel_skip(r->oc, (const uint64_t *)e->kstack, k);
+	for (; i < k && n < r->o.max_depth; i++) {
 		if (e->kstack[i] < KERNEL_START)
 			continue;
 		r->frames[n].map = kid;

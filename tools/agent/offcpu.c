@@ -21,8 +21,21 @@
 #include "offcpu.skel.h"
 #include "base.h"
 
+/* The tracing functions between __schedule() and the BPF program, whose
+ * frames lead every kernel stack (how many depends on how many programs
+ * the tracepoint has): bpf_trace_run4() always, __traceiter_sched_switch()
+ * when several are attached, __bpf_trace_sched_switch() on some kernels. */
+static const char *const tracing_fns[] = {
+	"bpf_trace_run4", "__traceiter_sched_switch",
+	"__bpf_trace_sched_switch",
+};
+#define NTRACING (sizeof(tracing_fns) / sizeof(*tracing_fns))
+
 struct offcpu {
 	struct offcpu_bpf *skel;
+	/* From /proc/kallsyms: the kernel's text and the tracing functions'
+	 * ranges; stext 0 when unknown. */
+	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
 	struct ring_buffer *rb;
 	struct bpf_link *link;
 	offcpu_fn fn;
@@ -38,6 +51,72 @@ static int quiet_print(enum libbpf_print_level l, const char *fmt,
 	if (!getenv("SYM_BPF_DEBUG"))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* One /proc/kallsyms line into the ranges: pass 0 finds the starts,
+ * pass 1 each tracing function's end (the next text symbol). */
+static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
+{
+	unsigned long long a;
+	char type, name[128];
+
+	if (sscanf(line, "%llx %c %127s", &a, &type, name) != 3 || !a ||
+	    (type != 't' && type != 'T'))
+		return;
+	if (pass == 0) {
+		if (strcmp(name, "_stext") == 0)
+			oc->stext = a;
+		else if (strcmp(name, "_etext") == 0)
+			oc->etext = a;
+		for (size_t i = 0; i < NTRACING; i++)
+			if (strcmp(name, tracing_fns[i]) == 0)
+				oc->tr_lo[i] = a;
+		return;
+	}
+	for (size_t i = 0; i < NTRACING; i++)
+		if (oc->tr_lo[i] && a > oc->tr_lo[i] &&
+		    (!oc->tr_hi[i] || a < oc->tr_hi[i]))
+			oc->tr_hi[i] = a;
+}
+
+/* Read the ranges; without them (no kallsyms, addresses hidden by
+ * kptr_restrict) offcpu_kernel_skip() falls back to a count. */
+static void read_kallsyms(struct offcpu *oc)
+{
+	char line[512];
+
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *f = fopen("/proc/kallsyms", "re");
+
+		if (!f)
+			return;
+		while (fgets(line, sizeof(line), f))
+			kallsyms_line(oc, line, pass);
+		fclose(f);
+		if (!oc->stext || oc->etext <= oc->stext || !oc->tr_lo[0]) {
+			oc->stext = 0;
+			return;
+		}
+	}
+}
+
+size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
+			  size_t n)
+{
+	size_t k = 0, i;
+
+	if (!oc->stext)
+		return n < 2 ? n : 2;	/* the program and bpf_trace_run4 */
+	for (; k < n; k++) {
+		if (pcs[k] < oc->stext || pcs[k] >= oc->etext)
+			continue;	/* the BPF program */
+		for (i = 0; i < NTRACING; i++)
+			if (pcs[k] >= oc->tr_lo[i] && pcs[k] < oc->tr_hi[i])
+				break;
+		if (i == NTRACING)
+			break;
+	}
+	return k;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -166,6 +245,7 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	}
 	oc->fn = fn;
 	oc->ctx = ctx;
+	read_kallsyms(oc);
 	libbpf_set_print(quiet_print);
 	err = load_any(oc, o, why, whylen);
 	if (err)

@@ -77,6 +77,16 @@ int offcpu_drain(struct offcpu *oc);
  * over the CPUs since offcpu_open(). */
 void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT]);
 
+/**
+ * offcpu_kernel_skip() - how many leading frames of an event's kernel
+ * stack (@n return addresses, innermost first) are the BPF program and
+ * the tracepoint's functions that called it, not the thread's path into
+ * __schedule(): told by /proc/kallsyms, read at offcpu_open(); 2 when it
+ * could not be read.
+ */
+size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
+			  size_t n);
+
 /** offcpu_attach_kind() - "tp_btf" or "raw_tp": what was attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
 

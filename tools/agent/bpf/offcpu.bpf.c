@@ -38,9 +38,6 @@ const volatile __u32 self_tgid = 0;	/* never the recorder itself */
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
-/* The kernel frames of the program itself and of bpf_trace_run4(), which
- * calls it from the tracepoint in __schedule(): left out. */
-#define KSTACK_SKIP 2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -201,8 +198,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
-	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack),
-				      KSTACK_SKIP);
+	/* (user space drops the frames of the program and the tracepoint:
+	 * offcpu_kernel_skip()) */
+	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
 		count(OFFCPU_CNT_MAPFULL);
 }
