@@ -588,6 +588,13 @@ static int check_opts(struct opts *o)
 		tool_err("--max-block is below --min-block");
 		return -EINVAL;
 	}
+	if (o->off_cpu && (o->hz || o->cg == CG_FP ||
+			   o->stack_size > OFFCPU_STACK_MAX)) {
+		tool_err("--off-cpu takes no -F or -g fp (it records every "
+			 "switch and unwinds with CFI), and --stack-size up to "
+			 "%d", OFFCPU_STACK_MAX);
+		return -EINVAL;
+	}
 	if (o->sym.server && o->sym.store_dir) {
 		tool_err("--server and --store exclude each other");
 		return -EINVAL;

@@ -9,14 +9,15 @@
 # __clock_nanosleep); the state split (off-cpu-S); --sample-prob 0.5 keeps
 # a number of blocks in the 99.9% binomial interval; --min-block and
 # --max-block between the two; the raw_tp fallback; lost events (a small
-# ring buffer) in the file and the summary; the faults: not root, no BTF,
-# a SIGKILLed agent leaves no program behind and the next run starts.
+# ring buffer) in the file and the summary; usage errors; the faults: not
+# root, no BTF, a SIGKILLed agent leaves no program behind and the next
+# run starts.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 [ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
 "$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
 	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
-plan 19
+plan 22
 
 prof_cc fix prof_offcpu.c -O2 -g -pthread -fomit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
@@ -72,6 +73,13 @@ ok "summary: the same lost events, kept + lost = blocks written" awk \
 		if ($i == "lost") l = $(i + 1)
 		if ($i == "+") m = $(i + 1) } }
 	END { exit !(l + m == lost && b == kept && lost > 0) }' "$T/lost.err"
+
+# Usage errors: exit 2, nothing run.
+usage() { "$SYM" record "$@" -o "$T/u.raw" -- true 2> "$T/u.err"; echo $?; }
+is "usage: --min-block without --off-cpu" "$(usage --min-block 1ms)" 2
+is "usage: --off-cpu with -g fp" "$(usage --off-cpu -g fp)" 2
+is "usage: a time without a known unit, a probability of 0" \
+	"$(usage --off-cpu --max-block 3xs) $(usage --off-cpu --sample-prob 0)" "2 2"
 
 # Faults.
 if command -v setpriv > /dev/null; then
