@@ -182,6 +182,27 @@ $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c $(B)/.flags
 $(B)/libsym/prof/pprof-read.o $(B)/libsym/prof/pprof-write.o: \
 	$(B)/gen/profile.pb-c.h
 
+# The off-CPU agent's BPF half (tools/agent/bpf/, docs/record.md "Off-CPU"):
+# clang compiles it for the BPF target with CO-RE relocations against the
+# trimmed tools/agent/bpf/vmlinux.h (the UAPI from linux-libc-dev's
+# <linux/bpf.h>), and `bpftool gen skeleton` makes the header that
+# tools/agent/offcpu.c includes, with the object embedded.  sym links
+# libbpf (libbpf-dev).
+BPF_CLANG ?= clang
+BPFTOOL ?= $(firstword $(wildcard /usr/sbin/bpftool /sbin/bpftool) bpftool)
+BPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
+BPF_SRCS := $(wildcard tools/agent/bpf/*.h)
+$(B)/gen/offcpu.bpf.o: tools/agent/bpf/offcpu.bpf.c $(BPF_SRCS)
+	@mkdir -p $(B)/gen
+	$(call msg,BPF,$@)$(BPF_CLANG) -target bpf -D__TARGET_ARCH_x86 \
+		-I/usr/include/$(shell $(CC) -print-multiarch) \
+		-Itools/agent/bpf -g -O2 -Wall -c -o $@ $<
+$(B)/gen/offcpu.skel.h: $(B)/gen/offcpu.bpf.o
+	$(call msg,SKEL,$@)$(BPFTOOL) gen skeleton $< name offcpu_bpf \
+		> $@.tmp && mv $@.tmp $@
+$(B)/tools/agent/offcpu.o: private DEP_CFLAGS += -I$(B)/gen
+$(B)/tools/agent/offcpu.o: $(B)/gen/offcpu.skel.h
+
 # The status page (symd/status.html), a C string literal that
 # symd/status.c includes: each line quoted, \ and " escaped.
 $(B)/gen/status-html.h: symd/status.html
@@ -269,7 +290,7 @@ bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
 		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
 		-Wl,--end-group lib/libsym.a lib/libsymprofile.a $(DEP_LIBS) \
-		$(PROF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
+		$(PROF_LIBS) $(BPF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is
@@ -340,8 +361,8 @@ TEST_ARCHIVES = $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) $(B)/libsymd.a \
 	lib/libsym.a lib/libsymprofile.a
 TEST_LIBS = -Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
 	-Wl,--end-group $(B)/libsymd.a lib/libsym.a lib/libsymprofile.a \
-	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) \
-	$(LDLIBS)
+	$(SYMD_LIBS) $(DEP_LIBS) $(PROF_LIBS) $(BPF_LIBS) -lm \
+	$(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 $(B)/tests/t-%: tests/unit/t-%.c $(TEST_ARCHIVES) tests/unit/tap.h \
 		$(B)/.flags

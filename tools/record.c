@@ -55,6 +55,7 @@
 #include "agent/retcheck.h"
 #include "agent/fpcheck.h"
 #include "agent/jitmap.h"
+#include "agent/offcpu.h"
 
 #include "agent/unwind.h"
 #include "base.h"
@@ -96,6 +97,10 @@ struct opts {
 	unsigned max_depth;
 	size_t mmap_pages, max_stacks;
 	char **cmd;
+	/* --off-cpu: blocked time from sched_switch (agent/offcpu.h). */
+	bool off_cpu;
+	uint64_t min_block, max_block;	/* ns; max 0: no bound */
+	double prob;
 };
 
 /* One side-band record copied out of a ring for sorting. */
@@ -204,6 +209,11 @@ struct rec {
 	struct sym_prof_frame frames[SYM_PROF_MAX_FRAMES];
 	uint64_t pcs[SYM_PROF_MAX_FRAMES];
 	unsigned char exact[SYM_PROF_MAX_FRAMES];
+
+	/* --off-cpu: the BPF agent, and its counters at the window's start
+	 * and at the last look. */
+	struct offcpu *oc;
+	uint64_t oc_base[OFFCPU_NCNT], oc_now[OFFCPU_NCNT];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -259,6 +269,17 @@ static void usage(FILE *f)
 "      --max-depth N      frames per stack (127)\n"
 "      --user-only        no kernel frames (and no samples in the kernel)\n"
 "      --mmap-pages N     ring buffer pages per CPU, a power of two\n"
+"\n"
+"Off-CPU (blocked time, eBPF; root or CAP_BPF + CAP_PERFMON):\n"
+"      --off-cpu          instead of CPU samples, the time each thread\n"
+"                         spends switched out (sleeping, blocked, or\n"
+"                         preempted), with its whole user stack (copied\n"
+"                         at switch-out, unwound with CFI) and kernel\n"
+"                         stack; weights in ns, value types off-cpu and\n"
+"                         off-cpu-S, -D, -R by state\n"
+"      --min-block TIME   only blocks of at least TIME (1ns; 10us, 2ms, 1s;\n"
+"      --max-block TIME   a plain number is microseconds), at most TIME\n"
+"      --sample-prob P    record a switch-out with probability P (1)\n"
 "\n"
 "Until when:\n"
 "  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
@@ -362,7 +383,8 @@ static int parse_pids(struct opts *o, const char *arg)
 enum {
 	OPT_STACK_SIZE = 256, OPT_LEAF_STACK, OPT_MAX_DEPTH, OPT_USER_ONLY,
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
-	OPT_MAX_STACKS, OPT_SYMBOLIZE,
+	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK, OPT_SAMPLE_PROB,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -439,6 +461,55 @@ static int stack_opt(const char *name, const char *arg, uint64_t lo,
 	return 0;
 }
 
+/* A duration with a unit (ns, us, ms, s; none: us) in ns. */
+static int parse_dur(const char *name, const char *s, uint64_t *out)
+{
+	static const struct { const char *u; double mul; } units[] = {
+		{ "", 1e3 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+		{ "s", 1e9 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	for (size_t i = 0; end != s && !errno && v >= 0 && v < 1e12 &&
+			   i < sizeof(units) / sizeof(*units); i++) {
+		if (strcmp(end, units[i].u) == 0) {
+			*out = (uint64_t)(v * units[i].mul + 0.5);
+			return 0;
+		}
+	}
+	tool_err("--%s: '%s' is not a time (10us, 2ms, 1s; a plain number "
+		 "is microseconds)", name, s);
+	return -EINVAL;
+}
+
+/* The off-CPU options of long_opt(). */
+static int offcpu_opt(struct opts *o, int c, const char *arg)
+{
+	char *end;
+
+	switch (c) {
+	case OPT_OFF_CPU:
+		o->off_cpu = true;
+		return 0;
+	case OPT_MIN_BLOCK:
+		return parse_dur("min-block", arg, &o->min_block);
+	case OPT_MAX_BLOCK:
+		return parse_dur("max-block", arg, &o->max_block);
+	default:
+		errno = 0;
+		o->prob = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->prob > 0) ||
+		    o->prob > 1) {
+			tool_err("--sample-prob: '%s' is not in (0, 1]", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+}
+
 /* Apply one of the long-only options.  Returns 0 or an error said on
  * stderr. */
 static int long_opt(struct opts *o, int c, const char *arg)
@@ -493,6 +564,11 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_SYMBOLIZE:
 		o->symbolize = true;
 		return 0;
+	case OPT_OFF_CPU:
+	case OPT_MIN_BLOCK:
+	case OPT_MAX_BLOCK:
+	case OPT_SAMPLE_PROB:
+		return offcpu_opt(o, c, arg);
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
 			tool_err("--max-stacks: '%s' is not from 1 to %d", arg,
@@ -532,6 +608,22 @@ static int check_opts(struct opts *o)
 			 "--symbolize");
 		return -EINVAL;
 	}
+	if (!o->off_cpu && (o->min_block || o->max_block || o->prob)) {
+		tool_err("--min-block, --max-block and --sample-prob need "
+			 "--off-cpu");
+		return -EINVAL;
+	}
+	if (o->max_block && o->max_block < o->min_block) {
+		tool_err("--max-block is below --min-block");
+		return -EINVAL;
+	}
+	if (o->off_cpu && (o->hz || o->cg == CG_FP ||
+			   o->stack_size > OFFCPU_STACK_MAX)) {
+		tool_err("--off-cpu takes no -F or -g fp (it records every "
+			 "switch and unwinds with CFI), and --stack-size up to "
+			 "%d", OFFCPU_STACK_MAX);
+		return -EINVAL;
+	}
 	if (o->sym.server && o->sym.store_dir) {
 		tool_err("--server and --store exclude each other");
 		return -EINVAL;
@@ -569,6 +661,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+		{ "sample-prob", required_argument, NULL, OPT_SAMPLE_PROB },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -691,6 +787,15 @@ static void hook_forget(void *ctx, int32_t pid)
 
 /* ---- the profile of the current window ---- */
 
+/* --off-cpu's value types: all the blocked time, then by state at
+ * switch-out (OFFCPU_STATE_S, _D, _R; "other" counts in the first only). */
+static const char *const offcpu_types[] = {
+	"off-cpu", "off-cpu-S", "off-cpu-D", "off-cpu-R",
+};
+static const char *const offcpu_units[] = {
+	"nanoseconds", "nanoseconds", "nanoseconds", "nanoseconds",
+};
+
 static int new_window(struct rec *r)
 {
 	int err;
@@ -708,7 +813,11 @@ static int new_window(struct rec *r)
 	memset(r->flagged, 0, sizeof(r->flagged));
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
 	r->win_start_mono = now_ns(CLOCK_MONOTONIC);
-	return 0;
+	memcpy(r->oc_base, r->oc_now, sizeof(r->oc_base));
+	if (r->o.off_cpu)
+		err = sym_prof_set_value_types(r->prof, offcpu_types,
+					       offcpu_units, 4);
+	return err;
 }
 
 /* The profile's id of mapping @m, adding it to this window first. */
@@ -1118,6 +1227,165 @@ drop:
 	return 0;
 }
 
+/* ---- off-CPU events (agent/offcpu.h) ---- */
+
+/* The kernel frames of @e into r->frames; returns how many. */
+static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
+{
+	size_t n = 0, i, k;
+	uint32_t kid;
+
+	if (r->o.user_only || e->kstack_len <= 0 ||
+	    prof_kernel_map(r, &kid) != 0)
+		return 0;
+	k = (size_t)e->kstack_len / sizeof(uint64_t);
+	if (k > OFFCPU_KSTACK_MAX)
+		k = OFFCPU_KSTACK_MAX;
+	i = offcpu_kernel_skip(r->oc, (const uint64_t *)e->kstack, k);
+	for (; i < k && n < r->o.max_depth; i++) {
+		if (e->kstack[i] < KERNEL_START)
+			continue;
+		r->frames[n].map = kid;
+		r->frames[n].addr = e->kstack[i];
+		r->frames[n].flags = SYM_PROF_FRAME_RETURN;
+		n++;
+	}
+	return n;
+}
+
+/* The user frames of @e after @nf kernel ones; returns the total. */
+static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
+			  size_t nf, uint32_t *flags)
+{
+	int stopped = 0;
+	size_t n = 0, i;
+	struct pm_map *m;
+
+	if (!e->user) {
+		*flags |= nf ? SYM_PROF_KERNEL : 0;
+		return nf;
+	}
+	if (r->o.max_depth <= nf ||
+	    unwinder_unwind_exact(r->uw, (pid_t)e->pid,
+				  (const uint64_t *)e->regs, e->stack,
+				  e->stack_len, r->pcs, r->exact,
+				  r->o.max_depth - nf, &n, &stopped) != 0) {
+		r->pcs[0] = e->regs[UNWIND_REG_IP];
+		r->exact[0] = 1;
+		n = 1;
+		stopped = UNWIND_STOP_READ;
+	}
+	if (stopped == UNWIND_STOP_DEPTH)
+		*flags |= SYM_PROF_TRUNCATED;
+	else if (stopped != UNWIND_STOP_NONE)
+		*flags |= SYM_PROF_UNWIND;
+	else
+		count_extent(r);
+	for (i = 0; i < n; i++, nf++)
+		if (user_frame(r, (int32_t)e->pid, r->pcs[i], e->start_ns,
+			       !r->exact[i], &r->frames[nf], flags, &m))
+			return 0;
+	return nf;
+}
+
+/* One blocked period: its stack, weighted by the ns switched out. */
+static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
+{
+	struct rec *r = ctx;
+	struct sym_prof_stack st;
+	uint64_t v[4] = { e->weight_ns, 0, 0, 0 };
+	uint32_t flags = 0;
+	size_t nf;
+
+	if (e->start_ns > r->max_time)
+		r->max_time = e->start_ns;
+	if (!pm_known(r->pm, (int32_t)e->pid))
+		pm_scan(r->pm, (int32_t)e->pid);
+	nf = offcpu_user(r, e, offcpu_kernel(r, e), &flags);
+	if (e->state == OFFCPU_STATE_S)
+		v[1] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_D)
+		v[2] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_R)
+		v[3] = e->weight_ns;
+	memset(&st, 0, sizeof(st));
+	st.count = 1;
+	st.weight = e->weight_ns;
+	st.pid = (int32_t)e->pid;
+	st.tid = (int32_t)e->tid;
+	st.flags = flags;
+	st.nframes = (uint32_t)nf;
+	st.frames = r->frames;
+	if (nf == 0 || sym_prof_add_stack_values(r->prof, &st, 0, v) != 0) {
+		r->dropped++;
+		r->total_dropped++;
+		return;
+	}
+	prof_task(r, st.pid, st.tid, false);
+	r->samples++;
+	r->total_samples++;
+	add_flags(r, flags);
+}
+
+/* Drain the BPF ring buffer, and read the counters of what it lost. */
+static int offcpu_round(struct rec *r)
+{
+	int n;
+
+	if (!r->oc)
+		return 0;
+	n = offcpu_drain(r->oc);
+	offcpu_counters(r->oc, r->oc_now);
+	return n < 0 ? n : 0;
+}
+
+/* Events lost in this window: ring buffer full, or too many threads
+ * switched out at once for the map. */
+static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
+{
+	return r->oc_now[OFFCPU_CNT_LOST] - base[OFFCPU_CNT_LOST] +
+	       r->oc_now[OFFCPU_CNT_MAPFULL] - base[OFFCPU_CNT_MAPFULL];
+}
+
+/* Load and attach the BPF agent; before the perf events, so that a
+ * kernel that refuses BPF is what the error names. */
+static int offcpu_start(struct rec *r)
+{
+	struct offcpu_opts oo = {
+		.min_ns = r->o.min_block, .max_ns = r->o.max_block,
+		.stack_size = r->o.stack_size, .prob = r->o.prob,
+		.all = r->o.all, .pids = r->o.pids, .npids = r->o.npids,
+	};
+	const char *ring = getenv("SYM_OFFCPU_RING");
+	char why[256];
+	int err;
+
+	/* SYM_OFFCPU_RING=BYTES: another ring buffer size (a power of two,
+	 * at least a page), for the test of lost events. */
+	if (ring)
+		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
+	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
+	if (err)
+		tool_err("--off-cpu: %s", why);
+	return err;
+}
+
+/* Tell the BPF agent the command's process (-p's are set before it
+ * attaches, -a follows all). */
+static int offcpu_targets(struct rec *r)
+{
+	int err = 0;
+
+	if (!r->oc)
+		return 0;
+	if (r->child > 0)
+		err = offcpu_add_pid(r->oc, r->child);
+	if (err)
+		tool_err("--off-cpu: cannot set the processes: %s",
+			 strerror(-err));
+	return err;
+}
+
 /* ---- side-band ---- */
 
 static int collect_sb(void *ctx, const struct perf_event_header *h)
@@ -1258,6 +1526,10 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		if (h->type == PERF_RECORD_FORK)
 			pm_fork(r->pm, (int32_t)tb.pid, (int32_t)tb.ppid,
 				(int32_t)tb.tid, tb.time);
+		/* A new process of a target's: --off-cpu follows it, from
+		 * the round that sees its birth on. */
+		if (h->type == PERF_RECORD_FORK && r->oc && tb.pid != tb.ppid)
+			offcpu_add_pid(r->oc, (pid_t)tb.pid);
 		else
 			pm_exit(r->pm, (int32_t)tb.pid, (int32_t)tb.tid,
 				tb.time);
@@ -1280,6 +1552,9 @@ static int round_once(struct rec *r)
 {
 	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	int err = round_body(r);
+
+	if (!err)
+		err = offcpu_round(r);
 
 	r->round_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return err;
@@ -1382,7 +1657,9 @@ static void make_attr(struct rec *r)
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	/* --off-cpu: the events only bring the side-band (mappings,
+	 * threads); the samples come from BPF. */
+	a->config = o->off_cpu ? PERF_COUNT_SW_DUMMY : PERF_COUNT_SW_CPU_CLOCK;
 	a->sample_period = period ? period : 1;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -1842,13 +2119,13 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 	h.tool_version = SYM_VERSION;
 	h.start_ns = r->win_start_real;
 	h.duration_ns = now_ns(CLOCK_MONOTONIC) - r->win_start_mono;
-	h.event = "cpu-clock";
+	h.event = r->o.off_cpu ? "off-cpu" : "cpu-clock";
 	h.mode = r->o.cg == CG_DWARF ? "dwarf" : "fp";
-	h.frequency = r->o.hz;
-	h.period = r->attr.sample_period;
+	h.frequency = r->o.off_cpu ? 0 : r->o.hz;
+	h.period = r->o.off_cpu ? 0 : r->attr.sample_period;
 	h.weight_unit = "ns";
 	h.samples = r->samples;
-	h.lost = r->lost;
+	h.lost = r->lost + offcpu_lost(r, r->oc_base);
 	h.throttled = r->throttled;
 	h.dropped = r->dropped;
 	for (i = 0; i < SYM_PROF_NFLAGS; i++)
@@ -1942,6 +2219,23 @@ static bool reap_child(struct rec *r, int flags)
 	return r->child_done;
 }
 
+/* --off-cpu's line of the summary: the BPF side's counters. */
+static void offcpu_summary(struct rec *r)
+{
+	const uint64_t *c = r->oc_now;
+
+	fprintf(stderr,
+		"%s: off-CPU (%s): %" PRIu64 " blocks written by BPF, %"
+		PRIu64 " outside --min-block/--max-block, lost %" PRIu64
+		" (ring buffer full) + %" PRIu64 " (too many threads "
+		"switched out at once), %" PRIu64 " without a readable user "
+		"stack; sample probability %g\n",
+		tool_prog(), offcpu_attach_kind(r->oc),
+		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
+		c[OFFCPU_CNT_LOST], c[OFFCPU_CNT_MAPFULL],
+		c[OFFCPU_CNT_NOSTACK], r->o.prob > 0 ? r->o.prob : 1.0);
+}
+
 static void summary(struct rec *r, const char *path, uint64_t run_ns)
 {
 	struct rusage ru;
@@ -1961,8 +2255,11 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		tool_prog(), path, r->total_samples, (double)run_ns / 1e9,
 		sym_prof_nstacks(r->prof), r->total_flagged, r->total_flags[0],
 		r->total_flags[1], r->total_flags[2], r->total_flags[3],
-		r->total_flags[4], r->total_lost, r->total_throttled,
+		r->total_flags[4], r->total_lost + offcpu_lost(r,
+		(const uint64_t[OFFCPU_NCNT]){ 0 }), r->total_throttled,
 		r->total_dropped);
+	if (r->oc)
+		offcpu_summary(r);
 	fprintf(stderr,
 		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
 		"unwinding %.1f us per sample); %s; leaf repairs "
@@ -2281,8 +2578,12 @@ static int run(struct rec *r)
 	err = setup(r);
 	if (!err)
 		err = alloc_rings(r, &L.pfd);
+	if (!err && r->o.off_cpu)
+		err = offcpu_start(r);
 	if (!err)
 		err = open_events(r, &L.go);
+	if (!err)
+		err = offcpu_targets(r);
 	if (!err) {
 		catch_signals();
 		err = begin(r, &L);
@@ -2337,6 +2638,7 @@ static void release(struct rec *r)
 	pm_free(r->pm);
 	retcheck_free(r->rc);
 	fpcheck_free(r->fpc);
+	offcpu_close(r->oc);
 	unwinder_free(r->uw);
 	sym_prof_free(r->prof);
 	if (r->ksnap_started && !r->ksnap_joined)

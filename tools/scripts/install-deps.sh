@@ -28,7 +28,9 @@ set -e
 # HAProxy and nginx, the proxies docs/cluster/ configures (t2200 runs
 # both in front of three symd nodes);
 # nodejs, whose --perf-basic-prof writes the perf map that sym record and
-# libsymprof name JIT frames from (t3090, t3091, t4030).
+# libsymprof name JIT frames from (t3090, t3091, t4030);
+# the off-CPU agent's build (libbpf-dev, bpftool for its skeleton; clang
+# compiles its BPF C) and its peer, libbpf-tools' offcputime (t3111).
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -40,6 +42,7 @@ libc6-dbg python3.11-dbg python3 perl time debuginfod curl wrk
 golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
 prometheus haproxy nginx-light
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
+libbpf-dev bpftool libbpf-tools
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools
 nodejs"

@@ -5,8 +5,9 @@
 #                          perf events here (root, CAP_PERFMON or a low
 #                          kernel.perf_event_paranoid)
 #   prof_cc OUT SRC FLAGS  compile fixtures/src/SRC into $T/OUT with gcc
-#   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS,
-#                          its diagnostics kept
+#   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
+#                          (offcpu_check.py for truth, sampled, minmax,
+#                          peer), its diagnostics kept
 #
 # Workloads run a few seconds at most; samples are taken at 999 Hz so that
 # the 99.9% intervals are narrow enough to mean something.
@@ -31,7 +32,11 @@ prof_cc() {
 
 check() {
 	_what=$1; shift
-	python3 "$SYM_ROOT/tests/e2e/lib/record_check.py" "$_what" "$@" \
+	_checker=record_check.py
+	case $_what in
+	truth|sampled|minmax|peer) _checker=offcpu_check.py ;;
+	esac
+	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
 	_rc=$?
 	_tap "$_rc" "record_check $_what $(basename -- "$1") ${2:+$(basename -- "$2")}"

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""offcpu_check.py - checks of `sym record --off-cpu` on
+fixtures/src/prof_offcpu.c, for tests/e2e/t3110 and t3111.
+
+FOLDED is `sym fold --tid --value V` of the recording: lines
+"comm-PID/TID;root;...;leaf VALUE".  FIXOUT is the fixture's own line,
+"rounds N tid TID sleep_ns S pipe_ns P pipe_over5_ns L".  The main thread's two paths:
+sleep (a stack with do_nanosleep) and pipe (a stack with
+anon_pipe_read).  Each check prints '# ' diagnostics and exits 0 when it
+passes, 1 when it fails.
+
+  offcpu_check.py truth FOLDED FIXOUT
+      (ns) the sleep path's share of the main thread's sleep + pipe time
+      and the pipe path's lie within 3 points of the shares the fixture
+      measured itself (nominally 60% / 40%, 59-60% / 40-41% on an idle
+      machine; a loaded one lengthens the pipe waits, the wake-ups of
+      the writer), and each path's total is within 5% of the fixture's
+      own measure of its calls; >= 99% of
+      each path's time is in whole stacks: _start ... main, run_rounds,
+      sleep_6ms, __nanosleep, __clock_nanosleep (wait_pipe, __libc_read
+      for the pipe)
+  offcpu_check.py sampled FOLDED FIXOUT P
+      (samples) the main thread's sleep blocks recorded with --sample-prob
+      P lie in the 99.9% binomial interval of Binomial(rounds, P)
+  offcpu_check.py minmax FOLDED FIXOUT min|max
+      (ns) --min-block 5ms: the sleep path within 5% of the fixture's
+      measure (no 6 ms sleep is shorter), the pipe path the fixture's
+      waits of 5 ms or more; --max-block 5ms: at most 1% of the sleep
+      time (preempted on the way in), the pipe path the shorter waits; the pipe within 5% of its whole time
+  offcpu_check.py peer FOLDED OFFCPUTIME FIXOUT
+      (ns) against libbpf-tools' offcputime output (microseconds) of the
+      same run: per thread (main, writer) and kernel path (sleep, pipe)
+      the totals agree within 5%; ours are whole (as truth says), and
+      the stacks of both are printed; theirs is said to be whole or cut
+"""
+import math
+import re
+import sys
+
+Z999 = 3.2905
+SLEEP = ["main", "run_rounds", "sleep_6ms", "__nanosleep",
+         "__clock_nanosleep"]
+PIPE = ["main", "run_rounds", "wait_pipe", "__libc_read"]
+
+
+def die(msg):
+    print("# " + msg)
+    sys.exit(1)
+
+
+def fixout(path):
+    with open(path) as f:
+        for line in f:
+            t = line.split()
+            if len(t) == 10 and t[0] == "rounds":
+                return {"rounds": int(t[1]), "tid": int(t[3]),
+                        "sleep": int(t[5]), "pipe": int(t[7]),
+                        "pipe5": int(t[9])}
+    die("no 'rounds' line in %s" % path)
+
+
+def folded(path):
+    """[(tid, frames root first, value)]"""
+    out = []
+    with open(path) as f:
+        for line in f:
+            stack, _, v = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            m = re.search(r"/(\d+)$", frames[0])
+            if not m or not v.isdigit():
+                continue
+            out.append((int(m.group(1)), frames[1:], int(v)))
+    return out
+
+
+def kpath(frames):
+    if "do_nanosleep" in frames:
+        return "sleep"
+    if "anon_pipe_read" in frames:
+        return "pipe"
+    return None
+
+
+def in_order(frames, want):
+    """Are @want consecutive in @frames?"""
+    n = len(want)
+    return any(frames[i:i + n] == want for i in range(len(frames)))
+
+
+def paths(stacks, tid):
+    tot = {"sleep": 0, "pipe": 0}
+    whole = {"sleep": 0, "pipe": 0}
+    for t, fr, v in stacks:
+        k = kpath(fr)
+        if t != tid or not k:
+            continue
+        tot[k] += v
+        want = SLEEP if k == "sleep" else PIPE
+        if in_order(fr, want) and fr and fr[0] == "_start":
+            whole[k] += v
+    return tot, whole
+
+
+def cmd_truth(fpath, xpath):
+    fx = fixout(xpath)
+    tot, whole = paths(folded(fpath), fx["tid"])
+    s = tot["sleep"] + tot["pipe"]
+    fs = fx["sleep"] + fx["pipe"]
+    if s == 0:
+        die("no sleep or pipe time for thread %d" % fx["tid"])
+    bad = 0
+    for k, nominal in (("sleep", 0.6), ("pipe", 0.4)):
+        share, fshare = tot[k] / s, fx[k] / fs
+        print("# %s: %.3f s, share %.4f; the fixture measured %.3f s, "
+              "share %.4f (nominal %.2f); whole stacks %.2f%%" %
+              (k, tot[k] / 1e9, share, fx[k] / 1e9, fshare, nominal,
+               100.0 * whole[k] / max(tot[k], 1)))
+        if abs(share - fshare) > 0.03:
+            print("# %s share not within 3 points of the fixture's" % k)
+            bad = 1
+        if abs(fshare - nominal) > 0.03:
+            print("# (the machine's load moved the fixture's own share "
+                  "off the nominal %.2f)" % nominal)
+        if abs(tot[k] - fx[k]) > 0.05 * fx[k]:
+            print("# %s total not within 5%% of the fixture's" % k)
+            bad = 1
+        if whole[k] < 0.99 * tot[k]:
+            print("# %s: under 99%% of the time in whole stacks" % k)
+            bad = 1
+    return bad
+
+
+def cmd_sampled(fpath, xpath, p):
+    fx = fixout(xpath)
+    tot, _ = paths(folded(fpath), fx["tid"])
+    n, k = fx["rounds"], tot["sleep"]
+    mu = n * p
+    half = Z999 * math.sqrt(n * p * (1 - p))
+    print("# %d of %d sleep blocks recorded at p %.2f; 99.9%% interval "
+          "[%.1f, %.1f]" % (k, n, p, mu - half, mu + half))
+    return 0 if abs(k - mu) <= half else 1
+
+
+def cmd_minmax(fpath, xpath, which):
+    """--min-block 5ms keeps every sleep block (nanosleep never returns
+    early) and the pipe waits of 5 ms or more (the fixture's pipe_over5);
+    --max-block 5ms drops every sleep block and keeps the shorter pipe
+    waits.  The pipe's tolerance, 5% of all its time, covers waits that
+    the fixture and the scheduler see on either side of 5 ms."""
+    fx = fixout(xpath)
+    tot, _ = paths(folded(fpath), fx["tid"])
+    want_sleep = fx["sleep"] if which == "min" else 0
+    want_pipe = fx["pipe5"] if which == "min" else fx["pipe"] - fx["pipe5"]
+    print("# --%s-block 5ms: sleep %.6f s (want %.4f), pipe %.4f s "
+          "(want %.4f +- %.4f)" % (which, tot["sleep"] / 1e9,
+                                   want_sleep / 1e9, tot["pipe"] / 1e9,
+                                   want_pipe / 1e9, 0.05 * fx["pipe"] / 1e9))
+    # (max: a preemption inside the nanosleep path, before the sleep,
+    # is a short period with the same kernel path: rare, and short)
+    ok_sleep = (tot["sleep"] <= 0.01 * fx["sleep"] if which == "max" else
+                abs(tot["sleep"] - want_sleep) <= 0.05 * want_sleep)
+    ok_pipe = abs(tot["pipe"] - want_pipe) <= 0.05 * fx["pipe"]
+    return 0 if ok_sleep and ok_pipe else 1
+
+
+def offcputime(path):
+    """[(tid, frames root first, ns)] of offcputime's text output."""
+    out, block = [], []
+    with open(path) as f:
+        lines = [l.rstrip("\n") for l in f]
+    i = 0
+    while i < len(lines):
+        l = lines[i].strip()
+        m = re.match(r"^-\s+(\S.*) \((\d+)\)$", l)
+        if m and i + 1 < len(lines) and lines[i + 1].strip().isdigit():
+            fr = [x for x in block if not x.startswith("bpf_")]
+            out.append((int(m.group(2)), list(reversed(fr)),
+                        int(lines[i + 1].strip()) * 1000))
+            block = []
+            i += 2
+            continue
+        if l:
+            block.append(l)
+        else:
+            block = []
+        i += 1
+    return out
+
+
+def by_path(stacks):
+    tot = {}
+    for t, fr, v in stacks:
+        k = kpath(fr)
+        if k:
+            tot[(t, k)] = tot.get((t, k), 0) + v
+    return tot
+
+
+def top_stack(stacks, tid, k):
+    best = max((s for s in stacks if s[0] == tid and kpath(s[1]) == k),
+               key=lambda s: s[2], default=None)
+    return best[1] if best else []
+
+
+def user_part(fr):
+    """The user frames of a root-first stack (before the syscall
+    entry)."""
+    out = []
+    for f in fr:
+        if f.startswith("entry_SYSCALL") or f == "[Missed User Stack]":
+            break
+        out.append(f)
+    return out
+
+
+def cmd_peer(fpath, opath, xpath):
+    fx = fixout(xpath)
+    ours, theirs = folded(fpath), offcputime(opath)
+    a, b = by_path(ours), by_path(theirs)
+    bad = 0
+    keys = sorted(k for k in a if k in b or k[0] == fx["tid"])
+    for key in keys:
+        x, y = a.get(key, 0), b.get(key, 0)
+        who = "main" if key[0] == fx["tid"] else "tid %d" % key[0]
+        print("# %s %s: ours %.3f s, offcputime %.3f s (%+.2f%%)" %
+              (who, key[1], x / 1e9, y / 1e9,
+               100.0 * (x - y) / max(y, 1)))
+        if abs(x - y) > 0.05 * max(x, y):
+            bad = 1
+    missed = sum(v for _, fr, v in theirs
+                 if any(f.startswith("[Missed") for f in fr))
+    print("# offcputime's time in stacks it missed (stack map "
+          "collisions): %.3f s" % (missed / 1e9))
+    if not any(k[0] == fx["tid"] for k in keys):
+        die("no main-thread paths")
+    for k, want in (("sleep", SLEEP), ("pipe", PIPE)):
+        o = user_part(top_stack(ours, fx["tid"], k))
+        t = user_part(top_stack(theirs, fx["tid"], k))
+        print("# %s, ours:       %s" % (k, ";".join(o)))
+        print("# %s, offcputime: %s" % (k, ";".join(t)))
+        print("# %s: ours %s, offcputime's %s" % (
+            k, "whole" if in_order(o, want) else "CUT",
+            "whole" if in_order(t, want) else "cut"))
+        if not in_order(o, want):
+            bad = 1
+    return bad
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "truth":
+        return cmd_truth(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "sampled":
+        return cmd_sampled(argv[2], argv[3], float(argv[4]))
+    if len(argv) == 5 and argv[1] == "minmax":
+        return cmd_minmax(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "peer":
+        return cmd_peer(argv[2], argv[3], argv[4])
+    die("usage: see the docstring")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,136 @@
+#!/bin/bash
+# t3110-record-offcpu.sh - sym record --off-cpu against known truth:
+# fixtures/src/prof_offcpu.c, built -fomit-frame-pointer, whose main
+# thread loops 6 ms in nanosleep and 4 ms blocked on a pipe its other
+# thread writes 4 ms after being asked.  Of the main thread's off-CPU
+# time the nanosleep stack holds 60% +-3 points and the pipe-read stack
+# 40% +-3, each within 5% of what the program measured itself, in whole
+# stacks (main -> run_rounds -> sleep_6ms -> __nanosleep ->
+# __clock_nanosleep); the state split (off-cpu-S); --sample-prob 0.5 keeps
+# a number of blocks in the 99.9% binomial interval; --min-block and
+# --max-block between the two; the raw_tp fallback; lost events (a small
+# ring buffer) in the file and the summary; usage errors; the faults: not
+# root, no BTF, a SIGKILLed agent leaves no program behind and the next
+# run starts.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
+[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
+"$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
+	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
+plan 22
+
+prof_cc fix prof_offcpu.c -O2 -g -pthread -fomit-frame-pointer
+hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
+fold() { "$SYM" fold -q --tid "$@"; }
+
+# rec NAME [OPTIONS...]: record 100 rounds of the fixture into $T/NAME.raw,
+# its output in NAME.out, the summary in NAME.err.
+rec() {
+	_n=$1; shift
+	"$SYM" record --off-cpu "$@" -o "$T/$_n.raw" -- "$T/fix" 100 \
+		> "$T/$_n.out" 2> "$T/$_n.err"
+}
+
+rec base
+is "record exits 0" "$?" 0
+fold --value off-cpu "$T/base.raw" > "$T/base.fold"
+check truth "$T/base.fold" "$T/base.out"
+is "header: event, unit, frequency" \
+	"$(hdr "$T/base.raw" event) $(hdr "$T/base.raw" weight-unit) $(hdr "$T/base.raw" frequency)" \
+	"off-cpu ns 0"
+is "value types" "$(hdr "$T/base.raw" value-type | tr '\n' ' ')" \
+	"off-cpu nanoseconds off-cpu-S nanoseconds off-cpu-D nanoseconds off-cpu-R nanoseconds "
+# Both waits are interruptible sleeps: the S split holds all of it.
+fold --value off-cpu-S "$T/base.raw" > "$T/S.fold"
+check truth "$T/S.fold" "$T/base.out"
+
+rec sampled --sample-prob 0.5
+fold "$T/sampled.raw" > "$T/sampled.fold"
+check sampled "$T/sampled.fold" "$T/sampled.out" 0.5
+
+rec min --min-block 5ms
+fold --value off-cpu "$T/min.raw" > "$T/min.fold"
+check minmax "$T/min.fold" "$T/min.out" min
+rec max --max-block 5000   # (microseconds)
+fold --value off-cpu "$T/max.raw" > "$T/max.fold"
+check minmax "$T/max.fold" "$T/max.out" max
+
+SYM_OFFCPU_ATTACH=raw_tp rec raw
+ok "raw_tp fallback attached" grep -q 'off-CPU (raw_tp)' "$T/raw.err"
+fold --value off-cpu "$T/raw.raw" > "$T/raw.fold"
+check truth "$T/raw.fold" "$T/raw.out"
+
+# A 16 KiB ring buffer holds two events of 8 KiB stacks: most are lost,
+# and counted.
+SYM_OFFCPU_RING=16384 rec lost
+lost=$(hdr "$T/lost.raw" lost) kept=$(hdr "$T/lost.raw" samples)
+sed 's/^/# /' "$T/lost.err"
+ok "lost events in the header ($lost)" test "$lost" -gt 0
+ok "summary: the same lost events, kept + lost = blocks written" awk \
+	-v lost="$lost" -v kept="$kept" '
+	/off-CPU/ { for (i = 1; i < NF; i++) {
+		if ($(i + 1) == "blocks") b = $i
+		if ($i == "lost") l = $(i + 1)
+		if ($i == "+") m = $(i + 1) } }
+	END { exit !(l + m == lost && b == kept && lost > 0) }' "$T/lost.err"
+
+# Usage errors: exit 2, nothing run.
+usage() { "$SYM" record "$@" -o "$T/u.raw" -- true 2> "$T/u.err"; echo $?; }
+is "usage: --min-block without --off-cpu" "$(usage --min-block 1ms)" 2
+is "usage: --off-cpu with -g fp" "$(usage --off-cpu -g fp)" 2
+is "usage: a time without a known unit, a probability of 0" \
+	"$(usage --off-cpu --max-block 3xs) $(usage --off-cpu --sample-prob 0)" "2 2"
+
+# Faults.
+if command -v setpriv > /dev/null; then
+	chmod 711 "$T" && mkdir -m 777 "$T/nobody"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SYM" record --off-cpu -o "$T/nobody/n.raw" -- true \
+		2> "$T/nobody.err"
+	is "not root: exit 1" "$?" 1
+	sed 's/^/# /' "$T/nobody.err"
+	ok "not root: the message names root and CAP_BPF" \
+		grep -q 'refused BPF.*root.*CAP_BPF' "$T/nobody.err"
+else
+	skip "no setpriv"
+	skip "no setpriv"
+fi
+unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf &&
+	exec "$0" record --off-cpu -o "$1" -- true' "$SYM" "$T/b.raw" \
+	2> "$T/nobtf.err"
+is "no BTF: exit 1" "$?" 1
+sed 's/^/# /' "$T/nobtf.err"
+ok "no BTF: the message names it" grep -q 'no BTF (/sys/kernel/btf/vmlinux' \
+	"$T/nobtf.err"
+
+# SIGKILL: the programs go with the process (nothing pinned).
+prog_ids() { sed -n 's/^prog_id:\t*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u; }
+pins_before=$(find /sys/fs/bpf 2>/dev/null | sort)
+"$SYM" record -q --off-cpu -o "$T/k.raw" -- sleep 60 &
+agent=$!
+for _i in $(seq 300); do
+	ids=$(prog_ids "$agent")
+	[ -n "$ids" ] && break
+	sleep 0.1
+done
+pkill -P "$agent" -x sleep
+# (the shell's own "Killed" notice is not the test's output)
+exec 3>&2 2> /dev/null
+kill -9 "$agent"
+wait "$agent"
+exec 2>&3 3>&-
+gone() {
+	for id in $ids; do
+		bpftool prog show id "$id" > /dev/null 2>&1 && return 1
+	done
+	return 0
+}
+for _i in $(seq 100); do gone && break; sleep 0.1; done
+ok "SIGKILL: its programs ($(echo $ids)) are released" \
+	test -n "$ids" -a "$_i" -lt 100
+is "SIGKILL: nothing pinned in /sys/fs/bpf" \
+	"$(find /sys/fs/bpf 2>/dev/null | sort)" "$pins_before"
+"$SYM" record -q --off-cpu -o "$T/again.raw" -- sleep 0.1
+is "the next run starts clean" "$?" 0
+
+done_testing

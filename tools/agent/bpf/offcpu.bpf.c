@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * offcpu.bpf.c - the BPF half of `sym record --off-cpu` (user half:
+ * ../offcpu.c).
+ *
+ * At sched_switch, for the thread switched out (prev, the current task):
+ * its user registers (bpf_task_pt_regs), a copy of its user stack from
+ * the user sp (bpf_probe_read_user, page by page), its kernel stack
+ * (bpf_get_stack) and the time go into the hash "start", keyed by thread
+ * id.  For the thread switched in (next): if "start" holds it, the time
+ * it spent switched out is the event's weight; an event within
+ * [min_ns, max_ns] is copied to the ring buffer "events" without waking
+ * user space (which drains the buffer on a timer) and the entry deleted.
+ *
+ * Two programs with the same body: tp_btf (BTF-typed arguments) and
+ * raw_tp for kernels whose tp_btf attach fails; user space loads one.
+ * Counters of what was lost are a per-CPU array (offcpu_event.h).
+ * The stack is unwound in user space with CFI, so whole stacks come
+ * through code without frame pointers.
+ */
+#include "vmlinux.h"
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "offcpu_event.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Settings, written by user space before load. */
+const volatile __u64 min_ns = 0;
+const volatile __u64 max_ns = ~0ULL;
+const volatile __u32 stack_size = 8192;
+const volatile __u32 prob_thresh = ~0U;	/* sample when prandom <= it */
+const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
+const volatile __u32 self_tgid = 0;	/* never the recorder itself */
+
+#define PAGE 4096
+#define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_event);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct offcpu_event);
+} start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_NCNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+static __always_inline void count(__u32 what)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &what);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	struct task_struct___old *o = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (__u32)BPF_CORE_READ(o, state);
+}
+
+static __always_inline __u32 state_class(__u32 s)
+{
+	if (s == 0)
+		return OFFCPU_STATE_R;
+	if (s & 2)
+		return OFFCPU_STATE_D;
+	if (s & 1)
+		return OFFCPU_STATE_S;
+	return OFFCPU_STATE_OTHER;
+}
+
+/* Is thread group @tgid (of a user task) one to record? */
+static __always_inline int wanted(struct task_struct *t, __u32 tgid)
+{
+	if (tgid == 0 || tgid == self_tgid)
+		return 0;
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+		return 0;
+	if (filter && !bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	return 1;
+}
+
+/* The user registers, in unwind.h's order (AX BX CX DX SI DI BP SP IP
+ * R8-R15). */
+static __always_inline int user_regs(struct offcpu_event *e)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(cur);
+
+	if (!r || (r->cs & 3) != 3)
+		return -1;
+	e->regs[0] = r->ax;
+	e->regs[1] = r->bx;
+	e->regs[2] = r->cx;
+	e->regs[3] = r->dx;
+	e->regs[4] = r->si;
+	e->regs[5] = r->di;
+	e->regs[6] = r->bp;
+	e->regs[7] = r->sp;
+	e->regs[8] = r->ip;
+	e->regs[9] = r->r8;
+	e->regs[10] = r->r9;
+	e->regs[11] = r->r10;
+	e->regs[12] = r->r11;
+	e->regs[13] = r->r12;
+	e->regs[14] = r->r13;
+	e->regs[15] = r->r14;
+	e->regs[16] = r->r15;
+	return 0;
+}
+
+/* Copy the user stack from sp: the rest of sp's page, then whole pages
+ * while they fit in stack_size, then what is left of stack_size; stops at
+ * the first page not readable. */
+static __always_inline __u32 copy_stack(struct offcpu_event *e)
+{
+	__u64 sp = e->regs[7];
+	__u32 len = PAGE - (__u32)(sp & (PAGE - 1));
+	__u32 i, off, rem;
+
+	if (len > stack_size)
+		len = stack_size & (PAGE - 1);
+	if (len == 0 || len > PAGE)
+		return 0;
+	if (bpf_probe_read_user(e->stack, len, (void *)sp))
+		return 0;
+	for (i = 0; i < OFFCPU_STACK_MAX / PAGE; i++) {
+		off = len;
+		if (off + PAGE > stack_size || off > OFFCPU_STACK_MAX - PAGE)
+			break;
+		if (bpf_probe_read_user(e->stack + off, PAGE,
+					(void *)(sp + off)))
+			break;
+		len = off + PAGE;
+	}
+	/* The rest of stack_size, less than a page. */
+	off = len;
+	rem = stack_size > off ? stack_size - off : 0;
+	if (rem > 0 && rem < PAGE && off <= OFFCPU_STACK_MAX - PAGE &&
+	    !bpf_probe_read_user(e->stack + off, rem, (void *)(sp + off)))
+		len = off + rem;
+	return len;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       __u64 now)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
+	__u32 zero = 0, st = task_state(prev);
+	struct offcpu_event *e;
+
+	if (!wanted(prev, tgid) || (st & STATE_DEAD))
+		return;
+	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
+		return;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return;
+	e->start_ns = now;
+	e->weight_ns = 0;
+	e->pid = tgid;
+	e->tid = tid;
+	e->state = state_class(st);
+	e->user = user_regs(e) == 0;
+	e->stack_len = e->user ? copy_stack(e) : 0;
+	if (e->user && !e->stack_len)
+		count(OFFCPU_CNT_NOSTACK);
+	/* (user space drops the frames of the program and the tracepoint:
+	 * offcpu_kernel_skip()) */
+	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
+	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid), len;
+	struct offcpu_event *e = bpf_map_lookup_elem(&start, &tid);
+	__u64 d;
+
+	if (!e)
+		return;
+	d = now - e->start_ns;
+	if (d < min_ns || d > max_ns) {
+		count(OFFCPU_CNT_FILTERED);
+		goto out;
+	}
+	e->weight_ns = d;
+	len = e->stack_len;
+	if (len > OFFCPU_STACK_MAX)
+		len = OFFCPU_STACK_MAX;
+	if (bpf_ringbuf_output(&events, e,
+			       __builtin_offsetof(struct offcpu_event, stack) +
+			       len, BPF_RB_NO_WAKEUP))
+		count(OFFCPU_CNT_LOST);
+	else
+		count(OFFCPU_CNT_EVENTS);
+out:
+	bpf_map_delete_elem(&start, &tid);
+}
+
+static __always_inline int on_switch(void *ctx, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, now);
+	switch_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(ctx, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(ctx, prev, next);
+}

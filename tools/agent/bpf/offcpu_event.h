@@ -1,0 +1,49 @@
+/*
+ * offcpu_event.h - what offcpu.bpf.c and tools/agent/offcpu.c share: the
+ * event one blocked period makes, and the BPF program's settings.  Plain
+ * fixed-size integer types only: it is compiled by clang -target bpf (with
+ * vmlinux.h) and by gcc for user space (with <stdint.h>).
+ */
+#ifndef SYM_OFFCPU_EVENT_H
+#define SYM_OFFCPU_EVENT_H
+
+/* Bytes of user stack copied at switch-out, at most (a power of two). */
+#define OFFCPU_STACK_MAX 16384
+/* Kernel frames kept, at most. */
+#define OFFCPU_KSTACK_MAX 64
+/* x86-64 user registers, in unwind.h's order (UNWIND_NREGS). */
+#define OFFCPU_NREGS 17
+
+/* The thread's state at switch-out. */
+#define OFFCPU_STATE_R 0	/* runnable: preempted, or yielded */
+#define OFFCPU_STATE_S 1	/* TASK_INTERRUPTIBLE */
+#define OFFCPU_STATE_D 2	/* TASK_UNINTERRUPTIBLE (and TASK_IDLE) */
+#define OFFCPU_STATE_OTHER 3	/* stopped, traced, dead... */
+
+/* Counters (the per-CPU array "counters"). */
+#define OFFCPU_CNT_LOST 0	/* ring buffer full: event dropped */
+#define OFFCPU_CNT_MAPFULL 1	/* too many threads switched out at once */
+#define OFFCPU_CNT_NOSTACK 2	/* no user stack could be read */
+#define OFFCPU_CNT_EVENTS 3	/* events written */
+#define OFFCPU_CNT_FILTERED 4	/* blocks outside [min, max] */
+#define OFFCPU_NCNT 5
+
+/*
+ * One blocked period.  The event written to the ring buffer is this
+ * header followed by stack_len bytes of user stack (copied from
+ * regs[7], the user sp).
+ */
+struct offcpu_event {
+	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */
+	__u64 weight_ns;	/* switch-in minus switch-out */
+	__u32 pid, tid;		/* thread group and thread */
+	__u32 state;		/* OFFCPU_STATE_* */
+	__u32 stack_len;	/* user stack bytes after the header */
+	__s32 kstack_len;	/* bytes of kstack[], or -errno */
+	__u32 user;		/* 1: regs are the user registers */
+	__u64 regs[OFFCPU_NREGS];
+	__u64 kstack[OFFCPU_KSTACK_MAX];
+	unsigned char stack[OFFCPU_STACK_MAX];
+};
+
+#endif

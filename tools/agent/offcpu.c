@@ -1,0 +1,318 @@
+/*
+ * offcpu.c - load, attach and drain bpf/offcpu.bpf.c (offcpu.h).
+ *
+ * The skeleton (build/gen/offcpu.skel.h) is made by `bpftool gen
+ * skeleton` from the BPF object, which clang compiles with CO-RE
+ * relocations against bpf/vmlinux.h; libbpf resolves them against
+ * /sys/kernel/btf/vmlinux at load time, so no kernel headers are needed
+ * where it runs.  The tp_btf program is tried first, the raw_tp one if
+ * tp_btf cannot be loaded or attached.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "offcpu.h"
+#include "offcpu.skel.h"
+#include "base.h"
+
+/* The tracing functions between __schedule() and the BPF program, whose
+ * frames lead every kernel stack (how many depends on how many programs
+ * the tracepoint has): bpf_trace_run4() always, __traceiter_sched_switch()
+ * when several are attached, __bpf_trace_sched_switch() on some kernels. */
+static const char *const tracing_fns[] = {
+	"bpf_trace_run4", "__traceiter_sched_switch",
+	"__bpf_trace_sched_switch",
+};
+#define NTRACING (sizeof(tracing_fns) / sizeof(*tracing_fns))
+
+struct offcpu {
+	struct offcpu_bpf *skel;
+	/* From /proc/kallsyms: the kernel's text and the tracing functions'
+	 * ranges; stext 0 when unknown. */
+	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
+	struct ring_buffer *rb;
+	struct bpf_link *link;
+	offcpu_fn fn;
+	void *ctx;
+	const char *kind;
+};
+
+/* libbpf's own messages only with SYM_BPF_DEBUG set: ours say what
+ * failed. */
+static int quiet_print(enum libbpf_print_level l, const char *fmt,
+		       va_list ap)
+{
+	if (!getenv("SYM_BPF_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* One /proc/kallsyms line into the ranges: pass 0 finds the starts,
+ * pass 1 each tracing function's end (the next text symbol). */
+static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
+{
+	unsigned long long a;
+	char type, name[128];
+
+	if (sscanf(line, "%llx %c %127s", &a, &type, name) != 3 || !a ||
+	    (type != 't' && type != 'T'))
+		return;
+	if (pass == 0) {
+		if (strcmp(name, "_stext") == 0)
+			oc->stext = a;
+		else if (strcmp(name, "_etext") == 0)
+			oc->etext = a;
+		for (size_t i = 0; i < NTRACING; i++)
+			if (strcmp(name, tracing_fns[i]) == 0)
+				oc->tr_lo[i] = a;
+		return;
+	}
+	for (size_t i = 0; i < NTRACING; i++)
+		if (oc->tr_lo[i] && a > oc->tr_lo[i] &&
+		    (!oc->tr_hi[i] || a < oc->tr_hi[i]))
+			oc->tr_hi[i] = a;
+}
+
+/* Read the ranges; without them (no kallsyms, addresses hidden by
+ * kptr_restrict) offcpu_kernel_skip() falls back to a count. */
+static void read_kallsyms(struct offcpu *oc)
+{
+	char line[512];
+
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *f = fopen("/proc/kallsyms", "re");
+
+		if (!f)
+			return;
+		while (fgets(line, sizeof(line), f))
+			kallsyms_line(oc, line, pass);
+		fclose(f);
+		if (!oc->stext || oc->etext <= oc->stext || !oc->tr_lo[0]) {
+			oc->stext = 0;
+			return;
+		}
+	}
+}
+
+size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
+			  size_t n)
+{
+	size_t k = 0, i;
+
+	if (!oc->stext)
+		return n < 2 ? n : 2;	/* the program and bpf_trace_run4 */
+	for (; k < n; k++) {
+		if (pcs[k] < oc->stext || pcs[k] >= oc->etext)
+			continue;	/* the BPF program */
+		for (i = 0; i < NTRACING; i++)
+			if (pcs[k] >= oc->tr_lo[i] && pcs[k] < oc->tr_hi[i])
+				break;
+		if (i == NTRACING)
+			break;
+	}
+	return k;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct offcpu *oc = ctx;
+	const struct offcpu_event *e = data;
+
+	if (size < offsetof(struct offcpu_event, stack) ||
+	    size < offsetof(struct offcpu_event, stack) + e->stack_len)
+		return 0;
+	oc->fn(oc->ctx, e, size);
+	return 0;
+}
+
+static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
+{
+	double p = o->prob > 0 && o->prob < 1 ? o->prob : 1;
+
+	s->rodata->min_ns = o->min_ns;
+	s->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
+	s->rodata->stack_size = o->stack_size < OFFCPU_STACK_MAX ?
+				o->stack_size : OFFCPU_STACK_MAX;
+	s->rodata->prob_thresh = p >= 1 ? ~0U :
+				 (uint32_t)(p * 4294967295.0);
+	s->rodata->filter = !o->all;
+	s->rodata->self_tgid = (uint32_t)getpid();
+}
+
+/* Open, load and attach one of the two programs (@btf: tp_btf). */
+static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
+{
+	struct offcpu_bpf *s = offcpu_bpf__open();
+	struct bpf_program *p;
+	int err;
+
+	if (!s)
+		return errno ? -errno : -ENOMEM;
+	set_rodata(s, o);
+	if (o->max_threads)
+		bpf_map__set_max_entries(s->maps.start, o->max_threads);
+	if (o->ring_bytes)
+		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
+	bpf_program__set_autoload(s->progs.sched_switch_btf, btf);
+	bpf_program__set_autoload(s->progs.sched_switch_raw, !btf);
+	err = offcpu_bpf__load(s);
+	if (err)
+		goto fail;
+	oc->skel = s;
+	for (size_t k = 0; !err && k < o->npids; k++)
+		err = offcpu_add_pid(oc, o->pids[k]);
+	oc->skel = NULL;
+	if (err)
+		goto fail;
+	p = btf ? s->progs.sched_switch_btf : s->progs.sched_switch_raw;
+	oc->link = bpf_program__attach(p);
+	if (!oc->link) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	oc->skel = s;
+	oc->kind = btf ? "tp_btf" : "raw_tp";
+	return 0;
+fail:
+	offcpu_bpf__destroy(s);
+	return err < 0 ? err : -err;
+}
+
+static void say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Name what is missing for error @err of loading. */
+static void explain(int err, char *why, size_t len)
+{
+	if (err == -EPERM || err == -EACCES)
+		say(why, len, "the kernel refused BPF (%s): it needs root, or "
+		    "CAP_BPF and CAP_PERFMON, and no lockdown "
+		    "(/sys/kernel/security/lockdown)", strerror(-err));
+	else
+		say(why, len, "cannot load the off-CPU BPF program: %s (run "
+		    "with SYM_BPF_DEBUG=1 for libbpf's log)", strerror(-err));
+}
+
+static bool raw_only(void)
+{
+	const char *v = getenv("SYM_OFFCPU_ATTACH");
+
+	return v && strcmp(v, "raw_tp") == 0;
+}
+
+static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
+		    char *why, size_t len)
+{
+	int err;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		say(why, len, "the kernel has no BTF (/sys/kernel/btf/vmlinux:"
+		    " %s): --off-cpu needs CONFIG_DEBUG_INFO_BTF",
+		    strerror(errno));
+		return -ENOENT;
+	}
+	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test). */
+	err = raw_only() ? -ENOTSUP : try_load(oc, o, true);
+	if (err && err != -EPERM && err != -EACCES)
+		err = try_load(oc, o, false);
+	if (err)
+		explain(err, why, len);
+	return err;
+}
+
+int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
+		struct offcpu **out, char *why, size_t whylen)
+{
+	struct offcpu *oc = calloc(1, sizeof(*oc));
+	int err;
+
+	*out = NULL;
+	if (!oc) {
+		say(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	oc->fn = fn;
+	oc->ctx = ctx;
+	read_kallsyms(oc);
+	libbpf_set_print(quiet_print);
+	err = load_any(oc, o, why, whylen);
+	if (err)
+		goto fail;
+	oc->rb = ring_buffer__new(bpf_map__fd(oc->skel->maps.events),
+				  on_event, oc, NULL);
+	if (!oc->rb) {
+		err = errno ? -errno : -ENOMEM;
+		say(why, whylen, "cannot map the BPF ring buffer: %s",
+		    strerror(-err));
+		goto fail;
+	}
+	*out = oc;
+	return 0;
+fail:
+	offcpu_close(oc);
+	return err;
+}
+
+int offcpu_add_pid(struct offcpu *oc, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+	uint8_t v = 1;
+
+	if (bpf_map__update_elem(oc->skel->maps.tgids, &k, sizeof(k), &v,
+				 sizeof(v), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int offcpu_drain(struct offcpu *oc)
+{
+	return ring_buffer__consume(oc->rb);
+}
+
+void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v;
+	uint32_t k;
+
+	memset(cnt, 0, OFFCPU_NCNT * sizeof(*cnt));
+	if (ncpu <= 0)
+		return;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	for (k = 0; v && k < OFFCPU_NCNT; k++) {
+		if (bpf_map__lookup_elem(oc->skel->maps.counters, &k,
+					 sizeof(k), v, (size_t)ncpu *
+					 sizeof(*v), 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			cnt[k] += v[c];
+	}
+	free(v);
+}
+
+const char *offcpu_attach_kind(const struct offcpu *oc)
+{
+	return oc->kind;
+}
+
+void offcpu_close(struct offcpu *oc)
+{
+	if (!oc)
+		return;
+	ring_buffer__free(oc->rb);
+	bpf_link__destroy(oc->link);
+	offcpu_bpf__destroy(oc->skel);
+	free(oc);
+}

@@ -1,0 +1,96 @@
+/*
+ * offcpu.h - the eBPF half of `sym record --off-cpu`: load and attach
+ * bpf/offcpu.bpf.c (its libbpf skeleton, CO-RE), and drain the events it
+ * writes.
+ *
+ * Each event (struct offcpu_event, bpf/offcpu_event.h) is one period a
+ * thread spent switched out, between sched_switch taking it off a CPU and
+ * sched_switch putting it back: the weight in nanoseconds, the state it
+ * left in (S, D, or R: preempted), its user registers and a copy of its
+ * user stack at switch-out (for the CFI unwinder, unwind.h), and its
+ * kernel stack.  The BPF side writes to a ring buffer without waking
+ * anyone; offcpu_drain() is called on a timer.
+ *
+ * Nothing is pinned: the programs, maps and links live as long as the
+ * file descriptors of this process, so a SIGKILL leaves nothing behind.
+ *
+ * Not thread-safe: one thread owns a struct offcpu.
+ */
+#ifndef SYM_TOOLS_OFFCPU_H
+#define SYM_TOOLS_OFFCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "bpf/offcpu_event.h"
+
+struct offcpu;
+
+struct offcpu_opts {
+	/** Keep blocks of at least @min_ns and at most @max_ns. */
+	uint64_t min_ns, max_ns;
+	/** User stack bytes to copy (at most OFFCPU_STACK_MAX). */
+	uint32_t stack_size;
+	/** Probability that a switch-out is recorded, in (0, 1]. */
+	double prob;
+	/** true: every process; false: only @pids and those of
+	 *  offcpu_add_pid(). */
+	bool all;
+	/** Processes to follow from the start (set before the programs
+	 *  attach); borrowed for the call. */
+	const int32_t *pids;
+	size_t npids;
+	/** Threads switched out at once, at most (the "start" map); 0:
+	 *  4096. */
+	uint32_t max_threads;
+	/** Bytes of the ring buffer, a power of two of at least a page;
+	 *  0: 4 MiB. */
+	uint32_t ring_bytes;
+};
+
+/** Called for each event; @size is the bytes of @e (header + stack). */
+typedef void (*offcpu_fn)(void *ctx, const struct offcpu_event *e,
+			  size_t size);
+
+/**
+ * offcpu_open() - check the kernel (BTF, permission), load the programs
+ * (tp_btf, else raw_tp) and attach them.
+ * @param[out] out  caller owns, free with offcpu_close()
+ * @param[out] why  on failure, a sentence naming what is missing
+ * @return 0; -ENOENT (no kernel BTF), -EPERM (BPF refused: not root,
+ *         lockdown), -ENOMEM, or another -errno of libbpf
+ */
+int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
+		struct offcpu **out, char *why, size_t whylen);
+
+/** offcpu_add_pid() - record the threads of process @pid too. */
+int offcpu_add_pid(struct offcpu *oc, pid_t pid);
+
+/** offcpu_drain() - hand every event in the ring buffer to the callback.
+ * @return events handed, or -errno */
+int offcpu_drain(struct offcpu *oc);
+
+/** offcpu_counters() - the BPF side's counters (OFFCPU_CNT_*), summed
+ * over the CPUs since offcpu_open(). */
+void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT]);
+
+/**
+ * offcpu_kernel_skip() - how many leading frames of an event's kernel
+ * stack (@n return addresses, innermost first) are the BPF program and
+ * the tracepoint's functions that called it, not the thread's path into
+ * __schedule(): told by /proc/kallsyms, read at offcpu_open(); 2 when it
+ * could not be read.
+ */
+size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
+			  size_t n);
+
+/** offcpu_attach_kind() - "tp_btf" or "raw_tp": what was attached. */
+const char *offcpu_attach_kind(const struct offcpu *oc);
+
+/** offcpu_close() - detach, free; NULL is a no-op. */
+void offcpu_close(struct offcpu *oc);
+
+#endif
