@@ -41,6 +41,8 @@
  *              sym_store_put_source())
  *   modid.c    module IDs of files without a GNU build ID, and the note
  *              walker (modid.h; also compiled into libsymprof)
+ *   perfmap.c  the perf map reader (/tmp/perf-PID.map: JIT code's names;
+ *              perfmap.h; also compiled into libsymprof)
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
