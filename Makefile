@@ -451,6 +451,7 @@ bench: deps
 	$(Q)tests/bench/stack-bench.sh
 	$(Q)tests/bench/go-bench.sh
 	$(Q)tests/bench/kernel-bench.sh
+	$(Q)tests/bench/cluster-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a
