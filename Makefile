@@ -85,6 +85,8 @@ PROF_LIBS = $(shell $(PKG_CONFIG) --libs $(PROF_PKGS))
 SYMD_PKGS = libevent libevent_pthreads
 SYMD_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
 SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
+# The object store client (symd/s3.c) links libcurl itself.
+SYMD_LIBS += $(shell $(PKG_CONFIG) --libs libcurl)
 # The sym tool's own: libcurl's header (sym upload, sym lookup --server);
 # the library itself is dlopen()ed on first use (tools/client.c).
 TOOL_PKGS = libcurl
@@ -97,7 +99,7 @@ ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # is otherwise inherited by the target's prerequisites, here
 # $(B)/.flags, whose contents would then depend on which object reached
 # it first.
-$(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS)
+$(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS) $(TOOL_CFLAGS)
 $(B)/tools/%.o: private DEP_CFLAGS += $(TOOL_CFLAGS) -Itools
 $(B)/libsym/prof/%.o: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
