@@ -25,6 +25,7 @@
 #include "api.h"
 #include "http.h"
 #include "log.h"
+#include "s3.h"
 #include "symd.h"
 #include "base.h"
 
@@ -86,6 +87,12 @@ static const char usage[] =
 "  --idle-timeout-ms N       keep-alive idle time (60000)\n"
 "  --log-format text|json    the log on stderr: logfmt lines (default) or\n"
 "                            JSON lines (see symd(8))\n"
+"  --object-store s3://BUCKET[/PREFIX]  the durable tier shared by nodes:\n"
+"                            endpoint, region and keys from AWS_ENDPOINT_URL,\n"
+"                            AWS_REGION, AWS_ACCESS_KEY_ID,\n"
+"                            AWS_SECRET_ACCESS_KEY (see symd(8))\n"
+"  --object-store-config FILE  endpoint, region, access_key_id,\n"
+"                            secret_access_key as \"key = value\" lines\n"
 "  --quiet                   no access-log line per request\n"
 "  --help, --version\n";
 
@@ -157,6 +164,8 @@ static char *read_token(const char *path)
 /* What the options say. */
 struct conf {
 	const char *listen, *store_dir, *urls, *token_file;
+	const char *objstore, *objstore_conf;	/* --object-store(-config) */
+	struct symd_s3_config s3;	/* loaded at start() */
 	char host[256];		/* of --listen, without [] */
 	unsigned port;
 	char dirbuf[4096];	/* the default store_dir */
@@ -303,6 +312,8 @@ enum {
 enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
 /* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
 enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
+/* The object store (docs/object-store.md), likewise. */
+enum { O_OBJSTORE = 530, O_OBJSTORE_CONF };
 
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
@@ -337,6 +348,8 @@ static const struct option longopts[] = {
 	{ "fetch-first-byte-ms", required_argument, NULL, O_FETCH_FIRST },
 	{ "fetch-deadline-ms", required_argument, NULL, O_FETCH_DL },
 	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
+	{ "object-store", required_argument, NULL, O_OBJSTORE },
+	{ "object-store-config", required_argument, NULL, O_OBJSTORE_CONF },
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 	{ "help", no_argument, NULL, O_HELP },
@@ -385,6 +398,8 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_STORE: c->store_dir = arg; break;
 	case O_URLS: c->urls = arg; break;
 	case O_TOKEN: c->token_file = arg; break;
+	case O_OBJSTORE: c->objstore = arg; break;
+	case O_OBJSTORE_CONF: c->objstore_conf = arg; break;
 	case O_WORKERS:
 		err = parse_uint(arg, &wo->cpu_workers);
 		break;
@@ -658,6 +673,19 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 	c->wo.store = d->store;
 	c->wo.store_dir = c->store_dir;
 	c->wo.urls = c->urls;
+	if (c->objstore) {
+		err = symd_s3_config_load(c->objstore, c->objstore_conf,
+					  &c->s3, msg, sizeof(msg));
+		if (!err)
+			err = symd_s3_global_init();
+		if (err) {
+			symd_log_msg(SYMD_LOG_ERROR, "start_failed", "object "
+				     "store: %s", msg[0] ? msg :
+				     "cannot start libcurl");
+			return -1;
+		}
+		c->wo.s3 = &c->s3;
+	}
 	err = symd_work_new(d->base, &c->wo, &d->work);
 	if (err) {
 		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot start the "
@@ -855,6 +883,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	daemon_free(&d);
+	symd_s3_config_release(&c.s3);
 	free((char *)c.ao.token);
 	if (!status)
 		symd_log_msg(SYMD_LOG_INFO, "stopped", "symd stopped");
