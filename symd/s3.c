@@ -109,6 +109,34 @@ static int set_str(char **dst, const char *v, size_t n)
 	return 0;
 }
 
+/* part_size and multipart_min: bytes, K, M or G, at least 5 MiB (S3's
+ * smallest part).  0, or -EINVAL for any other key or value. */
+static int size_key(const char *k, size_t kl, const char *v,
+		    struct symd_s3_config *cfg)
+{
+	uint64_t *dst = NULL, n;
+	char *end;
+
+	if (kl == 9 && !strncmp(k, "part_size", kl))
+		dst = &cfg->part_size;
+	else if (kl == 13 && !strncmp(k, "multipart_min", kl))
+		dst = &cfg->multipart_min;
+	if (!dst || !isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		n <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		n <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		n <<= 30, end++;
+	if (errno || *end || n < (5u << 20) || n > ((uint64_t)5 << 30))
+		return -EINVAL;
+	*dst = n;
+	return 0;
+}
+
 /* "key = value" lines of the config file into @cfg; env wins later. */
 static int load_file(const char *file, struct symd_s3_config *cfg,
 		     char *why, size_t whylen)
@@ -150,6 +178,8 @@ static int load_file(const char *file, struct symd_s3_config *cfg,
 			if (strlen(names[i]) == (size_t)(end - p) &&
 			    !strncmp(p, names[i], (size_t)(end - p)))
 				break;
+		if (i == 4 && size_key(p, (size_t)(end - p), v, cfg) == 0)
+			continue;
 		if (i == 4)
 			goto bad;
 		err = set_str((char **)fields[i], v, strlen(v));
@@ -320,9 +350,10 @@ struct symd_s3 *symd_s3_new(const struct symd_s3_config *cfg,
 	if (!s->o.stall_s)
 		s->o.stall_s = 10;
 	if (!s->o.part_size)
-		s->o.part_size = 16 << 20;
+		s->o.part_size = cfg->part_size ? cfg->part_size : 16 << 20;
 	if (!s->o.multipart_min)
-		s->o.multipart_min = 64 << 20;
+		s->o.multipart_min = cfg->multipart_min ? cfg->multipart_min :
+				     64 << 20;
 	s->cfg.endpoint = strdup(cfg->endpoint);
 	s->cfg.region = strdup(cfg->region);
 	s->cfg.bucket = strdup(cfg->bucket);

@@ -74,6 +74,9 @@ struct symd_s3_config {
 	char *prefix;		/* "" or "a/b/" (always ends in /) */
 	char *access_key;	/* secret: never logged */
 	char *secret_key;	/* secret: never logged */
+	/* The config file's part_size and multipart_min (symd_s3_opts);
+	 * 0: the defaults. */
+	uint64_t part_size, multipart_min;
 };
 
 /** Options of symd_s3_new(); zero fields mean the defaults. */
@@ -118,7 +121,9 @@ struct symd_s3_result {
  * symd_s3_config_load() - read the object store's settings.
  * @param url   "s3://BUCKET" or "s3://BUCKET/PREFIX"
  * @param file  NULL, or a file of "key = value" lines (endpoint, region,
- *              access_key_id, secret_access_key; '#' comments), read
+ *              access_key_id, secret_access_key, part_size and
+ *              multipart_min in bytes with an optional K, M or G, at
+ *              least 5M as S3 wants; '#' comments), read
  *              first; AWS_ENDPOINT_URL, AWS_REGION (or
  *              AWS_DEFAULT_REGION), AWS_ACCESS_KEY_ID and
  *              AWS_SECRET_ACCESS_KEY override it

@@ -27,7 +27,7 @@ dbg1=$(dbgof "$id1")
 dbg2=$exe2
 [ -r "$dbg1" ] || plan_skip "no debug file for $exe1"
 
-plan 29
+plan 32
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -183,8 +183,34 @@ is "radosgw back: the upload is stored (201)" "$(up "$B_URL" "$exe3" "$id3")" 20
 is "... in the bucket" \
 	"$(ceph_s3 -o /dev/null -w '%{http_code}' -I "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$id3")" 200
 
+# --- a large upload goes as a multipart upload ------------------------------
+big=/usr/bin/python3.11d
+if [ -r "$big" ]; then
+	bid=$("$SYM" buildid "$big" | cut -d' ' -f1)
+	# Node C: 5 MiB parts from 8 MiB on, set in its config file.
+	printf 'part_size = 5M\nmultipart_min = 8M\n' > "$T/s3.conf"
+	"$SYMD" --listen 127.0.0.1:0 --store "$T/store-C" --workers 1 \
+		--upload-token-file "$T/token" --object-store s3://symd-test/cluster \
+		--object-store-config "$T/s3.conf" > "$T/C.out" 2>> "$T/C.err" &
+	C_PID=$!
+	at_exit 'kill -9 $C_PID 2>/dev/null'
+	_i=0
+	while [ $_i -lt 200 ] && ! grep -q listening "$T/C.out"; do sleep 0.05; _i=$((_i + 1)); done
+	C_URL=http://127.0.0.1:$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$T/C.out")
+	is "a $(stat -c %s "$big")-byte upload through 5 MiB parts: 201" "$(up "$C_URL" "$big" "$bid")" 201
+	ceph_s3 -o "$T/big.got" "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$bid"
+	ok "... the object is the file, byte for byte" cmp "$big" "$T/big.got"
+	ok "... and went in parts (its ETag is a multipart one)" sh -c \
+		"curl -sS -I -m 30 --aws-sigv4 aws:amz:us-east-1:s3 --user '$CEPH_ACCESS_KEY:$CEPH_SECRET_KEY' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '$CEPH_RGW_URL/symd-test/cluster/debuginfo/$bid' | grep -qi '^etag: \"[0-9a-f]*-5\"'"
+	kill -9 $C_PID 2>/dev/null; wait $C_PID 2>/dev/null
+else
+	skip "python3.11-dbg not installed: no file large enough for parts"
+	skip "python3.11-dbg not installed"
+	skip "python3.11-dbg not installed"
+fi
+
 # --- secrets -------------------------------------------------------------------
 curl -sS "$B_URL/metrics" > "$T/metrics.txt"
 ok "the secret key is in no log, no output and no /metrics" \
-	sh -c "! grep -rqF '$CEPH_SECRET_KEY' '$T/A.err' '$T/B.err' '$T/A.out' '$T/B.out' '$T/metrics.txt' '$T/up.out'"
+	sh -c "! grep -rqF '$CEPH_SECRET_KEY' '$T/A.err' '$T/B.err' '$T/A.out' '$T/B.out' '$T/C.err' '$T/metrics.txt' '$T/up.out'"
 grep -h objstore "$T/B.err" | head -5 | sed 's/^/# B: /'

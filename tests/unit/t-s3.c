@@ -301,7 +301,7 @@ static void t_config(void)
 	CHECK(fd >= 0);
 	dprintf(fd, "# symd\n[default]\nendpoint = http://127.0.0.1:9/\n"
 		"region = eu-west-9\naccess_key_id = FILEKEY\n"
-		"secret_access_key = %s\n", SECRET);
+		"secret_access_key = %s\npart_size = 6M\n", SECRET);
 	close(fd);
 	unsetenv("AWS_ENDPOINT_URL");
 	setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
@@ -310,7 +310,8 @@ static void t_config(void)
 	CHECK(!strcmp(c.endpoint, "http://127.0.0.1:9") &&
 	      !strcmp(c.region, "eu-west-9") && !strcmp(c.bucket, "bkt") &&
 	      !strcmp(c.prefix, "a/b/") && !strcmp(c.access_key, "ENVKEY") &&
-	      !strcmp(c.secret_key, SECRET));
+	      !strcmp(c.secret_key, SECRET) && c.part_size == 6 << 20 &&
+	      c.multipart_min == 0);
 	symd_s3_config_release(&c);
 	CHECK(c.endpoint == NULL && c.secret_key == NULL);
 	/* A bad line is named by number, never echoed (it may be a key). */
@@ -319,7 +320,7 @@ static void t_config(void)
 	close(fd);
 	CHECK_ERR(symd_s3_config_load("s3://bkt", path, &c, why, sizeof(why)),
 		  -EINVAL);
-	CHECK(strstr(why, ":7:") && !strstr(why, SECRET));
+	CHECK(strstr(why, ":8:") && !strstr(why, SECRET));
 	unlink(path);
 	unsetenv("AWS_ACCESS_KEY_ID");
 }
