@@ -84,9 +84,9 @@ PROF_LIBS = $(shell $(PKG_CONFIG) --libs $(PROF_PKGS))
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
 SYMD_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
-SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
-# The object store client (symd/s3.c) links libcurl itself.
-SYMD_LIBS += $(shell $(PKG_CONFIG) --libs libcurl)
+# -lcurl: the object store client (symd/s3.c); on one line with the rest,
+# which tests/fuzz/fuzz.mk reads.
+SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread -lcurl
 # The sym tool's own: libcurl's header (sym upload, sym lookup --server);
 # the library itself is dlopen()ed on first use (tools/client.c).
 TOOL_PKGS = libcurl

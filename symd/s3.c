@@ -965,6 +965,7 @@ int symd_s3_xml_get(const char *xml, size_t len, const char *tag, char *out,
 	char open_t[72], close_t[72];
 	const char *a, *b;
 	size_t ol, cl;
+	int err;
 
 	if (!xml || !tag || !out || !outlen || strlen(tag) > 64)
 		return -EINVAL;
@@ -978,7 +979,10 @@ int symd_s3_xml_get(const char *xml, size_t len, const char *tag, char *out,
 	b = mem_find(a, len - (size_t)(a - xml), close_t, cl);
 	if (!b)
 		return -ENOENT;
-	return unescape(a, (size_t)(b - a), out, outlen);
+	err = unescape(a, (size_t)(b - a), out, outlen);
+	if (err)
+		out[0] = '\0';	/* never half a value */
+	return err;
 }
 
 const char *symd_s3_strerror(int err)

@@ -192,6 +192,8 @@ int symd_s3_delete(struct symd_s3 *s, const char *key,
  * @return 0, -ENOENT (no such element, or it is not closed), -ERANGE
  *         (longer than @outlen - 1), -EINVAL (a NULL argument, an
  *         unknown or unterminated entity)
+ * @out is "" on every error.  An element's text is taken up to the first
+ * closing tag of its name (S3's replies do not nest a tag in itself).
  * Parses (@xml, @len) only, never past it; no NUL needed.  Fuzzed
  * (tests/fuzz/fuzz-s3xml.c).
  */
