@@ -24,7 +24,9 @@ set -e
 # this host); prometheus for its promtool, which checks symd's /metrics
 # (t2040); and the heap profilers libsymprof's alloc mode is compared
 # with (t4021, make bench): heaptrack, jemalloc with its profiler and
-# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof.
+# jeprof, gperftools' tcmalloc with its heap profiler and google-pprof;
+# Ceph's monitor, OSD (MemStore) and radosgw with ceph-common's tools, a
+# one-node S3 object store for symd's durable tier (t2200), and bc.
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -37,7 +39,8 @@ golang-go golang-github-google-pprof-dev chromium fonts-dejavu-core
 prometheus
 linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
-heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools"
+heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools
+ceph-mon ceph-osd radosgw ceph-common bc"
 
 missing=
 for p in $PKGS; do
