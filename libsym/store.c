@@ -810,6 +810,50 @@ static bool gone_bad(struct sym_store *st, const uint8_t *id, size_t idlen,
 	return op == GONE_TEST && hit;
 }
 
+/*
+ * The steps of a put once its ticket is taken: each of the @n tables of
+ * @list as one chunk, each in its own write transaction, then the
+ * metadata (of @size bytes, by @converter, @verified or 0), which makes
+ * the new generation the entry; on failure the ticket and its chunks go.
+ */
+static int put_parts(struct sym_store *st, struct put_ctx *p,
+		     const struct sym_table *const *list, size_t n,
+		     uint64_t size, uint32_t converter, uint32_t verified,
+		     const char *source)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		struct sym_table_stat ps;
+
+		sym_table_stat(list[i], &ps);
+		sym_table_data(list[i], &p->data, &p->len);
+		p->start = i == 0 ? 0 : ps.start;
+		err = write_txn(st, put_chunk_fn, p);
+	}
+	if (!err) {
+		p->meta.magic = META_MAGIC;
+		p->meta.kind = 0;
+		p->meta.size = size;
+		p->meta.chunks = (uint32_t)n;
+		p->meta.gen = p->gen;
+		p->meta.format = SYM_TABLE_FORMAT;
+		p->meta.converter = converter;
+		p->meta.verified = verified;
+		p->meta.created = now();
+		p->meta.last_access = p->meta.created;
+		p->text = source;
+		err = write_txn(st, put_meta_fn, p);
+	}
+	if (err && err != -ECANCELED)
+		write_txn(st, ticket_drop_fn, p);
+	if (!err)
+		gone_bad(st, p->id, p->idlen, GONE_CLEAR);
+	if (!err && st->opts.max_size)
+		enforce_bound(st);
+	return err;
+}
+
 int symi_store_put_ticket(struct sym_store *st, const char *build_id,
 			  const struct sym_table *t, const char *source,
 			  uint32_t ticket)
@@ -840,36 +884,12 @@ int symi_store_put_ticket(struct sym_store *st, const char *build_id,
 		if (!err)
 			list = (const struct sym_table *const *)parts;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		struct sym_table_stat ps;
-
-		sym_table_stat(list[i], &ps);
-		sym_table_data(list[i], &p.data, &p.len);
-		p.start = i == 0 ? 0 : ps.start;
-		err = write_txn(st, put_chunk_fn, &p);
-	}
-	if (!err) {
-		p.meta.magic = META_MAGIC;
-		p.meta.kind = 0;
-		p.meta.size = ts.size;
-		p.meta.chunks = (uint32_t)n;
-		p.meta.gen = p.gen;
-		p.meta.format = SYM_TABLE_FORMAT;
-		p.meta.converter = ts.converter;
-		p.meta.created = now();
-		p.meta.last_access = p.meta.created;
-		p.text = source;
-		err = write_txn(st, put_meta_fn, &p);
-	}
+	if (!err)
+		err = put_parts(st, &p, list, n, ts.size, ts.converter, 0,
+				source);
 	for (size_t i = 0; parts && i < n; i++)
 		sym_table_close(parts[i]);
 	free(parts);
-	if (err && err != -ECANCELED)
-		write_txn(st, ticket_drop_fn, &p);
-	if (!err)
-		gone_bad(st, id, idlen, GONE_CLEAR);
-	if (!err && st->opts.max_size)
-		enforce_bound(st);
 	return err;
 }
 
@@ -2176,24 +2196,6 @@ done:
 
 /* ------------------------------------------------ export and import */
 
-/* Write @len bytes of @buf to @fd, across short writes.  0 or -errno. */
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * The stored chunks of @build_id, each a whole table, in address order:
  * each is checked (as a lookup would) before it is written, so a corrupt
@@ -2230,7 +2232,7 @@ int sym_store_export(struct sym_store *st, const char *build_id, int fd,
 		if (err == ENOMEM)
 			err = -ENOMEM;
 		if (!err)
-			err = write_all(fd, val.mv_data, val.mv_size);
+			err = symi_write_all(fd, val.mv_data, val.mv_size);
 		if (err)
 			goto out;
 		total += val.mv_size;
@@ -2338,33 +2340,13 @@ int sym_store_import(struct sym_store *st, const char *build_id,
 	p.idlen = idlen;
 	p.gen = ticket;
 	p.ticket = true;
-	for (size_t i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < n; i++) {
 		sym_table_stat(parts[i], &ts);
-		sym_table_data(parts[i], &p.data, &p.len);
-		p.start = i == 0 ? 0 : ts.start;
-		total += p.len;
-		err = write_txn(st, put_chunk_fn, &p);
+		total += ts.size;
 	}
-	if (!err) {
-		p.meta.magic = META_MAGIC;
-		p.meta.size = total;
-		p.meta.chunks = (uint32_t)n;
-		p.meta.gen = p.gen;
-		p.meta.format = SYM_TABLE_FORMAT;
-		p.meta.converter = SYMI_CONVERTER_VERSION;
-		/* Every part was just checked whole (import_parts()). */
-		p.meta.verified = STORE_VERIFIED;
-		p.meta.created = now();
-		p.meta.last_access = p.meta.created;
-		p.text = source;
-		err = write_txn(st, put_meta_fn, &p);
-	}
-	if (err && err != -ECANCELED)
-		write_txn(st, ticket_drop_fn, &p);
-	if (!err)
-		gone_bad(st, id, idlen, GONE_CLEAR);
-	if (!err && st->opts.max_size)
-		enforce_bound(st);
+	/* Every part was just checked whole (import_parts()). */
+	err = put_parts(st, &p, (const struct sym_table *const *)parts, n,
+			total, SYMI_CONVERTER_VERSION, STORE_VERIFIED, source);
 out:
 	for (size_t i = 0; i < n; i++)
 		sym_table_close(parts[i]);

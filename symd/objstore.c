@@ -98,6 +98,33 @@ static int slurp(int fd, void **out, size_t *len)
 	return 0;
 }
 
+/* Download the object @kind of @build_id into a new temporary file,
+ * at most @max bytes (0: no bound): its descriptor (the caller closes
+ * it, and unlinks @path), or -errno, -SYMD_S3_* (nothing left behind). */
+static int download(struct symd_s3 *s3, const char *store_dir,
+		    const char *build_id, enum symd_objstore_kind kind,
+		    uint64_t max, char *key, size_t keylen, char *path,
+		    size_t pathlen, struct symd_s3_result *r)
+{
+	int fd, err;
+
+	memset(r, 0, sizeof(*r));
+	err = symd_objstore_key(key, keylen, build_id, kind);
+	if (err)
+		return err;
+	fd = temp_file(store_dir, path, pathlen);
+	if (fd < 0)
+		return fd;
+	err = symd_s3_get(s3, key, fd, max, r);
+	symd_metrics_objstore(kind, false, err, r->size);
+	if (err) {
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	return fd;
+}
+
 int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
 			    struct symd_s3_result *r)
@@ -107,17 +134,11 @@ int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 	size_t len = 0;
 	int fd, err;
 
-	memset(r, 0, sizeof(*r));
-	err = symd_objstore_key(key, sizeof(key), build_id, SYMD_OBJ_TABLE);
-	if (err)
-		return err;
-	fd = temp_file(store_dir, path, sizeof(path));
+	fd = download(s3, store_dir, build_id, SYMD_OBJ_TABLE, TABLE_MAX, key,
+		      sizeof(key), path, sizeof(path), r);
 	if (fd < 0)
 		return fd;
-	err = symd_s3_get(s3, key, fd, TABLE_MAX, r);
-	symd_metrics_objstore(SYMD_OBJ_TABLE, false, err, r->size);
-	if (!err)
-		err = slurp(fd, &buf, &len);
+	err = slurp(fd, &buf, &len);
 	close(fd);
 	unlink(path);
 	if (!err) {
@@ -138,21 +159,14 @@ int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
 	char key[256], path[4200];
 	int fd, err;
 
-	memset(r, 0, sizeof(*r));
-	err = symd_objstore_key(key, sizeof(key), build_id, kind);
-	if (err)
-		return err;
-	fd = temp_file(store_dir, path, sizeof(path));
+	fd = download(s3, store_dir, build_id, kind, 0, key, sizeof(key),
+		      path, sizeof(path), r);
 	if (fd < 0)
 		return fd;
-	err = symd_s3_get(s3, key, fd, 0, r);
-	symd_metrics_objstore(kind, false, err, r->size);
 	close(fd);
-	if (!err)
-		err = sym_store_take_file(st, build_id,
-					  kind == SYMD_OBJ_DEBUGINFO ?
-					  SYM_STORE_DEBUGINFO :
-					  SYM_STORE_EXECUTABLE, path);
+	err = sym_store_take_file(st, build_id, kind == SYMD_OBJ_DEBUGINFO ?
+				  SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE,
+				  path);
 	if (err)
 		unlink(path);
 	return err;

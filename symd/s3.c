@@ -681,6 +681,21 @@ static int result_end(struct symd_s3_result *r, int err)
 
 /* ------------------------------------------------------------ requests */
 
+/* A request of @method on @key, without a body either way; the caller
+ * sets the rest.  NULL on ENOMEM.  (A struct req holds its 64 KiB reply
+ * buffer: on the heap, not a worker's stack.) */
+static struct req *req_new(const char *method, const char *key)
+{
+	struct req *q = calloc(1, sizeof(*q));
+
+	if (q) {
+		q->method = method;
+		q->key = key;
+		q->out_fd = q->in_fd = -1;
+	}
+	return q;
+}
+
 int symd_s3_get(struct symd_s3 *s, const char *key, int fd, uint64_t max,
 		struct symd_s3_result *r)
 {
@@ -690,13 +705,10 @@ int symd_s3_get(struct symd_s3 *s, const char *key, int fd, uint64_t max,
 	result_begin(r);
 	if (!s || fd < 0)
 		return result_end(r, -SYMD_S3_INVAL);
-	q = calloc(1, sizeof(*q));
+	q = req_new("GET", key);
 	if (!q)
 		return result_end(r, -SYMD_S3_FAILED);
-	q->method = "GET";
-	q->key = key;
 	q->out_fd = fd;
-	q->in_fd = -1;
 	q->max = max ? max : UINT64_MAX;
 	err = run(s, q, r);
 	r->size = q->got;
@@ -706,8 +718,9 @@ int symd_s3_get(struct symd_s3 *s, const char *key, int fd, uint64_t max,
 	return result_end(r, err);
 }
 
-int symd_s3_head(struct symd_s3 *s, const char *key,
-		 struct symd_s3_result *r)
+/* HEAD or DELETE: no body either way. */
+static int bodiless(struct symd_s3 *s, const char *method, const char *key,
+		    struct symd_s3_result *r)
 {
 	struct req *q;
 	int err;
@@ -715,39 +728,28 @@ int symd_s3_head(struct symd_s3 *s, const char *key,
 	result_begin(r);
 	if (!s)
 		return result_end(r, -SYMD_S3_INVAL);
-	q = calloc(1, sizeof(*q));
+	q = req_new(method, key);
 	if (!q)
 		return result_end(r, -SYMD_S3_FAILED);
-	q->method = "HEAD";
-	q->key = key;
-	q->out_fd = q->in_fd = -1;
 	err = run(s, q, r);
-	if (!err && q->length != UINT64_MAX)
+	if (!err && q->length != UINT64_MAX && !strcmp(method, "HEAD"))
 		r->size = q->length;
 	free(q);
 	return result_end(r, err);
 }
 
+int symd_s3_head(struct symd_s3 *s, const char *key,
+		 struct symd_s3_result *r)
+{
+	return bodiless(s, "HEAD", key, r);
+}
+
 int symd_s3_delete(struct symd_s3 *s, const char *key,
 		   struct symd_s3_result *r)
 {
-	struct req *q;
-	int err;
+	int err = bodiless(s, "DELETE", key, r);
 
-	result_begin(r);
-	if (!s)
-		return result_end(r, -SYMD_S3_INVAL);
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		return result_end(r, -SYMD_S3_FAILED);
-	q->method = "DELETE";
-	q->key = key;
-	q->out_fd = q->in_fd = -1;
-	err = run(s, q, r);
-	if (err == -SYMD_S3_NOTFOUND)
-		err = 0;
-	free(q);
-	return result_end(r, err);
+	return err == -SYMD_S3_NOTFOUND ? 0 : err;
 }
 
 /* Percent-encode @in (an upload ID) into @out; -ERANGE when it does not
@@ -889,17 +891,14 @@ int symd_s3_put(struct symd_s3 *s, const char *key, int fd,
 		snprintf(r->msg, sizeof(r->msg), "s3: not a regular file");
 		return result_end(r, -SYMD_S3_INVAL);
 	}
-	q = calloc(1, sizeof(*q));
+	q = req_new("PUT", key);
 	if (!q)
 		return result_end(r, -SYMD_S3_FAILED);
-	q->key = key;
 	q->in_fd = fd;
-	q->out_fd = -1;
 	if ((uint64_t)sb.st_size >= s->o.multipart_min &&
 	    (uint64_t)sb.st_size > s->o.part_size) {
 		err = put_multipart(s, q, (uint64_t)sb.st_size, r);
 	} else {
-		q->method = "PUT";
 		q->in_len = (uint64_t)sb.st_size;
 		err = run(s, q, r);
 	}

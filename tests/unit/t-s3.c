@@ -75,6 +75,8 @@ static void script(int n, ...)
 
 static void say(int fd, const char *s, size_t n)
 {
+	if (n == 0)
+		n = strlen(s);
 	while (n) {
 		ssize_t w = write(fd, s, n);
 
@@ -85,83 +87,72 @@ static void say(int fd, const char *s, size_t n)
 	}
 }
 
+/* A whole answer: status line, one extra header or "", the body. */
+static void reply(int fd, const char *status, const char *hdr,
+		  const char *body)
+{
+	char buf[1024];
+	int l = snprintf(buf, sizeof(buf), "HTTP/1.1 %s\r\n%sContent-Length: "
+			 "%zu\r\nConnection: close\r\n\r\n%s", status, hdr,
+			 strlen(body), body);
+
+	say(fd, buf, (size_t)l);
+}
+
 static void answer(int fd, enum act a, unsigned n)
 {
-	char buf[1024], b[512];
-	int l = 0;
+	char buf[256], b[64];
 
 	switch (a) {
 	case A_OK:
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n\r\n"
-			     "%s", strlen(S.object), S.object);
+		reply(fd, "200 OK", "", S.object);
 		break;
 	case A_OK_ETAG:
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nETag: "
-			     "\"e%u\"\r\nContent-Length: 0\r\n"
-			     "Connection: close\r\n\r\n", n);
+		snprintf(buf, sizeof(buf), "ETag: \"e%u\"\r\n", n);
+		reply(fd, "200 OK", buf, "");
 		break;
 	case A_500:
-		snprintf(b, sizeof(b), "<Error><Code>InternalError</Code>"
-			 "</Error>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 500 Oops\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n"
-			     "\r\n%s", strlen(b), b);
+		reply(fd, "500 Oops", "", "<Error><Code>InternalError</Code>"
+		      "</Error>");
 		break;
 	case A_503:
-		snprintf(b, sizeof(b), "<Error><Code>SlowDown</Code></Error>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 503 Busy\r\n"
-			     "Retry-After: 0\r\nContent-Length: %zu\r\n"
-			     "Connection: close\r\n\r\n%s", strlen(b), b);
+		reply(fd, "503 Busy", "Retry-After: 0\r\n",
+		      "<Error><Code>SlowDown</Code></Error>");
 		break;
 	case A_SLOW:
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\n"
-			     "Content-Length: 1000\r\n\r\n");
-		say(fd, buf, (size_t)l);
+		say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+		    0);
 		/* Until the client gives up and closes. */
 		while (read(fd, b, sizeof(b)) > 0)
 			;
-		return;
+		break;
 	case A_TRUNC:
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\n"
-			     "Content-Length: 1000\r\n\r\n0123456789");
+		say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+		    "0123456789", 0);
 		break;
 	case A_404:
-		snprintf(b, sizeof(b), "<Error><Code>NoSuchKey</Code>"
-			 "<Message>gone &amp; away</Message></Error>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 404 Not Found\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n"
-			     "\r\n%s", strlen(b), b);
+		reply(fd, "404 Not Found", "", "<Error><Code>NoSuchKey</Code>"
+		      "<Message>gone &amp; away</Message></Error>");
 		break;
 	case A_403:
-		snprintf(b, sizeof(b), "<Error><Code>SignatureDoesNotMatch"
-			 "</Code></Error>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 403 Forbidden\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n"
-			     "\r\n%s", strlen(b), b);
+		reply(fd, "403 Forbidden", "", "<Error><Code>"
+		      "SignatureDoesNotMatch</Code></Error>");
 		break;
 	case A_INIT:
-		snprintf(b, sizeof(b), "<?xml version=\"1.0\"?>"
-			 "<InitiateMultipartUploadResult><Bucket>bkt</Bucket>"
-			 "<UploadId>2~a+b/c&amp;d</UploadId>"
-			 "</InitiateMultipartUploadResult>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n"
-			     "\r\n%s", strlen(b), b);
+		reply(fd, "200 OK", "", "<?xml version=\"1.0\"?>"
+		      "<InitiateMultipartUploadResult><Bucket>bkt</Bucket>"
+		      "<UploadId>2~a+b/c&amp;d</UploadId>"
+		      "</InitiateMultipartUploadResult>");
 		break;
 	case A_DONE_XML:
-		snprintf(b, sizeof(b), "<CompleteMultipartUploadResult><ETag>"
-			 "&quot;x-3&quot;</ETag></CompleteMultipartUploadResult>");
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n"
-			     "\r\n%s", strlen(b), b);
+		reply(fd, "200 OK", "", "<CompleteMultipartUploadResult><ETag>"
+		      "&quot;x-3&quot;</ETag></CompleteMultipartUploadResult>");
 		break;
 	case A_204:
-		l = snprintf(buf, sizeof(buf), "HTTP/1.1 204 No Content\r\n"
-			     "Connection: close\r\n\r\n");
+		say(fd, "HTTP/1.1 204 No Content\r\nConnection: close\r\n"
+		    "\r\n", 0);
 		break;
 	}
-	say(fd, buf, (size_t)l);
 }
 
 /* One request: its head (kept), its body (counted, start kept). */
@@ -196,7 +187,7 @@ static void serve(int fd)
 	have = n - (size_t)(end + 4 - req);
 	/* curl 7.88 asks before each PUT's body, as S3 servers answer. */
 	if (strcasestr(req, "\r\nExpect: 100-continue") && have < want)
-		say(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		say(fd, "HTTP/1.1 100 Continue\r\n\r\n", 0);
 	snprintf(S.body_start[i], sizeof(S.body_start[i]), "%.*s",
 		 (int)(have < 31 ? have : 31), end + 4);
 	while (have < want) {
