@@ -801,6 +801,41 @@ static void remove_entry(struct symd_work *w, struct symd_job *j)
 	finish(w, j);
 }
 
+/*
+ * A debuginfod route's file from the object store, into the store's file
+ * area.  True when @j is answered (found, or nothing else to ask).
+ */
+static bool objstore_file(struct symd_work *w, struct symd_fetch *f,
+			  struct symd_job *j)
+{
+	enum symd_objstore_kind ok = j->fkind == SYMD_FETCH_DEBUGINFO ?
+				     SYMD_OBJ_DEBUGINFO : SYMD_OBJ_EXECUTABLE;
+	struct symd_s3_result r;
+	char buf[4096];
+	int err = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+					 j->id, ok, &r);
+
+	if (!err)
+		err = sym_store_file_path(w->o.store, j->id,
+					  ok == SYMD_OBJ_DEBUGINFO ?
+					  SYM_STORE_DEBUGINFO :
+					  SYM_STORE_EXECUTABLE, buf,
+					  sizeof(buf));
+	if (!err && (j->path = strdup(buf))) {
+		j->http_status = 200;
+		j->temporary = false;
+	} else if (f) {
+		return false;	/* the upstreams next */
+	} else {
+		j->http_status = err == -SYMD_S3_NOTFOUND ? 404 : 502;
+		snprintf(j->msg, sizeof(j->msg), "%s", err == -SYMD_S3_NOTFOUND
+			 ? "not in the object store and no upstream" :
+			 r.msg[0] ? r.msg : "object store: out of memory");
+	}
+	finish(w, j);
+	return true;
+}
+
 static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 		       struct symd_job *j)
 {
@@ -808,6 +843,10 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	char *path = NULL, buf[4096];
 	int err;
 
+	if (tls_s3 && (j->fkind == SYMD_FETCH_DEBUGINFO ||
+		       j->fkind == SYMD_FETCH_EXECUTABLE) &&
+	    objstore_file(w, f, j))
+		return;
 	err = symd_fetch_get(f, j->fkind, j->id, j->src ? j->src : j->section,
 			     NULL, &path, &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
@@ -1383,7 +1422,10 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 	struct symd_job *j;
 	int err;
 
-	if (!w->can_fetch) {
+	/* The object store holds debug files and executables, not
+	 * sections or sources. */
+	if (!w->can_fetch && !(w->o.s3 && (kind == SYMD_FETCH_DEBUGINFO ||
+					   kind == SYMD_FETCH_EXECUTABLE))) {
 		errno = ENOENT;
 		return NULL;
 	}

@@ -27,7 +27,7 @@ dbg1=$(dbgof "$id1")
 dbg2=$exe2
 [ -r "$dbg1" ] || plan_skip "no debug file for $exe1"
 
-plan 32
+plan 34
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -183,20 +183,26 @@ is "radosgw back: the upload is stored (201)" "$(up "$B_URL" "$exe3" "$id3")" 20
 is "... in the bucket" \
 	"$(ceph_s3 -o /dev/null -w '%{http_code}' -I "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$id3")" 200
 
+# --- node C, an empty store: the debuginfod routes read through ---------------
+# 5 MiB parts from 8 MiB on, set in its config file.
+printf 'part_size = 5M\nmultipart_min = 8M\n' > "$T/s3.conf"
+"$SYMD" --listen 127.0.0.1:0 --store "$T/store-C" --workers 1 \
+	--upload-token-file "$T/token" --object-store s3://symd-test/cluster \
+	--object-store-config "$T/s3.conf" > "$T/C.out" 2>> "$T/C.err" &
+C_PID=$!
+at_exit 'kill -9 $C_PID 2>/dev/null'
+_i=0
+while [ $_i -lt 200 ] && ! grep -q listening "$T/C.out"; do sleep 0.05; _i=$((_i + 1)); done
+C_URL=http://127.0.0.1:$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$T/C.out")
+curl -sS -m 60 -o "$T/c.debug" "$C_URL/buildid/$id1/debuginfo"
+ok "C serves /buildid/<id>/debuginfo from the bucket, byte for byte" cmp "$dbg1" "$T/c.debug"
+is "... and a build ID the bucket lacks is 404" \
+	"$(http_status "$C_URL/buildid/00112233445566778899aabbccddeeff00112233/executable")" 404
+
 # --- a large upload goes as a multipart upload ------------------------------
 big=/usr/bin/python3.11d
 if [ -r "$big" ]; then
 	bid=$("$SYM" buildid "$big" | cut -d' ' -f1)
-	# Node C: 5 MiB parts from 8 MiB on, set in its config file.
-	printf 'part_size = 5M\nmultipart_min = 8M\n' > "$T/s3.conf"
-	"$SYMD" --listen 127.0.0.1:0 --store "$T/store-C" --workers 1 \
-		--upload-token-file "$T/token" --object-store s3://symd-test/cluster \
-		--object-store-config "$T/s3.conf" > "$T/C.out" 2>> "$T/C.err" &
-	C_PID=$!
-	at_exit 'kill -9 $C_PID 2>/dev/null'
-	_i=0
-	while [ $_i -lt 200 ] && ! grep -q listening "$T/C.out"; do sleep 0.05; _i=$((_i + 1)); done
-	C_URL=http://127.0.0.1:$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$T/C.out")
 	is "a $(stat -c %s "$big")-byte upload through 5 MiB parts: 201" "$(up "$C_URL" "$big" "$bid")" 201
 	ceph_s3 -o "$T/big.got" "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$bid"
 	ok "... the object is the file, byte for byte" cmp "$big" "$T/big.got"
