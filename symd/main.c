@@ -815,6 +815,11 @@ static void log_config(const struct conf *c, const struct daemon *d,
 	symd_log_str(&l, "upstreams", symd_work_can_fetch(d->work) ?
 		     c->urls : "none");
 	symd_log_str(&l, "upload_token_file", c->token_file);
+	/* The bucket and the endpoint (checked to hold no user
+	 * information at load), never the keys. */
+	symd_log_str(&l, "object_store", c->objstore ? c->objstore : "none");
+	symd_log_str(&l, "object_store_endpoint",
+		     c->s3.endpoint ? c->s3.endpoint : "none");
 	symd_log_str(&l, "log_format", c->log_format == SYMD_LOG_JSON ?
 		     "json" : "text");
 	symd_log_str(&l, "access_log", ao->log ? "on" : "off");

@@ -27,7 +27,7 @@ dbg1=$(dbgof "$id1")
 dbg2=$exe2
 [ -r "$dbg1" ] || plan_skip "no debug file for $exe1"
 
-plan 34
+plan 35
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -219,4 +219,6 @@ fi
 curl -sS "$B_URL/metrics" > "$T/metrics.txt"
 ok "the secret key is in no log, no output and no /metrics" \
 	sh -c "! grep -rqF '$CEPH_SECRET_KEY' '$T/A.err' '$T/B.err' '$T/A.out' '$T/B.out' '$T/C.err' '$T/metrics.txt' '$T/up.out'"
+ok "the start line names the bucket and the endpoint" \
+	grep -q "object_store=s3://symd-test/cluster object_store_endpoint=$CEPH_RGW_URL" "$T/B.err"
 grep -h objstore "$T/B.err" | head -5 | sed 's/^/# B: /'
