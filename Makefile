@@ -7,7 +7,8 @@
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
 #                        symd under load and under attack (issue 24's
-#                        figures); libsymprof's overhead
+#                        figures); libsymprof's overhead; a node taking
+#                        over a table from the object store (issue 22)
 #   make chaos           the chaos tests of issue 24 (races, hostile clients,
 #                        bombs, hanging upstreams), with long runs:
 #                        CHAOS_ROUNDS (4000) PUT/DELETE rounds of t1050,
@@ -416,6 +417,7 @@ bench: deps
 	$(Q)tests/bench/symbolize-log-bench.sh
 	$(Q)tests/bench/stack-bench.sh
 	$(Q)tests/bench/go-bench.sh
+	$(Q)tests/bench/objstore-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a
