@@ -1411,7 +1411,9 @@ static void removed(void *arg, int status, const char *msg)
 	c->job = NULL;
 	if (c->gone)
 		return;
-	if (status)
+	if (status == 503)
+		reply_retry(c, msg, OBJSTORE_RETRY_S);
+	else if (status)
 		reply_error(c, status, msg);
 	else
 		symd_http_req_reply(c->req, 204, NULL, NULL);

@@ -217,15 +217,26 @@ int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 	return err;
 }
 
-void symd_objstore_remove(struct symd_s3 *s3, const char *build_id)
+int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
+			 struct symd_s3_result *r)
 {
 	static const enum symd_objstore_kind kinds[] = {
 		SYMD_OBJ_DEBUGINFO, SYMD_OBJ_EXECUTABLE, SYMD_OBJ_TABLE,
 	};
-	struct symd_s3_result r;
 	char key[256];
+	int found = 0, err = 0;
 
-	for (size_t i = 0; i < 3; i++)
-		if (!symd_objstore_key(key, sizeof(key), build_id, kinds[i]))
-			symd_s3_delete(s3, key, &r);
+	for (size_t i = 0; i < 3 && !err; i++) {
+		err = symd_objstore_key(key, sizeof(key), build_id, kinds[i]);
+		if (!err)
+			err = symd_s3_head(s3, key, r);
+		if (err == -SYMD_S3_NOTFOUND) {
+			err = 0;
+			continue;
+		}
+		if (!err)
+			err = symd_s3_delete(s3, key, r);
+		found += !err;
+	}
+	return err ? err : found;
 }

@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct symd_s3 {
 	CURL *curl;
 	char sigv4[96];		/* "aws:amz:REGION:s3" */
 	unsigned seed;		/* the backoffs' random part */
+	atomic_bool cancelled;	/* symd_s3_cancel(): sticky */
 };
 
 /* One logical request; attempt() fills the results. */
@@ -65,6 +67,7 @@ struct req {
 	char reply[REPLY_MAX];
 	size_t reply_len;
 	CURL *curl;		/* the attempt's, for on_body() */
+	struct symd_s3 *s;	/* for on_progress() */
 };
 
 static uint64_t now_us(void)
@@ -372,6 +375,12 @@ struct symd_s3 *symd_s3_new(const struct symd_s3_config *cfg,
 	return s;
 }
 
+void symd_s3_cancel(struct symd_s3 *s)
+{
+	if (s)
+		atomic_store(&s->cancelled, true);
+}
+
 void symd_s3_free(struct symd_s3 *s)
 {
 	if (!s)
@@ -478,6 +487,15 @@ static int build_url(const struct symd_s3 *s, const struct req *q,
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
+		       curl_off_t ut, curl_off_t un)
+{
+	const struct req *q = arg;
+
+	return atomic_load(&q->s->cancelled);
+}
+
 /* Send @q once.  The curl code; q->status and the rest are filled. */
 static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 {
@@ -521,6 +539,10 @@ static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
+	q->s = s;
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, q);
 	if (!strcmp(q->method, "HEAD")) {
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	} else if (!strcmp(q->method, "PUT")) {
@@ -582,6 +604,12 @@ static enum verdict judge(const struct symd_s3 *s, const struct req *q,
 		snprintf(r->msg, sizeof(r->msg), "s3 %s %s: over the bound of "
 			 "%llu bytes", what, q->key,
 			 (unsigned long long)q->max);
+		return V_FINAL;
+	}
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		*err = -SYMD_S3_FAILED;
+		snprintf(r->msg, sizeof(r->msg), "s3 %s %s: cancelled", what,
+			 q->key);
 		return V_FINAL;
 	}
 	if (rc != CURLE_OK) {
@@ -654,7 +682,8 @@ static int run(struct symd_s3 *s, struct req *q, struct symd_s3_result *r)
 		r->attempts++;	/* all of a multipart upload's */
 		tries++;
 		v = judge(s, q, rc, r, &err);
-		if (v != V_RETRY || tries > s->o.retries)
+		if (v != V_RETRY || tries > s->o.retries ||
+		    atomic_load(&s->cancelled))
 			break;
 		usleep(backoff_ms(s, q, tries) * 1000u);
 	}

@@ -55,7 +55,7 @@
  *
  * Caveats:
  *  - a struct symd_s3 (one curl easy handle: its connection is reused)
- *    is used by one thread at a time;
+ *    is used by one thread at a time (symd_s3_cancel() excepted);
  *  - symd_s3_global_init() calls curl_global_init(), which is not
  *    thread-safe in libcurl 7.88: call it before any thread starts.
  */
@@ -149,6 +149,14 @@ int symd_s3_global_init(void);
  */
 struct symd_s3 *symd_s3_new(const struct symd_s3_config *cfg,
 			    const struct symd_s3_opts *opts);
+
+/**
+ * symd_s3_cancel() - make the transfer of @s under way, and every later
+ * one, fail (-SYMD_S3_FAILED, "cancelled") within about a second (curl's
+ * progress callback), with no retry: for shutdown.  Sticky.  NULL-safe.
+ * Thread-safety: any thread, until symd_s3_free(s).
+ */
+void symd_s3_cancel(struct symd_s3 *s);
 
 /** symd_s3_free() - NULL-safe. */
 void symd_s3_free(struct symd_s3 *s);

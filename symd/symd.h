@@ -236,8 +236,10 @@ int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
 int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
 			    struct symd_s3_result *r);
-/* Delete the build ID's objects, best effort (a DELETE of it). */
-void symd_objstore_remove(struct symd_s3 *s3, const char *build_id);
+/* Delete the build ID's objects (a DELETE of it).  The number of objects
+ * there were (0 to 3), or -SYMD_S3_* (@r says why; the rest are left). */
+int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
+			 struct symd_s3_result *r);
 
 /* ------------------------------------------------------------- metrics */
 

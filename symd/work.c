@@ -785,14 +785,22 @@ static void ingest_source(struct symd_work *w, struct symd_job *j)
  * On the one io thread, after every upload queued before it. */
 static void remove_entry(struct symd_work *w, struct symd_job *j)
 {
-	int err = sym_store_remove(w->o.store, j->id);
+	struct symd_s3_result r;
+	int err = sym_store_remove(w->o.store, j->id), n;
 
 	/* The bucket's copies go too, or a miss would read them back. */
-	if (tls_s3) {
-		symd_objstore_remove(tls_s3, j->id);
-		if (err == -SYM_E_NOTFOUND)
-			err = 0;
+	n = tls_s3 ? symd_objstore_remove(tls_s3, j->id, &r) : 0;
+	if (n < 0) {
+		log_objstore(j, "objstore_delete_failed", &r, n);
+		j->http_status = 503;
+		snprintf(j->msg, sizeof(j->msg), "the object store cannot "
+			 "delete now: %s", r.msg[0] ? r.msg :
+			 symd_s3_strerror(n));
+		finish(w, j);
+		return;
 	}
+	if (n > 0 && err == -SYM_E_NOTFOUND)
+		err = 0;
 	j->http_status = err == -SYM_E_NOTFOUND ? 404 : err ? 500 : 0;
 	if (err)
 		snprintf(j->msg, sizeof(j->msg), "%s",
@@ -1711,6 +1719,8 @@ void symd_work_free(struct symd_work *w)
 	pthread_mutex_unlock(&w->mu);
 	for (unsigned i = 0; i < w->nclients; i++)
 		symd_fetch_cancel(w->clients[i]);
+	for (unsigned i = 0; i < w->ns3; i++)
+		symd_s3_cancel(w->s3c[i]);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
 	for (unsigned i = 0; i < w->nclients; i++)

@@ -27,7 +27,7 @@ dbg1=$(dbgof "$id1")
 dbg2=$exe2
 [ -r "$dbg1" ] || plan_skip "no debug file for $exe1"
 
-plan 35
+plan 40
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -176,12 +176,24 @@ d = json.load(open(sys.argv[1]))
 assert "object store" in d["error"] and d["retry_after_ms"] > 0, d' "$T/up.out"
 is "... and B does not claim to have it" \
 	"$(http_status -I "$B_URL/v1/debuginfo/$id3")" 404
+del() {
+	curl -s -o "$T/del.out" -D "$T/del.hdr" -w '%{http_code}' -m 60 -X DELETE \
+		-H "Authorization: Bearer secret-token" "$1/v1/debuginfo/$2"
+}
+is "radosgw stopped: a DELETE gets 503" "$(del "$B_URL" "$id2")" 503
+ok "... with Retry-After" grep -qi '^Retry-After: [1-9]' "$T/del.hdr"
 
 # --- radosgw back: the upload goes through -----------------------------------
 ok "radosgw starts again" start_rgw
 is "radosgw back: the upload is stored (201)" "$(up "$B_URL" "$exe3" "$id3")" 201
 is "... in the bucket" \
 	"$(ceph_s3 -o /dev/null -w '%{http_code}' -I "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$id3")" 200
+
+is "radosgw back: the DELETE goes through (204)" "$(del "$B_URL" "$id2")" 204
+is "... the build ID's objects have left the bucket" \
+	"$(ceph_s3 -o /dev/null -w '%{http_code}' -I "$CEPH_RGW_URL/symd-test/$tkey2") $(ceph_s3 -o /dev/null -w '%{http_code}' -I "$CEPH_RGW_URL/symd-test/cluster/debuginfo/$id2")" "404 404"
+is "a DELETE of a build ID neither B nor the bucket has: 404" \
+	"$(del "$B_URL" 00112233445566778899aabbccddeeff00112233)" 404
 
 # --- node C, an empty store: the debuginfod routes read through ---------------
 # 5 MiB parts from 8 MiB on, set in its config file.

@@ -479,6 +479,35 @@ static void t_xml(void)
 	CHECK_ERR(symd_s3_xml_get(x, 10, "Code", out, sizeof(out)), -ENOENT);
 }
 
+static void *cancel_main(void *arg)
+{
+	usleep(100 * 1000);
+	symd_s3_cancel(arg);
+	return NULL;
+}
+
+/* A cancel from another thread ends a stalled transfer, without retries,
+ * and every later call. */
+static void t_cancel(void)
+{
+	struct symd_s3 *s = client();
+	struct symd_s3_result r;
+	pthread_t t;
+	int fd = memfd_with("", 0);
+
+	script(3, A_SLOW, A_SLOW, A_SLOW);
+	pthread_create(&t, NULL, cancel_main, s);
+	CHECK_ERR(symd_s3_get(s, "k", fd, 0, &r), -SYMD_S3_FAILED);
+	pthread_join(t, NULL);
+	CHECK(strstr(r.msg, "cancelled") != NULL);
+	script(1, A_OK);
+	CHECK_ERR(symd_s3_get(s, "k", fd, 0, &r), -SYMD_S3_FAILED);
+	CHECK(r.attempts == 1 && strstr(r.msg, "cancelled") != NULL);
+	symd_s3_cancel(NULL);
+	symd_s3_free(s);
+	close(fd);
+}
+
 int main(void)
 {
 	struct symd_s3 *s;
@@ -494,6 +523,7 @@ int main(void)
 	t_head_delete_put(s);
 	t_multipart(s);
 	symd_s3_free(s);
+	t_cancel();
 	symd_s3_free(NULL);
 	return tap_done();
 }
