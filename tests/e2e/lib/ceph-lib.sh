@@ -27,12 +27,9 @@ _ceph_stop_all() {
 	CEPH_PIDS=
 }
 
-_ceph_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
+# free_port: debuginfod-lib.sh's.
+command -v free_port > /dev/null 2>&1 ||
+	. "$SYM_ROOT/tests/e2e/lib/debuginfod-lib.sh"
 
 # _ceph_fail WHAT: say what failed, with the tails of the logs.
 _ceph_fail() {
@@ -54,8 +51,8 @@ start_ceph() {
 	_t0=$(date +%s.%N)
 	mkdir -p "$CEPH_DIR/mon" "$CEPH_DIR/osd" "$CEPH_DIR/run" \
 		"$CEPH_DIR/log" "$CEPH_DIR/rgw"
-	CEPH_MON_PORT=$(_ceph_port)
-	CEPH_RGW_PORT=$(_ceph_port)
+	CEPH_MON_PORT=$(free_port)
+	CEPH_RGW_PORT=$(free_port)
 	_fsid=$(python3 -c 'import uuid; print(uuid.uuid4())')
 	cat > "$CEPH_DIR/ceph.conf" <<CONF
 [global]
