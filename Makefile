@@ -7,7 +7,8 @@
 #   make demo            install missing packages, build, run the demo
 #   make bench           benchmark against llvm-symbolizer, addr2line, eu-addr2line;
 #                        symd under load and under attack (issue 24's
-#                        figures); libsymprof's overhead
+#                        figures); libsymprof's overhead; a node taking
+#                        over a table from the object store (issue 22)
 #   make chaos           the chaos tests of issue 24 (races, hostile clients,
 #                        bombs, hanging upstreams), with long runs:
 #                        CHAOS_ROUNDS (4000) PUT/DELETE rounds of t1050,
@@ -84,7 +85,9 @@ PROF_LIBS = $(shell $(PKG_CONFIG) --libs $(PROF_PKGS))
 # The daemon's own (symd/): libevent, http-parser (no .pc file), threads.
 SYMD_PKGS = libevent libevent_pthreads
 SYMD_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(SYMD_PKGS))
-SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread
+# -lcurl: the object store client (symd/s3.c); on one line with the rest,
+# which tests/fuzz/fuzz.mk reads.
+SYMD_LIBS = $(shell $(PKG_CONFIG) --libs $(SYMD_PKGS)) -lhttp_parser -ldebuginfod -lpthread -lcurl
 # The sym tool's own: libcurl's header (sym upload, sym lookup --server);
 # the library itself is dlopen()ed on first use (tools/client.c).
 TOOL_PKGS = libcurl
@@ -97,7 +100,7 @@ ALL_CFLAGS = $(SYM_CFLAGS) $(DEP_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 # is otherwise inherited by the target's prerequisites, here
 # $(B)/.flags, whose contents would then depend on which object reached
 # it first.
-$(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS)
+$(B)/symd/%.o: private DEP_CFLAGS += $(SYMD_CFLAGS) $(TOOL_CFLAGS)
 $(B)/tools/%.o: private DEP_CFLAGS += $(TOOL_CFLAGS) -Itools
 $(B)/libsym/prof/%.o: private DEP_CFLAGS += $(PROF_CFLAGS) -I$(B)/gen
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
@@ -452,6 +455,7 @@ bench: deps
 	$(Q)tests/bench/go-bench.sh
 	$(Q)tests/bench/kernel-bench.sh
 	$(Q)tests/bench/cluster-bench.sh
+	$(Q)tests/bench/objstore-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

@@ -199,6 +199,10 @@ int symi_buf_add_i64(struct symi_buf *b, int64_t v);
  * "000000000040f1a0" for width 16. */
 int symi_buf_add_hex(struct symi_buf *b, uint64_t v, int width);
 
+/* symi_write_all() - write all @len bytes of @buf to @fd, across short
+ * writes and EINTR.  0 or -errno (what went before is written). */
+int symi_write_all(int fd, const void *buf, size_t len);
+
 /* The bytes as a C string: "" when nothing was ever allocated. */
 static inline const char *symi_buf_str(const struct symi_buf *b)
 {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 
@@ -199,4 +200,21 @@ int symi_buf_add_hex(struct symi_buf *b, uint64_t v, int width)
 	while (i > 0 && width > (int)(sizeof(tmp) - i))
 		tmp[--i] = '0';
 	return symi_buf_add(b, tmp + i, sizeof(tmp) - i);
+}
+
+int symi_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

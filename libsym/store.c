@@ -810,6 +810,50 @@ static bool gone_bad(struct sym_store *st, const uint8_t *id, size_t idlen,
 	return op == GONE_TEST && hit;
 }
 
+/*
+ * The steps of a put once its ticket is taken: each of the @n tables of
+ * @list as one chunk, each in its own write transaction, then the
+ * metadata (of @size bytes, by @converter, @verified or 0), which makes
+ * the new generation the entry; on failure the ticket and its chunks go.
+ */
+static int put_parts(struct sym_store *st, struct put_ctx *p,
+		     const struct sym_table *const *list, size_t n,
+		     uint64_t size, uint32_t converter, uint32_t verified,
+		     const char *source)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		struct sym_table_stat ps;
+
+		sym_table_stat(list[i], &ps);
+		sym_table_data(list[i], &p->data, &p->len);
+		p->start = i == 0 ? 0 : ps.start;
+		err = write_txn(st, put_chunk_fn, p);
+	}
+	if (!err) {
+		p->meta.magic = META_MAGIC;
+		p->meta.kind = 0;
+		p->meta.size = size;
+		p->meta.chunks = (uint32_t)n;
+		p->meta.gen = p->gen;
+		p->meta.format = SYM_TABLE_FORMAT;
+		p->meta.converter = converter;
+		p->meta.verified = verified;
+		p->meta.created = now();
+		p->meta.last_access = p->meta.created;
+		p->text = source;
+		err = write_txn(st, put_meta_fn, p);
+	}
+	if (err && err != -ECANCELED)
+		write_txn(st, ticket_drop_fn, p);
+	if (!err)
+		gone_bad(st, p->id, p->idlen, GONE_CLEAR);
+	if (!err && st->opts.max_size)
+		enforce_bound(st);
+	return err;
+}
+
 int symi_store_put_ticket(struct sym_store *st, const char *build_id,
 			  const struct sym_table *t, const char *source,
 			  uint32_t ticket)
@@ -840,36 +884,12 @@ int symi_store_put_ticket(struct sym_store *st, const char *build_id,
 		if (!err)
 			list = (const struct sym_table *const *)parts;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		struct sym_table_stat ps;
-
-		sym_table_stat(list[i], &ps);
-		sym_table_data(list[i], &p.data, &p.len);
-		p.start = i == 0 ? 0 : ps.start;
-		err = write_txn(st, put_chunk_fn, &p);
-	}
-	if (!err) {
-		p.meta.magic = META_MAGIC;
-		p.meta.kind = 0;
-		p.meta.size = ts.size;
-		p.meta.chunks = (uint32_t)n;
-		p.meta.gen = p.gen;
-		p.meta.format = SYM_TABLE_FORMAT;
-		p.meta.converter = ts.converter;
-		p.meta.created = now();
-		p.meta.last_access = p.meta.created;
-		p.text = source;
-		err = write_txn(st, put_meta_fn, &p);
-	}
+	if (!err)
+		err = put_parts(st, &p, list, n, ts.size, ts.converter, 0,
+				source);
 	for (size_t i = 0; parts && i < n; i++)
 		sym_table_close(parts[i]);
 	free(parts);
-	if (err && err != -ECANCELED)
-		write_txn(st, ticket_drop_fn, &p);
-	if (!err)
-		gone_bad(st, id, idlen, GONE_CLEAR);
-	if (!err && st->opts.max_size)
-		enforce_bound(st);
 	return err;
 }
 
@@ -2172,4 +2192,164 @@ done:
 	mdb_txn_abort(txn);
 	pthread_rwlock_unlock(&st->rw);
 	return problems;
+}
+
+/* ------------------------------------------------ export and import */
+
+/*
+ * The stored chunks of @build_id, each a whole table, in address order:
+ * each is checked (as a lookup would) before it is written, so a corrupt
+ * chunk is never handed on.  The read transaction stays open while @fd
+ * is written: the caller writes to a local file, not to a socket.
+ */
+int sym_store_export(struct sym_store *st, const char *build_id, int fd,
+		     uint64_t *size)
+{
+	struct table_read r;
+	struct chunk c = { 0 };
+	uint8_t id[ID_MAX], k[KEY_MAX];
+	size_t idlen, kl, pl;
+	MDB_val key, val;
+	uint64_t total = 0;
+	int rc, err;
+
+	if (size)
+		*size = 0;
+	if (!st || fd < 0 || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
+	err = begin_table_read(st, id, idlen, &r);
+	if (err)
+		goto out;
+	kl = chunk_key(k, id, idlen, r.m.gen, 0);
+	pl = kl - 8;
+	key.mv_size = kl;
+	key.mv_data = k;
+	for (rc = mdb_cursor_get(r.cur, &key, &val, MDB_SET_RANGE);
+	     rc == 0 && key.mv_size == kl && memcmp(key.mv_data, k, pl) == 0;
+	     rc = mdb_cursor_get(r.cur, &key, &val, MDB_NEXT)) {
+		err = chunk_check(st, &key, &val, false, &c);
+		chunk_drop(&c);
+		if (err == ENOMEM)
+			err = -ENOMEM;
+		if (!err)
+			err = symi_write_all(fd, val.mv_data, val.mv_size);
+		if (err)
+			goto out;
+		total += val.mv_size;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		err = mdb_err(rc, "cannot read chunk");
+	else if (total == 0)
+		err = -SYM_E_NOTFOUND;
+out:
+	end_table_read(st, &r);
+	if (!err && size)
+		*size = total;
+	return err;
+}
+
+/* Cut @buf into the whole tables it holds, each checked completely.
+ * @parts gets views into @buf.  0, -SYM_E_BADTABLE, -SYM_E_STALE,
+ * -ENOMEM. */
+static int import_parts(const uint8_t *buf, size_t len,
+			struct sym_table ***parts, size_t *n)
+{
+	struct sym_table **v = NULL;
+	size_t off = 0, cnt = 0, cap = 0;
+	int err = 0;
+
+	while (!err && off < len) {
+		const struct symt_header *h = (const void *)(buf + off);
+		struct sym_table_stat ts;
+		struct sym_table *t;
+
+		if (len - off < sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size > len - off) {
+			err = -SYM_E_BADTABLE;
+			break;
+		}
+		if (cnt == cap) {
+			struct sym_table **nv;
+
+			cap = cap ? cap * 2 : 4;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		err = sym_table_open(buf + off, h->size, &t);
+		if (err) {
+			/* A part of a size that leaves the next one
+			 * misaligned is no exporter's either. */
+			if (err != -ENOMEM)
+				err = -SYM_E_BADTABLE;
+			break;
+		}
+		v[cnt++] = t;
+		err = sym_table_verify(t) ? -SYM_E_BADTABLE : 0;
+		sym_table_stat(t, &ts);
+		if (!err && ts.converter != SYMI_CONVERTER_VERSION)
+			err = -SYM_E_STALE;
+		off += h->size;
+	}
+	if (!err && cnt == 0)
+		err = -SYM_E_BADTABLE;
+	if (err) {
+		for (size_t i = 0; i < cnt; i++)
+			sym_table_close(v[i]);
+		free(v);
+		return err;
+	}
+	*parts = v;
+	*n = cnt;
+	return 0;
+}
+
+/*
+ * Each part is stored as one chunk, under a ticket, the metadata last:
+ * the same steps as symi_store_put_ticket(), with the cut already made
+ * by the exporter.
+ */
+int sym_store_import(struct sym_store *st, const char *build_id,
+		     const void *buf, size_t len, const char *source)
+{
+	struct sym_table **parts = NULL;
+	struct sym_table_stat ts;
+	struct put_ctx p = { 0 };
+	uint8_t id[ID_MAX];
+	uint64_t total = 0;
+	size_t idlen, n = 0;
+	uint32_t ticket;
+	int err;
+
+	if (!st || !buf || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
+	if ((uintptr_t)buf & 7)
+		return -EINVAL;
+	if (st->opts.flags & SYM_STORE_RDONLY)
+		return -EROFS;
+	err = import_parts(buf, len, &parts, &n);
+	if (err)
+		return err;
+	err = symi_store_ticket(st, build_id, &ticket);
+	if (err)
+		goto out;
+	p.id = id;
+	p.idlen = idlen;
+	p.gen = ticket;
+	p.ticket = true;
+	for (size_t i = 0; i < n; i++) {
+		sym_table_stat(parts[i], &ts);
+		total += ts.size;
+	}
+	/* Every part was just checked whole (import_parts()). */
+	err = put_parts(st, &p, (const struct sym_table *const *)parts, n,
+			total, SYMI_CONVERTER_VERSION, STORE_VERIFIED, source);
+out:
+	for (size_t i = 0; i < n; i++)
+		sym_table_close(parts[i]);
+	free(parts);
+	return err;
 }

@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 4
+#define SYM_VERSION_MINOR 5
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.4.0"
+#define SYM_VERSION "1.5.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -1476,6 +1476,49 @@ SYM_API void sym_store_unlock(struct sym_store_lock *l);
 SYM_API int sym_store_convert(struct sym_store *st, const char *build_id,
 			      const char *source,
 			      struct sym_module_stats *stats);
+
+/**
+ * sym_store_export() - write the stored table of @build_id to @fd, for a
+ * shared object store: its chunks in address order, each a whole table
+ * (sym_table_open() reads the first; each header's size leads to the
+ * next).  sym_store_import() takes the bytes back.
+ * @param fd        a descriptor open for writing (a local file: the read
+ *                  transaction stays open while it is written)
+ * @param[out] size bytes written; 0 on error; may be NULL
+ * @return 0, -SYM_E_NOTFOUND (no table), -SYM_E_STALE (another format or
+ *         converter), -SYM_E_BADTABLE (a chunk failed its checks: nothing
+ *         is removed here, sym_store_warm() does that), -ENOMEM, -EINVAL
+ *         (@st NULL, @fd < 0, a bad @build_id), -errno (of write(); what
+ *         was written before is the caller's to discard)
+ * Every chunk is checked (as the first lookup would) before it is
+ * written, so a damaged table is never handed on.  Since 1.5.0
+ * (LIBSYM_1.5).  Thread-safety: as sym_store_lookup().
+ */
+SYM_API int sym_store_export(struct sym_store *st, const char *build_id,
+			     int fd, uint64_t *size);
+
+/**
+ * sym_store_import() - store as the table of @build_id the bytes
+ * sym_store_export() wrote (on this host or another), replacing any
+ * entry.
+ * @param buf     the bytes; borrowed for the call; 8-byte aligned
+ * @param len     their size
+ * @param source  recorded as the table's source (e.g. the object's URL);
+ *                copied; may be NULL
+ * @return 0, -SYM_E_BADTABLE (a part is cut short, not a table, or fails
+ *         sym_table_verify(): its checksum or structure; nothing stored),
+ *         -SYM_E_STALE (built by another converter: nothing stored;
+ *         convert instead), -EINVAL (@st or @buf NULL, @buf misaligned, a
+ *         bad @build_id), -EROFS, -ENOSPC, -ECANCELED (as sym_store_put()),
+ *         -ENOMEM, -errno
+ * Each part is checked completely before anything is written, then
+ * stored as one chunk, the metadata last, as sym_store_put() does (a
+ * crash leaves the old entry or none).  The entry counts as verified: a
+ * lookup checks only the checksums.  Since 1.5.0 (LIBSYM_1.5).
+ * Thread-safety: as sym_store_put().
+ */
+SYM_API int sym_store_import(struct sym_store *st, const char *build_id,
+			     const void *buf, size_t len, const char *source);
 
 /**
  * sym_table_split() - cut a table into self-contained tables of at most

@@ -188,6 +188,30 @@ static bool get_or_head(struct call *c, const char *method)
 	return false;
 }
 
+/* Seconds a client waits before sending again an upload the object
+ * store could not take (docs/object-store.md). */
+#define OBJSTORE_RETRY_S 5
+
+/* 503 with Retry-After: @s and a JSON error that says it too. */
+static void reply_retry(struct call *c, const char *msg, unsigned s)
+{
+	struct symi_buf b;
+	char num[16];
+
+	snprintf(num, sizeof(num), "%u", s);
+	symd_http_req_add_header(c->req, "Retry-After", num);
+	symi_buf_init(&b, SYMD_REPLY_MAX);
+	if (symi_buf_add(&b, "{\"error\":", 9) ||
+	    symd_json_add_str(&b, msg, strlen(msg)) ||
+	    symi_buf_add(&b, ",\"retry_after_ms\":", 18) ||
+	    symi_buf_add_u64(&b, (uint64_t)s * 1000) ||
+	    symi_buf_add(&b, "}\n", 2))
+		reply_error(c, 503, msg);
+	else
+		reply_buf(c, 503, "application/json", &b);
+	symi_buf_release(&b);
+}
+
 static void overloaded(struct call *c)
 {
 	symd_http_req_add_header(c->req, "Retry-After", "1");
@@ -1253,6 +1277,11 @@ static void ingested(void *arg, int status, const char *msg)
 	c->tmp[0] = '\0';	/* the job moved or removed it */
 	if (c->gone)
 		return;
+	if (status == 503) {
+		/* The object store cannot take it now (work.c). */
+		reply_retry(c, msg, OBJSTORE_RETRY_S);
+		return;
+	}
 	if (status) {
 		reply_error(c, status, msg);
 		return;
@@ -1383,7 +1412,9 @@ static void removed(void *arg, int status, const char *msg)
 	c->job = NULL;
 	if (c->gone)
 		return;
-	if (status)
+	if (status == 503)
+		reply_retry(c, msg, OBJSTORE_RETRY_S);
+	else if (status)
 		reply_error(c, status, msg);
 	else
 		symd_http_req_reply(c->req, 204, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "api.h"
 #include "http.h"
 #include "log.h"
+#include "s3.h"
 #include "symd.h"
 #include "base.h"
 
@@ -86,6 +87,12 @@ static const char usage[] =
 "  --idle-timeout-ms N       keep-alive idle time (60000)\n"
 "  --log-format text|json    the log on stderr: logfmt lines (default) or\n"
 "                            JSON lines (see symd(8))\n"
+"  --object-store s3://BUCKET[/PREFIX]  the durable tier shared by nodes:\n"
+"                            endpoint, region and keys from AWS_ENDPOINT_URL,\n"
+"                            AWS_REGION, AWS_ACCESS_KEY_ID,\n"
+"                            AWS_SECRET_ACCESS_KEY (see symd(8))\n"
+"  --object-store-config FILE  endpoint, region, access_key_id,\n"
+"                            secret_access_key as \"key = value\" lines\n"
 "  --quiet                   no access-log line per request\n"
 "  --drain-ms N              on SIGTERM, answer /healthz 503 (draining)\n"
 "                            and keep serving this long before the stop,\n"
@@ -161,6 +168,8 @@ static char *read_token(const char *path)
 /* What the options say. */
 struct conf {
 	const char *listen, *store_dir, *urls, *token_file;
+	const char *objstore, *objstore_conf;	/* --object-store(-config) */
+	struct symd_s3_config s3;	/* loaded at start() */
 	char host[256];		/* of --listen, without [] */
 	unsigned port;
 	char dirbuf[4096];	/* the default store_dir */
@@ -349,8 +358,10 @@ enum {
 enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
 /* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
 enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
+/* The object store (docs/object-store.md), likewise. */
+enum { O_OBJSTORE = 530, O_OBJSTORE_CONF };
 /* Draining (docs/cluster.md), likewise. */
-enum { O_DRAIN_MS = 530 };
+enum { O_DRAIN_MS = 540 };
 
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
@@ -385,6 +396,8 @@ static const struct option longopts[] = {
 	{ "fetch-first-byte-ms", required_argument, NULL, O_FETCH_FIRST },
 	{ "fetch-deadline-ms", required_argument, NULL, O_FETCH_DL },
 	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
+	{ "object-store", required_argument, NULL, O_OBJSTORE },
+	{ "object-store-config", required_argument, NULL, O_OBJSTORE_CONF },
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 	{ "drain-ms", required_argument, NULL, O_DRAIN_MS },
@@ -434,6 +447,8 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_STORE: c->store_dir = arg; break;
 	case O_URLS: c->urls = arg; break;
 	case O_TOKEN: c->token_file = arg; break;
+	case O_OBJSTORE: c->objstore = arg; break;
+	case O_OBJSTORE_CONF: c->objstore_conf = arg; break;
 	case O_WORKERS:
 		err = parse_uint(arg, &wo->cpu_workers);
 		break;
@@ -714,6 +729,19 @@ static int start(struct daemon *d, struct conf *c, unsigned *bound)
 	c->wo.store = d->store;
 	c->wo.store_dir = c->store_dir;
 	c->wo.urls = c->urls;
+	if (c->objstore) {
+		err = symd_s3_config_load(c->objstore, c->objstore_conf,
+					  &c->s3, msg, sizeof(msg));
+		if (!err)
+			err = symd_s3_global_init();
+		if (err) {
+			symd_log_msg(SYMD_LOG_ERROR, "start_failed", "object "
+				     "store: %s", msg[0] ? msg :
+				     "cannot start libcurl");
+			return -1;
+		}
+		c->wo.s3 = &c->s3;
+	}
 	err = symd_work_new(d->base, &c->wo, &d->work);
 	if (err) {
 		symd_log_msg(SYMD_LOG_ERROR, "start_failed", "cannot start the "
@@ -846,6 +874,11 @@ static void log_config(const struct conf *c, const struct daemon *d,
 	symd_log_str(&l, "upstreams", symd_work_can_fetch(d->work) ?
 		     c->urls : "none");
 	symd_log_str(&l, "upload_token_file", c->token_file);
+	/* The bucket and the endpoint (checked to hold no user
+	 * information at load), never the keys. */
+	symd_log_str(&l, "object_store", c->objstore ? c->objstore : "none");
+	symd_log_str(&l, "object_store_endpoint",
+		     c->s3.endpoint ? c->s3.endpoint : "none");
 	symd_log_str(&l, "log_format", c->log_format == SYMD_LOG_JSON ?
 		     "json" : "text");
 	symd_log_str(&l, "access_log", ao->log ? "on" : "off");
@@ -915,6 +948,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	daemon_free(&d);
+	symd_s3_config_release(&c.s3);
 	free((char *)c.ao.token);
 	if (!status)
 		symd_log_msg(SYMD_LOG_INFO, "stopped", "symd stopped");

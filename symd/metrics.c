@@ -22,6 +22,7 @@
 #include "fetch.h"
 #include "log.h"
 #include "req.h"
+#include "s3.h"
 #include "symd.h"
 #include "base.h"
 
@@ -74,6 +75,9 @@ static struct {
 	struct hist fetch_time, convert_time;
 	struct hist lateness, lateness_own;
 	atomic_uint_fast64_t lateness_max_us, lateness_own_max_us;
+	/* [kind][0 get, 1 put][0 ok, 1 notfound, 2 error] */
+	atomic_uint_fast64_t objstore[4][2][3], objstore_bytes[2];
+	atomic_uint_fast64_t objstore_corrupt;
 } m;
 
 static void observe(struct hist *h, const double *le, uint64_t usec)
@@ -137,6 +141,24 @@ void symd_metrics_convert(int err, bool badconv, uint64_t usec)
 void symd_metrics_upload(uint64_t bytes)
 {
 	atomic_fetch_add_explicit(&m.upload_bytes, bytes,
+				  memory_order_relaxed);
+}
+
+void symd_metrics_objstore(enum symd_objstore_kind kind, bool put, int err,
+			   uint64_t bytes)
+{
+	size_t k = (unsigned)kind < 4 ? (size_t)kind : 0;
+	size_t res = !err ? 0 : err == -SYMD_S3_NOTFOUND ? 1 : 2;
+
+	atomic_fetch_add_explicit(&m.objstore[k][put][res], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&m.objstore_bytes[put], bytes,
+				  memory_order_relaxed);
+}
+
+void symd_metrics_objstore_corrupt(void)
+{
+	atomic_fetch_add_explicit(&m.objstore_corrupt, 1,
 				  memory_order_relaxed);
 }
 
@@ -391,6 +413,43 @@ static int build_info(struct symi_buf *b)
 		    (unsigned long long)symd_log_dropped());
 }
 
+/* The object store's counters (symd_metrics_objstore()). */
+static int render_objstore(struct symi_buf *b)
+{
+	static const char *const kinds[] = {
+		"", "debuginfo", "executable", "table",
+	};
+	static const char *const res[] = { "ok", "notfound", "error" };
+	int err = addf(b, "# HELP symd_objstore_requests_total Object store "
+		       "transfers by object kind, direction and result.\n"
+		       "# TYPE symd_objstore_requests_total counter\n");
+
+	for (size_t k = 1; k < 4 && !err; k++)
+		for (size_t d = 0; d < 2 && !err; d++)
+			for (size_t r = 0; r < 3 && !err; r++)
+				err = addf(b, "symd_objstore_requests_total{"
+					   "kind=\"%s\",op=\"%s\","
+					   "result=\"%s\"} %llu\n", kinds[k],
+					   d ? "put" : "get", res[r],
+					   (unsigned long long)get(
+						   &m.objstore[k][d][r]));
+	if (!err)
+		err = addf(b, "# HELP symd_objstore_bytes_total Bytes moved "
+			   "to and from the object store.\n"
+			   "# TYPE symd_objstore_bytes_total counter\n"
+			   "symd_objstore_bytes_total{op=\"get\"} %llu\n"
+			   "symd_objstore_bytes_total{op=\"put\"} %llu\n"
+			   "# HELP symd_objstore_corrupt_tables_total Tables "
+			   "downloaded that failed their checks (discarded, "
+			   "rebuilt).\n"
+			   "# TYPE symd_objstore_corrupt_tables_total counter\n"
+			   "symd_objstore_corrupt_tables_total %llu\n",
+			   (unsigned long long)get(&m.objstore_bytes[0]),
+			   (unsigned long long)get(&m.objstore_bytes[1]),
+			   (unsigned long long)get(&m.objstore_corrupt));
+	return err;
+}
+
 int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 {
 	static const char *const neg[4] = { "", "absent", "failed",
@@ -483,6 +542,8 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 	if (!err)
 		err = hist(b, "symd_conversion_duration_seconds", "",
 			   &m.convert_time, job_le);
+	if (!err)
+		err = render_objstore(b);
 	if (w)
 		symd_work_counts(w, &queued, &running);
 	if (!err)

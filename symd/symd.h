@@ -10,6 +10,8 @@
  *   log.c      the log on stderr, written by a thread of its own (log.h)
  *   http.c     the HTTP/1.1 layer (http.h);  req.c  the JSON parser
  *   fetch.c    the debuginfod client (fetch.h)
+ *   s3.c       the S3 client (s3.h)
+ *   objstore.c the object store as the durable tier (below)
  *
  * The event loop thread answers every request.  It reads the store
  * (sym_store_lookup(): memory-speed reads of mapped LMDB pages) but never
@@ -28,6 +30,9 @@
 #include "sym.h"
 
 struct event_base;
+struct symd_s3;
+struct symd_s3_config;
+struct symd_s3_result;
 
 /* The daemon's version (--version, GET /healthz): the release's, which
  * symd, sym and libsym share. */
@@ -69,6 +74,9 @@ struct symd_work_opts {
 	uint64_t max_store_size;	/* enforced after each conversion */
 	/* Bytes of a build ID's uploaded sources at most (0: none). */
 	uint64_t max_sources;
+	/* The object store (--object-store); NULL: none.  Borrowed until
+	 * symd_work_free().  Each worker gets a client of its own. */
+	const struct symd_s3_config *s3;
 };
 
 /** Called on the loop thread when a build ID waited on is settled. */
@@ -188,6 +196,51 @@ typedef void (*symd_entry_fn)(void *ctx, const char *build_id,
 /* Loop thread.  Visits the map: at most 65,536 entries, in no order. */
 void symd_work_each(struct symd_work *w, symd_entry_fn fn, void *ctx);
 
+/* ------------------------------------------------------------ objstore */
+
+/*
+ * The object store as the durable tier (objstore.c, docs/object-store.md).
+ * Workers only: each call is network and file I/O.  The local store is a
+ * cache in front of it: a miss reads the table through (converting
+ * nothing), else the debug file or executable (then converts and writes
+ * the table back); an upload is stored in the bucket before it is
+ * acknowledged.
+ */
+enum symd_objstore_kind {
+	SYMD_OBJ_DEBUGINFO = 1,	/* debuginfo/<id> */
+	SYMD_OBJ_EXECUTABLE = 2,	/* executable/<id> */
+	SYMD_OBJ_TABLE = 3,	/* tables/<id>/c<converter version> */
+};
+
+/* The key of an object (without the prefix).  0, -EINVAL, -ENAMETOOLONG. */
+int symd_objstore_key(char *buf, size_t len, const char *build_id,
+		      enum symd_objstore_kind kind);
+/* Download the table and sym_store_import() it.  0, -SYMD_S3_* (s3.h;
+ * NOTFOUND: no table of this converter), -SYM_E_BADTABLE (it failed its
+ * checks: nothing stored, counted), -SYM_E_STALE, -errno. */
+int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
+			    const char *store_dir, const char *build_id,
+			    struct symd_s3_result *r);
+/* Download a debug file or executable into the store's file area.
+ * 0, -SYMD_S3_*, the errors of sym_store_take_file(), -errno. */
+int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
+			   const char *store_dir, const char *build_id,
+			   enum symd_objstore_kind kind,
+			   struct symd_s3_result *r);
+/* Upload the file at @path as @kind of @build_id.  0, -SYMD_S3_*, -errno. */
+int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
+			   enum symd_objstore_kind kind, const char *path,
+			   struct symd_s3_result *r);
+/* sym_store_export() the stored table and upload it.  0, -SYMD_S3_*, the
+ * errors of sym_store_export(), -errno. */
+int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
+			    const char *store_dir, const char *build_id,
+			    struct symd_s3_result *r);
+/* Delete the build ID's objects (a DELETE of it).  The number of objects
+ * there were (0 to 3), or -SYMD_S3_* (@r says why; the rest are left). */
+int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
+			 struct symd_s3_result *r);
+
 /* ------------------------------------------------------------- metrics */
 
 enum symd_route {
@@ -208,6 +261,11 @@ void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
 /* @err: sym_store_convert()'s result; @badconv: it was the input's fault. */
 void symd_metrics_convert(int err, bool badconv, uint64_t usec);
 void symd_metrics_upload(uint64_t bytes);
+/* An object store transfer (@put or get) of @kind; @err: -SYMD_S3_*. */
+void symd_metrics_objstore(enum symd_objstore_kind kind, bool put, int err,
+			   uint64_t bytes);
+/* A downloaded table failed its checks. */
+void symd_metrics_objstore_corrupt(void);
 /* The loop's lateness probe (main.c): a timer ran @usec after it was
  * due, @own_usec of them not waiting for a CPU. */
 void symd_metrics_lateness(uint64_t usec, uint64_t own_usec);

@@ -44,6 +44,7 @@
 
 #include "sym.h"
 #include "fetch.h"
+#include "s3.h"
 #include "status.h"
 #include "log.h"
 #include "symd.h"
@@ -151,6 +152,9 @@ struct symd_work {
 	unsigned nthreads;
 	struct symd_fetch **clients;
 	unsigned nclients;
+	/* Object store clients, one per thread (NULL: no object store). */
+	struct symd_s3 **s3c;
+	unsigned ns3;
 	bool can_fetch;
 	bool maintaining;	/* loop: a J_MAINTAIN job is out */
 	/* $SYM_TEST_CONVERT_HOLD (tests): a conversion of build ID X waits
@@ -332,6 +336,9 @@ static void forward(struct symd_work *w, struct symd_job *j, bool to_fetch)
 
 /* -------------------------------------------------------- the stages */
 
+/* This worker thread's object store client; NULL without one. */
+static __thread struct symd_s3 *tls_s3;
+
 static void settle(struct symd_job *j, enum symd_state s, unsigned retry_ms,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void settle(struct symd_job *j, enum symd_state s, unsigned retry_ms,
@@ -433,6 +440,33 @@ static void test_hold(struct symd_work *w, const char *id)
 		usleep(10000);
 }
 
+/* The log line of an object store transfer that failed. */
+static void log_objstore(const struct symd_job *j, const char *event,
+			 const struct symd_s3_result *r, int err)
+{
+	struct symd_log_line l;
+
+	symd_log_begin(&l, SYMD_LOG_WARN, event);
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "error", r->msg[0] ? r->msg : errstr(err));
+	symd_log_end(&l);
+}
+
+/*
+ * A table this node converted goes to the object store, so that no other
+ * node converts it again.  A failure is logged: the table stays here, and
+ * a node that misses it in the bucket converts it itself.
+ */
+static void objstore_put_table(struct symd_work *w, struct symd_job *j)
+{
+	struct symd_s3_result r;
+	int err = symd_objstore_put_table(tls_s3, w->o.store, w->o.store_dir,
+					  j->id, &r);
+
+	if (err)
+		log_objstore(j, "objstore_put_failed", &r, err);
+}
+
 /* Build the table from the store's files.  Returns true when done
  * (settled), false when there are no files (fetch next). */
 static bool convert(struct symd_work *w, struct symd_job *j)
@@ -474,6 +508,8 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 		sym_store_gc(w->o.store, 0, NULL);
 	symd_metrics_store(w->o.store);
 	warm(w, j);
+	if (j->state == SYMD_READY && tls_s3)
+		objstore_put_table(w, j);
 	return true;
 }
 
@@ -514,7 +550,7 @@ static bool prepare(struct symd_work *w, struct symd_job *j)
 	}
 	if (convert(w, j))
 		return true;
-	if (!w->can_fetch) {
+	if (!w->can_fetch && !w->o.s3) {
 		settle(j, SYMD_MISSING, 0, "no debug file and no upstream");
 		return true;
 	}
@@ -523,13 +559,89 @@ static bool prepare(struct symd_work *w, struct symd_job *j)
 	return false;
 }
 
+/*
+ * Read through the object store: the table (then nothing is converted),
+ * else the debug file and the executable (then convert).  Returns true
+ * when @j went on (settled or forwarded), false when the bucket has
+ * neither; *down is set when the store failed rather than missed.
+ */
+static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
+			   struct symd_s3_result *down)
+{
+	struct symd_s3_result r;
+	int err, e_dbg, e_exe;
+
+	err = symd_objstore_get_table(tls_s3, w->o.store, w->o.store_dir,
+				      j->id, &r);
+	if (!err) {
+		warm(w, j);
+		finish(w, j);
+		return true;
+	}
+	if (err == -SYM_E_BADTABLE)
+		log_objstore(j, "objstore_table_corrupt", &r, err);
+	else if (err != -SYMD_S3_NOTFOUND && err != -SYM_E_STALE)
+		*down = r;
+	e_dbg = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+				       j->id, SYMD_OBJ_DEBUGINFO, &r);
+	if (e_dbg && e_dbg != -SYMD_S3_NOTFOUND)
+		*down = r;
+	e_exe = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+				       j->id, SYMD_OBJ_EXECUTABLE, &r);
+	if (e_exe && e_exe != -SYMD_S3_NOTFOUND)
+		*down = r;
+	if (e_dbg && e_exe)
+		return false;
+	snprintf(j->source, sizeof(j->source), "objstore");
+	j->kind = J_CONVERT;
+	forward(w, j, false);
+	return true;
+}
+
+/* No upstream and nothing in the object store: missing, or failed when
+ * the object store did not answer. */
+static void objstore_miss(struct symd_work *w, struct symd_job *j,
+			  const struct symd_s3_result *down)
+{
+	if (down->msg[0])
+		settle(j, SYMD_FAILED, down->retry_after_ms ?
+		       down->retry_after_ms : 1000, "object store: %s",
+		       down->msg);
+	else
+		settle(j, SYMD_MISSING, 0, "not in the object store and no "
+		       "upstream");
+	finish(w, j);
+}
+
+/* A file fetched from an upstream is kept in the object store too. */
+static void objstore_put_fetched(struct symd_work *w, struct symd_job *j)
+{
+	struct symd_s3_result r;
+	char path[4096];
+	int err = sym_store_file_path(w->o.store, j->id, SYM_STORE_DEBUGINFO,
+				      path, sizeof(path));
+
+	if (!err)
+		err = symd_objstore_put_file(tls_s3, j->id, SYMD_OBJ_DEBUGINFO,
+					     path, &r);
+	if (err)
+		log_objstore(j, "objstore_put_failed", &r, err);
+}
+
 static void fetch(struct symd_work *w, struct symd_fetch *f,
 		  struct symd_job *j)
 {
 	struct symd_fetch_info info;
+	struct symd_s3_result down = { 0 };
 	char *path = NULL;
 	int err;
 
+	if (tls_s3 && objstore_fetch(w, j, &down))
+		return;
+	if (!f) {
+		objstore_miss(w, j, &down);
+		return;
+	}
 	err = symd_fetch_get(f, SYMD_FETCH_DEBUGINFO, j->id, NULL, NULL, &path,
 			     &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
@@ -551,6 +663,8 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 			return;
 		}
 		snprintf(j->source, sizeof(j->source), "%s", info.url);
+		if (tls_s3)
+			objstore_put_fetched(w, j);
 		j->kind = J_CONVERT;
 		forward(w, j, false);
 		return;
@@ -571,7 +685,31 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 	finish(w, j);
 }
 
-/* An upload: right file?  Then into the store. */
+/*
+ * An upload is stored in the object store before it is acknowledged: a
+ * 201 means any node can serve it.  The object store down is 503 (the
+ * API adds Retry-After); the file is not kept here either, so the client
+ * sends it again rather than believing it durable.  True when refused.
+ */
+static bool objstore_put_upload(struct symd_job *j)
+{
+	struct symd_s3_result r;
+	int err = symd_objstore_put_file(tls_s3, j->id,
+					 j->fkind == SYM_STORE_EXECUTABLE ?
+					 SYMD_OBJ_EXECUTABLE :
+					 SYMD_OBJ_DEBUGINFO, j->path, &r);
+
+	if (!err)
+		return false;
+	log_objstore(j, "objstore_put_failed", &r, err);
+	j->http_status = 503;
+	j->retry_after_ms = r.retry_after_ms ? r.retry_after_ms : 1000;
+	snprintf(j->msg, sizeof(j->msg), "the object store cannot take the "
+		 "upload now: %s", r.msg[0] ? r.msg : symd_s3_strerror(err));
+	return true;
+}
+
+/* An upload: right file?  Then into the object store and the store. */
 static void ingest(struct symd_work *w, struct symd_job *j)
 {
 	char hex[ID_MAX + 1];
@@ -590,6 +728,8 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 		j->http_status = 422;
 		snprintf(j->msg, sizeof(j->msg),
 			 "the file's build ID is %s, not %s", hex, j->id);
+	} else if (tls_s3 && objstore_put_upload(j)) {
+		;	/* refused: j->http_status and j->msg say why */
 	} else {
 		err = sym_store_take_file(w->o.store, j->id, j->fkind,
 					  j->path);
@@ -645,14 +785,63 @@ static void ingest_source(struct symd_work *w, struct symd_job *j)
  * On the one io thread, after every upload queued before it. */
 static void remove_entry(struct symd_work *w, struct symd_job *j)
 {
-	int err = sym_store_remove(w->o.store, j->id);
+	struct symd_s3_result r;
+	int err = sym_store_remove(w->o.store, j->id), n;
 
+	/* The bucket's copies go too, or a miss would read them back. */
+	n = tls_s3 ? symd_objstore_remove(tls_s3, j->id, &r) : 0;
+	if (n < 0) {
+		log_objstore(j, "objstore_delete_failed", &r, n);
+		j->http_status = 503;
+		snprintf(j->msg, sizeof(j->msg), "the object store cannot "
+			 "delete now: %s", r.msg[0] ? r.msg :
+			 symd_s3_strerror(n));
+		finish(w, j);
+		return;
+	}
+	if (n > 0 && err == -SYM_E_NOTFOUND)
+		err = 0;
 	j->http_status = err == -SYM_E_NOTFOUND ? 404 : err ? 500 : 0;
 	if (err)
 		snprintf(j->msg, sizeof(j->msg), "%s",
 			 err == -SYM_E_NOTFOUND ? "not in the store" :
 			 "cannot remove the entry");
 	finish(w, j);
+}
+
+/*
+ * A debuginfod route's file from the object store, into the store's file
+ * area.  True when @j is answered (found, or nothing else to ask).
+ */
+static bool objstore_file(struct symd_work *w, struct symd_fetch *f,
+			  struct symd_job *j)
+{
+	enum symd_objstore_kind ok = j->fkind == SYMD_FETCH_DEBUGINFO ?
+				     SYMD_OBJ_DEBUGINFO : SYMD_OBJ_EXECUTABLE;
+	struct symd_s3_result r;
+	char buf[4096];
+	int err = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+					 j->id, ok, &r);
+
+	if (!err)
+		err = sym_store_file_path(w->o.store, j->id,
+					  ok == SYMD_OBJ_DEBUGINFO ?
+					  SYM_STORE_DEBUGINFO :
+					  SYM_STORE_EXECUTABLE, buf,
+					  sizeof(buf));
+	if (!err && (j->path = strdup(buf))) {
+		j->http_status = 200;
+		j->temporary = false;
+	} else if (f) {
+		return false;	/* the upstreams next */
+	} else {
+		j->http_status = err == -SYMD_S3_NOTFOUND ? 404 : 502;
+		snprintf(j->msg, sizeof(j->msg), "%s", err == -SYMD_S3_NOTFOUND
+			 ? "not in the object store and no upstream" :
+			 r.msg[0] ? r.msg : "object store: out of memory");
+	}
+	finish(w, j);
+	return true;
 }
 
 static void file_fetch(struct symd_work *w, struct symd_fetch *f,
@@ -662,6 +851,10 @@ static void file_fetch(struct symd_work *w, struct symd_fetch *f,
 	char *path = NULL, buf[4096];
 	int err;
 
+	if (tls_s3 && (j->fkind == SYMD_FETCH_DEBUGINFO ||
+		       j->fkind == SYMD_FETCH_EXECUTABLE) &&
+	    objstore_file(w, f, j))
+		return;
 	err = symd_fetch_get(f, j->fkind, j->id, j->src ? j->src : j->section,
 			     NULL, &path, &info);
 	symd_metrics_fetch(err, info.usec, info.fetched);
@@ -728,6 +921,7 @@ struct thread_arg {
 	struct symd_work *w;
 	struct queue *q;		/* the pool's */
 	struct symd_fetch *client;	/* fetch threads only */
+	struct symd_s3 *s3;		/* NULL: no object store */
 };
 
 static void *worker(void *arg)
@@ -737,6 +931,7 @@ static void *worker(void *arg)
 	struct symd_fetch *f = ta->client;
 	struct queue *q = ta->q;
 
+	tls_s3 = ta->s3;
 	free(ta);
 	for (;;) {
 		struct symd_job *j;
@@ -924,7 +1119,7 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		e->changed = now_s();
 		snprintf(e->error, sizeof(e->error), "%s", j->msg);
 		e->until = now_s() + (j->state == SYMD_MISSING ?
-				      (w->can_fetch ? MISSING_RECHECK :
+				      (w->can_fetch && !w->o.s3 ? MISSING_RECHECK :
 				       NOSOURCE_RECHECK) :
 				      j->retry_after_ms / 1000.0);
 		free(j);
@@ -1235,7 +1430,10 @@ struct symd_job *symd_work_fetch_file(struct symd_work *w,
 	struct symd_job *j;
 	int err;
 
-	if (!w->can_fetch) {
+	/* The object store holds debug files and executables, not
+	 * sections or sources. */
+	if (!w->can_fetch && !(w->o.s3 && (kind == SYMD_FETCH_DEBUGINFO ||
+					   kind == SYMD_FETCH_EXECUTABLE))) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -1384,6 +1582,14 @@ static int start_thread(struct symd_work *w, struct queue *q,
 	ta->w = w;
 	ta->q = q;
 	ta->client = client;
+	if (w->o.s3) {
+		ta->s3 = symd_s3_new(w->o.s3, NULL);
+		if (!ta->s3) {
+			free(ta);
+			return -ENOMEM;
+		}
+		w->s3c[w->ns3++] = ta->s3;
+	}
 	err = pthread_create(&w->threads[w->nthreads], NULL, worker, ta);
 	if (err) {
 		free(ta);
@@ -1399,6 +1605,7 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 	struct symd_work *w;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	char cache[4096];
+	unsigned nfetch;
 	int err = -ENOMEM;
 
 	*out = NULL;
@@ -1455,17 +1662,22 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		}
 	}
 	w->done_ev = event_new(base, -1, 0, done_cb, w);
-	w->threads = calloc(w->o.cpu_workers + w->nclients + 1,
+	/* With an object store the fetch threads read through it, with
+	 * or without debuginfod upstreams. */
+	nfetch = w->o.s3 && !w->nclients ? w->o.fetch_workers : w->nclients;
+	w->threads = calloc(w->o.cpu_workers + nfetch + 1,
 			    sizeof(*w->threads));
-	if (!w->done_ev || !w->threads)
+	w->s3c = calloc(w->o.cpu_workers + nfetch + 1, sizeof(*w->s3c));
+	if (!w->done_ev || !w->threads || !w->s3c)
 		goto fail;
 	for (unsigned i = 0; i < w->o.cpu_workers; i++) {
 		err = start_thread(w, &w->cpu, NULL);
 		if (err)
 			goto fail;
 	}
-	for (unsigned i = 0; i < w->nclients; i++) {
-		err = start_thread(w, &w->fetch, w->clients[i]);
+	for (unsigned i = 0; i < nfetch; i++) {
+		err = start_thread(w, &w->fetch, i < w->nclients ?
+				   w->clients[i] : NULL);
 		if (err)
 			goto fail;
 	}
@@ -1507,10 +1719,15 @@ void symd_work_free(struct symd_work *w)
 	pthread_mutex_unlock(&w->mu);
 	for (unsigned i = 0; i < w->nclients; i++)
 		symd_fetch_cancel(w->clients[i]);
+	for (unsigned i = 0; i < w->ns3; i++)
+		symd_s3_cancel(w->s3c[i]);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
 	for (unsigned i = 0; i < w->nclients; i++)
 		symd_fetch_free(w->clients[i]);
+	for (unsigned i = 0; i < w->ns3; i++)
+		symd_s3_free(w->s3c[i]);
+	free(w->s3c);
 	free_jobs(w->cpu.head);
 	free_jobs(w->fetch.head);
 	free_jobs(w->io.head);

@@ -944,23 +944,6 @@ struct gz_out {
 	unsigned char out[1 << 16];
 };
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Deflate the staged bytes with @flush; write what comes out. */
 static void gz_deflate(struct gz_out *g, int flush)
 {
@@ -978,7 +961,7 @@ static void gz_deflate(struct gz_out *g, int flush)
 			g->err = -EINVAL;
 			return;
 		}
-		g->err = write_all(g->fd, g->out,
+		g->err = symi_write_all(g->fd, g->out,
 				   sizeof(g->out) - g->zs.avail_out);
 		if (g->err)
 			return;

@@ -30,7 +30,9 @@ set -e
 # nodejs, whose --perf-basic-prof writes the perf map that sym record and
 # libsymprof name JIT frames from (t3090, t3091, t4030);
 # the off-CPU agent's build (libbpf-dev, bpftool for its skeleton; clang
-# compiles its BPF C) and its peer, libbpf-tools' offcputime (t3111).
+# compiles its BPF C) and its peer, libbpf-tools' offcputime (t3111);
+# Ceph's monitor, OSD (MemStore) and radosgw with ceph-common's tools, a
+# one-node S3 object store for symd's durable tier (t2210), and bc.
 PKGS="make gcc g++ pkg-config libelf-dev libdw-dev libdebuginfod-dev
 libevent-dev liblmdb-dev libiberty-dev libzstd-dev liblzma-dev zlib1g-dev
 libdeflate-dev libhttp-parser-dev libcurl4-openssl-dev
@@ -45,7 +47,8 @@ linux-perf gdb openjdk-17-jdk-headless openjdk-17-dbg
 libbpf-dev bpftool libbpf-tools
 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 heaptrack libjemalloc2 libjemalloc-dev libgoogle-perftools4 google-perftools
-nodejs"
+nodejs
+ceph-mon ceph-osd radosgw ceph-common bc"
 
 missing=
 for p in $PKGS; do
