@@ -29,6 +29,21 @@
  * that subprogram's name (set_outer()).  Only the outermost level is
  * known: a lambda inside a lambda is held by the enclosing function.
  *
+ * The lazy path (sym_module_table_for()) walks only the CUs that can
+ * answer a given set of addresses, with the same code: pick_units()
+ * reads each unit's header and top DIE (DW_AT_ranges, DW_AT_low_pc/
+ * high_pc) and keeps a unit when one of its ranges holds an address, or
+ * when it has no range at all (its line rows are then not clipped, see
+ * clip(), so it may answer anywhere).  The per-CU walk is the same, so a
+ * picked CU gives the builder the same rows and scopes as in the full
+ * walk, and an address is answered from every CU that covers it, as in
+ * the full table.  .debug_aranges is not the index: whether its sets
+ * agree with the units (a CU built by clang has none; a stale or
+ * corrupt set names the wrong unit) can be checked only against the
+ * units' own ranges, which is what pick_units() reads anyway; reading
+ * those top DIEs costs 20 to 40 ms on libjvm's 1,500 units, next to
+ * the 1.5 s of inflating .debug_info that either index needs.
+ *
  * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
  * input); a CU whose line table or DIEs cannot be read is logged and
  * skipped.
@@ -943,14 +958,94 @@ static int skeleton_check(struct symi_elf *dbg, Dwarf_CU *cu)
 	return symi_dwo_check(dbg, name, dir);
 }
 
+/* Does [lo, hi) hold one of the @n ascending addresses @a? */
+static bool holds_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, r = n;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (a[m] < lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	return l < n && a[l] < hi;
+}
+
+/*
+ * The lazy path's CU index: into @want (Dwarf_CU -> 1), the units the
+ * walk must read to answer @only as the full walk would: those with a
+ * range holding one of its addresses, and those with no range (or ranges
+ * libdw cannot read), which may answer anywhere.  Reads each unit's
+ * header and top DIE only.  Returns 0 or -ENOMEM.
+ */
+static int pick_units(Dwarf *dw, const struct symi_dwarf_only *only,
+		      struct pmap *want, unsigned long *picked,
+		      unsigned long *total)
+{
+	Dwarf_CU *cu = NULL, *next;
+
+	while (dwarf_get_units(dw, cu, &next, NULL, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die cudie;
+		ptrdiff_t off = 0;
+		bool any = false, take = false;
+		struct pent *e;
+
+		cu = next;
+		(*total)++;
+		if (dwarf_cu_info(cu, NULL, NULL, &cudie, NULL, NULL, NULL,
+				  NULL) != 0)
+			continue;	/* the walk skips it too */
+		while (!take &&
+		       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			any = true;
+			take = hi > lo && holds_any(only->addrs, only->n, lo,
+						    hi);
+		}
+		if (!take && any && off == 0)
+			continue;
+		e = pmap_slot(want, cu, 256);
+		if (!e)
+			return -ENOMEM;
+		if (!e->key) {
+			e->key = cu;
+			e->val = 1;
+			want->n++;
+			(*picked)++;
+		}
+	}
+	return 0;
+}
+
+/* Is @cu one pick_units() chose? */
+static bool picked(const struct pmap *want, const Dwarf_CU *cu)
+{
+	size_t j;
+
+	if (!want->cap)
+		return false;
+	j = ptr_hash(cu) & (want->cap - 1);
+	while (want->v[j].key) {
+		if (want->v[j].key == cu)
+			return true;
+		j = (j + 1) & (want->cap - 1);
+	}
+	return false;
+}
+
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt, struct sym_module_stats *ph)
+		    struct symi_elf *alt, const struct symi_dwarf_only *only,
+		    struct sym_module_stats *ph)
 {
 	double t0 = symi_now(), t1;
 	struct walk w = { .b = b, .path = dbg->path ? dbg->path : "<memory>" };
 	Dwarf *dw = NULL, *altdw = NULL;
 	Dwarf_CU *cu = NULL, *next;
-	unsigned long units = 0;
+	unsigned long units = 0, npicked = 0, nunits = 0;
+	struct pmap want = { 0 };
 	int err = 0, rc;
 
 	/* One per-file decompression budget for the debug file, its dwz
@@ -987,6 +1082,16 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 	lines_setup(&w, dbg);
 	t1 = symi_now();
 	ph->inflate += t1 - t0;
+	if (only) {
+		err = pick_units(dw, only, &want, &npicked, &nunits);
+		if (err)
+			goto out;
+		symi_debug("dwarf: lazy read of '%s': %lu of %lu units for %zu addresses (%.1f ms)",
+			   w.path, npicked, nunits, only->n,
+			   (symi_now() - t1) * 1e3);
+		/* Counted with the line programs: both read units. */
+		ph->lines += symi_now() - t1;
+	}
 
 	while ((rc = dwarf_get_units(dw, cu, &next, NULL, NULL, NULL,
 				     NULL)) == 0) {
@@ -996,6 +1101,8 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 
 		cu = next;
 		w.cu = cu;
+		if (only && !picked(&want, cu))
+			continue;
 		err = skeleton_check(dbg, cu);
 		if (err)
 			goto out;
@@ -1063,6 +1170,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		symi_warn("dwarf: %lu unreadable parts in '%s' were skipped",
 			  w.cu_errors, w.path);
 out:
+	free(want.v);
 	free(w.fc.v);
 	free(w.held);
 	free(w.pend);

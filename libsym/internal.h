@@ -536,8 +536,17 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
  * decompression budget (dbg->inflated).  Returns 0, -ENOMEM,
  * -SYM_E_BADDWARF, -SYM_E_INFLATE_LIMIT.
  */
+struct symi_dwarf_only {
+	const uint64_t *addrs;	/* ascending; borrowed */
+	size_t n;
+};
+
+/* With @only not NULL, only the units that can answer its addresses are
+ * walked (the lazy path, see dwarf.c): a table of them answers those
+ * addresses as the full one does, and nothing else is promised. */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt, struct sym_module_stats *ph);
+		    struct symi_elf *alt, const struct symi_dwarf_only *only,
+		    struct sym_module_stats *ph);
 
 /*
  * Go's function table (gopclntab.c, whose top comment describes the
