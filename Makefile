@@ -414,6 +414,7 @@ bench: deps
 	$(Q)tests/bench/symbolize-log-bench.sh
 	$(Q)tests/bench/stack-bench.sh
 	$(Q)tests/bench/go-bench.sh
+	$(Q)tests/bench/lazy-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

@@ -85,7 +85,7 @@ enum a2l_lazy {
  * unsorted random addresses of its text, 2 cores): see docs/design.md,
  * "Lazy first answers".
  */
-#define LAZY_MAX 2000
+#define LAZY_MAX 100
 
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n);
