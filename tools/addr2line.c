@@ -49,6 +49,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,16 @@ enum a2l_lazy {
  * "Lazy first answers".
  */
 #define LAZY_MAX 100
+
+/*
+ * ... and only when the file holding the DWARF is at least this large:
+ * below it the whole build takes well under a second (libc's 4 MB debug
+ * file: 0.3 s), and storing its table makes every later run warm, where
+ * a lazy run stores nothing and leaves the next one cold again.
+ * python3.11d (24 MB, DWARF inside) and libjvm's debug file (156 MB)
+ * are above it.
+ */
+#define LAZY_MIN_SIZE ((off_t)16 << 20)
 
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n);
@@ -3077,6 +3088,21 @@ static void fetch_debuginfo(struct a2l *a)
 	free(fetched);
 }
 
+/* Is the lazy path worth it for a->mod (see LAZY_MAX)? */
+static bool want_lazy(const struct a2l *a)
+{
+	const char *dbg = sym_module_debug_file(a->mod);
+	struct stat st;
+
+	/* llvm-symbolizer's input switches files, each with its table
+	 * (file_save()): those build them. */
+	if (a->lazy_when == LAZY_NEVER || a->input == A2L_INPUT_LLVM)
+		return false;
+	if (a->lazy_when == LAZY_ALWAYS)
+		return true;
+	return dbg && stat(dbg, &st) == 0 && st.st_size >= LAZY_MIN_SIZE;
+}
+
 /*
  * open_module() - open -e FILE and get its table: from the store when it
  * has a current one for the file's build ID (then no DWARF is read),
@@ -3126,10 +3152,7 @@ static int open_module(struct a2l *a)
 	}
 	if (!a->from_cache) {
 		fetch_debuginfo(a);
-		/* llvm-symbolizer's input switches files, each with its
-		 * table (file_save()): those build them. */
-		a->lazy = a->lazy_when != LAZY_NEVER &&
-			  a->input != A2L_INPUT_LLVM;
+		a->lazy = want_lazy(a);
 		if (!a->lazy)
 			err = build_table(a);
 	}
