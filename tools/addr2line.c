@@ -2841,6 +2841,22 @@ static int parse_threads(struct a2l *a, const char *arg)
 	return 0;
 }
 
+/* --lazy=WHEN.  Returns 0, or -EINVAL (printed). */
+static int parse_lazy(struct a2l *a, const char *s)
+{
+	if (strcmp(s, "auto") == 0) {
+		a->lazy_when = LAZY_AUTO;
+	} else if (strcmp(s, "always") == 0) {
+		a->lazy_when = LAZY_ALWAYS;
+	} else if (strcmp(s, "never") == 0) {
+		a->lazy_when = LAZY_NEVER;
+	} else {
+		tool_err("--lazy: '%s' is not auto, always or never", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
 	int c, err;
@@ -2947,21 +2963,10 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case OPT_STATS:
 			a->stats = true;
 			break;
-		case OPT_LAZY:
-			if (strcmp(optarg, "auto") == 0) {
-				a->lazy_when = LAZY_AUTO;
-			} else if (strcmp(optarg, "always") == 0) {
-				a->lazy_when = LAZY_ALWAYS;
-			} else if (strcmp(optarg, "never") == 0) {
-				a->lazy_when = LAZY_NEVER;
-			} else {
-				tool_err("--lazy: '%s' is not auto, always or "
-					 "never", optarg);
-				return -EINVAL;
-			}
-			break;
 		case OPT_THREADS:
-			if (parse_threads(a, optarg))
+		case OPT_LAZY:
+			if (c == OPT_LAZY ? parse_lazy(a, optarg) :
+					    parse_threads(a, optarg))
 				return -EINVAL;
 			break;
 		case OPT_SERVER:
