@@ -11,7 +11,8 @@
 #
 # The addresses are uniform over the executable sections (seeded, so
 # every run asks the same).  Figures are medians of LAZY_BENCH_RUNS
-# (default 3) runs.  The section is printed, written to
+# (default 3) runs; CPU time (user + system) is given too, the figure to
+# trust when the machine is shared.  The section is printed, written to
 # $BENCH_DIR/lazy/report.md and appended to $BENCH_DIR/report.md.  The
 # exit status is 1 when something fails, not when a goal is missed.
 #
@@ -67,16 +68,18 @@ timed() {
 	awk -F': ' '/Elapsed \(wall/ { n = split($2, t, ":"); s = 0;
 			for (i = 1; i <= n; i++) s = s * 60 + t[i]; w = s }
 		/Maximum resident/ { r = $2 / 1024 }
-		END { printf "%.2f %.0f\n", w, r }' "$W/time.txt" >> "$W/$_l"
+		/User time|System time/ { c += $2 }
+		END { printf "%.2f %.0f %.2f\n", w, r, c }' "$W/time.txt" >> "$W/$_l"
 }
 
 fail=0
 {
 	echo "$HEADING"
 	echo
-	echo "Store empty, whole processes, medians of $RUNS; wall s / peak MB."
+	echo "Store empty, whole processes, medians of $RUNS; wall s / peak MB /"
+	echo "CPU s (user + system: the figure to trust on a shared machine)."
 	echo
-	echo "| input | addresses | sym addr2line | llvm-symbolizer | ratio (wall, RSS) | full build (--lazy=never) |"
+	echo "| input | addresses | sym addr2line | llvm-symbolizer | ratio (wall, RSS, CPU) | full build (--lazy=never) |"
 	echo "|---|---|---|---|---|---|"
 } > "$W/report.md"
 for input in libjvm:/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so \
@@ -98,15 +101,17 @@ for input in libjvm:/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so \
 				--lazy=never -fiC -e "$obj"
 			i=$((i + 1))
 		done
+		sc=$(median $(cut -d' ' -f3 "$W/sym"))
+		lc=$(median $(cut -d' ' -f3 "$W/llvm"))
 		sw=$(median $(cut -d' ' -f1 "$W/sym"))
 		sr=$(median $(cut -d' ' -f2 "$W/sym"))
 		lw=$(median $(cut -d' ' -f1 "$W/llvm"))
 		lr=$(median $(cut -d' ' -f2 "$W/llvm"))
 		full=-
 		if [ -f "$W/full" ]; then
-			full="$(median $(cut -d' ' -f1 "$W/full")) s / $(median $(cut -d' ' -f2 "$W/full")) MB"
+			full="$(median $(cut -d' ' -f1 "$W/full")) s / $(median $(cut -d' ' -f2 "$W/full")) MB / $(median $(cut -d' ' -f3 "$W/full")) s"
 		fi
-		echo "| $name | $n | $sw s / $sr MB | $lw s / $lr MB | $(awk -v a="$sw" -v b="$lw" -v c="$sr" -v d="$lr" 'BEGIN { printf "%.2fx, %.2fx", b ? a / b : 0, d ? c / d : 0 }') | $full |" >> "$W/report.md"
+		echo "| $name | $n | $sw s / $sr MB / $sc s | $lw s / $lr MB / $lc s | $(awk -v a="$sw" -v b="$lw" -v c="$sr" -v d="$lr" -v e="$sc" -v f="$lc" 'BEGIN { printf "%.2fx, %.2fx, %.2fx", b ? a / b : 0, d ? c / d : 0, f ? e / f : 0 }') | $full |" >> "$W/report.md"
 	done
 done
 cat "$W/report.md"
