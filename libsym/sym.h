@@ -785,8 +785,8 @@ SYM_API int sym_module_table(struct sym_module *mod,
  * the module's table.  The debug sections are still decompressed whole
  * (zlib streams cannot be entered midway and the unit index needs every
  * unit header), so the saving is in the DIE walk, the line programs and
- * the table's sweeps: on libjvm's debug file one address takes about a
- * quarter of the full build's time and half its memory.  The module
+ * the table's sweeps: on libjvm's debug file one address takes 2.0 s
+ * and 494 MB against the full build's 7.0 s and 658 MB.  The module
  * keeps its decompressed sections for later calls until
  * sym_module_table() or sym_module_close().  Failures are not
  * remembered.
