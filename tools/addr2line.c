@@ -98,6 +98,14 @@ enum a2l_lazy {
  */
 #define LAZY_MIN_SIZE ((off_t)1 << 20)
 
+/*
+ * ... and for at most this many batches: each lazy table pays again for
+ * the symbols, the unit index and the sweeps (0.5 s on libjvm after the
+ * first, which also decompresses), so a co-process fed one line at a
+ * time builds the whole table at its fourth batch.
+ */
+#define LAZY_BATCHES 3
+
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n);
 static const char *llvm_demangle(struct a2l *a, const char *raw);
@@ -1876,7 +1884,7 @@ static int lazy_table(struct a2l *a)
  * answer_lazy() - answer @n addresses of a file without a table: from a
  * table of only the units that cover them (sym_module_table_for(),
  * thrown away after), while the run has asked at most LAZY_MAX
- * addresses; then, or when that fails, from the full table, built and
+ * addresses in at most LAZY_BATCHES batches; then, or when that fails, from the full table, built and
  * stored as without --lazy.  Both give the same answers.
  */
 static int answer_lazy(struct a2l *a, const uint64_t *addrs, size_t n)
@@ -1885,12 +1893,13 @@ static int answer_lazy(struct a2l *a, const uint64_t *addrs, size_t n)
 	double t0 = now_ms();
 	int err;
 
-	if (a->lazy_when == LAZY_AUTO && a->lazy_done + n > LAZY_MAX)
-		return lazy_table(a) ?: answer(a, addrs, n);
+	if (a->lazy_when == LAZY_AUTO &&
+	    (a->lazy_done + n > LAZY_MAX || a->lazy_builds >= LAZY_BATCHES))
+		goto full;
 	err = sym_module_table_for(a->mod, addrs, n, &t);
 	a->t_build += now_ms() - t0;
 	if (err)
-		return lazy_table(a) ?: answer(a, addrs, n);
+		goto full;
 	a->lazy_done += n;
 	a->lazy_builds++;
 	a->tab = t;
@@ -1900,6 +1909,9 @@ static int answer_lazy(struct a2l *a, const uint64_t *addrs, size_t n)
 	a->tab = NULL;
 	sym_table_close(t);
 	return 0;
+full:
+	a->naddrs -= n;		/* answer() counts them again */
+	return lazy_table(a) ?: answer(a, addrs, n);
 }
 
 /*
