@@ -344,6 +344,10 @@ struct symi_builder;
 
 int symi_builder_new(struct symi_builder **out);
 
+/* The table @b finishes is thrown away after a few lookups
+ * (sym_module_table_for()): pack it for speed, not size. */
+void symi_builder_quick(struct symi_builder *b);
+
 /* Ask @fn (may be NULL) about each demangled name, with @ctx (struct
  * sym_module_opts .spelling). */
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
@@ -764,6 +768,8 @@ struct symi_tab {
 	const char *str;
 	size_t str_len;		/* str[0] and str[str_len - 1] are NUL */
 	bool prune_syms;	/* keep only symbols a symbol range names */
+	bool no_tails;		/* strings do not share tails: quicker, for a
+				 * table that is not kept (the lazy path) */
 };
 
 /*

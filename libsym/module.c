@@ -369,8 +369,10 @@ int sym_module_table_for(struct sym_module *m, const uint64_t *addrs,
 	only.addrs = v;
 	only.n = n;
 	err = symi_builder_new(&b);
-	if (!err)
+	if (!err) {
+		symi_builder_quick(b);
 		err = collect(m, b, &only);
+	}
 	if (!err)
 		err = finish(m, b, out);
 	symi_builder_free(b);
