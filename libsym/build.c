@@ -57,6 +57,7 @@ struct seg {
 };
 
 struct symi_builder {
+	bool quick;		/* symi_builder_quick() */
 	/* struct sym_module_opts .spelling and its context, or NULL */
 	sym_spelling_fn spelling;
 	void *spelling_ctx;
@@ -139,6 +140,11 @@ static uint32_t nomem_idx(struct symi_builder *b)
 {
 	nomem(b);
 	return SYMI_NONE;
+}
+
+void symi_builder_quick(struct symi_builder *b)
+{
+	b->quick = true;
 }
 
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
@@ -1571,6 +1577,7 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 	tab.n_sranges = n_sranges;
 	tab.str = b->str;
 	tab.str_len = b->str_len;
+	tab.no_tails = b->quick;
 	return symi_table_pack(&tab, bufp, lenp);
 }
 

@@ -29,6 +29,21 @@
  * that subprogram's name (set_outer()).  Only the outermost level is
  * known: a lambda inside a lambda is held by the enclosing function.
  *
+ * The lazy path (sym_module_table_for()) walks only the CUs that can
+ * answer a given set of addresses, with the same code: pick_units()
+ * reads each unit's header and top DIE (DW_AT_ranges, DW_AT_low_pc/
+ * high_pc) and keeps a unit when one of its ranges holds an address.
+ * The per-CU walk is the same, so a picked CU gives the builder the same
+ * rows and scopes as in the full walk, and an address is answered from
+ * every CU that covers it, as in the full table.  That holds only if a
+ * unit's ranges cover all its code, so they are trusted only where
+ * .debug_aranges (when the file has one) says the same of the unit;
+ * a unit whose aranges are missing or differ, or whose ranges cannot be
+ * read or are absent, is always walked.  .debug_aranges alone is not
+ * the index: a unit built by clang has none, and a corrupt or stale set
+ * names the wrong unit or range, which only the unit's own ranges can
+ * show, and reading them needs .debug_info whole anyway.
+ *
  * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
  * input); a CU whose line table or DIEs cannot be read is logged and
  * skipped.
@@ -943,14 +958,234 @@ static int skeleton_check(struct symi_elf *dbg, Dwarf_CU *cu)
 	return symi_dwo_check(dbg, name, dir);
 }
 
+/* Does [lo, hi) hold one of the @n ascending addresses @a? */
+static bool holds_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, r = n;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (a[m] < lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	return l < n && a[l] < hi;
+}
+
+/* An address range of a unit, from .debug_aranges (@off: the unit DIE's
+ * offset) or from its top DIE. */
+struct urange {
+	uint64_t off, lo, hi;
+};
+
+static int urange_cmp(const void *a, const void *b)
+{
+	const struct urange *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Sort @v (one unit's) by address and join ranges that touch or overlap;
+ * empty ones go.  Returns the new count. */
+static size_t urange_norm(struct urange *v, size_t n)
+{
+	size_t o = 0;
+
+	qsort(v, n, sizeof(*v), urange_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].hi <= v[i].lo)
+			continue;
+		if (o && v[i].lo <= v[o - 1].hi) {
+			if (v[i].hi > v[o - 1].hi)
+				v[o - 1].hi = v[i].hi;
+			continue;
+		}
+		v[o++] = v[i];
+	}
+	return o;
+}
+
+/*
+ * .debug_aranges as (unit DIE offset, lo, hi), sorted by offset then
+ * address, into *@out (free()).  *@n is 0 when the file has none or
+ * libdw cannot read them: then the units' own ranges are the index.
+ * Returns 0 or -ENOMEM.
+ */
+static int read_aranges(Dwarf *dw, struct urange **out, size_t *n)
+{
+	Dwarf_Aranges *ar = NULL;
+	struct urange *v;
+	size_t nar = 0, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (dwarf_getaranges(dw, &ar, &nar) != 0 || !nar)
+		return 0;
+	v = symi_calloc(nar, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nar; i++) {
+		Dwarf_Addr a;
+		Dwarf_Word len;
+		Dwarf_Off off;
+
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &a, &len,
+					&off) != 0 || len > UINT64_MAX - a)
+			continue;
+		v[k].off = off;
+		v[k].lo = a;
+		v[k].hi = a + len;
+		k++;
+	}
+	qsort(v, k, sizeof(*v), urange_cmp);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/*
+ * Do the ranges of the unit at DIE offset @off, @u (normalized, @nu),
+ * agree with its sets in .debug_aranges @ar (@nar, sorted)?  Without
+ * aranges in the file, there is nothing to disagree with.
+ */
+static bool aranges_agree(struct urange *ar, size_t nar,
+			  const struct urange *u, size_t nu, uint64_t off)
+{
+	size_t l = 0, r = nar, e, na;
+
+	if (!nar)
+		return true;
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (ar[m].off < off)
+			l = m + 1;
+		else
+			r = m;
+	}
+	for (e = l; e < nar && ar[e].off == off; e++)
+		;
+	/* Normalized in place: joining keeps the order by offset. */
+	na = urange_norm(ar + l, e - l);
+	for (size_t i = l + na; i < e; i++)
+		ar[i].hi = ar[i].lo = 0;	/* joined away */
+	if (na != nu)
+		return false;
+	for (size_t i = 0; i < nu; i++) {
+		if (ar[l + i].lo != u[i].lo || ar[l + i].hi != u[i].hi)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The lazy path's CU index: into @want (Dwarf_CU -> 1), the units the
+ * walk must read to answer @only as the full walk would.  A unit's own
+ * ranges (its top DIE's) are trusted only where .debug_aranges, when the
+ * file has it, says the same of the unit: two sources written apart
+ * rarely go wrong the same way.  So a unit is picked when one of its
+ * ranges holds an address; when it has no range or libdw cannot read
+ * them (it may then answer anywhere); and when its aranges disagree or
+ * are missing (a corrupt range could hide a function of it).  Reads each
+ * unit's header and top DIE only.  Returns 0 or -ENOMEM.
+ */
+static int pick_units(Dwarf *dw, const struct symi_dwarf_only *only,
+		      struct pmap *want, unsigned long *picked,
+		      unsigned long *total, unsigned long *disagree)
+{
+	Dwarf_CU *cu = NULL, *next;
+	struct urange *ar = NULL, *u = NULL;
+	size_t nar = 0, ucap = 0;
+	int err = read_aranges(dw, &ar, &nar);
+
+	while (!err &&
+	       dwarf_get_units(dw, cu, &next, NULL, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die cudie;
+		ptrdiff_t off = 0;
+		size_t nu = 0;
+		bool take = false;
+		struct pent *e;
+
+		cu = next;
+		(*total)++;
+		if (dwarf_cu_info(cu, NULL, NULL, &cudie, NULL, NULL, NULL,
+				  NULL) != 0)
+			continue;	/* the walk skips it too */
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (symi_grow((void **)&u, &ucap, nu + 1, sizeof(*u))) {
+				err = -ENOMEM;
+				break;
+			}
+			u[nu].off = 0;
+			u[nu].lo = lo;
+			u[nu].hi = hi;
+			nu++;
+		}
+		if (err)
+			break;
+		nu = urange_norm(u, nu);
+		if (off < 0 || !nu) {
+			take = true;
+		} else if (!aranges_agree(ar, nar, u, nu,
+					  dwarf_dieoffset(&cudie))) {
+			take = true;
+			(*disagree)++;
+		}
+		for (size_t i = 0; !take && i < nu; i++)
+			take = holds_any(only->addrs, only->n, u[i].lo,
+					 u[i].hi);
+		if (!take)
+			continue;
+		e = pmap_slot(want, cu, 256);
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!e->key) {
+			e->key = cu;
+			e->val = 1;
+			want->n++;
+			(*picked)++;
+		}
+	}
+	free(ar);
+	free(u);
+	return err;
+}
+
+/* Is @cu one pick_units() chose? */
+static bool picked(const struct pmap *want, const Dwarf_CU *cu)
+{
+	size_t j;
+
+	if (!want->cap)
+		return false;
+	j = ptr_hash(cu) & (want->cap - 1);
+	while (want->v[j].key) {
+		if (want->v[j].key == cu)
+			return true;
+		j = (j + 1) & (want->cap - 1);
+	}
+	return false;
+}
+
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt, struct sym_module_stats *ph)
+		    struct symi_elf *alt, const struct symi_dwarf_only *only,
+		    struct sym_module_stats *ph)
 {
 	double t0 = symi_now(), t1;
 	struct walk w = { .b = b, .path = dbg->path ? dbg->path : "<memory>" };
 	Dwarf *dw = NULL, *altdw = NULL;
 	Dwarf_CU *cu = NULL, *next;
-	unsigned long units = 0;
+	unsigned long units = 0, npicked = 0, nunits = 0, ndisagree = 0;
+	struct pmap want = { 0 };
 	int err = 0, rc;
 
 	/* One per-file decompression budget for the debug file, its dwz
@@ -987,6 +1222,17 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 	lines_setup(&w, dbg);
 	t1 = symi_now();
 	ph->inflate += t1 - t0;
+	if (only) {
+		err = pick_units(dw, only, &want, &npicked, &nunits,
+				 &ndisagree);
+		if (err)
+			goto out;
+		symi_debug("dwarf: lazy read of '%s': %lu of %lu units for %zu addresses, %lu of them read since .debug_aranges disagrees (%.1f ms)",
+			   w.path, npicked, nunits, only->n, ndisagree,
+			   (symi_now() - t1) * 1e3);
+		/* Counted with the line programs: both read units. */
+		ph->lines += symi_now() - t1;
+	}
 
 	while ((rc = dwarf_get_units(dw, cu, &next, NULL, NULL, NULL,
 				     NULL)) == 0) {
@@ -996,6 +1242,8 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 
 		cu = next;
 		w.cu = cu;
+		if (only && !picked(&want, cu))
+			continue;
 		err = skeleton_check(dbg, cu);
 		if (err)
 			goto out;
@@ -1063,6 +1311,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		symi_warn("dwarf: %lu unreadable parts in '%s' were skipped",
 			  w.cu_errors, w.path);
 out:
+	free(want.v);
 	free(w.fc.v);
 	free(w.held);
 	free(w.pend);

@@ -346,6 +346,10 @@ struct symi_builder;
 
 int symi_builder_new(struct symi_builder **out);
 
+/* The table @b finishes is thrown away after a few lookups
+ * (sym_module_table_for()): pack it for speed, not size. */
+void symi_builder_quick(struct symi_builder *b);
+
 /* Ask @fn (may be NULL) about each demangled name, with @ctx (struct
  * sym_module_opts .spelling). */
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
@@ -538,8 +542,17 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
  * decompression budget (dbg->inflated).  Returns 0, -ENOMEM,
  * -SYM_E_BADDWARF, -SYM_E_INFLATE_LIMIT.
  */
+struct symi_dwarf_only {
+	const uint64_t *addrs;	/* ascending; borrowed */
+	size_t n;
+};
+
+/* With @only not NULL, only the units that can answer its addresses are
+ * walked (the lazy path, see dwarf.c): a table of them answers those
+ * addresses as the full one does, and nothing else is promised. */
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
-		    struct symi_elf *alt, struct sym_module_stats *ph);
+		    struct symi_elf *alt, const struct symi_dwarf_only *only,
+		    struct sym_module_stats *ph);
 
 /*
  * Go's function table (gopclntab.c, whose top comment describes the
@@ -757,6 +770,8 @@ struct symi_tab {
 	const char *str;
 	size_t str_len;		/* str[0] and str[str_len - 1] are NUL */
 	bool prune_syms;	/* keep only symbols a symbol range names */
+	bool no_tails;		/* strings do not share tails: quicker, for a
+				 * table that is not kept (the lazy path) */
 };
 
 /*

@@ -251,19 +251,17 @@ static int go_read(struct symi_builder *b, struct sym_module *m)
 	return 0;
 }
 
-static int build(struct sym_module *m)
+/* Everything of @m into @b: text sections, symbols of both files, then
+ * the DWARF (only the units that answer @only, when not NULL) or Go's
+ * function table. */
+static int collect(struct sym_module *m, struct symi_builder *b,
+		   const struct symi_dwarf_only *only)
 {
-	struct symi_builder *b = NULL;
 	struct symi_elf alt = { 0 };
 	struct symi_elf *dw = NULL;
-	void *buf = NULL;
-	size_t len = 0;
 	double t0 = symi_now();
 	int err;
 
-	err = symi_builder_new(&b);
-	if (err)
-		return err;
 	symi_builder_spelling(b, m->opts.spelling, m->opts.spelling_ctx);
 	/* Text first: it decides which DWARF ranges are real code. */
 	err = symi_text_read(b, &m->main);
@@ -274,7 +272,7 @@ static int build(struct sym_module *m)
 	if (!err && m->dbg.elf)
 		err = symi_symtab_read(b, &m->dbg, false);
 	if (err)
-		goto out;
+		return err;
 	m->stats.symbols = symi_now() - t0;
 	if (!(m->opts.flags & SYM_MODULE_NO_DWARF)) {
 		if (m->dbg.elf && symi_elf_has_dwarf(&m->dbg))
@@ -288,38 +286,97 @@ static int build(struct sym_module *m)
 		/* A missing alt file is not fatal; libdw also looks itself. */
 		err = symi_find_alt_file(dw, &m->opts, &alt);
 		if (err == -SYM_E_INFLATE_LIMIT)
-			goto out;
+			return err;
 		if (err)
 			memset(&alt, 0, sizeof(alt));
-		err = 0;
-		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, &m->stats);
-		if (err)
-			goto out;
-	} else if (!(m->opts.flags & SYM_MODULE_NO_DWARF)) {
-		err = go_read(b, m);
-		if (err)
-			goto out;
+		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, only,
+				      &m->stats);
+		symi_elf_close(&alt);
+		return err;
 	}
+	if (!(m->opts.flags & SYM_MODULE_NO_DWARF))
+		return go_read(b, m);
+	return 0;
+}
+
+/* @b's table, owning its buffer, into @out. */
+static int finish(struct sym_module *m, struct symi_builder *b,
+		  struct sym_table **out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	double t0 = symi_now();
+	int err;
+
+	err = symi_builder_finish(b, &buf, &len);
+	m->stats.build = symi_now() - t0;
+	if (!err)
+		err = sym_table_open(buf, len, out);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	symi_table_adopt(*out, buf);
+	return 0;
+}
+
+static int build(struct sym_module *m)
+{
+	struct symi_builder *b = NULL;
+	int err;
+
+	err = symi_builder_new(&b);
+	if (!err)
+		err = collect(m, b, NULL);
 	/* The builder holds copies of all it needs: drop the inputs
 	 * (inflated sections, mapped files, libdw state) before the sweeps,
 	 * which are the peak of memory.  The outcome is kept either way. */
-	symi_elf_close(&alt);
 	symi_elf_close(&m->dbg);
 	symi_elf_close(&m->main);
-	t0 = symi_now();
-	err = symi_builder_finish(b, &buf, &len);
-	m->stats.build = symi_now() - t0;
-	if (err)
-		goto out;
-	err = sym_table_open(buf, len, &m->table);
-	if (err)
-		goto out;
-	symi_table_adopt(m->table, buf);
-	buf = NULL;
-out:
-	free(buf);
-	symi_elf_close(&alt);
+	if (!err)
+		err = finish(m, b, &m->table);
 	symi_builder_free(b);
+	return err;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int sym_module_table_for(struct sym_module *m, const uint64_t *addrs,
+			 size_t n, struct sym_table **out)
+{
+	struct symi_builder *b = NULL;
+	struct symi_dwarf_only only;
+	uint64_t *v = NULL;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (!m || !out || (!addrs && n))
+		return -EINVAL;
+	if (m->built)
+		return m->table_err ? m->table_err : -EALREADY;
+	v = symi_calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (n)
+		memcpy(v, addrs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), u64_cmp);
+	only.addrs = v;
+	only.n = n;
+	err = symi_builder_new(&b);
+	if (!err) {
+		symi_builder_quick(b);
+		err = collect(m, b, &only);
+	}
+	if (!err)
+		err = finish(m, b, out);
+	symi_builder_free(b);
+	free(v);
 	return err;
 }
 

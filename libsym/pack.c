@@ -147,6 +147,7 @@ struct strs {
 	size_t n;
 	char *blob;
 	size_t len;
+	bool no_tails;		/* each string its own host */
 };
 
 static int str_ref(struct strs *S, uint32_t off)
@@ -185,7 +186,8 @@ static int strs_build(struct strs *S)
 		o++;
 	}
 	S->n = o;
-	qsort(S->e, S->n, sizeof(*S->e), sent_tail_cmp);
+	if (!S->no_tails)
+		qsort(S->e, S->n, sizeof(*S->e), sent_tail_cmp);
 	/* From the longest end of each run of tails: its host. */
 	hosts = symi_calloc(2 * (S->n ? S->n : 1), sizeof(*hosts));
 	if (!hosts)
@@ -193,7 +195,7 @@ static int strs_build(struct strs *S)
 	for (i = S->n; i-- > 0;) {
 		struct sent *x = &S->e[i];
 
-		if (i + 1 < S->n) {
+		if (!S->no_tails && i + 1 < S->n) {
 			const struct sent *y = &S->e[i + 1];
 
 			if (x->len <= y->len &&
@@ -424,6 +426,7 @@ static int number_rest(struct packer *P)
 	/* Strings, in first-use order. */
 	P->S.in = in->str;
 	P->S.in_len = in->str_len;
+	P->S.no_tails = in->no_tails;
 	for (i = 0; i < P->nf; i++) {
 		const struct symt_func *f = &in->funcs[P->forder[i]];
 

@@ -762,6 +762,40 @@ SYM_API const char *sym_module_debug_file(const struct sym_module *mod);
 SYM_API int sym_module_table(struct sym_module *mod,
 			     const struct sym_table **out);
 
+/**
+ * sym_module_table_for() - a table that answers @addrs, built without
+ * reading all of the module's DWARF (since 1.5.0): the lazy path for a
+ * module whose full table is not at hand (a cold build ID).
+ * @param mod    not NULL; its full table not built yet
+ * @param addrs  ELF virtual addresses, any order, duplicates allowed;
+ *               copied.  May be NULL when @n is 0.
+ * @param n      how many
+ * @param[out] out  caller owns, free with sym_table_close(); NULL on
+ *                  error
+ * @return 0, -EINVAL (@mod or @out NULL, @addrs NULL with @n > 0),
+ *         -EALREADY (sym_module_table() has built the full table, which
+ *         answers as well: use it), that build's error when it failed,
+ *         or an error of sym_module_table() (the same causes)
+ * Only the compilation units that cover one of @addrs are read (their
+ * address ranges come from each unit's top DIE; a unit without ranges
+ * is always read), with the walk and builder of the full table, so for
+ * each of @addrs sym_table_lookup() on @out gives exactly the frames
+ * the full table gives, symbol-table answers included.  Other addresses
+ * may be answered differently (by symbols alone): never store @out as
+ * the module's table.  The debug sections are still decompressed whole
+ * (zlib streams cannot be entered midway and the unit index needs every
+ * unit header), so the saving is in the DIE walk, the line programs and
+ * the table's sweeps: on libjvm's debug file one address takes 2.0 s
+ * and 494 MB against the full build's 7.0 s and 658 MB.  The module
+ * keeps its decompressed sections for later calls until
+ * sym_module_table() or sym_module_close().  Failures are not
+ * remembered.
+ * Thread-safety: as for the module.
+ */
+SYM_API int sym_module_table_for(struct sym_module *mod,
+				 const uint64_t *addrs, size_t n,
+				 struct sym_table **out);
+
 /** Where the time of building a module's table went, in seconds. */
 struct sym_module_stats {
 	double symbols;	/**< sections and symbol tables */

@@ -49,6 +49,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,41 @@ enum llvm_cmd {
 struct a2l_file;
 struct a2l;
 
+/* --lazy: when a file without a stored table is answered by the lazy
+ * path (sym_module_table_for()) rather than by building its table. */
+enum a2l_lazy {
+	LAZY_AUTO,	/* up to LAZY_MAX addresses in the run */
+	LAZY_ALWAYS,
+	LAZY_NEVER,
+};
+
+/*
+ * The lazy path's limit: a run answers its first LAZY_MAX addresses
+ * without building the table, and builds (and stores) the full table
+ * for more.  Measured on libjvm's debug file (openjdk-17-dbg, cold,
+ * unsorted random addresses of its text, 2 cores): see docs/design.md,
+ * "Lazy first answers".
+ */
+#define LAZY_MAX 100
+
+/*
+ * ... and only when the file holding the DWARF is at least this large:
+ * below it the whole build takes a few tens of milliseconds, and storing
+ * its table makes every later run warm, where a lazy run stores nothing
+ * and leaves the next one cold again.  libc's debug file (4 MB: 0.25 s
+ * of CPU to build, 0.06 s lazy), python3.11d (24 MB, DWARF inside) and
+ * libjvm's (156 MB) are above it; the test fixtures are below.
+ */
+#define LAZY_MIN_SIZE ((off_t)1 << 20)
+
+/*
+ * ... and for at most this many batches: each lazy table pays again for
+ * the symbols, the unit index and the sweeps (0.5 s on libjvm after the
+ * first, which also decompresses), so a co-process fed one line at a
+ * time builds the whole table at its fourth batch.
+ */
+#define LAZY_BATCHES 3
+
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n);
 static const char *llvm_demangle(struct a2l *a, const char *raw);
@@ -90,6 +126,7 @@ struct a2l {
 	bool symbols, sections;
 	bool plt;			/* name PLT stubs NAME@plt (default) */
 	bool no_cache, stats;
+	enum a2l_lazy lazy_when;	/* --lazy */
 	/* The programs imitated by name (addr2line.h, tools/compat.c). */
 	enum a2l_input input;
 	bool llvm;			/* llvm-symbolizer's rules */
@@ -120,6 +157,10 @@ struct a2l {
 	char store_path[4096];		/* its directory, for messages */
 	bool from_cache;		/* answers come from the store */
 	const char *not_cached;		/* why the table is not stored */
+	bool lazy;			/* no table yet: answer batches with
+					 * sym_module_table_for() */
+	size_t lazy_done;		/* addresses answered so */
+	unsigned lazy_builds;		/* tables built so, for --stats */
 	struct sym_module_info info;
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
@@ -178,6 +219,7 @@ enum {
 	OPT_STORE,
 	OPT_NO_CACHE,
 	OPT_STATS,
+	OPT_LAZY,
 	OPT_SERVER,
 	OPT_WAIT_MS,
 	OPT_THREADS,
@@ -211,6 +253,7 @@ static const struct option longopts[] = {
 	{ "store", required_argument, NULL, OPT_STORE },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "lazy", required_argument, NULL, OPT_LAZY },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -277,6 +320,9 @@ static void usage(FILE *f, bool lookup)
 		"up in the\n"
 		"                          file mapped there\n%s"
 		"      --no-cache          neither read nor write the store\n"
+		"      --lazy=WHEN         answer without building the whole "
+		"table:\n"
+		"                          auto (few addresses), always, never\n"
 		"      --debuginfo-path=DIR[:DIR...]  also search DIR for "
 		"debug files\n"
 		"      --debug-file=FILE   use FILE as the separate debug "
@@ -1815,6 +1861,59 @@ static int answer_rest(struct a2l *a, const uint64_t *addrs, size_t n,
 	return 0;
 }
 
+static int answer(struct a2l *a, const uint64_t *addrs, size_t n);
+
+/*
+ * lazy_table() - the module's table once the lazy path stops: built (and
+ * stored) now.  Its error is printed and ends the input.
+ */
+static int lazy_table(struct a2l *a)
+{
+	int err;
+
+	a->lazy = false;
+	err = build_table(a);
+	if (err) {
+		tool_err_code(a->exe, err);
+		a->fatal = true;
+	}
+	return err;
+}
+
+/*
+ * answer_lazy() - answer @n addresses of a file without a table: from a
+ * table of only the units that cover them (sym_module_table_for(),
+ * thrown away after), while the run has asked at most LAZY_MAX
+ * addresses in at most LAZY_BATCHES batches; then, or when that fails, from the full table, built and
+ * stored as without --lazy.  Both give the same answers.
+ */
+static int answer_lazy(struct a2l *a, const uint64_t *addrs, size_t n)
+{
+	struct sym_table *t = NULL;
+	double t0 = now_ms();
+	int err;
+
+	if (a->lazy_when == LAZY_AUTO &&
+	    (a->lazy_done + n > LAZY_MAX || a->lazy_builds >= LAZY_BATCHES))
+		goto full;
+	err = sym_module_table_for(a->mod, addrs, n, &t);
+	a->t_build += now_ms() - t0;
+	if (err)
+		goto full;
+	a->lazy_done += n;
+	a->lazy_builds++;
+	a->tab = t;
+	t0 = now_ms();
+	answer_table(a, addrs, n);
+	a->t_lookup += now_ms() - t0;
+	a->tab = NULL;
+	sym_table_close(t);
+	return 0;
+full:
+	a->naddrs -= n;		/* answer() counts them again */
+	return lazy_table(a) ?: answer(a, addrs, n);
+}
+
 /*
  * answer() - print the answers for @n addresses, from the store when it
  * has the table, else from the module's table.
@@ -1846,6 +1945,8 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 		return answer_rest(a, addrs + a->batch_done,
 				   n - a->batch_done, err);
 	}
+	if (a->lazy)
+		return answer_lazy(a, addrs, n);
 	answer_table(a, addrs, n);
 	a->t_lookup += now_ms() - t0;
 	return 0;
@@ -2096,6 +2197,8 @@ static int need_table(struct a2l *a)
 
 	if (a->tab)
 		return 0;
+	if (a->lazy)
+		return lazy_table(a);
 	t0 = now_ms();
 	err = sym_module_table(a->mod, &a->tab);
 	a->t_build += now_ms() - t0;
@@ -2750,6 +2853,22 @@ static int parse_threads(struct a2l *a, const char *arg)
 	return 0;
 }
 
+/* --lazy=WHEN.  Returns 0, or -EINVAL (printed). */
+static int parse_lazy(struct a2l *a, const char *s)
+{
+	if (strcmp(s, "auto") == 0) {
+		a->lazy_when = LAZY_AUTO;
+	} else if (strcmp(s, "always") == 0) {
+		a->lazy_when = LAZY_ALWAYS;
+	} else if (strcmp(s, "never") == 0) {
+		a->lazy_when = LAZY_NEVER;
+	} else {
+		tool_err("--lazy: '%s' is not auto, always or never", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(struct a2l *a, int argc, char **argv)
 {
 	int c, err;
@@ -2857,7 +2976,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			a->stats = true;
 			break;
 		case OPT_THREADS:
-			if (parse_threads(a, optarg))
+		case OPT_LAZY:
+			if (c == OPT_LAZY ? parse_lazy(a, optarg) :
+					    parse_threads(a, optarg))
 				return -EINVAL;
 			break;
 		case OPT_SERVER:
@@ -2984,6 +3105,21 @@ static void fetch_debuginfo(struct a2l *a)
 	free(fetched);
 }
 
+/* Is the lazy path worth it for a->mod (see LAZY_MAX)? */
+static bool want_lazy(const struct a2l *a)
+{
+	const char *dbg = sym_module_debug_file(a->mod);
+	struct stat st;
+
+	/* llvm-symbolizer's input switches files, each with its table
+	 * (file_save()): those build them. */
+	if (a->lazy_when == LAZY_NEVER || a->input == A2L_INPUT_LLVM)
+		return false;
+	if (a->lazy_when == LAZY_ALWAYS)
+		return true;
+	return dbg && stat(dbg, &st) == 0 && st.st_size >= LAZY_MIN_SIZE;
+}
+
 /*
  * open_module() - open -e FILE and get its table: from the store when it
  * has a current one for the file's build ID (then no DWARF is read),
@@ -3033,7 +3169,9 @@ static int open_module(struct a2l *a)
 	}
 	if (!a->from_cache) {
 		fetch_debuginfo(a);
-		err = build_table(a);
+		a->lazy = want_lazy(a);
+		if (!a->lazy)
+			err = build_table(a);
 	}
 	sym_store_unlock(lock);
 out:
@@ -3120,7 +3258,11 @@ static void print_stats(struct a2l *a)
 		tool_err("stats: %s from DEBUGINFOD_URLS in %.3f ms",
 			 a->fetched ? "debug file fetched" : "no debug file",
 			 a->t_fetch);
-	if (a->not_cached)
+	if (a->lazy)
+		tool_err("stats: lazy tables, %u for %zu addresses (not cached: "
+			 "the whole table was not built)", a->lazy_builds,
+			 a->lazy_done);
+	else if (a->not_cached)
 		tool_err("stats: table from parsing (not cached: %s)",
 			 a->not_cached);
 	else

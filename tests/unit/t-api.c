@@ -372,6 +372,76 @@ static void test_null_args(const char *tmp)
 	sym_module_close(m);
 }
 
+/*
+ * sym_module_table_for(): the argument checks; a table of its own (caller
+ * owns it) that answers its addresses as the full table does, however
+ * often it is called; -EALREADY once the full table is built.  The
+ * addresses are in main() and two functions of libsym linked in.
+ */
+static void test_table_for(void)
+{
+	uint64_t addrs[3] = { 0 };
+	struct sym_module *m = NULL;
+	const struct sym_table *full = NULL;
+	struct sym_table *t = NULL, *t2 = NULL;
+	struct sym_frame a[SYM_MAX_FRAMES], b[SYM_MAX_FRAMES];
+	size_t na = 0, nb = 0;
+
+	CHECK_ERR(sym_module_table_for(NULL, addrs, 1, &t), -EINVAL);
+	CHECK(t == NULL);
+	if (sym_module_open(self, NULL, &m)) {
+		CHECK(!"open self");
+		return;
+	}
+	CHECK_ERR(sym_module_table_for(m, addrs, 1, NULL), -EINVAL);
+	CHECK_ERR(sym_module_table_for(m, NULL, 1, &t), -EINVAL);
+	CHECK_ERR(sym_module_table_for(m, NULL, 0, &t), 0);
+	CHECK(t != NULL);
+	sym_table_close(t);
+	t = NULL;
+	/* Their addresses, from another module's table. */
+	{
+		struct sym_module *s = NULL;
+		const struct sym_table *st = NULL;
+		const char *names[3] = { "main", "sym_module_open",
+					"sym_strerror" };
+
+		CHECK_ERR(sym_module_open(self, NULL, &s), 0);
+		CHECK_ERR(sym_module_table(s, &st), 0);
+		for (int i = 0; i < 3 && st; i++) {
+			CHECK_ERR(sym_table_find_symbol(st, names[i], &addrs[i],
+							NULL), 0);
+			addrs[i] += 4;
+		}
+		sym_module_close(s);
+	}
+	CHECK_ERR(sym_module_table_for(m, addrs, 3, &t), 0);
+	CHECK_ERR(sym_module_table_for(m, addrs + 1, 1, &t2), 0);
+	CHECK_ERR(sym_module_table(m, &full), 0);
+	CHECK_ERR(sym_module_table_for(m, addrs, 1, &(struct sym_table *){ 0 }),
+		  -EALREADY);
+	for (int i = 0; i < 3 && t && full; i++) {
+		CHECK_ERR(sym_table_lookup(full, addrs[i], a, SYM_MAX_FRAMES,
+					   &na), 0);
+		CHECK_ERR(sym_table_lookup(t, addrs[i], b, SYM_MAX_FRAMES,
+					   &nb), 0);
+		CHECK(na == nb && na > 0 && a[0].line == b[0].line &&
+		      a[0].line > 0 && strcmp(a[0].name, b[0].name) == 0 &&
+		      strcmp(a[0].file, b[0].file) == 0);
+	}
+	if (t2 && full) {
+		CHECK_ERR(sym_table_lookup(t2, addrs[1], b, SYM_MAX_FRAMES,
+					   &nb), 0);
+		CHECK(nb > 0 && strcmp(b[nb - 1].name, "sym_module_open") == 0);
+	}
+	/* The caller's tables outlive the module. */
+	sym_module_close(m);
+	CHECK_ERR(sym_table_lookup(t, addrs[0], b, SYM_MAX_FRAMES, &nb), 0);
+	CHECK(nb > 0 && strcmp(b[nb - 1].name, "main") == 0);
+	sym_table_close(t);
+	sym_table_close(t2);
+}
+
 static void test_notfound(void)
 {
 	static const char *const vars[] = { "SYM_STORE", "XDG_CACHE_HOME",
@@ -442,6 +512,7 @@ int main(int argc, char **argv)
 	test_store_opts(tmp);
 	test_null();
 	test_null_args(tmp);
+	test_table_for();
 	test_notfound();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)

@@ -26,13 +26,18 @@
 
 static char src_dir[1024], tmp[64];
 
+/* Set: build() takes the lazy path, sym_module_table_for() of these. */
+static uint64_t lazy_addrs[2];
+static size_t lazy_n;
+
 /* Build @path's table with the @n-th allocation failing (0: none).
  * *bytes gets a copy of the table (caller frees) when it is built. */
 static int build(const char *path, long n, long *allocs, void **bytes,
 		 size_t *len)
 {
 	struct sym_module *m = NULL;
-	const struct sym_table *t;
+	const struct sym_table *t = NULL;
+	struct sym_table *own = NULL;
 	const void *buf;
 	int err;
 
@@ -43,7 +48,12 @@ static int build(const char *path, long n, long *allocs, void **bytes,
 	if (err)
 		return err;
 	symi_test_fail_alloc(n);
-	err = sym_module_table(m, &t);
+	if (lazy_n) {
+		err = sym_module_table_for(m, lazy_addrs, lazy_n, &own);
+		t = own;
+	} else {
+		err = sym_module_table(m, &t);
+	}
 	*allocs = symi_test_alloc_count();
 	symi_test_fail_alloc(0);
 	if (!err) {
@@ -54,7 +64,27 @@ static int build(const char *path, long n, long *allocs, void **bytes,
 		else
 			err = -ENOMEM;
 	}
+	sym_table_close(own);
 	sym_module_close(m);
+	return err;
+}
+
+/* The lazy path's addresses in @path: main and main + 0x10. */
+static int lazy_setup(const char *path)
+{
+	struct sym_module *m = NULL;
+	const struct sym_table *t = NULL;
+	uint64_t a = 0;
+	int err = sym_module_open(path, NULL, &m);
+
+	if (!err)
+		err = sym_module_table(m, &t);
+	if (!err)
+		err = sym_table_find_symbol(t, "main", &a, NULL);
+	sym_module_close(m);
+	lazy_addrs[0] = a;
+	lazy_addrs[1] = a + 0x10;
+	lazy_n = err ? 0 : 2;
 	return err;
 }
 
@@ -131,6 +161,12 @@ int main(void)
 	setenv("SYM_LINES", "libdw", 1);
 	sweep("C, DWARF 5: the table build, libdw's line reader", path);
 	unsetenv("SYM_LINES");
+	if (lazy_setup(path) == 0)
+		sweep("C, DWARF 5: the lazy path (sym_module_table_for())",
+		      path);
+	else
+		CHECK(!"main in c5");
+	lazy_n = 0;
 	snprintf(path, sizeof(path), "%s/c4", tmp);
 	sweep("C, DWARF 4: the table build, lines.c's reader", path);
 
