@@ -17,6 +17,15 @@
  * Counters of what was lost are a per-CPU array (offcpu_event.h).
  * The stack is unwound in user space with CFI, so whole stacks come
  * through code without frame pointers.
+ *
+ * With sched_delay set (`sym record --sched-delay`) the same entry
+ * measures run-queue latency instead: a thread switched out runnable
+ * (preempted, or yielding: state R) starts waiting for a CPU at once; one
+ * that blocked (S, D) keeps its entry with start_ns 0 until sched_wakeup
+ * (or sched_wakeup_new) sets start_ns; switch-in ends the wait.  The
+ * stack is the one copied at switch-out, where the thread resumes: no
+ * second copy is made at wake-up (which runs in another task's context,
+ * where the woken thread's user memory cannot be read anyway).
  */
 #include "vmlinux.h"
 #include <linux/bpf.h>
@@ -35,6 +44,7 @@ const volatile __u32 stack_size = 8192;
 const volatile __u32 prob_thresh = ~0U;	/* sample when prandom <= it */
 const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
+const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
@@ -175,8 +185,17 @@ static __always_inline __u32 copy_stack(struct offcpu_event *e)
 	return len;
 }
 
+/* When @prev, switched out in state @st, starts waiting for a CPU:
+ * now if it stays runnable, else at its wake-up (0 until then). */
+static __always_inline __u64 wait_start(bool preempt, __u32 st, __u64 now)
+{
+	if (!sched_delay)
+		return now;
+	return preempt || st == 0 ? now : 0;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       __u64 now)
+				       bool preempt, __u64 now)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
 	__u32 zero = 0, st = task_state(prev);
@@ -189,11 +208,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return;
-	e->start_ns = now;
+	e->start_ns = wait_start(preempt, st, now);
 	e->weight_ns = 0;
 	e->pid = tgid;
 	e->tid = tid;
-	e->state = state_class(st);
+	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	e->user = user_regs(e) == 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
@@ -213,6 +232,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 
 	if (!e)
 		return;
+	if (!e->start_ns) {	/* --sched-delay: its wake-up was not seen */
+		count(OFFCPU_CNT_NOWAKE);
+		goto out;
+	}
 	d = now - e->start_ns;
 	if (d < min_ns || d > max_ns) {
 		count(OFFCPU_CNT_FILTERED);
@@ -232,12 +255,13 @@ out:
 	bpf_map_delete_elem(&start, &tid);
 }
 
-static __always_inline int on_switch(void *ctx, struct task_struct *prev,
+static __always_inline int on_switch(void *ctx, bool preempt,
+				     struct task_struct *prev,
 				     struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	switch_out(ctx, prev, now);
+	switch_out(ctx, prev, preempt, now);
 	switch_in(next, now);
 	return 0;
 }
@@ -246,12 +270,48 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, prev, next);
+	return on_switch(ctx, preempt, prev, next);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, prev, next);
+	return on_switch(ctx, preempt, prev, next);
+}
+
+/* --sched-delay: a blocked thread @p becomes runnable; its wait for a CPU
+ * starts now (if it is not already waiting). */
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_event *e = bpf_map_lookup_elem(&start, &tid);
+
+	if (e && !e->start_ns)
+		e->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
 }
