@@ -102,6 +102,10 @@ struct opts {
 	/* --sched-delay: run-queue delay, through the same agent (off_cpu
 	 * is set too once the options are checked). */
 	bool sched_delay;
+	/* --wall: CPU samples and the off-CPU agent's periods in one
+	 * profile, both in ns (off_cpu stays false: the perf events
+	 * sample the CPU). */
+	bool wall;
 	uint64_t min_block, max_block;	/* ns; max 0: no bound */
 	double prob;
 };
@@ -289,6 +293,10 @@ static void usage(FILE *f)
 "                         resumes at; value types sched-delay and\n"
 "                         sched-delay-woken, -preempted (the options above\n"
 "                         apply to the delays)\n"
+"      --wall             CPU samples (-F) and off-CPU periods in one\n"
+"                         profile, both in ns: value types wall, cpu,\n"
+"                         off-cpu; a thread's shares of its wall time add\n"
+"                         up (--min-block, --max-block apply to off-CPU)\n"
 "\n"
 "Until when:\n"
 "  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
@@ -393,7 +401,7 @@ enum {
 	OPT_STACK_SIZE = 256, OPT_LEAF_STACK, OPT_MAX_DEPTH, OPT_USER_ONLY,
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
-	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY,
+	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -506,6 +514,9 @@ static int offcpu_opt(struct opts *o, int c, const char *arg)
 	case OPT_SCHED_DELAY:
 		o->sched_delay = true;
 		return 0;
+	case OPT_WALL:
+		o->wall = true;
+		return 0;
 	case OPT_MIN_BLOCK:
 		return parse_dur("min-block", arg, &o->min_block);
 	case OPT_MAX_BLOCK:
@@ -581,6 +592,7 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_MAX_BLOCK:
 	case OPT_SAMPLE_PROB:
 	case OPT_SCHED_DELAY:
+	case OPT_WALL:
 		return offcpu_opt(o, c, arg);
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
@@ -625,8 +637,16 @@ static int check_opts(struct opts *o)
 		tool_err("--off-cpu and --sched-delay exclude each other");
 		return -EINVAL;
 	}
+	if (o->wall && (o->off_cpu || o->sched_delay || o->prob ||
+			o->stack_size > OFFCPU_STACK_MAX)) {
+		tool_err("--wall excludes --off-cpu, --sched-delay and "
+			 "--sample-prob (CPU samples are not drawn with it), "
+			 "and takes a --stack-size up to %d", OFFCPU_STACK_MAX);
+		return -EINVAL;
+	}
 	o->off_cpu = o->off_cpu || o->sched_delay;
-	if (!o->off_cpu && (o->min_block || o->max_block || o->prob)) {
+	if (!o->off_cpu && !o->wall &&
+	    (o->min_block || o->max_block || o->prob)) {
 		tool_err("--min-block, --max-block and --sample-prob need "
 			 "--off-cpu or --sched-delay");
 		return -EINVAL;
@@ -685,6 +705,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 		{ "sample-prob", required_argument, NULL, OPT_SAMPLE_PROB },
 		{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+		{ "wall", no_argument, NULL, OPT_WALL },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -821,8 +842,14 @@ static const char *const delay_types[] = {
 	"sched-delay", "sched-delay-woken", "sched-delay-preempted",
 };
 
+/* --wall's: the sum, then the CPU samples' periods, the off-CPU time. */
+static const char *const wall_types[] = { "wall", "cpu", "off-cpu" };
+
 static int set_value_types(struct rec *r)
 {
+	if (r->o.wall)
+		return sym_prof_set_value_types(r->prof, wall_types,
+						offcpu_units, 3);
 	if (r->o.sched_delay)
 		return sym_prof_set_value_types(r->prof, delay_types,
 						offcpu_units, 3);
@@ -1246,7 +1273,8 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	st.flags = flags;
 	st.nframes = (uint32_t)nf;
 	st.frames = r->frames;
-	err = sym_prof_add_stack(r->prof, &st);
+	err = sym_prof_add_stack_values(r->prof, &st, 0, r->o.wall ?
+		(const uint64_t[3]){ st.weight, st.weight, 0 } : NULL);
 	if (err)
 		goto drop;
 	prof_task(r, st.pid, st.tid, false);
@@ -1326,7 +1354,9 @@ static void event_values(const struct rec *r, const struct offcpu_event *e,
 			 uint64_t v[4])
 {
 	v[0] = e->weight_ns;
-	if (r->o.sched_delay)
+	if (r->o.wall)
+		v[2] = e->weight_ns;
+	else if (r->o.sched_delay)
 		v[e->state == OFFCPU_STATE_R ? 2 : 1] = e->weight_ns;
 	else if (e->state == OFFCPU_STATE_S)
 		v[1] = e->weight_ns;
@@ -1413,7 +1443,7 @@ static int offcpu_start(struct rec *r)
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err)
 		tool_err("--%s: %s", r->o.sched_delay ? "sched-delay" :
-			 "off-cpu", why);
+			 r->o.wall ? "wall" : "off-cpu", why);
 	return err;
 }
 
@@ -2166,7 +2196,7 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 	h.tool_version = SYM_VERSION;
 	h.start_ns = r->win_start_real;
 	h.duration_ns = now_ns(CLOCK_MONOTONIC) - r->win_start_mono;
-	h.event = r->o.sched_delay ? "sched-delay" :
+	h.event = r->o.wall ? "wall" : r->o.sched_delay ? "sched-delay" :
 		  r->o.off_cpu ? "off-cpu" : "cpu-clock";
 	h.mode = r->o.cg == CG_DWARF ? "dwarf" : "fp";
 	h.frequency = r->o.off_cpu ? 0 : r->o.hz;
@@ -2631,7 +2661,7 @@ static int run(struct rec *r)
 	err = setup(r);
 	if (!err)
 		err = alloc_rings(r, &L.pfd);
-	if (!err && r->o.off_cpu)
+	if (!err && (r->o.off_cpu || r->o.wall))
 		err = offcpu_start(r);
 	if (!err)
 		err = open_events(r, &L.go);

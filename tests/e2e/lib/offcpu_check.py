@@ -46,6 +46,11 @@ passes, 1 when it fails.
       each thread's delay is 50% +-5 points of its wall time (4 threads,
       2 CPUs); exits 77 when the fixture's own (W - C) / W is itself off
       by more than 5 points (other load on the machine)
+  offcpu_check.py wall CPUFOLD OFFFOLD SPINOUT
+      (ns, `sym record --wall` of prof_spin.c, folded --value cpu and
+      --value off-cpu) per spinning thread: its cpu within 10% of the
+      fixture's C, its off-cpu within 5% of W - C, and cpu + off-cpu
+      within 5% of W: the shares of its wall time add up
 """
 import math
 import re
@@ -342,6 +347,34 @@ def cmd_nominal(fpath, xpath):
     return bad
 
 
+def per_tid(fpath):
+    out = {}
+    for t, _, v in folded(fpath):
+        out[t] = out.get(t, 0) + v
+    return out
+
+
+def cmd_wall(cpath, opath, xpath):
+    fx, cpu, off = spinout(xpath), per_tid(cpath), per_tid(opath)
+    bad = 0
+    for tid, (wall, c) in sorted(fx.items()):
+        oc, oo = cpu.get(tid, 0), off.get(tid, 0)
+        print("# thread %d: wall %.3f s = cpu %.3f + waiting %.3f (the "
+              "fixture's); --wall: cpu %.3f s (%.1f%%), off-cpu %.3f s "
+              "(%.1f%%), sum %.3f s (%.1f%% of wall)" %
+              (tid, wall / 1e9, c / 1e9, (wall - c) / 1e9, oc / 1e9,
+               100.0 * oc / wall, oo / 1e9, 100.0 * oo / wall,
+               (oc + oo) / 1e9, 100.0 * (oc + oo) / wall))
+        for name, got, want, tol in (("cpu", oc, c, 0.10),
+                                     ("off-cpu", oo, wall - c, 0.05),
+                                     ("sum", oc + oo, wall, 0.05)):
+            if abs(got - want) > tol * want:
+                print("# thread %d: %s not within %d%%" %
+                      (tid, name, 100 * tol))
+                bad = 1
+    return bad
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "truth":
         return cmd_truth(argv[2], argv[3])
@@ -351,6 +384,8 @@ def main(argv):
         return cmd_minmax(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "delay":
         return cmd_delay(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "wall":
+        return cmd_wall(argv[2], argv[3], argv[4])
     if len(argv) == 4 and argv[1] == "nominal":
         return cmd_nominal(argv[2], argv[3])
     if len(argv) == 5 and argv[1] == "peer":
