@@ -123,12 +123,12 @@ static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 	return 1;
 }
 
-/* The user registers, in unwind.h's order (AX BX CX DX SI DI BP SP IP
- * R8-R15). */
-static __always_inline int user_regs(struct offcpu_event *e)
+/* The user registers of @t (a BTF pointer), in unwind.h's order (AX BX
+ * CX DX SI DI BP SP IP R8-R15). */
+static __always_inline int user_regs(struct offcpu_event *e,
+				     struct task_struct *t)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
 
 	if (!r || (r->cs & 3) != 3)
 		return -1;
@@ -213,7 +213,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
-	e->user = user_regs(e) == 0;
+	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
@@ -280,6 +280,35 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	return on_switch(ctx, preempt, prev, next);
 }
 
+/* --sched-delay: new thread @p (@btf: a BTF pointer) is runnable for the
+ * first time: an entry from now, with its user registers (where it will
+ * start: the return from clone) and its stack, read in the parent's
+ * context -- the same memory for a thread, a copy-on-write copy still
+ * identical for a fork.  From raw_tp (no BTF pointer) no stack. */
+static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	__u32 zero = 0;
+	struct offcpu_event *e;
+
+	if (!sched_delay || !wanted(p, tgid))
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	e->start_ns = bpf_ktime_get_ns();
+	e->weight_ns = 0;
+	e->pid = tgid;
+	e->tid = tid;
+	e->state = OFFCPU_STATE_OTHER;	/* woken: counted as such */
+	e->user = btf && user_regs(e, p) == 0;
+	e->stack_len = e->user ? copy_stack(e) : 0;
+	e->kstack_len = 0;
+	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+	return 0;
+}
+
 /* --sched-delay: a blocked thread @p becomes runnable; its wait for a CPU
  * starts now (if it is not already waiting). */
 static __always_inline int on_wakeup(struct task_struct *p)
@@ -301,7 +330,7 @@ int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup_new(p, 1);
 }
 
 SEC("raw_tp/sched_wakeup")
@@ -313,5 +342,5 @@ int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup_new(p, 0);
 }
