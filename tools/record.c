@@ -99,6 +99,13 @@ struct opts {
 	char **cmd;
 	/* --off-cpu: blocked time from sched_switch (agent/offcpu.h). */
 	bool off_cpu;
+	/* --sched-delay: run-queue delay, through the same agent (off_cpu
+	 * is set too once the options are checked). */
+	bool sched_delay;
+	/* --wall: CPU samples and the off-CPU agent's periods in one
+	 * profile, both in ns (off_cpu stays false: the perf events
+	 * sample the CPU). */
+	bool wall;
 	uint64_t min_block, max_block;	/* ns; max 0: no bound */
 	double prob;
 };
@@ -280,6 +287,16 @@ static void usage(FILE *f)
 "      --min-block TIME   only blocks of at least TIME (1ns; 10us, 2ms, 1s;\n"
 "      --max-block TIME   a plain number is microseconds), at most TIME\n"
 "      --sample-prob P    record a switch-out with probability P (1)\n"
+"      --sched-delay      instead, run-queue delay: the time each thread\n"
+"                         is runnable but not running (from wake-up or\n"
+"                         preemption to switch-in), with the stack it\n"
+"                         resumes at; value types sched-delay and\n"
+"                         sched-delay-woken, -preempted (the options above\n"
+"                         apply to the delays)\n"
+"      --wall             CPU samples (-F) and off-CPU periods in one\n"
+"                         profile, both in ns: value types wall, cpu,\n"
+"                         off-cpu; a thread's shares of its wall time add\n"
+"                         up (--min-block, --max-block apply to off-CPU)\n"
 "\n"
 "Until when:\n"
 "  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
@@ -384,7 +401,7 @@ enum {
 	OPT_STACK_SIZE = 256, OPT_LEAF_STACK, OPT_MAX_DEPTH, OPT_USER_ONLY,
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
-	OPT_MAX_BLOCK, OPT_SAMPLE_PROB,
+	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -494,6 +511,12 @@ static int offcpu_opt(struct opts *o, int c, const char *arg)
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		return 0;
+	case OPT_SCHED_DELAY:
+		o->sched_delay = true;
+		return 0;
+	case OPT_WALL:
+		o->wall = true;
+		return 0;
 	case OPT_MIN_BLOCK:
 		return parse_dur("min-block", arg, &o->min_block);
 	case OPT_MAX_BLOCK:
@@ -568,6 +591,8 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_MIN_BLOCK:
 	case OPT_MAX_BLOCK:
 	case OPT_SAMPLE_PROB:
+	case OPT_SCHED_DELAY:
+	case OPT_WALL:
 		return offcpu_opt(o, c, arg);
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
@@ -608,9 +633,22 @@ static int check_opts(struct opts *o)
 			 "--symbolize");
 		return -EINVAL;
 	}
-	if (!o->off_cpu && (o->min_block || o->max_block || o->prob)) {
+	if (o->off_cpu && o->sched_delay) {
+		tool_err("--off-cpu and --sched-delay exclude each other");
+		return -EINVAL;
+	}
+	if (o->wall && (o->off_cpu || o->sched_delay || o->prob ||
+			o->stack_size > OFFCPU_STACK_MAX)) {
+		tool_err("--wall excludes --off-cpu, --sched-delay and "
+			 "--sample-prob (CPU samples are not drawn with it), "
+			 "and takes a --stack-size up to %d", OFFCPU_STACK_MAX);
+		return -EINVAL;
+	}
+	o->off_cpu = o->off_cpu || o->sched_delay;
+	if (!o->off_cpu && !o->wall &&
+	    (o->min_block || o->max_block || o->prob)) {
 		tool_err("--min-block, --max-block and --sample-prob need "
-			 "--off-cpu");
+			 "--off-cpu or --sched-delay");
 		return -EINVAL;
 	}
 	if (o->max_block && o->max_block < o->min_block) {
@@ -619,7 +657,8 @@ static int check_opts(struct opts *o)
 	}
 	if (o->off_cpu && (o->hz || o->cg == CG_FP ||
 			   o->stack_size > OFFCPU_STACK_MAX)) {
-		tool_err("--off-cpu takes no -F or -g fp (it records every "
+		tool_err("--off-cpu and --sched-delay take no -F or -g fp (they "
+			 "record every "
 			 "switch and unwinds with CFI), and --stack-size up to "
 			 "%d", OFFCPU_STACK_MAX);
 		return -EINVAL;
@@ -665,6 +704,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 		{ "sample-prob", required_argument, NULL, OPT_SAMPLE_PROB },
+		{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
+		{ "wall", no_argument, NULL, OPT_WALL },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -795,6 +836,28 @@ static const char *const offcpu_types[] = {
 static const char *const offcpu_units[] = {
 	"nanoseconds", "nanoseconds", "nanoseconds", "nanoseconds",
 };
+/* --sched-delay's: all the delay, then after a wake-up, after a
+ * preemption. */
+static const char *const delay_types[] = {
+	"sched-delay", "sched-delay-woken", "sched-delay-preempted",
+};
+
+/* --wall's: the sum, then the CPU samples' periods, the off-CPU time. */
+static const char *const wall_types[] = { "wall", "cpu", "off-cpu" };
+
+static int set_value_types(struct rec *r)
+{
+	if (r->o.wall)
+		return sym_prof_set_value_types(r->prof, wall_types,
+						offcpu_units, 3);
+	if (r->o.sched_delay)
+		return sym_prof_set_value_types(r->prof, delay_types,
+						offcpu_units, 3);
+	if (r->o.off_cpu)
+		return sym_prof_set_value_types(r->prof, offcpu_types,
+						offcpu_units, 4);
+	return 0;
+}
 
 static int new_window(struct rec *r)
 {
@@ -814,10 +877,7 @@ static int new_window(struct rec *r)
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
 	r->win_start_mono = now_ns(CLOCK_MONOTONIC);
 	memcpy(r->oc_base, r->oc_now, sizeof(r->oc_base));
-	if (r->o.off_cpu)
-		err = sym_prof_set_value_types(r->prof, offcpu_types,
-					       offcpu_units, 4);
-	return err;
+	return set_value_types(r);
 }
 
 /* The profile's id of mapping @m, adding it to this window first. */
@@ -1213,7 +1273,8 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 	st.flags = flags;
 	st.nframes = (uint32_t)nf;
 	st.frames = r->frames;
-	err = sym_prof_add_stack(r->prof, &st);
+	err = sym_prof_add_stack_values(r->prof, &st, 0, r->o.wall ?
+		(const uint64_t[3]){ st.weight, st.weight, 0 } : NULL);
 	if (err)
 		goto drop;
 	prof_task(r, st.pid, st.tid, false);
@@ -1288,26 +1349,40 @@ static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 	return nf;
 }
 
-/* One blocked period: its stack, weighted by the ns switched out. */
+/* The values of event @e, in the order of set_value_types(). */
+static void event_values(const struct rec *r, const struct offcpu_event *e,
+			 uint64_t v[4])
+{
+	v[0] = e->weight_ns;
+	if (r->o.wall)
+		v[2] = e->weight_ns;
+	else if (r->o.sched_delay)
+		v[e->state == OFFCPU_STATE_R ? 2 : 1] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_S)
+		v[1] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_D)
+		v[2] = e->weight_ns;
+	else if (e->state == OFFCPU_STATE_R)
+		v[3] = e->weight_ns;
+}
+
+/* One blocked period (--sched-delay: one wait for a CPU): its stack,
+ * weighted by its ns. */
 static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
 {
 	struct rec *r = ctx;
 	struct sym_prof_stack st;
-	uint64_t v[4] = { e->weight_ns, 0, 0, 0 };
+	uint64_t v[4] = { 0 };
 	uint32_t flags = 0;
 	size_t nf;
+
+	event_values(r, e, v);
 
 	if (e->start_ns > r->max_time)
 		r->max_time = e->start_ns;
 	if (!pm_known(r->pm, (int32_t)e->pid))
 		pm_scan(r->pm, (int32_t)e->pid);
 	nf = offcpu_user(r, e, offcpu_kernel(r, e), &flags);
-	if (e->state == OFFCPU_STATE_S)
-		v[1] = e->weight_ns;
-	else if (e->state == OFFCPU_STATE_D)
-		v[2] = e->weight_ns;
-	else if (e->state == OFFCPU_STATE_R)
-		v[3] = e->weight_ns;
 	memset(&st, 0, sizeof(st));
 	st.count = 1;
 	st.weight = e->weight_ns;
@@ -1355,6 +1430,7 @@ static int offcpu_start(struct rec *r)
 		.min_ns = r->o.min_block, .max_ns = r->o.max_block,
 		.stack_size = r->o.stack_size, .prob = r->o.prob,
 		.all = r->o.all, .pids = r->o.pids, .npids = r->o.npids,
+		.sched_delay = r->o.sched_delay,
 	};
 	const char *ring = getenv("SYM_OFFCPU_RING");
 	char why[256];
@@ -1366,7 +1442,8 @@ static int offcpu_start(struct rec *r)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err)
-		tool_err("--off-cpu: %s", why);
+		tool_err("--%s: %s", r->o.sched_delay ? "sched-delay" :
+			 r->o.wall ? "wall" : "off-cpu", why);
 	return err;
 }
 
@@ -2119,7 +2196,8 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 	h.tool_version = SYM_VERSION;
 	h.start_ns = r->win_start_real;
 	h.duration_ns = now_ns(CLOCK_MONOTONIC) - r->win_start_mono;
-	h.event = r->o.off_cpu ? "off-cpu" : "cpu-clock";
+	h.event = r->o.wall ? "wall" : r->o.sched_delay ? "sched-delay" :
+		  r->o.off_cpu ? "off-cpu" : "cpu-clock";
 	h.mode = r->o.cg == CG_DWARF ? "dwarf" : "fp";
 	h.frequency = r->o.off_cpu ? 0 : r->o.hz;
 	h.period = r->o.off_cpu ? 0 : r->attr.sample_period;
@@ -2234,6 +2312,11 @@ static void offcpu_summary(struct rec *r)
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
 		c[OFFCPU_CNT_LOST], c[OFFCPU_CNT_MAPFULL],
 		c[OFFCPU_CNT_NOSTACK], r->o.prob > 0 ? r->o.prob : 1.0);
+	if (r->o.sched_delay)
+		fprintf(stderr, "%s: sched-delay: the blocks above are waits "
+			"for a CPU; %" PRIu64 " switch-ins without a wake-up "
+			"seen (blocked before the agent started)\n",
+			tool_prog(), c[OFFCPU_CNT_NOWAKE]);
 }
 
 static void summary(struct rec *r, const char *path, uint64_t run_ns)
@@ -2578,7 +2661,7 @@ static int run(struct rec *r)
 	err = setup(r);
 	if (!err)
 		err = alloc_rings(r, &L.pfd);
-	if (!err && r->o.off_cpu)
+	if (!err && (r->o.off_cpu || r->o.wall))
 		err = offcpu_start(r);
 	if (!err)
 		err = open_events(r, &L.go);

@@ -37,7 +37,8 @@ struct offcpu {
 	 * ranges; stext 0 when unknown. */
 	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
 	struct ring_buffer *rb;
-	struct bpf_link *link;
+	/* sched_switch, sched_wakeup, sched_wakeup_new (--sched-delay) */
+	struct bpf_link *link[3];
 	offcpu_fn fn;
 	void *ctx;
 	const char *kind;
@@ -143,13 +144,61 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 				 (uint32_t)(p * 4294967295.0);
 	s->rodata->filter = !o->all;
 	s->rodata->self_tgid = (uint32_t)getpid();
+	s->rodata->sched_delay = o->sched_delay;
+}
+
+/* The programs of one kind (@btf: tp_btf), sched_switch first; the
+ * wake-up ones only with @delay.  Returns how many. */
+static size_t progs_of(struct offcpu_bpf *s, bool btf, bool delay,
+		       struct bpf_program *p[3])
+{
+	p[0] = btf ? s->progs.sched_switch_btf : s->progs.sched_switch_raw;
+	p[1] = btf ? s->progs.sched_wakeup_btf : s->progs.sched_wakeup_raw;
+	p[2] = btf ? s->progs.sched_wakeup_new_btf :
+		     s->progs.sched_wakeup_new_raw;
+	return delay ? 3 : 1;
+}
+
+/* Load only the programs progs_of() names. */
+static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay)
+{
+	struct bpf_program *p[3];
+	size_t n;
+
+	for (int k = 0; k < 2; k++) {
+		n = progs_of(s, k, true, p);
+		for (size_t i = 0; i < n; i++)
+			bpf_program__set_autoload(p[i], k == btf &&
+						  (i == 0 || delay));
+	}
+}
+
+static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
+		      bool delay)
+{
+	struct bpf_program *p[3];
+	size_t n = progs_of(s, btf, delay, p);
+
+	for (size_t i = 0; i < n; i++) {
+		oc->link[i] = bpf_program__attach(p[i]);
+		if (!oc->link[i])
+			return errno ? -errno : -EINVAL;
+	}
+	return 0;
+}
+
+static void detach_all(struct offcpu *oc)
+{
+	for (size_t i = 0; i < 3; i++) {
+		bpf_link__destroy(oc->link[i]);
+		oc->link[i] = NULL;
+	}
 }
 
 /* Open, load and attach one of the two programs (@btf: tp_btf). */
 static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 {
 	struct offcpu_bpf *s = offcpu_bpf__open();
-	struct bpf_program *p;
 	int err;
 
 	if (!s)
@@ -159,8 +208,7 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 		bpf_map__set_max_entries(s->maps.start, o->max_threads);
 	if (o->ring_bytes)
 		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
-	bpf_program__set_autoload(s->progs.sched_switch_btf, btf);
-	bpf_program__set_autoload(s->progs.sched_switch_raw, !btf);
+	set_autoload(s, btf, o->sched_delay);
 	err = offcpu_bpf__load(s);
 	if (err)
 		goto fail;
@@ -170,16 +218,14 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	oc->skel = NULL;
 	if (err)
 		goto fail;
-	p = btf ? s->progs.sched_switch_btf : s->progs.sched_switch_raw;
-	oc->link = bpf_program__attach(p);
-	if (!oc->link) {
-		err = errno ? -errno : -EINVAL;
+	err = attach_all(oc, s, btf, o->sched_delay);
+	if (err)
 		goto fail;
-	}
 	oc->skel = s;
 	oc->kind = btf ? "tp_btf" : "raw_tp";
 	return 0;
 fail:
+	detach_all(oc);
 	offcpu_bpf__destroy(s);
 	return err < 0 ? err : -err;
 }
@@ -312,7 +358,7 @@ void offcpu_close(struct offcpu *oc)
 	if (!oc)
 		return;
 	ring_buffer__free(oc->rb);
-	bpf_link__destroy(oc->link);
+	detach_all(oc);
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
 }

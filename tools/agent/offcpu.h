@@ -49,6 +49,11 @@ struct offcpu_opts {
 	/** Bytes of the ring buffer, a power of two of at least a page;
 	 *  0: 4 MiB. */
 	uint32_t ring_bytes;
+	/** true: run-queue delay instead of off-CPU time (each event the
+	 *  time from wake-up or preemption to switch-in; state
+	 *  OFFCPU_STATE_R when preempted, S or D when woken), with
+	 *  programs on sched_wakeup and sched_wakeup_new too. */
+	bool sched_delay;
 };
 
 /** Called for each event; @size is the bytes of @e (header + stack). */

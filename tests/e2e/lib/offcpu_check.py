@@ -32,6 +32,25 @@ passes, 1 when it fails.
       same run: per thread (main, writer) and kernel path (sleep, pipe)
       the totals agree within 5%; ours are whole (as truth says), and
       the stacks of both are printed; theirs is said to be whole or cut
+  offcpu_check.py delay FOLDED SPINOUT TIMEHIST
+      (ns, `sym record --sched-delay` of fixtures/src/prof_spin.c, whose
+      lines are "thread TID wall_ns W cpu_ns C") per spinning thread: its
+      run-queue delay's share of its wall time W is within 5 points of
+      the fixture's own (W - C) / W; >= 90% of it in stacks through
+      spinner, spin_until; and it agrees within 10% with `perf sched
+      timehist --state` of the same run: the sum of its "sch delay"
+      (wake-up to switch-in) and of the "wait time" that follows a
+      switch-out in state R (perf 6.1 counts a preempted thread's wait
+      for a CPU there, not in "sch delay")
+  offcpu_check.py nominal FOLDED SPINOUT
+      each thread's delay is 50% +-5 points of its wall time (4 threads,
+      2 CPUs); exits 77 when the fixture's own (W - C) / W is itself off
+      by more than 5 points (other load on the machine)
+  offcpu_check.py wall CPUFOLD OFFFOLD SPINOUT
+      (ns, `sym record --wall` of prof_spin.c, folded --value cpu and
+      --value off-cpu) per spinning thread: its cpu within 10% of the
+      fixture's C, its off-cpu within 5% of W - C, and cpu + off-cpu
+      within 5% of W: the shares of its wall time add up
 """
 import math
 import re
@@ -246,6 +265,116 @@ def cmd_peer(fpath, opath, xpath):
     return bad
 
 
+def spinout(path):
+    """{tid: (wall_ns, cpu_ns)}"""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            t = line.split()
+            if len(t) == 6 and t[0] == "thread":
+                out[int(t[1])] = (int(t[3]), int(t[5]))
+    if not out:
+        die("no 'thread' lines in %s" % path)
+    return out
+
+
+def timehist(path):
+    """{tid: run-queue ns} from `perf sched timehist --state` lines."""
+    row = re.compile(r"\[(\d+)(?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+"
+                     r"[\d.]+\s+(\S+)\s*$")
+    tot, last = {}, {}
+    with open(path) as f:
+        for line in f:
+            m = row.search(line)
+            if not m:
+                continue
+            tid, wait, delay = int(m.group(1)), float(m.group(2)), \
+                float(m.group(3))
+            ns = delay * 1e6
+            if last.get(tid) == "R":
+                ns += wait * 1e6
+            tot[tid] = tot.get(tid, 0) + ns
+            last[tid] = m.group(4)
+    return tot
+
+
+def delays(fpath):
+    """{tid: (all ns, ns in stacks through spinner;spin_until)}"""
+    out = {}
+    for t, fr, v in folded(fpath):
+        a, w = out.get(t, (0, 0))
+        out[t] = (a + v, w + (v if in_order(fr, ["spinner", "spin_until"])
+                              else 0))
+    return out
+
+
+def cmd_delay(fpath, xpath, tpath):
+    fx, ours, perf = spinout(xpath), delays(fpath), timehist(tpath)
+    bad = 0
+    for tid, (wall, cpu) in sorted(fx.items()):
+        d, inspin = ours.get(tid, (0, 0))
+        p = perf.get(tid, 0)
+        share, own = d / wall, (wall - cpu) / wall
+        print("# thread %d: wall %.3f s, cpu %.3f s; sched-delay %.3f s "
+              "(%.1f%% of wall; the fixture's own %.1f%%), %.1f%% in "
+              "spin_until; perf timehist %.3f s (ours/perf %.3f)" %
+              (tid, wall / 1e9, cpu / 1e9, d / 1e9, 100 * share, 100 * own,
+               100.0 * inspin / max(d, 1), p / 1e9, d / max(p, 1)))
+        if abs(share - own) > 0.05:
+            print("# thread %d: not within 5 points of its own" % tid)
+            bad = 1
+        if inspin < 0.9 * d:
+            print("# thread %d: under 90%% in spin_until" % tid)
+            bad = 1
+        if p <= 0 or abs(d - p) > 0.1 * p:
+            print("# thread %d: not within 10%% of perf's" % tid)
+            bad = 1
+    return bad
+
+
+def cmd_nominal(fpath, xpath):
+    fx, ours = spinout(xpath), delays(fpath)
+    loaded = bad = 0
+    for tid, (wall, cpu) in sorted(fx.items()):
+        share, own = ours.get(tid, (0, 0))[0] / wall, (wall - cpu) / wall
+        print("# thread %d: sched-delay %.1f%% of wall (nominal 50%%), "
+              "the fixture's own %.1f%%" % (tid, 100 * share, 100 * own))
+        loaded |= abs(own - 0.5) > 0.05
+        bad |= abs(share - 0.5) > 0.05
+    if loaded:
+        print("# other load moved the fixture's own share off 50%")
+        return 77
+    return bad
+
+
+def per_tid(fpath):
+    out = {}
+    for t, _, v in folded(fpath):
+        out[t] = out.get(t, 0) + v
+    return out
+
+
+def cmd_wall(cpath, opath, xpath):
+    fx, cpu, off = spinout(xpath), per_tid(cpath), per_tid(opath)
+    bad = 0
+    for tid, (wall, c) in sorted(fx.items()):
+        oc, oo = cpu.get(tid, 0), off.get(tid, 0)
+        print("# thread %d: wall %.3f s = cpu %.3f + waiting %.3f (the "
+              "fixture's); --wall: cpu %.3f s (%.1f%%), off-cpu %.3f s "
+              "(%.1f%%), sum %.3f s (%.1f%% of wall)" %
+              (tid, wall / 1e9, c / 1e9, (wall - c) / 1e9, oc / 1e9,
+               100.0 * oc / wall, oo / 1e9, 100.0 * oo / wall,
+               (oc + oo) / 1e9, 100.0 * (oc + oo) / wall))
+        for name, got, want, tol in (("cpu", oc, c, 0.10),
+                                     ("off-cpu", oo, wall - c, 0.05),
+                                     ("sum", oc + oo, wall, 0.05)):
+            if abs(got - want) > tol * want:
+                print("# thread %d: %s not within %d%%" %
+                      (tid, name, 100 * tol))
+                bad = 1
+    return bad
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "truth":
         return cmd_truth(argv[2], argv[3])
@@ -253,6 +382,12 @@ def main(argv):
         return cmd_sampled(argv[2], argv[3], float(argv[4]))
     if len(argv) == 5 and argv[1] == "minmax":
         return cmd_minmax(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "delay":
+        return cmd_delay(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "wall":
+        return cmd_wall(argv[2], argv[3], argv[4])
+    if len(argv) == 4 and argv[1] == "nominal":
+        return cmd_nominal(argv[2], argv[3])
     if len(argv) == 5 and argv[1] == "peer":
         return cmd_peer(argv[2], argv[3], argv[4])
     die("usage: see the docstring")

@@ -17,6 +17,15 @@
  * Counters of what was lost are a per-CPU array (offcpu_event.h).
  * The stack is unwound in user space with CFI, so whole stacks come
  * through code without frame pointers.
+ *
+ * With sched_delay set (`sym record --sched-delay`) the same entry
+ * measures run-queue latency instead: a thread switched out runnable
+ * (preempted, or yielding: state R) starts waiting for a CPU at once; one
+ * that blocked (S, D) keeps its entry with start_ns 0 until sched_wakeup
+ * (or sched_wakeup_new) sets start_ns; switch-in ends the wait.  The
+ * stack is the one copied at switch-out, where the thread resumes: no
+ * second copy is made at wake-up (which runs in another task's context,
+ * where the woken thread's user memory cannot be read anyway).
  */
 #include "vmlinux.h"
 #include <linux/bpf.h>
@@ -35,6 +44,7 @@ const volatile __u32 stack_size = 8192;
 const volatile __u32 prob_thresh = ~0U;	/* sample when prandom <= it */
 const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
+const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
@@ -113,12 +123,12 @@ static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 	return 1;
 }
 
-/* The user registers, in unwind.h's order (AX BX CX DX SI DI BP SP IP
- * R8-R15). */
-static __always_inline int user_regs(struct offcpu_event *e)
+/* The user registers of @t (a BTF pointer), in unwind.h's order (AX BX
+ * CX DX SI DI BP SP IP R8-R15). */
+static __always_inline int user_regs(struct offcpu_event *e,
+				     struct task_struct *t)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
 
 	if (!r || (r->cs & 3) != 3)
 		return -1;
@@ -175,8 +185,17 @@ static __always_inline __u32 copy_stack(struct offcpu_event *e)
 	return len;
 }
 
+/* When @prev, switched out in state @st, starts waiting for a CPU:
+ * now if it stays runnable, else at its wake-up (0 until then). */
+static __always_inline __u64 wait_start(bool preempt, __u32 st, __u64 now)
+{
+	if (!sched_delay)
+		return now;
+	return preempt || st == 0 ? now : 0;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       __u64 now)
+				       bool preempt, __u64 now)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
 	__u32 zero = 0, st = task_state(prev);
@@ -189,12 +208,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return;
-	e->start_ns = now;
+	e->start_ns = wait_start(preempt, st, now);
 	e->weight_ns = 0;
 	e->pid = tgid;
 	e->tid = tid;
-	e->state = state_class(st);
-	e->user = user_regs(e) == 0;
+	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
+	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
@@ -213,6 +232,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 
 	if (!e)
 		return;
+	if (!e->start_ns) {	/* --sched-delay: its wake-up was not seen */
+		count(OFFCPU_CNT_NOWAKE);
+		goto out;
+	}
 	d = now - e->start_ns;
 	if (d < min_ns || d > max_ns) {
 		count(OFFCPU_CNT_FILTERED);
@@ -232,12 +255,13 @@ out:
 	bpf_map_delete_elem(&start, &tid);
 }
 
-static __always_inline int on_switch(void *ctx, struct task_struct *prev,
+static __always_inline int on_switch(void *ctx, bool preempt,
+				     struct task_struct *prev,
 				     struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	switch_out(ctx, prev, now);
+	switch_out(ctx, prev, preempt, now);
 	switch_in(next, now);
 	return 0;
 }
@@ -246,12 +270,77 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, prev, next);
+	return on_switch(ctx, preempt, prev, next);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, prev, next);
+	return on_switch(ctx, preempt, prev, next);
+}
+
+/* --sched-delay: new thread @p (@btf: a BTF pointer) is runnable for the
+ * first time: an entry from now, with its user registers (where it will
+ * start: the return from clone) and its stack, read in the parent's
+ * context -- the same memory for a thread, a copy-on-write copy still
+ * identical for a fork.  From raw_tp (no BTF pointer) no stack. */
+static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	__u32 zero = 0;
+	struct offcpu_event *e;
+
+	if (!sched_delay || !wanted(p, tgid))
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	e->start_ns = bpf_ktime_get_ns();
+	e->weight_ns = 0;
+	e->pid = tgid;
+	e->tid = tid;
+	e->state = OFFCPU_STATE_OTHER;	/* woken: counted as such */
+	e->user = btf && user_regs(e, p) == 0;
+	e->stack_len = e->user ? copy_stack(e) : 0;
+	e->kstack_len = 0;
+	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+	return 0;
+}
+
+/* --sched-delay: a blocked thread @p becomes runnable; its wait for a CPU
+ * starts now (if it is not already waiting). */
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_event *e = bpf_map_lookup_elem(&start, &tid);
+
+	if (e && !e->start_ns)
+		e->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
+{
+	return on_wakeup_new(p, 1);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
+{
+	return on_wakeup_new(p, 0);
 }

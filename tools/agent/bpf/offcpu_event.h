@@ -15,7 +15,8 @@
 #define OFFCPU_NREGS 17
 
 /* The thread's state at switch-out. */
-#define OFFCPU_STATE_R 0	/* runnable: preempted, or yielded */
+#define OFFCPU_STATE_R 0	/* runnable: preempted, or yielded (sched-delay:
+				 * preempted, whatever its state) */
 #define OFFCPU_STATE_S 1	/* TASK_INTERRUPTIBLE */
 #define OFFCPU_STATE_D 2	/* TASK_UNINTERRUPTIBLE (and TASK_IDLE) */
 #define OFFCPU_STATE_OTHER 3	/* stopped, traced, dead... */
@@ -26,7 +27,8 @@
 #define OFFCPU_CNT_NOSTACK 2	/* no user stack could be read */
 #define OFFCPU_CNT_EVENTS 3	/* events written */
 #define OFFCPU_CNT_FILTERED 4	/* blocks outside [min, max] */
-#define OFFCPU_NCNT 5
+#define OFFCPU_CNT_NOWAKE 5	/* --sched-delay: switched in, no wake-up seen */
+#define OFFCPU_NCNT 6
 
 /*
  * One blocked period.  The event written to the ring buffer is this
@@ -34,8 +36,9 @@
  * regs[7], the user sp).
  */
 struct offcpu_event {
-	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC */
-	__u64 weight_ns;	/* switch-in minus switch-out */
+	__u64 start_ns;		/* switch-out, CLOCK_MONOTONIC (sched-delay:
+				 * when it became runnable) */
+	__u64 weight_ns;	/* switch-in minus start_ns */
 	__u32 pid, tid;		/* thread group and thread */
 	__u32 state;		/* OFFCPU_STATE_* */
 	__u32 stack_len;	/* user stack bytes after the header */

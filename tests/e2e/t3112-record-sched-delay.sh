@@ -1,0 +1,84 @@
+#!/bin/bash
+# t3112-record-sched-delay.sh - sym record --sched-delay against known
+# truth and against perf: fixtures/src/prof_spin.c runs 4 threads that
+# spin 500 ms of CPU each and never block, on this 2-CPU machine.  Each
+# thread's run-queue delay (sched-delay) is within 5 points of the share
+# of its wall time the fixture measured itself, (wall - cpu) / wall, in
+# stacks through spinner -> spin_until; it agrees within 10% with `perf
+# sched timehist` of the same run (perf sched record runs at the same
+# time, around sym record); and it is 50% +-5 points of the wall time.
+# The fixture runs at nice -20, so that the other work on the machine
+# (nice 0, 1/87 of its weight) takes little of its 2 CPUs -- but with
+# sched_autogroup on, nice weighs only within the session, and other
+# sessions' load shows; that point is then skipped, with the figures,
+# when it moved the fixture's own share off 50% (on this shared machine
+# at load 10: 89-91%, which the other points still check).  Also: the header's event and
+# value types, the woken/preempted split, the raw_tp fallback, usage
+# errors.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
+[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
+"$SYM" record -q --sched-delay -o "$T/.probe.raw" -- true \
+	> "$T/.probe.err" 2>&1 ||
+	plan_skip "sym record --sched-delay cannot run: $(head -1 "$T/.probe.err")"
+need perf
+perf sched record -o "$T/.probe.data" -- true > /dev/null 2>&1 ||
+	plan_skip "perf sched record cannot run"
+plan 10
+
+prof_cc fix prof_spin.c -O2 -g -pthread -fomit-frame-pointer
+hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
+fold() { "$SYM" fold -q --tid "$@"; }
+
+# perf sched record (system-wide) around sym record of the fixture.
+perf sched record -q -o "$T/perf.data" -- \
+	"$SYM" record --sched-delay -o "$T/sd.raw" -- nice -n -20 "$T/fix" 4 500 \
+	> "$T/sd.out" 2> "$T/sd.err"
+is "perf sched record and sym record exit 0" "$?" 0
+sed 's/^/# /' "$T/sd.err"
+perf sched timehist --state -i "$T/perf.data" > "$T/th.txt" 2> /dev/null
+fold --value sched-delay "$T/sd.raw" > "$T/sd.fold"
+check delay "$T/sd.fold" "$T/sd.out" "$T/th.txt"
+
+python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$T/sd.fold" \
+	"$T/sd.out" > "$T/nominal.out"
+rc=$?
+sed 's/^/# /; s/^# # /# /' "$T/nominal.out"
+if [ "$rc" = 77 ]; then
+	skip "50% +-5 of wall time: the machine's load moved the fixture's own share"
+else
+	is "each thread's delay 50% +-5 points of its wall time" "$rc" 0
+fi
+
+is "header: event, unit" \
+	"$(hdr "$T/sd.raw" event) $(hdr "$T/sd.raw" weight-unit)" \
+	"sched-delay ns"
+is "value types" "$(hdr "$T/sd.raw" value-type | tr '\n' ' ')" \
+	"sched-delay nanoseconds sched-delay-woken nanoseconds sched-delay-preempted nanoseconds "
+# Spinning threads wait after preemption; the woken part is their start.
+sum() { fold --value "$1" "$T/sd.raw" | awk '/spin_until/ { s += $NF } END { printf "%.0f", s }'; }
+all=$(sum sched-delay) pre=$(sum sched-delay-preempted)
+ok "preempted: >= 95% of the delay in spin_until ($pre of $all ns)" \
+	awk -v a="$all" -v p="$pre" 'BEGIN { exit !(a > 0 && p >= 0.95 * a) }'
+
+SYM_OFFCPU_ATTACH=raw_tp "$SYM" record --sched-delay -o "$T/raw.raw" -- \
+	"$T/fix" 4 200 > "$T/raw.out" 2> "$T/raw.err"
+ok "raw_tp fallback attached" grep -q 'off-CPU (raw_tp)' "$T/raw.err"
+fold --value sched-delay "$T/raw.raw" > "$T/raw.fold"
+python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$T/raw.fold" \
+	"$T/raw.out" > "$T/rawn.out"
+rc=$?
+sed 's/^/# /; s/^# # /# /' "$T/rawn.out"
+# (the share against the fixture's own, whatever the load)
+ok "raw_tp: each thread's delay within 5 points of its own share" awk '
+	/sched-delay/ { gsub(/%/, ""); n++; d = $5 - $NF; if (d < 0) d = -d
+		if (d > 5) bad = 1 }
+	END { exit !(n == 4 && !bad) }' "$T/rawn.out"
+
+usage() { "$SYM" record "$@" -o "$T/u.raw" -- true 2> "$T/u.err"; echo $?; }
+is "usage: --sched-delay with --off-cpu, with -F" \
+	"$(usage --sched-delay --off-cpu) $(usage --sched-delay -F 99)" "2 2"
+is "usage: --min-block with --sched-delay is accepted" \
+	"$(usage --sched-delay --min-block 1ms)" 0
+
+done_testing
