@@ -8,6 +8,10 @@
 #    `sym addr2line -f`, the whole name of a function covering it, and
 #    the same name as `eu-addr2line -f -j .text` (elfutils' own reading
 #    of a relocatable file, offsets relative to a section);
+#  - `sym symbolize --kallsyms SNAP --ko-dir DIR` names the module frames
+#    of a profile from the .ko with the module's build ID, placed at the
+#    .text base of a made-up snapshot (format 2), with the same names;
+#    without --ko-dir they keep the snapshot's names;
 #  - the table comes from symbols only (a .ko's DWARF needs relocating);
 #  - `sym buildid` gives readelf's build ID of the .ko;
 #  - a relocatable file that is not a kernel module (a plain .o) is still
@@ -42,7 +46,7 @@ fetch_ko() {
 fetch_ko > "$T/fetch.log" 2>&1 ||
 	plan_skip "no Debian linux-image package: $(tail -1 "$T/fetch.log")"
 MOD=$(echo "$OUT"/x/lib/modules/*/kernel)
-plan 10
+plan 14
 cd "$T" || exit 1
 
 n=0
@@ -62,6 +66,40 @@ first, middle and last byte named after it: $($CHECK compare addrs sym.names |
 	n=$((n + $(wc -l < addrs)))
 done
 echo "# $n addresses in all"
+
+# sym symbolize --ko-dir: a made-up snapshot (format 2) places each
+# module at a chosen address, its .text 0x1000 past its start, with one
+# symbol of its own, so that only the .ko can give the right names.
+FAKE=00112233445566778899aabbccddeeff00112233
+printf 'sym-kallsyms 2\nkernel %s\nffffffff81000000 T _stext\n' $FAKE \
+	> k.kallsyms
+printf 'sym-raw 1\nperiod 1\nweight-unit samples\nmap 0 kernel -1 %s %s\n' \
+	'ffff800000000000 ffffffffffffffff 0 ffff800000000000' \
+	"$FAKE [kernel.kallsyms]" > k.raw
+start=$((0xffffffffc0400000))
+for k in $KOS; do
+	K=$MOD/$k m=$(basename "$k" .ko)
+	objdump -t "$K" > od && $CHECK addrs od "$m.addrs"
+	text=$(printf %x $((start + 0x1000)))
+	bid=$("$SYM" buildid "$K" | cut -d' ' -f1)
+	printf 'module %s %x 1000000 %s %s\n%x t from_snapshot_%s [%s]\n' \
+		"$m" $start "$bid" "$text" $start "$m" "$m" >> k.kallsyms
+	$CHECK raw "$m.addrs" "$text" k.raw
+	echo "$m $text" >> placed
+	start=$((start + 0x1000000))
+done
+echo end >> k.kallsyms && echo end >> k.raw
+"$SYM" symbolize -q --kallsyms k.kallsyms --ko-dir "$MOD" k.raw -o k.sym
+while read -r m text; do
+	ok "sym symbolize --ko-dir: $($CHECK symbolized k.sym "$m.addrs" \
+		"$text" "$m" | head -1)" \
+		$CHECK symbolized k.sym "$m.addrs" "$text" "$m"
+done < placed
+"$SYM" symbolize -q --kallsyms k.kallsyms k.raw -o k0.sym
+ok "without --ko-dir, module frames are the snapshot's" \
+	sh -c "! $CHECK symbolized k0.sym af_key.addrs \
+		$(sed -n 's/^af_key //p' placed) af_key > /dev/null &&
+	       grep -q '^fn [0-9]* from_snapshot_af_key%20\[af_key\]' k0.sym"
 
 K=$MOD/fs/xfs/xfs.ko
 echo 0x10 | "$SYM" addr2line --stats -f -e "$K" > /dev/null 2> st.err

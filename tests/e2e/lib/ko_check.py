@@ -9,8 +9,16 @@
       NAMES is one answer a line, in ADDRS's order (`sym addr2line -f`'s
       or `eu-addr2line -f`'s function lines): prints the share that is
       one of the covering functions' whole names; exits 1 below 100%
+  raw ADDRS TEXT OUT
+      appends to OUT one raw stack (docs/raw-format.md) per address of
+      ADDRS, as the exact PC TEXT + address of a kernel map
+  symbolized SYMBOLIZED ADDRS TEXT MODULE
+      `sym symbolize`'s fn and loc lines: each address of ADDRS, at
+      TEXT + address, is named "NAME [MODULE]" with NAME one of its
+      covering functions; exits 1 unless all are
 """
 import sys
+import urllib.parse
 
 
 def addrs(objdump, out):
@@ -55,7 +63,44 @@ def compare(addrs_file, names_file):
     return 0 if good == len(want) and want else 1
 
 
+def raw(addrs_file, text, out):
+    base = int(text, 16)
+    with open(out, 'a') as o:
+        for l in open(addrs_file):
+            o.write('stack 1 1 1 1 - p0:%x\n' % (base + int(l.split()[0], 16)))
+
+
+def symbolized(sym_file, addrs_file, text, module):
+    base = int(text, 16)
+    fns, locs = {}, {}
+    for l in open(sym_file):
+        f = l.split()
+        if len(f) >= 3 and f[0] == 'fn':
+            fns[f[1]] = urllib.parse.unquote(f[2])
+        elif len(f) >= 4 and f[0] == 'loc' and f[1].startswith('p0:'):
+            locs[int(f[1][3:], 16)] = f[3].split(':')[0][1:] \
+                if f[2] == 'ok' else None
+    want = [l.split() for l in open(addrs_file)]
+    good, bad = 0, []
+    for a, names in want:
+        got = fns.get(locs.get(base + int(a, 16)))
+        if got in ['%s [%s]' % (n, module) for n in names.split(',')]:
+            good += 1
+        else:
+            bad.append('%s: %s, want %s [%s]' % (a, got, names, module))
+    print('%d of %d frames of %s named from its .ko'
+          % (good, len(want), module))
+    for b in bad[:10]:
+        print('#   ' + b)
+    return 0 if good == len(want) and want else 1
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == 'raw':
+        raw(sys.argv[2], sys.argv[3], sys.argv[4])
+        return 0
+    if len(sys.argv) == 6 and sys.argv[1] == 'symbolized':
+        return symbolized(*sys.argv[2:])
     if len(sys.argv) == 4 and sys.argv[1] == 'addrs':
         addrs(sys.argv[2], sys.argv[3])
         return 0
