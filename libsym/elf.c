@@ -118,6 +118,30 @@ static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+static Elf_Scn *find_section(const struct symi_elf *e, const char *name);
+
+/*
+ * ko_check() - accept a relocatable file only when it is a Linux kernel
+ * module: a .modinfo section and an executable .text section, whose
+ * index is kept in e->ko_text.  Any other ET_REL stays unsupported.
+ */
+static int ko_check(struct symi_elf *e)
+{
+	Elf_Scn *text = find_section(e, ".text");
+	GElf_Shdr sh;
+
+	if (!find_section(e, ".modinfo") || !text ||
+	    !gelf_getshdr(text, &sh) || sh.sh_type != SHT_PROGBITS ||
+	    !(sh.sh_flags & SHF_EXECINSTR)) {
+		symi_info("elf: '%s' is a relocatable file that is not a "
+			  "kernel module, which is not supported",
+			  elf_name(e));
+		return -SYM_E_UNSUPPORTED;
+	}
+	e->ko_text = elf_ndxscn(text);
+	return 0;
+}
+
 /*
  * elf_check() - reject files that would make libelf or libdw read past
  * the end: the program and section header tables and the data of every
@@ -129,6 +153,7 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 {
 	const char *name = elf_name(e);
 	size_t shnum = 0, phnum = 0, shstrndx, ent;
+	bool rel = false;
 
 	if (!gelf_getehdr(e->elf, &e->ehdr)) {
 		symi_info("elf: cannot read the ELF header of '%s': %s", name,
@@ -143,6 +168,10 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 	case ET_CORE:
 		if (flags & OPEN_ANY_TYPE)
 			break;
+		if (e->ehdr.e_type == ET_REL) {
+			rel = true;	/* a kernel module?  ko_check() */
+			break;
+		}
 		symi_info("elf: '%s' is a %s file, which is not supported",
 			  name, e->ehdr.e_type == ET_REL ? "relocatable"
 							 : "core");
@@ -209,7 +238,7 @@ static int elf_check(struct symi_elf *e, uint64_t size, unsigned flags)
 			return -SYM_E_BADELF;
 		}
 	}
-	return 0;
+	return rel ? ko_check(e) : 0;
 }
 
 /* The one parser of GNU build-ID notes (sym.h: sym_notes_build_id()),

@@ -198,6 +198,10 @@ struct symi_elf {
 	 * build_id. */
 	int modid_kind;
 	uint8_t modid[SYMI_MODID_LEN];
+	/* A Linux kernel module (ET_REL with .modinfo): the index of its
+	 * .text section, whose offsets are the module's addresses
+	 * (docs/design.md, "Kernel modules"); 0 for any other file. */
+	size_t ko_text;
 };
 
 /*

@@ -85,7 +85,9 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 			    32 : 64;
 	m->info.elf_type = m->main.ehdr.e_type;
 	m->info.machine = m->main.ehdr.e_machine;
-	if (m->opts.flags & SYM_MODULE_NO_DWARF)
+	/* A kernel module's DWARF needs its relocations applied: not done,
+	 * so a .ko gives symbols only (docs/design.md, "Kernel modules"). */
+	if ((m->opts.flags & SYM_MODULE_NO_DWARF) || m->main.ko_text)
 		return 0;
 	if (dbgfile) {
 		err = symi_elf_open(dbgfile, &m->dbg);

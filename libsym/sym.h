@@ -678,7 +678,8 @@ struct sym_module_opts {
  * @return 0, -ENOENT/-EACCES/... (cannot open @path), -EISDIR,
  *         -SYM_E_NOTREG (a FIFO, device or socket: refused at once, never
  *         read), -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED
- *         (relocatable or core file), -SYM_E_INFLATE_LIMIT (a zstd
+ *         (a relocatable file other than a kernel module, or a core
+ *         file), -SYM_E_INFLATE_LIMIT (a zstd
  *         section of @path or of its debug file over the decompression
  *         limits), -ENOMEM, -EINVAL (@path or @out NULL; @opts with an sz below
  *         sizeof(size_t), a non-zero byte past the fields this libsym
@@ -689,6 +690,10 @@ struct sym_module_opts {
  * debug directory, then .gnu_debuglink (CRC checked) next to the file, in
  * its .debug/ directory and under the debug directory.  A missing debug
  * file is not an error: the module then has symbols only.
+ * A Linux kernel module (.ko: ET_REL with a .modinfo section) opens with
+ * the symbols of its .text only, at their offsets in .text (its
+ * addresses), and no DWARF, searched or not (docs/design.md, "Kernel
+ * modules").
  */
 SYM_API int sym_module_open(const char *path,
 			    const struct sym_module_opts *opts,
@@ -722,7 +727,8 @@ SYM_API const char *sym_module_build_id(const struct sym_module *mod);
 struct sym_module_info {
 	/** 32 or 64 (ELFCLASS32/64): addresses print with 8 or 16 digits. */
 	int elf_class;
-	/** e_type: ET_EXEC (2) or ET_DYN (3). */
+	/** e_type: ET_EXEC (2), ET_DYN (3), or ET_REL (1) for a kernel
+	 *  module. */
 	int elf_type;
 	/** e_machine, e.g. EM_X86_64 (62) or EM_386 (3). */
 	int machine;

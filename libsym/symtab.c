@@ -172,6 +172,10 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 		    type == STT_SECTION || type == STT_FILE ||
 		    type == STT_TLS)
 			continue;
+		/* A kernel module's values are offsets in their section:
+		 * only its .text's are the module's addresses. */
+		if (e->ko_text && sym.st_shndx != e->ko_text)
+			continue;
 		if (sym.st_name == 0 || sym.st_name >= strs->d_size ||
 		    !memchr(str + sym.st_name, '\0',
 			    strs->d_size - sym.st_name))
@@ -532,7 +536,8 @@ static int read_sections(struct symi_builder *b, const struct symi_elf *e)
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
-		    sh.sh_size == 0 || sh.sh_addr > UINT64_MAX - sh.sh_size)
+		    sh.sh_size == 0 || sh.sh_addr > UINT64_MAX - sh.sh_size ||
+		    (e->ko_text && elf_ndxscn(scn) != e->ko_text))
 			continue;
 		if (symi_builder_add_section(b, sh.sh_addr,
 					     sh.sh_addr + sh.sh_size))
@@ -553,7 +558,7 @@ int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e,
 	if (!err)
 		err = read_tables(b, e, origin, main ? SYMI_TAB_MAIN_SYMTAB :
 						       SYMI_TAB_DBG_SYMTAB);
-	if (!err && main)
+	if (!err && main && !e->ko_text)
 		err = plt_read(b, e);
 	if (err)
 		return err;
@@ -579,7 +584,8 @@ int symi_text_read(struct symi_builder *b, const struct symi_elf *e)
 			    (sh.sh_type != SHT_PROGBITS &&
 			     sh.sh_type != SHT_NOBITS) ||
 			    sh.sh_size == 0 ||
-			    sh.sh_addr > UINT64_MAX - sh.sh_size)
+			    sh.sh_addr > UINT64_MAX - sh.sh_size ||
+			    (e->ko_text && elf_ndxscn(scn) != e->ko_text))
 				continue;
 			if (symi_builder_add_text(b, sh.sh_addr,
 						  sh.sh_addr + sh.sh_size))

@@ -29,6 +29,7 @@ struct kparse {
 	unsigned line;
 	char *why;
 	size_t whylen;
+	int version;		/* the first line's: 1 or 2 */
 };
 
 static int bad(struct kparse *k, const char *what)
@@ -117,9 +118,10 @@ static int parse_module(struct kparse *k, char **f, int n)
 	uint32_t idx;
 	int err;
 
-	if (n != 5 || !hex64(f[2], &m.start) || !hex64(f[3], &m.size) ||
-	    m.start + m.size < m.start ||
-	    (strcmp(f[4], "-") && !build_id_ok(f[4])))
+	if (n != 4 + k->version || !hex64(f[2], &m.start) ||
+	    !hex64(f[3], &m.size) || m.start + m.size < m.start ||
+	    (strcmp(f[4], "-") && !build_id_ok(f[4])) ||
+	    (n == 6 && strcmp(f[5], "-") && !hex64(f[5], &m.text)))
 		return bad(k, "bad module line");
 	if (strcmp(f[4], "-"))
 		m.build_id = f[4];
@@ -208,6 +210,17 @@ static int cmp_sym(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* "sym-kallsyms 1" or "sym-kallsyms 2" (module lines with TEXT). */
+static int first_line(struct kparse *k, const char *l)
+{
+	if (!strcmp(l, "sym-kallsyms 1") || !strcmp(l, "sym-kallsyms 2")) {
+		k->version = l[13] - '0';
+		return 0;
+	}
+	return bad(k, "not a kallsyms snapshot (want 'sym-kallsyms 2' or "
+		   "'sym-kallsyms 1')");
+}
+
 static int parse_all(struct kparse *k, char *t, size_t len)
 {
 	bool end = false;
@@ -228,9 +241,7 @@ static int parse_all(struct kparse *k, char *t, size_t len)
 		if (end)
 			return bad(k, "a line after end");
 		if (k->line == 1)
-			err = strcmp(l, "sym-kallsyms 1") ?
-			      bad(k, "not a kallsyms snapshot (want "
-				  "'sym-kallsyms 1')") : 0;
+			err = first_line(k, l);
 		else if (*l != '#')
 			err = parse_line(k, l, &end);
 	}
@@ -366,6 +377,7 @@ bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
 	}
 	hit->name = s->name;
 	hit->module = m ? m->name : NULL;
+	hit->mod = m;
 	hit->offset = addr - s->addr;
 	return true;
 }
@@ -403,11 +415,28 @@ static void module_build_id(const char *name, char *hex, size_t len)
 		hex[0] = '\0';
 }
 
+/* The .text load address of module @name, "-" when unknown. */
+static void module_text(const char *name, char *out, size_t len)
+{
+	char path[512], buf[64];
+	uint64_t v;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/sections/.text", name);
+	n = read_small(path, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (n > 0 && !strncmp(buf, "0x", 2) && hex64(buf + 2, &v) && v)
+		snprintf(out, len, "%" PRIx64, v);
+	else
+		snprintf(out, len, "-");
+}
+
 /* The `module` lines, from /proc/modules ("NAME SIZE REFS DEPS STATE
  * ADDR"); none when the kernel has no modules. */
 static void take_modules(FILE *out)
 {
-	char line[4096], name[256], hex[2 * 64 + 1];
+	char line[4096], name[256], hex[2 * 64 + 1], text[24];
 	unsigned long long size, addr;
 	FILE *f = fopen("/proc/modules", "re");
 
@@ -418,8 +447,9 @@ static void take_modules(FILE *out)
 			   &addr) != 3 || !addr)
 			continue;
 		module_build_id(name, hex, sizeof(hex));
-		fprintf(out, "module %s %llx %llx %s\n", name, addr, size,
-			hex[0] ? hex : "-");
+		module_text(name, text, sizeof(text));
+		fprintf(out, "module %s %llx %llx %s %s\n", name, addr, size,
+			hex[0] ? hex : "-", text);
 	}
 	fclose(f);
 }
@@ -473,7 +503,7 @@ int ksnap_take(char **out, size_t *len)
 	f = open_memstream(&buf, &blen);
 	if (!f)
 		return -ENOMEM;
-	fputs("sym-kallsyms 1\n", f);
+	fputs("sym-kallsyms 2\n", f);
 	n = read_small("/sys/kernel/notes", notes, sizeof(notes));
 	if (n > 0 && sym_notes_build_id(notes, (size_t)n, 4, bid,
 					sizeof(bid)) == 0)

@@ -11,15 +11,19 @@
  *
  * The format, text, one fact a line:
  *
- *     sym-kallsyms 1
+ *     sym-kallsyms 2
  *     kernel BUILDID
  *     release UNAME-R
- *     module NAME START SIZE BUILDID|-
+ *     module NAME START SIZE BUILDID|- TEXT|-
  *     ADDR TYPE NAME [MODULE]
  *     end
  *
  * Symbol lines are /proc/kallsyms's (text symbols only: types t T w W),
- * the module tag separated by a space.  ksnap_parse() does no I/O, so it
+ * the module tag separated by a space.  TEXT is the module's .text load
+ * address (/sys/module/NAME/sections/.text), where offset 0 of its .ko's
+ * .text lies (docs/design.md, "Kernel modules").  Version 1 snapshots,
+ * whose module lines have no TEXT, are read too.  ksnap_parse() does no
+ * I/O, so it
  * is fuzzed as it is (tests/fuzz/fuzz-kallsyms.c).
  *
  * Caveats: addresses are runtime ones (KASLR included), as the
@@ -45,6 +49,7 @@ struct ksnap_module {
 	const char *name;	/* in the snapshot's text */
 	uint64_t start, size;	/* /proc/modules's base and size */
 	const char *build_id;	/* lowercase hex; "" unknown */
+	uint64_t text;		/* its .text load address; 0 unknown */
 };
 
 struct ksnap_sym {
@@ -74,6 +79,7 @@ struct ksnap {
 struct ksnap_hit {
 	const char *name;	/* borrowed from the snapshot */
 	const char *module;	/* NULL: the kernel itself */
+	const struct ksnap_module *mod;	/* its module's line; NULL too */
 	uint64_t offset;	/* address - symbol */
 };
 
@@ -103,7 +109,8 @@ bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
 /**
  * ksnap_take() - a snapshot of the running kernel: /sys/kernel/notes,
  * uname's release, /proc/modules with each module's
- * /sys/module/NAME/notes/.note.gnu.build-id, and /proc/kallsyms's text
+ * /sys/module/NAME/notes/.note.gnu.build-id and
+ * /sys/module/NAME/sections/.text, and /proc/kallsyms's text
  * symbols.
  * @param[out] out   caller owns: free(); the snapshot's bytes
  * @param[out] len   their count

@@ -44,6 +44,7 @@
  * Nothing is lost: unresolved frames keep their map and address, and the
  * views print them as module+0xoffset.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -130,6 +131,9 @@ struct sctx {
 	bool kloaded;		/* o->kallsyms tried */
 	struct ksnap *khere;	/* ksnap_free(): this host's, once read */
 	bool ktried;
+	struct ko *kos;		/* ko_free(): o->ko_dir's .ko files */
+	size_t nkos, capkos;
+	bool kos_read;
 
 	char msg[512];		/* tool_err_capture() */
 };
@@ -544,7 +548,115 @@ static int kallsyms_for(struct sctx *c, const char *bid,
 	return 0;
 }
 
-/* A module's function as perf names it: "name [module]". */
+/*
+ * Kernel modules' .ko files (--ko-dir): indexed by build ID at the first
+ * module frame, each opened at its first frame (docs/design.md, "Kernel
+ * modules": a .ko's addresses are offsets into its .text).
+ */
+struct ko {
+	char build_id[2 * 64 + 1];
+	char *path;			/* free() */
+	struct sym_module *mod;		/* sym_module_close(); NULL */
+	bool tried;
+};
+
+#define KO_MAX_FILES 100000
+#define KO_MAX_DEPTH 8
+
+static void ko_free(struct sctx *c)
+{
+	for (size_t i = 0; i < c->nkos; i++) {
+		free(c->kos[i].path);
+		sym_module_close(c->kos[i].mod);
+	}
+	free(c->kos);
+	c->kos = NULL;
+	c->nkos = c->capkos = 0;
+}
+
+/* The .ko files under @dir, @depth levels down at most; unreadable
+ * entries are skipped.  @return 0 or -ENOMEM */
+static int ko_walk(struct sctx *c, const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[4096];
+	size_t nl;
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while (!err && c->nkos < KO_MAX_FILES && (de = readdir(d))) {
+		struct ko k = { .tried = false };
+
+		if (de->d_name[0] == '.' ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+				     de->d_name) >= sizeof(path))
+			continue;
+		nl = strlen(de->d_name);
+		if (de->d_type == DT_DIR) {
+			if (depth < KO_MAX_DEPTH)
+				err = ko_walk(c, path, depth + 1);
+			continue;
+		}
+		if (nl < 4 || strcmp(de->d_name + nl - 3, ".ko") ||
+		    sym_file_build_id(path, k.build_id, sizeof(k.build_id)))
+			continue;
+		if (tool_grow(&c->kos, &c->capkos, c->nkos + 1,
+			      sizeof(*c->kos), 64) ||
+		    !(k.path = strdup(path)))
+			err = -ENOMEM;
+		else
+			c->kos[c->nkos++] = k;
+	}
+	closedir(d);
+	return err;
+}
+
+/* The table of the .ko with the build ID of module @m, or NULL. */
+static const struct sym_table *ko_table(struct sctx *c,
+					const struct ksnap_module *m)
+{
+	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
+	const struct sym_table *t;
+
+	if (!c->o->ko_dir || !m->text || !m->build_id[0])
+		return NULL;
+	if (!c->kos_read) {
+		c->kos_read = true;
+		ko_walk(c, c->o->ko_dir, 0);
+	}
+	for (size_t i = 0; i < c->nkos; i++) {
+		struct ko *k = &c->kos[i];
+
+		if (strcmp(k->build_id, m->build_id))
+			continue;
+		if (!k->tried) {
+			k->tried = true;
+			if (sym_module_open(k->path, &opts, &k->mod))
+				k->mod = NULL;
+		}
+		return k->mod && !sym_module_table(k->mod, &t) ? t : NULL;
+	}
+	return NULL;
+}
+
+/* The name of @addr in its module's .ko (--ko-dir), or NULL. */
+static const char *ko_name(struct sctx *c, const struct ksnap_module *m,
+			   uint64_t addr)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	const struct sym_table *t = m ? ko_table(c, m) : NULL;
+	size_t n = 0;
+
+	if (!t || addr < m->text ||
+	    sym_table_lookup(t, addr - m->text, fr, SYM_MAX_FRAMES, &n) || !n)
+		return NULL;
+	return fr[n - 1].name;
+}
+
+/* A module's function as perf names it: "name [module]", from its .ko
+ * when --ko-dir has it, else from the snapshot. */
 static int answer_kallsyms(struct sctx *c, struct group *g,
 			   const struct ksnap *ks)
 {
@@ -559,10 +671,12 @@ static int answer_kallsyms(struct sctx *c, struct group *g,
 			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
 					 0);
 		} else {
+			const char *ko = ko_name(c, h.mod, g->addrs[k]);
+
 			l.function = h.name;
 			if (h.module) {
-				snprintf(name, sizeof(name), "%s [%s]", h.name,
-					 h.module);
+				snprintf(name, sizeof(name), "%s [%s]",
+					 ko ? ko : h.name, h.module);
 				l.function = name;
 			}
 			err = set_answer(c, g, k, SYM_PROF_LOC_OK, &l, 1);
@@ -980,6 +1094,7 @@ static void sctx_release(struct sctx *c)
 	free(c->slots);
 	ksnap_free(c->ksnap);
 	ksnap_free(c->khere);
+	ko_free(c);
 	client_free(c->client);
 	sym_store_close(c->store);
 }
@@ -1078,6 +1193,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 	case TOOL_OPT_KALLSYMS:
 		o->kallsyms = arg;
 		return 1;
+	case TOOL_OPT_KO_DIR:
+		o->ko_dir = arg;
+		return 1;
 	case TOOL_OPT_WAIT_MS:
 		errno = 0;
 		v = strtoul(arg, &end, 10);
@@ -1147,7 +1265,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS]\n                     [--kallsyms FILE] [-q|-v] "
+		"[--wait-ms MS]\n                     [--kallsyms FILE] [--ko-dir DIR] [-q|-v] "
 		"IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
@@ -1176,6 +1294,11 @@ static void usage(FILE *f)
 		"                     writes OUT.kallsyms); default IN.kallsyms, "
 		"when there\n"
 		"                     is one\n"
+		"      --ko-dir DIR   kernel module frames from the .ko files "
+		"under DIR\n"
+		"                     with the module's build ID (needs the "
+		"snapshot's\n"
+		"                     .text bases)\n"
 		"  -q, --quiet        no summary on stderr\n"
 		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"

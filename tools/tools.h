@@ -246,6 +246,11 @@ struct tool_symbolize_opts {
 	 *  PROFILE.kallsyms beside a profile read from a file, when there
 	 *  is one. */
 	const char *kallsyms;
+	/** --ko-dir DIR: kernel modules' .ko files (searched to 8 levels
+	 *  deep, matched by build ID) that name module frames from their
+	 *  .text symbols when the snapshot has the module's .text base;
+	 *  NULL: module frames from the snapshot only. */
+	const char *ko_dir;
 	/** No summary on stderr. */
 	bool quiet;
 	/** The summary's per-module table too (-v), not only its line. */
@@ -265,15 +270,17 @@ enum {
 	TOOL_OPT_STORE,
 	TOOL_OPT_WAIT_MS,
 	TOOL_OPT_KALLSYMS,
+	TOOL_OPT_KO_DIR,
 };
 
-/** The long options --server, --store, --wait-ms and --kallsyms, for a
- *  longopts[]. */
+/** The long options --server, --store, --wait-ms, --kallsyms and
+ *  --ko-dir, for a longopts[]. */
 #define TOOL_SYMBOLIZE_OPTIONS                                              \
 	{ "server", required_argument, NULL, TOOL_OPT_SERVER },              \
 	{ "store", required_argument, NULL, TOOL_OPT_STORE },                \
 	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS },            \
-	{ "kallsyms", required_argument, NULL, TOOL_OPT_KALLSYMS }
+	{ "kallsyms", required_argument, NULL, TOOL_OPT_KALLSYMS },          \
+	{ "ko-dir", required_argument, NULL, TOOL_OPT_KO_DIR }
 
 /**
  * tool_symbolize_getopt() - take one of TOOL_SYMBOLIZE_OPTIONS.

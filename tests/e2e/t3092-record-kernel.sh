@@ -50,7 +50,7 @@ kill $DD 2> /dev/null
 bid=$(awk '$1 == "map" && $3 == "kernel" { print $9; exit }' k.raw)
 is "the snapshot is beside the profile, with its kernel's build ID" \
 	"$(sed -n '1p;2p' k.raw.kallsyms | tr '\n' ' ')" \
-	"sym-kallsyms 1 kernel $bid "
+	"sym-kallsyms 2 kernel $bid "
 # (the kernel's own: [bpf] programs and the like come and go)
 want=$(awk '$2 ~ /^[tTwW]$/ && NF == 3' /proc/kallsyms | wc -l)
 got=$(awk 'NF == 3 && $2 ~ /^[tTwW]$/' k.raw.kallsyms | wc -l)

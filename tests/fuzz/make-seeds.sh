@@ -77,6 +77,14 @@ e gcc -shared -fPIC -g -O2 -nostdlib -Wl,-z,noseparate-code -Wl,-z,norelro \
 	-Wl,--build-id=sha1 -o "$T/gcc-O2-shared.so" "$SEEDS/tiny.c"
 cp "$T/gcc-O2-shared.so" "$ELF_OUT/seed-gcc-O2-shared"
 
+# A kernel module's shape (ET_REL with .modinfo: symbols at .text offsets,
+# docs/design.md "Kernel modules") and a plain object file (refused).
+e gcc -c -O2 -fno-asynchronous-unwind-tables -o "$T/tiny.o" "$SEEDS/tiny.c"
+printf 'license=GPL\0name=tiny\0' > "$T/modinfo"
+e objcopy --remove-section .comment --add-section .modinfo="$T/modinfo" \
+	"$T/tiny.o" "$ELF_OUT/seed-ko-rel"
+cp "$T/tiny.o" "$ELF_OUT/seed-bad-rel-object"
+
 g="$T/gcc-O2-dw5"
 e objcopy --compress-debug-sections=zlib "$g" "$ELF_OUT/seed-gcc-O2-zlib"
 if objcopy --compress-debug-sections=zstd "$g" "$T/zstd" 2>/dev/null; then
