@@ -35,7 +35,7 @@ check() {
 	done < "$T/check.out"
 	[ $((_tap_n - _n)) = 4 ] || { _tap 1 "$1: the checker ran"; cat "$T/check.out"; }
 }
-plan 40
+plan 42
 
 # --- the program, stripped, its debug file beside it ---------------------
 # Frames: every instruction of leaf() as exact PCs, the return addresses
@@ -113,6 +113,12 @@ ok "--store: the missing module's reason is in the summary" \
 ok "--store: the summary's source column: dwarf for the program, none for the missing one" \
 	sh -c "grep -Eq '^ +[0-9]+ +100\\.0% .* dwarf +$T/prog ' '$T/local.err' &&
 	       grep -Eq ' none +/opt/gone/libgone.so ' '$T/local.err'"
+is "--store: the program's two maps record their source (mapflags ID dwarf)" \
+	"$(grep -c '^mapflags [01] dwarf$' "$T/local.raw")" 2
+"$SYM" convert --to pprof -o "$T/local.pb.gz" "$T/local.raw" &&
+	"$SYM" convert -o "$T/back.raw" "$T/local.pb.gz"
+is "--store: pprof keeps the source (source= in #sym-map)" \
+	"$(grep -c '^mapflags [01] dwarf$' "$T/back.raw")" 2
 ok "--store: the stacks are unchanged" \
 	sh -c "grep '^stack' '$T/in.raw' | cmp - /dev/stdin" < /dev/null
 "$SYM" store --store "$T/store" ls > "$T/ls" 2>&1
