@@ -35,7 +35,7 @@ check() {
 	done < "$T/check.out"
 	[ $((_tap_n - _n)) = 4 ] || { _tap 1 "$1: the checker ran"; cat "$T/check.out"; }
 }
-plan 42
+plan 44
 
 # --- the program, stripped, its debug file beside it ---------------------
 # Frames: every instruction of leaf() as exact PCs, the return addresses
@@ -119,6 +119,13 @@ is "--store: the program's two maps record their source (mapflags ID dwarf)" \
 	"$SYM" convert -o "$T/back.raw" "$T/local.pb.gz"
 is "--store: pprof keeps the source (source= in #sym-map)" \
 	"$(grep -c '^mapflags [01] dwarf$' "$T/back.raw")" 2
+"$SYM" report "$T/local.raw" > "$T/report.out" 2>&1
+grep '^Modules' "$T/report.out" | sed 's/^/# /'
+ok "sym report's header counts the modules by source" \
+	grep -Eqx "Modules by source: dwarf 1(, kallsyms 1)?, none [34]\\." "$T/report.out"
+"$SYM" report --store "$T/store" "$T/in.raw" > "$T/report-in.out" 2>&1
+is "... and the same line when it symbolizes the input itself" \
+	"$(grep '^Modules' "$T/report-in.out")" "$(grep '^Modules' "$T/report.out")"
 ok "--store: the stacks are unchanged" \
 	sh -c "grep '^stack' '$T/in.raw' | cmp - /dev/stdin" < /dev/null
 "$SYM" store --store "$T/store" ls > "$T/ls" 2>&1
