@@ -1381,6 +1381,53 @@ static void end_table_read(struct sym_store *st, struct table_read *r)
 	r->locked = false;
 }
 
+/* Open the first chunk of the table @r reads into @c.  0,
+ * -SYM_E_NOTFOUND, -SYM_E_BADTABLE, -ENOMEM or -errno. */
+static int first_chunk(struct table_read *r, const uint8_t *id,
+		       size_t idlen, struct chunk *c)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl = chunk_key(k, id, idlen, r->m.gen, 0);
+	MDB_val key = { kl, k }, val;
+	int rc = mdb_cursor_get(r->cur, &key, &val, MDB_SET_RANGE);
+
+	if (!rc && (key.mv_size != kl || memcmp(key.mv_data, k, kl - 8)))
+		rc = MDB_NOTFOUND;
+	if (rc == MDB_NOTFOUND)
+		return -SYM_E_NOTFOUND;
+	if (rc)
+		return mdb_err(rc, "cannot read table");
+	rc = chunk_open(&val, c);
+	return rc == ENOMEM ? -ENOMEM : rc;
+}
+
+int sym_store_table_flags(struct sym_store *st, const char *build_id,
+			  uint32_t *flags)
+{
+	uint8_t id[ID_MAX];
+	size_t idlen;
+	struct table_read r;
+	struct chunk c = { 0 };
+	int err;
+
+	if (!st || !flags || symi_build_id_parse(build_id, id, &idlen))
+		return -EINVAL;
+	*flags = 0;
+	err = begin_table_read(st, id, idlen, &r);
+	/* Every chunk's header carries the whole table's flags. */
+	if (!err)
+		err = first_chunk(&r, id, idlen, &c);
+	if (!err) {
+		struct sym_table_stat ts;
+
+		sym_table_stat(c.t, &ts);
+		*flags = ts.flags;
+	}
+	chunk_drop(&c);
+	end_table_read(st, &r);
+	return err;
+}
+
 /*
  * symi_batch_lookup()'s view of a stored table: the chunk at an address.
  * Every chunk opened stays open until the lookup ends (the batch answers

@@ -499,6 +499,16 @@ enum sym_table_flags {
 };
 
 /**
+ * sym_table_source_name() - which source a table with sym_table_stat()
+ * @flags was built from, as one word: "dwarf" (SYM_TABLE_DWARF: it wins
+ * when both exist), "gopclntab" (SYM_TABLE_GOPCLNTAB), "symtab"
+ * (SYM_TABLE_SYMBOLS alone: names, no lines) or "none" (an empty table).
+ * @return a static string, never NULL
+ * Thread-safety: safe.
+ */
+SYM_API const char *sym_table_source_name(uint32_t flags);
+
+/**
  * sym_table_stat() - fill @st with what @t holds.
  * @param[out] st  filled; with zeros when @t is NULL; may be NULL (then
  *                 nothing is done)
@@ -1272,6 +1282,21 @@ SYM_API int sym_store_stat_entry(struct sym_store *st, const char *build_id,
  *         NULL @st or @build_id)
  */
 SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
+
+/**
+ * sym_store_table_flags() - the sym_table_stat() flags of the table
+ * stored for @build_id (enum sym_table_flags; sym_table_source_name()
+ * names its source), read from the header of its first chunk: no
+ * lookup, no access time, no checksum of the whole table.
+ * @param[out] flags  set; 0 on failure
+ * @return 0, -SYM_E_NOTFOUND (no table, or a negative entry),
+ *         -SYM_E_STALE (built by another format or converter),
+ *         -SYM_E_BADTABLE (the chunk's header is not a table's),
+ *         -EINVAL (@st or @flags NULL, a bad @build_id), -ENOMEM, -errno
+ * Thread-safety: any number of threads at once.
+ */
+SYM_API int sym_store_table_flags(struct sym_store *st, const char *build_id,
+				  uint32_t *flags);
 
 /**
  * sym_store_lookup() - symbolize addresses with the stored table.

@@ -163,6 +163,17 @@ void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
 	st->elfutils = h->elfutils;
 }
 
+const char *sym_table_source_name(uint32_t flags)
+{
+	if (flags & SYM_TABLE_DWARF)
+		return "dwarf";
+	if (flags & SYM_TABLE_GOPCLNTAB)
+		return "gopclntab";
+	if (flags & SYM_TABLE_SYMBOLS)
+		return "symtab";
+	return "none";
+}
+
 uint32_t sym_converter_version(void)
 {
 	return SYMI_CONVERTER_VERSION;

@@ -546,6 +546,22 @@ static size_t lookup_count(const struct call *c, const struct symi_buf *b,
 	return n < left ? n : left;
 }
 
+/* ok","source":"S" of a ready module: which source built its table
+ * (sym_table_source_name()); left out when the table is gone already,
+ * which the lookup then finds too. */
+static int enc_source(struct call *c, struct symi_buf *b,
+		      const char *build_id)
+{
+	uint32_t flags;
+	int err = symi_buf_add(b, "ok\"", 3);
+
+	if (!err && sym_store_table_flags(c->api->o.store, build_id,
+					  &flags) == 0)
+		err = add_str(b, ",\"source\":",
+			      sym_table_source_name(flags));
+	return err;
+}
+
 /*
  * Encode the next part of module @c->mod_i into @b, stopping once @b is
  * @stop_at bytes long (after a whole address).  Opens the module's
@@ -581,7 +597,9 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 			return enc_status(b, &st, m->naddrs);
 		}
 		if (!err)
-			err = symi_buf_add(b, "ok\",\"frames\":[", 14);
+			err = enc_source(c, b, m->build_id);
+		if (!err)
+			err = symi_buf_add(b, ",\"frames\":[", 11);
 		if (err)
 			return err;
 	}

@@ -105,6 +105,7 @@ struct client {
 	unsigned stall_s;
 	char errbuf[CURL_ERROR_SIZE];
 	char quality[16];		/* X-Sym-Quality of the reply; "" */
+	char source[16];		/* the last ok module's "source"; "" */
 
 	/* The reply body of the current request, capped at REPLY_MAX. */
 	struct symi_buf body;
@@ -1043,16 +1044,33 @@ int client_symbolize(struct client *c, const char *build_id,
 		return -EPROTO;
 	}
 	return client_read_symbolize(c->body.p, c->body.len, build_id, addrs, n,
-				     wait_ms, c->frames, fn, ctx);
+				     wait_ms, c->frames, c->source, fn, ctx);
+}
+
+const char *client_source(const struct client *c)
+{
+	return c->source;
+}
+
+/* Keep @s in @out[16] when it is one of the words symd sends. */
+static void keep_source(const char *s, char *out)
+{
+	static const char *const words[] = { "dwarf", "gopclntab", "symtab",
+					     "none" };
+
+	for (size_t i = 0; s && out && i < sizeof(words) / sizeof(*words);
+	     i++)
+		if (strcmp(s, words[i]) == 0)
+			snprintf(out, 16, "%s", words[i]);
 }
 
 int client_read_symbolize(char *body, size_t len, const char *build_id,
 			  const uint64_t *addrs, size_t n, unsigned wait_ms,
-			  struct sym_frame *frames_buf, sym_frames_fn fn,
-			  void *ctx)
+			  struct sym_frame *frames_buf, char *source,
+			  sym_frames_fn fn, void *ctx)
 {
 	struct jr j, frames = { 0 };
-	const char *status = NULL, *error = NULL;
+	const char *status = NULL, *error = NULL, *src = NULL;
 	uint64_t retry = 0;
 	size_t nmod = 0, k, nframes = 0;
 	bool have_frames = false;
@@ -1073,6 +1091,8 @@ int client_read_symbolize(char *body, size_t len, const char *build_id,
 					status = str(&j);
 				} else if (strcmp(name, "error") == 0) {
 					error = opt_str(&j);
+				} else if (strcmp(name, "source") == 0) {
+					src = opt_str(&j);
 				} else if (strcmp(name, "retry_after_ms") == 0) {
 					u64(&j, &retry);
 				} else if (strcmp(name, "frames") == 0) {
@@ -1091,6 +1111,9 @@ int client_read_symbolize(char *body, size_t len, const char *build_id,
 	}
 	if (strcmp(status, "ok") != 0)
 		return not_ok(build_id, status, error, retry, wait_ms);
+	if (source)
+		source[0] = '\0';
+	keep_source(src, source);
 	if (!have_frames || nframes != n) {
 		tool_err("the server answered %zu of %zu addresses", nframes, n);
 		return -EPROTO;

@@ -133,19 +133,29 @@ int client_symbolize(struct client *c, const char *build_id,
 		     sym_frames_fn fn, void *ctx);
 
 /**
+ * client_source() - the "source" of the last module client_symbolize()
+ * got "ok" (dwarf, gopclntab, symtab or none: docs/http-api.md), "" when
+ * the server sent none (an older symd) or a word not among these.
+ * @return borrowed from @c, valid until the next call
+ */
+const char *client_source(const struct client *c);
+
+/**
  * client_read_symbolize() - read symd's answer to POST
  * /v1/symbolize/@build_id for @addrs[@n] (client_symbolize() after the
  * transfer; separate so that tests/fuzz/fuzz-reply.c can drive it).
  * @param body  the reply, @len bytes, not NUL-terminated; strings are
  *              decoded in place, so it is modified
  * @param frames_buf  room for SYM_MAX_FRAMES frames
+ * @param source      NULL, or 16 bytes: an "ok" module's "source", ""
+ *                    when none or an unknown word (client_source())
  * @return as client_symbolize(): 0 after @fn got every address, -EPROTO
  *         (a malformed reply), -ENOENT (missing), -EAGAIN (pending),
  *         -EIO (error), or @fn's non-zero value; the reason is printed
  */
 int client_read_symbolize(char *body, size_t len, const char *build_id,
 			  const uint64_t *addrs, size_t n, unsigned wait_ms,
-			  struct sym_frame *frames_buf, sym_frames_fn fn,
-			  void *ctx);
+			  struct sym_frame *frames_buf, char *source,
+			  sym_frames_fn fn, void *ctx);
 
 #endif /* SYM_CLIENT_H */

@@ -422,6 +422,31 @@ static void put_resolution(struct report *r, const struct row *rows,
 		100 * (rows[0].ci.hi - rows[0].ci.lo) / 2);
 }
 
+/* "Modules by source: dwarf 3, gopclntab 1, none 2." over every input,
+ * when `sym symbolize` recorded a source for any. */
+static void put_sources(struct report *r)
+{
+	uint64_t n[VIEWS_NSOURCES] = { 0 }, known = 0;
+	const char *sep = "";
+
+	for (size_t i = 0; i < views_ninputs(r->v); i++)
+		for (size_t k = 0; k < VIEWS_NSOURCES; k++)
+			n[k] += views_input(r->v, i)->modules[k];
+	for (size_t k = 0; k + 1 < VIEWS_NSOURCES; k++)
+		known += n[k];
+	if (!known)
+		return;
+	fputs("Modules by source:", r->f);
+	for (size_t k = 0; k < VIEWS_NSOURCES; k++) {
+		if (!n[k])
+			continue;
+		fprintf(r->f, "%s %s %llu", sep, views_source_name(k),
+			(unsigned long long)n[k]);
+		sep = ",";
+	}
+	fputs(".\n", r->f);
+}
+
 static void put_header(struct report *r)
 {
 	const struct views *v = r->v;
@@ -446,6 +471,7 @@ static void put_header(struct report *r)
 		fprintf(r->f, "; %llu more left out by --focus, --ignore "
 			   "or --hide", (unsigned long long)views_filtered(v));
 	fputs(".\n", r->f);
+	put_sources(r);
 	if (r->weighted)
 		fprintf(r->f, "Shares of the weight (%s); %.0f effective "
 			   "samples.\n", views_unit(v), r->n_eff);

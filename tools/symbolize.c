@@ -92,6 +92,8 @@ struct row {
 	uint64_t st_frames[SYM_PROF_LOC_NSTATUS];
 	uint64_t st_samples[SYM_PROF_LOC_NSTATUS];
 	char reason[256];	/* why missing or error; "" */
+	char source[16];	/* what answered: sym_table_source_name(),
+				 * "kallsyms"; "" for nothing (yet) */
 };
 
 /* The frames of one build ID. */
@@ -494,12 +496,23 @@ static int fail_group(struct sctx *c, struct group *g, uint32_t status,
 	return 0;
 }
 
+/* Note in @g's row which source answers it. */
+static void set_source(struct sctx *c, struct group *g, const char *name)
+{
+	struct row *r = &c->rows[g->row];
+
+	snprintf(r->source, sizeof(r->source), "%s", name);
+}
+
 /* Look @g up in table @t (a module's or the kernel's own). */
 static int answer_table(struct sctx *c, struct group *g,
 			const struct sym_table *t)
 {
 	struct answer_ctx a = { .c = c, .g = g };
+	struct sym_table_stat ts;
 
+	sym_table_stat(t, &ts);
+	set_source(c, g, sym_table_source_name(ts.flags));
 	return sym_table_lookup_batch(t, g->addrs, g->naddrs, on_frames, &a);
 }
 
@@ -662,6 +675,7 @@ static int answer_kallsyms(struct sctx *c, struct group *g,
 {
 	char name[KSNAP_MAX_LINE + 300];
 
+	set_source(c, g, "kallsyms");
 	for (size_t k = 0; k < g->naddrs; k++) {
 		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
 		struct ksnap_hit h;
@@ -754,6 +768,8 @@ static int answer_server(struct sctx *c, struct group *g)
 		return a.err;
 	switch (err) {
 	case 0:
+		if (g->naddrs && client_source(c->client)[0])
+			set_source(c, g, client_source(c->client));
 		return 0;
 	case -ENOENT:
 		return fail_group(c, g, SYM_PROF_LOC_MISSING, c->msg);
@@ -784,8 +800,11 @@ static bool fatal(int err)
 static int answer_store(struct sctx *c, struct group *g)
 {
 	struct answer_ctx a = { .c = c, .g = g };
+	uint32_t flags;
 	int err;
 
+	if (sym_store_table_flags(c->store, g->build_id, &flags) == 0)
+		set_source(c, g, sym_table_source_name(flags));
 	err = sym_store_lookup(c->store, g->build_id, g->addrs, g->naddrs,
 			       on_frames, &a);
 	return a.err ? a.err : err;
@@ -1016,6 +1035,15 @@ static void row_label(const struct row *r, char *buf, size_t len)
 			 m->flags & SYM_PROF_MAP_PERFMAP ? " (perf-map)" : "");
 }
 
+/* What answered row @r: its source this time, else what its first map
+ * records (a JIT map's perf map; an earlier run's). */
+static const char *row_source(const struct row *r)
+{
+	if (r->source[0])
+		return r->source;
+	return r->map ? tool_map_source(r->map->flags) : "none";
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -1049,8 +1077,8 @@ static void summary(struct sctx *c, double secs)
 		pct(ok_samples, samples), secs);
 	if (!frames || !c->o->verbose)
 		return;
-	fprintf(stderr, "  %8s %8s %8s %8s  %s\n", "frames", "resolved",
-		"samples", "resolved", "module: not resolved");
+	fprintf(stderr, "  %8s %8s %8s %8s  %-9s  %s\n", "frames", "resolved",
+		"samples", "resolved", "source", "module: not resolved");
 	for (size_t i = 0; i < c->nrows; i++) {
 		struct row *r = &c->rows[i];
 		const char *sep = ": ";
@@ -1058,10 +1086,12 @@ static void summary(struct sctx *c, double secs)
 		if (!r->frames)
 			continue;
 		row_label(r, label, sizeof(label));
-		fprintf(stderr, "  %8" PRIu64 " %7.1f%% %7.1f%% %7.1f%%  %s",
+		fprintf(stderr, "  %8" PRIu64 " %7.1f%% %7.1f%% %7.1f%%  "
+			"%-9s  %s",
 			r->frames, pct(r->st_frames[SYM_PROF_LOC_OK], r->frames),
 			pct(r->samples, samples),
-			pct(r->st_samples[SYM_PROF_LOC_OK], r->samples), label);
+			pct(r->st_samples[SYM_PROF_LOC_OK], r->samples),
+			row_source(r), label);
 		for (int st = 1; st < SYM_PROF_LOC_NSTATUS; st++) {
 			if (!r->st_frames[st])
 				continue;
@@ -1106,6 +1136,51 @@ const char *tool_status_name(uint32_t status)
 	};
 
 	return status < SYM_PROF_LOC_NSTATUS ? names[status] : "?";
+}
+
+static const struct {
+	const char *name;
+	uint32_t flag;
+} map_sources[] = {
+	{ "dwarf", SYM_PROF_MAP_SRC_DWARF },
+	{ "gopclntab", SYM_PROF_MAP_SRC_GOPCLNTAB },
+	{ "symtab", SYM_PROF_MAP_SRC_SYMTAB },
+	{ "kallsyms", SYM_PROF_MAP_SRC_KALLSYMS },
+	{ "perf-map", SYM_PROF_MAP_PERFMAP },
+};
+#define NSOURCES (sizeof(map_sources) / sizeof(map_sources[0]))
+
+const char *tool_map_source(uint32_t flags)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (flags & map_sources[i].flag)
+			return map_sources[i].name;
+	return "none";
+}
+
+/* Record in each map the source that answered its row (a row not looked
+ * up this time keeps what an earlier run recorded). */
+static int mark_sources(struct sctx *c)
+{
+	size_t n = sym_prof_nmaps(c->p);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_map *m = sym_prof_map(c->p, (uint32_t)i);
+		const char *src = c->rows[c->map_row[i]].source;
+		uint32_t flags = m->flags & ~(uint32_t)SYM_PROF_MAP_SRC_ALL;
+		int err;
+
+		if (!src[0])
+			continue;
+		for (size_t k = 0; k < NSOURCES; k++)
+			if (!strcmp(src, map_sources[k].name))
+				flags |= map_sources[k].flag &
+					 SYM_PROF_MAP_SRC_ALL;
+		err = sym_prof_set_map_flags(c->p, (uint32_t)i, flags);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* libsym's messages: through tool_err(), so that they can be captured
@@ -1167,6 +1242,8 @@ int tool_prof_symbolize(struct sym_prof *p,
 	for (size_t i = 0; !err && i < c.ngroups; i++)
 		if (c.groups[i].n)
 			err = resolve_group(&c, &c.groups[i]);
+	if (!err)
+		err = mark_sources(&c);
 	if (err == -ENOMEM)
 		tool_err("out of memory");
 	if (!err && !o->quiet)

@@ -335,6 +335,13 @@ int tool_symbolize_main(int argc, char **argv, void (*usage_fn)(FILE *),
 /** tool_status_name() - "ok", "missing", ... for enum sym_prof_loc_status. */
 const char *tool_status_name(uint32_t status);
 
+/**
+ * tool_map_source() - which source symbolized a map, from its struct
+ * sym_prof_map flags: "dwarf", "gopclntab", "symtab", "kallsyms"
+ * (SYM_PROF_MAP_SRC_*), "perf-map" (SYM_PROF_MAP_PERFMAP), else "none".
+ */
+const char *tool_map_source(uint32_t flags);
+
 /** Most --debuginfo-path directories a command takes. */
 #define TOOL_DIRS_MAX 32
 

@@ -710,6 +710,26 @@ out:
 	return err;
 }
 
+/* The SYM_PROF_MAP_SRC_* flag of a sym-map comment's source=@v; 0 for a
+ * value a later minor version writes. */
+static uint32_t map_source_flag(const char *v)
+{
+	static const struct {
+		const char *name;
+		uint32_t flag;
+	} src[] = {
+		{ "dwarf", SYM_PROF_MAP_SRC_DWARF },
+		{ "gopclntab", SYM_PROF_MAP_SRC_GOPCLNTAB },
+		{ "symtab", SYM_PROF_MAP_SRC_SYMTAB },
+		{ "kallsyms", SYM_PROF_MAP_SRC_KALLSYMS },
+	};
+
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		if (strcmp(v, src[i].name) == 0)
+			return src[i].flag;
+	return 0;
+}
+
 static int note_map(struct dec *d, size_t ci, char **w, size_t n)
 {
 	struct map_note m = { 0 };
@@ -748,6 +768,8 @@ static int note_map(struct dec *d, size_t ci, char **w, size_t n)
 			m.flags |= SYM_PROF_MAP_PERFMAP;
 		} else if (strcmp(w[i], "perf-map-stale") == 0) {
 			m.flags |= SYM_PROF_MAP_PERFMAP_STALE;
+		} else if ((v = kv(w[i], "source"))) {
+			m.flags |= map_source_flag(v);
 		} else if (!strchr(w[i], '=')) {
 			BAD(d, "comment %zu: sym-map: bad word '%s'", ci,
 			    w[i]);

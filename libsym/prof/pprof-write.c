@@ -842,6 +842,20 @@ static int enc_sym_comments(struct enc *e)
 	return err;
 }
 
+/* " source=S" of a map's SYM_PROF_MAP_SRC_* flag, "" without one. */
+static const char *map_source(const struct sym_prof_map *m)
+{
+	if (m->flags & SYM_PROF_MAP_SRC_DWARF)
+		return " source=dwarf";
+	if (m->flags & SYM_PROF_MAP_SRC_GOPCLNTAB)
+		return " source=gopclntab";
+	if (m->flags & SYM_PROF_MAP_SRC_SYMTAB)
+		return " source=symtab";
+	if (m->flags & SYM_PROF_MAP_SRC_KALLSYMS)
+		return " source=kallsyms";
+	return "";
+}
+
 /* Everything pprof has no field for, as "#sym-*" comments ('#': pprof
  * leaves them out of its reports' legends; -comments shows them). */
 static int enc_comments(struct enc *e)
@@ -897,7 +911,7 @@ static int enc_comments(struct enc *e)
 		const struct sym_prof_map *m = sym_prof_map(e->p, (uint32_t)i);
 
 		err = symi_buf_addf(&b, "#sym-map %zu start=%llx limit=%llx "
-				    "offset=%llx vaddr=%llx kind=%s pid=%d%s%s%s",
+				    "offset=%llx vaddr=%llx kind=%s pid=%d%s%s%s%s",
 				    i + 1, (unsigned long long)m->start,
 				    (unsigned long long)m->end,
 				    (unsigned long long)m->pgoff,
@@ -910,7 +924,7 @@ static int enc_comments(struct enc *e)
 				    m->flags & SYM_PROF_MAP_PERFMAP ?
 				    " perf-map" : "",
 				    m->flags & SYM_PROF_MAP_PERFMAP_STALE ?
-				    " perf-map-stale" : "");
+				    " perf-map-stale" : "", map_source(m));
 		err = enc_comment(e, &b, err);
 		if (err)
 			goto out;

@@ -491,6 +491,10 @@ static const struct {
 	{ "vaddr-guessed", SYM_PROF_MAP_VADDR_GUESSED },
 	{ "perf-map", SYM_PROF_MAP_PERFMAP },
 	{ "perf-map-stale", SYM_PROF_MAP_PERFMAP_STALE },
+	{ "dwarf", SYM_PROF_MAP_SRC_DWARF },
+	{ "gopclntab", SYM_PROF_MAP_SRC_GOPCLNTAB },
+	{ "symtab", SYM_PROF_MAP_SRC_SYMTAB },
+	{ "kallsyms", SYM_PROF_MAP_SRC_KALLSYMS },
 };
 #define MAPFLAG_NNAMES (sizeof(mapflag_names) / sizeof(mapflag_names[0]))
 

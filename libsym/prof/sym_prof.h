@@ -133,12 +133,27 @@ enum sym_prof_map_flags {
 	 *  reuses) or owned by another user; its names were not used.
 	 *  `mapflags ID perf-map-stale` (docs/record.md, "JIT frames"). */
 	SYM_PROF_MAP_PERFMAP_STALE = (1 << 2),
+	/** Which source symbolized the map's frames (`sym symbolize`; at
+	 *  most one; SYM_PROF_MAP_PERFMAP says a JIT map's): its DWARF,
+	 *  `mapflags ID dwarf`; Go's function table (.gopclntab) of a Go
+	 *  binary without DWARF, `gopclntab`; its symbol tables only,
+	 *  `symtab`; a kallsyms snapshot or /proc/kallsyms (the kernel),
+	 *  `kallsyms`.  None of them: nothing answered. */
+	SYM_PROF_MAP_SRC_DWARF = (1 << 3),
+	SYM_PROF_MAP_SRC_GOPCLNTAB = (1 << 4),
+	SYM_PROF_MAP_SRC_SYMTAB = (1 << 5),
+	SYM_PROF_MAP_SRC_KALLSYMS = (1 << 6),
 };
+
+/** The SYM_PROF_MAP_SRC_* flags. */
+#define SYM_PROF_MAP_SRC_ALL                                                \
+	(SYM_PROF_MAP_SRC_DWARF | SYM_PROF_MAP_SRC_GOPCLNTAB |               \
+	 SYM_PROF_MAP_SRC_SYMTAB | SYM_PROF_MAP_SRC_KALLSYMS)
 
 /** Every flag of enum sym_prof_map_flags. */
 #define SYM_PROF_MAP_FLAGS_ALL                                              \
 	(SYM_PROF_MAP_VADDR_GUESSED | SYM_PROF_MAP_PERFMAP |                 \
-	 SYM_PROF_MAP_PERFMAP_STALE)
+	 SYM_PROF_MAP_PERFMAP_STALE | SYM_PROF_MAP_SRC_ALL)
 
 /** One executable mapping of one process. */
 struct sym_prof_map {

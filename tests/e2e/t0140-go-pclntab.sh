@@ -27,8 +27,8 @@
 # give a warning naming the status, symbols only, and no crash.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
-need go objdump llvm-symbolizer python3 readelf od flock
-plan 29
+need go curl objdump llvm-symbolizer python3 readelf od flock
+plan 30
 
 CHECK=$SYM_ROOT/tests/e2e/lib/go_check.py
 OUT=$SYM_ROOT/fixtures/build/go
@@ -128,9 +128,15 @@ if start_symd --upload-token-file "$T/token"; then
 		< "$T/pcs" > "$T/symd.out" 2> "$T/symd.lerr"
 	ok "symd serves the uploaded -s -w build the same answers" \
 		sh -c "cmp '$T/store0' '$T/symd.out' || { cat '$T/up' '$T/symd.lerr'; exit 1; }"
+	is "symd says the module's source is gopclntab" \
+		"$(curl -sS -X POST -d "{\"addresses\":[\"$(head -1 "$T/pcs")\"]}" \
+		     "$SYMD_URL/v1/symbolize/$bid" | python3 -c \
+		     'import json,sys; m=json.load(sys.stdin)["modules"][0]; print(m["status"], m.get("source"))')" \
+		"ok gopclntab"
 	stop_symd
 else
 	_tap 1 "symd serves the uploaded -s -w build the same answers"
+	_tap 1 "symd says the module's source is gopclntab"
 fi
 
 # Bad tables: a clear status in the log, symbols only, no crash.

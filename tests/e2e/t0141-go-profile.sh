@@ -64,7 +64,7 @@ sed 's/^/# /' "$T/sym.err"
 # Every frame of the binary resolves through symd (the summary's figure
 # of distinct frames; the check below counts frame samples).
 ok "symd resolves at least 99% of goprof-sw's distinct frames" \
-	awk -v b="$B" '$5 == b && $2 + 0 >= 99 { f = 1 } END { exit !f }' \
+	awk -v b="$B" '$6 == b && $5 == "gopclntab" && $2 + 0 >= 99 { f = 1 } END { exit !f }' \
 	"$T/sym.err"
 stop_symd
 

@@ -10,13 +10,14 @@ need curl python3 objdump c++filt
 
 exe=$(fixture gcc-O2-d5-cxx) || plan_skip "cannot build the fixtures"
 stripped=$(fixture stripped-buildid-gcc-O2-d5-cxx)
+stripped2=$(fixture stripped-buildid-clang-O2-d4-c)
 id=$("$SYM" buildid "$exe" | cut -d' ' -f1)
 dbg="$SYM_ROOT/fixtures/build/debugroot/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
 other=$(fixture gcc-O2-d4-c)
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/symd_check.py"
 export SYM
 
-plan 56
+plan 58
 
 echo secret-token > "$T/token"
 start_symd --upload-token-file "$T/token" --header-timeout-ms 500 \
@@ -60,7 +61,15 @@ ok "300 addresses agree with sym addr2line (function, file, line, column, inline
 still_ok "the first symbolize"
 body=$(curl -sS -X POST -d "{\"addresses\":[\"0x0\"],\"wait_ms\":0}" "$U/v1/symbolize/$id")
 is "an address with no answer gets an empty list" "$body" \
-	"{\"modules\":[{\"build_id\":\"$id\",\"status\":\"ok\",\"frames\":[[]]}]}"
+	"{\"modules\":[{\"build_id\":\"$id\",\"status\":\"ok\",\"source\":\"dwarf\",\"frames\":[[]]}]}"
+# A stripped executable uploaded alone: its table is its symbols only.
+sid=$("$SYM" buildid "$stripped2" | cut -d' ' -f1)
+is "upload of a stripped executable alone: 201" \
+	"$(http_status -X PUT -H "$auth" --data-binary @"$stripped2" "$U/v1/debuginfo/$sid")" 201
+is "its module's source is symtab" \
+	"$(curl -sS -X POST -d "{\"addresses\":[\"0x0\"],\"wait_ms\":20000}" "$U/v1/symbolize/$sid" |
+	   python3 -c 'import json,sys; m=json.load(sys.stdin)["modules"][0]; print(m["status"], m.get("source"))')" \
+	"ok symtab"
 is "an unknown build ID is missing (no upstream)" \
 	"$($CHECK status "$U" 00112233445566778899aabbccddeeff00112233 0x10 3000 | cut -d' ' -f1)" missing
 

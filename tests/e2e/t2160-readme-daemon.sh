@@ -34,7 +34,7 @@ id=$("$SYM" buildid "$SYM_ROOT/bin/sym" | cut -d' ' -f1)
 ok "sym upload sends a debug-only copy" \
 	grep -q "^$id  bin/sym  debuginfo  uploaded [0-9]* bytes" "$T/out"
 ok "the POST answers main, status ok" \
-	grep -q "\"build_id\":\"$id\",\"status\":\"ok\",\"frames\":\[\[{\"function\":\"main\",\"file\":\"$SYM_ROOT/tools/sym.c\"" "$T/out"
+	grep -q "\"build_id\":\"$id\",\"status\":\"ok\",\"source\":\"dwarf\",\"frames\":\[\[{\"function\":\"main\",\"file\":\"$SYM_ROOT/tools/sym.c\"" "$T/out"
 grep -v '^{\|^symd: \|/debuginfo$' "$T/out" | grep -v "^$id" > "$T/lookup"
 "$SYM" addr2line -f -i -C -e "$SYM_ROOT/bin/sym" \
 	0x$(nm "$SYM_ROOT/bin/sym" | awk '$3 == "main" {print $1}') > "$T/want"

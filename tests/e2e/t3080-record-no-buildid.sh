@@ -112,7 +112,7 @@ ok "the debuginfod route serves each under its module ID, byte for byte" \
 	bail "sym store add failed: $(cat add.out)"
 # the module line of sym symbolize -v: frames, resolved%, ..., path (id)
 all_resolved() {
-	awk -v b="$2" '$5 == b && $2 == "100.0%" { f = 1 } END { exit !f }' "$1"
+	awk -v b="$2" '$6 == b && $2 == "100.0%" { f = 1 } END { exit !f }' "$1"
 }
 # names SYM ID: each frame of the maps of module ID in the symbolized
 # form SYM, with its status and its lines, function and file ids

@@ -59,7 +59,7 @@ ok "it has every text symbol of the kernel's in /proc/kallsyms ($got of $want)" 
 
 "$SYM" symbolize -v k.raw -o k.sym 2> k.err
 ok "every kernel frame of the recording resolves" \
-	grep -Eq '^ +[0-9]+ +100\.0% .*\[kernel\.kallsyms\]' k.err
+	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\]' k.err
 grep kallsyms k.err | sed 's/^/# /'
 
 # perf's names of the addresses perf recorded, against the snapshot's.
@@ -85,7 +85,7 @@ sed "s/ $bid / $FAKE /" k.raw > moved.raw
 cp other.kallsyms moved.raw.kallsyms
 "$SYM" symbolize -v moved.raw -o /dev/null 2> moved.err
 ok "PROFILE.kallsyms names another host's kernel frames" \
-	grep -Eq '^ +[0-9]+ +100\.0% .*\[kernel\.kallsyms\] \(00112233\)$' moved.err
+	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' moved.err
 "$SYM" symbolize -v --kallsyms k.raw.kallsyms moved.raw -o /dev/null \
 	2> moved2.err
 ok "a snapshot of another kernel is not used" \

@@ -35,7 +35,7 @@ check() {
 	done < "$T/check.out"
 	[ $((_tap_n - _n)) = 4 ] || { _tap 1 "$1: the checker ran"; cat "$T/check.out"; }
 }
-plan 38
+plan 44
 
 # --- the program, stripped, its debug file beside it ---------------------
 # Frames: every instruction of leaf() as exact PCs, the return addresses
@@ -110,6 +110,22 @@ is "--store: the anonymous map's and the unmapped frame are unmapped" \
 	"$(grep -c -e '^loc p4:100 unmapped$' -e '^loc r?:7fff00001234 unmapped$' "$T/local.raw")" 2
 ok "--store: the missing module's reason is in the summary" \
 	grep -q "/opt/gone/libgone.so (deadbeef): missing 1 (100.0%) - no debug info" "$T/local.err"
+ok "--store: the summary's source column: dwarf for the program, none for the missing one" \
+	sh -c "grep -Eq '^ +[0-9]+ +100\\.0% .* dwarf +$T/prog ' '$T/local.err' &&
+	       grep -Eq ' none +/opt/gone/libgone.so ' '$T/local.err'"
+is "--store: the program's two maps record their source (mapflags ID dwarf)" \
+	"$(grep -c '^mapflags [01] dwarf$' "$T/local.raw")" 2
+"$SYM" convert --to pprof -o "$T/local.pb.gz" "$T/local.raw" &&
+	"$SYM" convert -o "$T/back.raw" "$T/local.pb.gz"
+is "--store: pprof keeps the source (source= in #sym-map)" \
+	"$(grep -c '^mapflags [01] dwarf$' "$T/back.raw")" 2
+"$SYM" report "$T/local.raw" > "$T/report.out" 2>&1
+grep '^Modules' "$T/report.out" | sed 's/^/# /'
+ok "sym report's header counts the modules by source" \
+	grep -Eqx "Modules by source: dwarf 1(, kallsyms 1)?, none [34]\\." "$T/report.out"
+"$SYM" report --store "$T/store" "$T/in.raw" > "$T/report-in.out" 2>&1
+is "... and the same line when it symbolizes the input itself" \
+	"$(grep '^Modules' "$T/report-in.out")" "$(grep '^Modules' "$T/report.out")"
 ok "--store: the stacks are unchanged" \
 	sh -c "grep '^stack' '$T/in.raw' | cmp - /dev/stdin" < /dev/null
 "$SYM" store --store "$T/store" ls > "$T/ls" 2>&1
@@ -149,6 +165,8 @@ ok "--server: the same locations as through the local store" \
 	cmp "$T/local.locs" "$T/server.locs"
 ok "--server: the missing module's reason is the server's" \
 	grep -q "libgone.so (deadbeef): missing 1 (100.0%) - the server has no debug information" "$T/server.err"
+ok "--server: the source column is symd's: dwarf for the program" \
+	grep -Eq "^ +[0-9]+ +100\\.0% .* dwarf +$T/prog " "$T/server.err"
 
 # One request per build ID (the program's two maps are one batch, and the
 # kernel resolves here), each lookup address once (address - 1 for return

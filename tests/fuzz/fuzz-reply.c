@@ -33,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct sym_frame frames[SYM_MAX_FRAMES];
 	uint64_t addrs[16];
 	struct seen s = { 0 };
+	char src[16];
 	char *body;
 	int rc;
 
@@ -45,8 +46,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!body)
 		return 0;
 	memcpy(body, data + 1, size - 1);
+	src[0] = 'x';
 	rc = client_read_symbolize(body, size - 1, "ab", addrs, s.n, 0,
-				   frames, on_frames, &s);
+				   frames, src, on_frames, &s);
+	/* An ok module's source is one of symd's words, or "". */
+	FUZZ_CHECK(rc != 0 || strlen(src) < sizeof(src));
 	/* Success means every address was answered. */
 	FUZZ_CHECK(rc != 0 || s.next == s.n);
 	free(body);

@@ -416,7 +416,7 @@ static void test_api_errors(void)
 	m.pid = -2;
 	CHECK_ERR(sym_prof_add_map(p, &m, NULL), -EINVAL);
 	m.pid = 0;
-	m.flags = SYM_PROF_MAP_PERFMAP_STALE << 1;	/* no such flag */
+	m.flags = SYM_PROF_MAP_SRC_KALLSYMS << 1;	/* no such flag */
 	CHECK_ERR(sym_prof_add_map(p, &m, NULL), -EINVAL);
 	m.flags = 0;
 	m.build_id = "ABCD";
@@ -1138,18 +1138,21 @@ static void test_perfmap_flags(void)
 	CHECK_ERR(sym_prof_add_map(p, &m, &id), 0);
 	CHECK_ERR(sym_prof_set_map_flags(p, 0, SYM_PROF_MAP_PERFMAP), 0);
 	CHECK_ERR(sym_prof_set_map_flags(p, 1, SYM_PROF_MAP_PERFMAP_STALE |
-					 SYM_PROF_MAP_VADDR_GUESSED), 0);
+					 SYM_PROF_MAP_VADDR_GUESSED |
+					 SYM_PROF_MAP_SRC_GOPCLNTAB), 0);
 	CHECK_ERR(sym_prof_set_map_flags(p, 2, 0), -EINVAL);
-	CHECK_ERR(sym_prof_set_map_flags(p, 0, 1u << 3), -EINVAL);
+	CHECK_ERR(sym_prof_set_map_flags(p, 0, 1u << 7), -EINVAL);
 	CHECK_ERR(sym_prof_set_map_flags(NULL, 0, 0), -EINVAL);
 	CHECK_ERR(write_mem(p, &text, &len), 0);
 	CHECK(text && strstr(text, "mapflags 0 perf-map\n") &&
-	      strstr(text, "mapflags 1 vaddr-guessed,perf-map-stale\n"));
+	      strstr(text, "mapflags 1 vaddr-guessed,perf-map-stale,"
+			   "gopclntab\n"));
 	CHECK_ERR(read_str(text ? text : "", &q, msg, sizeof(msg)), 0);
 	CHECK(q && sym_prof_nmaps(q) == 2 &&
 	      sym_prof_map(q, 0)->flags == SYM_PROF_MAP_PERFMAP &&
 	      sym_prof_map(q, 1)->flags == (SYM_PROF_MAP_PERFMAP_STALE |
-					    SYM_PROF_MAP_VADDR_GUESSED));
+					    SYM_PROF_MAP_VADDR_GUESSED |
+					    SYM_PROF_MAP_SRC_GOPCLNTAB));
 	free(text);
 	sym_prof_free(q);
 	sym_prof_free(p);

@@ -702,6 +702,60 @@ static int value_index(struct views *v, const struct sym_prof *p,
 	return 0;
 }
 
+static const char *const source_names[VIEWS_NSOURCES] = {
+	"dwarf", "gopclntab", "symtab", "kallsyms", "perf-map", "none",
+};
+
+const char *views_source_name(size_t k)
+{
+	return k < VIEWS_NSOURCES ? source_names[k] : NULL;
+}
+
+struct mod_key {
+	const char *key;	/* build ID, else path, else "" */
+	size_t src;		/* index in source_names */
+};
+
+static int cmp_mod_key(const void *a, const void *b)
+{
+	return strcmp(((const struct mod_key *)a)->key,
+		      ((const struct mod_key *)b)->key);
+}
+
+/* Count @p's modules by source into @in->modules: a module is its maps
+ * with one build ID (else path); a source any of them has wins. */
+static int tally_sources(const struct sym_prof *p, struct views_input *in)
+{
+	size_t n = sym_prof_nmaps(p), k;
+	struct mod_key *keys = calloc(n ? n : 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_prof_map *m = sym_prof_map(p, (uint32_t)i);
+		const char *name = tool_map_source(m->flags);
+
+		keys[i].key = m->build_id ? m->build_id :
+			      m->path ? m->path : "";
+		for (k = 0; k < VIEWS_NSOURCES - 1 &&
+			    strcmp(source_names[k], name); k++)
+			;
+		keys[i].src = k;
+	}
+	qsort(keys, n, sizeof(*keys), cmp_mod_key);
+	for (size_t i = 0; i < n; i = k) {
+		size_t src = keys[i].src;
+
+		for (k = i + 1; k < n && !strcmp(keys[k].key, keys[i].key);
+		     k++)
+			if (keys[k].src < src)
+				src = keys[k].src;
+		in->modules[src]++;
+	}
+	free(keys);
+	return 0;
+}
+
 /* Append every stack of profile @p, as input @in: their value is the
  * count, the weight (VIEWS_WEIGHT) or value type @vtype. */
 static int add_profile(struct views *v, const struct sym_prof *p,
@@ -722,7 +776,7 @@ static int add_profile(struct views *v, const struct sym_prof *p,
 	    dup_str(h->weight_unit, &in->weight_unit) ||
 	    dup_str(h->event, &in->event) || dup_str(h->tool, &in->tool) ||
 	    dup_str(h->mode, &in->mode) ||
-	    broken_tally_prof(p, &in->broken)) {
+	    broken_tally_prof(p, &in->broken) || tally_sources(p, in)) {
 		err = -ENOMEM;
 		goto out;
 	}

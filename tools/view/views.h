@@ -162,6 +162,9 @@ struct views_stack {
 	const char *host;
 };
 
+/** Sources of a module: views_source_name(). */
+#define VIEWS_NSOURCES 6
+
 /** One input file that views_load() read. */
 struct views_input {
 	/** The path as given ("-" for stdin); borrowed from the caller. */
@@ -182,9 +185,20 @@ struct views_input {
 	/** Its broken stacks, per flag (zero for folded input); its tool
 	 *  and mode point at @tool and @mode. */
 	struct broken_tally broken;
+	/** Its modules (distinct build IDs, else paths, of its maps) by the
+	 *  source `sym symbolize` recorded for them, indexed as
+	 *  views_source_name() names them; zero for folded input. */
+	uint32_t modules[VIEWS_NSOURCES];
 };
 
 struct views;
+
+/**
+ * views_source_name() - "dwarf", "gopclntab", "symtab", "kallsyms",
+ * "perf-map", "none" for @k below VIEWS_NSOURCES (views_input.modules),
+ * NULL past them.
+ */
+const char *views_source_name(size_t k);
 
 /**
  * views_new() - an empty set of named stacks.

@@ -170,6 +170,7 @@ def check_summary(out, stderr):
                    "%.1f%%" % (100.0 * st_samples[r].get("ok", 0) /
                                samples[r]), why)
     got = {}
+    bad_src = False
     with open(stderr) as f:
         text = f.read().splitlines()
     rows = False
@@ -181,6 +182,13 @@ def check_summary(out, stderr):
             continue
         w = l.split()
         rest = l.split("%", 3)[3].strip()
+        # the source column: what answered the module
+        src, _, rest = rest.partition(" ")
+        if src not in ("dwarf", "gopclntab", "symtab", "kallsyms",
+                       "perf-map", "none"):
+            print("ROW %s: unknown source '%s'" % (rest, src))
+            bad_src = True
+        rest = rest.strip()
         label, _, why = rest.partition(": ")
         why = why.split(" - ")[0]
         got[label] = (int(w[0]), w[1], w[2], w[3], why)
@@ -190,7 +198,7 @@ def check_summary(out, stderr):
             bad += 1
             print("ROW %s: summary %s, file %s" % (r, got.get(r), want.get(r)))
     print("%d summary rows checked, %d differ" % (len(want), bad))
-    return 1 if bad or not want else 0
+    return 1 if bad or bad_src or not want else 0
 
 
 def check_kernel(out, mapid):
