@@ -504,7 +504,7 @@ enum sym_table_flags {
  * when both exist), "gopclntab" (SYM_TABLE_GOPCLNTAB), "symtab"
  * (SYM_TABLE_SYMBOLS alone: names, no lines) or "none" (an empty table).
  * @return a static string, never NULL
- * Thread-safety: safe.
+ * Thread-safety: safe.  Since 1.5.0 (LIBSYM_1.5).
  */
 SYM_API const char *sym_table_source_name(uint32_t flags);
 
@@ -1293,7 +1293,7 @@ SYM_API int sym_store_has_table(struct sym_store *st, const char *build_id);
  *         -SYM_E_STALE (built by another format or converter),
  *         -SYM_E_BADTABLE (the chunk's header is not a table's),
  *         -EINVAL (@st or @flags NULL, a bad @build_id), -ENOMEM, -errno
- * Thread-safety: any number of threads at once.
+ * Thread-safety: any number of threads at once.  Since 1.5.0 (LIBSYM_1.5).
  */
 SYM_API int sym_store_table_flags(struct sym_store *st, const char *build_id,
 				  uint32_t *flags);
