@@ -1,0 +1,153 @@
+#!/bin/sh
+# Issue 22's whole picture: three symd nodes behind a real HAProxy
+# (docs/cluster/haproxy.cfg as shipped, bind and server lines rewritten)
+# sharing a bucket on real Ceph (ceph-mon, ceph-osd on MemStore,
+# radosgw), all on 127.0.0.1, started and stopped here; no debuginfod
+# upstream, so the bucket is the only shared copy.  20 build IDs:
+#  1. sym upload through the proxy: every file in the bucket;
+#  2. symbolize each through the proxy: every frame as sym addr2line says
+#     (whole paths), 20 conversions in the cluster, one per build ID;
+#  3. kill -9 the node with the most build IDs: every answer still right,
+#     and no table converted a second time: the survivors download the
+#     dead node's tables from the bucket (their /metrics); the failover's
+#     request latencies printed;
+#  4. radosgw stopped: warm answers still right through the proxy, and an
+#     upload gets 503 with Retry-After; radosgw back, it goes through.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
+. "$(dirname "$0")/lib/ceph-lib.sh"
+. "$(dirname "$0")/lib/proxy-lib.sh"
+need curl python3 haproxy objdump awk ceph-mon ceph-osd radosgw \
+	radosgw-admin ceph-authtool monmaptool
+
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/symd_check.py"
+"$SYM_ROOT/fixtures/build.sh" >&2 || plan_skip "cannot build the fixtures"
+N=20
+ls "$SYM_ROOT/fixtures/build" | grep -E '^(gcc|clang)-O[0-3]-d[45]-(c|cxx)$' |
+	head -n $((N + 1)) > "$T/names"
+[ "$(wc -l < "$T/names")" = $((N + 1)) ] || plan_skip "fewer than $((N + 1)) fixtures"
+mkdir "$T/files" "$T/want"
+while read -r f; do
+	cp "$SYM_ROOT/fixtures/build/$f" "$T/files/$f"
+	echo "$("$SYM" buildid "$T/files/$f" | cut -d' ' -f1) $T/files/$f"
+done < "$T/names" > "$T/all"
+head -n $N "$T/all" > "$T/ids"
+late=$(tail -1 "$T/all" | cut -d' ' -f2)	# uploaded while radosgw is down
+[ "$(cut -d' ' -f1 "$T/all" | sort -u | wc -l)" = $((N + 1)) ] ||
+	plan_skip "the fixtures' build IDs are not distinct"
+
+plan 12
+
+if ! start_ceph > "$T/ceph.start" 2>&1; then
+	sed 's/^/# /' "$T/ceph.start"
+	_tap 1 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
+	exit 1
+fi
+_tap 0 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
+echo "# ceph started in ${CEPH_START_S} s"
+ceph_s3 -o /dev/null -X PUT "$CEPH_RGW_URL/symd-cluster"
+export AWS_ENDPOINT_URL="$CEPH_RGW_URL" AWS_REGION=us-east-1
+export AWS_ACCESS_KEY_ID="$CEPH_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$CEPH_SECRET_KEY"
+
+echo secret > "$T/token"
+node_args="--upload-token-file $T/token --object-store s3://symd-cluster/t
+	--debuginfod-urls= --quiet"
+PORTS=
+for n in 1 2 3; do
+	# shellcheck disable=SC2086
+	start_symd_node node$n $node_args || exit 1
+	eval "PID$n=$NODE_PID PORT$n=$NODE_PORT"
+	PORTS="$PORTS $NODE_PORT"
+done
+# shellcheck disable=SC2086
+haproxy_cfg "check inter 100ms fall 1 rise 1" $PORTS > "$T/haproxy.cfg"
+start_haproxy "$T/haproxy.cfg" || { echo "Bail out! haproxy did not start"; exit 1; }
+proxy_wait_up 3 || { echo "Bail out! HAProxy never saw 3 nodes up"; exit 1; }
+P=$PROXY_URL
+
+# metric N KEY: node N's value of one /metrics series (0 if absent).
+metric() {
+	eval "port=\$PORT$1"
+	curl -s --max-time 30 "http://127.0.0.1:$port/metrics" |
+		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+}
+conv() { metric "$1" 'symd_conversions_total{result="ok"}'; }
+tget() { metric "$1" 'symd_objstore_requests_total{kind="table",op="get",result="ok"}'; }
+all_right() {
+	SYMD_CHECK_ROUTE=id $CHECK compare-many "$P" "$T/ids" "$T/want" 100 \
+		> "$T/cmp" 2>&1
+	_st=$?
+	sed 's/^/# /' "$T/cmp"
+	is "$1: all $N build IDs answered right through the proxy" "$_st" 0
+}
+
+# --- 1. uploads through the proxy, into the bucket ----------------------------
+# shellcheck disable=SC2046
+"$SYM" upload --server "$P" --token-file "$T/token" $(cut -d' ' -f2 "$T/ids") \
+	> "$T/up" 2>&1
+is "sym upload through the proxy: status 0" "$?" 0
+inbucket=0
+while read -r id _; do
+	[ "$(ceph_s3 -o /dev/null -w '%{http_code}' -I \
+		"$CEPH_RGW_URL/symd-cluster/t/debuginfo/$id")" = 200 ] &&
+		inbucket=$((inbucket + 1))
+done < "$T/ids"
+is "every upload is in the bucket" "$inbucket" $N
+
+# --- 2. symbolize through the proxy -------------------------------------------
+all_right "first answers"
+c0=$(( $(conv 1) + $(conv 2) + $(conv 3) ))
+is "$N conversions in the cluster, one per build ID" "$c0" $N
+
+# --- 3. kill -9 the busiest node ----------------------------------------------
+victim=1 most=$(conv 1)
+for n in 2 3; do
+	[ "$(conv $n)" -gt "$most" ] && { victim=$n; most=$(conv $n); }
+done
+before=0 gets=0
+for n in 1 2 3; do
+	[ $n = "$victim" ] && continue
+	before=$((before + $(conv $n)))
+	gets=$((gets + $(tget $n)))
+done
+eval "kill -9 \$PID$victim; wait \$PID$victim 2>/dev/null"
+all_right "node$victim ($most build IDs) killed"
+after=0 gets2=0
+for n in 1 2 3; do
+	[ $n = "$victim" ] && continue
+	after=$((after + $(conv $n)))
+	gets2=$((gets2 + $(tget $n)))
+done
+is "no table converted a second time" "$((after - before))" 0
+is "the survivors downloaded the dead node's $most tables from the bucket" \
+	"$((gets2 - gets))" "$most"
+python3 - "$P" "$T/ids" <<'EOF'
+import json, sys, time, urllib.request
+lat = []
+for line in open(sys.argv[2]):
+    for _ in range(5):
+        t = time.monotonic()
+        req = urllib.request.Request(sys.argv[1] + "/v1/symbolize/" +
+            line.split()[0], data=json.dumps({"addresses": ["0x1000"]}).encode(),
+            method="POST")
+        urllib.request.urlopen(req, timeout=60).read()
+        lat.append(time.monotonic() - t)
+lat.sort()
+print("# after the failover: %d requests, p50 %.2f ms, p99 %.2f ms" % (
+    len(lat), 1e3 * lat[len(lat) // 2], 1e3 * lat[int(len(lat) * 0.99)]))
+EOF
+
+# --- 4. radosgw stopped, then back -------------------------------------------
+stop_rgw
+all_right "radosgw stopped"
+late_id=$("$SYM" buildid "$late" | cut -d' ' -f1)
+code=$(curl -s -o "$T/late.out" -D "$T/late.hdr" -w '%{http_code}' -m 60 \
+	-H "Authorization: Bearer secret" -T "$late" "$P/v1/debuginfo/$late_id")
+is "radosgw stopped: an upload gets 503" "$code" 503
+ok "... with Retry-After" grep -qi '^Retry-After: [1-9]' "$T/late.hdr"
+start_rgw || { echo "Bail out! radosgw did not come back"; exit 1; }
+is "radosgw back: the upload goes through" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -m 60 \
+	-H "Authorization: Bearer secret" -T "$late" "$P/v1/debuginfo/$late_id")" 201
+
+done_testing
