@@ -772,7 +772,8 @@ void symi_store_ticket_drop(struct sym_store *st, const char *build_id,
 	write_txn(st, ticket_drop_fn, &p);
 }
 
-static int enforce_bound(struct sym_store *st);
+static int enforce_bound(struct sym_store *st, const uint8_t *keep,
+			 size_t keep_len);
 
 /*
  * gone_bad() - what this handle knows of a table removed as corrupt.
@@ -850,7 +851,7 @@ static int put_parts(struct sym_store *st, struct put_ctx *p,
 	if (!err)
 		gone_bad(st, p->id, p->idlen, GONE_CLEAR);
 	if (!err && st->opts.max_size)
-		enforce_bound(st);
+		enforce_bound(st, p->id, p->idlen);
 	return err;
 }
 
@@ -2026,7 +2027,11 @@ static int count_files(struct sym_store *st, struct gc_ctx *g)
 	return symi_files_scan(st, gc_file_fn, g);
 }
 
-static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
+/* Evict least recently used entries until the live bytes fit, never
+ * @keep (the table a put just stored: access times are in seconds, so
+ * it may tie with older ones, and the caller is about to read it). */
+static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted,
+		 const uint8_t *keep, size_t keep_len)
 {
 	*evicted = 0;
 	if (!st->opts.max_size || g->live <= st->opts.max_size)
@@ -2036,6 +2041,9 @@ static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
 		char hex[2 * ID_MAX + 1];
 		int err;
 
+		if (keep && g->v[i].idlen == keep_len &&
+		    memcmp(g->v[i].id, keep, keep_len) == 0)
+			continue;
 		symi_hex(g->v[i].id, g->v[i].idlen, hex);
 		err = sym_store_remove(st, hex);
 		if (err && err != -SYM_E_NOTFOUND)
@@ -2046,7 +2054,8 @@ static int evict(struct sym_store *st, struct gc_ctx *g, uint32_t *evicted)
 	return 0;
 }
 
-static int enforce_bound(struct sym_store *st)
+static int enforce_bound(struct sym_store *st, const uint8_t *keep,
+			 size_t keep_len)
 {
 	struct gc_ctx g = { .now = now() };
 	uint32_t ev;
@@ -2057,7 +2066,7 @@ static int enforce_bound(struct sym_store *st)
 	if (!err)
 		err = count_files(st, &g);
 	if (!err)
-		err = evict(st, &g, &ev);
+		err = evict(st, &g, &ev, keep, keep_len);
 	free(g.v);
 	return err;
 }
@@ -2128,7 +2137,7 @@ int sym_store_gc(struct sym_store *st, int do_compact,
 	if (!err)
 		err = count_files(st, &g);
 	if (!err)
-		err = evict(st, &g, &s.evicted);
+		err = evict(st, &g, &s.evicted, NULL, 0);
 	s.live_bytes = g.live;
 	s.expired = g.expired;
 	s.orphans = g.orphans;

@@ -143,6 +143,11 @@ struct symd_work {
 	struct client *clients_out[CLIENT_BUCKETS];
 	/* Under mu. */
 	pthread_mutex_t mu;
+	/* Held for reading from a table's store to its warm() (conversions,
+	 * downloads); the size bound's gc takes it for writing, and skips a
+	 * tick when it cannot: a table just stored has the second of its
+	 * neighbours in the LRU and could go before warm() saw it. */
+	pthread_rwlock_t gc_lock;
 	struct queue cpu, fetch, io;
 	struct symd_job *done;
 	unsigned running;
@@ -476,8 +481,11 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 
 	test_hold(w, j->id);
 	t0 = now_us();
+	pthread_rwlock_rdlock(&w->gc_lock);
 	err = sym_store_convert(w->o.store, j->id,
 				j->source[0] ? j->source : NULL, NULL);
+	if (err)
+		pthread_rwlock_unlock(&w->gc_lock);
 
 	if (err == -SYM_E_NOTFOUND)
 		return false;
@@ -504,10 +512,11 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 		log_job_error("convert_failed", j, errstr(err));
 		return true;
 	}
-	if (w->o.max_store_size)
-		sym_store_gc(w->o.store, 0, NULL);
+	/* The size bound is kept by the maintenance tick (J_MAINTAIN), not
+	 * here, and not between the store and warm() (gc_lock). */
 	symd_metrics_store(w->o.store);
 	warm(w, j);
+	pthread_rwlock_unlock(&w->gc_lock);
 	if (j->state == SYMD_READY && tls_s3)
 		objstore_put_table(w, j);
 	return true;
@@ -571,13 +580,17 @@ static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
 	struct symd_s3_result r;
 	int err, e_dbg, e_exe;
 
+	pthread_rwlock_rdlock(&w->gc_lock);
 	err = symd_objstore_get_table(tls_s3, w->o.store, w->o.store_dir,
 				      j->id, &r);
 	if (!err) {
+		symd_metrics_store(w->o.store);
 		warm(w, j);
+		pthread_rwlock_unlock(&w->gc_lock);
 		finish(w, j);
 		return true;
 	}
+	pthread_rwlock_unlock(&w->gc_lock);
 	if (err == -SYM_E_BADTABLE)
 		log_objstore(j, "objstore_table_corrupt", &r, err);
 	else if (err != -SYMD_S3_NOTFOUND && err != -SYM_E_STALE)
@@ -986,8 +999,11 @@ static void *worker(void *arg)
 		case J_MAINTAIN:
 			/* Access times and stale readers; the size bound. */
 			sym_store_maintain(w->o.store);
-			if (w->o.max_store_size)
+			if (w->o.max_store_size &&
+			    !pthread_rwlock_trywrlock(&w->gc_lock)) {
 				sym_store_gc(w->o.store, 0, NULL);
+				pthread_rwlock_unlock(&w->gc_lock);
+			}
 			symd_metrics_store(w->o.store);
 			finish(w, j);
 			break;
@@ -1626,6 +1642,7 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 	if (!w->o.ttl_failed)
 		w->o.ttl_failed = 60;
 	pthread_mutex_init(&w->mu, NULL);
+	pthread_rwlock_init(&w->gc_lock, NULL);
 	pthread_cond_init(&w->cpu.cv, NULL);
 	pthread_cond_init(&w->fetch.cv, NULL);
 	pthread_cond_init(&w->io.cv, NULL);
@@ -1756,6 +1773,7 @@ void symd_work_free(struct symd_work *w)
 	pthread_cond_destroy(&w->fetch.cv);
 	pthread_cond_destroy(&w->io.cv);
 	pthread_mutex_destroy(&w->mu);
+	pthread_rwlock_destroy(&w->gc_lock);
 	free(w->threads);
 	free(w->clients);
 	free(w);

@@ -12,7 +12,12 @@
 #     dead node's tables from the bucket (their /metrics); the failover's
 #     request latencies printed;
 #  4. radosgw stopped: warm answers still right through the proxy, and an
-#     upload gets 503 with Retry-After; radosgw back, it goes through.
+#     upload gets 503 with Retry-After; radosgw back, it goes through;
+#  5. the killed node back with an empty store bounded by
+#     --max-store-size 200K, asked for all 20 build IDs directly (about
+#     0.8 MB of tables; the biggest is 96 KB): every answer right, from
+#     tables it downloads and evicts in turn, and its store back within
+#     the bound at its next maintenance tick (every 5 s).
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 . "$(dirname "$0")/lib/ceph-lib.sh"
@@ -36,7 +41,7 @@ late=$(tail -1 "$T/all" | cut -d' ' -f2)	# uploaded while radosgw is down
 [ "$(cut -d' ' -f1 "$T/all" | sort -u | wc -l)" = $((N + 1)) ] ||
 	plan_skip "the fixtures' build IDs are not distinct"
 
-plan 12
+plan 15
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -149,5 +154,30 @@ start_rgw || { echo "Bail out! radosgw did not come back"; exit 1; }
 is "radosgw back: the upload goes through" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -m 60 \
 	-H "Authorization: Bearer secret" -T "$late" "$P/v1/debuginfo/$late_id")" 201
+
+# --- 5. a node whose store holds less than the cluster ----------------------
+# shellcheck disable=SC2086
+start_symd_node small $node_args --max-store-size 200K || exit 1
+SMALL=http://127.0.0.1:$NODE_PORT
+$CHECK compare-many "$SMALL" "$T/ids" "$T/want" 100 > "$T/cmp" 2>&1
+st=$?
+sed 's/^/# /' "$T/cmp"
+is "a node bounded to 200K: all $N build IDs answered right" "$st" 0
+# The bound is kept by symd's maintenance tick (every 5 s): wait for it
+# (30 s is a bound, not a race).
+i=0
+while :; do
+	curl -s --max-time 30 "$SMALL/metrics" > "$T/small.metrics"
+	bytes=$(awk '$1 == "symd_store_bytes" { print $2 + 0 }' "$T/small.metrics")
+	tables=$(awk '$1 == "symd_store_tables" { print $2 + 0 }' "$T/small.metrics")
+	[ "${bytes:-999999999}" -le 204800 ] || [ $i -ge 300 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+echo "# the bounded node holds $tables tables, $bytes bytes"
+ok "its store stays within 200K ($bytes bytes)" \
+	test "${bytes:-999999999}" -le 204800
+ok "it holds fewer tables than the cluster's $N ($tables)" \
+	test "${tables:-$N}" -lt $N
 
 done_testing
