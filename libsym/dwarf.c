@@ -997,6 +997,8 @@ static size_t urange_norm(struct urange *v, size_t n)
 {
 	size_t o = 0;
 
+	if (n == 0)	/* @v may be NULL then, which qsort() may not get */
+		return 0;
 	qsort(v, n, sizeof(*v), urange_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].hi <= v[i].lo)
