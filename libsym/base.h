@@ -43,6 +43,18 @@ static inline bool symi_mul(size_t a, size_t b, size_t *out)
 	return !__builtin_mul_overflow(a, b, out);
 }
 
+/* The value of the hex digit @c (either case), or -1. */
+static inline int symi_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 /*
  * Grow *arr (of *cap elements of size elem) so that it holds at least
  * need elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.

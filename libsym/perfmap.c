@@ -8,17 +8,6 @@
 #include "perfmap.h"
 #include "base.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A hex number of 1 to 16 digits after an optional 0x, at s[*i], up to
  * a space; *i moves to the space.  Returns 0, or -1. */
 static int hex_field(const char *s, size_t n, size_t *i, uint64_t *out)
@@ -30,7 +19,7 @@ static int hex_field(const char *s, size_t n, size_t *i, uint64_t *out)
 	if (k + 1 < n && s[k] == '0' && (s[k + 1] == 'x' || s[k + 1] == 'X'))
 		k += 2;
 	for (; k < n && s[k] != ' '; k++, digits++) {
-		d = hexval(s[k]);
+		d = symi_hexval(s[k]);
 		if (d < 0 || digits == 16)
 			return -1;
 		v = v << 4 | (uint64_t)d;

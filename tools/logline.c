@@ -15,27 +15,16 @@
 #include "logline.h"
 #include "base.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Hex digits at *i (1 to 16 of them), moving *i past them. */
 static bool hexnum(const char *s, size_t len, size_t *i, uint64_t *v)
 {
 	size_t n = 0;
 
 	*v = 0;
-	while (*i < len && hexval(s[*i]) >= 0) {
+	while (*i < len && symi_hexval(s[*i]) >= 0) {
 		if (++n > 16)
 			return false;
-		*v = (*v << 4) | (uint64_t)hexval(s[*i]);
+		*v = (*v << 4) | (uint64_t)symi_hexval(s[*i]);
 		(*i)++;
 	}
 	return n > 0;
@@ -117,7 +106,7 @@ static bool san_tail(const char *s, size_t from, size_t len,
 	if (b != SIZE_MAX && s[len - 1] == ')') {
 		size_t h = b + strlen(" (BuildId: ");
 
-		while (h < len - 1 && hexval(s[h]) >= 0)
+		while (h < len - 1 && symi_hexval(s[h]) >= 0)
 			h++;
 		if (h == len - 1 && h > b + strlen(" (BuildId: ")) {
 			l->build_id.off = b + strlen(" (BuildId: ");

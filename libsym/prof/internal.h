@@ -49,18 +49,6 @@ void symi_idx_release(struct symi_idx *ix);
 /* @s is 2 to 128 lowercase hex digits, an even count. */
 bool symi_prof_build_id_ok(const char *s);
 
-/* The value of the hex digit @c (either case), or -1. */
-static inline int symi_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /*
  * Decode a string of the raw format (docs/raw-format.md) in place: "-"
  * is NULL, "%XX" a byte.  Used by raw.c and by pprof-read.c for the raw
