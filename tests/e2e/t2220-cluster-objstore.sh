@@ -57,18 +57,9 @@ export AWS_ACCESS_KEY_ID="$CEPH_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$CEPH_SECRET_
 echo secret > "$T/token"
 node_args="--upload-token-file $T/token --object-store s3://symd-cluster/t
 	--debuginfod-urls= --quiet"
-PORTS=
-for n in 1 2 3; do
-	# shellcheck disable=SC2086
-	start_symd_node node$n $node_args || exit 1
-	eval "PID$n=$NODE_PID PORT$n=$NODE_PORT"
-	PORTS="$PORTS $NODE_PORT"
-done
 # shellcheck disable=SC2086
-haproxy_cfg "check inter 100ms fall 1 rise 1" $PORTS > "$T/haproxy.cfg"
-start_haproxy "$T/haproxy.cfg" || { echo "Bail out! haproxy did not start"; exit 1; }
-proxy_wait_up 3 || { echo "Bail out! HAProxy never saw 3 nodes up"; exit 1; }
-P=$PROXY_URL
+start_cluster $node_args ||
+	{ echo "Bail out! the cluster did not start"; exit 1; }
 
 # metric N KEY: node N's value of one /metrics series (0 if absent).
 metric() {
@@ -78,13 +69,6 @@ metric() {
 }
 conv() { metric "$1" 'symd_conversions_total{result="ok"}'; }
 tget() { metric "$1" 'symd_objstore_requests_total{kind="table",op="get",result="ok"}'; }
-all_right() {
-	SYMD_CHECK_ROUTE=id $CHECK compare-many "$P" "$T/ids" "$T/want" 100 \
-		> "$T/cmp" 2>&1
-	_st=$?
-	sed 's/^/# /' "$T/cmp"
-	is "$1: all $N build IDs answered right through the proxy" "$_st" 0
-}
 
 # --- 1. uploads through the proxy, into the bucket ----------------------------
 # shellcheck disable=SC2046
@@ -100,7 +84,7 @@ done < "$T/ids"
 is "every upload is in the bucket" "$inbucket" $N
 
 # --- 2. symbolize through the proxy -------------------------------------------
-all_right "first answers"
+proxy_all_right "first answers"
 c0=$(( $(conv 1) + $(conv 2) + $(conv 3) ))
 is "$N conversions in the cluster, one per build ID" "$c0" $N
 
@@ -116,7 +100,7 @@ for n in 1 2 3; do
 	gets=$((gets + $(tget $n)))
 done
 eval "kill -9 \$PID$victim; wait \$PID$victim 2>/dev/null"
-all_right "node$victim ($most build IDs) killed"
+proxy_all_right "node$victim ($most build IDs) killed"
 after=0 gets2=0
 for n in 1 2 3; do
 	[ $n = "$victim" ] && continue
@@ -144,7 +128,7 @@ EOF
 
 # --- 4. radosgw stopped, then back -------------------------------------------
 stop_rgw
-all_right "radosgw stopped"
+proxy_all_right "radosgw stopped"
 late_id=$("$SYM" buildid "$late" | cut -d' ' -f1)
 code=$(curl -s -o "$T/late.out" -D "$T/late.hdr" -w '%{http_code}' -m 60 \
 	-H "Authorization: Bearer secret" -T "$late" "$P/v1/debuginfo/$late_id")

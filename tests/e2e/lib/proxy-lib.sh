@@ -14,6 +14,13 @@
 #                           one per PORT (node1, node2, ...), and the
 #                           default-server line's check options made OPTS
 #   proxy_wait_up N         wait until HAProxy's stats say N servers UP
+#   start_cluster ARGS...   nodes node1-node3 (start_symd_node ARGS; sets
+#                           PID1-PID3, PORT1-PORT3) behind HAProxy checking
+#                           every 100 ms (sets P); returns 1 when a node
+#                           fails, 2 when HAProxy does
+#   proxy_all_right LABEL   one TAP point: every "BUILDID FILE" line of
+#                           $T/ids asked through $P, every frame checked
+#                           (symd_check.py compare-many, $T/want its cache)
 #
 # Everything started is killed at exit.
 _proxy_pids=
@@ -187,4 +194,27 @@ os.execvp("nginx", ["nginx", "-g", "daemon off;", "-p",
 	_proxy_pids="$_proxy_pids $NGINX_PID"
 	_proxy_ready nginx "$NGINX_PID" "$T/nginx.pid" || return 1
 	NGINX_URL=$_url
+}
+
+start_cluster() {
+	_ports=
+	for _cn in 1 2 3; do	# (start_symd_node sets _n)
+		start_symd_node node$_cn "$@" || return 1
+		eval "PID$_cn=$NODE_PID PORT$_cn=$NODE_PORT"
+		_ports="$_ports $NODE_PORT"
+	done
+	# shellcheck disable=SC2086
+	haproxy_cfg "check inter 100ms fall 1 rise 1" $_ports > "$T/haproxy.cfg"
+	start_haproxy "$T/haproxy.cfg" || return 2
+	proxy_wait_up 3 || { echo "# HAProxy never saw 3 nodes up" >&2; return 1; }
+	P=$PROXY_URL
+}
+
+proxy_all_right() {
+	SYMD_CHECK_ROUTE=id python3 "$SYM_ROOT/tests/e2e/lib/symd_check.py" \
+		compare-many "$P" "$T/ids" "$T/want" 100 > "$T/cmp" 2>&1
+	_st=$?
+	sed 's/^/# /' "$T/cmp"
+	is "$1: all $(wc -l < "$T/ids") build IDs answered right through the proxy" \
+		"$_st" 0
 }
