@@ -43,6 +43,8 @@
  *              walker (modid.h; also compiled into libsymprof)
  *   perfmap.c  the perf map reader (/tmp/perf-PID.map: JIT code's names;
  *              perfmap.h; also compiled into libsymprof)
+ *   jitdump.c  the jitdump reader (jit-PID.dump: JIT code's loads and
+ *              moves; jitdump.h)
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H

@@ -171,7 +171,7 @@ struct rec {
 	 * an outermost frame. */
 	uint64_t fp_incomplete, fp_unsound, fp_past_outermost;
 	/* JIT frames (last window): unique anonymous frames, and those
-	 * named from perf maps. */
+	 * named from perf maps or jitdumps. */
 	uint64_t jit_frames, jit_named;
 	/* The processes of this window: start and owner, kept when first
 	 * seen (a process may be gone, and forgotten, when the window
@@ -180,6 +180,8 @@ struct rec {
 		int32_t pid;
 		uint32_t uid;
 		int64_t start_ns;
+		char *jitdump;		/* its path, or NULL; free() */
+		int32_t jitdump_pid;
 	} *jprocs;
 	size_t njprocs, capjprocs;
 	/* dwarf mode, whole stacks: the stack copy they needed, in
@@ -859,6 +861,8 @@ static int set_value_types(struct rec *r)
 	return 0;
 }
 
+static void jit_procs_clear(struct rec *r);
+
 static int new_window(struct rec *r)
 {
 	int err;
@@ -871,7 +875,7 @@ static int new_window(struct rec *r)
 	r->gen++;
 	idset_release(&r->procs);
 	idset_release(&r->threads);
-	r->njprocs = 0;
+	jit_procs_clear(r);
 	r->samples = r->lost = r->throttled = r->dropped = 0;
 	memset(r->flagged, 0, sizeof(r->flagged));
 	r->win_start_real = (int64_t)now_ns(CLOCK_REALTIME);
@@ -941,16 +945,68 @@ static int prof_kernel_map(struct rec *r, uint32_t *id)
 	return 0;
 }
 
-/* Keep @pid's start and owner for its perf map (jit_start()). */
+/* Keep @pid's start and owner for its perf map (jit_start()), and its
+ * jitdump's path as known now (jit_dump()). */
 static void jit_proc_add(struct rec *r, int32_t pid)
 {
 	struct jit_proc j = { .pid = pid };
+	const char *dump;
 
 	if (pm_process_start(r->pm, pid, &j.start_ns, &j.uid) ||
 	    tool_grow(&r->jprocs, &r->capjprocs, r->njprocs + 1,
 		      sizeof(*r->jprocs), 16))
 		return;	/* unknown: the map is reported unchecked */
+	dump = pm_jitdump(r->pm, pid, &j.jitdump_pid);
+	if (dump)
+		j.jitdump = strdup(dump);	/* NULL: asked again at the end */
 	r->jprocs[r->njprocs++] = j;
+}
+
+/* @pid mapped what may be its jitdump: keep the path with the process
+ * when it was seen this window already (jit_proc_add() takes it
+ * otherwise), since the process may be gone when the window ends. */
+static void jit_dump_seen(struct rec *r, int32_t pid)
+{
+	int32_t dpid;
+	const char *d = pm_jitdump(r->pm, pid, &dpid);
+	char *copy;
+
+	for (size_t i = r->njprocs; d && i-- > 0;) {
+		if (r->jprocs[i].pid != pid)
+			continue;
+		if (r->jprocs[i].jitdump && !strcmp(r->jprocs[i].jitdump, d))
+			return;
+		copy = strdup(d);
+		if (!copy)
+			return;
+		free(r->jprocs[i].jitdump);
+		r->jprocs[i].jitdump = copy;
+		r->jprocs[i].jitdump_pid = dpid;
+		return;
+	}
+}
+
+static void jit_procs_clear(struct rec *r)
+{
+	for (size_t i = 0; i < r->njprocs; i++)
+		free(r->jprocs[i].jitdump);
+	r->njprocs = 0;
+}
+
+/* jitmap_dump_fn: @pid's jitdump, as mapped now, else as kept when it
+ * was first seen this window (it may be gone by now). */
+static const char *jit_dump(void *ctx, int32_t pid, int32_t *dump_pid)
+{
+	struct rec *r = ctx;
+	const char *d = pm_jitdump(r->pm, pid, dump_pid);
+
+	for (size_t i = r->njprocs; !d && i-- > 0;) {
+		if (r->jprocs[i].pid != pid || !r->jprocs[i].jitdump)
+			continue;
+		*dump_pid = r->jprocs[i].jitdump_pid;
+		d = r->jprocs[i].jitdump;
+	}
+	return d;
 }
 
 /* jitmap_start_fn: the latest start kept for @pid this window. */
@@ -1580,6 +1636,8 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		pm_mmap(r->pm, (int32_t)mb.pid, t, mb.addr, mb.len, mb.pgoff,
 			has_bid ? mb.build_id : NULL,
 			has_bid ? mb.build_id_size : 0, s);
+		if (strstr(s, "/jit-"))	/* maybe a jitdump: keep it */
+			jit_dump_seen(r, (int32_t)mb.pid);
 		return;
 	case PERF_RECORD_COMM:
 		if (h->size < sizeof(*h) + sizeof(ids))
@@ -2028,41 +2086,50 @@ static int out_path(const struct rec *r, char *buf, size_t len)
 	return 0;
 }
 
-/* Say what a process's perf map gave, and what was wrong with it. */
+/* Say what a process's jitdump or perf map gave, and what was wrong
+ * with it. */
 static void jit_report(void *ctx, const struct jitmap_report *j)
 {
 	struct rec *r = ctx;
+	const char *k = j->dump ? "jitdump" : "perf map";
 
 	r->jit_frames += j->frames;
 	r->jit_named += j->named;
+	if (j->dump_err)
+		tool_err("warning: jitdump '%s' of process %d not used: %s%s%s",
+			 j->dump_path, (int)j->pid, j->dump_bad[0] ?
+			 j->dump_bad : strerror(-j->dump_err),
+			 j->err ? "" : "; its perf map is", j->err ? "" :
+			 " used instead");
 	if (j->err == -ENOENT)
 		return;
 	if (j->err) {
-		tool_err("warning: cannot read perf map '%s': %s", j->path,
+		tool_err("warning: cannot read %s '%s': %s", k, j->path,
 			 strerror(-j->err));
 		return;
 	}
 	if (j->nbad)
-		tool_err("warning: perf map '%s': %u lines skipped (first: %s)",
-			 j->path, j->nbad, j->first_bad);
+		tool_err("warning: %s '%s': %u %s skipped (first: %s)", k,
+			 j->path, j->nbad, j->dump ? "records" : "lines",
+			 j->first_bad);
 	if (j->cut)
-		tool_err("warning: perf map '%s': read up to %zu entries or "
-			 "%u MiB; the rest is left out", j->path,
+		tool_err("warning: %s '%s': read up to %zu entries or "
+			 "%u MiB; the rest is left out", k, j->path,
 			 (size_t)SYMI_PERFMAP_MAX_ENTRIES, JITMAP_BYTES_MAX >> 20);
 	if (j->trust == JITMAP_STALE)
-		tool_err("warning: perf map '%s' was last written %.3f s "
+		tool_err("warning: %s '%s' was last written %.3f s "
 			 "before process %d started: another process's, whose "
 			 "PID was reused; its names are not used (maps flagged "
-			 "perf-map-stale)", j->path,
+			 "perf-map-stale)", k, j->path,
 			 (double)(j->start_ns - j->mtime_ns) / 1e9, (int)j->pid);
 	else if (j->trust == JITMAP_FOREIGN)
-		tool_err("warning: perf map '%s' is owned by neither root nor "
+		tool_err("warning: %s '%s' is owned by neither root nor "
 			 "the owner of process %d; its names are not used (maps "
-			 "flagged perf-map-stale)", j->path, (int)j->pid);
+			 "flagged perf-map-stale)", k, j->path, (int)j->pid);
 	else if (j->trust == JITMAP_UNCHECKED)
-		tool_err("warning: perf map '%s': the start of process %d is "
+		tool_err("warning: %s '%s': the start of process %d is "
 			 "unknown, so the map's age could not be checked; used",
-			 j->path, (int)j->pid);
+			 k, j->path, (int)j->pid);
 }
 
 static int write_prof(struct rec *r, int fd)
@@ -2215,7 +2282,8 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 	/* JIT frames: the perf maps as they are now, at the window's end
 	 * (the runtimes append while they run) */
 	r->jit_frames = r->jit_named = 0;
-	err = jitmap_name_profile(r->prof, "/tmp", jit_start, jit_report, r);
+	err = jitmap_name_profile(r->prof, "/tmp", jit_start, jit_dump,
+				  jit_report, r);
 	if (err)
 		return err;
 	err = out_path(r, path, pathlen);
@@ -2361,7 +2429,8 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		fprintf(stderr,
 			"%s: JIT frames (last file): %" PRIu64 " of %" PRIu64
 			" unique frames in anonymous code named from perf "
-			"maps\n", tool_prog(), r->jit_named, r->jit_frames);
+			"maps or jitdumps\n", tool_prog(), r->jit_named,
+			r->jit_frames);
 	if (r->o.cg == CG_DWARF)
 		fprintf(stderr,
 			"%s: stack copy of %u bytes; whole stacks needed, 50%% / "
@@ -2732,6 +2801,7 @@ static void release(struct rec *r)
 		free(r->ksnap_owed[--r->ksnap_nowed]);
 	idset_release(&r->procs);
 	idset_release(&r->threads);
+	jit_procs_clear(r);
 	free(r->jprocs);
 	free(r->sb_buf);
 	free(r->sbs);

@@ -1,5 +1,6 @@
 /*
- * jitmap.c - a process's perf map for the recorder (jitmap.h).
+ * jitmap.c - a process's JIT code for the recorder (jitmap.h): its
+ * jitdump, else its perf map.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 
 #include "agent/jitmap.h"
 #include "grow.h"
+#include "jitdump.h"
 #include "sym_prof.h"
 #include "base.h"
 
@@ -31,8 +33,8 @@ static int keep(struct jitmap *jm, size_t *cap,
 static void note_bad(struct jitmap *jm, uint32_t line, const char *why)
 {
 	if (!jm->nbad++)
-		snprintf(jm->first_bad, sizeof(jm->first_bad), "line %u: %s",
-			 line, why);
+		snprintf(jm->first_bad, sizeof(jm->first_bad), "%s %u: %s",
+			 jm->dump_pid ? "record at byte" : "line", line, why);
 }
 
 /* Resolve the overlaps into segments. */
@@ -81,6 +83,133 @@ int jitmap_parse(struct jitmap *jm, char *text, size_t len)
 	return flatten(jm);
 }
 
+/* ---- jitdumps ---- */
+
+/* A load of the dump, by code_index, for naming moves. */
+struct load_key {
+	uint64_t index;
+	uint32_t ent;		/* its entry: file order */
+};
+
+static int cmp_load(const void *a, const void *b)
+{
+	const struct load_key *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (x->ent > y->ent) - (x->ent < y->ent);
+}
+
+/* The entry of the latest load of @index before entry @before, or -1. */
+static long latest_load(const struct load_key *k, size_t n, uint64_t index,
+			uint32_t before)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first key past (index, before) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k[mid].index < index ||
+		    (k[mid].index == index && k[mid].ent < before))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || k[lo - 1].index != index)
+		return -1;
+	return (long)k[lo - 1].ent;
+}
+
+/* Name each move (an entry with no name yet; its code_index in @idx)
+ * after its load, and drop the moves of code never loaded. */
+static int name_moves(struct jitmap *jm, const uint64_t *idx)
+{
+	struct load_key *k = NULL;
+	size_t nk = 0, out = 0;
+
+	k = calloc(jm->nents ? jm->nents : 1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < jm->nents; i++)
+		if (jm->ents[i].name)
+			k[nk++] = (struct load_key){ idx[i], (uint32_t)i };
+	qsort(k, nk, sizeof(*k), cmp_load);
+	for (size_t i = 0; i < jm->nents; i++) {
+		struct symi_perfmap_ent e = jm->ents[i];
+		long l;
+
+		if (!e.name) {
+			l = latest_load(k, nk, idx[i], (uint32_t)i);
+			if (l < 0) {
+				note_bad(jm, e.line, "move of code never loaded");
+				continue;
+			}
+			e.name = jm->ents[l].name;
+			e.namelen = jm->ents[l].namelen;
+		}
+		jm->ents[out++] = e;
+	}
+	jm->nents = out;
+	free(k);
+	return 0;
+}
+
+/* Keep record @r as an entry (its line: its offset), its code_index in
+ * *idx. */
+static int keep_rec(struct jitmap *jm, size_t *cap, uint64_t **idx,
+		    size_t *capidx, const struct symi_jitdump_rec *r)
+{
+	struct symi_perfmap_ent e = {
+		.start = r->addr, .size = r->size, .line = (uint32_t)r->off,
+		.name = r->id == SYMI_JITDUMP_LOAD ? r->name : NULL,
+		.namelen = r->id == SYMI_JITDUMP_LOAD ? r->namelen : 0,
+	};
+	int rc;
+
+	if (tool_grow(idx, capidx, jm->nents + 1, sizeof(**idx), 256))
+		return -ENOMEM;
+	(*idx)[jm->nents] = r->code_index;
+	rc = keep(jm, cap, &e);
+	return rc;
+}
+
+int jitmap_parse_dump(struct jitmap *jm, char *text, size_t len)
+{
+	struct symi_jitdump_hdr h;
+	struct symi_jitdump_rec r;
+	size_t off = 0, cap = 0, capidx = 0;
+	uint64_t *idx = NULL;
+	const char *why;
+	int rc;
+
+	jm->text = text;
+	jm->len = len;
+	if (symi_jitdump_header(text, len, &h, &off, &why)) {
+		snprintf(jm->first_bad, sizeof(jm->first_bad), "%s", why);
+		return -EINVAL;
+	}
+	jm->dump_pid = h.pid ? h.pid : UINT32_MAX;
+	while ((rc = symi_jitdump_next(text, len, &h, &off, &r, &why))) {
+		if (rc < 0) {
+			note_bad(jm, (uint32_t)r.off, why);
+			continue;
+		}
+		rc = keep_rec(jm, &cap, &idx, &capidx, &r);
+		if (rc < 0)
+			goto out;
+		if (rc > 0)
+			break;
+	}
+	if (why)	/* the walk stopped early: what came before stays */
+		note_bad(jm, (uint32_t)off, why);
+	rc = name_moves(jm, idx);
+	if (!rc)
+		rc = flatten(jm);
+out:
+	free(idx);
+	return rc;
+}
+
 /* Read @fd whole, up to JITMAP_BYTES_MAX. */
 static int read_all(int fd, char **out, size_t *len, bool *cut)
 {
@@ -116,11 +245,12 @@ static int read_all(int fd, char **out, size_t *len, bool *cut)
 	return 0;
 }
 
-int jitmap_load(struct jitmap *jm, const char *path)
+/* Open @path (a regular file, no symlink, no blocking on a FIFO), note
+ * its mtime and owner in @jm, and read it whole. */
+static int read_file(struct jitmap *jm, const char *path, char **text,
+		     size_t *len)
 {
 	struct stat st;
-	char *text = NULL;
-	size_t len = 0;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -138,11 +268,38 @@ int jitmap_load(struct jitmap *jm, const char *path)
 	jm->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
 		       st.st_mtim.tv_nsec;
 	jm->uid = (uint32_t)st.st_uid;
-	err = read_all(fd, &text, &len, &jm->cut);
+	err = read_all(fd, text, len, &jm->cut);
 	close(fd);
+	return err;
+}
+
+int jitmap_load(struct jitmap *jm, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err = read_file(jm, path, &text, &len);
+
 	if (err)
 		return err;
 	return jitmap_parse(jm, text, len);
+}
+
+int jitmap_load_dump(struct jitmap *jm, const char *path, int32_t pid)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err = read_file(jm, path, &text, &len);
+
+	if (err)
+		return err;
+	err = jitmap_parse_dump(jm, text, len);
+	if (!err && (int64_t)jm->dump_pid != (int64_t)pid) {
+		snprintf(jm->first_bad, sizeof(jm->first_bad),
+			 "written by process %u, not %d", jm->dump_pid,
+			 (int)pid);
+		err = -EINVAL;
+	}
+	return err;
 }
 
 enum jitmap_trust jitmap_check(const struct jitmap *jm, int64_t start_ns,
@@ -286,10 +443,38 @@ static void flag_maps(struct sym_prof *p, int32_t pid, uint32_t flag)
 	}
 }
 
-/* Load, check and use @pid's perf map. */
+/* Load @pid's jitdump when it has one, else its perf map, into @jm;
+ * what went wrong goes to @rep. */
+static void load_for(struct jitmap *jm, const char *dir, jitmap_dump_fn dump,
+		     void *ctx, int32_t pid, struct jitmap_report *rep)
+{
+	const char *path = NULL;
+	int32_t dpid = 0;
+
+	if (dump)
+		path = dump(ctx, pid, &dpid);
+	if (path) {
+		rep->dump = true;
+		snprintf(rep->path, sizeof(rep->path), "%s", path);
+		rep->err = jitmap_load_dump(jm, rep->path, dpid);
+		if (rep->err == 0 || rep->err == -ENOMEM)
+			return;
+		/* said by the caller's report; then the perf map */
+		rep->dump_err = rep->err;
+		memcpy(rep->dump_bad, jm->first_bad, sizeof(rep->dump_bad));
+		snprintf(rep->dump_path, sizeof(rep->dump_path), "%s", path);
+		jitmap_release(jm);
+		rep->dump = false;
+	}
+	snprintf(rep->path, sizeof(rep->path), "%s/perf-%d.map", dir,
+		 (int)pid);
+	rep->err = jitmap_load(jm, rep->path);
+}
+
+/* Load, check and use @pid's jitdump or perf map. */
 static int name_process(struct sym_prof *p, const char *dir,
-			jitmap_start_fn start, void *ctx, int32_t pid,
-			struct jitmap_report *rep)
+			jitmap_start_fn start, jitmap_dump_fn dump, void *ctx,
+			int32_t pid, struct jitmap_report *rep)
 {
 	struct jitmap jm = { 0 };
 	uint32_t uid = 0;
@@ -297,9 +482,7 @@ static int name_process(struct sym_prof *p, const char *dir,
 
 	memset(rep, 0, sizeof(*rep));
 	rep->pid = pid;
-	snprintf(rep->path, sizeof(rep->path), "%s/perf-%d.map", dir,
-		 (int)pid);
-	rep->err = jitmap_load(&jm, rep->path);
+	load_for(&jm, dir, dump, ctx, pid, rep);
 	if (rep->err == -ENOMEM)
 		err = -ENOMEM;
 	if (rep->err)
@@ -325,7 +508,8 @@ out:
 }
 
 int jitmap_name_profile(struct sym_prof *p, const char *dir,
-			jitmap_start_fn start, jitmap_report_fn fn, void *ctx)
+			jitmap_start_fn start, jitmap_dump_fn dump,
+			jitmap_report_fn fn, void *ctx)
 {
 	struct jitmap_report rep;
 	int32_t *pids = NULL;
@@ -333,7 +517,7 @@ int jitmap_name_profile(struct sym_prof *p, const char *dir,
 	int err = anon_pids(p, &pids, &n);
 
 	for (size_t i = 0; !err && i < n; i++) {
-		err = name_process(p, dir, start, ctx, pids[i], &rep);
+		err = name_process(p, dir, start, dump, ctx, pids[i], &rep);
 		if (!err && fn)
 			fn(ctx, &rep);
 	}

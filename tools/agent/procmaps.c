@@ -48,6 +48,9 @@ struct proc {
 	int64_t start_ns;
 	uint32_t uid;
 	char comm[COMM_LEN + 1];
+	/* The jitdump its runtime mapped (jit-N.dump), or NULL; owned. */
+	char *jitdump;
+	int32_t jitdump_pid;
 	struct pm_map **live;	/* sorted by start, disjoint */
 	size_t nlive, caplive;
 	struct pm_map **dead;
@@ -394,6 +397,7 @@ static void proc_free(struct proc *p)
 		map_free(p->dead[i]);
 	free(p->live);
 	free(p->dead);
+	free(p->jitdump);
 	free(p);
 }
 
@@ -830,6 +834,40 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The N of a path whose last component is jit-N.dump (perf's jitdump
+ * name), or 0. */
+static int32_t jitdump_pid(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	char *end;
+	long n;
+
+	b = b ? b + 1 : path;
+	if (strncmp(b, "jit-", 4) != 0 || b[4] < '1' || b[4] > '9')
+		return 0;
+	errno = 0;
+	n = strtol(b + 4, &end, 10);
+	if (errno || n <= 0 || n > INT32_MAX || strcmp(end, ".dump") != 0)
+		return 0;
+	return (int32_t)n;
+}
+
+/* Note @path as @p's jitdump when it is one. */
+static void note_jitdump(struct proc *p, const char *path)
+{
+	int32_t n = jitdump_pid(path);
+	char *copy;
+
+	if (!n || (p->jitdump && strcmp(p->jitdump, path) == 0))
+		return;
+	copy = strdup(path);
+	if (!copy)
+		return;	/* the perf map is tried instead */
+	free(p->jitdump);
+	p->jitdump = copy;
+	p->jitdump_pid = n;
+}
+
 static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 		   uint64_t end, uint64_t pgoff, const char *kbid,
 		   const char *path)
@@ -854,6 +892,7 @@ static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 		return -ENOMEM;
 	}
 	if (m->kind == PM_FILE) {
+		note_jitdump(p, path);
 		resolve_file(pm, m, kbid);
 	} else if (m->kind == PM_VDSO) {
 		resolve_vdso(pm, m);
@@ -1128,6 +1167,8 @@ void pm_exec(struct pm *pm, int32_t pid, uint64_t t)
 			map_free(p->live[i]);
 	}
 	p->nlive = 0;
+	free(p->jitdump);	/* the old program's */
+	p->jitdump = NULL;
 	if (pm->hooks.forget)
 		pm->hooks.forget(pm->hooks.ctx, pid);
 	/* The new program's name and namespace facts. */
@@ -1214,6 +1255,16 @@ int pm_process_start(struct pm *pm, int32_t pid, int64_t *start_ns,
 	*start_ns = p->start_ns;
 	*uid = p->uid;
 	return 0;
+}
+
+const char *pm_jitdump(struct pm *pm, int32_t pid, int32_t *dump_pid)
+{
+	struct proc *p = proc_get(pm, pid);
+
+	if (!p || !p->jitdump)
+		return NULL;
+	*dump_pid = p->jitdump_pid;
+	return p->jitdump;
 }
 
 const char *pm_thread(struct pm *pm, int32_t tid)

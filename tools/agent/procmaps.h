@@ -222,6 +222,14 @@ const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,
 int pm_process_start(struct pm *pm, int32_t pid, int64_t *start_ns,
 		     uint32_t *uid);
 
+/**
+ * pm_jitdump() - the jitdump @pid's runtime mapped (a file named
+ * jit-N.dump, which JIT runtimes map so that perf finds it), borrowed
+ * until @pid's next exec or its end, or NULL.
+ * @param[out] dump_pid  the N of its name
+ */
+const char *pm_jitdump(struct pm *pm, int32_t pid, int32_t *dump_pid);
+
 /** pm_thread() - the comm of thread @tid, borrowed, or NULL. */
 const char *pm_thread(struct pm *pm, int32_t tid);
 

@@ -4,8 +4,10 @@ samples, as `sym fold --pid --jit --kernel --broken=plain` or
 `perf script -F comm,pid,ip,sym,dso` (no call chains) print them.
 
 Prints one line: "total jit named top_name\\ttop_count" where jit counts
-samples whose leaf is in JIT code (sym: a frame marked _[j]; perf: a dso
-that is the process's perf map), named those of them that got a name
+samples whose leaf is in JIT code (sym: a frame marked _[j], named
+unless its name is a bracketed placeholder; perf: a dso
+that is the process's perf map, or one of the jitted-PID-N.so files
+that `perf inject --jit` makes from its jitdump), named those of them that got a name
 (sym: not [perf-map]+?; perf: not [unknown]), and top the most frequent
 JIT name with its samples.  Then one line per JIT name: "count\\tname".
 """
@@ -24,7 +26,9 @@ def sym_leaves(path, pid):
         leaf = frames[-1]
         if leaf.endswith("_[j]"):
             name = leaf[:-4]
-            yield int(count), True, None if name.startswith("[perf-map") \
+            # unnamed: "[perf-map]+?", "[perf-map-stale]+?", "[anon]+?"
+            # (a JIT frame no map or jitdump named)
+            yield int(count), True, None if name.startswith("[") \
                 else name
         else:
             yield int(count), False, None
@@ -34,12 +38,13 @@ def perf_leaves(path, pid):
     # "node 12345 7f0a1c2d3e4f JS:*hot /x.js:1:2 (/tmp/perf-12345.map)"
     pat = re.compile(r"^\s*\S+\s+(\d+)\s+([0-9a-f]+)\s+(.*)\s+\((.*)\)$")
     mapname = "/tmp/perf-%s.map" % pid
+    jitted = re.compile(r"(^|/)jitted-%s-\d+\.so$" % re.escape(pid))
     for line in open(path, encoding="utf-8", errors="replace"):
         m = pat.match(line.rstrip("\n"))
         if not m or m.group(1) != pid:
             continue
         sym, dso = m.group(3), m.group(4)
-        if dso != mapname:
+        if dso != mapname and not jitted.search(dso):
             yield 1, False, None
         else:
             yield 1, True, None if sym == "[unknown]" else sym
