@@ -315,9 +315,11 @@ $(SYMPROF_MODID): libsym/modid.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
 
-# The perf map reader (libsym/perfmap.c, libc only) likewise.
-SYMPROF_PERFMAP := $(B)/tools/symprof/libsym-perfmap.o
-$(SYMPROF_PERFMAP): libsym/perfmap.c $(B)/.flags
+# The perf map and jitdump readers (libsym/perfmap.c, libsym/jitdump.c,
+# libc only) likewise.
+SYMPROF_PERFMAP := $(B)/tools/symprof/libsym-perfmap.o \
+	$(B)/tools/symprof/libsym-jitdump.o
+$(B)/tools/symprof/libsym-%.o: libsym/%.c $(B)/.flags
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(SYMPROF_CFLAGS) -c -o $@ $<
 

@@ -16,8 +16,16 @@
  * PID this one reuses) or owned by another user is not used: the maps
  * get `perf-map-stale`.
  *
+ * A program whose runtime writes a jitdump (jit-PID.dump, perf's other
+ * format: node --perf-prof) maps it executable; a mapping of that name
+ * with our PID, seen in /proc/self/maps, is read instead of the perf map
+ * (libsym/jitdump.c), with the same trust rules.  Its loads name the
+ * code; its moves are not followed here (sym record follows them; V8
+ * never moves code while it writes a jitdump).
+ *
  * Memory comes from mmap, never malloc (symprof.h); what is read is
- * bounded: SP_JIT_BYTES of map, SYMI_PERFMAP_MAX_ENTRIES entries.
+ * bounded: SP_JIT_BYTES of map or jitdump, SYMI_PERFMAP_MAX_ENTRIES
+ * entries.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +36,7 @@
 #include <unistd.h>
 
 #include "symprof.h"
+#include "jitdump.h"
 #include "perfmap.h"
 
 #define SP_JIT_REGIONS 256
@@ -45,6 +54,7 @@ static struct {
 	uint64_t start[SP_JIT_REGIONS], end[SP_JIT_REGIONS];
 	size_t n;
 	unsigned scans;
+	char dump[4096];	/* our jitdump's path, or "" */
 } R;
 
 static struct {
@@ -119,11 +129,41 @@ static uint64_t hexnum(const char **s)
 	}
 }
 
+/* Is @path (@n bytes) our jitdump, jit-PID.dump with our PID? */
+static bool our_dump(const char *path, size_t n)
+{
+	const char *b = path + n;
+	char want[40], num[24];
+	size_t k;
+
+	while (b > path && b[-1] != '/')
+		b--;
+	sp_fmt_u64(num, sizeof(num), (uint64_t)getpid());
+	k = strlen(num);
+	memcpy(want, "jit-", 4);
+	memcpy(want + 4, num, k);
+	memcpy(want + 4 + k, ".dump", 6);
+	return (size_t)(path + n - b) == k + 9 && !memcmp(b, want, k + 9);
+}
+
+/* Note our jitdump when line @s..@end maps it. */
+static void maps_dump(const char *s, const char *end)
+{
+	const char *path = memchr(s, '/', (size_t)(end - s));
+	size_t n = path ? (size_t)(end - path) : 0;
+
+	if (n && n < sizeof(R.dump) && our_dump(path, n)) {
+		memcpy(R.dump, path, n);
+		R.dump[n] = '\0';
+	}
+}
+
 /* One line of /proc/self/maps: an anonymous executable mapping? */
 static void maps_line(const char *s, const char *end)
 {
 	uint64_t a, b;
 	int field = 0;
+	const char *line = s;
 
 	a = hexnum(&s);
 	if (*s++ != '-')
@@ -134,6 +174,8 @@ static void maps_line(const char *s, const char *end)
 	for (; s < end; s++)	/* a path is the sixth field */
 		if (*s == ' ' && s + 1 < end && s[1] != ' ')
 			field++;
+	if (field >= 5)
+		maps_dump(line, end);
 	for (size_t k = 0; k < R.n; k++)
 		if (a < R.end[k] && R.start[k] < b)
 			return;	/* known, or overlapping one known */
@@ -220,17 +262,60 @@ static void parse_map(size_t len)
 	J.nsegs = symi_perfmap_flatten(J.ents, n, pts, heap, J.segs);
 }
 
-void sp_jit_begin(uint32_t first_id, size_t max_frames)
+/* Parse our jitdump's loads (J.text, @len bytes) and resolve their
+ * overlaps; false when it is no jitdump of ours. */
+static bool parse_dump(size_t len)
+{
+	size_t off = 0, cap = SYMI_PERFMAP_MAX_ENTRIES, n = 0;
+	struct symi_jitdump_hdr h;
+	struct symi_jitdump_rec r;
+	struct symi_perfmap_pt *pts;
+	uint32_t *heap;
+	const char *why;
+	int rc;
+
+	if (symi_jitdump_header(J.text, len, &h, &off, &why) ||
+	    h.pid != (uint32_t)getpid())
+		return false;
+	/* a load record holds at least 58 bytes */
+	if (cap > len / 58 + 1)
+		cap = len / 58 + 1;
+	J.ents = jit_mmap(cap * sizeof(*J.ents));
+	J.segs = jit_mmap(2 * cap * sizeof(*J.segs));
+	pts = jit_mmap(2 * cap * sizeof(*pts));
+	heap = jit_mmap(cap * sizeof(*heap));
+	J.fn_done = jit_mmap(cap);
+	if (!J.ents || !J.segs || !pts || !heap || !J.fn_done)
+		return true;
+	while (n < cap &&
+	       (rc = symi_jitdump_next(J.text, len, &h, &off, &r, &why))) {
+		if (rc < 0 || r.id != SYMI_JITDUMP_LOAD)
+			continue;
+		J.ents[n++] = (struct symi_perfmap_ent){ .start = r.addr,
+			.size = r.size, .name = r.name, .namelen = r.namelen,
+			.line = (uint32_t)r.off };
+	}
+	J.nents = n;
+	J.nsegs = symi_perfmap_flatten(J.ents, n, pts, heap, J.segs);
+	return true;
+}
+
+/* Read the program's jitdump when it mapped one, else its perf map. */
+static void read_names(void)
 {
 	char path[64], num[24];
 	struct stat st;
 	size_t len;
 
-	memset(&J, 0, sizeof(J));
-	J.first_id = first_id;
-	read_regions();
-	if (!R.n)
-		return;
+	if (R.dump[0]) {
+		J.text = read_file(R.dump, SP_JIT_BYTES, &len, &st);
+		if (J.text) {
+			J.state = trusted(&st) ? 1 : 2;
+			if (J.state != 1 || parse_dump(len))
+				return;
+			J.state = 0;	/* not ours: the perf map */
+		}
+	}
 	sp_fmt_u64(num, sizeof(num), (uint64_t)getpid());
 	memcpy(path, "/tmp/perf-", 10);
 	memcpy(path + 10, num, strlen(num));
@@ -241,6 +326,16 @@ void sp_jit_begin(uint32_t first_id, size_t max_frames)
 	J.state = trusted(&st) ? 1 : 2;
 	if (J.state == 1)
 		parse_map(len);
+}
+
+void sp_jit_begin(uint32_t first_id, size_t max_frames)
+{
+	memset(&J, 0, sizeof(J));
+	J.first_id = first_id;
+	read_regions();
+	if (!R.n)
+		return;
+	read_names();
 	for (J.nseen = 64; J.nseen < 2 * max_frames; J.nseen *= 2)
 		;
 	J.seen = jit_mmap(J.nseen * sizeof(*J.seen));
