@@ -1422,8 +1422,22 @@ static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 	       r->oc_now[OFFCPU_CNT_MAPFULL] - base[OFFCPU_CNT_MAPFULL];
 }
 
+/* --wall without the BPF agent (@why names what is missing: BTF, root,
+ * lockdown...): its CPU part alone, through the perf events, as a plain
+ * CPU profile (event cpu-clock, no wall/cpu/off-cpu value types: a
+ * "wall" with no off-CPU time in it would be a lie). */
+static int wall_fallback(struct rec *r, const char *why)
+{
+	tool_err("--wall: %s; recording the CPU part only, through perf "
+		 "events: a CPU profile (event cpu-clock), no off-CPU time",
+		 why);
+	r->o.wall = false;
+	return new_window(r);
+}
+
 /* Load and attach the BPF agent; before the perf events, so that a
- * kernel that refuses BPF is what the error names. */
+ * kernel that refuses BPF is what the error names (--off-cpu and
+ * --sched-delay fail; --wall falls back to its CPU part). */
 static int offcpu_start(struct rec *r)
 {
 	struct offcpu_opts oo = {
@@ -1441,6 +1455,8 @@ static int offcpu_start(struct rec *r)
 	if (ring)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
+	if (err && r->o.wall)
+		return wall_fallback(r, why);
 	if (err)
 		tool_err("--%s: %s", r->o.sched_delay ? "sched-delay" :
 			 r->o.wall ? "wall" : "off-cpu", why);

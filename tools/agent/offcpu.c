@@ -265,7 +265,7 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
 		say(why, len, "the kernel has no BTF (/sys/kernel/btf/vmlinux:"
-		    " %s): --off-cpu needs CONFIG_DEBUG_INFO_BTF",
+		    " %s): the BPF agent needs CONFIG_DEBUG_INFO_BTF",
 		    strerror(errno));
 		return -ENOENT;
 	}
