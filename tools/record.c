@@ -2607,6 +2607,8 @@ static int sample(struct rec *r, struct loop *L)
 			wait = L->deadline > now ? L->deadline - now : 0;
 		if (L->rotate_at && L->rotate_at - now < wait)
 			wait = L->rotate_at > now ? L->rotate_at - now : 0;
+		if (r->oc)	/* sooner when the BPF ring fills fast */
+			wait = offcpu_wait_ns(r->oc, wait);
 		n = poll(L->pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
 		/* A ring whose events all ended (their tasks exited) reports
 		 * POLLHUP for good: stop polling it, or poll would spin. */

@@ -34,7 +34,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|sampled|minmax|peer|delay|wall) _checker=offcpu_check.py ;;
+	truth|sampled|minmax|peer|delay|wall|python) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
