@@ -1414,8 +1414,8 @@ static int offcpu_round(struct rec *r)
 	return n < 0 ? n : 0;
 }
 
-/* Events lost in this window: ring buffer full, or too many threads
- * switched out at once for the map. */
+/* Events lost in this window: ring buffer full, or no room for a
+ * switched-out thread's event. */
 static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 {
 	return r->oc_now[OFFCPU_CNT_LOST] - base[OFFCPU_CNT_LOST] +
@@ -2321,8 +2321,8 @@ static void offcpu_summary(struct rec *r)
 	fprintf(stderr,
 		"%s: off-CPU (%s): %" PRIu64 " blocks written by BPF, %"
 		PRIu64 " outside --min-block/--max-block, lost %" PRIu64
-		" (ring buffer full) + %" PRIu64 " (too many threads "
-		"switched out at once), %" PRIu64 " without a readable user "
+		" (ring buffer full) + %" PRIu64 " (no room for a "
+		"switched-out thread), %" PRIu64 " without a readable user "
 		"stack; sample probability %g\n",
 		tool_prog(), offcpu_attach_kind(r->oc),
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],

@@ -14,8 +14,10 @@
 # context switches over the rounds) and holds until killed.
 #
 # Cases, alternating within each of BENCH_RUNS runs (5): none, sym
-# (`sym record --off-cpu -p`, its defaults), offcputime (`offcputime -p
-# --stack-storage-size 65536`, as t3111).  Measured per run:
+# (`sym record --off-cpu -p`, its defaults: 8 KiB stack copies), sym-2k
+# (the same with --stack-size 2048, which still holds whole stacks of
+# this fixture: how much of the cost is the copy), offcputime
+# (`offcputime -p --stack-storage-size 65536`, as t3111).  Measured per run:
 #   rounds/s     the workload's rounds per second of wall time
 #   cpu/round    its CPU (both threads, user + system) per round: this
 #                includes the BPF program's time at each switch-out,
@@ -113,9 +115,11 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym)
+	sym|sym-2k)
+		_a=${SYM_RECORD_ARGS:-}
+		[ "$c" = sym-2k ] && _a="$_a --stack-size 2048"
 		# shellcheck disable=SC2086
-		"$SYM" record -q --off-cpu ${SYM_RECORD_ARGS:-} -p "$fix" \
+		"$SYM" record -q --off-cpu $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
 		agent=$! ;;
 	offcputime)
@@ -137,7 +141,7 @@ one() {
 	kill -TERM "$fix"
 	wait "$fix" 2> /dev/null || true
 	[ -n "$agent" ] && { wait "$agent" || true; }
-	[ "$c" = sym ] && lost=$(awk '$1 == "lost" { print $2 }' "$W/sym.raw")
+	[ "$c" != none ] && [ "$c" != offcputime ] && lost=$(awk '$1 == "lost" { print $2 }' "$W/sym.raw")
 	awk -v c="$c" -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v l="${lost:-0}" '
 	$1 == "rounds" { printf "%s %.1f %.0f %.0f %.0f %.0f %.0f %.0f\n", c,
 		$2 / ($4 / 1e9), $6 / $2, a, b, $4, l, $8 }' "$out" >> "$W/runs"
@@ -146,7 +150,7 @@ one() {
 : > "$W/runs"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for i in $(seq "$RUNS"); do
-	for c in none sym offcputime; do
+	for c in none sym sym-2k offcputime; do
 		one "$c" "$i"
 	done
 done
@@ -171,7 +175,7 @@ sum_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF ms/s at none's rate | lost |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	r0=$(med none 2) c0=$(med none 3)
-	for c in none sym offcputime; do
+	for c in none sym sym-2k offcputime; do
 		sw=$(median $(awk -v c="$c" '$1 == c {
 			printf "%.0f\n", $8 / ($6 / 1e9) }' "$W/runs"))
 		r=$(med "$c" 2) cr=$(med "$c" 3)
@@ -182,11 +186,11 @@ sum_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 			c, sw, r, (r / r0 - 1) * 100, cr / 1e3,
 			(c0 / cr - 1) * 100, a, ab, ab * r0 / 1e3, l }'
 	done
-	as=$(sum_round sym) ao=$(sum_round offcputime)
+	as=$(sum_round sym) a2=$(sum_round sym-2k) ao=$(sum_round offcputime)
 	echo
-	awk -v s="$as" -v o="$ao" 'BEGIN {
-		printf "Agent + BPF CPU, sym / offcputime: %.2f\n",
-		(o > 0 ? s / o : 0) }'
+	awk -v s="$as" -v s2="$a2" -v o="$ao" 'BEGIN {
+		printf "Agent + BPF CPU, sym / offcputime: %.2f; sym-2k / offcputime: %.2f\n",
+		(o > 0 ? s / o : 0), (o > 0 ? s2 / o : 0) }'
 	echo
 	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches):"
 	echo
