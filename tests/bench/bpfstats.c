@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "base.h"
+
 int main(int argc, char **argv)
 {
 	int fd, status;

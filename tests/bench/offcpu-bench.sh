@@ -74,7 +74,7 @@ fi
 
 # Under bpfstats (BPF statistics on while it runs), once.
 if [ -z "${OFFCPU_BENCH_STATS:-}" ]; then
-	gcc -O2 -Wall -o "$W/bpfstats" "$ROOT/tests/bench/bpfstats.c" -lbpf
+	gcc -O2 -Wall -I"$ROOT/libsym" -o "$W/bpfstats" "$ROOT/tests/bench/bpfstats.c" -lbpf
 	OFFCPU_BENCH_STATS=1 exec "$W/bpfstats" "$0" "$@"
 fi
 
