@@ -88,39 +88,7 @@ fallback nobody 'the kernel refused BPF (Operation not permitted): it needs root
 fallback nobtf 'the kernel has no BTF (/sys/kernel/btf/vmlinux: No such file or directory)' no_btf
 
 # SIGKILL: the programs go with the process (nothing pinned).
-prog_ids() { sed -n 's/^prog_id:\t*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u; }
-gone() {
-	for id in $1; do
-		bpftool prog show id "$id" > /dev/null 2>&1 && return 1
-	done
-	return 0
-}
-killed() {
-	_m=$1
-	pins_before=$(find /sys/fs/bpf 2>/dev/null | sort)
-	"$SYM" record -q --$_m -o "$T/k.raw" -- sleep 60 &
-	agent=$!
-	# --sched-delay has 3 programs, the others 1: wait for all.
-	_want=1; [ "$_m" = sched-delay ] && _want=3
-	for _i in $(seq 300); do
-		ids=$(prog_ids "$agent")
-		[ "$(echo "$ids" | grep -c .)" -ge "$_want" ] && break
-		sleep 0.1
-	done
-	pkill -P "$agent" -x sleep
-	exec 3>&2 2> /dev/null
-	kill -9 "$agent"
-	wait "$agent"
-	exec 2>&3 3>&-
-	for _i in $(seq 100); do gone "$ids" && break; sleep 0.1; done
-	ok "--$_m, SIGKILL: its $_want programs ($(echo $ids)) are released" \
-		test "$(echo "$ids" | grep -c .)" = "$_want" -a "$_i" -lt 100
-	is "--$_m, SIGKILL: nothing pinned in /sys/fs/bpf" \
-		"$(find /sys/fs/bpf 2>/dev/null | sort)" "$pins_before"
-	"$SYM" record -q --$_m -o "$T/again.raw" -- sleep 0.1
-	is "--$_m: the next run starts clean" "$?" 0
-}
-killed sched-delay
-killed wall
+bpf_sigkill sched-delay
+bpf_sigkill wall
 
 done_testing
