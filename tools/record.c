@@ -1470,16 +1470,30 @@ static int offcpu_round(struct rec *r)
 	return n < 0 ? n : 0;
 }
 
-/* Events lost in this window: ring buffer full, or too many threads
- * switched out at once for the map. */
+/* Events lost in this window: ring buffer full, or no room for a
+ * switched-out thread's event. */
 static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 {
 	return r->oc_now[OFFCPU_CNT_LOST] - base[OFFCPU_CNT_LOST] +
 	       r->oc_now[OFFCPU_CNT_MAPFULL] - base[OFFCPU_CNT_MAPFULL];
 }
 
+/* --wall without the BPF agent (@why names what is missing: BTF, root,
+ * lockdown...): its CPU part alone, through the perf events, as a plain
+ * CPU profile (event cpu-clock, no wall/cpu/off-cpu value types: a
+ * "wall" with no off-CPU time in it would be a lie). */
+static int wall_fallback(struct rec *r, const char *why)
+{
+	tool_err("--wall: %s; recording the CPU part only, through perf "
+		 "events: a CPU profile (event cpu-clock), no off-CPU time",
+		 why);
+	r->o.wall = false;
+	return new_window(r);
+}
+
 /* Load and attach the BPF agent; before the perf events, so that a
- * kernel that refuses BPF is what the error names. */
+ * kernel that refuses BPF is what the error names (--off-cpu and
+ * --sched-delay fail; --wall falls back to its CPU part). */
 static int offcpu_start(struct rec *r)
 {
 	struct offcpu_opts oo = {
@@ -1497,6 +1511,8 @@ static int offcpu_start(struct rec *r)
 	if (ring)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
+	if (err && r->o.wall)
+		return wall_fallback(r, why);
 	if (err)
 		tool_err("--%s: %s", r->o.sched_delay ? "sched-delay" :
 			 r->o.wall ? "wall" : "off-cpu", why);
@@ -2373,8 +2389,8 @@ static void offcpu_summary(struct rec *r)
 	fprintf(stderr,
 		"%s: off-CPU (%s): %" PRIu64 " blocks written by BPF, %"
 		PRIu64 " outside --min-block/--max-block, lost %" PRIu64
-		" (ring buffer full) + %" PRIu64 " (too many threads "
-		"switched out at once), %" PRIu64 " without a readable user "
+		" (ring buffer full) + %" PRIu64 " (no room for a "
+		"switched-out thread), %" PRIu64 " without a readable user "
 		"stack; sample probability %g\n",
 		tool_prog(), offcpu_attach_kind(r->oc),
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
@@ -2660,6 +2676,8 @@ static int sample(struct rec *r, struct loop *L)
 			wait = L->deadline > now ? L->deadline - now : 0;
 		if (L->rotate_at && L->rotate_at - now < wait)
 			wait = L->rotate_at > now ? L->rotate_at - now : 0;
+		if (r->oc)	/* sooner when the BPF ring fills fast */
+			wait = offcpu_wait_ns(r->oc, wait);
 		n = poll(L->pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
 		/* A ring whose events all ended (their tasks exited) reports
 		 * POLLHUP for good: stop polling it, or poll would spin. */

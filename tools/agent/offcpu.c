@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -42,6 +43,11 @@ struct offcpu {
 	offcpu_fn fn;
 	void *ctx;
 	const char *kind;
+	/* The ring buffer's bytes; the bytes the current drain
+	 * took, and when the last one was (CLOCK_MONOTONIC ns). */
+	uint64_t ring_bytes, took, last_drain_ns;
+	/* How long the last drain said to wait (offcpu_wait_ns()). */
+	uint64_t wait_ns;
 };
 
 /* libbpf's own messages only with SYM_BPF_DEBUG set: ours say what
@@ -120,6 +126,14 @@ size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
 	return k;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct offcpu *oc = ctx;
@@ -128,6 +142,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < offsetof(struct offcpu_event, stack) ||
 	    size < offsetof(struct offcpu_event, stack) + e->stack_len)
 		return 0;
+	oc->took += size;
 	oc->fn(oc->ctx, e, size);
 	return 0;
 }
@@ -209,6 +224,9 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	if (o->ring_bytes)
 		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
 	set_autoload(s, btf, o->sched_delay);
+	/* raw_tp keeps its events in "start", tp_btf in task storage: an
+	 * old kernel without task storage can still take raw_tp. */
+	bpf_map__set_autocreate(s->maps.slot, btf);
 	err = offcpu_bpf__load(s);
 	if (err)
 		goto fail;
@@ -265,7 +283,7 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
 		say(why, len, "the kernel has no BTF (/sys/kernel/btf/vmlinux:"
-		    " %s): --off-cpu needs CONFIG_DEBUG_INFO_BTF",
+		    " %s): the BPF agent needs CONFIG_DEBUG_INFO_BTF",
 		    strerror(errno));
 		return -ENOENT;
 	}
@@ -296,6 +314,9 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	err = load_any(oc, o, why, whylen);
 	if (err)
 		goto fail;
+	oc->ring_bytes = bpf_map__max_entries(oc->skel->maps.events);
+	oc->wait_ns = OFFCPU_MIN_WAIT_NS;
+	oc->last_drain_ns = mono_ns();
 	oc->rb = ring_buffer__new(bpf_map__fd(oc->skel->maps.events),
 				  on_event, oc, NULL);
 	if (!oc->rb) {
@@ -324,7 +345,32 @@ int offcpu_add_pid(struct offcpu *oc, pid_t pid)
 
 int offcpu_drain(struct offcpu *oc)
 {
-	return ring_buffer__consume(oc->rb);
+	uint64_t now = mono_ns(), dt = now - oc->last_drain_ns, w;
+	int n;
+
+	oc->took = 0;
+	n = ring_buffer__consume(oc->rb);
+	/* The fill rate since the last drain: a quarter of the ring at
+	 * that rate is the next wait (offcpu_wait_ns()), but at most twice
+	 * the last, so that a burst after a quiet spell finds the timer
+	 * short. */
+	w = oc->took && dt ? (uint64_t)((double)(oc->ring_bytes / 4) /
+					((double)oc->took / (double)dt)) :
+			     UINT64_MAX;
+	oc->wait_ns = w < 2 * oc->wait_ns ? w : 2 * oc->wait_ns;
+	oc->last_drain_ns = now;
+	return n;
+}
+
+uint64_t offcpu_wait_ns(const struct offcpu *oc, uint64_t max)
+{
+	uint64_t w = oc->wait_ns, floor = OFFCPU_MIN_WAIT_NS;
+
+	if (floor > max)
+		floor = max;	/* a deadline sooner than that */
+	if (w > max)
+		w = max;
+	return w < floor ? floor : w;
 }
 
 void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])

@@ -78,6 +78,20 @@ int offcpu_add_pid(struct offcpu *oc, pid_t pid);
  * @return events handed, or -errno */
 int offcpu_drain(struct offcpu *oc);
 
+/* The shortest wait offcpu_wait_ns() gives. */
+#define OFFCPU_MIN_WAIT_NS 2000000ULL
+
+/**
+ * offcpu_wait_ns() - how long to wait before the next offcpu_drain(): at
+ * the rate the ring buffer filled since the drain before, the time it
+ * takes to fill a quarter of it, within [OFFCPU_MIN_WAIT_NS, @max] (@max
+ * alone when it is less).  The
+ * BPF side never wakes the drainer (a wake-up per event costs more than
+ * the event), so the timer is what keeps the ring from filling up at
+ * high switch rates.
+ */
+uint64_t offcpu_wait_ns(const struct offcpu *oc, uint64_t max);
+
 /** offcpu_counters() - the BPF side's counters (OFFCPU_CNT_*), summed
  * over the CPUs since offcpu_open(). */
 void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT]);

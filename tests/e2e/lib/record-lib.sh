@@ -5,6 +5,10 @@
 #                          perf events here (root, CAP_PERFMON or a low
 #                          kernel.perf_event_paranoid)
 #   prof_cc OUT SRC FLAGS  compile fixtures/src/SRC into $T/OUT with gcc
+#   bpf_sigkill MODE       three TAP points: `sym record --MODE` (off-cpu,
+#                          sched-delay, wall) killed with SIGKILL releases
+#                          its BPF programs, leaves /sys/fs/bpf as it was,
+#                          and the next run of MODE starts
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, wall), its diagnostics kept
@@ -34,7 +38,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|sampled|minmax|peer|delay|wall) _checker=offcpu_check.py ;;
+	truth|sampled|minmax|peer|delay|wall|python) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
@@ -94,4 +98,42 @@ record_workload() {
 	ok "$1: the profile says mode dwarf" grep -qx "mode dwarf" "$T/rec.raw"
 	wl_check complete "$T/rec.raw"
 	wl_shares "$T/rec.raw"
+}
+
+# bpf_sigkill MODE: see the header.  The programs are found in the
+# recorder's /proc/PID/fdinfo (prog_id) once all of them are attached
+# (--sched-delay has 3, the others 1), and looked up by id afterwards.
+bpf_sigkill() {
+	_m=$1 _want=1
+	[ "$_m" = sched-delay ] && _want=3
+	_pins=$(find /sys/fs/bpf 2>/dev/null | sort)
+	"$SYM" record -q --"$_m" -o "$T/.killed.raw" -- sleep 60 &
+	_agent=$!
+	for _i in $(seq 300); do
+		_ids=$(sed -n 's/^prog_id:\t*//p' /proc/"$_agent"/fdinfo/* \
+			2>/dev/null | sort -u)
+		[ "$(echo "$_ids" | grep -c .)" -ge "$_want" ] && break
+		sleep 0.1
+	done
+	pkill -P "$_agent" -x sleep
+	# (the shell's own "Killed" notice is not the test's output)
+	exec 3>&2 2> /dev/null
+	kill -9 "$_agent"
+	wait "$_agent"
+	exec 2>&3 3>&-
+	for _i in $(seq 100); do
+		_left=
+		for _id in $_ids; do
+			bpftool prog show id "$_id" > /dev/null 2>&1 &&
+				_left="$_left $_id"
+		done
+		[ -z "$_left" ] && break
+		sleep 0.1
+	done
+	ok "--$_m, SIGKILL: its $_want programs ($(echo $_ids)) are released" \
+		test "$(echo "$_ids" | grep -c .)" = "$_want" -a -z "$_left"
+	is "--$_m, SIGKILL: nothing pinned in /sys/fs/bpf" \
+		"$(find /sys/fs/bpf 2>/dev/null | sort)" "$_pins"
+	"$SYM" record -q --"$_m" -o "$T/.again.raw" -- sleep 0.1
+	is "--$_m: the next run starts clean" "$?" 0
 }

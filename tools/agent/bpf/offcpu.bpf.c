@@ -6,14 +6,18 @@
  * At sched_switch, for the thread switched out (prev, the current task):
  * its user registers (bpf_task_pt_regs), a copy of its user stack from
  * the user sp (bpf_probe_read_user, page by page), its kernel stack
- * (bpf_get_stack) and the time go into the hash "start", keyed by thread
- * id.  For the thread switched in (next): if "start" holds it, the time
- * it spent switched out is the event's weight; an event within
- * [min_ns, max_ns] is copied to the ring buffer "events" without waking
- * user space (which drains the buffer on a timer) and the entry deleted.
+ * (bpf_get_stack) and the time go into its pending event: its task
+ * storage "slot" (tp_btf), or the hash "start" keyed by thread id
+ * (raw_tp).  For the thread switched in (next): if it has a pending
+ * event, the time it spent switched out is the event's weight; an event
+ * within [min_ns, max_ns] is copied to the ring buffer "events" without
+ * waking user space (which drains the buffer on a timer) and the pending
+ * event cleared.
  *
  * Two programs with the same body: tp_btf (BTF-typed arguments) and
  * raw_tp for kernels whose tp_btf attach fails; user space loads one.
+ * The body is inlined into each with a constant "btf", so the raw_tp
+ * program has no task storage call (it needs a BTF task pointer).
  * Counters of what was lost are a per-CPU array (offcpu_event.h).
  * The stack is unwound in user space with CFI, so whole stacks come
  * through code without frame pointers.
@@ -55,6 +59,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_event);
 } scratch SEC(".maps");
+
+/* The switched-out threads' events, from switch-out to switch-in.  The
+ * tp_btf programs keep them in task storage ("slot"): one event per
+ * thread, allocated at its first switch-out, written in place and reused
+ * (empty: pid 0), freed with the task -- no allocation, free or copy of
+ * the ~17 KiB value per switch.  The raw_tp programs have no BTF task
+ * pointer for it and use the hash "start", keyed by thread id, filled
+ * from "scratch" at switch-out and deleted at switch-in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_event);
+} slot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -194,20 +212,65 @@ static __always_inline __u64 wait_start(bool preempt, __u32 st, __u64 now)
 	return preempt || st == 0 ? now : 0;
 }
 
+/* The event to fill for thread @t (@tid) at switch-out: its slot (@btf:
+ * @t is a BTF pointer), else the per-CPU scratch, copied into "start"
+ * by slot_done(). */
+static __always_inline struct offcpu_event *
+slot_new(struct task_struct *t, __u32 tid, int btf)
+{
+	__u32 zero = 0;
+
+	if (btf)
+		return bpf_task_storage_get(&slot, t, 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline void slot_done(struct offcpu_event *e, __u32 tid,
+				      int btf)
+{
+	if (!btf && bpf_map_update_elem(&start, &tid, e, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+}
+
+/* The pending event of thread @t (@tid), or NULL. */
+static __always_inline struct offcpu_event *
+slot_find(struct task_struct *t, __u32 tid, int btf)
+{
+	struct offcpu_event *e;
+
+	if (!btf)
+		return bpf_map_lookup_elem(&start, &tid);
+	e = bpf_task_storage_get(&slot, t, 0, 0);
+	return e && e->pid ? e : NULL;
+}
+
+static __always_inline void slot_clear(struct offcpu_event *e, __u32 tid,
+				       int btf)
+{
+	if (btf)
+		e->pid = 0;
+	else
+		bpf_map_delete_elem(&start, &tid);
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       bool preempt, __u64 now)
+				       bool preempt, __u64 now, int btf)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
-	__u32 zero = 0, st = task_state(prev);
+	__u32 st = task_state(prev);
 	struct offcpu_event *e;
 
 	if (!wanted(prev, tgid) || (st & STATE_DEAD))
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e)
+	/* (tp_btf: prev is the current task, as a trusted pointer) */
+	e = slot_new(btf ? bpf_get_current_task_btf() : prev, tid, btf);
+	if (!e) {
+		count(OFFCPU_CNT_MAPFULL);
 		return;
+	}
 	e->start_ns = wait_start(preempt, st, now);
 	e->weight_ns = 0;
 	e->pid = tgid;
@@ -220,14 +283,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	/* (user space drops the frames of the program and the tracepoint:
 	 * offcpu_kernel_skip()) */
 	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
-	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
-		count(OFFCPU_CNT_MAPFULL);
+	slot_done(e, tid, btf);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 now,
+				      int btf)
 {
 	__u32 tid = BPF_CORE_READ(next, pid), len;
-	struct offcpu_event *e = bpf_map_lookup_elem(&start, &tid);
+	struct offcpu_event *e = slot_find(next, tid, btf);
 	__u64 d;
 
 	if (!e)
@@ -252,17 +315,17 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	else
 		count(OFFCPU_CNT_EVENTS);
 out:
-	bpf_map_delete_elem(&start, &tid);
+	slot_clear(e, tid, btf);
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt,
 				     struct task_struct *prev,
-				     struct task_struct *next)
+				     struct task_struct *next, int btf)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	switch_out(ctx, prev, preempt, now);
-	switch_in(next, now);
+	switch_out(ctx, prev, preempt, now, btf);
+	switch_in(next, now, btf);
 	return 0;
 }
 
@@ -270,14 +333,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next);
+	return on_switch(ctx, preempt, prev, next, 1);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(ctx, preempt, prev, next);
+	return on_switch(ctx, preempt, prev, next, 0);
 }
 
 /* --sched-delay: new thread @p (@btf: a BTF pointer) is runnable for the
@@ -288,14 +351,15 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
-	__u32 zero = 0;
 	struct offcpu_event *e;
 
 	if (!sched_delay || !wanted(p, tgid))
 		return 0;
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e)
+	e = slot_new(p, tid, btf);
+	if (!e) {
+		count(OFFCPU_CNT_MAPFULL);
 		return 0;
+	}
 	e->start_ns = bpf_ktime_get_ns();
 	e->weight_ns = 0;
 	e->pid = tgid;
@@ -304,17 +368,16 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 	e->user = btf && user_regs(e, p) == 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	e->kstack_len = 0;
-	if (bpf_map_update_elem(&start, &tid, e, BPF_ANY))
-		count(OFFCPU_CNT_MAPFULL);
+	slot_done(e, tid, btf);
 	return 0;
 }
 
 /* --sched-delay: a blocked thread @p becomes runnable; its wait for a CPU
  * starts now (if it is not already waiting). */
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(struct task_struct *p, int btf)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_event *e = bpf_map_lookup_elem(&start, &tid);
+	struct offcpu_event *e = slot_find(p, tid, btf);
 
 	if (e && !e->start_ns)
 		e->start_ns = bpf_ktime_get_ns();
@@ -324,7 +387,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, 1);
 }
 
 SEC("tp_btf/sched_wakeup_new")
@@ -336,7 +399,7 @@ int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, 0);
 }
 
 SEC("raw_tp/sched_wakeup_new")

@@ -23,7 +23,8 @@
 
 /* Counters (the per-CPU array "counters"). */
 #define OFFCPU_CNT_LOST 0	/* ring buffer full: event dropped */
-#define OFFCPU_CNT_MAPFULL 1	/* too many threads switched out at once */
+#define OFFCPU_CNT_MAPFULL 1	/* no room for a switched-out thread (task
+				 * storage refused, raw_tp: hash full) */
 #define OFFCPU_CNT_NOSTACK 2	/* no user stack could be read */
 #define OFFCPU_CNT_EVENTS 3	/* events written */
 #define OFFCPU_CNT_FILTERED 4	/* blocks outside [min, max] */

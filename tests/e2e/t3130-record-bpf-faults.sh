@@ -1,0 +1,94 @@
+#!/bin/bash
+# t3130-record-bpf-faults.sh - sym record's BPF modes when BPF is refused
+# or missing, and after a SIGKILL.
+#
+# - Not root (setpriv to nobody; the kernel refuses it BPF) and a kernel
+#   without BTF (/sys/kernel/btf hidden under a tmpfs in a private mount
+#   namespace): --wall falls back to its CPU part through perf events,
+#   says what is missing and that it did, and writes a CPU profile
+#   (event cpu-clock) of fixtures/src/prof_spin.c whose samples are the
+#   spinner's, in whole stacks, about one per 1/F s of its CPU time;
+#   --off-cpu and --sched-delay, which have no CPU part, fail with exit 1
+#   and the same message, and write no file.
+# - SIGKILL (t3110 checks --off-cpu): with --sched-delay and with --wall
+#   too the kernel releases the agent's programs, nothing is left in
+#   /sys/fs/bpf, and the next run of the same mode starts.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
+[ "$(id -u)" = 0 ] || plan_skip "not root: the test switches users and mounts"
+need setpriv unshare bpftool
+"$SYM" record -q --wall -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
+	plan_skip "sym record --wall cannot run: $(head -1 "$T/.probe.err")"
+plan 18
+
+# nobody must be allowed to sample its own processes (user space): at
+# most 2, restored at exit.
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$paranoid" -gt 2 ]; then
+	echo 2 > /proc/sys/kernel/perf_event_paranoid
+	at_exit "echo $paranoid > /proc/sys/kernel/perf_event_paranoid"
+fi
+
+chmod 711 "$T" && mkdir -m 777 "$T/out"
+prof_cc fix prof_spin.c -O2 -g -pthread -fomit-frame-pointer
+chmod 755 "$T/fix"
+hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
+
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# no_btf CMD...: CMD with /sys/kernel/btf empty.
+no_btf() {
+	unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' \
+		sh "$@"
+}
+
+# cpu_ok NAME: NAME.raw is a CPU profile of one spinner thread: the
+# stack clone3;start_thread;spinner;spin_until holds at least 90% of the
+# samples, and their number is within 10% of CPU time x 999 Hz (the
+# fixture's own CPU time, in NAME.out).
+cpu_ok() {
+	"$SYM" fold -q "$T/out/$1.raw" > "$T/$1.fold" || return 1
+	awk -v out="$T/out/$1.out" '
+	{ n = $NF; all += n
+	  if ($1 ~ /^clone3;start_thread;spinner;spin_until(;|$)/) spin += n }
+	END { while ((getline l < out) > 0) {
+		split(l, f, " "); if (f[1] == "thread") cpu = f[6] }
+	  want = cpu * 999 / 1e9
+	  printf "# %d samples, %d in spinner;spin_until; %.0f expected\n",
+		all, spin, want
+	  exit !(all > 0 && spin >= 0.9 * all && all >= 0.9 * want &&
+		 all <= 1.1 * want) }' "$T/$1.fold"
+}
+
+# fallback NAME WHY-REGEX RUNNER...: --wall under RUNNER, then
+# --off-cpu and --sched-delay.
+fallback() {
+	_n=$1 _why=$2; shift 2
+	"$@" "$SYM" record --wall -F 999 -o "$T/out/$_n.raw" -- "$T/fix" 1 300 \
+		> "$T/out/$_n.out" 2> "$T/$_n.err"
+	is "$_n: --wall falls back, exit 0" "$?" 0
+	sed 's/^/# /' "$T/$_n.err"
+	ok "$_n: the message names what is missing and the fallback" \
+		grep -q -- "--wall: $_why.*recording the CPU part only, through perf events" \
+		"$T/$_n.err"
+	is "$_n: a CPU profile" "$(hdr "$T/out/$_n.raw" event) \
+$(hdr "$T/out/$_n.raw" value-type | wc -l)" "cpu-clock 0"
+	ok "$_n: the spinner's CPU, in whole stacks" cpu_ok "$_n"
+	for _m in off-cpu sched-delay; do
+		"$@" "$SYM" record --$_m -o "$T/out/$_n-$_m.raw" -- true \
+			2> "$T/$_n-$_m.err"
+		_rc=$?
+		sed 's/^/# /' "$T/$_n-$_m.err"
+		ok "$_n: --$_m fails (exit $_rc), names it, writes nothing" \
+			test "$_rc" = 1 -a ! -e "$T/out/$_n-$_m.raw" \
+			-a "$(grep -c -- "--$_m: $_why" "$T/$_n-$_m.err")" = 1
+	done
+}
+
+fallback nobody 'the kernel refused BPF (Operation not permitted): it needs root, or CAP_BPF and CAP_PERFMON, and no lockdown' as_nobody
+fallback nobtf 'the kernel has no BTF (/sys/kernel/btf/vmlinux: No such file or directory)' no_btf
+
+# SIGKILL: the programs go with the process (nothing pinned).
+bpf_sigkill sched-delay
+bpf_sigkill wall
+
+done_testing
