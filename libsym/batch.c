@@ -282,10 +282,10 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 static inline __attribute__((always_inline)) void
 prefetch_rec(const struct symt_view *v, uint32_t i)
 {
-	uint64_t pos = (uint64_t)i * v->stride;
+	const uint8_t *p = v->p + (size_t)i * v->stride;
 
-	__builtin_prefetch(v->p + (pos >> 3));
-	__builtin_prefetch(v->p + ((pos + v->stride - 1) >> 3));
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + v->stride - 1);
 }
 
 /*

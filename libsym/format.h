@@ -13,10 +13,11 @@
  *
  * Format 3 packs its records.  A packed array is `count` records of the
  * same fields, each field `w` bits wide (0 to 32: as many as the largest
- * value of that field in the table needs), back to back in a bit area:
- * record i, field f starts at bit i * (sum of widths) + (sum of the widths
- * before f), so a field is one unaligned 64-bit load, a shift and a mask
- * (format 6; formats 3 to 5 rounded each width up to whole bytes).  The address
+ * value of that field in the table needs), back to back in a record of
+ * whole bytes, records back to back: record i, field f starts at bit
+ * 8 * i * ceil((sum of widths) / 8) + (sum of the widths before f), so a
+ * field is one unaligned 64-bit load, a shift and a mask (format 6;
+ * formats 3 to 5 rounded each width up to whole bytes).  The address
  * ranges, most of a table, are packed tighter: cut into blocks of
  * 2^block_shift ranges that each choose their own field widths in bits
  * and bases (frame of reference), see "Blocks" below.  A bit area is
@@ -52,7 +53,7 @@
 
 /*
  * One packed record array: @count records at byte @off, @bytes long
- * (>= ceil(count * record bits / 8) + SYMT_PAD), field f @w[f] bits wide (unused
+ * (>= count * record bytes + SYMT_PAD), field f @w[f] bits wide (unused
  * fields 0).  Which fields an array has, in order, is fixed per array;
  * see the enums below.
  */
@@ -278,9 +279,10 @@ struct symt_sym {
 struct symt_view {
 	const uint8_t *p;
 	uint32_t n;		/* records */
-	uint32_t stride;	/* bits per record */
+	uint32_t stride;	/* bytes per record */
 	uint32_t mask[SYMT_FIELDS];	/* of each field's bits */
-	uint16_t at[SYMT_FIELDS];	/* bit of each field in a record */
+	uint8_t at[SYMT_FIELDS];	/* byte of each field's first bit */
+	uint8_t sh[SYMT_FIELDS];	/* and the bit in that byte */
 };
 
 /*
@@ -328,10 +330,10 @@ static inline void symt_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v)
 static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 				unsigned f)
 {
-	uint64_t pos = (uint64_t)i * v->stride + v->at[f], x;
+	uint64_t x;
 
-	memcpy(&x, v->p + (pos >> 3), sizeof(x));
-	return (uint32_t)(le64toh(x) >> (pos & 7)) & v->mask[f];
+	memcpy(&x, v->p + (size_t)i * v->stride + v->at[f], sizeof(x));
+	return (uint32_t)(le64toh(x) >> v->sh[f]) & v->mask[f];
 }
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */

@@ -54,7 +54,7 @@ static size_t align8(size_t n)
 struct pk {
 	struct symt_packed *h;	/* in the output header */
 	unsigned nf;
-	uint64_t stride;	/* bits per record */
+	uint64_t stride;	/* bytes per record */
 	uint8_t *p;
 };
 
@@ -70,17 +70,20 @@ static void pk_widths(struct pk *a, struct symt_packed *h, unsigned nf,
 		h->w[f] = (uint8_t)width(max[f]);
 		a->stride += h->w[f];
 	}
+	/* Records of whole bytes: a field's byte and shift are the same in
+	 * every record, so a read costs one shift more than a byte field. */
+	a->stride = (a->stride + 7) / 8;
 }
 
 static size_t pk_bytes(const struct pk *a)
 {
-	return (size_t)((a->h->count * a->stride + 7) / 8) + SYMT_PAD;
+	return (size_t)(a->h->count * a->stride) + SYMT_PAD;
 }
 
 /* Write record @i's fields @v[nf] (each < 2^32) into the zeroed area. */
 static void pk_put(struct pk *a, uint32_t i, const uint64_t *v)
 {
-	uint64_t pos = (uint64_t)i * a->stride;
+	uint64_t pos = (uint64_t)i * a->stride * 8;
 
 	for (unsigned f = 0; f < a->nf; f++) {
 		symt_put(a->p, pos, a->h->w[f], v[f]);

@@ -45,12 +45,13 @@ static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 		if (a->w[f] > SYMT_BMAX || (f >= nf && a->w[f]))
 			return false;
 		v->mask[f] = a->w[f] ? UINT32_MAX >> (32 - a->w[f]) : 0;
-		v->at[f] = (uint16_t)stride;
+		v->at[f] = (uint8_t)(stride / 8);
+		v->sh[f] = (uint8_t)(stride % 8);
 		stride += a->w[f];
 	}
+	stride = (stride + 7) / 8;	/* records are whole bytes */
 	if (!in_buf(size, a->off, a->bytes, 1) ||
-	    (uint64_t)a->bytes < ((uint64_t)a->count * stride + 7) / 8 +
-	    SYMT_PAD)
+	    (uint64_t)a->bytes < (uint64_t)a->count * stride + SYMT_PAD)
 		return false;
 	v->p = (const uint8_t *)p + a->off;
 	v->n = a->count;

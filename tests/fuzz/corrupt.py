@@ -198,7 +198,7 @@ def main():
         fi = fields.index(args[1])
         stride = num(args[3]) if len(args) > 3 else 1
         ws = [h["%s_w%d" % (arr, i)] for i in range(len(fields))]
-        rec = sum(ws)
+        rec = (sum(ws) + 7) // 8 * 8  # whole bytes (format 6)
         n, off = h[arr + "_count"], h[arr + "_off"]
         for i in range(0, n, stride):
             pos = i * rec + sum(ws[:fi])  # bits (format 6)
@@ -238,7 +238,7 @@ def main():
             a = list(struct.unpack_from("<%dI" % n, b, off))
             struct.pack_into("<%dI" % n, b, off, *reversed(a))
         else:
-            rec = sum(h["%s_w%d" % (what, i)] for i in range(8))
+            rec = (sum(h["%s_w%d" % (what, i)] for i in range(8)) + 7) // 8
             n, off = h[what + "_count"], h[what + "_off"]
             recs = [bytes(b[off + i * rec:off + (i + 1) * rec])
                     for i in range(n)]
