@@ -460,6 +460,7 @@ bench: deps
 	$(Q)tests/bench/cluster-bench.sh
 	$(Q)tests/bench/objstore-bench.sh
 	$(Q)tests/bench/lazy-bench.sh
+	$(Q)tests/bench/gsym-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

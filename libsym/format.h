@@ -12,10 +12,12 @@
  * used in place wherever it is mapped (LMDB pages, a file, memory).
  *
  * Format 3 packs its records.  A packed array is `count` records of the
- * same fields, each field `w` bytes wide (0 to 4: as many as the largest
- * value of that field in the table needs), little-endian, back to back:
- * record i, field f starts at byte i * (sum of widths) + (sum of the widths
- * before f), so a field is one unaligned load and a mask.  The address
+ * same fields, each field `w` bits wide (0 to 32: as many as the largest
+ * value of that field in the table needs), back to back in a record of
+ * whole bytes, records back to back: record i, field f starts at bit
+ * 8 * i * ceil((sum of widths) / 8) + (sum of the widths before f), so a
+ * field is one unaligned 64-bit load, a shift and a mask (format 6;
+ * formats 3 to 5 rounded each width up to whole bytes).  The address
  * ranges, most of a table, are packed tighter: cut into blocks of
  * 2^block_shift ranges that each choose their own field widths in bits
  * and bases (frame of reference), see "Blocks" below.  A bit area is
@@ -40,8 +42,8 @@
  * one 64-bit load from the byte holding its first bit, so shift (< 8) +
  * width <= 64. */
 #define SYMT_WMAX 40
-/* Widest field of a packed array, in bytes. */
-#define SYMT_BMAX 4
+/* Widest field of a packed array, in bits. */
+#define SYMT_BMAX 32
 /* Most fields a packed record has. */
 #define SYMT_FIELDS 8
 /* Padding after every bit area, in bytes. */
@@ -51,7 +53,7 @@
 
 /*
  * One packed record array: @count records at byte @off, @bytes long
- * (>= count * record bytes + SYMT_PAD), field f @w[f] bytes wide (unused
+ * (>= count * record bytes + SYMT_PAD), field f @w[f] bits wide (unused
  * fields 0).  Which fields an array has, in order, is fixed per array;
  * see the enums below.
  */
@@ -140,10 +142,14 @@ enum symt_scope_flags {
  * first range starts (ascending), boff[b] the byte offset of its bits in
  * the block area.  A block's bits are:
  *   - 6 widths of 6 bits: addr, scope, file, line, column, discriminator;
- *   - 5 bases, their widths global (header bw[]): scope, file, line
- *     (zigzag-encoded signed), column, discriminator;
- *   - k - 1 address fields: range j >= 1 starts at bstart[b] + field
- *     (range 0 at bstart[b]), ascending;
+ *   - SYMT_BK_BASES (7) bases, their widths global (header bw[]):
+ *     scope, file, line (zigzag-encoded signed), column, discriminator,
+ *     then the address slope S and the address base R (zigzag-encoded
+ *     signed; format 6);
+ *   - k - 1 address fields: range j >= 1 starts at bstart[b] + field +
+ *     ((j * S) >> SYMT_BK_SLOPE_SHIFT) + R (range 0 at bstart[b]),
+ *     ascending: the fields are what is left of a straight line from
+ *     the block's first range to its last;
  *   - k leaf records of the 5 code fields scope, file, line, column,
  *     discriminator (docs/table-format.md says how each decodes).
  */
@@ -157,6 +163,8 @@ enum symt_block_field {
 	SYMT_BK_N
 };
 #define SYMT_BK_WBITS 6		/* bits of each width in a block header */
+#define SYMT_BK_BASES 7		/* bases in a block header */
+#define SYMT_BK_SLOPE_SHIFT 4	/* fraction bits of the address slope */
 
 struct symt_header {
 	char magic[8];		/* SYMT_MAGIC */
@@ -184,8 +192,7 @@ struct symt_header {
 	uint32_t off_blocks;
 	uint32_t blocks_size;
 	uint8_t block_shift;
-	uint8_t bw[5];		/* widths of the 5 block bases */
-	uint8_t pad0[2];
+	uint8_t bw[SYMT_BK_BASES];	/* widths of the block bases */
 	struct symt_packed scopes;	/* enum symt_scope_field */
 	struct symt_packed funcs;	/* enum symt_func_field */
 	struct symt_packed files;	/* enum symt_file_field */
@@ -273,8 +280,9 @@ struct symt_view {
 	const uint8_t *p;
 	uint32_t n;		/* records */
 	uint32_t stride;	/* bytes per record */
-	uint32_t mask[SYMT_FIELDS];	/* of each field's bytes */
-	uint8_t at[SYMT_FIELDS];	/* byte of each field in a record */
+	uint32_t mask[SYMT_FIELDS];	/* of each field's bits */
+	uint8_t at[SYMT_FIELDS];	/* byte of each field's first bit */
+	uint8_t sh[SYMT_FIELDS];	/* and the bit in that byte */
 };
 
 /*
@@ -322,10 +330,10 @@ static inline void symt_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v)
 static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 				unsigned f)
 {
-	uint32_t x;
+	uint64_t x;
 
 	memcpy(&x, v->p + (size_t)i * v->stride + v->at[f], sizeof(x));
-	return le32toh(x) & v->mask[f];
+	return (uint32_t)(le64toh(x) >> v->sh[f]) & v->mask[f];
 }
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */

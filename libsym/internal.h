@@ -641,6 +641,9 @@ struct symi_block {
 	uint64_t m[6];		/* and their masks */
 	uint32_t sbase, fbase, cbase, dbase;
 	int64_t lbase;
+	uint64_t slope;		/* address slope, SYMT_BK_SLOPE_SHIFT fraction
+				 * bits */
+	uint64_t abase;		/* address base R, as a two's complement */
 };
 struct symi_cursor {
 	struct symi_block blk;

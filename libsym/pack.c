@@ -66,10 +66,13 @@ static void pk_widths(struct pk *a, struct symt_packed *h, unsigned nf,
 	a->stride = 0;
 	h->count = count;
 	for (unsigned f = 0; f < nf; f++) {
-		/* Whole bytes: a lookup reads a field with one load. */
-		h->w[f] = (uint8_t)((width(max[f]) + 7) / 8);
+		/* Bits: a lookup reads a field with one load and a shift. */
+		h->w[f] = (uint8_t)width(max[f]);
 		a->stride += h->w[f];
 	}
+	/* Records of whole bytes: a field's byte and shift are the same in
+	 * every record, so a read costs one shift more than a byte field. */
+	a->stride = (a->stride + 7) / 8;
 }
 
 static size_t pk_bytes(const struct pk *a)
@@ -77,14 +80,14 @@ static size_t pk_bytes(const struct pk *a)
 	return (size_t)(a->h->count * a->stride) + SYMT_PAD;
 }
 
-/* Write record @i's fields @v[nf] (each < 2^32). */
+/* Write record @i's fields @v[nf] (each < 2^32) into the zeroed area. */
 static void pk_put(struct pk *a, uint32_t i, const uint64_t *v)
 {
-	uint8_t *p = a->p + (size_t)i * a->stride;
+	uint64_t pos = (uint64_t)i * a->stride * 8;
 
 	for (unsigned f = 0; f < a->nf; f++) {
-		for (unsigned b = 0; b < a->h->w[f]; b++)
-			*p++ = (uint8_t)(v[f] >> (8 * b));
+		symt_put(a->p, pos, a->h->w[f], v[f]);
+		pos += a->h->w[f];
 	}
 }
 
@@ -273,7 +276,9 @@ static uint32_t str_map(const struct strs *S, uint32_t off)
  */
 struct blk {
 	uint8_t w[SYMT_BK_N];
-	uint64_t base[5];	/* scope, file, line (zigzag), column, disc */
+	/* scope, file, line (zigzag), column, disc, address slope, address
+	 * base (zigzag) */
+	uint64_t base[SYMT_BK_BASES];
 	size_t off, bits;
 };
 
@@ -491,6 +496,41 @@ static uint64_t file_code(const struct nleaf *l, uint32_t fbase)
 	return (uint64_t)(l->file - fbase) + 2;
 }
 
+/* The address of range @i of the block of ranges from @i0 less the
+ * slope's line: what the block stores less the base. */
+static int64_t addr_resid(const uint32_t *A, size_t i0, size_t i,
+			  uint64_t slope)
+{
+	return (int64_t)(uint32_t)(A[i] - A[i0]) -
+	       (int64_t)(((uint64_t)(i - i0) * slope) >> SYMT_BK_SLOPE_SHIFT);
+}
+
+/*
+ * The address fields of the block of ranges [i0, i1), the last @amax
+ * past the first: the slope of the line from the first to the last and
+ * the base and width of what is left.  Ranges are 1 to 10 bytes long
+ * and vary, so the residues need about 3 bits fewer than the offsets
+ * from the block's start.
+ */
+static void addr_plan(const uint32_t *A, size_t i0, size_t i1,
+		      uint64_t amax, struct blk *k)
+{
+	int64_t rmin = 0, rmax = 0;
+	uint64_t slope = 0;
+
+	if (i1 - i0 > 1)
+		slope = (amax << SYMT_BK_SLOPE_SHIFT) / (i1 - i0 - 1);
+	for (size_t i = i0 + 1; i < i1; i++) {
+		int64_t r = addr_resid(A, i0, i, slope);
+
+		rmin = i == i0 + 1 || r < rmin ? r : rmin;
+		rmax = i == i0 + 1 || r > rmax ? r : rmax;
+	}
+	k->base[5] = slope;
+	k->base[6] = zigzag(rmin);
+	k->w[SYMT_BK_ADDR] = (uint8_t)width((uint64_t)(rmax - rmin));
+}
+
 /* Choose block @b's widths and bases (the block of ranges [i0, i1)). */
 static void block_plan(const struct packer *P, size_t i0, size_t i1,
 		       struct blk *k)
@@ -529,7 +569,7 @@ static void block_plan(const struct packer *P, size_t i0, size_t i1,
 		dmax = l.disc > dmax ? l.disc : dmax;
 	}
 	memset(k, 0, sizeof(*k));
-	k->w[SYMT_BK_ADDR] = (uint8_t)width(amax);
+	addr_plan(A, i0, i1, amax, k);
 	if (smin != UINT32_MAX) {
 		k->base[0] = smin;
 		k->w[SYMT_BK_SCOPE] = (uint8_t)width((uint64_t)smax - smin + 1);
@@ -559,7 +599,7 @@ static uint64_t block_bits(const struct blk *k, const uint8_t *bw, size_t n)
 {
 	uint64_t bits = SYMT_BK_N * SYMT_BK_WBITS, leaf = 0;
 
-	for (int j = 0; j < 5; j++)
+	for (int j = 0; j < SYMT_BK_BASES; j++)
 		bits += bw[j];
 	for (int j = SYMT_BK_SCOPE; j < SYMT_BK_N; j++)
 		leaf += k->w[j];
@@ -571,19 +611,21 @@ static void block_write(const struct packer *P, size_t i0, size_t i1,
 {
 	const uint32_t *A = P->in->addrs;
 	uint64_t pos = 0;
-	int64_t lbase;
+	int64_t lbase, amin;
 	struct nleaf l;
 
 	for (int j = 0; j < SYMT_BK_N; j++) {
 		symt_put(p, pos, SYMT_BK_WBITS, k->w[j]);
 		pos += SYMT_BK_WBITS;
 	}
-	for (int j = 0; j < 5; j++) {
+	for (int j = 0; j < SYMT_BK_BASES; j++) {
 		symt_put(p, pos, bw[j], k->base[j]);
 		pos += bw[j];
 	}
+	amin = (int64_t)(k->base[6] >> 1) ^ -(int64_t)(k->base[6] & 1);
 	for (size_t i = i0 + 1; i < i1; i++) {
-		symt_put(p, pos, k->w[SYMT_BK_ADDR], (uint32_t)(A[i] - A[i0]));
+		symt_put(p, pos, k->w[SYMT_BK_ADDR],
+			 (uint64_t)(addr_resid(A, i0, i, k->base[5]) - amin));
 		pos += k->w[SYMT_BK_ADDR];
 	}
 	lbase = (int64_t)(k->base[2] >> 1) ^ -(int64_t)(k->base[2] & 1);
@@ -740,7 +782,7 @@ static int plan_blocks(const struct packer *P, struct symt_header *hd,
 	for (size_t i = 0; i < nb; i++) {
 		block_span(in, i, &i0, &i1);
 		block_plan(P, i0, i1, &blks[i]);
-		for (int j = 0; j < 5; j++) {
+		for (int j = 0; j < SYMT_BK_BASES; j++) {
 			if (width(blks[i].base[j]) > hd->bw[j])
 				hd->bw[j] = (uint8_t)width(blks[i].base[j]);
 		}

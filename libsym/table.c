@@ -44,10 +44,12 @@ static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 	for (unsigned f = 0; f < SYMT_FIELDS; f++) {
 		if (a->w[f] > SYMT_BMAX || (f >= nf && a->w[f]))
 			return false;
-		v->mask[f] = a->w[f] ? UINT32_MAX >> (32 - 8 * a->w[f]) : 0;
-		v->at[f] = (uint8_t)stride;
+		v->mask[f] = a->w[f] ? UINT32_MAX >> (32 - a->w[f]) : 0;
+		v->at[f] = (uint8_t)(stride / 8);
+		v->sh[f] = (uint8_t)(stride % 8);
 		stride += a->w[f];
 	}
+	stride = (stride + 7) / 8;	/* records are whole bytes */
 	if (!in_buf(size, a->off, a->bytes, 1) ||
 	    (uint64_t)a->bytes < (uint64_t)a->count * stride + SYMT_PAD)
 		return false;
@@ -85,7 +87,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    h->strings_size == 0 || p[h->off_strings] != '\0' ||
 	    p[h->off_strings + h->strings_size - 1] != '\0')
 		return -SYM_E_BADTABLE;
-	for (int j = 0; j < 5; j++) {
+	for (int j = 0; j < SYMT_BK_BASES; j++) {
 		if (h->bw[j] > SYMT_WMAX)
 			return -SYM_E_BADTABLE;
 	}
@@ -108,7 +110,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t->blocks = (const uint8_t *)p + h->off_blocks;
 	t->blocks_size = h->blocks_size;
 	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
-	for (int j = 0; j < 5; j++)
+	for (int j = 0; j < SYMT_BK_BASES; j++)
 		t->bhdr_bits += h->bw[j];
 	t->str = p + h->off_strings;
 	t->nstr = h->strings_size;
@@ -307,6 +309,11 @@ static void block_open(const struct sym_table *t, uint32_t b,
 	k->cbase = (uint32_t)symt_bits(k->p, pos, h->bw[3]);
 	pos += h->bw[3];
 	k->dbase = (uint32_t)symt_bits(k->p, pos, h->bw[4]);
+	pos += h->bw[4];
+	k->slope = symt_bits(k->p, pos, h->bw[5]);
+	pos += h->bw[5];
+	x = symt_bits(k->p, pos, h->bw[6]);
+	k->abase = (x >> 1) ^ (0 - (x & 1));
 	if (h->n_ranges - ((uint64_t)b << h->block_shift) < n)
 		n = h->n_ranges - (b << h->block_shift);
 	bits = hb + (uint64_t)(n - 1) * k->w[SYMT_BK_ADDR] +
@@ -324,7 +331,8 @@ static inline __attribute__((always_inline)) uint64_t block_addr1(const struct s
 	uint64_t pos = k->addr_at + (uint64_t)(j - 1) * k->w[SYMT_BK_ADDR], x;
 
 	memcpy(&x, k->p + (pos >> 3), sizeof(x));
-	return (le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR];
+	return ((le64toh(x) >> (pos & 7)) & k->m[SYMT_BK_ADDR]) +
+	       (((uint64_t)j * k->slope) >> SYMT_BK_SLOPE_SHIFT) + k->abase;
 }
 
 /* The raw codes of leaf @j of block @k: scope, file, line, column,
@@ -398,7 +406,7 @@ static const char *verify_ranges(const struct sym_table *t)
 	struct symi_block k;
 
 	for (uint32_t b = 0; b < h->n_blocks; b++) {
-		uint64_t prev = 0, pos, a, c[5];
+		uint64_t prev = 0, a, c[5];
 
 		if (b && t->bstart[b] <= t->bstart[b - 1])
 			return "ranges out of order";
@@ -406,11 +414,9 @@ static const char *verify_ranges(const struct sym_table *t)
 		if (!k.k)
 			return "range block out of bounds";
 		/* Range starts: ascending, below the next block's. */
-		pos = k.addr_at;
 		for (uint32_t j = 1; j < k.k; j++) {
-			a = symt_bits(k.p, pos, k.w[SYMT_BK_ADDR]);
-			pos += k.w[SYMT_BK_ADDR];
-			if (a <= prev)
+			a = block_addr1(&k, j);
+			if (a <= prev || a > UINT32_MAX)
 				return "ranges out of order";
 			prev = a;
 		}

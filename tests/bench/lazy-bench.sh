@@ -34,28 +34,6 @@ note() { echo "lazy-bench: $*" >&2; }
 command -v llvm-symbolizer > /dev/null || { note "no llvm-symbolizer"; exit 0; }
 [ -x /usr/bin/time ] || { note "no /usr/bin/time"; exit 0; }
 
-# addrs FILE N: N seeded addresses of FILE's executable sections.
-addrs() {
-	python3 - "$1" "$2" <<'EOF'
-import random, subprocess, sys
-rng = random.Random(19)
-secs = []
-for l in subprocess.run(["readelf", "-SW", sys.argv[1]], capture_output=True,
-                        text=True).stdout.splitlines():
-    f = l.replace("[ ", "[").split()
-    if len(f) > 7 and f[0].startswith("[") and "X" in f[7] and int(f[5], 16):
-        secs.append((int(f[3], 16), int(f[5], 16)))
-tot = sum(s for _, s in secs)
-for _ in range(int(sys.argv[2])):
-    x = rng.randrange(tot)
-    for a, s in secs:
-        if x < s:
-            print("%#x" % (a + x))
-            break
-        x -= s
-EOF
-}
-
 # timed LABEL CMD...: run once with stdin from $in, append "wall rss".
 timed() {
 	_l=$1
@@ -91,7 +69,7 @@ for input in libjvm:/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so \
 	obj=${dbg:-$f}
 	for n in 1 1000; do
 		in=$W/$name.$n
-		addrs "$obj" "$n" > "$in"
+		text_addrs "$obj" "$n" > "$in"
 		rm -f "$W/sym" "$W/llvm" "$W/full"
 		i=0
 		while [ "$i" -lt "$RUNS" ]; do

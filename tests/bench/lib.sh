@@ -86,3 +86,26 @@ publish() {
 	cat "$2"
 	echo "report: $3 ($2)"
 }
+
+# text_addrs FILE N: N seeded addresses, uniform over FILE's executable
+# sections (lazy-bench.sh, gsym-bench.sh).
+text_addrs() {
+	python3 - "$1" "$2" <<'EOF'
+import random, subprocess, sys
+rng = random.Random(19)
+secs = []
+for l in subprocess.run(["readelf", "-SW", sys.argv[1]], capture_output=True,
+                        text=True).stdout.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 7 and f[0].startswith("[") and "X" in f[7] and int(f[5], 16):
+        secs.append((int(f[3], 16), int(f[5], 16)))
+tot = sum(s for _, s in secs)
+for _ in range(int(sys.argv[2])):
+    x = rng.randrange(tot)
+    for a, s in secs:
+        if x < s:
+            print("%#x" % (a + x))
+            break
+        x -= s
+EOF
+}

@@ -38,26 +38,28 @@ static void row(const char *what, uint64_t bytes, uint64_t total,
 static void packed(const char *what, const struct symt_packed *a,
 		   uint64_t total, const char *const *names, unsigned nf)
 {
-	unsigned bytes = 0;
+	unsigned bits = 0;
 
 	row(what, a->bytes, total, a->count);
-	printf("  %-22s", "  field bytes:");
+	printf("  %-22s", "  field bits:");
 	for (unsigned f = 0; f < nf; f++) {
 		printf(" %s %u", names[f], a->w[f]);
-		bytes += a->w[f];
+		bits += a->w[f];
 	}
-	printf(" = %u\n", bytes);
+	printf(" = %u\n", bits);
 }
 
 static int one(const char *path)
 {
 	static const char *const scn[] = { "parent", "func", "call_file",
-					   "call_line", "call_col", "entry" };
+					   "call_line", "call_col", "entry",
+					   "flags" };
 	static const char *const fnn[] = { "name", "linkage", "demangled",
-					   "decl_file", "decl_line" };
+					   "decl_file", "decl_line", "outer",
+					   "flags", "eu" };
 	static const char *const syn[] = { "addr", "size", "name",
 					   "demangled", "file", "flags" };
-	static const char *const srn[] = { "addr", "sym" };
+	static const char *const srn[] = { "addr", "sym", "gnu", "llvm" };
 	static const char *const bkn[] = { "addr", "scope", "file", "line",
 					   "column", "disc" };
 	struct sym_module *mod = NULL;
@@ -90,7 +92,7 @@ static int one(const char *path)
 		if (k > (1u << h->block_shift))
 			k = 1u << h->block_shift;
 		hbits += SYMT_BK_N * SYMT_BK_WBITS;
-		for (int j = 0; j < 5; j++)
+		for (int j = 0; j < SYMT_BK_BASES; j++)
 			hbits += h->bw[j];
 		for (int j = 0; j < SYMT_BK_N; j++)
 			fbits[j] += symt_bits(p, (uint64_t)j * SYMT_BK_WBITS,

@@ -86,14 +86,16 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (200 bytes, format 3).
+# struct symt_header of libsym/format.h (200 bytes, format 6: 7 block
+# bases, packed fields in bits).
 PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
-THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B5B2x" + "III8B" * 5 +
+T_BASES = 7
+THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B7B" + "III8B" * 5 +
                      "II")
 T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
              "off_bstart", "off_boff", "off_blocks", "blocks_size",
-             "block_shift"] + ["bw%d" % i for i in range(5)] +
+             "block_shift"] + ["bw%d" % i for i in range(T_BASES)] +
             [a + f for a in PACKED for f in
              ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
             ["off_strings", "strings_size"])
@@ -104,11 +106,12 @@ T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or
 # Fields of the packed arrays, in order (enum symt_*_field).
 T_ARRAYS = {
     "scopes": ["parent", "func", "call_file", "call_line", "call_column",
-               "entry"],
-    "funcs": ["name", "linkage", "demangled", "decl_file", "decl_line"],
-    "files": ["name"],
+               "entry", "flags"],
+    "funcs": ["name", "linkage", "demangled", "decl_file", "decl_line",
+              "outer", "flags", "eu"],
+    "files": ["name", "rel"],
     "syms": ["addr", "size", "name", "demangled", "file", "flags"],
-    "sranges": ["addr", "sym"],
+    "sranges": ["addr", "sym", "gnu", "llvm"],
 }
 BLOCK_FIELDS = ["addr", "scope", "file", "line", "column", "disc"]
 
@@ -137,7 +140,7 @@ def setbits(b, at, pos, w, v):
 def blocks(b, h):
     """(byte offset, ranges, widths, header bits) of each range block."""
     out = []
-    hb = 6 * 6 + sum(h["bw%d" % i] for i in range(5))
+    hb = 6 * 6 + sum(h["bw%d" % i] for i in range(T_BASES))
     for i in range(h["n_blocks"]):
         boff, = struct.unpack_from("<I", b, h["off_boff"] + 4 * i)
         at = h["off_blocks"] + boff
@@ -195,16 +198,15 @@ def main():
         fi = fields.index(args[1])
         stride = num(args[3]) if len(args) > 3 else 1
         ws = [h["%s_w%d" % (arr, i)] for i in range(len(fields))]
-        rec = sum(ws)
+        rec = (sum(ws) + 7) // 8 * 8  # whole bytes (format 6)
         n, off = h[arr + "_count"], h[arr + "_off"]
         for i in range(0, n, stride):
-            at = off + i * rec + sum(ws[:fi])
-            if at + ws[fi] > len(b):
+            pos = i * rec + sum(ws[:fi])  # bits (format 6)
+            if off + (pos + ws[fi] + 7) // 8 > len(b):
                 break
             v = (i if args[2] == "self" else (1 << 64) - 1
                  if args[2] == "max" else num(args[2]))
-            for j in range(ws[fi]):
-                b[at + j] = (v >> (8 * j)) & 0xff
+            setbits(b, off, pos, ws[fi], v & ((1 << ws[fi]) - 1))
     elif op == "tblock":
         h = thdr(b)
         fi = BLOCK_FIELDS.index(args[0])
@@ -236,7 +238,7 @@ def main():
             a = list(struct.unpack_from("<%dI" % n, b, off))
             struct.pack_into("<%dI" % n, b, off, *reversed(a))
         else:
-            rec = sum(h["%s_w%d" % (what, i)] for i in range(8))
+            rec = (sum(h["%s_w%d" % (what, i)] for i in range(8)) + 7) // 8
             n, off = h[what + "_count"], h[what + "_off"]
             recs = [bytes(b[off + i * rec:off + (i + 1) * rec])
                     for i in range(n)]

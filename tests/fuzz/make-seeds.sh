@@ -192,7 +192,7 @@ done
 tg="$T/table-gcc-O2-dw5"
 tx="$T/table-gxx-O2-dw5"
 t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
-# The header: sizes, offsets, counts, widths (format 3, libsym/format.h).
+# The header: sizes, offsets, counts, widths (format 6, libsym/format.h).
 t trunc-hdr "$tg" truncbytes 64
 t trunc-half "$tg" trunc 0.5
 t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
@@ -215,7 +215,7 @@ t off-sranges "$tg" thdr sranges_off 0xfffffff8
 t blocks-size "$tg" thdr blocks_size 0xffffffff
 t blocks-size-small "$tx" thdr blocks_size 8
 t base-width "$tg" thdr bw2 41
-t field-bytes "$tx" thdr funcs_w0 5
+t field-bits "$tx" thdr funcs_w0 33
 t field-unused "$tx" thdr files_w3 1
 t scopes-bytes "$tx" thdr scopes_bytes 8
 t off-strings "$tg" thdr off_strings 0xfffffff0

@@ -499,6 +499,7 @@ static void test_corrupt(void)
 
 	CHECK_ERR(symi_builder_new(&b), 0);
 	symi_builder_add_symbol(b, 0x1000, 4, "f", NULL, SYMI_SYM_GLOBAL);
+	symi_builder_add_symbol(b, 0x2000, 4, "g", NULL, SYMI_SYM_GLOBAL);
 	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
 	symi_builder_free(b);
 	if (!buf)
@@ -541,12 +542,13 @@ static void test_corrupt(void)
 	/* With a valid checksum, a bad index is still caught. */
 	memcpy(copy, buf, len);
 	{
-		const struct symt_packed *a = &h->syms;
+		const struct symt_packed *a = &h->sranges;
+		unsigned at = a->w[SYMT_SR_ADDR], w = a->w[SYMT_SR_SYM];
 
-		/* The name's bytes all ones: past the end of the strings. */
-		CHECK(a->w[SYMT_SY_NAME] > 0);
-		memset(copy + a->off + a->w[SYMT_SY_ADDR] + a->w[SYMT_SY_SIZE],
-		       0xff, a->w[SYMT_SY_NAME]);
+		/* The first symbol range's symbol code all ones: codes 1
+		 * and 2 take 2 bits, and 3 is past the 2 symbols. */
+		CHECK(w == 2 && h->syms.count == 2);
+		symt_put((uint8_t *)copy + a->off, at, w, 3);
 	}
 	h->crc = symi_table_crc(copy, len);
 	CHECK_ERR(sym_table_open(copy, len, &t), 0);
