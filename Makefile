@@ -456,6 +456,7 @@ bench: deps
 	$(Q)tests/bench/kernel-bench.sh
 	$(Q)tests/bench/cluster-bench.sh
 	$(Q)tests/bench/objstore-bench.sh
+	$(Q)tests/bench/cluster-multi-bench.sh
 	$(Q)tests/bench/lazy-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose

@@ -1565,6 +1565,9 @@ static void bucket_meta(void *arg, int status,
 	if (f->uploader[0])
 		symd_http_req_add_header(c->req, "X-Sym-Uploader",
 					 f->uploader);
+	if (f->forwarded_for[0])
+		symd_http_req_add_header(c->req, "X-Sym-Uploader-Forwarded-For",
+					 f->forwarded_for);
 	if (f->uploaded[0])
 		symd_http_req_add_header(c->req, "X-Sym-Uploaded",
 					 f->uploaded);

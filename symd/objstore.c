@@ -288,6 +288,8 @@ static int head_one(struct symd_s3 *s3, const char *build_id,
 	symd_s3_meta_get(r, "sym-gen", f->gen, sizeof(f->gen));
 	symd_s3_meta_get(r, "sym-uploader", f->uploader, sizeof(f->uploader));
 	symd_s3_meta_get(r, "sym-uploaded", f->uploaded, sizeof(f->uploaded));
+	symd_s3_meta_get(r, "sym-forwarded-for", f->forwarded_for,
+			 sizeof(f->forwarded_for));
 	if (symd_s3_meta_get(r, "sym-quality", q, sizeof(q)) == 0)
 		for (int i = SYM_QUALITY_NONE; i <= SYM_QUALITY_DWARF; i++)
 			if (sym_quality_name(i) &&

@@ -263,7 +263,7 @@ struct symd_objstore_file {
 	bool present;
 	int quality;		/* enum sym_quality; -1: absent or unknown */
 	uint64_t size;
-	char gen[32], uploader[200], uploaded[32];
+	char gen[32], uploader[200], forwarded_for[208], uploaded[32];
 };
 struct symd_objstore_files {
 	struct symd_objstore_file dbg, exe;

@@ -48,7 +48,7 @@ echo "$zid $T/z.symtab" > "$T/z.old"
 echo "$zid $zexe" > "$T/z.new"
 echo "$wid $wexe" > "$T/w"
 
-plan 30
+plan 31
 
 if ! start_ceph > "$T/ceph.start" 2>&1; then
 	sed 's/^/# /' "$T/ceph.start"
@@ -116,6 +116,8 @@ is "... 200, X-Sym-Quality: dwarf, its size" \
 upby=$(hdr "$T/hc" X-Sym-Uploader) upat=$(hdr "$T/hc" X-Sym-Uploaded)
 like "... who uploaded it: the proxy's address as the owner saw it ($upby)" \
 	"$upby" '^127\.0\.0\.1:[0-9]+$'
+is "... and the client's address HAProxy forwarded (option forwardfor)" \
+	"$(hdr "$T/hc" X-Sym-Uploader-Forwarded-For)" 127.0.0.1
 like "... and when ($upat)" "$upat" \
 	'^20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$'
 code=$(curl -s -o "$T/b409" -D "$T/h409" -w '%{http_code}' -H "$A" \
