@@ -1602,12 +1602,13 @@ static void route_files(struct call *c, const char *rest, int kind)
 		return;
 	}
 	if (strcmp(m, "HEAD") == 0 || strcmp(m, "GET") == 0) {
+		quality_header(c);
 		if (serve_stored(c, kind))
 			return;
+		/* No file of the build ID here (so no X-Sym-Quality yet). */
 		if (strcmp(m, "HEAD") == 0 && stored_quality(c) < 0 &&
 		    head_bucket(c, kind))
 			return;
-		quality_header(c);
 		reply_error(c, 404, "not in the store");
 		return;
 	}

@@ -1407,11 +1407,12 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		}
 		break;
 	case J_REVALIDATE:
+		/* A failed check (the bucket down) is tried again after the
+		 * interval too, not at every request. */
 		e->revalidating = false;
-		if (j->state == SYMD_READY) {
+		e->checked = now_s();
+		if (j->state == SYMD_READY)
 			memcpy(e->gen, j->gen, sizeof(e->gen));
-			e->checked = now_s();
-		}
 		if (e->rerun && e->state == SYMD_READY) {
 			/* An upload came meanwhile: its conversion last. */
 			e->rerun = false;

@@ -29,13 +29,7 @@ dbg2=$exe2
 
 plan 40
 
-if ! start_ceph > "$T/ceph.start" 2>&1; then
-	sed 's/^/# /' "$T/ceph.start"
-	_tap 1 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-	exit 1
-fi
-_tap 0 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-echo "# ceph started in ${CEPH_START_S} s"
+start_ceph_tap
 is "the bucket is created" \
 	"$(ceph_s3 -o /dev/null -w '%{http_code}' -X PUT "$CEPH_RGW_URL/symd-test")" 200
 

@@ -50,13 +50,7 @@ echo "$wid $wexe" > "$T/w"
 
 plan 31
 
-if ! start_ceph > "$T/ceph.start" 2>&1; then
-	sed 's/^/# /' "$T/ceph.start"
-	_tap 1 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-	exit 1
-fi
-_tap 0 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-echo "# ceph started in ${CEPH_START_S} s"
+start_ceph_tap
 B=symd-meta
 ceph_s3 -o /dev/null -X PUT "$CEPH_RGW_URL/$B"
 export AWS_ENDPOINT_URL="$CEPH_RGW_URL" AWS_REGION=us-east-1
@@ -71,13 +65,18 @@ node_args="--upload-token-file $T/token --object-store s3://$B/t
 start_cluster $node_args ||
 	{ echo "Bail out! the cluster did not start"; exit 1; }
 
-metric() {
-	eval "port=\$PORT$1"
-	curl -s --max-time 30 "http://127.0.0.1:$port/metrics" |
-		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+conv() { node_conv "$1"; }
+url() { node_url "$1"; }
+# each_node_right LABEL IDS WANT: one TAP point, every "BUILDID FILE" line
+# of IDS right on each node asked directly.
+each_node_right() {
+	_st=0
+	for _n in 1 2 3; do
+		$CHECK compare-many "$(url $_n)" "$2" "$3" 100 > "$T/en$_n" 2>&1 || _st=1
+		sed 's/^/# /' "$T/en$_n"
+	done
+	is "$1" "$_st" 0
 }
-conv() { metric "$1" 'symd_conversions_total{result="ok"}'; }
-url() { eval "echo http://127.0.0.1:\$PORT$1"; }
 # hdr FILE NAME: a header's value in a curl -D file.
 hdr() { tr -d '\r' < "$1" | awk -v n="$2" 'tolower($1) == tolower(n) ":" { sub(/^[^:]*: */, ""); print }'; }
 # ometa KEY NAME: the bucket object's x-amz-meta-NAME.
@@ -136,12 +135,7 @@ is "... and the bucket's metadata says symtab" "$(ometa "debuginfo/$xid" sym-qua
 # --- 3. a better upload replaces the table on every node ----------------------
 is "symtab-only Z through the proxy: 201" "$(curl -s -o /dev/null -w '%{http_code}' \
 	-H "$A" -T "$T/z.symtab" "$P/v1/debuginfo/$zid")" 201
-st=0
-for n in 1 2 3; do
-	$CHECK compare-many "$(url $n)" "$T/z.old" "$T/want" 100 > "$T/zo$n" 2>&1 || st=1
-	sed 's/^/# /' "$T/zo$n"
-done
-is "every node answers Z from its symtab-only table" "$st" 0
+each_node_right "every node answers Z from its symtab-only table" "$T/z.old" "$T/want"
 c1=$(( $(conv 1) + $(conv 2) + $(conv 3) ))
 is "the DWARF Z through the proxy: 201 (better)" "$(curl -s -o /dev/null -w '%{http_code}' \
 	-H "$A" -T "$zexe" "$P/v1/debuginfo/$zid")" 201
@@ -179,12 +173,7 @@ EOF
 set -- $(cat "$T/conv.time")
 echo "# every node answered Z from the DWARF table $1 s after the owner's table was in the bucket"
 is "every node moved to the DWARF table (revalidation every 1 s)" "$2" 0
-st=0
-for n in 1 2 3; do
-	$CHECK compare-many "$(url $n)" "$T/z.new" "$T/want2" 100 > "$T/zn$n" 2>&1 || st=1
-	sed 's/^/# /' "$T/zn$n"
-done
-is "... every frame of Z right on every node" "$st" 0
+each_node_right "... every frame of Z right on every node" "$T/z.new" "$T/want2"
 c2=$(( $(conv 1) + $(conv 2) + $(conv 3) ))
 is "one conversion in the cluster for the new file (the owner's)" "$((c2 - c1))" 1
 
@@ -213,7 +202,10 @@ $CHECK compare-many "http://127.0.0.1:$NODE_PORT" "$T/ids" "$T/want" 100 > "$T/r
 st=$?
 sed 's/^/# /' "$T/rs"
 is "restarted on the wiped directory: all $N right" "$st" 0
-! grep -h "$CEPH_SECRET_KEY\|$CEPH_ACCESS_KEY" "$T"/node*.err "$T"/node*.out > /dev/null
-is "no key in any node's log" "$?" 0
+for n in 2 3; do curl -s "$(url $n)/metrics" > "$T/metrics$n"; done
+curl -s "http://127.0.0.1:$NODE_PORT/metrics" > "$T/metrics1"
+! grep -l "$CEPH_SECRET_KEY\|$CEPH_ACCESS_KEY" "$T"/node*.err "$T"/node*.out \
+	"$T"/metrics? "$T"/h? "$T"/hc "$T"/b409 "$T"/h409
+is "no key in any node's log, /metrics, or the headers and bodies above" "$?" 0
 
 done_testing
