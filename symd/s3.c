@@ -69,7 +69,6 @@ struct req {
 	 * "name=value\n" lines (on_header()). */
 	const char *meta_out;
 	char meta[SYMD_S3_META_MAX];
-	size_t meta_len;
 	char reply[REPLY_MAX];
 	size_t reply_len;
 	CURL *curl;		/* the attempt's, for on_body() */
@@ -399,16 +398,13 @@ void symd_s3_free(struct symd_s3 *s)
 
 /* ------------------------------------------------------- one attempt */
 
-/* Keep one "x-amz-meta-NAME: VALUE" answer header (@p after the
- * prefix) as "name=value\n" in q->meta, lowercased name; a header that
- * does not fit, or has a byte outside printable ASCII, is left out. */
-static void meta_header(struct req *q, const char *p, size_t n)
+int symd_s3_meta_add_header(char *meta, const char *p, size_t n)
 {
 	const char *colon = memchr(p, ':', n), *v;
-	size_t nl, vl;
+	size_t nl, vl, len = strnlen(meta, SYMD_S3_META_MAX);
 
-	if (!colon)
-		return;
+	if (!colon || len >= SYMD_S3_META_MAX)
+		return -EINVAL;
 	nl = (size_t)(colon - p);
 	v = colon + 1;
 	vl = n - nl - 1;
@@ -416,18 +412,24 @@ static void meta_header(struct req *q, const char *p, size_t n)
 		v++, vl--;
 	while (vl && isspace((unsigned char)v[vl - 1]))
 		vl--;
-	if (!nl || q->meta_len + nl + vl + 3 > sizeof(q->meta))
-		return;
+	if (!nl)
+		return -EINVAL;
+	if (len + nl + vl + 3 > SYMD_S3_META_MAX)
+		return -ERANGE;
+	for (size_t i = 0; i < nl; i++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '-' && p[i] != '_')
+			return -EINVAL;
 	for (size_t i = 0; i < vl; i++)
 		if (v[i] < 0x20 || v[i] > 0x7e)
-			return;
+			return -EINVAL;
 	for (size_t i = 0; i < nl; i++)
-		q->meta[q->meta_len++] = (char)tolower((unsigned char)p[i]);
-	q->meta[q->meta_len++] = '=';
-	memcpy(q->meta + q->meta_len, v, vl);
-	q->meta_len += vl;
-	q->meta[q->meta_len++] = '\n';
-	q->meta[q->meta_len] = '\0';
+		meta[len++] = (char)tolower((unsigned char)p[i]);
+	meta[len++] = '=';
+	memcpy(meta + len, v, vl);
+	len += vl;
+	meta[len++] = '\n';
+	meta[len] = '\0';
+	return 0;
 }
 
 static size_t on_header(char *buf, size_t size, size_t n, void *arg)
@@ -443,7 +445,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 
 		q->retry_after_s = s > 3600 ? 3600 : (unsigned)s;
 	} else if (len > 11 && !strncasecmp(buf, "x-amz-meta-", 11)) {
-		meta_header(q, buf + 11, len - 11);
+		symd_s3_meta_add_header(q->meta, buf + 11, len - 11);
 	} else if (len > 5 && !strncasecmp(buf, "ETag:", 5)) {
 		v = buf + 5;
 		vl = len - 5;
@@ -572,7 +574,6 @@ static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 	q->length = UINT64_MAX;
 	q->retry_after_s = 0;
 	q->etag[0] = '\0';
-	q->meta_len = 0;
 	q->meta[0] = '\0';
 	q->reply_len = 0;
 	q->reply[0] = '\0';
@@ -819,7 +820,7 @@ int symd_s3_get(struct symd_s3 *s, const char *key, int fd, uint64_t max,
 	if (err)
 		(void)!ftruncate(fd, 0);
 	else
-		memcpy(r->meta, q->meta, q->meta_len + 1);
+		memcpy(r->meta, q->meta, sizeof(r->meta));
 	free(q);
 	return result_end(r, err);
 }
@@ -841,7 +842,7 @@ static int bodiless(struct symd_s3 *s, const char *method, const char *key,
 	if (!err && q->length != UINT64_MAX && !strcmp(method, "HEAD"))
 		r->size = q->length;
 	if (!err)
-		memcpy(r->meta, q->meta, q->meta_len + 1);
+		memcpy(r->meta, q->meta, sizeof(r->meta));
 	free(q);
 	return result_end(r, err);
 }

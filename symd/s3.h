@@ -216,6 +216,18 @@ int symd_s3_put_meta(struct symd_s3 *s, const char *key, int fd,
 int symd_s3_meta_get(const struct symd_s3_result *r, const char *name,
 		     char *out, size_t outlen);
 
+/**
+ * symd_s3_meta_add_header() - the reader of one answer header
+ * "x-amz-meta-NAME: VALUE": @p, @n are what follows the prefix (no NUL
+ * needed, CRLF allowed).  Appends "name=value\n" (name lowercased, value
+ * trimmed) to the NUL-terminated @meta of SYMD_S3_META_MAX bytes.
+ * @return 0; -EINVAL (no colon, an empty name, a name byte outside
+ *         [A-Za-z0-9_-], a value byte outside printable ASCII) or -ERANGE
+ *         (it would not fit): @meta unchanged.  Fuzzed
+ *         (tests/fuzz/fuzz-s3meta.c).
+ */
+int symd_s3_meta_add_header(char *meta, const char *p, size_t n);
+
 /** symd_s3_delete() - remove @key; a missing key is success (S3's 204).
  *  @return 0, -SYMD_S3_FAILED, -SYMD_S3_DENIED, -SYMD_S3_REFUSED,
  *  -SYMD_S3_INVAL */
