@@ -1192,6 +1192,31 @@ static void fetch_overdue(evutil_socket_t fd, short what, void *arg)
 	reply_error(c, 503, msg);
 }
 
+/* A file the store lacks: from the object store, then the upstreams
+ * (federation), in a worker; 404 when there is neither. */
+static void fetch_through(struct call *c, int fkind, const char *section)
+{
+	c->kind = C_FILE;
+	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
+				      section, fetched, c);
+	if (!c->job) {
+		if (errno == EBUSY)
+			overloaded(c);
+		else
+			reply_error(c, 404, "not found");
+		return;
+	}
+	c->timer = evtimer_new(c->api->o.base, fetch_overdue, c);
+	if (c->timer) {
+		struct timeval tv = {
+			.tv_sec = c->api->o.fetch_wait_ms / 1000,
+			.tv_usec = (c->api->o.fetch_wait_ms % 1000) * 1000,
+		};
+
+		evtimer_add(c->timer, &tv);
+	}
+}
+
 /* GET|HEAD /buildid/<id>/debuginfo|executable|section/<name> */
 static void route_buildid(struct call *c, const char *rest)
 {
@@ -1232,26 +1257,7 @@ static void route_buildid(struct call *c, const char *rest)
 	if (kind ? serve_stored(c, kind) : serve_section(c, section))
 		return;
 upstream:
-	/* Not here: ask the upstreams (federation), in a worker. */
-	c->kind = C_FILE;
-	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
-				      section, fetched, c);
-	if (!c->job) {
-		if (errno == EBUSY)
-			overloaded(c);
-		else
-			reply_error(c, 404, "not found");
-		return;
-	}
-	c->timer = evtimer_new(c->api->o.base, fetch_overdue, c);
-	if (c->timer) {
-		struct timeval tv = {
-			.tv_sec = c->api->o.fetch_wait_ms / 1000,
-			.tv_usec = (c->api->o.fetch_wait_ms % 1000) * 1000,
-		};
-
-		evtimer_add(c->timer, &tv);
-	}
+	fetch_through(c, fkind, section);
 }
 
 /* ------------------------------------------------------------- uploads */
@@ -1605,10 +1611,19 @@ static void route_files(struct call *c, const char *rest, int kind)
 		quality_header(c);
 		if (serve_stored(c, kind))
 			return;
-		/* No file of the build ID here (so no X-Sym-Quality yet). */
+		/* No file of the build ID here (so no X-Sym-Quality yet):
+		 * with an object store, HEAD says what the bucket has, and
+		 * GET reads it through as /buildid/<id>/... does. */
 		if (strcmp(m, "HEAD") == 0 && stored_quality(c) < 0 &&
 		    head_bucket(c, kind))
 			return;
+		if (strcmp(m, "GET") == 0 &&
+		    symd_work_options(c->api->o.work)->s3) {
+			fetch_through(c, kind == SYM_STORE_EXECUTABLE ?
+				      SYMD_FETCH_EXECUTABLE :
+				      SYMD_FETCH_DEBUGINFO, NULL);
+			return;
+		}
 		reply_error(c, 404, "not in the store");
 		return;
 	}

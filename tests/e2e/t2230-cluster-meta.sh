@@ -48,7 +48,7 @@ echo "$zid $T/z.symtab" > "$T/z.old"
 echo "$zid $zexe" > "$T/z.new"
 echo "$wid $wexe" > "$T/w"
 
-plan 31
+plan 32
 
 start_ceph_tap
 B=symd-meta
@@ -99,10 +99,11 @@ is "DWARF file of X through the proxy: 201" "$(curl -s -o /dev/null -w '%{http_c
 	-H "$A" -T "$xexe" "$P/v1/debuginfo/$xid")" 201
 is "the bucket's object says sym-quality dwarf" "$(ometa "debuginfo/$xid" sym-quality)" dwarf
 # A node that holds nothing of X answers HEAD from the bucket.
-cold=
+cold= cold2=
 for n in 1 2 3; do
 	curl -s -o /dev/null -D "$T/h$n" -I "$(url $n)/v1/debuginfo/$xid"
-	[ "$(hdr "$T/h$n" X-Sym-Source)" = object-store ] && cold=${cold:-$n}
+	[ "$(hdr "$T/h$n" X-Sym-Source)" = object-store ] &&
+		{ [ -n "$cold" ] && cold2=$n; cold=${cold:-$n}; }
 done
 ok "a node without X's file answers its HEAD from the bucket (node ${cold:-none})" \
 	test -n "$cold"
@@ -131,6 +132,10 @@ is "the bucket still holds the DWARF file" "$(ometa "debuginfo/$xid" sym-quality
 is "?force=1 takes the symtab-only file: 201" "$(curl -s -o /dev/null -w '%{http_code}' \
 	-H "$A" -T "$T/x.symtab" "$C/v1/debuginfo/$xid?force=1")" 201
 is "... and the bucket's metadata says symtab" "$(ometa "debuginfo/$xid" sym-quality)" symtab
+# The other node without X: GET /v1/debuginfo reads the bucket's through.
+curl -s -o "$T/xget" "$(url "${cold2:-$cold}")/v1/debuginfo/$xid"
+ok "GET /v1/debuginfo/X on the other node without it (node ${cold2:-none}): the bucket's file" \
+	sh -c 'test -n "$1" && cmp -s "$2" "$3"' _ "$cold2" "$T/xget" "$T/x.symtab"
 
 # --- 3. a better upload replaces the table on every node ----------------------
 is "symtab-only Z through the proxy: 201" "$(curl -s -o /dev/null -w '%{http_code}' \
