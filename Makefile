@@ -459,6 +459,7 @@ bench: deps
 	$(Q)tests/bench/kernel-bench.sh
 	$(Q)tests/bench/cluster-bench.sh
 	$(Q)tests/bench/objstore-bench.sh
+	$(Q)tests/bench/cluster-multi-bench.sh
 	$(Q)tests/bench/lazy-bench.sh
 	$(Q)tests/bench/gsym-bench.sh
 

@@ -40,6 +40,7 @@
 #include "http.h"
 #include "log.h"
 #include "req.h"
+#include "s3.h"
 #include "status.h"
 #include "symd.h"
 #include "base.h"
@@ -1191,6 +1192,31 @@ static void fetch_overdue(evutil_socket_t fd, short what, void *arg)
 	reply_error(c, 503, msg);
 }
 
+/* A file the store lacks: from the object store, then the upstreams
+ * (federation), in a worker; 404 when there is neither. */
+static void fetch_through(struct call *c, int fkind, const char *section)
+{
+	c->kind = C_FILE;
+	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
+				      section, fetched, c);
+	if (!c->job) {
+		if (errno == EBUSY)
+			overloaded(c);
+		else
+			reply_error(c, 404, "not found");
+		return;
+	}
+	c->timer = evtimer_new(c->api->o.base, fetch_overdue, c);
+	if (c->timer) {
+		struct timeval tv = {
+			.tv_sec = c->api->o.fetch_wait_ms / 1000,
+			.tv_usec = (c->api->o.fetch_wait_ms % 1000) * 1000,
+		};
+
+		evtimer_add(c->timer, &tv);
+	}
+}
+
 /* GET|HEAD /buildid/<id>/debuginfo|executable|section/<name> */
 static void route_buildid(struct call *c, const char *rest)
 {
@@ -1231,26 +1257,7 @@ static void route_buildid(struct call *c, const char *rest)
 	if (kind ? serve_stored(c, kind) : serve_section(c, section))
 		return;
 upstream:
-	/* Not here: ask the upstreams (federation), in a worker. */
-	c->kind = C_FILE;
-	c->job = symd_work_fetch_file(c->api->o.work, c->build_id, fkind,
-				      section, fetched, c);
-	if (!c->job) {
-		if (errno == EBUSY)
-			overloaded(c);
-		else
-			reply_error(c, 404, "not found");
-		return;
-	}
-	c->timer = evtimer_new(c->api->o.base, fetch_overdue, c);
-	if (c->timer) {
-		struct timeval tv = {
-			.tv_sec = c->api->o.fetch_wait_ms / 1000,
-			.tv_usec = (c->api->o.fetch_wait_ms % 1000) * 1000,
-		};
-
-		evtimer_add(c->timer, &tv);
-	}
+	fetch_through(c, fkind, section);
 }
 
 /* ------------------------------------------------------------- uploads */
@@ -1291,10 +1298,14 @@ static void ingested(void *arg, int status, const char *msg)
 	struct call *c = arg;
 	struct symi_buf b;
 
+	const char *have = symd_work_refused_quality(c->job);
+
 	c->job = NULL;
 	c->tmp[0] = '\0';	/* the job moved or removed it */
 	if (c->gone)
 		return;
+	if (have)	/* 409 on the object store's metadata (work.c) */
+		symd_http_req_add_header(c->req, "X-Sym-Quality", have);
 	if (status == 503) {
 		/* The object store cannot take it now (work.c). */
 		reply_retry(c, msg, OBJSTORE_RETRY_S);
@@ -1359,14 +1370,20 @@ static void quality_header(struct call *c)
  * check (422).
  * @return true when refused (the reply is sent)
  */
-static bool not_better(struct call *c)
+static bool force_asked(struct call *c)
 {
 	const char *q = symd_http_req_query(c->req);
+
+	return q && (strcmp(q, "force=1") == 0 || strstr(q, "&force=1") ||
+		     strncmp(q, "force=1&", 8) == 0);
+}
+
+static bool not_better(struct call *c)
+{
 	char path[4096], hex[SYMD_BUILD_ID_MAX + 1], msg[400];
 	int have = stored_quality(c), up;
 
-	if ((q && (strcmp(q, "force=1") == 0 || strstr(q, "&force=1") ||
-		   strncmp(q, "force=1&", 8) == 0)) || have < 0 ||
+	if (force_asked(c) || have < 0 ||
 	    (c->fkind == SYM_STORE_EXECUTABLE &&
 	     sym_store_file_path(c->api->o.store, c->build_id,
 				 SYM_STORE_EXECUTABLE, path,
@@ -1387,9 +1404,43 @@ static bool not_better(struct call *c)
 	return true;
 }
 
+/* Append "@name=VALUE\n" to @out, VALUE @v cut to 200 bytes with
+ * anything outside printable ASCII as '?'. */
+static void meta_line(char *out, size_t len, const char *name, const char *v)
+{
+	size_t o = strlen(out), n = strlen(name);
+
+	if (!v || !*v || o + n + 4 >= len)
+		return;
+	memcpy(out + o, name, n);
+	o += n;
+	out[o++] = '=';
+	for (size_t i = 0; v[i] && i < 200 && o + 2 < len; i++)
+		out[o++] = v[i] >= 0x20 && v[i] <= 0x7e ? v[i] : '?';
+	out[o++] = '\n';
+	out[o] = '\0';
+}
+
+/*
+ * Who sent the upload, for the object store's metadata
+ * (docs/object-store.md, "Upload metadata"): the peer address the access
+ * log names, the X-Forwarded-For a proxy adds, the User-Agent.  Never
+ * the token: one token is shared by every uploader.
+ */
+static void uploader_meta(struct call *c, char *out, size_t len)
+{
+	out[0] = '\0';
+	meta_line(out, len, "sym-uploader", symd_http_req_peer(c->req));
+	meta_line(out, len, "sym-forwarded-for",
+		  symd_http_req_header(c->req, "X-Forwarded-For"));
+	meta_line(out, len, "sym-user-agent",
+		  symd_http_req_header(c->req, "User-Agent"));
+}
+
 static void upload_done(struct symd_http_req *req)
 {
 	struct call *c = symd_http_req_user(req);
+	char meta[SYMD_S3_META_MAX];
 
 	if (close(c->fd) != 0) {
 		c->fd = -1;
@@ -1413,8 +1464,10 @@ static void upload_done(struct symd_http_req *req)
 	}
 	if (not_better(c))
 		return;
-	c->job = symd_work_ingest(c->api->o.work, c->build_id, c->fkind,
-				  c->tmp, ingested, c);
+	uploader_meta(c, meta, sizeof(meta));
+	c->job = symd_work_ingest_meta(c->api->o.work, c->build_id, c->fkind,
+				       c->tmp, meta, force_asked(c), ingested,
+				       c);
 	if (!c->job) {
 		if (errno == EBUSY)
 			overloaded(c);
@@ -1439,6 +1492,32 @@ static void removed(void *arg, int status, const char *msg)
 }
 
 /*
+ * A new temporary file in STORE/incoming/, its path in @path: the
+ * descriptor, or -1 with errno.  A store directory whose contents were
+ * removed while symd runs (rm -rf STORE/ *: docs/object-store.md, "A
+ * wiped store") gets its incoming/ back here.
+ */
+static int incoming_file(const char *store_dir, char *path, size_t len)
+{
+	int fd;
+
+	snprintf(path, len, "%s/incoming/upload.XXXXXX", store_dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		char dir[4200];
+
+		snprintf(dir, sizeof(dir), "%s/incoming", store_dir);
+		if ((mkdir(store_dir, 0755) == 0 || errno == EEXIST) &&
+		    (mkdir(dir, 0700) == 0 || errno == EEXIST)) {
+			snprintf(path, len, "%s/incoming/upload.XXXXXX",
+				 store_dir);
+			fd = mkostemp(path, O_CLOEXEC);
+		}
+	}
+	return fd;
+}
+
+/*
  * Stream the body of an authorized PUT into a temporary file of the
  * store's incoming/ (upload_piece(), then upload_done()), at most @limit
  * bytes (0: no bound); one announced bigger is 413 @too_big at once.
@@ -1452,9 +1531,7 @@ static void start_upload(struct call *c, uint64_t limit, const char *too_big)
 		reply_error(c, 413, too_big);
 		return;
 	}
-	snprintf(c->tmp, sizeof(c->tmp), "%s/incoming/upload.XXXXXX",
-		 c->api->o.store_dir);
-	c->fd = mkostemp(c->tmp, O_CLOEXEC);
+	c->fd = incoming_file(c->api->o.store_dir, c->tmp, sizeof(c->tmp));
 	if (c->fd < 0) {
 		c->tmp[0] = '\0';
 		reply_error(c, 500, "cannot create a temporary file");
@@ -1463,6 +1540,59 @@ static void start_upload(struct call *c, uint64_t limit, const char *too_big)
 	c->kind = C_UPLOAD;
 	c->limit = limit;
 	symd_http_req_stream_body(c->req, upload_piece, upload_done);
+}
+
+/* The bucket's metadata came (symd_work_objstore_head()): answer the
+ * HEAD of a file this node's store lacks as if it had it. */
+static void bucket_meta(void *arg, int status,
+			const struct symd_objstore_files *fs, const char *msg)
+{
+	struct call *c = arg;
+	const struct symd_objstore_file *f;
+	char num[24];
+
+	c->job = NULL;
+	if (c->gone)
+		return;
+	if (status != 200) {
+		reply_retry(c, msg, OBJSTORE_RETRY_S);
+		return;
+	}
+	f = c->fkind == SYM_STORE_EXECUTABLE ? &fs->exe : &fs->dbg;
+	if (fs->quality >= 0)
+		symd_http_req_add_header(c->req, "X-Sym-Quality",
+					 sym_quality_name(fs->quality));
+	if (!f->present) {
+		reply_error(c, 404, "not in the store or the object store");
+		return;
+	}
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)f->size);
+	symd_http_req_add_header(c->req, "X-DEBUGINFOD-SIZE", num);
+	if (f->uploader[0])
+		symd_http_req_add_header(c->req, "X-Sym-Uploader",
+					 f->uploader);
+	if (f->forwarded_for[0])
+		symd_http_req_add_header(c->req, "X-Sym-Uploader-Forwarded-For",
+					 f->forwarded_for);
+	if (f->uploaded[0])
+		symd_http_req_add_header(c->req, "X-Sym-Uploaded",
+					 f->uploaded);
+	symd_http_req_add_header(c->req, "X-Sym-Source", "object-store");
+	symd_http_req_reply(c->req, 200, NULL, NULL);
+}
+
+/* With an object store, HEAD the bucket's objects of a build ID this
+ * node has no file of, on a worker.  True when the job is out. */
+static bool head_bucket(struct call *c, int kind)
+{
+	c->fkind = kind;
+	c->job = symd_work_objstore_head(c->api->o.work, c->build_id,
+					 bucket_meta, c);
+	if (!c->job && errno == EBUSY) {
+		overloaded(c);
+		return true;
+	}
+	return c->job != NULL;
 }
 
 /* HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id> */
@@ -1479,8 +1609,22 @@ static void route_files(struct call *c, const char *rest, int kind)
 	}
 	if (strcmp(m, "HEAD") == 0 || strcmp(m, "GET") == 0) {
 		quality_header(c);
-		if (!serve_stored(c, kind))
-			reply_error(c, 404, "not in the store");
+		if (serve_stored(c, kind))
+			return;
+		/* No file of the build ID here (so no X-Sym-Quality yet):
+		 * with an object store, HEAD says what the bucket has, and
+		 * GET reads it through as /buildid/<id>/... does. */
+		if (strcmp(m, "HEAD") == 0 && stored_quality(c) < 0 &&
+		    head_bucket(c, kind))
+			return;
+		if (strcmp(m, "GET") == 0 &&
+		    symd_work_options(c->api->o.work)->s3) {
+			fetch_through(c, kind == SYM_STORE_EXECUTABLE ?
+				      SYMD_FETCH_EXECUTABLE :
+				      SYMD_FETCH_DEBUGINFO, NULL);
+			return;
+		}
+		reply_error(c, 404, "not in the store");
 		return;
 	}
 	if (strcmp(m, "DELETE") == 0) {

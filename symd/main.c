@@ -93,6 +93,8 @@ static const char usage[] =
 "                            AWS_SECRET_ACCESS_KEY (see symd(8))\n"
 "  --object-store-config FILE  endpoint, region, access_key_id,\n"
 "                            secret_access_key as \"key = value\" lines\n"
+"  --object-store-revalidate SECONDS  how often a table in use is checked\n"
+"                            against the bucket's files (default 30)\n"
 "  --quiet                   no access-log line per request\n"
 "  --drain-ms N              on SIGTERM, answer /healthz 503 (draining)\n"
 "                            and keep serving this long before the stop,\n"
@@ -359,7 +361,7 @@ enum { O_MAX_INFLATE = 512, O_LOG_FORMAT };
 /* The sources' bounds (docs/http-api.md, "Sources"), likewise. */
 enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
 /* The object store (docs/object-store.md), likewise. */
-enum { O_OBJSTORE = 530, O_OBJSTORE_CONF };
+enum { O_OBJSTORE = 530, O_OBJSTORE_CONF, O_REVALIDATE };
 /* Draining (docs/cluster.md), likewise. */
 enum { O_DRAIN_MS = 540 };
 
@@ -398,6 +400,7 @@ static const struct option longopts[] = {
 	{ "fetch-wait-ms", required_argument, NULL, O_FETCH_WAIT },
 	{ "object-store", required_argument, NULL, O_OBJSTORE },
 	{ "object-store-config", required_argument, NULL, O_OBJSTORE_CONF },
+	{ "object-store-revalidate", required_argument, NULL, O_REVALIDATE },
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 	{ "drain-ms", required_argument, NULL, O_DRAIN_MS },
@@ -449,6 +452,11 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 	case O_TOKEN: c->token_file = arg; break;
 	case O_OBJSTORE: c->objstore = arg; break;
 	case O_OBJSTORE_CONF: c->objstore_conf = arg; break;
+	case O_REVALIDATE:
+		err = parse_uint(arg, &wo->revalidate_s);
+		if (!err && !wo->revalidate_s)
+			err = -EINVAL;
+		break;
 	case O_WORKERS:
 		err = parse_uint(arg, &wo->cpu_workers);
 		break;
@@ -831,6 +839,7 @@ static void log_config(const struct conf *c, const struct daemon *d,
 		{ "max_inflate_ratio", inf.ratio },
 		{ "ttl_absent", OR(c->so.ttl_absent, 604800) },
 		{ "ttl_failed", wo->ttl_failed },
+		{ "object_store_revalidate", OR(wo->revalidate_s, 30) },
 		{ "fetch_timeout", OR(wo->fetch_timeout_s, 30) },
 		{ "fetch_first_byte_ms", wo->fetch_first_byte_ms },
 		{ "fetch_deadline_ms", wo->fetch_deadline_ms },

@@ -19,6 +19,8 @@
  * call returns.
  */
 #include <errno.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +129,9 @@ static int download(struct symd_s3 *s3, const char *store_dir,
 
 int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
-			    struct symd_s3_result *r)
+			    const char *want_gen, struct symd_s3_result *r)
 {
-	char key[256], path[4200], src[600];
+	char key[256], path[4200], src[600], gen[SYMD_OBJ_GEN_MAX];
 	void *buf = NULL;
 	size_t len = 0;
 	int fd, err;
@@ -138,6 +140,13 @@ int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 		      sizeof(key), path, sizeof(path), r);
 	if (fd < 0)
 		return fd;
+	symd_s3_meta_get(r, "sym-gen", gen, sizeof(gen));
+	if (want_gen && strcmp(gen, want_gen) != 0) {
+		/* Built from files the bucket no longer holds. */
+		close(fd);
+		unlink(path);
+		return -SYM_E_STALE;
+	}
 	err = slurp(fd, &buf, &len);
 	close(fd);
 	unlink(path);
@@ -174,7 +183,7 @@ int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
 
 int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
 			   enum symd_objstore_kind kind, const char *path,
-			   struct symd_s3_result *r)
+			   const char *meta, struct symd_s3_result *r)
 {
 	char key[256];
 	int fd, err;
@@ -186,7 +195,7 @@ int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = symd_s3_put(s3, key, fd, r);
+	err = symd_s3_put_meta(s3, key, fd, meta, r);
 	symd_metrics_objstore(kind, true, err, r->size);
 	close(fd);
 	return err;
@@ -194,9 +203,9 @@ int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
 
 int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
-			    struct symd_s3_result *r)
+			    const char *gen, struct symd_s3_result *r)
 {
-	char key[256], path[4200];
+	char key[256], path[4200], meta[SYMD_OBJ_GEN_MAX + 16];
 	uint64_t size;
 	int fd, err;
 
@@ -208,8 +217,10 @@ int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 	if (fd < 0)
 		return fd;
 	err = sym_store_export(st, build_id, fd, &size);
+	snprintf(meta, sizeof(meta), "sym-gen=%s\n", gen ? gen : "");
 	if (!err) {
-		err = symd_s3_put(s3, key, fd, r);
+		err = symd_s3_put_meta(s3, key, fd, gen && gen[0] ? meta : NULL,
+				       r);
 		symd_metrics_objstore(SYMD_OBJ_TABLE, true, err, r->size);
 	}
 	close(fd);
@@ -239,4 +250,75 @@ int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
 		found += !err;
 	}
 	return err ? err : found;
+}
+
+void symd_objstore_new_gen(char *out, size_t len)
+{
+	static _Atomic unsigned seq;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* Unique across nodes in practice: the time in microseconds, the
+	 * process and a counter.  Compared for equality only, so clocks
+	 * that disagree do no harm. */
+	snprintf(out, len, "%llx-%x-%x",
+		 (unsigned long long)ts.tv_sec * 1000000 +
+		 (unsigned long long)ts.tv_nsec / 1000,
+		 (unsigned)getpid(), atomic_fetch_add(&seq, 1) & 0xffff);
+}
+
+/* The metadata of one file object into @f (absent: 404). */
+static int head_one(struct symd_s3 *s3, const char *build_id,
+		    enum symd_objstore_kind kind, struct symd_objstore_file *f,
+		    struct symd_s3_result *r)
+{
+	char key[256], q[32];
+	int err = symd_objstore_key(key, sizeof(key), build_id, kind);
+
+	memset(f, 0, sizeof(*f));
+	f->quality = -1;
+	if (!err)
+		err = symd_s3_head(s3, key, r);
+	if (err == -SYMD_S3_NOTFOUND)
+		return 0;
+	if (err)
+		return err;
+	f->present = true;
+	f->size = r->size;
+	symd_s3_meta_get(r, "sym-gen", f->gen, sizeof(f->gen));
+	symd_s3_meta_get(r, "sym-uploader", f->uploader, sizeof(f->uploader));
+	symd_s3_meta_get(r, "sym-uploaded", f->uploaded, sizeof(f->uploaded));
+	symd_s3_meta_get(r, "sym-forwarded-for", f->forwarded_for,
+			 sizeof(f->forwarded_for));
+	if (symd_s3_meta_get(r, "sym-quality", q, sizeof(q)) == 0)
+		for (int i = SYM_QUALITY_NONE; i <= SYM_QUALITY_DWARF; i++)
+			if (sym_quality_name(i) &&
+			    strcmp(q, sym_quality_name(i)) == 0)
+				f->quality = i;
+	return 0;
+}
+
+void symd_objstore_build_gen(char *out, size_t len, const char *dbg_gen,
+			     const char *exe_gen)
+{
+	snprintf(out, len, "d%s.e%s", dbg_gen ? dbg_gen : "",
+		 exe_gen ? exe_gen : "");
+}
+
+int symd_objstore_head_files(struct symd_s3 *s3, const char *build_id,
+			     struct symd_objstore_files *fs,
+			     struct symd_s3_result *r)
+{
+	int err = head_one(s3, build_id, SYMD_OBJ_DEBUGINFO, &fs->dbg, r);
+
+	if (!err)
+		err = head_one(s3, build_id, SYMD_OBJ_EXECUTABLE, &fs->exe, r);
+	if (err)
+		return err;
+	fs->quality = fs->dbg.quality > fs->exe.quality ? fs->dbg.quality :
+		      fs->exe.quality;
+	symd_objstore_build_gen(fs->gen, sizeof(fs->gen),
+				fs->dbg.present ? fs->dbg.gen : NULL,
+				fs->exe.present ? fs->exe.gen : NULL);
+	return 0;
 }

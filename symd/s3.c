@@ -64,6 +64,11 @@ struct req {
 	uint64_t length;	/* Content-Length; UINT64_MAX: none */
 	unsigned retry_after_s;	/* Retry-After; 0: none */
 	char etag[ETAG_MAX];
+	/* The request's x-amz-meta-* lines (symd_s3_put_meta()), sent on a
+	 * single PUT and a multipart start only; the answer's, as
+	 * "name=value\n" lines (on_header()). */
+	const char *meta_out;
+	char meta[SYMD_S3_META_MAX];
 	char reply[REPLY_MAX];
 	size_t reply_len;
 	CURL *curl;		/* the attempt's, for on_body() */
@@ -393,6 +398,40 @@ void symd_s3_free(struct symd_s3 *s)
 
 /* ------------------------------------------------------- one attempt */
 
+int symd_s3_meta_add_header(char *meta, const char *p, size_t n)
+{
+	const char *colon = memchr(p, ':', n), *v;
+	size_t nl, vl, len = strnlen(meta, SYMD_S3_META_MAX);
+
+	if (!colon || len >= SYMD_S3_META_MAX)
+		return -EINVAL;
+	nl = (size_t)(colon - p);
+	v = colon + 1;
+	vl = n - nl - 1;
+	while (vl && (*v == ' ' || *v == '\t'))
+		v++, vl--;
+	while (vl && isspace((unsigned char)v[vl - 1]))
+		vl--;
+	if (!nl)
+		return -EINVAL;
+	if (len + nl + vl + 3 > SYMD_S3_META_MAX)
+		return -ERANGE;
+	for (size_t i = 0; i < nl; i++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '-' && p[i] != '_')
+			return -EINVAL;
+	for (size_t i = 0; i < vl; i++)
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return -EINVAL;
+	for (size_t i = 0; i < nl; i++)
+		meta[len++] = (char)tolower((unsigned char)p[i]);
+	meta[len++] = '=';
+	memcpy(meta + len, v, vl);
+	len += vl;
+	meta[len++] = '\n';
+	meta[len] = '\0';
+	return 0;
+}
+
 static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 {
 	struct req *q = arg;
@@ -405,6 +444,8 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 		unsigned long s = strtoul(buf + 12, NULL, 10);
 
 		q->retry_after_s = s > 3600 ? 3600 : (unsigned)s;
+	} else if (len > 11 && !strncasecmp(buf, "x-amz-meta-", 11)) {
+		symd_s3_meta_add_header(q->meta, buf + 11, len - 11);
 	} else if (len > 5 && !strncasecmp(buf, "ETag:", 5)) {
 		v = buf + 5;
 		vl = len - 5;
@@ -496,6 +537,31 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
 	return atomic_load(&q->s->cancelled);
 }
 
+/* Append "x-amz-meta-NAME: VALUE" for each "NAME=VALUE\n" of @meta. */
+static CURLcode add_meta(struct curl_slist **h, const char *meta)
+{
+	char line[SYMD_S3_META_MAX + 16];
+
+	while (*meta) {
+		const char *nl = strchr(meta, '\n'), *eq = strchr(meta, '=');
+		size_t n = nl ? (size_t)(nl - meta) : strlen(meta);
+		struct curl_slist *h2;
+
+		if (eq && eq < meta + n &&
+		    (size_t)snprintf(line, sizeof(line), "x-amz-meta-%.*s: %.*s",
+				     (int)(eq - meta), meta,
+				     (int)(meta + n - eq - 1), eq + 1) <
+		    sizeof(line)) {
+			h2 = curl_slist_append(*h, line);
+			if (!h2)
+				return CURLE_OUT_OF_MEMORY;
+			*h = h2;
+		}
+		meta += n + (nl != NULL);
+	}
+	return CURLE_OK;
+}
+
 /* Send @q once.  The curl code; q->status and the rest are filled. */
 static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 {
@@ -508,6 +574,7 @@ static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 	q->length = UINT64_MAX;
 	q->retry_after_s = 0;
 	q->etag[0] = '\0';
+	q->meta[0] = '\0';
 	q->reply_len = 0;
 	q->reply[0] = '\0';
 	q->got = 0;
@@ -525,6 +592,15 @@ static CURLcode attempt(struct symd_s3 *s, struct req *q, const char *url)
 	if (!h2)
 		return CURLE_OUT_OF_MEMORY;
 	h = h2;
+	if (q->meta_out && ((!strcmp(q->method, "PUT") && !q->query) ||
+			    (q->post == NULL && q->query &&
+			     !strcmp(q->query, "uploads=")))) {
+		rc = add_meta(&h, q->meta_out);
+		if (rc != CURLE_OK) {
+			curl_slist_free_all(h);
+			return rc;
+		}
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s->sigv4);
@@ -743,6 +819,8 @@ int symd_s3_get(struct symd_s3 *s, const char *key, int fd, uint64_t max,
 	r->size = q->got;
 	if (err)
 		(void)!ftruncate(fd, 0);
+	else
+		memcpy(r->meta, q->meta, sizeof(r->meta));
 	free(q);
 	return result_end(r, err);
 }
@@ -763,6 +841,8 @@ static int bodiless(struct symd_s3 *s, const char *method, const char *key,
 	err = run(s, q, r);
 	if (!err && q->length != UINT64_MAX && !strcmp(method, "HEAD"))
 		r->size = q->length;
+	if (!err)
+		memcpy(r->meta, q->meta, sizeof(r->meta));
 	free(q);
 	return result_end(r, err);
 }
@@ -911,6 +991,33 @@ static int put_multipart(struct symd_s3 *s, struct req *q, uint64_t size,
 int symd_s3_put(struct symd_s3 *s, const char *key, int fd,
 		struct symd_s3_result *r)
 {
+	return symd_s3_put_meta(s, key, fd, NULL, r);
+}
+
+/* Is @meta "name=value\n" lines of [a-z0-9-] names and printable
+ * values, within SYMD_S3_META_MAX? */
+static bool meta_ok(const char *meta)
+{
+	bool name = true;
+
+	if (strlen(meta) >= SYMD_S3_META_MAX)
+		return false;
+	for (const char *p = meta; *p; p++) {
+		if (*p == '\n')
+			name = true;
+		else if (name && *p == '=')
+			name = false;
+		else if (name ? !(islower((unsigned char)*p) ||
+				  isdigit((unsigned char)*p) || *p == '-') :
+			 (*p < 0x20 || *p > 0x7e))
+			return false;
+	}
+	return true;
+}
+
+int symd_s3_put_meta(struct symd_s3 *s, const char *key, int fd,
+		     const char *meta, struct symd_s3_result *r)
+{
 	struct stat sb;
 	struct req *q;
 	int err;
@@ -920,10 +1027,15 @@ int symd_s3_put(struct symd_s3 *s, const char *key, int fd,
 		snprintf(r->msg, sizeof(r->msg), "s3: not a regular file");
 		return result_end(r, -SYMD_S3_INVAL);
 	}
+	if (meta && !meta_ok(meta)) {
+		snprintf(r->msg, sizeof(r->msg), "s3: bad metadata");
+		return result_end(r, -SYMD_S3_INVAL);
+	}
 	q = req_new("PUT", key);
 	if (!q)
 		return result_end(r, -SYMD_S3_FAILED);
 	q->in_fd = fd;
+	q->meta_out = meta;
 	if ((uint64_t)sb.st_size >= s->o.multipart_min &&
 	    (uint64_t)sb.st_size > s->o.part_size) {
 		err = put_multipart(s, q, (uint64_t)sb.st_size, r);
@@ -1031,4 +1143,27 @@ const char *symd_s3_strerror(int err)
 	default:
 		return "unknown object store error";
 	}
+}
+
+int symd_s3_meta_get(const struct symd_s3_result *r, const char *name,
+		     char *out, size_t outlen)
+{
+	size_t nl = strlen(name);
+
+	if (outlen)
+		out[0] = '\0';
+	for (const char *p = r->meta; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+			if (n - nl - 1 >= outlen)
+				return -ERANGE;
+			memcpy(out, p + nl + 1, n - nl - 1);
+			out[n - nl - 1] = '\0';
+			return 0;
+		}
+		p += n + (end != NULL);
+	}
+	return -ENOENT;
 }

@@ -105,6 +105,9 @@ enum symd_s3_error {
 	SYMD_S3_INVAL,
 };
 
+/** The bound of an object's user metadata, as "name=value\n" lines. */
+#define SYMD_S3_META_MAX 1024
+
 /** What a call did, on success and on error. */
 struct symd_s3_result {
 	int http_status;	/* the last answer's; 0 when none came */
@@ -115,6 +118,11 @@ struct symd_s3_result {
 	char code[64];		/* S3's error code ("NoSuchKey"), or "" */
 	char msg[256];		/* why it failed, for logs and JSON errors;
 				 * never a secret */
+	/* GET, HEAD: the object's user metadata (x-amz-meta-NAME headers)
+	 * as "name=value\n" lines, names lowercased; a header with a byte
+	 * outside printable ASCII or past the bound is left out.  Read it
+	 * with symd_s3_meta_get(). */
+	char meta[SYMD_S3_META_MAX];
 };
 
 /**
@@ -186,6 +194,39 @@ int symd_s3_head(struct symd_s3 *s, const char *key,
  */
 int symd_s3_put(struct symd_s3 *s, const char *key, int fd,
 		struct symd_s3_result *r);
+
+/**
+ * symd_s3_put_meta() - symd_s3_put() with user metadata: @meta (NULL:
+ * none) is "name=value\n" lines, names of [a-z0-9-], values of
+ * printable ASCII, under SYMD_S3_META_MAX bytes, each sent (and signed)
+ * as "x-amz-meta-name: value" on the single PUT or the multipart start.
+ * S3 stores them with the object, whole: a reader sees the new object's
+ * metadata with its bytes, never the old one's.
+ * @return as symd_s3_put(); -SYMD_S3_INVAL for malformed @meta
+ */
+int symd_s3_put_meta(struct symd_s3 *s, const char *key, int fd,
+		     const char *meta, struct symd_s3_result *r);
+
+/**
+ * symd_s3_meta_get() - the value of metadata @name (lowercase, without
+ * "x-amz-meta-") in @r, as a GET or HEAD answered it.
+ * @return 0, -ENOENT (not there; @out ""), -ERANGE (longer than
+ *         @outlen - 1; @out "")
+ */
+int symd_s3_meta_get(const struct symd_s3_result *r, const char *name,
+		     char *out, size_t outlen);
+
+/**
+ * symd_s3_meta_add_header() - the reader of one answer header
+ * "x-amz-meta-NAME: VALUE": @p, @n are what follows the prefix (no NUL
+ * needed, CRLF allowed).  Appends "name=value\n" (name lowercased, value
+ * trimmed) to the NUL-terminated @meta of SYMD_S3_META_MAX bytes.
+ * @return 0; -EINVAL (no colon, an empty name, a name byte outside
+ *         [A-Za-z0-9_-], a value byte outside printable ASCII) or -ERANGE
+ *         (it would not fit): @meta unchanged.  Fuzzed
+ *         (tests/fuzz/fuzz-s3meta.c).
+ */
+int symd_s3_meta_add_header(char *meta, const char *p, size_t n);
 
 /** symd_s3_delete() - remove @key; a missing key is success (S3's 204).
  *  @return 0, -SYMD_S3_FAILED, -SYMD_S3_DENIED, -SYMD_S3_REFUSED,

@@ -77,6 +77,9 @@ struct symd_work_opts {
 	/* The object store (--object-store); NULL: none.  Borrowed until
 	 * symd_work_free().  Each worker gets a client of its own. */
 	const struct symd_s3_config *s3;
+	/* With s3: seconds between two checks that a READY table is still
+	 * built from the bucket's files (J_REVALIDATE); 0 = 30. */
+	unsigned revalidate_s;
 };
 
 /** Called on the loop thread when a build ID waited on is settled. */
@@ -85,6 +88,14 @@ typedef void (*symd_wait_fn)(void *arg, const char *build_id);
 /** Called on the loop thread when an upload was stored (status 0) or
  *  refused (an HTTP status and a reason). */
 typedef void (*symd_ingest_fn)(void *arg, int http_status, const char *msg);
+
+/** Called on the loop thread with the bucket's metadata of a build ID's
+ *  files (symd_work_objstore_head()): @fs, or an HTTP status (502) and a
+ *  reason. */
+struct symd_objstore_files;
+typedef void (*symd_meta_fn)(void *arg, int http_status,
+			     const struct symd_objstore_files *fs,
+			     const char *msg);
 
 /** Called on the loop thread with a fetched file for the debuginfod
  *  routes: @path (status 200) or an HTTP status and a reason.  A
@@ -135,6 +146,28 @@ void symd_work_forget(struct symd_work *w, const char *build_id);
 struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  int kind, const char *path,
 				  symd_ingest_fn fn, void *arg);
+/* The same with the object store's upload metadata: @uploader is
+ * "name=value\n" lines (s3.h; sym-uploader, sym-forwarded-for,
+ * sym-user-agent; copied, NULL: none), to which the worker adds
+ * sym-quality, sym-uploaded and sym-gen.  Unless @force, an upload that
+ * would not improve the bucket's files (their sym-quality) is refused
+ * with 409 there, the bucket's quality in @fn's message's
+ * "X-Sym-Quality: " prefix-free form: see symd_work_refused_quality(). */
+struct symd_job *symd_work_ingest_meta(struct symd_work *w,
+				       const char *build_id, int kind,
+				       const char *path, const char *uploader,
+				       bool force, symd_ingest_fn fn,
+				       void *arg);
+/* In @fn of an ingest refused with 409: the stored quality's name (for
+ * X-Sym-Quality), or NULL.  @job: the job symd_work_ingest_meta()
+ * returned; valid only inside @fn. */
+const char *symd_work_refused_quality(const struct symd_job *job);
+/* With an object store: HEAD the bucket's file objects of @build_id on a
+ * fetch thread, then call @fn with what they say.  NULL with errno
+ * (ENOENT: no object store; EBUSY; ENOMEM). */
+struct symd_job *symd_work_objstore_head(struct symd_work *w,
+					 const char *build_id,
+					 symd_meta_fn fn, void *arg);
 /* A DELETE of @build_id: sym_store_remove() on the io thread (its
  * unlinks and sync never stall the loop), in order with the uploads
  * queued before it; forget what was known, then call @fn with 0 (gone),
@@ -215,27 +248,63 @@ enum symd_objstore_kind {
 /* The key of an object (without the prefix).  0, -EINVAL, -ENAMETOOLONG. */
 int symd_objstore_key(char *buf, size_t len, const char *build_id,
 		      enum symd_objstore_kind kind);
-/* Download the table and sym_store_import() it.  0, -SYMD_S3_* (s3.h;
- * NOTFOUND: no table of this converter), -SYM_E_BADTABLE (it failed its
- * checks: nothing stored, counted), -SYM_E_STALE, -errno. */
+/*
+ * Generations.  Each file object carries, as user metadata (s3.h,
+ * symd_s3_put_meta()): sym-gen (symd_objstore_new_gen(), new for every
+ * PUT), sym-quality (sym_quality_name()), sym-uploaded (UTC,
+ * "YYYY-MM-DDTHH:MM:SSZ") and sym-uploader (docs/object-store.md,
+ * "Upload metadata").  A build ID's generation is its two files'
+ * (symd_objstore_build_gen()); a table object carries the generation of
+ * the files it was built from, so a table built from replaced files is
+ * never imported, and a node holding one finds out on revalidation.
+ */
+#define SYMD_OBJ_GEN_MAX 80
+struct symd_objstore_file {
+	bool present;
+	int quality;		/* enum sym_quality; -1: absent or unknown */
+	uint64_t size;
+	char gen[32], uploader[200], forwarded_for[208], uploaded[32];
+};
+struct symd_objstore_files {
+	struct symd_objstore_file dbg, exe;
+	int quality;		/* the better of the two; -1: none */
+	char gen[SYMD_OBJ_GEN_MAX];	/* the build ID's */
+};
+/* A new file generation into @out (32 bytes are enough). */
+void symd_objstore_new_gen(char *out, size_t len);
+/* The build ID's generation from its files' ("" or NULL: absent). */
+void symd_objstore_build_gen(char *out, size_t len, const char *dbg_gen,
+			     const char *exe_gen);
+/* HEAD both file objects of @build_id into @fs.  0 (absent ones are
+ * !present), -SYMD_S3_* when the store did not answer. */
+int symd_objstore_head_files(struct symd_s3 *s3, const char *build_id,
+			     struct symd_objstore_files *fs,
+			     struct symd_s3_result *r);
+/* Download the table and sym_store_import() it, if its sym-gen is
+ * @want_gen (NULL: any).  0, -SYMD_S3_* (s3.h; NOTFOUND: no table of
+ * this converter), -SYM_E_STALE (built from other files, or the local
+ * converter differs: nothing stored), -SYM_E_BADTABLE (it failed its
+ * checks: nothing stored, counted), -errno. */
 int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
-			    struct symd_s3_result *r);
+			    const char *want_gen, struct symd_s3_result *r);
 /* Download a debug file or executable into the store's file area.
  * 0, -SYMD_S3_*, the errors of sym_store_take_file(), -errno. */
 int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
 			   const char *store_dir, const char *build_id,
 			   enum symd_objstore_kind kind,
 			   struct symd_s3_result *r);
-/* Upload the file at @path as @kind of @build_id.  0, -SYMD_S3_*, -errno. */
+/* Upload the file at @path as @kind of @build_id, with @meta (NULL:
+ * none; s3.h's "name=value\n" lines).  0, -SYMD_S3_*, -errno. */
 int symd_objstore_put_file(struct symd_s3 *s3, const char *build_id,
 			   enum symd_objstore_kind kind, const char *path,
-			   struct symd_s3_result *r);
-/* sym_store_export() the stored table and upload it.  0, -SYMD_S3_*, the
- * errors of sym_store_export(), -errno. */
+			   const char *meta, struct symd_s3_result *r);
+/* sym_store_export() the stored table and upload it, marked as built
+ * from files of generation @gen (NULL or "": unknown).  0, -SYMD_S3_*,
+ * the errors of sym_store_export(), -errno. */
 int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
-			    struct symd_s3_result *r);
+			    const char *gen, struct symd_s3_result *r);
 /* Delete the build ID's objects (a DELETE of it).  The number of objects
  * there were (0 to 3), or -SYMD_S3_* (@r says why; the rest are left). */
 int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,

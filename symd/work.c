@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <event2/event.h>
 
@@ -65,7 +66,7 @@
 enum job_kind {
 	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_REMOVE, J_FILE,
 	J_SOURCE,
-	J_MAINTAIN
+	J_MAINTAIN, J_REVALIDATE, J_META
 };
 
 struct symd_waiter {
@@ -85,6 +86,13 @@ struct entry {
 	bool forgotten;		/* removed while PENDING: the job's verdict
 				 * is stale, ask the store again */
 	struct symd_job *job;	/* PENDING: the job out for it */
+	/* With an object store: the generation of the bucket's files the
+	 * READY table was built from ("": unknown, e.g. a table from before
+	 * a restart), when that was last checked (monotonic; 0: never), and
+	 * whether a J_REVALIDATE is out (then the table is still served). */
+	char gen[SYMD_OBJ_GEN_MAX];
+	double checked;
+	bool revalidating;
 	char client[CLIENT_MAX];	/* who asked last ("": nobody known) */
 	struct symd_waiter *waiters;
 	struct entry *hnext;
@@ -103,6 +111,18 @@ struct symd_job {
 	unsigned waiters;
 	double asked;
 	char source[512];	/* where the debug file came from */
+	/* The generation of the files converted or imported ("": unknown);
+	 * REVALIDATE: the entry's when it started. */
+	char gen[SYMD_OBJ_GEN_MAX];
+	char exe_gen[32];	/* the bucket's executable's, when known */
+	/* INGEST with an object store: the uploader's metadata lines, and
+	 * ?force=1; the stored quality when refused with 409 (-1: none). */
+	char *upmeta;
+	bool force;
+	int have_quality;
+	/* META */
+	symd_meta_fn mfn;
+	struct symd_objstore_files *fs;
 	/* INGEST, REMOVE, FILE */
 	int fkind;
 	char section[130];
@@ -211,7 +231,8 @@ static void sweep(struct symd_work *w)
 		while (*pp) {
 			struct entry *e = *pp;
 
-			if (e->state != SYMD_PENDING && !e->waiters) {
+			if (e->state != SYMD_PENDING && !e->waiters &&
+			    !e->revalidating) {
 				*pp = e->hnext;
 				free(e);
 				w->nentries--;
@@ -445,6 +466,17 @@ static void test_hold(struct symd_work *w, const char *id)
 		usleep(10000);
 }
 
+/* An information line about a build ID and the object store. */
+static void log_objstore_info(const struct symd_job *j, const char *event)
+{
+	struct symd_log_line l;
+
+	symd_log_begin(&l, SYMD_LOG_INFO, event);
+	symd_log_str(&l, "build_id", j->id);
+	symd_log_str(&l, "gen", j->gen);
+	symd_log_end(&l);
+}
+
 /* The log line of an object store transfer that failed. */
 static void log_objstore(const struct symd_job *j, const char *event,
 			 const struct symd_s3_result *r, int err)
@@ -466,7 +498,7 @@ static void objstore_put_table(struct symd_work *w, struct symd_job *j)
 {
 	struct symd_s3_result r;
 	int err = symd_objstore_put_table(tls_s3, w->o.store, w->o.store_dir,
-					  j->id, &r);
+					  j->id, j->gen, &r);
 
 	if (err)
 		log_objstore(j, "objstore_put_failed", &r, err);
@@ -578,11 +610,22 @@ static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
 			   struct symd_s3_result *down)
 {
 	struct symd_s3_result r;
+	struct symd_objstore_files fs;
 	int err, e_dbg, e_exe;
 
+	/* The files' generation first: a table built from other files than
+	 * the bucket's (a better upload replaced them) is not taken. */
+	err = symd_objstore_head_files(tls_s3, j->id, &fs, &r);
+	if (err) {
+		*down = r;
+		return false;
+	}
+	snprintf(j->gen, sizeof(j->gen), "%s", fs.gen);
+	snprintf(j->exe_gen, sizeof(j->exe_gen), "%s", fs.exe.gen);
 	pthread_rwlock_rdlock(&w->gc_lock);
 	err = symd_objstore_get_table(tls_s3, w->o.store, w->o.store_dir,
-				      j->id, &r);
+				      j->id, fs.dbg.present || fs.exe.present ?
+				      fs.gen : NULL, &r);
 	if (!err) {
 		symd_metrics_store(w->o.store);
 		warm(w, j);
@@ -595,11 +638,13 @@ static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
 		log_objstore(j, "objstore_table_corrupt", &r, err);
 	else if (err != -SYMD_S3_NOTFOUND && err != -SYM_E_STALE)
 		*down = r;
-	e_dbg = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+	e_dbg = !fs.dbg.present ? -SYMD_S3_NOTFOUND :
+		symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
 				       j->id, SYMD_OBJ_DEBUGINFO, &r);
 	if (e_dbg && e_dbg != -SYMD_S3_NOTFOUND)
 		*down = r;
-	e_exe = symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
+	e_exe = !fs.exe.present ? -SYMD_S3_NOTFOUND :
+		symd_objstore_get_file(tls_s3, w->o.store, w->o.store_dir,
 				       j->id, SYMD_OBJ_EXECUTABLE, &r);
 	if (e_exe && e_exe != -SYMD_S3_NOTFOUND)
 		*down = r;
@@ -626,19 +671,46 @@ static void objstore_miss(struct symd_work *w, struct symd_job *j,
 	finish(w, j);
 }
 
+/*
+ * The metadata of a file going into the bucket: @who's lines (the
+ * uploader), then its quality, the time (UTC) and a new generation (also
+ * into @gen).
+ */
+static void upload_meta(char *out, size_t len, const char *who,
+			const char *path, char *gen, size_t genlen)
+{
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int q = SYM_QUALITY_NONE;
+
+	sym_file_quality(path, &q);
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	symd_objstore_new_gen(gen, genlen);
+	snprintf(out, len, "%ssym-quality=%s\nsym-uploaded=%s\nsym-gen=%s\n",
+		 who ? who : "", sym_quality_name(q), when, gen);
+}
+
 /* A file fetched from an upstream is kept in the object store too. */
 static void objstore_put_fetched(struct symd_work *w, struct symd_job *j)
 {
 	struct symd_s3_result r;
-	char path[4096];
+	char path[4096], meta[SYMD_S3_META_MAX], gen[32];
 	int err = sym_store_file_path(w->o.store, j->id, SYM_STORE_DEBUGINFO,
 				      path, sizeof(path));
 
-	if (!err)
+	if (!err) {
+		upload_meta(meta, sizeof(meta), "sym-uploader=upstream\n", path,
+			    gen, sizeof(gen));
 		err = symd_objstore_put_file(tls_s3, j->id, SYMD_OBJ_DEBUGINFO,
-					     path, &r);
+					     path, meta, &r);
+	}
 	if (err)
 		log_objstore(j, "objstore_put_failed", &r, err);
+	else
+		symd_objstore_build_gen(j->gen, sizeof(j->gen), gen,
+					j->exe_gen);
 }
 
 static void fetch(struct symd_work *w, struct symd_fetch *f,
@@ -699,6 +771,31 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 }
 
 /*
+ * The 409 of docs/http-api.md ("Uploads"), decided on the bucket's
+ * metadata: a debug file not better than the best of the bucket's files,
+ * an executable when the bucket has one and it is not better.  True
+ * (j->http_status 409, j->msg, j->have_quality) when refused.
+ */
+static bool not_better_than_bucket(struct symd_job *j,
+				   const struct symd_objstore_files *fs)
+{
+	bool exe = j->fkind == SYM_STORE_EXECUTABLE;
+	int up = SYM_QUALITY_NONE;
+
+	if (fs->quality < 0 || (exe && !fs->exe.present) ||
+	    sym_file_quality(j->path, &up) != 0 || up > fs->quality)
+		return false;
+	j->http_status = 409;
+	j->have_quality = fs->quality;
+	snprintf(j->msg, sizeof(j->msg), "the object store has %s for build "
+		 "ID %s and this %s has %s: it would not improve it (?force=1, "
+		 "or sym upload --force, stores it anyway)",
+		 sym_quality_name(fs->quality), j->id,
+		 exe ? "executable" : "debug file", sym_quality_name(up));
+	return true;
+}
+
+/*
  * An upload is stored in the object store before it is acknowledged: a
  * 201 means any node can serve it.  The object store down is 503 (the
  * API adds Retry-After); the file is not kept here either, so the client
@@ -707,13 +804,29 @@ static void fetch(struct symd_work *w, struct symd_fetch *f,
 static bool objstore_put_upload(struct symd_job *j)
 {
 	struct symd_s3_result r;
-	int err = symd_objstore_put_file(tls_s3, j->id,
-					 j->fkind == SYM_STORE_EXECUTABLE ?
-					 SYMD_OBJ_EXECUTABLE :
-					 SYMD_OBJ_DEBUGINFO, j->path, &r);
+	struct symd_objstore_files fs;
+	char meta[SYMD_S3_META_MAX], gen[32];
+	bool exe = j->fkind == SYM_STORE_EXECUTABLE;
+	int err = symd_objstore_head_files(tls_s3, j->id, &fs, &r);
 
-	if (!err)
+	if (!err && !j->force && not_better_than_bucket(j, &fs))
+		return true;
+	if (!err) {
+		upload_meta(meta, sizeof(meta), j->upmeta, j->path, gen,
+			    sizeof(gen));
+		err = symd_objstore_put_file(tls_s3, j->id, exe ?
+					     SYMD_OBJ_EXECUTABLE :
+					     SYMD_OBJ_DEBUGINFO, j->path, meta,
+					     &r);
+	}
+	if (!err) {
+		symd_objstore_build_gen(j->gen, sizeof(j->gen),
+					exe ? (fs.dbg.present ? fs.dbg.gen :
+					       NULL) : gen,
+					exe ? gen : (fs.exe.present ?
+						     fs.exe.gen : NULL));
 		return false;
+	}
 	log_objstore(j, "objstore_put_failed", &r, err);
 	j->http_status = 503;
 	j->retry_after_ms = r.retry_after_ms ? r.retry_after_ms : 1000;
@@ -743,6 +856,7 @@ static void ingest(struct symd_work *w, struct symd_job *j)
 			 "the file's build ID is %s, not %s", hex, j->id);
 	} else if (tls_s3 && objstore_put_upload(j)) {
 		;	/* refused: j->http_status and j->msg say why */
+
 	} else {
 		err = sym_store_take_file(w->o.store, j->id, j->fkind,
 					  j->path);
@@ -855,6 +969,110 @@ static bool objstore_file(struct symd_work *w, struct symd_fetch *f,
 	}
 	finish(w, j);
 	return true;
+}
+
+/* Do the local files of @id have the sizes of the bucket's in @fs? */
+static bool same_sizes(struct symd_work *w, const char *id,
+		       const struct symd_objstore_files *fs)
+{
+	const struct symd_objstore_file *of[2] = { &fs->dbg, &fs->exe };
+	static const int kinds[2] = { SYM_STORE_DEBUGINFO,
+				      SYM_STORE_EXECUTABLE };
+	char path[4096];
+	struct stat sb;
+
+	for (int i = 0; i < 2; i++) {
+		bool here = sym_store_file_path(w->o.store, id, kinds[i], path,
+						sizeof(path)) == 0 &&
+			    stat(path, &sb) == 0;
+
+		if (here != of[i]->present ||
+		    (here && (uint64_t)sb.st_size != of[i]->size))
+			return false;
+	}
+	return true;
+}
+
+/* The bucket's files changed: take them, then the table built from them
+ * (else build it here and put it back).  0 or an error for the log. */
+static int refresh(struct symd_work *w, struct symd_job *j,
+		   const struct symd_objstore_files *fs,
+		   struct symd_s3_result *r)
+{
+	int err = 0;
+
+	if (fs->dbg.present)
+		err = symd_objstore_get_file(tls_s3, w->o.store,
+					     w->o.store_dir, j->id,
+					     SYMD_OBJ_DEBUGINFO, r);
+	if (!err && fs->exe.present)
+		err = symd_objstore_get_file(tls_s3, w->o.store,
+					     w->o.store_dir, j->id,
+					     SYMD_OBJ_EXECUTABLE, r);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&w->gc_lock);
+	err = symd_objstore_get_table(tls_s3, w->o.store, w->o.store_dir,
+				      j->id, fs->gen, r);
+	if (err) {
+		err = sym_store_convert(w->o.store, j->id, "objstore", NULL);
+		if (!err && tls_s3)
+			objstore_put_table(w, j);
+	}
+	if (!err)
+		err = sym_store_warm(w->o.store, j->id);
+	pthread_rwlock_unlock(&w->gc_lock);
+	symd_metrics_store(w->o.store);
+	return err;
+}
+
+/*
+ * J_REVALIDATE: is the READY table still built from the bucket's files?
+ * A different generation (a better upload on another node) takes the new
+ * files and table; an unknown one (a table from before a restart) is
+ * taken as the same when the local files have the bucket's sizes.  On
+ * success j->gen is the bucket's; on failure j->gen is cleared, so the
+ * next check is not put off.  The old table is served until the new one
+ * is stored.
+ */
+static void revalidate(struct symd_work *w, struct symd_job *j)
+{
+	struct symd_objstore_files fs;
+	struct symd_s3_result r;
+	int err = symd_objstore_head_files(tls_s3, j->id, &fs, &r);
+
+	j->state = SYMD_READY;
+	if (!err && !fs.dbg.present && !fs.exe.present)
+		;	/* nothing in the bucket to compare: keep it */
+	else if (!err && (strcmp(fs.gen, j->gen) == 0 ||
+			  (!j->gen[0] && same_sizes(w, j->id, &fs))))
+		snprintf(j->gen, sizeof(j->gen), "%s", fs.gen);
+	else if (!err && (snprintf(j->gen, sizeof(j->gen), "%s", fs.gen),
+			  (err = refresh(w, j, &fs, &r)) == 0))
+		log_objstore_info(j, "objstore_table_replaced");
+	if (err) {
+		log_objstore(j, "objstore_revalidate_failed", &r, err);
+		j->gen[0] = '\0';
+		j->state = SYMD_FAILED;
+	}
+	finish(w, j);
+}
+
+/* J_META: the bucket's metadata of a build ID's files. */
+static void head_meta(struct symd_work *w, struct symd_job *j)
+{
+	struct symd_s3_result r;
+	int err;
+
+	j->fs = calloc(1, sizeof(*j->fs));
+	err = j->fs ? symd_objstore_head_files(tls_s3, j->id, j->fs, &r) :
+		      -ENOMEM;
+	j->http_status = err ? 502 : 200;
+	if (err)
+		snprintf(j->msg, sizeof(j->msg), "%s", err == -ENOMEM ?
+			 "out of memory" : r.msg[0] ? r.msg :
+			 symd_s3_strerror(err));
+	finish(w, j);
 }
 
 static void file_fetch(struct symd_work *w, struct symd_fetch *f,
@@ -996,6 +1214,12 @@ static void *worker(void *arg)
 		case J_FILE:
 			file_fetch(w, f, j);
 			break;
+		case J_REVALIDATE:
+			revalidate(w, j);
+			break;
+		case J_META:
+			head_meta(w, j);
+			break;
 		case J_MAINTAIN:
 			/* Access times and stale readers; the size bound. */
 			sym_store_maintain(w->o.store);
@@ -1132,6 +1356,10 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		e->job = NULL;
 		dropped = j->dropped;
 		e->state = j->state;
+		/* What the table was built from; unknown: check it at the
+		 * first request (revalidate_due()). */
+		memcpy(e->gen, j->gen, sizeof(e->gen));
+		e->checked = j->gen[0] ? now_s() : 0;
 		e->changed = now_s();
 		snprintf(e->error, sizeof(e->error), "%s", j->msg);
 		e->until = now_s() + (j->state == SYMD_MISSING ?
@@ -1170,11 +1398,31 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 			 * any, is over).  The conversion replaces whatever
 			 * the store said before, a negative entry too. */
 			e = find_or_add(w, j->id);
-			if (e && e->state == SYMD_PENDING)
+			if (e)
+				memcpy(e->gen, j->gen, sizeof(e->gen));
+			if (e && (e->state == SYMD_PENDING || e->revalidating))
 				e->rerun = true;
 			else if (e)
 				start_job(w, e, J_CONVERT);
 		}
+		break;
+	case J_REVALIDATE:
+		/* A failed check (the bucket down) is tried again after the
+		 * interval too, not at every request. */
+		e->revalidating = false;
+		e->checked = now_s();
+		if (j->state == SYMD_READY)
+			memcpy(e->gen, j->gen, sizeof(e->gen));
+		if (e->rerun && e->state == SYMD_READY) {
+			/* An upload came meanwhile: its conversion last. */
+			e->rerun = false;
+			start_job(w, e, J_CONVERT);
+		}
+		break;
+	case J_META:
+		if (j->mfn)
+			j->mfn(j->arg, j->http_status, j->fs, j->msg);
+		free(j->fs);
 		break;
 	case J_SOURCE:
 		if (j->ifn)
@@ -1202,6 +1450,7 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 	}
 	free(j->src);
 	free(j->path);
+	free(j->upmeta);
 	free(j);
 }
 
@@ -1258,6 +1507,8 @@ static void start_job(struct symd_work *w, struct entry *e,
 	memcpy(j->id, e->id, sizeof(j->id));	/* the same size */
 	if (kind == J_PREPARE)
 		memcpy(j->client, e->client, sizeof(j->client));
+	else
+		memcpy(j->gen, e->gen, sizeof(j->gen));
 	/* Not queued yet: no worker reads these. */
 	j->asked = now_s();
 	for (struct symd_waiter *wt = e->waiters; wt; wt = wt->next)
@@ -1273,6 +1524,30 @@ static void start_job(struct symd_work *w, struct entry *e,
 	e->job = j;
 	e->state = SYMD_PENDING;
 	e->changed = now_s();
+}
+
+/*
+ * With an object store, a READY table not checked against the bucket for
+ * revalidate_s seconds gets a J_REVALIDATE on a fetch thread; it is still
+ * served meanwhile.  A full queue skips it (the next request tries).
+ */
+static void revalidate_due(struct symd_work *w, struct entry *e, double now)
+{
+	struct symd_job *j;
+
+	if (!w->o.s3 || e->revalidating || e->rerun ||
+	    now - e->checked < w->o.revalidate_s ||
+	    !(j = calloc(1, sizeof(*j))))
+		return;
+	j->kind = J_REVALIDATE;
+	j->e = e;
+	memcpy(j->id, e->id, sizeof(j->id));
+	memcpy(j->gen, e->gen, sizeof(j->gen));
+	if (submit(w, j, &w->fetch) != 0) {
+		free(j);
+		return;
+	}
+	e->revalidating = true;
 }
 
 int symd_work_status(struct symd_work *w, const char *build_id,
@@ -1303,6 +1578,8 @@ int symd_work_status_from(struct symd_work *w, const char *build_id,
 	}
 	if (e->state == SYMD_PENDING && e->job)
 		job_note(w, e->job, 0);
+	if (e->state == SYMD_READY)
+		revalidate_due(w, e, now);
 	st->state = e->state;
 	if (e->state == SYMD_FAILED) {
 		snprintf(st->error, sizeof(st->error), "%s", e->error);
@@ -1380,10 +1657,28 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 
 /* Queue an INGEST or REMOVE job on the io thread. */
 /* @src: a SOURCE job's source path (copied), else NULL. */
+static struct symd_job *io_job_meta(struct symd_work *w, enum job_kind kind,
+				    const char *build_id, int fkind,
+				    const char *path, const char *src,
+				    char *upmeta, bool force,
+				    symd_ingest_fn fn, void *arg);
+
 static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
 			       const char *build_id, int fkind,
 			       const char *path, const char *src,
 			       symd_ingest_fn fn, void *arg)
+{
+	return io_job_meta(w, kind, build_id, fkind, path, src, NULL, false,
+			   fn, arg);
+}
+
+/* io_job() with an INGEST's metadata @upmeta (taken: the job frees it,
+ * also on failure) and @force. */
+static struct symd_job *io_job_meta(struct symd_work *w, enum job_kind kind,
+				    const char *build_id, int fkind,
+				    const char *path, const char *src,
+				    char *upmeta, bool force,
+				    symd_ingest_fn fn, void *arg)
 {
 	struct symd_job *j = calloc(1, sizeof(*j));
 	size_t n = strlen(build_id);
@@ -1396,6 +1691,7 @@ static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
 			free(j->src);
 		}
 		free(j);
+		free(upmeta);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -1406,10 +1702,13 @@ static struct symd_job *io_job(struct symd_work *w, enum job_kind kind,
 	j->fkind = fkind;
 	j->ifn = fn;
 	j->arg = arg;
+	j->upmeta = upmeta;
+	j->force = force;
 	err = submit(w, j, &w->io);
 	if (err) {
 		free(j->path);
 		free(j->src);
+		free(j->upmeta);
 		free(j);
 		errno = -err;
 		return NULL;
@@ -1422,6 +1721,57 @@ struct symd_job *symd_work_ingest(struct symd_work *w, const char *build_id,
 				  symd_ingest_fn fn, void *arg)
 {
 	return io_job(w, J_INGEST, build_id, kind, path, NULL, fn, arg);
+}
+
+struct symd_job *symd_work_ingest_meta(struct symd_work *w,
+				       const char *build_id, int kind,
+				       const char *path, const char *uploader,
+				       bool force, symd_ingest_fn fn,
+				       void *arg)
+{
+	char *copy = uploader ? strdup(uploader) : NULL;
+
+	if (uploader && !copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return io_job_meta(w, J_INGEST, build_id, kind, path, NULL, copy,
+			   force, fn, arg);
+}
+
+const char *symd_work_refused_quality(const struct symd_job *job)
+{
+	return job && job->http_status == 409 && job->have_quality >= 0 ?
+	       sym_quality_name(job->have_quality) : NULL;
+}
+
+struct symd_job *symd_work_objstore_head(struct symd_work *w,
+					 const char *build_id,
+					 symd_meta_fn fn, void *arg)
+{
+	size_t n = strlen(build_id);
+	struct symd_job *j;
+	int err;
+
+	if (!w->o.s3) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (n > ID_MAX || !(j = calloc(1, sizeof(*j)))) {
+		errno = n > ID_MAX ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	j->kind = J_META;
+	memcpy(j->id, build_id, n + 1);
+	j->mfn = fn;
+	j->arg = arg;
+	err = submit(w, j, &w->fetch);
+	if (err) {
+		free(j);
+		errno = -err;
+		return NULL;
+	}
+	return j;
 }
 
 struct symd_job *symd_work_source(struct symd_work *w, const char *build_id,
@@ -1491,6 +1841,7 @@ void symd_work_detach(struct symd_job *j)
 	if (j) {
 		j->ifn = NULL;
 		j->ffn = NULL;
+		j->mfn = NULL;
 		j->arg = NULL;
 	}
 }
@@ -1641,6 +1992,8 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		w->o.queue_max = 4096;
 	if (!w->o.ttl_failed)
 		w->o.ttl_failed = 60;
+	if (!w->o.revalidate_s)
+		w->o.revalidate_s = 30;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_rwlock_init(&w->gc_lock, NULL);
 	pthread_cond_init(&w->cpu.cv, NULL);

@@ -43,13 +43,7 @@ late=$(tail -1 "$T/all" | cut -d' ' -f2)	# uploaded while radosgw is down
 
 plan 15
 
-if ! start_ceph > "$T/ceph.start" 2>&1; then
-	sed 's/^/# /' "$T/ceph.start"
-	_tap 1 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-	exit 1
-fi
-_tap 0 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
-echo "# ceph started in ${CEPH_START_S} s"
+start_ceph_tap
 ceph_s3 -o /dev/null -X PUT "$CEPH_RGW_URL/symd-cluster"
 export AWS_ENDPOINT_URL="$CEPH_RGW_URL" AWS_REGION=us-east-1
 export AWS_ACCESS_KEY_ID="$CEPH_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$CEPH_SECRET_KEY"
@@ -61,14 +55,8 @@ node_args="--upload-token-file $T/token --object-store s3://symd-cluster/t
 start_cluster $node_args ||
 	{ echo "Bail out! the cluster did not start"; exit 1; }
 
-# metric N KEY: node N's value of one /metrics series (0 if absent).
-metric() {
-	eval "port=\$PORT$1"
-	curl -s --max-time 30 "http://127.0.0.1:$port/metrics" |
-		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
-}
-conv() { metric "$1" 'symd_conversions_total{result="ok"}'; }
-tget() { metric "$1" 'symd_objstore_requests_total{kind="table",op="get",result="ok"}'; }
+conv() { node_conv "$1"; }
+tget() { node_metric "$1" 'symd_objstore_requests_total{kind="table",op="get",result="ok"}'; }
 
 # --- 1. uploads through the proxy, into the bucket ----------------------------
 # shellcheck disable=SC2046

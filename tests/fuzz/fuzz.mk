@@ -71,7 +71,7 @@ FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(LIB_EXTRA)
 # The daemon's modules and dependencies, read from the top Makefile the
 # same way: its SYMD_PKGS, and what SYMD_LIBS adds after the pkg-config
 # call (-lhttp_parser, ...).
-SYMD_TARGETS ?= fuzz-http fuzz-req fuzz-s3xml
+SYMD_TARGETS ?= fuzz-http fuzz-req fuzz-s3xml fuzz-s3meta
 SYMD_SRCS := $(filter-out symd/main.c,$(wildcard symd/*.c))
 SYMD_OBJS := $(SYMD_SRCS:%.c=$(B)/%.o)
 SYMD_PKGS := $(shell sed -n 's/^SYMD_PKGS *= *//p' Makefile)

@@ -41,6 +41,7 @@ enum act {
 	A_INIT,		/* 200 with an UploadId */
 	A_DONE_XML,	/* 200 with a CompleteMultipartUploadResult */
 	A_204,
+	A_META,		/* 200, user metadata headers, no body */
 };
 
 struct stub {
@@ -151,6 +152,11 @@ static void answer(int fd, enum act a, unsigned n)
 	case A_204:
 		say(fd, "HTTP/1.1 204 No Content\r\nConnection: close\r\n"
 		    "\r\n", 0);
+		break;
+	case A_META:
+		reply(fd, "200 OK", "x-amz-meta-sym-quality: dwarf\r\n"
+		      "X-Amz-Meta-Sym-Gen:   g1  \r\n"
+		      "x-amz-meta-bad: caf\xc3\xa9\r\n", "");
 		break;
 	}
 }
@@ -462,6 +468,47 @@ static void t_multipart(struct symd_s3 *s)
 	close(fd);
 }
 
+/* User metadata: sent (and signed) on a PUT and a multipart start only;
+ * read back from a HEAD's answer; malformed metadata never sent. */
+static void t_meta(struct symd_s3 *s)
+{
+	struct symd_s3_result r;
+	char v[16];
+	int fd = memfd_with("12345678", 8), big = memfd_with("abcdefghijk", 11);
+
+	script(1, A_OK_ETAG);
+	CHECK_ERR(symd_s3_put_meta(s, "debuginfo/ab", fd, "sym-quality=dwarf\n"
+				   "sym-uploader=127.0.0.1:5\n", &r), 0);
+	CHECK(strstr(S.head[0], "\r\nx-amz-meta-sym-quality: dwarf\r\n") &&
+	      strstr(S.head[0], "\r\nx-amz-meta-sym-uploader: 127.0.0.1:5\r\n"));
+	CHECK(strstr(S.head[0], ";x-amz-meta-sym-quality;"
+		     "x-amz-meta-sym-uploader,") != NULL);
+	script(5, A_INIT, A_OK_ETAG, A_OK_ETAG, A_OK_ETAG, A_DONE_XML);
+	CHECK_ERR(symd_s3_put_meta(s, "tables/cd/6", big, "sym-gen=g2\n", &r),
+		  0);
+	CHECK(S.nreq == 5 && strstr(S.head[0], "x-amz-meta-sym-gen: g2"));
+	CHECK(!strstr(S.head[1], "x-amz-meta") &&
+	      !strstr(S.head[4], "x-amz-meta"));
+	script(1, A_OK);
+	CHECK_ERR(symd_s3_put_meta(s, "debuginfo/ab", fd, "Sym=x\n", &r),
+		  -SYMD_S3_INVAL);
+	CHECK_ERR(symd_s3_put_meta(s, "debuginfo/ab", fd, "a=b\r\n", &r),
+		  -SYMD_S3_INVAL);
+	CHECK(S.nreq == 0);
+
+	script(1, A_META);
+	CHECK_ERR(symd_s3_head(s, "debuginfo/ab", &r), 0);
+	CHECK_ERR(symd_s3_meta_get(&r, "sym-quality", v, sizeof(v)), 0);
+	CHECK(!strcmp(v, "dwarf"));
+	CHECK_ERR(symd_s3_meta_get(&r, "sym-gen", v, sizeof(v)), 0);
+	CHECK(!strcmp(v, "g1"));
+	CHECK_ERR(symd_s3_meta_get(&r, "bad", v, sizeof(v)), -ENOENT);
+	CHECK_ERR(symd_s3_meta_get(&r, "sym-quality", v, 5), -ERANGE);
+	CHECK(v[0] == '\0');
+	close(fd);
+	close(big);
+}
+
 static void t_xml(void)
 {
 	static const char x[] = "<a><Code>No&amp;&lt;&gt;&quot;&apos;</Code>"
@@ -522,6 +569,7 @@ int main(void)
 	t_get(s);
 	t_head_delete_put(s);
 	t_multipart(s);
+	t_meta(s);
 	symd_s3_free(s);
 	t_cancel();
 	symd_s3_free(NULL);

@@ -10,6 +10,8 @@
 #   start_rgw         start it again on the same port, wait until it answers
 #   ceph_s3 ARGS...   curl with SigV4 against radosgw (ARGS: method and
 #                     URL and curl options)
+#   start_ceph_tap    start_ceph as a TAP point; on failure the logs as
+#                     comments, and the test exits
 #
 # Every daemon is a child of the test, stopped by its PID at exit.  Ports
 # are probed free (ceph-mon and radosgw take no port 0) and kept for
@@ -18,6 +20,16 @@
 
 CEPH_PIDS=
 at_exit _ceph_stop_all
+
+start_ceph_tap() {
+	if ! start_ceph > "$T/ceph.start" 2>&1; then
+		sed 's/^/# /' "$T/ceph.start"
+		_tap 1 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
+		exit 1
+	fi
+	_tap 0 "Ceph (mon, osd on MemStore, radosgw) starts on 127.0.0.1"
+	echo "# ceph started in ${CEPH_START_S} s"
+}
 
 _ceph_stop_all() {
 	for _p in $CEPH_PIDS; do

@@ -18,6 +18,10 @@
 #                           PID1-PID3, PORT1-PORT3) behind HAProxy checking
 #                           every 100 ms (sets P); returns 1 when a node
 #                           fails, 2 when HAProxy does
+#   node_url N              http://127.0.0.1:$PORTN (start_cluster's nodes)
+#   node_metric N KEY       node N's value of one /metrics series (0 if
+#                           absent)
+#   node_conv N             its symd_conversions_total{result="ok"}
 #   proxy_all_right LABEL   one TAP point: every "BUILDID FILE" line of
 #                           $T/ids asked through $P, every frame checked
 #                           (symd_check.py compare-many, $T/want its cache)
@@ -209,6 +213,15 @@ start_cluster() {
 	proxy_wait_up 3 || { echo "# HAProxy never saw 3 nodes up" >&2; return 1; }
 	P=$PROXY_URL
 }
+
+node_url() { eval "echo http://127.0.0.1:\$PORT$1"; }
+
+node_metric() {
+	curl -s --max-time 30 "$(node_url "$1")/metrics" |
+		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+}
+
+node_conv() { node_metric "$1" 'symd_conversions_total{result="ok"}'; }
 
 proxy_all_right() {
 	SYMD_CHECK_ROUTE=id python3 "$SYM_ROOT/tests/e2e/lib/symd_check.py" \
