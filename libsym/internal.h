@@ -515,6 +515,9 @@ void symi_builder_set_dwarf(struct symi_builder *b);
 /* Mark that Go's function table (.gopclntab) contributed to it. */
 void symi_builder_set_gopclntab(struct symi_builder *b);
 
+/* Mark that the symbols are a kallsyms snapshot's (kallsyms.c). */
+void symi_builder_set_kallsyms(struct symi_builder *b);
+
 /*
  * symi_builder_finish() - sort, sweep and serialize; the builder is used
  * up (only symi_builder_free() may follow).  An adding call above that

@@ -129,9 +129,9 @@ struct sctx {
 	bool store_rdonly;
 
 	char kernel_id[2 * 64 + 1];	/* the running kernel's; "" */
-	struct ksnap *ksnap;	/* ksnap_free(): o->kallsyms's */
+	struct symi_ksnap *ksnap;	/* symi_ksnap_free(): o->kallsyms's */
 	bool kloaded;		/* o->kallsyms tried */
-	struct ksnap *khere;	/* ksnap_free(): this host's, once read */
+	struct symi_ksnap *khere;	/* symi_ksnap_free(): this host's, once read */
 	bool ktried;
 	struct ko *kos;		/* ko_free(): o->ko_dir's .ko files */
 	size_t nkos, capkos;
@@ -524,7 +524,7 @@ static int answer_table(struct sctx *c, struct group *g,
 
 /* The snapshot of this host's kernel, taken once; NULL when it cannot
  * be (not root: hidden addresses). */
-static const struct ksnap *kallsyms_here(struct sctx *c)
+static const struct symi_ksnap *kallsyms_here(struct sctx *c)
 {
 	char *buf = NULL, why[256];
 	size_t len;
@@ -532,19 +532,25 @@ static const struct ksnap *kallsyms_here(struct sctx *c)
 	if (!c->ktried) {
 		c->ktried = true;
 		if (ksnap_take(&buf, &len) == 0)
-			ksnap_parse(buf, len, &c->khere, why, sizeof(why));
+			symi_ksnap_parse(buf, len, &c->khere, why, sizeof(why));
 		free(buf);
 	}
 	return c->khere;
 }
 
+/* Where kernel space begins: a kernel map's PGOFF below it is no
+ * `_text` (a profile from elsewhere that put something else there). */
+#define KERNEL_HALF 0xffff800000000000ULL
+
 /* The snapshot for kernel build ID @bid in *@out, NULL when none; the
  * one of o->kallsyms read at the first kernel map (a profile without
- * kernel frames needs none).  @return 0, or ksnap_load()'s error
- * (printed) */
-static int kallsyms_for(struct sctx *c, const char *bid,
-			const struct ksnap **out)
+ * kernel frames needs none).  This host's only for a profile of this
+ * boot: its kernel map's `_text` (@text, 0 unknown) is this one's.
+ * @return 0, or ksnap_load()'s error (printed) */
+static int kallsyms_for(struct sctx *c, const char *bid, uint64_t text,
+			const struct symi_ksnap **out)
 {
+	uint64_t here;
 	int err;
 
 	*out = NULL;
@@ -556,8 +562,11 @@ static int kallsyms_for(struct sctx *c, const char *bid,
 	}
 	if (c->ksnap && !strcmp(c->ksnap->build_id, bid))
 		*out = c->ksnap;
-	else if (c->kernel_id[0] && !strcmp(c->kernel_id, bid))
-		*out = kallsyms_here(c);
+	else if (c->kernel_id[0] && !strcmp(c->kernel_id, bid) &&
+		 kallsyms_here(c) &&
+		 (text < KERNEL_HALF ||
+		  (symi_ksnap_text(c->khere, &here) && here == text)))
+		*out = c->khere;
 	return 0;
 }
 
@@ -628,7 +637,7 @@ static int ko_walk(struct sctx *c, const char *dir, int depth)
 
 /* The table of the .ko with the build ID of module @m, or NULL. */
 static const struct sym_table *ko_table(struct sctx *c,
-					const struct ksnap_module *m)
+					const struct symi_ksnap_module *m)
 {
 	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
 	const struct sym_table *t;
@@ -655,7 +664,7 @@ static const struct sym_table *ko_table(struct sctx *c,
 }
 
 /* The name of @addr in its module's .ko (--ko-dir), or NULL. */
-static const char *ko_name(struct sctx *c, const struct ksnap_module *m,
+static const char *ko_name(struct sctx *c, const struct symi_ksnap_module *m,
 			   uint64_t addr)
 {
 	struct sym_frame fr[SYM_MAX_FRAMES];
@@ -669,19 +678,26 @@ static const char *ko_name(struct sctx *c, const struct ksnap_module *m,
 }
 
 /* A module's function as perf names it: "name [module]", from its .ko
- * when --ko-dir has it, else from the snapshot. */
+ * when --ko-dir has it, else from the snapshot.  A snapshot of another
+ * boot of the kernel (its `_text` is not the kernel map's PGOFF, @text)
+ * names the kernel's own frames, moved by the difference, and no
+ * module's: those move apart. */
 static int answer_kallsyms(struct sctx *c, struct group *g,
-			   const struct ksnap *ks)
+			   const struct symi_ksnap *ks, uint64_t text)
 {
-	char name[KSNAP_MAX_LINE + 300];
+	char name[SYMI_KSNAP_MAX_LINE + 300];
+	uint64_t snap, delta = 0;
 
 	set_source(c, g, "kallsyms");
+	if (text >= KERNEL_HALF && symi_ksnap_text(ks, &snap))
+		delta = snap - text;
 	for (size_t k = 0; k < g->naddrs; k++) {
 		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
-		struct ksnap_hit h;
+		struct symi_ksnap_hit h;
 		int err;
 
-		if (!ksnap_lookup(ks, g->addrs[k], &h)) {
+		if (!symi_ksnap_lookup(ks, g->addrs[k] + delta, &h) ||
+		    (delta && h.module)) {
 			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
 					 0);
 		} else {
@@ -989,6 +1005,32 @@ static int answer_local(struct sctx *c, struct group *g)
 	return fail_group(c, g, SYM_PROF_LOC_MISSING, why);
 }
 
+/*
+ * The kernel's frames from a table of the store or symd, which holds its
+ * addresses relative to the kernel's `_text` (docs/design.md, "Kernel
+ * addresses"): the kernel map's PGOFF says where `_text` was when the
+ * profile was recorded (docs/raw-format.md).  Without it the frames
+ * cannot be asked for.
+ */
+static int answer_kernel(struct sctx *c, struct group *g,
+			 const struct sym_prof_map *m)
+{
+	int err;
+
+	if (m->pgoff < KERNEL_HALF)
+		return fail_group(c, g, SYM_PROF_LOC_MISSING,
+				  "the profile does not say where the kernel's "
+				  "_text was (its kernel map has no PGOFF: "
+				  "recorded without root, or by another tool); "
+				  "give its kallsyms snapshot (--kallsyms)");
+	for (size_t k = 0; k < g->naddrs; k++)
+		g->addrs[k] -= m->pgoff;
+	err = c->client ? answer_server(c, g) : answer_local(c, g);
+	for (size_t k = 0; k < g->naddrs; k++)
+		g->addrs[k] += m->pgoff;
+	return err;
+}
+
 static int resolve_group(struct sctx *c, struct group *g)
 {
 	const struct sym_prof_map *m = c->rows[g->row].map;
@@ -999,13 +1041,14 @@ static int resolve_group(struct sctx *c, struct group *g)
 	if (err)
 		return err;
 	if (m->kind == SYM_PROF_MAP_KERNEL) {
-		const struct ksnap *ks;
+		const struct symi_ksnap *ks;
 
-		err = kallsyms_for(c, g->build_id, &ks);
+		err = kallsyms_for(c, g->build_id, m->pgoff, &ks);
 		if (err)
 			return err;
 		if (ks && ks->nsyms)
-			return answer_kallsyms(c, g, ks);
+			return answer_kallsyms(c, g, ks, m->pgoff);
+		return answer_kernel(c, g, m);
 	}
 	if (m->kind == SYM_PROF_MAP_VDSO) {
 		err = answer_vdso(c, g, &done);
@@ -1122,8 +1165,8 @@ static void sctx_release(struct sctx *c)
 	free(c->map_row);
 	free(c->ents);
 	free(c->slots);
-	ksnap_free(c->ksnap);
-	ksnap_free(c->khere);
+	symi_ksnap_free(c->ksnap);
+	symi_ksnap_free(c->khere);
 	ko_free(c);
 	client_free(c->client);
 	sym_store_close(c->store);
