@@ -140,12 +140,17 @@ struct sctx {
 	char msg[512];		/* tool_err_capture() */
 };
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 /* Fibonacci hashing of the frame's fields; the table keeps the high
@@ -319,6 +324,8 @@ static int collect(struct sctx *c)
 					     e->samples + s->count;
 		}
 	}
+	bool has_locs = sym_prof_nlocations(c->p) > 0;
+
 	for (size_t i = 0; i < c->nents; i++) {
 		struct ent *e = &c->ents[i];
 		const struct sym_prof_map *m;
@@ -326,7 +333,8 @@ static int collect(struct sctx *c)
 
 		e->row = e->f.map == SYM_PROF_NOMAP ? 0 : c->map_row[e->f.map];
 		/* Kept: an answer that came with the input. */
-		if (sym_prof_location(c->p, &e->f, &st, NULL, NULL) == 0 &&
+		if (has_locs &&
+		    sym_prof_location(c->p, &e->f, &st, NULL, NULL) == 0 &&
 		    st == SYM_PROF_LOC_OK) {
 			e->status = st;
 			continue;
@@ -350,33 +358,79 @@ static int collect(struct sctx *c)
 	return 0;
 }
 
-static int cmp_ent_lookup(const void *a, const void *b, void *arg)
-{
-	const struct ent *ents = arg;
-	uint64_t x = ents[*(const uint32_t *)a].lookup;
-	uint64_t y = ents[*(const uint32_t *)b].lookup;
+/* An entry of a group by its lookup address, for the sort. */
+struct keyed {
+	uint64_t key;
+	uint32_t ent;
+};
 
-	return x < y ? -1 : x > y;
+/*
+ * Sort @n keyed entries @v by key, stably, with @tmp (room for @n):
+ * least significant byte first, skipping the bytes all keys share (a
+ * module's addresses differ in their low three or four bytes only).  A
+ * qsort_r() of entry indices compared through the entries took 20% of
+ * the symbolization of 1 M distinct kernel frames.  @return the sorted
+ * array, @v or @tmp
+ */
+static struct keyed *radix_sort(struct keyed *v, struct keyed *tmp, size_t n)
+{
+	uint64_t all_or = 0, all_and = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		all_or |= v[i].key;
+		all_and &= v[i].key;
+	}
+	for (unsigned sh = 0; sh < 64; sh += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+		struct keyed *t;
+
+		if (!(((all_or ^ all_and) >> sh) & 0xff))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			count[v[i].key >> sh & 0xff]++;
+		for (size_t d = 0; d < 256; d++) {
+			size_t k = count[d];
+
+			count[d] = pos;
+			pos += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[v[i].key >> sh & 0xff]++] = v[i];
+		t = v;
+		v = tmp;
+		tmp = t;
+	}
+	return v;
 }
 
 /* Sort @g's entries by lookup address and list the unique addresses. */
 static int group_addrs(struct sctx *c, struct group *g)
 {
-	qsort_r(g->ents, g->n, sizeof(*g->ents), cmp_ent_lookup, c->ents);
+	struct keyed *v = malloc((g->n + 1) * sizeof(*v));
+	struct keyed *tmp = malloc((g->n + 1) * sizeof(*tmp));
+	struct keyed *s;
+	int err = -ENOMEM;
+
 	g->addrs = malloc(g->n * sizeof(*g->addrs));
 	g->first = malloc((g->n + 1) * sizeof(*g->first));
-	if (!g->addrs || !g->first)
-		return -ENOMEM;
+	if (!g->addrs || !g->first || !v || !tmp)
+		goto out;
+	for (size_t i = 0; i < g->n; i++)
+		v[i] = (struct keyed){ c->ents[g->ents[i]].lookup, g->ents[i] };
+	s = radix_sort(v, tmp, g->n);
 	for (size_t i = 0; i < g->n; i++) {
-		uint64_t a = c->ents[g->ents[i]].lookup;
-
-		if (!g->naddrs || g->addrs[g->naddrs - 1] != a) {
+		g->ents[i] = s[i].ent;
+		if (!g->naddrs || g->addrs[g->naddrs - 1] != s[i].key) {
 			g->first[g->naddrs] = i;
-			g->addrs[g->naddrs++] = a;
+			g->addrs[g->naddrs++] = s[i].key;
 		}
 	}
 	g->first[g->naddrs] = g->n;
-	return 0;
+	err = 0;
+out:
+	free(v);
+	free(tmp);
+	return err;
 }
 
 /*
@@ -1092,7 +1146,7 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void summary(struct sctx *c, double secs)
+static void summary(struct sctx *c, double secs, double cpu)
 {
 	uint64_t frames = 0, ok = 0, samples = 0, ok_samples = 0;
 	size_t nrows = 0;
@@ -1115,9 +1169,9 @@ static void summary(struct sctx *c, double secs)
 		ok_samples += st == SYM_PROF_LOC_OK ? e->samples : 0;
 	}
 	fprintf(stderr, "%s: %" PRIu64 " frames in %zu modules, %" PRIu64
-		" resolved (%.1f%%), %.1f%% of frame samples, in %.2f s\n",
-		tool_prog(), frames, nrows, ok, pct(ok, frames),
-		pct(ok_samples, samples), secs);
+		" resolved (%.1f%%), %.1f%% of frame samples, %.2f s of CPU in "
+		"%.2f s\n", tool_prog(), frames, nrows, ok, pct(ok, frames),
+		pct(ok_samples, samples), cpu, secs);
 	if (!frames || !c->o->verbose)
 		return;
 	fprintf(stderr, "  %8s %8s %8s %8s  %-9s  %s\n", "frames", "resolved",
@@ -1271,7 +1325,7 @@ int tool_prof_symbolize(struct sym_prof *p,
 			const struct tool_symbolize_opts *o)
 {
 	struct sctx c = { .p = p, .o = o };
-	double t0 = now_s();
+	double t0 = now_s(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	int err;
 
 	sym_set_log(log_fn, NULL, 0);
@@ -1290,7 +1344,8 @@ int tool_prof_symbolize(struct sym_prof *p,
 	if (err == -ENOMEM)
 		tool_err("out of memory");
 	if (!err && !o->quiet)
-		summary(&c, now_s() - t0);
+		summary(&c, now_s() - t0,
+			clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
 out:
 	sctx_release(&c);
 	sym_set_log(NULL, NULL, 0);
