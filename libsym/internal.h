@@ -43,6 +43,9 @@
  *              walker (modid.h; also compiled into libsymprof)
  *   perfmap.c  the perf map reader (/tmp/perf-PID.map: JIT code's names;
  *              perfmap.h; also compiled into libsymprof)
+ *   ksnap.c    kallsyms snapshots: read, looked up, made into tables of a
+ *              kernel or module (ksnap.h; the tools' too), and
+ *              sym_kallsyms_check() (files.c) for the store's uploads
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
