@@ -96,6 +96,7 @@ struct symi_builder {
 	bool text_sorted;
 	bool dwarf;
 	bool gopclntab;
+	bool kallsyms;
 	uint32_t tables;	/* enum symi_tables */
 	/* The first failure of an adding call, which
 	 * symi_builder_finish() returns: a caller that goes on without
@@ -641,6 +642,11 @@ void symi_builder_set_dwarf(struct symi_builder *b)
 void symi_builder_set_gopclntab(struct symi_builder *b)
 {
 	b->gopclntab = true;
+}
+
+void symi_builder_set_kallsyms(struct symi_builder *b)
+{
+	b->kallsyms = true;
 }
 
 /*
@@ -1557,6 +1563,7 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 	tab.end = end;
 	tab.flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
 		    (b->gopclntab ? SYM_TABLE_GOPCLNTAB : 0) |
+		    (b->kallsyms ? SYM_TABLE_KALLSYMS : 0) |
 		    (n_syms ? SYM_TABLE_SYMBOLS : 0);
 	tab.converter = converter_version();
 	tab.elfutils = _ELFUTILS_VERSION;

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "internal.h"
+#include "ksnap.h"
 #include "base.h"
 
 /* Failures that say something about the file, not the system: a retry
@@ -40,6 +43,8 @@ static bool is_bad_input(int err)
 static int convert(struct sym_store *st, const char *build_id,
 		   const char *source, uint32_t ticket,
 		   struct sym_module_stats *stats);
+static int convert_kallsyms(struct sym_store *st, const char *build_id,
+			    const char *source, uint32_t ticket);
 
 int sym_store_convert(struct sym_store *st, const char *build_id,
 		      const char *source, struct sym_module_stats *stats)
@@ -91,10 +96,8 @@ static int convert(struct sym_store *st, const char *build_id,
 	if (err && err != -SYM_E_NOTFOUND)
 		goto drop;
 	have_dbg = !err;
-	if (!have_exe && !have_dbg) {
-		err = -SYM_E_NOTFOUND;
-		goto drop;
-	}
+	if (!have_exe && !have_dbg)
+		return convert_kallsyms(st, build_id, source, ticket);
 	{
 		/* The debug file the store has wins over any search. */
 		SYM_OPTS(sym_module_opts, mo,
@@ -134,6 +137,64 @@ static int convert(struct sym_store *st, const char *build_id,
 	sym_module_close(mod);
 	return err;
 drop:
+	symi_store_ticket_drop(st, build_id, ticket);
+	return err;
+}
+
+/* Put the table @buf (@len bytes, free()d here) of @build_id. */
+static int put_buf(struct sym_store *st, const char *build_id, void *buf,
+		   size_t len, const char *source, uint32_t ticket)
+{
+	struct sym_table *t = NULL;
+	int err = sym_table_open(buf, len, &t);
+
+	if (err)
+		symi_store_ticket_drop(st, build_id, ticket);
+	else
+		err = symi_store_put_ticket(st, build_id, t, source, ticket);
+	sym_table_close(t);
+	free(buf);
+	return err;
+}
+
+/*
+ * No ELF file: the table of names from the stored kallsyms snapshot
+ * (ksnap.h), or -SYM_E_NOTFOUND.  A snapshot that cannot be read was
+ * checked when it was stored: one damaged since is a BADCONV entry.
+ */
+static int convert_kallsyms(struct sym_store *st, const char *build_id,
+			    const char *source, uint32_t ticket)
+{
+	char path[PATH_MAX], why[256];
+	struct symi_ksnap *ks = NULL;
+	bool parsed = false;
+	void *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = sym_store_file_path(st, build_id, SYM_STORE_KALLSYMS, path,
+				  sizeof(path));
+	if (!err)
+		err = symi_ksnap_load(path, &ks, why, sizeof(why));
+	if (!err) {
+		parsed = true;
+		err = symi_ksnap_table(ks, build_id, &buf, &len);
+	}
+	symi_ksnap_free(ks);
+	if (!err)
+		return put_buf(st, build_id, buf, len,
+			       source ? source : path, ticket);
+	if (err == -EINVAL || err == -SYM_E_TOOBIG ||
+	    (err == -SYM_E_NOTFOUND && parsed)) {
+		if (err == -EINVAL)
+			symi_warn("store: '%s': %s", path, why);
+		if (symi_store_put_negative_ticket(
+			    st, build_id, SYM_STORE_BADCONV,
+			    err == -EINVAL ? why : "the kallsyms snapshot has "
+			    "no table of this build ID", ticket) == -ECANCELED)
+			return -ECANCELED;
+		return err == -EINVAL ? -SYM_E_BADTABLE : err;
+	}
 	symi_store_ticket_drop(st, build_id, ticket);
 	return err;
 }

@@ -25,12 +25,76 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ksnap.h"
 #include "base.h"
 
 static const char *kind_name(int kind)
 {
 	return kind == SYM_STORE_DEBUGINFO ? "debuginfo" :
-	       kind == SYM_STORE_EXECUTABLE ? "executable" : NULL;
+	       kind == SYM_STORE_EXECUTABLE ? "executable" :
+	       kind == SYM_STORE_KALLSYMS ? "kallsyms" : NULL;
+}
+
+int sym_kallsyms_check(const char *path, const char *build_id, char *why,
+		       size_t len)
+{
+	struct symi_ksnap *ks = NULL;
+	uint8_t raw[64];
+	uint64_t text;
+	size_t n;
+	int err;
+
+	if (len)
+		why[0] = '\0';
+	if (!path || !build_id || symi_build_id_parse(build_id, raw, &n))
+		return -EINVAL;
+	err = symi_ksnap_load(path, &ks, why, len);
+	if (err == -EINVAL)
+		return -SYM_E_BADTABLE;
+	if (err)
+		return err;
+	if (strcmp(ks->build_id, build_id) ? !symi_ksnap_has_module(ks,
+								    build_id) :
+					     !symi_ksnap_text(ks, &text)) {
+		snprintf(why, len, "the kallsyms snapshot has no table of %s: "
+			 "%s", build_id, strcmp(ks->build_id, build_id) ?
+			 "no module of that build ID with its .text address" :
+			 "its kernel has no _text symbol");
+		err = -EXDEV;
+	}
+	symi_ksnap_free(ks);
+	return err;
+}
+
+/* Is @path a kallsyms snapshot with a table of @build_id? */
+static int kallsyms_has(const char *path, const char *build_id)
+{
+	char why[300];
+	int err = sym_kallsyms_check(path, build_id, why, sizeof(why));
+
+	if (why[0])
+		symi_warn("store: '%s': %s", path, why);
+	return err;
+}
+
+/* Is @path a file of @kind for @build_id?  (its GNU build ID, or for a
+ * snapshot kallsyms_has()) */
+static int check_file(const char *path, int kind, const char *build_id)
+{
+	char hex[129];
+	int err;
+
+	if (kind == SYM_STORE_KALLSYMS)
+		return kallsyms_has(path, build_id);
+	err = sym_file_module_id(path, hex, sizeof(hex), NULL);
+	if (err)
+		return err;
+	if (strcmp(hex, build_id) != 0) {
+		symi_warn("store: '%s' has build ID %s, not %s", path, hex,
+			  build_id);
+		return -EXDEV;
+	}
+	return 0;
 }
 
 static bool valid_id(const char *id)
@@ -125,7 +189,7 @@ static int make_dirs(struct sym_store *st, const char *dir)
 static int put_file(struct sym_store *st, const char *build_id, int kind,
 		    const char *path, bool move)
 {
-	char dir[PATH_MAX], dest[PATH_MAX], tmp[PATH_MAX + 32], hex[129];
+	char dir[PATH_MAX], dest[PATH_MAX], tmp[PATH_MAX + 32];
 	const char *k = kind_name(kind);
 	struct stat src, old;
 	int in = -1, out = -1, err;
@@ -134,14 +198,9 @@ static int put_file(struct sym_store *st, const char *build_id, int kind,
 		return -EINVAL;
 	if (symi_store_rdonly(st))
 		return -EROFS;
-	err = sym_file_module_id(path, hex, sizeof(hex), NULL);
+	err = check_file(path, kind, build_id);
 	if (err)
 		return err;
-	if (strcmp(hex, build_id) != 0) {
-		symi_warn("store: '%s' has build ID %s, not %s", path, hex,
-			  build_id);
-		return -EXDEV;
-	}
 	if (snprintf(dir, sizeof(dir), "%s/files/%s", symi_store_dir(st),
 		     build_id) >= (int)sizeof(dir) ||
 	    snprintf(dest, sizeof(dest), "%s/%s", dir, k) >=
@@ -274,7 +333,7 @@ int symi_files_scan(struct sym_store *st, symi_files_fn fn, void *ctx)
 		if (!valid_id(de->d_name))
 			continue;
 		for (int kind = SYM_STORE_DEBUGINFO;
-		     kind <= SYM_STORE_EXECUTABLE; kind++) {
+		     kind <= SYM_STORE_KALLSYMS; kind++) {
 			snprintf(path, sizeof(path), "%s/%s/%s", dir,
 				 de->d_name, kind_name(kind));
 			if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
@@ -298,7 +357,7 @@ bool symi_files_remove(struct sym_store *st, const char *build_id)
 
 	if (!valid_id(build_id))
 		return false;
-	for (int kind = SYM_STORE_DEBUGINFO; kind <= SYM_STORE_EXECUTABLE;
+	for (int kind = SYM_STORE_DEBUGINFO; kind <= SYM_STORE_KALLSYMS;
 	     kind++) {
 		if (snprintf(path, sizeof(path), "%s/files/%s/%s",
 			     symi_store_dir(st), build_id,

@@ -45,6 +45,9 @@
  *              perfmap.h; also compiled into libsymprof)
  *   jitdump.c  the jitdump reader (jit-PID.dump: JIT code's loads and
  *              moves; jitdump.h)
+ *   ksnap.c    kallsyms snapshots: read, looked up, made into tables of a
+ *              kernel or module (ksnap.h; the tools' too), and
+ *              sym_kallsyms_check() (files.c) for the store's uploads
  */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
@@ -516,6 +519,9 @@ void symi_builder_set_dwarf(struct symi_builder *b);
 
 /* Mark that Go's function table (.gopclntab) contributed to it. */
 void symi_builder_set_gopclntab(struct symi_builder *b);
+
+/* Mark that the symbols are a kallsyms snapshot's (kallsyms.c). */
+void symi_builder_set_kallsyms(struct symi_builder *b);
 
 /*
  * symi_builder_finish() - sort, sweep and serialize; the builder is used

@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 5
+#define SYM_VERSION_MINOR 6
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.5.0"
+#define SYM_VERSION "1.6.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -496,12 +496,19 @@ enum sym_table_flags {
 	 *  module has no DWARF, and its functions, lines and inline
 	 *  chains come from there. */
 	SYM_TABLE_GOPCLNTAB = (1 << 2),
+	/** The table was built from a kallsyms snapshot (a kernel's, or
+	 *  one of its modules', file kind SYM_STORE_KALLSYMS): function
+	 *  names, no lines, at addresses relative to the kernel's `_text`
+	 *  or the module's .text (docs/design.md, "Kernel addresses").
+	 *  Since 1.6.0. */
+	SYM_TABLE_KALLSYMS = (1 << 3),
 };
 
 /**
  * sym_table_source_name() - which source a table with sym_table_stat()
  * @flags was built from, as one word: "dwarf" (SYM_TABLE_DWARF: it wins
- * when both exist), "gopclntab" (SYM_TABLE_GOPCLNTAB), "symtab"
+ * when both exist), "gopclntab" (SYM_TABLE_GOPCLNTAB), "kallsyms"
+ * (SYM_TABLE_KALLSYMS, since 1.6.0), "symtab"
  * (SYM_TABLE_SYMBOLS alone: names, no lines) or "none" (an empty table).
  * @return a static string, never NULL
  * Thread-safety: safe.  Since 1.5.0 (LIBSYM_1.5).
@@ -1404,6 +1411,12 @@ enum sym_store_file_kind {
 	SYM_STORE_DEBUGINFO = 1,
 	/** The executable or shared object ("executable"). */
 	SYM_STORE_EXECUTABLE = 2,
+	/** A kallsyms snapshot (docs/record.md, "The kallsyms snapshot")
+	 *  that holds the build ID: its kernel's, or a module's with the
+	 *  module's .text address ("kallsyms").  sym_store_convert() builds
+	 *  the table from it when the store has no ELF file of the build
+	 *  ID.  Since 1.6.0. */
+	SYM_STORE_KALLSYMS = 3,
 };
 
 /**
@@ -1411,16 +1424,37 @@ enum sym_store_file_kind {
  * as debuginfod serves it: DIR/files/<build-id>/debuginfo or
  * .../executable.
  * @param kind  enum sym_store_file_kind
- * @param path  the file; its GNU build ID must be @build_id
+ * @param path  the file; its GNU build ID must be @build_id (a
+ *              SYM_STORE_KALLSYMS snapshot: it must hold a table of
+ *              @build_id, see the kind)
  * @return 0, -EINVAL (@st or @path NULL, a bad ID or kind),
  *         -SYM_E_NOTFOUND (the file has no build ID), -EXDEV (its build
- *         ID is another one), -EROFS, -errno (copy, fsync, rename)
+ *         ID is another one; a snapshot without @build_id),
+ *         -SYM_E_BADTABLE (SYM_STORE_KALLSYMS: not a snapshot, or over
+ *         its limits; the reason is logged), -EROFS, -errno (copy,
+ *         fsync, rename)
  * The file is written to a temporary name in the same directory, fsynced
  * and renamed, so a crash never leaves a half-written file under the real
  * name.  An existing file of the same size is kept as it is.
  */
 SYM_API int sym_store_put_file(struct sym_store *st, const char *build_id,
 			       int kind, const char *path);
+
+/**
+ * sym_kallsyms_check() - is the file at @path a kallsyms snapshot
+ * (docs/record.md, "The kallsyms snapshot") that the store can make a
+ * table of @build_id from (SYM_STORE_KALLSYMS): its kernel's, with a
+ * `_text` symbol, or a module's, with the module's .text address?
+ * @param[out] why  the reason of a refusal; "" otherwise
+ * @return 0, -SYM_E_BADTABLE (not a snapshot, or over its limits: 256
+ *         MiB, 4 M symbols, 64 K modules, 4 KiB lines), -EXDEV (no table
+ *         of @build_id), -EINVAL (a NULL argument, a bad @build_id),
+ *         -ENOMEM, -errno (-ENOENT: no such file)
+ * The whole file is read and parsed; nothing but the file is touched.
+ * Since 1.6.0 (LIBSYM_1.6).  Thread-safety: safe.
+ */
+SYM_API int sym_kallsyms_check(const char *path, const char *build_id,
+			       char *why, size_t len);
 
 /**
  * sym_store_file_path() - where the store keeps a file, if it has it.
@@ -1523,7 +1557,10 @@ SYM_API void sym_store_unlock(struct sym_store_lock *l);
  * store holds for it and store it.
  * The executable is opened with the stored debug file as its debug file;
  * with only a debug file, that alone; with only an executable, its debug
- * file is searched as sym_module_open() does.
+ * file is searched as sym_module_open() does; with neither, the stored
+ * kallsyms snapshot (SYM_STORE_KALLSYMS) gives a table of names
+ * (SYM_TABLE_KALLSYMS), so an ELF file stored later replaces it at its
+ * next conversion.
  * @param source  recorded as the table's source (an URL, "upload"); NULL
  *                for the path of the debug file used
  * @param[out] stats  the build phases; may be NULL

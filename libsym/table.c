@@ -171,6 +171,8 @@ const char *sym_table_source_name(uint32_t flags)
 		return "dwarf";
 	if (flags & SYM_TABLE_GOPCLNTAB)
 		return "gopclntab";
+	if (flags & SYM_TABLE_KALLSYMS)
+		return "kallsyms";
 	if (flags & SYM_TABLE_SYMBOLS)
 		return "symtab";
 	return "none";

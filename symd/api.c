@@ -7,7 +7,8 @@
  *        (answer_slice()), each slice a chunk of its own that libevent
  *        sends and frees (no one buffer grows or is freed whole), under
  *        max_response and max_answers
- *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>
+ *   HEAD|PUT|DELETE /v1/debuginfo/<id>, /v1/executable/<id>,
+ *        /v1/kallsyms/<id> (a kallsyms snapshot: libsym checks it)
  *        uploads stream to a temporary file inside the store, then a
  *        worker checks the build ID and takes the file in (work.c); one
  *        that would not improve the stored files is refused with 409
@@ -1365,7 +1366,9 @@ static void quality_header(struct call *c)
  * not_better() - refuse with 409 an upload that would not improve what
  * the store has (docs/http-api.md, "Uploads"): a debug file whose quality
  * is not above the best of the build ID's files, or an executable when
- * the store has one and its quality is not above.  "?force=1" takes it
+ * the store has one and its quality is not above, or a kallsyms snapshot
+ * when the store has any file of the build ID (a snapshot stored gives
+ * way to any ELF file, which needs no ?force).  "?force=1" takes it
  * anyway.  A file that is not the build ID's is left to the worker's
  * check (422).
  * @return true when refused (the reply is sent)
@@ -1378,11 +1381,37 @@ static bool force_asked(struct call *c)
 		     strncmp(q, "force=1&", 8) == 0);
 }
 
+/* A kallsyms snapshot improves nothing the store has a file of: an ELF
+ * file (its symbols at least), or a snapshot (the same names). */
+static bool kallsyms_not_better(struct call *c)
+{
+	char path[4096], msg[400];
+	int have = stored_quality(c);
+
+	if (force_asked(c) ||
+	    (have < 0 && sym_store_file_path(c->api->o.store, c->build_id,
+					     SYM_STORE_KALLSYMS, path,
+					     sizeof(path)) != 0))
+		return false;
+	snprintf(msg, sizeof(msg), "the server has %s for build ID %s and "
+		 "this kallsyms snapshot would not improve it (?force=1, or "
+		 "sym upload --force, stores it anyway)",
+		 have >= 0 ? sym_quality_name(have) : "a kallsyms snapshot",
+		 c->build_id);
+	if (have >= 0)
+		symd_http_req_add_header(c->req, "X-Sym-Quality",
+					 sym_quality_name(have));
+	reply_error(c, 409, msg);
+	return true;
+}
+
 static bool not_better(struct call *c)
 {
 	char path[4096], hex[SYMD_BUILD_ID_MAX + 1], msg[400];
 	int have = stored_quality(c), up;
 
+	if (c->fkind == SYM_STORE_KALLSYMS)
+		return kallsyms_not_better(c);
 	if (force_asked(c) || have < 0 ||
 	    (c->fkind == SYM_STORE_EXECUTABLE &&
 	     sym_store_file_path(c->api->o.store, c->build_id,
@@ -1792,6 +1821,8 @@ static void route(struct symd_http_req *req, void *ctx)
 		route_files(c, rest, SYM_STORE_DEBUGINFO);
 	} else if ((rest = after(path, "/v1/executable/"))) {
 		route_files(c, rest, SYM_STORE_EXECUTABLE);
+	} else if ((rest = after(path, "/v1/kallsyms/"))) {
+		route_files(c, rest, SYM_STORE_KALLSYMS);
 	} else if ((rest = after(path, "/v1/source/"))) {
 		route_source_put(c, rest);
 	} else if ((rest = after(path, "/buildid/"))) {

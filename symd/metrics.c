@@ -76,7 +76,7 @@ static struct {
 	struct hist lateness, lateness_own;
 	atomic_uint_fast64_t lateness_max_us, lateness_own_max_us;
 	/* [kind][0 get, 1 put][0 ok, 1 notfound, 2 error] */
-	atomic_uint_fast64_t objstore[4][2][3], objstore_bytes[2];
+	atomic_uint_fast64_t objstore[SYMD_OBJ_NKINDS][2][3], objstore_bytes[2];
 	atomic_uint_fast64_t objstore_corrupt;
 } m;
 
@@ -147,7 +147,7 @@ void symd_metrics_upload(uint64_t bytes)
 void symd_metrics_objstore(enum symd_objstore_kind kind, bool put, int err,
 			   uint64_t bytes)
 {
-	size_t k = (unsigned)kind < 4 ? (size_t)kind : 0;
+	size_t k = (unsigned)kind < SYMD_OBJ_NKINDS ? (size_t)kind : 0;
 	size_t res = !err ? 0 : err == -SYMD_S3_NOTFOUND ? 1 : 2;
 
 	atomic_fetch_add_explicit(&m.objstore[k][put][res], 1,
@@ -417,14 +417,14 @@ static int build_info(struct symi_buf *b)
 static int render_objstore(struct symi_buf *b)
 {
 	static const char *const kinds[] = {
-		"", "debuginfo", "executable", "table",
+		"", "debuginfo", "executable", "table", "kallsyms",
 	};
 	static const char *const res[] = { "ok", "notfound", "error" };
 	int err = addf(b, "# HELP symd_objstore_requests_total Object store "
 		       "transfers by object kind, direction and result.\n"
 		       "# TYPE symd_objstore_requests_total counter\n");
 
-	for (size_t k = 1; k < 4 && !err; k++)
+	for (size_t k = 1; k < SYMD_OBJ_NKINDS && !err; k++)
 		for (size_t d = 0; d < 2 && !err; d++)
 			for (size_t r = 0; r < 3 && !err; r++)
 				err = addf(b, "symd_objstore_requests_total{"

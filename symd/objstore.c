@@ -7,6 +7,8 @@
  * Keys, under the configured prefix:
  *   debuginfo/<build-id>		an uploaded or fetched debug file
  *   executable/<build-id>		an executable or shared object
+ *   kallsyms/<build-id>		a kallsyms snapshot of a kernel or
+ *					module (sym upload --kallsyms)
  *   tables/<build-id>/c<N>		the table converter N built, as
  *					sym_store_export() writes it
  *
@@ -49,6 +51,9 @@ int symd_objstore_key(char *buf, size_t len, const char *build_id,
 	case SYMD_OBJ_EXECUTABLE:
 		n = snprintf(buf, len, "executable/%s", build_id);
 		break;
+	case SYMD_OBJ_KALLSYMS:
+		n = snprintf(buf, len, "kallsyms/%s", build_id);
+		break;
 	case SYMD_OBJ_TABLE:
 		n = snprintf(buf, len, "tables/%s/c%u", build_id,
 			     sym_converter_version());
@@ -57,6 +62,20 @@ int symd_objstore_key(char *buf, size_t len, const char *build_id,
 		return -EINVAL;
 	}
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int symd_objstore_file_kind(enum symd_objstore_kind kind)
+{
+	return kind == SYMD_OBJ_DEBUGINFO ? SYM_STORE_DEBUGINFO :
+	       kind == SYMD_OBJ_EXECUTABLE ? SYM_STORE_EXECUTABLE :
+	       kind == SYMD_OBJ_KALLSYMS ? SYM_STORE_KALLSYMS : 0;
+}
+
+enum symd_objstore_kind symd_objstore_obj_kind(int file_kind)
+{
+	return file_kind == SYM_STORE_EXECUTABLE ? SYMD_OBJ_EXECUTABLE :
+	       file_kind == SYM_STORE_KALLSYMS ? SYMD_OBJ_KALLSYMS :
+					       SYMD_OBJ_DEBUGINFO;
 }
 
 /* A temporary file in the store directory: its descriptor, the path in
@@ -173,8 +192,7 @@ int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
 	if (fd < 0)
 		return fd;
 	close(fd);
-	err = sym_store_take_file(st, build_id, kind == SYMD_OBJ_DEBUGINFO ?
-				  SYM_STORE_DEBUGINFO : SYM_STORE_EXECUTABLE,
+	err = sym_store_take_file(st, build_id, symd_objstore_file_kind(kind),
 				  path);
 	if (err)
 		unlink(path);
@@ -233,11 +251,12 @@ int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
 {
 	static const enum symd_objstore_kind kinds[] = {
 		SYMD_OBJ_DEBUGINFO, SYMD_OBJ_EXECUTABLE, SYMD_OBJ_TABLE,
+		SYMD_OBJ_KALLSYMS,
 	};
 	char key[256];
 	int found = 0, err = 0;
 
-	for (size_t i = 0; i < 3 && !err; i++) {
+	for (size_t i = 0; i < 4 && !err; i++) {
 		err = symd_objstore_key(key, sizeof(key), build_id, kinds[i]);
 		if (!err)
 			err = symd_s3_head(s3, key, r);

@@ -243,7 +243,9 @@ enum symd_objstore_kind {
 	SYMD_OBJ_DEBUGINFO = 1,	/* debuginfo/<id> */
 	SYMD_OBJ_EXECUTABLE = 2,	/* executable/<id> */
 	SYMD_OBJ_TABLE = 3,	/* tables/<id>/c<converter version> */
+	SYMD_OBJ_KALLSYMS = 4,	/* kallsyms/<id>: a kallsyms snapshot */
 };
+#define SYMD_OBJ_NKINDS 5
 
 /* The key of an object (without the prefix).  0, -EINVAL, -ENAMETOOLONG. */
 int symd_objstore_key(char *buf, size_t len, const char *build_id,
@@ -288,7 +290,12 @@ int symd_objstore_head_files(struct symd_s3 *s3, const char *build_id,
 int symd_objstore_get_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
 			    const char *want_gen, struct symd_s3_result *r);
-/* Download a debug file or executable into the store's file area.
+/* The store's file kind of a file object (debuginfo, executable,
+ * kallsyms), and back; 0 for another. */
+int symd_objstore_file_kind(enum symd_objstore_kind kind);
+enum symd_objstore_kind symd_objstore_obj_kind(int file_kind);
+/* Download a debug file, executable or snapshot into the store's file
+ * area.
  * 0, -SYMD_S3_*, the errors of sym_store_take_file(), -errno. */
 int symd_objstore_get_file(struct symd_s3 *s3, struct sym_store *st,
 			   const char *store_dir, const char *build_id,
@@ -306,7 +313,7 @@ int symd_objstore_put_table(struct symd_s3 *s3, struct sym_store *st,
 			    const char *store_dir, const char *build_id,
 			    const char *gen, struct symd_s3_result *r);
 /* Delete the build ID's objects (a DELETE of it).  The number of objects
- * there were (0 to 3), or -SYMD_S3_* (@r says why; the rest are left). */
+ * there were (0 to 4), or -SYMD_S3_* (@r says why; the rest are left). */
 int symd_objstore_remove(struct symd_s3 *s3, const char *build_id,
 			 struct symd_s3_result *r);
 

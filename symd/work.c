@@ -611,7 +611,7 @@ static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
 {
 	struct symd_s3_result r;
 	struct symd_objstore_files fs;
-	int err, e_dbg, e_exe;
+	int err, e_dbg, e_exe, e_ks;
 
 	/* The files' generation first: a table built from other files than
 	 * the bucket's (a better upload replaced them) is not taken. */
@@ -648,7 +648,15 @@ static bool objstore_fetch(struct symd_work *w, struct symd_job *j,
 				       j->id, SYMD_OBJ_EXECUTABLE, &r);
 	if (e_exe && e_exe != -SYMD_S3_NOTFOUND)
 		*down = r;
+	/* A kernel's (or module's) snapshot: only when no ELF file is. */
+	e_ks = -SYMD_S3_NOTFOUND;
 	if (e_dbg && e_exe)
+		e_ks = symd_objstore_get_file(tls_s3, w->o.store,
+					      w->o.store_dir, j->id,
+					      SYMD_OBJ_KALLSYMS, &r);
+	if (e_ks && e_ks != -SYMD_S3_NOTFOUND)
+		*down = r;
+	if (e_dbg && e_exe && e_ks)
 		return false;
 	snprintf(j->source, sizeof(j->source), "objstore");
 	j->kind = J_CONVERT;
@@ -807,24 +815,27 @@ static bool objstore_put_upload(struct symd_job *j)
 	struct symd_objstore_files fs;
 	char meta[SYMD_S3_META_MAX], gen[32];
 	bool exe = j->fkind == SYM_STORE_EXECUTABLE;
+	bool ks = j->fkind == SYM_STORE_KALLSYMS;
 	int err = symd_objstore_head_files(tls_s3, j->id, &fs, &r);
 
-	if (!err && !j->force && not_better_than_bucket(j, &fs))
+	/* (a snapshot's 409 is the local one: the bucket's metadata rank
+	 * ELF files) */
+	if (!err && !j->force && !ks && not_better_than_bucket(j, &fs))
 		return true;
 	if (!err) {
 		upload_meta(meta, sizeof(meta), j->upmeta, j->path, gen,
 			    sizeof(gen));
-		err = symd_objstore_put_file(tls_s3, j->id, exe ?
-					     SYMD_OBJ_EXECUTABLE :
-					     SYMD_OBJ_DEBUGINFO, j->path, meta,
-					     &r);
+		err = symd_objstore_put_file(tls_s3, j->id,
+					     symd_objstore_obj_kind(j->fkind),
+					     j->path, meta, &r);
 	}
 	if (!err) {
-		symd_objstore_build_gen(j->gen, sizeof(j->gen),
-					exe ? (fs.dbg.present ? fs.dbg.gen :
-					       NULL) : gen,
-					exe ? gen : (fs.exe.present ?
-						     fs.exe.gen : NULL));
+		if (!ks)
+			symd_objstore_build_gen(j->gen, sizeof(j->gen),
+						exe ? (fs.dbg.present ?
+						       fs.dbg.gen : NULL) : gen,
+						exe ? gen : (fs.exe.present ?
+							     fs.exe.gen : NULL));
 		return false;
 	}
 	log_objstore(j, "objstore_put_failed", &r, err);
@@ -835,13 +846,38 @@ static bool objstore_put_upload(struct symd_job *j)
 	return true;
 }
 
+/* A kallsyms snapshot's upload: one with a table of the build ID?
+ * (libsym reads it: the daemon parses no uploaded bytes itself).  True
+ * when refused (j->http_status and j->msg say why). */
+static bool kallsyms_refused(struct symd_job *j)
+{
+	char why[300];
+	int err = sym_kallsyms_check(j->path, j->id, why, sizeof(why));
+
+	if (!err)
+		return false;
+	j->http_status = err == -SYM_E_BADTABLE || err == -EXDEV ? 422 : 500;
+	snprintf(j->msg, sizeof(j->msg), "%s", why[0] ? why : errstr(err));
+	return true;
+}
+
 /* An upload: right file?  Then into the object store and the store. */
 static void ingest(struct symd_work *w, struct symd_job *j)
 {
 	char hex[ID_MAX + 1];
-	int err = sym_file_module_id(j->path, hex, sizeof(hex), NULL);
+	int err = 0;
 
-	if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
+	if (j->fkind == SYM_STORE_KALLSYMS) {
+		if (kallsyms_refused(j))
+			err = -1;
+		else
+			memcpy(hex, j->id, strlen(j->id) + 1);
+	} else {
+		err = sym_file_module_id(j->path, hex, sizeof(hex), NULL);
+	}
+	if (err == -1) {
+		;	/* refused: j->http_status and j->msg say why */
+	} else if (err == -SYM_E_NOTELF || err == -SYM_E_BADELF ||
 	    err == -SYM_E_UNSUPPORTED) {
 		j->http_status = 422;
 		snprintf(j->msg, sizeof(j->msg), "not a valid ELF file: %s",

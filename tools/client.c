@@ -1055,8 +1055,8 @@ const char *client_source(const struct client *c)
 /* Keep @s in @out[16] when it is one of the words symd sends. */
 static void keep_source(const char *s, char *out)
 {
-	static const char *const words[] = { "dwarf", "gopclntab", "symtab",
-					     "none" };
+	static const char *const words[] = { "dwarf", "gopclntab", "kallsyms",
+					     "symtab", "none" };
 
 	for (size_t i = 0; s && out && i < sizeof(words) / sizeof(*words);
 	     i++)

@@ -4,27 +4,14 @@
  *
  * `sym record` takes one with ksnap_take() when its profile has kernel
  * frames, and writes it beside the profile as PROFILE.kallsyms;
- * `sym symbolize` (and the views) read it back with ksnap_parse() and
- * name kernel frames with ksnap_lookup() when the snapshot's kernel build
+ * `sym symbolize` (and the views) read it back with ksnap_load() and
+ * name kernel frames with symi_ksnap_lookup() when the snapshot's kernel build
  * ID is the profile's kernel map's.  The running kernel's /proc/kallsyms
  * goes through the same two calls.
  *
- * The format, text, one fact a line:
- *
- *     sym-kallsyms 2
- *     kernel BUILDID
- *     release UNAME-R
- *     module NAME START SIZE BUILDID|- TEXT|-
- *     ADDR TYPE NAME [MODULE]
- *     end
- *
- * Symbol lines are /proc/kallsyms's (text symbols only: types t T w W),
- * the module tag separated by a space.  TEXT is the module's .text load
- * address (/sys/module/NAME/sections/.text), where offset 0 of its .ko's
- * .text lies (docs/design.md, "Kernel modules").  Version 1 snapshots,
- * whose module lines have no TEXT, are read too.  ksnap_parse() does no
- * I/O, so it
- * is fuzzed as it is (tests/fuzz/fuzz-kallsyms.c).
+ * The format, its reader (symi_ksnap_parse(), symi_ksnap_lookup()) and
+ * the tables made from a snapshot are libsym's (libsym/ksnap.h), which
+ * the store shares: `sym upload --kallsyms` sends a snapshot to symd.
  *
  * Caveats: addresses are runtime ones (KASLR included), as the
  * recorder's kernel frames are; a snapshot taken without root has them
@@ -36,75 +23,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-/* Limits ksnap_parse() enforces. */
-#define KSNAP_MAX_BYTES (256u << 20)
-#define KSNAP_MAX_LINE 4096
-#define KSNAP_MAX_SYMS (1u << 22)
-#define KSNAP_MAX_MODULES (1u << 16)
-
-/** A loaded module: a `module` line, or a [tag] without one (start and
- *  size 0: not bounded). */
-struct ksnap_module {
-	const char *name;	/* in the snapshot's text */
-	uint64_t start, size;	/* /proc/modules's base and size */
-	const char *build_id;	/* lowercase hex; "" unknown */
-	uint64_t text;		/* its .text load address; 0 unknown */
-};
-
-struct ksnap_sym {
-	uint64_t addr;
-	const char *name;	/* in the snapshot's text */
-	uint32_t module;	/* index + 1 in mods; 0: the kernel's */
-	uint32_t seq;		/* its line's rank among the symbols */
-	char type;		/* t T w W */
-};
-
-struct ksnap {
-	char build_id[2 * 64 + 1];	/* the kernel's; "" unknown */
-	const char *release;		/* "" unknown */
-	struct ksnap_sym *syms;		/* sorted by address, then seq */
-	size_t nsyms;
-	struct ksnap_module *mods;
-	size_t nmods;
-	char *text;			/* owned: the names */
-	/* The lookup index: the first symbol at or past each bucket of
-	 * 2^shift bytes from syms[0].addr, nbuckets + 1 entries. */
-	uint32_t *first;
-	size_t nbuckets;
-	unsigned shift;
-};
-
-/** What ksnap_lookup() found. */
-struct ksnap_hit {
-	const char *name;	/* borrowed from the snapshot */
-	const char *module;	/* NULL: the kernel itself */
-	const struct ksnap_module *mod;	/* its module's line; NULL too */
-	uint64_t offset;	/* address - symbol */
-};
-
-/**
- * ksnap_parse() - read a snapshot from @buf (@len bytes, not
- * NUL-terminated).
- * @param[out] out  caller owns: ksnap_free(); NULL on error
- * @param[out] why  the reason of a -EINVAL, with its line number
- * @return 0, -EINVAL (not a snapshot, a bad line, a limit passed, no
- *         `end`), -ENOMEM
- */
-int ksnap_parse(const char *buf, size_t len, struct ksnap **out, char *why,
-		size_t whylen);
-
-/** ksnap_free() - a no-op on NULL. */
-void ksnap_free(struct ksnap *ks);
-
-/**
- * ksnap_lookup() - the symbol covering @addr: the last one at or below
- * it, of several at one address the one perf names (the last listed),
- * and for a module's symbol only while @addr is inside the module.
- * @return true when one covers @addr (@hit set)
- */
-bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
-		  struct ksnap_hit *hit);
+#include "ksnap.h"
 
 /**
  * ksnap_take() - a snapshot of the running kernel: /sys/kernel/notes,
@@ -121,10 +42,31 @@ bool ksnap_lookup(const struct ksnap *ks, uint64_t addr,
 int ksnap_take(char **out, size_t *len);
 
 /**
- * ksnap_load() - ksnap_parse() of the file at @path, with a message
+ * ksnap_load() - symi_ksnap_load() of the file at @path, with a message
  * (tool_err()) on failure.
  * @return 0, -errno, -EINVAL, -ENOMEM
  */
-int ksnap_load(const char *path, struct ksnap **out);
+int ksnap_load(const char *path, struct symi_ksnap **out);
+
+/**
+ * ksnap_text_here() - the running kernel's `_text` address, from the
+ * first lines of /proc/kallsyms (it is the third), for a profile's
+ * kernel map (docs/raw-format.md: a `kernel` map's PGOFF).
+ * @return 0, -EPERM (hidden: not root, or kernel.kptr_restrict),
+ *         -SYM_E_NOTFOUND (no such line), -errno
+ */
+int ksnap_text_here(uint64_t *text);
+
+/**
+ * ksnap_write_part() - the part of @ks about module @mod (its index + 1;
+ * 0: the kernel itself), as a snapshot of its own: the header lines, the
+ * module's line, and its symbols (the kernel's: those without a [tag]),
+ * by address.  What `sym upload --kallsyms` sends under each build ID.
+ * @return 0, -EIO (writing @f)
+ */
+int ksnap_write_part(FILE *f, const struct symi_ksnap *ks, uint32_t mod);
+
+/** ksnap_hex64() - 1 to 16 hex digits, the whole of @s. */
+bool ksnap_hex64(const char *s, uint64_t *v);
 
 #endif

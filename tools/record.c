@@ -192,6 +192,9 @@ struct rec {
 	/* Thread CPU time spent in round_once(): the per-sample cost. */
 	uint64_t round_ns;
 	char kernel_bid[2 * PM_BUILD_ID_MAX + 1];
+	/* The running kernel's _text (ksnap_text_here()), the kernel map's
+	 * PGOFF; 0 when hidden. */
+	uint64_t ktext;
 	/* The kallsyms snapshot (kallsyms.h), taken by ksnap_thread from
 	 * the start (reading /proc/kallsyms takes 0.2 s: not in the loop),
 	 * joined at the first window with kernel frames; free(). */
@@ -935,6 +938,7 @@ static int prof_kernel_map(struct rec *r, uint32_t *id)
 	pm.start = KERNEL_START;
 	pm.end = UINT64_MAX;
 	pm.vaddr = KERNEL_START;
+	pm.pgoff = r->ktext;
 	pm.build_id = r->kernel_bid[0] ? r->kernel_bid : NULL;
 	pm.path = "[kernel.kallsyms]";
 	err = sym_prof_add_map(r->prof, &pm, id);
@@ -2497,6 +2501,8 @@ static int setup(struct rec *r)
 	}
 	r->pidns = pm_pidns(0);
 	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
+	if (ksnap_text_here(&r->ktext) != 0)
+		r->ktext = 0;
 	err = check_output(r);
 	if (err)
 		return err;

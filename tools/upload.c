@@ -1,7 +1,7 @@
 /*
  * upload.c - `sym upload [--server URL] [--token-file F] [--force]
  * [--executable] [--compress=zlib|zstd|none] [--sources=DIR|TARBALL]
- * FILE...`: put what
+ * [--kallsyms=SNAPSHOT]... [FILE...]`: put what
  * symbolization needs of executables and their debug files into symd's
  * store, as CI does after a build (docs/http-api.md, "Uploads";
  * docs/ci.md).
@@ -43,6 +43,10 @@
  * which reads no zstd, and fetch from symd over debuginfod; --compress=
  * zstd or none on request.  Sections compressed already stay as they
  * are.  A line on stderr gives the bytes saved.
+ *
+ * --kallsyms: a kallsyms snapshot goes up in parts, the kernel's under
+ * its build ID and each module's under its own, to /v1/kallsyms/<id>
+ * (upload_kallsyms()), with the same HEAD, lines and statuses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +63,7 @@
 
 #include "client.h"
 #include "grow.h"
+#include "kallsyms.h"
 #include "upload_sources.h"
 #include "base.h"
 
@@ -92,13 +97,17 @@ struct up {
 };
 
 enum { OPT_SERVER = 0x100, OPT_TOKEN_FILE, OPT_FORCE, OPT_TIMEOUT,
-       OPT_EXECUTABLE, OPT_COMPRESS, OPT_SOURCES };
+       OPT_EXECUTABLE, OPT_COMPRESS, OPT_SOURCES, OPT_KALLSYMS };
+
+/* Most --kallsyms options. */
+#define KALLSYMS_MAX 64
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym upload [--server=URL] [--token-file=FILE] [--force] "
-		"FILE...\n\n"
+		"FILE...\n"
+		"       sym upload [...] --kallsyms=SNAPSHOT [FILE...]\n\n"
 		"Upload ELF files to symd, each under its GNU build ID: "
 		"executables and\nshared objects to /v1/executable/<id>, "
 		"separate debug files to\n/v1/debuginfo/<id>.  Files the "
@@ -120,6 +129,13 @@ static void usage(FILE *f)
 		"                          by their longest tail; one line says "
 		"how many\n"
 		"                          and which were not found\n"
+		"      --kallsyms=SNAPSHOT a kallsyms snapshot (sym record's "
+		"PROFILE.kallsyms):\n"
+		"                          the kernel's names under its build "
+		"ID, each\n"
+		"                          module's under its own, to "
+		"/v1/kallsyms/<id>\n"
+		"                          (may be given again)\n"
 		"      --timeout=SECONDS   give up on a server that sends "
 		"nothing for\n"
 		"                          SECONDS (default %d; connecting: "
@@ -842,6 +858,69 @@ out:
 	return ok;
 }
 
+/*
+ * The parts of the kallsyms snapshot at @path (`--kallsyms`): the
+ * kernel's under its build ID, each module's with a build ID and a .text
+ * address under its own (docs/http-api.md, "Kallsyms snapshots"), as
+ * /v1/kallsyms/<id>, each a snapshot of its own (ksnap_write_part()).
+ * @return true when every part is on the server afterwards
+ */
+static bool send_part(struct up *u, const char *path,
+		      const struct symi_ksnap *ks, uint32_t mod)
+{
+	const char *id = mod ? ks->mods[mod - 1].build_id : ks->build_id;
+	char label[4200];
+	FILE *f = tmpfile();
+	bool ok = false;
+
+	if (!f) {
+		tool_err("'%s': cannot make a temporary file: %s", path,
+			 strerror(errno));
+		return false;
+	}
+	snprintf(label, sizeof(label), "%s [%s]", path,
+		 mod ? ks->mods[mod - 1].name : "kernel");
+	if (ksnap_write_part(f, ks, mod) != 0)
+		tool_err("'%s': cannot write its part to a temporary file",
+			 label);
+	else
+		ok = send_one(u, label, id, "kallsyms", fileno(f), false, -1);
+	fclose(f);
+	return ok;
+}
+
+static bool upload_kallsyms(struct up *u, const char *path)
+{
+	struct symi_ksnap *ks = NULL;
+	uint64_t text;
+	bool ok = true;
+
+	if (ksnap_load(path, &ks) != 0)
+		return false;
+	if (!ks->build_id[0] || !symi_ksnap_text(ks, &text)) {
+		tool_err("'%s': %s: its kernel frames cannot be named on the "
+			 "server; not uploaded", path, ks->build_id[0] ?
+			 "no _text symbol" : "no kernel build ID");
+		ok = false;
+	} else {
+		ok = send_part(u, path, ks, 0);
+	}
+	for (size_t i = 0; i < ks->nmods; i++) {
+		const struct symi_ksnap_module *m = &ks->mods[i];
+
+		if (!m->build_id[0] || !m->text) {
+			fprintf(stderr, "sym upload: '%s': module %s has no %s: "
+				"its part is not uploaded\n", path, m->name,
+				m->build_id[0] ? ".text address (a version 1 "
+				"snapshot)" : "build ID");
+			continue;
+		}
+		ok &= send_part(u, path, ks, (uint32_t)i + 1);
+	}
+	symi_ksnap_free(ks);
+	return ok;
+}
+
 int cmd_upload(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -852,11 +931,14 @@ int cmd_upload(int argc, char **argv)
 		{ "executable", no_argument, NULL, OPT_EXECUTABLE },
 		{ "compress", required_argument, NULL, OPT_COMPRESS },
 		{ "sources", required_argument, NULL, OPT_SOURCES },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct up u = { 0 };
 	const char *server = NULL, *token_file = NULL, *token_from = NULL;
+	const char *kallsyms[KALLSYMS_MAX];
+	size_t nks = 0;
 	unsigned long timeout = 0;
 	bool server_flag;
 	char token[4096], *end;
@@ -879,6 +961,13 @@ int cmd_upload(int argc, char **argv)
 			break;
 		case OPT_SOURCES:
 			u.sources = optarg;
+			break;
+		case OPT_KALLSYMS:
+			if (nks == KALLSYMS_MAX) {
+				tool_err("--kallsyms: at most %d", KALLSYMS_MAX);
+				return TOOL_EXIT_USAGE;
+			}
+			kallsyms[nks++] = optarg;
 			break;
 		case OPT_COMPRESS:
 			if (strcmp(optarg, "zlib") == 0) {
@@ -913,7 +1002,7 @@ int cmd_upload(int argc, char **argv)
 	}
 	server_flag = server != NULL;
 	server = client_env_server(server, NULL);
-	if (!server || optind >= argc) {
+	if (!server || (optind >= argc && !nks)) {
 		if (!server)
 			tool_err("no server: give --server or set SYM_SERVER");
 		usage(stderr);
@@ -952,6 +1041,9 @@ int cmd_upload(int argc, char **argv)
 	u.bar = isatty(STDERR_FILENO);
 	for (i = optind; i < argc; i++)
 		if (!upload_one(&u, argv[i]))
+			status = TOOL_EXIT_FAIL;
+	for (size_t k = 0; k < nks; k++)
+		if (!upload_kallsyms(&u, kallsyms[k]))
 			status = TOOL_EXIT_FAIL;
 	if (fflush(stdout) != 0)
 		status = TOOL_EXIT_FAIL;

@@ -2,7 +2,7 @@
  * kallsyms-bench.c - the kallsyms snapshot's own cost, for
  * tests/bench/kernel-bench.sh: read and parse a snapshot
  * (ksnap_load(), tools/kallsyms.c), then look up N addresses with
- * ksnap_lookup(): random text symbols of the snapshot plus an offset
+ * symi_ksnap_lookup(): random text symbols of the snapshot plus an offset
  * below 64 (xorshift64, fixed seed), made before the clock starts: in
  * random order, then sorted (as sym symbolize looks them up: its batch
  * of a build ID's addresses is sorted).  Times are CPU seconds of this
@@ -45,8 +45,8 @@ static uint64_t next(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-	struct ksnap *ks = NULL;
-	struct ksnap_hit h;
+	struct symi_ksnap *ks = NULL;
+	struct symi_ksnap_hit h;
 	uint64_t *addrs, seed = 0x9e3779b97f4a7c15ull, sum = 0;
 	size_t n, hits = 0;
 	double t0, t1, t2, t3, t4;
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 			   next(&seed) % 64;
 	t2 = now_s();
 	for (size_t i = 0; i < n; i++)
-		if (ksnap_lookup(ks, addrs[i], &h)) {
+		if (symi_ksnap_lookup(ks, addrs[i], &h)) {
 			hits++;
 			sum += h.offset;
 		}
@@ -75,12 +75,12 @@ int main(int argc, char **argv)
 	qsort(addrs, n, sizeof(*addrs), cmp_u64);
 	t4 = now_s();
 	for (size_t i = 0; i < n; i++)
-		if (ksnap_lookup(ks, addrs[i], &h))
+		if (symi_ksnap_lookup(ks, addrs[i], &h))
 			sum -= h.offset;
 	printf("load_s %.4f random_s %.4f sorted_s %.4f hits %zu of %zu "
 	       "symbols %zu (check %llu)\n", t1 - t0, t3 - t2, now_s() - t4,
 	       hits, n, ks->nsyms, (unsigned long long)sum);
 	free(addrs);
-	ksnap_free(ks);
+	symi_ksnap_free(ks);
 	return 0;
 }

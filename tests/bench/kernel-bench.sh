@@ -9,8 +9,12 @@
 #    (20,000 stacks of 50 at random text symbols plus an offset below
 #    64): drawn from 50,000 addresses (a long -a profile's kind), and
 #    each frame an address of its own; the symbolization step it reports
-#    ("in X s") and the whole command's wall-clock time.
-# KERNEL_BENCH_RUNS (5) runs of each, median.  Goal: under 0.2 s.  The section is printed,
+#    ("X s of CPU in Y s": reading and writing the profiles left out),
+#    and the whole command's wall-clock time.
+# KERNEL_BENCH_RUNS (5) runs of each, median.  Goal: under 0.2 s for the
+# step of the 50,000-address profile, in CPU time (the wall-clock time
+# beside it, with the load average: on a machine shared with other
+# builds it is mostly waiting for a core).  The section is printed,
 # written to $BENCH_DIR/kernel/report.md and appended to
 # $BENCH_DIR/report.md.  The exit status is 1 when something fails, not
 # when the goal is missed; skipped (0) without root, where kallsyms hides
@@ -89,10 +93,12 @@ fi
 
 now() { date +%s.%N; }
 secs() { echo "$1 $2" | awk '{ printf "%.3f\n", $2 - $1 }'; }
-# run NAME: RUNS of sym symbolize on $W/NAME.raw; sets STEP, WALL,
-# UNIQUE (distinct frames) and the per-run lists in $W/NAME.steps, .walls.
+# run NAME: RUNS of sym symbolize on $W/NAME.raw; sets STEP (wall), CPU
+# (the step's), WALL, UNIQUE (distinct frames) and the per-run lists in
+# $W/NAME.steps, .cpus, .walls.
 run() {
 	: > "$W/$1.steps"
+	: > "$W/$1.cpus"
 	: > "$W/$1.walls"
 	i=0
 	while [ $i -lt "$RUNS" ]; do
@@ -102,12 +108,15 @@ run() {
 			{ note "sym symbolize failed"; cat "$W/err.txt" >&2; exit 1; }
 		secs "$t0" "$(now)" >> "$W/$1.walls"
 		sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$W/err.txt" >> "$W/$1.steps"
+		sed -n 's/.* \([0-9.]*\) s of CPU in .*/\1/p' "$W/err.txt" \
+			>> "$W/$1.cpus"
 		i=$((i + 1))
 	done
 	grep -q ' resolved (100.0%)' "$W/err.txt" ||
 		{ note "not every frame resolved:"; cat "$W/err.txt" >&2; exit 1; }
 	UNIQUE=$(sed -n 's/^[^:]*: \([0-9]*\) frames in .*/\1/p' "$W/err.txt")
 	STEP=$(median $(cat "$W/$1.steps"))
+	CPU=$(median $(cat "$W/$1.cpus"))
 	WALL=$(median $(cat "$W/$1.walls"))
 }
 frames=$(awk '$1 == "stack" { n += NF - 6 } END { print n }' "$W/pool.raw")
@@ -124,9 +133,9 @@ SORTED=$(col sorted_s)
 RANDOM_S=$(col random_s)
 LIBSUM=$(echo "$LOAD $SORTED" | awk '{ printf "%.4f\n", $1 + $2 }')
 run pool
-P_STEP=$STEP P_WALL=$WALL P_UNIQUE=$UNIQUE
+P_STEP=$STEP P_CPU=$CPU P_WALL=$WALL P_UNIQUE=$UNIQUE
 run distinct
-GOAL=$(echo "$LIBSUM $P_STEP" | awk '{ print ($1 < 0.2 && $2 < 0.2) ? "met" : "NOT met" }')
+GOAL=$(echo "$LIBSUM $P_CPU" | awk '{ print ($1 < 0.2 && $2 < 0.2) ? "met" : "NOT met" }')
 
 {
 	echo "$HEADING"
@@ -143,18 +152,20 @@ GOAL=$(echo "$LIBSUM $P_STEP" | awk '{ print ($1 < 0.2 && $2 < 0.2) ? "met" : "N
 	echo "| snapshot read and parsed, CPU (kallsyms-bench) | $LOAD | $(awk '{ printf "%s ", $2 }' "$W/lib")|"
 	echo "| 1,000,000 lookups in sorted order, as sym symbolize makes them, CPU | $SORTED | $(awk '{ printf "%s ", $6 }' "$W/lib")|"
 	echo "| 1,000,000 lookups in random order, CPU | $RANDOM_S | $(awk '{ printf "%s ", $4 }' "$W/lib")|"
-	echo "| sym symbolize, 1 M frames of $P_UNIQUE distinct: symbolization step | $P_STEP | $(tr '\n' ' ' < "$W/pool.steps")|"
+	echo "| sym symbolize, 1 M frames of $P_UNIQUE distinct: symbolization step, CPU | $P_CPU | $(tr '\n' ' ' < "$W/pool.cpus")|"
+	echo "| the same step, wall-clock | $P_STEP | $(tr '\n' ' ' < "$W/pool.steps")|"
 	echo "| the same, whole command, wall-clock | $P_WALL | $(tr '\n' ' ' < "$W/pool.walls")|"
-	echo "| sym symbolize, 1 M frames of $UNIQUE distinct: symbolization step | $STEP | $(tr '\n' ' ' < "$W/distinct.steps")|"
+	echo "| sym symbolize, 1 M frames of $UNIQUE distinct: symbolization step, CPU | $CPU | $(tr '\n' ' ' < "$W/distinct.cpus")|"
+	echo "| the same step, wall-clock | $STEP | $(tr '\n' ' ' < "$W/distinct.steps")|"
 	echo "| the same, whole command, wall-clock | $WALL | $(tr '\n' ' ' < "$W/distinct.walls")|"
 	echo
 	echo "Goal (issue 18): 1 M kernel frames named from a snapshot in under" \
 		"0.2 s: $GOAL (snapshot and lookups ${LIBSUM} s CPU; sym symbolize's" \
-		"step ${P_STEP} s with $P_UNIQUE distinct frames).  With a distinct" \
-		"address for every frame the step takes ${STEP} s, spent in the" \
-		"profile's bookkeeping of a million locations" \
-		"(sym_prof_set_location(), its hash, the sort of frames), not in" \
-		"the snapshot."
+		"step ${P_CPU} s of CPU, ${P_STEP} s wall at this load, with" \
+		"$P_UNIQUE distinct frames).  With a distinct address for every" \
+		"frame the step takes ${CPU} s of CPU, most of it in the" \
+		"profile's bookkeeping of a location per distinct frame" \
+		"(sym_prof_set_location(), its hash), not in the snapshot."
 	echo
 } > "$W/report.md"
 append_report "$HEADING" "$W/report.md" "$OUT/report.md"

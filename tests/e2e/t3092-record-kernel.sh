@@ -35,17 +35,9 @@ FAKE=00112233445566778899aabbccddeeff00112233
 cd "$T" || exit 1
 
 # One workload, two recorders at once: sym record and perf record.
-dd if=/dev/zero of=/dev/null bs=512 count=100000000 2> /dev/null &
-DD=$!
-at_exit "kill $DD 2> /dev/null"
-perf record -q -e cpu-clock -F 999 -g -a -o perf.data -- sleep 2 \
-	> perf.err 2>&1 &
-PERF=$!
-"$SYM" record -q -a -F 999 -g fp -d 2 -o k.raw
-is "sym record -a exits 0" "$?" 0
-wait $PERF
-is "perf record exits 0" "$?" 0
-kill $DD 2> /dev/null
+record_dd_kernel k.raw
+is "sym record -a exits 0" "$REC_STATUS" 0
+is "perf record exits 0" "$PERF_STATUS" 0
 
 bid=$(awk '$1 == "map" && $3 == "kernel" { print $9; exit }' k.raw)
 is "the snapshot is beside the profile, with its kernel's build ID" \

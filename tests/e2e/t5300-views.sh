@@ -62,10 +62,10 @@ is "fold: the counts add up to the samples" \
 ok "fold -v: the symbolization summary on stderr names the missing library" \
 	grep -q "libgone.so (deadbeef): missing 1" "$T/f.err"
 "$SYM" fold $S "$T/in.raw" 2>&1 > /dev/null |
-	sed -e 's/[0-9.]* s$/T s/' > "$T/f.quiet"
+	sed -e 's/[0-9.]* s of CPU in [0-9.]* s$/C s of CPU in T s/' > "$T/f.quiet"
 run_compare "fold without -v: one summary line on stderr, the resolved share" \
 	cat "$T/f.quiet" <<'EOF'
-sym fold: 13 frames in 4 modules, 9 resolved (69.2%), 98.3% of frame samples, in T s
+sym fold: 13 frames in 4 modules, 9 resolved (69.2%), 98.3% of frame samples, C s of CPU in T s
 EOF
 run_compare "fold --tid --all: thread roots, _[k] kernel and _[j] JIT frames" \
 	"$SYM" fold $S -q --tid --all "$T/in.raw" <<'EOF'

@@ -132,7 +132,8 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # sym record's CFI unwinder (tools/agent/unwind.c), fuzz-core the core
 # file reader of sym stack (tools/core.c), fuzz-log the line parser of sym
 # symbolize-log (tools/logline.c), fuzz-kallsyms the reader of kallsyms
-# snapshots (tools/kallsyms.c).
+# snapshots and their tables (libsym/ksnap.c, which the tools and the
+# store share).
 TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-core \
 	fuzz-log fuzz-kallsyms
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))

@@ -12,6 +12,8 @@
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, wall), its diagnostics kept
+#   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
+#                          (t3092, t3093; below)
 #
 # Workloads run a few seconds at most; samples are taken at 999 Hz so that
 # the 99.9% intervals are narrow enough to mean something.
@@ -136,4 +138,23 @@ bpf_sigkill() {
 		"$(find /sys/fs/bpf 2>/dev/null | sort)" "$_pins"
 	"$SYM" record -q --"$_m" -o "$T/.again.raw" -- sleep 0.1
 	is "--$_m: the next run starts clean" "$?" 0
+}
+
+# record_dd_kernel OUT: dd does 512-byte syscalls for about 2 s while
+# `sym record -a` writes OUT (and OUT.kallsyms) and `perf record -a`
+# writes perf.data in the current folder, both sampling at 999 Hz with
+# kernel callchains; sets REC_STATUS and PERF_STATUS (t3092, t3093).
+record_dd_kernel() {
+	dd if=/dev/zero of=/dev/null bs=512 count=100000000 2> /dev/null &
+	_dd=$!
+	at_exit "kill $_dd 2> /dev/null"
+	perf record -q -e cpu-clock -F 999 -g -a -o perf.data -- sleep 2 \
+		> perf.err 2>&1 &
+	_perf=$!
+	"$SYM" record -q -a -F 999 -g fp -d 2 -o "$1"
+	REC_STATUS=$?
+	wait $_perf
+	PERF_STATUS=$?
+	kill $_dd 2> /dev/null
+	wait $_dd 2> /dev/null
 }
