@@ -6,8 +6,8 @@
 #                          kernel.perf_event_paranoid)
 #   prof_cc OUT SRC FLAGS  compile fixtures/src/SRC into $T/OUT with gcc
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
-#                          (offcpu_check.py for truth, sampled, minmax,
-#                          peer, delay, wall), its diagnostics kept
+#                          (offcpu_check.py for truth, kshares, collide,
+#                          sampled, minmax, peer, delay, wall), its diagnostics kept
 #
 # Workloads run a few seconds at most; samples are taken at 999 Hz so that
 # the 99.9% intervals are narrow enough to mean something.
@@ -34,7 +34,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|sampled|minmax|peer|delay|wall) _checker=offcpu_check.py ;;
+	truth|kshares|collide|sampled|minmax|peer|delay|wall) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
