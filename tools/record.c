@@ -2477,10 +2477,14 @@ static void agg_summary(struct rec *r)
 	const uint64_t *c = r->oc_now;
 	struct offcpu_agg_stats as;
 
+	uint64_t runs, ns = offcpu_prog_ns(r->oc, &runs);
+
 	fprintf(stderr, "%s: --aggregate %s: BPF maps and buffers %.2f MB of "
-		"kernel memory (memlock)\n", tool_prog(),
+		"kernel memory (memlock); BPF programs ran %.3f s in %" PRIu64
+		" runs%s\n", tool_prog(),
 		r->o.aggregate == AGG_KERNEL ? "kernel" : "user",
-		(double)offcpu_map_bytes(r->oc) / 1e6);
+		(double)offcpu_map_bytes(r->oc) / 1e6, (double)ns / 1e9, runs,
+		runs ? "" : " (kernel.bpf_stats_enabled is 0)");
 	if (r->o.aggregate != AGG_KERNEL)
 		return;
 	offcpu_agg_stats(r->oc, &as);
@@ -2567,6 +2571,12 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		r->total_dropped);
 	if (r->oc)
 		offcpu_summary(r);
+	else
+		fprintf(stderr, "%s: perf rings %.2f MB of kernel memory (%d "
+			"CPUs x %zu + 1 pages)\n", tool_prog(),
+			(double)r->ncpus * (double)(r->o.mmap_pages + 1) *
+			(double)sysconf(_SC_PAGESIZE) / 1e6, r->ncpus,
+			r->o.mmap_pages);
 	fprintf(stderr,
 		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
 		"unwinding %.1f us per sample); %s; leaf repairs "

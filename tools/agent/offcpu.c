@@ -387,7 +387,9 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	oc->fn = fn;
 	oc->ctx = ctx;
 	oc->agg = o->agg;
-	read_kallsyms(oc);
+	/* (the on-CPU sampler's kernel stacks have no tracing frames) */
+	if (!o->cpu_hz)
+		read_kallsyms(oc);
 	libbpf_set_print(quiet_print);
 	err = load_any(oc, o, why, whylen);
 	if (err)
@@ -444,22 +446,47 @@ void offcpu_agg_stats(const struct offcpu *oc, struct offcpu_agg_stats *st)
 	aggdrain_stats(oc->ad, st);
 }
 
-/* The memlock of BPF object @fd (/proc/self/fdinfo), 0 if unknown. */
-static uint64_t fd_memlock(int fd)
+/* The number after @key ("memlock:") in the fdinfo of BPF object @fd,
+ * 0 if none. */
+static uint64_t fd_info(int fd, const char *key)
 {
 	char path[64], line[128];
 	unsigned long long v = 0;
+	size_t n = strlen(key);
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, n) == 0) {
+			v = strtoull(line + n, NULL, 10);
 			break;
+		}
+	}
 	fclose(f);
 	return v;
+}
+
+static uint64_t fd_memlock(int fd)
+{
+	return fd_info(fd, "memlock:");
+}
+
+uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs)
+{
+	struct bpf_program *p;
+	uint64_t ns = 0;
+
+	*runs = 0;
+	bpf_object__for_each_program(p, oc->skel->obj) {
+		if (bpf_program__fd(p) < 0)
+			continue;
+		ns += fd_info(bpf_program__fd(p), "run_time_ns:");
+		*runs += fd_info(bpf_program__fd(p), "run_cnt:");
+	}
+	return ns;
 }
 
 uint64_t offcpu_map_bytes(const struct offcpu *oc)

@@ -129,6 +129,11 @@ void offcpu_agg_stats(const struct offcpu *oc, struct offcpu_agg_stats *st);
  *  (their memlock, as bpftool map show says it; fdinfo). */
 uint64_t offcpu_map_bytes(const struct offcpu *oc);
 
+/** offcpu_prog_ns() - the time the programs ran, in ns, and how many
+ *  times (*@runs), as the kernel counts it with kernel.bpf_stats_enabled
+ *  set (0 otherwise; fdinfo). */
+uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs);
+
 /** offcpu_attach_kind() - "tp_btf", "raw_tp" or "perf_event": what was
  *  attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
