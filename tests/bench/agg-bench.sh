@@ -45,10 +45,10 @@ SYM=$ROOT/bin/sym
 OUT=$ROOT/build/bench/agg
 RUNS=${AGG_RUNS:-3}
 SECS=${AGG_SECS:-2}
-RATES=${AGG_RATES:-99 999 4999}
+RATES=${AGG_RATES-99 999 4999}
 THREADS=${AGG_THREADS:-1 16 256}
 CARDS=${AGG_CARDS:-1 4096}
-MODES=${AGG_MODES:-perf user kernel}
+MODES=${AGG_MODES-perf user kernel}
 OFFCPU=${AGG_OFFCPU:-1}
 . "$ROOT/tests/bench/lib.sh"
 note() { echo "agg-bench: $*" >&2; }
@@ -68,7 +68,8 @@ if ! "$SYM" record -q --aggregate user -o "$OUT/probe.raw" -- true \
 fi
 stats0=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 sysctl -qw kernel.bpf_stats_enabled=1
-trap 'sysctl -qw kernel.bpf_stats_enabled=$stats0' EXIT INT TERM
+trap 'sysctl -qw kernel.bpf_stats_enabled=$stats0' EXIT
+trap 'exit 1' INT TERM
 
 # run NAME MODE HZ THREADS CARD [block]: one run; appends its figures
 # "work_cpu ops agent bpf kmem lost samples evrow loop" to $OUT/NAME.res

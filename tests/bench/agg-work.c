@@ -5,7 +5,7 @@
  * up to 4096) distinct ones, 12 calls deep: each level calls d0() or d1()
  * by one bit of the chain's number, so CARD 1 gives one stack and 4096
  * gives 4096.  With "block", each operation ends in a 200 us nanosleep
- * (an off-CPU period).  Built with frame pointers, so that the kernel's
+ * (an off-CPU period) at the end of the same chain.  Built with frame pointers, so that the kernel's
  * frame-pointer walk (--aggregate kernel) sees the distinct chains.
  *
  *	agg-work THREADS SECONDS CARD [block]
@@ -37,11 +37,14 @@ static double now(void)
 
 __attribute__((noinline)) static void leaf(void)
 {
+	struct timespec nap = { 0, 200000 };
 	unsigned long x = sink;
 
 	for (int i = 0; i < 20000; i++)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	sink = x;
+	if (block)
+		nanosleep(&nap, NULL);
 }
 
 __attribute__((noinline)) static void d1(unsigned id, int lvl);
@@ -71,14 +74,11 @@ __attribute__((noinline)) static void d1(unsigned id, int lvl)
 static void *run(void *arg)
 {
 	unsigned long *ops = arg, seed = (unsigned long)arg;
-	struct timespec nap = { 0, 200000 };
 	double end = now() + secs;
 
 	while (now() < end) {
 		seed = seed * 6364136223846793005UL + 1;
 		d0((unsigned)(seed >> 33) & (card - 1), DEPTH);
-		if (block)
-			nanosleep(&nap, NULL);
 		(*ops)++;
 	}
 	return NULL;

@@ -104,30 +104,8 @@ ok "no BTF: the message names it" grep -q 'no BTF (/sys/kernel/btf/vmlinux' \
 	"$T/nobtf.err"
 
 # SIGKILL: the programs go with the process (nothing pinned).
-prog_ids() { sed -n 's/^prog_id:\t*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u; }
 pins_before=$(find /sys/fs/bpf 2>/dev/null | sort)
-"$SYM" record -q --off-cpu -o "$T/k.raw" -- sleep 60 &
-agent=$!
-for _i in $(seq 300); do
-	ids=$(prog_ids "$agent")
-	[ -n "$ids" ] && break
-	sleep 0.1
-done
-pkill -P "$agent" -x sleep
-# (the shell's own "Killed" notice is not the test's output)
-exec 3>&2 2> /dev/null
-kill -9 "$agent"
-wait "$agent"
-exec 2>&3 3>&-
-gone() {
-	for id in $ids; do
-		bpftool prog show id "$id" > /dev/null 2>&1 && return 1
-	done
-	return 0
-}
-for _i in $(seq 100); do gone && break; sleep 0.1; done
-ok "SIGKILL: its programs ($(echo $ids)) are released" \
-	test -n "$ids" -a "$_i" -lt 100
+sigkill_agent --off-cpu
 is "SIGKILL: nothing pinned in /sys/fs/bpf" \
 	"$(find /sys/fs/bpf 2>/dev/null | sort)" "$pins_before"
 "$SYM" record -q --off-cpu -o "$T/again.raw" -- sleep 0.1

@@ -125,27 +125,6 @@ is "usage: --aggregate bogus, kernel with --sched-delay, user with -g fp" \
 	"2 2 2"
 
 # ---- SIGKILL ----
-prog_ids() { sed -n 's/^prog_id:\t*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u; }
-"$SYM" record -q --aggregate kernel -o "$T/kill.raw" -- sleep 60 &
-agent=$!
-for _i in $(seq 300); do
-	ids=$(prog_ids "$agent")
-	[ -n "$ids" ] && break
-	sleep 0.1
-done
-pkill -P "$agent" -x sleep
-exec 3>&2 2> /dev/null
-kill -9 "$agent"
-wait "$agent"
-exec 2>&3 3>&-
-gone() {
-	for id in $ids; do
-		bpftool prog show id "$id" > /dev/null 2>&1 && return 1
-	done
-	return 0
-}
-for _i in $(seq 100); do gone && break; sleep 0.1; done
-ok "SIGKILL: its programs ($(echo $ids)) are released" \
-	test -n "$ids" -a "$_i" -lt 100
+sigkill_agent --aggregate kernel
 
 done_testing

@@ -5,6 +5,9 @@
 #                          perf events here (root, CAP_PERFMON or a low
 #                          kernel.perf_event_paranoid)
 #   prof_cc OUT SRC FLAGS  compile fixtures/src/SRC into $T/OUT with gcc
+#   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
+#                          SIGKILL it once its BPF programs are loaded,
+#                          and one TAP point: they are released
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, kshares, collide,
 #                          sampled, minmax, peer, delay, wall), its diagnostics kept
@@ -94,4 +97,32 @@ record_workload() {
 	ok "$1: the profile says mode dwarf" grep -qx "mode dwarf" "$T/rec.raw"
 	wl_check complete "$T/rec.raw"
 	wl_shares "$T/rec.raw"
+}
+
+# SIGKILL: the programs go with the process (nothing pinned).
+sigkill_agent() {
+	"$SYM" record -q "$@" -o "$T/k.raw" -- sleep 60 &
+	_agent=$!
+	for _i in $(seq 300); do
+		_ids=$(sed -n 's/^prog_id:\t*//p' /proc/"$_agent"/fdinfo/* \
+			2>/dev/null | sort -u)
+		[ -n "$_ids" ] && break
+		sleep 0.1
+	done
+	pkill -P "$_agent" -x sleep
+	# (the shell's own "Killed" notice is not the test's output)
+	exec 3>&2 2> /dev/null
+	kill -9 "$_agent"
+	wait "$_agent"
+	exec 2>&3 3>&-
+	for _i in $(seq 100); do
+		_gone=1
+		for _id in $_ids; do
+			bpftool prog show id "$_id" > /dev/null 2>&1 && _gone=0
+		done
+		[ $_gone = 1 ] && break
+		sleep 0.1
+	done
+	ok "SIGKILL: its programs ($(echo $_ids)) are released" \
+		test -n "$_ids" -a "$_gone" = 1
 }
