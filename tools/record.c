@@ -1516,8 +1516,10 @@ static size_t agg_user(struct rec *r, int32_t pid, const uint64_t *pcs,
 		return nf;
 	}
 	for (i = 0; i < nu && nf < r->o.max_depth; i++, nf++) {
-		if (user_frame(r, pid, pcs[i], 0, i > 0, &r->frames[nf], flags,
-			       &m))
+		/* (the row's events are of the last 200 ms: the mappings
+		 * as of the newest record seen) */
+		if (user_frame(r, pid, pcs[i], r->max_time, i > 0,
+			       &r->frames[nf], flags, &m))
 			return 0;
 		if (i == 0 && r->fpc &&
 		    fpcheck_ret(r->fpc, m, pid, pcs[0] + 1) == FPCHECK_NOFRAME)
