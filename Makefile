@@ -450,6 +450,7 @@ bench: deps
 	$(Q)tests/bench/symd-attack-bench.sh
 	$(Q)tests/bench/record-bench.sh
 	$(Q)tests/bench/offcpu-bench.sh
+	$(Q)tests/bench/agg-bench.sh
 	$(Q)tests/bench/symprof-bench.sh
 	$(Q)tests/bench/symprof-alloc-bench.sh
 	$(Q)tests/bench/views-bench.sh

@@ -108,7 +108,13 @@ struct opts {
 	bool wall;
 	uint64_t min_block, max_block;	/* ns; max 0: no bound */
 	double prob;
+	/* --aggregate: AGG_* (docs/record.md "Aggregation"); bpf_cpu: CPU
+	 * samples from the BPF sampler (--aggregate without --off-cpu). */
+	int aggregate;
+	bool bpf_cpu;
 };
+
+enum { AGG_NONE, AGG_USER, AGG_KERNEL };
 
 /* One side-band record copied out of a ring for sorting. */
 struct sb {
@@ -226,6 +232,8 @@ struct rec {
 	 * and at the last look. */
 	struct offcpu *oc;
 	uint64_t oc_base[OFFCPU_NCNT], oc_now[OFFCPU_NCNT];
+	/* --aggregate kernel: events on unflagged (whole) stacks. */
+	uint64_t agg_whole;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -302,6 +310,13 @@ static void usage(FILE *f)
 "                         profile, both in ns: value types wall, cpu,\n"
 "                         off-cpu; a thread's shares of its wall time add\n"
 "                         up (--min-block, --max-block apply to off-CPU)\n"
+"      --aggregate MODE   the eBPF agent's aggregation: user ships raw\n"
+"                         events (stack copies, unwound here with CFI)\n"
+"                         through the BPF ring buffer; kernel sums them in\n"
+"                         BPF maps by a hash of a frame-pointer stack\n"
+"                         (collisions counted, never merged).  Without\n"
+"                         --off-cpu: CPU samples from a BPF perf_event\n"
+"                         program at -F instead of the perf rings\n"
 "\n"
 "Until when:\n"
 "  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
@@ -407,6 +422,7 @@ enum {
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
+	OPT_AGGREGATE,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -526,6 +542,13 @@ static int offcpu_opt(struct opts *o, int c, const char *arg)
 		return parse_dur("min-block", arg, &o->min_block);
 	case OPT_MAX_BLOCK:
 		return parse_dur("max-block", arg, &o->max_block);
+	case OPT_AGGREGATE:
+		if (strcmp(arg, "kernel") == 0 || strcmp(arg, "user") == 0)
+			o->aggregate = arg[0] == 'k' ? AGG_KERNEL : AGG_USER;
+		else
+			tool_err("--aggregate: '%s' is neither 'kernel' nor "
+				 "'user'", arg);
+		return o->aggregate ? 0 : -EINVAL;
 	default:
 		errno = 0;
 		o->prob = strtod(arg, &end);
@@ -598,6 +621,7 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_SAMPLE_PROB:
 	case OPT_SCHED_DELAY:
 	case OPT_WALL:
+	case OPT_AGGREGATE:
 		return offcpu_opt(o, c, arg);
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
@@ -613,6 +637,29 @@ static int long_opt(struct opts *o, int c, const char *arg)
 		usage(stderr);
 		return -EINVAL;
 	}
+}
+
+/* --aggregate with the others (after --off-cpu and --sched-delay are
+ * merged). */
+static int check_aggregate(struct opts *o)
+{
+	if (!o->aggregate)
+		return 0;
+	if (o->aggregate == AGG_KERNEL && (o->sched_delay || o->wall)) {
+		tool_err("--aggregate kernel is for CPU samples and --off-cpu, "
+			 "not --sched-delay or --wall");
+		return -EINVAL;
+	}
+	o->bpf_cpu = !o->off_cpu && !o->wall;
+	if (o->bpf_cpu && (o->cg == CG_FP ||
+			   o->stack_size > OFFCPU_STACK_MAX)) {
+		tool_err("--aggregate samples CPUs in BPF: no -g fp (user: the "
+			 "stack is unwound with CFI, kernel: by frame pointers "
+			 "in BPF), and --stack-size up to %d",
+			 OFFCPU_STACK_MAX);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The options together, and the defaults that depend on others. */
@@ -668,6 +715,8 @@ static int check_opts(struct opts *o)
 			 "%d", OFFCPU_STACK_MAX);
 		return -EINVAL;
 	}
+	if (check_aggregate(o))
+		return -EINVAL;
 	if (o->sym.server && o->sym.store_dir) {
 		tool_err("--server and --store exclude each other");
 		return -EINVAL;
@@ -711,6 +760,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "sample-prob", required_argument, NULL, OPT_SAMPLE_PROB },
 		{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1108,18 +1158,24 @@ static unsigned extent_quantile(const uint64_t *h, double q)
 	return 0;
 }
 
-static void add_flags(struct rec *r, uint32_t flags)
+/* Count @n samples (or events) whose stack has @flags. */
+static void add_flags_n(struct rec *r, uint32_t flags, uint64_t n)
 {
 	unsigned i;
 
 	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
 		if (flags & (1u << i)) {
-			r->flagged[i]++;
-			r->total_flags[i]++;
+			r->flagged[i] += n;
+			r->total_flags[i] += n;
 		}
 	}
 	if (flags)
-		r->total_flagged++;
+		r->total_flagged += n;
+}
+
+static void add_flags(struct rec *r, uint32_t flags)
+{
+	add_flags_n(r, flags, 1);
 }
 
 /*
@@ -1350,10 +1406,29 @@ drop:
 
 /* ---- off-CPU events (agent/offcpu.h) ---- */
 
+/* Kernel return addresses @pcs[0, @k) into r->frames; @cpu: the on-CPU
+ * sampler's (the first is where the sample was taken, no BPF frame leads
+ * them).  Returns how many. */
+static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
+			    bool cpu, uint32_t kid)
+{
+	size_t n = 0, i = cpu ? 0 : offcpu_kernel_skip(r->oc, pcs, k);
+
+	for (; i < k && n < r->o.max_depth; i++) {
+		if (pcs[i] < KERNEL_START)
+			continue;
+		r->frames[n].map = kid;
+		r->frames[n].addr = pcs[i];
+		r->frames[n].flags = cpu && n == 0 ? 0 : SYM_PROF_FRAME_RETURN;
+		n++;
+	}
+	return n;
+}
+
 /* The kernel frames of @e into r->frames; returns how many. */
 static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 {
-	size_t n = 0, i, k;
+	size_t k;
 	uint32_t kid;
 
 	if (r->o.user_only || e->kstack_len <= 0 ||
@@ -1362,16 +1437,8 @@ static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 	k = (size_t)e->kstack_len / sizeof(uint64_t);
 	if (k > OFFCPU_KSTACK_MAX)
 		k = OFFCPU_KSTACK_MAX;
-	i = offcpu_kernel_skip(r->oc, (const uint64_t *)e->kstack, k);
-	for (; i < k && n < r->o.max_depth; i++) {
-		if (e->kstack[i] < KERNEL_START)
-			continue;
-		r->frames[n].map = kid;
-		r->frames[n].addr = e->kstack[i];
-		r->frames[n].flags = SYM_PROF_FRAME_RETURN;
-		n++;
-	}
-	return n;
+	return kernel_frames(r, (const uint64_t *)e->kstack, k,
+			     e->state == OFFCPU_STATE_CPU, kid);
 }
 
 /* The user frames of @e after @nf kernel ones; returns the total. */
@@ -1451,7 +1518,8 @@ static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
 	st.flags = flags;
 	st.nframes = (uint32_t)nf;
 	st.frames = r->frames;
-	if (nf == 0 || sym_prof_add_stack_values(r->prof, &st, 0, v) != 0) {
+	if (nf == 0 || sym_prof_add_stack_values(r->prof, &st, 0,
+			e->state == OFFCPU_STATE_CPU ? NULL : v) != 0) {
 		r->dropped++;
 		r->total_dropped++;
 		return;
@@ -1475,11 +1543,121 @@ static int offcpu_round(struct rec *r)
 }
 
 /* Events lost in this window: ring buffer full, or no room for a
- * switched-out thread's event. */
+ * switched-out thread's event; --aggregate kernel: a hash
+ * collision, a map full, a stack cleared before its row was read. */
 static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 {
-	return r->oc_now[OFFCPU_CNT_LOST] - base[OFFCPU_CNT_LOST] +
-	       r->oc_now[OFFCPU_CNT_MAPFULL] - base[OFFCPU_CNT_MAPFULL];
+	static const int lost[] = {
+		OFFCPU_CNT_LOST, OFFCPU_CNT_MAPFULL, OFFCPU_CNT_COLLISION,
+		OFFCPU_CNT_STACKSFULL, OFFCPU_CNT_COUNTSFULL,
+		OFFCPU_CNT_ORPHAN,
+	};
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sizeof(lost) / sizeof(*lost); i++)
+		n += r->oc_now[lost[i]] - base[lost[i]];
+	return n;
+}
+
+/* --aggregate kernel: the user frames @pcs[0, @nu) of process @pid (a
+ * frame-pointer chain, the leaf's pc first) after @nf kernel ones;
+ * returns the total. */
+static size_t agg_user(struct rec *r, int32_t pid, const uint64_t *pcs,
+		       size_t nu, size_t nf, uint32_t *flags)
+{
+	bool outermost = false;
+	struct pm_map *m;
+	size_t i;
+
+	while (nu > 1 && pcs[nu - 1] == 0)
+		nu--;	/* (as fp_user()) */
+	if (nu == 0) {
+		*flags |= nf ? SYM_PROF_KERNEL : 0;
+		return nf;
+	}
+	for (i = 0; i < nu && nf < r->o.max_depth; i++, nf++) {
+		/* (the row's events are of the last 200 ms: the mappings
+		 * as of the newest record seen) */
+		if (user_frame(r, pid, pcs[i], r->max_time, i > 0,
+			       &r->frames[nf], flags, &m))
+			return 0;
+		if (i == 0 && r->fpc &&
+		    fpcheck_ret(r->fpc, m, pid, pcs[0] + 1) == FPCHECK_NOFRAME)
+			*flags |= SYM_PROF_LEAF;
+		if (i > 0 && r->fpc &&
+		    fp_check(r, m, pid, pcs[i], i, nu, &outermost, flags)) {
+			nf++;
+			break;
+		}
+	}
+	if (!outermost)
+		*flags |= i < nu || nu == AGG_USER_MAX ? SYM_PROF_TRUNCATED :
+			  SYM_PROF_UNWIND;
+	return nf;
+}
+
+/* --aggregate kernel: one row drained from the maps, @count events of
+ * @weight ns in all on frame-pointer stack @s.  Its user frames are
+ * checked as -g fp's chains are (fp_check()), and a leaf without a frame
+ * pointer, whose caller the walk skipped, is flagged 'leaf'. */
+static void on_agg(void *ctx, const struct agg_stack *s,
+		   const struct agg_key *k, uint64_t count, uint64_t weight)
+{
+	struct rec *r = ctx;
+	struct sym_prof_stack st;
+	uint64_t v[4] = { 0 };
+	struct offcpu_event e = { .weight_ns = weight, .state = k->state };
+	uint32_t flags = 0, kid;
+	size_t nf = 0, nu = s->nuser < AGG_USER_MAX ? s->nuser : AGG_USER_MAX;
+	bool cpu = k->state == OFFCPU_STATE_CPU;
+
+	if (!pm_known(r->pm, (int32_t)k->tgid))
+		pm_scan(r->pm, (int32_t)k->tgid);
+	if (!r->o.user_only && prof_kernel_map(r, &kid) == 0)
+		nf = kernel_frames(r, (const uint64_t *)s->pc, s->nkern < AGG_KERN_MAX ?
+				   s->nkern : AGG_KERN_MAX, cpu, kid);
+	nf = agg_user(r, (int32_t)k->tgid,
+		      (const uint64_t *)&s->pc[AGG_KERN_MAX], nu, nf,
+		      &flags);
+	memset(&st, 0, sizeof(st));
+	st.count = count;
+	st.weight = weight;
+	st.pid = (int32_t)k->tgid;
+	st.tid = (int32_t)k->tid;
+	st.flags = flags;
+	st.nframes = (uint32_t)nf;
+	st.frames = r->frames;
+	event_values(r, &e, v);
+	if (nf == 0 || sym_prof_add_stack_values(r->prof, &st, 0,
+			cpu ? NULL : v) != 0) {
+		r->dropped += count;
+		r->total_dropped += count;
+		return;
+	}
+	prof_task(r, st.pid, st.tid, false);
+	r->samples += count;
+	r->total_samples += count;
+	add_flags_n(r, flags, count);
+	r->agg_whole += flags ? 0 : count;
+}
+
+/* Fill the aggregation options of @oo from the command line and the
+ * knobs of the bench and the tests: SYM_AGG_STACKS, SYM_AGG_ROWS (map
+ * sizes), SYM_AGG_HASH_BITS (bits of the stack hash kept). */
+static void agg_opts(struct rec *r, struct offcpu_opts *oo)
+{
+	const char *v;
+
+	oo->cpu_hz = r->o.bpf_cpu ? (uint32_t)r->o.hz : 0;
+	if (r->o.aggregate != AGG_KERNEL)
+		return;
+	oo->agg = on_agg;
+	if ((v = getenv("SYM_AGG_STACKS")))
+		oo->agg_stacks = (uint32_t)strtoul(v, NULL, 0);
+	if ((v = getenv("SYM_AGG_ROWS")))
+		oo->agg_rows = (uint32_t)strtoul(v, NULL, 0);
+	if ((v = getenv("SYM_AGG_HASH_BITS")))
+		oo->hash_bits = (uint32_t)strtoul(v, NULL, 0);
 }
 
 /* --wall without the BPF agent (@why names what is missing: BTF, root,
@@ -1514,12 +1692,14 @@ static int offcpu_start(struct rec *r)
 	 * at least a page), for the test of lost events. */
 	if (ring)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
+	agg_opts(r, &oo);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err && r->o.wall)
 		return wall_fallback(r, why);
 	if (err)
 		tool_err("--%s: %s", r->o.sched_delay ? "sched-delay" :
-			 r->o.wall ? "wall" : "off-cpu", why);
+			 r->o.wall ? "wall" : r->o.bpf_cpu ? "aggregate" :
+			 "off-cpu", why);
 	return err;
 }
 
@@ -1814,7 +1994,8 @@ static void make_attr(struct rec *r)
 	a->type = PERF_TYPE_SOFTWARE;
 	/* --off-cpu: the events only bring the side-band (mappings,
 	 * threads); the samples come from BPF. */
-	a->config = o->off_cpu ? PERF_COUNT_SW_DUMMY : PERF_COUNT_SW_CPU_CLOCK;
+	a->config = o->off_cpu || o->bpf_cpu ? PERF_COUNT_SW_DUMMY :
+					       PERF_COUNT_SW_CPU_CLOCK;
 	a->sample_period = period ? period : 1;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -2285,7 +2466,8 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 	h.duration_ns = now_ns(CLOCK_MONOTONIC) - r->win_start_mono;
 	h.event = r->o.wall ? "wall" : r->o.sched_delay ? "sched-delay" :
 		  r->o.off_cpu ? "off-cpu" : "cpu-clock";
-	h.mode = r->o.cg == CG_DWARF ? "dwarf" : "fp";
+	h.mode = r->o.cg == CG_DWARF && r->o.aggregate != AGG_KERNEL ?
+		 "dwarf" : "fp";
 	h.frequency = r->o.off_cpu ? 0 : r->o.hz;
 	h.period = r->o.off_cpu ? 0 : r->attr.sample_period;
 	h.weight_unit = "ns";
@@ -2385,10 +2567,65 @@ static bool reap_child(struct rec *r, int flags)
 	return r->child_done;
 }
 
+/* --aggregate's lines of the summary: what was lost, and what it cost
+ * in kernel memory. */
+static void agg_summary(struct rec *r)
+{
+	const uint64_t *c = r->oc_now;
+	struct offcpu_agg_stats as;
+
+	uint64_t runs, ns = offcpu_prog_ns(r->oc, &runs);
+
+	fprintf(stderr, "%s: --aggregate %s: BPF maps and buffers %.2f MB of "
+		"kernel memory (memlock); BPF programs ran %.3f s in %" PRIu64
+		" runs%s\n", tool_prog(),
+		r->o.aggregate == AGG_KERNEL ? "kernel" : "user",
+		(double)offcpu_map_bytes(r->oc) / 1e6, (double)ns / 1e9, runs,
+		runs ? "" : " (kernel.bpf_stats_enabled is 0)");
+	if (r->o.aggregate != AGG_KERNEL)
+		return;
+	offcpu_agg_stats(r->oc, &as);
+	fprintf(stderr,
+		"%s: aggregated in BPF: %" PRIu64 " events in %" PRIu64
+		" rows over %" PRIu64 " drains (%.2f events a row), %" PRIu64
+		" stacks read, %" PRIu64 " cleared in %" PRIu64 " clears "
+		"(at most %" PRIu64 " held); lost %" PRIu64 " (hash "
+		"collisions) + %" PRIu64 " (stacks map full) + %" PRIu64
+		" (rows map full) + %" PRIu64 " (stack cleared before its "
+		"row was read); frame-pointer stacks whole (unflagged): %"
+		PRIu64 " of %" PRIu64 " events\n", tool_prog(),
+		c[OFFCPU_CNT_AGGREGATED], as.rows, as.drains,
+		as.rows ? (double)as.events / (double)as.rows : 0.0,
+		as.stacks_read, as.stacks_cleared, as.clears, as.max_stacks,
+		c[OFFCPU_CNT_COLLISION], c[OFFCPU_CNT_STACKSFULL],
+		c[OFFCPU_CNT_COUNTSFULL], c[OFFCPU_CNT_ORPHAN], r->agg_whole,
+		r->total_samples);
+}
+
+/* The on-CPU sampler's line (--aggregate user). */
+static void oncpu_summary(struct rec *r)
+{
+	const uint64_t *c = r->oc_now;
+
+	fprintf(stderr, "%s: on-CPU (perf_event): %" PRIu64 " samples "
+		"written by BPF, lost %" PRIu64 " (ring buffer full), %" PRIu64
+		" without a readable user stack\n", tool_prog(),
+		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_LOST],
+		c[OFFCPU_CNT_NOSTACK]);
+}
+
 /* --off-cpu's line of the summary: the BPF side's counters. */
 static void offcpu_summary(struct rec *r)
 {
 	const uint64_t *c = r->oc_now;
+
+	if (r->o.aggregate)
+		agg_summary(r);
+	if (r->o.bpf_cpu) {
+		if (r->o.aggregate == AGG_USER)
+			oncpu_summary(r);
+		return;
+	}
 
 	fprintf(stderr,
 		"%s: off-CPU (%s): %" PRIu64 " blocks written by BPF, %"
@@ -2431,6 +2668,12 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 		r->total_dropped);
 	if (r->oc)
 		offcpu_summary(r);
+	else
+		fprintf(stderr, "%s: perf rings %.2f MB of kernel memory (%d "
+			"CPUs x %zu + 1 pages)\n", tool_prog(),
+			(double)r->ncpus * (double)(r->o.mmap_pages + 1) *
+			(double)sysconf(_SC_PAGESIZE) / 1e6, r->ncpus,
+			r->o.mmap_pages);
 	fprintf(stderr,
 		"%s: agent CPU %.3f s (%.1f us per sample; reading and "
 		"unwinding %.1f us per sample); %s; leaf repairs "
@@ -2524,7 +2767,7 @@ static int setup(struct rec *r)
 	}
 	/* Before any child or event exists: a thread. */
 	start_kallsyms(r);
-	if (r->o.cg == CG_FP) {
+	if (r->o.cg == CG_FP || r->o.aggregate == AGG_KERNEL) {
 		/* Before any child or event exists: it starts a thread. */
 		err = fpcheck_new(r->uw, &r->fpc);
 		if (err)
@@ -2754,7 +2997,7 @@ static int run(struct rec *r)
 	err = setup(r);
 	if (!err)
 		err = alloc_rings(r, &L.pfd);
-	if (!err && (r->o.off_cpu || r->o.wall))
+	if (!err && (r->o.off_cpu || r->o.wall || r->o.bpf_cpu))
 		err = offcpu_start(r);
 	if (!err)
 		err = open_events(r, &L.go);

@@ -6,7 +6,11 @@
  * relocations against bpf/vmlinux.h; libbpf resolves them against
  * /sys/kernel/btf/vmlinux at load time, so no kernel headers are needed
  * where it runs.  The tp_btf program is tried first, the raw_tp one if
- * tp_btf cannot be loaded or attached.
+ * tp_btf cannot be loaded or attached.  The on-CPU sampler (cpu_hz) is
+ * the perf_event program instead, attached to a cpu-clock event on each
+ * online CPU.  With --aggregate kernel the maps of bpf/agg.bpf.h are
+ * sized and drained (aggdrain.c), the ring buffer and the per-thread map
+ * of the shipping path shrunk to nothing, and the other way round.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,11 +19,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "offcpu.h"
 #include "offcpu.skel.h"
+#include "aggdrain.h"
 #include "base.h"
 
 /* The tracing functions between __schedule() and the BPF program, whose
@@ -48,6 +55,13 @@ struct offcpu {
 	uint64_t ring_bytes, took, last_drain_ns;
 	/* How long the last drain said to wait (offcpu_wait_ns()). */
 	uint64_t wait_ns;
+	/* --aggregate kernel */
+	offcpu_agg_fn agg;
+	struct aggdrain *ad;
+	/* The on-CPU sampler: one perf event (and link) per online CPU. */
+	int *pe_fds;
+	struct bpf_link **pe_links;
+	int npe;
 };
 
 /* libbpf's own messages only with SYM_BPF_DEBUG set: ours say what
@@ -160,6 +174,78 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	s->rodata->filter = !o->all;
 	s->rodata->self_tgid = (uint32_t)getpid();
 	s->rodata->sched_delay = o->sched_delay;
+	s->rodata->aggregate = o->agg != NULL;
+	s->rodata->agg_hash_mask = o->hash_bits && o->hash_bits < 64 ?
+				   (1ULL << o->hash_bits) - 1 : ~0ULL;
+}
+
+/* The maps' sizes: the path not taken gets one entry (a ring buffer one
+ * page), so that the kernel memory measured is the path's own. */
+static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
+{
+	bool agg = o->agg != NULL;
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE);
+
+	if (o->max_threads)
+		bpf_map__set_max_entries(s->maps.start, o->max_threads);
+	if (o->ring_bytes)
+		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
+	if (agg && o->agg_stacks)
+		bpf_map__set_max_entries(s->maps.agg_stacks, o->agg_stacks);
+	if (agg && o->agg_rows)
+		bpf_map__set_max_entries(s->maps.agg_counts, o->agg_rows);
+	if (o->max_threads && agg)
+		bpf_map__set_max_entries(s->maps.agg_start, o->max_threads);
+	if (agg || o->cpu_hz)
+		bpf_map__set_max_entries(s->maps.start, 1);
+	if (agg) {
+		bpf_map__set_max_entries(s->maps.events, page);
+	} else {
+		bpf_map__set_max_entries(s->maps.agg_stacks, 1);
+		bpf_map__set_max_entries(s->maps.agg_counts, 1);
+	}
+	if (!agg || o->cpu_hz)
+		bpf_map__set_max_entries(s->maps.agg_start, 1);
+}
+
+/* The on-CPU sampler: a cpu-clock event on each online CPU, at @hz (a
+ * period of 1/@hz s of CPU time), with
+ * the program attached. */
+static int attach_cpu(struct offcpu *oc, struct offcpu_bpf *s, uint32_t hz)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct perf_event_attr a;
+	int fd;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	oc->pe_fds = calloc((size_t)ncpu, sizeof(*oc->pe_fds));
+	oc->pe_links = calloc((size_t)ncpu, sizeof(*oc->pe_links));
+	if (!oc->pe_fds || !oc->pe_links)
+		return -ENOMEM;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	/* A fixed period, as the perf-event path's (record.c make_attr()):
+	 * each sample weighs it. */
+	a.sample_period = 1000000000ULL / hz ? 1000000000ULL / hz : 1;
+	for (int c = 0; c < ncpu; c++) {
+		fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue;	/* not online */
+			return -errno;
+		}
+		oc->pe_fds[oc->npe] = fd;
+		oc->pe_links[oc->npe] = bpf_program__attach_perf_event(
+			s->progs.oncpu_sample, fd);
+		oc->npe++;
+		if (!oc->pe_links[oc->npe - 1])
+			return errno ? -errno : -EINVAL;
+	}
+	return oc->npe ? 0 : -ENODEV;
 }
 
 /* The programs of one kind (@btf: tp_btf), sched_switch first; the
@@ -174,8 +260,9 @@ static size_t progs_of(struct offcpu_bpf *s, bool btf, bool delay,
 	return delay ? 3 : 1;
 }
 
-/* Load only the programs progs_of() names. */
-static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay)
+/* Load only the programs progs_of() names (@cpu: the sampler alone). */
+static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
+			 bool cpu)
 {
 	struct bpf_program *p[3];
 	size_t n;
@@ -183,9 +270,10 @@ static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay)
 	for (int k = 0; k < 2; k++) {
 		n = progs_of(s, k, true, p);
 		for (size_t i = 0; i < n; i++)
-			bpf_program__set_autoload(p[i], k == btf &&
+			bpf_program__set_autoload(p[i], !cpu && k == btf &&
 						  (i == 0 || delay));
 	}
+	bpf_program__set_autoload(s->progs.oncpu_sample, cpu);
 }
 
 static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
@@ -208,6 +296,15 @@ static void detach_all(struct offcpu *oc)
 		bpf_link__destroy(oc->link[i]);
 		oc->link[i] = NULL;
 	}
+	for (int i = 0; i < oc->npe; i++) {
+		bpf_link__destroy(oc->pe_links[i]);
+		close(oc->pe_fds[i]);
+	}
+	free(oc->pe_links);
+	free(oc->pe_fds);
+	oc->pe_links = NULL;
+	oc->pe_fds = NULL;
+	oc->npe = 0;
 }
 
 /* Open, load and attach one of the two programs (@btf: tp_btf). */
@@ -219,11 +316,8 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	if (!s)
 		return errno ? -errno : -ENOMEM;
 	set_rodata(s, o);
-	if (o->max_threads)
-		bpf_map__set_max_entries(s->maps.start, o->max_threads);
-	if (o->ring_bytes)
-		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
-	set_autoload(s, btf, o->sched_delay);
+	set_sizes(s, o);
+	set_autoload(s, btf, o->sched_delay, o->cpu_hz > 0);
 	/* raw_tp keeps its events in "start", tp_btf in task storage: an
 	 * old kernel without task storage can still take raw_tp. */
 	bpf_map__set_autocreate(s->maps.slot, btf);
@@ -236,11 +330,12 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	oc->skel = NULL;
 	if (err)
 		goto fail;
-	err = attach_all(oc, s, btf, o->sched_delay);
+	err = o->cpu_hz ? attach_cpu(oc, s, o->cpu_hz) :
+			  attach_all(oc, s, btf, o->sched_delay);
 	if (err)
 		goto fail;
 	oc->skel = s;
-	oc->kind = btf ? "tp_btf" : "raw_tp";
+	oc->kind = o->cpu_hz ? "perf_event" : btf ? "tp_btf" : "raw_tp";
 	return 0;
 fail:
 	detach_all(oc);
@@ -288,8 +383,8 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		return -ENOENT;
 	}
 	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test). */
-	err = raw_only() ? -ENOTSUP : try_load(oc, o, true);
-	if (err && err != -EPERM && err != -EACCES)
+	err = raw_only() && !o->cpu_hz ? -ENOTSUP : try_load(oc, o, true);
+	if (err && err != -EPERM && err != -EACCES && !o->cpu_hz)
 		err = try_load(oc, o, false);
 	if (err)
 		explain(err, why, len);
@@ -309,7 +404,10 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	}
 	oc->fn = fn;
 	oc->ctx = ctx;
-	read_kallsyms(oc);
+	oc->agg = o->agg;
+	/* (the on-CPU sampler's kernel stacks have no tracing frames) */
+	if (!o->cpu_hz)
+		read_kallsyms(oc);
 	libbpf_set_print(quiet_print);
 	err = load_any(oc, o, why, whylen);
 	if (err)
@@ -324,6 +422,16 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		say(why, whylen, "cannot map the BPF ring buffer: %s",
 		    strerror(-err));
 		goto fail;
+	}
+	if (oc->agg) {
+		err = aggdrain_new(bpf_map__fd(oc->skel->maps.agg_counts),
+				   bpf_map__fd(oc->skel->maps.agg_stacks),
+				   bpf_map__max_entries(oc->skel->maps.agg_stacks),
+				   &oc->ad);
+		if (err) {
+			say(why, whylen, "out of memory");
+			goto fail;
+		}
 	}
 	*out = oc;
 	return 0;
@@ -348,6 +456,14 @@ int offcpu_drain(struct offcpu *oc)
 	uint64_t now = mono_ns(), dt = now - oc->last_drain_ns, w;
 	int n;
 
+	if (oc->ad) {
+		uint64_t cnt[OFFCPU_NCNT];
+
+		offcpu_counters(oc, cnt);
+		oc->wait_ns = UINT64_MAX;	/* the caller's longest wait */
+		return aggdrain_run(oc->ad, cnt[OFFCPU_CNT_NEWSTACK], oc->agg,
+				    oc->ctx);
+	}
 	oc->took = 0;
 	n = ring_buffer__consume(oc->rb);
 	/* The fill rate since the last drain: a quarter of the ring at
@@ -373,6 +489,65 @@ uint64_t offcpu_wait_ns(const struct offcpu *oc, uint64_t max)
 	return w < floor ? floor : w;
 }
 
+void offcpu_agg_stats(const struct offcpu *oc, struct offcpu_agg_stats *st)
+{
+	aggdrain_stats(oc->ad, st);
+}
+
+/* The number after @key ("memlock:") in the fdinfo of BPF object @fd,
+ * 0 if none. */
+static uint64_t fd_info(int fd, const char *key)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, n) == 0) {
+			v = strtoull(line + n, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static uint64_t fd_memlock(int fd)
+{
+	return fd_info(fd, "memlock:");
+}
+
+uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs)
+{
+	struct bpf_program *p;
+	uint64_t ns = 0;
+
+	*runs = 0;
+	bpf_object__for_each_program(p, oc->skel->obj) {
+		if (bpf_program__fd(p) < 0)
+			continue;
+		ns += fd_info(bpf_program__fd(p), "run_time_ns:");
+		*runs += fd_info(bpf_program__fd(p), "run_cnt:");
+	}
+	return ns;
+}
+
+uint64_t offcpu_map_bytes(const struct offcpu *oc)
+{
+	struct bpf_map *m;
+	uint64_t n = 0;
+
+	bpf_object__for_each_map(m, oc->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			n += fd_memlock(bpf_map__fd(m));
+	return n;
+}
+
 void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -392,6 +567,7 @@ void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
 			cnt[k] += v[c];
 	}
 	free(v);
+	cnt[OFFCPU_CNT_ORPHAN] = aggdrain_orphans(oc->ad);
 }
 
 const char *offcpu_attach_kind(const struct offcpu *oc)
@@ -405,6 +581,7 @@ void offcpu_close(struct offcpu *oc)
 		return;
 	ring_buffer__free(oc->rb);
 	detach_all(oc);
+	aggdrain_free(oc->ad);
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
 }

@@ -26,8 +26,16 @@
 #include <linux/types.h>
 
 #include "bpf/offcpu_event.h"
+#include "bpf/agg_event.h"
 
 struct offcpu;
+
+/** --aggregate kernel: called for each row drained from the maps: @count
+ *  events of thread @k->tid in state @k->state, @weight ns in all, on
+ *  stack @s (frame-pointer unwound, agg_event.h); both borrowed. */
+typedef void (*offcpu_agg_fn)(void *ctx, const struct agg_stack *s,
+			      const struct agg_key *k, uint64_t count,
+			      uint64_t weight);
 
 struct offcpu_opts {
 	/** Keep blocks of at least @min_ns and at most @max_ns. */
@@ -54,6 +62,26 @@ struct offcpu_opts {
 	 *  OFFCPU_STATE_R when preempted, S or D when woken), with
 	 *  programs on sched_wakeup and sched_wakeup_new too. */
 	bool sched_delay;
+	/** Non-zero: instead of sched_switch, the on-CPU sampler: one
+	 *  cpu-clock perf event per online CPU at @cpu_hz samples a second,
+	 *  with the BPF program (bpf/oncpu.bpf.h); events in state
+	 *  OFFCPU_STATE_CPU, weighed by their period in ns. */
+	uint32_t cpu_hz;
+	/** --aggregate kernel: sum events per stack in BPF maps, which
+	 *  offcpu_drain() empties into @agg (sched_delay must be false). */
+	offcpu_agg_fn agg;
+	/** Its maps' sizes: distinct stacks ("agg_stacks"), rows of
+	 *  (stack, thread, state) per drain ("agg_counts"); 0: 8192, 16384.
+	 *  @hash_bits: bits of the stack hash kept, 1-64 (0: 64), fewer to
+	 *  make collisions happen (their test). */
+	uint32_t agg_stacks, agg_rows, hash_bits;
+};
+
+/** --aggregate kernel: what the drains saw (offcpu_agg_stats()). */
+struct offcpu_agg_stats {
+	uint64_t drains, rows, events;	/* rows drained, events in them */
+	uint64_t stacks_read, stacks_cleared, clears;
+	uint64_t max_stacks;		/* stacks held at once, at most */
 };
 
 /** Called for each event; @size is the bytes of @e (header + stack). */
@@ -74,7 +102,9 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 /** offcpu_add_pid() - record the threads of process @pid too. */
 int offcpu_add_pid(struct offcpu *oc, pid_t pid);
 
-/** offcpu_drain() - hand every event in the ring buffer to the callback.
+/** offcpu_drain() - hand every event in the ring buffer to the callback
+ * (--aggregate kernel: every row of the maps to @agg, and clear the
+ * stacks map when it is three quarters full).
  * @return events handed, or -errno */
 int offcpu_drain(struct offcpu *oc);
 
@@ -106,7 +136,20 @@ void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT]);
 size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
 			  size_t n);
 
-/** offcpu_attach_kind() - "tp_btf" or "raw_tp": what was attached. */
+/** offcpu_agg_stats() - fill @st (zeros without --aggregate kernel). */
+void offcpu_agg_stats(const struct offcpu *oc, struct offcpu_agg_stats *st);
+
+/** offcpu_map_bytes() - the kernel memory of the maps and buffers loaded
+ *  (their memlock, as bpftool map show says it; fdinfo). */
+uint64_t offcpu_map_bytes(const struct offcpu *oc);
+
+/** offcpu_prog_ns() - the time the programs ran, in ns, and how many
+ *  times (*@runs), as the kernel counts it with kernel.bpf_stats_enabled
+ *  set (0 otherwise; fdinfo). */
+uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs);
+
+/** offcpu_attach_kind() - "tp_btf", "raw_tp" or "perf_event": what was
+ *  attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
 
 /** offcpu_close() - detach, free; NULL is a no-op. */

@@ -14,6 +14,9 @@
 #                          peer, delay, wall), its diagnostics kept
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
 #                          (t3092, t3093; below)
+#   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
+#                          SIGKILL it once its BPF programs are loaded,
+#                          and one TAP point: they are released (t3120)
 #
 # Workloads run a few seconds at most; samples are taken at 999 Hz so that
 # the 99.9% intervals are narrow enough to mean something.
@@ -40,7 +43,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|sampled|minmax|peer|delay|wall|python) _checker=offcpu_check.py ;;
+	truth|kshares|collide|sampled|minmax|peer|delay|wall|python) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1
@@ -157,4 +160,32 @@ record_dd_kernel() {
 	PERF_STATUS=$?
 	kill $_dd 2> /dev/null
 	wait $_dd 2> /dev/null
+}
+
+# SIGKILL: the programs go with the process (nothing pinned).
+sigkill_agent() {
+	"$SYM" record -q "$@" -o "$T/k.raw" -- sleep 60 &
+	_agent=$!
+	for _i in $(seq 300); do
+		_ids=$(sed -n 's/^prog_id:\t*//p' /proc/"$_agent"/fdinfo/* \
+			2>/dev/null | sort -u)
+		[ -n "$_ids" ] && break
+		sleep 0.1
+	done
+	pkill -P "$_agent" -x sleep
+	# (the shell's own "Killed" notice is not the test's output)
+	exec 3>&2 2> /dev/null
+	kill -9 "$_agent"
+	wait "$_agent"
+	exec 2>&3 3>&-
+	for _i in $(seq 100); do
+		_gone=1
+		for _id in $_ids; do
+			bpftool prog show id "$_id" > /dev/null 2>&1 && _gone=0
+		done
+		[ $_gone = 1 ] && break
+		sleep 0.1
+	done
+	ok "SIGKILL: its programs ($(echo $_ids)) are released" \
+		test -n "$_ids" -a "$_gone" = 1
 }

@@ -14,6 +14,9 @@ build IDs and `readelf -lW` for the PT_LOAD segments.  Each check prints
       (samples before main runs, in ld.so or in the program's _start, are
       counted apart); at most
       1% of them are flagged
+  record_check.py leafshares FILE BIN [--mode M]
+      70/30 burner, `--aggregate kernel` (t3120): the burn70 share among
+      burn70+burn30 leaves in the 99.9% interval; reach main printed only
   record_check.py omitfp FILE BIN --mode fp|dwarf
       -fomit-frame-pointer build: dwarf: >= 99% reach main; fp: every
       stack that does not reach main correctly carries a flag
@@ -418,6 +421,35 @@ def cmd_shares(prof, binpath, mode):
               "be" % (100.0 * flagged / total))
         ok = False
     return ok
+
+
+def cmd_leafshares(prof, binpath, mode):
+    """burn70's share of the samples whose leaf is burn70 or burn30 in
+    the 99.9% interval around 70%; how many reach main is printed, not
+    judged (`--aggregate kernel`: frame-pointer stacks from BPF, whose
+    walk skips a frameless leaf's caller)."""
+    n70 = n30 = total = reach = flagged = 0
+    for s, names, c in program_stacks(prof, binpath, [0]):
+        total += c
+        flagged += c if s["flags"] else 0
+        reach += c if "main" in names else 0
+        user = [x for x, fr in zip(names, s["frames"])
+                if fr.map is None or prof.maps[fr.map]["kind"] != "kernel"]
+        if user and user[0] == "burn70":
+            n70 += c
+        elif user and user[0] == "burn30":
+            n30 += c
+    n = n70 + n30
+    print("# %s: %d samples, burn70 %d, burn30 %d; reach main %.2f%%, "
+          "flagged %.2f%%" % (mode, total, n70, n30,
+                              100.0 * reach / max(total, 1),
+                              100.0 * flagged / max(total, 1)))
+    if n < 100:
+        die("too few samples in burn70/burn30 (%d) to judge" % n)
+    good, lo, hi = binomial_ok(n70, n, 0.7)
+    print("# burn70 share %.4f, 99.9%% interval [%.4f, %.4f]" %
+          (n70 / n, lo / n, hi / n))
+    return good
 
 
 def cmd_omitfp(prof, binpath, mode):
@@ -1071,6 +1103,8 @@ def main():
     cmd, prof = args[0], Profile(args[1])
     if cmd == "shares":
         ok = cmd_shares(prof, args[2], mode)
+    elif cmd == "leafshares":
+        ok = cmd_leafshares(prof, args[2], mode)
     elif cmd == "omitfp":
         ok = cmd_omitfp(prof, args[2], mode)
     elif cmd == "fpchain":

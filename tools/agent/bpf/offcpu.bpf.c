@@ -30,6 +30,11 @@
  * stack is the one copied at switch-out, where the thread resumes: no
  * second copy is made at wake-up (which runs in another task's context,
  * where the woken thread's user memory cannot be read anyway).
+ *
+ * With aggregate set (`--aggregate kernel`) no event is shipped: the
+ * stack is unwound here by frame pointers at switch-out and the blocked
+ * time summed per stack in maps (agg.bpf.h).  oncpu.bpf.h, included at
+ * the end, is the on-CPU sampler (a perf_event program) in both modes.
  */
 #include "vmlinux.h"
 #include <linux/bpf.h>
@@ -49,6 +54,7 @@ const volatile __u32 prob_thresh = ~0U;	/* sample when prandom <= it */
 const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
 const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
+const volatile __u32 aggregate = 0;	/* 1: --aggregate kernel (agg.bpf.h) */
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
@@ -108,6 +114,8 @@ static __always_inline void count(__u32 what)
 	if (c)
 		*c += 1;
 }
+
+#include "agg.bpf.h"
 
 static __always_inline __u32 task_state(struct task_struct *t)
 {
@@ -318,12 +326,57 @@ out:
 	slot_clear(e, tid, btf);
 }
 
+/* --aggregate kernel: at switch-out the stack by frame pointers (no
+ * copy) into "agg_start"; at switch-in its blocked time into agg_add(). */
+static __always_inline void agg_switch_out(void *ctx,
+					   struct task_struct *prev, __u64 now)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
+	__u32 zero = 0, st = task_state(prev);
+	struct agg_start *a;
+
+	if (!wanted(prev, tgid) || (st & STATE_DEAD))
+		return;
+	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
+		return;
+	a = bpf_map_lookup_elem(&agg_scratch, &zero);
+	if (!a)
+		return;
+	a->start_ns = now;
+	a->state = state_class(st);
+	agg_unwind(ctx, &a->s, tgid);
+	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+}
+
+static __always_inline void agg_switch_in(struct task_struct *next,
+					  __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct agg_start *a = bpf_map_lookup_elem(&agg_start, &tid);
+	__u64 d;
+
+	if (!a)
+		return;
+	d = now - a->start_ns;
+	if (d < min_ns || d > max_ns)
+		count(OFFCPU_CNT_FILTERED);
+	else
+		agg_add(&a->s, tid, a->state, d);
+	bpf_map_delete_elem(&agg_start, &tid);
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt,
 				     struct task_struct *prev,
 				     struct task_struct *next, int btf)
 {
 	__u64 now = bpf_ktime_get_ns();
 
+	if (aggregate) {
+		agg_switch_out(ctx, prev, now);
+		agg_switch_in(next, now);
+		return 0;
+	}
 	switch_out(ctx, prev, preempt, now, btf);
 	switch_in(next, now, btf);
 	return 0;
@@ -407,3 +460,5 @@ int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
 	return on_wakeup_new(p, 0);
 }
+
+#include "oncpu.bpf.h"

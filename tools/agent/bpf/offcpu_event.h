@@ -20,6 +20,7 @@
 #define OFFCPU_STATE_S 1	/* TASK_INTERRUPTIBLE */
 #define OFFCPU_STATE_D 2	/* TASK_UNINTERRUPTIBLE (and TASK_IDLE) */
 #define OFFCPU_STATE_OTHER 3	/* stopped, traced, dead... */
+#define OFFCPU_STATE_CPU 4	/* the on-CPU sampler's: running */
 
 /* Counters (the per-CPU array "counters"). */
 #define OFFCPU_CNT_LOST 0	/* ring buffer full: event dropped */
@@ -29,7 +30,18 @@
 #define OFFCPU_CNT_EVENTS 3	/* events written */
 #define OFFCPU_CNT_FILTERED 4	/* blocks outside [min, max] */
 #define OFFCPU_CNT_NOWAKE 5	/* --sched-delay: switched in, no wake-up seen */
-#define OFFCPU_NCNT 6
+/* --aggregate kernel (agg.bpf.h): events dropped because their stack's
+ * hash is held by another stack, because "agg_stacks" or "agg_counts" was
+ * full; events added; stacks added. */
+#define OFFCPU_CNT_COLLISION 6
+#define OFFCPU_CNT_STACKSFULL 7
+#define OFFCPU_CNT_COUNTSFULL 8
+#define OFFCPU_CNT_AGGREGATED 9
+#define OFFCPU_CNT_NEWSTACK 10
+/* Counted by user space (offcpu.c), not BPF: rows drained whose stack was
+ * no longer in "agg_stacks" (cleared when nearly full), dropped. */
+#define OFFCPU_CNT_ORPHAN 11
+#define OFFCPU_NCNT 12
 
 /*
  * One blocked period.  The event written to the ring buffer is this
