@@ -241,6 +241,26 @@ void sp_alloc_thread_off(void)
 	busy = 1;
 }
 
+int sp_alloc_hold(int on)
+{
+	int was = busy;
+
+	busy = on;
+	return was;
+}
+
+bool sp_alloc_busy(void)
+{
+	return busy;
+}
+
+void sp_alloc_poke(void)
+{
+	int one = 1;
+
+	atomic_compare_exchange_strong(&sp_alloc_on, &one, 2);
+}
+
 /* ---- taking the stack ------------------------------------------------- */
 
 /*
@@ -302,7 +322,7 @@ static bool ring_room(struct sp_ring *r, uint64_t head, uint64_t need,
 			return true;
 		/* A request, not only a wake-up: one that comes while the
 		 * drain thread is busy must not be lost. */
-		if (i % 16 == 0)
+		if (i % 16 == 0 && !sp_drain_inline())
 			sp_drain_post(SP_REQ_DRAIN);
 		nanosleep(&pause, NULL);
 	}
@@ -362,6 +382,8 @@ static void take_sample(void *p, uint64_t size)
 	w[0] = SP_HDR(len, SP_REC_ALLOC, flags, nstack);
 	atomic_store_explicit(&r->head, head + pad + len,
 			      memory_order_release);
+	if (sp_drain_inline())
+		return;
 	if (head + pad + len - tail > SP_RING_WORDS / 2 &&
 	    !atomic_load_explicit(&r->kicked, memory_order_relaxed)) {
 		atomic_store_explicit(&r->kicked, 1, memory_order_relaxed);
@@ -385,6 +407,13 @@ __attribute__((noinline)) static void slow(void *p, uint64_t n)
 			  sp_now_ns(CLOCK_MONOTONIC) ^ (uintptr_t)&smp;
 	if (sp_sampler_take(&smp, n > BIG ? BIG : n, sp_alloc_rate))
 		take_sample(p, n > BIG ? BIG : n);
+	if (atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
+		int two = 2;
+
+		/* A request posted with no drain thread (SIGUSR2). */
+		if (atomic_compare_exchange_strong(&sp_alloc_on, &two, 1))
+			sp_drain_inline();
+	}
 	busy = 0;
 out:
 	errno = saved;
@@ -404,10 +433,15 @@ out:
 static inline bool fast(size_t n)
 {
 	uint64_t *left = (uint64_t *)&smp.left;
+	int on = atomic_load_explicit(&sp_alloc_on, memory_order_relaxed);
 
-	if (!atomic_load_explicit(&sp_alloc_on, memory_order_relaxed))
+	if (__builtin_expect(on == 1, 1))
+		return __builtin_expect(!__builtin_sub_overflow(*left, n,
+								 left), 1);
+	if (!on)
 		return true;
-	return __builtin_expect(!__builtin_sub_overflow(*left, n, left), 1);
+	*left -= n;	/* 2, a request waits: to slow(), which adds n back */
+	return false;
 }
 
 /* Account an allocation of @n bytes that returned @p (not NULL). */
