@@ -32,7 +32,8 @@
 #    minus without) <= max(1 % of the peak RSS, 8 MB).
 # 3. A cost model of alloc mode's CPU, from factors measured above, each
 #    robust to the load (minimums, or counts): allocations (the profile's
-#    alloc_objects estimate) x the bulk pattern's extra ns a pair, plus
+#    alloc_objects estimate) x the extra ns a pair of the pattern like
+#    the program's (the fixture: tcache; python3.11: bulk), plus
 #    the drains' CPU (the file's comment: each sample unwound on the
 #    sampling thread), plus start-up and exit (a program that allocates
 #    nothing, /bin/true, min of BENCH_RUNS); set beside the direct
@@ -155,19 +156,19 @@ print("\n## Start-up and exit (/bin/true, CPU, min of %d): %+.2f ms"
 peers = (["heaptrack"] if HT else []) + \
     (["jemalloc", "jeprof"] if JE else [])
 work = [("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None,
-         ["plain", "alloc"] + peers)]
+         ["plain", "alloc"] + peers, "tcache")]
 if PY:
     work.append(("python3.11 dict of 2 M strings", [PY, "-c",
         "d = {str(i) * 3: str(i) for i in range(2000000)}\n"
         "s = sum(len(k) for k in d)\ndel d\nprint(s)"],
         {"PYTHONMALLOC": "malloc"},
-        ["plain", "alloc"] + peers))
+        ["plain", "alloc"] + peers, "bulk"))
 own = {"jeprof": "jemalloc"}
 print("\n## Whole programs: %d rounds, the variants in turn in each; "
       "CPU (user+sys) and wall s: median (min); paired: the median of "
       "the rounds' differences to no profiler" % RUNS_WHOLE)
-pair_ns = best[("bulk", "alloc")] - best[("bulk", "plain")]
-for name, argv, extra, modes in work:
+for name, argv, extra, modes, pat in work:
+    pair_ns = best[(pat, "alloc")] - best[(pat, "plain")]
     cpu = {m: [] for m in modes}
     wall = {m: [] for m in modes}
     rss = {m: [] for m in modes}
@@ -205,10 +206,10 @@ for name, argv, extra, modes in work:
     drain_s = med([x[1] for x in model])
     nsamp = med([x[2] for x in model])
     pred = nobj * pair_ns * 1e-9 + drain_s + startup
-    print("    model: %.2f M allocations x %.2f ns + drains %.1f ms "
+    print("    model: %.2f M allocations x %.2f ns (%s pattern) + drains %.1f ms "
           "(%d samples, %.1f us each) + start-up %.2f ms = %.1f ms, "
           "%+.2f %% of %.3f s"
-          % (nobj / 1e6, pair_ns, drain_s * 1e3, nsamp,
+          % (nobj / 1e6, pair_ns, pat, drain_s * 1e3, nsamp,
              drain_s * 1e6 / nsamp if nsamp else 0, startup * 1e3,
              pred * 1e3, 100 * pred / bc, bc))
 print("load after: %s" % load())
