@@ -76,7 +76,7 @@ SP_HIDDEN int sp_create_thread(void *(*fn)(void *), void *arg);
 /* Alloc mode without a drain thread (sp_drain_begin(true)); the CPU
  * time and number of the drains done by the sampling thread. */
 static _Atomic int drain_running, drain_lazy, drain_starting;
-static uint64_t here_cpu_ns, here_drains, here_timed;
+static uint64_t here_first_ns, here_cpu_ns, here_drains, here_timed;
 
 /* ---- memory ---------------------------------------------------------- */
 
@@ -717,8 +717,8 @@ static void write_notes(struct sp_out *o)
 		 * drains before this write cost the sampling thread. */
 		sp_out_str(o, "# libsymprof: no drain thread (one thread), "
 			      "drains on the sampling thread cpu_ns ");
-		sp_out_u64(o, here_timed ? here_cpu_ns * here_drains /
-						   here_timed : 0);
+		sp_out_u64(o, here_first_ns + (here_timed ? here_cpu_ns *
+						(here_drains - 1) / here_timed : 0));
 		sp_out_str(o, " in ");
 		sp_out_u64(o, here_drains);
 		sp_out_ch(o, '\n');
@@ -1148,8 +1148,10 @@ static void drain_here(unsigned what, bool from_signal)
 	if (in_here)
 		return;
 	was = sp_alloc_hold(1);
-	/* The CPU time of 1 drain in 16, scaled: two clock_gettime()
-	 * system calls a sample would cost a third of a drain. */
+	/* The CPU time of the first drain (it reads the maps and each
+	 * object's CFI index), and of 1 in 16 of the others, scaled: two
+	 * clock_gettime() system calls a sample would cost a third of a
+	 * drain. */
 	timed = here_drains % 16 == 0;
 	if (timed)
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -1171,11 +1173,17 @@ static void drain_here(unsigned what, bool from_signal)
 			finished = true;
 	}
 	if (timed) {
+		uint64_t ns;
+
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-		here_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
-					  1000000000 +
-					  (t1.tv_nsec - t0.tv_nsec));
-		here_timed++;
+		ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 +
+				(t1.tv_nsec - t0.tv_nsec));
+		if (here_drains) {
+			here_cpu_ns += ns;
+			here_timed++;
+		} else {
+			here_first_ns = ns;
+		}
 	}
 	here_drains++;
 	in_here = false;
@@ -1339,7 +1347,7 @@ void sp_drain_reset_child(void)
 	atomic_store(&drain_starting, 0);
 	here_has_timer = false;		/* timers are not inherited */
 	in_here = false;
-	here_cpu_ns = here_drains = here_timed = 0;
+	here_first_ns = here_cpu_ns = here_drains = here_timed = 0;
 	atomic_store(&drain_tid, 0);
 	atomic_store(&drain_clk_ok, 0);
 	finished = false;
