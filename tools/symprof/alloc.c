@@ -96,9 +96,10 @@ static struct live live[LIVE_SLOTS];
 static _Atomic uint16_t filter[1u << FILTER_BITS];
 static _Atomic uint64_t seq_next = 1;
 
+/* Fibonacci hashing: the top bits of the product depend on all of @p's. */
 static uint64_t ptr_mix(const void *p)
 {
-	return ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+	return (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
 }
 
 static size_t slot_of(const void *p)
@@ -108,7 +109,7 @@ static size_t slot_of(const void *p)
 
 static _Atomic uint16_t *filter_of(const void *p)
 {
-	return &filter[(ptr_mix(p) >> 8) & ((1u << FILTER_BITS) - 1)];
+	return &filter[ptr_mix(p) >> (64 - FILTER_BITS)];
 }
 
 /* Put sampled @p in the table; its slot, or -1 when its window is full. */
@@ -146,9 +147,15 @@ static bool live_take(const void *p, uint64_t *size, uint64_t *tag)
 		return false;
 	for (size_t i = 0; i < LIVE_WINDOW; i++) {
 		struct live *e = &live[(h + i) & (LIVE_SLOTS - 1)];
-		uintptr_t k = (uintptr_t)p;
+		uintptr_t k = (uintptr_t)p,
+			  at = atomic_load_explicit(&e->key,
+						    memory_order_acquire);
 
-		if (atomic_load_explicit(&e->key, memory_order_acquire) != k ||
+		/* live_put() takes the first free slot of the window, and a
+		 * slot never becomes EMPTY again: @p is not past one. */
+		if (at == K_EMPTY)
+			break;
+		if (at != k ||
 		    !atomic_compare_exchange_strong(&e->key, &k, K_BUSY))
 			continue;
 		*size = atomic_load_explicit(&e->size, memory_order_relaxed);
@@ -234,6 +241,26 @@ void sp_alloc_thread_off(void)
 	busy = 1;
 }
 
+int sp_alloc_hold(int on)
+{
+	int was = busy;
+
+	busy = on;
+	return was;
+}
+
+bool sp_alloc_busy(void)
+{
+	return busy;
+}
+
+void sp_alloc_poke(void)
+{
+	int one = 1;
+
+	atomic_compare_exchange_strong(&sp_alloc_on, &one, 2);
+}
+
 /* ---- taking the stack ------------------------------------------------- */
 
 /*
@@ -295,7 +322,7 @@ static bool ring_room(struct sp_ring *r, uint64_t head, uint64_t need,
 			return true;
 		/* A request, not only a wake-up: one that comes while the
 		 * drain thread is busy must not be lost. */
-		if (i % 16 == 0)
+		if (i % 16 == 0 && !sp_drain_inline())
 			sp_drain_post(SP_REQ_DRAIN);
 		nanosleep(&pause, NULL);
 	}
@@ -355,6 +382,8 @@ static void take_sample(void *p, uint64_t size)
 	w[0] = SP_HDR(len, SP_REC_ALLOC, flags, nstack);
 	atomic_store_explicit(&r->head, head + pad + len,
 			      memory_order_release);
+	if (sp_drain_inline())
+		return;
 	if (head + pad + len - tail > SP_RING_WORDS / 2 &&
 	    !atomic_load_explicit(&r->kicked, memory_order_relaxed)) {
 		atomic_store_explicit(&r->kicked, 1, memory_order_relaxed);
@@ -362,21 +391,29 @@ static void take_sample(void *p, uint64_t size)
 	}
 }
 
-/* The slow path: the counter went below 0 on @n bytes, which returned
- * @p (NULL: the allocation failed, and is not counted). */
+/* The slow path: the counter borrowed on @n bytes, which returned @p
+ * (NULL: the allocation failed, and is not counted). */
 __attribute__((noinline)) static void slow(void *p, uint64_t n)
 {
 	int saved = errno;
 
-	smp.left += (int64_t)n;
+	/* Undo fast()'s wrapped subtraction: back to the bytes left. */
+	smp.left = (int64_t)((uint64_t)smp.left + n);
 	if (busy || !p)
 		goto out;
 	busy = 1;
 	if (!smp.started)
 		smp.rng = (uint64_t)sp_gettid() * 0x9e3779b97f4a7c15ull ^
 			  sp_now_ns(CLOCK_MONOTONIC) ^ (uintptr_t)&smp;
-	if (sp_sampler_take(&smp, n, sp_alloc_rate))
-		take_sample(p, n);
+	if (sp_sampler_take(&smp, n > BIG ? BIG : n, sp_alloc_rate))
+		take_sample(p, n > BIG ? BIG : n);
+	if (atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
+		int two = 2;
+
+		/* A request posted with no drain thread (SIGUSR2). */
+		if (atomic_compare_exchange_strong(&sp_alloc_on, &two, 1))
+			sp_drain_inline();
+	}
 	busy = 0;
 out:
 	errno = saved;
@@ -384,39 +421,78 @@ out:
 
 /*
  * The fast path: count an allocation of @n bytes about to be made; true
- * when it is not sampled (the caller tail-calls glibc), false when the
- * counter went below 0 (the caller makes the allocation, then calls
- * slow()).  One relaxed load and one thread-local subtraction.
+ * when it is not sampled (the caller tail-calls glibc), false when @n is
+ * more than the bytes left to the next sample point (the caller sends
+ * it to alloc_slow()).  smp.left is in [0, 2^62] between calls, so the
+ * unsigned subtraction borrows exactly when sp_sampler_take() would
+ * draw (n > left), whatever @n; slow() adds @n back.  One relaxed load,
+ * and a subtraction from thread-local memory with its borrow: with the
+ * GOT load of the initial-exec TLS offset, 5 instructions before the
+ * jump to glibc (docs/symprof.md, "Cost of alloc mode").
  */
 static inline bool fast(size_t n)
 {
-	if (!atomic_load_explicit(&sp_alloc_on, memory_order_relaxed))
-		return true;
-	smp.left -= (int64_t)(n > BIG ? BIG : n);
-	return __builtin_expect(smp.left >= 0, 1);
-}
+	uint64_t *left = (uint64_t *)&smp.left;
+	int on = atomic_load_explicit(&sp_alloc_on, memory_order_relaxed);
 
-/* The allocation of @n bytes that fast() sent here returned @p. */
-static inline void *sampled(void *p, size_t n)
-{
-	slow(p, n > BIG ? BIG : n);
-	return p;
+	if (__builtin_expect(on == 1, 1))
+		return __builtin_expect(!__builtin_sub_overflow(*left, n,
+								 left), 1);
+	if (!on)
+		return true;
+	*left -= n;	/* 2, a request waits: to slow(), which adds n back */
+	return false;
 }
 
 /* Account an allocation of @n bytes that returned @p (not NULL). */
 static inline void note(void *p, size_t n)
 {
 	if (!fast(n))
-		slow(p, n > BIG ? BIG : n);
+		slow(p, n);
+}
+
+enum alloc_kind { AK_MALLOC, AK_CALLOC, AK_MEMALIGN, AK_VALLOC, AK_PVALLOC };
+
+/*
+ * The allocation fast() sent away: made here, then slow().  Out of line
+ * (and cold) so that the interposed functions' fast paths need no stack
+ * frame and end in a jump.  @a and @b are the caller's arguments, @n
+ * the bytes counted.
+ */
+__attribute__((noinline, cold)) static void *alloc_slow(enum alloc_kind k,
+							size_t a, size_t b,
+							size_t n)
+{
+	void *p = NULL;
+
+	switch (k) {
+	case AK_MALLOC:
+		p = __libc_malloc(a);
+		break;
+	case AK_CALLOC:
+		p = __libc_calloc(a, b);
+		break;
+	case AK_MEMALIGN:
+		p = __libc_memalign(a, b);
+		break;
+	case AK_VALLOC:
+		p = __libc_valloc(a);
+		break;
+	case AK_PVALLOC:
+		p = __libc_pvalloc(a);
+		break;
+	}
+	slow(p, n);
+	return p;
 }
 
 /* @p is being freed (or moved by realloc): out of the table.  For a
- * pointer never sampled, one load of the filter. */
+ * pointer never sampled (and NULL), one load of the filter. */
 static inline void forget(void *p)
 {
 	uint64_t size, tag;
 
-	if (p && atomic_load_explicit(filter_of(p), memory_order_relaxed))
+	if (atomic_load_explicit(filter_of(p), memory_order_relaxed))
 		live_take(p, &size, &tag);
 }
 
@@ -426,7 +502,7 @@ SP_EXPORT void *malloc(size_t n)
 {
 	if (fast(n))
 		return __libc_malloc(n);
-	return sampled(__libc_malloc(n), n);
+	return alloc_slow(AK_MALLOC, n, 0, n);
 }
 
 SP_EXPORT void free(void *p)
@@ -442,7 +518,7 @@ SP_EXPORT void *calloc(size_t n, size_t sz)
 	/* An overflowing product fails in glibc; it counts nothing. */
 	if (__builtin_mul_overflow(n, sz, &bytes) || fast(bytes))
 		return __libc_calloc(n, sz);
-	return sampled(__libc_calloc(n, sz), bytes);
+	return alloc_slow(AK_CALLOC, n, sz, bytes);
 }
 
 /* realloc is a free of the old block and an allocation of @n bytes: the
@@ -460,10 +536,9 @@ static void *do_realloc(void *p, size_t n)
 
 	if (!n)		/* glibc frees p: nothing allocated */
 		return __libc_realloc(p, n);
-	if (fast(n))
-		q = __libc_realloc(p, n);
-	else
-		q = sampled(__libc_realloc(p, n), n);
+	q = __libc_realloc(p, n);
+	if (!fast(n))
+		slow(q, n);
 	if (!q && had)
 		live_restore(p, size, tag);
 	return q;
@@ -489,7 +564,7 @@ SP_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (fast(n))
 		return __libc_memalign(align, n);
-	return sampled(__libc_memalign(align, n), n);
+	return alloc_slow(AK_MEMALIGN, align, n, n);
 }
 
 SP_EXPORT void *aligned_alloc(size_t align, size_t n)
@@ -518,14 +593,14 @@ SP_EXPORT void *valloc(size_t n)
 {
 	if (fast(n))
 		return __libc_valloc(n);
-	return sampled(__libc_valloc(n), n);
+	return alloc_slow(AK_VALLOC, n, 0, n);
 }
 
 SP_EXPORT void *pvalloc(size_t n)
 {
 	if (fast(n))
 		return __libc_pvalloc(n);
-	return sampled(__libc_pvalloc(n), n);
+	return alloc_slow(AK_PVALLOC, n, 0, n);
 }
 
 typedef size_t (*usable_fn)(void *);

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/resource.h>
@@ -71,6 +72,11 @@ SP_HIDDEN int sp_create_thread(void *(*fn)(void *), void *arg);
  * dropped. */
 #define SP_MAX_STACKS (1u << 20)
 #define SP_ARENA_CAP ((size_t)512 << 20)
+
+/* Alloc mode without a drain thread (sp_drain_begin(true)); the CPU
+ * time and number of the drains done by the sampling thread. */
+static _Atomic int drain_running, drain_lazy, drain_starting;
+static uint64_t here_first_ns, here_cpu_ns, here_drains, here_timed;
 
 /* ---- memory ---------------------------------------------------------- */
 
@@ -706,11 +712,23 @@ static void write_notes(struct sp_out *o)
 	sp_out_ch(o, '\n');
 	/* What the profiler's own thread cost (write_file() runs on it),
 	 * for the overhead budget. */
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	sp_out_str(o, "# libsymprof: drain thread cpu_ns ");
-	sp_out_u64(o, (uint64_t)ts.tv_sec * 1000000000u +
-			      (uint64_t)ts.tv_nsec);
-	sp_out_ch(o, '\n');
+	if (!atomic_load(&drain_running) && atomic_load(&drain_lazy)) {
+		/* No drain thread (alloc mode, one thread): what the
+		 * drains before this write cost the sampling thread. */
+		sp_out_str(o, "# libsymprof: no drain thread (one thread), "
+			      "drains on the sampling thread cpu_ns ");
+		sp_out_u64(o, here_first_ns + (here_timed ? here_cpu_ns *
+						(here_drains - 1) / here_timed : 0));
+		sp_out_str(o, " in ");
+		sp_out_u64(o, here_drains);
+		sp_out_ch(o, '\n');
+	} else {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		sp_out_str(o, "# libsymprof: drain thread cpu_ns ");
+		sp_out_u64(o, (uint64_t)ts.tv_sec * 1000000000u +
+				      (uint64_t)ts.tv_nsec);
+		sp_out_ch(o, '\n');
+	}
 	write_note(o, sp.mode_note);
 	write_note(o, sp.sig_note);
 	write_note(o, sp.alloc_note);
@@ -968,7 +986,6 @@ report:
 static _Atomic uint32_t req_seq, done_seq;
 static _Atomic unsigned req_what;
 static _Atomic int waiters;
-static _Atomic int drain_running;
 static bool finished;
 static __thread bool on_drain;
 /* The drain thread's tid and CPU clock, for sp_drain_request()'s
@@ -1040,6 +1057,176 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Alloc mode runs without a drain thread while the program has one
+ * thread: a second thread would switch glibc's malloc to its
+ * multi-threaded paths (arena locks, atomic fastbins) for the rest of
+ * the process, which costs more than all the sampling (about 30 ns a
+ * malloc/free pair that misses the tcache; docs/symprof.md, "Cost of
+ * alloc mode").  The thread that takes a sample drains the rings itself
+ * (sp_drain_inline()), requests are served there or at once
+ * (sp_drain_request()), and the thread starts before the program's first
+ * pthread_create() (sp_drain_need_thread()).
+ */
+static uint64_t here_next_write;	/* the next --interval write */
+static bool in_here;
+
+/* --interval without a drain thread: a timer on our signal, to this
+ * thread (timer_create's SIGEV_THREAD would start a thread). */
+static timer_t here_timer;
+static bool here_has_timer;
+
+static void here_timer_stop(void)
+{
+	if (here_has_timer)
+		timer_delete(here_timer);
+	here_has_timer = false;
+}
+
+int sp_drain_begin(bool lazy)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+
+	if (!agg.tab && agg_grow())
+		return -ENOMEM;
+	if (!lazy)
+		return sp_drain_start();
+	here_next_write = sp.interval_s ?
+		sp_now_ns(CLOCK_MONOTONIC) +
+		(uint64_t)sp.interval_s * 1000000000u : 0;
+	here_has_timer = false;
+	if (sp.interval_s) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = sp.sig;
+		sev.sigev_value.sival_ptr = &sp_cookie;
+		sev._sigev_un._tid = sp_gettid();
+		memset(&its, 0, sizeof(its));
+		its.it_value.tv_sec = sp.interval_s;
+		its.it_interval.tv_sec = sp.interval_s;
+		if (timer_create(CLOCK_MONOTONIC, &sev, &here_timer))
+			return sp_drain_start();	/* the thread does it */
+		here_has_timer = true;
+		if (timer_settime(here_timer, 0, &its, NULL)) {
+			here_timer_stop();
+			return sp_drain_start();
+		}
+	}
+	atomic_store(&drain_lazy, 1);
+	return 0;
+}
+
+int sp_drain_need_thread(void)
+{
+	int no = 0, err;
+
+	if (!atomic_load(&drain_lazy) || atomic_load(&drain_running) ||
+	    !atomic_compare_exchange_strong(&drain_starting, &no, 1))
+		return 0;
+	err = sp_drain_start();
+	if (err)
+		atomic_store(&drain_starting, 0);
+	else
+		here_timer_stop();	/* the thread writes every interval */
+	return err;
+}
+
+/* What the drain thread does for a wake-up with @what, done by the
+ * calling thread, allocations passing through.  @from_signal: from our
+ * handler, over code that holds none of our locks; the rings are not
+ * read (each sample was drained when it was taken, and one being taken
+ * makes the handler defer), so no dl_iterate_phdr() over an interrupted
+ * dlopen(). */
+static void drain_here(unsigned what, bool from_signal)
+{
+	struct timespec t0, t1;
+	bool timed;
+	int was;
+	uint64_t now;
+
+	if (in_here)
+		return;
+	was = sp_alloc_hold(1);
+	/* The CPU time of the first drain (it reads the maps and each
+	 * object's CFI index), and of 1 in 16 of the others, scaled: two
+	 * clock_gettime() system calls a sample would cost a third of a
+	 * drain. */
+	timed = here_drains % 16 == 0;
+	if (timed)
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	pthread_mutex_lock(&sp_drain_lock);
+	in_here = true;
+	what |= atomic_exchange(&req_what, 0);
+	if (!finished && atomic_load(&sp_enabled)) {
+		if (!from_signal)
+			drain_all();
+		now = sp_now_ns(CLOCK_MONOTONIC);
+		if ((what & (SP_REQ_WRITE | SP_REQ_FINAL)) ||
+		    (here_next_write && now >= here_next_write)) {
+			write_file();
+			if (here_next_write)
+				here_next_write = now +
+					(uint64_t)sp.interval_s * 1000000000u;
+		}
+		if (what & SP_REQ_FINAL)
+			finished = true;
+	}
+	if (timed) {
+		uint64_t ns;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 +
+				(t1.tv_nsec - t0.tv_nsec));
+		if (here_drains) {
+			here_cpu_ns += ns;
+			here_timed++;
+		} else {
+			here_first_ns = ns;
+		}
+	}
+	here_drains++;
+	in_here = false;
+	pthread_mutex_unlock(&sp_drain_lock);
+	sp_alloc_hold(was);
+}
+
+bool sp_drain_inline(void)
+{
+	if (!atomic_load(&drain_lazy) || atomic_load(&drain_running))
+		return false;
+	drain_here(0, false);
+	return true;
+}
+
+/*
+ * A profile request from our handler (SIGUSR2, or the --interval timer
+ * of a process without drain thread).  With no drain thread the handler
+ * writes the file itself, so that an idle single-threaded program (a
+ * server in epoll_wait) answers at once, unless it interrupted our own
+ * code (a sample being taken, a drain, a lock of ours held): then the
+ * request waits for the next allocation (sp_alloc_poke()), or the next
+ * tick.  The write uses no malloc, stdio or lock of libc's: what it
+ * calls is async-signal-safe in practice (open, write, rename, getrusage,
+ * uname, snprintf of integers and strings).  One thread only: the lock
+ * checks below look at the interrupted code's locks.
+ */
+void sp_drain_signal(unsigned what)
+{
+	if (atomic_load(&drain_running) || !atomic_load(&drain_lazy)) {
+		sp_drain_post(what);
+		return;
+	}
+	if (!sp_alloc_busy() && !in_here &&
+	    !sp_drain_lock.__data.__owner &&
+	    pthread_mutex_trylock(&sp_reg_lock) == 0) {
+		pthread_mutex_unlock(&sp_reg_lock);
+		drain_here(what, true);
+		return;
+	}
+	sp_drain_post(what);
+}
+
 int sp_drain_start(void)
 {
 	int err;
@@ -1092,6 +1279,10 @@ int sp_drain_request(unsigned what, int timeout_ms)
 	uint64_t stuck_since, start, now, cpu, last_cpu;
 	uint32_t seq;
 
+	if (!atomic_load(&drain_running) && atomic_load(&drain_lazy)) {
+		drain_here(what, false);
+		return 0;
+	}
 	if (!atomic_load(&drain_running))
 		return -ESRCH;
 	if (on_drain)
@@ -1125,6 +1316,12 @@ int sp_drain_request(unsigned what, int timeout_ms)
 
 void sp_drain_post(unsigned what)
 {
+	if (!atomic_load(&drain_running) && atomic_load(&drain_lazy)) {
+		/* Served at the calling thread's next allocation. */
+		atomic_fetch_or(&req_what, what);
+		sp_alloc_poke();
+		return;
+	}
 	if (!atomic_load(&drain_running))
 		return;
 	atomic_fetch_or(&req_what, what);
@@ -1146,6 +1343,11 @@ void sp_drain_reset_child(void)
 	/* The parent's drain thread does not exist here; its aggregate is
 	 * the parent's profile, not ours. */
 	atomic_store(&drain_running, 0);
+	atomic_store(&drain_lazy, 0);
+	atomic_store(&drain_starting, 0);
+	here_has_timer = false;		/* timers are not inherited */
+	in_here = false;
+	here_first_ns = here_cpu_ns = here_drains = here_timed = 0;
 	atomic_store(&drain_tid, 0);
 	atomic_store(&drain_clk_ok, 0);
 	finished = false;

@@ -6,7 +6,9 @@
  * POSIX's list of async-signal-safe functions) and the inline code
  * below (no malloc, no locks, no stdio, no dl_iterate_phdr, no
  * libunwind or backtrace()), saves and restores errno, and reads memory
- * only inside the thread's known stack.
+ * only inside the thread's known stack.  Alloc mode's write request is
+ * the exception: without a drain thread (one thread) it writes the file
+ * here, only over code that is not ours (drain.c, sp_drain_signal()).
  *
  * What it records, into the thread's own preallocated ring:
  *   - the interrupted registers, all of them (the unwind may need any:
@@ -105,9 +107,11 @@ void sp_handler(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	if (__atomic_load_n(&sp.mode, __ATOMIC_RELAXED) == SP_MODE_ALLOC) {
-		/* A request for the profile (SIGUSR2): the drain thread
-		 * writes it; nothing is waited for here. */
-		sp_drain_post(SP_REQ_WRITE);
+		/* A request for the profile (SIGUSR2, or the interval's
+		 * timer when there is no drain thread): the drain thread
+		 * writes it, or without one this handler does, unless it
+		 * interrupted our own code (sp_drain_signal()). */
+		sp_drain_signal(SP_REQ_WRITE);
 		errno = saved_errno;
 		return;
 	}

@@ -929,6 +929,9 @@ SP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return EAGAIN;
 	if (!atomic_load(&sp_enabled))
 		return real_pthread_create(th, attr, fn, arg);
+	/* Alloc mode's drain thread, from the program's second thread on
+	 * (drain.c); without it, the rings are drained when sampled. */
+	sp_drain_need_thread();
 	s = malloc(sizeof(*s));
 	if (!s)
 		return real_pthread_create(th, attr, fn, arg);
@@ -1084,7 +1087,7 @@ __attribute__((constructor)) static void sp_init(void)
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	sp_key_ok = pthread_key_create(&sp_key, key_destructor) == 0;
-	if (sp_drain_start()) {
+	if (sp_drain_begin(sp.mode == SP_MODE_ALLOC)) {
 		sp_log("cannot start the drain thread; not profiling", NULL,
 		       NULL);
 		goto uninstall;
@@ -1204,7 +1207,8 @@ static void fork_child(void)
 	mark_start();
 	atomic_store(&sp_final_done, 0);
 	sp_drain_reset_child();
-	if (sp_drain_start())
+	if (sp_drain_begin(__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) ==
+			   SP_MODE_ALLOC))
 		goto stop;
 	if (__atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE) == SP_MODE_ALLOC) {
 		sp_alloc_reset_child();

@@ -208,10 +208,13 @@ SP_HIDDEN extern __thread struct sp_thread *sp_self
  * Async-signal-safe. */
 static inline bool sp_is_ours(int sig, const siginfo_t *si)
 {
-	/* Alloc mode: a write request sent by kill(1) or sigqueue. */
+	/* Alloc mode: a write request sent by kill(1) or sigqueue, or our
+	 * --interval timer when there is no drain thread (drain.c). */
 	if (__atomic_load_n(&sp.mode, __ATOMIC_RELAXED) == SP_MODE_ALLOC)
 		return sig == __atomic_load_n(&sp.sig, __ATOMIC_RELAXED) &&
-		       si->si_code <= 0;
+		       (si->si_code == SI_TIMER ?
+			si->si_value.sival_ptr == (void *)&sp_cookie :
+			si->si_code <= 0);
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == (void *)&sp_cookie;
 	if (sig == SIGPROF && si->si_code == SI_KERNEL &&
@@ -246,6 +249,19 @@ enum sp_req {
 	SP_REQ_FINAL = (1 << 2),	/* the last write: stop afterwards */
 };
 SP_HIDDEN int sp_drain_start(void);
+/* Start draining: the drain thread now, or (@lazy, alloc mode) only
+ * before the program's first pthread_create(), the sampling thread
+ * draining in the meantime (drain.c says why).  0 or -errno. */
+SP_HIDDEN int sp_drain_begin(bool lazy);
+/* From pthread_create(): start the drain thread if it waited. */
+SP_HIDDEN int sp_drain_need_thread(void);
+/* No drain thread yet: drain here (and write when a request or the
+ * interval says so); true when done, false when the thread does it. */
+SP_HIDDEN bool sp_drain_inline(void);
+/* A request for @what from our signal handler: posted to the drain
+ * thread, or without one done there when the interrupted code is not
+ * ours (drain.c). */
+SP_HIDDEN void sp_drain_signal(unsigned what);
 /* Ask the drain thread for @what and wait for it.  The wait ends early
  * (-ETIMEDOUT) only when the drain thread has made no progress for
  * @timeout_ms: its CPU time did not move and it was neither runnable nor
@@ -253,7 +269,9 @@ SP_HIDDEN int sp_drain_start(void);
  * a thread starved of CPU on a loaded machine is waited for, up to 60 s
  * in all.  Async-signal-safe (atomics, futex, clock_gettime and a read of
  * /proc/self/task/TID/stat).  Returns 0 when done, -ETIMEDOUT, or -ESRCH
- * when there is no drain thread. */
+ * when there is no drain thread.  In alloc mode before the drain thread
+ * starts (sp_drain_begin()), the caller does the work (not from a
+ * signal handler but for the final write, which allocates nothing). */
 SP_HIDDEN int sp_drain_request(unsigned what, int timeout_ms);
 /* Ask for @what without waiting (async-signal-safe). */
 SP_HIDDEN void sp_drain_post(unsigned what);
@@ -422,7 +440,8 @@ SP_HIDDEN void sp_jit_end(void);
 
 
 /* alloc.c: alloc mode. */
-/* Sampling is on (set once the drain thread runs). */
+/* 0: off; 1: sampling; 2: sampling, and the next allocation serves a
+ * posted request in its slow path (sp_alloc_poke()). */
 SP_HIDDEN extern _Atomic int sp_alloc_on;
 /* SYMPROF_RATE: the mean bytes between samples. */
 SP_HIDDEN extern uint64_t sp_alloc_rate;
@@ -439,6 +458,13 @@ SP_HIDDEN size_t sp_alloc_live_count(void);
 SP_HIDDEN void sp_alloc_reset_child(void);
 /* The calling thread's allocations are never sampled (the drain). */
 SP_HIDDEN void sp_alloc_thread_off(void);
+/* Set the calling thread's pass-through flag to @on; returns the old. */
+SP_HIDDEN int sp_alloc_hold(int on);
+/* The calling thread is in alloc mode's slow path (or passes through). */
+SP_HIDDEN bool sp_alloc_busy(void);
+/* Send the next allocation to the slow path, where sp_drain_inline()
+ * serves a posted request (async-signal-safe: one compare-and-swap). */
+SP_HIDDEN void sp_alloc_poke(void);
 /* Who else defines malloc (a path), or NULL when it is glibc's. */
 SP_HIDDEN const char *sp_alloc_replaced(void);
 
