@@ -522,13 +522,12 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The addresses requests want of @j, sorted and unique, and no more from
- * now on; NULL when none (or too many). */
+/* The addresses requests want of @j (sorted, unique: want_merge()), and
+ * no more from now on; NULL when none (or too many). */
 static uint64_t *take_want(struct symd_work *w, struct symd_job *j,
 			   size_t *n)
 {
 	uint64_t *v;
-	size_t k = 0;
 
 	pthread_mutex_lock(&w->mu);
 	v = j->want_over ? NULL : j->want;
@@ -539,16 +538,10 @@ static uint64_t *take_want(struct symd_work *w, struct symd_job *j,
 	j->nwant = j->capwant = 0;
 	j->want_closed = true;
 	pthread_mutex_unlock(&w->mu);
-	if (!v || !*n) {
+	if (v && !*n) {
 		free(v);
-		return NULL;
+		v = NULL;
 	}
-	qsort(v, *n, sizeof(*v), u64_cmp);
-	for (size_t i = 0; i < *n; i++) {
-		if (!k || v[i] != v[k - 1])
-			v[k++] = v[i];
-	}
-	*n = k;
 	return v;
 }
 
@@ -1584,6 +1577,34 @@ bool symd_quick_covers(const struct symd_quick *q, const uint64_t *addrs,
 	return true;
 }
 
+/* Merge @addrs[@n] into @j's wanted addresses (under mu): kept sorted and
+ * unique, so that requests asking the same addresses again (a client
+ * polling) do not count twice; past lazy_max, none is. */
+static void want_merge(struct symd_work *w, struct symd_job *j,
+		       const uint64_t *addrs, size_t n)
+{
+	size_t cap = j->nwant + n, k = 0;
+	uint64_t *v;
+
+	if (cap > j->capwant) {
+		v = realloc(j->want, cap * sizeof(*v));
+		if (!v) {
+			j->want_over = true;
+			return;
+		}
+		j->want = v;
+		j->capwant = cap;
+	}
+	memcpy(j->want + j->nwant, addrs, n * sizeof(*addrs));
+	qsort(j->want, cap, sizeof(*j->want), u64_cmp);
+	for (size_t i = 0; i < cap; i++) {
+		if (!k || j->want[i] != j->want[k - 1])
+			j->want[k++] = j->want[i];
+	}
+	j->nwant = k;
+	j->want_over = k > w->o.lazy_max;
+}
+
 void symd_work_want(struct symd_work *w, const char *build_id,
 		    const uint64_t *addrs, size_t n)
 {
@@ -1594,28 +1615,12 @@ void symd_work_want(struct symd_work *w, const char *build_id,
 	    w->o.lazy_max == SYMD_LAZY_OFF)
 		return;
 	pthread_mutex_lock(&w->mu);
-	if (j->want_closed || j->want_over) {
-		;
-	} else if (n > w->o.lazy_max - j->nwant) {
-		j->want_over = true;	/* the full table alone */
-	} else {
-		if (j->nwant + n > j->capwant) {
-			size_t cap = j->nwant + n, ncap = cap * 2;
-			uint64_t *v = realloc(j->want, (ncap < w->o.lazy_max ?
-						       ncap : cap) *
-					      sizeof(*v));
-
-			if (!v)
-				j->want_over = true;
-			else
-				j->want = v;
-			j->capwant = ncap < w->o.lazy_max ? ncap : cap;
-		}
-		if (!j->want_over) {
-			memcpy(j->want + j->nwant, addrs, n * sizeof(*addrs));
-			j->nwant += n;
-		}
-	}
+	/* A request of many addresses (duplicates or not) is left to the
+	 * full table at once: no sort of it on the loop. */
+	if (n > (size_t)w->o.lazy_max * 16)
+		j->want_over = true;
+	else if (!j->want_closed && !j->want_over)
+		want_merge(w, j, addrs, n);
 	pthread_mutex_unlock(&w->mu);
 }
 

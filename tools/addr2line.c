@@ -143,6 +143,7 @@ struct a2l {
 	bool lookup;			/* sym lookup: the store alone */
 	const char *server;		/* sym lookup --server URL; NULL */
 	unsigned wait_ms;		/* --wait-ms */
+	bool partial;			/* --partial */
 	struct client *client;		/* client_free(); NULL without
 					 * --server */
 	const char *build_id;		/* borrowed from argv or mod; NULL */
@@ -226,6 +227,7 @@ enum {
 	OPT_NO_PLT_NAMES,
 	OPT_PID,
 	OPT_CORE,
+	OPT_PARTIAL,
 };
 
 static const struct option longopts[] = {
@@ -256,6 +258,7 @@ static const struct option longopts[] = {
 	{ "lazy", required_argument, NULL, OPT_LAZY },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -302,7 +305,11 @@ static void usage(FILE *f, bool lookup)
 			"the store\n"
 			"      --wait-ms=N         how long symd may fetch or "
 			"convert (default\n"
-			"                          10000)\n\nSee sym(1).\n",
+			"                          10000)\n"
+			"      --partial           take symd's partial answers "
+			"(function+offset\n"
+			"                          from the symbols) of a build ID "
+			"it still converts\n\nSee sym(1).\n",
 			usage_styles);
 		return;
 	}
@@ -2983,13 +2990,18 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
+		case OPT_PARTIAL:
 			if (!a->lookup) {
-				tool_err("--server, --wait-ms: only sym lookup "
-					 "asks a server");
+				tool_err("--server, --wait-ms, --partial: only "
+					 "sym lookup asks a server");
 				return -EINVAL;
 			}
 			if (c == OPT_SERVER) {
 				a->server = optarg;
+				break;
+			}
+			if (c == OPT_PARTIAL) {
+				a->partial = true;
 				break;
 			}
 			if (parse_uint(optarg, 9999999, &a->wait_ms)) {
@@ -3615,6 +3627,8 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 			goto out;
 		} else if (err) {
 			tool_err("out of memory");
+		} else {
+			client_accept_partial(a->client, a->partial);
 		}
 	} else if (a->rt_pid || a->rt_core) {
 		status = stack_addr2line(a->rt_core, a->rt_pid, argc - optind,

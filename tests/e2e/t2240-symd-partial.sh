@@ -94,7 +94,7 @@ put() {
 	http_status -X PUT -H "$auth" --data-binary @"$2" "$U/v1/debuginfo/$1"
 }
 
-plan 23
+plan 25
 
 # --- the oracle: the symbols alone, as a full table -------------------
 start_symd --store "$T/oracle-store" --upload-token-file "$T/token" || exit 1
@@ -105,6 +105,9 @@ is "oracle: its table is the symbols alone" "$(field "$T/oX" source)" symtab
 frames "$T/oX" > "$T/oX.frames"
 ask "$idA" "$Y" 0 "$T/oY"
 frames "$T/oY" > "$T/oY.frames"
+Xl=$(echo "$X" | tr -d '"' | tr ',' ' ')
+# shellcheck disable=SC2086
+"$SYM" lookup --server "$U" -afiC "$idA" $Xl > "$T/oX.lookup" 2>&1
 stop_symd
 
 # --- the progressive answers -----------------------------------------
@@ -127,6 +130,15 @@ same_file "partial frames = the symbols-alone table's, whole" \
 	"$T/oX.frames" "$T/p1.frames"
 ok "the partial answer names functions (the comparison is not empty)" \
 	grep -q '"function"' "$T/p1.frames"
+# shellcheck disable=SC2086
+"$SYM" lookup --server "$U" --partial -afiC "$idA" $Xl > "$T/p1.lookup" 2>&1
+same_file "sym lookup --server --partial prints the symbols-alone answers" \
+	"$T/oX.lookup" "$T/p1.lookup"
+# shellcheck disable=SC2086
+"$SYM" lookup --server "$U" --wait-ms 0 -afiC "$idA" $Xl > "$T/p0.lookup" 2>&1
+st=$?
+is "sym lookup --server without --partial refuses the partial answer" \
+	"$st $(grep -c 'partial after 0 ms' "$T/p0.lookup")" "1 1"
 
 # A request that waits: the lazy table (of its addresses, wanted before
 # the lazy step) wakes it while the full table is still held.
