@@ -457,6 +457,7 @@ bench: deps
 	$(Q)tests/bench/cluster-bench.sh
 	$(Q)tests/bench/objstore-bench.sh
 	$(Q)tests/bench/lazy-bench.sh
+	$(Q)tests/bench/symd-cold-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a
