@@ -1232,6 +1232,7 @@ static bool make_room(struct symd_work *w, const char *key)
 
 static void start_job(struct symd_work *w, struct entry *e,
 		      enum job_kind kind);
+static void job_note(struct symd_work *w, struct symd_job *j, int d);
 
 /* A quick table reached the loop: onto the entry, if it still converts,
  * and its waiters are called (each asks symd_work_quick() whether it can
@@ -1241,7 +1242,8 @@ static void quick_done(struct symd_work *w, struct symd_job *j)
 	struct entry *e = find(w, j->id);
 	struct symd_quick *q;
 
-	if (!e || e->state != SYMD_PENDING || !e->job)
+	/* Forgotten: its files may be gone, so no answers from them. */
+	if (!e || e->state != SYMD_PENDING || !e->job || e->forgotten)
 		goto drop;
 	if (!e->quick && (e->quick = calloc(1, sizeof(*e->quick))))
 		e->quick->refs = 1;
@@ -1257,6 +1259,9 @@ static void quick_done(struct symd_work *w, struct symd_job *j)
 	}
 	j->qtab = NULL;
 	j->qaddrs = NULL;
+	/* The waiters are detached: those that wait on wait again. */
+	for (struct symd_waiter *wt = e->waiters; wt; wt = wt->next)
+		job_note(w, e->job, -1);
 	wake_waiters(e);
 drop:
 	sym_table_close(j->qtab);

@@ -94,7 +94,7 @@ put() {
 	http_status -X PUT -H "$auth" --data-binary @"$2" "$U/v1/debuginfo/$1"
 }
 
-plan 25
+plan 27
 
 # --- the oracle: the symbols alone, as a full table -------------------
 start_symd --store "$T/oracle-store" --upload-token-file "$T/token" || exit 1
@@ -139,6 +139,20 @@ same_file "sym lookup --server --partial prints the symbols-alone answers" \
 st=$?
 is "sym lookup --server without --partial refuses the partial answer" \
 	"$st $(grep -c 'partial after 0 ms' "$T/p0.lookup")" "1 1"
+# sym symbolize: a profile with one stack at main's entry (a raw
+# profile's frames are the file's addresses).
+mainA=$(nm "$exeA" | awk '$3 == "main" { print $1; exit }')
+pc=$(printf '%x' "0x$mainA")
+printf 'sym-raw 1\nperiod 1000000\nweight-unit ns\nmap 0 file 100 555555554000 555555600000 0 0 %s %s\nstack 1 1000000 100 100 - p0:%s\nend\n' \
+	"$idA" "$exeA" "$pc" > "$T/in.raw"
+"$SYM" symbolize --server "$U" --partial --wait-ms 0 -o "$T/part.raw" \
+	"$T/in.raw" 2> "$T/part.err"
+is "sym symbolize --partial: exit 0, main named from the symbols" \
+	"$? $(grep -c '^fn [0-9]* main$' "$T/part.raw")" "0 1"
+"$SYM" symbolize --server "$U" --wait-ms 300 -o "$T/nopart.raw" \
+	"$T/in.raw" 2> "$T/nopart.err"
+is "sym symbolize without --partial: the frame is not taken (error)" \
+	"$(grep -c "^loc p0:$pc error" "$T/nopart.raw") $(grep -c '^fn' "$T/nopart.raw")" "1 0"
 
 # A request that waits: the lazy table (of its addresses, wanted before
 # the lazy step) wakes it while the full table is still held.
