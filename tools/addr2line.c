@@ -2860,6 +2860,27 @@ static int parse_threads(struct a2l *a, const char *arg)
 	return 0;
 }
 
+/* --server, --wait-ms, --partial (sym lookup only).  Returns 0, or
+ * -EINVAL (printed). */
+static int parse_server_opt(struct a2l *a, int c, const char *arg)
+{
+	if (!a->lookup) {
+		tool_err("--server, --wait-ms, --partial: only sym lookup "
+			 "asks a server");
+		return -EINVAL;
+	}
+	if (c == OPT_SERVER) {
+		a->server = arg;
+	} else if (c == OPT_PARTIAL) {
+		a->partial = true;
+	} else if (parse_uint(arg, 9999999, &a->wait_ms)) {
+		tool_err("--wait-ms: '%s' is not a number of milliseconds",
+			 arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* --lazy=WHEN.  Returns 0, or -EINVAL (printed). */
 static int parse_lazy(struct a2l *a, const char *s)
 {
@@ -2991,24 +3012,8 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
 		case OPT_PARTIAL:
-			if (!a->lookup) {
-				tool_err("--server, --wait-ms, --partial: only "
-					 "sym lookup asks a server");
+			if (parse_server_opt(a, c, optarg))
 				return -EINVAL;
-			}
-			if (c == OPT_SERVER) {
-				a->server = optarg;
-				break;
-			}
-			if (c == OPT_PARTIAL) {
-				a->partial = true;
-				break;
-			}
-			if (parse_uint(optarg, 9999999, &a->wait_ms)) {
-				tool_err("--wait-ms: '%s' is not a number of "
-					 "milliseconds", optarg);
-				return -EINVAL;
-			}
 			break;
 		case 'h':
 			usage(stdout, a->lookup);
