@@ -151,6 +151,7 @@ sys.exit(a != b)' "$W/ans.json" "$W/full.json"; then
 fail=0
 echo bench > "$W/token"
 : > "$W/symd.err"
+: > "$W/stub.out"	# before the job's own redirection: no old port
 python3 "$STUB" --file "$dbg" > "$W/stub.out" 2> "$W/stub.err" &
 pids="$pids $!"
 _i=0
