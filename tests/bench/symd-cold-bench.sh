@@ -50,6 +50,7 @@ trap 'for p in $pids; do kill -9 $p 2>/dev/null; done' EXIT
 start_symd() {
 	_d=$1
 	shift
+	: > "$W/symd.out"	# before the job's own redirection: no old port
 	"$SYMD" --listen 127.0.0.1:0 --store "$_d" --upload-token-file \
 		"$W/token" "$@" > "$W/symd.out" 2>> "$W/symd.err" &
 	PID=$!
@@ -116,6 +117,7 @@ one() {
 		start_symd "$_s" --max-wait-ms 120000 --lazy-max "$_lm" --debuginfod-urls "$STUB_URL" ||
 			{ fail=1; return; }
 	fi
+	rm -f "$W/ans.json"
 	_t=$(curl -s -o "$W/ans.json" -w '%{time_total}' --max-time 120 \
 		-X POST --data-binary @"$W/body.$3" "$URL/v1/symbolize/$id")
 	_st=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["modules"][0]["status"])' "$W/ans.json" 2>/dev/null)
