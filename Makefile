@@ -463,6 +463,7 @@ bench: deps
 	$(Q)tests/bench/cluster-multi-bench.sh
 	$(Q)tests/bench/lazy-bench.sh
 	$(Q)tests/bench/gsym-bench.sh
+	$(Q)tests/bench/symd-cold-bench.sh
 
 # The chaos tests (make check runs them short), one at a time, verbose
 # (their figures are TAP comments), with longer runs where a test takes a

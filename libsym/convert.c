@@ -40,105 +40,181 @@ static bool is_bad_input(int err)
  * build ID before it converts anyway. */
 #define LOCK_WAIT_MS (10 * 60 * 1000)
 
-static int convert(struct sym_store *st, const char *build_id,
-		   const char *source, uint32_t ticket,
-		   struct sym_module_stats *stats);
 static int convert_kallsyms(struct sym_store *st, const char *build_id,
 			    const char *source, uint32_t ticket);
 
-int sym_store_convert(struct sym_store *st, const char *build_id,
-		      const char *source, struct sym_module_stats *stats)
+struct sym_conversion {
+	struct sym_store *st;
+	struct sym_store_lock *lock;	/* sym_store_unlock() */
+	uint32_t ticket;		/* 0: none (dropped or used) */
+	char id[(2 * SYMI_BUILD_ID_MAX) + 1];
+	char exe[PATH_MAX], dbg[PATH_MAX];
+	bool have_exe, have_dbg;
+	char *source;			/* free(); NULL: the debug file's path */
+	struct sym_module *mod;		/* sym_module_close() */
+};
+
+/* A file that cannot be converted: a BADCONV entry says why (a remove
+ * since the ticket: -ECANCELED, and nothing stored). */
+static int refuse(struct sym_conversion *c, int err)
 {
-	struct sym_store_lock *lock = NULL;
-	uint32_t ticket = 0;
+	char why[256];
+
+	if (!is_bad_input(err)) {
+		symi_store_ticket_drop(c->st, c->id, c->ticket);
+	} else if (symi_store_put_negative_ticket(c->st, c->id,
+						  SYM_STORE_BADCONV,
+						  sym_strerror(err, why,
+							       sizeof(why)),
+						  c->ticket) == -ECANCELED) {
+		err = -ECANCELED;
+	}
+	c->ticket = 0;
+	return err;
+}
+
+/* The store's files of c->id, opened as a module into c->mod. */
+static int open_files(struct sym_conversion *c)
+{
+	const char *bid;
+	int err;
+
+	err = sym_store_file_path(c->st, c->id, SYM_STORE_EXECUTABLE, c->exe,
+				  sizeof(c->exe));
+	if (err && err != -SYM_E_NOTFOUND)
+		return err;
+	c->have_exe = !err;
+	err = sym_store_file_path(c->st, c->id, SYM_STORE_DEBUGINFO, c->dbg,
+				  sizeof(c->dbg));
+	if (err && err != -SYM_E_NOTFOUND)
+		return err;
+	c->have_dbg = !err;
+	if (!c->have_exe && !c->have_dbg)
+		return -SYM_E_NOTFOUND;
+	{
+		/* The debug file the store has wins over any search. */
+		SYM_OPTS(sym_module_opts, mo,
+			 .debug_file = c->have_exe && c->have_dbg ? c->dbg :
+				       NULL,
+			 .flags = c->have_exe ? 0 : SYM_MODULE_NO_SEARCH);
+
+		err = sym_module_open(c->have_exe ? c->exe : c->dbg, &mo,
+				      &c->mod);
+	}
+	if (!err) {
+		bid = sym_module_id(c->mod, NULL);
+		if (!bid || strcmp(bid, c->id) != 0)
+			err = -SYM_E_BADELF;	/* replaced under our feet */
+	}
+	return err;
+}
+
+int sym_conversion_open(struct sym_store *st, const char *build_id,
+			const char *source, struct sym_conversion **out)
+{
+	struct sym_conversion *c;
 	int waited = 0, err;
 
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	if (!st)
+	if (out)
+		*out = NULL;
+	if (!st || !build_id || !out || strlen(build_id) > (2 * SYMI_BUILD_ID_MAX))
 		return -EINVAL;
+	c = symi_calloc(1, sizeof(*c));
+	if (!c || (source && !(c->source = symi_strdup(source)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->st = st;
+	memcpy(c->id, build_id, strlen(build_id) + 1);
 	/* Another process converting it: wait, then take its work. */
-	err = sym_store_lock(st, build_id, LOCK_WAIT_MS, &lock, &waited);
+	err = sym_store_lock(st, build_id, LOCK_WAIT_MS, &c->lock, &waited);
 	if (err && err != -ETIMEDOUT)
-		return err;
+		goto fail;
 	if (waited && sym_store_has_table(st, build_id)) {
-		sym_store_unlock(lock);
-		return 0;
+		err = -EEXIST;
+		goto fail;
 	}
 	/* The ticket comes before the files are opened: a remove after
 	 * this point cancels the put (-ECANCELED), one before it took the
 	 * files (-SYM_E_NOTFOUND). */
-	err = symi_store_ticket(st, build_id, &ticket);
+	err = symi_store_ticket(st, build_id, &c->ticket);
 	if (!err)
-		err = convert(st, build_id, source, ticket, stats);
-	sym_store_unlock(lock);
+		err = open_files(c);
+	if (err == -SYM_E_NOTFOUND && c->ticket) {
+		/* No ELF file: a kallsyms snapshot's table, stored now (the
+		 * caller finds it stored, as after another process's). */
+		err = convert_kallsyms(st, build_id, source, c->ticket);
+		c->ticket = 0;
+		if (!err)
+			err = -EEXIST;
+	}
+	if (err && c->ticket)
+		err = refuse(c, err);
+	if (err)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	sym_conversion_close(c);
 	return err;
 }
 
-static int convert(struct sym_store *st, const char *build_id,
-		   const char *source, uint32_t ticket,
-		   struct sym_module_stats *stats)
+struct sym_module *sym_conversion_module(struct sym_conversion *c)
 {
-	char exe[PATH_MAX], dbg[PATH_MAX], why[256];
-	bool have_exe, have_dbg;
-	struct sym_module *mod = NULL;
+	return c ? c->mod : NULL;
+}
+
+int sym_conversion_finish(struct sym_conversion *c,
+			  struct sym_module_stats *stats)
+{
 	const struct sym_table *tab;
-	const char *bid;
+	const char *src;
 	int err;
 
-	err = sym_store_file_path(st, build_id, SYM_STORE_EXECUTABLE, exe,
-				  sizeof(exe));
-	if (err && err != -SYM_E_NOTFOUND)
-		goto drop;
-	have_exe = !err;
-	err = sym_store_file_path(st, build_id, SYM_STORE_DEBUGINFO, dbg,
-				  sizeof(dbg));
-	if (err && err != -SYM_E_NOTFOUND)
-		goto drop;
-	have_dbg = !err;
-	if (!have_exe && !have_dbg)
-		return convert_kallsyms(st, build_id, source, ticket);
-	{
-		/* The debug file the store has wins over any search. */
-		SYM_OPTS(sym_module_opts, mo,
-			 .debug_file = have_exe && have_dbg ? dbg : NULL,
-			 .flags = have_exe ? 0 : SYM_MODULE_NO_SEARCH);
-
-		err = sym_module_open(have_exe ? exe : dbg, &mo, &mod);
-	}
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!c)
+		return -EINVAL;
+	err = sym_module_table(c->mod, &tab);
+	if (stats)
+		sym_module_stats(c->mod, stats);
 	if (!err) {
-		bid = sym_module_id(mod, NULL);
-		if (!bid || strcmp(bid, build_id) != 0)
-			err = -SYM_E_BADELF;	/* replaced under our feet */
-	}
-	if (!err)
-		err = sym_module_table(mod, &tab);
-	if (stats && mod)
-		sym_module_stats(mod, stats);
-	if (!err) {
-		const char *src = source;
-
-		if (!src)
-			src = sym_module_debug_file(mod);
-		err = symi_store_put_ticket(st, build_id, tab,
-					    src ? src : have_exe ? exe : dbg,
-					    ticket);
-	} else if (is_bad_input(err)) {
-		/* A remove since the ticket: say so, and store nothing. */
-		if (symi_store_put_negative_ticket(st, build_id,
-						   SYM_STORE_BADCONV,
-						   sym_strerror(err, why,
-								sizeof(why)),
-						   ticket) == -ECANCELED)
-			err = -ECANCELED;
+		src = c->source ? c->source : sym_module_debug_file(c->mod);
+		err = symi_store_put_ticket(c->st, c->id, tab,
+					    src ? src : c->have_exe ? c->exe :
+					    c->dbg, c->ticket);
+		c->ticket = 0;
 	} else {
-		symi_store_ticket_drop(st, build_id, ticket);
+		err = refuse(c, err);
 	}
-	sym_module_close(mod);
+	sym_conversion_close(c);
 	return err;
-drop:
-	symi_store_ticket_drop(st, build_id, ticket);
-	return err;
+}
+
+void sym_conversion_close(struct sym_conversion *c)
+{
+	if (!c)
+		return;
+	if (c->ticket)
+		symi_store_ticket_drop(c->st, c->id, c->ticket);
+	sym_module_close(c->mod);
+	sym_store_unlock(c->lock);
+	free(c->source);
+	free(c);
+}
+
+int sym_store_convert(struct sym_store *st, const char *build_id,
+		      const char *source, struct sym_module_stats *stats)
+{
+	struct sym_conversion *c;
+	int err;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	err = sym_conversion_open(st, build_id, source, &c);
+	if (err == -EEXIST)
+		return 0;	/* another process stored it meanwhile */
+	return err ? err : sym_conversion_finish(c, stats);
 }
 
 /* Put the table @buf (@len bytes, free()d here) of @build_id. */

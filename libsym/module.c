@@ -253,15 +253,9 @@ static int go_read(struct symi_builder *b, struct sym_module *m)
 	return 0;
 }
 
-/* Everything of @m into @b: text sections, symbols of both files, then
- * the DWARF (only the units that answer @only, when not NULL) or Go's
- * function table. */
-static int collect(struct sym_module *m, struct symi_builder *b,
-		   const struct symi_dwarf_only *only)
+/* The text sections and the symbols of both files of @m into @b. */
+static int collect_symbols(struct sym_module *m, struct symi_builder *b)
 {
-	struct symi_elf alt = { 0 };
-	struct symi_elf *dw = NULL;
-	double t0 = symi_now();
 	int err;
 
 	symi_builder_spelling(b, m->opts.spelling, m->opts.spelling_ctx);
@@ -273,6 +267,21 @@ static int collect(struct sym_module *m, struct symi_builder *b,
 		err = symi_symtab_read(b, &m->main, true);
 	if (!err && m->dbg.elf)
 		err = symi_symtab_read(b, &m->dbg, false);
+	return err;
+}
+
+/* Everything of @m into @b: text sections, symbols of both files, then
+ * the DWARF (only the units that answer @only, when not NULL) or Go's
+ * function table. */
+static int collect(struct sym_module *m, struct symi_builder *b,
+		   const struct symi_dwarf_only *only)
+{
+	struct symi_elf alt = { 0 };
+	struct symi_elf *dw = NULL;
+	double t0 = symi_now();
+	int err;
+
+	err = collect_symbols(m, b);
 	if (err)
 		return err;
 	m->stats.symbols = symi_now() - t0;
@@ -379,6 +388,31 @@ int sym_module_table_for(struct sym_module *m, const uint64_t *addrs,
 		err = finish(m, b, out);
 	symi_builder_free(b);
 	free(v);
+	return err;
+}
+
+int sym_module_table_symbols(struct sym_module *m, struct sym_table **out)
+{
+	struct symi_builder *b = NULL;
+	struct sym_module_stats keep;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (!m || !out)
+		return -EINVAL;
+	if (m->built)
+		return m->table_err ? m->table_err : -EALREADY;
+	keep = m->stats;	/* finish() notes its time: not the build's */
+	err = symi_builder_new(&b);
+	if (!err) {
+		symi_builder_quick(b);
+		err = collect_symbols(m, b);
+	}
+	if (!err)
+		err = finish(m, b, out);
+	symi_builder_free(b);
+	m->stats = keep;
 	return err;
 }
 

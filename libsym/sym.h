@@ -819,6 +819,28 @@ SYM_API int sym_module_table_for(struct sym_module *mod,
 				 const uint64_t *addrs, size_t n,
 				 struct sym_table **out);
 
+/**
+ * sym_module_table_symbols() - a table of the module's symbols alone
+ * (since 1.5.0): its text sections and the symbol tables of its file and
+ * its debug file (.symtab, .dynsym, MiniDebugInfo), no DWARF and no Go
+ * function table.  Milliseconds where the full table takes seconds: a
+ * server answers a cold build ID with function+offset from it while the
+ * full table is built.
+ * @param mod  not NULL; its full table not built yet
+ * @param[out] out  caller owns, free with sym_table_close(); NULL on
+ *                  error
+ * @return 0, -EINVAL (@mod or @out NULL), -EALREADY (sym_module_table()
+ *         has built the full table), that build's error when it failed,
+ *         -ENOMEM, -SYM_E_BADELF
+ * Its answers are those of the full table of the same files with their
+ * DWARF stripped (objcopy --strip-debug).  The module's DWARF is not
+ * read, so a later sym_module_table_for() or sym_module_table() pays
+ * for it as before.
+ * Thread-safety: as for the module.
+ */
+SYM_API int sym_module_table_symbols(struct sym_module *mod,
+				     struct sym_table **out);
+
 /** Where the time of building a module's table went, in seconds. */
 struct sym_module_stats {
 	double symbols;	/**< sections and symbol tables */
@@ -1578,6 +1600,58 @@ SYM_API void sym_store_unlock(struct sym_store_lock *l);
 SYM_API int sym_store_convert(struct sym_store *st, const char *build_id,
 			      const char *source,
 			      struct sym_module_stats *stats);
+
+/**
+ * A conversion in steps (since 1.5.0): sym_store_convert() cut in two, so
+ * that a server can answer from quick tables of the same module while the
+ * full table is built, and the files are opened and read once.  Opaque.
+ */
+struct sym_conversion;
+
+/**
+ * sym_conversion_open() - claim the conversion of @build_id (as
+ * sym_store_convert() does: its lock, waiting for another process) and
+ * open the files the store holds for it as a module.
+ * @param source  as for sym_store_convert(); copied
+ * @param[out] out  caller owns: end it with sym_conversion_finish() or
+ *                  sym_conversion_close(); NULL on error
+ * @return 0, -EEXIST (another process stored the table while this one
+ *         waited for the lock, or the store holds no ELF file of
+ *         @build_id but a kallsyms snapshot, whose table of names was
+ *         stored now: nothing to do), -SYM_E_NOTFOUND (no file), -EINVAL (@st, @build_id or @out NULL, a bad @build_id),
+ *         -ECANCELED, the errors of sym_module_open(); a file that
+ *         cannot be converted leaves a SYM_STORE_BADCONV entry, as
+ *         sym_store_convert() does
+ */
+SYM_API int sym_conversion_open(struct sym_store *st, const char *build_id,
+				const char *source,
+				struct sym_conversion **out);
+
+/**
+ * sym_conversion_module() - the conversion's module, for
+ * sym_module_table_symbols() and sym_module_table_for() before
+ * sym_conversion_finish() builds the full table from it (the sections
+ * those calls decompressed are used again, not read twice).
+ * @return borrowed from @c, valid until it ends; NULL when @c is NULL
+ * Do not close it, nor call sym_module_table() on it.
+ */
+SYM_API struct sym_module *sym_conversion_module(struct sym_conversion *c);
+
+/**
+ * sym_conversion_finish() - build the full table, store it (or the
+ * SYM_STORE_BADCONV entry that says why it cannot be built), release the
+ * lock and free @c.
+ * @param[out] stats  the build phases; may be NULL
+ * @return as sym_store_convert(); -EINVAL when @c is NULL
+ */
+SYM_API int sym_conversion_finish(struct sym_conversion *c,
+				  struct sym_module_stats *stats);
+
+/**
+ * sym_conversion_close() - give the conversion up: nothing is stored, the
+ * lock is released, @c freed.  NULL-safe.
+ */
+SYM_API void sym_conversion_close(struct sym_conversion *c);
 
 /**
  * sym_store_export() - write the stored table of @build_id to @fd, for a

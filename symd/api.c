@@ -2,7 +2,10 @@
  * api.c - the routes of docs/http-api.md, on the loop thread.
  *
  *   POST /v1/symbolize, /v1/symbolize/<id>   answer from ready tables;
- *        wait up to wait_ms for cold build IDs (work.c), then say pending;
+ *        wait up to wait_ms for cold build IDs (work.c): answer "ok" from
+ *        a lazy table that covers the module's addresses as soon as
+ *        there is one, else at wait_ms "partial" from the symbols alone,
+ *        else "pending" (the quick tables: symd_work_quick());
  *        the answer is encoded in slices with a loop turn between two
  *        (answer_slice()), each slice a chunk of its own that libevent
  *        sends and frees (no one buffer grows or is freed whole), under
@@ -67,7 +70,12 @@ struct call {
 	/* symbolize */
 	struct symd_req sr;
 	struct symd_waiter **waiters;
+	const char **wait_ids;	/* the build ID of each of @waiters */
 	size_t nwaiters, npending;
+	/* The module being encoded answers from this quick table (a
+	 * reference on @quick), not from the store; NULL: the store. */
+	struct symd_quick *quick;
+	const struct sym_table *qtab;
 	struct event *timer;
 	/* the answer, built in slices (answer_slice()): each slice's bytes
 	 * in @out, then moved to @sent as a chunk of its own, so no step
@@ -548,6 +556,44 @@ static size_t lookup_count(const struct call *c, const struct symi_buf *b,
 	return n < left ? n : left;
 }
 
+#define PARTIAL "partial\",\"retry_after_ms\":500"
+
+/* A PENDING module's answer from its quick tables, when it has one:
+ * c->quick and c->qtab set, and "ok" (lazy: every address covered) or
+ * "partial" (the symbols alone) with its source encoded; false: none. */
+static bool enc_quick(struct call *c, struct symi_buf *b,
+		      const struct symd_req_module *m, int *err)
+{
+	struct symd_quick *q = symd_work_quick(c->api->o.work, m->build_id);
+	struct sym_table_stat ts;
+	bool lazy;
+
+	if (!q || (!q->symtab && !symd_quick_covers(q, m->addrs, m->naddrs))) {
+		symd_work_quick_put(q);
+		return false;
+	}
+	lazy = symd_quick_covers(q, m->addrs, m->naddrs);
+	c->quick = q;
+	c->qtab = lazy ? q->lazy : q->symtab;
+	sym_table_stat(c->qtab, &ts);
+	symd_metrics_quick_answer(lazy);
+	/* partial: ask again for the full frames in a moment. */
+	*err = symi_buf_add(b, lazy ? "ok\"" : PARTIAL, lazy ? 3 :
+			    strlen(PARTIAL));
+	if (!*err)
+		*err = add_str(b, ",\"source\":",
+			       sym_table_source_name(ts.flags));
+	return true;
+}
+
+/* The module's quick table is no longer needed. */
+static void quick_release(struct call *c)
+{
+	symd_work_quick_put(c->quick);
+	c->quick = NULL;
+	c->qtab = NULL;
+}
+
 /* ok","source":"S" of a ready module: which source built its table
  * (sym_table_source_name()); left out when the table is gone already,
  * which the lookup then finds too. */
@@ -594,12 +640,15 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 		if (!err)
 			err = symi_buf_add(b, "\",\"status\":\"", 12);
 		c->mod_mark = c->moved + b->len;
-		if (!err && st.state != SYMD_READY) {
+		if (!err && st.state == SYMD_PENDING &&
+		    enc_quick(c, b, m, &err)) {
+			;	/* answered from a quick table */
+		} else if (!err && st.state != SYMD_READY) {
 			c->mod_i++;
 			return enc_status(b, &st, m->naddrs);
-		}
-		if (!err)
+		} else if (!err) {
 			err = enc_source(c, b, m->build_id);
+		}
 		if (!err)
 			err = symi_buf_add(b, ",\"frames\":[", 11);
 		if (err)
@@ -607,8 +656,10 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 	}
 	n = lookup_count(c, b, stop_at, m->naddrs - c->addr_i);
 	before = b->len;
-	rc = n ? sym_store_lookup(c->api->o.store, m->build_id, e.addrs, n,
-				  enc_frames, &e) : 0;
+	rc = !n ? 0 : c->qtab ? sym_table_lookup_batch(c->qtab, e.addrs, n,
+						      enc_frames, &e) :
+	     sym_store_lookup(c->api->o.store, m->build_id, e.addrs, n,
+			      enc_frames, &e);
 	if (e.err)
 		return e.err;
 	c->frames += e.frames;
@@ -622,6 +673,7 @@ static int enc_module(struct call *c, struct symi_buf *b, size_t stop_at)
 	}
 	c->addr_i = 0;
 	c->mod_i++;
+	quick_release(c);
 	if (!rc)
 		return symi_buf_add(b, "]}", 2);
 	/* Gone from the store: start over, and say pending this time. */
@@ -642,7 +694,9 @@ static void drop_waits(struct call *c)
 	for (size_t i = 0; i < c->nwaiters; i++)
 		symd_work_unwait(c->api->o.work, c->waiters[i]);
 	free(c->waiters);
+	free(c->wait_ids);
 	c->waiters = NULL;
+	c->wait_ids = NULL;
 	c->nwaiters = c->npending = 0;
 	if (c->timer) {
 		event_free(c->timer);
@@ -746,6 +800,7 @@ static void slice_unqueue(struct call *c)
 static void answer_release(struct call *c)
 {
 	slice_unqueue(c);
+	quick_release(c);
 	answers_bytes -= c->charged;
 	c->charged = 0;
 	symi_buf_release(&c->out);
@@ -889,11 +944,44 @@ static void symbolize_reply(struct call *c)
 		answer_slice(c);
 }
 
+/* Can @c answer its modules of @build_id now: settled, or a lazy table
+ * covers all their addresses? */
+static bool answerable(struct call *c, const char *build_id)
+{
+	struct symd_quick *q = symd_work_quick(c->api->o.work, build_id);
+	bool ok = true;
+
+	/* No quick table after a wake-up: settled (or started over). */
+	for (size_t i = 0; q && ok && i < c->sr.nmodules; i++) {
+		const struct symd_req_module *m = &c->sr.modules[i];
+
+		if (strcmp(m->build_id, build_id) == 0)
+			ok = symd_quick_covers(q, m->addrs, m->naddrs);
+	}
+	symd_work_quick_put(q);
+	return ok;
+}
+
+/* @build_id settled, or a quick table of it came: answer once every
+ * build ID waited on can be; else wait on. */
 static void waited(void *arg, const char *build_id)
 {
 	struct call *c = arg;
+	struct symd_work *w = c->api->o.work;
+	size_t k = 0;
 
-	(void)build_id;
+	while (k < c->nwaiters && strcmp(c->wait_ids[k], build_id) != 0)
+		k++;
+	if (k < c->nwaiters && !answerable(c, build_id)) {
+		struct symd_waiter *wt = symd_work_wait(w, build_id, waited,
+							 c);
+
+		if (wt) {
+			symd_work_unwait(w, c->waiters[k]);
+			c->waiters[k] = wt;
+			return;
+		}
+	}
 	if (--c->npending == 0)
 		symbolize_reply(c);
 }
@@ -944,7 +1032,8 @@ static void symbolize_body(struct symd_http_req *req)
 	note_ids(c);
 	/* Start every cold build ID now; wait for them together. */
 	c->waiters = calloc(c->sr.nmodules, sizeof(*c->waiters));
-	if (!c->waiters && c->sr.nmodules) {
+	c->wait_ids = calloc(c->sr.nmodules, sizeof(*c->wait_ids));
+	if ((!c->waiters || !c->wait_ids) && c->sr.nmodules) {
 		reply_error(c, 503, "out of memory");
 		return;
 	}
@@ -965,6 +1054,9 @@ static void symbolize_body(struct symd_http_req *req)
 		if (st.state != SYMD_PENDING)
 			continue;
 		cold = true;
+		/* The conversion's lazy table answers these, if in time. */
+		symd_work_want(c->api->o.work, id, c->sr.modules[i].addrs,
+			       c->sr.modules[i].naddrs);
 		for (size_t k = 0; k < i; k++)
 			seen |= strcmp(c->sr.modules[k].build_id, id) == 0;
 		if (seen || c->sr.wait_ms == 0)
@@ -972,6 +1064,7 @@ static void symbolize_body(struct symd_http_req *req)
 		c->waiters[c->nwaiters] = symd_work_wait(c->api->o.work, id,
 							 waited, c);
 		if (c->waiters[c->nwaiters]) {
+			c->wait_ids[c->nwaiters] = id;
 			c->nwaiters++;
 			c->npending++;
 		}

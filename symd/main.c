@@ -76,6 +76,9 @@ static const char usage[] =
 "                            descriptor limit); at the limit the slowest\n"
 "                            client that only sends gives its slot up\n"
 "  --queue-max N             queued jobs before 503 (default 4096)\n"
+"  --lazy-max N              addresses of a cold build ID answered by the\n"
+"                            lazy path before its full table (default 100);\n"
+"                            0: none (the symbols alone, then the table)\n"
 "  --header-timeout-ms N     request line and headers deadline (10000)\n"
 "  --body-timeout-ms N       idle time within a body (30000)\n"
 "  --body-deadline-ms N      a symbolize body's total time (60000)\n"
@@ -364,6 +367,8 @@ enum { O_MAX_SOURCE = 520, O_MAX_SOURCES };
 enum { O_OBJSTORE = 530, O_OBJSTORE_CONF, O_REVALIDATE };
 /* Draining (docs/cluster.md), likewise. */
 enum { O_DRAIN_MS = 540 };
+/* Progressive answers (docs/http-api.md, "partial"), likewise. */
+enum { O_LAZY_MAX = 550 };
 
 static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN },
@@ -404,6 +409,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 	{ "drain-ms", required_argument, NULL, O_DRAIN_MS },
+	{ "lazy-max", required_argument, NULL, O_LAZY_MAX },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -565,6 +571,11 @@ static int set_opt(struct conf *c, int opt, const char *arg)
 		break;
 	case O_DRAIN_MS:
 		err = parse_uint(arg, &c->drain_ms);
+		break;
+	case O_LAZY_MAX:
+		err = parse_uint(arg, &wo->lazy_max);
+		if (!err && wo->lazy_max == 0)
+			wo->lazy_max = SYMD_LAZY_OFF;
 		break;
 	}
 	return err;
@@ -833,6 +844,7 @@ static void log_config(const struct conf *c, const struct daemon *d,
 		{ "workers", wo->cpu_workers },
 		{ "fetch_workers", wo->fetch_workers },
 		{ "queue_max", wo->queue_max },
+		{ "lazy_max", wo->lazy_max == SYMD_LAZY_OFF ? 0 : wo->lazy_max },
 		{ "max_store_size", wo->max_store_size },
 		{ "max_inflate_section", inf.section },
 		{ "max_inflate_file", inf.file },

@@ -78,6 +78,9 @@ static struct {
 	/* [kind][0 get, 1 put][0 ok, 1 notfound, 2 error] */
 	atomic_uint_fast64_t objstore[SYMD_OBJ_NKINDS][2][3], objstore_bytes[2];
 	atomic_uint_fast64_t objstore_corrupt;
+	/* [0 symtab, 1 lazy]: quick tables built; modules answered so */
+	atomic_uint_fast64_t quick_tables[2], quick_answers[2];
+	struct hist quick_time[2];
 } m;
 
 static void observe(struct hist *h, const double *le, uint64_t usec)
@@ -129,6 +132,19 @@ void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes)
 	atomic_fetch_add_explicit(&m.fetch_bytes, bytes,
 				  memory_order_relaxed);
 	observe(&m.fetch_time, job_le, usec);
+}
+
+void symd_metrics_quick_table(bool lazy, uint64_t usec)
+{
+	atomic_fetch_add_explicit(&m.quick_tables[lazy], 1,
+				  memory_order_relaxed);
+	observe(&m.quick_time[lazy], job_le, usec);
+}
+
+void symd_metrics_quick_answer(bool lazy)
+{
+	atomic_fetch_add_explicit(&m.quick_answers[lazy], 1,
+				  memory_order_relaxed);
 }
 
 void symd_metrics_convert(int err, bool badconv, uint64_t usec)
@@ -207,6 +223,39 @@ static int hist(struct symi_buf *b, const char *name, const char *labels,
 			   (double)get(&h->sum_us) / 1e6, name,
 			   *labels ? "{" : "", labels, *labels ? "}" : "",
 			   (unsigned long long)get(&h->count));
+	return err;
+}
+
+/* The quick tables of cold build IDs and the modules they answered. */
+static int render_quick(struct symi_buf *b)
+{
+	static const char *const kind[2] = { "symtab", "lazy" };
+	int err = addf(b, "# HELP symd_quick_tables_total Tables of a cold "
+		       "build ID built before its full table: symtab (symbols "
+		       "alone) or lazy (the units of the addresses asked).\n"
+		       "# TYPE symd_quick_tables_total counter\n");
+
+	for (int i = 0; i < 2 && !err; i++)
+		err = addf(b, "symd_quick_tables_total{kind=\"%s\"} %llu\n",
+			   kind[i], (unsigned long long)get(&m.quick_tables[i]));
+	if (!err)
+		err = addf(b, "# HELP symd_quick_answers_total Modules answered "
+			   "from a quick table: partial (symtab) or ok (lazy)."
+			   "\n# TYPE symd_quick_answers_total counter\n");
+	for (int i = 0; i < 2 && !err; i++)
+		err = addf(b, "symd_quick_answers_total{kind=\"%s\"} %llu\n",
+			   kind[i], (unsigned long long)get(&m.quick_answers[i]));
+	if (!err)
+		err = addf(b, "# HELP symd_quick_table_duration_seconds Quick "
+			   "table build time.\n# TYPE "
+			   "symd_quick_table_duration_seconds histogram\n");
+	for (int i = 0; i < 2 && !err; i++) {
+		char lab[32];
+
+		snprintf(lab, sizeof(lab), "kind=\"%s\"", kind[i]);
+		err = hist(b, "symd_quick_table_duration_seconds", lab,
+			   &m.quick_time[i], job_le);
+	}
 	return err;
 }
 
@@ -542,6 +591,8 @@ int symd_metrics_render(struct symi_buf *b, struct symd_work *w)
 	if (!err)
 		err = hist(b, "symd_conversion_duration_seconds", "",
 			   &m.convert_time, job_le);
+	if (!err)
+		err = render_quick(b);
 	if (!err)
 		err = render_objstore(b);
 	if (w)

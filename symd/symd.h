@@ -80,7 +80,14 @@ struct symd_work_opts {
 	/* With s3: seconds between two checks that a READY table is still
 	 * built from the bucket's files (J_REVALIDATE); 0 = 30. */
 	unsigned revalidate_s;
+	/* Addresses of a cold build ID answered by the lazy path before
+	 * its full table is built, at most (--lazy-max); 0 = 100, and
+	 * SYMD_LAZY_OFF for none. */
+	unsigned lazy_max;
 };
+
+#define SYMD_LAZY_OFF ((unsigned)-1)
+#define SYMD_LAZY_MAX_DEFAULT 100
 
 /** Called on the loop thread when a build ID waited on is settled. */
 typedef void (*symd_wait_fn)(void *arg, const char *build_id);
@@ -124,6 +131,42 @@ int symd_work_status(struct symd_work *w, const char *build_id,
  * NULL: the client that asked for @build_id last. */
 int symd_work_status_from(struct symd_work *w, const char *build_id,
 			  const char *peer, struct symd_status *st);
+/*
+ * The quick tables of a build ID whose conversion is under way (issue
+ * 19's progressive answers; docs/http-api.md, "partial"): the worker
+ * builds first its symbols alone (sym_module_table_symbols(), in
+ * milliseconds), then, for the addresses requests asked before it got
+ * there, a lazy table (sym_module_table_for()) whose answers to those
+ * addresses are the full table's, then the full table from the same
+ * module.  Each quick table reaches the loop thread as it is built, and
+ * the build ID's waiters are called then too (the build ID may still be
+ * PENDING: symd_work_quick() tells what there is).  Loop thread only.
+ */
+struct symd_quick {
+	unsigned refs;			/* symd_work_quick(), _quick_put() */
+	struct sym_table *symtab;	/* NULL: not built (yet) */
+	struct sym_table *lazy;		/* NULL: not built (yet), or never */
+	uint64_t *addrs;		/* what @lazy answers as the full
+					 * table: sorted, unique */
+	size_t naddrs;
+};
+
+/* The quick tables of @build_id, a reference the caller drops with
+ * symd_work_quick_put(); NULL when it is not PENDING or none is built.
+ * The tables in it do not change (@lazy may be set later, once, from
+ * NULL; read it when needed). */
+struct symd_quick *symd_work_quick(struct symd_work *w, const char *build_id);
+void symd_work_quick_put(struct symd_quick *q);
+/* Whether @q->lazy answers each of @addrs[@n] as the full table. */
+bool symd_quick_covers(const struct symd_quick *q, const uint64_t *addrs,
+		       size_t n);
+/* A request for @build_id (PENDING) wants @addrs[@n]: the conversion
+ * answers them with a lazy table when it gets there before its lazy step
+ * (once per conversion, for at most the work options' lazy_max
+ * addresses in all; more, and it builds the full table alone). */
+void symd_work_want(struct symd_work *w, const char *build_id,
+		    const uint64_t *addrs, size_t n);
+
 /* Call @fn once @build_id is no longer PENDING (@build_id must have been
  * passed to symd_work_status() just before).  Returns a handle that the
  * caller frees with symd_work_unwait(), whether @fn was called or not
@@ -336,6 +379,12 @@ void symd_metrics_cache(bool hit);
 void symd_metrics_fetch(int err, uint64_t usec, uint64_t bytes);
 /* @err: sym_store_convert()'s result; @badconv: it was the input's fault. */
 void symd_metrics_convert(int err, bool badconv, uint64_t usec);
+/* A quick table of a cold build ID was built in @usec: the symbols alone,
+ * or (@lazy) the units of the addresses asked. */
+void symd_metrics_quick_table(bool lazy, uint64_t usec);
+/* A module was answered from a quick table: "partial" from the symbols,
+ * or (@lazy) "ok" from the lazy table. */
+void symd_metrics_quick_answer(bool lazy);
 void symd_metrics_upload(uint64_t bytes);
 /* An object store transfer (@put or get) of @kind; @err: -SYMD_S3_*. */
 void symd_metrics_objstore(enum symd_objstore_kind kind, bool put, int err,

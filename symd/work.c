@@ -14,7 +14,12 @@
  *   FETCH (fetch)  download the debug file from the upstreams (fetch.c)
  *                  into the store -> CONVERT; a 404 everywhere ->
  *                  ABSENT entry, MISSING; else a FAILED entry (backoff)
- *   CONVERT (cpu)  sym_store_convert(), then warm -> READY
+ *   CONVERT (cpu)  sym_conversion_open(); the symbols alone, then a lazy
+ *                  table of the addresses requests want, each handed to
+ *                  the loop as it is built (PROGRESS: the entry's quick
+ *                  tables, symd_work_quick()); the full table from the
+ *                  same module (sym_conversion_finish()), then warm ->
+ *                  READY
  *
  * Three pools, so that a slow download never holds up a conversion, a
  * long conversion never holds up a download, and neither holds up an
@@ -66,7 +71,8 @@
 enum job_kind {
 	J_NONE, J_PREPARE, J_FETCH, J_CONVERT, J_INGEST, J_REMOVE, J_FILE,
 	J_SOURCE,
-	J_MAINTAIN, J_REVALIDATE, J_META
+	J_MAINTAIN, J_REVALIDATE, J_META,
+	J_PROGRESS
 };
 
 struct symd_waiter {
@@ -95,6 +101,8 @@ struct entry {
 	bool revalidating;
 	char client[CLIENT_MAX];	/* who asked last ("": nobody known) */
 	struct symd_waiter *waiters;
+	struct symd_quick *quick;	/* PENDING: its quick tables; NULL:
+					 * none yet */
 	struct entry *hnext;
 };
 
@@ -132,6 +140,17 @@ struct symd_job {
 	symd_ingest_fn ifn;
 	symd_file_fn ffn;
 	void *arg;
+	/* Under mu: the addresses requests want answered by the lazy path
+	 * (symd_work_want()); closed once the worker took them, over when
+	 * past lazy_max (then none is). */
+	uint64_t *want;
+	size_t nwant, capwant;
+	bool want_closed, want_over;
+	/* PROGRESS: a quick table of the job's build ID; free()d addrs. */
+	struct sym_table *qtab;
+	bool qlazy;
+	uint64_t *qaddrs;
+	size_t nqaddrs;
 	/* The result, read by the loop once the job is on the done list. */
 	enum symd_state state;
 	int http_status;
@@ -454,13 +473,16 @@ static bool stopping(struct symd_work *w)
 	return s;
 }
 
-/* The test hook: wait while $SYM_TEST_CONVERT_HOLD/<id> exists. */
-static void test_hold(struct symd_work *w, const char *id)
+/* The test hook: wait while $SYM_TEST_CONVERT_HOLD/<id><@step> exists
+ * (@step "": before the conversion; ".lazy": after the symbols alone,
+ * before the lazy table; ".full": before the full table). */
+static void test_hold(struct symd_work *w, const char *id, const char *step)
 {
-	char path[4096 + ID_MAX + 2];
+	char path[4096 + ID_MAX + 16];
 
-	if (!w->hold_dir || snprintf(path, sizeof(path), "%s/%s",
-				     w->hold_dir, id) >= (int)sizeof(path))
+	if (!w->hold_dir || snprintf(path, sizeof(path), "%s/%s%s",
+				     w->hold_dir, id, step) >=
+			    (int)sizeof(path))
 		return;
 	while (access(path, F_OK) == 0 && !stopping(w))
 		usleep(10000);
@@ -504,6 +526,98 @@ static void objstore_put_table(struct symd_work *w, struct symd_job *j)
 		log_objstore(j, "objstore_put_failed", &r, err);
 }
 
+/* Hand a quick table of @j's build ID to the loop (a PROGRESS job); it
+ * takes @t and @addrs, whatever happens. */
+static void progress(struct symd_work *w, const struct symd_job *j,
+		     struct sym_table *t, bool lazy, uint64_t *addrs, size_t n)
+{
+	struct symd_job *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		sym_table_close(t);
+		free(addrs);
+		return;
+	}
+	p->kind = J_PROGRESS;
+	memcpy(p->id, j->id, sizeof(p->id));
+	p->qtab = t;
+	p->qlazy = lazy;
+	p->qaddrs = addrs;
+	p->nqaddrs = n;
+	finish(w, p);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The addresses requests want of @j (sorted, unique: want_merge()), and
+ * no more from now on; NULL when none (or too many). */
+static uint64_t *take_want(struct symd_work *w, struct symd_job *j,
+			   size_t *n)
+{
+	uint64_t *v;
+
+	pthread_mutex_lock(&w->mu);
+	v = j->want_over ? NULL : j->want;
+	*n = v ? j->nwant : 0;
+	if (!v)
+		free(j->want);
+	j->want = NULL;
+	j->nwant = j->capwant = 0;
+	j->want_closed = true;
+	pthread_mutex_unlock(&w->mu);
+	if (v && !*n) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* The quick tables, from the conversion's module, before its full table:
+ * the symbols alone, then a lazy table of the addresses wanted. */
+static void quick_tables(struct symd_work *w, struct symd_job *j,
+			 struct sym_conversion *cv)
+{
+	struct sym_module *m = sym_conversion_module(cv);
+	struct sym_table *t;
+	uint64_t t0 = now_us(), *v;
+	size_t n;
+
+	if (sym_module_table_symbols(m, &t) == 0) {
+		symd_metrics_quick_table(false, now_us() - t0);
+		progress(w, j, t, false, NULL, 0);
+	}
+	test_hold(w, j->id, ".lazy");
+	v = take_want(w, j, &n);
+	t0 = now_us();
+	if (v && sym_module_table_for(m, v, n, &t) == 0) {
+		symd_metrics_quick_table(true, now_us() - t0);
+		progress(w, j, t, true, v, n);
+	} else {
+		free(v);
+	}
+	test_hold(w, j->id, ".full");
+}
+
+/* sym_store_convert() in steps, with the quick tables between. */
+static int convert_steps(struct symd_work *w, struct symd_job *j)
+{
+	struct sym_conversion *cv;
+	int err = sym_conversion_open(w->o.store, j->id,
+				      j->source[0] ? j->source : NULL, &cv);
+
+	if (err == -EEXIST)
+		return 0;	/* another process stored it */
+	if (err)
+		return err;
+	quick_tables(w, j, cv);
+	return sym_conversion_finish(cv, NULL);
+}
+
 /* Build the table from the store's files.  Returns true when done
  * (settled), false when there are no files (fetch next). */
 static bool convert(struct symd_work *w, struct symd_job *j)
@@ -511,11 +625,10 @@ static bool convert(struct symd_work *w, struct symd_job *j)
 	uint64_t t0;
 	int err;
 
-	test_hold(w, j->id);
+	test_hold(w, j->id, "");
 	t0 = now_us();
 	pthread_rwlock_rdlock(&w->gc_lock);
-	err = sym_store_convert(w->o.store, j->id,
-				j->source[0] ? j->source : NULL, NULL);
+	err = convert_steps(w, j);
 	if (err)
 		pthread_rwlock_unlock(&w->gc_lock);
 
@@ -1223,6 +1336,7 @@ static void *worker(void *arg)
 		}
 		switch (j ? j->kind : J_NONE) {
 		case J_NONE:
+		case J_PROGRESS:	/* never queued */
 			break;
 		case J_PREPARE:
 			if (prepare(w, j))
@@ -1378,6 +1492,43 @@ static bool make_room(struct symd_work *w, const char *key)
 
 static void start_job(struct symd_work *w, struct entry *e,
 		      enum job_kind kind);
+static void job_note(struct symd_work *w, struct symd_job *j, int d);
+
+/* A quick table reached the loop: onto the entry, if it still converts,
+ * and its waiters are called (each asks symd_work_quick() whether it can
+ * answer now, or waits again). */
+static void quick_done(struct symd_work *w, struct symd_job *j)
+{
+	struct entry *e = find(w, j->id);
+	struct symd_quick *q;
+
+	/* Forgotten: its files may be gone, so no answers from them. */
+	if (!e || e->state != SYMD_PENDING || !e->job || e->forgotten)
+		goto drop;
+	if (!e->quick && (e->quick = calloc(1, sizeof(*e->quick))))
+		e->quick->refs = 1;
+	q = e->quick;
+	if (!q || (j->qlazy ? q->lazy != NULL : q->symtab != NULL))
+		goto drop;
+	if (j->qlazy) {
+		q->lazy = j->qtab;
+		q->addrs = j->qaddrs;
+		q->naddrs = j->nqaddrs;
+	} else {
+		q->symtab = j->qtab;
+	}
+	j->qtab = NULL;
+	j->qaddrs = NULL;
+	/* The waiters are detached: those that wait on wait again. */
+	for (struct symd_waiter *wt = e->waiters; wt; wt = wt->next)
+		job_note(w, e->job, -1);
+	wake_waiters(e);
+drop:
+	sym_table_close(j->qtab);
+	free(j->qaddrs);
+	j->qtab = NULL;
+	j->qaddrs = NULL;
+}
 
 static void job_done(struct symd_work *w, struct symd_job *j)
 {
@@ -1390,6 +1541,10 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 	case J_CONVERT:
 		client_count(w, j->client, -1);
 		e->job = NULL;
+		/* Settled (or started over): the full table or nothing. */
+		symd_work_quick_put(e->quick);
+		e->quick = NULL;
+		free(j->want);
 		dropped = j->dropped;
 		e->state = j->state;
 		/* What the table was built from; unknown: check it at the
@@ -1473,6 +1628,9 @@ static void job_done(struct symd_work *w, struct symd_job *j)
 		break;
 	case J_MAINTAIN:
 		w->maintaining = false;
+		break;
+	case J_PROGRESS:
+		quick_done(w, j);
 		break;
 	case J_NONE:
 		break;
@@ -1685,10 +1843,103 @@ void symd_work_forget(struct symd_work *w, const char *build_id)
 {
 	struct entry *e = find(w, build_id);
 
-	if (e && e->state != SYMD_PENDING)
+	if (e && e->state != SYMD_PENDING) {
 		e->state = SYMD_UNKNOWN;
-	else if (e)
+	} else if (e) {
+		/* Its files may be gone: no more answers from them. */
 		e->forgotten = true;
+		symd_work_quick_put(e->quick);
+		e->quick = NULL;
+	}
+}
+
+struct symd_quick *symd_work_quick(struct symd_work *w, const char *build_id)
+{
+	struct entry *e = find(w, build_id);
+
+	if (!e || e->state != SYMD_PENDING || !e->quick)
+		return NULL;
+	e->quick->refs++;
+	return e->quick;
+}
+
+void symd_work_quick_put(struct symd_quick *q)
+{
+	if (!q || --q->refs)
+		return;
+	sym_table_close(q->symtab);
+	sym_table_close(q->lazy);
+	free(q->addrs);
+	free(q);
+}
+
+bool symd_quick_covers(const struct symd_quick *q, const uint64_t *addrs,
+		       size_t n)
+{
+	if (!q || !q->lazy)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = q->naddrs;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (q->addrs[mid] < addrs[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == q->naddrs || q->addrs[lo] != addrs[i])
+			return false;
+	}
+	return true;
+}
+
+/* Merge @addrs[@n] into @j's wanted addresses (under mu): kept sorted and
+ * unique, so that requests asking the same addresses again (a client
+ * polling) do not count twice; past lazy_max, none is. */
+static void want_merge(struct symd_work *w, struct symd_job *j,
+		       const uint64_t *addrs, size_t n)
+{
+	size_t cap = j->nwant + n, k = 0;
+	uint64_t *v;
+
+	if (cap > j->capwant) {
+		v = realloc(j->want, cap * sizeof(*v));
+		if (!v) {
+			j->want_over = true;
+			return;
+		}
+		j->want = v;
+		j->capwant = cap;
+	}
+	memcpy(j->want + j->nwant, addrs, n * sizeof(*addrs));
+	qsort(j->want, cap, sizeof(*j->want), u64_cmp);
+	for (size_t i = 0; i < cap; i++) {
+		if (!k || j->want[i] != j->want[k - 1])
+			j->want[k++] = j->want[i];
+	}
+	j->nwant = k;
+	j->want_over = k > w->o.lazy_max;
+}
+
+void symd_work_want(struct symd_work *w, const char *build_id,
+		    const uint64_t *addrs, size_t n)
+{
+	struct entry *e = find(w, build_id);
+	struct symd_job *j;
+
+	if (!e || e->state != SYMD_PENDING || !(j = e->job) || !n ||
+	    w->o.lazy_max == SYMD_LAZY_OFF)
+		return;
+	pthread_mutex_lock(&w->mu);
+	/* A request of many addresses (duplicates or not) is left to the
+	 * full table at once: no sort of it on the loop. */
+	if (n > (size_t)w->o.lazy_max * 16)
+		j->want_over = true;
+	else if (!j->want_closed && !j->want_over)
+		want_merge(w, j, addrs, n);
+	pthread_mutex_unlock(&w->mu);
 }
 
 /* Queue an INGEST or REMOVE job on the io thread. */
@@ -2030,6 +2281,8 @@ int symd_work_new(struct event_base *base, const struct symd_work_opts *o,
 		w->o.ttl_failed = 60;
 	if (!w->o.revalidate_s)
 		w->o.revalidate_s = 30;
+	if (!w->o.lazy_max)
+		w->o.lazy_max = SYMD_LAZY_MAX_DEFAULT;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_rwlock_init(&w->gc_lock, NULL);
 	pthread_cond_init(&w->cpu.cv, NULL);
@@ -2106,6 +2359,9 @@ static void free_jobs(struct symd_job *j)
 			unlink(j->path);
 		else if (j->kind == J_FILE && j->temporary && j->path)
 			symd_fetch_discard(j->path);
+		sym_table_close(j->qtab);
+		free(j->qaddrs);
+		free(j->want);
 		free(j->src);
 		free(j->path);
 		free(j);
@@ -2151,6 +2407,7 @@ void symd_work_free(struct symd_work *w)
 			struct entry *e = w->buckets[b];
 
 			w->buckets[b] = e->hnext;
+			symd_work_quick_put(e->quick);
 			/* Waiters belong to their owners, who are gone by
 			 * now (the HTTP server is freed first). */
 			free(e);

@@ -143,6 +143,7 @@ struct a2l {
 	bool lookup;			/* sym lookup: the store alone */
 	const char *server;		/* sym lookup --server URL; NULL */
 	unsigned wait_ms;		/* --wait-ms */
+	bool partial;			/* --partial */
 	struct client *client;		/* client_free(); NULL without
 					 * --server */
 	const char *build_id;		/* borrowed from argv or mod; NULL */
@@ -226,6 +227,7 @@ enum {
 	OPT_NO_PLT_NAMES,
 	OPT_PID,
 	OPT_CORE,
+	OPT_PARTIAL,
 };
 
 static const struct option longopts[] = {
@@ -256,6 +258,7 @@ static const struct option longopts[] = {
 	{ "lazy", required_argument, NULL, OPT_LAZY },
 	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "wait-ms", required_argument, NULL, OPT_WAIT_MS },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "no-plt-names", no_argument, NULL, OPT_NO_PLT_NAMES },
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -302,7 +305,11 @@ static void usage(FILE *f, bool lookup)
 			"the store\n"
 			"      --wait-ms=N         how long symd may fetch or "
 			"convert (default\n"
-			"                          10000)\n\nSee sym(1).\n",
+			"                          10000)\n"
+			"      --partial           take symd's partial answers "
+			"(function+offset\n"
+			"                          from the symbols) of a build ID "
+			"it still converts\n\nSee sym(1).\n",
 			usage_styles);
 		return;
 	}
@@ -2853,6 +2860,27 @@ static int parse_threads(struct a2l *a, const char *arg)
 	return 0;
 }
 
+/* --server, --wait-ms, --partial (sym lookup only).  Returns 0, or
+ * -EINVAL (printed). */
+static int parse_server_opt(struct a2l *a, int c, const char *arg)
+{
+	if (!a->lookup) {
+		tool_err("--server, --wait-ms, --partial: only sym lookup "
+			 "asks a server");
+		return -EINVAL;
+	}
+	if (c == OPT_SERVER) {
+		a->server = arg;
+	} else if (c == OPT_PARTIAL) {
+		a->partial = true;
+	} else if (parse_uint(arg, 9999999, &a->wait_ms)) {
+		tool_err("--wait-ms: '%s' is not a number of milliseconds",
+			 arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* --lazy=WHEN.  Returns 0, or -EINVAL (printed). */
 static int parse_lazy(struct a2l *a, const char *s)
 {
@@ -2983,20 +3011,9 @@ static int parse_args(struct a2l *a, int argc, char **argv)
 			break;
 		case OPT_SERVER:
 		case OPT_WAIT_MS:
-			if (!a->lookup) {
-				tool_err("--server, --wait-ms: only sym lookup "
-					 "asks a server");
+		case OPT_PARTIAL:
+			if (parse_server_opt(a, c, optarg))
 				return -EINVAL;
-			}
-			if (c == OPT_SERVER) {
-				a->server = optarg;
-				break;
-			}
-			if (parse_uint(optarg, 9999999, &a->wait_ms)) {
-				tool_err("--wait-ms: '%s' is not a number of "
-					 "milliseconds", optarg);
-				return -EINVAL;
-			}
 			break;
 		case 'h':
 			usage(stdout, a->lookup);
@@ -3615,6 +3632,8 @@ int tool_addr2line(int argc, char **argv, bool lookup)
 			goto out;
 		} else if (err) {
 			tool_err("out of memory");
+		} else {
+			client_accept_partial(a->client, a->partial);
 		}
 	} else if (a->rt_pid || a->rt_core) {
 		status = stack_addr2line(a->rt_core, a->rt_pid, argc - optind,

@@ -106,6 +106,8 @@ struct client {
 	char errbuf[CURL_ERROR_SIZE];
 	char quality[16];		/* X-Sym-Quality of the reply; "" */
 	char source[16];		/* the last ok module's "source"; "" */
+	bool partial_ok;		/* client_accept_partial() */
+	bool partial;			/* the last answer was "partial" */
 
 	/* The reply body of the current request, capped at REPLY_MAX. */
 	struct symi_buf body;
@@ -994,6 +996,14 @@ static int not_ok(const char *build_id, const char *status,
 			 retry_ms ? "in a moment" : "later");
 		return -EAGAIN;
 	}
+	if (strcmp(status, "partial") == 0) {
+		tool_err("build ID %s is still being converted by the server "
+			 "(partial after %u ms: function names alone); ask "
+			 "again in a moment, wait longer with --wait-ms, or "
+			 "take partial answers with --partial", build_id,
+			 wait_ms);
+		return -EAGAIN;
+	}
 	if (strcmp(status, "missing") == 0) {
 		tool_err("the server has no debug information for build ID "
 			 "%s (missing%s%s); upload it with 'sym upload'",
@@ -1043,8 +1053,21 @@ int client_symbolize(struct client *c, const char *build_id,
 		tool_err("server '%s': %s", c->server, r.msg);
 		return -EPROTO;
 	}
+	c->partial = false;
 	return client_read_symbolize(c->body.p, c->body.len, build_id, addrs, n,
-				     wait_ms, c->frames, c->source, fn, ctx);
+				     wait_ms, c->frames, c->source,
+				     c->partial_ok ? &c->partial : NULL, fn,
+				     ctx);
+}
+
+void client_accept_partial(struct client *c, bool on)
+{
+	c->partial_ok = on;
+}
+
+bool client_partial(const struct client *c)
+{
+	return c->partial;
 }
 
 const char *client_source(const struct client *c)
@@ -1067,7 +1090,7 @@ static void keep_source(const char *s, char *out)
 int client_read_symbolize(char *body, size_t len, const char *build_id,
 			  const uint64_t *addrs, size_t n, unsigned wait_ms,
 			  struct sym_frame *frames_buf, char *source,
-			  sym_frames_fn fn, void *ctx)
+			  bool *partial, sym_frames_fn fn, void *ctx)
 {
 	struct jr j, frames = { 0 };
 	const char *status = NULL, *error = NULL, *src = NULL;
@@ -1109,7 +1132,9 @@ int client_read_symbolize(char *body, size_t len, const char *build_id,
 		tool_err("the server's reply is not a symbolize answer");
 		return -EPROTO;
 	}
-	if (strcmp(status, "ok") != 0)
+	if (partial && strcmp(status, "partial") == 0)
+		*partial = true;	/* read as "ok": the symbols' frames */
+	else if (strcmp(status, "ok") != 0)
 		return not_ok(build_id, status, error, retry, wait_ms);
 	if (source)
 		source[0] = '\0';

@@ -126,11 +126,26 @@ int client_put_file(struct client *c, const char *path, FILE *f,
  *         or it stopped answering), -EPROTO (an HTTP error, with its
  *         "error" message, or a reply that is not the API's), and for
  *         the build ID -ENOENT (missing), -EAGAIN (pending: still being
- *         fetched or converted) or -EIO (the server's "error" status)
+ *         fetched or converted; or partial, unless accepted:
+ *         client_accept_partial()) or -EIO (the server's "error" status)
  */
 int client_symbolize(struct client *c, const char *build_id,
 		     const uint64_t *addrs, size_t n, unsigned wait_ms,
 		     sym_frames_fn fn, void *ctx);
+
+/**
+ * client_accept_partial() - whether client_symbolize() takes a "partial"
+ * answer (a cold build ID's frames from its symbols alone, while the
+ * server builds its table: docs/http-api.md) as an answer (@on), or as
+ * -EAGAIN, like "pending" (the default: ask again for the full frames).
+ */
+void client_accept_partial(struct client *c, bool on);
+
+/**
+ * client_partial() - whether the last client_symbolize() that returned 0
+ * was answered "partial" (only with client_accept_partial()).
+ */
+bool client_partial(const struct client *c);
 
 /**
  * client_source() - the "source" of the last module client_symbolize()
@@ -149,6 +164,8 @@ const char *client_source(const struct client *c);
  * @param frames_buf  room for SYM_MAX_FRAMES frames
  * @param source      NULL, or 16 bytes: an "ok" module's "source", ""
  *                    when none or an unknown word (client_source())
+ * @param partial     NULL: a "partial" answer is -EAGAIN; else it is read
+ *                    as an "ok" one, and *@partial set to true
  * @return as client_symbolize(): 0 after @fn got every address, -EPROTO
  *         (a malformed reply), -ENOENT (missing), -EAGAIN (pending),
  *         -EIO (error), or @fn's non-zero value; the reason is printed
@@ -156,6 +173,6 @@ const char *client_source(const struct client *c);
 int client_read_symbolize(char *body, size_t len, const char *build_id,
 			  const uint64_t *addrs, size_t n, unsigned wait_ms,
 			  struct sym_frame *frames_buf, char *source,
-			  sym_frames_fn fn, void *ctx);
+			  bool *partial, sym_frames_fn fn, void *ctx);
 
 #endif /* SYM_CLIENT_H */

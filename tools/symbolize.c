@@ -443,6 +443,7 @@ struct answer_ctx {
 	struct group *g;
 	size_t base;		/* index of the batch's first address */
 	int err;		/* set_location's failure, to tell it apart */
+	bool partial;		/* a batch was answered "partial" */
 };
 
 /* The function of a frame: demangled when mangled.  *dm is set when the
@@ -827,6 +828,7 @@ static int answer_server(struct sctx *c, struct group *g)
 							: 0,
 					       on_frames, &a);
 			tool_err_capture(NULL, 0);
+			a.partial |= !err && client_partial(c->client);
 			if (err != -EAGAIN || now_s() >= deadline)
 				break;
 			usleep(200 * 1000);
@@ -840,6 +842,10 @@ static int answer_server(struct sctx *c, struct group *g)
 	case 0:
 		if (g->naddrs && client_source(c->client)[0])
 			set_source(c, g, client_source(c->client));
+		if (a.partial && !c->o->quiet)
+			fprintf(stderr, "sym: build ID %s: partial answers "
+				"(--partial): function names alone, the server "
+				"is still building its table\n", g->build_id);
 		return 0;
 	case -ENOENT:
 		return fail_group(c, g, SYM_PROF_LOC_MISSING, c->msg);
@@ -1299,6 +1305,8 @@ static int open_source(struct sctx *c)
 
 	if (c->o->server) {
 		err = client_new(c->o->server, SERVER_STALL, &c->client);
+		if (!err)
+			client_accept_partial(c->client, c->o->partial);
 		if (err)
 			tool_err("bad server URL '%s': %s", c->o->server,
 				 sym_strerror(err, buf, sizeof(buf)));
@@ -1371,6 +1379,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 	case TOOL_OPT_KO_DIR:
 		o->ko_dir = arg;
 		return 1;
+	case TOOL_OPT_PARTIAL:
+		o->partial = true;
+		return 1;
 	case TOOL_OPT_WAIT_MS:
 		errno = 0;
 		v = strtoul(arg, &end, 10);
@@ -1440,7 +1451,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS]\n                     [--kallsyms FILE] [--ko-dir DIR] [-q|-v] "
+		"[--wait-ms MS]\n                     [--partial] [--kallsyms FILE] [--ko-dir DIR] [-q|-v] "
 		"IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
@@ -1464,6 +1475,11 @@ static void usage(FILE *f)
 		"pending\n"
 		"                     (fetched or converted by symd); default "
 		"30000\n"
+		"      --partial      --server: take partial answers of a build "
+		"ID symd is\n"
+		"                     still converting (function+offset from "
+		"its symbols)\n"
+		"                     rather than wait for the full ones\n"
 		"      --kallsyms F   kernel frames from this kallsyms snapshot "
 		"(sym record\n"
 		"                     writes OUT.kallsyms); default IN.kallsyms, "

@@ -251,6 +251,10 @@ struct tool_symbolize_opts {
 	 *  .text symbols when the snapshot has the module's .text base;
 	 *  NULL: module frames from the snapshot only. */
 	const char *ko_dir;
+	/** --partial: take symd's "partial" answers (a cold build ID's
+	 *  function names from its symbols alone, while its table is
+	 *  built) rather than ask again until the full ones or --wait-ms. */
+	bool partial;
 	/** No summary on stderr. */
 	bool quiet;
 	/** The summary's per-module table too (-v), not only its line. */
@@ -271,16 +275,18 @@ enum {
 	TOOL_OPT_WAIT_MS,
 	TOOL_OPT_KALLSYMS,
 	TOOL_OPT_KO_DIR,
+	TOOL_OPT_PARTIAL,
 };
 
-/** The long options --server, --store, --wait-ms, --kallsyms and
- *  --ko-dir, for a longopts[]. */
+/** The long options --server, --store, --wait-ms, --kallsyms, --ko-dir
+ *  and --partial, for a longopts[]. */
 #define TOOL_SYMBOLIZE_OPTIONS                                              \
 	{ "server", required_argument, NULL, TOOL_OPT_SERVER },              \
 	{ "store", required_argument, NULL, TOOL_OPT_STORE },                \
 	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS },            \
 	{ "kallsyms", required_argument, NULL, TOOL_OPT_KALLSYMS },          \
-	{ "ko-dir", required_argument, NULL, TOOL_OPT_KO_DIR }
+	{ "ko-dir", required_argument, NULL, TOOL_OPT_KO_DIR },              \
+	{ "partial", no_argument, NULL, TOOL_OPT_PARTIAL }
 
 /**
  * tool_symbolize_getopt() - take one of TOOL_SYMBOLIZE_OPTIONS.

@@ -34,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t addrs[16];
 	struct seen s = { 0 };
 	char src[16];
+	bool partial = false;
 	char *body;
 	int rc;
 
@@ -48,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(body, data + 1, size - 1);
 	src[0] = 'x';
 	rc = client_read_symbolize(body, size - 1, "ab", addrs, s.n, 0,
-				   frames, src, on_frames, &s);
+				   frames, src, data[0] & 16 ? &partial : NULL,
+				   on_frames, &s);
 	/* An ok module's source is one of symd's words, or "". */
 	FUZZ_CHECK(rc != 0 || strlen(src) < sizeof(src));
 	/* Success means every address was answered. */

@@ -442,6 +442,72 @@ static void test_table_for(void)
 	sym_table_close(t2);
 }
 
+/*
+ * sym_module_table_symbols(): a caller-owned table of the symbols alone
+ * (main named, no line), then -EALREADY once the full table is built;
+ * sym_conversion_*(): the argument checks, no files (-SYM_E_NOTFOUND),
+ * and a conversion in steps that stores the table the files give.
+ */
+static void test_conversion(const char *tmp)
+{
+	struct sym_module *m = NULL;
+	const struct sym_table *full = NULL;
+	struct sym_table *t = NULL;
+	struct sym_conversion *cv = (struct sym_conversion *)1;
+	struct sym_store *st = NULL;
+	struct sym_frame f[SYM_MAX_FRAMES];
+	char dir[4096], id[130];
+	uint64_t addr = 0;
+	size_t n = 0;
+
+	CHECK_ERR(sym_module_table_symbols(NULL, &t), -EINVAL);
+	if (sym_module_open(self, NULL, &m)) {
+		CHECK(!"open self");
+		return;
+	}
+	CHECK_ERR(sym_module_table_symbols(m, NULL), -EINVAL);
+	CHECK_ERR(sym_module_table_symbols(m, &t), 0);
+	if (t && sym_table_find_symbol(t, "main", &addr, NULL) == 0) {
+		CHECK_ERR(sym_table_lookup(t, addr + 4, f, SYM_MAX_FRAMES, &n),
+			  0);
+		CHECK(n == 1 && f[0].line == 0 && f[0].file == NULL &&
+		      strcmp(sym_frame_name(&f[0]), "main") == 0);
+	} else {
+		CHECK(!"main in the symbols-alone table");
+	}
+	sym_table_close(t);
+	CHECK_ERR(sym_module_table(m, &full), 0);
+	CHECK_ERR(sym_module_table_symbols(m, &t), -EALREADY);
+	sym_module_close(m);
+
+	snprintf(dir, sizeof(dir), "%s/conv", tmp);
+	if (sym_store_open(dir, NULL, &st)) {
+		CHECK(!"open a store");
+		return;
+	}
+	CHECK_ERR(sym_conversion_open(NULL, "ab", NULL, &cv), -EINVAL);
+	CHECK(cv == NULL);
+	CHECK_ERR(sym_conversion_open(st, NULL, NULL, &cv), -EINVAL);
+	CHECK_ERR(sym_conversion_open(st, "ab", NULL, NULL), -EINVAL);
+	CHECK_ERR(sym_conversion_open(st, "abcd", NULL, &cv), -SYM_E_NOTFOUND);
+	CHECK(sym_conversion_module(NULL) == NULL);
+	CHECK_ERR(sym_conversion_finish(NULL, NULL), -EINVAL);
+	sym_conversion_close(NULL);
+	if (sym_file_module_id(self, id, sizeof(id), NULL) == 0 &&
+	    sym_store_put_file(st, id, SYM_STORE_EXECUTABLE, self) == 0) {
+		CHECK_ERR(sym_conversion_open(st, id, "t-api", &cv), 0);
+		CHECK(sym_conversion_module(cv) != NULL);
+		CHECK_ERR(sym_module_table_symbols(sym_conversion_module(cv),
+						   &t), 0);
+		sym_table_close(t);
+		CHECK_ERR(sym_conversion_finish(cv, NULL), 0);
+		CHECK_ERR(sym_store_has_table(st, id), 1);
+	} else {
+		CHECK(!"put this test's file in the store");
+	}
+	sym_store_close(st);
+}
+
 static void test_notfound(void)
 {
 	static const char *const vars[] = { "SYM_STORE", "XDG_CACHE_HOME",
@@ -513,6 +579,7 @@ int main(int argc, char **argv)
 	test_null();
 	test_null_args(tmp);
 	test_table_for();
+	test_conversion(tmp);
 	test_notfound();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
