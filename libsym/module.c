@@ -85,9 +85,7 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 			    32 : 64;
 	m->info.elf_type = m->main.ehdr.e_type;
 	m->info.machine = m->main.ehdr.e_machine;
-	/* A kernel module's DWARF needs its relocations applied: not done,
-	 * so a .ko gives symbols only (docs/design.md, "Kernel modules"). */
-	if ((m->opts.flags & SYM_MODULE_NO_DWARF) || m->main.ko_text)
+	if (m->opts.flags & SYM_MODULE_NO_DWARF)
 		return 0;
 	if (dbgfile) {
 		err = symi_elf_open(dbgfile, &m->dbg);

@@ -496,6 +496,10 @@ enum sym_table_flags {
 	 *  module has no DWARF, and its functions, lines and inline
 	 *  chains come from there. */
 	SYM_TABLE_GOPCLNTAB = (1 << 2),
+	/** The table is a Linux kernel's (a vmlinux): its addresses are
+	 *  offsets from the kernel's _text symbol (link-time address minus
+	 *  _text's), the same on every boot whatever KASLR chose. */
+	SYM_TABLE_KERNEL = (1 << 3),
 };
 
 /**
