@@ -654,6 +654,13 @@ void symi_builder_kernel(struct symi_builder *b, uint64_t text)
 	b->kernel_text = text;
 }
 
+bool symi_builder_kernel_text(const struct symi_builder *b, uint64_t *text)
+{
+	if (b->kernel)
+		*text = b->kernel_text;
+	return b->kernel;
+}
+
 void symi_builder_set_gopclntab(struct symi_builder *b)
 {
 	b->gopclntab = true;

@@ -539,6 +539,9 @@ void symi_builder_set_dwarf(struct symi_builder *b);
  */
 void symi_builder_kernel(struct symi_builder *b, uint64_t text);
 
+/* Is @b a kernel's?  Then its _text's link-time address into *@text. */
+bool symi_builder_kernel_text(const struct symi_builder *b, uint64_t *text);
+
 /* Mark that Go's function table (.gopclntab) contributed to it. */
 void symi_builder_set_gopclntab(struct symi_builder *b);
 

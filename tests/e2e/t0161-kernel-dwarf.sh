@@ -15,8 +15,8 @@
 #    .rela.debug_* applied by libsym; 1,000 seeded .text instruction
 #    starts of each, as offsets into .text, get eu-addr2line -f -i -j
 #    .text's answers byte for byte in its style, inline chains included
-#    (one peer bug counted, judged by llvm-symbolizer: see
-#    lib/kdwarf_check.py); the table's source is DWARF now;
+#    (where eu's callers of the innermost frame differ, llvm-symbolizer's
+#    answer must be sym's: eu-chain in lib/kdwarf_check.py); the table's source is DWARF now;
 #  - a corrupt relocation (offset outside its section, symbol index past
 #    the table, unknown type) is refused with a message naming it.
 # The package (283 MB) is fetched once with apt-get download into
@@ -31,11 +31,15 @@ OUT=$SYM_ROOT/fixtures/build/kdbg
 KOS="fs/xfs/xfs.ko drivers/net/virtio_net.ko net/key/af_key.ko"
 
 # sample FILE N SEED OUT: N instruction starts of FILE's .text (objdump),
-# drawn with random.Random(SEED), sorted.
+# drawn with random.Random(SEED), sorted; 1 when there are none.
 sample() {
 	objdump -d --no-show-raw-insn -j .text "$1" |
-		python3 "$SYM_ROOT/tests/bench/benchutil.py" sample "$3" "$2" |
-		sort -u > "$4"
+		sed -n 's/^ *\([0-9a-f]*\):	.*/0x\1/p' | python3 -c "
+import random, sys
+a = sorted(set(sys.stdin.read().split()), key=lambda x: int(x, 16))
+a = random.Random($3).sample(a, min($2, len(a)))
+print('\n'.join(sorted(a, key=lambda x: int(x, 16))))" > "$4" &&
+	[ "$(wc -l < "$4")" -gt 1 ]
 }
 
 # fetch_dbg: vmlinux and the modules of KOS from the newest 6.1
@@ -54,15 +58,20 @@ fetch_dbg() {
 		tar x -C "$OUT/x" --wildcards './usr/lib/debug/boot/vmlinux-*' \
 			'*/xfs.ko' '*/virtio_net.ko' '*/af_key.ko' || return 1
 	rm -rf "$OUT/deb"
-	sample "$OUT"/x/usr/lib/debug/boot/vmlinux-* 20000 20261202 \
-		"$OUT/vmlinux.addrs" || return 1
 	echo "$pkg" > "$OUT/done"
 }
-fetch_dbg > "$T/fetch.log" 2>&1 ||
+# vmlinux_addrs: 20,000 sampled .text addresses of vmlinux, once.
+vmlinux_addrs() {
+	[ -s "$OUT/vmlinux.addrs" ] && return 0
+	sample "$OUT"/x/usr/lib/debug/boot/vmlinux-* 20000 20261202 \
+		"$OUT/vmlinux.addrs.tmp" &&
+	mv "$OUT/vmlinux.addrs.tmp" "$OUT/vmlinux.addrs"
+}
+{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
 	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
 V=$(echo "$OUT"/x/usr/lib/debug/boot/vmlinux-*)
 MOD=$(echo "$OUT"/x/usr/lib/debug/lib/modules/*/kernel)
-plan 14
+plan 13
 cd "$T" || exit 1
 echo "# $(cat "$OUT/done")"
 
@@ -82,8 +91,7 @@ addresses, as _text offsets, agree with llvm-symbolizer at _text + offset" \
 	--threshold 100 --timeout 1200 -q "$V"
 echo 0x100000 | "$SYM" addr2line --store "$T/st" --stats -e "$V" \
 	> /dev/null 2> st.err
-is "... answered from the store" \
-	"$(sed -n 's/.*stats: table source: //p' st.err)" store
+ok "... answered from the store" grep -q "stats: table from cache" st.err
 
 # The lazy path (a few addresses, no store) and the stored table.
 head -50 "$OUT/vmlinux.addrs" | python3 -c "
@@ -96,8 +104,8 @@ same_file "50 addresses: the lazy path answers as the stored table" \
 is "a _text offset is the link-time address's function (0x1000 is \
 _text+0x1000)" \
 	"$("$SYM" addr2line --store "$T/st" -f -e "$V" 0x1000 | head -1)" \
-	"$(llvm-symbolizer --obj="$V" "0x$(printf %x $((0x$TEXT + 0x1000)))" |
-		head -1)"
+	"$(llvm-symbolizer --obj="$V" \
+		"$(python3 -c "print(hex(0x$TEXT + 0x1000))")" | head -1)"
 
 # The modules' debug files.
 for k in $KOS; do
@@ -114,7 +122,7 @@ done
 K=$MOD/net/key/af_key.ko
 echo 0x10 | "$SYM" addr2line --no-cache --stats -f -e "$K" > /dev/null 2> st.err
 is "a .ko debug file gives a table from its DWARF" \
-	"$(sed -n 's/.*stats: table source: //p' st.err)" dwarf
+	"$(sed -n 's/.*stats: table source: //p' st.err)" DWARF
 
 # Corrupt relocations.
 for kind in offset symbol type; do
