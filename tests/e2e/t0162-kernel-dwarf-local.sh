@@ -5,7 +5,8 @@
 #    linked at 0xffffffff81000000 with -mcmodel=kernel): its table is
 #    _text-relative and flagged kernel; every instruction start of its
 #    .text, as a _text offset, agrees with llvm-symbolizer at the
-#    link-time address on every frame (tests/oracle.py --ours-bias);
+#    link-time address on every frame (tests/oracle.py --ours-bias), and
+#    the lazy path (no store) answers them as the stored table;
 #  - the same program without linux_banner is no kernel: link-time
 #    addresses, as any executable;
 #  - a kernel whose code starts below its _text is refused, with a message;
@@ -20,7 +21,7 @@
 need gcc objcopy objdump nm llvm-symbolizer eu-addr2line python3
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
 TINY=$SYM_ROOT/tests/fuzz/seeds/tiny.c
-plan 9
+plan 10
 cd "$T" || exit 1
 
 cat > k.c <<'EOF'
@@ -67,6 +68,18 @@ oracle_point "kernel-shaped executable: every .text instruction, as a \
 _text offset, agrees with llvm-symbolizer at the link-time address" \
 	--sample 0 --ours-bias "0x$TEXT" "--ours-opts=--store=st" \
 	--threshold 100 -q vmlinux
+
+# The lazy path takes the same _text offsets.
+objdump -d --no-show-raw-insn -j .text vmlinux |
+	sed -n 's/^ *\([0-9a-f]*\):\t.*/\1/p' |
+	python3 -c "
+import sys
+for l in sys.stdin: print(hex(int(l, 16) - 0x$TEXT))" > offsets
+"$SYM" addr2line --no-cache --lazy=always -f -i -e vmlinux < offsets > lazy.out
+"$SYM" addr2line --store st -f -i -e vmlinux < offsets > stored.out
+ok "the lazy path answers $(wc -l < offsets) _text offsets as the stored \
+table ($(grep -c ':[1-9]' lazy.out) lines with a line number)" \
+	sh -c "cmp -s stored.out lazy.out && grep -q ':[1-9]' lazy.out"
 
 sed 's/linux_banner/not_a_banner/g' k.c > u.c
 # shellcheck disable=SC2086
