@@ -458,6 +458,7 @@ bench: deps
 	$(Q)tests/bench/stack-bench.sh
 	$(Q)tests/bench/go-bench.sh
 	$(Q)tests/bench/kernel-bench.sh
+	$(Q)tests/bench/kernel-dwarf-bench.sh
 	$(Q)tests/bench/cluster-bench.sh
 	$(Q)tests/bench/objstore-bench.sh
 	$(Q)tests/bench/cluster-multi-bench.sh

@@ -97,6 +97,10 @@ struct symi_builder {
 	bool dwarf;
 	bool gopclntab;
 	bool kallsyms;
+	/* A Linux kernel (symi_builder_kernel()): addresses are offsets
+	 * from its _text, whose link-time address is kernel_text. */
+	bool kernel;
+	uint64_t kernel_text;
 	uint32_t tables;	/* enum symi_tables */
 	/* The first failure of an adding call, which
 	 * symi_builder_finish() returns: a caller that goes on without
@@ -639,6 +643,25 @@ void symi_builder_set_dwarf(struct symi_builder *b)
 	b->dwarf = true;
 }
 
+void symi_builder_kernel(struct symi_builder *b, uint64_t text)
+{
+	if (b->kernel && b->kernel_text != text) {
+		symi_warn("table: two kernel _text addresses, 0x%llx and 0x%llx: the first is kept",
+			  (unsigned long long)b->kernel_text,
+			  (unsigned long long)text);
+		return;
+	}
+	b->kernel = true;
+	b->kernel_text = text;
+}
+
+bool symi_builder_kernel_text(const struct symi_builder *b, uint64_t *text)
+{
+	if (b->kernel)
+		*text = b->kernel_text;
+	return b->kernel;
+}
+
 void symi_builder_set_gopclntab(struct symi_builder *b)
 {
 	b->gopclntab = true;
@@ -1107,6 +1130,12 @@ static int code_window(const struct symi_builder *b, const struct ranges *R,
 		end = symhi;
 	*basep = base;
 	*endp = end;
+	if (b->kernel && base < b->kernel_text) {
+		symi_warn("table: a kernel with code or symbols at 0x%llx, below its _text (0x%llx)",
+			  (unsigned long long)base,
+			  (unsigned long long)b->kernel_text);
+		return -SYM_E_UNSUPPORTED;
+	}
 	if (end - base >= UINT32_MAX) {
 		symi_warn("table: module spans 0x%llx..0x%llx, 4 GiB or more",
 			  (unsigned long long)base, (unsigned long long)end);
@@ -1557,14 +1586,18 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 		b->scopes[i].entry = e >= base && e < end ?
 				     (uint32_t)(e - base) : SYMT_NONE;
 	}
-	tab.base = base;
+	/* Every address of the table is relative to its base, so a
+	 * kernel's table is made _text-relative by its base alone
+	 * (code_window() saw that nothing lies below _text). */
+	tab.base = base - b->kernel_text;
 	/* Lookups answer from symbols too: cover them. */
-	tab.start = base;
-	tab.end = end;
+	tab.start = base - b->kernel_text;
+	tab.end = end - b->kernel_text;
 	tab.flags = (b->dwarf ? SYM_TABLE_DWARF : 0) |
 		    (b->gopclntab ? SYM_TABLE_GOPCLNTAB : 0) |
 		    (b->kallsyms ? SYM_TABLE_KALLSYMS : 0) |
-		    (n_syms ? SYM_TABLE_SYMBOLS : 0);
+		    (n_syms ? SYM_TABLE_SYMBOLS : 0) |
+		    (b->kernel ? SYM_TABLE_KERNEL : 0);
 	tab.converter = converter_version();
 	tab.elfutils = _ELFUTILS_VERSION;
 	tab.addrs = rel->addrs;

@@ -15,6 +15,7 @@
  *              tools through the static archives)
  *   elf.c      opening ELF files (path or memory), zstd decompression,
  *              build IDs, .gnu_debuglink, finding separate debug files
+ *   reloc.c    a kernel module's relocations applied to its DWARF
  *   sections.c readying debug sections for libdw: skip unused ones,
  *              inflate zlib ones with libdeflate
  *   symtab.c   .symtab/.dynsym/MiniDebugInfo symbols into the builder
@@ -108,7 +109,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 6
+#define SYMI_CONVERTER_VERSION 7
 
 /* CRC of a table buffer with its header's crc field taken as zero. */
 uint32_t symi_table_crc(const void *buf, size_t len);
@@ -207,6 +208,8 @@ struct symi_elf {
 	 * .text section, whose offsets are the module's addresses
 	 * (docs/design.md, "Kernel modules"); 0 for any other file. */
 	size_t ko_text;
+	/* Its .debug_* sections were relocated (symi_elf_relocate_debug()). */
+	bool relocated;
 };
 
 /*
@@ -248,8 +251,23 @@ bool symi_elf_set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, size_t len,
  * the zlib ones it reads with libdeflate.  Returns 0, -ENOMEM, or
  * -SYM_E_INFLATE_LIMIT (symi_inflate_check(): a zlib or .zdebug_
  * section over the limits); other problems leave the section for libdw.
+ * A kernel module's .debug_* sections are then relocated
+ * (symi_elf_relocate_debug(), with its errors).
  */
 int symi_elf_prepare_dwarf(struct symi_elf *e);
+
+/*
+ * symi_elf_relocate_debug() - for a kernel module (@e->ko_text), apply
+ * its relocations to the .debug_* sections the builder reads, in copies
+ * libelf then returns (reloc.c); once per @e; nothing for other files.
+ * Called by symi_elf_prepare_dwarf(), after the inflation.  Returns 0,
+ * -ENOMEM, -SYM_E_BADDWARF (a corrupt relocation, logged),
+ * -SYM_E_UNSUPPORTED (a compressed section to relocate).
+ */
+int symi_elf_relocate_debug(struct symi_elf *e);
+
+/* Is .debug_* section @name one the builder never reads (sections.c)? */
+bool symi_debug_section_unused(const char *name);
 
 /*
  * symi_inflate_check() - may section @name (index @ndx) of @e, @in
@@ -516,6 +534,18 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 
 /* Mark that DWARF contributed to the table. */
 void symi_builder_set_dwarf(struct symi_builder *b);
+
+/*
+ * symi_builder_kernel() - the module is a Linux kernel (vmlinux) whose
+ * _text symbol is at @text: the table's addresses are offsets from it
+ * (docs/design.md, "The kernel"), and it is flagged SYM_TABLE_KERNEL.
+ * symi_builder_finish() then fails with -SYM_E_UNSUPPORTED when the code
+ * window starts below @text.
+ */
+void symi_builder_kernel(struct symi_builder *b, uint64_t text);
+
+/* Is @b a kernel's?  Then its _text's link-time address into *@text. */
+bool symi_builder_kernel_text(const struct symi_builder *b, uint64_t *text);
 
 /* Mark that Go's function table (.gopclntab) contributed to it. */
 void symi_builder_set_gopclntab(struct symi_builder *b);

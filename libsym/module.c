@@ -85,9 +85,7 @@ static int finish_open(struct sym_module *m, const struct sym_module_opts *o)
 			    32 : 64;
 	m->info.elf_type = m->main.ehdr.e_type;
 	m->info.machine = m->main.ehdr.e_machine;
-	/* A kernel module's DWARF needs its relocations applied: not done,
-	 * so a .ko gives symbols only (docs/design.md, "Kernel modules"). */
-	if ((m->opts.flags & SYM_MODULE_NO_DWARF) || m->main.ko_text)
+	if (m->opts.flags & SYM_MODULE_NO_DWARF)
 		return 0;
 	if (dbgfile) {
 		err = symi_elf_open(dbgfile, &m->dbg);
@@ -253,6 +251,34 @@ static int go_read(struct symi_builder *b, struct sym_module *m)
 	return 0;
 }
 
+/* symi_dwarf_read(), with the lazy path's addresses @only, which are a
+ * kernel's _text offsets when @b is a kernel's (docs/design.md, "The
+ * kernel"), made the link-time addresses its DWARF holds. */
+static int dwarf_read(struct symi_builder *b, struct symi_elf *dw,
+		      struct symi_elf *alt, const struct symi_dwarf_only *only,
+		      struct sym_module_stats *ph)
+{
+	struct symi_dwarf_only linked;
+	uint64_t text, *v;
+	int err;
+
+	if (!only || !symi_builder_kernel_text(b, &text))
+		return symi_dwarf_read(b, dw, alt, only, ph);
+	v = symi_calloc(only->n ? only->n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* Still ascending; an offset that would pass 2^64 is dropped: no
+	 * address of the kernel's table is there. */
+	linked.n = 0;
+	for (size_t i = 0; i < only->n; i++)
+		if (only->addrs[i] <= UINT64_MAX - text)
+			v[linked.n++] = only->addrs[i] + text;
+	linked.addrs = v;
+	err = symi_dwarf_read(b, dw, alt, &linked, ph);
+	free(v);
+	return err;
+}
+
 /* The text sections and the symbols of both files of @m into @b. */
 static int collect_symbols(struct sym_module *m, struct symi_builder *b)
 {
@@ -300,8 +326,8 @@ static int collect(struct sym_module *m, struct symi_builder *b,
 			return err;
 		if (err)
 			memset(&alt, 0, sizeof(alt));
-		err = symi_dwarf_read(b, dw, alt.elf ? &alt : NULL, only,
-				      &m->stats);
+		err = dwarf_read(b, dw, alt.elf ? &alt : NULL, only,
+				 &m->stats);
 		symi_elf_close(&alt);
 		return err;
 	}

@@ -202,7 +202,7 @@ static const char *const unused[] = {
 	NULL,
 };
 
-static bool is_unused(const char *name)
+bool symi_debug_section_unused(const char *name)
 {
 	for (size_t i = 0; unused[i]; i++) {
 		if (strcmp(name, unused[i]) == 0)
@@ -431,7 +431,7 @@ int symi_elf_prepare_dwarf(struct symi_elf *e)
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf || data->d_size < chsz)
 			continue;
-		if (is_unused(name)) {
+		if (symi_debug_section_unused(name)) {
 			static char empty[1];
 
 			symi_elf_set_plain(scn, data, empty, 0, 1);
@@ -483,5 +483,6 @@ out:
 	for (i = 0; i < n; i++)
 		free(jobs[i].buf);
 	free(jobs);
-	return err;
+	/* A kernel module's DWARF is read relocated (reloc.c). */
+	return err ? err : symi_elf_relocate_debug(e);
 }

@@ -502,6 +502,10 @@ enum sym_table_flags {
 	 *  or the module's .text (docs/design.md, "Kernel addresses").
 	 *  Since 1.6.0. */
 	SYM_TABLE_KALLSYMS = (1 << 3),
+	/** The table is a Linux kernel's (a vmlinux): its addresses are
+	 *  offsets from the kernel's _text symbol (link-time address minus
+	 *  _text's), the same on every boot whatever KASLR chose.  Since 1.6.0. */
+	SYM_TABLE_KERNEL = (1 << 4),
 };
 
 /**

@@ -112,10 +112,30 @@ static bool mapping_symbol(unsigned machine, const char *name, int type,
 	return false;
 }
 
+/* What tells a Linux kernel (vmlinux) in its .symtab: _text, where its
+ * addresses start (docs/design.md, "The kernel"), and linux_banner, which
+ * every kernel has (init/version.c) and no user-space program. */
+struct kern {
+	bool text, banner;
+	uint64_t text_addr;
+};
+
+static void kern_note(struct kern *k, const char *nm, const GElf_Sym *s)
+{
+	if (nm[0] == '_' && strcmp(nm, "_text") == 0) {
+		k->text = true;
+		k->text_addr = s->st_value;
+	} else if (nm[0] == 'l' && strcmp(nm, "linux_banner") == 0) {
+		k->banner = true;
+	}
+}
+
 /* Read one SHT_SYMTAB or SHT_DYNSYM section; @origin is OR-ed into each
- * symbol's flags.  Returns 0 or -ENOMEM. */
+ * symbol's flags; the kernel's symbols are noted in @k when not NULL.
+ * Returns 0 or -ENOMEM. */
 static int read_table(struct symi_builder *b, const struct symi_elf *e,
-		      Elf_Scn *scn, const GElf_Shdr *sh, uint32_t origin)
+		      Elf_Scn *scn, const GElf_Shdr *sh, uint32_t origin,
+		      struct kern *k)
 {
 	const char *name = elf_name(e);
 	size_t entsize, nsyms, shnum;
@@ -180,6 +200,8 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 		    !memchr(str + sym.st_name, '\0',
 			    strs->d_size - sym.st_name))
 			continue;
+		if (k)
+			kern_note(k, str + sym.st_name, &sym);
 		if (str[sym.st_name] == '\0' ||
 		    mapping_symbol(e->ehdr.e_machine, str + sym.st_name, type,
 				   GELF_ST_BIND(sym.st_info)))
@@ -203,6 +225,8 @@ static int read_table(struct symi_builder *b, const struct symi_elf *e,
 static int read_tables(struct symi_builder *b, const struct symi_elf *e,
 		       uint32_t origin, uint32_t symtab)
 {
+	bool exec = e->ehdr.e_type == ET_EXEC || e->ehdr.e_type == ET_DYN;
+	struct kern k = { 0 };
 	Elf_Scn *scn = NULL;
 	int err;
 
@@ -216,10 +240,13 @@ static int read_tables(struct symi_builder *b, const struct symi_elf *e,
 			symi_builder_note_tables(b, symtab);
 		err = read_table(b, e, scn, &sh, origin |
 				 (sh.sh_type == SHT_DYNSYM ?
-				  SYMI_SYM_DYNSYM : 0));
+				  SYMI_SYM_DYNSYM : 0),
+				 exec && sh.sh_type == SHT_SYMTAB ? &k : NULL);
 		if (err)
 			return err;
 	}
+	if (k.text && k.banner)
+		symi_builder_kernel(b, k.text_addr);
 	return 0;
 }
 

@@ -320,6 +320,10 @@ def main():
                     help="disagreements to print (default %(default)s)")
     ap.add_argument("--show-relaxed", type=int, default=0, metavar="N",
                     help="print N agreements that needed a relaxed rule")
+    ap.add_argument("--ours-bias", type=lambda x: int(x, 0), default=0,
+                    metavar="ADDR", help="ours takes each address minus "
+                    "ADDR: a Linux kernel's tables are relative to its "
+                    "_text, the oracle takes link-time addresses")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="print only the summary line and disagreements")
@@ -371,12 +375,14 @@ def main():
                                 opts=e["ours_opts"],
                                 demangle="--no-demangle" if raw_names
                                 else "-C")
-    out, t_us = run_tool(ours_cmd, addrs, "ours", args.timeout,
+    ours_addrs = [a - args.ours_bias for a in addrs]
+    out, t_us = run_tool(ours_cmd, ours_addrs, "ours", args.timeout,
                          any_rc=args.ours_format == "eu")
     if args.ours_format == "json":
-        ours = parse_json_stream(out, addrs, "ours")
+        ours = parse_json_stream(out, ours_addrs, "ours")
     else:
-        ours = parse_pairs(out, addrs, "ours", eu=args.ours_format == "eu")
+        ours = parse_pairs(out, ours_addrs, "ours",
+                           eu=args.ours_format == "eu")
     ours = [norm_chain(c) for c in ours]
 
     # For the addresses that disagree, when the binary is stripped (or

@@ -644,6 +644,18 @@ static int store_rm(struct store_cmd *sc, int argc, char **argv)
 	return status;
 }
 
+/* The "table:" line of sym store info: its source, and "kernel" for a
+ * Linux kernel's (its addresses are _text offsets). */
+static void print_table_kind(struct sym_store *st, const char *build_id)
+{
+	uint32_t flags = 0;
+
+	if (sym_store_table_flags(st, build_id, &flags))
+		return;
+	printf("table:        %s%s\n", sym_table_source_name(flags),
+	       flags & SYM_TABLE_KERNEL ? ", kernel (_text offsets)" : "");
+}
+
 /* sym store ls: build ID, kind, size, chunks, last access, text. */
 static int ls_one(void *ctx, const char *build_id,
 		  const struct sym_store_entry *e)
@@ -785,6 +797,7 @@ static int store_info(struct store_cmd *sc, int argc, char **argv)
 			printf("converter:    %u%s\n", e.converter,
 			       e.converter == sym_converter_version() ? "" :
 			       " (stale: rebuilt on next use)");
+			print_table_kind(sc->st, argv[i]);
 		}
 		printf("created:      %s\n",
 		       fmt_time(e.created, when, sizeof(when)));

@@ -12,7 +12,8 @@
 #    of a profile from the .ko with the module's build ID, placed at the
 #    .text base of a made-up snapshot (format 2), with the same names;
 #    without --ko-dir they keep the snapshot's names;
-#  - the table comes from symbols only (a .ko's DWARF needs relocating);
+#  - the table comes from symbols only (the packaged .ko has no DWARF;
+#    t0161 reads the -dbg package's);
 #  - `sym buildid` gives readelf's build ID of the .ko;
 #  - a relocatable file that is not a kernel module (a plain .o) is still
 #    refused with a message, and a cut .ko is refused, not read.
@@ -103,7 +104,7 @@ ok "without --ko-dir, module frames are the snapshot's" \
 
 K=$MOD/fs/xfs/xfs.ko
 echo 0x10 | "$SYM" addr2line --stats -f -e "$K" > /dev/null 2> st.err
-is "a .ko gives a table from its symbols only (its DWARF is not read)" \
+is "a stripped .ko gives a table from its symbols only" \
 	"$(sed -n 's/.*stats: table source: //p' st.err)" symbols
 
 is "sym buildid of a .ko is readelf's" "$("$SYM" buildid "$K" |

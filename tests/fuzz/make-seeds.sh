@@ -84,6 +84,18 @@ printf 'license=GPL\0name=tiny\0' > "$T/modinfo"
 e objcopy --remove-section .comment --add-section .modinfo="$T/modinfo" \
 	"$T/tiny.o" "$ELF_OUT/seed-ko-rel"
 cp "$T/tiny.o" "$ELF_OUT/seed-bad-rel-object"
+# A module with DWARF: its .rela.debug_* applied by libsym/reloc.c
+# (DWARF 5 and 4, and zlib-compressed debug sections, which are inflated
+# before they are relocated).
+for v in 4 5; do
+	e gcc -c -O2 -g -gdwarf-$v -fno-asynchronous-unwind-tables \
+		-o "$T/tiny-g$v.o" "$SEEDS/tiny.c"
+	e objcopy --remove-section .comment \
+		--add-section .modinfo="$T/modinfo" "$T/tiny-g$v.o" \
+		"$ELF_OUT/seed-ko-dwarf$v"
+done
+e objcopy --compress-debug-sections=zlib "$ELF_OUT/seed-ko-dwarf5" \
+	"$ELF_OUT/seed-ko-dwarf5-zlib"
 
 g="$T/gcc-O2-dw5"
 e objcopy --compress-debug-sections=zlib "$g" "$ELF_OUT/seed-gcc-O2-zlib"
@@ -134,6 +146,14 @@ b rnglists-flip "$g" flip .debug_rnglists 7 4
 b loclists-zero "$g" zero .debug_loclists
 b aranges-flip "$T/gcc-O0-dw4" flip .debug_aranges 8 6
 b zlib-flip "$ELF_OUT/seed-gcc-O2-zlib" flip .debug_info 9 8
+# Corrupt relocations of a module's DWARF: entries, sizes, links.
+b ko-rela-flip "$ELF_OUT/seed-ko-dwarf5" flip .rela.debug_info 3 24
+b ko-rela-line-flip "$ELF_OUT/seed-ko-dwarf5" flip .rela.debug_line 5 8
+b ko-rela-size "$ELF_OUT/seed-ko-dwarf5" shdr size 0x7fffffff .rela.debug_info
+b ko-rela-info "$ELF_OUT/seed-ko-dwarf5" shdr info 0x7fff .rela.debug_info
+b ko-rela-link "$ELF_OUT/seed-ko-dwarf5" shdr link 1 .rela.debug_info
+b ko-rela-entsize "$ELF_OUT/seed-ko-dwarf4" shdr entsize 7 .rela.debug_info
+b ko-debug-size "$ELF_OUT/seed-ko-dwarf5" shdr size 8 .debug_info
 b zlib-size "$ELF_OUT/seed-gcc-O2-zlib" shdr size 0x7fffffff .debug_info
 b symtab-flip "$g" flip .symtab 10 16
 b strtab-zero "$g" zero .strtab

@@ -1,0 +1,135 @@
+#!/bin/sh
+# t0161-kernel-dwarf.sh - the kernel and its modules named from their
+# DWARF (issue 18, the kernel; docs/design.md, "The kernel" and "Kernel
+# modules"), offline, on the real debug files of Debian's
+# linux-image-6.1.0-*-cloud-amd64-dbg:
+#  - vmlinux: its table's addresses are offsets from its _text (the same
+#    on every boot, whatever KASLR did); 20,000 seeded .text instruction
+#    starts (objdump's) answered from the stored table (`sym store add`)
+#    agree with llvm-symbolizer at the link-time address (_text + offset)
+#    on every frame: function, inline chain, whole path, line
+#    (tests/oracle.py --ours-bias); the lazy path (a few addresses, no
+#    store) gives the same answers as the stored table; the table is
+#    flagged kernel (`sym store info`);
+#  - .ko debug files (xfs, virtio_net, af_key): relocatable, their
+#    .rela.debug_* applied by libsym; 1,000 seeded .text instruction
+#    starts of each, as offsets into .text, get eu-addr2line -f -i -j
+#    .text's answers byte for byte in its style, inline chains included
+#    (where eu's callers of the innermost frame differ, llvm-symbolizer's
+#    answer must be sym's: eu-chain in lib/kdwarf_check.py); the table's source is DWARF now;
+#  - a corrupt relocation (offset outside its section, symbol index past
+#    the table, unknown type) is refused with a message naming it.
+# The package (283 MB) is fetched once with apt-get download into
+# fixtures/build/kdbg (gitignored); only vmlinux, the three .ko and the
+# sampled addresses are kept (0.65 GB). Skipped, saying why, when it cannot
+# be fetched.
+. "$(dirname "$0")/lib/lib.sh"
+need apt-get apt-cache dpkg-deb objdump nm eu-addr2line llvm-symbolizer \
+	python3 flock
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
+OUT=$SYM_ROOT/fixtures/build/kdbg
+KOS="fs/xfs/xfs.ko drivers/net/virtio_net.ko net/key/af_key.ko"
+
+# sample FILE N SEED OUT: N instruction starts of FILE's .text (objdump),
+# drawn with random.Random(SEED), sorted; 1 when there are none.
+sample() {
+	objdump -d --no-show-raw-insn -j .text "$1" |
+		sed -n 's/^ *\([0-9a-f]*\):	.*/0x\1/p' | python3 -c "
+import random, sys
+a = sorted(set(sys.stdin.read().split()), key=lambda x: int(x, 16))
+a = random.Random($3).sample(a, min($2, len(a)))
+print('\n'.join(sorted(a, key=lambda x: int(x, 16))))" > "$4" &&
+	[ "$(wc -l < "$4")" -gt 1 ]
+}
+
+# fetch_dbg: vmlinux and the modules of KOS from the newest 6.1
+# cloud-amd64 debug package, and vmlinux's sampled addresses, once; 1 when
+# they cannot be had.
+fetch_dbg() {
+	mkdir -p "$OUT" && exec 9> "$OUT/.lock" && flock 9 || return 1
+	[ -f "$OUT/done" ] && return 0
+	pkg=$(apt-cache search --names-only \
+		'^linux-image-6\.1\.0-[0-9]+-cloud-amd64-dbg$' | cut -d' ' -f1 |
+		sort -V | tail -1)
+	[ -n "$pkg" ] || { echo "no linux-image-6.1.0-*-cloud-amd64-dbg in apt"; return 1; }
+	rm -rf "$OUT/deb" "$OUT/x" && mkdir -p "$OUT/deb" "$OUT/x" &&
+	(cd "$OUT/deb" && apt-get download "$pkg") || return 1
+	dpkg-deb --fsys-tarfile "$OUT"/deb/*.deb |
+		tar x -C "$OUT/x" --wildcards './usr/lib/debug/boot/vmlinux-*' \
+			'*/xfs.ko' '*/virtio_net.ko' '*/af_key.ko' || return 1
+	rm -rf "$OUT/deb"
+	echo "$pkg" > "$OUT/done"
+}
+# vmlinux_addrs: 20,000 sampled .text addresses of vmlinux, once.
+vmlinux_addrs() {
+	[ -s "$OUT/vmlinux.addrs" ] && return 0
+	sample "$OUT"/x/usr/lib/debug/boot/vmlinux-* 20000 20261202 \
+		"$OUT/vmlinux.addrs.tmp" &&
+	mv "$OUT/vmlinux.addrs.tmp" "$OUT/vmlinux.addrs"
+}
+{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
+	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
+V=$(echo "$OUT"/x/usr/lib/debug/boot/vmlinux-*)
+MOD=$(echo "$OUT"/x/usr/lib/debug/lib/modules/*/kernel)
+plan 13
+cd "$T" || exit 1
+echo "# $(cat "$OUT/done")"
+
+# vmlinux, from the store.
+TEXT=$(nm "$V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
+"$SYM" store add --store "$T/st" "$V" > add.out 2> add.err
+ok "sym store add vmlinux ($(cut -c1-40 add.out | head -1))" \
+	sh -c "[ -s add.out ] && ! [ -s add.err ]"
+BID=$(cut -d' ' -f1 add.out)
+"$SYM" store info --store "$T/st" "$BID" > info.out
+is "its table is a kernel's, from DWARF" \
+	"$(sed -n 's/^table: *//p' info.out)" "dwarf, kernel (_text offsets)"
+oracle_point "vmlinux (_text 0x$TEXT), stored table: 20,000 .text \
+addresses, as _text offsets, agree with llvm-symbolizer at _text + offset" \
+	--addresses "$OUT/vmlinux.addrs" --sample 0 \
+	--ours-bias "0x$TEXT" "--ours-opts=--store=$T/st" \
+	--threshold 100 --timeout 1200 -q "$V"
+echo 0x100000 | "$SYM" addr2line --store "$T/st" --stats -e "$V" \
+	> /dev/null 2> st.err
+ok "... answered from the store" grep -q "stats: table from cache" st.err
+
+# The lazy path (a few addresses, no store) and the stored table.
+head -50 "$OUT/vmlinux.addrs" | python3 -c "
+import sys
+for l in sys.stdin: print(hex(int(l, 16) - 0x$TEXT))" > few
+"$SYM" addr2line --no-cache --lazy=always -f -i -e "$V" < few > lazy.out
+"$SYM" addr2line --store "$T/st" -f -i -e "$V" < few > stored.out
+same_file "50 addresses: the lazy path answers as the stored table" \
+	stored.out lazy.out
+is "a _text offset is the link-time address's function (0x1000 is \
+_text+0x1000)" \
+	"$("$SYM" addr2line --store "$T/st" -f -e "$V" 0x1000 | head -1)" \
+	"$(llvm-symbolizer --obj="$V" \
+		"$(python3 -c "print(hex(0x$TEXT + 0x1000))")" | head -1)"
+
+# The modules' debug files.
+for k in $KOS; do
+	K=$MOD/$k m=$(basename "$k")
+	sample "$K" 1000 20261202 "$m.addrs"
+	"$SYM" addr2line --no-cache -a -f -i --output-style=elfutils \
+		-e "$K" < "$m.addrs" > "$m.sym"
+	eu-addr2line -a -f -i -j .text -e "$K" < "$m.addrs" > "$m.eu"
+	$CHECK eu "$SYM" "$K" "$m.addrs" "$m.sym" "$m.eu" > "$m.cmp"
+	ok "$m: DWARF answers at .text offsets are eu-addr2line -j .text's: \
+$(head -1 "$m.cmp")" $CHECK eu "$SYM" "$K" "$m.addrs" "$m.sym" "$m.eu"
+	sed 's/^/# /' "$m.cmp"
+done
+K=$MOD/net/key/af_key.ko
+echo 0x10 | "$SYM" addr2line --no-cache --stats -f -e "$K" > /dev/null 2> st.err
+is "a .ko debug file gives a table from its DWARF" \
+	"$(sed -n 's/.*stats: table source: //p' st.err)" DWARF
+
+# Corrupt relocations.
+for kind in offset symbol type; do
+	$CHECK corrupt "$K" "c-$kind.ko" "$kind"
+	"$SYM" addr2line --no-cache -f -e "c-$kind.ko" 0x1000 > c.out 2> c.err
+	rc=$?
+	ok "a relocation with a bad $kind is refused (status $rc: \
+$(head -1 c.err))" sh -c "[ $rc -ne 0 ] && grep -q 'relocation 0 of .rela.debug_info' c.err"
+done
+done_testing
