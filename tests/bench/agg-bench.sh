@@ -59,8 +59,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 [ -x "$SYM" ] || { note "no $SYM: make first"; exit 1; }
 mkdir -p "$OUT"
-gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$OUT/agg-work" \
-	"$ROOT/tests/bench/agg-work.c" || exit 1
+gcc -O2 -g -fno-omit-frame-pointer -pthread -I"$ROOT/libsym" \
+	-o "$OUT/agg-work" "$ROOT/tests/bench/agg-work.c" || exit 1
 if ! "$SYM" record -q --aggregate user -o "$OUT/probe.raw" -- true \
 	2> "$OUT/probe.err"; then
 	note "skipped: $(head -1 "$OUT/probe.err")"

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <sys/resource.h>
 
+#include "base.h"
+
 #define DEPTH 12
 
 static double secs;
@@ -86,7 +88,7 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 3 ? atoi(argv[1]) : 0;
+	int n = argc > 3 ? (int)strtol(argv[1], NULL, 10) : 0;
 	unsigned long *ops, total = 0;
 	pthread_t *t;
 	struct rusage ru;
@@ -97,7 +99,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	secs = atof(argv[2]);
-	card = (unsigned)atoi(argv[3]);
+	card = (unsigned)strtoul(argv[3], NULL, 10);
 	if (card < 1 || card > 4096 || (card & (card - 1))) {
 		fprintf(stderr, "agg-work: CARD is a power of two to 4096\n");
 		return 2;

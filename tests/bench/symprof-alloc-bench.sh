@@ -51,7 +51,8 @@ ${CC:-cc} -D_GNU_SOURCE -std=gnu11 -O2 -I"$ROOT/libsym" -o "$W/work" \
 	"$ROOT/tests/bench/symprof-alloc-work.c"
 cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
-cc -O2 -shared -fPIC -o "$W/idle.so" "$ROOT/tests/bench/symprof-idle-thread.c" \
+cc -O2 -shared -fPIC -I"$ROOT/libsym" -o "$W/idle.so" \
+	"$ROOT/tests/bench/symprof-idle-thread.c" \
 	-lpthread
 HEAPTRACK=$(command -v heaptrack || true)
 # Debian's python3.11 itself, not a shim on PATH

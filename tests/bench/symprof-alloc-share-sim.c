@@ -9,12 +9,14 @@
  * peers').  Prints the failure rate per site and of any site; measured:
  * 0.22 %, 0.23 %, 0.22 %, any 0.36 % (0.3 % nominal).
  *
- *	cc -O2 -o sim symprof-alloc-share-sim.c -lm && ./sim
+ *	cc -O2 -I../../libsym -o sim symprof-alloc-share-sim.c -lm && ./sim
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "base.h"
 static uint64_t s = 88172645463325252ull;
 static double u01(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return ((s >> 11) + 0.5) / 9007199254740992.0; }
 /* binomial(n, p) by sum of geometric gaps (exact) */

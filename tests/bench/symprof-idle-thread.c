@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "base.h"
+
 static void *idle_main(void *arg)
 {
 	for (;;)

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "aggdrain.h"
+#include "base.h"
 
 /* Rows per lookup-and-delete batch. */
 #define BATCH 1024
