@@ -27,16 +27,8 @@ bail() { echo "Bail out! $*"; exit 1; }
 SHARES=$SYM_ROOT/tests/e2e/lib/jit-shares.py
 
 cd "$T" || exit 1
-cat > hot.js <<'EOS'
-function hotLoopJS(n) {
-  let s = 0;
-  for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003;
-  return s;
-}
-let acc = 0;
-for (let k = 0; k < 3000; k++) acc += hotLoopJS(200000);
-console.log(acc > 0 ? "done" : "zero");
-EOS
+# the hot loop, run from here (its JIT names carry its path)
+cp "$SYM_ROOT/tests/e2e/data/hot-loop.js" hot.js || exit 1
 # perf's jitdump reader needs perf record -k 1 (CLOCK_MONOTONIC, the
 # clock the runtime stamps its records with) and perf inject --jit.
 use_perf=0

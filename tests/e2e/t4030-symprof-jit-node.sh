@@ -20,18 +20,10 @@ bail() { echo "Bail out! $*"; exit 1; }
 SHARES=$SYM_ROOT/tests/e2e/lib/jit-shares.py
 
 cd "$T" || exit 1
-cat > hot.js <<'EOF'
-function hotLoopJS(n) {
-  let s = 0;
-  for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003;
-  return s;
-}
-let acc = 0;
-for (let k = 0; k < 2000; k++) acc += hotLoopJS(200000);
-console.log(acc > 0 ? "done" : "zero");
-EOF
+# the hot loop, run from here (its JIT names carry its path)
+cp "$SYM_ROOT/tests/e2e/data/hot-loop.js" hot.js || exit 1
 "$SYM" run -F 499 -o run.raw -- node --perf-basic-prof --logfile=/dev/null \
-	hot.js > node.out 2> node.err || bail "sym run failed: $(cat node.err)"
+	hot.js 2000 > node.out 2> node.err || bail "sym run failed: $(cat node.err)"
 pid=$(sed -n 's/^process \([0-9]*\) .* node$/\1/p' run.raw | head -1)
 [ -n "$pid" ] || bail "no node process in the profile"
 at_exit "rm -f /tmp/perf-$pid.map"

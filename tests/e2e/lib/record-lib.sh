@@ -105,14 +105,14 @@ record_workload() {
 	wl_shares "$T/rec.raw"
 }
 
-# bpf_sigkill MODE: see the header.  The programs are found in the
-# recorder's /proc/PID/fdinfo (prog_id) once all of them are attached
-# (--sched-delay has 3, the others 1), and looked up by id afterwards.
-bpf_sigkill() {
-	_m=$1 _want=1
-	[ "$_m" = sched-delay ] && _want=3
-	_pins=$(find /sys/fs/bpf 2>/dev/null | sort)
-	"$SYM" record -q --"$_m" -o "$T/.killed.raw" -- sleep 60 &
+# kill_agent WANT OPTS...: start `sym record -q OPTS -- sleep 60`, wait
+# until WANT of its BPF programs are attached (read from its
+# /proc/PID/fdinfo, prog_id), SIGKILL it, and wait for them to go; sets
+# _ids (the programs seen) and _left (those still loaded).
+kill_agent() {
+	_want=$1
+	shift
+	"$SYM" record -q "$@" -- sleep 60 &
 	_agent=$!
 	for _i in $(seq 300); do
 		_ids=$(sed -n 's/^prog_id:\t*//p' /proc/"$_agent"/fdinfo/* \
@@ -135,8 +135,17 @@ bpf_sigkill() {
 		[ -z "$_left" ] && break
 		sleep 0.1
 	done
-	ok "--$_m, SIGKILL: its $_want programs ($(echo $_ids)) are released" \
-		test "$(echo "$_ids" | grep -c .)" = "$_want" -a -z "$_left"
+}
+
+# bpf_sigkill MODE: see the header (--sched-delay has 3 programs, the
+# others 1).
+bpf_sigkill() {
+	_m=$1 _w=1
+	[ "$_m" = sched-delay ] && _w=3
+	_pins=$(find /sys/fs/bpf 2>/dev/null | sort)
+	kill_agent "$_w" --"$_m" -o "$T/.killed.raw"
+	ok "--$_m, SIGKILL: its $_w programs ($(echo $_ids)) are released" \
+		test "$(echo "$_ids" | grep -c .)" = "$_w" -a -z "$_left"
 	is "--$_m, SIGKILL: nothing pinned in /sys/fs/bpf" \
 		"$(find /sys/fs/bpf 2>/dev/null | sort)" "$_pins"
 	"$SYM" record -q --"$_m" -o "$T/.again.raw" -- sleep 0.1
@@ -162,30 +171,9 @@ record_dd_kernel() {
 	wait $_dd 2> /dev/null
 }
 
-# SIGKILL: the programs go with the process (nothing pinned).
+# sigkill_agent OPTS...: SIGKILL of `sym record OPTS` (t3120).
 sigkill_agent() {
-	"$SYM" record -q "$@" -o "$T/k.raw" -- sleep 60 &
-	_agent=$!
-	for _i in $(seq 300); do
-		_ids=$(sed -n 's/^prog_id:\t*//p' /proc/"$_agent"/fdinfo/* \
-			2>/dev/null | sort -u)
-		[ -n "$_ids" ] && break
-		sleep 0.1
-	done
-	pkill -P "$_agent" -x sleep
-	# (the shell's own "Killed" notice is not the test's output)
-	exec 3>&2 2> /dev/null
-	kill -9 "$_agent"
-	wait "$_agent"
-	exec 2>&3 3>&-
-	for _i in $(seq 100); do
-		_gone=1
-		for _id in $_ids; do
-			bpftool prog show id "$_id" > /dev/null 2>&1 && _gone=0
-		done
-		[ $_gone = 1 ] && break
-		sleep 0.1
-	done
+	kill_agent 1 "$@" -o "$T/k.raw"
 	ok "SIGKILL: its programs ($(echo $_ids)) are released" \
-		test -n "$_ids" -a "$_gone" = 1
+		test -n "$_ids" -a -z "$_left"
 }
