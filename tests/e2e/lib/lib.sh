@@ -43,6 +43,9 @@ _tap() {
 	else
 		_tap_fail=$((_tap_fail + 1))
 		echo "not ok $_tap_n - $2"
+		# (and on stderr, which prove shows when not verbose: a
+		# failure in CI's log then says which point and why)
+		echo "not ok $_tap_n - $2" >&2
 	fi
 }
 
@@ -63,8 +66,8 @@ ok() {
 		_tap 0 "$_d"
 	else
 		_tap 1 "$_d"
-		echo "#   command: $*"
-		sed 's/^/#   /' "$T/.ok.out" | head -20
+		{ echo "#   command: $*"
+		  sed 's/^/#   /' "$T/.ok.out" | head -20; } | tee /dev/stderr
 	fi
 }
 
@@ -73,8 +76,7 @@ is() {
 		_tap 0 "$1"
 	else
 		_tap 1 "$1"
-		echo "#   got:  $2"
-		echo "#   want: $3"
+		printf '#   got:  %s\n#   want: %s\n' "$2" "$3" | tee /dev/stderr
 	fi
 }
 
@@ -99,7 +101,7 @@ same_file() {
 		_tap 0 "$1"
 	else
 		_tap 1 "$1"
-		diff -u "$2" "$3" | head -40 | sed 's/^/#   /'
+		diff -u "$2" "$3" | head -40 | sed 's/^/#   /' | tee /dev/stderr
 	fi
 }
 
