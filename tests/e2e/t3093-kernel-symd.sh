@@ -28,7 +28,7 @@ need perf dd python3 curl
 awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
 	/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
 need_perf
-perf record -q -N -e cpu-clock -o "$T/probe.data" -- true > "$T/probe.err" 2>&1 ||
+perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true > "$T/probe.err" 2>&1 ||
 	plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
 plan 19
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kernel_check.py"
