@@ -156,13 +156,13 @@ bpf_sigkill() {
 # `sym record -a` writes OUT (and OUT.kallsyms) and `perf record -a`
 # writes perf.data in the current folder, both sampling at 999 Hz with
 # kernel callchains; sets REC_STATUS and PERF_STATUS (t3092, t3093).
-# perf -N: no build-ID cache in ~/.debug, which perf 6.1 fails an
-# assertion over (util/build-id.c:1010) when other perf runs write it.
+# perf -N -B: no build-ID cache and no build-ID pass, where perf 6.1
+# fails an assertion (util/build-id.c:1010) now and then in CI.
 record_dd_kernel() {
 	dd if=/dev/zero of=/dev/null bs=512 count=100000000 2> /dev/null &
 	_dd=$!
 	at_exit "kill $_dd 2> /dev/null"
-	perf record -q -N -e cpu-clock -F 999 -g -a -o perf.data -- sleep 2 \
+	perf record -q -N -B -e cpu-clock -F 999 -g -a -o perf.data -- sleep 2 \
 		> perf.err 2>&1 &
 	_perf=$!
 	"$SYM" record -q -a -F 999 -g fp -d 2 -o "$1"
