@@ -80,28 +80,11 @@ files_only() {
 	[ "$_c" = 201 ] || { note "upload: HTTP $_c"; return 1; }
 }
 
-# body N: the request of N seeded addresses of libjvm's text.
+# body N: the request of N seeded addresses of libjvm's text (lib.sh's
+# text_addrs, the addresses lazy-bench.sh asks too).
 body() {
-	python3 - "$dbg" "$1" <<'EOF'
-import json, random, subprocess, sys
-rng = random.Random(19)
-secs = []
-for l in subprocess.run(["readelf", "-SW", sys.argv[1]], capture_output=True,
-                        text=True).stdout.splitlines():
-    f = l.replace("[ ", "[").split()
-    if len(f) > 7 and f[0].startswith("[") and "X" in f[7] and int(f[5], 16):
-        secs.append((int(f[3], 16), int(f[5], 16)))
-tot = sum(s for _, s in secs)
-out = []
-for _ in range(int(sys.argv[2])):
-    x = rng.randrange(tot)
-    for a, s in secs:
-        if x < s:
-            out.append("%#x" % (a + x))
-            break
-        x -= s
-print(json.dumps({"addresses": out, "wait_ms": 60000}))
-EOF
+	text_addrs "$dbg" "$1" | python3 -c 'import json, sys
+print(json.dumps({"addresses": sys.stdin.read().split(), "wait_ms": 60000}))'
 }
 
 # one WHERE MODE N: one cold answer; appends "seconds" to $W/t.WHERE.MODE.N
