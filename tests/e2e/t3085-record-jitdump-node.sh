@@ -89,12 +89,7 @@ if [ $use_perf = 1 ]; then
 	is "perf's jitdump reader names the same hot function, whole name" \
 		"$p_top" "$s_top"
 	ok "its shares agree within the 99.9% interval" \
-		python3 -c "import math, sys
-a, n, b, m = $s_topn, $s_total, $p_topn, $p_total
-p = (a + b) / (n + m)
-se = math.sqrt(max(p * (1 - p), 1e-9) * (1 / n + 1 / m))
-print('# sym %.4f perf %.4f, z %.2f' % (a / n, b / m, abs(a / n - b / m) / se))
-sys.exit(not (n >= 100 and m >= 100 and abs(a / n - b / m) <= 3.29 * se))"
+		python3 "$SHARES" agree sym.shares perf.shares
 else
 	skip "perf cannot record here"
 	skip "perf cannot record here"

@@ -10,8 +10,12 @@ that is the process's perf map, or one of the jitted-PID-N.so files
 that `perf inject --jit` makes from its jitdump), named those of them that got a name
 (sym: not [perf-map]+?; perf: not [unknown]), and top the most frequent
 JIT name with its samples.  Then one line per JIT name: "count\\tname".
+
+jit-shares.py agree SYM_SHARES PERF_SHARES - exit 0 when the top
+function's shares of two such outputs agree within the 99.9% interval.
 """
 import collections
+import math
 import re
 import sys
 
@@ -50,7 +54,26 @@ def perf_leaves(path, pid):
             yield 1, True, None if sym == "[unknown]" else sym
 
 
+def agree(a_path, b_path):
+    """The top JIT function's shares of two such outputs (sym's, perf's:
+    two independent samplings of one run) agree within their 99.9%
+    interval, a two-proportion z-test; each side has at least 100
+    samples."""
+    def first(path):
+        head, top = open(path).readline().rstrip("\n").split("\t")
+        return int(top), int(head.split()[0])
+    a, n = first(a_path)
+    b, m = first(b_path)
+    p = (a + b) / (n + m)
+    se = math.sqrt(max(p * (1 - p), 1e-9) * (1 / n + 1 / m))
+    print("# sym %.4f perf %.4f, z %.2f" %
+          (a / n, b / m, abs(a / n - b / m) / se))
+    return not (n >= 100 and m >= 100 and abs(a / n - b / m) <= 3.29 * se)
+
+
 def main():
+    if sys.argv[1] == "agree":
+        sys.exit(agree(sys.argv[2], sys.argv[3]))
     kind, path, pid = sys.argv[1:4]
     it = sym_leaves(path, pid) if kind == "sym" else perf_leaves(path, pid)
     total = jit = named = 0
