@@ -3,7 +3,7 @@
 # truth and against perf: fixtures/src/prof_spin.c runs 4 threads that
 # spin 500 ms of CPU each and never block, on this 2-CPU machine.  Each
 # thread's run-queue delay (sched-delay) is within 5 points of the share
-# of its wall time the fixture measured itself, (wall - cpu) / wall, in
+# of its wall time the kernel counted itself (schedstat's run_delay), in
 # stacks through spinner -> spin_until; it agrees within 10% with `perf
 # sched timehist` of the same run (perf sched record runs at the same
 # time, around sym record); and it is 50% +-5 points of the wall time.
@@ -11,7 +11,7 @@
 # (nice 0, 1/87 of its weight) takes little of its 2 CPUs -- but with
 # sched_autogroup on, nice weighs only within the session, and other
 # sessions' load shows; that point is then skipped, with the figures,
-# when it moved the fixture's own share off 50% (on this shared machine
+# when it moved the kernel's run_delay share off 50% (on this shared machine
 # at load 10: 89-91%, which the other points still check).  Also: the header's event and
 # value types, the woken/preempted split, the raw_tp fallback, usage
 # errors.
@@ -52,7 +52,7 @@ python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$T/sd.fold" \
 rc=$?
 sed 's/^/# /; s/^# # /# /' "$T/nominal.out"
 if [ "$rc" = 77 ]; then
-	skip "50% +-5 of wall time: the machine's load moved the fixture's own share"
+	skip "50% +-5 of wall time: the machine's load moved the kernel's run_delay share"
 else
 	is "each thread's delay 50% +-5 points of its wall time" "$rc" 0
 fi
@@ -77,7 +77,7 @@ python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$T/raw.fold" \
 	"$T/raw.out" > "$T/rawn.out"
 rc=$?
 sed 's/^/# /; s/^# # /# /' "$T/rawn.out"
-# (the share against the fixture's own, whatever the load)
+# (the share against the kernel's run_delay, whatever the load)
 ok "raw_tp: each thread's delay within 5 points of its own share" awk '
 	/sched-delay/ { gsub(/%/, ""); n++; d = $5 - $NF; if (d < 0) d = -d
 		if (d > 5) bad = 1 }
