@@ -132,18 +132,24 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Redraw the line; the caller holds @t->mu or owns @t alone. */
+static void ticker_draw(const struct ticker *t)
+{
+	const char *base = strrchr(t->file, '/');
+
+	fprintf(stderr, "\r%s: %s  %.1f s\033[K",
+		base ? base + 1 : t->file, t->what, mono_s() - t->t0);
+	fflush(stderr);
+}
+
 static void *ticker_main(void *arg)
 {
 	struct ticker *t = arg;
-	const char *base;
 	struct timespec until;
 
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
-		base = strrchr(t->file, '/');
-		fprintf(stderr, "\r%s: %s  %.1f s\033[K",
-			base ? base + 1 : t->file, t->what, mono_s() - t->t0);
-		fflush(stderr);
+		ticker_draw(t);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 100 * 1000 * 1000;
 		if (until.tv_nsec >= 1000 * 1000 * 1000) {
@@ -168,9 +174,17 @@ static void ticker_start(struct ticker *t, const char *file,
 	t->what = what;
 	t->stop = false;
 	t->t0 = mono_s();
+	/* The first line is drawn here, not by the thread: a small table is
+	 * built before a thread scheduled late would draw anything. */
+	ticker_draw(t);
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	t->running = pthread_create(&t->th, NULL, ticker_main, t) == 0;
+	if (!t->running) {
+		fputs("\r\033[K", stderr);
+		pthread_cond_destroy(&t->cv);
+		pthread_mutex_destroy(&t->mu);
+	}
 }
 
 static void ticker_phase(struct ticker *t, const char *what)
