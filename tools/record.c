@@ -160,6 +160,15 @@ struct rec {
 	uint64_t gen;
 	uint32_t kmap_id;
 	uint64_t kmap_gen;
+	/* The window that last had a kernel frame (the kernel's map or a
+	 * module's): it gets the kallsyms snapshot. */
+	uint64_t kany_gen;
+	/* The modules loaded at the start (ksnap_kmods_take()), each with
+	 * its map in the window kmod_gen[i] (ksnap_kmod_map()); free(). */
+	struct ksnap_kmod *kmods;
+	size_t nkmods;
+	uint32_t *kmod_id;
+	uint64_t *kmod_gen;
 	struct idset procs, threads;
 	int64_t win_start_real;
 	uint64_t win_start_mono;
@@ -973,11 +982,49 @@ static int prof_map(struct rec *r, struct pm_map *m, uint32_t *id)
 	return 0;
 }
 
-static int prof_kernel_map(struct rec *r, uint32_t *id)
+/* The map of loaded module @i, added at its first frame of the window;
+ * -ENOENT when it has none (no build ID: its frames go in the kernel's,
+ * named by the snapshot). */
+static int prof_kmod_map(struct rec *r, size_t i, uint32_t *id)
 {
+	struct sym_prof_map pm;
+	char path[64];
+	int err;
+
+	if (r->kmod_gen[i] == r->gen) {
+		*id = r->kmod_id[i];
+		return 0;
+	}
+	if (!ksnap_kmod_map(&r->kmods[i], &pm, path, sizeof(path)))
+		return -ENOENT;
+	err = sym_prof_add_map(r->prof, &pm, id);
+	if (err)
+		return err;
+	r->kmod_id[i] = *id;
+	r->kmod_gen[i] = r->gen;
+	return 0;
+}
+
+/*
+ * prof_kernel_map() - the map of kernel address @addr: its module's
+ * when it lies in a module loaded at the start that has a build ID and
+ * a .text address (docs/raw-format.md: a map per module, under the
+ * module's build ID, so that symd names it from the module's .ko or
+ * snapshot part), else the kernel's.  Each is added once a window.
+ */
+static int prof_kernel_map(struct rec *r, uint64_t addr, uint32_t *id)
+{
+	const struct ksnap_kmod *km;
 	struct sym_prof_map pm;
 	int err;
 
+	r->kany_gen = r->gen;
+	km = r->nkmods ? ksnap_kmod_find(r->kmods, r->nkmods, addr) : NULL;
+	if (km) {
+		err = prof_kmod_map(r, (size_t)(km - r->kmods), id);
+		if (err != -ENOENT)
+			return err;
+	}
 	if (r->kmap_gen == r->gen) {
 		*id = r->kmap_id;
 		return 0;
@@ -1310,7 +1357,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		if (ctx == PERF_CONTEXT_KERNEL) {
 			if (nf >= r->o.max_depth)
 				continue;
-			err = prof_kernel_map(r, &kid);
+			err = prof_kernel_map(r, e, &kid);
 			if (err)
 				goto drop;
 			r->frames[nf].map = kid;
@@ -1410,12 +1457,14 @@ drop:
  * sampler's (the first is where the sample was taken, no BPF frame leads
  * them).  Returns how many. */
 static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
-			    bool cpu, uint32_t kid)
+			    bool cpu)
 {
 	size_t n = 0, i = cpu ? 0 : offcpu_kernel_skip(r->oc, pcs, k);
+	uint32_t kid;
 
 	for (; i < k && n < r->o.max_depth; i++) {
-		if (pcs[i] < KERNEL_START)
+		if (pcs[i] < KERNEL_START ||
+		    prof_kernel_map(r, pcs[i], &kid) != 0)
 			continue;
 		r->frames[n].map = kid;
 		r->frames[n].addr = pcs[i];
@@ -1429,16 +1478,14 @@ static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
 static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 {
 	size_t k;
-	uint32_t kid;
 
-	if (r->o.user_only || e->kstack_len <= 0 ||
-	    prof_kernel_map(r, &kid) != 0)
+	if (r->o.user_only || e->kstack_len <= 0)
 		return 0;
 	k = (size_t)e->kstack_len / sizeof(uint64_t);
 	if (k > OFFCPU_KSTACK_MAX)
 		k = OFFCPU_KSTACK_MAX;
 	return kernel_frames(r, (const uint64_t *)e->kstack, k,
-			     e->state == OFFCPU_STATE_CPU, kid);
+			     e->state == OFFCPU_STATE_CPU);
 }
 
 /* The user frames of @e after @nf kernel ones; returns the total. */
@@ -1607,15 +1654,15 @@ static void on_agg(void *ctx, const struct agg_stack *s,
 	struct sym_prof_stack st;
 	uint64_t v[4] = { 0 };
 	struct offcpu_event e = { .weight_ns = weight, .state = k->state };
-	uint32_t flags = 0, kid;
+	uint32_t flags = 0;
 	size_t nf = 0, nu = s->nuser < AGG_USER_MAX ? s->nuser : AGG_USER_MAX;
 	bool cpu = k->state == OFFCPU_STATE_CPU;
 
 	if (!pm_known(r->pm, (int32_t)k->tgid))
 		pm_scan(r->pm, (int32_t)k->tgid);
-	if (!r->o.user_only && prof_kernel_map(r, &kid) == 0)
+	if (!r->o.user_only)
 		nf = kernel_frames(r, (const uint64_t *)s->pc, s->nkern < AGG_KERN_MAX ?
-				   s->nkern : AGG_KERN_MAX, cpu, kid);
+				   s->nkern : AGG_KERN_MAX, cpu);
 	nf = agg_user(r, (int32_t)k->tgid,
 		      (const uint64_t *)&s->pc[AGG_KERN_MAX], nu, nf,
 		      &flags);
@@ -2353,7 +2400,7 @@ static void *take_kallsyms(void *arg)
 {
 	struct rec *r = arg;
 
-	r->ksnap_err = ksnap_take(&r->ksnap, &r->ksnap_len);
+	r->ksnap_err = ksnap_take(NULL, &r->ksnap, &r->ksnap_len);
 	__atomic_store_n(&r->ksnap_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -2432,7 +2479,7 @@ static void write_kallsyms(struct rec *r, const char *path, bool last)
 	char *kpath = NULL;
 	int err;
 
-	if (r->kmap_gen == r->gen && r->ksnap_nowed < cap &&
+	if (r->kany_gen == r->gen && r->ksnap_nowed < cap &&
 	    asprintf(&kpath, "%s.kallsyms", path) >= 0)
 		r->ksnap_owed[r->ksnap_nowed++] = kpath;
 	if (!r->ksnap_nowed ||
@@ -2725,6 +2772,29 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 	}
 }
 
+/* The modules loaded now, for their maps (prof_kernel_map()); none
+ * with --user-only.  Modules loaded later go in the kernel's map. */
+static int rec_kmods(struct rec *r)
+{
+	int err;
+
+	if (r->o.user_only)
+		return 0;
+	err = ksnap_kmods_take(NULL, &r->kmods, &r->nkmods);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		r->nkmods = 0;
+	if (!r->nkmods)
+		return 0;
+	r->kmod_id = calloc(r->nkmods, sizeof(*r->kmod_id));
+	r->kmod_gen = calloc(r->nkmods, sizeof(*r->kmod_gen));
+	if (!r->kmod_id || !r->kmod_gen)
+		return -ENOMEM;
+	/* (windows count from 1: no module has a map yet) */
+	return 0;
+}
+
 /* Everything sampling needs before any event or child exists. */
 static int setup(struct rec *r)
 {
@@ -2746,6 +2816,9 @@ static int setup(struct rec *r)
 	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
 	if (ksnap_text_here(&r->ktext) != 0)
 		r->ktext = 0;
+	err = rec_kmods(r);
+	if (err)
+		return fail(err, "cannot read the loaded modules");
 	err = check_output(r);
 	if (err)
 		return err;
@@ -3070,6 +3143,9 @@ static void release(struct rec *r)
 	idset_release(&r->threads);
 	jit_procs_clear(r);
 	free(r->jprocs);
+	free(r->kmods);
+	free(r->kmod_id);
+	free(r->kmod_gen);
 	free(r->sb_buf);
 	free(r->sbs);
 	free(r->o.pids);

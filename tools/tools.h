@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_diff(int argc, char **argv);	/* diff.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
+int cmd_kallsyms(int argc, char **argv);	/* kallsyms.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_merge(int argc, char **argv);	/* merge.c */
 int cmd_pprof(int argc, char **argv);	/* pprof.c */

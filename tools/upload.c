@@ -798,6 +798,40 @@ static bool send_one(struct up *u, const char *path, const char *id,
 	return ok;
 }
 
+static bool upload_kallsyms(struct up *u, const char *path);
+
+/* Does the file at @fd start as a profile `sym record` writes: the raw
+ * format ("sym-raw "), or gzip's magic (raw gzipped, or pprof)?  An ELF
+ * file never does. */
+static bool is_profile(int fd)
+{
+	unsigned char b[8];
+
+	if (pread(fd, b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return false;
+	return !memcmp(b, "sym-raw ", 8) || (b[0] == 0x1f && b[1] == 0x8b);
+}
+
+/* A recorded profile: its kallsyms snapshot (PROFILE.kallsyms, written
+ * beside it when it has kernel frames) goes up as --kallsyms sends it. */
+static bool upload_profile(struct up *u, const char *path)
+{
+	char kpath[4096];
+
+	if ((size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms", path) >=
+	    sizeof(kpath)) {
+		tool_err_code(path, -ENAMETOOLONG);
+		return false;
+	}
+	if (access(kpath, F_OK) != 0) {
+		fprintf(stderr, "sym upload: '%s': a profile without a kallsyms "
+			"snapshot beside it (no kernel frames): nothing to "
+			"upload\n", path);
+		return true;
+	}
+	return upload_kallsyms(u, kpath);
+}
+
 /*
  * upload_one() - an executable with debug information (DWARF, .symtab
  * or Go's .gopclntab) goes up as its debug-only copy, and as itself only
@@ -824,6 +858,10 @@ static bool upload_one(struct up *u, const char *path)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		tool_err("'%s': not a regular file; not uploaded", path);
+		goto out;
+	}
+	if (is_profile(fd)) {
+		ok = upload_profile(u, path);
 		goto out;
 	}
 	err = sym_file_module_id(path, id, sizeof(id), &idkind);

@@ -1,0 +1,80 @@
+#!/bin/sh
+# t3094-record-upload-kernel.sh - a recorded profile's kallsyms snapshot
+# sent to symd with the profile (issue 18, the kernel: "the recorder
+# uploads the snapshot with the profile"; docs/record.md, "Through
+# symd"): `sym record -a` while dd does syscalls, then
+#  - `sym upload PROFILE` sends PROFILE.kallsyms's parts to a real symd
+#    (127.0.0.1, port 0) whose store never saw this host's kernel;
+#  - `sym symbolize --server` of the profile without its snapshot (moved
+#    away, under a build ID this host's kernel does not have, so that
+#    neither the snapshot nor /proc/kallsyms can answer) names every
+#    kernel frame as the snapshot does locally, and >= 99% of the
+#    distinct kernel addresses of a `perf record -a` of the same run get
+#    perf's kallsyms names;
+#  - a second `sym upload PROFILE` skips what symd has; a profile without
+#    a snapshot (no kernel frames) has nothing to upload, status 0.
+# Skipped unless root (kallsyms hides its addresses otherwise) and perf
+# events can be opened.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/record-lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
+need perf dd python3 curl
+[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
+awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
+	/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
+need_perf
+perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true > "$T/probe.err" 2>&1 ||
+	plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
+plan 8
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/kernel_check.py"
+cd "$T" || exit 1
+echo secret > token
+UP="$SYM upload --token-file $T/token"
+
+record_dd_kernel k.raw
+is "sym record -a exits 0, with a snapshot beside the profile" \
+	"$REC_STATUS $(head -1 k.raw.kallsyms)" "0 sym-kallsyms 2"
+bid=$(awk '$1 == "map" && $3 == "kernel" { print $9; exit }' k.raw)
+text=$(awk '$2 == "T" && $3 == "_text" { print $1; exit }' /proc/kallsyms)
+
+# The recorded pair, under a build ID this host's kernel does not have:
+# only symd can name it once the snapshot is gone.
+FAKE=00112233445566778899aabbccddeeff00112233
+mkdir rec
+sed "s/ $bid / $FAKE /" k.raw > rec/k.raw
+sed "s/^kernel $bid\$/kernel $FAKE/" k.raw.kallsyms > rec/k.raw.kallsyms
+start_symd --upload-token-file "$T/token" || exit 1
+$UP --server "$SYMD_URL" rec/k.raw > up.out 2> up.err
+is "sym upload PROFILE sends the snapshot beside it" \
+	"$? $(sed "s/ [0-9]* bytes\$/ N bytes/" up.out)" \
+	"0 $FAKE  rec/k.raw.kallsyms [kernel]  kallsyms  uploaded N bytes"
+$UP --server "$SYMD_URL" rec/k.raw > up2.out 2> up2.err
+is "... and skips it when symd has it" "$? $(cat up2.out)" \
+	"0 $FAKE  rec/k.raw.kallsyms [kernel]  kallsyms  already there, skipped"
+
+# The local answers, then symd's for the profile alone.
+"$SYM" symbolize -q --kallsyms rec/k.raw.kallsyms rec/k.raw -o local.sym
+$CHECK kernel-locs local.sym > local.k
+mkdir alone && cp rec/k.raw alone/k.raw
+"$SYM" symbolize -v --server "$SYMD_URL" alone/k.raw -o srv.sym 2> srv.err
+$CHECK kernel-locs srv.sym > srv.k
+grep kallsyms srv.err | sed 's/^/# /'
+ok "symd names every kernel frame ($(wc -l < local.k) distinct), from kallsyms" \
+	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
+run_compare "symd's kernel names are the local snapshot's, frame by frame" \
+	cat srv.k < local.k
+perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
+$CHECK perf-addrs perf.txt p.raw "$FAKE" "$text"
+"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
+ok "perf's kernel addresses get perf's kallsyms names from symd" \
+	$CHECK compare-names p.sym p.raw.perf
+
+# A profile without kernel frames has no snapshot.
+printf 'sym-raw 1\nend\n' > user.raw
+$UP --server "$SYMD_URL" user.raw > up3.out 2> up3.err
+is "a profile without a snapshot: nothing to upload, status 0" \
+	"$? $(cat up3.out up3.err)" \
+	"0 sym upload: 'user.raw': a profile without a kallsyms snapshot beside it (no kernel frames): nothing to upload"
+stop_symd
+is "symd ends cleanly" "$SYMD_STATUS" 0
+done_testing
