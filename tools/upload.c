@@ -563,6 +563,28 @@ out:
  * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED (not an
  *         executable, a shared object or a debug file of one)
  */
+/* Is the relocatable ELF file @e (@n sections) a Linux kernel module:
+ * a .modinfo section (libsym opens it then, libsym/elf.c)? */
+static bool is_kernel_module(Elf *e, size_t n)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!n || elf_getshdrstrndx(e, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".modinfo"))
+			return true;
+	}
+	return false;
+}
+
 static int file_kind(int fd, const char **kind, bool *debug)
 {
 	bool bytes = false;
@@ -582,6 +604,12 @@ static int file_kind(int fd, const char **kind, bool *debug)
 	}
 	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &n) != 0) {
 		err = -SYM_E_BADELF;
+		goto out;
+	}
+	if (eh.e_type == ET_REL && is_kernel_module(e, n)) {
+		/* A .ko (docs/design.md, "Kernel modules"): the debug file
+		 * is the module itself, sent as it is. */
+		*kind = "debuginfo";
 		goto out;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
