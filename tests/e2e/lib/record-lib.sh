@@ -12,6 +12,8 @@
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, wall), its diagnostics kept
+#   need_kernel_record     skip unless root, kallsyms and perf allow kernel
+#                          frames (t3092-t3094; below)
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
 #                          (t3092, t3093; below)
 #   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
@@ -29,6 +31,20 @@ need_perf() {
 	then
 		plan_skip "sym record cannot sample here: $(head -1 "$T/.probe.err")"
 	fi
+}
+
+# need_kernel_record: skip unless kernel frames can be recorded and named
+# here, by sym record and by perf: root (kallsyms hides its addresses
+# otherwise), addresses not hidden by kernel.kptr_restrict, and perf
+# events open to both (t3092, t3093, t3094).
+need_kernel_record() {
+	[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
+	awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
+		/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
+	need_perf
+	perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true \
+		> "$T/probe.err" 2>&1 ||
+		plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
 }
 
 prof_cc() {
