@@ -112,6 +112,9 @@ struct opts {
 	 * samples from the BPF sampler (--aggregate without --off-cpu). */
 	int aggregate;
 	bool bpf_cpu;
+	/* --upload URL: the run's kallsyms snapshot goes to symd there
+	 * once written (--token-file, or $SYM_TOKEN_FILE, $SYM_TOKEN). */
+	const char *upload, *token_file;
 };
 
 enum { AGG_NONE, AGG_USER, AGG_KERNEL };
@@ -223,6 +226,9 @@ struct rec {
 	char *ksnap_owed[16];
 	size_t ksnap_nowed;
 	char *ksnap_first;
+	/* --upload: tried (once), and how it went. */
+	bool uploaded;
+	int upload_err;
 	char host[256];
 	uint64_t pidns;
 
@@ -349,6 +355,12 @@ static void usage(FILE *f)
 "                         ~/.cache/sym)\n"
 "      --wait-ms MS       how long symd may keep a build ID pending\n"
 "      --kallsyms FILE    kernel frames from this kallsyms snapshot\n"
+"      --upload URL       send the kallsyms snapshot written beside the\n"
+"                         profile to symd at URL once (as sym upload\n"
+"                         --kallsyms), so that symd names its kernel and\n"
+"                         module frames on any host\n"
+"      --token-file FILE  --upload's token (default: $SYM_TOKEN_FILE's,\n"
+"                         else $SYM_TOKEN)\n"
 "      --max-stacks N     with --continuous, a window that reaches N\n"
 "                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"
@@ -431,7 +443,7 @@ enum {
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
-	OPT_AGGREGATE,
+	OPT_AGGREGATE, OPT_UPLOAD, OPT_TOKEN_FILE,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -624,6 +636,17 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_SYMBOLIZE:
 		o->symbolize = true;
 		return 0;
+	case OPT_UPLOAD:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+			tool_err("--upload: '%s' is not an http:// or https:// "
+				 "URL", arg);
+			return -EINVAL;
+		}
+		o->upload = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		o->token_file = arg;
+		return 0;
 	case OPT_OFF_CPU:
 	case OPT_MIN_BLOCK:
 	case OPT_MAX_BLOCK:
@@ -687,6 +710,15 @@ static int check_opts(struct opts *o)
 		o->rotate = 60;
 	if (o->continuous && o->duration > 0) {
 		tool_err("--continuous runs until stopped: no --duration");
+		return -EINVAL;
+	}
+	if (o->token_file && !o->upload) {
+		tool_err("--token-file is --upload's token: add --upload");
+		return -EINVAL;
+	}
+	if (o->upload && o->user_only) {
+		tool_err("--upload sends the kernel's symbols: not with "
+			 "--user-only");
 		return -EINVAL;
 	}
 	if ((o->sym.server || o->sym.store_dir) && !o->symbolize) {
@@ -770,6 +802,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
+		{ "upload", required_argument, NULL, OPT_UPLOAD },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2463,6 +2497,27 @@ done:
 	return err;
 }
 
+/* --upload: the first snapshot written, to symd, once; its lines on
+ * stderr (said unless -q), a failure said and counted in r->upload_err
+ * (the run then exits 1). */
+static void upload_kallsyms(struct rec *r)
+{
+	FILE *out;
+
+	if (!r->o.upload || r->uploaded || !r->ksnap_first)
+		return;
+	r->uploaded = true;
+	out = r->o.quiet ? fopen("/dev/null", "we") : stderr;
+	if (!out) {
+		r->upload_err = -errno;
+		return;
+	}
+	r->upload_err = tool_upload_kallsyms(r->o.upload, r->o.token_file,
+					     r->ksnap_first, out);
+	if (out != stderr)
+		fclose(out);
+}
+
 /*
  * write_kallsyms() - PATH.kallsyms beside the profile at @path when its
  * window has kernel frames: the kernel's symbols, so that they can be
@@ -2494,6 +2549,7 @@ static void write_kallsyms(struct rec *r, const char *path, bool last)
 		free(r->ksnap_owed[i]);
 	}
 	r->ksnap_nowed = 0;
+	upload_kallsyms(r);
 }
 
 /* Write this window's profile to the output, atomically. */
@@ -3169,6 +3225,12 @@ int cmd_record(int argc, char **argv)
 	}
 	err = run(r);
 	status = err ? TOOL_EXIT_FAIL : child_exit(r);
+	if (!err && r->o.upload && !r->uploaded)
+		tool_err("warning: --upload: no kallsyms snapshot was written "
+			 "(no kernel frames, or the kernel hides its "
+			 "addresses): nothing sent");
+	if (!err && r->upload_err && status == TOOL_EXIT_OK)
+		status = TOOL_EXIT_FAIL;
 	release(r);
 	free(r);
 	return status;

@@ -217,6 +217,18 @@ char *tool_trim(char *s);
 int tool_prof_read(const char *path, struct sym_prof **out);
 
 /**
+ * tool_upload_kallsyms() - `sym upload --kallsyms @path` to symd at
+ * @server (upload.c): the kernel's part and each module's, each
+ * announced on @out as sym upload's lines; the token from @token_file,
+ * or NULL for $SYM_TOKEN_FILE's or $SYM_TOKEN.
+ * @return 0 when every part is on the server, -EIO when one is not,
+ *         -ENOENT (no token), -EINVAL (a bad URL or token), -errno
+ *         (every failure said on stderr)
+ */
+int tool_upload_kallsyms(const char *server, const char *token_file,
+			 const char *path, FILE *out);
+
+/**
  * tool_prof_write() - write @p as raw text or gzipped pprof, to @out
  * atomically (a temporary file beside it, fsync()ed and renamed over it
  * when complete) or to stdout when @out is NULL.

@@ -80,6 +80,7 @@ enum up_compress { UP_ZLIB, UP_ZSTD, UP_NONE };
 
 struct up {
 	struct client *client;
+	FILE *out;		/* the lines of the uploads: stdout */
 	bool force;
 	bool executable;	/* --executable */
 	enum up_compress how;	/* --compress */
@@ -778,7 +779,7 @@ static bool send_one(struct up *u, const char *path, const char *id,
 		 * than any the server has.  404, or something the PUT will
 		 * explain: sent (a 409 then gives the server's reason). */
 		if (r.status == 200 && quality <= quality_of(r.quality)) {
-			printf("%s  %s  %s  already there, skipped\n", id, path,
+			fprintf(u->out, "%s  %s  %s  already there, skipped\n", id, path,
 			       kind);
 			return true;
 		}
@@ -812,17 +813,18 @@ static bool send_one(struct up *u, const char *path, const char *id,
 			u->stop = "the server cannot be reached";
 	} else if (r.status == 409) {
 		/* Not an error: the server has as good already. */
-		printf("%s  %s  %s  not uploaded: %s\n", id, path, kind, r.msg);
+		fprintf(u->out, "%s  %s  %s  not uploaded: %s\n", id, path, kind,
+			r.msg);
 		ok = true;
 	} else if (r.status != 200 && r.status != 201) {
 		refused(u, path, kind, id, &r);
 	} else {
-		printf("%s  %s  %s  uploaded %" PRIu64 " bytes\n", id, path,
+		fprintf(u->out, "%s  %s  %s  uploaded %" PRIu64 " bytes\n", id, path,
 		       kind, r.bytes ? r.bytes : size);
 		ok = true;
 	}
 	fclose(f);
-	fflush(stdout);
+	fflush(u->out);
 	return ok;
 }
 
@@ -987,6 +989,33 @@ static bool upload_kallsyms(struct up *u, const char *path)
 	return ok;
 }
 
+int tool_upload_kallsyms(const char *server, const char *token_file,
+			 const char *path, FILE *out)
+{
+	struct up u = { .out = out };
+	const char *from = NULL;
+	char token[4096];
+	int err;
+
+	err = client_read_token(token_file, token, sizeof(token), &from);
+	if (err == -ENOENT)
+		tool_err("no upload token: give --token-file, or set "
+			 "SYM_TOKEN_FILE or SYM_TOKEN");
+	if (err)
+		return err;
+	err = client_new(server, 0, &u.client);
+	if (!err && client_set_token(u.client, token) != 0) {
+		tool_err("the token in %s has blanks or control characters",
+			 from);
+		err = -EINVAL;
+	}
+	if (!err && !upload_kallsyms(&u, path))
+		err = -EIO;
+	explicit_bzero(token, sizeof(token));
+	client_free(u.client);
+	return err;
+}
+
 int cmd_upload(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1001,7 +1030,7 @@ int cmd_upload(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct up u = { 0 };
+	struct up u = { .out = stdout };
 	const char *server = NULL, *token_file = NULL, *token_from = NULL;
 	const char *kallsyms[KALLSYMS_MAX];
 	size_t nks = 0;

@@ -12,7 +12,11 @@
 #    distinct kernel addresses of a `perf record -a` of the same run get
 #    perf's kallsyms names;
 #  - a second `sym upload PROFILE` skips what symd has; a profile without
-#    a snapshot (no kernel frames) has nothing to upload, status 0.
+#    a snapshot (no kernel frames) has nothing to upload, status 0;
+#  - `sym record -a --upload URL` sends its snapshot itself, and symd
+#    names that profile's kernel frames as the snapshot does, the
+#    profile moved to another boot's KASLR slide so that this host's
+#    /proc/kallsyms cannot answer.
 # Skipped unless root (kallsyms hides its addresses otherwise) and perf
 # events can be opened.
 . "$(dirname "$0")/lib/lib.sh"
@@ -20,7 +24,7 @@
 . "$(dirname "$0")/lib/symd-lib.sh"
 need perf dd python3 curl
 need_kernel_record
-plan 8
+plan 10
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kernel_check.py"
 cd "$T" || exit 1
 echo secret > token
@@ -63,6 +67,29 @@ $CHECK perf-addrs perf.txt p.raw "$FAKE" "$text"
 "$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
 ok "perf's kernel addresses get perf's kallsyms names from symd" \
 	$CHECK compare-names p.sym p.raw.perf
+
+# sym record --upload: the recorder sends it itself.  Symbolized as if
+# recorded on another boot (KASLR moved by 0x1e00000: this host's
+# /proc/kallsyms cannot answer), only symd's copy names it.
+dd if=/dev/zero of=/dev/null bs=512 count=100000000 2> /dev/null &
+dd=$!
+at_exit "kill $dd 2> /dev/null"
+"$SYM" record -a -F 999 -g fp -d 2 --upload "$SYMD_URL" \
+	--token-file "$T/token" -o r2.raw 2> r2.err
+rc=$?
+kill $dd 2> /dev/null
+wait $dd 2> /dev/null
+bid2=$(awk '$1 == "map" && $3 == "kernel" { print $9; exit }' r2.raw)
+ok "sym record --upload: status $rc, the kernel's part sent" \
+	sh -c "[ $rc = 0 ] && grep -Eq '^$bid2  r2.raw.kallsyms \[kernel\]  kallsyms  (uploaded [0-9]+ bytes|already there, skipped)\$' r2.err"
+mkdir b2
+$CHECK shift-raw r2.raw b2/r2.raw 1e00000
+"$SYM" symbolize -q --server "$SYMD_URL" b2/r2.raw -o b2.sym
+$CHECK kernel-locs b2.sym 1e00000 > b2.k
+"$SYM" symbolize -q --kallsyms r2.raw.kallsyms r2.raw -o l2.sym
+$CHECK kernel-locs l2.sym > l2.k
+run_compare "... and symd names its frames ($(wc -l < l2.k)) as the \
+snapshot does" cat b2.k < l2.k
 
 # A profile without kernel frames has no snapshot.
 printf 'sym-raw 1\nend\n' > user.raw
