@@ -53,21 +53,7 @@ is "sym upload --kallsyms sends the kernel's part" \
 	"0 $FAKE  fake.kallsyms [kernel]  kallsyms  uploaded N bytes"
 
 # Locally from the snapshot, then through symd.
-"$SYM" symbolize -q --kallsyms fake.kallsyms moved/k.raw -o local.sym
-$CHECK kernel-locs local.sym > local.k
-"$SYM" symbolize -v --server "$SYMD_URL" moved/k.raw -o srv.sym 2> srv.err
-$CHECK kernel-locs srv.sym > srv.k
-grep kallsyms srv.err | sed 's/^/# /'
-ok "symd names every kernel frame ($(wc -l < local.k)), from kallsyms" \
-	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
-run_compare "symd's kernel names are the local snapshot's, frame by frame" \
-	cat srv.k < local.k
-
-perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
-$CHECK perf-addrs perf.txt p.raw "$FAKE" "$text"
-"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
-ok "perf's kernel addresses get perf's names from symd" \
-	$CHECK compare-names p.sym p.raw.perf
+symd_kernel_points fake.kallsyms moved/k.raw moved/k.raw "$text"
 
 # Another boot: every address moved by a slide of 0x1e00000 (KASLR moves
 # the kernel in 2 MiB steps).

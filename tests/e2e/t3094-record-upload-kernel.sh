@@ -52,21 +52,8 @@ is "... and skips it when symd has it" "$? $(cat up2.out)" \
 	"0 $FAKE  rec/k.raw.kallsyms [kernel]  kallsyms  already there, skipped"
 
 # The local answers, then symd's for the profile alone.
-"$SYM" symbolize -q --kallsyms rec/k.raw.kallsyms rec/k.raw -o local.sym
-$CHECK kernel-locs local.sym > local.k
 mkdir alone && cp rec/k.raw alone/k.raw
-"$SYM" symbolize -v --server "$SYMD_URL" alone/k.raw -o srv.sym 2> srv.err
-$CHECK kernel-locs srv.sym > srv.k
-grep kallsyms srv.err | sed 's/^/# /'
-ok "symd names every kernel frame ($(wc -l < local.k) distinct), from kallsyms" \
-	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
-run_compare "symd's kernel names are the local snapshot's, frame by frame" \
-	cat srv.k < local.k
-perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
-$CHECK perf-addrs perf.txt p.raw "$FAKE" "$text"
-"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
-ok "perf's kernel addresses get perf's kallsyms names from symd" \
-	$CHECK compare-names p.sym p.raw.perf
+symd_kernel_points rec/k.raw.kallsyms rec/k.raw alone/k.raw "$text"
 
 # sym record --upload: the recorder sends it itself.  Symbolized as if
 # recorded on another boot (KASLR moved by 0x1e00000: this host's

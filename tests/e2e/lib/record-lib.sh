@@ -16,6 +16,8 @@
 #                          frames (t3092-t3094; below)
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
 #                          (t3092, t3093; below)
+#   symd_kernel_points ... three TAP points: symd's kernel names against the
+#                          snapshot's and perf's (t3093, t3094; below)
 #   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
 #                          SIGKILL it once its BPF programs are loaded,
 #                          and one TAP point: they are released (t3120)
@@ -45,6 +47,29 @@ need_kernel_record() {
 	perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true \
 		> "$T/probe.err" 2>&1 ||
 		plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
+}
+
+# symd_kernel_points SNAPSHOT LOCAL ALONE TEXT: three TAP points (t3093,
+# t3094), after record_dd_kernel: `sym symbolize --server` of ALONE (a
+# profile of kernel build ID $FAKE, no snapshot beside it) names every
+# kernel frame from kallsyms, as SNAPSHOT names LOCAL here, frame by
+# frame; and perf.data's kernel addresses (TEXT: this boot's _text) get
+# perf's names from symd.  Needs $CHECK (kernel_check.py) and $SYMD_URL.
+symd_kernel_points() {
+	"$SYM" symbolize -q --kallsyms "$1" "$2" -o local.sym
+	$CHECK kernel-locs local.sym > local.k
+	"$SYM" symbolize -v --server "$SYMD_URL" "$3" -o srv.sym 2> srv.err
+	$CHECK kernel-locs srv.sym > srv.k
+	grep kallsyms srv.err | sed 's/^/# /'
+	ok "symd names every kernel frame ($(wc -l < local.k) distinct), from kallsyms" \
+		grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
+	run_compare "symd's kernel names are the local snapshot's, frame by frame" \
+		cat srv.k < local.k
+	perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
+	$CHECK perf-addrs perf.txt p.raw "$FAKE" "$4"
+	"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
+	ok "perf's kernel addresses get perf's kallsyms names from symd" \
+		$CHECK compare-names p.sym p.raw.perf
 }
 
 prof_cc() {
