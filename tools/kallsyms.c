@@ -68,21 +68,6 @@ static void module_build_id(const char *root, struct ksnap_kmod *m)
 		m->build_id[0] = '\0';
 }
 
-/* The .text load address of module @m, 0 when unknown. */
-static void module_text(const char *root, struct ksnap_kmod *m)
-{
-	char buf[64];
-	uint64_t v;
-	ssize_t n = module_file(root, m->name, "sections/.text", buf,
-				sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	m->text = 0;
-	if (n > 0 && !strncmp(buf, "0x", 2) && ksnap_hex64(buf + 2, &v))
-		m->text = v;
-}
-
 static int cmp_kmod(const void *a, const void *b)
 {
 	const struct ksnap_kmod *x = a, *y = b;
@@ -90,10 +75,61 @@ static int cmp_kmod(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+bool ksnap_kmod_text(const char *buf, size_t len, uint64_t *text)
+{
+	char s[24];
+	size_t n = 0;
+
+	*text = 0;
+	while (n < len && buf[n] != '\n' && n < sizeof(s) - 1) {
+		s[n] = buf[n];
+		n++;
+	}
+	s[n] = '\0';
+	if ((n < len && buf[n] != '\n') || strncmp(s, "0x", 2) ||
+	    !ksnap_hex64(s + 2, text)) {
+		*text = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The .text load address of module @m, 0 when unknown. */
+static void module_text(const char *root, struct ksnap_kmod *m)
+{
+	char buf[64];
+	ssize_t n = module_file(root, m->name, "sections/.text", buf,
+				sizeof(buf));
+
+	ksnap_kmod_text(buf, n > 0 ? (size_t)n : 0, &m->text);
+}
+
+int ksnap_kmod_line(const char *line, struct ksnap_kmod *m)
+{
+	unsigned long long size, addr;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%55s %llu %*s %*s %*s %llx", m->name, &size,
+		   &addr) != 3 || !addr || addr + size < addr ||
+	    strchr(m->name, '/') || !strcmp(m->name, ".") ||
+	    !strcmp(m->name, "..")) {
+		memset(m, 0, sizeof(*m));
+		return -EINVAL;
+	}
+	m->start = addr;
+	m->size = size;
+	return 0;
+}
+
+void ksnap_kmods_sort(struct ksnap_kmod *mods, size_t n)
+{
+	if (n > 1)
+		qsort(mods, n, sizeof(*mods), cmp_kmod);
+}
+
 int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n)
 {
 	char line[4096], path[4096];
-	unsigned long long size, addr;
 	struct ksnap_kmod m, *v = NULL;
 	size_t cap = 0;
 	FILE *f;
@@ -106,12 +142,8 @@ int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n)
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
 	while (*n < SYMI_KSNAP_MAX_MODULES && fgets(line, sizeof(line), f)) {
-		memset(&m, 0, sizeof(m));
-		if (sscanf(line, "%55s %llu %*s %*s %*s %llx", m.name, &size,
-			   &addr) != 3 || !addr || addr + size < addr)
+		if (ksnap_kmod_line(line, &m))
 			continue;
-		m.start = addr;
-		m.size = size;
 		module_build_id(root, &m);
 		module_text(root, &m);
 		if (tool_grow(&v, &cap, *n + 1, sizeof(*v), 64)) {
@@ -123,7 +155,7 @@ int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n)
 		v[(*n)++] = m;
 	}
 	fclose(f);
-	qsort(v, *n, sizeof(*v), cmp_kmod);
+	ksnap_kmods_sort(v, *n);
 	*out = v;
 	return 0;
 }

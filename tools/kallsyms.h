@@ -58,12 +58,29 @@ struct ksnap_kmod {
 /**
  * ksnap_kmods_take() - the loaded modules under @root (as ksnap_take()),
  * sorted by address; none when there is no ROOT/proc/modules (a kernel
- * without module support).  Lines without an address (hidden: not root)
- * are left out; at most SYMI_KSNAP_MAX_MODULES.
+ * without module support).  Lines ksnap_kmod_line() refuses (an address
+ * hidden: not root) are left out; at most SYMI_KSNAP_MAX_MODULES.
  * @param[out] out  caller owns: free(); NULL when none
  * @return 0, -ENOMEM, -errno (opening /proc/modules)
  */
 int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n);
+
+/**
+ * ksnap_kmod_line() - one line of /proc/modules ("NAME SIZE REFS DEPS
+ * STATE 0xADDR [TAINTS]") into @m: its name (at most 55 bytes, no '/'),
+ * start and size; the rest of @m zeroed.
+ * @return 0, -EINVAL (not such a line, an address of 0 (hidden), a range
+ *         past 2^64, a name that is not a file name)
+ */
+int ksnap_kmod_line(const char *line, struct ksnap_kmod *m);
+
+/** ksnap_kmod_text() - a sections/.text file's @len bytes ("0xHEX" and
+ *  an optional newline) into *@text; false (and 0) for anything else. */
+bool ksnap_kmod_text(const char *buf, size_t len, uint64_t *text);
+
+/** ksnap_kmods_sort() - @mods by start address, as ksnap_kmod_find()
+ *  wants them. */
+void ksnap_kmods_sort(struct ksnap_kmod *mods, size_t n);
 
 /** ksnap_kmod_find() - the module of @mods (@n, sorted) whose
  *  [start, start + size) holds @addr, or NULL. */
