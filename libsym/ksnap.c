@@ -541,3 +541,11 @@ bool symi_ksnap_has_module(const struct symi_ksnap *ks, const char *build_id)
 {
 	return module_by_id(ks, build_id) != 0;
 }
+
+const struct symi_ksnap_module *symi_ksnap_module(const struct symi_ksnap *ks,
+						  const char *build_id)
+{
+	uint32_t i = module_by_id(ks, build_id);
+
+	return i ? &ks->mods[i - 1] : NULL;
+}

@@ -119,6 +119,11 @@ bool symi_ksnap_text(const struct symi_ksnap *ks, uint64_t *text);
  *  (whose table symi_ksnap_table() can make)? */
 bool symi_ksnap_has_module(const struct symi_ksnap *ks, const char *build_id);
 
+/** symi_ksnap_module() - the module of @build_id with a TEXT in @ks, or
+ *  NULL. */
+const struct symi_ksnap_module *symi_ksnap_module(const struct symi_ksnap *ks,
+						  const char *build_id);
+
 /*
  * symi_ksnap_table() - the table of @build_id from @ks: the kernel's
  * (@build_id is the `kernel` line's) at addresses relative to its `_text`,

@@ -4,14 +4,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "sym.h"
+#include "grow.h"
 #include "kallsyms.h"
 #include "tools.h"
 #include "base.h"
@@ -35,66 +36,200 @@ static ssize_t read_small(const char *path, void *buf, size_t cap)
 	return n;
 }
 
-static void module_build_id(const char *name, char *hex, size_t len)
+/* @root's @rel ("/proc/kallsyms") into @buf; false when too long. */
+static bool at_root(char *buf, size_t len, const char *root, const char *rel)
+{
+	if (!root || !strcmp(root, "/"))
+		root = "";
+	return (size_t)snprintf(buf, len, "%s%s", root, rel) < len;
+}
+
+/* Module @name's file @what under /sys/module, into @buf; the byte count,
+ * -errno. */
+static ssize_t module_file(const char *root, const char *name,
+			   const char *what, void *buf, size_t cap)
+{
+	char rel[512], path[4096];
+
+	snprintf(rel, sizeof(rel), "/sys/module/%s/%s", name, what);
+	if (!at_root(path, sizeof(path), root, rel))
+		return -ENAMETOOLONG;
+	return read_small(path, buf, cap);
+}
+
+static void module_build_id(const char *root, struct ksnap_kmod *m)
 {
 	unsigned char notes[1024];
-	char path[512];
-	ssize_t n;
+	ssize_t n = module_file(root, m->name, "notes/.note.gnu.build-id",
+				notes, sizeof(notes));
 
-	hex[0] = '\0';
-	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
-		 name);
-	n = read_small(path, notes, sizeof(notes));
-	if (n <= 0 || sym_notes_build_id(notes, (size_t)n, 4, hex, len))
-		hex[0] = '\0';
+	if (n <= 0 || sym_notes_build_id(notes, (size_t)n, 4, m->build_id,
+					 sizeof(m->build_id)))
+		m->build_id[0] = '\0';
 }
 
-/* The .text load address of module @name, "-" when unknown. */
-static void module_text(const char *name, char *out, size_t len)
+static int cmp_kmod(const void *a, const void *b)
 {
-	char path[512], buf[64];
-	uint64_t v;
-	ssize_t n;
+	const struct ksnap_kmod *x = a, *y = b;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/sections/.text", name);
-	n = read_small(path, buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (n > 0 && !strncmp(buf, "0x", 2) && ksnap_hex64(buf + 2, &v) && v)
-		snprintf(out, len, "%" PRIx64, v);
-	else
-		snprintf(out, len, "-");
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The `module` lines, from /proc/modules ("NAME SIZE REFS DEPS STATE
- * ADDR"); none when the kernel has no modules. */
-static void take_modules(FILE *out)
+bool ksnap_kmod_text(const char *buf, size_t len, uint64_t *text)
 {
-	char line[4096], name[256], hex[2 * 64 + 1], text[24];
+	char s[24];
+	size_t n = 0;
+
+	*text = 0;
+	while (n < len && buf[n] != '\n' && n < sizeof(s) - 1) {
+		s[n] = buf[n];
+		n++;
+	}
+	s[n] = '\0';
+	if ((n < len && buf[n] != '\n') || strncmp(s, "0x", 2) ||
+	    !ksnap_hex64(s + 2, text)) {
+		*text = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The .text load address of module @m, 0 when unknown. */
+static void module_text(const char *root, struct ksnap_kmod *m)
+{
+	char buf[64];
+	ssize_t n = module_file(root, m->name, "sections/.text", buf,
+				sizeof(buf));
+
+	ksnap_kmod_text(buf, n > 0 ? (size_t)n : 0, &m->text);
+}
+
+int ksnap_kmod_line(const char *line, struct ksnap_kmod *m)
+{
 	unsigned long long size, addr;
-	FILE *f = fopen("/proc/modules", "re");
 
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%55s %llu %*s %*s %*s %llx", m->name, &size,
+		   &addr) != 3 || !addr || addr + size < addr ||
+	    strchr(m->name, '/') || !strcmp(m->name, ".") ||
+	    !strcmp(m->name, "..")) {
+		memset(m, 0, sizeof(*m));
+		return -EINVAL;
+	}
+	m->start = addr;
+	m->size = size;
+	return 0;
+}
+
+void ksnap_kmods_sort(struct ksnap_kmod *mods, size_t n)
+{
+	if (n > 1)
+		qsort(mods, n, sizeof(*mods), cmp_kmod);
+}
+
+int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n)
+{
+	char line[4096], path[4096];
+	struct ksnap_kmod m, *v = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	*out = NULL;
+	*n = 0;
+	if (!at_root(path, sizeof(path), root, "/proc/modules"))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%255s %llu %*s %*s %*s %llx", name, &size,
-			   &addr) != 3 || !addr)
+		return errno == ENOENT ? 0 : -errno;
+	while (*n < SYMI_KSNAP_MAX_MODULES && fgets(line, sizeof(line), f)) {
+		if (ksnap_kmod_line(line, &m))
 			continue;
-		module_build_id(name, hex, sizeof(hex));
-		module_text(name, text, sizeof(text));
-		fprintf(out, "module %s %llx %llx %s %s\n", name, addr, size,
-			hex[0] ? hex : "-", text);
+		module_build_id(root, &m);
+		module_text(root, &m);
+		if (tool_grow(&v, &cap, *n + 1, sizeof(*v), 64)) {
+			fclose(f);
+			free(v);
+			*n = 0;
+			return -ENOMEM;
+		}
+		v[(*n)++] = m;
 	}
 	fclose(f);
+	ksnap_kmods_sort(v, *n);
+	*out = v;
+	return 0;
+}
+
+const struct ksnap_kmod *ksnap_kmod_find(const struct ksnap_kmod *mods,
+					 size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	/* The last module starting at or below @addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr - mods[lo - 1].start >= mods[lo - 1].size)
+		return NULL;
+	return &mods[lo - 1];
+}
+
+bool ksnap_kmod_map(const struct ksnap_kmod *m, struct sym_prof_map *pm,
+		    char *path, size_t len)
+{
+	if (!m->build_id[0] || !m->text || m->text < m->start ||
+	    m->text - m->start >= m->size)
+		return false;
+	memset(pm, 0, sizeof(*pm));
+	pm->kind = SYM_PROF_MAP_KERNEL;
+	pm->pid = -1;
+	pm->start = m->start;
+	pm->end = m->start + m->size;
+	pm->vaddr = m->start;
+	pm->pgoff = m->text;
+	pm->build_id = m->build_id;
+	snprintf(path, len, "[%s]", m->name);
+	pm->path = path;
+	return true;
+}
+
+/* The `module` lines, from /proc/modules; none when the kernel has no
+ * modules. */
+static int take_modules(FILE *out, const char *root)
+{
+	struct ksnap_kmod *mods;
+	size_t n;
+	int err = ksnap_kmods_take(root, &mods, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ksnap_kmod *m = &mods[i];
+
+		fprintf(out, "module %s %" PRIx64 " %" PRIx64 " %s ", m->name,
+			m->start, m->size, m->build_id[0] ? m->build_id : "-");
+		if (m->text)
+			fprintf(out, "%" PRIx64 "\n", m->text);
+		else
+			fputs("-\n", out);
+	}
+	free(mods);
+	return err;
 }
 
 /* /proc/kallsyms's text symbols; -EPERM when every address is 0. */
-static int take_symbols(FILE *out)
+static int take_symbols(FILE *out, const char *root)
 {
-	char line[SYMI_KSNAP_MAX_LINE];
+	char line[SYMI_KSNAP_MAX_LINE], path[4096];
 	size_t n = 0, zero = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
+	FILE *f;
 
+	if (!at_root(path, sizeof(path), root, "/proc/kallsyms"))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -121,16 +256,31 @@ static int take_symbols(FILE *out)
 	return !n && zero ? -EPERM : 0;
 }
 
-int ksnap_take(char **out, size_t *len)
+/* The kernel's release: ROOT/proc/sys/kernel/osrelease (uname -r's),
+ * into @buf; "" when unknown or not one word. */
+static void take_release(const char *root, char *buf, size_t len)
 {
-	char bid[2 * 64 + 1] = "";
+	char path[4096];
+	ssize_t n = -1;
+
+	if (at_root(path, sizeof(path), root, "/proc/sys/kernel/osrelease"))
+		n = read_small(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (const char *p = buf; *p; p++)
+		if (*p <= ' ' || *p > '~')
+			buf[0] = '\0';
+}
+
+int ksnap_take(const char *root, char **out, size_t *len)
+{
+	char bid[2 * 64 + 1] = "", rel[256], path[4096];
 	unsigned char notes[4096];
-	struct utsname u;
 	char *buf = NULL;
 	size_t blen = 0;
-	ssize_t n;
+	ssize_t n = -1;
 	FILE *f;
-	int err;
+	int err, merr;
 
 	*out = NULL;
 	*len = 0;
@@ -138,14 +288,18 @@ int ksnap_take(char **out, size_t *len)
 	if (!f)
 		return -ENOMEM;
 	fputs("sym-kallsyms 2\n", f);
-	n = read_small("/sys/kernel/notes", notes, sizeof(notes));
+	if (at_root(path, sizeof(path), root, "/sys/kernel/notes"))
+		n = read_small(path, notes, sizeof(notes));
 	if (n > 0 && sym_notes_build_id(notes, (size_t)n, 4, bid,
 					sizeof(bid)) == 0)
 		fprintf(f, "kernel %s\n", bid);
-	if (uname(&u) == 0 && u.release[0] && !strchr(u.release, ' '))
-		fprintf(f, "release %s\n", u.release);
-	take_modules(f);
-	err = take_symbols(f);
+	take_release(root, rel, sizeof(rel));
+	if (rel[0])
+		fprintf(f, "release %s\n", rel);
+	merr = take_modules(f, root);
+	err = take_symbols(f, root);
+	if (!err && merr == -ENOMEM)
+		err = merr;
 	fputs("end\n", f);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
@@ -235,4 +389,104 @@ int ksnap_write_part(FILE *f, const struct symi_ksnap *ks, uint32_t mod)
 	}
 	fprintf(f, "end\n");
 	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+/*
+ * `sym kallsyms [--root DIR] [-o FILE]`: take a snapshot (ksnap_take())
+ * and write it.
+ */
+
+static void kallsyms_usage(FILE *f)
+{
+	fprintf(f,
+"usage: sym kallsyms [--root DIR] [-o FILE]\n\n"
+"Write a kallsyms snapshot of the running kernel (docs/record.md, \"The\n"
+"kallsyms snapshot\"): its build ID, release, loaded modules (address,\n"
+"size, build ID, .text address) and text symbols, what `sym record`\n"
+"writes beside a profile with kernel frames.  Needs root (the kernel\n"
+"hides its addresses otherwise).\n\n"
+"      --root DIR     read DIR/proc/kallsyms, DIR/proc/modules,\n"
+"                     DIR/proc/sys/kernel/osrelease, DIR/sys/kernel/notes\n"
+"                     and DIR/sys/module/NAME/{notes,sections} instead of\n"
+"                     this host's (another machine's, copied; a host's\n"
+"                     /proc and /sys mounted in a container)\n"
+"  -o, --output FILE  write FILE atomically (default stdout)\n"
+"  -h, --help         this text\n\n"
+"Exit status 0, 1 when no snapshot can be taken, 2 for bad usage.\n");
+}
+
+/* @len bytes of @buf to @path atomically, or to stdout when NULL. */
+static int kallsyms_write(const char *path, const char *buf, size_t len)
+{
+	char tmp[4096];
+	FILE *f = stdout;
+	int err = 0;
+
+	if (path) {
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path,
+				     (int)getpid()) >= sizeof(tmp))
+			return -ENAMETOOLONG;
+		f = fopen(tmp, "we");
+		if (!f)
+			return -errno;
+	}
+	if (fwrite(buf, 1, len, f) != len || fflush(f))
+		err = -EIO;
+	if (path) {
+		if (!err && fsync(fileno(f)))
+			err = -errno;
+		if (fclose(f) && !err)
+			err = -EIO;
+		if (!err && rename(tmp, path))
+			err = -errno;
+		if (err)
+			unlink(tmp);
+	}
+	return err;
+}
+
+int cmd_kallsyms(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "root", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *root = NULL, *out = NULL;
+	char *buf = NULL;
+	size_t len;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		if (c == 'r') {
+			root = optarg;
+		} else if (c == 'o') {
+			out = optarg;
+		} else if (c == 'h') {
+			kallsyms_usage(stdout);
+			return TOOL_EXIT_OK;
+		} else {
+			kallsyms_usage(stderr);
+			return TOOL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		tool_err("unexpected argument '%s'", argv[optind]);
+		kallsyms_usage(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	err = ksnap_take(root, &buf, &len);
+	if (err == -EPERM)
+		tool_err("the kernel hides its addresses (not root, or "
+			 "kernel.kptr_restrict): no snapshot");
+	else if (err)
+		tool_err_code(root ? root : "/proc/kallsyms", err);
+	if (!err) {
+		err = kallsyms_write(out, buf, len);
+		if (err)
+			tool_err_code(out ? out : "stdout", err);
+	}
+	free(buf);
+	return err ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
 }

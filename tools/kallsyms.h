@@ -26,20 +26,79 @@
 #include <stdio.h>
 
 #include "ksnap.h"
+#include "sym_prof.h"
 
 /**
  * ksnap_take() - a snapshot of the running kernel: /sys/kernel/notes,
- * uname's release, /proc/modules with each module's
+ * /proc/sys/kernel/osrelease (uname -r), /proc/modules with each module's
  * /sys/module/NAME/notes/.note.gnu.build-id and
  * /sys/module/NAME/sections/.text, and /proc/kallsyms's text
  * symbols.
+ * @param root  where /proc and /sys are: NULL or "/" for this host's;
+ *              another directory reads ROOT/proc/kallsyms,
+ *              ROOT/sys/module/..., as they would be there (a recorded
+ *              snapshot of another machine, a host's /proc and /sys
+ *              mounted in a container; `sym kallsyms --root`)
  * @param[out] out   caller owns: free(); the snapshot's bytes
  * @param[out] len   their count
  * @return 0, -EPERM (the addresses are hidden: not root, or
  *         kernel.kptr_restrict), -ENOENT (no /proc/kallsyms), -errno,
  *         -ENOMEM
  */
-int ksnap_take(char **out, size_t *len);
+int ksnap_take(const char *root, char **out, size_t *len);
+
+/** A loaded module, as /proc/modules and /sys/module/NAME show it. */
+struct ksnap_kmod {
+	char name[56];		/* MODULE_NAME_LEN */
+	uint64_t start, size;	/* /proc/modules's address and size */
+	uint64_t text;		/* sections/.text; 0 unknown */
+	char build_id[2 * 64 + 1];	/* notes/.note.gnu.build-id; "" */
+};
+
+/**
+ * ksnap_kmods_take() - the loaded modules under @root (as ksnap_take()),
+ * sorted by address; none when there is no ROOT/proc/modules (a kernel
+ * without module support).  Lines ksnap_kmod_line() refuses (an address
+ * hidden: not root) are left out; at most SYMI_KSNAP_MAX_MODULES.
+ * @param[out] out  caller owns: free(); NULL when none
+ * @return 0, -ENOMEM, -errno (opening /proc/modules)
+ */
+int ksnap_kmods_take(const char *root, struct ksnap_kmod **out, size_t *n);
+
+/**
+ * ksnap_kmod_line() - one line of /proc/modules ("NAME SIZE REFS DEPS
+ * STATE 0xADDR [TAINTS]") into @m: its name (at most 55 bytes, no '/'),
+ * start and size; the rest of @m zeroed.
+ * @return 0, -EINVAL (not such a line, an address of 0 (hidden), a range
+ *         past 2^64, a name that is not a file name)
+ */
+int ksnap_kmod_line(const char *line, struct ksnap_kmod *m);
+
+/** ksnap_kmod_text() - a sections/.text file's @len bytes ("0xHEX" and
+ *  an optional newline) into *@text; false (and 0) for anything else. */
+bool ksnap_kmod_text(const char *buf, size_t len, uint64_t *text);
+
+/** ksnap_kmods_sort() - @mods by start address, as ksnap_kmod_find()
+ *  wants them. */
+void ksnap_kmods_sort(struct ksnap_kmod *mods, size_t n);
+
+/** ksnap_kmod_find() - the module of @mods (@n, sorted) whose
+ *  [start, start + size) holds @addr, or NULL. */
+const struct ksnap_kmod *ksnap_kmod_find(const struct ksnap_kmod *mods,
+					 size_t n, uint64_t addr);
+
+/**
+ * ksnap_kmod_map() - the profile map of module @m, which `sym record`
+ * gives the frames inside it (docs/raw-format.md): kind kernel, pid -1,
+ * START..END its range, VADDR = START (runtime addresses, as the
+ * kernel's), PGOFF its .text load address (ADDR - PGOFF is the offset
+ * into .text that its .ko's table and its snapshot part hold), its build
+ * ID, path "[NAME]" (written into @path, @len bytes; borrowed by @pm).
+ * @return false when @m has no build ID or no .text inside its range:
+ *         its frames stay in the kernel's map
+ */
+bool ksnap_kmod_map(const struct ksnap_kmod *m, struct sym_prof_map *pm,
+		    char *path, size_t len);
 
 /**
  * ksnap_load() - symi_ksnap_load() of the file at @path, with a message

@@ -112,6 +112,9 @@ struct opts {
 	 * samples from the BPF sampler (--aggregate without --off-cpu). */
 	int aggregate;
 	bool bpf_cpu;
+	/* --upload URL: the run's kallsyms snapshot goes to symd there
+	 * once written (--token-file, or $SYM_TOKEN_FILE, $SYM_TOKEN). */
+	const char *upload, *token_file;
 };
 
 enum { AGG_NONE, AGG_USER, AGG_KERNEL };
@@ -160,6 +163,15 @@ struct rec {
 	uint64_t gen;
 	uint32_t kmap_id;
 	uint64_t kmap_gen;
+	/* The window that last had a kernel frame (the kernel's map or a
+	 * module's): it gets the kallsyms snapshot. */
+	uint64_t kany_gen;
+	/* The modules loaded at the start (ksnap_kmods_take()), each with
+	 * its map in the window kmod_gen[i] (ksnap_kmod_map()); free(). */
+	struct ksnap_kmod *kmods;
+	size_t nkmods;
+	uint32_t *kmod_id;
+	uint64_t *kmod_gen;
 	struct idset procs, threads;
 	int64_t win_start_real;
 	uint64_t win_start_mono;
@@ -214,6 +226,9 @@ struct rec {
 	char *ksnap_owed[16];
 	size_t ksnap_nowed;
 	char *ksnap_first;
+	/* --upload: tried (once), and how it went. */
+	bool uploaded;
+	int upload_err;
 	char host[256];
 	uint64_t pidns;
 
@@ -340,6 +355,12 @@ static void usage(FILE *f)
 "                         ~/.cache/sym)\n"
 "      --wait-ms MS       how long symd may keep a build ID pending\n"
 "      --kallsyms FILE    kernel frames from this kallsyms snapshot\n"
+"      --upload URL       send the kallsyms snapshot written beside the\n"
+"                         profile to symd at URL once (as sym upload\n"
+"                         --kallsyms), so that symd names its kernel and\n"
+"                         module frames on any host\n"
+"      --token-file FILE  --upload's token (default: $SYM_TOKEN_FILE's,\n"
+"                         else $SYM_TOKEN)\n"
 "      --max-stacks N     with --continuous, a window that reaches N\n"
 "                         unique stacks (1000000) is written early\n"
 "  -q, --quiet            no summary on stderr\n"
@@ -422,7 +443,7 @@ enum {
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
-	OPT_AGGREGATE,
+	OPT_AGGREGATE, OPT_UPLOAD, OPT_TOKEN_FILE,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -615,6 +636,17 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_SYMBOLIZE:
 		o->symbolize = true;
 		return 0;
+	case OPT_UPLOAD:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+			tool_err("--upload: '%s' is not an http:// or https:// "
+				 "URL", arg);
+			return -EINVAL;
+		}
+		o->upload = arg;
+		return 0;
+	case OPT_TOKEN_FILE:
+		o->token_file = arg;
+		return 0;
 	case OPT_OFF_CPU:
 	case OPT_MIN_BLOCK:
 	case OPT_MAX_BLOCK:
@@ -678,6 +710,15 @@ static int check_opts(struct opts *o)
 		o->rotate = 60;
 	if (o->continuous && o->duration > 0) {
 		tool_err("--continuous runs until stopped: no --duration");
+		return -EINVAL;
+	}
+	if (o->token_file && !o->upload) {
+		tool_err("--token-file is --upload's token: add --upload");
+		return -EINVAL;
+	}
+	if (o->upload && o->user_only) {
+		tool_err("--upload sends the kernel's symbols: not with "
+			 "--user-only");
 		return -EINVAL;
 	}
 	if ((o->sym.server || o->sym.store_dir) && !o->symbolize) {
@@ -761,6 +802,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "sched-delay", no_argument, NULL, OPT_SCHED_DELAY },
 		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
+		{ "upload", required_argument, NULL, OPT_UPLOAD },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -973,11 +1016,49 @@ static int prof_map(struct rec *r, struct pm_map *m, uint32_t *id)
 	return 0;
 }
 
-static int prof_kernel_map(struct rec *r, uint32_t *id)
+/* The map of loaded module @i, added at its first frame of the window;
+ * -ENOENT when it has none (no build ID: its frames go in the kernel's,
+ * named by the snapshot). */
+static int prof_kmod_map(struct rec *r, size_t i, uint32_t *id)
 {
+	struct sym_prof_map pm;
+	char path[64];
+	int err;
+
+	if (r->kmod_gen[i] == r->gen) {
+		*id = r->kmod_id[i];
+		return 0;
+	}
+	if (!ksnap_kmod_map(&r->kmods[i], &pm, path, sizeof(path)))
+		return -ENOENT;
+	err = sym_prof_add_map(r->prof, &pm, id);
+	if (err)
+		return err;
+	r->kmod_id[i] = *id;
+	r->kmod_gen[i] = r->gen;
+	return 0;
+}
+
+/*
+ * prof_kernel_map() - the map of kernel address @addr: its module's
+ * when it lies in a module loaded at the start that has a build ID and
+ * a .text address (docs/raw-format.md: a map per module, under the
+ * module's build ID, so that symd names it from the module's .ko or
+ * snapshot part), else the kernel's.  Each is added once a window.
+ */
+static int prof_kernel_map(struct rec *r, uint64_t addr, uint32_t *id)
+{
+	const struct ksnap_kmod *km;
 	struct sym_prof_map pm;
 	int err;
 
+	r->kany_gen = r->gen;
+	km = r->nkmods ? ksnap_kmod_find(r->kmods, r->nkmods, addr) : NULL;
+	if (km) {
+		err = prof_kmod_map(r, (size_t)(km - r->kmods), id);
+		if (err != -ENOENT)
+			return err;
+	}
 	if (r->kmap_gen == r->gen) {
 		*id = r->kmap_id;
 		return 0;
@@ -1310,7 +1391,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 		if (ctx == PERF_CONTEXT_KERNEL) {
 			if (nf >= r->o.max_depth)
 				continue;
-			err = prof_kernel_map(r, &kid);
+			err = prof_kernel_map(r, e, &kid);
 			if (err)
 				goto drop;
 			r->frames[nf].map = kid;
@@ -1410,12 +1491,14 @@ drop:
  * sampler's (the first is where the sample was taken, no BPF frame leads
  * them).  Returns how many. */
 static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
-			    bool cpu, uint32_t kid)
+			    bool cpu)
 {
 	size_t n = 0, i = cpu ? 0 : offcpu_kernel_skip(r->oc, pcs, k);
+	uint32_t kid;
 
 	for (; i < k && n < r->o.max_depth; i++) {
-		if (pcs[i] < KERNEL_START)
+		if (pcs[i] < KERNEL_START ||
+		    prof_kernel_map(r, pcs[i], &kid) != 0)
 			continue;
 		r->frames[n].map = kid;
 		r->frames[n].addr = pcs[i];
@@ -1429,16 +1512,14 @@ static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
 static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 {
 	size_t k;
-	uint32_t kid;
 
-	if (r->o.user_only || e->kstack_len <= 0 ||
-	    prof_kernel_map(r, &kid) != 0)
+	if (r->o.user_only || e->kstack_len <= 0)
 		return 0;
 	k = (size_t)e->kstack_len / sizeof(uint64_t);
 	if (k > OFFCPU_KSTACK_MAX)
 		k = OFFCPU_KSTACK_MAX;
 	return kernel_frames(r, (const uint64_t *)e->kstack, k,
-			     e->state == OFFCPU_STATE_CPU, kid);
+			     e->state == OFFCPU_STATE_CPU);
 }
 
 /* The user frames of @e after @nf kernel ones; returns the total. */
@@ -1607,15 +1688,15 @@ static void on_agg(void *ctx, const struct agg_stack *s,
 	struct sym_prof_stack st;
 	uint64_t v[4] = { 0 };
 	struct offcpu_event e = { .weight_ns = weight, .state = k->state };
-	uint32_t flags = 0, kid;
+	uint32_t flags = 0;
 	size_t nf = 0, nu = s->nuser < AGG_USER_MAX ? s->nuser : AGG_USER_MAX;
 	bool cpu = k->state == OFFCPU_STATE_CPU;
 
 	if (!pm_known(r->pm, (int32_t)k->tgid))
 		pm_scan(r->pm, (int32_t)k->tgid);
-	if (!r->o.user_only && prof_kernel_map(r, &kid) == 0)
+	if (!r->o.user_only)
 		nf = kernel_frames(r, (const uint64_t *)s->pc, s->nkern < AGG_KERN_MAX ?
-				   s->nkern : AGG_KERN_MAX, cpu, kid);
+				   s->nkern : AGG_KERN_MAX, cpu);
 	nf = agg_user(r, (int32_t)k->tgid,
 		      (const uint64_t *)&s->pc[AGG_KERN_MAX], nu, nf,
 		      &flags);
@@ -2353,7 +2434,7 @@ static void *take_kallsyms(void *arg)
 {
 	struct rec *r = arg;
 
-	r->ksnap_err = ksnap_take(&r->ksnap, &r->ksnap_len);
+	r->ksnap_err = ksnap_take(NULL, &r->ksnap, &r->ksnap_len);
 	__atomic_store_n(&r->ksnap_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -2416,6 +2497,27 @@ done:
 	return err;
 }
 
+/* --upload: the first snapshot written, to symd, once; its lines on
+ * stderr (said unless -q), a failure said and counted in r->upload_err
+ * (the run then exits 1). */
+static void upload_kallsyms(struct rec *r)
+{
+	FILE *out;
+
+	if (!r->o.upload || r->uploaded || !r->ksnap_first)
+		return;
+	r->uploaded = true;
+	out = r->o.quiet ? fopen("/dev/null", "we") : stderr;
+	if (!out) {
+		r->upload_err = -errno;
+		return;
+	}
+	r->upload_err = tool_upload_kallsyms(r->o.upload, r->o.token_file,
+					     r->ksnap_first, out);
+	if (out != stderr)
+		fclose(out);
+}
+
 /*
  * write_kallsyms() - PATH.kallsyms beside the profile at @path when its
  * window has kernel frames: the kernel's symbols, so that they can be
@@ -2432,7 +2534,7 @@ static void write_kallsyms(struct rec *r, const char *path, bool last)
 	char *kpath = NULL;
 	int err;
 
-	if (r->kmap_gen == r->gen && r->ksnap_nowed < cap &&
+	if (r->kany_gen == r->gen && r->ksnap_nowed < cap &&
 	    asprintf(&kpath, "%s.kallsyms", path) >= 0)
 		r->ksnap_owed[r->ksnap_nowed++] = kpath;
 	if (!r->ksnap_nowed ||
@@ -2447,6 +2549,7 @@ static void write_kallsyms(struct rec *r, const char *path, bool last)
 		free(r->ksnap_owed[i]);
 	}
 	r->ksnap_nowed = 0;
+	upload_kallsyms(r);
 }
 
 /* Write this window's profile to the output, atomically. */
@@ -2725,6 +2828,29 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 	}
 }
 
+/* The modules loaded now, for their maps (prof_kernel_map()); none
+ * with --user-only.  Modules loaded later go in the kernel's map. */
+static int rec_kmods(struct rec *r)
+{
+	int err;
+
+	if (r->o.user_only)
+		return 0;
+	err = ksnap_kmods_take(NULL, &r->kmods, &r->nkmods);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		r->nkmods = 0;
+	if (!r->nkmods)
+		return 0;
+	r->kmod_id = calloc(r->nkmods, sizeof(*r->kmod_id));
+	r->kmod_gen = calloc(r->nkmods, sizeof(*r->kmod_gen));
+	if (!r->kmod_id || !r->kmod_gen)
+		return -ENOMEM;
+	/* (windows count from 1: no module has a map yet) */
+	return 0;
+}
+
 /* Everything sampling needs before any event or child exists. */
 static int setup(struct rec *r)
 {
@@ -2746,6 +2872,9 @@ static int setup(struct rec *r)
 	pm_kernel_build_id(r->kernel_bid, sizeof(r->kernel_bid));
 	if (ksnap_text_here(&r->ktext) != 0)
 		r->ktext = 0;
+	err = rec_kmods(r);
+	if (err)
+		return fail(err, "cannot read the loaded modules");
 	err = check_output(r);
 	if (err)
 		return err;
@@ -3070,6 +3199,9 @@ static void release(struct rec *r)
 	idset_release(&r->threads);
 	jit_procs_clear(r);
 	free(r->jprocs);
+	free(r->kmods);
+	free(r->kmod_id);
+	free(r->kmod_gen);
 	free(r->sb_buf);
 	free(r->sbs);
 	free(r->o.pids);
@@ -3093,6 +3225,12 @@ int cmd_record(int argc, char **argv)
 	}
 	err = run(r);
 	status = err ? TOOL_EXIT_FAIL : child_exit(r);
+	if (!err && r->o.upload && !r->uploaded)
+		tool_err("warning: --upload: no kallsyms snapshot was written "
+			 "(no kernel frames, or the kernel hides its "
+			 "addresses): nothing sent");
+	if (!err && r->upload_err && status == TOOL_EXIT_OK)
+		status = TOOL_EXIT_FAIL;
 	release(r);
 	free(r);
 	return status;

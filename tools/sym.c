@@ -30,6 +30,8 @@ static const struct tool_cmd commands[] = {
 	  "write an interactive SVG flame graph of a profile" },
 	{ "fold", cmd_fold,
 	  "write a profile (or perf script text) as folded stacks" },
+	{ "kallsyms", cmd_kallsyms,
+	  "write a kallsyms snapshot of the kernel (symbols, modules)" },
 	{ "lookup", cmd_lookup,
 	  "translate addresses of a build ID with the stored table or symd" },
 	{ "merge", cmd_merge,

@@ -586,7 +586,7 @@ static const struct symi_ksnap *kallsyms_here(struct sctx *c)
 
 	if (!c->ktried) {
 		c->ktried = true;
-		if (ksnap_take(&buf, &len) == 0)
+		if (ksnap_take(NULL, &buf, &len) == 0)
 			symi_ksnap_parse(buf, len, &c->khere, why, sizeof(why));
 		free(buf);
 	}
@@ -600,7 +600,9 @@ static const struct symi_ksnap *kallsyms_here(struct sctx *c)
 /* The snapshot for kernel build ID @bid in *@out, NULL when none; the
  * one of o->kallsyms read at the first kernel map (a profile without
  * kernel frames needs none).  This host's only for a profile of this
- * boot: its kernel map's `_text` (@text, 0 unknown) is this one's.
+ * boot: its kernel map's `_text` (@text, 0 unknown) is this one's.  A
+ * module's map (@bid a module's): the snapshot with that module, given
+ * or this host's (its placement is the map's PGOFF, whatever the boot).
  * @return 0, or ksnap_load()'s error (printed) */
 static int kallsyms_for(struct sctx *c, const char *bid, uint64_t text,
 			const struct symi_ksnap **out)
@@ -615,12 +617,16 @@ static int kallsyms_for(struct sctx *c, const char *bid, uint64_t text,
 		if (err)
 			return err;
 	}
-	if (c->ksnap && !strcmp(c->ksnap->build_id, bid))
+	if (c->ksnap && (!strcmp(c->ksnap->build_id, bid) ||
+			 symi_ksnap_module(c->ksnap, bid)))
 		*out = c->ksnap;
 	else if (c->kernel_id[0] && !strcmp(c->kernel_id, bid) &&
 		 kallsyms_here(c) &&
 		 (text < KERNEL_HALF ||
 		  (symi_ksnap_text(c->khere, &here) && here == text)))
+		*out = c->khere;
+	else if (c->kernel_id[0] && kallsyms_here(c) &&
+		 symi_ksnap_module(c->khere, bid))
 		*out = c->khere;
 	return 0;
 }
@@ -734,29 +740,37 @@ static const char *ko_name(struct sctx *c, const struct symi_ksnap_module *m,
 
 /* A module's function as perf names it: "name [module]", from its .ko
  * when --ko-dir has it, else from the snapshot.  A snapshot of another
- * boot of the kernel (its `_text` is not the kernel map's PGOFF, @text)
- * names the kernel's own frames, moved by the difference, and no
- * module's: those move apart. */
+ * boot of the kernel (its `_text` is not the kernel map's PGOFF) names
+ * the kernel's own frames, moved by the difference, and no module's:
+ * those move apart.  A module's own map (@m: its build ID, PGOFF its
+ * .text then) is moved to where the snapshot has that module, and
+ * named only by that module's symbols. */
 static int answer_kallsyms(struct sctx *c, struct group *g,
-			   const struct symi_ksnap *ks, uint64_t text)
+			   const struct symi_ksnap *ks,
+			   const struct sym_prof_map *m)
 {
 	char name[SYMI_KSNAP_MAX_LINE + 300];
+	const struct symi_ksnap_module *mod = NULL;
 	uint64_t snap, delta = 0;
 
 	set_source(c, g, "kallsyms");
-	if (text >= KERNEL_HALF && symi_ksnap_text(ks, &snap))
-		delta = snap - text;
+	if (strcmp(ks->build_id, g->build_id))
+		mod = symi_ksnap_module(ks, g->build_id);
+	if (mod && m->pgoff >= KERNEL_HALF)
+		delta = mod->text - m->pgoff;
+	else if (!mod && m->pgoff >= KERNEL_HALF && symi_ksnap_text(ks, &snap))
+		delta = snap - m->pgoff;
 	for (size_t k = 0; k < g->naddrs; k++) {
 		struct sym_prof_line l = { .flags = SYM_PROF_LINE_SYMTAB };
 		struct symi_ksnap_hit h;
 		int err;
 
 		if (!symi_ksnap_lookup(ks, g->addrs[k] + delta, &h) ||
-		    (delta && h.module)) {
+		    (mod ? h.mod != mod : delta && h.module)) {
 			err = set_answer(c, g, k, SYM_PROF_LOC_NOSYMBOL, NULL,
 					 0);
 		} else {
-			const char *ko = ko_name(c, h.mod, g->addrs[k]);
+			const char *ko = ko_name(c, h.mod, g->addrs[k] + delta);
 
 			l.function = h.name;
 			if (h.module) {
@@ -1091,6 +1105,59 @@ static int answer_kernel(struct sctx *c, struct group *g,
 	return err;
 }
 
+/* Has the store here, or this host, an ELF file (a debug vmlinux or
+ * .ko) or a DWARF table of @g's build ID? */
+static bool kernel_dwarf_here(struct sctx *c, struct group *g)
+{
+	char path[4096];
+	uint32_t flags;
+
+	if (c->store && sym_store_table_flags(c->store, g->build_id,
+					      &flags) == 0)
+		return flags & SYM_TABLE_DWARF;
+	if (c->store &&
+	    (!sym_store_file_path(c->store, g->build_id, SYM_STORE_DEBUGINFO,
+				  path, sizeof(path)) ||
+	     !sym_store_file_path(c->store, g->build_id,
+				  SYM_STORE_EXECUTABLE, path, sizeof(path))))
+		return true;
+	return find_file(c, g, path, sizeof(path));
+}
+
+/*
+ * resolve_kernel() - the frames of a kernel map, the kernel's or a
+ * module's (docs/record.md, "Which answers a kernel frame"): DWARF first
+ * (a debug vmlinux or .ko of the build ID: in the store or on this host,
+ * or symd's answer when its table is DWARF), then the kallsyms snapshot
+ * (given, beside the profile, or this host's), then the store's or
+ * symd's table, whatever it is.
+ */
+static int resolve_kernel(struct sctx *c, struct group *g,
+			  const struct sym_prof_map *m)
+{
+	const struct symi_ksnap *ks;
+	struct row *r = &c->rows[g->row];
+	int err;
+
+	err = kallsyms_for(c, g->build_id, m->pgoff, &ks);
+	if (err)
+		return err;
+	if (!ks || !ks->nsyms)
+		return answer_kernel(c, g, m);
+	if (m->pgoff >= KERNEL_HALF && !c->client && kernel_dwarf_here(c, g))
+		return answer_kernel(c, g, m);
+	if (m->pgoff >= KERNEL_HALF && c->client) {
+		err = answer_kernel(c, g, m);
+		if (err || !strcmp(r->source, "dwarf"))
+			return err;
+		/* symd has no DWARF of it: the snapshot answers every
+		 * address anew, and what symd said is forgotten. */
+		r->reason[0] = '\0';
+		r->source[0] = '\0';
+	}
+	return answer_kallsyms(c, g, ks, m);
+}
+
 static int resolve_group(struct sctx *c, struct group *g)
 {
 	const struct sym_prof_map *m = c->rows[g->row].map;
@@ -1100,16 +1167,8 @@ static int resolve_group(struct sctx *c, struct group *g)
 	err = group_addrs(c, g);
 	if (err)
 		return err;
-	if (m->kind == SYM_PROF_MAP_KERNEL) {
-		const struct symi_ksnap *ks;
-
-		err = kallsyms_for(c, g->build_id, m->pgoff, &ks);
-		if (err)
-			return err;
-		if (ks && ks->nsyms)
-			return answer_kallsyms(c, g, ks, m->pgoff);
-		return answer_kernel(c, g, m);
-	}
+	if (m->kind == SYM_PROF_MAP_KERNEL)
+		return resolve_kernel(c, g, m);
 	if (m->kind == SYM_PROF_MAP_VDSO) {
 		err = answer_vdso(c, g, &done);
 		if (err || done)

@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);	/* convert.c */
 int cmd_diff(int argc, char **argv);	/* diff.c */
 int cmd_flamegraph(int argc, char **argv);	/* flamegraph.c */
 int cmd_fold(int argc, char **argv);	/* fold.c */
+int cmd_kallsyms(int argc, char **argv);	/* kallsyms.c */
 int cmd_lookup(int argc, char **argv);
 int cmd_merge(int argc, char **argv);	/* merge.c */
 int cmd_pprof(int argc, char **argv);	/* pprof.c */
@@ -214,6 +215,18 @@ char *tool_trim(char *s);
  * @return 0, or the error of sym_prof_read_file() (printed)
  */
 int tool_prof_read(const char *path, struct sym_prof **out);
+
+/**
+ * tool_upload_kallsyms() - `sym upload --kallsyms @path` to symd at
+ * @server (upload.c): the kernel's part and each module's, each
+ * announced on @out as sym upload's lines; the token from @token_file,
+ * or NULL for $SYM_TOKEN_FILE's or $SYM_TOKEN.
+ * @return 0 when every part is on the server, -EIO when one is not,
+ *         -ENOENT (no token), -EINVAL (a bad URL or token), -errno
+ *         (every failure said on stderr)
+ */
+int tool_upload_kallsyms(const char *server, const char *token_file,
+			 const char *path, FILE *out);
 
 /**
  * tool_prof_write() - write @p as raw text or gzipped pprof, to @out

@@ -80,6 +80,7 @@ enum up_compress { UP_ZLIB, UP_ZSTD, UP_NONE };
 
 struct up {
 	struct client *client;
+	FILE *out;		/* the lines of the uploads: stdout */
 	bool force;
 	bool executable;	/* --executable */
 	enum up_compress how;	/* --compress */
@@ -563,6 +564,28 @@ out:
  * @return 0, -SYM_E_NOTELF, -SYM_E_BADELF, -SYM_E_UNSUPPORTED (not an
  *         executable, a shared object or a debug file of one)
  */
+/* Is the relocatable ELF file @e (@n sections) a Linux kernel module:
+ * a .modinfo section (libsym opens it then, libsym/elf.c)? */
+static bool is_kernel_module(Elf *e, size_t n)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!n || elf_getshdrstrndx(e, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".modinfo"))
+			return true;
+	}
+	return false;
+}
+
 static int file_kind(int fd, const char **kind, bool *debug)
 {
 	bool bytes = false;
@@ -582,6 +605,12 @@ static int file_kind(int fd, const char **kind, bool *debug)
 	}
 	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &n) != 0) {
 		err = -SYM_E_BADELF;
+		goto out;
+	}
+	if (eh.e_type == ET_REL && is_kernel_module(e, n)) {
+		/* A .ko (docs/design.md, "Kernel modules"): the debug file
+		 * is the module itself, sent as it is. */
+		*kind = "debuginfo";
 		goto out;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
@@ -750,7 +779,7 @@ static bool send_one(struct up *u, const char *path, const char *id,
 		 * than any the server has.  404, or something the PUT will
 		 * explain: sent (a 409 then gives the server's reason). */
 		if (r.status == 200 && quality <= quality_of(r.quality)) {
-			printf("%s  %s  %s  already there, skipped\n", id, path,
+			fprintf(u->out, "%s  %s  %s  already there, skipped\n", id, path,
 			       kind);
 			return true;
 		}
@@ -784,18 +813,53 @@ static bool send_one(struct up *u, const char *path, const char *id,
 			u->stop = "the server cannot be reached";
 	} else if (r.status == 409) {
 		/* Not an error: the server has as good already. */
-		printf("%s  %s  %s  not uploaded: %s\n", id, path, kind, r.msg);
+		fprintf(u->out, "%s  %s  %s  not uploaded: %s\n", id, path, kind,
+			r.msg);
 		ok = true;
 	} else if (r.status != 200 && r.status != 201) {
 		refused(u, path, kind, id, &r);
 	} else {
-		printf("%s  %s  %s  uploaded %" PRIu64 " bytes\n", id, path,
+		fprintf(u->out, "%s  %s  %s  uploaded %" PRIu64 " bytes\n", id, path,
 		       kind, r.bytes ? r.bytes : size);
 		ok = true;
 	}
 	fclose(f);
-	fflush(stdout);
+	fflush(u->out);
 	return ok;
+}
+
+static bool upload_kallsyms(struct up *u, const char *path);
+
+/* Does the file at @fd start as a profile `sym record` writes: the raw
+ * format ("sym-raw "), or gzip's magic (raw gzipped, or pprof)?  An ELF
+ * file never does. */
+static bool is_profile(int fd)
+{
+	unsigned char b[8];
+
+	if (pread(fd, b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return false;
+	return !memcmp(b, "sym-raw ", 8) || (b[0] == 0x1f && b[1] == 0x8b);
+}
+
+/* A recorded profile: its kallsyms snapshot (PROFILE.kallsyms, written
+ * beside it when it has kernel frames) goes up as --kallsyms sends it. */
+static bool upload_profile(struct up *u, const char *path)
+{
+	char kpath[4096];
+
+	if ((size_t)snprintf(kpath, sizeof(kpath), "%s.kallsyms", path) >=
+	    sizeof(kpath)) {
+		tool_err_code(path, -ENAMETOOLONG);
+		return false;
+	}
+	if (access(kpath, F_OK) != 0) {
+		fprintf(stderr, "sym upload: '%s': a profile without a kallsyms "
+			"snapshot beside it (no kernel frames): nothing to "
+			"upload\n", path);
+		return true;
+	}
+	return upload_kallsyms(u, kpath);
 }
 
 /*
@@ -824,6 +888,10 @@ static bool upload_one(struct up *u, const char *path)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		tool_err("'%s': not a regular file; not uploaded", path);
+		goto out;
+	}
+	if (is_profile(fd)) {
+		ok = upload_profile(u, path);
 		goto out;
 	}
 	err = sym_file_module_id(path, id, sizeof(id), &idkind);
@@ -921,6 +989,33 @@ static bool upload_kallsyms(struct up *u, const char *path)
 	return ok;
 }
 
+int tool_upload_kallsyms(const char *server, const char *token_file,
+			 const char *path, FILE *out)
+{
+	struct up u = { .out = out };
+	const char *from = NULL;
+	char token[4096];
+	int err;
+
+	err = client_read_token(token_file, token, sizeof(token), &from);
+	if (err == -ENOENT)
+		tool_err("no upload token: give --token-file, or set "
+			 "SYM_TOKEN_FILE or SYM_TOKEN");
+	if (err)
+		return err;
+	err = client_new(server, 0, &u.client);
+	if (!err && client_set_token(u.client, token) != 0) {
+		tool_err("the token in %s has blanks or control characters",
+			 from);
+		err = -EINVAL;
+	}
+	if (!err && !upload_kallsyms(&u, path))
+		err = -EIO;
+	explicit_bzero(token, sizeof(token));
+	client_free(u.client);
+	return err;
+}
+
 int cmd_upload(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -935,7 +1030,7 @@ int cmd_upload(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct up u = { 0 };
+	struct up u = { .out = stdout };
 	const char *server = NULL, *token_file = NULL, *token_from = NULL;
 	const char *kallsyms[KALLSYMS_MAX];
 	size_t nks = 0;

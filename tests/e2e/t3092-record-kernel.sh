@@ -23,12 +23,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need perf dd python3
-[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
-awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
-	/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
-need_perf
-perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true > "$T/probe.err" 2>&1 ||
-	plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
+need_kernel_record
 plan 11
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kernel_check.py"
 FAKE=00112233445566778899aabbccddeeff00112233

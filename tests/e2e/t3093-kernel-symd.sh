@@ -24,12 +24,7 @@
 . "$(dirname "$0")/lib/record-lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need perf dd python3 curl
-[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
-awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
-	/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
-need_perf
-perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true > "$T/probe.err" 2>&1 ||
-	plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
+need_kernel_record
 plan 19
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kernel_check.py"
 cd "$T" || exit 1
@@ -58,21 +53,7 @@ is "sym upload --kallsyms sends the kernel's part" \
 	"0 $FAKE  fake.kallsyms [kernel]  kallsyms  uploaded N bytes"
 
 # Locally from the snapshot, then through symd.
-"$SYM" symbolize -q --kallsyms fake.kallsyms moved/k.raw -o local.sym
-$CHECK kernel-locs local.sym > local.k
-"$SYM" symbolize -v --server "$SYMD_URL" moved/k.raw -o srv.sym 2> srv.err
-$CHECK kernel-locs srv.sym > srv.k
-grep kallsyms srv.err | sed 's/^/# /'
-ok "symd names every kernel frame ($(wc -l < local.k)), from kallsyms" \
-	grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
-run_compare "symd's kernel names are the local snapshot's, frame by frame" \
-	cat srv.k < local.k
-
-perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
-$CHECK perf-addrs perf.txt p.raw "$FAKE" "$text"
-"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
-ok "perf's kernel addresses get perf's names from symd" \
-	$CHECK compare-names p.sym p.raw.perf
+symd_kernel_points fake.kallsyms moved/k.raw moved/k.raw "$text"
 
 # Another boot: every address moved by a slide of 0x1e00000 (KASLR moves
 # the kernel in 2 MiB steps).

@@ -7,6 +7,8 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "tap.h"
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
+#include "kallsyms.h"
 #include "base.h"
 
 static int nmap, nunmap, nforget;
@@ -261,11 +264,93 @@ static void test_kernel(void)
 	CHECK(pm_pidns(0) != 0);
 }
 
+/* @data into @root/@rel, its directories made. */
+static void put(const char *root, const char *rel, const void *data,
+		size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	CHECK(f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
+}
+
+/*
+ * The modules under a root directory, and the maps the recorder gives
+ * their frames (ksnap_kmods_take(), ksnap_kmod_find(), ksnap_kmod_map()):
+ * a module with a build ID and a .text inside it gets one (kind kernel,
+ * its range, PGOFF its .text, its build ID, "[NAME]"); one without a
+ * build ID, or with its .text outside it, none; a hidden address (0, not
+ * root) is left out; the list is by address whatever /proc/modules's
+ * order.
+ */
+static void test_kmods(void)
+{
+	/* A GNU build-ID note: namesz 4, descsz 4, type 3, "GNU", ID. */
+	static const unsigned char note[] = {
+		4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+		0xde, 0xad, 0xbe, 0xef };
+	static const char modules[] =
+		"e1000 12288 0 - Live 0xffffffffc0500000\n"
+		"hidden 4096 0 - Live 0x0000000000000000\n"
+		"nobid 8192 1 e1000, Live 0xffffffffc0400000 (O)\n"
+		"outside 4096 0 - Live 0xffffffffc0600000\n";
+	char root[] = "/tmp/t-record-kmods.XXXXXX", path[64];
+	struct ksnap_kmod *m = NULL;
+	struct sym_prof_map pm;
+	size_t n = 99;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK_ERR(ksnap_kmods_take(root, &m, &n), 0);
+	CHECK(n == 0 && m == NULL);	/* no proc/modules: no modules */
+	put(root, "proc/modules", modules, strlen(modules));
+	put(root, "sys/module/e1000/notes/.note.gnu.build-id", note,
+	    sizeof(note));
+	put(root, "sys/module/e1000/sections/.text", "0xffffffffc0501000\n",
+	    19);
+	put(root, "sys/module/outside/notes/.note.gnu.build-id", note,
+	    sizeof(note));
+	put(root, "sys/module/outside/sections/.text", "0xffffffffc0700000\n",
+	    19);
+	CHECK_ERR(ksnap_kmods_take(root, &m, &n), 0);
+	CHECK(n == 3);
+	if (n != 3) {
+		free(m);
+		return;
+	}
+	CHECK(!strcmp(m[0].name, "nobid") && !m[0].build_id[0] && !m[0].text);
+	CHECK(!strcmp(m[1].name, "e1000") && m[1].start == 0xffffffffc0500000 &&
+	      m[1].size == 12288 && m[1].text == 0xffffffffc0501000 &&
+	      !strcmp(m[1].build_id, "deadbeef"));
+	CHECK(ksnap_kmod_find(m, n, 0xffffffffc0500000) == &m[1]);
+	CHECK(ksnap_kmod_find(m, n, 0xffffffffc0502fff) == &m[1]);
+	CHECK(ksnap_kmod_find(m, n, 0xffffffffc0503000) == NULL);
+	CHECK(ksnap_kmod_find(m, n, 0xffffffffc0401fff) == &m[0]);
+	CHECK(ksnap_kmod_find(m, n, 0xffffffff81000000) == NULL);
+	CHECK(ksnap_kmod_map(&m[1], &pm, path, sizeof(path)));
+	CHECK(pm.kind == SYM_PROF_MAP_KERNEL && pm.pid == -1 &&
+	      pm.start == 0xffffffffc0500000 && pm.end == 0xffffffffc0503000 &&
+	      pm.vaddr == pm.start && pm.pgoff == 0xffffffffc0501000 &&
+	      !strcmp(pm.build_id, "deadbeef") && !strcmp(pm.path, "[e1000]"));
+	CHECK(!ksnap_kmod_map(&m[0], &pm, path, sizeof(path)));
+	CHECK(!ksnap_kmod_map(&m[2], &pm, path, sizeof(path)));
+	free(m);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	CHECK(system(path) == 0);
+}
+
 int main(void)
 {
 	test_retcheck();
 	test_elf();
 	test_maps();
 	test_kernel();
+	test_kmods();
 	return tap_done();
 }

@@ -12,8 +12,12 @@
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, wall), its diagnostics kept
+#   need_kernel_record     skip unless root, kallsyms and perf allow kernel
+#                          frames (t3092-t3094; below)
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
 #                          (t3092, t3093; below)
+#   symd_kernel_points ... three TAP points: symd's kernel names against the
+#                          snapshot's and perf's (t3093, t3094; below)
 #   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
 #                          SIGKILL it once its BPF programs are loaded,
 #                          and one TAP point: they are released (t3120)
@@ -29,6 +33,43 @@ need_perf() {
 	then
 		plan_skip "sym record cannot sample here: $(head -1 "$T/.probe.err")"
 	fi
+}
+
+# need_kernel_record: skip unless kernel frames can be recorded and named
+# here, by sym record and by perf: root (kallsyms hides its addresses
+# otherwise), addresses not hidden by kernel.kptr_restrict, and perf
+# events open to both (t3092, t3093, t3094).
+need_kernel_record() {
+	[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
+	awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
+		/proc/kallsyms || plan_skip "/proc/kallsyms hides its addresses (kernel.kptr_restrict)"
+	need_perf
+	perf record -q -N -B -e cpu-clock -o "$T/probe.data" -- true \
+		> "$T/probe.err" 2>&1 ||
+		plan_skip "perf record cannot sample here: $(head -1 "$T/probe.err")"
+}
+
+# symd_kernel_points SNAPSHOT LOCAL ALONE TEXT: three TAP points (t3093,
+# t3094), after record_dd_kernel: `sym symbolize --server` of ALONE (a
+# profile of kernel build ID $FAKE, no snapshot beside it) names every
+# kernel frame from kallsyms, as SNAPSHOT names LOCAL here, frame by
+# frame; and perf.data's kernel addresses (TEXT: this boot's _text) get
+# perf's names from symd.  Needs $CHECK (kernel_check.py) and $SYMD_URL.
+symd_kernel_points() {
+	"$SYM" symbolize -q --kallsyms "$1" "$2" -o local.sym
+	$CHECK kernel-locs local.sym > local.k
+	"$SYM" symbolize -v --server "$SYMD_URL" "$3" -o srv.sym 2> srv.err
+	$CHECK kernel-locs srv.sym > srv.k
+	grep kallsyms srv.err | sed 's/^/# /'
+	ok "symd names every kernel frame ($(wc -l < local.k) distinct), from kallsyms" \
+		grep -Eq '^ +[0-9]+ +100\.0% .* kallsyms +\[kernel\.kallsyms\] \(00112233\)$' srv.err
+	run_compare "symd's kernel names are the local snapshot's, frame by frame" \
+		cat srv.k < local.k
+	perf script -i perf.data -F ip,sym,dso > perf.txt 2> /dev/null
+	$CHECK perf-addrs perf.txt p.raw "$FAKE" "$4"
+	"$SYM" symbolize -q --server "$SYMD_URL" p.raw -o p.sym
+	ok "perf's kernel addresses get perf's kallsyms names from symd" \
+		$CHECK compare-names p.sym p.raw.perf
 }
 
 prof_cc() {
