@@ -246,6 +246,29 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 	return true;
 }
 
+/* func_get() for a lookup's frames: without the peer names (outer, eu,
+ * set to 0) when @omit drops them from the frames anyway. */
+static inline __attribute__((always_inline)) bool
+func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
+	      unsigned omit)
+{
+	const struct symt_view *v = &t->funcs;
+
+	if (!(omit & SYM_OMIT_PEER_NAMES))
+		return func_get(t, i, f);
+	if (i >= v->n)
+		return false;
+	f->name = symt_get(v, i, SYMT_FN_NAME);
+	f->linkage = symt_get(v, i, SYMT_FN_LINKAGE);
+	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
+	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
+	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
+	f->outer = 0;
+	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
+	f->eu = 0;
+	return true;
+}
+
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
 		    struct symt_sym *s)
 {
@@ -1034,7 +1057,7 @@ size_t symi_table_frames(const struct sym_table *t,
 	if (have_leaf && hit->scope != SYMT_NONE &&
 	    scope_get(t, hit->scope, &sc)) {
 		have_sc = true;
-		if (!func_get(t, sc.func, &fn))
+		if (!func_get_omit(t, sc.func, &fn, omit))
 			fn = no_func;
 	}
 	/* Without a function, decl_file is none and decl_line 0. */
@@ -1062,7 +1085,7 @@ size_t symi_table_frames(const struct sym_table *t,
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			if (!func_get(t, up.func, &fn))
+			if (!func_get_omit(t, up.func, &fn, omit))
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,

@@ -538,11 +538,11 @@ int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
 static const char *show(struct a2l *a, const char *raw,
 			const struct sym_frame *f, bool z_only)
 {
-	bool llvm = a->llvm || a->style == STYLE_LLVM ||
-		    a->style == STYLE_JSON;
+	bool llvm;
 
 	if (!raw || !a->demangle)
 		return raw;
+	llvm = a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON;
 	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14; the
 	 * table says which names LLVM spells as libiberty does
 	 * (a2l_spelling(): "_Z" names only), so such a name is not read at
