@@ -228,34 +228,15 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	return true;
 }
 
-static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
-		     struct symt_func *f)
-{
-	const struct symt_view *v = &t->funcs;
-
-	if (i >= v->n)
-		return false;
-	f->name = symt_get(v, i, SYMT_FN_NAME);
-	f->linkage = symt_get(v, i, SYMT_FN_LINKAGE);
-	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
-	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
-	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
-	f->outer = symt_get(v, i, SYMT_FN_OUTER);
-	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
-	f->eu = symt_get(v, i, SYMT_FN_EU);
-	return true;
-}
-
-/* func_get() for a lookup's frames: without the peer names (outer, eu,
- * set to 0) when @omit drops them from the frames anyway. */
+/* Function @i; without the peer names (outer and eu, set to 0) when
+ * @omit (enum sym_frame_omit) drops them from the frames anyway. */
 static inline __attribute__((always_inline)) bool
 func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
 	      unsigned omit)
 {
 	const struct symt_view *v = &t->funcs;
+	bool peers = !(omit & SYM_OMIT_PEER_NAMES);
 
-	if (!(omit & SYM_OMIT_PEER_NAMES))
-		return func_get(t, i, f);
 	if (i >= v->n)
 		return false;
 	f->name = symt_get(v, i, SYMT_FN_NAME);
@@ -263,10 +244,16 @@ func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
 	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
 	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
 	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
-	f->outer = 0;
+	f->outer = peers ? symt_get(v, i, SYMT_FN_OUTER) : 0;
 	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
-	f->eu = 0;
+	f->eu = peers ? symt_get(v, i, SYMT_FN_EU) : 0;
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
+		     struct symt_func *f)
+{
+	return func_get_omit(t, i, f, 0);
 }
 
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
