@@ -228,10 +228,14 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	return true;
 }
 
-static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
-		     struct symt_func *f)
+/* Function @i; without the peer names (outer and eu, set to 0) when
+ * @omit (enum sym_frame_omit) drops them from the frames anyway. */
+static inline __attribute__((always_inline)) bool
+func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
+	      unsigned omit)
 {
 	const struct symt_view *v = &t->funcs;
+	bool peers = !(omit & SYM_OMIT_PEER_NAMES);
 
 	if (i >= v->n)
 		return false;
@@ -240,10 +244,16 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
 	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
 	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
-	f->outer = symt_get(v, i, SYMT_FN_OUTER);
+	f->outer = peers ? symt_get(v, i, SYMT_FN_OUTER) : 0;
 	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
-	f->eu = symt_get(v, i, SYMT_FN_EU);
+	f->eu = peers ? symt_get(v, i, SYMT_FN_EU) : 0;
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
+		     struct symt_func *f)
+{
+	return func_get_omit(t, i, f, 0);
 }
 
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
@@ -1034,7 +1044,7 @@ size_t symi_table_frames(const struct sym_table *t,
 	if (have_leaf && hit->scope != SYMT_NONE &&
 	    scope_get(t, hit->scope, &sc)) {
 		have_sc = true;
-		if (!func_get(t, sc.func, &fn))
+		if (!func_get_omit(t, sc.func, &fn, omit))
 			fn = no_func;
 	}
 	/* Without a function, decl_file is none and decl_line 0. */
@@ -1062,7 +1072,7 @@ size_t symi_table_frames(const struct sym_table *t,
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			if (!func_get(t, up.func, &fn))
+			if (!func_get_omit(t, up.func, &fn, omit))
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,

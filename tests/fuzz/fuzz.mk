@@ -131,12 +131,13 @@ $(B)/libsymd-fuzz.a: $(SYMD_OBJS)
 # writer, fuzz-perfscript the perf script reader and fold map, fuzz-unwind
 # sym record's CFI unwinder (tools/agent/unwind.c), fuzz-core the core
 # file reader of sym stack (tools/core.c), fuzz-log the line parser of sym
-# symbolize-log (tools/logline.c), fuzz-kallsyms the reader of kallsyms
+# symbolize-log (tools/logline.c), fuzz-addr the hex address parser of sym
+# addr2line and sym lookup (tools/util.c), fuzz-kallsyms the reader of kallsyms
 # snapshots and their tables (libsym/ksnap.c, which the tools and the
 # store share), fuzz-kmods the loaded-module reader of sym record and sym
 # kallsyms (tools/kallsyms.c: /proc/modules lines, sections/.text).
 TOOL_TARGETS ?= fuzz-reply fuzz-folded fuzz-perfscript fuzz-unwind fuzz-core \
-	fuzz-log fuzz-kallsyms fuzz-kmods
+	fuzz-log fuzz-kallsyms fuzz-kmods fuzz-addr
 TOOL_SRCS := $(filter-out tools/sym.c,$(wildcard tools/*.c))
 TOOL_ARCHIVES := $(B)/tools/libsymtool-fuzz.a $(B)/tools/libview-fuzz.a \
 	$(B)/tools/libagent-fuzz.a
