@@ -85,16 +85,17 @@ uint32_t stacklearn_size(const struct stacklearn *l, int32_t pid)
 }
 
 /* A cut event of @p, copied with @cap bytes: the bytes it had are
- * needed; a size not grown since (the event was copied at the size now)
- * goes back to the ceiling, to be learned again.  Returns the new size or
- * 0. */
+ * needed, and more; unless it is already back at the ceiling, the size
+ * goes back there, to be learned again.  (Even when the size was raised
+ * since the copy: the cut says only that the stack needs more than @cap,
+ * not whether the raised size holds it.)  Returns the new size or 0. */
 static uint32_t on_cut(struct stacklearn *l, struct sl_proc *p, uint32_t cap)
 {
 	l->st.cut++;
 	if (cap > p->need)
 		p->need = cap;
-	if (cap < p->size)
-		return 0;	/* copied before a growth already made */
+	if (p->size == l->ceiling)
+		return 0;	/* grown already, learning again */
 	l->st.grown++;
 	p->size = l->ceiling;
 	p->whole = 0;

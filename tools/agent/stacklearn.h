@@ -20,8 +20,8 @@
  *   learned size (UNWIND_STOP_READ with the copy as long as allowed) is
  *   counted as cut (its stack is flagged `unwind` in the profile, never
  *   passed off as whole), the bytes it had count as needed, and the size
- *   goes back to the ceiling until STACKLEARN_EVENTS more whole unwinds
- *   have been seen; so a process whose stacks deepen loses at most the
+ *   goes back to the ceiling (unless it is there already) until
+ *   STACKLEARN_EVENTS more whole unwinds have been seen; so a process whose stacks deepen loses at most the
  *   events already copied before the growth (one drain's worth), and
  *   each growth raises its learned size by half at least.
  *
