@@ -146,7 +146,7 @@ one() {
 		sleep "$IDLE_S"
 		read -r i1 j1 <<< "$(bpf_ns "$agent")"
 		f=$(awk -v t=$((i1 - i0)) -v n=$((j1 - j0)) 'BEGIN {
-			printf "%.1f\n", n > 0 ? t / n : 0 }')
+			printf "%.1f\n", (n > 0 ? t / n : 0) }')
 		a0=$(task_ns "$agent")
 		read -r b0 n0 <<< "$(bpf_ns "$agent")"
 	fi
