@@ -56,6 +56,7 @@
 #include "agent/fpcheck.h"
 #include "agent/jitmap.h"
 #include "agent/offcpu.h"
+#include "agent/stacklearn.h"
 
 #include "agent/unwind.h"
 #include "base.h"
@@ -115,6 +116,9 @@ struct opts {
 	/* --upload URL: the run's kallsyms snapshot goes to symd there
 	 * once written (--token-file, or $SYM_TOKEN_FILE, $SYM_TOKEN). */
 	const char *upload, *token_file;
+	/* --fixed-stack: the BPF agent copies the whole --stack-size for
+	 * every process, no size learned (agent/stacklearn.h). */
+	bool fixed_stack;
 };
 
 enum { AGG_NONE, AGG_USER, AGG_KERNEL };
@@ -249,6 +253,9 @@ struct rec {
 	uint64_t oc_base[OFFCPU_NCNT], oc_now[OFFCPU_NCNT];
 	/* --aggregate kernel: events on unflagged (whole) stacks. */
 	uint64_t agg_whole;
+	/* Events whose stack ran off a copy of its process's learned size
+	 * (flagged unwind; offcpu_stack_seen()). */
+	uint64_t stack_cut;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -332,6 +339,10 @@ static void usage(FILE *f)
 "                         (collisions counted, never merged).  Without\n"
 "                         --off-cpu: CPU samples from a BPF perf_event\n"
 "                         program at -F instead of the perf rings\n"
+"      --fixed-stack      the eBPF agent copies the whole --stack-size at\n"
+"                         every event, instead of each process's size\n"
+"                         learned from its unwinds (stacks that run off a\n"
+"                         learned size are flagged unwind and counted)\n"
 "\n"
 "Until when:\n"
 "  -d, --duration SECS    stop after SECS (with CMD, CMD gets SIGTERM)\n"
@@ -443,7 +454,7 @@ enum {
 	OPT_MMAP_PAGES, OPT_CONTINUOUS, OPT_ROTATE, OPT_FORMAT,
 	OPT_MAX_STACKS, OPT_SYMBOLIZE, OPT_OFF_CPU, OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK, OPT_SAMPLE_PROB, OPT_SCHED_DELAY, OPT_WALL,
-	OPT_AGGREGATE, OPT_UPLOAD, OPT_TOKEN_FILE,
+	OPT_AGGREGATE, OPT_UPLOAD, OPT_TOKEN_FILE, OPT_FIXED_STACK,
 };
 
 /* Apply one of the short options (and -h, and what getopt rejected).
@@ -559,6 +570,9 @@ static int offcpu_opt(struct opts *o, int c, const char *arg)
 	case OPT_WALL:
 		o->wall = true;
 		return 0;
+	case OPT_FIXED_STACK:
+		o->fixed_stack = true;
+		return 0;
 	case OPT_MIN_BLOCK:
 		return parse_dur("min-block", arg, &o->min_block);
 	case OPT_MAX_BLOCK:
@@ -654,6 +668,7 @@ static int long_opt(struct opts *o, int c, const char *arg)
 	case OPT_SCHED_DELAY:
 	case OPT_WALL:
 	case OPT_AGGREGATE:
+	case OPT_FIXED_STACK:
 		return offcpu_opt(o, c, arg);
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, 1, 1 << 24, &v)) {
@@ -758,6 +773,12 @@ static int check_opts(struct opts *o)
 	}
 	if (check_aggregate(o))
 		return -EINVAL;
+	if (o->fixed_stack && (o->aggregate == AGG_KERNEL ||
+			       (!o->off_cpu && !o->wall && !o->bpf_cpu))) {
+		tool_err("--fixed-stack is for the eBPF agent's stack copies: "
+			 "--off-cpu, --sched-delay, --wall or --aggregate user");
+		return -EINVAL;
+	}
 	if (o->sym.server && o->sym.store_dir) {
 		tool_err("--server and --store exclude each other");
 		return -EINVAL;
@@ -804,6 +825,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "aggregate", required_argument, NULL, OPT_AGGREGATE },
 		{ "upload", required_argument, NULL, OPT_UPLOAD },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+		{ "fixed-stack", no_argument, NULL, OPT_FIXED_STACK },
 		TOOL_SYMBOLIZE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -922,6 +944,7 @@ static void hook_forget(void *ctx, int32_t pid)
 
 	if (r->uw)
 		unwinder_forget(r->uw, pid);
+	offcpu_forget_pid(r->oc, pid);
 }
 
 /* ---- the profile of the current window ---- */
@@ -1522,6 +1545,21 @@ static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 			     e->state == OFFCPU_STATE_CPU);
 }
 
+/* Tell the agent how the unwind of @e went (enum unwind_stop @stopped),
+ * for its process's learned stack size (stacklearn.h); a stack cut by
+ * that size is already flagged unwind (UNWIND_STOP_READ). */
+static void learn_stack(struct rec *r, const struct offcpu_event *e,
+			int stopped)
+{
+	uint64_t used = 0, nofp;
+
+	if (stopped == UNWIND_STOP_NONE)
+		unwinder_last_extent(r->uw, &used, &nofp);
+	if (offcpu_stack_seen(r->oc, e, stopped == UNWIND_STOP_NONE, used,
+			      stopped == UNWIND_STOP_READ))
+		r->stack_cut++;
+}
+
 /* The user frames of @e after @nf kernel ones; returns the total. */
 static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 			  size_t nf, uint32_t *flags)
@@ -1550,6 +1588,7 @@ static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 		*flags |= SYM_PROF_UNWIND;
 	else
 		count_extent(r);
+	learn_stack(r, e, stopped);
 	for (i = 0; i < n; i++, nf++)
 		if (user_frame(r, (int32_t)e->pid, r->pcs[i], e->start_ns,
 			       !r->exact[i], &r->frames[nf], flags, &m))
@@ -1764,6 +1803,7 @@ static int offcpu_start(struct rec *r)
 		.stack_size = r->o.stack_size, .prob = r->o.prob,
 		.all = r->o.all, .pids = r->o.pids, .npids = r->o.npids,
 		.sched_delay = r->o.sched_delay,
+		.fixed_stack = r->o.fixed_stack,
 	};
 	const char *ring = getenv("SYM_OFFCPU_RING");
 	char why[256];
@@ -2717,6 +2757,33 @@ static void oncpu_summary(struct rec *r)
 		c[OFFCPU_CNT_NOSTACK]);
 }
 
+/* The eBPF agent's stack copies (agent/stacklearn.h). */
+static void learn_summary(struct rec *r)
+{
+	struct stacklearn_stats ls;
+	uint64_t failed;
+
+	if (r->o.fixed_stack) {
+		fprintf(stderr, "%s: stack copies: the whole %u bytes at every "
+			"event (--fixed-stack)\n", tool_prog(),
+			r->o.stack_size);
+		return;
+	}
+	offcpu_learn_stats(r->oc, &ls, &failed);
+	fprintf(stderr,
+		"%s: stack copies learned per process: %" PRIu64 " processes, %"
+		PRIu64 " at a learned size (%u to %u bytes; floor %u, "
+		"ceiling --stack-size %u); %.0f bytes copied per event; cut "
+		"by a learned size: %" PRIu64 " events (flagged unwind), "
+		"sizes grown %" PRIu64 " times, raised %" PRIu64 " times; %"
+		PRIu64 " processes not tracked, %" PRIu64 " map updates "
+		"failed\n", tool_prog(), ls.procs, ls.learned, ls.min_size,
+		ls.max_size, r->o.stack_size < OFFCPU_STACK_FLOOR ?
+		r->o.stack_size : OFFCPU_STACK_FLOOR, r->o.stack_size,
+		ls.events ? (double)ls.bytes / (double)ls.events : 0.0,
+		ls.cut, ls.grown, ls.raised, ls.untracked, failed);
+}
+
 /* --off-cpu's line of the summary: the BPF side's counters. */
 static void offcpu_summary(struct rec *r)
 {
@@ -2724,6 +2791,8 @@ static void offcpu_summary(struct rec *r)
 
 	if (r->o.aggregate)
 		agg_summary(r);
+	if (r->o.aggregate != AGG_KERNEL)
+		learn_summary(r);
 	if (r->o.bpf_cpu) {
 		if (r->o.aggregate == AGG_USER)
 			oncpu_summary(r);

@@ -14,10 +14,11 @@
 # context switches over the rounds) and holds until killed.
 #
 # Cases, alternating within each of BENCH_RUNS runs (5): none, sym
-# (`sym record --off-cpu -p`, its defaults: 8 KiB stack copies), sym-2k
-# (the same with --stack-size 2048, which still holds whole stacks of
-# this fixture: how much of the cost is the copy), offcputime
-# (`offcputime -p --stack-storage-size 65536`, as t3111).  Measured per run:
+# (`sym record --off-cpu -p`, its defaults: each process's stack copy
+# size learned from its unwinds, up to 8 KiB), sym-fixed (the same with
+# --fixed-stack: the whole 8 KiB at every switch-out, as before the
+# learning), offcputime (`offcputime -p --stack-storage-size 65536`, as
+# t3111).  Measured per run:
 #   rounds/s     the workload's rounds per second of wall time
 #   cpu/round    its CPU (both threads, user + system) per round: this
 #                includes the BPF program's time at each switch-out,
@@ -30,6 +31,14 @@
 #                (run_time_ns; statistics on through tests/bench/bpfstats.c
 #                for the bench's duration only), on every context switch
 #                of the machine, not only the workload's
+#   bpf-own      the same less the programs' cost on the machine's other
+#                switches, which grows with the run's wall time, not
+#                with the workload: each tool's programs are first
+#                timed for BENCH_OFFCPU_IDLE_S (1) s with the workload
+#                stopped (ns per run: the filter's cost, c), then the
+#                window's runs beyond two per workload switch (its
+#                switch-out and its switch-in) are charged c each and
+#                taken off
 #   lost         events the profiler lost (sym: the file's header)
 # Printed as medians: throughput against none (rounds/s, and the inverse
 # of cpu/round), agent and agent + bpf in us per round (two switch-outs
@@ -47,6 +56,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYM=${SYM:-$ROOT/bin/sym}
 RUNS=${BENCH_RUNS:-5}
+IDLE_S=${BENCH_OFFCPU_IDLE_S:-1}
 ROUNDS=${BENCH_OFFCPU_ROUNDS:-20000}
 WORK_US=${BENCH_OFFCPU_WORK_US:-40}
 D=${BENCH_DIR:-$ROOT/build/bench}
@@ -95,18 +105,19 @@ attached() { grep -qs '^link_type:' /proc/"$1"/fdinfo/*; }
 # task_ns PID: CPU ns of all of PID's threads.
 task_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null |
 	awk '{ s += $1 } END { printf "%d\n", s }'; }
-# bpf_ns PID: run_time_ns of the BPF programs PID holds.
+# bpf_ns PID: "run_time_ns run_cnt" of the BPF programs PID holds.
 bpf_ns() {
 	for id in $(sed -n 's/^prog_id:\t*//p' /proc/"$1"/fdinfo/* 2>/dev/null |
 		    sort -u); do
 		bpftool prog show id "$id" 2>/dev/null
-	done | awk '{ for (i = 1; i < NF; i++) if ($i == "run_time_ns")
-		s += $(i + 1) } END { printf "%d\n", s }'
+	done | awk '{ for (i = 1; i < NF; i++) { if ($i == "run_time_ns")
+		s += $(i + 1); if ($i == "run_cnt") n += $(i + 1) } }
+		END { printf "%d %d\n", s, n }'
 }
 
 # one CASE RUN: one run of the workload under CASE; appends a line
 # "case rounds_per_s cpu_per_round_ns agent_ns bpf_ns wall_ns lost
-#  switches" to $W/runs.
+#  switches bpf_own_ns" to $W/runs.
 one() {
 	c=$1 i=$2 agent= lost=0
 	out=$W/$c.$i.out
@@ -115,9 +126,9 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym|sym-2k)
+	sym|sym-fixed)
 		_a=${SYM_RECORD_ARGS:-}
-		[ "$c" = sym-2k ] && _a="$_a --stack-size 2048"
+		[ "$c" = sym-fixed ] && _a="$_a --fixed-stack"
 		# shellcheck disable=SC2086
 		"$SYM" record -q --off-cpu $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
@@ -127,30 +138,41 @@ one() {
 			> "$W/oc.txt" 2> "$W/oc.err" &
 		agent=$! ;;
 	esac
-	a0=0 b0=0 a1=0 b1=0
+	a0=0 b0=0 a1=0 b1=0 n0=0 n1=0 f=0
 	if [ -n "$agent" ]; then
 		wait_for attached "$agent"
-		a0=$(task_ns "$agent") b0=$(bpf_ns "$agent")
+		# the programs' cost per run on the other switches alone
+		read -r i0 j0 <<< "$(bpf_ns "$agent")"
+		sleep "$IDLE_S"
+		read -r i1 j1 <<< "$(bpf_ns "$agent")"
+		f=$(awk -v t=$((i1 - i0)) -v n=$((j1 - j0)) 'BEGIN {
+			printf "%.1f\n", (n > 0 ? t / n : 0) }')
+		a0=$(task_ns "$agent")
+		read -r b0 n0 <<< "$(bpf_ns "$agent")"
 	fi
 	kill -CONT "$fix"
 	wait_for grep -q '^rounds' "$out"
 	if [ -n "$agent" ]; then
-		a1=$(task_ns "$agent") b1=$(bpf_ns "$agent")
+		a1=$(task_ns "$agent")
+		read -r b1 n1 <<< "$(bpf_ns "$agent")"
 	fi
 	[ "$c" = offcputime ] && kill -INT "$agent"
 	kill -TERM "$fix"
 	wait "$fix" 2> /dev/null || true
 	[ -n "$agent" ] && { wait "$agent" || true; }
 	[ "$c" != none ] && [ "$c" != offcputime ] && lost=$(awk '$1 == "lost" { print $2 }' "$W/sym.raw")
-	awk -v c="$c" -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v l="${lost:-0}" '
-	$1 == "rounds" { printf "%s %.1f %.0f %.0f %.0f %.0f %.0f %.0f\n", c,
-		$2 / ($4 / 1e9), $6 / $2, a, b, $4, l, $8 }' "$out" >> "$W/runs"
+	awk -v c="$c" -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v l="${lost:-0}" \
+	    -v n=$((n1 - n0)) -v f="$f" '
+	$1 == "rounds" { o = n - 2 * $8; if (o < 0) o = 0
+		own = b - o * f; if (own < 0) own = 0
+		printf "%s %.1f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", c,
+		$2 / ($4 / 1e9), $6 / $2, a, b, $4, l, $8, own }' "$out" >> "$W/runs"
 }
 
 : > "$W/runs"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for i in $(seq "$RUNS"); do
-	for c in none sym sym-2k offcputime; do
+	for c in none sym sym-fixed offcputime; do
 		one "$c" "$i"
 	done
 done
@@ -163,6 +185,8 @@ per_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	printf "%.3f\n", $4 / 1e3 / n }' "$W/runs"); }
 sum_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	printf "%.3f\n", ($4 + $5) / 1e3 / n }' "$W/runs"); }
+own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
+	printf "%.3f\n", ($4 + $9) / 1e3 / n }' "$W/runs"); }
 
 {
 	echo "## Off-CPU cost at ~10,000 context switches/s (offcpu-bench.sh)"
@@ -172,27 +196,30 @@ sum_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	     "$load0 before, $load1 after; sym record options:" \
 	     "${SYM_RECORD_ARGS:-(defaults)}."
 	echo
-	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF ms/s at none's rate | lost |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	r0=$(med none 2) c0=$(med none 3)
-	for c in none sym sym-2k offcputime; do
+	for c in none sym sym-fixed offcputime; do
 		sw=$(median $(awk -v c="$c" '$1 == c {
 			printf "%.0f\n", $8 / ($6 / 1e9) }' "$W/runs"))
 		r=$(med "$c" 2) cr=$(med "$c" 3)
 		awk -v c="$c" -v sw="$sw" -v r="$r" -v r0="$r0" -v cr="$cr" \
 		    -v c0="$c0" -v a="$(per_round "$c")" -v ab="$(sum_round "$c")" \
-		    -v l="$(med "$c" 7)" 'BEGIN {
-			printf "| %s | %d | %.0f | %+.1f%% | %.1f us | %+.1f%% | %.2f | %.2f | %.1f | %d |\n",
+		    -v l="$(med "$c" 7)" -v ow="$(own_round "$c")" 'BEGIN {
+			printf "| %s | %d | %.0f | %+.1f%% | %.1f us | %+.1f%% | %.2f | %.2f | %.2f | %.1f | %d |\n",
 			c, sw, r, (r / r0 - 1) * 100, cr / 1e3,
-			(c0 / cr - 1) * 100, a, ab, ab * r0 / 1e3, l }'
+			(c0 / cr - 1) * 100, a, ab, ow, ab * r0 / 1e3, l }'
 	done
-	as=$(sum_round sym) a2=$(sum_round sym-2k) ao=$(sum_round offcputime)
+	as=$(sum_round sym) a2=$(sum_round sym-fixed) ao=$(sum_round offcputime)
+	os=$(own_round sym) o2=$(own_round sym-fixed) oo=$(own_round offcputime)
 	echo
-	awk -v s="$as" -v s2="$a2" -v o="$ao" 'BEGIN {
-		printf "Agent + BPF CPU, sym / offcputime: %.2f; sym-2k / offcputime: %.2f\n",
-		(o > 0 ? s / o : 0), (o > 0 ? s2 / o : 0) }'
+	awk -v s="$as" -v s2="$a2" -v o="$ao" -v os="$os" -v o2="$o2" -v oo="$oo" 'BEGIN {
+		printf "Agent + BPF CPU, sym / offcputime: %.2f; sym-fixed / offcputime: %.2f\n",
+		(o > 0 ? s / o : 0), (o > 0 ? s2 / o : 0)
+		printf "Agent + BPF-own CPU (the other switches taken off), sym / offcputime: %.2f; sym-fixed / offcputime: %.2f\n",
+		(oo > 0 ? os / oo : 0), (oo > 0 ? o2 / oo : 0) }'
 	echo
-	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches):"
+	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches bpf-own-ns):"
 	echo
 	sed 's/^/    /' "$W/runs"
 } > "$W/report"

@@ -27,6 +27,7 @@
 #include "offcpu.h"
 #include "offcpu.skel.h"
 #include "aggdrain.h"
+#include "stacklearn.h"
 #include "base.h"
 
 /* The tracing functions between __schedule() and the BPF program, whose
@@ -58,6 +59,10 @@ struct offcpu {
 	/* --aggregate kernel */
 	offcpu_agg_fn agg;
 	struct aggdrain *ad;
+	/* The learned stack sizes (NULL: fixed), and the map updates that
+	 * failed. */
+	struct stacklearn *sl;
+	uint64_t sl_failed;
 	/* The on-CPU sampler: one perf event (and link) per online CPU. */
 	int *pe_fds;
 	struct bpf_link **pe_links;
@@ -206,6 +211,8 @@ static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	}
 	if (!agg || o->cpu_hz)
 		bpf_map__set_max_entries(s->maps.agg_start, 1);
+	if (agg || o->fixed_stack)
+		bpf_map__set_max_entries(s->maps.stack_sizes, 1);
 }
 
 /* The on-CPU sampler: a cpu-clock event on each online CPU, at @hz (a
@@ -423,6 +430,16 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		    strerror(-err));
 		goto fail;
 	}
+	if (!oc->agg && !o->fixed_stack) {
+		uint32_t top = oc->skel->rodata->stack_size;
+
+		err = stacklearn_new(top < OFFCPU_STACK_FLOOR ? top :
+				     OFFCPU_STACK_FLOOR, top, &oc->sl);
+		if (err) {
+			say(why, whylen, "out of memory");
+			goto fail;
+		}
+	}
 	if (oc->agg) {
 		err = aggdrain_new(bpf_map__fd(oc->skel->maps.agg_counts),
 				   bpf_map__fd(oc->skel->maps.agg_stacks),
@@ -449,6 +466,42 @@ int offcpu_add_pid(struct offcpu *oc, pid_t pid)
 				 sizeof(v), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+bool offcpu_stack_seen(struct offcpu *oc, const struct offcpu_event *e,
+		       bool whole, uint64_t used, bool ran_off)
+{
+	uint32_t size, pid = e->pid;
+	bool cut;
+
+	if (!oc->sl || !e->user)
+		return false;
+	size = stacklearn_seen(oc->sl, (int32_t)e->pid, e->stack_cap,
+			       e->stack_len, whole, used, ran_off, &cut);
+	if (size && bpf_map__update_elem(oc->skel->maps.stack_sizes, &pid,
+					 sizeof(pid), &size, sizeof(size),
+					 BPF_ANY))
+		oc->sl_failed++;
+	return cut;
+}
+
+void offcpu_forget_pid(struct offcpu *oc, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+
+	if (!oc || !oc->sl)
+		return;
+	stacklearn_forget(oc->sl, (int32_t)pid);
+	bpf_map__delete_elem(oc->skel->maps.stack_sizes, &k, sizeof(k), 0);
+}
+
+void offcpu_learn_stats(const struct offcpu *oc, struct stacklearn_stats *st,
+			uint64_t *failed)
+{
+	memset(st, 0, sizeof(*st));
+	*failed = oc ? oc->sl_failed : 0;
+	if (oc && oc->sl)
+		stacklearn_stats(oc->sl, st);
 }
 
 int offcpu_drain(struct offcpu *oc)
@@ -582,6 +635,7 @@ void offcpu_close(struct offcpu *oc)
 	ring_buffer__free(oc->rb);
 	detach_all(oc);
 	aggdrain_free(oc->ad);
+	stacklearn_free(oc->sl);
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
 }

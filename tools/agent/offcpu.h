@@ -40,8 +40,13 @@ typedef void (*offcpu_agg_fn)(void *ctx, const struct agg_stack *s,
 struct offcpu_opts {
 	/** Keep blocks of at least @min_ns and at most @max_ns. */
 	uint64_t min_ns, max_ns;
-	/** User stack bytes to copy (at most OFFCPU_STACK_MAX). */
+	/** User stack bytes to copy (at most OFFCPU_STACK_MAX): for each
+	 *  process, the size learned from its unwinds (stacklearn.h, told
+	 *  by offcpu_stack_seen()), this much before it is learned and at
+	 *  most this much. */
 	uint32_t stack_size;
+	/** true: copy the whole @stack_size always (no learning). */
+	bool fixed_stack;
 	/** Probability that a switch-out is recorded, in (0, 1]. */
 	double prob;
 	/** true: every process; false: only @pids and those of
@@ -98,6 +103,29 @@ typedef void (*offcpu_fn)(void *ctx, const struct offcpu_event *e,
  */
 int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		struct offcpu **out, char *why, size_t whylen);
+
+/**
+ * offcpu_stack_seen() - how the unwind of event @e went, for the stack
+ * size of its process (stacklearn.h): @whole when it reached the
+ * outermost frame, then needing @used bytes of the copy
+ * (unwinder_last_extent()); @ran_off when it ended running off the copy
+ * (UNWIND_STOP_READ).  Sets the process's new size in the BPF map when
+ * it changes.  No-op with fixed_stack or --aggregate kernel.
+ * @return true when @e was cut by a learned size: its stack is not whole
+ *         and must be flagged
+ */
+bool offcpu_stack_seen(struct offcpu *oc, const struct offcpu_event *e,
+		       bool whole, uint64_t used, bool ran_off);
+
+/** offcpu_forget_pid() - process @pid exited: drop its learned size. */
+void offcpu_forget_pid(struct offcpu *oc, pid_t pid);
+
+struct stacklearn_stats;
+/** offcpu_learn_stats() - the stack sizes learned so far (zeros with
+ *  fixed_stack or --aggregate kernel); *@failed: updates of the BPF map
+ *  that failed (those processes copy their last size or the ceiling). */
+void offcpu_learn_stats(const struct offcpu *oc, struct stacklearn_stats *st,
+			uint64_t *failed);
 
 /** offcpu_add_pid() - record the threads of process @pid too. */
 int offcpu_add_pid(struct offcpu *oc, pid_t pid);

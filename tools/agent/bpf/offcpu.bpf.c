@@ -95,6 +95,16 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
+/* Per process (tgid): the bytes of user stack to copy, learned by user
+ * space from its unwinds (stacklearn.h, offcpu_stack_seen()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, OFFCPU_LEARN_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} stack_sizes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OFFCPU_NCNT);
@@ -178,37 +188,50 @@ static __always_inline int user_regs(struct offcpu_event *e,
 	return 0;
 }
 
-/* Copy the user stack from sp: the rest of sp's page, then whole pages
- * while they fit in stack_size, then what is left of stack_size; stops at
+/* The bytes of user stack to copy for process @tgid: the size user space
+ * learned from its unwinds (stacklearn.h), if any and within
+ * stack_size, else stack_size: a process starts with whole copies. */
+static __always_inline __u32 stack_cap(__u32 tgid)
+{
+	__u32 *v = bpf_map_lookup_elem(&stack_sizes, &tgid);
+
+	if (v && *v && *v < stack_size)
+		return *v;
+	return stack_size;
+}
+
+/* Copy the user stack from sp: the rest of sp's page, then the following
+ * pages, the last one in part, up to e->stack_cap bytes in all; stops at
  * the first page not readable. */
 static __always_inline __u32 copy_stack(struct offcpu_event *e)
 {
-	__u64 sp = e->regs[7];
-	__u32 len = PAGE - (__u32)(sp & (PAGE - 1));
-	__u32 i, off, rem;
+	__u64 sp = e->regs[7], cap = stack_cap(e->pid);
+	__u64 len = PAGE - (sp & (PAGE - 1)), off, n;
+	__u32 i;
 
-	if (len > stack_size)
-		len = stack_size & (PAGE - 1);
+	/* (64-bit arithmetic throughout: the verifier must see the bounds
+	 * on the registers passed as sizes) */
+	if (cap > OFFCPU_STACK_MAX)
+		cap = OFFCPU_STACK_MAX;
+	e->stack_cap = (__u32)cap;
+	if (len > cap)
+		len = cap;
 	if (len == 0 || len > PAGE)
 		return 0;
 	if (bpf_probe_read_user(e->stack, len, (void *)sp))
 		return 0;
 	for (i = 0; i < OFFCPU_STACK_MAX / PAGE; i++) {
 		off = len;
-		if (off + PAGE > stack_size || off > OFFCPU_STACK_MAX - PAGE)
+		if (off >= cap || off > OFFCPU_STACK_MAX - PAGE)
 			break;
-		if (bpf_probe_read_user(e->stack + off, PAGE,
-					(void *)(sp + off)))
+		n = cap - off;
+		if (n > PAGE)
+			n = PAGE;
+		if (bpf_probe_read_user(e->stack + off, n, (void *)(sp + off)))
 			break;
-		len = off + PAGE;
+		len = off + n;
 	}
-	/* The rest of stack_size, less than a page. */
-	off = len;
-	rem = stack_size > off ? stack_size - off : 0;
-	if (rem > 0 && rem < PAGE && off <= OFFCPU_STACK_MAX - PAGE &&
-	    !bpf_probe_read_user(e->stack + off, rem, (void *)(sp + off)))
-		len = off + rem;
-	return len;
+	return (__u32)len;
 }
 
 /* When @prev, switched out in state @st, starts waiting for a CPU:
@@ -285,6 +308,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->tid = tid;
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
+	e->stack_cap = 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
@@ -419,6 +443,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 	e->tid = tid;
 	e->state = OFFCPU_STATE_OTHER;	/* woken: counted as such */
 	e->user = btf && user_regs(e, p) == 0;
+	e->stack_cap = 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	e->kstack_len = 0;
 	slot_done(e, tid, btf);

@@ -9,6 +9,11 @@
 
 /* Bytes of user stack copied at switch-out, at most (a power of two). */
 #define OFFCPU_STACK_MAX 16384
+/* The smallest size a process's learned stack copy is set to
+ * (stacklearn.h); the "stack_sizes" map holds at most this many
+ * processes (the others copy the whole --stack-size). */
+#define OFFCPU_STACK_FLOOR 1024
+#define OFFCPU_LEARN_PROCS 4096
 /* Kernel frames kept, at most. */
 #define OFFCPU_KSTACK_MAX 64
 /* x86-64 user registers, in unwind.h's order (UNWIND_NREGS). */
@@ -57,6 +62,12 @@ struct offcpu_event {
 	__u32 stack_len;	/* user stack bytes after the header */
 	__s32 kstack_len;	/* bytes of kstack[], or -errno */
 	__u32 user;		/* 1: regs are the user registers */
+	__u32 stack_cap;	/* the bytes the copy was allowed: the
+				 * process's learned size ("stack_sizes"),
+				 * else the whole --stack-size; stack_len
+				 * below it: the copy ended at an unreadable
+				 * page (the top of the stack) */
+	__u32 pad;
 	__u64 regs[OFFCPU_NREGS];
 	__u64 kstack[OFFCPU_KSTACK_MAX];
 	unsigned char stack[OFFCPU_STACK_MAX];

@@ -50,6 +50,7 @@ int oncpu_sample(struct oncpu_ctx *ctx)
 	e->tid = tid;
 	e->state = OFFCPU_STATE_CPU;
 	e->user = user_regs(e, t) == 0;
+	e->stack_cap = 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
