@@ -72,6 +72,11 @@ void sp_cfi_cache_stats(struct sp_cfi_cache_stats *out)
 	*out = stats;
 }
 
+void sp_cfi_cache_reset_stats(void)
+{
+	memset(&stats, 0, sizeof(stats));
+}
+
 size_t sp_cfi_cache_bytes(void)
 {
 	return SP_STEP_CACHE * sizeof(struct step_entry) +

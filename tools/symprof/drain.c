@@ -726,6 +726,12 @@ static void write_note(struct sp_out *o, const char *note)
 	sp_out_ch(o, '\n');
 }
 
+static void out_kv(struct sp_out *o, const char *k, uint64_t v)
+{
+	sp_out_str(o, k);
+	sp_out_u64(o, v);
+}
+
 /* The step cache's comment line (cficache.c; SYMPROF_CFI_CACHE). */
 static void write_cache_note(struct sp_out *o)
 {
@@ -737,21 +743,14 @@ static void write_cache_note(struct sp_out *o)
 		return;
 	}
 	sp_cfi_cache_stats(&st);
-	sp_out_str(o, "# libsymprof: CFI step cache: hits ");
-	sp_out_u64(o, st.hits);
-	sp_out_str(o, ", misses ");
-	sp_out_u64(o, st.misses);
-	sp_out_str(o, ", rows read again ");
-	sp_out_u64(o, st.row_misses);
-	sp_out_str(o, ", invalidations ");
-	sp_out_u64(o, st.invalidations);
-	sp_out_str(o, ", bytes ");
-	sp_out_u64(o, sp_cfi_cache_bytes());
+	out_kv(o, "# libsymprof: CFI step cache: hits ", st.hits);
+	out_kv(o, ", misses ", st.misses);
+	out_kv(o, ", rows read again ", st.row_misses);
+	out_kv(o, ", invalidations ", st.invalidations);
+	out_kv(o, ", bytes ", sp_cfi_cache_bytes());
 	if (sp.cfi_cache == 2) {
-		sp_out_str(o, "; checked without it: stacks ");
-		sp_out_u64(o, agg.checked);
-		sp_out_str(o, ", differ ");
-		sp_out_u64(o, agg.differ);
+		out_kv(o, "; checked without it: stacks ", agg.checked);
+		out_kv(o, ", differ ", agg.differ);
 	}
 	sp_out_ch(o, '\n');
 }
@@ -1420,6 +1419,7 @@ void sp_drain_reset_child(void)
 	finished = false;
 	write_failed_logged = false;
 	memset(&agg, 0, sizeof(agg));
+	sp_cfi_cache_reset_stats();
 	atomic_store(&req_seq, 0);
 	atomic_store(&done_seq, 0);
 	atomic_store(&req_what, 0);

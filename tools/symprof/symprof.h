@@ -20,6 +20,8 @@
  *	           only
  *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
  *	           step over a stack copy: drain thread only, in memory
+ *	cficache.c the step cache: CFI rows compiled per pc (cfi.c's
+ *	           sp_cfi_compile()), fixed size: drain only
  *	out.c      the writer of the raw stack format: drain thread only
  *	jit.c      JIT code: anonymous executable mappings as anon maps,
  *	           named from the program's perf map (libsym/perfmap.c,
@@ -474,6 +476,9 @@ struct sp_cfi_cache_stats {
 	uint64_t invalidations;
 };
 SP_HIDDEN void sp_cfi_cache_stats(struct sp_cfi_cache_stats *out);
+/* After fork, in the child: its file counts its own lookups (the
+ * entries stay: the child's memory is the parent's). */
+SP_HIDDEN void sp_cfi_cache_reset_stats(void);
 /* The memory the cache takes once allocated. */
 SP_HIDDEN size_t sp_cfi_cache_bytes(void);
 
