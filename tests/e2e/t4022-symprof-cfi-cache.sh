@@ -48,8 +48,10 @@ SYMPROF_CFI_CACHE=check wl_run python "$T/py" "$SYM" run -F 999 \
 wl_same "python3.11 ($(wl_desc python)): output and status unchanged" \
 	"$T/py.base" "$T/py"
 checked "python3.11, cpu mode" "$T/py.raw"
-ok "python3.11: the cache served most steps (hits > 10 x misses)" \
-	test "$(note "$T/py.raw" hits)" -gt "$(( $(note "$T/py.raw" misses) * 10 ))"
+# Misses are first lookups of a pc (python3.11's hot code has about 900
+# of them), hits the rest: 1,200 samples of 12 frames gave 17 hits a miss.
+ok "python3.11: the cache served most lookups (hits > 2 x misses)" \
+	test "$(note "$T/py.raw" hits)" -gt "$(( $(note "$T/py.raw" misses) * 2 ))"
 
 # python3.11, alloc mode, its allocations through malloc.
 PYTHONMALLOC=malloc SYMPROF_CFI_CACHE=check wl_run python "$T/pya" \
