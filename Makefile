@@ -411,6 +411,12 @@ $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
 		$(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(TEST_LIBS)
 
+# t-cfi-cache drives libsymprof's CFI, its step cache and its mapping
+# table (and libsym's module ID code, which maps.c calls): the archive
+# comes first.
+$(B)/tests/t-cfi-cache: $(SYMPROF_TEST_LIB)
+$(B)/tests/t-cfi-cache: private TEST_LIBS := $(SYMPROF_TEST_LIB) $(TEST_LIBS)
+
 # The replays of libsymprof's parts link its test archive too.
 SYMPROF_REPLAY := $(filter $(B)/tests/replay-fuzz-symprof-%,$(FUZZ_REPLAY))
 $(SYMPROF_REPLAY): $(SYMPROF_TEST_LIB)

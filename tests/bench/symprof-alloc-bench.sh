@@ -39,6 +39,10 @@
 #    nothing, /bin/true, min of BENCH_RUNS); set beside the direct
 #    paired figure of 2, which on a loaded 2-core machine cannot resolve
 #    1 to 3 %.
+# Knobs besides the run counts: BENCH_SYMPROF_BASE=PATH adds to 2 a
+# variant "alloc-base", alloc mode with another build of libsymprof.so
+# (say main's, to measure a change: its line also gives the median CPU
+# against this one's alloc); BENCH_PEERS=0 leaves the peers out of 2.
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYM=$ROOT/bin/sym
@@ -59,13 +63,16 @@ HEAPTRACK=$(command -v heaptrack || true)
 PY=$(ls /usr/bin/python3.11 2> /dev/null || command -v python3.11 || true)
 JE=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2> /dev/null || true)
 
+[ "${BENCH_PEERS:-1}" = 0 ] && HEAPTRACK= JE=
+BASE=${BENCH_SYMPROF_BASE:-}
 W="$W" SYM="$SYM" LIB="$LIB" HEAPTRACK="$HEAPTRACK" PY="$PY" JE="$JE" \
+BASE="$BASE" \
 RUNS=${BENCH_RUNS:-7} RUNS_WHOLE=${BENCH_RUNS_WHOLE:-9} python3 - <<'PYEOF'
 import os, statistics, subprocess, time
 
 W, SYM, LIB = os.environ["W"], os.environ["SYM"], os.environ["LIB"]
 HT, PY = os.environ["HEAPTRACK"], os.environ["PY"]
-JE = os.environ["JE"]
+JE, BASE = os.environ["JE"], os.environ["BASE"]
 RUNS, RUNS_WHOLE = int(os.environ["RUNS"]), int(os.environ["RUNS_WHOLE"])
 med = statistics.median
 
@@ -74,9 +81,9 @@ def load():
 
 def env(mode):
     e = dict(os.environ)
-    if mode in ("cpu", "alloc"):
-        e["LD_PRELOAD"] = LIB
-        e["SYMPROF_MODE"] = mode
+    if mode in ("cpu", "alloc", "alloc-base"):
+        e["LD_PRELOAD"] = BASE if mode == "alloc-base" else LIB
+        e["SYMPROF_MODE"] = "cpu" if mode == "cpu" else "alloc"
         e["SYMPROF_OUT"] = W + "/bench.raw"
         e["SYMPROF_INTERVAL"] = "0"
     if mode == "thread":
@@ -164,7 +171,10 @@ if PY:
         "s = sum(len(k) for k in d)\ndel d\nprint(s)"],
         {"PYTHONMALLOC": "malloc"},
         ["plain", "alloc"] + peers, "bulk"))
-own = {"jeprof": "jemalloc"}
+own = {"jeprof": "jemalloc", "alloc-base": "alloc"}
+if BASE:
+    for w in work:
+        w[3].insert(2, "alloc-base")
 print("\n## Whole programs: %d rounds, the variants in turn in each; "
       "CPU (user+sys) and wall s: median (min); paired: the median of "
       "the rounds' differences to no profiler" % RUNS_WHOLE)

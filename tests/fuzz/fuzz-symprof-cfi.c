@@ -13,7 +13,9 @@
  * its first H bytes.  The pcs looked up come from the first 64 entries
  * of the header's table, when it has one (table_pcs()), plus two taken
  * from the input; each row found is checked for shape and stepped over
- * a stack copy made of the input's first bytes.
+ * a stack copy made of the input's first bytes, and the row compiled for
+ * the drain's step cache (sp_cfi_compile()) steps to the same result and
+ * registers, word for word (or is left to the row: SP_FAST_FULL).
  */
 #include "fuzz.h"
 #include "symprof/symprof.h"
@@ -61,16 +63,17 @@ static void check_rule(const struct sp_cfi *c, const struct sp_rule *x,
  * registers the input's bits say are known: the result is one of the
  * four, the registers change only on success, a success knows the
  * caller's pc and sp (the CFA), and a missing word lies outside the
- * copy. */
+ * copy; the compiled step agrees. */
 static void step(const struct sp_cfi *c, uint64_t pc, const uint8_t *data,
 		 size_t size)
 {
 	static uint64_t words[64];
 	struct sp_stack_copy m = { 0x7ffff000, words, 64 };
-	struct sp_regs r, before;
-	uint64_t need = 0;
+	struct sp_regs r, before, fast;
+	struct sp_cfi_fast f;
+	uint64_t need = 0, needf = 0;
 	unsigned i;
-	int rc;
+	int rc, rcf;
 
 	memset(words, 0, sizeof(words));
 	memcpy(words, data, size < sizeof(words) ? size : sizeof(words));
@@ -82,7 +85,19 @@ static void step(const struct sp_cfi *c, uint64_t pc, const uint8_t *data,
 		  1u << SP_REG_RIP | 1u << SP_REG_RSP;
 	r.known &= (1u << SP_NREGS) - 1;
 	before = r;
+	/* The compiled step (the drain's step cache) gives what the row's
+	 * gives, word for word, or leaves the row to it. */
+	sp_cfi_compile(c, &f);
+	fast = r;
+	rcf = sp_cfi_step_fast(&f, &m, &fast, &needf);
 	rc = sp_cfi_step(c, &m, &r, &need);
+	if (f.kind == SP_FAST_FULL)
+		FUZZ_CHECK(rcf == SP_STEP_BAD &&
+			   memcmp(&fast, &before, sizeof(fast)) == 0);
+	else
+		FUZZ_CHECK(rcf == rc && needf == need &&
+			   fast.known == r.known &&
+			   memcmp(fast.r, r.r, sizeof(r.r)) == 0);
 	FUZZ_CHECK(rc >= SP_STEP_OK && rc <= SP_STEP_BAD);
 	if (rc != SP_STEP_OK)
 		FUZZ_CHECK(memcmp(&r, &before, sizeof(r)) == 0);

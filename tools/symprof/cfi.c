@@ -613,7 +613,7 @@ int sp_cfi_find(const struct sp_eh *eh, uint64_t pc, struct sp_cfi *out)
 /* ---- one unwind step -------------------------------------------------- */
 
 /* Read @n (1 to 8) bytes at @addr from the copy. */
-static int mem_read(const struct sp_stack_copy *m, uint64_t addr, unsigned n,
+static inline __attribute__((always_inline)) int mem_read(const struct sp_stack_copy *m, uint64_t addr, unsigned n,
 		    uint64_t *out, uint64_t *need)
 {
 	uint64_t v = 0;
@@ -629,7 +629,7 @@ static int mem_read(const struct sp_stack_copy *m, uint64_t addr, unsigned n,
 }
 
 /* Register @reg's value for DW_OP_breg and register rules, when known. */
-static bool reg_value(const struct sp_regs *r, unsigned reg, uint64_t *out)
+static inline bool reg_value(const struct sp_regs *r, unsigned reg, uint64_t *out)
 {
 	if (reg >= SP_NREGS || !(r->known & (1u << reg)))
 		return false;
@@ -826,6 +826,163 @@ int sp_cfi_step(const struct sp_cfi *c, const struct sp_stack_copy *m,
 		} else {
 			out.r[i] = 0;
 		}
+	}
+	*r = out;
+	return SP_STEP_OK;
+}
+
+/* ---- the compiled step -------------------------------------------------- */
+
+/* Rule @x of a register other than rsp into @out: false when the step
+ * must use the row (an expression), true otherwise, with out->kind 0
+ * for a rule that gives no value (unknown, undefined, a register out of
+ * range). */
+static bool fast_rule(const struct sp_rule *x, unsigned reg,
+		      struct sp_fast_rule *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->reg = (uint8_t)reg;
+	switch (x->kind) {
+	case SP_RULE_REG:
+		if (x->reg >= SP_NREGS)
+			return true;
+		out->src = x->reg;
+		/* fall through */
+	case SP_RULE_OFFSET:
+	case SP_RULE_VAL_OFFSET:
+		out->kind = x->kind;
+		out->off = x->off;
+		return true;
+	case SP_RULE_SAME:
+		out->kind = SP_RULE_SAME;
+		return true;
+	case SP_RULE_EXPR:
+	case SP_RULE_VAL_EXPR:
+		return false;
+	default:
+		return true;
+	}
+}
+
+void sp_cfi_compile(const struct sp_cfi *c, struct sp_cfi_fast *f)
+{
+	struct sp_fast_rule x;
+	unsigned i;
+
+	memset(f, 0, sizeof(*f));
+	f->signal = c->signal;
+	if (c->reg[SP_REG_RIP].kind == SP_RULE_UNDEF) {
+		f->kind = SP_FAST_OUTERMOST;
+		return;
+	}
+	if (c->cfa.kind == SP_RULE_EXPR)
+		return;				/* SP_FAST_FULL */
+	if (c->cfa.kind != SP_RULE_REG || c->cfa.reg >= SP_NREGS) {
+		f->kind = SP_FAST_BAD;
+		return;
+	}
+	f->cfa_reg = c->cfa.reg;
+	f->cfa_off = c->cfa.off;
+	if (!fast_rule(&c->reg[SP_REG_RIP], SP_REG_RIP, &f->ra))
+		return;
+	if (f->ra.kind == 0) {
+		f->kind = SP_FAST_BAD;
+		return;
+	}
+	for (i = 0; i < SP_REG_RIP; i++) {
+		if (i == SP_REG_RSP)
+			continue;
+		if (!fast_rule(&c->reg[i], i, &x))
+			return;
+		if (x.kind == SP_RULE_SAME) {
+			f->same |= 1u << i;
+		} else if (x.kind) {
+			if (f->n == SP_FAST_MAX)
+				return;
+			f->rule[f->n++] = x;
+		}
+	}
+	/* Saved-on-the-stack rules first: the step reads them in a loop of
+	 * their own.  The order is free: every rule reads the frame's
+	 * registers and memory, none the caller's. */
+	for (i = 0; i < f->n; i++)
+		if (f->rule[i].kind == SP_RULE_OFFSET) {
+			x = f->rule[f->noff];
+			f->rule[f->noff++] = f->rule[i];
+			f->rule[i] = x;
+		}
+	f->kind = SP_FAST_STEP;
+}
+
+/* The caller's value under compiled rule @x (inlined: the fast step is
+ * a few loads). */
+static inline __attribute__((always_inline)) int fast_value(const struct sp_fast_rule *x, const struct sp_regs *r,
+		      uint64_t cfa, const struct sp_stack_copy *m,
+		      uint64_t *out, uint64_t *need)
+{
+	switch (x->kind) {
+	case SP_RULE_OFFSET:
+		return mem_read(m, cfa + (uint64_t)(int64_t)x->off, 8, out,
+				need);
+	case SP_RULE_VAL_OFFSET:
+		*out = cfa + (uint64_t)(int64_t)x->off;
+		return 0;
+	case SP_RULE_REG:
+		return reg_value(r, x->src, out) ? 0 : SP_STEP_BAD;
+	default:
+		return reg_value(r, x->reg, out) ? 0 : SP_STEP_BAD;
+	}
+}
+
+int sp_cfi_step_fast(const struct sp_cfi_fast *f,
+		     const struct sp_stack_copy *m, struct sp_regs *r,
+		     uint64_t *need)
+{
+	struct sp_regs out;
+	uint64_t cfa, ignore, last;
+	uint32_t same;
+	unsigned i;
+	int rc;
+
+	*need = 0;
+	if (f->kind == SP_FAST_OUTERMOST)
+		return SP_STEP_OUTERMOST;
+	if (f->kind != SP_FAST_STEP || !(r->known & (1u << f->cfa_reg)))
+		return SP_STEP_BAD;
+	cfa = r->r[f->cfa_reg] + (uint64_t)(int64_t)f->cfa_off;
+	rc = fast_value(&f->ra, r, cfa, m, &out.r[SP_REG_RIP], need);
+	if (rc)
+		return rc;
+	memset(out.r, 0, sizeof(out.r) - sizeof(out.r[0]));
+	out.r[SP_REG_RSP] = cfa;
+	out.known = 1u << SP_REG_RIP | 1u << SP_REG_RSP;
+	same = f->same & r->known;
+	out.known |= same;
+	while (same) {
+		i = (unsigned)__builtin_ctz(same);
+		same &= same - 1;
+		out.r[i] = r->r[i];
+	}
+	/* Saved at CFA + off: mem_read()'s bounds as one comparison (an
+	 * address below the copy wraps above @last). */
+	last = m->n ? (uint64_t)m->n * 8 - 8 : 0;
+	for (i = 0; i < f->noff; i++) {
+		const struct sp_fast_rule *x = &f->rule[i];
+		uint64_t at = cfa + (uint64_t)(int64_t)x->off - m->base;
+
+		if (m->n && at <= last) {
+			memcpy(&out.r[x->reg], (const uint8_t *)m->words + at,
+			       8);
+			out.known |= 1u << x->reg;
+		}
+	}
+	for (; i < f->n; i++) {
+		const struct sp_fast_rule *x = &f->rule[i];
+
+		if (fast_value(x, r, cfa, m, &out.r[x->reg], &ignore) == 0)
+			out.known |= 1u << x->reg;
+		else
+			out.r[x->reg] = 0;
 	}
 	*r = out;
 	return SP_STEP_OK;

@@ -185,6 +185,9 @@ static struct {
 	 * copies cut at SP_STACK_MAX, samples off the thread's stack, CFI
 	 * steps, the largest copy in bytes. */
 	uint64_t complete, cut, offstack, cfi_steps, copy_max;
+	/* SYMPROF_CFI_CACHE=check: stacks unwound both ways, and those
+	 * whose frames or flags differ. */
+	uint64_t checked, differ;
 	struct sp_tinfo *threads;
 	size_t tcap, tn;
 	/* Alloc mode: stacks by idx (SP_MAX_STACKS slots, mmap'd at the
@@ -348,40 +351,38 @@ static const struct sp_map *find_map(uint64_t pc)
 	return m;
 }
 
-/* A direct-mapped cache of CFI results, by (map, vaddr). */
-#define CFI_CACHE 4096
-static struct cfi_entry {
-	uint64_t vaddr;
-	uint32_t map;
-	int ok;			/* 0 empty, 1 cfi, -1 none */
-	struct sp_cfi cfi;
-} *cfi_cache;
+/* SYMPROF_CFI_CACHE=check: the second unwind of a record is running
+ * (its steps are not counted). */
+static bool checking;
 
-static int cfi_lookup(const struct sp_map *m, uint64_t pc,
-		      struct sp_cfi *out)
+/*
+ * Step frame @r, whose pc is @pc and whose rules are those at @look (pc,
+ * or pc - 1 for a return address) in map @m: through the step cache
+ * (@cached, cficache.c), or finding and walking the row anew.  Returns -1
+ * when there is no CFI at @look, else 0 with the step's enum sp_step in
+ * *rc and the row's signal flag in *signal.
+ */
+static int step_frame(const struct sp_map *m, uint64_t look, bool cached,
+		      const struct sp_stack_copy *mem, struct sp_regs *r,
+		      uint64_t *need, bool *signal, int *rc)
 {
-	uint64_t va = pc - m->bias;
-	struct cfi_entry *e = NULL;
-	int ok;
+	static struct sp_cfi c;
+	const struct sp_cfi_fast *f;
+	const struct sp_cfi *row;
 
-	if (!cfi_cache)
-		cfi_cache = sp_arena_alloc(CFI_CACHE * sizeof(*cfi_cache));
-	if (cfi_cache) {
-		e = &cfi_cache[hash_mix(va, m->id) & (CFI_CACHE - 1)];
-		if (e->ok && e->vaddr == va && e->map == m->id) {
-			*out = e->cfi;
-			return e->ok > 0 ? 0 : -1;
-		}
+	if (!cached) {
+		if (sp_cfi_find(&m->eh, look, &c))
+			return -1;
+		*signal = c.signal;
+		*rc = sp_cfi_step(&c, mem, r, need);
+		return 0;
 	}
-	ok = sp_cfi_find(&m->eh, pc, out) == 0 ? 1 : -1;
-	if (e) {
-		e->vaddr = va;
-		e->map = m->id;
-		e->ok = ok;
-		if (ok > 0)
-			e->cfi = *out;
-	}
-	return ok > 0 ? 0 : -1;
+	if (sp_cfi_cache_get(m, look, &f, &row))
+		return -1;
+	*signal = f->signal;
+	*rc = row ? sp_cfi_step(row, mem, r, need)
+		  : sp_cfi_step_fast(f, mem, r, need);
+	return 0;
 }
 
 /* A return address worth keeping: in an executable mapping and right
@@ -435,17 +436,17 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
  */
 static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		       struct sp_regs *r, const struct sp_map *m,
-		       struct sp_frame *out, uint32_t *k)
+		       struct sp_frame *out, uint32_t *k, bool cached)
 {
-	bool exact = true;
+	bool exact = true, signal;
 
 	for (;;) {
-		struct sp_cfi c;
 		uint64_t need, prev_sp = r->r[SP_REG_RSP];
 		uint64_t pc = r->r[SP_REG_RIP];
 		int rc;
 
-		if (!m || cfi_lookup(m, exact ? pc : pc - 1, &c)) {
+		if (!m || step_frame(m, exact ? pc : pc - 1, cached, mem, r,
+				     &need, &signal, &rc)) {
 			/* An object's entry code is the outermost frame
 			 * there is: ld.so's _start and _dl_start_user, which
 			 * run the constructors, have no CFI. */
@@ -453,7 +454,6 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 				return 0;
 			return F_UNWIND;
 		}
-		rc = sp_cfi_step(&c, mem, r, &need);
 		if (rc == SP_STEP_OUTERMOST)
 			return 0;
 		if (rc == SP_STEP_NOMEM)
@@ -461,8 +461,8 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 				       ? F_TRUNCATED : F_UNWIND;
 		if (rc != SP_STEP_OK || r->r[SP_REG_RSP] <= prev_sp)
 			return F_UNWIND;
-		agg.cfi_steps++;
-		exact = c.signal;
+		agg.cfi_steps += !checking;
+		exact = signal;
 		pc = r->r[SP_REG_RIP];
 		m = exact ? find_map(pc) : good_return(pc);
 		if (!m && !exact)
@@ -473,6 +473,34 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 			return F_TRUNCATED;
 		put_frame(&out[(*k)++], m, pc, !exact);
 	}
+}
+
+/* SYMPROF_CFI_CACHE=check: unwind the record again from @r0 (the leaf's
+ * registers, frames out[0..k0) already there) without the step cache,
+ * and count a difference from the cached unwind (@out[0..k), the flags
+ * @flags it returned, the registers @r it ended with) in any frame, flag
+ * or register. */
+static void check_unwind(const struct sp_stack_copy *mem, bool cut,
+			 const struct sp_regs *r0, const struct sp_map *m,
+			 const struct sp_frame *out, uint32_t k0, uint32_t k,
+			 uint32_t flags, const struct sp_regs *r)
+{
+	static struct sp_frame again[SP_MAX_DEPTH];
+	struct sp_regs r2 = *r0;
+	uint32_t k2 = k0, flags2, i;
+	bool same;
+
+	memcpy(again, out, k0 * sizeof(*out));
+	checking = true;
+	flags2 = unwind(mem, cut, &r2, m, again, &k2, false);
+	checking = false;
+	same = flags2 == flags && k2 == k && r2.known == r->known &&
+	       memcmp(r2.r, r->r, sizeof(r2.r)) == 0;
+	for (i = 0; same && i < k; i++)
+		same = again[i].addr == out[i].addr &&
+		       again[i].map == out[i].map && again[i].ret == out[i].ret;
+	agg.checked++;
+	agg.differ += !same;
 }
 
 /* Alloc mode: the sample's estimates go to its stack @s, and its live
@@ -529,8 +557,15 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 		agg.offstack++;
 		flags |= F_UNWIND;
 	} else {
+		struct sp_regs r0 = r;
+		uint32_t k0 = k;
+
 		agg.cut += (wflags & SP_WALK_CUT) != 0;
-		flags |= unwind(&mem, wflags & SP_WALK_CUT, &r, m, out, &k);
+		flags |= unwind(&mem, wflags & SP_WALK_CUT, &r, m, out, &k,
+				sp.cfi_cache != 0);
+		if (sp.cfi_cache == 2)
+			check_unwind(&mem, wflags & SP_WALK_CUT, &r0, m, out, k0,
+				     k, flags, &r);
 	}
 	agg.complete += flags == 0;
 	s = agg_add(t->tid, flags, out, k, alloc ? 0 : w[1]);
@@ -573,6 +608,7 @@ static void drain_all(void)
 	refreshes = nmiss = 0;
 	if (gen != maps_gen_seen || sp_maps_count() == 0) {
 		maps_gen_seen = gen;
+		sp_cfi_cache_invalidate();
 		sp_maps_refresh();
 		refreshes = 1;
 	}
@@ -690,6 +726,35 @@ static void write_note(struct sp_out *o, const char *note)
 	sp_out_ch(o, '\n');
 }
 
+static void out_kv(struct sp_out *o, const char *k, uint64_t v)
+{
+	sp_out_str(o, k);
+	sp_out_u64(o, v);
+}
+
+/* The step cache's comment line (cficache.c; SYMPROF_CFI_CACHE). */
+static void write_cache_note(struct sp_out *o)
+{
+	struct sp_cfi_cache_stats st;
+
+	if (!sp.cfi_cache) {
+		sp_out_str(o, "# libsymprof: CFI step cache off "
+			      "(SYMPROF_CFI_CACHE=0)\n");
+		return;
+	}
+	sp_cfi_cache_stats(&st);
+	out_kv(o, "# libsymprof: CFI step cache: hits ", st.hits);
+	out_kv(o, ", misses ", st.misses);
+	out_kv(o, ", rows read again ", st.row_misses);
+	out_kv(o, ", invalidations ", st.invalidations);
+	out_kv(o, ", bytes ", sp_cfi_cache_bytes());
+	if (sp.cfi_cache == 2) {
+		out_kv(o, "; checked without it: stacks ", agg.checked);
+		out_kv(o, ", differ ", agg.differ);
+	}
+	sp_out_ch(o, '\n');
+}
+
 /* The comment lines: the walks' counts and what the profiler cost. */
 static void write_notes(struct sp_out *o)
 {
@@ -710,6 +775,7 @@ static void write_notes(struct sp_out *o)
 	sp_out_str(o, ", off the thread stack ");
 	sp_out_u64(o, agg.offstack);
 	sp_out_ch(o, '\n');
+	write_cache_note(o);
 	/* What the profiler's own thread cost (write_file() runs on it),
 	 * for the overhead budget. */
 	if (!atomic_load(&drain_running) && atomic_load(&drain_lazy)) {
@@ -1353,6 +1419,7 @@ void sp_drain_reset_child(void)
 	finished = false;
 	write_failed_logged = false;
 	memset(&agg, 0, sizeof(agg));
+	sp_cfi_cache_reset_stats();
 	atomic_store(&req_seq, 0);
 	atomic_store(&done_seq, 0);
 	atomic_store(&req_what, 0);

@@ -59,7 +59,7 @@
  * (sp_drain_request()). */
 #define SP_FINAL_WAIT_MS 3000
 
-struct sp_state sp = { .sig = SIGPROF };
+struct sp_state sp = { .sig = SIGPROF, .cfi_cache = 1 };
 _Atomic int sp_active;
 char sp_cookie;
 _Atomic int sp_itimer_handed_over;
@@ -423,6 +423,28 @@ static int read_config(bool *sig_given)
 			setenv("SYMPROF_PID", pid, 1);
 	}
 	return 0;
+}
+
+/* The test knobs (docs/symprof.md, "Test knobs"); 0, or -1 on a bad
+ * setting (already reported). */
+static int read_test_knobs(void)
+{
+	const char *v = getenv("SYMPROF_CFI_CACHE");
+
+	sp.cfi_cache = 1;
+	if (!v || !*v || strcmp(v, "1") == 0)
+		return 0;
+	if (strcmp(v, "0") == 0) {
+		sp.cfi_cache = 0;
+		return 0;
+	}
+	if (strcmp(v, "check") == 0) {
+		sp.cfi_cache = 2;
+		return 0;
+	}
+	sp_log("SYMPROF_CFI_CACHE='", v, "' is not 0, 1 or check; "
+	       "not profiling");
+	return -1;
 }
 
 /* The output directory exists and is writable. */
@@ -1064,7 +1086,7 @@ __attribute__((constructor)) static void sp_init(void)
 	}
 	sp.pid = sp_getpid();
 	rc = read_config(&sig_given);
-	if (rc)
+	if (rc || read_test_knobs())
 		return;
 	err = check_out_dir();
 	if (err) {

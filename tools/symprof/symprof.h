@@ -20,6 +20,8 @@
  *	           only
  *	cfi.c      the CFI reader (.eh_frame_hdr, .eh_frame) and the unwind
  *	           step over a stack copy: drain thread only, in memory
+ *	cficache.c the step cache: CFI rows compiled per pc (cfi.c's
+ *	           sp_cfi_compile()), fixed size: drain only
  *	out.c      the writer of the raw stack format: drain thread only
  *	jit.c      JIT code: anonymous executable mappings as anon maps,
  *	           named from the program's perf map (libsym/perfmap.c,
@@ -189,6 +191,10 @@ struct sp_state {
 	uint64_t threads_unarmed;	/* threads that got no timer */
 	/* Alloc mode: another malloc was found (for a comment). */
 	char alloc_note[256];
+	/* SYMPROF_CFI_CACHE, a test knob: 1 (default) the drain unwinds
+	 * through the step cache (cficache.c), 0 without it, 2 both ways,
+	 * comparing every stack (drain.c). */
+	int cfi_cache;
 };
 
 SP_HIDDEN extern struct sp_state sp;
@@ -399,6 +405,82 @@ enum sp_step {
 SP_HIDDEN int sp_cfi_step(const struct sp_cfi *c,
 			  const struct sp_stack_copy *m, struct sp_regs *r,
 			  uint64_t *need);
+
+/*
+ * A row compiled for the step that nearly every frame takes
+ * (sp_cfi_compile()): the CFA as a register plus an offset, and only the
+ * registers whose rule gives a value, as plain loads and copies.  The
+ * drain caches these per pc (drain.c, "the step cache"), so a pc seen
+ * before costs a probe and a few loads instead of sp_cfi_step()'s walk
+ * of all 17 rules.  sp_cfi_step_fast() gives exactly what sp_cfi_step()
+ * gives on the row it was compiled from: the result, *need, and every
+ * word of the registers (tests/unit/t-cfi-cache.c checks it on every row
+ * of Debian's libc and python3.11, the fuzz target on corrupt ones).
+ */
+enum sp_fast_kind {
+	SP_FAST_FULL = 0,	/* an expression, or more rules than fit:
+				 * step with the row (sp_cfi_step()) */
+	SP_FAST_STEP,		/* step with the compiled rules */
+	SP_FAST_OUTERMOST,	/* the return address is undefined */
+	SP_FAST_BAD,		/* a CFA or return address rule we cannot
+				 * follow */
+};
+/* Most rules other than "same value" a compiled row holds. */
+#define SP_FAST_MAX 8
+struct sp_fast_rule {
+	int32_t off;
+	uint8_t reg;			/* the register it sets */
+	uint8_t kind;			/* SP_RULE_REG, _OFFSET, _VAL_OFFSET */
+	uint8_t src;			/* SP_RULE_REG: the register read */
+	uint8_t pad;
+};
+struct sp_cfi_fast {
+	uint8_t kind;			/* enum sp_fast_kind */
+	uint8_t cfa_reg;		/* the CFA is cfa_reg + cfa_off */
+	uint8_t n;			/* rules in rule[] */
+	uint8_t noff;			/* the first noff are SP_RULE_OFFSET */
+	int32_t cfa_off;
+	uint32_t same;			/* registers that keep their value */
+	bool signal;			/* the row's sp_cfi.signal */
+	struct sp_fast_rule ra;		/* the return address's rule */
+	struct sp_fast_rule rule[SP_FAST_MAX];
+};
+/* Compile row @c into @f (every row compiles: those the fast step cannot
+ * take become SP_FAST_FULL). */
+SP_HIDDEN void sp_cfi_compile(const struct sp_cfi *c, struct sp_cfi_fast *f);
+/* sp_cfi_step() with a compiled row of kind SP_FAST_STEP, _OUTERMOST or
+ * _BAD (SP_FAST_FULL: SP_STEP_BAD; step with the row instead). */
+SP_HIDDEN int sp_cfi_step_fast(const struct sp_cfi_fast *f,
+			       const struct sp_stack_copy *m,
+			       struct sp_regs *r, uint64_t *need);
+
+/*
+ * cficache.c: the step cache, per (map, pc): compiled rows, and the
+ * whole rows of those that do not compile.  Fixed size, allocated once;
+ * drain only, under sp_drain_lock.
+ */
+#define SP_STEP_CACHE 4096		/* entries, a power of two */
+#define SP_ROW_CACHE 256		/* entries, a power of two */
+/* The rules at @pc of map @m: 0 and *f (and, for a row of kind
+ * SP_FAST_FULL, *row, to step with sp_cfi_step()), or -1 when there is
+ * no usable CFI there (sp_cfi_find()).  The pointers are valid until the
+ * next call. */
+SP_HIDDEN int sp_cfi_cache_get(const struct sp_map *m, uint64_t pc,
+			       const struct sp_cfi_fast **f,
+			       const struct sp_cfi **row);
+/* Forget every entry (the mapping table changed). */
+SP_HIDDEN void sp_cfi_cache_invalidate(void);
+struct sp_cfi_cache_stats {
+	uint64_t hits, misses;		/* lookups of the step table */
+	uint64_t row_misses;		/* a hit whose whole row was evicted */
+	uint64_t invalidations;
+};
+SP_HIDDEN void sp_cfi_cache_stats(struct sp_cfi_cache_stats *out);
+/* After fork, in the child: its file counts its own lookups (the
+ * entries stay: the child's memory is the parent's). */
+SP_HIDDEN void sp_cfi_cache_reset_stats(void);
+/* The memory the cache takes once allocated. */
+SP_HIDDEN size_t sp_cfi_cache_bytes(void);
 
 /* Memory for the drain thread: mmap-backed bump allocation. */
 SP_HIDDEN void *sp_arena_alloc(size_t n);
