@@ -12,6 +12,7 @@
 #include "agent/stacklearn.h"
 #include <linux/types.h>
 #include "agent/bpf/offcpu_event.h"
+#include "base.h"
 
 static int cuts;	/* whole unwinds said to be cut: must stay 0 */
 

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "bpf/offcpu_event.h"
+#include "base.h"
 
 #define NSLOTS (2 * OFFCPU_LEARN_PROCS)
 
