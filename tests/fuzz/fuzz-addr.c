@@ -3,7 +3,7 @@
  * address `sym addr2line` and `sym lookup` read from argv and stdin (and
  * `sym stack`'s): written by hand for the warm path, it must give what
  * the strtoull() version it replaced gave, value and error, for any
- * bytes.  That version is kept below as the oracle.
+ * bytes.  That version is the oracle (tests/unit/hexoracle.h).
  *
  * Input: lines separated by '\n', each parsed from a heap copy of exactly
  * its length plus the NUL (a read past the NUL is caught), then the
@@ -13,27 +13,8 @@
 
 #include "fuzz.h"
 #include "tools.h"
+#include "../unit/hexoracle.h"
 #include "base.h"
-
-/* The strtoull() version (main before issue 19's warm work). */
-static int oracle(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (!isxdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 16);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (*end != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static void one(const char *p, size_t len)
 {
@@ -46,7 +27,7 @@ static void one(const char *p, size_t len)
 	memcpy(s, p, len);
 	s[len] = '\0';
 	a = tool_parse_hex(s, &got);
-	b = oracle(s, &want);
+	b = hex_oracle(s, &want);
 	FUZZ_CHECK(a == b);
 	FUZZ_CHECK(a != 0 || got == want);
 	FUZZ_CHECK(a == 0 || got == 0xdead);	/* untouched on failure */

@@ -12,27 +12,8 @@
 
 #include "tap.h"
 #include "tools.h"
+#include "hexoracle.h"
 #include "base.h"
-
-/* The strtoull() version, as main had it (tests/fuzz/fuzz-addr.c too). */
-static int oracle(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (!isxdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 16);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (*end != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static const struct {
 	const char *s;
@@ -77,7 +58,7 @@ int main(void)
 		uint64_t v = 0x5eed, w = 0x5eed;
 		int err = tool_parse_hex(cases[i].s, &v);
 
-		tap_ok(err == cases[i].err && oracle(cases[i].s, &w) == err &&
+		tap_ok(err == cases[i].err && hex_oracle(cases[i].s, &w) == err &&
 		       (err ? v == 0x5eed : v == cases[i].v && w == v),
 		       __FILE__, __LINE__, cases[i].s);
 	}
@@ -102,7 +83,7 @@ int main(void)
 				alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
 		s[j] = '\0';
 		a = tool_parse_hex(s, &v);
-		b = oracle(s, &w);
+		b = hex_oracle(s, &w);
 		if (a != b || (!a && v != w)) {
 			if (bad++ < 5)
 				printf("# '%s': %d %#llx, strtoull %d %#llx\n", s,
