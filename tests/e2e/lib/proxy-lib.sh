@@ -12,7 +12,16 @@
 #   haproxy_cfg OPTS PORT...  print the shipped configuration with the
 #                           bind line made fd@, the server lines made
 #                           one per PORT (node1, node2, ...), and the
-#                           default-server line's check options made OPTS
+#                           default-server line's check options made OPTS,
+#                           and "timeout check 5s" in defaults: the tests
+#                           check every 100 ms, and without it a check's
+#                           whole timeout is that 100 ms, so a node slow to
+#                           answer /healthz under load was taken out and
+#                           its build IDs went to another node (t2200
+#                           point 4 failed so at load 10: a build ID
+#                           converted on two nodes); a dead node refuses
+#                           at once and a draining one answers 503, so
+#                           they are still seen within 100 ms
 #   proxy_wait_up N         wait until HAProxy's stats say N servers UP
 #   start_cluster ARGS...   nodes node1-node3 (start_symd_node ARGS; sets
 #                           PID1-PID3, PORT1-PORT3) behind HAProxy checking
@@ -66,6 +75,7 @@ haproxy_cfg() {
 	awk -v opts="$_opts" -v ports="$*" -v stats="$T/haproxy.sock" '
 	/^    bind :/ { print "    bind fd@${SYMD_PROXY_FD}"; next }
 	/^global/ { print; print "    stats socket " stats " mode 600 level admin"; next }
+	/^defaults/ { print; print "    timeout check 5s"; next }
 	/^    default-server / { print "    default-server " opts; next }
 	/^    server / {
 		if (!done) {
