@@ -64,7 +64,7 @@ def sample(st):
     return E, O
 def judge(ours, ex, keys, objects, family):
     a = side(ours[0], ours[1], T, objects); b = side(ex[0], ex[1], 0, objects)
-    sa, sb = ap.shares(a, b, keys), ap.shares(b, a, keys)
+    sa, sb = ap.shares(a, b, keys, True), ap.shares(b, a, keys, True)
     zb = ap.statistics.NormalDist().inv_cdf(1 - ap.ALPHA / family / len(keys) / 2)
     bad = []; zs = {}
     for k in keys:
