@@ -20,7 +20,7 @@
 "$SYM" record -q --wall --aggregate kernel -o "$T/.probe.raw" -- true \
 	> "$T/.probe.err" 2>&1 ||
 	plan_skip "sym record --wall --aggregate kernel cannot run: $(head -1 "$T/.probe.err")"
-plan 17
+plan 16
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 prof_cc off prof_offcpu.c -O2 -g -pthread -fno-omit-frame-pointer
