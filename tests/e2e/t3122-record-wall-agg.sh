@@ -13,14 +13,15 @@
 # fixtures passes the same checks, and the two modes agree: the CPU part
 # within the 99.9% interval of two sample counts, the rest within 5% /
 # 3 points.  Header fields as the ring path's; nothing lost, in the file
-# and the summary; SYM_AGG_HASH_BITS=1: collisions counted in both.
+# and the summary; SYM_AGG_HASH_BITS=1: collisions counted in both; with
+# no BTF, the fallback to --wall's CPU part through perf events.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 [ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
 "$SYM" record -q --wall --aggregate kernel -o "$T/.probe.raw" -- true \
 	> "$T/.probe.err" 2>&1 ||
 	plan_skip "sym record --wall --aggregate kernel cannot run: $(head -1 "$T/.probe.err")"
-plan 16
+plan 17
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 prof_cc off prof_offcpu.c -O2 -g -pthread -fno-omit-frame-pointer
@@ -80,5 +81,21 @@ grep 'aggregated in BPF' "$T/col.err" | sed 's/^/# /'
 col=$(agglost "$T/col.err")
 ok "collisions: counted ($col), the file's lost is the summary's" \
 	test "${col:-0}" -gt 0 -a "$(hdr "$T/col.raw" lost)" = "$col"
+
+# No BTF (a tmpfs over /sys/kernel/btf in a private mount namespace, as
+# t3130): --wall --aggregate kernel falls back to --wall's CPU part
+# through the perf events, a plain CPU profile unwound with CFI.
+unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' sh \
+	"$SYM" record --wall --aggregate kernel -F 999 -o "$T/fb.raw" -- \
+	"$T/fix" 1 300 > "$T/fb.out" 2> "$T/fb.err"
+rc=$?
+sed 's/^/# /' "$T/fb.err" | head -2
+"$SYM" fold -q "$T/fb.raw" > "$T/fb.fold"
+ok "no BTF: falls back to a CPU profile (exit $rc), >= 90% in spinner;spin_until" \
+	sh -c 'test "$1" = 0 &&
+	grep -q -- "--wall: the kernel has no BTF.*recording the CPU part only" "$2" &&
+	test "$(awk "\$1 == \"event\" || \$1 == \"mode\" { print \$2 }" "$3" | tr "\n" " ")" = "cpu-clock dwarf " &&
+	awk "{ a += \$NF } /spinner;spin_until/ { s += \$NF } END { exit !(a > 0 && s >= 0.9 * a) }" "$4"' \
+	_ "$rc" "$T/fb.err" "$T/fb.raw" "$T/fb.fold"
 
 done_testing
