@@ -10,7 +10,8 @@
 # (skipped under load, as t3112); the same header, units and value types
 # as the ring path; nothing lost, in the file and the summary; the ring
 # path (--aggregate user) on the same fixture agrees; the raw_tp
-# fallback; a new thread's first wait charged to where it starts (clone3).
+# fallback; a new thread's first wait charged to where it starts (clone3);
+# SIGKILL leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 [ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
@@ -20,7 +21,7 @@
 need perf
 perf sched record -N -B -o "$T/.probe.data" -- true > /dev/null 2>&1 ||
 	plan_skip "perf sched record cannot run"
-plan 14
+plan 15
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
@@ -97,5 +98,8 @@ ok "raw_tp: each thread's delay within 5 points of its own share" awk '
 	/sched-delay/ { gsub(/%/, ""); n++; d = $5 - $NF; if (d < 0) d = -d
 		if (d > 5) bad = 1 }
 	END { exit !(n == 4 && !bad) }' "$T/rawn.out"
+
+# SIGKILL: the programs go with the process (nothing pinned).
+sigkill_agent --sched-delay --aggregate kernel
 
 done_testing

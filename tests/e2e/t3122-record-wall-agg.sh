@@ -14,14 +14,15 @@
 # within the 99.9% interval of two sample counts, the rest within 5% /
 # 3 points.  Header fields as the ring path's; nothing lost, in the file
 # and the summary; SYM_AGG_HASH_BITS=1: collisions counted in both; with
-# no BTF, the fallback to --wall's CPU part through perf events.
+# no BTF, the fallback to --wall's CPU part through perf events; SIGKILL
+# leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 [ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
 "$SYM" record -q --wall --aggregate kernel -o "$T/.probe.raw" -- true \
 	> "$T/.probe.err" 2>&1 ||
 	plan_skip "sym record --wall --aggregate kernel cannot run: $(head -1 "$T/.probe.err")"
-plan 18
+plan 19
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 prof_cc off prof_offcpu.c -O2 -g -pthread -fno-omit-frame-pointer
@@ -103,5 +104,8 @@ ok "no BTF: falls back to a CPU profile (exit $rc), >= 90% in spinner;spin_until
 	test "$(awk "\$1 == \"event\" || \$1 == \"mode\" { print \$2 }" "$3" | tr "\n" " ")" = "cpu-clock dwarf " &&
 	awk "{ a += \$NF } /spinner;spin_until/ { s += \$NF } END { exit !(a > 0 && s >= 0.9 * a) }" "$4"' \
 	_ "$rc" "$T/fb.err" "$T/fb.raw" "$T/fb.fold"
+
+# SIGKILL: the programs go with the process (nothing pinned).
+sigkill_agent --wall --aggregate kernel
 
 done_testing
