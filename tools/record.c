@@ -110,7 +110,8 @@ struct opts {
 	uint64_t min_block, max_block;	/* ns; max 0: no bound */
 	double prob;
 	/* --aggregate: AGG_* (docs/record.md "Aggregation"); bpf_cpu: CPU
-	 * samples from the BPF sampler (--aggregate without --off-cpu). */
+	 * samples from the BPF sampler (--aggregate without --off-cpu or
+	 * --sched-delay; with --wall, kernel only: its CPU part). */
 	int aggregate;
 	bool bpf_cpu;
 	/* --upload URL: the run's kallsyms snapshot goes to symd there
@@ -336,9 +337,11 @@ static void usage(FILE *f)
 "                         events (stack copies, unwound here with CFI)\n"
 "                         through the BPF ring buffer; kernel sums them in\n"
 "                         BPF maps by a hash of a frame-pointer stack\n"
-"                         (collisions counted, never merged).  Without\n"
-"                         --off-cpu: CPU samples from a BPF perf_event\n"
-"                         program at -F instead of the perf rings\n"
+"                         (collisions counted, never merged); with\n"
+"                         --off-cpu, --sched-delay or --wall too.  Without\n"
+"                         them: CPU samples from a BPF perf_event program\n"
+"                         at -F instead of the perf rings (--wall kernel:\n"
+"                         its CPU part too)\n"
 "      --fixed-stack      the eBPF agent copies the whole --stack-size at\n"
 "                         every event, instead of each process's size\n"
 "                         learned from its unwinds (stacks that run off a\n"
@@ -692,12 +695,10 @@ static int check_aggregate(struct opts *o)
 {
 	if (!o->aggregate)
 		return 0;
-	if (o->aggregate == AGG_KERNEL && (o->sched_delay || o->wall)) {
-		tool_err("--aggregate kernel is for CPU samples and --off-cpu, "
-			 "not --sched-delay or --wall");
-		return -EINVAL;
-	}
-	o->bpf_cpu = !o->off_cpu && !o->wall;
+	/* (--wall user: its CPU part through the perf rings, as without
+	 * --aggregate; --wall kernel: through the BPF sampler, into the
+	 * maps its off-CPU part sums into) */
+	o->bpf_cpu = !o->off_cpu && (!o->wall || o->aggregate == AGG_KERNEL);
 	if (o->bpf_cpu && (o->cg == CG_FP ||
 			   o->stack_size > OFFCPU_STACK_MAX)) {
 		tool_err("--aggregate samples CPUs in BPF: no -g fp (user: the "
@@ -1725,7 +1726,7 @@ static void on_agg(void *ctx, const struct agg_stack *s,
 {
 	struct rec *r = ctx;
 	struct sym_prof_stack st;
-	uint64_t v[4] = { 0 };
+	uint64_t v[4] = { 0 }, wcpu[3] = { weight, weight, 0 };
 	struct offcpu_event e = { .weight_ns = weight, .state = k->state };
 	uint32_t flags = 0;
 	size_t nf = 0, nu = s->nuser < AGG_USER_MAX ? s->nuser : AGG_USER_MAX;
@@ -1748,8 +1749,9 @@ static void on_agg(void *ctx, const struct agg_stack *s,
 	st.nframes = (uint32_t)nf;
 	st.frames = r->frames;
 	event_values(r, &e, v);
+	/* (--wall: a CPU row's values as a perf sample's, on_sample()) */
 	if (nf == 0 || sym_prof_add_stack_values(r->prof, &st, 0,
-			cpu ? NULL : v) != 0) {
+			!cpu ? v : r->o.wall ? wcpu : NULL) != 0) {
 		r->dropped += count;
 		r->total_dropped += count;
 		return;
@@ -1772,6 +1774,7 @@ static void agg_opts(struct rec *r, struct offcpu_opts *oo)
 	if (r->o.aggregate != AGG_KERNEL)
 		return;
 	oo->agg = on_agg;
+	oo->wall = r->o.wall;
 	if ((v = getenv("SYM_AGG_STACKS")))
 		oo->agg_stacks = (uint32_t)strtoul(v, NULL, 0);
 	if ((v = getenv("SYM_AGG_ROWS")))
@@ -1779,6 +1782,8 @@ static void agg_opts(struct rec *r, struct offcpu_opts *oo)
 	if ((v = getenv("SYM_AGG_HASH_BITS")))
 		oo->hash_bits = (uint32_t)strtoul(v, NULL, 0);
 }
+
+static void make_attr(struct rec *r);
 
 /* --wall without the BPF agent (@why names what is missing: BTF, root,
  * lockdown...): its CPU part alone, through the perf events, as a plain
@@ -1790,6 +1795,10 @@ static int wall_fallback(struct rec *r, const char *why)
 		 "events: a CPU profile (event cpu-clock), no off-CPU time",
 		 why);
 	r->o.wall = false;
+	/* (--aggregate kernel: its CPU part was to be the BPF sampler's) */
+	r->o.bpf_cpu = false;
+	r->o.aggregate = 0;
+	make_attr(r);
 	return new_window(r);
 }
 
@@ -2793,7 +2802,7 @@ static void offcpu_summary(struct rec *r)
 		agg_summary(r);
 	if (r->o.aggregate != AGG_KERNEL)
 		learn_summary(r);
-	if (r->o.bpf_cpu) {
+	if (r->o.bpf_cpu && !r->o.wall) {
 		if (r->o.aggregate == AGG_USER)
 			oncpu_summary(r);
 		return;

@@ -17,8 +17,13 @@
 # (`sym record --off-cpu -p`, its defaults: each process's stack copy
 # size learned from its unwinds, up to 8 KiB), sym-fixed (the same with
 # --fixed-stack: the whole 8 KiB at every switch-out, as before the
-# learning), offcputime (`offcputime -p --stack-storage-size 65536`, as
-# t3111).  Measured per run:
+# learning), sym-kernel (`--off-cpu --aggregate kernel`: frame-pointer
+# stacks summed in BPF maps, no copy, no ring), sd and sd-kernel
+# (`--sched-delay`, ring and kernel: the run-queue delay of the same
+# switches, with the wake-up programs), offcputime (`offcputime -p
+# --stack-storage-size 65536`, as t3111).  BENCH_OFFCPU_CASES picks some
+# (none and offcputime are the references of the ratios).  Measured per
+# run:
 #   rounds/s     the workload's rounds per second of wall time
 #   cpu/round    its CPU (both threads, user + system) per round: this
 #                includes the BPF program's time at each switch-out,
@@ -126,11 +131,17 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym|sym-fixed)
+	sym|sym-fixed|sym-kernel|sd|sd-kernel)
 		_a=${SYM_RECORD_ARGS:-}
-		[ "$c" = sym-fixed ] && _a="$_a --fixed-stack"
+		case $c in
+		sym) _a="--off-cpu $_a" ;;
+		sym-fixed) _a="--off-cpu --fixed-stack $_a" ;;
+		sym-kernel) _a="--off-cpu --aggregate kernel $_a" ;;
+		sd) _a="--sched-delay $_a" ;;
+		sd-kernel) _a="--sched-delay --aggregate kernel $_a" ;;
+		esac
 		# shellcheck disable=SC2086
-		"$SYM" record -q --off-cpu $_a -p "$fix" \
+		"$SYM" record -q $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
 		agent=$! ;;
 	offcputime)
@@ -171,8 +182,9 @@ one() {
 
 : > "$W/runs"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+CASES=${BENCH_OFFCPU_CASES:-none sym sym-fixed sym-kernel sd sd-kernel offcputime}
 for i in $(seq "$RUNS"); do
-	for c in none sym sym-fixed offcputime; do
+	for c in $CASES; do
 		one "$c" "$i"
 	done
 done
@@ -199,7 +211,7 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	r0=$(med none 2) c0=$(med none 3)
-	for c in none sym sym-fixed offcputime; do
+	for c in $CASES; do
 		sw=$(median $(awk -v c="$c" '$1 == c {
 			printf "%.0f\n", $8 / ($6 / 1e9) }' "$W/runs"))
 		r=$(med "$c" 2) cr=$(med "$c" 3)
@@ -210,14 +222,15 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 			c, sw, r, (r / r0 - 1) * 100, cr / 1e3,
 			(c0 / cr - 1) * 100, a, ab, ow, ab * r0 / 1e3, l }'
 	done
-	as=$(sum_round sym) a2=$(sum_round sym-fixed) ao=$(sum_round offcputime)
-	os=$(own_round sym) o2=$(own_round sym-fixed) oo=$(own_round offcputime)
+	ao=$(sum_round offcputime) oo=$(own_round offcputime)
 	echo
-	awk -v s="$as" -v s2="$a2" -v o="$ao" -v os="$os" -v o2="$o2" -v oo="$oo" 'BEGIN {
-		printf "Agent + BPF CPU, sym / offcputime: %.2f; sym-fixed / offcputime: %.2f\n",
-		(o > 0 ? s / o : 0), (o > 0 ? s2 / o : 0)
-		printf "Agent + BPF-own CPU (the other switches taken off), sym / offcputime: %.2f; sym-fixed / offcputime: %.2f\n",
-		(oo > 0 ? os / oo : 0), (oo > 0 ? o2 / oo : 0) }'
+	for c in $CASES; do
+		case $c in none|offcputime) continue ;; esac
+		awk -v c="$c" -v s="$(sum_round "$c")" -v o="$ao" \
+		    -v os="$(own_round "$c")" -v oo="$oo" 'BEGIN {
+		printf "%s / offcputime: agent + BPF CPU %.2f; agent + BPF-own CPU (the other switches taken off) %.2f\n",
+		c, (o > 0 ? s / o : 0), (oo > 0 ? os / oo : 0) }'
+	done
 	echo
 	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches bpf-own-ns):"
 	echo

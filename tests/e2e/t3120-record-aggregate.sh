@@ -120,8 +120,8 @@ ok "ring buffer full: counted ($rl), in the file's lost" \
 
 # ---- usage ----
 usage() { "$SYM" record "$@" -o "$T/x.raw" -- true 2> "$T/x.err"; echo $?; }
-is "usage: --aggregate bogus, kernel with --sched-delay, user with -g fp" \
-	"$(usage --aggregate bogus) $(usage --aggregate kernel --sched-delay) $(usage --aggregate user -g fp)" \
+is "usage: --aggregate bogus, kernel with --fixed-stack, user with -g fp" \
+	"$(usage --aggregate bogus) $(usage --aggregate kernel --fixed-stack) $(usage --aggregate user -g fp)" \
 	"2 2 2"
 
 # ---- SIGKILL ----

@@ -8,7 +8,7 @@
  * where it runs.  The tp_btf program is tried first, the raw_tp one if
  * tp_btf cannot be loaded or attached.  The on-CPU sampler (cpu_hz) is
  * the perf_event program instead, attached to a cpu-clock event on each
- * online CPU.  With --aggregate kernel the maps of bpf/agg.bpf.h are
+ * online CPU (`--wall --aggregate kernel`: beside sched_switch).  With --aggregate kernel the maps of bpf/agg.bpf.h are
  * sized and drained (aggdrain.c), the ring buffer and the per-thread map
  * of the shipping path shrunk to nothing, and the other way round.
  */
@@ -184,6 +184,12 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 				   (1ULL << o->hash_bits) - 1 : ~0ULL;
 }
 
+/* Are the sched_switch programs attached (all but the sampler alone)? */
+static bool switches(const struct offcpu_opts *o)
+{
+	return !o->cpu_hz || (o->wall && o->agg);
+}
+
 /* The maps' sizes: the path not taken gets one entry (a ring buffer one
  * page), so that the kernel memory measured is the path's own. */
 static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
@@ -209,7 +215,7 @@ static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
 		bpf_map__set_max_entries(s->maps.agg_stacks, 1);
 		bpf_map__set_max_entries(s->maps.agg_counts, 1);
 	}
-	if (!agg || o->cpu_hz)
+	if (!agg || !switches(o))
 		bpf_map__set_max_entries(s->maps.agg_start, 1);
 	if (agg || o->fixed_stack)
 		bpf_map__set_max_entries(s->maps.stack_sizes, 1);
@@ -267,9 +273,10 @@ static size_t progs_of(struct offcpu_bpf *s, bool btf, bool delay,
 	return delay ? 3 : 1;
 }
 
-/* Load only the programs progs_of() names (@cpu: the sampler alone). */
+/* Load only the programs progs_of() names (@sw: with sched_switch) and
+ * the sampler (@cpu). */
 static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
-			 bool cpu)
+			 bool sw, bool cpu)
 {
 	struct bpf_program *p[3];
 	size_t n;
@@ -277,7 +284,7 @@ static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
 	for (int k = 0; k < 2; k++) {
 		n = progs_of(s, k, true, p);
 		for (size_t i = 0; i < n; i++)
-			bpf_program__set_autoload(p[i], !cpu && k == btf &&
+			bpf_program__set_autoload(p[i], sw && k == btf &&
 						  (i == 0 || delay));
 	}
 	bpf_program__set_autoload(s->progs.oncpu_sample, cpu);
@@ -324,7 +331,7 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 		return errno ? -errno : -ENOMEM;
 	set_rodata(s, o);
 	set_sizes(s, o);
-	set_autoload(s, btf, o->sched_delay, o->cpu_hz > 0);
+	set_autoload(s, btf, o->sched_delay, switches(o), o->cpu_hz > 0);
 	/* raw_tp keeps its events in "start", tp_btf in task storage: an
 	 * old kernel without task storage can still take raw_tp. */
 	bpf_map__set_autocreate(s->maps.slot, btf);
@@ -337,12 +344,15 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	oc->skel = NULL;
 	if (err)
 		goto fail;
-	err = o->cpu_hz ? attach_cpu(oc, s, o->cpu_hz) :
-			  attach_all(oc, s, btf, o->sched_delay);
+	err = o->cpu_hz ? attach_cpu(oc, s, o->cpu_hz) : 0;
+	if (!err && switches(o))
+		err = attach_all(oc, s, btf, o->sched_delay);
 	if (err)
 		goto fail;
 	oc->skel = s;
-	oc->kind = o->cpu_hz ? "perf_event" : btf ? "tp_btf" : "raw_tp";
+	oc->kind = !o->cpu_hz ? (btf ? "tp_btf" : "raw_tp") :
+		   !switches(o) ? "perf_event" :
+		   btf ? "perf_event+tp_btf" : "perf_event+raw_tp";
 	return 0;
 fail:
 	detach_all(oc);
@@ -390,8 +400,8 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		return -ENOENT;
 	}
 	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test). */
-	err = raw_only() && !o->cpu_hz ? -ENOTSUP : try_load(oc, o, true);
-	if (err && err != -EPERM && err != -EACCES && !o->cpu_hz)
+	err = raw_only() && switches(o) ? -ENOTSUP : try_load(oc, o, true);
+	if (err && err != -EPERM && err != -EACCES && switches(o))
 		err = try_load(oc, o, false);
 	if (err)
 		explain(err, why, len);
@@ -413,7 +423,7 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	oc->ctx = ctx;
 	oc->agg = o->agg;
 	/* (the on-CPU sampler's kernel stacks have no tracing frames) */
-	if (!o->cpu_hz)
+	if (switches(o))
 		read_kallsyms(oc);
 	libbpf_set_print(quiet_print);
 	err = load_any(oc, o, why, whylen);

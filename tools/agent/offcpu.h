@@ -73,8 +73,13 @@ struct offcpu_opts {
 	 *  OFFCPU_STATE_CPU, weighed by their period in ns. */
 	uint32_t cpu_hz;
 	/** --aggregate kernel: sum events per stack in BPF maps, which
-	 *  offcpu_drain() empties into @agg (sched_delay must be false). */
+	 *  offcpu_drain() empties into @agg (off-CPU, sched_delay, CPU
+	 *  samples, or with @wall both). */
 	offcpu_agg_fn agg;
+	/** With @cpu_hz and @agg (`--wall --aggregate kernel`): the
+	 *  sched_switch programs (off-CPU time) too, beside the sampler,
+	 *  into the same maps. */
+	bool wall;
 	/** Its maps' sizes: distinct stacks ("agg_stacks"), rows of
 	 *  (stack, thread, state) per drain ("agg_counts"); 0: 8192, 16384.
 	 *  @hash_bits: bits of the stack hash kept, 1-64 (0: 64), fewer to
@@ -176,8 +181,8 @@ uint64_t offcpu_map_bytes(const struct offcpu *oc);
  *  set (0 otherwise; fdinfo). */
 uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs);
 
-/** offcpu_attach_kind() - "tp_btf", "raw_tp" or "perf_event": what was
- *  attached. */
+/** offcpu_attach_kind() - "tp_btf", "raw_tp" or "perf_event" (with
+ *  wall: "perf_event+tp_btf" or "perf_event+raw_tp"): what was attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
 
 /** offcpu_close() - detach, free; NULL is a no-op. */

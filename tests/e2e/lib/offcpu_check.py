@@ -64,6 +64,30 @@ passes, 1 when it fails.
       (wake-up to switch-in) and of the "wait time" that follows a
       switch-out in state R (perf 6.1 counts a preempted thread's wait
       for a CPU there, not in "sch delay")
+  offcpu_check.py delayfp FOLDED SPINOUT TIMEHIST
+      as delay, for `--aggregate kernel`'s frame-pointer stacks of a
+      -fno-omit-frame-pointer build: "through spinner, spin_until" also
+      counts stacks through spinner, __clock_gettime -- the walk skips
+      spin_until there because libc's __clock_gettime (Debian's libc6,
+      built without frame pointers) does not push one: its return
+      address is read from spin_until's frame (docs/record.md)
+  offcpu_check.py agree-delay KFOLDED KOUT UFOLDED UOUT
+      --aggregate kernel and user, two runs of prof_spin.c: each run's
+      delay summed over the threads, over the kernel's run_delay of that
+      run, within 5% of the other's (nothing is sampled: both sum every
+      wait, so the bound is t3112's per-thread one, not a statistical one)
+  offcpu_check.py agree-wall KCPU KOFF KOUT UCPU UOFF UOUT PERIOD
+      --wall in both modes, two runs of prof_spin.c: the cpu value over
+      the time on a CPU (W - R) summed over the threads, kernel against
+      user, within the 99.9% interval of two Poisson counts of samples
+      (PERIOD ns each): |rk / ru - 1| <= 3.29 sqrt(1/Nk + 1/Nu); the
+      off-cpu value over R within 5% of each other (not sampled)
+  offcpu_check.py agree-shares KFOLDED KOUT UFOLDED UOUT
+      prof_offcpu.c's sleep share of the main thread's off-CPU time (the
+      pipe's is the rest), less the fixture's own share in that run:
+      kernel's against user's, within 3 points (t3110's bound against the
+      fixture, which both meet; the load moves the fixture's own share
+      from run to run)
   offcpu_check.py nominal FOLDED SPINOUT
       each thread's delay is 50% +-5 points of its wall time (4 threads,
       2 CPUs); exits 77 when the kernel's own R / W is itself off
@@ -405,18 +429,21 @@ def timehist(path):
     return tot
 
 
-def delays(fpath):
-    """{tid: (all ns, ns in stacks through spinner;spin_until)}"""
+def delays(fpath, fp=False):
+    """{tid: (all ns, ns in stacks through spinner;spin_until)}; @fp:
+    or spinner;__clock_gettime (the frame-pointer walk skips spin_until
+    under libc's frameless __clock_gettime)"""
     out = {}
     for t, fr, v in folded(fpath):
         a, w = out.get(t, (0, 0))
-        out[t] = (a + v, w + (v if in_order(fr, ["spinner", "spin_until"])
-                              else 0))
+        spin = in_order(fr, ["spinner", "spin_until"]) or \
+            (fp and in_order(fr, ["spinner", "__clock_gettime"]))
+        out[t] = (a + v, w + (v if spin else 0))
     return out
 
 
-def cmd_delay(fpath, xpath, tpath):
-    fx, ours, perf = spinout(xpath), delays(fpath), timehist(tpath)
+def cmd_delay(fpath, xpath, tpath, fp=False):
+    fx, ours, perf = spinout(xpath), delays(fpath, fp), timehist(tpath)
     bad = 0
     for tid, (wall, cpu, rq) in sorted(fx.items()):
         d, inspin = ours.get(tid, (0, 0))
@@ -472,6 +499,65 @@ def cmd_nominal(fpath, xpath):
     return bad
 
 
+def cmd_agree_delay(kf, kx, uf, ux):
+    r = []
+    for f, x in ((kf, kx), (uf, ux)):
+        fx, ours = spinout(x), delays(f)
+        d = sum(ours.get(t, (0, 0))[0] for t in fx)
+        rq = sum(q for _, _, q in fx.values())
+        r.append(d / max(rq, 1))
+        print("# %s: sched-delay %.3f s over the kernel's run_delay %.3f s: "
+              "%.4f" % ("kernel" if f == kf else "user", d / 1e9, rq / 1e9,
+                        r[-1]))
+    if abs(r[0] - r[1]) > 0.05 * r[1]:
+        print("# kernel and user not within 5% of each other")
+        return 1
+    return 0
+
+
+def wall_sums(cpath, opath, xpath):
+    fx, cpu, off = spinout(xpath), per_tid(cpath), per_tid(opath)
+    c = sum(cpu.get(t, 0) for t in fx)
+    o = sum(off.get(t, 0) for t in fx)
+    on = sum(w - q for w, _, q in fx.values())
+    rq = sum(q for _, _, q in fx.values())
+    return c, c / max(on, 1), o / max(rq, 1)
+
+
+def cmd_agree_wall(kc, ko, kx, uc, uo, ux, period):
+    (ck, rk, ok), (cu, ru, ou) = wall_sums(kc, ko, kx), wall_sums(uc, uo, ux)
+    nk, nu = ck / period, cu / period
+    bound = Z999 * math.sqrt(1 / max(nk, 1) + 1 / max(nu, 1))
+    print("# cpu over time on a CPU: kernel %.4f (%d samples), user %.4f "
+          "(%d samples): ratio %.4f, bound +-%.4f" %
+          (rk, nk, ru, nu, rk / max(ru, 1e-9), bound))
+    print("# off-cpu over run_delay: kernel %.4f, user %.4f" % (ok, ou))
+    bad = 0
+    if abs(rk / max(ru, 1e-9) - 1) > bound:
+        print("# cpu: outside the 99.9% interval")
+        bad = 1
+    if abs(ok - ou) > 0.05 * ou:
+        print("# off-cpu: not within 5% of each other")
+        bad = 1
+    return bad
+
+
+def cmd_agree_shares(kf, kx, uf, ux):
+    sh = []
+    for f, x in ((kf, kx), (uf, ux)):
+        fx = fixout(x)
+        tot, _ = paths(folded(f), fx["tid"])
+        s = max(tot["sleep"] + tot["pipe"], 1)
+        own = fx["sleep"] / max(fx["sleep"] + fx["pipe"], 1)
+        sh.append(tot["sleep"] / s - own)
+    print("# sleep share less the fixture's own: kernel %+.4f, user %+.4f "
+          "(pipe the rest)" % (sh[0], sh[1]))
+    if abs(sh[0] - sh[1]) > 0.03:
+        print("# not within 3 points of each other")
+        return 1
+    return 0
+
+
 def per_tid(fpath):
     out = {}
     for t, _, v in folded(fpath):
@@ -518,6 +604,14 @@ def main(argv):
         return cmd_minmax(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "delay":
         return cmd_delay(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "delayfp":
+        return cmd_delay(argv[2], argv[3], argv[4], True)
+    if len(argv) == 6 and argv[1] == "agree-delay":
+        return cmd_agree_delay(*argv[2:6])
+    if len(argv) == 9 and argv[1] == "agree-wall":
+        return cmd_agree_wall(*argv[2:8], float(argv[8]))
+    if len(argv) == 6 and argv[1] == "agree-shares":
+        return cmd_agree_shares(*argv[2:6])
     if len(argv) == 5 and argv[1] == "wall":
         return cmd_wall(argv[2], argv[3], argv[4])
     if len(argv) == 4 and argv[1] == "nominal":

@@ -11,7 +11,8 @@
 #                          and the next run of MODE starts
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
-#                          peer, delay, wall), its diagnostics kept
+#                          peer, delay, delayfp, wall, agree-*), its
+#                          diagnostics kept
 #   need_kernel_record     skip unless root, kallsyms and perf allow kernel
 #                          frames (t3092-t3094; below)
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
@@ -84,7 +85,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|kshares|collide|sampled|minmax|peer|delay|wall|python) _checker=offcpu_check.py ;;
+	truth|kshares|collide|sampled|minmax|peer|delay|delayfp|wall|python|agree-*) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1

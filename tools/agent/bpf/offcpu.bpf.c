@@ -33,8 +33,13 @@
  *
  * With aggregate set (`--aggregate kernel`) no event is shipped: the
  * stack is unwound here by frame pointers at switch-out and the blocked
- * time summed per stack in maps (agg.bpf.h).  oncpu.bpf.h, included at
- * the end, is the on-CPU sampler (a perf_event program) in both modes.
+ * time summed per stack in maps (agg.bpf.h).  With sched_delay too the
+ * entry ("agg_start") follows the same rules: its start is set at
+ * switch-out when runnable, else by the wake-up, and sched_wakeup_new
+ * makes one for a new thread.  oncpu.bpf.h, included at the end, is the
+ * on-CPU sampler (a perf_event program) in both modes; `--wall
+ * --aggregate kernel` attaches it beside sched_switch, both summing into
+ * the same maps (the sampler's rows in state OFFCPU_STATE_CPU).
  */
 #include "vmlinux.h"
 #include <linux/bpf.h>
@@ -353,7 +358,8 @@ out:
 /* --aggregate kernel: at switch-out the stack by frame pointers (no
  * copy) into "agg_start"; at switch-in its blocked time into agg_add(). */
 static __always_inline void agg_switch_out(void *ctx,
-					   struct task_struct *prev, __u64 now)
+					   struct task_struct *prev,
+					   bool preempt, __u64 now)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
 	__u32 zero = 0, st = task_state(prev);
@@ -366,8 +372,10 @@ static __always_inline void agg_switch_out(void *ctx,
 	a = bpf_map_lookup_elem(&agg_scratch, &zero);
 	if (!a)
 		return;
-	a->start_ns = now;
-	a->state = state_class(st);
+	/* (--sched-delay: as switch_out(), the wait starts now or at the
+	 * wake-up; the stack is where the thread resumes) */
+	a->start_ns = wait_start(preempt, st, now);
+	a->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	agg_unwind(ctx, &a->s, tgid);
 	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
 		count(OFFCPU_CNT_MAPFULL);
@@ -383,7 +391,9 @@ static __always_inline void agg_switch_in(struct task_struct *next,
 	if (!a)
 		return;
 	d = now - a->start_ns;
-	if (d < min_ns || d > max_ns)
+	if (!a->start_ns)	/* --sched-delay: its wake-up was not seen */
+		count(OFFCPU_CNT_NOWAKE);
+	else if (d < min_ns || d > max_ns)
 		count(OFFCPU_CNT_FILTERED);
 	else
 		agg_add(&a->s, tid, a->state, d);
@@ -397,7 +407,7 @@ static __always_inline int on_switch(void *ctx, bool preempt,
 	__u64 now = bpf_ktime_get_ns();
 
 	if (aggregate) {
-		agg_switch_out(ctx, prev, now);
+		agg_switch_out(ctx, prev, preempt, now);
 		agg_switch_in(next, now);
 		return 0;
 	}
@@ -420,6 +430,37 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	return on_switch(ctx, preempt, prev, next, 0);
 }
 
+/* --sched-delay --aggregate kernel: new thread @p of @tgid (@tid) is
+ * runnable: an entry from now whose stack is the one frame where it will
+ * start, the ip of its user registers (@btf; a frame-pointer walk of
+ * another task's user stack is not possible from here: bpf_get_stack()
+ * reads the current task's), in state OTHER (woken), as on_wakeup_new()'s
+ * event.  From raw_tp no frame: the row is dropped as the ring path's. */
+static __always_inline int agg_wakeup_new(struct task_struct *p, __u32 tgid,
+					  __u32 tid, int btf)
+{
+	struct pt_regs *r;
+	struct agg_start *a;
+	__u32 zero = 0;
+
+	a = bpf_map_lookup_elem(&agg_scratch, &zero);
+	if (!a)
+		return 0;
+	a->start_ns = bpf_ktime_get_ns();
+	a->state = OFFCPU_STATE_OTHER;
+	a->s.tgid = tgid;
+	a->s.nkern = 0;
+	a->s.nuser = 0;
+	r = btf ? (struct pt_regs *)bpf_task_pt_regs(p) : NULL;
+	if (r && (r->cs & 3) == 3) {
+		a->s.pc[AGG_KERN_MAX] = r->ip;
+		a->s.nuser = 1;
+	}
+	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+	return 0;
+}
+
 /* --sched-delay: new thread @p (@btf: a BTF pointer) is runnable for the
  * first time: an entry from now, with its user registers (where it will
  * start: the return from clone) and its stack, read in the parent's
@@ -432,6 +473,8 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 
 	if (!sched_delay || !wanted(p, tgid))
 		return 0;
+	if (aggregate)
+		return agg_wakeup_new(p, tgid, tid, btf);
 	e = slot_new(p, tid, btf);
 	if (!e) {
 		count(OFFCPU_CNT_MAPFULL);
@@ -455,8 +498,16 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 static __always_inline int on_wakeup(struct task_struct *p, int btf)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_event *e = slot_find(p, tid, btf);
+	struct agg_start *a;
+	struct offcpu_event *e;
 
+	if (aggregate) {
+		a = bpf_map_lookup_elem(&agg_start, &tid);
+		if (a && !a->start_ns)
+			a->start_ns = bpf_ktime_get_ns();
+		return 0;
+	}
+	e = slot_find(p, tid, btf);
 	if (e && !e->start_ns)
 		e->start_ns = bpf_ktime_get_ns();
 	return 0;
