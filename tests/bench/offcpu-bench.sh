@@ -49,7 +49,11 @@
 # the noise can exceed 5%.
 #
 # Knobs: BENCH_RUNS BENCH_OFFCPU_ROUNDS BENCH_OFFCPU_WORK_US BENCH_DIR SYM
-# SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048).
+# SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048)
+# SYM_BASE (another sym binary, e.g. one built at an older commit: adds
+# the case sym-base, its `sym record --off-cpu` with the same options,
+# alternating with the others, and the ratio of the agents' CPU, so that a
+# change is judged within one run on a shared machine).
 # The report is printed and written to $BENCH_DIR/offcpu-report.md.
 set -eu
 
@@ -62,6 +66,8 @@ WORK_US=${BENCH_OFFCPU_WORK_US:-40}
 D=${BENCH_DIR:-$ROOT/build/bench}
 OFFCPUTIME=$(command -v offcputime || echo /usr/sbin/offcputime)
 REPORT=$D/offcpu-report.md
+SYM_BASE=${SYM_BASE:-}
+CASES="none sym sym-fixed offcputime${SYM_BASE:+ sym-base}"
 
 note() { echo "offcpu-bench: $*" >&2; }
 . "$ROOT/tests/bench/lib.sh"
@@ -126,11 +132,12 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym|sym-fixed)
-		_a=${SYM_RECORD_ARGS:-}
+	sym|sym-fixed|sym-base)
+		_a=${SYM_RECORD_ARGS:-} _s=$SYM
 		[ "$c" = sym-fixed ] && _a="$_a --fixed-stack"
+		[ "$c" = sym-base ] && _s=$SYM_BASE
 		# shellcheck disable=SC2086
-		"$SYM" record -q --off-cpu $_a -p "$fix" \
+		"$_s" record -q --off-cpu $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
 		agent=$! ;;
 	offcputime)
@@ -172,7 +179,7 @@ one() {
 : > "$W/runs"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for i in $(seq "$RUNS"); do
-	for c in none sym sym-fixed offcputime; do
+	for c in $CASES; do
 		one "$c" "$i"
 	done
 done
@@ -199,7 +206,7 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	r0=$(med none 2) c0=$(med none 3)
-	for c in none sym sym-fixed offcputime; do
+	for c in $CASES; do
 		sw=$(median $(awk -v c="$c" '$1 == c {
 			printf "%.0f\n", $8 / ($6 / 1e9) }' "$W/runs"))
 		r=$(med "$c" 2) cr=$(med "$c" 3)
@@ -218,6 +225,12 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 		(o > 0 ? s / o : 0), (o > 0 ? s2 / o : 0)
 		printf "Agent + BPF-own CPU (the other switches taken off), sym / offcputime: %.2f; sym-fixed / offcputime: %.2f\n",
 		(oo > 0 ? os / oo : 0), (oo > 0 ? o2 / oo : 0) }'
+	if [ -n "$SYM_BASE" ]; then
+		awk -v s="$(per_round sym)" -v b="$(per_round sym-base)" \
+		    -v sb="$as" -v bb="$(sum_round sym-base)" 'BEGIN {
+			printf "\nsym / sym-base (%s): agent CPU %.2f, agent + BPF %.2f\n",
+			ENVIRON["SYM_BASE"], (b > 0 ? s / b : 0), (bb > 0 ? sb / bb : 0) }'
+	fi
 	echo
 	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches bpf-own-ns):"
 	echo
