@@ -54,7 +54,11 @@
 # the noise can exceed 5%.
 #
 # Knobs: BENCH_RUNS BENCH_OFFCPU_ROUNDS BENCH_OFFCPU_WORK_US BENCH_DIR SYM
-# SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048).
+# SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048)
+# SYM_BASE (another sym binary, e.g. one built at an older commit: adds
+# the case sym-base, its `sym record --off-cpu` with the same options,
+# alternating with the others, and the ratio of the agents' CPU, so that a
+# change is judged within one run on a shared machine).
 # The report is printed and written to $BENCH_DIR/offcpu-report.md.
 set -eu
 
@@ -67,6 +71,7 @@ WORK_US=${BENCH_OFFCPU_WORK_US:-40}
 D=${BENCH_DIR:-$ROOT/build/bench}
 OFFCPUTIME=$(command -v offcputime || echo /usr/sbin/offcputime)
 REPORT=$D/offcpu-report.md
+SYM_BASE=${SYM_BASE:-}
 
 note() { echo "offcpu-bench: $*" >&2; }
 . "$ROOT/tests/bench/lib.sh"
@@ -131,17 +136,18 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym|sym-fixed|sym-kernel|sd|sd-kernel)
-		_a=${SYM_RECORD_ARGS:-}
+	sym|sym-fixed|sym-kernel|sd|sd-kernel|sym-base)
+		_a=${SYM_RECORD_ARGS:-} _s=$SYM
 		case $c in
 		sym) _a="--off-cpu $_a" ;;
 		sym-fixed) _a="--off-cpu --fixed-stack $_a" ;;
 		sym-kernel) _a="--off-cpu --aggregate kernel $_a" ;;
 		sd) _a="--sched-delay $_a" ;;
 		sd-kernel) _a="--sched-delay --aggregate kernel $_a" ;;
+		sym-base) _a="--off-cpu $_a" _s=$SYM_BASE ;;
 		esac
 		# shellcheck disable=SC2086
-		"$SYM" record -q $_a -p "$fix" \
+		"$_s" record -q $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
 		agent=$! ;;
 	offcputime)
@@ -183,6 +189,7 @@ one() {
 : > "$W/runs"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 CASES=${BENCH_OFFCPU_CASES:-none sym sym-fixed sym-kernel sd sd-kernel offcputime}
+[ -n "$SYM_BASE" ] && case " $CASES " in *" sym-base "*) ;; *) CASES="$CASES sym-base" ;; esac
 for i in $(seq "$RUNS"); do
 	for c in $CASES; do
 		one "$c" "$i"
@@ -231,6 +238,12 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 		printf "%s / offcputime: agent + BPF CPU %.2f; agent + BPF-own CPU (the other switches taken off) %.2f\n",
 		c, (o > 0 ? s / o : 0), (oo > 0 ? os / oo : 0) }'
 	done
+	if [ -n "$SYM_BASE" ]; then
+		awk -v s="$(per_round sym)" -v b="$(per_round sym-base)" \
+		    -v sb="$(sum_round sym)" -v bb="$(sum_round sym-base)" 'BEGIN {
+			printf "\nsym / sym-base (%s): agent CPU %.2f, agent + BPF %.2f\n",
+			ENVIRON["SYM_BASE"], (b > 0 ? s / b : 0), (bb > 0 ? sb / bb : 0) }'
+	fi
 	echo
 	echo "Per run (case rounds/s cpu/round-ns agent-ns bpf-ns wall-ns lost switches bpf-own-ns):"
 	echo

@@ -183,6 +183,44 @@ static void test_elf(void)
 #define PID 2147483000
 #define KID 2147483001
 
+/*
+ * The module key a mapping keeps for the address caches (cache_key, hashed
+ * once by the table) is the one hashed at each use before it: of the build
+ * ID when there is one, else of the path; after a split too; and a mapping
+ * made outside the table (no key) gets the same from pm_map_key().
+ */
+static void test_map_keys(void)
+{
+	static const unsigned char bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2 };
+	struct pm_hooks h = { NULL, NULL, NULL, NULL };
+	struct pm *pm = NULL;
+	struct pm_map *m, copy;
+
+	CHECK_ERR(pm_new(&h, &pm), 0);
+	CHECK_ERR(pm_mmap(pm, PID, 10, 0x1000, 0x4000, 0, NULL, 0,
+			  "/nonexistent/a"), 0);
+	CHECK_ERR(pm_mmap(pm, PID, 11, 0x10000, 0x1000, 0, bid, sizeof(bid),
+			  "/nonexistent/b"), 0);
+	CHECK_ERR(pm_mmap(pm, PID, 12, 0x2000, 0x1000, 0, NULL, 0,
+			  "/nonexistent/c"), 0);
+	m = pm_find(pm, PID, 0x1500, 20);
+	CHECK(m && m->cache_key == addrcache_mod("/nonexistent/a"));
+	m = pm_find(pm, PID, 0x3500, 20);	/* the part of a after c */
+	CHECK(m && m->start == 0x3000 &&
+	      m->cache_key == addrcache_mod("/nonexistent/a"));
+	m = pm_find(pm, PID, 0x10500, 20);
+	CHECK(m && strcmp(m->build_id,
+			  "deadbeef01020000000000000000000000000000") == 0 &&
+	      m->cache_key == addrcache_mod(m->build_id));
+	if (m) {
+		copy = *m;
+		copy.cache_key = 0;
+		CHECK(pm_map_key(&copy) == m->cache_key &&
+		      pm_map_key(m) == m->cache_key);
+	}
+	pm_free(pm);
+}
+
 static void test_maps(void)
 {
 	struct pm_hooks h = { NULL, h_map, h_unmap, h_forget };
@@ -350,6 +388,7 @@ int main(void)
 	test_retcheck();
 	test_elf();
 	test_maps();
+	test_map_keys();
 	test_kernel();
 	test_kmods();
 	return tap_done();

@@ -226,7 +226,7 @@ int fpcheck_ret(struct fpcheck *fc, const struct pm_map *m, pid_t pid,
 	if (!fc || !m || (m->kind != PM_FILE && m->kind != PM_VDSO))
 		return FPCHECK_UNKNOWN;
 	addr = pc - m->start + m->vaddr;
-	mod = addrcache_mod(m->build_id[0] ? m->build_id : m->path);
+	mod = pm_map_key(m);
 	if (addrcache_get(&fc->cache, mod, addr, &cls))
 		return cls;
 	cls = classify(fc, m, pid, pc, addr, &cache);

@@ -900,6 +900,7 @@ static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 		m->vaddr = start;
 		m->vaddr_known = true;
 	}
+	m->cache_key = addrcache_mod(m->build_id[0] ? m->build_id : m->path);
 	return insert_live(pm, p, m, t);
 }
 

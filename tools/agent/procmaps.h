@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "addrcache.h"
 #include "modid.h"
 
 /** Longest build ID, in bytes (hex is twice that). */
@@ -120,7 +121,23 @@ struct pm_map {
 	/** For the user of the table (tools/record.c): free to use. */
 	uint32_t user_id;
 	uint64_t user_gen;
+	/** addrcache_mod() of @build_id, or of @path when there is none: the
+	 *  module key of the address caches (retcheck.c, fpcheck.c), hashed
+	 *  once when the table adds the mapping rather than at every frame;
+	 *  0 in a mapping made outside the table (pm_map_key() hashes then). */
+	uint64_t cache_key;
 };
+
+/**
+ * pm_map_key() - the address caches' module key of @m (its cache_key, or
+ * the same hash made now when the mapping has none).
+ */
+static inline uint64_t pm_map_key(const struct pm_map *m)
+{
+	if (m->cache_key)
+		return m->cache_key;
+	return addrcache_mod(m->build_id[0] ? m->build_id : m->path);
+}
 
 /** Called when a mapping is added to or removed from a live process. */
 struct pm_hooks {

@@ -133,7 +133,7 @@ int retcheck_ok(struct retcheck *rc, const struct pm_map *m, uint64_t pc)
 
 	if (m->kind != PM_FILE)
 		return -1;
-	mod = addrcache_mod(m->build_id[0] ? m->build_id : m->path);
+	mod = pm_map_key(m);
 	if (addrcache_get(&rc->cache, mod, addr, &v))
 		return v;
 	rc->reads++;

@@ -56,6 +56,7 @@
 			 (1u << 14) | (1u << 15))
 
 #define UW_ROWS 2048		/* row cache slots, a power of 2 */
+#define UW_PREFETCH 4096	/* bytes of the stack copy prefetched */
 #define UW_MAX_OPS 48		/* expression operations per row */
 #define UW_EXPR_STACK 64
 #define UW_EXPR_STEPS 1024
@@ -165,6 +166,7 @@ struct uw_row {
 	uint8_t go;		/* made from Go's table (row_go()) */
 	uint8_t injected;	/* Go: the caller's PC is exact */
 	uint8_t nops;
+	uint32_t live;		/* bit i: regs[i] is not RK_UNDEF (row_live()) */
 	struct uw_rule cfa;
 	struct uw_rule regs[UW_NREGS];
 	struct uw_op ops[UW_MAX_OPS];
@@ -1171,6 +1173,17 @@ static enum uw_row_state row_fill(struct unwinder *u, struct uw_file *f,
 	return rc == 0 ? ROW_OK : ROW_BAD;
 }
 
+/* Set @row's live mask: the registers row_apply() has a rule for. */
+static void row_live(struct uw_row *row)
+{
+	int regno;
+
+	row->live = 0;
+	for (regno = 0; regno < UW_NREGS; regno++)
+		if (row->regs[regno].kind != RK_UNDEF)
+			row->live |= 1u << regno;
+}
+
 static struct uw_row *row_get(struct unwinder *u, struct uw_file *f,
 			      uint64_t addr)
 {
@@ -1192,6 +1205,7 @@ static struct uw_row *row_get(struct unwinder *u, struct uw_file *f,
 	row->serial = f->serial;
 	row->addr = addr;
 	row->state = row_fill(u, f, addr, row);
+	row_live(row);
 	return row;
 }
 
@@ -1430,6 +1444,7 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 		     const struct uw_ctx *c, struct uw_regs *out)
 {
 	uint64_t cfa, a, v;
+	uint32_t live;
 	int regno, rc;
 
 	if (row->regs[UW_RA].kind == RK_UNDEF)
@@ -1444,13 +1459,15 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 			return rc;
 	}
 	out->valid = 0;
-	for (regno = 0; regno < UW_NREGS; regno++) {
-		const struct uw_rule *r = &row->regs[regno];
+	/* The registers with a rule, in ascending order (RK_UNDEF ones
+	 * would be skipped anyway). */
+	for (live = row->live; live; live &= live - 1) {
+		const struct uw_rule *r;
 
+		regno = __builtin_ctz(live);
+		r = &row->regs[regno];
 		rc = 0;
 		switch (r->kind) {
-		case RK_UNDEF:
-			continue;
 		case RK_SAME:
 			if (!(in->valid & (1u << regno)))
 				continue;
@@ -1569,6 +1586,21 @@ static int step(struct unwinder *u, struct uw_proc *p,
 	return row_apply(row, cur, c, next);
 }
 
+/*
+ * Ask for the first UW_PREFETCH bytes of the stack copy at once.  The copy
+ * is fresh from the kernel (a ring buffer written on another CPU), so each
+ * frame's read of it misses the cache, and the reads are serial: the next
+ * frame's row is found from the return address just read.  Asked for
+ * together, the lines arrive in parallel.  Changes no result.
+ */
+static void stack_prefetch(const struct uw_ctx *c)
+{
+	size_t off, n = c->size < UW_PREFETCH ? c->size : UW_PREFETCH;
+
+	for (off = 0; off < n; off += 64)
+		__builtin_prefetch(c->stack + off);
+}
+
 static void regs_load(const uint64_t *regs, struct uw_regs *rg)
 {
 	int i;
@@ -1606,6 +1638,7 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	c.stack = stack;
 	c.sp = regs[UNWIND_REG_SP];
 	c.size = stack_size;
+	stack_prefetch(&c);
 	p = proc_find(u, pid);
 	u->last_used = u->last_nofp = 0;
 	for (;;) {
