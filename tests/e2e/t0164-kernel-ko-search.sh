@@ -1,0 +1,142 @@
+#!/bin/sh
+# t0164-kernel-ko-search.sh - a kernel module's .ko debug file is found
+# the way every other debug file is (issue 18, the kernel: "loadable
+# modules ... resolved from their .ko debug files when those are found";
+# docs/design.md, "Kernel modules"), offline, on the recorded machine and
+# profile of t0163 (Debian's 6.1 cloud vmlinux, the debug .ko files of
+# xfs, virtio_net and af_key, fixtures/build/kdbg), with an empty store
+# every time:
+#  - (a) by build ID from a real debuginfod (127.0.0.1) indexing a
+#    directory that holds xfs.ko and virtio_net.ko, through
+#    $DEBUGINFOD_URLS: their frames get the .ko's DWARF answers, af_key
+#    and the kernel the snapshot's;
+#  - (b) from a /usr/lib/debug-style directory given by --debuginfo-path:
+#    xfs by name under lib/modules/REL/ (REL the snapshot's release, said
+#    on stderr), virtio_net by build ID under .build-id/; sym fold, given
+#    the same options, folds the same stacks;
+#  - (c) a wrong-build af_key.ko under the name (xfs.ko's bytes): a
+#    warning naming it and both build IDs, and af_key's frames keep the
+#    snapshot's names; with the real af_key.ko in a later directory of
+#    --debuginfo-path, the search goes on to it and af_key gets its DWARF.
+# Every DWARF answer is compared whole (functions, inline chains, files,
+# lines) against sym addr2line's on the same .ko, itself checked against
+# eu-addr2line -f -i -j .text (kdwarf_check.py eu, as t0161 and t0163).
+# Skipped, saying why, when the -dbg package cannot be fetched.
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/debuginfod-lib.sh"
+need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
+	python3 flock curl debuginfod
+. "$(dirname "$0")/lib/kdbg-lib.sh"
+{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
+	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
+kdbg_paths
+plan 17
+CHECK="python3 $SYM_ROOT/tests/e2e/lib/kmod_check.py"
+KD="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
+cd "$T" || exit 1
+X=$KDBG_MOD/fs/xfs/xfs.ko N=$KDBG_MOD/drivers/net/virtio_net.ko
+A=$KDBG_MOD/net/key/af_key.ko
+REL=${KDBG_V##*/vmlinux-}
+bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
+XB=$(bid "$X") NB=$(bid "$N") AB=$(bid "$A")
+unset DEBUGINFOD_URLS
+export DEBUGINFOD_CACHE_PATH="$T/dcache"
+
+# t0163's recorded machine, snapshot and profile: 1,000 vmlinux
+# addresses, 300 of each module.
+$CHECK root "$KDBG_V" root 1e00000 ffffffffc0400000 "$X" "$N" "$A"
+"$SYM" kallsyms --root "$T/root" -o snap > kall.out 2>&1
+is "sym kallsyms --root: status 0, its release $REL" \
+	"$? $(sed -n 3p snap)" "0 release $REL"
+for k in "$X" "$N" "$A"; do
+	sample "$k" 300 20261203 "$(basename "$k" .ko).addrs"
+done
+head -1000 "$OUT/vmlinux.addrs" > k.addrs
+KT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
+KBID=$("$SYM" buildid "$KDBG_V" | cut -d' ' -f1)
+$CHECK raw root k.addrs "$KT" "$KBID" prof.raw xfs.addrs virtio_net.addrs \
+	af_key.addrs
+
+# The references: sym addr2line on each .ko, checked against eu-addr2line.
+for k in "$X" "$N" "$A"; do
+	m=$(basename "$k" .ko)
+	"$SYM" addr2line --no-cache -a -f -i --output-style=elfutils \
+		-e "$k" < "$m.addrs" > "$m.ref"
+	eu-addr2line -a -f -i -j .text -e "$k" < "$m.addrs" > "$m.eu"
+	ok "$m: the reference is eu-addr2line's: $($KD eu "$SYM" "$k" \
+"$m.addrs" "$m.ref" "$m.eu" | head -1)" \
+		$KD eu "$SYM" "$k" "$m.addrs" "$m.ref" "$m.eu"
+done
+
+# (a) debuginfod, by build ID.
+mkdir served && cp "$X" "$N" served/
+start_debuginfod "$T/served" "$XB" "$NB" || exit 1
+DEBUGINFOD_URLS=$DEBUGINFOD_URL "$SYM" symbolize -v --store "$T/sta" \
+	--kallsyms snap prof.raw -o a.sym 2> a.err
+sed 's/^/# /' a.err
+ok "(a) debuginfod: xfs from its .ko's DWARF: $($CHECK dwarf a.sym 1 \
+xfs.addrs xfs.ref | head -1)" $CHECK dwarf a.sym 1 xfs.addrs xfs.ref
+ok "... virtio_net too: $($CHECK dwarf a.sym 2 virtio_net.addrs \
+virtio_net.ref | head -1)" \
+	$CHECK dwarf a.sym 2 virtio_net.addrs virtio_net.ref
+ok "... af_key (not served) and the kernel from the snapshot: $($CHECK \
+names a.sym root k.addrs "$KT" 1 0,3 | head -1)" \
+	$CHECK names a.sym root k.addrs "$KT" 1 0,3
+ok "... the summary says dwarf for xfs and virtio_net, kallsyms for af_key" \
+	sh -c "grep -Eq ' dwarf +\[xfs\]' a.err &&
+	       grep -Eq ' dwarf +\[virtio_net\]' a.err &&
+	       grep -Eq ' kallsyms +\[af_key\]' a.err"
+stop_server "$DEBUGINFOD_PID"
+
+# (b) a debug directory: xfs by name, virtio_net by build ID.
+mkdir -p dbg/lib/modules/$REL/kernel/fs/xfs dbg/.build-id/$(echo "$NB" |
+	cut -c1-2)
+cp "$X" dbg/lib/modules/$REL/kernel/fs/xfs/
+ln -s "$N" "dbg/.build-id/$(echo "$NB" | cut -c1-2)/$(echo "$NB" |
+	cut -c3-).debug"
+"$SYM" symbolize -v --store "$T/stb" --kallsyms snap \
+	--debuginfo-path "$T/dbg" prof.raw -o b.sym 2> b.err
+sed 's/^/# /' b.err
+is "(b) --debuginfo-path: the release searched and whence, said once" \
+	"$(grep -c 'searched by name' b.err) $(grep 'searched by name' b.err)" \
+	"1 sym symbolize: kernel debug files searched by name for release $REL (the \
+kallsyms snapshot's)"
+ok "... xfs from lib/modules/$REL/.../xfs.ko: $($CHECK dwarf b.sym 1 \
+xfs.addrs xfs.ref | head -1)" $CHECK dwarf b.sym 1 xfs.addrs xfs.ref
+ok "... virtio_net from .build-id/: $($CHECK dwarf b.sym 2 \
+virtio_net.addrs virtio_net.ref | head -1)" \
+	$CHECK dwarf b.sym 2 virtio_net.addrs virtio_net.ref
+ok "... af_key and the kernel from the snapshot: $($CHECK names b.sym \
+root k.addrs "$KT" 1 0,3 | head -1)" \
+	$CHECK names b.sym root k.addrs "$KT" 1 0,3
+"$SYM" fold --all b.sym > b.fold
+"$SYM" fold --all -q --store "$T/stb2" --kallsyms snap \
+	--debuginfo-path "$T/dbg" prof.raw > b2.fold
+run_compare "... sym fold symbolizes as sym symbolize does: the same \
+$(wc -l < b.fold) folded stacks" cat b2.fold < b.fold
+
+# (c) a wrong-build af_key.ko under the name.
+mkdir -p bad/lib/modules/$REL/kernel/net/key good/lib/modules/$REL/extra
+cp "$X" bad/lib/modules/$REL/kernel/net/key/af_key.ko
+cp "$A" good/lib/modules/$REL/extra/af-key.ko
+"$SYM" symbolize -v --store "$T/stc" --kallsyms snap \
+	--debuginfo-path "$T/bad:$T/dbg" prof.raw -o c.sym 2> c.err
+sed 's/^/# /' c.err
+is "(c) a wrong-build af_key.ko: a warning naming it and both build IDs" \
+	"$(grep 'warning' c.err)" \
+	"sym symbolize: warning: '$T/bad/lib/modules/$REL/kernel/net/key/af_key.ko' has \
+build ID $XB, not the profile's $AB for [af_key]: not used"
+ok "... af_key and the kernel from the snapshot: $($CHECK names c.sym \
+root k.addrs "$KT" 1 0,3 | head -1)" \
+	$CHECK names c.sym root k.addrs "$KT" 1 0,3
+ok "... xfs and virtio_net from the next directory's files" \
+	sh -c "$CHECK dwarf c.sym 1 xfs.addrs xfs.ref &&
+	       $CHECK dwarf c.sym 2 virtio_net.addrs virtio_net.ref"
+"$SYM" symbolize -v --store "$T/std" --kallsyms snap \
+	--debuginfo-path "$T/bad:$T/good" prof.raw -o d.sym 2> d.err
+sed 's/^/# /' d.err
+ok "... the right af-key.ko in a later directory: af_key from its DWARF \
+($($CHECK dwarf d.sym 3 af_key.addrs af_key.ref | head -1)), the warning \
+said too" sh -c "$CHECK dwarf d.sym 3 af_key.addrs af_key.ref &&
+	grep -q 'warning: .*/bad/.*/af_key.ko. has build ID $XB' d.err"
+done_testing
