@@ -31,42 +31,20 @@ need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
 kdbg_paths
 plan 17
-CHECK="python3 $SYM_ROOT/tests/e2e/lib/kmod_check.py"
-KD="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
+kmod_files
 cd "$T" || exit 1
-X=$KDBG_MOD/fs/xfs/xfs.ko N=$KDBG_MOD/drivers/net/virtio_net.ko
-A=$KDBG_MOD/net/key/af_key.ko
 REL=${KDBG_V##*/vmlinux-}
 bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
 XB=$(bid "$X") NB=$(bid "$N") AB=$(bid "$A")
 unset DEBUGINFOD_URLS
 export DEBUGINFOD_CACHE_PATH="$T/dcache"
 
-# t0163's recorded machine, snapshot and profile: 1,000 vmlinux
-# addresses, 300 of each module.
-$CHECK root "$KDBG_V" root 1e00000 ffffffffc0400000 "$X" "$N" "$A"
+# t0163's recorded machine, profile and snapshot; the references.
+kmod_profile || exit 1
 "$SYM" kallsyms --root "$T/root" -o snap > kall.out 2>&1
 is "sym kallsyms --root: status 0, its release $REL" \
 	"$? $(sed -n 3p snap)" "0 release $REL"
-for k in "$X" "$N" "$A"; do
-	sample "$k" 300 20261203 "$(basename "$k" .ko).addrs"
-done
-head -1000 "$OUT/vmlinux.addrs" > k.addrs
-KT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
-KBID=$("$SYM" buildid "$KDBG_V" | cut -d' ' -f1)
-$CHECK raw root k.addrs "$KT" "$KBID" prof.raw xfs.addrs virtio_net.addrs \
-	af_key.addrs
-
-# The references: sym addr2line on each .ko, checked against eu-addr2line.
-for k in "$X" "$N" "$A"; do
-	m=$(basename "$k" .ko)
-	"$SYM" addr2line --no-cache -a -f -i --output-style=elfutils \
-		-e "$k" < "$m.addrs" > "$m.ref"
-	eu-addr2line -a -f -i -j .text -e "$k" < "$m.addrs" > "$m.eu"
-	ok "$m: the reference is eu-addr2line's: $($KD eu "$SYM" "$k" \
-"$m.addrs" "$m.ref" "$m.eu" | head -1)" \
-		$KD eu "$SYM" "$k" "$m.addrs" "$m.ref" "$m.eu"
-done
+kmod_refs "$X" "$N" "$A"
 
 # (a) debuginfod, by build ID.
 mkdir served && cp "$X" "$N" served/
