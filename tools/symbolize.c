@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -967,6 +968,15 @@ static bool build_is(struct sctx *c, struct group *g, const char *path)
 	return false;
 }
 
+/* Is @path a directory, not through a symbolic link (a file system
+ * whose readdir() does not say)? */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The module file of @g named @name under @dir (8 levels down at most,
  * 100,000 entries), with @g's build ID, in @path. */
 static bool ko_under(struct sctx *c, struct group *g, const char *dir,
@@ -986,7 +996,8 @@ static bool ko_under(struct sctx *c, struct group *g, const char *dir,
 		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
 				     de->d_name) >= sizeof(sub))
 			continue;
-		if (de->d_type == DT_DIR)
+		if (de->d_type == DT_DIR ||
+		    (de->d_type == DT_UNKNOWN && is_dir(sub)))
 			found = depth < KO_MAX_DEPTH &&
 				ko_under(c, g, sub, name, depth + 1, seen,
 					 path, len);
