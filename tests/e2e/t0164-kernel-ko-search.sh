@@ -17,7 +17,10 @@
 #  - (c) a wrong-build af_key.ko under the name (xfs.ko's bytes): a
 #    warning naming it and both build IDs, and af_key's frames keep the
 #    snapshot's names; with the real af_key.ko in a later directory of
-#    --debuginfo-path, the search goes on to it and af_key gets its DWARF.
+#    --debuginfo-path, the search goes on to it and af_key gets its DWARF;
+#  - (d) no snapshot: the release searched is uname -r's (said so), xfs
+#    found under lib/modules/$(uname -r)/ and the kernel's DWARF from
+#    boot/vmlinux-$(uname -r); the other two modules are missing.
 # Every DWARF answer is compared whole (functions, inline chains, files,
 # lines) against sym addr2line's on the same .ko, itself checked against
 # eu-addr2line -f -i -j .text (kdwarf_check.py eu, as t0161 and t0163).
@@ -30,7 +33,7 @@ need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 { fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
 	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
 kdbg_paths
-plan 17
+plan 21
 kmod_files
 cd "$T" || exit 1
 REL=${KDBG_V##*/vmlinux-}
@@ -117,4 +120,30 @@ ok "... the right af-key.ko in a later directory: af_key from its DWARF \
 ($($CHECK dwarf d.sym 3 af_key.addrs af_key.ref | head -1)), the warning \
 said too" sh -c "$CHECK dwarf d.sym 3 af_key.addrs af_key.ref &&
 	grep -q 'warning: .*/bad/.*/af_key.ko. has build ID $XB' d.err"
+
+# (d) no snapshot: the release is this host's uname -r; the kernel by
+# name too (boot/vmlinux-REL).
+UR=$(uname -r)
+mkdir -p "dbg2/lib/modules/$UR/kernel/fs/xfs" dbg2/boot
+cp "$X" "dbg2/lib/modules/$UR/kernel/fs/xfs/"
+ln -s "$KDBG_V" "dbg2/boot/vmlinux-$UR"
+"$SYM" symbolize -v --store "$T/ste" --debuginfo-path "$T/dbg2" prof.raw \
+	-o e.sym 2> e.err
+sed 's/^/# /' e.err
+is "(d) no snapshot: the release is uname -r's, and said so" \
+	"$(grep 'searched by name' e.err)" \
+	"sym symbolize: kernel debug files searched by name for release $UR \
+(this host's uname -r: the profile has no snapshot saying it)"
+ok "... xfs from lib/modules/$UR/.../xfs.ko: $($CHECK dwarf e.sym 1 \
+xfs.addrs xfs.ref | head -1)" $CHECK dwarf e.sym 1 xfs.addrs xfs.ref
+python3 -c "
+for l in open('k.addrs'): print(hex(int(l, 16) - 0x$KT))" > k.offs
+"$SYM" addr2line --store "$T/ste" -a -f -i --output-style=elfutils \
+	-e "$KDBG_V" < k.offs > k.ref
+ok "... the kernel from boot/vmlinux-$UR's DWARF (sym addr2line's \
+answers, checked against eu-addr2line's by t0161): $($CHECK dwarf e.sym 0 \
+k.offs k.ref root | head -1)" $CHECK dwarf e.sym 0 k.offs k.ref root
+ok "... virtio_net and af_key, with no file and no snapshot: missing" \
+	sh -c "grep -Eq ' none +\[virtio_net\] .*: missing 300 ' e.err &&
+	       grep -Eq ' none +\[af_key\] .*: missing 300 ' e.err"
 done_testing
