@@ -369,6 +369,8 @@ static void usage(FILE *f)
 "                         ~/.cache/sym)\n"
 "      --wait-ms MS       how long symd may keep a build ID pending\n"
 "      --kallsyms FILE    kernel frames from this kallsyms snapshot\n"
+"      --debuginfo-path DIRS  debug directories searched before\n"
+"                         /usr/lib/debug (sym symbolize's)\n"
 "      --upload URL       send the kallsyms snapshot written beside the\n"
 "                         profile to symd at URL once (as sym upload\n"
 "                         --kallsyms), so that symd names its kernel and\n"

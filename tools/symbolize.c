@@ -51,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <elf.h>
@@ -105,6 +107,9 @@ struct group {
 	uint64_t *addrs;	/* free(); the unique lookup addresses */
 	size_t *first;		/* free(); addrs[k]'s first in ents, + end */
 	size_t naddrs;
+	bool fetched;		/* from_debuginfod() tried */
+	bool ktried;		/* find_kernel_file() tried: */
+	char *kfile;		/* free(); what it found, or NULL */
 };
 
 struct sctx {
@@ -136,6 +141,8 @@ struct sctx {
 	struct ko *kos;		/* ko_free(): o->ko_dir's .ko files */
 	size_t nkos, capkos;
 	bool kos_read;
+	struct tool_dirs dirs;	/* tool_dirs_release(): --debuginfo-path */
+	char release[256];	/* kernel_release(): "" before */
 
 	char msg[512];		/* tool_err_capture() */
 };
@@ -900,8 +907,154 @@ static int answer_store(struct sctx *c, struct group *g)
 	return a.err ? a.err : err;
 }
 
-/* A file on this host with @g's build ID: a map's path, or the debug
- * file under /usr/lib/debug/.build-id/.  false when there is none. */
+/*
+ * Debug files of the kernel and its modules by name (docs/design.md,
+ * "Kernel modules"), for the release the profile was recorded on: the
+ * kallsyms snapshot's `release` line, else this host's `uname -r`.
+ */
+
+/* The release searched by name, said once (unless -q) with its origin. */
+static const char *kernel_release(struct sctx *c)
+{
+	const char *from = "this host's uname -r: the profile has no "
+			   "snapshot saying it";
+	struct utsname u;
+
+	if (c->release[0])
+		return c->release;
+	if (c->ksnap && c->ksnap->release && c->ksnap->release[0]) {
+		snprintf(c->release, sizeof(c->release), "%s",
+			 c->ksnap->release);
+		from = "the kallsyms snapshot's";
+	} else if (uname(&u) == 0) {
+		snprintf(c->release, sizeof(c->release), "%s", u.release);
+	}
+	if (c->release[0] && !c->o->quiet)
+		fprintf(stderr, "%s: kernel debug files searched by name for "
+			"release %s (%s)\n", tool_prog(), c->release, from);
+	return c->release;
+}
+
+/* Is @file NAME.ko or NAME.ko.debug, '-' and '_' alike (the kernel names
+ * a module with '_' whatever its file's name)? */
+static bool ko_name_is(const char *file, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < n; i++) {
+		char a = file[i], b = name[i];
+
+		if (a != b && (!(a == '-' || a == '_') ||
+			       !(b == '-' || b == '_')))
+			return false;
+	}
+	return !strcmp(file + n, ".ko") || !strcmp(file + n, ".ko.debug");
+}
+
+/* Is @path @g's, by its build ID?  A file of another build is never
+ * used, and said once (unless -q). */
+static bool build_is(struct sctx *c, struct group *g, const char *path)
+{
+	char bid[2 * 64 + 1];
+
+	if (sym_file_build_id(path, bid, sizeof(bid)))
+		bid[0] = '\0';
+	if (!strcmp(bid, g->build_id))
+		return true;
+	if (!c->o->quiet)
+		tool_err("warning: '%s' has build ID %s, not the profile's %s "
+			 "for %s: not used", path, bid[0] ? bid : "(none)",
+			 g->build_id, c->rows[g->row].map->path);
+	return false;
+}
+
+/* Is @path a directory, not through a symbolic link (a file system
+ * whose readdir() does not say)? */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The module file of @g named @name under @dir (8 levels down at most,
+ * 100,000 entries), with @g's build ID, in @path. */
+static bool ko_under(struct sctx *c, struct group *g, const char *dir,
+		     const char *name, int depth, size_t *seen, char *path,
+		     size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char sub[4096];
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && *seen < KO_MAX_FILES && (de = readdir(d))) {
+		++*seen;
+		if (de->d_name[0] == '.' ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir,
+				     de->d_name) >= sizeof(sub))
+			continue;
+		if (de->d_type == DT_DIR ||
+		    (de->d_type == DT_UNKNOWN && is_dir(sub)))
+			found = depth < KO_MAX_DEPTH &&
+				ko_under(c, g, sub, name, depth + 1, seen,
+					 path, len);
+		else if (ko_name_is(de->d_name, name) && build_is(c, g, sub))
+			found = (size_t)snprintf(path, len, "%s", sub) < len;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The kernel's or a module's debug file by name (its map's path is
+ * "[kernel.kallsyms]" or "[NAME]"): under each --debuginfo-path
+ * directory and /usr/lib/debug, boot/vmlinux-REL or lib/modules/REL/,
+ * then under /lib/modules/REL/ (vmlinux there, or the installed .ko). */
+static bool find_kernel_file(struct sctx *c, struct group *g, char *path,
+			     size_t len)
+{
+	const char *mpath = c->rows[g->row].map->path, *rel;
+	const char *roots[TOOL_DIRS_MAX + 3];
+	char name[256], dir[4096];
+	size_t n = 0, seen = 0, nl;
+
+	nl = mpath ? strlen(mpath) : 0;
+	if (nl < 3 || mpath[0] != '[' || mpath[nl - 1] != ']' ||
+	    nl - 2 >= sizeof(name) || !*(rel = kernel_release(c)))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)(nl - 2), mpath + 1);
+	for (size_t i = 0; i < c->dirs.n; i++)
+		roots[n++] = c->dirs.dirs[i];
+	roots[n++] = "/usr/lib/debug";
+	roots[n++] = "";
+	for (size_t i = 0; i < n; i++) {
+		bool kernel = !strcmp(name, "kernel.kallsyms");
+
+		if (kernel && roots[i][0]) {
+			snprintf(path, len, "%s/boot/vmlinux-%s", roots[i],
+				 rel);
+			if (access(path, R_OK) == 0 && build_is(c, g, path))
+				return true;
+		}
+		snprintf(dir, sizeof(dir), "%s/lib/modules/%s", roots[i], rel);
+		if (kernel) {
+			if ((size_t)snprintf(path, len, "%s/vmlinux", dir) <
+			    len && access(path, R_OK) == 0 &&
+			    build_is(c, g, path))
+				return true;
+		} else if (ko_under(c, g, dir, name, 0, &seen, path, len)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A file on this host with @g's build ID: a map's path, the debug file
+ * under .build-id/ of each --debuginfo-path directory and of
+ * /usr/lib/debug, or a kernel map's by name (find_kernel_file()).
+ * false when there is none. */
 static bool find_file(struct sctx *c, struct group *g, char *path,
 		      size_t len)
 {
@@ -924,9 +1077,21 @@ static bool find_file(struct sctx *c, struct group *g, char *path,
 			return true;
 		}
 	}
-	snprintf(path, len, "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 g->build_id, g->build_id + 2);
-	return access(path, R_OK) == 0;
+	for (size_t i = 0; i <= c->dirs.n; i++) {
+		snprintf(path, len, "%s/.build-id/%.2s/%s.debug",
+			 i < c->dirs.n ? c->dirs.dirs[i] : "/usr/lib/debug",
+			 g->build_id, g->build_id + 2);
+		if (access(path, R_OK) == 0 && build_is(c, g, path))
+			return true;
+	}
+	if (first->kind != SYM_PROF_MAP_KERNEL)
+		return false;
+	if (!g->ktried) {
+		g->ktried = true;
+		if (find_kernel_file(c, g, path, len))
+			g->kfile = strdup(path);
+	}
+	return g->kfile && (size_t)snprintf(path, len, "%s", g->kfile) < len;
 }
 
 /*
@@ -1006,6 +1171,11 @@ static bool from_debuginfod(struct sctx *c, struct group *g)
 	char *fetched = NULL, why[512], bid[2 * 64 + 1];
 	bool ok;
 
+	if (g->fetched)
+		return c->store && sym_store_file_path(c->store, g->build_id,
+					SYM_STORE_DEBUGINFO, bid,
+					sizeof(bid)) == 0;
+	g->fetched = true;
 	if (!c->store || c->store_rdonly || !tool_debuginfod_enabled() ||
 	    tool_debuginfod_find(g->build_id, &fetched, why, sizeof(why)))
 		return false;
@@ -1105,8 +1275,10 @@ static int answer_kernel(struct sctx *c, struct group *g,
 	return err;
 }
 
-/* Has the store here, or this host, an ELF file (a debug vmlinux or
- * .ko) or a DWARF table of @g's build ID? */
+/* Has the store here, or this host, an ELF file with DWARF (a debug
+ * vmlinux or .ko: by build ID, or by name for the recorded release) or
+ * a DWARF table of @g's build ID?  Else the servers of $DEBUGINFOD_URLS
+ * are asked for its debug file, which goes into the store. */
 static bool kernel_dwarf_here(struct sctx *c, struct group *g)
 {
 	char path[4096];
@@ -1121,7 +1293,9 @@ static bool kernel_dwarf_here(struct sctx *c, struct group *g)
 	     !sym_store_file_path(c->store, g->build_id,
 				  SYM_STORE_EXECUTABLE, path, sizeof(path))))
 		return true;
-	return find_file(c, g, path, sizeof(path));
+	if (find_file(c, g, path, sizeof(path)) && has_dwarf(path))
+		return true;
+	return from_debuginfod(c, g);
 }
 
 /*
@@ -1278,6 +1452,7 @@ static void sctx_release(struct sctx *c)
 		free(c->groups[i].ents);
 		free(c->groups[i].addrs);
 		free(c->groups[i].first);
+		free(c->groups[i].kfile);
 	}
 	free(c->groups);
 	free(c->rows);
@@ -1287,6 +1462,7 @@ static void sctx_release(struct sctx *c)
 	symi_ksnap_free(c->ksnap);
 	symi_ksnap_free(c->khere);
 	ko_free(c);
+	tool_dirs_release(&c->dirs);
 	client_free(c->client);
 	sym_store_close(c->store);
 }
@@ -1396,6 +1572,12 @@ int tool_prof_symbolize(struct sym_prof *p,
 	int err;
 
 	sym_set_log(log_fn, NULL, 0);
+	if (o->debuginfo_path && tool_dirs_add(&c.dirs, o->debuginfo_path)) {
+		tool_err("--debuginfo-path: out of memory or too many "
+			 "directories");
+		err = -EINVAL;
+		goto out;
+	}
 	err = open_source(&c);
 	if (err)
 		goto out;
@@ -1437,6 +1619,9 @@ int tool_symbolize_getopt(int opt, const char *arg,
 		return 1;
 	case TOOL_OPT_KO_DIR:
 		o->ko_dir = arg;
+		return 1;
+	case TOOL_OPT_DEBUGINFO_PATH:
+		o->debuginfo_path = arg;
 		return 1;
 	case TOOL_OPT_PARTIAL:
 		o->partial = true;
@@ -1510,7 +1695,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sym symbolize [-o OUT] [--server URL | --store DIR] "
-		"[--wait-ms MS]\n                     [--partial] [--kallsyms FILE] [--ko-dir DIR] [-q|-v] "
+		"[--wait-ms MS]\n                     [--partial] [--kallsyms FILE] [--ko-dir DIR]\n"
+		"                     [--debuginfo-path DIR[:DIR...]] [-q|-v] "
 		"IN\n\n"
 		"Symbolize a profile (raw or pprof; - for stdin) and write its "
 		"symbolized\nraw form (docs/raw-format.md, \"The symbolized "
@@ -1549,6 +1735,13 @@ static void usage(FILE *f)
 		"                     with the module's build ID (needs the "
 		"snapshot's\n"
 		"                     .text bases)\n"
+		"      --debuginfo-path DIR[:DIR...]\n"
+		"                     debug directories searched before "
+		"/usr/lib/debug:\n"
+		"                     .build-id/, and boot/vmlinux-REL and "
+		"lib/modules/REL/\n"
+		"                     for kernel frames (REL: the snapshot's "
+		"release)\n"
 		"  -q, --quiet        no summary on stderr\n"
 		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"

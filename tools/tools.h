@@ -264,6 +264,12 @@ struct tool_symbolize_opts {
 	 *  .text symbols when the snapshot has the module's .text base;
 	 *  NULL: module frames from the snapshot only. */
 	const char *ko_dir;
+	/** --debuginfo-path DIR[:DIR...]: directories laid out as
+	 *  /usr/lib/debug, searched before it: DIR/.build-id/xx/rest.debug
+	 *  for any module; DIR/boot/vmlinux-REL, DIR/lib/modules/REL/vmlinux
+	 *  and DIR/lib/modules/REL/.../NAME.ko for the kernel and module NAME
+	 *  (docs/design.md, "Kernel modules"); NULL: /usr/lib/debug only. */
+	const char *debuginfo_path;
 	/** --partial: take symd's "partial" answers (a cold build ID's
 	 *  function names from its symbols alone, while its table is
 	 *  built) rather than ask again until the full ones or --wait-ms. */
@@ -289,16 +295,19 @@ enum {
 	TOOL_OPT_KALLSYMS,
 	TOOL_OPT_KO_DIR,
 	TOOL_OPT_PARTIAL,
+	TOOL_OPT_DEBUGINFO_PATH,
 };
 
-/** The long options --server, --store, --wait-ms, --kallsyms, --ko-dir
- *  and --partial, for a longopts[]. */
+/** The long options --server, --store, --wait-ms, --kallsyms, --ko-dir,
+ *  --debuginfo-path and --partial, for a longopts[]. */
 #define TOOL_SYMBOLIZE_OPTIONS                                              \
 	{ "server", required_argument, NULL, TOOL_OPT_SERVER },              \
 	{ "store", required_argument, NULL, TOOL_OPT_STORE },                \
 	{ "wait-ms", required_argument, NULL, TOOL_OPT_WAIT_MS },            \
 	{ "kallsyms", required_argument, NULL, TOOL_OPT_KALLSYMS },          \
 	{ "ko-dir", required_argument, NULL, TOOL_OPT_KO_DIR },              \
+	{ "debuginfo-path", required_argument, NULL,                         \
+	  TOOL_OPT_DEBUGINFO_PATH },                                         \
 	{ "partial", no_argument, NULL, TOOL_OPT_PARTIAL }
 
 /**

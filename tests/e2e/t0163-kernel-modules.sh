@@ -38,17 +38,14 @@ need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
 kdbg_paths
 plan 17
-CHECK="python3 $SYM_ROOT/tests/e2e/lib/kmod_check.py"
-KD="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
+kmod_files
 cd "$T" || exit 1
-X=$KDBG_MOD/fs/xfs/xfs.ko N=$KDBG_MOD/drivers/net/virtio_net.ko
-A=$KDBG_MOD/net/key/af_key.ko
 
-# The recorded machine and its snapshot.
-$CHECK root "$KDBG_V" root 1e00000 ffffffffc0400000 "$X" "$N" "$A"
+# The recorded machine, its profile (1,000 vmlinux addresses, 300 of each
+# module) and its snapshot.
+kmod_profile || exit 1
 "$SYM" kallsyms --root "$T/root" -o snap > kall.out 2>&1
 is "sym kallsyms --root: status 0, nothing said" "$? $(cat kall.out)" "0 "
-KBID=$("$SYM" buildid "$KDBG_V" | cut -d' ' -f1)
 bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
 run_compare "its header: the kernel's build ID (sys/kernel/notes), release, \
 each module's place, size, build ID (its notes) and .text" \
@@ -64,30 +61,13 @@ is "... and every text symbol of its kallsyms, nothing else" \
 	"$(sed -n '7,$p' snap | grep -vc '^end$')" \
 	"$(awk '$2 ~ /^[tTwW]$/' root/proc/kallsyms | wc -l)"
 
-# The profile: 1,000 vmlinux addresses, 300 of each module.
-for k in "$X" "$N" "$A"; do
-	sample "$k" 300 20261203 "$(basename "$k" .ko).addrs"
-done
-head -1000 "$OUT/vmlinux.addrs" > k.addrs
-KT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
-$CHECK raw root k.addrs "$KT" "$KBID" prof.raw xfs.addrs virtio_net.addrs \
-	af_key.addrs
-
 # The snapshot alone.
 "$SYM" symbolize -q --store "$T/st0" --kallsyms snap prof.raw -o s0.sym
 ok "the snapshot alone: $($CHECK names s0.sym root k.addrs "$KT" 1 all |
 	head -1)" $CHECK names s0.sym root k.addrs "$KT" 1 all
 
 # The reference: sym addr2line on each .ko is eu-addr2line -j .text.
-for k in "$X" "$N"; do
-	m=$(basename "$k" .ko)
-	"$SYM" addr2line --no-cache -a -f -i --output-style=elfutils \
-		-e "$k" < "$m.addrs" > "$m.ref"
-	eu-addr2line -a -f -i -j .text -e "$k" < "$m.addrs" > "$m.eu"
-	ok "$m: the reference is eu-addr2line's: $($KD eu "$SYM" "$k" \
-"$m.addrs" "$m.ref" "$m.eu" | head -1)" \
-		$KD eu "$SYM" "$k" "$m.addrs" "$m.ref" "$m.eu"
-done
+kmod_refs "$X" "$N"
 
 # The .ko files in the store: DWARF before the snapshot.
 "$SYM" store add --store "$T/st1" "$X" "$N" > /dev/null

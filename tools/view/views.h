@@ -378,6 +378,8 @@ VIEWS_USAGE_COMMON
 "  --wait-ms MS         how long symd may keep a build ID pending\n"      \
 "  --kallsyms FILE      kernel frames from this kallsyms snapshot\n"      \
 "                       (default: IN.kallsyms, when there is one)\n"      \
+"  --debuginfo-path DIRS  debug directories searched before\n"          \
+"                       /usr/lib/debug (sym symbolize's)\n"             \
 "  -q, --quiet          no symbolization summary on stderr\n"             \
 "  -v, --verbose        the summary's table of modules, not only its line\n" \
 "Names:\n"                                                                \

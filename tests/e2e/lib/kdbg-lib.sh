@@ -1,11 +1,19 @@
 # kdbg-lib.sh - Debian's kernel debug files for the offline kernel tests
-# (t0161, t0163), sourced after lib.sh:
+# (t0161, t0163, t0164), sourced after lib.sh:
 #   fetch_dbg       vmlinux and the modules of KOS from the newest 6.1
 #                   cloud-amd64 -dbg package, into $OUT (fixtures/build/kdbg,
 #                   gitignored), once; 1 when they cannot be had
 #   vmlinux_addrs   20,000 sampled .text addresses of vmlinux, once
 #   sample FILE N SEED OUT   N instruction starts of FILE's .text
 # KDBG_V and KDBG_MOD are set by kdbg_paths once fetched.
+# For the module tests (t0163, t0164), after kdbg_paths:
+#   kmod_files      X, N, A: the debug xfs, virtio_net and af_key .ko;
+#                   CHECK (kmod_check.py), KD (kdwarf_check.py)
+#   kmod_profile    in the current directory, a recorded machine with
+#                   the three loaded (root/), their sampled addresses and
+#                   a profile of them (prof.raw); sets KT and KBID
+#   kmod_refs KO... M.ref (sym addr2line) and M.eu (eu-addr2line) of
+#                   each module M, and a test point each: they agree
 OUT=$SYM_ROOT/fixtures/build/kdbg
 KOS="fs/xfs/xfs.ko drivers/net/virtio_net.ko net/key/af_key.ko"
 
@@ -49,4 +57,45 @@ vmlinux_addrs() {
 kdbg_paths() {
 	KDBG_V=$(echo "$OUT"/x/usr/lib/debug/boot/vmlinux-*)
 	KDBG_MOD=$(echo "$OUT"/x/usr/lib/debug/lib/modules/*/kernel)
+}
+
+kmod_files() {
+	CHECK="python3 $SYM_ROOT/tests/e2e/lib/kmod_check.py"
+	KD="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
+	X=$KDBG_MOD/fs/xfs/xfs.ko N=$KDBG_MOD/drivers/net/virtio_net.ko
+	A=$KDBG_MOD/net/key/af_key.ko
+}
+
+# kmod_profile: root/ (kmod_check.py root: vmlinux moved by a KASLR slide,
+# the three modules at chosen places with their real build IDs and .text
+# symbols), M.addrs (300 sampled .text addresses of each module M),
+# k.addrs (1,000 of vmlinux), KT (vmlinux's _text), KBID (its build ID)
+# and prof.raw (the maps sym record writes for that machine, a frame at
+# each address); 1 on failure.
+kmod_profile() {
+	$CHECK root "$KDBG_V" root 1e00000 ffffffffc0400000 "$X" "$N" "$A" ||
+		return 1
+	for k in "$X" "$N" "$A"; do
+		sample "$k" 300 20261203 "$(basename "$k" .ko).addrs" ||
+			return 1
+	done
+	head -1000 "$OUT/vmlinux.addrs" > k.addrs
+	KT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
+	KBID=$("$SYM" buildid "$KDBG_V" | cut -d' ' -f1)
+	$CHECK raw root k.addrs "$KT" "$KBID" prof.raw xfs.addrs \
+		virtio_net.addrs af_key.addrs
+}
+
+# kmod_refs KO...: the references of t0163 and t0164 (sym addr2line's
+# answers, checked against eu-addr2line -j .text's as in t0161).
+kmod_refs() {
+	for k; do
+		m=$(basename "$k" .ko)
+		"$SYM" addr2line --no-cache -a -f -i --output-style=elfutils \
+			-e "$k" < "$m.addrs" > "$m.ref"
+		eu-addr2line -a -f -i -j .text -e "$k" < "$m.addrs" > "$m.eu"
+		ok "$m: the reference is eu-addr2line's: $($KD eu "$SYM" "$k" \
+"$m.addrs" "$m.ref" "$m.eu" | head -1)" \
+			$KD eu "$SYM" "$k" "$m.addrs" "$m.ref" "$m.eu"
+	done
 }
