@@ -32,11 +32,6 @@ hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
 # the number after WORD on the summary line matching RE
 sumnum() { awk -v re="$2" -v w="$3" '$0 ~ re { for (i = 1; i < NF; i++)
 	if ($i == w) { gsub(/[^0-9]/, "", $(i + 1)); print $(i + 1); exit } }' "$1"; }
-# "lost A (hash collisions) + B (stacks map full) + C + D": their sum
-agglost() { awk '/aggregated in BPF/ { s = $0; sub(/.*; lost /, "", s)
-	n = split(s, a, " "); t = 0
-	for (i = 1; i <= n; i++) if (a[i] ~ /^[0-9]+$/ && (i == 1 || a[i - 1] == "+")) t += a[i]
-	print t }' "$1"; }
 
 # ---- on-CPU ----
 "$SYM" record -F 999 --aggregate user -o "$T/u.raw" -- "$T/burn" 1.5 2> "$T/u.err"

@@ -26,11 +26,6 @@ plan 15
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
 fold() { "$SYM" fold -q --broken=plain --tid "$@"; }
-# "lost A (hash collisions) + B + C + D": their sum
-agglost() { awk '/aggregated in BPF/ { s = $0; sub(/.*; lost /, "", s)
-	n = split(s, a, " "); t = 0
-	for (i = 1; i <= n; i++) if (a[i] ~ /^[0-9]+$/ && (i == 1 || a[i - 1] == "+")) t += a[i]
-	print t }' "$1"; }
 
 perf sched record -q -N -B -o "$T/perf.data" -- \
 	"$SYM" record --sched-delay --aggregate kernel -o "$T/k.raw" -- \
@@ -43,15 +38,7 @@ perf sched timehist --state -i "$T/perf.data" > "$T/th.txt" 2> /dev/null
 fold --value sched-delay "$T/k.raw" > "$T/k.fold"
 check delayfp "$T/k.fold" "$T/k.out" "$T/th.txt"
 
-python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$T/k.fold" \
-	"$T/k.out" > "$T/nominal.out"
-rc=$?
-sed 's/^/# /; s/^# # /# /' "$T/nominal.out"
-if [ "$rc" = 77 ]; then
-	skip "50% +-5 of wall time: the machine's load moved the kernel's run_delay share"
-else
-	is "each thread's delay 50% +-5 points of its wall time" "$rc" 0
-fi
+nominal_point "$T/k.fold" "$T/k.out"
 
 is "header: event, unit, mode (frame pointers)" \
 	"$(hdr "$T/k.raw" event) $(hdr "$T/k.raw" weight-unit) $(hdr "$T/k.raw" mode)" \

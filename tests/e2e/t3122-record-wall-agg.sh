@@ -28,10 +28,6 @@ prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer
 prof_cc off prof_offcpu.c -O2 -g -pthread -fno-omit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
 fold() { "$SYM" fold -q --broken=plain --tid "$@"; }
-agglost() { awk '/aggregated in BPF/ { s = $0; sub(/.*; lost /, "", s)
-	n = split(s, a, " "); t = 0
-	for (i = 1; i <= n; i++) if (a[i] ~ /^[0-9]+$/ && (i == 1 || a[i - 1] == "+")) t += a[i]
-	print t }' "$1"; }
 # the header fields the two modes share (mode differs: fp against dwarf)
 hdrs() { for k in event weight-unit frequency period value-type; do hdr "$1" $k; done; }
 

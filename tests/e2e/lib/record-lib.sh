@@ -19,6 +19,12 @@
 #                          (t3092, t3093; below)
 #   symd_kernel_points ... three TAP points: symd's kernel names against the
 #                          snapshot's and perf's (t3093, t3094; below)
+#   agglost ERR            the sum of the "lost A (hash collisions) + B +
+#                          C + D" of --aggregate kernel's summary in ERR
+#   nominal_point FOLD OUT one TAP point: each thread's sched-delay in FOLD
+#                          50% +-5 points of its wall time (OUT: prof_spin's
+#                          output), skipped when the kernel's run_delay
+#                          share itself is outside (t3112, t3121)
 #   sigkill_agent OPTS...  run `sym record -q OPTS -o $T/k.raw -- sleep 60`,
 #                          SIGKILL it once its BPF programs are loaded,
 #                          and one TAP point: they are released (t3120)
@@ -95,6 +101,25 @@ check() {
 	# prove shows stderr only: a failure's reasons go there too, so that
 	# a rare failure in a full make check can be read from its log.
 	[ "$_rc" = 0 ] || sed 's/^/record_check: /' "$T/.check.out" >&2
+}
+
+agglost() {
+	awk '/aggregated in BPF/ { s = $0; sub(/.*; lost /, "", s)
+	n = split(s, a, " "); t = 0
+	for (i = 1; i <= n; i++) if (a[i] ~ /^[0-9]+$/ && (i == 1 || a[i - 1] == "+")) t += a[i]
+	print t }' "$1"
+}
+
+nominal_point() {
+	python3 "$SYM_ROOT/tests/e2e/lib/offcpu_check.py" nominal "$1" "$2" \
+		> "$T/.nominal.out"
+	_rc=$?
+	sed 's/^/# /; s/^# # /# /' "$T/.nominal.out"
+	if [ "$_rc" = 77 ]; then
+		skip "50% +-5 of wall time: the machine's load moved the kernel's run_delay share"
+	else
+		is "each thread's delay 50% +-5 points of its wall time" "$_rc" 0
+	fi
 }
 
 # record_workload NAME: the test of one of workloads-lib.sh's programs
