@@ -29,9 +29,7 @@ need apt-get apt-cache dpkg-deb objdump nm eu-addr2line llvm-symbolizer \
 CHECK="python3 $SYM_ROOT/tests/e2e/lib/kdwarf_check.py"
 . "$(dirname "$0")/lib/kdbg-lib.sh"
 
-{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
-	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
-kdbg_paths
+kdbg_setup
 V=$KDBG_V MOD=$KDBG_MOD
 plan 13
 cd "$T" || exit 1

@@ -34,9 +34,7 @@
 need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 	python3 flock curl
 . "$(dirname "$0")/lib/kdbg-lib.sh"
-{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
-	plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
-kdbg_paths
+kdbg_setup
 plan 17
 kmod_files
 cd "$T" || exit 1

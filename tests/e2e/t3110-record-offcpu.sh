@@ -14,9 +14,7 @@
 # run starts.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --off-cpu
 plan 22
 
 prof_cc fix prof_offcpu.c -O2 -g -pthread -fomit-frame-pointer

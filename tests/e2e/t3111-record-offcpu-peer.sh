@@ -16,9 +16,7 @@
 . "$(dirname "$0")/lib/record-lib.sh"
 OFFCPUTIME=$(command -v offcputime || echo /usr/sbin/offcputime)
 [ -x "$OFFCPUTIME" ] || plan_skip "no offcputime (libbpf-tools)"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --off-cpu
 plan 4
 
 # attached PID: process PID holds a BPF link (its programs are attached;

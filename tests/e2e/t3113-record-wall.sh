@@ -10,9 +10,7 @@
 # 5%, whole stacks).  Also the header and value types, usage errors.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --wall -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --wall cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --wall
 plan 6
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fomit-frame-pointer

@@ -19,9 +19,7 @@
 # - usage errors, and a SIGKILLed agent leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --aggregate user -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --aggregate cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --aggregate user
 plan 25
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer

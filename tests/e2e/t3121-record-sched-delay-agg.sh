@@ -14,10 +14,7 @@
 # SIGKILL leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --sched-delay --aggregate kernel -o "$T/.probe.raw" -- true \
-	> "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --sched-delay --aggregate kernel cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --sched-delay --aggregate kernel
 need perf
 perf sched record -N -B -o "$T/.probe.data" -- true > /dev/null 2>&1 ||
 	plan_skip "perf sched record cannot run"

@@ -18,10 +18,7 @@
 # leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --wall --aggregate kernel -o "$T/.probe.raw" -- true \
-	> "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --wall --aggregate kernel cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --wall --aggregate kernel
 plan 19
 
 prof_cc fix prof_spin.c -O2 -g -pthread -fno-omit-frame-pointer

@@ -14,9 +14,7 @@
 . "$(dirname "$0")/lib/record-lib.sh"
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || plan_skip "no $PY (Debian's python3.11)"
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --off-cpu
 b=$(readelf -n "$PY" | sed -n 's/.*Build ID: *//p' | head -1)
 [ -r "/usr/lib/debug/.build-id/${b:0:2}/${b:2}.debug" ] ||
 	plan_skip "no debug file for $PY (python3.11-dbg)"

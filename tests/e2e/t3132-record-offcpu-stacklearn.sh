@@ -19,9 +19,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need bpftool
-[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
-"$SYM" record -q --off-cpu -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
-	plan_skip "sym record --off-cpu cannot run: $(head -1 "$T/.probe.err")"
+need_bpf_record --off-cpu
 plan 14
 
 NAPS=60 DEPTH=26 CEIL=16384

@@ -6,6 +6,9 @@
 #   vmlinux_addrs   20,000 sampled .text addresses of vmlinux, once
 #   sample FILE N SEED OUT   N instruction starts of FILE's .text
 # KDBG_V and KDBG_MOD are set by kdbg_paths once fetched.
+#   kdbg_setup      fetch_dbg and vmlinux_addrs (their output in
+#                   $T/fetch.log), skipping the whole test, saying why,
+#                   when the package cannot be had; then kdbg_paths
 # For the module tests (t0163, t0164), after kdbg_paths:
 #   kmod_files      X, N, A: the debug xfs, virtio_net and af_key .ko;
 #                   CHECK (kmod_check.py), KD (kdwarf_check.py)
@@ -54,6 +57,12 @@ vmlinux_addrs() {
 		"$OUT/vmlinux.addrs.tmp" &&
 	mv "$OUT/vmlinux.addrs.tmp" "$OUT/vmlinux.addrs"
 }
+kdbg_setup() {
+	{ fetch_dbg && vmlinux_addrs; } > "$T/fetch.log" 2>&1 ||
+		plan_skip "no Debian linux-image -dbg package: $(tail -1 "$T/fetch.log")"
+	kdbg_paths
+}
+
 kdbg_paths() {
 	KDBG_V=$(echo "$OUT"/x/usr/lib/debug/boot/vmlinux-*)
 	KDBG_MOD=$(echo "$OUT"/x/usr/lib/debug/lib/modules/*/kernel)

@@ -13,6 +13,9 @@
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, delayfp, wall, agree-*), its
 #                          diagnostics kept
+#   need_bpf_record OPTS...  skip the whole test unless root and `sym record
+#                          -q OPTS -- true` runs (the BPF agent's modes:
+#                          t3110-t3132), saying what it printed
 #   need_kernel_record     skip unless root, kallsyms and perf allow kernel
 #                          frames (t3092-t3094; below)
 #   record_dd_kernel OUT   sym record -a and perf record -a at once over dd
@@ -46,6 +49,12 @@ need_perf() {
 # here, by sym record and by perf: root (kallsyms hides its addresses
 # otherwise), addresses not hidden by kernel.kptr_restrict, and perf
 # events open to both (t3092, t3093, t3094).
+need_bpf_record() {
+	[ "$(id -u)" = 0 ] || plan_skip "not root: BPF needs root here"
+	"$SYM" record -q "$@" -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
+		plan_skip "sym record $* cannot run: $(head -1 "$T/.probe.err")"
+}
+
 need_kernel_record() {
 	[ "$(id -u)" = 0 ] || plan_skip "not root: /proc/kallsyms hides its addresses"
 	awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ { f = 1; exit } END { exit !f }' \
