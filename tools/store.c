@@ -147,9 +147,9 @@ static void *ticker_main(void *arg)
 	struct ticker *t = arg;
 	struct timespec until;
 
+	/* ticker_start() drew the first line: wait, then redraw. */
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
-		ticker_draw(t);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 100 * 1000 * 1000;
 		if (until.tv_nsec >= 1000 * 1000 * 1000) {
@@ -157,6 +157,8 @@ static void *ticker_main(void *arg)
 			until.tv_nsec -= 1000 * 1000 * 1000;
 		}
 		pthread_cond_timedwait(&t->cv, &t->mu, &until);
+		if (!t->stop)
+			ticker_draw(t);
 	}
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
