@@ -10,9 +10,10 @@
 # past it.  Checked: A's size is below what B
 # needs; B's stacks that ran off the learned copy are flagged (under
 # [broken stack]) and as many as the summary's "cut" count, at least one,
-# never passed off as whole; B's whole and cut stacks add up to the naps;
-# every one of C's naps is in one whole stack (_start ... main;deep;dive
-# x26;nap_c;nap;__nanosleep;__clock_nanosleep); by the end the size is
+# never passed off as whole; B's whole and cut stacks are its switches
+# in nanosleep, as the kernel counted them (getrusage); every one of C's
+# naps is in one whole stack (_start ... main;deep_counted;deep;
+# dive x26;nap_c;nap;__nanosleep;__clock_nanosleep); by the end the size is
 # learned again, above B's need and below the ceiling; the summary's
 # counts (cut, grown, learned); --fixed-stack copies the whole ceiling (no cut, no
 # size learned) and is refused without the agent.
@@ -89,7 +90,7 @@ count() { awk -v p="$1" '$0 ~ p { n += $NF } END { print n + 0 }' "$T/l.fold"; }
 # The whole stack of a nap in phase X, root first, to the kernel's
 # nanosleep (a nap, not a preemption on the way).
 want() {
-	printf '^_start;__libc_start_main_impl;__libc_start_call_main;main;deep'
+	printf '^_start;__libc_start_main_impl;__libc_start_call_main;main;deep_counted;deep'
 	for _i in $(seq "$DEPTH"); do printf ';dive'; done
 	printf ';nap_%s;nap;__nanosleep;__clock_nanosleep;.*;do_nanosleep;schedule;__schedule [0-9]+$' "$1"
 }
@@ -97,7 +98,7 @@ whole_b=$(count "$(want b)") whole_c=$(count "$(want c)")
 # Stacks through nap_X, all kinds (naps, preemptions on the way), and
 # those of them whole (from _start) or flagged.
 prefix() {
-	printf '^_start;__libc_start_main_impl;__libc_start_call_main;main;deep'
+	printf '^_start;__libc_start_main_impl;__libc_start_call_main;main;deep_counted;deep'
 	for _i in $(seq "$DEPTH"); do printf ';dive'; done
 	printf ';nap_%s;' "$1"
 }
@@ -115,6 +116,10 @@ nlearned=$(field 'processes, \([0-9]*\) at a learned size')
 final=$(field 'at a learned size (\([0-9]*\) to')
 echo "# B: $whole_b whole naps, $broken_b cut; C: $whole_c whole naps; all flagged: $broken ($broken_dive in dive); summary: cut $cut, grown $grown, $nlearned learned, final size $final"
 grep '^\[broken stack\]' "$T/l.fold" | head -3 | sed 's/^/# /'
+# (for a failure: the stacks through nap_b or nap_c that are not naps,
+# and the flagged stacks not through dive)
+grep -E ';nap_[bc];' "$T/l.fold" | grep -Ev ';nap;__nanosleep;__clock_nanosleep;.*;do_nanosleep;schedule;__schedule [0-9]+$' | sed 's/^/# not a nap: /'
+grep '^\[broken stack\]' "$T/l.fold" | grep -Ev ';(dive|wait_go);' | sed 's/^/# flagged, not in dive: /'
 ok "phase B: some stacks ran off the learned copy (cut $cut)" \
 	test "${cut:-0}" -ge 1
 # (the wait for the signal before B is deeper than A's naps: it may be
@@ -124,14 +129,24 @@ is "the flagged stacks of phase B and the wait before it are the summary's cut" 
 	"$broken_dive" "$cut"
 is "phase B: every stack through nap_b is whole or flagged, none silently cut" \
 	"$((whole_all_b + flag_all_b))" "$all_b"
-# (a nap whose timer fired before it was switched out, a preemption on
-# the way, has no nap stack: at most NAPS of them)
-ok "phase B: whole + cut naps ($whole_b + $broken_b) make the naps ($NAPS)" \
-	test "$((whole_b + broken_b))" -le "$NAPS" -a "$((whole_b + broken_b))" -ge "$((NAPS - 2))"
+# The truth is the kernel's count of the fixture's switches in the
+# phase ("switches X V I"): each voluntary one is a nap stack (the
+# phase's only sleep is nanosleep; a wakeup with the timer not yet
+# expired sleeps again, so a nap may switch out twice, and a nap whose
+# timer fired before it was switched out does not at all); an
+# involuntary one is a nap stack when the timer woke the nap inside
+# schedule(), before the switch, else a preemption elsewhere.
+switches() { awk -v p="$1" '$1 == "switches" && $2 == p { print $3, $4 }' "$T/fix.out"; }
+read -r vol_b invol_b <<< "$(switches b)"
+read -r vol_c invol_c <<< "$(switches c)"
+# in_switches N V I: V <= N <= V + I
+in_switches() { [ -n "$2" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$(($2 + $3))" ]; }
+ok "phase B: whole + cut naps ($whole_b + $broken_b) are its switches in nanosleep (voluntary $vol_b, involuntary $invol_b; $NAPS naps)" \
+	in_switches "$((whole_b + broken_b))" "$vol_b" "$invol_b"
 ok "the size grew (grown $grown)" test "${grown:-0}" -ge 1
 is "phase C: every stack through nap_c is whole" "$whole_all_c" "$all_c"
-ok "phase C: the naps ($whole_c of $NAPS) in one whole stack of $DEPTH dives" \
-	test "$whole_c" -le "$NAPS" -a "$whole_c" -ge "$((NAPS - 2))"
+ok "phase C: the naps in whole stacks of $DEPTH dives ($whole_c) are its switches in nanosleep (voluntary $vol_c, involuntary $invol_c; $NAPS naps)" \
+	in_switches "$whole_c" "$vol_c" "$invol_c"
 ok "after growth the size is learned again, above B's need ($NEED) and below the ceiling: $final" \
 	test "${nlearned:-0}" = 1 -a "${final:-0}" -gt "$NEED" -a "${final:-0}" -lt "$CEIL"
 
