@@ -1666,14 +1666,15 @@ static int offcpu_round(struct rec *r)
 }
 
 /* Events lost in this window: ring buffer full, or no room for a
- * switched-out thread's event; --aggregate kernel: a hash
+ * switched-out thread's event, or a switch-in not traced whose time
+ * sched_info could not give; --aggregate kernel: a hash
  * collision, a map full, a stack cleared before its row was read. */
 static uint64_t offcpu_lost(const struct rec *r, const uint64_t *base)
 {
 	static const int lost[] = {
-		OFFCPU_CNT_LOST, OFFCPU_CNT_MAPFULL, OFFCPU_CNT_COLLISION,
-		OFFCPU_CNT_STACKSFULL, OFFCPU_CNT_COUNTSFULL,
-		OFFCPU_CNT_ORPHAN,
+		OFFCPU_CNT_LOST, OFFCPU_CNT_MAPFULL, OFFCPU_CNT_UNSEEN_LOST,
+		OFFCPU_CNT_COLLISION, OFFCPU_CNT_STACKSFULL,
+		OFFCPU_CNT_COUNTSFULL, OFFCPU_CNT_ORPHAN,
 	};
 	uint64_t n = 0;
 
@@ -1817,13 +1818,18 @@ static int offcpu_start(struct rec *r)
 		.fixed_stack = r->o.fixed_stack,
 	};
 	const char *ring = getenv("SYM_OFFCPU_RING");
+	const char *miss = getenv("SYM_OFFCPU_MISS_IN");
 	char why[256];
 	int err;
 
 	/* SYM_OFFCPU_RING=BYTES: another ring buffer size (a power of two,
-	 * at least a page), for the test of lost events. */
+	 * at least a page), for the test of lost events;
+	 * SYM_OFFCPU_MISS_IN=N: one switch-in of N ignored, for the test of
+	 * those the kernel does not trace. */
 	if (ring)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
+	if (miss)
+		oo.miss_in = (uint32_t)strtoul(miss, NULL, 0);
 	agg_opts(r, &oo);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err && r->o.wall)
@@ -2820,6 +2826,14 @@ static void offcpu_summary(struct rec *r)
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
 		c[OFFCPU_CNT_LOST], c[OFFCPU_CNT_MAPFULL],
 		c[OFFCPU_CNT_NOSTACK], r->o.prob > 0 ? r->o.prob : 1.0);
+	if (c[OFFCPU_CNT_UNSEEN])
+		fprintf(stderr, "%s: off-CPU: %" PRIu64 " switch-ins the "
+			"kernel did not trace (a thread switched out again "
+			"with no switch-in seen): %" PRIu64 " ended at the "
+			"thread's last arrival (sched_info), %" PRIu64
+			" counted lost\n", tool_prog(), c[OFFCPU_CNT_UNSEEN],
+			c[OFFCPU_CNT_UNSEEN] - c[OFFCPU_CNT_UNSEEN_LOST],
+			c[OFFCPU_CNT_UNSEEN_LOST]);
 	if (r->o.sched_delay)
 		fprintf(stderr, "%s: sched-delay: the blocks above are waits "
 			"for a CPU; %" PRIu64 " switch-ins without a wake-up "

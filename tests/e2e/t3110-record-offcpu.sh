@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_bpf_record --off-cpu
-plan 22
+plan 26
 
 prof_cc fix prof_offcpu.c -O2 -g -pthread -fomit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
@@ -57,6 +57,22 @@ SYM_OFFCPU_ATTACH=raw_tp rec raw
 ok "raw_tp fallback attached" grep -q 'off-CPU (raw_tp)' "$T/raw.err"
 fold --value off-cpu "$T/raw.raw" > "$T/raw.fold"
 check truth "$T/raw.fold" "$T/raw.out"
+
+# Switch-ins the kernel does not trace (this VM's kernel never traces a
+# switch away from its init's threads): injected, one of two
+# (SYM_OFFCPU_MISS_IN=2), each block is ended at the thread's last
+# arrival as sched_info has it, so the totals are still the truth (a
+# block dropped or run on to the next switch-out would halve or double
+# them), and the summary counts them; tp_btf and raw_tp.
+for a in tp_btf raw_tp; do
+	SYM_OFFCPU_ATTACH=$a SYM_OFFCPU_MISS_IN=2 rec "miss$a"
+	fold --value off-cpu "$T/miss$a.raw" > "$T/miss$a.fold"
+	check truth "$T/miss$a.fold" "$T/miss$a.out"
+	read -r n k l <<< "$(unseen "$T/miss$a.err")"
+	grep 'did not trace' "$T/miss$a.err" | sed 's/^/# /'
+	ok "$a: the untraced switch-ins counted ($n: at least the 100 of the main thread's 200 blocks), all ended by sched_info ($k), none lost ($l)" \
+		test "$n" -ge 100 -a "$k" = "$n" -a "$l" = 0
+done
 
 # A 16 KiB ring buffer holds two events of 8 KiB stacks: most are lost,
 # and counted.  --fixed-stack: with the size learned per process (~1.4 KiB

@@ -11,7 +11,8 @@
 # - the off-CPU path on fixtures/src/prof_offcpu.c: user gives truth's
 #   60/40 in whole stacks; kernel the same shares and totals, on the
 #   -fomit-frame-pointer build and on the frame-pointer one, with the
-#   share of whole stacks printed;
+#   share of whole stacks printed, and with one switch-in of two not
+#   traced (injected: each such block ended by sched_info);
 # - losses: hash collisions (SYM_AGG_HASH_BITS=1) dropped and counted,
 #   never added to another stack; a rows map too small, a stacks map too
 #   small (cleared, orphans), a ring buffer too small: counted in the
@@ -20,7 +21,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_bpf_record --aggregate user
-plan 25
+plan 27
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 prof_cc burnofp prof_burn.c -O2 -g -fomit-frame-pointer
@@ -69,6 +70,15 @@ for b in off offfp; do
 	fold --value off-cpu "$T/ok$b.raw" > "$T/ok$b.fold"
 	check kshares "$T/ok$b.fold" "$T/ok$b.out"
 done
+# one switch-in of two not traced (injected, as t3110): the blocks are
+# ended by sched_info in BPF too, the same shares and totals
+SYM_OFFCPU_MISS_IN=2 "$SYM" record --off-cpu --aggregate kernel \
+	-o "$T/okmiss.raw" -- "$T/off" 100 > "$T/okmiss.out" 2> "$T/okmiss.err"
+fold --value off-cpu "$T/okmiss.raw" > "$T/okmiss.fold"
+check kshares "$T/okmiss.fold" "$T/okmiss.out"
+read -r n k l <<< "$(unseen "$T/okmiss.err")"
+ok "off-CPU, kernel: the untraced switch-ins counted ($n >= 100), all ended by sched_info ($k), none lost ($l)" \
+	test "$n" -ge 100 -a "$k" = "$n" -a "$l" = 0
 is "off-CPU, kernel: value types as --off-cpu's" \
 	"$(hdr "$T/okoff.raw" value-type | tr '\n' ' ')" \
 	"off-cpu nanoseconds off-cpu-S nanoseconds off-cpu-D nanoseconds off-cpu-R nanoseconds "

@@ -182,6 +182,7 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	s->rodata->aggregate = o->agg != NULL;
 	s->rodata->agg_hash_mask = o->hash_bits && o->hash_bits < 64 ?
 				   (1ULL << o->hash_bits) - 1 : ~0ULL;
+	s->rodata->fault_miss_in = o->miss_in;
 }
 
 /* Are the sched_switch programs attached (all but the sampler alone)? */

@@ -85,6 +85,10 @@ struct offcpu_opts {
 	 *  @hash_bits: bits of the stack hash kept, 1-64 (0: 64), fewer to
 	 *  make collisions happen (their test). */
 	uint32_t agg_stacks, agg_rows, hash_bits;
+	/** Fault injection (tests): non-zero N, the programs ignore one of
+	 *  every N switch-ins of a thread with an event pending, as a
+	 *  kernel that did not trace them (OFFCPU_CNT_UNSEEN). */
+	uint32_t miss_in;
 };
 
 /** --aggregate kernel: what the drains saw (offcpu_agg_stats()). */

@@ -112,6 +112,16 @@ check() {
 	[ "$_rc" = 0 ] || sed 's/^/record_check: /' "$T/.check.out" >&2
 }
 
+# unseen ERR: "N K L" of --off-cpu's summary in ERR: switch-ins the
+# kernel did not trace, those ended by sched_info, those lost ("0 0 0"
+# without the line).
+unseen() {
+	awk '/switch-ins the kernel did not trace/ { n = $4
+		s = $0; sub(/.*\): /, "", s); split(s, a, " ")
+		k = a[1]; l = a[9] }
+	END { print n + 0, k + 0, l + 0 }' "$1"
+}
+
 agglost() {
 	awk '/aggregated in BPF/ { s = $0; sub(/.*; lost /, "", s)
 	n = split(s, a, " "); t = 0

@@ -12,7 +12,10 @@
  * event, the time it spent switched out is the event's weight; an event
  * within [min_ns, max_ns] is copied to the ring buffer "events" without
  * waking user space (which drains the buffer on a timer) and the pending
- * event cleared.
+ * event cleared.  A thread switched out with its event still pending was
+ * switched in without the tracepoint (some kernels do not trace every
+ * switch): that event is ended at the thread's last arrival, which
+ * sched_info keeps (unseen_switch_in()), and counted.
  *
  * Two programs with the same body: tp_btf (BTF-typed arguments) and
  * raw_tp for kernels whose tp_btf attach fails; user space loads one.
@@ -60,6 +63,11 @@ const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
 const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
 const volatile __u32 aggregate = 0;	/* 1: --aggregate kernel (agg.bpf.h) */
+/* Fault injection (tests, SYM_OFFCPU_MISS_IN): N, one of every N
+ * switch-ins with an event pending is ignored, as one the kernel did not
+ * trace (unseen_switch_in()). */
+const volatile __u32 fault_miss_in = 0;
+__u64 fault_seen = 0;
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
@@ -290,12 +298,88 @@ static __always_inline void slot_clear(struct offcpu_event *e, __u32 tid,
 		bpf_map_delete_elem(&start, &tid);
 }
 
+/*
+ * When thread @t, being switched out @now, last got a CPU, in
+ * bpf_ktime_get_ns()'s clock; 0 when not known.  For a switch-in that
+ * sched_switch did not show: some kernels switch away from some tasks
+ * without the tracepoint (measured: the VM kernel of PLATFORM.md never
+ * shows its init's threads switched out), so the thread they hand the
+ * CPU to is switched in unseen.  sched_info.last_arrival is set at
+ * every switch-in, in the run queue's clock; this switch-out has just
+ * updated that clock (__schedule() does first), on @t's run queue, the
+ * one of this CPU: their difference is how long ago @t arrived.
+ */
+static __always_inline __u64 unseen_arrival(struct task_struct *t,
+					    __u64 now)
+{
+	__u64 arr, clk;
+
+	if (!bpf_core_field_exists(t->sched_info) ||
+	    !bpf_core_field_exists(t->se.cfs_rq->rq))
+		return 0;
+	clk = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+	arr = BPF_CORE_READ(t, sched_info.last_arrival);
+	if (!arr || !clk || arr > clk || clk - arr > now)
+		return 0;
+	return now - (clk - arr);
+}
+
+/* Fault injection: ignore this switch-in? */
+static __always_inline int fault_miss(void)
+{
+	return fault_miss_in && fault_seen++ % fault_miss_in == 0;
+}
+
+/* Ship thread event @e, switched in at @in: its blocked time within
+ * [min_ns, max_ns] goes to the ring buffer. */
+static __always_inline void ship(struct offcpu_event *e, __u64 in)
+{
+	__u32 len;
+	__u64 d;
+
+	if (!e->start_ns) {	/* --sched-delay: its wake-up was not seen */
+		count(OFFCPU_CNT_NOWAKE);
+		return;
+	}
+	d = in - e->start_ns;
+	if (d < min_ns || d > max_ns) {
+		count(OFFCPU_CNT_FILTERED);
+		return;
+	}
+	e->weight_ns = d;
+	len = e->stack_len;
+	if (len > OFFCPU_STACK_MAX)
+		len = OFFCPU_STACK_MAX;
+	if (bpf_ringbuf_output(&events, e,
+			       __builtin_offsetof(struct offcpu_event, stack) +
+			       len, BPF_RB_NO_WAKEUP))
+		count(OFFCPU_CNT_LOST);
+	else
+		count(OFFCPU_CNT_EVENTS);
+}
+
+/* Thread @t, switched out @now, still has event @e pending from its last
+ * switch-out: its switch-in was not traced.  Ship @e with the blocked
+ * time up to that switch-in, from sched_info, or count it lost. */
+static __always_inline void unseen_switch_in(struct offcpu_event *e,
+					     struct task_struct *t, __u64 now)
+{
+	__u64 in = unseen_arrival(t, now);
+
+	count(OFFCPU_CNT_UNSEEN);
+	if (!in || in < e->start_ns) {
+		count(OFFCPU_CNT_UNSEEN_LOST);
+		return;
+	}
+	ship(e, in);
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       bool preempt, __u64 now, int btf)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
 	__u32 st = task_state(prev);
-	struct offcpu_event *e;
+	struct offcpu_event *e, *old;
 
 	if (!wanted(prev, tgid) || (st & STATE_DEAD))
 		return;
@@ -307,6 +391,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		count(OFFCPU_CNT_MAPFULL);
 		return;
 	}
+	/* (tp_btf: the slot still pending; raw_tp: an entry in "start") */
+	old = btf ? (e->pid ? e : NULL) : bpf_map_lookup_elem(&start, &tid);
+	if (old)
+		unseen_switch_in(old, prev, now);
 	e->start_ns = wait_start(preempt, st, now);
 	e->weight_ns = 0;
 	e->pid = tgid;
@@ -326,33 +414,43 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 static __always_inline void switch_in(struct task_struct *next, __u64 now,
 				      int btf)
 {
-	__u32 tid = BPF_CORE_READ(next, pid), len;
+	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_event *e = slot_find(next, tid, btf);
-	__u64 d;
 
-	if (!e)
+	if (!e || fault_miss())
 		return;
-	if (!e->start_ns) {	/* --sched-delay: its wake-up was not seen */
-		count(OFFCPU_CNT_NOWAKE);
-		goto out;
-	}
-	d = now - e->start_ns;
-	if (d < min_ns || d > max_ns) {
-		count(OFFCPU_CNT_FILTERED);
-		goto out;
-	}
-	e->weight_ns = d;
-	len = e->stack_len;
-	if (len > OFFCPU_STACK_MAX)
-		len = OFFCPU_STACK_MAX;
-	if (bpf_ringbuf_output(&events, e,
-			       __builtin_offsetof(struct offcpu_event, stack) +
-			       len, BPF_RB_NO_WAKEUP))
-		count(OFFCPU_CNT_LOST);
-	else
-		count(OFFCPU_CNT_EVENTS);
-out:
+	ship(e, now);
 	slot_clear(e, tid, btf);
+}
+
+/* --aggregate kernel: entry @a of thread @tid, switched in at @in: its
+ * blocked time within [min_ns, max_ns] into agg_add(). */
+static __always_inline void agg_end(struct agg_start *a, __u32 tid,
+				    __u64 in)
+{
+	__u64 d = in - a->start_ns;
+
+	if (!a->start_ns)	/* --sched-delay: its wake-up was not seen */
+		count(OFFCPU_CNT_NOWAKE);
+	else if (d < min_ns || d > max_ns)
+		count(OFFCPU_CNT_FILTERED);
+	else
+		agg_add(&a->s, tid, a->state, d);
+}
+
+/* As unseen_switch_in(), for entry @a of thread @t (@tid). */
+static __always_inline void agg_unseen(struct agg_start *a,
+				       struct task_struct *t, __u32 tid,
+				       __u64 now)
+{
+	__u64 in = unseen_arrival(t, now);
+
+	count(OFFCPU_CNT_UNSEEN);
+	if (!in || in < a->start_ns) {
+		count(OFFCPU_CNT_UNSEEN_LOST);
+		return;
+	}
+	agg_end(a, tid, in);
 }
 
 /* --aggregate kernel: at switch-out the stack by frame pointers (no
@@ -363,7 +461,7 @@ static __always_inline void agg_switch_out(void *ctx,
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
 	__u32 zero = 0, st = task_state(prev);
-	struct agg_start *a;
+	struct agg_start *a, *old;
 
 	if (!wanted(prev, tgid) || (st & STATE_DEAD))
 		return;
@@ -377,6 +475,13 @@ static __always_inline void agg_switch_out(void *ctx,
 	a->start_ns = wait_start(preempt, st, now);
 	a->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	agg_unwind(ctx, &a->s, tgid);
+	if (!bpf_map_update_elem(&agg_start, &tid, a, BPF_NOEXIST))
+		return;
+	/* (an entry left: its switch-in was not traced, unseen_arrival();
+	 * else the map is full) */
+	old = bpf_map_lookup_elem(&agg_start, &tid);
+	if (old)
+		agg_unseen(old, prev, tid, now);
 	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
 		count(OFFCPU_CNT_MAPFULL);
 }
@@ -386,17 +491,10 @@ static __always_inline void agg_switch_in(struct task_struct *next,
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct agg_start *a = bpf_map_lookup_elem(&agg_start, &tid);
-	__u64 d;
 
-	if (!a)
+	if (!a || fault_miss())
 		return;
-	d = now - a->start_ns;
-	if (!a->start_ns)	/* --sched-delay: its wake-up was not seen */
-		count(OFFCPU_CNT_NOWAKE);
-	else if (d < min_ns || d > max_ns)
-		count(OFFCPU_CNT_FILTERED);
-	else
-		agg_add(&a->s, tid, a->state, d);
+	agg_end(a, tid, now);
 	bpf_map_delete_elem(&agg_start, &tid);
 }
 

@@ -46,7 +46,12 @@
 /* Counted by user space (offcpu.c), not BPF: rows drained whose stack was
  * no longer in "agg_stacks" (cleared when nearly full), dropped. */
 #define OFFCPU_CNT_ORPHAN 11
-#define OFFCPU_NCNT 12
+/* Switch-ins that sched_switch did not show (the thread was switched out
+ * again with its event still pending), and of them those whose blocked
+ * time sched_info could not give, dropped. */
+#define OFFCPU_CNT_UNSEEN 12
+#define OFFCPU_CNT_UNSEEN_LOST 13
+#define OFFCPU_NCNT 14
 
 /*
  * One blocked period.  The event written to the ring buffer is this

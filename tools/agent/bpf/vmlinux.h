@@ -55,12 +55,34 @@ struct pt_regs {
 
 struct mm_struct;
 
+/* (CONFIG_SCHED_INFO: set at every switch-in, traced or not, in the
+ * run queue's clock) */
+struct sched_info {
+	long long unsigned int last_arrival;
+};
+
+/* A CPU's run queue, reached from a task through its CFS run queue
+ * (CONFIG_FAIR_GROUP_SCHED: cfs_rq.rq). */
+struct rq {
+	u64 clock;
+};
+
+struct cfs_rq {
+	struct rq *rq;
+};
+
+struct sched_entity {
+	struct cfs_rq *cfs_rq;
+};
+
 struct task_struct {
 	unsigned int __state;
 	unsigned int flags;
 	struct mm_struct *mm;
 	pid_t pid;
 	pid_t tgid;
+	struct sched_entity se;
+	struct sched_info sched_info;
 };
 
 /* Kernels before 5.14 named the state field "state". */
