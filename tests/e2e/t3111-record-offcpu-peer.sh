@@ -1,9 +1,10 @@
 #!/bin/bash
 # t3111-record-offcpu-peer.sh - sym record --off-cpu against Debian's
 # libbpf-tools offcputime on one run of fixtures/src/prof_offcpu.c, built
-# with frame pointers and with -fomit-frame-pointer: per thread (main,
-# writer) and kernel path (nanosleep, pipe read) the blocked totals agree
-# within 5%, and our user stacks are whole (main -> run_rounds ->
+# with frame pointers and with -fomit-frame-pointer, with two threads
+# contending for a mutex ("mutex"): per thread (main, writer, the two
+# lockers) and kernel path (nanosleep, pipe read, futex wait) the
+# blocked totals agree within 5%, and our user stacks are whole (main -> run_rounds ->
 # sleep_6ms -> __nanosleep -> __clock_nanosleep) where offcputime's
 # frame-pointer walk cuts them (it goes from clock_nanosleep to
 # run_rounds: libc's clock_nanosleep keeps no frame pointer).  Both
@@ -38,7 +39,7 @@ wait_for() {
 peer() {
 	name=$1; shift
 	prof_cc "$name" prof_offcpu.c -O2 -g -pthread "$@"
-	sh -c 'kill -STOP $$; exec "$0" 150 hold' "$T/$name" \
+	sh -c 'kill -STOP $$; exec "$0" 150 hold mutex' "$T/$name" \
 		> "$T/$name.out" &
 	fix=$!
 	at_exit "kill -9 $fix 2>/dev/null"

@@ -33,8 +33,9 @@ hdrs() { for k in event weight-unit frequency period value-type; do hdr "$1" $k;
 # preemptions; with 8 KiB, one run under ASan came 0.4 s short of one
 # thread's run_delay, 7%: lost events, which the file counts, leave no
 # truth to check against -- hence the point that none was lost)
+# (-F 977: not in step with the tick, see t3113)
 for m in kernel user; do
-	"$SYM" record --wall --aggregate $m -F 999 --stack-size 2048 \
+	"$SYM" record --wall --aggregate $m -F 977 --stack-size 2048 \
 		-o "$T/$m.raw" -- "$T/fix" 4 500 > "$T/$m.out" 2> "$T/$m.err"
 	is "spin, $m: exit 0" "$?" 0
 	sed 's/^/# /' "$T/$m.err"
@@ -52,7 +53,7 @@ check agree-wall "$T/kernel.cpu" "$T/kernel.off" "$T/kernel.out" \
 	"$(hdr "$T/kernel.raw" period)"
 is "header: event, unit, frequency, period, mode" \
 	"$(hdr "$T/kernel.raw" event) $(hdr "$T/kernel.raw" weight-unit) $(hdr "$T/kernel.raw" frequency) $(hdr "$T/kernel.raw" period) $(hdr "$T/kernel.raw" mode)" \
-	"wall ns 999 1001001 fp"
+	"wall ns 977 1023541 fp"
 is "header: the same fields and value types as the ring path's" \
 	"$(hdrs "$T/kernel.raw")" "$(hdrs "$T/user.raw")"
 # every value split: wall = cpu + off-cpu, stack by stack

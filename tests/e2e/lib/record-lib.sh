@@ -100,7 +100,7 @@ check() {
 	_what=$1; shift
 	_checker=record_check.py
 	case $_what in
-	truth|kshares|collide|sampled|minmax|peer|delay|delayfp|wall|python|agree-*) _checker=offcpu_check.py ;;
+	truth|kshares|collide|sampled|minmax|peer|delay|delayfp|wall|wallshares|python|agree-*) _checker=offcpu_check.py ;;
 	esac
 	python3 "$SYM_ROOT/tests/e2e/lib/$_checker" "$_what" "$@" \
 		> "$T/.check.out" 2>&1

@@ -330,11 +330,26 @@ static __always_inline int fault_miss(void)
 	return fault_miss_in && fault_seen++ % fault_miss_in == 0;
 }
 
+/* Event @e, with its stack_len bytes of stack, into the ring buffer
+ * (user space drains it on a timer: no wake-up), or counted lost. */
+static __always_inline void ring_out(struct offcpu_event *e)
+{
+	__u32 len = e->stack_len;
+
+	if (len > OFFCPU_STACK_MAX)
+		len = OFFCPU_STACK_MAX;
+	if (bpf_ringbuf_output(&events, e,
+			       __builtin_offsetof(struct offcpu_event, stack) +
+			       len, BPF_RB_NO_WAKEUP))
+		count(OFFCPU_CNT_LOST);
+	else
+		count(OFFCPU_CNT_EVENTS);
+}
+
 /* Ship thread event @e, switched in at @in: its blocked time within
  * [min_ns, max_ns] goes to the ring buffer. */
 static __always_inline void ship(struct offcpu_event *e, __u64 in)
 {
-	__u32 len;
 	__u64 d;
 
 	if (!e->start_ns) {	/* --sched-delay: its wake-up was not seen */
@@ -347,15 +362,7 @@ static __always_inline void ship(struct offcpu_event *e, __u64 in)
 		return;
 	}
 	e->weight_ns = d;
-	len = e->stack_len;
-	if (len > OFFCPU_STACK_MAX)
-		len = OFFCPU_STACK_MAX;
-	if (bpf_ringbuf_output(&events, e,
-			       __builtin_offsetof(struct offcpu_event, stack) +
-			       len, BPF_RB_NO_WAKEUP))
-		count(OFFCPU_CNT_LOST);
-	else
-		count(OFFCPU_CNT_EVENTS);
+	ring_out(e);
 }
 
 /* Thread @t, switched out @now, still has event @e pending from its last

@@ -27,7 +27,7 @@ int oncpu_sample(struct oncpu_ctx *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, len;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct agg_start *a;
 	struct offcpu_event *e;
 
@@ -55,15 +55,7 @@ int oncpu_sample(struct oncpu_ctx *ctx)
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
 	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
-	len = e->stack_len;
-	if (len > OFFCPU_STACK_MAX)
-		len = OFFCPU_STACK_MAX;
-	if (bpf_ringbuf_output(&events, e,
-			       __builtin_offsetof(struct offcpu_event, stack) +
-			       len, BPF_RB_NO_WAKEUP))
-		count(OFFCPU_CNT_LOST);
-	else
-		count(OFFCPU_CNT_EVENTS);
+	ring_out(e);
 	return 0;
 }
 
