@@ -18,8 +18,15 @@
  *    ("We need a copy to be able to write"), so nothing is written to the
  *    PROT_READ mapping and the file is never modified.
  *
- * Ownership: a file opened by path owns fd, elf and path; a memory image
- * owns image and has fd -1.  A zeroed struct is closed, so
+ * Whole-file compression: a kernel module compressed whole, as the
+ * kernel's CONFIG_MODULE_COMPRESS_XZ/ZSTD install them (NAME.ko.xz,
+ * NAME.ko.zst: Fedora, Ubuntu, Arch, Debian 13), is recognized by its
+ * magic number and decompressed into a memory image, path or memory
+ * alike; it may decompress to the per-file limit below, and to no more
+ * than the ratio limit times its size (-SYM_E_INFLATE_LIMIT).
+ *
+ * Ownership: a file opened by path owns fd, elf and path (and the image
+ * of a compressed file); a memory image owns image and has fd -1.  A zeroed struct is closed, so
  * symi_elf_close() closes fd only when path is set (a zeroed fd is 0).
  *
  * Debug file search (symi_find_debug_file()) follows libdwfl's
@@ -48,6 +55,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <lzma.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -60,6 +69,9 @@
 
 /* The largest size a zstd section may decompress to. */
 #define ZSTD_SECTION_CAP ((uint64_t)4 << 30)
+
+/* liblzma's decoder memory limit; xz -9 needs 65 MiB. */
+#define XZ_MEMLIMIT ((uint64_t)128 << 20)
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
@@ -365,34 +377,34 @@ int symi_elf_keep_buf(struct symi_elf *e, void *buf)
 }
 
 /*
- * zstd_inflate() - decompress @src into a new buffer of exactly @want
- * bytes.  The buffer grows with the output, so that a forged @want does
- * not allocate up front.
- * @param[out] out  caller owns, free()
- * @return 0, -ENOMEM, -SYM_E_DECOMPRESS
+ * zstd_inflate_max() - decompress the zstd frames @src (@srclen bytes)
+ * into a new buffer of at most @max bytes, grown with the output (so
+ * that a forged size allocates nothing up front), with @dctx (NULL: one
+ * of its own).
+ * @param[out] out, outlen  caller owns @out, free()
+ * @return 0, -ENOMEM, -E2BIG (more than @max), -SYM_E_DECOMPRESS
  */
-static int zstd_inflate(ZSTD_DCtx *dctx, const void *src, size_t srclen,
-			size_t want, void **out)
+static int zstd_inflate_max(ZSTD_DCtx *dctx, const void *src, size_t srclen,
+			    size_t max, void **out, size_t *outlen)
 {
+	ZSTD_DCtx *own = dctx ? NULL : ZSTD_createDCtx();
 	ZSTD_inBuffer in = { src, srclen, 0 };
 	ZSTD_outBuffer ob;
-	size_t cap, ret;
+	size_t cap = srclen < max / 4 ? srclen * 4 : max, ret = 1;
 	char *buf = NULL, *nbuf;
 	int err;
 
-	/* One byte beyond @want, so that too much output is noticed. */
-	cap = srclen < (SIZE_MAX - 1) / 4 ? srclen * 4 : SIZE_MAX - 1;
 	if (cap < 65536)
-		cap = 65536;
-	if (cap > want)
-		cap = want;
-	cap++;
-	buf = symi_malloc(cap);
-	if (!buf)
-		return -ENOMEM;
+		cap = max < 65536 ? max : 65536;
+	dctx = dctx ? dctx : own;
+	buf = dctx ? symi_malloc(cap) : NULL;
+	if (!buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	ob = (ZSTD_outBuffer){ buf, cap, 0 };
 	ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-	for (;;) {
+	while (in.pos < in.size || ret != 0) {
 		size_t in_pos = in.pos, out_pos = ob.pos;
 
 		ret = ZSTD_decompressStream(dctx, &ob, &in);
@@ -401,15 +413,12 @@ static int zstd_inflate(ZSTD_DCtx *dctx, const void *src, size_t srclen,
 			err = -SYM_E_DECOMPRESS;
 			goto fail;
 		}
-		if (ret == 0 && in.pos == in.size)
-			break;
 		if (ob.pos == ob.size) {
-			if (cap > want) {
-				err = -SYM_E_DECOMPRESS; /* more than ch_size */
+			if (cap >= max) {
+				err = -E2BIG;
 				goto fail;
 			}
-			cap = cap <= want / 2 ? cap * 2 : want;
-			cap++;
+			cap = cap <= max / 2 ? cap * 2 : max;
 			nbuf = symi_realloc(buf, cap);
 			if (!nbuf) {
 				err = -ENOMEM;
@@ -418,21 +427,163 @@ static int zstd_inflate(ZSTD_DCtx *dctx, const void *src, size_t srclen,
 			buf = nbuf;
 			ob.dst = buf;
 			ob.size = cap;
-			continue;
-		}
-		if (in.pos == in_pos && ob.pos == out_pos) {
+		} else if (in.pos == in_pos && ob.pos == out_pos) {
 			err = -SYM_E_DECOMPRESS; /* truncated frame */
 			goto fail;
 		}
 	}
-	if (ob.pos != want) {
-		err = -SYM_E_DECOMPRESS;
-		goto fail;
-	}
 	*out = buf;
+	*outlen = ob.pos;
+	ZSTD_freeDCtx(own);
 	return 0;
 fail:
 	free(buf);
+	ZSTD_freeDCtx(own);
+	return err;
+}
+
+/*
+ * zstd_inflate() - decompress @src into a new buffer of exactly @want
+ * bytes (a section's ch_size): more or less is corrupt.
+ * @param[out] out  caller owns, free()
+ * @return 0, -ENOMEM, -SYM_E_DECOMPRESS
+ */
+static int zstd_inflate(ZSTD_DCtx *dctx, const void *src, size_t srclen,
+			size_t want, void **out)
+{
+	size_t len = 0;
+	void *buf = NULL;
+	int err;
+
+	/* (one byte beyond @want, so that too much output is noticed) */
+	if (want == SIZE_MAX)
+		return -SYM_E_DECOMPRESS;
+	err = zstd_inflate_max(dctx, src, srclen, want + 1, &buf, &len);
+	if (err == -E2BIG || (!err && len != want)) {
+		free(buf);
+		return -SYM_E_DECOMPRESS;
+	}
+	if (!err)
+		*out = buf;
+	return err;
+}
+
+int symi_xz_inflate(const void *src, size_t srclen, size_t max, void **out,
+		    size_t *outlen)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	size_t cap = srclen < max / 4 ? srclen * 4 : max;
+	uint8_t *buf = NULL, *nbuf;
+	lzma_ret ret;
+	int err;
+
+	if (cap < 65536)
+		cap = max < 65536 ? max : 65536;
+	if (lzma_stream_decoder(&strm, XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -ENOMEM;
+	buf = symi_malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	strm.next_in = src;
+	strm.avail_in = srclen;
+	strm.next_out = buf;
+	strm.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&strm, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret == LZMA_MEM_ERROR) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR) {
+			err = -SYM_E_DECOMPRESS;
+			goto out;
+		}
+		if (strm.avail_out > 0) {
+			/* No progress possible: truncated input. */
+			err = -SYM_E_DECOMPRESS;
+			goto out;
+		}
+		if (cap >= max) {
+			err = -E2BIG;
+			goto out;
+		}
+		cap = cap <= max / 2 ? cap * 2 : max;
+		nbuf = symi_realloc(buf, cap);
+		if (!nbuf) {
+			err = -ENOMEM;
+			goto out;
+		}
+		buf = nbuf;
+		strm.next_out = buf + strm.total_out;
+		strm.avail_out = cap - strm.total_out;
+	}
+	*out = buf;
+	*outlen = strm.total_out;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	lzma_end(&strm);
+	return err;
+}
+
+/* Whole-file compressions of kernel modules (.ko.xz, .ko.zst). */
+enum whole_kind { WHOLE_NONE, WHOLE_XZ, WHOLE_ZSTD };
+
+#define WHOLE_MAGIC_LEN 6
+
+static enum whole_kind whole_kind(const unsigned char *m, size_t n)
+{
+	static const unsigned char xz[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
+	static const unsigned char zst[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+	if (n >= sizeof(xz) && memcmp(m, xz, sizeof(xz)) == 0)
+		return WHOLE_XZ;
+	if (n >= sizeof(zst) && memcmp(m, zst, sizeof(zst)) == 0)
+		return WHOLE_ZSTD;
+	return WHOLE_NONE;
+}
+
+/*
+ * inflate_whole() - decompress a whole compressed file (a .ko.xz or
+ * .ko.zst: the kernel's module compression) of @len bytes at @src, @kind,
+ * under the per-file and ratio limits of sym_set_inflate_limits(), into
+ * a new buffer (caller owns, free()).  @name is for the messages.
+ * @return 0, -ENOMEM, -SYM_E_DECOMPRESS, -SYM_E_INFLATE_LIMIT
+ */
+static int inflate_whole(const char *name, const void *src, size_t len,
+			 enum whole_kind kind, void **out, size_t *outlen)
+{
+	struct sym_inflate_limits lim;
+	uint64_t max;
+	int err;
+
+	sym_get_inflate_limits(&lim);
+	max = lim.file;
+	if (len < max / lim.ratio)
+		max = (uint64_t)len * lim.ratio + ((uint64_t)1 << 20);
+	if (max > SIZE_MAX)
+		max = SIZE_MAX;
+	err = kind == WHOLE_XZ ?
+	      symi_xz_inflate(src, len, (size_t)max, out, outlen) :
+	      zstd_inflate_max(NULL, src, len, (size_t)max, out, outlen);
+	if (err == -E2BIG) {
+		bool file = max >= lim.file;
+
+		symi_warn("elf: '%s' decompresses to more than %llu bytes from %zu, over the %s decompression limit (%s)",
+			  name, (unsigned long long)max, len,
+			  file ? "per-file" : "ratio",
+			  file ? "SYM_MAX_INFLATE_FILE" :
+				 "SYM_MAX_INFLATE_RATIO");
+		return -SYM_E_INFLATE_LIMIT;
+	}
+	if (err == -SYM_E_DECOMPRESS)
+		symi_info("elf: '%s': a corrupt or truncated %s stream", name,
+			  kind == WHOLE_XZ ? "xz" : "zstd");
 	return err;
 }
 
@@ -599,11 +750,37 @@ static int elf_setup(struct symi_elf *e, const unsigned char *magic,
 	return 0;
 }
 
+/*
+ * The image of compressed file @e->fd (@size bytes, @kind) into
+ * e->image, and e->elf on it: a .ko.xz or .ko.zst is read as the module
+ * it holds.
+ */
+static int open_whole(struct symi_elf *e, uint64_t size, enum whole_kind kind,
+		      size_t *len)
+{
+	void *map;
+	int err;
+
+	if (size > SIZE_MAX)
+		return -SYM_E_INFLATE_LIMIT;
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, e->fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	err = inflate_whole(e->path, map, (size_t)size, kind, &e->image, len);
+	munmap(map, (size_t)size);
+	if (err)
+		return err;
+	e->elf = elf_memory(e->image, *len);
+	return 0;
+}
+
 static int elf_open_path(const char *path, struct symi_elf *e,
 			 unsigned flags)
 {
-	unsigned char magic[SELFMAG] = { 0 };
+	unsigned char magic[WHOLE_MAGIC_LEN] = { 0 };
+	enum whole_kind kind;
 	struct stat st;
+	size_t len = 0;
 	ssize_t n;
 	int err;
 
@@ -636,8 +813,16 @@ static int elf_open_path(const char *path, struct symi_elf *e,
 		err = -errno;
 		goto fail;
 	}
-	if ((size_t)n < sizeof(magic) ||
-	    memcmp(magic, ELFMAG, SELFMAG) != 0) {
+	kind = whole_kind(magic, (size_t)n);
+	if (kind != WHOLE_NONE) {
+		err = open_whole(e, (uint64_t)st.st_size, kind, &len);
+		if (!err)
+			err = elf_setup(e, e->image, len, flags);
+		if (err)
+			goto fail;
+		return 0;
+	}
+	if ((size_t)n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0) {
 		err = -SYM_E_NOTELF;
 		goto fail;
 	}
@@ -658,11 +843,26 @@ int symi_elf_open(const char *path, struct symi_elf *e)
 
 int symi_elf_open_mem(const void *buf, size_t len, struct symi_elf *e)
 {
+	enum whole_kind kind = buf ? whole_kind(buf, len) : WHOLE_NONE;
 	int err;
 
 	pthread_once(&elf_once, elf_init_once);
 	memset(e, 0, sizeof(*e));
 	e->fd = -1;
+	if (kind != WHOLE_NONE) {
+		/* (a compressed module: its image is the copy) */
+		err = inflate_whole("<memory>", buf, len, kind, &e->image,
+				    &len);
+		if (err) {
+			e->fd = 0;
+			return err;
+		}
+		e->elf = elf_memory(e->image, len);
+		err = elf_setup(e, e->image, len, 0);
+		if (err)
+			symi_elf_close(e);
+		return err;
+	}
 	if (!buf || len < SELFMAG || memcmp(buf, ELFMAG, SELFMAG) != 0) {
 		e->fd = 0;
 		return -SYM_E_NOTELF;

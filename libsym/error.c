@@ -20,7 +20,8 @@ static const char *const sym_errstr[] = {
 	[SYM_E_TOOBIG - SYM_E_BASE] = "module spans 4 GiB or more",
 	[SYM_E_NOTFOUND - SYM_E_BASE] = "not found",
 	[SYM_E_UNSUPPORTED - SYM_E_BASE] = "unsupported kind of file",
-	[SYM_E_DECOMPRESS - SYM_E_BASE] = "cannot decompress section",
+	[SYM_E_DECOMPRESS - SYM_E_BASE] =
+		"cannot decompress a section or the file (corrupt or truncated)",
 	[SYM_E_BADSTORE - SYM_E_BASE] = "not a symd store, or of a newer layout",
 	[SYM_E_STALE - SYM_E_BASE] = "table built by another format or converter",
 	[SYM_E_BADPROFILE - SYM_E_BASE] = "malformed profile",

@@ -270,6 +270,15 @@ int symi_elf_relocate_debug(struct symi_elf *e);
 bool symi_debug_section_unused(const char *name);
 
 /*
+ * symi_xz_inflate() - decompress the xz stream @src (@srclen bytes) into
+ * a new buffer of at most @max bytes, grown with the output (elf.c).
+ * @param[out] out, outlen  caller owns @out, free()
+ * @return 0, -ENOMEM, -E2BIG (more than @max), -SYM_E_DECOMPRESS
+ */
+int symi_xz_inflate(const void *src, size_t srclen, size_t max, void **out,
+		    size_t *outlen);
+
+/*
  * symi_inflate_check() - may section @name (index @ndx) of @e, @in
  * compressed bytes declaring @out decompressed ones, be decompressed
  * under the limits of sym_set_inflate_limits()?  On success @out is

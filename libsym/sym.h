@@ -152,7 +152,8 @@ enum sym_error {
 	SYM_E_NOTFOUND,
 	/** The file is valid but of a kind libsym does not handle. */
 	SYM_E_UNSUPPORTED,
-	/** A compressed section could not be decompressed. */
+	/** A compressed section, or a file compressed whole (.ko.xz,
+	 *  .ko.zst), could not be decompressed. */
 	SYM_E_DECOMPRESS,
 	/** The directory is not a symd store, or of a newer layout. */
 	SYM_E_BADSTORE,
@@ -217,7 +218,12 @@ SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
  * and the split-DWARF .dwo files the DWARF is read with count with the
  * file that names them, in its per-file budget; a .dwo, which libdw
  * opens and decompresses whole itself, has every compressed section
- * counted, checked before libdw looks for its unit.  A
+ * counted, checked before libdw looks for its unit.  A file compressed
+ * whole, as kernel modules are installed (NAME.ko.xz, NAME.ko.zst, read
+ * as the module they hold), may decompress to the per-file limit and to
+ * no more than ratio x its size + 1 MiB; its stream declares no trusted
+ * size, so that is checked as it decompresses, the buffer grown with
+ * the output (memory stays under the limit).  A
  * field of 0 means its default, which the environment can set (sizes
  * in bytes, with an optional K, M or G suffix, powers of 1024):
  *

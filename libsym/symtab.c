@@ -34,7 +34,6 @@
  * the end of its string table or not NUL-terminated inside it is skipped.
  */
 #include <endian.h>
-#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +41,6 @@
 #include "base.h"
 
 #define MINIDEBUG_CAP ((size_t)256 << 20)
-/* liblzma's decoder memory limit; xz -9 needs 65 MiB. */
-#define MINIDEBUG_MEMLIMIT ((uint64_t)128 << 20)
 
 static const char *elf_name(const struct symi_elf *e)
 {
@@ -250,74 +247,6 @@ static int read_tables(struct symi_builder *b, const struct symi_elf *e,
 	return 0;
 }
 
-/*
- * xz_inflate() - decompress an xz stream of at most MINIDEBUG_CAP bytes.
- * @param[out] out, outlen  caller owns, free()
- * @return 0, -ENOMEM, -SYM_E_DECOMPRESS
- */
-static int xz_inflate(const void *src, size_t srclen, void **out,
-		      size_t *outlen)
-{
-	lzma_stream strm = LZMA_STREAM_INIT;
-	size_t cap = srclen < MINIDEBUG_CAP / 4 ? srclen * 4 : MINIDEBUG_CAP;
-	uint8_t *buf = NULL, *nbuf;
-	lzma_ret ret;
-	int err;
-
-	if (cap < 65536)
-		cap = 65536;
-	if (lzma_stream_decoder(&strm, MINIDEBUG_MEMLIMIT, 0) != LZMA_OK)
-		return -ENOMEM;
-	buf = symi_malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	strm.next_in = src;
-	strm.avail_in = srclen;
-	strm.next_out = buf;
-	strm.avail_out = cap;
-	for (;;) {
-		ret = lzma_code(&strm, LZMA_FINISH);
-		if (ret == LZMA_STREAM_END)
-			break;
-		if (ret == LZMA_MEM_ERROR) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR) {
-			err = -SYM_E_DECOMPRESS;
-			goto out;
-		}
-		if (strm.avail_out > 0) {
-			/* No progress possible: truncated input. */
-			err = -SYM_E_DECOMPRESS;
-			goto out;
-		}
-		if (cap >= MINIDEBUG_CAP) {
-			err = -SYM_E_DECOMPRESS;
-			goto out;
-		}
-		cap = cap <= MINIDEBUG_CAP / 2 ? cap * 2 : MINIDEBUG_CAP;
-		nbuf = symi_realloc(buf, cap);
-		if (!nbuf) {
-			err = -ENOMEM;
-			goto out;
-		}
-		buf = nbuf;
-		strm.next_out = buf + strm.total_out;
-		strm.avail_out = cap - strm.total_out;
-	}
-	*out = buf;
-	*outlen = strm.total_out;
-	buf = NULL;
-	err = 0;
-out:
-	free(buf);
-	lzma_end(&strm);
-	return err;
-}
-
 /* The .symtab of the MiniDebugInfo in .gnu_debugdata, if there is one. */
 static int read_minidebuginfo(struct symi_builder *b,
 			      const struct symi_elf *e, uint32_t origin)
@@ -347,8 +276,9 @@ static int read_minidebuginfo(struct symi_builder *b,
 	if (!data || !data->d_buf || data->d_size == 0)
 		return 0;
 
-	err = xz_inflate(data->d_buf, data->d_size, &buf, &len);
-	if (err == -SYM_E_DECOMPRESS) {
+	err = symi_xz_inflate(data->d_buf, data->d_size, MINIDEBUG_CAP, &buf,
+			      &len);
+	if (err == -SYM_E_DECOMPRESS || err == -E2BIG) {
 		symi_warn("elf: cannot decompress .gnu_debugdata of '%s'",
 			  elf_name(e));
 		return 0;

@@ -664,6 +664,25 @@ static void ko_free(struct sctx *c)
 	c->nkos = c->capkos = 0;
 }
 
+/* Is @s exactly a module file's suffix: ".ko", ".ko.xz", ".ko.zst" or
+ * ".ko.debug"? */
+static bool ko_suffix(const char *s)
+{
+	return !strcmp(s, ".ko") || !strcmp(s, ".ko.xz") ||
+	       !strcmp(s, ".ko.zst") || !strcmp(s, ".ko.debug");
+}
+
+/* Does file name @name end in a module file's suffix? */
+static bool ko_file(const char *name)
+{
+	const char *k = strstr(name, ".ko");
+
+	for (; k; k = strstr(k + 1, ".ko"))
+		if (k > name && ko_suffix(k))
+			return true;
+	return false;
+}
+
 /* The .ko files under @dir, @depth levels down at most; unreadable
  * entries are skipped.  @return 0 or -ENOMEM */
 static int ko_walk(struct sctx *c, const char *dir, int depth)
@@ -671,7 +690,6 @@ static int ko_walk(struct sctx *c, const char *dir, int depth)
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char path[4096];
-	size_t nl;
 	int err = 0;
 
 	if (!d)
@@ -683,13 +701,12 @@ static int ko_walk(struct sctx *c, const char *dir, int depth)
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
 				     de->d_name) >= sizeof(path))
 			continue;
-		nl = strlen(de->d_name);
 		if (de->d_type == DT_DIR) {
 			if (depth < KO_MAX_DEPTH)
 				err = ko_walk(c, path, depth + 1);
 			continue;
 		}
-		if (nl < 4 || strcmp(de->d_name + nl - 3, ".ko") ||
+		if (!ko_file(de->d_name) ||
 		    sym_file_build_id(path, k.build_id, sizeof(k.build_id)))
 			continue;
 		if (tool_grow(&c->kos, &c->capkos, c->nkos + 1,
@@ -935,8 +952,10 @@ static const char *kernel_release(struct sctx *c)
 	return c->release;
 }
 
-/* Is @file NAME.ko or NAME.ko.debug, '-' and '_' alike (the kernel names
- * a module with '_' whatever its file's name)? */
+/* Is @file NAME.ko, NAME.ko.xz, NAME.ko.zst (compressed whole, as
+ * distributions install them: libsym reads them) or NAME.ko.debug, '-'
+ * and '_' alike (the kernel names a module with '_' whatever its file's
+ * name)? */
 static bool ko_name_is(const char *file, const char *name)
 {
 	size_t n = strlen(name);
@@ -948,7 +967,7 @@ static bool ko_name_is(const char *file, const char *name)
 			       !(b == '-' || b == '_')))
 			return false;
 	}
-	return !strcmp(file + n, ".ko") || !strcmp(file + n, ".ko.debug");
+	return ko_suffix(file + n);
 }
 
 /* Is @path @g's, by its build ID?  A file of another build is never

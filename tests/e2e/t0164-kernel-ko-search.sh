@@ -14,6 +14,8 @@
 #    xfs by name under lib/modules/REL/ (REL the snapshot's release, said
 #    on stderr), virtio_net by build ID under .build-id/; sym fold, given
 #    the same options, folds the same stacks;
+#  - (b') the same two compressed whole as distributions install them,
+#    xfs.ko.xz and virtio_net.ko.zst, found by name: the same answers;
 #  - (c) a wrong-build af_key.ko under the name (xfs.ko's bytes): a
 #    warning naming it and both build IDs, and af_key's frames keep the
 #    snapshot's names; with the real af_key.ko in a later directory of
@@ -28,10 +30,10 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
 need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
-	python3 flock curl debuginfod
+	python3 flock curl debuginfod xz zstd
 . "$(dirname "$0")/lib/kdbg-lib.sh"
 kdbg_setup
-plan 21
+plan 23
 kmod_files
 cd "$T" || exit 1
 REL=${KDBG_V##*/vmlinux-}
@@ -93,6 +95,21 @@ root k.addrs "$KT" 1 0,3 | head -1)" \
 	--debuginfo-path "$T/dbg" prof.raw > b2.fold
 run_compare "... sym fold symbolizes as sym symbolize does: the same \
 $(wc -l < b.fold) folded stacks" cat b2.fold < b.fold
+
+# (b') the same modules compressed whole, as distributions install them
+# (xfs.ko.xz, virtio_net.ko.zst), both by name: libsym reads them.
+mkdir -p dbgz/lib/modules/$REL/kernel/fs/xfs \
+	dbgz/lib/modules/$REL/kernel/drivers/net
+xz -1 -T1 -c "$X" > dbgz/lib/modules/$REL/kernel/fs/xfs/xfs.ko.xz
+zstd -q -c "$N" > dbgz/lib/modules/$REL/kernel/drivers/net/virtio_net.ko.zst
+"$SYM" symbolize -v --store "$T/stz" --kallsyms snap \
+	--debuginfo-path "$T/dbgz" prof.raw -o z.sym 2> z.err
+sed 's/^/# /' z.err
+ok "(b') xfs from its .ko.xz: $($CHECK dwarf z.sym 1 xfs.addrs xfs.ref |
+head -1)" $CHECK dwarf z.sym 1 xfs.addrs xfs.ref
+ok "... virtio_net from its .ko.zst: $($CHECK dwarf z.sym 2 \
+virtio_net.addrs virtio_net.ref | head -1)" \
+	$CHECK dwarf z.sym 2 virtio_net.addrs virtio_net.ref
 
 # (c) a wrong-build af_key.ko under the name.
 mkdir -p bad/lib/modules/$REL/kernel/net/key good/lib/modules/$REL/extra

@@ -3,17 +3,19 @@
 # whose Elf64_Chdr honestly declares hundreds of MiB of zeros in a few
 # KB of zstd or zlib.  sym addr2line must refuse each at once, with a
 # message naming the limit and a non-zero status, at a peak RSS far
-# below the bomb; so must symd's conversion of an uploaded bomb
+# below the bomb; so must whole files compressed as kernel modules are
+# (.ko.xz, .ko.zst), and a corrupt one is refused with a message; so must
+# symd's conversion of an uploaded bomb
 # (badconv, with the reason).  Each limit (per section, per file, ratio)
 # is tried alone through $SYM_MAX_INFLATE_*, and the limits must not
 # refuse honest zstd and zlib files.  The bombs are written from a small
 # program by tests/e2e/lib/elf-bomb.py.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
-need gcc objcopy zstd python3 curl
+need gcc objcopy zstd xz python3 curl
 [ -x /usr/bin/time ] || plan_skip "/usr/bin/time not installed"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 26
+plan 37
 
 # Peak RSS allowed to a refused file, in KB: a small program costs
 # about 5 MB; a bomb that is decompressed costs its size (256 MiB and up).
@@ -65,6 +67,18 @@ refused zstd-file zstd3.bomb per-file \
 refused zlib-section zlib.bomb per-section \
 	SYM_MAX_INFLATE_RATIO=100000000 SYM_MAX_INFLATE_SECTION=64M
 
+# Whole files compressed as kernel modules are (.ko.xz, .ko.zst): 256 MiB
+# of zeros is over the ratio limit by default, and over a per-file limit
+# of 32 MiB with the ratio out of the way.
+head -c 256M /dev/zero | xz -0 -T1 > zero.ko.xz &&
+head -c 256M /dev/zero | zstd -q > zero.ko.zst ||
+	{ echo "Bail out! cannot write the whole-file bombs"; exit 1; }
+echo "# whole-file bombs: xz $(stat -c %s zero.ko.xz) B, zstd $(stat -c %s zero.ko.zst) B"
+refused xz-whole zero.ko.xz ratio
+refused zstd-whole zero.ko.zst ratio
+refused xz-whole-file zero.ko.xz per-file \
+	SYM_MAX_INFLATE_RATIO=100000000 SYM_MAX_INFLATE_FILE=32M
+
 # Honest compressed files answer as the plain one does.
 objcopy --compress-debug-sections=zstd m m.zst &&
 objcopy --compress-debug-sections=zlib m m.zlib &&
@@ -79,6 +93,16 @@ is "an honest zlib file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zlib" "$SYM" addr2line -f -e m.zlib "$addr" 2>&1)" "$want"
 is "an honest .zdebug file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zdebug" "$SYM" addr2line -f -e m.zdebug "$addr" 2>&1)" "$want"
+xz -c m > m.xz && zstd -q -c m > m.zst1
+is "an honest file compressed whole (xz, zstd) answers as the plain one" \
+	"$(SYM_STORE="$T/st.xz" "$SYM" addr2line -f -e m.xz "$addr" 2>&1)
+$(SYM_STORE="$T/st.zst1" "$SYM" addr2line -f -e m.zst1 "$addr" 2>&1)" \
+	"$want
+$want"
+printf '\3757zXZ\0 not xz' > bad.xz
+SYM_STORE="$T/st.bad" "$SYM" addr2line -e bad.xz "$addr" > bad.out 2> bad.err
+is "a corrupt xz file: status 1 and the message" "$? $(cat bad.err)" \
+	"1 sym addr2line: 'bad.xz': cannot decompress a section or the file (corrupt or truncated)"
 
 # symd: an uploaded bomb is badconv, with the reason, and symd stays
 # small and keeps serving.

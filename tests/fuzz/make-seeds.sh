@@ -96,6 +96,15 @@ for v in 4 5; do
 done
 e objcopy --compress-debug-sections=zlib "$ELF_OUT/seed-ko-dwarf5" \
 	"$ELF_OUT/seed-ko-dwarf5-zlib"
+# Modules compressed whole (.ko.xz, .ko.zst), and a truncated one.
+e sh -c 'xz -c "$1" > "$2"' xz "$ELF_OUT/seed-ko-dwarf5" \
+	"$ELF_OUT/seed-ko-dwarf5-xz"
+e sh -c 'head -c 200 "$1" > "$2"' head "$ELF_OUT/seed-ko-dwarf5-xz" \
+	"$ELF_OUT/seed-bad-ko-xz-truncated"
+if command -v zstd > /dev/null; then
+	e sh -c 'zstd -q -c "$1" > "$2"' zstd "$ELF_OUT/seed-ko-dwarf5" \
+		"$ELF_OUT/seed-ko-dwarf5-zst"
+fi
 
 g="$T/gcc-O2-dw5"
 e objcopy --compress-debug-sections=zlib "$g" "$ELF_OUT/seed-gcc-O2-zlib"
