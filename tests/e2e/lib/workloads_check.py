@@ -498,7 +498,9 @@ def shares(st):
 
 
 def two_prop(k1, n1, k2, n2):
-    p = (k1 + k2) / (n1 + n2)
+    # (clamped: a function in every stack has k1 = n1 up to the rounding
+    # of the effective samples, k1 * neff / w1, which can pass n1)
+    p = min(1.0, max(0.0, (k1 + k2) / (n1 + n2)))
     sd = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
     return 0.0 if sd == 0 else (k1 / n1 - k2 / n2) / sd
 
