@@ -365,16 +365,26 @@ static __always_inline void ship(struct offcpu_event *e, __u64 in)
 	ring_out(e);
 }
 
+/* Is a pending entry that began at @start_ns older than thread @t: left
+ * by an exited thread whose id @t reuses (raw_tp's and --aggregate
+ * kernel's maps are keyed by thread id; task storage goes with its
+ * task)?  0: --sched-delay's wait not begun, nothing to tell. */
+static __always_inline bool stale(__u64 start_ns, struct task_struct *t)
+{
+	return start_ns && start_ns < BPF_CORE_READ(t, start_time);
+}
+
 /* Thread @t, switched out @now, still has event @e pending from its last
  * switch-out: its switch-in was not traced.  Ship @e with the blocked
- * time up to that switch-in, from sched_info, or count it lost. */
+ * time up to that switch-in, from sched_info, or count it lost (also
+ * when @e is another, exited thread's: the last block of that thread). */
 static __always_inline void unseen_switch_in(struct offcpu_event *e,
 					     struct task_struct *t, __u64 now)
 {
 	__u64 in = unseen_arrival(t, now);
 
 	count(OFFCPU_CNT_UNSEEN);
-	if (!in || in < e->start_ns) {
+	if (!in || in < e->start_ns || stale(e->start_ns, t)) {
 		count(OFFCPU_CNT_UNSEEN_LOST);
 		return;
 	}
@@ -453,7 +463,7 @@ static __always_inline void agg_unseen(struct agg_start *a,
 	__u64 in = unseen_arrival(t, now);
 
 	count(OFFCPU_CNT_UNSEEN);
-	if (!in || in < a->start_ns) {
+	if (!in || in < a->start_ns || stale(a->start_ns, t)) {
 		count(OFFCPU_CNT_UNSEEN_LOST);
 		return;
 	}

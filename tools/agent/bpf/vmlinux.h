@@ -83,6 +83,7 @@ struct task_struct {
 	pid_t tgid;
 	struct sched_entity se;
 	struct sched_info sched_info;
+	u64 start_time;		/* ktime_get_ns() at fork */
 };
 
 /* Kernels before 5.14 named the state field "state". */
