@@ -592,8 +592,9 @@ def per_tid(fpath):
 def cmd_wall(cpath, opath, xpath):
     """The cpu value's truth is a bracket: cpu-clock samples count the
     thread's CPU time C and part of the time the hypervisor stole from
-    the vCPU while the thread held it (a steal across a timer expiry
-    delays that sample, a shorter one is not seen), so the cpu value lies
+    the vCPU while the thread held it (the timer runs on wall-clock time:
+    a steal between two expiries is sampled, the periods a longer one
+    spans are lost), so the cpu value lies
     between C and the time it held a CPU, W - R; the sum likewise between
     C + R and W.  Without steal both brackets close."""
     fx, cpu, off = spinout(xpath), per_tid(cpath), per_tid(opath)
@@ -634,8 +635,8 @@ def wallout(path):
 def cmd_wallshares(cpath, opath, xpath):
     """The burn's truth is a bracket: the cpu-clock samples count the
     thread's CPU time and part of what the hypervisor stole from the
-    vCPU while it ran (a steal across a timer expiry delays the sample,
-    a shorter one does not), so the burn's cpu value lies between its CPU
+    vCPU while it ran (the timer runs on wall-clock time: a steal between
+    two expiries is sampled, the periods a longer one spans are lost), so the burn's cpu value lies between its CPU
     time C and its wall time B; on this VM the host steals up to a third
     of it at times.  Without steal the bracket closes to the 50/30/20
     shares."""
