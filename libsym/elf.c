@@ -23,7 +23,8 @@
  * NAME.ko.zst: Fedora, Ubuntu, Arch, Debian 13), is recognized by its
  * magic number and decompressed into a memory image, path or memory
  * alike; it may decompress to the per-file limit below, and to no more
- * than the ratio limit times its size (-SYM_E_INFLATE_LIMIT).
+ * than the ratio limit times its size (-SYM_E_INFLATE_LIMIT): at once
+ * when it declares more (declared_size()), else when its output does.
  *
  * Ownership: a file opened by path owns fd, elf and path (and the image
  * of a compressed file); a memory image owns image and has fd -1.  A zeroed struct is closed, so
@@ -549,17 +550,54 @@ static enum whole_kind whole_kind(const unsigned char *m, size_t n)
 }
 
 /*
+ * The size that the compressed file @src (@len bytes, @kind) declares it
+ * decompresses to, UINT64_MAX when it declares none: zstd's first
+ * frame's content size, xz's index (one stream, read from its
+ * footer).  Only to refuse an honest bomb before any allocation: a lying
+ * one is stopped by the cap as it decompresses.
+ */
+static uint64_t declared_size(const unsigned char *src, size_t len,
+			      enum whole_kind kind)
+{
+	lzma_stream_flags fl;
+	lzma_index *idx = NULL;
+	uint64_t memlimit = (uint64_t)1 << 20, n = UINT64_MAX;
+	size_t pos = 0;
+
+	if (kind == WHOLE_ZSTD) {
+		/* (the first frame's: the rest, if any, meet the cap) */
+		unsigned long long z = ZSTD_getFrameContentSize(src, len);
+
+		return z >= ZSTD_CONTENTSIZE_ERROR ? UINT64_MAX : z;
+	}
+	if (len < 2 * LZMA_STREAM_HEADER_SIZE ||
+	    lzma_stream_footer_decode(&fl, src + len -
+				      LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
+	    fl.backward_size > len - 2 * LZMA_STREAM_HEADER_SIZE)
+		return UINT64_MAX;
+	if (lzma_index_buffer_decode(&idx, &memlimit, NULL, src + len -
+				     LZMA_STREAM_HEADER_SIZE -
+				     fl.backward_size, &pos,
+				     fl.backward_size) == LZMA_OK)
+		n = lzma_index_uncompressed_size(idx);
+	lzma_index_end(idx, NULL);
+	return n;
+}
+
+/*
  * inflate_whole() - decompress a whole compressed file (a .ko.xz or
  * .ko.zst: the kernel's module compression) of @len bytes at @src, @kind,
  * under the per-file and ratio limits of sym_set_inflate_limits(), into
- * a new buffer (caller owns, free()).  @name is for the messages.
+ * a new buffer (caller owns, free()): refused at once when the file
+ * declares a size over them (declared_size()).  @name is for the
+ * messages.
  * @return 0, -ENOMEM, -SYM_E_DECOMPRESS, -SYM_E_INFLATE_LIMIT
  */
 static int inflate_whole(const char *name, const void *src, size_t len,
 			 enum whole_kind kind, void **out, size_t *outlen)
 {
 	struct sym_inflate_limits lim;
-	uint64_t max;
+	uint64_t max, want;
 	int err;
 
 	sym_get_inflate_limits(&lim);
@@ -568,7 +606,9 @@ static int inflate_whole(const char *name, const void *src, size_t len,
 		max = (uint64_t)len * lim.ratio + ((uint64_t)1 << 20);
 	if (max > SIZE_MAX)
 		max = SIZE_MAX;
-	err = kind == WHOLE_XZ ?
+	want = declared_size(src, len, kind);
+	err = want != UINT64_MAX && want > max ? -E2BIG :
+	      kind == WHOLE_XZ ?
 	      symi_xz_inflate(src, len, (size_t)max, out, outlen) :
 	      zstd_inflate_max(NULL, src, len, (size_t)max, out, outlen);
 	if (err == -E2BIG) {

@@ -221,9 +221,10 @@ SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
  * counted, checked before libdw looks for its unit.  A file compressed
  * whole, as kernel modules are installed (NAME.ko.xz, NAME.ko.zst, read
  * as the module they hold), may decompress to the per-file limit and to
- * no more than ratio x its size + 1 MiB; its stream declares no trusted
- * size, so that is checked as it decompresses, the buffer grown with
- * the output (memory stays under the limit).  A
+ * no more than ratio x its size + 1 MiB: refused at once when it
+ * declares a larger size (xz's index, zstd's frame header), else checked
+ * as it decompresses, the buffer grown with the output (memory stays
+ * under the limit, whatever the declaration says).  A
  * field of 0 means its default, which the environment can set (sizes
  * in bytes, with an optional K, M or G suffix, powers of 1024):
  *
