@@ -45,10 +45,14 @@ no_btf() {
 # stack clone3;start_thread;spinner;spin_until holds at least 90% of the
 # samples, and their number, with the samples the file counts as lost
 # or throttled (a non-root recorder's ring is small, and a loaded
-# machine drains it late: the kernel's timing, said in the file), is
-# within 10% of its time on a CPU x 999 Hz (from the fixture's line in
-# NAME.out: wall less the kernel's run-queue time; cpu-clock counts the
-# vCPU's stolen time too, which the thread's CPU time leaves out).
+# machine drains it late: the kernel's timing, said in the file), lies
+# between its CPU time and its time on a CPU (wall less the kernel's
+# run-queue time) x 999 Hz, -10% and +10% (from the fixture's line in
+# NAME.out): cpu-clock runs on wall-clock time, so it samples the vCPU's
+# stolen time between two expiries, which the CPU time leaves out, and
+# loses the periods a longer steal spans (docs/record.md, "Wall time";
+# CI's ASan pass once had 291 samples for 300 ms of CPU and 374 ms on a
+# CPU).
 cpu_ok() {
 	"$SYM" fold -q "$T/out/$1.raw" > "$T/$1.fold" || return 1
 	miss=$(awk '$1 == "lost" || $1 == "throttled" { n += $2 }
@@ -57,12 +61,14 @@ cpu_ok() {
 	{ n = $NF; all += n
 	  if ($1 ~ /^clone3;start_thread;spinner;spin_until(;|$)/) spin += n }
 	END { while ((getline l < out) > 0) {
-		split(l, f, " "); if (f[1] == "thread") cpu = f[4] - f[8] }
-	  want = cpu * 999 / 1e9
+		split(l, f, " ")
+		if (f[1] == "thread") { held = f[4] - f[8]; cpu = f[6] } }
+	  lo = cpu * 999 / 1e9; hi = held * 999 / 1e9
 	  printf "# %d samples (and %d lost or throttled), %d in " \
-		"spinner;spin_until; %.0f expected\n", all, miss, spin, want
-	  exit !(all > 0 && spin >= 0.9 * all && all + miss >= 0.9 * want &&
-		 all + miss <= 1.1 * want) }' "$T/$1.fold"
+		"spinner;spin_until; %.0f to %.0f expected (CPU time, time " \
+		"on a CPU)\n", all, miss, spin, lo, hi
+	  exit !(all > 0 && spin >= 0.9 * all && all + miss >= 0.9 * lo &&
+		 all + miss <= 1.1 * hi) }' "$T/$1.fold"
 }
 
 # fallback NAME WHY-REGEX RUNNER...: --wall under RUNNER, then
