@@ -19,8 +19,9 @@
  *    PROT_READ mapping and the file is never modified.
  *
  * Whole-file compression: a kernel module compressed whole, as the
- * kernel's CONFIG_MODULE_COMPRESS_XZ/ZSTD install them (NAME.ko.xz,
- * NAME.ko.zst: Fedora, Ubuntu, Arch, Debian 13), is recognized by its
+ * kernel's CONFIG_MODULE_COMPRESS_XZ/ZSTD/GZIP install them (NAME.ko.xz,
+ * NAME.ko.zst: Fedora, Ubuntu, Arch, Debian 13; NAME.ko.gz: older
+ * Arch, some embedded builds), is recognized by its
  * magic number and decompressed into a memory image, path or memory
  * alike; it may decompress to the per-file limit below, and to no more
  * than the ratio limit times its size (-SYM_E_INFLATE_LIMIT): at once
@@ -56,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <libdeflate.h>
 #include <lzma.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -532,8 +534,10 @@ out:
 	return err;
 }
 
-/* Whole-file compressions of kernel modules (.ko.xz, .ko.zst). */
-enum whole_kind { WHOLE_NONE, WHOLE_XZ, WHOLE_ZSTD };
+/* Whole-file compressions of kernel modules (.ko.xz, .ko.zst, .ko.gz). */
+enum whole_kind { WHOLE_NONE, WHOLE_XZ, WHOLE_ZSTD, WHOLE_GZIP };
+
+static const char *const whole_names[] = { "", "xz", "zstd", "gzip" };
 
 #define WHOLE_MAGIC_LEN 6
 
@@ -541,11 +545,15 @@ static enum whole_kind whole_kind(const unsigned char *m, size_t n)
 {
 	static const unsigned char xz[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
 	static const unsigned char zst[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	/* (gzip's ID1 ID2 and CM 8, deflate: the only method defined) */
+	static const unsigned char gz[3] = { 0x1f, 0x8b, 0x08 };
 
 	if (n >= sizeof(xz) && memcmp(m, xz, sizeof(xz)) == 0)
 		return WHOLE_XZ;
 	if (n >= sizeof(zst) && memcmp(m, zst, sizeof(zst)) == 0)
 		return WHOLE_ZSTD;
+	if (n >= sizeof(gz) && memcmp(m, gz, sizeof(gz)) == 0)
+		return WHOLE_GZIP;
 	return WHOLE_NONE;
 }
 
@@ -553,8 +561,10 @@ static enum whole_kind whole_kind(const unsigned char *m, size_t n)
  * The size that the compressed file @src (@len bytes, @kind) declares it
  * decompresses to, UINT64_MAX when it declares none: zstd's first
  * frame's content size, xz's index (one stream, read from its
- * footer).  Only to refuse an honest bomb before any allocation: a lying
- * one is stopped by the cap as it decompresses.
+ * footer), gzip's ISIZE (its last 4 bytes: the size modulo 2^32).  For
+ * xz and zstd only to refuse an honest bomb before any allocation: a
+ * lying one is stopped by the cap as it decompresses.  gzip's is always
+ * there and is the size of the output buffer (gzip_inflate()).
  */
 static uint64_t declared_size(const unsigned char *src, size_t len,
 			      enum whole_kind kind)
@@ -570,6 +580,12 @@ static uint64_t declared_size(const unsigned char *src, size_t len,
 
 		return z >= ZSTD_CONTENTSIZE_ERROR ? UINT64_MAX : z;
 	}
+	if (kind == WHOLE_GZIP)
+		/* (a 10-byte header, a deflate stream, CRC32 and ISIZE) */
+		return len < 18 ? UINT64_MAX :
+		       (uint64_t)src[len - 4] | (uint64_t)src[len - 3] << 8 |
+		       (uint64_t)src[len - 2] << 16 |
+		       (uint64_t)src[len - 1] << 24;
 	if (len < 2 * LZMA_STREAM_HEADER_SIZE ||
 	    lzma_stream_footer_decode(&fl, src + len -
 				      LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
@@ -585,8 +601,51 @@ static uint64_t declared_size(const unsigned char *src, size_t len,
 }
 
 /*
- * inflate_whole() - decompress a whole compressed file (a .ko.xz or
- * .ko.zst: the kernel's module compression) of @len bytes at @src, @kind,
+ * gzip_inflate() - decompress the one-member gzip file @src (@srclen
+ * bytes) into a new buffer of exactly @want bytes, its ISIZE: libdeflate
+ * decompresses into a buffer of known size, and checks the CRC32 and
+ * ISIZE.  A stream that does not fill @want exactly (a lying ISIZE, a
+ * file over 4 GiB, whose ISIZE wrapped), a bad CRC, or bytes after the
+ * member (a second member, which a kernel's module compression never
+ * writes) is corrupt.
+ * @param[out] out, outlen  caller owns @out, free()
+ * @return 0, -ENOMEM, -SYM_E_DECOMPRESS
+ */
+static int gzip_inflate(const void *src, size_t srclen, size_t want,
+			void **out, size_t *outlen)
+{
+	struct libdeflate_decompressor *dec = libdeflate_alloc_decompressor();
+	enum libdeflate_result r;
+	size_t used = 0;
+	void *buf = NULL;
+	int err = -ENOMEM;
+
+	if (!dec)
+		return -ENOMEM;
+	buf = symi_malloc(want ? want : 1);
+	if (!buf)
+		goto out;
+	r = libdeflate_gzip_decompress_ex(dec, src, srclen, buf, want, &used,
+					  NULL);
+	if (r != LIBDEFLATE_SUCCESS || used != srclen) {
+		symi_debug("elf: gzip: result %d, %zu of %zu bytes read",
+			   (int)r, used, srclen);
+		err = -SYM_E_DECOMPRESS;
+		goto out;
+	}
+	*out = buf;
+	*outlen = want;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	libdeflate_free_decompressor(dec);
+	return err;
+}
+
+/*
+ * inflate_whole() - decompress a whole compressed file (a .ko.xz,
+ * .ko.zst or .ko.gz: the kernel's module compression) of @len bytes at @src, @kind,
  * under the per-file and ratio limits of sym_set_inflate_limits(), into
  * a new buffer (caller owns, free()): refused at once when the file
  * declares a size over them (declared_size()).  @name is for the
@@ -607,10 +666,15 @@ static int inflate_whole(const char *name, const void *src, size_t len,
 	if (max > SIZE_MAX)
 		max = SIZE_MAX;
 	want = declared_size(src, len, kind);
-	err = want != UINT64_MAX && want > max ? -E2BIG :
-	      kind == WHOLE_XZ ?
-	      symi_xz_inflate(src, len, (size_t)max, out, outlen) :
-	      zstd_inflate_max(NULL, src, len, (size_t)max, out, outlen);
+	if (want != UINT64_MAX && want > max)
+		err = -E2BIG;
+	else if (kind == WHOLE_GZIP)
+		err = want == UINT64_MAX ? -SYM_E_DECOMPRESS :
+		      gzip_inflate(src, len, (size_t)want, out, outlen);
+	else if (kind == WHOLE_XZ)
+		err = symi_xz_inflate(src, len, (size_t)max, out, outlen);
+	else
+		err = zstd_inflate_max(NULL, src, len, (size_t)max, out, outlen);
 	if (err == -E2BIG) {
 		bool file = max >= lim.file;
 
@@ -622,8 +686,9 @@ static int inflate_whole(const char *name, const void *src, size_t len,
 		return -SYM_E_INFLATE_LIMIT;
 	}
 	if (err == -SYM_E_DECOMPRESS)
-		symi_info("elf: '%s': a corrupt or truncated %s stream", name,
-			  kind == WHOLE_XZ ? "xz" : "zstd");
+		symi_info("elf: '%s': a corrupt or truncated %s stream%s", name,
+			  whole_names[kind], kind == WHOLE_GZIP ?
+			  " (or not one member, or over 4 GiB)" : "");
 	return err;
 }
 
@@ -792,8 +857,8 @@ static int elf_setup(struct symi_elf *e, const unsigned char *magic,
 
 /*
  * The image of compressed file @e->fd (@size bytes, @kind) into
- * e->image, and e->elf on it: a .ko.xz or .ko.zst is read as the module
- * it holds.
+ * e->image, and e->elf on it: a .ko.xz, .ko.zst or .ko.gz is read as
+ * the module it holds.
  */
 static int open_whole(struct symi_elf *e, uint64_t size, enum whole_kind kind,
 		      size_t *len)

@@ -153,7 +153,7 @@ enum sym_error {
 	/** The file is valid but of a kind libsym does not handle. */
 	SYM_E_UNSUPPORTED,
 	/** A compressed section, or a file compressed whole (.ko.xz,
-	 *  .ko.zst), could not be decompressed. */
+	 *  .ko.zst, .ko.gz), could not be decompressed. */
 	SYM_E_DECOMPRESS,
 	/** The directory is not a symd store, or of a newer layout. */
 	SYM_E_BADSTORE,
@@ -219,12 +219,14 @@ SYM_API void sym_set_log(sym_log_fn fn, void *ctx, int level);
  * file that names them, in its per-file budget; a .dwo, which libdw
  * opens and decompresses whole itself, has every compressed section
  * counted, checked before libdw looks for its unit.  A file compressed
- * whole, as kernel modules are installed (NAME.ko.xz, NAME.ko.zst, read
- * as the module they hold), may decompress to the per-file limit and to
- * no more than ratio x its size + 1 MiB: refused at once when it
- * declares a larger size (xz's index, zstd's frame header), else checked
- * as it decompresses, the buffer grown with the output (memory stays
- * under the limit, whatever the declaration says).  A
+ * whole, as kernel modules are installed (NAME.ko.xz, NAME.ko.zst,
+ * NAME.ko.gz, read as the module they hold), may decompress to the
+ * per-file limit and to no more than ratio x its size + 1 MiB: refused
+ * at once when it declares a larger size (xz's index, zstd's frame
+ * header, gzip's ISIZE), else checked as it decompresses, the buffer
+ * grown with the output (memory stays under the limit, whatever the
+ * declaration says); a gzip file is decompressed into a buffer of its
+ * ISIZE, and one that does not fill it exactly is corrupt.  A
  * field of 0 means its default, which the environment can set (sizes
  * in bytes, with an optional K, M or G suffix, powers of 1024):
  *

@@ -4,7 +4,7 @@
 # KB of zstd or zlib.  sym addr2line must refuse each at once, with a
 # message naming the limit and a non-zero status, at a peak RSS far
 # below the bomb; so must whole files compressed as kernel modules are
-# (.ko.xz, .ko.zst), and a corrupt one is refused with a message; so must
+# (.ko.xz, .ko.zst, .ko.gz), and a corrupt one is refused with a message; so must
 # symd's conversion of an uploaded bomb
 # (badconv, with the reason).  Each limit (per section, per file, ratio)
 # is tried alone through $SYM_MAX_INFLATE_*, and the limits must not
@@ -12,10 +12,10 @@
 # program by tests/e2e/lib/elf-bomb.py.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
-need gcc objcopy zstd xz python3 curl
+need gcc objcopy zstd xz gzip python3 curl
 [ -x /usr/bin/time ] || plan_skip "/usr/bin/time not installed"
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 37
+plan 48
 
 # Peak RSS allowed to a refused file, in KB: a small program costs
 # about 5 MB; a bomb that is decompressed costs its size (256 MiB and up).
@@ -67,16 +67,20 @@ refused zstd-file zstd3.bomb per-file \
 refused zlib-section zlib.bomb per-section \
 	SYM_MAX_INFLATE_RATIO=100000000 SYM_MAX_INFLATE_SECTION=64M
 
-# Whole files compressed as kernel modules are (.ko.xz, .ko.zst): 256 MiB
-# of zeros is over the ratio limit by default, and over a per-file limit
-# of 32 MiB with the ratio out of the way.
+# Whole files compressed as kernel modules are (.ko.xz, .ko.zst, .ko.gz):
+# 256 MiB of zeros is over the ratio limit by default, and over a
+# per-file limit of 32 MiB with the ratio out of the way.
 head -c 256M /dev/zero | xz -0 -T1 > zero.ko.xz &&
-head -c 256M /dev/zero | zstd -q > zero.ko.zst ||
+head -c 256M /dev/zero | zstd -q > zero.ko.zst &&
+head -c 256M /dev/zero | gzip -9 -n > zero.ko.gz ||
 	{ echo "Bail out! cannot write the whole-file bombs"; exit 1; }
-echo "# whole-file bombs: xz $(stat -c %s zero.ko.xz) B, zstd $(stat -c %s zero.ko.zst) B"
+echo "# whole-file bombs: xz $(stat -c %s zero.ko.xz) B, zstd $(stat -c %s zero.ko.zst) B, gzip $(stat -c %s zero.ko.gz) B"
 refused xz-whole zero.ko.xz ratio
 refused zstd-whole zero.ko.zst ratio
+refused gzip-whole zero.ko.gz ratio
 refused xz-whole-file zero.ko.xz per-file \
+	SYM_MAX_INFLATE_RATIO=100000000 SYM_MAX_INFLATE_FILE=32M
+refused gzip-whole-file zero.ko.gz per-file \
 	SYM_MAX_INFLATE_RATIO=100000000 SYM_MAX_INFLATE_FILE=32M
 
 # Honest compressed files answer as the plain one does.
@@ -93,16 +97,42 @@ is "an honest zlib file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zlib" "$SYM" addr2line -f -e m.zlib "$addr" 2>&1)" "$want"
 is "an honest .zdebug file answers as the plain one" \
 	"$(SYM_STORE="$T/st.zdebug" "$SYM" addr2line -f -e m.zdebug "$addr" 2>&1)" "$want"
-xz -c m > m.xz && zstd -q -c m > m.zst1
-is "an honest file compressed whole (xz, zstd) answers as the plain one" \
+xz -c m > m.xz && zstd -q -c m > m.zst1 && gzip -n -c m > m.gz
+is "an honest file compressed whole (xz, zstd, gzip) answers as the plain one" \
 	"$(SYM_STORE="$T/st.xz" "$SYM" addr2line -f -e m.xz "$addr" 2>&1)
-$(SYM_STORE="$T/st.zst1" "$SYM" addr2line -f -e m.zst1 "$addr" 2>&1)" \
+$(SYM_STORE="$T/st.zst1" "$SYM" addr2line -f -e m.zst1 "$addr" 2>&1)
+$(SYM_STORE="$T/st.gz" "$SYM" addr2line -f -e m.gz "$addr" 2>&1)" \
 	"$want
+$want
 $want"
 printf '\3757zXZ\0 not xz' > bad.xz
 SYM_STORE="$T/st.bad" "$SYM" addr2line -e bad.xz "$addr" > bad.out 2> bad.err
 is "a corrupt xz file: status 1 and the message" "$? $(cat bad.err)" \
 	"1 sym addr2line: 'bad.xz': cannot decompress a section or the file (corrupt or truncated)"
+# gzip: a bad CRC, an ISIZE that lies (smaller than the output: the
+# buffer is made of its size, so the output cannot overrun it), a second
+# member after the first, and a stream cut short before its trailer are
+# all refused as corrupt.  A file cut anywhere has 4 arbitrary bytes for
+# its ISIZE: refused either way (as corrupt, or over a limit when those
+# bytes say more than the limits allow).
+python3 - m.gz <<'PY'
+import struct, sys
+g = open(sys.argv[1], 'rb').read()
+crc, isize = struct.unpack('<II', g[-8:])
+open('crc.gz', 'wb').write(g[:-8] + struct.pack('<II', crc ^ 1, isize))
+open('lie.gz', 'wb').write(g[:-8] + struct.pack('<II', crc, 4096))
+open('two.gz', 'wb').write(g + g)
+open('cut.gz', 'wb').write(g[:len(g) // 2] + g[-8:])
+open('short.gz', 'wb').write(g[:len(g) // 2])
+PY
+for f in crc lie two cut; do
+	SYM_STORE="$T/st.$f" "$SYM" addr2line -e $f.gz "$addr" > $f.out 2> $f.err
+	is "a gzip file, $f: status 1 and the message" "$? $(cat $f.err)" \
+		"1 sym addr2line: '$f.gz': cannot decompress a section or the file (corrupt or truncated)"
+done
+SYM_STORE="$T/st.short" "$SYM" addr2line -e short.gz "$addr" > short.out 2> short.err
+is "a gzip file cut anywhere: status 1 and a message" \
+	"$? $(grep -c -E "'short.gz': (cannot decompress|compressed section over)" short.err)" "1 1"
 
 # symd: an uploaded bomb is badconv, with the reason, and symd stays
 # small and keeps serving.

@@ -96,11 +96,15 @@ for v in 4 5; do
 done
 e objcopy --compress-debug-sections=zlib "$ELF_OUT/seed-ko-dwarf5" \
 	"$ELF_OUT/seed-ko-dwarf5-zlib"
-# Modules compressed whole (.ko.xz, .ko.zst), and a truncated one.
+# Modules compressed whole (.ko.xz, .ko.zst, .ko.gz), and truncated ones.
 e sh -c 'xz -c "$1" > "$2"' xz "$ELF_OUT/seed-ko-dwarf5" \
 	"$ELF_OUT/seed-ko-dwarf5-xz"
 e sh -c 'head -c 200 "$1" > "$2"' head "$ELF_OUT/seed-ko-dwarf5-xz" \
 	"$ELF_OUT/seed-bad-ko-xz-truncated"
+e sh -c 'gzip -n -c "$1" > "$2"' gzip "$ELF_OUT/seed-ko-dwarf5" \
+	"$ELF_OUT/seed-ko-dwarf5-gz"
+e sh -c 'head -c 200 "$1" > "$2"' head "$ELF_OUT/seed-ko-dwarf5-gz" \
+	"$ELF_OUT/seed-bad-ko-gz-truncated"
 if command -v zstd > /dev/null; then
 	e sh -c 'zstd -q -c "$1" > "$2"' zstd "$ELF_OUT/seed-ko-dwarf5" \
 		"$ELF_OUT/seed-ko-dwarf5-zst"
