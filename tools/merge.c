@@ -739,16 +739,31 @@ static int add_stacks(struct merge *g, size_t k, size_t first,
 	return 0;
 }
 
+/* The inputs' kernel release when they all say the same, else NULL. */
+static const char *merged_release(const struct merge *g)
+{
+	const char *rel = sym_prof_release(g->in[0]);
+
+	for (size_t k = 1; k < g->nin; k++)
+		if (!same_str(rel, sym_prof_release(g->in[k])))
+			return NULL;
+	return rel;
+}
+
 /*
  * The header's period, the nominal weight of one sample: the inputs'
  * when they agree (mode none), the first input's when `samples` were
- * rescaled to it, else the mean weight of a sample in the output.
+ * rescaled to it, else the mean weight of a sample in the output; and
+ * the kernel release the inputs agree on.
  */
 static int finish_header(struct merge *g, struct sym_prof_header *h)
 {
 	size_t n = sym_prof_nstacks(g->out);
 	u128 w = 0, c = 0;
+	int err = sym_prof_set_release(g->out, merged_release(g));
 
+	if (err)
+		return err;
 	if (g->o->mode == MERGE_NONE &&
 	    (!g->periods_differ || g->rescale_samples))
 		return sym_prof_set_header(g->out, h);

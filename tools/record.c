@@ -43,6 +43,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,6 +236,9 @@ struct rec {
 	bool uploaded;
 	int upload_err;
 	char host[256];
+	/* This kernel's release (uname -r), written in every profile's
+	 * header: kernel debug files are looked up by name for it. */
+	char release[65];
 	uint64_t pidns;
 
 	unsigned char *sb_buf;
@@ -2639,6 +2643,8 @@ static int write_window(struct rec *r, char *path, size_t pathlen,
 		h.flagged[i] = r->flagged[i];
 	h.pidns = r->pidns;
 	err = sym_prof_set_header(r->prof, &h);
+	if (!err)
+		err = sym_prof_set_release(r->prof, r->release);
 	if (err)
 		return err;
 	/* JIT frames: the perf maps as they are now, at the window's end
@@ -2950,10 +2956,13 @@ static int setup(struct rec *r)
 {
 	struct pm_hooks hooks = { r, hook_map, hook_unmap, hook_forget };
 	struct rlimit rl;
+	struct utsname u;
 	int err;
 
 	if (gethostname(r->host, sizeof(r->host) - 1) != 0)
 		r->host[0] = '\0';
+	if (uname(&u) == 0)
+		snprintf(r->release, sizeof(r->release), "%s", u.release);
 	/* -p opens one event per thread and CPU: allow what the hard limit
 	 * allows. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

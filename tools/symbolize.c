@@ -664,12 +664,13 @@ static void ko_free(struct sctx *c)
 	c->nkos = c->capkos = 0;
 }
 
-/* Is @s exactly a module file's suffix: ".ko", ".ko.xz", ".ko.zst" or
- * ".ko.debug"? */
+/* Is @s exactly a module file's suffix: ".ko", ".ko.xz", ".ko.zst",
+ * ".ko.gz" or ".ko.debug"? */
 static bool ko_suffix(const char *s)
 {
 	return !strcmp(s, ".ko") || !strcmp(s, ".ko.xz") ||
-	       !strcmp(s, ".ko.zst") || !strcmp(s, ".ko.debug");
+	       !strcmp(s, ".ko.zst") || !strcmp(s, ".ko.gz") ||
+	       !strcmp(s, ".ko.debug");
 }
 
 /* Does file name @name end in a module file's suffix? */
@@ -927,14 +928,17 @@ static int answer_store(struct sctx *c, struct group *g)
 /*
  * Debug files of the kernel and its modules by name (docs/design.md,
  * "Kernel modules"), for the release the profile was recorded on: the
- * kallsyms snapshot's `release` line, else this host's `uname -r`.
+ * kallsyms snapshot's `release` line, else the profile header's
+ * `release`, else this host's `uname -r` (a profile written before
+ * profiles said it).
  */
 
 /* The release searched by name, said once (unless -q) with its origin. */
 static const char *kernel_release(struct sctx *c)
 {
-	const char *from = "this host's uname -r: the profile has no "
-			   "snapshot saying it";
+	const char *from = "this host's uname -r: neither a snapshot nor "
+			   "the profile says it";
+	const char *hrel = sym_prof_release(c->p);
 	struct utsname u;
 
 	if (c->release[0])
@@ -943,6 +947,9 @@ static const char *kernel_release(struct sctx *c)
 		snprintf(c->release, sizeof(c->release), "%s",
 			 c->ksnap->release);
 		from = "the kallsyms snapshot's";
+	} else if (hrel && hrel[0]) {
+		snprintf(c->release, sizeof(c->release), "%s", hrel);
+		from = "the profile's";
 	} else if (uname(&u) == 0) {
 		snprintf(c->release, sizeof(c->release), "%s", u.release);
 	}
@@ -952,10 +959,10 @@ static const char *kernel_release(struct sctx *c)
 	return c->release;
 }
 
-/* Is @file NAME.ko, NAME.ko.xz, NAME.ko.zst (compressed whole, as
- * distributions install them: libsym reads them) or NAME.ko.debug, '-'
- * and '_' alike (the kernel names a module with '_' whatever its file's
- * name)? */
+/* Is @file NAME.ko, NAME.ko.xz, NAME.ko.zst, NAME.ko.gz (compressed
+ * whole, as distributions install them: libsym reads them) or
+ * NAME.ko.debug, '-' and '_' alike (the kernel names a module with '_'
+ * whatever its file's name)? */
 static bool ko_name_is(const char *file, const char *name)
 {
 	size_t n = strlen(name);
@@ -1759,8 +1766,9 @@ static void usage(FILE *f)
 		"/usr/lib/debug:\n"
 		"                     .build-id/, and boot/vmlinux-REL and "
 		"lib/modules/REL/\n"
-		"                     for kernel frames (REL: the snapshot's "
-		"release)\n"
+		"                     for kernel frames (REL: the snapshot's, "
+		"else the\n"
+		"                     profile's release, else uname -r)\n"
 		"  -q, --quiet        no summary on stderr\n"
 		"  -v, --verbose      the summary's table of modules too\n"
 		"  -h, --help         this text\n\n"

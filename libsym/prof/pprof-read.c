@@ -350,7 +350,10 @@ struct dec {
 	struct map_note *notes;
 	size_t nnotes, capnotes;
 	struct sym_prof_header h;
-	char *hstr[6];		/* decoded header strings (free) */
+	char *hstr[7];		/* decoded header strings (free): strs[] of
+				 * note_header(), tool and its version, then
+				 * the release */
+	const char *release;	/* hstr[6] or NULL */
 	int count_col, weight_col;
 };
 
@@ -694,6 +697,11 @@ static int note_header(struct dec *d, size_t ci, char **w, size_t n)
 			BAD(d, "comment %zu: bad sym-header tool", ci);
 		err = keep_str(d, 4, s1, &h->tool);
 		return err ? err : keep_str(d, 5, s2, &h->tool_version);
+	}
+	if (strcmp(w[1], "release") == 0) {
+		if (n != 3 || !pct_decode(w[2], &s1))
+			BAD(d, "comment %zu: bad sym-header release", ci);
+		return keep_str(d, 6, s1, &d->release);
 	}
 	if (strcmp(w[1], "flagged") == 0) {
 		int bit;
@@ -1518,6 +1526,8 @@ static int read_plain(const uint8_t *buf, size_t len, struct sym_prof **out,
 		symi_prof_set_symbolized(d.p);
 	if (!err)
 		err = sym_prof_set_header(d.p, &d.h);
+	if (!err)
+		err = sym_prof_set_release(d.p, d.release);
 	if (err)
 		goto out;
 	*out = d.p;

@@ -897,6 +897,8 @@ static int enc_comments(struct enc *e)
 	err = err ? err : enc_header_comment(e, "throttled", h->throttled);
 	err = err ? err : enc_header_comment(e, "dropped", h->dropped);
 	err = err ? err : enc_header_comment(e, "pidns", h->pidns);
+	err = err ? err : enc_header_str(e, &b, "release",
+						 sym_prof_release(e->p));
 	for (i = 0; !err && i < SYM_PROF_NFLAGS; i++) {
 		err = symi_buf_addf(&b, "#sym-header flagged %s %llu",
 				    symi_prof_flag_names[i],

@@ -120,6 +120,7 @@ struct loc {
 struct sym_prof {
 	/* Strings are owned (free()), cast from const for the public view. */
 	struct sym_prof_header h;
+	char *release;		/* sym_prof_set_release(): free(), or NULL */
 
 	/* Strings owned: free() build_id and path. */
 	struct sym_prof_map *maps;
@@ -418,6 +419,7 @@ void sym_prof_free(struct sym_prof *p)
 	if (!p)
 		return;
 	header_release(&p->h);
+	free(p->release);
 	for (size_t i = 0; i < p->nmaps; i++) {
 		free((char *)p->maps[i].build_id);
 		free((char *)p->maps[i].path);
@@ -487,6 +489,26 @@ int sym_prof_set_header(struct sym_prof *p, const struct sym_prof_header *h)
 const struct sym_prof_header *sym_prof_header(const struct sym_prof *p)
 {
 	return p ? &p->h : NULL;
+}
+
+int sym_prof_set_release(struct sym_prof *p, const char *release)
+{
+	char *s = NULL;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	err = dup_str(release, &s);
+	if (err)
+		return err;
+	free(p->release);
+	p->release = s;
+	return 0;
+}
+
+const char *sym_prof_release(const struct sym_prof *p)
+{
+	return p ? p->release : NULL;
 }
 
 int sym_prof_add_map(struct sym_prof *p, const struct sym_prof_map *m,

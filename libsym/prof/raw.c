@@ -305,6 +305,7 @@ static void write_header(struct wbuf *w, const struct sym_prof *p)
 		wu64(w, h->flagged[i]);
 		wc(w, '\n');
 	}
+	wkey_str(w, "release", sym_prof_release(p));
 	ws(w, "pidns ");
 	if (h->pidns)
 		wu64(w, h->pidns);
@@ -654,7 +655,7 @@ out:
 enum {
 	H_HOST, H_TOOL, H_START, H_DURATION, H_EVENT, H_MODE, H_FREQUENCY,
 	H_PERIOD, H_WEIGHT_UNIT, H_SAMPLES, H_LOST, H_THROTTLED, H_DROPPED,
-	H_PIDNS, H_N
+	H_PIDNS, H_RELEASE, H_N
 };
 
 static const char *const header_keys[H_N] = {
@@ -664,6 +665,7 @@ static const char *const header_keys[H_N] = {
 	[H_WEIGHT_UNIT] = "weight-unit", [H_SAMPLES] = "samples",
 	[H_LOST] = "lost", [H_THROTTLED] = "throttled",
 	[H_DROPPED] = "dropped", [H_PIDNS] = "pidns",
+	[H_RELEASE] = "release",
 };
 
 struct rd {
@@ -684,6 +686,7 @@ struct rd {
 
 	/* The header as read; strings free()d, handed over at the end. */
 	struct sym_prof_header h;
+	const char *release;	/* the `release` line's; free() */
 	uint32_t seen;		/* 1 << H_* */
 	uint32_t seen_flagged;	/* 1 << stack flag bit */
 
@@ -1016,6 +1019,8 @@ static int read_header(struct rd *r, int key)
 		return header_str(r, r->f[1], "event", &h->event);
 	case H_MODE:
 		return header_str(r, r->f[1], "mode", &h->mode);
+	case H_RELEASE:
+		return header_str(r, r->f[1], "release", &r->release);
 	case H_WEIGHT_UNIT:
 		if (!strcmp(r->f[1], "-"))
 			return fail(r, -SYM_E_BADPROFILE,
@@ -1754,6 +1759,7 @@ static void rd_release(struct rd *r)
 	free((char *)r->h.event);
 	free((char *)r->h.mode);
 	free((char *)r->h.weight_unit);
+	free((char *)r->release);
 	for (uint32_t k = 0; k < r->nvt; k++) {
 		free(r->vt[0][k]);
 		free(r->vt[1][k]);
@@ -1835,6 +1841,8 @@ int sym_prof_read(const void *buf, size_t len, struct sym_prof **out,
 	if (err)
 		goto out;
 	err = sym_prof_set_header(r.p, &r.h);
+	if (!err)
+		err = sym_prof_set_release(r.p, r.release);
 	if (err) {
 		err = fail(&r, err, "out of memory");
 		goto out;

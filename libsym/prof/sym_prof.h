@@ -69,7 +69,8 @@
  * both libraries' major became 1, and libsym.map restarted at
  * LIBSYM_1.0); a function added by 1.1 goes into LIBSYMPROFILE_1.1.
  * LIBSYMPROFILE_1.3 is 1.3.0's: the typed values (sym_prof_set_value_types()
- * and the five after it).
+ * and the five after it); LIBSYMPROFILE_1.4 adds sym_prof_set_map_flags(),
+ * LIBSYMPROFILE_1.6 sym_prof_set_release() and sym_prof_release().
  * Structs and constants:
  *  - struct sym_prof is opaque, allocated by the library, and may change
  *    freely;
@@ -287,6 +288,26 @@ SYM_API int sym_prof_set_header(struct sym_prof *p,
  *         @p is NULL
  */
 SYM_API const struct sym_prof_header *sym_prof_header(const struct sym_prof *p);
+
+/**
+ * sym_prof_set_release() - set the release of the kernel the profile was
+ * recorded on (`uname -r`: the raw format's `release` header line), by
+ * which kernel debug files are looked up by name (docs/record.md,
+ * "Which answers a kernel frame").  Not a field of struct
+ * sym_prof_header, whose layout is fixed (see "ABI" above).
+ * @param release  copied; NULL or "" for unknown
+ * @return 0, -ENOMEM (the old one is kept), -EINVAL (@p NULL)
+ * (1.6)
+ */
+SYM_API int sym_prof_set_release(struct sym_prof *p, const char *release);
+
+/**
+ * sym_prof_release() - the kernel release set or read.
+ * @return borrowed, valid until the next sym_prof_set_release() or
+ *         sym_prof_free(); NULL when unknown or @p is NULL
+ * (1.6)
+ */
+SYM_API const char *sym_prof_release(const struct sym_prof *p);
 
 /**
  * sym_prof_add_map() - append a mapping; strings are copied ("" is stored

@@ -91,12 +91,13 @@ sym_strerror@@LIBSYM_1.0"
 # "name@@NODE" of every exported function of libsymprofile.so.1: the 29
 # of 1.0.0 in LIBSYMPROFILE_1.0, the 6 value-type functions of 1.3.0 in
 # LIBSYMPROFILE_1.3, sym_prof_set_map_flags of 1.4.0 in LIBSYMPROFILE_1.4,
-# nothing else.
+# sym_prof_set_release and sym_prof_release of 1.6.0 in
+# LIBSYMPROFILE_1.6, nothing else.
 psyms=$(readelf --dyn-syms -W "$SYM_ROOT/lib/libsymprofile.so.1" |
 	awk '$7 != "UND" && $4 == "FUNC" {print $8}')
-is "libsymprofile.so.1: 29 functions at LIBSYMPROFILE_1.0, 6 at 1.3, 1 at 1.4" \
-	"$(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.0$') $(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.3$') $(echo "$psyms" | grep -c '^sym_prof_set_map_flags@@LIBSYMPROFILE_1\.4$') $(echo "$psyms" | grep -Evc '@@LIBSYMPROFILE_1\.[034]$')" \
-	"29 6 1 0"
+is "libsymprofile.so.1: 29 functions at LIBSYMPROFILE_1.0, 6 at 1.3, 1 at 1.4, 2 at 1.6" \
+	"$(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.0$') $(echo "$psyms" | grep -c '^sym_prof_[a-z_]*@@LIBSYMPROFILE_1\.3$') $(echo "$psyms" | grep -c '^sym_prof_set_map_flags@@LIBSYMPROFILE_1\.4$') $(echo "$psyms" | grep -Ec '^sym_prof_(set_)?release@@LIBSYMPROFILE_1\.6$') $(echo "$psyms" | grep -Evc '@@LIBSYMPROFILE_1\.[0346]$')" \
+	"29 6 1 2 0"
 
 cat > "$T/v.c" <<'EOF'
 #include <stdio.h>

@@ -14,15 +14,18 @@
 #    xfs by name under lib/modules/REL/ (REL the snapshot's release, said
 #    on stderr), virtio_net by build ID under .build-id/; sym fold, given
 #    the same options, folds the same stacks;
-#  - (b') the same two compressed whole as distributions install them,
-#    xfs.ko.xz and virtio_net.ko.zst, found by name: the same answers;
+#  - (b') the three compressed whole as distributions install them,
+#    xfs.ko.xz, virtio_net.ko.zst and af_key.ko.gz, found by name: the
+#    same answers, and af_key's DWARF;
 #  - (c) a wrong-build af_key.ko under the name (xfs.ko's bytes): a
 #    warning naming it and both build IDs, and af_key's frames keep the
 #    snapshot's names; with the real af_key.ko in a later directory of
 #    --debuginfo-path, the search goes on to it and af_key gets its DWARF;
 #  - (d) no snapshot: the release searched is uname -r's (said so), xfs
 #    found under lib/modules/$(uname -r)/ and the kernel's DWARF from
-#    boot/vmlinux-$(uname -r); the other two modules are missing.
+#    boot/vmlinux-$(uname -r); the other two modules are missing;
+#  - (e) no snapshot, but a `release` line in the profile's header (as
+#    sym record writes): that release is searched, and said so.
 # Every DWARF answer is compared whole (functions, inline chains, files,
 # lines) against sym addr2line's on the same .ko, itself checked against
 # eu-addr2line -f -i -j .text (kdwarf_check.py eu, as t0161 and t0163).
@@ -33,7 +36,7 @@ need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 	python3 flock curl debuginfod xz zstd
 . "$(dirname "$0")/lib/kdbg-lib.sh"
 kdbg_setup
-plan 23
+plan 26
 kmod_files
 cd "$T" || exit 1
 REL=${KDBG_V##*/vmlinux-}
@@ -97,11 +100,14 @@ run_compare "... sym fold symbolizes as sym symbolize does: the same \
 $(wc -l < b.fold) folded stacks" cat b2.fold < b.fold
 
 # (b') the same modules compressed whole, as distributions install them
-# (xfs.ko.xz, virtio_net.ko.zst), both by name: libsym reads them.
+# (xfs.ko.xz, virtio_net.ko.zst, af_key.ko.gz), all by name: libsym
+# reads them.
 mkdir -p dbgz/lib/modules/$REL/kernel/fs/xfs \
-	dbgz/lib/modules/$REL/kernel/drivers/net
+	dbgz/lib/modules/$REL/kernel/drivers/net \
+	dbgz/lib/modules/$REL/kernel/net/key
 xz -1 -T1 -c "$X" > dbgz/lib/modules/$REL/kernel/fs/xfs/xfs.ko.xz
 zstd -q -c "$N" > dbgz/lib/modules/$REL/kernel/drivers/net/virtio_net.ko.zst
+gzip -n -c "$A" > dbgz/lib/modules/$REL/kernel/net/key/af_key.ko.gz
 "$SYM" symbolize -v --store "$T/stz" --kallsyms snap \
 	--debuginfo-path "$T/dbgz" prof.raw -o z.sym 2> z.err
 sed 's/^/# /' z.err
@@ -110,6 +116,8 @@ head -1)" $CHECK dwarf z.sym 1 xfs.addrs xfs.ref
 ok "... virtio_net from its .ko.zst: $($CHECK dwarf z.sym 2 \
 virtio_net.addrs virtio_net.ref | head -1)" \
 	$CHECK dwarf z.sym 2 virtio_net.addrs virtio_net.ref
+ok "... af_key from its .ko.gz: $($CHECK dwarf z.sym 3 af_key.addrs \
+af_key.ref | head -1)" $CHECK dwarf z.sym 3 af_key.addrs af_key.ref
 
 # (c) a wrong-build af_key.ko under the name.
 mkdir -p bad/lib/modules/$REL/kernel/net/key good/lib/modules/$REL/extra
@@ -148,7 +156,7 @@ sed 's/^/# /' e.err
 is "(d) no snapshot: the release is uname -r's, and said so" \
 	"$(grep 'searched by name' e.err)" \
 	"sym symbolize: kernel debug files searched by name for release $UR \
-(this host's uname -r: the profile has no snapshot saying it)"
+(this host's uname -r: neither a snapshot nor the profile says it)"
 ok "... xfs from lib/modules/$UR/.../xfs.ko: $($CHECK dwarf e.sym 1 \
 xfs.addrs xfs.ref | head -1)" $CHECK dwarf e.sym 1 xfs.addrs xfs.ref
 python3 -c "
@@ -161,4 +169,18 @@ k.offs k.ref root | head -1)" $CHECK dwarf e.sym 0 k.offs k.ref root
 ok "... virtio_net and af_key, with no file and no snapshot: missing" \
 	sh -c "grep -Eq ' none +\[virtio_net\] .*: missing 300 ' e.err &&
 	       grep -Eq ' none +\[af_key\] .*: missing 300 ' e.err"
+
+# (e) no snapshot, but the profile's header says the release it was
+# recorded on (sym record writes it): that release is searched, and xfs
+# is found under (b)'s lib/modules/$REL/.
+sed "1a release $REL" prof.raw > prof-rel.raw
+"$SYM" symbolize -v --store "$T/stf" --debuginfo-path "$T/dbg" \
+	prof-rel.raw -o f.sym 2> f.err
+sed 's/^/# /' f.err
+is "(e) no snapshot, the release in the profile: that one, and said so" \
+	"$(grep 'searched by name' f.err)" \
+	"sym symbolize: kernel debug files searched by name for release $REL \
+(the profile's)"
+ok "... xfs from lib/modules/$REL/.../xfs.ko: $($CHECK dwarf f.sym 1 \
+xfs.addrs xfs.ref | head -1)" $CHECK dwarf f.sym 1 xfs.addrs xfs.ref
 done_testing

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_perf
-plan 35
+plan 36
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 cd "$T" || exit 1
@@ -94,6 +94,11 @@ is "a replaced program: its map has the running file's build ID" \
 is "a deleted program: its map has the running file's build ID" \
 	"$(mapbid repl.raw "$p2")" "$want"
 kill "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
+
+# The header says the kernel's release, by which kernel debug files are
+# looked up by name.
+is "the header's release is uname -r's" \
+	"$(awk '$1 == "release" { print $2 }' repl.raw)" "$(uname -r)"
 
 # A process in its own PID namespace is named by that namespace and its
 # PID there.

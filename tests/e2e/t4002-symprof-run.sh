@@ -9,7 +9,7 @@
 # t0010-install's.)
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
-plan 28
+plan 29
 ulimit -c 0
 
 ok "--help" "$SYM" run --help
@@ -36,6 +36,8 @@ is "SYMPROF_PID is the command's pid, -o is made absolute" \
 is "LD_PRELOAD names libsymprof.so" \
 	"$(tail -1 env.out)" "$(cd "$SYM_ROOT/lib" && pwd -P)/libsymprof.so"
 sp_check "a shell's profile parses" env.raw
+is "libsymprof's header says the kernel's release" \
+	"$(awk '$1 == "release" { print $2 }' env.raw)" "$(uname -r)"
 
 cat > "$T/ends.c" <<'EOC'
 #include <signal.h>

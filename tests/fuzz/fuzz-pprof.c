@@ -74,6 +74,7 @@ static int same_prof(const struct sym_prof *a, const struct sym_prof *b)
 	size_t i;
 
 	if (!same_hdr(sym_prof_header(a), sym_prof_header(b)) ||
+	    !fuzz_streq(sym_prof_release(a), sym_prof_release(b)) ||
 	    sym_prof_nmaps(a) != sym_prof_nmaps(b) ||
 	    sym_prof_nstacks(a) != sym_prof_nstacks(b))
 		return 0;

@@ -188,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(err == 0);
 	check_prof(q);
 	FUZZ_CHECK(same_hdr(sym_prof_header(p), sym_prof_header(q)));
+	FUZZ_CHECK(fuzz_streq(sym_prof_release(p), sym_prof_release(q)));
 	FUZZ_CHECK(sym_prof_nmaps(p) == sym_prof_nmaps(q));
 	for (uint32_t i = 0; i < sym_prof_nmaps(p); i++)
 		FUZZ_CHECK(same_map(sym_prof_map(p, i), sym_prof_map(q, i)));

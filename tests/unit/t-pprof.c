@@ -85,7 +85,8 @@ static int same_prof(const struct sym_prof *a, const struct sym_prof *b)
 {
 	size_t i, j;
 
-	if (!same_header(sym_prof_header(a), sym_prof_header(b))) {
+	if (!same_header(sym_prof_header(a), sym_prof_header(b)) ||
+	    !same_str(sym_prof_release(a), sym_prof_release(b))) {
 		printf("#   headers differ\n");
 		return 0;
 	}
@@ -207,6 +208,7 @@ static struct sym_prof *make_prof(const char *weight_unit)
 		for (i = 0; i < sizeof(st) / sizeof(st[0]); i++)
 			st[i].weight = st[i].count;
 	err = err ? err : sym_prof_set_header(p, &h);
+	err = err ? err : sym_prof_set_release(p, "6.18.44-fc-v1045");
 	for (i = 0; !err && i < sizeof(maps) / sizeof(maps[0]); i++)
 		err = sym_prof_add_map(p, &maps[i], NULL);
 	err = err ? err : sym_prof_add_process(p, 4242, 4026531836ULL, 42,

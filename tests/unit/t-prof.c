@@ -100,6 +100,7 @@ static int values_equal(const struct sym_prof *a, const struct sym_prof *b)
 static int prof_equal(const struct sym_prof *a, const struct sym_prof *b)
 {
 	if (!header_equal(sym_prof_header(a), sym_prof_header(b)) ||
+	    !same_str(sym_prof_release(a), sym_prof_release(b)) ||
 	    sym_prof_nmaps(a) != sym_prof_nmaps(b) ||
 	    sym_prof_nsources(a) != sym_prof_nsources(b) ||
 	    sym_prof_nstacks(a) != sym_prof_nstacks(b))
@@ -187,6 +188,10 @@ static void test_round_trip(void)
 
 	CHECK_ERR(sym_prof_new(&p), 0);
 	CHECK_ERR(sym_prof_set_header(p, &h), 0);
+	CHECK(sym_prof_release(p) == NULL);
+	CHECK_ERR(sym_prof_set_release(p, "6.1.0-57 #1"), 0);
+	CHECK_ERR(sym_prof_set_release(NULL, "x"), -EINVAL);
+	CHECK(sym_prof_release(NULL) == NULL);
 	for (size_t i = 0; i < sizeof(m) / sizeof(*m); i++) {
 		CHECK_ERR(sym_prof_add_map(p, &m[i], &id), 0);
 		CHECK(id == i);
@@ -233,6 +238,7 @@ static void test_round_trip(void)
 	for (size_t i = 0; i < sizeof(s) / sizeof(*s); i++)
 		CHECK(stack_equal(sym_prof_stack(q, i), &s[i]));
 	CHECK(header_equal(sym_prof_header(q), &h));
+	CHECK(same_str(sym_prof_release(q), "6.1.0-57 #1"));
 	CHECK(!strcmp(sym_prof_map(q, 1)->path, path_weird));
 	CHECK(!strcmp(sym_prof_process(q, 4242, &pidns, &nspid), "work") &&
 	      pidns == 4026532000ULL && nspid == 17);
@@ -277,7 +283,7 @@ static void test_empty(void)
 	if (text) {
 		CHECK(strstr(text, "sym-raw 1\nhost -\ntool - -\nstart -\n"
 				   "duration 0.000000000\nevent -\nmode -\n"));
-		CHECK(strstr(text, "\npidns -\nend\n"));
+		CHECK(strstr(text, "\nrelease -\npidns -\nend\n"));
 		CHECK_ERR(sym_prof_read(text, len, &q, msg, sizeof(msg)), 0);
 		CHECK(q && prof_equal(p, q));
 	}
@@ -789,6 +795,7 @@ static void test_read_errors(void)
 
 	/* Header lines. */
 	BAD(HEAD "host a\nhost b\nend\n", 5, "second 'host' line");
+	BAD(HEAD "release 6.1\nrelease 6.2\nend\n", 5, "second 'release' line");
 	BAD("sym-raw 1\nperiod 1\nperiod 1\nweight-unit ns\nend\n", 3,
 	    "second 'period' line");
 	BAD(HEAD "flagged leaf 1\nflagged leaf 2\nend\n", 5,

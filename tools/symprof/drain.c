@@ -677,13 +677,12 @@ static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 {
 	int mode = __atomic_load_n(&sp.mode, __ATOMIC_ACQUIRE);
 	struct utsname un;
+	bool alloc = mode == SP_MODE_ALLOC, named = uname(&un) == 0;
 	uint64_t dur;
 	char num[24];
 
-	bool alloc = mode == SP_MODE_ALLOC;
-
 	sp_out_str(o, alloc ? "sym-raw 2\nhost " : "sym-raw 1\nhost ");
-	sp_out_enc(o, uname(&un) == 0 ? un.nodename : "");
+	sp_out_enc(o, named ? un.nodename : "");
 	sp_out_str(o, "\ntool libsymprof " SYM_VERSION "\nstart ");
 	sp_out_str(o, sp.start_str);
 	dur = sp_now_ns(CLOCK_MONOTONIC) - sp.start_mono_ns;
@@ -712,6 +711,9 @@ static void write_header(struct sp_out *o, uint64_t dropped, uint64_t pidns)
 		sp_out_ch(o, '\n');
 	}
 	out_line2(o, "pidns", pidns);
+	sp_out_str(o, "release ");
+	sp_out_enc(o, named ? un.release : "");
+	sp_out_ch(o, '\n');
 	if (alloc)
 		write_alloc_header(o);
 }

@@ -193,6 +193,8 @@ def deep(n):
 OK = {
     "example": EXAMPLE,
     "all-fields": ALL,
+    "release": ALL.replace("pidns 4026531836\n",
+                           "pidns 4026531836\nrelease 6.1.0-57-cloud-amd64\n", 1),
     "extensions": EXTENSIONS,
     "empty-profile": EMPTY,
     "minimal": HEAD + "end\n",
