@@ -11,7 +11,7 @@
 # merges renormalizes from them; locations are carried over and mixed
 # input is symbolized; bad input is refused with nothing written.
 . "$(dirname "$0")/lib/lib.sh"
-plan 40
+plan 41
 
 BID=4f1c9a0b3d2e11aa0e7c6b5d4f3e2d1c0b9a88e2
 # The writer names itself with libsym's version (libsym/sym.h).
@@ -84,6 +84,15 @@ is "none: each stack as it was, on maps of its own (two per host)" \
 is "none: the header sums and spans" \
 	"$(grep -E '^(host|tool|start|duration|period|weight-unit|samples|lost) ' "$T/none.raw" | tr '\n' ' ')" \
 	"host - tool sym-merge $VERSION start 2026-11-30T17:21:15.000000000Z duration 10.000000000 period 10000000 weight-unit ns samples 1100 lost 2 "
+# The kernel release is kept when every input says the same one.
+sed '1a release 6.1.0-57-cloud-amd64' "$T/a.raw" > "$T/ra.raw"
+sed '1a release 6.1.0-57-cloud-amd64' "$T/b.raw" > "$T/rb.raw"
+sed '1a release 6.1.0-58-cloud-amd64' "$T/b.raw" > "$T/rc.raw"
+$SYM merge "$T/ra.raw" "$T/rb.raw" -o "$T/rab.raw"
+$SYM merge "$T/ra.raw" "$T/rc.raw" -o "$T/rac.raw"
+is "the kernel release: kept when the inputs agree, else unknown" \
+	"$(grep '^release' "$T/rab.raw") / $(grep '^release' "$T/rac.raw")" \
+	"release 6.1.0-57-cloud-amd64 / release -"
 is "none: one source line per recording, as recorded" "$(grep '^source' "$T/none.raw")" \
 "source 1 web-1 2026-11-30T17:21:15.000000000Z 10.000000000 10000000 ns 1000 1
 source 2 web-2 2026-11-30T17:21:20.000000000Z 5.000000000 10000000 ns 100 1"
