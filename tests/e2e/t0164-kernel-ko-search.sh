@@ -9,7 +9,9 @@
 #  - (a) by build ID from a real debuginfod (127.0.0.1) indexing a
 #    directory that holds xfs.ko and virtio_net.ko, through
 #    $DEBUGINFOD_URLS: their frames get the .ko's DWARF answers, af_key
-#    and the kernel the snapshot's;
+#    and the kernel the snapshot's; (a') the same server as a real
+#    symd's upstream (--debuginfod-urls): symd, its store empty, fetches
+#    the two .ko by build ID and `sym symbolize --server` gets their DWARF;
 #  - (b) from a /usr/lib/debug-style directory given by --debuginfo-path:
 #    xfs by name under lib/modules/REL/ (REL the snapshot's release, said
 #    on stderr), virtio_net by build ID under .build-id/; sym fold, given
@@ -32,11 +34,12 @@
 # Skipped, saying why, when the -dbg package cannot be fetched.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/debuginfod-lib.sh"
+. "$(dirname "$0")/lib/symd-lib.sh"
 need apt-get apt-cache dpkg-deb objdump objcopy nm readelf eu-addr2line \
 	python3 flock curl debuginfod xz zstd
 . "$(dirname "$0")/lib/kdbg-lib.sh"
 kdbg_setup
-plan 26
+plan 30
 kmod_files
 cd "$T" || exit 1
 REL=${KDBG_V##*/vmlinux-}
@@ -70,6 +73,24 @@ ok "... the summary says dwarf for xfs and virtio_net, kallsyms for af_key" \
 	sh -c "grep -Eq ' dwarf +\[xfs\]' a.err &&
 	       grep -Eq ' dwarf +\[virtio_net\]' a.err &&
 	       grep -Eq ' kallsyms +\[af_key\]' a.err"
+# (a') the same server as symd's upstream: symd, with an empty store,
+# fetches the two .ko by their build IDs and answers their frames with
+# their DWARF; the CLI keeps the snapshot for af_key and the kernel.
+start_symd --debuginfod-urls "$DEBUGINFOD_URL" || exit 1
+"$SYM" symbolize -v --server "$SYMD_URL" --kallsyms snap prof.raw \
+	-o s.sym 2> s.err
+sed 's/^/# /' s.err
+ok "(a') symd fetches xfs from its upstream debuginfod: $($CHECK dwarf \
+s.sym 1 xfs.addrs xfs.ref | head -1)" $CHECK dwarf s.sym 1 xfs.addrs xfs.ref
+ok "... and virtio_net: $($CHECK dwarf s.sym 2 virtio_net.addrs \
+virtio_net.ref | head -1)" \
+	$CHECK dwarf s.sym 2 virtio_net.addrs virtio_net.ref
+ok "... af_key and the kernel from the snapshot: $($CHECK names s.sym root \
+k.addrs "$KT" 1 0,3 | head -1)" $CHECK names s.sym root k.addrs "$KT" 1 0,3
+is "... symd's store now holds the two .ko (HEAD /v1/debuginfo), not af_key" \
+	"$(for b in $XB $NB $AB; do symd_curl -o /dev/null -w '%{http_code} ' \
+		-I "$SYMD_URL/v1/debuginfo/$b"; done)" "200 200 404 "
+stop_symd
 stop_server "$DEBUGINFOD_PID"
 
 # (b) a debug directory: xfs by name, virtio_net by build ID.
