@@ -1045,6 +1045,23 @@ int sym_file_build_id(const char *path, char *hex, size_t len)
 	return file_id(path, hex, len, true, NULL);
 }
 
+int sym_file_kernel_text(const char *path, uint64_t *text)
+{
+	struct symi_elf e;
+	int err;
+
+	if (!path || !text)
+		return -EINVAL;
+	/* (.symtab is never compressed: only .debug_* sections are) */
+	err = elf_open_path(path, &e, OPEN_NOTES_ONLY | OPEN_ANY_TYPE);
+	if (err)
+		return err;
+	if (!symi_elf_kernel_text(&e, text))
+		err = -SYM_E_NOTFOUND;
+	symi_elf_close(&e);
+	return err;
+}
+
 int sym_file_module_id(const char *path, char *hex, size_t len, int *kind)
 {
 	return file_id(path, hex, len, false, kind);

@@ -587,6 +587,14 @@ int symi_symtab_read(struct symi_builder *b, const struct symi_elf *e,
 int symi_text_read(struct symi_builder *b, const struct symi_elf *e);
 
 /*
+ * symi_elf_kernel_text() - is @e a Linux kernel by the rule that flags a
+ * table SYM_TABLE_KERNEL (symi_symtab_read(): an executable whose .symtab
+ * has _text and linux_banner)?  Then _text's link-time address into
+ * *@text.
+ */
+bool symi_elf_kernel_text(const struct symi_elf *e, uint64_t *text);
+
+/*
  * DWARF (dwarf.c): walk every CU of @dbg (with its dwz alt file @alt, may
  * be NULL, found by symi_find_alt_file(@dbg)) into @b.  @dbg, @alt and
  * the .dwo files of @dbg's skeleton units share @dbg's per-file

@@ -897,6 +897,21 @@ SYM_API int sym_module_lookup(struct sym_module *mod, uint64_t addr,
 SYM_API int sym_file_build_id(const char *path, char *hex, size_t len);
 
 /**
+ * sym_file_kernel_text() - is the file a Linux kernel (a vmlinux), by the
+ * rule that makes its table SYM_TABLE_KERNEL (an executable whose .symtab
+ * has _text and linux_banner)?  Then the link-time address of its _text,
+ * which the table's addresses are offsets from: a link-time address A
+ * (what nm, eu-addr2line and llvm-symbolizer take) is looked up as
+ * A - *@text.
+ * @param[out] text  set only on success
+ * @return 0, -SYM_E_NOTFOUND (not a kernel, or no .symtab), -EINVAL
+ *         (@path or @text NULL), or an error of sym_file_build_id()'s
+ * Cost: one pass over .symtab (vmlinux: about 150,000 symbols).
+ * Since 1.6.0 (LIBSYM_1.6).
+ */
+SYM_API int sym_file_kernel_text(const char *path, uint64_t *text);
+
+/**
  * What a module ID is made of (since 1.4.0).  Every module is named by its
  * module ID: in raw profiles, in the store and in symd's routes.  The rule
  * (docs/store.md, "Module IDs"), the first that applies:

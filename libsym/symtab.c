@@ -247,6 +247,51 @@ static int read_tables(struct symi_builder *b, const struct symi_elf *e,
 	return 0;
 }
 
+/* The kernel's symbols of .symtab section @scn of @e into @k. */
+static void kern_scan(const struct symi_elf *e, Elf_Scn *scn,
+		      const GElf_Shdr *sh, struct kern *k)
+{
+	size_t entsize = gelf_fsize(e->elf, ELF_T_SYM, 1, EV_CURRENT), n;
+	Elf_Data *data, *strs;
+	Elf_Scn *strscn;
+
+	if (!entsize || sh->sh_entsize != entsize ||
+	    !(strscn = elf_getscn(e->elf, sh->sh_link)) ||
+	    !(data = elf_getdata(scn, NULL)) ||
+	    !(strs = elf_getdata(strscn, NULL)) || !strs->d_buf)
+		return;
+	n = data->d_size / entsize;
+	for (size_t i = 1; i < n && !(k->text && k->banner); i++) {
+		const char *nm;
+		GElf_Sym s;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		if (s.st_name == 0 || s.st_name >= strs->d_size)
+			continue;
+		nm = (const char *)strs->d_buf + s.st_name;
+		if (memchr(nm, '\0', strs->d_size - s.st_name))
+			kern_note(k, nm, &s);
+	}
+}
+
+bool symi_elf_kernel_text(const struct symi_elf *e, uint64_t *text)
+{
+	struct kern k = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!e->elf ||
+	    (e->ehdr.e_type != ET_EXEC && e->ehdr.e_type != ET_DYN))
+		return false;
+	while (!(k.text && k.banner) && (scn = elf_nextscn(e->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			kern_scan(e, scn, &sh, &k);
+	if (k.text && k.banner)
+		*text = k.text_addr;
+	return k.text && k.banner;
+}
+
 /* The .symtab of the MiniDebugInfo in .gnu_debugdata, if there is one. */
 static int read_minidebuginfo(struct symi_builder *b,
 			      const struct symi_elf *e, uint32_t origin)

@@ -42,6 +42,7 @@
  * lookups in the same run, so the GNU style answers in input order).
  */
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -133,6 +134,9 @@ struct a2l {
 	bool short_names;		/* --functions=short */
 	uint64_t adjust;		/* printed address - looked-up address
 					 * (--adjust-vma, -j) */
+	uint64_t ktext;			/* the file is a kernel: its _text,
+					 * which its table's addresses are
+					 * offsets from (kernel_text()) */
 	bool section;			/* -j: inputs are offsets */
 	uint64_t section_vma, section_size;
 	const char *store_dir;		/* --store, NULL for the default */
@@ -1774,7 +1778,7 @@ static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 {
 	struct a2l *a = ctx;
 
-	emit(a, a->batch_addrs[idx] + a->adjust, fr, n);
+	emit(a, a->batch_addrs[idx] + a->adjust + a->ktext, fr, n);
 	a->batch_done = idx + 1;
 	return 0;
 }
@@ -2333,8 +2337,9 @@ static int gnu_address(struct a2l *a, const char *s, uint64_t *addr)
 	err = need_table(a);
 	if (err)
 		return err;
+	/* (a kernel's table holds _text offsets: made link-time) */
 	if (sym_table_find_symbol(a->tab, buf, &value, NULL) == 0)
-		*addr = value + off;
+		*addr = value + a->ktext + off;
 	return 0;
 }
 
@@ -2351,11 +2356,12 @@ static int handle_gnu(struct a2l *a, const char *input)
 	/* bfd keeps the address to the file's width. */
 	if (a->info.elf_class == 32)
 		addr &= UINT32_MAX;
+	/* (a kernel's: its _text offset, kernel_text()) */
 	if (!a->section)
-		return queue(a, addr);
+		return queue(a, addr - a->ktext);
 	/* -j: an offset into the section (find_offset_in_section()). */
 	if (addr < a->section_size)
-		return queue(a, addr + a->section_vma);
+		return queue(a, addr + a->section_vma - a->ktext);
 	err = flush(a);
 	if (!err)
 		emit(a, addr, NULL, 0);
@@ -2583,6 +2589,7 @@ struct a2l_file {
 	const char *build_id, *not_cached;
 	struct sym_module_info info;
 	int width;
+	uint64_t ktext;
 	bool from_cache, rebuilt;
 };
 
@@ -2594,6 +2601,7 @@ static void file_save(struct a2l *a, struct a2l_file *f)
 	f->not_cached = a->not_cached;
 	f->info = a->info;
 	f->width = a->width;
+	f->ktext = a->ktext;
 	f->from_cache = a->from_cache;
 	f->rebuilt = a->rebuilt;
 }
@@ -2608,6 +2616,7 @@ static void file_load(struct a2l *a, const struct a2l_file *f)
 	a->not_cached = f->not_cached;
 	a->info = f->info;
 	a->width = f->width;
+	a->ktext = f->ktext;
 	a->from_cache = f->from_cache;
 	a->rebuilt = f->rebuilt;
 }
@@ -2720,6 +2729,7 @@ static int file_use(struct a2l *a, const char *name, size_t len)
 	a->not_cached = NULL;
 	a->rebuilt = false;
 	a->build_id = NULL;
+	a->ktext = 0;
 	f->err = open_module(a);
 	if (f->err) {
 		sym_module_close(a->mod);
@@ -2781,7 +2791,9 @@ static int handle_llvm(struct a2l *a, const char *input)
 			return err;
 	}
 	a->cmd = in.cmd;
-	addr = in.addr - a->adjust;
+	/* (a kernel's link-time address below its _text wraps past
+	 * every address of its table: no answer, as the peers give) */
+	addr = in.addr - a->adjust - a->ktext;
 	if (a->cur->err) {
 		if (!a->cur->reported) {
 			a->cur->reported = true;
@@ -2829,8 +2841,9 @@ static int handle(struct a2l *a, const char *input)
 		return handle_llvm(a, input);
 	if (a->input == A2L_INPUT_GNU)
 		return handle_gnu(a, input);
+	/* (a kernel's hex address: its _text offset, kernel_text()) */
 	if (tool_parse_hex(input, &addr) == 0)
-		return queue(a, addr);
+		return queue(a, addr - a->ktext);
 	err = flush_batch(a);
 	if (!err)
 		err = pool_drain(a);
@@ -3156,6 +3169,21 @@ static bool want_lazy(const struct a2l *a)
 /* How long to wait for another process converting the same build ID. */
 #define LOCK_WAIT_MS (10 * 60 * 1000)
 
+/*
+ * kernel_text() - a Linux kernel's table holds offsets from its _text
+ * (docs/design.md, "The kernel"), but its addresses are given as every
+ * peer takes them, link-time (nm's, eu-addr2line's, llvm-symbolizer's):
+ * a->ktext is subtracted from each input and added back to the printed
+ * address.  0 for any other file.
+ */
+static void kernel_text(struct a2l *a)
+{
+	a->ktext = 0;
+	if (a->info.elf_type == ET_EXEC &&
+	    sym_file_kernel_text(a->exe, &a->ktext) != 0)
+		a->ktext = 0;
+}
+
 static int open_module(struct a2l *a)
 {
 	SYM_OPTS(sym_module_opts, opts, .debug_file = a->debug_file,
@@ -3174,6 +3202,7 @@ static int open_module(struct a2l *a)
 		goto out;
 	sym_module_info(a->mod, &a->info);
 	a->width = a->info.elf_class == 32 ? 8 : 16;
+	kernel_text(a);
 	a->build_id = sym_module_build_id(a->mod);
 	if (a->no_cache)
 		a->not_cached = "--no-cache";
@@ -3369,7 +3398,7 @@ static int stdin_line(void *ctx, char *line)
 	} else if (!c->a->fatal && tool_parse_hex(line, &addr) == 0) {
 		/* The usual line, a bare hex address: no trimming, and
 		 * straight to the batch, as handle() would queue it. */
-		err = queue(c->a, addr);
+		err = queue(c->a, addr - c->a->ktext);
 	} else {
 		s = tool_trim(line);
 		if (*s == '\0')

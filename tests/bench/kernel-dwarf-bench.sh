@@ -8,8 +8,8 @@
 # (3) times each, medians of CPU seconds (user + sys) and peak RSS
 # (/usr/bin/time):
 #  - `sym store add` into an empty store (the whole table built, stored);
-#  - `sym addr2line --no-cache -f -i` on the 20,000 addresses as _text
-#    offsets (the whole table built, then the lookups);
+#  - `sym addr2line --no-cache -f -i` on the 20,000 link-time addresses
+#    (the whole table built, then the lookups);
 #  - `llvm-symbolizer --inlining` on the same addresses at link time.
 # The section is printed, written to $BENCH_DIR/kdwarf/report.md and
 # appended to $BENCH_DIR/report.md, with the load (uptime) of each run.
@@ -36,11 +36,6 @@ if [ ! -f "$K/done" ] || [ ! -f "$V" ] || ! command -v llvm-symbolizer \
 	exit 0
 fi
 mkdir -p "$W" || exit 1
-TEXT=$(nm "$V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
-python3 -c "
-import sys
-for l in open('$K/vmlinux.addrs'): print(hex(int(l, 16) - 0x$TEXT))" \
-	> "$W/offsets"
 
 # measure NAME CMD...: one run; appends "NAME cpu rss load" to $W/runs.
 measure() {
@@ -57,7 +52,7 @@ for i in $(seq "$RUNS"); do
 	rm -rf "$W/st"
 	: > "$W/in"
 	measure store-add "$SYM" store add --store "$W/st" "$V" || exit 1
-	cp "$W/offsets" "$W/in"
+	cp "$K/vmlinux.addrs" "$W/in"
 	measure addr2line "$SYM" addr2line --no-cache -f -i -e "$V" || exit 1
 	cp "$K/vmlinux.addrs" "$W/in"
 	measure llvm llvm-symbolizer --inlining --obj="$V" || exit 1
@@ -80,7 +75,7 @@ col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$W/runs"; }
 			"$(col $n 4 | tr '\n' ' ' | sed 's/ $//')"
 	done
 	echo
-	echo "store-add = \`sym store add\`; addr2line = \`sym addr2line --no-cache -f -i\` on _text offsets; llvm = \`llvm-symbolizer --inlining\` on the link-time addresses."
+	echo "store-add = \`sym store add\`; addr2line = \`sym addr2line --no-cache -f -i\` on the same link-time addresses; llvm = \`llvm-symbolizer --inlining\` on the link-time addresses."
 } > "$W/report.md"
 cat "$W/report.md"
 append_report "$HEADING" "$W/report.md" "$OUT/report.md"

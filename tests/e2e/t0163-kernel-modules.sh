@@ -86,12 +86,16 @@ s1.sym root k.addrs "$KT" 1 0,3 | head -1)" \
 python3 -c "
 import sys
 for l in open('k.addrs'): print(hex(int(l, 16) - 0x$KT))" > k.offs
+# (sym addr2line takes the vmlinux's link-time addresses, _text + offset)
+VT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
+python3 -c "
+for l in open('k.offs'): print(hex(int(l, 16) + 0x$VT))" > k.lnk
 "$SYM" addr2line --store "$T/st1" -a -f -i --output-style=elfutils \
-	-e "$KDBG_V" < k.offs > k.ref
+	-e "$KDBG_V" < k.lnk > k.ref
 "$SYM" symbolize -v --store "$T/st1" --kallsyms snap prof.raw -o s2.sym \
 	2> s2.err
 ok "the kernel from vmlinux's DWARF: $($CHECK dwarf s2.sym 0 k.offs k.ref \
-root | head -1)" $CHECK dwarf s2.sym 0 k.offs k.ref root
+root $VT | head -1)" $CHECK dwarf s2.sym 0 k.offs k.ref root $VT
 sed "s/^/# /" s2.err
 ok "... its row says dwarf" \
 	grep -Eq '^ +1000 .* dwarf +\[kernel\.kallsyms\]' s2.err

@@ -182,11 +182,15 @@ ok "... xfs from lib/modules/$UR/.../xfs.ko: $($CHECK dwarf e.sym 1 \
 xfs.addrs xfs.ref | head -1)" $CHECK dwarf e.sym 1 xfs.addrs xfs.ref
 python3 -c "
 for l in open('k.addrs'): print(hex(int(l, 16) - 0x$KT))" > k.offs
+# (sym addr2line takes the vmlinux's link-time addresses, _text + offset)
+VT=$(nm "$KDBG_V" | sed -n 's/^\([0-9a-f]*\) T _text$/\1/p')
+python3 -c "
+for l in open('k.offs'): print(hex(int(l, 16) + 0x$VT))" > k.lnk
 "$SYM" addr2line --store "$T/ste" -a -f -i --output-style=elfutils \
-	-e "$KDBG_V" < k.offs > k.ref
+	-e "$KDBG_V" < k.lnk > k.ref
 ok "... the kernel from boot/vmlinux-$UR's DWARF (sym addr2line's \
 answers, checked against eu-addr2line's by t0161): $($CHECK dwarf e.sym 0 \
-k.offs k.ref root | head -1)" $CHECK dwarf e.sym 0 k.offs k.ref root
+k.offs k.ref root $VT | head -1)" $CHECK dwarf e.sym 0 k.offs k.ref root $VT
 ok "... virtio_net and af_key, with no file and no snapshot: missing" \
 	sh -c "grep -Eq ' none +\[virtio_net\] .*: missing 300 ' e.err &&
 	       grep -Eq ' none +\[af_key\] .*: missing 300 ' e.err"

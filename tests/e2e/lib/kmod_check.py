@@ -31,12 +31,13 @@
       module's among its own; with TAGGED 1 module frames are "NAME
       [MODULE]" (sym symbolize's local snapshot), with 0 "NAME" (symd's
       module part).  Prints the count; exits 1 on any other answer.
-  dwarf SYMBOLIZED MAP ADDRS REF [ROOT]
+  dwarf SYMBOLIZED MAP ADDRS REF [ROOT [TEXT]]
       the frames of map MAP (an exact PC each, at PGOFF + offset) against
       REF, `sym addr2line -a -f -i --output-style=elfutils` of the debug
       file at the offsets of ADDRS (checked against eu-addr2line here,
-      and in t0161): the same inline chain, function, file, line and
-      column of every frame.  With ROOT (the kernel's map): where no
+      and in t0161), plus TEXT (hex; the vmlinux's _text, whose
+      link-time addresses sym addr2line takes, as every peer does): the
+      same inline chain, function, file, line and column of every frame.  With ROOT (the kernel's map): where no
       DWARF function covers a frame (assembly: its name is the symbol
       table's, `s`), eu's choice among the symbols there may differ from
       libsym's, the last at or below (perf's and kallsyms's: nm's list
@@ -279,7 +280,7 @@ def elfutils(path):
     return out
 
 
-def dwarf(sym_file, mapid, addrs, ref_file, rootdir=None):
+def dwarf(sym_file, mapid, addrs, ref_file, rootdir=None, text='0'):
     got = locs(sym_file)
     syms = snapshot_syms(rootdir)[''] if rootdir else None
     nsym = 0
@@ -301,7 +302,7 @@ def dwarf(sym_file, mapid, addrs, ref_file, rootdir=None):
                 g[-1][0] == covering(syms, k[1])):
             nsym += 1
             continue
-        if g != w or a != off:
+        if g != w or a != off + int(text, 16):
             bad.append('0x%x: %r, want %r' % (off, g, w))
     print('%d/%d frames of map %s are the debug file\'s DWARF answers '
           '(%d inline chains%s)' % (len(offs) - len(bad), len(offs), mapid,
