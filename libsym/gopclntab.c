@@ -813,6 +813,16 @@ bad:
 	return 0;
 }
 
+/* Does [@entry, @end) hold an address of @only at or after *@next (which
+ * moves past the addresses below @entry: the entries ascend)? */
+static bool wanted(const struct symi_dwarf_only *only, size_t *next,
+		   uint64_t entry, uint64_t end)
+{
+	while (*next < only->n && only->addrs[*next] < entry)
+		(*next)++;
+	return *next < only->n && only->addrs[*next] < end;
+}
+
 int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 		     struct symi_gopcln_stats *st)
 {
@@ -822,6 +832,7 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 		.b = b, .st = st ? st : &dummy,
 	};
 	uint64_t prev = 0;
+	size_t next = 0;	/* in->only: its first address not passed */
 	int err;
 
 	memset(g.st, 0, sizeof(*g.st));
@@ -860,6 +871,10 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 			continue;
 		}
 		prev = pc;
+		if (in->only && !wanted(in->only, &next, pc, ftab_pc(&g, i + 1))) {
+			g.st->skipped++;
+			continue;
+		}
 		err = do_func(&g, i);
 	}
 	free(g.fmemo);
@@ -867,7 +882,7 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 	free(g.line.v);
 	free(g.inl.v);
 	free(g.inls);
-	if (!err && g.st->funcs == 0)
+	if (!err && g.st->funcs == 0 && g.st->skipped == 0)
 		err = -SYM_E_BADGOPCLNTAB;
 	return err;
 }
@@ -1037,6 +1052,7 @@ static int locate(const struct symi_elf *e, struct symi_gomem *mem,
 }
 
 int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
+		    const struct symi_dwarf_only *only,
 		    struct symi_gopcln_stats *st)
 {
 	struct symi_gomem mem;
@@ -1044,6 +1060,7 @@ int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
 	int err;
 
 	err = locate(e, &mem, &in);
+	in.only = only;
 	if (!err)
 		err = symi_gopcln_read(b, &in, st);
 	free((void *)mem.segs);

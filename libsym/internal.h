@@ -635,6 +635,11 @@ struct symi_gopcln_in {
 	uint64_t addr;		/* its address */
 	uint64_t text;		/* textStart when a 1.18+ header has 0 */
 	const struct symi_gomem *mem;	/* may be NULL: no inline trees */
+	/* The lazy path (sym_module_table_for()): only the functions that
+	 * hold one of these addresses are read, which answers them as the
+	 * whole table would (a function's lines and inline scopes are its
+	 * own).  NULL: every function. */
+	const struct symi_dwarf_only *only;
 };
 /* What was read, for tests and the log. */
 struct symi_gopcln_stats {
@@ -644,6 +649,7 @@ struct symi_gopcln_stats {
 	uint64_t lines;		/* line rows added */
 	uint64_t inlined;	/* inline scopes added */
 	uint64_t gofunc;	/* 1.18+: go:func.*, 0 when not found */
+	uint64_t skipped;	/* functions not read: no address of @only */
 };
 
 /*
@@ -659,10 +665,12 @@ int symi_gopcln_read(struct symi_builder *b, const struct symi_gopcln_in *in,
 
 /*
  * symi_gopcln_elf() - find the table of @e (.gopclntab,
- * .data.rel.ro.gopclntab, else by its magic in a segment) and read it.
+ * .data.rel.ro.gopclntab, else by its magic in a segment) and read it
+ * (only the functions of @only's addresses when not NULL).
  * @return as symi_gopcln_read(), or -SYM_E_NOTFOUND (no table)
  */
 int symi_gopcln_elf(struct symi_builder *b, const struct symi_elf *e,
+		    const struct symi_dwarf_only *only,
 		    struct symi_gopcln_stats *st);
 
 /*

@@ -220,14 +220,15 @@ const char *sym_module_debug_file(const struct sym_module *m)
 
 /* Go's function table, for a module without DWARF: a damaged one is
  * logged and the table keeps the symbols. */
-static int go_read(struct symi_builder *b, struct sym_module *m)
+static int go_read(struct symi_builder *b, struct sym_module *m,
+		   const struct symi_dwarf_only *only)
 {
 	struct symi_gopcln_stats st;
 	double t0 = symi_now();
 	char eb[128];
 	int err;
 
-	err = symi_gopcln_elf(b, &m->main, &st);
+	err = symi_gopcln_elf(b, &m->main, only, &st);
 	m->stats.dies += symi_now() - t0;
 	if (err == -ENOMEM)
 		return err;
@@ -332,7 +333,7 @@ static int collect(struct sym_module *m, struct symi_builder *b,
 		return err;
 	}
 	if (!(m->opts.flags & SYM_MODULE_NO_DWARF))
-		return go_read(b, m);
+		return go_read(b, m, only);
 	return 0;
 }
 

@@ -100,6 +100,29 @@ enum a2l_lazy {
 #define LAZY_MIN_SIZE ((off_t)1 << 20)
 
 /*
+ * A file without DWARF whose Go function table (.gopclntab, or
+ * .data.rel.ro.gopclntab in a PIE) is at least this large is lazy too:
+ * the lazy table reads only the functions of the addresses asked
+ * (symi_gopcln_read()), 0.2 ms for one address of the 1.3 MB test
+ * program against 23 ms for the whole table, so a lazy run costs what a
+ * warm one does.  A table found only by its magic (no section) is built
+ * whole.
+ */
+#define LAZY_GO_MIN ((uint64_t)64 << 10)
+
+/* The size of @path's Go function table section, 0 when none. */
+static uint64_t go_table_size(const char *path)
+{
+	uint64_t off, size;
+
+	if (sym_file_section(path, ".gopclntab", &off, &size) == 0 ||
+	    sym_file_section(path, ".data.rel.ro.gopclntab", &off,
+			     &size) == 0)
+		return size;
+	return 0;
+}
+
+/*
  * ... and for at most this many batches: each lazy table pays again for
  * the symbols, the unit index and the sweeps (0.5 s on libjvm after the
  * first, which also decompresses), so a co-process fed one line at a
@@ -166,6 +189,7 @@ struct a2l {
 					 * sym_module_table_for() */
 	size_t lazy_done;		/* addresses answered so */
 	unsigned lazy_builds;		/* tables built so, for --stats */
+	struct sym_table_stat lazy_stat; /* the last of them's, for --stats */
 	struct sym_module_info info;
 	int width;			/* hex digits of an address: 8, 16 */
 	bool from_stdin;
@@ -1913,6 +1937,7 @@ static int answer_lazy(struct a2l *a, const uint64_t *addrs, size_t n)
 		goto full;
 	a->lazy_done += n;
 	a->lazy_builds++;
+	sym_table_stat(t, &a->lazy_stat);
 	a->tab = t;
 	t0 = now_ms();
 	answer_table(a, addrs, n);
@@ -3157,7 +3182,9 @@ static bool want_lazy(const struct a2l *a)
 		return false;
 	if (a->lazy_when == LAZY_ALWAYS)
 		return true;
-	return dbg && stat(dbg, &st) == 0 && st.st_size >= LAZY_MIN_SIZE;
+	if (dbg)
+		return stat(dbg, &st) == 0 && st.st_size >= LAZY_MIN_SIZE;
+	return go_table_size(a->exe) >= LAZY_GO_MIN;
 }
 
 /*
@@ -3325,10 +3352,12 @@ static void print_stats(struct a2l *a)
 		tool_err("stats: table from parsing (%sstored as build ID %s "
 			 "in '%s')", a->rebuilt ? "the stored one was "
 			 "unusable; " : "", a->build_id, a->store_path);
-	if (a->tab) {
-		struct sym_table_stat ts;
+	if (a->tab || a->lazy_builds) {
+		/* (a lazy run's: its last lazy table's) */
+		struct sym_table_stat ts = a->lazy_stat;
 
-		sym_table_stat(a->tab, &ts);
+		if (a->tab)
+			sym_table_stat(a->tab, &ts);
 		tool_err("stats: table source: %s",
 			 ts.flags & SYM_TABLE_DWARF ? "DWARF" :
 			 ts.flags & SYM_TABLE_GOPCLNTAB ? "gopclntab" :

@@ -13,7 +13,11 @@
 #  - `go tool addr2line` agrees on the outermost function;
 #  - the runtime's own traceback (GOTRACEBACK=crash, SIGQUIT) of the
 #    running -s -w build is what sym says at each frame's pc, inlined
-#    frames included.
+#    frames included;
+#  - the lazy table (--lazy=always: only the functions of the addresses
+#    asked are read) answers every address as the whole table does, on
+#    the -s -w build and on 5,000 random .text addresses of each npm
+#    binary below.
 # Real stripped Go binaries from the npm registry, one per table format,
 # fetched once into fixtures/build/go/npm (skipped, saying so, when the
 # registry cannot be reached): esbuild-linux-64@0.7.22 (go1.15,
@@ -28,7 +32,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symd-lib.sh"
 need go curl objdump llvm-symbolizer python3 readelf od flock
-plan 30
+plan 34
 
 CHECK=$SYM_ROOT/tests/e2e/lib/go_check.py
 OUT=$SYM_ROOT/fixtures/build/go
@@ -92,6 +96,20 @@ done
 same_file "without section headers the table is found by its magic, with \
 the same answers" "$T/sw.json" "$T/nosh.json"
 
+# lazy_same FILE ADDRS: the lazy table (only the functions asked read)
+# answers every address as the whole table does.
+lazy_same() {
+	for l in always never; do
+		"$SYM" addr2line --no-cache --lazy=$l --output-style=JSON -f -i \
+			-e "$1" < "$2" > "$T/lazy-$l.json"
+	done
+	cmp -s "$T/lazy-always.json" "$T/lazy-never.json" &&
+		[ "$(grep -c '"FunctionName":"[^?"]' "$T/lazy-always.json")" -gt 0 ]
+}
+ok "the lazy path (only the functions of the addresses read) answers all \
+$(wc -l < "$T/addrs") addresses of the -s -w build as the whole table" \
+	lazy_same "$SW" "$T/addrs"
+
 tap_points "go tool addr2line" python3 "$CHECK" goaddr2line "$SW" 11
 
 traceback "$SW" 300000000
@@ -103,7 +121,9 @@ printf '0x%x\n' $(grep -o 'pc=0x[0-9a-f]*' "$T/tb" | cut -d= -f2 | head -50) \
 	> "$T/pcs"
 B=$OUT/gofix-sw-bid
 "$SYM" addr2line --no-cache -f -i -e "$B" < "$T/pcs" > "$T/store0"
-"$SYM" addr2line --stats -f -i -e "$B" < "$T/pcs" > "$T/store1" 2> "$T/st1"
+# (--lazy=never: 50 addresses would be answered lazily, storing nothing)
+"$SYM" addr2line --lazy=never --stats -f -i -e "$B" < "$T/pcs" > "$T/store1" \
+	2> "$T/st1"
 "$SYM" addr2line --stats -f -i -e "$B" < "$T/pcs" > "$T/store2" 2> "$T/st2"
 ok "the table is stored by build ID and read back with the same answers" \
 	sh -c "grep -q 'table from parsing (stored as build ID' '$T/st1' &&
@@ -154,7 +174,7 @@ done
 # The npm binaries.
 if ! fetch_npm > "$T/npm.log" 2>&1; then
 	sed 's/^/# /' "$T/npm.log"
-	for i in 1 2 3 4 5 6 7 8 9 10 11; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
 		skip "registry.npmjs.org unreachable: esbuild binaries not fetched"
 	done
 	done_testing
@@ -173,6 +193,17 @@ for spec in esbuild-linux-64-0.7.22:fffffffb esbuild-linux-64-0.8.57:fffffffa \
 		"0 $magic"
 	traceback "$b"
 	tap_points "$name traceback" python3 "$CHECK" traceback "$b" "$T/tb"
+	readelf -SW "$b" | python3 -c "
+import random, sys
+for l in sys.stdin:
+    f = l.split()
+    if '.text' in f:
+        i = f.index('.text')
+        a, n = int(f[i + 2], 16), int(f[i + 4], 16)
+random.seed(18)
+for _ in range(5000): print(hex(a + random.randrange(n)))" > "$T/npm-addrs"
+	ok "$name: 5,000 random .text addresses, lazy as whole" \
+		lazy_same "$b" "$T/npm-addrs"
 	case $name in
 	*0.19.12) ;;	# Go 1.19's debug/gosym predates the 1.20 format
 	*) tap_points "$name" python3 "$CHECK" goaddr2line "$b" 29 ;;
