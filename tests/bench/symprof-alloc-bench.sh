@@ -25,7 +25,8 @@
 #    PYTHONMALLOC=malloc building and dropping a dict of 2 M strings,
 #    BENCH_RUNS_WHOLE (9) rounds, each round every variant once in turn:
 #    no profiler; alloc mode (512 KiB); and the peers that are installed
-#    (heaptrack; jemalloc without and with its profiler, prof:true,
+#    (heaptrack, not on the mix fixture: 20 M calls traced would take
+#    minutes a run; jemalloc without and with its profiler, prof:true,
 #    lg_prof_sample:19 as our rate).  Printed: the median and minimum of
 #    each, and the median of the per-round differences to no profiler
 #    (paired: a round's variants ran under about the same load).
@@ -52,10 +53,12 @@
 #    the CPU time of a drain from the file's comment at the default rate
 #    (cold caches: a drain every 250 us of the program's work) and at
 #    SYMPROF_RATE=4096 (hot: drains back to back), min of BENCH_RUNS.
-#    The model: operations x extra instructions x the program's own ns an
-#    instruction (its CPU time over its instructions), plus samples x
-#    the cold drain (and the capture's instructions at the same ns), plus
-#    start-up, set beside the direct paired figure.
+#    The model: the calls, as a range: high, operations x extra
+#    instructions x the program's own ns an instruction (its CPU time
+#    over its instructions, cache misses included); low, half a tcache
+#    pair's measured extra ns (1) an operation; plus samples x the cold
+#    drain (and the capture's instructions at the program's ns), plus
+#    start-up; set beside the direct figures.
 # Knobs besides the run counts: BENCH_SYMPROF_BASE=PATH adds to 2 a
 # variant "alloc-base", alloc mode with another build of libsymprof.so
 # (say main's, to measure a change: its line also gives the median CPU
@@ -73,7 +76,7 @@ ${CC:-cc} -D_GNU_SOURCE -std=gnu11 -O2 -I"$ROOT/libsym" -o "$W/work" \
 cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
 # -O2 alone: no frame pointers, as a distribution's programs (CFI unwinds)
-cc -O2 -g -o "$W/mix" "$ROOT/tests/bench/symprof-alloc-mix.c"
+cc -O2 -g -I"$ROOT/libsym" -o "$W/mix" "$ROOT/tests/bench/symprof-alloc-mix.c"
 cc -O2 -shared -fPIC -I"$ROOT/libsym" -o "$W/idle.so" \
 	"$ROOT/tests/bench/symprof-idle-thread.c" \
 	-lpthread
@@ -164,19 +167,29 @@ def mix_model(bc, drain_s, nsamp, dmed, dpaired):
               "missing)")
         return
     ns_ir = bc * 1e9 / mf["ir_plain"]
-    calls = MIX_OPS * mf["ir_op"] * ns_ir * 1e-9
+    # The calls, high: the fast paths' instructions at the program's own
+    # ns an instruction (its cache misses included: too dear for a few
+    # ALU instructions); low: the tcache pattern's measured ns a pair
+    # (hop and fast paths, minimum of RUNS), half a pair an operation.
+    hi = MIX_OPS * mf["ir_op"] * ns_ir * 1e-9
+    lo = MIX_OPS / 2 * max(tcache_pair_ns, 0.0) * 1e-9
     cold_us = drain_s * 1e6 / nsamp
     capture = nsamp * (mf["ir_sample"] - mf["ir_drain"]) * ns_ir * 1e-9
-    pred = calls + drain_s + capture + startup
-    print("    model: %d ops x %.2f instructions x %.3f ns (the program's "
-          "own ns an instruction) = %.1f ms; + %d samples x %.2f us "
-          "(a drain, cold; hot %.2f us) = %.1f ms; + captures %.1f ms; + "
-          "start-up %.2f ms = %.1f ms, %+.2f %% of %.3f s; direct: "
-          "median %+.2f %%, paired %+.2f %%"
-          % (MIX_OPS, mf["ir_op"], ns_ir, calls * 1e3, nsamp, cold_us,
-             mf["hot_us"], drain_s * 1e3, capture * 1e3, startup * 1e3,
-             pred * 1e3, 100 * pred / bc, bc, 100 * dmed / bc,
-             100 * dpaired / bc))
+    rest = drain_s + capture + startup
+    print("    model, calls: %d ops; high: x %.2f instructions x %.3f ns "
+          "(the program's own ns an instruction) = %.1f ms; low: / 2 x "
+          "%.2f ns (a tcache pair) = %.1f ms"
+          % (MIX_OPS, mf["ir_op"], ns_ir, hi * 1e3, tcache_pair_ns,
+             lo * 1e3))
+    print("    model, samples: %d x %.2f us (a drain, cold; hot %.2f us) "
+          "= %.1f ms (%+.2f %%); + captures %.1f ms; + start-up %.2f ms"
+          % (nsamp, cold_us, mf["hot_us"], drain_s * 1e3,
+             100 * drain_s / bc, capture * 1e3, startup * 1e3))
+    print("    model: %+.2f %% to %+.2f %% of %.3f s (the samples and "
+          "start-up alone %+.2f %%); direct: median %+.2f %%, paired "
+          "%+.2f %%"
+          % (100 * (lo + rest) / bc, 100 * (hi + rest) / bc, bc,
+             100 * rest / bc, 100 * dmed / bc, 100 * dpaired / bc))
 
 print("load before: %s" % load())
 NAMES = {"plain": "no profiler", "cpu": "preloaded, cpu mode",
@@ -205,6 +218,7 @@ for r in range(RUNS):
     for m in su:
         su[m].append(run(["/bin/true"], m)[0])
 startup = min(su["alloc"]) - min(su["plain"])
+tcache_pair_ns = best[("tcache", "alloc")] - best[("tcache", "plain")]
 print("\n## Start-up and exit (/bin/true, CPU, min of %d): %+.2f ms"
       % (RUNS, startup * 1e3))
 
@@ -267,7 +281,8 @@ print("  a drain, hot (SYMPROF_RATE=4096, min of %d): %.2f us"
 peers = (["heaptrack"] if HT else []) + \
     (["jemalloc", "jeprof"] if JE else [])
 work = [("mix fixture (symprof-alloc-mix, %d operations)" % MIX_OPS,
-         [W + "/mix", str(MIX_STEPS)], None, ["plain", "alloc"], "mix"),
+         [W + "/mix", str(MIX_STEPS)], None, ["plain", "alloc"] +
+         [p for p in peers if p != "heaptrack"], "mix"),
         ("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None,
          ["plain", "alloc"] + peers, "tcache")]
 if PY:

@@ -40,6 +40,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base.h"
+
 #define POOL 4096
 #define NOINL __attribute__((noinline))
 
