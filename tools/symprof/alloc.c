@@ -26,9 +26,11 @@
  * The live table: 2^16 slots, a sampled pointer in one of the 32 slots
  * after its hash (lock-free: slots are claimed with a compare-and-swap,
  * BUSY while their fields change).  A full window leaves the sample out
- * of the in-use figures (counted, written as dropped).  free() looks at a
- * 2^16-counter filter first, so a pointer that was never sampled costs
- * one load.  A slot's tag is the sample's sequence number and, once the
+ * of the in-use figures (counted, written as dropped).  free() looks at
+ * a filter of 2^12 byte counters (4 KiB) first, so a pointer that was
+ * never sampled costs one load, mostly from the L1 cache; where that
+ * counter is not 0, a second filter of 2^16 comes before the table.  A
+ * slot's tag is the sample's sequence number and, once the
  * drain thread has unwound its record, the index of its stack in the
  * aggregate (sp_alloc_bind()); the writer adds up the live slots per
  * stack (sp_alloc_live_next()).
@@ -81,7 +83,18 @@ static __thread int busy __attribute__((tls_model("initial-exec")));
 #define LIVE_BITS 16
 #define LIVE_SLOTS (1u << LIVE_BITS)
 #define LIVE_WINDOW 32
+/* The filters free() reads before the table: byte counters of sampled
+ * live pointers by the top bits of their hash, in two levels.  The first
+ * (2^12, 4 KiB) is the one load of a free(): small enough to stay in the
+ * L1 cache beside the program's data (the single 2^16 16-bit filter of
+ * 128 KiB cost about one L1 miss a free: docs/symprof.md, "Cost of alloc
+ * mode").  Only where it is not 0 is the second (2^16, 64 KiB), with 16
+ * times fewer false hits, read before the table.  A counter that
+ * reaches FILTER_STUCK stays there: the filters only err towards a look
+ * in the table. */
+#define FILTER1_BITS 12
 #define FILTER_BITS 16
+#define FILTER_STUCK 255
 #define K_EMPTY ((uintptr_t)0)
 #define K_TOMB ((uintptr_t)1)
 #define K_BUSY ((uintptr_t)2)
@@ -93,7 +106,8 @@ struct live {
 };
 
 static struct live live[LIVE_SLOTS];
-static _Atomic uint16_t filter[1u << FILTER_BITS];
+static _Atomic uint8_t filter1[1u << FILTER1_BITS];
+static _Atomic uint8_t filter[1u << FILTER_BITS];
 static _Atomic uint64_t seq_next = 1;
 
 /* Fibonacci hashing: the top bits of the product depend on all of @p's. */
@@ -107,9 +121,41 @@ static size_t slot_of(const void *p)
 	return (size_t)(ptr_mix(p) >> (64 - LIVE_BITS));
 }
 
-static _Atomic uint16_t *filter_of(const void *p)
+static _Atomic uint8_t *filter_of(const void *p)
 {
 	return &filter[ptr_mix(p) >> (64 - FILTER_BITS)];
+}
+
+static _Atomic uint8_t *filter1_of(const void *p)
+{
+	return &filter1[ptr_mix(p) >> (64 - FILTER1_BITS)];
+}
+
+/* Add @d (1 or -1) to counter @f, unless it is stuck at FILTER_STUCK. */
+static void counter_add(_Atomic uint8_t *f, int d)
+{
+	uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
+
+	while (c != FILTER_STUCK &&
+	       !atomic_compare_exchange_weak_explicit(f, &c,
+						      (uint8_t)(c + d),
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+/* Add @d to @p's counters in both filters: the first level is raised
+ * before and lowered after the second, so that it is never 0 where the
+ * second is not. */
+static void filter_add(const void *p, int d)
+{
+	if (d > 0) {
+		counter_add(filter1_of(p), d);
+		counter_add(filter_of(p), d);
+	} else {
+		counter_add(filter_of(p), d);
+		counter_add(filter1_of(p), d);
+	}
 }
 
 /* Put sampled @p in the table; its slot, or -1 when its window is full. */
@@ -129,8 +175,7 @@ static long live_put(const void *p, uint64_t size, uint64_t seq)
 		atomic_store_explicit(&e->size, size, memory_order_relaxed);
 		atomic_store_explicit(&e->tag, seq << 24,
 				      memory_order_relaxed);
-		atomic_fetch_add_explicit(filter_of(p), 1,
-					  memory_order_relaxed);
+		filter_add(p, 1);
 		atomic_store_explicit(&e->key, (uintptr_t)p,
 				      memory_order_release);
 		return (long)((h + i) & (LIVE_SLOTS - 1));
@@ -160,8 +205,7 @@ static bool live_take(const void *p, uint64_t *size, uint64_t *tag)
 			continue;
 		*size = atomic_load_explicit(&e->size, memory_order_relaxed);
 		*tag = atomic_load_explicit(&e->tag, memory_order_relaxed);
-		atomic_fetch_sub_explicit(filter_of(p), 1,
-					  memory_order_relaxed);
+		filter_add(p, -1);
 		atomic_store_explicit(&e->key, K_TOMB, memory_order_release);
 		return true;
 	}
@@ -231,6 +275,7 @@ void sp_alloc_reset_child(void)
 {
 	/* The parent's samples name the parent's stacks: start empty. */
 	memset(live, 0, sizeof(live));
+	memset(filter1, 0, sizeof(filter1));
 	memset(filter, 0, sizeof(filter));
 	atomic_store(&sp_alloc_untracked, 0);
 	atomic_store(&sp_alloc_unregistered, 0);
@@ -487,12 +532,13 @@ __attribute__((noinline, cold)) static void *alloc_slow(enum alloc_kind k,
 }
 
 /* @p is being freed (or moved by realloc): out of the table.  For a
- * pointer never sampled (and NULL), one load of the filter. */
+ * pointer never sampled (and NULL), mostly one load of the first filter
+ * (live_take() reads the second). */
 static inline void forget(void *p)
 {
 	uint64_t size, tag;
 
-	if (atomic_load_explicit(filter_of(p), memory_order_relaxed))
+	if (atomic_load_explicit(filter1_of(p), memory_order_relaxed))
 		live_take(p, &size, &tag);
 }
 
@@ -529,7 +575,7 @@ SP_EXPORT void *calloc(size_t n, size_t sz)
 static void *do_realloc(void *p, size_t n)
 {
 	uint64_t size = 0, tag = 0;
-	bool had = p && atomic_load_explicit(filter_of(p),
+	bool had = p && atomic_load_explicit(filter1_of(p),
 					       memory_order_relaxed) &&
 		   live_take(p, &size, &tag);
 	void *q;
