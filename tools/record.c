@@ -1809,6 +1809,38 @@ static int wall_fallback(struct rec *r, const char *why)
 	return new_window(r);
 }
 
+/* SYM_OFFCPU_COST_OMIT=kstack,ustack,ring (any of them): parts of each
+ * off-CPU event the BPF program leaves out, for tests/bench/
+ * offcpu-bench.sh's measure of what each part costs (OFFCPU_OMIT_*; the
+ * profile is then wrong) into @bits.  An unknown name: an error printed,
+ * -1. */
+static int cost_omit_env(uint32_t *bits)
+{
+	static const struct { const char *name; uint32_t bit; } parts[] = {
+		{ "kstack", OFFCPU_OMIT_KSTACK },
+		{ "ustack", OFFCPU_OMIT_USTACK },
+		{ "ring", OFFCPU_OMIT_RING },
+	};
+	const char *v = getenv("SYM_OFFCPU_COST_OMIT"), *p;
+	size_t i, n;
+
+	*bits = 0;
+	for (p = v; p && *p; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+			if (strlen(parts[i].name) == n &&
+			    !strncmp(p, parts[i].name, n))
+				break;
+		if (i == sizeof(parts) / sizeof(parts[0])) {
+			tool_err("SYM_OFFCPU_COST_OMIT: unknown part '%.*s' "
+				 "(kstack, ustack, ring)", (int)n, p);
+			return -1;
+		}
+		*bits |= parts[i].bit;
+	}
+	return 0;
+}
+
 /* Load and attach the BPF agent; before the perf events, so that a
  * kernel that refuses BPF is what the error names (--off-cpu and
  * --sched-delay fail; --wall falls back to its CPU part). */
@@ -1834,6 +1866,8 @@ static int offcpu_start(struct rec *r)
 		oo.ring_bytes = (uint32_t)strtoul(ring, NULL, 0);
 	if (miss)
 		oo.miss_in = (uint32_t)strtoul(miss, NULL, 0);
+	if (cost_omit_env(&oo.cost_omit))
+		return -EINVAL;
 	agg_opts(r, &oo);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err && r->o.wall)

@@ -53,6 +53,13 @@
 # loaded machine the runs' wall times differ by more than the costs.  Judged, not enforced: on a shared machine
 # the noise can exceed 5%.
 #
+# Where sym's BPF time goes: the cases sym-no-kstack, sym-no-ustack and
+# sym-no-ring (BENCH_OFFCPU_CASES="none sym sym-no-kstack sym-no-ustack
+# sym-no-ring offcputime") are `sym record --off-cpu` with one part of
+# each event left out (SYM_OFFCPU_COST_OMIT: no kernel stack, no user
+# stack copy, no ring buffer output; their profiles are wrong); sym's BPF
+# us/round less theirs is that part's cost, in the same runs.
+#
 # Knobs: BENCH_RUNS BENCH_OFFCPU_ROUNDS BENCH_OFFCPU_WORK_US BENCH_DIR SYM
 # SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048)
 # SYM_BASE (another sym binary, e.g. one built at an older commit: adds
@@ -136,8 +143,8 @@ one() {
 	fix=$!
 	wait_for stopped "$fix"
 	case $c in
-	sym|sym-fixed|sym-kernel|sd|sd-kernel|sym-base)
-		_a=${SYM_RECORD_ARGS:-} _s=$SYM
+	sym|sym-fixed|sym-kernel|sd|sd-kernel|sym-base|sym-no-*)
+		_a=${SYM_RECORD_ARGS:-} _s=$SYM _omit=
 		case $c in
 		sym) _a="--off-cpu $_a" ;;
 		sym-fixed) _a="--off-cpu --fixed-stack $_a" ;;
@@ -145,9 +152,10 @@ one() {
 		sd) _a="--sched-delay $_a" ;;
 		sd-kernel) _a="--sched-delay --aggregate kernel $_a" ;;
 		sym-base) _a="--off-cpu $_a" _s=$SYM_BASE ;;
+		sym-no-*) _a="--off-cpu $_a" _omit=${c#sym-no-} ;;
 		esac
 		# shellcheck disable=SC2086
-		"$_s" record -q $_a -p "$fix" \
+		SYM_OFFCPU_COST_OMIT=$_omit "$_s" record -q $_a -p "$fix" \
 			-o "$W/sym.raw" 2> "$W/sym.err" &
 		agent=$! ;;
 	offcputime)
@@ -202,6 +210,8 @@ med() { median $(awk -v c="$1" -v k="$2" '$1 == c { print $k }' "$W/runs"); }
 # per round, the medians over the runs.
 per_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	printf "%.3f\n", $4 / 1e3 / n }' "$W/runs"); }
+bpf_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
+	printf "%.3f\n", $5 / 1e3 / n }' "$W/runs"); }
 sum_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	printf "%.3f\n", ($4 + $5) / 1e3 / n }' "$W/runs"); }
 own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
@@ -215,8 +225,8 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	     "$load0 before, $load1 after; sym record options:" \
 	     "${SYM_RECORD_ARGS:-(defaults)}."
 	echo
-	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | BPF us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	r0=$(med none 2) c0=$(med none 3)
 	for c in $CASES; do
 		sw=$(median $(awk -v c="$c" '$1 == c {
@@ -224,10 +234,11 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 		r=$(med "$c" 2) cr=$(med "$c" 3)
 		awk -v c="$c" -v sw="$sw" -v r="$r" -v r0="$r0" -v cr="$cr" \
 		    -v c0="$c0" -v a="$(per_round "$c")" -v ab="$(sum_round "$c")" \
-		    -v l="$(med "$c" 7)" -v ow="$(own_round "$c")" 'BEGIN {
-			printf "| %s | %d | %.0f | %+.1f%% | %.1f us | %+.1f%% | %.2f | %.2f | %.2f | %.1f | %d |\n",
+		    -v l="$(med "$c" 7)" -v ow="$(own_round "$c")" \
+		    -v b="$(bpf_round "$c")" 'BEGIN {
+			printf "| %s | %d | %.0f | %+.1f%% | %.1f us | %+.1f%% | %.2f | %.2f | %.2f | %.2f | %.1f | %d |\n",
 			c, sw, r, (r / r0 - 1) * 100, cr / 1e3,
-			(c0 / cr - 1) * 100, a, ab, ow, ab * r0 / 1e3, l }'
+			(c0 / cr - 1) * 100, a, b, ab, ow, ab * r0 / 1e3, l }'
 	done
 	ao=$(sum_round offcputime) oo=$(own_round offcputime)
 	echo
@@ -237,6 +248,13 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 		    -v os="$(own_round "$c")" -v oo="$oo" 'BEGIN {
 		printf "%s / offcputime: agent + BPF CPU %.2f; agent + BPF-own CPU (the other switches taken off) %.2f\n",
 		c, (o > 0 ? s / o : 0), (oo > 0 ? os / oo : 0) }'
+	done
+	for c in $CASES; do
+		case $c in sym-no-*) ;; *) continue ;; esac
+		awk -v p="${c#sym-no-}" -v s="$(bpf_round sym)" \
+		    -v b="$(bpf_round "$c")" 'BEGIN {
+		printf "part %s: BPF %.2f us a round (sym %.2f less sym-no-%s %.2f)\n",
+		p, s - b, s, p, b }'
 	done
 	if [ -n "$SYM_BASE" ]; then
 		awk -v s="$(per_round sym)" -v b="$(per_round sym-base)" \

@@ -183,6 +183,7 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	s->rodata->agg_hash_mask = o->hash_bits && o->hash_bits < 64 ?
 				   (1ULL << o->hash_bits) - 1 : ~0ULL;
 	s->rodata->fault_miss_in = o->miss_in;
+	s->rodata->cost_omit = o->cost_omit;
 }
 
 /* Are the sched_switch programs attached (all but the sampler alone)? */

@@ -89,6 +89,11 @@ struct offcpu_opts {
 	 *  every N switch-ins of a thread with an event pending, as a
 	 *  kernel that did not trace them (OFFCPU_CNT_UNSEEN). */
 	uint32_t miss_in;
+	/** Cost measurement (tests/bench/offcpu-bench.sh): OFFCPU_OMIT_*
+	 *  bits (bpf/offcpu_event.h), parts of each event left out, so that
+	 *  their BPF run time reads as a difference.  The profile is then
+	 *  wrong: never set it outside a bench. */
+	uint32_t cost_omit;
 };
 
 /** --aggregate kernel: what the drains saw (offcpu_agg_stats()). */

@@ -68,6 +68,11 @@ const volatile __u32 aggregate = 0;	/* 1: --aggregate kernel (agg.bpf.h) */
  * trace (unseen_switch_in()). */
 const volatile __u32 fault_miss_in = 0;
 __u64 fault_seen = 0;
+/* Cost measurement (tests/bench/offcpu-bench.sh, SYM_OFFCPU_COST_OMIT):
+ * OFFCPU_OMIT_* bits, parts of the event the ring path leaves out, so
+ * that the BPF run time of each part can be read by difference.  The
+ * verifier drops the branches of the bits not set: 0 costs nothing. */
+const volatile __u32 cost_omit = 0;
 
 #define PAGE 4096
 #define STATE_DEAD 0x80	/* TASK_DEAD: switched out for good */
@@ -160,16 +165,27 @@ static __always_inline __u32 state_class(__u32 s)
 	return OFFCPU_STATE_OTHER;
 }
 
-/* Is thread group @tgid (of a user task) one to record? */
+/* Is thread group @tgid (of a user task) one to record?  The cheapest
+ * test first: every switch of the machine comes here, and with -p
+ * nearly all of them fail the map lookup. */
 static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 {
 	if (tgid == 0 || tgid == self_tgid)
 		return 0;
-	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
-		return 0;
 	if (filter && !bpf_map_lookup_elem(&tgids, &tgid))
 		return 0;
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+		return 0;
 	return 1;
+}
+
+/* The time of this switch, read once, on first use: a switch of no
+ * thread recorded (most of the machine's) reads no clock. */
+static __always_inline __u64 now_ns(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
 }
 
 /* The user registers of @t (a BTF pointer), in unwind.h's order (AX BX
@@ -336,6 +352,10 @@ static __always_inline void ring_out(struct offcpu_event *e)
 {
 	__u32 len = e->stack_len;
 
+	if (cost_omit & OFFCPU_OMIT_RING) {
+		count(OFFCPU_CNT_EVENTS);
+		return;
+	}
 	if (len > OFFCPU_STACK_MAX)
 		len = OFFCPU_STACK_MAX;
 	if (bpf_ringbuf_output(&events, e,
@@ -392,16 +412,21 @@ static __always_inline void unseen_switch_in(struct offcpu_event *e,
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
-				       bool preempt, __u64 now, int btf)
+				       bool preempt, __u64 *clock, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
-	__u32 st = task_state(prev);
+	__u32 tgid = BPF_CORE_READ(prev, tgid), tid, st;
 	struct offcpu_event *e, *old;
+	__u64 now;
 
-	if (!wanted(prev, tgid) || (st & STATE_DEAD))
+	if (!wanted(prev, tgid))
+		return;
+	st = task_state(prev);
+	if (st & STATE_DEAD)
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
+	tid = BPF_CORE_READ(prev, pid);
+	now = now_ns(clock);
 	/* (tp_btf: prev is the current task, as a trusted pointer) */
 	e = slot_new(btf ? bpf_get_current_task_btf() : prev, tid, btf);
 	if (!e) {
@@ -419,24 +444,26 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
 	e->stack_cap = 0;
-	e->stack_len = e->user ? copy_stack(e) : 0;
+	e->stack_len = e->user && !(cost_omit & OFFCPU_OMIT_USTACK) ?
+		       copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
 	/* (user space drops the frames of the program and the tracepoint:
 	 * offcpu_kernel_skip()) */
-	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
+	e->kstack_len = cost_omit & OFFCPU_OMIT_KSTACK ? 0 :
+			bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	slot_done(e, tid, btf);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now,
-				      int btf)
+static __always_inline void switch_in(struct task_struct *next,
+				      __u64 *clock, int btf)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = btf ? 0 : BPF_CORE_READ(next, pid);
 	struct offcpu_event *e = slot_find(next, tid, btf);
 
 	if (!e || fault_miss())
 		return;
-	ship(e, now);
+	ship(e, now_ns(clock));
 	slot_clear(e, tid, btf);
 }
 
@@ -519,15 +546,16 @@ static __always_inline int on_switch(void *ctx, bool preempt,
 				     struct task_struct *prev,
 				     struct task_struct *next, int btf)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0;
 
 	if (aggregate) {
+		now = bpf_ktime_get_ns();
 		agg_switch_out(ctx, prev, preempt, now);
 		agg_switch_in(next, now);
 		return 0;
 	}
-	switch_out(ctx, prev, preempt, now, btf);
-	switch_in(next, now, btf);
+	switch_out(ctx, prev, preempt, &now, btf);
+	switch_in(next, &now, btf);
 	return 0;
 }
 

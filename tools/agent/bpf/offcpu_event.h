@@ -19,6 +19,13 @@
 /* x86-64 user registers, in unwind.h's order (UNWIND_NREGS). */
 #define OFFCPU_NREGS 17
 
+/* Cost measurement only (offcpu_opts.cost_omit, SYM_OFFCPU_COST_OMIT):
+ * parts of each event the ring path leaves out.  The profile is then
+ * wrong (no kernel frames, no user stack, or no events at all). */
+#define OFFCPU_OMIT_KSTACK 1u	/* no bpf_get_stack() at switch-out */
+#define OFFCPU_OMIT_USTACK 2u	/* no copy of the user stack */
+#define OFFCPU_OMIT_RING 4u	/* events counted, not written to the ring */
+
 /* The thread's state at switch-out. */
 #define OFFCPU_STATE_R 0	/* runnable: preempted, or yielded (sched-delay:
 				 * preempted, whatever its state) */
