@@ -32,8 +32,12 @@ fold() { "$SYM" fold -q --tid "$@"; }
 # spinners' whole stacks fit in 512 bytes: a 2 KiB copy keeps each event
 # small, so the ring buffer holds a 200 ms round of a machine where the 4
 # threads are preempted often (with the default 8 KiB, 759 of 1,452
-# events were lost on a quiet run, counted, and the totals short).
+# events were lost on a quiet run, counted, and the totals short).  A
+# 64 MiB ring (SYM_OFFCPU_RING) holds every event of the run (about 1,500
+# of 2.5 KiB), so none is lost even when the recorder waits for a CPU
+# longer than a 4 MiB ring lasts (it did once at load 3).
 perf sched record -q -N -B -o "$T/perf.data" -- \
+	env SYM_OFFCPU_RING=67108864 \
 	"$SYM" record --sched-delay --stack-size 2048 -o "$T/sd.raw" -- \
 	nice -n -20 "$T/fix" 4 500 \
 	> "$T/sd.out" 2> "$T/sd.err"
