@@ -25,7 +25,7 @@
 #                        the whole test of one of Debian's programs
 #                        (workloads-lib.sh) under sym run (t401x)
 
-need cc c++ nm timeout python3
+need cc c++ nm timeout python3 taskset
 [ -r "$SYM_ROOT/lib/libsymprof.so" ] || plan_skip "no lib/libsymprof.so; run make"
 SP_TIMEOUT=${SP_TIMEOUT:-120}
 SP_CFLAGS="-O2 -g -fno-omit-frame-pointer"
@@ -98,7 +98,13 @@ sp_hdr() {
 # total, against perf record --call-graph dwarf (workloads_check.py
 # shares, 99.9% family-wise).  As in record-lib.sh's record_workload(),
 # the run without a profiler and perf's run go on beside ours, so that
-# the three share the machine's load second by second.
+# the three share the machine's load second by second; and perf's run and
+# ours share one CPU (WL_PIN, taskset), time-sliced: this VM's two vCPUs
+# differ in speed by up to 60%, and not alike for every kind of code, so
+# two runs on two CPUs differed by 7 to 12 points in one function's share
+# (sort's memcmp 47% against perf's 60%, python3.11's
+# _PyEval_EvalFrameDefault 52% against 45%: z 4.2 in two CI runs of a
+# quiet machine), more than sampling explains.
 symprof_workload() {
 	. "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
 	wl_have "$1" || plan_skip "$wl_why"
@@ -109,11 +115,14 @@ symprof_workload() {
 	command -v perf > /dev/null 2>&1 && have_perf=1
 	wl_run "$1" "$T/base" &
 	base_pid=$!
+	_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+	WL_PIN="taskset -c $_cpu"
 	if [ $have_perf = 1 ]; then
 		wl_perf "$1" "$T/perf.data" "$T/perf.txt" -F 999 &
 		perf_pid=$!
 	fi
-	wl_run "$1" "$T/run" "$SYM" run -F 999 -o "$T/run.raw" --
+	# shellcheck disable=SC2086 # WL_PIN is words
+	wl_run "$1" "$T/run" $WL_PIN "$SYM" run -F 999 -o "$T/run.raw" --
 	wait $base_pid
 	perf_ok=1
 	[ $have_perf = 1 ] && { wait $perf_pid || perf_ok=0; }

@@ -158,7 +158,8 @@ wl_check() {
 
 wl_perf() {
 	_name=$1 _data=$2 _txt=$3; shift 3
-	wl_run "$_name" "$T/.perf.out" perf record -q -e cpu-clock \
+	# shellcheck disable=SC2086 # WL_PIN is words (symprof-lib.sh)
+	wl_run "$_name" "$T/.perf.out" $WL_PIN perf record -q -e cpu-clock \
 		--call-graph dwarf $WL_PERF_MMAP -o "$_data" "$@" --
 	if [ "$(cat "$T/.perf.out.rc")" != 0 ]; then
 		cp "$T/.perf.out.err" "$T/.perf.err"
