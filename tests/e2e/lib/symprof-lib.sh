@@ -68,10 +68,13 @@ sp_check() {
 	_d=$1; shift
 	if "$RAWCHECK" "$@" > "$T/.rawcheck" 2>&1; then
 		_tap 0 "$_d"
+		sed 's/^/# /' "$T/.rawcheck"
 	else
 		_tap 1 "$_d"
+		# (on stderr too, which a plain prove run shows: the reason
+		# must reach a CI log)
+		sed 's/^/# /' "$T/.rawcheck" | tee /dev/stderr
 	fi
-	sed 's/^/# /' "$T/.rawcheck"
 }
 
 sp_py() {
