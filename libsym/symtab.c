@@ -260,6 +260,12 @@ static void kern_scan(const struct symi_elf *e, Elf_Scn *scn,
 	    !(data = elf_getdata(scn, NULL)) ||
 	    !(strs = elf_getdata(strscn, NULL)) || !strs->d_buf)
 		return;
+	/* No kernel without "linux_banner" among its names: a string
+	 * search passes over every other file (a shared library's
+	 * .symtab, for sym addr2line) without a walk of its symbols. */
+	if (!memmem(strs->d_buf, strs->d_size, "linux_banner",
+		    sizeof("linux_banner")))
+		return;
 	n = data->d_size / entsize;
 	for (size_t i = 1; i < n && !(k->text && k->banner); i++) {
 		const char *nm;

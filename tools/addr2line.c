@@ -2206,11 +2206,16 @@ static int flush_batch(struct a2l *a)
 	return err ? err : answer(a, a->batch, n);
 }
 
-/* queue() - answer @addr with the next batch, or at once. */
+/* queue() - answer @addr, an address as the input gives it (a kernel's
+ * link-time one: made its table's _text offset here, kernel_text()),
+ * with the next batch, or at once. */
 static int queue(struct a2l *a, uint64_t addr)
 {
 	int err;
 
+	/* (one below _text wraps past every address of the table: no
+	 * answer, as the peers give) */
+	addr -= a->ktext;
 	/* A worker's job, or symd's request (--server), stays small. */
 	if (a->nbatch >= (a->pool || a->client ? BATCH_MAX : BATCH_ONE_MAX)) {
 		err = flush_batch(a);
@@ -2381,12 +2386,11 @@ static int handle_gnu(struct a2l *a, const char *input)
 	/* bfd keeps the address to the file's width. */
 	if (a->info.elf_class == 32)
 		addr &= UINT32_MAX;
-	/* (a kernel's: its _text offset, kernel_text()) */
 	if (!a->section)
-		return queue(a, addr - a->ktext);
+		return queue(a, addr);
 	/* -j: an offset into the section (find_offset_in_section()). */
 	if (addr < a->section_size)
-		return queue(a, addr + a->section_vma - a->ktext);
+		return queue(a, addr + a->section_vma);
 	err = flush(a);
 	if (!err)
 		emit(a, addr, NULL, 0);
@@ -2816,9 +2820,7 @@ static int handle_llvm(struct a2l *a, const char *input)
 			return err;
 	}
 	a->cmd = in.cmd;
-	/* (a kernel's link-time address below its _text wraps past
-	 * every address of its table: no answer, as the peers give) */
-	addr = in.addr - a->adjust - a->ktext;
+	addr = in.addr - a->adjust;
 	if (a->cur->err) {
 		if (!a->cur->reported) {
 			a->cur->reported = true;
@@ -2835,6 +2837,7 @@ static int handle_llvm(struct a2l *a, const char *input)
 	} else if (in.cmd == CMD_CODE) {
 		err = queue(a, addr);
 	} else if (in.cmd == CMD_DATA) {
+		addr -= a->ktext;	/* (as queue() does) */
 		err = answer(a, &addr, 1);
 	} else {
 		if (!a->frame_warned)
@@ -2866,9 +2869,8 @@ static int handle(struct a2l *a, const char *input)
 		return handle_llvm(a, input);
 	if (a->input == A2L_INPUT_GNU)
 		return handle_gnu(a, input);
-	/* (a kernel's hex address: its _text offset, kernel_text()) */
 	if (tool_parse_hex(input, &addr) == 0)
-		return queue(a, addr - a->ktext);
+		return queue(a, addr);
 	err = flush_batch(a);
 	if (!err)
 		err = pool_drain(a);
@@ -3206,7 +3208,8 @@ static bool want_lazy(const struct a2l *a)
 static void kernel_text(struct a2l *a)
 {
 	a->ktext = 0;
-	if (a->info.elf_type == ET_EXEC &&
+	/* (ET_DYN too: an arm64 vmlinux is linked -pie) */
+	if ((a->info.elf_type == ET_EXEC || a->info.elf_type == ET_DYN) &&
 	    sym_file_kernel_text(a->exe, &a->ktext) != 0)
 		a->ktext = 0;
 }
@@ -3427,7 +3430,7 @@ static int stdin_line(void *ctx, char *line)
 	} else if (!c->a->fatal && tool_parse_hex(line, &addr) == 0) {
 		/* The usual line, a bare hex address: no trimming, and
 		 * straight to the batch, as handle() would queue it. */
-		err = queue(c->a, addr - c->a->ktext);
+		err = queue(c->a, addr);
 	} else {
 		s = tool_trim(line);
 		if (*s == '\0')
