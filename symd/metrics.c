@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -342,7 +343,7 @@ static int lateness(struct symi_buf *b, const char *name, const char *help,
 
 /* What /proc/self/stat says of the process (proc(5)). */
 struct proc_stat {
-	unsigned long long utime, stime, start;	/* clock ticks */
+	unsigned long long start;		/* clock ticks */
 	unsigned long long vsize, rss;		/* bytes, pages */
 };
 
@@ -359,9 +360,8 @@ static int read_proc_stat(struct proc_stat *ps)
 	 * counted from the last ')', field 3 (state) first. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
-			 "%*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu "
-			 "%llu", &ps->utime, &ps->stime, &ps->start,
-			 &ps->vsize, &ps->rss) != 5)
+			 "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu %llu "
+			 "%llu", &ps->start, &ps->vsize, &ps->rss) != 3)
 		return -EIO;
 	return 0;
 }
@@ -397,27 +397,44 @@ static long open_fds(void)
 }
 
 /*
+ * The CPU time of all the process's threads, user and system, in seconds:
+ * the kernel's own nanosecond count (CLOCK_PROCESS_CPUTIME_ID), where
+ * /proc/self/stat's utime and stime are in clock ticks (10 ms), and a
+ * young daemon's would read 0.  -1 if it cannot be read.
+ */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
  * The process_* metrics of Prometheus' client libraries (their names,
- * units and types), from /proc/self.  A figure that cannot be read is
- * left out rather than shown as 0.
+ * units and types), from /proc/self and the CPU clock.  A figure that
+ * cannot be read is left out rather than shown as 0.
  */
 static int process_metrics(struct symi_buf *b)
 {
 	static double start_s;	/* the process's start: read once */
 	double tick = (double)sysconf(_SC_CLK_TCK);
 	long page = sysconf(_SC_PAGESIZE), fds = open_fds();
+	double cpu = cpu_seconds();
 	struct proc_stat ps;
 	struct rlimit rl;
 	int err = 0;
 
-	if (read_proc_stat(&ps) == 0) {
-		if (!start_s)
-			start_s = boot_time() + (double)ps.start / tick;
+	if (cpu >= 0)
 		err = addf(b, "# HELP process_cpu_seconds_total Total user and "
 			   "system CPU time spent in seconds.\n"
 			   "# TYPE process_cpu_seconds_total counter\n"
-			   "process_cpu_seconds_total %.2f\n"
-			   "# HELP process_resident_memory_bytes Resident "
+			   "process_cpu_seconds_total %.6f\n", cpu);
+	if (!err && read_proc_stat(&ps) == 0) {
+		if (!start_s)
+			start_s = boot_time() + (double)ps.start / tick;
+		err = addf(b, "# HELP process_resident_memory_bytes Resident "
 			   "memory size in bytes.\n"
 			   "# TYPE process_resident_memory_bytes gauge\n"
 			   "process_resident_memory_bytes %llu\n"
@@ -429,7 +446,6 @@ static int process_metrics(struct symi_buf *b)
 			   "process since unix epoch in seconds.\n"
 			   "# TYPE process_start_time_seconds gauge\n"
 			   "process_start_time_seconds %.2f\n",
-			   (double)(ps.utime + ps.stime) / tick,
 			   ps.rss * (unsigned long long)page, ps.vsize,
 			   start_s);
 	}
