@@ -58,6 +58,10 @@ struct seg {
 
 struct symi_builder {
 	bool quick;		/* symi_builder_quick() */
+	/* symi_builder_only(): the addresses the table must answer,
+	 * ascending, link-time; NULL: all */
+	uint64_t *only;
+	size_t n_only;
 	/* struct sym_module_opts .spelling and its context, or NULL */
 	sym_spelling_fn spelling;
 	void *spelling_ctx;
@@ -152,6 +156,42 @@ void symi_builder_quick(struct symi_builder *b)
 	b->quick = true;
 }
 
+bool symi_addrs_hold(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, r = n;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (a[m] < lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	return l < n && a[l] < hi;
+}
+
+int symi_builder_only(struct symi_builder *b, const uint64_t *addrs,
+		      size_t n)
+{
+	uint64_t *v = symi_calloc(n ? n : 1, sizeof(*v));
+
+	if (!v)
+		return nomem(b);
+	if (n)
+		memcpy(v, addrs, n * sizeof(*v));
+	free(b->only);
+	b->only = v;
+	b->n_only = n;
+	return 0;
+}
+
+bool symi_builder_wants(const struct symi_builder *b, uint64_t lo,
+			uint64_t hi)
+{
+	return !b->only || symi_addrs_hold(b->only, b->n_only, lo, hi);
+}
+
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
 			   void *ctx)
 {
@@ -204,6 +244,7 @@ void symi_builder_free(struct symi_builder *b)
 	free(b->syms);
 	free(b->text);
 	free(b->secs);
+	free(b->only);
 	free(b);
 }
 
@@ -591,7 +632,8 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 {
 	struct liv *v;
 
-	if (hi <= lo || !symi_builder_in_text(b, lo))
+	if (hi <= lo || !symi_builder_wants(b, lo, hi) ||
+	    !symi_builder_in_text(b, lo))
 		return 0;
 	if (b->n_livs == b->cap_livs &&
 	    (b->n_livs >= UINT32_MAX ||
@@ -1477,6 +1519,45 @@ static size_t merge_syms(struct symi_builder *b, size_t n,
 	return o;
 }
 
+/*
+ * With symi_builder_only(): the symbol ranges of @M that hold none of the
+ * addresses asked name no symbol, and the symbols no range names then
+ * are dropped (@map, of @n entries, is scratch), so that only the few
+ * that answer are demangled and packed.  Returns the count kept, at the
+ * front of b->syms in their order.
+ */
+static size_t only_syms(struct symi_builder *b, size_t n, uint64_t end,
+			struct mranges *M, uint32_t *map)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++)
+		map[i] = SYMT_NONE;
+	for (size_t i = 0; i < M->n; i++) {
+		uint64_t hi = i + 1 < M->n ? M->addr[i + 1] : end;
+
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (!symi_builder_wants(b, M->addr[i], hi))
+				M->idx[i][c] = SYMT_NONE;
+			else if (M->idx[i][c] < n)
+				map[M->idx[i][c]] = 0;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (map[i] == SYMT_NONE)
+			continue;
+		map[i] = (uint32_t)o;
+		b->syms[o++] = b->syms[i];
+	}
+	for (size_t i = 0; i < M->n; i++) {
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (M->idx[i][c] < n)
+				M->idx[i][c] = map[M->idx[i][c]];
+		}
+	}
+	return o;
+}
+
 /* The demangled form of the PLT stub name @nm ("NAME@plt") into *@out
  * (NULL when NAME is not mangled).  Returns 0 or -ENOMEM. */
 static int plt_demangle(const char *nm, char **out)
@@ -1663,6 +1744,8 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	if (err)
 		goto out;
 	n_syms = merge_syms(b, n_syms, &M, map);
+	if (b->only)
+		n_syms = only_syms(b, n_syms, end, &M, map);
 	err = table_syms(b, n_syms, base, &syms);
 	if (!err)
 		err = rel_arrays(&R, &M, base, &rel);

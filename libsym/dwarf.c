@@ -151,6 +151,10 @@ struct walk {
 	size_t sp, stack_cap;
 	unsigned long cu_errors;
 	uint32_t func_flags;	/* the current CU's enum symt_func_flags */
+	/* The lazy path's narrow walk of the current CU (cold_function()),
+	 * and whether its language can nest functions with code (then a
+	 * cold function's subtree is still scanned for them). */
+	bool narrow, nests;
 	/* Top-level subprograms of the current CU and the DIE offsets
 	 * their subtrees span, [lo, hi), ascending; and the functions
 	 * made from origins of this CU, to be given their outer. */
@@ -741,6 +745,60 @@ static void eu_alias(struct walk *w, Dwarf_Die *die, bool has_pc,
 	w->alias_set = true;
 }
 
+/*
+ * In a narrow walk (a lazy table): is the top-level subprogram @die one
+ * with code none of whose ranges holds an address the table must answer
+ * (symi_builder_wants())?  Then nothing below it is added: in valid DWARF
+ * the code of the inlined instances and blocks below it lies within its
+ * own, so they hold none either.  A function nested below it has code of
+ * its own elsewhere, though: GNU C's nested functions, Fortran's, Ada's
+ * or Pascal's contained procedures.  So in those languages the subtree is
+ * still scanned, tags only, for subprograms (COLD frames); in C++, which
+ * has none (a lambda's or a local class's member function is defined at
+ * namespace level, with DW_AT_specification), it is skipped whole.
+ * eu_alias() still sees every top-level subprogram with code, so the
+ * aliases of the ones walked are named as in the full walk; hold() is
+ * done by the caller for every one.
+ */
+static bool cold_function(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi, lo1 = 0, hi1 = 0;
+	ptrdiff_t off = 0, first = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (!first) {
+			first = off;
+			lo1 = lo;
+			hi1 = hi;
+		}
+		if (symi_builder_wants(w->b, lo, hi))
+			return false;
+	}
+	if (!first)
+		return false;	/* no code: the usual path adds nothing */
+	eu_alias(w, die, first == 1, lo1, hi1);
+	w->eu = NULL;
+	return true;
+}
+
+/* The scope of a frame below a cold function (cold_function()): never a
+ * builder's scope index, which stays below SYMT_NONE - 1. */
+#define COLD (SYMI_NONE - 1)
+
+/* Can the CU's language nest a function with code in another's subtree?
+ * Only C++ is known not to. */
+static bool lang_nests(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word lang;
+
+	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
+	    dwarf_formudata(&a, &lang) != 0)
+		return true;
+	return lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
+	       lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14;
+}
+
 /* enum symt_func_flags from the CU's DW_AT_language: the languages whose
  * DW_AT_name bfd takes as the linkage name (binutils' non_mangled()). */
 static uint32_t lang_flags(Dwarf_Die *cudie)
@@ -896,6 +954,12 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		case DW_TAG_subprogram:
 			if (scope == SYMI_NONE)
 				err = hold(w, &die, end);
+			if (!err && scope == SYMI_NONE && w->narrow &&
+			    cold_function(w, &die)) {
+				if (w->nests)
+					err = push(w, &die, COLD, 1, end);
+				break;
+			}
 			if (!err)
 				err = add_scope(w, &die, SYMI_NONE, 0,
 						scope == SYMI_NONE, &s);
@@ -904,6 +968,16 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
+			if (scope == COLD) {
+				/* Descended as the full walk would: where
+				 * the instance has code. */
+				Dwarf_Addr base, lo, hi;
+
+				if (dwarf_ranges(&die, 0, &base, &lo, &hi) > 0)
+					err = push(w, &die, COLD, depth + 1,
+						   end);
+				break;
+			}
 			err = add_scope(w, &die, scope,
 					scope == SYMI_NONE ? 0 : depth, false, &s);
 			if (!err && s != SYMI_NONE)
@@ -956,22 +1030,6 @@ static int skeleton_check(struct symi_elf *dbg, Dwarf_CU *cu)
 	if (dwarf_attr(&cudie, DW_AT_comp_dir, &a))
 		dir = dwarf_formstring(&a);
 	return symi_dwo_check(dbg, name, dir);
-}
-
-/* Does [lo, hi) hold one of the @n ascending addresses @a? */
-static bool holds_any(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
-{
-	size_t l = 0, r = n;
-
-	while (l < r) {
-		size_t m = l + (r - l) / 2;
-
-		if (a[m] < lo)
-			l = m + 1;
-		else
-			r = m;
-	}
-	return l < n && a[l] < hi;
 }
 
 /* An address range of a unit, from .debug_aranges (@off: the unit DIE's
@@ -1141,7 +1199,7 @@ static int pick_units(Dwarf *dw, const struct symi_dwarf_only *only,
 			(*disagree)++;
 		}
 		for (size_t i = 0; !take && i < nu; i++)
-			take = holds_any(only->addrs, only->n, u[i].lo,
+			take = symi_addrs_hold(only->addrs, only->n, u[i].lo,
 					 u[i].hi);
 		if (!take)
 			continue;
@@ -1298,6 +1356,8 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		if (err)
 			goto out;
 		w.func_flags = lang_flags(walk_die);
+		w.narrow = only != NULL;
+		w.nests = lang_nests(walk_die);
 		err = do_dies(&w, walk_die);
 		ph->dies += symi_now() - t1;
 		if (err)

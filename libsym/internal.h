@@ -386,6 +386,25 @@ int symi_builder_new(struct symi_builder **out);
  * (sym_module_table_for()): pack it for speed, not size. */
 void symi_builder_quick(struct symi_builder *b);
 
+/*
+ * The table @b finishes need answer only the @n ascending link-time
+ * addresses @addrs (copied), as the full table would; nothing else is
+ * promised (sym_module_table_for()).  Line rows that hold none of them
+ * are not kept, symbols that answer none are left out of the table, and
+ * dwarf.c skips the subtrees of functions whose code holds none.
+ * Returns 0 or -ENOMEM.
+ */
+int symi_builder_only(struct symi_builder *b, const uint64_t *addrs,
+		      size_t n);
+
+/* Must @b's table answer an address of [@lo, @hi)?  Always, without
+ * symi_builder_only(). */
+bool symi_builder_wants(const struct symi_builder *b, uint64_t lo,
+			uint64_t hi);
+
+/* Does [@lo, @hi) hold one of the @n ascending addresses @a? */
+bool symi_addrs_hold(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);
+
 /* Ask @fn (may be NULL) about each demangled name, with @ctx (struct
  * sym_module_opts .spelling). */
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,

@@ -263,8 +263,12 @@ static int dwarf_read(struct symi_builder *b, struct symi_elf *dw,
 	uint64_t text, *v;
 	int err;
 
-	if (!only || !symi_builder_kernel_text(b, &text))
-		return symi_dwarf_read(b, dw, alt, only, ph);
+	if (!only)
+		return symi_dwarf_read(b, dw, alt, NULL, ph);
+	if (!symi_builder_kernel_text(b, &text)) {
+		err = symi_builder_only(b, only->addrs, only->n);
+		return err ? err : symi_dwarf_read(b, dw, alt, only, ph);
+	}
 	v = symi_calloc(only->n ? only->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -275,7 +279,9 @@ static int dwarf_read(struct symi_builder *b, struct symi_elf *dw,
 		if (only->addrs[i] <= UINT64_MAX - text)
 			v[linked.n++] = only->addrs[i] + text;
 	linked.addrs = v;
-	err = symi_dwarf_read(b, dw, alt, &linked, ph);
+	err = symi_builder_only(b, v, linked.n);
+	if (!err)
+		err = symi_dwarf_read(b, dw, alt, &linked, ph);
 	free(v);
 	return err;
 }
