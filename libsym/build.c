@@ -189,7 +189,10 @@ int symi_builder_only(struct symi_builder *b, const uint64_t *addrs,
 bool symi_builder_wants(const struct symi_builder *b, uint64_t lo,
 			uint64_t hi)
 {
-	return !b->only || symi_addrs_hold(b->only, b->n_only, lo, hi);
+	/* Without text sections the code window is the rows' and the
+	 * scopes' (code_window()): all of them count. */
+	return !b->only || !b->n_text ||
+	       symi_addrs_hold(b->only, b->n_only, lo, hi);
 }
 
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
@@ -574,6 +577,22 @@ bool symi_builder_in_text(const struct symi_builder *cb, uint64_t addr)
 	return true;
 }
 
+/*
+ * Is @lo in a text section?  Then clip *@hi to that section's end, so
+ * that no row or scope range reaches past the text (a corrupt high_pc, a
+ * row at a sequence's end): the code window (code_window()) is then the
+ * text sections' and the symbols', the same for a lazy table, which is
+ * offered only some of the ranges, as for the full one.
+ */
+static bool text_clip(struct symi_builder *b, uint64_t lo, uint64_t *hi)
+{
+	if (!symi_builder_in_text(b, lo))
+		return false;
+	if (b->n_text && *hi > b->text[b->text_last].hi)
+		*hi = b->text[b->text_last].hi;
+	return true;
+}
+
 int symi_builder_add_section(struct symi_builder *b, uint64_t lo,
 			     uint64_t hi)
 {
@@ -601,7 +620,7 @@ int symi_builder_scope_range(struct symi_builder *b, uint32_t scope,
 {
 	struct siv *v;
 
-	if (hi <= lo || !symi_builder_in_text(b, lo))
+	if (hi <= lo || !text_clip(b, lo, &hi))
 		return 0;
 	if (symi_grow((void **)&b->sivs, &b->cap_sivs, b->n_sivs + 1,
 		      sizeof(*b->sivs)))
@@ -632,8 +651,8 @@ int symi_builder_line(struct symi_builder *b, uint64_t lo, uint64_t hi,
 {
 	struct liv *v;
 
-	if (hi <= lo || !symi_builder_wants(b, lo, hi) ||
-	    !symi_builder_in_text(b, lo))
+	if (hi <= lo || !text_clip(b, lo, &hi) ||
+	    !symi_builder_wants(b, lo, hi))
 		return 0;
 	if (b->n_livs == b->cap_livs &&
 	    (b->n_livs >= UINT32_MAX ||
@@ -1526,15 +1545,16 @@ static size_t merge_syms(struct symi_builder *b, size_t n,
  * that answer are demangled and packed.  Returns the count kept, at the
  * front of b->syms in their order.
  */
-static size_t only_syms(struct symi_builder *b, size_t n, uint64_t end,
-			struct mranges *M, uint32_t *map)
+static size_t only_syms(struct symi_builder *b, size_t n, struct mranges *M,
+			uint32_t *map)
 {
 	size_t o = 0;
 
 	for (size_t i = 0; i < n; i++)
 		map[i] = SYMT_NONE;
 	for (size_t i = 0; i < M->n; i++) {
-		uint64_t hi = i + 1 < M->n ? M->addr[i + 1] : end;
+		/* The last range answers past the window's end too. */
+		uint64_t hi = i + 1 < M->n ? M->addr[i + 1] : UINT64_MAX;
 
 		for (int c = 0; c < SYMT_CH_N; c++) {
 			if (!symi_builder_wants(b, M->addr[i], hi))
@@ -1739,13 +1759,18 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 		err = choose(b, n_syms, base, end, c, &SR[c]);
 	if (!err)
 		err = merge_choices(SR, &M);
+	/* A symbol's reach may end past what the table's 32-bit offsets
+	 * hold (a corrupt size): that end is not a range of its own, which
+	 * would wrap to below the ranges before it. */
+	while (M.n && M.addr[M.n - 1] - base > UINT32_MAX)
+		M.n--;
 	if (!err && !(map = symi_calloc(n_syms ? n_syms : 1, sizeof(*map))))
 		err = -ENOMEM;
 	if (err)
 		goto out;
 	n_syms = merge_syms(b, n_syms, &M, map);
 	if (b->only)
-		n_syms = only_syms(b, n_syms, end, &M, map);
+		n_syms = only_syms(b, n_syms, &M, map);
 	err = table_syms(b, n_syms, base, &syms);
 	if (!err)
 		err = rel_arrays(&R, &M, base, &rel);

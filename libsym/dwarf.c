@@ -151,10 +151,19 @@ struct walk {
 	size_t sp, stack_cap;
 	unsigned long cu_errors;
 	uint32_t func_flags;	/* the current CU's enum symt_func_flags */
-	/* The lazy path's narrow walk of the current CU (cold_function()),
-	 * and whether its language can nest functions with code (then a
-	 * cold function's subtree is still scanned for them). */
-	bool narrow, nests;
+	/* The lazy path's narrow walk (cold_function()): the top-level
+	 * subprogram whose subtree is being scanned (COLD frames), where
+	 * its subtree ends, the stack depth below its children's frames,
+	 * and the alias state from before it, to walk it after all. */
+	bool narrow;
+	struct cold {
+		Dwarf_Die die;
+		uint64_t end;
+		size_t sp;
+		uint64_t alias_lo, alias_hi;
+		Dwarf_Die alias_die;
+		bool alias_set;
+	} cold;
 	/* Top-level subprograms of the current CU and the DIE offsets
 	 * their subtrees span, [lo, hi), ascending; and the functions
 	 * made from origins of this CU, to be given their outer. */
@@ -745,60 +754,6 @@ static void eu_alias(struct walk *w, Dwarf_Die *die, bool has_pc,
 	w->alias_set = true;
 }
 
-/*
- * In a narrow walk (a lazy table): is the top-level subprogram @die one
- * with code none of whose ranges holds an address the table must answer
- * (symi_builder_wants())?  Then nothing below it is added: in valid DWARF
- * the code of the inlined instances and blocks below it lies within its
- * own, so they hold none either.  A function nested below it has code of
- * its own elsewhere, though: GNU C's nested functions, Fortran's, Ada's
- * or Pascal's contained procedures.  So in those languages the subtree is
- * still scanned, tags only, for subprograms (COLD frames); in C++, which
- * has none (a lambda's or a local class's member function is defined at
- * namespace level, with DW_AT_specification), it is skipped whole.
- * eu_alias() still sees every top-level subprogram with code, so the
- * aliases of the ones walked are named as in the full walk; hold() is
- * done by the caller for every one.
- */
-static bool cold_function(struct walk *w, Dwarf_Die *die)
-{
-	Dwarf_Addr base, lo, hi, lo1 = 0, hi1 = 0;
-	ptrdiff_t off = 0, first = 0;
-
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (!first) {
-			first = off;
-			lo1 = lo;
-			hi1 = hi;
-		}
-		if (symi_builder_wants(w->b, lo, hi))
-			return false;
-	}
-	if (!first)
-		return false;	/* no code: the usual path adds nothing */
-	eu_alias(w, die, first == 1, lo1, hi1);
-	w->eu = NULL;
-	return true;
-}
-
-/* The scope of a frame below a cold function (cold_function()): never a
- * builder's scope index, which stays below SYMT_NONE - 1. */
-#define COLD (SYMI_NONE - 1)
-
-/* Can the CU's language nest a function with code in another's subtree?
- * Only C++ is known not to. */
-static bool lang_nests(Dwarf_Die *cudie)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word lang;
-
-	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
-	    dwarf_formudata(&a, &lang) != 0)
-		return true;
-	return lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
-	       lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14;
-}
-
 /* enum symt_func_flags from the CU's DW_AT_language: the languages whose
  * DW_AT_name bfd takes as the linkage name (binutils' non_mangled()). */
 static uint32_t lang_flags(Dwarf_Die *cudie)
@@ -837,6 +792,37 @@ static uint32_t udata(Dwarf_Die *die, unsigned int name)
 	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0)
 		return 0;
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/*
+ * Add the scope range [@lo, @hi) of @s within the CU's ranges (w->cur;
+ * all of it when the CU has none), as the rows are (clip()): the peers
+ * look for an address's scopes in the unit whose ranges hold it, and the
+ * lazy path's unit index (pick_units()) can only find units so.
+ */
+static int scope_range(struct walk *w, uint32_t s, uint32_t depth,
+		       uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, r = w->ncur;
+	int err = 0;
+
+	if (!w->ncur)
+		return symi_builder_scope_range(w->b, s, depth, lo, hi);
+	while (l < r) {		/* the first CU range ending above lo */
+		size_t m = l + (r - l) / 2;
+
+		if (w->cur[m].hi <= lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	for (; !err && l < w->ncur && w->cur[l].lo < hi; l++)
+		err = symi_builder_scope_range(w->b, s, depth,
+					       lo > w->cur[l].lo ? lo :
+					       w->cur[l].lo,
+					       hi < w->cur[l].hi ? hi :
+					       w->cur[l].hi);
+	return err;
 }
 
 /*
@@ -886,14 +872,14 @@ static int add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent,
 	/* The one range of low_pc and high_pc is known: no second call. */
 	off = first == 1 ? -1 : 0;
 	if (first == 1) {
-		err = symi_builder_scope_range(w->b, s, depth, lo, hi);
+		err = scope_range(w, s, depth, lo, hi);
 		if (err)
 			return err;
 		any = true;
 	}
 	while (off >= 0 &&
 	       (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		err = symi_builder_scope_range(w->b, s, depth, lo, hi);
+		err = scope_range(w, s, depth, lo, hi);
 		if (err)
 			return err;
 		any = true;
@@ -923,6 +909,102 @@ static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
 }
 
 /*
+ * The narrow walk of a lazy table.  A top-level subprogram with code none
+ * of whose ranges holds an address the table must answer
+ * (symi_builder_wants()) is cold: nothing below it is added, and its
+ * subtree is only scanned (COLD frames), by tags and the ranges of the
+ * inlined instances, which costs a small part of the walk.  In valid
+ * DWARF the inlined instances' code lies within their function's, so the
+ * scan finds nothing; but where an instance's range holds an address (a
+ * compiler's slip, or corrupt input: fuzz-lazy found one), or a function
+ * with code of its own is nested below (GNU C's nested functions,
+ * Fortran's and Ada's contained procedures), the subprogram is walked
+ * after all, as in the full walk (cold_revive()).  So a lazy table
+ * answers its addresses as the full one does, whatever the DWARF says.
+ */
+
+/* The scope of a frame below a cold function: never a builder's scope
+ * index, which stays below SYMT_NONE - 1. */
+#define COLD (SYMI_NONE - 1)
+
+/* Is top-level subprogram @die (whose subtree ends at @end) cold?  Then
+ * its subtree is pushed for the scan (*@err: push()'s), and eu_alias()
+ * has seen it, as the full walk's add_scope() would. */
+static bool cold_function(struct walk *w, Dwarf_Die *die, uint64_t end,
+			  int *err)
+{
+	Dwarf_Addr base, lo, hi, lo1 = 0, hi1 = 0;
+	ptrdiff_t off = 0, first = 0;
+	struct cold *c = &w->cold;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (!first) {
+			first = off;
+			lo1 = lo;
+			hi1 = hi;
+		}
+		if (symi_builder_wants(w->b, lo, hi))
+			return false;
+	}
+	if (!first)
+		return false;	/* no code: the usual path adds nothing */
+	c->die = *die;
+	c->end = end;
+	c->sp = w->sp;
+	c->alias_lo = w->alias_lo;
+	c->alias_hi = w->alias_hi;
+	c->alias_die = w->alias_die;
+	c->alias_set = w->alias_set;
+	eu_alias(w, die, first == 1, lo1, hi1);
+	w->eu = NULL;
+	*err = push(w, die, COLD, 1, end);
+	return true;
+}
+
+/* Walk the cold function after all: its scan's frames dropped, the alias
+ * state as it was before it, then as the full walk does. */
+static int cold_revive(struct walk *w)
+{
+	struct cold *c = &w->cold;
+	uint32_t s;
+	int err;
+
+	w->sp = c->sp;
+	w->alias_lo = c->alias_lo;
+	w->alias_hi = c->alias_hi;
+	w->alias_die = c->alias_die;
+	w->alias_set = c->alias_set;
+	err = add_scope(w, &c->die, SYMI_NONE, 0, true, &s);
+	w->eu = NULL;
+	if (!err && s != SYMI_NONE)
+		err = push(w, &c->die, s, 1, c->end);
+	return err;
+}
+
+/* DIE @die (tag @tag) of a cold function's subtree, in a frame of @depth
+ * whose subtree ends at @end: scan on, or revive the function. */
+static int cold_scan(struct walk *w, Dwarf_Die *die, int tag, uint32_t depth,
+		     uint64_t end)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	bool any = false;
+
+	if (tag == DW_TAG_subprogram) {
+		if (dwarf_ranges(die, 0, &base, &lo, &hi) > 0)
+			return cold_revive(w);
+		return 0;	/* the full walk adds nothing for it */
+	}
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (symi_builder_wants(w->b, lo, hi))
+			return cold_revive(w);
+		any = true;
+	}
+	/* Descended as the full walk would: where the instance has code. */
+	return any ? push(w, die, COLD, depth + 1, end) : 0;
+}
+
+/*
  * Walk the DIE tree below @top.  The stack holds, per level, the next
  * sibling to visit; visiting a DIE advances its slot to the sibling and
  * may push its first child.
@@ -939,7 +1021,7 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 		Dwarf_Die die = fr->die;
 		uint32_t scope = fr->scope, depth = fr->depth, s;
 		uint64_t end = fr->end;
-		int rc = dwarf_siblingof(&die, &fr->die);
+		int rc = dwarf_siblingof(&die, &fr->die), tag;
 
 		if (rc != 0) {
 			/* No more siblings (1) or corrupt (-1): pop. */
@@ -950,16 +1032,26 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 			/* This DIE's subtree ends where its sibling is. */
 			end = dwarf_dieoffset(&fr->die);
 		}
-		switch (dwarf_tag(&die)) {
+		tag = dwarf_tag(&die);
+		if (scope == COLD) {
+			if (tag == DW_TAG_subprogram ||
+			    tag == DW_TAG_inlined_subroutine)
+				err = cold_scan(w, &die, tag, depth, end);
+			else if (tag == DW_TAG_lexical_block ||
+				 tag == DW_TAG_try_block ||
+				 tag == DW_TAG_catch_block ||
+				 tag == DW_TAG_with_stmt ||
+				 tag == DW_TAG_common_block)
+				err = push(w, &die, COLD, depth, end);
+			continue;
+		}
+		switch (tag) {
 		case DW_TAG_subprogram:
 			if (scope == SYMI_NONE)
 				err = hold(w, &die, end);
 			if (!err && scope == SYMI_NONE && w->narrow &&
-			    cold_function(w, &die)) {
-				if (w->nests)
-					err = push(w, &die, COLD, 1, end);
+			    cold_function(w, &die, end, &err))
 				break;
-			}
 			if (!err)
 				err = add_scope(w, &die, SYMI_NONE, 0,
 						scope == SYMI_NONE, &s);
@@ -968,16 +1060,6 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
-			if (scope == COLD) {
-				/* Descended as the full walk would: where
-				 * the instance has code. */
-				Dwarf_Addr base, lo, hi;
-
-				if (dwarf_ranges(&die, 0, &base, &lo, &hi) > 0)
-					err = push(w, &die, COLD, depth + 1,
-						   end);
-				break;
-			}
 			err = add_scope(w, &die, scope,
 					scope == SYMI_NONE ? 0 : depth, false, &s);
 			if (!err && s != SYMI_NONE)
@@ -1236,6 +1318,39 @@ static bool picked(const struct pmap *want, const Dwarf_CU *cu)
 	return false;
 }
 
+/*
+ * The line rows of unit @cu (top DIE @cudie) and the file table its DIEs
+ * name (w->own): a split unit's DIEs (@walk_die, not @cudie) name those
+ * of its .dwo, if it has any.
+ */
+static int unit_lines(struct walk *w, Dwarf_CU *cu, Dwarf_Die *cudie,
+		      Dwarf_Die *walk_die)
+{
+	int err;
+
+	free(w->own.fid);
+	w->own.fid = NULL;
+	w->own.n = 0;
+	w->own_cu = cu;
+	err = fast_lines(w, cu, cudie, false);
+	if (err == -SYM_E_BADDWARF)
+		err = lines_fallback(w, cu, cudie);
+	if (!err && walk_die != cudie) {
+		struct ufiles dwo;
+
+		err = unit_files(w, walk_die->cu, walk_die,
+				 attr_str(cudie, DW_AT_comp_dir), &dwo);
+		if (!err && dwo.n) {
+			free(w->own.fid);
+			w->own = dwo;
+		} else {
+			free(dwo.fid);
+		}
+		w->own_cu = walk_die->cu;
+	}
+	return err;
+}
+
 int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 		    struct symi_elf *alt, const struct symi_dwarf_only *only,
 		    struct sym_module_stats *ph)
@@ -1327,37 +1442,19 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 					  attr_str(&cudie, DW_AT_GNU_dwo_name) ?:
 					  "?");
 		}
-		/* Line rows name files of the unit's own line table; call
-		 * sites and declarations of a split unit name those of its
-		 * .dwo, if it has any. */
-		free(w.own.fid);
-		w.own.fid = NULL;
-		w.own.n = 0;
-		w.own_cu = cu;
 		t0 = symi_now();
-		err = fast_lines(&w, cu, &cudie, false);
-		if (err == -SYM_E_BADDWARF)
-			err = lines_fallback(&w, cu, &cudie);
-		if (!err && walk_die != &cudie) {
-			struct ufiles dwo;
-
-			err = unit_files(&w, walk_die->cu, walk_die,
-					 attr_str(&cudie, DW_AT_comp_dir), &dwo);
-			if (!err && dwo.n) {
-				free(w.own.fid);
-				w.own = dwo;
-			} else {
-				free(dwo.fid);
-			}
-			w.own_cu = walk_die->cu;
-		}
+		err = unit_lines(&w, cu, &cudie, walk_die);
 		t1 = symi_now();
 		ph->lines += t1 - t0;
 		if (err)
 			goto out;
+		/* The unit's ranges, for its scopes (scope_range()): the
+		 * line reader may have left them unread. */
+		err = cu_ranges(&w, &cudie);
+		if (err)
+			goto out;
 		w.func_flags = lang_flags(walk_die);
 		w.narrow = only != NULL;
-		w.nests = lang_nests(walk_die);
 		err = do_dies(&w, walk_die);
 		ph->dies += symi_now() - t1;
 		if (err)

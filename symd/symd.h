@@ -81,13 +81,13 @@ struct symd_work_opts {
 	 * built from the bucket's files (J_REVALIDATE); 0 = 30. */
 	unsigned revalidate_s;
 	/* Addresses of a cold build ID answered by the lazy path before
-	 * its full table is built, at most (--lazy-max); 0 = 100, and
+	 * its full table is built, at most (--lazy-max); 0 = 10,000, and
 	 * SYMD_LAZY_OFF for none. */
 	unsigned lazy_max;
 };
 
 #define SYMD_LAZY_OFF ((unsigned)-1)
-#define SYMD_LAZY_MAX_DEFAULT 100
+#define SYMD_LAZY_MAX_DEFAULT 10000
 
 /** Called on the loop thread when a build ID waited on is settled. */
 typedef void (*symd_wait_fn)(void *arg, const char *build_id);
