@@ -42,7 +42,12 @@
  * read or are absent, is always walked.  .debug_aranges alone is not
  * the index: a unit built by clang has none, and a corrupt or stale set
  * names the wrong unit or range, which only the unit's own ranges can
- * show, and reading them needs .debug_info whole anyway.
+ * show, and reading them needs .debug_info whole anyway.  Within a
+ * picked unit, the walk is narrow: a function whose code holds none of
+ * the addresses is only scanned (cold_function()), and the builder keeps
+ * only the rows and symbols that answer (symi_builder_only()).  Scope
+ * ranges are clipped to their unit's ranges, as rows are, so that the
+ * unit index finds every unit that answers an address.
  *
  * Limits: DIE nesting deeper than MAX_DEPTH is not descended (hostile
  * input); a CU whose line table or DIEs cannot be read is logged and
