@@ -811,6 +811,115 @@ static int seg_push(struct segs *s, uint64_t lo, uint64_t hi, uint32_t idx)
 	return 0;
 }
 
+/*
+ * Clip each scope's ranges to what is left of its parent's: in valid
+ * DWARF (and in Go's inline trees) an inlined instance's code lies within
+ * its caller's, and where it does not (a compiler's slip, corrupt input)
+ * the part outside is dropped.  So a function none of whose ranges holds
+ * an address has no scope there, and the lazy walk may pass over its
+ * subtree (dwarf.c, cold_function()).  A scope's own ranges are joined
+ * where they overlap or touch, which answers the same (sweep_scopes()
+ * orders ranges by their values alone).  A parent is made before its
+ * children, so parents come first.  Returns 0 or -ENOMEM.
+ */
+static int siv_scope_cmp(const void *a, const void *b)
+{
+	const struct siv *x = a, *y = b;
+
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Append @x to @out (growing it). */
+static int siv_put(struct siv **out, size_t *n, size_t *cap, struct siv x)
+{
+	if (symi_grow((void **)out, cap, *n + 1, sizeof(**out)))
+		return -ENOMEM;
+	(*out)[(*n)++] = x;
+	return 0;
+}
+
+static int nest_scopes(struct symi_builder *b)
+{
+	struct siv *v = b->sivs, *out = NULL, *own = NULL;
+	size_t *first = NULL, *cnt = NULL, n = b->n_sivs, o = 0, cap = 0;
+	size_t nown = 0, capown = 0, i, j;
+	bool nested = false, sorted = true;
+
+	for (i = 0; i < n && !nested; i++)
+		nested = v[i].scope < b->n_scopes &&
+			 b->scopes[v[i].scope].parent != SYMI_NONE;
+	if (!nested)
+		return 0;
+	for (i = 1; i < n && sorted; i++)
+		sorted = siv_scope_cmp(&v[i - 1], &v[i]) <= 0;
+	if (!sorted)
+		qsort(v, n, sizeof(*v), siv_scope_cmp);
+	first = symi_calloc(b->n_scopes ? b->n_scopes : 1, sizeof(*first));
+	cnt = symi_calloc(b->n_scopes ? b->n_scopes : 1, sizeof(*cnt));
+	if (!first || !cnt)
+		goto fail;
+	for (i = 0; i < n; i = j) {
+		uint32_t s = v[i].scope;
+		uint32_t p = s < b->n_scopes ? b->scopes[s].parent : SYMI_NONE;
+		size_t k = o, a, e;
+
+		/* The scope's own ranges, joined. */
+		nown = 0;
+		for (j = i; j < n && v[j].scope == s; j++) {
+			if (nown && v[j].lo <= own[nown - 1].hi) {
+				if (v[j].hi > own[nown - 1].hi)
+					own[nown - 1].hi = v[j].hi;
+			} else if (siv_put(&own, &nown, &capown, v[j])) {
+				goto fail;
+			}
+		}
+		if (p == SYMI_NONE || p >= s) {
+			for (a = 0; a < nown; a++)
+				if (siv_put(&out, &o, &cap, own[a]))
+					goto fail;
+		} else {
+			/* Intersected with the parent's spans, both sorted
+			 * and disjoint. */
+			size_t pa = first[p], pe = pa + cnt[p];
+
+			for (a = 0, e = pa; a < nown && e < pe;) {
+				struct siv x = own[a];
+
+				if (out[e].lo > x.lo)
+					x.lo = out[e].lo;
+				if (out[e].hi < x.hi)
+					x.hi = out[e].hi;
+				if (x.lo < x.hi && siv_put(&out, &o, &cap, x))
+					goto fail;
+				if (own[a].hi < out[e].hi)
+					a++;
+				else
+					e++;
+			}
+		}
+		if (s < b->n_scopes) {
+			first[s] = k;
+			cnt[s] = o - k;
+		}
+	}
+	free(b->sivs);
+	b->sivs = out;
+	b->n_sivs = o;
+	b->cap_sivs = cap;
+	free(own);
+	free(first);
+	free(cnt);
+	return 0;
+fail:
+	free(out);
+	free(own);
+	free(first);
+	free(cnt);
+	return nomem(b);
+}
+
 /* Innermost scope per address, as non-overlapping ascending segments. */
 static int sweep_scopes(struct symi_builder *b, struct segs *out)
 {
@@ -1742,7 +1851,11 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	symi_debug("table: %zu line rows, %zu scope ranges, %zu scopes, %zu functions, %zu files, %zu symbols, %zu string bytes",
 		   b->n_livs, b->n_sivs, b->n_scopes, b->n_funcs, b->n_files,
 		   b->n_syms, b->str_len);
-	err = sweep_scopes(b, &S);
+	/* DWARF's scopes only: Go's inline runs may reach into the
+	 * padding after a function's last row, as the runtime answers. */
+	err = b->dwarf ? nest_scopes(b) : 0;
+	if (!err)
+		err = sweep_scopes(b, &S);
 	sweep_lines(b);
 	if (!err)
 		err = merge(b, &S, &R);

@@ -160,7 +160,7 @@ struct walk {
 	 * subprogram whose subtree is being scanned (COLD frames), where
 	 * its subtree ends, the stack depth below its children's frames,
 	 * and the alias state from before it, to walk it after all. */
-	bool narrow;
+	bool narrow, nests;
 	struct cold {
 		Dwarf_Die die;
 		uint64_t end;
@@ -916,21 +916,37 @@ static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
 /*
  * The narrow walk of a lazy table.  A top-level subprogram with code none
  * of whose ranges holds an address the table must answer
- * (symi_builder_wants()) is cold: nothing below it is added, and its
- * subtree is only scanned (COLD frames), by tags and the ranges of the
- * inlined instances, which costs a small part of the walk.  In valid
- * DWARF the inlined instances' code lies within their function's, so the
- * scan finds nothing; but where an instance's range holds an address (a
- * compiler's slip, or corrupt input: fuzz-lazy found one), or a function
- * with code of its own is nested below (GNU C's nested functions,
- * Fortran's and Ada's contained procedures), the subprogram is walked
- * after all, as in the full walk (cold_revive()).  So a lazy table
- * answers its addresses as the full one does, whatever the DWARF says.
+ * (symi_builder_wants()) is cold: nothing below it can answer one, since
+ * the builder clips every inlined instance's ranges to its caller's
+ * (nest_scopes() in build.c), so nothing below it is added.  A function
+ * with code of its own nested below is another matter (GNU C's nested
+ * functions, Fortran's and Ada's contained procedures): in the languages
+ * that have them, the subtree is scanned by tags (COLD frames), and the
+ * function is walked after all when one is found (cold_revive()).  In
+ * C++, which has none (a lambda's or a local class's member function is
+ * defined at namespace level), the subtree is skipped whole, and the full
+ * walk, too, reads no subprogram nested in another (lang_nests()).  So a
+ * lazy table answers its addresses as the full one does, whatever the
+ * DWARF says.
  */
 
 /* The scope of a frame below a cold function: never a builder's scope
  * index, which stays below SYMT_NONE - 1. */
 #define COLD (SYMI_NONE - 1)
+
+/* Can the CU's language nest a function with code in another's subtree?
+ * All but C++ are taken to. */
+static bool lang_nests(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word lang;
+
+	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
+	    dwarf_formudata(&a, &lang) != 0)
+		return true;
+	return lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
+	       lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14;
+}
 
 /* Is top-level subprogram @die (whose subtree ends at @end) cold?  Then
  * its subtree is pushed for the scan (*@err: push()'s), and eu_alias()
@@ -962,7 +978,7 @@ static bool cold_function(struct walk *w, Dwarf_Die *die, uint64_t end,
 	c->alias_set = w->alias_set;
 	eu_alias(w, die, first == 1, lo1, hi1);
 	w->eu = NULL;
-	*err = push(w, die, COLD, 1, end);
+	*err = w->nests ? push(w, die, COLD, 1, end) : 0;
 	return true;
 }
 
@@ -987,26 +1003,18 @@ static int cold_revive(struct walk *w)
 }
 
 /* DIE @die (tag @tag) of a cold function's subtree, in a frame of @depth
- * whose subtree ends at @end: scan on, or revive the function. */
+ * whose subtree ends at @end: scan on, or revive the function at a nested
+ * one with code. */
 static int cold_scan(struct walk *w, Dwarf_Die *die, int tag, uint32_t depth,
 		     uint64_t end)
 {
 	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	bool any = false;
+	bool code = dwarf_ranges(die, 0, &base, &lo, &hi) > 0;
 
-	if (tag == DW_TAG_subprogram) {
-		if (dwarf_ranges(die, 0, &base, &lo, &hi) > 0)
-			return cold_revive(w);
-		return 0;	/* the full walk adds nothing for it */
-	}
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (symi_builder_wants(w->b, lo, hi))
-			return cold_revive(w);
-		any = true;
-	}
+	if (tag == DW_TAG_subprogram)
+		return code ? cold_revive(w) : 0;
 	/* Descended as the full walk would: where the instance has code. */
-	return any ? push(w, die, COLD, depth + 1, end) : 0;
+	return code ? push(w, die, COLD, depth + 1, end) : 0;
 }
 
 /*
@@ -1057,6 +1065,8 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 			if (!err && scope == SYMI_NONE && w->narrow &&
 			    cold_function(w, &die, end, &err))
 				break;
+			if (scope != SYMI_NONE && !w->nests)
+				break;	/* see cold_function() */
 			if (!err)
 				err = add_scope(w, &die, SYMI_NONE, 0,
 						scope == SYMI_NONE, &s);
@@ -1460,6 +1470,7 @@ int symi_dwarf_read(struct symi_builder *b, struct symi_elf *dbg,
 			goto out;
 		w.func_flags = lang_flags(walk_die);
 		w.narrow = only != NULL;
+		w.nests = lang_nests(walk_die);
 		err = do_dies(&w, walk_die);
 		ph->dies += symi_now() - t1;
 		if (err)
