@@ -812,10 +812,10 @@ static int seg_push(struct segs *s, uint64_t lo, uint64_t hi, uint32_t idx)
 }
 
 /*
- * Clip each scope's ranges to what is left of its parent's: in valid
- * DWARF (and in Go's inline trees) an inlined instance's code lies within
- * its caller's, and where it does not (a compiler's slip, corrupt input)
- * the part outside is dropped.  So a function none of whose ranges holds
+ * Clip each scope's ranges to what is left of its parent's (DWARF tables
+ * only: see the caller): in valid DWARF an inlined instance's code lies
+ * within its caller's, and where it does not (a compiler's slip, corrupt
+ * input) the part outside is dropped.  So a function none of whose ranges holds
  * an address has no scope there, and the lazy walk may pass over its
  * subtree (dwarf.c, cold_function()).  A scope's own ranges are joined
  * where they overlap or touch, which answers the same (sweep_scopes()
@@ -1664,9 +1664,10 @@ static size_t only_syms(struct symi_builder *b, size_t n, struct mranges *M,
 	for (size_t i = 0; i < M->n; i++) {
 		/* The last range answers past the window's end too. */
 		uint64_t hi = i + 1 < M->n ? M->addr[i + 1] : UINT64_MAX;
+		bool want = symi_builder_wants(b, M->addr[i], hi);
 
 		for (int c = 0; c < SYMT_CH_N; c++) {
-			if (!symi_builder_wants(b, M->addr[i], hi))
+			if (!want)
 				M->idx[i][c] = SYMT_NONE;
 			else if (M->idx[i][c] < n)
 				map[M->idx[i][c]] = 0;

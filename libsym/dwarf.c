@@ -759,15 +759,22 @@ static void eu_alias(struct walk *w, Dwarf_Die *die, bool has_pc,
 	w->alias_set = true;
 }
 
+/* The CU's DW_AT_language into *@lang; false when it has none. */
+static bool cu_language(Dwarf_Die *cudie, Dwarf_Word *lang)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(cudie, DW_AT_language, &a) &&
+	       dwarf_formudata(&a, lang) == 0;
+}
+
 /* enum symt_func_flags from the CU's DW_AT_language: the languages whose
  * DW_AT_name bfd takes as the linkage name (binutils' non_mangled()). */
 static uint32_t lang_flags(Dwarf_Die *cudie)
 {
-	Dwarf_Attribute a;
 	Dwarf_Word lang;
 
-	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
-	    dwarf_formudata(&a, &lang) != 0)
+	if (!cu_language(cudie, &lang))
 		return 0;
 	switch (lang) {
 	case DW_LANG_C89:
@@ -938,11 +945,9 @@ static int push(struct walk *w, Dwarf_Die *parent, uint32_t scope,
  * All but C++ are taken to. */
 static bool lang_nests(Dwarf_Die *cudie)
 {
-	Dwarf_Attribute a;
 	Dwarf_Word lang;
 
-	if (!dwarf_attr(cudie, DW_AT_language, &a) ||
-	    dwarf_formudata(&a, &lang) != 0)
+	if (!cu_language(cudie, &lang))
 		return true;
 	return lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
 	       lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14;
@@ -1045,21 +1050,14 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 			/* This DIE's subtree ends where its sibling is. */
 			end = dwarf_dieoffset(&fr->die);
 		}
-		tag = dwarf_tag(&die);
-		if (scope == COLD) {
-			if (tag == DW_TAG_subprogram ||
-			    tag == DW_TAG_inlined_subroutine)
-				err = cold_scan(w, &die, tag, depth, end);
-			else if (tag == DW_TAG_lexical_block ||
-				 tag == DW_TAG_try_block ||
-				 tag == DW_TAG_catch_block ||
-				 tag == DW_TAG_with_stmt ||
-				 tag == DW_TAG_common_block)
-				err = push(w, &die, COLD, depth, end);
-			continue;
-		}
-		switch (tag) {
+		/* Below a cold function (scope COLD), blocks are pushed as
+		 * below any scope, and the rest is cold_scan()'s. */
+		switch ((tag = dwarf_tag(&die))) {
 		case DW_TAG_subprogram:
+			if (scope == COLD) {
+				err = cold_scan(w, &die, tag, depth, end);
+				break;
+			}
 			if (scope == SYMI_NONE)
 				err = hold(w, &die, end);
 			if (!err && scope == SYMI_NONE && w->narrow &&
@@ -1075,6 +1073,10 @@ static int do_dies(struct walk *w, Dwarf_Die *top)
 				err = push(w, &die, s, 1, end);
 			break;
 		case DW_TAG_inlined_subroutine:
+			if (scope == COLD) {
+				err = cold_scan(w, &die, tag, depth, end);
+				break;
+			}
 			err = add_scope(w, &die, scope,
 					scope == SYMI_NONE ? 0 : depth, false, &s);
 			if (!err && s != SYMI_NONE)
