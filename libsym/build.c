@@ -62,6 +62,7 @@ struct symi_builder {
 	 * ascending, link-time; NULL: all */
 	uint64_t *only;
 	size_t n_only;
+	size_t only_at;		/* symi_builder_wants()'s last answer */
 	/* struct sym_module_opts .spelling and its context, or NULL */
 	sym_spelling_fn spelling;
 	void *spelling_ctx;
@@ -156,18 +157,27 @@ void symi_builder_quick(struct symi_builder *b)
 	b->quick = true;
 }
 
-bool symi_addrs_hold(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+/* The index of the first of the @n ascending @a at or above @x (@n when
+ * none is). */
+static size_t addrs_at(const uint64_t *a, size_t n, uint64_t x)
 {
 	size_t l = 0, r = n;
 
 	while (l < r) {
 		size_t m = l + (r - l) / 2;
 
-		if (a[m] < lo)
+		if (a[m] < x)
 			l = m + 1;
 		else
 			r = m;
 	}
+	return l;
+}
+
+bool symi_addrs_hold(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t l = addrs_at(a, n, lo);
+
 	return l < n && a[l] < hi;
 }
 
@@ -183,16 +193,27 @@ int symi_builder_only(struct symi_builder *b, const uint64_t *addrs,
 	free(b->only);
 	b->only = v;
 	b->n_only = n;
+	b->only_at = 0;
 	return 0;
 }
 
-bool symi_builder_wants(const struct symi_builder *b, uint64_t lo,
-			uint64_t hi)
+bool symi_builder_wants(struct symi_builder *b, uint64_t lo, uint64_t hi)
 {
+	const uint64_t *a = b->only;
+	size_t n = b->n_only, i = b->only_at;
+
 	/* Without text sections the code window is the rows' and the
 	 * scopes' (code_window()): all of them count. */
-	return !b->only || !b->n_text ||
-	       symi_addrs_hold(b->only, b->n_only, lo, hi);
+	if (!a || !b->n_text)
+		return true;
+	/* The rows of a line program come in address order: the index
+	 * found for the last @lo, or the next, is most often this one's. */
+	if (i < n && a[i] < lo && (i + 1 == n || a[i + 1] >= lo))
+		i++;
+	else if (i > n || (i && a[i - 1] >= lo) || (i < n && a[i] < lo))
+		i = addrs_at(a, n, lo);
+	b->only_at = i;
+	return i < n && a[i] < hi;
 }
 
 void symi_builder_spelling(struct symi_builder *b, sym_spelling_fn fn,
@@ -1182,6 +1203,16 @@ static int sweep_symbols(const struct bsym *syms, size_t n, uint64_t end,
 
 		if (pi && pts[pi - 1] == p)
 			continue;
+		/* Drop sized symbols that end at or before p, before the
+		 * ones starting at p are added: the active set is then the
+		 * symbols that hold p, and the cap can only leave out a
+		 * symbol at whose start SWEEP_ACTIVE_MAX or more others hold
+		 * (lazy_syms() relies on it). */
+		for (j = o = 0; j < nact; j++) {
+			if (p - syms[act[j]].addr < syms[act[j]].size)
+				act[o++] = act[j];
+		}
+		nact = o;
 		while (k < n && syms[k].addr <= p) {
 			const struct bsym *s = &syms[k];
 
@@ -1197,12 +1228,6 @@ static int sweep_symbols(const struct bsym *syms, size_t n, uint64_t end,
 			g1 = k + 1;
 			k++;
 		}
-		/* Drop sized symbols that end at or before p. */
-		for (j = o = 0; j < nact; j++) {
-			if (p - syms[act[j]].addr < syms[act[j]].size)
-				act[o++] = act[j];
-		}
-		nact = o;
 		if (nact) {
 			const struct bsym *best = NULL;
 			uint32_t best_seq = 0;
@@ -1350,6 +1375,210 @@ static size_t keep_symbols(struct symi_builder *b, uint64_t base,
 		b->syms[n_syms++] = *s;
 	}
 	return n_syms;
+}
+
+/* lazy_syms() counts the sized symbols that touch each of
+ * LAZY_BUCKETS equal slices of the window: a bound on how many hold an
+ * address there. */
+#define LAZY_BUCKETS 65536
+
+static bool chosen_by(uint32_t tables, uint32_t f, int ch);
+
+/* What lazy_syms() learns of all the symbols before it keeps some: per
+ * bucket of symbols between two addresses asked (those at or below
+ * only[j] and above only[j - 1]) and per peer, the highest start, and
+ * the highest end sweep_symbols() computes (addr + size); per slice of
+ * the window [lo, lo + LAZY_BUCKETS * width), the sized symbols that
+ * touch it. */
+struct lazy_marks {
+	uint64_t *start[SYMT_CH_N], *end;
+	bool *has[SYMT_CH_N];
+	uint32_t *depth;
+	uint64_t lo, width;
+};
+
+static void lazy_marks_free(struct lazy_marks *L)
+{
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		free(L->start[c]);
+		free(L->has[c]);
+	}
+	free(L->end);
+	free(L->depth);
+}
+
+/* L->depth over the symbols of b->syms, all in [lo, hi).  Returns 0 or
+ * -ENOMEM. */
+static int lazy_depth(const struct symi_builder *b, struct lazy_marks *L,
+		      uint64_t lo, uint64_t hi)
+{
+	int64_t run = 0;
+
+	L->lo = lo;
+	L->width = (hi - lo) / LAZY_BUCKETS + 1;
+	L->depth = symi_calloc(LAZY_BUCKETS + 1, sizeof(*L->depth));
+	if (!L->depth)
+		return -ENOMEM;
+	/* A difference array first, then its running sums. */
+	for (size_t i = 0; i < b->n_syms; i++) {
+		const struct bsym *s = &b->syms[i];
+		uint64_t last;
+
+		if (!s->size)
+			continue;
+		last = s->size - 1 >= hi - s->addr ? hi : s->addr + (s->size - 1);
+		L->depth[(s->addr - lo) / L->width]++;
+		L->depth[(last - lo) / L->width + 1]--;
+	}
+	for (size_t i = 0; i <= LAZY_BUCKETS; i++) {
+		run += (int32_t)L->depth[i];
+		L->depth[i] = (uint32_t)run;
+	}
+	return 0;
+}
+
+static int lazy_marks_make(const struct symi_builder *b, struct lazy_marks *L,
+			   uint64_t lo, uint64_t hi)
+{
+	size_t nb = b->n_only;
+
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		L->start[c] = symi_calloc(nb + 1, sizeof(*L->start[c]));
+		L->has[c] = symi_calloc(nb + 1, sizeof(*L->has[c]));
+		if (!L->start[c] || !L->has[c])
+			return -ENOMEM;
+	}
+	L->end = symi_calloc(nb + 1, sizeof(*L->end));
+	if (!L->end)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_syms; i++) {
+		const struct bsym *s = &b->syms[i];
+		size_t j = addrs_at(b->only, nb, s->addr);
+
+		if (j == nb)
+			continue;
+		for (int c = 0; c < SYMT_CH_N; c++) {
+			if (!chosen_by(b->tables, s->flags, c))
+				continue;
+			if (!L->has[c][j] || s->addr > L->start[c][j])
+				L->start[c][j] = s->addr;
+			if (c == SYMT_CH_EU &&
+			    (!L->has[c][j] || s->addr + s->size > L->end[j]))
+				L->end[j] = s->addr + s->size;
+			L->has[c][j] = true;
+		}
+	}
+	return lazy_depth(b, L, lo, hi);
+}
+
+/* Whether symbol @s can take part in an answer for an address asked:
+ * 1 (keep it), 0 (drop it), or -1 when it holds one where
+ * sweep_symbols()'s cap may have left it out (then nothing is
+ * dropped). */
+static int lazy_wanted(const struct symi_builder *b,
+		       const struct lazy_marks *L, const struct bsym *s,
+		       uint64_t hi)
+{
+	size_t j = addrs_at(b->only, b->n_only, s->addr);
+
+	/* The window's ends, for code_window(). */
+	if (s->addr == L->lo || s->addr + 1 == hi)
+		return 1;
+	if (j == b->n_only)
+		return 0;
+	/* It holds an address asked: in sweep_symbols()'s active set
+	 * there, unless the cap left it out at its start, which takes
+	 * SWEEP_ACTIVE_MAX symbols holding that address. */
+	if (s->size && b->only[j] - s->addr < s->size)
+		return L->depth[(s->addr - L->lo) / L->width] <
+		       SWEEP_ACTIVE_MAX ? 1 : -1;
+	for (int c = 0; c < SYMT_CH_N; c++) {
+		if (!chosen_by(b->tables, s->flags, c))
+			continue;
+		/* The highest start at or below an address asked, whose
+		 * symbols every sweep chooses among. */
+		if (s->addr == L->start[c][j])
+			return 1;
+		/* sweep_symbols()'s highest end so far (ml). */
+		if (c == SYMT_CH_EU && s->addr + s->size == L->end[j])
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * With symi_builder_only(), before the symbols are sorted: drop those
+ * that cannot change a peer's choice at an address asked, so that the
+ * sort and the sweeps see a few, not all of them (libjvm: 57,697).
+ * Kept: every symbol that holds an address asked; per peer, every one
+ * at the highest start at or below an address asked (taken per bucket
+ * of symbols between two addresses asked: a superset), and the one with
+ * the highest end there (sweep_symbols()'s ml); and those at the
+ * window's two ends.  Each sweep's answer at an address depends on
+ * these alone, so the choices at the addresses asked are those of all
+ * the symbols.
+ *
+ * Done only when that is known to hold: the symbols and @R's window span
+ * less than 4 GiB together (code_window() then takes them all, in any
+ * order), and sweep_symbols()'s cap cannot have left out a symbol that
+ * holds an address asked (lazy_wanted()).  Otherwise nothing is
+ * dropped.  Returns 0 or -ENOMEM.
+ */
+static int lazy_syms(struct symi_builder *b, const struct ranges *R)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct lazy_marks L;
+	bool *keep = NULL;
+	size_t o = 0;
+	int err = 0;
+
+	memset(&L, 0, sizeof(L));
+	if (!b->only || !b->n_text || !b->n_syms)
+		return 0;
+	if (R->n) {
+		lo = R->addr[0];
+		hi = R->addr[R->n - 1];
+	}
+	for (size_t i = 0; i < b->n_text; i++) {
+		if (b->text[i].lo < lo)
+			lo = b->text[i].lo;
+		if (b->text[i].hi > hi)
+			hi = b->text[i].hi;
+	}
+	for (size_t i = 0; i < b->n_syms; i++) {
+		if (b->syms[i].addr < lo)
+			lo = b->syms[i].addr;
+		if (b->syms[i].addr >= hi)
+			hi = b->syms[i].addr + 1;
+	}
+	if (hi <= lo || hi - lo >= UINT32_MAX)
+		return 0;
+	err = lazy_marks_make(b, &L, lo, hi);
+	if (err)
+		goto out;
+	/* Every answer first (a refusal leaves all), then the kept ones to
+	 * the front in their order. */
+	keep = symi_calloc(b->n_syms, sizeof(*keep));
+	if (!keep) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < b->n_syms; i++) {
+		int w = lazy_wanted(b, &L, &b->syms[i], hi);
+
+		if (w < 0)
+			goto out;
+		keep[i] = w > 0;
+	}
+	for (size_t i = 0; i < b->n_syms; i++) {
+		if (keep[i])
+			b->syms[o++] = b->syms[i];
+	}
+	b->n_syms = o;
+out:
+	free(keep);
+	lazy_marks_free(&L);
+	return err;
 }
 
 /*
@@ -1860,6 +2089,9 @@ int symi_builder_finish(struct symi_builder *b, void **bufp, size_t *lenp)
 	sweep_lines(b);
 	if (!err)
 		err = merge(b, &S, &R);
+	if (err)
+		goto out;
+	err = lazy_syms(b, &R);
 	if (err)
 		goto out;
 	/* The code window fixes the base; it must span less than 4 GiB. */

@@ -398,9 +398,10 @@ int symi_builder_only(struct symi_builder *b, const uint64_t *addrs,
 		      size_t n);
 
 /* Must @b's table answer an address of [@lo, @hi)?  Always, without
- * symi_builder_only(). */
-bool symi_builder_wants(const struct symi_builder *b, uint64_t lo,
-			uint64_t hi);
+ * symi_builder_only().  Not const: it keeps where it found the last
+ * @lo, as ascending calls (a line program's rows) are answered from
+ * there. */
+bool symi_builder_wants(struct symi_builder *b, uint64_t lo, uint64_t hi);
 
 /* Does [@lo, @hi) hold one of the @n ascending addresses @a? */
 bool symi_addrs_hold(const uint64_t *a, size_t n, uint64_t lo, uint64_t hi);

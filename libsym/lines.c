@@ -337,6 +337,10 @@ struct lhdr {
 	int line_base;
 	const unsigned char *oplen;	/* standard opcodes' operand counts */
 	struct cursor prog;		/* the program, to the unit's end */
+	/* Per special opcode: the operation advance and the line advance
+	 * (6.2.5.1), worked out once instead of two divisions a row. */
+	uint8_t sp_adv[256];
+	int16_t sp_line[256];
 };
 
 /*
@@ -395,6 +399,13 @@ static int read_header(const struct symi_lines_in *in, struct cursor *c,
 		return -SYM_E_BADDWARF;
 	h->oplen = c->p;
 	c->p += h->opcode_base - 1;
+	for (unsigned op = h->opcode_base; op < 256; op++) {
+		unsigned adj = op - h->opcode_base;
+
+		h->sp_adv[op] = (uint8_t)(adj / h->line_range);
+		h->sp_line[op] = (int16_t)(h->line_base +
+					   (int)(adj % h->line_range));
+	}
 	return 0;
 }
 
@@ -418,13 +429,24 @@ struct pending {
 /* Add the pending row as [pend->addr, end), clipped to the CU range
  * holding its start (dropped when the CU has ranges and none holds it). */
 static int add_row(struct symi_builder *b, const struct symi_lines_in *in,
-		   const struct pending *pend, uint64_t end)
+		   const struct pending *pend, uint64_t end, size_t *at)
 {
 	if (in->nranges) {
-		long i = symi_span_find(in->ranges, in->nranges, pend->addr);
+		const struct symi_span *v = in->ranges;
+		size_t n = in->nranges;
+		long i = (long)*at;
 
-		if (i < 0)
-			return 0;
+		/* Rows come in address order: the range of the last one,
+		 * when it is still the last to start at or below this
+		 * one, is symi_span_find()'s answer. */
+		if (!(*at < n && v[*at].lo <= pend->addr &&
+		      (*at + 1 == n || v[*at + 1].lo > pend->addr) &&
+		      pend->addr < v[*at].hi)) {
+			i = symi_span_find(v, n, pend->addr);
+			if (i < 0)
+				return 0;
+			*at = (size_t)i;
+		}
 		if (end > in->ranges[i].hi)
 			end = in->ranges[i].hi;
 	}
@@ -443,6 +465,10 @@ static void seq_reset(struct regs *r, struct pending *pend)
 /* Advance the address by @adv operations (DWARF 5, 6.2.5.1). */
 static void advance(struct regs *r, const struct lhdr *h, uint64_t adv)
 {
+	if (h->max_ops == 1) {	/* all but VLIW: op_index stays 0 */
+		r->addr += h->min_inst * adv;
+		return;
+	}
 	r->addr += h->min_inst * ((r->op_index + adv) / h->max_ops);
 	r->op_index = (unsigned)((r->op_index + adv) % h->max_ops);
 }
@@ -544,6 +570,7 @@ static int run_program(struct symi_builder *b, const struct symi_lines_in *in,
 	struct cursor *prog = &h->prog;
 	struct pending pend = { 0 };
 	struct regs r;
+	size_t at = 0;		/* add_row()'s last CU range */
 	int err;
 
 	seq_reset(&r, &pend);
@@ -552,10 +579,8 @@ static int run_program(struct symi_builder *b, const struct symi_lines_in *in,
 		bool emit = false, endseq = false;
 
 		if (op >= h->opcode_base) {
-			unsigned adj = op - h->opcode_base;
-
-			advance(&r, h, adj / h->line_range);
-			r.line += (int64_t)h->line_base + adj % h->line_range;
+			advance(&r, h, h->sp_adv[op]);
+			r.line += (int64_t)h->sp_line[op];
 			emit = true;
 		} else if (op == 0) {
 			if (!ext_op(h, &r, &emit, &endseq))
@@ -567,7 +592,7 @@ static int run_program(struct symi_builder *b, const struct symi_lines_in *in,
 			continue;
 		/* The pending row ends where this one starts. */
 		if (pend.valid && r.addr > pend.addr) {
-			err = add_row(b, in, &pend, r.addr);
+			err = add_row(b, in, &pend, r.addr, &at);
 			if (err)
 				return err;
 		}

@@ -46,7 +46,7 @@ if [ -r "$JVM" ]; then
 	f=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 	[ -n "$id" ] && [ -r "$f" ] && JVM_DBG=$f
 fi
-plan $(($(wc -l < "$T/rows") + 5))
+plan $(($(wc -l < "$T/rows") + 8))
 
 # addrs FILE N SEED: N addresses of FILE, one per line.
 addrs() {
@@ -224,6 +224,83 @@ for l in sys.stdin:
 }
 nested nest-c nest.c cc '^inner' '^inner$'
 nested nest-cxx nest.cc c++ 'Local|lambda|UliE' 'Local::f'
+
+# A lazy table sweeps only the symbols that can name an address asked
+# (lazy_syms() in build.c): those that hold one, the ones at the highest
+# start below one and the one reaching furthest there.  So ask symbol
+# edges (a start, the byte before it, its last byte, its end, of every
+# symbol type, data too) in sets of 4, in the three peers' naming styles
+# (each sweeps its own table's symbols by its own rule), the stripped
+# file with its debug file (.dynsym and two .symtabs) and the debug file
+# alone.  Each set is a lazy process and a full one (the GNU style keeps
+# state between lookups, see above); the full table is built once, into
+# a store of its own (a file and its debug file share a build ID), and
+# read from there.  edges NAME FILE N: one TAP point.
+edges() {
+	_n=$1 _f=$2 _k=$3
+	_d=$T/edges.$_n
+	mkdir -p "$_d"
+	readelf -sW "$_f" | python3 -c 'import random, sys
+rng = random.Random(int(sys.argv[1]))
+pts = set()
+for l in sys.stdin:
+    f = l.split()
+    if len(f) < 8 or not f[0].endswith(":"):
+        continue
+    try:
+        a, z = int(f[1], 16), int(f[2], 0)
+    except ValueError:
+        continue
+    if a:
+        pts.update(x for x in (a - 1, a, a + z - 1, a + z) if x > 0)
+pts = sorted(pts)
+print("\n".join("%#x" % x for x in rng.sample(pts, min(int(sys.argv[2]), len(pts)))))' \
+		"$(cksum <<< "$_n" | cut -d' ' -f1)" "$_k" > "$_d/a"
+	_bad=
+	local -x SYM_STORE=$_d/store
+	"$SYM" addr2line --lazy=never -e "$_f" 0 > /dev/null 2> "$_d/err" ||
+		_bad="full build failed"
+	split -l 4 "$_d/a" "$_d/part."
+	for _st in "-afiCS --output-style=elfutils" "-afiC --output-style=LLVM" \
+		   "-afiC --output-style=GNU"; do
+		: > "$_d/lazy"
+		: > "$_d/full"
+		for _p in "$_d"/part.*; do
+			# shellcheck disable=SC2046,SC2086
+			"$SYM" addr2line --no-cache --lazy=always $_st \
+				-e "$_f" $(cat "$_p") >> "$_d/lazy" 2>> "$_d/err" ||
+				_bad="lazy run failed"
+			# shellcheck disable=SC2046,SC2086
+			"$SYM" addr2line --lazy=never $_st -e "$_f" \
+				$(cat "$_p") >> "$_d/full" 2>> "$_d/err" ||
+				_bad="full run failed"
+		done
+		[ -z "$_bad" ] && ! cmp -s "$_d/full" "$_d/lazy" &&
+			_bad="$_st: lazy differs"
+		[ -n "$_bad" ] && break
+	done
+	rm -f "$_d"/part.*
+	if [ -s "$_d/a" ] && [ -z "$_bad" ]; then
+		_tap 0 "$_n: symbol edges, lazily in sets of 4 = full ($(wc -l < "$_d/a") addresses, 3 styles)"
+	else
+		_tap 1 "$_n: symbol edges, lazily in sets of 4 = full (${_bad:-no addresses})"
+		diff "$_d/full" "$_d/lazy" | head -10 | sed 's/^/#   /'
+		head -3 "$_d/err" | sed 's/^/#   /'
+	fi
+}
+
+if [ -n "$LIBC_DBG" ]; then
+	edges libc.so.6 /lib/x86_64-linux-gnu/libc.so.6 48
+	edges libc-debug-file "$LIBC_DBG" 48
+else
+	skip "libc.so.6: libc6-dbg not installed"
+	skip "libc-debug-file: libc6-dbg not installed"
+fi
+if [ -x "$PY" ] && readelf -S "$PY" | grep -q debug_info; then
+	edges python3.11d "$PY" 48
+else
+	skip "python3.11d: python3.11-dbg not installed"
+fi
 
 if [ -n "$LIBC_DBG" ]; then
 	check libc "$LIBC_DBG" 150
