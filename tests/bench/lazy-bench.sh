@@ -3,8 +3,8 @@
 # `sym addr2line` with an empty store (the lazy path for few addresses,
 # the full build past LAZY_MAX) against llvm-symbolizer, on 1 and 1,000
 # unsorted addresses of libjvm's, python3.11d's and libc's text, each a
-# whole process, alternating, with wall time and peak RSS from
-# /usr/bin/time -v.  Goal (issue 19): at most 0.5x llvm-symbolizer's
+# whole process, alternating, with wall and CPU time to the microsecond
+# (tests/bench/cputime.c) and peak RSS (/usr/bin/time).  Goal (issue 19): at most 0.5x llvm-symbolizer's
 # wall time and at most its peak RSS.  Also the full build alone
 # (--lazy=never) for the same 1 address, to show what the lazy path
 # saves.
@@ -34,20 +34,27 @@ note() { echo "lazy-bench: $*" >&2; }
 command -v llvm-symbolizer > /dev/null || { note "no llvm-symbolizer"; exit 0; }
 [ -x /usr/bin/time ] || { note "no /usr/bin/time"; exit 0; }
 
-# timed LABEL CMD...: run once with stdin from $in, append "wall rss".
+# cputime (tests/bench/cputime.c) times to the microsecond: /usr/bin/time
+# prints hundredths, too coarse for python3.11d's 20 to 50 ms runs.
+CT=$W/cputime
+if [ ! -x "$CT" ] || [ tests/bench/cputime.c -nt "$CT" ]; then
+	${CC:-cc} -O2 -Ilibsym -o "$CT" tests/bench/cputime.c || exit 1
+fi
+
+# timed LABEL CMD...: run once with stdin from $in, append "wall rss cpu"
+# (s, MB, s): wall and CPU (user + system) from cputime, peak RSS from
+# /usr/bin/time around it (the largest of the tree: the command's).
 timed() {
 	_l=$1
 	shift
-	/usr/bin/time -v "$@" < "$in" > /dev/null 2> "$W/time.txt" || {
+	/usr/bin/time -f '%M' -o "$W/rss.txt" "$CT" "$W/ct.txt" "$@" \
+		< "$in" > /dev/null 2> "$W/err.txt" || {
 		note "$_l failed: $*"
-		tail -3 "$W/time.txt" >&2
+		tail -3 "$W/err.txt" >&2
 		fail=1
 	}
-	awk -F': ' '/Elapsed \(wall/ { n = split($2, t, ":"); s = 0;
-			for (i = 1; i <= n; i++) s = s * 60 + t[i]; w = s }
-		/Maximum resident/ { r = $2 / 1024 }
-		/User time|System time/ { c += $2 }
-		END { printf "%.2f %.0f %.2f\n", w, r, c }' "$W/time.txt" >> "$W/$_l"
+	awk -v r="$(tail -1 "$W/rss.txt")" '{ printf "%.4f %.0f %.4f\n",
+		$3, r / 1024, $1 + $2 }' "$W/ct.txt" >> "$W/$_l"
 }
 
 fail=0
