@@ -104,15 +104,6 @@ struct sent {
 	uint32_t off;		/* new offset */
 };
 
-static int sent_old_cmp(const void *a, const void *b)
-{
-	const struct sent *x = a, *y = b;
-
-	if (x->old != y->old)
-		return x->old < y->old ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* By reversed content: a string sorts right before those it is the tail
  * of. */
 static int sent_tail_cmp(const void *a, const void *b)
@@ -146,12 +137,76 @@ struct strs {
 	size_t in_len;
 	uint32_t *refs;		/* input offsets in first-use order */
 	size_t n_refs, cap_refs;
-	struct sent *e;		/* distinct, sorted by old when done */
+	struct sent *e;		/* distinct */
 	size_t n;
+	/* Open addressing on the input offset (0: an empty slot): while
+	 * the strings are made distinct, the index in e; when done, the
+	 * new offset (str_map()). */
+	uint32_t (*slot)[2];
+	size_t n_slots;		/* a power of 2, at least twice n */
 	char *blob;
 	size_t len;
 	bool no_tails;		/* each string its own host */
 };
+
+/* The slot of input offset @old (not 0) in S->slot: its own or the
+ * empty one it would take. */
+static uint32_t *str_slot(const struct strs *S, uint32_t old)
+{
+	size_t mask = S->n_slots - 1;
+	size_t i = ((uint64_t)old * 0x9e3779b97f4a7c15ull) >> 32 & mask;
+
+	while (S->slot[i][0] && S->slot[i][0] != old)
+		i = (i + 1) & mask;
+	return S->slot[i];
+}
+
+/* Double S->slot (the slots hold indices in e).  Returns 0 or -ENOMEM. */
+static int strs_rehash(struct strs *S)
+{
+	uint32_t (*old)[2] = S->slot;
+	size_t n = S->n_slots;
+
+	S->n_slots = n ? 2 * n : 1024;
+	S->slot = symi_calloc(S->n_slots, sizeof(*S->slot));
+	if (!S->slot) {
+		S->slot = old;
+		S->n_slots = n;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (old[i][0])
+			memcpy(str_slot(S, old[i][0]), old[i], sizeof(*old));
+	}
+	free(old);
+	return 0;
+}
+
+/* Make S->e the distinct strings of S->refs, in first-use order, the
+ * slots at most half full.  Returns 0 or -ENOMEM. */
+static int strs_distinct(struct strs *S)
+{
+	S->e = symi_calloc(S->n_refs ? S->n_refs : 1, sizeof(*S->e));
+	if (!S->e || strs_rehash(S))
+		return -ENOMEM;
+	S->n = 0;
+	for (size_t i = 0; i < S->n_refs; i++) {
+		uint32_t *sl = str_slot(S, S->refs[i]);
+		struct sent *x = &S->e[S->n];
+
+		if (sl[0])
+			continue;
+		sl[0] = S->refs[i];
+		sl[1] = (uint32_t)S->n++;
+		x->old = S->refs[i];
+		x->pos = (uint32_t)i;
+		x->s = S->in + x->old;
+		x->len = (uint32_t)strlen(x->s);
+		if (2 * S->n > S->n_slots && strs_rehash(S))
+			return -ENOMEM;
+	}
+	return 0;
+}
 
 static int str_ref(struct strs *S, uint32_t off)
 {
@@ -172,23 +227,10 @@ static int strs_build(struct strs *S)
 	size_t nh = 0, i, o;
 	int err = -ENOMEM;
 
-	S->e = symi_calloc(S->n_refs ? S->n_refs : 1, sizeof(*S->e));
-	if (!S->e)
+	err = strs_distinct(S);
+	if (err)
 		goto out;
-	for (i = 0; i < S->n_refs; i++) {
-		S->e[i].old = S->refs[i];
-		S->e[i].pos = (uint32_t)i;
-	}
-	qsort(S->e, S->n_refs, sizeof(*S->e), sent_old_cmp);
-	for (i = o = 0; i < S->n_refs; i++) {
-		if (o && S->e[o - 1].old == S->e[i].old)
-			continue;	/* sorted by pos within: first kept */
-		S->e[o] = S->e[i];
-		S->e[o].s = S->in + S->e[o].old;
-		S->e[o].len = (uint32_t)strlen(S->e[o].s);
-		o++;
-	}
-	S->n = o;
+	err = -ENOMEM;
 	if (!S->no_tails)
 		qsort(S->e, S->n, sizeof(*S->e), sent_tail_cmp);
 	/* From the longest end of each run of tails: its host. */
@@ -220,7 +262,9 @@ static int strs_build(struct strs *S)
 			nh++;
 		}
 	}
-	qsort(hosts, nh, 2 * sizeof(*hosts), u32pair_cmp);
+	/* Without tails, e and so the hosts are in first-use order. */
+	if (!S->no_tails)
+		qsort(hosts, nh, 2 * sizeof(*hosts), u32pair_cmp);
 	S->len = 1;
 	for (i = 0; i < nh; i++)
 		S->len += S->e[hosts[2 * i + 1]].len + 1;
@@ -245,8 +289,9 @@ static int strs_build(struct strs *S)
 
 		S->e[i].off = h->off + (h->len - S->e[i].len);
 	}
-	/* Back in input order, for str_map(). */
-	qsort(S->e, S->n, sizeof(*S->e), sent_old_cmp);
+	/* Each slot's new offset, for str_map(). */
+	for (i = 0; i < S->n; i++)
+		str_slot(S, S->e[i].old)[1] = S->e[i].off;
 	err = 0;
 out:
 	free(hosts);
@@ -256,19 +301,12 @@ out:
 /* The new offset of input string @off. */
 static uint32_t str_map(const struct strs *S, uint32_t off)
 {
-	size_t lo = 0, hi = S->n;
+	const uint32_t *sl;
 
-	if (off == 0 || off >= S->in_len)
+	if (off == 0 || off >= S->in_len || !S->n_slots)
 		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (S->e[mid].old < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < S->n && S->e[lo].old == off ? S->e[lo].off : 0;
+	sl = str_slot(S, off);
+	return sl[0] ? sl[1] : 0;
 }
 
 /*
@@ -318,6 +356,7 @@ static void packer_free(struct packer *P)
 	free(P->syorder);
 	free(P->S.refs);
 	free(P->S.e);
+	free(P->S.slot);
 	free(P->S.blob);
 }
 
