@@ -1,8 +1,8 @@
 #!/bin/sh
 # symd-cold-bench.sh - the cold first answer through symd (issue 19):
 # libjvm's debug file (openjdk-17-dbg) already in the store's file area,
-# or on a debuginfod on 127.0.0.1 (tests/e2e/lib/stub-debuginfod.py), no
-# table; one POST /v1/symbolize/<id> of N unsorted addresses of libjvm's
+# or on Debian's debuginfod on 127.0.0.1 (indexing a directory that holds
+# a link to it), no table; one POST /v1/symbolize/<id> of N unsorted addresses of libjvm's
 # text with wait_ms 60000, timed from the request to its answer, which
 # must be "ok" (full frames).  Goal: p50 <= 2 s for N = 1,000.
 #
@@ -34,7 +34,6 @@ SIZES=${SYMD_COLD_ADDRS:-1000 100}
 W=$OUT/symd-cold
 HEADING="## Cold first answer through symd (issue 19)"
 JVM=/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
-STUB=$ROOT/tests/e2e/lib/stub-debuginfod.py
 mkdir -p "$W" || exit 1
 
 note() { echo "symd-cold-bench: $*" >&2; }
@@ -42,6 +41,7 @@ note() { echo "symd-cold-bench: $*" >&2; }
 
 usable_input libjvm "$JVM" || exit 0
 [ -n "$dbg" ] || { note "no separate debug file of libjvm"; exit 0; }
+command -v debuginfod > /dev/null || { note "no debuginfod (the server)"; exit 0; }
 id=$("$SYM" buildid "$JVM" | cut -d' ' -f1)
 pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done' EXIT
@@ -97,7 +97,7 @@ one() {
 		start_symd "$_s" --max-wait-ms 120000 --lazy-max "$_lm" || { fail=1; return; }
 	else
 		rm -rf "$_s"
-		start_symd "$_s" --max-wait-ms 120000 --lazy-max "$_lm" --debuginfod-urls "$STUB_URL" ||
+		start_symd "$_s" --max-wait-ms 120000 --lazy-max "$_lm" --debuginfod-urls "$DBGD_URL" ||
 			{ fail=1; return; }
 	fi
 	rm -f "$W/ans.json"
@@ -136,12 +136,37 @@ sys.exit(a != b)' "$W/ans.json" "$W/full.json"; then
 fail=0
 echo bench > "$W/token"
 : > "$W/symd.err"
-: > "$W/stub.out"	# before the job's own redirection: no old port
-python3 "$STUB" --file "$dbg" > "$W/stub.out" 2> "$W/stub.err" &
-pids="$pids $!"
-_i=0
-while [ $_i -lt 100 ] && ! [ -s "$W/stub.out" ]; do sleep 0.05; _i=$((_i + 1)); done
-STUB_URL=http://127.0.0.1:$(head -1 "$W/stub.out")
+# Debian's debuginfod, as in tests/e2e/lib/debuginfod-lib.sh: without
+# DEBUGINFOD_URLS (it would federate to itself), on a free port (retried:
+# another process may take the probed one first; 0.188 binds every
+# interface, and is asked on 127.0.0.1 only), ready once it serves the
+# file.
+rm -rf "$W/dbgd"
+mkdir -p "$W/dbgd/files"
+ln -s "$dbg" "$W/dbgd/files/libjvm.debug"
+DBGD_URL=
+for try in 1 2 3; do
+	port=$(python3 -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	env -u DEBUGINFOD_URLS debuginfod -F -L -p "$port" \
+		-d "$W/dbgd/db-$try.sqlite" -t 0 -g 0 "$W/dbgd/files" \
+		> "$W/dbgd/log" 2>&1 &
+	dpid=$!
+	pids="$pids $dpid"
+	_i=0
+	while [ $_i -lt 300 ] && kill -0 "$dpid" 2> /dev/null; do
+		if [ "$(curl -s -o /dev/null -m 30 -w '%{http_code}' \
+			"http://127.0.0.1:$port/buildid/$id/debuginfo")" = 200 ]; then
+			DBGD_URL=http://127.0.0.1:$port
+			break
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	[ -n "$DBGD_URL" ] && break
+	kill -9 "$dpid" 2> /dev/null
+done
+[ -n "$DBGD_URL" ] || { note "debuginfod did not come up"; tail -5 "$W/dbgd/log" >&2; exit 1; }
 rm -f "$W"/t.*
 for n in $SIZES; do
 	body "$n" > "$W/body.$n"
