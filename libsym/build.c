@@ -1282,6 +1282,28 @@ out:
 }
 
 /*
+ * The span of the line and scope ranges @R and the text sections: *lo
+ * is UINT64_MAX (and *hi 0) when there are neither.  What code_window()
+ * widens with the symbols, and lazy_syms() with all of them.
+ */
+static void code_span(const struct symi_builder *b, const struct ranges *R,
+		      uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	if (R->n) {
+		*lo = R->addr[0];
+		*hi = R->addr[R->n - 1];
+	}
+	for (size_t i = 0; i < b->n_text; i++) {
+		if (b->text[i].lo < *lo)
+			*lo = b->text[i].lo;
+		if (b->text[i].hi > *hi)
+			*hi = b->text[i].hi;
+	}
+}
+
+/*
  * The table's address window [*basep, *endp): the line and scope ranges
  * @R and the text sections, widened by symbols (data below .text) while
  * it stays under 4 GiB; the symbols left out are dropped later.  b->syms
@@ -1290,19 +1312,10 @@ out:
 static int code_window(const struct symi_builder *b, const struct ranges *R,
 		       uint64_t *basep, uint64_t *endp)
 {
-	uint64_t base = UINT64_MAX, end = 0, symlo, symhi;
+	uint64_t base, end, symlo, symhi;
 	size_t i;
 
-	if (R->n) {
-		base = R->addr[0];
-		end = R->addr[R->n - 1];
-	}
-	for (i = 0; i < b->n_text; i++) {
-		if (b->text[i].lo < base)
-			base = b->text[i].lo;
-		if (b->text[i].hi > end)
-			end = b->text[i].hi;
-	}
+	code_span(b, R, &base, &end);
 	symlo = base;
 	symhi = end;
 	for (i = 0; i < b->n_syms; i++) {
@@ -1387,12 +1400,14 @@ static bool chosen_by(uint32_t tables, uint32_t f, int ch);
 /* What lazy_syms() learns of all the symbols before it keeps some: per
  * bucket of symbols between two addresses asked (those at or below
  * only[j] and above only[j - 1]) and per peer, the highest start, and
- * the highest end sweep_symbols() computes (addr + size); per slice of
- * the window [lo, lo + LAZY_BUCKETS * width), the sized symbols that
- * touch it. */
+ * the highest end sweep_symbols() computes (addr + size); each symbol's
+ * bucket (b->n_only: above every address asked); per slice of the
+ * window [lo, lo + LAZY_BUCKETS * width), the sized symbols that touch
+ * it. */
 struct lazy_marks {
 	uint64_t *start[SYMT_CH_N], *end;
 	bool *has[SYMT_CH_N];
+	size_t *bucket;
 	uint32_t *depth;
 	uint64_t lo, width;
 };
@@ -1404,6 +1419,7 @@ static void lazy_marks_free(struct lazy_marks *L)
 		free(L->has[c]);
 	}
 	free(L->end);
+	free(L->bucket);
 	free(L->depth);
 }
 
@@ -1449,12 +1465,14 @@ static int lazy_marks_make(const struct symi_builder *b, struct lazy_marks *L,
 			return -ENOMEM;
 	}
 	L->end = symi_calloc(nb + 1, sizeof(*L->end));
-	if (!L->end)
+	L->bucket = symi_calloc(b->n_syms, sizeof(*L->bucket));
+	if (!L->end || !L->bucket)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->n_syms; i++) {
 		const struct bsym *s = &b->syms[i];
 		size_t j = addrs_at(b->only, nb, s->addr);
 
+		L->bucket[i] = j;
 		if (j == nb)
 			continue;
 		for (int c = 0; c < SYMT_CH_N; c++) {
@@ -1471,15 +1489,15 @@ static int lazy_marks_make(const struct symi_builder *b, struct lazy_marks *L,
 	return lazy_depth(b, L, lo, hi);
 }
 
-/* Whether symbol @s can take part in an answer for an address asked:
+/* Whether symbol @i can take part in an answer for an address asked:
  * 1 (keep it), 0 (drop it), or -1 when it holds one where
  * sweep_symbols()'s cap may have left it out (then nothing is
  * dropped). */
 static int lazy_wanted(const struct symi_builder *b,
-		       const struct lazy_marks *L, const struct bsym *s,
-		       uint64_t hi)
+		       const struct lazy_marks *L, size_t i, uint64_t hi)
 {
-	size_t j = addrs_at(b->only, b->n_only, s->addr);
+	const struct bsym *s = &b->syms[i];
+	size_t j = L->bucket[i];
 
 	/* The window's ends, for code_window(). */
 	if (s->addr == L->lo || s->addr + 1 == hi)
@@ -1526,25 +1544,15 @@ static int lazy_wanted(const struct symi_builder *b,
  */
 static int lazy_syms(struct symi_builder *b, const struct ranges *R)
 {
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo, hi;
 	struct lazy_marks L;
-	bool *keep = NULL;
 	size_t o = 0;
 	int err = 0;
 
 	memset(&L, 0, sizeof(L));
 	if (!b->only || !b->n_text || !b->n_syms)
 		return 0;
-	if (R->n) {
-		lo = R->addr[0];
-		hi = R->addr[R->n - 1];
-	}
-	for (size_t i = 0; i < b->n_text; i++) {
-		if (b->text[i].lo < lo)
-			lo = b->text[i].lo;
-		if (b->text[i].hi > hi)
-			hi = b->text[i].hi;
-	}
+	code_span(b, R, &lo, &hi);
 	for (size_t i = 0; i < b->n_syms; i++) {
 		if (b->syms[i].addr < lo)
 			lo = b->syms[i].addr;
@@ -1556,27 +1564,22 @@ static int lazy_syms(struct symi_builder *b, const struct ranges *R)
 	err = lazy_marks_make(b, &L, lo, hi);
 	if (err)
 		goto out;
-	/* Every answer first (a refusal leaves all), then the kept ones to
-	 * the front in their order. */
-	keep = symi_calloc(b->n_syms, sizeof(*keep));
-	if (!keep) {
-		err = -ENOMEM;
-		goto out;
-	}
+	/* Every answer first (a refusal leaves all), kept in L.bucket (a
+	 * symbol's bucket is read only by its own answer), then the kept
+	 * ones to the front in their order. */
 	for (size_t i = 0; i < b->n_syms; i++) {
-		int w = lazy_wanted(b, &L, &b->syms[i], hi);
+		int w = lazy_wanted(b, &L, i, hi);
 
 		if (w < 0)
 			goto out;
-		keep[i] = w > 0;
+		L.bucket[i] = w > 0;
 	}
 	for (size_t i = 0; i < b->n_syms; i++) {
-		if (keep[i])
+		if (L.bucket[i])
 			b->syms[o++] = b->syms[i];
 	}
 	b->n_syms = o;
 out:
-	free(keep);
 	lazy_marks_free(&L);
 	return err;
 }
