@@ -425,7 +425,7 @@ def spinout(path):
     with open(path) as f:
         for line in f:
             t = line.split()
-            if len(t) == 8 and t[0] == "thread":
+            if len(t) >= 8 and t[0] == "thread":
                 w, c, r = int(t[3]), int(t[5]), int(t[7])
                 out[int(t[1])] = (w, c, r if r >= 0 else w - c)
     if not out:
