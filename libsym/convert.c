@@ -73,10 +73,28 @@ static int refuse(struct sym_conversion *c, int err)
 	return err;
 }
 
+/* A module of c's files (found by open_files()) into *mod. */
+static int open_module(const struct sym_conversion *c, struct sym_module **mod)
+{
+	/* The debug file the store has wins over any search. */
+	SYM_OPTS(sym_module_opts, mo,
+		 .debug_file = c->have_exe && c->have_dbg ? c->dbg : NULL,
+		 .flags = c->have_exe ? 0 : SYM_MODULE_NO_SEARCH);
+
+	const char *bid;
+	int err = sym_module_open(c->have_exe ? c->exe : c->dbg, &mo, mod);
+
+	if (!err) {
+		bid = sym_module_id(*mod, NULL);
+		if (!bid || strcmp(bid, c->id) != 0)
+			err = -SYM_E_BADELF;	/* replaced under our feet */
+	}
+	return err;
+}
+
 /* The store's files of c->id, opened as a module into c->mod. */
 static int open_files(struct sym_conversion *c)
 {
-	const char *bid;
 	int err;
 
 	err = sym_store_file_path(c->st, c->id, SYM_STORE_EXECUTABLE, c->exe,
@@ -91,22 +109,7 @@ static int open_files(struct sym_conversion *c)
 	c->have_dbg = !err;
 	if (!c->have_exe && !c->have_dbg)
 		return -SYM_E_NOTFOUND;
-	{
-		/* The debug file the store has wins over any search. */
-		SYM_OPTS(sym_module_opts, mo,
-			 .debug_file = c->have_exe && c->have_dbg ? c->dbg :
-				       NULL,
-			 .flags = c->have_exe ? 0 : SYM_MODULE_NO_SEARCH);
-
-		err = sym_module_open(c->have_exe ? c->exe : c->dbg, &mo,
-				      &c->mod);
-	}
-	if (!err) {
-		bid = sym_module_id(c->mod, NULL);
-		if (!bid || strcmp(bid, c->id) != 0)
-			err = -SYM_E_BADELF;	/* replaced under our feet */
-	}
-	return err;
+	return open_module(c, &c->mod);
 }
 
 int sym_conversion_open(struct sym_store *st, const char *build_id,
@@ -162,6 +165,23 @@ fail:
 struct sym_module *sym_conversion_module(struct sym_conversion *c)
 {
 	return c ? c->mod : NULL;
+}
+
+int sym_conversion_table_symbols(struct sym_conversion *c,
+				 struct sym_table **out)
+{
+	struct sym_module *mod = NULL;
+	int err;
+
+	if (out)
+		*out = NULL;
+	if (!c || !out)
+		return -EINVAL;
+	err = open_module(c, &mod);
+	if (!err)
+		err = sym_module_table_symbols(mod, out);
+	sym_module_close(mod);
+	return err;
 }
 
 int sym_conversion_finish(struct sym_conversion *c,

@@ -1666,6 +1666,23 @@ SYM_API int sym_conversion_open(struct sym_store *st, const char *build_id,
 SYM_API struct sym_module *sym_conversion_module(struct sym_conversion *c);
 
 /**
+ * sym_conversion_table_symbols() - the table of @c's symbols alone (as
+ * sym_module_table_symbols() builds it), from a module of its own opened
+ * on the same files (since 1.6.0, LIBSYM_1.6).  That is what makes it
+ * the one call on @c that another thread may make while @c's module
+ * builds a table: a server answers "partial" from it while the lazy
+ * table is built on another core, instead of after it.
+ * @param[out] out  caller owns, free with sym_table_close(); NULL on
+ *                  error
+ * @return 0, -EINVAL (@c or @out NULL), the errors of sym_module_open()
+ *         and sym_module_table_symbols()
+ * Thread-safety: safe against @c's other calls but sym_conversion_finish()
+ * and sym_conversion_close(), which must come after it returns.
+ */
+SYM_API int sym_conversion_table_symbols(struct sym_conversion *c,
+					 struct sym_table **out);
+
+/**
  * sym_conversion_finish() - build the full table, store it (or the
  * SYM_STORE_BADCONV entry that says why it cannot be built), release the
  * lock and free @c.

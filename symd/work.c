@@ -577,20 +577,74 @@ static uint64_t *take_want(struct symd_work *w, struct symd_job *j,
 	return v;
 }
 
-/* The quick tables, from the conversion's module, before its full table:
- * the symbols alone, then a lazy table of the addresses wanted. */
+/* The symbols-alone table of a conversion, built on a thread of its own
+ * while the lazy table is built on the job's (symtab_start()). */
+struct symtab_run {
+	struct symd_work *w;
+	const struct symd_job *j;
+	struct sym_conversion *cv;
+	pthread_t th;
+	bool started;
+};
+
+static void *symtab_main(void *arg)
+{
+	struct symtab_run *r = arg;
+	struct sym_table *t;
+	uint64_t t0 = now_us();
+
+	if (sym_conversion_table_symbols(r->cv, &t) == 0) {
+		symd_metrics_quick_table(false, now_us() - t0);
+		progress(r->w, r->j, t, false, NULL, 0);
+	}
+	return NULL;
+}
+
+/* Start it on a thread that blocks every signal (they stay with the
+ * threads that handle them); where no thread can be made, build it here
+ * and now. */
+static void symtab_start(struct symtab_run *r)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
+		r->started = pthread_create(&r->th, NULL, symtab_main, r) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (!r->started)
+		symtab_main(r);
+}
+
+static void symtab_join(struct symtab_run *r)
+{
+	if (r->started)
+		pthread_join(r->th, NULL);
+	r->started = false;
+}
+
+/*
+ * The quick tables of a conversion, before its full table: the symbols
+ * alone (from a module of their own, on a second thread) and, at the same
+ * time, a lazy table of the addresses wanted, from the conversion's
+ * module.  Built one after the other they took 0.17 s + 1.6 s on
+ * libjvm's 1,000 addresses; the symbols' table is for "partial" answers
+ * while the lazy one is built, so it no longer delays it.
+ */
 static void quick_tables(struct symd_work *w, struct symd_job *j,
 			 struct sym_conversion *cv)
 {
+	struct symtab_run r = { .w = w, .j = j, .cv = cv };
 	struct sym_module *m = sym_conversion_module(cv);
 	struct sym_table *t;
-	uint64_t t0 = now_us(), *v;
+	uint64_t t0, *v;
 	size_t n;
 
-	if (sym_module_table_symbols(m, &t) == 0) {
-		symd_metrics_quick_table(false, now_us() - t0);
-		progress(w, j, t, false, NULL, 0);
-	}
+	symtab_start(&r);
+	/* The test hook (t2240's held conversions) sees them in order:
+	 * the symbols' table out before the lazy table is held. */
+	if (w->hold_dir)
+		symtab_join(&r);
 	test_hold(w, j->id, ".lazy");
 	v = take_want(w, j, &n);
 	t0 = now_us();
@@ -600,6 +654,7 @@ static void quick_tables(struct symd_work *w, struct symd_job *j,
 	} else {
 		free(v);
 	}
+	symtab_join(&r);
 	test_hold(w, j->id, ".full");
 }
 
