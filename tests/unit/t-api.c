@@ -446,13 +446,15 @@ static void test_table_for(void)
  * sym_module_table_symbols(): a caller-owned table of the symbols alone
  * (main named, no line), then -EALREADY once the full table is built;
  * sym_conversion_*(): the argument checks, no files (-SYM_E_NOTFOUND),
- * and a conversion in steps that stores the table the files give.
+ * and a conversion in steps that stores the table the files give, its
+ * symbols-alone table from a module of its own the same bytes as from
+ * its module.
  */
 static void test_conversion(const char *tmp)
 {
 	struct sym_module *m = NULL;
 	const struct sym_table *full = NULL;
-	struct sym_table *t = NULL;
+	struct sym_table *t = NULL, *t2 = (struct sym_table *)1;
 	struct sym_conversion *cv = (struct sym_conversion *)1;
 	struct sym_store *st = NULL;
 	struct sym_frame f[SYM_MAX_FRAMES];
@@ -497,9 +499,23 @@ static void test_conversion(const char *tmp)
 	    sym_store_put_file(st, id, SYM_STORE_EXECUTABLE, self) == 0) {
 		CHECK_ERR(sym_conversion_open(st, id, "t-api", &cv), 0);
 		CHECK(sym_conversion_module(cv) != NULL);
+		CHECK_ERR(sym_conversion_table_symbols(NULL, &t2), -EINVAL);
+		CHECK(t2 == NULL);
+		CHECK_ERR(sym_conversion_table_symbols(cv, NULL), -EINVAL);
+		/* From a module of its own: the same bytes. */
+		CHECK_ERR(sym_conversion_table_symbols(cv, &t2), 0);
 		CHECK_ERR(sym_module_table_symbols(sym_conversion_module(cv),
 						   &t), 0);
+		if (t && t2) {
+			const void *a, *b;
+			size_t na, nb;
+
+			sym_table_data(t, &a, &na);
+			sym_table_data(t2, &b, &nb);
+			CHECK(na == nb && memcmp(a, b, na) == 0);
+		}
 		sym_table_close(t);
+		sym_table_close(t2);
 		CHECK_ERR(sym_conversion_finish(cv, NULL), 0);
 		CHECK_ERR(sym_store_has_table(st, id), 1);
 	} else {
