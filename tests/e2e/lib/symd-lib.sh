@@ -18,8 +18,10 @@ start_symd() {
 	"$SYMD" --listen 127.0.0.1:0 --store "$T/symd-store" "$@" \
 		> "$T/symd.out" 2>> "$T/symd.err" &
 	SYMD_PID=$!
+	# Up to 60 s while it lives: it says "listening" within 0.1 s on
+	# an idle machine; this bounds a hung symd, it times nothing.
 	_i=0
-	while [ $_i -lt 100 ]; do
+	while [ $_i -lt 1200 ]; do
 		SYMD_PORT=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
 			"$T/symd.out" 2>/dev/null)
 		[ -n "$SYMD_PORT" ] && break
