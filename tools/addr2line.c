@@ -3511,9 +3511,6 @@ static struct a2l *a2l_new(bool lookup)
 	/* Answers go out in writes of up to OB_SINK_SIZE, and before
 	 * every blocking read (co-process use). */
 	symi_buf_init(&stdout_ob.b, OB_SINK_SIZE);
-	/* Whole at once, for the same reason as queue()'s batch (a
-	 * failure here only leaves it to grow). */
-	(void)symi_buf_grow(&stdout_ob.b, OB_SINK_SIZE);
 	stdout_ob.sink = stdout;
 	stdout_ob.err = false;
 	a->ob = &stdout_ob;

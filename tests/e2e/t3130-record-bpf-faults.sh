@@ -56,8 +56,7 @@ no_btf() {
 # recorder says "sampling user space only") has no samples in the
 # spinner's system calls: its lower bound is the user part of the CPU
 # time (prof_spin.c's user_ns; it was 73% of it, and 237 to 258 samples
-# came for 300 ms of CPU, when the spinner read its clock 20 times as
-# often, on 2026-12-03's machine).
+# came for 300 ms of CPU, on 2026-12-03's machine).
 cpu_ok() {
 	"$SYM" fold -q "$T/out/$1.raw" > "$T/$1.fold" || return 1
 	miss=$(awk '$1 == "lost" || $1 == "throttled" { n += $2 }
