@@ -78,6 +78,16 @@ char *symi_strdup(const char *s);
  * 4 KiB pages took 10 ms, in huge pages 0.12 ms.  free() it.
  */
 void *symi_malloc_huge(size_t n);
+/* symi_calloc_huge() - symi_calloc() in the same way: zeroed. */
+void *symi_calloc_huge(size_t n, size_t m);
+
+/*
+ * symi_advise_huge() - advise MADV_HUGEPAGE on the whole 2 MiB pages
+ * inside [@buf, @buf + @len) when @len is 4 MiB or more (a no-op below,
+ * and where transparent huge pages are off).  For a large buffer that
+ * came from malloc() or realloc(): symi_grow() calls it on every growth.
+ */
+void symi_advise_huge(void *buf, size_t len);
 
 /*
  * For tests that link libsym.a and sweep N in one process: from now on,

@@ -92,7 +92,7 @@ static struct pent *pmap_slot(struct pmap *m, const void *key, size_t first)
 
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : first;
-		struct pent *nv = symi_calloc(ncap, sizeof(*nv));
+		struct pent *nv = symi_calloc_huge(ncap, sizeof(*nv));
 
 		if (!nv)
 			return NULL;

@@ -168,7 +168,7 @@ static int strs_rehash(struct strs *S)
 	size_t n = S->n_slots;
 
 	S->n_slots = n ? 2 * n : 1024;
-	S->slot = symi_calloc(S->n_slots, sizeof(*S->slot));
+	S->slot = symi_calloc_huge(S->n_slots, sizeof(*S->slot));
 	if (!S->slot) {
 		S->slot = old;
 		S->n_slots = n;
@@ -962,7 +962,7 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	err = lay_out(&P, &a, nb, blocks_bytes, &hd, &size);
 	if (err)
 		goto out;
-	buf = symi_calloc(1, size);
+	buf = symi_calloc_huge(1, size);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;

@@ -43,7 +43,7 @@
  * One zlib stream cannot be split, so the time is bounded below by the
  * largest section (.debug_info, about four fifths of libjvm's bytes).
  * Output buffers of 4 MiB or more are madvise()d MADV_HUGEPAGE before
- * they are written (see want_huge()).
+ * they are written (symi_advise_huge()).
  * A thread that cannot be created is not an error: the caller's thread
  * does the work alone.
  *
@@ -80,9 +80,6 @@
 #define INFLATE_THREADS 2
 #define INFLATE_MT_MIN ((size_t)4 << 20)
 
-/* Output buffers this large ask for transparent huge pages. */
-#define HUGE_MIN ((size_t)4 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 /* Decompression limits: the defaults of struct sym_inflate_limits. */
 #define LIMIT_SECTION ((uint64_t)1 << 30)
@@ -294,20 +291,12 @@ static void run(struct pool *p, size_t total_in)
 }
 
 /*
- * Ask for transparent huge pages on a big output buffer (only advice:
- * a no-op where THP is off).  libdw then walks .debug_info with far
- * fewer TLB misses and page faults: on libjvm (257 MB of .debug_info)
- * this saves 0.5 to 1 s of a 6 s cold start, with the same peak RSS,
- * since the buffer is written in full anyway.
+ * Output buffers ask for transparent huge pages (symi_advise_huge()).
+ * libdw then walks .debug_info with far fewer TLB misses and page
+ * faults: on libjvm (257 MB of .debug_info) this saves 0.5 to 1 s of a
+ * 6 s cold start, with the same peak RSS, since the buffer is written in
+ * full anyway.
  */
-static void want_huge(void *buf, size_t len)
-{
-	uintptr_t lo = ((uintptr_t)buf + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)buf + len) & ~(HUGE_PAGE - 1);
-
-	if (len >= HUGE_MIN && hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
 
 /* Step 1 for one section: a job, or nothing when it is implausible. */
 static int add_job(struct job **jobs, size_t *n, size_t *cap, Elf_Scn *scn,
@@ -328,7 +317,7 @@ static int add_job(struct job **jobs, size_t *n, size_t *cap, Elf_Scn *scn,
 	j->buf = symi_malloc(ch->ch_size ? ch->ch_size : 1);
 	if (!j->buf)
 		return -ENOMEM;
-	want_huge(j->buf, ch->ch_size);
+	symi_advise_huge(j->buf, ch->ch_size);
 	j->scn = scn;
 	j->data = data;
 	j->src = (const char *)data->d_buf + chsz;
