@@ -98,16 +98,7 @@ exec 3<> "$T/fifo"	# a reader exists (so opening does not block), unread
 	> "$T/symd.out" 2> "$T/fifo" &
 SYMD_PID=$!
 at_exit 'kill -9 $SYMD_PID 2>/dev/null'
-# Until the port can be read off the line, up to 60 s while it lives
-# (symd-lib.sh's start_symd says why).
-i=0
-PORT=
-while [ $i -lt 1200 ] && kill -0 "$SYMD_PID" 2>/dev/null; do
-	PORT=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
-		"$T/symd.out")
-	[ -n "$PORT" ] && break
-	sleep 0.05; i=$((i + 1))
-done
+PORT=$(symd_port "$T/symd.out" "$SYMD_PID")
 [ -n "$PORT" ] || { echo "Bail out! symd did not start"; exit 1; }
 U=http://127.0.0.1:$PORT
 python3 - "$PORT" > "$T/flood" <<'EOF'

@@ -44,16 +44,9 @@ start_node() {
 		--upload-token-file "$T/token" \
 		--object-store s3://symd-test/cluster --debuginfod-urls '' \
 		> "$T/$1.out" 2>> "$T/$1.err" &
-	eval "$1_PID=$!"
-	# Up to 60 s while it lives (symd-lib.sh's start_symd says why).
-	_i=0
-	while [ $_i -lt 1200 ] && eval "kill -0 \$$1_PID" 2>/dev/null; do
-		_p=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
-			"$T/$1.out" 2>/dev/null)
-		[ -n "$_p" ] && break
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	_pid=$!
+	eval "$1_PID=$_pid"
+	_p=$(symd_port "$T/$1.out" "$_pid")
 	[ -n "$_p" ] || { sed 's/^/#   /' "$T/$1.err"; return 1; }
 	eval "$1_URL=http://127.0.0.1:$_p"
 }
@@ -205,15 +198,7 @@ printf 'part_size = 5M\nmultipart_min = 8M\n' > "$T/s3.conf"
 	--object-store-config "$T/s3.conf" > "$T/C.out" 2>> "$T/C.err" &
 C_PID=$!
 at_exit 'kill -9 $C_PID 2>/dev/null'
-# Until its line gives the port, up to 60 s while it lives.
-_i=0
-_p=
-while [ $_i -lt 1200 ] && kill -0 "$C_PID" 2>/dev/null; do
-	_p=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
-		"$T/C.out")
-	[ -n "$_p" ] && break
-	sleep 0.05; _i=$((_i + 1))
-done
+_p=$(symd_port "$T/C.out" "$C_PID")
 C_URL=http://127.0.0.1:$_p
 curl -sS -m 60 -o "$T/c.debug" "$C_URL/buildid/$id1/debuginfo"
 ok "C serves /buildid/<id>/debuginfo from the bucket, byte for byte" cmp "$dbg1" "$T/c.debug"

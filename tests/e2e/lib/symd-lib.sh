@@ -4,6 +4,8 @@
 #   start_symd [ARGS...]    bin/symd on 127.0.0.1 (a free port) with the
 #                           store $T/symd-store; sets SYMD_URL, SYMD_PORT,
 #                           SYMD_PID; stderr goes to $T/symd.err
+#   symd_port OUT PID       the port symd PID printed to OUT (empty: it
+#                           died first)
 #   stop_symd [SIG]         send SIG (TERM) and wait; sets SYMD_STATUS
 #   symd_curl ARGS...       curl -sS against it, --max-time 30
 #
@@ -13,22 +15,32 @@ SYMD=${SYMD:-$SYM_ROOT/bin/symd}
 SYMD_PID=
 at_exit '[ -n "$SYMD_PID" ] && kill -9 "$SYMD_PID" 2>/dev/null'
 
+# symd_port OUT PID: the port a symd (PID) says it listens on in its
+# stdout file OUT, read off its line; empty when it died first.  Up to
+# 60 s while it lives: it says "listening" within 0.1 s on an idle
+# machine; this bounds a hung symd, it times nothing.  OUT must not hold
+# an older symd's line (the job's redirection empties it in the child,
+# maybe after a first read): empty or remove it before the start.
+symd_port() {
+	_i=0
+	_port=
+	while [ $_i -lt 1200 ]; do
+		_port=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
+			"$1" 2>/dev/null)
+		[ -n "$_port" ] && break
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	echo "$_port"
+}
+
 start_symd() {
 	rm -f "$T/symd.out"
 	"$SYMD" --listen 127.0.0.1:0 --store "$T/symd-store" "$@" \
 		> "$T/symd.out" 2>> "$T/symd.err" &
 	SYMD_PID=$!
-	# Up to 60 s while it lives: it says "listening" within 0.1 s on
-	# an idle machine; this bounds a hung symd, it times nothing.
-	_i=0
-	while [ $_i -lt 1200 ]; do
-		SYMD_PORT=$(sed -n 's/^symd: listening on 127.0.0.1:\([0-9]*\),.*/\1/p' \
-			"$T/symd.out" 2>/dev/null)
-		[ -n "$SYMD_PORT" ] && break
-		kill -0 "$SYMD_PID" 2>/dev/null || break
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	SYMD_PORT=$(symd_port "$T/symd.out" "$SYMD_PID")
 	if [ -z "$SYMD_PORT" ]; then
 		echo "# symd did not start:" && sed 's/^/#   /' "$T/symd.err"
 		return 1
