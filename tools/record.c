@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -1995,6 +1996,7 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		     uint64_t t)
 {
 	struct mmap2_body mb;
+	struct pm_inode ino;
 	struct task_body tb;
 	uint32_t ids[2];
 	const char *s;
@@ -2009,9 +2011,13 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		if (!s || !(mb.prot & PROT_EXEC))
 			return;
 		has_bid = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+		ino.dev = makedev(mb.maj, mb.min);
+		ino.ino = mb.ino;
+		ino.gen = mb.ino_generation;
 		pm_mmap(r->pm, (int32_t)mb.pid, t, mb.addr, mb.len, mb.pgoff,
 			has_bid ? mb.build_id : NULL,
-			has_bid ? mb.build_id_size : 0, s);
+			has_bid ? mb.build_id_size : 0,
+			has_bid || !mb.ino ? NULL : &ino, s);
 		if (strstr(s, "/jit-"))	/* maybe a jitdump: keep it */
 			jit_dump_seen(r, (int32_t)mb.pid);
 		return;

@@ -8,6 +8,9 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <linux/fs.h>
+#include <limits.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -198,11 +201,11 @@ static void test_map_keys(void)
 
 	CHECK_ERR(pm_new(&h, &pm), 0);
 	CHECK_ERR(pm_mmap(pm, PID, 10, 0x1000, 0x4000, 0, NULL, 0,
-			  "/nonexistent/a"), 0);
+			  NULL, "/nonexistent/a"), 0);
 	CHECK_ERR(pm_mmap(pm, PID, 11, 0x10000, 0x1000, 0, bid, sizeof(bid),
-			  "/nonexistent/b"), 0);
+			  NULL, "/nonexistent/b"), 0);
 	CHECK_ERR(pm_mmap(pm, PID, 12, 0x2000, 0x1000, 0, NULL, 0,
-			  "/nonexistent/c"), 0);
+			  NULL, "/nonexistent/c"), 0);
 	m = pm_find(pm, PID, 0x1500, 20);
 	CHECK(m && m->cache_key == addrcache_mod("/nonexistent/a"));
 	m = pm_find(pm, PID, 0x3500, 20);	/* the part of a after c */
@@ -221,6 +224,69 @@ static void test_map_keys(void)
 	pm_free(pm);
 }
 
+/*
+ * A process gone before its mapping is read, whose file has no build ID
+ * the kernel could give: the file at the path is taken only when it is the
+ * inode the kernel named (device, number, generation).
+ */
+static void test_gone_inode(void)
+{
+	struct pm_hooks h = { NULL, NULL, NULL, NULL };
+	struct pm *pm = NULL;
+	struct pm_inode ino, bad;
+	struct pm_elf want;
+	struct pm_map *m;
+	struct stat st;
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, gen = 0;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	CHECK_ERR(pm_elf_read_fd(fd, &want), 0);
+	if (ioctl(fd, FS_IOC_GETVERSION, &gen) != 0)
+		gen = 0;
+	close(fd);
+	ino.dev = st.st_dev;
+	ino.ino = st.st_ino;
+	ino.gen = (uint32_t)gen;
+	CHECK(want.build_id[0] != '\0');
+
+	CHECK_ERR(pm_new(&h, &pm), 0);
+	CHECK_ERR(pm_mmap(pm, PID, 10, 0x1000, 0x1000, 0, NULL, 0, &ino,
+			  path), 0);
+	m = pm_find(pm, PID, 0x1500, 11);
+	CHECK(m && strcmp(m->build_id, want.build_id) == 0 &&
+	      m->open_path && strcmp(m->open_path, path) == 0);
+	/* Another inode number, or (where the file system tells it) another
+	 * generation: a file that replaced the mapped one. */
+	bad = ino;
+	bad.ino++;
+	CHECK_ERR(pm_mmap(pm, PID, 12, 0x1000, 0x1000, 0, NULL, 0, &bad,
+			  path), 0);
+	m = pm_find(pm, PID, 0x1500, 13);
+	CHECK(m && m->build_id[0] == '\0' && !m->open_path);
+	if (gen) {
+		bad = ino;
+		bad.gen = (uint32_t)gen + 1;
+		CHECK_ERR(pm_mmap(pm, PID, 14, 0x1000, 0x1000, 0, NULL, 0,
+				  &bad, path), 0);
+		m = pm_find(pm, PID, 0x1500, 15);
+		CHECK(m && m->build_id[0] == '\0');
+	}
+	/* No inode and no build ID: the path is not trusted. */
+	CHECK_ERR(pm_mmap(pm, PID, 16, 0x1000, 0x1000, 0, NULL, 0, NULL,
+			  path), 0);
+	m = pm_find(pm, PID, 0x1500, 17);
+	CHECK(m && m->build_id[0] == '\0');
+	pm_free(pm);
+}
+
 static void test_maps(void)
 {
 	struct pm_hooks h = { NULL, h_map, h_unmap, h_forget };
@@ -231,9 +297,9 @@ static void test_maps(void)
 	CHECK(pm_find(pm, PID, 0x1500, 5) == NULL);
 	/* A [1000, 5000) at t 10; B [2000, 3000) over it at t 20. */
 	CHECK_ERR(pm_mmap(pm, PID, 10, 0x1000, 0x4000, 0, NULL, 0,
-			  "/nonexistent/a"), 0);
+			  NULL, "/nonexistent/a"), 0);
 	CHECK_ERR(pm_mmap(pm, PID, 20, 0x2000, 0x1000, 0x7000, NULL, 0,
-			  "/nonexistent/b"), 0);
+			  NULL, "/nonexistent/b"), 0);
 	CHECK(nmap == 2 && nunmap == 1);
 	m = pm_find(pm, PID, 0x1500, 25);
 	CHECK(m && strcmp(m->path, "/nonexistent/a") == 0 && m->start == 0x1000);
@@ -266,7 +332,7 @@ static void test_maps(void)
 	m = pm_find(pm, PID, 0x2500, 31);
 	CHECK(m && strcmp(m->path, "/nonexistent/b") == 0);
 	CHECK_ERR(pm_mmap(pm, PID, 32, 0x2000, 0x1000, 0, NULL, 0,
-			  "/nonexistent/c"), 0);
+			  NULL, "/nonexistent/c"), 0);
 	m = pm_find(pm, PID, 0x2500, 33);
 	CHECK(m && strcmp(m->path, "/nonexistent/c") == 0);
 
@@ -388,6 +454,7 @@ int main(void)
 	test_retcheck();
 	test_elf();
 	test_maps();
+	test_gone_inode();
 	test_map_keys();
 	test_kernel();
 	test_kmods();

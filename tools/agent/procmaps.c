@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -580,18 +582,39 @@ static struct elf_ent *cache_fd(struct pm *pm, int fd, const char *path)
 	return e;
 }
 
+/*
+ * Whether open file @fd is inode @want: the device and inode number, and
+ * the generation where the file system tells it (FS_IOC_GETVERSION: ext4,
+ * xfs, btrfs).  Without it (tmpfs) the number alone counts: tmpfs does
+ * not reuse inode numbers, and a reused number elsewhere has a new
+ * generation.
+ */
+static bool same_inode(int fd, const struct pm_inode *want)
+{
+	struct stat st;
+	int gen;
+
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != want->dev ||
+	    (uint64_t)st.st_ino != want->ino)
+		return false;
+	if (want->gen && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 &&
+	    (uint32_t)gen != (uint32_t)want->gen)
+		return false;
+	return true;
+}
+
+/* The ELF facts of the file at @path, when it is inode @must_be (if
+ * given); NULL when it cannot be read, is not ELF or is another inode. */
 static struct elf_ent *cache_path(struct pm *pm, const char *path,
-				  const struct stat *must_be)
+				  const struct pm_inode *must_be)
 {
 	struct elf_ent *e;
-	struct stat st;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (must_be && (fstat(fd, &st) < 0 || st.st_dev != must_be->st_dev ||
-			st.st_ino != must_be->st_ino)) {
+	if (must_be && !same_inode(fd, must_be)) {
 		close(fd);
 		return NULL;
 	}
@@ -601,10 +624,12 @@ static struct elf_ent *cache_path(struct pm *pm, const char *path,
 }
 
 /* Fill the build ID, vaddr and open_path of file mapping @m, whose
- * kernel-given build ID (hex) is @kbid or "". */
-static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid)
+ * kernel-given build ID (hex) is @kbid or "", and inode @kino or NULL. */
+static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid,
+			 const struct pm_inode *kino)
 {
 	char mf[64], root[PATH_MAX + 64];
+	struct pm_inode mino = { 0 };
 	struct stat mst;
 	bool have_mst;
 	struct elf_ent *e = NULL;
@@ -623,8 +648,12 @@ static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid)
 	}
 	/* The file at the path must be the inode that is mapped. */
 	have_mst = stat(mf, &mst) == 0;
+	if (have_mst) {
+		mino.dev = mst.st_dev;
+		mino.ino = mst.st_ino;
+	}
 	if (m->path[0] == '/') {
-		e = cache_path(pm, root, have_mst ? &mst : NULL);
+		e = cache_path(pm, root, have_mst ? &mino : NULL);
 		how = root;
 	}
 	if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
@@ -640,11 +669,11 @@ static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid)
 		}
 	}
 	/* The process is gone: the plain path is trusted only when the
-	 * kernel's build ID vouches for it. */
-	if (!e && kbid[0] && m->path[0] == '/') {
-		e = cache_path(pm, m->path, NULL);
+	 * kernel vouches for it, by the build ID or by the inode. */
+	if (!e && (kbid[0] || kino) && m->path[0] == '/') {
+		e = cache_path(pm, m->path, kbid[0] ? NULL : kino);
 		how = m->path;
-		if (e && strcmp(e->elf.build_id, kbid) != 0) {
+		if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
 			pm->st.bid_mismatch++;
 			e = NULL;
 		}
@@ -870,7 +899,7 @@ static void note_jitdump(struct proc *p, const char *path)
 
 static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 		   uint64_t end, uint64_t pgoff, const char *kbid,
-		   const char *path)
+		   const struct pm_inode *kino, const char *path)
 {
 	struct pm_map *m;
 
@@ -893,7 +922,7 @@ static int add_map(struct pm *pm, struct proc *p, uint64_t t, uint64_t start,
 	}
 	if (m->kind == PM_FILE) {
 		note_jitdump(p, path);
-		resolve_file(pm, m, kbid);
+		resolve_file(pm, m, kbid, kino);
 	} else if (m->kind == PM_VDSO) {
 		resolve_vdso(pm, m);
 	} else {
@@ -997,7 +1026,7 @@ static int scan_maps(struct pm *pm, struct proc *p)
 		if (start >= 0xffff800000000000ULL)
 			continue;
 		fname = line + n;
-		err = add_map(pm, p, 0, start, end, off, "",
+		err = add_map(pm, p, 0, start, end, off, "", NULL,
 			      *fname ? fname : "//anon");
 		if (err)
 			break;
@@ -1058,7 +1087,8 @@ int pm_scan_threads(struct pm *pm, int32_t pid)
 
 int pm_mmap(struct pm *pm, int32_t pid, uint64_t t, uint64_t start,
 	    uint64_t len, uint64_t pgoff, const unsigned char *build_id,
-	    size_t build_id_len, const char *path)
+	    size_t build_id_len, const struct pm_inode *inode,
+	    const char *path)
 {
 	char kbid[2 * PM_BUILD_ID_MAX + 1] = "";
 	struct proc *p;
@@ -1075,7 +1105,8 @@ int pm_mmap(struct pm *pm, int32_t pid, uint64_t t, uint64_t start,
 	}
 	if (build_id && build_id_len > 0 && build_id_len <= PM_BUILD_ID_MAX)
 		hex_of(build_id, build_id_len, kbid);
-	return add_map(pm, p, t, start, start + len, pgoff, kbid, path);
+	return add_map(pm, p, t, start, start + len, pgoff, kbid,
+		       kbid[0] ? NULL : inode, path);
 }
 
 /* A forked child's copy of a file mapping: the child's own root when it

@@ -185,15 +185,32 @@ int pm_scan(struct pm *pm, int32_t pid);
 int pm_scan_threads(struct pm *pm, int32_t pid);
 
 /**
+ * struct pm_inode - the inode a mapping maps, as the kernel named it: a
+ * PERF_RECORD_MMAP2 without a build ID carries it instead (the device's
+ * major and minor, the inode number and its generation).
+ */
+struct pm_inode {
+	uint64_t dev;		/**< makedev(maj, min) */
+	uint64_t ino;
+	uint64_t gen;		/**< i_generation; checked where readable */
+};
+
+/**
  * pm_mmap() - an executable mapping appeared at time @t (PERF_RECORD_MMAP2).
  * Older mappings it overlaps die at @t.
  * @param build_id  the kernel's, raw bytes, or NULL
+ * @param inode     the kernel's inode of the file when it gave no build
+ *                  ID, or NULL.  When the process is gone before the
+ *                  mapping is read, the file at @path is taken for the
+ *                  mapped one only if the kernel vouches for it: by the
+ *                  build ID, or by this inode (docs/record.md).
  * @param path      borrowed
  * @return 0 or -ENOMEM
  */
 int pm_mmap(struct pm *pm, int32_t pid, uint64_t t, uint64_t start,
 	    uint64_t len, uint64_t pgoff, const unsigned char *build_id,
-	    size_t build_id_len, const char *path);
+	    size_t build_id_len, const struct pm_inode *inode,
+	    const char *path);
 
 /** pm_fork() - @pid was created by @ppid at @t with a copy of its
  *  mappings (a new thread, pid == ppid, only names it). */
