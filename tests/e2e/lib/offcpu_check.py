@@ -306,7 +306,14 @@ def cmd_sampled(fpath, xpath, p):
     half = Z999 * math.sqrt(n * p * (1 - p))
     print("# %d of %d sleep blocks recorded at p %.2f; 99.9%% interval "
           "[%.1f, %.1f]" % (k, n, p, mu - half, mu + half))
-    return 0 if abs(k - mu) <= half else 1
+    if abs(k - mu) <= half:
+        return 0
+    # (what was counted, to tell chance (1 run in 1000) from a block
+    # counted twice: each stack of the main thread's sleep path)
+    for t, fr, v in folded(fpath):
+        if t == fx["tid"] and kpath(fr) == "sleep":
+            print("#   %d %s" % (v, ";".join(fr)))
+    return 1
 
 
 def cmd_minmax(fpath, xpath, which):
