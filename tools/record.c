@@ -1888,8 +1888,10 @@ static int offcpu_targets(struct rec *r)
 
 	if (!r->oc)
 		return 0;
+	/* The child runs our code until its execve(): the command's
+	 * profile starts there, as the perf-event path's enable_on_exec. */
 	if (r->child > 0)
-		err = offcpu_add_pid(r->oc, r->child);
+		err = offcpu_add_exec(r->oc, r->child);
 	if (err)
 		tool_err("--off-cpu: cannot set the processes: %s",
 			 strerror(-err));

@@ -48,6 +48,8 @@ struct offcpu {
 	struct ring_buffer *rb;
 	/* sched_switch, sched_wakeup, sched_wakeup_new (--sched-delay) */
 	struct bpf_link *link[3];
+	/* sched_process_exec (unless all): offcpu_add_exec()'s */
+	struct bpf_link *exec_link;
 	offcpu_fn fn;
 	void *ctx;
 	const char *kind;
@@ -292,6 +294,13 @@ static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
 	bpf_program__set_autoload(s->progs.oncpu_sample, cpu);
 }
 
+/* offcpu_add_exec()'s processes start at their execve() (filter only). */
+static int attach_exec(struct offcpu *oc, struct offcpu_bpf *s)
+{
+	oc->exec_link = bpf_program__attach(s->progs.sched_process_exec);
+	return oc->exec_link ? 0 : errno ? -errno : -EINVAL;
+}
+
 static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
 		      bool delay)
 {
@@ -308,6 +317,8 @@ static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
 
 static void detach_all(struct offcpu *oc)
 {
+	bpf_link__destroy(oc->exec_link);
+	oc->exec_link = NULL;
 	for (size_t i = 0; i < 3; i++) {
 		bpf_link__destroy(oc->link[i]);
 		oc->link[i] = NULL;
@@ -334,6 +345,7 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	set_rodata(s, o);
 	set_sizes(s, o);
 	set_autoload(s, btf, o->sched_delay, switches(o), o->cpu_hz > 0);
+	bpf_program__set_autoload(s->progs.sched_process_exec, !o->all);
 	/* raw_tp keeps its events in "start", tp_btf in task storage: an
 	 * old kernel without task storage can still take raw_tp. */
 	bpf_map__set_autocreate(s->maps.slot, btf);
@@ -346,7 +358,9 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	oc->skel = NULL;
 	if (err)
 		goto fail;
-	err = o->cpu_hz ? attach_cpu(oc, s, o->cpu_hz) : 0;
+	err = o->all ? 0 : attach_exec(oc, s);
+	if (!err && o->cpu_hz)
+		err = attach_cpu(oc, s, o->cpu_hz);
 	if (!err && switches(o))
 		err = attach_all(oc, s, btf, o->sched_delay);
 	if (err)
@@ -469,15 +483,24 @@ fail:
 	return err;
 }
 
-int offcpu_add_pid(struct offcpu *oc, pid_t pid)
+static int add_tgid(struct offcpu *oc, pid_t pid, uint8_t v)
 {
 	uint32_t k = (uint32_t)pid;
-	uint8_t v = 1;
 
 	if (bpf_map__update_elem(oc->skel->maps.tgids, &k, sizeof(k), &v,
 				 sizeof(v), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int offcpu_add_pid(struct offcpu *oc, pid_t pid)
+{
+	return add_tgid(oc, pid, OFFCPU_TGID_ON);
+}
+
+int offcpu_add_exec(struct offcpu *oc, pid_t pid)
+{
+	return add_tgid(oc, pid, OFFCPU_TGID_AT_EXEC);
 }
 
 bool offcpu_stack_seen(struct offcpu *oc, const struct offcpu_event *e,

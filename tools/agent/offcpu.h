@@ -144,6 +144,13 @@ void offcpu_learn_stats(const struct offcpu *oc, struct stacklearn_stats *st,
 /** offcpu_add_pid() - record the threads of process @pid too. */
 int offcpu_add_pid(struct offcpu *oc, pid_t pid);
 
+/** offcpu_add_exec() - record the threads of process @pid too, from its
+ *  next execve() on (its sched_process_exec, after the new image is
+ *  loaded): for a child forked to run a command, whose code until then
+ *  is its parent's, and whose samples inside execve() carry the old
+ *  image's registers.  Nothing of it is recorded if it never execs. */
+int offcpu_add_exec(struct offcpu *oc, pid_t pid);
+
 /** offcpu_drain() - hand every event in the ring buffer to the callback
  * (--aggregate kernel: every row of the maps to @agg, and clear the
  * stacks map when it is three quarters full).

@@ -106,6 +106,8 @@ struct {
 	__type(value, struct offcpu_event);
 } start SEC(".maps");
 
+/* The processes to record (filter): OFFCPU_TGID_ON, or OFFCPU_TGID_AT_EXEC
+ * until sched_process_exec() turns it on. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -170,10 +172,15 @@ static __always_inline __u32 state_class(__u32 s)
  * nearly all of them fail the map lookup. */
 static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 {
+	__u8 *on;
+
 	if (tgid == 0 || tgid == self_tgid)
 		return 0;
-	if (filter && !bpf_map_lookup_elem(&tgids, &tgid))
-		return 0;
+	if (filter) {
+		on = bpf_map_lookup_elem(&tgids, &tgid);
+		if (!on || *on != OFFCPU_TGID_ON)
+			return 0;
+	}
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
 		return 0;
 	return 1;
@@ -678,6 +685,21 @@ SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
 	return on_wakeup_new(p, 0);
+}
+
+/* A process recorded from its execve() on starts now: the new image's
+ * registers are set (the tracepoint follows the binary's load), so
+ * nothing before -- the recorder's forked code, the exec's own work
+ * with the old image's registers -- is recorded as the program's. */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(sched_process_exec)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 *on = bpf_map_lookup_elem(&tgids, &tgid);
+
+	if (on && *on == OFFCPU_TGID_AT_EXEC)
+		*on = OFFCPU_TGID_ON;
+	return 0;
 }
 
 #include "oncpu.bpf.h"

@@ -35,6 +35,12 @@
 #define OFFCPU_STATE_CPU 4	/* the on-CPU sampler's: running */
 
 /* Counters (the per-CPU array "counters"). */
+/* The values of the "tgids" map: a process recorded; one recorded from
+ * its next execve() on (the command sym record forked, which runs the
+ * recorder's own code until then). */
+#define OFFCPU_TGID_ON 1
+#define OFFCPU_TGID_AT_EXEC 2
+
 #define OFFCPU_CNT_LOST 0	/* ring buffer full: event dropped */
 #define OFFCPU_CNT_MAPFULL 1	/* no room for a switched-out thread (task
 				 * storage refused, raw_tp: hash full) */
