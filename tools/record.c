@@ -2405,6 +2405,22 @@ out:
 	return err;
 }
 
+/* Fault injection (tests): SYM_RECORD_PREEXEC_SPIN_MS=N makes the
+ * command's child run N ms (at most 10 s) of its own code before its
+ * execve(), none of which may show in the command's profile. */
+static void preexec_spin(void)
+{
+	const char *v = getenv("SYM_RECORD_PREEXEC_SPIN_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	uint64_t end;
+
+	if (ms <= 0 || ms > 10000)
+		return;
+	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000ULL;
+	while (now_ns(CLOCK_MONOTONIC) < end)
+		;
+}
+
 static int start_child(struct rec *r, int *go)
 {
 	int p[2];
@@ -2424,6 +2440,7 @@ static int start_child(struct rec *r, int *go)
 		/* Wait for the events to be open; EOF means give up. */
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		preexec_spin();
 		if (r->nofile_raised)
 			setrlimit(RLIMIT_NOFILE, &r->nofile);
 		execvp(r->o.cmd[0], r->o.cmd);

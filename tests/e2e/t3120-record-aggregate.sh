@@ -17,11 +17,13 @@
 #   never added to another stack; a rows map too small, a stacks map too
 #   small (cleared, orphans), a ring buffer too small: counted in the
 #   file's "lost" and the summary, and events in = events out + lost;
+# - the command's child spinning before its execve() (injected): not
+#   sampled, in either mode;
 # - usage errors, and a SIGKILLed agent leaves no program.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_bpf_record --aggregate user
-plan 27
+plan 29
 
 prof_cc burn prof_burn.c -O2 -g -fno-omit-frame-pointer
 prof_cc burnofp prof_burn.c -O2 -g -fomit-frame-pointer
@@ -54,6 +56,19 @@ ok "on-CPU, kernel: every sample's stack is flagged or whole (the summary)" \
 	awk '/aggregated in BPF/ { w = $0; sub(/.*unflagged\): /, "", w); split(w, a, " ") }
 	/unique stacks/ { f = $0; sub(/.*flagged /, "", f); split(f, b, " ") }
 	END { exit !(a[1] + b[1] == a[3] && a[3] > 0) }' "$T/ko.err"
+
+# the command's child runs 300 ms of the recorder's code before its
+# execve() (injected): none of it is the program's (the BPF samplers
+# start at sched_process_exec, as perf's enable_on_exec)
+SYM_RECORD_PREEXEC_SPIN_MS=300 "$SYM" record -F 999 --aggregate user \
+	-o "$T/ux.raw" -- "$T/burn" 0.5 2> "$T/ux.err"
+check shares "$T/ux.raw" "$T/burn" --mode dwarf
+SYM_RECORD_PREEXEC_SPIN_MS=300 "$SYM" record -F 999 --aggregate kernel \
+	-o "$T/kx.raw" -- "$T/burn" 0.5 2> "$T/kx.err"
+read -r n u <<< "$(awk '/unique stacks/ { n = $4; sub(/.*unwind /, "");
+	print n, $1 + 0 }' "$T/kx.err")"
+ok "on-CPU, kernel: 300 ms before the command's execve() not sampled: unwind-flagged $u of $n <= 1%" \
+	test "${n:-0}" -ge 100 -a "$((${u:-1000000} * 100))" -le "${n:-0}"
 
 # ---- off-CPU ----
 fold() { "$SYM" fold -q --broken=plain --tid "$@"; }
