@@ -224,10 +224,10 @@ kill_agent() {
 }
 
 # bpf_sigkill MODE: see the header (--sched-delay has 3 programs, the
-# others 1).
+# others 1; and with a command, as here, sched_process_exec's).
 bpf_sigkill() {
-	_m=$1 _w=1
-	[ "$_m" = sched-delay ] && _w=3
+	_m=$1 _w=2
+	[ "$_m" = sched-delay ] && _w=4
 	_pins=$(find /sys/fs/bpf 2>/dev/null | sort)
 	kill_agent "$_w" --"$_m" -o "$T/.killed.raw"
 	ok "--$_m, SIGKILL: its $_w programs ($(echo $_ids)) are released" \
