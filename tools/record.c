@@ -2406,8 +2406,8 @@ out:
 }
 
 /* Fault injection (tests): SYM_RECORD_PREEXEC_SPIN_MS=N makes the
- * command's child run N ms (at most 10 s) of its own code before its
- * execve(), none of which may show in the command's profile. */
+ * command's child spend N ms (at most 10 s) of CPU in its own code before
+ * its * execve(), none of which may show in the command's profile. */
 static void preexec_spin(void)
 {
 	const char *v = getenv("SYM_RECORD_PREEXEC_SPIN_MS");
@@ -2416,8 +2416,8 @@ static void preexec_spin(void)
 
 	if (ms <= 0 || ms > 10000)
 		return;
-	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000ULL;
-	while (now_ns(CLOCK_MONOTONIC) < end)
+	end = now_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)ms * 1000000ULL;
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		;
 }
 

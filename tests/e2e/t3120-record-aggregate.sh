@@ -57,14 +57,16 @@ ok "on-CPU, kernel: every sample's stack is flagged or whole (the summary)" \
 	/unique stacks/ { f = $0; sub(/.*flagged /, "", f); split(f, b, " ") }
 	END { exit !(a[1] + b[1] == a[3] && a[3] > 0) }' "$T/ko.err"
 
-# the command's child runs 300 ms of the recorder's code before its
-# execve() (injected): none of it is the program's (the BPF samplers
-# start at sched_process_exec, as perf's enable_on_exec)
+# the command's child spends 300 ms of CPU in the recorder's code before
+# its execve() (injected): none of it is the program's (the BPF samplers
+# start at sched_process_exec, as perf's enable_on_exec); burn does a
+# fixed amount of work (~0.5 s of CPU here), so the samples do not
+# depend on the machine's load
 SYM_RECORD_PREEXEC_SPIN_MS=300 "$SYM" record -F 999 --aggregate user \
-	-o "$T/ux.raw" -- "$T/burn" 0.5 2> "$T/ux.err"
+	-o "$T/ux.raw" -- "$T/burn" -n 50000 2> "$T/ux.err"
 check shares "$T/ux.raw" "$T/burn" --mode dwarf
 SYM_RECORD_PREEXEC_SPIN_MS=300 "$SYM" record -F 999 --aggregate kernel \
-	-o "$T/kx.raw" -- "$T/burn" 0.5 2> "$T/kx.err"
+	-o "$T/kx.raw" -- "$T/burn" -n 50000 2> "$T/kx.err"
 read -r n u <<< "$(awk '/unique stacks/ { n = $4; sub(/.*unwind /, "");
 	print n, $1 + 0 }' "$T/kx.err")"
 ok "on-CPU, kernel: 300 ms before the command's execve() not sampled: unwind-flagged $u of $n <= 1%" \
