@@ -15,6 +15,7 @@
  *      lib/libsym.a $(pkg-config --libs ...)   (as bench.sh builds
  *                                               lookup-bench)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,36 @@ static void row(const char *what, uint64_t bytes, uint64_t total,
 		       (unsigned long long)count,
 		       (double)bytes / (double)count);
 	printf("\n");
+}
+
+/* How many symbol ranges name another symbol for GNU addr2line or for
+ * llvm-symbolizer than for eu-addr2line (the sym field): what a table
+ * storing only the differences would keep. */
+static void srange_peers(const void *buf, const struct symt_packed *a)
+{
+	const uint8_t *p = (const uint8_t *)buf + a->off;
+	unsigned rbits = 0, at[SYMT_SR_N];
+	uint64_t gnu = 0, llvm = 0, either = 0;
+
+	for (int f = 0; f < SYMT_SR_N; f++) {
+		at[f] = rbits;
+		rbits += a->w[f];
+	}
+	rbits = (rbits + 7) / 8 * 8;
+	for (uint32_t i = 0; i < a->count; i++) {
+		uint64_t r = (uint64_t)i * rbits;
+		uint64_t sym = symt_bits(p, r + at[SYMT_SR_SYM], a->w[SYMT_SR_SYM]);
+		bool g = symt_bits(p, r + at[SYMT_SR_GNU], a->w[SYMT_SR_GNU]) != sym;
+		bool l = symt_bits(p, r + at[SYMT_SR_LLVM],
+				   a->w[SYMT_SR_LLVM]) != sym;
+
+		gnu += g;
+		llvm += l;
+		either += g || l;
+	}
+	printf("    %-20s gnu %llu, llvm %llu, either %llu of %u\n",
+	       "another peer's choice:", (unsigned long long)gnu,
+	       (unsigned long long)llvm, (unsigned long long)either, a->count);
 }
 
 static void packed(const char *what, const struct symt_packed *a,
@@ -117,6 +148,7 @@ static int one(const char *path)
 	       SYMT_FI_N);
 	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
 	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
+	srange_peers(buf, &h->sranges);
 	row("strings", h->strings_size, len, 0);
 	sym_module_close(mod);
 	return 0;
