@@ -572,12 +572,12 @@ SP_EXPORT void *calloc(size_t n, size_t sz)
  * moved or not.  The old one leaves the table before the real call (once
  * freed its address may be reused by another thread at once) and comes
  * back if the call fails. */
-static void *do_realloc(void *p, size_t n)
+/* realloc() of @p, which the first filter may hold (a sampled live
+ * pointer): out of the table first, back in if glibc fails. */
+__attribute__((noinline, cold)) static void *realloc_held(void *p, size_t n)
 {
 	uint64_t size = 0, tag = 0;
-	bool had = p && atomic_load_explicit(filter1_of(p),
-					       memory_order_relaxed) &&
-		   live_take(p, &size, &tag);
+	bool had = live_take(p, &size, &tag);
 	void *q;
 
 	if (!n)		/* glibc frees p: nothing allocated */
@@ -588,6 +588,33 @@ static void *do_realloc(void *p, size_t n)
 	if (!q && had)
 		live_restore(p, size, tag);
 	return q;
+}
+
+/* realloc() that fast() sent away (it has counted @n). */
+__attribute__((noinline, cold)) static void *realloc_slow(void *p, size_t n)
+{
+	void *q = __libc_realloc(p, n);
+
+	slow(n ? q : NULL, n);	/* n 0: glibc freed p, nothing allocated */
+	return q;
+}
+
+/*
+ * The fast path, as malloc()'s, with no stack frame and one jump to
+ * glibc: @p is NULL or not in the first filter (never sampled, so not
+ * in the table), and fast() counts @n (0 when glibc frees @p, which
+ * counts nothing).  The rest goes out of line: do_realloc() was one
+ * function with a frame, 45 instructions a call (docs/symprof.md, "Cost
+ * of alloc mode").
+ */
+static inline void *do_realloc(void *p, size_t n)
+{
+	if (__builtin_expect(p && atomic_load_explicit(filter1_of(p),
+						       memory_order_relaxed), 0))
+		return realloc_held(p, n);
+	if (__builtin_expect(fast(n), 1))
+		return __libc_realloc(p, n);
+	return realloc_slow(p, n);
 }
 
 SP_EXPORT void *realloc(void *p, size_t n)
