@@ -464,16 +464,32 @@ out:
 	errno = saved;
 }
 
+/* *@left -= @n; true when it borrowed.  On x86-64 one `sub` on the
+ * thread-local word and its carry flag (gcc's loads, subtracts and
+ * stores: two instructions more a call). */
+static inline bool sub_borrows(uint64_t *left, uint64_t n)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool borrow;
+
+	__asm__("subq %2, %0" : "+m"(*left), "=@ccc"(borrow) : "r"(n));
+	return borrow;
+#else
+	return __builtin_sub_overflow(*left, n, left);
+#endif
+}
+
 /*
  * The fast path: count an allocation of @n bytes about to be made; true
  * when it is not sampled (the caller tail-calls glibc), false when @n is
  * more than the bytes left to the next sample point (the caller sends
  * it to alloc_slow()).  smp.left is in [0, 2^62] between calls, so the
  * unsigned subtraction borrows exactly when sp_sampler_take() would
- * draw (n > left), whatever @n; slow() adds @n back.  One relaxed load,
- * and a subtraction from thread-local memory with its borrow: with the
- * GOT load of the initial-exec TLS offset, 5 instructions before the
- * jump to glibc (docs/symprof.md, "Cost of alloc mode").
+ * draw (n > left), whatever @n; slow() adds @n back.  One relaxed load
+ * and its compare, and one subtraction on thread-local memory with its
+ * borrow: with the GOT load of the initial-exec TLS offset, 6
+ * instructions before the jump to glibc (docs/symprof.md, "Cost of
+ * alloc mode").
  */
 static inline bool fast(size_t n)
 {
@@ -481,8 +497,7 @@ static inline bool fast(size_t n)
 	int on = atomic_load_explicit(&sp_alloc_on, memory_order_relaxed);
 
 	if (__builtin_expect(on == 1, 1))
-		return __builtin_expect(!__builtin_sub_overflow(*left, n,
-								 left), 1);
+		return __builtin_expect(!sub_borrows(left, n), 1);
 	if (!on)
 		return true;
 	*left -= n;	/* 2, a request waits: to slow(), which adds n back */
