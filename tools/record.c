@@ -257,10 +257,13 @@ struct rec {
 	 * and at the last look. */
 	struct offcpu *oc;
 	uint64_t oc_base[OFFCPU_NCNT], oc_now[OFFCPU_NCNT];
-	/* --aggregate kernel: events on unflagged (whole) stacks; side-band
-	 * catch-ups in this drain (on_agg()). */
+	/* --aggregate kernel: events on unflagged (whole) stacks. */
 	uint64_t agg_whole;
-	unsigned agg_catchups;
+	/* Side-band re-reads in this drain (sb_catch_up()), and the
+	 * CLOCK_MONOTONIC time the side-band was last read at (0 when perf's
+	 * clock is not CLOCK_MONOTONIC, so that no event is older). */
+	unsigned catchups;
+	uint64_t sb_horizon;
 	/* Events whose stack ran off a copy of its process's learned size
 	 * (flagged unwind; offcpu_stack_seen()). */
 	uint64_t stack_cut;
@@ -1623,6 +1626,23 @@ static void event_values(const struct rec *r, const struct offcpu_event *e,
 		v[3] = e->weight_ns;
 }
 
+static int round_body(struct rec *r);
+
+/*
+ * The BPF agent's drain comes after the side-band's read (round_once()),
+ * so it can hold events newer than that read: a process that exec'd or
+ * mapped a library in between (t3112 and t3121 under ASan, where the
+ * first round took 500 ms).  Their mappings are in the perf rings by
+ * now: read them again, at most 4 times a drain.
+ */
+static void sb_catch_up(struct rec *r)
+{
+	if (r->catchups >= 4)
+		return;
+	r->catchups++;
+	round_body(r);
+}
+
 /* One blocked period (--sched-delay: one wait for a CPU): its stack,
  * weighted by its ns. */
 static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
@@ -1635,6 +1655,10 @@ static void on_offcpu(void *ctx, const struct offcpu_event *e, size_t size)
 
 	event_values(r, e, v);
 
+	/* (its stack is as of start_ns: whatever it maps was in the perf
+	 * rings by then) */
+	if (e->start_ns >= r->sb_horizon)
+		sb_catch_up(r);
 	if (e->start_ns > r->max_time)
 		r->max_time = e->start_ns;
 	if (!pm_known(r->pm, (int32_t)e->pid))
@@ -1667,7 +1691,7 @@ static int offcpu_round(struct rec *r)
 
 	if (!r->oc)
 		return 0;
-	r->agg_catchups = 0;
+	r->catchups = 0;
 	n = offcpu_drain(r->oc);
 	offcpu_counters(r->oc, r->oc_now);
 	return n < 0 ? n : 0;
@@ -1732,20 +1756,12 @@ static size_t agg_user(struct rec *r, int32_t pid, const uint64_t *pcs,
  * @weight ns in all on frame-pointer stack @s.  Its user frames are
  * checked as -g fp's chains are (fp_check()), and a leaf without a frame
  * pointer, whose caller the walk skipped, is flagged 'leaf'. */
-static int round_body(struct rec *r);
-
-/* A row drained from the maps may hold events newer than the side-band
- * applied before the drain (a process that mapped libc and started
- * threads in between: t3121 under ASan).  When its first user pc is in
- * no mapping known, read the side-band again, now that the row has been
- * read: its mappings are in the rings.  At most 4 times a drain. */
+/* --aggregate kernel: a row has no time; catch up when its first user pc
+ * is in no mapping known. */
 static void agg_catch_up(struct rec *r, int32_t pid, const struct agg_stack *s)
 {
-	if (s->nuser == 0 || r->agg_catchups >= 4 ||
-	    pm_find(r->pm, pid, s->pc[AGG_KERN_MAX], r->max_time))
-		return;
-	r->agg_catchups++;
-	round_body(r);
+	if (s->nuser && !pm_find(r->pm, pid, s->pc[AGG_KERN_MAX], r->max_time))
+		sb_catch_up(r);
 }
 
 static void on_agg(void *ctx, const struct agg_stack *s,
@@ -2095,7 +2111,7 @@ static int round_once(struct rec *r)
 
 	/* Fault injection (tests): a wait between the side-band and the
 	 * BPF drain, where ASan's slow side-band reads once left rows
-	 * whose mappings came after (agg_catch_up()). */
+	 * whose mappings came after (sb_catch_up()). */
 	if (!err && ms > 0 && ms <= 1000)
 		usleep((useconds_t)ms * 1000);
 	if (!err)
@@ -2111,6 +2127,8 @@ static int round_body(struct rec *r)
 	size_t k;
 	uint64_t total = 0;
 
+	/* (a record written before this time is in the snapshot) */
+	r->sb_horizon = r->attr.use_clockid ? now_ns(CLOCK_MONOTONIC) : 0;
 	for (i = 0; i < r->ncpus; i++)
 		total += perf_ring_snapshot(r->rings[i]);
 	if (total == 0)
