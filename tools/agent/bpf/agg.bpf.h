@@ -34,12 +34,26 @@ struct {
 	__type(value, struct agg_val);
 } agg_counts SEC(".maps");
 
-/* --aggregate kernel, off-CPU: a thread switched out, until switch-in. */
+/* --aggregate kernel, off-CPU: a thread switched out, until switch-in
+ * (pending: 1 from switch-out, or sched_wakeup_new, to switch-in). */
 struct agg_start {
 	__u64 start_ns;
-	__u32 state, pad;
+	__u32 state, pending;
 	struct agg_stack s;
 };
+
+/* The switched-out threads' entries, as offcpu.bpf.c's "slot" and
+ * "start": the tp_btf programs keep them in task storage ("agg_slot",
+ * one entry per thread, allocated at its first switch-out, written in
+ * place and reused: no allocation, free or 800-byte copy per switch);
+ * the raw_tp ones in the hash "agg_start", keyed by thread id, filled
+ * from "agg_scratch" and deleted at switch-in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct agg_start);
+} agg_slot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -39,7 +39,8 @@
  * time summed per stack in maps (agg.bpf.h).  With sched_delay too the
  * entry ("agg_start") follows the same rules: its start is set at
  * switch-out when runnable, else by the wake-up, and sched_wakeup_new
- * makes one for a new thread.  oncpu.bpf.h, included at the end, is the
+ * makes one for a new thread; it is kept as the ring path's event is,
+ * in task storage ("agg_slot") or, from raw_tp, the hash "agg_start".  oncpu.bpf.h, included at the end, is the
  * on-CPU sampler (a perf_event program) in both modes; `--wall
  * --aggregate kernel` attaches it beside sched_switch, both summing into
  * the same maps (the sampler's rows in state OFFCPU_STATE_CPU).
@@ -504,49 +505,94 @@ static __always_inline void agg_unseen(struct agg_start *a,
 	agg_end(a, tid, in);
 }
 
+/* --aggregate kernel: thread @t's (@tid's) entry to fill, as slot_new():
+ * its task storage (@btf), else the per-CPU scratch that
+ * agg_slot_done() copies into "agg_start". */
+static __always_inline struct agg_start *
+agg_slot_new(struct task_struct *t, int btf)
+{
+	__u32 zero = 0;
+
+	if (btf)
+		return bpf_task_storage_get(&agg_slot, t, 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return bpf_map_lookup_elem(&agg_scratch, &zero);
+}
+
+static __always_inline void agg_slot_done(struct agg_start *a, __u32 tid,
+					  int btf)
+{
+	a->pending = 1;
+	if (!btf && bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
+		count(OFFCPU_CNT_MAPFULL);
+}
+
+/* Thread @t's (@tid's) pending entry, or NULL. */
+static __always_inline struct agg_start *
+agg_slot_find(struct task_struct *t, __u32 tid, int btf)
+{
+	struct agg_start *a;
+
+	if (!btf)
+		return bpf_map_lookup_elem(&agg_start, &tid);
+	a = bpf_task_storage_get(&agg_slot, t, 0, 0);
+	return a && a->pending ? a : NULL;
+}
+
+static __always_inline void agg_slot_clear(struct agg_start *a, __u32 tid,
+					   int btf)
+{
+	if (btf)
+		a->pending = 0;
+	else
+		bpf_map_delete_elem(&agg_start, &tid);
+}
+
 /* --aggregate kernel: at switch-out the stack by frame pointers (no
- * copy) into "agg_start"; at switch-in its blocked time into agg_add(). */
+ * copy) into the thread's entry; at switch-in its blocked time into
+ * agg_add(). */
 static __always_inline void agg_switch_out(void *ctx,
 					   struct task_struct *prev,
-					   bool preempt, __u64 now)
+					   bool preempt, __u64 now, int btf)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
-	__u32 zero = 0, st = task_state(prev);
+	__u32 st = task_state(prev);
 	struct agg_start *a, *old;
 
 	if (!wanted(prev, tgid) || (st & STATE_DEAD))
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
-	a = bpf_map_lookup_elem(&agg_scratch, &zero);
-	if (!a)
+	/* (tp_btf: prev is the current task, as a trusted pointer) */
+	a = agg_slot_new(btf ? bpf_get_current_task_btf() : prev, btf);
+	if (!a) {
+		count(OFFCPU_CNT_MAPFULL);
 		return;
+	}
+	/* (an entry still pending: its switch-in was not traced,
+	 * unseen_arrival()) */
+	old = btf ? (a->pending ? a : NULL) :
+		    bpf_map_lookup_elem(&agg_start, &tid);
+	if (old)
+		agg_unseen(old, prev, tid, now);
 	/* (--sched-delay: as switch_out(), the wait starts now or at the
 	 * wake-up; the stack is where the thread resumes) */
 	a->start_ns = wait_start(preempt, st, now);
 	a->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
 	agg_unwind(ctx, &a->s, tgid);
-	if (!bpf_map_update_elem(&agg_start, &tid, a, BPF_NOEXIST))
-		return;
-	/* (an entry left: its switch-in was not traced, unseen_arrival();
-	 * else the map is full) */
-	old = bpf_map_lookup_elem(&agg_start, &tid);
-	if (old)
-		agg_unseen(old, prev, tid, now);
-	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
-		count(OFFCPU_CNT_MAPFULL);
+	agg_slot_done(a, tid, btf);
 }
 
 static __always_inline void agg_switch_in(struct task_struct *next,
-					  __u64 now)
+					  __u64 now, int btf)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
-	struct agg_start *a = bpf_map_lookup_elem(&agg_start, &tid);
+	struct agg_start *a = agg_slot_find(next, tid, btf);
 
 	if (!a || fault_miss())
 		return;
 	agg_end(a, tid, now);
-	bpf_map_delete_elem(&agg_start, &tid);
+	agg_slot_clear(a, tid, btf);
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt,
@@ -557,8 +603,8 @@ static __always_inline int on_switch(void *ctx, bool preempt,
 
 	if (aggregate) {
 		now = bpf_ktime_get_ns();
-		agg_switch_out(ctx, prev, preempt, now);
-		agg_switch_in(next, now);
+		agg_switch_out(ctx, prev, preempt, now, btf);
+		agg_switch_in(next, now, btf);
 		return 0;
 	}
 	switch_out(ctx, prev, preempt, &now, btf);
@@ -591,11 +637,12 @@ static __always_inline int agg_wakeup_new(struct task_struct *p, __u32 tgid,
 {
 	struct pt_regs *r;
 	struct agg_start *a;
-	__u32 zero = 0;
 
-	a = bpf_map_lookup_elem(&agg_scratch, &zero);
-	if (!a)
+	a = agg_slot_new(p, btf);
+	if (!a) {
+		count(OFFCPU_CNT_MAPFULL);
 		return 0;
+	}
 	a->start_ns = bpf_ktime_get_ns();
 	a->state = OFFCPU_STATE_OTHER;
 	a->s.tgid = tgid;
@@ -606,8 +653,7 @@ static __always_inline int agg_wakeup_new(struct task_struct *p, __u32 tgid,
 		a->s.pc[AGG_KERN_MAX] = r->ip;
 		a->s.nuser = 1;
 	}
-	if (bpf_map_update_elem(&agg_start, &tid, a, BPF_ANY))
-		count(OFFCPU_CNT_MAPFULL);
+	agg_slot_done(a, tid, btf);
 	return 0;
 }
 
@@ -652,7 +698,7 @@ static __always_inline int on_wakeup(struct task_struct *p, int btf)
 	struct offcpu_event *e;
 
 	if (aggregate) {
-		a = bpf_map_lookup_elem(&agg_start, &tid);
+		a = agg_slot_find(p, tid, btf);
 		if (a && !a->start_ns)
 			a->start_ns = bpf_ktime_get_ns();
 		return 0;
