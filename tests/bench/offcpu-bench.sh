@@ -61,6 +61,8 @@
 # us/round less theirs is that part's cost, in the same runs.
 #
 # Knobs: BENCH_RUNS BENCH_OFFCPU_ROUNDS BENCH_OFFCPU_WORK_US BENCH_DIR SYM
+# BENCH_OFFCPU_CFLAGS (more flags for the fixture, e.g.
+# -fno-omit-frame-pointer)
 # SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048)
 # SYM_BASE (another sym binary, e.g. one built at an older commit: adds
 # the case sym-base, its `sym record --off-cpu` with the same options,
@@ -105,7 +107,11 @@ if [ -z "${OFFCPU_BENCH_STATS:-}" ]; then
 	OFFCPU_BENCH_STATS=1 exec "$W/bpfstats" "$0" "$@"
 fi
 
-gcc -O2 -g -pthread -o "$W/pp" "$ROOT/fixtures/src/prof_pingpong.c"
+# (BENCH_OFFCPU_CFLAGS=-fno-omit-frame-pointer: a build whose frame-pointer
+# walks, offcputime's and --aggregate kernel's, follow real frames; by
+# default -O2 keeps none, and the walks follow whatever rbp holds)
+# shellcheck disable=SC2086
+gcc -O2 -g -pthread ${BENCH_OFFCPU_CFLAGS:-} -o "$W/pp" "$ROOT/fixtures/src/prof_pingpong.c"
 ITERS=$("$W/pp" -c "$WORK_US")
 
 # wait_for CMD...: up to 30 s for CMD to succeed.
@@ -223,7 +229,7 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	echo "prof_pingpong: $ROUNDS rounds, $ITERS iterations (~$WORK_US us" \
 	     "of CPU) per turn; $RUNS alternating runs, medians; load average" \
 	     "$load0 before, $load1 after; sym record options:" \
-	     "${SYM_RECORD_ARGS:-(defaults)}."
+	     "${SYM_RECORD_ARGS:-(defaults)}; fixture built with -O2 -g${BENCH_OFFCPU_CFLAGS:+ $BENCH_OFFCPU_CFLAGS}."
 	echo
 	echo "| case | switches/s | rounds/s | vs none | CPU/round | throughput by CPU vs none | agent us/round | BPF us/round | agent + BPF us/round | agent + BPF-own us/round | agent + BPF ms/s at none's rate | lost |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
