@@ -3128,7 +3128,8 @@ static int alloc_rings(struct rec *r, struct pollfd **pfdp)
 	int i;
 
 	r->rings = calloc((size_t)r->ncpus, sizeof(*r->rings));
-	*pfdp = calloc((size_t)r->ncpus, sizeof(**pfdp));
+	/* (and one more: the BPF agent's wake-up, offcpu_poll_fd()) */
+	*pfdp = calloc((size_t)r->ncpus + 1, sizeof(**pfdp));
 	if (!r->rings || !*pfdp)
 		return fail(-ENOMEM, "cannot allocate the rings");
 	for (i = 0; i < r->ncpus; i++) {
@@ -3218,6 +3219,8 @@ static int begin(struct rec *r, struct loop *L)
 		L->pfd[i].fd = r->rings[i]->fd;
 		L->pfd[i].events = POLLIN;
 	}
+	L->pfd[r->ncpus].fd = r->oc ? offcpu_poll_fd(r->oc) : -1;
+	L->pfd[r->ncpus].events = POLLIN;
 	return 0;
 }
 
@@ -3262,7 +3265,8 @@ static int sample(struct rec *r, struct loop *L)
 			wait = L->rotate_at > now ? L->rotate_at - now : 0;
 		if (r->oc)	/* sooner when the BPF ring fills fast */
 			wait = offcpu_wait_ns(r->oc, wait);
-		n = poll(L->pfd, (nfds_t)r->ncpus, (int)(wait / 1000000ULL));
+		n = poll(L->pfd, (nfds_t)r->ncpus + 1,
+			 (int)(wait / 1000000ULL));
 		/* A ring whose events all ended (their tasks exited) reports
 		 * POLLHUP for good: stop polling it, or poll would spin. */
 		for (i = 0; n > 0 && i < r->ncpus; i++)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,6 +47,10 @@ struct offcpu {
 	 * ranges; stext 0 when unknown. */
 	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
 	struct ring_buffer *rb;
+	/* An epoll descriptor on the ring buffer, edge-triggered: readable
+	 * after the BPF side's wake-up (the ring half full) until the next
+	 * drain; -1 with --aggregate kernel.  offcpu_poll_fd(). */
+	int wake_fd;
 	/* sched_switch, sched_wakeup, sched_wakeup_new (--sched-delay) */
 	struct bpf_link *link[3];
 	/* sched_process_exec (unless all): offcpu_add_exec()'s */
@@ -424,6 +429,23 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 	return err;
 }
 
+/* oc->wake_fd: an epoll set with the ring buffer's map, edge-triggered.
+ * (libbpf's own epoll set is level-triggered: after one wake-up it
+ * would poll readable as long as the ring holds any event, which at a
+ * steady rate is always.) */
+static int wake_open(struct offcpu *oc)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+	oc->wake_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (oc->wake_fd < 0)
+		return -errno;
+	if (epoll_ctl(oc->wake_fd, EPOLL_CTL_ADD,
+		      bpf_map__fd(oc->skel->maps.events), &ev) != 0)
+		return -errno;
+	return 0;
+}
+
 int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		struct offcpu **out, char *why, size_t whylen)
 {
@@ -435,6 +457,7 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	oc->wake_fd = -1;
 	oc->fn = fn;
 	oc->ctx = ctx;
 	oc->agg = o->agg;
@@ -455,6 +478,14 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 		say(why, whylen, "cannot map the BPF ring buffer: %s",
 		    strerror(-err));
 		goto fail;
+	}
+	if (!oc->agg) {
+		err = wake_open(oc);
+		if (err) {
+			say(why, whylen, "cannot poll the BPF ring buffer: %s",
+			    strerror(-err));
+			goto fail;
+		}
 	}
 	if (!oc->agg && !o->fixed_stack) {
 		uint32_t top = oc->skel->rodata->stack_size;
@@ -553,6 +584,13 @@ int offcpu_drain(struct offcpu *oc)
 				    oc->ctx);
 	}
 	oc->took = 0;
+	if (oc->wake_fd >= 0) {
+		struct epoll_event ev;
+
+		/* (takes the wake-up, if any: the set polls empty again
+		 * until the next one) */
+		(void)epoll_wait(oc->wake_fd, &ev, 1, 0);
+	}
 	n = ring_buffer__consume(oc->rb);
 	/* The fill rate since the last drain: a quarter of the ring at
 	 * that rate is the next wait (offcpu_wait_ns()), but at most twice
@@ -575,6 +613,11 @@ uint64_t offcpu_wait_ns(const struct offcpu *oc, uint64_t max)
 	if (w > max)
 		w = max;
 	return w < floor ? floor : w;
+}
+
+int offcpu_poll_fd(const struct offcpu *oc)
+{
+	return oc->wake_fd;
 }
 
 void offcpu_agg_stats(const struct offcpu *oc, struct offcpu_agg_stats *st)
@@ -668,6 +711,8 @@ void offcpu_close(struct offcpu *oc)
 	if (!oc)
 		return;
 	ring_buffer__free(oc->rb);
+	if (oc->wake_fd >= 0)
+		close(oc->wake_fd);
 	detach_all(oc);
 	aggdrain_free(oc->ad);
 	stacklearn_free(oc->sl);

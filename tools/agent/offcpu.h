@@ -164,12 +164,20 @@ int offcpu_drain(struct offcpu *oc);
  * offcpu_wait_ns() - how long to wait before the next offcpu_drain(): at
  * the rate the ring buffer filled since the drain before, the time it
  * takes to fill a quarter of it, within [OFFCPU_MIN_WAIT_NS, @max] (@max
- * alone when it is less).  The
- * BPF side never wakes the drainer (a wake-up per event costs more than
- * the event), so the timer is what keeps the ring from filling up at
- * high switch rates.
+ * alone when it is less).  The timer is what keeps the ring from
+ * filling up at a steady high switch rate: the BPF side wakes the
+ * drainer only when an event finds the ring half full (a wake-up per
+ * event costs more than the event), which a burst after a quiet spell
+ * does before the timer has shortened (offcpu_poll_fd()).
  */
 uint64_t offcpu_wait_ns(const struct offcpu *oc, uint64_t max);
+
+/**
+ * offcpu_poll_fd() - a descriptor that polls readable when the BPF side
+ * woke the drainer (the ring buffer half full), to poll beside the
+ * caller's timer; -1 with --aggregate kernel (no ring).  Owned by @oc.
+ */
+int offcpu_poll_fd(const struct offcpu *oc);
 
 /** offcpu_counters() - the BPF side's counters (OFFCPU_CNT_*), summed
  * over the CPUs since offcpu_open(). */

@@ -354,11 +354,15 @@ static __always_inline int fault_miss(void)
 	return fault_miss_in && fault_seen++ % fault_miss_in == 0;
 }
 
-/* Event @e, with its stack_len bytes of stack, into the ring buffer
- * (user space drains it on a timer: no wake-up), or counted lost. */
+/* Event @e, with its stack_len bytes of stack, into the ring buffer, or
+ * counted lost.  User space drains it on a timer: no wake-up, unless the
+ * ring is half full (a burst the timer has not caught up with). */
 static __always_inline void ring_out(struct offcpu_event *e)
 {
 	__u32 len = e->stack_len;
+	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+		     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2 ?
+		     BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
 	if (cost_omit & OFFCPU_OMIT_RING) {
 		count(OFFCPU_CNT_EVENTS);
@@ -368,7 +372,7 @@ static __always_inline void ring_out(struct offcpu_event *e)
 		len = OFFCPU_STACK_MAX;
 	if (bpf_ringbuf_output(&events, e,
 			       __builtin_offsetof(struct offcpu_event, stack) +
-			       len, BPF_RB_NO_WAKEUP))
+			       len, wake))
 		count(OFFCPU_CNT_LOST);
 	else
 		count(OFFCPU_CNT_EVENTS);
