@@ -2943,6 +2943,11 @@ static void offcpu_summary(struct rec *r)
 			" counted lost\n", tool_prog(), c[OFFCPU_CNT_UNSEEN],
 			c[OFFCPU_CNT_UNSEEN] - c[OFFCPU_CNT_UNSEEN_LOST],
 			c[OFFCPU_CNT_UNSEEN_LOST]);
+	if (c[OFFCPU_CNT_TGIDSFULL])
+		fprintf(stderr, "%s: off-CPU: %" PRIu64 " processes forked "
+			"by recorded ones not recorded: the filter map is full "
+			"(1024 live processes)\n", tool_prog(),
+			c[OFFCPU_CNT_TGIDSFULL]);
 	if (r->o.sched_delay)
 		fprintf(stderr, "%s: sched-delay: the blocks above are waits "
 			"for a CPU; %" PRIu64 " switch-ins without a wake-up "

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_bpf_record --off-cpu
-plan 26
+plan 29
 
 prof_cc fix prof_offcpu.c -O2 -g -pthread -fomit-frame-pointer
 hdr() { awk -v k="$2" '$1 == k { $1 = ""; print substr($0, 2) }' "$1"; }
@@ -96,6 +96,35 @@ is "usage: --min-block without --off-cpu" "$(usage --min-block 1ms)" 2
 is "usage: --off-cpu with -g fp" "$(usage --off-cpu -g fp)" 2
 is "usage: a time without a known unit, a probability of 0" \
 	"$(usage --off-cpu --max-block 3xs) $(usage --off-cpu --sample-prob 0)" "2 2"
+
+# Forks are recorded from their birth (the BPF filter follows them at
+# sched_process_fork): three children of sh that each live 0.1 s, less
+# than a round, are there whole.  Before, user space added a child when
+# it read the FORK record, up to a round later, and their sleeps were
+# missed (0 and 0.1 of the 0.3 s in 2 runs).  And a process that exited
+# leaves the filter map (sched_process_exit): once sh has made the mark,
+# the map holds sh and at most its last child, not the three that ended.
+"$SYM" record --off-cpu -o "$T/fk.raw" -- \
+	sh -c 'sleep 0.1; sleep 0.1; sleep 0.1; : > "$0"; sleep 3' "$T/mark" \
+	2> "$T/fk.err" &
+rec=$!
+for i in $(seq 300); do [ -e "$T/mark" ] && break; sleep 0.1; done
+ntg=$(for f in /proc/"$rec"/fdinfo/*; do
+		sed -n 's/^map_id:[[:space:]]*//p' "$f" 2> /dev/null
+	done | sort -u | while read -r id; do
+		bpftool map show id "$id" 2> /dev/null | grep -q ' name tgids ' &&
+			bpftool -j map dump id "$id" 2> /dev/null |
+			python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+	done)
+wait "$rec"
+is "forks: record exits 0" "$?" 0
+fk=$("$SYM" fold -q --tid --broken=plain --value off-cpu "$T/fk.raw" |
+	awk '/;__clock_nanosleep;/ && $1 ~ /^sleep/ && $NF < 2e9 { s += $NF }
+		END { printf "%.3f", s / 1e9 }')
+ok "forks: the children's three 0.1 s sleeps are recorded ($fk s)" \
+	awk -v s="$fk" 'BEGIN { exit !(s >= 0.28) }'
+ok "forks: the exited children left the filter map (${ntg:-?} entries)" \
+	test -n "$ntg" -a "${ntg:-9}" -ge 1 -a "${ntg:-9}" -le 2
 
 # Faults.
 if command -v setpriv > /dev/null; then

@@ -53,8 +53,9 @@ struct offcpu {
 	int wake_fd;
 	/* sched_switch, sched_wakeup, sched_wakeup_new (--sched-delay) */
 	struct bpf_link *link[3];
-	/* sched_process_exec (unless all): offcpu_add_exec()'s */
-	struct bpf_link *exec_link;
+	/* (unless all) sched_process_exec: offcpu_add_exec()'s;
+	 * sched_process_fork and _exit: the filter follows forks */
+	struct bpf_link *exec_link, *fork_link, *exit_link;
 	offcpu_fn fn;
 	void *ctx;
 	const char *kind;
@@ -299,11 +300,17 @@ static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
 	bpf_program__set_autoload(s->progs.oncpu_sample, cpu);
 }
 
-/* offcpu_add_exec()'s processes start at their execve() (filter only). */
+/* The filter's programs (not with all): offcpu_add_exec()'s processes
+ * start at their execve(), forks of recorded processes are recorded
+ * from their birth, and exited processes leave the map. */
 static int attach_exec(struct offcpu *oc, struct offcpu_bpf *s)
 {
 	oc->exec_link = bpf_program__attach(s->progs.sched_process_exec);
-	return oc->exec_link ? 0 : errno ? -errno : -EINVAL;
+	if (oc->exec_link)
+		oc->fork_link = bpf_program__attach(s->progs.sched_process_fork);
+	if (oc->fork_link)
+		oc->exit_link = bpf_program__attach(s->progs.sched_process_exit);
+	return oc->exit_link ? 0 : errno ? -errno : -EINVAL;
 }
 
 static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
@@ -323,7 +330,9 @@ static int attach_all(struct offcpu *oc, struct offcpu_bpf *s, bool btf,
 static void detach_all(struct offcpu *oc)
 {
 	bpf_link__destroy(oc->exec_link);
-	oc->exec_link = NULL;
+	bpf_link__destroy(oc->fork_link);
+	bpf_link__destroy(oc->exit_link);
+	oc->exec_link = oc->fork_link = oc->exit_link = NULL;
 	for (size_t i = 0; i < 3; i++) {
 		bpf_link__destroy(oc->link[i]);
 		oc->link[i] = NULL;
@@ -351,6 +360,8 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	set_sizes(s, o);
 	set_autoload(s, btf, o->sched_delay, switches(o), o->cpu_hz > 0);
 	bpf_program__set_autoload(s->progs.sched_process_exec, !o->all);
+	bpf_program__set_autoload(s->progs.sched_process_fork, !o->all);
+	bpf_program__set_autoload(s->progs.sched_process_exit, !o->all);
 	/* raw_tp keeps its events in "start", tp_btf in task storage: an
 	 * old kernel without task storage can still take raw_tp. */
 	bpf_map__set_autocreate(s->maps.slot, btf);

@@ -224,10 +224,11 @@ kill_agent() {
 }
 
 # bpf_sigkill MODE: see the header (--sched-delay has 3 programs, the
-# others 1; and with a command, as here, sched_process_exec's).
+# others 1; and with a command, as here, the filter's 3:
+# sched_process_exec, _fork and _exit).
 bpf_sigkill() {
-	_m=$1 _w=2
-	[ "$_m" = sched-delay ] && _w=4
+	_m=$1 _w=4
+	[ "$_m" = sched-delay ] && _w=6
 	_pins=$(find /sys/fs/bpf 2>/dev/null | sort)
 	kill_agent "$_w" --"$_m" -o "$T/.killed.raw"
 	ok "--$_m, SIGKILL: its $_w programs ($(echo $_ids)) are released" \

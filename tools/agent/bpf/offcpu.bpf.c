@@ -737,6 +737,43 @@ int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 	return on_wakeup_new(p, 0);
 }
 
+/* A process a recorded one forks is recorded from its birth, as perf's
+ * inherited events are (user space also adds it when it reads the FORK
+ * record, up to a round later: its first waits would be missed).  A
+ * thread (same tgid) is covered already; a child forked before the
+ * command's exec (value OFFCPU_TGID_AT_EXEC) is not the command's. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent,
+	     struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 *on, v = OFFCPU_TGID_ON;
+
+	if (ptgid == ctgid)
+		return 0;
+	on = bpf_map_lookup_elem(&tgids, &ptgid);
+	if (on && *on == OFFCPU_TGID_ON &&
+	    bpf_map_update_elem(&tgids, &ctgid, &v, BPF_ANY))
+		count(OFFCPU_CNT_TGIDSFULL);
+	return 0;
+}
+
+/* A recorded process whose last thread exits leaves the filter, so that
+ * the map holds the live processes only (a command that runs thousands
+ * of processes, make, does not fill it) and a reused pid is not taken
+ * for it. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *t)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+
+	/* (signal->live is decremented before the tracepoint) */
+	if (BPF_CORE_READ(t, signal, live.counter) == 0)
+		bpf_map_delete_elem(&tgids, &tgid);
+	return 0;
+}
+
 /* A process recorded from its execve() on starts now: the new image's
  * registers are set (the tracepoint follows the binary's load), so
  * nothing before -- the recorder's forked code, the exec's own work

@@ -64,7 +64,10 @@
  * time sched_info could not give, dropped. */
 #define OFFCPU_CNT_UNSEEN 12
 #define OFFCPU_CNT_UNSEEN_LOST 13
-#define OFFCPU_NCNT 14
+/* Processes a recorded one forked that the filter ("tgids") had no room
+ * for: not recorded. */
+#define OFFCPU_CNT_TGIDSFULL 14
+#define OFFCPU_NCNT 15
 
 /*
  * One blocked period.  The event written to the ring buffer is this

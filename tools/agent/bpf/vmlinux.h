@@ -75,6 +75,14 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq;
 };
 
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;		/* threads of the group not yet exiting */
+};
+
 struct task_struct {
 	unsigned int __state;
 	unsigned int flags;
@@ -84,6 +92,7 @@ struct task_struct {
 	struct sched_entity se;
 	struct sched_info sched_info;
 	u64 start_time;		/* ktime_get_ns() at fork */
+	struct signal_struct *signal;
 };
 
 /* Kernels before 5.14 named the state field "state". */
