@@ -2078,13 +2078,11 @@ static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		if (h->size < sizeof(*h) + sizeof(tb))
 			return;
 		memcpy(&tb, h + 1, sizeof(tb));
+		/* (a new process of a target's: the BPF agent follows it
+		 * itself, from its birth, sched_process_fork) */
 		if (h->type == PERF_RECORD_FORK)
 			pm_fork(r->pm, (int32_t)tb.pid, (int32_t)tb.ppid,
 				(int32_t)tb.tid, tb.time);
-		/* A new process of a target's: --off-cpu follows it, from
-		 * the round that sees its birth on. */
-		if (h->type == PERF_RECORD_FORK && r->oc && tb.pid != tb.ppid)
-			offcpu_add_pid(r->oc, (pid_t)tb.pid);
 		else
 			pm_exit(r->pm, (int32_t)tb.pid, (int32_t)tb.tid,
 				tb.time);
