@@ -1752,10 +1752,6 @@ static size_t agg_user(struct rec *r, int32_t pid, const uint64_t *pcs,
 	return nf;
 }
 
-/* --aggregate kernel: one row drained from the maps, @count events of
- * @weight ns in all on frame-pointer stack @s.  Its user frames are
- * checked as -g fp's chains are (fp_check()), and a leaf without a frame
- * pointer, whose caller the walk skipped, is flagged 'leaf'. */
 /* --aggregate kernel: a row has no time; catch up when its first user pc
  * is in no mapping known. */
 static void agg_catch_up(struct rec *r, int32_t pid, const struct agg_stack *s)
@@ -1764,6 +1760,10 @@ static void agg_catch_up(struct rec *r, int32_t pid, const struct agg_stack *s)
 		sb_catch_up(r);
 }
 
+/* --aggregate kernel: one row drained from the maps, @count events of
+ * @weight ns in all on frame-pointer stack @s.  Its user frames are
+ * checked as -g fp's chains are (fp_check()), and a leaf without a frame
+ * pointer, whose caller the walk skipped, is flagged 'leaf'. */
 static void on_agg(void *ctx, const struct agg_stack *s,
 		   const struct agg_key *k, uint64_t count, uint64_t weight)
 {
