@@ -303,7 +303,7 @@ static void set_autoload(struct offcpu_bpf *s, bool btf, bool delay,
 /* The filter's programs (not with all): offcpu_add_exec()'s processes
  * start at their execve(), forks of recorded processes are recorded
  * from their birth, and exited processes leave the map. */
-static int attach_exec(struct offcpu *oc, struct offcpu_bpf *s)
+static int attach_filter(struct offcpu *oc, struct offcpu_bpf *s)
 {
 	oc->exec_link = bpf_program__attach(s->progs.sched_process_exec);
 	if (oc->exec_link)
@@ -362,9 +362,11 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	bpf_program__set_autoload(s->progs.sched_process_exec, !o->all);
 	bpf_program__set_autoload(s->progs.sched_process_fork, !o->all);
 	bpf_program__set_autoload(s->progs.sched_process_exit, !o->all);
-	/* raw_tp keeps its events in "start", tp_btf in task storage: an
-	 * old kernel without task storage can still take raw_tp. */
+	/* raw_tp keeps its events in "start" and "agg_start", tp_btf in
+	 * task storage: an old kernel without task storage can still take
+	 * raw_tp. */
 	bpf_map__set_autocreate(s->maps.slot, btf);
+	bpf_map__set_autocreate(s->maps.agg_slot, btf);
 	err = offcpu_bpf__load(s);
 	if (err)
 		goto fail;
@@ -374,7 +376,7 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	oc->skel = NULL;
 	if (err)
 		goto fail;
-	err = o->all ? 0 : attach_exec(oc, s);
+	err = o->all ? 0 : attach_filter(oc, s);
 	if (!err && o->cpu_hz)
 		err = attach_cpu(oc, s, o->cpu_hz);
 	if (!err && switches(o))

@@ -49,8 +49,9 @@ struct offcpu_opts {
 	bool fixed_stack;
 	/** Probability that a switch-out is recorded, in (0, 1]. */
 	double prob;
-	/** true: every process; false: only @pids and those of
-	 *  offcpu_add_pid(). */
+	/** true: every process; false: only @pids, those of
+	 *  offcpu_add_pid() and offcpu_add_exec(), and the processes they
+	 *  fork, from their birth (each leaves when it exits). */
 	bool all;
 	/** Processes to follow from the start (set before the programs
 	 *  attach); borrowed for the call. */

@@ -40,8 +40,8 @@
  * entry ("agg_start") follows the same rules: its start is set at
  * switch-out when runnable, else by the wake-up, and sched_wakeup_new
  * makes one for a new thread; it is kept as the ring path's event is,
- * in task storage ("agg_slot") or, from raw_tp, the hash "agg_start".  oncpu.bpf.h, included at the end, is the
- * on-CPU sampler (a perf_event program) in both modes; `--wall
+ * in task storage ("agg_slot") or, from raw_tp, the hash "agg_start".
+ * oncpu.bpf.h, included at the end, is the on-CPU sampler (a perf_event program) in both modes; `--wall
  * --aggregate kernel` attaches it beside sched_switch, both summing into
  * the same maps (the sampler's rows in state OFFCPU_STATE_CPU).
  */
@@ -738,9 +738,9 @@ int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 }
 
 /* A process a recorded one forks is recorded from its birth, as perf's
- * inherited events are (user space also adds it when it reads the FORK
- * record, up to a round later: its first waits would be missed).  A
- * thread (same tgid) is covered already; a child forked before the
+ * inherited events are (user space would learn of it from the FORK
+ * record only, up to a round later: its first waits would be missed).
+ * A thread (same tgid) is covered already; a child forked before the
  * command's exec (value OFFCPU_TGID_AT_EXEC) is not the command's. */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent,
