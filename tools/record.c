@@ -142,6 +142,9 @@ struct idset {
 struct rec {
 	struct opts o;
 	struct perf_event_attr attr;
+	/* attr.build_id is left off: this kernel's would corrupt other
+	 * tools' MMAP2 records (perf_build_id_leaks()). */
+	bool bid_leaks;
 	unsigned nregs;
 	int ncpus;
 	int *cpus;
@@ -2007,24 +2010,6 @@ static const char *rec_str(const struct perf_event_header *h, size_t off)
 	return s;
 }
 
-struct mmap2_body {
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	union {
-		struct {
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-		};
-		struct {
-			uint8_t build_id_size;
-			uint8_t reserved_1;
-			uint16_t reserved_2;
-			uint8_t build_id[20];
-		};
-	};
-	uint32_t prot, flags;
-};
-
 struct task_body {
 	uint32_t pid, ppid, tid, ptid;
 	uint64_t time;
@@ -2033,29 +2018,24 @@ struct task_body {
 static void apply_sb(struct rec *r, const struct perf_event_header *h,
 		     uint64_t t)
 {
-	struct mmap2_body mb;
+	struct perf_mmap2 mb;
 	struct pm_inode ino;
 	struct task_body tb;
 	uint32_t ids[2];
 	const char *s;
-	bool has_bid;
 
 	switch (h->type) {
 	case PERF_RECORD_MMAP2:
-		if (h->size < sizeof(*h) + sizeof(mb))
+		if (perf_parse_mmap2(h, r->attr.build_id, &mb) ||
+		    !(mb.prot & PROT_EXEC))
 			return;
-		memcpy(&mb, h + 1, sizeof(mb));
-		s = rec_str(h, sizeof(*h) + sizeof(mb));
-		if (!s || !(mb.prot & PROT_EXEC))
-			return;
-		has_bid = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+		s = mb.filename;
 		ino.dev = makedev(mb.maj, mb.min);
 		ino.ino = mb.ino;
 		ino.gen = mb.ino_generation;
 		pm_mmap(r->pm, (int32_t)mb.pid, t, mb.addr, mb.len, mb.pgoff,
-			has_bid ? mb.build_id : NULL,
-			has_bid ? mb.build_id_size : 0,
-			has_bid || !mb.ino ? NULL : &ino, s);
+			mb.build_id_size ? mb.build_id : NULL,
+			mb.build_id_size, mb.ino ? &ino : NULL, s);
 		if (strstr(s, "/jit-"))	/* maybe a jitdump: keep it */
 			jit_dump_seen(r, (int32_t)mb.pid);
 		return;
@@ -2247,7 +2227,7 @@ static void make_attr(struct rec *r)
 	a->comm_exec = 1;
 	a->task = 1;
 	a->sample_id_all = 1;
-	a->build_id = 1;
+	a->build_id = !r->bid_leaks;
 	a->exclude_kernel = o->user_only;
 	a->exclude_callchain_kernel = o->user_only;
 	a->exclude_hv = 1;
@@ -3092,6 +3072,7 @@ static int setup(struct rec *r)
 		tool_err("cannot read the online CPUs");
 		return err;
 	}
+	r->bid_leaks = perf_build_id_leaks() != 0;
 	make_attr(r);
 	if (!r->o.mmap_pages)
 		r->o.mmap_pages = default_pages(r);

@@ -1,12 +1,13 @@
 /*
  * t-record.c - unit tests of sym record's modules that need no perf
  * events: the mapping table over time (tools/agent/procmaps.c), the ELF
- * reader, and the call-instruction test of return addresses
- * (tools/agent/retcheck.c), through their headers; the test links the
- * agent's archive.
+ * reader, the call-instruction test of return addresses
+ * (tools/agent/retcheck.c) and the MMAP2 decoder (tools/agent/perf.c),
+ * through their headers; the test links the agent's archive.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <linux/fs.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "agent/perf.h"
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
 #include "kallsyms.h"
@@ -449,6 +451,87 @@ static void test_kmods(void)
 	CHECK(system(path) == 0);
 }
 
+/* An MMAP2 record as the kernel writes it: @body_bid says whether the
+ * body is a build ID (size, 3 reserved bytes, 20 bytes) or device/inode
+ * (maj, min, ino, ino_generation). */
+struct mmap2_rec {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	unsigned char body[24];
+	uint32_t prot, flags;
+	char name[16];
+};
+
+static void mmap2_make(struct mmap2_rec *r, uint16_t misc, const void *body)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.type = PERF_RECORD_MMAP2;
+	r->h.misc = misc;
+	r->h.size = sizeof(*r);
+	r->pid = 7;
+	r->tid = 8;
+	r->addr = 0x400000;
+	r->len = 0x1000;
+	r->pgoff = 0x2000;
+	memcpy(r->body, body, sizeof(r->body));
+	r->prot = 5;
+	memcpy(r->name, "/usr/bin/dd", sizeof("/usr/bin/dd"));
+}
+
+/* perf_parse_mmap2(): the body is a build ID only when the event asked
+ * for one and the flag says so; a flag leaked onto a device/inode body
+ * (perf_build_id_leaks()) is not taken for a build ID. */
+static void test_mmap2(void)
+{
+	const uint16_t F = PERF_RECORD_MISC_MMAP_BUILD_ID;
+	unsigned char bid_body[24] = { 20, 0, 0, 0 };
+	/* maj 8 (sda), min 1, ino 0x1234, generation 9 */
+	unsigned char ino_body[24] = { 8, 0, 0, 0, 1, 0, 0, 0,
+				       0x34, 0x12, 0, 0, 0, 0, 0, 0,
+				       9, 0, 0, 0, 0, 0, 0, 0 };
+	unsigned char big_body[24] = { 254, 0, 0, 0 };
+	struct perf_mmap2 m;
+	struct mmap2_rec r;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		bid_body[4 + i] = (unsigned char)(0xa0 + i);
+	mmap2_make(&r, F, bid_body);
+	CHECK_ERR(perf_parse_mmap2(&r.h, true, &m), 0);
+	CHECK(m.build_id_size == 20 && m.build_id[0] == 0xa0 &&
+	      m.build_id[19] == 0xb3 && m.ino == 0);
+	CHECK(m.pid == 7 && m.tid == 8 && m.addr == 0x400000 &&
+	      m.len == 0x1000 && m.pgoff == 0x2000 && m.prot == 5 &&
+	      strcmp(m.filename, "/usr/bin/dd") == 0);
+
+	/* The leak: an event without attr.build_id, the flag set. */
+	mmap2_make(&r, F, ino_body);
+	CHECK_ERR(perf_parse_mmap2(&r.h, false, &m), 0);
+	CHECK(m.build_id_size == 0 && m.maj == 8 && m.min == 1 &&
+	      m.ino == 0x1234 && m.ino_generation == 9);
+	mmap2_make(&r, 0, ino_body);
+	CHECK_ERR(perf_parse_mmap2(&r.h, true, &m), 0);
+	CHECK(m.build_id_size == 0 && m.ino == 0x1234);
+
+	/* A build ID body longer than its field: neither. */
+	mmap2_make(&r, F, big_body);
+	CHECK_ERR(perf_parse_mmap2(&r.h, true, &m), 0);
+	CHECK(m.build_id_size == 0 && m.ino == 0 &&
+	      strcmp(m.filename, "/usr/bin/dd") == 0);
+
+	/* Malformed: no NUL in the name, cut short, another type. */
+	mmap2_make(&r, 0, ino_body);
+	memset(r.name, 'x', sizeof(r.name));
+	CHECK_ERR(perf_parse_mmap2(&r.h, false, &m), -EINVAL);
+	mmap2_make(&r, 0, ino_body);
+	r.h.size = (uint16_t)offsetof(struct mmap2_rec, prot);
+	CHECK_ERR(perf_parse_mmap2(&r.h, false, &m), -EINVAL);
+	mmap2_make(&r, 0, ino_body);
+	r.h.type = PERF_RECORD_MMAP;
+	CHECK_ERR(perf_parse_mmap2(&r.h, false, &m), -EINVAL);
+}
+
 int main(void)
 {
 	test_retcheck();
@@ -458,5 +541,6 @@ int main(void)
 	test_map_keys();
 	test_kernel();
 	test_kmods();
+	test_mmap2();
 	return tap_done();
 }

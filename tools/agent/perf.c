@@ -7,6 +7,8 @@
  * ->bad), since the reader could not find the next record boundary.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -250,4 +252,162 @@ int perf_parse_id(const struct perf_event_header *rec, uint64_t sample_type,
 	if (sample_type & PERF_SAMPLE_TIME)
 		memcpy(time, p, sizeof(*time));
 	return 0;
+}
+
+/* MMAP2's body after pid and tid (linux/perf_event.h), as the kernel
+ * writes it: with attr.build_id, a build ID in place of the inode. */
+struct mmap2_body {
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved_1;
+			uint16_t reserved_2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+};
+
+int perf_parse_mmap2(const struct perf_event_header *rec, bool build_ids,
+		     struct perf_mmap2 *m)
+{
+	struct cur c = { (const unsigned char *)(rec + 1),
+			 (const unsigned char *)rec + rec->size };
+	struct mmap2_body b;
+	uint32_t ids[2];
+
+	memset(m, 0, sizeof(*m));
+	if (rec->type != PERF_RECORD_MMAP2 || take(&c, ids, sizeof(ids)) ||
+	    take(&c, &b, sizeof(b)) || c.p == c.end ||
+	    !memchr(c.p, '\0', (size_t)(c.end - c.p)))
+		return -EINVAL;
+	m->pid = ids[0];
+	m->tid = ids[1];
+	m->addr = b.addr;
+	m->len = b.len;
+	m->pgoff = b.pgoff;
+	m->prot = b.prot;
+	m->flags = b.flags;
+	m->filename = (const char *)c.p;
+	if (!build_ids || !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		m->maj = b.maj;
+		m->min = b.min;
+		m->ino = b.ino;
+		m->ino_generation = b.ino_generation;
+	} else if (b.build_id_size <= sizeof(b.build_id)) {
+		m->build_id_size = b.build_id_size;
+		memcpy(m->build_id, b.build_id, b.build_id_size);
+	}
+	return 0;
+}
+
+/* What perf_build_id_leaks() looks for in each probe ring: the MMAP2 of
+ * its own mapping, and whether it had the build ID flag. */
+struct leak_seen {
+	uint64_t addr;
+	int mmap2;	/* MMAP2 records of @addr seen */
+	int flagged;	/* ... with PERF_RECORD_MISC_MMAP_BUILD_ID */
+};
+
+static int leak_rec(void *ctx, const struct perf_event_header *h)
+{
+	struct leak_seen *ls = ctx;
+	uint64_t addr;
+
+	/* MMAP2: u32 pid, tid; u64 addr, ... */
+	if (h->type != PERF_RECORD_MMAP2 || h->size < sizeof(*h) + 16)
+		return 0;
+	memcpy(&addr, (const unsigned char *)(h + 1) + 8, sizeof(addr));
+	if (addr != ls->addr)
+		return 0;
+	ls->mmap2++;
+	ls->flagged += !!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+	return 0;
+}
+
+/* Map the running program's first page executable, then unmap it: one
+ * MMAP2 to every side-band event of this thread.  Returns its address,
+ * or 0 with errno set. */
+static uint64_t leak_map_once(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+		 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 0;
+	munmap(p, (size_t)page);
+	return (uint64_t)(uintptr_t)p;
+}
+
+#define LEAK_EVENTS 3
+
+int perf_build_id_leaks(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_DUMMY,
+		.mmap = 1,
+		.mmap2 = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct leak_seen seen[LEAK_EVENTS] = { { 0 } };
+	struct perf_ring *rings;
+	int fds[LEAK_EVENTS];
+	uint64_t addr;
+	int i, err = 0, plain_flagged = 0;
+
+	rings = calloc(LEAK_EVENTS, sizeof(*rings));
+	if (!rings)
+		return -ENOMEM;
+	for (i = 0; i < LEAK_EVENTS; i++)
+		fds[i] = -1;
+	for (i = 0; i < LEAK_EVENTS && !err; i++) {
+		a.build_id = i == 1;
+		fds[i] = perf_open(&a, 0, -1);
+		if (fds[i] < 0)
+			err = fds[i];
+		else
+			err = perf_ring_map(&rings[i], fds[i], 1);
+	}
+	if (err)
+		goto out;
+	addr = leak_map_once();
+	if (!addr) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < LEAK_EVENTS; i++) {
+		seen[i].addr = addr;
+		perf_ring_snapshot(&rings[i]);
+		perf_ring_walk(&rings[i], leak_rec, &seen[i]);
+	}
+	for (i = 0; i < LEAK_EVENTS; i++)
+		if (i != 1)
+			plain_flagged += seen[i].flagged;
+	if (plain_flagged)
+		err = 1;
+	else if (!seen[1].flagged)
+		err = -ENODATA;
+out:
+	for (i = 0; i < LEAK_EVENTS; i++) {
+		perf_ring_unmap(&rings[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	free(rings);
+	return err;
 }

@@ -26,6 +26,7 @@
 #define SYM_TOOLS_PERF_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -147,5 +148,66 @@ int perf_parse_sample(const struct perf_event_header *rec,
  */
 int perf_parse_id(const struct perf_event_header *rec, uint64_t sample_type,
 		  uint32_t *pid, uint32_t *tid, uint64_t *time);
+
+/** An MMAP2 record, decoded by perf_parse_mmap2(). */
+struct perf_mmap2 {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	/** The build ID the kernel read at mmap time: build_id_size bytes
+	 *  (at most 20); 0 when the record has none. */
+	uint8_t build_id[20];
+	size_t build_id_size;
+	/** The mapped file's device and inode, when the body holds them
+	 *  (no build ID); ino 0 otherwise. */
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	/** The file name, NUL-terminated: points into the record. */
+	const char *filename;
+};
+
+/**
+ * perf_parse_mmap2() - decode a PERF_RECORD_MMAP2.
+ *
+ * The body is a build ID only if the event asked for them
+ * (@build_ids: its attr.build_id) and the record's misc has
+ * PERF_RECORD_MISC_MMAP_BUILD_ID: the flag alone is not to be trusted,
+ * since a kernel that leaks it (perf_build_id_leaks()) sets it over a
+ * device/inode body when another tool's event with attr.build_id was
+ * written first.  A build ID body whose size exceeds its 20 bytes is
+ * neither: the record keeps only its range and name.
+ * @return 0, or -EINVAL (not an MMAP2, too short, or no NUL-terminated
+ *         file name)
+ */
+int perf_parse_mmap2(const struct perf_event_header *rec, bool build_ids,
+		     struct perf_mmap2 *m);
+
+/**
+ * perf_build_id_leaks() - does this kernel's attr.build_id corrupt other
+ * events' MMAP2 records?
+ *
+ * The kernel writes one mmap's MMAP2 record to every side-band event in
+ * turn (perf_event_mmap_output()).  For an event with attr.build_id it
+ * sets PERF_RECORD_MISC_MMAP_BUILD_ID in the shared header and never
+ * clears it, so each event written after it, one without attr.build_id,
+ * gets the flag over a device/inode body: `perf record` then reads the
+ * device number as a build ID length (Debian's perf 6.1: "assertion
+ * failed at util/build-id.c:1010", then "stack smashing detected").
+ * CPU-wide events are written before per-task ones, so `sym record -a`
+ * with attr.build_id breaks every per-task perf session started while
+ * it runs.
+ *
+ * The probe opens three dummy side-band events on the calling thread
+ * (without, with, without attr.build_id: one of the two plain ones comes
+ * after the other, whichever order the kernel keeps), maps the running
+ * program's first page executable once, and reads what each event got.
+ * About a millisecond; nothing is left open.
+ * @return 1 (a plain event got the flag: it leaks), 0 (the build ID
+ *         event got its build ID and no plain event the flag), or
+ *         -errno: -EINVAL (no attr.build_id: a kernel before 5.12),
+ *         -ENODATA (no build ID came: cannot tell), or why an event
+ *         could not be opened or mapped
+ */
+int perf_build_id_leaks(void);
 
 #endif /* SYM_TOOLS_PERF_H */
