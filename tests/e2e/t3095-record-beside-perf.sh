@@ -12,15 +12,16 @@
 #    and perf script reads its file (sym leaves attr.build_id off on a
 #    kernel that leaks the flag);
 #  - sym record -a's own profile has dd, under dd's build ID;
-#  - while `perf record -a --buildid-mmap` runs (the leak, by perf), `sym
-#    record -- dd` gives every file mapping the build ID its file
-#    carries (sym takes the flag for a build ID only when its events
-#    asked for one) and resolves libc's frames.
+#  - with `perf record --buildid-mmap -p` on the process too (the leak,
+#    by perf, onto sym's records), `sym record -- dd` gives every file
+#    mapping the build ID its file carries (sym takes the flag for a
+#    build ID only when its events asked for one) and resolves libc's
+#    frames.
 # On a kernel without the leak every point holds too.  Skipped unless
 # root and perf can record system-wide.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
-need perf dd readelf
+need perf dd readelf mkfifo
 need_perf
 [ "$(id -u)" = 0 ] || plan_skip "not root: -a needs root here"
 cd "$T" || exit 1
@@ -79,17 +80,34 @@ ddbid=$(readelf -n /usr/bin/dd | awk '/Build ID:/ { print $3; exit }')
 got=$(bids_of a.raw | awk '$1 ~ /\/dd$/ { print $2 }' | sort -u | tr '\n' ' ')
 is "sym record -a has dd under its build ID" "$got" "$ddbid "
 
-# 2. sym record beside perf record -a --buildid-mmap.
-perf record -q -a --buildid-mmap -e cpu-clock -F 99 -o pa.data \
-	-- sleep 60 > pa.out 2>&1 &
+# 2. sym record beside perf record --buildid-mmap -p of the same shell,
+# which then execs dd: perf's events, opened after sym's, are written
+# before them, so they leak the flag onto sym's records, and onto no
+# other test's.  perf starts disabled and says when it is enabled
+# (--control with an ack fifo), and the shell waits for that.
+mkfifo ctl ack
+"$SYM" record -q -F 999 -o s.raw -- sh -c \
+	'while ! [ -e go ]; do sleep 0.05; done; exec '"$DD" > s.out 2> s.err &
+recpid=$!
+at_exit "touch '$T/go'; kill $recpid 2> /dev/null"
+n=0
+shpid=
+while [ -z "$shpid" ] && [ $n -lt 200 ]; do
+	shpid=$(cat /proc/$recpid/task/*/children 2> /dev/null | awk '{ print $1 }')
+	[ -n "$shpid" ] || sleep 0.1
+	n=$((n + 1))
+done
+perf record -q --buildid-mmap -D -1 --control fifo:ctl,ack -e cpu-clock \
+	-F 99 -o pa.data -p "$shpid" > pa.out 2>&1 &
 perfpid=$!
 at_exit "kill $perfpid 2> /dev/null"
-wait_events $perfpid || echo "# perf record -a did not open its events"
-"$SYM" record -q -F 999 -o s.raw -- $DD > s.out 2> s.err
+acked=$(timeout 20 sh -c 'echo enable > ctl; read -r a < ack; echo "$a"')
+echo "# perf record -p $shpid: $acked"
+touch go
+wait $recpid
 st=$?
-kill -INT $perfpid
 { wait $perfpid; } 2> /dev/null
-is "sym record of dd beside perf record -a --buildid-mmap exits 0" "$st" 0
+is "sym record of dd beside perf record --buildid-mmap -p exits 0" "$st" 0
 bids_of s.raw > s.bids
 file_bids < s.bids > s.want
 run_compare "every file mapping has its file's build ID ($(wc -l < s.bids) files)" \
