@@ -310,23 +310,17 @@ int perf_parse_mmap2(const struct perf_event_header *rec, bool build_ids,
  * its own mapping, and whether it had the build ID flag. */
 struct leak_seen {
 	uint64_t addr;
-	int mmap2;	/* MMAP2 records of @addr seen */
-	int flagged;	/* ... with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	int flagged;	/* MMAP2s of @addr with PERF_RECORD_MISC_MMAP_BUILD_ID */
 };
 
 static int leak_rec(void *ctx, const struct perf_event_header *h)
 {
 	struct leak_seen *ls = ctx;
-	uint64_t addr;
+	struct perf_mmap2 m;
 
-	/* MMAP2: u32 pid, tid; u64 addr, ... */
-	if (h->type != PERF_RECORD_MMAP2 || h->size < sizeof(*h) + 16)
-		return 0;
-	memcpy(&addr, (const unsigned char *)(h + 1) + 8, sizeof(addr));
-	if (addr != ls->addr)
-		return 0;
-	ls->mmap2++;
-	ls->flagged += !!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+	if (h->type == PERF_RECORD_MMAP2 && !perf_parse_mmap2(h, false, &m) &&
+	    m.addr == ls->addr)
+		ls->flagged += !!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
 	return 0;
 }
 

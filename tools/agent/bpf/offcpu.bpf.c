@@ -41,9 +41,10 @@
  * switch-out when runnable, else by the wake-up, and sched_wakeup_new
  * makes one for a new thread; it is kept as the ring path's event is,
  * in task storage ("agg_slot") or, from raw_tp, the hash "agg_start".
- * oncpu.bpf.h, included at the end, is the on-CPU sampler (a perf_event program) in both modes; `--wall
- * --aggregate kernel` attaches it beside sched_switch, both summing into
- * the same maps (the sampler's rows in state OFFCPU_STATE_CPU).
+ * oncpu.bpf.h, included at the end, is the on-CPU sampler (a perf_event
+ * program) in both modes; `--wall --aggregate kernel` attaches it beside
+ * sched_switch, both summing into the same maps (the sampler's rows in
+ * state OFFCPU_STATE_CPU).
  */
 #include "vmlinux.h"
 #include <linux/bpf.h>
