@@ -214,7 +214,24 @@ def cmd_truth(fpath, xpath, need_whole=True):
         if need_whole and whole[k] < 0.99 * tot[k]:
             print("# %s: under 99%% of the time in whole stacks" % k)
             bad = 1
+    if bad:
+        print_others(folded(fpath), fx["tid"])
     return bad
+
+
+def print_others(stacks, tid):
+    """A failed check's clue: the thread's off-CPU time in neither
+    path's stacks (preempted, or a stack without its kernel frames), the
+    heaviest five such stacks."""
+    other = {}
+    for t, fr, v in stacks:
+        if t == tid and kpath(fr) not in ("sleep", "pipe"):
+            key = ";".join(fr)
+            other[key] = other.get(key, 0) + v
+    print("# the thread's other off-CPU time: %.3f s in %d stacks" %
+          (sum(other.values()) / 1e9, len(other)))
+    for key, v in sorted(other.items(), key=lambda kv: -kv[1])[:5]:
+        print("#   %.3f s %s" % (v / 1e9, key[-300:]))
 
 
 PY_ROOT = ["_start", "__libc_start_main_impl", "__libc_start_call_main",

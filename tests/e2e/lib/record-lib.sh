@@ -12,7 +12,7 @@
 #   check WHAT ARGS...     one TAP point from record_check.py WHAT ARGS
 #                          (offcpu_check.py for truth, sampled, minmax,
 #                          peer, delay, delayfp, wall, agree-*), its
-#                          diagnostics kept
+#                          diagnostics kept; returns the checker's status
 #   need_bpf_record OPTS...  skip the whole test unless root and `sym record
 #                          -q OPTS -- true` runs (the BPF agent's modes:
 #                          t3110-t3132), saying what it printed
@@ -110,6 +110,7 @@ check() {
 	# prove shows stderr only: a failure's reasons go there too, so that
 	# a rare failure in a full make check can be read from its log.
 	[ "$_rc" = 0 ] || sed 's/^/record_check: /' "$T/.check.out" >&2
+	return "$_rc"
 }
 
 # unseen ERR: "N K L" of --off-cpu's summary in ERR: switch-ins the
