@@ -21,6 +21,7 @@
 #                        docs/*.md, which the man pages cite, to $(docdir))
 #
 # Knobs: SANITIZE=address,undefined  V=1  DEVELOPER=1 (-Werror)
+#        SYM_SHARED_DEPS=1 (bin/sym with shared libraries: see bin/sym)
 # CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's; required flags live
 # in SYM_CFLAGS.
 
@@ -287,13 +288,26 @@ $(VIEW_LIB): $(VIEW_OBJS)
 # drop-in 2.3M instructions, 1% of a warm 100,000-address answer.
 LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a \
 	-Wl,-Bstatic -lstdc++ -Wl,-Bdynamic
+# The other libraries are linked statically too (Debian's -dev packages
+# ship their .a files), libc alone is shared: every run of sym, and of
+# the drop-ins, its symlinks, spent 1.8 ms of its 7.4 ms (a warm lookup
+# of one address) mapping and relocating eleven shared libraries on this
+# VM (perf stat -r 50, docs/bench.md, "Start-up").  SYM_SHARED_DEPS=1
+# links them shared, as before.  symd, a daemon, starts once: shared.
+ifeq ($(SYM_SHARED_DEPS),)
+TOOL_DEP_LIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread -lm, \
+	$(shell $(PKG_CONFIG) --libs --static $(LIB_PKGS) $(PROF_PKGS) \
+	libbpf)) -llmdb -liberty -Wl,-Bdynamic -lpthread
+else
+TOOL_DEP_LIBS = $(DEP_LIBS) $(PROF_LIBS) $(BPF_LIBS)
+endif
 bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
 		lib/libsymprofile.a
 	@mkdir -p bin
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
 		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
-		-Wl,--end-group lib/libsym.a lib/libsymprofile.a $(DEP_LIBS) \
-		$(PROF_LIBS) $(BPF_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
+		-Wl,--end-group lib/libsym.a lib/libsymprofile.a \
+		$(TOOL_DEP_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is

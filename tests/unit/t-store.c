@@ -180,6 +180,52 @@ static void verified_once(const struct sym_table *t, const uint64_t *addrs,
  * answering the same; bytes cut short, damaged or misaligned are refused
  * and store nothing.
  */
+/* The access time a lookup leaves: renewed by the first read after the
+ * put (a later second), then not again within ACCESS_GRAIN (600 s), so
+ * that most reads write nothing.  Time is read in whole seconds: the
+ * sleeps only make the next second come. */
+static int64_t accessed(struct sym_store *st, const char *id)
+{
+	struct sym_store_entry e;
+
+	if (sym_store_stat_entry(st, id, &e) != 0)
+		return -1;
+	return e.last_access;
+}
+
+static void access_grain(const struct sym_table *t, const uint64_t *addrs,
+			 size_t n, struct cmp *c)
+{
+	char dir[] = "/tmp/t-store-a.XXXXXX", cmd[300];
+	struct sym_store *st = NULL;
+	struct sym_store_entry e;
+	int64_t first;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"no temporary directory");
+		return;
+	}
+	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+	CHECK_ERR(sym_store_put(st, "ab", t, NULL), 0);
+	CHECK_ERR(sym_store_stat_entry(st, "ab", &e), 0);
+	CHECK(e.last_access == e.created);
+	usleep(1100000);
+	CHECK_ERR(sym_store_lookup(st, "ab", addrs, n, cmp_cb, c), 0);
+	sym_store_close(st);
+	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+	first = accessed(st, "ab");
+	CHECK(first > e.created);	/* never read since the put: renewed */
+	usleep(1100000);
+	CHECK_ERR(sym_store_lookup(st, "ab", addrs, n, cmp_cb, c), 0);
+	sym_store_close(st);
+	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
+	CHECK(accessed(st, "ab") == first);	/* within the grain: kept */
+	sym_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
 static void export_import(struct sym_store *st, const uint64_t *addrs,
 			  size_t n, struct cmp *c)
 {
@@ -522,6 +568,7 @@ int main(int argc, char **argv)
 	}
 
 	verified_once(t, addrs, n, &c);
+	access_grain(t, addrs, n, &c);
 
 	/* A flipped byte inside a stored table: detected, removed. */
 	{
