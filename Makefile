@@ -294,6 +294,9 @@ LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a \
 # of one address) mapping and relocating eleven shared libraries on this
 # VM (perf stat -r 50, docs/bench.md, "Start-up").  SYM_SHARED_DEPS=1
 # links them shared, as before.  symd, a daemon, starts once: shared.
+# libdebuginfod, dlopen()ed, brings its own shared libelf, libz and
+# libzstd: bin/sym exports none of its symbols (nm -D), so each copy
+# keeps to itself, and no Elf handle passes between them.
 ifeq ($(SYM_SHARED_DEPS),)
 TOOL_DEP_LIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread -lm, \
 	$(shell $(PKG_CONFIG) --libs --static $(LIB_PKGS) $(PROF_PKGS) \
