@@ -111,8 +111,14 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  */
 #define SYMI_CONVERTER_VERSION 7
 
-/* CRC of a table buffer with its header's crc field taken as zero. */
+/* CRC of a table buffer with its header's crc field taken as zero.  A
+ * buffer of 8 MiB or more is checked in two halves, the second on a
+ * thread of its own (joined before the return). */
 uint32_t symi_table_crc(const void *buf, size_t len);
+
+/* The CRC-32 of A followed by B, from A's (@crc1), B's (@crc2) and B's
+ * length, as zlib's crc32_combine(). */
+uint32_t symi_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 
 /* The CRC check of sym_table_verify() alone: 0, or -SYM_E_BADTABLE with
  * the same warning.  For a table whose structure was verified before

@@ -9,6 +9,7 @@
  * cut after SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong
  * answers, never an out-of-bounds read or a loop.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,18 +184,88 @@ uint32_t sym_converter_version(void)
 	return SYMI_CONVERTER_VERSION;
 }
 
+/* (a * b) modulo the CRC-32 polynomial, in its reflected form (bit 31 is
+ * x^0), as zlib's crc32_combine() computes it. */
+static uint32_t crc_multmodp(uint32_t a, uint32_t b)
+{
+	uint32_t m = (uint32_t)1 << 31, p = 0;
+
+	for (;;) {
+		if (a & m) {
+			p ^= b;
+			if ((a & (m - 1)) == 0)
+				break;
+		}
+		m >>= 1;
+		b = b & 1 ? (b >> 1) ^ 0xedb88320u : b >> 1;
+	}
+	return p;
+}
+
+uint32_t symi_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+	uint32_t p = (uint32_t)1 << 31;		/* x^0 */
+	uint32_t x2n = (uint32_t)1 << 30;	/* x^(2^0) */
+
+	/* x^(8 * len2) modulo p(x): the squares x^(2^k), k from 3 up, of
+	 * the bits of len2. */
+	for (int k = 0; k < 3; k++)
+		x2n = crc_multmodp(x2n, x2n);
+	for (; len2; len2 >>= 1) {
+		if (len2 & 1)
+			p = crc_multmodp(x2n, p);
+		x2n = crc_multmodp(x2n, x2n);
+	}
+	return crc_multmodp(p, crc1) ^ crc2;
+}
+
+/* A table this big has its CRC's second half computed on a thread of
+ * its own: the check reads every page (libjvm's 31 MB chunk: some 5 ms
+ * of CRC and page faults, more when its pages are cold), and a lookup of
+ * a few addresses waits for it. */
+#define CRC_SPLIT_MIN ((size_t)8 << 20)
+
+struct crc_half {
+	const void *p;
+	size_t len;
+	uint32_t crc;
+};
+
+static void *crc_half_main(void *arg)
+{
+	struct crc_half *h = arg;
+
+	h->crc = libdeflate_crc32(0, h->p, h->len);
+	return NULL;
+}
+
 uint32_t symi_table_crc(const void *buf, size_t len)
 {
 	const size_t at = offsetof(struct symt_header, crc);
 	static const uint32_t zero;
+	struct crc_half h = { 0 };
+	pthread_t tid;
+	bool split = false;
 	uint32_t crc;
 
 	if (len < sizeof(struct symt_header))
 		return 0;
+	if (len >= CRC_SPLIT_MIN) {
+		h.len = len / 2;
+		h.p = (const char *)buf + (len - h.len);
+		split = pthread_create(&tid, NULL, crc_half_main, &h) == 0;
+		if (!split)
+			h.len = 0;
+	}
 	crc = libdeflate_crc32(0, buf, at);
 	crc = libdeflate_crc32(crc, &zero, sizeof(zero));
-	return libdeflate_crc32(crc, (const char *)buf + at + 4,
-				len - at - 4);
+	crc = libdeflate_crc32(crc, (const char *)buf + at + 4,
+			       len - h.len - at - 4);
+	if (split) {
+		pthread_join(tid, NULL);
+		crc = symi_crc32_combine(crc, h.crc, h.len);
+	}
+	return crc;
 }
 
 /*

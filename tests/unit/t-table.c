@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 
 #include "tap.h"
 #include "internal.h"
@@ -729,6 +730,53 @@ static void test_errors(void)
 	}
 }
 
+/*
+ * The CRC of a big table in two halves: symi_crc32_combine() against
+ * libdeflate's CRC of the whole, at lengths and cuts from 0 up (seeded
+ * bytes); and symi_table_crc() of a buffer past the split size against
+ * the CRC of it with the crc field taken as zero, in one pass.
+ */
+static void test_crc_split(void)
+{
+	const size_t at = offsetof(struct symt_header, crc);
+	size_t big = (size_t)9 << 20, bad = 0, n = 0;
+	unsigned char *b = malloc(big);
+	uint32_t want[3];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	if (!b) {
+		CHECK(!"out of memory");
+		return;
+	}
+	for (size_t i = 0; i < big; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (unsigned char)x;
+	}
+	for (size_t len = 0; len < 4200; len += len < 70 ? 1 : 97) {
+		uint32_t whole = libdeflate_crc32(0, b, len);
+
+		for (size_t cut = 0; cut <= len; cut += cut < 9 ? 1 : 61) {
+			uint32_t a = libdeflate_crc32(0, b, cut);
+			uint32_t c = libdeflate_crc32(0, b + cut, len - cut);
+
+			n++;
+			bad += symi_crc32_combine(a, c, len - cut) != whole;
+		}
+	}
+	CHECK(n > 1000 && bad == 0);
+	memset(b + at, 0, 4);
+	want[0] = libdeflate_crc32(0, b, big);
+	want[1] = libdeflate_crc32(0, b, big - 1);
+	want[2] = libdeflate_crc32(0, b, 4096);
+	memset(b + at, 0xa5, 4);	/* the field counts as zero */
+	CHECK(symi_table_crc(b, big) == want[0]);	/* in two halves */
+	CHECK(symi_table_crc(b, big - 1) == want[1]);
+	CHECK(symi_table_crc(b, 4096) == want[2]);	/* in one */
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -742,6 +790,7 @@ int main(int argc, char **argv)
 	test_batch_module(argv[0]);
 	test_omit_cxx();
 	test_corrupt();
+	test_crc_split();
 	test_errors();
 	return tap_done();
 }
