@@ -113,7 +113,10 @@ file_bids < s.bids > s.want
 run_compare "every file mapping has its file's build ID ($(wc -l < s.bids) files)" \
 	cat s.bids < s.want
 "$SYM" symbolize -v s.raw -o s.sym 2> s.serr
-ok "libc's frames resolve" \
-	grep -Eq '^ +[0-9]+ +100\.0% .*/libc\.so\.6 ' s.serr
+LIBC_OK='^ +[0-9]+ +100\.0% .*/libc\.so\.6 '
+ok "libc's frames resolve" grep -Eq "$LIBC_OK" s.serr
+# It failed once in a full make check (9cc5c2e's rehearsal), cause
+# unknown: then what symbolize and the recorder said goes to the log.
+grep -Eq "$LIBC_OK" s.serr || sed 's/^/t3095: /' s.serr s.err >&2
 grep 'libc\|/dd ' s.serr | sed 's/^/# /'
 done_testing
