@@ -131,6 +131,16 @@ static int damage_tables(const char *dir)
 	return hits;
 }
 
+/* Remove a temporary store's directory; a failure is only said. */
+static void remove_dir(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
 /*
  * An entry a lookup verified whole is marked so (STORE_VERIFIED) with its
  * access time: a later process checks its CRC alone, which still finds
@@ -139,7 +149,7 @@ static int damage_tables(const char *dir)
 static void verified_once(const struct sym_table *t, const uint64_t *addrs,
 			  size_t n, struct cmp *c)
 {
-	char dir[] = "/tmp/t-store-v.XXXXXX", cmd[300];
+	char dir[] = "/tmp/t-store-v.XXXXXX";
 	struct sym_store *st = NULL;
 
 	if (!mkdtemp(dir)) {
@@ -169,17 +179,9 @@ static void verified_once(const struct sym_table *t, const uint64_t *addrs,
 		  -SYM_E_BADTABLE);
 	CHECK_ERR(symi_store_verified(st, "ee"), -SYM_E_NOTFOUND);
 	sym_store_close(st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	remove_dir(dir);
 }
 
-/*
- * sym_store_export() and sym_store_import(): a table of several chunks
- * goes out as whole tables end to end and comes back, chunk for chunk,
- * answering the same; bytes cut short, damaged or misaligned are refused
- * and store nothing.
- */
 /* The access time a lookup leaves: renewed by the first read after the
  * put (a later second), then not again within ACCESS_GRAIN (600 s), so
  * that most reads write nothing.  Time is read in whole seconds: the
@@ -196,7 +198,7 @@ static int64_t accessed(struct sym_store *st, const char *id)
 static void access_grain(const struct sym_table *t, const uint64_t *addrs,
 			 size_t n, struct cmp *c)
 {
-	char dir[] = "/tmp/t-store-a.XXXXXX", cmd[300];
+	char dir[] = "/tmp/t-store-a.XXXXXX";
 	struct sym_store *st = NULL;
 	struct sym_store_entry e;
 	int64_t first;
@@ -221,11 +223,15 @@ static void access_grain(const struct sym_table *t, const uint64_t *addrs,
 	CHECK_ERR(sym_store_open(dir, NULL, &st), 0);
 	CHECK(accessed(st, "ab") == first);	/* within the grain: kept */
 	sym_store_close(st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	remove_dir(dir);
 }
 
+/*
+ * sym_store_export() and sym_store_import(): a table of several chunks
+ * goes out as whole tables end to end and comes back, chunk for chunk,
+ * answering the same; bytes cut short, damaged or misaligned are refused
+ * and store nothing.
+ */
 static void export_import(struct sym_store *st, const uint64_t *addrs,
 			  size_t n, struct cmp *c)
 {
@@ -606,12 +612,6 @@ int main(int argc, char **argv)
 		sym_store_close(st);
 	}
 	sym_module_close(m);
-	{
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			printf("# could not remove %s\n", dir);
-	}
+	remove_dir(dir);
 	return tap_done();
 }
