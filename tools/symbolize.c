@@ -50,16 +50,15 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include <elf.h>
 
 #include "grow.h"
 #include "client.h"
 #include "agent/procmaps.h"
+#include "agent/vdso.h"
 #include "kallsyms.h"
 #include "tools.h"
 #include "base.h"
@@ -811,27 +810,20 @@ static int answer_kallsyms(struct sctx *c, struct group *g,
 	return 0;
 }
 
-/*
- * The vDSO: this process's, when the build IDs match.  Its size is where
- * its section headers end (they come last in the image).
- */
+/* The vDSO: this process's (agent/vdso.h), when the build IDs match. */
 static int answer_vdso(struct sctx *c, struct group *g, bool *done)
 {
 	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
 	struct sym_module *mod = NULL;
 	const struct sym_table *t;
 	const char *bid;
+	const void *img;
 	size_t size;
 	int err = 0;
 
 	*done = false;
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return 0;
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (size > (1 << 20) ||
-	    sym_module_open_mem(eh, size, &opts, &mod) != 0)
+	img = agent_self_vdso(&size);
+	if (!img || sym_module_open_mem(img, size, &opts, &mod) != 0)
 		return 0;
 	bid = sym_module_build_id(mod);
 	if (bid && !strcmp(bid, g->build_id) && !sym_module_table(mod, &t)) {

@@ -30,6 +30,7 @@
 #include "procmaps.h"
 #include "perfmap.h"
 #include "sym.h"
+#include "vdso.h"
 #include "base.h"
 
 #define HASH_BUCKETS 4096
@@ -37,7 +38,6 @@
 #define MAX_PHNUM 4096
 #define MAX_SHNUM 65536
 #define NOTE_MAX (1 << 20)
-#define VDSO_MAX (1 << 20)
 #define COMM_LEN 16
 
 struct proc {
@@ -356,8 +356,7 @@ static unsigned hash_key(const struct elf_key *k)
 int pm_new(const struct pm_hooks *hooks, struct pm **out)
 {
 	struct pm *pm;
-	const unsigned char *vdso;
-	const Elf64_Ehdr *eh;
+	const void *vdso;
 
 	*out = NULL;
 	pm = calloc(1, sizeof(*pm));
@@ -365,17 +364,10 @@ int pm_new(const struct pm_hooks *hooks, struct pm **out)
 		return -ENOMEM;
 	if (hooks)
 		pm->hooks = *hooks;
-	vdso = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
-	if (vdso) {
-		/* The image ends with its section headers. */
-		eh = (const Elf64_Ehdr *)vdso;
-		pm->self_vdso_len = eh->e_shoff +
-				    (size_t)eh->e_shnum * eh->e_shentsize;
-		if (pm->self_vdso_len <= VDSO_MAX &&
-		    pm_elf_read_mem(vdso, pm->self_vdso_len,
+	vdso = agent_self_vdso(&pm->self_vdso_len);
+	if (vdso && pm_elf_read_mem(vdso, pm->self_vdso_len,
 				    &pm->self_vdso) == 0)
-			pm->self_vdso_ok = true;
-	}
+		pm->self_vdso_ok = true;
 	*out = pm;
 	return 0;
 }
@@ -703,7 +695,7 @@ static void resolve_vdso(struct pm *pm, struct pm_map *m)
 	bool ok = false;
 	int fd;
 
-	if (len <= VDSO_MAX) {
+	if (len <= AGENT_VDSO_MAX) {
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
 		buf = malloc(len);
 		fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -715,8 +707,8 @@ static void resolve_vdso(struct pm *pm, struct pm_map *m)
 		}
 		free(buf);
 	}
-	if (!ok && pm->self_vdso_ok && len >= pm->self_vdso_len &&
-	    len - pm->self_vdso_len < 4096) {
+	if (!ok && pm->self_vdso_ok &&
+	    agent_vdso_fits(pm->self_vdso_len, len)) {
 		e = pm->self_vdso;
 		ok = true;
 	}

@@ -44,6 +44,7 @@
 #include "grow.h"
 #include "sym.h"
 #include "unwind.h"
+#include "vdso.h"
 #include "base.h"
 
 #define UW_NREGS 17		/* DWARF registers 0-16 */
@@ -64,7 +65,6 @@
 #define UW_PROC_BUCKETS 1024
 #define UW_IDLE_MAX 32
 #define UW_MAX_MAPS 65536
-#define UW_VDSO_MAX (1u << 20)
 #define UW_DEBUG_DIR "/usr/lib/debug/.build-id"
 #define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
 /* The entry code without CFI that a frame may be in: bytes from e_entry. */
@@ -345,45 +345,64 @@ static void file_insert(struct unwinder *u, struct uw_file *f, size_t b)
 	u->nfiles++;
 }
 
-/* The vDSO of @pid, [start, end): read once, shared when identical. */
+/* Read @size bytes of @pid's memory at @start into @buf. */
+static int read_proc_mem(pid_t pid, uint64_t start, void *buf, size_t size)
+{
+	char path[64];
+	ssize_t got;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, buf, size, (off_t)start);
+	if (got < 0)
+		err = -errno;
+	else if ((size_t)got != size)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * The vDSO of @pid, [start, end): read once, shared when identical.  When
+ * @pid's can no longer be read (it exited or exec'ed before its events
+ * were drained, which a recorder short of CPU often sees), or no longer
+ * holds an ELF image there, this process's stands in when its size fits
+ * (vdso.h); unwinder_map() then still refuses it for another build ID.
+ */
 static int file_vdso(struct unwinder *u, pid_t pid, uint64_t start,
 		     uint64_t end, struct uw_file **out)
 {
 	struct uw_file *f = NULL, *g;
-	char path[64];
-	size_t size = end - start;
-	int fd = -1, err;
-	ssize_t got;
+	size_t size = end - start, self_len;
+	const void *self;
+	int err;
 
-	if (size > UW_VDSO_MAX)
+	if (size > AGENT_VDSO_MAX)
 		return -EFBIG;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->vdso = true;
-	f->image = malloc(size);
+	f->image = calloc(1, size);
 	if (!f->image) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	f->image_size = size;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto fail;
+	err = read_proc_mem(pid, start, f->image, size);
+	if (!err && memcmp(f->image, ELFMAG, SELFMAG) != 0)
+		err = -ENOEXEC;
+	if (err) {
+		self = agent_self_vdso(&self_len);
+		if (!self || !agent_vdso_fits(self_len, size))
+			goto fail;
+		memset(f->image, 0, size);
+		memcpy(f->image, self, self_len);
+		err = 0;
 	}
-	got = pread(fd, f->image, size, (off_t)start);
-	if (got < 0) {
-		err = -errno;
-		goto fail;
-	}
-	if ((size_t)got != size) {
-		err = -EIO;
-		goto fail;
-	}
-	close(fd);
-	fd = -1;
 	for (g = u->files[UW_VDSO_BUCKET]; g; g = g->hnext) {
 		if (g->vdso && g->image_size == size &&
 		    memcmp(g->image, f->image, size) == 0) {
@@ -399,8 +418,6 @@ static int file_vdso(struct unwinder *u, pid_t pid, uint64_t start,
 	*out = f;
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
 	file_close(f);
 	return err;
 }
