@@ -77,7 +77,7 @@ ok() {
 	else
 		_tap 1 "$_d"
 		{ echo "#   command: $*"
-		  sed 's/^/#   /' "$T/.ok.out" | head -20; } | tee /dev/stderr
+		  sed 's/^/#   /' "$T/.ok.out" | head -20; } | tee -a /dev/stderr
 	fi
 }
 
@@ -86,7 +86,7 @@ is() {
 		_tap 0 "$1"
 	else
 		_tap 1 "$1"
-		printf '#   got:  %s\n#   want: %s\n' "$2" "$3" | tee /dev/stderr
+		printf '#   got:  %s\n#   want: %s\n' "$2" "$3" | tee -a /dev/stderr
 	fi
 }
 
@@ -111,7 +111,7 @@ same_file() {
 		_tap 0 "$1"
 	else
 		_tap 1 "$1"
-		diff -u "$2" "$3" | head -40 | sed 's/^/#   /' | tee /dev/stderr
+		diff -u "$2" "$3" | head -40 | sed 's/^/#   /' | tee -a /dev/stderr
 	fi
 }
 

@@ -73,7 +73,7 @@ sp_check() {
 		_tap 1 "$_d"
 		# (on stderr too, which a plain prove run shows: the reason
 		# must reach a CI log)
-		sed 's/^/# /' "$T/.rawcheck" | tee /dev/stderr
+		sed 's/^/# /' "$T/.rawcheck" | tee -a /dev/stderr
 	fi
 }
 
