@@ -270,6 +270,13 @@ struct rec {
 	/* Events whose stack ran off a copy of its process's learned size
 	 * (flagged unwind; offcpu_stack_seen()). */
 	uint64_t stack_cut;
+	/* CFI unwinds by how they stopped short (enum unwind_stop: NOMAP
+	 * to BADCFI), and mappings the unwinder was refused, with the
+	 * last error and path: what a stack flagged unwind says more. */
+	uint64_t uw_stops[UNWIND_STOP_BADCFI + 1];
+	uint64_t uw_map_failed;
+	int uw_map_err;
+	char uw_map_path[96];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -935,6 +942,7 @@ static void hook_map(void *ctx, const struct pm_map *m)
 {
 	struct rec *r = ctx;
 	struct unwind_map um;
+	int err;
 
 	if (!r->uw || (m->kind != PM_FILE && m->kind != PM_VDSO))
 		return;
@@ -943,7 +951,20 @@ static void hook_map(void *ctx, const struct pm_map *m)
 	um.pgoff = m->pgoff;
 	um.path = m->open_path ? m->open_path : m->path;
 	um.build_id = m->build_id[0] ? m->build_id : NULL;
-	unwinder_map(r->uw, m->pid, &um);
+	err = unwinder_map(r->uw, m->pid, &um);
+	if (err) {
+		r->uw_map_failed++;
+		r->uw_map_err = err;
+		snprintf(r->uw_map_path, sizeof(r->uw_map_path), "%s",
+			 um.path);
+	}
+}
+
+/* Count how a CFI unwind stopped short of the outermost frame. */
+static void count_stop(struct rec *r, int stopped)
+{
+	if (stopped > UNWIND_STOP_NONE && stopped <= UNWIND_STOP_BADCFI)
+		r->uw_stops[stopped]++;
 }
 
 static void hook_unmap(void *ctx, int32_t pid, uint64_t start, uint64_t end)
@@ -1463,6 +1484,7 @@ static int handle_sample(struct rec *r, const struct perf_event_header *h)
 					  r->exact, r->o.max_depth - nf, &n,
 					  &stopped) == 0) {
 			nu = n;
+			count_stop(r, stopped);
 			if (stopped == UNWIND_STOP_DEPTH)
 				flags |= SYM_PROF_TRUNCATED;
 			else if (stopped != UNWIND_STOP_NONE)
@@ -1598,6 +1620,7 @@ static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 		n = 1;
 		stopped = UNWIND_STOP_READ;
 	}
+	count_stop(r, stopped);
 	if (stopped == UNWIND_STOP_DEPTH)
 		*flags |= SYM_PROF_TRUNCATED;
 	else if (stopped != UNWIND_STOP_NONE)
@@ -2933,6 +2956,24 @@ static void offcpu_summary(struct rec *r)
 			tool_prog(), c[OFFCPU_CNT_NOWAKE]);
 }
 
+/* How the CFI unwinds stopped short, and the mappings the unwinder was
+ * refused (a file gone, another build ID): why stacks are flagged unwind. */
+static void unwind_summary(const struct rec *r)
+{
+	fprintf(stderr,
+		"%s: CFI unwinds stopped short: no mapping %" PRIu64
+		", no CFI %" PRIu64 ", stack copy short %" PRIu64
+		", CFI not evaluable %" PRIu64 "; mappings the unwinder "
+		"could not take %" PRIu64, tool_prog(),
+		r->uw_stops[UNWIND_STOP_NOMAP], r->uw_stops[UNWIND_STOP_NOCFI],
+		r->uw_stops[UNWIND_STOP_READ], r->uw_stops[UNWIND_STOP_BADCFI],
+		r->uw_map_failed);
+	if (r->uw_map_failed)
+		fprintf(stderr, " (the last: %s: %s)", r->uw_map_path,
+			strerror(-r->uw_map_err));
+	fputc('\n', stderr);
+}
+
 static void summary(struct rec *r, const char *path, uint64_t run_ns)
 {
 	struct rusage ru;
@@ -2983,6 +3024,8 @@ static void summary(struct rec *r, const char *path, uint64_t run_ns)
 			" unique frames in anonymous code named from perf "
 			"maps or jitdumps\n", tool_prog(), r->jit_named,
 			r->jit_frames);
+	if (r->uw)
+		unwind_summary(r);
 	if (r->o.cg == CG_DWARF)
 		fprintf(stderr,
 			"%s: stack copy of %u bytes; whole stacks needed, 50%% / "
