@@ -109,7 +109,7 @@ int symi_opts_check(const void *opts, size_t known, const char *type,
  * builder).  Bump it whenever a fix changes what a table says for the
  * same input: stored tables from an older converter are then rebuilt.
  */
-#define SYMI_CONVERTER_VERSION 7
+#define SYMI_CONVERTER_VERSION 8
 
 /* CRC of a table buffer with its header's crc field taken as zero.  A
  * buffer of 8 MiB or more is checked in two halves, the second on a

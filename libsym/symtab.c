@@ -34,6 +34,7 @@
  * the end of its string table or not NUL-terminated inside it is skipped.
  */
 #include <endian.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,13 +358,23 @@ static int read_minidebuginfo(struct symi_builder *b,
  * that slot (.rela.plt's JUMP_SLOT, .rela.dyn's GLOB_DAT for .plt.got)
  * names the symbol the stub calls, and the stub is named SYMBOL@plt, as
  * objdump's synthetic symbols are (bfd's
- * elf_x86_64_get_synthetic_symtab() also follows the jump).  Entries
- * without such a jump (PLT0, the lazy half of an IBT .plt) or whose slot
- * has no named relocation (IRELATIVE) get no name.
+ * elf_x86_64_get_synthetic_symtab() also follows the jump).
+ *
+ * A slot that an IRELATIVE relocation fills has no symbol: the stub calls
+ * an IFUNC of the file itself (39 of the 53 .plt entries of Debian 12's
+ * libc, its own memcpy, strlen and the like).  The relocation's addend is
+ * the IFUNC's resolver, which is the IFUNC symbol's value, and the stub
+ * is named IFUNC@plt, as perf names it (6.2 and later, get_ifunc_name());
+ * without such a symbol, *ABS*+0xADDEND@plt, as objdump and gdb name it.
+ * The entries of .plt that jump through no slot (PLT0, which lazy binding
+ * enters; the lazy half of an IBT .plt, whose jumps are in .plt.sec) are
+ * named .plt, as perf names them.  Unnamed, GNU's and llvm's rule (the
+ * symbol at or below an address) gave them the name of the stub before.
  */
 struct got_name {
 	uint64_t slot;
-	const char *name;	/* borrowed from .dynstr */
+	uint64_t addend;	/* IRELATIVE: the IFUNC's resolver */
+	const char *name;	/* borrowed from .dynstr; NULL: IRELATIVE */
 };
 
 static int got_cmp(const void *a, const void *b)
@@ -373,7 +384,45 @@ static int got_cmp(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
-/* The named JUMP_SLOT and GLOB_DAT relocations of @e, by slot. */
+/* The name of symbol @i of the symbol table @sd (strings @td), or NULL. */
+static const char *rela_sym_name(Elf_Data *sd, Elf_Data *td, size_t i)
+{
+	const char *str;
+	GElf_Sym sym;
+
+	if (!sd || !td || !td->d_buf || td->d_size == 0 || i == 0 ||
+	    !gelf_getsym(sd, (int)i, &sym) || sym.st_name == 0 ||
+	    sym.st_name >= td->d_size)
+		return NULL;
+	str = td->d_buf;
+	if (!memchr(str + sym.st_name, '\0', td->d_size - sym.st_name))
+		return NULL;
+	return str + sym.st_name;
+}
+
+/* The symbol table that relocation section @sh links, and its strings:
+ * NULLs when there is none (IRELATIVE needs none). */
+static void rela_syms(const struct symi_elf *e, const GElf_Shdr *sh,
+		      size_t shnum, Elf_Data **sd, Elf_Data **td)
+{
+	GElf_Shdr symsh, strsh;
+	Elf_Scn *symscn, *strscn;
+
+	*sd = *td = NULL;
+	if (sh->sh_link == 0 || sh->sh_link >= shnum ||
+	    !(symscn = elf_getscn(e->elf, sh->sh_link)) ||
+	    !gelf_getshdr(symscn, &symsh) ||
+	    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+	    symsh.sh_link == 0 || symsh.sh_link >= shnum ||
+	    !(strscn = elf_getscn(e->elf, symsh.sh_link)) ||
+	    !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return;
+	*sd = elf_getdata(symscn, NULL);
+	*td = elf_getdata(strscn, NULL);
+}
+
+/* The named JUMP_SLOT and GLOB_DAT relocations of @e and its IRELATIVE
+ * ones, by slot. */
 static int got_names(const struct symi_elf *e, struct got_name **out,
 		     size_t *n)
 {
@@ -385,46 +434,36 @@ static int got_names(const struct symi_elf *e, struct got_name **out,
 	if (elf_getshdrnum(e->elf, &shnum) < 0)
 		return 0;
 	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh, symsh, strsh;
-		Elf_Scn *symscn, *strscn;
 		Elf_Data *rd, *sd, *td;
+		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    sh.sh_link == 0 || sh.sh_link >= shnum ||
-		    !(symscn = elf_getscn(e->elf, sh.sh_link)) ||
-		    !gelf_getshdr(symscn, &symsh) ||
-		    symsh.sh_type != SHT_DYNSYM || symsh.sh_link == 0 ||
-		    symsh.sh_link >= shnum ||
-		    !(strscn = elf_getscn(e->elf, symsh.sh_link)) ||
-		    !gelf_getshdr(strscn, &strsh) ||
-		    strsh.sh_type != SHT_STRTAB ||
-		    !(rd = elf_getdata(scn, NULL)) ||
-		    !(sd = elf_getdata(symscn, NULL)) ||
-		    !(td = elf_getdata(strscn, NULL)) || !td->d_buf ||
-		    td->d_size == 0)
+		    !(rd = elf_getdata(scn, NULL)))
 			continue;
+		rela_syms(e, &sh, shnum, &sd, &td);
 		for (int i = 0;; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			const char *str = td->d_buf;
+			const char *name = NULL;
 			uint32_t type;
+			GElf_Rela r;
 
 			if (!gelf_getrela(rd, i, &r))
 				break;
 			type = GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT &&
-			     type != R_X86_64_GLOB_DAT) ||
-			    GELF_R_SYM(r.r_info) == 0 ||
-			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
-			    sym.st_name == 0 || sym.st_name >= td->d_size ||
-			    !memchr(str + sym.st_name, '\0',
-				    td->d_size - sym.st_name))
+			if (type == R_X86_64_JUMP_SLOT ||
+			    type == R_X86_64_GLOB_DAT) {
+				name = rela_sym_name(sd, td,
+						     GELF_R_SYM(r.r_info));
+				if (!name)
+					continue;
+			} else if (type != R_X86_64_IRELATIVE) {
 				continue;
+			}
 			if (symi_grow((void **)out, &cap, *n + 1,
 				      sizeof(**out)))
 				return -ENOMEM;
 			(*out)[*n].slot = r.r_offset;
-			(*out)[(*n)++].name = str + sym.st_name;
+			(*out)[*n].addend = (uint64_t)r.r_addend;
+			(*out)[(*n)++].name = name;
 		}
 	}
 	if (*n > 1)
@@ -432,8 +471,8 @@ static int got_names(const struct symi_elf *e, struct got_name **out,
 	return 0;
 }
 
-static const char *got_find(const struct got_name *v, size_t n,
-			    uint64_t slot)
+static const struct got_name *got_find(const struct got_name *v, size_t n,
+				       uint64_t slot)
 {
 	size_t lo = 0, hi = n;
 
@@ -445,7 +484,111 @@ static const char *got_find(const struct got_name *v, size_t n,
 		else
 			hi = mid;
 	}
-	return lo < n && v[lo].slot == slot ? v[lo].name : NULL;
+	return lo < n && v[lo].slot == slot ? &v[lo] : NULL;
+}
+
+/* The IFUNC symbols of @e's .dynsym and .symtab, by value, the best of
+ * each value first (perf's choose_best_symbol(): not weak, then global,
+ * then fewer leading underscores, then the longer name). */
+struct ifunc {
+	uint64_t value;
+	const char *name;	/* borrowed from the file's strings */
+	unsigned rank, under;
+	size_t len, seq;
+};
+
+static int ifunc_cmp(const void *a, const void *b)
+{
+	const struct ifunc *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->under != y->under)
+		return x->under < y->under ? -1 : 1;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int ifunc_add(struct ifunc **v, size_t *n, size_t *cap,
+		     const GElf_Sym *sym, const char *name)
+{
+	struct ifunc *f;
+	int bind = GELF_ST_BIND(sym->st_info);
+
+	if (symi_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	f = &(*v)[*n];
+	f->value = sym->st_value;
+	f->name = name;
+	f->rank = bind == STB_WEAK ? 2 : bind == STB_GLOBAL ? 0 : 1;
+	f->under = (unsigned)strspn(name, "_");
+	f->len = strlen(name);
+	f->seq = (*n)++;
+	return 0;
+}
+
+static int ifunc_names(const struct symi_elf *e, struct ifunc **out,
+		       size_t *n)
+{
+	size_t cap = 0, shnum;
+	Elf_Scn *scn = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (elf_getshdrnum(e->elf, &shnum) < 0)
+		return 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *sd, *td;
+		Elf_Scn *strscn;
+		size_t nsyms;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    sh.sh_link == 0 || sh.sh_link >= shnum ||
+		    sh.sh_entsize != gelf_fsize(e->elf, ELF_T_SYM, 1,
+						EV_CURRENT) ||
+		    !(strscn = elf_getscn(e->elf, sh.sh_link)) ||
+		    !(sd = elf_getdata(scn, NULL)) ||
+		    !(td = elf_getdata(strscn, NULL)))
+			continue;
+		nsyms = sd->d_size / sh.sh_entsize;
+		for (size_t i = 1; i < nsyms; i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(sd, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    !(name = rela_sym_name(sd, td, i)))
+				continue;
+			if (ifunc_add(out, n, &cap, &sym, name))
+				return -ENOMEM;
+		}
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), ifunc_cmp);
+	return 0;
+}
+
+static const char *ifunc_find(const struct ifunc *v, size_t n,
+			      uint64_t value)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].value < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].value == value ? v[lo].name : NULL;
 }
 
 /* The GOT slot entry @p (at @addr, @len bytes) jumps through, or 0. */
@@ -466,13 +609,78 @@ static uint64_t plt_slot(const unsigned char *p, size_t len, uint64_t addr)
 	return addr + at + 6 + (uint64_t)(int64_t)disp;
 }
 
+/* What the PLT symbols are read from, and a buffer for their names. */
+struct plt_ctx {
+	struct symi_builder *b;
+	struct got_name *got;
+	size_t ngot;
+	struct ifunc *ifuncs;
+	size_t nifuncs;
+	char *buf;
+	size_t cap;
+};
+
+static int plt_add(struct plt_ctx *c, uint64_t at, uint64_t size,
+		   const char *name, const char *suffix, uint64_t abs)
+{
+	size_t need = (name ? strlen(name) : sizeof("*ABS*+0x") + 16) +
+		      strlen(suffix) + 1;
+
+	if (need > c->cap && symi_grow((void **)&c->buf, &c->cap, need, 1))
+		return -ENOMEM;
+	if (name)
+		snprintf(c->buf, c->cap, "%s%s", name, suffix);
+	else
+		snprintf(c->buf, c->cap, "*ABS*+0x%llx%s",
+			 (unsigned long long)abs, suffix);
+	return symi_builder_add_symbol(c->b, at, size, c->buf, NULL,
+				       SYMI_SYM_FUNC | SYMI_SYM_SIZED |
+				       SYMI_SYM_PLT | SYMI_SYM_MAIN);
+}
+
+/* The stubs of one PLT section, @sname, of entries of @ent bytes. */
+static int plt_section(struct plt_ctx *c, const GElf_Shdr *sh,
+		       const Elf_Data *d, const char *sname, size_t ent)
+{
+	bool plt = strcmp(sname, ".plt") == 0;
+	uint64_t lazy = 0, nlazy = 0;	/* a run of .plt's slotless entries */
+	int err = 0;
+
+	for (size_t off = 0; !err && off + ent <= d->d_size; off += ent) {
+		uint64_t at = sh->sh_addr + off;
+		uint64_t slot = plt_slot((const unsigned char *)d->d_buf + off,
+					 ent, at);
+		const struct got_name *g = slot ?
+			got_find(c->got, c->ngot, slot) : NULL;
+
+		if (!slot && plt) {
+			if (!nlazy)
+				lazy = at;
+			nlazy += ent;
+			continue;
+		}
+		if (nlazy)
+			err = plt_add(c, lazy, nlazy, ".plt", "", 0);
+		nlazy = 0;
+		if (err || !g)
+			continue;
+		if (g->name)
+			err = plt_add(c, at, ent, g->name, "@plt", 0);
+		else
+			err = plt_add(c, at, ent,
+				      ifunc_find(c->ifuncs, c->nifuncs,
+						 g->addend), "@plt", g->addend);
+	}
+	if (!err && nlazy)
+		err = plt_add(c, lazy, nlazy, ".plt", "", 0);
+	return err;
+}
+
 static int plt_read(struct symi_builder *b, const struct symi_elf *e)
 {
-	struct got_name *got = NULL;
-	size_t ngot = 0, shstrndx;
+	struct plt_ctx c = { .b = b };
 	Elf_Scn *scn = NULL;
-	char *buf = NULL;
-	size_t cap = 0;
+	size_t shstrndx;
 	int err;
 
 	if (e->ehdr.e_machine != EM_X86_64 ||
@@ -480,10 +688,11 @@ static int plt_read(struct symi_builder *b, const struct symi_elf *e)
 	    e->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    elf_getshdrstrndx(e->elf, &shstrndx) < 0)
 		return 0;
-	err = got_names(e, &got, &ngot);
-	if (err || !ngot)
+	err = got_names(e, &c.got, &c.ngot);
+	if (err || !c.ngot)
 		goto out;
-	while ((scn = elf_nextscn(e->elf, scn))) {
+	err = ifunc_names(e, &c.ifuncs, &c.nifuncs);
+	while (!err && (scn = elf_nextscn(e->elf, scn))) {
 		GElf_Shdr sh;
 		const char *sname;
 		Elf_Data *d;
@@ -501,37 +710,12 @@ static int plt_read(struct symi_builder *b, const struct symi_elf *e)
 		      strcmp(sname, ".plt.got") == 0 ? 8 : 16;
 		if (ent < 6 || ent > 64)
 			continue;
-		for (size_t off = 0; off + ent <= d->d_size; off += ent) {
-			uint64_t at = sh.sh_addr + off;
-			uint64_t slot = plt_slot((const unsigned char *)d->d_buf +
-						 off, ent, at);
-			const char *name = slot ? got_find(got, ngot, slot) :
-					   NULL;
-			size_t need;
-
-			if (!name)
-				continue;
-			need = strlen(name) + sizeof("@plt");
-			if (need > cap && symi_grow((void **)&buf, &cap, need,
-						    1)) {
-				err = -ENOMEM;
-				goto out;
-			}
-			memcpy(buf, name, need - sizeof("@plt"));
-			memcpy(buf + need - sizeof("@plt"), "@plt",
-			       sizeof("@plt"));
-			err = symi_builder_add_symbol(b, at, ent, buf, NULL,
-						      SYMI_SYM_FUNC |
-						      SYMI_SYM_SIZED |
-						      SYMI_SYM_PLT |
-						      SYMI_SYM_MAIN);
-			if (err)
-				goto out;
-		}
+		err = plt_section(&c, &sh, d, sname, ent);
 	}
 out:
-	free(buf);
-	free(got);
+	free(c.buf);
+	free(c.ifuncs);
+	free(c.got);
 	return err;
 }
 

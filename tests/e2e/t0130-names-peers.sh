@@ -36,7 +36,7 @@ peers() {
 	tap_points "$1" python3 "$SYM_ROOT/tests/peers.py" --points --min 100 \
 		--sample "$2" --show 10 "${@:3}"
 }
-plan 18
+plan 20
 peers "names.cc" 0 "$T/names-gcc" "$T/names-clang"
 for f in "$libc" "$py"; do
 	if [ ! -f "$f" ]; then
@@ -55,6 +55,53 @@ for b in clock clock-ibt; do
 	got=$("$SYM" addr2line -f -e "$b" "$want" | head -1)
 	is "$b: the stub at $want is clock_gettime@plt" "$got" "clock_gettime@plt"
 done
+# libc's .plt and .plt.got, every stub: as objdump labels it, but an
+# IRELATIVE one (objdump's *ABS*+0xADDEND@plt: libc calling its own
+# IFUNC) by the IFUNC symbol at ADDEND, and PLT0 .plt, as perf names them
+# (perf's choice among the symbols at ADDEND: not weak, global, fewer
+# leading underscores, longer).
+plt_want() {
+	objdump -d -j .plt -j .plt.got "$1" |
+		sed -n 's/^0*\([0-9a-f]*\) <\(.*\)>:$/0x\1 \2/p' |
+		python3 -c '
+import re, subprocess, sys
+best = {}
+for l in subprocess.run(["readelf", "-W", "--dyn-syms", sys.argv[1]],
+                        capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if len(f) < 8 or f[3] != "IFUNC":
+        continue
+    n = f[7].split("@")[0]
+    r = (2 if f[4] == "WEAK" else 0 if f[4] == "GLOBAL" else 1,
+         len(n) - len(n.lstrip("_")), -len(n))
+    v = int(f[1], 16)
+    if v not in best or r < best[v][0]:
+        best[v] = (r, n)
+first = True
+for l in sys.stdin:
+    a, o = l.split()
+    m = re.match(r"\*ABS\*\+0x([0-9a-f]+)@plt$", o)
+    if first:
+        o = ".plt"
+    elif m and int(m.group(1), 16) in best:
+        o = best[int(m.group(1), 16)][1] + "@plt"
+    first = False
+    print(a, o)
+' "$1"
+}
+if [ -f "$libc" ]; then
+	plt_want "$libc" > plt.want
+	awk '{ print $1 }' plt.want | "$SYM" addr2line -a -f -e "$libc" |
+		paste - - - | awk '{ print $1, $2 }' | sed 's/^0x0*/0x/' > plt.got
+	run_compare "libc: its $(wc -l < plt.want) PLT stubs named (IFUNC@plt, .plt)" \
+		cat plt.got < plt.want
+else
+	skip "$libc is not installed"
+fi
+# The IBT layout's lazy .plt (its jumps are in .plt.sec): .plt.
+a=$(readelf -SW clock-ibt | awk '$2 == ".plt" { print "0x" $4 }')
+is "clock-ibt: its lazy .plt at $a is .plt" \
+	"$("$SYM" addr2line -f -e clock-ibt "$a" | head -1)" ".plt"
 # gas's four subprograms of libc's dup (one range): eu names the first.
 if [ -f "$libc" ]; then
 	a=0x$(nm -D "$libc" | awk '$3 ~ /^dup@/ { print $1 }')
