@@ -1921,13 +1921,18 @@ static size_t only_syms(struct symi_builder *b, size_t n, struct mranges *M,
 }
 
 /* The demangled form of the PLT stub name @nm ("NAME@plt") into *@out
- * (NULL when NAME is not mangled).  Returns 0 or -ENOMEM. */
+ * (NULL when NAME is not mangled, or @nm is symtab.c's ".plt").  Returns
+ * 0 or -ENOMEM. */
 static int plt_demangle(const char *nm, char **out)
 {
-	size_t len = strlen(nm) - 4;	/* symtab.c made it: ends "@plt" */
-	char *base = symi_malloc(len + 1), *d;
+	size_t len = strlen(nm);
+	char *base, *d;
 
 	*out = NULL;
+	if (len <= 4 || strcmp(nm + len - 4, "@plt") != 0)
+		return 0;
+	len -= 4;
+	base = symi_malloc(len + 1);
 	if (!base)
 		return -ENOMEM;
 	memcpy(base, nm, len);

@@ -284,7 +284,9 @@ enum sym_frame_flags {
 	SYM_FRAME_SYMBOL_OBJECT = (1 << 3),
 	/** The address is in a PLT stub: @symbol (and, with
 	 *  SYM_FRAME_SYMTAB, @name) is a made-up "NAME@plt", as objdump,
-	 *  perf and gdb name stubs.  No peer's symbol table has it: an
+	 *  perf and gdb name stubs (a stub calling the file's own IFUNC is
+	 *  named after the IFUNC, as perf does), or ".plt" for the entries
+	 *  of .plt that jump through no GOT slot (PLT0), as perf names them.  No peer's symbol table has it: an
 	 *  output that must copy GNU addr2line or eu-addr2line takes the
 	 *  frame as unknown, one that copies llvm-symbolizer uses
 	 *  @llvm_symbol (libsym never puts a stub there). */

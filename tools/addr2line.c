@@ -617,13 +617,20 @@ static const char *dwarf_name(const struct sym_frame *f)
 	return f->linkage_name ? f->linkage_name : f->name;
 }
 
+/* Whether @sym is one of libsym's made-up PLT names: NAME@plt, or .plt
+ * for the entries that jump through no GOT slot. */
+static bool plt_made_up(const char *sym)
+{
+	return sym && (strstr(sym, "@plt") || strcmp(sym, ".plt") == 0);
+}
+
 /* A symbol of the outermost frame @o, or NULL when it is a PLT stub
  * name and those are off. */
 static const char *plt_ok(const struct a2l *a, const struct sym_frame *o,
 			  const char *sym)
 {
-	return !a->plt && (o->flags & SYM_FRAME_PLT) && sym &&
-	       strstr(sym, "@plt") ? NULL : sym;
+	return !a->plt && (o->flags & SYM_FRAME_PLT) && plt_made_up(sym) ?
+	       NULL : sym;
 }
 
 /* The ELF symbol covering the address, as eu-addr2line chooses it. */
