@@ -338,6 +338,25 @@ static void test_maps(void)
 	m = pm_find(pm, PID, 0x2500, 33);
 	CHECK(m && strcmp(m->path, "/nonexistent/c") == 0);
 
+	/* An exec whose record comes after the new image's first mapping
+	 * (written on another CPU, read a round later): that mapping, of t
+	 * 36, outlives the exec of t 35, and is given to the hooks again
+	 * after the forget; c, of t 32, dies. */
+	CHECK_ERR(pm_mmap(pm, PID, 36, 0x8000, 0x1000, 0, NULL, 0,
+			  NULL, "/nonexistent/d"), 0);
+	{
+		int maps0 = nmap, forgets0 = nforget;
+
+		pm_exec(pm, PID, 35);
+		CHECK(nforget == forgets0 + 1 && nmap == maps0 + 1);
+	}
+	m = pm_find(pm, PID, 0x8500, 37);
+	CHECK(m && strcmp(m->path, "/nonexistent/d") == 0);
+	m = pm_find(pm, PID, 0x2500, 34);
+	CHECK(m && strcmp(m->path, "/nonexistent/c") == 0);
+	m = pm_find(pm, PID, 0x2500, 37);	/* (the last that held it) */
+	CHECK(m && m->t_end == 35);
+
 	/* Threads and names. */
 	CHECK_ERR(pm_comm(pm, PID, PID, "main"), 0);
 	CHECK_ERR(pm_fork(pm, PID, PID, PID + 5, 34), 0);
@@ -352,10 +371,12 @@ static void test_maps(void)
 	CHECK(pm_known(pm, KID));
 	pm_gc(pm, 41);
 	CHECK(!pm_known(pm, KID));
-	CHECK(nforget == 2);
-	/* PID's dead mappings ended at 30: gone after gc(41). */
+	CHECK(nforget == 3);
+	/* PID's dead mappings ended at 30 and 35: gone after gc(41); the
+	 * live one stays. */
 	CHECK(pm_find(pm, PID, 0x1500, 25) == NULL);
-	CHECK(pm_find(pm, PID, 0x2500, 35) != NULL);
+	CHECK(pm_find(pm, PID, 0x2500, 34) == NULL);
+	CHECK(pm_find(pm, PID, 0x8500, 42) != NULL);
 	pm_free(pm);
 	pm_free(NULL);
 }
