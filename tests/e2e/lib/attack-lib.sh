@@ -44,6 +44,13 @@ upload_warm() {
 
 field() { sed -n "s/^$1 //p" "$T/att.out"; }
 
+# _probes KIND: what the probes of KIND measured, for the point's name (a
+# failure's line is what the CI log keeps)
+_probes() {
+	echo "$(field "$1"_n) probes, $(field "$1"_fail) failed," \
+		"p99 $(field "$1"_p99_ms) ms, max $(field "$1"_max_ms) ms"
+}
+
 # _probes_ok KIND: every probe of KIND answered, and within 1 s
 _probes_ok() {
 	[ "$(field "$1"_fail)" = 0 ] && [ "$(field "$1"_n)" -gt 5 ] &&
@@ -112,8 +119,9 @@ under() {
 		"$(_late_over 0.01), 25 ms $(_late_over 0.025), 50 ms" \
 		"$(_late_over 0.05), 100 ms $(_late_over 0.1), 250 ms" \
 		"$(_late_over 0.25), 500 ms $(_late_over 0.5), 1 s $(_late_over 1)"
-	ok "$_desc: /healthz answers within 1 s every time" _probes_ok healthz
-	ok "$_desc: a warm symbolize answers within 1 s every time" \
+	ok "$_desc: /healthz answers within 1 s every time ($(_probes healthz))" \
+		_probes_ok healthz
+	ok "$_desc: a warm symbolize answers within 1 s every time ($(_probes warm))" \
 		_probes_ok warm
 	_lmax=$LATE_MAX
 	ldd "$SYMD" 2>/dev/null | grep -q libasan && _lmax=$LATE_MAX_ASAN
