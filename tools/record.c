@@ -2130,8 +2130,18 @@ static int round_body(struct rec *r)
 
 	/* (a record written before this time is in the snapshot) */
 	r->sb_horizon = r->attr.use_clockid ? now_ns(CLOCK_MONOTONIC) : 0;
-	for (i = 0; i < r->ncpus; i++)
-		total += perf_ring_snapshot(r->rings[i]);
+	for (i = 0; i < r->ncpus; i++) {
+		uint64_t n = perf_ring_snapshot(r->rings[i]);
+
+		/* Only what was written before the horizon: a record written
+		 * after it to a ring read early would come a round after
+		 * later records of rings read after (an exec after the new
+		 * program's mappings, a sample before its mapping). */
+		if (n && r->sb_horizon)
+			n = perf_ring_cut(r->rings[i], r->attr.sample_type,
+					  r->sb_horizon);
+		total += n;
+	}
 	if (total == 0)
 		return 0;
 	r->nsbs = 0;

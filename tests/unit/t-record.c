@@ -553,6 +553,73 @@ static void test_mmap2(void)
 	CHECK_ERR(perf_parse_mmap2(&r.h, false, &m), -EINVAL);
 }
 
+/* Write @n bytes at ring position @pos of @r, across the wrap. */
+static void ring_put(struct perf_ring *r, uint64_t pos, const void *b,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		r->data[(pos + i) & (r->size - 1)] = ((const unsigned char *)b)[i];
+}
+
+static int count_rec(void *ctx, const struct perf_event_header *h)
+{
+	(void)h;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * perf_ring_cut(): the snapshot ends at the first record of the horizon
+ * or later, by a sample's TIME or a side-band record's sample_id; the
+ * second record wraps around the ring's end (its time after the wrap).
+ */
+static void test_ring_cut(void)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			    PERF_SAMPLE_TIME;
+	struct perf_ring *r = calloc(1, sizeof(*r));
+	static unsigned char data[256];
+	struct perf_event_header h;
+	uint64_t v[4], pos, start = 200;
+	int n = 0;
+
+	if (!r)
+		return;
+	r->data = data;
+	r->size = sizeof(data);
+	pos = start;
+	/* a sample of t 100: ip, pid/tid, time */
+	h = (struct perf_event_header){ PERF_RECORD_SAMPLE, 0, 32 };
+	v[0] = 0x1234, v[1] = 7, v[2] = 100;
+	ring_put(r, pos, &h, 8);
+	ring_put(r, pos + 8, v, 24);
+	pos += 32;
+	/* an MMAP2-like record of t 200 at 232: 16 bytes, then pid/tid,
+	 * time (at 264, 8 after the wrap) */
+	h = (struct perf_event_header){ PERF_RECORD_MMAP2, 0, 40 };
+	v[0] = 1, v[1] = 2, v[2] = 7, v[3] = 200;
+	ring_put(r, pos, &h, 8);
+	ring_put(r, pos + 8, v, 32);
+	pos += 40;
+	/* a sample of t 300 */
+	h = (struct perf_event_header){ PERF_RECORD_SAMPLE, 0, 32 };
+	v[0] = 0x5678, v[1] = 7, v[2] = 300;
+	ring_put(r, pos, &h, 8);
+	ring_put(r, pos + 8, v, 24);
+	pos += 32;
+	r->tail = start;
+	r->head = pos;
+	CHECK(perf_ring_cut(r, st, 1000) == 104);
+	CHECK(perf_ring_cut(r, st, 250) == 72);
+	CHECK(perf_ring_walk(r, count_rec, &n) == 0 && n == 2);
+	CHECK(perf_ring_cut(r, st, 200) == 32);
+	CHECK(perf_ring_cut(r, st, 100) == 0 && r->head == start);
+	/* A record with no time is before any horizon. */
+	r->head = pos;
+	CHECK(perf_ring_cut(r, PERF_SAMPLE_IP | PERF_SAMPLE_TID, 1) == 104);
+	free(r);
+}
+
 int main(void)
 {
 	test_retcheck();
@@ -563,5 +630,6 @@ int main(void)
 	test_kernel();
 	test_kmods();
 	test_mmap2();
+	test_ring_cut();
 	return tap_done();
 }

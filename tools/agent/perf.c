@@ -91,6 +91,76 @@ uint64_t perf_ring_snapshot(struct perf_ring *r)
 	return r->head - r->tail;
 }
 
+/* Copy @n bytes at ring position @pos into @out, across the wrap. */
+static void ring_copy(const struct perf_ring *r, uint64_t pos, void *out,
+		      size_t n)
+{
+	uint64_t off = pos & (r->size - 1), first = r->size - off;
+
+	if (n <= first) {
+		memcpy(out, r->data + off, n);
+	} else {
+		memcpy(out, r->data + off, first);
+		memcpy((unsigned char *)out + first, r->data, n - first);
+	}
+}
+
+/* The time of the record at @pos with header @h, or 0 when it has none. */
+static uint64_t ring_time(const struct perf_ring *r, uint64_t pos,
+			  const struct perf_event_header *h,
+			  uint64_t sample_type)
+{
+	uint64_t t = 0, at;
+	size_t n = 0;
+
+	if (!(sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		/* IDENTIFIER, IP, TID, then TIME. */
+		at = sizeof(*h) +
+		     8 * (!!(sample_type & PERF_SAMPLE_IDENTIFIER) +
+			  !!(sample_type & PERF_SAMPLE_IP) +
+			  !!(sample_type & PERF_SAMPLE_TID));
+	} else {
+		/* sample_id, last: TID, TIME, ID, STREAM_ID, CPU,
+		 * IDENTIFIER (as perf_parse_id()). */
+		n += !!(sample_type & PERF_SAMPLE_TID);
+		n += 1;
+		n += !!(sample_type & PERF_SAMPLE_ID);
+		n += !!(sample_type & PERF_SAMPLE_STREAM_ID);
+		n += !!(sample_type & PERF_SAMPLE_CPU);
+		n += !!(sample_type & PERF_SAMPLE_IDENTIFIER);
+		if (h->size < sizeof(*h) + n * 8)
+			return 0;
+		at = h->size - n * 8 + 8 * !!(sample_type & PERF_SAMPLE_TID);
+	}
+	if (at + 8 > h->size)
+		return 0;
+	ring_copy(r, pos + at, &t, sizeof(t));
+	return t;
+}
+
+uint64_t perf_ring_cut(struct perf_ring *r, uint64_t sample_type,
+		       uint64_t horizon)
+{
+	struct perf_event_header hdr;
+	uint64_t pos = r->tail;
+
+	while (pos + sizeof(hdr) <= r->head) {
+		ring_copy(r, pos, &hdr, sizeof(hdr));
+		/* (a malformed record: the walk counts it and stops) */
+		if (hdr.size < sizeof(hdr) || (hdr.size & 7) ||
+		    pos + hdr.size > r->head)
+			break;
+		if (ring_time(r, pos, &hdr, sample_type) >= horizon) {
+			r->head = pos;
+			break;
+		}
+		pos += hdr.size;
+	}
+	return r->head - r->tail;
+}
+
 int perf_ring_walk(struct perf_ring *r, perf_record_fn fn, void *ctx)
 {
 	uint64_t pos = r->tail, mask = r->size - 1;

@@ -91,6 +91,21 @@ void perf_ring_unmap(struct perf_ring *r);
 uint64_t perf_ring_snapshot(struct perf_ring *r);
 
 /**
+ * perf_ring_cut() - shorten the snapshot to the records written before
+ * @horizon: walks and the consume then end at the first record whose
+ * time is @horizon or later, which stays in the ring for the next
+ * snapshot.  The time is a sample's PERF_SAMPLE_TIME, or another record's
+ * in its sample_id (the attr must have sample_id_all); a record without
+ * one is before any horizon.  With @horizon taken before the rings'
+ * snapshots, every record older than it is in some snapshot, so records
+ * applied in time order are applied in order across rounds too.
+ * @param sample_type  the attr's: where the time is
+ * @return the bytes left in the snapshot
+ */
+uint64_t perf_ring_cut(struct perf_ring *r, uint64_t sample_type,
+		       uint64_t horizon);
+
+/**
  * Called by perf_ring_walk() for each record.  @rec is borrowed: valid
  * until the callback returns, aligned to 8 bytes, rec->size bytes long.
  * A non-zero return stops the walk and is returned by it.
