@@ -91,6 +91,18 @@ uint64_t perf_ring_snapshot(struct perf_ring *r)
 	return r->head - r->tail;
 }
 
+/* The bytes of a side-band record's sample_id (sample_id_all), which
+ * ends it: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, those asked for. */
+static size_t sample_id_size(uint64_t sample_type)
+{
+	return 8 * (size_t)(!!(sample_type & PERF_SAMPLE_TID) +
+			    !!(sample_type & PERF_SAMPLE_TIME) +
+			    !!(sample_type & PERF_SAMPLE_ID) +
+			    !!(sample_type & PERF_SAMPLE_STREAM_ID) +
+			    !!(sample_type & PERF_SAMPLE_CPU) +
+			    !!(sample_type & PERF_SAMPLE_IDENTIFIER));
+}
+
 /* Copy @n bytes at ring position @pos into @out, across the wrap. */
 static void ring_copy(const struct perf_ring *r, uint64_t pos, void *out,
 		      size_t n)
@@ -110,8 +122,8 @@ static uint64_t ring_time(const struct perf_ring *r, uint64_t pos,
 			  const struct perf_event_header *h,
 			  uint64_t sample_type)
 {
+	size_t id = sample_id_size(sample_type);
 	uint64_t t = 0, at;
-	size_t n = 0;
 
 	if (!(sample_type & PERF_SAMPLE_TIME))
 		return 0;
@@ -122,17 +134,10 @@ static uint64_t ring_time(const struct perf_ring *r, uint64_t pos,
 			  !!(sample_type & PERF_SAMPLE_IP) +
 			  !!(sample_type & PERF_SAMPLE_TID));
 	} else {
-		/* sample_id, last: TID, TIME, ID, STREAM_ID, CPU,
-		 * IDENTIFIER (as perf_parse_id()). */
-		n += !!(sample_type & PERF_SAMPLE_TID);
-		n += 1;
-		n += !!(sample_type & PERF_SAMPLE_ID);
-		n += !!(sample_type & PERF_SAMPLE_STREAM_ID);
-		n += !!(sample_type & PERF_SAMPLE_CPU);
-		n += !!(sample_type & PERF_SAMPLE_IDENTIFIER);
-		if (h->size < sizeof(*h) + n * 8)
+		/* In the sample_id, after TID (as perf_parse_id()). */
+		if (h->size < sizeof(*h) + id)
 			return 0;
-		at = h->size - n * 8 + 8 * !!(sample_type & PERF_SAMPLE_TID);
+		at = h->size - id + 8 * !!(sample_type & PERF_SAMPLE_TID);
 	}
 	if (at + 8 > h->size)
 		return 0;
@@ -299,20 +304,13 @@ int perf_parse_id(const struct perf_event_header *rec, uint64_t sample_type,
 		  uint32_t *pid, uint32_t *tid, uint64_t *time)
 {
 	const unsigned char *end = (const unsigned char *)rec + rec->size;
-	size_t n = 0;
+	size_t n = sample_id_size(sample_type);
 	const unsigned char *p;
 	uint32_t pair[2];
 
-	/* sample_id order: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
-	n += !!(sample_type & PERF_SAMPLE_TID);
-	n += !!(sample_type & PERF_SAMPLE_TIME);
-	n += !!(sample_type & PERF_SAMPLE_ID);
-	n += !!(sample_type & PERF_SAMPLE_STREAM_ID);
-	n += !!(sample_type & PERF_SAMPLE_CPU);
-	n += !!(sample_type & PERF_SAMPLE_IDENTIFIER);
-	if (rec->size < sizeof(*rec) + n * 8)
+	if (rec->size < sizeof(*rec) + n)
 		return -EINVAL;
-	p = end - n * 8;
+	p = end - n;
 	if (sample_type & PERF_SAMPLE_TID) {
 		memcpy(pair, p, sizeof(pair));
 		*pid = pair[0];
