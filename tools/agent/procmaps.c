@@ -691,20 +691,12 @@ static void resolve_vdso(struct pm *pm, struct pm_map *m)
 	struct pm_elf e;
 	unsigned char *buf = NULL;
 	size_t len = m->end - m->start;
-	char path[64];
 	bool ok = false;
-	int fd;
 
 	if (len <= AGENT_VDSO_MAX) {
-		snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
 		buf = malloc(len);
-		fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-		if (fd >= 0) {
-			ok = pread(fd, buf, len, (off_t)m->start) ==
-				     (ssize_t)len &&
-			     pm_elf_read_mem(buf, len, &e) == 0;
-			close(fd);
-		}
+		ok = buf && agent_vdso_read(m->pid, m->start, buf, len) == 0 &&
+		     pm_elf_read_mem(buf, len, &e) == 0;
 		free(buf);
 	}
 	if (!ok && pm->self_vdso_ok &&

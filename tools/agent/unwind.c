@@ -345,26 +345,6 @@ static void file_insert(struct unwinder *u, struct uw_file *f, size_t b)
 	u->nfiles++;
 }
 
-/* Read @size bytes of @pid's memory at @start into @buf. */
-static int read_proc_mem(pid_t pid, uint64_t start, void *buf, size_t size)
-{
-	char path[64];
-	ssize_t got;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = pread(fd, buf, size, (off_t)start);
-	if (got < 0)
-		err = -errno;
-	else if ((size_t)got != size)
-		err = -EIO;
-	close(fd);
-	return err;
-}
-
 /*
  * The vDSO of @pid, [start, end): read once, shared when identical.  When
  * @pid's can no longer be read (it exited or exec'ed before its events
@@ -392,7 +372,7 @@ static int file_vdso(struct unwinder *u, pid_t pid, uint64_t start,
 		goto fail;
 	}
 	f->image_size = size;
-	err = read_proc_mem(pid, start, f->image, size);
+	err = agent_vdso_read(pid, start, f->image, size);
 	if (!err && memcmp(f->image, ELFMAG, SELFMAG) != 0)
 		err = -ENOEXEC;
 	if (err) {

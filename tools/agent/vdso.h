@@ -1,5 +1,6 @@
 /*
- * vdso.h - this process's vDSO image, the stand-in for another process's.
+ * vdso.h - a process's vDSO image read from /proc/PID/mem, and this
+ * process's, the stand-in when that read fails.
  *
  * The kernel maps one vDSO image into every 64-bit process, so when a
  * process's own copy can no longer be read (it exited, or exec'ed into
@@ -13,9 +14,15 @@
 #define SYM_TOOLS_AGENT_VDSO_H
 
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /** The largest vDSO image taken (today's are 8 KiB). */
 #define AGENT_VDSO_MAX ((size_t)1 << 20)
@@ -41,6 +48,32 @@ static inline const void *agent_self_vdso(size_t *len)
 		return NULL;
 	*len = n;
 	return eh;
+}
+
+/**
+ * agent_vdso_read - read @len bytes of process @pid's memory at @start
+ * (its vDSO image) into @buf, from /proc/PID/mem.
+ * @return 0; -errno (the process is gone: -ENOENT, -ESRCH); -EIO (the
+ *         range is not mapped whole)
+ */
+static inline int agent_vdso_read(pid_t pid, uint64_t start, void *buf,
+				  size_t len)
+{
+	char path[64];
+	ssize_t got;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, buf, len, (off_t)start);
+	if (got < 0)
+		err = -errno;
+	else if ((size_t)got != len)
+		err = -EIO;
+	close(fd);
+	return err;
 }
 
 /**
