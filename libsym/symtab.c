@@ -691,7 +691,14 @@ static int plt_read(struct symi_builder *b, const struct symi_elf *e)
 	err = got_names(e, &c.got, &c.ngot);
 	if (err || !c.ngot)
 		goto out;
-	err = ifunc_names(e, &c.ifuncs, &c.nifuncs);
+	/* The symbol tables are read for IFUNCs only when a slot needs one
+	 * (an IRELATIVE relocation), not for every program with a PLT. */
+	for (size_t i = 0; i < c.ngot && !err; i++) {
+		if (!c.got[i].name) {
+			err = ifunc_names(e, &c.ifuncs, &c.nifuncs);
+			break;
+		}
+	}
 	while (!err && (scn = elf_nextscn(e->elf, scn))) {
 		GElf_Shdr sh;
 		const char *sname;
