@@ -2065,6 +2065,8 @@ static int pack(struct symi_builder *b, uint64_t base, uint64_t end,
 	tab.n_sranges = n_sranges;
 	tab.str = b->str;
 	tab.str_len = b->str_len;
+	tab.dstr = b->str;	/* one blob here; packed as two */
+	tab.dstr_len = b->str_len;
 	tab.no_tails = b->quick;
 	return symi_table_pack(&tab, bufp, lenp);
 }

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <string.h>
 
+struct symi_zstr;
+
 #define SYMT_MAGIC "SYMTAB\r\n"
 #define SYMT_BOM 0x01020304u
 #define SYMT_NONE UINT32_MAX
@@ -50,6 +52,9 @@
 #define SYMT_PAD 8
 /* Largest block shift a reader accepts (256 ranges per block). */
 #define SYMT_SHIFT_MAX 8
+/* Frames of a compressed demangled-name blob: 2^12 to 2^20 bytes. */
+#define SYMT_ZSHIFT_MIN 12
+#define SYMT_ZSHIFT_MAX 20
 
 /*
  * One packed record array: @count records at byte @off, @bytes long
@@ -201,6 +206,17 @@ struct symt_header {
 	/* NUL-terminated strings; offset 0 is "", the last byte is NUL.
 	 * A string may start inside another (a shared tail). */
 	uint32_t off_strings, strings_size;
+	/* Demangled names (format 7): a blob of their own, laid out as the
+	 * strings are, that the `demangled` fields of functions and
+	 * symbols point into; dstrings_size bytes.  Stored plain
+	 * (dstrings_zbytes 0) or as dstrings_zbytes bytes of zstd frames:
+	 * u32 zoff[n + 1], then the frames, frame i the compressed bytes
+	 * [zoff[i], zoff[i + 1]) of the area (zoff[0] = 4 * (n + 1)) and
+	 * bytes [i << dstrings_shift, (i + 1) << dstrings_shift) of the
+	 * blob, n = ceil(dstrings_size / 2^dstrings_shift).  No string
+	 * crosses into the next frame unless it is longer than a frame. */
+	uint32_t off_dstrings, dstrings_size;
+	uint32_t dstrings_zbytes, dstrings_shift;
 };
 
 /*
@@ -300,6 +316,11 @@ struct sym_table {
 	struct symt_view scopes, funcs, files, syms, sranges;
 	const char *str;
 	uint32_t nstr;		/* strings_size, >= 1 */
+	/* The demangled names: dz's blob when stored compressed (read a
+	 * string only after symi_zstr_need()), else in the buffer. */
+	const char *dstr;
+	uint32_t ndstr;		/* dstrings_size, >= 1 */
+	struct symi_zstr *dz;	/* NULL: plain; else a reference */
 	void *owned;		/* free() on close: see symi_table_adopt() */
 };
 
@@ -338,6 +359,6 @@ static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
 _Static_assert(sizeof(struct symt_packed) == 20, "packed layout");
-_Static_assert(sizeof(struct symt_header) == 200, "header layout");
+_Static_assert(sizeof(struct symt_header) == 216, "header layout");
 
 #endif /* SYM_FORMAT_H */

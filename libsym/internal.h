@@ -758,7 +758,8 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct symi_cursor *cur);
 
 /* The enum sym_frame_omit bits this library names. */
-#define SYMI_OMIT_ALL (SYM_OMIT_DECL | SYM_OMIT_PEER_NAMES)
+#define SYMI_OMIT_ALL (SYM_OMIT_DECL | SYM_OMIT_PEER_NAMES | \
+		       SYM_OMIT_DEMANGLED)
 
 /*
  * A lookup in two halves, so that a batch can do the first, which the
@@ -839,6 +840,52 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 void symi_table_adopt(struct sym_table *t, void *buf);
 
 /*
+ * A string blob stored as zstd frames (zstr.c; format 7's demangled
+ * names), inflated a frame at a time on first use and shared by every
+ * table of the process whose compressed area has the same bytes.
+ */
+struct symi_zstr {
+	char *blob;		/* size bytes (+ a NUL): a frame is read only
+				 * once ready */
+	uint32_t size;
+	uint32_t nframes;	/* ceil(size / 2^shift) */
+	unsigned shift;
+	uint8_t *ready;		/* [nframes], atomic: 1 once its strings are
+				 * whole in blob */
+	uint32_t bad;		/* frames that did not inflate (left zero) */
+};
+
+/*
+ * symi_zstr_get() - the shared blob of the compressed area @area
+ * (@zbytes bytes, format.h's layout) that inflates to @size bytes in
+ * frames of 2^@shift; a reference the caller drops with
+ * symi_zstr_put().  @area need not outlive the call (it is copied once).
+ * Returns 0, -ENOMEM, or -SYM_E_BADTABLE (the frame index is not sane).
+ */
+int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
+		  unsigned shift, struct symi_zstr **out);
+void symi_zstr_put(struct symi_zstr *z);
+/* Inflate frame @i (and the frames its last string goes on into). */
+void symi_zstr_fill(struct symi_zstr *z, uint32_t i);
+/* Inflate every frame; returns z->bad. */
+uint32_t symi_zstr_fill_all(struct symi_zstr *z);
+/* Make the string at blob offset @off (< size) readable, whole. */
+static inline void symi_zstr_need(struct symi_zstr *z, uint32_t off)
+{
+	uint32_t i = off >> z->shift;
+
+	if (!__atomic_load_n(&z->ready[i], __ATOMIC_ACQUIRE))
+		symi_zstr_fill(z, i);
+}
+/*
+ * symi_zstr_pack() - the compressed area of @blob[@len] in frames of
+ * 2^@shift bytes at zstd level @level.  *@out: caller frees.
+ * Returns 0, -ENOMEM or -SYM_E_TOOBIG.
+ */
+int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,
+		   uint8_t **out, size_t *outlen);
+
+/*
  * A table's content, decoded: what build.c collects, what split.c cuts
  * and what symi_table_pack() encodes.  The records are format.h's decoded
  * ones (struct symt_leaf, ...); indices are SYMT_NONE for none, string
@@ -865,6 +912,10 @@ struct symi_tab {
 	size_t n_sranges;
 	const char *str;
 	size_t str_len;		/* str[0] and str[str_len - 1] are NUL */
+	/* The blob the `demangled` fields point into (the builder's is
+	 * str; an unpacked table's is its own), NUL first and last too. */
+	const char *dstr;
+	size_t dstr_len;
 	bool prune_syms;	/* keep only symbols a symbol range names */
 	bool no_tails;		/* strings do not share tails: quicker, for a
 				 * table that is not kept (the lazy path) */

@@ -30,6 +30,13 @@
 #include "format.h"
 #include "base.h"
 
+/* Demangled names are stored as zstd frames of 2^D_SHIFT bytes at level
+ * D_LEVEL once they are D_MIN bytes or more: docs/table-format.md,
+ * "Demangled names", has the measurements behind the choice. */
+#define D_SHIFT 16
+#define D_LEVEL 9
+#define D_MIN 64
+
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
  * in-block binary search of 6 probes.  docs/table-format.md has the
  * measurements behind the choice. */
@@ -147,6 +154,9 @@ struct strs {
 	char *blob;
 	size_t len;
 	bool no_tails;		/* each string its own host */
+	/* When not 0: no string crosses a multiple of 2^frame_shift in the
+	 * blob unless it is longer than that (zeros pad up to it). */
+	unsigned frame_shift;
 };
 
 /* The slot of input offset @old (not 0) in S->slot: its own or the
@@ -219,6 +229,17 @@ static int str_ref(struct strs *S, uint32_t off)
 	return 0;
 }
 
+/* Where a host of @len bytes goes when the blob so far is @o bytes: at
+ * @o, or at the next frame when it would cross into it and fits one. */
+static size_t str_place(const struct strs *S, size_t o, size_t len)
+{
+	size_t f = (size_t)1 << S->frame_shift;
+
+	if (!S->frame_shift || len + 1 > f || o % f + len + 1 <= f)
+		return o;
+	return (o | (f - 1)) + 1;
+}
+
 /* Lay the referenced strings out: hosts in first-use order, tails inside
  * them. */
 static int strs_build(struct strs *S)
@@ -267,19 +288,20 @@ static int strs_build(struct strs *S)
 		qsort(hosts, nh, 2 * sizeof(*hosts), u32pair_cmp);
 	S->len = 1;
 	for (i = 0; i < nh; i++)
-		S->len += S->e[hosts[2 * i + 1]].len + 1;
+		S->len = str_place(S, S->len, S->e[hosts[2 * i + 1]].len) +
+			 S->e[hosts[2 * i + 1]].len + 1;
 	if (S->len >= UINT32_MAX) {
 		err = -SYM_E_TOOBIG;
 		goto out;
 	}
-	S->blob = symi_malloc(S->len);
+	S->blob = symi_calloc(1, S->len);
 	if (!S->blob)
 		goto out;
-	S->blob[0] = '\0';
 	o = 1;
 	for (i = 0; i < nh; i++) {
 		struct sent *h = &S->e[hosts[2 * i + 1]];
 
+		o = str_place(S, o, h->len);
 		memcpy(S->blob + o, h->s, h->len + 1);
 		h->off = (uint32_t)o;
 		o += h->len + 1;
@@ -341,7 +363,18 @@ struct packer {
 	uint32_t *symap, *syorder;
 	size_t ns, nf, nfi, nsy;
 	struct strs S;
+	struct strs D;		/* demangled names */
+	uint8_t *dz;		/* D's blob compressed (D_SHIFT frames) */
+	size_t dz_len;
 };
+
+static void strs_free(struct strs *S)
+{
+	free(S->refs);
+	free(S->e);
+	free(S->slot);
+	free(S->blob);
+}
 
 static void packer_free(struct packer *P)
 {
@@ -354,10 +387,9 @@ static void packer_free(struct packer *P)
 	free(P->fiorder);
 	free(P->symap);
 	free(P->syorder);
-	free(P->S.refs);
-	free(P->S.e);
-	free(P->S.slot);
-	free(P->S.blob);
+	strs_free(&P->S);
+	strs_free(&P->D);
+	free(P->dz);
 }
 
 static uint32_t *new_map(size_t n)
@@ -471,12 +503,18 @@ static int number_rest(struct packer *P)
 	P->S.in = in->str;
 	P->S.in_len = in->str_len;
 	P->S.no_tails = in->no_tails;
+	P->D.in = in->dstr;
+	P->D.in_len = in->dstr_len;
+	P->D.no_tails = in->no_tails;
+	/* A table built to be thrown away (the lazy path) is not worth
+	 * compressing. */
+	P->D.frame_shift = in->no_tails ? 0 : D_SHIFT;
 	for (i = 0; i < P->nf; i++) {
 		const struct symt_func *f = &in->funcs[P->forder[i]];
 
 		if ((err = str_ref(&P->S, f->name)) ||
 		    (err = str_ref(&P->S, f->linkage)) ||
-		    (err = str_ref(&P->S, f->demangled)) ||
+		    (err = str_ref(&P->D, f->demangled)) ||
 		    (err = str_ref(&P->S, f->outer)) ||
 		    (err = str_ref(&P->S, f->eu)))
 			return err;
@@ -490,11 +528,12 @@ static int number_rest(struct packer *P)
 		const struct symt_sym *s = &in->syms[P->syorder[i]];
 
 		if ((err = str_ref(&P->S, s->name)) ||
-		    (err = str_ref(&P->S, s->demangled)) ||
+		    (err = str_ref(&P->D, s->demangled)) ||
 		    (err = str_ref(&P->S, s->file)))
 			return err;
 	}
-	return strs_build(&P->S);
+	err = strs_build(&P->S);
+	return err ? err : strs_build(&P->D);
 }
 
 static void leaf_of(const struct packer *P, size_t i, struct nleaf *l)
@@ -718,7 +757,7 @@ static void func_vals(const struct packer *P, size_t i, uint64_t *v)
 
 	v[SYMT_FN_NAME] = str_map(&P->S, f->name);
 	v[SYMT_FN_LINKAGE] = str_map(&P->S, f->linkage);
-	v[SYMT_FN_DEMANGLED] = str_map(&P->S, f->demangled);
+	v[SYMT_FN_DEMANGLED] = str_map(&P->D, f->demangled);
 	v[SYMT_FN_DECL_FILE] = code(f->decl_file < in->n_files ?
 				    P->fimap[f->decl_file] : SYMT_NONE,
 				    P->nfi);
@@ -743,7 +782,7 @@ static void sym_vals(const struct packer *P, size_t i, uint64_t *v)
 	v[SYMT_SY_ADDR] = s->addr;
 	v[SYMT_SY_SIZE] = s->size;
 	v[SYMT_SY_NAME] = str_map(&P->S, s->name);
-	v[SYMT_SY_DEMANGLED] = str_map(&P->S, s->demangled);
+	v[SYMT_SY_DEMANGLED] = str_map(&P->D, s->demangled);
 	v[SYMT_SY_FILE] = str_map(&P->S, s->file);
 	v[SYMT_SY_FLAGS] = s->flags;
 }
@@ -887,6 +926,8 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	place(&hd->sranges, &a->sr, &off);
 	hd->off_strings = (uint32_t)off;
 	off = align8(off + P->S.len);
+	hd->off_dstrings = (uint32_t)off;
+	off = align8(off + (P->dz ? P->dz_len : P->D.len));
 	if (off >= UINT32_MAX)
 		return -SYM_E_TOOBIG;
 	memcpy(hd->magic, SYMT_MAGIC, sizeof(hd->magic));
@@ -904,6 +945,9 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	hd->blocks_size = (uint32_t)blocks_bytes;
 	hd->block_shift = BLOCK_SHIFT;
 	hd->strings_size = (uint32_t)P->S.len;
+	hd->dstrings_size = (uint32_t)P->D.len;
+	hd->dstrings_zbytes = P->dz ? (uint32_t)P->dz_len : 0;
+	hd->dstrings_shift = P->dz ? D_SHIFT : 0;
 	*sizep = off;
 	return 0;
 }
@@ -936,7 +980,28 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	pk_write(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
 	pk_write(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
 	memcpy(buf + h->off_strings, P->S.blob, P->S.len);
+	if (P->dz)
+		memcpy(buf + h->off_dstrings, P->dz, P->dz_len);
+	else
+		memcpy(buf + h->off_dstrings, P->D.blob, P->D.len);
 	h->crc = symi_table_crc(buf, h->size);
+}
+
+/* The demangled names as zstd frames, when there are enough of them to
+ * gain (P->dz stays NULL: stored plain). */
+static int compress_dstrings(struct packer *P)
+{
+	int err;
+
+	if (!P->D.frame_shift || P->D.len < D_MIN)
+		return 0;
+	err = symi_zstr_pack(P->D.blob, P->D.len, D_SHIFT, D_LEVEL, &P->dz,
+			     &P->dz_len);
+	if (!err && P->dz_len >= P->D.len) {
+		free(P->dz);
+		P->dz = NULL;
+	}
+	return err;
 }
 
 int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
@@ -954,6 +1019,8 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	err = number_scopes(&P);
 	if (!err)
 		err = number_rest(&P);
+	if (!err)
+		err = compress_dstrings(&P);
 	if (!err)
 		err = plan_blocks(&P, &hd, &blks, &nb, &blocks_bytes);
 	if (err)

@@ -437,7 +437,7 @@ SYM_API const char *sym_frame_name(const struct sym_frame *f);
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 6
+#define SYM_TABLE_FORMAT 7
 
 /**
  * sym_table_open() - view a table buffer for lookups.
@@ -602,6 +602,10 @@ enum sym_frame_omit {
 	/** @outer and @eu_name, the names only eu-addr2line and GNU
 	 *  addr2line's outputs use. */
 	SYM_OMIT_PEER_NAMES = (1 << 1),
+	/** @demangled, for callers that print raw names (addr2line
+	 *  without -C): a table stores its demangled names compressed
+	 *  (docs/table-format.md), and reading one inflates its frame. */
+	SYM_OMIT_DEMANGLED = (1 << 2),
 };
 
 /**

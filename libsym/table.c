@@ -4,7 +4,9 @@
  * sym_table_open() checks the header in O(1): magic, format, byte order,
  * and that every array lies inside the buffer.  It does not walk the
  * arrays, because tables are opened for each lookup batch straight from
- * LMDB pages.  Instead, every index a lookup follows (scope, parent, func,
+ * LMDB pages.  (The one exception: compressed demangled names, format 7,
+ * are found in the process's registry by a CRC of their area, zstr.c;
+ * libjvm's is 0.8 MB.)  Instead, every index a lookup follows (scope, parent, func,
  * file, string) is bounds-checked when it is used, and parent chains are
  * cut after SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong
  * answers, never an out-of-bounds read or a loop.
@@ -60,12 +62,44 @@ static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 	return true;
 }
 
+/*
+ * The demangled names' blob: in the buffer when plain (NUL first and
+ * last, as the strings), else the process's shared inflated copy
+ * (zstr.c), whose frame index symi_zstr_get() checks.  0, -ENOMEM or
+ * -SYM_E_BADTABLE.
+ */
+static int dstrings_open(struct sym_table *t)
+{
+	const struct symt_header *h = t->h;
+	const char *p = t->buf;
+	int err;
+
+	t->ndstr = h->dstrings_size;
+	if (!h->dstrings_zbytes) {
+		if (!in_buf(h->size, h->off_dstrings, h->dstrings_size, 1) ||
+		    h->dstrings_size == 0 || p[h->off_dstrings] != '\0' ||
+		    p[h->off_dstrings + h->dstrings_size - 1] != '\0')
+			return -SYM_E_BADTABLE;
+		t->dstr = p + h->off_dstrings;
+		return 0;
+	}
+	if (!in_buf(h->size, h->off_dstrings, h->dstrings_zbytes, 1))
+		return -SYM_E_BADTABLE;
+	err = symi_zstr_get(p + h->off_dstrings, h->dstrings_zbytes,
+			    h->dstrings_size, h->dstrings_shift, &t->dz);
+	if (err)
+		return err;
+	t->dstr = t->dz->blob;
+	return 0;
+}
+
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 {
 	const struct symt_header *h = buf;
 	struct sym_table *t;
 	const char *p = buf;
 	uint64_t nb;
+	int err;
 
 	if (!out)
 		return -EINVAL;
@@ -115,6 +149,11 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 		t->bhdr_bits += h->bw[j];
 	t->str = p + h->off_strings;
 	t->nstr = h->strings_size;
+	err = dstrings_open(t);
+	if (err) {
+		free(t);
+		return err;
+	}
 	*out = t;
 	return 0;
 }
@@ -129,6 +168,7 @@ void sym_table_close(struct sym_table *t)
 {
 	if (!t)
 		return;
+	symi_zstr_put(t->dz);
 	free(t->owned);
 	free(t);
 }
@@ -160,7 +200,7 @@ void sym_table_stat(const struct sym_table *t, struct sym_table_stat *st)
 	st->funcs = t->funcs.n;
 	st->files = t->files.n;
 	st->symbols = t->syms.n;
-	st->strings_size = h->strings_size;
+	st->strings_size = h->strings_size + h->dstrings_size;
 	st->flags = h->flags;
 	st->converter = h->converter;
 	st->elfutils = h->elfutils;
@@ -534,15 +574,18 @@ int sym_table_verify(const struct sym_table *t)
 {
 	const struct symt_header *h;
 	const char *why = NULL;
-	uint32_t i, ns;
+	uint32_t i, ns, nd;
 	uint64_t prev = 0;
 
 	if (!t)
 		return -EINVAL;
 	h = t->h;
 	ns = h->strings_size;
+	nd = h->dstrings_size;
 	if (symi_table_crc(t->buf, t->len) != h->crc)
 		why = "checksum mismatch";
+	else if (t->dz && symi_zstr_fill_all(t->dz))
+		why = "demangled names do not inflate";
 	if (!why)
 		why = verify_ranges(t);
 	for (i = 0; !why && i < t->scopes.n; i++) {
@@ -559,7 +602,7 @@ int sym_table_verify(const struct sym_table *t)
 
 		func_get(t, i, &f);
 		if (!IN(f.name, ns) || !IN(f.linkage, ns) ||
-		    !IN(f.demangled, ns) || !IN(f.outer, ns) || !IN(f.eu, ns) ||
+		    !IN(f.demangled, nd) || !IN(f.outer, ns) || !IN(f.eu, ns) ||
 		    !IN_OR_NONE(f.decl_file, t->files.n))
 			why = "function index out of bounds";
 	}
@@ -578,7 +621,7 @@ int sym_table_verify(const struct sym_table *t)
 		sym_get(t, i, &s);
 		if (i && s.addr < prev)
 			why = "symbols out of order";
-		else if (!IN(s.name, ns) || !IN(s.demangled, ns) ||
+		else if (!IN(s.name, ns) || !IN(s.demangled, nd) ||
 			 !IN(s.file, ns))
 			why = "symbol name out of bounds";
 		prev = s.addr;
@@ -605,6 +648,16 @@ static inline __attribute__((always_inline)) const char *str_at(const struct sym
 {
 	/* 0 < off < strings_size, in one unsigned compare. */
 	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
+}
+
+/* A demangled name (the other blob), inflated first if need be. */
+static inline __attribute__((always_inline)) const char *dstr_at(const struct sym_table *t, uint32_t off)
+{
+	if (off - 1 >= t->ndstr - 1)
+		return NULL;
+	if (t->dz)
+		symi_zstr_need(t->dz, off);
+	return t->dstr + off;
 }
 
 /*
@@ -874,7 +927,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 {
 	f->name = str_at(t, fn->name);
 	f->linkage_name = str_at(t, fn->linkage);
-	f->demangled = str_at(t, fn->demangled);
+	f->demangled = omit & SYM_OMIT_DEMANGLED ? NULL :
+		       dstr_at(t, fn->demangled);
 	f->file = file_at(t, file, &f->file_rel);
 	if (omit & SYM_OMIT_DECL) {
 		f->decl_file = NULL;
@@ -1006,8 +1060,10 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
  * function is named after eu's (SYM_FRAME_NAME_OTHER).
  */
 static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
-		       const struct symt_func *fn, struct sym_frame *f)
+		       const struct symt_func *fn, struct sym_frame *f,
+		       unsigned omit)
 {
+	bool dem = !(omit & SYM_OMIT_DEMANGLED);
 	const struct symt_header *h = t->h;
 	struct symt_sym eu, gnu, ll;
 	const struct symt_sym *nm = NULL;
@@ -1057,7 +1113,7 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		    !have_gnu)
 			return;
 		f->linkage_name = str_at(t, gnu.name);
-		f->demangled = str_at(t, gnu.demangled);
+		f->demangled = dem ? dstr_at(t, gnu.demangled) : NULL;
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
 		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
 		if (gnu.flags & SYMI_SYM_SPELLING)
@@ -1076,7 +1132,7 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		f->flags |= SYM_FRAME_PLT;
 	if (nm->demangled) {
 		f->linkage_name = str_at(t, nm->name);
-		f->demangled = str_at(t, nm->demangled);
+		f->demangled = dem ? dstr_at(t, nm->demangled) : NULL;
 		if (nm->flags & SYMI_SYM_SPELLING)
 			f->flags |= SYM_FRAME_SPELLING;
 	}
@@ -1155,7 +1211,7 @@ size_t symi_table_frames(const struct sym_table *t,
 	/* The symbols belong to the outermost frame; a cut chain has
 	 * none. */
 	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED))
-		frame_syms(t, hit, &outer_fn, &fr[n - 1]);
+		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit);
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
 	return n;
@@ -1288,6 +1344,10 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	out->elfutils = h->elfutils;
 	out->str = t->str;
 	out->str_len = h->strings_size;
+	if (t->dz)
+		(void)symi_zstr_fill_all(t->dz);	/* bad frames read "" */
+	out->dstr = t->dstr;
+	out->dstr_len = h->dstrings_size;
 	out->addrs = addrs = symi_calloc(h->n_ranges + 1, sizeof(*addrs));
 	out->leaves = leaves = symi_calloc(h->n_ranges + 1, sizeof(*leaves));
 	out->scopes = scopes = symi_calloc(t->scopes.n + 1, sizeof(*scopes));

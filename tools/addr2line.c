@@ -1867,7 +1867,8 @@ static int cache_failed(struct a2l *a, int err)
 static unsigned a2l_omit(const struct a2l *a)
 {
 	return (a->style == STYLE_JSON ? 0 : SYM_OMIT_DECL) |
-	       (a->style == STYLE_ELFUTILS ? 0 : SYM_OMIT_PEER_NAMES);
+	       (a->style == STYLE_ELFUTILS ? 0 : SYM_OMIT_PEER_NAMES) |
+	       (a->demangle ? 0 : SYM_OMIT_DEMANGLED);
 }
 
 /* answer_table() - answer @n addresses from the table in memory, in one

@@ -86,19 +86,20 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (200 bytes, format 6: 7 block
-# bases, packed fields in bits).
+# struct symt_header of libsym/format.h (216 bytes, format 7: 7 block
+# bases, packed fields in bits, the demangled names' blob).
 PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
 T_BASES = 7
 THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B7B" + "III8B" * 5 +
-                     "II")
+                     "II" + "IIII")
 T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
              "off_bstart", "off_boff", "off_blocks", "blocks_size",
              "block_shift"] + ["bw%d" % i for i in range(T_BASES)] +
             [a + f for a in PACKED for f in
              ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
-            ["off_strings", "strings_size"])
+            ["off_strings", "strings_size", "off_dstrings", "dstrings_size",
+             "dstrings_zbytes", "dstrings_shift"])
 T_CRC_AT = 8 + 4 * 4 + 3 * 8  # offset of the crc field
 T_WIDE = ("base", "start", "end")
 T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or

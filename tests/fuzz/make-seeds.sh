@@ -69,6 +69,19 @@ elf gxx-O2-dw5 g++ tiny.cc -g -gdwarf-5 -O2 $CXXSMALL
 elf clangxx-O2-dw4 clang++ tiny.cc -g -gdwarf-4 -O2 $CXXSMALL
 # shellcheck disable=SC2086
 elf gxx-O0-dw4 g++ tiny.cc -g -gdwarf-4 -O0 $CXXSMALL
+# Enough C++ names that the table stores its demangled names compressed
+# (format 7: zstd frames, docs/table-format.md "Demangled names").
+{
+	echo 'namespace a_namespace_with_a_long_name { namespace inner {'
+	for i in $(seq 100 199); do
+		echo "template <typename T> int function_number_$i(T x, T *p);"
+		echo "template <> int function_number_$i<long>(long x, long *p)"
+		echo "{ return (int)(x + *p) * $i; }"
+	done
+	echo '} }'
+} > "$T/names.cc"
+e g++ -g -O1 $CXXSMALL $LDSMALL -o "$T/gxx-names" "$T/names.cc"
+cp "$T/gxx-names" "$ELF_OUT/seed-gxx-names"
 elf gcc-O2-split gcc tiny.c -g -O2 -gsplit-dwarf
 rm -f ./*.dwo "$T"/*.dwo
 elf gcc-O2-i386 gcc tiny.c -m32 -g -O2
@@ -217,15 +230,16 @@ e cc -std=gnu11 -O1 -Ilibsym -o "$T/gen-table-seeds" \
 e "$T/gen-table-seeds" "$T" "$g" "$T/clang-O2-dw5" "$T/gxx-O2-dw5" \
 	"$T/clangxx-O2-dw4" "$ELF_OUT/seed-gcc-O2-nodebug" \
 	"$ELF_OUT/seed-gcc-O2-minidebug" "$T/gcc-O2-shared.so" \
-	"$T/gcc-O2-i386" >&2
+	"$T/gcc-O2-i386" "$T/gxx-names" >&2
 for f in "$T"/table-*; do
 	cp "$f" "$TAB_OUT/seed-${f##*/}"
 done
 
 tg="$T/table-gcc-O2-dw5"
 tx="$T/table-gxx-O2-dw5"
+tn="$T/table-gxx-names"
 t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
-# The header: sizes, offsets, counts, widths (format 6, libsym/format.h).
+# The header: sizes, offsets, counts, widths (format 7, libsym/format.h).
 t trunc-hdr "$tg" truncbytes 64
 t trunc-half "$tg" trunc 0.5
 t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
@@ -254,6 +268,23 @@ t scopes-bytes "$tx" thdr scopes_bytes 8
 t off-strings "$tg" thdr off_strings 0xfffffff0
 t strings-size "$tg" thdr strings_size 0xffffffff
 t strings-nonul "$tg" tstrnonul
+# The demangled names: plain (tx) and compressed (tn): sizes, the frame
+# size, the frame index and the frames' bytes.
+t dstr-size "$tx" thdr dstrings_size 0xffffffff
+t dstr-size-0 "$tx" thdr dstrings_size 0
+t dstr-off "$tx" thdr off_dstrings 0xfffffff0
+t dstr-zsize "$tn" thdr dstrings_size 0x7fffffff
+t dstr-zsize-small "$tn" thdr dstrings_size 3
+t dstr-zbytes "$tn" thdr dstrings_zbytes 0xffffffff
+t dstr-zbytes-small "$tn" thdr dstrings_zbytes 4
+t dstr-shift "$tn" thdr dstrings_shift 31
+t dstr-shift-small "$tn" thdr dstrings_shift 11
+t dstr-shift-12 "$tn" thdr dstrings_shift 12
+dz=$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tn', 'rb').read())['off_dstrings'])")
+t dstr-index "$tn" bytes 25 2 "$dz"
+t dstr-frame "$tn" bytes 26 8 "$((dz + 8))"
+t func-dem-oob "$tn" tarr funcs demangled max
+t sym-dem-oob "$tn" tarr syms demangled max
 # The records: indexes and string offsets out of range, parent distances
 # past the first scope or of one, broken range blocks, unsorted arrays.
 t parent-max "$tx" tarr scopes parent max

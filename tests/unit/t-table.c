@@ -4,6 +4,7 @@
  * the checks sym_table_open() makes on corrupt buffers; batches against
  * single lookups on this program's own table.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,7 +290,7 @@ struct fields {
 	const struct sym_table *t;
 	const uint64_t *addrs;
 	unsigned omit;
-	size_t next, bad, frames, inlined, decls, peers;
+	size_t next, bad, frames, inlined, decls, peers, dems;
 };
 
 static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
@@ -332,6 +333,10 @@ static void omit_fields(struct sym_frame *fr, unsigned omit,
 		fr->outer = NULL;
 		fr->eu_name = NULL;
 	}
+	if ((omit & SYM_OMIT_DEMANGLED) && fr->demangled) {
+		f->dems++;
+		fr->demangled = NULL;
+	}
 }
 
 static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
@@ -359,16 +364,17 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 }
 
 /*
- * Batches without the declarations, the peer names, or both (enum
- * sym_frame_omit), over @t at @addrs: each must leave out something (the
- * peer names only C++ has: @cxx), and nothing else.
+ * Batches without each set of the declarations, the peer names and the
+ * demangled names (enum sym_frame_omit), over @t at @addrs: each must
+ * leave out something (the peer and demangled names only C++ has:
+ * @cxx), and nothing else.
  */
 static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		      size_t naddr, bool cxx)
 {
 	struct fields f;
 
-	for (unsigned omit = 1; omit <= 3; omit++) {
+	for (unsigned omit = 1; omit <= SYMI_OMIT_ALL; omit++) {
 		f = (struct fields){ .t = t, .addrs = addrs, .omit = omit };
 		CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, naddr, omit,
 						      fields_cb, &f), 0);
@@ -377,9 +383,11 @@ static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		CHECK(!(omit & SYM_OMIT_DECL) ||
 		      f.decls > (cxx ? 0 : naddr / 10));
 		CHECK(!cxx || !(omit & SYM_OMIT_PEER_NAMES) || f.peers > 0);
+		CHECK(!cxx || !(omit & SYM_OMIT_DEMANGLED) || f.dems > 0);
 	}
-	CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, 1, 4, fields_cb, &f),
-		  -EINVAL);
+	CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, 1,
+					      SYMI_OMIT_ALL + 1, fields_cb,
+					      &f), -EINVAL);
 }
 
 /* A C++ program with lambdas inlined into a template: its frames have
@@ -694,6 +702,200 @@ static void test_pack(void)
 	free(buf);
 }
 
+/*
+ * Demangled names stored as zstd frames (format 7): more than a frame of
+ * them, one longer than a frame (it goes on into the next), shared by
+ * every open of the same bytes, inflated by threads at once, and a frame
+ * that does not inflate: "" and a failed verify, never a crash.
+ */
+enum { DZ_N = 3000 };
+
+/* A mangled name whose demangled form is over 100 KB, longer than a
+ * frame: f(A, void (*)(A, A), ...) with A 900 letters and each parameter
+ * a pointer to a function of two of the one before (libiberty demangles
+ * no mangled name of more than about 1 KB). */
+static char dz_long[1024];
+static char *dz_long_dem;
+
+static void dz_long_make(void)
+{
+	int k = snprintf(dz_long, sizeof(dz_long), "_Z1f900");
+
+	memset(dz_long + k, 'a', 900);
+	k += 900;
+	for (int l = 0, last = -1; l < 6; l++, last = 2 * l - 1) {
+		char sub[16];
+
+		if (last < 0)
+			snprintf(sub, sizeof(sub), "S_");
+		else
+			snprintf(sub, sizeof(sub), "S%d_", last);
+		k += snprintf(dz_long + k, sizeof(dz_long) - (size_t)k,
+			      "PFv%s%sE", sub, sub);
+	}
+	dz_long_dem = symi_demangle(dz_long);
+}
+
+static uint64_t dz_addr(int i)
+{
+	return 0x100000 + (uint64_t)i * 0x20;
+}
+
+static const char *dz_expect(int i, char *out, size_t n)
+{
+	if (i == DZ_N)
+		return dz_long_dem;
+	snprintf(out, n, "namespace_with_a_rather_long_name::f%05d(int)", i);
+	return out;
+}
+
+/* Lookups of every function: how many demangled names differ. */
+static size_t dz_check(const struct sym_table *t, int from, int step)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	size_t bad = 0, n;
+	char buf[96];
+
+	for (int i = from; i <= DZ_N; i += step) {
+		const char *want = dz_expect(i, buf, sizeof(buf));
+
+		if (sym_table_lookup(t, dz_addr(i) + 4, fr, SYM_MAX_FRAMES,
+				     &n) != 0 || n != 1 ||
+		    !same(fr[0].demangled, want))
+			bad++;
+	}
+	return bad;
+}
+
+struct dz_job {
+	const struct sym_table *t;
+	int from;
+	size_t bad;
+};
+
+static void *dz_thread(void *arg)
+{
+	struct dz_job *j = arg;
+
+	j->bad = dz_check(j->t, j->from, 4);
+	return NULL;
+}
+
+static void test_dstrings(void)
+{
+	struct symi_builder *b = NULL;
+	struct sym_table *t = NULL, *t2 = NULL, *t3 = NULL, *tc = NULL;
+	const struct symt_header *h;
+	struct dz_job jobs[4];
+	pthread_t th[4];
+	struct symi_tab u;
+	void *buf = NULL, *again = NULL;
+	char *copy = NULL;
+	size_t len, len2;
+	uint32_t f, sc;
+
+	dz_long_make();
+	CHECK(dz_long_dem && strlen(dz_long_dem) > 100000);
+	if (!dz_long_dem)
+		return;
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x100000, 0x200000);
+	for (int i = 0; i <= DZ_N; i++) {
+		char mangled[96];
+
+		snprintf(mangled, sizeof(mangled),
+			 "_ZN33namespace_with_a_rather_long_name6f%05dEi", i);
+		f = symi_builder_func(b, i == DZ_N ? "f" : mangled + 38,
+				      i == DZ_N ? dz_long : mangled, SYMI_NONE,
+				      0);
+		sc = symi_builder_scope(b, SYMI_NONE, f, SYMI_NONE, 0, 0,
+					dz_addr(i), 0);
+		CHECK_ERR(symi_builder_scope_range(b, sc, 0, dz_addr(i),
+						   dz_addr(i) + 0x10), 0);
+	}
+	symi_builder_set_dwarf(b);
+	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
+	symi_builder_free(b);
+	if (!buf)
+		goto out;
+	CHECK_ERR(sym_table_open(buf, len, &t), 0);
+	CHECK_ERR(sym_table_open(buf, len, &t2), 0);
+	copy = malloc(len);
+	if (!t || !t2 || !copy)
+		goto out;
+	h = t->h;
+	/* Over 200 KB of names: compressed, in several frames. */
+	CHECK(h->dstrings_zbytes > 0 && h->dstrings_zbytes < h->dstrings_size &&
+	      t->dz && t->dz->nframes >= 3);
+	printf("# demangled names: %u bytes in %u frames, %u compressed\n",
+		 h->dstrings_size, t->dz ? t->dz->nframes : 0,
+		 h->dstrings_zbytes);
+	/* Threads inflate the frames of a fresh blob at once. */
+	for (int k = 0; k < 4; k++) {
+		jobs[k] = (struct dz_job){ .t = k % 2 ? t2 : t, .from = k };
+		CHECK(pthread_create(&th[k], NULL, dz_thread, &jobs[k]) == 0);
+	}
+	for (int k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		CHECK(jobs[k].bad == 0);
+	}
+	/* One blob for every open of the same bytes, wherever they lie. */
+	memcpy(copy, buf, len);
+	CHECK_ERR(sym_table_open(copy, len, &t3), 0);
+	CHECK(t3 && t->dz == t2->dz && t->dz == t3->dz);
+	CHECK(t3 && dz_check(t3, 0, 1) == 0);
+	CHECK_ERR(sym_table_verify(t), 0);
+	/* Decoded and packed again: the same bytes. */
+	CHECK_ERR(symi_table_unpack(t, &u), 0);
+	CHECK_ERR(symi_table_pack(&u, &again, &len2), 0);
+	CHECK(again && len2 == len && memcmp(again, buf, len) == 0);
+	symi_tab_free(&u);
+
+	/* A frame that does not inflate (its CRC made right again): its
+	 * names read "", the others still answer, verify says so. */
+	memcpy(copy, buf, len);
+	{
+		struct symt_header *ch = (struct symt_header *)copy;
+		uint32_t z1;
+
+		memcpy(&z1, copy + ch->off_dstrings + 4, 4);
+		copy[ch->off_dstrings + z1 + 8] ^= 0x55;
+		ch->crc = symi_table_crc(copy, ch->size);
+	}
+	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
+	if (tc) {
+		struct sym_frame fr[SYM_MAX_FRAMES];
+		size_t n = 0, bad = dz_check(tc, 0, 1);
+
+		CHECK(bad > 0 && bad < DZ_N / 2);
+		CHECK(sym_table_lookup(tc, dz_addr(DZ_N / 2) + 4, fr,
+				       SYM_MAX_FRAMES, &n) == 0 && n == 1 &&
+		      fr[0].demangled);
+		CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+		sym_table_close(tc);
+		tc = NULL;
+	}
+	/* A frame index pointing outside the area: refused on open. */
+	memcpy(copy, buf, len);
+	{
+		struct symt_header *ch = (struct symt_header *)copy;
+		uint32_t big = ch->dstrings_zbytes + 1;
+
+		memcpy(copy + ch->off_dstrings + 4, &big, 4);
+	}
+	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
+out:
+	sym_table_close(tc);
+	sym_table_close(t3);
+	sym_table_close(t2);
+	sym_table_close(t);
+	free(again);
+	free(copy);
+	free(buf);
+	free(dz_long_dem);
+	dz_long_dem = NULL;
+}
+
 static void test_errors(void)
 {
 	char buf[64];
@@ -783,6 +985,7 @@ int main(int argc, char **argv)
 	test_chain();
 	test_symbols();
 	test_pack();
+	test_dstrings();
 	test_batch_order();
 	test_batch_module(argv[0]);
 	/* The same with prefetching, which only big tables get. */

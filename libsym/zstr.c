@@ -1,0 +1,345 @@
+/*
+ * zstr.c - a string blob stored as zstd frames (format 7's demangled
+ * names, docs/table-format.md "Demangled names"), inflated one frame at a
+ * time on first use.
+ *
+ * A table is opened for each lookup batch straight from LMDB, and symd
+ * opens one for every request, so the inflated frames cannot belong to
+ * the table: they are kept in a registry of the process, one entry per
+ * distinct compressed area (found by its CRC and then compared byte for
+ * byte, so two tables share an entry only when their areas are the same
+ * bytes).  Tables hold a reference; an entry no table holds stays for the
+ * next open until more than ZSTR_IDLE_MAX entries or ZSTR_IDLE_BYTES of
+ * blobs are idle, and the oldest idle ones go first.
+ *
+ * Readers call symi_zstr_need() before reading a string: one load of the
+ * frame's ready byte.  The first reader of a frame inflates it under the
+ * entry's lock, with the frames after it up to the first that ends with
+ * NUL (a string longer than a frame goes on into the next), and publishes
+ * them last to first, so a ready frame's strings are whole.  A frame that
+ * does not inflate to its exact size is left zero (its strings read as
+ * "") and counted in bad: lookups answer, sym_table_verify() fails.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libdeflate.h>
+#include <zstd.h>
+
+#include "internal.h"
+#include "format.h"
+#include "base.h"
+
+#define ZSTR_IDLE_MAX 16
+#define ZSTR_IDLE_BYTES ((size_t)256 << 20)
+
+struct zentry {
+	struct symi_zstr z;	/* first: symi_zstr_put() casts back */
+	struct zentry *prev, *next;	/* most recently used first */
+	uint32_t crc, zbytes;
+	uint8_t *area;		/* a copy of the compressed area */
+	size_t refs;
+	pthread_mutex_t mu;	/* fills: done[], dctx, z.bad */
+	uint8_t *done;
+	ZSTD_DCtx *dctx;
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct zentry *reg_head;
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static void entry_free(struct zentry *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_destroy(&e->mu);
+	ZSTD_freeDCtx(e->dctx);
+	free(e->done);
+	free(e->z.ready);
+	free(e->z.blob);
+	free(e->area);
+	free(e);
+}
+
+/* The frame index of @area: n + 1 ascending offsets inside it, the first
+ * just past the index. */
+static bool index_ok(const uint8_t *area, uint32_t zbytes, uint32_t n)
+{
+	uint64_t head = 4 * ((uint64_t)n + 1);
+	uint32_t prev;
+
+	if (zbytes < head || rd32(area) != head)
+		return false;
+	prev = (uint32_t)head;
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t o = rd32(area + 4 * (size_t)i);
+
+		if (o < prev || o > zbytes)
+			return false;
+		prev = o;
+	}
+	return true;
+}
+
+static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
+		     unsigned shift, uint32_t crc, struct zentry **out)
+{
+	uint32_t n = (uint32_t)(((uint64_t)size + (1u << shift) - 1) >> shift);
+	struct zentry *e;
+
+	*out = NULL;
+	if (!index_ok(area, zbytes, n))
+		return -SYM_E_BADTABLE;
+	e = symi_calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->area = symi_malloc(zbytes);
+	/* Not cleared: a frame is read only once ready.  Huge pages: a
+	 * fault per 4 KiB of a libjvm-sized blob costs more than its
+	 * inflation on this project's VMs. */
+	e->z.blob = symi_malloc_huge((size_t)size + 1);
+	e->z.ready = symi_calloc(n, 1);
+	e->done = symi_calloc(n, 1);
+	if (!e->area || !e->z.blob || !e->z.ready || !e->done ||
+	    pthread_mutex_init(&e->mu, NULL)) {
+		free(e->done);
+		free(e->z.ready);
+		free(e->z.blob);
+		free(e->area);
+		free(e);
+		return -ENOMEM;
+	}
+	memcpy(e->area, area, zbytes);
+	e->z.blob[size] = '\0';
+	e->z.size = size;
+	e->z.nframes = n;
+	e->z.shift = shift;
+	e->crc = crc;
+	e->zbytes = zbytes;
+	*out = e;
+	return 0;
+}
+
+static void reg_unlink(struct zentry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		reg_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void reg_push(struct zentry *e)
+{
+	e->prev = NULL;
+	e->next = reg_head;
+	if (reg_head)
+		reg_head->prev = e;
+	reg_head = e;
+}
+
+/* Free the oldest idle entries beyond the caps.  reg_mu held. */
+static void reg_trim(void)
+{
+	size_t idle = 0, bytes = 0;
+	struct zentry *e, *prev;
+
+	for (e = reg_head; e; e = prev) {
+		prev = e->next;
+		if (e->refs)
+			continue;
+		idle++;
+		bytes += e->z.size + e->zbytes;
+		if (idle > ZSTR_IDLE_MAX || bytes > ZSTR_IDLE_BYTES) {
+			reg_unlink(e);
+			entry_free(e);
+		}
+	}
+}
+
+/* The registered entry with these bytes, a reference taken, or NULL.
+ * reg_mu held. */
+static struct zentry *reg_find(const uint8_t *area, uint32_t zbytes,
+			       uint32_t size, unsigned shift, uint32_t crc)
+{
+	for (struct zentry *e = reg_head; e; e = e->next) {
+		if (e->crc == crc && e->zbytes == zbytes &&
+		    e->z.size == size && e->z.shift == shift &&
+		    memcmp(e->area, area, zbytes) == 0) {
+			e->refs++;
+			reg_unlink(e);
+			reg_push(e);
+			return e;
+		}
+	}
+	return NULL;
+}
+
+int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
+		  unsigned shift, struct symi_zstr **out)
+{
+	uint32_t crc;
+	struct zentry *e, *mine = NULL;
+	int err;
+
+	*out = NULL;
+	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX)
+		return -SYM_E_BADTABLE;
+	crc = (uint32_t)libdeflate_crc32(0, area, zbytes);
+	pthread_mutex_lock(&reg_mu);
+	e = reg_find(area, zbytes, size, shift, crc);
+	pthread_mutex_unlock(&reg_mu);
+	if (e)
+		goto done;
+	/* Built outside the lock (the index check and the copy); another
+	 * thread may register the same bytes meanwhile: theirs is kept. */
+	err = entry_new(area, zbytes, size, shift, crc, &mine);
+	if (err)
+		return err;
+	pthread_mutex_lock(&reg_mu);
+	e = reg_find(area, zbytes, size, shift, crc);
+	if (!e) {
+		e = mine;
+		mine = NULL;
+		e->refs = 1;
+		reg_push(e);
+		reg_trim();
+	}
+	pthread_mutex_unlock(&reg_mu);
+	entry_free(mine);
+done:
+	*out = &e->z;
+	return 0;
+}
+
+void symi_zstr_put(struct symi_zstr *z)
+{
+	struct zentry *e = (struct zentry *)z;
+
+	if (!z)
+		return;
+	pthread_mutex_lock(&reg_mu);
+	e->refs--;
+	if (!e->refs)
+		reg_trim();
+	pthread_mutex_unlock(&reg_mu);
+}
+
+/* Inflate frame @i into the blob, or leave it zero and count it bad.
+ * e->mu held. */
+static void frame_inflate(struct zentry *e, uint32_t i)
+{
+	struct symi_zstr *z = &e->z;
+	uint64_t from = (uint64_t)i << z->shift;
+	size_t want = z->size - from < (1u << z->shift) ?
+		      (size_t)(z->size - from) : (size_t)1 << z->shift;
+	uint32_t a = rd32(e->area + 4 * (size_t)i);
+	uint32_t b = rd32(e->area + 4 * ((size_t)i + 1));
+	size_t got = 0;
+
+	if (!e->dctx)
+		e->dctx = ZSTD_createDCtx();
+	if (e->dctx)
+		got = ZSTD_decompressDCtx(e->dctx, z->blob + from, want,
+					  e->area + a, b - a);
+	if (!e->dctx || ZSTD_isError(got) || got != want) {
+		memset(z->blob + from, 0, want);
+		z->bad++;
+	}
+	e->done[i] = 1;
+}
+
+void symi_zstr_fill(struct symi_zstr *z, uint32_t i)
+{
+	struct zentry *e = (struct zentry *)z;
+	uint32_t j = i;
+
+	if (i >= z->nframes)
+		return;
+	pthread_mutex_lock(&e->mu);
+	for (;;) {
+		if (!e->done[j])
+			frame_inflate(e, j);
+		if (j + 1 == z->nframes) {
+			z->blob[z->size - 1] = '\0';	/* whatever it held */
+			break;
+		}
+		if (z->blob[((uint64_t)(j + 1) << z->shift) - 1] == '\0')
+			break;
+		j++;
+	}
+	/* Last to first: a ready frame's strings are whole. */
+	for (uint32_t k = j + 1; k-- > i;)
+		__atomic_store_n(&z->ready[k], 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&e->mu);
+}
+
+uint32_t symi_zstr_fill_all(struct symi_zstr *z)
+{
+	struct zentry *e = (struct zentry *)z;
+	uint32_t bad;
+
+	for (uint32_t i = 0; i < z->nframes; i++)
+		symi_zstr_need(z, (uint32_t)((uint64_t)i << z->shift));
+	pthread_mutex_lock(&e->mu);
+	bad = z->bad;
+	pthread_mutex_unlock(&e->mu);
+	return bad;
+}
+
+int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,
+		   uint8_t **out, size_t *outlen)
+{
+	size_t n = (len + ((size_t)1 << shift) - 1) >> shift;
+	size_t head = 4 * (n + 1), cap = head, o;
+	ZSTD_CCtx *cc = NULL;
+	uint8_t *buf = NULL;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*outlen = 0;
+	for (size_t i = 0; i < n; i++)
+		cap += ZSTD_compressBound((size_t)1 << shift);
+	if (cap >= UINT32_MAX)
+		return -SYM_E_TOOBIG;
+	cc = ZSTD_createCCtx();
+	buf = symi_malloc(cap);
+	if (!cc || !buf)
+		goto out;
+	o = head;
+	for (size_t i = 0; i < n; i++) {
+		size_t from = i << shift;
+		size_t k = len - from < ((size_t)1 << shift) ?
+			   len - from : (size_t)1 << shift;
+		size_t c = ZSTD_compressCCtx(cc, buf + o, cap - o, blob + from,
+					     k, level);
+		uint32_t le = htole32((uint32_t)o);
+
+		if (ZSTD_isError(c))
+			goto out;
+		memcpy(buf + 4 * i, &le, 4);
+		o += c;
+	}
+	{
+		uint32_t le = htole32((uint32_t)o);
+
+		memcpy(buf + 4 * n, &le, 4);
+	}
+	*out = buf;
+	*outlen = o;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	ZSTD_freeCCtx(cc);
+	return err;
+}
