@@ -316,8 +316,8 @@ struct sym_table {
 	struct symt_view scopes, funcs, files, syms, sranges;
 	const char *str;
 	uint32_t nstr;		/* strings_size, >= 1 */
-	/* The demangled names: dz's blob when stored compressed (read a
-	 * string only after symi_zstr_need()), else in the buffer. */
+	/* The demangled names: in the buffer when plain, else through
+	 * dz (symi_zstr_at()). */
 	const char *dstr;
 	uint32_t ndstr;		/* dstrings_size, >= 1 */
 	struct symi_zstr *dz;	/* NULL: plain; else a reference */

@@ -845,8 +845,8 @@ void symi_table_adopt(struct sym_table *t, void *buf);
  * table of the process whose compressed area has the same bytes.
  */
 struct symi_zstr {
-	char *blob;		/* size bytes (+ a NUL): a frame is read only
-				 * once ready */
+	char *blob;		/* size bytes and a NUL, zeroed; allocated by
+				 * the first fill (read it after a ready) */
 	uint32_t size;
 	uint32_t nframes;	/* ceil(size / 2^shift) */
 	unsigned shift;
@@ -865,17 +865,17 @@ struct symi_zstr {
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		  unsigned shift, struct symi_zstr **out);
 void symi_zstr_put(struct symi_zstr *z);
-/* Inflate frame @i (and the frames its last string goes on into). */
-void symi_zstr_fill(struct symi_zstr *z, uint32_t i);
-/* Inflate every frame; returns z->bad. */
-uint32_t symi_zstr_fill_all(struct symi_zstr *z);
-/* Make the string at blob offset @off (< size) readable, whole. */
-static inline void symi_zstr_need(struct symi_zstr *z, uint32_t off)
+/* The slow path of symi_zstr_at(): inflate the frame of @off (and the
+ * frames its string runs on into); "" when out of memory. */
+const char *symi_zstr_fill(struct symi_zstr *z, uint32_t off);
+/* Inflate every frame: z->bad, or -ENOMEM (some frame not tried). */
+int symi_zstr_fill_all(struct symi_zstr *z);
+/* The whole string at blob offset @off (< size). */
+static inline const char *symi_zstr_at(struct symi_zstr *z, uint32_t off)
 {
-	uint32_t i = off >> z->shift;
-
-	if (!__atomic_load_n(&z->ready[i], __ATOMIC_ACQUIRE))
-		symi_zstr_fill(z, i);
+	if (__atomic_load_n(&z->ready[off >> z->shift], __ATOMIC_ACQUIRE))
+		return z->blob + off;
+	return symi_zstr_fill(z, off);
 }
 /*
  * symi_zstr_pack() - the compressed area of @blob[@len] in frames of

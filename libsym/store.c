@@ -1299,10 +1299,13 @@ static int chunk_check(struct sym_store *st, const MDB_val *key,
 			/* Ours, or the set was too full to keep a verdict.
 			 * An entry verified whole before (STORE_VERIFIED):
 			 * its CRC alone. */
-			rc = (trusted ? symi_table_check_crc(c->t) :
-					sym_table_verify(c->t)) ?
-			     -SYM_E_BADTABLE : 0;
-			verified_test_set(st, rc ? bad : vh, true);
+			int v = trusted ? symi_table_check_crc(c->t) :
+					  sym_table_verify(c->t);
+
+			/* Out of memory is no verdict on the table. */
+			rc = v == -ENOMEM ? ENOMEM : v ? -SYM_E_BADTABLE : 0;
+			if (rc != ENOMEM)
+				verified_test_set(st, rc ? bad : vh, true);
 		}
 		if (mine)
 			verifying_end(st, vh);
@@ -2239,7 +2242,14 @@ int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 				problems = -ENOMEM;
 				goto done;
 			}
-			if (o || sym_table_verify(ch.t) != 0) {
+			if (!o)
+				o = sym_table_verify(ch.t);
+			if (o == -ENOMEM) {
+				chunk_drop(&ch);
+				problems = -ENOMEM;
+				goto done;
+			}
+			if (o) {
 				PROBLEM("chunk fails its checksum or checks");
 			} else {
 				sym_table_stat(ch.t, &ts);
@@ -2356,7 +2366,9 @@ static int import_parts(const uint8_t *buf, size_t len,
 			break;
 		}
 		v[cnt++] = t;
-		err = sym_table_verify(t) ? -SYM_E_BADTABLE : 0;
+		err = sym_table_verify(t);
+		if (err && err != -ENOMEM)
+			err = -SYM_E_BADTABLE;
 		sym_table_stat(t, &ts);
 		if (!err && ts.converter != SYMI_CONVERTER_VERSION)
 			err = -SYM_E_STALE;

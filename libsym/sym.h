@@ -543,7 +543,8 @@ SYM_API void sym_table_stat(const struct sym_table *t,
  * every array is ordered and every index points inside its array (scope
  * parents only to earlier scopes, so chains cannot loop).
  * @return 0, -SYM_E_BADTABLE (the reason is logged at SYM_LOG_WARN),
- *         -EINVAL (@t NULL)
+ *         -EINVAL (@t NULL), -ENOMEM (no memory to inflate the
+ *         compressed demangled names: no verdict)
  * O(size of the table).  sym_table_open() only checks the header, so call
  * this on tables read back from storage that may have been damaged.
  * Thread-safety: any number of threads at once.

@@ -72,7 +72,6 @@ static int dstrings_open(struct sym_table *t)
 {
 	const struct symt_header *h = t->h;
 	const char *p = t->buf;
-	int err;
 
 	t->ndstr = h->dstrings_size;
 	if (!h->dstrings_zbytes) {
@@ -85,12 +84,8 @@ static int dstrings_open(struct sym_table *t)
 	}
 	if (!in_buf(h->size, h->off_dstrings, h->dstrings_zbytes, 1))
 		return -SYM_E_BADTABLE;
-	err = symi_zstr_get(p + h->off_dstrings, h->dstrings_zbytes,
-			    h->dstrings_size, h->dstrings_shift, &t->dz);
-	if (err)
-		return err;
-	t->dstr = t->dz->blob;
-	return 0;
+	return symi_zstr_get(p + h->off_dstrings, h->dstrings_zbytes,
+			     h->dstrings_size, h->dstrings_shift, &t->dz);
 }
 
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
@@ -576,6 +571,7 @@ int sym_table_verify(const struct sym_table *t)
 	const char *why = NULL;
 	uint32_t i, ns, nd;
 	uint64_t prev = 0;
+	int err = 0;
 
 	if (!t)
 		return -EINVAL;
@@ -584,7 +580,9 @@ int sym_table_verify(const struct sym_table *t)
 	nd = h->dstrings_size;
 	if (symi_table_crc(t->buf, t->len) != h->crc)
 		why = "checksum mismatch";
-	else if (t->dz && symi_zstr_fill_all(t->dz))
+	else if (t->dz && (err = symi_zstr_fill_all(t->dz)) < 0)
+		return err;
+	else if (err > 0)
 		why = "demangled names do not inflate";
 	if (!why)
 		why = verify_ranges(t);
@@ -655,9 +653,7 @@ static inline __attribute__((always_inline)) const char *dstr_at(const struct sy
 {
 	if (off - 1 >= t->ndstr - 1)
 		return NULL;
-	if (t->dz)
-		symi_zstr_need(t->dz, off);
-	return t->dstr + off;
+	return t->dz ? symi_zstr_at(t->dz, off) : t->dstr + off;
 }
 
 /*
@@ -1344,9 +1340,10 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	out->elfutils = h->elfutils;
 	out->str = t->str;
 	out->str_len = h->strings_size;
-	if (t->dz)
-		(void)symi_zstr_fill_all(t->dz);	/* bad frames read "" */
-	out->dstr = t->dstr;
+	/* Bad frames read "" (as lookups give them). */
+	if (t->dz && symi_zstr_fill_all(t->dz) < 0)
+		return -ENOMEM;
+	out->dstr = t->dz ? t->dz->blob : t->dstr;
 	out->dstr_len = h->dstrings_size;
 	out->addrs = addrs = symi_calloc(h->n_ranges + 1, sizeof(*addrs));
 	out->leaves = leaves = symi_calloc(h->n_ranges + 1, sizeof(*leaves));

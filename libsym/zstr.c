@@ -12,13 +12,18 @@
  * next open until more than ZSTR_IDLE_MAX entries or ZSTR_IDLE_BYTES of
  * blobs are idle, and the oldest idle ones go first.
  *
- * Readers call symi_zstr_need() before reading a string: one load of the
- * frame's ready byte.  The first reader of a frame inflates it under the
- * entry's lock, with the frames after it up to the first that ends with
- * NUL (a string longer than a frame goes on into the next), and publishes
- * them last to first, so a ready frame's strings are whole.  A frame that
- * does not inflate to its exact size is left zero (its strings read as
- * "") and counted in bad: lookups answer, sym_table_verify() fails.
+ * Readers take a string with symi_zstr_at(): one load of the frame's
+ * ready byte when it is ready.  The first reader of a frame inflates it
+ * under the entry's lock, with the frames after it up to the first that
+ * ends with NUL (a string longer than a frame goes on into the next), and
+ * publishes them last to first, so a ready frame's strings are whole.
+ * The blob is allocated, zeroed, by the first fill: a table whose
+ * demangled names are never read costs no more than the registry entry.
+ * A frame that does not inflate to its exact size is left zero (its
+ * strings read as "") and counted in bad: lookups answer,
+ * sym_table_verify() fails.  Out of memory (the blob, zstd's context), a
+ * string reads as "" and its frame is tried again by the next reader:
+ * nothing is counted bad, so a table is never condemned for it.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -101,23 +106,17 @@ static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
 	if (!e)
 		return -ENOMEM;
 	e->area = symi_malloc(zbytes);
-	/* Not cleared: a frame is read only once ready.  Huge pages: a
-	 * fault per 4 KiB of a libjvm-sized blob costs more than its
-	 * inflation on this project's VMs. */
-	e->z.blob = symi_malloc_huge((size_t)size + 1);
 	e->z.ready = symi_calloc(n, 1);
 	e->done = symi_calloc(n, 1);
-	if (!e->area || !e->z.blob || !e->z.ready || !e->done ||
+	if (!e->area || !e->z.ready || !e->done ||
 	    pthread_mutex_init(&e->mu, NULL)) {
 		free(e->done);
 		free(e->z.ready);
-		free(e->z.blob);
 		free(e->area);
 		free(e);
 		return -ENOMEM;
 	}
 	memcpy(e->area, area, zbytes);
-	e->z.blob[size] = '\0';
 	e->z.size = size;
 	e->z.nframes = n;
 	e->z.shift = shift;
@@ -235,8 +234,9 @@ void symi_zstr_put(struct symi_zstr *z)
 }
 
 /* Inflate frame @i into the blob, or leave it zero and count it bad.
- * e->mu held. */
-static void frame_inflate(struct zentry *e, uint32_t i)
+ * False when there was no memory to try (the frame stays to do).
+ * e->mu held, the blob allocated. */
+static bool frame_inflate(struct zentry *e, uint32_t i)
 {
 	struct symi_zstr *z = &e->z;
 	uint64_t from = (uint64_t)i << z->shift;
@@ -244,31 +244,45 @@ static void frame_inflate(struct zentry *e, uint32_t i)
 		      (size_t)(z->size - from) : (size_t)1 << z->shift;
 	uint32_t a = rd32(e->area + 4 * (size_t)i);
 	uint32_t b = rd32(e->area + 4 * ((size_t)i + 1));
-	size_t got = 0;
+	size_t got;
 
 	if (!e->dctx)
 		e->dctx = ZSTD_createDCtx();
-	if (e->dctx)
-		got = ZSTD_decompressDCtx(e->dctx, z->blob + from, want,
-					  e->area + a, b - a);
-	if (!e->dctx || ZSTD_isError(got) || got != want) {
+	if (!e->dctx)
+		return false;
+	got = ZSTD_decompressDCtx(e->dctx, z->blob + from, want, e->area + a,
+				  b - a);
+	if (ZSTD_isError(got) || got != want) {
 		memset(z->blob + from, 0, want);
 		z->bad++;
 	}
 	e->done[i] = 1;
+	return true;
 }
 
-void symi_zstr_fill(struct symi_zstr *z, uint32_t i)
+/* Make frame @i ready (and the frames its last string runs on into).
+ * False when out of memory. */
+static bool zstr_fill(struct zentry *e, uint32_t i)
 {
-	struct zentry *e = (struct zentry *)z;
+	struct symi_zstr *z = &e->z;
 	uint32_t j = i;
+	bool ok = true;
 
-	if (i >= z->nframes)
-		return;
 	pthread_mutex_lock(&e->mu);
+	/* Zeroed, huge pages: a fault per 4 KiB of a libjvm-sized blob
+	 * costs more than its inflation on this project's VMs.  Frames not
+	 * yet inflated read as NULs whoever looks. */
+	if (!z->blob)
+		z->blob = symi_calloc_huge(1, (size_t)z->size + 1);
+	if (!z->blob) {
+		ok = false;
+		goto out;
+	}
 	for (;;) {
-		if (!e->done[j])
-			frame_inflate(e, j);
+		if (!e->done[j] && !frame_inflate(e, j)) {
+			ok = false;
+			goto out;
+		}
 		if (j + 1 == z->nframes) {
 			z->blob[z->size - 1] = '\0';	/* whatever it held */
 			break;
@@ -280,18 +294,32 @@ void symi_zstr_fill(struct symi_zstr *z, uint32_t i)
 	/* Last to first: a ready frame's strings are whole. */
 	for (uint32_t k = j + 1; k-- > i;)
 		__atomic_store_n(&z->ready[k], 1, __ATOMIC_RELEASE);
+out:
 	pthread_mutex_unlock(&e->mu);
+	return ok;
 }
 
-uint32_t symi_zstr_fill_all(struct symi_zstr *z)
+const char *symi_zstr_fill(struct symi_zstr *z, uint32_t off)
+{
+	uint32_t i = off >> z->shift;
+
+	if (off >= z->size || !zstr_fill((struct zentry *)z, i))
+		return "";
+	return z->blob + off;
+}
+
+int symi_zstr_fill_all(struct symi_zstr *z)
 {
 	struct zentry *e = (struct zentry *)z;
-	uint32_t bad;
+	int bad;
 
-	for (uint32_t i = 0; i < z->nframes; i++)
-		symi_zstr_need(z, (uint32_t)((uint64_t)i << z->shift));
+	for (uint32_t i = 0; i < z->nframes; i++) {
+		if (!__atomic_load_n(&z->ready[i], __ATOMIC_ACQUIRE) &&
+		    !zstr_fill(e, i))
+			return -ENOMEM;
+	}
 	pthread_mutex_lock(&e->mu);
-	bad = z->bad;
+	bad = z->bad > INT32_MAX ? INT32_MAX : (int)z->bad;
 	pthread_mutex_unlock(&e->mu);
 	return bad;
 }

@@ -865,7 +865,18 @@ static void test_dstrings(void)
 	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
 	if (tc) {
 		struct sym_frame fr[SYM_MAX_FRAMES];
-		size_t n = 0, bad = dz_check(tc, 0, 1);
+		size_t n = 0, bad;
+
+		/* No memory for the blob: "" now, no verdict, and the
+		 * frame is tried again by the next reader. */
+		symi_test_fail_alloc(1);
+		CHECK(sym_table_lookup(tc, dz_addr(1) + 4, fr, SYM_MAX_FRAMES,
+				       &n) == 0 && n == 1 &&
+		      same(fr[0].demangled, ""));
+		symi_test_fail_alloc(1);
+		CHECK_ERR(sym_table_verify(tc), -ENOMEM);
+		symi_test_fail_alloc(0);
+		bad = dz_check(tc, 0, 1);
 
 		CHECK(bad > 0 && bad < DZ_N / 2);
 		CHECK(sym_table_lookup(tc, dz_addr(DZ_N / 2) + 4, fr,
