@@ -150,6 +150,13 @@ static int one(const char *path)
 	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
 	srange_peers(buf, &h->sranges);
 	row("strings", h->strings_size, len, 0);
+	row("demangled names", h->dstrings_zbytes ? h->dstrings_zbytes :
+			       h->dstrings_size, len, 0);
+	if (h->dstrings_zbytes)
+		printf("  %-22s %u bytes in frames of %u, %.2fx\n",
+		       "  inflated:", h->dstrings_size,
+		       1u << h->dstrings_shift,
+		       (double)h->dstrings_size / h->dstrings_zbytes);
 	sym_module_close(mod);
 	return 0;
 }
