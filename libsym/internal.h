@@ -27,6 +27,8 @@
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
+ *   zstr.c     a string blob as zstd frames (the demangled names),
+ *              inflated a frame at a time and shared by the process
  *   batch.c    many lookups at once (sym_table_lookup_batch())
  *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above

@@ -791,7 +791,7 @@ static void test_dstrings(void)
 	struct symi_tab u;
 	void *buf = NULL, *again = NULL;
 	char *copy = NULL;
-	size_t len, len2;
+	size_t len, len2, nbad = 0;
 	uint32_t f, sc;
 
 	dz_long_make();
@@ -810,9 +810,11 @@ static void test_dstrings(void)
 				      0);
 		sc = symi_builder_scope(b, SYMI_NONE, f, SYMI_NONE, 0, 0,
 					dz_addr(i), 0);
-		CHECK_ERR(symi_builder_scope_range(b, sc, 0, dz_addr(i),
-						   dz_addr(i) + 0x10), 0);
+		if (symi_builder_scope_range(b, sc, 0, dz_addr(i),
+					     dz_addr(i) + 0x10) != 0)
+			nbad++;
 	}
+	CHECK(nbad == 0);
 	symi_builder_set_dwarf(b);
 	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
 	symi_builder_free(b);
