@@ -867,6 +867,10 @@ struct symi_zstr {
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		  unsigned shift, struct symi_zstr **out);
 void symi_zstr_put(struct symi_zstr *z);
+/* Whether an area of @zbytes may inflate to @size bytes: the bound that
+ * keeps a table from outside from filling memory (zstr.c); the writer
+ * stores a blob plain rather than outside it. */
+bool symi_zstr_bounded(uint64_t size, uint64_t zbytes);
 /* The slow path of symi_zstr_at(): inflate the frame of @off (and the
  * frames its string runs on into); "" when out of memory. */
 const char *symi_zstr_fill(struct symi_zstr *z, uint32_t off);

@@ -997,7 +997,8 @@ static int compress_dstrings(struct packer *P)
 		return 0;
 	err = symi_zstr_pack(P->D.blob, P->D.len, D_SHIFT, D_LEVEL, &P->dz,
 			     &P->dz_len);
-	if (!err && P->dz_len >= P->D.len) {
+	if (!err && (P->dz_len >= P->D.len ||
+		     !symi_zstr_bounded(P->D.len, P->dz_len))) {
 		free(P->dz);
 		P->dz = NULL;
 	}

@@ -37,6 +37,14 @@
 
 #define ZSTR_IDLE_MAX 16
 #define ZSTR_IDLE_BYTES ((size_t)256 << 20)
+/* What a compressed area may inflate to (symi_zstr_bounded()): anything
+ * up to ZSTR_FREE_BYTES, beyond that ZSTR_MAX_RATIO times its bytes.
+ * zstd turns a few bytes into a frame of zeros, so without a bound a
+ * table from outside (sym store import) could make sym_table_verify()
+ * fill gigabytes.  Real demangled names inflate 7 to 9 times (libjvm
+ * 7.6x), repetitive synthetic ones 90x (t-table). */
+#define ZSTR_FREE_BYTES ((uint64_t)64 << 20)
+#define ZSTR_MAX_RATIO 16
 
 struct zentry {
 	struct symi_zstr z;	/* first: symi_zstr_put() casts back */
@@ -183,6 +191,11 @@ static struct zentry *reg_find(const uint8_t *area, uint32_t zbytes,
 	return NULL;
 }
 
+bool symi_zstr_bounded(uint64_t size, uint64_t zbytes)
+{
+	return size <= ZSTR_FREE_BYTES || size / ZSTR_MAX_RATIO <= zbytes;
+}
+
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		  unsigned shift, struct symi_zstr **out)
 {
@@ -191,7 +204,8 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 	int err;
 
 	*out = NULL;
-	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX)
+	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX ||
+	    !symi_zstr_bounded(size, zbytes))
 		return -SYM_E_BADTABLE;
 	crc = (uint32_t)libdeflate_crc32(0, area, zbytes);
 	pthread_mutex_lock(&reg_mu);

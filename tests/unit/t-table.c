@@ -897,6 +897,36 @@ static void test_dstrings(void)
 		memcpy(copy + ch->off_dstrings + 4, &big, 4);
 	}
 	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
+	/* A blob that claims to inflate to 80 MiB out of 3 KB, its index
+	 * made to fit (1 MiB frames, all empty): over the bound, refused;
+	 * at 60 MiB (under 64 MiB, allowed whatever the ratio) it opens,
+	 * its names read "", and verify fails. */
+	for (int k = 0; k < 2; k++) {
+		struct symt_header *ch = (struct symt_header *)copy;
+		uint32_t nf = k ? 60 : 80, o;
+
+		memcpy(copy, buf, len);
+		ch->dstrings_shift = 20;
+		ch->dstrings_size = nf << 20;
+		for (uint32_t i = 0; i <= nf; i++) {
+			o = i ? ch->dstrings_zbytes : 4 * (nf + 1);
+			memcpy(copy + ch->off_dstrings + 4 * i, &o, 4);
+		}
+		ch->crc = symi_table_crc(copy, ch->size);
+		CHECK_ERR(sym_table_open(copy, len, &tc),
+			  k ? 0 : -SYM_E_BADTABLE);
+		if (tc) {
+			struct sym_frame fr[SYM_MAX_FRAMES];
+			size_t n = 0;
+
+			CHECK(sym_table_lookup(tc, dz_addr(7) + 4, fr,
+					       SYM_MAX_FRAMES, &n) == 0 &&
+			      n == 1 && same(fr[0].demangled, ""));
+			CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+			sym_table_close(tc);
+			tc = NULL;
+		}
+	}
 out:
 	sym_table_close(tc);
 	sym_table_close(t3);
