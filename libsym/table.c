@@ -6,10 +6,10 @@
  * arrays, because tables are opened for each lookup batch straight from
  * LMDB pages.  (The one exception: compressed demangled names, format 7,
  * are found in the process's registry by a CRC of their area, zstr.c;
- * libjvm's is 0.8 MB.)  Instead, every index a lookup follows (scope, parent, func,
- * file, string) is bounds-checked when it is used, and parent chains are
- * cut after SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong
- * answers, never an out-of-bounds read or a loop.
+ * libjvm's is 0.7 MB.)  Instead, every index a lookup follows (scope,
+ * parent, func, file, string) is bounds-checked when it is used, and
+ * parent chains are cut after SYM_MAX_FRAMES steps.  A corrupt table
+ * therefore yields wrong answers, never an out-of-bounds read or a loop.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -62,9 +62,17 @@ static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 	return true;
 }
 
+/* Is [off, off + n) of the table @p of @size bytes a string blob: inside
+ * it, not empty, NUL first and last? */
+static bool blob_ok(const char *p, uint32_t size, uint32_t off, uint32_t n)
+{
+	return in_buf(size, off, n, 1) && n && p[off] == '\0' &&
+	       p[off + n - 1] == '\0';
+}
+
 /*
- * The demangled names' blob: in the buffer when plain (NUL first and
- * last, as the strings), else the process's shared inflated copy
+ * The demangled names' blob: in the buffer when plain (a blob_ok() as
+ * the strings), else the process's shared inflated copy
  * (zstr.c), whose frame index symi_zstr_get() checks.  0, -ENOMEM or
  * -SYM_E_BADTABLE.
  */
@@ -75,9 +83,7 @@ static int dstrings_open(struct sym_table *t)
 
 	t->ndstr = h->dstrings_size;
 	if (!h->dstrings_zbytes) {
-		if (!in_buf(h->size, h->off_dstrings, h->dstrings_size, 1) ||
-		    h->dstrings_size == 0 || p[h->off_dstrings] != '\0' ||
-		    p[h->off_dstrings + h->dstrings_size - 1] != '\0')
+		if (!blob_ok(p, h->size, h->off_dstrings, h->dstrings_size))
 			return -SYM_E_BADTABLE;
 		t->dstr = p + h->off_dstrings;
 		return 0;
@@ -113,9 +119,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    !in_buf(h->size, h->off_boff, nb, sizeof(uint32_t)) ||
 	    !in_buf(h->size, h->off_blocks, h->blocks_size, 1) ||
 	    h->blocks_size < SYMT_PAD ||
-	    !in_buf(h->size, h->off_strings, h->strings_size, 1) ||
-	    h->strings_size == 0 || p[h->off_strings] != '\0' ||
-	    p[h->off_strings + h->strings_size - 1] != '\0')
+	    !blob_ok(p, h->size, h->off_strings, h->strings_size))
 		return -SYM_E_BADTABLE;
 	for (int j = 0; j < SYMT_BK_BASES; j++) {
 		if (h->bw[j] > SYMT_WMAX)
