@@ -52,7 +52,7 @@ struct symi_zstr;
 #define SYMT_PAD 8
 /* Largest block shift a reader accepts (256 ranges per block). */
 #define SYMT_SHIFT_MAX 8
-/* Frames of a compressed demangled-name blob: 2^12 to 2^20 bytes. */
+/* Frames of a compressed string blob: 2^12 to 2^20 bytes. */
 #define SYMT_ZSHIFT_MIN 12
 #define SYMT_ZSHIFT_MAX 20
 
@@ -204,19 +204,22 @@ struct symt_header {
 	struct symt_packed syms;	/* enum symt_sym_field */
 	struct symt_packed sranges;	/* enum symt_srange_field */
 	/* NUL-terminated strings; offset 0 is "", the last byte is NUL.
-	 * A string may start inside another (a shared tail). */
+	 * A string may start inside another (a shared tail).  strings_size
+	 * bytes, stored plain or compressed as the demangled names are
+	 * (format 8): see below. */
 	uint32_t off_strings, strings_size;
 	/* Demangled names (format 7): a blob of their own, laid out as the
 	 * strings are, that the `demangled` fields of functions and
-	 * symbols point into; dstrings_size bytes.  Stored plain
-	 * (dstrings_zbytes 0) or as dstrings_zbytes bytes of zstd frames:
-	 * u32 zoff[n + 1], then the frames, frame i the compressed bytes
-	 * [zoff[i], zoff[i + 1]) of the area (zoff[0] = 4 * (n + 1)) and
-	 * bytes [i << dstrings_shift, (i + 1) << dstrings_shift) of the
-	 * blob, n = ceil(dstrings_size / 2^dstrings_shift).  No string
-	 * crosses into the next frame unless it is longer than a frame. */
+	 * symbols point into; dstrings_size bytes. */
 	uint32_t off_dstrings, dstrings_size;
+	/* How each blob is stored: plain (zbytes 0), or as zbytes bytes of
+	 * zstd frames: u32 zoff[n + 1], then the frames, frame i the
+	 * compressed bytes [zoff[i], zoff[i + 1]) of the area (zoff[0] =
+	 * 4 * (n + 1)) and bytes [i << shift, (i + 1) << shift) of the
+	 * blob, n = ceil(size / 2^shift).  No string crosses into the next
+	 * frame unless it is longer than a frame. */
 	uint32_t dstrings_zbytes, dstrings_shift;
+	uint32_t strings_zbytes, strings_shift;	/* format 8 */
 };
 
 /*
@@ -302,6 +305,16 @@ struct symt_view {
 };
 
 /*
+ * A string blob of a table: in the buffer when plain, else the process's
+ * shared inflated copy (zstr.c).
+ */
+struct symt_blob {
+	const char *plain;	/* NULL when compressed */
+	uint32_t n;		/* its bytes, >= 1 */
+	struct symi_zstr *z;	/* NULL: plain; else a reference */
+};
+
+/*
  * The view of a table buffer (table.c opens it; split.c reads it): the
  * header and the areas, located once.
  */
@@ -314,13 +327,9 @@ struct sym_table {
 	uint32_t blocks_size;
 	uint32_t bhdr_bits;	/* bits of a block header */
 	struct symt_view scopes, funcs, files, syms, sranges;
-	const char *str;
-	uint32_t nstr;		/* strings_size, >= 1 */
-	/* The demangled names: in the buffer when plain, else through
-	 * dz (symi_zstr_at()). */
-	const char *dstr;
-	uint32_t ndstr;		/* dstrings_size, >= 1 */
-	struct symi_zstr *dz;	/* NULL: plain; else a reference */
+	/* The two string blobs (symi_blob_at()). */
+	struct symt_blob str;	/* the strings */
+	struct symt_blob dstr;	/* the demangled names */
 	void *owned;		/* free() on close: see symi_table_adopt() */
 };
 
@@ -359,6 +368,6 @@ static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
 _Static_assert(sizeof(struct symt_packed) == 20, "packed layout");
-_Static_assert(sizeof(struct symt_header) == 216, "header layout");
+_Static_assert(sizeof(struct symt_header) == 224, "header layout");
 
 #endif /* SYM_FORMAT_H */

@@ -842,9 +842,10 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 void symi_table_adopt(struct sym_table *t, void *buf);
 
 /*
- * A string blob stored as zstd frames (zstr.c; format 7's demangled
- * names), inflated a frame at a time on first use and shared by every
- * table of the process whose compressed area has the same bytes.
+ * A string blob stored as zstd frames (zstr.c; a table's strings and
+ * demangled names, format 8), inflated a frame at a time on first use
+ * and shared by every table of the process whose compressed area has the
+ * same bytes.
  */
 struct symi_zstr {
 	char *blob;		/* size bytes and a NUL, zeroed; allocated by
@@ -855,6 +856,9 @@ struct symi_zstr {
 	uint8_t *ready;		/* [nframes], atomic: 1 once its strings are
 				 * whole in blob */
 	uint32_t bad;		/* frames that did not inflate (left zero) */
+	uint32_t nready;	/* frames ready: written under the entry's
+				 * lock, read atomically */
+	char *whole;		/* atomic: blob once every frame is ready */
 };
 
 /*
@@ -882,6 +886,23 @@ static inline const char *symi_zstr_at(struct symi_zstr *z, uint32_t off)
 	if (__atomic_load_n(&z->ready[off >> z->shift], __ATOMIC_ACQUIRE))
 		return z->blob + off;
 	return symi_zstr_fill(z, off);
+}
+/* The slow path of symi_blob_at(): symi_zstr_at() on @b's shared blob,
+ * and once that is whole, @b->plain aimed at it (a cache in a table that
+ * is otherwise read-only: any thread may set it, all to the same). */
+const char *symi_blob_fill(const struct symt_blob *b, uint32_t off);
+/* The string at @off of the table blob @b (format.h), inflating its frame
+ * first when compressed; NULL for offset 0 or one outside the blob. */
+static inline const char *symi_blob_at(const struct symt_blob *b,
+				       uint32_t off)
+{
+	const char *p;
+
+	/* 0 < off < n, in one unsigned compare. */
+	if (off - 1 >= b->n - 1)
+		return NULL;
+	p = __atomic_load_n(&b->plain, __ATOMIC_ACQUIRE);
+	return p ? p + off : symi_blob_fill(b, off);
 }
 /*
  * symi_zstr_pack() - the compressed area of @blob[@len] in frames of

@@ -30,12 +30,13 @@
 #include "format.h"
 #include "base.h"
 
-/* Demangled names are stored as zstd frames of 2^D_SHIFT bytes at level
- * D_LEVEL once they are D_MIN bytes or more: docs/table-format.md,
- * "Demangled names", has the measurements behind the choice. */
-#define D_SHIFT 16
-#define D_LEVEL 9
-#define D_MIN 64
+/* String blobs are stored as zstd frames of 2^Z_SHIFT bytes at level
+ * Z_LEVEL once they are Z_MIN bytes or more and that gains:
+ * docs/table-format.md, "Compressed strings", has the measurements
+ * behind the choice. */
+#define Z_SHIFT 16
+#define Z_LEVEL 9
+#define Z_MIN 64
 
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
  * in-block binary search of 6 probes.  docs/table-format.md has the
@@ -155,8 +156,11 @@ struct strs {
 	size_t len;
 	bool no_tails;		/* each string its own host */
 	/* When not 0: no string crosses a multiple of 2^frame_shift in the
-	 * blob unless it is longer than that (zeros pad up to it). */
+	 * blob unless it is longer than that (zeros pad up to it), and the
+	 * blob is compressed in frames of that size when that gains. */
 	unsigned frame_shift;
+	uint8_t *z;		/* the blob compressed, or NULL: plain */
+	size_t zlen;
 };
 
 /* The slot of input offset @old (not 0) in S->slot: its own or the
@@ -364,8 +368,6 @@ struct packer {
 	size_t ns, nf, nfi, nsy;
 	struct strs S;
 	struct strs D;		/* demangled names */
-	uint8_t *dz;		/* D's blob compressed (D_SHIFT frames) */
-	size_t dz_len;
 };
 
 static void strs_free(struct strs *S)
@@ -374,6 +376,7 @@ static void strs_free(struct strs *S)
 	free(S->e);
 	free(S->slot);
 	free(S->blob);
+	free(S->z);
 }
 
 static void packer_free(struct packer *P)
@@ -389,7 +392,6 @@ static void packer_free(struct packer *P)
 	free(P->syorder);
 	strs_free(&P->S);
 	strs_free(&P->D);
-	free(P->dz);
 }
 
 static uint32_t *new_map(size_t n)
@@ -508,7 +510,8 @@ static int number_rest(struct packer *P)
 	P->D.no_tails = in->no_tails;
 	/* A table built to be thrown away (the lazy path) is not worth
 	 * compressing. */
-	P->D.frame_shift = in->no_tails ? 0 : D_SHIFT;
+	P->S.frame_shift = in->no_tails ? 0 : Z_SHIFT;
+	P->D.frame_shift = P->S.frame_shift;
 	for (i = 0; i < P->nf; i++) {
 		const struct symt_func *f = &in->funcs[P->forder[i]];
 
@@ -925,9 +928,9 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	place(&hd->syms, &a->sy, &off);
 	place(&hd->sranges, &a->sr, &off);
 	hd->off_strings = (uint32_t)off;
-	off = align8(off + P->S.len);
+	off = align8(off + (P->S.z ? P->S.zlen : P->S.len));
 	hd->off_dstrings = (uint32_t)off;
-	off = align8(off + (P->dz ? P->dz_len : P->D.len));
+	off = align8(off + (P->D.z ? P->D.zlen : P->D.len));
 	if (off >= UINT32_MAX)
 		return -SYM_E_TOOBIG;
 	memcpy(hd->magic, SYMT_MAGIC, sizeof(hd->magic));
@@ -945,11 +948,22 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	hd->blocks_size = (uint32_t)blocks_bytes;
 	hd->block_shift = BLOCK_SHIFT;
 	hd->strings_size = (uint32_t)P->S.len;
+	hd->strings_zbytes = (uint32_t)P->S.zlen;
+	hd->strings_shift = P->S.z ? Z_SHIFT : 0;
 	hd->dstrings_size = (uint32_t)P->D.len;
-	hd->dstrings_zbytes = P->dz ? (uint32_t)P->dz_len : 0;
-	hd->dstrings_shift = P->dz ? D_SHIFT : 0;
+	hd->dstrings_zbytes = (uint32_t)P->D.zlen;
+	hd->dstrings_shift = P->D.z ? Z_SHIFT : 0;
 	*sizep = off;
 	return 0;
+}
+
+/* A string blob as it is stored: compressed or plain. */
+static void blob_write(const struct strs *S, char *to)
+{
+	if (S->z)
+		memcpy(to, S->z, S->zlen);
+	else
+		memcpy(to, S->blob, S->len);
 }
 
 /* Write the table laid out in @hd into @buf (zeroed, hd->size bytes). */
@@ -979,28 +993,26 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	pk_write(P, &a->fi, (uint8_t *)buf + h->files.off, file_vals);
 	pk_write(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
 	pk_write(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
-	memcpy(buf + h->off_strings, P->S.blob, P->S.len);
-	if (P->dz)
-		memcpy(buf + h->off_dstrings, P->dz, P->dz_len);
-	else
-		memcpy(buf + h->off_dstrings, P->D.blob, P->D.len);
+	blob_write(&P->S, buf + h->off_strings);
+	blob_write(&P->D, buf + h->off_dstrings);
 	h->crc = symi_table_crc(buf, h->size);
 }
 
-/* The demangled names as zstd frames, when there are enough of them to
- * gain (P->dz stays NULL: stored plain). */
-static int compress_dstrings(struct packer *P)
+/* A string blob as zstd frames, when it is long enough and that gains
+ * (S->z stays NULL: stored plain). */
+static int strs_compress(struct strs *S)
 {
 	int err;
 
-	if (!P->D.frame_shift || P->D.len < D_MIN)
+	if (!S->frame_shift || S->len < Z_MIN)
 		return 0;
-	err = symi_zstr_pack(P->D.blob, P->D.len, D_SHIFT, D_LEVEL, &P->dz,
-			     &P->dz_len);
-	if (!err && (P->dz_len >= P->D.len ||
-		     !symi_zstr_bounded(P->D.len, P->dz_len))) {
-		free(P->dz);
-		P->dz = NULL;
+	err = symi_zstr_pack(S->blob, S->len, S->frame_shift, Z_LEVEL, &S->z,
+			     &S->zlen);
+	if (!err && (S->zlen >= S->len ||
+		     !symi_zstr_bounded(S->len, S->zlen))) {
+		free(S->z);
+		S->z = NULL;
+		S->zlen = 0;
 	}
 	return err;
 }
@@ -1021,7 +1033,9 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	if (!err)
 		err = number_rest(&P);
 	if (!err)
-		err = compress_dstrings(&P);
+		err = strs_compress(&P.S);
+	if (!err)
+		err = strs_compress(&P.D);
 	if (!err)
 		err = plan_blocks(&P, &hd, &blks, &nb, &blocks_bytes);
 	if (err)

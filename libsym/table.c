@@ -71,27 +71,29 @@ static bool blob_ok(const char *p, uint32_t size, uint32_t off, uint32_t n)
 }
 
 /*
- * The demangled names' blob: in the buffer when plain (a blob_ok() as
- * the strings), else the process's shared inflated copy
- * (zstr.c), whose frame index symi_zstr_get() checks.  0, -ENOMEM or
- * -SYM_E_BADTABLE.
+ * A string blob at @off of @size bytes, stored in @zbytes (0: plain)
+ * in frames of 2^@shift: in the buffer when plain (a blob_ok()), else the
+ * process's shared inflated copy (zstr.c), whose frame index
+ * symi_zstr_get() checks.  0, -ENOMEM or -SYM_E_BADTABLE.
  */
-static int dstrings_open(struct sym_table *t)
+static int blob_open(const struct sym_table *t, uint32_t off, uint32_t size,
+		     uint32_t zbytes, uint32_t shift, struct symt_blob *b)
 {
-	const struct symt_header *h = t->h;
-	const char *p = t->buf;
+	int err;
 
-	t->ndstr = h->dstrings_size;
-	if (!h->dstrings_zbytes) {
-		if (!blob_ok(p, h->size, h->off_dstrings, h->dstrings_size))
+	b->n = size;
+	if (!zbytes) {
+		if (!blob_ok(t->buf, t->h->size, off, size))
 			return -SYM_E_BADTABLE;
-		t->dstr = p + h->off_dstrings;
+		b->plain = t->buf + off;
 		return 0;
 	}
-	if (!in_buf(h->size, h->off_dstrings, h->dstrings_zbytes, 1))
+	if (!in_buf(t->h->size, off, zbytes, 1))
 		return -SYM_E_BADTABLE;
-	return symi_zstr_get(p + h->off_dstrings, h->dstrings_zbytes,
-			     h->dstrings_size, h->dstrings_shift, &t->dz);
+	err = symi_zstr_get(t->buf + off, zbytes, size, shift, &b->z);
+	if (!err)	/* inflated whole by an earlier open */
+		b->plain = __atomic_load_n(&b->z->whole, __ATOMIC_ACQUIRE);
+	return err;
 }
 
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
@@ -118,8 +120,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    !in_buf(h->size, h->off_bstart, nb, sizeof(uint32_t)) ||
 	    !in_buf(h->size, h->off_boff, nb, sizeof(uint32_t)) ||
 	    !in_buf(h->size, h->off_blocks, h->blocks_size, 1) ||
-	    h->blocks_size < SYMT_PAD ||
-	    !blob_ok(p, h->size, h->off_strings, h->strings_size))
+	    h->blocks_size < SYMT_PAD)
 		return -SYM_E_BADTABLE;
 	for (int j = 0; j < SYMT_BK_BASES; j++) {
 		if (h->bw[j] > SYMT_WMAX)
@@ -146,11 +147,14 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
 	for (int j = 0; j < SYMT_BK_BASES; j++)
 		t->bhdr_bits += h->bw[j];
-	t->str = p + h->off_strings;
-	t->nstr = h->strings_size;
-	err = dstrings_open(t);
+	err = blob_open(t, h->off_strings, h->strings_size, h->strings_zbytes,
+			h->strings_shift, &t->str);
+	if (!err)
+		err = blob_open(t, h->off_dstrings, h->dstrings_size,
+				h->dstrings_zbytes, h->dstrings_shift,
+				&t->dstr);
 	if (err) {
-		free(t);
+		sym_table_close(t);
 		return err;
 	}
 	*out = t;
@@ -167,7 +171,8 @@ void sym_table_close(struct sym_table *t)
 {
 	if (!t)
 		return;
-	symi_zstr_put(t->dz);
+	symi_zstr_put(t->str.z);
+	symi_zstr_put(t->dstr.z);
 	free(t->owned);
 	free(t);
 }
@@ -584,7 +589,11 @@ int sym_table_verify(const struct sym_table *t)
 	nd = h->dstrings_size;
 	if (symi_table_crc(t->buf, t->len) != h->crc)
 		why = "checksum mismatch";
-	else if (t->dz && (err = symi_zstr_fill_all(t->dz)) < 0)
+	else if (t->str.z && (err = symi_zstr_fill_all(t->str.z)) < 0)
+		return err;
+	else if (err > 0)
+		why = "strings do not inflate";
+	else if (t->dstr.z && (err = symi_zstr_fill_all(t->dstr.z)) < 0)
 		return err;
 	else if (err > 0)
 		why = "demangled names do not inflate";
@@ -614,7 +623,7 @@ int sym_table_verify(const struct sym_table *t)
 
 		if (!IN(off, ns))
 			why = "file name out of bounds";
-		else if (rel && rel >= strlen(t->str + off))
+		else if (rel && rel >= (off ? strlen(symi_blob_at(&t->str, off)) : 0))
 			why = "file's relative path out of bounds";
 	}
 	for (i = 0; !why && i < t->syms.n; i++) {
@@ -648,16 +657,12 @@ int sym_table_verify(const struct sym_table *t)
 
 static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
 {
-	/* 0 < off < strings_size, in one unsigned compare. */
-	return off - 1 < t->nstr - 1 ? t->str + off : NULL;
+	return symi_blob_at(&t->str, off);
 }
 
-/* A demangled name (the other blob), inflated first if need be. */
 static inline __attribute__((always_inline)) const char *dstr_at(const struct sym_table *t, uint32_t off)
 {
-	if (off - 1 >= t->ndstr - 1)
-		return NULL;
-	return t->dz ? symi_zstr_at(t->dz, off) : t->dstr + off;
+	return symi_blob_at(&t->dstr, off);
 }
 
 /*
@@ -677,7 +682,7 @@ file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
 		return NULL;
 	off = symt_get(&t->files, idx, SYMT_FI_NAME);
 	r = symt_get(&t->files, idx, SYMT_FI_REL);
-	if (r <= UINT16_MAX && (uint64_t)off + r < t->nstr)
+	if (r <= UINT16_MAX && (uint64_t)off + r < t->str.n)
 		*rel = (uint16_t)r;
 	return str_at(t, off);
 }
@@ -1342,12 +1347,13 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	out->flags = h->flags;
 	out->converter = h->converter;
 	out->elfutils = h->elfutils;
-	out->str = t->str;
-	out->str_len = h->strings_size;
 	/* Bad frames read "" (as lookups give them). */
-	if (t->dz && symi_zstr_fill_all(t->dz) < 0)
+	if ((t->str.z && symi_zstr_fill_all(t->str.z) < 0) ||
+	    (t->dstr.z && symi_zstr_fill_all(t->dstr.z) < 0))
 		return -ENOMEM;
-	out->dstr = t->dz ? t->dz->blob : t->dstr;
+	out->str = t->str.z ? t->str.z->blob : t->str.plain;
+	out->str_len = h->strings_size;
+	out->dstr = t->dstr.z ? t->dstr.z->blob : t->dstr.plain;
 	out->dstr_len = h->dstrings_size;
 	out->addrs = addrs = symi_calloc(h->n_ranges + 1, sizeof(*addrs));
 	out->leaves = leaves = symi_calloc(h->n_ranges + 1, sizeof(*leaves));

@@ -1,24 +1,27 @@
 /*
- * zstr.c - a string blob stored as zstd frames (format 7's demangled
- * names, docs/table-format.md "Demangled names"), inflated one frame at a
- * time on first use.
+ * zstr.c - a string blob stored as zstd frames (a table's strings and its
+ * demangled names, format 8: docs/table-format.md "Compressed strings"),
+ * inflated one frame at a time on first use.
  *
  * A table is opened for each lookup batch straight from LMDB, and symd
  * opens one for every request, so the inflated frames cannot belong to
  * the table: they are kept in a registry of the process, one entry per
- * distinct compressed area (found by its CRC and then compared byte for
- * byte, so two tables share an entry only when their areas are the same
- * bytes).  Tables hold a reference; an entry no table holds stays for the
- * next open until more than ZSTR_IDLE_MAX entries or ZSTR_IDLE_BYTES of
- * blobs are idle, and the oldest idle ones go first.
+ * distinct compressed area (compared byte for byte, so two tables share
+ * an entry only when their areas are the same bytes).  Tables hold a
+ * reference; an entry no table holds stays for the next open until more
+ * than ZSTR_IDLE_MAX entries or ZSTR_IDLE_BYTES of blobs are idle, and
+ * the oldest idle ones go first.
  *
  * Readers take a string with symi_zstr_at(): one load of the frame's
  * ready byte when it is ready.  The first reader of a frame inflates it
  * under the entry's lock, with the frames after it up to the first that
  * ends with NUL (a string longer than a frame goes on into the next), and
  * publishes them last to first, so a ready frame's strings are whole.
+ * Once every frame is ready the blob is whole, and a table reads it as a
+ * plain one (symi_blob_at(), symi_blob_fill()); once half the frames are
+ * ready, the next slow read inflates the rest.
  * The blob is allocated, zeroed, by the first fill: a table whose
- * demangled names are never read costs no more than the registry entry.
+ * strings are never read costs no more than the registry entry.
  * A frame that does not inflate to its exact size is left zero (its
  * strings read as "") and counted in bad: lookups answer,
  * sym_table_verify() fails.  Out of memory (the blob, zstd's context), a
@@ -28,28 +31,30 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libdeflate.h>
 #include <zstd.h>
 
 #include "internal.h"
 #include "format.h"
 #include "base.h"
 
-#define ZSTR_IDLE_MAX 16
+/* Most tables have a compressed blob (two for C++): a symd answering for
+ * a few hundred build IDs in turn keeps them inflated, within the bytes. */
+#define ZSTR_IDLE_MAX 256
 #define ZSTR_IDLE_BYTES ((size_t)256 << 20)
 /* What a compressed area may inflate to (symi_zstr_bounded()): anything
  * up to ZSTR_FREE_BYTES, beyond that ZSTR_MAX_RATIO times its bytes.
  * zstd turns a few bytes into a frame of zeros, so without a bound a
  * table from outside (sym store import) could make sym_table_verify()
  * fill gigabytes.  Real demangled names inflate 7 to 9 times (libjvm
- * 7.6x), repetitive synthetic ones 90x (t-table). */
+ * 7.6x), real strings 4 to 7 times (libc 4.5x, libjvm 6.1x), repetitive
+ * synthetic ones 90x (t-table). */
 #define ZSTR_FREE_BYTES ((uint64_t)64 << 20)
 #define ZSTR_MAX_RATIO 16
 
 struct zentry {
 	struct symi_zstr z;	/* first: symi_zstr_put() casts back */
 	struct zentry *prev, *next;	/* most recently used first */
-	uint32_t crc, zbytes;
+	uint32_t zbytes;
 	uint8_t *area;		/* a copy of the compressed area */
 	size_t refs;
 	pthread_mutex_t mu;	/* fills: done[], dctx, z.bad */
@@ -102,7 +107,7 @@ static bool index_ok(const uint8_t *area, uint32_t zbytes, uint32_t n)
 }
 
 static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
-		     unsigned shift, uint32_t crc, struct zentry **out)
+		     unsigned shift, struct zentry **out)
 {
 	uint32_t n = (uint32_t)(((uint64_t)size + (1u << shift) - 1) >> shift);
 	struct zentry *e;
@@ -128,7 +133,6 @@ static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
 	e->z.size = size;
 	e->z.nframes = n;
 	e->z.shift = shift;
-	e->crc = crc;
 	e->zbytes = zbytes;
 	*out = e;
 	return 0;
@@ -174,13 +178,16 @@ static void reg_trim(void)
 }
 
 /* The registered entry with these bytes, a reference taken, or NULL.
- * reg_mu held. */
+ * The sizes and the frame index (the frames' compressed sizes) tell most
+ * areas apart; a candidate is then compared whole, one pass over the
+ * area per open.  reg_mu held. */
 static struct zentry *reg_find(const uint8_t *area, uint32_t zbytes,
-			       uint32_t size, unsigned shift, uint32_t crc)
+			       uint32_t size, unsigned shift)
 {
 	for (struct zentry *e = reg_head; e; e = e->next) {
-		if (e->crc == crc && e->zbytes == zbytes &&
-		    e->z.size == size && e->z.shift == shift &&
+		if (e->zbytes == zbytes && e->z.size == size &&
+		    e->z.shift == shift &&
+		    memcmp(e->area, area, 4 * ((size_t)e->z.nframes + 1)) == 0 &&
 		    memcmp(e->area, area, zbytes) == 0) {
 			e->refs++;
 			reg_unlink(e);
@@ -199,7 +206,6 @@ bool symi_zstr_bounded(uint64_t size, uint64_t zbytes)
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		  unsigned shift, struct symi_zstr **out)
 {
-	uint32_t crc;
 	struct zentry *e, *mine = NULL;
 	int err;
 
@@ -207,19 +213,18 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX ||
 	    !symi_zstr_bounded(size, zbytes))
 		return -SYM_E_BADTABLE;
-	crc = (uint32_t)libdeflate_crc32(0, area, zbytes);
 	pthread_mutex_lock(&reg_mu);
-	e = reg_find(area, zbytes, size, shift, crc);
+	e = reg_find(area, zbytes, size, shift);
 	pthread_mutex_unlock(&reg_mu);
 	if (e)
 		goto done;
 	/* Built outside the lock (the index check and the copy); another
 	 * thread may register the same bytes meanwhile: theirs is kept. */
-	err = entry_new(area, zbytes, size, shift, crc, &mine);
+	err = entry_new(area, zbytes, size, shift, &mine);
 	if (err)
 		return err;
 	pthread_mutex_lock(&reg_mu);
-	e = reg_find(area, zbytes, size, shift, crc);
+	e = reg_find(area, zbytes, size, shift);
 	if (!e) {
 		e = mine;
 		mine = NULL;
@@ -306,8 +311,14 @@ static bool zstr_fill(struct zentry *e, uint32_t i)
 		j++;
 	}
 	/* Last to first: a ready frame's strings are whole. */
-	for (uint32_t k = j + 1; k-- > i;)
+	for (uint32_t k = j + 1; k-- > i;) {
+		if (z->ready[k])
+			continue;
 		__atomic_store_n(&z->ready[k], 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&z->nready, z->nready + 1, __ATOMIC_RELAXED);
+	}
+	if (z->nready == z->nframes)
+		__atomic_store_n(&z->whole, z->blob, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&e->mu);
 	return ok;
@@ -320,6 +331,25 @@ const char *symi_zstr_fill(struct symi_zstr *z, uint32_t off)
 	if (off >= z->size || !zstr_fill((struct zentry *)z, i))
 		return "";
 	return z->blob + off;
+}
+
+const char *symi_blob_fill(const struct symt_blob *b, uint32_t off)
+{
+	struct symi_zstr *z = b->z;
+	const char *s = symi_zstr_at(z, off);
+	char *w = __atomic_load_n(&z->whole, __ATOMIC_ACQUIRE);
+
+	/* Half the frames read: the rest will be, most likely (a batch
+	 * of many addresses), and until every frame is ready each string
+	 * takes this call.  At most twice the inflation a reader needed. */
+	if (!w && 2 * (uint64_t)__atomic_load_n(&z->nready,
+						 __ATOMIC_RELAXED) >= z->nframes &&
+	    symi_zstr_fill_all(z) >= 0)
+		w = __atomic_load_n(&z->whole, __ATOMIC_ACQUIRE);
+	if (w)
+		__atomic_store_n(&((struct symt_blob *)b)->plain, w,
+				 __ATOMIC_RELEASE);
+	return s;
 }
 
 int symi_zstr_fill_all(struct symi_zstr *z)
