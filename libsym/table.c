@@ -4,9 +4,9 @@
  * sym_table_open() checks the header in O(1): magic, format, byte order,
  * and that every array lies inside the buffer.  It does not walk the
  * arrays, because tables are opened for each lookup batch straight from
- * LMDB pages.  (The one exception: compressed demangled names, format 7,
- * are found in the process's registry by a CRC of their area, zstr.c;
- * libjvm's is 0.7 MB.)  Instead, every index a lookup follows (scope,
+ * LMDB pages.  (The one exception: compressed string blobs, format 8,
+ * are found in the process's registry by comparing their area, zstr.c;
+ * libjvm's two are 0.96 and 0.73 MB.)  Instead, every index a lookup follows (scope,
  * parent, func, file, string) is bounds-checked when it is used, and
  * parent chains are cut after SYM_MAX_FRAMES steps.  A corrupt table
  * therefore yields wrong answers, never an out-of-bounds read or a loop.

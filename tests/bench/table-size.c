@@ -36,6 +36,18 @@ static void row(const char *what, uint64_t bytes, uint64_t total,
 	printf("\n");
 }
 
+/* A string blob: its stored bytes, and when compressed what it inflates
+ * to. */
+static void blob(const char *what, uint32_t size, uint32_t zbytes,
+		 uint32_t shift, uint64_t total)
+{
+	row(what, zbytes ? zbytes : size, total, 0);
+	if (zbytes)
+		printf("  %-22s %u bytes in frames of %u, %.2fx\n",
+		       "  inflated:", size, 1u << shift,
+		       (double)size / zbytes);
+}
+
 /* How many symbol ranges name another symbol for GNU addr2line or for
  * llvm-symbolizer than for eu-addr2line (the sym field): what a table
  * storing only the differences would keep. */
@@ -149,14 +161,10 @@ static int one(const char *path)
 	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
 	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
 	srange_peers(buf, &h->sranges);
-	row("strings", h->strings_size, len, 0);
-	row("demangled names", h->dstrings_zbytes ? h->dstrings_zbytes :
-			       h->dstrings_size, len, 0);
-	if (h->dstrings_zbytes)
-		printf("  %-22s %u bytes in frames of %u, %.2fx\n",
-		       "  inflated:", h->dstrings_size,
-		       1u << h->dstrings_shift,
-		       (double)h->dstrings_size / h->dstrings_zbytes);
+	blob("strings", h->strings_size, h->strings_zbytes, h->strings_shift,
+	     len);
+	blob("demangled names", h->dstrings_size, h->dstrings_zbytes,
+	     h->dstrings_shift, len);
 	sym_module_close(mod);
 	return 0;
 }

@@ -36,7 +36,11 @@ Table operations (libsym table format 3, docs/table-format.md):
     treverse [ARRAY]           reverse bstart (the default: the range
                                blocks' start addresses) or the records of
                                sranges
-    tstrnonul                  make the last string byte non-NUL
+    tstrnonul                  make the last string byte non-NUL (plain
+                               strings)
+    tstrplain                  store compressed strings plain (inflated
+                               with the zstd command), the demangled
+                               names moved after them
 
 Both:
     bytes SEED COUNT [START]   XOR COUNT random bytes from offset START
@@ -86,12 +90,13 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (216 bytes, format 7: 7 block
-# bases, packed fields in bits, the demangled names' blob).
+# struct symt_header of libsym/format.h (224 bytes, format 8: 7 block
+# bases, packed fields in bits, the demangled names' blob, both string
+# blobs plain or compressed).
 PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
 T_BASES = 7
 THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B7B" + "III8B" * 5 +
-                     "II" + "IIII")
+                     "II" + "IIII" + "II")
 T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
              "off_bstart", "off_boff", "off_blocks", "blocks_size",
@@ -99,7 +104,8 @@ T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
             [a + f for a in PACKED for f in
              ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
             ["off_strings", "strings_size", "off_dstrings", "dstrings_size",
-             "dstrings_zbytes", "dstrings_shift"])
+             "dstrings_zbytes", "dstrings_shift", "strings_zbytes",
+             "strings_shift"])
 T_CRC_AT = 8 + 4 * 4 + 3 * 8  # offset of the crc field
 T_WIDE = ("base", "start", "end")
 T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or
@@ -119,6 +125,38 @@ BLOCK_FIELDS = ["addr", "scope", "file", "line", "column", "disc"]
 
 def thdr(b):
     return dict(zip(T_FIELDS, THDR.unpack_from(b, 0)))
+
+
+def strings_plain(b):
+    """The table @b with its compressed strings stored plain: the areas
+    after them (the demangled names, the last) move, the size follows."""
+    import subprocess
+    h = thdr(b)
+    if not h["strings_zbytes"]:
+        return b
+    o = h["off_strings"]
+    n = (h["strings_size"] + (1 << h["strings_shift"]) - 1) >> \
+        h["strings_shift"]
+    area = bytes(b[o + 4 * (n + 1):o + h["strings_zbytes"]])
+    plain = subprocess.run(["zstd", "-q", "-d", "-c"], input=area,
+                           capture_output=True, check=True).stdout
+    if len(plain) != h["strings_size"]:
+        sys.exit("corrupt.py: the strings inflate to %d bytes, not %d" %
+                 (len(plain), h["strings_size"]))
+    dlen = h["dstrings_zbytes"] or h["dstrings_size"]
+    d = bytes(b[h["off_dstrings"]:h["off_dstrings"] + dlen])
+    nd = (o + len(plain) + 7) & ~7
+    size = (nd + dlen + 7) & ~7
+    out = bytearray(size)
+    out[:o] = b[:o]
+    out[o:o + len(plain)] = plain
+    out[nd:nd + dlen] = d
+    f = list(THDR.unpack_from(out, 0))
+    for k, v in (("off_dstrings", nd), ("size", size),
+                 ("strings_zbytes", 0), ("strings_shift", 0)):
+        f[T_FIELDS.index(k)] = v
+    THDR.pack_into(out, 0, *f)
+    return out
 
 
 def getbits(b, at, pos, w):
@@ -246,7 +284,11 @@ def main():
             b[off:off + n * rec] = b"".join(reversed(recs))
     elif op == "tstrnonul":
         h = thdr(b)
+        if h["strings_zbytes"]:
+            sys.exit("corrupt.py: tstrnonul needs plain strings (tstrplain)")
         b[h["off_strings"] + h["strings_size"] - 1] = ord("x")
+    elif op == "tstrplain":
+        b = strings_plain(b)
     else:
         sys.exit("corrupt.py: unknown operation " + op)
     # Table corruptions keep a valid checksum, so that sym_table_verify()

@@ -70,7 +70,7 @@ elf clangxx-O2-dw4 clang++ tiny.cc -g -gdwarf-4 -O2 $CXXSMALL
 # shellcheck disable=SC2086
 elf gxx-O0-dw4 g++ tiny.cc -g -gdwarf-4 -O0 $CXXSMALL
 # Enough C++ names that the table stores its demangled names compressed
-# (format 7: zstd frames, docs/table-format.md "Demangled names").
+# (zstd frames, docs/table-format.md "Compressed strings").
 {
 	echo 'namespace a_namespace_with_a_long_name { namespace inner {'
 	for i in $(seq 100 199); do
@@ -239,7 +239,7 @@ tg="$T/table-gcc-O2-dw5"
 tx="$T/table-gxx-O2-dw5"
 tn="$T/table-gxx-names"
 t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
-# The header: sizes, offsets, counts, widths (format 7, libsym/format.h).
+# The header: sizes, offsets, counts, widths (format 8, libsym/format.h).
 t trunc-hdr "$tg" truncbytes 64
 t trunc-half "$tg" trunc 0.5
 t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
@@ -267,7 +267,23 @@ t field-unused "$tx" thdr files_w3 1
 t scopes-bytes "$tx" thdr scopes_bytes 8
 t off-strings "$tg" thdr off_strings 0xfffffff0
 t strings-size "$tg" thdr strings_size 0xffffffff
-t strings-nonul "$tg" tstrnonul
+# The strings: stored plain (tp, as a table of a lazy build has them) and
+# compressed (tg): sizes, the frame size, the frame index, the frames.
+tp="$T/table-gcc-O2-dw5-plain"
+$CORRUPT "$tg" "$tp" tstrplain
+cp "$tp" "$TAB_OUT/seed-table-gcc-O2-dw5-plain"
+t strings-nonul "$tp" tstrnonul
+t strings-plain-size "$tp" thdr strings_size 0xffffffff
+t str-zsize "$tg" thdr strings_size 0x7fffffff
+t str-zsize-small "$tg" thdr strings_size 3
+t str-zbytes "$tg" thdr strings_zbytes 0xffffffff
+t str-zbytes-small "$tg" thdr strings_zbytes 4
+t str-shift "$tg" thdr strings_shift 31
+t str-shift-small "$tg" thdr strings_shift 11
+sz=$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tg', 'rb').read())['off_strings'])")
+t str-index "$tg" bytes 27 2 "$sz"
+t str-frame "$tg" bytes 28 8 "$((sz + 8))"
+t str-frame-x "$tx" bytes 29 16 "$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tx', 'rb').read())['off_strings'] + 40)")"
 # The demangled names: plain (tx) and compressed (tn): sizes, the frame
 # size, the frame index and the frames' bytes.
 t dstr-size "$tx" thdr dstrings_size 0xffffffff

@@ -712,6 +712,141 @@ static void test_pack(void)
 }
 
 /*
+ * The strings stored as zstd frames (format 8): read a frame at a time,
+ * read as plain once whole (half the frames read inflates the rest),
+ * whole at the open of a table whose blob an earlier open made whole,
+ * and a frame that does not inflate: "" and a failed verify.
+ */
+enum { SZ_N = 6000 };
+
+static uint64_t sz_addr(int i)
+{
+	return 0x400000 + (uint64_t)i * 0x20;
+}
+
+static const char *sz_name(int i, char *out, size_t n)
+{
+	snprintf(out, n, "a_function_with_a_rather_long_name_%05d", i);
+	return out;
+}
+
+/* Lookups of functions @from, @from + @step, ...: how many names
+ * differ. */
+static size_t sz_check(const struct sym_table *t, int from, int step)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	size_t bad = 0, n;
+	char buf[64];
+
+	for (int i = from; i < SZ_N; i += step) {
+		if (sym_table_lookup(t, sz_addr(i) + 4, fr, SYM_MAX_FRAMES,
+				     &n) != 0 || n != 1 ||
+		    !same(fr[0].name, sz_name(i, buf, sizeof(buf))))
+			bad++;
+	}
+	return bad;
+}
+
+static void test_strings_z(void)
+{
+	struct symi_builder *b = NULL;
+	struct sym_table *t = NULL, *t2 = NULL, *tc = NULL;
+	const struct symt_header *h;
+	void *buf = NULL;
+	char *copy = NULL;
+	size_t len, nbad = 0;
+	char name[64];
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	symi_builder_add_text(b, 0x400000, 0x500000);
+	for (int i = 0; i < SZ_N; i++) {
+		uint32_t f = symi_builder_func(b, sz_name(i, name,
+							  sizeof(name)),
+					       NULL, SYMI_NONE, 0);
+		uint32_t sc = symi_builder_scope(b, SYMI_NONE, f, SYMI_NONE,
+						 0, 0, sz_addr(i), 0);
+
+		if (symi_builder_scope_range(b, sc, 0, sz_addr(i),
+					     sz_addr(i) + 0x10) != 0)
+			nbad++;
+	}
+	CHECK(nbad == 0);
+	symi_builder_set_dwarf(b);
+	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
+	symi_builder_free(b);
+	copy = malloc(len);
+	if (!buf || !copy)
+		goto out;
+	CHECK_ERR(sym_table_open(buf, len, &t), 0);
+	if (!t)
+		goto out;
+	h = t->h;
+	/* 240 KB of names: compressed, in 4 frames, none read yet. */
+	CHECK(h->strings_zbytes > 0 && h->strings_zbytes < h->strings_size &&
+	      t->str.z && t->str.z->nframes >= 3 && !t->str.plain);
+	printf("# strings: %u bytes in %u frames, %u compressed\n",
+	       h->strings_size, t->str.z ? t->str.z->nframes : 0,
+	       h->strings_zbytes);
+	if (!t->str.z)
+		goto out;
+	/* One lookup inflates one frame, and the table reads through the
+	 * frames still. */
+	CHECK(sz_check(t, 0, SZ_N) == 0);
+	CHECK(t->str.z->nready == 1 && !t->str.plain);
+	/* Every name right; the blob whole, the table reading it plain. */
+	CHECK(sz_check(t, 0, 1) == 0);
+	CHECK(t->str.z->nready == t->str.z->nframes &&
+	      t->str.plain == t->str.z->blob);
+	/* The next open of the same bytes finds it whole. */
+	CHECK_ERR(sym_table_open(buf, len, &t2), 0);
+	CHECK(t2 && t2->str.z == t->str.z && t2->str.plain == t->str.z->blob);
+	CHECK(t2 && sz_check(t2, 1, 7) == 0);
+	CHECK_ERR(sym_table_verify(t), 0);
+
+	/* A frame that does not inflate (its CRC made right again). */
+	memcpy(copy, buf, len);
+	{
+		struct symt_header *ch = (struct symt_header *)copy;
+		uint32_t z1;
+
+		memcpy(&z1, copy + ch->off_strings + 4, 4);
+		copy[ch->off_strings + z1 + 8] ^= 0x55;
+		ch->crc = symi_table_crc(copy, ch->size);
+	}
+	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
+	if (tc) {
+		size_t bad = sz_check(tc, 0, 1);
+
+		CHECK(bad > 0 && bad < SZ_N / 2);
+		CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+		sym_table_close(tc);
+		tc = NULL;
+	}
+	/* A frame index pointing outside the area: refused on open. */
+	memcpy(copy, buf, len);
+	{
+		struct symt_header *ch = (struct symt_header *)copy;
+		uint32_t big = ch->strings_zbytes + 1;
+
+		memcpy(copy + ch->off_strings + 8, &big, 4);
+	}
+	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
+	/* Sizes that do not fit the area or the frame size. */
+	memcpy(copy, buf, len);
+	((struct symt_header *)copy)->strings_shift = 11;
+	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
+	memcpy(copy, buf, len);
+	((struct symt_header *)copy)->strings_zbytes = (uint32_t)len;
+	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
+out:
+	sym_table_close(tc);
+	sym_table_close(t2);
+	sym_table_close(t);
+	free(copy);
+	free(buf);
+}
+
+/*
  * Demangled names stored as zstd frames (format 7): more than a frame of
  * them, one longer than a frame (it goes on into the next), shared by
  * every open of the same bytes, inflated by threads at once, and a frame
@@ -1037,6 +1172,7 @@ int main(int argc, char **argv)
 	test_chain();
 	test_symbols();
 	test_pack();
+	test_strings_z();
 	test_dstrings();
 	test_batch_order();
 	test_batch_module(argv[0]);
