@@ -95,6 +95,26 @@ void *symi_calloc_huge(size_t n, size_t m)
 	return p;
 }
 
+void *symi_map_zeroed(size_t n)
+{
+	void *p;
+
+	if (alloc_fails() || !n)
+		return NULL;
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	symi_advise_huge(p, n);
+	return p;
+}
+
+void symi_unmap(void *p, size_t n)
+{
+	if (p)
+		(void)munmap(p, n);
+}
+
 void symi_advise_huge(void *buf, size_t len)
 {
 	uintptr_t lo = ((uintptr_t)buf + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);

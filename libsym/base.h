@@ -82,6 +82,18 @@ void *symi_malloc_huge(size_t n);
 void *symi_calloc_huge(size_t n, size_t m);
 
 /*
+ * symi_map_zeroed() - @n bytes of zeros straight from mmap(), for a large
+ * buffer that may be written only in part: a page is made (and zeroed by
+ * the kernel) when first touched, none before, and the whole 2 MiB pages
+ * inside are advised MADV_HUGEPAGE as symi_advise_huge() does.  Unlike
+ * symi_calloc_huge(), which writes every byte, it costs nothing for the
+ * parts never read.  NULL when out of memory (or a test's failure).
+ * Release it with symi_unmap(p, n).
+ */
+void *symi_map_zeroed(size_t n);
+void symi_unmap(void *p, size_t n);
+
+/*
  * symi_advise_huge() - advise MADV_HUGEPAGE on the whole 2 MiB pages
  * inside [@buf, @buf + @len) when @len is 4 MiB or more (a no-op below,
  * and where transparent huge pages are off).  For a large buffer that

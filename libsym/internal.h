@@ -27,8 +27,9 @@
  *   build.c    the table builder: dedup, sort, sweep
  *   pack.c     the table format writer: prune, renumber, bit-pack
  *   table.c    the table format reader: open, lookups, unpacking
- *   zstr.c     a string blob as zstd frames (the demangled names),
- *              inflated a frame at a time and shared by the process
+ *   zstr.c     a string blob as zstd frames (the strings, the demangled
+ *              names), inflated a frame at a time and shared by the
+ *              process
  *   batch.c    many lookups at once (sym_table_lookup_batch())
  *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above
@@ -848,8 +849,9 @@ void symi_table_adopt(struct sym_table *t, void *buf);
  * same bytes.
  */
 struct symi_zstr {
-	char *blob;		/* size bytes and a NUL, zeroed; allocated by
-				 * the first fill (read it after a ready) */
+	char *blob;		/* size bytes and a NUL, zeroed; mapped by the
+				 * first fill (symi_map_zeroed(); read it
+				 * after a ready) */
 	uint32_t size;
 	uint32_t nframes;	/* ceil(size / 2^shift) */
 	unsigned shift;

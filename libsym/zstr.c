@@ -81,7 +81,7 @@ static void entry_free(struct zentry *e)
 	ZSTD_freeDCtx(e->dctx);
 	free(e->done);
 	free(e->z.ready);
-	free(e->z.blob);
+	symi_unmap(e->z.blob, (size_t)e->z.size + 1);
 	free(e->area);
 	free(e);
 }
@@ -288,11 +288,12 @@ static bool zstr_fill(struct zentry *e, uint32_t i)
 	bool ok = true;
 
 	pthread_mutex_lock(&e->mu);
-	/* Zeroed, huge pages: a fault per 4 KiB of a libjvm-sized blob
-	 * costs more than its inflation on this project's VMs.  Frames not
-	 * yet inflated read as NULs whoever looks. */
+	/* Zeroed pages made as frames are written (huge ones where they
+	 * fit: a fault per 4 KiB of a libjvm-sized blob costs more than
+	 * its inflation on this project's VMs).  Frames not yet inflated
+	 * read as NULs whoever looks. */
 	if (!z->blob)
-		z->blob = symi_calloc_huge(1, (size_t)z->size + 1);
+		z->blob = symi_map_zeroed((size_t)z->size + 1);
 	if (!z->blob) {
 		ok = false;
 		goto out;
