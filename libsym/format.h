@@ -102,9 +102,16 @@ enum symt_sym_field {
 	SYMT_SY_SIZE,		/* 0 when unknown (sizeless symbol) */
 	SYMT_SY_NAME,
 	SYMT_SY_DEMANGLED,
-	SYMT_SY_FILE,		/* STT_FILE name of a local symbol, or 0 */
-	SYMT_SY_FLAGS,		/* enum symi_sym_flags */
+	SYMT_SY_KIND,		/* index of its kind (format 8) */
 	SYMT_SY_N
+};
+/* A symbol's kind: what symbols share besides their address, size and
+ * names, stored once (format 8: a libc has 668 kinds for 8,912 symbols,
+ * python3.11d 346 for 24,495). */
+enum symt_kind_field {
+	SYMT_SK_FILE,		/* STT_FILE name of a local symbol, or 0 */
+	SYMT_SK_FLAGS,		/* enum symi_sym_flags */
+	SYMT_SK_N
 };
 /* A symbol range names a symbol per peer's rules (docs/table-format.md,
  * "Symbol ranges"): the first is eu-addr2line's, the one sym_frame.symbol
@@ -220,6 +227,8 @@ struct symt_header {
 	 * frame unless it is longer than a frame. */
 	uint32_t dstrings_zbytes, dstrings_shift;
 	uint32_t strings_zbytes, strings_shift;	/* format 8 */
+	struct symt_packed skinds;	/* format 8: enum symt_kind_field */
+	uint32_t pad;		/* 0 */
 };
 
 /*
@@ -326,7 +335,7 @@ struct sym_table {
 	const uint8_t *blocks;
 	uint32_t blocks_size;
 	uint32_t bhdr_bits;	/* bits of a block header */
-	struct symt_view scopes, funcs, files, syms, sranges;
+	struct symt_view scopes, funcs, files, syms, sranges, skinds;
 	/* The two string blobs (symi_blob_at()). */
 	struct symt_blob str;	/* the strings */
 	struct symt_blob dstr;	/* the demangled names */
@@ -368,6 +377,6 @@ static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
 _Static_assert(sizeof(struct symt_packed) == 20, "packed layout");
-_Static_assert(sizeof(struct symt_header) == 224, "header layout");
+_Static_assert(sizeof(struct symt_header) == 248, "header layout");
 
 #endif /* SYM_FORMAT_H */

@@ -368,6 +368,11 @@ struct packer {
 	size_t ns, nf, nfi, nsy;
 	struct strs S;
 	struct strs D;		/* demangled names */
+	/* Symbol kinds: kind[i] of output symbol i, kinds[k] = (file's new
+	 * string offset, flags), nk distinct in first-use order. */
+	uint32_t *kind;
+	uint32_t (*kinds)[2];
+	size_t nk;
 };
 
 static void strs_free(struct strs *S)
@@ -377,6 +382,46 @@ static void strs_free(struct strs *S)
 	free(S->slot);
 	free(S->blob);
 	free(S->z);
+}
+
+/* Number the distinct (file, flags) pairs of the output symbols: P->kind,
+ * P->kinds, P->nk (after the strings are laid out).  0 or -ENOMEM. */
+static int number_kinds(struct packer *P)
+{
+	uint32_t (*slot)[3] = NULL;	/* file + 1, flags, kind; 0: empty */
+	size_t nslots = 64;
+	int err = -ENOMEM;
+
+	while (nslots < 2 * P->nsy)
+		nslots *= 2;
+	P->kind = symi_calloc(P->nsy ? P->nsy : 1, sizeof(*P->kind));
+	P->kinds = symi_calloc(P->nsy ? P->nsy : 1, sizeof(*P->kinds));
+	slot = symi_calloc(nslots, sizeof(*slot));
+	if (!P->kind || !P->kinds || !slot)
+		goto out;
+	for (size_t i = 0; i < P->nsy; i++) {
+		const struct symt_sym *s = &P->in->syms[P->syorder[i]];
+		uint32_t file = str_map(&P->S, s->file), flags = s->flags;
+		size_t j = ((uint64_t)file * 0x9e3779b97f4a7c15ull ^ flags) *
+			   0x9e3779b97f4a7c15ull >> 40 & (nslots - 1);
+
+		while (slot[j][0] &&
+		       (slot[j][0] != file + 1 || slot[j][1] != flags))
+			j = (j + 1) & (nslots - 1);
+		if (!slot[j][0]) {
+			slot[j][0] = file + 1;
+			slot[j][1] = flags;
+			slot[j][2] = (uint32_t)P->nk;
+			P->kinds[P->nk][0] = file;
+			P->kinds[P->nk][1] = flags;
+			P->nk++;
+		}
+		P->kind[i] = slot[j][2];
+	}
+	err = 0;
+out:
+	free(slot);
+	return err;
 }
 
 static void packer_free(struct packer *P)
@@ -390,6 +435,8 @@ static void packer_free(struct packer *P)
 	free(P->fiorder);
 	free(P->symap);
 	free(P->syorder);
+	free(P->kind);
+	free(P->kinds);
 	strs_free(&P->S);
 	strs_free(&P->D);
 }
@@ -786,8 +833,13 @@ static void sym_vals(const struct packer *P, size_t i, uint64_t *v)
 	v[SYMT_SY_SIZE] = s->size;
 	v[SYMT_SY_NAME] = str_map(&P->S, s->name);
 	v[SYMT_SY_DEMANGLED] = str_map(&P->D, s->demangled);
-	v[SYMT_SY_FILE] = str_map(&P->S, s->file);
-	v[SYMT_SY_FLAGS] = s->flags;
+	v[SYMT_SY_KIND] = P->kind[i];
+}
+
+static void kind_vals(const struct packer *P, size_t i, uint64_t *v)
+{
+	v[SYMT_SK_FILE] = P->kinds[i][0];
+	v[SYMT_SK_FLAGS] = P->kinds[i][1];
 }
 
 static void srange_vals(const struct packer *P, size_t i, uint64_t *v)
@@ -882,7 +934,7 @@ static int plan_blocks(const struct packer *P, struct symt_header *hd,
 
 /* The packed arrays of the table. */
 struct arrays {
-	struct pk sc, fn, fi, sy, sr;
+	struct pk sc, fn, fi, sy, sr, sk;
 };
 
 /* The packed arrays' widths: the bits of each field's largest value. */
@@ -895,6 +947,7 @@ static void plan_arrays(const struct packer *P, struct symt_header *hd,
 	pk_plan(P, &a->sy, &hd->syms, SYMT_SY_N, P->nsy, sym_vals);
 	pk_plan(P, &a->sr, &hd->sranges, SYMT_SR_N, P->in->n_sranges,
 		srange_vals);
+	pk_plan(P, &a->sk, &hd->skinds, SYMT_SK_N, P->nk, kind_vals);
 }
 
 /* Place packed array @a at *off (8-aligned) and move *off past it. */
@@ -927,6 +980,7 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	place(&hd->files, &a->fi, &off);
 	place(&hd->syms, &a->sy, &off);
 	place(&hd->sranges, &a->sr, &off);
+	place(&hd->skinds, &a->sk, &off);
 	hd->off_strings = (uint32_t)off;
 	off = align8(off + (P->S.z ? P->S.zlen : P->S.len));
 	hd->off_dstrings = (uint32_t)off;
@@ -981,6 +1035,7 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	a->fi.h = &h->files;
 	a->sy.h = &h->syms;
 	a->sr.h = &h->sranges;
+	a->sk.h = &h->skinds;
 	for (size_t i = 0; i < h->n_blocks; i++) {
 		block_span(in, i, &i0, &i1);
 		((uint32_t *)(buf + h->off_bstart))[i] = in->addrs[i0];
@@ -993,6 +1048,7 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	pk_write(P, &a->fi, (uint8_t *)buf + h->files.off, file_vals);
 	pk_write(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
 	pk_write(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
+	pk_write(P, &a->sk, (uint8_t *)buf + h->skinds.off, kind_vals);
 	blob_write(&P->S, buf + h->off_strings);
 	blob_write(&P->D, buf + h->off_dstrings);
 	h->crc = symi_table_crc(buf, h->size);
@@ -1032,6 +1088,8 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	err = number_scopes(&P);
 	if (!err)
 		err = number_rest(&P);
+	if (!err)
+		err = number_kinds(&P);
 	if (!err)
 		err = strs_compress(&P.S);
 	if (!err)

@@ -133,7 +133,8 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	    !view_open(p, h->size, &h->funcs, SYMT_FN_N, &t->funcs) ||
 	    !view_open(p, h->size, &h->files, SYMT_FI_N, &t->files) ||
 	    !view_open(p, h->size, &h->syms, SYMT_SY_N, &t->syms) ||
-	    !view_open(p, h->size, &h->sranges, SYMT_SR_N, &t->sranges)) {
+	    !view_open(p, h->size, &h->sranges, SYMT_SR_N, &t->sranges) ||
+	    !view_open(p, h->size, &h->skinds, SYMT_SK_N, &t->skinds)) {
 		free(t);
 		return -SYM_E_BADTABLE;
 	}
@@ -375,6 +376,7 @@ static inline __attribute__((always_inline)) bool sym_get(const struct sym_table
 		    struct symt_sym *s)
 {
 	const struct symt_view *v = &t->syms;
+	uint32_t k;
 
 	if (i >= v->n)
 		return false;
@@ -382,8 +384,11 @@ static inline __attribute__((always_inline)) bool sym_get(const struct sym_table
 	s->size = symt_get(v, i, SYMT_SY_SIZE);
 	s->name = symt_get(v, i, SYMT_SY_NAME);
 	s->demangled = symt_get(v, i, SYMT_SY_DEMANGLED);
-	s->file = symt_get(v, i, SYMT_SY_FILE);
-	s->flags = symt_get(v, i, SYMT_SY_FLAGS);
+	k = symt_get(v, i, SYMT_SY_KIND);
+	/* A kind out of range (a corrupt table) reads as none. */
+	s->file = k < t->skinds.n ? symt_get(&t->skinds, k, SYMT_SK_FILE) : 0;
+	s->flags = k < t->skinds.n ? symt_get(&t->skinds, k, SYMT_SK_FLAGS) :
+				     0;
 	return true;
 }
 
@@ -566,6 +571,12 @@ static const char *verify_ranges(const struct sym_table *t)
 	return NULL;
 }
 
+/* String @off (not 0) of the strings blob, for the checks below. */
+static const char *str_of(const struct sym_table *t, uint32_t off)
+{
+	return symi_blob_at(&t->str, off);
+}
+
 int symi_table_check_crc(const struct sym_table *t)
 {
 	if (symi_table_crc(t->buf, t->len) == t->h->crc)
@@ -623,8 +634,12 @@ int sym_table_verify(const struct sym_table *t)
 
 		if (!IN(off, ns))
 			why = "file name out of bounds";
-		else if (rel && rel >= (off ? strlen(symi_blob_at(&t->str, off)) : 0))
+		else if (rel && rel >= (off ? strlen(str_of(t, off)) : 0))
 			why = "file's relative path out of bounds";
+	}
+	for (i = 0; !why && i < t->skinds.n; i++) {
+		if (!IN(symt_get(&t->skinds, i, SYMT_SK_FILE), ns))
+			why = "symbol kind's file out of bounds";
 	}
 	for (i = 0; !why && i < t->syms.n; i++) {
 		struct symt_sym s;
@@ -632,6 +647,8 @@ int sym_table_verify(const struct sym_table *t)
 		sym_get(t, i, &s);
 		if (i && s.addr < prev)
 			why = "symbols out of order";
+		else if (symt_get(&t->syms, i, SYMT_SY_KIND) >= t->skinds.n)
+			why = "symbol kind index out of bounds";
 		else if (!IN(s.name, ns) || !IN(s.demangled, nd) ||
 			 !IN(s.file, ns))
 			why = "symbol name out of bounds";

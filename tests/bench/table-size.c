@@ -101,7 +101,7 @@ static int one(const char *path)
 					   "decl_file", "decl_line", "outer",
 					   "flags", "eu" };
 	static const char *const syn[] = { "addr", "size", "name",
-					   "demangled", "file", "flags" };
+					   "demangled", "kind" };
 	static const char *const srn[] = { "addr", "sym", "gnu", "llvm" };
 	static const char *const bkn[] = { "addr", "scope", "file", "line",
 					   "column", "disc" };
@@ -159,6 +159,8 @@ static int one(const char *path)
 	packed("files", &h->files, len, (const char *const[]){ "name", "rel" },
 	       SYMT_FI_N);
 	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
+	packed("symbol kinds", &h->skinds, len,
+	       (const char *const[]){ "file", "flags" }, SYMT_SK_N);
 	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
 	srange_peers(buf, &h->sranges);
 	blob("strings", h->strings_size, h->strings_zbytes, h->strings_shift,

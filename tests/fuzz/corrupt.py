@@ -90,13 +90,13 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (224 bytes, format 8: 7 block
+# struct symt_header of libsym/format.h (248 bytes, format 8: 7 block
 # bases, packed fields in bits, the demangled names' blob, both string
-# blobs plain or compressed).
+# blobs plain or compressed, the symbol kinds' packed array last).
 PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
 T_BASES = 7
 THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B7B" + "III8B" * 5 +
-                     "II" + "IIII" + "II")
+                     "II" + "IIII" + "II" + "III8B" + "I")
 T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
              "off_bstart", "off_boff", "off_blocks", "blocks_size",
@@ -105,7 +105,10 @@ T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
             ["off_strings", "strings_size", "off_dstrings", "dstrings_size",
              "dstrings_zbytes", "dstrings_shift", "strings_zbytes",
-             "strings_shift"])
+             "strings_shift"] +
+            ["skinds" + f for f in
+             ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
+            ["pad"])
 T_CRC_AT = 8 + 4 * 4 + 3 * 8  # offset of the crc field
 T_WIDE = ("base", "start", "end")
 T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or
@@ -117,7 +120,8 @@ T_ARRAYS = {
     "funcs": ["name", "linkage", "demangled", "decl_file", "decl_line",
               "outer", "flags", "eu"],
     "files": ["name", "rel"],
-    "syms": ["addr", "size", "name", "demangled", "file", "flags"],
+    "syms": ["addr", "size", "name", "demangled", "kind"],
+    "skinds": ["file", "flags"],
     "sranges": ["addr", "sym", "gnu", "llvm"],
 }
 BLOCK_FIELDS = ["addr", "scope", "file", "line", "column", "disc"]

@@ -267,38 +267,46 @@ t field-unused "$tx" thdr files_w3 1
 t scopes-bytes "$tx" thdr scopes_bytes 8
 t off-strings "$tg" thdr off_strings 0xfffffff0
 t strings-size "$tg" thdr strings_size 0xffffffff
+# hfield TABLE FIELD: a header field of TABLE (corrupt.py's names).
+hfield() {
+	python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$1', 'rb').read())['$2'])"
+}
+# zblob NAME TABLE BLOB SEED: corruptions of TABLE's compressed BLOB
+# (strings, dstrings): its size, compressed size and frame size out of
+# range, bytes flipped in its frame index and in its frames.
+zblob() {
+	_off=$(hfield "$2" "off_$3")
+	t "$1-zsize" "$2" thdr "$3_size" 0x7fffffff
+	t "$1-zsize-small" "$2" thdr "$3_size" 3
+	t "$1-zbytes" "$2" thdr "$3_zbytes" 0xffffffff
+	t "$1-zbytes-small" "$2" thdr "$3_zbytes" 4
+	t "$1-shift" "$2" thdr "$3_shift" 31
+	t "$1-shift-small" "$2" thdr "$3_shift" 11
+	t "$1-index" "$2" bytes "$4" 2 "$_off"
+	t "$1-frame" "$2" bytes "$(($4 + 1))" 8 "$((_off + 8))"
+}
 # The strings: stored plain (tp, as a table of a lazy build has them) and
-# compressed (tg): sizes, the frame size, the frame index, the frames.
+# compressed (tg, and tx's frame bytes).
 tp="$T/table-gcc-O2-dw5-plain"
 $CORRUPT "$tg" "$tp" tstrplain
 cp "$tp" "$TAB_OUT/seed-table-gcc-O2-dw5-plain"
 t strings-nonul "$tp" tstrnonul
 t strings-plain-size "$tp" thdr strings_size 0xffffffff
-t str-zsize "$tg" thdr strings_size 0x7fffffff
-t str-zsize-small "$tg" thdr strings_size 3
-t str-zbytes "$tg" thdr strings_zbytes 0xffffffff
-t str-zbytes-small "$tg" thdr strings_zbytes 4
-t str-shift "$tg" thdr strings_shift 31
-t str-shift-small "$tg" thdr strings_shift 11
-sz=$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tg', 'rb').read())['off_strings'])")
-t str-index "$tg" bytes 27 2 "$sz"
-t str-frame "$tg" bytes 28 8 "$((sz + 8))"
-t str-frame-x "$tx" bytes 29 16 "$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tx', 'rb').read())['off_strings'] + 40)")"
-# The demangled names: plain (tx) and compressed (tn): sizes, the frame
-# size, the frame index and the frames' bytes.
+zblob str "$tg" strings 27
+t str-frame-x "$tx" bytes 29 16 "$(($(hfield "$tx" off_strings) + 40))"
+# The demangled names: plain (tx) and compressed (tn).
 t dstr-size "$tx" thdr dstrings_size 0xffffffff
 t dstr-size-0 "$tx" thdr dstrings_size 0
 t dstr-off "$tx" thdr off_dstrings 0xfffffff0
-t dstr-zsize "$tn" thdr dstrings_size 0x7fffffff
-t dstr-zsize-small "$tn" thdr dstrings_size 3
-t dstr-zbytes "$tn" thdr dstrings_zbytes 0xffffffff
-t dstr-zbytes-small "$tn" thdr dstrings_zbytes 4
-t dstr-shift "$tn" thdr dstrings_shift 31
-t dstr-shift-small "$tn" thdr dstrings_shift 11
 t dstr-shift-12 "$tn" thdr dstrings_shift 12
-dz=$(python3 -c "import sys; sys.path.insert(0, 'tests/fuzz'); import corrupt; print(corrupt.thdr(open('$tn', 'rb').read())['off_dstrings'])")
-t dstr-index "$tn" bytes 25 2 "$dz"
-t dstr-frame "$tn" bytes 26 8 "$((dz + 8))"
+zblob dstr "$tn" dstrings 25
+# The symbol kinds (format 8): an index past them, another kind, a file
+# string out of range, a count and an offset past the table.
+t sym-kind-oob "$tx" tarr syms kind max
+t sym-kind-one "$tx" tarr syms kind 1
+t skind-file-oob "$tx" tarr skinds file max
+t n-skinds "$tg" thdr skinds_count 0x7fffffff
+t skinds-off "$tg" thdr skinds_off 0xfffffff8
 t func-dem-oob "$tn" tarr funcs demangled max
 t sym-dem-oob "$tn" tarr syms demangled max
 # The records: indexes and string offsets out of range, parent distances

@@ -506,6 +506,105 @@ static void test_batch_module(const char *self)
 	free(addrs);
 }
 
+/* Finish @b (freed) into *@buf[*@len] (the caller frees it), allocate
+ * *@copy of that size for corruptions, and open the table; NULL (and a
+ * failed check) when something fails. */
+static struct sym_table *finish_with_copy(struct symi_builder *b,
+					   void **buf, size_t *len,
+					   char **copy)
+{
+	struct sym_table *t = NULL;
+
+	CHECK_ERR(symi_builder_finish(b, buf, len), 0);
+	symi_builder_free(b);
+	*copy = *buf ? malloc(*len) : NULL;
+	CHECK(*copy != NULL);
+	if (*copy)
+		CHECK_ERR(sym_table_open(*buf, *len, &t), 0);
+	return t;
+}
+
+/*
+ * Symbol kinds (format 8): symbols share their (STT_FILE name, flags)
+ * through a small array; each symbol answers its own, and a kind index
+ * out of range reads as none and fails verify.
+ */
+static void test_kinds(void)
+{
+	static const struct { const char *file; uint32_t flags; } k[] = {
+		{ NULL, SYMI_SYM_GLOBAL | SYMI_SYM_FUNC | SYMI_SYM_SIZED },
+		{ "a.c", SYMI_SYM_FUNC | SYMI_SYM_SIZED },
+		{ "b.c", SYMI_SYM_FUNC | SYMI_SYM_SIZED },
+		{ "a.c", SYMI_SYM_OBJECT | SYMI_SYM_SIZED },
+		{ "c.c", SYMI_SYM_WEAK | SYMI_SYM_FUNC | SYMI_SYM_SIZED },
+	};
+	struct symi_builder *b = NULL;
+	struct sym_table *t = NULL, *tc = NULL;
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	void *buf = NULL;
+	char *copy = NULL, name[32];
+	size_t len = 0, n, bad = 0;
+	int nk = (int)(sizeof(k) / sizeof(k[0]));
+
+	CHECK_ERR(symi_builder_new(&b), 0);
+	for (int i = 0; i < 400; i++) {
+		snprintf(name, sizeof(name), "s%03d", i);
+		symi_builder_add_symbol(b, 0x10000 + 0x10 * (uint64_t)i, 0x10,
+					name, k[i % nk].file, k[i % nk].flags);
+	}
+	t = finish_with_copy(b, &buf, &len, &copy);
+	if (!t)
+		goto out;
+	CHECK(t->syms.n == 400 && t->skinds.n == (uint32_t)nk);
+	for (int i = 0; i < 400; i++) {
+		snprintf(name, sizeof(name), "s%03d", i);
+		if (sym_table_lookup(t, 0x10000 + 0x10 * (uint64_t)i + 4, fr,
+				     SYM_MAX_FRAMES, &n) != 0 || n != 1 ||
+		    !same(fr[0].symbol, name) ||
+		    !!(fr[0].flags & SYM_FRAME_SYMBOL_OBJECT) !=
+			    !!(k[i % nk].flags & SYMI_SYM_OBJECT) ||
+		    (fr[0].llvm_symbol &&
+		     !(k[i % nk].file ? same(fr[0].llvm_symbol_file,
+					     k[i % nk].file) :
+				       !fr[0].llvm_symbol_file)))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK_ERR(sym_table_verify(t), 0);
+	/* Symbol 1's kind past the kinds (all ones in its 3 bits: 7 of
+	 * 5): read as none, verify fails. */
+	memcpy(copy, buf, len);
+	{
+		struct symt_header *ch = (struct symt_header *)copy;
+		struct symt_view v;
+		uint64_t x;
+
+		v = t->syms;
+		v.p = (const uint8_t *)copy + ch->syms.off;
+		memcpy(&x, copy + ch->syms.off + v.stride + v.at[SYMT_SY_KIND],
+		       8);
+		x = le64toh(x) | (uint64_t)v.mask[SYMT_SY_KIND]
+					<< v.sh[SYMT_SY_KIND];
+		x = htole64(x);
+		memcpy(copy + ch->syms.off + v.stride + v.at[SYMT_SY_KIND], &x,
+		       8);
+		ch->crc = symi_table_crc(copy, ch->size);
+	}
+	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
+	if (tc) {
+		CHECK(sym_table_lookup(tc, 0x10014, fr, SYM_MAX_FRAMES,
+				       &n) == 0 && n == 1 &&
+		      same(fr[0].symbol, "s001") &&
+		      !(fr[0].flags & SYM_FRAME_SYMBOL_OBJECT));
+		CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+	}
+out:
+	sym_table_close(tc);
+	sym_table_close(t);
+	free(copy);
+	free(buf);
+}
+
 static void test_corrupt(void)
 {
 	struct symi_builder *b = NULL;
@@ -711,6 +810,30 @@ static void test_pack(void)
 	free(buf);
 }
 
+/* @copy = the table @buf[@len] with a byte of frame 1 of the compressed
+ * area at @off flipped, its CRC made right again. */
+static void zarea_flip(char *copy, const void *buf, size_t len, uint32_t off)
+{
+	struct symt_header *ch = (struct symt_header *)copy;
+	uint32_t z1;
+
+	memcpy(copy, buf, len);
+	memcpy(&z1, copy + off + 4, 4);
+	copy[off + z1 + 8] ^= 0x55;
+	ch->crc = symi_table_crc(copy, ch->size);
+}
+
+/* @copy = @buf[@len] with entry @i of the frame index of the compressed
+ * area at @off (@zbytes long) pointing past its end. */
+static void zarea_bad_index(char *copy, const void *buf, size_t len,
+			    uint32_t off, uint32_t zbytes, unsigned i)
+{
+	uint32_t big = zbytes + 1;
+
+	memcpy(copy, buf, len);
+	memcpy(copy + off + 4 * (size_t)i, &big, 4);
+}
+
 /*
  * The strings stored as zstd frames (format 8): read a frame at a time,
  * read as plain once whole (half the frames read inflates the rest),
@@ -730,21 +853,41 @@ static const char *sz_name(int i, char *out, size_t n)
 	return out;
 }
 
-/* Lookups of functions @from, @from + @step, ...: how many names
+/* What names_check() compares: each function's address and expected
+ * name, and whether that is its demangled name or its name. */
+struct names_case {
+	uint64_t (*addr)(int i);
+	const char *(*want)(int i, char *out, size_t n);
+	bool demangled;
+	int last;		/* the functions are 0 to last */
+};
+
+/* Lookups of functions @from, @from + @step, ... of @c: how many names
  * differ. */
-static size_t sz_check(const struct sym_table *t, int from, int step)
+static size_t names_check(const struct sym_table *t,
+			  const struct names_case *c, int from, int step)
 {
 	struct sym_frame fr[SYM_MAX_FRAMES];
 	size_t bad = 0, n;
-	char buf[64];
+	char buf[96];
 
-	for (int i = from; i < SZ_N; i += step) {
-		if (sym_table_lookup(t, sz_addr(i) + 4, fr, SYM_MAX_FRAMES,
+	for (int i = from; i <= c->last; i += step) {
+		const char *want = c->want(i, buf, sizeof(buf));
+
+		if (sym_table_lookup(t, c->addr(i) + 4, fr, SYM_MAX_FRAMES,
 				     &n) != 0 || n != 1 ||
-		    !same(fr[0].name, sz_name(i, buf, sizeof(buf))))
+		    !same(c->demangled ? fr[0].demangled : fr[0].name, want))
 			bad++;
 	}
 	return bad;
+}
+
+static const struct names_case sz_case = { sz_addr, sz_name, false,
+					   SZ_N - 1 };
+
+static size_t sz_check(const struct sym_table *t, int from, int step)
+{
+	return names_check(t, &sz_case, from, step);
 }
 
 static void test_strings_z(void)
@@ -772,12 +915,7 @@ static void test_strings_z(void)
 	}
 	CHECK(nbad == 0);
 	symi_builder_set_dwarf(b);
-	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
-	symi_builder_free(b);
-	copy = malloc(len);
-	if (!buf || !copy)
-		goto out;
-	CHECK_ERR(sym_table_open(buf, len, &t), 0);
+	t = finish_with_copy(b, &buf, &len, &copy);
 	if (!t)
 		goto out;
 	h = t->h;
@@ -804,15 +942,7 @@ static void test_strings_z(void)
 	CHECK_ERR(sym_table_verify(t), 0);
 
 	/* A frame that does not inflate (its CRC made right again). */
-	memcpy(copy, buf, len);
-	{
-		struct symt_header *ch = (struct symt_header *)copy;
-		uint32_t z1;
-
-		memcpy(&z1, copy + ch->off_strings + 4, 4);
-		copy[ch->off_strings + z1 + 8] ^= 0x55;
-		ch->crc = symi_table_crc(copy, ch->size);
-	}
+	zarea_flip(copy, buf, len, h->off_strings);
 	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
 	if (tc) {
 		size_t bad = sz_check(tc, 0, 1);
@@ -823,13 +953,7 @@ static void test_strings_z(void)
 		tc = NULL;
 	}
 	/* A frame index pointing outside the area: refused on open. */
-	memcpy(copy, buf, len);
-	{
-		struct symt_header *ch = (struct symt_header *)copy;
-		uint32_t big = ch->strings_zbytes + 1;
-
-		memcpy(copy + ch->off_strings + 8, &big, 4);
-	}
+	zarea_bad_index(copy, buf, len, h->off_strings, h->strings_zbytes, 2);
 	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
 	/* Sizes that do not fit the area or the frame size. */
 	memcpy(copy, buf, len);
@@ -896,19 +1020,9 @@ static const char *dz_expect(int i, char *out, size_t n)
 /* Lookups of every function: how many demangled names differ. */
 static size_t dz_check(const struct sym_table *t, int from, int step)
 {
-	struct sym_frame fr[SYM_MAX_FRAMES];
-	size_t bad = 0, n;
-	char buf[96];
+	static const struct names_case c = { dz_addr, dz_expect, true, DZ_N };
 
-	for (int i = from; i <= DZ_N; i += step) {
-		const char *want = dz_expect(i, buf, sizeof(buf));
-
-		if (sym_table_lookup(t, dz_addr(i) + 4, fr, SYM_MAX_FRAMES,
-				     &n) != 0 || n != 1 ||
-		    !same(fr[0].demangled, want))
-			bad++;
-	}
-	return bad;
+	return names_check(t, &c, from, step);
 }
 
 struct dz_job {
@@ -999,15 +1113,7 @@ static void test_dstrings(void)
 
 	/* A frame that does not inflate (its CRC made right again): its
 	 * names read "", the others still answer, verify says so. */
-	memcpy(copy, buf, len);
-	{
-		struct symt_header *ch = (struct symt_header *)copy;
-		uint32_t z1;
-
-		memcpy(&z1, copy + ch->off_dstrings + 4, 4);
-		copy[ch->off_dstrings + z1 + 8] ^= 0x55;
-		ch->crc = symi_table_crc(copy, ch->size);
-	}
+	zarea_flip(copy, buf, len, h->off_dstrings);
 	CHECK_ERR(sym_table_open(copy, len, &tc), 0);
 	if (tc) {
 		struct sym_frame fr[SYM_MAX_FRAMES];
@@ -1033,13 +1139,7 @@ static void test_dstrings(void)
 		tc = NULL;
 	}
 	/* A frame index pointing outside the area: refused on open. */
-	memcpy(copy, buf, len);
-	{
-		struct symt_header *ch = (struct symt_header *)copy;
-		uint32_t big = ch->dstrings_zbytes + 1;
-
-		memcpy(copy + ch->off_dstrings + 4, &big, 4);
-	}
+	zarea_bad_index(copy, buf, len, h->off_dstrings, h->dstrings_zbytes, 1);
 	CHECK_ERR(sym_table_open(copy, len, &tc), -SYM_E_BADTABLE);
 	/* A blob that claims to inflate to 80 MiB out of 3 KB, its index
 	 * made to fit (1 MiB frames, all empty): over the bound, refused;
@@ -1173,6 +1273,7 @@ int main(int argc, char **argv)
 	test_symbols();
 	test_pack();
 	test_strings_z();
+	test_kinds();
 	test_dstrings();
 	test_batch_order();
 	test_batch_module(argv[0]);
