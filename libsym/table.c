@@ -6,8 +6,9 @@
  * arrays, because tables are opened for each lookup batch straight from
  * LMDB pages.  (The one exception: compressed string blobs, format 8,
  * are found in the process's registry by comparing their area, zstr.c;
- * libjvm's two are 0.96 and 0.73 MB.)  Instead, every index a lookup follows (scope,
- * parent, func, file, string) is bounds-checked when it is used, and
+ * libjvm's two are 0.96 and 0.73 MB.)  Instead, every index a lookup
+ * follows (scope, parent, func, file, string, symbol kind) is
+ * bounds-checked when it is used, and
  * parent chains are cut after SYM_MAX_FRAMES steps.  A corrupt table
  * therefore yields wrong answers, never an out-of-bounds read or a loop.
  */

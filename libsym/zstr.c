@@ -339,12 +339,12 @@ const char *symi_blob_fill(const struct symt_blob *b, uint32_t off)
 	struct symi_zstr *z = b->z;
 	const char *s = symi_zstr_at(z, off);
 	char *w = __atomic_load_n(&z->whole, __ATOMIC_ACQUIRE);
+	uint32_t ready = __atomic_load_n(&z->nready, __ATOMIC_RELAXED);
 
 	/* Half the frames read: the rest will be, most likely (a batch
 	 * of many addresses), and until every frame is ready each string
 	 * takes this call.  At most twice the inflation a reader needed. */
-	if (!w && 2 * (uint64_t)__atomic_load_n(&z->nready,
-						 __ATOMIC_RELAXED) >= z->nframes &&
+	if (!w && 2 * (uint64_t)ready >= z->nframes &&
 	    symi_zstr_fill_all(z) >= 0)
 		w = __atomic_load_n(&z->whole, __ATOMIC_ACQUIRE);
 	if (w)
