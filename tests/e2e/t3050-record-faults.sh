@@ -5,14 +5,15 @@
 # frames up to it are kept and the stack is flagged unwind; a recursion
 # deeper than --max-depth is flagged truncated and cut at the limit; one
 # whose frames need more than the 8 KiB stack copy is flagged unwind; a
-# signal handler's stacks go on through the signal frame (its interrupted
-# frame exact) down to main and _start.  Also: sym record passes the
+# signal handler's stacks go on through the signal frame (the trampoline
+# and its interrupted frame exact, the trampoline named __restore_rt as
+# eu-stack names it) down to main and _start.  Also: sym record passes the
 # command's exit status on when the command ended by itself, and exits 0
 # when it was asked to stop (SIGINT), even if the command died of it too.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_perf
-plan 12
+plan 13
 
 prof_cc faults prof_faults.c -O1 -g -fno-omit-frame-pointer -ldl
 prof_cc libnocfi.so prof_faults.c -O1 -DLIB -shared -fPIC -nostartfiles \
@@ -28,6 +29,13 @@ for m in nocfi deep wide signal; do
 	check faults $m "$T/$m.raw" "$T/faults"
 done
 
+# Looked up at its PC - 1, the trampoline's frame fell on the NOP glibc
+# puts before __restore_rt, in no symbol: libc.so.6+? in the profile.
+"$SYM" fold -q "$T/signal.raw" > "$T/signal.fold" 2> /dev/null
+is "signal: the trampoline under on_prof is __restore_rt" \
+	"$(awk '{ n = split($1, f, ";"); for (i = 2; i <= n; i++)
+		if (f[i] == "on_prof") print f[i - 1] }' "$T/signal.fold" |
+		sort -u)" __restore_rt
 "$SYM" record -q -o "$T/st.raw" -- sh -c 'exit 7'
 is "the command's exit status is passed on" "$?" 7
 "$SYM" record -q -o "$T/st.raw" -- sh -c 'kill -TERM $$'

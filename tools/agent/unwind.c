@@ -1644,6 +1644,14 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 		pcs[k++] = cur.r[UW_RA];
 		stop = step(u, p, &cur, exact, &c, &next, &signal, &injected,
 			    &fp_frame);
+		/* A signal trampoline's own PC (libc's __restore_rt) is where
+		 * the handler returned to, with no call before it: exact,
+		 * as elfutils' dwfl_frame_pc() has it (an activation when the
+		 * frame it unwinds to is a signal frame) and eu-stack and
+		 * gdb show it.  Its row was found at PC - 1 all the same:
+		 * glibc puts a NOP before __restore_rt for that. */
+		if (exact_out && signal && !stop)
+			exact_out[k - 1] = 1;
 		if (stop == UW_OUTERMOST) {
 			stop = UNWIND_STOP_NONE;
 			break;

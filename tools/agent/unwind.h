@@ -30,8 +30,10 @@
  *   construction (UNWIND_STOP_NONE); and Go code, unwound by its
  *   function table's pcsp values as the Go runtime does (libsym's
  *   sym_gofuncs_find(); docs/record.md "Go code").
- * - A frame interrupted by a signal has an exact PC, not a return address:
- *   unwinder_unwind_exact() says which frames those are.
+ * - A frame interrupted by a signal has an exact PC, not a return address,
+ *   and so has the signal trampoline's frame above it (__restore_rt: the
+ *   handler returns there without a call, and elfutils and eu-stack take
+ *   it as exact): unwinder_unwind_exact() says which frames those are.
  * - Not thread-safe: one thread uses an unwinder at a time.
  *
  * Cost: a per-unwinder cache of the evaluated CFI rows, keyed by file and
@@ -167,9 +169,10 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
  * exact: the raw format writes those as `p` frames, return addresses as
  * `r` (docs/raw-format.md).
  * @param[out] exact  NULL, or @max bytes: exact[i] is 1 when pcs[i] is an
- *               exact PC (the leaf, or a frame interrupted by a signal,
- *               found above a signal trampoline such as __restore_rt), 0
- *               when it is a return address
+ *               exact PC (the leaf, a signal trampoline such as
+ *               __restore_rt, or the frame interrupted by the signal,
+ *               found above the trampoline), 0 when it is a return
+ *               address
  * @return as unwinder_unwind()
  */
 int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,

@@ -6,7 +6,8 @@
  *
  * Per record, outside any signal handler (take_record(), unwind()):
  *   - the leaf pc is exact (`p`); every other frame is a return address
- *     (`r`), but the pc a signal frame saved (`p` again);
+ *     (`r`), but the signal trampoline's and the pc a signal frame saved
+ *     (`p` again);
  *   - the callers come from the stack copy the handler took, unwound
  *     frame by frame with each object's CFI (.eh_frame, cfi.c): frame
  *     pointers play no part, so code built without them (Debian's) gives
@@ -430,7 +431,9 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
  *     SP_MAX_DEPTH frames: `truncated`.
  * A signal frame (the trampoline's CFI carries 'S') is unwound through:
  * the context the kernel saved on the stack gives the interrupted pc,
- * exact (a `p` frame), and all its registers.  The end is a CFI rule that
+ * exact (a `p` frame), and all its registers.  The trampoline's own pc
+ * (libc's __restore_rt, where the handler returned to, no call before
+ * it) is exact too, as elfutils and eu-stack take it.  The end is a CFI rule that
  * marks the return address undefined: _start, and clone3 under
  * start_thread.
  */
@@ -438,7 +441,7 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		       struct sp_regs *r, const struct sp_map *m,
 		       struct sp_frame *out, uint32_t *k, bool cached)
 {
-	bool exact = true, signal;
+	bool exact = true, signal, put = true;	/* put: pc is out[*k - 1] */
 
 	for (;;) {
 		uint64_t need, prev_sp = r->r[SP_REG_RSP];
@@ -462,16 +465,20 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		if (rc != SP_STEP_OK || r->r[SP_REG_RSP] <= prev_sp)
 			return F_UNWIND;
 		agg.cfi_steps += !checking;
+		if (signal && put)
+			out[*k - 1].ret = false;	/* the trampoline */
 		exact = signal;
 		pc = r->r[SP_REG_RIP];
 		m = exact ? find_map(pc) : good_return(pc);
 		if (!m && !exact)
 			return F_BADRETURN;
+		put = false;
 		if (!exact && is_self(m))
 			continue;
 		if (*k >= SP_MAX_DEPTH)
 			return F_TRUNCATED;
 		put_frame(&out[(*k)++], m, pc, !exact);
+		put = true;
 	}
 }
 

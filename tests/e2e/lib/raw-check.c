@@ -9,8 +9,9 @@
  * and event, `samples` equal to the sum of the stacks' counts, each
  * `flagged` count equal to the samples of the stacks with that flag, a
  * weight of at least count x period per stack, the leaf an exact pc and
- * every other frame a return address but the pc a signal frame saved
- * (after a return into __restore_rt), and a build ID on every mapping
+ * every other frame a return address but the signal trampoline's
+ * (__restore_rt) and the pc the signal frame saved (right after it), and
+ * a build ID on every mapping
  * but an anonymous (JIT) one, which is named by the perf map flags.
  * An alloc-mode file (docs/symprof.md, "Allocation profiles") instead
  * has weight-unit bytes, mode and event alloc, the four value types in
@@ -77,25 +78,25 @@ static int check_alloc(const char *file, const struct sym_prof *p)
 }
 
 /*
- * Is frame @j of @s (an exact pc) the pc a signal frame saved: is frame
- * j - 1 a return address at the x86-64 signal-return trampoline's bytes
+ * Is frame @j of @s at the x86-64 signal-return trampoline's bytes
  * (__restore_rt: mov $15, %rax; syscall), read from its mapping's file?
- * libsymprof unwinds through a signal frame so (drain.c), and the
- * program's own SIGPROF handler (symprof_sigprof) can be sampled.
+ * libsymprof writes that frame, and the pc the signal frame saved after
+ * it, as exact pcs (drain.c), and the program's own SIGPROF handler
+ * (symprof_sigprof) can be sampled.
  */
-static bool after_sigreturn(const struct sym_prof *p,
-			    const struct sym_prof_stack *s, size_t j)
+static bool at_sigreturn(const struct sym_prof *p,
+			 const struct sym_prof_stack *s, size_t j)
 {
 	static const unsigned char restore_rt[] = {
 		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
 	};
-	const struct sym_prof_frame *f = &s->frames[j - 1];
+	const struct sym_prof_frame *f = &s->frames[j];
 	const struct sym_prof_map *m;
 	unsigned char at[sizeof(restore_rt)];
 	FILE *elf;
 	bool yes;
 
-	if (!(f->flags & SYM_PROF_FRAME_RETURN) || f->map == SYM_PROF_NOMAP)
+	if ((f->flags & SYM_PROF_FRAME_RETURN) || f->map == SYM_PROF_NOMAP)
 		return false;
 	m = sym_prof_map(p, f->map);
 	if (!m || !m->path || m->path[0] != '/' || f->addr < m->vaddr)
@@ -109,6 +110,14 @@ static bool after_sigreturn(const struct sym_prof *p,
 	      memcmp(at, restore_rt, sizeof(at)) == 0;
 	fclose(elf);
 	return yes;
+}
+
+/* May frame @j (> 0, exact) of @s be exact: the trampoline, or the pc
+ * the signal frame saved right after it? */
+static bool signal_exact(const struct sym_prof *p,
+			 const struct sym_prof_stack *s, size_t j)
+{
+	return at_sigreturn(p, s, j) || at_sigreturn(p, s, j - 1);
 }
 
 static int check(const char *file)
@@ -191,7 +200,7 @@ static int check(const char *file)
 				     SYM_PROF_FRAME_RETURN);
 
 			if (!alloc && ret != (j > 0) &&
-			    !(j > 0 && !ret && after_sigreturn(p, s, j))) {
+			    !(j > 0 && !ret && signal_exact(p, s, j))) {
 				rc = fail(file, "frame kind (p leaf, r others)",
 					  i, j);
 				goto out;

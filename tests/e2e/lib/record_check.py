@@ -1042,8 +1042,11 @@ def cmd_faults(prof, mode, binpath, depth):
             flagged += c
         if mode == "signal":
             k = names.index("@libc") + 1 if "@libc" in names else 0
-            if full and (k >= len(un) or un[k][0].ret):
-                full = so_far = False	# the interrupted frame is exact
+            # The trampoline and the frame it interrupted are exact
+            # (eu-stack's __restore_rt has no "- 1" either).
+            if full and (k >= len(un) or un[k][0].ret or
+                         un[k - 1][0].ret):
+                full = so_far = False
             if full and not s["flags"]:
                 whole += c
             elif not s["flags"]:
