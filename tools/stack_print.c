@@ -101,6 +101,11 @@ static void print_one(struct pr *p, const struct sym_frame *f, bool inl)
 {
 	char *own;
 	const char *name = f ? show_name(f, &own) : NULL;
+	/* A file from the symbol table (the STT_FILE of the local symbol
+	 * naming a frame the line table does not cover, such as glibc's
+	 * __restore_rt) is no source line: eu-stack prints none. */
+	const char *file = f && !(f->flags & SYM_FRAME_FILE_SYMTAB) ?
+			   f->file : NULL;
 
 	own = f ? own : NULL;
 	if (p->json) {
@@ -112,8 +117,8 @@ static void print_one(struct pr *p, const struct sym_frame *f, bool inl)
 		else
 			printf("null");
 		printf(", \"file\": ");
-		if (f && f->file)
-			json_str(f->file);
+		if (file)
+			json_str(file);
 		else
 			printf("null");
 		printf(", \"line\": %u, \"column\": %u, \"inlined\": %s, "
@@ -130,8 +135,8 @@ static void print_one(struct pr *p, const struct sym_frame *f, bool inl)
 	} else {
 		printf("#%-2u 0x%016" PRIx64 " %s", p->num, p->pc,
 		       name ? name : "??");
-		if (f && f->file) {
-			printf(" %s:%u", f->file, f->line);
+		if (file) {
+			printf(" %s:%u", file, f->line);
 			if (f->column)
 				printf(":%u", f->column);
 		}
