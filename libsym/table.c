@@ -8,9 +8,9 @@
  * are found in the process's registry by comparing their area, zstr.c;
  * libjvm's two are 0.96 and 0.73 MB.)  Instead, every index a lookup
  * follows (scope, parent, func, file, string, symbol kind) is
- * bounds-checked when it is used, and
- * parent chains are cut after SYM_MAX_FRAMES steps.  A corrupt table
- * therefore yields wrong answers, never an out-of-bounds read or a loop.
+ * bounds-checked when it is used, and parent chains are cut after
+ * SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong answers,
+ * never an out-of-bounds read or a loop.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -386,10 +386,11 @@ static inline __attribute__((always_inline)) bool sym_get(const struct sym_table
 	s->name = symt_get(v, i, SYMT_SY_NAME);
 	s->demangled = symt_get(v, i, SYMT_SY_DEMANGLED);
 	k = symt_get(v, i, SYMT_SY_KIND);
-	/* A kind out of range (a corrupt table) reads as none. */
-	s->file = k < t->skinds.n ? symt_get(&t->skinds, k, SYMT_SK_FILE) : 0;
-	s->flags = k < t->skinds.n ? symt_get(&t->skinds, k, SYMT_SK_FLAGS) :
-				     0;
+	s->file = s->flags = 0;	/* a kind out of range (corrupt): none */
+	if (k < t->skinds.n) {
+		s->file = symt_get(&t->skinds, k, SYMT_SK_FILE);
+		s->flags = symt_get(&t->skinds, k, SYMT_SK_FLAGS);
+	}
 	return true;
 }
 
@@ -572,10 +573,15 @@ static const char *verify_ranges(const struct sym_table *t)
 	return NULL;
 }
 
-/* String @off (not 0) of the strings blob, for the checks below. */
-static const char *str_of(const struct sym_table *t, uint32_t off)
+/* String @off of either blob (NULL for 0 or out of range). */
+static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
 {
 	return symi_blob_at(&t->str, off);
+}
+
+static inline __attribute__((always_inline)) const char *dstr_at(const struct sym_table *t, uint32_t off)
+{
+	return symi_blob_at(&t->dstr, off);
 }
 
 int symi_table_check_crc(const struct sym_table *t)
@@ -635,7 +641,7 @@ int sym_table_verify(const struct sym_table *t)
 
 		if (!IN(off, ns))
 			why = "file name out of bounds";
-		else if (rel && rel >= (off ? strlen(str_of(t, off)) : 0))
+		else if (rel && rel >= (off ? strlen(str_at(t, off)) : 0))
 			why = "file's relative path out of bounds";
 	}
 	for (i = 0; !why && i < t->skinds.n; i++) {
@@ -671,16 +677,6 @@ int sym_table_verify(const struct sym_table *t)
 		return -SYM_E_BADTABLE;
 	}
 	return 0;
-}
-
-static inline __attribute__((always_inline)) const char *str_at(const struct sym_table *t, uint32_t off)
-{
-	return symi_blob_at(&t->str, off);
-}
-
-static inline __attribute__((always_inline)) const char *dstr_at(const struct sym_table *t, uint32_t off)
-{
-	return symi_blob_at(&t->dstr, off);
 }
 
 /*

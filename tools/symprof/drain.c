@@ -433,9 +433,9 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
  * the context the kernel saved on the stack gives the interrupted pc,
  * exact (a `p` frame), and all its registers.  The trampoline's own pc
  * (libc's __restore_rt, where the handler returned to, no call before
- * it) is exact too, as elfutils and eu-stack take it.  The end is a CFI rule that
- * marks the return address undefined: _start, and clone3 under
- * start_thread.
+ * it) is exact too, as elfutils and eu-stack take it.  The end is a CFI
+ * rule that marks the return address undefined: _start, and clone3
+ * under start_thread.
  */
 static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		       struct sp_regs *r, const struct sp_map *m,

@@ -11,8 +11,8 @@
  * weight of at least count x period per stack, the leaf an exact pc and
  * every other frame a return address but the signal trampoline's
  * (__restore_rt) and the pc the signal frame saved (right after it), and
- * a build ID on every mapping
- * but an anonymous (JIT) one, which is named by the perf map flags.
+ * a build ID on every mapping but an anonymous (JIT) one, which is named
+ * by the perf map flags.
  * An alloc-mode file (docs/symprof.md, "Allocation profiles") instead
  * has weight-unit bytes, mode and event alloc, the four value types in
  * order, and per stack: the weight equal to alloc_space, alloc_objects
