@@ -228,7 +228,26 @@ struct symt_header {
 	uint32_t dstrings_zbytes, dstrings_shift;
 	uint32_t strings_zbytes, strings_shift;	/* format 8 */
 	struct symt_packed skinds;	/* format 8: enum symt_kind_field */
-	uint32_t pad;		/* 0 */
+	/* Format 9: the block index stored as compressed columns (cols.c):
+	 * 0 when bstart[] and boff[] are plain, else the bytes of the
+	 * column area at off_bstart (bstart then boff, 32 bits each; then
+	 * off_boff is 0). */
+	uint32_t zindex;
+	/* Format 9: each packed array, in enum symt_rec order, stored plain
+	 * (0) or as zrec[r] bytes of compressed columns at its off, which
+	 * build back into its bytes (= count * record bytes + SYMT_PAD). */
+	uint32_t zrec[6];
+};
+
+/* The packed arrays, in the order of the header and of zrec[]. */
+enum symt_rec {
+	SYMT_R_SCOPES,
+	SYMT_R_FUNCS,
+	SYMT_R_FILES,
+	SYMT_R_SYMS,
+	SYMT_R_SRANGES,
+	SYMT_R_SKINDS,
+	SYMT_R_N
 };
 
 /*
@@ -336,6 +355,9 @@ struct sym_table {
 	uint32_t blocks_size;
 	uint32_t bhdr_bits;	/* bits of a block header */
 	struct symt_view scopes, funcs, files, syms, sranges, skinds;
+	/* References on records built back from columns (format 9), the
+	 * last the block index's; NULL for a plain area. */
+	struct symi_zstr *zrec[SYMT_R_N + 1];
 	/* The two string blobs (symi_blob_at()). */
 	struct symt_blob str;	/* the strings */
 	struct symt_blob dstr;	/* the demangled names */
@@ -377,6 +399,6 @@ static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 
 /* The layout is the format: a change here needs a new SYM_TABLE_FORMAT. */
 _Static_assert(sizeof(struct symt_packed) == 20, "packed layout");
-_Static_assert(sizeof(struct symt_header) == 248, "header layout");
+_Static_assert(sizeof(struct symt_header) == 272, "header layout");
 
 #endif /* SYM_FORMAT_H */

@@ -29,7 +29,10 @@
  *   table.c    the table format reader: open, lookups, unpacking
  *   zstr.c     a string blob as zstd frames (the strings, the demangled
  *              names), inflated a frame at a time and shared by the
- *              process
+ *              process; the same registry keeps records built back
+ *              from columns
+ *   cols.c     packed arrays stored as compressed columns (format 9),
+ *              and built back into records
  *   batch.c    many lookups at once (sym_table_lookup_batch())
  *   split.c    cutting a table into self-contained parts
  *   module.c   struct sym_module: glue of the above
@@ -913,6 +916,57 @@ static inline const char *symi_blob_at(const struct symt_blob *b,
  */
 int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,
 		   uint8_t **out, size_t *outlen);
+
+/*
+ * Packed arrays stored as compressed columns (cols.c; format 9,
+ * docs/table-format.md "Compressed records").  A table builds its records
+ * back once per process (symi_zrec_get()) and reads them as plain ones.
+ */
+/* What an area is built back into. */
+enum symi_cols_out {
+	SYMI_COLS_ROWS,	/* packed records, format.h's layout */
+	SYMI_COLS_U32,	/* one uint32_t array per field, one after another
+			 * (the block index: bstart[], then boff[]) */
+};
+/* Field @f of record @i, for symi_cols_pack(). */
+typedef uint32_t (*symi_cols_get_fn)(const void *src, uint32_t i,
+				     unsigned f);
+/* Bytes of what an area of @count records of @nf fields @w[] builds back
+ * into, the padding included. */
+size_t symi_cols_out_bytes(enum symi_cols_out kind, uint32_t count,
+			   unsigned nf, const uint8_t *w);
+/*
+ * symi_cols_pack() - the area of @count records of @nf fields of @w[]
+ * bits, their values from @get(@src, i, f), at zstd level @level.
+ * *@out: caller frees.  Returns 0, -ENOMEM or -SYM_E_TOOBIG.
+ */
+int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
+		   symi_cols_get_fn get, const void *src, int level,
+		   uint8_t **out, size_t *outlen);
+/*
+ * symi_cols_unpack() - build the area @area[@zbytes] back into @out
+ * (zeroed, symi_cols_out_bytes() bytes).  Returns 0, -ENOMEM, or
+ * -SYM_E_BADTABLE: the area is not one of @count records of these
+ * widths (@out is then partly written).
+ */
+int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
+		     unsigned nf, const uint8_t *w, enum symi_cols_out kind,
+		     uint8_t *out);
+/* The writer stores a table's packed arrays as columns when they are at
+ * most this many bytes together (pack.c); the tests set 0 to write them
+ * plain. */
+extern size_t symi_zrec_max;
+/*
+ * symi_zrec_get() - the records of the column area @area[@zbytes]
+ * (symi_cols_unpack()), built once per process and shared like a string
+ * blob: *@out's blob holds them, whole; drop the reference with
+ * symi_zstr_put().  @area need not outlive the call.  Returns 0, -ENOMEM
+ * or -SYM_E_BADTABLE (as symi_cols_unpack(), or the records would exceed
+ * symi_zstr_bounded()).
+ */
+int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
+		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
+		  struct symi_zstr **out);
 
 /*
  * A table's content, decoded: what build.c collects, what split.c cuts

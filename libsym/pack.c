@@ -38,6 +38,14 @@
 #define Z_LEVEL 9
 #define Z_MIN 64
 
+/* The packed arrays and the block index are stored as compressed
+ * columns (cols.c, format 9) when the arrays together are at most
+ * ZREC_MAX bytes and that gains: a reader builds them back whole at open,
+ * and docs/table-format.md ("Compressed records") has what that costs a
+ * table of this size. */
+#define ZREC_MAX ((size_t)1 << 20)
+size_t symi_zrec_max = ZREC_MAX;
+
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
  * in-block binary search of 6 probes.  docs/table-format.md has the
  * measurements behind the choice. */
@@ -64,6 +72,8 @@ struct pk {
 	unsigned nf;
 	uint64_t stride;	/* bytes per record */
 	uint8_t *p;
+	uint8_t *z;		/* its column area when stored so, else NULL */
+	size_t zlen;
 };
 
 static void pk_widths(struct pk *a, struct symt_packed *h, unsigned nf,
@@ -932,9 +942,11 @@ static int plan_blocks(const struct packer *P, struct symt_header *hd,
 	return 0;
 }
 
-/* The packed arrays of the table. */
+/* The packed arrays of the table, and the block index's column area
+ * (ix.z, when stored so). */
 struct arrays {
 	struct pk sc, fn, fi, sy, sr, sk;
+	struct pk ix;
 };
 
 /* The packed arrays' widths: the bits of each field's largest value. */
@@ -950,12 +962,74 @@ static void plan_arrays(const struct packer *P, struct symt_header *hd,
 	pk_plan(P, &a->sk, &hd->skinds, SYMT_SK_N, P->nk, kind_vals);
 }
 
-/* Place packed array @a at *off (8-aligned) and move *off past it. */
-static void place(struct symt_packed *h, const struct pk *a, size_t *off)
+/* Place packed array @a at *off (8-aligned) and move *off past it; *zrec
+ * its column area's bytes, 0 when plain. */
+static void place(struct symt_packed *h, const struct pk *a, size_t *off,
+		  uint32_t *zrec)
 {
 	h->off = (uint32_t)*off;
 	h->bytes = (uint32_t)pk_bytes(a);
-	*off = align8(*off + pk_bytes(a));
+	*zrec = (uint32_t)a->zlen;
+	*off = align8(*off + (a->z ? a->zlen : pk_bytes(a)));
+}
+
+/* The records of a packed array, for symi_cols_pack(). */
+struct rows {
+	const uint8_t *p;
+	uint64_t stride;
+	const uint8_t *w;
+	unsigned pos[SYMT_FIELDS];
+};
+
+static uint32_t rows_get(const void *src, uint32_t i, unsigned f)
+{
+	const struct rows *R = src;
+
+	return (uint32_t)symt_bits(R->p, i * R->stride * 8 + R->pos[f],
+				   R->w[f]);
+}
+
+/* Packed array @a as compressed columns when that gains (a->z). */
+static int pk_compress(const struct packer *P, struct pk *a, vals_fn fn)
+{
+	struct rows R = { .stride = a->stride, .w = a->h->w };
+	uint8_t *tmp = symi_calloc(1, pk_bytes(a));
+	unsigned pos = 0;
+	int err;
+
+	if (!tmp)
+		return -ENOMEM;
+	pk_write(P, a, tmp, fn);
+	R.p = tmp;
+	for (unsigned f = 0; f < a->nf; f++) {
+		R.pos[f] = pos;
+		pos += a->h->w[f];
+	}
+	err = symi_cols_pack(a->h->count, a->nf, a->h->w, rows_get, &R,
+			     Z_LEVEL, &a->z, &a->zlen);
+	a->p = NULL;
+	free(tmp);
+	if (!err && (a->zlen >= pk_bytes(a) ||
+		     !symi_zstr_bounded(pk_bytes(a), a->zlen))) {
+		free(a->z);
+		a->z = NULL;
+		a->zlen = 0;
+	}
+	return err;
+}
+
+/* The block index, for symi_cols_pack(): bstart, then boff. */
+struct bindex {
+	const struct symi_tab *in;
+	const struct blk *blks;
+};
+
+static uint32_t bindex_get(const void *src, uint32_t i, unsigned f)
+{
+	const struct bindex *X = src;
+
+	return f ? (uint32_t)X->blks[i].off :
+		   X->in->addrs[(size_t)i << BLOCK_SHIFT];
 }
 
 /*
@@ -970,17 +1044,22 @@ static int lay_out(const struct packer *P, const struct arrays *a,
 	size_t off = align8(sizeof(*hd));
 
 	hd->off_bstart = (uint32_t)off;
-	off = align8(off + nb * sizeof(uint32_t));
-	hd->off_boff = (uint32_t)off;
-	off = align8(off + nb * sizeof(uint32_t));
+	if (a->ix.z) {
+		hd->zindex = (uint32_t)a->ix.zlen;
+		off = align8(off + a->ix.zlen);
+	} else {
+		off = align8(off + nb * sizeof(uint32_t));
+		hd->off_boff = (uint32_t)off;
+		off = align8(off + nb * sizeof(uint32_t));
+	}
 	hd->off_blocks = (uint32_t)off;
 	off = align8(off + blocks_bytes);
-	place(&hd->scopes, &a->sc, &off);
-	place(&hd->funcs, &a->fn, &off);
-	place(&hd->files, &a->fi, &off);
-	place(&hd->syms, &a->sy, &off);
-	place(&hd->sranges, &a->sr, &off);
-	place(&hd->skinds, &a->sk, &off);
+	place(&hd->scopes, &a->sc, &off, &hd->zrec[SYMT_R_SCOPES]);
+	place(&hd->funcs, &a->fn, &off, &hd->zrec[SYMT_R_FUNCS]);
+	place(&hd->files, &a->fi, &off, &hd->zrec[SYMT_R_FILES]);
+	place(&hd->syms, &a->sy, &off, &hd->zrec[SYMT_R_SYMS]);
+	place(&hd->sranges, &a->sr, &off, &hd->zrec[SYMT_R_SRANGES]);
+	place(&hd->skinds, &a->sk, &off, &hd->zrec[SYMT_R_SKINDS]);
 	hd->off_strings = (uint32_t)off;
 	off = align8(off + (P->S.z ? P->S.zlen : P->S.len));
 	hd->off_dstrings = (uint32_t)off;
@@ -1020,6 +1099,65 @@ static void blob_write(const struct strs *S, char *to)
 		memcpy(to, S->blob, S->len);
 }
 
+/* Packed array @a as it is stored at @p: its column area, or records. */
+static void pk_store(const struct packer *P, struct pk *a, uint8_t *p,
+		     vals_fn fn)
+{
+	if (a->z)
+		memcpy(p, a->z, a->zlen);
+	else
+		pk_write(P, a, p, fn);
+}
+
+/*
+ * The packed arrays and the block index as compressed columns, each when
+ * that gains, if the arrays are at most symi_zrec_max bytes and the table is
+ * kept (a lazy table, built to be thrown away, stays plain).  0 or
+ * -ENOMEM.
+ */
+static int recs_compress(const struct packer *P, struct arrays *a,
+			 const struct blk *blks, size_t nb)
+{
+	struct pk *all[] = { &a->sc, &a->fn, &a->fi, &a->sy, &a->sr, &a->sk };
+	static const vals_fn fns[] = { scope_vals, func_vals, file_vals,
+				       sym_vals, srange_vals, kind_vals };
+	struct bindex X = { .in = P->in, .blks = blks };
+	static const uint8_t w2[2] = { 32, 32 };
+	size_t total = 0;
+	int err = 0;
+
+	if (P->in->no_tails)
+		return 0;
+	for (size_t r = 0; r < SYMT_R_N; r++)
+		total += pk_bytes(all[r]);
+	if (total > symi_zrec_max)
+		return 0;
+	for (size_t r = 0; r < SYMT_R_N && !err; r++)
+		err = pk_compress(P, all[r], fns[r]);
+	if (err || !nb)
+		return err;
+	err = symi_cols_pack((uint32_t)nb, 2, w2, bindex_get, &X, Z_LEVEL,
+			     &a->ix.z, &a->ix.zlen);
+	if (!err && (a->ix.zlen >= 8 * nb ||
+		     !symi_zstr_bounded(8 * nb + SYMT_PAD, a->ix.zlen))) {
+		free(a->ix.z);
+		a->ix.z = NULL;
+		a->ix.zlen = 0;
+	}
+	return err;
+}
+
+static void arrays_free(struct arrays *a)
+{
+	free(a->sc.z);
+	free(a->fn.z);
+	free(a->fi.z);
+	free(a->sy.z);
+	free(a->sr.z);
+	free(a->sk.z);
+	free(a->ix.z);
+}
+
 /* Write the table laid out in @hd into @buf (zeroed, hd->size bytes). */
 static void write_table(const struct packer *P, const struct symt_header *hd,
 			const struct blk *blks, struct arrays *a, char *buf)
@@ -1036,19 +1174,24 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	a->sy.h = &h->syms;
 	a->sr.h = &h->sranges;
 	a->sk.h = &h->skinds;
+	if (a->ix.z)
+		memcpy(buf + h->off_bstart, a->ix.z, a->ix.zlen);
 	for (size_t i = 0; i < h->n_blocks; i++) {
 		block_span(in, i, &i0, &i1);
-		((uint32_t *)(buf + h->off_bstart))[i] = in->addrs[i0];
-		((uint32_t *)(buf + h->off_boff))[i] = (uint32_t)blks[i].off;
+		if (!a->ix.z) {
+			((uint32_t *)(buf + h->off_bstart))[i] = in->addrs[i0];
+			((uint32_t *)(buf + h->off_boff))[i] =
+				(uint32_t)blks[i].off;
+		}
 		block_write(P, i0, i1, &blks[i], h->bw,
 			    (uint8_t *)buf + h->off_blocks + blks[i].off);
 	}
-	pk_write(P, &a->sc, (uint8_t *)buf + h->scopes.off, scope_vals);
-	pk_write(P, &a->fn, (uint8_t *)buf + h->funcs.off, func_vals);
-	pk_write(P, &a->fi, (uint8_t *)buf + h->files.off, file_vals);
-	pk_write(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
-	pk_write(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
-	pk_write(P, &a->sk, (uint8_t *)buf + h->skinds.off, kind_vals);
+	pk_store(P, &a->sc, (uint8_t *)buf + h->scopes.off, scope_vals);
+	pk_store(P, &a->fn, (uint8_t *)buf + h->funcs.off, func_vals);
+	pk_store(P, &a->fi, (uint8_t *)buf + h->files.off, file_vals);
+	pk_store(P, &a->sy, (uint8_t *)buf + h->syms.off, sym_vals);
+	pk_store(P, &a->sr, (uint8_t *)buf + h->sranges.off, srange_vals);
+	pk_store(P, &a->sk, (uint8_t *)buf + h->skinds.off, kind_vals);
 	blob_write(&P->S, buf + h->off_strings);
 	blob_write(&P->D, buf + h->off_dstrings);
 	h->crc = symi_table_crc(buf, h->size);
@@ -1078,7 +1221,7 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	struct packer P = { .in = in };
 	struct symt_header hd = { 0 };
 	struct blk *blks = NULL;
-	struct arrays a;
+	struct arrays a = { 0 };
 	size_t nb = 0, blocks_bytes = 0, size = 0;
 	char *buf = NULL;
 	int err;
@@ -1099,6 +1242,9 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	if (err)
 		goto out;
 	plan_arrays(&P, &hd, &a);
+	err = recs_compress(&P, &a, blks, nb);
+	if (err)
+		goto out;
 	err = lay_out(&P, &a, nb, blocks_bytes, &hd, &size);
 	if (err)
 		goto out;
@@ -1114,6 +1260,7 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 out:
 	free(buf);
 	free(blks);
+	arrays_free(&a);
 	packer_free(&P);
 	return err;
 }

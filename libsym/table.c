@@ -4,9 +4,12 @@
  * sym_table_open() checks the header in O(1): magic, format, byte order,
  * and that every array lies inside the buffer.  It does not walk the
  * arrays, because tables are opened for each lookup batch straight from
- * LMDB pages.  (The one exception: compressed string blobs, format 8,
+ * LMDB pages.  (The exceptions: compressed string blobs, format 8,
  * are found in the process's registry by comparing their area, zstr.c;
- * libjvm's two are 0.96 and 0.73 MB.)  Instead, every index a lookup
+ * libjvm's two are 0.96 and 0.73 MB.  Packed arrays stored as columns,
+ * format 9, are found there too, and built back into records by the
+ * first open of the process that meets them, cols.c.)  Instead, every
+ * index a lookup
  * follows (scope, parent, func, file, string, symbol kind) is
  * bounds-checked when it is used, and parent chains are cut after
  * SYM_MAX_FRAMES steps.  A corrupt table therefore yields wrong answers,
@@ -97,6 +100,91 @@ static int blob_open(const struct sym_table *t, uint32_t off, uint32_t size,
 	return err;
 }
 
+/* The block index's place: two plain arrays, or one column area at
+ * off_bstart (format 9). */
+static bool index_ok(const struct symt_header *h, uint64_t nb)
+{
+	if (h->zindex)
+		return h->off_boff == 0 && h->off_bstart % 8 == 0 &&
+		       in_buf(h->size, h->off_bstart, h->zindex, 1);
+	return in_buf(h->size, h->off_bstart, nb, sizeof(uint32_t)) &&
+	       in_buf(h->size, h->off_boff, nb, sizeof(uint32_t));
+}
+
+/* t->bstart and t->boff: in the buffer, or built back from columns. */
+static int index_open(struct sym_table *t, uint64_t nb)
+{
+	static const uint8_t w[2] = { 32, 32 };
+	const struct symt_header *h = t->h;
+	struct symi_zstr **z = &t->zrec[SYMT_R_N];
+	int err;
+
+	if (!h->zindex) {
+		t->bstart = (const uint32_t *)(t->buf + h->off_bstart);
+		t->boff = (const uint32_t *)(t->buf + h->off_boff);
+		return 0;
+	}
+	err = symi_zrec_get(t->buf + h->off_bstart, h->zindex, (uint32_t)nb,
+			    2, w, SYMI_COLS_U32, z);
+	if (err)
+		return err;
+	t->bstart = (const uint32_t *)(void *)(*z)->blob;
+	t->boff = t->bstart + nb;
+	return 0;
+}
+
+/* Packed array @r into its view: in the buffer, or built back from
+ * columns (format 9), whose records must be the bytes the header says. */
+static int rec_open(struct sym_table *t, int r)
+{
+	const struct symt_header *h = t->h;
+	struct symi_zstr **z = &t->zrec[r];
+	uint32_t zbytes = h->zrec[r];
+	const struct symt_packed *a;
+	struct symt_view *v;
+	struct symt_packed b;
+	unsigned nf;
+	int err;
+
+	switch (r) {
+	case SYMT_R_SCOPES:
+		a = &h->scopes, v = &t->scopes, nf = SYMT_SC_N;
+		break;
+	case SYMT_R_FUNCS:
+		a = &h->funcs, v = &t->funcs, nf = SYMT_FN_N;
+		break;
+	case SYMT_R_FILES:
+		a = &h->files, v = &t->files, nf = SYMT_FI_N;
+		break;
+	case SYMT_R_SYMS:
+		a = &h->syms, v = &t->syms, nf = SYMT_SY_N;
+		break;
+	case SYMT_R_SRANGES:
+		a = &h->sranges, v = &t->sranges, nf = SYMT_SR_N;
+		break;
+	default:
+		a = &h->skinds, v = &t->skinds, nf = SYMT_SK_N;
+		break;
+	}
+	if (!zbytes)
+		return view_open(t->buf, h->size, a, nf, v) ? 0 :
+							  -SYM_E_BADTABLE;
+	for (unsigned f = nf; f < SYMT_FIELDS; f++) {
+		if (a->w[f])
+			return -SYM_E_BADTABLE;
+	}
+	if (a->off % 8 || !in_buf(h->size, a->off, zbytes, 1) ||
+	    a->bytes != symi_cols_out_bytes(SYMI_COLS_ROWS, a->count, nf, a->w))
+		return -SYM_E_BADTABLE;
+	err = symi_zrec_get(t->buf + a->off, zbytes, a->count, nf, a->w,
+			    SYMI_COLS_ROWS, z);
+	if (err)
+		return err;
+	b = *a;
+	b.off = 0;
+	return view_open((*z)->blob, a->bytes, &b, nf, v) ? 0 : -SYM_E_BADTABLE;
+}
+
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 {
 	const struct symt_header *h = buf;
@@ -118,8 +206,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	     ((uint64_t)h->n_ranges + (1u << h->block_shift) - 1) >>
 		     h->block_shift : 0;
 	if (h->block_shift > SYMT_SHIFT_MAX || h->n_blocks != nb ||
-	    !in_buf(h->size, h->off_bstart, nb, sizeof(uint32_t)) ||
-	    !in_buf(h->size, h->off_boff, nb, sizeof(uint32_t)) ||
+	    !index_ok(h, nb) ||
 	    !in_buf(h->size, h->off_blocks, h->blocks_size, 1) ||
 	    h->blocks_size < SYMT_PAD)
 		return -SYM_E_BADTABLE;
@@ -130,20 +217,16 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t = symi_calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	if (!view_open(p, h->size, &h->scopes, SYMT_SC_N, &t->scopes) ||
-	    !view_open(p, h->size, &h->funcs, SYMT_FN_N, &t->funcs) ||
-	    !view_open(p, h->size, &h->files, SYMT_FI_N, &t->files) ||
-	    !view_open(p, h->size, &h->syms, SYMT_SY_N, &t->syms) ||
-	    !view_open(p, h->size, &h->sranges, SYMT_SR_N, &t->sranges) ||
-	    !view_open(p, h->size, &h->skinds, SYMT_SK_N, &t->skinds)) {
-		free(t);
-		return -SYM_E_BADTABLE;
-	}
 	t->buf = p;
 	t->len = h->size;
 	t->h = h;
-	t->bstart = (const uint32_t *)(p + h->off_bstart);
-	t->boff = (const uint32_t *)(p + h->off_boff);
+	err = index_open(t, nb);
+	for (int r = 0; r < SYMT_R_N && !err; r++)
+		err = rec_open(t, r);
+	if (err) {
+		sym_table_close(t);
+		return err;
+	}
 	t->blocks = (const uint8_t *)p + h->off_blocks;
 	t->blocks_size = h->blocks_size;
 	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
@@ -175,6 +258,8 @@ void sym_table_close(struct sym_table *t)
 		return;
 	symi_zstr_put(t->str.z);
 	symi_zstr_put(t->dstr.z);
+	for (int r = 0; r <= SYMT_R_N; r++)
+		symi_zstr_put(t->zrec[r]);
 	free(t->owned);
 	free(t);
 }

@@ -56,10 +56,28 @@ struct zentry {
 	struct zentry *prev, *next;	/* most recently used first */
 	uint32_t zbytes;
 	uint8_t *area;		/* a copy of the compressed area */
+	size_t maplen;		/* of z.blob, once mapped */
 	size_t refs;
 	pthread_mutex_t mu;	/* fills: done[], dctx, z.bad */
 	uint8_t *done;
 	ZSTD_DCtx *dctx;
+	/* Records built back from columns (symi_zrec_get()): the blob is
+	 * whole from the start, and these are part of the key. */
+	bool rec;
+	uint8_t nf, kind;
+	uint8_t w[SYMT_FIELDS];
+	uint32_t count;
+};
+
+/* What an entry is found by, besides its area's bytes. */
+struct zkey {
+	const uint8_t *area;
+	uint32_t zbytes, size;
+	unsigned shift;		/* blobs */
+	bool rec;		/* records, and: */
+	uint8_t nf, kind;
+	const uint8_t *w;
+	uint32_t count;
 };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -81,7 +99,7 @@ static void entry_free(struct zentry *e)
 	ZSTD_freeDCtx(e->dctx);
 	free(e->done);
 	free(e->z.ready);
-	symi_unmap(e->z.blob, (size_t)e->z.size + 1);
+	symi_unmap(e->z.blob, e->maplen);
 	free(e->area);
 	free(e);
 }
@@ -181,14 +199,24 @@ static void reg_trim(void)
  * The sizes and the frame index (the frames' compressed sizes) tell most
  * areas apart; a candidate is then compared whole, one pass over the
  * area per open.  reg_mu held. */
-static struct zentry *reg_find(const uint8_t *area, uint32_t zbytes,
-			       uint32_t size, unsigned shift)
+static bool key_is(const struct zentry *e, const struct zkey *k)
+{
+	if (e->rec != k->rec || e->zbytes != k->zbytes || e->z.size != k->size)
+		return false;
+	if (k->rec)
+		return e->nf == k->nf && e->kind == k->kind &&
+		       e->count == k->count &&
+		       memcmp(e->w, k->w, k->nf) == 0 &&
+		       memcmp(e->area, k->area, k->zbytes) == 0;
+	return e->z.shift == k->shift &&
+	       memcmp(e->area, k->area, 4 * ((size_t)e->z.nframes + 1)) == 0 &&
+	       memcmp(e->area, k->area, k->zbytes) == 0;
+}
+
+static struct zentry *reg_find(const struct zkey *k)
 {
 	for (struct zentry *e = reg_head; e; e = e->next) {
-		if (e->zbytes == zbytes && e->z.size == size &&
-		    e->z.shift == shift &&
-		    memcmp(e->area, area, 4 * ((size_t)e->z.nframes + 1)) == 0 &&
-		    memcmp(e->area, area, zbytes) == 0) {
+		if (key_is(e, k)) {
 			e->refs++;
 			reg_unlink(e);
 			reg_push(e);
@@ -203,29 +231,17 @@ bool symi_zstr_bounded(uint64_t size, uint64_t zbytes)
 	return size <= ZSTR_FREE_BYTES || size / ZSTR_MAX_RATIO <= zbytes;
 }
 
-int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
-		  unsigned shift, struct symi_zstr **out)
+/* The entry of key @k when registered, else @mine (made by the caller
+ * outside the lock, with @err; NULL to look only: -ENOENT) registered.  Another thread may register
+ * the same bytes meanwhile: theirs is kept, and @mine freed. */
+static int reg_get(const struct zkey *k, int err, struct zentry *mine,
+		   struct symi_zstr **out)
 {
-	struct zentry *e, *mine = NULL;
-	int err;
+	struct zentry *e;
 
-	*out = NULL;
-	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX ||
-	    !symi_zstr_bounded(size, zbytes))
-		return -SYM_E_BADTABLE;
 	pthread_mutex_lock(&reg_mu);
-	e = reg_find(area, zbytes, size, shift);
-	pthread_mutex_unlock(&reg_mu);
-	if (e)
-		goto done;
-	/* Built outside the lock (the index check and the copy); another
-	 * thread may register the same bytes meanwhile: theirs is kept. */
-	err = entry_new(area, zbytes, size, shift, &mine);
-	if (err)
-		return err;
-	pthread_mutex_lock(&reg_mu);
-	e = reg_find(area, zbytes, size, shift);
-	if (!e) {
+	e = reg_find(k);
+	if (!e && mine) {
 		e = mine;
 		mine = NULL;
 		e->refs = 1;
@@ -234,10 +250,92 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 	}
 	pthread_mutex_unlock(&reg_mu);
 	entry_free(mine);
-done:
+	if (!e)
+		return err ? err : -ENOENT;
 	*out = &e->z;
 	return 0;
 }
+
+int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
+		  unsigned shift, struct symi_zstr **out)
+{
+	struct zkey k = { .area = area, .zbytes = zbytes, .size = size,
+			  .shift = shift };
+	struct zentry *mine = NULL;
+	int err;
+
+	*out = NULL;
+	if (!size || shift < SYMT_ZSHIFT_MIN || shift > SYMT_ZSHIFT_MAX ||
+	    !symi_zstr_bounded(size, zbytes))
+		return -SYM_E_BADTABLE;
+	if (!reg_get(&k, 0, NULL, out))
+		return 0;
+	/* Built outside the lock: the index check and the copy. */
+	err = entry_new(area, zbytes, size, shift, &mine);
+	return reg_get(&k, err, mine, out);
+}
+
+/* A new entry of records (symi_zrec_get()): built, whole. */
+static int rec_new(const struct zkey *k, struct zentry **out)
+{
+	struct zentry *e;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	e = symi_calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->area = symi_malloc(k->zbytes);
+	e->maplen = k->size;
+	e->z.blob = symi_map_zeroed(e->maplen);
+	if (!e->area || !e->z.blob || pthread_mutex_init(&e->mu, NULL)) {
+		symi_unmap(e->z.blob, e->maplen);
+		free(e->area);
+		free(e);
+		return -ENOMEM;
+	}
+	memcpy(e->area, k->area, k->zbytes);
+	err = symi_cols_unpack(k->area, k->zbytes, k->count, k->nf, k->w,
+			       (enum symi_cols_out)k->kind,
+			       (uint8_t *)e->z.blob);
+	if (err) {
+		entry_free(e);
+		return err;
+	}
+	e->rec = true;
+	e->nf = k->nf;
+	e->kind = k->kind;
+	memcpy(e->w, k->w, k->nf);
+	e->count = k->count;
+	e->zbytes = k->zbytes;
+	e->z.size = k->size;
+	e->z.whole = e->z.blob;
+	*out = e;
+	return 0;
+}
+
+int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
+		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
+		  struct symi_zstr **out)
+{
+	size_t size = symi_cols_out_bytes(kind, count, nf, w);
+	struct zkey k = { .area = area, .zbytes = zbytes,
+			  .size = (uint32_t)size, .rec = true,
+			  .nf = (uint8_t)nf, .kind = (uint8_t)kind, .w = w,
+			  .count = count };
+	struct zentry *mine = NULL;
+	int err;
+
+	*out = NULL;
+	if (nf > SYMT_FIELDS || size >= UINT32_MAX ||
+	    !symi_zstr_bounded(size, zbytes))
+		return -SYM_E_BADTABLE;
+	if (!reg_get(&k, 0, NULL, out))
+		return 0;
+	err = rec_new(&k, &mine);
+	return reg_get(&k, err, mine, out);
+}
+
 
 void symi_zstr_put(struct symi_zstr *z)
 {
@@ -292,8 +390,10 @@ static bool zstr_fill(struct zentry *e, uint32_t i)
 	 * fit: a fault per 4 KiB of a libjvm-sized blob costs more than
 	 * its inflation on this project's VMs).  Frames not yet inflated
 	 * read as NULs whoever looks. */
-	if (!z->blob)
-		z->blob = symi_map_zeroed((size_t)z->size + 1);
+	if (!z->blob) {
+		e->maplen = (size_t)z->size + 1;
+		z->blob = symi_map_zeroed(e->maplen);
+	}
 	if (!z->blob) {
 		ok = false;
 		goto out;

@@ -51,23 +51,14 @@ static void blob(const char *what, uint32_t size, uint32_t zbytes,
 /* How many symbol ranges name another symbol for GNU addr2line or for
  * llvm-symbolizer than for eu-addr2line (the sym field): what a table
  * storing only the differences would keep. */
-static void srange_peers(const void *buf, const struct symt_packed *a)
+static void srange_peers(const struct symt_view *v)
 {
-	const uint8_t *p = (const uint8_t *)buf + a->off;
-	unsigned rbits = 0, at[SYMT_SR_N];
 	uint64_t gnu = 0, llvm = 0, either = 0;
 
-	for (int f = 0; f < SYMT_SR_N; f++) {
-		at[f] = rbits;
-		rbits += a->w[f];
-	}
-	rbits = (rbits + 7) / 8 * 8;
-	for (uint32_t i = 0; i < a->count; i++) {
-		uint64_t r = (uint64_t)i * rbits;
-		uint64_t sym = symt_bits(p, r + at[SYMT_SR_SYM], a->w[SYMT_SR_SYM]);
-		bool g = symt_bits(p, r + at[SYMT_SR_GNU], a->w[SYMT_SR_GNU]) != sym;
-		bool l = symt_bits(p, r + at[SYMT_SR_LLVM],
-				   a->w[SYMT_SR_LLVM]) != sym;
+	for (uint32_t i = 0; i < v->n; i++) {
+		uint32_t sym = symt_get(v, i, SYMT_SR_SYM);
+		bool g = symt_get(v, i, SYMT_SR_GNU) != sym;
+		bool l = symt_get(v, i, SYMT_SR_LLVM) != sym;
 
 		gnu += g;
 		llvm += l;
@@ -75,15 +66,21 @@ static void srange_peers(const void *buf, const struct symt_packed *a)
 	}
 	printf("    %-20s gnu %llu, llvm %llu, either %llu of %u\n",
 	       "another peer's choice:", (unsigned long long)gnu,
-	       (unsigned long long)llvm, (unsigned long long)either, a->count);
+	       (unsigned long long)llvm, (unsigned long long)either, v->n);
 }
 
+/* A packed array: its stored bytes (@zbytes of compressed columns, or
+ * its records), and its fields. */
 static void packed(const char *what, const struct symt_packed *a,
-		   uint64_t total, const char *const *names, unsigned nf)
+		   uint32_t zbytes, uint64_t total, const char *const *names,
+		   unsigned nf)
 {
 	unsigned bits = 0;
 
-	row(what, a->bytes, total, a->count);
+	row(what, zbytes ? zbytes : a->bytes, total, a->count);
+	if (zbytes)
+		printf("  %-22s %u bytes of records, %.2fx\n", "  as columns:",
+		       a->bytes, (double)a->bytes / zbytes);
 	printf("  %-22s", "  field bits:");
 	for (unsigned f = 0; f < nf; f++) {
 		printf(" %s %u", names[f], a->w[f]);
@@ -127,9 +124,7 @@ static int one(const char *path)
 	h = buf;
 	/* Field widths of every block, weighted by its ranges. */
 	for (uint32_t b = 0; b < h->n_blocks; b++) {
-		const uint8_t *p = (const uint8_t *)buf + h->off_blocks +
-				   ((const uint32_t *)((const char *)buf +
-						       h->off_boff))[b];
+		const uint8_t *p = t->blocks + t->boff[b];
 		uint64_t k = h->n_ranges - ((uint64_t)b << h->block_shift);
 
 		if (k > (1u << h->block_shift))
@@ -146,7 +141,11 @@ static int one(const char *path)
 	       path, len, h->format, h->n_ranges, h->n_blocks,
 	       1u << h->block_shift);
 	row("header", sizeof(*h), len, 0);
-	row("block index", 8ull * h->n_blocks, len, h->n_blocks);
+	row("block index", h->zindex ? h->zindex : 8ull * h->n_blocks, len,
+	    h->n_blocks);
+	if (h->zindex)
+		printf("  %-22s %llu bytes plain\n", "  as columns:",
+		       8ull * h->n_blocks);
 	row("range blocks", h->blocks_size, len, h->n_ranges);
 	printf("  %-22s header %.2f", "  bits per range:",
 	       h->n_ranges ? (double)hbits / h->n_ranges : 0.0);
@@ -154,15 +153,18 @@ static int one(const char *path)
 		printf(" %s %.2f", bkn[j],
 		       h->n_ranges ? (double)fbits[j] / h->n_ranges : 0.0);
 	printf("\n");
-	packed("scopes", &h->scopes, len, scn, SYMT_SC_N);
-	packed("functions", &h->funcs, len, fnn, SYMT_FN_N);
-	packed("files", &h->files, len, (const char *const[]){ "name", "rel" },
-	       SYMT_FI_N);
-	packed("symbols", &h->syms, len, syn, SYMT_SY_N);
-	packed("symbol kinds", &h->skinds, len,
+	packed("scopes", &h->scopes, h->zrec[SYMT_R_SCOPES], len, scn,
+	       SYMT_SC_N);
+	packed("functions", &h->funcs, h->zrec[SYMT_R_FUNCS], len, fnn,
+	       SYMT_FN_N);
+	packed("files", &h->files, h->zrec[SYMT_R_FILES], len,
+	       (const char *const[]){ "name", "rel" }, SYMT_FI_N);
+	packed("symbols", &h->syms, h->zrec[SYMT_R_SYMS], len, syn, SYMT_SY_N);
+	packed("symbol kinds", &h->skinds, h->zrec[SYMT_R_SKINDS], len,
 	       (const char *const[]){ "file", "flags" }, SYMT_SK_N);
-	packed("symbol ranges", &h->sranges, len, srn, SYMT_SR_N);
-	srange_peers(buf, &h->sranges);
+	packed("symbol ranges", &h->sranges, h->zrec[SYMT_R_SRANGES], len,
+	       srn, SYMT_SR_N);
+	srange_peers(&t->sranges);
 	blob("strings", h->strings_size, h->strings_zbytes, h->strings_shift,
 	     len);
 	blob("demangled names", h->dstrings_size, h->dstrings_zbytes,

@@ -90,13 +90,15 @@ def find(b, name):
 
 # --- tables --------------------------------------------------------------
 
-# struct symt_header of libsym/format.h (248 bytes, format 8: 7 block
+# struct symt_header of libsym/format.h (272 bytes, format 9: 7 block
 # bases, packed fields in bits, the demangled names' blob, both string
-# blobs plain or compressed, the symbol kinds' packed array last).
+# blobs plain or compressed, the symbol kinds' packed array, then the
+# compressed sizes of the block index and of each packed array, 0 for
+# plain).
 PACKED = ["scopes", "funcs", "files", "syms", "sranges"]
 T_BASES = 7
 THDR = struct.Struct("<8sIIIIQQQIII" + "IIIIII" + "B7B" + "III8B" * 5 +
-                     "II" + "IIII" + "II" + "III8B" + "I")
+                     "II" + "IIII" + "II" + "III8B" + "I" + "6I")
 T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "end", "crc", "converter", "elfutils", "n_ranges", "n_blocks",
              "off_bstart", "off_boff", "off_blocks", "blocks_size",
@@ -108,7 +110,7 @@ T_FIELDS = (["magic", "format", "bom", "flags", "size", "base", "start",
              "strings_shift"] +
             ["skinds" + f for f in
              ["_count", "_off", "_bytes"] + ["_w%d" % i for i in range(8)]] +
-            ["pad"])
+            ["zindex"] + ["zrec%d" % i for i in range(6)])
 T_CRC_AT = 8 + 4 * 4 + 3 * 8  # offset of the crc field
 T_WIDE = ("base", "start", "end")
 T_BYTE = tuple(f for f in T_FIELDS if f == "block_shift" or
@@ -125,6 +127,8 @@ T_ARRAYS = {
     "sranges": ["addr", "sym", "gnu", "llvm"],
 }
 BLOCK_FIELDS = ["addr", "scope", "file", "line", "column", "disc"]
+# The packed arrays in the order of zrec[] (enum symt_rec).
+T_REC = ["scopes", "funcs", "files", "syms", "sranges", "skinds"]
 
 
 def thdr(b):
@@ -180,8 +184,19 @@ def setbits(b, at, pos, w, v):
             b[at + p // 8] &= ~(1 << (p % 8)) & 0xff
 
 
+def plain_records(h, arr):
+    """Exit unless the packed array @arr (or the block index) of the table
+    header @h is stored plain: record corruptions need the -plainrec
+    tables of gen-table-seeds."""
+    z = h["zindex"] if arr == "index" else h["zrec%d" % T_REC.index(arr)]
+    if z:
+        sys.exit("corrupt.py: %s is stored as columns (use a -plainrec "
+                 "table)" % arr)
+
+
 def blocks(b, h):
     """(byte offset, ranges, widths, header bits) of each range block."""
+    plain_records(h, "index")
     out = []
     hb = 6 * 6 + sum(h["bw%d" % i] for i in range(T_BASES))
     for i in range(h["n_blocks"]):
@@ -238,6 +253,7 @@ def main():
     elif op == "tarr":
         h = thdr(b)
         arr, fields = args[0], T_ARRAYS[args[0]]
+        plain_records(h, arr)
         fi = fields.index(args[1])
         stride = num(args[3]) if len(args) > 3 else 1
         ws = [h["%s_w%d" % (arr, i)] for i in range(len(fields))]
@@ -276,6 +292,7 @@ def main():
     elif op == "treverse":
         h = thdr(b)
         what = args[0] if args else "bstart"
+        plain_records(h, "index" if what == "bstart" else what)
         if what == "bstart":
             n, off = h["n_blocks"], h["off_bstart"]
             a = list(struct.unpack_from("<%dI" % n, b, off))

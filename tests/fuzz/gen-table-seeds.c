@@ -6,8 +6,11 @@
  *
  * For each ELF file, the module is opened without a debug-file search, its
  * table is built, and the table bytes (sym_table_data()) are written to
- * OUTDIR/table-<basename of ELF>.  tests/fuzz/make-seeds.sh builds and
- * runs it, then derives corrupted variants from its output.
+ * OUTDIR/table-<basename of ELF>; then again with its packed arrays
+ * plain (format 9 stores them as compressed columns when they gain) to
+ * OUTDIR/table-<basename>-plainrec, the form make-seeds.sh corrupts
+ * records in place in.  tests/fuzz/make-seeds.sh builds and runs it,
+ * then derives corrupted variants from its output.
  *
  * Build: as make-seeds.sh does, against lib/libsym.a and the libraries
  *        lib/libsym.pc lists as private (Requires.private, Libs.private).
@@ -19,7 +22,13 @@
 #include "sym.h"
 #include "base.h"
 
-static int write_table(const char *outdir, const char *elf)
+/* libsym's own knob (internal.h): the bytes of packed arrays below which
+ * the writer stores them as columns; 0 writes them plain.  The seeds link
+ * the static library, which has it. */
+extern size_t symi_zrec_max;
+
+static int write_table(const char *outdir, const char *elf,
+		       const char *suffix)
 {
 	SYM_OPTS(sym_module_opts, opts, .flags = SYM_MODULE_NO_SEARCH);
 	struct sym_module *mod = NULL;
@@ -44,7 +53,8 @@ static int write_table(const char *outdir, const char *elf)
 	}
 	sym_table_data(t, &buf, &len);
 	sym_table_stat(t, &st);
-	if (snprintf(path, sizeof(path), "%s/table-%s", outdir, base) >=
+	if (snprintf(path, sizeof(path), "%s/table-%s%s", outdir, base,
+		     suffix) >=
 	    (int)sizeof(path)) {
 		fprintf(stderr, "gen-table-seeds: path too long\n");
 		sym_module_close(mod);
@@ -71,7 +81,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-table-seeds OUTDIR ELF...\n");
 		return 2;
 	}
-	for (int i = 2; i < argc; i++)
-		failed |= write_table(argv[1], argv[i]);
+	for (int i = 2; i < argc; i++) {
+		size_t keep = symi_zrec_max;
+
+		failed |= write_table(argv[1], argv[i], "");
+		symi_zrec_max = 0;
+		failed |= write_table(argv[1], argv[i], "-plainrec");
+		symi_zrec_max = keep;
+	}
 	return failed;
 }

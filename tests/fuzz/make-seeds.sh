@@ -235,11 +235,15 @@ for f in "$T"/table-*; do
 	cp "$f" "$TAB_OUT/seed-${f##*/}"
 done
 
-tg="$T/table-gcc-O2-dw5"
-tx="$T/table-gxx-O2-dw5"
-tn="$T/table-gxx-names"
+# Records are corrupted in place in tables whose packed arrays are plain
+# (-plainrec); tgz and txz have them as compressed columns (format 9).
+tg="$T/table-gcc-O2-dw5-plainrec"
+tx="$T/table-gxx-O2-dw5-plainrec"
+tn="$T/table-gxx-names-plainrec"
+tgz="$T/table-gcc-O2-dw5"
+txz="$T/table-gxx-O2-dw5"
 t() { name=$1 src=$2; shift 2; $CORRUPT "$src" "$TAB_OUT/seed-bad-$name" "$@"; }
-# The header: sizes, offsets, counts, widths (format 8, libsym/format.h).
+# The header: sizes, offsets, counts, widths (format 9, libsym/format.h).
 t trunc-hdr "$tg" truncbytes 64
 t trunc-half "$tg" trunc 0.5
 t trunc-last "$tg" truncbytes "$(($(wc -c < "$tg") - 8))"
@@ -309,6 +313,22 @@ t n-skinds "$tg" thdr skinds_count 0x7fffffff
 t skinds-off "$tg" thdr skinds_off 0xfffffff8
 t func-dem-oob "$tn" tarr funcs demangled max
 t sym-dem-oob "$tn" tarr syms demangled max
+# The packed arrays and the block index as compressed columns (format 9):
+# their compressed sizes out of range, a delta bit past the fields, a
+# reserved byte, bytes flipped in the frames, records that are not what
+# the header says, the index beside off_boff.
+t zrec-scopes-big "$txz" thdr zrec0 0xffffffff
+t zrec-syms-small "$tgz" thdr zrec3 4
+t zrec-sranges-cut "$txz" thdr zrec4 "$(($(hfield "$txz" zrec4) - 3))"
+t zrec-funcs-bytes "$txz" thdr funcs_bytes "$(($(hfield "$txz" funcs_bytes) + 8))"
+t zrec-syms-count "$tgz" thdr syms_count "$(($(hfield "$tgz" syms_count) + 1))"
+t zrec-scopes-delta "$txz" bytes 41 1 "$(hfield "$txz" scopes_off)"
+t zrec-funcs-frame "$txz" bytes 43 6 "$(($(hfield "$txz" funcs_off) + 8))"
+t zrec-sranges-frame "$tgz" bytes 47 4 "$(($(hfield "$tgz" sranges_off) + 12))"
+t zindex-big "$tgz" thdr zindex 0x7ffffff8
+t zindex-small "$tgz" thdr zindex 9
+t zindex-boff "$tgz" thdr off_boff "$(hfield "$tgz" off_blocks)"
+t zindex-frame "$txz" bytes 53 4 "$(($(hfield "$txz" off_bstart) + 10))"
 # The records: indexes and string offsets out of range, parent distances
 # past the first scope or of one, broken range blocks, unsorted arrays.
 t parent-max "$tx" tarr scopes parent max

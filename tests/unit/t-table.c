@@ -543,7 +543,7 @@ static void test_kinds(void)
 	struct sym_frame fr[SYM_MAX_FRAMES];
 	void *buf = NULL;
 	char *copy = NULL, name[32];
-	size_t len = 0, n, bad = 0;
+	size_t len = 0, n, bad = 0, keep = symi_zrec_max;
 	int nk = (int)(sizeof(k) / sizeof(k[0]));
 
 	CHECK_ERR(symi_builder_new(&b), 0);
@@ -552,7 +552,10 @@ static void test_kinds(void)
 		symi_builder_add_symbol(b, 0x10000 + 0x10 * (uint64_t)i, 0x10,
 					name, k[i % nk].file, k[i % nk].flags);
 	}
+	/* Plain records, to corrupt one in place below. */
+	symi_zrec_max = 0;
 	t = finish_with_copy(b, &buf, &len, &copy);
+	symi_zrec_max = keep;
 	if (!t)
 		goto out;
 	CHECK(t->syms.n == 400 && t->skinds.n == (uint32_t)nk);
@@ -603,6 +606,273 @@ out:
 	sym_table_close(t);
 	free(copy);
 	free(buf);
+}
+
+/* Frames @a and @b of two tables: the same strings and values. */
+static int same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int same_frame_text(const struct sym_frame *a, const struct sym_frame *b)
+{
+	return same_text(a->name, b->name) &&
+	       same_text(a->linkage_name, b->linkage_name) &&
+	       same_text(a->demangled, b->demangled) &&
+	       same_text(a->file, b->file) &&
+	       same_text(a->decl_file, b->decl_file) && a->line == b->line &&
+	       a->column == b->column &&
+	       a->discriminator == b->discriminator &&
+	       a->decl_line == b->decl_line && a->entry == b->entry &&
+	       same_text(a->symbol, b->symbol) &&
+	       a->symbol_addr == b->symbol_addr &&
+	       a->symbol_size == b->symbol_size && a->flags == b->flags &&
+	       a->file_rel == b->file_rel &&
+	       a->decl_file_rel == b->decl_file_rel &&
+	       same_text(a->outer, b->outer) &&
+	       same_text(a->eu_name, b->eu_name) &&
+	       same_text(a->llvm_symbol, b->llvm_symbol) &&
+	       a->llvm_symbol_addr == b->llvm_symbol_addr &&
+	       same_text(a->llvm_symbol_file, b->llvm_symbol_file) &&
+	       same_text(a->gnu_symbol, b->gnu_symbol) &&
+	       a->gnu_symbol_addr == b->gnu_symbol_addr;
+}
+
+/* The bytes of this program's table, built with the packed arrays as
+ * columns when @zrec, else plain (*@buf: caller frees). */
+static bool own_table(const char *self, bool zrec, void **buf, size_t *len)
+{
+	size_t keep = symi_zrec_max;
+	struct sym_module *m = NULL;
+	const struct sym_table *t;
+	const void *p;
+	bool ok;
+
+	symi_zrec_max = zrec ? keep : 0;
+	ok = sym_module_open(self, NULL, &m) == 0 &&
+	     sym_module_table(m, &t) == 0;
+	symi_zrec_max = keep;
+	*buf = NULL;
+	if (ok) {
+		sym_table_data(t, &p, len);
+		*buf = malloc(*len);
+		ok = *buf != NULL;
+		if (ok)
+			memcpy(*buf, p, *len);
+	}
+	sym_module_close(m);
+	return ok;
+}
+
+/* @h's packed array @r. */
+static struct symt_packed *rec_of(struct symt_header *h, int r)
+{
+	struct symt_packed *all[SYMT_R_N] = { &h->scopes, &h->funcs, &h->files,
+					      &h->syms, &h->sranges,
+					      &h->skinds };
+
+	return all[r];
+}
+
+/* Open @copy (@len bytes, the checksum made again) and expect @want. */
+static void open_expect(char *copy, size_t len, int want, const char *what)
+{
+	struct symt_header *h = (struct symt_header *)copy;
+	struct sym_table *t = NULL;
+	int err;
+
+	h->crc = symi_table_crc(copy, h->size);
+	err = sym_table_open(copy, len, &t);
+	if (err != want)
+		printf("# %s: open gave %d, want %d\n", what, err, want);
+	CHECK(err == want);
+	sym_table_close(t);
+}
+
+/*
+ * The packed arrays and the block index stored as compressed columns
+ * (format 9, cols.c): this program's table, built both ways, answers the
+ * same at every address; it is smaller; two opens share the records
+ * built back; and an area that is not what the header says fails to
+ * open, whatever is wrong with it.
+ */
+static void test_zrec(const char *self)
+{
+	enum { NADDR = 20000 };
+	struct sym_table *tz = NULL, *tp = NULL, *t2 = NULL;
+	struct sym_frame a[SYM_MAX_FRAMES], b[SYM_MAX_FRAMES];
+	void *bz = NULL, *bp = NULL;
+	size_t lz = 0, lp = 0, na, nb, bad = 0, frames = 0;
+	struct sym_table_stat st;
+	struct symt_header *h;
+	char *copy = NULL;
+	unsigned seed = 11;
+	int nz = 0;
+
+	if (!own_table(self, true, &bz, &lz) ||
+	    !own_table(self, false, &bp, &lp)) {
+		CHECK(!"this program's table, both ways");
+		goto out;
+	}
+	h = bz;
+	for (int r = 0; r < SYMT_R_N; r++)
+		nz += h->zrec[r] != 0;
+	/* Scopes, functions, symbols and symbol ranges gain at least. */
+	CHECK(nz >= 4 && h->zindex != 0 && h->off_boff == 0);
+	CHECK(((struct symt_header *)bp)->zindex == 0);
+	printf("# this program's table: %zu bytes as columns, %zu plain\n",
+		 lz, lp);
+	CHECK(lz < lp);
+	{
+		struct symt_header *hp = bp;
+		uint64_t zb = h->zindex, pb = 8 * (uint64_t)hp->n_blocks;
+
+		for (int r = 0; r < SYMT_R_N; r++) {
+			zb += h->zrec[r] ? h->zrec[r] : rec_of(h, r)->bytes;
+			pb += rec_of(hp, r)->bytes;
+		}
+		printf("# its records and index: %llu bytes, %llu plain\n",
+		       (unsigned long long)zb, (unsigned long long)pb);
+		CHECK(zb < pb * 3 / 5);
+	}
+	CHECK_ERR(sym_table_open(bz, lz, &tz), 0);
+	CHECK_ERR(sym_table_open(bp, lp, &tp), 0);
+	if (!tz || !tp)
+		goto out;
+	CHECK_ERR(sym_table_verify(tz), 0);
+	sym_table_stat(tz, &st);
+	for (size_t i = 0; i < NADDR; i++) {
+		uint64_t addr;
+
+		seed = seed * 1103515245 + 12345;
+		addr = st.start - 0x40 + (seed >> 4) % (st.end - st.start + 0x80);
+		if (sym_table_lookup(tz, addr, a, SYM_MAX_FRAMES, &na) != 0 ||
+		    sym_table_lookup(tp, addr, b, SYM_MAX_FRAMES, &nb) != 0 ||
+		    na != nb) {
+			bad++;
+			continue;
+		}
+		for (size_t j = 0; j < na; j++)
+			bad += !same_frame_text(&a[j], &b[j]);
+		frames += na;
+	}
+	CHECK(bad == 0 && frames > NADDR / 2);
+	/* A second open finds the records built: the same memory. */
+	CHECK_ERR(sym_table_open(bz, lz, &t2), 0);
+	if (t2)
+		CHECK(t2->scopes.p == tz->scopes.p && t2->bstart == tz->bstart);
+	sym_table_close(t2);
+
+	copy = malloc(lz);
+	if (!copy)
+		goto out;
+	h = (struct symt_header *)copy;
+	for (int r = 0; r < SYMT_R_N; r++) {
+		struct symt_packed *pa;
+		uint32_t zb;
+
+		memcpy(copy, bz, lz);
+		zb = h->zrec[r];
+		pa = rec_of(h, r);
+		if (!zb)
+			continue;
+		/* A delta bit for a field past the array's. */
+		copy[pa->off] |= (char)0x80;
+		open_expect(copy, lz, -SYM_E_BADTABLE, "delta bit");
+		memcpy(copy, bz, lz);
+		copy[pa->off + 3] = 1;	/* a reserved byte */
+		open_expect(copy, lz, -SYM_E_BADTABLE, "reserved byte");
+		memcpy(copy, bz, lz);
+		h->zrec[r] = zb - 4;	/* the frame cut short */
+		open_expect(copy, lz, -SYM_E_BADTABLE, "frame cut");
+		memcpy(copy, bz, lz);
+		h->zrec[r] = (uint32_t)lz;	/* past the table */
+		open_expect(copy, lz, -SYM_E_BADTABLE, "area past the table");
+		memcpy(copy, bz, lz);
+		pa->count++;	/* not what the frame holds */
+		pa->bytes = (uint32_t)symi_cols_out_bytes(
+			SYMI_COLS_ROWS, pa->count, SYMT_FIELDS, pa->w);
+		open_expect(copy, lz, -SYM_E_BADTABLE, "one record more");
+		memcpy(copy, bz, lz);
+		pa->bytes += 8;	/* records of other bytes */
+		open_expect(copy, lz, -SYM_E_BADTABLE, "bytes");
+	}
+	memcpy(copy, bz, lz);
+	h->off_boff = h->off_blocks;	/* both index forms at once */
+	open_expect(copy, lz, -SYM_E_BADTABLE, "index with off_boff");
+	memcpy(copy, bz, lz);
+	h->zindex = 9;	/* a head and one byte of frame */
+	open_expect(copy, lz, -SYM_E_BADTABLE, "index frame");
+	memcpy(copy, bz, lz);
+	open_expect(copy, lz, 0, "the copy unchanged");
+out:
+	sym_table_close(tz);
+	sym_table_close(tp);
+	free(copy);
+	free(bz);
+	free(bp);
+}
+
+/* Values through symi_cols_pack() and back, as records and as arrays;
+ * a value past its width fails, so does a frame of another size. */
+static uint32_t cols_src(const void *src, uint32_t i, unsigned f)
+{
+	const uint32_t *v = src;
+
+	return v[(size_t)f * 1000 + i];
+}
+
+static void test_cols(void)
+{
+	static const uint8_t w[3] = { 7, 20, 32 }, narrow[3] = { 7, 19, 32 };
+	uint32_t *v = malloc(3 * 1000 * sizeof(*v));
+	uint8_t *area = NULL, *rows = NULL;
+	size_t zlen = 0, bad = 0, rb = symi_cols_out_bytes(SYMI_COLS_ROWS,
+							   1000, 3, w);
+	struct symt_view view = { 0 };
+
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < 1000; i++) {
+		v[i] = i % 128;			/* 7 bits */
+		v[1000 + i] = 1000 * i;		/* climbing: differences */
+		v[2000 + i] = i * 2654435761u;	/* all 32 bits */
+	}
+	CHECK_ERR(symi_cols_pack(1000, 3, w, cols_src, v, 9, &area, &zlen), 0);
+	CHECK(area && (area[0] & 2));	/* field 1 as differences */
+	rows = calloc(1, rb > 4 * 3 * 1000 + 8 ? rb : 4 * 3 * 1000 + 8);
+	if (area && rows) {
+		CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3, w,
+					   SYMI_COLS_ROWS, rows), 0);
+		view.p = rows;
+		view.n = 1000;
+		view.stride = (7 + 20 + 32 + 7) / 8;
+		view.mask[0] = 0x7f;
+		view.mask[1] = 0xfffff;
+		view.mask[2] = UINT32_MAX;
+		view.at[1] = 0, view.sh[1] = 7;
+		view.at[2] = 3, view.sh[2] = 3;
+		for (uint32_t i = 0; i < 1000; i++)
+			for (unsigned f = 0; f < 3; f++)
+				bad += symt_get(&view, i, f) !=
+				       v[(size_t)f * 1000 + i];
+		CHECK(bad == 0);
+		memset(rows, 0, 4 * 3 * 1000);
+		CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3, w,
+					   SYMI_COLS_U32, rows), 0);
+		CHECK(memcmp(rows, v, 4 * 3 * 1000) == 0);
+		/* Field 1 read as 19 bits: its values do not fit. */
+		CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3,
+					   narrow, SYMI_COLS_U32, rows),
+			  -SYM_E_BADTABLE);
+		/* Another count: the frame holds other bytes. */
+		CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 999, 3, w,
+					   SYMI_COLS_U32, rows),
+			  -SYM_E_BADTABLE);
+	}
+	free(rows);
+	free(area);
+	free(v);
 }
 
 static void test_corrupt(void)
@@ -1281,6 +1551,8 @@ int main(int argc, char **argv)
 	symi_prefetch_min = 0;
 	test_batch_module(argv[0]);
 	test_omit_cxx();
+	test_zrec(argv[0]);
+	test_cols();
 	test_corrupt();
 	test_crc_split();
 	test_errors();

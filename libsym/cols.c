@@ -1,0 +1,283 @@
+/*
+ * cols.c - a table's packed arrays stored as compressed columns (format 9:
+ * docs/table-format.md "Compressed records").
+ *
+ * A packed array (format.h) is records of bit fields back to back: the
+ * layout a lookup reads, one load a field, and one that zstd finds little
+ * to take from (a field's bits fall anywhere in a byte).  Stored, the
+ * same values compress three to five times better as columns: each
+ * field's values one after another, as byte planes (the low bytes of all
+ * values, then the next bytes), and a field whose values climb (addresses,
+ * string offsets in first-use order) as differences from the value
+ * before.  The reader builds the records back once (zstr.c keeps them for
+ * the process), so lookups read the same records as before.
+ *
+ * An area is
+ *
+ *   byte 0      delta mask: bit f set when field f is stored as
+ *               differences (modulo 2^(8 * bytes of the field))
+ *   bytes 1-7   zero
+ *   bytes 8-    one zstd frame: for each field f of width w[f] > 0, in
+ *               order, ceil(w[f] / 8) planes of @count bytes, plane j
+ *               byte j of every value (little-endian)
+ *
+ * Decoded, a value must fit its width; a frame that does not inflate to
+ * exactly the planes' bytes, or a value that does not fit, makes the area
+ * bad (-SYM_E_BADTABLE), never a record out of its place.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "internal.h"
+#include "format.h"
+#include "base.h"
+
+#define COLS_HEAD 8
+/* The level each column is tried at, as is and as differences, to choose
+ * (the whole area is then compressed at the caller's level). */
+#define COLS_TRY_LEVEL 1
+
+static unsigned field_bytes(unsigned w)
+{
+	return (w + 7) / 8;
+}
+
+/* Bytes of the planes of all fields. */
+static uint64_t planes_bytes(uint32_t count, unsigned nf, const uint8_t *w)
+{
+	uint64_t n = 0;
+
+	for (unsigned f = 0; f < nf; f++)
+		n += (uint64_t)count * field_bytes(w[f]);
+	return n;
+}
+
+size_t symi_cols_out_bytes(enum symi_cols_out kind, uint32_t count,
+			   unsigned nf, const uint8_t *w)
+{
+	uint64_t bits = 0;
+
+	if (kind == SYMI_COLS_U32)
+		return (size_t)4 * nf * count + SYMT_PAD;
+	for (unsigned f = 0; f < nf; f++)
+		bits += w[f];
+	return (size_t)((bits + 7) / 8) * count + SYMT_PAD;
+}
+
+/* Field @f's column into @to (its planes), as differences when @delta. */
+static void column_put(uint32_t count, unsigned B, symi_cols_get_fn get,
+		       const void *src, unsigned f, bool delta, uint8_t *to)
+{
+	uint64_t m = B >= 4 ? UINT32_MAX : ((uint64_t)1 << (8 * B)) - 1;
+	uint32_t prev = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t v = get(src, i, f);
+		uint32_t x = delta ? (uint32_t)((v - prev) & m) : v;
+
+		prev = v;
+		for (unsigned j = 0; j < B; j++)
+			to[(size_t)j * count + i] = (uint8_t)(x >> (8 * j));
+	}
+}
+
+/* The compressed size of @n bytes at @p alone, to choose; SIZE_MAX on
+ * error. */
+static size_t try_size(ZSTD_CCtx *cc, uint8_t *tmp, size_t cap,
+		       const uint8_t *p, size_t n)
+{
+	size_t c = ZSTD_compressCCtx(cc, tmp, cap, p, n, COLS_TRY_LEVEL);
+
+	return ZSTD_isError(c) ? SIZE_MAX : c;
+}
+
+int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
+		   symi_cols_get_fn get, const void *src, int level,
+		   uint8_t **out, size_t *outlen)
+{
+	uint64_t total = planes_bytes(count, nf, w), cap;
+	uint8_t *planes = NULL, *alt = NULL, *tmp = NULL, *buf = NULL;
+	ZSTD_CCtx *cc = NULL;
+	uint8_t mask = 0;
+	size_t at = 0, tcap, c;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*outlen = 0;
+	if (nf > SYMT_FIELDS || total >= UINT32_MAX)
+		return -SYM_E_TOOBIG;
+	cap = COLS_HEAD + ZSTD_compressBound((size_t)total);
+	tcap = ZSTD_compressBound((size_t)count * 4);
+	cc = ZSTD_createCCtx();
+	planes = symi_malloc(total ? (size_t)total : 1);
+	alt = symi_malloc((size_t)count * 4 + 1);
+	tmp = symi_malloc(tcap);
+	buf = symi_calloc(1, (size_t)cap);
+	if (!cc || !planes || !alt || !tmp || !buf)
+		goto out;
+	for (unsigned f = 0; f < nf; f++) {
+		unsigned B = field_bytes(w[f]);
+		size_t n = (size_t)count * B;
+
+		if (!B)
+			continue;
+		/* As is, and as differences: whichever compresses better. */
+		column_put(count, B, get, src, f, false, planes + at);
+		column_put(count, B, get, src, f, true, alt);
+		if (try_size(cc, tmp, tcap, alt, n) <
+		    try_size(cc, tmp, tcap, planes + at, n)) {
+			memcpy(planes + at, alt, n);
+			mask |= (uint8_t)(1u << f);
+		}
+		at += n;
+	}
+	buf[0] = mask;
+	c = ZSTD_compressCCtx(cc, buf + COLS_HEAD, (size_t)cap - COLS_HEAD,
+			      planes, (size_t)total, level);
+	if (ZSTD_isError(c)) {
+		err = -SYM_E_TOOBIG;
+		goto out;
+	}
+	*out = buf;
+	*outlen = COLS_HEAD + c;
+	buf = NULL;
+	err = 0;
+out:
+	free(buf);
+	free(tmp);
+	free(alt);
+	free(planes);
+	ZSTD_freeCCtx(cc);
+	return err;
+}
+
+/* Value @i of a column of @B-byte planes of @n values at @p. */
+static inline __attribute__((always_inline)) uint64_t
+plane_val(const uint8_t *p, size_t n, size_t i, unsigned B)
+{
+	uint64_t x = p[i];
+
+	if (B > 1)
+		x |= (uint64_t)p[n + i] << 8;
+	if (B > 2)
+		x |= (uint64_t)p[2 * n + i] << 16;
+	if (B > 3)
+		x |= (uint64_t)p[3 * n + i] << 24;
+	return x;
+}
+
+/*
+ * A column's values into records: each ORed in at @row (the byte of the
+ * field's first bit in record 0), shifted by @sh, @stride bytes apart; or
+ * into @out32 when it is not NULL.  @B and @delta are constants where it
+ * is inlined.  Returns the bits of the values beyond @w (0: all fit).
+ */
+static inline __attribute__((always_inline)) uint64_t
+column_run(const uint8_t *p, uint32_t count, unsigned B, bool delta,
+	   unsigned w, uint8_t *row, unsigned sh, uint32_t stride,
+	   uint32_t *out32)
+{
+	uint64_t m = B >= 4 ? UINT32_MAX : ((uint64_t)1 << (8 * B)) - 1;
+	uint64_t v = 0, over = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t x = plane_val(p, count, i, B), y;
+
+		v = delta ? (v + x) & m : x;
+		over |= v >> w;
+		if (out32) {
+			out32[i] = (uint32_t)v;
+			continue;
+		}
+		memcpy(&y, row, sizeof(y));
+		y = htole64(le64toh(y) | v << sh);
+		memcpy(row, &y, sizeof(y));
+		row += stride;
+	}
+	return over;
+}
+
+/* Field @f's values from its planes at @p into the records at @out
+ * (zeroed, @stride bytes each, the field at bit @pos of a record) or,
+ * when @out32 is not NULL, into that array.  False when a value does not
+ * fit @w bits. */
+static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
+		       bool delta, uint8_t *out, uint32_t stride, uint64_t pos,
+		       uint32_t *out32)
+{
+	uint8_t *row = out + (pos >> 3);
+	unsigned sh = (unsigned)(pos & 7);
+	uint64_t over;
+
+#define RUN(B, D) column_run(p, count, B, D, w, row, sh, stride, out32)
+	switch (field_bytes(w) * 2 + delta) {
+	case 2: over = RUN(1, false); break;
+	case 3: over = RUN(1, true); break;
+	case 4: over = RUN(2, false); break;
+	case 5: over = RUN(2, true); break;
+	case 6: over = RUN(3, false); break;
+	case 7: over = RUN(3, true); break;
+	case 8: over = RUN(4, false); break;
+	default: over = RUN(4, true); break;
+	}
+#undef RUN
+	return !over;
+}
+
+int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
+		     unsigned nf, const uint8_t *w, enum symi_cols_out kind,
+		     uint8_t *out)
+{
+	uint64_t total = planes_bytes(count, nf, w), pos = 0, stride = 0;
+	unsigned long long declared;
+	uint8_t *planes = NULL;
+	size_t got, at = 0;
+	int err = -SYM_E_BADTABLE;
+
+	if (nf > SYMT_FIELDS || zbytes < COLS_HEAD || total >= UINT32_MAX)
+		return -SYM_E_BADTABLE;
+	for (unsigned f = 0; f < nf; f++) {
+		if (w[f] > SYMT_BMAX || (!w[f] && (area[0] >> f & 1)))
+			return -SYM_E_BADTABLE;
+		stride += w[f];
+	}
+	stride = (stride + 7) / 8;
+	for (unsigned i = nf; i < 8; i++) {
+		if (area[0] >> i & 1)
+			return -SYM_E_BADTABLE;
+	}
+	for (unsigned i = 1; i < COLS_HEAD; i++) {
+		if (area[i])
+			return -SYM_E_BADTABLE;
+	}
+	/* The frame says what it holds: checked before anything is
+	 * allocated for it. */
+	declared = ZSTD_getFrameContentSize(area + COLS_HEAD,
+					    zbytes - COLS_HEAD);
+	if (declared != total)
+		return -SYM_E_BADTABLE;
+	planes = symi_malloc(total ? (size_t)total : 1);
+	if (!planes)
+		return -ENOMEM;
+	got = ZSTD_decompress(planes, (size_t)total, area + COLS_HEAD,
+			      zbytes - COLS_HEAD);
+	if (ZSTD_isError(got) || got != total)
+		goto out;
+	for (unsigned f = 0; f < nf; f++) {
+		if (w[f] && !column_get(planes + at, count, w[f],
+					area[0] >> f & 1, out,
+					(uint32_t)stride, pos,
+					kind == SYMI_COLS_U32 ?
+						(uint32_t *)(void *)out +
+							(size_t)f * count :
+						NULL))
+			goto out;
+		at += (size_t)count * field_bytes(w[f]);
+		pos += w[f];
+	}
+	err = 0;
+out:
+	free(planes);
+	return err;
+}
