@@ -210,17 +210,25 @@ static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
 	unsigned sh = (unsigned)(pos & 7);
 	uint64_t over;
 
-#define RUN(B, D) column_run(p, count, B, D, w, row, sh, stride, out32)
-	switch (field_bytes(w) * 2 + delta) {
-	case 2: over = RUN(1, false); break;
-	case 3: over = RUN(1, true); break;
-	case 4: over = RUN(2, false); break;
-	case 5: over = RUN(2, true); break;
-	case 6: over = RUN(3, false); break;
-	case 7: over = RUN(3, true); break;
-	case 8: over = RUN(4, false); break;
-	default: over = RUN(4, true); break;
+	/* Each case a loop of its own: the bytes, the differences and the
+	 * output known when it is compiled. */
+#define RUN(B, D, O) column_run(p, count, B, D, w, row, sh, stride, O)
+#define CASES(O)                                                             \
+	switch (field_bytes(w) * 2 + delta) {                                \
+	case 2: over = RUN(1, false, O); break;                              \
+	case 3: over = RUN(1, true, O); break;                               \
+	case 4: over = RUN(2, false, O); break;                              \
+	case 5: over = RUN(2, true, O); break;                               \
+	case 6: over = RUN(3, false, O); break;                              \
+	case 7: over = RUN(3, true, O); break;                               \
+	case 8: over = RUN(4, false, O); break;                              \
+	default: over = RUN(4, true, O); break;                              \
 	}
+	if (out32)
+		CASES(out32)
+	else
+		CASES(NULL)
+#undef CASES
 #undef RUN
 	return !over;
 }
