@@ -65,18 +65,18 @@ size_t symi_cols_out_bytes(enum symi_cols_out kind, uint32_t count,
 	return (size_t)((bits + 7) / 8) * count + SYMT_PAD;
 }
 
-/* Field @f's column into @to (its planes), as differences when @delta. */
-static void column_put(uint32_t count, unsigned B, symi_cols_get_fn get,
-		       const void *src, unsigned f, bool delta, uint8_t *to)
+/* A column's values @v[@count] into @to (its @B planes), as differences
+ * when @delta. */
+static void column_put(uint32_t count, unsigned B, const uint32_t *v,
+		       bool delta, uint8_t *to)
 {
 	uint64_t m = B >= 4 ? UINT32_MAX : ((uint64_t)1 << (8 * B)) - 1;
 	uint32_t prev = 0;
 
 	for (uint32_t i = 0; i < count; i++) {
-		uint32_t v = get(src, i, f);
-		uint32_t x = delta ? (uint32_t)((v - prev) & m) : v;
+		uint32_t x = delta ? (uint32_t)((v[i] - prev) & m) : v[i];
 
-		prev = v;
+		prev = v[i];
 		for (unsigned j = 0; j < B; j++)
 			to[(size_t)j * count + i] = (uint8_t)(x >> (8 * j));
 	}
@@ -98,6 +98,7 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 {
 	uint64_t total = planes_bytes(count, nf, w), cap;
 	uint8_t *planes = NULL, *alt = NULL, *tmp = NULL, *buf = NULL;
+	uint32_t *vals = NULL;
 	ZSTD_CCtx *cc = NULL;
 	uint8_t mask = 0;
 	size_t at = 0, tcap, c;
@@ -114,7 +115,8 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 	alt = symi_malloc((size_t)count * 4 + 1);
 	tmp = symi_malloc(tcap);
 	buf = symi_calloc(1, (size_t)cap);
-	if (!cc || !planes || !alt || !tmp || !buf)
+	vals = symi_malloc((size_t)count * sizeof(*vals) + 1);
+	if (!cc || !planes || !alt || !tmp || !buf || !vals)
 		goto out;
 	for (unsigned f = 0; f < nf; f++) {
 		unsigned B = field_bytes(w[f]);
@@ -122,9 +124,11 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 
 		if (!B)
 			continue;
+		for (uint32_t i = 0; i < count; i++)
+			vals[i] = get(src, i, f);
 		/* As is, and as differences: whichever compresses better. */
-		column_put(count, B, get, src, f, false, planes + at);
-		column_put(count, B, get, src, f, true, alt);
+		column_put(count, B, vals, false, planes + at);
+		column_put(count, B, vals, true, alt);
 		if (try_size(cc, tmp, tcap, alt, n) <
 		    try_size(cc, tmp, tcap, planes + at, n)) {
 			memcpy(planes + at, alt, n);
@@ -144,6 +148,7 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 	buf = NULL;
 	err = 0;
 out:
+	free(vals);
 	free(buf);
 	free(tmp);
 	free(alt);
