@@ -195,10 +195,9 @@ static void reg_trim(void)
 	}
 }
 
-/* The registered entry with these bytes, a reference taken, or NULL.
- * The sizes and the frame index (the frames' compressed sizes) tell most
- * areas apart; a candidate is then compared whole, one pass over the
- * area per open.  reg_mu held. */
+/* Is @e the entry of @k?  The sizes and the frame index (the frames'
+ * compressed sizes), or the records' layout, tell most areas apart; a
+ * candidate is then compared whole, one pass over the area per open. */
 static bool key_is(const struct zentry *e, const struct zkey *k)
 {
 	if (e->rec != k->rec || e->zbytes != k->zbytes || e->z.size != k->size)
@@ -213,6 +212,8 @@ static bool key_is(const struct zentry *e, const struct zkey *k)
 	       memcmp(e->area, k->area, k->zbytes) == 0;
 }
 
+/* The registered entry of @k, a reference taken, or NULL.  reg_mu
+ * held. */
 static struct zentry *reg_find(const struct zkey *k)
 {
 	for (struct zentry *e = reg_head; e; e = e->next) {
@@ -231,9 +232,10 @@ bool symi_zstr_bounded(uint64_t size, uint64_t zbytes)
 	return size <= ZSTR_FREE_BYTES || size / ZSTR_MAX_RATIO <= zbytes;
 }
 
-/* The entry of key @k when registered, else @mine (made by the caller
- * outside the lock, with @err; NULL to look only: -ENOENT) registered.  Another thread may register
- * the same bytes meanwhile: theirs is kept, and @mine freed. */
+/* The entry of key @k when registered, else @mine registered: made by
+ * the caller outside the lock, with @err (NULL to look only: then
+ * -ENOENT when there is none).  Another thread may register the same
+ * bytes meanwhile: theirs is kept, and @mine freed. */
 static int reg_get(const struct zkey *k, int err, struct zentry *mine,
 		   struct symi_zstr **out)
 {
