@@ -358,6 +358,7 @@ struct sym_table {
 	/* References on records built back from columns (format 9), the
 	 * last the block index's; NULL for a plain area. */
 	struct symi_zstr *zrec[SYMT_R_N + 1];
+	uint64_t known;		/* symi_table_open_known()'s key, or 0 */
 	/* The two string blobs (symi_blob_at()). */
 	struct symt_blob str;	/* the strings */
 	struct symt_blob dstr;	/* the demangled names */

@@ -846,6 +846,18 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 void symi_table_adopt(struct sym_table *t, void *buf);
 
 /*
+ * symi_table_open_known() - sym_table_open() of a buffer whose bytes the
+ * caller has already checked under the key @known (not 0): the store's
+ * chunk, whose CRC it verified once in this process and whose (CRC,
+ * start, size) it trusts after (store.c).  Its compressed areas met again
+ * at the same address under the same key are found in the registry
+ * without being read (a symd request opens the table anew each time).
+ * @known 0 is sym_table_open().
+ */
+int symi_table_open_known(const void *buf, size_t len, uint64_t known,
+			  struct sym_table **out);
+
+/*
  * A string blob stored as zstd frames (zstr.c; a table's strings and
  * demangled names, format 8), inflated a frame at a time on first use
  * and shared by every table of the process whose compressed area has the
@@ -871,10 +883,13 @@ struct symi_zstr {
  * (@zbytes bytes, format.h's layout) that inflates to @size bytes in
  * frames of 2^@shift; a reference the caller drops with
  * symi_zstr_put().  @area need not outlive the call (it is copied once).
+ * An entry is found by comparing the area with its copy, or, when
+ * @known is not 0, by @known and @area's address where the same key
+ * found it before (symi_table_open_known()).
  * Returns 0, -ENOMEM, or -SYM_E_BADTABLE (the frame index is not sane).
  */
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
-		  unsigned shift, struct symi_zstr **out);
+		  unsigned shift, uint64_t known, struct symi_zstr **out);
 void symi_zstr_put(struct symi_zstr *z);
 /* Whether an area of @zbytes may inflate to @size bytes: the bound that
  * keeps a table from outside from filling memory (zstr.c); the writer
@@ -959,14 +974,15 @@ extern size_t symi_zrec_max;
 /*
  * symi_zrec_get() - the records of the column area @area[@zbytes]
  * (symi_cols_unpack()), built once per process and shared like a string
- * blob: *@out's blob holds them, whole; drop the reference with
- * symi_zstr_put().  @area need not outlive the call.  Returns 0, -ENOMEM
+ * blob (found as symi_zstr_get() finds one, @known alike): *@out's blob
+ * holds them, whole; drop the reference with symi_zstr_put().  @area need
+ * not outlive the call.  Returns 0, -ENOMEM
  * or -SYM_E_BADTABLE (as symi_cols_unpack(), or the records would exceed
  * symi_zstr_bounded()).
  */
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
-		  struct symi_zstr **out);
+		  uint64_t known, struct symi_zstr **out);
 
 /*
  * A table's content, decoded: what build.c collects, what split.c cuts

@@ -1245,7 +1245,7 @@ static void chunk_drop(struct chunk *c)
  * aligned (values on overflow pages), else from a copy (small values
  * inside a leaf page).  Returns 0, ENOMEM or -SYM_E_BADTABLE.
  */
-static int chunk_open(const MDB_val *val, struct chunk *c)
+static int chunk_open(const MDB_val *val, uint64_t known, struct chunk *c)
 {
 	const void *data = val->mv_data;
 
@@ -1256,11 +1256,26 @@ static int chunk_open(const MDB_val *val, struct chunk *c)
 		memcpy(c->copy, data, val->mv_size);
 		data = c->copy;
 	}
-	if (sym_table_open(data, val->mv_size, &c->t) != 0) {
+	if (symi_table_open_known(data, val->mv_size, known, &c->t) != 0) {
 		chunk_drop(c);
 		return -SYM_E_BADTABLE;
 	}
 	return 0;
+}
+
+/* A chunk's identity for the verdicts: its CRC (the header's), start and
+ * size; 0 when @val is too short to hold a header. */
+static uint64_t chunk_vh(const MDB_val *key, const MDB_val *val)
+{
+	uint32_t crc;
+
+	if (val->mv_size < sizeof(struct symt_header) || key->mv_size < 8)
+		return 0;
+	memcpy(&crc, (const char *)val->mv_data +
+			     offsetof(struct symt_header, crc), sizeof(crc));
+	return ((uint64_t)crc << 32) ^
+	       rd_be64((const uint8_t *)key->mv_data + key->mv_size - 8) ^
+	       val->mv_size;
 }
 
 /* Open the chunk at @key/@val into @c, verifying it if this process has
@@ -1269,17 +1284,17 @@ static int chunk_open(const MDB_val *val, struct chunk *c)
 static int chunk_check(struct sym_store *st, const MDB_val *key,
 		       const MDB_val *val, bool trusted, struct chunk *c)
 {
-	const struct symt_header *h;
 	struct sym_table_stat ts;
-	uint64_t vh;
-	int rc = chunk_open(val, c);
+	uint64_t vh = chunk_vh(key, val);
+	/* A chunk verified before in this process is opened under that
+	 * verdict's key: its compressed areas are found again unread. */
+	bool known = vh && verified_test_set(st, vh, false);
+	int rc = chunk_open(val, known ? vh : 0, c);
 
 	if (rc)
 		return rc;
-	h = (const struct symt_header *)c->t->buf;
 	c->start = rd_be64((const uint8_t *)key->mv_data + key->mv_size - 8);
-	vh = ((uint64_t)h->crc << 32) ^ c->start ^ val->mv_size;
-	if (!verified_test_set(st, vh, false)) {
+	if (!known && !verified_test_set(st, vh, false)) {
 		/* A verdict "corrupt" names the key too (its generation): a
 		 * table stored again with the same bytes is checked anew. */
 		uint64_t bad = vh ^ VERIFIED_BAD;
@@ -1413,7 +1428,7 @@ static int first_chunk(struct table_read *r, const uint8_t *id,
 		return -SYM_E_NOTFOUND;
 	if (rc)
 		return mdb_err(rc, "cannot read table");
-	rc = chunk_open(&val, c);
+	rc = chunk_open(&val, 0, c);
 	return rc == ENOMEM ? -ENOMEM : rc;
 }
 
@@ -2236,7 +2251,7 @@ int sym_store_verify(struct sym_store *st, sym_store_problem_fn fn,
 						 pl);
 			struct chunk ch = { 0 };
 			struct sym_table_stat ts;
-			int o = chunk_open(&cval, &ch);
+			int o = chunk_open(&cval, 0, &ch);
 
 			if (o == ENOMEM) {
 				problems = -ENOMEM;

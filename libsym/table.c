@@ -94,7 +94,8 @@ static int blob_open(const struct sym_table *t, uint32_t off, uint32_t size,
 	}
 	if (!in_buf(t->h->size, off, zbytes, 1))
 		return -SYM_E_BADTABLE;
-	err = symi_zstr_get(t->buf + off, zbytes, size, shift, &b->z);
+	err = symi_zstr_get(t->buf + off, zbytes, size, shift, t->known,
+			    &b->z);
 	if (!err)	/* inflated whole by an earlier open */
 		b->plain = __atomic_load_n(&b->z->whole, __ATOMIC_ACQUIRE);
 	return err;
@@ -125,7 +126,7 @@ static int index_open(struct sym_table *t, uint64_t nb)
 		return 0;
 	}
 	err = symi_zrec_get(t->buf + h->off_bstart, h->zindex, (uint32_t)nb,
-			    2, w, SYMI_COLS_U32, z);
+			    2, w, SYMI_COLS_U32, t->known, z);
 	if (err)
 		return err;
 	t->bstart = (const uint32_t *)(void *)(*z)->blob;
@@ -177,7 +178,7 @@ static int rec_open(struct sym_table *t, int r)
 	    a->bytes != symi_cols_out_bytes(SYMI_COLS_ROWS, a->count, nf, a->w))
 		return -SYM_E_BADTABLE;
 	err = symi_zrec_get(t->buf + a->off, zbytes, a->count, nf, a->w,
-			    SYMI_COLS_ROWS, z);
+			    SYMI_COLS_ROWS, t->known, z);
 	if (err)
 		return err;
 	b = *a;
@@ -186,6 +187,12 @@ static int rec_open(struct sym_table *t, int r)
 }
 
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
+{
+	return symi_table_open_known(buf, len, 0, out);
+}
+
+int symi_table_open_known(const void *buf, size_t len, uint64_t known,
+			  struct sym_table **out)
 {
 	const struct symt_header *h = buf;
 	struct sym_table *t;
@@ -220,6 +227,7 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	t->buf = p;
 	t->len = h->size;
 	t->h = h;
+	t->known = known;
 	err = index_open(t, nb);
 	for (int r = 0; r < SYMT_R_N && !err; r++)
 		err = rec_open(t, r);

@@ -67,6 +67,10 @@ struct zentry {
 	uint8_t nf, kind;
 	uint8_t w[SYMT_FIELDS];
 	uint32_t count;
+	/* Where it was last found under a caller's key (symi_zstr_get()'s
+	 * @known): the same key and address find it again unread. */
+	uint64_t known;
+	const void *src;
 };
 
 /* What an entry is found by, besides its area's bytes. */
@@ -78,6 +82,7 @@ struct zkey {
 	uint8_t nf, kind;
 	const uint8_t *w;
 	uint32_t count;
+	uint64_t known;		/* 0, or the caller's key of the bytes */
 };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -202,13 +207,17 @@ static bool key_is(const struct zentry *e, const struct zkey *k)
 {
 	if (e->rec != k->rec || e->zbytes != k->zbytes || e->z.size != k->size)
 		return false;
-	if (k->rec)
-		return e->nf == k->nf && e->kind == k->kind &&
-		       e->count == k->count &&
-		       memcmp(e->w, k->w, k->nf) == 0 &&
-		       memcmp(e->area, k->area, k->zbytes) == 0;
-	return e->z.shift == k->shift &&
-	       memcmp(e->area, k->area, 4 * ((size_t)e->z.nframes + 1)) == 0 &&
+	if (k->rec ? e->nf != k->nf || e->kind != k->kind ||
+			     e->count != k->count ||
+			     memcmp(e->w, k->w, k->nf) != 0 :
+		     e->z.shift != k->shift)
+		return false;
+	/* Met again where the caller's key last found it: the caller
+	 * vouches for the bytes (symi_table_open_known()). */
+	if (k->known && e->known == k->known && e->src == k->area)
+		return true;
+	return (k->rec ||
+		memcmp(e->area, k->area, 4 * ((size_t)e->z.nframes + 1)) == 0) &&
 	       memcmp(e->area, k->area, k->zbytes) == 0;
 }
 
@@ -218,6 +227,10 @@ static struct zentry *reg_find(const struct zkey *k)
 {
 	for (struct zentry *e = reg_head; e; e = e->next) {
 		if (key_is(e, k)) {
+			if (k->known) {
+				e->known = k->known;
+				e->src = k->area;
+			}
 			e->refs++;
 			reg_unlink(e);
 			reg_push(e);
@@ -246,6 +259,8 @@ static int reg_get(const struct zkey *k, int err, struct zentry *mine,
 	if (!e && mine) {
 		e = mine;
 		mine = NULL;
+		e->known = k->known;
+		e->src = k->known ? k->area : NULL;
 		e->refs = 1;
 		reg_push(e);
 		reg_trim();
@@ -259,10 +274,10 @@ static int reg_get(const struct zkey *k, int err, struct zentry *mine,
 }
 
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
-		  unsigned shift, struct symi_zstr **out)
+		  unsigned shift, uint64_t known, struct symi_zstr **out)
 {
 	struct zkey k = { .area = area, .zbytes = zbytes, .size = size,
-			  .shift = shift };
+			  .shift = shift, .known = known };
 	struct zentry *mine = NULL;
 	int err;
 
@@ -318,13 +333,13 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
-		  struct symi_zstr **out)
+		  uint64_t known, struct symi_zstr **out)
 {
 	size_t size = symi_cols_out_bytes(kind, count, nf, w);
 	struct zkey k = { .area = area, .zbytes = zbytes,
 			  .size = (uint32_t)size, .rec = true,
 			  .nf = (uint8_t)nf, .kind = (uint8_t)kind, .w = w,
-			  .count = count };
+			  .count = count, .known = known };
 	struct zentry *mine = NULL;
 	int err;
 
