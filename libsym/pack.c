@@ -966,6 +966,19 @@ static void plan_arrays(const struct packer *P, struct symt_header *hd,
 	pk_plan(P, &a->sk, &hd->skinds, SYMT_SK_N, P->nk, kind_vals);
 }
 
+/* Keep the compressed area *@z (*@zlen bytes) of what takes @plain bytes
+ * stored plain only when it is smaller and what a reader builds from it,
+ * @built bytes, is within the inflation bound (symi_zstr_bounded()); else
+ * free it: stored plain. */
+static void z_keep(uint8_t **z, size_t *zlen, size_t plain, size_t built)
+{
+	if (*z && (*zlen >= plain || !symi_zstr_bounded(built, *zlen))) {
+		free(*z);
+		*z = NULL;
+		*zlen = 0;
+	}
+}
+
 /* Place packed array @a at *off (8-aligned) and move *off past it; *zrec
  * its column area's bytes, 0 when plain. */
 static void place(struct symt_packed *h, const struct pk *a, size_t *off,
@@ -1013,12 +1026,7 @@ static int pk_compress(const struct packer *P, struct pk *a, vals_fn fn)
 			     ZREC_LEVEL, &a->z, &a->zlen);
 	a->p = NULL;
 	free(tmp);
-	if (!err && (a->zlen >= pk_bytes(a) ||
-		     !symi_zstr_bounded(pk_bytes(a), a->zlen))) {
-		free(a->z);
-		a->z = NULL;
-		a->zlen = 0;
-	}
+	z_keep(&a->z, &a->zlen, pk_bytes(a), pk_bytes(a));
 	return err;
 }
 
@@ -1142,12 +1150,7 @@ static int recs_compress(const struct packer *P, struct arrays *a,
 		return err;
 	err = symi_cols_pack((uint32_t)nb, 2, w2, bindex_get, &X, ZREC_LEVEL,
 			     &a->ix.z, &a->ix.zlen);
-	if (!err && (a->ix.zlen >= 8 * nb ||
-		     !symi_zstr_bounded(8 * nb + SYMT_PAD, a->ix.zlen))) {
-		free(a->ix.z);
-		a->ix.z = NULL;
-		a->ix.zlen = 0;
-	}
+	z_keep(&a->ix.z, &a->ix.zlen, 8 * nb, 8 * nb + SYMT_PAD);
 	return err;
 }
 
@@ -1211,12 +1214,7 @@ static int strs_compress(struct strs *S)
 		return 0;
 	err = symi_zstr_pack(S->blob, S->len, S->frame_shift, Z_LEVEL, &S->z,
 			     &S->zlen);
-	if (!err && (S->zlen >= S->len ||
-		     !symi_zstr_bounded(S->len, S->zlen))) {
-		free(S->z);
-		S->z = NULL;
-		S->zlen = 0;
-	}
+	z_keep(&S->z, &S->zlen, S->len, S->len);
 	return err;
 }
 
