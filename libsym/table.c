@@ -40,10 +40,10 @@ static bool in_buf(size_t size, uint32_t off, uint64_t n, size_t elem)
 	return end <= size;
 }
 
-/* Locate packed array @a of @nf fields: in the table, widths sane, room
- * for its records and the padding. */
-static bool view_open(const char *p, size_t size, const struct symt_packed *a,
-		      unsigned nf, struct symt_view *v)
+/* The layout of packed array @a of @nf fields into @v (all but v->p):
+ * widths sane, unused fields 0. */
+static bool view_layout(const struct symt_packed *a, unsigned nf,
+			struct symt_view *v)
 {
 	uint32_t stride = 0;
 
@@ -56,13 +56,20 @@ static bool view_open(const char *p, size_t size, const struct symt_packed *a,
 		v->sh[f] = (uint8_t)(stride % 8);
 		stride += a->w[f];
 	}
-	stride = (stride + 7) / 8;	/* records are whole bytes */
-	if (!in_buf(size, a->off, a->bytes, 1) ||
-	    (uint64_t)a->bytes < (uint64_t)a->count * stride + SYMT_PAD)
+	v->n = a->count;
+	v->stride = (stride + 7) / 8;	/* records are whole bytes */
+	return true;
+}
+
+/* Locate packed array @a of @nf fields: in the table, widths sane, room
+ * for its records and the padding. */
+static bool view_open(const char *p, size_t size, const struct symt_packed *a,
+		      unsigned nf, struct symt_view *v)
+{
+	if (!view_layout(a, nf, v) || !in_buf(size, a->off, a->bytes, 1) ||
+	    (uint64_t)a->bytes < (uint64_t)a->count * v->stride + SYMT_PAD)
 		return false;
 	v->p = (const uint8_t *)p + a->off;
-	v->n = a->count;
-	v->stride = stride;
 	return true;
 }
 
@@ -143,7 +150,6 @@ static int rec_open(struct sym_table *t, int r)
 	uint32_t zbytes = h->zrec[r];
 	const struct symt_packed *a;
 	struct symt_view *v;
-	struct symt_packed b;
 	unsigned nf;
 	int err;
 
@@ -170,20 +176,15 @@ static int rec_open(struct sym_table *t, int r)
 	if (!zbytes)
 		return view_open(t->buf, h->size, a, nf, v) ? 0 :
 							  -SYM_E_BADTABLE;
-	for (unsigned f = nf; f < SYMT_FIELDS; f++) {
-		if (a->w[f])
-			return -SYM_E_BADTABLE;
-	}
-	if (a->off % 8 || !in_buf(h->size, a->off, zbytes, 1) ||
+	/* The layout first: nothing is built for a table refused by it. */
+	if (!view_layout(a, nf, v) || !in_buf(h->size, a->off, zbytes, 1) ||
 	    a->bytes != symi_cols_out_bytes(SYMI_COLS_ROWS, a->count, nf, a->w))
 		return -SYM_E_BADTABLE;
 	err = symi_zrec_get(t->buf + a->off, zbytes, a->count, nf, a->w,
 			    SYMI_COLS_ROWS, t->known, z);
-	if (err)
-		return err;
-	b = *a;
-	b.off = 0;
-	return view_open((*z)->blob, a->bytes, &b, nf, v) ? 0 : -SYM_E_BADTABLE;
+	if (!err)
+		v->p = (const uint8_t *)(*z)->blob;
+	return err;
 }
 
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
