@@ -24,7 +24,9 @@
 #    fixture, 10.3 M allocations) and of Debian's python3.11 with
 #    PYTHONMALLOC=malloc building and dropping a dict of 2 M strings,
 #    BENCH_RUNS_WHOLE (9) rounds, each round every variant once in turn:
-#    no profiler; alloc mode (512 KiB); and the peers that are installed
+#    no profiler; a bare interposer (tests/bench/symprof-bare.c: every
+#    entry point one jump to glibc's, the floor of any LD_PRELOAD
+#    profiler); alloc mode (512 KiB); and the peers that are installed
 #    (heaptrack, not on the mix fixture: 20 M calls traced would take
 #    minutes a run; jemalloc without and with its profiler, prof:true,
 #    lg_prof_sample:19 as our rate).  Printed: the median and minimum of
@@ -59,6 +61,9 @@
 #    pair's measured extra ns (1) an operation; plus samples x the cold
 #    drain (and the capture's instructions at the program's ns), plus
 #    start-up; set beside the direct figures.
+# Every run is pinned to CPU BENCH_CPU (0; empty: not pinned): the
+# workloads have one thread, and this VM's two vCPUs differ in speed by
+# up to 60 %, more than the effects measured.
 # Knobs besides the run counts: BENCH_SYMPROF_BASE=PATH adds to 2 a
 # variant "alloc-base", alloc mode with another build of libsymprof.so
 # (say main's, to measure a change: its line also gives the median CPU
@@ -77,6 +82,7 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
 # -O2 alone: no frame pointers, as a distribution's programs (CFI unwinds)
 cc -O2 -g -I"$ROOT/libsym" -o "$W/mix" "$ROOT/tests/bench/symprof-alloc-mix.c"
+cc -O2 -shared -fPIC -fno-plt -o "$W/bare.so" "$ROOT/tests/bench/symprof-bare.c"
 cc -O2 -shared -fPIC -I"$ROOT/libsym" -o "$W/idle.so" \
 	"$ROOT/tests/bench/symprof-idle-thread.c" \
 	-lpthread
@@ -90,7 +96,7 @@ VG=$(command -v valgrind || true)
 [ "${BENCH_PEERS:-1}" = 0 ] && HEAPTRACK= JE=
 BASE=${BENCH_SYMPROF_BASE:-}
 W="$W" SYM="$SYM" LIB="$LIB" HEAPTRACK="$HEAPTRACK" PY="$PY" JE="$JE" \
-BASE="$BASE" VG="$VG" MIX_STEPS=${BENCH_MIX_STEPS:-10000000} \
+BASE="$BASE" VG="$VG" PIN=${BENCH_CPU-0} MIX_STEPS=${BENCH_MIX_STEPS:-10000000} \
 RUNS=${BENCH_RUNS:-7} RUNS_WHOLE=${BENCH_RUNS_WHOLE:-9} python3 - <<'PYEOF'
 import os, statistics, subprocess, time
 
@@ -99,6 +105,7 @@ HT, PY = os.environ["HEAPTRACK"], os.environ["PY"]
 JE, BASE = os.environ["JE"], os.environ["BASE"]
 VG, MIX_STEPS = os.environ["VG"], int(os.environ["MIX_STEPS"])
 RUNS, RUNS_WHOLE = int(os.environ["RUNS"]), int(os.environ["RUNS_WHOLE"])
+PIN = int(os.environ["PIN"]) if os.environ["PIN"] != "" else None
 med = statistics.median
 
 def load():
@@ -117,6 +124,8 @@ def env(mode):
         e["SYMPROF_RATE"] = "4096"
     if mode == "thread":
         e["LD_PRELOAD"] = W + "/idle.so"
+    if mode == "bare":
+        e["LD_PRELOAD"] = W + "/bare.so"
     if mode in ("jemalloc", "jeprof"):
         e["LD_PRELOAD"] = JE
     if mode == "jeprof":
@@ -134,6 +143,8 @@ def run(argv, mode, extra_env=None):
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
+        if PIN is not None:
+            os.sched_setaffinity(0, {PIN})
         fd = os.open(W + "/out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(fd, 1)
         err = os.open("/dev/null", os.O_WRONLY)
@@ -191,7 +202,7 @@ def mix_model(bc, drain_s, nsamp, dmed, dpaired):
           % (100 * (lo + rest) / bc, 100 * (hi + rest) / bc, bc,
              100 * rest / bc, 100 * dmed / bc, 100 * dpaired / bc))
 
-print("load before: %s" % load())
+print("load before: %s; every run on CPU %s" % (load(), PIN if PIN is not None else "any"))
 NAMES = {"plain": "no profiler", "cpu": "preloaded, cpu mode",
          "alloc": "alloc mode, rate 512 KiB",
          "thread": "an idle thread only (no profiler)"}
@@ -281,17 +292,17 @@ print("  a drain, hot (SYMPROF_RATE=4096, min of %d): %.2f us"
 peers = (["heaptrack"] if HT else []) + \
     (["jemalloc", "jeprof"] if JE else [])
 work = [("mix fixture (symprof-alloc-mix, %d operations)" % MIX_OPS,
-         [W + "/mix", str(MIX_STEPS)], None, ["plain", "alloc"] +
+         [W + "/mix", str(MIX_STEPS)], None, ["plain", "bare", "alloc"] +
          [p for p in peers if p != "heaptrack"], "mix"),
         ("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None,
-         ["plain", "alloc"] + peers, "tcache")]
+         ["plain", "bare", "alloc"] + peers, "tcache")]
 if PY:
     work.append(("python3.11 dict of 2 M strings", [PY, "-c",
         "d = {str(i) * 3: str(i) for i in range(2000000)}\n"
         "s = sum(len(k) for k in d)\ndel d\nprint(s)"],
         {"PYTHONMALLOC": "malloc"},
-        ["plain", "alloc"] + peers, "bulk"))
-own = {"jeprof": "jemalloc", "alloc-base": "alloc"}
+        ["plain", "bare", "alloc"] + peers, "bulk"))
+own = {"jeprof": "jemalloc", "alloc-base": "alloc", "alloc": "bare"}
 if BASE:
     for w in work:
         w[3].insert(2, "alloc-base")

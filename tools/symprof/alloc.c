@@ -15,10 +15,12 @@
  * once with dlsym (whose own calloc comes back here and goes straight
  * to __libc_calloc).
  *
- * The fast path of an allocation of n bytes is one relaxed load of
- * sp_alloc_on and `left -= n` on a thread-local counter: no lock, no
- * system call, no allocation.  When the counter goes below 0 the slow
- * path (alloc_est.h) decides, and a sampled allocation takes the stack
+ * The fast path of an allocation of n bytes is `left -= n` on a
+ * thread-local counter: no lock, no system call, no allocation, no other
+ * load.  When the counter goes below 0 the slow path decides: whether
+ * sampling is on at all (sp_alloc_on; when it is off the counter is set
+ * to come back every OFF_GRAIN bytes), whether a request waits, and
+ * (alloc_est.h) whether to sample; a sampled allocation takes the stack
  * as the signal handler does (registers and a copy of the used stack,
  * into the thread's own ring; the drain thread unwinds it with CFI) and
  * goes into the live table.
@@ -74,6 +76,17 @@ _Atomic uint64_t sp_alloc_untracked, sp_alloc_unregistered;
 static __thread struct sp_sampler smp __attribute__((tls_model("initial-exec")));
 /* In our slow path, or the drain thread: allocations pass through. */
 static __thread int busy __attribute__((tls_model("initial-exec")));
+/* Bytes sp_alloc_poke() took out of smp.left, so that the thread's next
+ * allocation borrows and goes to slow(), which puts them back: the
+ * sampling process is unchanged.  in_slow: slow() is changing smp.left,
+ * and a poke leaves it alone (slow() looks for the request on its way
+ * out).  Both are changed by our signal handler over this thread. */
+static __thread uint64_t bank __attribute__((tls_model("initial-exec")));
+static __thread volatile int in_slow __attribute__((tls_model("initial-exec")));
+
+/* While sampling is off, a thread's counter runs this many bytes between
+ * two looks at sp_alloc_on (the fast path does not read it). */
+#define OFF_GRAIN ((int64_t)1 << 20)
 
 /* Sizes above this are counted as this (2^62 bytes: never allocated). */
 #define BIG ((uint64_t)1 << 62)
@@ -304,6 +317,23 @@ void sp_alloc_poke(void)
 	int one = 1;
 
 	atomic_compare_exchange_strong(&sp_alloc_on, &one, 2);
+	if (in_slow)
+		return;		/* slow() looks on its way out */
+	/* The fast path's `sub` is one instruction: a signal comes before
+	 * or after it, and the sums are modulo 2^64 like it. */
+	bank += (uint64_t)smp.left;
+	smp.left = 0;
+}
+
+void sp_alloc_arm(void)
+{
+	in_slow = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	bank = 0;
+	smp.left = 0;	/* the next allocation draws the first distance */
+	smp.started = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_slow = 0;
 }
 
 /* ---- taking the stack ------------------------------------------------- */
@@ -437,13 +467,28 @@ static void take_sample(void *p, uint64_t size)
 }
 
 /* The slow path: the counter borrowed on @n bytes, which returned @p
- * (NULL: the allocation failed, and is not counted). */
+ * (NULL: the allocation failed, and is not counted).  Also where the
+ * fast path learns that sampling is off (the counter then runs
+ * OFF_GRAIN bytes to the next look) and where a posted request is
+ * served. */
 __attribute__((noinline)) static void slow(void *p, uint64_t n)
 {
-	int saved = errno;
+	int saved = errno, on;
 
-	/* Undo fast()'s wrapped subtraction: back to the bytes left. */
-	smp.left = (int64_t)((uint64_t)smp.left + n);
+	in_slow = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Undo fast()'s wrapped subtraction, and take back what a poke
+	 * banked: the bytes left to the next sample point. */
+	smp.left = (int64_t)((uint64_t)smp.left + n + bank);
+	bank = 0;
+	on = atomic_load_explicit(&sp_alloc_on, memory_order_relaxed);
+	if (!on) {
+		/* Not sampling (cpu mode, before start_alloc(), a child that
+		 * stopped): look again in OFF_GRAIN bytes. */
+		smp.left = OFF_GRAIN;
+		smp.started = 0;
+		goto out;
+	}
 	if (busy || !p)
 		goto out;
 	busy = 1;
@@ -452,15 +497,31 @@ __attribute__((noinline)) static void slow(void *p, uint64_t n)
 			  sp_now_ns(CLOCK_MONOTONIC) ^ (uintptr_t)&smp;
 	if (sp_sampler_take(&smp, n > BIG ? BIG : n, sp_alloc_rate))
 		take_sample(p, n > BIG ? BIG : n);
-	if (atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
-		int two = 2;
-
-		/* A request posted with no drain thread (SIGUSR2). */
-		if (atomic_compare_exchange_strong(&sp_alloc_on, &two, 1))
-			sp_drain_inline();
-	}
 	busy = 0;
 out:
+	/* A request that cannot be served here (our own code allocating):
+	 * the next allocation comes back. */
+	if (busy &&
+	    atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
+		bank += (uint64_t)smp.left;
+		smp.left = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_slow = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* A request posted with no drain thread (SIGUSR2, or our own
+	 * sample's): read after in_slow is 0, so that one posted later
+	 * banks the counter and comes back here. */
+	if (!busy &&
+	    atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
+		int two = 2;
+
+		if (atomic_compare_exchange_strong(&sp_alloc_on, &two, 1)) {
+			busy = 1;
+			sp_drain_inline();
+			busy = 0;
+		}
+	}
 	errno = saved;
 }
 
@@ -485,23 +546,15 @@ static inline bool sub_borrows(uint64_t *left, uint64_t n)
  * more than the bytes left to the next sample point (the caller sends
  * it to alloc_slow()).  smp.left is in [0, 2^62] between calls, so the
  * unsigned subtraction borrows exactly when sp_sampler_take() would
- * draw (n > left), whatever @n; slow() adds @n back.  One relaxed load
- * and its compare, and one subtraction on thread-local memory with its
- * borrow: with the GOT load of the initial-exec TLS offset, 6
- * instructions before the jump to glibc (docs/symprof.md, "Cost of
- * alloc mode").
+ * draw (n > left), whatever @n; slow() adds @n back.  One subtraction on
+ * thread-local memory and its borrow: with the GOT load of the
+ * initial-exec TLS offset, 3 instructions before the jump to glibc
+ * (docs/symprof.md, "Cost of alloc mode").  Whether sampling is on, and
+ * whether a request waits, slow() decides.
  */
 static inline bool fast(size_t n)
 {
-	uint64_t *left = (uint64_t *)&smp.left;
-	int on = atomic_load_explicit(&sp_alloc_on, memory_order_relaxed);
-
-	if (__builtin_expect(on == 1, 1))
-		return __builtin_expect(!sub_borrows(left, n), 1);
-	if (!on)
-		return true;
-	*left -= n;	/* 2, a request waits: to slow(), which adds n back */
-	return false;
+	return __builtin_expect(!sub_borrows((uint64_t *)&smp.left, n), 1);
 }
 
 /* Account an allocation of @n bytes that returned @p (not NULL). */

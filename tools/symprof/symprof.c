@@ -1070,6 +1070,7 @@ static void start_alloc(void)
 		return;
 	}
 	atomic_store(&sp_alloc_on, 1);
+	sp_alloc_arm();
 }
 
 __attribute__((constructor)) static void sp_init(void)

@@ -522,8 +522,9 @@ SP_HIDDEN void sp_jit_end(void);
 
 
 /* alloc.c: alloc mode. */
-/* 0: off; 1: sampling; 2: sampling, and the next allocation serves a
- * posted request in its slow path (sp_alloc_poke()). */
+/* 0: off; 1: sampling; 2: sampling, and a posted request waits to be
+ * served in an allocation's slow path (sp_alloc_poke()).  The fast path
+ * never reads it: slow() does, when a thread's byte counter borrows. */
 SP_HIDDEN extern _Atomic int sp_alloc_on;
 /* SYMPROF_RATE: the mean bytes between samples. */
 SP_HIDDEN extern uint64_t sp_alloc_rate;
@@ -544,9 +545,15 @@ SP_HIDDEN void sp_alloc_thread_off(void);
 SP_HIDDEN int sp_alloc_hold(int on);
 /* The calling thread is in alloc mode's slow path (or passes through). */
 SP_HIDDEN bool sp_alloc_busy(void);
-/* Send the next allocation to the slow path, where sp_drain_inline()
- * serves a posted request (async-signal-safe: one compare-and-swap). */
+/* Send the calling thread's next allocation to the slow path, where
+ * sp_drain_inline() serves a posted request (async-signal-safe: a
+ * compare-and-swap, and the thread's counter moved aside, unchanged for
+ * the sampler).  With no drain thread the program has one thread. */
 SP_HIDDEN void sp_alloc_poke(void);
+/* Sampling has just been turned on: the calling thread's next allocation
+ * draws its first distance (other threads' counters look at
+ * sp_alloc_on within OFF_GRAIN bytes). */
+SP_HIDDEN void sp_alloc_arm(void);
 /* Who else defines malloc (a path), or NULL when it is glibc's. */
 SP_HIDDEN const char *sp_alloc_replaced(void);
 
