@@ -82,7 +82,8 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
 	-o "$W/fixture" "$ROOT/fixtures/src/symprof_alloc.c"
 # -O2 alone: no frame pointers, as a distribution's programs (CFI unwinds)
 cc -O2 -g -I"$ROOT/libsym" -o "$W/mix" "$ROOT/tests/bench/symprof-alloc-mix.c"
-cc -O2 -shared -fPIC -fno-plt -o "$W/bare.so" "$ROOT/tests/bench/symprof-bare.c"
+cc -O2 -shared -fPIC -fno-plt -I"$ROOT/libsym" -o "$W/bare.so" \
+	"$ROOT/tests/bench/symprof-bare.c"
 cc -O2 -shared -fPIC -I"$ROOT/libsym" -o "$W/idle.so" \
 	"$ROOT/tests/bench/symprof-idle-thread.c" \
 	-lpthread

@@ -5,10 +5,12 @@
  * it costs a program is the call hop every interposer pays before doing
  * any work of its own (docs/symprof.md, "Cost of alloc mode").
  *
- *	cc -O2 -shared -fPIC -fno-plt -o bare.so symprof-bare.c
+ *	cc -O2 -shared -fPIC -fno-plt -I libsym -o bare.so symprof-bare.c
  */
 #include <errno.h>
 #include <stddef.h>
+
+#include "base.h"
 
 extern void *__libc_malloc(size_t n);
 extern void __libc_free(void *p);
