@@ -858,6 +858,15 @@ int symi_table_open_known(const void *buf, size_t len, uint64_t known,
 			  struct sym_table **out);
 
 /*
+ * symi_table_header_flags() - the flags (struct sym_table_stat's) of the
+ * table in @buf[@len], read from its header alone, which must be this
+ * format's: nothing else is checked or opened, and @buf need not be
+ * aligned (sym_store_table_flags(), which symd calls for every answer).
+ * @return 0, -SYM_E_BADTABLE
+ */
+int symi_table_header_flags(const void *buf, size_t len, uint32_t *flags);
+
+/*
  * A string blob stored as zstd frames (zstr.c; a table's strings and
  * demangled names, format 8), inflated a frame at a time on first use
  * and shared by every table of the process whose compressed area has the

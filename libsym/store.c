@@ -1412,10 +1412,11 @@ static void end_table_read(struct sym_store *st, struct table_read *r)
 	r->locked = false;
 }
 
-/* Open the first chunk of the table @r reads into @c.  0,
- * -SYM_E_NOTFOUND, -SYM_E_BADTABLE, -ENOMEM or -errno. */
-static int first_chunk(struct table_read *r, const uint8_t *id,
-		       size_t idlen, struct chunk *c)
+/* The flags in the header of the first chunk of the table @r reads (every
+ * chunk's header carries the whole table's), without opening it.  0,
+ * -SYM_E_NOTFOUND, -SYM_E_BADTABLE or -errno. */
+static int first_chunk_flags(struct table_read *r, const uint8_t *id,
+			     size_t idlen, uint32_t *flags)
 {
 	uint8_t k[KEY_MAX];
 	size_t kl = chunk_key(k, id, idlen, r->m.gen, 0);
@@ -1428,8 +1429,7 @@ static int first_chunk(struct table_read *r, const uint8_t *id,
 		return -SYM_E_NOTFOUND;
 	if (rc)
 		return mdb_err(rc, "cannot read table");
-	rc = chunk_open(&val, 0, c);
-	return rc == ENOMEM ? -ENOMEM : rc;
+	return symi_table_header_flags(val.mv_data, val.mv_size, flags);
 }
 
 int sym_store_table_flags(struct sym_store *st, const char *build_id,
@@ -1438,23 +1438,14 @@ int sym_store_table_flags(struct sym_store *st, const char *build_id,
 	uint8_t id[ID_MAX];
 	size_t idlen;
 	struct table_read r;
-	struct chunk c = { 0 };
 	int err;
 
 	if (!st || !flags || symi_build_id_parse(build_id, id, &idlen))
 		return -EINVAL;
 	*flags = 0;
 	err = begin_table_read(st, id, idlen, &r);
-	/* Every chunk's header carries the whole table's flags. */
 	if (!err)
-		err = first_chunk(&r, id, idlen, &c);
-	if (!err) {
-		struct sym_table_stat ts;
-
-		sym_table_stat(c.t, &ts);
-		*flags = ts.flags;
-	}
-	chunk_drop(&c);
+		err = first_chunk_flags(&r, id, idlen, flags);
 	end_table_read(st, &r);
 	return err;
 }

@@ -192,6 +192,28 @@ int sym_table_open(const void *buf, size_t len, struct sym_table **out)
 	return symi_table_open_known(buf, len, 0, out);
 }
 
+/* Is @h, at the start of @len bytes, a header of this format? */
+static bool header_ok(const struct symt_header *h, size_t len)
+{
+	return len >= sizeof(*h) && memcmp(h->magic, SYMT_MAGIC, 8) == 0 &&
+	       h->bom == SYMT_BOM && h->format == SYM_TABLE_FORMAT &&
+	       h->size <= len && h->size >= sizeof(*h);
+}
+
+int symi_table_header_flags(const void *buf, size_t len, uint32_t *flags)
+{
+	struct symt_header h;
+
+	*flags = 0;
+	if (!buf || len < sizeof(h))
+		return -SYM_E_BADTABLE;
+	memcpy(&h, buf, sizeof(h));
+	if (!header_ok(&h, len))
+		return -SYM_E_BADTABLE;
+	*flags = h.flags;
+	return 0;
+}
+
 int symi_table_open_known(const void *buf, size_t len, uint64_t known,
 			  struct sym_table **out)
 {
@@ -206,9 +228,7 @@ int symi_table_open_known(const void *buf, size_t len, uint64_t known,
 	*out = NULL;
 	if (!buf || ((uintptr_t)buf & 7))
 		return -EINVAL;
-	if (len < sizeof(*h) || memcmp(h->magic, SYMT_MAGIC, 8) != 0 ||
-	    h->bom != SYMT_BOM || h->format != SYM_TABLE_FORMAT ||
-	    h->size > len || h->size < sizeof(*h))
+	if (!header_ok(h, len))
 		return -SYM_E_BADTABLE;
 	nb = h->block_shift <= SYMT_SHIFT_MAX ?
 	     ((uint64_t)h->n_ranges + (1u << h->block_shift) - 1) >>

@@ -305,6 +305,18 @@ int main(int argc, char **argv)
 	      strcmp(e.text, "/some/debug/file") == 0);
 	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c), 0);
 	CHECK(c.calls == n && c.bad == 0);
+	/* The flags, from the first chunk's header. */
+	{
+		struct sym_table_stat ts;
+		uint32_t fl = 0;
+
+		sym_table_stat(t, &ts);
+		CHECK_ERR(sym_store_table_flags(st, ID, &fl), 0);
+		CHECK(fl == ts.flags && (fl & SYM_TABLE_DWARF));
+		CHECK_ERR(sym_store_table_flags(st, "abcd", &fl),
+			  -SYM_E_NOTFOUND);
+		CHECK(fl == 0);
+	}
 	/* Replacing keeps answering, from one generation at a time. */
 	CHECK_ERR(sym_store_put(st, ID, t, "again"), 0);
 	c.calls = c.bad = 0;

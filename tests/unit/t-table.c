@@ -1524,6 +1524,59 @@ static void test_errors(void)
 }
 
 /*
+ * symi_table_header_flags() (sym_store_table_flags()): the header's flags
+ * from any alignment, without opening the table; a header that is not
+ * this format's, or cut short, is refused.
+ */
+static void test_header_flags(const char *self)
+{
+	struct sym_module *m = NULL;
+	const struct sym_table *t;
+	struct sym_table_stat ts;
+	struct symt_header *h;
+	const void *buf;
+	size_t len;
+	uint32_t fl = 1;
+	char *b;
+
+	if (sym_module_open(self, NULL, &m) || sym_module_table(m, &t)) {
+		CHECK(!"this program's table");
+		sym_module_close(m);
+		return;
+	}
+	sym_table_data(t, &buf, &len);
+	sym_table_stat(t, &ts);
+	b = malloc(len + 1);
+	if (!b) {
+		CHECK(!"out of memory");
+		sym_module_close(m);
+		return;
+	}
+	memcpy(b + 1, buf, len);	/* unaligned, as a small LMDB value */
+	CHECK_ERR(symi_table_header_flags(b + 1, len, &fl), 0);
+	CHECK(fl == ts.flags && (fl & SYM_TABLE_DWARF));
+	CHECK_ERR(symi_table_header_flags(b + 1, sizeof(*h) - 1, &fl),
+		  -SYM_E_BADTABLE);
+	CHECK(fl == 0);
+	/* A header whose size says more than the buffer holds. */
+	CHECK_ERR(symi_table_header_flags(b + 1, sizeof(*h), &fl),
+		  len > sizeof(*h) ? -SYM_E_BADTABLE : 0);
+	memcpy(b, buf, len);		/* aligned, to change fields */
+	h = (struct symt_header *)(void *)b;
+	h->format++;
+	CHECK_ERR(symi_table_header_flags(b, len, &fl), -SYM_E_BADTABLE);
+	h->format--;
+	h->magic[0] ^= 1;
+	CHECK_ERR(symi_table_header_flags(b, len, &fl), -SYM_E_BADTABLE);
+	CHECK(fl == 0);
+	h->magic[0] ^= 1;
+	CHECK_ERR(symi_table_header_flags(b, len, &fl), 0);
+	CHECK(fl == ts.flags);
+	free(b);
+	sym_module_close(m);
+}
+
+/*
  * The CRC of a big table in two halves: symi_crc32_combine() against
  * libdeflate's CRC of the whole, at lengths and cuts from 0 up (seeded
  * bytes); and symi_table_crc() of a buffer past the split size against
@@ -1588,6 +1641,7 @@ int main(int argc, char **argv)
 	test_zrec(argv[0]);
 	test_cols();
 	test_corrupt();
+	test_header_flags(argv[0]);
 	test_crc_split();
 	test_errors();
 	return tap_done();
