@@ -900,6 +900,18 @@ struct symi_zstr {
 int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		  unsigned shift, uint64_t known, struct symi_zstr **out);
 void symi_zstr_put(struct symi_zstr *z);
+/* symi_zstr_put() of each of @z[@n] not NULL, under one lock. */
+void symi_zstr_put_many(struct symi_zstr *const *z, size_t n);
+/*
+ * symi_zreg_hold(), symi_zreg_release() - keep the registry's lock across
+ * the symi_zstr_get() and symi_zrec_get() calls of one table's open, so
+ * that an open that finds every area takes it once (symd opens a table
+ * for every request).  A get that must build an entry releases it
+ * first: nothing is built under the lock.  Nothing else may be called
+ * between the two (symi_zstr_put() would wait for itself).
+ */
+void symi_zreg_hold(void);
+void symi_zreg_release(void);
 /* Whether an area of @zbytes may inflate to @size bytes: the bound that
  * keeps a table from outside from filling memory (zstr.c); the writer
  * stores a blob plain rather than outside it. */

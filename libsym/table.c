@@ -249,24 +249,26 @@ int symi_table_open_known(const void *buf, size_t len, uint64_t known,
 	t->len = h->size;
 	t->h = h;
 	t->known = known;
-	err = index_open(t, nb);
-	for (int r = 0; r < SYMT_R_N && !err; r++)
-		err = rec_open(t, r);
-	if (err) {
-		sym_table_close(t);
-		return err;
-	}
 	t->blocks = (const uint8_t *)p + h->off_blocks;
 	t->blocks_size = h->blocks_size;
 	t->bhdr_bits = SYMT_BK_N * SYMT_BK_WBITS;
 	for (int j = 0; j < SYMT_BK_BASES; j++)
 		t->bhdr_bits += h->bw[j];
-	err = blob_open(t, h->off_strings, h->strings_size, h->strings_zbytes,
-			h->strings_shift, &t->str);
+	/* Met again under the store's key, every area is found: one lock
+	 * for all of them. */
+	if (known)
+		symi_zreg_hold();
+	err = index_open(t, nb);
+	for (int r = 0; r < SYMT_R_N && !err; r++)
+		err = rec_open(t, r);
+	if (!err)
+		err = blob_open(t, h->off_strings, h->strings_size,
+				h->strings_zbytes, h->strings_shift, &t->str);
 	if (!err)
 		err = blob_open(t, h->off_dstrings, h->dstrings_size,
 				h->dstrings_zbytes, h->dstrings_shift,
 				&t->dstr);
+	symi_zreg_release();
 	if (err) {
 		sym_table_close(t);
 		return err;
@@ -283,12 +285,16 @@ void symi_table_adopt(struct sym_table *t, void *buf)
 
 void sym_table_close(struct sym_table *t)
 {
+	struct symi_zstr *z[SYMT_R_N + 3];
+	size_t n = 0;
+
 	if (!t)
 		return;
-	symi_zstr_put(t->str.z);
-	symi_zstr_put(t->dstr.z);
+	z[n++] = t->str.z;
+	z[n++] = t->dstr.z;
 	for (int r = 0; r <= SYMT_R_N; r++)
-		symi_zstr_put(t->zrec[r]);
+		z[n++] = t->zrec[r];
+	symi_zstr_put_many(z, n);	/* one lock for all */
 	free(t->owned);
 	free(t);
 }

@@ -87,6 +87,12 @@ struct zkey {
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct zentry *reg_head;
+/* The entries no table holds, and their bytes: reg_trim() walks the list
+ * only when these pass the caps (a symd request drops its table's last
+ * references, and the list may hold hundreds of entries). */
+static size_t idle_n, idle_bytes;
+/* This thread holds reg_mu across several finds (symi_zreg_hold()). */
+static __thread bool reg_held;
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -181,23 +187,42 @@ static void reg_push(struct zentry *e)
 	reg_head = e;
 }
 
+/* What an idle entry counts for in idle_bytes. */
+static size_t entry_bytes(const struct zentry *e)
+{
+	return (size_t)e->z.size + e->zbytes;
+}
+
 /* Free the oldest idle entries beyond the caps.  reg_mu held. */
 static void reg_trim(void)
 {
 	size_t idle = 0, bytes = 0;
 	struct zentry *e, *prev;
 
+	if (idle_n <= ZSTR_IDLE_MAX && idle_bytes <= ZSTR_IDLE_BYTES)
+		return;
 	for (e = reg_head; e; e = prev) {
 		prev = e->next;
 		if (e->refs)
 			continue;
 		idle++;
-		bytes += e->z.size + e->zbytes;
+		bytes += entry_bytes(e);
 		if (idle > ZSTR_IDLE_MAX || bytes > ZSTR_IDLE_BYTES) {
+			idle_n--;
+			idle_bytes -= entry_bytes(e);
 			reg_unlink(e);
 			entry_free(e);
 		}
 	}
+}
+
+/* Drop a reference to @e.  reg_mu held. */
+static void reg_unref(struct zentry *e)
+{
+	if (--e->refs)
+		return;
+	idle_n++;
+	idle_bytes += entry_bytes(e);
 }
 
 /* Is @e the entry of @k?  The sizes and the frame index (the frames'
@@ -231,7 +256,10 @@ static struct zentry *reg_find(const struct zkey *k)
 				e->known = k->known;
 				e->src = k->area;
 			}
-			e->refs++;
+			if (!e->refs++) {
+				idle_n--;
+				idle_bytes -= entry_bytes(e);
+			}
 			reg_unlink(e);
 			reg_push(e);
 			return e;
@@ -254,7 +282,8 @@ static int reg_get(const struct zkey *k, int err, struct zentry *mine,
 {
 	struct zentry *e;
 
-	pthread_mutex_lock(&reg_mu);
+	if (!reg_held)
+		pthread_mutex_lock(&reg_mu);
 	e = reg_find(k);
 	if (!e && mine) {
 		e = mine;
@@ -263,9 +292,9 @@ static int reg_get(const struct zkey *k, int err, struct zentry *mine,
 		e->src = k->known ? k->area : NULL;
 		e->refs = 1;
 		reg_push(e);
-		reg_trim();
 	}
-	pthread_mutex_unlock(&reg_mu);
+	if (!reg_held)
+		pthread_mutex_unlock(&reg_mu);
 	entry_free(mine);
 	if (!e)
 		return err ? err : -ENOENT;
@@ -287,6 +316,7 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 		return -SYM_E_BADTABLE;
 	if (!reg_get(&k, 0, NULL, out))
 		return 0;
+	symi_zreg_release();	/* nothing is built under the lock */
 	/* Built outside the lock: the index check and the copy. */
 	err = entry_new(area, zbytes, size, shift, &mine);
 	return reg_get(&k, err, mine, out);
@@ -349,21 +379,47 @@ int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		return -SYM_E_BADTABLE;
 	if (!reg_get(&k, 0, NULL, out))
 		return 0;
+	symi_zreg_release();	/* nothing is built under the lock */
 	err = rec_new(&k, &mine);
 	return reg_get(&k, err, mine, out);
 }
 
 
+void symi_zreg_hold(void)
+{
+	if (!reg_held) {
+		pthread_mutex_lock(&reg_mu);
+		reg_held = true;
+	}
+}
+
+void symi_zreg_release(void)
+{
+	if (reg_held) {
+		reg_held = false;
+		pthread_mutex_unlock(&reg_mu);
+	}
+}
+
 void symi_zstr_put(struct symi_zstr *z)
 {
-	struct zentry *e = (struct zentry *)z;
+	symi_zstr_put_many(&z, 1);
+}
 
-	if (!z)
+void symi_zstr_put_many(struct symi_zstr *const *z, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && !z[i]; i++)
+		;
+	if (i == n)
 		return;
 	pthread_mutex_lock(&reg_mu);
-	e->refs--;
-	if (!e->refs)
-		reg_trim();
+	for (; i < n; i++) {
+		if (z[i])
+			reg_unref((struct zentry *)z[i]);
+	}
+	reg_trim();
 	pthread_mutex_unlock(&reg_mu);
 }
 
