@@ -413,6 +413,14 @@ $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(TEST_ARCHIVES) \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
 		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
+# The store's cost of one symd request: build/tests/store-req-bench
+# (docs/bench.md).
+$(B)/tests/store-req-bench: tests/bench/store-req-bench.c $(TEST_ARCHIVES) \
+		$(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
+
 # The kallsyms snapshot's benchmark: build/tests/kallsyms-bench
 # (tests/bench/kernel-bench.sh).
 $(B)/tests/kallsyms-bench: tests/bench/kallsyms-bench.c $(TEST_ARCHIVES) \
