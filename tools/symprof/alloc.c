@@ -312,28 +312,41 @@ bool sp_alloc_busy(void)
 	return busy;
 }
 
+/* Move the thread's counter into its bank: its next allocation borrows
+ * and goes to slow(), which adds the bank back.  The fast path's `sub`
+ * is one instruction (a signal comes before or after it), and the sums
+ * are modulo 2^64 like it. */
+static void counter_bank(void)
+{
+	bank += (uint64_t)smp.left;
+	smp.left = 0;
+}
+
+/* Mark the calling thread as changing its counter (@on) or done: a poke
+ * from our signal handler leaves a marked counter alone. */
+static void counter_mark(int on)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_slow = on;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 void sp_alloc_poke(void)
 {
 	int one = 1;
 
 	atomic_compare_exchange_strong(&sp_alloc_on, &one, 2);
-	if (in_slow)
-		return;		/* slow() looks on its way out */
-	/* The fast path's `sub` is one instruction: a signal comes before
-	 * or after it, and the sums are modulo 2^64 like it. */
-	bank += (uint64_t)smp.left;
-	smp.left = 0;
+	if (!in_slow)		/* else slow() looks on its way out */
+		counter_bank();
 }
 
 void sp_alloc_arm(void)
 {
-	in_slow = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	counter_mark(1);
 	bank = 0;
 	smp.left = 0;	/* the next allocation draws the first distance */
 	smp.started = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	in_slow = 0;
+	counter_mark(0);
 }
 
 /* ---- taking the stack ------------------------------------------------- */
@@ -475,8 +488,7 @@ __attribute__((noinline)) static void slow(void *p, uint64_t n)
 {
 	int saved = errno, on;
 
-	in_slow = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	counter_mark(1);
 	/* Undo fast()'s wrapped subtraction, and take back what a poke
 	 * banked: the bytes left to the next sample point. */
 	smp.left = (int64_t)((uint64_t)smp.left + n + bank);
@@ -502,13 +514,9 @@ out:
 	/* A request that cannot be served here (our own code allocating):
 	 * the next allocation comes back. */
 	if (busy &&
-	    atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2) {
-		bank += (uint64_t)smp.left;
-		smp.left = 0;
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	in_slow = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    atomic_load_explicit(&sp_alloc_on, memory_order_relaxed) == 2)
+		counter_bank();
+	counter_mark(0);
 	/* A request posted with no drain thread (SIGUSR2, or our own
 	 * sample's): read after in_slow is 0, so that one posted later
 	 * banks the counter and comes back here. */
