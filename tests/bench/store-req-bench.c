@@ -69,11 +69,20 @@ int main(int argc, char **argv)
 	}
 	bid = argv[2];
 	addr = strtoull(argv[3], &end, 16);
+	if (*end || end == argv[3]) {
+		fprintf(stderr, "store-req-bench: '%s' is not a hex address\n",
+			argv[3]);
+		return 2;
+	}
 	n = strtoul(argv[4], &end, 10);
+	if (*end)
+		n = 0;
 	nt = strtoul(argv[5], &end, 10);
+	if (*end)
+		nt = 0;
 	if (!n || !nt || nt > MAX_THREADS) {
 		fprintf(stderr, "store-req-bench: N and THREADS (1 to %d) must "
-			"be positive\n", MAX_THREADS);
+			"be positive numbers\n", MAX_THREADS);
 		return 2;
 	}
 	err = sym_store_open(argv[1], &o, &st);
