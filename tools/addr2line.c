@@ -563,15 +563,25 @@ int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
  * show() - the name to print for @raw: itself, or demangled with -C.
  * The result is valid until the next call (a->dm is reused).  With
  * @z_only, only "_Z" names are demangled, as eu-addr2line does.
+ * Inline for its first test (no -C: a frame's name as it is).
  */
-static const char *show(struct a2l *a, const char *raw,
-			const struct sym_frame *f, bool z_only)
-{
-	bool llvm;
+static const char *show_demangled(struct a2l *a, const char *raw,
+				  const struct sym_frame *f, bool z_only);
 
+static inline const char *show(struct a2l *a, const char *raw,
+			       const struct sym_frame *f, bool z_only)
+{
 	if (!raw || !a->demangle)
 		return raw;
-	llvm = a->llvm || a->style == STYLE_LLVM || a->style == STYLE_JSON;
+	return show_demangled(a, raw, f, z_only);
+}
+
+static const char *show_demangled(struct a2l *a, const char *raw,
+				  const struct sym_frame *f, bool z_only)
+{
+	bool llvm = a->llvm || a->style == STYLE_LLVM ||
+		    a->style == STYLE_JSON;
+
 	/* llvm-symbolizer's bytes: its styles demangle as LLVM 14; the
 	 * table says which names LLVM spells as libiberty does
 	 * (a2l_spelling(): "_Z" names only), so such a name is not read at
@@ -659,13 +669,14 @@ struct gnu_seen {
 	char *as;		/* the symbol it goes by, or NULL */
 };
 
-static uint64_t seen_hash(uint64_t entry, bool inlined, const char *name)
+/* The name is left out of the hash: it is compared on a hit (the
+ * function instances that share an entry are few), and hashing it too
+ * read it twice. */
+static uint64_t seen_hash(uint64_t entry, bool inlined)
 {
 	uint64_t h = (entry * 2 + inlined) * 0x9e3779b97f4a7c15ULL;
 
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ULL;
-	return h;
+	return h ^ h >> 29;
 }
 
 /* The slot of (@entry, @inlined, @name): its entry, or the empty one
@@ -673,7 +684,7 @@ static uint64_t seen_hash(uint64_t entry, bool inlined, const char *name)
 static struct gnu_seen *seen_slot(struct a2l *a, uint64_t entry,
 				  bool inlined, const char *name)
 {
-	size_t j = seen_hash(entry, inlined, name) & (a->seen_cap - 1);
+	size_t j = seen_hash(entry, inlined) & (a->seen_cap - 1);
 
 	while (a->seen[j].name && (a->seen[j].entry != entry ||
 				   a->seen[j].inlined != inlined ||
@@ -713,19 +724,16 @@ static void seen_free(struct a2l *a)
 	a->seen_cap = a->nseen = 0;
 }
 
-/* GNU's name for frame @i of @fr[@n] (see struct gnu_seen). */
-static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
-			    size_t n, size_t i)
+/* gnu_name() of a function without a linkage name in a language that
+ * mangles names: what bfd remembers of it (see struct gnu_seen). */
+static const char *gnu_seen_name(struct a2l *a, const struct sym_frame *fr,
+				 size_t n, size_t i)
 {
 	const struct sym_frame *o = &fr[n - 1], *f = &fr[i];
 	const char *gs = plt_ok(a, o, o->gnu_symbol);
 	struct gnu_seen *st;
 	bool inl = f->flags & SYM_FRAME_INLINED;
 
-	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
-		return gs;
-	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
-		return dwarf_name(f);
 	if (a->seen_cap && (st = seen_slot(a, f->entry, inl, f->name))->name)
 		return st->as ? st->as : f->name;
 	if (i > 0)
@@ -741,6 +749,20 @@ static const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
 	if (gs && o->gnu_symbol_addr == f->entry)
 		st->as = strdup(gs);
 	return gs ? gs : f->name;
+}
+
+/* GNU's name for frame @i of @fr[@n] (see struct gnu_seen); inline for
+ * the frames bfd names without remembering anything. */
+static inline const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
+				   size_t n, size_t i)
+{
+	const struct sym_frame *f = &fr[i];
+
+	if (i == 0 && (f->flags & SYM_FRAME_SYMTAB))
+		return plt_ok(a, &fr[n - 1], fr[n - 1].gnu_symbol);
+	if (!(f->flags & SYM_FRAME_NO_LINKAGE) || !f->name)
+		return dwarf_name(f);
+	return gnu_seen_name(a, fr, n, i);
 }
 
 /* llvm-symbolizer's name for a frame named from DWARF by @dw, which is
@@ -814,6 +836,33 @@ static int ob_flush(struct obuf *o)
 	return o->err ? -EIO : 0;
 }
 
+/* Copy @n bytes of @s to @w; the end of them.  A name or a path of 8
+ * to 64 bytes is copied inline, by two to four moves that may overlap
+ * (within @s's and @w's n bytes): no call, and no registers saved
+ * around one. */
+static inline __attribute__((always_inline)) char *put(char *w,
+						      const char *s,
+						      size_t n)
+{
+	if (__builtin_constant_p(n) || n < 8 || n > 64) {
+		memcpy(w, s, n);
+	} else if (n <= 16) {
+		memcpy(w, s, 8);
+		memcpy(w + n - 8, s + n - 8, 8);
+	} else {
+		memcpy(w, s, 16);
+		memcpy(w + n - 16, s + n - 16, 16);
+		if (n > 32) {
+			memcpy(w + 16, s + 16, 16);
+			memcpy(w + n - 32, s + n - 32, 16);
+		}
+	}
+	return w + n;
+}
+
+/* A string literal at @w. */
+#define PUT_LIT(w, lit) put((w), "" lit, sizeof(lit) - 1)
+
 /* Append @n bytes.  When a job's buffer cannot take them, o->err is set
  * (the bytes are dropped); stdout's is flushed first, and what it still
  * cannot take (more than its whole size) is written directly.  The bytes
@@ -826,7 +875,7 @@ ob_write(struct obuf *o, const char *s, size_t n)
 	struct symi_buf *b = &o->b;
 
 	if (n < b->alloc - b->len) {
-		memcpy(b->p + b->len, s, n);
+		put(b->p + b->len, s, n);
 		b->len += n;
 		b->p[b->len] = '\0';
 		return;
@@ -863,69 +912,165 @@ static inline __attribute__((always_inline)) void ob_c(struct obuf *o,
 		ob_write_slow(o, &c, 1);
 }
 
-static const uint32_t pow10_u32[10] = {
-	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-	1000000000
-};
+/*
+ * Room for @need bytes (and the NUL) at the end of @o's buffer, for a
+ * writer that knows the most it will write (a GNU frame: its name, its
+ * file and a few numbers): one test instead of one an append.  The
+ * bytes go in at the pointer returned, and ob_done() ends them.  Where
+ * the buffer cannot make the room (the sink's is smaller than @need),
+ * *@tmp is set to a malloc()ed block of @need bytes that ob_done()
+ * appends piecewise (ob_write_slow(): straight to the sink) and frees.
+ * NULL when neither can be had: o->err is set, the bytes are dropped.
+ */
+static char *ob_room_slow(struct obuf *o, size_t need, char **tmp);
 
-/* @v in decimal: straight into the buffer when there is room (two
- * numbers a frame), two digits a step. */
-static void ob_u32(struct obuf *o, uint32_t v)
+static inline __attribute__((always_inline)) char *
+ob_room(struct obuf *o, size_t need, char **tmp)
 {
-	char buf[10], *p = buf + sizeof(buf);
 	struct symi_buf *b = &o->b;
-	size_t n = 1;
 
-	if (b->alloc - b->len > sizeof(buf)) {
-		static const char pairs[] =
-			"0001020304050607080910111213141516171819"
-			"2021222324252627282930313233343536373839"
-			"4041424344454647484950515253545556575859"
-			"6061626364656667686970717273747576777879"
-			"8081828384858687888990919293949596979899";
-
-		n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 :
-		    v < 100000 ? 5 : 10;
-		if (n == 10)
-			for (n = 6; n < 10 && v >= pow10_u32[n]; n++)
-				;
-		p = b->p + b->len + n;
-		*p = '\0';
-		while (v >= 100) {
-			p -= 2;
-			memcpy(p, pairs + 2 * (v % 100), 2);
-			v /= 100;
-		}
-		if (v >= 10) {
-			p -= 2;
-			memcpy(p, pairs + 2 * v, 2);
-		} else {
-			*--p = (char)('0' + v);
-		}
-		b->len += n;
-		return;
-	}
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
+	*tmp = NULL;
+	if (need < b->alloc - b->len)
+		return b->p + b->len;
+	return ob_room_slow(o, need, tmp);
 }
 
-/* 0x, then at least @width lowercase hex digits. */
+static char *ob_room_slow(struct obuf *o, size_t need, char **tmp)
+{
+	if (symi_buf_grow(&o->b, need) == 0)
+		return o->b.p + o->b.len;
+	if (o->sink) {
+		ob_flush(o);
+		if (symi_buf_grow(&o->b, need) == 0)
+			return o->b.p + o->b.len;
+		*tmp = malloc(need);
+		if (*tmp)
+			return *tmp;
+	}
+	/* A job's over its cap (answered again, see job_done()), or out
+	 * of memory. */
+	o->err = true;
+	return NULL;
+}
+
+/* ob_done() - the bytes written from ob_room()'s pointer up to @end are
+ * the buffer's. */
+static inline __attribute__((always_inline)) void
+ob_done(struct obuf *o, char *end, char *tmp)
+{
+	if (tmp) {
+		ob_write(o, tmp, (size_t)(end - tmp));
+		free(tmp);
+		return;
+	}
+	o->b.len = (size_t)(end - o->b.p);
+	*end = '\0';
+}
+
+/* @v in decimal at @w, which has room for 10 bytes, two digits a step;
+ * a line number (up to 4 digits) without a loop.
+ * @return the end of the digits */
+static inline __attribute__((always_inline)) char *put_u32(char *w,
+							  uint32_t v)
+{
+	static const char pairs[] =
+		"0001020304050607080910111213141516171819"
+		"2021222324252627282930313233343536373839"
+		"4041424344454647484950515253545556575859"
+		"6061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	uint32_t hi;
+	size_t n;
+	char *p;
+
+	if (v < 100) {
+		if (v < 10) {
+			*w = (char)('0' + v);
+			return w + 1;
+		}
+		memcpy(w, pairs + 2 * v, 2);
+		return w + 2;
+	}
+	if (v < 10000) {
+		hi = v / 100;
+		if (hi < 10) {
+			*w++ = (char)('0' + hi);
+		} else {
+			memcpy(w, pairs + 2 * hi, 2);
+			w += 2;
+		}
+		memcpy(w, pairs + 2 * (v - hi * 100), 2);
+		return w + 2;
+	}
+	for (n = 5, hi = 100000; n < 10 && v >= hi; n++, hi *= 10)
+		;
+	p = w + n;
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(p - 2, pairs + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return w + n;
+}
+
+/* @v in decimal. */
+static void ob_u32(struct obuf *o, uint32_t v)
+{
+	struct symi_buf *b = &o->b;
+	char buf[10], *w;
+
+	if (b->alloc - b->len > sizeof(buf)) {
+		w = put_u32(b->p + b->len, v);
+		b->len = (size_t)(w - b->p);
+		*w = '\0';
+		return;
+	}
+	ob_write(o, buf, (size_t)(put_u32(buf, v) - buf));
+}
+
+/* "000102...feff" */
+static const char hex_pairs[513] = {
+#define HEX_ROW(h)                                                    \
+	h, '0', h, '1', h, '2', h, '3', h, '4', h, '5', h, '6', h, '7', \
+	h, '8', h, '9', h, 'a', h, 'b', h, 'c', h, 'd', h, 'e', h, 'f'
+	HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'),
+	HEX_ROW('4'), HEX_ROW('5'), HEX_ROW('6'), HEX_ROW('7'),
+	HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
+	HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+#undef HEX_ROW
+};
+
+/* 0x, then at least @width (at most 64) lowercase hex digits. */
 static void ob_hex(struct obuf *o, uint64_t v, int width)
 {
-	char buf[2 + 64], *p = buf + sizeof(buf);
-	int n = 0;
+	struct symi_buf *b = &o->b;
+	char buf[2 + 64], *w = buf, *p;
+	/* The digits of @v: 1 for 0 to 15, ... 16 */
+	size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
 
-	do {
-		*--p = "0123456789abcdef"[v & 15];
-		n++;
-	} while (v >>= 4);
-	while (n++ < width && p > buf + 2)
-		*--p = '0';
-	*--p = 'x';
-	*--p = '0';
-	ob_write(o, p, (size_t)(buf + sizeof(buf) - p));
+	if (width > 0 && (size_t)width > n)
+		n = width > 64 ? 64 : (size_t)width;
+	if (b->alloc - b->len > n + 2)
+		w = b->p + b->len;
+	w[0] = '0';
+	w[1] = 'x';
+	/* Two digits a step. */
+	for (p = w + 2 + n; p > w + 3; v >>= 8) {
+		p -= 2;
+		memcpy(p, hex_pairs + 2 * (v & 0xff), 2);
+	}
+	if (p > w + 2)
+		*--p = hex_pairs[2 * (v & 15) + 1];
+	if (w == buf) {
+		ob_write(o, buf, n + 2);
+		return;
+	}
+	b->len += n + 2;
+	b->p[b->len] = '\0';
 }
 
 /* printf() into @o, for the styles that are not hot. */
@@ -964,10 +1109,104 @@ ob_printf(struct obuf *o, const char *fmt, ...)
 /*
  * GNU style (binutils 2.40 addr2line.c, translate_addresses()).
  */
+
+/* The most bytes gnu_put() writes besides the name and the file:
+ * " at ", ":", the line, " (discriminator N)\n", " (inlined by) ". */
+#define GNU_FRAME_FIXED 64
+
+/* The text of a GNU frame: its strings and numbers, as printed. */
+struct gnu_text {
+	const char *name;	/* NULL without -f */
+	const char *file;
+	size_t nlen, flen;	/* their strlen()s */
+	uint32_t line;
+	uint32_t disc;		/* the innermost frame's discriminator */
+	bool more;		/* " (inlined by) " follows, with -p */
+};
+
+/* @t at @w, which has room for nlen + flen + GNU_FRAME_FIXED bytes; the
+ * end of it. */
+static inline __attribute__((always_inline)) char *
+gnu_put(char *w, const struct a2l *a, const struct gnu_text *t)
+{
+	if (t->name) {
+		w = put(w, t->name, t->nlen);
+		w = a->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
+	}
+	w = put(w, t->file, t->flen);
+	*w++ = ':';
+	/* bfd keeps the first discriminator for the inliners. */
+	if (t->line) {
+		w = put_u32(w, t->line);
+		if (t->disc) {
+			w = PUT_LIT(w, " (discriminator ");
+			w = put_u32(w, t->disc);
+			*w++ = ')';
+		}
+		*w++ = '\n';
+	} else {
+		w = PUT_LIT(w, "?\n");
+	}
+	if (t->more && a->pretty)
+		w = PUT_LIT(w, " (inlined by) ");
+	return w;
+}
+
+/* gnu_frame() when the buffer has no room for @t yet. */
+static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
+						   struct gnu_text t)
+{
+	char *tmp, *w = ob_room(a->ob, t.nlen + t.flen + GNU_FRAME_FIXED,
+				&tmp);
+
+	if (w)
+		ob_done(a->ob, gnu_put(w, a, &t), tmp);
+}
+
+/* Frame @i of @fr[@n]; @more: an inliner follows. */
+static inline __attribute__((always_inline)) void
+gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
+	  bool more)
+{
+	struct symi_buf *b = &a->ob->b;
+	struct gnu_text t = {
+		.line = fr[i].line,
+		.disc = fr[0].discriminator,
+		.more = more,
+	};
+	char *w;
+
+	if (a->functions) {
+		/* Test the name printed, not the raw one: with -C a C++
+		 * frame prints its demangled name, and the linkage name is
+		 * never read (a cache miss per frame on big tables). */
+		t.name = gnu_name(a, fr, n, i);
+		if (t.name)
+			t.name = show(a, t.name,
+				      t.name == fr[n - 1].linkage_name ?
+				      &fr[n - 1] : &fr[i], false);
+		if (!t.name || !*t.name)
+			t.name = "??";
+		t.nlen = strlen(t.name);
+	}
+	t.file = file_name(a, fr[i].file, fr[i].file_rel);
+	if (!t.file)
+		t.file = "??";
+	t.flen = strlen(t.file);
+	/* The frame's bytes in one piece: one test for room, not one an
+	 * append. */
+	if (t.nlen + t.flen + GNU_FRAME_FIXED >= b->alloc - b->len) {
+		gnu_put_slow(a, t);
+		return;
+	}
+	w = gnu_put(b->p + b->len, a, &t);
+	b->len = (size_t)(w - b->p);
+	*w = '\0';
+}
+
 static void print_gnu(struct a2l *a, uint64_t addr,
 		      const struct sym_frame *fr, size_t n)
 {
-	const char *name, *file;
 	size_t i, last;
 
 	if (a->addresses) {
@@ -986,39 +1225,8 @@ static void print_gnu(struct a2l *a, uint64_t addr,
 		return;
 	}
 	last = a->inlines ? n - 1 : 0;
-	for (i = 0; i <= last; i++) {
-		if (a->functions) {
-			/* Test the name printed, not the raw one: with -C
-			 * a C++ frame prints its demangled name, and the
-			 * linkage name is never read (a cache miss per
-			 * frame on big tables). */
-			name = gnu_name(a, fr, n, i);
-			if (name)
-				name = show(a, name, name == fr[n - 1].linkage_name ?
-					    &fr[n - 1] : &fr[i], false);
-			if (!name || !*name)
-				name = "??";
-			ob_s(a->ob, name);
-			ob_s(a->ob, a->pretty ? " at " : "\n");
-		}
-		file = file_name(a, fr[i].file, fr[i].file_rel);
-		ob_s(a->ob, file ? file : "??");
-		ob_c(a->ob, ':');
-		/* bfd keeps the first discriminator for the inliners. */
-		if (fr[i].line) {
-			ob_u32(a->ob, fr[i].line);
-			if (fr[0].discriminator) {
-				ob_s(a->ob, " (discriminator ");
-				ob_u32(a->ob, fr[0].discriminator);
-				ob_c(a->ob, ')');
-			}
-			ob_c(a->ob, '\n');
-		} else {
-			ob_s(a->ob, "?\n");
-		}
-		if (i < last && a->pretty)
-			ob_s(a->ob, " (inlined by) ");
-	}
+	for (i = 0; i <= last; i++)
+		gnu_frame(a, fr, n, i, i < last);
 }
 
 /*
@@ -1088,6 +1296,10 @@ static const char *llvm_shown(struct a2l *a, const struct sym_frame *o,
 	return show(a, name, o && name == o->linkage_name ? o : dw, true);
 }
 
+/* The most bytes print_llvm_frame() writes besides the name and the
+ * file. */
+#define LLVM_FRAME_FIXED 80
+
 /*
  * LLVM style (llvm-symbolizer's default output), and with a->llvm also
  * llvm-symbolizer's own GNU style (its GNUPrinter: no column, a
@@ -1098,35 +1310,48 @@ static void print_llvm_frame(struct a2l *a, const struct sym_frame *o,
 			     const struct sym_frame *dw,
 			     const struct sym_frame *loc, bool first)
 {
-	const char *name, *file = NULL;
+	const char *name = NULL, *file = NULL;
+	size_t nlen = 0, flen;
+	char *w, *tmp;
 
 	if (loc)
 		file = llvm_file(a, loc, o);
+	if (!file)
+		file = "??";
 	if (a->functions) {
-		/* llvm: the prefix belongs to the name (with no name
-		 * printed, none); sym addr2line always printed it. */
-		if (!first && a->pretty)
-			ob_s(a->ob, " (inlined by) ");
 		name = llvm_shown(a, o, dw);
-		ob_s(a->ob, name && *name ? name : "??");
-		ob_s(a->ob, a->pretty ? " at " : "\n");
-	} else if (!first && a->pretty && !a->llvm) {
-		ob_s(a->ob, " (inlined by) ");
+		if (!name || !*name)
+			name = "??";
+		nlen = strlen(name);
 	}
-	ob_s(a->ob, file ? file : "??");
-	ob_c(a->ob, ':');
-	ob_u32(a->ob, loc ? loc->line : 0);
+	flen = strlen(file);
+	/* In one piece, as gnu_frame(). */
+	w = ob_room(a->ob, nlen + flen + LLVM_FRAME_FIXED, &tmp);
+	if (!w)
+		return;
+	/* llvm: the prefix belongs to the name (with no name printed,
+	 * none); sym addr2line always printed it. */
+	if (!first && a->pretty && (a->functions || !a->llvm))
+		w = PUT_LIT(w, " (inlined by) ");
+	if (name) {
+		w = put(w, name, nlen);
+		w = a->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
+	}
+	w = put(w, file, flen);
+	*w++ = ':';
+	w = put_u32(w, loc ? loc->line : 0);
 	if (a->style == STYLE_GNU) {
 		if (loc && loc->discriminator) {
-			ob_s(a->ob, " (discriminator ");
-			ob_u32(a->ob, loc->discriminator);
-			ob_c(a->ob, ')');
+			w = PUT_LIT(w, " (discriminator ");
+			w = put_u32(w, loc->discriminator);
+			*w++ = ')';
 		}
 	} else {
-		ob_c(a->ob, ':');
-		ob_u32(a->ob, loc ? loc->column : 0);
+		*w++ = ':';
+		w = put_u32(w, loc ? loc->column : 0);
 	}
-	ob_c(a->ob, '\n');
+	*w++ = '\n';
+	ob_done(a->ob, w, tmp);
 }
 
 /*
@@ -1170,12 +1395,67 @@ static void print_llvm(struct a2l *a, uint64_t addr,
  * --pretty-print (llvm's rules only) the object is written compact into
  * a->json_tmp, then indented by json_indent().
  */
+/* Whether any of the 8 bytes of @x needs an escape: a control character
+ * (below 0x20), '"' or '\\'.  Exact: the tests for a zero byte and for
+ * a byte below n, each true when one byte is. */
+static inline bool json_word_escapes(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t high = 0x8080808080808080ULL;
+	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+
+	return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) |
+		((b - ones) & ~b)) & high;
+}
+
+/* How many of the @n bytes at @s need no escape before one that does,
+ * one at a time. */
+static size_t json_plain_bytes(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\')
+			break;
+	}
+	return i;
+}
+
+/* json_plain_bytes(), eight at a time. */
+static size_t json_plain(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t x;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, s + i, 8);
+		if (json_word_escapes(x))
+			return i + json_plain_bytes(s + i, 8);
+	}
+	/* The last 8 bytes hold the rest. */
+	if (i < n && n >= 8) {
+		memcpy(&x, s + n - 8, 8);
+		if (!json_word_escapes(x))
+			return n;
+	}
+	return i + json_plain_bytes(s + i, n - i);
+}
+
 static void json_body(struct obuf *f, const char *s)
 {
-	const unsigned char *p;
+	static const char hex[] = "0123456789abcdef";
+	size_t n = s ? strlen(s) : 0, k;
+	char u[6] = { '\\', 'u', '0', '0' };
 
-	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
+	/* The bytes between escapes in one piece each. */
+	while (n) {
+		k = json_plain(s, n);
+		ob_write(f, s, k);
+		if (k == n)
+			break;
+		switch (s[k]) {
 		case '"':
 			ob_s(f, "\\\"");
 			break;
@@ -1192,11 +1472,13 @@ static void json_body(struct obuf *f, const char *s)
 			ob_s(f, "\\t");
 			break;
 		default:
-			if (*p < 0x20)
-				ob_printf(f, "\\u%04x", *p);
-			else
-				ob_c(f, (char)*p);
+			/* "\u%04x" of a control character */
+			u[4] = hex[(unsigned char)s[k] >> 4];
+			u[5] = hex[s[k] & 15];
+			ob_write(f, u, sizeof(u));
 		}
+		s += k + 1;
+		n -= k + 1;
 	}
 }
 
@@ -1322,30 +1604,44 @@ static void print_json_frame(struct a2l *a, const struct sym_frame *o,
 {
 	uint64_t start = llvm_start(a, o, dw);
 
-	ob_printf(a->ob, "{\"Column\":%u,\"Discriminator\":%u,\"FileName\":",
-	       loc ? loc->column : 0, loc ? loc->discriminator : 0);
+	/* Numbers by ob_u32() and ob_hex(), not ob_printf(): vsnprintf()
+	 * was half of a JSON answer's instructions. */
+	ob_s(a->ob, "{\"Column\":");
+	ob_u32(a->ob, loc ? loc->column : 0);
+	ob_s(a->ob, ",\"Discriminator\":");
+	ob_u32(a->ob, loc ? loc->discriminator : 0);
+	ob_s(a->ob, ",\"FileName\":");
 	json_str(a->ob, loc ? llvm_file(a, loc, o) : NULL);
 	ob_s(a->ob, ",\"FunctionName\":");
 	json_str(a->ob, a->functions ? llvm_shown(a, o, dw) : NULL);
-	ob_printf(a->ob, ",\"Line\":%u,\"StartAddress\":", loc ? loc->line : 0);
-	if (start)
-		ob_printf(a->ob, "\"0x%" PRIx64 "\"", start);
-	else
+	ob_s(a->ob, ",\"Line\":");
+	ob_u32(a->ob, loc ? loc->line : 0);
+	ob_s(a->ob, ",\"StartAddress\":");
+	if (start) {
+		ob_c(a->ob, '"');
+		ob_hex(a->ob, start, 0);
+		ob_c(a->ob, '"');
+	} else {
 		ob_s(a->ob, "\"\"");
+	}
 	/* llvm 14 reads no DW_FORM_implicit_const DW_AT_decl_file
 	 * (SYM_FRAME_DECL_CONST). */
 	ob_s(a->ob, ",\"StartFileName\":");
 	json_str(a->ob, loc && !(loc->flags & SYM_FRAME_DECL_CONST) ?
 			file_name(a, loc->decl_file, loc->decl_file_rel) :
 			NULL);
-	ob_printf(a->ob, ",\"StartLine\":%u}", loc ? loc->decl_line : 0);
+	ob_s(a->ob, ",\"StartLine\":");
+	ob_u32(a->ob, loc ? loc->decl_line : 0);
+	ob_c(a->ob, '}');
 }
 
 /* {"Address":"0x..", and, after the rest, "ModuleName":..} */
 static void json_head(struct a2l *a, uint64_t addr)
 {
 	json_begin(a);
-	ob_printf(a->ob, "{\"Address\":\"0x%" PRIx64 "\",", addr);
+	ob_s(a->ob, "{\"Address\":\"");
+	ob_hex(a->ob, addr, 0);
+	ob_s(a->ob, "\",");
 }
 
 static void json_module(struct a2l *a)
@@ -1354,8 +1650,9 @@ static void json_module(struct a2l *a)
 	json_str(a->ob, a->module_name);
 }
 
-static void print_json(struct a2l *a, uint64_t addr,
-		       const struct sym_frame *fr, size_t n)
+static __attribute__((noinline)) void
+print_json(struct a2l *a, uint64_t addr,
+	   const struct sym_frame *fr, size_t n)
 {
 	size_t i;
 
@@ -1421,8 +1718,9 @@ static void llvm_footer(struct a2l *a)
  * address (SymbolizableObjectFile::symbolizeData(): the symbol table
  * only), its start and size in decimal, or "??" and "0 0".
  */
-static void print_data(struct a2l *a, uint64_t addr,
-		       const struct sym_frame *fr, size_t n)
+static __attribute__((noinline)) void
+print_data(struct a2l *a, uint64_t addr,
+	   const struct sym_frame *fr, size_t n)
 {
 	const struct sym_frame *o = n ? &fr[n - 1] : NULL;
 	const char *name = o ? o->symbol : NULL;
@@ -1591,8 +1889,9 @@ static void eu_addrsym(struct a2l *a, uint64_t addr,
 	ob_c(a->ob, sep);
 }
 
-static void print_eu(struct a2l *a, uint64_t addr,
-		     const struct sym_frame *fr, size_t n)
+static __attribute__((noinline)) void
+print_eu(struct a2l *a, uint64_t addr,
+	 const struct sym_frame *fr, size_t n)
 {
 	const char *name;
 	size_t i;
@@ -1649,7 +1948,10 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* emit() - print the answer for @addr in the chosen style. */
+/* emit() - print the answer for @addr in the chosen style: a jump to
+ * its printer.  (print_json(), print_eu() and print_data() are
+ * noinline: inlined here, their registers were saved and restored for
+ * every answer, about 30 instructions.) */
 static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		 size_t n)
 {
@@ -2215,18 +2517,19 @@ static int flush_batch(struct a2l *a)
 	return err ? err : answer(a, a->batch, n);
 }
 
-/* queue() - answer @addr, an address as the input gives it (a kernel's
- * link-time one: made its table's _text offset here, kernel_text()),
- * with the next batch, or at once. */
-static int queue(struct a2l *a, uint64_t addr)
+/* The most addresses a batch holds (see BATCH_MAX). */
+static size_t batch_max(const struct a2l *a)
+{
+	/* A worker's job, or symd's request (--server), stays small. */
+	return a->pool || a->client ? BATCH_MAX : BATCH_ONE_MAX;
+}
+
+/* queue()'s slow path: the batch is full, or has no room yet. */
+static int queue_slow(struct a2l *a, uint64_t addr)
 {
 	int err;
 
-	/* (one below _text wraps past every address of the table: no
-	 * answer, as the peers give) */
-	addr -= a->ktext;
-	/* A worker's job, or symd's request (--server), stays small. */
-	if (a->nbatch >= (a->pool || a->client ? BATCH_MAX : BATCH_ONE_MAX)) {
+	if (a->nbatch >= batch_max(a)) {
 		err = flush_batch(a);
 		if (err)
 			return err;
@@ -2243,6 +2546,21 @@ static int queue(struct a2l *a, uint64_t addr)
 	}
 	a->batch[a->nbatch++] = addr;
 	return 0;
+}
+
+/* queue() - answer @addr, an address as the input gives it (a kernel's
+ * link-time one: made its table's _text offset here, kernel_text()),
+ * with the next batch, or at once.  Inline for the input loop. */
+static inline int queue(struct a2l *a, uint64_t addr)
+{
+	/* (one below _text wraps past every address of the table: no
+	 * answer, as the peers give) */
+	addr -= a->ktext;
+	if (a->nbatch < a->batch_cap && a->nbatch < batch_max(a)) {
+		a->batch[a->nbatch++] = addr;
+		return 0;
+	}
+	return queue_slow(a, addr);
 }
 
 /*
@@ -3441,8 +3759,8 @@ static int stdin_line(void *ctx, char *line)
 	if (c->a->input != A2L_INPUT_SYM) {
 		err = stdin_pieces(c->a, line);
 	} else if (!c->a->fatal && tool_parse_hex(line, &addr) == 0) {
-		/* The usual line, a bare hex address: no trimming, and
-		 * straight to the batch, as handle() would queue it. */
+		/* A bare hex address: no trimming, and straight to the
+		 * batch, as handle() would queue it. */
 		err = queue(c->a, addr);
 	} else {
 		s = tool_trim(line);
@@ -3453,6 +3771,42 @@ static int stdin_line(void *ctx, char *line)
 	if (err)
 		c->status = TOOL_EXIT_FAIL;
 	return c->a->fatal;
+}
+
+/*
+ * stdin_lines() - the lines of one read(2).  The usual line, a bare hex
+ * address and its newline, is queued straight from the buffer, as
+ * stdin_line() would queue it, without a search for its newline or a
+ * call of its own; every other line is stdin_line()'s.
+ */
+static int stdin_lines(void *ctx, char *lines, size_t len)
+{
+	struct stdin_ctx *c = ctx;
+	struct a2l *a = c->a;
+	char *end = lines + len, *next;
+	const char *e;
+	uint64_t addr;
+	int rc;
+
+	if (a->input != A2L_INPUT_SYM)
+		return tool_each_line(lines, len, stdin_line, ctx);
+	while (lines < end) {
+		if (!a->fatal && tool_scan_hex(lines, &addr, &e) == 0 &&
+		    *e == '\n') {
+			if (queue(a, addr))
+				c->status = TOOL_EXIT_FAIL;
+			if (a->fatal)
+				return 1;
+			lines = (char *)e + 1;
+			continue;
+		}
+		next = tool_line_cut(lines, end);
+		rc = stdin_line(ctx, lines);
+		if (rc)
+			return rc;
+		lines = next;
+	}
+	return 0;
 }
 
 static int stdin_flush(void *ctx)
@@ -3482,7 +3836,7 @@ static int run_stdin(struct a2l *a)
 	if (a->threads > 1 && !a->client &&
 	    pool_new(a->threads, run_job, &a->pool))
 		a->pool = NULL;		/* answer on this thread */
-	err = tool_read_lines_batch(STDIN_FILENO, stdin_line, stdin_flush,
+	err = tool_read_lines_batch(STDIN_FILENO, stdin_lines, stdin_flush,
 				    &c);
 	/* Input that ended on an error still gets the answers queued. */
 	if (pool_drain(a))

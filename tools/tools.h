@@ -14,6 +14,7 @@
 #ifndef SYM_TOOLS_H
 #define SYM_TOOLS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -193,6 +194,52 @@ void tool_err_code(const char *subject, int err);
  * @return 0, -EINVAL (not hex, empty, trailing junk), -ERANGE (> 64 bits)
  */
 int tool_parse_hex(const char *s, uint64_t *out);
+
+/** A byte's value as a hex digit; TOOL_HEX_NONE for one that is none
+ *  (isxdigit() in the C locale). */
+extern const uint8_t tool_hex_digit[256];
+#define TOOL_HEX_NONE 0xff
+
+/**
+ * tool_scan_hex() - tool_parse_hex() of the text at @s up to the first
+ * byte after its digits, whatever that byte is: tool_parse_hex() wants
+ * the string's end there, the input loop of `sym lookup` a newline
+ * (tools/addr2line.c, stdin_lines()).  Inline for that loop.
+ * @param[out] out   the value; untouched on failure
+ * @param[out] end   the byte after the digits (set on success only)
+ * @return 0, -EINVAL (no digit), -ERANGE (more than 16 digits after the
+ *         leading zeros: checked before the byte at *@end)
+ */
+static inline int tool_scan_hex(const char *s, uint64_t *out,
+				const char **end)
+{
+	const unsigned char *p = (const unsigned char *)s, *q;
+	uint64_t v = 0;
+	unsigned d;
+
+	/* After the optional 0x, strtoull(, 16), which this replaces
+	 * (tools/util.c), would skip a second 0x when a digit follows it
+	 * ("0x0x10" is 0x10). */
+	if (p[0] == '0' && (p[1] | 0x20) == 'x')
+		p += 2;
+	if (p[0] == '0' && (p[1] | 0x20) == 'x' &&
+	    tool_hex_digit[p[2]] != TOOL_HEX_NONE)
+		p += 2;
+	/* Blanks and a sign are refused with the rest: not digits. */
+	if (tool_hex_digit[*p] == TOOL_HEX_NONE)
+		return -EINVAL;
+	while (*p == '0')
+		p++;
+	/* One table load, a test, a shift and an or a digit. */
+	for (q = p; (d = tool_hex_digit[*p]) != TOOL_HEX_NONE; p++)
+		v = v << 4 | d;
+	/* Past 16 digits (leading zeros aside), strtoull()'s ERANGE. */
+	if (p - q > 16)
+		return -ERANGE;
+	*out = v;
+	*end = (const char *)p;
+	return 0;
+}
 
 /**
  * tool_parse_offset() - parse a signed offset as strtoll(s, 0) does
@@ -410,20 +457,47 @@ typedef int (*tool_line_fn)(void *ctx, char *line);
  */
 int tool_read_lines(int fd, tool_line_fn fn, void *ctx);
 
+/**
+ * Called by tool_read_lines_batch() with whole lines, the @len bytes at
+ * @lines, which the function may overwrite: each line ends with a
+ * newline, except the last one when @lines[@len] is a NUL (the input's
+ * last line without a newline, or the head of an over-long line).  So a
+ * scan that stops at a newline or a NUL stays within them.
+ * tool_each_line() splits them for a tool_line_fn.
+ */
+typedef int (*tool_lines_fn)(void *ctx, char *lines, size_t len);
+
+/**
+ * tool_line_cut() - make the first of the lines a tool_lines_fn was given
+ * a string: its newline becomes a NUL.
+ * @param line  where it starts
+ * @param end   the end of the lines (lines + len)
+ * @return where the next line starts (@end, or past it, when none)
+ */
+char *tool_line_cut(char *line, char *end);
+
+/**
+ * tool_each_line() - call @fn for each of the lines a tool_lines_fn was
+ * given, its newline made a NUL, until @fn returns non-zero.
+ * @return 0, or that value
+ */
+int tool_each_line(char *lines, size_t len, tool_line_fn fn, void *ctx);
+
 /** Called by tool_read_lines_batch() before it may block, and at EOF. */
 typedef int (*tool_flush_fn)(void *ctx);
 
 /**
  * tool_read_lines_batch() - tool_read_lines() for tools that answer lines
- * in batches: @fn may only queue a line, and @flush, called before every
- * read(2) that could block and once at EOF (before stdout is flushed),
- * answers what is queued.  So a co-process still gets each answer before
- * its next question is waited for, and a pipe full of addresses is
- * answered in batches as large as one read.
- * @param flush  may be NULL (then this is tool_read_lines())
+ * in batches: @fn may only queue its lines, and @flush, called before
+ * every read(2) that could block and once at EOF (before stdout is
+ * flushed), answers what is queued.  So a co-process still gets each
+ * answer before its next question is waited for, and a pipe full of
+ * addresses is answered in batches as large as one read.  @fn gets the
+ * whole lines of each read at once (one call, not one a line).
+ * @param flush  may be NULL
  * @return as tool_read_lines(), or the first non-zero value of @flush
  */
-int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
+int tool_read_lines_batch(int fd, tool_lines_fn fn, tool_flush_fn flush,
 			  void *ctx);
 
 #endif /* SYM_TOOLS_H */

@@ -72,44 +72,36 @@ void tool_err_code(const char *subject, int err)
 	tool_err("'%s': %s", subject, sym_strerror(err, buf, sizeof(buf)));
 }
 
-/* A character's value as a hex digit, plus one; 0 for one that is
- * none (isxdigit() in the C locale). */
-static const uint8_t hex_value[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
-	['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12,
-	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11,
-	['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+#define N TOOL_HEX_NONE
+#define N16 N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N
+const uint8_t tool_hex_digit[256] = {
+	N16, N16, N16,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, N, N, N, N, N, N,		/* '0' */
+	N, 10, 11, 12, 13, 14, 15, N, N, N, N, N, N, N, N, N,	/* 'A' */
+	N16,
+	N, 10, 11, 12, 13, 14, 15, N, N, N, N, N, N, N, N, N,	/* 'a' */
+	N16, N16, N16, N16, N16, N16, N16, N16, N16,		/* 0x70 */
 };
+#undef N16
+#undef N
 
 /*
- * By hand, not strtoull(), which costs about 200 instructions an address
- * of a warm `sym lookup` (a tenth of it): one table load, a test and a
- * shift a digit.  What it accepts and returns is what the strtoull()
- * version did: after the optional 0x, strtoull(, 16) would skip a second
- * 0x when a hex digit follows it ("0x0x10" is 0x10); every digit is read
- * even past 64 bits (-ERANGE before trailing junk's -EINVAL).
+ * By hand (tool_scan_hex()), not strtoull(), which costs about 200
+ * instructions an address of a warm `sym lookup` (a tenth of it).  What
+ * it accepts and returns is what the strtoull() version did: after the
+ * optional 0x, strtoull(, 16) would skip a second 0x when a hex digit
+ * follows it ("0x0x10" is 0x10); every digit is read even past 64 bits
+ * (-ERANGE before trailing junk's -EINVAL).
  */
 int tool_parse_hex(const char *s, uint64_t *out)
 {
-	const unsigned char *p = (const unsigned char *)s, *q;
-	uint64_t v = 0;
-	unsigned d;
+	const char *end;
+	uint64_t v;
+	int err = tool_scan_hex(s, &v, &end);
 
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hex_value[p[2]])
-		p += 2;
-	/* Blanks and a sign are refused with the rest: not digits. */
-	if (!hex_value[*p])
-		return -EINVAL;
-	while (*p == '0')
-		p++;
-	for (q = p; (d = hex_value[*p]) != 0; p++)
-		v = v << 4 | (d - 1);
-	/* Past 16 digits (leading zeros aside), strtoull()'s ERANGE. */
-	if (p - q > 16)
-		return -ERANGE;
-	if (*p != '\0')
+	if (err)
+		return err;
+	if (*end != '\0')
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -159,9 +151,48 @@ char *tool_trim(char *s)
 	return s;
 }
 
+char *tool_line_cut(char *line, char *end)
+{
+	char *nl = memchr(line, '\n', (size_t)(end - line));
+
+	if (!nl)
+		return end + 1;		/* *end is already a NUL */
+	*nl = '\0';
+	return nl + 1;
+}
+
+int tool_each_line(char *lines, size_t len, tool_line_fn fn, void *ctx)
+{
+	char *end = lines + len, *next;
+	int rc;
+
+	for (; lines < end; lines = next) {
+		next = tool_line_cut(lines, end);
+		rc = fn(ctx, lines);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int each_line(void *ctx, char *lines, size_t len)
+{
+	const struct {
+		tool_line_fn fn;
+		void *ctx;
+	} *c = ctx;
+
+	return tool_each_line(lines, len, c->fn, c->ctx);
+}
+
 int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 {
-	return tool_read_lines_batch(fd, fn, NULL, ctx);
+	struct {
+		tool_line_fn fn;
+		void *ctx;
+	} c = { fn, ctx };
+
+	return tool_read_lines_batch(fd, each_line, NULL, &c);
 }
 
 /* Would a read() of @fd return at once? */
@@ -172,10 +203,10 @@ static bool input_ready(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
+int tool_read_lines_batch(int fd, tool_lines_fn fn, tool_flush_fn flush,
 			  void *ctx)
 {
-	char *buf = malloc(TOOL_LINE_MAX + 1);
+	char *buf = malloc(TOOL_LINE_MAX + 1), *nl;
 	size_t len = 0, start = 0;
 	bool skipping = false;
 	int rc = 0;
@@ -183,28 +214,30 @@ int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		char *nl;
 		ssize_t got;
 
-		/* Answer every complete line already buffered. */
-		while (start < len &&
-		       (nl = memchr(buf + start, '\n', len - start))) {
-			*nl = '\0';
-			if (!skipping)
-				rc = fn(ctx, buf + start);
+		/* The rest of an over-long line is dropped. */
+		if (skipping && (nl = memchr(buf, '\n', len))) {
+			start = (size_t)(nl - buf) + 1;
 			skipping = false;
-			start = nl - buf + 1;
+		}
+		/* Every complete line already buffered, in one call. */
+		if (!skipping && start < len &&
+		    (nl = memrchr(buf + start, '\n', len - start))) {
+			rc = fn(ctx, buf + start, (size_t)(nl - buf) + 1 - start);
+			start = (size_t)(nl - buf) + 1;
 			if (rc)
 				goto out;
 		}
+		if (skipping)
+			start = len;
 		memmove(buf, buf + start, len - start);
 		len -= start;
 		start = 0;
 		if (len == TOOL_LINE_MAX) {
 			/* Over-long line: answer its head, drop the rest. */
 			buf[len] = '\0';
-			if (!skipping)
-				rc = fn(ctx, buf);
+			rc = fn(ctx, buf, len);
 			skipping = true;
 			len = 0;
 			if (rc)
@@ -239,7 +272,7 @@ int tool_read_lines_batch(int fd, tool_line_fn fn, tool_flush_fn flush,
 	/* A last line without a newline still counts. */
 	if (len && !skipping) {
 		buf[len] = '\0';
-		rc = fn(ctx, buf);
+		rc = fn(ctx, buf, len);
 	}
 	if (!rc && flush)
 		rc = flush(ctx);

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 need python3 nm gcc objcopy
 [ -x "$SYM" ] || plan_skip "$SYM not built"
-plan 75
+plan 77
 
 B=$(fixture gcc-O2-d5-cxx) || { echo "Bail out! fixtures"; exit 1; }
 FB=$(dirname "$B")
@@ -115,6 +115,23 @@ ok "lookup JSON: same as addr2line but ModuleName" cmp nc.JSON lk.JSON
 echo "$A1" | tr ' ' '\n' | "$SYM" lookup --store "$ST" $FLAGS \
 	"$(echo "$B1" | tr a-f A-F)" > lkin.GNU 2> lkin.err
 ok "lookup from stdin, upper-case build ID" cmp nc.GNU lkin.GNU
+# A bare hex line is queued straight from the read buffer; every other
+# line takes the slow path.  Both answer as argv, in every spelling, in
+# input order, and so does a last line without its newline.
+MIX=$(for a in $A1; do
+	v=${a#0x}
+	echo "$a 0X$(echo "$v" | tr a-f A-F) $v 0x000$v 0x0x$v"
+done | tr ' ' '\n' | awk 'NR % 7 == 3 { print "junk" } NR % 11 == 5 {
+	print "0x" } NR % 13 == 8 { print "1" substr("0000000000000000", 1,
+	NR % 17) "f" } { print }')
+# shellcheck disable=SC2086
+"$SYM" lookup --store "$ST" $FLAGS "$B1" $MIX > mix.argv 2> mix.argv.err
+# shellcheck disable=SC2086
+printf '%s' "$MIX" | "$SYM" lookup --store "$ST" $FLAGS "$B1" > mix.in \
+	2> mix.in.err
+ok "lookup from stdin: bare hex lines and the rest, as from argv" \
+	cmp mix.argv mix.in
+ok "... with the same messages" cmp mix.argv.err mix.in.err
 run_compare "lookup miss: one clear line, exit 1" \
 	sh -c "\"$SYM\" lookup --store \"$ST\" 00112233 0x10; echo rc=\$?" <<EOF
 sym lookup: no table for build ID 00112233 in store '$ST'

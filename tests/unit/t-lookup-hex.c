@@ -92,5 +92,26 @@ int main(void)
 		}
 	}
 	CHECK(bad == 0);
+	/* The digit table, against isxdigit() in the C locale. */
+	bad = 0;
+	for (int c = 0; c < 256; c++) {
+		int want = !isxdigit(c) ? TOOL_HEX_NONE :
+			   isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+
+		bad += tool_hex_digit[c] != want;
+	}
+	CHECK(bad == 0);
+	/* tool_scan_hex(): the byte after the digits, whatever it is (the
+	 * input loop wants a newline there). */
+	{
+		const char *s = "0x3c265\n0x10", *end = NULL;
+		uint64_t v = 0;
+
+		CHECK(tool_scan_hex(s, &v, &end) == 0 && v == 0x3c265 &&
+		      end == s + 7);
+		CHECK(tool_scan_hex("0x\n", &v, &end) == -EINVAL);
+		CHECK(tool_scan_hex("10000000000000000\n", &v, &end) ==
+		      -ERANGE);
+	}
 	return tap_done();
 }
