@@ -768,8 +768,9 @@ static inline const char *gnu_name(struct a2l *a, const struct sym_frame *fr,
 /* llvm-symbolizer's name for a frame named from DWARF by @dw, which is
  * the one holding the address's function when @o (the outermost frame)
  * is given: that one is named after llvm's symbol, if it has one. */
-static const char *llvm_name(const struct a2l *a, const struct sym_frame *o,
-			     const struct sym_frame *dw)
+static inline const char *llvm_name(const struct a2l *a,
+				    const struct sym_frame *o,
+				    const struct sym_frame *dw)
 {
 	/* --functions=short: DW_AT_name, and no symbol names a frame. */
 	if (a->short_names)
@@ -1259,8 +1260,9 @@ static bool llvm_symtab(const struct a2l *a)
 /* The file llvm-symbolizer prints for @loc, as printed (file_name()):
  * the line table's, else the STT_FILE of the symbol it names @o (the
  * outermost frame, or NULL) after. */
-static const char *llvm_file(struct a2l *a, const struct sym_frame *loc,
-			     const struct sym_frame *o)
+static inline const char *llvm_file(struct a2l *a,
+				    const struct sym_frame *loc,
+				    const struct sym_frame *o)
 {
 	if (loc && loc->file && !(loc->flags & SYM_FRAME_FILE_SYMTAB))
 		return file_name(a, loc->file, loc->file_rel);
@@ -1286,8 +1288,9 @@ static uint64_t llvm_start(const struct a2l *a, const struct sym_frame *o,
 
 /* llvm_name() printed: demangled as llvm-symbolizer does (_Z names
  * only). */
-static const char *llvm_shown(struct a2l *a, const struct sym_frame *o,
-			      const struct sym_frame *dw)
+static inline const char *llvm_shown(struct a2l *a,
+				     const struct sym_frame *o,
+				     const struct sym_frame *dw)
 {
 	const char *name = llvm_name(a, o, dw);
 
