@@ -1398,6 +1398,7 @@ static void print_llvm(struct a2l *a, uint64_t addr,
  * --pretty-print (llvm's rules only) the object is written compact into
  * a->json_tmp, then indented by json_indent().
  */
+
 /* Whether any of the 8 bytes of @x needs an escape: a control character
  * (below 0x20), '"' or '\\'.  Exact: the tests for a zero byte and for
  * a byte below n, each true when one byte is. */

@@ -175,22 +175,22 @@ int tool_each_line(char *lines, size_t len, tool_line_fn fn, void *ctx)
 	return 0;
 }
 
+/* tool_read_lines()'s function and its context. */
+struct line_fn {
+	tool_line_fn fn;
+	void *ctx;
+};
+
 static int each_line(void *ctx, char *lines, size_t len)
 {
-	const struct {
-		tool_line_fn fn;
-		void *ctx;
-	} *c = ctx;
+	const struct line_fn *c = ctx;
 
 	return tool_each_line(lines, len, c->fn, c->ctx);
 }
 
 int tool_read_lines(int fd, tool_line_fn fn, void *ctx)
 {
-	struct {
-		tool_line_fn fn;
-		void *ctx;
-	} c = { fn, ctx };
+	struct line_fn c = { fn, ctx };
 
 	return tool_read_lines_batch(fd, each_line, NULL, &c);
 }
@@ -217,15 +217,19 @@ int tool_read_lines_batch(int fd, tool_lines_fn fn, tool_flush_fn flush,
 		ssize_t got;
 
 		/* The rest of an over-long line is dropped. */
-		if (skipping && (nl = memchr(buf, '\n', len))) {
+		nl = skipping ? memchr(buf, '\n', len) : NULL;
+		if (nl) {
 			start = (size_t)(nl - buf) + 1;
 			skipping = false;
 		}
 		/* Every complete line already buffered, in one call. */
-		if (!skipping && start < len &&
-		    (nl = memrchr(buf + start, '\n', len - start))) {
-			rc = fn(ctx, buf + start, (size_t)(nl - buf) + 1 - start);
-			start = (size_t)(nl - buf) + 1;
+		nl = !skipping && start < len ?
+		     memrchr(buf + start, '\n', len - start) : NULL;
+		if (nl) {
+			size_t next = (size_t)(nl - buf) + 1;
+
+			rc = fn(ctx, buf + start, next - start);
+			start = next;
 			if (rc)
 				goto out;
 		}

@@ -24,7 +24,7 @@ struct seen {
 	char *p;
 	size_t len, cap;
 	size_t nlines;
-	size_t stop_at;		/* return 1 on this line (1-based); 0 never */
+	size_t stop_at;		/* 1 back on line stop_at; 0: never */
 	bool bad_block;		/* a block broke the contract */
 	size_t flushes;
 };
