@@ -45,6 +45,7 @@
  * that a sample's stack has some depth, built without frame pointers
  * when built with -O2 (the unwinder needs the CFI).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,12 +164,27 @@ NOINL static int step(unsigned i, long work)
 	return 0;
 }
 
+/* A count from @s into @v: 0, or -1 when @s is not a whole number >= 0. */
+static int count_arg(const char *s, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s || *end || *v < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 10000000;
-	long work = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
+	long steps = 10000000, work = 0;
 	struct timespec t;
 	double cpu;
+
+	if ((argc > 1 && count_arg(argv[1], &steps)) ||
+	    (argc > 2 && count_arg(argv[2], &work)) || argc > 3) {
+		fprintf(stderr, "usage: symprof-alloc-mix [STEPS [WORK]]\n");
+		return 2;
+	}
 
 	for (long s = 0; s < steps; s++)
 		if (step(below(next(), POOL), work)) {
