@@ -20,7 +20,10 @@
 #    time and peak RSS of tests/bench/symprof-alloc-mix.c (the issue's
 #    "malloc-heavy fixture at 20 M ops/s": a live pool, a mix of sizes
 #    and calls, BENCH_MIX_STEPS (10 M) steps of a free and an
-#    allocation), of fixtures/src/symprof_alloc.c (t4020's truth
+#    allocation), of the same at the issue's 20 M operations a second
+#    (the mix's WORK rounds of computing a step, chosen by measuring a
+#    step without a profiler at WORK 0 and 256: a faster machine runs
+#    the plain mix at 64 M), of fixtures/src/symprof_alloc.c (t4020's truth
 #    fixture, 10.3 M allocations) and of Debian's python3.11 with
 #    PYTHONMALLOC=malloc building and dropping a dict of 2 M strings,
 #    BENCH_RUNS_WHOLE (9) rounds, each round every variant once in turn:
@@ -290,11 +293,35 @@ mf["hot_us"] = min(hot) / 1e3 if hot else 0.0
 print("  a drain, hot (SYMPROF_RATE=4096, min of %d): %.2f us"
       % (RUNS, mf["hot_us"]))
 
+# The mix at the issue's rate (2): the step's CPU without a profiler at
+# two values of WORK (min of RUNS each, 2 M steps), a line through them,
+# and the WORK that makes a step 2 / 20 M s.
+def mix_step_ns(work, steps=2000000):
+    return min(run([W + "/mix", str(steps), str(work)], "plain")[0]
+               for r in range(RUNS)) * 1e9 / steps
+# The chain overlaps the allocator's stalls, so a step's cost is not
+# linear in WORK: secant steps, from WORK 0 and 256, three at most.
+GOAL_NS = 2e9 / 20e6
+pts = [(0, mix_step_ns(0)), (256, mix_step_ns(256))]
+for i in range(3):
+    (w0, t0), (w1, t1) = pts[-2], pts[-1]
+    if t1 == t0 or abs(t1 - GOAL_NS) < 0.02 * GOAL_NS:
+        break
+    w = max(1, int(round(w1 + (GOAL_NS - t1) * (w1 - w0) / (t1 - t0))))
+    pts.append((w, mix_step_ns(w)))
+MIX20_WORK = min(pts, key=lambda p: abs(p[1] - GOAL_NS))[0]
+print("\n## The mix at 20 M operations a second: WORK %d (a step's ns by "
+      "WORK, min of %d runs of 2 M steps, no profiler: %s)"
+      % (MIX20_WORK, RUNS, ", ".join("%d: %.1f" % p for p in pts)))
+
 peers = (["heaptrack"] if HT else []) + \
     (["jemalloc", "jeprof"] if JE else [])
 work = [("mix fixture (symprof-alloc-mix, %d operations)" % MIX_OPS,
          [W + "/mix", str(MIX_STEPS)], None, ["plain", "bare", "alloc"] +
          [p for p in peers if p != "heaptrack"], "mix"),
+        ("mix fixture at 20 M operations a second (WORK %d)" % MIX20_WORK,
+         [W + "/mix", str(MIX_STEPS), str(MIX20_WORK)], None,
+         ["plain", "bare", "alloc"], "mix20"),
         ("fixture (symprof_alloc)", [W + "/fixture", W + "/truth"], None,
          ["plain", "bare", "alloc"] + peers, "tcache")]
 if PY:
@@ -312,7 +339,7 @@ print("\n## Whole programs: %d rounds, the variants in turn in each; "
       "the rounds' differences to no profiler" % RUNS_WHOLE)
 for name, argv, extra, modes, pat in work:
     pair_ns = (best[(pat, "alloc")] - best[(pat, "plain")]
-               if pat != "mix" else 0.0)
+               if (pat, "plain") in best else 0.0)
     cpu = {m: [] for m in modes}
     wall = {m: [] for m in modes}
     rss = {m: [] for m in modes}
@@ -349,6 +376,10 @@ for name, argv, extra, modes, pat in work:
     nobj = med([x[0] for x in model])
     drain_s = med([x[1] for x in model])
     nsamp = med([x[2] for x in model])
+    if pat == "mix20":
+        print("    rate without a profiler: %.1f M operations a second of "
+              "CPU (median)" % (MIX_OPS / bc / 1e6))
+        continue
     if pat == "mix":
         mix_model(bc, drain_s, nsamp, med(cpu["alloc"]) - bc,
                   med([c - p for c, p in zip(cpu["alloc"], cpu["plain"])]))

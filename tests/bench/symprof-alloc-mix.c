@@ -4,10 +4,11 @@
  * spends most of its time in malloc and free, with sizes, lifetimes and
  * call sites of a realistic mix rather than one tight loop.
  *
- *	symprof-alloc-mix [STEPS]	STEPS steps (default 10 M); prints
- *					the checksum, then "ops N ops_per_s R"
- *					on stderr (R from the process's CPU
- *					time, start-up included)
+ *	symprof-alloc-mix [STEPS [WORK]]
+ *		STEPS steps (default 10 M), each with WORK rounds (default
+ *		0) of the program's own computing; prints the checksum,
+ *		then "ops N ops_per_s R" on stderr (R from the process's
+ *		CPU time, start-up included)
  *
  * A step frees the object in a slot of a live pool of POOL (4 Ki)
  * slots, picked at random, and puts a new one there, so each step is 2
@@ -16,8 +17,18 @@
  * request's objects would).  The new object's first 16 bytes (a header)
  * are written, and its first word is read back into the checksum when
  * it is freed: programs touch what they allocate.  Without a profiler
- * it runs about 20 M operations a second of CPU here (19.6 to 22.5 M,
- * load 2; with 64 bytes written it was 16.5 M).
+ * it ran about 20 M operations a second of CPU on the machine it was
+ * written on (19.6 to 22.5 M, load 2; with 64 bytes written it was 16.5
+ * M), and about 64 M on a faster, idle one (2026-12-05): the rate is
+ * the machine's, not the program's.
+ *
+ * WORK is the knob that makes the rate the issue's on any machine: each
+ * step also runs WORK rounds of a dependent multiply-add chain over its
+ * random value (about 4 cycles a round, no memory, no call), the work a
+ * program does between its allocations, folded into the checksum so
+ * that it cannot be left out.  symprof-alloc-bench.sh measures the
+ * step's cost at two values of WORK without a profiler and picks the
+ * WORK that makes 20 M operations a second.
  *
  * The size mix (mean 216 bytes, so about 2 GB a second are allocated
  * and, at the default rate of 512 KiB, about 4,100 samples a second
@@ -34,6 +45,7 @@
  * that a sample's stack has some depth, built without frame pointers
  * when built with -O2 (the unwinder needs the CFI).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +129,16 @@ NOINL static void *layer1(unsigned k, size_t n)
 	return p;
 }
 
-/* One step on slot @i: 2 operations. */
-NOINL static int step(unsigned i)
+/* The program's own computing: @work rounds of a dependent chain. */
+NOINL static uint64_t compute(uint64_t v, long work)
+{
+	for (long w = 0; w < work; w++)
+		v = v * 6364136223846793005ull + 1442695040888963407ull;
+	return v;
+}
+
+/* One step on slot @i: 2 operations, and @work rounds of computing. */
+NOINL static int step(unsigned i, long work)
 {
 	uint64_t r = next();
 	unsigned k = below(next(), 100);
@@ -139,17 +159,35 @@ NOINL static int step(unsigned i)
 	}
 	touch(p, n, r);
 	pool[i] = p;
+	if (work)
+		sum += compute(r, work);
 	return 0;
+}
+
+/* A count from @s into @v: 0, or -1 when @s is not a whole number >= 0. */
+static int count_arg(const char *s, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s || *end || *v < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 10000000;
+	long steps = 10000000, work = 0;
 	struct timespec t;
 	double cpu;
 
+	if ((argc > 1 && count_arg(argv[1], &steps)) ||
+	    (argc > 2 && count_arg(argv[2], &work)) || argc > 3) {
+		fprintf(stderr, "usage: symprof-alloc-mix [STEPS [WORK]]\n");
+		return 2;
+	}
+
 	for (long s = 0; s < steps; s++)
-		if (step(below(next(), POOL))) {
+		if (step(below(next(), POOL), work)) {
 			fprintf(stderr, "symprof-alloc-mix: out of memory\n");
 			return 1;
 		}
