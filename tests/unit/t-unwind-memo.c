@@ -302,7 +302,7 @@ static void take_record(const struct sp_regs *r, const struct sp_stack_copy *m,
 {
 	static struct sp_trace t;
 	struct sp_memo_key k = key_of(r, 7);
-	const struct sp_memo_result *h = sp_unwind_memo_find(&k, r, m);
+	const struct sp_memo_result *h = sp_unwind_memo_find(&k, r->r, m);
 
 	*hit = h != NULL;
 	if (h) {
@@ -312,7 +312,7 @@ static void take_record(const struct sp_regs *r, const struct sp_stack_copy *m,
 	walk(r, m, &t, out);
 	if (nres < NRES) {
 		results[nres] = *out;
-		sp_unwind_memo_put(&k, r, m, &t,
+		sp_unwind_memo_put(&k, r->r, &t,
 				   &(struct sp_memo_result){ &results[nres],
 							     0, 0 });
 		nres++;

@@ -606,8 +606,13 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 		w + SP_REC_FIXED + (alloc ? SP_ALLOC_EXTRA : 0),
 		SP_HDR_NSTACK(hdr)
 	};
+	uint32_t known = alloc ? (1u << 3 | 1u << SP_REG_RBP |
+				  1u << SP_REG_RSP | 0xfu << 12 |
+				  1u << SP_REG_RIP)
+			       : (1u << SP_NREGS) - 1;
+	struct sp_memo_key key = { w[2 + SP_REG_RIP], w[2 + SP_REG_RSP],
+				   t->tid, known, cut };
 	const struct sp_memo_result *hit = NULL;
-	struct sp_memo_key key;
 	struct sp_regs r, r0;
 	const struct sp_map *m;
 	struct sp_stack *s;
@@ -617,15 +622,8 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 	if (mem.n * 8 > agg.copy_max)
 		agg.copy_max = mem.n * 8;
 	agg.cut += stack && cut;
-	memcpy(r.r, w + 2, sizeof(r.r));
-	r.known = alloc ? (1u << 3 | 1u << SP_REG_RBP | 1u << SP_REG_RSP |
-			   0xfu << 12 | 1u << SP_REG_RIP)
-			: (1u << SP_NREGS) - 1;
-	r0 = r;
-	key = (struct sp_memo_key){ r.r[SP_REG_RIP], r.r[SP_REG_RSP], t->tid,
-				    r.known, cut };
 	if (memo)
-		hit = sp_unwind_memo_find(&key, &r, &mem);
+		hit = sp_unwind_memo_find(&key, w + 2, &mem);
 	if (hit && sp.cfi_cache != 2) {
 		agg.cfi_steps += hit->steps;
 		agg.complete += hit->flags == 0;
@@ -637,6 +635,9 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 			take_alloc(s, w);
 		return;
 	}
+	memcpy(r.r, w + 2, sizeof(r.r));
+	r.known = known;
+	r0 = r;
 	m = find_map(r.r[SP_REG_RIP]);
 	if (!alloc)
 		put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
@@ -659,7 +660,7 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 	if (hit)
 		check_memo(hit, t->tid, flags, out, k, s);
 	else if (s && memo && map_misses == misses)
-		sp_unwind_memo_put(&key, &r0, &mem, &trace,
+		sp_unwind_memo_put(&key, w + 2, &trace,
 				   &(struct sp_memo_result){
 					   s, flags,
 					   (uint32_t)(agg.cfi_steps - steps0) });
@@ -1349,7 +1350,9 @@ static void drain_here(unsigned what, bool from_signal)
 	if (!finished && atomic_load(&sp_enabled)) {
 		if (!from_signal)
 			drain_all();
-		now = sp_now_ns(CLOCK_MONOTONIC);
+		/* The clock only when an --interval write may be due (a
+		 * vDSO call, and its data's cache line, a sample). */
+		now = here_next_write ? sp_now_ns(CLOCK_MONOTONIC) : 0;
 		if ((what & (SP_REQ_WRITE | SP_REQ_FINAL)) ||
 		    (here_next_write && now >= here_next_write)) {
 			write_file();

@@ -527,16 +527,16 @@ struct sp_memo_result {
 	void *stack;			/* the caller's; borrowed */
 	uint32_t flags, steps;
 };
-/* The stored result for a record with key @k, leaf registers @r and copy
- * @m, or NULL: unwind it. */
+/* The stored result for a record with key @k, leaf registers @regs
+ * (SP_NREGS words, the unknown ones any value) and copy @m, or NULL:
+ * unwind it.  Valid until the next put or invalidation. */
 SP_HIDDEN const struct sp_memo_result *
-sp_unwind_memo_find(const struct sp_memo_key *k, const struct sp_regs *r,
+sp_unwind_memo_find(const struct sp_memo_key *k, const uint64_t *regs,
 		    const struct sp_stack_copy *m);
-/* Remember result @res of an unwind traced in @t (nothing when t->over
- * or no memory).  @r: the leaf registers, @m the copy. */
+/* Remember result @res of the unwind of the record (@k, @regs) traced in
+ * @t (nothing when t->over, or without memory). */
 SP_HIDDEN void sp_unwind_memo_put(const struct sp_memo_key *k,
-				  const struct sp_regs *r,
-				  const struct sp_stack_copy *m,
+				  const uint64_t *regs,
 				  const struct sp_trace *t,
 				  const struct sp_memo_result *res);
 /* Forget every entry (the aggregate the results point into is gone). */

@@ -36,29 +36,31 @@
 
 #include "symprof.h"
 
+/* Entries are laid out for a hit: the key and the bounds, then the
+ * offsets and the words to compare (a hit reads a few cache lines), the
+ * registers last (most unwinds use none). */
 struct memo_entry {
 	uint64_t pc, sp;
-	uint32_t gen;			/* 0: empty */
 	int32_t tid;
 	uint32_t known;
-	bool cut;
 	uint32_t used;			/* leaf registers compared */
 	uint32_t lo, hi;		/* the copy's bytes B: lo <= B < hi */
-	uint32_t nread;
+	uint16_t nread;
+	bool cut;
 	struct sp_memo_result res;
-	uint64_t reg[SP_NREGS];		/* the used ones' values */
 	uint16_t at[SP_MEMO_READS];
 	uint64_t val[SP_MEMO_READS];
+	uint64_t reg[SP_NREGS];		/* the used ones' values */
 };
 
+/* A set's tags, a hash of each way's key (0: empty), in one cache line:
+ * a lookup reads the entries whose tag matches only. */
+static uint32_t tags[SP_MEMO_SETS][SP_MEMO_WAYS];
 static struct memo_entry *tab;
 static uint8_t next_way[SP_MEMO_SETS];
 static bool tried;
-static uint32_t gen = 1;
 static unsigned maps_epoch;		/* of the table the entries used */
 static struct sp_memo_stats stats;
-
-/* ---- the table --------------------------------------------------------- */
 
 /* A new mapping table (a refresh: dlopen, dlclose, a pc in no known
  * map): every entry was made from the old one. */
@@ -70,23 +72,23 @@ static void sync_epoch(void)
 	}
 }
 
-static size_t set_of(const struct sp_memo_key *k)
+static uint64_t hash_key(const struct sp_memo_key *k)
 {
-	uint64_t h = (k->pc ^ k->sp * 0x9e3779b97f4a7c15ull ^
-		      (uint64_t)(uint32_t)k->tid << 17) *
-		     0xff51afd7ed558ccdull;
+	uint64_t h = k->pc * 0xff51afd7ed558ccdull ^ k->sp;
 
-	return (size_t)(h >> 40) & (SP_MEMO_SETS - 1);
+	h = (h ^ ((uint64_t)(uint32_t)k->tid << 32 | k->known << 1 |
+		  k->cut)) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
 }
 
 static bool same_key(const struct memo_entry *e, const struct sp_memo_key *k)
 {
-	return e->gen == gen && e->pc == k->pc && e->sp == k->sp && e->tid == k->tid &&
+	return e->pc == k->pc && e->sp == k->sp && e->tid == k->tid &&
 	       e->known == k->known && e->cut == k->cut;
 }
 
-/* Does record (@r, @m) agree with every input entry @e recorded? */
-static bool inputs_agree(const struct memo_entry *e, const struct sp_regs *r,
+/* Does record (@regs, @m) agree with every input entry @e recorded? */
+static bool inputs_agree(const struct memo_entry *e, const uint64_t *regs,
 			 const struct sp_stack_copy *m)
 {
 	uint64_t bytes = (uint64_t)m->n * 8;
@@ -94,13 +96,6 @@ static bool inputs_agree(const struct memo_entry *e, const struct sp_regs *r,
 
 	if (bytes < e->lo || bytes >= e->hi || bytes > SP_STACK_MAX)
 		return false;
-	while (used) {
-		unsigned i = (unsigned)__builtin_ctz(used);
-
-		used &= used - 1;
-		if (r->r[i] != e->reg[i])
-			return false;
-	}
 	for (uint32_t j = 0; j < e->nread; j++) {
 		uint64_t v;
 
@@ -108,39 +103,47 @@ static bool inputs_agree(const struct memo_entry *e, const struct sp_regs *r,
 		if (v != e->val[j])
 			return false;
 	}
+	while (used) {
+		unsigned i = (unsigned)__builtin_ctz(used);
+
+		used &= used - 1;
+		if (regs[i] != e->reg[i])
+			return false;
+	}
 	return true;
 }
 
 const struct sp_memo_result *
-sp_unwind_memo_find(const struct sp_memo_key *k, const struct sp_regs *r,
+sp_unwind_memo_find(const struct sp_memo_key *k, const uint64_t *regs,
 		    const struct sp_stack_copy *m)
 {
-	struct memo_entry *e;
+	uint64_t h = hash_key(k);
+	size_t set = (size_t)h & (SP_MEMO_SETS - 1);
+	uint32_t tag = (uint32_t)(h >> 32) | 1;
 
 	sync_epoch();
-	if (!tab) {
-		stats.misses++;
-		return NULL;
-	}
-	e = &tab[set_of(k) * SP_MEMO_WAYS];
-	for (unsigned w = 0; w < SP_MEMO_WAYS; w++, e++)
-		if (same_key(e, k) && inputs_agree(e, r, m)) {
+	for (unsigned w = 0; tab && w < SP_MEMO_WAYS; w++) {
+		const struct memo_entry *e = &tab[set * SP_MEMO_WAYS + w];
+
+		if (tags[set][w] == tag && same_key(e, k) &&
+		    inputs_agree(e, regs, m)) {
 			stats.hits++;
 			return &e->res;
 		}
+	}
 	stats.misses++;
 	return NULL;
 }
 
-void sp_unwind_memo_put(const struct sp_memo_key *k, const struct sp_regs *r,
-			const struct sp_stack_copy *m,
+void sp_unwind_memo_put(const struct sp_memo_key *k, const uint64_t *regs,
 			const struct sp_trace *t,
 			const struct sp_memo_result *res)
 {
+	uint64_t h = hash_key(k);
+	size_t set = (size_t)h & (SP_MEMO_SETS - 1);
+	unsigned w;
 	struct memo_entry *e;
-	size_t set;
 
-	(void)m;
 	sync_epoch();
 	if (t->over) {
 		stats.unmemoizable++;
@@ -153,30 +156,29 @@ void sp_unwind_memo_put(const struct sp_memo_key *k, const struct sp_regs *r,
 	}
 	if (!tab)
 		return;
-	set = set_of(k);
-	e = &tab[set * SP_MEMO_WAYS + next_way[set]];
-	next_way[set] = (uint8_t)((next_way[set] + 1) % SP_MEMO_WAYS);
+	w = next_way[set];
+	next_way[set] = (uint8_t)((w + 1) % SP_MEMO_WAYS);
+	e = &tab[set * SP_MEMO_WAYS + w];
+	tags[set][w] = (uint32_t)(h >> 32) | 1;
 	e->pc = k->pc;
 	e->sp = k->sp;
-	e->gen = gen;
 	e->tid = k->tid;
 	e->known = k->known;
 	e->cut = k->cut;
 	e->used = t->used;
 	e->lo = t->lo;
 	e->hi = t->hi;
-	e->nread = t->nread;
+	e->nread = (uint16_t)t->nread;
 	e->res = *res;
-	memcpy(e->reg, r->r, sizeof(e->reg));
 	memcpy(e->at, t->at, t->nread * sizeof(t->at[0]));
 	memcpy(e->val, t->val, t->nread * sizeof(t->val[0]));
+	memcpy(e->reg, regs, sizeof(e->reg));
 	stats.puts++;
 }
 
 void sp_unwind_memo_invalidate(void)
 {
-	if (++gen == 0)
-		gen = 1;
+	memset(tags, 0, sizeof(tags));
 	stats.invalidations++;
 }
 
@@ -192,5 +194,6 @@ void sp_unwind_memo_reset_stats(void)
 
 size_t sp_unwind_memo_bytes(void)
 {
-	return tab ? SP_MEMO_SETS * SP_MEMO_WAYS * sizeof(*tab) : 0;
+	return tab ? SP_MEMO_SETS * SP_MEMO_WAYS * sizeof(*tab) + sizeof(tags)
+		   : 0;
 }
