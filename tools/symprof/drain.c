@@ -829,9 +829,8 @@ static void out_kv(struct sp_out *o, const char *k, uint64_t v)
 	sp_out_u64(o, v);
 }
 
-/* The step cache's comment line (cficache.c; SYMPROF_CFI_CACHE). */
-/* The unwind memo's line (unwmemo.c); after the step cache's, whose
- * keys the tests read first. */
+/* The unwind memo's comment line (unwmemo.c; SYMPROF_UNWIND_MEMO),
+ * after the step cache's, whose keys the tests read first. */
 static void write_memo_note(struct sp_out *o)
 {
 	struct sp_memo_stats st;
@@ -855,6 +854,7 @@ static void write_memo_note(struct sp_out *o)
 	sp_out_ch(o, '\n');
 }
 
+/* The step cache's comment line (cficache.c; SYMPROF_CFI_CACHE). */
 static void write_cache_note(struct sp_out *o)
 {
 	struct sp_cfi_cache_stats st;
