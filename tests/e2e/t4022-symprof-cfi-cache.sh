@@ -11,7 +11,8 @@
 # table invalidating the cache): every record checked, none differs,
 # and the cache did serve (hits).  SYMPROF_CFI_CACHE=0 turns it off (the
 # file says so; the stacks stay whole); a bad value is refused with a
-# message, the program unchanged.  The unwind memo (unwmemo.c) is checked
+# message, the program unchanged; SYMPROF_UNWIND_MEMO=0 turns the memo
+# off (the file says so).  The unwind memo (unwmemo.c) is checked
 # the same way: in check mode each record the memo finds is unwound in
 # full too, and its stack compared with the memo's.
 . "$(dirname "$0")/lib/lib.sh"
@@ -20,7 +21,7 @@
 wl_have python || plan_skip "$wl_why"
 wl_have sort || plan_skip "$wl_why"
 wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }
-plan 29
+plan 31
 
 # note RAW KEY: a number from the comment lines (KEY as written there).
 note() {
@@ -98,6 +99,14 @@ ok "cache off: the file says so" \
 	grep -q '^# libsymprof: CFI step cache off (SYMPROF_CFI_CACHE=0)$' \
 	"$T/pyoff.raw"
 wl_check complete "$T/pyoff.raw"
+
+# The memo off: the file says so, the stacks are whole.
+SYMPROF_UNWIND_MEMO=0 wl_run python "$T/pynomemo" "$SYM" run -F 999 \
+	-o "$T/pynomemo.raw" --
+ok "unwind memo off: the file says so" \
+	grep -q '^# libsymprof: unwind memo off (SYMPROF_UNWIND_MEMO=0)$' \
+	"$T/pynomemo.raw"
+wl_check complete "$T/pynomemo.raw"
 
 # A bad value: refused, the program unchanged, no profile.
 env LD_PRELOAD="$SYM_ROOT/lib/libsymprof.so" SYMPROF_OUT="$T/bad.raw" \
