@@ -36,7 +36,7 @@
 #include "stackshot.h"
 #include "base.h"
 
-/* ---- recorded stacks ------------------------------------------------------ */
+/* ---- recorded stacks ---------------------------------------------------- */
 
 #define NSHOTS 12
 #define MAXWORDS 4096
@@ -163,7 +163,7 @@ static void record(void)
 	sp_maps_refresh();
 }
 
-/* ---- the unwind, as drain.c's ------------------------------------------ */
+/* ---- the unwind, as drain.c's ------------------------------------------- */
 
 struct result {
 	uint32_t n;
@@ -276,7 +276,7 @@ static void take_record(const struct sp_regs *r, const struct sp_stack_copy *m,
 	}
 }
 
-/* ---- the checks ------------------------------------------------------------ */
+/* ---- the checks --------------------------------------------------------- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
