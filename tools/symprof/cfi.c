@@ -938,9 +938,11 @@ static inline __attribute__((always_inline)) int fast_value(const struct sp_fast
 
 void sp_trace_begin(struct sp_trace *t, const struct sp_regs *r)
 {
+	/* sp and pc are the memo's key, not inputs to record. */
+	uint32_t leaf = r->known & ~(1u << SP_REG_RSP | 1u << SP_REG_RIP);
+
 	for (unsigned i = 0; i < SP_NREGS; i++)
-		t->prov[i] = (r->known & (1u << i)) && i != SP_REG_RSP &&
-			     i != SP_REG_RIP ? SP_PROV_LEAF | i : 0;
+		t->prov[i] = (leaf >> i & 1) ? SP_PROV_LEAF | i : 0;
 	t->used = 0;
 	t->lo = 0;
 	t->hi = UINT32_MAX;
