@@ -10,11 +10,12 @@
  * objects' CFI and code (which sp_call_precedes() reads).  The trace
  * (struct sp_trace, symprof.h) records the first three as the unwind
  * runs; for the last, every change of the table (sp_maps_epoch())
- * clears the memo.  A lookup returns
- * an entry only when the new record's key (thread, pc, sp, known mask,
- * cut flag) is the entry's and every recorded input is equal: then
- * every step reads the same values and takes the same branches, and the
- * result (frames, flags, the aggregated stack they name) is the same.
+ * clears the memo.  A lookup returns an entry only when the new
+ * record's key (thread, pc, sp, known mask, cut flag) is the entry's and
+ * every recorded input is equal: then every step reads the same values
+ * and takes the same branches, and the result (frames, flags, the
+ * aggregated stack they name) is the same.  A fork clears it too
+ * (sp_drain_reset_child(): the stacks are the parent's).
  *
  * Inputs are recorded lazily (sp_trace_use()): a callee-saved register
  * restored from the copy is only read when a later rule uses it (a CFA
