@@ -441,6 +441,9 @@ $(B)/tests/replay-fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c \
 # comes first.
 $(B)/tests/t-cfi-cache: $(SYMPROF_TEST_LIB)
 $(B)/tests/t-cfi-cache: private TEST_LIBS := $(SYMPROF_TEST_LIB) $(TEST_LIBS)
+# t-unwind-memo likewise: the memo, the traced step, the cache, the maps.
+$(B)/tests/t-unwind-memo: $(SYMPROF_TEST_LIB)
+$(B)/tests/t-unwind-memo: private TEST_LIBS := $(SYMPROF_TEST_LIB) $(TEST_LIBS)
 
 # The replays of libsymprof's parts link its test archive too.
 SYMPROF_REPLAY := $(filter $(B)/tests/replay-fuzz-symprof-%,$(FUZZ_REPLAY))

@@ -11,14 +11,17 @@
 # table invalidating the cache): every record checked, none differs,
 # and the cache did serve (hits).  SYMPROF_CFI_CACHE=0 turns it off (the
 # file says so; the stacks stay whole); a bad value is refused with a
-# message, the program unchanged.
+# message, the program unchanged; SYMPROF_UNWIND_MEMO=0 turns the memo
+# off (the file says so).  The unwind memo (unwmemo.c) is checked
+# the same way: in check mode each record the memo finds is unwound in
+# full too, and its stack compared with the memo's.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/symprof-lib.sh"
 . "$SYM_ROOT/tests/e2e/lib/workloads-lib.sh"
 wl_have python || plan_skip "$wl_why"
 wl_have sort || plan_skip "$wl_why"
 wl_inputs || { echo "Bail out! cannot make the workloads' inputs"; exit 1; }
-plan 24
+plan 31
 
 # note RAW KEY: a number from the comment lines (KEY as written there).
 note() {
@@ -39,6 +42,8 @@ checked() {
 	ok "$1: more than 100 of them" test "${_c:-0}" -gt 100
 	is "$1: no frame, flag or register differs with the cache" \
 		"$(note "$_r" differ)" 0
+	is "$1: every stack the unwind memo found is the full unwind's" \
+		"$(note "$_r" wrong)" 0
 }
 
 # python3.11, cpu mode at 999 Hz, the knob on check.
@@ -59,6 +64,8 @@ PYTHONMALLOC=malloc SYMPROF_CFI_CACHE=check wl_run python "$T/pya" \
 wl_same "python3.11 in alloc mode: output and status unchanged" \
 	"$T/py.base" "$T/pya"
 checked "python3.11, alloc mode" "$T/pya.raw"
+ok "python3.11, alloc mode: the unwind memo found stacks" \
+	test "$(note "$T/pya.raw" "unwound again")" -gt 0
 
 # sort: libc's qsort, msort and strcoll.
 wl_run sort "$T/sort.base"
@@ -92,6 +99,14 @@ ok "cache off: the file says so" \
 	grep -q '^# libsymprof: CFI step cache off (SYMPROF_CFI_CACHE=0)$' \
 	"$T/pyoff.raw"
 wl_check complete "$T/pyoff.raw"
+
+# The memo off: the file says so, the stacks are whole.
+SYMPROF_UNWIND_MEMO=0 wl_run python "$T/pynomemo" "$SYM" run -F 999 \
+	-o "$T/pynomemo.raw" --
+ok "unwind memo off: the file says so" \
+	grep -q '^# libsymprof: unwind memo off (SYMPROF_UNWIND_MEMO=0)$' \
+	"$T/pynomemo.raw"
+wl_check complete "$T/pynomemo.raw"
 
 # A bad value: refused, the program unchanged, no profile.
 env LD_PRELOAD="$SYM_ROOT/lib/libsymprof.so" SYMPROF_OUT="$T/bad.raw" \

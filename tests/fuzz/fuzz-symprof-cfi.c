@@ -90,6 +90,20 @@ static void step(const struct sp_cfi *c, uint64_t pc, const uint8_t *data,
 	sp_cfi_compile(c, &f);
 	fast = r;
 	rcf = sp_cfi_step_fast(&f, &m, &fast, &needf);
+	/* The traced step (the unwind memo's) steps the same. */
+	{
+		struct sp_regs traced = before;
+		struct sp_trace t;
+		uint64_t needt = 0;
+
+		sp_trace_begin(&t, &traced);
+		FUZZ_CHECK(sp_cfi_step_fast_traced(&f, &m, &traced, &needt,
+						   &t) == rcf &&
+			   needt == needf &&
+			   traced.known == fast.known &&
+			   memcmp(traced.r, fast.r, sizeof(fast.r)) == 0 &&
+			   t.nread <= SP_MEMO_READS && t.lo <= 8 * m.n);
+	}
 	rc = sp_cfi_step(c, &m, &r, &need);
 	if (f.kind == SP_FAST_FULL)
 		FUZZ_CHECK(rcf == SP_STEP_BAD &&

@@ -36,23 +36,8 @@
 #include "tap.h"
 #include "uwcapture.h"
 #include "symprof/symprof.h"
+#include "stackshot.h"
 #include "base.h"
-
-/* The drain's arena, which the cache and maps.c take memory from; here
- * malloc's, counted. */
-static size_t arena_bytes;
-
-void *sp_arena_alloc(size_t n)
-{
-	arena_bytes += n;
-	return calloc(1, n);
-}
-
-char *sp_arena_strdup(const char *s)
-{
-	arena_bytes += strlen(s) + 1;
-	return strdup(s);
-}
 
 /* An ELF file mapped whole, its CFI as sp_cfi_find() reads it. */
 struct img {
@@ -268,10 +253,6 @@ static void check_object(const char *path)
 
 /* ---- stacks captured in this process ------------------------------------ */
 
-/* DWARF register number -> index in uw_capture()'s order. */
-static const uint8_t dwarf_to_cap[SP_NREGS] = {
-	0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8,
-};
 
 struct shot {
 	struct sp_regs r;
@@ -282,29 +263,6 @@ struct shot {
 
 static struct shot shots[2];
 static int nshots;
-
-static uint64_t stack_top(void)
-{
-	pthread_attr_t a;
-	void *lo;
-	size_t sz;
-
-	if (pthread_getattr_np(pthread_self(), &a))
-		return 0;
-	pthread_attr_getstack(&a, &lo, &sz);
-	pthread_attr_destroy(&a);
-	return (uint64_t)(uintptr_t)lo + sz;
-}
-
-/* A copy of raw stack, redzones and all: not through ASan's memcpy. */
-static __attribute__((no_sanitize_address)) void
-raw_copy(uint64_t *dst, uint64_t src, size_t n)
-{
-	const volatile uint64_t *p = (const void *)(uintptr_t)src;
-
-	for (size_t i = 0; i < n; i++)
-		dst[i] = p[i];
-}
 
 static __attribute__((noipa)) void take(struct shot *s)
 {

@@ -417,6 +417,28 @@ static bool ring_room(struct sp_ring *r, uint64_t head, uint64_t need,
 	return false;
 }
 
+/*
+ * With no drain thread the record was unwound at once, and the ring is
+ * empty: the next record starts at the ring's start again, in the cache
+ * lines this one warmed, rather than in the next 1 to 32 KiB of a 512 KiB
+ * ring that are cold by then (about 14 write misses a sample on the mix,
+ * docs/symprof.md, "the unwind memo").  Only this thread reads or writes
+ * its ring then (our signal handler reads no ring without a drain
+ * thread, and the drain thread starts only in this thread's
+ * pthread_create()); both positions move on to the next multiple of the
+ * ring's size, so they still only grow.
+ */
+static void ring_rewind(struct sp_ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (atomic_load_explicit(&r->tail, memory_order_relaxed) != head)
+		return;
+	head = (head + SP_RING_MASK) & ~(uint64_t)SP_RING_MASK;
+	atomic_store_explicit(&r->tail, head, memory_order_relaxed);
+	atomic_store_explicit(&r->head, head, memory_order_relaxed);
+}
+
 /* A sampled allocation of @size bytes at @p: its record, its slot. */
 static void take_sample(void *p, uint64_t size)
 {
@@ -470,8 +492,10 @@ static void take_sample(void *p, uint64_t size)
 	w[0] = SP_HDR(len, SP_REC_ALLOC, flags, nstack);
 	atomic_store_explicit(&r->head, head + pad + len,
 			      memory_order_release);
-	if (sp_drain_inline())
+	if (sp_drain_inline()) {
+		ring_rewind(r);
 		return;
+	}
 	if (head + pad + len - tail > SP_RING_WORDS / 2 &&
 	    !atomic_load_explicit(&r->kicked, memory_order_relaxed)) {
 		atomic_store_explicit(&r->kicked, 1, memory_order_relaxed);

@@ -934,9 +934,130 @@ static inline __attribute__((always_inline)) int fast_value(const struct sp_fast
 	}
 }
 
-int sp_cfi_step_fast(const struct sp_cfi_fast *f,
-		     const struct sp_stack_copy *m, struct sp_regs *r,
-		     uint64_t *need)
+/* ---- the trace of an unwind's inputs (the unwind memo, unwmemo.c) ---- */
+
+void sp_trace_begin(struct sp_trace *t, const struct sp_regs *r)
+{
+	/* sp and pc are the memo's key, not inputs to record. */
+	uint32_t leaf = r->known & ~(1u << SP_REG_RSP | 1u << SP_REG_RIP);
+
+	for (unsigned i = 0; i < SP_NREGS; i++)
+		t->prov[i] = (leaf >> i & 1) ? SP_PROV_LEAF | i : 0;
+	t->used = 0;
+	t->lo = 0;
+	t->hi = UINT32_MAX;
+	t->nread = 0;
+	t->over = false;
+}
+
+/* The read at byte @at of the copy: inside it, an input with its value;
+ * outside, a bound on the copy's length.  Beyond SP_STACK_MAX it is
+ * outside every copy, and not an input. */
+static void read_at(struct sp_trace *t, const struct sp_stack_copy *m,
+		    uint64_t at)
+{
+	uint64_t bytes = (uint64_t)m->n * 8;
+
+	if (at > SP_STACK_MAX - 8)
+		return;
+	if (at + 8 > bytes) {
+		if (at + 8 < t->hi)
+			t->hi = (uint32_t)(at + 8);
+		return;
+	}
+	if (t->nread == SP_MEMO_READS) {
+		t->over = true;
+		return;
+	}
+	t->at[t->nread] = (uint16_t)at;
+	memcpy(&t->val[t->nread], (const uint8_t *)m->words + at, 8);
+	t->nread++;
+	if (at + 8 > t->lo)
+		t->lo = (uint32_t)(at + 8);
+}
+
+void sp_trace_read(struct sp_trace *t, const struct sp_stack_copy *m,
+		   uint64_t addr)
+{
+	read_at(t, m, addr - m->base);
+}
+
+void sp_trace_use(struct sp_trace *t, const struct sp_stack_copy *m,
+		  unsigned reg)
+{
+	uint32_t p;
+
+	if (reg >= SP_NREGS)
+		return;
+	p = t->prov[reg];
+	if (p & SP_PROV_MEM)
+		read_at(t, m, p & ~SP_PROV_MEM);
+	else if (p & SP_PROV_LEAF)
+		t->used |= 1u << (p & 31);
+	t->prov[reg] = 0;		/* now from recorded inputs */
+}
+
+/* The inputs compiled rule @x reads for the return address, now (the
+ * value is used at once): a word of the copy or a register. */
+static void trace_ra(struct sp_trace *t, const struct sp_fast_rule *x,
+		     uint64_t cfa, const struct sp_stack_copy *m)
+{
+	switch (x->kind) {
+	case SP_RULE_OFFSET:
+		sp_trace_read(t, m, cfa + (uint64_t)(int64_t)x->off);
+		break;
+	case SP_RULE_VAL_OFFSET:
+		break;
+	case SP_RULE_REG:
+		sp_trace_use(t, m, x->src);
+		break;
+	default:
+		sp_trace_use(t, m, x->reg);
+	}
+}
+
+/* Where the caller's registers come from after step @f (@t->prov is the
+ * callee's): a "same" register keeps its origin, a register saved in
+ * the copy comes from its word (an input only if a later step reads
+ * it), a copy rule takes its source's origin; the rest (sp, the return
+ * address, CFA-relative values, unknown) come from recorded inputs. */
+static void trace_step(struct sp_trace *t, const struct sp_cfi_fast *f,
+		       uint64_t cfa, const struct sp_stack_copy *m)
+{
+	uint32_t np[SP_NREGS] = { 0 }, same = f->same;
+	unsigned i;
+
+	while (same) {
+		i = (unsigned)__builtin_ctz(same);
+		same &= same - 1;
+		np[i] = t->prov[i];
+	}
+	for (i = 0; i < f->noff; i++) {
+		const struct sp_fast_rule *x = &f->rule[i];
+		uint64_t at = cfa + (uint64_t)(int64_t)x->off - m->base;
+
+		/* Beyond SP_STACK_MAX: outside every copy, unknown. */
+		np[x->reg] = at <= SP_STACK_MAX - 8 ? SP_PROV_MEM | (uint32_t)at
+						    : 0;
+	}
+	for (; i < f->n; i++) {
+		const struct sp_fast_rule *x = &f->rule[i];
+
+		if (x->kind == SP_RULE_VAL_OFFSET)
+			np[x->reg] = 0;
+		else if (x->kind == SP_RULE_REG)
+			np[x->reg] = x->src < SP_NREGS ? t->prov[x->src] : 0;
+		else
+			np[x->reg] = t->prov[x->reg];
+	}
+	memcpy(t->prov, np, sizeof(np));
+}
+
+/* The step; @t (NULL: not traced) records its inputs.  Inlined into the
+ * two entry points, so that the untraced one has no test of @t. */
+static inline __attribute__((always_inline)) int
+step_fast(const struct sp_cfi_fast *f, const struct sp_stack_copy *m,
+	  struct sp_regs *r, uint64_t *need, struct sp_trace *t)
 {
 	struct sp_regs out;
 	uint64_t cfa, ignore, last;
@@ -947,12 +1068,20 @@ int sp_cfi_step_fast(const struct sp_cfi_fast *f,
 	*need = 0;
 	if (f->kind == SP_FAST_OUTERMOST)
 		return SP_STEP_OUTERMOST;
-	if (f->kind != SP_FAST_STEP || !(r->known & (1u << f->cfa_reg)))
+	if (f->kind != SP_FAST_STEP)
+		return SP_STEP_BAD;
+	if (t)
+		sp_trace_use(t, m, f->cfa_reg);
+	if (!(r->known & (1u << f->cfa_reg)))
 		return SP_STEP_BAD;
 	cfa = r->r[f->cfa_reg] + (uint64_t)(int64_t)f->cfa_off;
+	if (t)
+		trace_ra(t, &f->ra, cfa, m);
 	rc = fast_value(&f->ra, r, cfa, m, &out.r[SP_REG_RIP], need);
 	if (rc)
 		return rc;
+	if (t)
+		trace_step(t, f, cfa, m);
 	memset(out.r, 0, sizeof(out.r) - sizeof(out.r[0]));
 	out.r[SP_REG_RSP] = cfa;
 	out.known = 1u << SP_REG_RIP | 1u << SP_REG_RSP;
@@ -986,4 +1115,18 @@ int sp_cfi_step_fast(const struct sp_cfi_fast *f,
 	}
 	*r = out;
 	return SP_STEP_OK;
+}
+
+int sp_cfi_step_fast(const struct sp_cfi_fast *f,
+		     const struct sp_stack_copy *m, struct sp_regs *r,
+		     uint64_t *need)
+{
+	return step_fast(f, m, r, need, NULL);
+}
+
+int sp_cfi_step_fast_traced(const struct sp_cfi_fast *f,
+			    const struct sp_stack_copy *m, struct sp_regs *r,
+			    uint64_t *need, struct sp_trace *t)
+{
+	return step_fast(f, m, r, need, t);
 }

@@ -187,8 +187,9 @@ static struct {
 	 * steps, the largest copy in bytes. */
 	uint64_t complete, cut, offstack, cfi_steps, copy_max;
 	/* SYMPROF_CFI_CACHE=check: stacks unwound both ways, and those
-	 * whose frames or flags differ. */
-	uint64_t checked, differ;
+	 * whose frames or flags differ; memo hits checked against a full
+	 * unwind, and those that differ. */
+	uint64_t checked, differ, memo_checked, memo_differ;
 	struct sp_tinfo *threads;
 	size_t tcap, tn;
 	/* Alloc mode: stacks by idx (SP_MAX_STACKS slots, mmap'd at the
@@ -226,6 +227,29 @@ static int agg_grow(void)
 	return 0;
 }
 
+/* Room for one more stack, or the sample is dropped (as any sample is
+ * while the table cannot grow, whether its stack is new or not). */
+static bool agg_room(void)
+{
+	if ((agg.n + 1) * 2 > agg.cap && agg.n < SP_MAX_STACKS &&
+	    agg_grow()) {
+		agg.dropped++;
+		return false;
+	}
+	return true;
+}
+
+/* Count one more sample of stack @s, of @weight. */
+static void agg_count(struct sp_stack *s, uint64_t weight)
+{
+	s->count++;
+	s->weight += weight;
+	agg.samples++;
+	for (unsigned i = 0; i < NFLAGS; i++)
+		if (s->flags & (1u << i))
+			agg.flagged[i]++;
+}
+
 /* Count a sample of stack @f; the stack, or NULL when it was dropped. */
 static struct sp_stack *agg_add(int32_t tid, uint32_t flags,
 				const struct sp_frame *f, uint32_t n,
@@ -238,11 +262,8 @@ static struct sp_stack *agg_add(int32_t tid, uint32_t flags,
 	for (i = 0; i < n; i++)
 		h = hash_mix(hash_mix(h, f[i].addr),
 			     (uint64_t)f[i].map << 1 | f[i].ret);
-	if ((agg.n + 1) * 2 > agg.cap && agg.n < SP_MAX_STACKS &&
-	    agg_grow()) {
-		agg.dropped++;
+	if (!agg_room())
 		return NULL;
-	}
 	j = h & (agg.cap - 1);
 	for (; (s = agg.tab[j]); j = (j + 1) & (agg.cap - 1)) {
 		if (s->hash == h && s->tid == tid && s->flags == flags &&
@@ -270,12 +291,7 @@ static struct sp_stack *agg_add(int32_t tid, uint32_t flags,
 		agg.byidx[agg.n] = s;
 	agg.n++;
 found:
-	s->count++;
-	s->weight += weight;
-	agg.samples++;
-	for (i = 0; i < NFLAGS; i++)
-		if (flags & (1u << i))
-			agg.flagged[i]++;
+	agg_count(s, weight);
 	return s;
 }
 
@@ -328,6 +344,9 @@ static unsigned maps_gen_seen;
 static unsigned refreshes;
 static uint64_t miss_page[MISS_PAGES];
 static unsigned nmiss;
+/* Lookups that missed the table (side effects: a refresh, a JIT note):
+ * an unwind that made one is not memoized. */
+static uint64_t map_misses;
 
 static const struct sp_map *find_map(uint64_t pc)
 {
@@ -337,6 +356,7 @@ static const struct sp_map *find_map(uint64_t pc)
 
 	if (m)
 		return m;
+	map_misses++;
 	for (i = 0; i < nmiss; i++)
 		if (miss_page[i] == page)
 			return NULL;
@@ -365,13 +385,16 @@ static bool checking;
  */
 static int step_frame(const struct sp_map *m, uint64_t look, bool cached,
 		      const struct sp_stack_copy *mem, struct sp_regs *r,
-		      uint64_t *need, bool *signal, int *rc)
+		      uint64_t *need, bool *signal, int *rc,
+		      struct sp_trace *t)
 {
 	static struct sp_cfi c;
 	const struct sp_cfi_fast *f;
 	const struct sp_cfi *row;
 
 	if (!cached) {
+		if (t)
+			t->over = true;
 		if (sp_cfi_find(&m->eh, look, &c))
 			return -1;
 		*signal = c.signal;
@@ -381,8 +404,14 @@ static int step_frame(const struct sp_map *m, uint64_t look, bool cached,
 	if (sp_cfi_cache_get(m, look, &f, &row))
 		return -1;
 	*signal = f->signal;
-	*rc = row ? sp_cfi_step(row, mem, r, need)
-		  : sp_cfi_step_fast(f, mem, r, need);
+	if (row && t)
+		t->over = true;		/* expressions are not traced */
+	if (row)
+		*rc = sp_cfi_step(row, mem, r, need);
+	else if (t)
+		*rc = sp_cfi_step_fast_traced(f, mem, r, need, t);
+	else
+		*rc = sp_cfi_step_fast(f, mem, r, need);
 	return 0;
 }
 
@@ -439,7 +468,8 @@ static void put_frame(struct sp_frame *f, const struct sp_map *m,
  */
 static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		       struct sp_regs *r, const struct sp_map *m,
-		       struct sp_frame *out, uint32_t *k, bool cached)
+		       struct sp_frame *out, uint32_t *k, bool cached,
+		       struct sp_trace *t)
 {
 	bool exact = true, signal, put = true;	/* put: pc is out[*k - 1] */
 
@@ -449,7 +479,7 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		int rc;
 
 		if (!m || step_frame(m, exact ? pc : pc - 1, cached, mem, r,
-				     &need, &signal, &rc)) {
+				     &need, &signal, &rc, t)) {
 			/* An object's entry code is the outermost frame
 			 * there is: ld.so's _start and _dl_start_user, which
 			 * run the constructors, have no CFI. */
@@ -459,9 +489,15 @@ static uint32_t unwind(const struct sp_stack_copy *mem, bool cut,
 		}
 		if (rc == SP_STEP_OUTERMOST)
 			return 0;
-		if (rc == SP_STEP_NOMEM)
+		if (rc == SP_STEP_NOMEM) {
+			/* Which flag depends on the copy's exact length. */
+			if (t) {
+				t->lo = (uint32_t)(8 * mem->n);
+				t->hi = t->lo + 1;
+			}
 			return cut && need >= mem->base + 8 * mem->n
 				       ? F_TRUNCATED : F_UNWIND;
+		}
 		if (rc != SP_STEP_OK || r->r[SP_REG_RSP] <= prev_sp)
 			return F_UNWIND;
 		agg.cfi_steps += !checking;
@@ -499,7 +535,7 @@ static void check_unwind(const struct sp_stack_copy *mem, bool cut,
 
 	memcpy(again, out, k0 * sizeof(*out));
 	checking = true;
-	flags2 = unwind(mem, cut, &r2, m, again, &k2, false);
+	flags2 = unwind(mem, cut, &r2, m, again, &k2, false, NULL);
 	checking = false;
 	same = flags2 == flags && k2 == k && r2.known == r->known &&
 	       memcmp(r2.r, r->r, sizeof(r2.r)) == 0;
@@ -530,21 +566,54 @@ static void take_alloc(struct sp_stack *s, const uint64_t *w)
 	sp_alloc_bind(w[SP_REC_FIXED], w[SP_REC_FIXED + 1], s->idx);
 }
 
+/* SYMPROF_CFI_CACHE=check, a memo hit @hit: the full unwind gave
+ * @flags and out[0..k) (aggregated as @s); count a difference. */
+static void check_memo(const struct sp_memo_result *hit, int32_t tid,
+		       uint32_t flags, const struct sp_frame *out, uint32_t k,
+		       const struct sp_stack *s)
+{
+	const struct sp_stack *m = hit->stack;
+	bool same = m == s && hit->flags == flags && m->tid == tid &&
+		    m->flags == flags && m->n == k;
+
+	for (uint32_t i = 0; same && i < k; i++)
+		same = m->f[i].addr == out[i].addr &&
+		       m->f[i].map == out[i].map && m->f[i].ret == out[i].ret;
+	agg.memo_checked++;
+	agg.memo_differ += !same;
+}
+
 /* One record to one stack (the record's layout: symprof.h).  An alloc
  * record starts in alloc.c's capture(), whose frames and its callers' in
- * libsymprof are left out: the stack starts at the program's call. */
+ * libsymprof are left out: the stack starts at the program's call.
+ * Through the unwind memo (unwmemo.c): a record with the inputs of an
+ * earlier unwind counts to that unwind's stack, without even a lookup of
+ * its leaf's map (an entry is made only where that lookup found the map,
+ * which the same table finds again, without side effects); in check
+ * mode it is unwound anyway, and compared. */
 static void take_record(struct sp_thread *t, const uint64_t *w)
 {
 	static struct sp_frame out[SP_MAX_DEPTH];
-	uint64_t hdr = w[0];
+	static struct sp_trace trace;
+	uint64_t hdr = w[0], misses = map_misses, steps0 = agg.cfi_steps;
 	bool alloc = SP_HDR_KIND(hdr) == SP_REC_ALLOC;
-	uint32_t wflags = SP_HDR_FLAGS(hdr), k = 0, flags = 0;
+	bool cut = (SP_HDR_FLAGS(hdr) & SP_WALK_CUT) != 0;
+	bool stack = !(SP_HDR_FLAGS(hdr) & SP_WALK_NOSTACK);
+	bool memo = stack && sp.cfi_cache != 0 && sp.unwind_memo;
+	uint32_t k = 0, flags = 0;
 	struct sp_stack_copy mem = {
 		w[2 + SP_REG_RSP],
 		w + SP_REC_FIXED + (alloc ? SP_ALLOC_EXTRA : 0),
 		SP_HDR_NSTACK(hdr)
 	};
-	struct sp_regs r;
+	uint32_t known = alloc ? (1u << 3 | 1u << SP_REG_RBP |
+				  1u << SP_REG_RSP | 0xfu << 12 |
+				  1u << SP_REG_RIP)
+			       : (1u << SP_NREGS) - 1;
+	struct sp_memo_key key = { w[2 + SP_REG_RIP], w[2 + SP_REG_RSP],
+				   t->tid, known, cut };
+	const struct sp_memo_result *hit = NULL;
+	struct sp_regs r, r0;
 	const struct sp_map *m;
 	struct sp_stack *s;
 
@@ -552,30 +621,49 @@ static void take_record(struct sp_thread *t, const uint64_t *w)
 		return;
 	if (mem.n * 8 > agg.copy_max)
 		agg.copy_max = mem.n * 8;
+	agg.cut += stack && cut;
+	if (memo)
+		hit = sp_unwind_memo_find(&key, w + 2, &mem);
+	if (hit && sp.cfi_cache != 2) {
+		agg.cfi_steps += hit->steps;
+		agg.complete += hit->flags == 0;
+		if (!agg_room())
+			return;
+		s = hit->stack;
+		agg_count(s, alloc ? 0 : w[1]);
+		if (alloc)
+			take_alloc(s, w);
+		return;
+	}
 	memcpy(r.r, w + 2, sizeof(r.r));
-	r.known = alloc ? (1u << 3 | 1u << SP_REG_RBP | 1u << SP_REG_RSP |
-			   0xfu << 12 | 1u << SP_REG_RIP)
-			: (1u << SP_NREGS) - 1;
+	r.known = known;
+	r0 = r;
 	m = find_map(r.r[SP_REG_RIP]);
 	if (!alloc)
 		put_frame(&out[k++], m, r.r[SP_REG_RIP], false);
-	if (wflags & SP_WALK_NOSTACK) {
+	if (!stack) {
 		/* Only the registers: the rest of the stack is unknown. */
 		agg.offstack++;
 		flags |= F_UNWIND;
 	} else {
-		struct sp_regs r0 = r;
 		uint32_t k0 = k;
 
-		agg.cut += (wflags & SP_WALK_CUT) != 0;
-		flags |= unwind(&mem, wflags & SP_WALK_CUT, &r, m, out, &k,
-				sp.cfi_cache != 0);
+		if (memo && !hit)
+			sp_trace_begin(&trace, &r);
+		flags |= unwind(&mem, cut, &r, m, out, &k, sp.cfi_cache != 0,
+				memo && !hit ? &trace : NULL);
 		if (sp.cfi_cache == 2)
-			check_unwind(&mem, wflags & SP_WALK_CUT, &r0, m, out, k0,
-				     k, flags, &r);
+			check_unwind(&mem, cut, &r0, m, out, k0, k, flags, &r);
 	}
 	agg.complete += flags == 0;
 	s = agg_add(t->tid, flags, out, k, alloc ? 0 : w[1]);
+	if (hit)
+		check_memo(hit, t->tid, flags, out, k, s);
+	else if (s && memo && map_misses == misses)
+		sp_unwind_memo_put(&key, w + 2, &trace,
+				   &(struct sp_memo_result){
+					   s, flags,
+					   (uint32_t)(agg.cfi_steps - steps0) });
 	if (s && alloc)
 		take_alloc(s, w);
 }
@@ -741,6 +829,31 @@ static void out_kv(struct sp_out *o, const char *k, uint64_t v)
 	sp_out_u64(o, v);
 }
 
+/* The unwind memo's comment line (unwmemo.c; SYMPROF_UNWIND_MEMO),
+ * after the step cache's, whose keys the tests read first. */
+static void write_memo_note(struct sp_out *o)
+{
+	struct sp_memo_stats st;
+
+	if (!sp.unwind_memo) {
+		sp_out_str(o, "# libsymprof: unwind memo off "
+			      "(SYMPROF_UNWIND_MEMO=0)\n");
+		return;
+	}
+	sp_unwind_memo_stats(&st);
+	out_kv(o, "# libsymprof: unwind memo: found ", st.hits);
+	out_kv(o, ", unwound ", st.misses);
+	out_kv(o, ", stored ", st.puts);
+	out_kv(o, ", not stored ", st.unmemoizable);
+	out_kv(o, ", cleared ", st.invalidations);
+	out_kv(o, ", memo bytes ", sp_unwind_memo_bytes());
+	if (sp.cfi_cache == 2) {
+		out_kv(o, "; found and unwound again ", agg.memo_checked);
+		out_kv(o, ", wrong ", agg.memo_differ);
+	}
+	sp_out_ch(o, '\n');
+}
+
 /* The step cache's comment line (cficache.c; SYMPROF_CFI_CACHE). */
 static void write_cache_note(struct sp_out *o)
 {
@@ -762,6 +875,7 @@ static void write_cache_note(struct sp_out *o)
 		out_kv(o, ", differ ", agg.differ);
 	}
 	sp_out_ch(o, '\n');
+	write_memo_note(o);
 }
 
 /* The comment lines: the walks' counts and what the profiler cost. */
@@ -1236,7 +1350,9 @@ static void drain_here(unsigned what, bool from_signal)
 	if (!finished && atomic_load(&sp_enabled)) {
 		if (!from_signal)
 			drain_all();
-		now = sp_now_ns(CLOCK_MONOTONIC);
+		/* The clock only when an --interval write may be due (a
+		 * vDSO call, and its data's cache line, a sample). */
+		now = here_next_write ? sp_now_ns(CLOCK_MONOTONIC) : 0;
 		if ((what & (SP_REQ_WRITE | SP_REQ_FINAL)) ||
 		    (here_next_write && now >= here_next_write)) {
 			write_file();
@@ -1429,6 +1545,9 @@ void sp_drain_reset_child(void)
 	write_failed_logged = false;
 	memset(&agg, 0, sizeof(agg));
 	sp_cfi_cache_reset_stats();
+	/* The entries name the parent's stacks. */
+	sp_unwind_memo_invalidate();
+	sp_unwind_memo_reset_stats();
 	atomic_store(&req_seq, 0);
 	atomic_store(&done_seq, 0);
 	atomic_store(&req_what, 0);

@@ -42,6 +42,14 @@ static size_t nall, capall;
 static const struct sp_map **live;	/* live maps sorted by start */
 static size_t nlive, caplive;
 static char exe_path[PATH_MAX];
+/* Bumped at every change of the table (refresh, reset): what the unwind
+ * memo's entries were made from (unwmemo.c). */
+static unsigned epoch = 1;
+
+unsigned sp_maps_epoch(void)
+{
+	return epoch;
+}
 
 size_t sp_maps_count(void)
 {
@@ -58,6 +66,7 @@ void sp_maps_reset(void)
 	all = NULL;
 	live = NULL;
 	nall = capall = nlive = caplive = 0;
+	epoch++;
 }
 
 const struct sp_map *sp_maps_find(uint64_t pc)
@@ -345,6 +354,7 @@ int sp_maps_refresh(void)
 
 		exe_path[n > 0 ? n : 0] = 0;
 	}
+	epoch++;
 	for (i = 0; i < nall; i++)
 		all[i]->live = false;
 	dl_iterate_phdr(phdr_cb, &ctx);

@@ -59,7 +59,7 @@
  * (sp_drain_request()). */
 #define SP_FINAL_WAIT_MS 3000
 
-struct sp_state sp = { .sig = SIGPROF, .cfi_cache = 1 };
+struct sp_state sp = { .sig = SIGPROF, .cfi_cache = 1, .unwind_memo = 1 };
 _Atomic int sp_active;
 char sp_cookie;
 _Atomic int sp_itimer_handed_over;
@@ -429,8 +429,10 @@ static int read_config(bool *sig_given)
  * setting (already reported). */
 static int read_test_knobs(void)
 {
-	const char *v = getenv("SYMPROF_CFI_CACHE");
+	const char *v = getenv("SYMPROF_UNWIND_MEMO");
 
+	sp.unwind_memo = !v || strcmp(v, "0") != 0;
+	v = getenv("SYMPROF_CFI_CACHE");
 	sp.cfi_cache = 1;
 	if (!v || !*v || strcmp(v, "1") == 0)
 		return 0;

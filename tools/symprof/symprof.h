@@ -195,6 +195,9 @@ struct sp_state {
 	 * through the step cache (cficache.c), 0 without it, 2 both ways,
 	 * comparing every stack (drain.c). */
 	int cfi_cache;
+	/* SYMPROF_UNWIND_MEMO: 1 (default) unwinds a record whose inputs
+	 * an earlier one had through the memo (unwmemo.c), 0 never. */
+	int unwind_memo;
 };
 
 SP_HIDDEN extern struct sp_state sp;
@@ -453,6 +456,99 @@ SP_HIDDEN void sp_cfi_compile(const struct sp_cfi *c, struct sp_cfi_fast *f);
 SP_HIDDEN int sp_cfi_step_fast(const struct sp_cfi_fast *f,
 			       const struct sp_stack_copy *m,
 			       struct sp_regs *r, uint64_t *need);
+
+/*
+ * The inputs an unwind used (unwmemo.c, the unwind memo): which leaf
+ * registers it read, which words of the copy, and how long the copy had
+ * to be (or not be) for each read to land as it did.  The result of an
+ * unwind through compiled rows is a function of those, the leaf's pc,
+ * sp and known mask, and the mapping table: a later record that agrees
+ * on all of them unwinds to the same frames and flags, to the byte.
+ *
+ * Reads are recorded lazily: a register loaded from the copy (a saved
+ * callee-saved register, which may hold any of the program's data) is
+ * only remembered as "the word at offset AT", and the word joins the
+ * inputs when a later step reads the register (a CFA or a copy rule),
+ * or never.  prov[] holds, per register, where its value (and whether it
+ * is known) came from: 0 from inputs already recorded, SP_PROV_LEAF | i
+ * the leaf's register i, SP_PROV_MEM | AT the copy's bytes at AT.
+ * over: the unwind cannot be memoized (more reads than fit, a step
+ * through a whole row, a pc in no known mapping).
+ */
+#define SP_MEMO_READS 64
+#define SP_PROV_LEAF (1u << 30)
+#define SP_PROV_MEM (1u << 31)
+struct sp_trace {
+	uint32_t prov[SP_NREGS];
+	uint32_t used;			/* leaf registers read */
+	uint32_t lo, hi;		/* the copy's bytes B: lo <= B < hi */
+	uint32_t nread;
+	bool over;
+	uint16_t at[SP_MEMO_READS];	/* byte offsets in the copy */
+	uint64_t val[SP_MEMO_READS];	/* the 8 bytes read there */
+};
+/* Start tracing an unwind from leaf registers @r. */
+SP_HIDDEN void sp_trace_begin(struct sp_trace *t, const struct sp_regs *r);
+/* The unwind reads register @reg's value or known bit: its origin joins
+ * the inputs. */
+SP_HIDDEN void sp_trace_use(struct sp_trace *t, const struct sp_stack_copy *m,
+			    unsigned reg);
+/* The unwind reads the 8 bytes at address @addr of copy @m (in it or
+ * not): an input. */
+SP_HIDDEN void sp_trace_read(struct sp_trace *t, const struct sp_stack_copy *m,
+			     uint64_t addr);
+/* sp_cfi_step_fast(), recording its inputs in @t (not NULL); @t->prov
+ * follows the registers to the caller's frame. */
+SP_HIDDEN int sp_cfi_step_fast_traced(const struct sp_cfi_fast *f,
+				      const struct sp_stack_copy *m,
+				      struct sp_regs *r, uint64_t *need,
+				      struct sp_trace *t);
+
+/*
+ * unwmemo.c: the unwind memo.  Per (tid, pc, sp, known mask, cut), up to
+ * SP_MEMO_WAYS traces of earlier unwinds with their result (an opaque
+ * pointer, the drain's aggregated stack, its flags and steps).  A lookup
+ * returns an entry only if the new record agrees with every input the
+ * trace recorded; the caller then uses the stored result instead of
+ * unwinding.  Fixed memory (SP_MEMO_SETS x SP_MEMO_WAYS entries, from
+ * the drain's arena at the first put), drain only, under sp_drain_lock.
+ * A change of the mapping table (sp_maps_epoch(): a refresh) or
+ * sp_unwind_memo_invalidate() forgets every entry.
+ */
+#define SP_MEMO_SETS 32
+#define SP_MEMO_WAYS 8
+struct sp_memo_key {
+	uint64_t pc, sp;
+	int32_t tid;
+	uint32_t known;
+	bool cut;
+};
+struct sp_memo_result {
+	void *stack;			/* the caller's; borrowed */
+	uint32_t flags, steps;
+};
+/* The stored result for a record with key @k, leaf registers @regs
+ * (SP_NREGS words, the unknown ones any value) and copy @m, or NULL:
+ * unwind it.  Valid until the next put or invalidation. */
+SP_HIDDEN const struct sp_memo_result *
+sp_unwind_memo_find(const struct sp_memo_key *k, const uint64_t *regs,
+		    const struct sp_stack_copy *m);
+/* Remember result @res of the unwind of the record (@k, @regs) traced in
+ * @t (nothing when t->over, or without memory). */
+SP_HIDDEN void sp_unwind_memo_put(const struct sp_memo_key *k,
+				  const uint64_t *regs,
+				  const struct sp_trace *t,
+				  const struct sp_memo_result *res);
+/* Forget every entry (the aggregate the results point into is gone). */
+SP_HIDDEN void sp_unwind_memo_invalidate(void);
+struct sp_memo_stats {
+	uint64_t hits, misses, puts, unmemoizable, invalidations;
+};
+SP_HIDDEN void sp_unwind_memo_stats(struct sp_memo_stats *out);
+SP_HIDDEN void sp_unwind_memo_reset_stats(void);
+SP_HIDDEN size_t sp_unwind_memo_bytes(void);
+/* Bumped by every sp_maps_refresh() and sp_maps_reset(). */
+SP_HIDDEN unsigned sp_maps_epoch(void);
 
 /*
  * cficache.c: the step cache, per (map, pc): compiled rows, and the
