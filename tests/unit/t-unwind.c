@@ -1271,6 +1271,56 @@ static void show(const struct run *r, const struct ps_sample *x,
 }
 
 /*
+ * Four samples of distinct keys (pid, IP, SP) unwound in turn, as threads
+ * that block in turn: a set has room for four, so from the third round on
+ * each must be a memo hit, whatever sets the keys fall in.
+ */
+static void test_memo_ways(const struct workload *w, struct run *r)
+{
+	size_t pick[4], np = 0, i, k;
+	uint64_t h0 = 0;
+	char what[160];
+	bool same = true;
+
+	for (i = 0; i < r->n && np < 4; i++) {
+		const uint64_t *g = r->samples[i].regs;
+
+		for (k = 0; k < np; k++) {
+			const uint64_t *o = r->samples[pick[k]].regs;
+
+			if (o[UNWIND_REG_IP] == g[UNWIND_REG_IP] &&
+			    o[UNWIND_REG_SP] == g[UNWIND_REG_SP])
+				break;
+		}
+		if (k == np)
+			pick[np++] = i;
+	}
+	if (np < 4) {
+		snprintf(what, sizeof(what), "%s: memo ways", w->name);
+		tap_skip(what, "fewer than 4 distinct keys sampled");
+		return;
+	}
+	unwinder_set_memo(r->u, 1);	/* empty */
+	for (int round = 0; round < 6; round++) {
+		if (round == 2)
+			h0 = memo_hits(r->u);
+		for (k = 0; k < 4; k++) {
+			const struct ps_sample *x = &r->samples[pick[k]];
+			struct uw_result a, b;
+
+			result_of(r->u, r->pid, x->regs, x->stack, x->size,
+				  MAXF, &a);
+			result_of(r->u_off, r->pid, x->regs, x->stack, x->size,
+				  MAXF, &b);
+			same = same && result_eq(&a, &b);
+		}
+	}
+	snprintf(what, sizeof(what), "%s: four keys in turn are all memo "
+		 "hits after two rounds", w->name);
+	tap_ok(same && memo_hits(r->u) - h0 == 16, __FILE__, __LINE__, what);
+}
+
+/*
  * The memo on the recorded samples of @w: each sample, and each change of
  * it (memo_compare()), gives with the memo what it gives without; then
  * with the workload binary unmapped, and mapped again.
@@ -1324,6 +1374,7 @@ static void test_memo(const struct workload *w, struct run *r)
 		 "sample, and changes it never read", w->name);
 	tap_ok(mc.repeat_hits * 100 >= mc.samples * 99 && mc.hits > 0 &&
 	       mc.altered > 0, __FILE__, __LINE__, what);
+	test_memo_ways(w, r);
 }
 
 static void test_workload(const struct workload *w)

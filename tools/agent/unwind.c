@@ -69,9 +69,11 @@
 #define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
 /* The entry code without CFI that a frame may be in: bytes from e_entry. */
 #define UW_ENTRY_MAX 128
-/* The unwind memo (memo_*()): direct-mapped slots, each allocated at its
- * first use; the frames and stack words one slot can hold. */
+/* The unwind memo (memo_*()): slots in sets of UW_MEMO_WAYS, each
+ * allocated at its first use; the frames and stack words one slot can
+ * hold. */
 #define UW_MEMO_SLOTS 64
+#define UW_MEMO_WAYS 4
 #define UW_MEMO_FRAMES 128
 #define UW_MEMO_READS 192
 /* uw_regs.src of a value that no sampled register passed into as is. */
@@ -198,6 +200,7 @@ struct uw_memo_read {
  */
 struct uw_memo {
 	bool valid, full;	/* full: more than UW_MEMO_READS reads */
+	uint64_t tick;		/* u->memo_tick at its last use: LRU */
 	pid_t pid;
 	uint64_t gen;		/* uw_proc.gen at the unwind */
 	uint64_t ip, sp;
@@ -230,7 +233,7 @@ struct unwinder {
 	uint64_t next_gen;			/* uw_proc.gen source */
 	struct uw_memo *memo[UW_MEMO_SLOTS];	/* NULL until used; free */
 	bool nomemo;
-	uint64_t memo_hits, memo_misses;
+	uint64_t memo_hits, memo_misses, memo_tick;
 	/* unwinder_last_extent() of the last unwind. */
 	uint64_t last_used, last_nofp;
 	char *debug_dir;			/* "" = none; free */
@@ -1773,8 +1776,8 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 /* ---- the unwind memo ---------------------------------------------------- */
 
 /*
- * The memo keeps, per slot, the last full unwind whose key (pid, IP, SP)
- * hashed there, with what its result depends on.  The result of
+ * The memo keeps full unwinds, one slot a key (pid, IP, SP) in the set the
+ * key hashes to, with what each result depends on.  The result of
  * unwind_full() is a function of: the rows it looks up, which depend on
  * the process's mappings (uw_proc.gen) and on the files' CFI (fixed once
  * a file is open); the sampled registers it uses for more than a copy
@@ -1790,12 +1793,30 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
  * address the same row each time; it does for CFI whose FDEs do not
  * overlap.)
  */
-static size_t memo_slot(pid_t pid, uint64_t ip, uint64_t sp)
+/* The first of the UW_MEMO_WAYS slots of the set of key (pid, IP, SP).
+ * (Sets, not one slot a key: two threads that block in turn, whose keys
+ * fell in one slot, would each evict the other for ever.) */
+static struct uw_memo **memo_set(struct unwinder *u, pid_t pid, uint64_t ip,
+				 uint64_t sp)
 {
 	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
 		     (ip * 0xc2b2ae3d27d4eb4fULL) ^ (sp * 0x165667b19e3779f9ULL);
+	size_t set = (size_t)(h >> 58) % (UW_MEMO_SLOTS / UW_MEMO_WAYS);
 
-	return (size_t)(h >> 58) & (UW_MEMO_SLOTS - 1);
+	return &u->memo[set * UW_MEMO_WAYS];
+}
+
+/* The slot of @set holding key (pid, IP, SP), or NULL. */
+static struct uw_memo *memo_keyed(struct uw_memo **set, pid_t pid,
+				  uint64_t ip, uint64_t sp)
+{
+	for (int w = 0; w < UW_MEMO_WAYS; w++) {
+		struct uw_memo *m = set[w];
+
+		if (m && m->pid == pid && m->ip == ip && m->sp == sp)
+			return m;
+	}
+	return NULL;
 }
 
 /* Whether @m's unwind is the one of this sample (see above). */
@@ -1836,31 +1857,40 @@ static bool memo_match(const struct uw_memo *m, const struct uw_proc *p,
 }
 
 /*
- * The slot of this sample, emptied for recording; NULL when the sample is
- * not to be recorded, or out of memory (no memo then).  A sample is
- * recorded when its key (pid, IP, SP) is the one the slot last saw, so
- * that samples whose key never comes back (most on-CPU samples) cost the
- * key's store, not a recording: the first one only keeps the key.
+ * The slot of this sample in @set, emptied for recording; NULL when the
+ * sample is not to be recorded, or out of memory (no memo then).  A
+ * sample is recorded when its key (pid, IP, SP) is in the set already (a
+ * slot whose unwind did not match, or that only kept the key), so that
+ * samples whose key never comes back (most on-CPU samples) cost the
+ * key's store, not a recording: the first one only keeps the key, in an
+ * empty slot or the one least recently used.
  */
-static struct uw_memo *memo_start(struct uw_memo **slot,
+static struct uw_memo *memo_start(struct unwinder *u, struct uw_memo **set,
 				  const struct uw_proc *p,
 				  const struct uw_regs *rg, size_t size,
 				  size_t max)
 {
-	struct uw_memo *m = *slot;
+	struct uw_memo *m;
 	bool again;
+	int w, lru = 0;
 
 	if (max > UW_MEMO_FRAMES || size > UINT32_MAX)
 		return NULL;
-	if (!m) {
-		m = malloc(sizeof(*m));
-		if (!m)
-			return NULL;
-		m->pid = -1;
-		*slot = m;
+	m = memo_keyed(set, p->pid, rg->r[UW_RA], rg->r[UW_SP]);
+	again = m != NULL;
+	for (w = 0; !m && w < UW_MEMO_WAYS; w++) {
+		if (!set[w]) {
+			set[w] = malloc(sizeof(*set[w]));
+			if (!set[w])
+				return NULL;
+			m = set[w];
+		} else if (set[w]->tick < set[lru]->tick) {
+			lru = w;
+		}
 	}
-	again = m->pid == p->pid && m->ip == rg->r[UW_RA] &&
-		m->sp == rg->r[UW_SP];
+	if (!m)
+		m = set[lru];
+	m->tick = ++u->memo_tick;
 	m->valid = m->full = false;
 	m->pid = p->pid;
 	m->ip = rg->r[UW_RA];
@@ -1991,7 +2021,7 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 			  unsigned char *exact_out, size_t max, size_t *n,
 			  int *stopped_early)
 {
-	struct uw_memo **slot = NULL;
+	struct uw_memo **set = NULL, *m;
 	struct uw_regs cur;
 	struct uw_proc *p;
 	struct uw_ctx c;
@@ -2007,23 +2037,24 @@ int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	p = proc_find(u, pid);
 	/* (No process: every unwind is its PC alone, nothing to save.) */
 	if (!u->nomemo && p) {
-		slot = &u->memo[memo_slot(pid, regs[UNWIND_REG_IP],
-					  regs[UNWIND_REG_SP])];
-		if (*slot && memo_match(*slot, p, regs, stack, stack_size,
-					max)) {
+		set = memo_set(u, pid, regs[UNWIND_REG_IP],
+			       regs[UNWIND_REG_SP]);
+		m = memo_keyed(set, pid, regs[UNWIND_REG_IP],
+			       regs[UNWIND_REG_SP]);
+		if (m && memo_match(m, p, regs, stack, stack_size, max)) {
 			u->memo_hits++;
-			memo_replay(u, *slot, pcs, exact_out, n, stopped_early);
+			m->tick = ++u->memo_tick;
+			memo_replay(u, m, pcs, exact_out, n, stopped_early);
 			return 0;
 		}
 		u->memo_misses++;
 	}
 	regs_load(regs, &cur);
-	if (slot)
-		c.rec = memo_start(slot, p, &cur, stack_size, max);
+	if (set)
+		c.rec = memo_start(u, set, p, &cur, stack_size, max);
 	unwind_full(u, p, &cur, &c, pcs, exact_out, max, n, stopped_early);
 	if (c.rec && !c.rec->full) {
-		struct uw_memo *m = c.rec;
-
+		m = c.rec;
 		m->n = *n;
 		m->stop = *stopped_early;
 		m->last_used = u->last_used;

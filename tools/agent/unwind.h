@@ -320,20 +320,23 @@ void unwinder_set_cache(struct unwinder *u, int on);
  * default), and empty it.  For the tests and benchmarks that compare the
  * two: the memo never changes a result.
  *
- * The memo keeps the last full unwind of each of UW_MEMO_SLOTS (64)
- * slots, chosen by a hash of (pid, IP, SP), with what its result depended
+ * The memo keeps full unwinds in 64 slots, 16 sets of 4 chosen by a
+ * hash of (pid, IP, SP), one slot a key, with what its result depended
  * on: the sampled registers it used (as a PC, an SP, a CFA's base or in
- * an expression; a register only passed up unchanged from frame to frame
- * is not one), each stack word it read (offset, length, value), the range
+ * an expression; a register that frames only pass up unchanged counts
+ * when a frame reads it), each stack word it read (offset, length, value), the range
  * of copy sizes that gives the same reads and failed reads (a frame
  * stopped by UNWIND_STOP_READ fails, a longer copy would not), the
  * process's mappings (a generation that unwinder_map(), unwinder_unmap()
  * and unwinder_forget() change), and @max.  An unwind whose pid, IP and SP
  * find a slot with all of these equal takes its frames, exact flags, stop
- * and unwinder_last_extent() from it; any other is unwound in full and
- * replaces the slot.  So it saves the CFI lookups and evaluation of a
- * stack seen before (an off-CPU thread blocking again where it did), and
- * costs a comparison of the words read plus, on a miss, their recording.
+ * and unwinder_last_extent() from it; any other is unwound in full.  That
+ * one is recorded when its key is in the set already; else it only keeps
+ * its key, in the set's empty or least recently used slot, so that keys
+ * that never come back (most on-CPU samples) cost no recording.  So it
+ * saves the CFI lookups and evaluation of a stack seen before (an off-CPU
+ * thread blocking again where it did), and costs a comparison of the
+ * words read plus, on a miss, their recording.
  * Memory: at most 64 slots of about 5 KiB, allocated at first use;
  * unwinds asked for more than 128 frames (@max), or with a copy over
  * 4 GiB, or that read more than 192 words, are not kept.  Like the row
