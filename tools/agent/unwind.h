@@ -337,9 +337,9 @@ void unwinder_set_cache(struct unwinder *u, int on);
  * saves the CFI lookups and evaluation of a stack seen before (an off-CPU
  * thread blocking again where it did), and costs a comparison of the
  * words read plus, on a miss, their recording.
- * Memory: at most 64 slots of about 5 KiB, allocated at first use;
- * unwinds asked for more than 128 frames (@max), or with a copy over
- * 4 GiB, or that read more than 192 words, are not kept.  Like the row
+ * Memory: at most 64 slots of 4,472 bytes (280 KiB), each allocated at
+ * its first use; unwinds asked for more than 128 frames (@max), or with a
+ * copy over 4 GiB, or that read more than 192 words, are not kept.  Like the row
  * cache, it takes a file's CFI to give an address the same row each time
  * (true of CFI whose FDEs do not overlap).  See docs/record.md "The
  * unwind memo".
