@@ -16,7 +16,10 @@
  * at the outermost frame, in at least 99% of the samples.  unwind_sys.c
  * adds frames in libc, the PLT, the vDSO and a signal handler.
  * unwinder_leaf_ra() must name the caller that a frame-pointer walk from a
- * frameless leaf skips.
+ * frameless leaf skips.  The unwind memo (unwinder_set_memo()) must give
+ * what a full unwind gives on every sample, and on each change of one
+ * (memo_compare(): a stack word, the copy's length, a register, the
+ * frames asked for; the mappings changed).
  */
 #include <elf.h>
 #include <errno.h>
