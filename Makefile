@@ -413,6 +413,14 @@ $(B)/tests/unwind-bench: tests/bench/unwind-bench.c $(TEST_ARCHIVES) \
 	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
 		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
+# The unwinder's cost per off-CPU event, memo off and on:
+# build/tests/unwind-replay (docs/record.md, "The unwind memo").
+$(B)/tests/unwind-replay: tests/bench/unwind-replay.c $(TEST_ARCHIVES) \
+		tests/unit/perfsample.h $(B)/.flags
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
+
 # The store's cost of one symd request: build/tests/store-req-bench
 # (docs/bench.md).
 $(B)/tests/store-req-bench: tests/bench/store-req-bench.c $(TEST_ARCHIVES) \

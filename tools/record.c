@@ -2970,6 +2970,8 @@ static void offcpu_summary(struct rec *r)
  * refused (a file gone, another build ID): why stacks are flagged unwind. */
 static void unwind_summary(const struct rec *r)
 {
+	struct unwind_stats st;
+
 	fprintf(stderr,
 		"%s: CFI unwinds stopped short: no mapping %" PRIu64
 		", no CFI %" PRIu64 ", stack copy short %" PRIu64
@@ -2981,6 +2983,9 @@ static void unwind_summary(const struct rec *r)
 	if (r->uw_map_failed)
 		fprintf(stderr, " (the last: %s: %s)", r->uw_map_path,
 			strerror(-r->uw_map_err));
+	unwinder_stats(r->uw, &st);
+	fprintf(stderr, "; unwinds answered by the memo %" PRIu64 " of %"
+		PRIu64, st.memo_hits, st.memo_hits + st.memo_misses);
 	fputc('\n', stderr);
 }
 

@@ -117,6 +117,8 @@ struct loc {
 	const struct sym_prof_line *lines;	/* in p->lines; NULL if none */
 };
 
+#define PROF_RECENT 64		/* recent[] slots, a power of 2 */
+
 struct sym_prof {
 	/* Strings are owned (free()), cast from const for the public view. */
 	struct sym_prof_header h;
@@ -141,6 +143,12 @@ struct sym_prof {
 	/* Open addressing: 0 is empty, else a stacks index + 1. */
 	uint32_t *slots;
 	size_t nslots;			/* a power of two, or 0 */
+	/* The last stack each thread added (recent_slot()): 0 empty, else a
+	 * stacks index + 1.  Stacks are only appended and each is unique,
+	 * so a slot's stack, once compared equal, is the one the hash would
+	 * find: a recorder whose threads block again where they did skips
+	 * the hash (sym_prof_add_stack_values()). */
+	uint32_t recent[PROF_RECENT];
 
 	struct arena frames;		/* of struct sym_prof_frame */
 
@@ -713,13 +721,41 @@ static int add_values(struct sym_prof *p, size_t i, const uint64_t *v)
 	return 0;
 }
 
+/* Add @s's count, weight and @values to stack @i, which equals @s. */
+static int add_to(struct sym_prof *p, size_t i, const struct sym_prof_stack *s,
+		  const uint64_t *values)
+{
+	struct sym_prof_stack *t = &p->stacks[i];
+	uint64_t count, weight;
+	int err;
+
+	if (__builtin_add_overflow(t->count, s->count, &count) ||
+	    __builtin_add_overflow(t->weight, s->weight, &weight))
+		return -EOVERFLOW;
+	err = add_values(p, i, values);
+	if (err)
+		return err;
+	t->count = count;
+	t->weight = weight;
+	return 0;
+}
+
+static uint32_t *recent_slot(struct sym_prof *p, const struct sym_prof_stack *s)
+{
+	uint64_t k = ((uint64_t)(uint32_t)s->pid << 32 | (uint32_t)s->tid) *
+		     0x9e3779b97f4a7c15ULL;
+
+	return &p->recent[k >> 58 & (PROF_RECENT - 1)];
+}
+
 int sym_prof_add_stack_values(struct sym_prof *p,
 			      const struct sym_prof_stack *s, uint32_t source,
 			      const uint64_t *values)
 {
 	struct sym_prof_stack *t;
 	struct sym_prof_frame *fr = NULL;
-	uint64_t h, count, weight;
+	uint32_t *recent;
+	uint64_t h;
 	size_t mask, i;
 	int err;
 
@@ -735,6 +771,10 @@ int sym_prof_add_stack_values(struct sym_prof *p,
 		     s->frames[k].map >= p->nmaps) ||
 		    (s->frames[k].flags & ~(uint32_t)SYM_PROF_FRAME_RETURN))
 			return -EINVAL;
+	recent = recent_slot(p, s);
+	if (*recent && source_of(p, *recent - 1) == source &&
+	    stack_eq(&p->stacks[*recent - 1], s))
+		return add_to(p, *recent - 1, s, values);
 	h = stack_hash(s, source);
 	if (p->nslots) {
 		mask = p->nslots - 1;
@@ -744,16 +784,8 @@ int sym_prof_add_stack_values(struct sym_prof *p,
 			    source_of(p, p->slots[i] - 1) != source ||
 			    !stack_eq(t, s))
 				continue;
-			if (__builtin_add_overflow(t->count, s->count, &count) ||
-			    __builtin_add_overflow(t->weight, s->weight,
-						   &weight))
-				return -EOVERFLOW;
-			err = add_values(p, p->slots[i] - 1, values);
-			if (err)
-				return err;
-			t->count = count;
-			t->weight = weight;
-			return 0;
+			*recent = p->slots[i];
+			return add_to(p, p->slots[i] - 1, s, values);
 		}
 	}
 	if (p->nstacks >= MAX_STACKS)
@@ -800,6 +832,7 @@ int sym_prof_add_stack_values(struct sym_prof *p,
 	for (i = h & mask; p->slots[i]; i = (i + 1) & mask)
 		;
 	p->slots[i] = (uint32_t)++p->nstacks;
+	*recent = p->slots[i];
 	return 0;
 }
 

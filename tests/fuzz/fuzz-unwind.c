@@ -22,6 +22,13 @@
  * One unwinder serves every input (a new one costs its 2 MB row cache):
  * each input forgets the process and empties the row cache, and its
  * memfd is a new file, so no answer depends on an earlier input.
+ *
+ * The unwind memo (unwinder_set_memo()) is on for those unwinds; with the
+ * row cache on, check_memo() also unwinds the sample changed in a few
+ * ways (a stack byte where the unwind read or near it, a return address,
+ * the copy's length, a register, the frames asked for) with the memo
+ * holding the original, and the answer must be the one the same unwinder
+ * gives with the memo off.
  * tests/fuzz/seeds/unwind-seeds.py writes the seeds.
  */
 #include <elf.h>
@@ -77,6 +84,90 @@ static uint64_t map_loads(struct unwinder *u, const uint8_t *img,
 			first = m.start;
 	}
 	return first;
+}
+
+/* One unwind's whole answer. */
+struct answer {
+	uint64_t pcs[MAX_FRAMES], used, nofp;
+	unsigned char exact[MAX_FRAMES];
+	size_t n;
+	int stop, rc;
+};
+
+static void answer(struct unwinder *u, const uint64_t *regs,
+		   const uint8_t *stack, size_t len, size_t max,
+		   struct answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->rc = unwinder_unwind_exact(u, PID, regs, stack, len, a->pcs,
+				      a->exact, max, &a->n, &a->stop);
+	unwinder_last_extent(u, &a->used, &a->nofp);
+}
+
+static bool answer_eq(const struct answer *a, const struct answer *b)
+{
+	return a->rc == b->rc && a->n == b->n && a->stop == b->stop &&
+	       a->used == b->used && a->nofp == b->nofp &&
+	       memcmp(a->pcs, b->pcs, a->n * sizeof(*a->pcs)) == 0 &&
+	       memcmp(a->exact, b->exact, a->n) == 0;
+}
+
+/*
+ * The sample changed by @how at @where, unwound with the memo holding the
+ * original's unwind, must give what it gives with the memo off.  The
+ * answer without the memo is taken twice: on CFI whose FDEs overlap,
+ * libdw's row for an address can depend on the lookups before it (see
+ * below), and a row evicted from the cache between the two is looked up
+ * again; the memo is only held to an answer that is stable.
+ */
+static void check_memo(struct unwinder *u, const uint64_t *regs,
+		       const uint8_t *stack, size_t len, size_t max,
+		       unsigned how, uint64_t where)
+{
+	static uint8_t buf[65536];
+	uint64_t regs2[UNWIND_NREGS], v;
+	struct answer orig, on, off, off2;
+	size_t len2 = len, max2 = max, reach, off8;
+
+	unwinder_set_memo(u, 1);
+	answer(u, regs, stack, len, max, &orig);
+	answer(u, regs, stack, len, max, &orig);	/* (recorded now) */
+	memcpy(regs2, regs, sizeof(regs2));
+	memcpy(buf, stack, len);
+	/* (most of a copy is never read: aim at what the unwind reached) */
+	reach = orig.used + 16 < len ? (size_t)orig.used + 16 : len;
+	switch (how % 5) {
+	case 0:
+		if (reach)
+			buf[where % reach] ^= (uint8_t)(1u << (where >> 32) % 8);
+		break;
+	case 1:
+		/* A return address's slot, found by its value. */
+		for (off8 = 0; orig.n > 1 && off8 + 8 <= len; off8 += 8) {
+			memcpy(&v, buf + off8, 8);
+			if (v == orig.pcs[1 + where % (orig.n - 1)]) {
+				buf[off8 + (where >> 32) % 8] ^= 0x20;
+				break;
+			}
+		}
+		break;
+	case 2:
+		len2 = (size_t)(where % (reach + 1));
+		break;
+	case 3:
+		regs2[where % UNWIND_NREGS] ^= 1ULL << ((where >> 32) % 64);
+		break;
+	default:
+		max2 = 1 + (size_t)(where % MAX_FRAMES);
+		break;
+	}
+	answer(u, regs2, buf, len2, max2, &on);
+	unwinder_set_memo(u, 0);
+	answer(u, regs2, buf, len2, max2, &off);
+	answer(u, regs2, buf, len2, max2, &off2);
+	unwinder_set_memo(u, 1);
+	if (answer_eq(&off, &off2))
+		FUZZ_CHECK(answer_eq(&on, &off));
 }
 
 static void check_fp(struct unwinder *u, const uint64_t *regs,
@@ -155,6 +246,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   pcs[0] == regs[UNWIND_REG_IP]);
 	FUZZ_CHECK(stop >= UNWIND_STOP_NONE && stop <= UNWIND_STOP_DEPTH);
 	FUZZ_CHECK(stop != UNWIND_STOP_DEPTH || n == max);
+	if (!(data[0] & 1)) {
+		uint64_t h = 0xcbf29ce484222325ULL;
+
+		for (size_t i = 0; i < size; i++)
+			h = (h ^ data[i]) * 0x100000001b3ULL;
+		for (unsigned k = 0; k < 20; k++) {
+			check_memo(u, regs, stack, len, max, k, h);
+			h = h * 0x9e3779b97f4a7c15ULL + k;
+		}
+	}
 out:
 	unwinder_forget(u, PID);
 	close(fd);

@@ -48,12 +48,15 @@ struct ps_session {
 #define PS_PAGES 512			/* 2 MiB ring */
 
 /*
- * ps_open() - sample @pid every @period_ns of its CPU time (cpu-clock,
- * user mode only) with @stack_bytes of user stack per sample.
+ * ps_open_event() - sample @pid (a thread) on software event @config every
+ * @period events, with the user registers and @stack_bytes of user stack
+ * per sample; @user_only: count user mode only (cpu-clock), else also the
+ * kernel (where a context switch happens).
  * @return 0 or -errno of perf_event_open()/mmap()
  */
-static int ps_open(pid_t pid, uint64_t period_ns, uint32_t stack_bytes,
-		   struct ps_session *s)
+static int ps_open_event(pid_t pid, uint64_t config, uint64_t period,
+			 bool user_only, uint32_t stack_bytes,
+			 struct ps_session *s)
 {
 	struct perf_event_attr attr;
 	long pg = sysconf(_SC_PAGESIZE);
@@ -62,13 +65,13 @@ static int ps_open(pid_t pid, uint64_t period_ns, uint32_t stack_bytes,
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = period_ns;
+	attr.config = config;
+	attr.sample_period = period;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			   PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	attr.sample_regs_user = UNWIND_REGS_MASK;
 	attr.sample_stack_user = stack_bytes;
-	attr.exclude_kernel = 1;
+	attr.exclude_kernel = user_only;
 	attr.exclude_hv = 1;
 	attr.wakeup_events = 1;
 	s->fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
@@ -87,6 +90,18 @@ static int ps_open(pid_t pid, uint64_t period_ns, uint32_t stack_bytes,
 	}
 	s->data_size = (uint64_t)pg * PS_PAGES;
 	return 0;
+}
+
+/*
+ * ps_open() - sample @pid every @period_ns of its CPU time (cpu-clock,
+ * user mode only) with @stack_bytes of user stack per sample.
+ * @return as ps_open_event()
+ */
+static int ps_open(pid_t pid, uint64_t period_ns, uint32_t stack_bytes,
+		   struct ps_session *s)
+{
+	return ps_open_event(pid, PERF_COUNT_SW_CPU_CLOCK, period_ns, true,
+			     stack_bytes, s);
 }
 
 static void ps_close(struct ps_session *s)

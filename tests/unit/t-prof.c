@@ -403,6 +403,115 @@ static void test_aggregation(void)
 	sym_prof_free(p);
 }
 
+/*
+ * Threads that add the same stack again and again, interleaved, with
+ * more threads than the table of each thread's last stack has slots, and
+ * stacks that differ from a thread's last one in each field: the profile
+ * must be the one a plain model gives (each distinct stack once, in the
+ * order first added, with the sums).
+ */
+#define RECENT_N 20000
+#define RECENT_MAX 4096
+struct recent_model {
+	struct sym_prof_frame fr[3];
+	int32_t pid, tid;
+	uint32_t flags, nframes, source;
+	uint64_t count, weight, v[2];
+};
+
+static void test_recent(void)
+{
+	static struct recent_model ref[RECENT_MAX];
+	struct sym_prof *p = NULL;
+	struct sym_prof_map m = { .kind = SYM_PROF_MAP_FILE, .pid = 1,
+				  .start = 0, .end = 0x10000 };
+	struct sym_prof_source src = { .host = "h", .period = 1 };
+	const char *names[] = { "a", "b" }, *units[] = { "ns", "ns" };
+	uint64_t x = 88172645463325252ULL;
+	size_t nref = 0, bad = 0, k;
+	uint32_t id;
+
+	CHECK_ERR(sym_prof_new(&p), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, NULL), 0);
+	CHECK_ERR(sym_prof_add_map(p, &m, NULL), 0);
+	CHECK_ERR(sym_prof_add_source(p, &src, &id), 0);
+	CHECK_ERR(sym_prof_set_value_types(p, names, units, 2), 0);
+	for (int n = 0; n < RECENT_N; n++) {
+		struct recent_model c;
+		struct sym_prof_stack s;
+		unsigned r;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = (unsigned)(x >> 20);
+		memset(&c, 0, sizeof(c));
+		/* Mostly a thread's usual stack; sometimes one field off. */
+		c.tid = (int32_t)(r % 150) + 1;
+		c.pid = c.tid % 3 ? 1 : 2;
+		c.nframes = 3;
+		for (k = 0; k < 3; k++) {
+			c.fr[k].addr = 0x100 * (k + 1) + (uint64_t)c.tid % 5;
+			c.fr[k].flags = k ? SYM_PROF_FRAME_RETURN : 0;
+		}
+		switch ((r >> 8) % 16) {
+		case 0: c.flags = SYM_PROF_LEAF; break;
+		case 1: c.nframes = 2; break;
+		case 2: c.fr[2].map = 1; break;
+		case 3: c.fr[1].flags = 0; break;
+		case 4: c.fr[0].addr++; break;
+		case 5: c.source = id; break;
+		case 6: c.pid = 3; break;
+		default: break;
+		}
+		c.count = 1;
+		c.weight = r % 1000;
+		c.v[0] = r % 7;
+		c.v[1] = r % 11;
+		s = (struct sym_prof_stack){ .count = c.count,
+					     .weight = c.weight, .pid = c.pid,
+					     .tid = c.tid, .flags = c.flags,
+					     .nframes = c.nframes,
+					     .frames = c.fr };
+		if (sym_prof_add_stack_values(p, &s, c.source, c.v) != 0)
+			bad++;
+		for (k = 0; k < nref; k++) {
+			struct recent_model *e = &ref[k];
+
+			if (e->pid == c.pid && e->tid == c.tid &&
+			    e->flags == c.flags && e->nframes == c.nframes &&
+			    e->source == c.source &&
+			    memcmp(e->fr, c.fr, c.nframes * sizeof(*c.fr)) == 0)
+				break;
+		}
+		if (k == nref && nref < RECENT_MAX)
+			ref[nref++] = c;
+		else if (k < nref) {
+			ref[k].count += c.count;
+			ref[k].weight += c.weight;
+			ref[k].v[0] += c.v[0];
+			ref[k].v[1] += c.v[1];
+		}
+	}
+	CHECK(bad == 0 && nref < RECENT_MAX);
+	CHECK(sym_prof_nstacks(p) == nref);
+	for (k = 0; k < nref && k < sym_prof_nstacks(p); k++) {
+		const struct sym_prof_stack *t = sym_prof_stack(p, k);
+		const uint64_t *v = sym_prof_stack_values(p, k);
+		const struct recent_model *e = &ref[k];
+
+		if (t->pid != e->pid || t->tid != e->tid ||
+		    t->flags != e->flags || t->nframes != e->nframes ||
+		    memcmp(t->frames, e->fr, e->nframes * sizeof(*e->fr)) ||
+		    sym_prof_stack_source(p, k) != e->source ||
+		    t->count != e->count || t->weight != e->weight || !v ||
+		    v[0] != e->v[0] || v[1] != e->v[1])
+			bad++;
+	}
+	CHECK(bad == 0);
+	sym_prof_free(p);
+}
+
 /* The API refuses what it could not write and read back. */
 static void test_api_errors(void)
 {
@@ -1197,6 +1306,7 @@ int main(void)
 	test_empty();
 	test_times();
 	test_aggregation();
+	test_recent();
 	test_sources();
 	test_api_errors();
 	test_many();

@@ -16,7 +16,10 @@
  * at the outermost frame, in at least 99% of the samples.  unwind_sys.c
  * adds frames in libc, the PLT, the vDSO and a signal handler.
  * unwinder_leaf_ra() must name the caller that a frame-pointer walk from a
- * frameless leaf skips.
+ * frameless leaf skips.  The unwind memo (unwinder_set_memo()) must give
+ * what a full unwind gives on every sample, and on each change of one
+ * (memo_compare(): a stack word, the copy's length, a register, the
+ * frames asked for; the mappings changed).
  */
 #include <elf.h>
 #include <errno.h>
@@ -466,6 +469,207 @@ static __attribute__((noipa)) int self_a(struct self_shot *s)
 	return rc + pad[0] - 1;
 }
 
+
+/* ---- the memo: on against off ------------------------------------------- */
+
+/* A function whose CFA is an expression of rbx (DW_CFA_def_cfa_expression
+ * DW_OP_breg3 0): never run, only unwound from. */
+void uw_expr_cfa(void);
+__asm__(".text\n"
+	".type uw_expr_cfa, @function\n"
+	"uw_expr_cfa:\n"
+	".cfi_startproc\n"
+	".cfi_escape 0x0f, 0x02, 0x73, 0x00\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uw_expr_cfa, .-uw_expr_cfa\n");
+
+/* A function that keeps rbp in rbx (DW_CFA_register), and one whose CFA is
+ * rbp + 16 after its first byte: unwound from, never run. */
+void uw_reg_rule(void);
+void uw_fp_frame(void);
+__asm__(".text\n"
+	".type uw_reg_rule, @function\n"
+	"uw_reg_rule:\n"
+	".cfi_startproc\n"
+	".cfi_register %rbp, %rbx\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uw_reg_rule, .-uw_reg_rule\n"
+	".type uw_fp_frame, @function\n"
+	"uw_fp_frame:\n"
+	".cfi_startproc\n"
+	"nop\n"
+	".cfi_def_cfa %rbp, 16\n"
+	"nop\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uw_fp_frame, .-uw_fp_frame\n");
+
+/* Everything an unwind answers. */
+struct uw_result {
+	uint64_t pcs[MAXF];
+	unsigned char exact[MAXF];
+	size_t n;
+	int stop, rc;
+	uint64_t used, nofp;
+};
+
+static void result_of(struct unwinder *u, pid_t pid, const uint64_t *regs,
+		      const void *stack, size_t size, size_t max,
+		      struct uw_result *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->stop = -1;
+	o->rc = unwinder_unwind_exact(u, pid, regs, stack, size, o->pcs,
+				      o->exact, max, &o->n, &o->stop);
+	unwinder_last_extent(u, &o->used, &o->nofp);
+}
+
+static bool result_eq(const struct uw_result *a, const struct uw_result *b)
+{
+	return a->rc == b->rc && a->n == b->n && a->stop == b->stop &&
+	       a->used == b->used && a->nofp == b->nofp &&
+	       memcmp(a->pcs, b->pcs, a->n * sizeof(*a->pcs)) == 0 &&
+	       memcmp(a->exact, b->exact, a->n) == 0;
+}
+
+/* Counts of memo_compare(): cases compared, those where memo on and off
+ * differ (must be none), those whose answer the change altered (shows
+ * the change mattered), and memo hits among the changed cases. */
+struct memo_cmp {
+	size_t cases, differ, altered, hits, repeat_hits, samples;
+};
+
+static uint64_t memo_hits(struct unwinder *u)
+{
+	struct unwind_stats st;
+
+	unwinder_stats(u, &st);
+	return st.memo_hits;
+}
+
+/* One changed sample: @on holds the original's unwind in its memo (it is
+ * unwound again first, twice: a key's first unwind is not recorded, see
+ * unwinder_set_memo()); the change must give what @off gives. */
+static void memo_case(struct unwinder *on, struct unwinder *off, pid_t pid,
+		      const uint64_t *regs0, const void *stack0,
+		      size_t size0, const uint64_t *regs, const void *stack,
+		      size_t size, size_t max, const struct uw_result *orig,
+		      struct memo_cmp *mc)
+{
+	struct uw_result a, b;
+	uint64_t h;
+
+	result_of(on, pid, regs0, stack0, size0, MAXF, &a);
+	result_of(on, pid, regs0, stack0, size0, MAXF, &a);
+	h = memo_hits(on);
+	result_of(on, pid, regs, stack, size, max, &a);
+	mc->hits += memo_hits(on) != h;
+	result_of(off, pid, regs, stack, size, max, &b);
+	mc->cases++;
+	if (!result_eq(&a, &b)) {
+		if (mc->differ++ < 5)
+			printf("#   memo differs: size %zu max %zu: n %zu/%zu "
+			       "stop %d/%d\n", size, max, a.n, b.n, a.stop,
+			       b.stop);
+	}
+	if (!result_eq(&b, orig))
+		mc->altered++;
+}
+
+/*
+ * Unwind one real sample with the memo on (@on) and off (@off): as it is,
+ * again (a hit), then with each of its first @words stack words changed in
+ * turn, each register changed, shorter copies and other frame limits;
+ * memo_case() compares each.
+ */
+static void memo_compare(struct unwinder *on, struct unwinder *off,
+			 pid_t pid, const uint64_t *regs,
+			 const unsigned char *stack, size_t size,
+			 size_t words, struct memo_cmp *mc)
+{
+	struct uw_result orig, a;
+	uint64_t regs2[UNWIND_NREGS], h;
+	unsigned char *buf = malloc(size ? size : 1);
+	size_t sizes[8], w, k;
+
+	if (!buf)
+		abort();
+	mc->samples++;
+	result_of(off, pid, regs, stack, size, MAXF, &orig);
+	for (k = 0; k < 2; k++) {
+		result_of(on, pid, regs, stack, size, MAXF, &a);
+		mc->cases++;
+		mc->differ += !result_eq(&a, &orig);
+	}
+	h = memo_hits(on);
+	result_of(on, pid, regs, stack, size, MAXF, &a);
+	mc->repeat_hits += memo_hits(on) != h;
+	mc->cases++;
+	mc->differ += !result_eq(&a, &orig);
+	/* One word differs: read by the unwind (a return address, a saved
+	 * register, a CFA) or not. */
+	for (w = 0; w < words && (w + 1) * 8 <= size; w++) {
+		uint64_t v;
+
+		memcpy(buf, stack, size);
+		memcpy(&v, buf + w * 8, 8);
+		v ^= w & 1 ? 0x10 : 0x100000;
+		memcpy(buf + w * 8, &v, 8);
+		memo_case(on, off, pid, regs, stack, size, regs, buf, size,
+			  MAXF, &orig, mc);
+	}
+	/* A shorter copy: around the extent the unwind needed. */
+	sizes[0] = 0;
+	sizes[1] = 8;
+	sizes[2] = orig.used ? orig.used - 1 : 1;
+	sizes[3] = orig.used;
+	sizes[4] = orig.used + 1;
+	sizes[5] = orig.used > 8 ? orig.used - 8 : 4;
+	sizes[6] = size / 2;
+	sizes[7] = size ? size - 1 : 0;
+	for (k = 0; k < 8; k++)
+		if (sizes[k] <= size)
+			memo_case(on, off, pid, regs, stack, size, regs, stack,
+				  sizes[k], MAXF, &orig, mc);
+	/* One register differs. */
+	for (k = 0; k < UNWIND_NREGS; k++) {
+		memcpy(regs2, regs, sizeof(regs2));
+		regs2[k] ^= 0x8;
+		memo_case(on, off, pid, regs, stack, size, regs2, stack, size,
+			  MAXF, &orig, mc);
+	}
+	/* Fewer frames asked for. */
+	for (k = orig.n > 2 ? orig.n - 2 : 1; k <= orig.n + 1 && k <= MAXF;
+	     k++)
+		memo_case(on, off, pid, regs, stack, size, regs, stack, size,
+			  k, &orig, mc);
+	free(buf);
+}
+
+/* The mappings change under the memo: @pid's [start, end) unmapped in both
+ * unwinders, each sample compared, then @feed maps it again. */
+static void memo_unmapped(struct unwinder *on, struct unwinder *off,
+			  pid_t pid, uint64_t start, uint64_t end,
+			  const uint64_t *regs, const void *stack,
+			  size_t size, struct memo_cmp *mc)
+{
+	struct uw_result a, b;
+
+	result_of(on, pid, regs, stack, size, MAXF, &a);
+	result_of(on, pid, regs, stack, size, MAXF, &a);
+	unwinder_unmap(on, pid, start, end);
+	unwinder_unmap(off, pid, start, end);
+	result_of(on, pid, regs, stack, size, MAXF, &a);
+	result_of(off, pid, regs, stack, size, MAXF, &b);
+	mc->cases++;
+	mc->differ += !result_eq(&a, &b);
+}
+
 static void test_signal(const struct symtab *t, uint64_t bias);
 
 static void test_self(void)
@@ -552,6 +756,84 @@ static void test_self(void)
 			  0);
 		CHECK(n == n2 && stop == stop2 &&
 		      memcmp(pcs, pcs2, n * sizeof(*pcs)) == 0);
+	}
+	/* The same answers with the memo as without, for this stack and
+	 * every change of it, and after the mappings change. */
+	{
+		struct unwinder *off = NULL;
+		struct memo_cmp mc = { 0 };
+		struct uw_result a, b;
+		int mi;
+
+		CHECK_ERR(unwinder_new(&off), 0);
+		unwinder_set_memo(off, 0);
+		ps_feed(off, getpid(), maps, nmaps);
+		memo_compare(u, off, getpid(), shot.regs, shot.stack,
+			     shot.size, shot.size / 8, &mc);
+		for (mi = 0; mi < nmaps; mi++)
+			if (strcmp(maps[mi].path, exe) == 0)
+				memo_unmapped(u, off, getpid(), maps[mi].start,
+					      maps[mi].end, shot.regs,
+					      shot.stack, shot.size, &mc);
+		ps_feed(u, getpid(), maps, nmaps);
+		ps_feed(off, getpid(), maps, nmaps);
+		result_of(u, getpid(), shot.regs, shot.stack, shot.size, MAXF,
+			  &a);
+		result_of(off, getpid(), shot.regs, shot.stack, shot.size,
+			  MAXF, &b);
+		mc.cases++;
+		mc.differ += !result_eq(&a, &b);
+		printf("# memo, this process: %zu cases, %zu differ, %zu "
+		       "altered by the change, %zu of them memo hits, "
+		       "repeat hit %zu/%zu\n", mc.cases, mc.differ,
+		       mc.altered, mc.hits, mc.repeat_hits, mc.samples);
+		CHECK(mc.differ == 0);
+		CHECK(mc.repeat_hits == 1);
+		/* A register read only by an expression (rbx, the CFA of
+		 * uw_expr_cfa()): another rbx is another unwind. */
+		{
+			uint64_t er[UNWIND_NREGS] = { 0 }, st[32] = { 0 };
+			uint64_t sp = 0x7f0000001000ULL;
+			struct uw_result ea, eb;
+
+			er[UNWIND_REG_IP] = (uint64_t)(uintptr_t)uw_expr_cfa +
+					    1;
+			er[UNWIND_REG_SP] = sp;
+			er[1] = sp + 64;	/* BX */
+			st[7] = (uint64_t)(uintptr_t)self_b + 4;
+			st[15] = (uint64_t)(uintptr_t)self_c + 4;
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			er[1] = sp + 128;
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			result_of(off, getpid(), er, st, sizeof(st), MAXF, &eb);
+			CHECK(result_eq(&ea, &eb) && ea.n > 1 &&
+			      ea.pcs[1] == st[15]);
+			/* rbx passed up as the caller's rbp (a register
+			 * rule), then its CFA's base. */
+			memset(er, 0, sizeof(er));
+			memset(st, 0, sizeof(st));
+			er[UNWIND_REG_IP] = (uint64_t)(uintptr_t)uw_reg_rule +
+					    1;
+			er[UNWIND_REG_SP] = sp;
+			er[1] = sp + 64;	/* BX */
+			st[0] = (uint64_t)(uintptr_t)uw_fp_frame + 2;
+			st[9] = (uint64_t)(uintptr_t)self_b + 4;
+			st[17] = (uint64_t)(uintptr_t)self_c + 4;
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			CHECK(ea.n > 2 && ea.pcs[2] == st[9]);
+			er[1] = sp + 128;
+			result_of(u, getpid(), er, st, sizeof(st), MAXF, &ea);
+			result_of(off, getpid(), er, st, sizeof(st), MAXF, &eb);
+			CHECK(result_eq(&ea, &eb) && ea.n > 2 &&
+			      ea.pcs[2] == st[17]);
+		}
+		/* Words the unwind never read leave it a hit; words it
+		 * read change the answer (and are misses). */
+		CHECK(mc.hits > 0 && mc.altered > 0);
+		CHECK(a.n == n && a.stop == UNWIND_STOP_NONE);
+		unwinder_free(off);
 	}
 	/*
 	 * A PLT stub, whose CFA is an expression of rip: pretend self_c
@@ -820,6 +1102,7 @@ struct run {
 	struct symtab syms;
 	struct unwinder *u;
 	struct unwinder *u_nodebug;	/* debugfile: one not told where */
+	struct unwinder *u_off;		/* as u, with the memo off */
 };
 
 static int perf_err;
@@ -897,6 +1180,15 @@ static bool run_start(const struct workload *w, struct run *r)
 	}
 	CHECK(r->bin_end && ps_feed(r->u, r->pid, r->maps, r->nmaps) ==
 				    r->nmaps);
+	CHECK_ERR(unwinder_new(&r->u_off), 0);
+	unwinder_set_memo(r->u_off, 0);
+	if (w->debugfile) {
+		char dir[300];
+
+		snprintf(dir, sizeof(dir), "%s/debug", tmp);
+		CHECK_ERR(unwinder_set_debug_dir(r->u_off, dir), 0);
+	}
+	CHECK(ps_feed(r->u_off, r->pid, r->maps, r->nmaps) == r->nmaps);
 	r->samples = calloc(NSAMPLES, sizeof(*r->samples));
 	if (!r->samples)
 		abort();
@@ -919,6 +1211,7 @@ static void run_end(struct run *r)
 	free(r->syms.s);
 	unwinder_free(r->u);
 	unwinder_free(r->u_nodebug);
+	unwinder_free(r->u_off);
 }
 
 /* The name of runtime PC @pc if it is in the workload binary: a symbol,
@@ -978,6 +1271,113 @@ static void show(const struct run *r, const struct ps_sample *x,
 		       s ? s : in_vdso(r, pcs[i]) ? "vdso" : "lib");
 	}
 	printf("\n");
+}
+
+/*
+ * Four samples of distinct keys (pid, IP, SP) unwound in turn, as threads
+ * that block in turn: a set has room for four, so from the third round on
+ * each must be a memo hit, whatever sets the keys fall in.
+ */
+static void test_memo_ways(const struct workload *w, struct run *r)
+{
+	size_t pick[4], np = 0, i, k;
+	uint64_t h0 = 0;
+	char what[160];
+	bool same = true;
+
+	for (i = 0; i < r->n && np < 4; i++) {
+		const uint64_t *g = r->samples[i].regs;
+
+		for (k = 0; k < np; k++) {
+			const uint64_t *o = r->samples[pick[k]].regs;
+
+			if (o[UNWIND_REG_IP] == g[UNWIND_REG_IP] &&
+			    o[UNWIND_REG_SP] == g[UNWIND_REG_SP])
+				break;
+		}
+		if (k == np)
+			pick[np++] = i;
+	}
+	if (np < 4) {
+		snprintf(what, sizeof(what), "%s: memo ways", w->name);
+		tap_skip(what, "fewer than 4 distinct keys sampled");
+		return;
+	}
+	unwinder_set_memo(r->u, 1);	/* empty */
+	for (int round = 0; round < 6; round++) {
+		if (round == 2)
+			h0 = memo_hits(r->u);
+		for (k = 0; k < 4; k++) {
+			const struct ps_sample *x = &r->samples[pick[k]];
+			struct uw_result a, b;
+
+			result_of(r->u, r->pid, x->regs, x->stack, x->size,
+				  MAXF, &a);
+			result_of(r->u_off, r->pid, x->regs, x->stack, x->size,
+				  MAXF, &b);
+			same = same && result_eq(&a, &b);
+		}
+	}
+	snprintf(what, sizeof(what), "%s: four keys in turn are all memo "
+		 "hits after two rounds", w->name);
+	tap_ok(same && memo_hits(r->u) - h0 == 16, __FILE__, __LINE__, what);
+}
+
+/*
+ * The memo on the recorded samples of @w: each sample, and each change of
+ * it (memo_compare()), gives with the memo what it gives without; then
+ * with the workload binary unmapped, and mapped again.
+ */
+static void test_memo(const struct workload *w, struct run *r)
+{
+	struct unwinder *off = r->u_off;
+	struct memo_cmp mc = { 0 };
+	char what[160];
+	size_t i;
+	int k;
+
+	for (i = 0; i < r->n; i++)
+		memo_compare(r->u, off, r->pid, r->samples[i].regs,
+			     r->samples[i].stack, r->samples[i].size,
+			     i < 40 ? 160 : 0, &mc);
+	for (i = 0; i < r->n && i < 20; i++)
+		memo_unmapped(r->u, off, r->pid, r->bin_start, r->bin_end,
+			      r->samples[i].regs, r->samples[i].stack,
+			      r->samples[i].size, &mc);
+	/* Mapped again (by its path: the workload is gone). */
+	for (k = 0; k < r->nmaps; k++) {
+		struct unwind_map m = { .start = r->maps[k].start,
+					.end = r->maps[k].end,
+					.pgoff = r->maps[k].pgoff,
+					.path = r->maps[k].path };
+
+		if (m.start < r->bin_start || m.end > r->bin_end)
+			continue;
+		CHECK_ERR(unwinder_map(r->u, r->pid, &m), 0);
+		CHECK_ERR(unwinder_map(off, r->pid, &m), 0);
+	}
+	for (i = 0; i < r->n; i++) {
+		struct uw_result a, b;
+
+		result_of(r->u, r->pid, r->samples[i].regs,
+			  r->samples[i].stack, r->samples[i].size, MAXF, &a);
+		result_of(off, r->pid, r->samples[i].regs,
+			  r->samples[i].stack, r->samples[i].size, MAXF, &b);
+		mc.cases++;
+		mc.differ += !result_eq(&a, &b);
+	}
+	printf("# %s: memo: %zu cases, %zu differ, %zu altered by the "
+	       "change, %zu of them memo hits, repeat hits %zu/%zu\n",
+	       w->name, mc.cases, mc.differ, mc.altered, mc.hits,
+	       mc.repeat_hits, mc.samples);
+	snprintf(what, sizeof(what), "%s: memo on = memo off on every "
+		 "sample and change", w->name);
+	tap_ok(mc.cases > r->n && mc.differ == 0, __FILE__, __LINE__, what);
+	snprintf(what, sizeof(what), "%s: the memo answers a repeated "
+		 "sample, and changes it never read", w->name);
+	tap_ok(mc.repeat_hits * 100 >= mc.samples * 99 && mc.hits > 0 &&
+	       mc.altered > 0, __FILE__, __LINE__, what);
+	test_memo_ways(w, r);
 }
 
 static void test_workload(const struct workload *w)
@@ -1083,6 +1483,7 @@ static void test_workload(const struct workload *w)
 			 "handler unwind through the trampoline", w->name);
 		tap_ok(sig > 0, __FILE__, __LINE__, what);
 	}
+	test_memo(w, &r);
 	run_end(&r);
 }
 
@@ -1145,6 +1546,9 @@ static void test_leaf_ra(const struct workload *w)
 	CHECK(inleaf > 0 && good * 100 >= inleaf * 99);
 	CHECK(agree * 100 >= r.n * 99);
 	CHECK(range == inleaf);
+	/* Here rbp, kept by leaf() (same value), is outer()'s CFA: the
+	 * memo must see that use of a register passed up unchanged. */
+	test_memo(w, &r);
 	run_end(&r);
 }
 

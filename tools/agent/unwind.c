@@ -69,6 +69,15 @@
 #define UW_DEBUG_MAX (64 << 20)	/* bytes of a debug file we open */
 /* The entry code without CFI that a frame may be in: bytes from e_entry. */
 #define UW_ENTRY_MAX 128
+/* The unwind memo (memo_*()): slots in sets of UW_MEMO_WAYS, each
+ * allocated at its first use; the frames and stack words one slot can
+ * hold. */
+#define UW_MEMO_SLOTS 64
+#define UW_MEMO_WAYS 4
+#define UW_MEMO_FRAMES 128
+#define UW_MEMO_READS 192
+/* uw_regs.src of a value that no sampled register passed into as is. */
+#define UW_SRC_NONE 0xff
 
 /* Internal result of one step besides enum unwind_stop. */
 #define UW_OUTERMOST 100
@@ -129,6 +138,10 @@ struct uw_map {
 struct uw_proc {
 	struct uw_proc *hnext;
 	pid_t pid;
+	/* Changed (from u->next_gen) by every change to @maps: the memo's
+	 * key, so never the same for two states of the mappings, even of
+	 * a process forgotten and seen again. */
+	uint64_t gen;
 	size_t n, cap;
 	struct uw_map *maps;			/* sorted, disjoint; free */
 };
@@ -172,6 +185,39 @@ struct uw_row {
 	struct uw_op ops[UW_MAX_OPS];
 };
 
+/* One stack word an unwind read: the stack_read() that succeeded. */
+struct uw_memo_read {
+	uint32_t off;		/* from the sampled SP */
+	uint32_t len;		/* 1-8 bytes */
+	uint64_t val;		/* zero-extended, as stack_read() gives it */
+};
+
+/*
+ * One unwind and everything its result depends on (memo_match()): the
+ * key, the sampled registers it used, the stack words it read, and the
+ * copy sizes that give the same reads.  @valid is false while recording
+ * and after a failed one.
+ */
+struct uw_memo {
+	bool valid, full;	/* full: more than UW_MEMO_READS reads */
+	uint64_t tick;		/* u->memo_tick at its last use: LRU */
+	pid_t pid;
+	uint64_t gen;		/* uw_proc.gen at the unwind */
+	uint64_t ip, sp;
+	uint32_t used;		/* bit i: DWARF register i was used */
+	uint64_t regs[UW_NREGS];	/* its value (where @used) */
+	uint64_t size_min;	/* every read needs size >= this */
+	uint64_t size_end;	/* a read failed that size >= this makes good */
+	uint32_t nreads;
+	struct uw_memo_read reads[UW_MEMO_READS];
+	/* The result. */
+	size_t n;
+	int stop;
+	uint64_t last_used, last_nofp;
+	uint64_t pcs[UW_MEMO_FRAMES];
+	unsigned char exact[UW_MEMO_FRAMES];
+};
+
 struct unwinder {
 	struct uw_file *files[UW_FILE_BUCKETS];
 	struct uw_file *idle_head, *idle_tail;	/* oldest first */
@@ -184,22 +230,34 @@ struct unwinder {
 	struct uw_row scratch;			/* the row when !cache */
 	bool nocache;
 	uint64_t hits, misses;
+	uint64_t next_gen;			/* uw_proc.gen source */
+	struct uw_memo *memo[UW_MEMO_SLOTS];	/* NULL until used; free */
+	bool nomemo;
+	uint64_t memo_hits, memo_misses, memo_tick;
 	/* unwinder_last_extent() of the last unwind. */
 	uint64_t last_used, last_nofp;
 	char *debug_dir;			/* "" = none; free */
 };
 
-/* Registers of one frame; bit i of valid: r[i] is known. */
+/*
+ * Registers of one frame; bit i of valid: r[i] is known.  src[i]: r[i] is
+ * the sampled value of DWARF register src[i], passed up unchanged by
+ * "same value" and "register" rules; UW_SRC_NONE when it was computed
+ * (from the CFA, the stack or an expression).  The memo needs it to know
+ * which sampled registers an unwind used (reg_use()).
+ */
 struct uw_regs {
 	uint64_t r[UW_NREGS];
 	uint32_t valid;
+	uint8_t src[UW_NREGS];
 };
 
-/* The stack copy. */
+/* The stack copy; @rec: the memo slot being recorded, or NULL. */
 struct uw_ctx {
 	const unsigned char *stack;
 	uint64_t sp;
 	size_t size;
+	struct uw_memo *rec;
 };
 
 /* ---- files ------------------------------------------------------------ */
@@ -565,6 +623,7 @@ static struct uw_proc *proc_get(struct unwinder *u, pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->gen = ++u->next_gen;
 	p->hnext = u->procs[b];
 	u->procs[b] = p;
 	u->nprocs++;
@@ -709,9 +768,21 @@ void unwinder_free(struct unwinder *u)
 			file_close(f);
 		}
 	}
+	for (i = 0; i < UW_MEMO_SLOTS; i++)
+		free(u->memo[i]);
 	free(u->rows);
 	free(u->debug_dir);
 	free(u);
+}
+
+/* Forget every memorized unwind (the slots stay allocated). */
+static void memo_clear(struct unwinder *u)
+{
+	size_t i;
+
+	for (i = 0; i < UW_MEMO_SLOTS; i++)
+		if (u->memo[i])
+			u->memo[i]->valid = false;
 }
 
 int unwinder_set_debug_dir(struct unwinder *u, const char *dir)
@@ -725,6 +796,9 @@ int unwinder_set_debug_dir(struct unwinder *u, const char *dir)
 		return -ENOMEM;
 	free(u->debug_dir);
 	u->debug_dir = d;
+	/* (Files already consulted keep their answer, so a memorized unwind
+	 * would still hold; cleared all the same, as it costs nothing.) */
+	memo_clear(u);
 	return 0;
 }
 
@@ -743,6 +817,9 @@ int unwinder_map(struct unwinder *u, pid_t pid, const struct unwind_map *m)
 	p = proc_get(u, pid);
 	if (!p)
 		return -ENOMEM;
+	/* Whatever happens below changes the mappings (an error leaves the
+	 * range unmapped). */
+	p->gen = ++u->next_gen;
 	err = proc_cut(u, p, m->start, m->end);
 	if (err)
 		return err;
@@ -810,6 +887,8 @@ void unwinder_unmap(struct unwinder *u, pid_t pid, uint64_t start,
 	if (!u || start >= end)
 		return;
 	p = proc_find(u, pid);
+	if (p)
+		p->gen = ++u->next_gen;
 	/* Cutting out a whole run never splits, so never fails. */
 	if (p && proc_cut(u, p, start, end) != 0) {
 		/* A split that could not grow the array: drop the mapping
@@ -858,6 +937,8 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
 	st->files_open = u->nfiles;
 	st->procs = u->nprocs;
 	st->maps = u->nmaps;
+	st->memo_hits = u->memo_hits;
+	st->memo_misses = u->memo_misses;
 }
 
 void unwinder_set_cache(struct unwinder *u, int on)
@@ -869,6 +950,14 @@ void unwinder_set_cache(struct unwinder *u, int on)
 	u->nocache = !on;
 	for (i = 0; i < UW_ROWS; i++)
 		u->rows[i].serial = 0;
+}
+
+void unwinder_set_memo(struct unwinder *u, int on)
+{
+	if (!u)
+		return;
+	u->nomemo = !on;
+	memo_clear(u);
 }
 
 /* ---- compiling CFI rows ------------------------------------------------ */
@@ -1208,16 +1297,65 @@ static struct uw_row *row_get(struct unwinder *u, struct uw_file *f,
 
 /* ---- evaluating rows ----------------------------------------------------- */
 
-static int stack_read(const struct uw_ctx *c, uint64_t addr, size_t size,
-		      uint64_t *v)
+/*
+ * The memo's record of a read of @len bytes at @off from the SP: it
+ * succeeded with @val, or (@ok false) failed for want of copy.  A read at
+ * or above the SP succeeds iff off + len <= the copy's size, so a replay
+ * reads the same words (and fails the same reads) iff its size is in
+ * [size_min, size_end).  A read below the SP fails whatever the size, and
+ * is not recorded.
+ */
+static __attribute__((noinline)) void memo_read(struct uw_memo *m,
+						uint64_t off, size_t len,
+						bool ok, uint64_t val)
+{
+	if (off > UINT64_MAX - len)
+		return;		/* fails for any size */
+	if (!ok) {
+		if (off + len < m->size_end)
+			m->size_end = off + len;
+		return;
+	}
+	if (off + len > m->size_min)
+		m->size_min = off + len;
+	if (m->nreads == UW_MEMO_READS) {
+		m->full = true;
+		return;
+	}
+	/* (off + len <= the copy's size <= UINT32_MAX: memo_start()) */
+	m->reads[m->nreads++] = (struct uw_memo_read){
+		.off = (uint32_t)off, .len = (uint32_t)len, .val = val };
+}
+
+/* (inlined, as it was before the memo: it is on every frame's path) */
+static inline __attribute__((always_inline)) int
+stack_read(const struct uw_ctx *c, uint64_t addr, size_t size, uint64_t *v)
 {
 	uint64_t off = addr - c->sp;
 
-	if (addr < c->sp || off > c->size || c->size - off < size)
+	if (addr < c->sp || off > c->size || c->size - off < size) {
+		if (c->rec && addr >= c->sp)
+			memo_read(c->rec, off, size, false, 0);
 		return UNWIND_STOP_READ;
+	}
 	*v = 0;
-	memcpy(v, c->stack + off, size);
+	if (size == 8)
+		memcpy(v, c->stack + off, 8);	/* a load, not a call */
+	else
+		memcpy(v, c->stack + off, size);
+	if (c->rec)
+		memo_read(c->rec, off, size, true, *v);
 	return 0;
+}
+
+/* Register @reg of @rg is read for more than a copy (an address, a CFA,
+ * an expression, a PC, an SP compared): if it is a sampled register
+ * passed up as is, the memo's result depends on its value. */
+static void reg_use(const struct uw_ctx *c, const struct uw_regs *rg,
+		    unsigned reg)
+{
+	if (c->rec && rg->src[reg] != UW_SRC_NONE)
+		c->rec->used |= 1u << rg->src[reg];
 }
 
 #define PUSH(x)                                                     \
@@ -1237,7 +1375,7 @@ static int stack_read(const struct uw_ctx *c, uint64_t addr, size_t size,
 /* The value of a DW_OP_reg*, DW_OP_breg*, DW_OP_regx or DW_OP_bregx
  * operation; false when its register is unknown. */
 static bool reg_value(const struct uw_op *op, const struct uw_regs *rg,
-		      uint64_t *out)
+		      const struct uw_ctx *c, uint64_t *out)
 {
 	bool breg = op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31;
 	unsigned reg;
@@ -1251,6 +1389,7 @@ static bool reg_value(const struct uw_op *op, const struct uw_regs *rg,
 		reg = op->n1 < UW_NREGS ? (unsigned)op->n1 : UW_NREGS;
 	if (reg >= UW_NREGS || !(rg->valid & (1u << reg)))
 		return false;
+	reg_use(c, rg, reg);
 	v = rg->r[reg];
 	if (breg)
 		v += op->n1;
@@ -1330,7 +1469,7 @@ static int eval_expr(const struct uw_row *row, const struct uw_rule *rule,
 		case DW_OP_breg0 ... DW_OP_breg31:
 		case DW_OP_regx:
 		case DW_OP_bregx:
-			if (!reg_value(op, rg, &v))
+			if (!reg_value(op, rg, c, &v))
 				return UNWIND_STOP_BADCFI;
 			PUSH(v);
 			break;
@@ -1435,10 +1574,14 @@ static int eval_expr(const struct uw_row *row, const struct uw_rule *rule,
 /*
  * Apply @row to the frame @in, giving its caller @out.  Returns 0,
  * UW_OUTERMOST, or an enum unwind_stop.  A register other than the return
- * address that cannot be recovered is only marked unknown.
+ * address that cannot be recovered is only marked unknown.  @track: keep
+ * the registers' src and tell the memo their uses (c->rec set); a
+ * constant, so that the unwinds that record nothing (c->rec NULL) are
+ * compiled without it.
  */
-static int row_apply(const struct uw_row *row, const struct uw_regs *in,
-		     const struct uw_ctx *c, struct uw_regs *out)
+static inline __attribute__((always_inline)) int
+row_apply_x(const struct uw_row *row, const struct uw_regs *in,
+	    const struct uw_ctx *c, struct uw_regs *out, const bool track)
 {
 	uint64_t cfa, a, v;
 	uint32_t live;
@@ -1449,6 +1592,8 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 	if (row->cfa.kind == RK_REG_OFF) {
 		if (!(in->valid & (1u << row->cfa.reg)))
 			return UNWIND_STOP_BADCFI;
+		if (track)
+			reg_use(c, in, row->cfa.reg);
 		cfa = in->r[row->cfa.reg] + (uint64_t)(int64_t)row->cfa.off;
 	} else {
 		rc = eval_expr(row, &row->cfa, in, NULL, c, &cfa);
@@ -1460,6 +1605,7 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 	 * would be skipped anyway). */
 	for (live = row->live; live; live &= live - 1) {
 		const struct uw_rule *r;
+		uint8_t src = UW_SRC_NONE;
 
 		regno = __builtin_ctz(live);
 		r = &row->regs[regno];
@@ -1469,6 +1615,7 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 			if (!(in->valid & (1u << regno)))
 				continue;
 			v = in->r[regno];
+			src = in->src[regno];
 			break;
 		case RK_AT_CFA:
 			rc = stack_read(c, cfa + (uint64_t)(int64_t)r->off, 8,
@@ -1481,6 +1628,7 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 			if (!(in->valid & (1u << r->reg)))
 				continue;
 			v = in->r[r->reg];
+			src = in->src[r->reg];
 			break;
 		case RK_EXPR:
 			rc = eval_expr(row, r, in, &cfa, c, &a);
@@ -1500,6 +1648,8 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 			continue;
 		}
 		out->r[regno] = v;
+		if (track)
+			out->src[regno] = src;
 		out->valid |= 1u << regno;
 	}
 	if (!(out->valid & (1u << UW_RA)))
@@ -1507,9 +1657,17 @@ static int row_apply(const struct uw_row *row, const struct uw_regs *in,
 	if (!(out->valid & (1u << UW_SP))) {
 		/* The caller's SP is the CFA, by definition on x86-64. */
 		out->r[UW_SP] = cfa;
+		if (track)
+			out->src[UW_SP] = UW_SRC_NONE;
 		out->valid |= 1u << UW_SP;
 	}
 	return 0;
+}
+
+static int row_apply(const struct uw_row *row, const struct uw_regs *in,
+		     const struct uw_ctx *c, struct uw_regs *out)
+{
+	return row_apply_x(row, in, c, out, false);
 }
 
 /*
@@ -1564,12 +1722,12 @@ static int row_fp_kind(const struct uw_row *row)
  * interrupted by a signal), so look its row up at the PC itself rather
  * than at PC - 1.  *signal: the row is a signal trampoline's.  *injected:
  * a Go function the runtime injects a call to (row_go()): the caller's PC
- * is exact.
+ * is exact.  @track: as row_apply_x().
  */
-static int step(struct unwinder *u, struct uw_proc *p,
-		const struct uw_regs *cur, bool exact, const struct uw_ctx *c,
-		struct uw_regs *next, bool *signal, bool *injected,
-		bool *fp_frame)
+static inline __attribute__((always_inline)) int
+step(struct unwinder *u, struct uw_proc *p, const struct uw_regs *cur,
+     bool exact, const struct uw_ctx *c, struct uw_regs *next, bool *signal,
+     bool *injected, bool *fp_frame, const bool track)
 {
 	uint64_t look = exact ? cur->r[UW_RA] : cur->r[UW_RA] - 1;
 	struct uw_row *row = NULL;
@@ -1580,7 +1738,7 @@ static int step(struct unwinder *u, struct uw_proc *p,
 	*signal = row->signal;
 	*injected = row->injected;
 	*fp_frame = row_fp_kind(row) == UNWIND_FP_FRAME;
-	return row_apply(row, cur, c, next);
+	return row_apply_x(row, cur, c, next, track);
 }
 
 /*
@@ -1615,73 +1773,295 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const uint64_t *regs,
 				     NULL, max, n, stopped_early);
 }
 
-int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
-			  const void *stack, size_t stack_size, uint64_t *pcs,
-			  unsigned char *exact_out, size_t max, size_t *n,
-			  int *stopped_early)
+/* ---- the unwind memo ---------------------------------------------------- */
+
+/*
+ * The memo keeps full unwinds, one slot a key (pid, IP, SP) in the set the
+ * key hashes to, with what each result depends on.  The result of
+ * unwind_full() is a function of: the rows it looks up, which depend on
+ * the process's mappings (uw_proc.gen) and on the files' CFI (fixed once
+ * a file is open); the sampled registers it uses for more than a copy
+ * (reg_use(): as a PC, an SP, a CFA's base, in an expression); the stack
+ * words it reads (memo_read()); whether each read falls within the copy
+ * (the size range); and @max (memo_match()).  Every branch it takes and
+ * every value it outputs comes from those: a register that is only
+ * passed up by "same value" and "register" rules carries its sampled
+ * value with its src, and is recorded when something reads it.  So when
+ * all of them are equal the unwind would take the same steps and give
+ * the same frames, exact flags, stop and extents, which memo_replay()
+ * copies.  (As with the row cache, this assumes libdw gives a file's
+ * address the same row each time; it does for CFI whose FDEs do not
+ * overlap.)
+ */
+/* The first of the UW_MEMO_WAYS slots of the set of key (pid, IP, SP).
+ * (Sets, not one slot a key: two threads that block in turn, whose keys
+ * fell in one slot, would each evict the other for ever.) */
+static struct uw_memo **memo_set(struct unwinder *u, pid_t pid, uint64_t ip,
+				 uint64_t sp)
 {
-	struct uw_regs cur, next;
-	struct uw_proc *p;
-	struct uw_ctx c;
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
+		     (ip * 0xc2b2ae3d27d4eb4fULL) ^ (sp * 0x165667b19e3779f9ULL);
+	size_t set = (size_t)(h >> 58) % (UW_MEMO_SLOTS / UW_MEMO_WAYS);
+
+	return &u->memo[set * UW_MEMO_WAYS];
+}
+
+/* The slot of @set holding key (pid, IP, SP), or NULL. */
+static struct uw_memo *memo_keyed(struct uw_memo **set, pid_t pid,
+				  uint64_t ip, uint64_t sp)
+{
+	for (int w = 0; w < UW_MEMO_WAYS; w++) {
+		struct uw_memo *m = set[w];
+
+		if (m && m->pid == pid && m->ip == ip && m->sp == sp)
+			return m;
+	}
+	return NULL;
+}
+
+/* Whether @m's unwind is the one of this sample (see above). */
+static bool memo_match(const struct uw_memo *m, const struct uw_proc *p,
+		       const uint64_t *regs, const unsigned char *stack,
+		       size_t size, size_t max)
+{
+	uint32_t used, i;
+
+	if (!m->valid || m->pid != p->pid || m->gen != p->gen ||
+	    m->ip != regs[UNWIND_REG_IP] || m->sp != regs[UNWIND_REG_SP])
+		return false;
+	if (size < m->size_min || size >= m->size_end)
+		return false;
+	/* The loop ends at @max frames only if it did (UNWIND_STOP_DEPTH):
+	 * any other end came before @max did. */
+	if (m->stop == UNWIND_STOP_DEPTH ? max != m->n : max < m->n)
+		return false;
+	for (used = m->used; used; used &= used - 1) {
+		unsigned r = (unsigned)__builtin_ctz(used);
+
+		if (regs[dwarf_to_perf[r]] != m->regs[r])
+			return false;
+	}
+	for (i = 0; i < m->nreads; i++) {
+		const struct uw_memo_read *rd = &m->reads[i];
+		uint64_t v = 0;
+
+		/* (a constant size: a load, not a call) */
+		if (rd->len == 8)
+			memcpy(&v, stack + rd->off, 8);
+		else
+			memcpy(&v, stack + rd->off, rd->len);
+		if (v != rd->val)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The slot of this sample in @set, emptied for recording; NULL when the
+ * sample is not to be recorded, or out of memory (no memo then).  A
+ * sample is recorded when its key (pid, IP, SP) is in the set already (a
+ * slot whose unwind did not match, or that only kept the key), so that
+ * samples whose key never comes back (most on-CPU samples) cost the
+ * key's store, not a recording: the first one only keeps the key, in an
+ * empty slot or the one least recently used.
+ */
+static struct uw_memo *memo_start(struct unwinder *u, struct uw_memo **set,
+				  const struct uw_proc *p,
+				  const struct uw_regs *rg, size_t size,
+				  size_t max)
+{
+	struct uw_memo *m;
+	bool again;
+	int w, lru = 0;
+
+	if (max > UW_MEMO_FRAMES || size > UINT32_MAX)
+		return NULL;
+	m = memo_keyed(set, p->pid, rg->r[UW_RA], rg->r[UW_SP]);
+	again = m != NULL;
+	for (w = 0; !m && w < UW_MEMO_WAYS; w++) {
+		if (!set[w]) {
+			set[w] = malloc(sizeof(*set[w]));
+			if (!set[w])
+				return NULL;
+			m = set[w];
+		} else if (set[w]->tick < set[lru]->tick) {
+			lru = w;
+		}
+	}
+	if (!m)
+		m = set[lru];
+	m->tick = ++u->memo_tick;
+	m->valid = m->full = false;
+	m->pid = p->pid;
+	m->ip = rg->r[UW_RA];
+	m->sp = rg->r[UW_SP];
+	if (!again)
+		return NULL;
+	m->gen = p->gen;
+	m->used = 0;
+	memcpy(m->regs, rg->r, sizeof(m->regs));
+	m->size_min = 0;
+	m->size_end = UINT64_MAX;
+	m->nreads = 0;
+	return m;
+}
+
+static void memo_replay(struct unwinder *u, const struct uw_memo *m,
+			uint64_t *pcs, unsigned char *exact, size_t *n,
+			int *stopped_early)
+{
+	memcpy(pcs, m->pcs, m->n * sizeof(*pcs));
+	if (exact)
+		memcpy(exact, m->exact, m->n);
+	*n = m->n;
+	*stopped_early = m->stop;
+	u->last_used = m->last_used;
+	u->last_nofp = m->last_nofp;
+}
+
+/*
+ * The unwind itself.  c->rec: the memo slot to record into (its exact[] is
+ * written here, the rest by memo_read(), reg_use() and the caller), or
+ * NULL; @track: c->rec is set (see row_apply_x()).
+ */
+static inline __attribute__((always_inline)) void
+unwind_full_x(struct unwinder *u, struct uw_proc *p, struct uw_regs *cur,
+	      struct uw_ctx *c, uint64_t *pcs, unsigned char *exact_out,
+	      size_t max, size_t *n, int *stopped_early, const bool track)
+{
+	struct uw_memo *rec = c->rec;
+	struct uw_regs next;
 	bool exact = true, signal = false, injected = false, fp_frame = false;
 	uint64_t depth;
 	size_t k = 0;
 	int stop;
 
-	if (!u || !regs || !pcs || !n || !stopped_early || max == 0 ||
-	    (!stack && stack_size))
-		return -EINVAL;
-	regs_load(regs, &cur);
-	c.stack = stack;
-	c.sp = regs[UNWIND_REG_SP];
-	c.size = stack_size;
-	stack_prefetch(&c);
-	p = proc_find(u, pid);
 	u->last_used = u->last_nofp = 0;
 	for (;;) {
 		if (exact_out)
 			exact_out[k] = exact;
-		pcs[k++] = cur.r[UW_RA];
-		stop = step(u, p, &cur, exact, &c, &next, &signal, &injected,
-			    &fp_frame);
+		if (track)
+			rec->exact[k] = exact;
+		if (track)
+			reg_use(c, cur, UW_RA);
+		pcs[k++] = cur->r[UW_RA];
+		stop = step(u, p, cur, exact, c, &next, &signal, &injected,
+			    &fp_frame, track);
 		/* A signal trampoline's own PC (libc's __restore_rt) is where
 		 * the handler returned to, with no call before it: exact,
 		 * as elfutils' dwfl_frame_pc() has it (an activation when the
 		 * frame it unwinds to is a signal frame) and eu-stack and
 		 * gdb show it.  Its row was found at PC - 1 all the same:
 		 * glibc puts a NOP before __restore_rt for that. */
-		if (exact_out && signal && !stop)
-			exact_out[k - 1] = 1;
+		if (signal && !stop) {
+			if (exact_out)
+				exact_out[k - 1] = 1;
+			if (track)
+				rec->exact[k - 1] = 1;
+		}
 		if (stop == UW_OUTERMOST) {
 			stop = UNWIND_STOP_NONE;
 			break;
 		}
 		if (stop)
 			break;
+		if (track)
+			reg_use(c, &next, UW_RA);
 		if (next.r[UW_RA] == 0)
 			break;	/* a zero return address ends the chain */
 		/* Frames are strictly nested: a caller's SP is above its
 		 * callee's, except after a signal (sigaltstack). */
-		if (!signal && next.r[UW_SP] <= cur.r[UW_SP]) {
+		if (track) {
+			reg_use(c, &next, UW_SP);
+			reg_use(c, cur, UW_SP);
+		}
+		if (!signal && next.r[UW_SP] <= cur->r[UW_SP]) {
 			stop = UNWIND_STOP_BADCFI;
 			break;
 		}
 		/* The caller's SP is this frame's CFA: the copy had to reach
 		 * it (a sigaltstack frame may lie below the first SP). */
-		depth = next.r[UW_SP] - c.sp;
-		if (next.r[UW_SP] >= c.sp && depth > u->last_used)
+		depth = next.r[UW_SP] - c->sp;
+		if (next.r[UW_SP] >= c->sp && depth > u->last_used)
 			u->last_used = depth;
-		if (next.r[UW_SP] >= c.sp && !fp_frame && depth > u->last_nofp)
+		if (next.r[UW_SP] >= c->sp && !fp_frame && depth > u->last_nofp)
 			u->last_nofp = depth;
 		if (k == max) {
 			stop = UNWIND_STOP_DEPTH;
 			break;
 		}
-		cur = next;
+		*cur = next;
 		exact = signal || injected;
 	}
 	*n = k;
 	*stopped_early = stop;
+}
+
+/* unwind_full_x(), with and without the memo's recording. */
+static void unwind_full(struct unwinder *u, struct uw_proc *p,
+			struct uw_regs *cur, struct uw_ctx *c, uint64_t *pcs,
+			unsigned char *exact_out, size_t max, size_t *n,
+			int *stopped_early)
+{
+	int i;
+
+	if (!c->rec) {
+		unwind_full_x(u, p, cur, c, pcs, exact_out, max, n,
+			      stopped_early, false);
+		return;
+	}
+	for (i = 0; i < UW_NREGS; i++)
+		cur->src[i] = (uint8_t)i;
+	unwind_full_x(u, p, cur, c, pcs, exact_out, max, n, stopped_early,
+		      true);
+}
+
+int unwinder_unwind_exact(struct unwinder *u, pid_t pid, const uint64_t *regs,
+			  const void *stack, size_t stack_size, uint64_t *pcs,
+			  unsigned char *exact_out, size_t max, size_t *n,
+			  int *stopped_early)
+{
+	struct uw_memo **set = NULL, *m;
+	struct uw_regs cur;
+	struct uw_proc *p;
+	struct uw_ctx c;
+
+	if (!u || !regs || !pcs || !n || !stopped_early || max == 0 ||
+	    (!stack && stack_size))
+		return -EINVAL;
+	c.stack = stack;
+	c.sp = regs[UNWIND_REG_SP];
+	c.size = stack_size;
+	c.rec = NULL;
+	stack_prefetch(&c);
+	p = proc_find(u, pid);
+	/* (No process: every unwind is its PC alone, nothing to save.) */
+	if (!u->nomemo && p) {
+		set = memo_set(u, pid, regs[UNWIND_REG_IP],
+			       regs[UNWIND_REG_SP]);
+		m = memo_keyed(set, pid, regs[UNWIND_REG_IP],
+			       regs[UNWIND_REG_SP]);
+		if (m && memo_match(m, p, regs, stack, stack_size, max)) {
+			u->memo_hits++;
+			m->tick = ++u->memo_tick;
+			memo_replay(u, m, pcs, exact_out, n, stopped_early);
+			return 0;
+		}
+		u->memo_misses++;
+	}
+	regs_load(regs, &cur);
+	if (set)
+		c.rec = memo_start(u, set, p, &cur, stack_size, max);
+	unwind_full(u, p, &cur, &c, pcs, exact_out, max, n, stopped_early);
+	if (c.rec && !c.rec->full) {
+		m = c.rec;
+		m->n = *n;
+		m->stop = *stopped_early;
+		m->last_used = u->last_used;
+		m->last_nofp = u->last_nofp;
+		memcpy(m->pcs, pcs, *n * sizeof(*pcs));
+		m->valid = true;
+	}
 	return 0;
 }
 
@@ -1750,6 +2130,7 @@ int unwinder_leaf_fp(struct unwinder *u, pid_t pid, const uint64_t *regs,
 	c.stack = stack;
 	c.sp = regs[UNWIND_REG_SP];
 	c.size = stack_size;
+	c.rec = NULL;
 	rc = row_at(u, proc_find(u, pid), cur.r[UW_RA], &row);
 	if (rc == 0) {
 		*kind = row_fp_kind(row);

@@ -38,7 +38,9 @@
  *
  * Cost: a per-unwinder cache of the evaluated CFI rows, keyed by file and
  * address, makes a frame seen before cost a few tens of nanoseconds; see
- * docs/record.md "Unwinding" for measured figures.
+ * docs/record.md "Unwinding" for measured figures.  An exact memo of whole
+ * unwinds (unwinder_set_memo()) answers a sample whose stack was unwound
+ * before, with the same words where the unwind read, from what it kept.
  */
 #ifndef SYM_TOOLS_UNWIND_H
 #define SYM_TOOLS_UNWIND_H
@@ -287,6 +289,9 @@ struct unwind_stats {
 	uint64_t files_open;
 	/** Processes and mappings known now. */
 	uint64_t procs, maps;
+	/** Unwinds answered by the memo / unwound in full while it was on
+	 * (see unwinder_set_memo()). */
+	uint64_t memo_hits, memo_misses;
 };
 
 /** unwinder_stats() - fill @st with @u's counters. */
@@ -309,5 +314,36 @@ int unwinder_set_debug_dir(struct unwinder *u, const char *dir);
  * default).  For the benchmark that measures what the cache saves.
  */
 void unwinder_set_cache(struct unwinder *u, int on);
+
+/**
+ * unwinder_set_memo() - turn the unwind memo off (0) or on (1, the
+ * default), and empty it.  For the tests and benchmarks that compare the
+ * two: the memo never changes a result.
+ *
+ * The memo keeps full unwinds in 64 slots, 16 sets of 4 chosen by a
+ * hash of (pid, IP, SP), one slot a key, with what its result depended
+ * on: the sampled registers it used (as a PC, an SP, a CFA's base or in
+ * an expression; a register that frames only pass up unchanged counts
+ * when a frame reads it), each stack word it read (offset, length, value), the range
+ * of copy sizes that gives the same reads and failed reads (a frame
+ * stopped by UNWIND_STOP_READ fails, a longer copy would not), the
+ * process's mappings (a generation that unwinder_map(), unwinder_unmap()
+ * and unwinder_forget() change), and @max.  An unwind whose pid, IP and SP
+ * find a slot with all of these equal takes its frames, exact flags, stop
+ * and unwinder_last_extent() from it; any other is unwound in full.  That
+ * one is recorded when its key is in the set already; else it only keeps
+ * its key, in the set's empty or least recently used slot, so that keys
+ * that never come back (most on-CPU samples) cost no recording.  So it
+ * saves the CFI lookups and evaluation of a stack seen before (an off-CPU
+ * thread blocking again where it did), and costs a comparison of the
+ * words read plus, on a miss, their recording.
+ * Memory: at most 64 slots of 4,472 bytes (280 KiB), each allocated at
+ * its first use; unwinds asked for more than 128 frames (@max), or with a
+ * copy over 4 GiB, or that read more than 192 words, are not kept.  Like the row
+ * cache, it takes a file's CFI to give an address the same row each time
+ * (true of CFI whose FDEs do not overlap).  See docs/record.md "The
+ * unwind memo".
+ */
+void unwinder_set_memo(struct unwinder *u, int on);
 
 #endif /* SYM_TOOLS_UNWIND_H */
