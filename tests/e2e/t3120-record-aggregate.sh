@@ -132,7 +132,8 @@ ok "stacks map small: events aggregated = kept + orphans + dropped" \
 	conserved "$T/st.err"
 is "stacks map small: the file's lost is the summary's" \
 	"$(hdr "$T/st.raw" lost)" "$(agglost "$T/st.err")"
-SYM_OFFCPU_RING=8192 "$SYM" record -F 999 --aggregate user --stack-size 4096 \
+SYM_OFFCPU_RING=8192 SYM_RECORD_DRAIN_DELAY_MS=300 \
+	"$SYM" record -F 999 --aggregate user --stack-size 4096 \
 	-o "$T/ring.raw" -- "$T/burn" 1 2> "$T/ring.err"
 rl=$(sumnum "$T/ring.err" 'on-CPU .perf_event' lost)
 ok "ring buffer full: counted ($rl), in the file's lost" \
