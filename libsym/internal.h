@@ -819,6 +819,37 @@ size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
 			 size_t max, unsigned omit);
 
+/*
+ * A frame cache: what symi_table_frames() made of recent hits, by their
+ * scope and symbols (table.c says why that is exact), for a batch where
+ * many addresses fall in the same function (libc's 100,000 addresses:
+ * 6,422 scopes).  A slot holds up to SYMI_FCACHE_FRAMES frames; 2^(32 -
+ * shift) slots, direct-mapped.  One cache serves one @omit; each slot's
+ * string pointers stay valid while its table is open (the batch's
+ * tables stay open for the whole batch).
+ */
+#define SYMI_FCACHE_FRAMES 2
+struct symi_fcache_key {
+	const struct sym_table *t;	/* NULL: empty */
+	uint32_t scope, sym[SYMT_CH_N];	/* sym[]: UINT32_MAX without */
+	uint32_t flags;		/* the hit's SYMI_HIT_SYM, _DECL_FILE */
+	uint32_t decl_line;	/* the innermost function's */
+	uint32_t n;		/* frames, < the @max they were made for */
+};
+struct symi_fcache {
+	struct symi_fcache_key *key;	/* zeroed at first; NULL: off */
+	struct sym_frame *fr;	/* SYMI_FCACHE_FRAMES a slot */
+	unsigned shift;		/* 32 - log2(slots) */
+	unsigned omit;
+	size_t hits, misses;
+};
+
+/* symi_table_frames() through the cache @c: the same frames. */
+size_t symi_table_frames_cached(const struct sym_table *t,
+				const struct symi_hit *hit,
+				struct sym_frame *fr, size_t max,
+				unsigned omit, struct symi_fcache *c);
+
 /* The table that holds @addr, for symi_batch_lookup(): sets *@t (NULL:
  * none) and the address range [*@start, *@end) it answers for, which must
  * contain @addr when *@t is set.  Every table it gives must stay open, and
@@ -832,6 +863,11 @@ typedef int (*symi_table_at_fn)(void *ctx, uint64_t addr,
 /* Tables of at least this many bytes are prefetched in batches
  * (batch.c); the tests lower it to cover prefetching on small tables. */
 extern size_t symi_prefetch_min;
+/* Batches of at least this many addresses use a frame cache (batch.c);
+ * the tests set it to 0 and to SIZE_MAX to compare with it on and off.
+ * symi_fcache_hits counts the frames it answered (all threads). */
+extern size_t symi_fcache_min;
+extern size_t symi_fcache_hits;
 
 /* Look @addrs[@count] up (in address order when that pays) and call @fn
  * once per address in input order, with frames without the fields @omit

@@ -950,6 +950,7 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 			   uint64_t *lo, uint64_t *hi)
 {
 	uint32_t end = k->k, n;
+	uint64_t aend = UINT64_MAX;	/* where range end starts */
 
 	if (scan) {
 		for (uint32_t step = 1;; step *= 2) {
@@ -960,6 +961,7 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 			a = block_addr1(k, j + step);
 			if (a > rel) {
 				end = j + step;
+				aend = a;
 				break;
 			}
 			j += step;
@@ -977,7 +979,8 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 		n -= half;
 	}
 	*lo = jlo;
-	*hi = j + 1 < k->k ? block_addr1(k, j + 1) : UINT64_MAX;
+	/* The next range's start: read already when it is @end. */
+	*hi = j + 1 == end ? aend : block_addr1(k, j + 1);
 	return j;
 }
 
@@ -1198,9 +1201,9 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
  * language that mangles names).  Without GNU's, a frame with no DWARF
  * function is named after eu's (SYM_FRAME_NAME_OTHER).
  */
-static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
-		       const struct symt_func *fn, struct sym_frame *f,
-		       unsigned omit)
+static inline __attribute__((always_inline)) void
+frame_syms(const struct sym_table *t, const struct symi_hit *hit,
+	   const struct symt_func *fn, struct sym_frame *f, unsigned omit)
 {
 	bool dem = !(omit & SYM_OMIT_DEMANGLED);
 	const struct symt_header *h = t->h;
@@ -1295,9 +1298,12 @@ const char *sym_frame_name(const struct sym_frame *f)
 	return f->name ? f->name : f->linkage_name;
 }
 
-size_t symi_table_frames(const struct sym_table *t,
-			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max, unsigned omit)
+/* symi_table_frames(), and in *@decl_line the decl_line of the innermost
+ * frame's function (0 without one), which its line is coded against. */
+static inline __attribute__((always_inline)) size_t
+frames_of(const struct sym_table *t, const struct symi_hit *hit,
+	  struct sym_frame *fr, size_t max, unsigned omit,
+	  uint32_t *decl_line)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
 	struct symt_func fn = no_func, outer_fn = no_func;
@@ -1305,6 +1311,7 @@ size_t symi_table_frames(const struct sym_table *t,
 	bool have_sym = hit->flags & SYMI_HIT_SYM;
 	size_t n = 0, steps = 0;
 
+	*decl_line = 0;
 	if (!have_leaf && !have_sym)
 		return 0;
 	if (have_leaf && hit->scope != SYMT_NONE &&
@@ -1314,6 +1321,7 @@ size_t symi_table_frames(const struct sym_table *t,
 			fn = no_func;
 	}
 	/* Without a function, decl_file is none and decl_line 0. */
+	*decl_line = fn.decl_line;
 	if (have_leaf)
 		frame_set(t, &fr[0], &fn,
 			  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file :
@@ -1353,6 +1361,114 @@ size_t symi_table_frames(const struct sym_table *t,
 		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit);
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
+	return n;
+}
+
+size_t symi_table_frames(const struct sym_table *t,
+			 const struct symi_hit *hit, struct sym_frame *fr,
+			 size_t max, unsigned omit)
+{
+	uint32_t decl_line;
+
+	return frames_of(t, hit, fr, max, omit, &decl_line);
+}
+
+/*
+ * The frame cache (struct symi_fcache).  What frames_of() makes of a hit
+ * with a scope depends on the hit's scope, symbols (sym[] and whether it
+ * has them) and SYMI_HIT_DECL_FILE, on @omit and, through truncation, on
+ * @max; the rest of the hit (file, line, column, discriminator) only
+ * sets the innermost frame's file, file_rel, line, column and
+ * discriminator, written last on a hit as frame_set() writes them.  The
+ * exception is a lone frame named from the symbol table
+ * (SYM_FRAME_SYMTAB): frame_syms() gives it the symbol's file when the
+ * line table gave none, so it is never stored.  A slot is stored only
+ * while the strings are plain, or inflated whole (zstr.c), so that every
+ * string pointer is the blob's plus the offset, as on a later lookup; one
+ * read while a compressed blob is half inflated may be "" when memory is
+ * short.
+ */
+typedef uint64_t fc_v16 __attribute__((vector_size(16), may_alias,
+					 aligned(8)));
+_Static_assert(sizeof(struct sym_frame) % 16 == 8, "frame_copy()");
+
+/* *@d = *@s in 16-byte moves: gcc copies a struct this size with `rep
+ * movs`, which starts slowly (and valgrind counts by the word). */
+static inline __attribute__((always_inline)) void
+frame_copy(struct sym_frame *d, const struct sym_frame *s)
+{
+	fc_v16 *dv = (fc_v16 *)(void *)d;
+	const fc_v16 *sv = (const fc_v16 *)(const void *)s;
+	uint64_t last;
+
+#pragma GCC unroll 16
+	for (size_t i = 0; i < sizeof(*d) / 16; i++)
+		dv[i] = sv[i];
+	memcpy(&last, (const char *)s + sizeof(*s) - 8, 8);
+	memcpy((char *)d + sizeof(*d) - 8, &last, 8);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+fcache_slot(const struct symi_fcache *c, uint32_t scope, uint32_t s0)
+{
+	return (scope * 0x9e3779b1u ^ s0 * 0x85ebca6bu) >> c->shift;
+}
+
+size_t symi_table_frames_cached(const struct sym_table *t,
+				const struct symi_hit *hit,
+				struct sym_frame *fr, size_t max,
+				unsigned omit, struct symi_fcache *c)
+{
+	bool have_sym = hit->flags & SYMI_HIT_SYM, plain = false;
+	uint32_t kf = hit->flags & (SYMI_HIT_SYM | SYMI_HIT_DECL_FILE);
+	uint32_t s0 = have_sym ? hit->sym[0] : UINT32_MAX;
+	uint32_t s1 = have_sym ? hit->sym[1] : UINT32_MAX;
+	uint32_t s2 = have_sym ? hit->sym[2] : UINT32_MAX;
+	uint32_t decl_line;
+	struct symi_fcache_key *sl = NULL;
+	struct sym_frame *cf = NULL;
+	size_t n;
+
+	if ((hit->flags & SYMI_HIT_LEAF) && hit->scope < t->scopes.n &&
+	    omit == c->omit) {
+		uint32_t i = fcache_slot(c, hit->scope, s0);
+
+		sl = &c->key[i];
+		cf = c->fr + (size_t)i * SYMI_FCACHE_FRAMES;
+		if (sl->t == t && sl->scope == hit->scope &&
+		    sl->sym[0] == s0 && sl->sym[1] == s1 &&
+		    sl->sym[2] == s2 && sl->flags == kf && sl->n < max) {
+			n = sl->n;
+			for (size_t j = 0; j < n; j++)
+				frame_copy(&fr[j], &cf[j]);
+			if (!(kf & SYMI_HIT_DECL_FILE))
+				fr[0].file = file_at(t, hit->file,
+						     &fr[0].file_rel);
+			fr[0].line = sl->decl_line + hit->line;
+			fr[0].column = hit->column;
+			fr[0].discriminator = hit->disc;
+			c->hits++;
+			return n;
+		}
+		c->misses++;
+		plain = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE) &&
+			((omit & SYM_OMIT_DEMANGLED) ||
+			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
+	}
+	n = frames_of(t, hit, fr, max, omit, &decl_line);
+	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
+	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
+		return n;
+	sl->t = t;
+	sl->scope = hit->scope;
+	sl->sym[0] = s0;
+	sl->sym[1] = s1;
+	sl->sym[2] = s2;
+	sl->flags = kf;
+	sl->decl_line = decl_line;
+	sl->n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		frame_copy(&cf[i], &fr[i]);
 	return n;
 }
 

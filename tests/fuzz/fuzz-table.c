@@ -10,14 +10,14 @@
  * addresses, the edges, addresses taken from the input, and the entries
  * and symbols the answers name; then all of them again through
  * sym_table_lookup_batch(), unsorted and sorted, with the prefetching
- * that big tables get.
+ * that big tables get and the frame cache that big batches get.
  *
  * Only memory safety and the shape of the answers are checked here
  * (strict = 0 in fuzz.h): the content of a corrupt table is garbage.
  * The seeds are tables that libsym built (tests/fuzz/gen-table-seeds.c).
  */
 #include "fuzz.h"
-#include "internal.h"	/* symi_prefetch_min */
+#include "internal.h"	/* symi_prefetch_min, symi_fcache_min */
 
 #include <stdbool.h>
 
@@ -65,8 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!init) {
 		if (!getenv("FUZZ_VERBOSE"))
 			sym_set_log(fuzz_quiet_log, NULL, SYM_LOG_WARN);
-		/* Batches prefetch big tables only; these are small. */
+		/* Batches prefetch big tables only, and cache frames in
+		 * big batches only; these are small. */
 		symi_prefetch_min = 0;
+		symi_fcache_min = 0;
 		init = true;
 	}
 
