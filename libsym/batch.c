@@ -18,10 +18,11 @@
  *    addresses ahead, finding each one's block and symbol range by a
  *    short forward seek and prefetching the block; symi_table_locate()
  *    then finds the leaf and the symbol with those hints and stores them
- *    in a 32-byte struct symi_hit at the address's input position.  In
+ *    in a 40-byte struct symi_hit at the address's input position.  In
  *    address order each search starts where the previous one ended, over
  *    memory just touched, and a chunked store table is switched at most
- *    once per chunk.
+ *    once per chunk.  A table too small to prefetch takes its run of
+ *    sorted addresses in one symi_table_locate_keys() call.
  *
  * 2. Answer, in input order (answer(), stage()): a software pipeline.
  *    The hit AHEAD = (STEPS + 1) * DIST positions ahead has its symbol
@@ -43,7 +44,7 @@
  * buffer of up to 19 MB per window and read back at random, a fresh
  * mmap()ed buffer per call, and lookups run one after another; on
  * libjvm's 33 MB table about 270 ns per address against about 200 now.
- * A hit is 32 bytes and holds no pointer.  (Walking in address order
+ * A hit is 40 bytes and holds no pointer.  (Walking in address order
  * would be faster by itself, as scopes, functions and strings are laid
  * out in address order, but not by enough to pay for the buffer.)
  *
@@ -266,6 +267,23 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 		rc = table_for(b, addr, &in);
 		if (rc)
 			return rc;
+		if (in && sort && b->t->len < symi_prefetch_min) {
+			/* A small table, in address order: the run of
+			 * addresses in it in one call, without hints (a big
+			 * table's hints and prefetches cost as much as the
+			 * call saves: libjvm). */
+			if (b->tab == UINT32_MAX) {
+				b->tabs[b->ntabs] = b->t;
+				b->tab = (uint32_t)b->ntabs++;
+			}
+			k += symi_table_locate_keys(b->t, &b->cur, keys + k,
+						    n - k, WINDOW_BITS, min,
+						    b->t_end, b->tab,
+						    b->hits) - 1;
+			for (size_t j = 0; j < SDIST; j++)
+				hint[j] = (struct symi_ahead)SYMI_AHEAD_INIT;
+			continue;
+		}
 		/* The hint is for b->t if ahead_t still is. */
 		if (!in || !symi_table_locate(b->t, addr, &b->cur,
 					      k >= SDIST && ahead_t == b->t ?

@@ -806,6 +806,18 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		       struct symi_cursor *cur, const struct symi_ahead *hint,
 		       struct symi_hit *hit);
 
+/* symi_table_locate() of the ascending addresses min + (@keys[k] >>
+ * @ibits), k < @n, up to the first >= @end, each into @hits[@keys[k] &
+ * (2^@ibits - 1)] with hit->tab = @tab when found; no hints (for a table
+ * too small to prefetch).  Returns how many it looked up.  One call for
+ * a sorted run in one table saves a call and the batch's bookkeeping
+ * per address (libc: about 65 instructions of 1,430). */
+size_t symi_table_locate_keys(const struct sym_table *t,
+			      struct symi_cursor *cur, const uint64_t *keys,
+			      size_t n, unsigned ibits, uint64_t min,
+			      uint64_t end, uint32_t tab,
+			      struct symi_hit *hits);
+
 /* Prefetch what symi_table_locate(@addr) will read, a few addresses ahead
  * of it in a sorted batch, and say where it is: *@a is where the previous
  * call ended (the search gallops forward from it) and becomes where this

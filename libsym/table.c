@@ -945,9 +945,9 @@ done:
  * first: ranges j + 1, j + 2, j + 4, ... until one starts past @rel.  Then
  * a branch-free binary search over what is left.
  */
-static uint32_t block_find(const struct symi_block *k, uint32_t j,
-			   uint64_t jlo, uint32_t rel, bool scan,
-			   uint64_t *lo, uint64_t *hi)
+static inline __attribute__((always_inline)) uint32_t
+block_find(const struct symi_block *k, uint32_t j, uint64_t jlo,
+	   uint32_t rel, bool scan, uint64_t *lo, uint64_t *hi)
 {
 	uint32_t end = k->k, n;
 	uint64_t aend = UINT64_MAX;	/* where range end starts */
@@ -1049,6 +1049,10 @@ range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	return true;
 }
 
+/* How far ahead symi_table_locate_keys() prefetches the hit it will
+ * write (batch.c's SDIST). */
+#define PREFETCH_HITS 8
+
 /* The function of a scope that has none: no names, no declaration. */
 static const struct symt_func no_func = { .decl_file = SYMT_NONE };
 
@@ -1110,9 +1114,9 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
 
-bool symi_table_locate(const struct sym_table *t, uint64_t addr,
-		       struct symi_cursor *cur, const struct symi_ahead *hint,
-		       struct symi_hit *hit)
+static inline __attribute__((always_inline)) bool
+locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
+       const struct symi_ahead *hint, struct symi_hit *hit)
 {
 	const struct symt_header *h = t->h;
 	const struct symi_block *k = &cur->blk;
@@ -1147,6 +1151,39 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 			hit->sym[ch] = cur->sym_i[ch];
 	}
 	return hit->flags != 0;
+}
+
+bool symi_table_locate(const struct sym_table *t, uint64_t addr,
+		       struct symi_cursor *cur, const struct symi_ahead *hint,
+		       struct symi_hit *hit)
+{
+	return locate(t, addr, cur, hint, hit);
+}
+
+size_t symi_table_locate_keys(const struct sym_table *t,
+			      struct symi_cursor *cur, const uint64_t *keys,
+			      size_t n, unsigned ibits, uint64_t min,
+			      uint64_t end, uint32_t tab,
+			      struct symi_hit *hits)
+{
+	uint64_t imask = ((uint64_t)1 << ibits) - 1;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t addr = min + (keys[k] >> ibits);
+		struct symi_hit *h = &hits[keys[k] & imask];
+
+		if (addr >= end)
+			break;
+		/* The hits are written in no order: ask for the line
+		 * early. */
+		if (k + PREFETCH_HITS < n)
+			__builtin_prefetch(&hits[keys[k + PREFETCH_HITS] &
+						 imask], 1);
+		if (locate(t, addr, cur, NULL, h))
+			h->tab = tab;
+	}
+	return k;
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
