@@ -465,22 +465,28 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	return true;
 }
 
-/* Function @i; without the peer names (outer and eu, set to 0) when
- * @omit (enum sym_frame_omit) drops them from the frames anyway. */
+/* Function @i; without what @omit (enum sym_frame_omit) drops from the
+ * frames anyway: the peer names (outer and eu, set to 0), the demangled
+ * name (0) and the declaration (decl_file none, decl_line 0), but for
+ * the innermost frame (@inner): its line is coded against decl_line,
+ * and its file may be decl_file. */
 static inline __attribute__((always_inline)) bool
 func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
-	      unsigned omit)
+	      unsigned omit, bool inner)
 {
 	const struct symt_view *v = &t->funcs;
 	bool peers = !(omit & SYM_OMIT_PEER_NAMES);
+	bool decl = inner || !(omit & SYM_OMIT_DECL);
 
 	if (i >= v->n)
 		return false;
 	f->name = symt_get(v, i, SYMT_FN_NAME);
 	f->linkage = symt_get(v, i, SYMT_FN_LINKAGE);
-	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
-	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
-	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
+	f->demangled = omit & SYM_OMIT_DEMANGLED ? 0 :
+		       symt_get(v, i, SYMT_FN_DEMANGLED);
+	f->decl_file = decl ? uncode(symt_get(v, i, SYMT_FN_DECL_FILE)) :
+		       SYMT_NONE;
+	f->decl_line = decl ? symt_get(v, i, SYMT_FN_DECL_LINE) : 0;
 	f->outer = peers ? symt_get(v, i, SYMT_FN_OUTER) : 0;
 	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
 	f->eu = peers ? symt_get(v, i, SYMT_FN_EU) : 0;
@@ -490,7 +496,32 @@ func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
 static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
 		     struct symt_func *f)
 {
-	return func_get_omit(t, i, f, 0);
+	return func_get_omit(t, i, f, 0, true);
+}
+
+/* scope_get() for a frame: the call site (the parent frame's place) only
+ * when there is a parent. */
+static inline __attribute__((always_inline)) bool
+scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+{
+	const struct symt_view *v = &t->scopes;
+	uint32_t d;
+
+	if (i >= v->n)
+		return false;
+	d = symt_get(v, i, SYMT_SC_PARENT);
+	s->parent = d && d <= i ? i - d : SYMT_NONE;
+	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
+	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
+	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
+	s->call_file = SYMT_NONE;
+	s->call_line = s->call_column = 0;
+	if (s->parent != SYMT_NONE) {
+		s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
+		s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
+		s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
+	}
+	return true;
 }
 
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
@@ -1352,9 +1383,9 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	if (!have_leaf && !have_sym)
 		return 0;
 	if (have_leaf && hit->scope != SYMT_NONE &&
-	    scope_get(t, hit->scope, &sc)) {
+	    scope_get_frame(t, hit->scope, &sc)) {
 		have_sc = true;
-		if (!func_get_omit(t, sc.func, &fn, omit))
+		if (!func_get_omit(t, sc.func, &fn, omit, true))
 			fn = no_func;
 	}
 	/* Without a function, decl_file is none and decl_line 0. */
@@ -1376,14 +1407,14 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
 			struct symt_scope up;
 
-			if (!scope_get(t, sc.parent, &up))
+			if (!scope_get_frame(t, sc.parent, &up))
 				break;
 			fr[n - 1].flags |= SYM_FRAME_INLINED;
 			if (n == max) {
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			if (!func_get_omit(t, up.func, &fn, omit))
+			if (!func_get_omit(t, up.func, &fn, omit, false))
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
