@@ -856,6 +856,15 @@ struct symi_fcache {
 	size_t hits, misses;
 };
 
+/* The slot of @hit in @c. */
+static inline uint32_t symi_fcache_slot(const struct symi_fcache *c,
+					const struct symi_hit *hit)
+{
+	uint32_t s0 = hit->flags & SYMI_HIT_SYM ? hit->sym[0] : UINT32_MAX;
+
+	return (hit->scope * 0x9e3779b1u ^ s0 * 0x85ebca6bu) >> c->shift;
+}
+
 /* symi_table_frames() through the cache @c: the same frames. */
 size_t symi_table_frames_cached(const struct sym_table *t,
 				const struct symi_hit *hit,

@@ -1476,11 +1476,6 @@ frame_copy(struct sym_frame *d, const struct sym_frame *s)
 	memcpy((char *)d + sizeof(*d) - 8, &last, 8);
 }
 
-static inline __attribute__((always_inline)) uint32_t
-fcache_slot(const struct symi_fcache *c, uint32_t scope, uint32_t s0)
-{
-	return (scope * 0x9e3779b1u ^ s0 * 0x85ebca6bu) >> c->shift;
-}
 
 size_t symi_table_frames_cached(const struct sym_table *t,
 				const struct symi_hit *hit,
@@ -1499,7 +1494,7 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 
 	if ((hit->flags & SYMI_HIT_LEAF) && hit->scope < t->scopes.n &&
 	    omit == c->omit) {
-		uint32_t i = fcache_slot(c, hit->scope, s0);
+		uint32_t i = symi_fcache_slot(c, hit);
 
 		sl = &c->key[i];
 		cf = c->fr + (size_t)i * SYMI_FCACHE_FRAMES;
@@ -1519,7 +1514,11 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			return n;
 		}
 		c->misses++;
-		plain = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE) &&
+		/* A slot is filled once: as many hits as replacing its
+		 * frames at each miss would give, on addresses drawn at
+		 * random, without writing them again and again. */
+		plain = !sl->t &&
+			__atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE) &&
 			((omit & SYM_OMIT_DEMANGLED) ||
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
