@@ -445,9 +445,13 @@ static inline __attribute__((always_inline)) uint32_t uncode(uint32_t c)
 }
 
 /* Scope @i, its parent as an index (a distance past @i is none, so a
- * chain always descends and cannot loop).  False if @i is out of range. */
-static inline __attribute__((always_inline)) bool scope_get(const struct sym_table *t, uint32_t i,
-		      struct symt_scope *s)
+ * chain always descends and cannot loop); with @call, or when it has a
+ * parent, its call site (else none: the site is the parent frame's
+ * place, and a frame without a parent needs none).  False if @i is out
+ * of range. */
+static inline __attribute__((always_inline)) bool
+scope_read(const struct sym_table *t, uint32_t i, struct symt_scope *s,
+	   bool call)
 {
 	const struct symt_view *v = &t->scopes;
 	uint32_t d;
@@ -457,12 +461,29 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	d = symt_get(v, i, SYMT_SC_PARENT);
 	s->parent = d && d <= i ? i - d : SYMT_NONE;
 	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
-	s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
-	s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
-	s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
 	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
 	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
+	s->call_file = SYMT_NONE;
+	s->call_line = s->call_column = 0;
+	if (call || s->parent != SYMT_NONE) {
+		s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
+		s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
+		s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
+	}
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+scope_get(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+{
+	return scope_read(t, i, s, true);
+}
+
+/* scope_get() for a frame: the call site only when there is a parent. */
+static inline __attribute__((always_inline)) bool
+scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+{
+	return scope_read(t, i, s, false);
 }
 
 /* Function @i; without what @omit (enum sym_frame_omit) drops from the
@@ -499,30 +520,6 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 	return func_get_omit(t, i, f, 0, true);
 }
 
-/* scope_get() for a frame: the call site (the parent frame's place) only
- * when there is a parent. */
-static inline __attribute__((always_inline)) bool
-scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s)
-{
-	const struct symt_view *v = &t->scopes;
-	uint32_t d;
-
-	if (i >= v->n)
-		return false;
-	d = symt_get(v, i, SYMT_SC_PARENT);
-	s->parent = d && d <= i ? i - d : SYMT_NONE;
-	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
-	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
-	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
-	s->call_file = SYMT_NONE;
-	s->call_line = s->call_column = 0;
-	if (s->parent != SYMT_NONE) {
-		s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
-		s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
-		s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
-	}
-	return true;
-}
 
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
 		    struct symt_sym *s)
