@@ -116,7 +116,12 @@ struct batch {
 	/* The frames of the last SLOTS addresses answered, and how many. */
 	struct sym_frame *slot;
 	uint8_t got[SLOTS];
-	struct symi_fcache fc;	/* fc.key NULL: none */
+	/* The frame cache of windows with one small table, made by the
+	 * first (fcache_open()); fc.key NULL: none, or dropped. */
+	size_t count;
+	struct symi_fcache fc;
+	bool fc_tried;
+	void *fc_keys, *fc_frames;	/* free() */
 };
 
 /* Make b->t the table of @addr; *@in says whether it covers @addr. */
@@ -393,7 +398,8 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 	size_t i = x - AHEAD, c = i - DELAY;
 
 #define TAB(h) (one ? one : b->tabs[(h)->tab])
-	if (b->fc.key && (!edge || x < n) && (hits[x].flags & SYMI_HIT_LEAF)) {
+	if (!pf && b->fc.key && (!edge || x < n) &&
+	    (hits[x].flags & SYMI_HIT_LEAF)) {
 		uint32_t sl = symi_fcache_slot(&b->fc, &hits[x]);
 
 		__builtin_prefetch(&b->fc.key[sl]);
@@ -413,7 +419,7 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 		struct sym_frame *fr = b->slot + (i % SLOTS) * SYM_MAX_FRAMES;
 		size_t got = 0;
 
-		if (hits[i].flags && b->fc.key)
+		if (hits[i].flags && !pf && b->fc.key)
 			got = symi_table_frames_cached(TAB(&hits[i]), &hits[i],
 						       fr, SYM_MAX_FRAMES,
 						       b->omit, &b->fc);
@@ -474,10 +480,32 @@ answer_from(struct batch *b, const struct sym_table *one, size_t lo,
 	return rc;
 }
 
+/* The frame cache, for a batch of symi_fcache_min addresses or more whose
+ * window has one small table: 1.4 MB, no page of it touched before it is
+ * used.  Without it (out of memory), the same answers. */
+static void fcache_open(struct batch *b)
+{
+	b->fc_tried = true;
+	if (b->count < symi_fcache_min)
+		return;
+	b->fc_keys = symi_calloc((size_t)1 << FC_BITS, sizeof(*b->fc.key));
+	b->fc_frames = symi_malloc_huge(((size_t)SYMI_FCACHE_FRAMES <<
+					 FC_BITS) * sizeof(*b->fc.fr));
+	if (!b->fc_keys || !b->fc_frames)
+		return;
+	b->fc.key = b->fc_keys;
+	b->fc.fr = b->fc_frames;
+	b->fc.shift = 32 - FC_BITS;
+	b->fc.omit = b->omit;
+}
+
 static int answer(struct batch *b, size_t lo, size_t n)
 {
-	if (b->ntabs == 1 && b->tabs[0]->len < symi_prefetch_min)
+	if (b->ntabs == 1 && b->tabs[0]->len < symi_prefetch_min) {
+		if (!b->fc_tried)
+			fcache_open(b);
 		return answer_from(b, b->tabs[0], lo, n, false);
+	}
 	if (b->ntabs == 1)
 		return answer_from(b, b->tabs[0], lo, n, true);
 	return answer_from(b, NULL, lo, n, true);
@@ -489,10 +517,10 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 {
 	struct batch b = {
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
-		.omit = omit,
+		.omit = omit, .count = count,
 		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
 	};
-	void *mem = NULL, *fc = NULL, *fcf = NULL;
+	void *mem = NULL;
 	size_t w;
 	int rc = 0;
 
@@ -510,18 +538,6 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
-	if (count >= symi_fcache_min) {
-		/* Without it (out of memory), the same answers. */
-		fc = symi_calloc((size_t)1 << FC_BITS, sizeof(*b.fc.key));
-		fcf = symi_malloc_huge(((size_t)SYMI_FCACHE_FRAMES <<
-					FC_BITS) * sizeof(*b.fc.fr));
-		if (fc && fcf) {
-			b.fc.key = fc;
-			b.fc.fr = fcf;
-		}
-		b.fc.shift = 32 - FC_BITS;
-		b.fc.omit = omit;
-	}
 	b.keys = mem;
 	b.tmp = b.keys + w;
 	b.tabs = (const struct sym_table **)(b.tmp + w);
@@ -537,8 +553,8 @@ out:
 	if (b.fc.hits)
 		__atomic_fetch_add(&symi_fcache_hits, b.fc.hits,
 				   __ATOMIC_RELAXED);
-	free(fc);
-	free(fcf);
+	free(b.fc_keys);
+	free(b.fc_frames);
 	free(mem);
 	free(b.slot);
 	return rc;
