@@ -1435,6 +1435,10 @@ size_t symi_table_frames(const struct sym_table *t,
 {
 	uint32_t decl_line;
 
+	/* GNU and LLVM styles without -C, sym lookup's default, with @omit
+	 * a constant: no test of it per field. */
+	if (omit == SYMI_OMIT_ALL)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, &decl_line);
 	return frames_of(t, hit, fr, max, omit, &decl_line);
 }
 
@@ -1519,7 +1523,9 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			((omit & SYM_OMIT_DEMANGLED) ||
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
-	n = frames_of(t, hit, fr, max, omit, &decl_line);
+	n = omit == SYMI_OMIT_ALL ?
+	    frames_of(t, hit, fr, max, SYMI_OMIT_ALL, &decl_line) :
+	    frames_of(t, hit, fr, max, omit, &decl_line);
 	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;
