@@ -64,7 +64,8 @@
 #define WINDOW ((size_t)1 << WINDOW_BITS)
 #define KEY_BITS (64 - WINDOW_BITS)	/* room left for address - min */
 #define SMALL 32			/* below this, sorting cannot pay */
-#define DIGIT 11			/* radix digit bits */
+#define DIGIT 12			/* most radix digit bits */
+_Static_assert(WINDOW <= UINT32_MAX, "radix_sort() counts in 32 bits");
 /* Pass 1 prefetches the block and symbol range SDIST addresses ahead. */
 #define SDIST 8
 /* Pass 2: the walks run STEPS steps, DIST addresses apart, ahead of the
@@ -167,29 +168,35 @@ static int direct(struct batch *b, size_t lo, size_t hi)
 
 /*
  * LSD radix sort of @n keys by their bits [@from, @to), stable; the
- * result is in @k or @tmp, whichever is returned.
+ * result is in @k or @tmp, whichever is returned.  As few passes as
+ * digits of up to DIGIT bits allow, the bits shared evenly between them
+ * (libjvm's 24 bits of addresses: 2 passes of 12 bits, not 3 of 11).
  */
 static uint64_t *radix_sort(uint64_t *k, uint64_t *tmp, size_t n,
 			    unsigned from, unsigned to)
 {
-	size_t count[1u << DIGIT];
+	uint32_t count[1u << DIGIT];	/* n <= WINDOW: 16 KB of stack */
+	unsigned passes = (to - from + DIGIT - 1) / DIGIT, digit, mask;
 
-	for (unsigned shift = from; shift < to; shift += DIGIT) {
+	if (!passes)
+		return k;
+	digit = (to - from + passes - 1) / passes;
+	mask = (1u << digit) - 1;
+	for (unsigned shift = from; shift < to; shift += digit) {
 		uint64_t *swap;
-		size_t sum = 0;
+		uint32_t sum = 0;
 
-		memset(count, 0, sizeof(count));
+		memset(count, 0, (mask + 1) * sizeof(count[0]));
 		for (size_t i = 0; i < n; i++)
-			count[(k[i] >> shift) & ((1u << DIGIT) - 1)]++;
-		for (size_t d = 0; d < (1u << DIGIT); d++) {
-			size_t c = count[d];
+			count[(k[i] >> shift) & mask]++;
+		for (size_t d = 0; d <= mask; d++) {
+			uint32_t c = count[d];
 
 			count[d] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[(k[i] >> shift) & ((1u << DIGIT) - 1)]++] =
-				k[i];
+			tmp[count[(k[i] >> shift) & mask]++] = k[i];
 		swap = k;
 		k = tmp;
 		tmp = swap;
