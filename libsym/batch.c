@@ -15,9 +15,9 @@
  * 1. Search, in address order (search()): the window is radix-sorted by
  *    address (the input index rides in the key's low bits; input that is
  *    already ascending is not sorted).  symi_table_ahead() runs SDIST
- *    addresses ahead, finding each one's block and symbol range by a
- *    short forward seek and prefetching the block; symi_table_locate()
- *    then finds the leaf and the symbol with those hints and stores them
+ *    addresses ahead, finding each one's block by a short forward seek
+ *    and prefetching it; symi_table_locate() then finds the leaf with
+ *    that hint, and the symbol from the last one, and stores them
  *    in a 40-byte struct symi_hit at the address's input position.  In
  *    address order each search starts where the previous one ended, over
  *    memory just touched, and a chunked store table is switched at most

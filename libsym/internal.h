@@ -792,15 +792,15 @@ struct symi_hit {
 	uint32_t tab;		/* the caller's: batch.c's table number */
 };
 
-/* Where symi_table_ahead() found an address's block and symbol range
- * (UINT32_MAX: unknown). */
+/* Where symi_table_ahead() found an address's block (UINT32_MAX:
+ * unknown). */
 struct symi_ahead {
-	uint32_t b, si;
+	uint32_t b;
 };
-#define SYMI_AHEAD_INIT { .b = UINT32_MAX, .si = UINT32_MAX }
+#define SYMI_AHEAD_INIT { .b = UINT32_MAX }
 
 /* The first half: find @addr's range and symbol range, with @hint (NULL,
- * or from symi_table_ahead() for @addr on @t) saving the searches.
+ * or from symi_table_ahead() for @addr on @t) saving the block's search.
  * Returns false (and hit->flags 0) when the table has nothing for @addr. */
 bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		       struct symi_cursor *cur, const struct symi_ahead *hint,
@@ -818,10 +818,10 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      uint64_t end, uint32_t tab,
 			      struct symi_hit *hits);
 
-/* Prefetch what symi_table_locate(@addr) will read, a few addresses ahead
- * of it in a sorted batch, and say where it is: *@a is where the previous
- * call ended (the search gallops forward from it) and becomes where this
- * one did. */
+/* Prefetch the block symi_table_locate(@addr) will read, a few addresses
+ * ahead of it in a sorted batch, and say which it is: *@a is where the
+ * previous call ended (the search gallops forward from it) and becomes
+ * where this one did. */
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		      struct symi_ahead *a);
 
