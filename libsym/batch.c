@@ -342,10 +342,15 @@ static inline __attribute__((always_inline)) uint32_t
 walk_start(const struct sym_table *t, const struct symi_hit *h)
 {
 	if (h->flags & SYMI_HIT_SYM) {
-		for (int c = 0; c < SYMT_CH_N; c++) {
-			if (h->sym[c] < t->syms.n)
-				prefetch_rec(&t->syms, h->sym[c]);
-		}
+		/* The peers mostly choose the same symbol: once. */
+		const uint32_t *s = h->sym;
+
+		if (s[0] < t->syms.n)
+			prefetch_rec(&t->syms, s[0]);
+		if (s[1] != s[0] && s[1] < t->syms.n)
+			prefetch_rec(&t->syms, s[1]);
+		if (s[2] != s[0] && s[2] != s[1] && s[2] < t->syms.n)
+			prefetch_rec(&t->syms, s[2]);
 	}
 	if (!(h->flags & SYMI_HIT_LEAF) || h->scope >= t->scopes.n)
 		return UINT32_MAX;
