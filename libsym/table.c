@@ -834,8 +834,20 @@ int sym_table_verify(const struct sym_table *t)
  * blob (which ends with NUL), so it can give a wrong tail, never a read
  * outside the table.
  */
+/* str_at() given the strings' plain copy @sp, read once by the caller
+ * (NULL while a compressed blob is not inflated whole: str_at()).  The
+ * same pointer: plain is set once, to that copy. */
 static inline __attribute__((always_inline)) const char *
-file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
+str_sp(const struct sym_table *t, const char *sp, uint32_t off)
+{
+	if (!sp)
+		return str_at(t, off);
+	return off - 1 >= t->str.n - 1 ? NULL : sp + off;
+}
+
+static inline __attribute__((always_inline)) const char *
+file_at_sp(const struct sym_table *t, const char *sp, uint32_t idx,
+	   uint16_t *rel)
 {
 	uint32_t off, r;
 
@@ -846,7 +858,13 @@ file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
 	r = symt_get(&t->files, idx, SYMT_FI_REL);
 	if (r <= UINT16_MAX && (uint64_t)off + r < t->str.n)
 		*rel = (uint16_t)r;
-	return str_at(t, off);
+	return str_sp(t, sp, off);
+}
+
+static inline __attribute__((always_inline)) const char *
+file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
+{
+	return file_at_sp(t, NULL, idx, rel);
 }
 
 static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
@@ -1094,19 +1112,19 @@ static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
 	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags,
-	  unsigned omit)
+	  unsigned omit, const char *sp)
 {
-	f->name = str_at(t, fn->name);
-	f->linkage_name = str_at(t, fn->linkage);
+	f->name = str_sp(t, sp, fn->name);
+	f->linkage_name = str_sp(t, sp, fn->linkage);
 	f->demangled = omit & SYM_OMIT_DEMANGLED ? NULL :
 		       dstr_at(t, fn->demangled);
-	f->file = file_at(t, file, &f->file_rel);
+	f->file = file_at_sp(t, sp, file, &f->file_rel);
 	if (omit & SYM_OMIT_DECL) {
 		f->decl_file = NULL;
 		f->decl_file_rel = 0;
 		f->decl_line = 0;
 	} else {
-		f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
+		f->decl_file = file_at_sp(t, sp, fn->decl_file, &f->decl_file_rel);
 		f->decl_line = fn->decl_line;
 	}
 	f->line = line;
@@ -1126,8 +1144,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->outer = NULL;
 		f->eu_name = NULL;
 	} else {
-		f->outer = str_at(t, fn->outer);
-		f->eu_name = str_at(t, fn->eu);
+		f->outer = str_sp(t, sp, fn->outer);
+		f->eu_name = str_sp(t, sp, fn->eu);
 	}
 	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
 		f->flags = SYM_FRAME_NO_LINKAGE;
@@ -1256,7 +1274,8 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
  */
 static inline __attribute__((always_inline)) void
 frame_syms(const struct sym_table *t, const struct symi_hit *hit,
-	   const struct symt_func *fn, struct sym_frame *f, unsigned omit)
+	   const struct symt_func *fn, struct sym_frame *f, unsigned omit,
+	   const char *sp)
 {
 	bool dem = !(omit & SYM_OMIT_DEMANGLED);
 	const struct symt_header *h = t->h;
@@ -1283,7 +1302,7 @@ frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		have_ll = sym_get(t, si[SYMT_CH_LLVM], &ll);
 	}
 	if (have_eu) {
-		f->symbol = str_at(t, eu.name);
+		f->symbol = str_sp(t, sp, eu.name);
 		f->symbol_addr = h->base + eu.addr;
 		f->symbol_size = eu.size;
 		if (eu.flags & SYMI_SYM_OBJECT)
@@ -1292,12 +1311,12 @@ frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 			f->flags |= SYM_FRAME_PLT;
 	}
 	if (have_ll) {
-		f->llvm_symbol = str_at(t, ll.name);
+		f->llvm_symbol = str_sp(t, sp, ll.name);
 		f->llvm_symbol_addr = h->base + ll.addr;
-		f->llvm_symbol_file = str_at(t, ll.file);
+		f->llvm_symbol_file = str_sp(t, sp, ll.file);
 	}
 	if (have_gnu) {
-		f->gnu_symbol = str_at(t, gnu.name);
+		f->gnu_symbol = str_sp(t, sp, gnu.name);
 		f->gnu_symbol_addr = h->base + gnu.addr;
 		if (gnu.flags & SYMI_SYM_PLT)
 			f->flags |= SYM_FRAME_PLT;
@@ -1307,7 +1326,7 @@ frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		if (f->linkage_name || (fn->flags & SYMT_FUNC_PLAIN) ||
 		    !have_gnu)
 			return;
-		f->linkage_name = str_at(t, gnu.name);
+		f->linkage_name = str_sp(t, sp, gnu.name);
 		f->demangled = dem ? dstr_at(t, gnu.demangled) : NULL;
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
 		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
@@ -1326,16 +1345,16 @@ frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	if (nm->flags & SYMI_SYM_PLT)
 		f->flags |= SYM_FRAME_PLT;
 	if (nm->demangled) {
-		f->linkage_name = str_at(t, nm->name);
+		f->linkage_name = str_sp(t, sp, nm->name);
 		f->demangled = dem ? dstr_at(t, nm->demangled) : NULL;
 		if (nm->flags & SYMI_SYM_SPELLING)
 			f->flags |= SYM_FRAME_SPELLING;
 	}
-	f->name = str_at(t, nm->name);
+	f->name = str_sp(t, sp, nm->name);
 	f->entry = h->base + nm->addr;
 	f->flags |= SYM_FRAME_SYMTAB;
 	if (!f->file && nm->file) {
-		f->file = str_at(t, nm->file);
+		f->file = str_sp(t, sp, nm->file);
 		f->flags |= SYM_FRAME_FILE_SYMTAB;
 	}
 }
@@ -1355,7 +1374,7 @@ const char *sym_frame_name(const struct sym_frame *f)
  * frame's function (0 without one), which its line is coded against. */
 static inline __attribute__((always_inline)) size_t
 frames_of(const struct sym_table *t, const struct symi_hit *hit,
-	  struct sym_frame *fr, size_t max, unsigned omit,
+	  struct sym_frame *fr, size_t max, unsigned omit, const char *sp,
 	  uint32_t *decl_line)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
@@ -1381,9 +1400,10 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 							    hit->file,
 			  fn.decl_line + hit->line, hit->column, hit->disc,
 			  have_sc ? entry_at(t, sc.entry) : 0,
-			  have_sc ? sc.flags : 0, omit);
+			  have_sc ? sc.flags : 0, omit, sp);
 	else
-		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit);
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit,
+			  sp);
 	n = 1;
 	outer_fn = fn;
 	if (have_sc) {
@@ -1404,14 +1424,14 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
 				  sc.call_column, 0, entry_at(t, up.entry),
-				  up.flags, omit);
+				  up.flags, omit, sp);
 			sc = up;
 		}
 	}
 	/* The symbols belong to the outermost frame; a cut chain has
 	 * none. */
 	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED))
-		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit);
+		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
 	return n;
@@ -1423,11 +1443,18 @@ size_t symi_table_frames(const struct sym_table *t,
 {
 	uint32_t decl_line;
 
+	const char *sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+
 	/* GNU and LLVM styles without -C, sym lookup's default, with @omit
-	 * a constant: no test of it per field. */
+	 * a constant (no test of it per field) and, once the strings are
+	 * plain, a string one bounds check and an add. */
+	if (omit == SYMI_OMIT_ALL && sp)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
+				 &decl_line);
 	if (omit == SYMI_OMIT_ALL)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, &decl_line);
-	return frames_of(t, hit, fr, max, omit, &decl_line);
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, NULL,
+				 &decl_line);
+	return frames_of(t, hit, fr, max, omit, sp, &decl_line);
 }
 
 /*
@@ -1479,6 +1506,7 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 	uint32_t decl_line;
 	struct symi_fcache_key *sl = NULL;
 	struct sym_frame *cf = NULL;
+	const char *sp;
 	size_t n;
 
 	if ((hit->flags & SYMI_HIT_LEAF) && hit->scope < t->scopes.n &&
@@ -1511,9 +1539,10 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			((omit & SYM_OMIT_DEMANGLED) ||
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
-	n = omit == SYMI_OMIT_ALL ?
-	    frames_of(t, hit, fr, max, SYMI_OMIT_ALL, &decl_line) :
-	    frames_of(t, hit, fr, max, omit, &decl_line);
+	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+	n = omit == SYMI_OMIT_ALL && sp ?
+	    frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp, &decl_line) :
+	    frames_of(t, hit, fr, max, omit, sp, &decl_line);
 	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;
