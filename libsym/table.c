@@ -445,9 +445,13 @@ static inline __attribute__((always_inline)) uint32_t uncode(uint32_t c)
 }
 
 /* Scope @i, its parent as an index (a distance past @i is none, so a
- * chain always descends and cannot loop).  False if @i is out of range. */
-static inline __attribute__((always_inline)) bool scope_get(const struct sym_table *t, uint32_t i,
-		      struct symt_scope *s)
+ * chain always descends and cannot loop); with @call, or when it has a
+ * parent, its call site (else none: the site is the parent frame's
+ * place, and a frame without a parent needs none).  False if @i is out
+ * of range. */
+static inline __attribute__((always_inline)) bool
+scope_read(const struct sym_table *t, uint32_t i, struct symt_scope *s,
+	   bool call)
 {
 	const struct symt_view *v = &t->scopes;
 	uint32_t d;
@@ -457,30 +461,53 @@ static inline __attribute__((always_inline)) bool scope_get(const struct sym_tab
 	d = symt_get(v, i, SYMT_SC_PARENT);
 	s->parent = d && d <= i ? i - d : SYMT_NONE;
 	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
-	s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
-	s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
-	s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
 	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
 	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
+	s->call_file = SYMT_NONE;
+	s->call_line = s->call_column = 0;
+	if (call || s->parent != SYMT_NONE) {
+		s->call_file = uncode(symt_get(v, i, SYMT_SC_CALL_FILE));
+		s->call_line = symt_get(v, i, SYMT_SC_CALL_LINE);
+		s->call_column = symt_get(v, i, SYMT_SC_CALL_COLUMN);
+	}
 	return true;
 }
 
-/* Function @i; without the peer names (outer and eu, set to 0) when
- * @omit (enum sym_frame_omit) drops them from the frames anyway. */
+static inline __attribute__((always_inline)) bool
+scope_get(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+{
+	return scope_read(t, i, s, true);
+}
+
+/* scope_get() for a frame: the call site only when there is a parent. */
+static inline __attribute__((always_inline)) bool
+scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+{
+	return scope_read(t, i, s, false);
+}
+
+/* Function @i; without what @omit (enum sym_frame_omit) drops from the
+ * frames anyway: the peer names (outer and eu, set to 0), the demangled
+ * name (0) and the declaration (decl_file none, decl_line 0), but for
+ * the innermost frame (@inner): its line is coded against decl_line,
+ * and its file may be decl_file. */
 static inline __attribute__((always_inline)) bool
 func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
-	      unsigned omit)
+	      unsigned omit, bool inner)
 {
 	const struct symt_view *v = &t->funcs;
 	bool peers = !(omit & SYM_OMIT_PEER_NAMES);
+	bool decl = inner || !(omit & SYM_OMIT_DECL);
 
 	if (i >= v->n)
 		return false;
 	f->name = symt_get(v, i, SYMT_FN_NAME);
 	f->linkage = symt_get(v, i, SYMT_FN_LINKAGE);
-	f->demangled = symt_get(v, i, SYMT_FN_DEMANGLED);
-	f->decl_file = uncode(symt_get(v, i, SYMT_FN_DECL_FILE));
-	f->decl_line = symt_get(v, i, SYMT_FN_DECL_LINE);
+	f->demangled = omit & SYM_OMIT_DEMANGLED ? 0 :
+		       symt_get(v, i, SYMT_FN_DEMANGLED);
+	f->decl_file = decl ? uncode(symt_get(v, i, SYMT_FN_DECL_FILE)) :
+		       SYMT_NONE;
+	f->decl_line = decl ? symt_get(v, i, SYMT_FN_DECL_LINE) : 0;
 	f->outer = peers ? symt_get(v, i, SYMT_FN_OUTER) : 0;
 	f->flags = symt_get(v, i, SYMT_FN_FLAGS);
 	f->eu = peers ? symt_get(v, i, SYMT_FN_EU) : 0;
@@ -490,8 +517,9 @@ func_get_omit(const struct sym_table *t, uint32_t i, struct symt_func *f,
 static inline __attribute__((always_inline)) bool func_get(const struct sym_table *t, uint32_t i,
 		     struct symt_func *f)
 {
-	return func_get_omit(t, i, f, 0);
+	return func_get_omit(t, i, f, 0, true);
 }
+
 
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
 		    struct symt_sym *s)
@@ -806,8 +834,20 @@ int sym_table_verify(const struct sym_table *t)
  * blob (which ends with NUL), so it can give a wrong tail, never a read
  * outside the table.
  */
+/* str_at() given the strings' plain copy @sp, read once by the caller
+ * (NULL while a compressed blob is not inflated whole: str_at()).  The
+ * same pointer: plain is set once, to that copy. */
 static inline __attribute__((always_inline)) const char *
-file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
+str_sp(const struct sym_table *t, const char *sp, uint32_t off)
+{
+	if (!sp)
+		return str_at(t, off);
+	return off - 1 >= t->str.n - 1 ? NULL : sp + off;
+}
+
+static inline __attribute__((always_inline)) const char *
+file_at_sp(const struct sym_table *t, const char *sp, uint32_t idx,
+	   uint16_t *rel)
 {
 	uint32_t off, r;
 
@@ -818,7 +858,13 @@ file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
 	r = symt_get(&t->files, idx, SYMT_FI_REL);
 	if (r <= UINT16_MAX && (uint64_t)off + r < t->str.n)
 		*rel = (uint16_t)r;
-	return str_at(t, off);
+	return str_sp(t, sp, off);
+}
+
+static inline __attribute__((always_inline)) const char *
+file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
+{
+	return file_at_sp(t, NULL, idx, rel);
 }
 
 static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
@@ -892,12 +938,13 @@ static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 /*
  * Is @off named by a symbol (chosen at build time)?  Its index is then
  * cur->sym_i.  The cursor keeps the symbol range of the last lookup and
- * its symbol: sorted lookups mostly stay in it or step to the next one.
- * @hint (UINT32_MAX: none) is a guess at the symbol range, checked.
+ * its symbol: sorted lookups mostly stay in it or step to the next one
+ * (libjvm's 100,000: 77% in it), else gallop forward; symi_table_ahead()
+ * no longer guesses the range for them (it cost libjvm's run 8 M
+ * instructions to save 1.5 M here).
  */
 static inline __attribute__((always_inline)) bool
-sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
-	  uint32_t hint)
+sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 {
 	const struct symt_view *v = &t->sranges;
 	long i;
@@ -910,10 +957,6 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	    (cur->si + 2 >= v->n ||
 	     off < symt_get(v, cur->si + 2, SYMT_SR_ADDR)))
 		i = cur->si + 1;
-	else if (hint < v->n && symt_get(v, hint, SYMT_SR_ADDR) <= off &&
-		 (hint + 1 >= v->n ||
-		  off < symt_get(v, hint + 1, SYMT_SR_ADDR)))
-		i = hint;
 	else if (cur->si != UINT32_MAX && off >= cur->shi)
 		/* Forward (sorted lookups): a gallop from the last range,
 		 * not a search of the whole array. */
@@ -945,11 +988,12 @@ done:
  * first: ranges j + 1, j + 2, j + 4, ... until one starts past @rel.  Then
  * a branch-free binary search over what is left.
  */
-static uint32_t block_find(const struct symi_block *k, uint32_t j,
-			   uint64_t jlo, uint32_t rel, bool scan,
-			   uint64_t *lo, uint64_t *hi)
+static inline __attribute__((always_inline)) uint32_t
+block_find(const struct symi_block *k, uint32_t j, uint64_t jlo,
+	   uint32_t rel, bool scan, uint64_t *lo, uint64_t *hi)
 {
 	uint32_t end = k->k, n;
+	uint64_t aend = UINT64_MAX;	/* where range end starts */
 
 	if (scan) {
 		for (uint32_t step = 1;; step *= 2) {
@@ -960,6 +1004,7 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 			a = block_addr1(k, j + step);
 			if (a > rel) {
 				end = j + step;
+				aend = a;
 				break;
 			}
 			j += step;
@@ -977,7 +1022,8 @@ static uint32_t block_find(const struct symi_block *k, uint32_t j,
 		n -= half;
 	}
 	*lo = jlo;
-	*hi = j + 1 < k->k ? block_addr1(k, j + 1) : UINT64_MAX;
+	/* The next range's start: read already when it is @end. */
+	*hi = j + 1 == end ? aend : block_addr1(k, j + 1);
 	return j;
 }
 
@@ -1046,6 +1092,10 @@ range_find(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
 	return true;
 }
 
+/* How far ahead symi_table_locate_keys() prefetches the hit it will
+ * write (batch.c's SDIST). */
+#define PREFETCH_HITS 8
+
 /* The function of a scope that has none: no names, no declaration. */
 static const struct symt_func no_func = { .decl_file = SYMT_NONE };
 
@@ -1062,19 +1112,19 @@ static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
 	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags,
-	  unsigned omit)
+	  unsigned omit, const char *sp)
 {
-	f->name = str_at(t, fn->name);
-	f->linkage_name = str_at(t, fn->linkage);
+	f->name = str_sp(t, sp, fn->name);
+	f->linkage_name = str_sp(t, sp, fn->linkage);
 	f->demangled = omit & SYM_OMIT_DEMANGLED ? NULL :
 		       dstr_at(t, fn->demangled);
-	f->file = file_at(t, file, &f->file_rel);
+	f->file = file_at_sp(t, sp, file, &f->file_rel);
 	if (omit & SYM_OMIT_DECL) {
 		f->decl_file = NULL;
 		f->decl_file_rel = 0;
 		f->decl_line = 0;
 	} else {
-		f->decl_file = file_at(t, fn->decl_file, &f->decl_file_rel);
+		f->decl_file = file_at_sp(t, sp, fn->decl_file, &f->decl_file_rel);
 		f->decl_line = fn->decl_line;
 	}
 	f->line = line;
@@ -1094,8 +1144,8 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->outer = NULL;
 		f->eu_name = NULL;
 	} else {
-		f->outer = str_at(t, fn->outer);
-		f->eu_name = str_at(t, fn->eu);
+		f->outer = str_sp(t, sp, fn->outer);
+		f->eu_name = str_sp(t, sp, fn->eu);
 	}
 	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
 		f->flags = SYM_FRAME_NO_LINKAGE;
@@ -1107,9 +1157,9 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
 
-bool symi_table_locate(const struct sym_table *t, uint64_t addr,
-		       struct symi_cursor *cur, const struct symi_ahead *hint,
-		       struct symi_hit *hit)
+static inline __attribute__((always_inline)) bool
+locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
+       const struct symi_ahead *hint, struct symi_hit *hit)
 {
 	const struct symt_header *h = t->h;
 	const struct symi_block *k = &cur->blk;
@@ -1138,7 +1188,7 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		}
 	}
 	if (t->sranges.n &&
-	    sym_cover(t, off, cur, hint ? hint->si : UINT32_MAX)) {
+	    sym_cover(t, off, cur)) {
 		hit->flags |= SYMI_HIT_SYM;
 		for (int ch = 0; ch < SYMT_CH_N; ch++)
 			hit->sym[ch] = cur->sym_i[ch];
@@ -1146,20 +1196,51 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 	return hit->flags != 0;
 }
 
+bool symi_table_locate(const struct sym_table *t, uint64_t addr,
+		       struct symi_cursor *cur, const struct symi_ahead *hint,
+		       struct symi_hit *hit)
+{
+	return locate(t, addr, cur, hint, hit);
+}
+
+size_t symi_table_locate_keys(const struct sym_table *t,
+			      struct symi_cursor *cur, const uint64_t *keys,
+			      size_t n, unsigned ibits, uint64_t min,
+			      uint64_t end, uint32_t tab,
+			      struct symi_hit *hits)
+{
+	uint64_t imask = ((uint64_t)1 << ibits) - 1;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t addr = min + (keys[k] >> ibits);
+		struct symi_hit *h = &hits[keys[k] & imask];
+
+		if (addr >= end)
+			break;
+		/* The hits are written in no order: ask for the line
+		 * early. */
+		if (k + PREFETCH_HITS < n)
+			__builtin_prefetch(&hits[keys[k + PREFETCH_HITS] &
+						 imask], 1);
+		if (locate(t, addr, cur, NULL, h))
+			h->tab = tab;
+	}
+	return k;
+}
+
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		      struct symi_ahead *a)
 {
 	const struct symt_header *h = t->h;
-	const struct symt_view *v = &t->sranges;
 	const uint32_t *bs = t->bstart;
-	uint32_t off, nb = h->n_blocks, b = a->b, si = a->si;
+	uint32_t off, nb = h->n_blocks, b = a->b;
 	long r;
 
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
 		return;
 	off = (uint32_t)(addr - h->base);
 #define BS(i) bs[i]
-#define SR(i) symt_get(v, (i), SYMT_SR_ADDR)
 	if (b < nb && bs[b] <= off) {
 		b = SEEK(BS, nb, b, off);
 	} else {
@@ -1181,14 +1262,7 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 			__builtin_prefetch(t->blocks + o);
 	}
 	a->b = b;
-	if (si < v->n && SR(si) <= off) {
-		a->si = SEEK(SR, v->n, si, off);
-	} else {
-		r = last_le_pk(v, SYMT_SR_ADDR, off);
-		a->si = r < 0 ? UINT32_MAX : (uint32_t)r;
-	}
 #undef BS
-#undef SR
 }
 
 /*
@@ -1198,9 +1272,10 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
  * language that mangles names).  Without GNU's, a frame with no DWARF
  * function is named after eu's (SYM_FRAME_NAME_OTHER).
  */
-static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
-		       const struct symt_func *fn, struct sym_frame *f,
-		       unsigned omit)
+static inline __attribute__((always_inline)) void
+frame_syms(const struct sym_table *t, const struct symi_hit *hit,
+	   const struct symt_func *fn, struct sym_frame *f, unsigned omit,
+	   const char *sp)
 {
 	bool dem = !(omit & SYM_OMIT_DEMANGLED);
 	const struct symt_header *h = t->h;
@@ -1227,7 +1302,7 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		have_ll = sym_get(t, si[SYMT_CH_LLVM], &ll);
 	}
 	if (have_eu) {
-		f->symbol = str_at(t, eu.name);
+		f->symbol = str_sp(t, sp, eu.name);
 		f->symbol_addr = h->base + eu.addr;
 		f->symbol_size = eu.size;
 		if (eu.flags & SYMI_SYM_OBJECT)
@@ -1236,12 +1311,12 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 			f->flags |= SYM_FRAME_PLT;
 	}
 	if (have_ll) {
-		f->llvm_symbol = str_at(t, ll.name);
+		f->llvm_symbol = str_sp(t, sp, ll.name);
 		f->llvm_symbol_addr = h->base + ll.addr;
-		f->llvm_symbol_file = str_at(t, ll.file);
+		f->llvm_symbol_file = str_sp(t, sp, ll.file);
 	}
 	if (have_gnu) {
-		f->gnu_symbol = str_at(t, gnu.name);
+		f->gnu_symbol = str_sp(t, sp, gnu.name);
 		f->gnu_symbol_addr = h->base + gnu.addr;
 		if (gnu.flags & SYMI_SYM_PLT)
 			f->flags |= SYM_FRAME_PLT;
@@ -1251,7 +1326,7 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 		if (f->linkage_name || (fn->flags & SYMT_FUNC_PLAIN) ||
 		    !have_gnu)
 			return;
-		f->linkage_name = str_at(t, gnu.name);
+		f->linkage_name = str_sp(t, sp, gnu.name);
 		f->demangled = dem ? dstr_at(t, gnu.demangled) : NULL;
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
 		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
@@ -1270,16 +1345,16 @@ static void frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	if (nm->flags & SYMI_SYM_PLT)
 		f->flags |= SYM_FRAME_PLT;
 	if (nm->demangled) {
-		f->linkage_name = str_at(t, nm->name);
+		f->linkage_name = str_sp(t, sp, nm->name);
 		f->demangled = dem ? dstr_at(t, nm->demangled) : NULL;
 		if (nm->flags & SYMI_SYM_SPELLING)
 			f->flags |= SYM_FRAME_SPELLING;
 	}
-	f->name = str_at(t, nm->name);
+	f->name = str_sp(t, sp, nm->name);
 	f->entry = h->base + nm->addr;
 	f->flags |= SYM_FRAME_SYMTAB;
 	if (!f->file && nm->file) {
-		f->file = str_at(t, nm->file);
+		f->file = str_sp(t, sp, nm->file);
 		f->flags |= SYM_FRAME_FILE_SYMTAB;
 	}
 }
@@ -1295,9 +1370,12 @@ const char *sym_frame_name(const struct sym_frame *f)
 	return f->name ? f->name : f->linkage_name;
 }
 
-size_t symi_table_frames(const struct sym_table *t,
-			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max, unsigned omit)
+/* symi_table_frames(), and in *@decl_line the decl_line of the innermost
+ * frame's function (0 without one), which its line is coded against. */
+static inline __attribute__((always_inline)) size_t
+frames_of(const struct sym_table *t, const struct symi_hit *hit,
+	  struct sym_frame *fr, size_t max, unsigned omit, const char *sp,
+	  uint32_t *decl_line)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
 	struct symt_func fn = no_func, outer_fn = no_func;
@@ -1305,24 +1383,27 @@ size_t symi_table_frames(const struct sym_table *t,
 	bool have_sym = hit->flags & SYMI_HIT_SYM;
 	size_t n = 0, steps = 0;
 
+	*decl_line = 0;
 	if (!have_leaf && !have_sym)
 		return 0;
 	if (have_leaf && hit->scope != SYMT_NONE &&
-	    scope_get(t, hit->scope, &sc)) {
+	    scope_get_frame(t, hit->scope, &sc)) {
 		have_sc = true;
-		if (!func_get_omit(t, sc.func, &fn, omit))
+		if (!func_get_omit(t, sc.func, &fn, omit, true))
 			fn = no_func;
 	}
 	/* Without a function, decl_file is none and decl_line 0. */
+	*decl_line = fn.decl_line;
 	if (have_leaf)
 		frame_set(t, &fr[0], &fn,
 			  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file :
 							    hit->file,
 			  fn.decl_line + hit->line, hit->column, hit->disc,
 			  have_sc ? entry_at(t, sc.entry) : 0,
-			  have_sc ? sc.flags : 0, omit);
+			  have_sc ? sc.flags : 0, omit, sp);
 	else
-		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit);
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit,
+			  sp);
 	n = 1;
 	outer_fn = fn;
 	if (have_sc) {
@@ -1331,28 +1412,150 @@ size_t symi_table_frames(const struct sym_table *t,
 		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
 			struct symt_scope up;
 
-			if (!scope_get(t, sc.parent, &up))
+			if (!scope_get_frame(t, sc.parent, &up))
 				break;
 			fr[n - 1].flags |= SYM_FRAME_INLINED;
 			if (n == max) {
 				fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
 				break;
 			}
-			if (!func_get_omit(t, up.func, &fn, omit))
+			if (!func_get_omit(t, up.func, &fn, omit, false))
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
 				  sc.call_column, 0, entry_at(t, up.entry),
-				  up.flags, omit);
+				  up.flags, omit, sp);
 			sc = up;
 		}
 	}
 	/* The symbols belong to the outermost frame; a cut chain has
 	 * none. */
 	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED))
-		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit);
+		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
+	return n;
+}
+
+size_t symi_table_frames(const struct sym_table *t,
+			 const struct symi_hit *hit, struct sym_frame *fr,
+			 size_t max, unsigned omit)
+{
+	uint32_t decl_line;
+
+	const char *sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+
+	/* GNU and LLVM styles without -C, sym lookup's default, with @omit
+	 * a constant (no test of it per field) and, once the strings are
+	 * plain, a string one bounds check and an add. */
+	if (omit == SYMI_OMIT_ALL && sp)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
+				 &decl_line);
+	if (omit == SYMI_OMIT_ALL)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, NULL,
+				 &decl_line);
+	return frames_of(t, hit, fr, max, omit, sp, &decl_line);
+}
+
+/*
+ * The frame cache (struct symi_fcache).  What frames_of() makes of a hit
+ * with a scope depends on the hit's scope, symbols (sym[] and whether it
+ * has them) and SYMI_HIT_DECL_FILE, on @omit and, through truncation, on
+ * @max; the rest of the hit (file, line, column, discriminator) only
+ * sets the innermost frame's file, file_rel, line, column and
+ * discriminator, written last on a hit as frame_set() writes them.  The
+ * exception is a lone frame named from the symbol table
+ * (SYM_FRAME_SYMTAB): frame_syms() gives it the symbol's file when the
+ * line table gave none, so it is never stored.  A slot is stored only
+ * while the strings are plain, or inflated whole (zstr.c), so that every
+ * string pointer is the blob's plus the offset, as on a later lookup; one
+ * read while a compressed blob is half inflated may be "" when memory is
+ * short.
+ */
+typedef uint64_t fc_v16 __attribute__((vector_size(16), may_alias,
+					 aligned(8)));
+_Static_assert(sizeof(struct sym_frame) % 16 == 8, "frame_copy()");
+
+/* *@d = *@s in 16-byte moves: gcc copies a struct this size with `rep
+ * movs`, which starts slowly (and valgrind counts by the word). */
+static inline __attribute__((always_inline)) void
+frame_copy(struct sym_frame *d, const struct sym_frame *s)
+{
+	fc_v16 *dv = (fc_v16 *)(void *)d;
+	const fc_v16 *sv = (const fc_v16 *)(const void *)s;
+	uint64_t last;
+
+#pragma GCC unroll 16
+	for (size_t i = 0; i < sizeof(*d) / 16; i++)
+		dv[i] = sv[i];
+	memcpy(&last, (const char *)s + sizeof(*s) - 8, 8);
+	memcpy((char *)d + sizeof(*d) - 8, &last, 8);
+}
+
+
+size_t symi_table_frames_cached(const struct sym_table *t,
+				const struct symi_hit *hit,
+				struct sym_frame *fr, size_t max,
+				unsigned omit, struct symi_fcache *c)
+{
+	bool have_sym = hit->flags & SYMI_HIT_SYM, plain = false;
+	uint32_t kf = hit->flags & (SYMI_HIT_SYM | SYMI_HIT_DECL_FILE);
+	uint32_t s0 = have_sym ? hit->sym[0] : UINT32_MAX;
+	uint32_t s1 = have_sym ? hit->sym[1] : UINT32_MAX;
+	uint32_t s2 = have_sym ? hit->sym[2] : UINT32_MAX;
+	uint32_t decl_line;
+	struct symi_fcache_key *sl = NULL;
+	struct sym_frame *cf = NULL;
+	const char *sp;
+	size_t n;
+
+	if ((hit->flags & SYMI_HIT_LEAF) && hit->scope < t->scopes.n &&
+	    omit == c->omit) {
+		uint32_t i = symi_fcache_slot(c, hit);
+
+		sl = &c->key[i];
+		cf = c->fr + (size_t)i * SYMI_FCACHE_FRAMES;
+		if (sl->t == t && sl->scope == hit->scope &&
+		    sl->sym[0] == s0 && sl->sym[1] == s1 &&
+		    sl->sym[2] == s2 && sl->flags == kf && sl->n < max) {
+			n = sl->n;
+			for (size_t j = 0; j < n; j++)
+				frame_copy(&fr[j], &cf[j]);
+			if (!(kf & SYMI_HIT_DECL_FILE))
+				fr[0].file = file_at(t, hit->file,
+						     &fr[0].file_rel);
+			fr[0].line = sl->decl_line + hit->line;
+			fr[0].column = hit->column;
+			fr[0].discriminator = hit->disc;
+			c->hits++;
+			return n;
+		}
+		c->misses++;
+		/* A slot is filled once: as many hits as replacing its
+		 * frames at each miss would give, on addresses drawn at
+		 * random, without writing them again and again. */
+		plain = !sl->t &&
+			__atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE) &&
+			((omit & SYM_OMIT_DEMANGLED) ||
+			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
+	}
+	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+	n = omit == SYMI_OMIT_ALL && sp ?
+	    frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp, &decl_line) :
+	    frames_of(t, hit, fr, max, omit, sp, &decl_line);
+	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
+	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
+		return n;
+	sl->t = t;
+	sl->scope = hit->scope;
+	sl->sym[0] = s0;
+	sl->sym[1] = s1;
+	sl->sym[2] = s2;
+	sl->flags = kf;
+	sl->decl_line = decl_line;
+	sl->n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		frame_copy(&cf[i], &fr[i]);
 	return n;
 }
 

@@ -10,14 +10,15 @@
  * addresses, the edges, addresses taken from the input, and the entries
  * and symbols the answers name; then all of them again through
  * sym_table_lookup_batch(), unsorted and sorted, with the prefetching
- * that big tables get.
+ * that big tables get and with the frame cache that big batches of small
+ * tables get.
  *
  * Only memory safety and the shape of the answers are checked here
  * (strict = 0 in fuzz.h): the content of a corrupt table is garbage.
  * The seeds are tables that libsym built (tests/fuzz/gen-table-seeds.c).
  */
 #include "fuzz.h"
-#include "internal.h"	/* symi_prefetch_min */
+#include "internal.h"	/* symi_prefetch_min, symi_fcache_min */
 
 #include <stdbool.h>
 
@@ -65,8 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!init) {
 		if (!getenv("FUZZ_VERBOSE"))
 			sym_set_log(fuzz_quiet_log, NULL, SYM_LOG_WARN);
-		/* Batches prefetch big tables only; these are small. */
-		symi_prefetch_min = 0;
+		/* Batches cache frames in big batches only; these are
+		 * small.  symi_prefetch_min is set for each batch below. */
+		symi_fcache_min = 0;
 		init = true;
 	}
 
@@ -138,14 +140,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)sym_table_find_symbol(t, "", &a, NULL);
 
 	/* The batch path has its own search (it resumes from the previous
-	 * position), so run it unsorted and sorted. */
-	bc = (struct batch_ctx){ .count = na };
-	FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb, &bc) == 0);
-	FUZZ_CHECK(bc.calls == na);
-	qsort(addrs, na, sizeof(addrs[0]), cmp_u64);
-	bc = (struct batch_ctx){ .count = na };
-	FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb, &bc) == 0);
-	FUZZ_CHECK(bc.calls == na);
+	 * position), so run it unsorted and sorted; as for a big table
+	 * (prefetched) and a small one (the frame cache). */
+	for (int big = 0; big < 2; big++) {
+		symi_prefetch_min = big ? 0 : SIZE_MAX;
+		bc = (struct batch_ctx){ .count = na };
+		FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb,
+						  &bc) == 0);
+		FUZZ_CHECK(bc.calls == na);
+		qsort(addrs, na, sizeof(addrs[0]), cmp_u64);
+		bc = (struct batch_ctx){ .count = na };
+		FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb,
+						  &bc) == 0);
+		FUZZ_CHECK(bc.calls == na);
+	}
 
 	sym_table_close(t);
 	free(buf);

@@ -506,6 +506,30 @@ static void test_batch_module(const char *self)
 	free(addrs);
 }
 
+/*
+ * The frame cache (symi_table_frames_cached()): test_batch_module()
+ * compares every frame of its batches with a single lookup's, which never
+ * uses the cache; run with the cache on every batch (also the 5-address
+ * one) of a table that is not prefetched (those have the cache), it must
+ * answer some frames and change none, and off, answer none.
+ */
+static void test_fcache(const char *self)
+{
+	size_t keep = symi_fcache_min, hits = symi_fcache_hits;
+	size_t pf_min = symi_prefetch_min;
+
+	symi_prefetch_min = SIZE_MAX;
+	symi_fcache_min = 0;
+	test_batch_module(self);
+	CHECK(symi_fcache_hits > hits);
+	symi_fcache_min = SIZE_MAX;
+	hits = symi_fcache_hits;
+	test_batch_module(self);
+	CHECK(symi_fcache_hits == hits);
+	symi_fcache_min = keep;
+	symi_prefetch_min = pf_min;
+}
+
 /* Finish @b (freed) into *@buf[*@len] (the caller frees it), allocate
  * *@copy of that size for corruptions, and open the table; NULL (and a
  * failed check) when something fails. */
@@ -1637,6 +1661,7 @@ int main(int argc, char **argv)
 	/* The same with prefetching, which only big tables get. */
 	symi_prefetch_min = 0;
 	test_batch_module(argv[0]);
+	test_fcache(argv[0]);
 	test_omit_cxx();
 	test_zrec(argv[0]);
 	test_cols();
