@@ -45,24 +45,9 @@
 
 static char tmp[256];
 
-static double cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), dcmp);
+	qsort(v, (size_t)n, sizeof(*v), ps_dcmp);
 	return v[n / 2];
 }
 
@@ -254,7 +239,7 @@ static void bench(const char *name, char **argv, size_t want, int passes,
 	{
 		struct unwinder *c = NULL;
 
-		t0 = cpu_ns();
+		t0 = ps_cpu_ns();
 		unwinder_new(&c);
 		ps_feed(c, pid, maps, nmaps);
 		for (i = 0; i < got; i++) {
@@ -264,7 +249,7 @@ static void bench(const char *name, char **argv, size_t want, int passes,
 			unwinder_unwind(c, pid, xs[i].regs, xs[i].stack,
 					xs[i].size, pcs, MAXF, &n, &stop);
 		}
-		cold = cpu_ns() - t0;
+		cold = ps_cpu_ns() - t0;
 		unwinder_free(c);
 	}
 	ps_kill(pid);
@@ -283,7 +268,7 @@ static void bench(const char *name, char **argv, size_t want, int passes,
 	hits0 = st.row_hits;
 	misses0 = st.row_misses;
 	for (p = 0; p < passes; p++) {
-		t0 = cpu_ns();
+		t0 = ps_cpu_ns();
 		for (i = 0; i < got; i++) {
 			size_t n;
 			int stop;
@@ -291,14 +276,14 @@ static void bench(const char *name, char **argv, size_t want, int passes,
 			unwinder_unwind(u, pid, xs[i].regs, xs[i].stack,
 					xs[i].size, pcs, MAXF, &n, &stop);
 		}
-		warm[p] = cpu_ns() - t0;
+		warm[p] = ps_cpu_ns() - t0;
 	}
 	unwinder_stats(u, &st);
 	hits = st.row_hits - hits0;
 	misses = st.row_misses - misses0;
 	unwinder_set_cache(u, 0);
 	for (p = 0; p < 3; p++) {
-		t0 = cpu_ns();
+		t0 = ps_cpu_ns();
 		for (i = 0; i < got; i++) {
 			size_t n;
 			int stop;
@@ -306,14 +291,14 @@ static void bench(const char *name, char **argv, size_t want, int passes,
 			unwinder_unwind(u, pid, xs[i].regs, xs[i].stack,
 					xs[i].size, pcs, MAXF, &n, &stop);
 		}
-		nocache[p] = cpu_ns() - t0;
+		nocache[p] = ps_cpu_ns() - t0;
 	}
 	unwinder_set_cache(u, 1);
 	for (p = 0; p < 3; p++) {
-		t0 = cpu_ns();
+		t0 = ps_cpu_ns();
 		for (i = 0; i < got; i++)
 			dw_unwind(&xs[i], pid, dmaps, nmaps, dpcs, MAXF);
-		dwfl[p] = cpu_ns() - t0;
+		dwfl[p] = ps_cpu_ns() - t0;
 	}
 	for (i = 0; i < got; i++) {
 		size_t n, dn;

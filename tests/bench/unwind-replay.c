@@ -52,21 +52,6 @@ static int nmaps;
 static struct ps_sample *xs;
 static size_t nxs;
 
-static double cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Run argv[0], and sample the switches of its threads (those it has
  * 100 ms after its start) until it exits. */
 static int record(char **argv, uint32_t stack_bytes, const char *out)
@@ -288,15 +273,15 @@ int main(int argc, char **argv)
 		warm_pass(off);
 		warm_pass(on);
 		for (int p = 0; p < passes; p++) {
-			t0 = cpu_ns();
+			t0 = ps_cpu_ns();
 			replay_pass(off);
-			t_off[p] = cpu_ns() - t0;
-			t0 = cpu_ns();
+			t_off[p] = ps_cpu_ns() - t0;
+			t0 = ps_cpu_ns();
 			replay_pass(on);
-			t_on[p] = cpu_ns() - t0;
+			t_on[p] = ps_cpu_ns() - t0;
 		}
-		qsort(t_off, (size_t)passes, sizeof(double), dcmp);
-		qsort(t_on, (size_t)passes, sizeof(double), dcmp);
+		qsort(t_off, (size_t)passes, sizeof(double), ps_dcmp);
+		qsort(t_on, (size_t)passes, sizeof(double), ps_dcmp);
 		unwinder_stats(on, &st);
 		printf("%zu events, %.1f frames each; ns per event: memo off "
 		       "%.0f, on %.0f (medians of %d passes); memo hits %llu "

@@ -3,7 +3,8 @@
  * tests/bench/unwind-bench.c: cpu-clock samples of one process with its
  * user registers (UNWIND_REGS_MASK) and a copy of its user stack, read from
  * the ring buffer into memory.  Also: start a workload that prints "ready",
- * and feed its /proc/PID/maps to an unwinder.
+ * and feed its /proc/PID/maps to an unwinder; and the benches' CPU clock
+ * and sort order (ps_cpu_ns(), ps_dcmp()).
  *
  * Everything is static: each test program includes it once.
  */
@@ -340,6 +341,23 @@ static int ps_feed(struct unwinder *u, pid_t pid, struct ps_map *maps,
 			ok++;
 	}
 	return ok;
+}
+
+/* The process's CPU time in ns, for the benches. */
+static inline double ps_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* qsort() order of doubles. */
+static inline int ps_dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
 #endif /* SYM_PERFSAMPLE_H */
