@@ -1940,10 +1940,10 @@ unwind_full_x(struct unwinder *u, struct uw_proc *p, struct uw_regs *cur,
 	for (;;) {
 		if (exact_out)
 			exact_out[k] = exact;
-		if (track)
+		if (track) {
 			rec->exact[k] = exact;
-		if (track)
 			reg_use(c, cur, UW_RA);
+		}
 		pcs[k++] = cur->r[UW_RA];
 		stop = step(u, p, cur, exact, c, &next, &signal, &injected,
 			    &fp_frame, track);
