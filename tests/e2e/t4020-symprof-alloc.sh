@@ -4,7 +4,7 @@
 # (10 M x 64 B freed; 200 x 1 MiB kept; 100 k x 4 KiB, half freed;
 # posix_memalign and aligned_alloc of odd sizes and realloc growth
 # chains) gets, at the default rate, each site's alloc_space,
-# inuse_space and object counts inside the 99.9% interval of the
+# inuse_space and object counts inside the 99.9% family-wise interval of the
 # sampling process (alloc_check.py); the file is sym-raw 2, its views
 # read --value TYPE, pprof picks -sample_index=inuse_space; the profile
 # is written on SIGUSR2 and every --interval; and programs print the same
@@ -48,14 +48,14 @@ echo "# alloc_check.py: PASS|FAIL SITE TYPE estimate truth sd z"
 sed 's/^/# /' "$T/check"
 for s in A B C D; do
 	for v in alloc_space inuse_space alloc_objects inuse_objects; do
-		is "site $s: $v within its 99.9% interval" \
+		is "site $s: $v within its 99.9% family-wise interval" \
 			"$(awk -v s=$s -v v=$v '$2 == s && $3 == v {print $1}' "$T/check")" PASS
 	done
 done
 is "site A's inuse is exactly 0 (every object freed)" \
 	"$(awk '$2 == "A" && $3 ~ /^inuse/ {print $4}' "$T/check" | sort -u)" 0
 for v in alloc_space inuse_space; do
-	is "the total $v within its 99.9% interval" \
+	is "the total $v within its 99.9% family-wise interval" \
 		"$(awk -v v=$v '$2 == "TOTAL" && $3 == v {print $1}' "$T/check")" PASS
 done
 
