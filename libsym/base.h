@@ -74,10 +74,10 @@ char *symi_strdup(const char *s);
  * aligned to them and advised MADV_HUGEPAGE, so that a first write takes
  * a page fault per 2 MiB, not per 4 KiB (only advice: where transparent
  * huge pages are off it is an ordinary buffer).  On the VMs this project
- * runs on a 4 KiB fault costs 1.2 to 20 us, a huge page's 30 to 60 us
+ * runs on a 4 KiB fault costs 1.2 to 20 us, a huge page's 30 to 130 us
  * (zeroing it whole): a 4 MiB buffer written in 4 KiB pages took 10 ms,
- * in huge pages 0.12 ms, and from about 128 KiB written the huge page
- * is cheaper.  free() it.
+ * in huge pages 0.12 ms, and from 200 to 450 KiB written the huge page
+ * is the cheaper.  free() it.
  */
 void *symi_malloc_huge(size_t n);
 /* symi_calloc_huge() - symi_calloc() in the same way: zeroed. */
