@@ -70,25 +70,32 @@ char *symi_strdup(const char *s);
 
 /*
  * symi_malloc_huge() - symi_malloc() for a large buffer written soon and
- * mostly whole: from @n of 1 MiB up, rounded up to whole 2 MiB pages,
+ * mostly whole: from @n of 512 KiB up, rounded up to whole 2 MiB pages,
  * aligned to them and advised MADV_HUGEPAGE, so that a first write takes
  * a page fault per 2 MiB, not per 4 KiB (only advice: where transparent
  * huge pages are off it is an ordinary buffer).  On the VMs this project
- * runs on a 4 KiB fault costs 2.5 to 20 us: a 4 MiB buffer written in
- * 4 KiB pages took 10 ms, in huge pages 0.12 ms.  free() it.
+ * runs on a 4 KiB fault costs 1.2 to 20 us, a huge page's 30 to 130 us
+ * (zeroing it whole): a 4 MiB buffer written in 4 KiB pages took 10 ms,
+ * in huge pages 0.12 ms, and from 200 to 450 KiB written the huge page
+ * is the cheaper.  free() it.
  */
 void *symi_malloc_huge(size_t n);
 /* symi_calloc_huge() - symi_calloc() in the same way: zeroed. */
 void *symi_calloc_huge(size_t n, size_t m);
+/* The bytes of memory symi_malloc_huge(@n) and symi_map_zeroed(@n) take
+ * once written: @n, or from 512 KiB up, whole 2 MiB pages. */
+size_t symi_huge_size(size_t n);
 
 /*
  * symi_map_zeroed() - @n bytes of zeros straight from mmap(), for a large
  * buffer that may be written only in part: a page is made (and zeroed by
- * the kernel) when first touched, none before, and the whole 2 MiB pages
- * inside are advised MADV_HUGEPAGE as symi_advise_huge() does.  Unlike
- * symi_calloc_huge(), which writes every byte, it costs nothing for the
- * parts never read.  NULL when out of memory (or a test's failure).
- * Release it with symi_unmap(p, n).
+ * the kernel) when first touched, none before.  From 512 KiB up the
+ * mapping is whole 2 MiB pages, aligned and advised MADV_HUGEPAGE, as
+ * symi_malloc_huge()'s (a huge page must lie inside the mapping: unaligned
+ * and cut at @n, 1.6 MiB of libjvm's 5.5 MiB of strings took 4 KiB
+ * faults, 397 of them).  Unlike symi_calloc_huge(), which writes every
+ * byte, it costs nothing for the parts never read.  NULL when out of
+ * memory (or a test's failure).  Release it with symi_unmap(p, n).
  */
 void *symi_map_zeroed(size_t n);
 void symi_unmap(void *p, size_t n);

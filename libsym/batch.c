@@ -122,7 +122,7 @@ struct batch {
 	size_t count;
 	struct symi_fcache fc;
 	bool fc_tried;
-	void *fc_keys, *fc_frames;	/* free() */
+	void *fc_mem;		/* fc.fr and fc.key; free() */
 };
 
 /* Make b->t the table of @addr; *@in says whether it covers @addr. */
@@ -495,19 +495,26 @@ answer_from(struct batch *b, const struct sym_table *one, size_t lo,
 
 /* The frame cache, for a batch of symi_fcache_min addresses or more whose
  * window has one small table: 1.4 MB, no page of it touched before it is
- * used.  Without it (out of memory), the same answers. */
+ * used.  Without it (out of memory), the same answers.  Its frames and
+ * its keys are one block, in huge pages: the keys (160 KB) calloc()ed
+ * apart took 40 page faults of 4 KiB a batch, as many as 1.6 MB in huge
+ * pages cost (docs/bench.md, "Fewer page faults"). */
 static void fcache_open(struct batch *b)
 {
+	size_t slots = (size_t)1 << FC_BITS;
+	size_t fr = slots * SYMI_FCACHE_FRAMES * sizeof(*b->fc.fr);
+
 	b->fc_tried = true;
 	if (b->count < symi_fcache_min)
 		return;
-	b->fc_keys = symi_calloc((size_t)1 << FC_BITS, sizeof(*b->fc.key));
-	b->fc_frames = symi_malloc_huge(((size_t)SYMI_FCACHE_FRAMES <<
-					 FC_BITS) * sizeof(*b->fc.fr));
-	if (!b->fc_keys || !b->fc_frames)
+	_Static_assert(_Alignof(struct symi_fcache_key) <=
+		       _Alignof(struct sym_frame), "keys after the frames");
+	b->fc_mem = symi_malloc_huge(fr + slots * sizeof(*b->fc.key));
+	if (!b->fc_mem)
 		return;
-	b->fc.key = b->fc_keys;
-	b->fc.fr = b->fc_frames;
+	b->fc.fr = b->fc_mem;
+	b->fc.key = (struct symi_fcache_key *)((char *)b->fc_mem + fr);
+	memset(b->fc.key, 0, slots * sizeof(*b->fc.key));
 	b->fc.shift = 32 - FC_BITS;
 	b->fc.omit = b->omit;
 }
@@ -566,8 +573,7 @@ out:
 	if (b.fc.hits)
 		__atomic_fetch_add(&symi_fcache_hits, b.fc.hits,
 				   __ATOMIC_RELAXED);
-	free(b.fc_keys);
-	free(b.fc_frames);
+	free(b.fc_mem);
 	free(mem);
 	free(b.slot);
 	return rc;

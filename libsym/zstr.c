@@ -147,7 +147,9 @@ static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
 	e = symi_calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->area = symi_malloc(zbytes);
+	/* Copied whole at once: in huge pages from 512 KiB (libjvm's
+	 * strings, 0.9 MB compressed, took 231 faults of 4 KiB). */
+	e->area = symi_malloc_huge(zbytes);
 	e->z.ready = symi_calloc(n, 1);
 	e->done = symi_calloc(n, 1);
 	if (!e->area || !e->z.ready || !e->done ||
@@ -190,7 +192,7 @@ static void reg_push(struct zentry *e)
 /* What an idle entry counts for in idle_bytes. */
 static size_t entry_bytes(const struct zentry *e)
 {
-	return (size_t)e->z.size + e->zbytes;
+	return symi_huge_size(e->z.size) + symi_huge_size(e->zbytes);
 }
 
 /* Free the oldest idle entries beyond the caps.  reg_mu held. */
@@ -332,7 +334,7 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	e = symi_calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->area = symi_malloc(k->zbytes);
+	e->area = symi_malloc_huge(k->zbytes);
 	e->maplen = k->size;
 	e->z.blob = symi_map_zeroed(e->maplen);
 	if (!e->area || !e->z.blob || pthread_mutex_init(&e->mu, NULL)) {

@@ -884,10 +884,30 @@ ob_write(struct obuf *o, const char *s, size_t n)
 	ob_write_slow(o, s, n);
 }
 
+/* A sink's buffer past this grows to its whole size at once. */
+#define OB_SINK_STEP 4096
+
+/* ob_grow() - room for @need more bytes in @o's buffer, as
+ * symi_buf_grow().  A sink's buffer, once past OB_SINK_STEP, takes all
+ * of its cap: grown by doubling up to it, it was copied, and faulted in,
+ * twice over (a warm lookup of 100,000 addresses: 60 page faults of
+ * 4 KiB), and an answer or two still take a page. */
+static int ob_grow(struct obuf *o, size_t need)
+{
+	struct symi_buf *b = &o->b;
+
+	if (o->sink && b->alloc >= OB_SINK_STEP && need <= b->max - b->len &&
+	    symi_buf_grow(b, b->max - b->len) == 0)
+		return 0;
+	return symi_buf_grow(b, need);
+}
+
 static void ob_write_slow(struct obuf *o, const char *s, size_t n)
 {
-	if (symi_buf_add(&o->b, s, n) == 0)
+	if (ob_grow(o, n) == 0) {
+		(void)symi_buf_add(&o->b, s, n);	/* room made: 0 */
 		return;
+	}
 	if (!o->sink) {
 		o->err = true;
 		return;
@@ -938,7 +958,7 @@ ob_room(struct obuf *o, size_t need, char **tmp)
 
 static char *ob_room_slow(struct obuf *o, size_t need, char **tmp)
 {
-	if (symi_buf_grow(&o->b, need) == 0)
+	if (ob_grow(o, need) == 0)
 		return o->b.p + o->b.len;
 	if (o->sink) {
 		ob_flush(o);
@@ -2325,13 +2345,20 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 #define BATCH_MAX 4096
 
 /* ... and answered on this thread (--threads=1, or no pool), where
- * batches now keep 32-byte hits, not frames (libsym/batch.c): libsym's
- * whole sorted window, so that sorted lookups land closer together
- * (fewer blocks decoded, shorter gallops).  Measured with callgrind and
- * alternating runs, 100,000 unsorted addresses, warm store (docs/bench.md,
- * "Warm lookups, lean"): against 4,096, libc -16% instructions and -24%
- * CPU, python3.11d -18% and -10%, libjvm -8% and the same CPU. */
-#define BATCH_ONE_MAX 65536
+ * batches now keep 32-byte hits, not frames (libsym/batch.c): at least
+ * libsym's whole sorted window (65,536), so that sorted lookups land
+ * closer together (fewer blocks decoded, shorter gallops).  Measured
+ * with callgrind and alternating runs, 100,000 unsorted addresses, warm
+ * store (docs/bench.md, "Warm lookups, lean"): 65,536 against 4,096,
+ * libc -16% instructions and -24% CPU, python3.11d -18% and -10%, libjvm
+ * -8% and the same CPU.  Four windows: a lookup of up to 262,144
+ * addresses is one libsym call, which makes its arrays and its frame
+ * cache once, the cache warm for the later windows (docs/bench.md,
+ * "Fewer page faults": 16,384 and 32,768 were slower, 131,072 and more
+ * the same).  The batch is 2 MiB, one huge page (batch_grow()). */
+#define BATCH_ONE_MAX 262144
+/* ... after a first step of this many (a few addresses touch a page). */
+#define BATCH_ONE_FIRST 4096
 
 /* Batches smaller than this are answered on this thread. */
 #define POOL_MIN_BATCH 256
@@ -2528,6 +2555,32 @@ static size_t batch_max(const struct a2l *a)
 	return a->pool || a->client ? BATCH_MAX : BATCH_ONE_MAX;
 }
 
+/* batch_grow() - room for one more address in a->batch.  On one thread
+ * it grows once, from BATCH_ONE_FIRST addresses to all of BATCH_ONE_MAX,
+ * in huge pages (symi_malloc_huge()): grown by doubling it was copied,
+ * and faulted in, many times over, and its 512 KiB in 4 KiB pages took
+ * 128 page faults, each dearer than a whole huge page's 1/16.
+ * @return 0 or -ENOMEM (the batch as it was) */
+static int batch_grow(struct a2l *a)
+{
+	uint64_t *p;
+
+	if (a->pool || a->client)
+		return tool_grow(&a->batch, &a->batch_cap, a->nbatch + 1,
+				 sizeof(*a->batch), 256);
+	if (a->batch_cap < BATCH_ONE_FIRST)
+		return tool_grow(&a->batch, &a->batch_cap, a->nbatch + 1,
+				 sizeof(*a->batch), BATCH_ONE_FIRST);
+	p = symi_malloc_huge(BATCH_ONE_MAX * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, a->batch, a->nbatch * sizeof(*p));
+	free(a->batch);
+	a->batch = p;
+	a->batch_cap = BATCH_ONE_MAX;
+	return 0;
+}
+
 /* queue()'s slow path: the batch is full, or has no room yet. */
 static int queue_slow(struct a2l *a, uint64_t addr)
 {
@@ -2538,13 +2591,7 @@ static int queue_slow(struct a2l *a, uint64_t addr)
 		if (err)
 			return err;
 	}
-	/* On one thread the batch is allocated whole at once (512 KiB, its
-	 * pages touched as it fills): grown by doubling it was copied, and
-	 * faulted in, seven times over. */
-	if (a->nbatch == a->batch_cap &&
-	    tool_grow(&a->batch, &a->batch_cap, a->nbatch + 1,
-		      sizeof(*a->batch),
-		      a->pool || a->client ? 256 : BATCH_ONE_MAX)) {
+	if (a->nbatch == a->batch_cap && batch_grow(a)) {
 		err = flush_batch(a);
 		return err ? err : answer(a, &addr, 1);
 	}
