@@ -149,13 +149,19 @@ static __always_inline void count(__u32 what)
 
 #include "agg.bpf.h"
 
-static __always_inline __u32 task_state(struct task_struct *t)
+/* Field @f of task @t: a plain load when @t is a BTF pointer (@btf: the
+ * tp_btf programs' arguments, bpf_get_current_task_btf()), where the
+ * verifier allows it; else (raw_tp) bpf_probe_read_kernel(), a helper
+ * call for each field.  The same CO-RE-relocated field either way. */
+#define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+
+static __always_inline __u32 task_state(struct task_struct *t, int btf)
 {
 	struct task_struct___old *o = (void *)t;
 
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (__u32)BPF_CORE_READ(o, state);
+		return TASK_FIELD(btf, t, __state);
+	return (__u32)TASK_FIELD(btf, o, state);
 }
 
 static __always_inline __u32 state_class(__u32 s)
@@ -172,7 +178,8 @@ static __always_inline __u32 state_class(__u32 s)
 /* Is thread group @tgid (of a user task) one to record?  The cheapest
  * test first: every switch of the machine comes here, and with -p
  * nearly all of them fail the map lookup. */
-static __always_inline int wanted(struct task_struct *t, __u32 tgid)
+static __always_inline int wanted(struct task_struct *t, __u32 tgid,
+				  int btf)
 {
 	__u8 *on;
 
@@ -183,7 +190,7 @@ static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 		if (!on || *on != OFFCPU_TGID_ON)
 			return 0;
 	}
-	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+	if (TASK_FIELD(btf, t, flags) & PF_KTHREAD)
 		return 0;
 	return 1;
 }
@@ -427,18 +434,18 @@ static __always_inline void unseen_switch_in(struct offcpu_event *e,
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       bool preempt, __u64 *clock, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid, st;
+	__u32 tgid = TASK_FIELD(btf, prev, tgid), tid, st;
 	struct offcpu_event *e, *old;
 	__u64 now;
 
-	if (!wanted(prev, tgid))
+	if (!wanted(prev, tgid, btf))
 		return;
-	st = task_state(prev);
+	st = task_state(prev, btf);
 	if (st & STATE_DEAD)
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
-	tid = BPF_CORE_READ(prev, pid);
+	tid = TASK_FIELD(btf, prev, pid);
 	now = now_ns(clock);
 	/* (tp_btf: prev is the current task, as a trusted pointer) */
 	e = slot_new(btf ? bpf_get_current_task_btf() : prev, tid, btf);
@@ -560,11 +567,11 @@ static __always_inline void agg_switch_out(void *ctx,
 					   struct task_struct *prev,
 					   bool preempt, __u64 now, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
-	__u32 st = task_state(prev);
+	__u32 tgid = TASK_FIELD(btf, prev, tgid);
+	__u32 tid = TASK_FIELD(btf, prev, pid), st = task_state(prev, btf);
 	struct agg_start *a, *old;
 
-	if (!wanted(prev, tgid) || (st & STATE_DEAD))
+	if (!wanted(prev, tgid, btf) || (st & STATE_DEAD))
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
@@ -591,7 +598,7 @@ static __always_inline void agg_switch_out(void *ctx,
 static __always_inline void agg_switch_in(struct task_struct *next,
 					  __u64 now, int btf)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = TASK_FIELD(btf, next, pid);
 	struct agg_start *a = agg_slot_find(next, tid, btf);
 
 	if (!a || fault_miss())
@@ -669,10 +676,10 @@ static __always_inline int agg_wakeup_new(struct task_struct *p, __u32 tgid,
  * identical for a fork.  From raw_tp (no BTF pointer) no stack. */
 static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	__u32 tgid = TASK_FIELD(btf, p, tgid), tid = TASK_FIELD(btf, p, pid);
 	struct offcpu_event *e;
 
-	if (!sched_delay || !wanted(p, tgid))
+	if (!sched_delay || !wanted(p, tgid, btf))
 		return 0;
 	if (aggregate)
 		return agg_wakeup_new(p, tgid, tid, btf);
@@ -698,7 +705,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
  * starts now (if it is not already waiting). */
 static __always_inline int on_wakeup(struct task_struct *p, int btf)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = TASK_FIELD(btf, p, pid);
 	struct agg_start *a;
 	struct offcpu_event *e;
 
