@@ -65,6 +65,10 @@ const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
 const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
 const volatile __u32 aggregate = 0;	/* 1: --aggregate kernel (agg.bpf.h) */
+/* The bytes of the ring buffer "events" (its max_entries, set with it):
+ * what bpf_ringbuf_query(BPF_RB_RING_SIZE) returns, without the call. */
+#define RING_BYTES (4 << 20)
+const volatile __u64 ring_size = RING_BYTES;
 /* Fault injection (tests, SYM_OFFCPU_MISS_IN): N, one of every N
  * switch-ins with an event pending is ignored, as one the kernel did not
  * trace (unseen_switch_in()). */
@@ -136,7 +140,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, RING_BYTES);
 } events SEC(".maps");
 
 static __always_inline void count(__u32 what)
@@ -369,8 +373,7 @@ static __always_inline void ring_out(struct offcpu_event *e)
 {
 	__u32 len = e->stack_len;
 	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-		     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2 ?
-		     BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+		     ring_size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
 	if (cost_omit & OFFCPU_OMIT_RING) {
 		count(OFFCPU_CNT_EVENTS);
@@ -435,6 +438,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       bool preempt, __u64 *clock, int btf)
 {
 	__u32 tgid = TASK_FIELD(btf, prev, tgid), tid, st;
+	struct task_struct *cur;
 	struct offcpu_event *e, *old;
 	__u64 now;
 
@@ -447,8 +451,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		return;
 	tid = TASK_FIELD(btf, prev, pid);
 	now = now_ns(clock);
-	/* (tp_btf: prev is the current task, as a trusted pointer) */
-	e = slot_new(btf ? bpf_get_current_task_btf() : prev, tid, btf);
+	/* (prev, as a trusted pointer: for its slot (tp_btf) and its
+	 * registers) */
+	cur = bpf_get_current_task_btf();
+	e = slot_new(btf ? cur : prev, tid, btf);
 	if (!e) {
 		count(OFFCPU_CNT_MAPFULL);
 		return;
@@ -462,7 +468,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
-	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
+	e->user = user_regs(e, cur) == 0;
 	e->stack_cap = 0;
 	e->stack_len = e->user && !(cost_omit & OFFCPU_OMIT_USTACK) ?
 		       copy_stack(e) : 0;
@@ -478,9 +484,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 static __always_inline void switch_in(struct task_struct *next,
 				      __u64 *clock, int btf)
 {
-	__u32 tid = btf ? 0 : BPF_CORE_READ(next, pid);
-	struct offcpu_event *e = slot_find(next, tid, btf);
+	__u32 tid = TASK_FIELD(btf, next, pid);
+	struct offcpu_event *e;
 
+	/* (an idle task, pid 0, is never recorded: no lookup for it) */
+	if (!tid)
+		return;
+	e = slot_find(next, tid, btf);
 	if (!e || fault_miss())
 		return;
 	ship(e, now_ns(clock));
@@ -599,8 +609,11 @@ static __always_inline void agg_switch_in(struct task_struct *next,
 					  __u64 now, int btf)
 {
 	__u32 tid = TASK_FIELD(btf, next, pid);
-	struct agg_start *a = agg_slot_find(next, tid, btf);
+	struct agg_start *a;
 
+	if (!tid)	/* (an idle task: never recorded) */
+		return;
+	a = agg_slot_find(next, tid, btf);
 	if (!a || fault_miss())
 		return;
 	agg_end(a, tid, now);
