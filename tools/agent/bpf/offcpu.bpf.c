@@ -475,7 +475,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
 	/* (user space drops the frames of the program and the tracepoint:
-	 * offcpu_kernel_skip()) */
+	 * offcpu_kernel_skip().  Here, not at switch-in with
+	 * bpf_get_task_stack(next): that walk leaves out every function of
+	 * the scheduler's and the locks' text, __schedule, schedule,
+	 * do_nanosleep..., and a switch-in the kernel did not trace would
+	 * leave the event none; docs/record.md, "The kernel stack at
+	 * switch-in") */
 	e->kstack_len = cost_omit & OFFCPU_OMIT_KSTACK ? 0 :
 			bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	slot_done(e, tid, btf);
