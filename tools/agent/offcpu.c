@@ -194,6 +194,13 @@ static void set_rodata(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	s->rodata->cost_omit = o->cost_omit;
 }
 
+/* The ring buffer's size, and the program's copy of it (ring_size). */
+static void set_ring(struct offcpu_bpf *s, uint32_t bytes)
+{
+	bpf_map__set_max_entries(s->maps.events, bytes);
+	s->rodata->ring_size = bytes;
+}
+
 /* Are the sched_switch programs attached (all but the sampler alone)? */
 static bool switches(const struct offcpu_opts *o)
 {
@@ -210,7 +217,7 @@ static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	if (o->max_threads)
 		bpf_map__set_max_entries(s->maps.start, o->max_threads);
 	if (o->ring_bytes)
-		bpf_map__set_max_entries(s->maps.events, o->ring_bytes);
+		set_ring(s, o->ring_bytes);
 	if (agg && o->agg_stacks)
 		bpf_map__set_max_entries(s->maps.agg_stacks, o->agg_stacks);
 	if (agg && o->agg_rows)
@@ -220,7 +227,7 @@ static void set_sizes(struct offcpu_bpf *s, const struct offcpu_opts *o)
 	if (agg || o->cpu_hz)
 		bpf_map__set_max_entries(s->maps.start, 1);
 	if (agg) {
-		bpf_map__set_max_entries(s->maps.events, page);
+		set_ring(s, page);
 	} else {
 		bpf_map__set_max_entries(s->maps.agg_stacks, 1);
 		bpf_map__set_max_entries(s->maps.agg_counts, 1);

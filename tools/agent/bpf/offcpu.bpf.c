@@ -65,6 +65,10 @@ const volatile __u32 filter = 0;	/* 1: only the tgids in "tgids" */
 const volatile __u32 self_tgid = 0;	/* never the recorder itself */
 const volatile __u32 sched_delay = 0;	/* 1: run-queue delay, not off-CPU */
 const volatile __u32 aggregate = 0;	/* 1: --aggregate kernel (agg.bpf.h) */
+/* The bytes of the ring buffer "events" (its max_entries, set with it):
+ * what bpf_ringbuf_query(BPF_RB_RING_SIZE) returns, without the call. */
+#define RING_BYTES (4 << 20)
+const volatile __u64 ring_size = RING_BYTES;
 /* Fault injection (tests, SYM_OFFCPU_MISS_IN): N, one of every N
  * switch-ins with an event pending is ignored, as one the kernel did not
  * trace (unseen_switch_in()). */
@@ -136,7 +140,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, RING_BYTES);
 } events SEC(".maps");
 
 static __always_inline void count(__u32 what)
@@ -149,13 +153,19 @@ static __always_inline void count(__u32 what)
 
 #include "agg.bpf.h"
 
-static __always_inline __u32 task_state(struct task_struct *t)
+/* Field @f of task @t: a plain load when @t is a BTF pointer (@btf: the
+ * tp_btf programs' arguments, bpf_get_current_task_btf()), where the
+ * verifier allows it; else (raw_tp) bpf_probe_read_kernel(), a helper
+ * call for each field.  The same CO-RE-relocated field either way. */
+#define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+
+static __always_inline __u32 task_state(struct task_struct *t, int btf)
 {
 	struct task_struct___old *o = (void *)t;
 
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (__u32)BPF_CORE_READ(o, state);
+		return TASK_FIELD(btf, t, __state);
+	return (__u32)TASK_FIELD(btf, o, state);
 }
 
 static __always_inline __u32 state_class(__u32 s)
@@ -172,7 +182,8 @@ static __always_inline __u32 state_class(__u32 s)
 /* Is thread group @tgid (of a user task) one to record?  The cheapest
  * test first: every switch of the machine comes here, and with -p
  * nearly all of them fail the map lookup. */
-static __always_inline int wanted(struct task_struct *t, __u32 tgid)
+static __always_inline int wanted(struct task_struct *t, __u32 tgid,
+				  int btf)
 {
 	__u8 *on;
 
@@ -183,7 +194,7 @@ static __always_inline int wanted(struct task_struct *t, __u32 tgid)
 		if (!on || *on != OFFCPU_TGID_ON)
 			return 0;
 	}
-	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+	if (TASK_FIELD(btf, t, flags) & PF_KTHREAD)
 		return 0;
 	return 1;
 }
@@ -362,8 +373,7 @@ static __always_inline void ring_out(struct offcpu_event *e)
 {
 	__u32 len = e->stack_len;
 	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-		     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2 ?
-		     BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+		     ring_size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
 	if (cost_omit & OFFCPU_OMIT_RING) {
 		count(OFFCPU_CNT_EVENTS);
@@ -427,21 +437,24 @@ static __always_inline void unseen_switch_in(struct offcpu_event *e,
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       bool preempt, __u64 *clock, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid, st;
+	__u32 tgid = TASK_FIELD(btf, prev, tgid), tid, st;
+	struct task_struct *cur;
 	struct offcpu_event *e, *old;
 	__u64 now;
 
-	if (!wanted(prev, tgid))
+	if (!wanted(prev, tgid, btf))
 		return;
-	st = task_state(prev);
+	st = task_state(prev, btf);
 	if (st & STATE_DEAD)
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
-	tid = BPF_CORE_READ(prev, pid);
+	tid = TASK_FIELD(btf, prev, pid);
 	now = now_ns(clock);
-	/* (tp_btf: prev is the current task, as a trusted pointer) */
-	e = slot_new(btf ? bpf_get_current_task_btf() : prev, tid, btf);
+	/* (prev, as a trusted pointer: for its slot (tp_btf) and its
+	 * registers) */
+	cur = bpf_get_current_task_btf();
+	e = slot_new(btf ? cur : prev, tid, btf);
 	if (!e) {
 		count(OFFCPU_CNT_MAPFULL);
 		return;
@@ -455,14 +468,19 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
-	e->user = user_regs(e, bpf_get_current_task_btf()) == 0;
+	e->user = user_regs(e, cur) == 0;
 	e->stack_cap = 0;
 	e->stack_len = e->user && !(cost_omit & OFFCPU_OMIT_USTACK) ?
 		       copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
 		count(OFFCPU_CNT_NOSTACK);
 	/* (user space drops the frames of the program and the tracepoint:
-	 * offcpu_kernel_skip()) */
+	 * offcpu_kernel_skip().  Here, not at switch-in with
+	 * bpf_get_task_stack(next): that walk leaves out every function of
+	 * the scheduler's and the locks' text, __schedule, schedule,
+	 * do_nanosleep..., and a switch-in the kernel did not trace would
+	 * leave the event none; docs/record.md, "The kernel stack at
+	 * switch-in") */
 	e->kstack_len = cost_omit & OFFCPU_OMIT_KSTACK ? 0 :
 			bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	slot_done(e, tid, btf);
@@ -471,9 +489,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 static __always_inline void switch_in(struct task_struct *next,
 				      __u64 *clock, int btf)
 {
-	__u32 tid = btf ? 0 : BPF_CORE_READ(next, pid);
-	struct offcpu_event *e = slot_find(next, tid, btf);
+	__u32 tid = TASK_FIELD(btf, next, pid);
+	struct offcpu_event *e;
 
+	/* (an idle task, pid 0, is never recorded: no lookup for it) */
+	if (!tid)
+		return;
+	e = slot_find(next, tid, btf);
 	if (!e || fault_miss())
 		return;
 	ship(e, now_ns(clock));
@@ -560,11 +582,11 @@ static __always_inline void agg_switch_out(void *ctx,
 					   struct task_struct *prev,
 					   bool preempt, __u64 now, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid);
-	__u32 st = task_state(prev);
+	__u32 tgid = TASK_FIELD(btf, prev, tgid);
+	__u32 tid = TASK_FIELD(btf, prev, pid), st = task_state(prev, btf);
 	struct agg_start *a, *old;
 
-	if (!wanted(prev, tgid) || (st & STATE_DEAD))
+	if (!wanted(prev, tgid, btf) || (st & STATE_DEAD))
 		return;
 	if (prob_thresh != ~0U && bpf_get_prandom_u32() > prob_thresh)
 		return;
@@ -591,9 +613,12 @@ static __always_inline void agg_switch_out(void *ctx,
 static __always_inline void agg_switch_in(struct task_struct *next,
 					  __u64 now, int btf)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
-	struct agg_start *a = agg_slot_find(next, tid, btf);
+	__u32 tid = TASK_FIELD(btf, next, pid);
+	struct agg_start *a;
 
+	if (!tid)	/* (an idle task: never recorded) */
+		return;
+	a = agg_slot_find(next, tid, btf);
 	if (!a || fault_miss())
 		return;
 	agg_end(a, tid, now);
@@ -669,10 +694,10 @@ static __always_inline int agg_wakeup_new(struct task_struct *p, __u32 tgid,
  * identical for a fork.  From raw_tp (no BTF pointer) no stack. */
 static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	__u32 tgid = TASK_FIELD(btf, p, tgid), tid = TASK_FIELD(btf, p, pid);
 	struct offcpu_event *e;
 
-	if (!sched_delay || !wanted(p, tgid))
+	if (!sched_delay || !wanted(p, tgid, btf))
 		return 0;
 	if (aggregate)
 		return agg_wakeup_new(p, tgid, tid, btf);
@@ -698,7 +723,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
  * starts now (if it is not already waiting). */
 static __always_inline int on_wakeup(struct task_struct *p, int btf)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = TASK_FIELD(btf, p, pid);
 	struct agg_start *a;
 	struct offcpu_event *e;
 

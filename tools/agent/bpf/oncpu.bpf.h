@@ -31,7 +31,7 @@ int oncpu_sample(struct oncpu_ctx *ctx)
 	struct agg_start *a;
 	struct offcpu_event *e;
 
-	if (!wanted(t, tgid))
+	if (!wanted(t, tgid, 1))
 		return 0;
 	if (aggregate) {
 		a = bpf_map_lookup_elem(&agg_scratch, &zero);
