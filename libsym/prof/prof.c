@@ -766,15 +766,17 @@ int sym_prof_add_stack_values(struct sym_prof *p,
 	if (s->pid < 0 || s->tid < 0 || (s->nframes && !s->frames) ||
 	    (s->flags & ~STACK_FLAGS) || source > p->nsources)
 		return -EINVAL;
+	/* A stack equal to a recent one passed the frames' checks below
+	 * when it was added, and still does (maps are only added). */
+	recent = recent_slot(p, s);
+	if (*recent && source_of(p, *recent - 1) == source &&
+	    stack_eq(&p->stacks[*recent - 1], s))
+		return add_to(p, *recent - 1, s, values);
 	for (uint32_t k = 0; k < s->nframes; k++)
 		if ((s->frames[k].map != SYM_PROF_NOMAP &&
 		     s->frames[k].map >= p->nmaps) ||
 		    (s->frames[k].flags & ~(uint32_t)SYM_PROF_FRAME_RETURN))
 			return -EINVAL;
-	recent = recent_slot(p, s);
-	if (*recent && source_of(p, *recent - 1) == source &&
-	    stack_eq(&p->stacks[*recent - 1], s))
-		return add_to(p, *recent - 1, s, values);
 	h = stack_hash(s, source);
 	if (p->nslots) {
 		mask = p->nslots - 1;
