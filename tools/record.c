@@ -1649,7 +1649,7 @@ static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 		w[0] = r->gen;
 		w[1] = (uint64_t)cpu << 32 | k;
 		memcpy(w + 2, pcs, k * sizeof(*pcs));
-		evmemo_key(&key, w, k + 2);
+		evmemo_key(&key, w, k + 2, e->tid);
 		hit = evmemo_find(r->em_k, &key, 0, &got);
 		if (hit && !r->em_check) {
 			memcpy(r->frames, got.frames,
@@ -1716,7 +1716,7 @@ static size_t user_frames(struct rec *r, const struct offcpu_event *e,
 	struct pm_map *m;
 
 	if (nw) {
-		evmemo_key(&key, r->em_key, nw);
+		evmemo_key(&key, r->em_key, nw, e->tid);
 		hit = evmemo_find(r->em_u, &key, e->start_ns, &got);
 		if (hit && !r->em_check) {
 			memcpy(r->frames + nf, got.frames,

@@ -639,18 +639,19 @@ static uint64_t stack_hash(const struct sym_prof_stack *s, uint32_t source)
 	return mix64(h);
 }
 
+/* (Frames have no padding: equal fields are equal bytes.) */
+_Static_assert(sizeof(struct sym_prof_frame) == 2 * sizeof(uint64_t),
+	       "struct sym_prof_frame has padding");
+
 static bool stack_eq(const struct sym_prof_stack *a,
 		     const struct sym_prof_stack *b)
 {
 	if (a->pid != b->pid || a->tid != b->tid || a->flags != b->flags ||
 	    a->nframes != b->nframes)
 		return false;
-	for (uint32_t i = 0; i < a->nframes; i++)
-		if (a->frames[i].addr != b->frames[i].addr ||
-		    a->frames[i].map != b->frames[i].map ||
-		    a->frames[i].flags != b->frames[i].flags)
-			return false;
-	return true;
+	return a->nframes == 0 ||
+	       memcmp(a->frames, b->frames,
+		      a->nframes * sizeof(*a->frames)) == 0;
 }
 
 /* Room for @n stack sources; the first allocation zeroes the sources of

@@ -587,7 +587,7 @@ static void test_evmemo(void)
 	CHECK_ERR(evmemo_new(&m), 0);
 	for (size_t i = 0; i < 12; i++)
 		kw[i] = 0xffffffff81000000ULL + i * 0x1234;
-	evmemo_key(&k, kw, 12);
+	evmemo_key(&k, kw, 12, 7);
 	CHECK(!evmemo_find(m, &k, 5, &got));
 	memo_res(f, 9, 42, &r);
 	CHECK_ERR(evmemo_put(m, &k, 100, &r), 0);
@@ -596,14 +596,14 @@ static void test_evmemo(void)
 	CHECK(evmemo_find(m, &k, 5000, &got) && res_eq(&got, &r));
 	for (size_t i = 0; i < 12; i++) {
 		kw[i] ^= 1;
-		evmemo_key(&k, kw, 12);
+		evmemo_key(&k, kw, 12, 7);
 		any_miss |= evmemo_find(m, &k, 200, &got);
 		kw[i] ^= 1;
 	}
 	CHECK(!any_miss);	/* (none of the changed keys answered) */
-	evmemo_key(&k, kw, 11);
+	evmemo_key(&k, kw, 11, 7);
 	CHECK(!evmemo_find(m, &k, 200, &got));
-	evmemo_key(&k, kw, 12);
+	evmemo_key(&k, kw, 12, 7);
 	evmemo_set(m, false);
 	CHECK(!evmemo_find(m, &k, 200, &got));
 	memo_res(f, 3, 43, &r);
@@ -619,7 +619,7 @@ static void test_evmemo(void)
 	memo_res(f, EVMEMO_FRAMES_MAX + 1, 45, &r);
 	CHECK_ERR(evmemo_put(m, &k, 0, &r), 0);
 	CHECK(evmemo_find(m, &k, 200, &got) && res_eq(&got, &want));
-	evmemo_key(&k, kw, EVMEMO_KEY_MAX + 1);
+	evmemo_key(&k, kw, EVMEMO_KEY_MAX + 1, 7);
 	memo_res(f, 2, 46, &r);
 	CHECK_ERR(evmemo_put(m, &k, 0, &r), 0);
 	CHECK(!evmemo_find(m, &k, 200, &got));
@@ -641,7 +641,9 @@ static void test_evmemo(void)
 		size_t i = (size_t)(rnd() % 600);
 		uint64_t t = rnd() % 1000;
 
-		evmemo_key(&k, keys[i], klen[i]);
+		/* (tags: a key's entry is tried first by its tag, often
+		 * another key's since) */
+		evmemo_key(&k, keys[i], klen[i], (uint32_t)(rnd() % 8));
 		if (rnd() % 3 == 0) {
 			model_seed[i] = rnd() % 1000;
 			model_from[i] = t;
@@ -660,7 +662,7 @@ static void test_evmemo(void)
 	CHECK(ok && hits > 1000);
 	hits = 0;
 	for (size_t i = 0; i < 600; i++) {
-		evmemo_key(&k, keys[i], klen[i]);
+		evmemo_key(&k, keys[i], klen[i], (uint32_t)i);
 		hits += evmemo_find(m, &k, UINT64_MAX - 1, &got);
 	}
 	CHECK(hits <= EVMEMO_SETS * EVMEMO_WAYS);

@@ -19,8 +19,13 @@ struct evmemo_ent {
 	unsigned char *buf;	/* free() */
 };
 
+_Static_assert(EVMEMO_SETS * EVMEMO_WAYS < 65536, "evmemo.last is 16 bits");
+
 struct evmemo {
 	struct evmemo_ent ents[EVMEMO_SETS * EVMEMO_WAYS];
+	/* By tag: 1 + the index of the entry it found or stored last, or 0
+	 * (a hint: the entry is compared as keyed() does). */
+	uint16_t last[EVMEMO_TAGS];
 	bool off;
 	uint64_t tick;
 	struct evmemo_stats st;
@@ -46,23 +51,35 @@ void evmemo_set(struct evmemo *m, bool on)
 	m->off = !on;
 }
 
+void evmemo_key(struct evmemo_key *k, const uint64_t *w, size_t n,
+		uint32_t tag)
+{
+	k->w = w;
+	k->n = n;
+	k->tag = tag;
+	k->hashed = false;
+}
+
 /* (Two lanes of multiply-add, folded: a few instructions a word.  The
  * hash only picks the set; keys are compared whole.) */
-void evmemo_key(struct evmemo_key *k, const uint64_t *w, size_t n)
+static uint64_t hash_of(struct evmemo_key *k)
 {
-	uint64_t a = n, b = 0x6a09e667f3bcc909ULL;
+	uint64_t a = k->n, b = 0x6a09e667f3bcc909ULL;
+	const uint64_t *w = k->w;
 	size_t i;
 
-	for (i = 0; i + 1 < n; i += 2) {
+	if (k->hashed)
+		return k->hash;
+	for (i = 0; i + 1 < k->n; i += 2) {
 		a = (a + w[i]) * 0x9e3779b97f4a7c15ULL;
 		b = (b + w[i + 1]) * 0xbf58476d1ce4e5b9ULL;
 	}
-	if (i < n)
+	if (i < k->n)
 		a = (a + w[i]) * 0x9e3779b97f4a7c15ULL;
 	a ^= (b ^ (b >> 29)) * 0x94d049bb133111ebULL;
-	k->w = w;
-	k->n = n;
 	k->hash = a ^ (a >> 32);
+	k->hashed = true;
+	return k->hash;
 }
 
 static struct evmemo_ent *set_of(struct evmemo *m, uint64_t hash)
@@ -70,30 +87,50 @@ static struct evmemo_ent *set_of(struct evmemo *m, uint64_t hash)
 	return &m->ents[(size_t)(hash >> 58) % EVMEMO_SETS * EVMEMO_WAYS];
 }
 
-/* The entry of @set holding key @k, or NULL. */
-static struct evmemo_ent *keyed(struct evmemo_ent *set,
-				const struct evmemo_key *k)
+/* Whether entry @e holds key @k (its hash need not be made: equal keys
+ * have equal hashes). */
+static bool holds(const struct evmemo_ent *e, const struct evmemo_key *k)
 {
-	for (int w = 0; w < EVMEMO_WAYS; w++) {
-		struct evmemo_ent *e = &set[w];
+	return e->buf && e->nkey == k->n &&
+	       memcmp(e->buf, k->w, k->n * sizeof(*k->w)) == 0;
+}
 
-		if (e->buf && e->hash == k->hash && e->nkey == k->n &&
-		    memcmp(e->buf, k->w, k->n * sizeof(*k->w)) == 0)
-			return e;
-	}
+/* The entry holding key @k, or NULL: the one its tag had last, else the
+ * one of its set. */
+static struct evmemo_ent *keyed(struct evmemo *m, struct evmemo_key *k)
+{
+	uint16_t last = m->last[k->tag & (EVMEMO_TAGS - 1)];
+	struct evmemo_ent *set;
+	uint64_t h;
+
+	if (last && holds(&m->ents[last - 1], k))
+		return &m->ents[last - 1];
+	h = hash_of(k);
+	set = set_of(m, h);
+	for (int w = 0; w < EVMEMO_WAYS; w++)
+		if (set[w].buf && set[w].hash == h && holds(&set[w], k))
+			return &set[w];
 	return NULL;
 }
 
-bool evmemo_find(struct evmemo *m, const struct evmemo_key *k, uint64_t t,
+/* Remember @e as the last of @k's tag. */
+static void tag_last(struct evmemo *m, const struct evmemo_key *k,
+		     const struct evmemo_ent *e)
+{
+	m->last[k->tag & (EVMEMO_TAGS - 1)] = (uint16_t)(e - m->ents + 1);
+}
+
+bool evmemo_find(struct evmemo *m, struct evmemo_key *k, uint64_t t,
 		 struct evmemo_res *out)
 {
-	struct evmemo_ent *e = m->off ? NULL : keyed(set_of(m, k->hash), k);
+	struct evmemo_ent *e = m->off ? NULL : keyed(m, k);
 
 	if (!e || t < e->from) {
 		m->st.misses++;
 		return false;
 	}
 	e->tick = ++m->tick;
+	tag_last(m, k, e);
 	out->frames = (const struct sym_prof_frame *)
 		      (e->buf + e->nkey * sizeof(uint64_t));
 	out->nframes = e->nframes;
@@ -105,10 +142,9 @@ bool evmemo_find(struct evmemo *m, const struct evmemo_key *k, uint64_t t,
 
 /* The entry to store key @k in: its own, else an empty one, else the
  * least recently used of its set. */
-static struct evmemo_ent *slot_for(struct evmemo *m,
-				   const struct evmemo_key *k)
+static struct evmemo_ent *slot_for(struct evmemo *m, struct evmemo_key *k)
 {
-	struct evmemo_ent *set = set_of(m, k->hash), *e = keyed(set, k);
+	struct evmemo_ent *e = keyed(m, k), *set = set_of(m, hash_of(k));
 	int lru = 0;
 
 	for (int w = 0; !e && w < EVMEMO_WAYS; w++) {
@@ -120,7 +156,7 @@ static struct evmemo_ent *slot_for(struct evmemo *m,
 	return e ? e : &set[lru];
 }
 
-int evmemo_put(struct evmemo *m, const struct evmemo_key *k, uint64_t from,
+int evmemo_put(struct evmemo *m, struct evmemo_key *k, uint64_t from,
 	       const struct evmemo_res *r)
 {
 	size_t kb = k->n * sizeof(*k->w),
@@ -142,12 +178,13 @@ int evmemo_put(struct evmemo *m, const struct evmemo_key *k, uint64_t from,
 	memcpy(e->buf, k->w, kb);
 	memcpy(e->buf + kb, r->frames, r->nframes * sizeof(*r->frames));
 	e->tick = ++m->tick;
-	e->hash = k->hash;
+	e->hash = hash_of(k);
 	e->from = from;
 	e->nkey = (uint32_t)k->n;
 	e->nframes = r->nframes;
 	e->flags = r->flags;
 	memcpy(e->aux, r->aux, sizeof(e->aux));
+	tag_last(m, k, e);
 	m->st.stores++;
 	return 0;
 }

@@ -16,7 +16,10 @@
  * from then on).
  *
  * Memory is fixed: EVMEMO_SETS x EVMEMO_WAYS entries, least recently
- * used replaced within the set a key hashes to; keys of more than
+ * used replaced within the set a key hashes to.  A key carries a tag
+ * (the thread's id): the entry its tag found or stored last is compared
+ * first, before the key is hashed, so a thread that blocks where it did
+ * last pays one comparison.  Keys of more than
  * EVMEMO_KEY_MAX words or results of more than EVMEMO_FRAMES_MAX frames
  * are not kept.  At most about 1.3 MiB.
  *
@@ -40,11 +43,16 @@
 #define EVMEMO_FRAMES_MAX 192
 /** Counters a result carries for the caller (what resolving it counted). */
 #define EVMEMO_NAUX 2
+/** Tags remembered (a power of two; tags alike modulo it share a slot). */
+#define EVMEMO_TAGS 256
 
-/** A key: @n words at @w, and their hash (evmemo_key()). */
+/** A key: @n words at @w, its tag, and their hash once made
+ *  (evmemo_key(); the rest is the memo's). */
 struct evmemo_key {
 	const uint64_t *w;
 	size_t n;
+	uint32_t tag;
+	bool hashed;
 	uint64_t hash;
 };
 
@@ -80,15 +88,16 @@ void evmemo_free(struct evmemo *m);
  */
 void evmemo_set(struct evmemo *m, bool on);
 
-/** evmemo_key() - @k for the @n words at @w (borrowed). */
-void evmemo_key(struct evmemo_key *k, const uint64_t *w, size_t n);
+/** evmemo_key() - @k for the @n words at @w (borrowed), with @tag. */
+void evmemo_key(struct evmemo_key *k, const uint64_t *w, size_t n,
+		uint32_t tag);
 
 /**
  * evmemo_find() - the result kept for key @k, if it was stored with a
  * time at most @t.
  * @return true and *@out filled, or false (a miss, counted)
  */
-bool evmemo_find(struct evmemo *m, const struct evmemo_key *k, uint64_t t,
+bool evmemo_find(struct evmemo *m, struct evmemo_key *k, uint64_t t,
 		 struct evmemo_res *out);
 
 /**
@@ -97,7 +106,7 @@ bool evmemo_find(struct evmemo *m, const struct evmemo_key *k, uint64_t t,
  * entry of the same key, else the least recently used of its set.
  * @return 0, or -ENOMEM (nothing kept; the memo is still usable)
  */
-int evmemo_put(struct evmemo *m, const struct evmemo_key *k, uint64_t from,
+int evmemo_put(struct evmemo *m, struct evmemo_key *k, uint64_t from,
 	       const struct evmemo_res *r);
 
 /** evmemo_stats() - the counters. */
