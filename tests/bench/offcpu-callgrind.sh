@@ -22,8 +22,14 @@
 # (callgrind_annotate --inclusive=yes); the files are in
 # $BENCH_DIR/offcpu-cg.  Two runs of one binary agree within 1%.
 #
+# OFFCPU_CG_TOGGLE= (empty) counts the whole agent instead, all its
+# threads (the ring's poll and drain, the side-band, the windows): its
+# instructions per event handled are what the bench's agent column
+# times.
+#
 # Knobs: SYM (bin/sym), BENCH_DIR (build/bench), SYM_RECORD_ARGS (more
-# options for sym record), OFFCPU_CG_WORK_US, OFFCPU_CG_WARM_S.
+# options for sym record), OFFCPU_CG_WORK_US, OFFCPU_CG_WARM_S,
+# OFFCPU_CG_TOGGLE.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,7 +52,8 @@ fix=$!
 wait_for stopped "$fix"
 rm -f "$D/callgrind.out"
 # shellcheck disable=SC2086
-valgrind --tool=callgrind --toggle-collect=on_offcpu \
+TOGGLE=${OFFCPU_CG_TOGGLE-on_offcpu}
+valgrind --tool=callgrind ${TOGGLE:+--toggle-collect=$TOGGLE} \
 	--callgrind-out-file="$D/callgrind.out" \
 	"$SYM" record -q --off-cpu ${SYM_RECORD_ARGS:-} -p "$fix" \
 	-o "$D/sym.raw" 2> "$D/valgrind.err" &
