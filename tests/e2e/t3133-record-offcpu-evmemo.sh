@@ -14,14 +14,18 @@
 #   the blocks of the library mapped when the drain came (the older
 #   rounds' are in mappings dead by then, whose answer depends on the
 #   time: not kept), and none differs.  With SYM_EVMEMO=off the summary
-#   shows no memo.
+#   shows no memo.  With one block a round, each library's function
+#   holds half the blocked time (50 +-5 points), and each library its
+#   own build ID (until procmaps.c checked map_files against the
+#   kernel's inode, a mapping read after the next library took its
+#   range got that one's build ID: 30/70 shares).
 # - fixtures/src/prof_offcpu.c (sleep, pipe and a contended mutex, the
 #   truth of t3110): no answer differs, most events are answered, and the
 #   shares are the truth's.
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/record-lib.sh"
 need_bpf_record --off-cpu
-plan 10
+plan 13
 
 prof_cc remap prof_remap.c -O2 -g -ldl
 prof_cc liba.so prof_remap_lib.c -O2 -g -shared -fPIC -DREMAP_NAME=remap_a
@@ -50,6 +54,22 @@ ok "remap: the memo answered (user $uh of $ua, kernel $kh of $ka) and each answe
 is "remap: no answer differed from the resolution" "${bad:-x}" 0
 ok "memo off: no memo in the summary" \
 	sh -c "! grep -q 'event memo' '$T/remapoff.err'"
+
+"$SYM" record --off-cpu -o "$T/one.raw" -- \
+	"$T/remap" 200 1 "$T/liba.so" "$T/libb.so" > "$T/one.out" 2> "$T/one.err"
+is "remap, one block a round: record exits 0" "$?" 0
+"$SYM" fold -q --value off-cpu "$T/one.raw" > "$T/one.fold"
+read -r a b <<< "$(awk '{ t += $NF } /;remap_a;/ { a += $NF }
+	/;remap_b;/ { b += $NF } END { printf "%.0f %.0f\n", 100 * a / t,
+	100 * b / t }' "$T/one.fold")"
+ok "remap: remap_a $a%, remap_b $b% of the blocked time (50 +-5 each)" \
+	test "$a" -ge 45 -a "$a" -le 55 -a "$b" -ge 45 -a "$b" -le 55
+bids() { readelf -n "$1" | sed -n 's/.*Build ID: *//p'; }
+ok "remap: each library's mappings carry its own build ID" \
+	awk -v a="$(bids "$T/liba.so")" -v b="$(bids "$T/libb.so")" '
+	$1 == "map" && /liba\.so$/ { n++; if ($(NF - 1) != a) bad++ }
+	$1 == "map" && /libb\.so$/ { n++; if ($(NF - 1) != b) bad++ }
+	END { exit !(n >= 2 && !bad) }' "$T/one.raw"
 
 SYM_EVMEMO=check "$SYM" record --off-cpu -o "$T/fix.raw" -- "$T/fix" 100 \
 	> "$T/fix.out" 2> "$T/fix.err"

@@ -235,6 +235,53 @@ static void test_map_keys(void)
  * the kernel could give: the file at the path is taken only when it is the
  * inode the kernel named (device, number, generation).
  */
+/*
+ * A mapping read after the process went on: the range now holds another
+ * file (a library closed and another opened at its address, as
+ * fixtures/src/prof_remap.c does).  Here: this process's libc text
+ * range, recorded as mapping this test's executable, by the kernel's
+ * inode.  map_files names libc; the mapping must get the executable's
+ * build ID (its path, vouched for by the inode), not libc's.
+ */
+static void test_later_mapping(void)
+{
+	unsigned long long lo = 0, hi = 0, a, b;
+	char path[PATH_MAX], line[PATH_MAX + 128], perms[8];
+	struct pm *pm = NULL;
+	struct pm_inode ino;
+	struct pm_elf want;
+	struct pm_map *m;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+	int fd;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	f = fopen("/proc/self/maps", "re");
+	CHECK(n > 0 && f);
+	if (n <= 0 || !f)
+		return;
+	path[n] = '\0';
+	while (!lo && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s", &a, &b, perms) == 3 &&
+		    perms[2] == 'x' && strstr(line, "/libc.so"))
+			lo = a, hi = b;
+	fclose(f);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(lo && fd >= 0 && fstat(fd, &st) == 0);
+	if (!lo || fd < 0)
+		return;
+	CHECK_ERR(pm_elf_read_fd(fd, &want), 0);
+	close(fd);
+	ino = (struct pm_inode){ .dev = st.st_dev, .ino = st.st_ino };
+	CHECK_ERR(pm_new(NULL, &pm), 0);
+	CHECK_ERR(pm_mmap(pm, (int32_t)getpid(), 10, lo, hi - lo, 0, NULL, 0,
+			  &ino, path), 0);
+	m = pm_find(pm, (int32_t)getpid(), lo, 11);
+	CHECK(m && strcmp(m->build_id, want.build_id) == 0);
+	pm_free(pm);
+}
+
 static void test_gone_inode(void)
 {
 	struct pm_hooks h = { NULL, NULL, NULL, NULL };
@@ -917,6 +964,7 @@ int main(void)
 	test_gen_self();
 	test_evmemo();
 	test_gone_inode();
+	test_later_mapping();
 	test_map_keys();
 	test_kernel();
 	test_kmods();

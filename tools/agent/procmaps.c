@@ -649,8 +649,16 @@ static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid,
 		mino.dev = mst.st_dev;
 		mino.ino = mst.st_ino;
 	}
+	/* The record is read after the process went on: its range may hold
+	 * a later mapping by now (a library closed, another opened at its
+	 * address), which map_files names instead.  The kernel's inode says
+	 * which: another one there is not this mapping's file (the libraries
+	 * of prof_remap.c got each other's build IDs). */
+	if (have_mst && kino &&
+	    (mino.dev != kino->dev || mino.ino != kino->ino))
+		have_mst = false;
 	if (m->path[0] == '/') {
-		e = cache_path(pm, root, have_mst ? &mino : NULL);
+		e = cache_path(pm, root, have_mst ? &mino : kino);
 		how = root;
 	}
 	if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
