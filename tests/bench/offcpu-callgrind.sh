@@ -51,8 +51,8 @@ sh -c 'kill -STOP $$; exec "$0" "$1" "$2" hold' "$D/pp" "$ROUNDS" "$ITERS" \
 fix=$!
 wait_for stopped "$fix"
 rm -f "$D/callgrind.out"
-# shellcheck disable=SC2086
 TOGGLE=${OFFCPU_CG_TOGGLE-on_offcpu}
+# shellcheck disable=SC2086
 valgrind --tool=callgrind ${TOGGLE:+--toggle-collect=$TOGGLE} \
 	--callgrind-out-file="$D/callgrind.out" \
 	"$SYM" record -q --off-cpu ${SYM_RECORD_ARGS:-} -p "$fix" \
