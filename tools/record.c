@@ -59,6 +59,7 @@
 #include "agent/jitmap.h"
 #include "agent/offcpu.h"
 #include "agent/stacklearn.h"
+#include "agent/evmemo.h"
 
 #include "agent/unwind.h"
 #include "base.h"
@@ -277,6 +278,17 @@ struct rec {
 	uint64_t uw_map_failed;
 	int uw_map_err;
 	char uw_map_path[96];
+	/* The off-CPU events' resolved frames (agent/evmemo.h): kernel
+	 * stacks, user stacks; NULL when off.  SYM_EVMEMO=off turns them
+	 * off, =check resolves every event the memos answer as well and
+	 * counts the answers that differ (em_bad, of em_checked). */
+	struct evmemo *em_k, *em_u;
+	bool em_check;
+	/* (pid, tid) pairs prof_task() found both in this window's procs
+	 * and threads (window r->gen), a slot by tid: nothing to add. */
+	struct named { int32_t pid, tid; uint64_t gen; } named[64];
+	uint64_t em_checked, em_bad;
+	uint64_t em_key[EVMEMO_KEY_MAX];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1223,12 +1235,18 @@ static int jit_start(void *ctx, int32_t pid, int64_t *start_ns,
 /* Name process @pid and thread @tid in this window's profile. */
 static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 {
+	struct named *nm = NULL;
 	uint64_t pidns;
 	int32_t nspid;
 	const char *comm;
 
 	if (pid <= 0)
 		return;
+	if (!force && tid > 0) {
+		nm = &r->named[(uint32_t)tid * 2654435761u >> 26];
+		if (nm->tid == tid && nm->pid == pid && nm->gen == r->gen)
+			return;	/* both named already */
+	}
 	if (idset_add(&r->procs, pid) || (force && pid == tid)) {
 		jit_proc_add(r, pid);
 		comm = pm_process(r->pm, pid, &pidns, &nspid);
@@ -1236,20 +1254,28 @@ static void prof_task(struct rec *r, int32_t pid, int32_t tid, bool force)
 	}
 	if (tid > 0 && (idset_add(&r->threads, tid) || force))
 		sym_prof_add_thread(r->prof, pid, tid, pm_thread(r->pm, tid));
+	/* (an idset_add() without memory added nothing) */
+	if (nm && idset_has(&r->procs, pid) && idset_has(&r->threads, tid))
+		*nm = (struct named){ .pid = pid, .tid = tid, .gen = r->gen };
 }
 
 /* ---- samples ---- */
 
-/* Frame @i of user PC @pc at time @t: mapping and ELF address. */
-static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
-		      bool ret, struct sym_prof_frame *f, uint32_t *flags,
-		      struct pm_map **mp)
+/* Frame @i of user PC @pc at time @t: mapping and ELF address.  *@from
+ * is raised to the time from which the mapping found holds
+ * (pm_find_from()). */
+static int user_frame_from(struct rec *r, int32_t pid, uint64_t pc,
+			   uint64_t t, bool ret, struct sym_prof_frame *f,
+			   uint32_t *flags, struct pm_map **mp, uint64_t *from)
 {
 	struct pm_map *m;
+	uint64_t mf = 0;
 	int err;
 
 	f->flags = ret ? SYM_PROF_FRAME_RETURN : 0;
-	m = pid > 0 ? pm_find(r->pm, pid, pc, t) : NULL;
+	m = pid > 0 ? pm_find_from(r->pm, pid, pc, t, &mf) : NULL;
+	if (mf > *from)
+		*from = mf;
 	*mp = m;
 	if (!m) {
 		f->map = SYM_PROF_NOMAP;
@@ -1269,6 +1295,15 @@ static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
 		r->not_after_call++;
 	}
 	return 0;
+}
+
+static int user_frame(struct rec *r, int32_t pid, uint64_t pc, uint64_t t,
+		      bool ret, struct sym_prof_frame *f, uint32_t *flags,
+		      struct pm_map **mp)
+{
+	uint64_t from = 0;
+
+	return user_frame_from(r, pid, pc, t, ret, f, flags, mp, &from);
 }
 
 /* dwarf mode: what the whole stack just unwound needed of its copy. */
@@ -1304,14 +1339,15 @@ static void add_flags_n(struct rec *r, uint32_t flags, uint64_t n)
 {
 	unsigned i;
 
+	if (!flags)
+		return;
 	for (i = 0; i < SYM_PROF_NFLAGS; i++) {
 		if (flags & (1u << i)) {
 			r->flagged[i] += n;
 			r->total_flags[i] += n;
 		}
 	}
-	if (flags)
-		r->total_flagged += n;
+	r->total_flagged += n;
 }
 
 static void add_flags(struct rec *r, uint32_t flags)
@@ -1550,17 +1586,22 @@ drop:
 
 /* Kernel return addresses @pcs[0, @k) into r->frames; @cpu: the on-CPU
  * sampler's (the first is where the sample was taken, no BPF frame leads
- * them).  Returns how many. */
+ * them).  Returns how many; *@sure false when a frame was left out for
+ * an error (another call may keep it). */
 static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
-			    bool cpu)
+			    bool cpu, bool *sure)
 {
 	size_t n = 0, i = cpu ? 0 : offcpu_kernel_skip(r->oc, pcs, k);
 	uint32_t kid;
 
+	*sure = true;
 	for (; i < k && n < r->o.max_depth; i++) {
-		if (pcs[i] < KERNEL_START ||
-		    prof_kernel_map(r, pcs[i], &kid) != 0)
+		if (pcs[i] < KERNEL_START)
 			continue;
+		if (prof_kernel_map(r, pcs[i], &kid) != 0) {
+			*sure = false;
+			continue;
+		}
 		r->frames[n].map = kid;
 		r->frames[n].addr = pcs[i];
 		r->frames[n].flags = cpu && n == 0 ? 0 : SYM_PROF_FRAME_RETURN;
@@ -1569,18 +1610,60 @@ static size_t kernel_frames(struct rec *r, const uint64_t *pcs, size_t k,
 	return n;
 }
 
-/* The kernel frames of @e into r->frames; returns how many. */
+/*
+ * The event memo (agent/evmemo.h): a result it found is taken as is,
+ * except with SYM_EVMEMO=check, where the frames are resolved all the
+ * same and compared (em_bad counts those that differ).  @f: the frames
+ * resolved, @n of them, with @flags and @aux.
+ */
+static void em_compare(struct rec *r, const struct evmemo_res *got,
+		       const struct sym_prof_frame *f, size_t n,
+		       uint32_t flags, const uint32_t *aux)
+{
+	r->em_checked++;
+	if (got->nframes != n || got->flags != flags ||
+	    memcmp(got->aux, aux, sizeof(got->aux)) != 0 ||
+	    memcmp(got->frames, f, n * sizeof(*f)) != 0)
+		r->em_bad++;
+}
+
+/* The kernel frames of @e into r->frames; returns how many.  They are a
+ * function of its addresses, its kind and the window (the maps added to
+ * this window's profile; the kernel's text and tracing ranges, the
+ * modules and --max-depth are fixed for the run): the memo's key. */
 static size_t offcpu_kernel(struct rec *r, const struct offcpu_event *e)
 {
-	size_t k;
+	const uint64_t *pcs = (const uint64_t *)e->kstack;
+	struct evmemo_res got, res = { .frames = r->frames };
+	bool cpu = e->state == OFFCPU_STATE_CPU, hit = false, sure;
+	struct evmemo_key key;
+	uint64_t *w = r->em_key;
+	size_t k, n;
 
 	if (r->o.user_only || e->kstack_len <= 0)
 		return 0;
 	k = (size_t)e->kstack_len / sizeof(uint64_t);
 	if (k > OFFCPU_KSTACK_MAX)
 		k = OFFCPU_KSTACK_MAX;
-	return kernel_frames(r, (const uint64_t *)e->kstack, k,
-			     e->state == OFFCPU_STATE_CPU);
+	if (r->em_k) {
+		w[0] = r->gen;
+		w[1] = (uint64_t)cpu << 32 | k;
+		memcpy(w + 2, pcs, k * sizeof(*pcs));
+		evmemo_key(&key, w, k + 2, e->tid);
+		hit = evmemo_find(r->em_k, &key, 0, &got);
+		if (hit && !r->em_check) {
+			memcpy(r->frames, got.frames,
+			       got.nframes * sizeof(*got.frames));
+			return got.nframes;
+		}
+	}
+	n = kernel_frames(r, pcs, k, cpu, &sure);
+	res.nframes = (uint32_t)n;
+	if (hit)
+		em_compare(r, &got, r->frames, n, 0, res.aux);
+	else if (r->em_k && sure)
+		evmemo_put(r->em_k, &key, 0, &res);
+	return n;
 }
 
 /* Tell the agent how the unwind of @e went (enum unwind_stop @stopped),
@@ -1598,13 +1681,74 @@ static void learn_stack(struct rec *r, const struct offcpu_event *e,
 		r->stack_cut++;
 }
 
+/* The user memo's key of the @n PCs of r->pcs and r->exact of process
+ * @pid into r->em_key: what user_frame_from() answers depends on, besides
+ * the time (pm_find_from()): the process's mappings, the window, the
+ * return-address checks' cache.  Returns its words, 0 when too many. */
+static size_t user_key(struct rec *r, int32_t pid, size_t n)
+{
+	uint64_t *w = r->em_key;
+	size_t nw = 4 + n + (n + 7) / 8;
+
+	if (nw > EVMEMO_KEY_MAX)
+		return 0;
+	w[0] = (uint64_t)(uint32_t)pid << 32 | n;
+	w[1] = pm_gen(r->pm, pid);
+	w[2] = r->gen;
+	w[3] = retcheck_epoch(r->rc);
+	memcpy(w + 4, r->pcs, n * sizeof(*w));
+	w[nw - 1] = 0;
+	memcpy(w + 4 + n, r->exact, n);
+	return nw;
+}
+
+/* The @n user frames of r->pcs (@e's) into r->frames after @nf kernel
+ * ones, through the user memo; returns the total, 0 on an error. */
+static size_t user_frames(struct rec *r, const struct offcpu_event *e,
+			  size_t n, size_t nf, uint32_t *flags)
+{
+	int32_t pid = (int32_t)e->pid;
+	uint64_t from = 0, leaf0 = r->unmapped_leaf, call0 = r->not_after_call;
+	struct evmemo_res got, res = { .frames = r->frames + nf };
+	struct evmemo_key key;
+	size_t nw = r->em_u ? user_key(r, pid, n) : 0, i;
+	bool hit = false;
+	struct pm_map *m;
+
+	if (nw) {
+		evmemo_key(&key, r->em_key, nw, e->tid);
+		hit = evmemo_find(r->em_u, &key, e->start_ns, &got);
+		if (hit && !r->em_check) {
+			memcpy(r->frames + nf, got.frames,
+			       got.nframes * sizeof(*got.frames));
+			*flags |= got.flags;
+			r->unmapped_leaf += got.aux[0];
+			r->not_after_call += got.aux[1];
+			return nf + got.nframes;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (user_frame_from(r, pid, r->pcs[i], e->start_ns,
+				    !r->exact[i], &r->frames[nf + i],
+				    &res.flags, &m, &from))
+			return 0;
+	*flags |= res.flags;
+	res.nframes = (uint32_t)n;
+	res.aux[0] = (uint32_t)(r->unmapped_leaf - leaf0);
+	res.aux[1] = (uint32_t)(r->not_after_call - call0);
+	if (hit)
+		em_compare(r, &got, res.frames, n, res.flags, res.aux);
+	else if (nw && retcheck_epoch(r->rc) == r->em_key[3])
+		evmemo_put(r->em_u, &key, from, &res);
+	return nf + n;
+}
+
 /* The user frames of @e after @nf kernel ones; returns the total. */
 static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 			  size_t nf, uint32_t *flags)
 {
 	int stopped = 0;
-	size_t n = 0, i;
-	struct pm_map *m;
+	size_t n = 0;
 
 	if (!e->user) {
 		*flags |= nf ? SYM_PROF_KERNEL : 0;
@@ -1628,11 +1772,7 @@ static size_t offcpu_user(struct rec *r, const struct offcpu_event *e,
 	else
 		count_extent(r);
 	learn_stack(r, e, stopped);
-	for (i = 0; i < n; i++, nf++)
-		if (user_frame(r, (int32_t)e->pid, r->pcs[i], e->start_ns,
-			       !r->exact[i], &r->frames[nf], flags, &m))
-			return 0;
-	return nf;
+	return user_frames(r, e, n, nf, flags);
 }
 
 /* The values of event @e, in the order of set_value_types(). */
@@ -1799,14 +1939,14 @@ static void on_agg(void *ctx, const struct agg_stack *s,
 	struct offcpu_event e = { .weight_ns = weight, .state = k->state };
 	uint32_t flags = 0;
 	size_t nf = 0, nu = s->nuser < AGG_USER_MAX ? s->nuser : AGG_USER_MAX;
-	bool cpu = k->state == OFFCPU_STATE_CPU;
+	bool cpu = k->state == OFFCPU_STATE_CPU, sure;
 
 	if (!pm_known(r->pm, (int32_t)k->tgid))
 		pm_scan(r->pm, (int32_t)k->tgid);
 	agg_catch_up(r, (int32_t)k->tgid, s);
 	if (!r->o.user_only)
 		nf = kernel_frames(r, (const uint64_t *)s->pc, s->nkern < AGG_KERN_MAX ?
-				   s->nkern : AGG_KERN_MAX, cpu);
+				   s->nkern : AGG_KERN_MAX, cpu, &sure);
 	nf = agg_user(r, (int32_t)k->tgid,
 		      (const uint64_t *)&s->pc[AGG_KERN_MAX], nu, nf,
 		      &flags);
@@ -1904,6 +2044,21 @@ static int cost_omit_env(uint32_t *bits)
 	return 0;
 }
 
+/* The event memos (r->em_k, r->em_u), unless SYM_EVMEMO=off; without
+ * memory, none. */
+static void em_open(struct rec *r)
+{
+	const char *v = getenv("SYM_EVMEMO");
+
+	if (v && strcmp(v, "off") == 0)
+		return;
+	r->em_check = v && strcmp(v, "check") == 0;
+	if (evmemo_new(&r->em_k) || evmemo_new(&r->em_u)) {
+		evmemo_free(r->em_k);
+		r->em_k = NULL;
+	}
+}
+
 /* Load and attach the BPF agent; before the perf events, so that a
  * kernel that refuses BPF is what the error names (--off-cpu and
  * --sched-delay fail; --wall falls back to its CPU part). */
@@ -1932,6 +2087,7 @@ static int offcpu_start(struct rec *r)
 	if (cost_omit_env(&oo.cost_omit))
 		return -EINVAL;
 	agg_opts(r, &oo);
+	em_open(r);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
 	if (err && r->o.wall)
 		return wall_fallback(r, why);
@@ -2966,6 +3122,23 @@ static void offcpu_summary(struct rec *r)
 			tool_prog(), c[OFFCPU_CNT_NOWAKE]);
 }
 
+/* The event memos' part of the unwind summary. */
+static void em_summary(const struct rec *r)
+{
+	struct evmemo_stats k, u;
+
+	if (!r->em_k)
+		return;
+	evmemo_stats(r->em_k, &k);
+	evmemo_stats(r->em_u, &u);
+	fprintf(stderr, "; off-CPU frames answered by the event memo: kernel "
+		"%" PRIu64 " of %" PRIu64 ", user %" PRIu64 " of %" PRIu64,
+		k.hits, k.hits + k.misses, u.hits, u.hits + u.misses);
+	if (r->em_check)
+		fprintf(stderr, " (checked %" PRIu64 ", differed %" PRIu64
+			")", r->em_checked, r->em_bad);
+}
+
 /* How the CFI unwinds stopped short, and the mappings the unwinder was
  * refused (a file gone, another build ID): why stacks are flagged unwind. */
 static void unwind_summary(const struct rec *r)
@@ -2986,6 +3159,7 @@ static void unwind_summary(const struct rec *r)
 	unwinder_stats(r->uw, &st);
 	fprintf(stderr, "; unwinds answered by the memo %" PRIu64 " of %"
 		PRIu64, st.memo_hits, st.memo_hits + st.memo_misses);
+	em_summary(r);
 	fputc('\n', stderr);
 }
 
@@ -3439,6 +3613,8 @@ static void release(struct rec *r)
 	retcheck_free(r->rc);
 	fpcheck_free(r->fpc);
 	offcpu_close(r->oc);
+	evmemo_free(r->em_k);
+	evmemo_free(r->em_u);
 	unwinder_free(r->uw);
 	sym_prof_free(r->prof);
 	if (r->ksnap_started && !r->ksnap_joined)

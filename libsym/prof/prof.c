@@ -639,18 +639,19 @@ static uint64_t stack_hash(const struct sym_prof_stack *s, uint32_t source)
 	return mix64(h);
 }
 
+/* (Frames have no padding: equal fields are equal bytes.) */
+_Static_assert(sizeof(struct sym_prof_frame) == 2 * sizeof(uint64_t),
+	       "struct sym_prof_frame has padding");
+
 static bool stack_eq(const struct sym_prof_stack *a,
 		     const struct sym_prof_stack *b)
 {
 	if (a->pid != b->pid || a->tid != b->tid || a->flags != b->flags ||
 	    a->nframes != b->nframes)
 		return false;
-	for (uint32_t i = 0; i < a->nframes; i++)
-		if (a->frames[i].addr != b->frames[i].addr ||
-		    a->frames[i].map != b->frames[i].map ||
-		    a->frames[i].flags != b->frames[i].flags)
-			return false;
-	return true;
+	return a->nframes == 0 ||
+	       memcmp(a->frames, b->frames,
+		      a->nframes * sizeof(*a->frames)) == 0;
 }
 
 /* Room for @n stack sources; the first allocation zeroes the sources of
@@ -766,15 +767,17 @@ int sym_prof_add_stack_values(struct sym_prof *p,
 	if (s->pid < 0 || s->tid < 0 || (s->nframes && !s->frames) ||
 	    (s->flags & ~STACK_FLAGS) || source > p->nsources)
 		return -EINVAL;
+	/* A stack equal to a recent one passed the frames' checks below
+	 * when it was added, and still does (maps are only added). */
+	recent = recent_slot(p, s);
+	if (*recent && source_of(p, *recent - 1) == source &&
+	    stack_eq(&p->stacks[*recent - 1], s))
+		return add_to(p, *recent - 1, s, values);
 	for (uint32_t k = 0; k < s->nframes; k++)
 		if ((s->frames[k].map != SYM_PROF_NOMAP &&
 		     s->frames[k].map >= p->nmaps) ||
 		    (s->frames[k].flags & ~(uint32_t)SYM_PROF_FRAME_RETURN))
 			return -EINVAL;
-	recent = recent_slot(p, s);
-	if (*recent && source_of(p, *recent - 1) == source &&
-	    stack_eq(&p->stacks[*recent - 1], s))
-		return add_to(p, *recent - 1, s, values);
 	h = stack_hash(s, source);
 	if (p->nslots) {
 		mask = p->nslots - 1;

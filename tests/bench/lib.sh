@@ -1,5 +1,6 @@
 # lib.sh - what bench.sh, symd-bench.sh, symd-attack-bench.sh and
-# views-bench.sh share (sourced, not run).
+# views-bench.sh, offcpu-bench.sh and offcpu-callgrind.sh share (sourced,
+# not run).
 # The caller defines note() (one line on stderr).
 
 # debug_file F: the separate debug file of F found by build ID, or nothing.
@@ -109,3 +110,17 @@ for _ in range(int(sys.argv[2])):
         x -= s
 EOF
 }
+
+# wait_for CMD...: up to 30 s for CMD to succeed (offcpu-bench.sh,
+# offcpu-callgrind.sh).
+wait_for() {
+	for _i in $(seq 600); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	note "timed out: $*"
+	return 1
+}
+# stopped PID: PID is stopped; attached PID: PID holds a BPF link.
+stopped() { grep -q '^State:.*T' /proc/"$1"/status; }
+attached() { grep -qs '^link_type:' /proc/"$1"/fdinfo/*; }

@@ -114,17 +114,6 @@ fi
 gcc -O2 -g -pthread ${BENCH_OFFCPU_CFLAGS:-} -o "$W/pp" "$ROOT/fixtures/src/prof_pingpong.c"
 ITERS=$("$W/pp" -c "$WORK_US")
 
-# wait_for CMD...: up to 30 s for CMD to succeed.
-wait_for() {
-	for _i in $(seq 600); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	note "timed out: $*"
-	return 1
-}
-stopped() { grep -q '^State:.*T' /proc/"$1"/status; }
-attached() { grep -qs '^link_type:' /proc/"$1"/fdinfo/*; }
 # task_ns PID: CPU ns of all of PID's threads.
 task_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null |
 	awk '{ s += $1 } END { printf "%d\n", s }'; }

@@ -1,9 +1,12 @@
 /*
  * t-record.c - unit tests of sym record's modules that need no perf
- * events: the mapping table over time (tools/agent/procmaps.c), the ELF
- * reader, the call-instruction test of return addresses
- * (tools/agent/retcheck.c) and the MMAP2 decoder (tools/agent/perf.c),
- * through their headers; the test links the agent's archive.
+ * events: the mapping table over time (tools/agent/procmaps.c), with its
+ * generations and the times its answers hold from (pm_gen(),
+ * pm_find_from(): what the off-CPU event memo keys on), the ELF reader,
+ * the call-instruction test of return addresses (tools/agent/retcheck.c),
+ * the event memo itself (tools/agent/evmemo.c) and the MMAP2 decoder
+ * (tools/agent/perf.c), through their headers; the test links the
+ * agent's archive.
  */
 #include <elf.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "agent/evmemo.h"
 #include "agent/perf.h"
 #include "agent/procmaps.h"
 #include "agent/retcheck.h"
@@ -231,6 +235,53 @@ static void test_map_keys(void)
  * the kernel could give: the file at the path is taken only when it is the
  * inode the kernel named (device, number, generation).
  */
+/*
+ * A mapping read after the process went on: the range now holds another
+ * file (a library closed and another opened at its address, as
+ * fixtures/src/prof_remap.c does).  Here: this process's libc text
+ * range, recorded as mapping this test's executable, by the kernel's
+ * inode.  map_files names libc; the mapping must get the executable's
+ * build ID (its path, vouched for by the inode), not libc's.
+ */
+static void test_later_mapping(void)
+{
+	unsigned long long lo = 0, hi = 0, a, b;
+	char path[PATH_MAX], line[PATH_MAX + 128], perms[8];
+	struct pm *pm = NULL;
+	struct pm_inode ino;
+	struct pm_elf want;
+	struct pm_map *m;
+	struct stat st;
+	ssize_t n;
+	FILE *f;
+	int fd;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	f = fopen("/proc/self/maps", "re");
+	CHECK(n > 0 && f);
+	if (n <= 0 || !f)
+		return;
+	path[n] = '\0';
+	while (!lo && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s", &a, &b, perms) == 3 &&
+		    perms[2] == 'x' && strstr(line, "/libc.so"))
+			lo = a, hi = b;
+	fclose(f);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(lo && fd >= 0 && fstat(fd, &st) == 0);
+	if (!lo || fd < 0)
+		return;
+	CHECK_ERR(pm_elf_read_fd(fd, &want), 0);
+	close(fd);
+	ino = (struct pm_inode){ .dev = st.st_dev, .ino = st.st_ino };
+	CHECK_ERR(pm_new(NULL, &pm), 0);
+	CHECK_ERR(pm_mmap(pm, (int32_t)getpid(), 10, lo, hi - lo, 0, NULL, 0,
+			  &ino, path), 0);
+	m = pm_find(pm, (int32_t)getpid(), lo, 11);
+	CHECK(m && strcmp(m->build_id, want.build_id) == 0);
+	pm_free(pm);
+}
+
 static void test_gone_inode(void)
 {
 	struct pm_hooks h = { NULL, NULL, NULL, NULL };
@@ -379,6 +430,290 @@ static void test_maps(void)
 	CHECK(pm_find(pm, PID, 0x8500, 42) != NULL);
 	pm_free(pm);
 	pm_free(NULL);
+}
+
+/* ---- generations and the times answers hold from ---- */
+
+static const uint64_t grid_pc[] = {
+	0x500, 0x1500, 0x2500, 0x3500, 0x4500, 0x5500, 0x8500, 0x9500,
+};
+#define GRID_T 60
+
+/* Whether every answer of pm_find_from() over the grid holds as it says:
+ * for every later time of the grid at or after its from, pm_find() gives
+ * the same mapping.  *@stable: answers that hold from some time. */
+static bool from_holds(struct pm *pm, int32_t pid, size_t *stable)
+{
+	for (size_t i = 0; i < sizeof(grid_pc) / sizeof(*grid_pc); i++) {
+		for (uint64_t t = 0; t < GRID_T; t++) {
+			uint64_t from;
+			struct pm_map *m = pm_find_from(pm, pid, grid_pc[i], t,
+							&from);
+
+			if (m != pm_find(pm, pid, grid_pc[i], t))
+				return false;
+			if (from == UINT64_MAX)
+				continue;
+			if (from > t)
+				return false;
+			++*stable;
+			for (uint64_t u = from; u < GRID_T; u++)
+				if (pm_find(pm, pid, grid_pc[i], u) != m)
+					return false;
+		}
+	}
+	return true;
+}
+
+/* After each change to the mappings of test_maps()'s story, the process's
+ * generation is new (never one seen before), the answers hold from the
+ * times they say; what changes nothing keeps it. */
+static void test_gen_from(void)
+{
+	struct pm_hooks h = { NULL, NULL, NULL, NULL };
+	uint64_t gens[32], g;
+	size_t ngens = 0, stable = 0;
+	struct pm *pm = NULL;
+	bool fresh = true, holds = true;
+
+#define STEP(call) do {							\
+		call;							\
+		g = pm_gen(pm, PID);					\
+		for (size_t i_ = 0; i_ < ngens; i_++)			\
+			fresh &= gens[i_] != g;				\
+		gens[ngens++] = g;					\
+		holds &= from_holds(pm, PID, &stable);			\
+	} while (0)
+
+	CHECK_ERR(pm_new(&h, &pm), 0);
+	CHECK(pm_gen(pm, PID) == 0);
+	STEP(pm_mmap(pm, PID, 10, 0x1000, 0x4000, 0, NULL, 0, NULL,
+		     "/nonexistent/a"));
+	STEP(pm_mmap(pm, PID, 20, 0x2000, 0x1000, 0x7000, NULL, 0, NULL,
+		     "/nonexistent/b"));
+	STEP(pm_exec(pm, PID, 30));
+	STEP(pm_mmap(pm, PID, 32, 0x2000, 0x1000, 0, NULL, 0, NULL,
+		     "/nonexistent/c"));
+	STEP(pm_mmap(pm, PID, 36, 0x8000, 0x2000, 0, NULL, 0, NULL,
+		     "/nonexistent/d"));
+	STEP(pm_exec(pm, PID, 35));
+	{
+		uint64_t from;
+
+		/* c, dead at 35: an answer that depends on the time */
+		CHECK(pm_find_from(pm, PID, 0x2500, 33, &from) != NULL &&
+		      from == UINT64_MAX);
+	}
+	STEP(pm_mmap(pm, PID, 40, 0x9000, 0x1000, 0, NULL, 0, NULL,
+		     "/nonexistent/e"));
+	STEP(pm_gc(pm, 31));
+	STEP(pm_gc(pm, 50));
+	CHECK(fresh && ngens == 9);
+	CHECK(holds && stable > 0);
+	/* (a live mapping's holds from its start; a dead one's never) */
+	{
+		uint64_t from;
+
+		CHECK(pm_find_from(pm, PID, 0x8500, 45, &from) != NULL &&
+		      from == 36);
+		CHECK(pm_find_from(pm, PID, 0x2500, 33, &from) == NULL &&
+		      from == 0);	/* (collected: none ever held it) */
+	}
+	/* Nothing that leaves the mappings as they are changes it. */
+	g = pm_gen(pm, PID);
+	pm_find(pm, PID, 0x2500, 45);
+	pm_comm(pm, PID, PID, "x");
+	pm_exit(pm, PID, PID + 1, 46);
+	pm_gc(pm, 51);
+	CHECK(pm_gen(pm, PID) == g);
+	/* A fork over a reused pid: the child's new generation. */
+	CHECK_ERR(pm_fork(pm, KID, PID, KID, 47), 0);
+	g = pm_gen(pm, KID);
+	CHECK(g != 0 && g > gens[ngens - 1]);
+	pm_exit(pm, KID, KID, 48);
+	CHECK_ERR(pm_fork(pm, KID, PID, KID, 49), 0);
+	CHECK(pm_gen(pm, KID) > g);
+	holds = from_holds(pm, KID, &stable);
+	CHECK(holds);
+	/* A process forgotten and seen again: a generation never seen. */
+	pm_exit(pm, KID, KID, 52);
+	pm_gc(pm, 53);
+	CHECK(!pm_known(pm, KID) && pm_gen(pm, KID) == 0);
+	CHECK_ERR(pm_fork(pm, KID, PID, KID, 54), 0);
+	CHECK(pm_gen(pm, KID) > g);
+	pm_free(pm);
+#undef STEP
+}
+
+/* This process's own mappings (pm_scan(), t_start 0): the PCs of its
+ * code hold from 0 on, with the mapping pm_find() gives at any time. */
+static void test_gen_self(void)
+{
+	uint64_t pcs[] = { (uint64_t)(uintptr_t)test_gen_self,
+			   (uint64_t)(uintptr_t)printf,
+			   (uint64_t)(uintptr_t)memcmp,
+			   (uint64_t)(uintptr_t)&pcs, 8 };
+	int32_t self = (int32_t)getpid();
+	struct pm *pm = NULL;
+	bool ok = true;
+	uint64_t g;
+
+	CHECK_ERR(pm_new(NULL, &pm), 0);
+	CHECK_ERR(pm_scan(pm, self), 0);
+	g = pm_gen(pm, self);
+	CHECK(g != 0);
+	for (size_t i = 0; i < sizeof(pcs) / sizeof(*pcs); i++) {
+		uint64_t from;
+		struct pm_map *m = pm_find_from(pm, self, pcs[i], 1000, &from);
+
+		/* code: a live mapping from 0; a stack or null address: in
+		 * no mapping, ever (NULL from 0) */
+		ok &= from == 0 && (i >= 3 ? m == NULL : m != NULL);
+		for (uint64_t t = 0; t < 2000000000000ULL; t += 99999999999ULL)
+			ok &= pm_find(pm, self, pcs[i], t) == m;
+	}
+	CHECK(ok);
+	CHECK(pm_gen(pm, self) == g);
+	pm_free(pm);
+}
+
+/* ---- the event memo ---- */
+
+/* A result of @n frames made from @seed. */
+static void memo_res(struct sym_prof_frame *f, uint32_t n, uint64_t seed,
+		     struct evmemo_res *r)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		f[i].addr = seed * 7919 + i;
+		f[i].map = (uint32_t)(seed + i) % 5;
+		f[i].flags = i > 0;
+	}
+	*r = (struct evmemo_res){ .frames = f, .nframes = n,
+				  .flags = (uint32_t)seed & 3,
+				  .aux = { (uint32_t)seed, 1 } };
+}
+
+static bool res_eq(const struct evmemo_res *a, const struct evmemo_res *b)
+{
+	return a->nframes == b->nframes && a->flags == b->flags &&
+	       memcmp(a->aux, b->aux, sizeof(a->aux)) == 0 &&
+	       memcmp(a->frames, b->frames,
+		      a->nframes * sizeof(*a->frames)) == 0;
+}
+
+static uint64_t rnd_state = 88172645463325252ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/*
+ * The memo's mechanics: an answer only for the very key stored (any word
+ * changed, or one fewer, misses), only at or after its time, nothing when
+ * off or for a result not to be kept; then a model: thousands of puts
+ * and finds over 600 keys, each answer the last result put for its key
+ * at a time it holds for, and no more answers than the memo's slots.
+ */
+static void test_evmemo(void)
+{
+	static struct sym_prof_frame f[EVMEMO_FRAMES_MAX + 1], g[64], w[64];
+	static uint64_t keys[600][40], kw[EVMEMO_KEY_MAX + 1];
+	static uint64_t model_seed[600], model_from[600];
+	static uint32_t klen[600];
+	struct evmemo_res r, got, want;
+	struct evmemo_key k;
+	struct evmemo_stats st;
+	struct evmemo *m = NULL;
+	bool ok = true, any_miss = false;
+	size_t hits = 0;
+
+	CHECK_ERR(evmemo_new(&m), 0);
+	for (size_t i = 0; i < 12; i++)
+		kw[i] = 0xffffffff81000000ULL + i * 0x1234;
+	evmemo_key(&k, kw, 12, 7);
+	CHECK(!evmemo_find(m, &k, 5, &got));
+	memo_res(f, 9, 42, &r);
+	CHECK_ERR(evmemo_put(m, &k, 100, &r), 0);
+	CHECK(!evmemo_find(m, &k, 99, &got));
+	CHECK(evmemo_find(m, &k, 100, &got) && res_eq(&got, &r));
+	CHECK(evmemo_find(m, &k, 5000, &got) && res_eq(&got, &r));
+	for (size_t i = 0; i < 12; i++) {
+		kw[i] ^= 1;
+		evmemo_key(&k, kw, 12, 7);
+		any_miss |= evmemo_find(m, &k, 200, &got);
+		kw[i] ^= 1;
+	}
+	CHECK(!any_miss);	/* (none of the changed keys answered) */
+	evmemo_key(&k, kw, 11, 7);
+	CHECK(!evmemo_find(m, &k, 200, &got));
+	evmemo_key(&k, kw, 12, 7);
+	evmemo_set(m, false);
+	CHECK(!evmemo_find(m, &k, 200, &got));
+	memo_res(f, 3, 43, &r);
+	CHECK_ERR(evmemo_put(m, &k, 0, &r), 0);
+	evmemo_set(m, true);
+	memo_res(w, 9, 42, &want);
+	CHECK(evmemo_find(m, &k, 200, &got) && res_eq(&got, &want));
+	/* Not kept: a time it never holds from, too long a key or result;
+	 * the entry kept for the key stays. */
+	memo_res(f, 3, 44, &r);
+	CHECK_ERR(evmemo_put(m, &k, UINT64_MAX, &r), 0);
+	CHECK(evmemo_find(m, &k, 200, &got) && res_eq(&got, &want));
+	memo_res(f, EVMEMO_FRAMES_MAX + 1, 45, &r);
+	CHECK_ERR(evmemo_put(m, &k, 0, &r), 0);
+	CHECK(evmemo_find(m, &k, 200, &got) && res_eq(&got, &want));
+	evmemo_key(&k, kw, EVMEMO_KEY_MAX + 1, 7);
+	memo_res(f, 2, 46, &r);
+	CHECK_ERR(evmemo_put(m, &k, 0, &r), 0);
+	CHECK(!evmemo_find(m, &k, 200, &got));
+	evmemo_stats(m, &st);
+	CHECK(st.stores == 1 && st.hits == 5);
+	evmemo_free(m);
+	evmemo_free(NULL);
+
+	/* The model. */
+	CHECK_ERR(evmemo_new(&m), 0);
+	for (size_t i = 0; i < 600; i++) {
+		klen[i] = 1 + (uint32_t)(rnd() % 40);
+		for (uint32_t j = 0; j < klen[i]; j++)
+			keys[i][j] = rnd() % 4;	/* (many alike) */
+		keys[i][0] = i;			/* (but each its own) */
+		model_from[i] = UINT64_MAX;
+	}
+	for (int op = 0; op < 40000; op++) {
+		size_t i = (size_t)(rnd() % 600);
+		uint64_t t = rnd() % 1000;
+
+		/* (tags: a key's entry is tried first by its tag, often
+		 * another key's since) */
+		evmemo_key(&k, keys[i], klen[i], (uint32_t)(rnd() % 8));
+		if (rnd() % 3 == 0) {
+			model_seed[i] = rnd() % 1000;
+			model_from[i] = t;
+			memo_res(g, (uint32_t)(model_seed[i] % 64),
+				 model_seed[i], &r);
+			ok &= evmemo_put(m, &k, t, &r) == 0;
+			continue;
+		}
+		if (!evmemo_find(m, &k, t, &got))
+			continue;
+		hits++;
+		memo_res(w, (uint32_t)(model_seed[i] % 64), model_seed[i],
+			 &want);
+		ok &= t >= model_from[i] && res_eq(&got, &want);
+	}
+	CHECK(ok && hits > 1000);
+	hits = 0;
+	for (size_t i = 0; i < 600; i++) {
+		evmemo_key(&k, keys[i], klen[i], (uint32_t)i);
+		hits += evmemo_find(m, &k, UINT64_MAX - 1, &got);
+	}
+	CHECK(hits <= EVMEMO_SETS * EVMEMO_WAYS);
+	evmemo_free(m);
 }
 
 static void test_kernel(void)
@@ -625,7 +960,11 @@ int main(void)
 	test_retcheck();
 	test_elf();
 	test_maps();
+	test_gen_from();
+	test_gen_self();
+	test_evmemo();
 	test_gone_inode();
+	test_later_mapping();
 	test_map_keys();
 	test_kernel();
 	test_kmods();

@@ -30,6 +30,9 @@ struct addrcache {
 	struct addrcache_slot *slots;	/* owned: addrcache_fini() */
 	size_t used;
 	uint64_t hits;		/* addrcache_get() calls that found one */
+	/* Times emptied: while it is the same, a value addrcache_get()
+	 * found stays found (entries are only added in between). */
+	uint64_t clears;
 };
 
 /**
@@ -57,6 +60,7 @@ static inline void addrcache_clear(struct addrcache *c)
 	if (c->used) {
 		memset(c->slots, 0, ADDRCACHE_SLOTS * sizeof(*c->slots));
 		c->used = 0;
+		c->clears++;
 	}
 }
 

@@ -71,6 +71,8 @@ struct offcpu {
 	 * failed. */
 	struct stacklearn *sl;
 	uint64_t sl_failed;
+	/* offcpu_counters(): the kernel refused a batch lookup. */
+	bool no_batch;
 	/* The on-CPU sampler: one perf event (and link) per online CPU. */
 	int *pe_fds;
 	struct bpf_link **pe_links;
@@ -699,23 +701,51 @@ uint64_t offcpu_map_bytes(const struct offcpu *oc)
 	return n;
 }
 
+/* All the counters' per-CPU values into @v (OFFCPU_NCNT x the possible
+ * CPUs, key by key) in one system call, a batch lookup (the drain reads them every
+ * round: one lookup a counter was 15 bpf() calls a drain).  Returns 0,
+ * or -1 when the kernel cannot (then oc->no_batch: never again). */
+static int counters_batch(struct offcpu *oc, uint64_t *v)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t keys[OFFCPU_NCNT], out, n = OFFCPU_NCNT, k;
+	int err;
+
+	if (oc->no_batch)
+		return -1;
+	err = bpf_map_lookup_batch(bpf_map__fd(oc->skel->maps.counters),
+				   NULL, &out, keys, v, &n, &o);
+	for (k = 0; (!err || err == -ENOENT) && k < n; k++)
+		if (keys[k] != k)
+			break;
+	if ((err && err != -ENOENT) || n != OFFCPU_NCNT || k != n) {
+		oc->no_batch = true;
+		return -1;
+	}
+	return 0;
+}
+
 void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v;
 	uint32_t k;
+	bool all;
 
 	memset(cnt, 0, OFFCPU_NCNT * sizeof(*cnt));
 	if (ncpu <= 0)
 		return;
-	v = calloc((size_t)ncpu, sizeof(*v));
+	v = calloc((size_t)ncpu * OFFCPU_NCNT, sizeof(*v));
+	all = v && counters_batch(oc, v) == 0;
 	for (k = 0; v && k < OFFCPU_NCNT; k++) {
-		if (bpf_map__lookup_elem(oc->skel->maps.counters, &k,
-					 sizeof(k), v, (size_t)ncpu *
-					 sizeof(*v), 0))
+		uint64_t *vk = v + (size_t)k * (size_t)ncpu;
+
+		if (!all && bpf_map__lookup_elem(oc->skel->maps.counters, &k,
+						 sizeof(k), vk, (size_t)ncpu *
+						 sizeof(*v), 0))
 			continue;
 		for (int c = 0; c < ncpu; c++)
-			cnt[k] += v[c];
+			cnt[k] += vk[c];
 	}
 	free(v);
 	cnt[OFFCPU_CNT_ORPHAN] = aggdrain_orphans(oc->ad);

@@ -42,6 +42,9 @@
 
 struct proc {
 	int32_t pid;
+	/* pm_gen(): changed (from pm->next_gen) by every change to @live or
+	 * @dead, never the same for two states, even of a pid seen again. */
+	uint64_t gen;
 	bool exited;
 	uint64_t t_exit;
 	uint64_t pidns;
@@ -95,6 +98,7 @@ struct pm {
 	size_t self_vdso_len;
 	bool self_vdso_ok;
 	struct pm_stats st;
+	uint64_t next_gen;		/* proc.gen source */
 };
 
 /* ---- ELF ---- */
@@ -453,6 +457,7 @@ static struct proc *proc_add(struct pm *pm, int32_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->gen = ++pm->next_gen;
 	p->next = pm->procs[h];
 	pm->procs[h] = p;
 	pm->st.processes++;
@@ -644,8 +649,16 @@ static void resolve_file(struct pm *pm, struct pm_map *m, const char *kbid,
 		mino.dev = mst.st_dev;
 		mino.ino = mst.st_ino;
 	}
+	/* The record is read after the process went on: its range may hold
+	 * a later mapping by now (a library closed, another opened at its
+	 * address), which map_files names instead.  The kernel's inode says
+	 * which: another one there is not this mapping's file (the libraries
+	 * of prof_remap.c got each other's build IDs). */
+	if (have_mst && kino &&
+	    (mino.dev != kino->dev || mino.ino != kino->ino))
+		have_mst = false;
 	if (m->path[0] == '/') {
-		e = cache_path(pm, root, have_mst ? &mino : NULL);
+		e = cache_path(pm, root, have_mst ? &mino : kino);
 		how = root;
 	}
 	if (e && kbid[0] && strcmp(e->elf.build_id, kbid) != 0) {
@@ -772,6 +785,7 @@ static size_t live_lower(const struct proc *p, uint64_t addr)
 static void kill_map(struct pm *pm, struct proc *p, struct pm_map *m,
 		     uint64_t t)
 {
+	p->gen = ++pm->next_gen;
 	m->t_end = t;
 	if (pm->hooks.unmap)
 		pm->hooks.unmap(pm->hooks.ctx, p->pid, m->start, m->end);
@@ -816,6 +830,7 @@ static int insert_live(struct pm *pm, struct proc *p, struct pm_map *m,
 	need = p->nlive - (k - i) + 1 + !!before + !!after;
 	if (tool_grow(&p->live, &p->caplive, need, sizeof(*p->live), 8))
 		goto nomem;
+	p->gen = ++pm->next_gen;
 	/* The covered parts die. */
 	for (j = i; j < k; j++) {
 		struct pm_map *o = p->live[j];
@@ -1187,6 +1202,7 @@ void pm_exec(struct pm *pm, int32_t pid, uint64_t t)
 
 	if (!p)
 		return;
+	p->gen = ++pm->next_gen;
 	for (i = j = 0; i < p->nlive; i++) {
 		struct pm_map *m = p->live[i];
 
@@ -1236,17 +1252,29 @@ void pm_exit(struct pm *pm, int32_t pid, int32_t tid, uint64_t t)
 	}
 }
 
-struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
+/* Whether a mapping of @p, live or dead, ever held @pc. */
+static bool ever_held(const struct proc *p, uint64_t pc)
 {
-	struct proc *p = proc_get(pm, pid);
+	size_t i = live_lower(p, pc);
+
+	if (i < p->nlive && p->live[i]->start <= pc)
+		return true;
+	for (i = 0; i < p->ndead; i++)
+		if (p->dead[i]->start <= pc && pc < p->dead[i]->end)
+			return true;
+	return false;
+}
+
+/* pm_find_from() after the live mappings missed: the dead ones. */
+static struct pm_map *find_dead(const struct proc *p, uint64_t pc,
+				uint64_t t, uint64_t *from)
+{
 	struct pm_map *m, *best;
 	size_t i;
 
-	if (!p)
-		return NULL;
-	i = live_lower(p, pc);
-	if (i < p->nlive && p->live[i]->start <= pc && p->live[i]->t_start <= t)
-		return p->live[i];
+	/* The answer below depends on @t, unless no mapping ever held @pc
+	 * (NULL at any time). */
+	*from = ever_held(p, pc) ? UINT64_MAX : 0;
 	/* Newest dead mapping that held @pc at @t. */
 	for (i = p->ndead; i-- > 0;) {
 		m = p->dead[i];
@@ -1265,6 +1293,38 @@ struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
 			best = m;
 	}
 	return best;
+}
+
+struct pm_map *pm_find_from(struct pm *pm, int32_t pid, uint64_t pc,
+			    uint64_t t, uint64_t *from)
+{
+	struct proc *p = proc_get(pm, pid);
+	size_t i;
+
+	*from = UINT64_MAX;
+	if (!p)
+		return NULL;
+	i = live_lower(p, pc);
+	if (i < p->nlive && p->live[i]->start <= pc &&
+	    p->live[i]->t_start <= t) {
+		*from = p->live[i]->t_start;
+		return p->live[i];
+	}
+	return find_dead(p, pc, t, from);
+}
+
+struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t)
+{
+	uint64_t from;
+
+	return pm_find_from(pm, pid, pc, t, &from);
+}
+
+uint64_t pm_gen(struct pm *pm, int32_t pid)
+{
+	struct proc *p = proc_get(pm, pid);
+
+	return p ? p->gen : 0;
 }
 
 const char *pm_process(struct pm *pm, int32_t pid, uint64_t *pidns,
@@ -1330,6 +1390,8 @@ void pm_gc(struct pm *pm, uint64_t horizon)
 				else
 					p->dead[j++] = p->dead[i];
 			}
+			if (j != p->ndead)
+				p->gen = ++pm->next_gen;
 			p->ndead = j;
 			pp = &p->next;
 		}

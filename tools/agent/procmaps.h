@@ -233,6 +233,29 @@ void pm_exit(struct pm *pm, int32_t pid, int32_t tid, uint64_t t);
  */
 struct pm_map *pm_find(struct pm *pm, int32_t pid, uint64_t pc, uint64_t t);
 
+/**
+ * pm_find_from() - pm_find(), and from when its answer holds: for every
+ * time t' >= *@from, pm_find(@pid, @pc, t') gives the same mapping (the
+ * same pointer, NULL included) as long as pm_gen(@pid) is unchanged.
+ * @param[out] from  the mapping's t_start when a live mapping held @pc;
+ *                   0 when no mapping, live or dead, ever held it (NULL at
+ *                   any time); UINT64_MAX otherwise (the answer depends
+ *                   on the time: a mapping that died, or not yet mapped)
+ */
+struct pm_map *pm_find_from(struct pm *pm, int32_t pid, uint64_t pc,
+			    uint64_t t, uint64_t *from);
+
+/**
+ * pm_gen() - the generation of @pid's mappings: changed by every change
+ * to them (a mapping added, clipped or dead, an exec, a fork over a
+ * reused pid, dead mappings collected), and never the same for two
+ * states of them, even of a process forgotten and seen again; 0 when
+ * @pid is unknown.  What pm_find() answers for @pid depends only on it
+ * and the arguments, so a result kept with it stays true while it is
+ * the same (tools/agent/evmemo.h).
+ */
+uint64_t pm_gen(struct pm *pm, int32_t pid);
+
 /** pm_known() - whether @pid is in the table (scanned or forked). */
 bool pm_known(struct pm *pm, int32_t pid);
 

@@ -145,6 +145,11 @@ int retcheck_ok(struct retcheck *rc, const struct pm_map *m, uint64_t pc)
 	return v;
 }
 
+uint64_t retcheck_epoch(const struct retcheck *rc)
+{
+	return rc->cache.clears;
+}
+
 void retcheck_stats(const struct retcheck *rc, uint64_t *reads,
 		    uint64_t *hits)
 {

@@ -56,6 +56,13 @@ void retcheck_free(struct retcheck *rc);
  */
 int retcheck_ok(struct retcheck *rc, const struct pm_map *m, uint64_t pc);
 
+/**
+ * retcheck_epoch() - changed each time the verdicts cached are
+ * forgotten (the cache full): while it is the same, retcheck_ok() gives
+ * a verdict it gave before again, without reading the file.
+ */
+uint64_t retcheck_epoch(const struct retcheck *rc);
+
 /** Counters: verdicts read from files, answered from the cache. */
 void retcheck_stats(const struct retcheck *rc, uint64_t *reads,
 		    uint64_t *hits);
