@@ -7,8 +7,9 @@
 #
 # Workload: fixtures/src/prof_pingpong.c, two threads handing a byte back
 # and forth over two pipes, each computing a fixed number of loop
-# iterations (calibrated once to BENCH_OFFCPU_WORK_US, 40 us, of CPU) per
-# turn: every round each thread blocks once.  It starts stopped; the
+# iterations per turn (calibrated once to BENCH_OFFCPU_WORK_US, 40 us, of
+# CPU, then scaled until the fixture alone runs at BENCH_OFFCPU_SWITCHES,
+# 10,000, switches a second): every round each thread blocks once.  It starts stopped; the
 # profiler attaches to it (-p, like t3111), then it runs
 # BENCH_OFFCPU_ROUNDS (20,000) rounds, prints its own measure (wall, CPU,
 # context switches over the rounds) and holds until killed.
@@ -61,6 +62,10 @@
 # us/round less theirs is that part's cost, in the same runs.
 #
 # Knobs: BENCH_RUNS BENCH_OFFCPU_ROUNDS BENCH_OFFCPU_WORK_US BENCH_DIR SYM
+# BENCH_OFFCPU_SWITCHES (10000: the work a turn is scaled from
+# BENCH_OFFCPU_WORK_US's calibration until the fixture alone runs at that
+# many switches a second, the issue's rate; 0: BENCH_OFFCPU_WORK_US as it
+# is, which on the 2026-12-05 machine gave 18,000 to 25,000)
 # BENCH_OFFCPU_CFLAGS (more flags for the fixture, e.g.
 # -fno-omit-frame-pointer)
 # SYM_RECORD_ARGS (more options for sym record, e.g. --stack-size 2048)
@@ -77,6 +82,7 @@ RUNS=${BENCH_RUNS:-5}
 IDLE_S=${BENCH_OFFCPU_IDLE_S:-1}
 ROUNDS=${BENCH_OFFCPU_ROUNDS:-20000}
 WORK_US=${BENCH_OFFCPU_WORK_US:-40}
+SWITCHES_S=${BENCH_OFFCPU_SWITCHES:-10000}
 D=${BENCH_DIR:-$ROOT/build/bench}
 OFFCPUTIME=$(command -v offcputime || echo /usr/sbin/offcputime)
 REPORT=$D/offcpu-report.md
@@ -112,7 +118,30 @@ fi
 # default -O2 keeps none, and the walks follow whatever rbp holds)
 # shellcheck disable=SC2086
 gcc -O2 -g -pthread ${BENCH_OFFCPU_CFLAGS:-} -o "$W/pp" "$ROOT/fixtures/src/prof_pingpong.c"
-ITERS=$("$W/pp" -c "$WORK_US")
+ITERS0=$("$W/pp" -c "$WORK_US") ITERS=$ITERS0
+
+# The issue's rate: the fixture's own measure at ITERS is "rounds N
+# wall_ns W ... switches S"; a round's wall time is r = o + 2 k ITERS
+# (two turns of k ns an iteration, o the hand-offs), so two linear steps
+# from the 40 us calibration put it at SWITCHES_S switches a second (k
+# from that calibration, o measured).  0 keeps WORK_US as it is.
+rate_at() { "$W/pp" 4000 "$1" | awk '$1 == "rounds" {
+	printf "%.6f %.6f\n", $4 / $2, $8 / $2 }'; }
+if [ "$SWITCHES_S" != 0 ]; then
+	for step in 1 2; do
+		read -r rw sr <<< "$(rate_at "$ITERS")"
+		ITERS=$(awk -v it="$ITERS" -v rw="$rw" -v sr="$sr" \
+			-v k="$(awk -v u="$WORK_US" -v i="$ITERS0" 'BEGIN {
+				print u * 1e3 / i }')" -v t="$SWITCHES_S" 'BEGIN {
+			o = rw - 2 * k * it; if (o < 0) o = 0
+			n = (sr * 1e9 / t - o) / (2 * k)
+			printf "%d\n", n < 1 ? 1 : n }')
+		note "step $step: $(awk -v rw="$rw" -v sr="$sr" 'BEGIN {
+			printf "%.0f switches/s", sr * 1e9 / rw }'), next ITERS $ITERS"
+	done
+	WORK_US=$(awk -v u="$WORK_US" -v i="$ITERS" -v i0="$ITERS0" 'BEGIN {
+		printf "%.0f\n", u * i / i0 }')
+fi
 
 # task_ns PID: CPU ns of all of PID's threads.
 task_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null |
@@ -213,7 +242,7 @@ own_round() { median $(awk -v c="$1" -v n="$ROUNDS" '$1 == c {
 	printf "%.3f\n", ($4 + $9) / 1e3 / n }' "$W/runs"); }
 
 {
-	echo "## Off-CPU cost at ~10,000 context switches/s (offcpu-bench.sh)"
+	echo "## Off-CPU cost at ~$SWITCHES_S context switches/s (offcpu-bench.sh)"
 	echo
 	echo "prof_pingpong: $ROUNDS rounds, $ITERS iterations (~$WORK_US us" \
 	     "of CPU) per turn; $RUNS alternating runs, medians; load average" \
