@@ -77,10 +77,14 @@ sp_check() {
 	fi
 }
 
+# (a failing check's lines go to stderr too, so that `make check`'s
+# prove, which shows a failed test's stderr but not its comments, keeps
+# them in the log)
 sp_py() {
 	python3 "$SYM_ROOT/tests/e2e/lib/symprof_check.py" "$@" > "$T/.sppy" 2>&1
 	_rc=$?
 	sed 's/^\([^#]\)/# \1/' "$T/.sppy"
+	[ "$_rc" = 0 ] || sed "s/^/symprof_check.py $1: /" "$T/.sppy" >&2
 	return $_rc
 }
 
