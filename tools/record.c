@@ -3092,6 +3092,7 @@ static void learn_summary(struct rec *r)
 static void offcpu_summary(struct rec *r)
 {
 	const uint64_t *c = r->oc_now;
+	const char *km;
 
 	if (r->o.aggregate)
 		agg_summary(r);
@@ -3113,6 +3114,19 @@ static void offcpu_summary(struct rec *r)
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
 		c[OFFCPU_CNT_LOST], c[OFFCPU_CNT_MAPFULL],
 		c[OFFCPU_CNT_NOSTACK], r->o.prob > 0 ? r->o.prob : 1.0);
+	km = getenv("SYM_KMEMO");
+	if (km && strcmp(km, "off") == 0)
+		fprintf(stderr, "%s: off-CPU: the kernel stack memo is off "
+			"(SYM_KMEMO=off)\n", tool_prog());
+	else if (km && (strcmp(km, "check") == 0 || strcmp(km, "fault") == 0))
+		fprintf(stderr, "%s: off-CPU: %" PRIu64 " kernel stacks "
+			"from the kernel stack memo, each walked again: %" PRIu64
+			" differed (SYM_KMEMO=%s)\n", tool_prog(),
+			c[OFFCPU_CNT_KMEMO_HIT], c[OFFCPU_CNT_KMEMO_BAD], km);
+	else if (c[OFFCPU_CNT_KMEMO_HIT])
+		fprintf(stderr, "%s: off-CPU: %" PRIu64 " kernel stacks "
+			"from the kernel stack memo, not walked again\n",
+			tool_prog(), c[OFFCPU_CNT_KMEMO_HIT]);
 	if (c[OFFCPU_CNT_UNSEEN])
 		fprintf(stderr, "%s: off-CPU: %" PRIu64 " switch-ins the "
 			"kernel did not trace (a thread switched out again "

@@ -46,6 +46,9 @@ struct offcpu {
 	/* From /proc/kallsyms: the kernel's text and the tracing functions'
 	 * ranges; stext 0 when unknown. */
 	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
+	/* __schedule()'s and do_syscall_64()'s text, for the kernel stack
+	 * memo (0: not found). */
+	uint64_t sched_lo, sched_hi, sys_lo, sys_hi;
 	struct ring_buffer *rb;
 	/* An epoll descriptor on the ring buffer, edge-triggered: readable
 	 * after the BPF side's wake-up (the ring half full) until the next
@@ -104,6 +107,10 @@ static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
 			oc->stext = a;
 		else if (strcmp(name, "_etext") == 0)
 			oc->etext = a;
+		else if (strcmp(name, "__schedule") == 0)
+			oc->sched_lo = a;
+		else if (strcmp(name, "do_syscall_64") == 0)
+			oc->sys_lo = a;
 		for (size_t i = 0; i < NTRACING; i++)
 			if (strcmp(name, tracing_fns[i]) == 0)
 				oc->tr_lo[i] = a;
@@ -113,6 +120,11 @@ static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
 		if (oc->tr_lo[i] && a > oc->tr_lo[i] &&
 		    (!oc->tr_hi[i] || a < oc->tr_hi[i]))
 			oc->tr_hi[i] = a;
+	if (oc->sched_lo && a > oc->sched_lo &&
+	    (!oc->sched_hi || a < oc->sched_hi))
+		oc->sched_hi = a;
+	if (oc->sys_lo && a > oc->sys_lo && (!oc->sys_hi || a < oc->sys_hi))
+		oc->sys_hi = a;
 }
 
 /* Read the ranges; without them (no kallsyms, addresses hidden by
@@ -131,9 +143,33 @@ static void read_kallsyms(struct offcpu *oc)
 		fclose(f);
 		if (!oc->stext || oc->etext <= oc->stext || !oc->tr_lo[0]) {
 			oc->stext = 0;
+			oc->sched_lo = 0;
 			return;
 		}
 	}
+	if (!oc->sched_hi)
+		oc->sched_lo = 0;
+}
+
+/* The kernel stack memo's settings (offcpu.bpf.c, kstack_memo()):
+ * SYM_KMEMO=off turns it off, =check walks at every hit too and counts
+ * the differences (OFFCPU_CNT_KMEMO_BAD), =fault is the check with a
+ * memo that finds every thread's last stack unchanged (its test).
+ * Without __schedule()'s address there is no memo. */
+static void set_kmemo(struct offcpu_bpf *s, const struct offcpu *oc)
+{
+	const char *v = getenv("SYM_KMEMO");
+
+	if (v && strcmp(v, "off") == 0)
+		return;
+	s->rodata->sched_lo = oc->sched_lo;
+	s->rodata->sched_hi = oc->sched_lo ? oc->sched_hi : 0;
+	s->rodata->sys_lo = oc->sys_hi ? oc->sys_lo : 0;
+	s->rodata->sys_hi = oc->sys_hi;
+	s->rodata->text_lo = oc->stext;
+	s->rodata->kmemo_fault = v && strcmp(v, "fault") == 0;
+	s->rodata->kmemo_check = s->rodata->kmemo_fault ||
+				 (v && strcmp(v, "check") == 0);
 }
 
 size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
@@ -366,6 +402,7 @@ static int try_load(struct offcpu *oc, const struct offcpu_opts *o, bool btf)
 	if (!s)
 		return errno ? -errno : -ENOMEM;
 	set_rodata(s, o);
+	set_kmemo(s, oc);
 	set_sizes(s, o);
 	set_autoload(s, btf, o->sched_delay, switches(o), o->cpu_hz > 0);
 	bpf_program__set_autoload(s->progs.sched_process_exec, !o->all);

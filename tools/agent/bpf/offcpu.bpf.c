@@ -90,20 +90,6 @@ struct {
 	__type(value, struct offcpu_event);
 } scratch SEC(".maps");
 
-/* The switched-out threads' events, from switch-out to switch-in.  The
- * tp_btf programs keep them in task storage ("slot"): one event per
- * thread, allocated at its first switch-out, written in place and reused
- * (empty: pid 0), freed with the task -- no allocation, free or copy of
- * the ~17 KiB value per switch.  The raw_tp programs have no BTF task
- * pointer for it and use the hash "start", keyed by thread id, filled
- * from "scratch" at switch-out and deleted at switch-in. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct offcpu_event);
-} slot SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -150,6 +136,23 @@ static __always_inline void count(__u32 what)
 	if (c)
 		*c += 1;
 }
+
+#include "kmemo.bpf.h"
+
+/* The switched-out threads' events, from switch-out to switch-in.  The
+ * tp_btf programs keep them in task storage ("slot"): one event per
+ * thread, with its kernel stack memo (kmemo.bpf.h), allocated at its
+ * first switch-out, written in place and reused (empty: pid 0), freed
+ * with the task -- no allocation, free or copy of the ~21 KiB value per
+ * switch.  The raw_tp programs have no BTF task
+ * pointer for it and use the hash "start", keyed by thread id, filled
+ * from "scratch" at switch-out and deleted at switch-in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct slot_val);
+} slot SEC(".maps");
 
 #include "agg.bpf.h"
 
@@ -480,9 +483,15 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	 * the scheduler's and the locks' text, __schedule, schedule,
 	 * do_nanosleep..., and a switch-in the kernel did not trace would
 	 * leave the event none; docs/record.md, "The kernel stack at
-	 * switch-in") */
-	e->kstack_len = cost_omit & OFFCPU_OMIT_KSTACK ? 0 :
-			bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
+	 * switch-in"; tp_btf: the walk before, when the words it read are
+	 * unchanged, kmemo.bpf.h) */
+	if (cost_omit & OFFCPU_OMIT_KSTACK)
+		e->kstack_len = 0;
+	else if (btf && sched_lo)
+		kstack_memo(ctx, e, cur);
+	else
+		e->kstack_len = bpf_get_stack(ctx, e->kstack,
+					      sizeof(e->kstack), 0);
 	slot_done(e, tid, btf);
 }
 

@@ -67,7 +67,13 @@
 /* Processes a recorded one forked that the filter ("tgids") had no room
  * for: not recorded. */
 #define OFFCPU_CNT_TGIDSFULL 14
-#define OFFCPU_NCNT 15
+/* The kernel stack memo (offcpu.bpf.c, kstack_memo()): switch-outs whose
+ * kernel stack was the thread's last one, not walked again; and with
+ * the memo's check on (SYM_KMEMO=check), those whose walk differed from
+ * the memo's (the walk's frames are kept). */
+#define OFFCPU_CNT_KMEMO_HIT 15
+#define OFFCPU_CNT_KMEMO_BAD 16
+#define OFFCPU_NCNT 17
 
 /*
  * One blocked period.  The event written to the ring buffer is this
