@@ -35,7 +35,8 @@
  * SYM_KMEMO=check (kmemo_check) walks at every hit too, counts the walks
  * that differ (OFFCPU_CNT_KMEMO_BAD) and keeps the walk's frames; the
  * tests run it on real workloads.  One memo a thread, in its task
- * storage beside its event (struct slot_val); the raw_tp programs, which
+ * storage beside its event (struct slot_val), two ways (KMEMO_WAYS) by
+ * the user ip the thread left user space at; the raw_tp programs, which
  * have no task storage, walk every time.
  */
 #ifndef SYM_KMEMO_BPF_H
@@ -76,13 +77,23 @@ struct kmemo {
 	__u32 at;	/* (kmemo_find()'s result) */
 	__u64 ret[3];	/* (kmemo_rets()'s) */
 	__u64 tmp;	/* (an address made a plain number) */
+	__s32 klen;	/* the walk's frames: kstack_len, */
+	__u32 pad;
+	__u64 kstack[OFFCPU_KSTACK_MAX];	/* kstack */
 	__u64 buf[KMEMO_WORDS];	/* the words read at the walk */
 };
+
+/* Stacks kept a thread: a loop that blocks in two places in turn (sleep,
+ * then read) finds both. */
+#define KMEMO_WAYS 2
 
 /* A thread's task storage: its event and its memo. */
 struct slot_val {
 	struct offcpu_event e;	/* first: slot_new() returns &v->e */
-	struct kmemo km;
+	__u32 km_last;		/* the way used last */
+	__u32 km_in_e;		/* the way whose frames e.kstack holds, + 1
+				 * (0: none) */
+	struct kmemo km[KMEMO_WAYS];
 };
 
 /* Address @p as a plain number, through memory: the verifier allows no
@@ -255,26 +266,45 @@ static __always_inline int kmemo_same(const struct offcpu_event *e,
 	return 1;
 }
 
+/* The way of @v for user ip @uip: the one kept for it, else the one
+ * used longest ago. */
+static __always_inline __u32 kmemo_way(const struct slot_val *v, __u64 uip)
+{
+	if (v->km[0].nw && v->km[0].uip == uip)
+		return 0;
+	if (v->km[1].nw && v->km[1].uip == uip)
+		return 1;
+	return (v->km_last ^ 1) & 1;
+}
+
+/* @n bytes of frames from @src to @dst (both OFFCPU_KSTACK_MAX long). */
+static __always_inline void kmemo_copy(__u64 *dst, const __u64 *src, long n)
+{
+	if (n > 0 && n <= OFFCPU_KSTACK_MAX * 8)
+		bpf_probe_read_kernel(dst, n, src);
+}
+
 /*
  * The kernel stack of the current task @cur, switched out, into @e, its
- * event, whose kstack[] still holds its last walk (@e->regs: its user
- * registers now): that walk again when the words it read are unchanged
- * and the thread left user space at the same ip, else a new walk.
+ * event (@e->regs: its user registers now): the walk kept in the way for
+ * its user ip when the words that walk read are unchanged, else a new
+ * walk, kept in that way.
  */
 static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
 					struct task_struct *cur)
 {
-	struct kmemo *m = &((struct slot_val *)e)->km;
-	__u64 c = AS_NUM(m, ctx), top = AS_NUM(m, bpf_task_pt_regs(cur));
+	struct slot_val *v = (struct slot_val *)e;
 	__u64 uip = e->user ? e->regs[8] : 0, *nb;
+	__u32 way = kmemo_way(v, uip) & 1, zero = 0;
+	struct kmemo *m = &v->km[way];
+	__u64 c = AS_NUM(m, ctx), top = AS_NUM(m, bpf_task_pt_regs(cur));
 	struct offcpu_event *w = e;
-	__u32 zero = 0;
 	int hit = 0;
 	long len;
 
 	if (kmemo_fault) {
-		hit = m->nw && e->kstack_len > 0;
-	} else if (m->nw && m->uip == uip && e->kstack_len > 0 && top > c &&
+		hit = m->nw && m->klen > 0;
+	} else if (m->nw && m->uip == uip && m->klen > 0 && top > c &&
 		   (m->n2 ? c + ((__u64)m->off1 + m->n1) * 8 <=
 			    top - m->n2 * 8 :
 			    top - c == (__u64)m->nw * 8)) {
@@ -283,6 +313,12 @@ static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
 	}
 	if (hit) {
 		count(OFFCPU_CNT_KMEMO_HIT);
+		v->km_last = way;
+		if (v->km_in_e != way + 1) {
+			kmemo_copy(e->kstack, m->kstack, m->klen);
+			e->kstack_len = m->klen;
+			v->km_in_e = way + 1;
+		}
 		if (!kmemo_check)
 			return;
 		w = bpf_map_lookup_elem(&scratch, &zero);
@@ -296,16 +332,22 @@ static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
 			return;
 		count(OFFCPU_CNT_KMEMO_BAD);
 		m->nw = 0;
+		v->km_in_e = 0;
 		e->kstack_len = len;
-		if (len > 0)
-			bpf_probe_read_kernel(e->kstack, sizeof(e->kstack),
-					      w->kstack);
+		kmemo_copy(e->kstack, w->kstack, len);
 		return;
 	}
 	m->nw = 0;
+	v->km_in_e = 0;
 	e->kstack_len = len;
 	kmemo_rets(m, e);
 	kmemo_keep(m, c, top, uip);
+	if (!m->nw)
+		return;
+	kmemo_copy(m->kstack, e->kstack, len);
+	m->klen = (__s32)len;
+	v->km_last = way;
+	v->km_in_e = way + 1;
 }
 
 #endif /* SYM_KMEMO_BPF_H */
