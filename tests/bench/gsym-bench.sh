@@ -77,10 +77,16 @@ conv() {
 
 # warm LABEL CMD...: one whole process with stdin $in, append
 # "wall cpu" to $W/LABEL.
+# warm LABEL CMD...: one timed run, its output to $W/LABEL.out, or to
+# /dev/null for a LABEL ending in "-null" (the same printing, without the
+# file system's work for a 7 to 38 MB file, which weighs alike on both
+# tools and so pulls their ratio toward 1).
 warm() {
 	_l=$1
 	shift
-	"$CT" "$W/ct.txt" "$@" < "$in" > "$W/$_l.out" || {
+	_o=$W/$_l.out
+	case $_l in *-null) _o=/dev/null ;; esac
+	"$CT" "$W/ct.txt" "$@" < "$in" > "$_o" || {
 		note "$_l failed: $*"
 		fail=1
 	}
@@ -97,11 +103,12 @@ load=$(uptime | sed 's/.*load average: //')
 	echo "Size: the stored table against \`llvm-gsymutil-14 --convert\` of the"
 	echo "same debug file (conversion wall / peak RSS beside each).  Warm:"
 	echo "$NADDR unsorted addresses, whole processes, medians of $RUNS"
-	echo "alternating runs, wall s (CPU s); ratio = GSYM's / ours.  Load"
+	echo "alternating runs, wall s (CPU s), the output to a file; ratio ="
+	echo "GSYM's / ours; the same to /dev/null in the runs between.  Load"
 	echo "before: $load."
 	echo
-	echo "| input | sym table | GSYM | size ratio | sym lookup | GsymReader | warm ratio (wall, CPU) | frames sym / GSYM |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| input | sym table | GSYM | size ratio | sym lookup | GsymReader | warm ratio (wall, CPU) | to /dev/null: sym, GsymReader, ratio | frames sym / GSYM |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } > "$W/report.md"
 echo "$INPUTS" | while IFS= read -r input; do
 	[ -n "$input" ] || continue
@@ -122,24 +129,29 @@ echo "$INPUTS" | while IFS= read -r input; do
 	gsz=$(wc -c < "$g")
 	in=$W/$name.addrs
 	[ -s "$in" ] || text_addrs "$obj" "$NADDR" > "$in"
-	rm -f "$W/sym" "$W/gsym"
+	rm -f "$W/sym" "$W/gsym" "$W/sym-null" "$W/gsym-null"
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
 		warm sym "$SYM" lookup --store="$st" --threads=1 -f -i "$bid"
 		warm gsym "$GL" "$g"
+		warm sym-null "$SYM" lookup --store="$st" --threads=1 -f -i "$bid"
+		warm gsym-null "$GL" "$g"
 		i=$((i + 1))
 	done
 	sw=$(median $(col 1 "$W/sym")); sc=$(median $(col 2 "$W/sym"))
 	gw=$(median $(col 1 "$W/gsym")); gc=$(median $(col 2 "$W/gsym"))
+	nsw=$(median $(col 1 "$W/sym-null"))
+	ngw=$(median $(col 1 "$W/gsym-null"))
 	sf=$(($(wc -l < "$W/sym.out") / 2))
 	gf=$(($(wc -l < "$W/gsym.out") / 2))
 	awk -v n="$name" -v t="$tsz" -v g="$gsz" -v sw="$sw" -v sc="$sc" \
 	    -v gw="$gw" -v gc="$gc" -v sf="$sf" -v gf="$gf" \
+	    -v nsw="$nsw" -v ngw="$ngw" \
 	    -v sa="$(cat "$W/$name.symadd.conv")" \
 	    -v ga="$(cat "$W/$name.gsymutil.conv" 2>/dev/null)" 'BEGIN {
-		printf "| %s | %d B (%s) | %d B (%s) | %.2fx | %.3f (%.3f) | %.3f (%.3f) | %.0fx, %.0fx | %d / %d |\n",
+		printf "| %s | %d B (%s) | %d B (%s) | %.2fx | %.3f (%.3f) | %.3f (%.3f) | %.0fx, %.0fx | %.3f, %.3f, %.0fx | %d / %d |\n",
 			n, t, sa, g, ga, t / g, sw, sc, gw, gc,
-			gw / sw, gc / sc, sf, gf }' >> "$W/report.md"
+			gw / sw, gc / sc, nsw, ngw, ngw / nsw, sf, gf }' >> "$W/report.md"
 done
 echo >> "$W/report.md"
 echo "Load after: $(uptime | sed 's/.*load average: //')." >> "$W/report.md"
