@@ -2099,6 +2099,11 @@ static int offcpu_start(struct rec *r)
 	agg_opts(r, &oo);
 	em_open(r);
 	err = offcpu_open(&oo, on_offcpu, r, &r->oc, why, sizeof(why));
+	if (!err && !r->o.quiet && offcpu_fallback_why(r->oc))
+		fprintf(stderr, "%s: off-CPU: the tp_btf programs could not "
+			"be loaded (%s; SYM_BPF_DEBUG=1 shows libbpf's log): "
+			"raw_tp instead, which costs more a switch\n",
+			tool_prog(), offcpu_fallback_why(r->oc));
 	if (err && r->o.wall)
 		return wall_fallback(r, why);
 	if (err)

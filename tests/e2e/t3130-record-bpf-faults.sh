@@ -10,6 +10,8 @@
 #   spinner's, in whole stacks, about one per 1/F s of its CPU time;
 #   --off-cpu and --sched-delay, which have no CPU part, fail with exit 1
 #   and the same message, and write no file.
+# - A kernel that refuses the tp_btf programs: raw_tp, and a line that
+#   says so and why.
 # - SIGKILL (t3110 checks --off-cpu): with --sched-delay and with --wall
 #   too the kernel releases the agent's programs, nothing is left in
 #   /sys/fs/bpf, and the next run of the same mode starts.
@@ -19,7 +21,7 @@
 need setpriv unshare bpftool
 "$SYM" record -q --wall -o "$T/.probe.raw" -- true > "$T/.probe.err" 2>&1 ||
 	plan_skip "sym record --wall cannot run: $(head -1 "$T/.probe.err")"
-plan 18
+plan 19
 
 # nobody must be allowed to sample its own processes (user space): at
 # most 2, restored at exit.
@@ -111,6 +113,17 @@ $(hdr "$T/out/$_n.raw" value-type | wc -l)" "cpu-clock 0"
 
 fallback nobody 'the kernel refused BPF (Operation not permitted): it needs root, or CAP_BPF and CAP_PERFMON, and no lockdown' as_nobody
 fallback nobtf 'the kernel has no BTF (/sys/kernel/btf/vmlinux: No such file or directory)' no_btf
+
+# A kernel that refuses the tp_btf programs (SYM_OFFCPU_ATTACH=fail-tp_btf
+# makes the load fail as one would): raw_tp is loaded, and the recorder
+# says why, since raw_tp has no task storage and costs more a switch.
+SYM_OFFCPU_ATTACH=fail-tp_btf "$SYM" record --off-cpu -o "$T/fb.raw" -- true \
+	2> "$T/fb.err"
+_rc=$?
+sed 's/^/# /' "$T/fb.err"
+ok "tp_btf refused: raw_tp loaded (exit $_rc), and the recorder says why" \
+	test "$_rc" = 0 -a "$(grep -c 'tp_btf programs could not be loaded (Operation not supported; .*raw_tp instead' "$T/fb.err")" = 1 \
+	-a "$(grep -c 'off-CPU (raw_tp)' "$T/fb.err")" = 1
 
 # SIGKILL: the programs go with the process (nothing pinned).
 bpf_sigkill sched-delay

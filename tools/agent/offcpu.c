@@ -62,6 +62,9 @@ struct offcpu {
 	offcpu_fn fn;
 	void *ctx;
 	const char *kind;
+	/* Why the tp_btf programs were not loaded when raw_tp was instead
+	 * ("" otherwise); offcpu_fallback_why(). */
+	char btf_why[128];
 	/* The ring buffer's bytes; the bytes the current drain
 	 * took, and when the last one was (CLOCK_MONOTONIC ns). */
 	uint64_t ring_bytes, took, last_drain_ns;
@@ -468,6 +471,15 @@ static bool raw_only(void)
 	return v && strcmp(v, "raw_tp") == 0;
 }
 
+/* SYM_OFFCPU_ATTACH=fail-tp_btf: the tp_btf load fails as on a kernel
+ * that refuses it (the fallback's message, its test). */
+static bool btf_fails(void)
+{
+	const char *v = getenv("SYM_OFFCPU_ATTACH");
+
+	return v && strcmp(v, "fail-tp_btf") == 0;
+}
+
 static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		    char *why, size_t len)
 {
@@ -479,10 +491,18 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 		    strerror(errno));
 		return -ENOENT;
 	}
-	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test). */
-	err = raw_only() && switches(o) ? -ENOTSUP : try_load(oc, o, true);
-	if (err && err != -EPERM && err != -EACCES && switches(o))
+	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test);
+	 * fail-tp_btf: the same, said as a fallback. */
+	err = (raw_only() || btf_fails()) && switches(o) ? -ENOTSUP :
+	      try_load(oc, o, true);
+	if (err && err != -EPERM && err != -EACCES && switches(o)) {
+		int btf_err = err;
+
 		err = try_load(oc, o, false);
+		if (!err && !raw_only())
+			say(oc->btf_why, sizeof(oc->btf_why), "%s",
+			    strerror(-btf_err));
+	}
 	if (err)
 		explain(err, why, len);
 	return err;
@@ -791,6 +811,11 @@ void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
 const char *offcpu_attach_kind(const struct offcpu *oc)
 {
 	return oc->kind;
+}
+
+const char *offcpu_fallback_why(const struct offcpu *oc)
+{
+	return oc->btf_why[0] ? oc->btf_why : NULL;
 }
 
 void offcpu_close(struct offcpu *oc)

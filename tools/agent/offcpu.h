@@ -210,6 +210,11 @@ uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs);
  *  wall: "perf_event+tp_btf" or "perf_event+raw_tp"): what was attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
 
+/** offcpu_fallback_why() - why the tp_btf programs could not be loaded
+ *  when raw_tp was instead (the error's text), else NULL: raw_tp has no
+ *  task storage, so it walks every kernel stack and costs more. */
+const char *offcpu_fallback_why(const struct offcpu *oc);
+
 /** offcpu_close() - detach, free; NULL is a no-op. */
 void offcpu_close(struct offcpu *oc);
 
