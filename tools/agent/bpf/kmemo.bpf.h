@@ -15,14 +15,19 @@
  * same, so are the frames from __schedule() on, which is all user space
  * keeps (offcpu_kernel_skip()).
  *
- * Which words are compared: every word kept whose value was at or above
- * the kernel's text (code of the kernel, its modules and BPF programs,
- * and the kernel's data) must be equal, which takes in every return
- * address the walk read, found or not; a word that was an address on
- * this stack (a saved frame pointer, a nested pt_regs' sp) must be
- * equal, or, where the part it points into moved, moved with it; the
- * other words (heap pointers, numbers, user addresses, stale data the
- * unwinder never reads) may differ.
+ * Which words are compared: every word kept whose value was one of the
+ * walk's frames must be equal, which takes in every return address the
+ * walk read (and every nested pt_regs' ip), found or not: the words at
+ * or above the kernel's text (its code, its modules' and BPF programs')
+ * are looked up in a Bloom filter of the frames (m->ips: a false
+ * positive only makes a miss); a word that was an address on this stack
+ * (a saved frame pointer, a nested pt_regs' sp) must be equal, or, where
+ * the part it points into moved, moved with it; the other words (heap
+ * pointers, numbers, user addresses, stale return addresses and code
+ * pointers the unwinder never reads) may differ.  A word the unwinder
+ * reads holds a frame of the walk (a return address, an interrupted ip)
+ * or an address on the stack (a frame pointer it uses: a completed walk
+ * used only valid ones), so the walk again would read the same.
  *
  * A system call's frames move: do_syscall_64() puts a random gap
  * (CONFIG_RANDOMIZE_KSTACK_OFFSET) between its own frame, at a fixed
@@ -77,6 +82,7 @@ struct kmemo {
 	__u32 at;	/* (kmemo_find()'s result) */
 	__u64 ret[3];	/* (kmemo_rets()'s) */
 	__u64 tmp;	/* (an address made a plain number) */
+	__u64 ips[4];	/* a Bloom filter of the walk's frames (KMEMO_IP) */
 	__s32 klen;	/* the walk's frames: kstack_len, */
 	__u32 pad;
 	__u64 kstack[OFFCPU_KSTACK_MAX];	/* kstack */
@@ -95,6 +101,27 @@ struct slot_val {
 				 * (0: none) */
 	struct kmemo km[KMEMO_WAYS];
 };
+
+/* The two bits of m->ips[] that code address @v sets: from its product
+ * with a golden-ratio constant, bits 56-63 and 48-55. */
+#define KMEMO_IP_MUL 0x9e3779b97f4a7c15ULL
+static __always_inline int kmemo_ip_in(const struct kmemo *m, __u64 v)
+{
+	__u64 x = v * KMEMO_IP_MUL;
+	__u32 i = (__u32)(x >> 56), k = (__u32)(x >> 48) & 255;
+
+	return (m->ips[(i >> 6) & 3] >> (i & 63) & 1) &&
+	       (m->ips[(k >> 6) & 3] >> (k & 63) & 1);
+}
+
+static __always_inline void kmemo_ip_add(struct kmemo *m, __u64 v)
+{
+	__u64 x = v * KMEMO_IP_MUL;
+	__u32 i = (__u32)(x >> 56), k = (__u32)(x >> 48) & 255;
+
+	m->ips[(i >> 6) & 3] |= 1ULL << (i & 63);
+	m->ips[(k >> 6) & 3] |= 1ULL << (k & 63);
+}
 
 /* Address @p as a plain number, through memory: the verifier allows no
  * arithmetic on a pointer to the context. */
@@ -135,8 +162,11 @@ static __always_inline int kmemo_equal(struct kmemo *m, __u64 *nb, __u64 c,
 		b = m->buf[KW(o1 + j)];
 		if (a == b)
 			continue;
-		if (b >= text_lo)
-			break;		/* code or kernel data: equal */
+		if (b >= text_lo) {
+			if (kmemo_ip_in(m, b))
+				break;	/* one of the walk's frames: equal */
+			continue;	/* other code or data: never read */
+		}
 		if (b - co < span && (a - b != d || b - co >= lim))
 			break;		/* on the stack: moved with its part */
 	}
@@ -160,11 +190,13 @@ static __always_inline void kmemo_rets(struct kmemo *m,
 	__u32 phase = 0;
 
 	m->ret[0] = m->ret[1] = m->ret[2] = 0;
+	m->ips[0] = m->ips[1] = m->ips[2] = m->ips[3] = 0;
 	if (n >= OFFCPU_KSTACK_MAX)
 		return;
 	for (__u32 i = 0; i + 1 < OFFCPU_KSTACK_MAX; i++) {
 		__u64 ip = e->kstack[i];
 
+		kmemo_ip_add(m, ip);
 		if (i + 1 >= n)
 			break;
 		if (phase == 0 && ip >= sched_lo && ip < sched_hi) {
@@ -173,6 +205,7 @@ static __always_inline void kmemo_rets(struct kmemo *m,
 		} else if (phase == 1 && ip >= sys_lo && ip < sys_hi) {
 			m->ret[1] = ip;
 			m->ret[2] = e->kstack[i + 1];
+			kmemo_ip_add(m, m->ret[2]);
 			if (i + 2 != n)
 				m->ret[0] = 0;
 			break;
@@ -295,7 +328,10 @@ static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
 {
 	struct slot_val *v = (struct slot_val *)e;
 	__u64 uip = e->user ? e->regs[8] : 0, *nb;
-	__u32 way = kmemo_way(v, uip) & 1, zero = 0;
+	/* (SYM_KMEMO=fault: the way used last, whatever its ip, so that
+	 * the lie is often another place's stack) */
+	__u32 way = (kmemo_fault ? v->km_last : kmemo_way(v, uip)) & 1;
+	__u32 zero = 0;
 	struct kmemo *m = &v->km[way];
 	__u64 c = AS_NUM(m, ctx), top = AS_NUM(m, bpf_task_pt_regs(cur));
 	struct offcpu_event *w = e;
