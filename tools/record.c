@@ -3097,7 +3097,7 @@ static void learn_summary(struct rec *r)
 static void offcpu_summary(struct rec *r)
 {
 	const uint64_t *c = r->oc_now;
-	const char *km;
+	enum offcpu_kmemo km;
 
 	if (r->o.aggregate)
 		agg_summary(r);
@@ -3119,15 +3119,16 @@ static void offcpu_summary(struct rec *r)
 		c[OFFCPU_CNT_EVENTS], c[OFFCPU_CNT_FILTERED],
 		c[OFFCPU_CNT_LOST], c[OFFCPU_CNT_MAPFULL],
 		c[OFFCPU_CNT_NOSTACK], r->o.prob > 0 ? r->o.prob : 1.0);
-	km = getenv("SYM_KMEMO");
-	if (km && strcmp(km, "off") == 0)
+	km = offcpu_kmemo_mode(r->oc);
+	if (km == OFFCPU_KMEMO_OFF)
 		fprintf(stderr, "%s: off-CPU: the kernel stack memo is off "
 			"(SYM_KMEMO=off)\n", tool_prog());
-	else if (km && (strcmp(km, "check") == 0 || strcmp(km, "fault") == 0))
+	else if (km == OFFCPU_KMEMO_CHECK || km == OFFCPU_KMEMO_FAULT)
 		fprintf(stderr, "%s: off-CPU: %" PRIu64 " kernel stacks "
 			"from the kernel stack memo, each walked again: %" PRIu64
 			" differed (SYM_KMEMO=%s)\n", tool_prog(),
-			c[OFFCPU_CNT_KMEMO_HIT], c[OFFCPU_CNT_KMEMO_BAD], km);
+			c[OFFCPU_CNT_KMEMO_HIT], c[OFFCPU_CNT_KMEMO_BAD],
+			km == OFFCPU_KMEMO_CHECK ? "check" : "fault");
 	else if (c[OFFCPU_CNT_KMEMO_HIT])
 		fprintf(stderr, "%s: off-CPU: %" PRIu64 " kernel stacks "
 			"from the kernel stack memo, not walked again\n",

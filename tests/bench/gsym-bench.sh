@@ -76,8 +76,7 @@ conv() {
 }
 
 # warm LABEL CMD...: one whole process with stdin $in, append
-# "wall cpu" to $W/LABEL.
-# warm LABEL CMD...: one timed run, its output to $W/LABEL.out, or to
+# "wall cpu" to $W/LABEL; its output to $W/LABEL.out, or to
 # /dev/null for a LABEL ending in "-null" (the same printing, without the
 # file system's work for a 7 to 38 MB file, which weighs alike on both
 # tools and so pulls their ratio toward 1).

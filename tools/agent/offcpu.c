@@ -47,8 +47,9 @@ struct offcpu {
 	 * ranges; stext 0 when unknown. */
 	uint64_t stext, etext, tr_lo[NTRACING], tr_hi[NTRACING];
 	/* __schedule()'s and do_syscall_64()'s text, for the kernel stack
-	 * memo (0: not found). */
+	 * memo (0: not found), and its mode (SYM_KMEMO). */
 	uint64_t sched_lo, sched_hi, sys_lo, sys_hi;
+	enum offcpu_kmemo kmemo;
 	struct ring_buffer *rb;
 	/* An epoll descriptor on the ring buffer, edge-triggered: readable
 	 * after the BPF side's wake-up (the ring half full) until the next
@@ -95,6 +96,14 @@ static int quiet_print(enum libbpf_print_level l, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* A function found at @lo ends at the first text symbol @a above it:
+ * *@hi, the lowest seen so far. */
+static void range_end(uint64_t lo, uint64_t *hi, uint64_t a)
+{
+	if (lo && a > lo && (!*hi || a < *hi))
+		*hi = a;
+}
+
 /* One /proc/kallsyms line into the ranges: pass 0 finds the starts,
  * pass 1 each tracing function's end (the next text symbol). */
 static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
@@ -120,14 +129,9 @@ static void kallsyms_line(struct offcpu *oc, const char *line, int pass)
 		return;
 	}
 	for (size_t i = 0; i < NTRACING; i++)
-		if (oc->tr_lo[i] && a > oc->tr_lo[i] &&
-		    (!oc->tr_hi[i] || a < oc->tr_hi[i]))
-			oc->tr_hi[i] = a;
-	if (oc->sched_lo && a > oc->sched_lo &&
-	    (!oc->sched_hi || a < oc->sched_hi))
-		oc->sched_hi = a;
-	if (oc->sys_lo && a > oc->sys_lo && (!oc->sys_hi || a < oc->sys_hi))
-		oc->sys_hi = a;
+		range_end(oc->tr_lo[i], &oc->tr_hi[i], a);
+	range_end(oc->sched_lo, &oc->sched_hi, a);
+	range_end(oc->sys_lo, &oc->sys_hi, a);
 }
 
 /* Read the ranges; without them (no kallsyms, addresses hidden by
@@ -152,27 +156,42 @@ static void read_kallsyms(struct offcpu *oc)
 	}
 	if (!oc->sched_hi)
 		oc->sched_lo = 0;
+	if (!oc->sys_hi)
+		oc->sys_lo = 0;
 }
 
-/* The kernel stack memo's settings (offcpu.bpf.c, kstack_memo()):
- * SYM_KMEMO=off turns it off, =check walks at every hit too and counts
- * the differences (OFFCPU_CNT_KMEMO_BAD), =fault is the check with a
- * memo that finds every thread's last stack unchanged (its test).
- * Without __schedule()'s address there is no memo. */
-static void set_kmemo(struct offcpu_bpf *s, const struct offcpu *oc)
+/* SYM_KMEMO, read once (offcpu_kmemo_mode()): "off" turns the kernel
+ * stack memo off, "check" walks at every hit too and counts the
+ * differences (OFFCPU_CNT_KMEMO_BAD), "fault" is the check with a memo
+ * that lies (its test). */
+static enum offcpu_kmemo kmemo_env(void)
 {
 	const char *v = getenv("SYM_KMEMO");
 
-	if (v && strcmp(v, "off") == 0)
+	if (!v)
+		return OFFCPU_KMEMO_ON;
+	if (strcmp(v, "off") == 0)
+		return OFFCPU_KMEMO_OFF;
+	if (strcmp(v, "check") == 0)
+		return OFFCPU_KMEMO_CHECK;
+	if (strcmp(v, "fault") == 0)
+		return OFFCPU_KMEMO_FAULT;
+	return OFFCPU_KMEMO_ON;
+}
+
+/* The kernel stack memo's settings (kmemo.bpf.h): none when off, or
+ * without __schedule()'s address (sched_lo 0). */
+static void set_kmemo(struct offcpu_bpf *s, const struct offcpu *oc)
+{
+	if (oc->kmemo == OFFCPU_KMEMO_OFF)
 		return;
 	s->rodata->sched_lo = oc->sched_lo;
-	s->rodata->sched_hi = oc->sched_lo ? oc->sched_hi : 0;
-	s->rodata->sys_lo = oc->sys_hi ? oc->sys_lo : 0;
+	s->rodata->sched_hi = oc->sched_hi;
+	s->rodata->sys_lo = oc->sys_lo;
 	s->rodata->sys_hi = oc->sys_hi;
 	s->rodata->text_lo = oc->stext;
-	s->rodata->kmemo_fault = v && strcmp(v, "fault") == 0;
-	s->rodata->kmemo_check = s->rodata->kmemo_fault ||
-				 (v && strcmp(v, "check") == 0);
+	s->rodata->kmemo_fault = oc->kmemo == OFFCPU_KMEMO_FAULT;
+	s->rodata->kmemo_check = oc->kmemo >= OFFCPU_KMEMO_CHECK;
 }
 
 size_t offcpu_kernel_skip(const struct offcpu *oc, const uint64_t *pcs,
@@ -464,20 +483,14 @@ static void explain(int err, char *why, size_t len)
 		    "with SYM_BPF_DEBUG=1 for libbpf's log)", strerror(-err));
 }
 
-static bool raw_only(void)
-{
-	const char *v = getenv("SYM_OFFCPU_ATTACH");
-
-	return v && strcmp(v, "raw_tp") == 0;
-}
-
-/* SYM_OFFCPU_ATTACH=fail-tp_btf: the tp_btf load fails as on a kernel
+/* Is SYM_OFFCPU_ATTACH @want?  "raw_tp": the raw_tp programs alone (the
+ * fallback's test); "fail-tp_btf": the tp_btf load fails as on a kernel
  * that refuses it (the fallback's message, its test). */
-static bool btf_fails(void)
+static bool attach_env(const char *want)
 {
 	const char *v = getenv("SYM_OFFCPU_ATTACH");
 
-	return v && strcmp(v, "fail-tp_btf") == 0;
+	return v && strcmp(v, want) == 0;
 }
 
 static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
@@ -493,13 +506,13 @@ static int load_any(struct offcpu *oc, const struct offcpu_opts *o,
 	}
 	/* SYM_OFFCPU_ATTACH=raw_tp: the fallback alone (its test);
 	 * fail-tp_btf: the same, said as a fallback. */
-	err = (raw_only() || btf_fails()) && switches(o) ? -ENOTSUP :
-	      try_load(oc, o, true);
+	err = (attach_env("raw_tp") || attach_env("fail-tp_btf")) &&
+	      switches(o) ? -ENOTSUP : try_load(oc, o, true);
 	if (err && err != -EPERM && err != -EACCES && switches(o)) {
 		int btf_err = err;
 
 		err = try_load(oc, o, false);
-		if (!err && !raw_only())
+		if (!err && !attach_env("raw_tp"))
 			say(oc->btf_why, sizeof(oc->btf_why), "%s",
 			    strerror(-btf_err));
 	}
@@ -540,6 +553,7 @@ int offcpu_open(const struct offcpu_opts *o, offcpu_fn fn, void *ctx,
 	oc->fn = fn;
 	oc->ctx = ctx;
 	oc->agg = o->agg;
+	oc->kmemo = kmemo_env();
 	/* (the on-CPU sampler's kernel stacks have no tracing frames) */
 	if (switches(o))
 		read_kallsyms(oc);
@@ -811,6 +825,11 @@ void offcpu_counters(struct offcpu *oc, uint64_t cnt[OFFCPU_NCNT])
 const char *offcpu_attach_kind(const struct offcpu *oc)
 {
 	return oc->kind;
+}
+
+enum offcpu_kmemo offcpu_kmemo_mode(const struct offcpu *oc)
+{
+	return oc->kmemo;
 }
 
 const char *offcpu_fallback_why(const struct offcpu *oc)

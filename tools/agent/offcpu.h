@@ -210,6 +210,19 @@ uint64_t offcpu_prog_ns(const struct offcpu *oc, uint64_t *runs);
  *  wall: "perf_event+tp_btf" or "perf_event+raw_tp"): what was attached. */
 const char *offcpu_attach_kind(const struct offcpu *oc);
 
+/** The kernel stack memo's mode, from SYM_KMEMO (kmemo.bpf.h): on
+ *  (unset), off, check (every hit walked too, the differences counted:
+ *  OFFCPU_CNT_KMEMO_BAD), fault (the check with a memo that lies). */
+enum offcpu_kmemo {
+	OFFCPU_KMEMO_ON,
+	OFFCPU_KMEMO_OFF,
+	OFFCPU_KMEMO_CHECK,
+	OFFCPU_KMEMO_FAULT,
+};
+
+/** offcpu_kmemo_mode() - the kernel stack memo's mode for @oc. */
+enum offcpu_kmemo offcpu_kmemo_mode(const struct offcpu *oc);
+
 /** offcpu_fallback_why() - why the tp_btf programs could not be loaded
  *  when raw_tp was instead (the error's text), else NULL: raw_tp has no
  *  task storage, so it walks every kernel stack and costs more. */

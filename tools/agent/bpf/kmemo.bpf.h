@@ -90,8 +90,9 @@ struct kmemo {
 };
 
 /* Stacks kept a thread: a loop that blocks in two places in turn (sleep,
- * then read) finds both. */
+ * then read) finds both.  (kmemo_way() and the "& 1" on a way know it.) */
 #define KMEMO_WAYS 2
+_Static_assert(KMEMO_WAYS == 2, "kmemo_way() picks between two ways");
 
 /* A thread's task storage: its event and its memo. */
 struct slot_val {
@@ -318,13 +319,13 @@ static __always_inline void kmemo_copy(__u64 *dst, const __u64 *src, long n)
 }
 
 /*
- * The kernel stack of the current task @cur, switched out, into @e, its
- * event (@e->regs: its user registers now): the walk kept in the way for
- * its user ip when the words that walk read are unchanged, else a new
- * walk, kept in that way.
+ * The kernel stack of the current task, switched out, into @e, its event
+ * (@e->regs: its user registers now; @regs: where they lie, at the top
+ * of its kernel stack): the walk kept in the way for its user ip when the
+ * words that walk read are unchanged, else a new walk, kept in that way.
  */
 static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
-					struct task_struct *cur)
+					struct pt_regs *regs)
 {
 	struct slot_val *v = (struct slot_val *)e;
 	__u64 uip = e->user ? e->regs[8] : 0, *nb;
@@ -333,7 +334,7 @@ static __always_inline void kstack_memo(void *ctx, struct offcpu_event *e,
 	__u32 way = (kmemo_fault ? v->km_last : kmemo_way(v, uip)) & 1;
 	__u32 zero = 0;
 	struct kmemo *m = &v->km[way];
-	__u64 c = AS_NUM(m, ctx), top = AS_NUM(m, bpf_task_pt_regs(cur));
+	__u64 c = AS_NUM(m, ctx), top = AS_NUM(m, regs);
 	struct offcpu_event *w = e;
 	int hit = 0;
 	long len;

@@ -211,13 +211,11 @@ static __always_inline __u64 now_ns(__u64 *now)
 	return *now;
 }
 
-/* The user registers of @t (a BTF pointer), in unwind.h's order (AX BX
- * CX DX SI DI BP SP IP R8-R15). */
+/* The user registers @r (bpf_task_pt_regs() of a BTF task pointer), in
+ * unwind.h's order (AX BX CX DX SI DI BP SP IP R8-R15). */
 static __always_inline int user_regs(struct offcpu_event *e,
-				     struct task_struct *t)
+				     struct pt_regs *r)
 {
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
-
 	if (!r || (r->cs & 3) != 3)
 		return -1;
 	e->regs[0] = r->ax;
@@ -442,6 +440,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 {
 	__u32 tgid = TASK_FIELD(btf, prev, tgid), tid, st;
 	struct task_struct *cur;
+	struct pt_regs *regs;
 	struct offcpu_event *e, *old;
 	__u64 now;
 
@@ -471,7 +470,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = sched_delay && preempt ? OFFCPU_STATE_R : state_class(st);
-	e->user = user_regs(e, cur) == 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	e->user = user_regs(e, regs) == 0;
 	e->stack_cap = 0;
 	e->stack_len = e->user && !(cost_omit & OFFCPU_OMIT_USTACK) ?
 		       copy_stack(e) : 0;
@@ -488,7 +488,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (cost_omit & OFFCPU_OMIT_KSTACK)
 		e->kstack_len = 0;
 	else if (btf && sched_lo)
-		kstack_memo(ctx, e, cur);
+		kstack_memo(ctx, e, regs);
 	else
 		e->kstack_len = bpf_get_stack(ctx, e->kstack,
 					      sizeof(e->kstack), 0);
@@ -720,7 +720,8 @@ static __always_inline int on_wakeup_new(struct task_struct *p, int btf)
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = OFFCPU_STATE_OTHER;	/* woken: counted as such */
-	e->user = btf && user_regs(e, p) == 0;
+	e->user = btf &&
+		  user_regs(e, (struct pt_regs *)bpf_task_pt_regs(p)) == 0;
 	e->stack_cap = 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	e->kstack_len = 0;

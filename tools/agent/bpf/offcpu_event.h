@@ -67,7 +67,7 @@
 /* Processes a recorded one forked that the filter ("tgids") had no room
  * for: not recorded. */
 #define OFFCPU_CNT_TGIDSFULL 14
-/* The kernel stack memo (offcpu.bpf.c, kstack_memo()): switch-outs whose
+/* The kernel stack memo (kmemo.bpf.h, kstack_memo()): switch-outs whose
  * kernel stack was the thread's last one, not walked again; and with
  * the memo's check on (SYM_KMEMO=check), those whose walk differed from
  * the memo's (the walk's frames are kept). */

@@ -49,7 +49,7 @@ int oncpu_sample(struct oncpu_ctx *ctx)
 	e->pid = tgid;
 	e->tid = tid;
 	e->state = OFFCPU_STATE_CPU;
-	e->user = user_regs(e, t) == 0;
+	e->user = user_regs(e, (struct pt_regs *)bpf_task_pt_regs(t)) == 0;
 	e->stack_cap = 0;
 	e->stack_len = e->user ? copy_stack(e) : 0;
 	if (e->user && !e->stack_len)
