@@ -376,21 +376,32 @@ walk_step(const struct sym_table *t, uint32_t s)
 	return s - d;
 }
 
-/* Prefetch the strings of @f[@n] the caller is about to read: the names
- * (symd and `sym lookup -C` print the demangled one, others the plain
- * name) and the file. */
+/* Prefetch the first two lines of string @s, unless it is NULL (a
+ * prefetch does not fault, but it may walk the page tables for nothing).
+ * C++ names and paths are often longer than a line: the names libjvm's
+ * 100,000 addresses print average 62 bytes (31% over 64), the paths 57. */
+static inline __attribute__((always_inline)) void
+prefetch_str(const char *s)
+{
+	if (s) {
+		__builtin_prefetch(s);
+		__builtin_prefetch(s + 64);
+	}
+}
+
+/* Prefetch the strings of @f[@n] the caller is about to read: the name
+ * it prints and the file.  The name is the demangled one where the
+ * frames have it (symd, `sym lookup -C`), else the linkage name (GNU and
+ * LLVM styles without -C: a C++ function's), else the DWARF name; the
+ * others are seldom read. */
 static inline __attribute__((always_inline)) void
 prefetch_strings(const struct sym_frame *f, size_t n)
 {
-	/* Not of NULL: a prefetch does not fault, but it may walk the page
-	 * tables for nothing. */
 	for (size_t j = 0; j < n; j++) {
-		if (f[j].demangled)
-			__builtin_prefetch(f[j].demangled);
-		if (f[j].name)
-			__builtin_prefetch(f[j].name);
-		if (f[j].file)
-			__builtin_prefetch(f[j].file);
+		prefetch_str(f[j].demangled ? f[j].demangled :
+			     f[j].linkage_name ? f[j].linkage_name :
+			     f[j].name);
+		prefetch_str(f[j].file);
 	}
 }
 
