@@ -1049,6 +1049,9 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
  * most this many bytes together (pack.c); the tests set 0 to write them
  * plain. */
 extern size_t symi_zrec_max;
+/* The writer stores the strings blob (not the demangled names) plain
+ * when it is more than this many bytes (pack.c); the tests lower it. */
+extern size_t symi_zstr_plain_from;
 /*
  * symi_zrec_get() - the records of the column area @area[@zbytes]
  * (symi_cols_unpack()), built once per process and shared like a string

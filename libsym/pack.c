@@ -37,6 +37,13 @@
 #define Z_SHIFT 16
 #define Z_LEVEL 9
 #define Z_MIN 64
+/* The strings (not the demangled names, which no default output reads)
+ * stay plain past Z_PLAIN_FROM bytes: a batch of many addresses reads
+ * most of them, and inflating them costs each process about 0.9 ms a MB
+ * (libjvm's 5.8 MB: docs/table-format.md, "Compressed strings").  As
+ * with ZREC_MAX, what a reader must build before a default lookup
+ * answers is bounded. */
+#define Z_PLAIN_FROM ((size_t)4 << 20)
 
 /* The packed arrays and the block index are stored as compressed
  * columns (cols.c, format 9) when the arrays together are at most
@@ -49,6 +56,7 @@
  * against 203,291). */
 #define ZREC_LEVEL 6
 size_t symi_zrec_max = ZREC_MAX;
+size_t symi_zstr_plain_from = Z_PLAIN_FROM;
 
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
  * in-block binary search of 6 probes.  docs/table-format.md has the
@@ -1204,13 +1212,13 @@ static void write_table(const struct packer *P, const struct symt_header *hd,
 	h->crc = symi_table_crc(buf, h->size);
 }
 
-/* A string blob as zstd frames, when it is long enough and that gains
- * (S->z stays NULL: stored plain). */
-static int strs_compress(struct strs *S)
+/* A string blob as zstd frames, when it is long enough, no longer than
+ * @max, and that gains (S->z stays NULL: stored plain). */
+static int strs_compress(struct strs *S, size_t max)
 {
 	int err;
 
-	if (!S->frame_shift || S->len < Z_MIN)
+	if (!S->frame_shift || S->len < Z_MIN || S->len > max)
 		return 0;
 	err = symi_zstr_pack(S->blob, S->len, S->frame_shift, Z_LEVEL, &S->z,
 			     &S->zlen);
@@ -1236,9 +1244,9 @@ int symi_table_pack(const struct symi_tab *in, void **bufp, size_t *lenp)
 	if (!err)
 		err = number_kinds(&P);
 	if (!err)
-		err = strs_compress(&P.S);
+		err = strs_compress(&P.S, symi_zstr_plain_from);
 	if (!err)
-		err = strs_compress(&P.D);
+		err = strs_compress(&P.D, SIZE_MAX);
 	if (!err)
 		err = plan_blocks(&P, &hd, &blks, &nb, &blocks_bytes);
 	if (err)

@@ -1218,17 +1218,20 @@ static size_t sz_check(const struct sym_table *t, int from, int step)
 	return names_check(t, &sz_case, from, step);
 }
 
-static void test_strings_z(void)
+/* The table of SZ_N functions with long names, opened (NULL on
+ * failure, already reported); its bytes in *@buf and a buffer as long in
+ * *@copy, both the caller's. */
+static struct sym_table *sz_table(void **buf, size_t *len, char **copy)
 {
 	struct symi_builder *b = NULL;
-	struct sym_table *t = NULL, *t2 = NULL, *tc = NULL;
-	const struct symt_header *h;
-	void *buf = NULL;
-	char *copy = NULL;
-	size_t len, nbad = 0;
+	size_t nbad = 0;
 	char name[64];
 
+	*buf = NULL;
+	*copy = NULL;
 	CHECK_ERR(symi_builder_new(&b), 0);
+	if (!b)
+		return NULL;
 	symi_builder_add_text(b, 0x400000, 0x500000);
 	for (int i = 0; i < SZ_N; i++) {
 		uint32_t f = symi_builder_func(b, sz_name(i, name,
@@ -1243,7 +1246,18 @@ static void test_strings_z(void)
 	}
 	CHECK(nbad == 0);
 	symi_builder_set_dwarf(b);
-	t = finish_with_copy(b, &buf, &len, &copy);
+	return finish_with_copy(b, buf, len, copy);
+}
+
+static void test_strings_z(void)
+{
+	struct sym_table *t = NULL, *t2 = NULL, *tc = NULL;
+	const struct symt_header *h;
+	void *buf = NULL;
+	char *copy = NULL;
+	size_t len;
+
+	t = sz_table(&buf, &len, &copy);
 	if (!t)
 		goto out;
 	h = t->h;
@@ -1367,6 +1381,32 @@ static void *dz_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Strings past symi_zstr_plain_from are stored plain (a batch of many
+ * addresses would inflate them all, in every process), and answer the
+ * same; the demangled names stay compressed whatever their size.
+ */
+static void test_strings_plain(void)
+{
+	size_t keep = symi_zstr_plain_from, len = 0;
+	struct sym_table *t;
+	void *buf = NULL;
+	char *copy = NULL;
+
+	symi_zstr_plain_from = 100000;	/* the table's are 240 KB */
+	t = sz_table(&buf, &len, &copy);
+	symi_zstr_plain_from = keep;
+	if (t) {
+		CHECK(t->h->strings_zbytes == 0 && !t->str.z && t->str.plain);
+		CHECK(t->h->strings_size > 100000);
+		CHECK(sz_check(t, 0, 1) == 0);
+		CHECK_ERR(sym_table_verify(t), 0);
+	}
+	sym_table_close(t);
+	free(copy);
+	free(buf);
+}
+
 static void test_dstrings(void)
 {
 	struct symi_builder *b = NULL;
@@ -1377,7 +1417,7 @@ static void test_dstrings(void)
 	struct symi_tab u;
 	void *buf = NULL, *again = NULL;
 	char *copy = NULL;
-	size_t len, len2, nbad = 0;
+	size_t len, len2, nbad = 0, zstr_plain_from = symi_zstr_plain_from;
 	uint32_t f, sc;
 
 	dz_long_make();
@@ -1402,6 +1442,10 @@ static void test_dstrings(void)
 	}
 	CHECK(nbad == 0);
 	symi_builder_set_dwarf(b);
+	/* The demangled names are compressed past the bound of the
+	 * strings too (test_strings_plain()); the bound stays for the
+	 * packing again below. */
+	symi_zstr_plain_from = 1;
 	CHECK_ERR(symi_builder_finish(b, &buf, &len), 0);
 	symi_builder_free(b);
 	if (!buf)
@@ -1509,6 +1553,7 @@ out:
 	free(buf);
 	free(dz_long_dem);
 	dz_long_dem = NULL;
+	symi_zstr_plain_from = zstr_plain_from;
 }
 
 static void test_errors(void)
@@ -1654,6 +1699,7 @@ int main(int argc, char **argv)
 	test_symbols();
 	test_pack();
 	test_strings_z();
+	test_strings_plain();
 	test_kinds();
 	test_dstrings();
 	test_batch_order();
