@@ -9,7 +9,7 @@
  * before, so one lookup after another leaves the memory system idle
  * between misses.
  *
- * So a batch is cut into windows of up to 65,536 addresses, and each is
+ * So a batch is cut into windows of up to 131,072 addresses, and each is
  * answered in two passes:
  *
  * 1. Search, in address order (search()): the window is radix-sorted by
@@ -60,7 +60,7 @@
 #include "format.h"
 #include "base.h"
 
-#define WINDOW_BITS 16			/* addresses per sorted window */
+#define WINDOW_BITS 17			/* addresses per sorted window */
 #define WINDOW ((size_t)1 << WINDOW_BITS)
 #define KEY_BITS (64 - WINDOW_BITS)	/* room left for address - min */
 #define SMALL 32			/* below this, sorting cannot pay */
@@ -469,8 +469,9 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
  * and it rose 5%.  So it goes on only where most answers hit.  It starts
  * empty: at the end of the first FC_CHECK positions (about 4,000
  * answers) libc's had hit 52%, python3.11d's 18% and 30% (its two
- * batches of `sym lookup`), while 72% and 49% of all 65,536 do.  A batch
- * whose answers hit less than 40% by then goes on without it. */
+ * batches of `sym lookup`), while 72% and 49% of all 65,536 then
+ * did.  A batch whose answers hit less than 40% by then goes on without
+ * it. */
 static void fcache_check(struct symi_fcache *c)
 {
 	if (c->key && c->hits + c->misses >= FC_CHECK / 2 &&
@@ -559,9 +560,10 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		return direct(&b, 0, count);
 	w = count < WINDOW ? count : WINDOW;
 	/* The window's arrays in one block, written whole by each window:
-	 * 3.9 MiB at 65,536 addresses, in huge pages (a warm lookup of
+	 * 7.8 MiB at 131,072 addresses, in huge pages (a warm lookup of
 	 * 100,000 addresses in libc took 1,140 of its 1,812 page faults
-	 * here in 4 KiB pages). */
+	 * here in 4 KiB pages).  Windows of 65,536 cost 100,000 addresses
+	 * a second sweep of the table: 2 to 3% more CPU (docs/bench.md). */
 	mem = symi_malloc_huge(w * (sizeof(*b.keys) + sizeof(*b.tmp) +
 				    sizeof(*b.tabs) + sizeof(*b.hits)));
 	b.slot = symi_malloc(SLOTS * SYM_MAX_FRAMES * sizeof(*b.slot));

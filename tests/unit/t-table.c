@@ -267,12 +267,13 @@ static void test_batch_order(void)
 		return;
 	}
 	/* Unsorted, with misses below and above, and in the second window
-	 * one address so far away that the window cannot be sorted. */
+	 * (batch.c's are 131,072) one address so far away that the window
+	 * cannot be sorted. */
 	for (size_t i = 0; i < NADDR; i++) {
 		seed = seed * 1103515245 + 12345;
 		addrs[i] = 0xff00 + (seed >> 8) % (NSYM * 0x10 + 0x200);
 	}
-	addrs[70000] = (uint64_t)1 << 63;
+	addrs[140000] = (uint64_t)1 << 63;
 	o.t = t;
 	o.addrs = addrs;
 	o.stop_at = SIZE_MAX;
