@@ -39,9 +39,9 @@
 #define Z_MIN 64
 /* The strings (not the demangled names, which no default output reads)
  * stay plain past Z_PLAIN_FROM bytes: a batch of many addresses reads
- * most of them, and inflating them costs each process about 0.9 ms a MB
- * (libjvm's 5.8 MB: docs/table-format.md, "Compressed strings").  As
- * with ZREC_MAX, what a reader must build before a default lookup
+ * most of them, and inflating them costs each process about 0.7 ms a MB
+ * (libjvm's 5.8 MB: docs/table-format.md, "Plain strings past 4 MiB").
+ * As with ZREC_MAX, what a reader must build before a default lookup
  * answers is bounded. */
 #define Z_PLAIN_FROM ((size_t)4 << 20)
 
