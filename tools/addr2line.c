@@ -2346,12 +2346,13 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 
 /* ... and answered on this thread (--threads=1, or no pool), where
  * batches now keep 32-byte hits, not frames (libsym/batch.c): at least
- * libsym's whole sorted window (65,536), so that sorted lookups land
- * closer together (fewer blocks decoded, shorter gallops).  Measured
+ * libsym's whole sorted window (65,536 then, 131,072 now), so that
+ * sorted lookups land closer together (fewer blocks decoded, shorter
+ * gallops).  Measured
  * with callgrind and alternating runs, 100,000 unsorted addresses, warm
  * store (docs/bench.md, "Warm lookups, lean"): 65,536 against 4,096,
  * libc -16% instructions and -24% CPU, python3.11d -18% and -10%, libjvm
- * -8% and the same CPU.  Four windows: a lookup of up to 262,144
+ * -8% and the same CPU.  Two windows: a lookup of up to 262,144
  * addresses is one libsym call, which makes its arrays and its frame
  * cache once, the cache warm for the later windows (docs/bench.md,
  * "Fewer page faults": 16,384 and 32,768 were slower, 131,072 and more
