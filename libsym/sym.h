@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 6
+#define SYM_VERSION_MINOR 7
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.6.0"
+#define SYM_VERSION "1.7.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -607,6 +607,17 @@ enum sym_frame_omit {
 	 *  without -C): a table stores its demangled names compressed
 	 *  (docs/table-format.md), and reading one inflates its frame. */
 	SYM_OMIT_DEMANGLED = (1 << 2),
+	/** The symbols of an answer whose frames are all named from DWARF
+	 *  as GNU addr2line names them: every function has a linkage name
+	 *  or is of a language that does not mangle names (no frame has
+	 *  SYM_FRAME_NO_LINKAGE), and the outermost frame has a DWARF
+	 *  function.  Its outermost frame then has no @symbol,
+	 *  @symbol_addr, @symbol_size, @llvm_symbol, @llvm_symbol_addr,
+	 *  @llvm_symbol_file, @gnu_symbol or @gnu_symbol_addr, and neither
+	 *  SYM_FRAME_SYMBOL_OBJECT nor SYM_FRAME_PLT: GNU addr2line's output
+	 *  reads them only in the other answers, which keep them.  Since
+	 *  1.7.0: a library before it refuses the bit (-EINVAL). */
+	SYM_OMIT_SYMBOLS = (1 << 3),
 };
 
 /**

@@ -1370,6 +1370,24 @@ const char *sym_frame_name(const struct sym_frame *f)
 	return f->name ? f->name : f->linkage_name;
 }
 
+/*
+ * Whether frames @fr[@n], the outermost of function @outer, are all named
+ * from DWARF as GNU addr2line names them (SYM_OMIT_SYMBOLS): frame_syms()
+ * would only add the symbols, which its output does not read then.
+ */
+static inline __attribute__((always_inline)) bool
+named_all(const struct sym_frame *fr, size_t n, const struct symt_func *outer)
+{
+	if (!outer->linkage &&
+	    !(outer->name && (outer->flags & SYMT_FUNC_PLAIN)))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (fr[i].flags & SYM_FRAME_NO_LINKAGE)
+			return false;
+	}
+	return true;
+}
+
 /* symi_table_frames(), and in *@decl_line the decl_line of the innermost
  * frame's function (0 without one), which its line is coded against. */
 static inline __attribute__((always_inline)) size_t
@@ -1430,7 +1448,8 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	}
 	/* The symbols belong to the outermost frame; a cut chain has
 	 * none. */
-	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED))
+	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED) &&
+	    !((omit & SYM_OMIT_SYMBOLS) && named_all(fr, n, &outer_fn)))
 		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
@@ -1451,8 +1470,8 @@ size_t symi_table_frames(const struct sym_table *t,
 	if (omit == SYMI_OMIT_ALL && sp)
 		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
 				 &decl_line);
-	if (omit == SYMI_OMIT_ALL)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, NULL,
+	if (omit == SYMI_OMIT_LLVM && sp)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp,
 				 &decl_line);
 	return frames_of(t, hit, fr, max, omit, sp, &decl_line);
 }
@@ -1540,9 +1559,12 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
 	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
-	n = omit == SYMI_OMIT_ALL && sp ?
-	    frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp, &decl_line) :
-	    frames_of(t, hit, fr, max, omit, sp, &decl_line);
+	if (omit == SYMI_OMIT_ALL && sp)
+		n = frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp, &decl_line);
+	else if (omit == SYMI_OMIT_LLVM && sp)
+		n = frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp, &decl_line);
+	else
+		n = frames_of(t, hit, fr, max, omit, sp, &decl_line);
 	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;

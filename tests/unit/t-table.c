@@ -300,7 +300,7 @@ struct fields {
 	const struct sym_table *t;
 	const uint64_t *addrs;
 	unsigned omit;
-	size_t next, bad, frames, inlined, decls, peers, dems;
+	size_t next, bad, frames, inlined, decls, peers, dems, syms;
 };
 
 static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
@@ -349,6 +349,31 @@ static void omit_fields(struct sym_frame *fr, unsigned omit,
 	}
 }
 
+/* @fr[@n] (a whole lookup's) as a lookup without its symbols gives it
+ * (SYM_OMIT_SYMBOLS): they go when every frame is named from DWARF, as
+ * GNU names them; counts in @f the answers where that changed something. */
+static void omit_symbols(struct sym_frame *fr, size_t n, struct fields *f)
+{
+	struct sym_frame *o = &fr[n - 1];
+
+	for (size_t i = 0; i < n; i++) {
+		if (fr[i].flags & SYM_FRAME_NO_LINKAGE)
+			return;
+	}
+	if ((o->flags & SYM_FRAME_SYMTAB) || (!o->linkage_name && !o->name))
+		return;
+	f->syms += o->symbol || o->llvm_symbol || o->gnu_symbol;
+	o->symbol = NULL;
+	o->symbol_addr = 0;
+	o->symbol_size = 0;
+	o->llvm_symbol = NULL;
+	o->llvm_symbol_addr = 0;
+	o->llvm_symbol_file = NULL;
+	o->gnu_symbol = NULL;
+	o->gnu_symbol_addr = 0;
+	o->flags &= ~(uint32_t)(SYM_FRAME_SYMBOL_OBJECT | SYM_FRAME_PLT);
+}
+
 static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 		     size_t n)
 {
@@ -361,6 +386,8 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 		f->bad++;
 		return 0;
 	}
+	if (n && (f->omit & SYM_OMIT_SYMBOLS))
+		omit_symbols(one, n, f);
 	for (size_t i = 0; i < n; i++) {
 		omit_fields(&one[i], f->omit, f);
 		if (!same_frame(&fr[i], &one[i])) {
@@ -374,10 +401,10 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 }
 
 /*
- * Batches without each set of the declarations, the peer names and the
- * demangled names (enum sym_frame_omit), over @t at @addrs: each must
- * leave out something (the peer and demangled names only C++ has:
- * @cxx), and nothing else.
+ * Batches without each set of the declarations, the peer names, the
+ * demangled names and the symbols (enum sym_frame_omit), over @t at
+ * @addrs: each must leave out something (the peer and demangled names
+ * only C++ has: @cxx), and nothing else.
  */
 static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		      size_t naddr, bool cxx)
@@ -394,6 +421,11 @@ static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		      f.decls > (cxx ? 0 : naddr / 10));
 		CHECK(!cxx || !(omit & SYM_OMIT_PEER_NAMES) || f.peers > 0);
 		CHECK(!cxx || !(omit & SYM_OMIT_DEMANGLED) || f.dems > 0);
+		/* The C++ program's functions have no linkage name in
+		 * their DWARF (GNU names them after their symbols:
+		 * SYM_FRAME_NO_LINKAGE), so they keep the symbols. */
+		CHECK(!(omit & SYM_OMIT_SYMBOLS) || cxx ||
+		      f.syms > naddr / 10);
 	}
 	CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, 1,
 					      SYMI_OMIT_ALL + 1, fields_cb,
