@@ -296,8 +296,12 @@ LLVM_DEMANGLE_LIBS ?= /usr/lib/llvm-14/lib/libLLVMDemangle.a \
 # links them shared, as before.  symd, a daemon, starts once: shared.
 # libdebuginfod, dlopen()ed, brings its own shared libelf, libz and
 # libzstd: bin/sym exports none of its symbols (nm -D), so each copy
-# keeps to itself, and no Elf handle passes between them.
+# keeps to itself, and no Elf handle passes between them.  libgcc's
+# unwinder (the static libstdc++'s) is linked in too: libgcc_s.so.1 was
+# the last shared library but libc and libm (whose libm.a cannot go into
+# a PIE), 0.09 ms of an empty run's 1.08 (docs/bench.md).
 ifeq ($(SYM_SHARED_DEPS),)
+TOOL_LIBGCC = -static-libgcc
 TOOL_DEP_LIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread -lm, \
 	$(shell $(PKG_CONFIG) --libs --static $(LIB_PKGS) $(PROF_PKGS) \
 	libbpf)) -llmdb -liberty -Wl,-Bdynamic -lpthread
@@ -310,7 +314,8 @@ bin/sym: $(B)/tools/sym.o $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) lib/libsym.a \
 	$(call msg,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(B)/tools/sym.o \
 		-Wl,--start-group $(TOOL_LIB) $(VIEW_LIB) $(AGENT_LIB) \
 		-Wl,--end-group lib/libsym.a lib/libsymprofile.a \
-		$(TOOL_DEP_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(LDLIBS)
+		$(TOOL_DEP_LIBS) -lm $(LLVM_DEMANGLE_LIBS) $(TOOL_LIBGCC) \
+		$(LDLIBS)
 
 # libsymprof.so, the LD_PRELOAD sampler (tools/symprof/, docs/symprof.md).
 # It is loaded into arbitrary programs, so it links libc alone and is
