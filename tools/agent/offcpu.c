@@ -144,20 +144,23 @@ static void read_kallsyms(struct offcpu *oc)
 		FILE *f = fopen("/proc/kallsyms", "re");
 
 		if (!f)
-			return;
+			goto none;
 		while (fgets(line, sizeof(line), f))
 			kallsyms_line(oc, line, pass);
 		fclose(f);
-		if (!oc->stext || oc->etext <= oc->stext || !oc->tr_lo[0]) {
-			oc->stext = 0;
-			oc->sched_lo = 0;
-			return;
-		}
+		if (!oc->stext || oc->etext <= oc->stext || !oc->tr_lo[0])
+			goto none;
 	}
 	if (!oc->sched_hi)
 		oc->sched_lo = 0;
 	if (!oc->sys_hi)
 		oc->sys_lo = 0;
+	return;
+none:
+	/* Nothing half read: no text range, no memo. */
+	oc->stext = 0;
+	oc->sched_lo = 0;
+	oc->sys_lo = 0;
 }
 
 /* SYM_KMEMO, read once (offcpu_kmemo_mode()): "off" turns the kernel
