@@ -1373,13 +1373,14 @@ const char *sym_frame_name(const struct sym_frame *f)
 /*
  * Whether frames @fr[@n], the outermost of function @outer, are all named
  * from DWARF as GNU addr2line names them (SYM_OMIT_SYMBOLS): frame_syms()
- * would only add the symbols, which its output does not read then.
+ * would only add the symbols, which its output does not read then.  The
+ * outermost needs a function; a name without a linkage name in a
+ * language that mangles is SYM_FRAME_NO_LINKAGE's, on that frame too.
  */
 static inline __attribute__((always_inline)) bool
 named_all(const struct sym_frame *fr, size_t n, const struct symt_func *outer)
 {
-	if (!outer->linkage &&
-	    !(outer->name && (outer->flags & SYMT_FUNC_PLAIN)))
+	if (!outer->linkage && !outer->name)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (fr[i].flags & SYM_FRAME_NO_LINKAGE)
@@ -1456,24 +1457,33 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	return n;
 }
 
+/* frames_of() with the strings' plain copy @sp (or NULL).  The GNU and
+ * LLVM styles without -C, sym lookup's defaults, get it with @omit a
+ * constant (no test of it per field) and, once the strings are plain, a
+ * string one bounds check and an add. */
+static inline __attribute__((always_inline)) size_t
+frames_by_omit(const struct sym_table *t, const struct symi_hit *hit,
+	       struct sym_frame *fr, size_t max, unsigned omit,
+	       const char *sp, uint32_t *decl_line)
+{
+	if (omit == SYMI_OMIT_ALL && sp)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
+				 decl_line);
+	if (omit == SYMI_OMIT_LLVM && sp)
+		return frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp,
+				 decl_line);
+	return frames_of(t, hit, fr, max, omit, sp, decl_line);
+}
+
 size_t symi_table_frames(const struct sym_table *t,
 			 const struct symi_hit *hit, struct sym_frame *fr,
 			 size_t max, unsigned omit)
 {
 	uint32_t decl_line;
 
-	const char *sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
-
-	/* GNU and LLVM styles without -C, sym lookup's default, with @omit
-	 * a constant (no test of it per field) and, once the strings are
-	 * plain, a string one bounds check and an add. */
-	if (omit == SYMI_OMIT_ALL && sp)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
-				 &decl_line);
-	if (omit == SYMI_OMIT_LLVM && sp)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp,
-				 &decl_line);
-	return frames_of(t, hit, fr, max, omit, sp, &decl_line);
+	return frames_by_omit(t, hit, fr, max, omit,
+			      __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE),
+			      &decl_line);
 }
 
 /*
@@ -1559,12 +1569,7 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
 	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
-	if (omit == SYMI_OMIT_ALL && sp)
-		n = frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp, &decl_line);
-	else if (omit == SYMI_OMIT_LLVM && sp)
-		n = frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp, &decl_line);
-	else
-		n = frames_of(t, hit, fr, max, omit, sp, &decl_line);
+	n = frames_by_omit(t, hit, fr, max, omit, sp, &decl_line);
 	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;
