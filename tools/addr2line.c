@@ -58,6 +58,7 @@
 #include "client.h"
 #include "grow.h"
 #include "pool.h"
+#include "put.h"
 #include "stack.h"
 #include "tools.h"
 #include "base.h"
@@ -837,33 +838,6 @@ static int ob_flush(struct obuf *o)
 	return o->err ? -EIO : 0;
 }
 
-/* Copy @n bytes of @s to @w; the end of them.  A name or a path of 8
- * to 64 bytes is copied inline, by two to four moves that may overlap
- * (within @s's and @w's n bytes): no call, and no registers saved
- * around one. */
-static inline __attribute__((always_inline)) char *put(char *w,
-						      const char *s,
-						      size_t n)
-{
-	if (__builtin_constant_p(n) || n < 8 || n > 64) {
-		memcpy(w, s, n);
-	} else if (n <= 16) {
-		memcpy(w, s, 8);
-		memcpy(w + n - 8, s + n - 8, 8);
-	} else {
-		memcpy(w, s, 16);
-		memcpy(w + n - 16, s + n - 16, 16);
-		if (n > 32) {
-			memcpy(w + 16, s + 16, 16);
-			memcpy(w + n - 32, s + n - 32, 16);
-		}
-	}
-	return w + n;
-}
-
-/* A string literal at @w. */
-#define PUT_LIT(w, lit) put((w), "" lit, sizeof(lit) - 1)
-
 /* Append @n bytes.  When a job's buffer cannot take them, o->err is set
  * (the bytes are dropped); stdout's is flushed first, and what it still
  * cannot take (more than its whole size) is written directly.  The bytes
@@ -986,56 +960,6 @@ ob_done(struct obuf *o, char *end, char *tmp)
 	}
 	o->b.len = (size_t)(end - o->b.p);
 	*end = '\0';
-}
-
-/* @v in decimal at @w, which has room for 10 bytes, two digits a step;
- * a line number (up to 4 digits) without a loop.
- * @return the end of the digits */
-static inline __attribute__((always_inline)) char *put_u32(char *w,
-							  uint32_t v)
-{
-	static const char pairs[] =
-		"0001020304050607080910111213141516171819"
-		"2021222324252627282930313233343536373839"
-		"4041424344454647484950515253545556575859"
-		"6061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	uint32_t hi;
-	size_t n;
-	char *p;
-
-	if (v < 100) {
-		if (v < 10) {
-			*w = (char)('0' + v);
-			return w + 1;
-		}
-		memcpy(w, pairs + 2 * v, 2);
-		return w + 2;
-	}
-	if (v < 10000) {
-		hi = v / 100;
-		if (hi < 10) {
-			*w++ = (char)('0' + hi);
-		} else {
-			memcpy(w, pairs + 2 * hi, 2);
-			w += 2;
-		}
-		memcpy(w, pairs + 2 * (v - hi * 100), 2);
-		return w + 2;
-	}
-	for (n = 5, hi = 100000; n < 10 && v >= hi; n++, hi *= 10)
-		;
-	p = w + n;
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10)
-		memcpy(p - 2, pairs + 2 * v, 2);
-	else
-		p[-1] = (char)('0' + v);
-	return w + n;
 }
 
 /* @v in decimal. */
@@ -1184,6 +1108,48 @@ static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
 		ob_done(a->ob, gnu_put(w, a, &t), tmp);
 }
 
+/*
+ * gnu_put() where the buffer has GNU_FAST_ROOM bytes to spare, at @w
+ * before @end: each string copied and measured in one pass
+ * (put_str()), the numbers by put_u32_5(), and the discriminator's text
+ * written and then kept or not, so that the lengths of the strings and
+ * numbers take no branch (put.h).  NULL when a string is longer than the
+ * room; the caller then measures the strings and takes gnu_put().
+ */
+#define GNU_FAST_ROOM (2 * PUT_STR_CHUNK + GNU_FRAME_FIXED)
+
+static inline __attribute__((always_inline)) char *
+gnu_put_fast(char *w, const char *end, const struct a2l *a,
+	     const struct gnu_text *t)
+{
+	const size_t keep = PUT_STR_CHUNK + GNU_FRAME_FIXED;
+	char *d;
+
+	if (t->name) {
+		w = put_str(w, end, t->name, keep);
+		if (!w)
+			return NULL;
+		w = a->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
+	}
+	w = put_str(w, end, t->file, keep);
+	if (!w)
+		return NULL;
+	*w++ = ':';
+	if (t->line) {
+		w = put_u32_5(w, t->line);
+		d = PUT_LIT(w, " (discriminator ");
+		d = put_u32_5(d, t->disc);
+		*d++ = ')';
+		w = t->disc ? d : w;
+		*w++ = '\n';
+	} else {
+		w = PUT_LIT(w, "?\n");
+	}
+	if (t->more && a->pretty)
+		w = PUT_LIT(w, " (inlined by) ");
+	return w;
+}
+
 /* Frame @i of @fr[@n]; @more: an inliner follows. */
 static inline __attribute__((always_inline)) void
 gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
@@ -1208,11 +1174,20 @@ gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
 				      &fr[n - 1] : &fr[i], false);
 		if (!t.name || !*t.name)
 			t.name = "??";
-		t.nlen = strlen(t.name);
 	}
 	t.file = file_name(a, fr[i].file, fr[i].file_rel);
 	if (!t.file)
 		t.file = "??";
+	if (b->alloc - b->len > GNU_FAST_ROOM) {
+		w = gnu_put_fast(b->p + b->len, b->p + b->alloc, a, &t);
+		if (w) {
+			b->len = (size_t)(w - b->p);
+			*w = '\0';
+			return;
+		}
+	}
+	if (t.name)
+		t.nlen = strlen(t.name);
 	t.flen = strlen(t.file);
 	/* The frame's bytes in one piece: one test for room, not one an
 	 * append. */
