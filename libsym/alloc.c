@@ -6,6 +6,7 @@
  * path unwinds cleanly.  The counter is per library image (process-wide
  * in a program linked with the static archives) and read once.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,115 @@ void *symi_calloc_huge(size_t n, size_t m)
 	return p;
 }
 
+/*
+ * The slab: SLAB_BYTES of huge pages that the first decoded tables of a
+ * process are carved from, a bump at a time (symi_map_zeroed(),
+ * symi_malloc_slab()).  A `sym lookup` decodes its table's compressed
+ * records and strings once and exits; in 4 KiB pages python3.11d's took
+ * about 400 page faults, 0.5 ms of a 2.8 ms lookup of one address, and
+ * in the slab they take one or two huge pages (docs/bench.md, "One slab
+ * of huge pages").  A piece freed at the top is taken back (a decoder's
+ * scratch, freed before the next piece is carved); others only when
+ * every piece is free, and then the whole slab is.  So a long-lived
+ * process (symd) keeps at most SLAB_BYTES in it whatever it frees, and
+ * allocates as before once it is full.  Off under ASan, whose checks of
+ * heap buffers the slab's pieces would escape.
+ */
+#define SLAB_BYTES ((size_t)8 << 20)
+#define SLAB_ALIGN 64
+
+static pthread_mutex_t slab_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *slab;		/* SLAB_BYTES, huge-page aligned, or NULL */
+static bool slab_off;		/* could not be mapped, or ASan */
+static size_t slab_top;		/* bytes carved from the start */
+static size_t slab_dirty;	/* bytes that were ever carved: written */
+static size_t slab_live;	/* pieces not given back */
+
+static void slab_map(void)
+{
+	uint8_t *p;
+	size_t lead;
+
+#if defined(__SANITIZE_ADDRESS__)
+	slab_off = true;
+	return;
+#endif
+	p = mmap(NULL, SLAB_BYTES + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		slab_off = true;
+		return;
+	}
+	lead = (HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) &
+	       (HUGE_PAGE - 1);
+	if (lead)
+		(void)munmap(p, lead);
+	(void)munmap(p + lead + SLAB_BYTES, HUGE_PAGE - lead);
+	slab = p + lead;
+	(void)madvise(slab, SLAB_BYTES, MADV_HUGEPAGE);
+}
+
+/* @n bytes from the slab, zeroed with @zero; NULL when it has no room. */
+static void *slab_take(size_t n, bool zero)
+{
+	size_t at, need = (n + SLAB_ALIGN - 1) & ~(size_t)(SLAB_ALIGN - 1);
+	void *p = NULL;
+
+	if (!n || n > SLAB_BYTES)
+		return NULL;
+	pthread_mutex_lock(&slab_mu);
+	if (!slab && !slab_off)
+		slab_map();
+	if (slab && need <= SLAB_BYTES - slab_top) {
+		at = slab_top;
+		p = slab + at;
+		slab_top += need;
+		slab_live++;
+		/* Bytes carved before were written: zero them again. */
+		if (zero && at < slab_dirty)
+			memset(p, 0, (slab_dirty < slab_top ? slab_dirty :
+				      slab_top) - at);
+		if (slab_dirty < slab_top)
+			slab_dirty = slab_top;
+	}
+	pthread_mutex_unlock(&slab_mu);
+	return p;
+}
+
+/* Give back a piece of @n bytes; false when @p is not the slab's. */
+static bool slab_give(void *p, size_t n)
+{
+	size_t need = (n + SLAB_ALIGN - 1) & ~(size_t)(SLAB_ALIGN - 1);
+	uint8_t *q = p;
+
+	if (!slab || q < slab || q >= slab + SLAB_BYTES)
+		return false;
+	pthread_mutex_lock(&slab_mu);
+	slab_live--;
+	if (!slab_live)
+		slab_top = 0;
+	else if ((size_t)(q - slab) + need == slab_top)
+		slab_top = (size_t)(q - slab);
+	pthread_mutex_unlock(&slab_mu);
+	return true;
+}
+
+void *symi_malloc_slab(size_t n)
+{
+	void *p;
+
+	if (alloc_fails())
+		return NULL;
+	p = slab_take(n, false);
+	return p ? p : malloc(n ? n : 1);
+}
+
+void symi_free_slab(void *p, size_t n)
+{
+	if (p && !slab_give(p, n))
+		free(p);
+}
+
 void *symi_map_zeroed(size_t n)
 {
 	size_t len, lead;
@@ -113,6 +223,9 @@ void *symi_map_zeroed(size_t n)
 
 	if (alloc_fails() || !n || n > SIZE_MAX - 2 * HUGE_PAGE)
 		return NULL;
+	p = slab_take(n, true);
+	if (p)
+		return p;
 	if (n < HUGE_FROM) {
 		p = mmap(NULL, n, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -139,7 +252,7 @@ void *symi_map_zeroed(size_t n)
 
 void symi_unmap(void *p, size_t n)
 {
-	if (p)
+	if (p && !slab_give(p, n))
 		(void)munmap(p, symi_huge_size(n));
 }
 

@@ -94,11 +94,24 @@ size_t symi_huge_size(size_t n);
  * symi_malloc_huge()'s (a huge page must lie inside the mapping: unaligned
  * and cut at @n, 1.6 MiB of libjvm's 5.5 MiB of strings took 4 KiB
  * faults, 397 of them).  Unlike symi_calloc_huge(), which writes every
- * byte, it costs nothing for the parts never read.  NULL when out of
- * memory (or a test's failure).  Release it with symi_unmap(p, n).
+ * byte, it costs nothing for the parts never read (except in the slab,
+ * which it takes from first while the slab has room: see
+ * symi_malloc_slab()).  NULL when out of memory (or a test's failure).
+ * Release it with symi_unmap(p, n).
  */
 void *symi_map_zeroed(size_t n);
 void symi_unmap(void *p, size_t n);
+
+/*
+ * symi_malloc_slab() - symi_malloc() for a buffer a table is decoded into
+ * or through: from the process's slab of huge pages while it has room
+ * (alloc.c: its first 8 MiB of such buffers), else malloc().  The slab's
+ * pieces are not zeroed; symi_map_zeroed() takes its pieces there too.
+ * Free it with symi_free_slab(p, n), @n as allocated; the most recent
+ * piece freed first is taken back at once (scratch).
+ */
+void *symi_malloc_slab(size_t n);
+void symi_free_slab(void *p, size_t n);
 
 /*
  * symi_advise_huge() - advise MADV_HUGEPAGE on the whole 2 MiB pages

@@ -270,7 +270,8 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 					    zbytes - COLS_HEAD);
 	if (declared != total)
 		return -SYM_E_BADTABLE;
-	planes = symi_malloc(total ? (size_t)total : 1);
+	/* Scratch: the slab's top, taken back at the end. */
+	planes = symi_malloc_slab(total ? (size_t)total : 1);
 	if (!planes)
 		return -ENOMEM;
 	got = ZSTD_decompress(planes, (size_t)total, area + COLS_HEAD,
@@ -291,6 +292,6 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	}
 	err = 0;
 out:
-	free(planes);
+	symi_free_slab(planes, total ? (size_t)total : 1);
 	return err;
 }

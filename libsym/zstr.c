@@ -111,7 +111,7 @@ static void entry_free(struct zentry *e)
 	free(e->done);
 	free(e->z.ready);
 	symi_unmap(e->z.blob, e->maplen);
-	free(e->area);
+	symi_free_slab(e->area, e->zbytes);
 	free(e);
 }
 
@@ -147,16 +147,18 @@ static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
 	e = symi_calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	/* Copied whole at once: in huge pages from 512 KiB (libjvm's
-	 * strings, 0.9 MB compressed, took 231 faults of 4 KiB). */
-	e->area = symi_malloc_huge(zbytes);
+	/* Copied whole at once: in the slab, or in huge pages from 512
+	 * KiB (libjvm's strings, 0.9 MB compressed, took 231 faults of 4
+	 * KiB). */
+	e->area = zbytes < ((size_t)512 << 10) ? symi_malloc_slab(zbytes) :
+		  symi_malloc_huge(zbytes);
 	e->z.ready = symi_calloc(n, 1);
 	e->done = symi_calloc(n, 1);
 	if (!e->area || !e->z.ready || !e->done ||
 	    pthread_mutex_init(&e->mu, NULL)) {
 		free(e->done);
 		free(e->z.ready);
-		free(e->area);
+		symi_free_slab(e->area, zbytes);
 		free(e);
 		return -ENOMEM;
 	}
@@ -334,12 +336,14 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	e = symi_calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->area = symi_malloc_huge(k->zbytes);
+	e->zbytes = k->zbytes;
+	e->area = k->zbytes < ((size_t)512 << 10) ?
+		  symi_malloc_slab(k->zbytes) : symi_malloc_huge(k->zbytes);
 	e->maplen = k->size;
 	e->z.blob = symi_map_zeroed(e->maplen);
 	if (!e->area || !e->z.blob || pthread_mutex_init(&e->mu, NULL)) {
 		symi_unmap(e->z.blob, e->maplen);
-		free(e->area);
+		symi_free_slab(e->area, e->zbytes);
 		free(e);
 		return -ENOMEM;
 	}
@@ -356,7 +360,6 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	e->kind = k->kind;
 	memcpy(e->w, k->w, k->nf);
 	e->count = k->count;
-	e->zbytes = k->zbytes;
 	e->z.size = k->size;
 	e->z.whole = e->z.blob;
 	*out = e;
