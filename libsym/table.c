@@ -21,6 +21,10 @@
 #include <string.h>
 #include <libdeflate.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "internal.h"
 #include "format.h"
 #include "base.h"
@@ -1157,42 +1161,54 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
 
+/* The hit of range @j of block @k, as locate() makes it (hit->flags
+ * zeroed before). */
+static inline __attribute__((always_inline)) void
+hit_leaf(const struct symi_block *k, uint32_t j, struct symi_hit *hit)
+{
+	uint64_t c[5];
+
+	leaf_codes(k, j, c);
+	/* A leaf with neither scope nor file is a hole.  Its file and line
+	 * are completed by symi_table_frames() from the scope's function,
+	 * as leaf_get() does. */
+	if (c[0] || c[1]) {
+		hit->flags = SYMI_HIT_LEAF |
+			     (c[1] == 1 ? SYMI_HIT_DECL_FILE : 0);
+		hit->scope = c[0] ? k->sbase + (uint32_t)c[0] - 1 : SYMT_NONE;
+		hit->file = c[1] < 2 ? SYMT_NONE : k->fbase + (uint32_t)c[1] - 2;
+		hit->line = (uint32_t)(k->lbase + (int64_t)c[2]);
+		hit->column = k->cbase + (uint32_t)c[3];
+		hit->disc = k->dbase + (uint32_t)c[4];
+	}
+}
+
+/* The symbol part of a hit at @off, after its leaf. */
+static inline __attribute__((always_inline)) void
+hit_sym(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
+	struct symi_hit *hit)
+{
+	if (t->sranges.n && sym_cover(t, off, cur)) {
+		hit->flags |= SYMI_HIT_SYM;
+		for (int ch = 0; ch < SYMT_CH_N; ch++)
+			hit->sym[ch] = cur->sym_i[ch];
+	}
+}
+
 static inline __attribute__((always_inline)) bool
 locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
        const struct symi_ahead *hint, struct symi_hit *hit)
 {
 	const struct symt_header *h = t->h;
-	const struct symi_block *k = &cur->blk;
 	uint32_t off;
-	uint64_t c[5];
 
 	hit->flags = 0;
 	if (addr < h->base || addr - h->base >= UINT32_MAX)
 		return false;
 	off = (uint32_t)(addr - h->base);
-	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX)) {
-		leaf_codes(k, cur->j, c);
-		/* A leaf with neither scope nor file is a hole.  Its file
-		 * and line are completed by symi_table_frames() from the
-		 * scope's function, as leaf_get() does. */
-		if (c[0] || c[1]) {
-			hit->flags = SYMI_HIT_LEAF |
-				     (c[1] == 1 ? SYMI_HIT_DECL_FILE : 0);
-			hit->scope = c[0] ? k->sbase + (uint32_t)c[0] - 1 :
-				     SYMT_NONE;
-			hit->file = c[1] < 2 ? SYMT_NONE :
-				    k->fbase + (uint32_t)c[1] - 2;
-			hit->line = (uint32_t)(k->lbase + (int64_t)c[2]);
-			hit->column = k->cbase + (uint32_t)c[3];
-			hit->disc = k->dbase + (uint32_t)c[4];
-		}
-	}
-	if (t->sranges.n &&
-	    sym_cover(t, off, cur)) {
-		hit->flags |= SYMI_HIT_SYM;
-		for (int ch = 0; ch < SYMT_CH_N; ch++)
-			hit->sym[ch] = cur->sym_i[ch];
-	}
+	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX))
+		hit_leaf(&cur->blk, cur->j, hit);
+	hit_sym(t, off, cur, hit);
 	return hit->flags != 0;
 }
 
@@ -1203,6 +1219,111 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 	return locate(t, addr, cur, hint, hit);
 }
 
+/*
+ * Sorted keys, a block at a time (symi_table_locate_keys()): the starts
+ * of the block's ranges decoded once into an array (biased for SSE2's
+ * signed compares, with SORTED_AHEAD sentinels past the last), and each
+ * key's range found by counting, with no branch, how many of the next
+ * SORTED_AHEAD starts it has passed.  The search range_find() makes for
+ * one address at a time (a gallop forward, then a binary search) took a
+ * mispredicted branch or two for each key.
+ */
+#define SORTED_AHEAD 16
+#define SORTED_BIAS 0x80000000u
+
+struct sorted_block {
+	uint32_t j;		/* the range of the last key */
+	uint32_t st[(1u << SYMT_SHIFT_MAX) + SORTED_AHEAD];
+};
+
+/* Decode the starts of cur->blk's ranges into @sb. */
+static void sorted_open(const struct symi_block *k, struct sorted_block *sb)
+{
+	uint32_t j;
+
+	sb->j = 0;
+	sb->st[0] = SORTED_BIAS;	/* range 0 starts the block */
+	for (j = 1; j < k->k; j++)
+		sb->st[j] = (uint32_t)block_addr1(k, j) ^ SORTED_BIAS;
+	for (; j < k->k + SORTED_AHEAD; j++)
+		sb->st[j] = UINT32_MAX ^ SORTED_BIAS;
+}
+
+/* How many of the SORTED_AHEAD starts at @st are <= @rel (biased). */
+static inline __attribute__((always_inline)) unsigned
+sorted_count(const uint32_t *st, uint32_t rel)
+{
+#ifdef __SSE2__
+	const __m128i key = _mm_set1_epi32((int)rel);
+	const __m128i *p = (const __m128i *)(const void *)st;
+	unsigned gt = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+			      _mm_cmpgt_epi32(_mm_loadu_si128(p), key))) |
+		      (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+			      _mm_cmpgt_epi32(_mm_loadu_si128(p + 1), key)))
+			      << 4 |
+		      (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+			      _mm_cmpgt_epi32(_mm_loadu_si128(p + 2), key)))
+			      << 8 |
+		      (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+			      _mm_cmpgt_epi32(_mm_loadu_si128(p + 3), key)))
+			      << 12;
+
+	/* The starts climb, so the lanes past @rel are the last ones:
+	 * those before the first of them are the count (no popcount,
+	 * which x86-64's baseline lacks: a call to libgcc). */
+	return (unsigned)__builtin_ctz(gt | 1u << SORTED_AHEAD);
+#else
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SORTED_AHEAD; i++)
+		n += (int32_t)st[i] <= (int32_t)rel;
+	return n;
+#endif
+}
+
+/* locate() for @off at or past the last key's, the block's starts in @sb
+ * (sb->j valid when cur->blk is the block they were decoded from). */
+static inline __attribute__((always_inline)) bool
+locate_sorted(const struct sym_table *t, uint32_t off,
+	      struct symi_cursor *cur, struct sorted_block *sb,
+	      struct symi_hit *hit)
+{
+	struct symi_block *k = &cur->blk;
+	uint32_t j, c, rel;
+
+	hit->flags = 0;
+	if (k->b == UINT32_MAX || off >= k->next || off < k->start) {
+		/* Another block: range_find() opens it. */
+		if (!range_find(t, off, cur, UINT32_MAX)) {
+			hit_sym(t, off, cur, hit);
+			sb->j = UINT32_MAX;
+			return hit->flags != 0;
+		}
+		sorted_open(k, sb);
+		sb->j = cur->j;
+		hit_leaf(k, sb->j, hit);
+		hit_sym(t, off, cur, hit);
+		return hit->flags != 0;
+	}
+	if (sb->j == UINT32_MAX) {
+		/* The block's starts are not decoded (a broken block, or
+		 * the cursor came from elsewhere). */
+		if (range_find(t, off, cur, UINT32_MAX))
+			hit_leaf(k, cur->j, hit);
+		hit_sym(t, off, cur, hit);
+		return hit->flags != 0;
+	}
+	rel = (uint32_t)(off - k->start) ^ SORTED_BIAS;
+	j = sb->j;
+	while ((c = sorted_count(sb->st + j + 1, rel)) == SORTED_AHEAD)
+		j += SORTED_AHEAD;
+	j += c;
+	sb->j = j;
+	hit_leaf(k, j, hit);
+	hit_sym(t, off, cur, hit);
+	return hit->flags != 0;
+}
+
 size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
@@ -1210,11 +1331,17 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_hit *hits)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
+	const struct symt_header *h = t->h;
+	struct sorted_block sb;
 	size_t k;
 
+	/* The cursor's block, if any, is decoded again on its first key. */
+	cur->blk.b = UINT32_MAX;
+	cur->j = UINT32_MAX;
+	sb.j = UINT32_MAX;
 	for (k = 0; k < n; k++) {
 		uint64_t addr = min + (keys[k] >> ibits);
-		struct symi_hit *h = &hits[keys[k] & imask];
+		struct symi_hit *hh = &hits[keys[k] & imask];
 
 		if (addr >= end)
 			break;
@@ -1223,9 +1350,17 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 		if (k + PREFETCH_HITS < n)
 			__builtin_prefetch(&hits[keys[k + PREFETCH_HITS] &
 						 imask], 1);
-		if (locate(t, addr, cur, NULL, h))
-			h->tab = tab;
+		if (addr < h->base || addr - h->base >= UINT32_MAX) {
+			hh->flags = 0;
+			continue;
+		}
+		if (locate_sorted(t, (uint32_t)(addr - h->base), cur, &sb,
+				  hh))
+			hh->tab = tab;
 	}
+	/* The range the cursor keeps is range_find()'s, not the last
+	 * key's: forgotten, so that no later search starts from it. */
+	cur->j = UINT32_MAX;
 	return k;
 }
 

@@ -525,6 +525,12 @@ static void test_batch_module(const char *self)
 	CHECK(f.next == NADDR && f.bad == 0);
 	/* The test would prove little without inline chains. */
 	CHECK(f.frames > NADDR / 2 && f.inlined > NADDR / 100);
+	/* Sparse: 2,000 of them, tens of ranges apart once sorted, where
+	 * the sorted search (symi_table_locate_keys()) counts past its 16
+	 * lanes of range starts. */
+	f.next = f.bad = f.frames = 0;
+	CHECK_ERR(sym_table_lookup_batch(t, addrs, 2000, fields_cb, &f), 0);
+	CHECK(f.next == 2000 && f.bad == 0 && f.frames > 1000);
 	/* Ascending (not sorted again), and too small to sort. */
 	qsort(addrs, NADDR, sizeof(*addrs), cmp_u64);
 	f.next = f.bad = f.frames = 0;
