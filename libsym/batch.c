@@ -224,26 +224,31 @@ static bool ascending(const uint64_t *a, size_t n)
  */
 static int search(struct batch *b, const uint64_t *a, size_t n)
 {
-	uint64_t min = a[0], max = a[0];
-	bool sort = !ascending(a, n);
+	uint64_t min = a[0], max = a[n - 1];
+	bool asc = ascending(a, n), sort = true;
 	struct symi_ahead ahead = SYMI_AHEAD_INIT, hint[SDIST] = { 0 };
 	const uint64_t *keys = b->keys;
 	const struct sym_table *ahead_t = NULL;
 	int rc;
 
-	for (size_t i = 1; sort && i < n; i++) {
+	for (size_t i = 0; !asc && i < n; i++) {
 		min = a[i] < min ? a[i] : min;
 		max = a[i] > max ? a[i] : max;
 	}
-	if (sort && bit_width(max - min) > KEY_BITS)
+	/* sort: searched through keys in address order, ascending input
+	 * too (its keys need no sorting), so that a small table takes the
+	 * run in one symi_table_locate_keys() call. */
+	if (bit_width(max - min) > KEY_BITS)
 		sort = false;
 	if (sort) {
 		/* By address only: the index below it needs no sorting
 		 * (equal addresses stay in input order, the sort is stable). */
 		for (size_t i = 0; i < n; i++)
 			b->keys[i] = (a[i] - min) << WINDOW_BITS | i;
-		keys = radix_sort(b->keys, b->tmp, n, WINDOW_BITS,
-				  WINDOW_BITS + bit_width(max - min));
+		if (!asc)
+			keys = radix_sort(b->keys, b->tmp, n, WINDOW_BITS,
+					  WINDOW_BITS +
+						  bit_width(max - min));
 	}
 	b->ntabs = 0;
 	b->tab = UINT32_MAX;
