@@ -142,49 +142,65 @@ static inline __attribute__((always_inline)) char *put_u32_5(char *w,
 
 /*
  * put_str() - copy the string @s, without its NUL, to @w; the end of the
- * copy.  Copying and measuring are one pass: PUT_STR_CHUNK bytes are
- * loaded from @s and stored at @w, and the NUL found among them gives the
- * end, with no branch on where it is.  @w must have room for
- * PUT_STR_CHUNK bytes before @end.
+ * copy.  Copying and measuring are one pass: PUT_STR_CHUNK bytes at a
+ * time are loaded from @s and stored at @w, and the NUL found among them
+ * gives the end, with no branch on where it is.  @w must have room for
+ * PUT_STR_CHUNK bytes before @end; a string longer than that goes on a
+ * chunk at a time while PUT_STR_CHUNK + @keep bytes are left before
+ * @end.  Whole chunks are stored, up to the one that holds the NUL: up to
+ * PUT_STR_CHUNK - 1 bytes past the end returned, all before @end.
  *
- * A string that ends beyond its first PUT_STR_CHUNK - 1 bytes, or that
- * starts within PUT_STR_CHUNK bytes of the end of a 4 KiB page, takes
- * strlen() and memcpy(): it is copied when its length and @keep more
- * bytes fit before @end, else NULL is returned and nothing past @w is
- * the caller's (the caller takes its slow path, with the lengths known).
+ * A chunk that would start within PUT_STR_CHUNK bytes of the end of a 4
+ * KiB page, or that the room cannot take, is finished by strlen() and
+ * memcpy(): the rest is copied when its length and @keep more bytes fit
+ * before @end, else NULL is returned and nothing past @w is the caller's
+ * (the caller takes its slow path, with the lengths known).
  *
  * The fast path reads past the NUL, within the NUL's 4 KiB page, so it
  * cannot fault; memory checkers would report the read as one past the
  * string, so it is not taken under ASan (and Valgrind's memcheck, which
  * no test runs on `sym`, would report it too).
  */
-static inline __attribute__((always_inline)) char *
-put_str(char *w, const char *end, const char *s, size_t keep)
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+/* One chunk of @s to @w; the NUL's place in it, or PUT_STR_CHUNK. */
+static inline __attribute__((always_inline)) unsigned
+put_chunk(char *w, const char *s)
+{
+	const __m128i z = _mm_setzero_si128();
+	const __m128i *p = (const __m128i *)(const void *)s;
+	__m128i *q = (__m128i *)(void *)w;
+	__m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1);
+	__m128i v2 = _mm_loadu_si128(p + 2), v3 = _mm_loadu_si128(p + 3);
+	uint64_t m;
+
+	_mm_storeu_si128(q, v0);
+	_mm_storeu_si128(q + 1, v1);
+	_mm_storeu_si128(q + 2, v2);
+	_mm_storeu_si128(q + 3, v3);
+	m = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
+	    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16 |
+	    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, z)) << 32 |
+	    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v3, z)) << 48;
+	return m ? (unsigned)__builtin_ctzll(m) : PUT_STR_CHUNK;
+}
+#endif
+
+/* put_str() past its first chunk, or where the chunk cannot be read. */
+static __attribute__((noinline, unused)) char *
+put_str_rest(char *w, const char *end, const char *s, size_t keep)
 {
 	size_t n;
 
 #if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
-	if (((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK) {
-		const __m128i z = _mm_setzero_si128();
-		const __m128i *p = (const __m128i *)(const void *)s;
-		__m128i *q = (__m128i *)(void *)w;
-		__m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1);
-		__m128i v2 = _mm_loadu_si128(p + 2), v3 = _mm_loadu_si128(p + 3);
-		uint64_t m;
+	while (((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK &&
+	       (size_t)(end - w) >= PUT_STR_CHUNK &&
+	       (size_t)(end - w) - PUT_STR_CHUNK >= keep) {
+		unsigned c = put_chunk(w, s);
 
-		_mm_storeu_si128(q, v0);
-		_mm_storeu_si128(q + 1, v1);
-		_mm_storeu_si128(q + 2, v2);
-		_mm_storeu_si128(q + 3, v3);
-		m = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
-		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z))
-			    << 16 |
-		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, z))
-			    << 32 |
-		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v3, z))
-			    << 48;
-		if (m)
-			return w + __builtin_ctzll(m);
+		if (c < PUT_STR_CHUNK)
+			return w + c;
+		s += PUT_STR_CHUNK;
+		w += PUT_STR_CHUNK;
 	}
 #endif
 	n = strlen(s);
@@ -192,6 +208,24 @@ put_str(char *w, const char *end, const char *s, size_t keep)
 		return NULL;
 	memcpy(w, s, n);
 	return w + n;
+}
+
+static inline __attribute__((always_inline)) char *
+put_str(char *w, const char *end, const char *s, size_t keep)
+{
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+	if (((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK) {
+		unsigned c = put_chunk(w, s);
+
+		if (c < PUT_STR_CHUNK)
+			return w + c;
+		/* No NUL in the first chunk: the next, where the room
+		 * takes it. */
+		s += PUT_STR_CHUNK;
+		w += PUT_STR_CHUNK;
+	}
+#endif
+	return put_str_rest(w, end, s, keep);
 }
 
 #endif /* SYM_TOOLS_PUT_H */
