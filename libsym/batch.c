@@ -426,6 +426,12 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 	size_t i = x - AHEAD, c = i - DELAY;
 
 #define TAB(h) (one ? one : b->tabs[(h)->tab])
+	/* A small table: no walk, but hit x's scope is asked for now, the
+	 * first of the records its frames will read (python3.11d and
+	 * libc: -1.5%, 21 runs). */
+	if (!pf && (!edge || x < n) && (hits[x].flags & SYMI_HIT_LEAF) &&
+	    hits[x].scope < TAB(&hits[x])->scopes.n)
+		prefetch_rec(&TAB(&hits[x])->scopes, hits[x].scope);
 	if (!pf && b->fc.key && (!edge || x < n) &&
 	    (hits[x].flags & SYMI_HIT_LEAF)) {
 		uint32_t sl = symi_fcache_slot(&b->fc, &hits[x]);
