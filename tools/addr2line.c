@@ -1058,69 +1058,31 @@ ob_printf(struct obuf *o, const char *fmt, ...)
 /* The most bytes gnu_put() writes besides the name and the file:
  * " at ", ":", the line, " (discriminator N)\n", " (inlined by) ". */
 #define GNU_FRAME_FIXED 64
+/* The room gnu_put() needs beyond the strings' bytes: put_str() stores
+ * whole chunks of PUT_STR_CHUNK bytes. */
+#define GNU_FAST_ROOM (2 * PUT_STR_CHUNK + GNU_FRAME_FIXED)
 
 /* The text of a GNU frame: its strings and numbers, as printed. */
 struct gnu_text {
 	const char *name;	/* NULL without -f */
 	const char *file;
-	size_t nlen, flen;	/* their strlen()s */
+	size_t nlen, flen;	/* their strlen()s, for gnu_put_slow() */
 	uint32_t line;
 	uint32_t disc;		/* the innermost frame's discriminator */
 	bool more;		/* " (inlined by) " follows, with -p */
 };
 
-/* @t at @w, which has room for nlen + flen + GNU_FRAME_FIXED bytes; the
- * end of it. */
-static inline __attribute__((always_inline)) char *
-gnu_put(char *w, const struct a2l *a, const struct gnu_text *t)
-{
-	if (t->name) {
-		w = put(w, t->name, t->nlen);
-		w = a->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
-	}
-	w = put(w, t->file, t->flen);
-	*w++ = ':';
-	/* bfd keeps the first discriminator for the inliners. */
-	if (t->line) {
-		w = put_u32(w, t->line);
-		if (t->disc) {
-			w = PUT_LIT(w, " (discriminator ");
-			w = put_u32(w, t->disc);
-			*w++ = ')';
-		}
-		*w++ = '\n';
-	} else {
-		w = PUT_LIT(w, "?\n");
-	}
-	if (t->more && a->pretty)
-		w = PUT_LIT(w, " (inlined by) ");
-	return w;
-}
-
-/* gnu_frame() when the buffer has no room for @t yet. */
-static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
-						   struct gnu_text t)
-{
-	char *tmp, *w = ob_room(a->ob, t.nlen + t.flen + GNU_FRAME_FIXED,
-				&tmp);
-
-	if (w)
-		ob_done(a->ob, gnu_put(w, a, &t), tmp);
-}
-
 /*
- * gnu_put() where the buffer has GNU_FAST_ROOM bytes to spare, at @w
- * before @end: each string copied and measured in one pass
- * (put_str()), the numbers by put_u32_5(), and the discriminator's text
- * written and then kept or not, so that the lengths of the strings and
- * numbers take no branch (put.h).  NULL when a string is longer than the
- * room; the caller then measures the strings and takes gnu_put().
+ * @t at @w, which has GNU_FAST_ROOM bytes to spare before @end; the end
+ * of it.  Each string is copied and measured in one pass (put_str()),
+ * the numbers by put_u32_5(), and the discriminator's text is written and
+ * then kept or not, so that the lengths of the strings and numbers take
+ * no branch (put.h).  NULL when a string is longer than the room: with
+ * room for the strings' strlen()s as well it never is (gnu_put_slow()).
  */
-#define GNU_FAST_ROOM (2 * PUT_STR_CHUNK + GNU_FRAME_FIXED)
-
 static inline __attribute__((always_inline)) char *
-gnu_put_fast(char *w, const char *end, const struct a2l *a,
-	     const struct gnu_text *t)
+gnu_put(char *w, const char *end, const struct a2l *a,
+	const struct gnu_text *t)
 {
 	const size_t keep = PUT_STR_CHUNK + GNU_FRAME_FIXED;
 	char *d;
@@ -1135,6 +1097,7 @@ gnu_put_fast(char *w, const char *end, const struct a2l *a,
 	if (!w)
 		return NULL;
 	*w++ = ':';
+	/* bfd keeps the first discriminator for the inliners. */
 	if (t->line) {
 		w = put_u32_5(w, t->line);
 		d = PUT_LIT(w, " (discriminator ");
@@ -1148,6 +1111,22 @@ gnu_put_fast(char *w, const char *end, const struct a2l *a,
 	if (t->more && a->pretty)
 		w = PUT_LIT(w, " (inlined by) ");
 	return w;
+}
+
+/* gnu_frame() when the buffer has no room for @t yet, or a string is
+ * longer than the room it had: room made for the strings' lengths. */
+static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
+						   struct gnu_text t)
+{
+	size_t need;
+	char *tmp, *w;
+
+	t.nlen = t.name ? strlen(t.name) : 0;
+	t.flen = strlen(t.file);
+	need = t.nlen + t.flen + GNU_FAST_ROOM;
+	w = ob_room(a->ob, need, &tmp);
+	if (w)
+		ob_done(a->ob, gnu_put(w, w + need, a, &t), tmp);
 }
 
 /* Frame @i of @fr[@n]; @more: an inliner follows. */
@@ -1179,25 +1158,14 @@ gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
 	if (!t.file)
 		t.file = "??";
 	if (b->alloc - b->len > GNU_FAST_ROOM) {
-		w = gnu_put_fast(b->p + b->len, b->p + b->alloc, a, &t);
+		w = gnu_put(b->p + b->len, b->p + b->alloc, a, &t);
 		if (w) {
 			b->len = (size_t)(w - b->p);
 			*w = '\0';
 			return;
 		}
 	}
-	if (t.name)
-		t.nlen = strlen(t.name);
-	t.flen = strlen(t.file);
-	/* The frame's bytes in one piece: one test for room, not one an
-	 * append. */
-	if (t.nlen + t.flen + GNU_FRAME_FIXED >= b->alloc - b->len) {
-		gnu_put_slow(a, t);
-		return;
-	}
-	w = gnu_put(b->p + b->len, a, &t);
-	b->len = (size_t)(w - b->p);
-	*w = '\0';
+	gnu_put_slow(a, t);
 }
 
 static void print_gnu(struct a2l *a, uint64_t addr,
