@@ -76,20 +76,26 @@ size_t symi_huge_size(size_t n)
 	       huge_round(n);
 }
 
-void *symi_malloc_huge(size_t n)
+/* symi_malloc_huge() after its failure test. */
+static void *malloc_huge(size_t n)
 {
 	size_t round;
 	void *p;
 
 	if (n < HUGE_FROM)
-		return symi_malloc(n);
-	if (alloc_fails() || n > SIZE_MAX - HUGE_PAGE)
+		return malloc(n ? n : 1);
+	if (n > SIZE_MAX - HUGE_PAGE)
 		return NULL;
 	round = huge_round(n);
 	if (posix_memalign(&p, HUGE_PAGE, round))
 		return NULL;
 	(void)madvise(p, round, MADV_HUGEPAGE);
 	return p;
+}
+
+void *symi_malloc_huge(size_t n)
+{
+	return alloc_fails() ? NULL : malloc_huge(n);
 }
 
 void *symi_calloc_huge(size_t n, size_t m)
@@ -207,7 +213,7 @@ void *symi_malloc_slab(size_t n)
 	if (alloc_fails())
 		return NULL;
 	p = slab_take(n, false);
-	return p ? p : malloc(n ? n : 1);
+	return p ? p : malloc_huge(n);
 }
 
 void symi_free_slab(void *p, size_t n)

@@ -105,7 +105,8 @@ void symi_unmap(void *p, size_t n);
 /*
  * symi_malloc_slab() - symi_malloc() for a buffer a table is decoded into
  * or through: from the process's slab of huge pages while it has room
- * (alloc.c: its first 8 MiB of such buffers), else malloc().  The slab's
+ * (alloc.c: its first 8 MiB of such buffers), else symi_malloc_huge()'s
+ * (its own huge pages from 512 KiB, malloc() below).  The slab's
  * pieces are not zeroed; symi_map_zeroed() takes its pieces there too.
  * Free it with symi_free_slab(p, n), @n as allocated; the most recent
  * piece freed first is taken back at once (scratch).

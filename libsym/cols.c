@@ -271,7 +271,7 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	if (declared != total)
 		return -SYM_E_BADTABLE;
 	/* Scratch: the slab's top, taken back at the end. */
-	planes = symi_malloc_slab(total ? (size_t)total : 1);
+	planes = symi_malloc_slab((size_t)total);
 	if (!planes)
 		return -ENOMEM;
 	got = ZSTD_decompress(planes, (size_t)total, area + COLS_HEAD,
@@ -292,6 +292,6 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	}
 	err = 0;
 out:
-	symi_free_slab(planes, total ? (size_t)total : 1);
+	symi_free_slab(planes, (size_t)total);
 	return err;
 }

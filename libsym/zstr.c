@@ -150,8 +150,7 @@ static int entry_new(const uint8_t *area, uint32_t zbytes, uint32_t size,
 	/* Copied whole at once: in the slab, or in huge pages from 512
 	 * KiB (libjvm's strings, 0.9 MB compressed, took 231 faults of 4
 	 * KiB). */
-	e->area = zbytes < ((size_t)512 << 10) ? symi_malloc_slab(zbytes) :
-		  symi_malloc_huge(zbytes);
+	e->area = symi_malloc_slab(zbytes);
 	e->z.ready = symi_calloc(n, 1);
 	e->done = symi_calloc(n, 1);
 	if (!e->area || !e->z.ready || !e->done ||
@@ -337,8 +336,7 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	if (!e)
 		return -ENOMEM;
 	e->zbytes = k->zbytes;
-	e->area = k->zbytes < ((size_t)512 << 10) ?
-		  symi_malloc_slab(k->zbytes) : symi_malloc_huge(k->zbytes);
+	e->area = symi_malloc_slab(k->zbytes);
 	e->maplen = k->size;
 	e->z.blob = symi_map_zeroed(e->maplen);
 	if (!e->area || !e->z.blob || pthread_mutex_init(&e->mu, NULL)) {
