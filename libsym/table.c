@@ -1232,17 +1232,18 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 #define SORTED_BIAS 0x80000000u
 
 struct sorted_block {
-	uint32_t j;		/* the range of the last key */
+	uint32_t j;		/* the range of the last key; UINT32_MAX:
+				 * the starts are not decoded */
+	/* st[j], for 1 <= j < k, the start of range j (range 0 starts
+	 * the block), then SORTED_AHEAD sentinels. */
 	uint32_t st[(1u << SYMT_SHIFT_MAX) + SORTED_AHEAD];
 };
 
-/* Decode the starts of cur->blk's ranges into @sb. */
+/* Decode the starts of block @k's ranges into @sb->st. */
 static void sorted_open(const struct symi_block *k, struct sorted_block *sb)
 {
 	uint32_t j;
 
-	sb->j = 0;
-	sb->st[0] = SORTED_BIAS;	/* range 0 starts the block */
 	for (j = 1; j < k->k; j++)
 		sb->st[j] = (uint32_t)block_addr1(k, j) ^ SORTED_BIAS;
 	for (; j < k->k + SORTED_AHEAD; j++)
@@ -1294,32 +1295,26 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 	hit->flags = 0;
 	if (k->b == UINT32_MAX || off >= k->next || off < k->start) {
 		/* Another block: range_find() opens it. */
-		if (!range_find(t, off, cur, UINT32_MAX)) {
-			hit_sym(t, off, cur, hit);
-			sb->j = UINT32_MAX;
-			return hit->flags != 0;
+		sb->j = UINT32_MAX;
+		if (range_find(t, off, cur, UINT32_MAX)) {
+			sorted_open(k, sb);
+			sb->j = cur->j;
+			hit_leaf(k, sb->j, hit);
 		}
-		sorted_open(k, sb);
-		sb->j = cur->j;
-		hit_leaf(k, sb->j, hit);
-		hit_sym(t, off, cur, hit);
-		return hit->flags != 0;
-	}
-	if (sb->j == UINT32_MAX) {
+	} else if (sb->j == UINT32_MAX) {
 		/* The block's starts are not decoded (a broken block, or
 		 * the cursor came from elsewhere). */
 		if (range_find(t, off, cur, UINT32_MAX))
 			hit_leaf(k, cur->j, hit);
-		hit_sym(t, off, cur, hit);
-		return hit->flags != 0;
+	} else {
+		rel = (uint32_t)(off - k->start) ^ SORTED_BIAS;
+		j = sb->j;
+		while ((c = sorted_count(sb->st + j + 1, rel)) ==
+		       SORTED_AHEAD)
+			j += SORTED_AHEAD;
+		sb->j = j + c;
+		hit_leaf(k, sb->j, hit);
 	}
-	rel = (uint32_t)(off - k->start) ^ SORTED_BIAS;
-	j = sb->j;
-	while ((c = sorted_count(sb->st + j + 1, rel)) == SORTED_AHEAD)
-		j += SORTED_AHEAD;
-	j += c;
-	sb->j = j;
-	hit_leaf(k, j, hit);
 	hit_sym(t, off, cur, hit);
 	return hit->flags != 0;
 }
