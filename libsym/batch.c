@@ -295,7 +295,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 			}
 			k += symi_table_locate_keys(b->t, &b->cur, keys + k,
 						    n - k, WINDOW_BITS, min,
-						    b->t_end, b->tab,
+						    b->t_end, b->tab, b->omit,
 						    b->hits) - 1;
 			for (size_t j = 0; j < SDIST; j++)
 				hint[j] = (struct symi_ahead)SYMI_AHEAD_INIT;

@@ -783,6 +783,11 @@ enum symi_hit_flags {
 	SYMI_HIT_LEAF = (1 << 0),	/* a leaf: scope..disc are set */
 	SYMI_HIT_DECL_FILE = (1 << 1),	/* file: the function's decl_file */
 	SYMI_HIT_SYM = (1 << 2),	/* sym is a symbol index, in range */
+	/* A leaf whose symbol is not looked up yet (@omit had
+	 * SYM_OMIT_SYMBOLS): sym[0] is the address's offset from the
+	 * table's base, and symi_table_frames() looks the symbol up when
+	 * its frames need it (not all named from DWARF). */
+	SYMI_HIT_SYM_LATER = (1 << 3),
 };
 struct symi_hit {
 	uint32_t scope;		/* the leaf's scope, or UINT32_MAX */
@@ -814,11 +819,14 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
  * (2^@ibits - 1)] with hit->tab = @tab when found; no hints (for a table
  * too small to prefetch).  Returns how many it looked up.  One call for
  * a sorted run in one table saves a call and the batch's bookkeeping
- * per address (libc: about 65 instructions of 1,430). */
+ * per address (libc: about 65 instructions of 1,430).  With
+ * SYM_OMIT_SYMBOLS in @omit (which symi_table_frames() must then be given
+ * too), a leaf's symbol range is left for later (SYMI_HIT_SYM_LATER): on
+ * a small table, the rare frames that need it find it at little cost. */
 size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
-			      uint64_t end, uint32_t tab,
+			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits);
 
 /* Prefetch the block symi_table_locate(@addr) will read, a few addresses
@@ -847,7 +855,8 @@ size_t symi_table_frames(const struct sym_table *t,
 struct symi_fcache_key {
 	const struct sym_table *t;	/* NULL: empty */
 	uint32_t scope, sym[SYMT_CH_N];	/* sym[]: UINT32_MAX without */
-	uint32_t flags;		/* the hit's SYMI_HIT_SYM, _DECL_FILE */
+	uint32_t flags;		/* the hit's SYMI_HIT_SYM, _DECL_FILE,
+				 * _SYM_LATER */
 	uint32_t decl_line;	/* the innermost function's */
 	uint32_t n;		/* frames, < the @max they were made for */
 };

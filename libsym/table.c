@@ -1183,16 +1183,41 @@ hit_leaf(const struct symi_block *k, uint32_t j, struct symi_hit *hit)
 	}
 }
 
-/* The symbol part of a hit at @off, after its leaf. */
+/* The symbol part of a hit at @off, after its leaf; with @later (the
+ * caller's omit has SYM_OMIT_SYMBOLS), a leaf's is left for
+ * symi_table_frames() to look up if its frames need it
+ * (SYMI_HIT_SYM_LATER): GNU's style mostly names every frame from DWARF,
+ * and the symbol range changes every few addresses of a sorted batch, a
+ * mispredicted branch and three fields each time.  Only the small tables'
+ * sorted runs do so (symi_table_locate_keys()): the late lookup is a
+ * search from scratch, which libjvm's C++ frames without linkage names
+ * (10 to 20% of its addresses) would pay in cache misses (docs/bench.md,
+ * "Symbols looked up late"). */
 static inline __attribute__((always_inline)) void
 hit_sym(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
-	struct symi_hit *hit)
+	struct symi_hit *hit, bool later)
 {
-	if (t->sranges.n && sym_cover(t, off, cur)) {
+	if (later && (hit->flags & SYMI_HIT_LEAF)) {
+		hit->flags |= SYMI_HIT_SYM_LATER;
+		hit->sym[0] = off;
+	} else if (t->sranges.n && sym_cover(t, off, cur)) {
 		hit->flags |= SYMI_HIT_SYM;
 		for (int ch = 0; ch < SYMT_CH_N; ch++)
 			hit->sym[ch] = cur->sym_i[ch];
 	}
+}
+
+/* *@out: @hit with its symbol looked up now (SYMI_HIT_SYM_LATER).  False
+ * when there is none. */
+static bool hit_sym_now(const struct sym_table *t, const struct symi_hit *hit,
+			struct symi_hit *out)
+{
+	struct symi_cursor cur = SYMI_CURSOR_INIT;
+
+	*out = *hit;
+	out->flags &= ~(uint32_t)SYMI_HIT_SYM_LATER;
+	hit_sym(t, hit->sym[0], &cur, out, false);
+	return out->flags & SYMI_HIT_SYM;
 }
 
 static inline __attribute__((always_inline)) bool
@@ -1208,7 +1233,7 @@ locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
 	off = (uint32_t)(addr - h->base);
 	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX))
 		hit_leaf(&cur->blk, cur->j, hit);
-	hit_sym(t, off, cur, hit);
+	hit_sym(t, off, cur, hit, false);
 	return hit->flags != 0;
 }
 
@@ -1287,7 +1312,7 @@ sorted_count(const uint32_t *st, uint32_t rel)
 static inline __attribute__((always_inline)) bool
 locate_sorted(const struct sym_table *t, uint32_t off,
 	      struct symi_cursor *cur, struct sorted_block *sb,
-	      struct symi_hit *hit)
+	      struct symi_hit *hit, bool later)
 {
 	struct symi_block *k = &cur->blk;
 	uint32_t j, c, rel;
@@ -1315,15 +1340,15 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 		sb->j = j + c;
 		hit_leaf(k, sb->j, hit);
 	}
-	hit_sym(t, off, cur, hit);
+	hit_sym(t, off, cur, hit, later);
 	return hit->flags != 0;
 }
 
-size_t symi_table_locate_keys(const struct sym_table *t,
-			      struct symi_cursor *cur, const uint64_t *keys,
-			      size_t n, unsigned ibits, uint64_t min,
-			      uint64_t end, uint32_t tab,
-			      struct symi_hit *hits)
+/* symi_table_locate_keys(), compiled for @later a constant. */
+static inline __attribute__((always_inline)) size_t
+locate_keys(const struct sym_table *t, struct symi_cursor *cur,
+	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
+	    uint64_t end, uint32_t tab, struct symi_hit *hits, bool later)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
@@ -1350,13 +1375,26 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			continue;
 		}
 		if (locate_sorted(t, (uint32_t)(addr - h->base), cur, &sb,
-				  hh))
+				  hh, later))
 			hh->tab = tab;
 	}
 	/* The range the cursor keeps is range_find()'s, not the last
 	 * key's: forgotten, so that no later search starts from it. */
 	cur->j = UINT32_MAX;
 	return k;
+}
+
+size_t symi_table_locate_keys(const struct sym_table *t,
+			      struct symi_cursor *cur, const uint64_t *keys,
+			      size_t n, unsigned ibits, uint64_t min,
+			      uint64_t end, uint32_t tab, unsigned omit,
+			      struct symi_hit *hits)
+{
+	if (omit & SYM_OMIT_SYMBOLS)
+		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
+				   hits, true);
+	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
+			   false);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
@@ -1520,19 +1558,24 @@ named_all(const struct sym_frame *fr, size_t n, const struct symt_func *outer)
 }
 
 /* symi_table_frames(), and in *@decl_line the decl_line of the innermost
- * frame's function (0 without one), which its line is coded against. */
+ * frame's function (0 without one), which its line is coded against; *@late
+ * says whether the symbol of a SYMI_HIT_SYM_LATER hit was looked up (the
+ * frames depend on it then). */
 static inline __attribute__((always_inline)) size_t
 frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	  struct sym_frame *fr, size_t max, unsigned omit, const char *sp,
-	  uint32_t *decl_line)
+	  uint32_t *decl_line, bool *late)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
 	struct symt_func fn = no_func, outer_fn = no_func;
 	bool have_leaf = hit->flags & SYMI_HIT_LEAF, have_sc = false;
 	bool have_sym = hit->flags & SYMI_HIT_SYM;
+	bool later = hit->flags & SYMI_HIT_SYM_LATER;
+	struct symi_hit now;
 	size_t n = 0, steps = 0;
 
 	*decl_line = 0;
+	*late = false;
 	if (!have_leaf && !have_sym)
 		return 0;
 	if (have_leaf && hit->scope != SYMT_NONE &&
@@ -1578,10 +1621,18 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 		}
 	}
 	/* The symbols belong to the outermost frame; a cut chain has
-	 * none. */
-	if (have_sym && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED) &&
-	    !((omit & SYM_OMIT_SYMBOLS) && named_all(fr, n, &outer_fn)))
-		frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
+	 * none.  A symbol left for later is looked up now if they are
+	 * read. */
+	if ((have_sym || later) && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED) &&
+	    !((omit & SYM_OMIT_SYMBOLS) && named_all(fr, n, &outer_fn))) {
+		if (later) {
+			*late = true;
+			have_sym = hit_sym_now(t, hit, &now);
+			hit = &now;
+		}
+		if (have_sym)
+			frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
+	}
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
 	return n;
@@ -1594,15 +1645,15 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 static inline __attribute__((always_inline)) size_t
 frames_by_omit(const struct sym_table *t, const struct symi_hit *hit,
 	       struct sym_frame *fr, size_t max, unsigned omit,
-	       const char *sp, uint32_t *decl_line)
+	       const char *sp, uint32_t *decl_line, bool *late)
 {
 	if (omit == SYMI_OMIT_ALL && sp)
 		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
-				 decl_line);
+				 decl_line, late);
 	if (omit == SYMI_OMIT_LLVM && sp)
 		return frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp,
-				 decl_line);
-	return frames_of(t, hit, fr, max, omit, sp, decl_line);
+				 decl_line, late);
+	return frames_of(t, hit, fr, max, omit, sp, decl_line, late);
 }
 
 size_t symi_table_frames(const struct sym_table *t,
@@ -1610,22 +1661,25 @@ size_t symi_table_frames(const struct sym_table *t,
 			 size_t max, unsigned omit)
 {
 	uint32_t decl_line;
+	bool late;
 
 	return frames_by_omit(t, hit, fr, max, omit,
 			      __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE),
-			      &decl_line);
+			      &decl_line, &late);
 }
 
 /*
  * The frame cache (struct symi_fcache).  What frames_of() makes of a hit
  * with a scope depends on the hit's scope, symbols (sym[] and whether it
- * has them) and SYMI_HIT_DECL_FILE, on @omit and, through truncation, on
- * @max; the rest of the hit (file, line, column, discriminator) only
+ * has them, or has them looked up later) and SYMI_HIT_DECL_FILE, on @omit
+ * and, through truncation, on @max; the rest of the hit (file, line, column, discriminator) only
  * sets the innermost frame's file, file_rel, line, column and
  * discriminator, written last on a hit as frame_set() writes them.  The
  * exception is a lone frame named from the symbol table
  * (SYM_FRAME_SYMTAB): frame_syms() gives it the symbol's file when the
- * line table gave none, so it is never stored.  A slot is stored only
+ * line table gave none, so it is never stored; nor are frames whose
+ * symbol was looked up late, which is the address's, not the scope's
+ * (frames_of()'s *late).  A slot is stored only
  * while the strings are plain, or inflated whole (zstr.c), so that every
  * string pointer is the blob's plus the offset, as on a later lookup; one
  * read while a compressed blob is half inflated may be "" when memory is
@@ -1657,8 +1711,9 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 				struct sym_frame *fr, size_t max,
 				unsigned omit, struct symi_fcache *c)
 {
-	bool have_sym = hit->flags & SYMI_HIT_SYM, plain = false;
-	uint32_t kf = hit->flags & (SYMI_HIT_SYM | SYMI_HIT_DECL_FILE);
+	bool have_sym = hit->flags & SYMI_HIT_SYM, plain = false, late;
+	uint32_t kf = hit->flags & (SYMI_HIT_SYM | SYMI_HIT_DECL_FILE |
+				    SYMI_HIT_SYM_LATER);
 	uint32_t s0 = have_sym ? hit->sym[0] : UINT32_MAX;
 	uint32_t s1 = have_sym ? hit->sym[1] : UINT32_MAX;
 	uint32_t s2 = have_sym ? hit->sym[2] : UINT32_MAX;
@@ -1699,8 +1754,8 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
 	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
-	n = frames_by_omit(t, hit, fr, max, omit, sp, &decl_line);
-	if (!plain || n > SYMI_FCACHE_FRAMES || n >= max ||
+	n = frames_by_omit(t, hit, fr, max, omit, sp, &decl_line, &late);
+	if (!plain || late || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;
 	sl->t = t;
