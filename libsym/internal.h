@@ -822,12 +822,14 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
  * per address (libc: about 65 instructions of 1,430).  With
  * SYM_OMIT_SYMBOLS in @omit (which symi_table_frames() must then be given
  * too), a leaf's symbol range is left for later (SYMI_HIT_SYM_LATER): on
- * a small table, the rare frames that need it find it at little cost. */
+ * a small table, the rare frames that need it find it at little cost.
+ * Adds to *@runs the runs of found keys with the same leaf scope (or
+ * none): about how many scopes the keys fall in. */
 size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
-			      struct symi_hit *hits);
+			      struct symi_hit *hits, size_t *runs);
 
 /* Prefetch the block symi_table_locate(@addr) will read, a few addresses
  * ahead of it in a sorted batch, and say which it is: *@a is where the

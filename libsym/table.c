@@ -1348,12 +1348,14 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 static inline __attribute__((always_inline)) size_t
 locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
-	    uint64_t end, uint32_t tab, struct symi_hit *hits, bool later)
+	    uint64_t end, uint32_t tab, struct symi_hit *hits, size_t *runs,
+	    bool later)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
 	struct sorted_block sb;
-	size_t k;
+	uint32_t last = UINT32_MAX;
+	size_t k, r = 0;
 
 	/* The cursor's block, if any, is decoded again on its first key. */
 	cur->blk.b = UINT32_MAX;
@@ -1375,12 +1377,19 @@ locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 			continue;
 		}
 		if (locate_sorted(t, (uint32_t)(addr - h->base), cur, &sb,
-				  hh, later))
+				  hh, later)) {
+			uint32_t s = hh->flags & SYMI_HIT_LEAF ? hh->scope :
+				     SYMT_NONE;
+
 			hh->tab = tab;
+			r += s != last;
+			last = s;
+		}
 	}
 	/* The range the cursor keeps is range_find()'s, not the last
 	 * key's: forgotten, so that no later search starts from it. */
 	cur->j = UINT32_MAX;
+	*runs += r;
 	return k;
 }
 
@@ -1388,13 +1397,13 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
-			      struct symi_hit *hits)
+			      struct symi_hit *hits, size_t *runs)
 {
 	if (omit & SYM_OMIT_SYMBOLS)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, true);
+				   hits, runs, true);
 	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
-			   false);
+			   runs, false);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
