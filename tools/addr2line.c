@@ -3799,6 +3799,25 @@ static int stdin_lines(void *ctx, char *lines, size_t len)
 	if (a->input != A2L_INPUT_SYM)
 		return tool_each_line(lines, len, stdin_line, ctx);
 	while (lines < end) {
+		const char *cl = lines;
+		uint64_t got[64];
+		size_t n;
+
+		/* Lines of digits, the common case, a block at a time while
+		 * the chunk has the bytes tool_hex_lines() reads; the rest
+		 * one by one. */
+		while (!a->fatal && end - lines >= TOOL_HEX_LINES_READ &&
+		       (n = tool_hex_lines(&cl, got))) {
+			lines = (char *)cl;
+			for (size_t i = 0; i < n; i++) {
+				if (queue(a, got[i]))
+					c->status = TOOL_EXIT_FAIL;
+				if (a->fatal)
+					return 1;
+			}
+		}
+		if (lines >= end)
+			break;
 		if (!a->fatal && tool_scan_hex(lines, &addr, &e) == 0 &&
 		    *e == '\n') {
 			if (queue(a, addr))

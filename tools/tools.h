@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "sym.h"
 #include "sym_prof.h"
@@ -239,6 +242,107 @@ static inline int tool_scan_hex(const char *s, uint64_t *out,
 	*out = v;
 	*end = (const char *)p;
 	return 0;
+}
+
+/* How many bytes tool_hex_lines() may read from its @s. */
+#define TOOL_HEX_LINES_READ (64 + 2 + 16)
+
+/* tool_hex_lines()'s parse of the line [@s, @e) (without its '\n'). */
+static inline __attribute__((always_inline)) bool
+tool_hex_line(const char *s, const char *e, uint64_t *out)
+{
+#ifdef __SSE2__
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = (size_t)(e - s);
+	__m128i v, low, dig, alpha, d, b6, pair;
+	unsigned ok, need;
+	uint64_t x;
+
+	if (len >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
+		p += 2;
+		len -= 2;
+	}
+	if (len - 1 >= 16)
+		return false;
+	v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* Digits and letters a-f either case, by signed compares: a byte
+	 * of 0x80 or more is negative, and neither. */
+	dig = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+			    _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+	low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+	alpha = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+			      _mm_cmplt_epi8(low, _mm_set1_epi8('f' + 1)));
+	ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alpha));
+	need = (1u << len) - 1;
+	if ((ok & need) != need)
+		return false;
+	/* Each digit's value: its low 4 bits, + 9 for a letter (bit 6). */
+	b6 = _mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(1));
+	d = _mm_add_epi8(_mm_and_si128(v, _mm_set1_epi8(0x0f)),
+			 _mm_add_epi8(b6, _mm_slli_epi16(b6, 3)));
+	/* Two digits make a byte, the first one the high half; the first
+	 * byte is the most significant of the 16 digits' value, and the
+	 * bytes past the line's digits are shifted out. */
+	pair = _mm_or_si128(
+		_mm_slli_epi16(_mm_and_si128(d, _mm_set1_epi16(0xff)), 4),
+		_mm_srli_epi16(d, 8));
+	x = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pair, pair));
+	x = __builtin_bswap64(x);
+	/* (16 digits: no shift; fewer: the low 4 * (16 - len) bits are
+	 * the bytes past them, dropped) */
+	*out = len == 16 ? x : x >> (4 * (16 - len));
+	return true;
+#else
+	(void)s;
+	(void)e;
+	(void)out;
+	return false;
+#endif
+}
+
+/**
+ * tool_hex_lines() - the common lines of `sym lookup`'s input, [0x]1 to
+ * 16 hex digits and a '\n', parsed a 64-byte block at a time: the
+ * newlines of the block found at once, and each line parsed without a
+ * branch on its length.  Its lines are then independent of each other,
+ * where a loop of tool_scan_hex() made each line's start wait for the
+ * end of the line before (and mispredicted its digit count's exit when
+ * the lengths vary: libc's addresses have 5 or 6 digits).
+ * @param ps   in: a line's start, with TOOL_HEX_LINES_READ bytes readable;
+ *             out: the first line not parsed
+ * @param out  the values, at most 64
+ * @return how many lines were parsed, from the first one in the 64 bytes
+ *         from *@ps up to the first that is not one of these lines or does
+ *         not end in them (0: the first one is not, or is longer)
+ */
+static inline size_t tool_hex_lines(const char **ps, uint64_t *out)
+{
+#ifdef __SSE2__
+	const char *b = *ps, *s = b;
+	const __m128i nl = _mm_set1_epi8('\n');
+	uint64_t m = 0;
+	size_t n = 0;
+
+	for (int i = 0; i < 4; i++)
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			     _mm_loadu_si128((const __m128i *)(const void *)(
+				     b + 16 * i)), nl)) << (16 * i);
+	while (m) {
+		const char *e = b + __builtin_ctzll(m);
+
+		m &= m - 1;
+		if (!tool_hex_line(s, e, &out[n]))
+			break;
+		n++;
+		s = e + 1;
+	}
+	*ps = s;
+	return n;
+#else
+	(void)ps;
+	(void)out;
+	return 0;
+#endif
 }
 
 /**

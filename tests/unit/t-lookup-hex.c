@@ -6,6 +6,8 @@
  * 200,000 random strings of hex-ish bytes against that version.
  */
 #include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +49,87 @@ static const struct {
 	{ "abc", 0, 0xabc },		/* a symbol named abc is an address */
 	{ "x10", -EINVAL, 0 },
 };
+
+/*
+ * tool_hex_lines(), the input loop's fast path: on 2,000 random chunks of
+ * lines (most of them [0x]1-16 digits, some anything else: bytes of 0x80
+ * and more, blanks, a second 0x, long runs of zeros), in buffers of
+ * exactly their size so that a sanitizer sees a read past the end, every
+ * line it takes has the value tool_scan_hex() gives it and ends in its
+ * '\n'; it stops at the first line it does not take, and takes every line
+ * of 1 to 16 digits that ends within its 64 bytes.
+ */
+static void test_hex_lines(void)
+{
+	static const char alphabet[] = "0123456789abcdefABCDEFxXg \x80\xff";
+	unsigned seed = 21;
+	size_t bad = 0, taken = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		size_t len = 200 + (size_t)(rand_r(&seed) % 800), j = 0;
+		char *b = malloc(len);
+		const char *p, *end;
+
+		if (!b)
+			abort();
+		while (j < len) {
+			size_t n = 1 + (size_t)(rand_r(&seed) % 16);
+
+			if (rand_r(&seed) % 2 && j + 2 < len) {
+				b[j++] = '0';
+				b[j++] = "xX"[rand_r(&seed) % 2];
+			}
+			for (size_t k = 0; k < n && j < len; k++)
+				b[j++] = rand_r(&seed) % 40 ?
+					 alphabet[rand_r(&seed) % 22] :
+					 alphabet[rand_r(&seed) %
+						  (sizeof(alphabet) - 1)];
+			if (rand_r(&seed) % 50 == 0)	/* a long line */
+				for (size_t k = 0; k < 70 && j < len; k++)
+					b[j++] = '0';
+			if (j < len)
+				b[j++] = '\n';
+		}
+		b[len - 1] = '\n';
+		end = b + len;
+		p = b;
+		while (end - p >= TOOL_HEX_LINES_READ) {
+			const char *from = p, *q = p, *e;
+			uint64_t got[64], v;
+			size_t n = tool_hex_lines(&p, got);
+
+			/* Each line taken, as the slow path takes it. */
+			for (size_t i = 0; i < n; i++) {
+				if (tool_scan_hex(q, &v, &e) || *e != '\n' ||
+				    v != got[i])
+					bad++;
+				q = memchr(q, '\n', (size_t)(end - q)) + 1;
+			}
+			taken += n;
+			if (q != p)
+				bad++;
+			/* The first line not taken: not plain, or past the
+			 * 64 bytes. */
+			e = memchr(p, '\n', (size_t)(end - p));
+			if (e && e - from < 64) {
+				const char *d = p;
+
+				if (d[0] == '0' && (d[1] | 0x20) == 'x')
+					d += 2;
+				if (e - d >= 1 && e - d <= 16 &&
+				    strspn(d, "0123456789abcdefABCDEF") ==
+					    (size_t)(e - d))
+					bad++;
+			}
+			/* Past the line not taken, as the slow path goes. */
+			if (!n)
+				p = e ? e + 1 : end;
+		}
+		free(b);
+	}
+	printf("# %zu lines taken by the fast path\n", taken);
+	CHECK(bad == 0 && taken > 20000);
+}
 
 int main(void)
 {
@@ -113,5 +196,6 @@ int main(void)
 		CHECK(tool_scan_hex("10000000000000000\n", &v, &end) ==
 		      -ERANGE);
 	}
+	test_hex_lines();
 	return tap_done();
 }
