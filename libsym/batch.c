@@ -585,18 +585,21 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 	 * 7.8 MiB at 131,072 addresses, in huge pages (a warm lookup of
 	 * 100,000 addresses in libc took 1,140 of its 1,812 page faults
 	 * here in 4 KiB pages).  Windows of 65,536 cost 100,000 addresses
-	 * a second sweep of the table: 2 to 3% more CPU (docs/bench.md). */
+	 * a second sweep of the table: 2 to 3% more CPU (docs/bench.md).
+	 * The tables' array is apart: a window mostly has one, and its
+	 * room for one per address would take a huge page more to clear
+	 * (python3.11d's 100,000 addresses: 4 of 2 MiB, 3 without). */
 	mem = symi_malloc_huge(w * (sizeof(*b.keys) + sizeof(*b.tmp) +
-				    sizeof(*b.tabs) + sizeof(*b.hits)));
+				    sizeof(*b.hits)));
+	b.tabs = symi_malloc(w * sizeof(*b.tabs));
 	b.slot = symi_malloc(SLOTS * SYM_MAX_FRAMES * sizeof(*b.slot));
-	if (!mem || !b.slot) {
+	if (!mem || !b.tabs || !b.slot) {
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
 	b.keys = mem;
 	b.tmp = b.keys + w;
-	b.tabs = (const struct sym_table **)(b.tmp + w);
-	b.hits = (struct symi_hit *)(b.tabs + w);
+	b.hits = (struct symi_hit *)(b.tmp + w);
 	for (size_t lo = 0; lo < count && !rc; lo += WINDOW) {
 		size_t n = count - lo < WINDOW ? count - lo : WINDOW;
 
@@ -610,6 +613,7 @@ out:
 				   __ATOMIC_RELAXED);
 	free(b.fc_mem);
 	free(mem);
+	free(b.tabs);
 	free(b.slot);
 	return rc;
 }
