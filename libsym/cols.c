@@ -245,6 +245,7 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	uint64_t total = planes_bytes(count, nf, w), pos = 0, stride = 0;
 	unsigned long long declared;
 	uint8_t *planes = NULL;
+	ZSTD_DCtx *dctx;
 	size_t got, at = 0;
 	int err = -SYM_E_BADTABLE;
 
@@ -274,8 +275,13 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	planes = symi_malloc_slab((size_t)total);
 	if (!planes)
 		return -ENOMEM;
-	got = ZSTD_decompress(planes, (size_t)total, area + COLS_HEAD,
-			      zbytes - COLS_HEAD);
+	dctx = symi_zstd_dctx();
+	if (!dctx) {
+		err = -ENOMEM;
+		goto out;
+	}
+	got = ZSTD_decompressDCtx(dctx, planes, (size_t)total,
+				  area + COLS_HEAD, zbytes - COLS_HEAD);
 	if (ZSTD_isError(got) || got != total)
 		goto out;
 	for (unsigned f = 0; f < nf; f++) {

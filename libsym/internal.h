@@ -1016,6 +1016,11 @@ static inline const char *symi_blob_at(const struct symt_blob *b,
 	p = __atomic_load_n(&b->plain, __ATOMIC_ACQUIRE);
 	return p ? p + off : symi_blob_fill(b, off);
 }
+/* The calling thread's zstd decompression context (zstr.c): made at its
+ * first use, freed when the thread ends; NULL when it cannot be made.
+ * Not for a caller that is already using it (none nests). */
+struct ZSTD_DCtx_s *symi_zstd_dctx(void);
+
 /*
  * symi_zstr_pack() - the compressed area of @blob[@len] in frames of
  * 2^@shift bytes at zstd level @level.  *@out: caller frees.

@@ -58,9 +58,8 @@ struct zentry {
 	uint8_t *area;		/* a copy of the compressed area */
 	size_t maplen;		/* of z.blob, once mapped */
 	size_t refs;
-	pthread_mutex_t mu;	/* fills: done[], dctx, z.bad */
+	pthread_mutex_t mu;	/* fills: done[], z.bad */
 	uint8_t *done;
-	ZSTD_DCtx *dctx;
 	/* Records built back from columns (symi_zrec_get()): the blob is
 	 * whole from the start, and these are part of the key. */
 	bool rec;
@@ -94,6 +93,48 @@ static size_t idle_n, idle_bytes;
 /* This thread holds reg_mu across several finds (symi_zreg_hold()). */
 static __thread bool reg_held;
 
+/*
+ * One zstd decompression context a thread, made at its first use and
+ * freed when the thread ends (the main thread's at exit, by the system):
+ * ZSTD_createDCtx() asks the CPU for its features (cpuid), which a virtual
+ * machine's hypervisor answers slowly.  A context for each area and each
+ * string blob took 0.7 to 0.8% of a warm `sym lookup` of 100,000
+ * addresses here (libc, python3.11d: 8 to 10 contexts a process).
+ */
+static __thread ZSTD_DCtx *thread_dctx;
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+static bool dctx_key_ok;
+
+static void dctx_free(void *d)
+{
+	ZSTD_freeDCtx(d);
+	thread_dctx = NULL;
+}
+
+static void dctx_key_make(void)
+{
+	dctx_key_ok = pthread_key_create(&dctx_key, dctx_free) == 0;
+}
+
+ZSTD_DCtx *symi_zstd_dctx(void)
+{
+	ZSTD_DCtx *d = thread_dctx;
+
+	if (d)
+		return d;
+	pthread_once(&dctx_once, dctx_key_make);
+	if (!dctx_key_ok)
+		return NULL;
+	d = ZSTD_createDCtx();
+	if (d && pthread_setspecific(dctx_key, d)) {
+		ZSTD_freeDCtx(d);
+		return NULL;
+	}
+	thread_dctx = d;
+	return d;
+}
+
 static uint32_t rd32(const uint8_t *p)
 {
 	uint32_t v;
@@ -107,7 +148,6 @@ static void entry_free(struct zentry *e)
 	if (!e)
 		return;
 	pthread_mutex_destroy(&e->mu);
-	ZSTD_freeDCtx(e->dctx);
 	free(e->done);
 	free(e->z.ready);
 	symi_unmap(e->z.blob, e->maplen);
@@ -437,13 +477,12 @@ static bool frame_inflate(struct zentry *e, uint32_t i)
 		      (size_t)(z->size - from) : (size_t)1 << z->shift;
 	uint32_t a = rd32(e->area + 4 * (size_t)i);
 	uint32_t b = rd32(e->area + 4 * ((size_t)i + 1));
+	ZSTD_DCtx *dctx = symi_zstd_dctx();
 	size_t got;
 
-	if (!e->dctx)
-		e->dctx = ZSTD_createDCtx();
-	if (!e->dctx)
+	if (!dctx)
 		return false;
-	got = ZSTD_decompressDCtx(e->dctx, z->blob + from, want, e->area + a,
+	got = ZSTD_decompressDCtx(dctx, z->blob + from, want, e->area + a,
 				  b - a);
 	if (ZSTD_isError(got) || got != want) {
 		memset(z->blob + from, 0, want);
