@@ -426,33 +426,20 @@ prefetch_strings(const struct sym_frame *f, size_t n)
  * frames (and prefetch their strings), and hand those of hit x - AHEAD -
  * DELAY to the callback.  With @edge, positions outside [0, n) are
  * skipped; without, they are all inside.  @one is the window's only
- * table, or NULL.  Without @pf, nothing is prefetched.
+ * table, or NULL.
  */
 static inline __attribute__((always_inline)) int
 stage(struct batch *b, const struct sym_table *one, uint32_t *w,
-      size_t lo, size_t n, size_t x, bool edge, bool pf)
+      size_t lo, size_t n, size_t x, bool edge)
 {
 	const struct symi_hit *hits = b->hits;
 	size_t i = x - AHEAD, c = i - DELAY;
 
 #define TAB(h) (one ? one : b->tabs[(h)->tab])
-	/* A small table: no walk, but hit x's scope is asked for now, the
-	 * first of the records its frames will read (python3.11d and
-	 * libc: -1.5%, 21 runs). */
-	if (!pf && (!edge || x < n) && (hits[x].flags & SYMI_HIT_LEAF) &&
-	    hits[x].scope < TAB(&hits[x])->scopes.n)
-		prefetch_rec(&TAB(&hits[x])->scopes, hits[x].scope);
-	if (!pf && b->fc.key && (!edge || x < n) &&
-	    (hits[x].flags & SYMI_HIT_LEAF)) {
-		uint32_t sl = symi_fcache_slot(&b->fc, &hits[x]);
-
-		__builtin_prefetch(&b->fc.key[sl]);
-		__builtin_prefetch(&b->fc.fr[(size_t)sl * SYMI_FCACHE_FRAMES]);
-	}
-	if (pf && (!edge || x < n))
+	if (!edge || x < n)
 		w[x % RING] = hits[x].flags ?
 			      walk_start(TAB(&hits[x]), &hits[x]) : UINT32_MAX;
-	for (size_t m = 1; pf && m <= STEPS; m++) {
+	for (size_t m = 1; m <= STEPS; m++) {
 		size_t j = x - m * DIST;
 
 		if ((!edge || (x >= m * DIST && j < n)) &&
@@ -463,16 +450,11 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 		struct sym_frame *fr = b->slot + (i % SLOTS) * SYM_MAX_FRAMES;
 		size_t got = 0;
 
-		if (hits[i].flags && !pf && b->fc.key)
-			got = symi_table_frames_cached(TAB(&hits[i]), &hits[i],
-						       fr, SYM_MAX_FRAMES,
-						       b->omit, &b->fc);
-		else if (hits[i].flags)
+		if (hits[i].flags)
 			got = symi_table_frames(TAB(&hits[i]), &hits[i], fr,
 						SYM_MAX_FRAMES, b->omit);
 		b->got[i % SLOTS] = (uint8_t)got;
-		if (pf)
-			prefetch_strings(fr, got);
+		prefetch_strings(fr, got);
 	}
 #undef TAB
 	if (edge && (x < AHEAD + DELAY || c >= n))
@@ -502,35 +484,77 @@ static void fcache_check(struct symi_fcache *c)
 
 /* Pass 2: answer addrs[lo, lo + n) from b->hits, in input order, with the
  * walks of the next AHEAD hits running ahead (see the top of the file).
- * Inlined three times: for a window with one table, big or small, and
- * with several (chunks: big). */
+ * Inlined twice: for a window with one big table, and with several
+ * (chunks: big). */
 static inline __attribute__((always_inline)) int
 answer_from(struct batch *b, const struct sym_table *one, size_t lo,
-	    size_t n, bool pf)
+	    size_t n)
 {
 	uint32_t w[RING];	/* the scope each walk reads next */
 	size_t x = 0;
 	int rc = 0;
 
 	for (; !rc && x < AHEAD + DELAY; x++)
-		rc = stage(b, one, w, lo, n, x, true, pf);
-	while (!rc && x < n) {
-		size_t end = n - x > FC_CHECK ? x + FC_CHECK : n;
-
-		for (; !rc && x < end; x++)
-			rc = stage(b, one, w, lo, n, x, false, pf);
-		fcache_check(&b->fc);
-	}
+		rc = stage(b, one, w, lo, n, x, true);
+	for (; !rc && x < n; x++)
+		rc = stage(b, one, w, lo, n, x, false);
 	for (; !rc && x < n + AHEAD + DELAY; x++)
-		rc = stage(b, one, w, lo, n, x, true, pf);
+		rc = stage(b, one, w, lo, n, x, true);
+	return rc;
+}
+
+/*
+ * Pass 2 for a window of one small table @t, which stays in cache: no
+ * walks and no strings prefetched, so each hit's frames go to the
+ * callback as soon as they are made (no pipeline to fill).  Only the
+ * scope of the hit AHEAD positions on is asked for, the first of the
+ * records its frames will read (python3.11d and libc: -1.5%, 21 runs),
+ * and with the frame cache, its slot.
+ */
+static int answer_small(struct batch *b, const struct sym_table *t,
+			size_t lo, size_t n)
+{
+	const struct symi_hit *hits = b->hits;
+	struct sym_frame *fr = b->slot;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct symi_hit *h = &hits[i];
+		size_t got = 0;
+
+		if (i + AHEAD < n && (h[AHEAD].flags & SYMI_HIT_LEAF) &&
+		    h[AHEAD].scope < t->scopes.n) {
+			prefetch_rec(&t->scopes, h[AHEAD].scope);
+			if (b->fc.key) {
+				uint32_t sl = symi_fcache_slot(&b->fc,
+							       &h[AHEAD]);
+
+				__builtin_prefetch(&b->fc.key[sl]);
+				__builtin_prefetch(
+					&b->fc.fr[(size_t)sl *
+						  SYMI_FCACHE_FRAMES]);
+			}
+		}
+		if (h->flags && b->fc.key)
+			got = symi_table_frames_cached(t, h, fr,
+						       SYM_MAX_FRAMES,
+						       b->omit, &b->fc);
+		else if (h->flags)
+			got = symi_table_frames(t, h, fr, SYM_MAX_FRAMES,
+						b->omit);
+		if ((i + 1) % FC_CHECK == 0)
+			fcache_check(&b->fc);
+		rc = b->fn(b->ctx, lo + i, fr, got);
+	}
 	return rc;
 }
 
 /* The frame cache, for a batch of symi_fcache_min addresses or more whose
  * window has one small table and whose first window's addresses fall in
  * few scopes (runs: at most a 2^FC_RUNS_SHIFT-th of the slots): 1.4 MB,
- * no page of it touched before it is used.  Without it (out of memory), the same answers.  Its frames and
- * its keys are one block, in huge pages: the keys (160 KB) calloc()ed
+ * no page of it touched before it is used.  Without it (out of memory),
+ * the same answers.  Its frames and its keys are one block, in huge
+ * pages: the keys (160 KB) calloc()ed
  * apart took 40 page faults of 4 KiB a batch, as many as 1.6 MB in huge
  * pages cost (docs/bench.md, "Fewer page faults"). */
 static void fcache_open(struct batch *b)
@@ -558,11 +582,11 @@ static int answer(struct batch *b, size_t lo, size_t n)
 	if (b->ntabs == 1 && b->tabs[0]->len < symi_prefetch_min) {
 		if (!b->fc_tried)
 			fcache_open(b);
-		return answer_from(b, b->tabs[0], lo, n, false);
+		return answer_small(b, b->tabs[0], lo, n);
 	}
 	if (b->ntabs == 1)
-		return answer_from(b, b->tabs[0], lo, n, true);
-	return answer_from(b, NULL, lo, n, true);
+		return answer_from(b, b->tabs[0], lo, n);
+	return answer_from(b, NULL, lo, n);
 }
 
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
