@@ -22,7 +22,9 @@
  *    address order each search starts where the previous one ended, over
  *    memory just touched, and a chunked store table is switched at most
  *    once per chunk.  A table too small to prefetch takes its run of
- *    sorted addresses in one symi_table_locate_keys() call.
+ *    sorted addresses in one symi_table_locate_keys() call, which
+ *    leaves the symbols for later in GNU's style (SYMI_HIT_SYM_LATER)
+ *    and counts the runs of keys in one scope.
  *
  * 2. Answer, in input order (answer(), stage()): a software pipeline.
  *    The hit AHEAD = (STEPS + 1) * DIST positions ahead has its symbol
@@ -32,11 +34,12 @@
  *    parent); symi_table_frames() decodes the current hit into frames,
  *    mostly from cache, and their strings are prefetched; the callback
  *    gets them DELAY positions later.  So many independent misses are in
- *    flight at once.  In a batch of symi_fcache_min addresses or more,
- *    the frames come from a frame cache when an earlier hit had the same
- *    scope and symbols (symi_table_frames_cached(): libc's 100,000
- *    addresses fall in 6,422 scopes); the cache is dropped when it
- *    mostly misses.
+ *    flight at once.  A window of one small table needs none of that
+ *    (answer_small()): each hit's frames go to the callback at once.  In
+ *    a batch of symi_fcache_min addresses or more that falls in few
+ *    scopes, they come from a frame cache when an earlier hit had the
+ *    same scope and symbols (symi_table_frames_cached()); the cache is
+ *    dropped when it mostly misses.
  *
  * Why not walk in address order too: the answers would have to wait in
  * a buffer to be handed out in input order.  That was the design before
@@ -95,8 +98,9 @@ size_t symi_prefetch_min = (size_t)4 << 20;
  * 18,449 in python3.11d, and the cache cost them 4.7% and 1.5% of their
  * CPU time; 10,000 distinct addresses repeated 10 times (3,552 and 5,267
  * runs) 1.6% and 2.6%; 1,000 repeated 100 times (679 and 805) it saved
- * libc 2.5% and python3.11d nothing (docs/bench.md, "The frame cache for
- * few scopes only").  So: at most a quarter of the slots. */
+ * libc 2.5% and python3.11d nothing (docs/bench.md, "Symbols looked up
+ * late, the frame cache for few scopes only").  So: at most a quarter of
+ * the slots. */
 #define FC_RUNS_SHIFT 2
 size_t symi_fcache_min = 8192;
 size_t symi_fcache_hits;

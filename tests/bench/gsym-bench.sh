@@ -89,7 +89,7 @@ warm() {
 		note "$_l failed: $*"
 		fail=1
 	}
-	awk '{ printf "%.4f %.4f\n", $3, $1 + $2 }' "$W/ct.txt" >> "$W/$_l"
+	awk '{ printf "%.5f %.5f\n", $3, $1 + $2 }' "$W/ct.txt" >> "$W/$_l"
 }
 
 col() { awk -v c="$1" '{ print $c }' "$2"; }
@@ -148,7 +148,7 @@ echo "$INPUTS" | while IFS= read -r input; do
 	    -v nsw="$nsw" -v ngw="$ngw" \
 	    -v sa="$(cat "$W/$name.symadd.conv")" \
 	    -v ga="$(cat "$W/$name.gsymutil.conv" 2>/dev/null)" 'BEGIN {
-		printf "| %s | %d B (%s) | %d B (%s) | %.2fx | %.3f (%.3f) | %.3f (%.3f) | %.0fx, %.0fx | %.3f, %.3f, %.0fx | %d / %d |\n",
+		printf "| %s | %d B (%s) | %d B (%s) | %.2fx | %.4f (%.4f) | %.3f (%.3f) | %.1fx, %.1fx | %.4f, %.3f, %.1fx | %d / %d |\n",
 			n, t, sa, g, ga, t / g, sw, sc, gw, gc,
 			gw / sw, gc / sc, nsw, ngw, ngw / nsw, sf, gf }' >> "$W/report.md"
 done
