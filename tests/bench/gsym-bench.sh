@@ -16,13 +16,18 @@
 #         (goal: GSYM's at least 50x ours on libjvm, 40x on the others).
 #
 # `sym lookup` runs with --threads=1: the peer uses one thread, and on a
-# shared 2-core machine a second thread measures the load.  The section
+# shared 2-core machine a second thread measures the load.  Every warm
+# run, ours and the peer's, is pinned to CPU BENCH_CPU (0; empty: not
+# pinned), as tests/bench/symprof-alloc-bench.sh's are: this VM's two
+# vCPUs differ in speed by up to 60%, and unpinned the runs of one
+# median fell on either.  The section
 # is printed, written to $BENCH_DIR/gsym/report.md and appended to
 # $BENCH_DIR/report.md.  GSYM files are kept in $BENCH_DIR/gsym and made
 # again only when the debug file is newer.  The exit status is 1 when
 # something fails, not when a goal is missed.
 #
-# Knobs: GSYM_BENCH_RUNS GSYM_BENCH_ADDRS GSYM_BENCH_INPUTS BENCH_DIR SYM.
+# Knobs: GSYM_BENCH_RUNS GSYM_BENCH_ADDRS GSYM_BENCH_INPUTS BENCH_DIR SYM
+# BENCH_CPU.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,6 +49,10 @@ note() { echo "gsym-bench: $*" >&2; }
 command -v llvm-gsymutil-14 > /dev/null || { note "no llvm-gsymutil-14"; exit 0; }
 command -v llvm-config-14 > /dev/null || { note "no llvm-config-14 (llvm-14-dev)"; exit 0; }
 [ -x /usr/bin/time ] || { note "no /usr/bin/time"; exit 0; }
+PIN=
+if [ -n "${BENCH_CPU-0}" ] && command -v taskset > /dev/null; then
+	PIN="taskset -c ${BENCH_CPU-0}"
+fi
 
 # The harness and cputime, built when stale.
 GL=$W/gsym-lookup
@@ -85,7 +94,7 @@ warm() {
 	shift
 	_o=$W/$_l.out
 	case $_l in *-null) _o=/dev/null ;; esac
-	"$CT" "$W/ct.txt" "$@" < "$in" > "$_o" || {
+	$PIN "$CT" "$W/ct.txt" "$@" < "$in" > "$_o" || {
 		note "$_l failed: $*"
 		fail=1
 	}
@@ -104,7 +113,7 @@ load=$(uptime | sed 's/.*load average: //')
 	echo "$NADDR unsorted addresses, whole processes, medians of $RUNS"
 	echo "alternating runs, wall s (CPU s), the output to a file; ratio ="
 	echo "GSYM's / ours; the same to /dev/null in the runs between.  Load"
-	echo "before: $load."
+	echo "before: $load.  Runs pinned: ${PIN:-no}."
 	echo
 	echo "| input | sym table | GSYM | size ratio | sym lookup | GsymReader | warm ratio (wall, CPU) | to /dev/null: sym, GsymReader, ratio | frames sym / GSYM |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
