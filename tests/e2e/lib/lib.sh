@@ -10,6 +10,8 @@
 #   fixture NAME               path of a fixture binary (built on demand)
 #   need CMD...                skip the whole test when a command is missing
 #   $T                         a private temporary directory, removed at exit
+#                              (kept, and its path printed on stderr, when
+#                              SYM_TEST_KEEP=1: to look at a failure's files)
 #   at_exit CMD                run CMD at exit (servers to stop)
 #   tap_points LABEL CMD...    a checker's "ok - "/"not ok - " lines as TAP
 #   $SYM                       the sym binary under test
@@ -24,7 +26,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/sym-test.XXXXXX")
 # at_exit CMD: run CMD at exit (last added first), before $T goes.
 _exit_hooks=
 at_exit() { _exit_hooks="$1; $_exit_hooks"; }
-trap 'eval "$_exit_hooks"; rm -rf "$T"' EXIT
+if [ "${SYM_TEST_KEEP:-0}" = 1 ]; then
+	trap 'eval "$_exit_hooks"; echo "kept: $T" >&2' EXIT
+else
+	trap 'eval "$_exit_hooks"; rm -rf "$T"' EXIT
+fi
 trap 'exit 130' INT TERM
 # sym addr2line caches tables in a store: every test gets its own, so no
 # test reads or writes ~/.cache/sym, and repeated runs exercise the cache.
