@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 #include "format.h"
@@ -172,70 +175,135 @@ plane_val(const uint8_t *p, size_t n, size_t i, unsigned B)
 	return x;
 }
 
+/* Values are built back a chunk at a time, into 32-bit values in L1,
+ * then ORed into their records (or, for the block index, straight into
+ * its arrays).  SSE2 turns 16 values' planes into 32-bit values at a
+ * time, differences summed up within the vector: per value, what was a
+ * load per plane, a shift and an or per plane, an add and a test took
+ * python3.11d's records 8.2 M instructions, 0.5 ms of a one-address
+ * lookup. */
+#define CHUNK 1024
+
+#ifdef __SSE2__
+/* Values [@i, @i + 16) of a column of @B planes of @n bytes at @p, as 4
+ * vectors of 4 32-bit values, in order. */
+static inline __attribute__((always_inline)) void
+planes16(const uint8_t *p, size_t n, size_t i, unsigned B, __m128i v[4])
+{
+	const __m128i z = _mm_setzero_si128();
+#define LD(k) _mm_loadu_si128((const __m128i *)(const void *)(p + (k) * n + i))
+	__m128i b0 = LD(0), b1 = B > 1 ? LD(1) : z, b2 = B > 2 ? LD(2) : z;
+	__m128i b3 = B > 3 ? LD(3) : z;
+#undef LD
+	__m128i lo01 = _mm_unpacklo_epi8(b0, b1), hi01 = _mm_unpackhi_epi8(b0, b1);
+	__m128i lo23 = _mm_unpacklo_epi8(b2, b3), hi23 = _mm_unpackhi_epi8(b2, b3);
+
+	v[0] = _mm_unpacklo_epi16(lo01, lo23);
+	v[1] = _mm_unpackhi_epi16(lo01, lo23);
+	v[2] = _mm_unpacklo_epi16(hi01, hi23);
+	v[3] = _mm_unpackhi_epi16(hi01, hi23);
+}
+#endif
+
 /*
- * A column's values into records: each ORed in at @row (the byte of the
- * field's first bit in record 0), shifted by @sh, @stride bytes apart; or
- * into @out32 when it is not NULL.  @B and @delta are constants where it
- * is inlined.  Returns the bits of the values beyond @w (0: all fit).
+ * Values [@from, @from + @n) of a column of @B planes of @count bytes at
+ * @p into @out, as differences from *@prev when @delta (*@prev updated).
+ * @B and @delta are constants where it is inlined.  Returns the OR of the
+ * values.
  */
 static inline __attribute__((always_inline)) uint64_t
-column_run(const uint8_t *p, uint32_t count, unsigned B, bool delta,
-	   unsigned w, uint8_t *row, unsigned sh, uint32_t stride,
-	   uint32_t *out32)
+chunk_get(const uint8_t *p, uint32_t count, uint32_t from, uint32_t n,
+	  unsigned B, bool delta, uint32_t *prev, uint32_t *out)
 {
-	uint64_t m = B >= 4 ? UINT32_MAX : ((uint64_t)1 << (8 * B)) - 1;
-	uint64_t v = 0, over = 0;
+	uint32_t m = B >= 4 ? UINT32_MAX : ((uint32_t)1 << (8 * B)) - 1;
+	uint32_t v = *prev, i = 0;
+	uint64_t all = 0;
+#ifdef __SSE2__
+	__m128i vm = _mm_set1_epi32((int)m), carry = _mm_set1_epi32((int)v);
+	__m128i o = _mm_setzero_si128();
 
-	for (uint32_t i = 0; i < count; i++) {
-		uint64_t x = plane_val(p, count, i, B), y;
+	for (; i + 16 <= n; i += 16) {
+		__m128i q[4];
+
+		planes16(p, count, (size_t)from + i, B, q);
+		for (int k = 0; k < 4; k++) {
+			__m128i x = q[k];
+
+			if (delta) {
+				/* A running sum of 4 lanes, modulo 2^(8B):
+				 * the low bits of a sum mod 2^32 are. */
+				x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
+				x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+				x = _mm_and_si128(_mm_add_epi32(x, carry), vm);
+				carry = _mm_shuffle_epi32(x, 0xff);
+			}
+			o = _mm_or_si128(o, x);
+			_mm_storeu_si128((__m128i *)(void *)(out + i + 4 * k),
+					 x);
+		}
+	}
+	o = _mm_or_si128(o, _mm_srli_si128(o, 8));
+	o = _mm_or_si128(o, _mm_srli_si128(o, 4));
+	all = (uint32_t)_mm_cvtsi128_si32(o);
+	if (delta)
+		v = (uint32_t)_mm_cvtsi128_si32(carry);
+#endif
+	for (; i < n; i++) {
+		uint32_t x = (uint32_t)plane_val(p, count, (size_t)from + i, B);
 
 		v = delta ? (v + x) & m : x;
-		over |= v >> w;
-		if (out32) {
-			out32[i] = (uint32_t)v;
-			continue;
-		}
-		memcpy(&y, row, sizeof(y));
-		y = htole64(le64toh(y) | v << sh);
-		memcpy(row, &y, sizeof(y));
-		row += stride;
+		all |= v;
+		out[i] = v;
 	}
-	return over;
+	*prev = v;
+	return all;
 }
 
-/* Field @f's values from its planes at @p into the records at @out
+/*
+ * Field @f's values from its planes at @p into the records at @out
  * (zeroed, @stride bytes each, the field at bit @pos of a record) or,
  * when @out32 is not NULL, into that array.  False when a value does not
- * fit @w bits. */
+ * fit @w bits.
+ */
 static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
 		       bool delta, uint8_t *out, uint32_t stride, uint64_t pos,
 		       uint32_t *out32)
 {
 	uint8_t *row = out + (pos >> 3);
 	unsigned sh = (unsigned)(pos & 7);
-	uint64_t over;
+	uint32_t tmp[CHUNK], prev = 0;
+	uint64_t all = 0;
 
-	/* Each case a loop of its own: the bytes, the differences and the
-	 * output known when it is compiled. */
-#define RUN(B, D, O) column_run(p, count, B, D, w, row, sh, stride, O)
-#define CASES(O)                                                             \
-	switch (field_bytes(w) * 2 + delta) {                                \
-	case 2: over = RUN(1, false, O); break;                              \
-	case 3: over = RUN(1, true, O); break;                               \
-	case 4: over = RUN(2, false, O); break;                              \
-	case 5: over = RUN(2, true, O); break;                               \
-	case 6: over = RUN(3, false, O); break;                              \
-	case 7: over = RUN(3, true, O); break;                               \
-	case 8: over = RUN(4, false, O); break;                              \
-	default: over = RUN(4, true, O); break;                              \
-	}
-	if (out32)
-		CASES(out32)
-	else
-		CASES(NULL)
-#undef CASES
+	for (uint32_t from = 0; from < count; from += CHUNK) {
+		uint32_t n = count - from < CHUNK ? count - from : CHUNK;
+		uint32_t *to = out32 ? out32 + from : tmp;
+
+		/* Each case a loop of its own: the bytes and the
+		 * differences known when it is compiled. */
+#define RUN(B, D) chunk_get(p, count, from, n, B, D, &prev, to)
+		switch (field_bytes(w) * 2 + delta) {
+		case 2: all |= RUN(1, false); break;
+		case 3: all |= RUN(1, true); break;
+		case 4: all |= RUN(2, false); break;
+		case 5: all |= RUN(2, true); break;
+		case 6: all |= RUN(3, false); break;
+		case 7: all |= RUN(3, true); break;
+		case 8: all |= RUN(4, false); break;
+		default: all |= RUN(4, true); break;
+		}
 #undef RUN
-	return !over;
+		if (all >> w)
+			return false;
+		for (uint32_t i = 0; !out32 && i < n; i++) {
+			uint64_t y;
+
+			memcpy(&y, row, sizeof(y));
+			y = htole64(le64toh(y) | (uint64_t)tmp[i] << sh);
+			memcpy(row, &y, sizeof(y));
+			row += stride;
+		}
+	}
+	return true;
 }
 
 int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
