@@ -558,9 +558,9 @@ static int answer_small(struct batch *b, const struct sym_table *t,
  * few scopes (runs: at most a 2^FC_RUNS_SHIFT-th of the slots): 1.4 MB,
  * no page of it touched before it is used.  Without it (out of memory),
  * the same answers.  Its frames and its keys are one block, in huge
- * pages: the keys (160 KB) calloc()ed
- * apart took 40 page faults of 4 KiB a batch, as many as 1.6 MB in huge
- * pages cost (docs/bench.md, "Fewer page faults"). */
+ * pages: the keys (160 KB) calloc()ed apart took 40 page faults of 4 KiB
+ * a batch, as many as 1.6 MB in huge pages cost (docs/bench.md, "Fewer
+ * page faults"). */
 static void fcache_open(struct batch *b)
 {
 	size_t slots = (size_t)1 << FC_BITS;

@@ -294,7 +294,9 @@ static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
 #undef RUN
 		if (all >> w)
 			return false;
-		for (uint32_t i = 0; !out32 && i < n; i++) {
+		if (out32)
+			continue;	/* the values are their array */
+		for (uint32_t i = 0; i < n; i++) {
 			uint64_t y;
 
 			memcpy(&y, row, sizeof(y));

@@ -1681,18 +1681,17 @@ size_t symi_table_frames(const struct sym_table *t,
  * The frame cache (struct symi_fcache).  What frames_of() makes of a hit
  * with a scope depends on the hit's scope, symbols (sym[] and whether it
  * has them, or has them looked up later) and SYMI_HIT_DECL_FILE, on @omit
- * and, through truncation, on @max; the rest of the hit (file, line, column, discriminator) only
- * sets the innermost frame's file, file_rel, line, column and
- * discriminator, written last on a hit as frame_set() writes them.  The
- * exception is a lone frame named from the symbol table
+ * and, through truncation, on @max; the rest of the hit (file, line,
+ * column, discriminator) only sets the innermost frame's file, file_rel,
+ * line, column and discriminator, written last on a hit as frame_set()
+ * writes them.  The exception is a lone frame named from the symbol table
  * (SYM_FRAME_SYMTAB): frame_syms() gives it the symbol's file when the
  * line table gave none, so it is never stored; nor are frames whose
  * symbol was looked up late, which is the address's, not the scope's
- * (frames_of()'s *late).  A slot is stored only
- * while the strings are plain, or inflated whole (zstr.c), so that every
- * string pointer is the blob's plus the offset, as on a later lookup; one
- * read while a compressed blob is half inflated may be "" when memory is
- * short.
+ * (frames_of()'s *late).  A slot is stored only while the strings are
+ * plain, or inflated whole (zstr.c), so that every string pointer is the
+ * blob's plus the offset, as on a later lookup; one read while a
+ * compressed blob is half inflated may be "" when memory is short.
  */
 typedef uint64_t fc_v16 __attribute__((vector_size(16), may_alias,
 					 aligned(8)));

@@ -1066,7 +1066,6 @@ ob_printf(struct obuf *o, const char *fmt, ...)
 struct gnu_text {
 	const char *name;	/* NULL without -f */
 	const char *file;
-	size_t nlen, flen;	/* their strlen()s, for gnu_put_slow() */
 	uint32_t line;
 	uint32_t disc;		/* the innermost frame's discriminator */
 	bool more;		/* " (inlined by) " follows, with -p */
@@ -1118,13 +1117,10 @@ gnu_put(char *w, const char *end, const struct a2l *a,
 static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
 						   struct gnu_text t)
 {
-	size_t need;
-	char *tmp, *w;
+	size_t need = (t.name ? strlen(t.name) : 0) + strlen(t.file) +
+		      GNU_FAST_ROOM;
+	char *tmp, *w = ob_room(a->ob, need, &tmp);
 
-	t.nlen = t.name ? strlen(t.name) : 0;
-	t.flen = strlen(t.file);
-	need = t.nlen + t.flen + GNU_FAST_ROOM;
-	w = ob_room(a->ob, need, &tmp);
 	if (w)
 		ob_done(a->ob, gnu_put(w, w + need, a, &t), tmp);
 }
