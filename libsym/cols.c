@@ -27,6 +27,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -140,8 +141,14 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 		at += n;
 	}
 	buf[0] = mask;
-	c = ZSTD_compressCCtx(cc, buf + COLS_HEAD, (size_t)cap - COLS_HEAD,
-			      planes, (size_t)total, level);
+	c = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(c))
+		c = ZSTD_CCtx_setParameter(cc, ZSTD_c_literalCompressionMode,
+					   ZSTD_ps_disable);
+	if (!ZSTD_isError(c))
+		c = ZSTD_compress2(cc, buf + COLS_HEAD,
+				   (size_t)cap - COLS_HEAD, planes,
+				   (size_t)total);
 	if (ZSTD_isError(c)) {
 		err = -SYM_E_TOOBIG;
 		goto out;

@@ -1049,7 +1049,9 @@ size_t symi_cols_out_bytes(enum symi_cols_out kind, uint32_t count,
 			   unsigned nf, const uint8_t *w);
 /*
  * symi_cols_pack() - the area of @count records of @nf fields of @w[]
- * bits, their values from @get(@src, i, f), at zstd level @level.
+ * bits, their values from @get(@src, i, f), at zstd level @level with
+ * the literals stored raw (no Huffman stage: the planes' literals are
+ * few, and decoding them cost a reader more than their bytes save).
  * *@out: caller frees.  Returns 0, -ENOMEM or -SYM_E_TOOBIG.
  */
 int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,

@@ -51,10 +51,12 @@
  * and docs/table-format.md ("Compressed records") has what that costs a
  * table of this size. */
 #define ZREC_MAX ((size_t)1 << 20)
-/* The zstd level of the columns: 6 writes them 1.5 times as fast as 9
- * for 0.5% more bytes (libc 97,574 against 96,996; python3.11d 204,255
- * against 203,291). */
-#define ZREC_LEVEL 6
+/* The zstd level of the columns, whose literals symi_cols_pack() stores
+ * raw: at 9 that makes libc's tables 8 KB larger and python3.11d's 21 KB
+ * (0.99x and 0.79x GSYM's), and a reader builds them back 0.15 to 0.3 ms
+ * sooner, as much as 14% of a one-address lookup (docs/table-format.md,
+ * "Raw literals in the columns"). */
+#define ZREC_LEVEL 9
 size_t symi_zrec_max = ZREC_MAX;
 size_t symi_zstr_plain_from = Z_PLAIN_FROM;
 
