@@ -2555,12 +2555,19 @@ static int queue_slow(struct a2l *a, uint64_t addr)
 /* queue() - answer @addr, an address as the input gives it (a kernel's
  * link-time one: made its table's _text offset here, kernel_text()),
  * with the next batch, or at once.  Inline for the input loop. */
+/* Whether the batch has room for @n more addresses before queue_slow(). */
+static inline bool queue_room(const struct a2l *a, size_t n)
+{
+	return a->nbatch + n <= a->batch_cap &&
+	       a->nbatch + n <= batch_max(a);
+}
+
 static inline int queue(struct a2l *a, uint64_t addr)
 {
 	/* (one below _text wraps past every address of the table: no
 	 * answer, as the peers give) */
 	addr -= a->ktext;
-	if (a->nbatch < a->batch_cap && a->nbatch < batch_max(a)) {
+	if (queue_room(a, 1)) {
 		a->batch[a->nbatch++] = addr;
 		return 0;
 	}
@@ -3802,15 +3809,27 @@ static int stdin_lines(void *ctx, char *lines, size_t len)
 		/* Lines of digits, the common case, a block at a time while
 		 * the chunk has the bytes tool_hex_lines() reads; the rest
 		 * one by one. */
-		while (!a->fatal && end - lines >= TOOL_HEX_LINES_READ &&
-		       (n = tool_hex_lines(&cl, got))) {
-			lines = (char *)cl;
-			for (size_t i = 0; i < n; i++) {
-				if (queue(a, got[i]))
-					c->status = TOOL_EXIT_FAIL;
+		while (!a->fatal && end - lines >= TOOL_HEX_LINES_READ) {
+			if (queue_room(a, 64)) {
+				/* Into the batch itself. */
+				uint64_t *d = a->batch + a->nbatch;
+
+				n = tool_hex_lines(&cl, d);
+				for (size_t i = 0; a->ktext && i < n; i++)
+					d[i] -= a->ktext;
+				a->nbatch += n;
+			} else {
+				n = tool_hex_lines(&cl, got);
+				for (size_t i = 0; i < n && !a->fatal; i++) {
+					if (queue(a, got[i]))
+						c->status = TOOL_EXIT_FAIL;
+				}
 				if (a->fatal)
 					return 1;
 			}
+			lines = (char *)cl;
+			if (!n)
+				break;
 		}
 		if (lines >= end)
 			break;

@@ -244,70 +244,71 @@ static inline int tool_scan_hex(const char *s, uint64_t *out,
 	return 0;
 }
 
-/* How many bytes tool_hex_lines() may read from its @s. */
-#define TOOL_HEX_LINES_READ (64 + 2 + 16)
+/* How many bytes tool_hex_lines() reads from its *@ps. */
+#define TOOL_HEX_LINES_READ 64
 
-/* tool_hex_lines()'s parse of the line [@s, @e) (without its '\n'). */
-static inline __attribute__((always_inline)) bool
-tool_hex_line(const char *s, const char *e, uint64_t *out)
-{
 #ifdef __SSE2__
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = (size_t)(e - s);
-	__m128i v, low, dig, alpha, d, b6, pair;
-	unsigned ok, need;
-	uint64_t x;
+/* tool_hex_lines()'s look at its 64 bytes: bit i of each mask is byte i's,
+ * and nib[i] byte i's value as a hex digit (meaningless for others). */
+struct tool_hex_block {
+	uint64_t nl;	/* '\n' */
+	uint64_t hex;	/* a hex digit, either case */
+	uint64_t pfx;	/* "0x" or "0X" starts here */
+	uint8_t nib[64 + 16] __attribute__((aligned(16)));
+};
 
-	if (len >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
-		p += 2;
-		len -= 2;
+static inline __attribute__((always_inline)) void
+tool_hex_block(const char *b, struct tool_hex_block *k)
+{
+	uint64_t zero = 0, ex = 0;
+
+	k->nl = k->hex = 0;
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(
+			b + 16 * i));
+		__m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+		/* Digits and letters a-f either case, by signed compares: a
+		 * byte of 0x80 or more is negative, and neither. */
+		__m128i dig = _mm_and_si128(
+			_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+			_mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+		__m128i alpha = _mm_and_si128(
+			_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+			_mm_cmplt_epi8(low, _mm_set1_epi8('f' + 1)));
+		/* A digit's value: its low 4 bits, + 9 for a letter (bit 6). */
+		__m128i b6 = _mm_and_si128(_mm_srli_epi16(v, 6),
+					   _mm_set1_epi8(1));
+		unsigned sh = 16 * (unsigned)i;
+
+		_mm_store_si128((__m128i *)(void *)(k->nib + 16 * i),
+				_mm_add_epi8(_mm_and_si128(v, _mm_set1_epi8(0x0f)),
+					     _mm_add_epi8(b6, _mm_slli_epi16(b6, 3))));
+		k->nl |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))) << sh;
+		k->hex |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_or_si128(dig, alpha)) << sh;
+		zero |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('0'))) << sh;
+		ex |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(low, _mm_set1_epi8('x'))) << sh;
 	}
-	if (len - 1 >= 16)
-		return false;
-	v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	/* Digits and letters a-f either case, by signed compares: a byte
-	 * of 0x80 or more is negative, and neither. */
-	dig = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
-			    _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-	low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-	alpha = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
-			      _mm_cmplt_epi8(low, _mm_set1_epi8('f' + 1)));
-	ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alpha));
-	need = (1u << len) - 1;
-	if ((ok & need) != need)
-		return false;
-	/* Each digit's value: its low 4 bits, + 9 for a letter (bit 6). */
-	b6 = _mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(1));
-	d = _mm_add_epi8(_mm_and_si128(v, _mm_set1_epi8(0x0f)),
-			 _mm_add_epi8(b6, _mm_slli_epi16(b6, 3)));
-	/* Two digits make a byte, the first one the high half; the first
-	 * byte is the most significant of the 16 digits' value, and the
-	 * bytes past the line's digits are shifted out. */
-	pair = _mm_or_si128(
-		_mm_slli_epi16(_mm_and_si128(d, _mm_set1_epi16(0xff)), 4),
-		_mm_srli_epi16(d, 8));
-	x = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pair, pair));
-	x = __builtin_bswap64(x);
-	/* (16 digits: no shift; fewer: the low 4 * (16 - len) bits are
-	 * the bytes past them, dropped) */
-	*out = len == 16 ? x : x >> (4 * (16 - len));
-	return true;
-#else
-	(void)s;
-	(void)e;
-	(void)out;
-	return false;
-#endif
+	/* The bytes a line's load reads past the block: shifted out. */
+	_mm_store_si128((__m128i *)(void *)(k->nib + 64), _mm_setzero_si128());
+	k->pfx = zero & (ex >> 1);
 }
+#endif
 
 /**
  * tool_hex_lines() - the common lines of `sym lookup`'s input, [0x]1 to
  * 16 hex digits and a '\n', parsed a 64-byte block at a time: the
- * newlines of the block found at once, and each line parsed without a
- * branch on its length.  Its lines are then independent of each other,
- * where a loop of tool_scan_hex() made each line's start wait for the
- * end of the line before (and mispredicted its digit count's exit when
- * the lengths vary: libc's addresses have 5 or 6 digits).
+ * block's newlines, digits, digit values and "0x"s are found at once
+ * (tool_hex_block()), and each line is then a test of its bits and 16
+ * digit values packed into 8 bytes, with no branch on its length.  Its
+ * lines are independent of each other, where a loop of tool_scan_hex()
+ * made each line's start wait for the end of the line before (and
+ * mispredicted its digit count's exit when the lengths vary: libc's
+ * addresses have 5 or 6 digits).
  * @param ps   in: a line's start, with TOOL_HEX_LINES_READ bytes readable;
  *             out: the first line not parsed
  * @param out  the values, at most 64
@@ -315,28 +316,41 @@ tool_hex_line(const char *s, const char *e, uint64_t *out)
  *         from *@ps up to the first that is not one of these lines or does
  *         not end in them (0: the first one is not, or is longer)
  */
-static inline size_t tool_hex_lines(const char **ps, uint64_t *out)
+static inline __attribute__((always_inline)) size_t
+tool_hex_lines(const char **ps, uint64_t *out)
 {
 #ifdef __SSE2__
-	const char *b = *ps, *s = b;
-	const __m128i nl = _mm_set1_epi8('\n');
-	uint64_t m = 0;
-	size_t n = 0;
+	struct tool_hex_block k;
+	uint64_t m;
+	size_t s = 0, n = 0;
 
-	for (int i = 0; i < 4; i++)
-		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
-			     _mm_loadu_si128((const __m128i *)(const void *)(
-				     b + 16 * i)), nl)) << (16 * i);
-	while (m) {
-		const char *e = b + __builtin_ctzll(m);
+	tool_hex_block(*ps, &k);
+	for (m = k.nl; m; m &= m - 1) {
+		size_t e = (size_t)__builtin_ctzll(m);
+		/* A line [s, e): its digits from st, after a "0x" (which
+		 * ends before e: '0' and 'x' are not '\n'). */
+		size_t st = s + 2 * ((k.pfx >> s) & 1), len = e - st;
+		uint64_t need, x;
+		__m128i d, pair;
 
-		m &= m - 1;
-		if (!tool_hex_line(s, e, &out[n]))
+		if (len - 1 >= 16)
 			break;
-		n++;
+		need = ~(uint64_t)0 >> (64 - len);
+		if (((k.hex >> st) & need) != need)
+			break;
+		/* Two digits make a byte, the first one the high half; the
+		 * first byte is the most significant of 16 digits' value, and
+		 * those past the line's are shifted out. */
+		d = _mm_loadu_si128((const __m128i *)(const void *)(k.nib + st));
+		pair = _mm_or_si128(
+			_mm_slli_epi16(_mm_and_si128(d, _mm_set1_epi16(0xff)), 4),
+			_mm_srli_epi16(d, 8));
+		x = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(
+			_mm_packus_epi16(pair, pair)));
+		out[n++] = x >> (4 * (16 - len));
 		s = e + 1;
 	}
-	*ps = s;
+	*ps += s;
 	return n;
 #else
 	(void)ps;
