@@ -16,14 +16,27 @@
  *
  *   byte 0      delta mask: bit f set when field f is stored as
  *               differences (modulo 2^(8 * bytes of the field))
- *   bytes 1-7   zero
+ *   byte 1      chunk shift s: 0, or SYMI_COLS_SHIFT_MIN to _MAX
+ *   bytes 2-7   zero
+ *   s = 0:
  *   bytes 8-    one zstd frame: for each field f of width w[f] > 0, in
  *               order, ceil(w[f] / 8) planes of @count bytes, plane j
  *               byte j of every value (little-endian)
+ *   s > 0 (format 10), n = ceil(count / 2^s) chunks of 2^s records:
+ *   bytes 8-    u32 zoff[n + 1]: chunk c's frame is area bytes
+ *               [zoff[c], zoff[c + 1]), zoff[0] just past first[],
+ *               zoff[n] the area's end
+ *               u32 first[n]: field 0's value in each chunk's first
+ *               record (a sorted array's key: a search finds its chunk
+ *               without inflating any)
+ *               the frames: each the planes of its chunk's records, as
+ *               above, differences starting again from 0
  *
- * Decoded, a value must fit its width; a frame that does not inflate to
- * exactly the planes' bytes, or a value that does not fit, makes the area
- * bad (-SYM_E_BADTABLE), never a record out of its place.
+ * A chunked area is built back a chunk at a time, on demand (zstr.c,
+ * symi_zrec_fill()).  Decoded, a value must fit its width; a frame that
+ * does not inflate to exactly the planes' bytes, or a value that does
+ * not fit, makes the area (or the chunk) bad, never a record out of its
+ * place.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,65 +109,138 @@ static size_t try_size(ZSTD_CCtx *cc, uint8_t *tmp, size_t cap,
 	return ZSTD_isError(c) ? SIZE_MAX : c;
 }
 
+/* The planes of records [@from, @from + @n) of the values @vals (@count a
+ * field, field after field) into @to, as differences where @mask says:
+ * their bytes. */
+static size_t planes_put(const uint32_t *vals, uint32_t count, unsigned nf,
+			 const uint8_t *w, uint8_t mask, uint32_t from,
+			 uint32_t n, uint8_t *to)
+{
+	size_t at = 0;
+
+	for (unsigned f = 0; f < nf; f++) {
+		unsigned B = field_bytes(w[f]);
+
+		if (!B)
+			continue;
+		column_put(n, B, vals + (size_t)f * count + from,
+			   mask >> f & 1, to + at);
+		at += (size_t)n * B;
+	}
+	return at;
+}
+
+/* @n bytes at @p as one frame at @level with raw literals, at @to (room
+ * @cap); its size, or 0 on error. */
+static size_t frame_put(ZSTD_CCtx *cc, int level, uint8_t *to, size_t cap,
+			const uint8_t *p, size_t n)
+{
+	size_t c = ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+
+	if (!ZSTD_isError(c))
+		c = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(c))
+		c = ZSTD_CCtx_setParameter(cc, ZSTD_c_literalCompressionMode,
+					   ZSTD_ps_disable);
+	if (!ZSTD_isError(c))
+		c = ZSTD_compress2(cc, to, cap, p, n);
+	return ZSTD_isError(c) ? 0 : c;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
 int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 		   symi_cols_get_fn get, const void *src, int level,
-		   uint8_t **out, size_t *outlen)
+		   unsigned shift, uint8_t **out, size_t *outlen)
 {
 	uint64_t total = planes_bytes(count, nf, w), cap;
+	uint32_t n = 1, per = count;	/* chunks, and records in each */
 	uint8_t *planes = NULL, *alt = NULL, *tmp = NULL, *buf = NULL;
 	uint32_t *vals = NULL;
 	ZSTD_CCtx *cc = NULL;
 	uint8_t mask = 0;
-	size_t at = 0, tcap, c;
+	size_t at = 0, tcap, head = COLS_HEAD, c;
 	int err = -ENOMEM;
 
 	*out = NULL;
 	*outlen = 0;
-	if (nf > SYMT_FIELDS || total >= UINT32_MAX)
+	if (nf > SYMT_FIELDS || total >= UINT32_MAX ||
+	    (shift && (shift < SYMI_COLS_SHIFT_MIN ||
+		       shift > SYMI_COLS_SHIFT_MAX)))
 		return -SYM_E_TOOBIG;
-	cap = COLS_HEAD + ZSTD_compressBound((size_t)total);
+	if (shift && count > (1u << shift)) {
+		per = 1u << shift;
+		n = (count + per - 1) >> shift;
+		head += 8 * (size_t)n + 4;
+	} else {
+		shift = 0;
+	}
+	/* Each frame's bound, the index and the head. */
+	cap = head + (uint64_t)n *
+		     ZSTD_compressBound((size_t)planes_bytes(per, nf, w));
 	tcap = ZSTD_compressBound((size_t)count * 4);
 	cc = ZSTD_createCCtx();
 	planes = symi_malloc(total ? (size_t)total : 1);
 	alt = symi_malloc((size_t)count * 4 + 1);
 	tmp = symi_malloc(tcap);
-	buf = symi_calloc(1, (size_t)cap);
-	vals = symi_malloc((size_t)count * sizeof(*vals) + 1);
+	buf = cap < UINT32_MAX ? symi_calloc(1, (size_t)cap) : NULL;
+	vals = symi_malloc((size_t)count * nf * sizeof(*vals) + 1);
 	if (!cc || !planes || !alt || !tmp || !buf || !vals)
 		goto out;
 	for (unsigned f = 0; f < nf; f++) {
+		uint32_t *v = vals + (size_t)f * count;
 		unsigned B = field_bytes(w[f]);
-		size_t n = (size_t)count * B;
+		size_t nb = (size_t)count * B;
 
 		if (!B)
 			continue;
 		for (uint32_t i = 0; i < count; i++)
-			vals[i] = get(src, i, f);
+			v[i] = get(src, i, f);
 		/* As is, and as differences: whichever compresses better. */
-		column_put(count, B, vals, false, planes + at);
-		column_put(count, B, vals, true, alt);
-		if (try_size(cc, tmp, tcap, alt, n) <
-		    try_size(cc, tmp, tcap, planes + at, n)) {
-			memcpy(planes + at, alt, n);
+		column_put(count, B, v, false, planes);
+		column_put(count, B, v, true, alt);
+		if (try_size(cc, tmp, tcap, alt, nb) <
+		    try_size(cc, tmp, tcap, planes, nb))
 			mask |= (uint8_t)(1u << f);
-		}
-		at += n;
 	}
 	buf[0] = mask;
-	c = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
-	if (!ZSTD_isError(c))
-		c = ZSTD_CCtx_setParameter(cc, ZSTD_c_literalCompressionMode,
-					   ZSTD_ps_disable);
-	if (!ZSTD_isError(c))
-		c = ZSTD_compress2(cc, buf + COLS_HEAD,
-				   (size_t)cap - COLS_HEAD, planes,
-				   (size_t)total);
-	if (ZSTD_isError(c)) {
-		err = -SYM_E_TOOBIG;
-		goto out;
+	buf[1] = (uint8_t)shift;
+	at = head;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t from = k * per;
+		uint32_t m = count - from < per ? count - from : per;
+		size_t pb = planes_put(vals, count, nf, w, mask, from, m,
+				       planes);
+
+		c = frame_put(cc, level, buf + at, (size_t)cap - at, planes,
+			      pb);
+		if (!c) {
+			err = -SYM_E_TOOBIG;
+			goto out;
+		}
+		if (shift) {
+			put32(buf + COLS_HEAD + 4 * (size_t)k, (uint32_t)at);
+			put32(buf + COLS_HEAD + 4 * ((size_t)n + 1 + k),
+			      w[0] ? vals[from] : 0);
+		}
+		at += c;
 	}
+	if (shift)
+		put32(buf + COLS_HEAD + 4 * (size_t)n, (uint32_t)at);
 	*out = buf;
-	*outlen = COLS_HEAD + c;
+	*outlen = at;
 	buf = NULL;
 	err = 0;
 out:
@@ -315,66 +401,181 @@ static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
 	return true;
 }
 
+/* The head of @area[@zbytes] for @nf fields of @w[]: its delta mask
+ * checked, its record bytes in *@stride, its chunk shift returned (-1:
+ * bad). */
+static int head_check(const uint8_t *area, uint32_t zbytes, unsigned nf,
+		      const uint8_t *w, uint64_t *stride)
+{
+	unsigned shift;
+
+	*stride = 0;
+	if (nf > SYMT_FIELDS || zbytes < COLS_HEAD)
+		return -1;
+	for (unsigned f = 0; f < nf; f++) {
+		if (w[f] > SYMT_BMAX || (!w[f] && (area[0] >> f & 1)))
+			return -1;
+		*stride += w[f];
+	}
+	*stride = (*stride + 7) / 8;
+	for (unsigned i = nf; i < 8; i++) {
+		if (area[0] >> i & 1)
+			return -1;
+	}
+	for (unsigned i = 2; i < COLS_HEAD; i++) {
+		if (area[i])
+			return -1;
+	}
+	shift = area[1];
+	if (shift && (shift < SYMI_COLS_SHIFT_MIN || shift > SYMI_COLS_SHIFT_MAX))
+		return -1;
+	return (int)shift;
+}
+
+int symi_cols_chunks(const uint8_t *area, uint32_t zbytes, uint32_t count,
+		     unsigned nf, const uint8_t *w, unsigned *shift,
+		     uint32_t *nchunks)
+{
+	uint64_t stride, head, per;
+	uint32_t n, prev;
+	int s = head_check(area, zbytes, nf, w, &stride);
+
+	*shift = 0;
+	*nchunks = 0;
+	if (s < 0)
+		return -SYM_E_BADTABLE;
+	if (!s)
+		return 0;
+	per = (uint64_t)1 << s;
+	n = (uint32_t)((count + per - 1) >> s);
+	head = COLS_HEAD + 8 * (uint64_t)n + 4;
+	if (n < 2 || zbytes < head || get32(area + COLS_HEAD) != head ||
+	    get32(area + COLS_HEAD + 4 * (size_t)n) != zbytes)
+		return -SYM_E_BADTABLE;
+	prev = (uint32_t)head;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t a = get32(area + COLS_HEAD + 4 * (size_t)k);
+		uint32_t b = get32(area + COLS_HEAD + 4 * ((size_t)k + 1));
+		uint64_t m = k + 1 < n ? per : count - (uint64_t)k * per;
+
+		/* The frame says what it holds: checked before anything
+		 * is allocated for it. */
+		if (a != prev || b < a ||
+		    ZSTD_getFrameContentSize(area + a, b - a) !=
+			    planes_bytes((uint32_t)m, nf, w))
+			return -SYM_E_BADTABLE;
+		prev = b;
+	}
+	*shift = (unsigned)s;
+	*nchunks = n;
+	return 0;
+}
+
+uint32_t symi_cols_first(const uint8_t *area, uint32_t nchunks, uint32_t k)
+{
+	return get32(area + COLS_HEAD + 4 * ((size_t)nchunks + 1 + k));
+}
+
+/*
+ * Frame @frame[@fbytes], the planes of @m records, into the zeroed records
+ * at @out (@stride bytes each, or the block index's arrays), through the
+ * scratch @planes.  0 or -SYM_E_BADTABLE.
+ */
+static int frame_get(const uint8_t *frame, size_t fbytes, uint32_t m,
+		     unsigned nf, const uint8_t *w, uint8_t mask,
+		     enum symi_cols_out kind, uint64_t stride, uint8_t *out,
+		     uint8_t *planes)
+{
+	uint64_t total = planes_bytes(m, nf, w), pos = 0;
+	ZSTD_DCtx *dctx = symi_zstd_dctx();
+	size_t got, at = 0;
+
+	if (!dctx)
+		return -ENOMEM;
+	got = ZSTD_decompressDCtx(dctx, planes, (size_t)total, frame, fbytes);
+	if (ZSTD_isError(got) || got != total)
+		return -SYM_E_BADTABLE;
+	for (unsigned f = 0; f < nf; f++) {
+		if (w[f] && !column_get(planes + at, m, w[f], mask >> f & 1,
+					out, (uint32_t)stride, pos,
+					kind == SYMI_COLS_U32 ?
+						(uint32_t *)(void *)out +
+							(size_t)f * m :
+						NULL))
+			return -SYM_E_BADTABLE;
+		at += (size_t)m * field_bytes(w[f]);
+		pos += w[f];
+	}
+	return 0;
+}
+
+int symi_cols_unpack_chunk(const uint8_t *area, uint32_t count,
+			   unsigned nf, const uint8_t *w, unsigned shift,
+			   uint32_t nchunks, uint32_t k, uint8_t *out)
+{
+	uint64_t stride = symi_cols_out_bytes(SYMI_COLS_ROWS, 1, nf, w) -
+			  SYMT_PAD;
+	uint32_t from = k << shift;
+	uint32_t m = count - from < (1u << shift) ? count - from : 1u << shift;
+	uint32_t a = get32(area + COLS_HEAD + 4 * (size_t)k);
+	uint32_t b = get32(area + COLS_HEAD + 4 * ((size_t)k + 1));
+	size_t rbytes = (size_t)m * stride;
+	uint8_t *planes, *recs;
+	int err;
+
+	if (k >= nchunks)
+		return -EINVAL;
+	planes = symi_malloc((size_t)planes_bytes(m, nf, w) + 1);
+	recs = symi_calloc(1, rbytes + SYMT_PAD);
+	err = planes && recs ? frame_get(area + a, b - a, m, nf, w, area[0],
+					 SYMI_COLS_ROWS, stride, recs, planes) :
+			       -ENOMEM;
+	/* Built apart, then copied: the last record's 8-byte stores
+	 * would touch the next chunk's first one, which a reader may be
+	 * reading. */
+	if (!err)
+		memcpy(out + (size_t)from * stride, recs, rbytes);
+	free(recs);
+	free(planes);
+	return err;
+}
+
 int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 		     unsigned nf, const uint8_t *w, enum symi_cols_out kind,
 		     uint8_t *out)
 {
-	uint64_t total = planes_bytes(count, nf, w), pos = 0, stride = 0;
-	unsigned long long declared;
+	uint64_t total = planes_bytes(count, nf, w), stride;
 	uint8_t *planes = NULL;
-	ZSTD_DCtx *dctx;
-	size_t got, at = 0;
-	int err = -SYM_E_BADTABLE;
+	unsigned shift;
+	uint32_t n;
+	int err;
 
-	if (nf > SYMT_FIELDS || zbytes < COLS_HEAD || total >= UINT32_MAX)
+	if (total >= UINT32_MAX ||
+	    symi_cols_chunks(area, zbytes, count, nf, w, &shift, &n))
 		return -SYM_E_BADTABLE;
-	for (unsigned f = 0; f < nf; f++) {
-		if (w[f] > SYMT_BMAX || (!w[f] && (area[0] >> f & 1)))
+	if (shift) {
+		if (kind != SYMI_COLS_ROWS)
 			return -SYM_E_BADTABLE;
-		stride += w[f];
+		for (uint32_t k = 0; k < n; k++) {
+			err = symi_cols_unpack_chunk(area, count, nf, w, shift,
+						     n, k, out);
+			if (err)
+				return err;
+		}
+		return 0;
 	}
-	stride = (stride + 7) / 8;
-	for (unsigned i = nf; i < 8; i++) {
-		if (area[0] >> i & 1)
-			return -SYM_E_BADTABLE;
-	}
-	for (unsigned i = 1; i < COLS_HEAD; i++) {
-		if (area[i])
-			return -SYM_E_BADTABLE;
-	}
+	(void)head_check(area, zbytes, nf, w, &stride);
 	/* The frame says what it holds: checked before anything is
 	 * allocated for it. */
-	declared = ZSTD_getFrameContentSize(area + COLS_HEAD,
-					    zbytes - COLS_HEAD);
-	if (declared != total)
+	if (ZSTD_getFrameContentSize(area + COLS_HEAD, zbytes - COLS_HEAD) !=
+	    total)
 		return -SYM_E_BADTABLE;
 	/* Scratch: the slab's top, taken back at the end. */
 	planes = symi_malloc_slab((size_t)total);
 	if (!planes)
 		return -ENOMEM;
-	dctx = symi_zstd_dctx();
-	if (!dctx) {
-		err = -ENOMEM;
-		goto out;
-	}
-	got = ZSTD_decompressDCtx(dctx, planes, (size_t)total,
-				  area + COLS_HEAD, zbytes - COLS_HEAD);
-	if (ZSTD_isError(got) || got != total)
-		goto out;
-	for (unsigned f = 0; f < nf; f++) {
-		if (w[f] && !column_get(planes + at, count, w[f],
-					area[0] >> f & 1, out,
-					(uint32_t)stride, pos,
-					kind == SYMI_COLS_U32 ?
-						(uint32_t *)(void *)out +
-							(size_t)f * count :
-						NULL))
-			goto out;
-		at += (size_t)count * field_bytes(w[f]);
-		pos += w[f];
-	}
-	err = 0;
-out:
+	err = frame_get(area + COLS_HEAD, zbytes - COLS_HEAD, count, nf, w,
+			area[0], kind, stride, out, planes);
 	symi_free_slab(planes, (size_t)total);
 	return err;
 }

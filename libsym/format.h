@@ -325,6 +325,9 @@ struct symt_sym {
 /* A packed array located and checked by sym_table_open(). */
 struct symt_view {
 	const uint8_t *p;
+	/* Records built a chunk at a time (zstr.c), or NULL: those of a
+	 * chunk not yet built read as zeros (table.c's rec_ready()). */
+	struct symi_zstr *lz;
 	uint32_t n;		/* records */
 	uint32_t stride;	/* bytes per record */
 	uint32_t mask[SYMT_FIELDS];	/* of each field's bits */

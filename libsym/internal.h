@@ -956,6 +956,11 @@ struct symi_zstr {
 	uint32_t nready;	/* frames ready: written under the entry's
 				 * lock, read atomically */
 	char *whole;		/* atomic: blob once every frame is ready */
+	/* Records of a chunked column area (symi_zrec_get()): frames are
+	 * its chunks of 2^shift records, ready[] 1 once built and 2 when
+	 * bad (left zero), and area the entry's copy of it, for the
+	 * chunks' first keys (symi_cols_first()).  NULL otherwise. */
+	const uint8_t *area;
 };
 
 /*
@@ -1051,12 +1056,38 @@ size_t symi_cols_out_bytes(enum symi_cols_out kind, uint32_t count,
  * symi_cols_pack() - the area of @count records of @nf fields of @w[]
  * bits, their values from @get(@src, i, f), at zstd level @level with
  * the literals stored raw (no Huffman stage: the planes' literals are
- * few, and decoding them cost a reader more than their bytes save).
- * *@out: caller frees.  Returns 0, -ENOMEM or -SYM_E_TOOBIG.
+ * few, and decoding them cost a reader more than their bytes save); in
+ * chunks of 2^@shift records when @shift is not 0 and the array has more
+ * (SYMI_COLS_SHIFT_MIN to _MAX).  *@out: caller frees.  Returns 0, -ENOMEM or -SYM_E_TOOBIG.
  */
 int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 		   symi_cols_get_fn get, const void *src, int level,
-		   uint8_t **out, size_t *outlen);
+		   unsigned shift, uint8_t **out, size_t *outlen);
+/* The chunk shifts an area may have (cols.c: chunks of 2^shift records,
+ * each its own frame, built back on demand). */
+#define SYMI_COLS_SHIFT_MIN 2
+#define SYMI_COLS_SHIFT_MAX 16
+/*
+ * symi_cols_chunks() - check the head and chunk index of the area
+ * @area[@zbytes] of @count records of @nf fields @w[]: *@shift and
+ * *@nchunks are 0 for an area of one frame, else its chunks (at least 2),
+ * whose frames lie in the area and declare their planes' bytes.  Returns
+ * 0 or -SYM_E_BADTABLE.
+ */
+int symi_cols_chunks(const uint8_t *area, uint32_t zbytes, uint32_t count,
+		     unsigned nf, const uint8_t *w, unsigned *shift,
+		     uint32_t *nchunks);
+/* Field 0's value in the first record of chunk @k of a checked area. */
+uint32_t symi_cols_first(const uint8_t *area, uint32_t nchunks, uint32_t k);
+/*
+ * symi_cols_unpack_chunk() - build chunk @k of a checked chunked area
+ * (symi_cols_chunks()) into its records of @out, the whole array's
+ * (symi_cols_out_bytes() bytes), writing no byte of any other chunk's.
+ * Returns 0, -ENOMEM or -SYM_E_BADTABLE (the chunk's records untouched).
+ */
+int symi_cols_unpack_chunk(const uint8_t *area, uint32_t count,
+			   unsigned nf, const uint8_t *w, unsigned shift,
+			   uint32_t nchunks, uint32_t k, uint8_t *out);
 /*
  * symi_cols_unpack() - build the area @area[@zbytes] back into @out
  * (zeroed, symi_cols_out_bytes() bytes).  Returns 0, -ENOMEM, or
@@ -1070,6 +1101,10 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
  * most this many bytes together (pack.c); the tests set 0 to write them
  * plain. */
 extern size_t symi_zrec_max;
+/* The chunk shift of the symbols' arrays stored as columns (pack.c); the
+ * tests and the fuzz seeds lower it to chunk small tables' too, 0 writes
+ * one frame. */
+extern unsigned symi_zrec_sym_shift;
 /* The writer stores the strings blob (not the demangled names) plain
  * when it is more than this many bytes (pack.c); the tests lower it. */
 extern size_t symi_zstr_plain_from;
@@ -1077,14 +1112,25 @@ extern size_t symi_zstr_plain_from;
  * symi_zrec_get() - the records of the column area @area[@zbytes]
  * (symi_cols_unpack()), built once per process and shared like a string
  * blob (found as symi_zstr_get() finds one, @known alike): *@out's blob
- * holds them, whole; drop the reference with symi_zstr_put().  @area need
- * not outlive the call.  Returns 0, -ENOMEM
- * or -SYM_E_BADTABLE (as symi_cols_unpack(), or the records would exceed
- * symi_zstr_bounded()).
+ * holds them, whole, or for a chunked area (symi_cols_chunks()) zeroed
+ * until each chunk is built by symi_zrec_fill() (*@out's area set); drop
+ * the reference with symi_zstr_put().  @area need not outlive the call.
+ * Returns 0, -ENOMEM or -SYM_E_BADTABLE (as symi_cols_unpack() or
+ * symi_cols_chunks(), or the records would exceed symi_zstr_bounded()).
  */
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
 		  uint64_t known, struct symi_zstr **out);
+/*
+ * symi_zrec_fill() - build chunk @k of a chunked entry's records unless
+ * it is: 1 once its records are in the blob (published: read them after
+ * this, or after a ready[@k] of 1 read with acquire), 2 when it is bad
+ * (its records stay zero, z->bad counts it), 0 out of memory (tried again
+ * by the next call).
+ */
+unsigned symi_zrec_fill(struct symi_zstr *z, uint32_t k);
+/* symi_zrec_fill() of every chunk: the bad ones' count, or -ENOMEM. */
+int symi_zrec_fill_all(struct symi_zstr *z);
 
 /*
  * A table's content, decoded: what build.c collects, what split.c cuts

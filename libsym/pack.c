@@ -57,7 +57,15 @@
  * sooner, as much as 14% of a one-address lookup (docs/table-format.md,
  * "Raw literals in the columns"). */
 #define ZREC_LEVEL 9
+/* The symbols and their ranges are stored in chunks of 2^ZREC_SYM_SHIFT
+ * records, built on demand: GNU's style reads them only where DWARF names
+ * no function (PLT stubs, assembly), and a lookup that reads none builds
+ * none (docs/table-format.md, "Symbols in chunks").  2^11: python3.11d's
+ * warm 100,000 addresses build 4 chunks of 29, libc's table stays under
+ * GSYM's size (2^10 took it to 0.9996x). */
+#define ZREC_SYM_SHIFT 11
 size_t symi_zrec_max = ZREC_MAX;
+unsigned symi_zrec_sym_shift = ZREC_SYM_SHIFT;
 size_t symi_zstr_plain_from = Z_PLAIN_FROM;
 
 /* 64 ranges per block: one block index entry (8 bytes) per 64 ranges, an
@@ -1016,8 +1024,10 @@ static uint32_t rows_get(const void *src, uint32_t i, unsigned f)
 				   R->w[f]);
 }
 
-/* Packed array @a as compressed columns when that gains (a->z). */
-static int pk_compress(const struct packer *P, struct pk *a, vals_fn fn)
+/* Packed array @a as compressed columns when that gains (a->z), in chunks
+ * of 2^@shift records when @shift is not 0. */
+static int pk_compress(const struct packer *P, struct pk *a, vals_fn fn,
+		       unsigned shift)
 {
 	struct rows R = { .stride = a->stride, .w = a->h->w };
 	uint8_t *tmp = symi_calloc(1, pk_bytes(a));
@@ -1033,7 +1043,7 @@ static int pk_compress(const struct packer *P, struct pk *a, vals_fn fn)
 		pos += a->h->w[f];
 	}
 	err = symi_cols_pack(a->h->count, a->nf, a->h->w, rows_get, &R,
-			     ZREC_LEVEL, &a->z, &a->zlen);
+			     ZREC_LEVEL, shift, &a->z, &a->zlen);
 	a->p = NULL;
 	free(tmp);
 	z_keep(&a->z, &a->zlen, pk_bytes(a), pk_bytes(a));
@@ -1155,11 +1165,13 @@ static int recs_compress(const struct packer *P, struct arrays *a,
 	if (total > symi_zrec_max)
 		return 0;
 	for (size_t r = 0; r < SYMT_R_N && !err; r++)
-		err = pk_compress(P, all[r], fns[r]);
+		err = pk_compress(P, all[r], fns[r],
+				  r == SYMT_R_SYMS || r == SYMT_R_SRANGES ?
+					  symi_zrec_sym_shift : 0);
 	if (err || !nb)
 		return err;
 	err = symi_cols_pack((uint32_t)nb, 2, w2, bindex_get, &X, ZREC_LEVEL,
-			     &a->ix.z, &a->ix.zlen);
+			     0, &a->ix.z, &a->ix.zlen);
 	z_keep(&a->ix.z, &a->ix.zlen, 8 * nb, 8 * nb + SYMT_PAD);
 	return err;
 }

@@ -437,7 +437,7 @@ SYM_API const char *sym_frame_name(const struct sym_frame *f);
 struct sym_table;
 
 /** Format version of the tables this library builds and reads. */
-#define SYM_TABLE_FORMAT 9
+#define SYM_TABLE_FORMAT 10
 
 /**
  * sym_table_open() - view a table buffer for lookups.

@@ -186,9 +186,18 @@ static int rec_open(struct sym_table *t, int r)
 		return -SYM_E_BADTABLE;
 	err = symi_zrec_get(t->buf + a->off, zbytes, a->count, nf, a->w,
 			    SYMI_COLS_ROWS, t->known, z);
-	if (!err)
-		v->p = (const uint8_t *)(*z)->blob;
-	return err;
+	if (err)
+		return err;
+	v->p = (const uint8_t *)(*z)->blob;
+	if ((*z)->area) {
+		/* Only the symbols' arrays are written in chunks: the
+		 * lookups that read the others' records test nothing. */
+		if (r != SYMT_R_SYMS && r != SYMT_R_SRANGES &&
+		    r != SYMT_R_SKINDS)
+			return -SYM_E_BADTABLE;
+		v->lz = *z;
+	}
+	return 0;
 }
 
 int sym_table_open(const void *buf, size_t len, struct sym_table **out)
@@ -525,13 +534,42 @@ static inline __attribute__((always_inline)) bool func_get(const struct sym_tabl
 }
 
 
+/*
+ * Whether record @i (< v->n) of @v may be read: in an array built a chunk
+ * at a time (the symbols', format 10), its chunk is built first.  False
+ * when the chunk is bad or memory is short: the record is then as good
+ * as absent, never read as the zeros it holds.
+ */
+static inline __attribute__((always_inline)) bool
+rec_ready(const struct symt_view *v, uint32_t i)
+{
+	struct symi_zstr *z = v->lz;
+	unsigned r;
+
+	if (!z)
+		return true;
+	r = __atomic_load_n(&z->ready[i >> z->shift], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!r, 0))
+		r = symi_zrec_fill(z, i >> z->shift);
+	return r == 1;
+}
+
+/* Every chunk of @v built: 0, -ENOMEM, or -SYM_E_BADTABLE when one is
+ * bad. */
+static int rec_whole(const struct symt_view *v)
+{
+	int bad = v->lz ? symi_zrec_fill_all(v->lz) : 0;
+
+	return bad > 0 ? -SYM_E_BADTABLE : bad;
+}
+
 static inline __attribute__((always_inline)) bool sym_get(const struct sym_table *t, uint32_t i,
 		    struct symt_sym *s)
 {
 	const struct symt_view *v = &t->syms;
 	uint32_t k;
 
-	if (i >= v->n)
+	if (i >= v->n || !rec_ready(v, i))
 		return false;
 	s->addr = symt_get(v, i, SYMT_SY_ADDR);
 	s->size = symt_get(v, i, SYMT_SY_SIZE);
@@ -539,7 +577,7 @@ static inline __attribute__((always_inline)) bool sym_get(const struct sym_table
 	s->demangled = symt_get(v, i, SYMT_SY_DEMANGLED);
 	k = symt_get(v, i, SYMT_SY_KIND);
 	s->file = s->flags = 0;	/* a kind out of range (corrupt): none */
-	if (k < t->skinds.n) {
+	if (k < t->skinds.n && rec_ready(&t->skinds, k)) {
 		s->file = symt_get(&t->skinds, k, SYMT_SK_FILE);
 		s->flags = symt_get(&t->skinds, k, SYMT_SK_FLAGS);
 	}
@@ -744,6 +782,27 @@ int symi_table_check_crc(const struct sym_table *t)
 	return -SYM_E_BADTABLE;
 }
 
+/* The symbols' arrays built whole, the chunks' first keys checked
+ * against their records: 0, -ENOMEM or -SYM_E_BADTABLE. */
+static int lz_check(const struct sym_table *t)
+{
+	const struct symt_view *vs[] = { &t->syms, &t->sranges, &t->skinds };
+
+	for (size_t j = 0; j < sizeof(vs) / sizeof(vs[0]); j++) {
+		const struct symt_view *v = vs[j];
+		int err = rec_whole(v);
+
+		if (err)
+			return err;
+		for (uint32_t k = 0; v->lz && k < v->lz->nframes; k++) {
+			if (symi_cols_first(v->lz->area, v->lz->nframes, k) !=
+			    symt_get(v, k << v->lz->shift, 0))
+				return -SYM_E_BADTABLE;
+		}
+	}
+	return 0;
+}
+
 int sym_table_verify(const struct sym_table *t)
 {
 	const struct symt_header *h;
@@ -796,6 +855,14 @@ int sym_table_verify(const struct sym_table *t)
 		else if (rel && rel >= (off ? strlen(str_at(t, off)) : 0))
 			why = "file's relative path out of bounds";
 	}
+	if (!why) {
+		err = lz_check(t);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			why = "symbols do not inflate, or their chunks' keys "
+			      "disagree";
+	}
 	for (i = 0; !why && i < t->skinds.n; i++) {
 		if (!IN(symt_get(&t->skinds, i, SYMT_SK_FILE), ns))
 			why = "symbol kind's file out of bounds";
@@ -803,15 +870,17 @@ int sym_table_verify(const struct sym_table *t)
 	for (i = 0; !why && i < t->syms.n; i++) {
 		struct symt_sym s;
 
-		sym_get(t, i, &s);
-		if (i && s.addr < prev)
+		if (!sym_get(t, i, &s))
+			why = "symbol not built";	/* (whole above) */
+		else if (i && s.addr < prev)
 			why = "symbols out of order";
 		else if (symt_get(&t->syms, i, SYMT_SY_KIND) >= t->skinds.n)
 			why = "symbol kind index out of bounds";
 		else if (!IN(s.name, ns) || !IN(s.demangled, nd) ||
 			 !IN(s.file, ns))
 			why = "symbol name out of bounds";
-		prev = s.addr;
+		else
+			prev = s.addr;
 	}
 	for (i = 0; !why && i < t->sranges.n; i++) {
 		uint32_t a = symt_get(&t->sranges, i, SYMT_SR_ADDR);
@@ -947,6 +1016,77 @@ static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
  * no longer guesses the range for them (it cost libjvm's run 8 M
  * instructions to save 1.5 M here).
  */
+/* The cursor on symbol range @i, which starts at @lo and ends at @hi. */
+static inline __attribute__((always_inline)) void
+cover_set(const struct sym_table *t, struct symi_cursor *cur, uint32_t i,
+	  uint64_t lo, uint64_t hi)
+{
+	const struct symt_view *v = &t->sranges;
+
+	cur->si = i;
+	cur->slo = lo;
+	cur->shi = hi;
+	cur->sym_i[SYMT_CH_EU] = uncode(symt_get(v, i, SYMT_SR_SYM));
+	cur->sym_i[SYMT_CH_GNU] = uncode(symt_get(v, i, SYMT_SR_GNU));
+	cur->sym_i[SYMT_CH_LLVM] = uncode(symt_get(v, i, SYMT_SR_LLVM));
+	cur->have_sym = cur->sym_i[SYMT_CH_EU] < t->syms.n ||
+			cur->sym_i[SYMT_CH_GNU] < t->syms.n ||
+			cur->sym_i[SYMT_CH_LLVM] < t->syms.n;
+}
+
+/*
+ * sym_cover() of symbol ranges built a chunk at a time: only the chunk
+ * holding @off is built, found by the chunks' first keys, and a range's
+ * end past its chunk is the next chunk's first key.  The next range of
+ * the same chunk is tried first (sorted lookups).  False also when the
+ * chunk is bad, or holds nothing at or below @off (an index that does
+ * not agree with the records, which sym_table_verify() refuses).
+ */
+static bool sym_cover_lz(const struct sym_table *t, uint32_t off,
+			 struct symi_cursor *cur)
+{
+	const struct symt_view *v = &t->sranges;
+	const struct symi_zstr *z = v->lz;
+	uint32_t nk = z->nframes, k = 0, n = nk, from, end, i;
+	uint64_t hi;
+
+#define FIRST(k) symi_cols_first(z->area, nk, (k))
+#define SR(i) symt_get(v, (i), SYMT_SR_ADDR)
+#define END(k) ((k) + 1 < nk ? (uint64_t)FIRST((k) + 1) : UINT64_MAX)
+	if (cur->si != UINT32_MAX && off >= cur->shi && cur->si + 1 < v->n &&
+	    ((cur->si + 1) >> z->shift) == (cur->si >> z->shift)) {
+		/* The next range, in the chunk the cursor's is built in. */
+		i = cur->si + 1;
+		k = i >> z->shift;
+		end = (k + 1) << z->shift < v->n ? (k + 1) << z->shift : v->n;
+		hi = i + 1 < end ? SR(i + 1) : END(k);
+		if (off < hi) {
+			cover_set(t, cur, i, SR(i), hi);
+			return cur->have_sym;
+		}
+	}
+	if (!nk || FIRST(0) > off)
+		return false;
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		k = FIRST(k + half) <= off ? k + half : k;
+		n -= half;
+	}
+	from = k << z->shift;
+	if (!rec_ready(v, from) || SR(from) > off)
+		return false;
+	end = (k + 1) << z->shift < v->n ? (k + 1) << z->shift : v->n;
+	i = from;
+	for (n = end - from; n > 1; n -= n / 2)
+		i = SR(i + n / 2) <= off ? i + n / 2 : i;
+	cover_set(t, cur, i, SR(i), i + 1 < end ? SR(i + 1) : END(k));
+	return cur->have_sym;
+#undef END
+#undef SR
+#undef FIRST
+}
+
 static inline __attribute__((always_inline)) bool
 sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 {
@@ -956,6 +1096,8 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 #define SR(i) symt_get(v, (i), SYMT_SR_ADDR)
 	if (cur->si != UINT32_MAX && off >= cur->slo && off < cur->shi)
 		goto done;
+	if (v->lz)
+		return sym_cover_lz(t, off, cur);
 	if (cur->si != UINT32_MAX && off >= cur->shi &&
 	    cur->si + 1 < v->n &&
 	    (cur->si + 2 >= v->n ||
@@ -969,16 +1111,8 @@ sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 		i = last_le_pk(v, SYMT_SR_ADDR, off);
 	if (i < 0)
 		return false;
-	cur->si = (uint32_t)i;
-	cur->slo = symt_get(v, cur->si, SYMT_SR_ADDR);
-	cur->shi = cur->si + 1 < v->n ?
-		   symt_get(v, cur->si + 1, SYMT_SR_ADDR) : UINT64_MAX;
-	cur->sym_i[SYMT_CH_EU] = uncode(symt_get(v, cur->si, SYMT_SR_SYM));
-	cur->sym_i[SYMT_CH_GNU] = uncode(symt_get(v, cur->si, SYMT_SR_GNU));
-	cur->sym_i[SYMT_CH_LLVM] = uncode(symt_get(v, cur->si, SYMT_SR_LLVM));
-	cur->have_sym = cur->sym_i[SYMT_CH_EU] < t->syms.n ||
-			cur->sym_i[SYMT_CH_GNU] < t->syms.n ||
-			cur->sym_i[SYMT_CH_LLVM] < t->syms.n;
+	cover_set(t, cur, (uint32_t)i, SR(i),
+		  i + 1 < v->n ? SR(i + 1) : UINT64_MAX);
 done:
 	return cur->have_sym;
 #undef SR
@@ -1220,9 +1354,11 @@ static bool hit_sym_now(const struct sym_table *t, const struct symi_hit *hit,
 	return out->flags & SYMI_HIT_SYM;
 }
 
+/* The hit of @addr, its symbol left for later with @later (as
+ * hit_sym()). */
 static inline __attribute__((always_inline)) bool
 locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
-       const struct symi_ahead *hint, struct symi_hit *hit)
+       const struct symi_ahead *hint, struct symi_hit *hit, bool later)
 {
 	const struct symt_header *h = t->h;
 	uint32_t off;
@@ -1233,7 +1369,7 @@ locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
 	off = (uint32_t)(addr - h->base);
 	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX))
 		hit_leaf(&cur->blk, cur->j, hit);
-	hit_sym(t, off, cur, hit, false);
+	hit_sym(t, off, cur, hit, later);
 	return hit->flags != 0;
 }
 
@@ -1241,7 +1377,7 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		       struct symi_cursor *cur, const struct symi_ahead *hint,
 		       struct symi_hit *hit)
 {
-	return locate(t, addr, cur, hint, hit);
+	return locate(t, addr, cur, hint, hit, false);
 }
 
 /*
@@ -1785,7 +1921,10 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 {
 	struct symi_hit hit;
 
-	if (!symi_table_locate(t, addr, cur, NULL, &hit))
+	/* A crash's few addresses mostly need no symbol in GNU's style:
+	 * left for later, looked up if the frames need it (a table whose
+	 * symbols are in chunks then builds none). */
+	if (!locate(t, addr, cur, NULL, &hit, omit & SYM_OMIT_SYMBOLS))
 		return 0;
 	return symi_table_frames(t, &hit, fr, max, omit);
 }
@@ -1843,7 +1982,8 @@ int sym_table_find_symbol(const struct sym_table *t, const char *name,
 	for (uint32_t i = 0; i < t->syms.n; i++) {
 		const char *nm;
 
-		sym_get(t, i, &s);
+		if (!sym_get(t, i, &s))
+			continue;
 		nm = str_at(t, s.name);
 		if (!nm || strcmp(nm, name) != 0)
 			continue;
@@ -1896,6 +2036,7 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	struct symt_func *funcs;
 	struct symt_sym *syms;
 	uint32_t i;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->base = h->base;
@@ -1904,7 +2045,11 @@ int symi_table_unpack(const struct sym_table *t, struct symi_tab *out)
 	out->flags = h->flags;
 	out->converter = h->converter;
 	out->elfutils = h->elfutils;
-	/* Bad frames read "" (as lookups give them). */
+	/* The symbols whole (a bad chunk fails the dump); bad string
+	 * frames read "" (as lookups give them). */
+	err = lz_check(t);
+	if (err)
+		return err;
 	if ((t->str.z && symi_zstr_fill_all(t->str.z) < 0) ||
 	    (t->dstr.z && symi_zstr_fill_all(t->dstr.z) < 0))
 		return -ENOMEM;

@@ -365,13 +365,20 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 	return reg_get(&k, err, mine, out);
 }
 
-/* A new entry of records (symi_zrec_get()): built, whole. */
+/* A new entry of records (symi_zrec_get()): built whole, or for a
+ * chunked area with every chunk to build (symi_zrec_fill()). */
 static int rec_new(const struct zkey *k, struct zentry **out)
 {
 	struct zentry *e;
-	int err = -ENOMEM;
+	unsigned shift;
+	uint32_t n;
+	int err;
 
 	*out = NULL;
+	err = symi_cols_chunks(k->area, k->zbytes, k->count, k->nf, k->w,
+			       &shift, &n);
+	if (err || (n && k->kind != SYMI_COLS_ROWS))
+		return -SYM_E_BADTABLE;
 	e = symi_calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
@@ -379,16 +386,20 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	e->area = symi_malloc_slab(k->zbytes);
 	e->maplen = k->size;
 	e->z.blob = symi_map_zeroed(e->maplen);
-	if (!e->area || !e->z.blob || pthread_mutex_init(&e->mu, NULL)) {
+	e->z.ready = n ? symi_calloc(n, 1) : NULL;
+	if (!e->area || !e->z.blob || (n && !e->z.ready) ||
+	    pthread_mutex_init(&e->mu, NULL)) {
+		free(e->z.ready);
 		symi_unmap(e->z.blob, e->maplen);
 		symi_free_slab(e->area, e->zbytes);
 		free(e);
 		return -ENOMEM;
 	}
 	memcpy(e->area, k->area, k->zbytes);
-	err = symi_cols_unpack(k->area, k->zbytes, k->count, k->nf, k->w,
-			       (enum symi_cols_out)k->kind,
-			       (uint8_t *)e->z.blob);
+	if (!n)
+		err = symi_cols_unpack(k->area, k->zbytes, k->count, k->nf,
+				       k->w, (enum symi_cols_out)k->kind,
+				       (uint8_t *)e->z.blob);
 	if (err) {
 		entry_free(e);
 		return err;
@@ -399,9 +410,59 @@ static int rec_new(const struct zkey *k, struct zentry **out)
 	memcpy(e->w, k->w, k->nf);
 	e->count = k->count;
 	e->z.size = k->size;
-	e->z.whole = e->z.blob;
+	if (n) {
+		e->z.nframes = n;
+		e->z.shift = shift;
+		e->z.area = e->area;
+	} else {
+		e->z.whole = e->z.blob;
+	}
 	*out = e;
 	return 0;
+}
+
+unsigned symi_zrec_fill(struct symi_zstr *z, uint32_t k)
+{
+	struct zentry *e = (struct zentry *)z;
+	unsigned r;
+	int err;
+
+	if (k >= z->nframes)
+		return 2;
+	pthread_mutex_lock(&e->mu);
+	r = z->ready[k];
+	if (r)
+		goto out;
+	err = symi_cols_unpack_chunk(e->area, e->count, e->nf, e->w,
+				     z->shift, z->nframes, k,
+				     (uint8_t *)z->blob);
+	if (err == -ENOMEM)
+		goto out;
+	r = err ? 2 : 1;
+	z->bad += err != 0;
+	__atomic_store_n(&z->ready[k], (uint8_t)r, __ATOMIC_RELEASE);
+	__atomic_store_n(&z->nready, z->nready + 1, __ATOMIC_RELAXED);
+	if (z->nready == z->nframes)
+		__atomic_store_n(&z->whole, z->blob, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&e->mu);
+	return r;
+}
+
+int symi_zrec_fill_all(struct symi_zstr *z)
+{
+	struct zentry *e = (struct zentry *)z;
+	int bad;
+
+	for (uint32_t k = 0; k < z->nframes; k++) {
+		if (!__atomic_load_n(&z->ready[k], __ATOMIC_ACQUIRE) &&
+		    !symi_zrec_fill(z, k))
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&e->mu);
+	bad = z->bad > INT32_MAX ? INT32_MAX : (int)z->bad;
+	pthread_mutex_unlock(&e->mu);
+	return bad;
 }
 
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,

@@ -6,6 +6,7 @@
 ELF operations (ELF64 little-endian inputs):
     trunc FRACTION             keep the first FRACTION (0..1) of the file
     truncbytes N               keep the first N bytes
+    setbyte OFF VALUE          set the byte at OFF
     flip SECTION SEED COUNT    XOR COUNT random bytes of SECTION's data
     zero SECTION               zero SECTION's data
     shdr FIELD VALUE [NAME]    set a section header field (name, type,
@@ -215,6 +216,8 @@ def main():
         b = b[:int(len(b) * float(args[0]))]
     elif op == "truncbytes":
         b = b[:num(args[0])]
+    elif op == "setbyte":
+        b[num(args[0])] = num(args[1]) & 0xff
     elif op == "bytes":
         rnd = random.Random(num(args[0]))
         start = num(args[2]) if len(args) > 2 else 0

@@ -9,7 +9,8 @@
  * OUTDIR/table-<basename of ELF>; then again with its packed arrays
  * plain (format 9 stores them as compressed columns when they gain) to
  * OUTDIR/table-<basename>-plainrec, the form make-seeds.sh corrupts
- * records in place in.  tests/fuzz/make-seeds.sh builds and runs it,
+ * records in place in, and with the symbols' arrays in chunks of 4
+ * records (format 10) to OUTDIR/table-<basename>-chunks.  tests/fuzz/make-seeds.sh builds and runs it,
  * then derives corrupted variants from its output.
  *
  * Build: as make-seeds.sh does, against lib/libsym.a and the libraries
@@ -26,6 +27,10 @@
  * the writer stores them as columns; 0 writes them plain.  The seeds link
  * the static library, which has it. */
 extern size_t symi_zrec_max;
+/* And the chunk shift of the symbols' arrays (format 10): the seeds'
+ * programs have a few dozen symbols, so a third table of each has chunks
+ * of 4. */
+extern unsigned symi_zrec_sym_shift;
 
 static int write_table(const char *outdir, const char *elf,
 		       const char *suffix)
@@ -83,11 +88,15 @@ int main(int argc, char **argv)
 	}
 	for (int i = 2; i < argc; i++) {
 		size_t keep = symi_zrec_max;
+		unsigned shift = symi_zrec_sym_shift;
 
 		failed |= write_table(argv[1], argv[i], "");
 		symi_zrec_max = 0;
 		failed |= write_table(argv[1], argv[i], "-plainrec");
 		symi_zrec_max = keep;
+		symi_zrec_sym_shift = 2;
+		failed |= write_table(argv[1], argv[i], "-chunks");
+		symi_zrec_sym_shift = shift;
 	}
 	return failed;
 }

@@ -328,6 +328,21 @@ t zrec-sranges-frame "$tgz" bytes 47 4 "$(($(hfield "$tgz" sranges_off) + 12))"
 t zindex-big "$tgz" thdr zindex 0x7ffffff8
 t zindex-small "$tgz" thdr zindex 9
 t zindex-boff "$tgz" thdr off_boff "$(hfield "$tgz" off_blocks)"
+# The symbols and their ranges in chunks (format 10, tgc: chunks of 4
+# records): a chunk shift out of range, the chunk index and first keys
+# flipped, bytes flipped in the chunks' frames (found when a chunk is
+# built), one record more than the chunks hold.
+tgc="$T/table-gcc-O2-dw5-chunks"
+_sr=$(hfield "$tgc" sranges_off)
+_sy=$(hfield "$tgc" syms_off)
+t zchunk-shift-low "$tgc" setbyte "$((_sr + 1))" 1
+t zchunk-shift-high "$tgc" setbyte "$((_sr + 1))" 17
+t zchunk-shift-syms "$tgc" setbyte "$((_sy + 1))" 3
+t zchunk-index "$tgc" setbyte "$((_sr + 12))" 0xff
+t zchunk-first "$tgc" setbyte "$((_sr + 8 + 4 * 3))" 0x7f
+t zchunk-frames "$tgc" bytes 53 3 "$((_sr + 64))"
+t zchunk-syms-frames "$tgc" bytes 59 3 "$((_sy + 64))"
+t zchunk-count "$tgc" thdr sranges_count "$(($(hfield "$tgc" sranges_count) + 1))"
 t zindex-frame "$txz" bytes 53 4 "$(($(hfield "$txz" off_bstart) + 10))"
 # The records: indexes and string offsets out of range, parent distances
 # past the first scope or of one, broken range blocks, unsorted arrays.

@@ -910,6 +910,216 @@ out:
 	free(bp);
 }
 
+/* A sym_frames_fn counting frames into *(size_t *)@ctx. */
+static int count_frames(void *ctx, size_t i, const struct sym_frame *fr,
+			size_t n)
+{
+	(void)i;
+	(void)fr;
+	*(size_t *)ctx += n;
+	return 0;
+}
+
+/* The chunks of @v built (ready 1), or -1 when its records are not in
+ * chunks. */
+static int chunks_built(const struct symt_view *v)
+{
+	int n = 0;
+
+	if (!v->lz)
+		return -1;
+	for (uint32_t k = 0; k < v->lz->nframes; k++)
+		n += __atomic_load_n(&v->lz->ready[k], __ATOMIC_ACQUIRE) == 1;
+	return n;
+}
+
+/*
+ * The symbols and their ranges in chunks (format 10), built on demand:
+ * this program's table with chunks of 16 records answers as the plain one
+ * at every address, in GNU's style and with every symbol read; a lookup
+ * GNU's style names from DWARF builds no chunk, one of a PLT stub's or
+ * with the symbols read builds a chunk of each, sym_table_verify() all of
+ * them; a bad chunk's symbols are absent, never another's, and verify
+ * fails, as it does when a chunk's first key disagrees with its records.
+ */
+static void test_zrec_chunks(const char *self)
+{
+	enum { NADDR = 20000 };
+	struct sym_table *tz = NULL, *tp = NULL, *tc = NULL;
+	struct sym_frame a[SYM_MAX_FRAMES], b[SYM_MAX_FRAMES];
+	unsigned keep = symi_zrec_sym_shift, seed = 5;
+	void *bz = NULL, *bp = NULL;
+	size_t lz = 0, lp = 0, na, nb, bad = 0, frames = 0, absent = 0;
+	struct sym_table_stat st;
+	struct symt_header *h;
+	char *copy = NULL;
+	int built;
+
+	symi_zrec_sym_shift = 4;
+	if (!own_table(self, true, &bz, &lz) ||
+	    !own_table(self, false, &bp, &lp)) {
+		symi_zrec_sym_shift = keep;
+		CHECK(!"this program's table, both ways");
+		goto out;
+	}
+	symi_zrec_sym_shift = keep;
+	h = bz;
+	CHECK(h->zrec[SYMT_R_SYMS] && h->zrec[SYMT_R_SRANGES]);
+	CHECK(((uint8_t *)bz)[h->syms.off + 1] == 4 &&
+	      ((uint8_t *)bz)[h->sranges.off + 1] == 4 &&
+	      ((uint8_t *)bz)[h->scopes.off + 1] == 0);
+	CHECK_ERR(sym_table_open(bz, lz, &tz), 0);
+	CHECK_ERR(sym_table_open(bp, lp, &tp), 0);
+	if (!tz || !tp)
+		goto out;
+	CHECK(tz->syms.lz && tz->sranges.lz && !tz->scopes.lz);
+	CHECK(chunks_built(&tz->syms) == 0 &&
+	      chunks_built(&tz->sranges) == 0);
+	sym_table_stat(tz, &st);
+	/* GNU's style: frames named from DWARF (this program's own C)
+	 * need no symbol, and build no chunk; with the symbols read, a
+	 * lookup builds a chunk of each array. */
+	{
+		uint64_t pick[16];
+		size_t np = 0, got = 0;
+
+		for (uint64_t x = st.start; x < st.end && np < 16; x += 0x40) {
+			bool dw = sym_table_lookup(tp, x, b, SYM_MAX_FRAMES,
+						   &nb) == 0 && nb;
+
+			for (size_t j = 0; dw && j < nb; j++)
+				dw = b[j].name && !(b[j].flags &
+						    (SYM_FRAME_SYMTAB |
+						     SYM_FRAME_NO_LINKAGE));
+			if (dw)
+				pick[np++] = x;
+		}
+		CHECK(np == 16);
+		CHECK_ERR(sym_table_lookup_batch_omit(tz, pick, np,
+						      SYM_OMIT_SYMBOLS,
+						      count_frames, &got), 0);
+		CHECK(got >= np && chunks_built(&tz->syms) == 0 &&
+		      chunks_built(&tz->sranges) == 0);
+		CHECK_ERR(sym_table_lookup(tz, pick[0], a, SYM_MAX_FRAMES,
+					   &na), 0);
+		CHECK(chunks_built(&tz->syms) >= 1 &&
+		      chunks_built(&tz->sranges) == 1);
+	}
+	for (size_t i = 0; i < NADDR; i++) {
+		uint64_t addr;
+
+		seed = seed * 1103515245 + 12345;
+		addr = st.start - 0x40 + (seed >> 4) % (st.end - st.start + 0x80);
+		if (sym_table_lookup(tz, addr, a, SYM_MAX_FRAMES, &na) != 0 ||
+		    sym_table_lookup(tp, addr, b, SYM_MAX_FRAMES, &nb) != 0 ||
+		    na != nb) {
+			bad++;
+			continue;
+		}
+		for (size_t j = 0; j < na; j++)
+			bad += !same_frame_text(&a[j], &b[j]);
+		frames += na;
+	}
+	CHECK(bad == 0 && frames > NADDR / 2);
+	built = chunks_built(&tz->sranges);
+	printf("# symbol ranges: %d of %u chunks built\n", built,
+	       tz->sranges.lz->nframes);
+	CHECK(built > 0);
+	CHECK_ERR(sym_table_verify(tz), 0);
+	CHECK(chunks_built(&tz->syms) == (int)tz->syms.lz->nframes &&
+	      chunks_built(&tz->sranges) == (int)tz->sranges.lz->nframes);
+
+	copy = malloc(lz);
+	if (!copy)
+		goto out;
+	/* A bad frame in the symbol ranges' chunk 1: its ranges have no
+	 * symbol, the others' answer as before; verify fails. */
+	memcpy(copy, bz, lz);
+	h = (struct symt_header *)copy;
+	{
+		const uint8_t *ar = (const uint8_t *)copy + h->sranges.off;
+		uint32_t n = (h->sranges.count + 15) >> 4, fa, fb, lo, hi;
+
+		memcpy(&fa, ar + 8 + 4, 4);
+		memcpy(&fb, ar + 8 + 8, 4);
+		fa = le32toh(fa);
+		fb = le32toh(fb);
+		memcpy(&lo, ar + 8 + 4 * ((size_t)n + 1) + 4, 4);
+		memcpy(&hi, ar + 8 + 4 * ((size_t)n + 1) + 8, 4);
+		lo = le32toh(lo);
+		hi = le32toh(hi);
+		/* The frame's header kept: its declared size is checked at
+		 * open, its blocks only when the chunk is built. */
+		CHECK(fb - fa > 24);
+		memset(copy + h->sranges.off + fa + 12, 0x5a, fb - fa - 12);
+		h->crc = symi_table_crc(copy, h->size);
+		CHECK_ERR(sym_table_open(copy, lz, &tc), 0);
+		if (tc) {
+			bad = 0;
+			for (uint64_t x = lo; x < hi; x += 4) {
+				if (sym_table_lookup(tp, h->base + x, b,
+						     SYM_MAX_FRAMES, &nb) ||
+				    !nb || !b[nb - 1].symbol ||
+				    sym_table_lookup(tc, h->base + x, a,
+						     SYM_MAX_FRAMES, &na))
+					continue;
+				if (na && (a[na - 1].symbol ||
+					   a[na - 1].llvm_symbol ||
+					   a[na - 1].gnu_symbol))
+					bad++;
+				else
+					absent++;
+			}
+			printf("# bad chunk: %zu with a symbol, %zu without\n", bad, absent);
+			CHECK(bad == 0 && absent > 0);
+			bad = 0;
+			for (size_t i = 0; i < 2000; i++) {
+				uint64_t addr;
+
+				seed = seed * 1103515245 + 12345;
+				addr = st.start +
+				       (seed >> 4) % (st.end - st.start);
+				if (addr - h->base >= lo && addr - h->base < hi)
+					continue;
+				if (sym_table_lookup(tc, addr, a,
+						     SYM_MAX_FRAMES, &na) ||
+				    sym_table_lookup(tp, addr, b,
+						     SYM_MAX_FRAMES, &nb) ||
+				    na != nb) {
+					bad++;
+					continue;
+				}
+				for (size_t j = 0; j < na; j++)
+					bad += !same_frame_text(&a[j], &b[j]);
+			}
+			CHECK(bad == 0);
+			CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+		}
+		sym_table_close(tc);
+		tc = NULL;
+	}
+	/* A first key that disagrees with its chunk's records. */
+	memcpy(copy, bz, lz);
+	{
+		uint8_t *ar = (uint8_t *)copy + h->sranges.off;
+		uint32_t n = (h->sranges.count + 15) >> 4;
+
+		ar[8 + 4 * ((size_t)n + 1) + 8] ^= 1;
+		h->crc = symi_table_crc(copy, h->size);
+		CHECK_ERR(sym_table_open(copy, lz, &tc), 0);
+		if (tc)
+			CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
+		sym_table_close(tc);
+		tc = NULL;
+	}
+out:
+	sym_table_close(tz);
+	sym_table_close(tp);
+	free(copy);
+	free(bz);
+	free(bp);
+}
+
 /* Values through symi_cols_pack() and back, as records and as arrays;
  * a value past its width fails, so does a frame of another size. */
 static uint32_t cols_src(const void *src, uint32_t i, unsigned f)
@@ -935,7 +1145,8 @@ static void test_cols(void)
 		v[1000 + i] = 1000 * i;		/* climbing: differences */
 		v[2000 + i] = i * 2654435761u;	/* all 32 bits */
 	}
-	CHECK_ERR(symi_cols_pack(1000, 3, w, cols_src, v, 9, &area, &zlen), 0);
+	CHECK_ERR(symi_cols_pack(1000, 3, w, cols_src, v, 9, 0, &area, &zlen),
+		  0);
 	CHECK(area && (area[0] & 2));	/* field 1 as differences */
 	rows = calloc(1, rb > 4 * 3 * 1000 + 8 ? rb : 4 * 3 * 1000 + 8);
 	if (area && rows) {
@@ -967,6 +1178,109 @@ static void test_cols(void)
 					   SYMI_COLS_U32, rows),
 			  -SYM_E_BADTABLE);
 	}
+	free(rows);
+	free(area);
+	free(v);
+}
+
+/*
+ * The same values in chunks of 2^8 (format 10): four frames, field 0's
+ * first value of each in the index; each chunk builds its own records and
+ * no byte of another's; the whole area builds as one; a bad frame fails
+ * its chunk only, an index out of order or past the area the check.
+ */
+static void test_cols_chunks(void)
+{
+	static const uint8_t w[3] = { 7, 20, 32 };
+	uint32_t *v = malloc(3 * 1000 * sizeof(*v));
+	size_t zlen = 0, bad = 0, rb = symi_cols_out_bytes(SYMI_COLS_ROWS,
+							   1000, 3, w);
+	uint8_t *area = NULL, *rows = calloc(1, rb), *copy = NULL;
+	struct symt_view view = { 0 };
+	unsigned shift = 0;
+	uint32_t n = 0;
+
+	if (!v || !rows)
+		goto out;
+	for (uint32_t i = 0; i < 1000; i++) {
+		v[i] = (i * 7) % 128;
+		v[1000 + i] = 1000 * i;
+		v[2000 + i] = i * 2654435761u;
+	}
+	CHECK_ERR(symi_cols_pack(1000, 3, w, cols_src, v, 9, 8, &area, &zlen),
+		  0);
+	if (!area)
+		goto out;
+	CHECK(area[1] == 8 && (area[0] & 2));
+	CHECK_ERR(symi_cols_chunks(area, (uint32_t)zlen, 1000, 3, w, &shift,
+				   &n), 0);
+	CHECK(shift == 8 && n == 4);
+	for (uint32_t k = 0; k < n; k++)
+		CHECK(symi_cols_first(area, n, k) == v[k << 8]);
+	view.p = rows;
+	view.n = 1000;
+	view.stride = (7 + 20 + 32 + 7) / 8;
+	view.mask[0] = 0x7f;
+	view.mask[1] = 0xfffff;
+	view.mask[2] = UINT32_MAX;
+	view.at[1] = 0, view.sh[1] = 7;
+	view.at[2] = 3, view.sh[2] = 3;
+	/* Chunk 2 alone: records 512-767, and nothing else written. */
+	CHECK_ERR(symi_cols_unpack_chunk(area, 1000, 3, w, shift, n, 2, rows),
+		  0);
+	for (uint32_t i = 0; i < 1000; i++)
+		for (unsigned f = 0; f < 3; f++)
+			bad += symt_get(&view, i, f) !=
+			       (i >> 8 == 2 ? v[(size_t)f * 1000 + i] : 0);
+	CHECK(bad == 0);
+	memset(rows, 0, rb);
+	CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3, w,
+				   SYMI_COLS_ROWS, rows), 0);
+	for (uint32_t i = 0; i < 1000; i++)
+		for (unsigned f = 0; f < 3; f++)
+			bad += symt_get(&view, i, f) != v[(size_t)f * 1000 + i];
+	CHECK(bad == 0);
+	/* Only rows are built in chunks. */
+	CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3, w,
+				   SYMI_COLS_U32, rows), -SYM_E_BADTABLE);
+	copy = malloc(zlen);
+	if (!copy)
+		goto out;
+	{
+		uint32_t a, b;
+
+		memcpy(&a, area + 8 + 4, 4);	/* chunk 1's frame */
+		memcpy(&b, area + 8 + 8, 4);
+		a = le32toh(a);
+		b = le32toh(b);
+		memcpy(copy, area, zlen);
+		copy[(a + b) / 2] ^= 0x55;
+		memset(rows, 0, rb);
+		CHECK(symi_cols_unpack_chunk(copy, 1000, 3, w, shift, n, 1,
+					     rows) != 0);
+		CHECK_ERR(symi_cols_unpack_chunk(copy, 1000, 3, w, shift, n,
+						 3, rows), 0);
+		memcpy(copy, area, zlen);
+		memcpy(copy + 8 + 8, &a, 4);	/* chunk 1 empty: 2 reads
+						 * 1's frame */
+		CHECK_ERR(symi_cols_chunks(copy, (uint32_t)zlen, 1000, 3, w,
+					   &shift, &n), -SYM_E_BADTABLE);
+		memcpy(copy, area, zlen);
+		copy[8 + 16] ^= 1;	/* the last offset: not the area's end */
+		CHECK_ERR(symi_cols_chunks(copy, (uint32_t)zlen, 1000, 3, w,
+					   &shift, &n), -SYM_E_BADTABLE);
+		memcpy(copy, area, zlen);
+		copy[1] = 1;	/* a shift below the least */
+		CHECK_ERR(symi_cols_chunks(copy, (uint32_t)zlen, 1000, 3, w,
+					   &shift, &n), -SYM_E_BADTABLE);
+		copy[1] = 10;	/* one chunk: the index is not its layout */
+		CHECK_ERR(symi_cols_chunks(copy, (uint32_t)zlen, 1000, 3, w,
+					   &shift, &n), -SYM_E_BADTABLE);
+		CHECK_ERR(symi_cols_chunks(area, (uint32_t)zlen, 1001, 3, w,
+					   &shift, &n), -SYM_E_BADTABLE);
+	}
+out:
+	free(copy);
 	free(rows);
 	free(area);
 	free(v);
@@ -1749,7 +2063,9 @@ int main(int argc, char **argv)
 	test_fcache(argv[0]);
 	test_omit_cxx();
 	test_zrec(argv[0]);
+	test_zrec_chunks(argv[0]);
 	test_cols();
+	test_cols_chunks();
 	test_corrupt();
 	test_header_flags(argv[0]);
 	test_crc_split();
