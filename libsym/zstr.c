@@ -365,6 +365,16 @@ int symi_zstr_get(const void *area, uint32_t zbytes, uint32_t size,
 	return reg_get(&k, err, mine, out);
 }
 
+/* Frame (or chunk) @k of @z published as @r; the blob whole once every
+ * one is.  The entry's lock held. */
+static void ready_set(struct symi_zstr *z, uint32_t k, uint8_t r)
+{
+	__atomic_store_n(&z->ready[k], r, __ATOMIC_RELEASE);
+	__atomic_store_n(&z->nready, z->nready + 1, __ATOMIC_RELAXED);
+	if (z->nready == z->nframes)
+		__atomic_store_n(&z->whole, z->blob, __ATOMIC_RELEASE);
+}
+
 /* A new entry of records (symi_zrec_get()): built whole, or for a
  * chunked area with every chunk to build (symi_zrec_fill()). */
 static int rec_new(const struct zkey *k, struct zentry **out)
@@ -440,29 +450,24 @@ unsigned symi_zrec_fill(struct symi_zstr *z, uint32_t k)
 		goto out;
 	r = err ? 2 : 1;
 	z->bad += err != 0;
-	__atomic_store_n(&z->ready[k], (uint8_t)r, __ATOMIC_RELEASE);
-	__atomic_store_n(&z->nready, z->nready + 1, __ATOMIC_RELAXED);
-	if (z->nready == z->nframes)
-		__atomic_store_n(&z->whole, z->blob, __ATOMIC_RELEASE);
+	ready_set(z, k, (uint8_t)r);
 out:
 	pthread_mutex_unlock(&e->mu);
 	return r;
 }
 
+/* symi_zrec_fill() as fill_all() takes it. */
+static bool rec_fill(struct zentry *e, uint32_t k)
+{
+	return symi_zrec_fill(&e->z, k) != 0;
+}
+
+static int fill_all(struct symi_zstr *z, bool (*fill)(struct zentry *,
+						      uint32_t));
+
 int symi_zrec_fill_all(struct symi_zstr *z)
 {
-	struct zentry *e = (struct zentry *)z;
-	int bad;
-
-	for (uint32_t k = 0; k < z->nframes; k++) {
-		if (!__atomic_load_n(&z->ready[k], __ATOMIC_ACQUIRE) &&
-		    !symi_zrec_fill(z, k))
-			return -ENOMEM;
-	}
-	pthread_mutex_lock(&e->mu);
-	bad = z->bad > INT32_MAX ? INT32_MAX : (int)z->bad;
-	pthread_mutex_unlock(&e->mu);
-	return bad;
+	return fill_all(z, rec_fill);
 }
 
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
@@ -589,13 +594,9 @@ static bool zstr_fill(struct zentry *e, uint32_t i)
 	}
 	/* Last to first: a ready frame's strings are whole. */
 	for (uint32_t k = j + 1; k-- > i;) {
-		if (z->ready[k])
-			continue;
-		__atomic_store_n(&z->ready[k], 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&z->nready, z->nready + 1, __ATOMIC_RELAXED);
+		if (!z->ready[k])
+			ready_set(z, k, 1);
 	}
-	if (z->nready == z->nframes)
-		__atomic_store_n(&z->whole, z->blob, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&e->mu);
 	return ok;
@@ -629,20 +630,28 @@ const char *symi_blob_fill(const struct symt_blob *b, uint32_t off)
 	return s;
 }
 
-int symi_zstr_fill_all(struct symi_zstr *z)
+/* Every frame (or chunk) of @z made ready by @fill: the bad ones' count,
+ * or -ENOMEM. */
+static int fill_all(struct symi_zstr *z, bool (*fill)(struct zentry *,
+						      uint32_t))
 {
 	struct zentry *e = (struct zentry *)z;
 	int bad;
 
 	for (uint32_t i = 0; i < z->nframes; i++) {
 		if (!__atomic_load_n(&z->ready[i], __ATOMIC_ACQUIRE) &&
-		    !zstr_fill(e, i))
+		    !fill(e, i))
 			return -ENOMEM;
 	}
 	pthread_mutex_lock(&e->mu);
 	bad = z->bad > INT32_MAX ? INT32_MAX : (int)z->bad;
 	pthread_mutex_unlock(&e->mu);
 	return bad;
+}
+
+int symi_zstr_fill_all(struct symi_zstr *z)
+{
+	return fill_all(z, zstr_fill);
 }
 
 int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,

@@ -701,6 +701,32 @@ static int same_frame_text(const struct sym_frame *a, const struct sym_frame *b)
 	       a->gnu_symbol_addr == b->gnu_symbol_addr;
 }
 
+/* An address of [start - 0x40, end + 0x40) of @st, from *@seed. */
+static uint64_t rand_addr(unsigned *seed, const struct sym_table_stat *st)
+{
+	*seed = *seed * 1103515245 + 12345;
+	return st->start - 0x40 + (*seed >> 4) % (st->end - st->start + 0x80);
+}
+
+/* How @x's and @y's frames of @addr differ: 0 when every field of every
+ * frame is the same; their frames added to *@frames. */
+static size_t lookup_diff(const struct sym_table *x,
+			  const struct sym_table *y, uint64_t addr,
+			  size_t *frames)
+{
+	struct sym_frame a[SYM_MAX_FRAMES], b[SYM_MAX_FRAMES];
+	size_t na, nb, bad = 0;
+
+	if (sym_table_lookup(x, addr, a, SYM_MAX_FRAMES, &na) != 0 ||
+	    sym_table_lookup(y, addr, b, SYM_MAX_FRAMES, &nb) != 0 ||
+	    na != nb)
+		return 1;
+	for (size_t j = 0; j < na; j++)
+		bad += !same_frame_text(&a[j], &b[j]);
+	*frames += na;
+	return bad;
+}
+
 /* The bytes of this program's table, built with the packed arrays as
  * columns when @zrec, else plain (*@buf: caller frees). */
 static bool own_table(const char *self, bool zrec, void **buf, size_t *len)
@@ -763,9 +789,8 @@ static void test_zrec(const char *self)
 {
 	enum { NADDR = 20000 };
 	struct sym_table *tz = NULL, *tp = NULL, *t2 = NULL;
-	struct sym_frame a[SYM_MAX_FRAMES], b[SYM_MAX_FRAMES];
 	void *bz = NULL, *bp = NULL;
-	size_t lz = 0, lp = 0, na, nb, bad = 0, frames = 0;
+	size_t lz = 0, lp = 0, bad = 0, frames = 0;
 	struct sym_table_stat st;
 	struct symt_header *h;
 	char *copy = NULL;
@@ -804,21 +829,8 @@ static void test_zrec(const char *self)
 		goto out;
 	CHECK_ERR(sym_table_verify(tz), 0);
 	sym_table_stat(tz, &st);
-	for (size_t i = 0; i < NADDR; i++) {
-		uint64_t addr;
-
-		seed = seed * 1103515245 + 12345;
-		addr = st.start - 0x40 + (seed >> 4) % (st.end - st.start + 0x80);
-		if (sym_table_lookup(tz, addr, a, SYM_MAX_FRAMES, &na) != 0 ||
-		    sym_table_lookup(tp, addr, b, SYM_MAX_FRAMES, &nb) != 0 ||
-		    na != nb) {
-			bad++;
-			continue;
-		}
-		for (size_t j = 0; j < na; j++)
-			bad += !same_frame_text(&a[j], &b[j]);
-		frames += na;
-	}
+	for (size_t i = 0; i < NADDR; i++)
+		bad += lookup_diff(tz, tp, rand_addr(&seed, &st), &frames);
 	CHECK(bad == 0 && frames > NADDR / 2);
 	/* A second open finds the records built: the same memory. */
 	CHECK_ERR(sym_table_open(bz, lz, &t2), 0);
@@ -1005,21 +1017,8 @@ static void test_zrec_chunks(const char *self)
 		CHECK(chunks_built(&tz->syms) >= 1 &&
 		      chunks_built(&tz->sranges) == 1);
 	}
-	for (size_t i = 0; i < NADDR; i++) {
-		uint64_t addr;
-
-		seed = seed * 1103515245 + 12345;
-		addr = st.start - 0x40 + (seed >> 4) % (st.end - st.start + 0x80);
-		if (sym_table_lookup(tz, addr, a, SYM_MAX_FRAMES, &na) != 0 ||
-		    sym_table_lookup(tp, addr, b, SYM_MAX_FRAMES, &nb) != 0 ||
-		    na != nb) {
-			bad++;
-			continue;
-		}
-		for (size_t j = 0; j < na; j++)
-			bad += !same_frame_text(&a[j], &b[j]);
-		frames += na;
-	}
+	for (size_t i = 0; i < NADDR; i++)
+		bad += lookup_diff(tz, tp, rand_addr(&seed, &st), &frames);
 	CHECK(bad == 0 && frames > NADDR / 2);
 	built = chunks_built(&tz->sranges);
 	printf("# symbol ranges: %d of %u chunks built\n", built,
@@ -1074,23 +1073,11 @@ static void test_zrec_chunks(const char *self)
 			CHECK(bad == 0 && absent > 0);
 			bad = 0;
 			for (size_t i = 0; i < 2000; i++) {
-				uint64_t addr;
+				uint64_t addr = rand_addr(&seed, &st);
 
-				seed = seed * 1103515245 + 12345;
-				addr = st.start +
-				       (seed >> 4) % (st.end - st.start);
-				if (addr - h->base >= lo && addr - h->base < hi)
-					continue;
-				if (sym_table_lookup(tc, addr, a,
-						     SYM_MAX_FRAMES, &na) ||
-				    sym_table_lookup(tp, addr, b,
-						     SYM_MAX_FRAMES, &nb) ||
-				    na != nb) {
-					bad++;
-					continue;
-				}
-				for (size_t j = 0; j < na; j++)
-					bad += !same_frame_text(&a[j], &b[j]);
+				if (addr - h->base < lo || addr - h->base >= hi)
+					bad += lookup_diff(tc, tp, addr,
+							   &frames);
 			}
 			CHECK(bad == 0);
 			CHECK_ERR(sym_table_verify(tc), -SYM_E_BADTABLE);
@@ -1129,6 +1116,19 @@ static uint32_t cols_src(const void *src, uint32_t i, unsigned f)
 	return v[(size_t)f * 1000 + i];
 }
 
+/* @v: the records of 1,000 values of widths 7, 20 and 32 at @rows. */
+static void cols_view(struct symt_view *v, const uint8_t *rows)
+{
+	v->p = rows;
+	v->n = 1000;
+	v->stride = (7 + 20 + 32 + 7) / 8;
+	v->mask[0] = 0x7f;
+	v->mask[1] = 0xfffff;
+	v->mask[2] = UINT32_MAX;
+	v->at[1] = 0, v->sh[1] = 7;
+	v->at[2] = 3, v->sh[2] = 3;
+}
+
 static void test_cols(void)
 {
 	static const uint8_t w[3] = { 7, 20, 32 }, narrow[3] = { 7, 19, 32 };
@@ -1152,14 +1152,7 @@ static void test_cols(void)
 	if (area && rows) {
 		CHECK_ERR(symi_cols_unpack(area, (uint32_t)zlen, 1000, 3, w,
 					   SYMI_COLS_ROWS, rows), 0);
-		view.p = rows;
-		view.n = 1000;
-		view.stride = (7 + 20 + 32 + 7) / 8;
-		view.mask[0] = 0x7f;
-		view.mask[1] = 0xfffff;
-		view.mask[2] = UINT32_MAX;
-		view.at[1] = 0, view.sh[1] = 7;
-		view.at[2] = 3, view.sh[2] = 3;
+		cols_view(&view, rows);
 		for (uint32_t i = 0; i < 1000; i++)
 			for (unsigned f = 0; f < 3; f++)
 				bad += symt_get(&view, i, f) !=
@@ -1217,14 +1210,7 @@ static void test_cols_chunks(void)
 	CHECK(shift == 8 && n == 4);
 	for (uint32_t k = 0; k < n; k++)
 		CHECK(symi_cols_first(area, n, k) == v[k << 8]);
-	view.p = rows;
-	view.n = 1000;
-	view.stride = (7 + 20 + 32 + 7) / 8;
-	view.mask[0] = 0x7f;
-	view.mask[1] = 0xfffff;
-	view.mask[2] = UINT32_MAX;
-	view.at[1] = 0, view.sh[1] = 7;
-	view.at[2] = 3, view.sh[2] = 3;
+	cols_view(&view, rows);
 	/* Chunk 2 alone: records 512-767, and nothing else written. */
 	CHECK_ERR(symi_cols_unpack_chunk(area, 1000, 3, w, shift, n, 2, rows),
 		  0);
