@@ -157,7 +157,7 @@ echo "$INPUTS" | while IFS= read -r input; do
 	    -v nsw="$nsw" -v ngw="$ngw" \
 	    -v sa="$(cat "$W/$name.symadd.conv")" \
 	    -v ga="$(cat "$W/$name.gsymutil.conv" 2>/dev/null)" 'BEGIN {
-		printf "| %s | %d B (%s) | %d B (%s) | %.2fx | %.4f (%.4f) | %.3f (%.3f) | %.1fx, %.1fx | %.4f, %.3f, %.1fx | %d / %d |\n",
+		printf "| %s | %d B (%s) | %d B (%s) | %.3fx | %.4f (%.4f) | %.3f (%.3f) | %.1fx, %.1fx | %.4f, %.3f, %.1fx | %d / %d |\n",
 			n, t, sa, g, ga, t / g, sw, sc, gw, gc,
 			gw / sw, gc / sc, nsw, ngw, ngw / nsw, sf, gf }' >> "$W/report.md"
 done
