@@ -1067,7 +1067,7 @@ static bool sym_cover_lz(const struct sym_table *t, uint32_t off,
 	}
 	if (!nk || FIRST(0) > off)
 		return false;
-	while (n > 1) {
+	for (k = 0; n > 1;) {
 		uint32_t half = n / 2;
 
 		k = FIRST(k + half) <= off ? k + half : k;

@@ -932,6 +932,52 @@ static int count_frames(void *ctx, size_t i, const struct sym_frame *fr,
 	return 0;
 }
 
+/* A batch's answers kept: the number of frames and the outermost one of
+ * each address (its symbols are what a cursor's search finds). */
+struct kept {
+	size_t *n;
+	struct sym_frame *outer;
+};
+
+static int keep_outer(void *ctx, size_t i, const struct sym_frame *fr,
+		      size_t n)
+{
+	struct kept *k = ctx;
+
+	k->n[i] = n;
+	if (n)
+		k->outer[i] = fr[n - 1];
+	return 0;
+}
+
+/* Batches of the ascending @addrs[@n] on @x and @y, every symbol read
+ * (the cursor steps from range to range, chunk to chunk): how many
+ * answers differ. */
+static size_t batch_diff(const struct sym_table *x, const struct sym_table *y,
+			 const uint64_t *addrs, size_t n)
+{
+	struct kept a = { calloc(n, sizeof(size_t)),
+			  calloc(n, sizeof(struct sym_frame)) };
+	struct kept b = { calloc(n, sizeof(size_t)),
+			  calloc(n, sizeof(struct sym_frame)) };
+	size_t bad = n;
+
+	if (a.n && a.outer && b.n && b.outer &&
+	    sym_table_lookup_batch_omit(x, addrs, n, 0, keep_outer, &a) == 0 &&
+	    sym_table_lookup_batch_omit(y, addrs, n, 0, keep_outer, &b) == 0) {
+		bad = 0;
+		for (size_t i = 0; i < n; i++)
+			bad += a.n[i] != b.n[i] ||
+			       (a.n[i] && !same_frame_text(&a.outer[i],
+							   &b.outer[i]));
+	}
+	free(a.n);
+	free(a.outer);
+	free(b.n);
+	free(b.outer);
+	return bad;
+}
+
 /* The chunks of @v built (ready 1), or -1 when its records are not in
  * chunks. */
 static int chunks_built(const struct symt_view *v)
@@ -1020,6 +1066,20 @@ static void test_zrec_chunks(const char *self)
 	for (size_t i = 0; i < NADDR; i++)
 		bad += lookup_diff(tz, tp, rand_addr(&seed, &st), &frames);
 	CHECK(bad == 0 && frames > NADDR / 2);
+	/* Sorted, in one batch: each range's successor tried in its chunk,
+	 * then a search by the chunks' first keys. */
+	{
+		enum { NB = 4000 };
+		uint64_t *sorted = malloc(NB * sizeof(*sorted));
+
+		if (sorted) {
+			for (size_t i = 0; i < NB; i++)
+				sorted[i] = st.start + (st.end - st.start) / NB * i +
+					    (i * 7) % 16;
+			CHECK(batch_diff(tz, tp, sorted, NB) == 0);
+		}
+		free(sorted);
+	}
 	built = chunks_built(&tz->sranges);
 	printf("# symbol ranges: %d of %u chunks built\n", built,
 	       tz->sranges.lz->nframes);
