@@ -1008,14 +1008,6 @@ static long last_le_pk(const struct symt_view *v, unsigned f, uint32_t key)
 		i_;							\
 	})
 
-/*
- * Is @off named by a symbol (chosen at build time)?  Its index is then
- * cur->sym_i.  The cursor keeps the symbol range of the last lookup and
- * its symbol: sorted lookups mostly stay in it or step to the next one
- * (libjvm's 100,000: 77% in it), else gallop forward; symi_table_ahead()
- * no longer guesses the range for them (it cost libjvm's run 8 M
- * instructions to save 1.5 M here).
- */
 /* The cursor on symbol range @i, which starts at @lo and ends at @hi. */
 static inline __attribute__((always_inline)) void
 cover_set(const struct sym_table *t, struct symi_cursor *cur, uint32_t i,
@@ -1087,6 +1079,15 @@ static bool sym_cover_lz(const struct sym_table *t, uint32_t off,
 #undef FIRST
 }
 
+/*
+ * Is @off named by a symbol (chosen at build time)?  Its index is then
+ * cur->sym_i.  The cursor keeps the symbol range of the last lookup and
+ * its symbol: sorted lookups mostly stay in it or step to the next one
+ * (libjvm's 100,000: 77% in it), else gallop forward; symi_table_ahead()
+ * no longer guesses the range for them (it cost libjvm's run 8 M
+ * instructions to save 1.5 M here).  Ranges built a chunk at a time
+ * (format 10) are searched by sym_cover_lz().
+ */
 static inline __attribute__((always_inline)) bool
 sym_cover(const struct sym_table *t, uint32_t off, struct symi_cursor *cur)
 {
