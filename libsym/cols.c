@@ -147,20 +147,6 @@ static size_t frame_put(ZSTD_CCtx *cc, int level, uint8_t *to, size_t cap,
 	return ZSTD_isError(c) ? 0 : c;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
 int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 		   symi_cols_get_fn get, const void *src, int level,
 		   unsigned shift, uint8_t **out, size_t *outlen)
@@ -231,14 +217,15 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 			goto out;
 		}
 		if (shift) {
-			put32(buf + COLS_HEAD + 4 * (size_t)k, (uint32_t)at);
-			put32(buf + COLS_HEAD + 4 * ((size_t)n + 1 + k),
+			symt_wr32(buf + COLS_HEAD + 4 * (size_t)k,
+				  (uint32_t)at);
+			symt_wr32(buf + COLS_HEAD + 4 * ((size_t)n + 1 + k),
 			      w[0] ? vals[from] : 0);
 		}
 		at += c;
 	}
 	if (shift)
-		put32(buf + COLS_HEAD + 4 * (size_t)n, (uint32_t)at);
+		symt_wr32(buf + COLS_HEAD + 4 * (size_t)n, (uint32_t)at);
 	*out = buf;
 	*outlen = at;
 	buf = NULL;
@@ -402,22 +389,18 @@ static bool column_get(const uint8_t *p, uint32_t count, unsigned w,
 }
 
 /* The head of @area[@zbytes] for @nf fields of @w[]: its delta mask
- * checked, its record bytes in *@stride, its chunk shift returned (-1:
- * bad). */
+ * checked, its chunk shift returned (-1: bad). */
 static int head_check(const uint8_t *area, uint32_t zbytes, unsigned nf,
-		      const uint8_t *w, uint64_t *stride)
+		      const uint8_t *w)
 {
 	unsigned shift;
 
-	*stride = 0;
 	if (nf > SYMT_FIELDS || zbytes < COLS_HEAD)
 		return -1;
 	for (unsigned f = 0; f < nf; f++) {
 		if (w[f] > SYMT_BMAX || (!w[f] && (area[0] >> f & 1)))
 			return -1;
-		*stride += w[f];
 	}
-	*stride = (*stride + 7) / 8;
 	for (unsigned i = nf; i < 8; i++) {
 		if (area[0] >> i & 1)
 			return -1;
@@ -436,9 +419,9 @@ int symi_cols_chunks(const uint8_t *area, uint32_t zbytes, uint32_t count,
 		     unsigned nf, const uint8_t *w, unsigned *shift,
 		     uint32_t *nchunks)
 {
-	uint64_t stride, head, per;
+	uint64_t head, per;
 	uint32_t n, prev;
-	int s = head_check(area, zbytes, nf, w, &stride);
+	int s = head_check(area, zbytes, nf, w);
 
 	*shift = 0;
 	*nchunks = 0;
@@ -449,13 +432,13 @@ int symi_cols_chunks(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	per = (uint64_t)1 << s;
 	n = (uint32_t)((count + per - 1) >> s);
 	head = COLS_HEAD + 8 * (uint64_t)n + 4;
-	if (n < 2 || zbytes < head || get32(area + COLS_HEAD) != head ||
-	    get32(area + COLS_HEAD + 4 * (size_t)n) != zbytes)
+	if (n < 2 || zbytes < head || symt_rd32(area + COLS_HEAD) != head ||
+	    symt_rd32(area + COLS_HEAD + 4 * (size_t)n) != zbytes)
 		return -SYM_E_BADTABLE;
 	prev = (uint32_t)head;
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t a = get32(area + COLS_HEAD + 4 * (size_t)k);
-		uint32_t b = get32(area + COLS_HEAD + 4 * ((size_t)k + 1));
+		uint32_t a = symt_rd32(area + COLS_HEAD + 4 * (size_t)k);
+		uint32_t b = symt_rd32(area + COLS_HEAD + 4 * ((size_t)k + 1));
 		uint64_t m = k + 1 < n ? per : count - (uint64_t)k * per;
 
 		/* The frame says what it holds: checked before anything
@@ -473,7 +456,13 @@ int symi_cols_chunks(const uint8_t *area, uint32_t zbytes, uint32_t count,
 
 uint32_t symi_cols_first(const uint8_t *area, uint32_t nchunks, uint32_t k)
 {
-	return get32(area + COLS_HEAD + 4 * ((size_t)nchunks + 1 + k));
+	return symt_rd32(area + COLS_HEAD + 4 * ((size_t)nchunks + 1 + k));
+}
+
+/* Bytes of one record of @nf fields @w[] (packed, format.h). */
+static uint64_t rec_bytes(unsigned nf, const uint8_t *w)
+{
+	return symi_cols_out_bytes(SYMI_COLS_ROWS, 1, nf, w) - SYMT_PAD;
 }
 
 /*
@@ -513,12 +502,11 @@ int symi_cols_unpack_chunk(const uint8_t *area, uint32_t count,
 			   unsigned nf, const uint8_t *w, unsigned shift,
 			   uint32_t nchunks, uint32_t k, uint8_t *out)
 {
-	uint64_t stride = symi_cols_out_bytes(SYMI_COLS_ROWS, 1, nf, w) -
-			  SYMT_PAD;
+	uint64_t stride = rec_bytes(nf, w);
 	uint32_t from = k << shift;
 	uint32_t m = count - from < (1u << shift) ? count - from : 1u << shift;
-	uint32_t a = get32(area + COLS_HEAD + 4 * (size_t)k);
-	uint32_t b = get32(area + COLS_HEAD + 4 * ((size_t)k + 1));
+	uint32_t a = symt_rd32(area + COLS_HEAD + 4 * (size_t)k);
+	uint32_t b = symt_rd32(area + COLS_HEAD + 4 * ((size_t)k + 1));
 	size_t rbytes = (size_t)m * stride;
 	uint8_t *planes, *recs;
 	int err;
@@ -544,7 +532,7 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 		     unsigned nf, const uint8_t *w, enum symi_cols_out kind,
 		     uint8_t *out)
 {
-	uint64_t total = planes_bytes(count, nf, w), stride;
+	uint64_t total = planes_bytes(count, nf, w);
 	uint8_t *planes = NULL;
 	unsigned shift;
 	uint32_t n;
@@ -564,7 +552,6 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 		}
 		return 0;
 	}
-	(void)head_check(area, zbytes, nf, w, &stride);
 	/* The frame says what it holds: checked before anything is
 	 * allocated for it. */
 	if (ZSTD_getFrameContentSize(area + COLS_HEAD, zbytes - COLS_HEAD) !=
@@ -575,7 +562,7 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
 	if (!planes)
 		return -ENOMEM;
 	err = frame_get(area + COLS_HEAD, zbytes - COLS_HEAD, count, nf, w,
-			area[0], kind, stride, out, planes);
+			area[0], kind, rec_bytes(nf, w), out, planes);
 	symi_free_slab(planes, (size_t)total);
 	return err;
 }

@@ -391,6 +391,22 @@ static inline void symt_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v)
 	memcpy(p + (pos >> 3), &x, sizeof(x));
 }
 
+/* The little-endian u32 at @p, and @v stored so: the offsets and keys of
+ * the compressed areas' indexes (zstr.c, cols.c). */
+static inline uint32_t symt_rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline void symt_wr32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
 /* Field @f of record @i of @v; @i < v->n is the caller's check. */
 static inline uint32_t symt_get(const struct symt_view *v, uint32_t i,
 				unsigned f)

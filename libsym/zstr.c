@@ -135,14 +135,6 @@ ZSTD_DCtx *symi_zstd_dctx(void)
 	return d;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
 static void entry_free(struct zentry *e)
 {
 	if (!e)
@@ -162,11 +154,11 @@ static bool index_ok(const uint8_t *area, uint32_t zbytes, uint32_t n)
 	uint64_t head = 4 * ((uint64_t)n + 1);
 	uint32_t prev;
 
-	if (zbytes < head || rd32(area) != head)
+	if (zbytes < head || symt_rd32(area) != head)
 		return false;
 	prev = (uint32_t)head;
 	for (uint32_t i = 1; i <= n; i++) {
-		uint32_t o = rd32(area + 4 * (size_t)i);
+		uint32_t o = symt_rd32(area + 4 * (size_t)i);
 
 		if (o < prev || o > zbytes)
 			return false;
@@ -456,19 +448,6 @@ out:
 	return r;
 }
 
-/* symi_zrec_fill() as fill_all() takes it. */
-static bool rec_fill(struct zentry *e, uint32_t k)
-{
-	return symi_zrec_fill(&e->z, k) != 0;
-}
-
-static int fill_all(struct symi_zstr *z, bool (*fill)(struct zentry *,
-						      uint32_t));
-
-int symi_zrec_fill_all(struct symi_zstr *z)
-{
-	return fill_all(z, rec_fill);
-}
 
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
@@ -541,8 +520,8 @@ static bool frame_inflate(struct zentry *e, uint32_t i)
 	uint64_t from = (uint64_t)i << z->shift;
 	size_t want = z->size - from < (1u << z->shift) ?
 		      (size_t)(z->size - from) : (size_t)1 << z->shift;
-	uint32_t a = rd32(e->area + 4 * (size_t)i);
-	uint32_t b = rd32(e->area + 4 * ((size_t)i + 1));
+	uint32_t a = symt_rd32(e->area + 4 * (size_t)i);
+	uint32_t b = symt_rd32(e->area + 4 * ((size_t)i + 1));
 	ZSTD_DCtx *dctx = symi_zstd_dctx();
 	size_t got;
 
@@ -654,6 +633,17 @@ int symi_zstr_fill_all(struct symi_zstr *z)
 	return fill_all(z, zstr_fill);
 }
 
+/* symi_zrec_fill() as fill_all() takes it. */
+static bool rec_fill(struct zentry *e, uint32_t k)
+{
+	return symi_zrec_fill(&e->z, k) != 0;
+}
+
+int symi_zrec_fill_all(struct symi_zstr *z)
+{
+	return fill_all(z, rec_fill);
+}
+
 int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,
 		   uint8_t **out, size_t *outlen)
 {
@@ -680,18 +670,13 @@ int symi_zstr_pack(const char *blob, size_t len, unsigned shift, int level,
 			   len - from : (size_t)1 << shift;
 		size_t c = ZSTD_compressCCtx(cc, buf + o, cap - o, blob + from,
 					     k, level);
-		uint32_t le = htole32((uint32_t)o);
 
 		if (ZSTD_isError(c))
 			goto out;
-		memcpy(buf + 4 * i, &le, 4);
+		symt_wr32(buf + 4 * i, (uint32_t)o);
 		o += c;
 	}
-	{
-		uint32_t le = htole32((uint32_t)o);
-
-		memcpy(buf + 4 * n, &le, 4);
-	}
+	symt_wr32(buf + 4 * n, (uint32_t)o);
 	*out = buf;
 	*outlen = o;
 	buf = NULL;
