@@ -18,7 +18,9 @@
  *    addresses ahead, finding each one's block by a short forward seek
  *    and prefetching it; symi_table_locate() then finds the leaf with
  *    that hint, and the symbol from the last one, and stores them
- *    in a 40-byte struct symi_hit at the address's input position.  In
+ *    in a 24-byte struct symi_hit at the address's input position (a
+ *    leaf's symbol indices beside it, in syms[], which GNU's style never
+ *    writes).  In
  *    address order each search starts where the previous one ended, over
  *    memory just touched, and a chunked store table is switched at most
  *    once per chunk.  A table too small to prefetch takes its run of
@@ -47,7 +49,7 @@
  * buffer of up to 19 MB per window and read back at random, a fresh
  * mmap()ed buffer per call, and lookups run one after another; on
  * libjvm's 33 MB table about 270 ns per address against about 200 now.
- * A hit is 40 bytes and holds no pointer.  (Walking in address order
+ * A hit is 24 bytes and holds no pointer.  (Walking in address order
  * would be faster by itself, as scopes, functions and strings are laid
  * out in address order, but not by enough to pay for the buffer.)
  *
@@ -124,6 +126,7 @@ struct batch {
 	 * the hits refer to. */
 	uint64_t *keys, *tmp;
 	struct symi_hit *hits;
+	uint32_t *syms;		/* SYMT_CH_N words a hit (symi_hit_syms()) */
 	const struct sym_table **tabs;	/* a window's worth */
 	size_t ntabs;
 	/* The frames of the last SLOTS addresses answered, and how many. */
@@ -138,6 +141,11 @@ struct batch {
 	bool fc_tried;
 	void *fc_mem;		/* fc.fr and fc.key; free() */
 };
+
+/* The symbol words of the window's hit @i (symi_hit_syms()). */
+#define HSYMS(b, i) ((b)->syms + (size_t)SYMT_CH_N * (i))
+_Static_assert(WINDOW <= (UINT32_MAX >> SYMI_HIT_TAB_SHIFT),
+	       "a window's table numbers fit a hit's flags");
 
 /* Make b->t the table of @addr; *@in says whether it covers @addr. */
 static inline __attribute__((always_inline)) int
@@ -196,6 +204,13 @@ static uint64_t *radix_sort(uint64_t *k, uint64_t *tmp, size_t n,
 		return k;
 	digit = (to - from + passes - 1) / passes;
 	mask = (1u << digit) - 1;
+	/* @tmp is written first by a scatter, in no order: fresh memory
+	 * (a new window's huge page, zeroed by the kernel at its first
+	 * touch) took each store a miss.  Written in order first, it is
+	 * in cache for the scatter: python3.11d's and libc's 100,000
+	 * addresses -1.8% and -0.7% CPU, 41 and 21 paired runs (docs/bench.md,
+	 * "Memory touched in order first"). */
+	memset(tmp, 0, n * sizeof(*tmp));
 	for (unsigned shift = from; shift < to; shift += digit) {
 		uint64_t *swap;
 		uint32_t sum = 0;
@@ -310,7 +325,8 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 			k += symi_table_locate_keys(b->t, &b->cur, keys + k,
 						    n - k, WINDOW_BITS, min,
 						    b->t_end, b->tab, b->omit,
-						    b->hits, &b->runs) - 1;
+						    b->hits, b->syms,
+						    &b->runs) - 1;
 			for (size_t j = 0; j < SDIST; j++)
 				hint[j] = (struct symi_ahead)SYMI_AHEAD_INIT;
 			continue;
@@ -318,14 +334,14 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 		/* The hint is for b->t if ahead_t still is. */
 		if (!in || !symi_table_locate(b->t, addr, &b->cur,
 					      k >= SDIST && ahead_t == b->t ?
-					      &hk : NULL, h))
+					      &hk : NULL, h, HSYMS(b, i)))
 			continue;
 		if (b->tab == UINT32_MAX) {
 			/* At most one new table per address: n fit. */
 			b->tabs[b->ntabs] = b->t;
 			b->tab = (uint32_t)b->ntabs++;
 		}
-		h->tab = b->tab;
+		h->flags |= b->tab << SYMI_HIT_TAB_SHIFT;
 	}
 #undef AT
 #undef IDX
@@ -358,11 +374,12 @@ prefetch_rec(const struct symt_view *v, uint32_t i)
  * prefetch_strings(), from the finished frames.
  */
 static inline __attribute__((always_inline)) uint32_t
-walk_start(const struct sym_table *t, const struct symi_hit *h)
+walk_start(const struct sym_table *t, const struct symi_hit *h,
+	   const uint32_t *syms)
 {
 	if (h->flags & SYMI_HIT_SYM) {
 		/* The peers mostly choose the same symbol: once. */
-		const uint32_t *s = h->sym;
+		const uint32_t *s = symi_hit_syms(h, syms);
 
 		if (s[0] < t->syms.n)
 			prefetch_rec(&t->syms, s[0]);
@@ -439,10 +456,11 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 	const struct symi_hit *hits = b->hits;
 	size_t i = x - AHEAD, c = i - DELAY;
 
-#define TAB(h) (one ? one : b->tabs[(h)->tab])
+#define TAB(h) (one ? one : b->tabs[(h)->flags >> SYMI_HIT_TAB_SHIFT])
 	if (!edge || x < n)
 		w[x % RING] = hits[x].flags ?
-			      walk_start(TAB(&hits[x]), &hits[x]) : UINT32_MAX;
+			      walk_start(TAB(&hits[x]), &hits[x],
+					 HSYMS(b, x)) : UINT32_MAX;
 	for (size_t m = 1; m <= STEPS; m++) {
 		size_t j = x - m * DIST;
 
@@ -455,8 +473,9 @@ stage(struct batch *b, const struct sym_table *one, uint32_t *w,
 		size_t got = 0;
 
 		if (hits[i].flags)
-			got = symi_table_frames(TAB(&hits[i]), &hits[i], fr,
-						SYM_MAX_FRAMES, b->omit);
+			got = symi_table_frames(TAB(&hits[i]), &hits[i],
+						HSYMS(b, i), b->addrs[lo + i],
+						fr, SYM_MAX_FRAMES, b->omit);
 		b->got[i % SLOTS] = (uint8_t)got;
 		prefetch_strings(fr, got);
 	}
@@ -530,8 +549,9 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 		    h[AHEAD].scope < t->scopes.n) {
 			prefetch_rec(&t->scopes, h[AHEAD].scope);
 			if (b->fc.key) {
-				uint32_t sl = symi_fcache_slot(&b->fc,
-							       &h[AHEAD]);
+				uint32_t sl = symi_fcache_slot(
+					&b->fc, &h[AHEAD],
+					HSYMS(b, i + AHEAD));
 
 				__builtin_prefetch(&b->fc.key[sl]);
 				__builtin_prefetch(
@@ -540,12 +560,14 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 			}
 		}
 		if (h->flags && b->fc.key)
-			got = symi_table_frames_cached(t, h, fr,
+			got = symi_table_frames_cached(t, h, HSYMS(b, i),
+						       b->addrs[lo + i], fr,
 						       SYM_MAX_FRAMES,
 						       b->omit, &b->fc);
 		else if (h->flags)
-			got = symi_table_frames(t, h, fr, SYM_MAX_FRAMES,
-						b->omit);
+			got = symi_table_frames(t, h, HSYMS(b, i),
+						b->addrs[lo + i], fr,
+						SYM_MAX_FRAMES, b->omit);
 		if ((i + 1) % FC_CHECK == 0)
 			fcache_check(&b->fc);
 		rc = b->fn(b->ctx, lo + i, fr, got);
@@ -610,15 +632,18 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		return direct(&b, 0, count);
 	w = count < WINDOW ? count : WINDOW;
 	/* The window's arrays in one block, written whole by each window:
-	 * 7.8 MiB at 131,072 addresses, in huge pages (a warm lookup of
+	 * 5.2 MiB at 131,072 addresses, in huge pages (a warm lookup of
 	 * 100,000 addresses in libc took 1,140 of its 1,812 page faults
 	 * here in 4 KiB pages).  Windows of 65,536 cost 100,000 addresses
 	 * a second sweep of the table: 2 to 3% more CPU (docs/bench.md).
-	 * The tables' array is apart: a window mostly has one, and its
-	 * room for one per address would take a huge page more to clear
-	 * (python3.11d's 100,000 addresses: 4 of 2 MiB, 3 without). */
+	 * The symbol words come last: GNU's style never writes them, and
+	 * pages never written are never made (100,000 addresses: 4.0 MB,
+	 * two huge pages, where 40-byte hits took three).  The tables'
+	 * array is apart: a window mostly has one, and its room for one
+	 * per address would take a huge page more to clear. */
 	mem = symi_malloc_huge(w * (sizeof(*b.keys) + sizeof(*b.tmp) +
-				    sizeof(*b.hits)));
+				    sizeof(*b.hits) +
+				    SYMT_CH_N * sizeof(*b.syms)));
 	b.tabs = symi_malloc(w * sizeof(*b.tabs));
 	b.slot = symi_malloc(SLOTS * SYM_MAX_FRAMES * sizeof(*b.slot));
 	if (!mem || !b.tabs || !b.slot) {
@@ -628,6 +653,7 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 	b.keys = mem;
 	b.tmp = b.keys + w;
 	b.hits = (struct symi_hit *)(b.tmp + w);
+	b.syms = (uint32_t *)(b.hits + w);
 	for (size_t lo = 0; lo < count && !rc; lo += WINDOW) {
 		size_t n = count - lo < WINDOW ? count - lo : WINDOW;
 

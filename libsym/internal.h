@@ -782,23 +782,51 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 enum symi_hit_flags {
 	SYMI_HIT_LEAF = (1 << 0),	/* a leaf: scope..disc are set */
 	SYMI_HIT_DECL_FILE = (1 << 1),	/* file: the function's decl_file */
-	SYMI_HIT_SYM = (1 << 2),	/* sym is a symbol index, in range */
+	SYMI_HIT_SYM = (1 << 2),	/* symbol indices: symi_hit_syms() */
 	/* A leaf whose symbol is not looked up yet (@omit had
-	 * SYM_OMIT_SYMBOLS): sym[0] is the address's offset from the
-	 * table's base, and symi_table_frames() looks the symbol up when
-	 * its frames need it (not all named from DWARF). */
+	 * SYM_OMIT_SYMBOLS): symi_table_frames() looks it up, at the
+	 * address it is given, when its frames need it (not all named
+	 * from DWARF). */
 	SYMI_HIT_SYM_LATER = (1 << 3),
 };
+/* flags' bits from this one up are the caller's (batch.c: the table's
+ * number in its window). */
+#define SYMI_HIT_TAB_SHIFT 8
+/*
+ * 24 bytes: a batch keeps one for each of its addresses (100,000
+ * addresses: 2.4 MB, one huge page less than the 40 bytes of format 10's
+ * first batches, which held the symbols too).  A leaf's symbol indices,
+ * which only the styles that print symbols ask for at every address,
+ * are the caller's: SYMT_CH_N words beside the hit, which GNU's style
+ * (SYM_OMIT_SYMBOLS) never writes.  A hole (no leaf) keeps its own in
+ * the leaf fields it does not use.
+ */
 struct symi_hit {
-	uint32_t scope;		/* the leaf's scope, or UINT32_MAX */
-	uint32_t file;		/* file index, or UINT32_MAX */
-	uint32_t line;		/* less the function's decl_line, mod 2^32 */
+	union {
+		struct {
+			uint32_t scope;	/* the leaf's scope, or UINT32_MAX */
+			uint32_t file;	/* file index, or UINT32_MAX */
+			uint32_t line;	/* less the function's decl_line,
+					 * mod 2^32 */
+		};
+		uint32_t hole_sym[SYMT_CH_N];	/* a hole's symbols */
+	};
 	uint32_t column, disc;
-	uint32_t sym[SYMT_CH_N];	/* with SYMI_HIT_SYM; each may be
-					 * UINT32_MAX (that peer's none) */
-	uint32_t flags;		/* enum symi_hit_flags; 0: no answer */
-	uint32_t tab;		/* the caller's: batch.c's table number */
+	uint32_t flags;		/* enum symi_hit_flags, and the caller's
+				 * bits from SYMI_HIT_TAB_SHIFT; 0: no
+				 * answer */
 };
+_Static_assert(SYMT_CH_N == 3 && sizeof(struct symi_hit) == 24,
+	       "struct symi_hit: a hole's symbols in scope, file, line");
+
+/* The symbol indices of @hit (SYMI_HIT_SYM): a hole's own, a leaf's in
+ * @syms, the caller's words for it.  Each may be UINT32_MAX (that peer's
+ * none). */
+static inline const uint32_t *symi_hit_syms(const struct symi_hit *hit,
+					    const uint32_t *syms)
+{
+	return hit->flags & SYMI_HIT_LEAF ? syms : hit->hole_sym;
+}
 
 /* Where symi_table_ahead() found an address's block (UINT32_MAX:
  * unknown). */
@@ -808,15 +836,18 @@ struct symi_ahead {
 #define SYMI_AHEAD_INIT { .b = UINT32_MAX }
 
 /* The first half: find @addr's range and symbol range, with @hint (NULL,
- * or from symi_table_ahead() for @addr on @t) saving the block's search.
- * Returns false (and hit->flags 0) when the table has nothing for @addr. */
+ * or from symi_table_ahead() for @addr on @t) saving the block's search;
+ * a leaf's symbol indices go to @syms (SYMT_CH_N words).  Returns false
+ * (and hit->flags 0) when the table has nothing for @addr. */
 bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		       struct symi_cursor *cur, const struct symi_ahead *hint,
-		       struct symi_hit *hit);
+		       struct symi_hit *hit, uint32_t *syms);
 
 /* symi_table_locate() of the ascending addresses min + (@keys[k] >>
- * @ibits), k < @n, up to the first >= @end, each into @hits[@keys[k] &
- * (2^@ibits - 1)] with hit->tab = @tab when found; no hints (for a table
+ * @ibits), k < @n, up to the first >= @end, each into @hits[i], i =
+ * @keys[k] & (2^@ibits - 1), with @tab in its flags' caller's bits when
+ * found, a leaf's symbols into @syms[SYMT_CH_N * i] (NULL with
+ * SYM_OMIT_SYMBOLS in @omit, which writes none); no hints (for a table
  * too small to prefetch).  Returns how many it looked up.  One call for
  * a sorted run in one table saves a call and the batch's bookkeeping
  * per address (libc: about 65 instructions of 1,430).  With
@@ -829,7 +860,8 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
-			      struct symi_hit *hits, size_t *runs);
+			      struct symi_hit *hits, uint32_t *syms,
+			      size_t *runs);
 
 /* Prefetch the block symi_table_locate(@addr) will read, a few addresses
  * ahead of it in a sorted batch, and say which it is: *@a is where the
@@ -838,11 +870,13 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
 		      struct symi_ahead *a);
 
-/* The second half: the frames of @hit (from symi_table_locate() on @t)
- * into @fr[@max], without the fields @omit names; returns how many. */
+/* The second half: the frames of @hit (from symi_table_locate() of
+ * @addr on @t, its leaf's symbols in @syms) into @fr[@max], without the
+ * fields @omit names; returns how many. */
 size_t symi_table_frames(const struct sym_table *t,
-			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max, unsigned omit);
+			 const struct symi_hit *hit, const uint32_t *syms,
+			 uint64_t addr, struct sym_frame *fr, size_t max,
+			 unsigned omit);
 
 /*
  * A frame cache: what symi_table_frames() made of recent hits, by their
@@ -870,11 +904,13 @@ struct symi_fcache {
 	size_t hits, misses;
 };
 
-/* The slot of @hit in @c. */
+/* The slot of @hit (its leaf's symbols in @syms) in @c. */
 static inline uint32_t symi_fcache_slot(const struct symi_fcache *c,
-					const struct symi_hit *hit)
+					const struct symi_hit *hit,
+					const uint32_t *syms)
 {
-	uint32_t s0 = hit->flags & SYMI_HIT_SYM ? hit->sym[0] : UINT32_MAX;
+	uint32_t s0 = hit->flags & SYMI_HIT_SYM ?
+		      symi_hit_syms(hit, syms)[0] : UINT32_MAX;
 
 	return (hit->scope * 0x9e3779b1u ^ s0 * 0x85ebca6bu) >> c->shift;
 }
@@ -882,6 +918,7 @@ static inline uint32_t symi_fcache_slot(const struct symi_fcache *c,
 /* symi_table_frames() through the cache @c: the same frames. */
 size_t symi_table_frames_cached(const struct sym_table *t,
 				const struct symi_hit *hit,
+				const uint32_t *syms, uint64_t addr,
 				struct sym_frame *fr, size_t max,
 				unsigned omit, struct symi_fcache *c);
 

@@ -1330,36 +1330,40 @@ hit_leaf(const struct symi_block *k, uint32_t j, struct symi_hit *hit)
  * "Symbols looked up late"). */
 static inline __attribute__((always_inline)) void
 hit_sym(const struct sym_table *t, uint32_t off, struct symi_cursor *cur,
-	struct symi_hit *hit, bool later)
+	struct symi_hit *hit, uint32_t *syms, bool later)
 {
 	if (later && (hit->flags & SYMI_HIT_LEAF)) {
 		hit->flags |= SYMI_HIT_SYM_LATER;
-		hit->sym[0] = off;
 	} else if (t->sranges.n && sym_cover(t, off, cur)) {
+		uint32_t *to = hit->flags & SYMI_HIT_LEAF ? syms :
+			       hit->hole_sym;
+
 		hit->flags |= SYMI_HIT_SYM;
 		for (int ch = 0; ch < SYMT_CH_N; ch++)
-			hit->sym[ch] = cur->sym_i[ch];
+			to[ch] = cur->sym_i[ch];
 	}
 }
 
-/* *@out: @hit with its symbol looked up now (SYMI_HIT_SYM_LATER).  False
- * when there is none. */
+/* *@out: @hit, of offset @off, with its symbol looked up now
+ * (SYMI_HIT_SYM_LATER), a leaf's indices into @syms.  False when there is
+ * none. */
 static bool hit_sym_now(const struct sym_table *t, const struct symi_hit *hit,
-			struct symi_hit *out)
+			uint32_t off, struct symi_hit *out, uint32_t *syms)
 {
 	struct symi_cursor cur = SYMI_CURSOR_INIT;
 
 	*out = *hit;
 	out->flags &= ~(uint32_t)SYMI_HIT_SYM_LATER;
-	hit_sym(t, hit->sym[0], &cur, out, false);
+	hit_sym(t, off, &cur, out, syms, false);
 	return out->flags & SYMI_HIT_SYM;
 }
 
-/* The hit of @addr, its symbol left for later with @later (as
- * hit_sym()). */
+/* The hit of @addr, a leaf's symbols into @syms, or left for later with
+ * @later (as hit_sym()). */
 static inline __attribute__((always_inline)) bool
 locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
-       const struct symi_ahead *hint, struct symi_hit *hit, bool later)
+       const struct symi_ahead *hint, struct symi_hit *hit, uint32_t *syms,
+       bool later)
 {
 	const struct symt_header *h = t->h;
 	uint32_t off;
@@ -1370,15 +1374,15 @@ locate(const struct sym_table *t, uint64_t addr, struct symi_cursor *cur,
 	off = (uint32_t)(addr - h->base);
 	if (range_find(t, off, cur, hint ? hint->b : UINT32_MAX))
 		hit_leaf(&cur->blk, cur->j, hit);
-	hit_sym(t, off, cur, hit, later);
+	hit_sym(t, off, cur, hit, syms, later);
 	return hit->flags != 0;
 }
 
 bool symi_table_locate(const struct sym_table *t, uint64_t addr,
 		       struct symi_cursor *cur, const struct symi_ahead *hint,
-		       struct symi_hit *hit)
+		       struct symi_hit *hit, uint32_t *syms)
 {
-	return locate(t, addr, cur, hint, hit, false);
+	return locate(t, addr, cur, hint, hit, syms, false);
 }
 
 /*
@@ -1449,7 +1453,7 @@ sorted_count(const uint32_t *st, uint32_t rel)
 static inline __attribute__((always_inline)) bool
 locate_sorted(const struct sym_table *t, uint32_t off,
 	      struct symi_cursor *cur, struct sorted_block *sb,
-	      struct symi_hit *hit, bool later)
+	      struct symi_hit *hit, uint32_t *syms, bool later)
 {
 	struct symi_block *k = &cur->blk;
 	uint32_t j, c, rel;
@@ -1477,7 +1481,7 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 		sb->j = j + c;
 		hit_leaf(k, sb->j, hit);
 	}
-	hit_sym(t, off, cur, hit, later);
+	hit_sym(t, off, cur, hit, syms, later);
 	return hit->flags != 0;
 }
 
@@ -1485,8 +1489,8 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 static inline __attribute__((always_inline)) size_t
 locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
-	    uint64_t end, uint32_t tab, struct symi_hit *hits, size_t *runs,
-	    bool later)
+	    uint64_t end, uint32_t tab, struct symi_hit *hits, uint32_t *syms,
+	    size_t *runs, bool later)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
@@ -1514,11 +1518,13 @@ locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 			continue;
 		}
 		if (locate_sorted(t, (uint32_t)(addr - h->base), cur, &sb,
-				  hh, later)) {
+				  hh, later ? NULL :
+				  syms + SYMT_CH_N * (keys[k] & imask),
+				  later)) {
 			uint32_t s = hh->flags & SYMI_HIT_LEAF ? hh->scope :
 				     SYMT_NONE;
 
-			hh->tab = tab;
+			hh->flags |= tab << SYMI_HIT_TAB_SHIFT;
 			r += s != last;
 			last = s;
 		}
@@ -1534,13 +1540,14 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
-			      struct symi_hit *hits, size_t *runs)
+			      struct symi_hit *hits, uint32_t *syms,
+			      size_t *runs)
 {
 	if (omit & SYM_OMIT_SYMBOLS)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, runs, true);
+				   hits, NULL, runs, true);
 	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
-			   runs, false);
+			   syms, runs, false);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
@@ -1587,7 +1594,7 @@ void symi_table_ahead(const struct sym_table *t, uint64_t addr,
  * function is named after eu's (SYM_FRAME_NAME_OTHER).
  */
 static inline __attribute__((always_inline)) void
-frame_syms(const struct sym_table *t, const struct symi_hit *hit,
+frame_syms(const struct sym_table *t, const uint32_t *si,
 	   const struct symt_func *fn, struct sym_frame *f, unsigned omit,
 	   const char *sp)
 {
@@ -1595,7 +1602,6 @@ frame_syms(const struct sym_table *t, const struct symi_hit *hit,
 	const struct symt_header *h = t->h;
 	struct symt_sym eu, gnu, ll;
 	const struct symt_sym *nm = NULL;
-	const uint32_t *si = hit->sym;
 	bool have_eu = sym_get(t, si[SYMT_CH_EU], &eu);
 	bool have_gnu, have_ll;
 
@@ -1709,8 +1715,9 @@ named_all(const struct sym_frame *fr, size_t n, const struct symt_func *outer)
  * frames depend on it then). */
 static inline __attribute__((always_inline)) size_t
 frames_of(const struct sym_table *t, const struct symi_hit *hit,
-	  struct sym_frame *fr, size_t max, unsigned omit, const char *sp,
-	  uint32_t *decl_line, bool *late)
+	  const uint32_t *syms, uint64_t addr, struct sym_frame *fr,
+	  size_t max, unsigned omit, const char *sp, uint32_t *decl_line,
+	  bool *late)
 {
 	struct symt_scope sc = { 0 };	/* set when have_sc */
 	struct symt_func fn = no_func, outer_fn = no_func;
@@ -1718,6 +1725,7 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	bool have_sym = hit->flags & SYMI_HIT_SYM;
 	bool later = hit->flags & SYMI_HIT_SYM_LATER;
 	struct symi_hit now;
+	uint32_t now_syms[SYMT_CH_N];
 	size_t n = 0, steps = 0;
 
 	*decl_line = 0;
@@ -1772,12 +1780,17 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	if ((have_sym || later) && !(fr[n - 1].flags & SYM_FRAME_TRUNCATED) &&
 	    !((omit & SYM_OMIT_SYMBOLS) && named_all(fr, n, &outer_fn))) {
 		if (later) {
+			/* Located at @addr: an offset from base. */
 			*late = true;
-			have_sym = hit_sym_now(t, hit, &now);
+			have_sym = hit_sym_now(t, hit,
+					       (uint32_t)(addr - t->h->base),
+					       &now, now_syms);
 			hit = &now;
+			syms = now_syms;
 		}
 		if (have_sym)
-			frame_syms(t, hit, &outer_fn, &fr[n - 1], omit, sp);
+			frame_syms(t, symi_hit_syms(hit, syms), &outer_fn,
+				   &fr[n - 1], omit, sp);
 	}
 	/* A frame only llvm-symbolizer names (its _init running on) is
 	 * still an answer: its outputs name it. */
@@ -1790,26 +1803,29 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
  * string one bounds check and an add. */
 static inline __attribute__((always_inline)) size_t
 frames_by_omit(const struct sym_table *t, const struct symi_hit *hit,
-	       struct sym_frame *fr, size_t max, unsigned omit,
-	       const char *sp, uint32_t *decl_line, bool *late)
+	       const uint32_t *syms, uint64_t addr, struct sym_frame *fr,
+	       size_t max, unsigned omit, const char *sp,
+	       uint32_t *decl_line, bool *late)
 {
 	if (omit == SYMI_OMIT_ALL && sp)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_ALL, sp,
-				 decl_line, late);
+		return frames_of(t, hit, syms, addr, fr, max, SYMI_OMIT_ALL,
+				 sp, decl_line, late);
 	if (omit == SYMI_OMIT_LLVM && sp)
-		return frames_of(t, hit, fr, max, SYMI_OMIT_LLVM, sp,
-				 decl_line, late);
-	return frames_of(t, hit, fr, max, omit, sp, decl_line, late);
+		return frames_of(t, hit, syms, addr, fr, max, SYMI_OMIT_LLVM,
+				 sp, decl_line, late);
+	return frames_of(t, hit, syms, addr, fr, max, omit, sp, decl_line,
+			 late);
 }
 
 size_t symi_table_frames(const struct sym_table *t,
-			 const struct symi_hit *hit, struct sym_frame *fr,
-			 size_t max, unsigned omit)
+			 const struct symi_hit *hit, const uint32_t *syms,
+			 uint64_t addr, struct sym_frame *fr, size_t max,
+			 unsigned omit)
 {
 	uint32_t decl_line;
 	bool late;
 
-	return frames_by_omit(t, hit, fr, max, omit,
+	return frames_by_omit(t, hit, syms, addr, fr, max, omit,
 			      __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE),
 			      &decl_line, &late);
 }
@@ -1853,15 +1869,17 @@ frame_copy(struct sym_frame *d, const struct sym_frame *s)
 
 size_t symi_table_frames_cached(const struct sym_table *t,
 				const struct symi_hit *hit,
+				const uint32_t *syms, uint64_t addr,
 				struct sym_frame *fr, size_t max,
 				unsigned omit, struct symi_fcache *c)
 {
 	bool have_sym = hit->flags & SYMI_HIT_SYM, plain = false, late;
 	uint32_t kf = hit->flags & (SYMI_HIT_SYM | SYMI_HIT_DECL_FILE |
 				    SYMI_HIT_SYM_LATER);
-	uint32_t s0 = have_sym ? hit->sym[0] : UINT32_MAX;
-	uint32_t s1 = have_sym ? hit->sym[1] : UINT32_MAX;
-	uint32_t s2 = have_sym ? hit->sym[2] : UINT32_MAX;
+	const uint32_t *si = have_sym ? symi_hit_syms(hit, syms) : NULL;
+	uint32_t s0 = si ? si[0] : UINT32_MAX;
+	uint32_t s1 = si ? si[1] : UINT32_MAX;
+	uint32_t s2 = si ? si[2] : UINT32_MAX;
 	uint32_t decl_line;
 	struct symi_fcache_key *sl = NULL;
 	struct sym_frame *cf = NULL;
@@ -1870,7 +1888,7 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 
 	if ((hit->flags & SYMI_HIT_LEAF) && hit->scope < t->scopes.n &&
 	    omit == c->omit) {
-		uint32_t i = symi_fcache_slot(c, hit);
+		uint32_t i = symi_fcache_slot(c, hit, syms);
 
 		sl = &c->key[i];
 		cf = c->fr + (size_t)i * SYMI_FCACHE_FRAMES;
@@ -1899,7 +1917,8 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			 __atomic_load_n(&t->dstr.plain, __ATOMIC_ACQUIRE));
 	}
 	sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
-	n = frames_by_omit(t, hit, fr, max, omit, sp, &decl_line, &late);
+	n = frames_by_omit(t, hit, syms, addr, fr, max, omit, sp, &decl_line,
+			   &late);
 	if (!plain || late || n > SYMI_FCACHE_FRAMES || n >= max ||
 	    (n == 1 && (fr[0].flags & SYM_FRAME_SYMTAB)))
 		return n;
@@ -1921,13 +1940,14 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 			 struct symi_cursor *cur)
 {
 	struct symi_hit hit;
+	uint32_t syms[SYMT_CH_N];
 
 	/* A crash's few addresses mostly need no symbol in GNU's style:
 	 * left for later, looked up if the frames need it (a table whose
 	 * symbols are in chunks then builds none). */
-	if (!locate(t, addr, cur, NULL, &hit, omit & SYM_OMIT_SYMBOLS))
+	if (!locate(t, addr, cur, NULL, &hit, syms, omit & SYM_OMIT_SYMBOLS))
 		return 0;
-	return symi_table_frames(t, &hit, fr, max, omit);
+	return symi_table_frames(t, &hit, syms, addr, fr, max, omit);
 }
 
 int sym_table_lookup(const struct sym_table *t, uint64_t addr,
