@@ -539,39 +539,39 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 {
 	const struct symi_hit *hits = b->hits;
 	struct sym_frame *fr = b->slot;
+	size_t i;
 	int rc = 0;
 
-	for (size_t i = 0; !rc && i < n; i++) {
+	for (i = 0; !rc && i < n && b->fc.key; i++) {
 		const struct symi_hit *h = &hits[i];
 		size_t got = 0;
 
 		if (i + AHEAD < n && (h[AHEAD].flags & SYMI_HIT_LEAF) &&
 		    h[AHEAD].scope < t->scopes.n) {
-			prefetch_rec(&t->scopes, h[AHEAD].scope);
-			if (b->fc.key) {
-				uint32_t sl = symi_fcache_slot(
-					&b->fc, &h[AHEAD],
-					HSYMS(b, i + AHEAD));
+			uint32_t sl = symi_fcache_slot(&b->fc, &h[AHEAD],
+						       HSYMS(b, i + AHEAD));
 
-				__builtin_prefetch(&b->fc.key[sl]);
-				__builtin_prefetch(
-					&b->fc.fr[(size_t)sl *
-						  SYMI_FCACHE_FRAMES]);
-			}
+			prefetch_rec(&t->scopes, h[AHEAD].scope);
+			__builtin_prefetch(&b->fc.key[sl]);
+			__builtin_prefetch(
+				&b->fc.fr[(size_t)sl * SYMI_FCACHE_FRAMES]);
 		}
-		if (h->flags && b->fc.key)
+		if (h->flags)
 			got = symi_table_frames_cached(t, h, HSYMS(b, i),
 						       b->addrs[lo + i], fr,
 						       SYM_MAX_FRAMES,
 						       b->omit, &b->fc);
-		else if (h->flags)
-			got = symi_table_frames(t, h, HSYMS(b, i),
-						b->addrs[lo + i], fr,
-						SYM_MAX_FRAMES, b->omit);
 		if ((i + 1) % FC_CHECK == 0)
 			fcache_check(&b->fc);
 		rc = b->fn(b->ctx, lo + i, fr, got);
 	}
+	/* Without the cache (or once it is dropped): the rest in one
+	 * call. */
+	if (!rc && i < n)
+		rc = symi_table_frames_run(t, hits + i, HSYMS(b, i),
+					   b->addrs + lo + i, n - i, b->omit,
+					   fr, SYM_MAX_FRAMES, b->fn, b->ctx,
+					   lo + i);
 	return rc;
 }
 

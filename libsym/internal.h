@@ -879,6 +879,22 @@ size_t symi_table_frames(const struct sym_table *t,
 			 unsigned omit);
 
 /*
+ * symi_table_frames() of each of @hits[0, @n) of @t in turn (hit i of
+ * @addrs[i], its leaf's symbols at @syms + SYMT_CH_N * i), handed to
+ * @fn(@ctx, @lo + i, @fr, frames) before the next is made in @fr[@max]:
+ * the second half of a batch's run of one table in cache, without a
+ * call per hit.  The scope record of the hit SYMI_RUN_AHEAD on is
+ * prefetched.  Returns 0, or the first non-zero @fn returned (the rest
+ * are not made).
+ */
+#define SYMI_RUN_AHEAD 16
+int symi_table_frames_run(const struct sym_table *t,
+			  const struct symi_hit *hits, const uint32_t *syms,
+			  const uint64_t *addrs, size_t n, unsigned omit,
+			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
+			  void *ctx, size_t lo);
+
+/*
  * A frame cache: what symi_table_frames() made of recent hits, by their
  * scope and symbols (table.c says why that is exact), for a batch where
  * many addresses fall in the same function (libc's 100,000 addresses:

@@ -1830,6 +1830,61 @@ size_t symi_table_frames(const struct sym_table *t,
 			      &decl_line, &late);
 }
 
+/* symi_table_frames_run() with @omit a constant where frames_by_omit()
+ * makes it one.  The strings' plain copy is read for each hit: a blob
+ * becomes whole during a run. */
+static inline __attribute__((always_inline)) int
+frames_run(const struct sym_table *t, const struct symi_hit *hits,
+	   const uint32_t *syms, const uint64_t *addrs, size_t n,
+	   unsigned omit, struct sym_frame *fr, size_t max, sym_frames_fn fn,
+	   void *ctx, size_t lo)
+{
+	const struct symt_view *sv = &t->scopes;
+	uint32_t decl_line;
+	bool late;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct symi_hit *h = &hits[i];
+		size_t got = 0;
+
+		/* The first record the frames AHEAD hits on will read. */
+		if (i + SYMI_RUN_AHEAD < n &&
+		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_LEAF) &&
+		    h[SYMI_RUN_AHEAD].scope < sv->n) {
+			const uint8_t *p = sv->p + (size_t)
+				h[SYMI_RUN_AHEAD].scope * sv->stride;
+
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + sv->stride - 1);
+		}
+		if (h->flags)
+			got = frames_of(t, h, syms + (size_t)SYMT_CH_N * i,
+					addrs[i], fr, max, omit,
+					__atomic_load_n(&t->str.plain,
+							__ATOMIC_ACQUIRE),
+					&decl_line, &late);
+		rc = fn(ctx, lo + i, fr, got);
+	}
+	return rc;
+}
+
+int symi_table_frames_run(const struct sym_table *t,
+			  const struct symi_hit *hits, const uint32_t *syms,
+			  const uint64_t *addrs, size_t n, unsigned omit,
+			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
+			  void *ctx, size_t lo)
+{
+	if (omit == SYMI_OMIT_ALL)
+		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
+				  max, fn, ctx, lo);
+	if (omit == SYMI_OMIT_LLVM)
+		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_LLVM, fr,
+				  max, fn, ctx, lo);
+	return frames_run(t, hits, syms, addrs, n, omit, fr, max, fn, ctx,
+			  lo);
+}
+
 /*
  * The frame cache (struct symi_fcache).  What frames_of() makes of a hit
  * with a scope depends on the hit's scope, symbols (sym[] and whether it
