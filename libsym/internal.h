@@ -765,10 +765,12 @@ size_t symi_table_lookup(const struct sym_table *t, uint64_t addr,
 
 /* The enum sym_frame_omit bits this library names. */
 #define SYMI_OMIT_ALL (SYM_OMIT_DECL | SYM_OMIT_PEER_NAMES | \
-		       SYM_OMIT_DEMANGLED | SYM_OMIT_SYMBOLS)
+		       SYM_OMIT_DEMANGLED | SYM_OMIT_SYMBOLS | \
+		       SYM_OMIT_LLVM_ONLY)
 /* What the LLVM style leaves out (the GNU style's is SYMI_OMIT_ALL): the
  * two frames_of() is compiled for with @omit a constant. */
-#define SYMI_OMIT_LLVM (SYMI_OMIT_ALL & ~SYM_OMIT_SYMBOLS)
+#define SYMI_OMIT_LLVM (SYMI_OMIT_ALL & ~(SYM_OMIT_SYMBOLS | \
+					  SYM_OMIT_LLVM_ONLY))
 
 /*
  * A lookup in two halves, so that a batch can do the first, which the

@@ -118,9 +118,9 @@ extern "C" {
 
 /** Library version, as a string and as numbers. */
 #define SYM_VERSION_MAJOR 1
-#define SYM_VERSION_MINOR 7
+#define SYM_VERSION_MINOR 8
 #define SYM_VERSION_PATCH 0
-#define SYM_VERSION "1.7.0"
+#define SYM_VERSION "1.8.0"
 
 /**
  * sym_version() - the version of the libsym that is running, which may be
@@ -605,7 +605,9 @@ enum sym_frame_omit {
 	SYM_OMIT_PEER_NAMES = (1 << 1),
 	/** @demangled, for callers that print raw names (addr2line
 	 *  without -C): a table stores its demangled names compressed
-	 *  (docs/table-format.md), and reading one inflates its frame. */
+	 *  (docs/table-format.md), and reading one inflates its frame.
+	 *  Since 1.8.0 also the SYM_FRAME_SPELLING flag, which only says
+	 *  how @demangled is spelled. */
 	SYM_OMIT_DEMANGLED = (1 << 2),
 	/** The symbols of an answer whose frames are all named from DWARF
 	 *  as GNU addr2line names them: every function has a linkage name
@@ -618,6 +620,12 @@ enum sym_frame_omit {
 	 *  reads them only in the other answers, which keep them.  Since
 	 *  1.7.0: a library before it refuses the bit (-EINVAL). */
 	SYM_OMIT_SYMBOLS = (1 << 3),
+	/** @column, @entry, @file_rel and the SYM_FRAME_NO_LOW_PC flag:
+	 *  what llvm-symbolizer's outputs print (columns, "StartAddress",
+	 *  paths relative to the compilation directory) and GNU
+	 *  addr2line's never read.  Since 1.8.0: a library before it
+	 *  refuses the bit (-EINVAL). */
+	SYM_OMIT_LLVM_ONLY = (1 << 4),
 };
 
 /**

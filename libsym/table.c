@@ -464,7 +464,7 @@ static inline __attribute__((always_inline)) uint32_t uncode(uint32_t c)
  * of range. */
 static inline __attribute__((always_inline)) bool
 scope_read(const struct sym_table *t, uint32_t i, struct symt_scope *s,
-	   bool call)
+	   bool call, bool entry)
 {
 	const struct symt_view *v = &t->scopes;
 	uint32_t d;
@@ -474,8 +474,8 @@ scope_read(const struct sym_table *t, uint32_t i, struct symt_scope *s,
 	d = symt_get(v, i, SYMT_SC_PARENT);
 	s->parent = d && d <= i ? i - d : SYMT_NONE;
 	s->func = uncode(symt_get(v, i, SYMT_SC_FUNC));
-	s->entry = uncode(symt_get(v, i, SYMT_SC_ENTRY));
-	s->flags = symt_get(v, i, SYMT_SC_FLAGS);
+	s->entry = entry ? uncode(symt_get(v, i, SYMT_SC_ENTRY)) : SYMT_NONE;
+	s->flags = entry ? symt_get(v, i, SYMT_SC_FLAGS) : 0;
 	s->call_file = SYMT_NONE;
 	s->call_line = s->call_column = 0;
 	if (call || s->parent != SYMT_NONE) {
@@ -489,14 +489,41 @@ scope_read(const struct sym_table *t, uint32_t i, struct symt_scope *s,
 static inline __attribute__((always_inline)) bool
 scope_get(const struct sym_table *t, uint32_t i, struct symt_scope *s)
 {
-	return scope_read(t, i, s, true);
+	return scope_read(t, i, s, true, true);
 }
 
-/* scope_get() for a frame: the call site only when there is a parent. */
+/* scope_get() for a frame: the call site only when there is a parent;
+ * the entry and flags (what SYM_OMIT_LLVM_ONLY leaves out) only without
+ * @omit's bit (frame_entry()). */
 static inline __attribute__((always_inline)) bool
-scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s)
+scope_get_frame(const struct sym_table *t, uint32_t i, struct symt_scope *s,
+		unsigned omit)
 {
-	return scope_read(t, i, s, false);
+	return scope_read(t, i, s, false, !(omit & SYM_OMIT_LLVM_ONLY));
+}
+
+/* Whether a frame of @fn is SYM_FRAME_NO_LINKAGE: a DWARF name and no
+ * linkage name, in a language that mangles names. */
+static inline __attribute__((always_inline)) bool
+func_no_linkage(const struct symt_func *fn)
+{
+	return fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN);
+}
+
+/* The entry code frame_set() is given for scope @i of function @fn, read
+ * as @s: without SYM_OMIT_LLVM_ONLY, the one scope_get_frame() read;
+ * with it, none, but for a function GNU's output knows again by its
+ * entry (tools/addr2line.c, struct gnu_seen). */
+static inline __attribute__((always_inline)) uint32_t
+frame_entry(const struct sym_table *t, uint32_t i,
+	    const struct symt_scope *s, const struct symt_func *fn,
+	    unsigned omit)
+{
+	if (!(omit & SYM_OMIT_LLVM_ONLY))
+		return s->entry;
+	if (!func_no_linkage(fn))
+		return SYMT_NONE;
+	return uncode(symt_get(&t->scopes, i, SYMT_SC_ENTRY));
 }
 
 /* Function @i; without what @omit (enum sym_frame_omit) drops from the
@@ -1250,14 +1277,22 @@ _Static_assert(sizeof(struct sym_frame) == 152, "frame_set() sets each field");
 static inline __attribute__((always_inline)) void
 frame_set(const struct sym_table *t, struct sym_frame *f,
 	  const struct symt_func *fn, uint32_t file, uint32_t line,
-	  uint32_t column, uint32_t disc, uint64_t entry, uint32_t sflags,
+	  uint32_t column, uint32_t disc, uint32_t entry, uint32_t sflags,
 	  unsigned omit, const char *sp)
 {
+
 	f->name = str_sp(t, sp, fn->name);
 	f->linkage_name = str_sp(t, sp, fn->linkage);
 	f->demangled = omit & SYM_OMIT_DEMANGLED ? NULL :
 		       dstr_at(t, fn->demangled);
-	f->file = file_at_sp(t, sp, file, &f->file_rel);
+	if (omit & SYM_OMIT_LLVM_ONLY) {
+		f->file = file < t->files.n ?
+			  str_sp(t, sp, symt_get(&t->files, file,
+						 SYMT_FI_NAME)) : NULL;
+		f->file_rel = 0;
+	} else {
+		f->file = file_at_sp(t, sp, file, &f->file_rel);
+	}
 	if (omit & SYM_OMIT_DECL) {
 		f->decl_file = NULL;
 		f->decl_file_rel = 0;
@@ -1267,9 +1302,9 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->decl_line = fn->decl_line;
 	}
 	f->line = line;
-	f->column = column;
+	f->column = omit & SYM_OMIT_LLVM_ONLY ? 0 : column;
 	f->discriminator = disc;
-	f->entry = entry;
+	f->entry = entry_at(t, entry);	/* frame_entry()'s */
 	f->symbol = NULL;
 	f->symbol_addr = 0;
 	f->symbol_size = 0;
@@ -1286,13 +1321,13 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 		f->outer = str_sp(t, sp, fn->outer);
 		f->eu_name = str_sp(t, sp, fn->eu);
 	}
-	if (fn->name && !fn->linkage && !(fn->flags & SYMT_FUNC_PLAIN))
+	if (func_no_linkage(fn))
 		f->flags = SYM_FRAME_NO_LINKAGE;
 	if ((fn->flags & SYMT_FUNC_DECL_CONST) && !(omit & SYM_OMIT_DECL))
 		f->flags |= SYM_FRAME_DECL_CONST;
-	if (fn->flags & SYMT_FUNC_SPELLING)
+	if ((fn->flags & SYMT_FUNC_SPELLING) && !(omit & SYM_OMIT_DEMANGLED))
 		f->flags |= SYM_FRAME_SPELLING;
-	if (sflags & SYMT_SCOPE_NO_LOW_PC)
+	if ((sflags & SYMT_SCOPE_NO_LOW_PC) && !(omit & SYM_OMIT_LLVM_ONLY))
 		f->flags |= SYM_FRAME_NO_LOW_PC;
 }
 
@@ -1650,7 +1685,7 @@ frame_syms(const struct sym_table *t, const uint32_t *si,
 		f->demangled = dem ? dstr_at(t, gnu.demangled) : NULL;
 		f->flags |= SYM_FRAME_NAME_SYMTAB;
 		f->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
-		if (gnu.flags & SYMI_SYM_SPELLING)
+		if (dem && (gnu.flags & SYMI_SYM_SPELLING))
 			f->flags |= SYM_FRAME_SPELLING;
 		return;
 	}
@@ -1667,11 +1702,11 @@ frame_syms(const struct sym_table *t, const uint32_t *si,
 	if (nm->demangled) {
 		f->linkage_name = str_sp(t, sp, nm->name);
 		f->demangled = dem ? dstr_at(t, nm->demangled) : NULL;
-		if (nm->flags & SYMI_SYM_SPELLING)
+		if (dem && (nm->flags & SYMI_SYM_SPELLING))
 			f->flags |= SYM_FRAME_SPELLING;
 	}
 	f->name = str_sp(t, sp, nm->name);
-	f->entry = h->base + nm->addr;
+	f->entry = omit & SYM_OMIT_LLVM_ONLY ? 0 : h->base + nm->addr;
 	f->flags |= SYM_FRAME_SYMTAB;
 	if (!f->file && nm->file) {
 		f->file = str_sp(t, sp, nm->file);
@@ -1733,7 +1768,7 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	if (!have_leaf && !have_sym)
 		return 0;
 	if (have_leaf && hit->scope != SYMT_NONE &&
-	    scope_get_frame(t, hit->scope, &sc)) {
+	    scope_get_frame(t, hit->scope, &sc, omit)) {
 		have_sc = true;
 		if (!func_get_omit(t, sc.func, &fn, omit, true))
 			fn = no_func;
@@ -1745,10 +1780,12 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 			  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file :
 							    hit->file,
 			  fn.decl_line + hit->line, hit->column, hit->disc,
-			  have_sc ? entry_at(t, sc.entry) : 0,
+			  have_sc ? frame_entry(t, hit->scope, &sc, &fn, omit) :
+				    SYMT_NONE,
 			  have_sc ? sc.flags : 0, omit, sp);
 	else
-		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, 0, 0, omit,
+		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, SYMT_NONE,
+			  0, omit,
 			  sp);
 	n = 1;
 	outer_fn = fn;
@@ -1758,7 +1795,9 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 		while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
 			struct symt_scope up;
 
-			if (!scope_get_frame(t, sc.parent, &up))
+			uint32_t ui = sc.parent;
+
+			if (!scope_get_frame(t, ui, &up, omit))
 				break;
 			fr[n - 1].flags |= SYM_FRAME_INLINED;
 			if (n == max) {
@@ -1769,8 +1808,9 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 				fn = no_func;
 			outer_fn = fn;
 			frame_set(t, &fr[n++], &fn, sc.call_file, sc.call_line,
-				  sc.call_column, 0, entry_at(t, up.entry),
-				  up.flags, omit, sp);
+				  sc.call_column, 0,
+				  frame_entry(t, ui, &up, &fn, omit), up.flags,
+				  omit, sp);
 			sc = up;
 		}
 	}
@@ -1956,8 +1996,11 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			if (!(kf & SYMI_HIT_DECL_FILE))
 				fr[0].file = file_at(t, hit->file,
 						     &fr[0].file_rel);
+			if (omit & SYM_OMIT_LLVM_ONLY)
+				fr[0].file_rel = 0;
 			fr[0].line = sl->decl_line + hit->line;
-			fr[0].column = hit->column;
+			fr[0].column = omit & SYM_OMIT_LLVM_ONLY ? 0 :
+				       hit->column;
 			fr[0].discriminator = hit->disc;
 			c->hits++;
 			return n;

@@ -2157,16 +2157,20 @@ static bool gnu_symbols_unread(const struct a2l *a)
 
 /* The frame fields the style never prints (enum sym_frame_omit): the
  * declaration is JSON's StartFileName and StartLine, the peer names
- * eu-addr2line's, the symbols of answers named from DWARF GNU's.  Not
- * decoding the first two is 3% of a warm libjvm answer; the symbols are
- * 4% (libc) to 10% (python3.11d) of the instructions of a warm lookup of
- * 100,000 addresses (docs/bench.md). */
+ * eu-addr2line's, the symbols of answers named from DWARF GNU's, and
+ * columns, start addresses and relative paths llvm-symbolizer's (and
+ * --relativenames').  Not decoding the first two is 3% of a warm libjvm
+ * answer; the symbols are 4% (libc) to 10% (python3.11d) of the
+ * instructions of a warm lookup of 100,000 addresses, the last bit 5%
+ * (docs/bench.md). */
 static unsigned a2l_omit(const struct a2l *a)
 {
 	return (a->style == STYLE_JSON ? 0 : SYM_OMIT_DECL) |
 	       (a->style == STYLE_ELFUTILS ? 0 : SYM_OMIT_PEER_NAMES) |
 	       (a->demangle ? 0 : SYM_OMIT_DEMANGLED) |
-	       (gnu_symbols_unread(a) ? SYM_OMIT_SYMBOLS : 0);
+	       (gnu_symbols_unread(a) ? SYM_OMIT_SYMBOLS : 0) |
+	       (gnu_symbols_unread(a) && !a->relnames ?
+		SYM_OMIT_LLVM_ONLY : 0);
 }
 
 /* answer_table() - answer @n addresses from the table in memory, in one

@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sym_table *t = NULL;
 	struct sym_table_stat st;
 	struct sym_frame fr[SYM_MAX_FRAMES];
-	uint64_t addrs[MAX_ADDRS], span, a, sz;
+	uint64_t addrs[MAX_ADDRS], sorted[MAX_ADDRS], span, a, sz;
 	size_t na = 0, n, len;
 	struct batch_ctx bc;
 	const void *dbuf;
@@ -67,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!getenv("FUZZ_VERBOSE"))
 			sym_set_log(fuzz_quiet_log, NULL, SYM_LOG_WARN);
 		/* Batches cache frames in big batches only; these are
-		 * small.  symi_prefetch_min is set for each batch below. */
-		symi_fcache_min = 0;
+		 * small.  symi_prefetch_min and symi_fcache_min are set for
+		 * each batch below. */
 		init = true;
 	}
 
@@ -143,18 +143,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The batch path has its own search (it resumes from the previous
 	 * position), so run it unsorted and sorted; as for a big table
-	 * (prefetched) and a small one (the frame cache). */
+	 * (prefetched) and a small one: with the frame cache and every
+	 * field, and as GNU's style asks (every omit bit), without the
+	 * cache (symi_table_frames_run()). */
 	for (int big = 0; big < 2; big++) {
-		symi_prefetch_min = big ? 0 : SIZE_MAX;
-		bc = (struct batch_ctx){ .count = na };
-		FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb,
-						  &bc) == 0);
-		FUZZ_CHECK(bc.calls == na);
-		qsort(addrs, na, sizeof(addrs[0]), cmp_u64);
-		bc = (struct batch_ctx){ .count = na };
-		FUZZ_CHECK(sym_table_lookup_batch(t, addrs, na, batch_cb,
-						  &bc) == 0);
-		FUZZ_CHECK(bc.calls == na);
+		for (int gnu = 0; gnu < 2; gnu++) {
+			unsigned omit = gnu ? SYMI_OMIT_ALL : 0;
+
+			symi_prefetch_min = big ? 0 : SIZE_MAX;
+			symi_fcache_min = gnu ? SIZE_MAX : 0;
+			bc = (struct batch_ctx){ .count = na };
+			FUZZ_CHECK(sym_table_lookup_batch_omit(
+					   t, addrs, na, omit, batch_cb,
+					   &bc) == 0);
+			FUZZ_CHECK(bc.calls == na);
+			memcpy(sorted, addrs, na * sizeof(addrs[0]));
+			qsort(sorted, na, sizeof(sorted[0]), cmp_u64);
+			bc = (struct batch_ctx){ .count = na };
+			FUZZ_CHECK(sym_table_lookup_batch_omit(
+					   t, sorted, na, omit, batch_cb,
+					   &bc) == 0);
+			FUZZ_CHECK(bc.calls == na);
+		}
 	}
 
 	sym_table_close(t);

@@ -300,7 +300,7 @@ struct fields {
 	const struct sym_table *t;
 	const uint64_t *addrs;
 	unsigned omit;
-	size_t next, bad, frames, inlined, decls, peers, dems, syms;
+	size_t next, bad, frames, inlined, decls, peers, dems, syms, llvms;
 };
 
 static int same_frame(const struct sym_frame *a, const struct sym_frame *b)
@@ -343,9 +343,23 @@ static void omit_fields(struct sym_frame *fr, unsigned omit,
 		fr->outer = NULL;
 		fr->eu_name = NULL;
 	}
-	if ((omit & SYM_OMIT_DEMANGLED) && fr->demangled) {
+	if ((omit & SYM_OMIT_DEMANGLED) &&
+	    (fr->demangled || (fr->flags & SYM_FRAME_SPELLING))) {
 		f->dems++;
 		fr->demangled = NULL;
+		fr->flags &= ~(uint32_t)SYM_FRAME_SPELLING;
+	}
+	/* The entry stays where GNU's output reads it: a function without
+	 * a linkage name (tools/addr2line.c, struct gnu_seen). */
+	if ((omit & SYM_OMIT_LLVM_ONLY) &&
+	    (fr->column || fr->file_rel || (fr->flags & SYM_FRAME_NO_LOW_PC) ||
+	     (fr->entry && !(fr->flags & SYM_FRAME_NO_LINKAGE)))) {
+		f->llvms++;
+		fr->column = 0;
+		fr->file_rel = 0;
+		fr->flags &= ~(uint32_t)SYM_FRAME_NO_LOW_PC;
+		if (!(fr->flags & SYM_FRAME_NO_LINKAGE))
+			fr->entry = 0;
 	}
 }
 
@@ -402,9 +416,9 @@ static int fields_cb(void *ctx, size_t idx, const struct sym_frame *fr,
 
 /*
  * Batches without each set of the declarations, the peer names, the
- * demangled names and the symbols (enum sym_frame_omit), over @t at
- * @addrs: each must leave out something (the peer and demangled names
- * only C++ has: @cxx), and nothing else.
+ * demangled names, the symbols and llvm-symbolizer's fields (enum
+ * sym_frame_omit), over @t at @addrs: each must leave out something (the
+ * peer and demangled names only C++ has: @cxx), and nothing else.
  */
 static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		      size_t naddr, bool cxx)
@@ -426,6 +440,8 @@ static void test_omit(const struct sym_table *t, const uint64_t *addrs,
 		 * SYM_FRAME_NO_LINKAGE), so they keep the symbols. */
 		CHECK(!(omit & SYM_OMIT_SYMBOLS) || cxx ||
 		      f.syms > naddr / 10);
+		CHECK(!(omit & SYM_OMIT_LLVM_ONLY) ||
+		      f.llvms > (cxx ? 0 : naddr / 10));
 	}
 	CHECK_ERR(sym_table_lookup_batch_omit(t, addrs, 1,
 					      SYMI_OMIT_ALL + 1, fields_cb,
