@@ -789,17 +789,23 @@ static inline const char *llvm_name(const struct a2l *a,
  * or without the compilation directory with --relativenames, as
  * llvm-symbolizer's --basenames and --relativenames (the first wins).
  */
-static const char *file_name(struct a2l *a, const char *file, uint16_t rel)
+static inline __attribute__((always_inline)) const char *
+path_shown(bool basenames, bool relnames, const char *file, uint16_t rel)
 {
 	const char *slash;
 
 	if (!file)
 		return file;
-	if (a->basenames) {
+	if (basenames) {
 		slash = strrchr(file, '/');
 		return slash ? slash + 1 : file;
 	}
-	return a->relnames ? file + rel : file;
+	return relnames ? file + rel : file;
+}
+
+static const char *file_name(struct a2l *a, const char *file, uint16_t rel)
+{
+	return path_shown(a->basenames, a->relnames, file, rel);
 }
 
 /*
@@ -1105,6 +1111,33 @@ struct gnu_text {
 	bool more;		/* " (inlined by) " follows, with -p */
 };
 
+/* The options the GNU style tests for every frame, a's; print_gnu() is
+ * given them as the constant gnu_fi for sym lookup's -f -i, so that the
+ * tests fold away when it is compiled (python3.11d's 100,000 warm
+ * addresses: 2 M instructions fewer). */
+struct gnu_opts {
+	bool addresses, functions, inlines, pretty, demangle, basenames,
+	     relnames;
+};
+static const struct gnu_opts gnu_fi = { .functions = true, .inlines = true };
+
+static struct gnu_opts gnu_opts_of(const struct a2l *a)
+{
+	return (struct gnu_opts){
+		.addresses = a->addresses, .functions = a->functions,
+		.inlines = a->inlines, .pretty = a->pretty,
+		.demangle = a->demangle, .basenames = a->basenames,
+		.relnames = a->relnames,
+	};
+}
+
+static bool gnu_is_fi(const struct a2l *a)
+{
+	struct gnu_opts o = gnu_opts_of(a);
+
+	return !memcmp(&o, &gnu_fi, sizeof(o));
+}
+
 /*
  * @t at @w, which has GNU_FAST_ROOM bytes to spare before @end; the end
  * of it.  Each string is copied and measured in one pass (put_str()),
@@ -1114,7 +1147,7 @@ struct gnu_text {
  * room for the strings' strlen()s as well it never is (gnu_put_slow()).
  */
 static inline __attribute__((always_inline)) char *
-gnu_put(char *w, const char *end, const struct a2l *a,
+gnu_put(char *w, const char *end, const struct gnu_opts *o,
 	const struct gnu_text *t)
 {
 	const size_t keep = PUT_STR_CHUNK + GNU_FRAME_FIXED;
@@ -1124,7 +1157,7 @@ gnu_put(char *w, const char *end, const struct a2l *a,
 		w = put_str(w, end, t->name, keep);
 		if (!w)
 			return NULL;
-		w = a->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
+		w = o->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
 	}
 	w = put_str(w, end, t->file, keep);
 	if (!w)
@@ -1141,7 +1174,7 @@ gnu_put(char *w, const char *end, const struct a2l *a,
 	} else {
 		w = PUT_LIT(w, "?\n");
 	}
-	if (t->more && a->pretty)
+	if (t->more && o->pretty)
 		w = PUT_LIT(w, " (inlined by) ");
 	return w;
 }
@@ -1149,6 +1182,7 @@ gnu_put(char *w, const char *end, const struct a2l *a,
 /* gnu_frame() when the buffer has no room for @t yet, or a string is
  * longer than the room it had: room made for the strings' lengths. */
 static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
+						   struct gnu_opts o,
 						   struct gnu_text t)
 {
 	size_t need = (t.name ? strlen(t.name) : 0) + strlen(t.file) +
@@ -1156,13 +1190,13 @@ static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
 	char *tmp, *w = ob_room(a->ob, need, &tmp);
 
 	if (w)
-		ob_done(a->ob, gnu_put(w, w + need, a, &t), tmp);
+		ob_done(a->ob, gnu_put(w, w + need, &o, &t), tmp);
 }
 
 /* Frame @i of @fr[@n]; @more: an inliner follows. */
 static inline __attribute__((always_inline)) void
-gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
-	  bool more)
+gnu_frame(struct a2l *a, const struct gnu_opts *o,
+	  const struct sym_frame *fr, size_t n, size_t i, bool more)
 {
 	struct symi_buf *b = &a->ob->b;
 	struct gnu_text t = {
@@ -1172,40 +1206,45 @@ gnu_frame(struct a2l *a, const struct sym_frame *fr, size_t n, size_t i,
 	};
 	char *w;
 
-	if (a->functions) {
+	if (o->functions) {
 		/* Test the name printed, not the raw one: with -C a C++
 		 * frame prints its demangled name, and the linkage name is
-		 * never read (a cache miss per frame on big tables). */
+		 * never read (a cache miss per frame on big tables).  As
+		 * show(), with -C from @o. */
 		t.name = gnu_name(a, fr, n, i);
-		if (t.name)
-			t.name = show(a, t.name,
-				      t.name == fr[n - 1].linkage_name ?
-				      &fr[n - 1] : &fr[i], false);
+		if (t.name && o->demangle)
+			t.name = show_demangled(a, t.name,
+						t.name == fr[n - 1].linkage_name ?
+						&fr[n - 1] : &fr[i], false);
 		if (!t.name || !*t.name)
 			t.name = "??";
 	}
-	t.file = file_name(a, fr[i].file, fr[i].file_rel);
+	t.file = path_shown(o->basenames, o->relnames, fr[i].file,
+			    fr[i].file_rel);
 	if (!t.file)
 		t.file = "??";
 	if (b->alloc - b->len > GNU_FAST_ROOM) {
-		w = gnu_put(b->p + b->len, b->p + b->alloc, a, &t);
+		w = gnu_put(b->p + b->len, b->p + b->alloc, o, &t);
 		if (w) {
 			b->len = (size_t)(w - b->p);
 			*w = '\0';
 			return;
 		}
 	}
-	gnu_put_slow(a, t);
+	gnu_put_slow(a, *o, t);
 }
 
+/* The GNU style's answer for @addr, with @a's options @o (gnu_opts_of(),
+ * or a constant that equals it). */
 static inline __attribute__((always_inline)) void
-print_gnu(struct a2l *a, uint64_t addr, const struct sym_frame *fr, size_t n)
+print_gnu(struct a2l *a, const struct gnu_opts *o, uint64_t addr,
+	  const struct sym_frame *fr, size_t n)
 {
 	size_t i, last;
 
-	if (a->addresses) {
+	if (o->addresses) {
 		ob_hex(a->ob, addr, a->width);
-		ob_s(a->ob, a->pretty ? ": " : "\n");
+		ob_s(a->ob, o->pretty ? ": " : "\n");
 	}
 	/* bfd found neither a line nor a name: a frame only another
 	 * peer's symbols name. */
@@ -1213,14 +1252,23 @@ print_gnu(struct a2l *a, uint64_t addr, const struct sym_frame *fr, size_t n)
 	    (!fr[0].file || (fr[0].flags & SYM_FRAME_FILE_SYMTAB)))
 		n = 0;
 	if (n == 0) {
-		if (a->functions)
-			ob_s(a->ob, a->pretty ? "?? " : "??\n");
+		if (o->functions)
+			ob_s(a->ob, o->pretty ? "?? " : "??\n");
 		ob_s(a->ob, "??:0\n");
 		return;
 	}
-	last = a->inlines ? n - 1 : 0;
+	last = o->inlines ? n - 1 : 0;
 	for (i = 0; i <= last; i++)
-		gnu_frame(a, fr, n, i, i < last);
+		gnu_frame(a, o, fr, n, i, i < last);
+}
+
+/* print_gnu() with @a's options, for the answers not in a batch. */
+static void print_gnu_any(struct a2l *a, uint64_t addr,
+			  const struct sym_frame *fr, size_t n)
+{
+	struct gnu_opts o = gnu_opts_of(a);
+
+	print_gnu(a, &o, addr, fr, n);
 }
 
 /*
@@ -1961,7 +2009,7 @@ static void emit(struct a2l *a, uint64_t addr, const struct sym_frame *fr,
 		if (a->llvm)
 			print_llvm(a, addr, fr, n);
 		else
-			print_gnu(a, addr, fr, n);
+			print_gnu_any(a, addr, fr, n);
 		break;
 	case STYLE_LLVM:
 		print_llvm(a, addr, fr, n);
@@ -1992,7 +2040,7 @@ static void emit_unknown(struct a2l *a, const char *input)
 		print_llvm(a, 0, NULL, 0);
 		break;
 	case STYLE_GNU:
-		print_gnu(a, 0, NULL, 0);
+		print_gnu_any(a, 0, NULL, 0);
 		break;
 	}
 }
@@ -2116,13 +2164,26 @@ static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
 
 /* store_frames() of the GNU style, print_gnu() inlined: no emit() and
  * no call for each answer (python3.11d's 100,000 addresses: 2.4 M
- * instructions fewer, -1%). */
+ * instructions fewer, -1%); and for -f -i alone, with its options
+ * constant. */
 static int store_frames_gnu(void *ctx, size_t idx,
 			    const struct sym_frame *fr, size_t n)
 {
 	struct a2l *a = ctx;
+	struct gnu_opts o = gnu_opts_of(a);
 
-	print_gnu(a, a->batch_addrs[idx] + a->adjust + a->ktext, fr, n);
+	print_gnu(a, &o, a->batch_addrs[idx] + a->adjust + a->ktext, fr, n);
+	a->batch_done = idx + 1;
+	return 0;
+}
+
+static int store_frames_gnu_fi(void *ctx, size_t idx,
+			       const struct sym_frame *fr, size_t n)
+{
+	struct a2l *a = ctx;
+
+	print_gnu(a, &gnu_fi, a->batch_addrs[idx] + a->adjust + a->ktext,
+		  fr, n);
 	a->batch_done = idx + 1;
 	return 0;
 }
@@ -2130,8 +2191,9 @@ static int store_frames_gnu(void *ctx, size_t idx,
 /* The callback that prints @a's answers: emit()'s choice made once. */
 static sym_frames_fn frames_fn(const struct a2l *a)
 {
-	return a->style == STYLE_GNU && !a->llvm && a->cmd != CMD_DATA ?
-	       store_frames_gnu : store_frames;
+	if (a->style != STYLE_GNU || a->llvm || a->cmd == CMD_DATA)
+		return store_frames;
+	return gnu_is_fi(a) ? store_frames_gnu_fi : store_frames_gnu;
 }
 
 /*
