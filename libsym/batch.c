@@ -632,7 +632,8 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		return direct(&b, 0, count);
 	w = count < WINDOW ? count : WINDOW;
 	/* The window's arrays in one block, written whole by each window:
-	 * 5.2 MiB at 131,072 addresses, in huge pages (a warm lookup of
+	 * 6.5 MiB at 131,072 addresses (5.0 written in GNU's style, which
+	 * leaves the symbol words alone), in huge pages (a warm lookup of
 	 * 100,000 addresses in libc took 1,140 of its 1,812 page faults
 	 * here in 4 KiB pages).  Windows of 65,536 cost 100,000 addresses
 	 * a second sweep of the table: 2 to 3% more CPU (docs/bench.md).

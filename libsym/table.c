@@ -1785,8 +1785,7 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 			  have_sc ? sc.flags : 0, omit, sp);
 	else
 		frame_set(t, &fr[0], &no_func, SYMT_NONE, 0, 0, 0, SYMT_NONE,
-			  0, omit,
-			  sp);
+			  0, omit, sp);
 	n = 1;
 	outer_fn = fn;
 	if (have_sc) {
