@@ -623,8 +623,10 @@ enum sym_frame_omit {
 	/** @column, @entry, @file_rel and the SYM_FRAME_NO_LOW_PC flag:
 	 *  what llvm-symbolizer's outputs print (columns, "StartAddress",
 	 *  paths relative to the compilation directory) and GNU
-	 *  addr2line's never read.  Since 1.8.0: a library before it
-	 *  refuses the bit (-EINVAL). */
+	 *  addr2line's do not.  @entry stays on a frame with
+	 *  SYM_FRAME_NO_LINKAGE: GNU addr2line knows such a function
+	 *  again by it.  Since 1.8.0: a library before it refuses the bit
+	 *  (-EINVAL). */
 	SYM_OMIT_LLVM_ONLY = (1 << 4),
 };
 
