@@ -220,7 +220,7 @@ int symi_cols_pack(uint32_t count, unsigned nf, const uint8_t *w,
 			symt_wr32(buf + COLS_HEAD + 4 * (size_t)k,
 				  (uint32_t)at);
 			symt_wr32(buf + COLS_HEAD + 4 * ((size_t)n + 1 + k),
-			      w[0] ? vals[from] : 0);
+				  w[0] ? vals[from] : 0);
 		}
 		at += c;
 	}

@@ -945,26 +945,25 @@ str_sp(const struct sym_table *t, const char *sp, uint32_t off)
 	return off - 1 >= t->str.n - 1 ? NULL : sp + off;
 }
 
+/* File @idx's name, and in *@rel (NULL: not asked, as with
+ * SYM_OMIT_LLVM_ONLY) where its relative part starts. */
 static inline __attribute__((always_inline)) const char *
 file_at_sp(const struct sym_table *t, const char *sp, uint32_t idx,
 	   uint16_t *rel)
 {
 	uint32_t off, r;
 
-	*rel = 0;
+	if (rel)
+		*rel = 0;
 	if (idx >= t->files.n)
 		return NULL;
 	off = symt_get(&t->files, idx, SYMT_FI_NAME);
-	r = symt_get(&t->files, idx, SYMT_FI_REL);
-	if (r <= UINT16_MAX && (uint64_t)off + r < t->str.n)
-		*rel = (uint16_t)r;
+	if (rel) {
+		r = symt_get(&t->files, idx, SYMT_FI_REL);
+		if (r <= UINT16_MAX && (uint64_t)off + r < t->str.n)
+			*rel = (uint16_t)r;
+	}
 	return str_sp(t, sp, off);
-}
-
-static inline __attribute__((always_inline)) const char *
-file_at(const struct sym_table *t, uint32_t idx, uint16_t *rel)
-{
-	return file_at_sp(t, NULL, idx, rel);
 }
 
 static inline __attribute__((always_inline)) uint64_t entry_at(const struct sym_table *t, uint32_t off)
@@ -1285,14 +1284,10 @@ frame_set(const struct sym_table *t, struct sym_frame *f,
 	f->linkage_name = str_sp(t, sp, fn->linkage);
 	f->demangled = omit & SYM_OMIT_DEMANGLED ? NULL :
 		       dstr_at(t, fn->demangled);
-	if (omit & SYM_OMIT_LLVM_ONLY) {
-		f->file = file < t->files.n ?
-			  str_sp(t, sp, symt_get(&t->files, file,
-						 SYMT_FI_NAME)) : NULL;
+	f->file = file_at_sp(t, sp, file, omit & SYM_OMIT_LLVM_ONLY ? NULL :
+					  &f->file_rel);
+	if (omit & SYM_OMIT_LLVM_ONLY)
 		f->file_rel = 0;
-	} else {
-		f->file = file_at_sp(t, sp, file, &f->file_rel);
-	}
 	if (omit & SYM_OMIT_DECL) {
 		f->decl_file = NULL;
 		f->decl_file_rel = 0;
@@ -1993,10 +1988,10 @@ size_t symi_table_frames_cached(const struct sym_table *t,
 			for (size_t j = 0; j < n; j++)
 				frame_copy(&fr[j], &cf[j]);
 			if (!(kf & SYMI_HIT_DECL_FILE))
-				fr[0].file = file_at(t, hit->file,
-						     &fr[0].file_rel);
-			if (omit & SYM_OMIT_LLVM_ONLY)
-				fr[0].file_rel = 0;
+				fr[0].file = file_at_sp(
+					t, NULL, hit->file,
+					omit & SYM_OMIT_LLVM_ONLY ? NULL :
+					&fr[0].file_rel);
 			fr[0].line = sl->decl_line + hit->line;
 			fr[0].column = omit & SYM_OMIT_LLVM_ONLY ? 0 :
 				       hit->column;

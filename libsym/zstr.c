@@ -448,7 +448,6 @@ out:
 	return r;
 }
 
-
 int symi_zrec_get(const void *area, uint32_t zbytes, uint32_t count,
 		  unsigned nf, const uint8_t *w, enum symi_cols_out kind,
 		  uint64_t known, struct symi_zstr **out)

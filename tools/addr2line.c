@@ -569,12 +569,20 @@ int a2l_spelling(const char *mangled, const char *demangled, void *ctx)
 static const char *show_demangled(struct a2l *a, const char *raw,
 				  const struct sym_frame *f, bool z_only);
 
+/* show() with -C as @demangle says (the GNU printer's constant). */
+static inline __attribute__((always_inline)) const char *
+show_as(struct a2l *a, bool demangle, const char *raw,
+	const struct sym_frame *f, bool z_only)
+{
+	if (!raw || !demangle)
+		return raw;
+	return show_demangled(a, raw, f, z_only);
+}
+
 static inline const char *show(struct a2l *a, const char *raw,
 			       const struct sym_frame *f, bool z_only)
 {
-	if (!raw || !a->demangle)
-		return raw;
-	return show_demangled(a, raw, f, z_only);
+	return show_as(a, a->demangle, raw, f, z_only);
 }
 
 static const char *show_demangled(struct a2l *a, const char *raw,
@@ -881,7 +889,7 @@ static int ob_sink_whole(struct obuf *o)
 
 	if (!p)
 		return -ENOMEM;
-	memcpy(p, b->p ? b->p : "", b->p ? b->len + 1 : 1);
+	memcpy(p, b->p, b->len + 1);	/* past OB_SINK_STEP: p is set */
 	free(b->p);
 	b->p = p;
 	b->alloc = alloc;
@@ -1209,13 +1217,11 @@ gnu_frame(struct a2l *a, const struct gnu_opts *o,
 	if (o->functions) {
 		/* Test the name printed, not the raw one: with -C a C++
 		 * frame prints its demangled name, and the linkage name is
-		 * never read (a cache miss per frame on big tables).  As
-		 * show(), with -C from @o. */
+		 * never read (a cache miss per frame on big tables). */
 		t.name = gnu_name(a, fr, n, i);
-		if (t.name && o->demangle)
-			t.name = show_demangled(a, t.name,
-						t.name == fr[n - 1].linkage_name ?
-						&fr[n - 1] : &fr[i], false);
+		t.name = show_as(a, o->demangle, t.name,
+				 t.name == fr[n - 1].linkage_name ?
+				 &fr[n - 1] : &fr[i], false);
 		if (!t.name || !*t.name)
 			t.name = "??";
 	}
@@ -2166,26 +2172,28 @@ static int store_frames(void *ctx, size_t idx, const struct sym_frame *fr,
  * no call for each answer (python3.11d's 100,000 addresses: 2.4 M
  * instructions fewer, -1%); and for -f -i alone, with its options
  * constant. */
+static inline __attribute__((always_inline)) int
+store_gnu(struct a2l *a, const struct gnu_opts *o, size_t idx,
+	  const struct sym_frame *fr, size_t n)
+{
+	print_gnu(a, o, a->batch_addrs[idx] + a->adjust + a->ktext, fr, n);
+	a->batch_done = idx + 1;
+	return 0;
+}
+
 static int store_frames_gnu(void *ctx, size_t idx,
 			    const struct sym_frame *fr, size_t n)
 {
 	struct a2l *a = ctx;
 	struct gnu_opts o = gnu_opts_of(a);
 
-	print_gnu(a, &o, a->batch_addrs[idx] + a->adjust + a->ktext, fr, n);
-	a->batch_done = idx + 1;
-	return 0;
+	return store_gnu(a, &o, idx, fr, n);
 }
 
 static int store_frames_gnu_fi(void *ctx, size_t idx,
 			       const struct sym_frame *fr, size_t n)
 {
-	struct a2l *a = ctx;
-
-	print_gnu(a, &gnu_fi, a->batch_addrs[idx] + a->adjust + a->ktext,
-		  fr, n);
-	a->batch_done = idx + 1;
-	return 0;
+	return store_gnu(ctx, &gnu_fi, idx, fr, n);
 }
 
 /* The callback that prints @a's answers: emit()'s choice made once. */
