@@ -1831,6 +1831,118 @@ frames_of(const struct sym_table *t, const struct symi_hit *hit,
 	return n;
 }
 
+/*
+ * frame_set() under SYMI_OMIT_ALL for a function @fn that is named from
+ * DWARF as bfd names it (not func_no_linkage()), in two parts.  Its entry
+ * is not kept then (frame_entry()), and SYMI_OMIT_ALL drops every flag
+ * frame_set() would set, so only the names, the file, the line and the
+ * discriminator are the frame's own (frame_gnu_own()); the rest is the
+ * same for every such frame (frame_gnu_fixed()), written once for each
+ * of a run's frames (python3.11d's 100,000 warm addresses, callgrind:
+ * 100.2 M instructions through frames_of(), 98.4 M through frames_gnu()
+ * with every field written for each frame, 96.9 M so).
+ */
+static inline __attribute__((always_inline)) void
+frame_gnu_fixed(struct sym_frame *f)
+{
+	f->demangled = NULL;
+	f->decl_file = NULL;
+	f->column = 0;
+	f->decl_line = 0;
+	f->entry = 0;
+	f->symbol = NULL;
+	f->symbol_addr = 0;
+	f->symbol_size = 0;
+	f->file_rel = 0;
+	f->decl_file_rel = 0;
+	f->llvm_symbol = NULL;
+	f->llvm_symbol_addr = 0;
+	f->llvm_symbol_file = NULL;
+	f->gnu_symbol = NULL;
+	f->gnu_symbol_addr = 0;
+	f->outer = NULL;
+	f->eu_name = NULL;
+}
+
+static inline __attribute__((always_inline)) void
+frame_gnu_own(const struct sym_table *t, struct sym_frame *f,
+	      const struct symt_func *fn, uint32_t file, uint32_t line,
+	      uint32_t disc, const char *sp)
+{
+	f->name = str_sp(t, sp, fn->name);
+	f->linkage_name = str_sp(t, sp, fn->linkage);
+	f->file = file_at_sp(t, sp, file, NULL);
+	f->line = line;
+	f->discriminator = disc;
+	f->flags = 0;
+}
+
+/* Frame @j of a run's @fr, of which [0, *@fixed) have frame_gnu_fixed()'s
+ * fields already. */
+static inline __attribute__((always_inline)) void
+frame_gnu(const struct sym_table *t, struct sym_frame *fr, size_t j,
+	  size_t *fixed, const struct symt_func *fn, uint32_t file,
+	  uint32_t line, uint32_t disc, const char *sp)
+{
+	if (j >= *fixed) {
+		frame_gnu_fixed(&fr[j]);
+		*fixed = j + 1;
+	}
+	frame_gnu_own(t, &fr[j], fn, file, line, disc, sp);
+}
+
+/*
+ * frames_of() with @omit SYMI_OMIT_ALL (the GNU style's), for its common
+ * answer: a leaf in a scope whose functions are all named from DWARF as
+ * bfd names them, so that no symbol is read (named_all()).  It makes the
+ * same frames with none of frames_of()'s tests for the other answers: no
+ * symbols, no entries, no flags but SYM_FRAME_INLINED and
+ * SYM_FRAME_TRUNCATED; of @fr[@max], the frames [0, *@fixed) keep
+ * frame_gnu_fixed()'s fields from the hits before.  False, having
+ * written some of @fr perhaps, for any other hit: frames_of()'s then.
+ */
+static inline __attribute__((always_inline)) bool
+frames_gnu(const struct sym_table *t, const struct symi_hit *hit,
+	   struct sym_frame *fr, size_t max, const char *sp, size_t *fixed,
+	   size_t *got)
+{
+	struct symt_scope sc;
+	struct symt_func fn;
+	size_t n = 1, steps = 0;
+
+	if (!sp || !(hit->flags & SYMI_HIT_LEAF) ||
+	    !scope_get_frame(t, hit->scope, &sc, SYMI_OMIT_ALL) ||
+	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
+	    func_no_linkage(&fn))
+		return false;
+	frame_gnu(t, fr, 0, fixed, &fn,
+		  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file : hit->file,
+		  fn.decl_line + hit->line, hit->disc, sp);
+	while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
+		struct symt_scope up;
+
+		if (!scope_get_frame(t, sc.parent, &up, SYMI_OMIT_ALL))
+			break;
+		fr[n - 1].flags |= SYM_FRAME_INLINED;
+		if (n == max) {
+			fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
+			break;
+		}
+		if (!func_get_omit(t, up.func, &fn, SYMI_OMIT_ALL, false))
+			fn = no_func;
+		if (func_no_linkage(&fn))
+			return false;
+		frame_gnu(t, fr, n++, fixed, &fn, sc.call_file, sc.call_line, 0,
+			  sp);
+		sc = up;
+	}
+	/* The outermost names the answer (named_all()). */
+	if (!fn.name && !fn.linkage)
+		return false;
+	*got = n;
+	return true;
+}
+
 /* frames_of() with the strings' plain copy @sp (or NULL).  The GNU and
  * LLVM styles without -C, sym lookup's defaults, get it with @omit a
  * constant (no test of it per field) and, once the strings are plain, a
@@ -1874,6 +1986,8 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 	   void *ctx, size_t lo)
 {
 	const struct symt_view *sv = &t->scopes;
+	const char *sp;
+	size_t fixed = 0;	/* frames_gnu()'s */
 	uint32_t decl_line;
 	bool late;
 	int rc = 0;
@@ -1892,12 +2006,15 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + sv->stride - 1);
 		}
-		if (h->flags)
+		sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+		if (h->flags &&
+		    (omit != SYMI_OMIT_ALL ||
+		     !frames_gnu(t, h, fr, max, sp, &fixed, &got))) {
 			got = frames_of(t, h, syms + (size_t)SYMT_CH_N * i,
-					addrs[i], fr, max, omit,
-					__atomic_load_n(&t->str.plain,
-							__ATOMIC_ACQUIRE),
+					addrs[i], fr, max, omit, sp,
 					&decl_line, &late);
+			fixed = 0;	/* frame_syms() may have set them */
+		}
 		rc = fn(ctx, lo + i, fr, got);
 	}
 	return rc;
