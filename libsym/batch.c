@@ -116,6 +116,7 @@ struct batch {
 	sym_frames_fn fn;
 	void *ctx;
 	unsigned omit;		/* enum sym_frame_omit */
+	struct symi_gnu_text *text;	/* or NULL (answer_small()) */
 	/* The table of the current address, the search hints in it, and
 	 * its number in tabs (UINT32_MAX: not numbered in this window). */
 	const struct sym_table *t;
@@ -571,7 +572,7 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 		rc = symi_table_frames_run(t, hits + i, HSYMS(b, i),
 					   b->addrs + lo + i, n - i, b->omit,
 					   fr, SYM_MAX_FRAMES, b->fn, b->ctx,
-					   lo + i);
+					   lo + i, b->text);
 	return rc;
 }
 
@@ -617,11 +618,11 @@ static int answer(struct batch *b, size_t lo, size_t n)
 
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		      symi_table_at_fn at, void *actx, unsigned omit,
-		      sym_frames_fn fn, void *ctx)
+		      struct symi_gnu_text *text, sym_frames_fn fn, void *ctx)
 {
 	struct batch b = {
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
-		.omit = omit, .count = count,
+		.omit = omit, .text = text, .count = count,
 		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
 	};
 	void *mem = NULL;

@@ -886,15 +886,18 @@ size_t symi_table_frames(const struct sym_table *t,
  * @fn(@ctx, @lo + i, @fr, frames) before the next is made in @fr[@max]:
  * the second half of a batch's run of one table in cache, without a
  * call per hit.  The scope record of the hit SYMI_RUN_AHEAD on is
- * prefetched.  Returns 0, or the first non-zero @fn returned (the rest
- * are not made).
+ * prefetched.  With @text (gnutext.h) and @omit SYMI_OMIT_ALL, a hit
+ * whose GNU text table.c's gnu_text() can write goes to @text, and
+ * text->done is set past it, instead of to @fn.  Returns 0, or the first
+ * non-zero @fn returned (the rest are not made).
  */
+struct symi_gnu_text;
 #define SYMI_RUN_AHEAD 16
 int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo);
+			  void *ctx, size_t lo, struct symi_gnu_text *text);
 
 /*
  * A frame cache: what symi_table_frames() made of recent hits, by their
@@ -961,11 +964,13 @@ extern size_t symi_fcache_hits;
 
 /* Look @addrs[@count] up (in address order when that pays) and call @fn
  * once per address in input order, with frames without the fields @omit
- * names (enum sym_frame_omit).  Returns 0, the first non-zero value of
- * @fn, or the first error of @at. */
+ * names (enum sym_frame_omit); with @text (gnutext.h, and @omit
+ * SYMI_OMIT_ALL), the answers it can take go there instead, in a run of
+ * one small table (symi_table_frames_run()).  Returns 0, the first
+ * non-zero value of @fn, or the first error of @at. */
 int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		      symi_table_at_fn at, void *actx, unsigned omit,
-		      sym_frames_fn fn, void *ctx);
+		      struct symi_gnu_text *text, sym_frames_fn fn, void *ctx);
 
 /* The table takes ownership of @buf, a malloc()ed table buffer, and frees
  * it in sym_table_close() (table.c). */

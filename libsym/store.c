@@ -67,6 +67,7 @@
 
 #include "internal.h"
 #include "format.h"
+#include "gnutext.h"
 #include "base.h"
 
 #define STORE_LAYOUT 1
@@ -1552,6 +1553,15 @@ int sym_store_lookup_omit(struct sym_store *st, const char *build_id,
 			  const uint64_t *addrs, size_t count, unsigned omit,
 			  sym_frames_fn fn, void *ctx)
 {
+	return symi_store_lookup_gnu(st, build_id, addrs, count, omit, NULL,
+				     fn, ctx);
+}
+
+int symi_store_lookup_gnu(struct sym_store *st, const char *build_id,
+			  const uint64_t *addrs, size_t count, unsigned omit,
+			  struct symi_gnu_text *text, sym_frames_fn fn,
+			  void *ctx)
+{
 	struct chunk_at ca = { .st = st };
 	struct table_read r;
 	uint8_t id[ID_MAX];
@@ -1579,8 +1589,8 @@ int sym_store_lookup_omit(struct sym_store *st, const char *build_id,
 		ca.id = id;
 		ca.idlen = idlen;
 		ca.gen = r.m.gen;
-		err = symi_batch_lookup(addrs, count, chunk_at, &ca, omit, fn,
-					ctx);
+		err = symi_batch_lookup(addrs, count, chunk_at, &ca, omit,
+					text, fn, ctx);
 		/* One chunk, opened: checked. */
 		if (r.m.chunks == 1 && ca.nopen == 1 && !ca.bad)
 			whole = r.m.gen;

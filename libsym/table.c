@@ -27,6 +27,8 @@
 
 #include "internal.h"
 #include "format.h"
+#include "gnutext.h"
+#include "put.h"
 #include "base.h"
 
 
@@ -1891,55 +1893,159 @@ frame_gnu(const struct sym_table *t, struct sym_frame *fr, size_t j,
 	frame_gnu_own(t, &fr[j], fn, file, line, disc, sp);
 }
 
+/* One frame of gnu_walk(): @j, innermost first, of function @fn at
+ * @file:@line.  False stops the walk. */
+typedef bool (*gnu_frame_fn)(void *c, size_t j, const struct symt_func *fn,
+			     uint32_t file, uint32_t line);
+
 /*
- * frames_of() with @omit SYMI_OMIT_ALL (the GNU style's), for its common
- * answer: a leaf in a scope whose functions are all named from DWARF as
- * bfd names them, so that no symbol is read (named_all()).  It makes the
- * same frames with none of frames_of()'s tests for the other answers: no
- * symbols, no entries, no flags but SYM_FRAME_INLINED and
- * SYM_FRAME_TRUNCATED; of @fr[@max], the frames [0, *@fixed) keep
- * frame_gnu_fixed()'s fields from the hits before.  False, having
- * written some of @fr perhaps, for any other hit: frames_of()'s then.
+ * gnu_walk() - the frames of @hit as frames_of() makes them with @omit
+ * SYMI_OMIT_ALL (the GNU style's), for its common answer: a leaf in a
+ * scope whose functions are all named from DWARF as bfd names them, so
+ * that no symbol is read (named_all()).  Each frame goes to @emit (an
+ * inlined constant: frames_gnu(), gnu_text()), with none of frames_of()'s
+ * tests for the other answers: no symbols, no entries, no flags.  In
+ * *@n the frames, and *@cut says whether the chain was cut at @max (the
+ * last frame's SYM_FRAME_TRUNCATED).  False, having emitted some frames
+ * perhaps, for any other hit (or when @emit said stop): frames_of()'s.
+ */
+static inline __attribute__((always_inline)) bool
+gnu_walk(const struct sym_table *t, const struct symi_hit *hit, size_t max,
+	 gnu_frame_fn emit, void *c, size_t *n, bool *cut)
+{
+	struct symt_scope sc;
+	struct symt_func fn;
+	size_t k = 1, steps = 0;
+
+	*cut = false;
+	if (!(hit->flags & SYMI_HIT_LEAF) ||
+	    !scope_get_frame(t, hit->scope, &sc, SYMI_OMIT_ALL) ||
+	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
+	    func_no_linkage(&fn) ||
+	    !emit(c, 0, &fn,
+		  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file : hit->file,
+		  fn.decl_line + hit->line))
+		return false;
+	while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
+		struct symt_scope up;
+
+		if (!scope_get_frame(t, sc.parent, &up, SYMI_OMIT_ALL))
+			break;
+		if (k == max) {
+			*cut = true;
+			break;
+		}
+		if (!func_get_omit(t, up.func, &fn, SYMI_OMIT_ALL, false))
+			fn = no_func;
+		if (func_no_linkage(&fn) ||
+		    !emit(c, k++, &fn, sc.call_file, sc.call_line))
+			return false;
+		sc = up;
+	}
+	/* The outermost names the answer (named_all()). */
+	*n = k;
+	return fn.name || fn.linkage;
+}
+
+struct frames_gnu {
+	const struct sym_table *t;
+	struct sym_frame *fr;
+	size_t *fixed;
+	const char *sp;
+	uint32_t disc;		/* the innermost frame's */
+};
+
+static inline __attribute__((always_inline)) bool
+frames_gnu_one(void *c, size_t j, const struct symt_func *fn, uint32_t file,
+	       uint32_t line)
+{
+	struct frames_gnu *g = c;
+
+	frame_gnu(g->t, g->fr, j, g->fixed, fn, file, line, j ? 0 : g->disc,
+		  g->sp);
+	return true;
+}
+
+/*
+ * frames_gnu() - frames_of() with @omit SYMI_OMIT_ALL, for gnu_walk()'s
+ * answers: the same frames in @fr[@max] (of which [0, *@fixed) keep
+ * frame_gnu_fixed()'s fields from the hits before), and in *@got how
+ * many.  False, having written some of @fr perhaps, for any other hit.
  */
 static inline __attribute__((always_inline)) bool
 frames_gnu(const struct sym_table *t, const struct symi_hit *hit,
 	   struct sym_frame *fr, size_t max, const char *sp, size_t *fixed,
 	   size_t *got)
 {
-	struct symt_scope sc;
-	struct symt_func fn;
-	size_t n = 1, steps = 0;
+	struct frames_gnu g = {
+		.t = t, .fr = fr, .fixed = fixed, .sp = sp, .disc = hit->disc,
+	};
+	bool cut;
 
-	if (!sp || !(hit->flags & SYMI_HIT_LEAF) ||
-	    !scope_get_frame(t, hit->scope, &sc, SYMI_OMIT_ALL) ||
-	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
-	    func_no_linkage(&fn))
+	if (!sp || !gnu_walk(t, hit, max, frames_gnu_one, &g, got, &cut))
 		return false;
-	frame_gnu(t, fr, 0, fixed, &fn,
-		  hit->flags & SYMI_HIT_DECL_FILE ? fn.decl_file : hit->file,
-		  fn.decl_line + hit->line, hit->disc, sp);
-	while (sc.parent != SYMT_NONE && steps++ < SYM_MAX_FRAMES) {
-		struct symt_scope up;
+	for (size_t j = 0; j + 1 < *got; j++)
+		fr[j].flags = SYM_FRAME_INLINED;
+	if (cut)
+		fr[*got - 1].flags = SYM_FRAME_INLINED | SYM_FRAME_TRUNCATED;
+	return true;
+}
 
-		if (!scope_get_frame(t, sc.parent, &up, SYMI_OMIT_ALL))
-			break;
-		fr[n - 1].flags |= SYM_FRAME_INLINED;
-		if (n == max) {
-			fr[n - 1].flags |= SYM_FRAME_TRUNCATED;
-			break;
-		}
-		if (!func_get_omit(t, up.func, &fn, SYMI_OMIT_ALL, false))
-			fn = no_func;
-		if (func_no_linkage(&fn))
-			return false;
-		frame_gnu(t, fr, n++, fixed, &fn, sc.call_file, sc.call_line, 0,
-			  sp);
-		sc = up;
-	}
-	/* The outermost names the answer (named_all()). */
-	if (!fn.name && !fn.linkage)
+struct gnu_text_run {
+	const struct sym_table *t;
+	const char *sp;
+	char *w, *end;		/* at w, GNU_FAST_ROOM to spare before end */
+	uint32_t disc;		/* the innermost frame's, for every frame */
+};
+
+static inline __attribute__((always_inline)) bool
+gnu_text_one(void *c, size_t j, const struct symt_func *fn, uint32_t file,
+	     uint32_t line)
+{
+	struct gnu_text_run *g = c;
+	const char *name = str_sp(g->t, g->sp, fn->linkage);
+	struct gnu_text x = {
+		.name = name ? name : str_sp(g->t, g->sp, fn->name),
+		.file = file_at_sp(g->t, g->sp, file, NULL),
+		.line = line,
+		.disc = g->disc,
+	};
+
+	(void)j;
+	if (g->end - g->w <= GNU_FAST_ROOM)
 		return false;
-	*got = n;
+	if (!x.name || !*x.name)
+		x.name = "??";
+	if (!x.file)
+		x.file = "??";
+	g->w = gnu_put(g->w, g->end, false, &x);
+	return g->w != NULL;
+}
+
+/*
+ * gnu_text() - the GNU style's text of @hit (libsym/gnutext.h) appended
+ * to @b, when gnu_walk() takes the hit and it fits, as
+ * tools/addr2line.c's print_gnu() prints the frames frames_of() makes of
+ * it with -f -i: each frame's linkage name, else its name ("??" for
+ * none), its file ("??"), its line, and the innermost frame's
+ * discriminator.  False, with @b as it was, otherwise.
+ */
+static inline __attribute__((always_inline)) bool
+gnu_text(const struct sym_table *t, const struct symi_hit *hit, size_t max,
+	 const char *sp, struct symi_buf *b)
+{
+	struct gnu_text_run g = {
+		.t = t, .sp = sp, .w = b->p + b->len, .end = b->p + b->alloc,
+		.disc = hit->disc,
+	};
+	size_t n;
+	bool cut;
+
+	if (!sp || b->alloc - b->len <= GNU_FAST_ROOM ||
+	    !gnu_walk(t, hit, max, gnu_text_one, &g, &n, &cut))
+		return false;
+	b->len = (size_t)(g.w - b->p);
+	*g.w = '\0';
 	return true;
 }
 
@@ -1983,11 +2089,12 @@ static inline __attribute__((always_inline)) int
 frames_run(const struct sym_table *t, const struct symi_hit *hits,
 	   const uint32_t *syms, const uint64_t *addrs, size_t n,
 	   unsigned omit, struct sym_frame *fr, size_t max, sym_frames_fn fn,
-	   void *ctx, size_t lo)
+	   void *ctx, size_t lo, struct symi_gnu_text *text)
 {
 	const struct symt_view *sv = &t->scopes;
 	const char *sp;
 	size_t fixed = 0;	/* frames_gnu()'s */
+	size_t done = text ? text->done : 0;	/* text->done, kept here */
 	uint32_t decl_line;
 	bool late;
 	int rc = 0;
@@ -2007,6 +2114,11 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 			__builtin_prefetch(p + sv->stride - 1);
 		}
 		sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+		if (omit == SYMI_OMIT_ALL && text &&
+		    gnu_text(t, h, max, sp, text->buf)) {
+			done = lo + i + 1;
+			continue;
+		}
 		if (h->flags &&
 		    (omit != SYMI_OMIT_ALL ||
 		     !frames_gnu(t, h, fr, max, sp, &fixed, &got))) {
@@ -2015,8 +2127,12 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 					&decl_line, &late);
 			fixed = 0;	/* frame_syms() may have set them */
 		}
+		if (text)
+			text->done = done;	/* for @fn to see */
 		rc = fn(ctx, lo + i, fr, got);
 	}
+	if (text)
+		text->done = done;
 	return rc;
 }
 
@@ -2024,16 +2140,19 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo)
+			  void *ctx, size_t lo, struct symi_gnu_text *text)
 {
+	if (omit == SYMI_OMIT_ALL && text)
+		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
+				  max, fn, ctx, lo, text);
 	if (omit == SYMI_OMIT_ALL)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo);
+				  max, fn, ctx, lo, NULL);
 	if (omit == SYMI_OMIT_LLVM)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_LLVM, fr,
-				  max, fn, ctx, lo);
+				  max, fn, ctx, lo, NULL);
 	return frames_run(t, hits, syms, addrs, n, omit, fr, max, fn, ctx,
-			  lo);
+			  lo, NULL);
 }
 
 /*
@@ -2182,14 +2301,23 @@ static int whole_table(void *ctx, uint64_t addr, const struct sym_table **t,
 	return 0;
 }
 
-int sym_table_lookup_batch_omit(const struct sym_table *t,
+int symi_table_lookup_batch_gnu(const struct sym_table *t,
 				const uint64_t *addrs, size_t count,
-				unsigned omit, sym_frames_fn fn, void *ctx)
+				unsigned omit, struct symi_gnu_text *text,
+				sym_frames_fn fn, void *ctx)
 {
 	if (!t || (!addrs && count) || !fn || (omit & ~SYMI_OMIT_ALL))
 		return -EINVAL;
 	return symi_batch_lookup(addrs, count, whole_table, (void *)t, omit,
-				 fn, ctx);
+				 text, fn, ctx);
+}
+
+int sym_table_lookup_batch_omit(const struct sym_table *t,
+				const uint64_t *addrs, size_t count,
+				unsigned omit, sym_frames_fn fn, void *ctx)
+{
+	return symi_table_lookup_batch_gnu(t, addrs, count, omit, NULL, fn,
+					   ctx);
 }
 
 int sym_table_lookup_batch(const struct sym_table *t, const uint64_t *addrs,

@@ -58,6 +58,7 @@
 #include "client.h"
 #include "grow.h"
 #include "pool.h"
+#include "gnutext.h"
 #include "put.h"
 #include "stack.h"
 #include "tools.h"
@@ -1103,22 +1104,6 @@ ob_printf(struct obuf *o, const char *fmt, ...)
  * GNU style (binutils 2.40 addr2line.c, translate_addresses()).
  */
 
-/* The most bytes gnu_put() writes besides the name and the file:
- * " at ", ":", the line, " (discriminator N)\n", " (inlined by) ". */
-#define GNU_FRAME_FIXED 64
-/* The room gnu_put() needs beyond the strings' bytes: put_str() stores
- * whole chunks of PUT_STR_CHUNK bytes. */
-#define GNU_FAST_ROOM (2 * PUT_STR_CHUNK + GNU_FRAME_FIXED)
-
-/* The text of a GNU frame: its strings and numbers, as printed. */
-struct gnu_text {
-	const char *name;	/* NULL without -f */
-	const char *file;
-	uint32_t line;
-	uint32_t disc;		/* the innermost frame's discriminator */
-	bool more;		/* " (inlined by) " follows, with -p */
-};
-
 /* The options the GNU style tests for every frame, a's; print_gnu() is
  * given them as the constant gnu_fi for sym lookup's -f -i, so that the
  * tests fold away when it is compiled (python3.11d's 100,000 warm
@@ -1146,47 +1131,6 @@ static bool gnu_is_fi(const struct a2l *a)
 	return !memcmp(&o, &gnu_fi, sizeof(o));
 }
 
-/*
- * @t at @w, which has GNU_FAST_ROOM bytes to spare before @end; the end
- * of it.  Each string is copied and measured in one pass (put_str()),
- * the numbers by put_u32_5(), and the discriminator's text is written and
- * then kept or not, so that the lengths of the strings and numbers take
- * no branch (put.h).  NULL when a string is longer than the room: with
- * room for the strings' strlen()s as well it never is (gnu_put_slow()).
- */
-static inline __attribute__((always_inline)) char *
-gnu_put(char *w, const char *end, const struct gnu_opts *o,
-	const struct gnu_text *t)
-{
-	const size_t keep = PUT_STR_CHUNK + GNU_FRAME_FIXED;
-	char *d;
-
-	if (t->name) {
-		w = put_str(w, end, t->name, keep);
-		if (!w)
-			return NULL;
-		w = o->pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
-	}
-	w = put_str(w, end, t->file, keep);
-	if (!w)
-		return NULL;
-	*w++ = ':';
-	/* bfd keeps the first discriminator for the inliners. */
-	if (t->line) {
-		w = put_u32_5(w, t->line);
-		d = PUT_LIT(w, " (discriminator ");
-		d = put_u32_5(d, t->disc);
-		*d++ = ')';
-		w = t->disc ? d : w;
-		*w++ = '\n';
-	} else {
-		w = PUT_LIT(w, "?\n");
-	}
-	if (t->more && o->pretty)
-		w = PUT_LIT(w, " (inlined by) ");
-	return w;
-}
-
 /* gnu_frame() when the buffer has no room for @t yet, or a string is
  * longer than the room it had: room made for the strings' lengths. */
 static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
@@ -1198,7 +1142,7 @@ static __attribute__((noinline)) void gnu_put_slow(struct a2l *a,
 	char *tmp, *w = ob_room(a->ob, need, &tmp);
 
 	if (w)
-		ob_done(a->ob, gnu_put(w, w + need, &o, &t), tmp);
+		ob_done(a->ob, gnu_put(w, w + need, o.pretty, &t), tmp);
 }
 
 /* Frame @i of @fr[@n]; @more: an inliner follows. */
@@ -1230,7 +1174,7 @@ gnu_frame(struct a2l *a, const struct gnu_opts *o,
 	if (!t.file)
 		t.file = "??";
 	if (b->alloc - b->len > GNU_FAST_ROOM) {
-		w = gnu_put(b->p + b->len, b->p + b->alloc, o, &t);
+		w = gnu_put(b->p + b->len, b->p + b->alloc, o->pretty, &t);
 		if (w) {
 			b->len = (size_t)(w - b->p);
 			*w = '\0';
@@ -2277,15 +2221,50 @@ static unsigned a2l_omit(const struct a2l *a)
 		SYM_OMIT_LLVM_ONLY : 0);
 }
 
+/*
+ * gnu_text() - where libsym writes the text of sym lookup's default
+ * style, -f -i alone, for the answers it can (libsym/gnutext.h): @a's
+ * output buffer, in @t; NULL for any other style or option, or when the
+ * output has failed.  The callback prints the others into the same
+ * buffer, in input order with them.
+ */
+static struct symi_gnu_text *gnu_text(struct a2l *a, struct symi_gnu_text *t)
+{
+	if (frames_fn(a) != store_frames_gnu_fi || a->ob->err)
+		return NULL;
+	*t = (struct symi_gnu_text){ .buf = &a->ob->b };
+	return t;
+}
+
+/* sym_store_lookup_omit() of @a's batch @addrs[@n] (with gnu_text()'s
+ * text); a->batch_done says how many were answered. */
+static int lookup_store(struct a2l *a, const uint64_t *addrs, size_t n)
+{
+	struct symi_gnu_text text = { 0 };
+	int err;
+
+	a->batch_addrs = addrs;
+	a->batch_done = 0;
+	err = symi_store_lookup_gnu(a->store, a->build_id, addrs, n,
+				    a2l_omit(a), gnu_text(a, &text),
+				    frames_fn(a), a);
+	if (text.done > a->batch_done)
+		a->batch_done = text.done;
+	return err;
+}
+
 /* answer_table() - answer @n addresses from the table in memory, in one
  * batch (sorted and pipelined by libsym, as the store's are). */
 static void answer_table(struct a2l *a, const uint64_t *addrs, size_t n)
 {
+	struct symi_gnu_text text = { 0 };
+
 	a->batch_addrs = addrs;
 	a->batch_done = 0;
 	/* store_frames() never stops it, and the arguments are valid. */
-	(void)sym_table_lookup_batch_omit(a->tab, addrs, n, a2l_omit(a),
-					  frames_fn(a), a);
+	(void)symi_table_lookup_batch_gnu(a->tab, addrs, n, a2l_omit(a),
+					  gnu_text(a, &text), frames_fn(a),
+					  a);
 }
 
 /*
@@ -2386,10 +2365,7 @@ static int answer(struct a2l *a, const uint64_t *addrs, size_t n)
 		return err;
 	}
 	if (a->from_cache) {
-		a->batch_addrs = addrs;
-		a->batch_done = 0;
-		err = sym_store_lookup_omit(a->store, a->build_id, addrs, n,
-					    a2l_omit(a), frames_fn(a), a);
+		err = lookup_store(a, addrs, n);
 		a->t_lookup += now_ms() - t0;
 		if (!err)
 			return 0;
@@ -2482,15 +2458,10 @@ static void run_job(void *arg)
 	j->ob.err = false;
 	j->err = 0;
 	w->ob = &j->ob;
-	if (w->from_cache) {
-		w->batch_addrs = j->addrs;
-		w->batch_done = 0;
-		j->err = sym_store_lookup_omit(w->store, w->build_id,
-					       j->addrs, j->n, a2l_omit(w),
-					       frames_fn(w), w);
-	} else {
+	if (w->from_cache)
+		j->err = lookup_store(w, j->addrs, j->n);
+	else
 		answer_table(w, j->addrs, j->n);
-	}
 	w->t_lookup = now_ms() - t0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * t-put.c - the printer's byte movers (tools/put.h): put_u32() and
+ * t-put.c - the printer's byte movers (libsym/put.h): put_u32() and
  * put_u32_5() against snprintf() on every value below 1,100,000, the
  * powers of ten around them and 1,000,000 random values; put_str() on
  * strings of every length up to 300 at every distance from the end of a

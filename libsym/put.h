@@ -1,9 +1,11 @@
 /*
  * put.h - the printer's byte movers: strings and numbers written at a
  * pointer into a buffer the caller has made room in (tools/addr2line.c's
- * struct obuf).  Nothing here allocates or checks a buffer's size except
- * where a function says so; each says how many bytes it may store past
- * the end it returns, which the caller's room must cover.
+ * struct obuf, or the GNU text libsym writes itself: libsym/gnutext.h).
+ * Nothing here allocates or checks a buffer's size except where a
+ * function says so; each says how many bytes it may store past the end
+ * it returns, which the caller's room must cover.  At its end, the one
+ * frame of GNU addr2line's text both printers write (gnu_put()).
  *
  * A warm `sym lookup` prints one answer per address in the input's order,
  * so the lengths of the strings and numbers it prints change at random
@@ -14,9 +16,10 @@
  * without branches on lengths").  put_str() and put_u32_5() take no branch
  * on a length in the common case.
  */
-#ifndef SYM_TOOLS_PUT_H
-#define SYM_TOOLS_PUT_H
+#ifndef SYM_PUT_H
+#define SYM_PUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -229,4 +232,69 @@ put_str(char *w, const char *end, const char *s, size_t keep)
 	return put_str_rest(w, end, s, keep);
 }
 
-#endif /* SYM_TOOLS_PUT_H */
+/*
+ * GNU addr2line's text of a frame: "NAME\nFILE:LINE\n", or with -p
+ * "NAME at FILE:LINE\n", a discriminator after the line when there is
+ * one, and "FILE:?" without a line.
+ */
+
+/* The most bytes gnu_put() writes besides the name and the file:
+ * " at ", ":", the line, " (discriminator N)\n", " (inlined by) ". */
+#define GNU_FRAME_FIXED 64
+/* The room gnu_put() needs beyond the strings' bytes: put_str() stores
+ * whole chunks of PUT_STR_CHUNK bytes. */
+#define GNU_FAST_ROOM (2 * PUT_STR_CHUNK + GNU_FRAME_FIXED)
+
+/* The text of a GNU frame: its strings and numbers, as printed. */
+struct gnu_text {
+	const char *name;	/* NULL without -f */
+	const char *file;
+	uint32_t line;
+	uint32_t disc;		/* the innermost frame's discriminator */
+	bool more;		/* " (inlined by) " follows, with -p */
+};
+
+/*
+ * gnu_put() - GNU addr2line's text of frame @t (binutils 2.40
+ * addr2line.c, translate_addresses(); with -p as @pretty says) at @w,
+ * which has GNU_FAST_ROOM bytes to spare before @end; the end of it.
+ * Each string is copied and measured in one pass (put_str()), the
+ * numbers by put_u32_5(), and the discriminator's text is written and
+ * then kept or not, so that the lengths of the strings and numbers take
+ * no branch.  NULL when a string is longer than the room: with room for
+ * the strings' strlen()s as well it never is (tools/addr2line.c's
+ * gnu_put_slow()).
+ */
+static inline __attribute__((always_inline)) char *
+gnu_put(char *w, const char *end, bool pretty, const struct gnu_text *t)
+{
+	const size_t keep = PUT_STR_CHUNK + GNU_FRAME_FIXED;
+	char *d;
+
+	if (t->name) {
+		w = put_str(w, end, t->name, keep);
+		if (!w)
+			return NULL;
+		w = pretty ? PUT_LIT(w, " at ") : PUT_LIT(w, "\n");
+	}
+	w = put_str(w, end, t->file, keep);
+	if (!w)
+		return NULL;
+	*w++ = ':';
+	/* bfd keeps the first discriminator for the inliners. */
+	if (t->line) {
+		w = put_u32_5(w, t->line);
+		d = PUT_LIT(w, " (discriminator ");
+		d = put_u32_5(d, t->disc);
+		*d++ = ')';
+		w = t->disc ? d : w;
+		*w++ = '\n';
+	} else {
+		w = PUT_LIT(w, "?\n");
+	}
+	if (t->more && pretty)
+		w = PUT_LIT(w, " (inlined by) ");
+	return w;
+}
+
+#endif /* SYM_PUT_H */
