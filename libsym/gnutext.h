@@ -19,7 +19,8 @@
 #define SYM_GNUTEXT_H
 
 #include "sym.h"
-#include "base.h"
+
+struct symi_buf;	/* base.h */
 
 /*
  * struct symi_gnu_text - where the text goes.
