@@ -3,17 +3,18 @@
  * themselves, for `sym lookup` and `sym addr2line` (tools/addr2line.c).
  * Not installed: the sym tool links libsym's archive.
  *
- * A warm run of 100,000 addresses is mostly the making and printing of
- * its answers.  Through sym_frames_fn, each answer is a struct sym_frame
- * a frame (23 fields, most of them unread by GNU's style), and a call
- * into the printer.  Here the common answer, a leaf in a scope whose
- * functions are all named from DWARF as bfd names them (a linkage name,
- * or a plain C name), is written as text straight from the table's
- * records (libsym/table.c, gnu_text()): python3.11d's warm run -8%
- * (docs/bench.md, "GNU's text from the records").  Every other answer
- * (no line, a name from the symbol table, a function without a linkage
- * name, no room left in the buffer) still goes to the callback, which
- * prints it; the two write into the same buffer, in input order.
+ * A third of a warm run of 100,000 addresses is the making and printing
+ * of its answers.  Through sym_frames_fn, each answer is a struct
+ * sym_frame a frame (23 fields, most of them unread by GNU's style) and
+ * a call into the printer.  Here the common answer, a leaf in a scope
+ * whose functions are all named from DWARF as bfd names them (a linkage
+ * name, or a plain C name), is written as text straight from the
+ * table's records (libsym/table.c, gnu_text()): python3.11d's and
+ * libc's warm runs take 14% fewer instructions (docs/bench.md, "GNU's
+ * text from the records").  Every other answer (no leaf, a name from
+ * the symbol table, a function without a linkage name, no room left in
+ * the buffer) still goes to the callback, which prints it; the two
+ * write into the same buffer, in input order.
  */
 #ifndef SYM_GNUTEXT_H
 #define SYM_GNUTEXT_H
