@@ -572,11 +572,13 @@ static void test_gnu_text(const struct sym_table *t, const uint64_t *addrs,
 					      &text, gnu_cb, &g), 0);
 	CHECK(!g.bad);
 	CHECK(g.next == n || text.done == n);
-	/* Without the frame cache (whose batches make no text), over half
-	 * are text; the others lie outside the text, or in code without
-	 * DWARF (named from the symbols), or nowhere: 38% of this test's. */
+	/* Without the frame cache (whose batches make no text), a good
+	 * share are text: 62% of this test's addresses, 32% under ASan and
+	 * UBSan, whose build gives fewer hits the text can take.
+	 * The others lie outside the text, in code named from the symbols,
+	 * or in functions without a linkage name. */
 	if (symi_fcache_min > n)
-		CHECK(g.calls > 0 && g.calls < n / 2);
+		CHECK(g.calls > 0 && g.calls < n - n / 6);
 	CHECK(out.len == ref.len && !memcmp(out.p, ref.p, ref.len));
 	CHECK(out.p[out.len] == '\0');
 	/* Not the GNU style's omit: no text. */
