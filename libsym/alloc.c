@@ -142,7 +142,7 @@ static void slab_map(void)
 	uint8_t *p;
 	size_t lead;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SYMI_ASAN)
 	slab_off = true;
 	return;
 #endif

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "asan.h"
+
 /* Overflow-checked size arithmetic: return false on overflow. */
 static inline bool symi_add(size_t a, size_t b, size_t *out)
 {

@@ -26,6 +26,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "asan.h"
+
 /*
  * put() - copy @n bytes of @s to @w; the end of them.  A name or a path
  * of 8 to 64 bytes is copied inline, by two to four moves that may
@@ -143,7 +145,7 @@ static inline __attribute__((always_inline)) char *put_u32_5(char *w,
 /* What put_str() stores whatever the string's length. */
 #define PUT_STR_CHUNK 64
 
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__SSE2__) && !defined(SYMI_ASAN)
 /* One chunk of @s to @w; the NUL's place in it, or PUT_STR_CHUNK. */
 static inline __attribute__((always_inline)) unsigned
 put_chunk(char *w, const char *s)
@@ -173,7 +175,7 @@ put_str_rest(char *w, const char *end, const char *s, size_t keep)
 {
 	size_t n;
 
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__SSE2__) && !defined(SYMI_ASAN)
 	while (((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK &&
 	       (size_t)(end - w) >= PUT_STR_CHUNK &&
 	       (size_t)(end - w) - PUT_STR_CHUNK >= keep) {
@@ -216,7 +218,7 @@ put_str_rest(char *w, const char *end, const char *s, size_t keep)
 static inline __attribute__((always_inline)) char *
 put_str(char *w, const char *end, const char *s, size_t keep)
 {
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__SSE2__) && !defined(SYMI_ASAN)
 	if (((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK) {
 		unsigned c = put_chunk(w, s);
 

@@ -100,7 +100,7 @@ static bool str_ok(char *page, long pg, size_t len, size_t tail, size_t room,
 	 * the page's end, where SSE2 is and ASan is not. */
 	fast = len < PUT_STR_CHUNK &&
 	       ((uintptr_t)s & 4095) <= 4096 - PUT_STR_CHUNK;
-#if !defined(__SSE2__) || defined(__SANITIZE_ADDRESS__)
+#if !defined(__SSE2__) || defined(SYMI_ASAN)
 	fast = false;
 #endif
 	if (!fast && len + keep > room) {

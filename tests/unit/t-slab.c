@@ -34,7 +34,7 @@ static void test_reuse(void)
 	memset(a, 0xab, 100000);
 	b = symi_malloc_slab(300000);
 	CHECK(b != NULL);
-#ifndef __SANITIZE_ADDRESS__
+#ifndef SYMI_ASAN
 	/* Carved from the slab, next to a (64-byte steps). */
 	CHECK(b == a + 100032);
 #endif
