@@ -2144,6 +2144,8 @@ int symi_table_frames_run(const struct sym_table *t,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
 			  void *ctx, size_t lo, struct symi_gnu_text *text)
 {
+	/* @text a constant too: one copy that tests it for each hit cost
+	 * python3.11d's warm run 1.25 M instructions (+1.4%). */
 	if (omit == SYMI_OMIT_ALL && text)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
 				  max, fn, ctx, lo, text);
