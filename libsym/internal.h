@@ -1161,6 +1161,10 @@ int symi_cols_unpack(const uint8_t *area, uint32_t zbytes, uint32_t count,
  * most this many bytes together (pack.c); the tests set 0 to write them
  * plain. */
 extern size_t symi_zrec_max;
+/* Of them, the scopes, functions and files only when those are at most
+ * this many bytes together (pack.c's ZREC_HOT_MAX); the tests set
+ * SIZE_MAX to compress them whatever their size. */
+extern size_t symi_zrec_hot_max;
 /* The chunk shift of the symbols' arrays stored as columns (pack.c); the
  * tests and the fuzz seeds lower it to chunk small tables' too, 0 writes
  * one frame. */

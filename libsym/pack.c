@@ -51,6 +51,18 @@
  * and docs/table-format.md ("Compressed records") has what that costs a
  * table of this size. */
 #define ZREC_MAX ((size_t)1 << 20)
+/* Of those, the arrays every lookup reads whole (the scopes, the
+ * functions and the files; the block index, 8 KB compressed, costs
+ * nothing measurable) are compressed only when together they are at most
+ * ZREC_HOT_MAX bytes: building them back costs a process about 1.5 us a
+ * KiB at its first open.  python3.11d's are 382 KiB: compressed, they
+ * were 0.59 ms of a one-address lookup's 1.67 ms and 5% of a warm lookup
+ * of 100,000 addresses, for 243 KB of its 1.49 MB table; libc's 126 KiB
+ * stay compressed, for its table to stay under GSYM's size
+ * (docs/table-format.md, "Hot arrays plain past 256 KiB").  The symbols
+ * and their ranges are built a chunk at a time, on demand: they stay
+ * compressed. */
+#define ZREC_HOT_MAX ((size_t)256 << 10)
 /* The zstd level of the columns, whose literals symi_cols_pack() stores
  * raw: at 9 that makes libc's tables 8 KB larger and python3.11d's 21 KB
  * (0.99x and 0.79x GSYM's), and a reader builds them back 0.15 to 0.3 ms
@@ -65,6 +77,7 @@
  * GSYM's size (2^10 took it to 0.9996x). */
 #define ZREC_SYM_SHIFT 11
 size_t symi_zrec_max = ZREC_MAX;
+size_t symi_zrec_hot_max = ZREC_HOT_MAX;
 unsigned symi_zrec_sym_shift = ZREC_SYM_SHIFT;
 size_t symi_zstr_plain_from = Z_PLAIN_FROM;
 
@@ -1141,6 +1154,13 @@ static void pk_store(const struct packer *P, struct pk *a, uint8_t *p,
 		pk_write(P, a, p, fn);
 }
 
+/* Whether packed array @r (enum of format.h's SYMT_R_*) is one every
+ * lookup reads whole, not a chunk at a time (ZREC_HOT_MAX). */
+static bool r_hot(size_t r)
+{
+	return r == SYMT_R_SCOPES || r == SYMT_R_FUNCS || r == SYMT_R_FILES;
+}
+
 /*
  * The packed arrays and the block index as compressed columns, each when
  * that gains, if the arrays are at most symi_zrec_max bytes and the table is
@@ -1155,19 +1175,25 @@ static int recs_compress(const struct packer *P, struct arrays *a,
 				       sym_vals, srange_vals, kind_vals };
 	struct bindex X = { .in = P->in, .blks = blks };
 	static const uint8_t w2[2] = { 32, 32 };
-	size_t total = 0;
+	size_t total = 0, hot = 0;
 	int err = 0;
 
 	if (P->in->no_tails)
 		return 0;
-	for (size_t r = 0; r < SYMT_R_N; r++)
+	for (size_t r = 0; r < SYMT_R_N; r++) {
 		total += pk_bytes(all[r]);
+		if (r_hot(r))
+			hot += pk_bytes(all[r]);
+	}
 	if (total > symi_zrec_max)
 		return 0;
-	for (size_t r = 0; r < SYMT_R_N && !err; r++)
+	for (size_t r = 0; r < SYMT_R_N && !err; r++) {
+		if (r_hot(r) && hot > symi_zrec_hot_max)
+			continue;
 		err = pk_compress(P, all[r], fns[r],
 				  r == SYMT_R_SYMS || r == SYMT_R_SRANGES ?
 					  symi_zrec_sym_shift : 0);
+	}
 	if (err || !nb)
 		return err;
 	err = symi_cols_pack((uint32_t)nb, 2, w2, bindex_get, &X, ZREC_LEVEL,

@@ -835,20 +835,24 @@ static size_t lookup_diff(const struct sym_table *x,
 	return bad;
 }
 
-/* The bytes of this program's table, built with the packed arrays as
- * columns when @zrec, else plain (*@buf: caller frees). */
-static bool own_table(const char *self, bool zrec, void **buf, size_t *len)
+/* The bytes of this program's table, built with the writer's bounds
+ * symi_zrec_max @max and symi_zrec_hot_max @hot (*@buf: caller
+ * frees). */
+static bool own_table_as(const char *self, size_t max, size_t hot,
+			 void **buf, size_t *len)
 {
-	size_t keep = symi_zrec_max;
+	size_t keep = symi_zrec_max, keep_hot = symi_zrec_hot_max;
 	struct sym_module *m = NULL;
 	const struct sym_table *t;
 	const void *p;
 	bool ok;
 
-	symi_zrec_max = zrec ? keep : 0;
+	symi_zrec_max = max;
+	symi_zrec_hot_max = hot;
 	ok = sym_module_open(self, NULL, &m) == 0 &&
 	     sym_module_table(m, &t) == 0;
 	symi_zrec_max = keep;
+	symi_zrec_hot_max = keep_hot;
 	*buf = NULL;
 	if (ok) {
 		sym_table_data(t, &p, len);
@@ -859,6 +863,14 @@ static bool own_table(const char *self, bool zrec, void **buf, size_t *len)
 	}
 	sym_module_close(m);
 	return ok;
+}
+
+/* This program's table with the packed arrays as columns when @zrec (the
+ * hot ones whatever their size), else plain. */
+static bool own_table(const char *self, bool zrec, void **buf, size_t *len)
+{
+	return own_table_as(self, zrec ? symi_zrec_max : 0, SIZE_MAX, buf,
+			    len);
 }
 
 /* @h's packed array @r. */
@@ -1097,6 +1109,54 @@ static int chunks_built(const struct symt_view *v)
 	for (uint32_t k = 0; k < v->lz->nframes; k++)
 		n += __atomic_load_n(&v->lz->ready[k], __ATOMIC_ACQUIRE) == 1;
 	return n;
+}
+
+/*
+ * The writer's bound on the hot arrays (pack.c, ZREC_HOT_MAX): past it,
+ * the scopes, functions and files are stored plain and the symbols and
+ * their ranges still as columns; the table answers as the plain one
+ * does, and its size lies between the two.
+ */
+static void test_zrec_hot(const char *self)
+{
+	enum { NADDR = 20000 };
+	struct sym_table *th = NULL, *tp = NULL;
+	void *bh = NULL, *bp = NULL, *bz = NULL;
+	size_t lh = 0, lp = 0, lz = 0, bad = 0, frames = 0;
+	struct sym_table_stat st;
+	struct symt_header *h;
+	unsigned seed = 17;
+
+	if (!own_table_as(self, symi_zrec_max, 0, &bh, &lh) ||
+	    !own_table(self, false, &bp, &lp) ||
+	    !own_table(self, true, &bz, &lz)) {
+		CHECK(!"this program's table, three ways");
+		goto out;
+	}
+	h = bh;
+	CHECK(!h->zrec[SYMT_R_SCOPES] && !h->zrec[SYMT_R_FUNCS] &&
+	      !h->zrec[SYMT_R_FILES]);
+	CHECK(h->zrec[SYMT_R_SYMS] && h->zrec[SYMT_R_SRANGES]);
+	h = bz;
+	CHECK(h->zrec[SYMT_R_SCOPES] && h->zrec[SYMT_R_FUNCS]);
+	printf("# hot arrays plain: %zu bytes, all columns %zu, plain %zu\n",
+	       lh, lz, lp);
+	CHECK(lz < lh && lh < lp);
+	CHECK_ERR(sym_table_open(bh, lh, &th), 0);
+	CHECK_ERR(sym_table_open(bp, lp, &tp), 0);
+	if (!th || !tp)
+		goto out;
+	CHECK_ERR(sym_table_verify(th), 0);
+	sym_table_stat(th, &st);
+	for (size_t i = 0; i < NADDR; i++)
+		bad += lookup_diff(th, tp, rand_addr(&seed, &st), &frames);
+	CHECK(bad == 0 && frames > NADDR / 2);
+out:
+	sym_table_close(th);
+	sym_table_close(tp);
+	free(bh);
+	free(bp);
+	free(bz);
 }
 
 /*
@@ -2218,6 +2278,7 @@ int main(int argc, char **argv)
 	test_omit_cxx();
 	test_zrec(argv[0]);
 	test_zrec_chunks(argv[0]);
+	test_zrec_hot(argv[0]);
 	test_cols();
 	test_cols_chunks();
 	test_corrupt();
