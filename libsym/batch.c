@@ -141,6 +141,9 @@ struct batch {
 	struct symi_fcache fc;
 	bool fc_tried;
 	void *fc_mem;		/* fc.fr and fc.key; free() */
+	/* GNU text's templates (internal.h), a window's; tpl.v NULL:
+	 * none made. */
+	struct symi_gnu_tpls tpl;
 };
 
 /* The symbol words of the window's hit @i (symi_hit_syms()). */
@@ -282,6 +285,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 	}
 	b->ntabs = 0;
 	b->tab = UINT32_MAX;
+	b->tpl.n = 0;
 	/* The k-th address in search order and its input index: sorted, both
 	 * are in the key (not a random read of a[]). */
 #define AT(k) (sort ? min + (keys[k] >> WINDOW_BITS) : a[k])
@@ -327,7 +331,9 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 						    n - k, WINDOW_BITS, min,
 						    b->t_end, b->tab, b->omit,
 						    b->hits, b->syms,
-						    &b->runs) - 1;
+						    &b->runs,
+						    b->tpl.v ? &b->tpl :
+						    NULL) - 1;
 			for (size_t j = 0; j < SDIST; j++)
 				hint[j] = (struct symi_ahead)SYMI_AHEAD_INIT;
 			continue;
@@ -572,7 +578,7 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 		rc = symi_table_frames_run(t, hits + i, HSYMS(b, i),
 					   b->addrs + lo + i, n - i, b->omit,
 					   fr, SYM_MAX_FRAMES, b->fn, b->ctx,
-					   lo + i, b->text);
+					   lo + i, b->text, b->tpl.v);
 	return rc;
 }
 
@@ -652,6 +658,13 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
+	/* Templates: at most one a sorted address, in pages touched only
+	 * as they are made (python3.11d's 100,000: 18,449 runs, 221 KB).
+	 * Without them, the same answers. */
+	if (text && omit == SYMI_OMIT_ALL) {
+		b.tpl.v = symi_malloc(w * sizeof(*b.tpl.v));
+		b.tpl.cap = b.tpl.v ? (uint32_t)w : 0;
+	}
 	b.keys = mem;
 	b.tmp = b.keys + w;
 	b.hits = (struct symi_hit *)(b.tmp + w);
@@ -668,6 +681,7 @@ out:
 		__atomic_fetch_add(&symi_fcache_hits, b.fc.hits,
 				   __ATOMIC_RELAXED);
 	free(b.fc_mem);
+	free(b.tpl.v);
 	free(mem);
 	free(b.tabs);
 	free(b.slot);

@@ -1524,17 +1524,52 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 	return hit->flags != 0;
 }
 
+/*
+ * The template of leaf scope @s (internal.h, struct symi_gnu_tpl) into
+ * @tp: what gnu_walk() reads of the scope and its function, when it
+ * takes a hit in @s with one frame.  False for any other scope.
+ */
+static bool gnu_tpl_make(const struct sym_table *t, uint32_t s,
+			 struct symi_gnu_tpl *tp)
+{
+	struct symt_scope sc;
+	struct symt_func fn;
+
+	if (!scope_get_frame(t, s, &sc, SYMI_OMIT_ALL) ||
+	    sc.parent != SYMT_NONE ||
+	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
+	    func_no_linkage(&fn) || !(fn.name || fn.linkage))
+		return false;
+	/* str_sp()'s test: gnu_text_one()'s choice, made once. */
+	tp->name = fn.linkage - 1 < t->str.n - 1 ? fn.linkage :
+		   fn.name - 1 < t->str.n - 1 ? fn.name : 0;
+	tp->decl_file = fn.decl_file;
+	tp->decl_line = fn.decl_line;
+	return true;
+}
+
+/* The template of a run of hits in scope @s, made in @tpl: its index, or
+ * UINT32_MAX for none. */
+static inline __attribute__((always_inline)) uint32_t
+gnu_tpl_run(const struct sym_table *t, uint32_t s, struct symi_gnu_tpls *tpl)
+{
+	if (s == SYMT_NONE || tpl->n >= tpl->cap ||
+	    !gnu_tpl_make(t, s, &tpl->v[tpl->n]))
+		return UINT32_MAX;
+	return tpl->n++;
+}
+
 /* symi_table_locate_keys(), compiled for @later a constant. */
 static inline __attribute__((always_inline)) size_t
 locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
 	    uint64_t end, uint32_t tab, struct symi_hit *hits, uint32_t *syms,
-	    size_t *runs, bool later)
+	    size_t *runs, bool later, struct symi_gnu_tpls *tpl)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
 	struct sorted_block sb;
-	uint32_t last = UINT32_MAX;
+	uint32_t last = UINT32_MAX, ti = UINT32_MAX;
 	size_t k, r = 0;
 
 	/* The cursor's block, if any, is decoded again on its first key. */
@@ -1564,6 +1599,12 @@ locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 				     SYMT_NONE;
 
 			hh->flags |= tab << SYMI_HIT_TAB_SHIFT;
+			if (tpl && s != last)
+				ti = gnu_tpl_run(t, s, tpl);
+			if (tpl && ti != UINT32_MAX) {
+				hh->column = ti;
+				hh->flags |= SYMI_HIT_TPL;
+			}
 			r += s != last;
 			last = s;
 		}
@@ -1580,13 +1621,16 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits, uint32_t *syms,
-			      size_t *runs)
+			      size_t *runs, struct symi_gnu_tpls *tpl)
 {
+	if (omit == SYMI_OMIT_ALL && tpl)
+		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
+				   hits, NULL, runs, true, tpl);
 	if (omit & SYM_OMIT_SYMBOLS)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, NULL, runs, true);
+				   hits, NULL, runs, true, NULL);
 	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
-			   syms, runs, false);
+			   syms, runs, false, NULL);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
@@ -2051,6 +2095,38 @@ gnu_text(const struct sym_table *t, const struct symi_hit *hit, size_t max,
 	return true;
 }
 
+/*
+ * gnu_text() for a hit with a template (SYMI_HIT_TPL, @tp): the same
+ * text, from @tp in place of the scope and function records.
+ */
+static inline __attribute__((always_inline)) bool
+gnu_text_tpl(const struct sym_table *t, const struct symi_hit *hit,
+	     const struct symi_gnu_tpl *tp, const char *sp,
+	     struct symi_buf *b)
+{
+	char *w = b->p + b->len;
+	struct gnu_text x = {
+		.name = tp->name ? sp + tp->name : "??",
+		.file = file_at_sp(t, sp, hit->flags & SYMI_HIT_DECL_FILE ?
+					  tp->decl_file : hit->file, NULL),
+		.line = tp->decl_line + hit->line,
+		.disc = hit->disc,
+	};
+
+	if (b->alloc - b->len <= GNU_FAST_ROOM)
+		return false;
+	if (!*x.name)
+		x.name = "??";
+	if (!x.file)
+		x.file = "??";
+	w = gnu_put(w, b->p + b->alloc, false, &x);
+	if (!w)
+		return false;
+	b->len = (size_t)(w - b->p);
+	*w = '\0';
+	return true;
+}
+
 /* frames_of() with the strings' plain copy @sp (or NULL).  The GNU and
  * LLVM styles without -C, sym lookup's defaults, get it with @omit a
  * constant (no test of it per field) and, once the strings are plain, a
@@ -2091,7 +2167,8 @@ static inline __attribute__((always_inline)) int
 frames_run(const struct sym_table *t, const struct symi_hit *hits,
 	   const uint32_t *syms, const uint64_t *addrs, size_t n,
 	   unsigned omit, struct sym_frame *fr, size_t max, sym_frames_fn fn,
-	   void *ctx, size_t lo, struct symi_gnu_text *text)
+	   void *ctx, size_t lo, struct symi_gnu_text *text,
+	   const struct symi_gnu_tpl *tpl)
 {
 	const struct symt_view *sv = &t->scopes;
 	const char *sp;
@@ -2105,8 +2182,13 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 		const struct symi_hit *h = &hits[i];
 		size_t got = 0;
 
-		/* The first record the frames AHEAD hits on will read. */
-		if (i + SYMI_RUN_AHEAD < n &&
+		sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+		/* The first record the frames AHEAD hits on will read; or,
+		 * for a template's text, its name. */
+		if (tpl && sp && i + SYMI_RUN_AHEAD < n &&
+		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_TPL)) {
+			__builtin_prefetch(sp + tpl[h[SYMI_RUN_AHEAD].column].name);
+		} else if (i + SYMI_RUN_AHEAD < n &&
 		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_LEAF) &&
 		    h[SYMI_RUN_AHEAD].scope < sv->n) {
 			const uint8_t *p = sv->p + (size_t)
@@ -2115,7 +2197,12 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + sv->stride - 1);
 		}
-		sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
+		if (omit == SYMI_OMIT_ALL && text && tpl && sp &&
+		    (h->flags & SYMI_HIT_TPL) &&
+		    gnu_text_tpl(t, h, &tpl[h->column], sp, text->buf)) {
+			done = lo + i + 1;
+			continue;
+		}
 		if (omit == SYMI_OMIT_ALL && text &&
 		    gnu_text(t, h, max, sp, text->buf)) {
 			done = lo + i + 1;
@@ -2142,21 +2229,22 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo, struct symi_gnu_text *text)
+			  void *ctx, size_t lo, struct symi_gnu_text *text,
+			  const struct symi_gnu_tpl *tpl)
 {
 	/* @text a constant too: one copy that tests it for each hit cost
 	 * python3.11d's warm run 1.25 M instructions (+1.4%). */
 	if (omit == SYMI_OMIT_ALL && text)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, text);
+				  max, fn, ctx, lo, text, tpl);
 	if (omit == SYMI_OMIT_ALL)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, NULL);
+				  max, fn, ctx, lo, NULL, NULL);
 	if (omit == SYMI_OMIT_LLVM)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_LLVM, fr,
-				  max, fn, ctx, lo, NULL);
+				  max, fn, ctx, lo, NULL, NULL);
 	return frames_run(t, hits, syms, addrs, n, omit, fr, max, fn, ctx,
-			  lo, NULL);
+			  lo, NULL, NULL);
 }
 
 /*
