@@ -141,9 +141,9 @@ struct batch {
 	struct symi_fcache fc;
 	bool fc_tried;
 	void *fc_mem;		/* fc.fr and fc.key; free() */
-	/* GNU text's templates (internal.h), a window's; tpl.v NULL:
-	 * none made. */
-	struct symi_gnu_tpls tpl;
+	/* The search makes hits ready for GNU's text (SYMI_HIT_GNU):
+	 * with @text and GNU's omit. */
+	bool gnu;
 };
 
 /* The symbol words of the window's hit @i (symi_hit_syms()). */
@@ -285,7 +285,6 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 	}
 	b->ntabs = 0;
 	b->tab = UINT32_MAX;
-	b->tpl.n = 0;
 	/* The k-th address in search order and its input index: sorted, both
 	 * are in the key (not a random read of a[]). */
 #define AT(k) (sort ? min + (keys[k] >> WINDOW_BITS) : a[k])
@@ -331,9 +330,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 						    n - k, WINDOW_BITS, min,
 						    b->t_end, b->tab, b->omit,
 						    b->hits, b->syms,
-						    &b->runs,
-						    b->tpl.v ? &b->tpl :
-						    NULL) - 1;
+						    &b->runs, b->gnu) - 1;
 			for (size_t j = 0; j < SDIST; j++)
 				hint[j] = (struct symi_ahead)SYMI_AHEAD_INIT;
 			continue;
@@ -578,7 +575,7 @@ static int answer_small(struct batch *b, const struct sym_table *t,
 		rc = symi_table_frames_run(t, hits + i, HSYMS(b, i),
 					   b->addrs + lo + i, n - i, b->omit,
 					   fr, SYM_MAX_FRAMES, b->fn, b->ctx,
-					   lo + i, b->text, b->tpl.v);
+					   lo + i, b->text);
 	return rc;
 }
 
@@ -610,13 +607,32 @@ static void fcache_open(struct batch *b)
 	b->fc.omit = b->omit;
 }
 
+/* The window's SYMI_HIT_GNU hits made plain, for answer_from(), which
+ * makes frames of every hit: a small table's, in a window of several
+ * tables (a chunked store table's, mostly big ones). */
+static void hits_plain(struct batch *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct symi_hit *h = &b->hits[i];
+
+		if (h->flags & SYMI_HIT_GNU)
+			symi_table_hit_plain(
+				b->tabs[h->flags >> SYMI_HIT_TAB_SHIFT], h, h);
+	}
+}
+
 static int answer(struct batch *b, size_t lo, size_t n)
 {
 	if (b->ntabs == 1 && b->tabs[0]->len < symi_prefetch_min) {
-		if (!b->fc_tried)
+		/* GNU's text does without the frame cache: an answer's
+		 * text from its hit alone (SYMI_HIT_GNU) costs less than
+		 * a cached answer's frames, printed. */
+		if (!b->fc_tried && !b->gnu)
 			fcache_open(b);
 		return answer_small(b, b->tabs[0], lo, n);
 	}
+	if (b->gnu)
+		hits_plain(b, n);
 	if (b->ntabs == 1)
 		return answer_from(b, b->tabs[0], lo, n);
 	return answer_from(b, NULL, lo, n);
@@ -630,6 +646,7 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		.addrs = addrs, .at = at, .actx = actx, .fn = fn, .ctx = ctx,
 		.omit = omit, .text = text, .count = count,
 		.cur = SYMI_CURSOR_INIT, .tab = UINT32_MAX,
+		.gnu = text && omit == SYMI_OMIT_ALL,
 	};
 	void *mem = NULL;
 	size_t w;
@@ -658,13 +675,6 @@ int symi_batch_lookup(const uint64_t *addrs, size_t count,
 		rc = direct(&b, 0, count);	/* slower, but answers */
 		goto out;
 	}
-	/* Templates: at most one a sorted address, in pages touched only
-	 * as they are made (python3.11d's 100,000: 18,449 runs, 221 KB).
-	 * Without them, the same answers. */
-	if (text && omit == SYMI_OMIT_ALL) {
-		b.tpl.v = symi_malloc(w * sizeof(*b.tpl.v));
-		b.tpl.cap = b.tpl.v ? (uint32_t)w : 0;
-	}
 	b.keys = mem;
 	b.tmp = b.keys + w;
 	b.hits = (struct symi_hit *)(b.tmp + w);
@@ -681,7 +691,6 @@ out:
 		__atomic_fetch_add(&symi_fcache_hits, b.fc.hits,
 				   __ATOMIC_RELAXED);
 	free(b.fc_mem);
-	free(b.tpl.v);
 	free(mem);
 	free(b.tabs);
 	free(b.slot);

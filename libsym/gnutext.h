@@ -11,9 +11,9 @@
  * name, or a plain C name), is written as text straight from the
  * table's records (libsym/table.c, gnu_text()): python3.11d's and
  * libc's warm runs take 14% fewer instructions (docs/bench.md, "GNU's
- * text from the records").  An answer of one frame comes from a
- * template its sorted run made (internal.h, struct symi_gnu_tpl), and
- * reads no record.  Every other answer (no leaf, a name from
+ * text from the records").  An answer of one frame comes from its hit
+ * alone, which the sorted search made ready (internal.h, SYMI_HIT_GNU),
+ * and reads no record.  Every other answer (no leaf, a name from
  * the symbol table, a function without a linkage name, no room left in
  * the buffer) still goes to the callback, which prints it; the two
  * write into the same buffer, in input order.

@@ -790,10 +790,14 @@ enum symi_hit_flags {
 	 * address it is given, when its frames need it (not all named
 	 * from DWARF). */
 	SYMI_HIT_SYM_LATER = (1 << 3),
-	/* column is the index of the leaf's GNU text template in the
-	 * batch's struct symi_gnu_tpls (symi_table_locate_keys() with
-	 * @tpl: GNU's style, SYMI_OMIT_ALL, drops the column). */
-	SYMI_HIT_TPL = (1 << 4),
+	/* A leaf made ready for GNU's text (symi_table_locate_keys() with
+	 * @gnu): its chain is one frame, named from DWARF as bfd names it;
+	 * column is that name's string offset (0: none; GNU's style,
+	 * SYMI_OMIT_ALL, prints no column), line is whole (the function's
+	 * decl_line added), and with SYMI_HIT_DECL_FILE file is the
+	 * function's decl_file.  symi_table_hit_plain() makes it a plain
+	 * hit again, for the frames. */
+	SYMI_HIT_GNU = (1 << 4),
 };
 /* flags' bits from this one up are the caller's (batch.c: the table's
  * number in its window). */
@@ -862,34 +866,22 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
  * a small table, the rare frames that need it find it at little cost.
  * Adds to *@runs the runs of found keys with the same leaf scope (or
  * none): about how many scopes the keys fall in. */
-/*
- * The GNU text of a leaf whose chain is one frame named from DWARF as bfd
- * names it (table.c's gnu_walk() for one frame) depends on its scope
- * only through what struct symi_gnu_tpl holds: in a sorted run the
- * scope and function records are read once a scope, in address order,
- * and the answers, in input order, read the template instead (one load
- * of a small array in cache where they read two records).
- */
-struct symi_gnu_tpl {
-	uint32_t name;		/* string: the linkage name, else the name;
-				 * 0: none ("??") */
-	uint32_t decl_file;	/* for SYMI_HIT_DECL_FILE */
-	uint32_t decl_line;	/* the hit's line is coded against it */
-};
-struct symi_gnu_tpls {
-	struct symi_gnu_tpl *v;	/* cap of them; n made */
-	uint32_t n, cap;
-};
-
-/* ... With @tpl (GNU's style: @omit SYMI_OMIT_ALL), each run of keys in
- * one scope whose GNU text a template can make gets one in @tpl (while
- * there is room), and its hits SYMI_HIT_TPL. */
+/* ... With @gnu (GNU's text: @omit SYMI_OMIT_ALL), each leaf whose GNU
+ * text needs nothing but its hit is made SYMI_HIT_GNU: in a sorted run
+ * the scope and function records are read once a scope, in address
+ * order, where the answers, in input order, would read them once a hit,
+ * at random. */
 size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits, uint32_t *syms,
-			      size_t *runs, struct symi_gnu_tpls *tpl);
+			      size_t *runs, bool gnu);
+
+/* *@out: @hit (of @t) as symi_table_locate() makes it, without
+ * SYMI_HIT_GNU; @out may be @hit. */
+void symi_table_hit_plain(const struct sym_table *t,
+			  const struct symi_hit *hit, struct symi_hit *out);
 
 /* Prefetch the block symi_table_locate(@addr) will read, a few addresses
  * ahead of it in a sorted batch, and say which it is: *@a is where the
@@ -923,8 +915,7 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo, struct symi_gnu_text *text,
-			  const struct symi_gnu_tpl *tpl);
+			  void *ctx, size_t lo, struct symi_gnu_text *text);
 
 /*
  * A frame cache: what symi_table_frames() made of recent hits, by their

@@ -1524,39 +1524,48 @@ locate_sorted(const struct sym_table *t, uint32_t off,
 	return hit->flags != 0;
 }
 
-/*
- * The template of leaf scope @s (internal.h, struct symi_gnu_tpl) into
- * @tp: what gnu_walk() reads of the scope and its function, when it
- * takes a hit in @s with one frame.  False for any other scope.
- */
-static bool gnu_tpl_make(const struct sym_table *t, uint32_t s,
-			 struct symi_gnu_tpl *tp)
+/* What GNU's text of a hit in leaf scope @s needs besides the hit
+ * (SYMI_HIT_GNU), when its chain is one frame named from DWARF as bfd
+ * names it (gnu_walk() for one frame): the name's string offset (0:
+ * none), the function's declaration file and line.  False for any other
+ * scope. */
+struct gnu_scope {
+	uint32_t name, decl_file, decl_line;
+};
+
+static bool gnu_scope(const struct sym_table *t, uint32_t s,
+		      struct gnu_scope *g)
 {
 	struct symt_scope sc;
 	struct symt_func fn;
 
-	if (!scope_get_frame(t, s, &sc, SYMI_OMIT_ALL) ||
+	if (s == SYMT_NONE || !scope_get_frame(t, s, &sc, SYMI_OMIT_ALL) ||
 	    sc.parent != SYMT_NONE ||
 	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
 	    func_no_linkage(&fn) || !(fn.name || fn.linkage))
 		return false;
 	/* str_sp()'s test: gnu_text_one()'s choice, made once. */
-	tp->name = fn.linkage - 1 < t->str.n - 1 ? fn.linkage :
-		   fn.name - 1 < t->str.n - 1 ? fn.name : 0;
-	tp->decl_file = fn.decl_file;
-	tp->decl_line = fn.decl_line;
+	g->name = fn.linkage - 1 < t->str.n - 1 ? fn.linkage :
+		  fn.name - 1 < t->str.n - 1 ? fn.name : 0;
+	g->decl_file = fn.decl_file;
+	g->decl_line = fn.decl_line;
 	return true;
 }
 
-/* The template of a run of hits in scope @s, made in @tpl: its index, or
- * UINT32_MAX for none. */
-static inline __attribute__((always_inline)) uint32_t
-gnu_tpl_run(const struct sym_table *t, uint32_t s, struct symi_gnu_tpls *tpl)
+void symi_table_hit_plain(const struct sym_table *t,
+			  const struct symi_hit *hit, struct symi_hit *out)
 {
-	if (s == SYMT_NONE || tpl->n >= tpl->cap ||
-	    !gnu_tpl_make(t, s, &tpl->v[tpl->n]))
-		return UINT32_MAX;
-	return tpl->n++;
+	struct gnu_scope g;
+
+	*out = *hit;
+	if (!(hit->flags & SYMI_HIT_GNU))
+		return;
+	out->flags &= ~(uint32_t)SYMI_HIT_GNU;
+	out->column = 0;	/* GNU's style prints none */
+	/* The scope is the one its line was made whole from; with
+	 * SYMI_HIT_DECL_FILE its file is the function's either way. */
+	if (gnu_scope(t, hit->scope, &g))
+		out->line -= g.decl_line;
 }
 
 /* symi_table_locate_keys(), compiled for @later a constant. */
@@ -1564,12 +1573,14 @@ static inline __attribute__((always_inline)) size_t
 locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
 	    uint64_t end, uint32_t tab, struct symi_hit *hits, uint32_t *syms,
-	    size_t *runs, bool later, struct symi_gnu_tpls *tpl)
+	    size_t *runs, bool later, bool gnu)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
 	struct sorted_block sb;
-	uint32_t last = UINT32_MAX, ti = UINT32_MAX;
+	uint32_t last = UINT32_MAX;
+	struct gnu_scope g = { 0 };
+	bool g_ok = false;
 	size_t k, r = 0;
 
 	/* The cursor's block, if any, is decoded again on its first key. */
@@ -1599,11 +1610,15 @@ locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 				     SYMT_NONE;
 
 			hh->flags |= tab << SYMI_HIT_TAB_SHIFT;
-			if (tpl && s != last)
-				ti = gnu_tpl_run(t, s, tpl);
-			if (tpl && ti != UINT32_MAX) {
-				hh->column = ti;
-				hh->flags |= SYMI_HIT_TPL;
+			/* Once a run of one scope, in address order. */
+			if (gnu && s != last)
+				g_ok = gnu_scope(t, s, &g);
+			if (gnu && g_ok) {
+				hh->flags |= SYMI_HIT_GNU;
+				hh->column = g.name;
+				hh->line += g.decl_line;
+				if (hh->flags & SYMI_HIT_DECL_FILE)
+					hh->file = g.decl_file;
 			}
 			r += s != last;
 			last = s;
@@ -1621,16 +1636,16 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits, uint32_t *syms,
-			      size_t *runs, struct symi_gnu_tpls *tpl)
+			      size_t *runs, bool gnu)
 {
-	if (omit == SYMI_OMIT_ALL && tpl)
+	if (omit == SYMI_OMIT_ALL && gnu)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, NULL, runs, true, tpl);
+				   hits, NULL, runs, true, true);
 	if (omit & SYM_OMIT_SYMBOLS)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, NULL, runs, true, NULL);
+				   hits, NULL, runs, true, false);
 	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
-			   syms, runs, false, NULL);
+			   syms, runs, false, false);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
@@ -2096,26 +2111,24 @@ gnu_text(const struct sym_table *t, const struct symi_hit *hit, size_t max,
 }
 
 /*
- * gnu_text() for a hit with a template (SYMI_HIT_TPL, @tp): the same
- * text, from @tp in place of the scope and function records.
+ * gnu_text() for a SYMI_HIT_GNU hit: the same text, from the hit alone.
  */
 static inline __attribute__((always_inline)) bool
-gnu_text_tpl(const struct sym_table *t, const struct symi_hit *hit,
-	     const struct symi_gnu_tpl *tp, const char *sp,
-	     struct symi_buf *b)
+gnu_text_hit(const struct sym_table *t, const struct symi_hit *hit,
+	     const char *sp, struct symi_buf *b)
 {
 	char *w = b->p + b->len;
 	struct gnu_text x = {
-		.name = tp->name ? sp + tp->name : "??",
-		.file = file_at_sp(t, sp, hit->flags & SYMI_HIT_DECL_FILE ?
-					  tp->decl_file : hit->file, NULL),
-		.line = tp->decl_line + hit->line,
+		/* 0 or in the blob: symi_table_locate_keys() checked it. */
+		.name = str_sp(t, sp, hit->column),
+		.file = file_at_sp(t, sp, hit->file, NULL),
+		.line = hit->line,
 		.disc = hit->disc,
 	};
 
 	if (b->alloc - b->len <= GNU_FAST_ROOM)
 		return false;
-	if (!*x.name)
+	if (!x.name || !*x.name)
 		x.name = "??";
 	if (!x.file)
 		x.file = "??";
@@ -2167,8 +2180,7 @@ static inline __attribute__((always_inline)) int
 frames_run(const struct sym_table *t, const struct symi_hit *hits,
 	   const uint32_t *syms, const uint64_t *addrs, size_t n,
 	   unsigned omit, struct sym_frame *fr, size_t max, sym_frames_fn fn,
-	   void *ctx, size_t lo, struct symi_gnu_text *text,
-	   const struct symi_gnu_tpl *tpl)
+	   void *ctx, size_t lo, struct symi_gnu_text *text)
 {
 	const struct symt_view *sv = &t->scopes;
 	const char *sp;
@@ -2180,14 +2192,16 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct symi_hit *h = &hits[i];
+		struct symi_hit plain;
 		size_t got = 0;
 
 		sp = __atomic_load_n(&t->str.plain, __ATOMIC_ACQUIRE);
 		/* The first record the frames AHEAD hits on will read; or,
-		 * for a template's text, its name. */
-		if (tpl && sp && i + SYMI_RUN_AHEAD < n &&
-		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_TPL)) {
-			__builtin_prefetch(sp + tpl[h[SYMI_RUN_AHEAD].column].name);
+		 * for a SYMI_HIT_GNU hit's text, its name. */
+		if (omit == SYMI_OMIT_ALL && text && sp &&
+		    i + SYMI_RUN_AHEAD < n &&
+		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_GNU)) {
+			__builtin_prefetch(sp + h[SYMI_RUN_AHEAD].column);
 		} else if (i + SYMI_RUN_AHEAD < n &&
 		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_LEAF) &&
 		    h[SYMI_RUN_AHEAD].scope < sv->n) {
@@ -2197,11 +2211,16 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + sv->stride - 1);
 		}
-		if (omit == SYMI_OMIT_ALL && text && tpl && sp &&
-		    (h->flags & SYMI_HIT_TPL) &&
-		    gnu_text_tpl(t, h, &tpl[h->column], sp, text->buf)) {
+		if (omit == SYMI_OMIT_ALL && text &&
+		    (h->flags & SYMI_HIT_GNU) &&
+		    gnu_text_hit(t, h, sp, text->buf)) {
 			done = lo + i + 1;
 			continue;
+		}
+		if (h->flags & SYMI_HIT_GNU) {
+			/* No room for it. */
+			symi_table_hit_plain(t, h, &plain);
+			h = &plain;
 		}
 		if (omit == SYMI_OMIT_ALL && text &&
 		    gnu_text(t, h, max, sp, text->buf)) {
@@ -2229,22 +2248,21 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo, struct symi_gnu_text *text,
-			  const struct symi_gnu_tpl *tpl)
+			  void *ctx, size_t lo, struct symi_gnu_text *text)
 {
 	/* @text a constant too: one copy that tests it for each hit cost
 	 * python3.11d's warm run 1.25 M instructions (+1.4%). */
 	if (omit == SYMI_OMIT_ALL && text)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, text, tpl);
+				  max, fn, ctx, lo, text);
 	if (omit == SYMI_OMIT_ALL)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, NULL, NULL);
+				  max, fn, ctx, lo, NULL);
 	if (omit == SYMI_OMIT_LLVM)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_LLVM, fr,
-				  max, fn, ctx, lo, NULL, NULL);
+				  max, fn, ctx, lo, NULL);
 	return frames_run(t, hits, syms, addrs, n, omit, fr, max, fn, ctx,
-			  lo, NULL, NULL);
+			  lo, NULL);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "gnuref.h"
 #include "internal.h"
 #include "base.h"
 
@@ -271,6 +272,33 @@ static void export_import(struct sym_store *st, const uint64_t *addrs,
 	free(buf);
 }
 
+/*
+ * GNU's text written by libsym (gnutext.h) from a table in chunks: each
+ * chunk is a small table searched alone, whose hits the search makes
+ * ready for the text (SYMI_HIT_GNU), and the window of several tables
+ * then makes frames of them all (batch.c, hits_plain()).  The same bytes
+ * as the frames printed.
+ */
+static void gnu_chunks(struct sym_store *st, const uint64_t *addrs, size_t n)
+{
+	struct symi_buf ref = SYMI_BUF_INIT(SYMI_BUF_MAX_CAP);
+	struct symi_buf out = SYMI_BUF_INIT(SYMI_BUF_MAX_CAP);
+	struct symi_gnu_text text = { .buf = &out };
+	struct gnu_ctx g = { .b = &ref };
+
+	CHECK_ERR(sym_store_lookup_omit(st, ID, addrs, n, SYMI_OMIT_ALL,
+					gnu_cb, &g), 0);
+	CHECK(!g.bad && g.calls == n);
+	CHECK_ERR(symi_buf_grow(&out, 1 << 20), 0);
+	g = (struct gnu_ctx){ .b = &out, .text = &text };
+	CHECK_ERR(symi_store_lookup_gnu(st, ID, addrs, n, SYMI_OMIT_ALL,
+					&text, gnu_cb, &g), 0);
+	CHECK(!g.bad);
+	CHECK(out.len == ref.len && !memcmp(out.p, ref.p, ref.len));
+	symi_buf_release(&ref);
+	symi_buf_release(&out);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/t-store.XXXXXX";
@@ -305,6 +333,7 @@ int main(int argc, char **argv)
 	      strcmp(e.text, "/some/debug/file") == 0);
 	CHECK_ERR(sym_store_lookup(st, ID, addrs, n, cmp_cb, &c), 0);
 	CHECK(c.calls == n && c.bad == 0);
+	gnu_chunks(st, addrs, n);
 	/* The flags, from the first chunk's header. */
 	{
 		struct sym_table_stat ts;
