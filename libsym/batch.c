@@ -142,8 +142,9 @@ struct batch {
 	bool fc_tried;
 	void *fc_mem;		/* fc.fr and fc.key; free() */
 	/* The search makes hits ready for GNU's text (SYMI_HIT_GNU):
-	 * with @text and GNU's omit. */
-	bool gnu;
+	 * with @text and GNU's omit; gnu_hits: in this window (a small
+	 * table's sorted run). */
+	bool gnu, gnu_hits;
 };
 
 /* The symbol words of the window's hit @i (symi_hit_syms()). */
@@ -285,6 +286,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 	}
 	b->ntabs = 0;
 	b->tab = UINT32_MAX;
+	b->gnu_hits = false;
 	/* The k-th address in search order and its input index: sorted, both
 	 * are in the key (not a random read of a[]). */
 #define AT(k) (sort ? min + (keys[k] >> WINDOW_BITS) : a[k])
@@ -326,6 +328,7 @@ static int search(struct batch *b, const uint64_t *a, size_t n)
 				b->tabs[b->ntabs] = b->t;
 				b->tab = (uint32_t)b->ntabs++;
 			}
+			b->gnu_hits |= b->gnu;
 			k += symi_table_locate_keys(b->t, &b->cur, keys + k,
 						    n - k, WINDOW_BITS, min,
 						    b->t_end, b->tab, b->omit,
@@ -631,7 +634,7 @@ static int answer(struct batch *b, size_t lo, size_t n)
 			fcache_open(b);
 		return answer_small(b, b->tabs[0], lo, n);
 	}
-	if (b->gnu)
+	if (b->gnu_hits)
 		hits_plain(b, n);
 	if (b->ntabs == 1)
 		return answer_from(b, b->tabs[0], lo, n);
