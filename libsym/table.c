@@ -2059,6 +2059,18 @@ struct gnu_text_run {
 	uint32_t disc;		/* the innermost frame's, for every frame */
 };
 
+/* gnu_put() of @x at @w, its missing name and file "??" as GNU prints
+ * them; NULL when it does not fit before @end. */
+static inline __attribute__((always_inline)) char *
+gnu_text_put(char *w, const char *end, struct gnu_text *x)
+{
+	if (!x->name || !*x->name)
+		x->name = "??";
+	if (!x->file)
+		x->file = "??";
+	return gnu_put(w, end, false, x);
+}
+
 static inline __attribute__((always_inline)) bool
 gnu_text_one(void *c, size_t j, const struct symt_func *fn, uint32_t file,
 	     uint32_t line)
@@ -2075,11 +2087,7 @@ gnu_text_one(void *c, size_t j, const struct symt_func *fn, uint32_t file,
 	(void)j;
 	if (g->end - g->w <= GNU_FAST_ROOM)
 		return false;
-	if (!x.name || !*x.name)
-		x.name = "??";
-	if (!x.file)
-		x.file = "??";
-	g->w = gnu_put(g->w, g->end, false, &x);
+	g->w = gnu_text_put(g->w, g->end, &x);
 	return g->w != NULL;
 }
 
@@ -2128,11 +2136,7 @@ gnu_text_hit(const struct sym_table *t, const struct symi_hit *hit,
 
 	if (b->alloc - b->len <= GNU_FAST_ROOM)
 		return false;
-	if (!x.name || !*x.name)
-		x.name = "??";
-	if (!x.file)
-		x.file = "??";
-	w = gnu_put(w, b->p + b->alloc, false, &x);
+	w = gnu_text_put(w, b->p + b->alloc, &x);
 	if (!w)
 		return false;
 	b->len = (size_t)(w - b->p);

@@ -851,6 +851,22 @@ static void open_expect(char *copy, size_t len, int want, const char *what)
 	sym_table_close(t);
 }
 
+/* @t, which verifies, answers @naddr random addresses (from @seed) with
+ * every field of every frame as @plain does, most with frames. */
+static void check_as_plain(const struct sym_table *t,
+			   const struct sym_table *plain, unsigned seed,
+			   size_t naddr)
+{
+	struct sym_table_stat st;
+	size_t bad = 0, frames = 0;
+
+	CHECK_ERR(sym_table_verify(t), 0);
+	sym_table_stat(t, &st);
+	for (size_t i = 0; i < naddr; i++)
+		bad += lookup_diff(t, plain, rand_addr(&seed, &st), &frames);
+	CHECK(bad == 0 && frames > naddr / 2);
+}
+
 /*
  * The packed arrays and the block index stored as compressed columns
  * (format 9, cols.c): this program's table, built both ways, answers the
@@ -863,11 +879,9 @@ static void test_zrec(const char *self)
 	enum { NADDR = 20000 };
 	struct sym_table *tz = NULL, *tp = NULL, *t2 = NULL;
 	void *bz = NULL, *bp = NULL;
-	size_t lz = 0, lp = 0, bad = 0, frames = 0;
-	struct sym_table_stat st;
+	size_t lz = 0, lp = 0;
 	struct symt_header *h;
 	char *copy = NULL;
-	unsigned seed = 11;
 	int nz = 0;
 
 	if (!own_table(self, true, &bz, &lz) ||
@@ -900,11 +914,7 @@ static void test_zrec(const char *self)
 	CHECK_ERR(sym_table_open(bp, lp, &tp), 0);
 	if (!tz || !tp)
 		goto out;
-	CHECK_ERR(sym_table_verify(tz), 0);
-	sym_table_stat(tz, &st);
-	for (size_t i = 0; i < NADDR; i++)
-		bad += lookup_diff(tz, tp, rand_addr(&seed, &st), &frames);
-	CHECK(bad == 0 && frames > NADDR / 2);
+	check_as_plain(tz, tp, 11, NADDR);
 	/* A second open finds the records built: the same memory. */
 	CHECK_ERR(sym_table_open(bz, lz, &t2), 0);
 	if (t2)
@@ -1075,10 +1085,8 @@ static void test_zrec_hot(const char *self)
 	enum { NADDR = 20000 };
 	struct sym_table *th = NULL, *tp = NULL;
 	void *bh = NULL, *bp = NULL, *bz = NULL;
-	size_t lh = 0, lp = 0, lz = 0, bad = 0, frames = 0;
-	struct sym_table_stat st;
+	size_t lh = 0, lp = 0, lz = 0;
 	struct symt_header *h;
-	unsigned seed = 17;
 
 	if (!own_table_as(self, symi_zrec_max, 0, &bh, &lh) ||
 	    !own_table(self, false, &bp, &lp) ||
@@ -1099,11 +1107,7 @@ static void test_zrec_hot(const char *self)
 	CHECK_ERR(sym_table_open(bp, lp, &tp), 0);
 	if (!th || !tp)
 		goto out;
-	CHECK_ERR(sym_table_verify(th), 0);
-	sym_table_stat(th, &st);
-	for (size_t i = 0; i < NADDR; i++)
-		bad += lookup_diff(th, tp, rand_addr(&seed, &st), &frames);
-	CHECK(bad == 0 && frames > NADDR / 2);
+	check_as_plain(th, tp, 17, NADDR);
 out:
 	sym_table_close(th);
 	sym_table_close(tp);
