@@ -13,7 +13,9 @@
  * libc's warm runs take 14% fewer instructions (docs/bench.md, "GNU's
  * text from the records").  An answer of one frame comes from its hit
  * alone, which the sorted search made ready (internal.h, SYMI_HIT_GNU),
- * and reads no record.  Every other answer (no leaf, a name from
+ * and one with inlined frames from its hit and its chain, written once a
+ * run (SYMI_HIT_GNU_CHAIN): neither reads a record.  Every other answer
+ * (no leaf, a name from
  * the symbol table, a function without a linkage name, no room left in
  * the buffer) still goes to the callback, which prints it; the two
  * write into the same buffer, in input order.

@@ -798,6 +798,10 @@ enum symi_hit_flags {
 	 * function's decl_file.  symi_table_hit_plain() makes it a plain
 	 * hit again, for the frames. */
 	SYMI_HIT_GNU = (1 << 4),
+	/* The same for a leaf whose chain has inlined frames, all named
+	 * so: column is where its chain's frames start in the batch's
+	 * struct symi_gnu_chains. */
+	SYMI_HIT_GNU_CHAIN = (1 << 5),
 };
 /* flags' bits from this one up are the caller's (batch.c: the table's
  * number in its window). */
@@ -870,16 +874,31 @@ bool symi_table_locate(const struct sym_table *t, uint64_t addr,
  * text needs nothing but its hit is made SYMI_HIT_GNU: in a sorted run
  * the scope and function records are read once a scope, in address
  * order, where the answers, in input order, would read them once a hit,
- * at random. */
+ * at random.  With @chains as well, a leaf with inlined frames, all
+ * named from DWARF, is made SYMI_HIT_GNU_CHAIN, its chain's frames
+ * written once a run into @chains while they fit. */
+
+/*
+ * The frames of GNU_CHAIN hits' chains: at v[c] (a hit's column), the
+ * number of frames k >= 2, the innermost frame's name (a string offset,
+ * 0: none; its file and line are the hit's), then for each of the k - 1
+ * outer frames its name, call file and call line.  A batch's, for one
+ * window (cap words, n made).
+ */
+struct symi_gnu_chains {
+	uint32_t *v;
+	uint32_t n, cap;
+};
 size_t symi_table_locate_keys(const struct sym_table *t,
 			      struct symi_cursor *cur, const uint64_t *keys,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits, uint32_t *syms,
-			      size_t *runs, bool gnu);
+			      size_t *runs, bool gnu,
+			      struct symi_gnu_chains *chains);
 
 /* *@out: @hit (of @t) as symi_table_locate() makes it, without
- * SYMI_HIT_GNU; @out may be @hit. */
+ * SYMI_HIT_GNU or SYMI_HIT_GNU_CHAIN; @out may be @hit. */
 void symi_table_hit_plain(const struct sym_table *t,
 			  const struct symi_hit *hit, struct symi_hit *out);
 
@@ -915,7 +934,8 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo, struct symi_gnu_text *text);
+			  void *ctx, size_t lo, struct symi_gnu_text *text,
+			  const struct symi_gnu_chains *chains);
 
 /*
  * A frame cache: what symi_table_frames() made of recent hits, by their

@@ -1533,6 +1533,15 @@ struct gnu_scope {
 	uint32_t name, decl_file, decl_line;
 };
 
+/* The name gnu_text_one() prints for @fn, as a string offset (0: none):
+ * str_sp()'s test, made once. */
+static inline __attribute__((always_inline)) uint32_t
+gnu_name(const struct sym_table *t, const struct symt_func *fn)
+{
+	return fn->linkage - 1 < t->str.n - 1 ? fn->linkage :
+	       fn->name - 1 < t->str.n - 1 ? fn->name : 0;
+}
+
 static bool gnu_scope(const struct sym_table *t, uint32_t s,
 		      struct gnu_scope *g)
 {
@@ -1544,28 +1553,36 @@ static bool gnu_scope(const struct sym_table *t, uint32_t s,
 	    !func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true) ||
 	    func_no_linkage(&fn) || !(fn.name || fn.linkage))
 		return false;
-	/* str_sp()'s test: gnu_text_one()'s choice, made once. */
-	g->name = fn.linkage - 1 < t->str.n - 1 ? fn.linkage :
-		  fn.name - 1 < t->str.n - 1 ? fn.name : 0;
+	g->name = gnu_name(t, &fn);
 	g->decl_file = fn.decl_file;
 	g->decl_line = fn.decl_line;
 	return true;
 }
 
+/* gnu_chain() of scope @s into @ch (a GNU_CHAIN hit's frames, internal.h),
+ * its innermost function's declaration into @g; where they start, or
+ * UINT32_MAX when its GNU text is not a chain of frames all named from
+ * DWARF, or @ch has no room. */
+static uint32_t gnu_chain(const struct sym_table *t, uint32_t s,
+			  struct symi_gnu_chains *ch, struct gnu_scope *g);
+
 void symi_table_hit_plain(const struct sym_table *t,
 			  const struct symi_hit *hit, struct symi_hit *out)
 {
-	struct gnu_scope g;
+	const uint32_t gnu = SYMI_HIT_GNU | SYMI_HIT_GNU_CHAIN;
+	struct symt_scope sc;
+	struct symt_func fn;
 
 	*out = *hit;
-	if (!(hit->flags & SYMI_HIT_GNU))
+	if (!(hit->flags & gnu))
 		return;
-	out->flags &= ~(uint32_t)SYMI_HIT_GNU;
+	out->flags &= ~gnu;
 	out->column = 0;	/* GNU's style prints none */
-	/* The scope is the one its line was made whole from; with
-	 * SYMI_HIT_DECL_FILE its file is the function's either way. */
-	if (gnu_scope(t, hit->scope, &g))
-		out->line -= g.decl_line;
+	/* The scope's function is the one its line was made whole from;
+	 * with SYMI_HIT_DECL_FILE its file is the function's either way. */
+	if (scope_get_frame(t, hit->scope, &sc, SYMI_OMIT_ALL) &&
+	    func_get_omit(t, sc.func, &fn, SYMI_OMIT_ALL, true))
+		out->line -= fn.decl_line;
 }
 
 /* symi_table_locate_keys(), compiled for @later a constant. */
@@ -1573,14 +1590,14 @@ static inline __attribute__((always_inline)) size_t
 locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 	    const uint64_t *keys, size_t n, unsigned ibits, uint64_t min,
 	    uint64_t end, uint32_t tab, struct symi_hit *hits, uint32_t *syms,
-	    size_t *runs, bool later, bool gnu)
+	    size_t *runs, bool later, bool gnu, struct symi_gnu_chains *chains)
 {
 	uint64_t imask = ((uint64_t)1 << ibits) - 1;
 	const struct symt_header *h = t->h;
 	struct sorted_block sb;
 	uint32_t last = UINT32_MAX;
 	struct gnu_scope g = { 0 };
-	bool g_ok = false;
+	uint32_t gflag = 0, gcol = 0;
 	size_t k, r = 0;
 
 	/* The cursor's block, if any, is decoded again on its first key. */
@@ -1611,11 +1628,20 @@ locate_keys(const struct sym_table *t, struct symi_cursor *cur,
 
 			hh->flags |= tab << SYMI_HIT_TAB_SHIFT;
 			/* Once a run of one scope, in address order. */
-			if (gnu && s != last)
-				g_ok = gnu_scope(t, s, &g);
-			if (gnu && g_ok) {
-				hh->flags |= SYMI_HIT_GNU;
-				hh->column = g.name;
+			if (gnu && s != last) {
+				gflag = 0;
+				if (gnu_scope(t, s, &g)) {
+					gflag = SYMI_HIT_GNU;
+					gcol = g.name;
+				} else if (chains) {
+					gcol = gnu_chain(t, s, chains, &g);
+					if (gcol != UINT32_MAX)
+						gflag = SYMI_HIT_GNU_CHAIN;
+				}
+			}
+			if (gnu && gflag) {
+				hh->flags |= gflag;
+				hh->column = gcol;
 				hh->line += g.decl_line;
 				if (hh->flags & SYMI_HIT_DECL_FILE)
 					hh->file = g.decl_file;
@@ -1636,16 +1662,17 @@ size_t symi_table_locate_keys(const struct sym_table *t,
 			      size_t n, unsigned ibits, uint64_t min,
 			      uint64_t end, uint32_t tab, unsigned omit,
 			      struct symi_hit *hits, uint32_t *syms,
-			      size_t *runs, bool gnu)
+			      size_t *runs, bool gnu,
+			      struct symi_gnu_chains *chains)
 {
 	if (omit == SYMI_OMIT_ALL && gnu)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, NULL, runs, true, true);
+				   hits, NULL, runs, true, true, chains);
 	if (omit & SYM_OMIT_SYMBOLS)
 		return locate_keys(t, cur, keys, n, ibits, min, end, tab,
-				   hits, NULL, runs, true, false);
+				   hits, NULL, runs, true, false, NULL);
 	return locate_keys(t, cur, keys, n, ibits, min, end, tab, hits,
-			   syms, runs, false, false);
+			   syms, runs, false, false, NULL);
 }
 
 void symi_table_ahead(const struct sym_table *t, uint64_t addr,
@@ -2008,6 +2035,56 @@ gnu_walk(const struct sym_table *t, const struct symi_hit *hit, size_t max,
 	return fn.name || fn.linkage;
 }
 
+struct gnu_chain_run {
+	const struct sym_table *t;
+	struct symi_gnu_chains *ch;
+	struct gnu_scope *g;
+	uint32_t at;		/* where the chain's next frame goes */
+};
+
+static inline __attribute__((always_inline)) bool
+gnu_chain_one(void *c, size_t j, const struct symt_func *fn, uint32_t file,
+	      uint32_t line)
+{
+	struct gnu_chain_run *r = c;
+	uint32_t *v = r->ch->v;
+
+	if (!j) {
+		/* The innermost: its file and line are each hit's. */
+		v[r->at - 1] = gnu_name(r->t, fn);
+		r->g->decl_file = fn->decl_file;
+		r->g->decl_line = fn->decl_line;
+		return true;
+	}
+	if (r->ch->cap - r->at < 3)
+		return false;
+	v[r->at] = gnu_name(r->t, fn);
+	v[r->at + 1] = file;
+	v[r->at + 2] = line;
+	r->at += 3;
+	return true;
+}
+
+static uint32_t gnu_chain(const struct sym_table *t, uint32_t s,
+			  struct symi_gnu_chains *ch, struct gnu_scope *g)
+{
+	/* gnu_walk() of a hit in @s: the leaf's own file and line are
+	 * not read for the chain. */
+	const struct symi_hit h = { .scope = s, .flags = SYMI_HIT_LEAF };
+	uint32_t c = ch->n;
+	struct gnu_chain_run r = { .t = t, .ch = ch, .g = g, .at = c + 2 };
+	size_t n;
+	bool cut;
+
+	if (s == SYMT_NONE || ch->cap - c < 2 ||
+	    !gnu_walk(t, &h, SYM_MAX_FRAMES, gnu_chain_one, &r, &n, &cut) ||
+	    n < 2)
+		return UINT32_MAX;
+	ch->v[c] = (uint32_t)n;
+	ch->n = r.at;
+	return c;
+}
+
 struct frames_gnu {
 	const struct sym_table *t;
 	struct sym_frame *fr;
@@ -2144,6 +2221,44 @@ gnu_text_hit(const struct sym_table *t, const struct symi_hit *hit,
 	return true;
 }
 
+/*
+ * gnu_text() for a SYMI_HIT_GNU_CHAIN hit, its chain's frames at @c
+ * (internal.h, struct symi_gnu_chains): the same text, from the hit and
+ * the chain.
+ */
+static inline __attribute__((always_inline)) bool
+gnu_text_chain(const struct sym_table *t, const struct symi_hit *hit,
+	       const uint32_t *c, const char *sp, struct symi_buf *b)
+{
+	char *w = b->p + b->len, *end = b->p + b->alloc;
+	struct gnu_text x = {
+		.name = str_sp(t, sp, c[1]),
+		.file = file_at_sp(t, sp, hit->file, NULL),
+		.line = hit->line,
+		.disc = hit->disc,
+	};
+
+	for (uint32_t j = 1;; j++) {
+		if (end - w <= GNU_FAST_ROOM)
+			return false;
+		w = gnu_text_put(w, end, &x);
+		if (!w)
+			return false;
+		if (j == c[0])
+			break;
+		/* bfd keeps the innermost discriminator for the inliners */
+		x = (struct gnu_text){
+			.name = str_sp(t, sp, c[3 * j - 1]),
+			.file = file_at_sp(t, sp, c[3 * j], NULL),
+			.line = c[3 * j + 1],
+			.disc = hit->disc,
+		};
+	}
+	b->len = (size_t)(w - b->p);
+	*w = '\0';
+	return true;
+}
+
 /* frames_of() with the strings' plain copy @sp (or NULL).  The GNU and
  * LLVM styles without -C, sym lookup's defaults, get it with @omit a
  * constant (no test of it per field) and, once the strings are plain, a
@@ -2184,8 +2299,10 @@ static inline __attribute__((always_inline)) int
 frames_run(const struct sym_table *t, const struct symi_hit *hits,
 	   const uint32_t *syms, const uint64_t *addrs, size_t n,
 	   unsigned omit, struct sym_frame *fr, size_t max, sym_frames_fn fn,
-	   void *ctx, size_t lo, struct symi_gnu_text *text)
+	   void *ctx, size_t lo, struct symi_gnu_text *text,
+	   const struct symi_gnu_chains *chains)
 {
+	const uint32_t gnu = SYMI_HIT_GNU | SYMI_HIT_GNU_CHAIN;
 	const struct symt_view *sv = &t->scopes;
 	const char *sp;
 	size_t fixed = 0;	/* frames_gnu()'s */
@@ -2204,8 +2321,12 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 		 * for a SYMI_HIT_GNU hit's text, its name. */
 		if (omit == SYMI_OMIT_ALL && text && sp &&
 		    i + SYMI_RUN_AHEAD < n &&
-		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_GNU)) {
-			__builtin_prefetch(sp + h[SYMI_RUN_AHEAD].column);
+		    (h[SYMI_RUN_AHEAD].flags & gnu)) {
+			const struct symi_hit *a = &h[SYMI_RUN_AHEAD];
+
+			__builtin_prefetch(sp + (a->flags & SYMI_HIT_GNU ?
+						 a->column :
+						 chains->v[a->column + 1]));
 		} else if (i + SYMI_RUN_AHEAD < n &&
 		    (h[SYMI_RUN_AHEAD].flags & SYMI_HIT_LEAF) &&
 		    h[SYMI_RUN_AHEAD].scope < sv->n) {
@@ -2215,13 +2336,15 @@ frames_run(const struct sym_table *t, const struct symi_hit *hits,
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + sv->stride - 1);
 		}
-		if (omit == SYMI_OMIT_ALL && text &&
-		    (h->flags & SYMI_HIT_GNU) &&
-		    gnu_text_hit(t, h, sp, text->buf)) {
+		if (omit == SYMI_OMIT_ALL && text && (h->flags & gnu) &&
+		    (h->flags & SYMI_HIT_GNU ?
+		     gnu_text_hit(t, h, sp, text->buf) :
+		     gnu_text_chain(t, h, chains->v + h->column, sp,
+				    text->buf))) {
 			done = lo + i + 1;
 			continue;
 		}
-		if (h->flags & SYMI_HIT_GNU) {
+		if (h->flags & gnu) {
 			/* No room for it. */
 			symi_table_hit_plain(t, h, &plain);
 			h = &plain;
@@ -2252,21 +2375,22 @@ int symi_table_frames_run(const struct sym_table *t,
 			  const struct symi_hit *hits, const uint32_t *syms,
 			  const uint64_t *addrs, size_t n, unsigned omit,
 			  struct sym_frame *fr, size_t max, sym_frames_fn fn,
-			  void *ctx, size_t lo, struct symi_gnu_text *text)
+			  void *ctx, size_t lo, struct symi_gnu_text *text,
+			  const struct symi_gnu_chains *chains)
 {
 	/* @text a constant too: one copy that tests it for each hit cost
 	 * python3.11d's warm run 1.25 M instructions (+1.4%). */
 	if (omit == SYMI_OMIT_ALL && text)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, text);
+				  max, fn, ctx, lo, text, chains);
 	if (omit == SYMI_OMIT_ALL)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_ALL, fr,
-				  max, fn, ctx, lo, NULL);
+				  max, fn, ctx, lo, NULL, NULL);
 	if (omit == SYMI_OMIT_LLVM)
 		return frames_run(t, hits, syms, addrs, n, SYMI_OMIT_LLVM, fr,
-				  max, fn, ctx, lo, NULL);
+				  max, fn, ctx, lo, NULL, NULL);
 	return frames_run(t, hits, syms, addrs, n, omit, fr, max, fn, ctx,
-			  lo, NULL);
+			  lo, NULL, NULL);
 }
 
 /*
